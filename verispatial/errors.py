@@ -1,0 +1,58 @@
+"""One errors module: a root exception and one subclass per way verispatial refuses input.
+
+Every error keeps the offending entity so callers (the CLI, tests) can name it.
+"""
+
+from __future__ import annotations
+
+
+class VerispatialError(Exception):
+    """Root of every error verispatial raises on purpose."""
+
+
+class ParseError(VerispatialError):
+    """program.json (or a certificate) could not be read: missing file, bad JSON, wrong shape or type.
+
+    ``field`` is a JSON path such as ``programs[3].ops[2].pages``; ``rule`` says what was expected.
+    """
+
+    def __init__(self, field: str, rule: str) -> None:
+        self.field = field
+        self.rule = rule
+        super().__init__(f"{field}: {rule}" if field else rule)
+
+
+class IrViolation(VerispatialError):
+    """A structural rule of the IR is broken. ``entity`` names the kind and id, ``rule`` the rule."""
+
+    def __init__(self, entity: str, rule: str) -> None:
+        self.entity = entity
+        self.rule = rule
+        super().__init__(f"{entity}: {rule}")
+
+
+class InvalidProgram(VerispatialError):
+    """``validate()`` found one or more :class:`IrViolation`; all of them are kept in ``violations``."""
+
+    def __init__(self, violations: list[IrViolation]) -> None:
+        self.violations = violations
+        first = violations[0] if violations else None
+        more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
+        super().__init__(f"{first}{more}")
+
+
+class CertificateMismatch(VerispatialError):
+    """A supplied certificate omits, adds or misstates a place or obligation the checker re-derived."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(what)
+
+
+class PassRefused(VerispatialError):
+    """A pass refused its input by name; ``pass_name`` is the pass, ``reason`` why."""
+
+    def __init__(self, pass_name: str, reason: str) -> None:
+        self.pass_name = pass_name
+        self.reason = reason
+        super().__init__(f"{pass_name}: {reason}")

@@ -1,0 +1,104 @@
+"""Small value types shared by the whole IR: sites, engines, memory spaces, tensor roles, addresses."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+
+@attrs.frozen(order=True)
+class Site:
+    """A core of the mesh at column ``x``, row ``y`` (logical coordinates, origin at the top left)."""
+
+    x: int
+    y: int
+
+    def __str__(self) -> str:
+        return f"({self.x},{self.y})"
+
+
+class Engine(str, enum.Enum):
+    """The three engines of a site.
+
+    ``reader`` and ``writer`` are the two data-movement RISCs (tt-metal RISCV_1/NCRISC and RISCV_0/BRISC);
+    ``compute`` stands for the unpack/math/pack TRISCs, which act on circular buffers as one engine
+    (unpack pops, pack pushes; reference/tenstorrent.md §1.1).
+    """
+
+    READER = "reader"
+    WRITER = "writer"
+    COMPUTE = "compute"
+
+
+class Space(str, enum.Enum):
+    """Where a buffer lives: the site's local memory (L1 / shared memory) or the accumulator (DST / registers)."""
+
+    LOCAL = "local"
+    ACC = "acc"
+
+
+class Role(str, enum.Enum):
+    """A tensor's role in a program (DESIGN §4)."""
+
+    INPUT = "input"
+    PARAM = "param"
+    OUTPUT = "output"
+    ACTIVATION = "activation"
+    STATE = "state"
+
+
+class SemRole(str, enum.Enum):
+    """What a semaphore is for; it only labels places and messages, the semantics come from the ops."""
+
+    MCAST_READY = "mcast_ready"
+    MCAST_VALID = "mcast_valid"
+    RENDEZVOUS_GATHER = "rendezvous_gather"
+    RENDEZVOUS_RELEASE = "rendezvous_release"
+    COUNTER = "counter"
+
+
+class WaitCond(str, enum.Enum):
+    """``eq``: spin until the word equals the value (noc_semaphore_wait); ``ge``: until it is at least it
+    (noc_semaphore_wait_min)."""
+
+    EQ = "eq"
+    GE = "ge"
+
+
+@attrs.frozen
+class Term:
+    """``coef * var`` where ``var`` is the name of an enclosing loop's index."""
+
+    var: str
+    coef: int
+
+
+@attrs.frozen
+class Dynamic:
+    """A runtime part of an address: a value in ``[lo, hi]`` read from data (an index buffer), times ``scale``.
+
+    Used for indirect addresses (gather, scatter): the checker proves bounds over the whole range.
+    """
+
+    name: str
+    lo: int
+    hi: int
+    scale: int = 1
+
+
+@attrs.frozen
+class Addr:
+    """A tile address inside a tensor: ``base + sum(coef * index) [+ scale * dynamic]``, in tiles."""
+
+    base: int = 0
+    terms: tuple[Term, ...] = ()
+    dynamic: Dynamic | None = None
+
+    def at(self, env: dict[str, int], dyn: int | None = None) -> int:
+        """Evaluate with loop indices ``env``; ``dyn`` is the runtime value (defaults to ``dynamic.lo``)."""
+        v = self.base + sum(t.coef * env[t.var] for t in self.terms)
+        if self.dynamic is not None:
+            d = self.dynamic.lo if dyn is None else dyn
+            v += self.dynamic.scale * d
+        return v

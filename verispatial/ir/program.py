@@ -1,0 +1,187 @@
+"""The scheduled program: every entity a certificate speaks of (DESIGN §4).
+
+Ids are dense per kind: ``buffers[i].id == i``, ``semaphores[i].id == i``, ``groups[i].id == i``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import attrs
+
+from verispatial.ir.core import Engine, Role, SemRole, Site, Space
+from verispatial.ir.ops import Loop, Op
+from verispatial.ir.target import Target
+
+FORMAT = "verispatial.program"
+VERSION = 1
+
+
+@attrs.frozen
+class Tensor:
+    """A named tensor in device memory. ``shape`` in elements (the last two dims are tiled)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    role: Role
+    init: str | None = None
+
+    def tiles(self, tile: tuple[int, int]) -> int:
+        """Number of tiles when the last two dims are cut into ``tile``-shaped tiles (padded up)."""
+        dims = list(self.shape) if self.shape else [1]
+        if len(dims) == 1:
+            dims = [1, *dims]
+        lead = math.prod(dims[:-2]) if len(dims) > 2 else 1
+        return lead * math.ceil(dims[-2] / tile[0]) * math.ceil(dims[-1] / tile[1])
+
+
+@attrs.frozen
+class Buffer:
+    """A circular buffer at ``site``: ``capacity`` pages of ``page_tiles`` tiles of ``dtype``.
+
+    ``cb`` is its index on the site (the same index on every site names congruent buffers: a multicast
+    writes the buffer of the same index at each destination). ``alias_of`` shares another buffer's bytes
+    page for page. ``section`` is the section that owns it (buffers of different phases may share bytes).
+    """
+
+    id: int
+    name: str
+    site: Site
+    cb: int
+    page_tiles: int
+    capacity: int
+    dtype: str
+    space: Space = Space.LOCAL
+    alias_of: int | None = None
+    section: int = 0
+
+
+@attrs.frozen
+class Semaphore:
+    """A semaphore: one 32-bit word per site in ``sites``, each starting at ``init``."""
+
+    id: int
+    name: str
+    sites: tuple[Site, ...]
+    init: int = 0
+    role: SemRole = SemRole.COUNTER
+
+
+@attrs.frozen
+class Group:
+    """A multicast rectangle ``rect = (x0, y0, x1, y1)`` (inclusive) and its ``sender``.
+
+    Non-loopback (the default) excludes the sender from the destinations (reference §1.2).
+    """
+
+    id: int
+    sender: Site
+    rect: tuple[int, int, int, int]
+    loopback: bool = False
+
+    def destinations(self) -> tuple[Site, ...]:
+        """The sites written, in row-major order."""
+        x0, y0, x1, y1 = self.rect
+        out = []
+        for y in range(min(y0, y1), max(y0, y1) + 1):
+            for x in range(min(x0, x1), max(x0, x1) + 1):
+                s = Site(x, y)
+                if s != self.sender or self.loopback:
+                    out.append(s)
+        return tuple(out)
+
+
+@attrs.frozen
+class Trip:
+    """A loop count read from data at run time: any value in ``[0, max]``."""
+
+    name: str
+    max: int
+
+
+@attrs.frozen
+class EngineProgram:
+    """The op list of one (site, engine). ``section_starts[k]`` is the index of the first top-level op of
+    section ``k`` (empty: the whole list is section 0)."""
+
+    site: Site
+    engine: Engine
+    ops: tuple[Op, ...]
+    section_starts: tuple[int, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.site}.{self.engine.value}"
+
+    def section_of(self, top_index: int) -> int:
+        """The section a top-level op index belongs to."""
+        k = 0
+        for i, start in enumerate(self.section_starts):
+            if top_index >= start:
+                k = i
+        return k
+
+
+@attrs.frozen
+class SectionSpan:
+    """A section of a composed program; ``barrier_after`` closes it with a rendezvous."""
+
+    name: str
+    barrier_after: bool = False
+
+
+@attrs.frozen
+class BufferAt:
+    """Where buffer ``buf`` lives: byte ``offset`` in its site's space, ``size`` bytes."""
+
+    buf: int
+    offset: int
+    size: int
+
+
+@attrs.frozen
+class Program:
+    """A scheduled spatial program on ``target``."""
+
+    name: str
+    target: Target
+    tensors: tuple[Tensor, ...] = ()
+    buffers: tuple[Buffer, ...] = ()
+    semaphores: tuple[Semaphore, ...] = ()
+    groups: tuple[Group, ...] = ()
+    trips: tuple[Trip, ...] = ()
+    programs: tuple[EngineProgram, ...] = ()
+    sections: tuple[SectionSpan, ...] = (SectionSpan("main"),)
+    memory: tuple[BufferAt, ...] = ()
+
+    def tensor(self, name: str) -> Tensor:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def trip_max(self) -> dict[str, int]:
+        return {t.name: t.max for t in self.trips}
+
+    def buffer_bytes(self, b: Buffer) -> int:
+        """Bytes of buffer ``b``: capacity x page_tiles x bytes per tile of its dtype."""
+        return b.capacity * b.page_tiles * self.target.bytes_per_tile(b.dtype)
+
+    def phase_of_section(self) -> list[int]:
+        """Phase index of each section: sections between two barriers run concurrently in one phase."""
+        phases, p = [], 0
+        for s in self.sections:
+            phases.append(p)
+            if s.barrier_after:
+                p += 1
+        return phases
+
+
+def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
+    """Every op, loops included, in program order (pre-order)."""
+    for op in ops:
+        yield op
+        if isinstance(op, Loop):
+            yield from walk(op.body)

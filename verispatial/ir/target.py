@@ -1,0 +1,141 @@
+"""Machine models. A ``Target`` is data, not code; every number cites its public source in ``sources``.
+
+Numbers come from ``reference/tenstorrent.md`` §3 (tt-metal sources named there) and, for the GPU-class
+target, from the CUDA C Programming Guide's compute-capability tables.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from verispatial.errors import ParseError
+
+
+@attrs.frozen
+class Target:
+    """A spatial machine.
+
+    - ``mesh``: (columns, rows) of the usable compute grid.
+    - ``tile``: (rows, cols) elements per tile.
+    - ``local_bytes``: bytes of local memory per site; ``reserved_base``: first byte a program may use;
+      ``alignment``: byte alignment of every buffer.
+    - ``acc_tiles``: tiles one accumulator acquire may hold (16-bit); ``acc_tiles_fp32`` with 32-bit accumulate.
+    - ``acc_spill``: whether accumulator contents may be packed to local memory and reloaded.
+    - ``ordered_writes``: two multicasts from one engine land in issue order (Wormhole: same NoC and VC); when
+      False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
+    - ``tile_bytes``: bytes per tile per dtype; ``max_cbs`` / ``max_semaphores``: per site.
+    """
+
+    name: str
+    mesh: tuple[int, int]
+    tile: tuple[int, int]
+    local_bytes: int
+    reserved_base: int
+    alignment: int
+    acc_tiles: int
+    acc_tiles_fp32: int
+    acc_spill: bool
+    ordered_writes: bool
+    tile_bytes: dict[str, int]
+    max_cbs: int
+    max_semaphores: int
+    sources: dict[str, str] = attrs.field(factory=dict)
+
+    def bytes_per_tile(self, dtype: str) -> int:
+        """Bytes of one tile of ``dtype``; raises ``ParseError`` for a dtype the target lacks."""
+        try:
+            return self.tile_bytes[dtype]
+        except KeyError:
+            raise ParseError("dtype", f"target {self.name} has no dtype {dtype!r} (has {sorted(self.tile_bytes)})") from None
+
+
+_TT_TILE_BYTES = {"bf16": 2048, "fp16": 2048, "fp32": 4096, "bfp8_b": 1088, "bfp4_b": 576, "int32": 4096, "uint32": 4096}
+
+WORMHOLE = Target(
+    name="wormhole_b0",
+    mesh=(8, 8),
+    tile=(32, 32),
+    local_bytes=1_499_136,
+    reserved_base=103_712,
+    alignment=16,
+    acc_tiles=8,
+    acc_tiles_fp32=4,
+    acc_spill=True,
+    ordered_writes=True,
+    tile_bytes=_TT_TILE_BYTES,
+    max_cbs=32,
+    max_semaphores=16,
+    sources={
+        "mesh": "n150/n300 8x8 compute grid: tt_metal/core_descriptors/*.yaml",
+        "local_bytes": "MEM_L1_SIZE 1464 KiB: tt_metal/hw/inc/internal/tt-1xx/wormhole/dev_mem_map.h",
+        "reserved_base": "l1_unreserved_base 103712: tt-mlir system descriptor (tt-mlir #7297)",
+        "alignment": "L1 NoC alignment 16 B: tech_reports/Blackhole/BlackholeBringUpProgrammingGuide.md",
+        "acc_tiles": "DST SyncHalf 8 tiles (16-bit), 4 with fp32 accumulate: compute/reg_api.h, dest_helpers.hpp",
+        "ordered_writes": "same NoC + static VC keeps multicasts ordered on Wormhole: reference/tenstorrent.md §1.3",
+        "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
+        "max_cbs": "circular_buffer_constants.h: 32 CB indices on a Wormhole device",
+        "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+    },
+)
+
+BLACKHOLE = Target(
+    name="blackhole",
+    mesh=(13, 10),
+    tile=(32, 32),
+    local_bytes=1_572_864,
+    reserved_base=103_712,
+    alignment=16,
+    acc_tiles=8,
+    acc_tiles_fp32=4,
+    acc_spill=True,
+    ordered_writes=False,
+    tile_bytes=_TT_TILE_BYTES,
+    max_cbs=64,
+    max_semaphores=16,
+    sources={
+        "mesh": "13x10 with one column for dispatch: BlackholeBringUpProgrammingGuide.md; tt-mlir #6776",
+        "local_bytes": "MEM_L1_SIZE 1536 KiB: tt_metal/hw/inc/internal/tt-1xx/blackhole/dev_mem_map.h",
+        "reserved_base": "assumed equal to Wormhole's l1_unreserved_base (no Blackhole figure published)",
+        "alignment": "L1 NoC alignment 16 B: BlackholeBringUpProgrammingGuide.md",
+        "acc_tiles": "DST SyncHalf 8 tiles (16-bit): compute/reg_api.h",
+        "ordered_writes": "multicasts may be reordered, wflush needed: tt-metal #12678, PR #12682",
+        "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
+        "max_cbs": "circular_buffer_constants.h: 64 CB indices on Blackhole",
+        "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+    },
+)
+
+GPU = Target(
+    name="gpu_sm80",
+    mesh=(108, 1),
+    tile=(16, 16),
+    local_bytes=167_936,
+    reserved_base=1_024,
+    alignment=128,
+    acc_tiles=8,
+    acc_tiles_fp32=8,
+    acc_spill=False,
+    ordered_writes=False,
+    tile_bytes={"bf16": 512, "fp16": 512, "fp32": 1024, "int32": 1024},
+    max_cbs=64,
+    max_semaphores=16,
+    sources={
+        "mesh": "108 SMs on A100 (one block per SM): NVIDIA A100 Tensor Core GPU Architecture whitepaper",
+        "local_bytes": "164 KB shared memory per SM (compute capability 8.0): CUDA C Programming Guide, Table 21",
+        "reserved_base": "1 KB per block reserved by the system: CUDA C Programming Guide, shared memory notes",
+        "alignment": "128 B shared-memory swizzle granule used by block-level pipelines (assumption, stated)",
+        "acc_tiles": "register-resident accumulators: no spill (DESIGN §2); 8 16x16 fragments per warp group, assumed",
+        "ordered_writes": "cp.async/TMA writes are not ordered without a fence: PTX ISA memory model",
+    },
+)
+
+TARGETS: dict[str, Target] = {t.name: t for t in (WORMHOLE, BLACKHOLE, GPU)}
+ALIASES: dict[str, str] = {"wormhole": "wormhole_b0", "blackhole": "blackhole", "gpu": "gpu_sm80"}
+
+
+def get_target(name: str) -> Target:
+    """The built-in target called ``name`` (or an alias: wormhole, blackhole, gpu); ``ParseError`` if none."""
+    key = ALIASES.get(name, name)
+    if key not in TARGETS:
+        raise ParseError("target", f"unknown target {name!r}; known: {', '.join(sorted(TARGETS))}")
+    return TARGETS[key]

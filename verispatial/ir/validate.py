@@ -1,0 +1,206 @@
+"""Structural validation: every relation between entities, each violation named (DESIGN §4).
+
+``validate`` never raises on a structurally bad program; it returns every ``IrViolation`` it finds.
+Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not this module's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from verispatial.errors import IrViolation
+from verispatial.ir.core import Site
+from verispatial.ir.ops import (
+    AcquireAcc,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    ReadTiles,
+    SemInc,
+    SemSet,
+    SemWait,
+    WriteTiles,
+)
+from verispatial.ir.program import EngineProgram, Program
+
+
+def _in_mesh(p: Program, s: Site) -> bool:
+    return 0 <= s.x < p.target.mesh[0] and 0 <= s.y < p.target.mesh[1]
+
+
+def validate(p: Program) -> list[IrViolation]:
+    """All structural violations of ``p`` (empty when it is well formed)."""
+    out: list[IrViolation] = []
+
+    def bad(entity: str, rule: str) -> None:
+        out.append(IrViolation(entity, rule))
+
+    for kind, items in (("buffer", p.buffers), ("semaphore", p.semaphores), ("group", p.groups)):
+        for i, it in enumerate(items):
+            if it.id != i:
+                bad(f"{kind} {it.id}", f"ids are dense: expected id {i} at position {i}")
+    for name, n in Counter(t.name for t in p.tensors).items():
+        if n > 1:
+            bad(f"tensor {name}", "tensor names are unique")
+    for name, n in Counter(t.name for t in p.trips).items():
+        if n > 1:
+            bad(f"trip {name}", "trip names are unique")
+    for t in p.trips:
+        if t.max < 0:
+            bad(f"trip {t.name}", f"max must be >= 0, got {t.max}")
+    for t in p.tensors:
+        if t.dtype not in p.target.tile_bytes:
+            bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
+        if any(d <= 0 for d in t.shape):
+            bad(f"tensor {t.name}", f"every dimension is positive, got {list(t.shape)}")
+
+    seen_cb: set[tuple[Site, int]] = set()
+    for b in p.buffers:
+        e = f"buffer {b.id} ({b.name})"
+        if not _in_mesh(p, b.site):
+            bad(e, f"site {b.site} is outside the {p.target.mesh[0]}x{p.target.mesh[1]} mesh")
+        if b.page_tiles < 1:
+            bad(e, f"page_tiles must be >= 1, got {b.page_tiles}")
+        if not 1 <= b.capacity < 65536:
+            bad(e, f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
+        if b.dtype not in p.target.tile_bytes:
+            bad(e, f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
+        if not 0 <= b.cb < p.target.max_cbs:
+            bad(e, f"cb index must be in [0, {p.target.max_cbs}), got {b.cb}")
+        if (b.site, b.cb) in seen_cb:
+            bad(e, f"cb index {b.cb} is used twice on site {b.site}")
+        seen_cb.add((b.site, b.cb))
+        if not 0 <= b.section < len(p.sections):
+            bad(e, f"section {b.section} does not exist ({len(p.sections)} sections)")
+        if b.alias_of is not None:
+            if not 0 <= b.alias_of < len(p.buffers) or b.alias_of == b.id:
+                bad(e, f"alias_of {b.alias_of} is not another buffer")
+            else:
+                a = p.buffers[b.alias_of]
+                if a.site != b.site or a.space != b.space:
+                    bad(e, f"alias_of {a.id} lives on another site or space")
+                elif b.dtype in p.target.tile_bytes and a.dtype in p.target.tile_bytes:
+                    if p.buffer_bytes(a) != p.buffer_bytes(b) or a.page_tiles != b.page_tiles:
+                        bad(e, f"alias_of {a.id} must have the same page size and capacity (page for page)")
+                if a.alias_of is not None:
+                    bad(e, f"alias_of {a.id} which is itself an alias (alias the root buffer)")
+
+    per_site: Counter[Site] = Counter()
+    for s in p.semaphores:
+        e = f"semaphore {s.id} ({s.name})"
+        if not s.sites:
+            bad(e, "has no site")
+        for site in s.sites:
+            per_site[site] += 1
+            if not _in_mesh(p, site):
+                bad(e, f"site {site} is outside the mesh")
+        if len(set(s.sites)) != len(s.sites):
+            bad(e, "lists a site twice")
+    for site, n in per_site.items():
+        if n > p.target.max_semaphores:
+            bad(f"site {site}", f"{n} semaphores exceed the target's {p.target.max_semaphores}")
+
+    for g in p.groups:
+        e = f"group {g.id}"
+        if not _in_mesh(p, g.sender):
+            bad(e, f"sender {g.sender} is outside the mesh")
+        x0, y0, x1, y1 = g.rect
+        if not (_in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))):
+            bad(e, f"rectangle {list(g.rect)} leaves the mesh")
+        elif not g.destinations():
+            bad(e, "a multicast has at least one destination (num_dests = 0 hangs)")
+
+    if p.memory:
+        idx = Counter(m.buf for m in p.memory)
+        for b in p.buffers:
+            if idx[b.id] != 1:
+                bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
+        for m in p.memory:
+            if not 0 <= m.buf < len(p.buffers):
+                bad(f"memory entry for buffer {m.buf}", "no such buffer")
+                continue
+            b = p.buffers[m.buf]
+            if b.dtype in p.target.tile_bytes and m.size != p.buffer_bytes(b):
+                bad(f"buffer {b.id} ({b.name})", f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
+
+    keys = Counter((ep.site, ep.engine) for ep in p.programs)
+    for (site, eng), n in keys.items():
+        if n > 1:
+            bad(f"program {site}.{eng.value}", "one program per (site, engine)")
+    trips = {t.name for t in p.trips}
+    tensors = {t.name for t in p.tensors}
+    for ep in p.programs:
+        if not _in_mesh(p, ep.site):
+            bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
+        if ep.section_starts:
+            if len(ep.section_starts) != len(p.sections):
+                bad(f"program {ep.key}", f"section_starts has {len(ep.section_starts)} entries for {len(p.sections)} sections")
+            if list(ep.section_starts) != sorted(ep.section_starts) or (ep.section_starts and ep.section_starts[0] != 0):
+                bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
+            if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
+                bad(f"program {ep.key}", "section_starts point past the end of the op list")
+        _check_ops(p, ep, ep.ops, (), "ops", trips, tensors, bad)
+    return out
+
+
+def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[str, ...], where: str,
+               trips: set[str], tensors: set[str], bad: object) -> None:
+    report = bad  # type: ignore[assignment]
+    nb, ns = len(p.buffers), len(p.semaphores)
+    for i, op in enumerate(ops):
+        e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
+        if isinstance(op, Loop):
+            if op.var in loops:
+                report(e, f"loop variable {op.var!r} shadows an enclosing loop's")
+            if isinstance(op.count, str):
+                if op.count not in trips:
+                    report(e, f"count {op.count!r} is not a declared trip")
+            elif op.count < 0:
+                report(e, f"count must be >= 0, got {op.count}")
+            _check_ops(p, ep, op.body, (*loops, op.var), f"{where}[{i}].body", trips, tensors, bad)
+            continue
+        for field in ("buf", "into", "src"):
+            b = getattr(op, field, None)
+            if b is None:
+                continue
+            if not 0 <= b < nb:
+                report(e, f"{field} {b} is not a buffer")
+            elif p.buffers[b].site != ep.site:
+                report(e, f"buffer {b} lives on {p.buffers[b].site}, not on this engine's site {ep.site}")
+        for field in ("pages", "tiles"):
+            v = getattr(op, field, None)
+            if v is not None and v < 1:
+                report(e, f"{field} must be >= 1, got {v}")
+        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)):
+            if not 0 <= op.sem < ns:
+                report(e, f"sem {op.sem} is not a semaphore")
+                continue
+            sem = p.semaphores[op.sem]
+            here = op.at if isinstance(op, SemInc) else ep.site
+            if here not in sem.sites:
+                report(e, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
+        if isinstance(op, (McastSend, McastSetValid)):
+            if not 0 <= op.group < len(p.groups):
+                report(e, f"group {op.group} is not a multicast group")
+                continue
+            g = p.groups[op.group]
+            if g.sender != ep.site:
+                report(e, f"group {g.id}'s sender is {g.sender}, not this engine's site {ep.site}")
+            for d in g.destinations():
+                if isinstance(op, McastSend) and 0 <= op.buf < nb:
+                    cb = p.buffers[op.buf].cb
+                    if not any(b.site == d and b.cb == cb for b in p.buffers):
+                        report(e, f"destination {d} has no buffer with cb index {cb}")
+                if isinstance(op, McastSetValid) and 0 <= op.sem < ns and d not in p.semaphores[op.sem].sites:
+                    report(e, f"destination {d} has no word of semaphore {op.sem}")
+        if isinstance(op, (ReadTiles, WriteTiles)):
+            if op.tensor not in tensors:
+                report(e, f"tensor {op.tensor!r} is not declared")
+            for t in op.addr.terms:
+                if t.var not in loops:
+                    report(e, f"address uses {t.var!r}, which is not an enclosing loop variable")
+            if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
+                report(e, "dynamic address range has lo > hi")
+        if isinstance(op, AcquireAcc) and op.tiles < 1:
+            report(e, "tiles must be >= 1")
