@@ -1,0 +1,67 @@
+"""In-bounds tensor accesses: every tile a ReadTiles/WriteTiles touches lies inside its tensor, for every loop
+index and trip value (affine addresses) and every value of an indirect (dynamic) part in its declared range."""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.positions import Encoder
+from verispatial.certify.reach import Analysis
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.ir.ops import ReadTiles, WriteTiles
+
+
+def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """One result per tensor that is accessed."""
+    p = a.program
+    per_tensor: dict[str, list[Result]] = {}
+    for v in a.views.values():
+        for lf in v.leaves:
+            op = lf.op
+            if not isinstance(op, (ReadTiles, WriteTiles)):
+                continue
+            t0 = time.perf_counter()
+            tiles = p.tensor(op.tensor).tiles(p.target.tile)
+            q = Query(f"bounds:{op.tensor}", rlimit)
+            enc = Encoder(q, p, a.views)
+            pos = enc.position(lf.engine)
+            q.add(pos.at(lf))
+            env = {lc.var: pos.idx[lc.path] for lc in lf.loops}
+            addr = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
+            dyn = None
+            if op.addr.dynamic is not None:
+                d = op.addr.dynamic
+                dyn = q.int(f"dyn[{d.name}]")
+                q.add(z3.And(dyn >= d.lo, dyn <= d.hi))
+                addr = addr + dyn * d.scale
+            q.add(z3.Or(addr < 0, addr + op.tiles > tiles))
+            r = q.check()
+            res: Result
+            if r.status == Status.SAT:
+                assert r.model is not None
+                m = r.model
+                it = {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
+                first = model_int(m, addr)
+                cex = {"kind": "bounds", "rule": "bounds", "engine": lf.engine, "path": list(lf.path),
+                       "iteration": it, "trips": {n: model_int(m, t) for n, t in enc.trip_vars.items()},
+                       "tensor": op.tensor, "first_tile": first, "tiles": op.tiles, "tensor_tiles": tiles,
+                       "dynamic": None if dyn is None else model_int(m, dyn),
+                       "summary": f"{lf.engine} {type(op).__name__} touches tiles [{first}, {first + op.tiles}) of "
+                                  f"{op.tensor}, which has {tiles} tiles, at {it}"}
+                res = Result("bounds", f"bounds:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+            elif r.status == Status.UNKNOWN:
+                res = Result("bounds", f"bounds:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")
+            else:
+                res = Result("bounds", f"bounds:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles")
+            per_tensor.setdefault(op.tensor, []).append(
+                Result(res.family, res.name, res.verdict, res.reason, res.counterexample, time.perf_counter() - t0))
+    out = []
+    for _name, rs in sorted(per_tensor.items()):
+        worst = next((r for r in rs if r.verdict == Verdict.REFUTED), None) or next(
+            (r for r in rs if r.verdict != Verdict.PROVED), None) or rs[0]
+        out.append(Result(worst.family, worst.name, worst.verdict, worst.reason, worst.counterexample,
+                          sum(r.seconds for r in rs)))
+    return out

@@ -1,0 +1,147 @@
+"""The checker: discharge every obligation of a scheduled program and report one verdict per obligation.
+
+Order matters only for what later families may assume: the circular-buffer coverage rules decide which buffers'
+occupancy bounds the reachability queries may use (``trusted``); nothing else is assumed. Every refutation is
+replayed by the interpreter before it is reported as such; one that does not replay fails to prove.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from verispatial.certify.bounds import check_bounds
+from verispatial.certify.deadlock import check_deadlock
+from verispatial.certify.exact import check_exact, check_sem_balance
+from verispatial.certify.memory import check_memory
+from verispatial.certify.multicast import check_multicast
+from verispatial.certify.ordering import check_ordering
+from verispatial.certify.reach import Analysis, analyse
+from verispatial.certify.replay import confirm_rule
+from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.ring import check_cb_balance, check_straddle
+from verispatial.certify.rules import RULE_FAMILY, Finding, engine_findings, ownership_findings
+from verispatial.certify.smt import DEFAULT_RLIMIT
+from verispatial.ir.program import Program
+
+#: checker rule -> (interpreter rules that reproduce it, whether a deadlock reached instead also reproduces it)
+REPLAY_RULES: dict[str, tuple[set[str], bool]] = {
+    "sem-set-race": ({"sem-set-race", "sem-overshoot"}, True),
+    "sem-overshoot": ({"sem-overshoot"}, True),
+    "sem-flag-early": ({"sem-set-race", "sem-overshoot"}, True),
+    "mcast-slot": ({"mcast-slot"}, False),
+    "mcast-publish-early": ({"mcast-publish-early"}, False),
+    "tensor-race": ({"tensor-race"}, False),
+    "rendezvous": ({"tensor-race", "rendezvous"}, False),
+    "cb-straddle": ({"cb-straddle"}, False),
+    "bounds": ({"bounds"}, False),
+    "balance-cb": ({"balance-cb"}, False),
+    "balance-sem": ({"balance-sem"}, False),
+}
+#: Refutations that are concrete arithmetic on the program text (addresses), re-checked by construction.
+STATIC_KINDS = {"memory", "mcast-address", "certificate"}
+
+Progress = Callable[[str], None]
+
+
+def _rule_results(a: Analysis, findings: list[Finding]) -> list[Result]:
+    out: list[Result] = []
+    by_rule: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, []).append(f)
+    n = len(a.views)
+    for rule, family in RULE_FAMILY.items():
+        fs = by_rule.get(rule, [])
+        if not fs:
+            out.append(Result(family, rule, Verdict.PROVED, f"no path of the {n} engine programs breaks it"))
+            continue
+        for f in fs:
+            t0 = time.perf_counter()
+            name = f"{rule}:{f.engine}:{list(f.path) if f.path is not None else 'end'}"
+            got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
+            if got is not None:
+                cex = {"kind": "rule", "rule": rule, "engine": f.engine,
+                       "path": list(f.path) if f.path is not None else None, "summary": f"{f.engine}: {f.message}", **got}
+                out.append(Result(family, name, Verdict.REFUTED, f.message, cex, time.perf_counter() - t0))
+            else:
+                out.append(Result(family, name, Verdict.FAILED,
+                                  f"{f.message} — on a path the interpreter did not reach (not replayed)",
+                                  seconds=time.perf_counter() - t0))
+    return out
+
+
+def _confirm(a: Analysis, r: Result) -> Result:
+    """Replay a solver refutation in the interpreter; keep it only if reproduced."""
+    if r.verdict != Verdict.REFUTED or r.counterexample is None:
+        return r
+    cex = r.counterexample
+    kind = cex.get("kind")
+    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex:
+        return r
+    rule = str(cex.get("rule", kind))
+    if rule not in REPLAY_RULES:
+        return r
+    rules, allow_dl = REPLAY_RULES[rule]
+    t0 = time.perf_counter()
+    path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
+    got = confirm_rule(a.program, rules, cex.get("trips") or None, cex.get("engine") if path else None, path,
+                       allow_deadlock=allow_dl)
+    dt = r.seconds + time.perf_counter() - t0
+    if got is None:
+        return Result(r.family, r.name, Verdict.FAILED,
+                      f"candidate not replayed by the interpreter: {r.reason}", seconds=dt)
+    return Result(r.family, r.name, r.verdict, r.reason, {**cex, "replay": got}, dt)
+
+
+def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
+            progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT) -> Report:
+    """Discharge every obligation of ``program`` (DESIGN §7) and return the report.
+
+    ``certificate``, when given, is compared with the one re-derived from the program; any difference is a
+    refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in worker processes.
+    Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
+    """
+    say = progress or (lambda _m: None)
+    t0 = time.perf_counter()
+    a = analyse(program)
+    results: list[Result] = []
+    say("rules: ownership, coverage, asynchronous NoC, accumulator")
+    findings = ownership_findings(program, a.views)
+    for v in a.views.values():
+        findings.extend(engine_findings(program, v))
+    results += _rule_results(a, findings)
+    untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
+                                                          "cb-single-producer", "cb-single-consumer")
+                 for x in _buffers_of(a, f)}
+    trusted = {b.id for b in program.buffers} - untrusted
+
+    families: list[tuple[str, Callable[[], list[Result]]]] = [
+        ("ring alignment", lambda: check_straddle(a, rlimit)),
+        ("balance", lambda: check_cb_balance(a, rlimit) + check_sem_balance(a, rlimit)),
+        ("bounds", lambda: check_bounds(a, rlimit)),
+        ("memory", lambda: check_memory(program, rlimit)),
+        ("semaphore counting", lambda: check_exact(a, trusted, rlimit)),
+        ("multicast", lambda: check_multicast(a, trusted, rlimit)),
+        ("happens-before", lambda: check_ordering(a, trusted, rlimit)),
+        ("deadlock", lambda: check_deadlock(a, trusted, rlimit)),
+    ]
+    for label, run in families:
+        say(label)
+        results += [_confirm(a, r) for r in run()]
+    if certificate is not None:
+        from verispatial.certify.certificate import compare_certificate
+
+        say("certificate")
+        results += compare_certificate(program, a, results, certificate)
+    return Report(program.name, program.target.name, tuple(results), time.perf_counter() - t0)
+
+
+def _buffers_of(a: Analysis, f: Finding) -> list[int]:
+    if f.path is None:
+        return []
+    from verispatial.certify.structure import op_at
+
+    op = op_at(a.views[f.engine].program, f.path)
+    b = getattr(op, "buf", None)
+    return [b] if isinstance(b, int) else []

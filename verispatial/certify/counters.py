@@ -1,0 +1,164 @@
+"""The counter abstraction: buffers and semaphore words as monotone counters over symbolic positions.
+
+Given symbolic positions of engines (``positions.Encoder``), every buffer's ``pushed``/``popped`` and every word's
+value (per its protocol, ``semaphores.py``) is a sum of occurrence counts. ``consistency`` are facts every
+reachable state satisfies (necessary conditions), so a query "consistency and X" that is unsat proves X is
+unreachable; a sat answer is only a candidate the interpreter must replay.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from verispatial.certify.positions import Encoder
+from verispatial.certify.semaphores import Word
+from verispatial.certify.structure import EngineView, Leaf
+from verispatial.ir.core import Site, WaitCond
+from verispatial.ir.ops import Pop, Push, Reserve, SemWait, Wait
+from verispatial.ir.program import Program
+
+
+class CounterModel:
+    """Counters of ``program`` in the encoder's query, for the engines in ``engines`` (others are absent:
+    their contributions are taken as unknown, so a query over a subset stays an over-approximation only if the
+    caller includes every engine that touches the counters it uses — ``components`` guarantees that)."""
+
+    def __init__(self, enc: Encoder, program: Program, views: dict[str, EngineView],
+                 words: dict[tuple[int, Site], Word]) -> None:
+        self.enc = enc
+        self.p = program
+        self.views = views
+        self.words = words
+        self.buf_leaves: dict[int, list[Leaf]] = {}
+        for v in views.values():
+            for lf in v.leaves:
+                b = getattr(lf.op, "buf", None)
+                if isinstance(lf.op, (Reserve, Push, Wait, Pop)) and b is not None:
+                    self.buf_leaves.setdefault(b, []).append(lf)
+
+    def _sum(self, leaves: list[Leaf], weight: int | None = None) -> z3.ArithRef:
+        terms = []
+        for lf in leaves:
+            w = weight if weight is not None else getattr(lf.op, "pages", None) or getattr(lf.op, "by", 1)
+            terms.append(self.enc.executed(lf) * w)
+        if not terms:
+            return self.enc.q.val(0)
+        return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
+    def pushed(self, b: int) -> z3.ArithRef:
+        return self._sum([lf for lf in self.buf_leaves.get(b, []) if isinstance(lf.op, Push)])
+
+    def popped(self, b: int) -> z3.ArithRef:
+        return self._sum([lf for lf in self.buf_leaves.get(b, []) if isinstance(lf.op, Pop)])
+
+    # --- semaphore words -------------------------------------------------------------------------------
+    def incs(self, w: Word) -> z3.ArithRef:
+        return self._sum(list(w.incs))
+
+    def flags_issued(self, w: Word) -> z3.ArithRef:
+        return self._sum(list(w.flags), weight=1)
+
+    def consumed(self, w: Word) -> z3.ArithRef:
+        """Reset protocol: what the owner's passed waits consumed (``v - init`` each)."""
+        terms = [self.enc.executed(lf) * (lf.op.value - w.init) for lf in w.waits if isinstance(lf.op, SemWait)]
+        return z3.Sum(terms) if len(terms) > 1 else (terms[0] if terms else self.enc.q.val(0))
+
+    def waits_done(self, w: Word) -> z3.ArithRef:
+        return self._sum(list(w.waits), weight=1)
+
+    def sets_done(self, w: Word) -> z3.ArithRef:
+        return self._sum(list(w.sets), weight=1)
+
+    def value(self, w: Word) -> z3.ArithRef:
+        """The word's value once every issued increment or flag has landed (as in any deadlocked state)."""
+        if w.kind == "monotone":
+            return w.init + self.incs(w)
+        if w.kind == "reset":
+            return w.init + self.incs(w) - self.consumed(w)
+        if w.kind == "flag":
+            assert w.value is not None
+            reset = next(lf.op.value for lf in w.sets if hasattr(lf.op, "value"))
+            return z3.If(self.flags_issued(w) - self.waits_done(w) >= 1, w.value, reset)
+        if w.kind == "source":
+            return self.enc.q.val(w.value if w.value is not None else w.init)
+        raise ValueError(f"{w.name}: no counter model for a {w.kind} word")
+
+    # --- facts and conditions ------------------------------------------------------------------------
+    def consistency(self, trusted_buffers: set[int]) -> list[tuple[str, z3.BoolRef]]:
+        """Necessary conditions of reachability, each labelled.
+
+        Buffers: ``popped <= pushed <= popped + capacity`` (pops covered by waits, pushes by reserves — only for
+        ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow.
+        """
+        out: list[tuple[str, z3.BoolRef]] = []
+        for b in sorted(trusted_buffers):
+            if b not in self.buf_leaves:
+                continue
+            pu, po = self.pushed(b), self.popped(b)
+            out.append((f"cb{b}", z3.And(po <= pu, pu - po <= self.p.buffers[b].capacity)))
+        out += self._window_facts(trusted_buffers)
+        for w in self.words.values():
+            if w.kind == "monotone":
+                for lf in w.waits:
+                    assert isinstance(lf.op, SemWait)
+                    out.append((w.name, z3.Implies(self.enc.started(lf), self.value(w) >= lf.op.value)))
+            elif w.kind == "reset":
+                out.append((w.name, self.incs(w) >= self.consumed(w)))
+            elif w.kind == "flag":
+                out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
+        return out
+
+    def _window_facts(self, trusted_buffers: set[int]) -> list[tuple[str, z3.BoolRef]]:
+        """A passed Reserve (Wait) still holds while its engine has not pushed (popped) that buffer since, in the
+        same iteration of the reserve's loop body: the producer alone moves ``pushed`` and ``popped`` only grows
+        (resp. the consumer alone moves ``popped`` and ``pushed`` only grows)."""
+        out: list[tuple[str, z3.BoolRef]] = []
+        for b in sorted(trusted_buffers):
+            for lf in self.buf_leaves.get(b, []):
+                op = lf.op
+                if not isinstance(op, (Reserve, Wait)):
+                    continue
+                closer = Push if isinstance(op, Reserve) else Pop
+                leaves = self.views[lf.engine].leaves
+                j = lf.index
+                while j + 1 < len(leaves) and leaves[j + 1].loops[: len(lf.loops)] == lf.loops:
+                    j += 1
+                    nxt = leaves[j].op
+                    if isinstance(nxt, closer) and nxt.buf == b:
+                        break
+                if j == lf.index:
+                    continue
+                sel = self.enc.position(lf.engine).sel
+                held = self.enabled(lf)
+                assert held is not None
+                out.append((f"cb{b}", z3.Implies(z3.And(sel > lf.index, sel <= j), held)))
+        return out
+
+    def enabled(self, lf: Leaf) -> z3.BoolRef | None:
+        """When the blocking op ``lf`` may proceed, as a function of the counters; None for ops that never block
+        for good (barriers wait only for landings, which are always possible)."""
+        op = lf.op
+        if isinstance(op, Reserve):
+            cap = self.p.buffers[op.buf].capacity
+            return self.pushed(op.buf) - self.popped(op.buf) + op.pages <= cap
+        if isinstance(op, Wait):
+            return self.pushed(op.buf) - self.popped(op.buf) >= op.pages
+        if isinstance(op, SemWait):
+            w = self.words[(op.sem, self.views[lf.engine].program.site)]
+            v = self.value(w)
+            return v == op.value if op.cond == WaitCond.EQ else v >= op.value
+        return None
+
+    def touches(self) -> dict[str, set[str]]:
+        """Counter name -> engines whose ops read or change it (to split engines into independent components)."""
+        out: dict[str, set[str]] = {}
+        for b, leaves in self.buf_leaves.items():
+            out.setdefault(f"cb{b}", set()).update(lf.engine for lf in leaves)
+        for w in self.words.values():
+            es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)}
+            if w.kind == "flag":
+                es |= {lf.engine for lf in w.flags}
+            out.setdefault(w.name, set()).update(es)
+        # Multicast data couples a sender with its receivers only through flags and ready counters, which are
+        # words above; McastSend itself never blocks.
+        return out

@@ -1,0 +1,100 @@
+"""Deadlock freedom (DESIGN §7 route step 2): is there a choice of one position per engine, consistent with
+every reachability fact, in which every unfinished engine is blocked for good?
+
+One query per independent component of engines, symbolic over every loop index and trip value. unsat proves
+freedom for every trip value at once. sat is a candidate: the interpreter replays it; a replayed deadlock is a
+refutation with its concrete stuck positions, a candidate that does not replay is excluded and the search
+repeats (at most ``REFINEMENTS`` times), then the obligation fails to prove — never passes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.reach import Analysis, StateQuery
+from verispatial.certify.replay import replay_deadlock
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+
+REFINEMENTS = 6
+
+
+def _stuck(sq: StateQuery) -> z3.BoolRef:
+    """Every engine of the component finished or blocked, and at least one not finished."""
+    conj = []
+    unfinished = []
+    for e in sorted(sq.engines):
+        pos = sq.enc.position(e)
+        blocked = []
+        for lf in pos.view.leaves:
+            en = sq.cm.enabled(lf)
+            if en is not None:
+                blocked.append(z3.And(pos.at(lf), z3.Not(en)))
+        conj.append(z3.Or(pos.finished, *blocked) if blocked else pos.finished)
+        unfinished.append(z3.Not(pos.finished))
+    return z3.And(*conj, z3.Or(*unfinished))
+
+
+def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """One result per component that has a blocking op."""
+    out: list[Result] = []
+    trip_sets: list[dict[str, int] | None]
+    if a.linear:
+        trip_sets = [None]
+    else:
+        from verispatial.certify.positions import trip_assignments
+        from verispatial.certify.reach import TRIP_ENUMERATION_LIMIT
+
+        en = trip_assignments(a.program, TRIP_ENUMERATION_LIMIT)
+        trip_sets = list(en) if en is not None else [None]
+    for comp in a.components:
+        if not any(lf.op.__class__.__name__ in ("Reserve", "Wait", "SemWait")
+                   for e in comp for lf in a.views[e].leaves):
+            continue
+        name = f"deadlock:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
+        t0 = time.perf_counter()
+        unsupported = sorted({w.name + ": " + w.why for w in a.words.values()
+                              if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
+                                                                                  *w.flags)} & comp})
+        if unsupported:
+            out.append(Result("deadlock", name, Verdict.FAILED,
+                              "semaphore word outside the decided protocols: " + "; ".join(unsupported),
+                              seconds=time.perf_counter() - t0))
+            continue
+        out.append(_component(a, comp, name, trusted, trip_sets, rlimit, t0))
+    return out
+
+
+def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
+               trip_sets: list[dict[str, int] | None], rlimit: int, t0: float) -> Result:
+    reason = f"{len(comp)} engines, symbolic over loop indices" + (
+        " and trip values" if a.linear and a.program.trips else "")
+    for trips in trip_sets:
+        sq = StateQuery(a, name, comp, trusted, trips, rlimit)
+        sq.q.add(_stuck(sq), "stuck")
+        for _ in range(REFINEMENTS + 1):
+            res = sq.q.check()
+            if res.status == Status.UNSAT:
+                break
+            if res.status == Status.UNKNOWN:
+                return Result("deadlock", name, Verdict.FAILED, f"solver: {res.reason}",
+                              seconds=time.perf_counter() - t0)
+            assert res.model is not None
+            cand = sq.decode(res.model)
+            cex = replay_deadlock(a.program, cand)
+            if cex is not None:
+                return Result("deadlock", name, Verdict.REFUTED, cex.get("summary", "deadlock"), cex,
+                              seconds=time.perf_counter() - t0)
+            # Not replayable: exclude this choice of ops (and trips) and search again.
+            excl = [sq.enc.position(e).sel == res.model.eval(sq.enc.position(e).sel, model_completion=True)
+                    for e in sorted(comp)]
+            excl += [v == res.model.eval(v, model_completion=True) for v in sq.enc.trip_vars.values()
+                     if not z3.is_int_value(v)]
+            sq.q.add(z3.Not(z3.And(*excl)), "refine")
+        else:
+            return Result("deadlock", name, Verdict.FAILED,
+                          f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",
+                          seconds=time.perf_counter() - t0)
+    return Result("deadlock", name, Verdict.PROVED, reason, seconds=time.perf_counter() - t0)

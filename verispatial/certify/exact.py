@@ -1,0 +1,142 @@
+"""Exact semaphore counting (DESIGN §5 "Semaphores", route step 3) and semaphore balance.
+
+These obligations are what make the counter model of a ``reset`` or ``flag`` word (``semaphores.py``) faithful:
+- ``sem-set-race`` (reset words): when the owner resets the word after a wait, no increment beyond those the
+  wait consumed has been issued — otherwise the reset may wipe it (lost update).
+- ``sem-overshoot`` (equality waits on monotone and reset words): the value cannot exceed the awaited value while
+  the waiter is still at the wait — an overshoot waits forever (reference §1.2 noc_semaphore_wait).
+- ``sem-flag-early`` (flag words): flag k is not issued before the owner's reset k (it would be wiped), and
+  flag k+1 not before the owner's wait k returned (two flags would merge into one).
+The argument is by induction over time: the first state breaking one of them is reached by a history in which
+every model was faithful, so it satisfies the consistency facts and the query finds it.
+
+``balance-sem``: at the end every word is back at its initial value, unless it is *re-armed* (no increment
+targets it and every engine of its site sets it before any other use), so the program can run again.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.semaphores import Word
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.positions import Encoder
+from verispatial.ir.core import WaitCond
+from verispatial.ir.ops import SemInc, SemSet, SemWait
+
+
+def _cex(rule: str, w: Word, d: Decoded, summary: str) -> dict[str, object]:
+    return {
+        "kind": "state", "rule": rule, "word": w.name, "trips": d.trips,
+        "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
+                          if lf is not None else "finished") for e, (lf, it) in d.at.items()},
+        "summary": summary,
+    }
+
+
+def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    out: list[Result] = []
+    for key in sorted(a.words, key=lambda k: (k[0], k[1].y, k[1].x)):
+        w = a.words[key]
+        if w.kind in ("unused", "source"):
+            continue
+        t0 = time.perf_counter()
+        if w.kind == "unsupported":
+            out.append(Result("semaphore", f"sem-protocol:{w.name}", Verdict.FAILED,
+                              f"{w.name} follows no protocol the checker decides: {w.why}"))
+            continue
+        engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+        checks: list[tuple[str, str, object]] = []
+        if w.kind == "reset":
+            for s in w.sets:
+                checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
+                               "beyond those its wait consumed was issued (lost update)",
+                               lambda sq, s=s: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w))))
+        if w.kind in ("reset", "monotone"):
+            for wt in w.waits:
+                op = wt.op
+                assert isinstance(op, SemWait)
+                if op.cond == WaitCond.EQ:
+                    checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
+                                   f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
+                                   lambda sq, wt=wt, v=op.value: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v)))
+        if w.kind == "flag":
+            checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
+                           "for it (the reset would wipe it)",
+                           lambda sq: sq.cm.flags_issued(w) > sq.cm.sets_done(w)))
+            checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
+                           "(they would merge into one)",
+                           lambda sq: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2))
+        result: Result | None = None
+        for rule, msg, build in checks:
+            o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
+            if o.status == Status.SAT and d is not None:
+                cex = _cex(rule, w, d, msg)
+                result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
+                break
+            if o.status == Status.UNKNOWN:
+                result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+                break
+        if result is None:
+            result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
+                            f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
+        out.append(Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
+                          time.perf_counter() - t0))
+    return out
+
+
+def rearmed(a: Analysis, w: Word) -> bool:
+    """No increment targets the word and every engine of its site that uses it sets it first."""
+    if w.incs:
+        return False
+    site = w.site
+    for v in a.views.values():
+        if v.program.site != site:
+            continue
+        first = next((lf for lf in v.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == w.sem), None)
+        if first is not None and not isinstance(first.op, SemSet):
+            return False
+    return True
+
+
+def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    out: list[Result] = []
+    for key in sorted(a.words, key=lambda k: (k[0], k[1].y, k[1].x)):
+        w = a.words[key]
+        if w.kind == "unused":
+            continue
+        name = f"balance-sem:{w.name}"
+        t0 = time.perf_counter()
+        if rearmed(a, w):
+            out.append(Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use"))
+            continue
+        if w.kind not in ("monotone", "reset"):
+            out.append(Result("balance", name, Verdict.FAILED,
+                              f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total"))
+            continue
+        q = Query(name, rlimit)
+        enc = Encoder(q, a.program, a.views)
+        incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
+        consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
+                                         if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)
+        end = w.init + incs - consumed
+        q.add(end != w.init)
+        r = q.check()
+        if r.status == Status.UNSAT:
+            out.append(Result("balance", name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}",
+                              seconds=time.perf_counter() - t0))
+        elif r.status == Status.SAT:
+            assert r.model is not None
+            trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+            val = model_int(r.model, end)
+            cex = {"kind": "balance-sem", "rule": "balance-sem", "word": w.name, "trips": trips, "end_value": val,
+                   "init": w.init,
+                   "summary": f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"}
+            out.append(Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0))  # type: ignore[arg-type]
+        else:
+            out.append(Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0))
+    return out

@@ -1,0 +1,160 @@
+"""Multicast data delivery (reference §2.6 invariants 3 and 4): every multicast lands in a slot its receiver
+reserved, at the same address, and is published by the receiver only after it landed.
+
+- ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
+- ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's and the
+  receiver has at least that many free pages. Until the receiver publishes (``mcast-publish-early``) its write
+  pointer cannot move and its free space only grows, so the condition still holds when the data lands.
+- ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
+  every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
+  (ordered target, or a flush between them: ``async-flag-overtake``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.reach import Analysis, Decoded, solve_each
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.semaphores import Word
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.structure import Leaf
+from verispatial.ir.ops import Flush, McastSend, McastSetValid, Push
+from verispatial.ir.program import Buffer
+
+
+def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
+    p = a.program
+    op = lf.op
+    assert isinstance(op, McastSend)
+    cb = p.buffers[op.buf].cb
+    dests = set(p.groups[op.group].destinations())
+    return [b for b in p.buffers if b.site in dests and b.cb == cb]
+
+
+def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
+    return {"kind": "state", "rule": rule, "trips": d.trips,
+            "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
+                              if lf is not None else "finished") for e, (lf, it) in d.at.items()},
+            "summary": summary, **extra}
+
+
+def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    p = a.program
+    out: list[Result] = []
+    sends = [lf for v in a.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]
+    offsets = {m.buf: m.offset for m in p.memory}
+    for lf in sends:
+        op = lf.op
+        assert isinstance(op, McastSend)
+        bs = p.buffers[op.buf]
+        name = f"mcast-address:{lf.engine}:{list(lf.path)}"
+        bad = [b for b in _dest_buffers(a, lf)
+               if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
+               or (p.memory and offsets.get(b.id) != offsets.get(bs.id))]
+        if not p.memory:
+            out.append(Result("async-noc", name, Verdict.FAILED, "no memory map: multicast address congruence needs byte offsets"))
+        elif bad:
+            b = bad[0]
+            out.append(Result("async-noc", name, Verdict.REFUTED,
+                              f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
+                              f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
+                              {"kind": "mcast-address", "rule": "mcast-address", "sender_buffer": bs.id, "receiver_buffer": b.id,
+                               "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"}))
+        else:
+            out.append(Result("async-noc", name, Verdict.PROVED, "every destination buffer has the sender's address and shape"))
+
+    for lf in sends:
+        op = lf.op
+        assert isinstance(op, McastSend)
+        t0 = time.perf_counter()
+        bs = p.buffers[op.buf]
+        dests = _dest_buffers(a, lf)
+        engines = frozenset([lf.engine] + [x.engine for v in a.views.values() for x in v.leaves
+                                                if getattr(x.op, "buf", None) in {b.id for b in dests}])
+        pages = op.pages
+
+        def build(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests, pages: int = pages) -> z3.BoolRef:
+            cm = sq.cm  # type: ignore[attr-defined]
+            ptr = cm.pushed(bs.id) % bs.capacity
+            wrong = [z3.Or(cm.pushed(b.id) % b.capacity != ptr,
+                           b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
+            return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
+
+        name = f"mcast-slot:{lf.engine}:{list(lf.path)}"
+        o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
+        dt = time.perf_counter() - t0
+        if o.status == Status.UNSAT:
+            out.append(Result("async-noc", name, Verdict.PROVED,
+                              f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer", seconds=dt))
+        elif o.status == Status.SAT and d is not None:
+            msg = f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write pointer differs"
+            out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex("mcast-slot", d, msg), dt))
+        else:
+            out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+
+    # Publishing: each receiver push of a multicast destination buffer.
+    dest_ids = {b.id for lf in sends for b in _dest_buffers(a, lf)}
+    for v in a.views.values():
+        for lf in v.leaves:
+            if not (isinstance(lf.op, Push) and lf.op.buf in dest_ids):
+                continue
+            t0 = time.perf_counter()
+            br = p.buffers[lf.op.buf]
+            name = f"mcast-publish:{lf.engine}:{list(lf.path)}"
+            word, per_flag = _covering_flag(a, lf.engine, br)
+            if word is None:
+                out.append(Result("async-noc", name, Verdict.FAILED,
+                                  f"{lf.engine} publishes multicast data in b{br.id} without a flag handshake whose every "
+                                  "flag follows a data multicast into it (outside the decided fragment)"))
+                continue
+            n = lf.op.pages
+            engines = frozenset([lf.engine, *(x.engine for x in word.flags)])
+
+            def build2(sq: object, lf: Leaf = lf, br: Buffer = br, word: Word = word, per_flag: int = per_flag,
+                       n: int = n) -> z3.BoolRef:
+                cm = sq.cm  # type: ignore[attr-defined]
+                return z3.And(sq.enc.position(lf.engine).at(lf),  # type: ignore[attr-defined]
+                              cm.waits_done(word) * per_flag < cm.pushed(br.id) + n)
+
+            o, d, _ = solve_each(a, build2, name, engines, trusted, rlimit)
+            dt = time.perf_counter() - t0
+            if o.status == Status.UNSAT:
+                out.append(Result("async-noc", name, Verdict.PROVED, f"flags seen on {word.name} cover every page published", seconds=dt))
+            elif o.status == Status.SAT and d is not None:
+                msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
+                out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex("mcast-publish-early", d, msg), dt))
+            else:
+                out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+    return out
+
+
+def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, int]:
+    """A flag word owned by ``engine`` whose every flag is immediately preceded, in its sender's program and in
+    the same loop body (a flush may sit between), by a data multicast into ``br``'s cb index; and the pages each
+    flag announces."""
+    for w in a.words.values():
+        if w.kind != "flag" or w.owner != engine or w.site != br.site or not w.flags:
+            continue
+        pages: set[int] = set()
+        ok = True
+        for f in w.flags:
+            leaves = a.views[f.engine].leaves
+            i = f.index - 1
+            while i >= 0 and isinstance(leaves[i].op, Flush):
+                i -= 1
+            prev = leaves[i] if i >= 0 else None
+            if prev is None or prev.loops != f.loops or not isinstance(prev.op, McastSend):
+                ok = False
+                break
+            src = a.program.buffers[prev.op.buf]
+            if src.cb != br.cb or br.site not in a.program.groups[prev.op.group].destinations():
+                ok = False
+                break
+            assert isinstance(f.op, McastSetValid)
+            pages.add(prev.op.pages)
+        if ok and len(pages) == 1:
+            return w, pages.pop()
+    return None, 0

@@ -1,0 +1,102 @@
+"""Turning solver candidates into concrete, replayed counterexamples (DESIGN §7: every refutation carries a
+counterexample the reference interpreter replays).
+
+The checker never calls a candidate refuted on the solver's word: the interpreter must reach the deadlock or the
+rule violation. Attempts, cheapest first: drive the engines to the candidate positions; deterministic and seeded
+random runs that stop at the first violation of the rule; for small programs the explicit-state explorer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verispatial.certify.reach import Decoded
+from verispatial.ir.program import Program
+from verispatial.petri.explore import explore
+from verispatial.petri.interp import SimResult, drive, rule_at, simulate
+from verispatial.petri.position import Position
+
+#: Random schedules tried before giving up on replaying a rule violation.
+SEEDS = 12
+#: Programs with at most this many engines may be explored exhaustively to confirm a candidate.
+EXPLORE_ENGINES = 6
+EXPLORE_STATES = 60_000
+
+
+def _targets(d: Decoded) -> dict[str, Position]:
+    out: dict[str, Position] = {}
+    for e, (lf, it) in d.at.items():
+        out[e] = Position(e, None if lf is None else lf.path, it)
+    return out
+
+
+def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
+    stuck = [st.to_json() for st in r.stuck]
+    names = ", ".join(str(st) for st in r.stuck[:3]) + (f" (+{len(r.stuck) - 3} more)" if len(r.stuck) > 3 else "")
+    trips = " ".join(f"{k}={v}" for k, v in sorted(r.trips.items()))
+    return {
+        "kind": "deadlock",
+        "trips": dict(r.trips),
+        "stuck": stuck,
+        "steps": r.steps,
+        "replayed_by": how,
+        "summary": f"deadlock{' with ' + trips if trips else ''} after {r.steps} steps: {names}",
+    }
+
+
+def replay_deadlock(program: Program, d: Decoded) -> dict[str, Any] | None:
+    """Drive the interpreter to the candidate positions; a reached deadlock (the candidate's or another one met
+    on the way) is returned as a counterexample, else None."""
+    r = drive(program, d.trips, _targets(d))
+    if r.status == "deadlock":
+        return _deadlock_cex(r, "drive to the candidate positions")
+    return None
+
+
+def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
+                 engine: str | None = None, path: tuple[int, ...] | None = None,
+                 d: Decoded | None = None, allow_deadlock: bool = False) -> dict[str, Any] | None:
+    """Find a run in which the interpreter reports one of ``rules`` (at ``engine``/``path`` when given).
+
+    Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it.
+    With ``allow_deadlock``, a deadlock reached instead also confirms (a lost flag or update shows as a hang).
+    """
+    def matches(v: Any) -> bool:
+        return v.rule in rules and (engine is None or v.position.engine == engine) and (
+            path is None or v.position.path == path)
+
+    def found(r: SimResult, how: str) -> dict[str, Any] | None:
+        for v in r.violations:
+            if matches(v):
+                return {"violation": v.to_json(), "trips": dict(r.trips), "steps": r.steps, "replayed_by": how}
+        if allow_deadlock and r.status == "deadlock":
+            return {"deadlock": _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
+        return None
+
+    attempts: list[tuple[str, Any]] = []
+    if d is not None:
+        attempts.append(("drive to the candidate positions", lambda: drive(program, d.trips, _targets(d))))
+    trip_sets = [trips] if trips else []
+    trip_sets.append(None)
+    for ts in trip_sets:
+        attempts.append(("round-robin run", lambda ts=ts: simulate(program, ts, stop_on=matches)))
+        for seed in range(SEEDS):
+            attempts.append((f"random schedule seed {seed}",
+                             lambda ts=ts, seed=seed: simulate(program, ts, seed=seed, stop_on=matches)))
+    for how, run in attempts:
+        try:
+            got = found(run(), how)
+        except ValueError:
+            continue
+        if got is not None:
+            return got
+    if len(program.programs) <= EXPLORE_ENGINES:
+        ex = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
+        for f in ex.violations:
+            if matches(f.violation):
+                return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
+                        "replayed_by": "explicit-state search"}
+        if allow_deadlock and ex.deadlocks:
+            dl = ex.deadlocks[0]
+            return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
+    return None

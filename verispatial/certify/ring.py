@@ -1,0 +1,107 @@
+"""Ring alignment and end balance of circular buffers, symbolic over loops and trips.
+
+- ``cb-straddle``: running sums of push (pop) sizes land exactly on every multiple of the capacity — a push of
+  n pages at ``pushed mod cap + n > cap`` would straddle the ring's end (reference §1.1, cb_push_back).
+- ``balance-cb``: at the end every buffer is empty (total pushed == total popped), for every trip value.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.positions import Encoder
+from verispatial.certify.reach import Analysis
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.structure import Leaf
+from verispatial.ir.ops import Pop, Push
+
+
+def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
+    pos = enc.position(lf.engine)
+    return {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
+
+
+def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum."""
+    out: list[Result] = []
+    p = a.program
+    by_buf: dict[int, list[Leaf]] = {}
+    for v in a.views.values():
+        for lf in v.leaves:
+            if isinstance(lf.op, (Push, Pop)):
+                by_buf.setdefault(lf.op.buf, []).append(lf)
+    for b, leaves in sorted(by_buf.items()):
+        t0 = time.perf_counter()
+        cap = p.buffers[b].capacity
+        name = f"cb-straddle:b{b}"
+        verdict: Result | None = None
+        for kind in (Push, Pop):
+            mine = [lf for lf in leaves if isinstance(lf.op, kind)]
+            for lf in mine:
+                q = Query(name, rlimit)
+                enc = Encoder(q, p, a.views)
+                pos = enc.position(lf.engine)
+                # Running sum of this kind on this buffer by this engine (one producer / one consumer).
+                same = [x for x in mine if x.engine == lf.engine]
+                before = z3.Sum([enc.executed(x) * x.op.pages for x in same]) if len(same) > 1 else enc.executed(same[0]) * same[0].op.pages  # type: ignore[attr-defined]
+                q.add(pos.at(lf))
+                q.add(before % cap + lf.op.pages > cap)  # type: ignore[attr-defined]
+                r = q.check()
+                if r.status == Status.SAT:
+                    assert r.model is not None
+                    it = _iteration(enc, r.model, lf)
+                    trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+                    run = model_int(r.model, before)
+                    what = "push" if kind is Push else "pop"
+                    cex = {
+                        "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
+                        "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": lf.op.pages,  # type: ignore[attr-defined]
+                        "summary": f"{lf.engine} {what}es {lf.op.pages} pages of b{b} at running sum {run} "  # type: ignore[attr-defined]
+                                   f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
+                    }
+                    verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                    break
+                if r.status == Status.UNKNOWN:
+                    verdict = Result("circular-buffer", name, Verdict.FAILED, f"solver: {r.reason}")
+            if verdict is not None and verdict.verdict == Verdict.REFUTED:
+                break
+        if verdict is None:
+            verdict = Result("circular-buffer", name, Verdict.PROVED, f"every push and pop of b{b} lands inside the {cap}-page ring")
+        out.append(Result(verdict.family, verdict.name, verdict.verdict, verdict.reason, verdict.counterexample,
+                          time.perf_counter() - t0))
+    return out
+
+
+def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """Total pushed == total popped for every buffer and every trip value."""
+    out: list[Result] = []
+    p = a.program
+    for b in p.buffers:
+        leaves = [lf for v in a.views.values() for lf in v.leaves
+                  if isinstance(lf.op, (Push, Pop)) and lf.op.buf == b.id]
+        if not leaves:
+            continue
+        t0 = time.perf_counter()
+        q = Query(f"balance-cb:b{b.id}", rlimit)
+        enc = Encoder(q, p, a.views)
+        pushed = z3.Sum([enc.total(lf) * lf.op.pages for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
+        popped = z3.Sum([enc.total(lf) * lf.op.pages for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
+        q.add(pushed != popped)
+        r = q.check()
+        name = f"balance-cb:b{b.id}"
+        if r.status == Status.UNSAT:
+            out.append(Result("balance", name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0))
+        elif r.status == Status.SAT:
+            assert r.model is not None
+            trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+            pu, po = model_int(r.model, pushed), model_int(r.model, popped)
+            cex = {"kind": "balance-cb", "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
+                   "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
+                              + (f" when {trips}" if trips else "")}
+            out.append(Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0))  # type: ignore[arg-type]
+        else:
+            out.append(Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0))
+    return out

@@ -1,0 +1,90 @@
+"""Talking to Z3: one fresh context per query, a deterministic resource limit, named assertions.
+
+Only ``unsat`` proves. ``sat`` yields a model to turn into a counterexample; ``unknown`` (resource limit,
+incompleteness) is its own status with Z3's reason and is never a pass.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from typing import Any
+
+import attrs
+import z3
+
+#: Deterministic budget per query (Z3 ``rlimit`` units); reproducible unlike wall-clock timeouts.
+DEFAULT_RLIMIT = 20_000_000
+#: Z3 version the proofs under proofs/ were produced with (pinned in pyproject.toml).
+PINNED_Z3 = "5.4.1"
+
+
+class Status(str, enum.Enum):
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+
+
+@attrs.define
+class Outcome:
+    """What one query said: ``status``, a ``model`` when sat, Z3's ``reason`` when unknown, time taken."""
+
+    status: Status
+    model: z3.ModelRef | None
+    reason: str
+    seconds: float
+    smt2: str = ""
+
+
+class Query:
+    """A fresh Z3 context and solver for one question. Build terms with ``self.ctx``."""
+
+    def __init__(self, name: str, rlimit: int = DEFAULT_RLIMIT) -> None:
+        self.name = name
+        self.ctx = z3.Context()
+        self.solver = z3.Solver(ctx=self.ctx)
+        self.solver.set("rlimit", rlimit)
+        self._n = 0
+
+    def int(self, name: str) -> z3.ArithRef:
+        return z3.Int(name, self.ctx)
+
+    def val(self, v: int) -> z3.ArithRef:
+        return z3.IntVal(v, self.ctx)
+
+    def true(self) -> z3.BoolRef:
+        return z3.BoolVal(True, self.ctx)
+
+    def false(self) -> z3.BoolRef:
+        return z3.BoolVal(False, self.ctx)
+
+    def add(self, fact: Any, label: str | None = None) -> None:
+        """Assert ``fact``; a ``label`` names it (``assert_and_track``) so unsat cores say which it was."""
+        if label is None:
+            self.solver.add(fact)
+        else:
+            self._n += 1
+            self.solver.assert_and_track(fact, z3.Bool(f"{label}#{self._n}", self.ctx))
+
+    def check(self, keep_smt2: bool = False) -> Outcome:
+        t0 = time.perf_counter()
+        smt2 = self.solver.to_smt2() if keep_smt2 else ""
+        try:
+            r = self.solver.check()
+        except z3.Z3Exception as e:  # resource exhaustion surfaces as an exception in some builds
+            return Outcome(Status.UNKNOWN, None, f"z3 exception: {e}", time.perf_counter() - t0, smt2)
+        dt = time.perf_counter() - t0
+        if r == z3.unsat:
+            return Outcome(Status.UNSAT, None, "", dt, smt2)
+        if r == z3.sat:
+            return Outcome(Status.SAT, self.solver.model(), "", dt, smt2)
+        return Outcome(Status.UNKNOWN, None, self.solver.reason_unknown() or "unknown", dt, smt2)
+
+
+def model_int(m: z3.ModelRef, e: Any) -> int:
+    """The integer value of ``e`` in ``m`` (model completion on: unconstrained terms get a value)."""
+    return int(m.eval(e, model_completion=True).as_long())
+
+
+def z3_version() -> str:
+    return str(z3.get_version_string())

@@ -1,0 +1,95 @@
+"""Flattened view of engine programs: every leaf op with its loop context, in program order.
+
+A *leaf* is a non-loop op. Leaves of one engine are numbered densely in pre-order; this number is what the
+symbolic encodings select a position by. Loops are identified by their path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from verispatial.ir.ops import Loop, Op
+from verispatial.ir.program import EngineProgram, Program
+
+
+@attrs.frozen
+class LoopCtx:
+    """An enclosing loop: its path in the engine program, index variable and count (int or trip name)."""
+
+    path: tuple[int, ...]
+    var: str
+    count: int | str
+
+
+@attrs.frozen
+class Leaf:
+    """A non-loop op of engine ``engine`` at ``path``; ``index`` is its pre-order number on that engine;
+    ``loops`` its enclosing loops, outer first; ``section`` the section of its top-level op."""
+
+    engine: str
+    index: int
+    path: tuple[int, ...]
+    op: Op
+    loops: tuple[LoopCtx, ...]
+    section: int
+
+
+@attrs.frozen
+class EngineView:
+    """One engine program flattened: ``leaves`` in program order and every loop of it."""
+
+    key: str
+    program: EngineProgram
+    leaves: tuple[Leaf, ...]
+    loops: tuple[LoopCtx, ...]
+
+    @property
+    def finished(self) -> int:
+        """The position number meaning "ran to the end" (one past the last leaf)."""
+        return len(self.leaves)
+
+
+def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx]]:
+    leaves: list[Leaf] = []
+    loops: list[LoopCtx] = []
+
+    def go(ops: tuple[Op, ...], prefix: tuple[int, ...], ctx: tuple[LoopCtx, ...], section: int | None) -> None:
+        for i, op in enumerate(ops):
+            path = (*prefix, i)
+            sec = ep.section_of(i) if section is None else section
+            if isinstance(op, Loop):
+                lc = LoopCtx(path, op.var, op.count)
+                loops.append(lc)
+                go(op.body, path, (*ctx, lc), sec)
+            else:
+                leaves.append(Leaf(ep.key, len(leaves), path, op, ctx, sec))
+
+    go(ep.ops, (), (), None)
+    return leaves, loops
+
+
+def engine_views(p: Program) -> dict[str, EngineView]:
+    """Every engine program of ``p`` flattened, keyed by ``EngineProgram.key``."""
+    out: dict[str, EngineView] = {}
+    for ep in p.programs:
+        leaves, loops = _flatten(ep)
+        out[ep.key] = EngineView(ep.key, ep, tuple(leaves), tuple(loops))
+    return out
+
+
+def all_leaves(views: dict[str, EngineView]) -> Iterator[Leaf]:
+    for v in views.values():
+        yield from v.leaves
+
+
+def op_at(ep: EngineProgram, path: tuple[int, ...]) -> Op:
+    """The op at ``path`` of ``ep`` (raises IndexError for a bad path)."""
+    ops = ep.ops
+    op: Op | None = None
+    for i in path:
+        op = ops[i]
+        ops = op.body if isinstance(op, Loop) else ()
+    assert op is not None
+    return op
