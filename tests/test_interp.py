@@ -1,0 +1,677 @@
+"""The reference interpreter (DESIGN §5): one test per op semantic and per rule, each on a tiny program with the
+exact expected outcome."""
+
+from __future__ import annotations
+
+import pytest
+
+from verispatial.errors import InvalidProgram
+from verispatial.ir import (
+    BLACKHOLE,
+    WORMHOLE,
+    AcquireAcc,
+    Addr,
+    AtomicBarrier,
+    Buffer,
+    Compute,
+    Dynamic,
+    Engine,
+    EngineProgram,
+    Flush,
+    Group,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    Semaphore,
+    SemInc,
+    SemSet,
+    SemWait,
+    Site,
+    Target,
+    Tensor,
+    Term,
+    Trip,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.petri.interp import Interp, SimResult, Transition, drive, replay, rule_at, simulate
+from verispatial.petri.position import Position, Violation, enclosing_loops, op_at, path_text
+
+A, B = Site(0, 0), Site(1, 0)
+RA, CA, WA = "(0,0).reader", "(0,0).compute", "(0,0).writer"
+RB, CB = "(1,0).reader", "(1,0).compute"
+EQ, GE = WaitCond.EQ, WaitCond.GE
+
+
+def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None) -> Buffer:
+    return Buffer(i, f"buf{i}", site, i if cb is None else cb, 1, cap, "bf16")
+
+
+def sem(i: int, *sites: Site, init: int = 0) -> Semaphore:
+    return Semaphore(i, f"s{i}", sites or (A,), init)
+
+
+def ep(site: Site, engine: Engine, *ops: Op) -> EngineProgram:
+    return EngineProgram(site, engine, tuple(ops))
+
+
+def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple[Semaphore, ...] = (),
+         groups: tuple[Group, ...] = (), tensors: tuple[Tensor, ...] = (), trips: tuple[Trip, ...] = (),
+         target: Target = WORMHOLE) -> Program:
+    return Program("t", target, tensors=tensors, buffers=buffers, semaphores=sems, groups=groups, trips=trips,
+                   programs=programs)
+
+
+def only(r: SimResult) -> Violation:
+    assert len(r.violations) == 1, r.text()
+    return r.violations[0]
+
+
+def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
+    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
+
+
+# A reader that fills b0 two pages at a time, eight times, and a compute engine that drains it.
+def producer_consumer(k: int = 8, extra_wait: int = 0) -> Program:
+    reader = ep(A, Engine.READER, Loop("k", k, (Reserve(0, 2), Push(0, 2))))
+    tail = (Wait(0, extra_wait),) if extra_wait else ()
+    compute = ep(A, Engine.COMPUTE, Loop("k", k, (Wait(0, 2), Pop(0, 2))), *tail)
+    return prog(reader, compute, buffers=(buf(0),))
+
+
+# ---------------------------------------------------------------------------------------------- positions
+
+
+def test_position_text_json_and_equality() -> None:
+    p = Position(RA, (1, 2), (("k", 3),), op="reserve(b0, 64)")
+    assert str(p) == "(0,0).reader at ops[1].body[2] reserve(b0, 64) k=3"
+    assert Position.from_json(p.to_json()) == p
+    assert p.to_json() == {"engine": RA, "path": [1, 2], "iteration": [["k", 3]], "op": "reserve(b0, 64)"}
+    assert p == Position(RA, (1, 2), (("k", 3),))  # the op text is display only
+    assert str(Position(RA, None)) == "(0,0).reader finished"
+    assert Position(RA, None).finished
+
+
+def test_position_order_follows_execution() -> None:
+    early = Position(RA, (1, 2), (("k", 0),))
+    later_iter = Position(RA, (1, 0), (("k", 1),))
+    loop_itself = Position(RA, (1,), ())
+    assert loop_itself.order_key() < early.order_key() < later_iter.order_key() < Position(RA, None).order_key()
+
+
+def test_paths() -> None:
+    ops = (Compute("x"), Loop("k", 2, (Compute("y"), Loop("i", 3, (Reserve(0, 1),)))))
+    assert path_text((1, 1, 0)) == "ops[1].body[1].body[0]"
+    assert op_at(ops, (1, 1, 0)) == Reserve(0, 1)
+    assert [lp.var for lp in enclosing_loops(ops, (1, 1, 0))] == ["k", "i"]
+
+
+# ---------------------------------------------------------------------------------------------- CB ops
+
+
+def test_producer_consumer_terminates() -> None:
+    r = simulate(producer_consumer())
+    assert r.status == "terminated"
+    assert r.violations == ()
+    assert r.steps == 32
+    assert r.pushed == {0: 16}
+    assert r.popped == {0: 16}
+    assert r.positions[RA] == Position(RA, None)
+
+
+def test_reserve_blocks_when_full() -> None:
+    r = simulate(prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 4), Reserve(0, 1)), buffers=(buf(0),)))
+    assert r.status == "deadlock"
+    assert [str(s) for s in r.stuck] == [
+        "(0,0).reader at ops[2] reserve(b0, 1): waits for space in b0: capacity-(pushed-popped)=4-(4-0)=0 < 1"
+    ]
+
+
+def test_reserve_again_with_larger_count_is_legal() -> None:
+    r = simulate(prog(ep(A, Engine.READER, Reserve(0, 1), Reserve(0, 3), Push(0, 3)),
+                      ep(A, Engine.COMPUTE, Wait(0, 3), Pop(0, 3)), buffers=(buf(0),)))
+    assert (r.status, r.violations) == ("terminated", ())
+
+
+def test_wait_for_more_than_pushed_deadlocks_with_positions_and_counters() -> None:
+    r = simulate(producer_consumer(extra_wait=1))
+    assert r.status == "deadlock"
+    assert len(r.stuck) == 1
+    st = r.stuck[0]
+    assert st.position == Position(CA, (1,), ())
+    assert st.reason == "waits for b0: pushed-popped=16-16=0 < 1"
+    it = Interp(producer_consumer(extra_wait=1))
+    s = it.initial()
+    assert it.blocked_reason(s, CA) == (
+        "(0,0).compute at ops[0].body[0] wait(b0, 2) k=0: waits for b0: pushed-popped=0-0=0 < 2")
+
+
+def test_stuck_inside_a_loop_names_the_iteration() -> None:
+    reader = ep(A, Engine.READER, Loop("k", 3, (Reserve(0, 2), Push(0, 2))))
+    compute = ep(A, Engine.COMPUTE, Loop("k", 4, (Wait(0, 2), Pop(0, 2))))
+    r = simulate(prog(reader, compute, buffers=(buf(0),)))
+    assert r.status == "deadlock"
+    assert r.stuck[0].position == Position(CA, (0, 0), (("k", 3),))
+    assert str(r.stuck[0]) == "(0,0).compute at ops[0].body[0] wait(b0, 2) k=3: waits for b0: pushed-popped=6-6=0 < 2"
+
+
+def test_cb_capacity_reserve_5_on_4() -> None:
+    r = simulate(prog(ep(A, Engine.READER, Reserve(0, 5), Push(0, 5)), buffers=(buf(0),)))
+    v = only(r)
+    assert where(v) == ("cb-capacity", RA, (0,), ())
+    assert v.message == "reserve(b0, 5) asks for 5 pages of b0, whose capacity is 4"
+    assert r.status == "deadlock"
+    assert r.stuck[0].reason == "waits for space in b0: asks 5 pages of a 4-page buffer (never fits)"
+
+
+def test_cb_capacity_wait_reported_when_reached() -> None:
+    r = simulate(prog(ep(A, Engine.COMPUTE, Compute("x"), Wait(0, 6)), buffers=(buf(0),)))
+    assert where(only(r)) == ("cb-capacity", CA, (1,), ())
+
+
+def test_loop_counts_trips_and_zero() -> None:
+    reader = ep(A, Engine.READER, Loop("k", "t", (Reserve(0, 1), Push(0, 1))), Loop("z", 0, (Reserve(0, 9),)))
+    compute = ep(A, Engine.COMPUTE, Loop("k", "t", (Wait(0, 1), Pop(0, 1))))
+    p = prog(reader, compute, buffers=(buf(0),), trips=(Trip("t", 5),))
+    r = simulate(p)
+    assert (r.status, r.trips, r.pushed) == ("terminated", {"t": 5}, {0: 5})  # trips default to their max
+    r0 = simulate(p, trips={"t": 0})
+    assert (r0.status, r0.steps, r0.pushed) == ("terminated", 0, {0: 0})
+    with pytest.raises(ValueError, match=r"trip t = 6 is outside \[0, 5\]"):
+        simulate(p, trips={"t": 6})
+    with pytest.raises(ValueError, match="trip 'u' is not declared"):
+        simulate(p, trips={"u": 1})
+
+
+def test_invalid_program_is_refused() -> None:
+    with pytest.raises(InvalidProgram, match="buf 3 is not a buffer"):
+        simulate(prog(ep(A, Engine.READER, Push(3, 1)), buffers=(buf(0),)))
+
+
+# ---------------------------------------------------------------------------------------------- CB rules
+
+
+def test_cb_single_producer() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), Push(0, 1)),
+             ep(A, Engine.WRITER, Compute("x"), Reserve(0, 1), Push(0, 1)),
+             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),))
+    r = simulate(p)
+    assert [where(v) for v in r.violations] == [("cb-single-producer", WA, (1,), ()),
+                                                ("cb-single-producer", WA, (2,), ())]
+    assert r.violations[0].message == "b0 already has (0,0).reader as the engine that produces it"
+
+
+def test_cb_single_consumer() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
+             ep(A, Engine.WRITER, Compute("x"), Compute("y"), Wait(0, 1), Pop(0, 1)), buffers=(buf(0),))
+    r = simulate(p)
+    assert r.status == "terminated"
+    assert [where(v) for v in r.violations] == [("cb-single-consumer", WA, (2,), ()),
+                                                ("cb-single-consumer", WA, (3,), ())]
+
+
+def test_cb_push_uncovered() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 1), Push(0, 2)),
+             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)), buffers=(buf(0),))
+    v = only(simulate(p))
+    assert where(v) == ("cb-push-uncovered", RA, (3,), ())
+    assert v.message == "push(b0, 2) is covered by reserves of only 1 pages since the last push (expected >= 2)"
+
+
+def test_cb_pop_uncovered() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 4)),
+             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
+    v = only(simulate(p))
+    assert where(v) == ("cb-pop-uncovered", CA, (2,), ())
+
+
+def test_cb_straddle_push_sizes_2_2_1_2_2() -> None:
+    sizes = (2, 2, 1, 2, 2)
+    reader = ep(A, Engine.READER, *[o for n in sizes for o in (Reserve(0, n), Push(0, n))])
+    compute = ep(A, Engine.COMPUTE, *[o for n in sizes for o in (Wait(0, n), Pop(0, n))])
+    r = simulate(prog(reader, compute, buffers=(buf(0),)))
+    assert r.status == "terminated"
+    assert [where(v) for v in r.violations] == [("cb-straddle", RA, (9,), ()), ("cb-straddle", CA, (9,), ())]
+    assert r.violations[0].message == "push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)"
+    assert r.violations[1].message == "pop(b0, 2) at read offset 3 of a 4-page ring straddles its end (3+2 > 4)"
+
+
+def test_balance_cb() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 3), Push(0, 3)), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
+             buffers=(buf(0),))
+    r = simulate(p)
+    v = only(r)
+    assert r.status == "terminated"
+    assert where(v) == ("balance-cb", CA, None, ())
+    assert v.message == "b0 (buf0) ends with pushed 3 != popped 2"
+
+
+# ---------------------------------------------------------------------------------------------- semaphores
+
+
+def test_sem_inc_is_asynchronous_and_atomic_barrier_waits_for_it() -> None:
+    p = prog(ep(A, Engine.READER, SemInc(0, B, 2), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 2)),
+             sems=(sem(0, B),))
+    it = Interp(p)
+    s = it.initial()
+    assert it.enabled(s) == [Transition("step", 0)]
+    s = it.fire(s, Transition("step", 0))
+    assert s.words == [0]  # issued, not landed
+    assert it.block_detail(s, RA) == "waits for 1 outstanding sem_inc(s)"
+    assert it.block_detail(s, RB) == "sem0@(1,0)=0, waits >=2"
+    assert it.enabled(s) == [Transition("land", 0, 0)]
+    assert it.describe(s, Transition("land", 0, 0)) == (
+        "(0,0).reader's sem_inc(sem0, (1,0), 2) (issued at ops[0]) lands: sem0@(1,0) 0 -> 2")
+    s2, vs = it.step(s, Transition("land", 0, 0))
+    assert (s2.words, vs, s.words) == ([2], [], [0])  # fire never changes its input state
+    assert it.enabled(s2) == [Transition("step", 0), Transition("step", 1)]
+
+
+def test_sem_wait_eq_and_ge() -> None:
+    def run(cond: WaitCond, value: int) -> str:
+        p = prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
+                 ep(B, Engine.READER, SemWait(0, cond, value), SemSet(0, 0)), sems=(sem(0, B),))
+        return simulate(p).status
+
+    assert run(GE, 2) == "terminated"
+    assert run(GE, 3) == "deadlock"
+    assert run(EQ, 2) == "terminated"
+    # Round robin: both increments land before the waiter looks, so ==1 is overshot for good.
+    r = simulate(prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
+                      ep(B, Engine.READER, Compute("x"), SemWait(0, EQ, 1), SemSet(0, 0)), sems=(sem(0, B),)))
+    assert r.status == "deadlock"
+    assert r.rules() == ["sem-overshoot"]
+    assert r.stuck[0].reason == "sem0@(1,0)=2, waits ==1"
+    assert r.sems == {(0, B): 2}
+
+
+def test_sem_set_is_a_local_store_and_a_reset_word_is_balanced() -> None:
+    r = simulate(prog(ep(A, Engine.READER, SemSet(0, 3), SemWait(0, EQ, 3)), sems=(sem(0),)))
+    assert (r.status, r.violations, r.sems) == ("terminated", (), {(0, A): 3})  # re-armed: first op is a set
+
+
+def test_sem_overshoot_when_an_enabled_eq_wait_is_passed() -> None:
+    p = prog(ep(B, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)),
+             ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()), sems=(sem(0, B),))
+    it = Interp(p)
+    s = it.initial()
+    for t in (Transition("step", 1), Transition("land", 1, 0), Transition("step", 1)):
+        s, vs = it.step(s, t)
+        assert vs == []
+    s, vs = it.step(s, Transition("land", 1, 0))
+    assert [where(v) for v in vs] == [("sem-overshoot", RB, (0,), ())]
+    assert vs[0].message == ("sem0@(1,0) goes 1 -> 2 while this wait for ==1 is enabled "
+                             "(sem_inc(sem0, (1,0), 1) issued by (0,0).reader at ops[1] lands)")
+
+
+def test_sem_set_race() -> None:
+    # The increment lands after the waiter's last look at the word; its reset then loses it.
+    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
+             ep(B, Engine.READER, Compute("x"), SemSet(0, 0)), sems=(sem(0, B),))
+    r = simulate(p)
+    v = only(r)
+    assert where(v) == ("sem-set-race", RB, (1,), ())
+    assert v.message == ("sem_set(sem0, 0) overwrites sem0@(1,0)=1, which received a remote write since this engine "
+                         "last observed it (lost update)")
+
+
+def test_sem_set_after_observing_wait_is_not_a_race() -> None:
+    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
+             ep(B, Engine.READER, SemWait(0, GE, 1), SemSet(0, 0)), sems=(sem(0, B),))
+    assert simulate(p).violations == ()
+
+
+def test_balance_sem() -> None:
+    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 1)),
+             sems=(sem(0, B),))
+    v = only(simulate(p))
+    assert where(v) == ("balance-sem", RB, None, ())
+    assert v.message == "sem0 (s0)@(1,0) ends at 1, expected its initial 0 (the word is not re-armed by a SemSet)"
+
+
+# ---------------------------------------------------------------------------------------------- async NoC
+
+
+IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
+OUT = Tensor("out", (32, 256), "bf16", Role.OUTPUT)
+
+
+def test_read_tiles_lands_before_read_barrier() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    it = Interp(p)
+    s = it.initial()
+    s = it.fire(it.fire(s, Transition("step", 0)), Transition("step", 0))
+    assert not it.can_step(s, 0)
+    assert it.block_detail(s, 0) == "waits for 1 outstanding read(s)"
+    s = it.fire(s, Transition("land", 0, 0))
+    assert it.can_step(s, 0)
+    assert simulate(p).violations == ()
+
+
+def test_async_read_publish() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), Push(0, 1), ReadBarrier()),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    v = only(simulate(p))
+    assert where(v) == ("async-read-publish", RA, (2,), ())
+    assert v.message == "push(b0, 1) publishes pages read into b0 by read_tiles with no read_barrier since"
+
+
+def test_async_pending_at_end() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), SemInc(0, B, 1)),
+             ep(B, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)), buffers=(buf(0),), tensors=(IN,), sems=(sem(0, B),))
+    r = simulate(p)
+    assert [where(v) for v in r.violations] == [("async-pending-at-end", RA, None, ())]
+    assert r.violations[0].message == ("ends with outstanding NoC transactions: read_tiles into b0 with no "
+                                       "read_barrier after; sem_inc with no atomic_barrier after")
+
+
+def test_write_tiles_completes_at_write_barrier() -> None:
+    p = prog(ep(A, Engine.WRITER, Reserve(0, 1), Push(0, 1), Wait(0, 1), WriteTiles(0, "out", Addr(0), 1),
+                WriteBarrier(), Pop(0, 1)), buffers=(buf(0),), tensors=(OUT,))
+    it = Interp(p)
+    s = it.initial()
+    for _ in range(4):
+        s = it.fire(s, Transition("step", 0))
+    assert it.block_detail(s, 0) == "waits for 1 outstanding write(s)/multicast(s)"
+    assert it.describe(s, Transition("land", 0, 0)) == (
+        "(0,0).writer's write_tiles(b0, out, 1) (issued at ops[3]) completes")
+    assert simulate(p).status == "terminated"
+    r = simulate(prog(ep(A, Engine.WRITER, Reserve(0, 1), Push(0, 1), Wait(0, 1), WriteTiles(0, "out", Addr(0), 1),
+                         Pop(0, 1)), buffers=(buf(0),), tensors=(OUT,)))
+    assert where(only(r)) == ("async-pending-at-end", WA, None, ())
+
+
+# Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
+def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True) -> Program:
+    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
+              McastSend(0, 2, 0)]
+    sender += [Flush()] if flush else []
+    sender += [McastSetValid(1, 0), Push(0, 2), WriteBarrier()]
+    receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
+    receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
+    receiver += [Push(1, 2), AtomicBarrier()]
+    return prog(
+        ep(A, Engine.READER, SemSet(1, 1), *sender),
+        ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
+        ep(B, Engine.READER, *receiver),
+        ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
+        buffers=(buf(0, A, cb=0), buf(1, B, cb=0)),
+        sems=(sem(0, A, B), sem(1, A, B)),
+        groups=(Group(0, A, (1, 0, 1, 0)),),
+        tensors=(IN,),
+        target=target,
+    )
+
+
+def test_multicast_protocol_runs_clean() -> None:
+    for target in (WORMHOLE, BLACKHOLE):
+        r = simulate(mcast_program(target))
+        assert (r.status, r.violations) == ("terminated", ()), r.text()
+        assert r.sems == {(0, A): 0, (0, B): 0, (1, A): 1, (1, B): 1}
+
+
+def _to_send(flush: bool) -> list[Transition]:
+    """Receiver reserves, resets its flag and increments; the increment lands; the sender reads (the read lands)
+    and runs through its McastSend (and, without a flush, its McastSetValid)."""
+    head = [Transition("step", 2)] * 3 + [Transition("land", 2, 0)] + [Transition("step", 0)] * 3
+    return head + [Transition("land", 0, 0)] + [Transition("step", 0)] * (4 if flush else 5)
+
+
+def test_multicast_leaves_then_lands_and_barriers_track_each_stage() -> None:
+    p = mcast_program()
+    it = Interp(p)
+    s = it.initial()
+    for t in _to_send(flush=True):
+        s = it.fire(s, t)
+    assert it.position(s, 0) == Position(RA, (7,))  # at the Flush, the McastSend issued
+    assert it.enabled(s) == [Transition("leave", 0, 0)]
+    assert it.block_detail(s, 0) == "waits for 1 multicast(s) to leave the source"
+    s = it.fire(s, Transition("leave", 0, 0))
+    assert it.can_step(s, 0)  # Flush: the data left
+    assert Transition("land", 0, 0, 1) in it.enabled(s)
+    s = it.fire(s, Transition("step", 0))  # Flush
+    s = it.fire(s, Transition("step", 0))  # McastSetValid issued
+    # Wormhole orders multicasts: the flag cannot land before the data at (1,0).
+    assert [t for t in it.enabled(s) if t.engine == 0] == [Transition("step", 0), Transition("land", 0, 0, 1),
+                                                           Transition("leave", 0, 1)]
+    s = it.fire(s, Transition("leave", 0, 1))
+    assert Transition("land", 0, 1, 3) not in it.enabled(s)  # word 3 is sem1@(1,0)
+    s = it.fire(s, Transition("land", 0, 0, 1))
+    assert s.landed == [0, 2]
+    assert Transition("land", 0, 0, 3) in it.enabled(s)  # the flag is now first in flight
+
+
+def test_unordered_target_lets_the_flag_land_first() -> None:
+    p = mcast_program(BLACKHOLE, flush=False)
+    it = Interp(p)
+    s = it.initial()
+    for t in _to_send(flush=False):
+        s = it.fire(s, t)
+    assert it.position(s, 0) == Position(RA, (8,))  # at the Push: data and flag issued
+    lands = [t for t in it.enabled(s) if t.kind != "step"]
+    assert lands == [Transition("leave", 0, 0), Transition("leave", 0, 1)]
+    s = it.fire(s, Transition("leave", 0, 1))  # the flag leaves first and moves ahead of the data
+    assert [t for t in it.enabled(s) if t.kind != "step"] == [Transition("land", 0, 0, 3), Transition("leave", 0, 1)]
+    s = it.fire(s, Transition("leave", 0, 1))
+    # Once on the network they keep the order they left in: the data cannot land at (1,0) before the flag.
+    assert [t for t in it.enabled(s) if t.kind != "step"] == [Transition("land", 0, 0, 3)]
+
+
+def test_set_valid_reads_the_word_when_it_leaves() -> None:
+    p = prog(ep(A, Engine.READER, SemSet(0, 1), McastSetValid(0, 0), SemSet(0, 2), WriteBarrier()),
+             ep(B, Engine.READER, SemSet(0, 0), SemWait(0, GE, 1)), sems=(sem(0, A, B),),
+             groups=(Group(0, A, (1, 0, 1, 0)),))
+    it = Interp(p)
+    s = it.initial()
+    s = it.fire(s, Transition("step", 1))  # receiver resets its word
+    s = it.fire(s, Transition("step", 0))
+    s = it.fire(s, Transition("step", 0))  # flag issued
+    s, vs = it.step(s, Transition("step", 0))  # the source changes before it left
+    assert [where(v) for v in vs] == [("async-source-reuse", RA, (2,), ())]
+    s = it.fire(s, Transition("leave", 0, 0))
+    assert it.describe(s, Transition("land", 0, 0, 1)) == (
+        "(0,0).reader's mcast_set_valid(sem0, g0) (issued at ops[1]) lands: sem0@(1,0) 0 -> 2")
+    s = it.fire(s, Transition("land", 0, 0, 1))
+    assert s.words == [2, 2]
+
+
+def test_async_flag_overtake_on_unordered_target_only() -> None:
+    v = only(simulate(mcast_program(BLACKHOLE, flush=False)))
+    assert where(v) == ("async-flag-overtake", RA, (7,), ())
+    assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no flush/write_barrier "
+                         "between them and blackhole does not order writes")
+    assert simulate(mcast_program(WORMHOLE, flush=False)).violations == ()
+
+
+def test_async_source_reuse_read_and_pack() -> None:
+    g = (Group(0, A, (1, 0, 1, 0)),)
+    bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), McastSend(0, 1, 0), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
+                Flush(), PackAcc(0, 1), ReadBarrier(), WriteBarrier(), Push(0, 1)),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
+             ep(B, Engine.READER, Reserve(1, 1), Compute("x"), Compute("y"), Compute("z"), Push(1, 1)),
+             ep(B, Engine.COMPUTE, Wait(1, 1), Pop(1, 1)), buffers=bufs, groups=g, tensors=(IN,))
+    r = simulate(p)
+    assert [where(v) for v in r.violations] == [("async-source-reuse", RA, (2,), ()),
+                                                ("async-source-reuse", RA, (3,), ())]
+
+
+def test_mcast_slot_free_pages_and_write_offset() -> None:
+    g = (Group(0, A, (1, 0, 1, 0)),)
+    bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
+    # The receiver publishes its slot before the data comes: its ring is full when the data lands.
+    p = prog(ep(A, Engine.READER, Compute("x"), Compute("y"), Reserve(0, 4), McastSend(0, 4, 0), WriteBarrier(),
+                Push(0, 4)),
+             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
+             ep(B, Engine.READER, Reserve(1, 4), Push(1, 4)), buffers=bufs, groups=g)
+    r = simulate(p)
+    assert [where(v) for v in r.violations] == [("mcast-publish-early", RB, (1,), ()), ("mcast-slot", RA, (3,), ()),
+                                                ("balance-cb", RB, None, ())]
+    assert r.violations[1].message == "mcast_send of 4 pages lands in b1 at (1,0) but b1 has only 0 free pages"
+    # The sender's ring is one push ahead of the receiver's: the slots do not line up.
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 2), McastSend(0, 2, 0), WriteBarrier(),
+                 Push(0, 2)),
+              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
+              ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, Compute("x")), buffers=bufs, groups=g)
+    v = only(simulate(p2))
+    assert where(v) == ("mcast-slot", RA, (3,), ())
+    assert v.message == "mcast_send of 2 pages lands in b1 at (1,0) at write offset 2 but b1's write offset is 0"
+
+
+def test_mcast_publish_early() -> None:
+    r = simulate(mcast_program(receiver_waits=False))
+    v = r.violations[0]
+    assert where(v) == ("mcast-publish-early", RB, (3,), ())
+    assert v.message == "push(b1, 2) publishes 2 pages in total but multicasts have landed only 0 in b1"
+
+
+# ---------------------------------------------------------------------------------------------- tensors, acc
+
+
+def test_bounds_affine_and_dynamic() -> None:
+    loop = Loop("k", 3, (Reserve(0, 1), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 1)))
+    p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 1), Pop(0, 1)))),
+             buffers=(buf(0),), tensors=(IN,))
+    v = only(simulate(p))
+    assert where(v) == ("bounds", RA, (0, 1), (("k", 2),))
+    assert v.message == "read_tiles(in, 2, b0) touches tiles [7, 8] of in, which has tiles [0, 7]"
+    dyn = Addr(0, (), Dynamic("idx", 0, 9))
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", dyn, 1, 0), ReadBarrier(), Push(0, 1)),
+              ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    assert simulate(p2).violations == ()  # lo = 0 is inside
+    assert where(only(simulate(p2, dyn={"idx": 8}))) == ("bounds", RA, (1,), ())
+
+
+def test_acc_capacity() -> None:
+    r = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(8), ReleaseAcc(), AcquireAcc(9), Compute("mm"), ReleaseAcc())))
+    v = only(r)
+    assert where(v) == ("acc-capacity", CA, (2,), ())
+    assert v.message == "acquire_acc(9) takes 9 tiles; wormhole_b0's accumulator holds 8"
+
+
+ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles
+ST = Tensor("st", (32, 64), "bf16", Role.STATE)
+
+
+def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = True) -> EngineProgram:
+    b = 0 if site == A else 1
+    ops: list[Op] = [Reserve(b, 1), Push(b, 1), Wait(b, 1), WriteTiles(b, tensor, Addr(0), 1)]
+    ops += [WriteBarrier()] if barrier else []
+    ops += [SemInc(0, B, 1), AtomicBarrier()] if signal else []
+    ops += [Pop(b, 1)] + ([] if barrier else [WriteBarrier()])
+    return ep(site, Engine.WRITER, *ops)
+
+
+def _reader(tensor: str) -> EngineProgram:
+    return ep(B, Engine.READER, Reserve(2, 1), SemWait(0, GE, 1), SemSet(0, 0), ReadTiles(tensor, Addr(0), 1, 2),
+              ReadBarrier(), Push(2, 1), Wait(2, 1), Pop(2, 1))
+
+
+def test_tensor_race_activation_read() -> None:
+    bufs = (buf(0, A), buf(1, B), buf(2, B, cb=2))
+    ok = prog(_writer(A, "act"), _reader("act"), buffers=bufs, sems=(sem(0, B),), tensors=(ACT,))
+    assert simulate(ok).violations == ()
+    early = prog(_writer(A, "act", barrier=False), _reader("act"), buffers=bufs, sems=(sem(0, B),), tensors=(ACT,))
+    v = only(simulate(early))
+    assert where(v) == ("tensor-race", RB, (3,), ())
+    assert v.message == ("read_tiles(act, 1, b2) reads activation act tile 0 while a write to it by (0,0).writer "
+                         "is not complete")
+    never = prog(ep(B, Engine.READER, Reserve(2, 1), ReadTiles("act", Addr(0), 1, 2), ReadBarrier(), Push(2, 1),
+                    Wait(2, 1), Pop(2, 1)), buffers=bufs, tensors=(ACT,))
+    assert only(simulate(never)).message == (
+        "read_tiles(act, 1, b2) reads activation act tile 0 before any completed write to it")
+
+
+def test_tensor_race_two_writers() -> None:
+    bufs = (buf(0, A), buf(1, B))
+    p = prog(_writer(A, "out", barrier=False, signal=False), _writer(B, "out", barrier=False, signal=False),
+             buffers=bufs, tensors=(OUT,))
+    v = only(simulate(p))
+    assert where(v) == ("tensor-race", "(1,0).writer", (3,), ())
+    assert v.message == "write_tiles(b1, out, 1) writes out tile 0 while a write to it by (0,0).writer is not complete"
+
+
+def test_tensor_race_state_read_after_write() -> None:
+    bufs = (buf(0, A), buf(1, B), buf(2, B, cb=2))
+    p = prog(_writer(A, "st"), _reader("st"), buffers=bufs, sems=(sem(0, B),), tensors=(ST,))
+    v = only(simulate(p))
+    assert where(v) == ("tensor-race", RB, (3,), ())
+    assert v.message == ("reads state st tile 0 after a write to it was issued (a state is written only after every "
+                         "read of its old value)")
+
+
+# ---------------------------------------------------------------------------------------------- runs
+
+
+def test_fifty_thousand_steps() -> None:
+    r = simulate(producer_consumer(k=12_500))
+    assert (r.status, r.steps, r.pushed) == ("terminated", 50_000, {0: 25_000})
+
+
+def test_step_limit_and_stop_on() -> None:
+    r = simulate(producer_consumer(), max_steps=5)
+    assert (r.status, r.steps) == ("step-limit", 5)
+    sizes = (2, 2, 1, 2, 2)
+    reader = ep(A, Engine.READER, *[o for n in sizes for o in (Reserve(0, n), Push(0, n))])
+    compute = ep(A, Engine.COMPUTE, *[o for n in sizes for o in (Wait(0, n), Pop(0, n))])
+    p = prog(reader, compute, buffers=(buf(0),))
+    r2 = simulate(p, stop_on=rule_at("cb-straddle", (9,), RA))
+    assert r2.status == "violation"
+    assert r2.positions[RA] == Position(RA, None)  # stopped right after the offending push
+    assert r2.positions[CA].path == (8,)
+
+
+def test_seeded_runs_reach_the_same_end() -> None:
+    for seed in range(5):
+        r = simulate(mcast_program(), seed=seed)
+        assert (r.status, r.violations) == ("terminated", ())
+
+
+def test_drive_stops_at_targets_and_reports_deadlock() -> None:
+    p = producer_consumer(k=3)
+    # Both engines stopped at their k=1 ops: not a deadlock (both could move).
+    r = drive(p, None, {RA: Position(RA, (0, 1), (("k", 1),)), CA: Position(CA, (0, 0), (("k", 1),))})
+    assert (r.reached, r.status) == (True, "stopped")
+    assert r.pushed == {0: 2}
+    assert r.popped == {0: 2}
+    # The real deadlock of the over-waiting consumer replays.
+    r2 = drive(producer_consumer(extra_wait=1), None, {CA: Position(CA, (1,)), RA: Position(RA, None)})
+    assert (r2.reached, r2.status) == (True, "deadlock")
+    # A target that does not exist (iteration 5 of a 3-trip loop) is not reached and never passed.
+    r3 = drive(p, None, {RA: Position(RA, (0, 0), (("k", 5),))})
+    assert (r3.reached, r3.unreached, r3.status) == (False, (RA,), "stopped")
+    assert r3.positions[RA] == Position(RA, (0, 1), (("k", 2),))  # its next step would end the program
+    with pytest.raises(KeyError):
+        drive(p, None, {"(9,9).reader": Position("(9,9).reader", None)})
+
+
+def test_replay_checks_each_transition() -> None:
+    p = producer_consumer(k=1)
+    r = replay(p, None, [Transition("step", 0), Transition("step", 0), Transition("step", 1)])
+    assert (r.status, r.positions[CA].path) == ("stopped", (0, 1))
+    with pytest.raises(ValueError, match=r"transition 0 .*\(0,0\).compute cannot step: waits for b0"):
+        replay(p, None, [Transition("step", 1)])
+
+
+def test_result_text_and_json() -> None:
+    r = simulate(producer_consumer(extra_wait=1))
+    assert r.text() == ("t: deadlock after 32 steps\nstuck:\n"
+                        "  (0,0).compute at ops[1] wait(b0, 1): waits for b0: pushed-popped=16-16=0 < 1")
+    j = r.to_json()
+    assert j["status"] == "deadlock"
+    assert j["stuck"] == [{"position": {"engine": CA, "path": [1], "iteration": [], "op": "wait(b0, 1)"},
+                           "reason": "waits for b0: pushed-popped=16-16=0 < 1"}]
+    assert j["buffers"] == [{"id": 0, "pushed": 16, "popped": 16}]

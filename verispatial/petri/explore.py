@@ -1,0 +1,230 @@
+"""The oracle: explicit-state search over every interleaving of a small program (DESIGN §9).
+
+Breadth first over the states of ``Interp`` (engine steps and landing transitions alike), with a visited set of
+state keys, once per trip assignment (every value in ``[0, max]`` of every trip, unless fixed). Breadth first
+makes every reported trace a shortest one. Dynamic addresses are checked for ``bounds`` at both ends of their
+range.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from typing import Any
+
+import attrs
+
+from verispatial.ir.program import Program
+from verispatial.petri.interp import Interp, State, Stuck, Transition, Violation, resolve_trips
+
+
+@attrs.frozen(eq=False)
+class DeadlockFound:
+    """A reachable deadlock: the trip values, the transitions from the initial state (and their text), and
+    every unfinished engine's position with the counters that block it."""
+
+    trips: dict[str, int]
+    trace: tuple[Transition, ...]
+    trace_text: tuple[str, ...]
+    stuck: tuple[Stuck, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trips": dict(self.trips),
+            "trace": [t.to_json() for t in self.trace],
+            "trace_text": list(self.trace_text),
+            "stuck": [st.to_json() for st in self.stuck],
+        }
+
+
+@attrs.frozen(eq=False)
+class ViolationFound:
+    """A reachable rule violation: the violation, the trip values and the transitions that lead to it (the last
+    transition is the one that breaks the rule; empty when reaching the first ops already does, and for the
+    end-of-run rules the trace ends in the terminated state)."""
+
+    violation: Violation
+    trips: dict[str, int]
+    trace: tuple[Transition, ...]
+    trace_text: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "violation": self.violation.to_json(),
+            "trips": dict(self.trips),
+            "trace": [t.to_json() for t in self.trace],
+            "trace_text": list(self.trace_text),
+        }
+
+
+@attrs.frozen(eq=False)
+class ExploreResult:
+    """What the search found.
+
+    ``deadlocks``: the first deadlock found per trip assignment. ``violations``: the first violation found per
+    rule (in the order found). ``complete``: every reachable state of every assignment was visited (False when
+    ``max_states`` ran out; then "no deadlock" proves nothing). ``states``: states visited in all.
+    ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
+    """
+
+    program: str
+    deadlocks: tuple[DeadlockFound, ...]
+    violations: tuple[ViolationFound, ...]
+    complete: bool
+    states: int
+    assignments: tuple[dict[str, int], ...]
+
+    @property
+    def verdict(self) -> str:
+        """``deadlock`` or ``violation`` when one was found (a found one is definite even if the search was cut
+        short), else ``ok`` when complete, else ``inconclusive``."""
+        if self.deadlocks:
+            return "deadlock"
+        if self.violations:
+            return "violation"
+        return "ok" if self.complete else "inconclusive"
+
+    def rules(self) -> list[str]:
+        return [f.violation.rule for f in self.violations]
+
+    def violation(self, rule: str) -> ViolationFound | None:
+        """The violation found for ``rule``, if any."""
+        for f in self.violations:
+            if f.violation.rule == rule:
+                return f
+        return None
+
+    def text(self) -> str:
+        lines = [f"{self.program}: {self.verdict} ({self.states} states, {len(self.assignments)} trip assignment(s)"
+                 f"{'' if self.complete else ', search cut short'})"]
+        for d in self.deadlocks:
+            trips = " ".join(f"{k}={v}" for k, v in sorted(d.trips.items()))
+            lines.append(f"deadlock{' with ' + trips if trips else ''} after {len(d.trace)} transitions:")
+            lines += [f"  {st}" for st in d.stuck]
+        for f in self.violations:
+            lines.append(f"{f.violation} (after {len(f.trace)} transitions)")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "program": self.program,
+            "verdict": self.verdict,
+            "complete": self.complete,
+            "states": self.states,
+            "assignments": [dict(a) for a in self.assignments],
+            "deadlocks": [d.to_json() for d in self.deadlocks],
+            "violations": [f.to_json() for f in self.violations],
+        }
+
+
+def trip_assignments(program: Program, trips: dict[str, int] | None = None) -> list[dict[str, int]]:
+    """Every trip assignment: the product of ``[0, max]`` over the trips not fixed by ``trips``.
+
+    Raises ``ValueError`` for an unknown trip or a fixed value out of range."""
+    fixed = resolve_trips(program, trips)
+    free = [t for t in program.trips if t.name not in (trips or {})]
+    out = []
+    for values in itertools.product(*(range(t.max + 1) for t in free)):
+        a = dict(fixed)
+        a.update({t.name: v for t, v in zip(free, values, strict=True)})
+        out.append(a)
+    return out
+
+
+def _trace(parent: dict[Any, tuple[Any, Transition] | None], key: Any) -> list[Transition]:
+    out: list[Transition] = []
+    link = parent[key]
+    while link is not None:
+        key, t = link
+        out.append(t)
+        link = parent[key]
+    out.reverse()
+    return out
+
+
+def _texts(it: Interp, trace: list[Transition]) -> tuple[str, ...]:
+    s, _ = it.start()
+    out = []
+    for t in trace:
+        out.append(it.describe(s, t))
+        s = it.fire(s, t)
+    return tuple(out)
+
+
+def explore(
+    program: Program,
+    trips: dict[str, int] | None = None,
+    max_states: int = 200_000,
+    dyn: dict[str, int] | None = None,
+) -> ExploreResult:
+    """Search every interleaving of ``program`` for every trip assignment (trips named in ``trips`` are fixed).
+
+    ``max_states`` bounds the states visited over all assignments together; when it runs out the result is
+    incomplete. ``dyn`` fixes the values dynamic addresses take for tensor tracking (default ``lo``; ``bounds``
+    is checked at ``lo`` and ``hi`` regardless). Raises ``InvalidProgram`` for a structurally invalid program,
+    ``ValueError`` for bad trip values.
+    """
+    deadlocks: list[DeadlockFound] = []
+    found: dict[str, ViolationFound] = {}
+    visited_total = 0
+    complete = True
+    done: list[dict[str, int]] = []
+
+    for assignment in trip_assignments(program, trips):
+        if visited_total >= max_states:
+            complete = False
+            break
+        done.append(assignment)
+        it = Interp(program, assignment, dyn, dyn_extremes=True)
+        s0, first = it.start()
+        k0 = s0.key()
+        parent: dict[Any, tuple[Any, Transition] | None] = {k0: None}
+        visited_total += 1
+        queue: deque[tuple[Any, State]] = deque([(k0, s0)])
+        deadlocked = False
+
+        def note(vs: list[Violation], trace_of: Any, last: Transition | None,
+                 it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
+            for v in vs:
+                if v.rule in found:
+                    continue
+                trace = _trace(parent, trace_of) + ([last] if last is not None else [])
+                found[v.rule] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
+
+        note(first, k0, None)
+        while queue:
+            key, s = queue.popleft()
+            moves = it.enabled(s)
+            if not moves:
+                if it.all_finished(s):
+                    note(it.final_violations(s), key, None)
+                elif not deadlocked:
+                    deadlocked = True
+                    trace = _trace(parent, key)
+                    deadlocks.append(DeadlockFound(dict(assignment), tuple(trace), _texts(it, trace), it.stuck(s)))
+                continue
+            for t in moves:
+                s2, vs = it.step(s, t, check=False)
+                if vs:
+                    note(vs, key, t)
+                k2 = s2.key()
+                if k2 in parent:
+                    continue
+                if visited_total >= max_states:
+                    complete = False
+                    queue.clear()
+                    break
+                parent[k2] = (key, t)
+                visited_total += 1
+                queue.append((k2, s2))
+        if not complete:
+            break
+
+    return ExploreResult(
+        program=program.name,
+        deadlocks=tuple(deadlocks),
+        violations=tuple(found.values()),
+        complete=complete,
+        states=visited_total,
+        assignments=tuple(done),
+    )

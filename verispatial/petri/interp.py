@@ -1,0 +1,1166 @@
+"""The reference interpreter: the token game of DESIGN §5, op by op, with every rule checked where it happens.
+
+This is the oracle the checker is tested against, so it is written to be obviously right rather than fast.
+
+Model (DESIGN §5):
+
+- Each engine runs its op list in order. Its program counter is ``(path, iters)``: the path of the next op to
+  execute (always a non-loop op: loops are entered and left as part of the step that reaches them) and the
+  index of every enclosing loop; ``None`` once finished.
+- Shared counters: per buffer ``pushed`` / ``popped`` (pages, unbounded); per semaphore word (semaphore, site)
+  its value.
+- Asynchronous ops (``SemInc``, ``ReadTiles``, ``WriteTiles``, ``McastSend``, ``McastSetValid``) are *issued*
+  by the engine step and *land* later as separate transitions of the system. A multicast first *leaves* its
+  source (a ``McastSetValid`` reads the sender's word then) and then *lands* at each destination separately.
+  The multicasts of one engine land at each destination in the order they left (the network keeps the order
+  of what it carries). On a target with ``ordered_writes`` they leave in issue order; elsewhere in any order,
+  which is why a ``Flush`` between a data multicast and its flag is needed there. Landings are always enabled.
+- A barrier blocks until the engine's own outstanding ops of its class are done: ``ReadBarrier`` reads,
+  ``WriteBarrier`` writes and multicasts (landed everywhere), ``Flush`` multicasts (left), ``AtomicBarrier``
+  increments.
+- A *deadlock* is a state in which some engine is unfinished and no transition (engine step or landing) is
+  enabled; the run *terminates* when every engine has finished and nothing is in flight.
+
+Violations (rule names in ``RULES``) are recorded where they happen and the run continues.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from verispatial.errors import InvalidProgram
+from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.ops import (
+    AcquireAcc,
+    AtomicBarrier,
+    Flush,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    PackAcc,
+    Pop,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    SemInc,
+    SemSet,
+    SemWait,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+    op_text,
+)
+from verispatial.ir.program import Program, walk
+from verispatial.ir.validate import validate
+from verispatial.petri.position import RULES, Position, Violation, iteration_text, path_text
+
+__all__ = [
+    "RULES",
+    "Interp",
+    "Position",
+    "SimResult",
+    "State",
+    "Stuck",
+    "Transition",
+    "Violation",
+    "drive",
+    "replay",
+    "resolve_trips",
+    "rule_at",
+    "simulate",
+]
+
+# Kinds of in-flight asynchronous operations. Entries are tuples so states hash:
+#   (_INC,   path, iters, word, by)
+#   (_READ,  path, iters, state_tiles)                      state_tiles: tile keys of state tensors read
+#   (_WRITE, path, iters)
+#   (_MCAST, path, iters, buf, pages, ps, left, remaining)  ps: sender write offset at issue; remaining: dest bufs
+#   (_VALID, path, iters, src_word, value, sem, left, remaining)  value: read when it leaves; remaining: dest words
+_INC, _READ, _WRITE, _MCAST, _VALID = 0, 1, 2, 3, 4
+
+PC = tuple[tuple[int, ...], tuple[int, ...]]
+Entry = tuple[Any, ...]
+TileKey = tuple[int, int]  # (tensor index, tile index)
+
+
+@attrs.frozen
+class Transition:
+    """One move of the system.
+
+    ``kind``: ``"step"`` (engine ``engine`` executes its next op), ``"leave"`` (the multicast at index ``slot``
+    of the engine's in-flight list leaves its source) or ``"land"`` (the in-flight op at ``slot`` lands; for a
+    multicast, at destination ``dest``: a buffer id for ``McastSend``, a word id for ``McastSetValid``).
+    ``engine`` is an index into ``program.programs``. Slots are positions in the state's in-flight list, so a
+    transition is meaningful in the state it was enabled in (replaying a trace from the start reproduces them).
+    """
+
+    kind: str
+    engine: int
+    slot: int = -1
+    dest: int = -1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "engine": self.engine, "slot": self.slot, "dest": self.dest}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Transition:
+        return cls(str(d["kind"]), int(d["engine"]), int(d.get("slot", -1)), int(d.get("dest", -1)))
+
+
+class State:
+    """A state of the token game. Mutable inside the interpreter; ``Interp.fire`` copies it first, so a state
+    handed out is never changed. ``key()`` is a hashable canonical form (equal keys = equal futures)."""
+
+    __slots__ = (
+        "ab",
+        "consumer",
+        "dirty",
+        "landed",
+        "mc_mask",
+        "pcs",
+        "pending",
+        "popped",
+        "producer",
+        "pushed",
+        "rb_mask",
+        "res_max",
+        "tiles",
+        "vs_mask",
+        "wait_max",
+        "wb",
+        "words",
+        "wtiles",
+    )
+
+    pcs: list[PC | None]
+    pushed: list[int]
+    popped: list[int]
+    res_max: list[int]  # largest Reserve of each buffer since its last Push (pages)
+    wait_max: list[int]  # largest Wait of each buffer since its last Pop (pages)
+    producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
+    consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
+    landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
+    words: list[int]  # value of each semaphore word
+    dirty: list[int]  # per word: bitmask of engines that have not observed it since its last remote write
+    # per engine: in-flight asynchronous ops in issue order, except that the multicasts that have left come
+    # before those that have not, in the order they left
+    pending: list[tuple[Entry, ...]]
+    rb_mask: list[int]  # per engine: buffers read into (ReadTiles) since its last ReadBarrier
+    wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
+    ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
+    mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
+    vs_mask: list[int]  # per engine: semaphores flag-multicast since its last Flush/WriteBarrier
+    # per tile: (engines with an incomplete write, a write has completed, a write has been issued)
+    tiles: dict[TileKey, tuple[int, bool, bool]]
+    wtiles: list[tuple[TileKey, ...]]  # per engine: tiles written since its last WriteBarrier (derived from tiles)
+
+    def copy(self) -> State:
+        s = State.__new__(State)
+        s.pcs, s.pushed, s.popped = self.pcs.copy(), self.pushed.copy(), self.popped.copy()
+        s.res_max, s.wait_max = self.res_max.copy(), self.wait_max.copy()
+        s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
+        s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
+        s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
+        s.mc_mask, s.vs_mask = self.mc_mask.copy(), self.vs_mask.copy()
+        s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
+        return s
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            tuple(self.pcs),
+            tuple(self.pushed),
+            tuple(self.popped),
+            tuple(self.res_max),
+            tuple(self.wait_max),
+            tuple(self.producer),
+            tuple(self.consumer),
+            tuple(self.landed),
+            tuple(self.words),
+            tuple(self.dirty),
+            tuple(self.pending),
+            tuple(self.rb_mask),
+            tuple(self.wb),
+            tuple(self.ab),
+            tuple(self.mc_mask),
+            tuple(self.vs_mask),
+            tuple(sorted(self.tiles.items())),
+        )
+
+
+@attrs.frozen
+class Stuck:
+    """An engine that cannot move: where it is and the counter values that block it."""
+
+    position: Position
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.position}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"position": self.position.to_json(), "reason": self.reason}
+
+
+def resolve_trips(program: Program, trips: dict[str, int] | None) -> dict[str, int]:
+    """Every trip of ``program`` with a value: those given in ``trips``, the others at their ``max``.
+
+    Raises ``ValueError`` for an unknown trip name or a value outside ``[0, max]``.
+    """
+    out = program.trip_max()
+    for name, v in (trips or {}).items():
+        if name not in out:
+            raise ValueError(f"trip {name!r} is not declared (declared: {sorted(out)})")
+        if not 0 <= v <= out[name]:
+            raise ValueError(f"trip {name} = {v} is outside [0, {out[name]}]")
+        out[name] = v
+    return out
+
+
+class Interp:
+    """The token game of one program under fixed trip values.
+
+    ``trips`` gives trip values (missing ones take their max); ``dyn`` gives the runtime value of each
+    ``Dynamic`` address part by name (missing ones take ``lo``). With ``dyn_extremes`` the ``bounds`` rule
+    checks every dynamic address at both ``lo`` and ``hi`` (the explorer's mode).
+
+    Raises ``InvalidProgram`` when ``validate(program)`` finds structural violations (the interpreter only
+    runs well-formed programs) and ``ValueError`` for bad trip values.
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        trips: dict[str, int] | None = None,
+        dyn: dict[str, int] | None = None,
+        *,
+        dyn_extremes: bool = False,
+    ) -> None:
+        errs = validate(program)
+        if errs:
+            raise InvalidProgram(errs)
+        self.program = program
+        self.trips = resolve_trips(program, trips)
+        self.dyn = dict(dyn or {})
+        self.dyn_extremes = dyn_extremes
+        self.ordered = program.target.ordered_writes
+        self.engines = program.programs
+        self.keys = [ep.key for ep in self.engines]
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.n = len(self.engines)
+        self.caps = [b.capacity for b in program.buffers]
+
+        # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
+        self._ops: list[dict[tuple[int, ...], Op]] = []
+        self._bodies: list[dict[tuple[int, ...], tuple[Op, ...]]] = []
+        for ep in self.engines:
+            ops: dict[tuple[int, ...], Op] = {}
+            bodies: dict[tuple[int, ...], tuple[Op, ...]] = {(): ep.ops}
+
+            def index(prefix: tuple[int, ...], body: tuple[Op, ...], ops: dict[tuple[int, ...], Op] = ops,
+                      bodies: dict[tuple[int, ...], tuple[Op, ...]] = bodies) -> None:
+                for i, op in enumerate(body):
+                    p = (*prefix, i)
+                    ops[p] = op
+                    if isinstance(op, Loop):
+                        bodies[p] = op.body
+                        index(p, op.body)
+
+            index((), ep.ops)
+            self._ops.append(ops)
+            self._bodies.append(bodies)
+
+        # Semaphore words, densely numbered.
+        self.word_id: dict[tuple[int, Site], int] = {}
+        self.word_site: list[Site] = []
+        self.word_sem: list[int] = []
+        self.word_init: list[int] = []
+        for sem in program.semaphores:
+            for site in sem.sites:
+                self.word_id[(sem.id, site)] = len(self.word_site)
+                self.word_site.append(site)
+                self.word_sem.append(sem.id)
+                self.word_init.append(sem.init)
+        self.site_mask: dict[Site, int] = {}
+        for e, ep in enumerate(self.engines):
+            self.site_mask[ep.site] = self.site_mask.get(ep.site, 0) | (1 << e)
+
+        # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
+        self._mcast_bufs: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._valid_words: dict[tuple[int, int], tuple[int, ...]] = {}
+        by_site_cb = {(b.site, b.cb): b.id for b in program.buffers}
+        for ep in self.engines:
+            for op in walk(ep.ops):
+                if isinstance(op, McastSend):
+                    cb = program.buffers[op.buf].cb
+                    dests = program.groups[op.group].destinations()
+                    self._mcast_bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, cb)] for d in dests)
+                elif isinstance(op, McastSetValid):
+                    dests = program.groups[op.group].destinations()
+                    self._valid_words[(op.sem, op.group)] = tuple(self.word_id[(op.sem, d)] for d in dests)
+        self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
+
+        self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
+        self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
+        self.rearmed = self._rearmed_words()
+
+    # ------------------------------------------------------------------ static helpers
+
+    def _rearmed_words(self) -> frozenset[int]:
+        """Words exempt from ``balance-sem``: no SemInc ever targets the word, at least one engine program at its
+        site touches the semaphore, and the first op on it of every such program is a SemSet."""
+        incs = {(op.sem, op.at) for ep in self.engines for op in walk(ep.ops) if isinstance(op, SemInc)}
+        out = set()
+        for (sem, site), w in self.word_id.items():
+            if (sem, site) in incs:
+                continue
+            firsts = []
+            for ep in self.engines:
+                if ep.site != site:
+                    continue
+                for op in walk(ep.ops):
+                    if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem == sem:
+                        firsts.append(op)
+                        break
+            if firsts and all(isinstance(op, SemSet) for op in firsts):
+                out.add(w)
+        return frozenset(out)
+
+    def _count(self, loop: Loop) -> int:
+        return self.trips[loop.count] if isinstance(loop.count, str) else loop.count
+
+    def _normalize(self, e: int, path: list[int], iters: list[int]) -> PC | None:
+        """From an index that may point past a body's end or at a loop, the next non-loop op to execute."""
+        bodies, ops = self._bodies[e], self._ops[e]
+        while True:
+            body = bodies[tuple(path[:-1])]
+            i = path[-1]
+            if i < len(body):
+                op = body[i]
+                if isinstance(op, Loop):
+                    if self._count(op) > 0 and op.body:
+                        path.append(0)
+                        iters.append(0)
+                    else:
+                        path[-1] += 1
+                    continue
+                return (tuple(path), tuple(iters))
+            if len(path) == 1:
+                return None
+            loop = ops[tuple(path[:-1])]
+            assert isinstance(loop, Loop)
+            if iters[-1] + 1 < self._count(loop):
+                iters[-1] += 1
+                path[-1] = 0
+            else:
+                path.pop()
+                iters.pop()
+                path[-1] += 1
+
+    def next_pc(self, e: int, pc: PC) -> PC | None:
+        """The program counter after executing the op at ``pc`` (no effect on any state)."""
+        path, iters = pc
+        return self._normalize(e, [*path[:-1], path[-1] + 1], list(iters))
+
+    def _vars(self, e: int, path: tuple[int, ...]) -> list[str]:
+        out = []
+        for k in range(1, len(path)):
+            lp = self._ops[e][path[:k]]
+            assert isinstance(lp, Loop)
+            out.append(lp.var)
+        return out
+
+    def pos(self, e: int, pc: PC | None) -> Position:
+        """The ``Position`` of engine ``e`` at program counter ``pc``."""
+        if pc is None:
+            return Position(self.keys[e], None)
+        path, iters = pc
+        return Position(
+            self.keys[e], path, tuple(zip(self._vars(e, path), iters, strict=True)), op_text(self._ops[e][path])
+        )
+
+    def engine_index(self, engine: str | int) -> int:
+        """Index of an engine given by key (``"(0,0).reader"``) or index; ``KeyError`` if unknown."""
+        if isinstance(engine, int):
+            if not 0 <= engine < self.n:
+                raise KeyError(engine)
+            return engine
+        return self.index[engine]
+
+    def _word(self, e: int, sem: int) -> int:
+        return self.word_id[(sem, self.engines[e].site)]
+
+    def _dest_site(self, kind: int, d: int) -> Site:
+        return self.program.buffers[d].site if kind == _MCAST else self.word_site[d]
+
+    # ------------------------------------------------------------------ public API
+
+    def start(self) -> tuple[State, list[Violation]]:
+        """The initial state and the violations found on reaching each engine's first op."""
+        s = State.__new__(State)
+        nb, nw, n = len(self.program.buffers), len(self.word_site), self.n
+        s.pushed, s.popped, s.res_max, s.wait_max = [0] * nb, [0] * nb, [0] * nb, [0] * nb
+        s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
+        s.words, s.dirty = list(self.word_init), [0] * nw
+        s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
+        s.mc_mask, s.vs_mask, s.wtiles = [0] * n, [0] * n, [() for _ in range(n)]
+        s.tiles = {}
+        s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
+        out: list[Violation] = []
+        for e in range(n):
+            if s.pcs[e] is None:
+                self._on_finish(s, e, out)
+            else:
+                self._on_arrive(s, e, out)
+        return s, out
+
+    def initial(self) -> State:
+        """The initial state (see ``start`` for the violations of reaching the first ops)."""
+        return self.start()[0]
+
+    def can_step(self, s: State, e: int) -> bool:
+        """Whether engine ``e``'s next op is enabled (False when finished)."""
+        pc = s.pcs[e]
+        if pc is None:
+            return False
+        op = self._ops[e][pc[0]]
+        t = type(op)
+        if t is Reserve:
+            assert isinstance(op, Reserve)
+            return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
+        if t is Wait:
+            assert isinstance(op, Wait)
+            return s.pushed[op.buf] - s.popped[op.buf] >= op.pages
+        if t is SemWait:
+            assert isinstance(op, SemWait)
+            v = s.words[self._word(e, op.sem)]
+            return v == op.value if op.cond is WaitCond.EQ else v >= op.value
+        if t is ReadBarrier:
+            return not any(en[0] == _READ for en in s.pending[e])
+        if t is WriteBarrier:
+            return not any(en[0] in (_WRITE, _MCAST, _VALID) for en in s.pending[e])
+        if t is Flush:
+            return all(en[6] for en in s.pending[e] if en[0] >= _MCAST)
+        if t is AtomicBarrier:
+            return not any(en[0] == _INC for en in s.pending[e])
+        return True
+
+    def landings(self, s: State) -> list[Transition]:
+        """Every enabled leave/land transition, engine by engine, in in-flight order.
+
+        A multicast may leave when it is the first not yet left (ordered targets) or at any time (others); it may
+        land at a destination when no multicast that left before it still has to land at that site."""
+        out: list[Transition] = []
+        for e in range(self.n):
+            first_unleft = True
+            busy: set[Site] = set()  # sites an earlier-left multicast has yet to land at
+            for i, en in enumerate(s.pending[e]):
+                k = en[0]
+                if k < _MCAST:
+                    out.append(Transition("land", e, i))
+                    continue
+                if not en[6]:
+                    if not self.ordered or first_unleft:
+                        out.append(Transition("leave", e, i))
+                    first_unleft = False
+                    continue
+                for d in en[7]:
+                    if self._dest_site(k, d) not in busy:
+                        out.append(Transition("land", e, i, d))
+                busy.update(self._dest_site(k, d) for d in en[7])
+        return out
+
+    def enabled(self, s: State) -> list[Transition]:
+        """Every enabled transition: engine steps (in engine order), then landings."""
+        return [Transition("step", e) for e in range(self.n) if self.can_step(s, e)] + self.landings(s)
+
+    def step(self, s: State, t: Transition, *, check: bool = True) -> tuple[State, list[Violation]]:
+        """Fire ``t`` on a copy of ``s``: the new state and the violations. Raises ``ValueError`` if ``t`` is not
+        enabled (``check=False`` skips that test, for callers that took ``t`` from ``enabled(s)``)."""
+        s2 = s.copy()
+        out: list[Violation] = []
+        if check:
+            self.apply(s2, t, out)
+        elif t.kind == "step":
+            self._exec(s2, t.engine, out)
+        else:
+            self._land(s2, t, out)
+        return s2, out
+
+    def fire(self, s: State, t: Transition) -> State:
+        """The state after ``t``; ``s`` is unchanged. Use ``step`` to also get the violations."""
+        return self.step(s, t)[0]
+
+    def apply(self, s: State, t: Transition, out: list[Violation]) -> None:
+        """Fire ``t`` in place on ``s``, appending violations to ``out``. Raises ``ValueError`` if ``t`` is not
+        enabled."""
+        if t.kind == "step":
+            if not self.can_step(s, t.engine):
+                raise ValueError(f"{self.keys[t.engine]} cannot step: {self.block_detail(s, t.engine)}")
+            self._exec(s, t.engine, out)
+        else:
+            if t not in self.landings(s):
+                raise ValueError(f"transition {t} is not enabled")
+            self._land(s, t, out)
+
+    def positions(self, s: State) -> dict[str, Position]:
+        """Every engine's position, by engine key."""
+        return {self.keys[e]: self.pos(e, s.pcs[e]) for e in range(self.n)}
+
+    def position(self, s: State, engine: str | int) -> Position:
+        e = self.engine_index(engine)
+        return self.pos(e, s.pcs[e])
+
+    def all_finished(self, s: State) -> bool:
+        return all(pc is None for pc in s.pcs)
+
+    def in_flight(self, s: State) -> bool:
+        return any(s.pending)
+
+    def block_detail(self, s: State, engine: str | int) -> str:
+        """What blocks the engine, with the counter values: ``waits for b3: pushed-popped=0-0=0 < 8``,
+        ``sem4@(0,1)=2, waits ==7``; ``finished`` or ``enabled`` when it is not blocked."""
+        e = self.engine_index(engine)
+        pc = s.pcs[e]
+        if pc is None:
+            return "finished"
+        if self.can_step(s, e):
+            return "enabled"
+        op = self._ops[e][pc[0]]
+        if isinstance(op, Reserve):
+            b, cap = op.buf, self.caps[op.buf]
+            if op.pages > cap:
+                return f"waits for space in b{b}: asks {op.pages} pages of a {cap}-page buffer (never fits)"
+            free = cap - (s.pushed[b] - s.popped[b])
+            return (f"waits for space in b{b}: capacity-(pushed-popped)={cap}-({s.pushed[b]}-{s.popped[b]})"
+                    f"={free} < {op.pages}")
+        if isinstance(op, Wait):
+            b = op.buf
+            return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
+        if isinstance(op, SemWait):
+            w = self._word(e, op.sem)
+            rel = "==" if op.cond is WaitCond.EQ else ">="
+            return f"sem{op.sem}@{self.word_site[w]}={s.words[w]}, waits {rel}{op.value}"
+        kinds = {ReadBarrier: ("read(s)", (_READ,)), WriteBarrier: ("write(s)/multicast(s)", (_WRITE, _MCAST, _VALID)),
+                 AtomicBarrier: ("sem_inc(s)", (_INC,))}
+        if type(op) in kinds:
+            what, ks = kinds[type(op)]
+            k = sum(1 for en in s.pending[e] if en[0] in ks)
+            return f"waits for {k} outstanding {what}"
+        if isinstance(op, Flush):
+            k = sum(1 for en in s.pending[e] if en[0] >= _MCAST and not en[6])
+            return f"waits for {k} multicast(s) to leave the source"
+        return "blocked"  # pragma: no cover - every blocking op is listed above
+
+    def blocked_reason(self, s: State, engine: str | int) -> str:
+        """The engine's position (op and iteration) and what blocks it, e.g.
+        ``(0,0).compute at ops[1].body[0] wait(b3, 8) k=2: waits for b3: pushed-popped=0-0=0 < 8``."""
+        e = self.engine_index(engine)
+        return f"{self.pos(e, s.pcs[e])}: {self.block_detail(s, e)}"
+
+    def stuck(self, s: State) -> tuple[Stuck, ...]:
+        """Every unfinished engine whose next op is not enabled."""
+        return tuple(
+            Stuck(self.pos(e, s.pcs[e]), self.block_detail(s, e))
+            for e in range(self.n)
+            if s.pcs[e] is not None and not self.can_step(s, e)
+        )
+
+    def describe(self, s: State, t: Transition) -> str:
+        """``t`` as text, as it would fire in ``s``."""
+        e = t.engine
+        if t.kind == "step":
+            return str(self.pos(e, s.pcs[e]))
+        en = s.pending[e][t.slot]
+        issued = self.pos(e, (en[1], en[2]))
+        what = f"{self.keys[e]}'s {issued.op} (issued at {path_text(en[1])}"
+        what += f" {iteration_text(issued.iteration)})" if issued.iteration else ")"
+        if t.kind == "leave":
+            extra = f" carrying sem{en[5]}@{self.word_site[en[3]]}={s.words[en[3]]}" if en[0] == _VALID else ""
+            return f"{what} leaves the source{extra}"
+        if en[0] == _INC:
+            w = en[3]
+            return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {s.words[w] + en[4]}"
+        if en[0] == _MCAST:
+            return f"{what} lands in b{t.dest} at {self._dest_site(_MCAST, t.dest)}"
+        if en[0] == _VALID:
+            w = t.dest
+            return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {en[4]}"
+        return f"{what} {'lands' if en[0] == _READ else 'completes'}"
+
+    def final_violations(self, s: State) -> list[Violation]:
+        """``balance-cb`` and ``balance-sem`` for a terminated state (every engine finished, nothing in flight)."""
+        out: list[Violation] = []
+        for b in self.program.buffers:
+            if s.pushed[b.id] != s.popped[b.id]:
+                e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
+                msg = f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}"
+                out.append(Violation("balance-cb", self._site_pos(b.site, e), msg))
+        for w, site in enumerate(self.word_site):
+            if w not in self.rearmed and s.words[w] != self.word_init[w]:
+                sem = self.program.semaphores[self.word_sem[w]]
+                out.append(Violation("balance-sem", self._site_pos(site, -1),
+                                     f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
+                                     f"{self.word_init[w]} (the word is not re-armed by a SemSet)"))
+        return out
+
+    def _site_pos(self, site: Site, e: int) -> Position:
+        if e < 0:
+            at_site = [i for i, ep in enumerate(self.engines) if ep.site == site]
+            e = at_site[0] if at_site else 0
+        if self.n == 0:
+            return Position(str(site), None)
+        return Position(self.keys[e], None)
+
+    # ------------------------------------------------------------------ engine steps
+
+    def _v(self, out: list[Violation], rule: str, e: int, pc: PC | None, msg: str) -> None:
+        out.append(Violation(rule, self.pos(e, pc), msg))
+
+    def _env(self, e: int, pc: PC) -> dict[str, int]:
+        return dict(zip(self._vars(e, pc[0]), pc[1], strict=True))
+
+    def _on_arrive(self, s: State, e: int, out: list[Violation]) -> None:
+        pc = s.pcs[e]
+        assert pc is not None
+        op = self._ops[e][pc[0]]
+        if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
+            self._v(out, "cb-capacity", e, pc,
+                    f"{op_text(op)} asks for {op.pages} pages of b{op.buf}, whose capacity is {self.caps[op.buf]}")
+
+    def _on_finish(self, s: State, e: int, out: list[Violation]) -> None:
+        left = []
+        if s.rb_mask[e]:
+            bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.rb_mask[e] >> b & 1)
+            left.append(f"read_tiles into {bufs} with no read_barrier after")
+        if s.wb[e]:
+            left.append("writes/multicasts with no write_barrier after")
+        if s.ab[e]:
+            left.append("sem_inc with no atomic_barrier after")
+        if left:
+            self._v(out, "async-pending-at-end", e, None, "ends with outstanding NoC transactions: " + "; ".join(left))
+
+    def _advance(self, s: State, e: int, out: list[Violation]) -> None:
+        pc = s.pcs[e]
+        assert pc is not None
+        s.pcs[e] = self.next_pc(e, pc)
+        if s.pcs[e] is None:
+            self._on_finish(s, e, out)
+        else:
+            self._on_arrive(s, e, out)
+
+    def _role(self, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
+        owners = s.producer if producer else s.consumer
+        if owners[b] < 0:
+            owners[b] = e
+        elif owners[b] != e:
+            rule, verb = ("cb-single-producer", "produces") if producer else ("cb-single-consumer", "consumes")
+            self._v(out, rule, e, pc, f"b{b} already has {self.keys[owners[b]]} as the engine that {verb} it")
+
+    def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
+        """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
+        env = self._env(e, pc)
+        ntiles = self.tensor_tiles[self.tensor_index[op.tensor]]
+        d = op.addr.dynamic
+        start = op.addr.at(env, None if d is None else self.dyn.get(d.name, d.lo))
+        starts = [start]
+        if d is not None and self.dyn_extremes:
+            starts = [op.addr.at(env, d.lo), op.addr.at(env, d.hi)]
+        for a in starts:
+            if a < 0 or a + op.tiles > ntiles:
+                self._v(out, "bounds", e, pc,
+                        f"{op_text(op)} touches tiles [{a}, {a + op.tiles - 1}] of {op.tensor}, "
+                        f"which has tiles [0, {ntiles - 1}]")
+                break
+        return range(max(start, 0), min(start + op.tiles, ntiles))
+
+    def _exec(self, s: State, e: int, out: list[Violation]) -> None:
+        pc = s.pcs[e]
+        assert pc is not None
+        path, iters = pc
+        op = self._ops[e][path]
+        if isinstance(op, Reserve):
+            self._role(s, e, pc, op.buf, True, out)
+            s.res_max[op.buf] = max(s.res_max[op.buf], op.pages)
+        elif isinstance(op, Push):
+            b, n, cap = op.buf, op.pages, self.caps[op.buf]
+            self._role(s, e, pc, b, True, out)
+            if s.res_max[b] < n:
+                self._v(out, "cb-push-uncovered", e, pc,
+                        f"push(b{b}, {n}) is covered by reserves of only {s.res_max[b]} pages since the last push "
+                        f"(expected >= {n})")
+            if s.pushed[b] % cap + n > cap:
+                self._v(out, "cb-straddle", e, pc,
+                        f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
+                        f"({s.pushed[b] % cap}+{n} > {cap})")
+            if s.rb_mask[e] >> b & 1:
+                self._v(out, "async-read-publish", e, pc,
+                        f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
+            if b in self.mcast_dests and s.landed[b] < s.pushed[b] + n:
+                self._v(out, "mcast-publish-early", e, pc,
+                        f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
+                        f"only {s.landed[b]} in b{b}")
+            s.pushed[b] += n
+            s.res_max[b] = 0
+        elif isinstance(op, Wait):
+            self._role(s, e, pc, op.buf, False, out)
+            s.wait_max[op.buf] = max(s.wait_max[op.buf], op.pages)
+        elif isinstance(op, Pop):
+            b, n, cap = op.buf, op.pages, self.caps[op.buf]
+            self._role(s, e, pc, b, False, out)
+            if s.wait_max[b] < n:
+                self._v(out, "cb-pop-uncovered", e, pc,
+                        f"pop(b{b}, {n}) is covered by waits of only {s.wait_max[b]} pages since the last pop "
+                        f"(expected >= {n})")
+            if s.popped[b] % cap + n > cap:
+                self._v(out, "cb-straddle", e, pc,
+                        f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
+                        f"({s.popped[b] % cap}+{n} > {cap})")
+            s.popped[b] += n
+            s.wait_max[b] = 0
+        elif isinstance(op, SemInc):
+            s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
+            s.ab[e] = True
+        elif isinstance(op, SemSet):
+            w = self._word(e, op.sem)
+            if s.dirty[w] >> e & 1:
+                self._v(out, "sem-set-race", e, pc,
+                        f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{self.word_site[w]}={s.words[w]}, "
+                        f"which received a remote write since this engine last observed it (lost update)")
+            if s.vs_mask[e] >> op.sem & 1:
+                self._v(out, "async-source-reuse", e, pc,
+                        f"sem_set(sem{op.sem}, {op.value}) changes the source word of a mcast_set_valid issued with "
+                        f"no flush/write_barrier since")
+            s.words[w] = op.value
+            s.dirty[w] &= ~(1 << e)
+        elif isinstance(op, SemWait):
+            w = self._word(e, op.sem)
+            s.dirty[w] &= ~(1 << e)
+        elif isinstance(op, McastSend):
+            b = op.buf
+            ps = s.pushed[b] % self.caps[b]
+            entry: Entry = (_MCAST, path, iters, b, op.pages, ps, False, self._mcast_bufs[(b, op.group)])
+            s.pending[e] = (*s.pending[e], entry)
+            s.mc_mask[e] |= 1 << b
+            s.wb[e] = True
+        elif isinstance(op, McastSetValid):
+            if not self.ordered and s.mc_mask[e]:
+                bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.mc_mask[e] >> b & 1)
+                self._v(out, "async-flag-overtake", e, pc,
+                        f"mcast_set_valid(sem{op.sem}, g{op.group}) may overtake the mcast_send of {bufs}: no "
+                        f"flush/write_barrier between them and {self.program.target.name} does not order writes")
+            entry = (_VALID, path, iters, self._word(e, op.sem), None, op.sem, False,
+                     self._valid_words[(op.sem, op.group)])
+            s.pending[e] = (*s.pending[e], entry)
+            s.vs_mask[e] |= 1 << op.sem
+            s.wb[e] = True
+        elif isinstance(op, ReadTiles):
+            rng = self._tile_range(e, pc, op, out)
+            if s.mc_mask[e] >> op.into & 1:
+                self._v(out, "async-source-reuse", e, pc,
+                        f"{op_text(op)} overwrites b{op.into}, the source of a mcast_send issued with no "
+                        f"flush/write_barrier since")
+            ti = self.tensor_index[op.tensor]
+            role = self.program.tensors[ti].role
+            state_tiles: tuple[TileKey, ...] = ()
+            if role is Role.ACTIVATION:
+                for t in rng:
+                    got = s.tiles.get((ti, t))
+                    if got is None or not got[1] or got[0]:
+                        why = ("while a write to it by " + self._engines_text(got[0]) + " is not complete"
+                               if got is not None and got[0] else "before any completed write to it")
+                        self._v(out, "tensor-race", e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}")
+                        break
+            elif role is Role.STATE:
+                state_tiles = tuple((ti, t) for t in rng)
+            s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles))
+            s.rb_mask[e] |= 1 << op.into
+        elif isinstance(op, WriteTiles):
+            rng = self._tile_range(e, pc, op, out)
+            ti = self.tensor_index[op.tensor]
+            reported = False
+            keys = []
+            for t in rng:
+                key = (ti, t)
+                m, done, _ = s.tiles.get(key, (0, False, False))
+                others = m & ~(1 << e)
+                if others and not reported:
+                    self._v(out, "tensor-race", e, pc,
+                            f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
+                            f"{self._engines_text(others)} is not complete")
+                    reported = True
+                s.tiles[key] = (m | (1 << e), done, True)
+                keys.append(key)
+            s.wtiles[e] = (*s.wtiles[e], *keys)
+            s.pending[e] = (*s.pending[e], (_WRITE, path, iters))
+            s.wb[e] = True
+        elif isinstance(op, ReadBarrier):
+            s.rb_mask[e] = 0
+        elif isinstance(op, WriteBarrier):
+            s.wb[e] = False
+            s.mc_mask[e] = 0
+            s.vs_mask[e] = 0
+            bit = 1 << e
+            for key in s.wtiles[e]:
+                m, _done, issued = s.tiles[key]
+                if m & bit:
+                    s.tiles[key] = (m & ~bit, True, issued)
+            s.wtiles[e] = ()
+        elif isinstance(op, Flush):
+            s.mc_mask[e] = 0
+            s.vs_mask[e] = 0
+        elif isinstance(op, AtomicBarrier):
+            s.ab[e] = False
+        elif isinstance(op, AcquireAcc):
+            if op.tiles > self.program.target.acc_tiles:
+                self._v(out, "acc-capacity", e, pc,
+                        f"acquire_acc({op.tiles}) takes {op.tiles} tiles; {self.program.target.name}'s accumulator "
+                        f"holds {self.program.target.acc_tiles}")
+        elif isinstance(op, PackAcc):
+            if s.mc_mask[e] >> op.buf & 1:
+                self._v(out, "async-source-reuse", e, pc,
+                        f"{op_text(op)} overwrites b{op.buf}, the source of a mcast_send issued with no "
+                        f"flush/write_barrier since")
+        # Compute and ReleaseAcc have no effect on the token game.
+        self._advance(s, e, out)
+
+    def _engines_text(self, mask: int) -> str:
+        return ", ".join(self.keys[i] for i in range(self.n) if mask >> i & 1)
+
+    # ------------------------------------------------------------------ landings
+
+    def _land(self, s: State, t: Transition, out: list[Violation]) -> None:
+        e, i = t.engine, t.slot
+        pend = s.pending[e]
+        en = pend[i]
+        kind = en[0]
+        issue_pc: PC = (en[1], en[2])
+        if t.kind == "leave":
+            value = s.words[en[3]] if kind == _VALID else en[4]
+            # Keep the multicasts that left first, in leave order: move this one before every one not yet left.
+            j = next(j for j, x in enumerate(pend) if x[0] >= _MCAST and not x[6])
+            rest = pend[:i] + pend[i + 1 :]
+            s.pending[e] = (*rest[:j], (*en[:4], value, en[5], True, en[7]), *rest[j:])
+            return
+        if kind < _MCAST:
+            s.pending[e] = pend[:i] + pend[i + 1 :]
+        else:
+            remaining = tuple(d for d in en[7] if d != t.dest)
+            rest = ((*en[:7], remaining),) if remaining else ()
+            s.pending[e] = (*pend[:i], *rest, *pend[i + 1 :])
+        if kind == _INC:
+            self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
+        elif kind == _READ:
+            for key in en[3]:
+                got = s.tiles.get(key)
+                if got is not None and got[2]:
+                    name = self.program.tensors[key[0]].name
+                    self._v(out, "tensor-race", e, issue_pc,
+                            f"reads state {name} tile {key[1]} after a write to it was issued (a state is written "
+                            f"only after every read of its old value)")
+                    break
+        elif kind == _MCAST:
+            br, pages, ps = t.dest, en[4], en[5]
+            cap = self.caps[br]
+            wp = s.pushed[br] % cap
+            free = cap - (s.pushed[br] - s.popped[br])
+            if ps != wp or free < pages:
+                why = (f"at write offset {ps} but b{br}'s write offset is {wp}" if ps != wp
+                       else f"but b{br} has only {free} free pages")
+                self._v(out, "mcast-slot", e, issue_pc,
+                        f"mcast_send of {pages} pages lands in b{br} at {self.program.buffers[br].site} {why}")
+            s.landed[br] += pages
+        elif kind == _VALID:
+            self._remote_write(s, t.dest, en[4], e, issue_pc, out)
+
+    def _remote_write(self, s: State, w: int, new: int, src: int, src_pc: PC, out: list[Violation]) -> None:
+        old = s.words[w]
+        site, sem = self.word_site[w], self.word_sem[w]
+        if new != old:
+            mask = self.site_mask.get(site, 0)
+            for e2 in range(self.n):
+                pc = s.pcs[e2]
+                if not mask >> e2 & 1 or pc is None:
+                    continue
+                op = self._ops[e2][pc[0]]
+                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and op.value == old:
+                    src_op = op_text(self._ops[src][src_pc[0]])
+                    self._v(out, "sem-overshoot", e2, pc,
+                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={op.value} is enabled "
+                            f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
+        s.words[w] = new
+        s.dirty[w] = self.site_mask.get(site, 0)
+
+
+# ---------------------------------------------------------------------- runs
+
+
+@attrs.frozen(eq=False)
+class SimResult:
+    """The outcome of one run (``simulate``, ``drive`` or ``replay``).
+
+    ``status``: ``terminated`` (every engine finished, nothing in flight), ``deadlock`` (some engine unfinished
+    and no transition enabled), ``step-limit`` (``max_steps`` transitions fired), ``violation`` (stopped at the
+    first violation matching ``stop_on``), ``stopped`` (``drive``/``replay`` only: nothing *allowed* may move
+    but the state is not a deadlock).
+    ``violations``: each rule at each op once (the first occurrence), in order of occurrence.
+    ``stuck``: every unfinished engine whose next op is disabled, with the counters that block it.
+    ``steps``: transitions fired (engine steps and landings). ``positions``: final position of every engine.
+    ``pushed`` / ``popped``: per buffer id, pages. ``sems``: per (semaphore id, site), the word's value.
+    ``reached`` / ``unreached``: for ``drive``, whether every target was reached and which engines were not.
+    """
+
+    program: str
+    status: str
+    trips: dict[str, int]
+    violations: tuple[Violation, ...]
+    stuck: tuple[Stuck, ...]
+    steps: int
+    positions: dict[str, Position]
+    pushed: dict[int, int]
+    popped: dict[int, int]
+    sems: dict[tuple[int, Site], int]
+    reached: bool | None = None
+    unreached: tuple[str, ...] = ()
+
+    @property
+    def deadlock(self) -> bool:
+        return self.status == "deadlock"
+
+    def rules(self) -> list[str]:
+        """The rule of every violation, in order."""
+        return [v.rule for v in self.violations]
+
+    def text(self) -> str:
+        trips = " ".join(f"{k}={v}" for k, v in sorted(self.trips.items()))
+        lines = [f"{self.program}: {self.status} after {self.steps} steps" + (f" (trips {trips})" if trips else "")]
+        if self.reached is not None:
+            lines.append("targets reached" if self.reached else "targets not reached by: " + ", ".join(self.unreached))
+        if self.stuck:
+            lines.append("stuck:")
+            lines += [f"  {st}" for st in self.stuck]
+        if self.violations:
+            lines.append("violations:")
+            lines += [f"  {v}" for v in self.violations]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "program": self.program,
+            "status": self.status,
+            "trips": dict(self.trips),
+            "steps": self.steps,
+            "violations": [v.to_json() for v in self.violations],
+            "stuck": [st.to_json() for st in self.stuck],
+            "positions": {k: p.to_json() for k, p in self.positions.items()},
+            "buffers": [{"id": b, "pushed": self.pushed[b], "popped": self.popped[b]} for b in sorted(self.pushed)],
+            "semaphores": [{"sem": sem, "site": [site.x, site.y], "value": v} for (sem, site), v in self.sems.items()],
+            "reached": self.reached,
+            "unreached": list(self.unreached),
+        }
+
+
+def rule_at(rule: str, path: tuple[int, ...] | None = None, engine: str | None = None) -> Callable[[Violation], bool]:
+    """A ``stop_on`` predicate: a violation of ``rule`` (at op ``path`` of ``engine`` when given)."""
+
+    def pred(v: Violation) -> bool:
+        return (v.rule == rule and (path is None or v.position.path == path)
+                and (engine is None or v.position.engine == engine))
+
+    return pred
+
+
+class _Recorder:
+    """Collects violations, each (rule, engine, op path) once, and notices the first one ``stop_on`` wants."""
+
+    def __init__(self, stop_on: Callable[[Violation], bool] | None) -> None:
+        self.stop_on = stop_on
+        self.seen: set[tuple[str, str, tuple[int, ...] | None]] = set()
+        self.items: list[Violation] = []
+        self.stopped = False
+
+    def add(self, vs: Iterable[Violation]) -> None:
+        for v in vs:
+            k = (v.rule, v.position.engine, v.position.path)
+            if k not in self.seen:
+                self.seen.add(k)
+                self.items.append(v)
+            if self.stop_on is not None and self.stop_on(v):
+                self.stopped = True
+
+
+def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
+            reached: bool | None = None, unreached: tuple[str, ...] = ()) -> SimResult:
+    return SimResult(
+        program=it.program.name,
+        status=status,
+        trips=dict(it.trips),
+        violations=tuple(rec.items),
+        stuck=it.stuck(s),
+        steps=steps,
+        positions=it.positions(s),
+        pushed={b.id: s.pushed[b.id] for b in it.program.buffers},
+        popped={b.id: s.popped[b.id] for b in it.program.buffers},
+        sems={(it.word_sem[w], it.word_site[w]): s.words[w] for w in range(len(s.words))},
+        reached=reached,
+        unreached=unreached,
+    )
+
+
+def _status(it: Interp, s: State, rec: _Recorder) -> str:
+    """``terminated`` (and the balance checks), ``deadlock`` or ``stopped`` for a state where the run halted."""
+    if it.all_finished(s) and not it.in_flight(s):
+        rec.add(it.final_violations(s))
+        return "terminated"
+    if not it.enabled(s):
+        return "deadlock"
+    return "stopped"
+
+
+def _order(pc: PC | None) -> tuple[float, ...]:
+    if pc is None:
+        return (float("inf"),)
+    path, iters = pc
+    out: list[float] = [path[0]]
+    for k, i in enumerate(path[1:]):
+        out += [iters[k], i]
+    return tuple(out)
+
+
+def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_steps: int,
+         stop_on: Callable[[Violation], bool] | None) -> SimResult:
+    """Round robin over engines with landings fired eagerly (or uniformly random choices with ``seed``); an
+    engine with a target never moves past it."""
+    s, first = it.start()
+    rec = _Recorder(stop_on)
+    rec.add(first)
+    rng = random.Random(seed) if seed is not None else None
+    tgt = {e: p.order_key() for e, p in (targets or {}).items()}
+
+    def allowed(e: int) -> bool:
+        if not it.can_step(s, e):
+            return False
+        if e in tgt:
+            cur = s.pcs[e]
+            if _order(cur) >= tgt[e]:
+                return False
+            assert cur is not None
+            if _order(it.next_pc(e, cur)) > tgt[e]:  # the target lies inside this step: it cannot be reached
+                return False
+        return True
+
+    steps, cursor = 0, 0
+    out: list[Violation] = []
+    status = ""
+    while True:
+        if rec.stopped:
+            status = "violation"
+            break
+        if steps >= max_steps:
+            status = "step-limit"
+            break
+        out.clear()
+        if rng is None:
+            lands = it.landings(s)
+            if lands:
+                it._land(s, lands[0], out)
+            else:
+                for k in range(it.n):
+                    e = (cursor + k) % it.n
+                    if allowed(e):
+                        it._exec(s, e, out)
+                        cursor = e + 1
+                        break
+                else:
+                    break
+        else:
+            choices = [Transition("step", e) for e in range(it.n) if allowed(e)] + it.landings(s)
+            if not choices:
+                break
+            t = rng.choice(choices)
+            if t.kind == "step":
+                it._exec(s, t.engine, out)
+            else:
+                it._land(s, t, out)
+        steps += 1
+        rec.add(out)
+    if not status:
+        status = _status(it, s, rec)
+    if targets is None:
+        return _result(it, s, status, rec, steps)
+    unreached = tuple(it.keys[e] for e, p in sorted(targets.items()) if not it.pos(e, s.pcs[e]).same_place(p))
+    return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached)
+
+
+def simulate(
+    program: Program,
+    trips: dict[str, int] | None = None,
+    dyn: dict[str, int] | None = None,
+    seed: int | None = None,
+    max_steps: int = 1_000_000,
+    stop_on: Callable[[Violation], bool] | None = None,
+) -> SimResult:
+    """One run: round robin over engines (one op each turn), every enabled landing fired eagerly before the
+    next engine step; with ``seed``, each transition is a uniformly random enabled one (landings included).
+
+    ``trips`` default to each trip's max; ``dyn`` gives dynamic address values by name (default ``lo``).
+    ``stop_on`` stops the run (status ``violation``) at the first violation it accepts (see ``rule_at``).
+    Raises ``InvalidProgram`` for a structurally invalid program, ``ValueError`` for bad trip values.
+    """
+    return _run(Interp(program, trips, dyn), None, seed, max_steps, stop_on)
+
+
+def drive(
+    program: Program,
+    trips: dict[str, int] | None,
+    targets: dict[str, Position],
+    max_steps: int = 1_000_000,
+    *,
+    dyn: dict[str, int] | None = None,
+    seed: int | None = None,
+    stop_on: Callable[[Violation], bool] | None = None,
+) -> SimResult:
+    """Replay toward a candidate state: run as ``simulate`` does, but an engine named in ``targets`` (by key)
+    never executes the op at its target position nor anything after it; engines not named run freely.
+
+    The run halts when nothing allowed may move. ``reached`` says whether every named engine sits exactly at its
+    target (same path and iteration values; a finished target means finished); ``unreached`` names the others
+    (an engine whose next step would jump over its target stops before it). ``status`` describes the halted
+    state itself: ``deadlock`` when no transition at all is enabled (targets ignored) and some engine is
+    unfinished, ``terminated`` when everything finished, else ``stopped``. So a deadlock candidate replays iff
+    ``reached and status == "deadlock"``. Raises ``KeyError`` for an unknown engine key.
+    """
+    it = Interp(program, trips, dyn)
+    return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on)
+
+
+def replay(
+    program: Program,
+    trips: dict[str, int] | None,
+    transitions: Iterable[Transition],
+    dyn: dict[str, int] | None = None,
+    *,
+    dyn_extremes: bool = False,
+) -> SimResult:
+    """Fire exactly ``transitions`` from the initial state (e.g. an explorer trace). ``status`` is
+    ``terminated`` / ``deadlock`` / ``stopped`` for the state reached. Raises ``ValueError`` naming the first
+    transition that is not enabled."""
+    it = Interp(program, trips, dyn, dyn_extremes=dyn_extremes)
+    s, first = it.start()
+    rec = _Recorder(None)
+    rec.add(first)
+    steps = 0
+    for t in transitions:
+        out: list[Violation] = []
+        try:
+            it.apply(s, t, out)
+        except ValueError as err:
+            raise ValueError(f"transition {steps} ({t}): {err}") from None
+        rec.add(out)
+        steps += 1
+    return _result(it, s, _status(it, s, rec), rec, steps)
