@@ -1,0 +1,642 @@
+"""Build the shipped example programs (``examples/*.json``, ``examples/broken/*.json``).
+
+Run ``python examples/build_examples.py [--out DIR]``. The output is deterministic: the committed JSON is
+exactly what this script writes, and ``tests/test_examples_build.py`` checks that byte for byte.
+
+What each file is, and the verdict the checker should reach on it, is in ``examples/README.md``.
+
+Units: page counts are in pages of the named buffer (one page = one tile everywhere here), tile addresses
+are row-major tile indices into the tensor, byte offsets/sizes are bytes of the site's local memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import attrs
+
+from verispatial.ir import (
+    BLACKHOLE,
+    WORMHOLE,
+    AcquireAcc,
+    Addr,
+    AtomicBarrier,
+    Buffer,
+    BufferAt,
+    Compute,
+    Engine,
+    EngineProgram,
+    Flush,
+    Group,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    SectionSpan,
+    Semaphore,
+    SemInc,
+    SemRole,
+    SemSet,
+    SemWait,
+    Site,
+    Target,
+    Tensor,
+    Term,
+    Trip,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.serialize import dumps, loads
+from verispatial.ir.validate import validate
+
+HERE = Path(__file__).resolve().parent
+
+#: Semaphore values of the reference protocol (common_values.hpp).
+INVALID, VALID = 0, 1
+
+#: Where the flush of a multicast sender sits inside one K block.
+#: ``after_flag``: after the flag multicast (Wormhole: data and flag stay ordered; the flush covers the reuse
+#: of the source slot, reference §2.6 item 5); ``between``: between data and flag multicast (Blackhole,
+#: reference §2.5 step 6); ``none``: no per-block flush (the broken Blackhole variant).
+FLUSH_MODES = ("after_flag", "between", "none")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def pack_memory(target: Target, buffers: Iterable[Buffer], at: dict[int, int] | None = None) -> tuple[BufferAt, ...]:
+    """The memory map of ``buffers``: per (site, space), one buffer after another from ``reserved_base``,
+    each offset aligned to the target's alignment (bytes); an alias sits at its root's offset.
+
+    ``at`` forces the byte offset of some buffer ids (used to build the overlap counterexample); the
+    next buffer then continues after the forced one. Sizes are capacity x page_tiles x bytes per tile.
+    """
+    bufs = list(buffers)
+    forced = at or {}
+    nxt: dict[tuple[Site, str], int] = {}
+    offset: dict[int, int] = {}
+    for b in bufs:
+        size = b.capacity * b.page_tiles * target.bytes_per_tile(b.dtype)
+        if b.alias_of is not None:
+            offset[b.id] = offset[b.alias_of]
+            continue
+        key = (b.site, b.space.value)
+        off = forced.get(b.id, _align(nxt.get(key, target.reserved_base), target.alignment))
+        offset[b.id] = off
+        nxt[key] = off + size
+    return tuple(
+        BufferAt(b.id, offset[b.id], b.capacity * b.page_tiles * target.bytes_per_tile(b.dtype)) for b in bufs
+    )
+
+
+def _tensor(name: str, rows: int, cols: int, role: Role) -> Tensor:
+    return Tensor(name=name, shape=(rows, cols), dtype="bf16", role=role)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1-2. The reuse-multicast matmul (reference/tenstorrent.md §2)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class MatmulConfig:
+    """Sizes of ``matmul_multicore_reuse_mcast`` (reference §2.4). Sizes in elements; everything derived is
+    in tiles (or pages of one tile). ``cols`` x ``rows`` is the core grid (C x R)."""
+
+    m: int = 2048
+    n: int = 1024
+    k: int = 512
+    cols: int = 8
+    rows: int = 2
+    in0_block_w: int = 2
+    sb_h: int = 4
+    sb_w: int = 2
+    tile: int = 32
+
+    def __attrs_post_init__(self) -> None:
+        # The example's host code requires an exact split; refuse anything else rather than round.
+        if self.mt % self.rows or self.nt % self.cols or self.kt % self.in0_block_w:
+            raise ValueError(f"{self} does not split evenly over the grid and K blocks")
+        if self.per_core_m % self.sb_h or self.per_core_n % self.sb_w or self.num_blocks < 2:
+            raise ValueError(f"{self}: sub-blocks must tile the core block and there must be >= 2 K blocks")
+
+    @property
+    def mt(self) -> int:
+        return self.m // self.tile
+
+    @property
+    def nt(self) -> int:
+        return self.n // self.tile
+
+    @property
+    def kt(self) -> int:
+        return self.k // self.tile
+
+    @property
+    def per_core_m(self) -> int:
+        return self.mt // self.rows
+
+    @property
+    def per_core_n(self) -> int:
+        return self.nt // self.cols
+
+    @property
+    def num_blocks(self) -> int:
+        return self.kt // self.in0_block_w
+
+    @property
+    def n0(self) -> int:
+        return self.per_core_m * self.in0_block_w
+
+    @property
+    def n1(self) -> int:
+        return self.per_core_n * self.in0_block_w
+
+    @property
+    def sbt(self) -> int:
+        return self.sb_h * self.sb_w
+
+    @property
+    def in0_num_subblocks(self) -> int:
+        return self.per_core_m // self.sb_h
+
+    @property
+    def in1_num_subblocks(self) -> int:
+        return self.per_core_n // self.sb_w
+
+    @property
+    def out_block(self) -> int:
+        return self.per_core_m * self.per_core_n
+
+
+#: Semaphore ids of the matmul (reference §2.3), in declaration order.
+IN0_SENDER_SEM, IN0_RECEIVER_SEM, IN1_SENDER_SEM, IN1_RECEIVER_SEM = 0, 1, 2, 3
+#: Buffer order per site: c_0, c_1, c_24, c_16 (the alias after its root).
+C0, C1, C24, C16 = 0, 1, 2, 3
+
+
+def matmul_sites(cfg: MatmulConfig) -> list[Site]:
+    """The grid's sites in (y, x) order; a site's position in this list times 4 is its first buffer id."""
+    return [Site(x, y) for y in range(cfg.rows) for x in range(cfg.cols)]
+
+
+def _mcast(buf: int, pages: int, group: int, valid_sem: int, flush: str) -> list[Op]:
+    ops: list[Op] = [McastSend(buf, pages, group)]
+    if flush == "between":
+        ops.append(Flush())
+    ops.append(McastSetValid(valid_sem, group))
+    if flush == "after_flag":
+        ops.append(Flush())
+    return ops
+
+
+def _receiver_block(buf: int, pages: int, recv_sem: int, send_sem: int, sender: Site) -> list[Op]:
+    """Reference §2.5 'in0 receiver' steps 1-5 (and the same for in1)."""
+    return [
+        Reserve(buf, pages),
+        SemSet(recv_sem, INVALID),
+        SemInc(send_sem, at=sender, by=1),
+        SemWait(recv_sem, WaitCond.EQ, VALID),
+        Push(buf, pages),
+    ]
+
+
+def _in0_block(cfg: MatmulConfig, site: Site, b0: int, groups: dict[str, int], flush: str) -> list[Op]:
+    """One K block (loop index ``k``) of the in0 half of the reader at ``site``."""
+    c0 = b0 + C0
+    if site.x != 0:
+        return _receiver_block(c0, cfg.n0, IN0_RECEIVER_SEM, IN0_SENDER_SEM, Site(0, site.y))
+    g = groups[f"in0_{site.y}"]
+    # Row r of the core's per_core_m tile rows, in0_block_w tiles starting at column k*in0_block_w.
+    addr = Addr(base=site.y * cfg.per_core_m * cfg.kt, terms=(Term("r", cfg.kt), Term("k", cfg.in0_block_w)))
+    return [
+        Reserve(c0, cfg.n0),
+        Loop("r", cfg.per_core_m, (ReadTiles("in0", addr, cfg.in0_block_w, c0),)),
+        ReadBarrier(),
+        SemWait(IN0_SENDER_SEM, WaitCond.EQ, cfg.cols - 1),
+        SemSet(IN0_SENDER_SEM, 0),
+        *_mcast(c0, cfg.n0, g, IN0_RECEIVER_SEM, flush),
+        Push(c0, cfg.n0),
+    ]
+
+
+def _in1_block(cfg: MatmulConfig, site: Site, b0: int, groups: dict[str, int], flush: str) -> list[Op]:
+    """One K block (loop index ``k``) of the in1 half of the reader at ``site``."""
+    c1 = b0 + C1
+    if site.y != 0:
+        return _receiver_block(c1, cfg.n1, IN1_RECEIVER_SEM, IN1_SENDER_SEM, Site(site.x, 0))
+    g = groups[f"in1_{site.x}"]
+    # Row k*in0_block_w + r of in1, per_core_n tiles starting at column x*per_core_n.
+    addr = Addr(base=site.x * cfg.per_core_n, terms=(Term("r", cfg.nt), Term("k", cfg.in0_block_w * cfg.nt)))
+    return [
+        Reserve(c1, cfg.n1),
+        Loop("r", cfg.in0_block_w, (ReadTiles("in1", addr, cfg.per_core_n, c1),)),
+        ReadBarrier(),
+        SemWait(IN1_SENDER_SEM, WaitCond.EQ, cfg.rows - 1),
+        SemSet(IN1_SENDER_SEM, 0),
+        *_mcast(c1, cfg.n1, g, IN1_RECEIVER_SEM, flush),
+        Push(c1, cfg.n1),
+    ]
+
+
+def matmul_reader(cfg: MatmulConfig, site: Site, b0: int, groups: dict[str, int], flush: str,
+                  in0_trip: str | None = None) -> tuple[Op, ...]:
+    """The reader kernel of ``site``'s class (reference §2.1, §2.5); ``b0`` is the site's c_0 buffer id.
+
+    ``in0_trip`` (only used at (0,0)) splits the K loop: the in0 half runs ``in0_trip`` blocks, then the in1
+    half runs ``num_blocks`` (the broken variant ``c_trip_sender``).
+    """
+    start: list[Op] = []
+    # A sender's own copy of the receiver flag holds VALID: it is the source of the flag multicast.
+    if site.x == 0:
+        start.append(SemSet(IN0_RECEIVER_SEM, VALID))
+    if site.y == 0:
+        start.append(SemSet(IN1_RECEIVER_SEM, VALID))
+    in0 = _in0_block(cfg, site, b0, groups, flush)
+    in1 = _in1_block(cfg, site, b0, groups, flush)
+    if in0_trip is not None and site == Site(0, 0):
+        loops: list[Op] = [Loop("k", in0_trip, tuple(in0)), Loop("k", cfg.num_blocks, tuple(in1))]
+    else:
+        loops = [Loop("k", cfg.num_blocks, (*in0, *in1))]
+    end: list[Op] = [
+        # Reference §2.5 end (PR #55119): no engine may finish with NoC transactions outstanding.
+        WriteBarrier(),
+        AtomicBarrier(),
+    ]
+    # Both flag words end at VALID, as in the vendor kernel: a run re-arms them before any use (the sender
+    # sets its source word at kernel start, a receiver invalidates its flag before every ready increment).
+    return (*start, *loops, *end)
+
+
+def _subblock(cfg: MatmulConfig, b0: int, *, reload: bool, out: int, c16_reserve: int | None) -> list[Op]:
+    """Reference §2.5 compute step 2 for one sub-block: acquire, [reload], multiply, pack, release.
+
+    ``out`` is the buffer packed into (c_24 or c_16); ``c16_reserve`` the cumulative block-0 reserve.
+    """
+    c24 = b0 + C24
+    ops: list[Op] = [AcquireAcc(cfg.sbt)]
+    if reload:
+        ops += [Wait(c24, cfg.sbt), Compute("copy", cfg.sbt), Pop(c24, cfg.sbt)]
+    ops.append(Compute("matmul", cfg.sbt))
+    if c16_reserve is not None:
+        ops.append(Reserve(b0 + C16, c16_reserve))
+    ops += [Reserve(out, cfg.sbt), PackAcc(out, cfg.sbt), Push(out, cfg.sbt), ReleaseAcc()]
+    return ops
+
+
+def matmul_compute(cfg: MatmulConfig, b0: int) -> tuple[Op, ...]:
+    """Reference §2.5 'compute (every core)', first and last K block peeled (page counts are constants).
+
+    Block 0 unrolls its sub-blocks for the cumulative ``Reserve(c_16, (s+1)*sbt)``; the middle blocks are a
+    ``Loop`` of ``num_blocks - 2`` over sub-block loops ``i``, ``j``; the last block packs into c_16.
+    """
+    c0, c1, c24, c16 = b0 + C0, b0 + C1, b0 + C24, b0 + C16
+    head: list[Op] = [Wait(c0, cfg.n0), Wait(c1, cfg.n1)]
+    tail: list[Op] = [Pop(c0, cfg.n0), Pop(c1, cfg.n1)]
+    block0: list[Op] = list(head)
+    for s in range(cfg.in0_num_subblocks * cfg.in1_num_subblocks):
+        block0 += _subblock(cfg, b0, reload=False, out=c24, c16_reserve=(s + 1) * cfg.sbt)
+    block0 += tail
+
+    def nest(body: list[Op]) -> Op:
+        return Loop("i", cfg.in0_num_subblocks, (Loop("j", cfg.in1_num_subblocks, tuple(body)),))
+
+    middle = Loop(
+        "k", cfg.num_blocks - 2, (*head, nest(_subblock(cfg, b0, reload=True, out=c24, c16_reserve=None)), *tail)
+    )
+    last = [*head, nest(_subblock(cfg, b0, reload=True, out=c16, c16_reserve=None)), *tail]
+    return (*block0, middle, *last)
+
+
+def matmul_writer(cfg: MatmulConfig, site: Site, b0: int) -> tuple[Op, ...]:
+    """Reference §2.5 'writer': per sub-block (i, j), wait, sb_h rows of sb_w tiles, barrier, pop."""
+    c16 = b0 + C16
+    # out tile (y*per_core_m + i*sb_h + r, x*per_core_n + j*sb_w), row-major over nt columns.
+    addr = Addr(
+        base=site.y * cfg.per_core_m * cfg.nt + site.x * cfg.per_core_n,
+        terms=(Term("i", cfg.sb_h * cfg.nt), Term("r", cfg.nt), Term("j", cfg.sb_w)),
+    )
+    body: tuple[Op, ...] = (
+        Wait(c16, cfg.sbt),
+        Loop("r", cfg.sb_h, (WriteTiles(c16, "out", addr, cfg.sb_w),)),
+        WriteBarrier(),
+        Pop(c16, cfg.sbt),
+    )
+    return (Loop("i", cfg.in0_num_subblocks, (Loop("j", cfg.in1_num_subblocks, body),)),)
+
+
+def matmul_reuse_mcast(name: str, target: Target, flush: str, cfg: MatmulConfig | None = None,
+                       in0_trip: Trip | None = None) -> Program:
+    """The reuse-multicast matmul of reference §2 on ``target`` with the per-block flush at ``flush``
+    (one of ``FLUSH_MODES``). ``in0_trip`` makes (0,0)'s in0 half run a runtime number of blocks."""
+    if flush not in FLUSH_MODES:
+        raise ValueError(f"flush must be one of {FLUSH_MODES}, got {flush!r}")
+    cfg = cfg or MatmulConfig()
+    sites = matmul_sites(cfg)
+    buffers: list[Buffer] = []
+    for s in sites:
+        b0 = len(buffers)
+        buffers += [
+            Buffer(b0 + C0, "c_0", s, cb=0, page_tiles=1, capacity=2 * cfg.n0, dtype="bf16"),
+            Buffer(b0 + C1, "c_1", s, cb=1, page_tiles=1, capacity=2 * cfg.n1, dtype="bf16"),
+            Buffer(b0 + C24, "c_24", s, cb=24, page_tiles=1, capacity=cfg.out_block, dtype="bf16"),
+            # c_16 and c_24 share one CircularBufferConfig: the same bytes (reference §2.2).
+            Buffer(b0 + C16, "c_16", s, cb=16, page_tiles=1, capacity=cfg.out_block, dtype="bf16",
+                   alias_of=b0 + C24),
+        ]
+    all_sites = tuple(sites)
+    semaphores = (
+        Semaphore(IN0_SENDER_SEM, "in0_sender_sem", all_sites, INVALID, SemRole.MCAST_READY),
+        Semaphore(IN0_RECEIVER_SEM, "in0_receiver_sem", all_sites, INVALID, SemRole.MCAST_VALID),
+        Semaphore(IN1_SENDER_SEM, "in1_sender_sem", all_sites, INVALID, SemRole.MCAST_READY),
+        Semaphore(IN1_RECEIVER_SEM, "in1_receiver_sem", all_sites, INVALID, SemRole.MCAST_VALID),
+    )
+    groups: list[Group] = []
+    gid: dict[str, int] = {}
+    for y in range(cfg.rows):
+        gid[f"in0_{y}"] = len(groups)
+        groups.append(Group(len(groups), sender=Site(0, y), rect=(1, y, cfg.cols - 1, y)))
+    for x in range(cfg.cols):
+        gid[f"in1_{x}"] = len(groups)
+        groups.append(Group(len(groups), sender=Site(x, 0), rect=(x, 1, x, cfg.rows - 1)))
+    programs: list[EngineProgram] = []
+    for i, s in enumerate(sites):
+        b0 = 4 * i
+        trip = in0_trip.name if in0_trip is not None else None
+        programs += [
+            EngineProgram(s, Engine.READER, matmul_reader(cfg, s, b0, gid, flush, trip)),
+            EngineProgram(s, Engine.COMPUTE, matmul_compute(cfg, b0)),
+            EngineProgram(s, Engine.WRITER, matmul_writer(cfg, s, b0)),
+        ]
+    return Program(
+        name=name,
+        target=target,
+        tensors=(
+            _tensor("in0", cfg.m, cfg.k, Role.INPUT),
+            _tensor("in1", cfg.k, cfg.n, Role.PARAM),
+            _tensor("out", cfg.m, cfg.n, Role.OUTPUT),
+        ),
+        buffers=tuple(buffers),
+        semaphores=semaphores,
+        groups=tuple(groups),
+        trips=(in0_trip,) if in0_trip is not None else (),
+        programs=tuple(programs),
+        memory=pack_memory(target, buffers),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Small programs
+# ---------------------------------------------------------------------------------------------------------
+
+S00 = Site(0, 0)
+
+
+def pipeline_small(name: str = "pipeline_small", c1_offset: int | None = None) -> Program:
+    """Reader -> compute -> writer on (0,0): one output tile of ``C = A @ B`` over a K loop of 4.
+
+    A is 1x4 tiles, B 4x1 tiles; c_0 and c_1 are double-buffered (2 pages of one tile), c_16 holds the result
+    tile. ``c1_offset`` forces c_1's byte offset (the overlap variant).
+    """
+    k = 4
+    c0, c1, c16 = 0, 1, 2
+    buffers = (
+        Buffer(c0, "c_0", S00, cb=0, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c1, "c_1", S00, cb=1, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c16, "c_16", S00, cb=16, page_tiles=1, capacity=1, dtype="bf16"),
+    )
+    at_k = Addr(0, (Term("k", 1),))
+    reader: tuple[Op, ...] = (
+        Loop("k", k, (
+            Reserve(c0, 1),
+            Reserve(c1, 1),
+            ReadTiles("A", at_k, 1, c0),
+            ReadTiles("B", at_k, 1, c1),
+            ReadBarrier(),
+            Push(c0, 1),
+            Push(c1, 1),
+        )),
+    )
+    compute: tuple[Op, ...] = (
+        AcquireAcc(1),
+        Loop("k", k, (Wait(c0, 1), Wait(c1, 1), Compute("matmul", 1), Pop(c0, 1), Pop(c1, 1))),
+        Reserve(c16, 1),
+        PackAcc(c16, 1),
+        Push(c16, 1),
+        ReleaseAcc(),
+    )
+    writer: tuple[Op, ...] = (Wait(c16, 1), WriteTiles(c16, "C", Addr(0), 1), WriteBarrier(), Pop(c16, 1))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("A", 32, 32 * k, Role.INPUT), _tensor("B", 32 * k, 32, Role.PARAM),
+                 _tensor("C", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(
+            EngineProgram(S00, Engine.READER, reader),
+            EngineProgram(S00, Engine.COMPUTE, compute),
+            EngineProgram(S00, Engine.WRITER, writer),
+        ),
+        memory=pack_memory(WORMHOLE, buffers, None if c1_offset is None else {c1: c1_offset}),
+    )
+
+
+def _copy_program(name: str, capacity: int, reader: tuple[Op, ...], writer: tuple[Op, ...], tiles: int) -> Program:
+    """Reader -> c_0 (``capacity`` pages of one tile) -> writer on (0,0), copying X (1 x ``tiles``) to Y."""
+    buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=capacity, dtype="bf16"),)
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * tiles, Role.INPUT), _tensor("Y", 32, 32 * tiles, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(EngineProgram(S00, Engine.READER, reader), EngineProgram(S00, Engine.WRITER, writer)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+def reserve_over_capacity() -> Program:
+    """(a) A reader reserves 8 pages of a 4-page c_0 (then reads, barriers, pushes 8); a writer drains 8."""
+    reader: tuple[Op, ...] = (Reserve(0, 8), ReadTiles("X", Addr(0), 8, 0), ReadBarrier(), Push(0, 8))
+    writer: tuple[Op, ...] = (Wait(0, 8), WriteTiles(0, "Y", Addr(0), 8), WriteBarrier(), Pop(0, 8))
+    return _copy_program("a_reserve_over_capacity", 4, reader, writer, 8)
+
+
+def ring_straddle() -> Program:
+    """(b) Pushes of 2, 2, 1, 2, 2 pages (each read, barriered, reserved first) into a 4-page c_0, popped one
+    page at a time 9 times: the running push sum 5 -> 7 crosses the ring's end at 8."""
+    reader: list[Op] = []
+    at = 0
+    for n in (2, 2, 1, 2, 2):
+        reader += [Reserve(0, n), ReadTiles("X", Addr(at), n, 0), ReadBarrier(), Push(0, n)]
+        at += n
+    writer: tuple[Op, ...] = (
+        Loop("i", at, (Wait(0, 1), WriteTiles(0, "Y", Addr(0, (Term("i", 1),)), 1), WriteBarrier(), Pop(0, 1))),
+    )
+    return _copy_program("b_ring_straddle", 4, tuple(reader), writer, at)
+
+
+def read_no_barrier() -> Program:
+    """(e) A reader pushes each page right after issuing its ReadTiles; its ReadBarrier comes after the push."""
+    reader: tuple[Op, ...] = (
+        Loop("k", 4, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("k", 1),)), 1, 0), Push(0, 1), ReadBarrier())),
+    )
+    writer: tuple[Op, ...] = (
+        Loop("k", 4, (Wait(0, 1), WriteTiles(0, "Y", Addr(0, (Term("k", 1),)), 1), WriteBarrier(), Pop(0, 1))),
+    )
+    return _copy_program("e_read_no_barrier", 2, reader, writer, 4)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Three sections with rendezvous (the shape compose produces)
+# ---------------------------------------------------------------------------------------------------------
+
+GATHER, RELEASE_READER, RELEASE_WRITER = 0, 1, 2
+_RELEASE = {Engine.READER: RELEASE_READER, Engine.WRITER: RELEASE_WRITER}
+
+
+def rendezvous(participants: list[tuple[Site, Engine]], who: tuple[Site, Engine], gather_target: int) -> list[Op]:
+    """The ops ``who`` runs at one rendezvous of ``participants`` (sorted; the first is the root).
+
+    Arrive (inc the root's gather word, atomic barrier); the root waits for ``gather_target`` arrivals, resets
+    the gather word and releases every participant (inc its engine's release word at its site, one atomic
+    barrier); every participant waits for its release and resets it. ``gather_target`` is P when correct.
+    """
+    root = participants[0]
+    ops: list[Op] = [SemInc(GATHER, at=root[0], by=1), AtomicBarrier()]
+    if who == root:
+        ops += [SemWait(GATHER, WaitCond.GE, gather_target), SemSet(GATHER, 0)]
+        ops += [SemInc(_RELEASE[e], at=s, by=1) for s, e in participants]
+        ops.append(AtomicBarrier())
+    rel = _RELEASE[who[1]]
+    ops += [SemWait(rel, WaitCond.GE, 1), SemSet(rel, 0)]
+    return ops
+
+
+def three_sections(name: str, gather_target: Callable[[int], int] = lambda p: p) -> Program:
+    """Three sections on (0,0) and (1,0), a rendezvous after sections 0 and 1.
+
+    Section 0 copies X to activation A on (0,0), section 1 copies A to activation B on (1,0), section 2 copies
+    B to Y on (0,0); each is reader -> 2-page c (one tile per page) -> writer over 2 tiles. The root waits for
+    ``gather_target(P)`` arrivals (P for the correct program).
+    """
+    s0, s1 = Site(0, 0), Site(1, 0)
+    work = [(s0, "X", "A"), (s1, "A", "B"), (s0, "B", "Y")]  # (site, source, destination) per section
+    tiles = 2
+    buffers: list[Buffer] = []
+    per_section: list[dict[tuple[Site, Engine], list[Op]]] = []
+    for sec, (site, src, dst) in enumerate(work):
+        b = len(buffers)
+        buffers.append(Buffer(b, f"s{sec}_cb", site, cb=sum(x.site == site for x in buffers), page_tiles=1,
+                              capacity=2, dtype="bf16", section=sec))
+        at = Addr(0, (Term("k", 1),))
+        per_section.append({
+            (site, Engine.READER): [Loop("k", tiles, (Reserve(b, 1), ReadTiles(src, at, 1, b), ReadBarrier(),
+                                                       Push(b, 1)))],
+            (site, Engine.WRITER): [Loop("k", tiles, (Wait(b, 1), WriteTiles(b, dst, at, 1), WriteBarrier(),
+                                                       Pop(b, 1)))],
+        })
+    participants = sorted({key for sec in per_section for key in sec}, key=lambda k: (k[0].y, k[0].x, k[1].value))
+    sections = (SectionSpan("copy_x_to_a", True), SectionSpan("copy_a_to_b", True), SectionSpan("copy_b_to_y"))
+    programs = []
+    for who in participants:
+        ops: list[Op] = []
+        starts: list[int] = []
+        for sec, span in enumerate(sections):
+            starts.append(len(ops))
+            ops += per_section[sec].get(who, [])
+            if span.barrier_after:
+                ops += rendezvous(participants, who, gather_target(len(participants)))
+        programs.append(EngineProgram(who[0], who[1], tuple(ops), tuple(starts)))
+    sem_sites = tuple(sorted({s for s, _ in participants}, key=lambda s: (s.y, s.x)))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=tuple(_tensor(n, 32, 32 * tiles, r) for n, r in
+                      (("X", Role.INPUT), ("A", Role.ACTIVATION), ("B", Role.ACTIVATION), ("Y", Role.OUTPUT))),
+        buffers=tuple(buffers),
+        semaphores=(
+            Semaphore(GATHER, "gather", (participants[0][0],), 0, SemRole.RENDEZVOUS_GATHER),
+            Semaphore(RELEASE_READER, "release_reader", sem_sites, 0, SemRole.RENDEZVOUS_RELEASE),
+            Semaphore(RELEASE_WRITER, "release_writer", sem_sites, 0, SemRole.RENDEZVOUS_RELEASE),
+        ),
+        programs=tuple(programs),
+        sections=sections,
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The catalogue and the writer
+# ---------------------------------------------------------------------------------------------------------
+
+
+def build_all() -> dict[str, Program]:
+    """Every shipped example, keyed by its path relative to ``examples/``."""
+    return {
+        "matmul_reuse_mcast_wormhole.json": matmul_reuse_mcast("matmul_reuse_mcast_wormhole", WORMHOLE,
+                                                               "after_flag"),
+        "matmul_reuse_mcast_blackhole.json": matmul_reuse_mcast("matmul_reuse_mcast_blackhole", BLACKHOLE,
+                                                                "between"),
+        "pipeline_small.json": pipeline_small(),
+        "three_sections.json": three_sections("three_sections"),
+        "broken/a_reserve_over_capacity.json": reserve_over_capacity(),
+        "broken/b_ring_straddle.json": ring_straddle(),
+        "broken/c_trip_sender.json": matmul_reuse_mcast("c_trip_sender", WORMHOLE, "after_flag",
+                                                        in0_trip=Trip("t", 8)),
+        "broken/d_blackhole_no_flush.json": matmul_reuse_mcast("d_blackhole_no_flush", BLACKHOLE, "none"),
+        "broken/e_read_no_barrier.json": read_no_barrier(),
+        # c_1 starts one page (2048 B) into c_0's 4096 B.
+        "broken/f_memory_overlap.json": pipeline_small("f_memory_overlap", c1_offset=WORMHOLE.reserved_base + 2048),
+        "broken/g_rendezvous_short.json": three_sections("g_rendezvous_short", lambda p: p - 1),
+    }
+
+
+def write_all(out_dir: Path) -> list[Path]:
+    """Check every example (structurally valid, lossless round trip) and write it under ``out_dir``.
+
+    Returns the written paths; raises ``AssertionError`` naming the example that fails a check.
+    """
+    written = []
+    for rel, prog in build_all().items():
+        problems = validate(prog)
+        assert not problems, f"{rel}: {[str(v) for v in problems]}"
+        text = dumps(prog)
+        assert loads(text) == prog, f"{rel}: JSON round trip is lossy"
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--out", type=Path, default=HERE, help="output directory (default: examples/)")
+    args = ap.parse_args(argv)
+    for p in write_all(args.out):
+        sys.stdout.write(f"wrote {p}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
