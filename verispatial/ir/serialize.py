@@ -21,7 +21,9 @@ from verispatial.ir.ops import OP_TAGS, TAG_OPS, Loop, Op
 from verispatial.ir.program import FORMAT, VERSION, Program
 from verispatial.ir.target import TARGETS, Target, get_target
 
-_conv = cattrs.Converter(forbid_extra_keys=True)
+# Tuples are written as JSON arrays (lists), so program_to_dict's output is plain JSON data that the schema
+# validator accepts as is.
+_conv = cattrs.Converter(forbid_extra_keys=True, unstruct_collection_overrides={tuple: list})
 _conv.register_unstructure_hook(Site, lambda s: [s.x, s.y])
 _conv.register_structure_hook(Site, lambda v, _t: Site(int(v[0]), int(v[1])))
 
@@ -47,7 +49,9 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     rest = {k: x for k, x in v.items() if k != "op"}
     if cls is Loop:
         body = tuple(_structure_op(o) for o in rest.get("body", []))
-        return Loop(var=rest["var"], count=rest["count"], body=body)
+        count = rest["count"]
+        # JSON Schema counts 8.0 as an integer; the IR wants the int.
+        return Loop(var=rest["var"], count=int(count) if isinstance(count, float) else count, body=body)
     return _conv.structure(rest, cls)  # type: ignore[no-any-return]
 
 

@@ -1,0 +1,380 @@
+"""The CLI on good input: human and JSON reports, SARIF, exit codes, certificates, simulate, validate, schema.
+
+The checker and the simulator are replaced by fakes (installed in ``sys.modules``) so these tests pin the CLI's
+own behaviour; two tests run the real interpreter on a tiny program.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import types
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verispatial import cli
+from verispatial.certify.report import Report, Result, Verdict
+from verispatial.cli import main
+from verispatial.ir.serialize import schema
+
+HERE = Path(__file__).parent
+VALID = str(HERE / "badinput" / "small_valid.json")
+
+DEADLOCK_CEX: dict[str, Any] = {
+    "kind": "deadlock",
+    "summary": "2 engines stuck",
+    "trips": {"t": 3},
+    "stuck": [{"engine": "(0,0).reader", "op": "reserve(b0, 1)", "iteration": {"i": 2}},
+              {"engine": "(0,0).compute", "op": "wait(b0, 1)", "iteration": {"j": 0}}],
+    "counters": {"b0": {"pushed": 2, "popped": 0}},
+    "path": [0, 1],
+}
+
+MIXED = Report(
+    program="small",
+    target="wormhole_b0",
+    results=(
+        Result("circular-buffer", "cb-reserve-capacity", Verdict.PROVED, "ok", seconds=0.25),
+        Result("circular-buffer", "cb-push-covered", Verdict.PROVED, "ok", seconds=0.5),
+        Result("deadlock", "section-0", Verdict.REFUTED, "a reachable state blocks every engine", DEADLOCK_CEX, 1.0),
+        Result("memory", "site-(0,0)", Verdict.FAILED, "unknown (rlimit 5000000 exhausted)", seconds=2.0),
+        Result("bounds", "x", Verdict.ERROR, "encoder has no rule for op frob", seconds=0.0),
+    ),
+    seconds=3.75,
+)
+
+MIXED_TEXT = """\
+program small  target wormhole_b0  engines 2  ops 8
+  circular-buffer     2 proved    0 refuted    0 failed-to-prove    0 error      0.75 s
+  bounds              0 proved    0 refuted    0 failed-to-prove    1 error      0.00 s
+  memory              0 proved    0 refuted    1 failed-to-prove    0 error      2.00 s
+  deadlock            0 proved    1 refuted    0 failed-to-prove    0 error      1.00 s
+refuted deadlock/section-0: a reachable state blocks every engine
+    2 engines stuck
+    kind: deadlock
+    trips:
+      t: 3
+    stuck:
+      - engine: (0,0).reader
+        op: reserve(b0, 1)
+        iteration:
+          i: 2
+      - engine: (0,0).compute
+        op: wait(b0, 1)
+        iteration:
+          j: 0
+    counters:
+      b0:
+        pushed: 2
+        popped: 0
+    path: [0, 1]
+failed-to-prove memory/site-(0,0): unknown (rlimit 5000000 exhausted)
+error bounds/x: encoder has no rule for op frob
+verdict: refuted (2 proved, 1 refuted, 1 failed-to-prove, 1 error of 5 obligations in 3.75 s)
+"""
+
+
+def only(*verdicts: Verdict) -> Report:
+    return Report("small", "wormhole_b0",
+                  tuple(Result("deadlock", f"o{i}", v, "why") for i, v in enumerate(verdicts)), 0.5)
+
+
+class Fake:
+    """A fake checker, certificate module and simulator that record their calls."""
+
+    def __init__(self) -> None:
+        self.report: Report = only(Verdict.PROVED)
+        self.certify_calls: list[dict[str, Any]] = []
+        self.derived: dict[str, Any] = {"format": "verispatial.certificate", "places": []}
+        self.sim: Any = None
+        self.simulate_calls: list[dict[str, Any]] = []
+        self.progress_messages = ["deadlock", "memory"]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
+    f = Fake()
+    checker = types.ModuleType("verispatial.certify.checker")
+    certificate = types.ModuleType("verispatial.certify.certificate")
+    interp = types.ModuleType("verispatial.petri.interp")
+
+    def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None) -> Report:
+        f.certify_calls.append({"program": program.name, "certificate": certificate, "jobs": jobs})
+        for m in f.progress_messages:
+            progress(m)
+        return f.report
+
+    def derive_certificate(program: Any) -> dict[str, Any]:
+        return {**f.derived, "program": program.name}
+
+    def simulate(program: Any, trips: Any = None, seed: Any = None) -> Any:
+        f.simulate_calls.append({"program": program.name, "trips": trips, "seed": seed})
+        return f.sim
+
+    checker.certify = certify  # type: ignore[attr-defined]
+    certificate.derive_certificate = derive_certificate  # type: ignore[attr-defined]
+    interp.simulate = simulate  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "verispatial.certify.checker", checker)
+    monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", certificate)
+    monkeypatch.setitem(sys.modules, "verispatial.petri.interp", interp)
+    return f
+
+
+def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    rc = main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+# ------------------------------------------------------------------------------------------- certify
+
+
+def test_human_report(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.report = MIXED
+    rc, out, err = run(capsys, ["certify", VALID])
+    assert rc == 1
+    assert out == MIXED_TEXT
+    assert err == ""  # stderr is not a terminal here: no progress
+
+
+def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cert = tmp_path / "c.json"
+    cert.write_text('{"format": "verispatial.certificate", "places": [1]}')
+    rc, _out, _err = run(capsys, ["certify", VALID, "--certificate", str(cert), "--jobs", "3"])
+    assert rc == 0
+    assert fake.certify_calls == [{"program": "small", "jobs": 3,
+                                   "certificate": {"format": "verispatial.certificate", "places": [1]}}]
+
+
+def test_json_report_is_report_to_json_only(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.report = MIXED
+    rc, out, err = run(capsys, ["certify", VALID, "--json"])
+    assert rc == 1
+    assert json.loads(out) == MIXED.to_json()
+    assert err == ""
+
+
+@pytest.mark.parametrize(("verdicts", "code", "verdict_line"), [
+    ((Verdict.PROVED, Verdict.PROVED), 0,
+     "verdict: proved (2 proved, 0 refuted, 0 failed-to-prove, 0 error of 2 obligations in 0.50 s)"),
+    ((Verdict.PROVED, Verdict.REFUTED, Verdict.FAILED), 1,
+     "verdict: refuted (1 proved, 1 refuted, 1 failed-to-prove, 0 error of 3 obligations in 0.50 s)"),
+    ((Verdict.PROVED, Verdict.FAILED), 3,
+     "verdict: failed-to-prove (not accepted) (1 proved, 0 refuted, 1 failed-to-prove, 0 error of 2 obligations "
+     "in 0.50 s)"),
+    ((Verdict.FAILED, Verdict.ERROR), 4,
+     "verdict: checker error (0 proved, 0 refuted, 1 failed-to-prove, 1 error of 2 obligations in 0.50 s)"),
+], ids=["proved", "refuted", "failed", "error"])
+def test_exit_code_is_the_reports(verdicts: tuple[Verdict, ...], code: int, verdict_line: str, fake: Fake,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    fake.report = only(*verdicts)
+    rc, out, _err = run(capsys, ["certify", VALID])
+    assert rc == code
+    assert out.splitlines()[-1] == verdict_line
+
+
+def test_sarif(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    fake.report = MIXED
+    out_path = tmp_path / "r.sarif"
+    rc, _out, _err = run(capsys, ["certify", VALID, "--sarif", str(out_path)])
+    assert rc == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sarif"]  # no temporary file left behind
+    doc = json.loads(out_path.read_text())
+    assert doc["version"] == "2.1.0"
+    assert doc["$schema"] == cli.SARIF_SCHEMA
+    (run0,) = doc["runs"]
+    assert run0["tool"]["driver"]["name"] == "verispatial"
+    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["deadlock/section-0", "memory/site-(0,0)",
+                                                                 "bounds/x"]
+    assert run0["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+    got = [(r["ruleId"], r["ruleIndex"], r["level"], r["kind"], r["properties"]["verdict"]) for r in run0["results"]]
+    assert got == [("deadlock/section-0", 0, "error", "fail", "refuted"),
+                   ("memory/site-(0,0)", 1, "warning", "open", "failed-to-prove"),
+                   ("bounds/x", 2, "error", "fail", "error")]
+    first = run0["results"][0]
+    assert first["message"]["text"] == ("refuted: deadlock/section-0: a reachable state blocks every engine "
+                                        "(2 engines stuck)")
+    assert first["properties"]["counterexample"] == DEADLOCK_CEX
+    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == Path(VALID).as_posix()
+
+
+def test_sarif_of_a_proved_program_has_no_results(fake: Fake, capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    out_path = tmp_path / "r.sarif"
+    rc, _out, _err = run(capsys, ["certify", VALID, "--sarif", str(out_path)])
+    assert rc == 0
+    doc = json.loads(out_path.read_text())
+    assert doc["runs"][0]["results"] == []
+    assert doc["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+def test_sarif_replaces_an_existing_file(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_path = tmp_path / "r.sarif"
+    out_path.write_text("old")
+    assert run(capsys, ["certify", VALID, "--sarif", str(out_path)])[0] == 0
+    assert json.loads(out_path.read_text())["version"] == "2.1.0"
+
+
+def test_certificate_written_only_when_everything_is_proved(fake: Fake, capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    out_path = tmp_path / "cert.json"
+    fake.report = only(Verdict.PROVED, Verdict.FAILED)
+    assert run(capsys, ["certify", VALID, "--write-certificate", str(out_path)])[0] == 3
+    assert not out_path.exists()
+    fake.report = only(Verdict.PROVED)
+    assert run(capsys, ["certify", VALID, "--write-certificate", str(out_path)])[0] == 0
+    assert json.loads(out_path.read_text()) == {"format": "verispatial.certificate", "places": [], "program": "small"}
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, ["certify", VALID])
+    assert rc == 0
+    assert err == ""
+    assert "deadlock" not in out.splitlines()[0]
+
+
+def test_progress_on_a_terminal_stderr(fake: Fake, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    screen = io.StringIO()
+    real = cli.Console
+
+    def console(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("stderr"):
+            return real(file=screen, force_terminal=True, width=100)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "Console", console)
+    rc, out, err = run(capsys, ["certify", VALID])
+    assert rc == 0
+    # A status line redraws in place: the last message is what is on screen when the run ends.
+    assert "certifying small: memory" in screen.getvalue()
+    assert err == ""
+    assert "certifying" not in out
+
+
+# ------------------------------------------------------------------------------------------- rendering
+
+
+def test_counterexample_lines_skip_a_summary_equal_to_the_reason() -> None:
+    assert cli.counterexample_lines({"summary": "x", "a": 1}, reason="x") == ["    a: 1"]
+    assert cli.counterexample_lines({"summary": "x", "a": 1}, reason="y") == ["    x", "    a: 1"]
+
+
+def test_render_value_shapes() -> None:
+    assert cli.render_value("k", [["i", 0], ["j", 1]], "") == ['k: [["i", 0], ["j", 1]]']
+    assert cli.render_value("k", {}, "") == ["k: {}"]
+    assert cli.render_value("k", None, "") == ["k: null"]
+    assert cli.render_value("k", [{"a": 1}, 2], "") == ["k:", "  - a: 1", "  - 2"]
+
+
+# ------------------------------------------------------------------------------------------- simulate
+
+
+class FakeSim:
+    def __init__(self, status: str, violations: tuple[str, ...] = ()) -> None:
+        self.status = status
+        self.violations = violations
+
+    def text(self) -> str:
+        return f"small: {self.status}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "violations": list(self.violations)}
+
+
+@pytest.mark.parametrize(("status", "violations", "code"), [
+    ("terminated", (), 0),
+    ("terminated", ("balance-cb",), 1),
+    ("deadlock", (), 1),
+    ("step-limit", (), 1),
+])
+def test_simulate_exit_code(status: str, violations: tuple[str, ...], code: int, fake: Fake,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    fake.sim = FakeSim(status, violations)
+    rc, out, err = run(capsys, ["simulate", VALID, "--trip", "t=2", "--seed", "7"])
+    assert rc == code
+    assert out == f"small: {status}\n"
+    assert err == ""
+    assert fake.simulate_calls == [{"program": "small", "trips": {"t": 2}, "seed": 7}]
+
+
+def test_simulate_json(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.sim = FakeSim("deadlock")
+    rc, out, _err = run(capsys, ["simulate", VALID, "--json"])
+    assert rc == 1
+    assert json.loads(out) == {"status": "deadlock", "violations": []}
+    assert fake.simulate_calls == [{"program": "small", "trips": {}, "seed": None}]
+
+
+@pytest.mark.parametrize(("trip", "steps_text"), [("t=4", "trips t=4"), ("t=0", "trips t=0")])
+def test_simulate_with_the_real_interpreter(trip: str, steps_text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, ["simulate", VALID, "--trip", trip])
+    assert rc == 0
+    assert err == ""
+    first = out.splitlines()[0]
+    assert first.startswith("small: terminated after ")
+    assert first.endswith(f"({steps_text})")
+
+
+# ------------------------------------------------------------------------------------------- validate, schema
+
+
+def test_validate_a_valid_program(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, ["validate", VALID])
+    assert rc == 0
+    assert out == f"{VALID}: valid: program small, target wormhole_b0, 2 engine programs, 8 ops\n"
+    assert err == ""
+
+
+def test_validate_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _err = run(capsys, ["validate", VALID, "--json"])
+    assert rc == 0
+    assert json.loads(out) == {"file": VALID, "valid": True, "program": "small", "target": "wormhole_b0",
+                               "engines": 2, "ops": 8, "violations": []}
+
+
+def test_schema_command_prints_the_shipped_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _err = run(capsys, ["schema"])
+    assert rc == 0
+    assert json.loads(out) == schema()
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _err = run(capsys, ["--help"])
+    assert rc == 0
+    commands = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert commands == ["certify", "schema", "simulate", "validate"]
+    rc, out, _err = run(capsys, ["--version"])
+    assert rc == 0
+    assert out == "verispatial, version 0.1.0\n"
+
+
+def test_console_script_and_module_entry_points() -> None:
+    (ep,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == "verispatial"]
+    assert ep.value == "verispatial.cli:main"
+    assert ep.load() is main
+    proc = subprocess.run([sys.executable, "-m", "verispatial", "validate", VALID], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0
+    assert proc.stdout == f"{VALID}: valid: program small, target wormhole_b0, 2 engine programs, 8 ops\n"
+
+
+def test_certificate_derivation_failure_writes_no_file(fake: Fake, capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def derive_certificate(program: Any) -> dict[str, Any]:
+        raise ValueError("place 7 has no producer")
+
+    broken = types.ModuleType("verispatial.certify.certificate")
+    broken.derive_certificate = derive_certificate  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", broken)
+    rc, out, err = run(capsys, ["certify", VALID, "--sarif", str(tmp_path / "r.sarif"),
+                                "--write-certificate", str(tmp_path / "c.json")])
+    assert rc == 4
+    assert err == "verispatial: checker error: deriving the certificate: ValueError: place 7 has no producer\n"
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []

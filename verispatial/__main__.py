@@ -1,0 +1,5 @@
+"""``python -m verispatial``: the same command line as the ``verispatial`` console script."""
+
+from verispatial.cli import main
+
+raise SystemExit(main())
