@@ -81,12 +81,14 @@ class Encoder:
     over ``[0, max]``)."""
 
     def __init__(self, q: Query, program: Program, views: dict[str, EngineView],
-                 trips: dict[str, int] | None = None) -> None:
+                 trips: dict[str, int] | None = None, prefix: str = "",
+                 trip_vars: dict[str, z3.ArithRef] | None = None) -> None:
         self.q = q
+        self.prefix = prefix
         self.program = program
         self.views = views
-        self.trip_vars: dict[str, z3.ArithRef] = {}
-        for t in program.trips:
+        self.trip_vars: dict[str, z3.ArithRef] = dict(trip_vars or {})
+        for t in program.trips if trip_vars is None else ():
             if trips is not None:
                 self.trip_vars[t.name] = q.val(trips[t.name])
             else:
@@ -116,7 +118,7 @@ class Encoder:
         if key in self._pos:
             return self._pos[key]
         view = self.views[key]
-        sel = self.q.int(f"sel[{key}]")
+        sel = self.q.int(f"{self.prefix}sel[{key}]")
         self.q.add(z3.And(sel >= 0, sel <= view.finished), "position-domain")
         ranges = loop_ranges(view)
         idx: dict[tuple[int, ...], z3.ArithRef] = {}
@@ -124,7 +126,7 @@ class Encoder:
         for lc in view.loops:
             if lc.path not in ranges:
                 continue
-            i = self.q.int(f"i[{key}]{list(lc.path)}")
+            i = self.q.int(f"{self.prefix}i[{key}]{list(lc.path)}")
             idx[lc.path] = i
             self.q.add(z3.If(pos.inside(lc), z3.And(i >= 0, i < self.count_val(lc.count)), i == 0), "loop-domain")
         self._pos[key] = pos

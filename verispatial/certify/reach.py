@@ -15,6 +15,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site
+from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemSet, SemWait
 from verispatial.ir.program import Program
 
 #: How many trip assignments the checker enumerates when counts are not linear in the loop indices.
@@ -31,13 +32,14 @@ class Analysis:
     touches: dict[str, set[str]]
     components: tuple[frozenset[str], ...]
     linear: bool
+    counter_leaves: dict[str, frozenset[tuple[str, int]]]
 
-    def neighbourhood(self, engines: Iterable[str]) -> frozenset[str]:
-        """``engines`` and every engine sharing a counter with one of them."""
+    def neighbourhood(self, engines: Iterable[str], semaphores_only: bool = False) -> frozenset[str]:
+        """``engines`` and every engine sharing a counter (only a semaphore word, if asked) with one of them."""
         es = set(engines)
         out = set(es)
-        for touched in self.touches.values():
-            if touched & es:
+        for name, touched in self.touches.items():
+            if touched & es and (not semaphores_only or name.startswith("sem")):
                 out |= touched
         return frozenset(out)
 
@@ -73,19 +75,59 @@ class StateQuery:
     """One query over the reachable states of the engines in ``engines`` (closed under shared counters)."""
 
     def __init__(self, a: Analysis, name: str, engines: frozenset[str], trusted: set[int],
-                 trips: dict[str, int] | None = None, rlimit: int = DEFAULT_RLIMIT) -> None:
+                 trips: dict[str, int] | None = None, rlimit: int = DEFAULT_RLIMIT, history: bool = False,
+                 extra: Iterable[Leaf] = ()) -> None:
         self.a = a
         self.engines = engines
         self.q = Query(name, rlimit)
         self.enc = Encoder(self.q, a.program, a.views, trips)
         self.cm = CounterModel(self.enc, a.program, a.views, a.words)
         self.fixed_trips = trips
-        for e in sorted(engines):
-            self.enc.position(e)
         names = {n for n, es in a.touches.items() if es <= engines}
+        # Only positions at leaves that change or test an in-scope counter (or that the question names) are
+        # searched: an engine at any other leaf can move on to the next such leaf without changing a counter in
+        # scope, so every fact and bad condition that held there holds there too (an over-approximation).
+        self.relevant: dict[str, set[int]] = {e: set() for e in engines}
+        for n in names:
+            for e, i in a.counter_leaves.get(n, ()):
+                if e in self.relevant:
+                    self.relevant[e].add(i)
+        for lf in extra:
+            if lf.engine in self.relevant:
+                self.relevant[lf.engine].add(lf.index)
+        for e in sorted(engines):
+            self._restrict(self.enc, e)
         for label, fact in self.cm.consistency(trusted):
             if label in names:
                 self.q.add(fact, f"consistency:{label}")
+        if history:
+            self._add_history(trusted, names)
+
+    def _restrict(self, enc: Encoder, e: str) -> None:
+        pos = enc.position(e)
+        allowed = sorted(self.relevant[e]) + [pos.view.finished]
+        self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
+
+    def _add_history(self, trusted: set[int], names: set[str]) -> None:
+        """Past states: for every reset word whose owner is in scope, the state at the owner's most recent
+        passed wait. Each past state obeys the same facts, and every engine's position then is at or before its
+        position now (each leaf executed no more often then than now). This keeps the time dimension a single
+        state loses: at the wait the counted increments were issued by engines that had not yet moved on."""
+        counted = [lf for v in self.a.views.values() if v.key in self.engines for lf in v.leaves
+                   if isinstance(lf.op, (Push, Pop, SemInc, SemSet, SemWait, McastSetValid))]
+        for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
+            past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
+            pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
+            for e in sorted(self.engines):
+                self._restrict(past, e)
+            for label, fact in pcm.consistency(trusted):
+                if label in names:
+                    self.q.add(fact, f"past-consistency:{label}")
+            for lf in counted:
+                self.q.add(past.executed(lf) <= self.enc.executed(lf), "past-before-now")
+            owner = past.position(str(w.owner))
+            anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), pcm.waits_done(w) == self.cm.waits_done(w))
+            self.q.add(z3.Implies(self.cm.waits_done(w) >= 1, anchored), "past-anchor")
 
     def decode(self, m: z3.ModelRef) -> Decoded:
         trips = dict(self.fixed_trips) if self.fixed_trips is not None else {
@@ -104,7 +146,7 @@ class StateQuery:
 
 
 def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trusted: set[int],
-               rlimit: int = DEFAULT_RLIMIT) -> tuple[Outcome, Decoded | None, StateQuery | None]:
+               rlimit: int = DEFAULT_RLIMIT, extra: Iterable[Leaf] = ()) -> tuple[Outcome, Decoded | None, StateQuery | None]:
     """Is a state satisfying ``build(sq) -> BoolRef`` (the bad states) consistent with the reachability facts?
 
     Scopes grow: first the ``focus`` engines and their neighbours with only the facts among them (fewer facts:
@@ -112,19 +154,24 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
     when counts are linear, else enumerated (up to ``TRIP_ENUMERATION_LIMIT`` assignments). Returns the first sat
     outcome of the widest scope with its decoded state, else unsat, else the first unknown."""
     focus = frozenset(focus)
-    scopes = [a.neighbourhood(focus), a.component_of(focus)]
-    if scopes[0] == scopes[1]:
-        scopes = scopes[1:]
+    sems, near, comp = a.neighbourhood(focus, True), a.neighbourhood(focus), a.component_of(focus)
+    scopes: list[tuple[frozenset[str], bool]] = []
+    for engines in (focus, sems, near, comp):
+        for history in (False, True):
+            if (engines, history) not in scopes:
+                scopes.append((engines, history))
     out: tuple[Outcome, Decoded | None, StateQuery | None] = (Outcome(Status.UNKNOWN, None, "no scope", 0.0), None, None)
-    for engines in scopes:
-        out = _solve_scope(a, build, name, engines, trusted, rlimit)
+    for engines, history in scopes:
+        if history and not any(w.kind == "reset" and w.owner in engines for w in a.words.values()):
+            continue
+        out = _solve_scope(a, build, name, engines, trusted, rlimit, history, tuple(extra))
         if out[0].status == Status.UNSAT:
             return out
     return out
 
 
 def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str], trusted: set[int],
-                 rlimit: int) -> tuple[Outcome, Decoded | None, StateQuery | None]:
+                 rlimit: int, history: bool, extra: tuple[Leaf, ...] = ()) -> tuple[Outcome, Decoded | None, StateQuery | None]:
     assigns: list[dict[str, int] | None]
     if a.linear:
         assigns = [None]
@@ -134,7 +181,7 @@ def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str],
     unknown: Outcome | None = None
     last: Outcome | None = None
     for trips in assigns:
-        sq = StateQuery(a, name, engines, trusted, trips, rlimit)
+        sq = StateQuery(a, name, engines, trusted, trips, rlimit, history, extra)
         bad = build(sq)  # type: ignore[operator]
         sq.q.add(bad, "bad")
         out = sq.q.check()
@@ -159,4 +206,11 @@ def analyse(p: Program) -> Analysis:
     words = classify(p, views)
     probe = CounterModel(Encoder(Query("probe"), p, views, {t.name: 0 for t in p.trips}), p, views, words)
     touches = probe.touches()
-    return Analysis(p, views, words, touches, components(views, touches), is_linear(views))
+    counter_leaves: dict[str, set[tuple[str, int]]] = {}
+    for b, leaves in probe.buf_leaves.items():
+        counter_leaves.setdefault(f"cb{b}", set()).update((lf.engine, lf.index) for lf in leaves)
+    for w in words.values():
+        counter_leaves.setdefault(w.name, set()).update(
+            (lf.engine, lf.index) for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+    return Analysis(p, views, words, touches, components(views, touches), is_linear(views),
+                    {k: frozenset(v) for k, v in counter_leaves.items()})
