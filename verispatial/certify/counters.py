@@ -84,13 +84,15 @@ class CounterModel:
         raise ValueError(f"{w.name}: no counter model for a {w.kind} word")
 
     # --- facts and conditions ------------------------------------------------------------------------
-    def consistency(self, trusted_buffers: set[int]) -> list[tuple[str, z3.BoolRef]]:
+    def consistency(self, trusted_buffers: set[int], names: set[str] | None = None) -> list[tuple[str, z3.BoolRef]]:
         """Necessary conditions of reachability, each labelled.
 
         Buffers: ``popped <= pushed <= popped + capacity`` (pops covered by waits, pushes by reserves — only for
         ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow.
         """
         out: list[tuple[str, z3.BoolRef]] = []
+        if names is not None:
+            trusted_buffers = {b for b in trusted_buffers if f"cb{b}" in names}
         for b in sorted(trusted_buffers):
             if b not in self.buf_leaves:
                 continue
@@ -98,6 +100,8 @@ class CounterModel:
             out.append((f"cb{b}", z3.And(po <= pu, pu - po <= self.p.buffers[b].capacity)))
         out += self._window_facts(trusted_buffers)
         for w in self.words.values():
+            if names is not None and w.name not in names:
+                continue
             if w.kind == "monotone":
                 for lf in w.waits:
                     assert isinstance(lf.op, SemWait)

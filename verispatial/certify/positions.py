@@ -96,6 +96,7 @@ class Encoder:
                 q.add(z3.And(v >= 0, v <= t.max), "trip-range")
                 self.trip_vars[t.name] = v
         self._pos: dict[str, SymPos] = {}
+        self._executed: dict[tuple[str, int], z3.ArithRef] = {}
 
     def count_val(self, c: int | str) -> z3.ArithRef:
         return self.q.val(c) if isinstance(c, int) else self.trip_vars[c]
@@ -137,7 +138,13 @@ class Encoder:
         return self._prod(leaf.loops)
 
     def executed(self, leaf: Leaf) -> z3.ArithRef:
-        """Executions of ``leaf`` completed before its engine's current position."""
+        """Executions of ``leaf`` completed before its engine's current position (memoized per leaf)."""
+        key = (leaf.engine, leaf.index)
+        if key not in self._executed:
+            self._executed[key] = self._executed_expr(leaf)
+        return self._executed[key]
+
+    def _executed_expr(self, leaf: Leaf) -> z3.ArithRef:
         pos = self.position(leaf.engine)
         d = len(leaf.loops)
         weights = [self._prod(leaf.loops[j + 1:]) for j in range(d)]  # W_1..W_d (W_d = 1)

@@ -97,7 +97,7 @@ class StateQuery:
                 self.relevant[lf.engine].add(lf.index)
         for e in sorted(engines):
             self._restrict(self.enc, e)
-        for label, fact in self.cm.consistency(trusted):
+        for label, fact in self.cm.consistency(trusted, names):
             if label in names:
                 self.q.add(fact, f"consistency:{label}")
         if history:
@@ -120,7 +120,7 @@ class StateQuery:
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
             for e in sorted(self.engines):
                 self._restrict(past, e)
-            for label, fact in pcm.consistency(trusted):
+            for label, fact in pcm.consistency(trusted, names):
                 if label in names:
                     self.q.add(fact, f"past-consistency:{label}")
             for lf in counted:
