@@ -187,8 +187,8 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
         name = f"hb-rendezvous:after-section-{b}"
 
         def build(sq: StateQuery, before: dict[str, Leaf] = before, after: dict[str, Leaf] = after) -> z3.BoolRef:
-            unfinished = [sq.enc.position(e).sel <= lf.index for e, lf in before.items()]
-            started = [sq.enc.position(e).sel > lf.index for e, lf in after.items()]
+            unfinished = [z3.Not(sq.enc.position(e).passed(lf)) for e, lf in before.items()]
+            started = [sq.enc.position(e).passed(lf) for e, lf in after.items()]
             return z3.And(z3.Or(*unfinished), z3.Or(*started))
 
         out.append(_run(a, trusted, name, [*before, *after], build,

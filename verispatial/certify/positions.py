@@ -34,13 +34,22 @@ class SymPos:
     sel: z3.ArithRef
     idx: dict[tuple[int, ...], z3.ArithRef]
     ranges: dict[tuple[int, ...], tuple[int, int]]
+    #: leaves a question mentions; a query restricted to relevant positions must keep them (reach.py)
+    referenced: set[int] = attrs.field(factory=set)
 
     def inside(self, lc: LoopCtx) -> z3.BoolRef:
         lo, hi = self.ranges[lc.path]
         return z3.And(self.sel >= lo, self.sel < hi)
 
     def at(self, leaf: Leaf) -> z3.BoolRef:
+        """About to execute ``leaf``."""
+        self.referenced.add(leaf.index)
         return self.sel == leaf.index
+
+    def passed(self, leaf: Leaf) -> z3.BoolRef:
+        """Beyond ``leaf`` in program order (it ran, or its loop ran zero times)."""
+        self.referenced.add(leaf.index)
+        return self.sel > leaf.index
 
     @property
     def finished(self) -> z3.BoolRef:
@@ -140,6 +149,7 @@ class Encoder:
     def executed(self, leaf: Leaf) -> z3.ArithRef:
         """Executions of ``leaf`` completed before its engine's current position (memoized per leaf)."""
         key = (leaf.engine, leaf.index)
+        self.position(leaf.engine).referenced.add(leaf.index)
         if key not in self._executed:
             self._executed[key] = self._executed_expr(leaf)
         return self._executed[key]

@@ -95,18 +95,23 @@ class StateQuery:
         for lf in extra:
             if lf.engine in self.relevant:
                 self.relevant[lf.engine].add(lf.index)
+        self._encoders = [self.enc]
         for e in sorted(engines):
-            self._restrict(self.enc, e)
+            self.enc.position(e)
         for label, fact in self.cm.consistency(trusted, names):
             if label in names:
                 self.q.add(fact, f"consistency:{label}")
         if history:
             self._add_history(trusted, names)
 
-    def _restrict(self, enc: Encoder, e: str) -> None:
-        pos = enc.position(e)
-        allowed = sorted(self.relevant[e]) + [pos.view.finished]
-        self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
+    def restrict(self) -> None:
+        """Search only positions at relevant leaves: those changing or testing an in-scope counter and every leaf
+        the question mentioned (``SymPos.referenced``). Call after the question is asserted."""
+        for enc in self._encoders:
+            for e in sorted(self.engines):
+                pos = enc.position(e)
+                allowed = sorted(self.relevant[e] | pos.referenced) + [pos.view.finished]
+                self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
 
     def _add_history(self, trusted: set[int], names: set[str]) -> None:
         """Past states: for every reset word whose owner is in scope, the state at the owner's most recent
@@ -118,8 +123,9 @@ class StateQuery:
         for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
+            self._encoders.append(past)
             for e in sorted(self.engines):
-                self._restrict(past, e)
+                past.position(e)
             for label, fact in pcm.consistency(trusted, names):
                 if label in names:
                     self.q.add(fact, f"past-consistency:{label}")
@@ -184,6 +190,7 @@ def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str],
         sq = StateQuery(a, name, engines, trusted, trips, rlimit, history, extra)
         bad = build(sq)  # type: ignore[operator]
         sq.q.add(bad, "bad")
+        sq.restrict()
         out = sq.q.check()
         last = out
         if out.status == Status.SAT:
