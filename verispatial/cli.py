@@ -418,7 +418,7 @@ def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif
         try:
             from verispatial.certify.certificate import derive_certificate
 
-            derived = derive_certificate(program)
+            derived = derive_certificate(program, report)
             outputs.append((certificate_out, json.dumps(derived, indent=1) + "\n"))
         except Exception as e:
             raise CheckerError(f"deriving the certificate: {type(e).__name__}: {e}") from None

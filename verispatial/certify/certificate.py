@@ -1,0 +1,143 @@
+"""Certificates (DESIGN §7): the marked-graph places that carry a program's synchronization, the obligations
+that make it correct, and the witnesses the checker evaluates — a claim, never trusted.
+
+``derive_certificate`` builds it from the program (and the checker's report for the obligation list);
+``compare_certificate`` re-derives it and refuses one that omits, adds or misstates anything.
+
+Places name ops by (site, engine, op path); a place from producer op P to consumer op C with ``tokens`` initial
+tokens says "occurrence n of C needs the n-th token P produces (counted in ``weight`` units: pages or
+increments)", occurrences matched by count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from verispatial.certify.handshake import find_handshakes
+from verispatial.certify.reach import Analysis, analyse
+from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.smt import PINNED_Z3
+from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemInc, SemWait, Wait
+from verispatial.ir.program import Program
+from verispatial.ir.serialize import dumps
+
+FORMAT = "verispatial.certificate"
+VERSION = 1
+
+
+def program_digest(p: Program) -> str:
+    """sha256 of the program's canonical JSON: a certificate speaks of exactly one program."""
+    return hashlib.sha256(dumps(p).encode()).hexdigest()
+
+
+def _op(lf: Any) -> dict[str, Any]:
+    return {"engine": lf.engine, "path": list(lf.path), "op": type(lf.op).__name__}
+
+
+def derive_places(a: Analysis) -> list[dict[str, Any]]:
+    """Every place of the marked graph: circular-buffer data and space, semaphore signals by protocol."""
+    p = a.program
+    places: list[dict[str, Any]] = []
+    leaves = [lf for v in a.views.values() for lf in v.leaves]
+    for b in p.buffers:
+        mine = [lf for lf in leaves if getattr(lf.op, "buf", None) == b.id]
+        pushes = [lf for lf in mine if isinstance(lf.op, Push)]
+        waits = [lf for lf in mine if isinstance(lf.op, Wait)]
+        pops = [lf for lf in mine if isinstance(lf.op, Pop)]
+        reserves = [lf for lf in mine if isinstance(lf.op, Reserve)]
+        for src in pushes:
+            for dst in waits:
+                places.append({"kind": "cb-data", "counter": f"cb{b.id}", "from": _op(src), "to": _op(dst),
+                               "tokens": 0, "weight": "pages"})
+        for src in pops:
+            for dst in reserves:
+                places.append({"kind": "cb-space", "counter": f"cb{b.id}", "from": _op(src), "to": _op(dst),
+                               "tokens": b.capacity, "weight": "pages"})
+    for w in a.words.values():
+        role = p.semaphores[w.sem].role.value
+        if w.kind in ("monotone", "reset"):
+            for src in w.incs:
+                for dst in w.waits:
+                    places.append({"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": _op(src),
+                                   "to": _op(dst), "tokens": w.init, "weight": "increments"})
+        elif w.kind == "flag":
+            for src in w.flags:
+                for dst in w.waits:
+                    places.append({"kind": "sem-flag", "role": role, "counter": w.name, "from": _op(src),
+                                   "to": _op(dst), "tokens": 0, "weight": "flags"})
+    return places
+
+
+def derive_certificate(program: Program, report: Report | None = None) -> dict[str, Any]:
+    """The certificate of ``program``. ``report`` (from ``certify``) supplies the obligation list; without it the
+    checker is run. Raises nothing for a well-formed program."""
+    if report is None:
+        from verispatial.certify.checker import certify
+
+        report = certify(program)
+    a = analyse(program)
+    return _certificate(program, a, list(report.results))
+
+
+def _certificate(program: Program, a: Analysis, results: list[Result]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "program": program.name,
+        "program_sha256": program_digest(program),
+        "solver": {"z3": PINNED_Z3},
+        "places": derive_places(a),
+        "program_order": {v.key: len(v.leaves) for v in a.views.values()},
+        "obligations": sorted(({"family": r.family, "name": r.name, "reason": r.reason} for r in results
+                               if r.family != "certificate"), key=lambda o: (o["family"], o["name"])),
+        "witnesses": {"handshakes": [{"sender": h.sender, "ready": h.ready, "flags": list(h.flags)}
+                                     for h in find_handshakes(program, a.views, a.words)]},
+    }
+
+
+def _key(x: Any) -> str:
+    return json.dumps(x, sort_keys=True)
+
+
+def compare_certificate(program: Program, a: Analysis, results: list[Result], cert: dict[str, Any]) -> list[Result]:
+    """One ``certificate`` result per section of the certificate: PROVED when it matches the re-derived one,
+    REFUTED naming the first omitted or misstated entry otherwise."""
+    mine = _certificate(program, a, results)
+    out: list[Result] = []
+    if cert.get("format") != FORMAT or cert.get("version") != VERSION:
+        return [Result("certificate", "certificate:format", Verdict.REFUTED,
+                       f"expected format {FORMAT!r} version {VERSION}, got {cert.get('format')!r} {cert.get('version')!r}",
+                       {"kind": "certificate", "summary": "not a verispatial certificate of this version"})]
+    if cert.get("program_sha256") != mine["program_sha256"]:
+        out.append(Result("certificate", "certificate:program", Verdict.REFUTED,
+                          "the certificate is for another program (program_sha256 differs)",
+                          {"kind": "certificate", "summary": "certificate of a different program"}))
+    for section in ("places", "obligations"):
+        claimed = cert.get(section)
+        if not isinstance(claimed, list):
+            out.append(Result("certificate", f"certificate:{section}", Verdict.REFUTED, f"{section} is missing or not a list",
+                              {"kind": "certificate", "summary": f"{section} missing"}))
+            continue
+        want = {_key(x if section == "places" else {k: x[k] for k in ("family", "name")}) for x in mine[section]}
+        got = {_key(x if section == "places" or not isinstance(x, dict) else {k: x.get(k) for k in ("family", "name")})
+               for x in claimed}
+        omitted, extra = sorted(want - got), sorted(got - want)
+        if omitted or extra:
+            what = f"omits {omitted[0]}" if omitted else f"states {extra[0]}, which the program does not have"
+            out.append(Result("certificate", f"certificate:{section}", Verdict.REFUTED,
+                              f"{section}: {what} ({len(omitted)} omitted, {len(extra)} misstated)",
+                              {"kind": "certificate", "omitted": omitted[:20], "misstated": extra[:20],
+                               "summary": f"certificate {section} {what}"}))
+        else:
+            out.append(Result("certificate", f"certificate:{section}", Verdict.PROVED,
+                              f"all {len(want)} {section} match the re-derived ones"))
+    if _key(cert.get("witnesses")) != _key(mine["witnesses"]):
+        out.append(Result("certificate", "certificate:witnesses", Verdict.REFUTED,
+                          "witnesses differ from the handshakes the checker recognises",
+                          {"kind": "certificate", "summary": "witnesses misstated"}))
+    else:
+        out.append(Result("certificate", "certificate:witnesses", Verdict.PROVED,
+                          f"{len(mine['witnesses']['handshakes'])} handshake witness(es) match"))
+    return out
