@@ -7,7 +7,9 @@ replayed by the interpreter before it is reported as such; one that does not rep
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable
 from typing import Any
 
@@ -116,25 +118,44 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
 
-    families: list[tuple[str, Callable[[], list[Result]]]] = [
-        ("ring alignment", lambda: check_straddle(a, rlimit)),
-        ("balance", lambda: check_cb_balance(a, rlimit) + check_sem_balance(a, rlimit)),
-        ("bounds", lambda: check_bounds(a, rlimit)),
-        ("memory", lambda: check_memory(program, rlimit)),
-        ("semaphore counting", lambda: check_exact(a, trusted, rlimit)),
-        ("multicast", lambda: check_multicast(a, trusted, rlimit)),
-        ("happens-before", lambda: check_ordering(a, trusted, rlimit)),
-        ("deadlock", lambda: check_deadlock(a, trusted, rlimit, _inexact(results))),
-    ]
-    for label, run in families:
-        say(label)
-        results += [_confirm(a, r) for r in run()]
+    # Exact counting first: the deadlock question needs to know which counter models are faithful.
+    say("semaphore counting")
+    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit)]
+    inexact = _inexact(results)
+    labels = ["ring alignment", "balance", "bounds", "memory", "multicast", "happens-before", "deadlock"]
+    if jobs > 1:
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_family, label, program, trusted, rlimit, inexact) for label in labels]
+            for label, fut in zip(labels, futures):
+                say(label)
+                results += fut.result()
+    else:
+        for label in labels:
+            say(label)
+            results += _family(label, program, trusted, rlimit, inexact, a)
     if certificate is not None:
         from verispatial.certify.certificate import compare_certificate
 
         say("certificate")
         results += compare_certificate(program, a, results, certificate)
     return Report(program.name, program.target.name, tuple(results), time.perf_counter() - t0)
+
+
+def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
+            a: Analysis | None = None) -> list[Result]:
+    """One obligation family, replayed; a top-level function so worker processes can run it."""
+    a = a or analyse(program)
+    runs: dict[str, Callable[[], list[Result]]] = {
+        "ring alignment": lambda: check_straddle(a, rlimit),
+        "balance": lambda: check_cb_balance(a, rlimit) + check_sem_balance(a, rlimit),
+        "bounds": lambda: check_bounds(a, rlimit),
+        "memory": lambda: check_memory(program, rlimit),
+        "multicast": lambda: check_multicast(a, trusted, rlimit),
+        "happens-before": lambda: check_ordering(a, trusted, rlimit),
+        "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact),
+    }
+    return [_confirm(a, r) for r in runs[label]()]
 
 
 def _inexact(results: list[Result]) -> set[str]:

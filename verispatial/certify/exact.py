@@ -27,7 +27,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.positions import Encoder
 from verispatial.ir.core import WaitCond
-from verispatial.ir.ops import SemInc, SemSet, SemWait
+from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str) -> dict[str, object]:
@@ -102,14 +102,18 @@ def rearmed(a: Analysis, w: Word) -> bool:
     """No increment targets the word and every engine of its site that uses it sets it first."""
     if w.incs:
         return False
-    site = w.site
+    users = 0
     for v in a.views.values():
-        if v.program.site != site:
+        if v.program.site != w.site:
             continue
-        first = next((lf for lf in v.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == w.sem), None)
-        if first is not None and not isinstance(first.op, SemSet):
+        first = next((lf for lf in v.leaves if isinstance(lf.op, (SemSet, SemWait, McastSetValid))
+                      and lf.op.sem == w.sem), None)
+        if first is None:
+            continue
+        users += 1
+        if not isinstance(first.op, SemSet):
             return False
-    return True
+    return users > 0
 
 
 def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
