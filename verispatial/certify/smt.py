@@ -6,8 +6,14 @@ incompleteness) is its own status with Z3's reason and is never a pass.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import itertools
+import os
+import re
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -17,6 +23,23 @@ import z3
 DEFAULT_RLIMIT = 20_000_000
 #: Z3 version the proofs under proofs/ were produced with (pinned in pyproject.toml).
 PINNED_Z3 = "5.4.1"
+
+
+#: When set, every query is also written here as SMT-LIB2 (``export_smt2``), for re-checking by another solver.
+_EXPORT_DIR: list[Path] = []
+_EXPORTED = itertools.count()
+
+
+@contextlib.contextmanager
+def export_smt2(directory: str | Path) -> Iterator[Path]:
+    """Within the block, write each query as ``NNNNN-<name>.smt2`` under ``directory`` (created if needed)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    _EXPORT_DIR.append(d)
+    try:
+        yield d
+    finally:
+        _EXPORT_DIR.pop()
 
 
 class Status(str, enum.Enum):
@@ -44,7 +67,9 @@ class Query:
         self.ctx = z3.Context()
         self.solver = z3.Solver(ctx=self.ctx)
         self.solver.set("rlimit", rlimit)
+        self.rlimit = rlimit
         self._n = 0
+        self._tags: list[z3.BoolRef] = []
 
     def int(self, name: str) -> z3.ArithRef:
         return z3.Int(name, self.ctx)
@@ -64,11 +89,24 @@ class Query:
             self.solver.add(fact)
         else:
             self._n += 1
-            self.solver.assert_and_track(fact, z3.Bool(f"{label}#{self._n}", self.ctx))
+            tag = z3.Bool(f"{label}#{self._n}", self.ctx)
+            self._tags.append(tag)
+            self.solver.assert_and_track(fact, tag)
+
+    def smt2(self) -> str:
+        """The query as an SMT-LIB2 script: every assertion, with each named one's label asserted true."""
+        flat = z3.Solver(ctx=self.ctx)
+        flat.add(*self.solver.assertions())
+        flat.add(*self._tags)
+        return str(flat.to_smt2())
 
     def check(self, keep_smt2: bool = False) -> Outcome:
         t0 = time.perf_counter()
-        smt2 = self.solver.to_smt2() if keep_smt2 else ""
+        smt2 = self.smt2() if keep_smt2 or _EXPORT_DIR else ""
+        if _EXPORT_DIR:
+            safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", self.name)[:80]
+            (_EXPORT_DIR[-1] / f"{os.getpid()}-{next(_EXPORTED):05d}-{safe}.smt2").write_text(
+                f"; verispatial obligation {self.name}: unsat means it holds\n(set-option :rlimit {self.rlimit})\n" + smt2)
         try:
             r = self.solver.check()
         except z3.Z3Exception as e:  # resource exhaustion surfaces as an exception in some builds
