@@ -34,7 +34,7 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             dyn = None
             if op.addr.dynamic is not None:
                 d = op.addr.dynamic
-                dyn = q.int(f"dyn[{d.name}]")
+                dyn = q.int_var(f"dyn[{d.name}]")
                 q.add(z3.And(dyn >= d.lo, dyn <= d.hi))
                 addr = addr + dyn * d.scale
             q.add(z3.Or(addr < 0, addr + op.tiles > tiles))

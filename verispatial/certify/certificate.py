@@ -19,7 +19,7 @@ from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import PINNED_Z3
-from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemInc, SemWait, Wait
+from verispatial.ir.ops import Pop, Push, Reserve, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 

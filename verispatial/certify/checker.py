@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from verispatial.certify.bounds import check_bounds
@@ -127,7 +127,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = [pool.submit(_family, label, program, trusted, rlimit, inexact) for label in labels]
-            for label, fut in zip(labels, futures):
+            for label, fut in zip(labels, futures, strict=True):
                 say(label)
                 results += fut.result()
     else:

@@ -21,11 +21,11 @@ import time
 import z3
 
 from verispatial.certify.handshake import find_handshakes
-from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
+from verispatial.certify.positions import Encoder
+from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
-from verispatial.certify.positions import Encoder
 from verispatial.ir.core import WaitCond
 from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
 
@@ -64,7 +64,7 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
             for s in w.sets:
                 checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
                                "beyond those its wait consumed was issued (lost update)",
-                               lambda sq, s=s: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w))))
+                               lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w))))
         if w.kind in ("reset", "monotone"):
             for wt in w.waits:
                 op = wt.op
@@ -72,14 +72,14 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
                 if op.cond == WaitCond.EQ:
                     checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
                                    f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
-                                   lambda sq, wt=wt, v=op.value: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v)))
+                                   lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v)))
         if w.kind == "flag":
             checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
                            "for it (the reset would wipe it)",
-                           lambda sq: sq.cm.flags_issued(w) > sq.cm.sets_done(w)))
+                           lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w)))
             checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
                            "(they would merge into one)",
-                           lambda sq: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2))
+                           lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2))
         result: Result | None = None
         for rule, msg, build in checks:
             o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)

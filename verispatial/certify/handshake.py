@@ -1,4 +1,4 @@
-"""The lockstep multicast handshake (reference §2.5–2.6: ready counter + valid flag), proved exact by induction.
+"""The lockstep multicast handshake (reference §2.5-2.6: ready counter + valid flag), proved exact by induction.
 
 Recognised shape, per sender engine ``S`` with multicast group ``g`` of ``m`` destinations:
 - ``S`` owns a reset word ``R`` (its ready counter) and, in ONE loop body, waits ``R`` for ``m*b`` (eq or ge),

@@ -25,7 +25,8 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     if not p.buffers:
         return []
     if not p.memory:
-        return [Result("memory", "memory-map", Verdict.FAILED, "the program has no memory map (memory): nothing to prove disjointness from")]
+        return [Result("memory", "memory-map", Verdict.FAILED,
+                       "the program has no memory map (memory): nothing to prove disjointness from")]
     out: list[Result] = []
     at = {m.buf: m for m in p.memory}
     phase = p.phase_of_section()
@@ -56,7 +57,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         t0 = time.perf_counter()
         name = f"memory-disjoint:({x},{y}).{space}.phase{ph}"
         q = Query(name, rlimit)
-        addr = q.int("addr")
+        addr = q.int_var("addr")
         pairs = []
         for i, b1 in enumerate(bufs):
             for b2 in bufs[i + 1:]:
@@ -68,7 +69,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         if not pairs:
             out.append(Result("memory", name, Verdict.PROVED, f"{len(bufs)} buffer(s), no distinct pair", seconds=time.perf_counter() - t0))
             continue
-        sel = q.int("pair")
+        sel = q.int_var("pair")
         q.add(z3.Or(*[z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
         r = q.check()
         dt = time.perf_counter() - t0

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import z3
 
+from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
-from verispatial.certify.positions import Encoder
 from verispatial.certify.structure import Leaf
 from verispatial.ir.core import Role, SemRole
 from verispatial.ir.ops import AtomicBarrier, ReadTiles, SemInc, SemSet, SemWait, WriteBarrier, WriteTiles
@@ -41,7 +41,22 @@ def _completion(a: Analysis, w: Leaf) -> Leaf | None:
     return None
 
 
-def _run(a: Analysis, trusted: set[int], name: str, engines: list[str], build: Callable[[StateQuery], z3.BoolRef],
+Build = Callable[[StateQuery], z3.BoolRef]
+
+
+def _unread_before_write(r: Leaf, w: Leaf) -> Build:
+    return lambda sq: z3.And(sq.enc.started(w), sq.enc.executed(r) < sq.enc.total(r))
+
+
+def _started_before_done(r: Leaf, cp: Leaf) -> Build:
+    return lambda sq: z3.And(sq.enc.started(r), sq.enc.executed(cp) < sq.enc.total(cp))
+
+
+def _read_never_written(r: Leaf, writes: list[Leaf]) -> Build:
+    return lambda sq: z3.And(sq.enc.started(r), z3.Sum([sq.q.val(0)] + [sq.enc.total(w) for w in writes]) == 0)
+
+
+def _run(a: Analysis, trusted: set[int], name: str, engines: list[str], build: Build,
          proved: str, refuted: str, rule: str, rlimit: int, **extra: object) -> Result:
     t0 = time.perf_counter()
     o, d, _ = solve_each(a, build, name, frozenset(engines), trusted, rlimit)
@@ -67,7 +82,7 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
                 for w in writes:
                     out.append(_run(
                         a, trusted, f"hb-state:{t.name}:{w.engine}{list(w.path)}", [r.engine, w.engine],
-                        lambda sq, r=r, w=w: z3.And(sq.enc.started(w), sq.enc.executed(r) < sq.enc.total(r)),
+                        _unread_before_write(r, w),
                         f"every write of state {t.name} follows every read of its old value",
                         f"{w.engine} can write state {t.name} before {r.engine} read its old value", "tensor-race", rlimit))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))
@@ -85,7 +100,7 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
                               {"kind": "race", "rule": "tensor-race", "summary": f"{tensor} is never written"}))
             continue
         out.append(_run(a, trusted, name, [r.engine, *(w.engine for w in writes)],
-                        lambda sq, r=r: z3.And(sq.enc.started(r), z3.Sum([sq.q.val(0)] + [sq.enc.total(w) for w in writes]) == 0),
+                        _read_never_written(r, writes),
                         f"{tensor} is written whenever it is read", f"{r.engine} can read {tensor} in a run that never writes it",
                         "tensor-race", rlimit))
         for w in writes:
@@ -97,7 +112,7 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
                 continue
             out.append(_run(
                 a, trusted, name + f"<{w.engine}{list(w.path)}", [r.engine, w.engine],
-                lambda sq, r=r, cp=cp: z3.And(sq.enc.started(r), sq.enc.executed(cp) < sq.enc.total(cp)),
+                _started_before_done(r, cp),
                 f"{r.engine} reads {tensor} after {w.engine}'s writes of it completed",
                 f"{r.engine} can read {tensor} at {list(r.path)} before {w.engine}'s write at {list(w.path)} completed",
                 "tensor-race", rlimit, read={"engine": r.engine, "path": list(r.path)},
@@ -117,7 +132,7 @@ def _may_share_tile(a: Analysis, w1: Leaf, w2: Leaf, rlimit: int) -> bool | None
         env = {lc.var: pos.idx[lc.path] for lc in w.loops}
         lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
         if op.addr.dynamic is not None:
-            dv = q.int(f"dyn[{w.engine}{w.path}]")
+            dv = q.int_var(f"dyn[{w.engine}{w.path}]")
             q.add(z3.And(dv >= op.addr.dynamic.lo, dv <= op.addr.dynamic.hi))
             lo = lo + dv * op.addr.dynamic.scale
         ranges.append((lo, lo + op.tiles))
@@ -146,7 +161,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
                 if cp is None:
                     continue
                 results.append(_run(a, trusted, name, [w1.engine, w2.engine],
-                                    lambda sq, cp=cp, second=second: z3.And(sq.enc.started(second), sq.enc.executed(cp) < sq.enc.total(cp)),
+                                    _started_before_done(second, cp),
                                     f"{first.engine}'s writes of {tensor} complete before {second.engine} writes it",
                                     f"{w1.engine} and {w2.engine} can write a common tile of {tensor} unordered",
                                     "tensor-race", rlimit))

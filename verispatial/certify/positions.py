@@ -82,7 +82,7 @@ def trip_assignments(p: Program, limit: int) -> list[dict[str, int]] | None:
     ranges = [range(t.max + 1) for t in p.trips]
     if math.prod(len(r) for r in ranges) > limit:
         return None
-    return [dict(zip([t.name for t in p.trips], vals)) for vals in itertools.product(*ranges)]
+    return [dict(zip([t.name for t in p.trips], vals, strict=True)) for vals in itertools.product(*ranges)]
 
 
 class Encoder:
@@ -101,7 +101,7 @@ class Encoder:
             if trips is not None:
                 self.trip_vars[t.name] = q.val(trips[t.name])
             else:
-                v = q.int(f"trip[{t.name}]")
+                v = q.int_var(f"trip[{t.name}]")
                 q.add(z3.And(v >= 0, v <= t.max), "trip-range")
                 self.trip_vars[t.name] = v
         self._pos: dict[str, SymPos] = {}
@@ -128,7 +128,7 @@ class Encoder:
         if key in self._pos:
             return self._pos[key]
         view = self.views[key]
-        sel = self.q.int(f"{self.prefix}sel[{key}]")
+        sel = self.q.int_var(f"{self.prefix}sel[{key}]")
         self.q.add(z3.And(sel >= 0, sel <= view.finished), "position-domain")
         ranges = loop_ranges(view)
         idx: dict[tuple[int, ...], z3.ArithRef] = {}
@@ -136,7 +136,7 @@ class Encoder:
         for lc in view.loops:
             if lc.path not in ranges:
                 continue
-            i = self.q.int(f"{self.prefix}i[{key}]{list(lc.path)}")
+            i = self.q.int_var(f"{self.prefix}i[{key}]{list(lc.path)}")
             idx[lc.path] = i
             self.q.add(z3.If(pos.inside(lc), z3.And(i >= 0, i < self.count_val(lc.count)), i == 0), "loop-domain")
         self._pos[key] = pos

@@ -3,6 +3,7 @@ state satisfies. "unsat" of ``consistency ∧ bad`` proves ``bad`` unreachable f
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 import attrs
@@ -58,7 +59,7 @@ def components(views: dict[str, EngineView], touches: dict[str, set[str]]) -> tu
     g.add_nodes_from(views)
     for engines in touches.values():
         es = sorted(engines)
-        for a, b in zip(es, es[1:]):
+        for a, b in itertools.pairwise(es):
             g.add_edge(a, b)
     return tuple(frozenset(c) for c in sorted(nx.connected_components(g), key=lambda c: sorted(c)))
 
@@ -110,7 +111,7 @@ class StateQuery:
         for enc in self._encoders:
             for e in sorted(self.engines):
                 pos = enc.position(e)
-                allowed = sorted(self.relevant[e] | pos.referenced) + [pos.view.finished]
+                allowed = [*sorted(self.relevant[e] | pos.referenced), pos.view.finished]
                 self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
 
     def _add_history(self, trusted: set[int], names: set[str]) -> None:

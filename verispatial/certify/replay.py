@@ -13,7 +13,7 @@ from typing import Any
 from verispatial.certify.reach import Decoded
 from verispatial.ir.program import Program
 from verispatial.petri.explore import explore
-from verispatial.petri.interp import SimResult, drive, rule_at, simulate
+from verispatial.petri.interp import SimResult, drive, simulate
 from verispatial.petri.position import Position
 
 #: Random schedules tried before giving up on replaying a rule violation.
@@ -76,7 +76,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     attempts: list[tuple[str, Any]] = []
     if d is not None:
         attempts.append(("drive to the candidate positions", lambda: drive(program, d.trips, _targets(d))))
-    trip_sets = [trips] if trips else []
+    trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
     for ts in trip_sets:
         attempts.append(("round-robin run", lambda ts=ts: simulate(program, ts, stop_on=matches)))

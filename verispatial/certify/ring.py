@@ -15,7 +15,7 @@ from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
-from verispatial.certify.structure import Leaf
+from verispatial.certify.structure import Leaf, pages
 from verispatial.ir.ops import Pop, Push
 
 
@@ -46,9 +46,10 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 pos = enc.position(lf.engine)
                 # Running sum of this kind on this buffer by this engine (one producer / one consumer).
                 same = [x for x in mine if x.engine == lf.engine]
-                before = z3.Sum([enc.executed(x) * x.op.pages for x in same]) if len(same) > 1 else enc.executed(same[0]) * same[0].op.pages  # type: ignore[attr-defined]
+                n = pages(lf.op)
+                before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
                 q.add(pos.at(lf))
-                q.add(before % cap + lf.op.pages > cap)  # type: ignore[attr-defined]
+                q.add(before % cap + n > cap)
                 r = q.check()
                 if r.status == Status.SAT:
                     assert r.model is not None
@@ -58,8 +59,8 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                     what = "push" if kind is Push else "pop"
                     cex = {
                         "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
-                        "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": lf.op.pages,  # type: ignore[attr-defined]
-                        "summary": f"{lf.engine} {what}es {lf.op.pages} pages of b{b} at running sum {run} "  # type: ignore[attr-defined]
+                        "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
+                        "summary": f"{lf.engine} {what}es {n} pages of b{b} at running sum {run} "
                                    f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
                     }
                     verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
@@ -87,8 +88,8 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         t0 = time.perf_counter()
         q = Query(f"balance-cb:b{b.id}", rlimit)
         enc = Encoder(q, p, a.views)
-        pushed = z3.Sum([enc.total(lf) * lf.op.pages for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
-        popped = z3.Sum([enc.total(lf) * lf.op.pages for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
+        pushed = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
+        popped = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
         q.add(pushed != popped)
         r = q.check()
         name = f"balance-cb:b{b.id}"

@@ -89,7 +89,7 @@ def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
 
 
 def _replace(s: State, tag: str, b: int, f: Callable[[int], int]) -> State:
-    return frozenset(((t[0], t[1], f(t[2])) if t[0] == tag and t[1] == b else t) for t in s)
+    return frozenset(((t[0], t[1], f(int(t[2]))) if t[0] == tag and t[1] == b else t) for t in s)  # type: ignore[call-overload]
 
 
 def engine_findings(p: Program, view: EngineView) -> list[Finding]:
@@ -132,7 +132,9 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
             return s | {("ms", op.buf), ("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
-                flag("async-flag-overtake", path, f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {p.target.name} does not keep writes ordered and there is no flush between them")
+                flag("async-flag-overtake", path,
+                     f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {p.target.name} "
+                     "does not keep writes ordered and there is no flush between them")
             return s | {("mf", op.sem), ("w",)}
         if isinstance(op, Flush):
             return frozenset(t for t in s if t[0] not in ("ms", "mw", "mf"))
@@ -165,7 +167,9 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
     for lf in view.leaves:
         op = lf.op
         if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity:
-            flag("cb-capacity", lf.path, f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {p.buffers[op.buf].capacity}: it can never return")
+            cap = p.buffers[op.buf].capacity
+            flag("cb-capacity", lf.path,
+                 f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {cap}: it can never return")
     return sorted(found.values(), key=lambda f: (f.rule, f.path or ()))
 
 

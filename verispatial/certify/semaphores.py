@@ -194,10 +194,11 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         return unsupported("both increments and flag multicasts land on it")
     values: set[int] = set()
     for lf in flags:
-        v = sources.get((lf.op.sem, views[lf.engine].program.site)) if isinstance(lf.op, McastSetValid) else None
-        if not isinstance(v, int):
-            return unsupported(f"the flag written by {lf.engine} has no constant source value ({v})")
-        values.add(v)
+        src: int | str | None = (sources.get((lf.op.sem, views[lf.engine].program.site))
+                                  if isinstance(lf.op, McastSetValid) else None)
+        if not isinstance(src, int):
+            return unsupported(f"the flag written by {lf.engine} has no constant source value ({src})")
+        values.add(src)
     if len(values) != 1:
         return unsupported(f"flag multicasts write different values {sorted(values)}")
     flag_value = values.pop()

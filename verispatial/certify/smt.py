@@ -71,7 +71,7 @@ class Query:
         self._n = 0
         self._tags: list[z3.BoolRef] = []
 
-    def int(self, name: str) -> z3.ArithRef:
+    def int_var(self, name: str) -> z3.ArithRef:
         return z3.Int(name, self.ctx)
 
     def val(self, v: int) -> z3.ArithRef:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from verispatial.ir.ops import Loop, Op
+from verispatial.ir.ops import Loop, Op, Pop, Push, Reserve, Wait
 from verispatial.ir.program import EngineProgram, Program
 
 
@@ -82,6 +82,13 @@ def engine_views(p: Program) -> dict[str, EngineView]:
 def all_leaves(views: dict[str, EngineView]) -> Iterator[Leaf]:
     for v in views.values():
         yield from v.leaves
+
+
+def pages(op: Op) -> int:
+    """Pages moved or awaited by a circular-buffer op; ``TypeError`` for any other op."""
+    if isinstance(op, (Reserve, Push, Wait, Pop)):
+        return op.pages
+    raise TypeError(f"{type(op).__name__} moves no pages")
 
 
 def op_at(ep: EngineProgram, path: tuple[int, ...]) -> Op:
