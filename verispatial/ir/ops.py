@@ -6,7 +6,7 @@ tile counts in tiles of the target's tile shape.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import TypeAlias
 
 import attrs
 
@@ -183,28 +183,28 @@ class Loop:
     body: tuple[Op, ...]
 
 
-Op = Union[
-    Reserve,
-    Push,
-    Wait,
-    Pop,
-    SemInc,
-    SemSet,
-    SemWait,
-    McastSend,
-    McastSetValid,
-    ReadTiles,
-    WriteTiles,
-    ReadBarrier,
-    WriteBarrier,
-    Flush,
-    AtomicBarrier,
-    AcquireAcc,
-    Compute,
-    PackAcc,
-    ReleaseAcc,
-    Loop,
-]
+Op: TypeAlias = (
+    Reserve
+    | Push
+    | Wait
+    | Pop
+    | SemInc
+    | SemSet
+    | SemWait
+    | McastSend
+    | McastSetValid
+    | ReadTiles
+    | WriteTiles
+    | ReadBarrier
+    | WriteBarrier
+    | Flush
+    | AtomicBarrier
+    | AcquireAcc
+    | Compute
+    | PackAcc
+    | ReleaseAcc
+    | Loop
+)
 
 #: JSON tag of every op kind, and back.
 OP_TAGS: dict[type, str] = {

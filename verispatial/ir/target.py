@@ -46,10 +46,13 @@ class Target:
         try:
             return self.tile_bytes[dtype]
         except KeyError:
-            raise ParseError("dtype", f"target {self.name} has no dtype {dtype!r} (has {sorted(self.tile_bytes)})") from None
+            raise ParseError("dtype",
+                             f"target {self.name} has no dtype {dtype!r} (has {sorted(self.tile_bytes)})") from None
 
 
-_TT_TILE_BYTES = {"bf16": 2048, "fp16": 2048, "fp32": 4096, "bfp8_b": 1088, "bfp4_b": 576, "int32": 4096, "uint32": 4096}
+_TT_TILE_BYTES = {
+    "bf16": 2048, "fp16": 2048, "fp32": 4096, "bfp8_b": 1088, "bfp4_b": 576, "int32": 4096, "uint32": 4096,
+}
 
 WORMHOLE = Target(
     name="wormhole_b0",

@@ -7,6 +7,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 
 from verispatial.errors import IrViolation
 from verispatial.ir.core import Site
@@ -22,7 +23,10 @@ from verispatial.ir.ops import (
     SemWait,
     WriteTiles,
 )
-from verispatial.ir.program import EngineProgram, Program
+from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore
+
+#: Reports one violation: (entity, rule).
+Report = Callable[[str, str], None]
 
 
 def _in_mesh(p: Program, s: Site) -> bool:
@@ -36,7 +40,9 @@ def validate(p: Program) -> list[IrViolation]:
     def bad(entity: str, rule: str) -> None:
         out.append(IrViolation(entity, rule))
 
-    for kind, items in (("buffer", p.buffers), ("semaphore", p.semaphores), ("group", p.groups)):
+    dense: tuple[tuple[str, Sequence[Buffer | Semaphore | Group]], ...] = (
+        ("buffer", p.buffers), ("semaphore", p.semaphores), ("group", p.groups))
+    for kind, items in dense:
         for i, it in enumerate(items):
             if it.id != i:
                 bad(f"{kind} {it.id}", f"ids are dense: expected id {i} at position {i}")
@@ -46,9 +52,9 @@ def validate(p: Program) -> list[IrViolation]:
     for name, n in Counter(t.name for t in p.trips).items():
         if n > 1:
             bad(f"trip {name}", "trip names are unique")
-    for t in p.trips:
-        if t.max < 0:
-            bad(f"trip {t.name}", f"max must be >= 0, got {t.max}")
+    for trip in p.trips:
+        if trip.max < 0:
+            bad(f"trip {trip.name}", f"max must be >= 0, got {trip.max}")
     for t in p.tensors:
         if t.dtype not in p.target.tile_bytes:
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
@@ -122,7 +128,8 @@ def validate(p: Program) -> list[IrViolation]:
                 continue
             b = p.buffers[m.buf]
             if b.dtype in p.target.tile_bytes and m.size != p.buffer_bytes(b):
-                bad(f"buffer {b.id} ({b.name})", f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
+                bad(f"buffer {b.id} ({b.name})",
+                    f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
     keys = Counter((ep.site, ep.engine) for ep in p.programs)
     for (site, eng), n in keys.items():
@@ -135,8 +142,9 @@ def validate(p: Program) -> list[IrViolation]:
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
         if ep.section_starts:
             if len(ep.section_starts) != len(p.sections):
-                bad(f"program {ep.key}", f"section_starts has {len(ep.section_starts)} entries for {len(p.sections)} sections")
-            if list(ep.section_starts) != sorted(ep.section_starts) or (ep.section_starts and ep.section_starts[0] != 0):
+                bad(f"program {ep.key}",
+                    f"section_starts has {len(ep.section_starts)} entries for {len(p.sections)} sections")
+            if list(ep.section_starts) != sorted(ep.section_starts) or ep.section_starts[0] != 0:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
@@ -145,8 +153,7 @@ def validate(p: Program) -> list[IrViolation]:
 
 
 def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[str, ...], where: str,
-               trips: set[str], tensors: set[str], bad: object) -> None:
-    report = bad  # type: ignore[assignment]
+               trips: set[str], tensors: set[str], report: Report) -> None:
     nb, ns = len(p.buffers), len(p.semaphores)
     for i, op in enumerate(ops):
         e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
@@ -158,7 +165,7 @@ def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[
                     report(e, f"count {op.count!r} is not a declared trip")
             elif op.count < 0:
                 report(e, f"count must be >= 0, got {op.count}")
-            _check_ops(p, ep, op.body, (*loops, op.var), f"{where}[{i}].body", trips, tensors, bad)
+            _check_ops(p, ep, op.body, (*loops, op.var), f"{where}[{i}].body", trips, tensors, report)
             continue
         for field in ("buf", "into", "src"):
             b = getattr(op, field, None)

@@ -1,0 +1,389 @@
+"""Golden verdicts of the checker on every shipped example (``examples/README.md`` gives each expected verdict).
+
+Every file of ``examples/`` is certified once per module (the matmuls take seconds each); the assertions pin the
+exit code, which obligations are refuted, and the fields of each counterexample that make it the *right* one.
+Refutations are checked against the interpreter too: a deadlock's trip values deadlock ``simulate``, and every
+replayable refutation carries the interpreter's replay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from verispatial import cli
+from verispatial.certify import checker
+from verispatial.certify.report import FAMILIES, Report, Result, Verdict
+from verispatial.ir.program import Program
+from verispatial.ir.serialize import load_program
+from verispatial.petri.interp import drive, simulate
+from verispatial.petri.position import Position
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+BROKEN = EXAMPLES / "broken"
+WORMHOLE = EXAMPLES / "matmul_reuse_mcast_wormhole.json"
+BLACKHOLE = EXAMPLES / "matmul_reuse_mcast_blackhole.json"
+
+#: Counterexample kinds that are arithmetic on the program text (re-checked by construction, not replayed).
+STATIC_KINDS = {"memory", "mcast-address", "certificate"}
+#: The interpreter rules that may replay a checker refutation of each rule (the checker's own table).
+REPLAY_RULES = {rule: rules for rule, (rules, _) in checker.REPLAY_RULES.items()}
+MATMUL_SECONDS = 30.0
+
+
+@attrs.frozen
+class CliRun:
+    """One ``verispatial certify`` run: exit code, stdout, and the report the checker returned to the CLI."""
+
+    code: int
+    out: str
+    report: Report
+
+
+class Reports:
+    """Certifies each example at most once per module."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Report] = {}
+        self.programs: dict[str, Program] = {}
+
+    def program(self, path: Path) -> Program:
+        key = str(path)
+        if key not in self.programs:
+            self.programs[key] = load_program(path)
+        return self.programs[key]
+
+    def put(self, path: Path, report: Report) -> None:
+        self._cache[str(path)] = report
+
+    def __call__(self, path: Path) -> Report:
+        key = str(path)
+        if key not in self._cache:
+            self._cache[key] = checker.certify(self.program(path))
+        return self._cache[key]
+
+
+@pytest.fixture(scope="module")
+def reports() -> Reports:
+    return Reports()
+
+
+@pytest.fixture(scope="module")
+def wormhole_cli(reports: Reports) -> CliRun:
+    """``verispatial certify`` on the Wormhole matmul, end to end, run once: a spy keeps the report the CLI got
+    from the checker so the golden test reuses it instead of certifying the program a second time."""
+    got: list[Report] = []
+    real = checker.certify
+
+    def spy(program: Program, *args: Any, **kwargs: Any) -> Report:
+        r = real(program, *args, **kwargs)
+        got.append(r)
+        return r
+
+    buf = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buf):
+        mp.setattr(checker, "certify", spy)
+        code = cli.main(["certify", str(WORMHOLE)])
+    assert len(got) == 1
+    reports.put(WORMHOLE, got[0])
+    return CliRun(code, buf.getvalue(), got[0])
+
+
+def named(report: Report, name: str) -> Result:
+    hits = [r for r in report.results if r.name == name]
+    assert len(hits) == 1, f"{name}: {len(hits)} results of {[r.name for r in report.results]}"
+    return hits[0]
+
+
+def refuted(report: Report) -> list[Result]:
+    return [r for r in report.results if r.verdict == Verdict.REFUTED]
+
+
+def refuted_names(report: Report) -> set[str]:
+    return {r.name for r in refuted(report)}
+
+
+def cex(r: Result) -> dict[str, Any]:
+    assert r.counterexample is not None, f"{r.name} has no counterexample"
+    return r.counterexample
+
+
+def assert_replayed(report: Report) -> None:
+    """Every refutation that is not static arithmetic carries the interpreter's replay, and the replayed
+    violation is one of the rules that reproduce it."""
+    for r in refuted(report):
+        c = cex(r)
+        if c.get("kind") in STATIC_KINDS:
+            continue
+        assert "replay" in c or "replayed_by" in c, f"{r.name} was not replayed: {c}"
+        replay = c.get("replay", c)
+        rule = c.get("rule")
+        if c.get("kind") == "rule":
+            assert replay["violation"]["rule"] == rule, r.name
+            assert replay["violation"]["position"]["engine"] == c["engine"], r.name
+            assert replay["violation"]["position"]["path"] == c["path"], r.name
+        elif rule in REPLAY_RULES and "violation" in replay:
+            assert replay["violation"]["rule"] in REPLAY_RULES[rule], r.name
+
+
+def drive_to_stuck(program: Program, c: dict[str, Any]) -> tuple[bool, str]:
+    """Drive the interpreter to every stuck position of a deadlock counterexample: (reached, status)."""
+    targets = {st["position"]["engine"]: Position.from_json(st["position"]) for st in c["stuck"]}
+    r = drive(program, c["trips"], targets)
+    return bool(r.reached), r.status
+
+
+# ------------------------------------------------------------------------------------------ proved programs
+
+
+def assert_matmul_proved(report: Report, program: Program) -> None:
+    assert report.exit_code == 0
+    bad = [(r.name, r.verdict.value, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
+    assert bad == []
+    assert report.seconds < MATMUL_SECONDS
+    (dl,) = [r for r in report.results if r.family == "deadlock"]
+    assert dl.reason == f"{len(program.programs)} engines, symbolic over loop indices"
+    assert len(program.programs) == 48
+    # Every obligation family the matmul has obligations of is reported (no structure/happens-before: it has
+    # neither certificate nor activations).
+    assert set(report.by_family()) == {"circular-buffer", "semaphore", "async-noc", "accumulator", "bounds",
+                                       "memory", "deadlock", "balance"}
+    assert {r.name for r in report.results if r.family == "bounds"} == {"bounds:in0", "bounds:in1", "bounds:out"}
+    assert len([r for r in report.results if r.family == "memory"]) == 16  # one per site
+
+
+def test_wormhole_matmul_proves_every_family(reports: Reports, wormhole_cli: CliRun) -> None:
+    assert_matmul_proved(wormhole_cli.report, reports.program(WORMHOLE))
+
+
+def test_blackhole_matmul_proves_every_family(reports: Reports) -> None:
+    assert_matmul_proved(reports(BLACKHOLE), reports.program(BLACKHOLE))
+
+
+@pytest.mark.parametrize(("file", "engines"), [("pipeline_small.json", 3), ("three_sections.json", 4)])
+def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None:
+    report = reports(EXAMPLES / file)
+    assert report.exit_code == 0
+    assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
+    (dl,) = [r for r in report.results if r.family == "deadlock"]
+    assert dl.reason == f"{engines} engines, symbolic over loop indices"
+
+
+def test_three_sections_proves_both_rendezvous_and_activations(reports: Reports) -> None:
+    report = reports(EXAMPLES / "three_sections.json")
+    hb = {r.name: r.verdict for r in report.results if r.family == "happens-before"}
+    assert hb == {
+        "hb-activation:A:(1,0).reader[4, 1]": Verdict.PROVED,
+        "hb-activation:A:(1,0).reader[4, 1]<(0,0).writer[0, 1]": Verdict.PROVED,
+        "hb-activation:B:(0,0).reader[23, 1]": Verdict.PROVED,
+        "hb-activation:B:(0,0).reader[23, 1]<(1,0).writer[4, 1]": Verdict.PROVED,
+        "hb-rendezvous:after-section-0": Verdict.PROVED,
+        "hb-rendezvous:after-section-1": Verdict.PROVED,
+    }
+
+
+# ------------------------------------------------------------------------------------------ broken programs
+
+
+def test_a_reserve_over_capacity(reports: Reports) -> None:
+    path = BROKEN / "a_reserve_over_capacity.json"
+    report = reports(path)
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"cb-capacity:(0,0).reader:[0]", "cb-capacity:(0,0).writer:[0]",
+                                     "deadlock:(0,0).reader+1"}
+    cap = named(report, "cb-capacity:(0,0).reader:[0]")
+    assert cap.family == "circular-buffer"
+    assert cap.reason == "reserve of 8 pages on b0 whose capacity is 4: it can never return"
+    assert cex(cap)["violation"]["position"]["op"] == "reserve(b0, 8)"
+
+    dl = named(report, "deadlock:(0,0).reader+1")
+    c = cex(dl)
+    assert c["kind"] == "deadlock"
+    assert c["trips"] == {}
+    stuck = {st["position"]["engine"]: st for st in c["stuck"]}
+    assert set(stuck) == {"(0,0).reader", "(0,0).writer"}
+    reader = stuck["(0,0).reader"]
+    assert reader["position"]["path"] == [0]
+    assert reader["position"]["op"] == "reserve(b0, 8)"
+    assert reader["reason"] == "waits for space in b0: asks 8 pages of a 4-page buffer (never fits)"
+    assert stuck["(0,0).writer"]["position"]["op"] == "wait(b0, 8)"
+    assert stuck["(0,0).writer"]["reason"] == "waits for b0: pushed-popped=0-0=0 < 8"
+    assert drive_to_stuck(reports.program(path), c) == (True, "deadlock")
+    # The push of 8 pages can never run (its reserve never returns): the checker must not call it refuted.
+    assert named(report, "cb-straddle:b0").verdict != Verdict.REFUTED
+    assert_replayed(report)
+
+
+def test_b_ring_straddle(reports: Reports) -> None:
+    report = reports(BROKEN / "b_ring_straddle.json")
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"cb-straddle:b0"}
+    r = named(report, "cb-straddle:b0")
+    assert r.family == "circular-buffer"
+    c = cex(r)
+    assert (c["engine"], c["path"], c["buffer"], c["capacity"]) == ("(0,0).reader", [19], 0, 4)
+    assert c["running_sum"] == 7
+    assert c["pages"] == 2
+    assert c["replay"]["violation"]["rule"] == "cb-straddle"
+    assert c["replay"]["violation"]["position"]["op"] == "push(b0, 2)"
+    assert c["replay"]["violation"]["message"] == \
+        "push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)"
+    # Everything else holds: no deadlock, balanced, in bounds.
+    assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == ["cb-straddle:b0"]
+    assert_replayed(report)
+
+
+def test_c_trip_sender_deadlocks_and_the_trip_value_replays(reports: Reports) -> None:
+    path = BROKEN / "c_trip_sender.json"
+    program = reports.program(path)
+    report = reports(path)
+    assert report.exit_code == 1
+    assert {r.family for r in refuted(report)} == {"deadlock"}
+    (dl,) = [r for r in report.results if r.family == "deadlock"]
+    assert dl.verdict == Verdict.REFUTED
+    c = cex(dl)
+    assert c["kind"] == "deadlock"
+    assert set(c["trips"]) == {"t"}
+    t = c["trips"]["t"]
+    assert 0 <= t <= 8
+    assert c["replayed_by"] == "drive to the candidate positions"
+    # The trip value really deadlocks: a plain run and a run driven to the reported positions both hang.
+    sim = simulate(program, {"t": t})
+    assert sim.status == "deadlock"
+    assert drive_to_stuck(program, c) == (True, "deadlock")
+    # Every stuck engine the counterexample names is stuck in the driven run at the same op and iteration.
+    stuck_engines = {st["position"]["engine"] for st in c["stuck"]}
+    assert "(0,0).compute" in stuck_engines
+    assert len(stuck_engines) == len(c["stuck"])
+    assert_replayed(report)
+
+
+def test_d_blackhole_no_flush(reports: Reports) -> None:
+    report = reports(BROKEN / "d_blackhole_no_flush.json")
+    assert report.exit_code == 1
+    assert {r.family for r in refuted(report)} == {"async-noc"}
+    r = named(report, "async-flag-overtake:(0,0).reader:[2, 6]")
+    assert r.verdict == Verdict.REFUTED
+    c = cex(r)
+    assert c["engine"] == "(0,0).reader"
+    assert c["replayed_by"] == "round-robin run"
+    assert c["violation"]["position"] == {"engine": "(0,0).reader", "path": [2, 6], "iteration": [["k", 0]],
+                                          "op": "mcast_set_valid(sem1, g0)"}
+    # Each sender's flag multicast (in0 from column 0, in1 from row 0) is refuted, and its source reuse too.
+    overtakes = {r.name for r in refuted(report) if r.name.startswith("async-flag-overtake:")}
+    assert overtakes == {"async-flag-overtake:(0,0).reader:[2, 6]", "async-flag-overtake:(0,0).reader:[2, 14]",
+                         "async-flag-overtake:(0,1).reader:[1, 6]"} | {
+        f"async-flag-overtake:({x},0).reader:[1, 11]" for x in range(1, 8)}
+    assert "async-source-reuse:(0,0).reader:[2, 1, 0]" in refuted_names(report)
+    assert_replayed(report)
+
+
+def test_e_read_no_barrier(reports: Reports) -> None:
+    report = reports(BROKEN / "e_read_no_barrier.json")
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"async-read-publish:(0,0).reader:[0, 2]"}
+    r = named(report, "async-read-publish:(0,0).reader:[0, 2]")
+    assert r.family == "async-noc"
+    assert cex(r)["violation"]["position"]["op"] == "push(b0, 1)"
+    assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == [r.name]
+    assert_replayed(report)
+
+
+def test_f_memory_overlap(reports: Reports) -> None:
+    path = BROKEN / "f_memory_overlap.json"
+    program = reports.program(path)
+    report = reports(path)
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"memory-disjoint:(0,0).local.phase0"}
+    c = cex(named(report, "memory-disjoint:(0,0).local.phase0"))
+    assert c["kind"] == "memory"
+    assert c["site"] == [0, 0]
+    assert sorted(c["buffers"]) == [0, 1]
+    addr = c["address"]
+    where = {m.buf: (m.offset, m.offset + m.size) for m in program.memory}
+    assert where[0] == (103712, 107808)
+    assert where[1] == (105760, 109856)
+    for b in c["buffers"]:
+        lo, hi = where[b]
+        assert lo <= addr < hi, (b, addr)
+
+
+def test_g_rendezvous_short(reports: Reports) -> None:
+    report = reports(BROKEN / "g_rendezvous_short.json")
+    assert report.exit_code == 1
+    assert {r.family for r in refuted(report)} == {"balance", "semaphore", "happens-before"}
+    a = named(report, "hb-activation:A:(1,0).reader[4, 1]<(0,0).writer[0, 1]")
+    assert a.verdict == Verdict.REFUTED
+    c = cex(a)
+    assert c["rule"] == "tensor-race"
+    assert c["read"] == {"engine": "(1,0).reader", "path": [4, 1]}
+    assert c["write"] == {"engine": "(0,0).writer", "path": [0, 1]}
+    for boundary in (0, 1):
+        rv = named(report, f"hb-rendezvous:after-section-{boundary}")
+        assert rv.verdict == Verdict.REFUTED
+        assert cex(rv)["rule"] == "rendezvous"
+    assert named(report, "sem-set-race:sem0@(0,0)").verdict == Verdict.REFUTED
+    assert cex(named(report, "balance-sem:sem0@(0,0)"))["end_value"] == 2
+    # The oracle finds a deadlock too; the checker may fail to prove it free, but must never prove it.
+    (dl,) = [r for r in report.results if r.family == "deadlock"]
+    assert dl.verdict != Verdict.PROVED
+    assert_replayed(report)
+
+
+def test_every_example_is_covered(reports: Reports) -> None:
+    """Every shipped example has a golden test above (a new example must get one)."""
+    files = {p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*.json")}
+    assert files == {
+        "matmul_reuse_mcast_wormhole.json", "matmul_reuse_mcast_blackhole.json", "pipeline_small.json",
+        "three_sections.json", "broken/a_reserve_over_capacity.json", "broken/b_ring_straddle.json",
+        "broken/c_trip_sender.json", "broken/d_blackhole_no_flush.json", "broken/e_read_no_barrier.json",
+        "broken/f_memory_overlap.json", "broken/g_rendezvous_short.json",
+    }
+
+
+# ------------------------------------------------------------------------------------------ CLI end to end
+
+
+def test_cli_certify_wormhole_prints_every_family(wormhole_cli: CliRun) -> None:
+    assert wormhole_cli.code == 0
+    lines = wormhole_cli.out.splitlines()
+    assert lines[0] == "program matmul_reuse_mcast_wormhole  target wormhole_b0  engines 48  ops 2732"
+    by_family = wormhole_cli.report.by_family()
+    family_lines = [ln.split()[0] for ln in lines[1:-1]]
+    assert family_lines == [f for f in FAMILIES if f in by_family]
+    for ln in lines[1:-1]:
+        fam = ln.split()[0]
+        assert f"{len(by_family[fam]):>3} proved    0 refuted    0 failed-to-prove    0 error" in ln
+    n = len(wormhole_cli.report.results)
+    assert lines[-1].startswith(f"verdict: proved ({n} proved, 0 refuted, 0 failed-to-prove, 0 error of {n} "
+                                "obligations in ")
+
+
+def test_cli_certify_straddle_prints_the_counterexample(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["certify", str(BROKEN / "b_ring_straddle.json")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert ("refuted circular-buffer/cb-straddle:b0: (0,0).reader pushes 2 pages of b0 at running sum 7 "
+            "(3 into a 4-page ring): the block straddles the ring's end") in out
+    assert "    running_sum: 7\n" in out
+    assert "    pages: 2\n" in out
+    assert "    capacity: 4\n" in out
+    assert "message: push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)" in out
+    assert "verdict: refuted (15 proved, 1 refuted, 0 failed-to-prove, 0 error of 16 obligations" in out
+
+
+def test_cli_simulate_trip_sender_deadlocks(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["simulate", str(BROKEN / "c_trip_sender.json"), "--trip", "t=3"])
+    out = capsys.readouterr().out
+    assert code == 1
+    first, *rest = out.splitlines()
+    assert first.startswith("c_trip_sender: deadlock after ")
+    assert first.endswith(" steps (trips t=3)")
+    assert rest[0] == "stuck:"
+    # With 3 of 8 in0 blocks sent, (1,0)'s reader (in0 receiver, in1 sender) hangs in its second K block.
+    assert "  (1,0).reader at ops[1].body[8] sem_wait(sem2, eq, 1) k=1: sem2@(1,0)=0, waits ==1" in rest
