@@ -65,7 +65,7 @@ def test_a_certificate_of_another_program_is_refused(tmp_path: Path) -> None:
 
 
 def test_gate_needs_certificates(tmp_path: Path) -> None:
-    prog, cert = _copy_small(tmp_path)
+    _prog, cert = _copy_small(tmp_path)
     cert.unlink()
     with pytest.raises(ParseError, match="missing: every program under the gate carries its certificate"):
         gate(tmp_path)
