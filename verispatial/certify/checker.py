@@ -27,19 +27,20 @@ from verispatial.certify.rules import RULE_FAMILY, Finding, engine_findings, own
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.ir.program import Program
 
-#: checker rule -> (interpreter rules that reproduce it, whether a deadlock reached instead also reproduces it)
-REPLAY_RULES: dict[str, tuple[set[str], bool]] = {
-    "sem-set-race": ({"sem-set-race", "sem-overshoot"}, True),
-    "sem-overshoot": ({"sem-overshoot"}, True),
-    "sem-flag-early": ({"sem-set-race", "sem-overshoot"}, True),
-    "mcast-slot": ({"mcast-slot"}, False),
-    "mcast-publish-early": ({"mcast-publish-early"}, False),
-    "tensor-race": ({"tensor-race"}, False),
-    "rendezvous": ({"tensor-race", "rendezvous"}, False),
-    "cb-straddle": ({"cb-straddle"}, False),
-    "bounds": ({"bounds"}, False),
-    "balance-cb": ({"balance-cb"}, False),
-    "balance-sem": ({"balance-sem"}, False),
+#: checker rule -> interpreter rules that reproduce it. A counterexample may also name ``deadlock_at``: a
+#: deadlock with that engine stuck there reproduces it too (an overshot equality wait hangs exactly there).
+REPLAY_RULES: dict[str, set[str]] = {
+    "sem-set-race": {"sem-set-race"},
+    "sem-overshoot": {"sem-overshoot"},
+    "sem-flag-early": {"sem-set-race"},
+    "mcast-slot": {"mcast-slot"},
+    "mcast-publish-early": {"mcast-publish-early"},
+    "tensor-race": {"tensor-race"},
+    "rendezvous": {"tensor-race"},
+    "cb-straddle": {"cb-straddle"},
+    "bounds": {"bounds"},
+    "balance-cb": {"balance-cb"},
+    "balance-sem": {"balance-sem"},
 }
 #: Refutations that are concrete arithmetic on the program text (addresses), re-checked by construction.
 STATIC_KINDS = {"memory", "mcast-address", "certificate"}
@@ -84,11 +85,16 @@ def _confirm(a: Analysis, r: Result) -> Result:
     rule = str(cex.get("rule", kind))
     if rule not in REPLAY_RULES:
         return r
-    rules, allow_dl = REPLAY_RULES[rule]
+    rules = REPLAY_RULES[rule]
     t0 = time.perf_counter()
     path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
-    got = confirm_rule(a.program, rules, cex.get("trips") or None, cex.get("engine") if path else None, path,
-                       allow_deadlock=allow_dl)
+    dl = cex.get("deadlock_at")
+    deadlock_at = None
+    if isinstance(dl, dict):
+        deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
+    engine = cex.get("engine")
+    got = confirm_rule(a.program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
+                       path, deadlock_at=deadlock_at)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,
@@ -148,7 +154,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
         "ring alignment": lambda: check_straddle(a, rlimit),
-        "balance": lambda: check_cb_balance(a, rlimit) + check_sem_balance(a, rlimit),
+        "balance": lambda: check_cb_balance(a, rlimit, trusted) + check_sem_balance(a, rlimit),
         "bounds": lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit),
         "multicast": lambda: check_multicast(a, trusted, rlimit),

@@ -30,9 +30,9 @@ from verispatial.ir.core import WaitCond
 from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
 
 
-def _cex(rule: str, w: Word, d: Decoded, summary: str) -> dict[str, object]:
+def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
     return {
-        "kind": "state", "rule": rule, "word": w.name, "trips": d.trips,
+        "kind": "state", "rule": rule, "word": w.name, "trips": d.trips, **where,
         "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
                           if lf is not None else "finished") for e, (lf, it) in d.at.items()},
         "summary": summary,
@@ -59,12 +59,14 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
                               f"{by_lemma[w.name]} (induction over epochs, handshake.py)"))
             continue
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
-        checks: list[tuple[str, str, object]] = []
+        # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
+        checks: list[tuple[str, str, object, dict[str, object]]] = []
         if w.kind == "reset":
             for s in w.sets:
                 checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
                                "beyond those its wait consumed was issued (lost update)",
-                               lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w))))
+                               lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w)),
+                               {"engine": s.engine, "path": list(s.path)}))
         if w.kind in ("reset", "monotone"):
             for wt in w.waits:
                 op = wt.op
@@ -72,19 +74,23 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
                 if op.cond == WaitCond.EQ:
                     checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
                                    f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
-                                   lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v)))
+                                   lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
+                                   {"engine": wt.engine, "path": list(wt.path),
+                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
         if w.kind == "flag":
             checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
                            "for it (the reset would wipe it)",
-                           lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w)))
+                           lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
+                           {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
             checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
                            "(they would merge into one)",
-                           lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2))
+                           lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
+                           {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
         result: Result | None = None
-        for rule, msg, build in checks:
+        for rule, msg, build, where in checks:
             o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
             if o.status == Status.SAT and d is not None:
-                cex = _cex(rule, w, d, msg)
+                cex = _cex(rule, w, d, msg, where)
                 result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
                 break
             if o.status == Status.UNKNOWN:

@@ -22,7 +22,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
 from verispatial.certify.structure import Leaf
-from verispatial.ir.core import Role, SemRole
+from verispatial.ir.core import Role
 from verispatial.ir.ops import AtomicBarrier, ReadTiles, SemInc, SemSet, SemWait, WriteBarrier, WriteTiles
 
 
@@ -84,7 +84,8 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
                         a, trusted, f"hb-state:{t.name}:{w.engine}{list(w.path)}", [r.engine, w.engine],
                         _unread_before_write(r, w),
                         f"every write of state {t.name} follows every read of its old value",
-                        f"{w.engine} can write state {t.name} before {r.engine} read its old value", "tensor-race", rlimit))
+                        f"{w.engine} can write state {t.name} before {r.engine} read its old value", "tensor-race", rlimit,
+                        engine=r.engine, path=list(r.path)))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))
     out.extend(_rendezvous(a, trusted, rlimit))
     return out
@@ -115,7 +116,7 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
                 _started_before_done(r, cp),
                 f"{r.engine} reads {tensor} after {w.engine}'s writes of it completed",
                 f"{r.engine} can read {tensor} at {list(r.path)} before {w.engine}'s write at {list(w.path)} completed",
-                "tensor-race", rlimit, read={"engine": r.engine, "path": list(r.path)},
+                "tensor-race", rlimit, engine=r.engine, path=list(r.path), read={"engine": r.engine, "path": list(r.path)},
                 write={"engine": w.engine, "path": list(w.path)}))
     return out
 
@@ -172,14 +173,20 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
     return out
 
 
-def _is_rendezvous(a: Analysis, lf: Leaf) -> bool:
-    op = lf.op
-    if isinstance(op, (SemInc, SemSet, SemWait)):
-        return a.program.semaphores[op.sem].role in (SemRole.RENDEZVOUS_GATHER, SemRole.RENDEZVOUS_RELEASE)
-    if isinstance(op, AtomicBarrier):
-        prev = a.views[lf.engine].leaves[lf.index - 1] if lf.index else None
-        return prev is not None and _is_rendezvous(a, prev)
-    return False
+def _rendezvous_leaves(a: Analysis, key: str) -> set[int]:
+    """The rendezvous closing each section of engine ``key``: the maximal run of top-level semaphore ops and
+    atomic barriers that ends the section (arrive, gather, release, reset)."""
+    view = a.views[key]
+    ep = view.program
+    out: set[int] = set()
+    starts = list(ep.section_starts) or [0]
+    bounds = list(zip(starts, [*starts[1:], len(ep.ops)], strict=True))
+    for lo, hi in bounds:
+        i = hi
+        while i > lo and isinstance(ep.ops[i - 1], (SemInc, SemSet, SemWait, AtomicBarrier)):
+            i -= 1
+        out |= {lf.index for lf in view.leaves if lf.path[0] >= i and lf.path[0] < hi}
+    return out
 
 
 def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
@@ -191,7 +198,8 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
         before: dict[str, Leaf] = {}
         after: dict[str, Leaf] = {}
         for key, v in a.views.items():
-            work = [lf for lf in v.leaves if lf.section <= b and not _is_rendezvous(a, lf)]
+            closing = _rendezvous_leaves(a, key)
+            work = [lf for lf in v.leaves if lf.section <= b and lf.index not in closing]
             later = [lf for lf in v.leaves if lf.section > b]
             if work:
                 before[key] = work[-1]

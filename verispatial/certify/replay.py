@@ -53,23 +53,51 @@ def replay_deadlock(program: Program, d: Decoded) -> dict[str, Any] | None:
     return None
 
 
+def search_deadlock(program: Program) -> dict[str, Any] | None:
+    """Look for a deadlock with the interpreter alone (round robin, seeded random schedules, and the explorer for
+    small programs) — used where the solver's model cannot be trusted, so only a replayed hang may refute."""
+    runs: list[tuple[str, Any]] = [("round-robin run", lambda: simulate(program))]
+    runs += [(f"random schedule seed {s}", lambda s=s: simulate(program, seed=s)) for s in range(SEEDS)]
+    for how, run in runs:
+        r = run()
+        if r.status == "deadlock":
+            return _deadlock_cex(r, how)
+    if len(program.programs) <= EXPLORE_ENGINES:
+        ex = explore(program, max_states=EXPLORE_STATES)
+        if ex.deadlocks:
+            dl = ex.deadlocks[0]
+            names = ", ".join(str(st) for st in dl.stuck[:3])
+            return {"kind": "deadlock", "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
+                    "trace": list(dl.trace_text), "replayed_by": "explicit-state search",
+                    "summary": f"deadlock after {len(dl.trace)} transitions: {names}"}
+    return None
+
+
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
-                 d: Decoded | None = None, allow_deadlock: bool = False) -> dict[str, Any] | None:
-    """Find a run in which the interpreter reports one of ``rules`` (at ``engine``/``path`` when given).
+                 d: Decoded | None = None,
+                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None) -> dict[str, Any] | None:
+    """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given).
 
     Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it.
-    With ``allow_deadlock``, a deadlock reached instead also confirms (a lost flag or update shows as a hang).
+    With ``deadlock_at = (engine, path)``, a deadlock in which that engine is stuck (at that op, if a path is
+    given) also confirms: an overshot equality wait or a merged flag shows as exactly that hang.
     """
     def matches(v: Any) -> bool:
         return v.rule in rules and (engine is None or v.position.engine == engine) and (
             path is None or v.position.path == path)
 
+    def stuck_there(stuck: Any) -> bool:
+        if deadlock_at is None:
+            return False
+        e, p = deadlock_at
+        return any(st.position.engine == e and (p is None or st.position.path == p) for st in stuck)
+
     def found(r: SimResult, how: str) -> dict[str, Any] | None:
         for v in r.violations:
             if matches(v):
                 return {"violation": v.to_json(), "trips": dict(r.trips), "steps": r.steps, "replayed_by": how}
-        if allow_deadlock and r.status == "deadlock":
+        if r.status == "deadlock" and stuck_there(r.stuck):
             return {"deadlock": _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
         return None
 
@@ -96,7 +124,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
             if matches(f.violation):
                 return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
                         "replayed_by": "explicit-state search"}
-        if allow_deadlock and ex.deadlocks:
-            dl = ex.deadlocks[0]
-            return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
+        for dl in ex.deadlocks:
+            if stuck_there(dl.stuck):
+                return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
     return None

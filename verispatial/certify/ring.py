@@ -76,8 +76,12 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     return out
 
 
-def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
-    """Total pushed == total popped for every buffer and every trip value."""
+def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int] | None = None) -> list[Result]:
+    """Total pushed == total popped for every buffer and every trip value whose run can end.
+
+    For ``trusted`` buffers (coverage rules proved) a run that ends has ``popped <= pushed <= popped +
+    capacity`` — trip values violating that cannot terminate (the deadlock obligation speaks of them).
+    """
     out: list[Result] = []
     p = a.program
     for b in p.buffers:
@@ -91,6 +95,8 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         pushed = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
         popped = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
         q.add(pushed != popped)
+        if trusted is not None and b.id in trusted:
+            q.add(z3.And(popped <= pushed, pushed <= popped + b.capacity))
         r = q.check()
         name = f"balance-cb:b{b.id}"
         if r.status == Status.UNSAT:

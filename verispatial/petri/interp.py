@@ -888,10 +888,13 @@ class Interp:
                 if not mask >> e2 & 1 or pc is None:
                     continue
                 op = self._ops[e2][pc[0]]
-                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and op.value == old:
+                # An equality wait misses its value when a write leaves it (old == v) or jumps over it.
+                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and (
+                        op.value == old or old < op.value < new):
                     src_op = op_text(self._ops[src][src_pc[0]])
+                    how = "is enabled" if op.value == old else "is pending and the value jumps over it"
                     self._v(out, "sem-overshoot", e2, pc,
-                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={op.value} is enabled "
+                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={op.value} {how} "
                             f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
         s.words[w] = new
         s.dirty[w] = self.site_mask.get(site, 0)
