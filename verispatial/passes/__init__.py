@@ -1,0 +1,7 @@
+"""The compiler's passes (DESIGN §3, §6): lower → tile → place → size → synthesize-handshakes, each
+``run(section, target) -> (section, certificate_fragment)``, refusing by name; ``compile_model`` drives them."""
+
+from verispatial.passes.compile import CompiledSection, compile_model, compile_section
+from verispatial.passes.pipeline import PASSES, Pipeline, default_passes, get_pass
+
+__all__ = ["PASSES", "CompiledSection", "Pipeline", "compile_model", "compile_section", "default_passes", "get_pass"]

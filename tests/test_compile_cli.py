@@ -1,0 +1,77 @@
+"""``run_compile`` (the ``verispatial compile`` body): the shipped model graphs compile for Wormhole and Blackhole
+into sections that all prove, the written certificate is the one ``certify --certificate`` accepts, a refusal
+exits 2 naming the pass, the op and the reason, and bad input exits 2 with one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verispatial.cli import main as cli_main
+from verispatial.ir.serialize import load_program
+from verispatial.passes.cli_compile import run_compile
+
+MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+
+
+@pytest.mark.parametrize("target", ["wormhole", "blackhole"])
+def test_mlp_block_compiles_and_every_section_proves(target: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", target, "-o", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert rc == 0, out + err
+    lines = out.splitlines()
+    assert [ln.split(":")[0] for ln in lines] == ["up", "down", "residual", "mlp_block"]
+    assert all("proved in" in ln for ln in lines[:3])
+    assert lines[0].startswith("up: matmul, 48 engine programs, ")
+    assert lines[2].startswith("residual: binary, 24 engine programs, 192 ops, ")
+    assert "[1/3] up: compile" in err
+    for op in ("up", "down", "residual"):
+        prog = load_program(tmp_path / op / "program.json")
+        assert prog.name == f"mlp_block.{op}"
+        cert = json.loads((tmp_path / op / "certificate.json").read_text())
+        assert [f["pass"] for f in cert["passes"]] == ["lower", "tile", "place", "size", "synthesize-handshakes"]
+        assert cert["places"]
+
+
+def test_written_certificate_is_accepted_by_certify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    g = json.loads((MODELS / "mlp_block.json").read_text())
+    g["ops"] = g["ops"][2:]
+    model = tmp_path / "residual.json"
+    model.write_text(json.dumps(g))
+    assert run_compile([str(model), "--target", "wormhole", "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    d = tmp_path / "out" / "residual"
+    rc = cli_main(["certify", str(d / "program.json"), "--certificate", str(d / "certificate.json"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert {r["name"]: r["verdict"] for r in report["results"] if r["family"] == "certificate"} == {
+        "certificate:places": "proved", "certificate:obligations": "proved", "certificate:witnesses": "proved"}
+
+
+def test_refusal_exits_2_naming_pass_op_and_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "big.json"
+    model.write_text(json.dumps({
+        "format": "verispatial.graph", "version": 1, "name": "big",
+        "tensors": [{"name": "a", "shape": [32, 64], "dtype": "bf16", "role": "input"},
+                    {"name": "w", "shape": [64, 32672], "dtype": "bf16", "role": "param"},
+                    {"name": "o", "shape": [32, 32672], "dtype": "bf16", "role": "output"}],
+        "ops": [{"name": "mm", "kind": "matmul", "inputs": ["a", "w"], "output": "o"}]}))
+    rc = run_compile([str(model), "--target", "blackhole", "-q"])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert out == ""
+    assert err == ("error: pass 'tile' refused: op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) "
+                   "needs 6277120 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["missing.json", "--target", "wormhole"], "error: missing.json: no such file\n"),
+    ([str(MODELS / "mlp_block.json"), "--target", "tpu"],
+     "error: target: unknown target 'tpu'; known: blackhole, gpu_sm80, wormhole_b0\n"),
+])
+def test_bad_input_exits_2_with_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_compile(argv) == 2
+    assert capsys.readouterr().err == message

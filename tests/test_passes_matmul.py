@@ -1,0 +1,168 @@
+"""Golden tests of the matmul section: the compiled reuse-multicast protocol is op for op the hand-written
+reference of ``examples/build_examples.py`` on both targets (flush between data and flag on Blackhole, after the
+flag on Wormhole), the fused chain runs inside the last K block's sub-block nest, and a shape that cannot fit is
+refused by name."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from verispatial.certify.checker import certify
+from verispatial.errors import PassRefused
+from verispatial.ir import (
+    BLACKHOLE,
+    GPU,
+    WORMHOLE,
+    AcquireAcc,
+    Compute,
+    Engine,
+    Flush,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReleaseAcc,
+    Reserve,
+    Site,
+    Target,
+    Wait,
+)
+from verispatial.ir.graph import GraphBuilder, ModelGraph
+from verispatial.passes import Pipeline, compile_section
+from verispatial.passes.handshakes import SynthesizeHandshakes
+from verispatial.passes.lower import Lower
+from verispatial.passes.place import Place
+from verispatial.passes.size import Size
+from verispatial.passes.tile import Tile
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _builder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_examples_ref", EXAMPLES / "build_examples.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _pipe(cols: int, rows: int) -> Pipeline:
+    return Pipeline((Lower(), Tile(max_cols=cols, max_rows=rows), Place(), Size(), SynthesizeHandshakes()))
+
+
+def _mm_graph(m: int, n: int, k: int, **chain: str) -> ModelGraph:
+    b = GraphBuilder("g")
+    b.tensor("in0", [m, k], role="input")
+    b.tensor("in1", [k, n], role="param")
+    if "bias" in chain:
+        b.tensor(chain["bias"], [n], role="param")
+    b.tensor("out", [m, n], role="output")
+    b.matmul("mm", "in0", "in1", "out", **chain)
+    return b.build()
+
+
+def _prog(p: Program, x: int, y: int, e: Engine) -> tuple[Op, ...]:
+    (ep,) = [ep for ep in p.programs if ep.site == Site(x, y) and ep.engine == e]
+    return ep.ops
+
+
+@pytest.mark.parametrize(("target", "flush"), [(WORMHOLE, "after_flag"), (BLACKHOLE, "between")])
+def test_matmul_is_the_reference_protocol(target: Target, flush: str) -> None:
+    ref_mod = _builder()
+    cfg = ref_mod.MatmulConfig(m=128, n=128, k=192, cols=2, rows=2, sb_h=2, sb_w=2, in0_block_w=2)
+    ref: Program = ref_mod.matmul_reuse_mcast("ref", target, flush, cfg)
+    got, frags = compile_section(_mm_graph(128, 128, 192), 0, target, _pipe(2, 2))
+    assert [f["pass"] for f in frags] == ["lower", "tile", "place", "size", "synthesize-handshakes"]
+    assert frags[1]["plan"] == {"kind": "MatmulPlan", "cols": 2, "rows": 2, "per_site_m": 2, "per_site_n": 2,
+                                "block_w": 2, "num_blocks": 3, "sb_h": 2, "sb_w": 2, "form": "spill_reload"}
+    assert got.programs == ref.programs
+    assert got.buffers == ref.buffers
+    assert got.semaphores == ref.semaphores
+    assert got.groups == ref.groups
+    assert got.memory == ref.memory
+    assert got.tensors == ref.tensors
+    report = certify(got)
+    assert report.exit_code == 0
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    (WORMHOLE, [McastSend, McastSetValid, Flush, Push]),
+    (BLACKHOLE, [McastSend, Flush, McastSetValid, Push]),
+])
+def test_flush_placement_per_target(target: Target, expected: list[type]) -> None:
+    got, _ = compile_section(_mm_graph(64, 64, 128), 0, target, _pipe(2, 2))
+    (k_loop,) = [op for op in _prog(got, 0, 0, Engine.READER) if isinstance(op, Loop)]
+    kinds = [type(op) for op in k_loop.body]
+    # in0 half then in1 half; each sender half ends data multicast ... push.
+    first_mcast = kinds.index(McastSend)
+    assert kinds[first_mcast:first_mcast + 4] == expected
+    assert got.groups[0].sender == Site(0, 0)
+    assert got.groups[0].rect == (1, 0, 1, 0)
+
+
+def test_fused_chain_runs_inside_the_last_block_nest() -> None:
+    g = _mm_graph(32, 64, 128, bias="b", activation="silu")
+    got, frags = compile_section(g, 0, WORMHOLE, _pipe(1, 1))
+    # Buffers at the one site: c_0, c_1, c_2 (bias), c_3 (matmul hand-off), c_4 (bias out), c_24, c_16 (alias).
+    assert [(b.name, b.cb, b.capacity, b.alias_of) for b in got.buffers] == [
+        ("c_0", 0, 4, None), ("c_1", 1, 8, None), ("c_2", 2, 4, None), ("c_3", 3, 4, None), ("c_4", 4, 4, None),
+        ("c_24", 24, 2, None), ("c_16", 16, 2, 5)]
+    t = 2
+    head: list[Op] = [Wait(0, 2), Wait(1, 4)]
+    tail: list[Op] = [Pop(0, 2), Pop(1, 4)]
+    nest_body: tuple[Op, ...] = (
+        AcquireAcc(t), Wait(5, t), Compute("copy", t), Pop(5, t), Compute("matmul", t),
+        Reserve(3, t), PackAcc(3, t), Push(3, t), ReleaseAcc(),
+        Wait(3, t), Wait(2, 2), AcquireAcc(t), Compute("bias", t), Reserve(4, t), PackAcc(4, t), Push(4, t),
+        ReleaseAcc(), Pop(3, t), Pop(2, 2),
+        Wait(4, t), AcquireAcc(t), Compute("silu", t), Reserve(6, t), PackAcc(6, t), Push(6, t), ReleaseAcc(),
+        Pop(4, t),
+    )
+    assert _prog(got, 0, 0, Engine.COMPUTE) == (
+        *head, AcquireAcc(t), Compute("matmul", t), Reserve(6, 2), Reserve(5, t), PackAcc(5, t), Push(5, t),
+        ReleaseAcc(), *tail,
+        *head, Loop("i", 1, (Loop("j", 1, nest_body),)), *tail,
+    )
+    assert frags[2]["groups"] == []
+    assert certify(got).exit_code == 0
+
+
+def test_register_resident_accumulator_on_gpu() -> None:
+    # GPU tiles are 16x16: 32x32 @ 32x64 over K = 64 is a 2x4-tile block, 4 K tiles in 2 blocks of 2.
+    got, frags = compile_section(_mm_graph(32, 64, 64), 0, GPU, _pipe(1, 1))
+    assert frags[1]["plan"]["form"] == "registers"
+    assert _prog(got, 0, 0, Engine.COMPUTE) == (
+        AcquireAcc(8),
+        Loop("k", 2, (Wait(0, 4), Wait(1, 8), Compute("matmul", 8), Pop(0, 4), Pop(1, 8))),
+        Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc(),
+    )
+    assert certify(got).exit_code == 0
+
+
+def test_shape_that_cannot_fit_is_refused_by_name() -> None:
+    # N = 1021 tiles (prime, > 8 columns): one column holds the whole row of output; in1 alone is 4 MB.
+    g = _mm_graph(32, 32 * 1021, 64)
+    with pytest.raises(PassRefused) as e:
+        compile_section(g, 0, WORMHOLE)
+    assert e.value.pass_name == "tile"
+    assert e.value.reason == (
+        "op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) needs 6277120 B of local memory "
+        "at the smallest K block; target wormhole_b0 has 1395424 B usable")
+
+
+def test_gpu_refuses_a_block_that_cannot_stay_in_registers() -> None:
+    # 16 x 16-tile output on one site with K in more than one block: no spill, no fitting single block.
+    g = _mm_graph(16 * 9, 16 * 9, 16 * 600)
+    with pytest.raises(PassRefused) as e:
+        compile_section(g, 0, GPU, _pipe(1, 1))
+    assert e.value.pass_name == "tile"
+    assert e.value.reason.startswith("op 'mm' (matmul): per-site block 9x9 tiles on a 1x1 grid (K 600 tiles) needs ")

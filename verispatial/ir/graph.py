@@ -1,0 +1,272 @@
+"""The model graph: the compiler's input (DESIGN §3). Named tensors with shapes, dtypes and roles, and ops.
+
+Ops for now: ``matmul`` (``inputs = [a, b]``, ``a`` is M x K, ``b`` is K x N, the output M x N) with an optional fused
+``chain`` applied to each output tile in order — ``{"op": "bias", "tensor": name}`` (a length-N row broadcast over
+the rows), ``{"op": "relu" | "gelu" | "silu"}``, ``{"op": "requantize", "dtype": d}`` (pack in ``d``, which must be
+the output's dtype) — and elementwise ``unary`` (``fn`` in ``UNARY_FNS``) and ``binary`` (``fn`` in ``BINARY_FNS``,
+operands of one shape).
+
+Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
+``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
+naming the field or entity and the rule. ``GraphBuilder`` builds the same graph from Python.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+import jsonschema
+
+from verispatial.errors import ParseError
+from verispatial.ir.core import Role
+
+FORMAT = "verispatial.graph"
+VERSION = 1
+
+DTYPES = ("bf16", "fp16", "fp32", "bfp8_b", "bfp4_b", "int32", "uint32")
+ACTIVATIONS = ("relu", "gelu", "silu")
+UNARY_FNS = ("relu", "gelu", "silu", "exp", "recip", "sqrt", "neg", "copy")
+BINARY_FNS = ("add", "sub", "mul")
+OP_KINDS = ("matmul", "unary", "binary")
+
+
+@attrs.frozen
+class GraphTensor:
+    """A named tensor: ``shape`` in elements (1-D or 2-D), ``dtype`` one of ``DTYPES``, ``role``."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    role: Role
+
+    def dims2(self) -> tuple[int, int]:
+        """(rows, cols) in elements: a 1-D tensor is one row."""
+        return (1, self.shape[0]) if len(self.shape) == 1 else (self.shape[0], self.shape[1])
+
+
+@attrs.frozen
+class ChainStep:
+    """One fused step after a matmul: ``op`` is ``bias`` (with ``tensor``), an activation, or ``requantize``
+    (with ``dtype``)."""
+
+    op: str
+    tensor: str | None = None
+    dtype: str | None = None
+
+
+@attrs.frozen
+class GraphOp:
+    """One op of the graph; it becomes one section named ``name``."""
+
+    name: str
+    kind: str
+    inputs: tuple[str, ...]
+    output: str
+    fn: str | None = None
+    chain: tuple[ChainStep, ...] = ()
+
+
+@attrs.frozen
+class ModelGraph:
+    """A model graph: ``tensors`` and ``ops`` in execution order."""
+
+    name: str
+    tensors: tuple[GraphTensor, ...]
+    ops: tuple[GraphOp, ...]
+
+    def tensor(self, name: str) -> GraphTensor:
+        """The tensor called ``name``; ``KeyError`` if none."""
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the graph format, shipped as ``verispatial/ir/graph.schema.json``."""
+    return json.loads(resources.files("verispatial.ir").joinpath("graph.schema.json").read_text())  # type: ignore[no-any-return]
+
+
+def check_graph(g: ModelGraph) -> None:
+    """Relations between the graph's entities; raises ``ParseError`` naming the first broken one."""
+    names = [t.name for t in g.tensors]
+    for t in g.tensors:
+        if names.count(t.name) > 1:
+            raise ParseError(f"tensor {t.name}", "tensor names are unique")
+        if not 1 <= len(t.shape) <= 2 or any(d <= 0 for d in t.shape):
+            raise ParseError(f"tensor {t.name}", f"shape is 1-D or 2-D with positive dims, got {list(t.shape)}")
+        if t.dtype not in DTYPES:
+            raise ParseError(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of {list(DTYPES)}")
+    by_name = {t.name: t for t in g.tensors}
+    written: dict[str, str] = {}
+    op_names = [o.name for o in g.ops]
+    for o in g.ops:
+        e = f"op {o.name}"
+        if op_names.count(o.name) > 1:
+            raise ParseError(e, "op names are unique")
+        for n in (*o.inputs, o.output, *(s.tensor for s in o.chain if s.tensor is not None)):
+            if n not in by_name:
+                raise ParseError(e, f"tensor {n!r} is not declared")
+        if o.output in written:
+            raise ParseError(e, f"tensor {o.output!r} is already written by op {written[o.output]!r}")
+        written[o.output] = o.name
+        out = by_name[o.output]
+        if out.role in (Role.INPUT, Role.PARAM):
+            raise ParseError(e, f"writes {out.role.value} tensor {o.output!r}")
+        if o.output in o.inputs or any(s.tensor == o.output for s in o.chain):
+            raise ParseError(e, f"reads its own output {o.output!r}")
+        if o.kind == "matmul":
+            _check_matmul(g, o, by_name)
+        elif o.kind == "unary":
+            if len(o.inputs) != 1 or o.fn not in UNARY_FNS:
+                raise ParseError(e, f"a unary op has one input and fn in {list(UNARY_FNS)}, got {len(o.inputs)} inputs, fn {o.fn!r}")
+            _same_shape(e, [by_name[o.inputs[0]], out])
+        elif o.kind == "binary":
+            if len(o.inputs) != 2 or o.fn not in BINARY_FNS:
+                raise ParseError(e, f"a binary op has two inputs and fn in {list(BINARY_FNS)}, got {len(o.inputs)} inputs, fn {o.fn!r}")
+            _same_shape(e, [by_name[n] for n in o.inputs] + [out])
+        else:
+            raise ParseError(e, f"kind {o.kind!r} is not one of {list(OP_KINDS)}")
+
+
+def _same_shape(e: str, ts: list[GraphTensor]) -> None:
+    shapes = {t.dims2() for t in ts}
+    if len(shapes) > 1:
+        raise ParseError(e, "operands and output have one shape (no broadcasting), got "
+                         + ", ".join(f"{t.name} {list(t.dims2())}" for t in ts))
+
+
+def _check_matmul(g: ModelGraph, o: GraphOp, by_name: dict[str, GraphTensor]) -> None:
+    e = f"op {o.name}"
+    if len(o.inputs) != 2 or o.fn is not None:
+        raise ParseError(e, f"a matmul has two inputs [a, b] and no fn, got {len(o.inputs)} inputs")
+    a, b, out = by_name[o.inputs[0]].dims2(), by_name[o.inputs[1]].dims2(), by_name[o.output].dims2()
+    if a[1] != b[0] or out != (a[0], b[1]):
+        raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)} -> {list(out)}, expected {[a[0], b[1]]}")
+    seen: set[str] = set()
+    for i, s in enumerate(o.chain):
+        w = f"{e} chain[{i}]"
+        if s.op in seen:
+            raise ParseError(w, f"{s.op!r} appears twice in the chain")
+        seen.add(s.op)
+        if s.op == "bias":
+            if s.tensor is None or by_name[s.tensor].dims2() != (1, out[1]):
+                got = None if s.tensor is None else list(by_name[s.tensor].dims2())
+                raise ParseError(w, f"a bias is a tensor of shape [{out[1]}] or [1, {out[1]}], got {got}")
+        elif s.op == "requantize":
+            if s.dtype != by_name[o.output].dtype:
+                raise ParseError(w, f"requantize dtype {s.dtype!r} must be the output's dtype {by_name[o.output].dtype!r}")
+        elif s.op not in ACTIVATIONS:
+            raise ParseError(w, f"chain op {s.op!r} is not bias, requantize or one of {list(ACTIVATIONS)}")
+    if len(seen & set(ACTIVATIONS)) > 1:
+        raise ParseError(e, "at most one activation in a chain")
+
+
+def graph_to_dict(g: ModelGraph) -> dict[str, Any]:
+    """The JSON object of ``g`` (defaults omitted)."""
+    def op(o: GraphOp) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": o.name, "kind": o.kind, "inputs": list(o.inputs), "output": o.output}
+        if o.fn is not None:
+            d["fn"] = o.fn
+        if o.chain:
+            d["chain"] = [{k: v for k, v in (("op", s.op), ("tensor", s.tensor), ("dtype", s.dtype)) if v is not None}
+                          for s in o.chain]
+        return d
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": g.name,
+        "tensors": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "role": t.role.value} for t in g.tensors],
+        "ops": [op(o) for o in g.ops],
+    }
+
+
+def _json_path(path: Any) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(document)"
+
+
+def graph_from_dict(d: Any) -> ModelGraph:
+    """Build and check a graph from its JSON object; ``ParseError`` names the first bad field and its rule."""
+    if not isinstance(d, dict):
+        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(d))
+    if err is not None:
+        raise ParseError(_json_path(err.absolute_path), err.message)
+    g = ModelGraph(
+        name=d["name"],
+        tensors=tuple(GraphTensor(t["name"], tuple(t["shape"]), t["dtype"], Role(t["role"])) for t in d["tensors"]),
+        ops=tuple(
+            GraphOp(o["name"], o["kind"], tuple(o["inputs"]), o["output"], o.get("fn"),
+                    tuple(ChainStep(s["op"], s.get("tensor"), s.get("dtype")) for s in o.get("chain", [])))
+            for o in d["ops"]
+        ),
+    )
+    check_graph(g)
+    return g
+
+
+def load_graph(path: str | Path) -> ModelGraph:
+    """Read, schema-check and check ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ParseError(str(path), "no such file")
+    try:
+        d = json.loads(p.read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParseError(str(path), f"not valid JSON: {e}") from None
+    return graph_from_dict(d)
+
+
+def dumps_graph(g: ModelGraph) -> str:
+    """``g`` as indented JSON text."""
+    return json.dumps(graph_to_dict(g), indent=1)
+
+
+@attrs.define
+class GraphBuilder:
+    """Build a ``ModelGraph`` from Python; ``build()`` checks it (``ParseError``)."""
+
+    name: str
+    _tensors: list[GraphTensor] = attrs.field(factory=list)
+    _ops: list[GraphOp] = attrs.field(factory=list)
+
+    def tensor(self, name: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", role: Role | str = Role.ACTIVATION) -> str:
+        """Declare a tensor; returns its name."""
+        self._tensors.append(GraphTensor(name, tuple(shape), dtype, Role(role)))
+        return name
+
+    def matmul(self, name: str, a: str, b: str, out: str, *, bias: str | None = None, activation: str | None = None,
+               requantize: str | None = None) -> str:
+        """``out = requantize(activation(a @ b + bias))``, each part optional, in that order; returns ``out``."""
+        chain: list[ChainStep] = []
+        if bias is not None:
+            chain.append(ChainStep("bias", tensor=bias))
+        if activation is not None:
+            chain.append(ChainStep(activation))
+        if requantize is not None:
+            chain.append(ChainStep("requantize", dtype=requantize))
+        self._ops.append(GraphOp(name, "matmul", (a, b), out, None, tuple(chain)))
+        return out
+
+    def unary(self, name: str, fn: str, x: str, out: str) -> str:
+        """``out = fn(x)`` elementwise; returns ``out``."""
+        self._ops.append(GraphOp(name, "unary", (x,), out, fn))
+        return out
+
+    def binary(self, name: str, fn: str, x: str, y: str, out: str) -> str:
+        """``out = fn(x, y)`` elementwise; returns ``out``."""
+        self._ops.append(GraphOp(name, "binary", (x, y), out, fn))
+        return out
+
+    def build(self) -> ModelGraph:
+        g = ModelGraph(self.name, tuple(self._tensors), tuple(self._ops))
+        check_graph(g)
+        return g

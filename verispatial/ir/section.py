@@ -1,0 +1,296 @@
+"""Pre-schedule entities of one section (DESIGN §3, §4): what ``lower``, ``tile``, ``place`` and ``size`` produce
+and ``synthesize_handshakes`` consumes.
+
+A ``Section`` holds the op it came from and whatever the passes so far have added; its ``phase`` is derived from
+what it holds (Op → Template → Tiled → Placed → Sized → Scheduled), never stored.
+
+Units: ``*_tiles`` and per-site sizes are tiles of the target's tile shape; capacities are pages (one tile per
+page here); offsets and sizes are bytes of the site's local memory.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from verispatial.ir.core import Engine, Site
+from verispatial.ir.graph import GraphOp, ModelGraph
+from verispatial.ir.program import Program, Tensor
+
+
+class Phase(str, enum.Enum):
+    """How far a section has come through the pipeline."""
+
+    OP = "op"
+    TEMPLATE = "template"
+    TILED = "tiled"
+    PLACED = "placed"
+    SIZED = "sized"
+    SCHEDULED = "scheduled"
+
+
+class StageKind(str, enum.Enum):
+    """``load`` reads a tensor into a buffer, ``compute`` turns buffers into a buffer, ``store`` writes a tensor."""
+
+    LOAD = "load"
+    COMPUTE = "compute"
+    STORE = "store"
+
+
+class Level(str, enum.Enum):
+    """The loop a stage's work repeats in: once per item, once per K block, once per output sub-block, or once
+    per chunk of an elementwise op's tiles."""
+
+    ONCE = "once"
+    K_BLOCK = "k_block"
+    SUB_BLOCK = "sub_block"
+    CHUNK = "chunk"
+
+
+class Handshake(str, enum.Enum):
+    """How a buffer's producer hands pages to its consumers.
+
+    ``local``: the abstract local hand-off a template states (a circular buffer once scheduled); ``multicast``: a
+    semaphore ready/valid pair per multicast group, set by ``place`` where an operand is shared along a row or
+    column.
+    """
+
+    LOCAL = "local"
+    MULTICAST = "multicast"
+
+
+class BufferRole(str, enum.Enum):
+    """What a template buffer holds: an operand block, a per-sub-block operand (a bias row), a chain hand-off, the
+    output the writer stores, or the accumulator spill (``interm``, added by ``size`` for spilling plans)."""
+
+    OPERAND = "operand"
+    SUB_OPERAND = "sub_operand"
+    CHAIN = "chain"
+    OUTPUT = "output"
+    INTERM = "interm"
+
+
+@attrs.frozen
+class TemplateBuffer:
+    """A site-independent buffer of the template; ``id`` is dense."""
+
+    id: int
+    name: str
+    dtype: str
+    role: BufferRole
+
+
+@attrs.frozen
+class Stage:
+    """One stage: ``op`` names the work (``read``, ``matmul``, ``bias``, ``silu``, ``add``, ``write``, ...);
+    ``ins``/``outs`` are template buffer ids; ``tensor`` is the tensor a load reads or a store writes."""
+
+    id: int
+    name: str
+    kind: StageKind
+    op: str
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    level: Level
+    tensor: str | None = None
+
+
+@attrs.frozen
+class Edge:
+    """``producer`` stage → ``buffer`` → ``consumers`` stages, with its hand-off kind."""
+
+    buffer: int
+    producer: int
+    consumers: tuple[int, ...]
+    handshake: Handshake = Handshake.LOCAL
+
+
+@attrs.frozen
+class SectionTemplate:
+    """A section before tiling: stages, buffers and edges over the whole tensor op.
+
+    ``m_tiles``/``n_tiles``/``k_tiles`` are the op's sizes in tiles (padded up; ``k_tiles`` is 1 for elementwise
+    ops, whose iteration space is the ``m_tiles`` x ``n_tiles`` output).
+    """
+
+    op_kind: str
+    tensors: tuple[Tensor, ...]
+    buffers: tuple[TemplateBuffer, ...]
+    stages: tuple[Stage, ...]
+    edges: tuple[Edge, ...]
+    m_tiles: int
+    n_tiles: int
+    k_tiles: int
+
+    def buffer(self, role: BufferRole) -> list[TemplateBuffer]:
+        return [b for b in self.buffers if b.role == role]
+
+    def producer(self, buf: int) -> Stage:
+        """The stage that fills ``buf``; ``KeyError`` if none."""
+        for s in self.stages:
+            if buf in s.outs:
+                return s
+        raise KeyError(buf)
+
+
+class AccForm(str, enum.Enum):
+    """How a matmul accumulates over its K blocks.
+
+    ``single``: one K block, pack once per sub-block. ``spill_reload``: every block but the last packs the partial
+    to the intermediate and the next reloads it (first and last block peeled). ``registers``: the accumulator stays
+    in registers over the whole K loop and packs once (targets that cannot spill; one sub-block per site).
+    """
+
+    SINGLE = "single"
+    SPILL_RELOAD = "spill_reload"
+    REGISTERS = "registers"
+
+
+@attrs.frozen
+class MatmulPlan:
+    """The work plan of a matmul: a ``cols`` x ``rows`` grid of sites, each computing ``per_site_m`` x
+    ``per_site_n`` output tiles in ``sb_h`` x ``sb_w`` sub-blocks over ``num_blocks`` K blocks of ``block_w`` tiles."""
+
+    cols: int
+    rows: int
+    per_site_m: int
+    per_site_n: int
+    block_w: int
+    num_blocks: int
+    sb_h: int
+    sb_w: int
+    form: AccForm
+
+    @property
+    def sbt(self) -> int:
+        """Tiles per sub-block (one accumulator acquire)."""
+        return self.sb_h * self.sb_w
+
+    @property
+    def sub_h(self) -> int:
+        """Sub-blocks per site along M."""
+        return self.per_site_m // self.sb_h
+
+    @property
+    def sub_w(self) -> int:
+        """Sub-blocks per site along N."""
+        return self.per_site_n // self.sb_w
+
+    @property
+    def n0(self) -> int:
+        """Tiles of in0 per K block per site."""
+        return self.per_site_m * self.block_w
+
+    @property
+    def n1(self) -> int:
+        """Tiles of in1 per K block per site."""
+        return self.per_site_n * self.block_w
+
+    @property
+    def out_block(self) -> int:
+        """Output tiles per site."""
+        return self.per_site_m * self.per_site_n
+
+
+@attrs.frozen
+class EltwisePlan:
+    """The work plan of an elementwise op: ``sites`` sites each own ``per_site`` consecutive tiles (row-major over
+    the output), processed in chunks of ``chunk`` tiles (one accumulator acquire, one page push of ``chunk`` pages)."""
+
+    sites: int
+    per_site: int
+    chunk: int
+
+    @property
+    def steps(self) -> int:
+        """Chunks per site."""
+        return self.per_site // self.chunk
+
+
+Plan = MatmulPlan | EltwisePlan
+
+
+@attrs.frozen
+class GroupSpec:
+    """A multicast group of operand buffer ``buffer``: ``sender`` writes the rectangle ``rect`` (inclusive,
+    non-loopback); ``axis`` is ``row`` (in0) or ``col`` (in1)."""
+
+    buffer: int
+    axis: str
+    sender: Site
+    rect: tuple[int, int, int, int]
+
+    def destinations(self) -> tuple[Site, ...]:
+        x0, y0, x1, y1 = self.rect
+        return tuple(Site(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1) if Site(x, y) != self.sender)
+
+
+@attrs.frozen
+class Placement:
+    """Sites (row-major), the engine of each stage, and the multicast groups."""
+
+    sites: tuple[Site, ...]
+    engines: tuple[Engine, ...]
+    groups: tuple[GroupSpec, ...]
+
+    def engine_of(self, stage: int) -> Engine:
+        return self.engines[stage]
+
+
+@attrs.frozen
+class SizedBuffer:
+    """A template buffer as laid out on every site (the layout is identical on all sites, so a multicast lands at
+    the sender's address): ``cb`` index, ``capacity`` pages of ``page_tiles`` tiles, byte ``offset`` and ``size``;
+    ``alias_of`` is the template buffer whose bytes it shares page for page."""
+
+    buffer: int
+    name: str
+    cb: int
+    capacity: int
+    page_tiles: int
+    dtype: str
+    offset: int
+    size: int
+    alias_of: int | None = None
+
+
+@attrs.frozen
+class MemoryLayout:
+    """The per-site memory map, in declaration order (an alias after its root)."""
+
+    buffers: tuple[SizedBuffer, ...]
+
+    def of(self, buf: int) -> SizedBuffer:
+        for b in self.buffers:
+            if b.buffer == buf:
+                return b
+        raise KeyError(buf)
+
+
+@attrs.frozen
+class Section:
+    """One section on its way through the pipeline; ``phase`` is derived from what it holds."""
+
+    name: str
+    graph: ModelGraph
+    op: GraphOp
+    template: SectionTemplate | None = None
+    plan: Plan | None = None
+    placement: Placement | None = None
+    layout: MemoryLayout | None = None
+    program: Program | None = None
+
+    @property
+    def phase(self) -> Phase:
+        if self.program is not None:
+            return Phase.SCHEDULED
+        if self.layout is not None:
+            return Phase.SIZED
+        if self.placement is not None:
+            return Phase.PLACED
+        if self.plan is not None:
+            return Phase.TILED
+        if self.template is not None:
+            return Phase.TEMPLATE
+        return Phase.OP

@@ -1,0 +1,63 @@
+"""``verispatial compile model.json --target wormhole|blackhole|gpu -o out/``: a thin layer over ``compile_model``.
+
+Exit codes (DESIGN §8): 0 every section proved; 1 something refuted; 2 bad input or a pass refusal (the line names
+the pass, the op and the reason); 3 something failed to prove; 4 a checker error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from verispatial.errors import PassRefused, VerispatialError
+from verispatial.ir.graph import load_graph
+from verispatial.ir.target import get_target
+from verispatial.passes.compile import compile_model
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="verispatial compile", description="Compile a model graph into certified sections.")
+    ap.add_argument("model", metavar="MODEL.json")
+    ap.add_argument("--target", required=True, help="wormhole, blackhole or gpu (or a full target name)")
+    ap.add_argument("-o", "--out", dest="out_dir", default=None, metavar="DIR",
+                    help="write <DIR>/<op>/program.json and certificate.json per section")
+    ap.add_argument("--no-certify", action="store_true", help="compile only; do not run the checker")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return ap
+
+
+def run_compile(argv: Sequence[str]) -> int:
+    """Run the command on ``argv`` (without the ``compile`` word); returns the exit code. Never raises for bad
+    input: it prints one ``error:`` line on stderr and returns 2."""
+    try:
+        args = _parser().parse_args(list(argv))
+    except SystemExit as e:
+        return 0 if e.code == 0 else 2
+    err, out = sys.stderr, sys.stdout
+    try:
+        graph = load_graph(args.model)
+        target = get_target(args.target)
+    except VerispatialError as e:
+        # A ParseError already names its field (the file, or ``target``).
+        err.write(f"error: {e}\n")
+        return 2
+    def progress(line: str) -> None:
+        if not args.quiet:
+            err.write(line + "\n")
+
+    try:
+        sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify)
+    except PassRefused as e:
+        err.write(f"error: pass {e.pass_name!r} refused: {e.reason}\n")
+        return 2
+    worst = 0
+    for s in sections:
+        code = s.report.exit_code if s.report is not None else 0
+        verdict = {0: "proved", 1: "REFUTED", 3: "failed to prove", 4: "checker error"}[code] if s.report else "not certified"
+        out.write(f"{s.name}: {s.op}, {len(s.program.programs)} engine programs, {s.ops} ops, "
+                  f"compiled in {s.compile_seconds:.3f} s, {verdict} in {s.certify_seconds:.2f} s\n")
+        # Refuted outranks checker error, which outranks failed to prove (as Report.exit_code).
+        worst = max(worst, code, key=lambda c: {0: 0, 3: 1, 4: 2, 1: 3}[c])
+    out.write(f"{graph.name}: {len(sections)} sections on {target.name}\n")
+    return worst

@@ -1,0 +1,157 @@
+"""``lower``: a model-graph op → a section template (stages, buffers, edges with the abstract local hand-off)."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from verispatial.ir.core import Role
+from verispatial.ir.graph import GraphOp, GraphTensor, ModelGraph
+from verispatial.ir.program import Tensor
+from verispatial.ir.section import (
+    BufferRole,
+    Edge,
+    Level,
+    Phase,
+    Section,
+    SectionTemplate,
+    Stage,
+    StageKind,
+    TemplateBuffer,
+)
+from verispatial.ir.target import Target
+from verispatial.passes.base import Fragment, expect_phase, refuse
+
+
+def work_dtype(dtypes: list[str]) -> str:
+    """The dtype partial results and chain hand-offs are kept in: fp32 when any operand is fp32, else bf16."""
+    return "fp32" if "fp32" in dtypes else "bf16"
+
+
+def _program_tensor(t: GraphTensor, written: bool) -> Tensor:
+    # A section alone reads what others produce: within its own program a tensor it only reads is an input (or a
+    # param), one it writes is its output. Compose re-derives the graph-level roles.
+    role = Role.OUTPUT if written else (Role.PARAM if t.role == Role.PARAM else Role.INPUT)
+    return Tensor(t.name, t.shape, t.dtype, role)
+
+
+@attrs.frozen
+class Lower:
+    """Turn the section's op into its template. Valid in (phase ``op``), valid out (phase ``template``).
+
+    Refuses an op whose dtypes the target lacks.
+    """
+
+    name: str = "lower"
+
+    def run(self, section: Section, target: Target) -> tuple[Section, Fragment]:
+        expect_phase(self.name, section, Phase.OP)
+        g, op = section.graph, section.op
+        for n in (*op.inputs, op.output, *(s.tensor for s in op.chain if s.tensor)):
+            dt = g.tensor(n).dtype
+            if dt not in target.tile_bytes:
+                refuse(self.name, section, f"tensor {n!r} has dtype {dt!r}, which target {target.name} lacks "
+                                           f"(has {sorted(target.tile_bytes)})")
+        tpl = _matmul(g, op, target) if op.kind == "matmul" else _eltwise(g, op, target)
+        if tpl.buffers and work_dtype([b.dtype for b in tpl.buffers]) not in target.tile_bytes:
+            refuse(self.name, section, f"target {target.name} lacks the work dtype")
+        frag: Fragment = {
+            "pass": self.name,
+            "op_kind": tpl.op_kind,
+            "tiles": {"m": tpl.m_tiles, "n": tpl.n_tiles, "k": tpl.k_tiles},
+            "stages": [{"id": s.id, "name": s.name, "kind": s.kind.value, "op": s.op, "level": s.level.value,
+                        "ins": list(s.ins), "outs": list(s.outs)} for s in tpl.stages],
+            "buffers": [{"id": b.id, "name": b.name, "dtype": b.dtype, "role": b.role.value} for b in tpl.buffers],
+            "edges": [{"buffer": e.buffer, "from": e.producer, "to": list(e.consumers), "handshake": e.handshake.value}
+                      for e in tpl.edges],
+        }
+        return attrs.evolve(section, template=tpl), frag
+
+
+def _edges(buffers: list[TemplateBuffer], stages: list[Stage]) -> tuple[Edge, ...]:
+    out = []
+    for b in buffers:
+        prod = [s.id for s in stages if b.id in s.outs]
+        cons = tuple(s.id for s in stages if b.id in s.ins)
+        out.append(Edge(b.id, prod[0], cons))
+    return tuple(out)
+
+
+def _unique(ts: list[Tensor]) -> tuple[Tensor, ...]:
+    """Each tensor once (a matmul may read one tensor as both operands), first mention kept."""
+    seen: dict[str, Tensor] = {}
+    for t in ts:
+        seen.setdefault(t.name, t)
+    return tuple(seen.values())
+
+
+def _tiles(n: int, t: int) -> int:
+    return math.ceil(n / t)
+
+
+def _matmul(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    a, b, out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.output)
+    (m, k), (_, n) = a.dims2(), b.dims2()
+    th, tw = target.tile
+    buffers = [TemplateBuffer(0, "c_0", a.dtype, BufferRole.OPERAND), TemplateBuffer(1, "c_1", b.dtype, BufferRole.OPERAND)]
+    stages = [
+        Stage(0, "read_in0", StageKind.LOAD, "read", (), (0,), Level.K_BLOCK, a.name),
+        Stage(1, "read_in1", StageKind.LOAD, "read", (), (1,), Level.K_BLOCK, b.name),
+    ]
+    tensors = [_program_tensor(a, False), _program_tensor(b, False)]
+    bias_buf: int | None = None
+    for step in op.chain:
+        if step.op == "bias" and step.tensor is not None:
+            bt = g.tensor(step.tensor)
+            bias_buf = len(buffers)
+            buffers.append(TemplateBuffer(bias_buf, "c_2", bt.dtype, BufferRole.SUB_OPERAND))
+            stages.append(Stage(len(stages), "read_bias", StageKind.LOAD, "read", (), (bias_buf,), Level.SUB_BLOCK, bt.name))
+            tensors.append(_program_tensor(bt, False))
+    wd = work_dtype([a.dtype, b.dtype, out.dtype])
+    # The matmul packs into the first chain hand-off, each chain step into the next, the last into the output.
+    producers = ["matmul", *(s.op for s in op.chain)]
+    prev: int | None = None
+    for i, what in enumerate(producers):
+        last = i == len(producers) - 1
+        buf = len(buffers)
+        buffers.append(TemplateBuffer(buf, "c_16" if last else f"c_{3 + i}", out.dtype if last else wd,
+                                      BufferRole.OUTPUT if last else BufferRole.CHAIN))
+        if what == "matmul":
+            stages.append(Stage(len(stages), "matmul", StageKind.COMPUTE, "matmul", (0, 1), (buf,), Level.K_BLOCK))
+        else:
+            assert prev is not None
+            ins = (prev, bias_buf) if what == "bias" and bias_buf is not None else (prev,)
+            stages.append(Stage(len(stages), what, StageKind.COMPUTE, what, ins, (buf,), Level.SUB_BLOCK))
+        prev = buf
+    assert prev is not None
+    stages.append(Stage(len(stages), "write_out", StageKind.STORE, "write", (prev,), (), Level.SUB_BLOCK, out.name))
+    tensors.append(_program_tensor(out, True))
+    return SectionTemplate("matmul", _unique(tensors), tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           _tiles(m, th), _tiles(n, tw), _tiles(k, tw))
+
+
+def _eltwise(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    ins = [g.tensor(n) for n in op.inputs]
+    out = g.tensor(op.output)
+    buffers: list[TemplateBuffer] = []
+    stages: list[Stage] = []
+    tensors: list[Tensor] = []
+    buf_of: dict[str, int] = {}
+    for t in ins:
+        # An operand named twice (x * x) is loaded once; the compute reads its page twice and pops it once.
+        if t.name in buf_of:
+            continue
+        buf_of[t.name] = len(buffers)
+        buffers.append(TemplateBuffer(len(buffers), f"c_{len(buffers)}", t.dtype, BufferRole.OPERAND))
+        stages.append(Stage(len(stages), f"read_{t.name}", StageKind.LOAD, "read", (), (buf_of[t.name],), Level.CHUNK, t.name))
+        tensors.append(_program_tensor(t, False))
+    ob = len(buffers)
+    buffers.append(TemplateBuffer(ob, "c_16", out.dtype, BufferRole.OUTPUT))
+    assert op.fn is not None
+    stages.append(Stage(len(stages), op.fn, StageKind.COMPUTE, op.fn, tuple(buf_of[t.name] for t in ins), (ob,), Level.CHUNK))
+    stages.append(Stage(len(stages), "write_out", StageKind.STORE, "write", (ob,), (), Level.CHUNK, out.name))
+    tensors.append(_program_tensor(out, True))
+    rows, cols = out.dims2()
+    return SectionTemplate(op.kind, tuple(tensors), tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           _tiles(rows, target.tile[0]), _tiles(cols, target.tile[1]), 1)

@@ -1,0 +1,67 @@
+"""The pass registry and the pipeline that runs passes with a hook between them (verify-each, timing)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import attrs
+
+from verispatial.ir.section import Section
+from verispatial.ir.target import Target
+from verispatial.passes.base import Fragment, Pass
+from verispatial.passes.handshakes import SynthesizeHandshakes
+from verispatial.passes.lower import Lower
+from verispatial.passes.place import Place
+from verispatial.passes.size import Size
+from verispatial.passes.tile import Tile
+from verispatial.passes.verify import verify_phase
+
+#: Pass name -> pass class (each constructible with its defaults).
+PASSES: dict[str, type] = {
+    "lower": Lower,
+    "tile": Tile,
+    "place": Place,
+    "size": Size,
+    "synthesize-handshakes": SynthesizeHandshakes,
+}
+
+#: Called after each pass: (pass, section before, section after, fragment, seconds).
+Hook = Callable[[Pass, Section, Section, Fragment, float], None]
+
+
+def get_pass(name: str) -> Pass:
+    """The registered pass called ``name`` with its default options; ``KeyError`` if none."""
+    p: Pass = PASSES[name]()
+    return p
+
+
+def default_passes() -> tuple[Pass, ...]:
+    """lower → tile → place → size → synthesize-handshakes, with default options."""
+    return tuple(get_pass(n) for n in PASSES)
+
+
+@attrs.frozen
+class Pipeline:
+    """Run ``passes`` in order on a section; after each, ``verify`` runs the phase's rule set and every hook
+    sees the pass, both sections, the fragment and the pass's wall time. Refusals (``PassRefused``) propagate."""
+
+    passes: tuple[Pass, ...] = attrs.field(factory=default_passes)
+    verify: bool = True
+    hooks: tuple[Hook, ...] = ()
+
+    def run(self, section: Section, target: Target) -> tuple[Section, list[Fragment]]:
+        """The section after every pass and each pass's certificate fragment (with its ``seconds``)."""
+        frags: list[Fragment] = []
+        for p in self.passes:
+            t0 = time.perf_counter()
+            after, frag = p.run(section, target)
+            dt = time.perf_counter() - t0
+            if self.verify:
+                verify_phase(after, target)
+            frags.append({**frag, "seconds": round(dt, 4)})
+            for h in self.hooks:
+                h(p, section, after, frag, dt)
+            section = after
+        return section, frags
+
