@@ -32,7 +32,7 @@ BLACKHOLE = EXAMPLES / "matmul_reuse_mcast_blackhole.json"
 #: Counterexample kinds that are arithmetic on the program text (re-checked by construction, not replayed).
 STATIC_KINDS = {"memory", "mcast-address", "certificate"}
 #: The interpreter rules that may replay a checker refutation of each rule (the checker's own table).
-REPLAY_RULES = {rule: rules for rule, (rules, _) in checker.REPLAY_RULES.items()}
+REPLAY_RULES = dict(checker.REPLAY_RULES)
 MATMUL_SECONDS = 30.0
 
 

@@ -392,7 +392,7 @@ def _progress(label: str) -> Iterator[Callable[[str], None]]:
 
 
 def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif_out: str | None, jobs: int,
-                certificate_out: str | None) -> int:
+                certificate_out: str | None, smt2_dir: str | None = None) -> int:
     """The ``certify`` command: see ``certify_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     for out in (sarif_out, certificate_out):
         if out is not None:
@@ -400,9 +400,13 @@ def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif
     program = load_program_file(program_path)
     cert = load_json_object(certificate, "certificate") if certificate is not None else None
     try:
-        from verispatial.certify.checker import certify
+        import contextlib
 
-        with _progress(f"certifying {program.name}") as progress:
+        from verispatial.certify.checker import certify
+        from verispatial.certify.smt import export_smt2
+
+        export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
+        with export, _progress(f"certifying {program.name}") as progress:
             report = certify(program, certificate=cert, jobs=jobs, progress=progress)
     except VerispatialError as e:
         blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
@@ -504,10 +508,45 @@ def cli() -> None:
               help="Obligations discharged in parallel.")
 @click.option("--write-certificate", "certificate_out", metavar="OUT.json",
               help="Write the derived certificate (only when every obligation is proved).")
+@click.option("--smt2", "smt2_dir", metavar="DIR",
+              help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
 def certify_cmd(program: str, certificate: str | None, as_json: bool, sarif_out: str | None, jobs: int,
-                certificate_out: str | None) -> int:
+                certificate_out: str | None, smt2_dir: str | None) -> int:
     """Discharge every obligation of PROGRAM.json and report each verdict."""
-    return _guard(as_json, lambda: run_certify(program, certificate, as_json, sarif_out, jobs, certificate_out))
+    return _guard(as_json, lambda: run_certify(program, certificate, as_json, sarif_out, jobs, certificate_out,
+                                               smt2_dir))
+
+
+@cli.command("gate")
+@click.argument("directory", metavar="DIR")
+def gate_cmd(directory: str) -> int:
+    """Re-certify every NAME.program.json under DIR against NAME.certificate.json; any lost proof fails."""
+    from verispatial.certify.gate import gate
+
+    try:
+        entries = gate(directory)
+    except VerispatialError as e:
+        raise BadInput(directory, "", e.rule if isinstance(e, ParseError) else str(e)) from None
+    codes = set()
+    for entry in entries:
+        code = entry.report.exit_code
+        codes.add(code)
+        lost = [r.name for r in entry.report.results if r.verdict.value != "proved"]
+        state = "holds" if code == EXIT_OK else f"LOST ({len(lost)} obligations not proved: {', '.join(lost[:3])})"
+        sys.stdout.write(f"{entry.program.name}: {state} "
+                         f"[{len(entry.report.results)} obligations, {entry.report.seconds:.1f} s]\n")
+    # As Report.exit_code: a refutation outranks a checker error, which outranks a failure to prove.
+    return next((c for c in (1, 4, 3) if c in codes), EXIT_OK)
+
+
+@cli.command("compile", context_settings={"ignore_unknown_options": True, "help_option_names": []},
+             add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def compile_cmd(args: tuple[str, ...]) -> int:
+    """Compile a model graph (MODEL.json --target wormhole|blackhole|gpu -o OUT/) into certified sections."""
+    from verispatial.passes.cli_compile import run_compile
+
+    return run_compile(args)
 
 
 @cli.command("simulate")

@@ -1,0 +1,62 @@
+"""The gate, compile and --smt2 entry points of the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from verispatial.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _small_proofs(tmp_path: Path) -> Path:
+    d = tmp_path / "proofs"
+    d.mkdir()
+    for suffix in ("program.json", "certificate.json"):
+        shutil.copy(ROOT / "proofs" / f"pipeline_small.{suffix}", d / f"pipeline_small.{suffix}")
+    return d
+
+
+def test_gate_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _small_proofs(tmp_path)
+    assert main(["gate", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pipeline_small.program.json: holds [24 obligations, ")
+
+
+def test_gate_reports_a_lost_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _small_proofs(tmp_path)
+    cert = d / "pipeline_small.certificate.json"
+    c = json.loads(cert.read_text())
+    c["places"] = c["places"][:-1]
+    cert.write_text(json.dumps(c))
+    assert main(["gate", str(d)]) == 1
+    assert "LOST (1 obligations not proved: certificate:places)" in capsys.readouterr().out
+
+
+def test_gate_bad_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gate", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"verispatial: error: {tmp_path / 'nope'}: is not a directory of proofs\n"
+
+
+def test_certify_writes_smt2(tmp_path: Path) -> None:
+    out = tmp_path / "q"
+    assert main(["certify", str(ROOT / "examples" / "pipeline_small.json"), "--smt2", str(out)]) == 0
+    files = list(out.glob("*.smt2"))
+    assert len(files) == 14
+    assert all(f.read_text().startswith("; verispatial obligation ") for f in files)
+
+
+def test_compile_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["compile", str(ROOT / "examples" / "models" / "mlp_block.json"), "--target", "blackhole",
+               "-o", str(tmp_path / "out"), "-q"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "mlp_block: 3 sections on blackhole"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["down", "residual", "up"]
+    assert (tmp_path / "out" / "up" / "certificate.json").exists()
