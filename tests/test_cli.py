@@ -109,7 +109,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
             progress(m)
         return f.report
 
-    def derive_certificate(program: Any) -> dict[str, Any]:
+    def derive_certificate(program: Any, report: Any = None) -> dict[str, Any]:
         return {**f.derived, "program": program.name}
 
     def simulate(program: Any, trips: Any = None, seed: Any = None) -> Any:
@@ -366,7 +366,7 @@ def test_console_script_and_module_entry_points() -> None:
 
 def test_certificate_derivation_failure_writes_no_file(fake: Fake, capsys: pytest.CaptureFixture[str],
                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def derive_certificate(program: Any) -> dict[str, Any]:
+    def derive_certificate(program: Any, report: Any = None) -> dict[str, Any]:
         raise ValueError("place 7 has no producer")
 
     broken = types.ModuleType("verispatial.certify.certificate")
