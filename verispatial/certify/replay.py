@@ -12,7 +12,8 @@ from typing import Any
 
 from verispatial.certify.reach import Decoded
 from verispatial.ir.program import Program
-from verispatial.petri.explore import explore
+from verispatial.ir.serialize import dumps
+from verispatial.petri.explore import ExploreResult, explore
 from verispatial.petri.interp import SimResult, drive, simulate
 from verispatial.petri.position import Position
 
@@ -21,6 +22,19 @@ SEEDS = 12
 #: Programs with at most this many engines may be explored exhaustively to confirm a candidate.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 60_000
+
+
+_EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None], ExploreResult] = {}
+
+
+def _explore(program: Program, trips: dict[str, int] | None) -> ExploreResult:
+    """The explorer's answer, computed once per (program, trips): several candidates of one run ask the same."""
+    key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
+    if key not in _EXPLORED:
+        if len(_EXPLORED) > 16:
+            _EXPLORED.clear()
+        _EXPLORED[key] = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
+    return _EXPLORED[key]
 
 
 def _targets(d: Decoded) -> dict[str, Position]:
@@ -63,7 +77,7 @@ def search_deadlock(program: Program) -> dict[str, Any] | None:
         if r.status == "deadlock":
             return _deadlock_cex(r, how)
     if len(program.programs) <= EXPLORE_ENGINES:
-        ex = explore(program, max_states=EXPLORE_STATES)
+        ex = _explore(program, None)
         if ex.deadlocks:
             dl = ex.deadlocks[0]
             names = ", ".join(str(st) for st in dl.stuck[:3])
@@ -119,7 +133,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         if got is not None:
             return got
     if len(program.programs) <= EXPLORE_ENGINES:
-        ex = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
+        ex = _explore(program, trips)
         for f in ex.violations:
             if matches(f.violation):
                 return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
