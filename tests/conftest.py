@@ -1,0 +1,21 @@
+"""Hypothesis profiles shared by the property-based tests.
+
+- ``dev``: 50 examples, random seeds (quick local iteration: ``HYPOTHESIS_PROFILE=dev``).
+- ``ci``: 500 examples, derandomized (every run tests the same programs, so a failure reproduces exactly).
+  It is the default, because CI runs plain ``python -m pytest -q`` and the differential test must see at least
+  500 programs there.
+- ``thorough``: 5000 examples, random seeds, for hunting checker/oracle disagreements.
+
+No deadline: one example runs the explicit-state explorer and the Z3 checker, whose time varies with the program.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("ci", max_examples=500, deadline=None, derandomize=True)
+settings.register_profile("thorough", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,393 @@
+"""Hypothesis strategies: small, structurally valid, scheduled programs on the Wormhole and Blackhole targets.
+
+A program is drawn as a *blueprint* that is correct by construction most of the time, then sometimes mutated:
+
+- 2-4 engines on 1-2 sites; at least one site has two engines, so every circular buffer has a producer and a
+  distinct consumer on its own site.
+- 1-3 circular buffers (capacity 1-4 pages, one page = one tile). Each lives in one *stage* (sometimes two).
+  Per iteration the producer runs ``Reserve(n) [ReadTiles ReadBarrier] Push(n)`` and the consumer
+  ``Wait(n) [WriteTiles WriteBarrier] Pop(n)``; ``n`` usually divides the capacity (no ring straddle) and is
+  sometimes anything in ``1..capacity+1`` (capacity violations, straddles).
+- 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
+  exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``.
+- 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
+  part in a stage runs a loop of the same count there, so push and pop totals match for every trip value.
+- Memory: every site's buffers are packed one after another from the target's reserved base, aligned, disjoint.
+
+Mutations (drop an op, change a count, swap two ops) then break about half of the programs. Every program drawn
+passes ``validate`` (asserted). Page counts are pages, tile counts are tiles, memory offsets are bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+
+from verispatial.ir import (
+    BLACKHOLE,
+    WORMHOLE,
+    AcquireAcc,
+    Addr,
+    AtomicBarrier,
+    Buffer,
+    BufferAt,
+    Compute,
+    Engine,
+    EngineProgram,
+    Loop,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    Semaphore,
+    SemInc,
+    SemSet,
+    SemWait,
+    Site,
+    Target,
+    Tensor,
+    Term,
+    Trip,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.validate import validate
+
+TARGETS = (WORMHOLE, BLACKHOLE)
+SITES = (Site(0, 0), Site(1, 0))
+ENGINES = (Engine.READER, Engine.COMPUTE, Engine.WRITER)
+DTYPES = ("bf16", "fp32", "bfp8_b")
+
+Slot = tuple[Site, Engine]
+
+
+@attrs.define
+class _Stage:
+    """One stage: ``count`` None is straight-line code, else a loop count (an int or a trip name)."""
+
+    var: str
+    count: int | str | None
+    #: an inner loop (count 1-2) around the whole body, when not None
+    inner: int | None = None
+    #: per engine slot: ops that give (produce, signal) and ops that take (consume), in units that stay whole
+    give: dict[Slot, list[list[Op]]] = attrs.Factory(dict)
+    take: dict[Slot, list[list[Op]]] = attrs.Factory(dict)
+    #: per engine slot: ops that run after the stage's loop (semaphore waits and resets, atomic barriers)
+    after: dict[Slot, list[Op]] = attrs.Factory(dict)
+
+
+def _tensor(name: str, tiles: int, role: Role) -> Tensor:
+    """A tensor of ``tiles`` 32x32 tiles (one tile row), bf16."""
+    return Tensor(name, (32, 32 * max(tiles, 1)), "bf16", role)
+
+
+def _iterations(stage: _Stage, trips: dict[str, int]) -> int:
+    """The largest number of times a stage body runs (outer times inner loop)."""
+    inner = stage.inner or 1
+    if stage.count is None:
+        return inner
+    return inner * (trips[stage.count] if isinstance(stage.count, str) else stage.count)
+
+
+def _addr(stage: _Stage, base: int, step: int) -> Addr:
+    """Tile address of iteration (i, j): ``base + step * (i * inner + j)``, disjoint per iteration."""
+    terms: list[Term] = []
+    if stage.count is not None:
+        terms.append(Term(stage.var, step * (stage.inner or 1)))
+    if stage.inner is not None:
+        terms.append(Term("j" + stage.var, step))
+    return Addr(base, tuple(terms))
+
+
+@st.composite
+def blueprints(draw: st.DrawFn) -> Program:
+    """A program that is correct by construction most of the time (see the module docstring)."""
+    target: Target = draw(st.sampled_from(TARGETS))
+    n_sites = draw(st.integers(1, 2))
+    first = draw(st.lists(st.sampled_from(ENGINES), min_size=2, max_size=3, unique=True))
+    slots: list[Slot] = [(SITES[0], e) for e in first]
+    if n_sites == 2:
+        second = draw(st.lists(st.sampled_from(ENGINES), min_size=1, max_size=4 - len(first), unique=True))
+        slots += [(SITES[1], e) for e in second]
+    by_site: dict[Site, list[Slot]] = {}
+    for s in slots:
+        by_site.setdefault(s[0], []).append(s)
+    cb_sites = [site for site, ss in by_site.items() if len(ss) >= 2]
+
+    trips: dict[str, int] = {}
+    stages: list[_Stage] = []
+    for i in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(("line", "loop", "loop", "trip")))
+        count: int | str | None
+        if kind == "line":
+            count = None
+        elif kind == "loop":
+            count = draw(st.integers(0, 3))
+        else:
+            name = "t" if not trips or draw(st.booleans()) else f"t{len(trips)}"
+            if name not in trips:
+                trips[name] = draw(st.integers(0, 3))
+            count = name
+        inner = draw(st.integers(1, 2)) if draw(st.integers(0, 3)) == 0 else None
+        stages.append(_Stage(f"i{i}", count, inner))
+    counted = [k for k, s in enumerate(stages) if not isinstance(s.count, str)]
+
+    tensors: list[Tensor] = []
+    buffers: list[Buffer] = []
+    next_cb: dict[Site, int] = {}
+    for b in range(draw(st.integers(1, 3))):
+        site = draw(st.sampled_from(cb_sites))
+        prod, cons = draw(st.permutations(by_site[site]))[:2]
+        cap = draw(st.integers(1, 4))
+        cb = next_cb.get(site, 0)
+        next_cb[site] = cb + 1
+        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES))))
+        divisors = [d for d in range(1, cap + 1) if cap % d == 0]
+        pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
+            if draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
+        where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
+        reads, writes = draw(st.booleans()), draw(st.booleans())
+        # The compute engine fills its pages from the accumulator instead of reading them; 9 tiles overflow it.
+        packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
+        acc = draw(st.sampled_from((pages, pages, 9)))
+        # The consumer may take each push in smaller chunks (a divisor of the push size).
+        chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
+        for k in sorted(where):
+            stage = stages[k]
+            tiles = pages * _iterations(stage, trips)
+            unit: list[Op] = [Reserve(b, pages)]
+            if packs:
+                unit += [AcquireAcc(acc), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
+            elif reads:
+                name = f"in{len(tensors)}"
+                tensors.append(_tensor(name, tiles, Role.INPUT))
+                unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
+            unit.append(Push(b, pages))
+            stage.give.setdefault(prod, []).append(unit)
+            unit = []
+            name = f"out{len(tensors)}"
+            if writes:
+                tensors.append(_tensor(name, tiles, Role.OUTPUT))
+            for c in range(pages // chunk):
+                unit.append(Wait(b, chunk))
+                if writes:
+                    unit.append(WriteTiles(b, name, _addr(stage, c * chunk, pages), chunk))
+                    # The write barrier sits before the pop (the page is read until then) or once at the end.
+                    if draw(st.booleans()):
+                        unit.append(WriteBarrier())
+                unit.append(Pop(b, chunk))
+            stage.take.setdefault(cons, []).append(unit)
+
+    semaphores: list[Semaphore] = []
+
+    def semaphore(sites: tuple[Site, ...], init: int) -> int:
+        semaphores.append(Semaphore(len(semaphores), f"sem{len(semaphores)}", sites, init))
+        return len(semaphores) - 1
+
+    def buffer_at(site: Site) -> int | None:
+        here = [b.id for b in buffers if b.site == site]
+        return draw(st.sampled_from(here)) if here else None
+
+    n_sems = draw(st.integers(0, 3)) if counted else 0
+    for _ in range(n_sems):
+        inc, waiter = draw(st.permutations(slots))[:2]
+        init = draw(st.integers(0, 1))
+        s = semaphore((waiter[0],) if draw(st.booleans()) else tuple(by_site), init)
+        by = draw(st.integers(1, 2))
+        stage = stages[draw(st.sampled_from(counted))]
+        n = _iterations(stage, trips)
+        # Sometimes the counter also publishes an activation: written (and acknowledged) before each increment,
+        # read by the waiter once the count is complete.
+        src, into = buffer_at(inc[0]), buffer_at(waiter[0])
+        act = None
+        if n >= 1 and src is not None and into is not None and draw(st.integers(0, 2)) == 0:
+            act = f"act{len(tensors)}"
+            tensors.append(_tensor(act, n, Role.ACTIVATION))
+        unit = [WriteTiles(src, act, _addr(stage, 0, 1), 1), WriteBarrier()] if act and src is not None else []
+        unit.append(SemInc(s, waiter[0], by))
+        barrier_inside = draw(st.booleans())
+        if barrier_inside:
+            unit.append(AtomicBarrier())
+        stage.give.setdefault(inc, []).append(unit)
+        if not barrier_inside:
+            stage.after.setdefault(inc, []).append(AtomicBarrier())
+        cond = draw(st.sampled_from((WaitCond.GE, WaitCond.EQ)))
+        tail: list[Op] = [SemWait(s, cond, init + by * n)]
+        if act and into is not None:
+            tail += [ReadTiles(act, Addr(0), n, into), ReadBarrier()]
+        if draw(st.integers(0, 4)) > 0:
+            tail.append(SemSet(s, init))
+        stage.after.setdefault(waiter, []).extend(tail)
+
+    # Sometimes a ping-pong handshake inside a stage: each iteration A signals B and waits for B's answer; each
+    # word is reset by its waiter before the answer that allows the next signal (no lost update).
+    if draw(st.integers(0, 2)) == 0:
+        a, bb = draw(st.permutations(slots))[:2]
+        stage = draw(st.sampled_from(stages))
+        sa, sb = semaphore((a[0],), 0), semaphore((bb[0],), 0)
+        stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
+        stage.take.setdefault(bb, []).append([SemWait(sb, WaitCond.EQ, 1), SemSet(sb, 0), SemInc(sa, a[0], 1)])
+
+    programs: list[EngineProgram] = []
+    for slot in slots:
+        ops: list[Op] = []
+        for stage in stages:
+            give = list(stage.give.get(slot, []))
+            take = list(stage.take.get(slot, []))
+            units = draw(st.permutations(give)) + draw(st.permutations(take))
+            # Mostly everything given before anything taken (live); sometimes any order (may deadlock).
+            if draw(st.integers(0, 4)) == 0:
+                units = draw(st.permutations(units))
+            body = tuple(op for u in units for op in u)
+            if body and stage.inner is not None:
+                body = (Loop("j" + stage.var, stage.inner, body),)
+            if body:
+                ops += [Loop(stage.var, stage.count, body)] if stage.count is not None else list(body)
+            ops += stage.after.get(slot, [])
+        # Nothing outstanding at the end: one barrier per kind of asynchronous op the engine issued.
+        kinds = {type(op) for op in _walk(tuple(ops))}
+        if SemInc in kinds:
+            ops.append(AtomicBarrier())
+        if WriteTiles in kinds:
+            ops.append(WriteBarrier())
+        programs.append(EngineProgram(slot[0], slot[1], tuple(ops)))
+
+    memory: list[BufferAt] = []
+    offset: dict[Site, int] = {}
+    p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
+                trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
+    for buf in buffers:
+        at = offset.get(buf.site, target.reserved_base)
+        size = p.buffer_bytes(buf)
+        memory.append(BufferAt(buf.id, at, size))
+        offset[buf.site] = at + -(-size // target.alignment) * target.alignment
+    p = attrs.evolve(p, memory=tuple(memory))
+    assert validate(p) == [], validate(p)
+    return p
+
+
+def _walk(ops: tuple[Op, ...]) -> list[Op]:
+    out: list[Op] = []
+    for op in ops:
+        out.append(op)
+        if isinstance(op, Loop):
+            out += _walk(op.body)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- mutations
+
+Path = tuple[int, ...]
+
+
+def _paths(ops: tuple[Op, ...], prefix: Path = ()) -> list[Path]:
+    """The path of every op, loops included, in program order."""
+    out: list[Path] = []
+    for i, op in enumerate(ops):
+        out.append((*prefix, i))
+        if isinstance(op, Loop):
+            out += _paths(op.body, (*prefix, i))
+    return out
+
+
+def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> list[Path]:
+    """The path of every op list (the top level and each loop body)."""
+    out: list[Path] = [prefix]
+    for i, op in enumerate(ops):
+        if isinstance(op, Loop):
+            out += _lists(op.body, (*prefix, i))
+    return out
+
+
+def _get_list(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
+    for i in where:
+        lp = ops[i]
+        assert isinstance(lp, Loop)
+        ops = lp.body
+    return ops
+
+
+def _set_list(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
+    if not where:
+        return new
+    i = where[0]
+    lp = ops[i]
+    assert isinstance(lp, Loop)
+    return (*ops[:i], attrs.evolve(lp, body=_set_list(lp.body, where[1:], new)), *ops[i + 1 :])
+
+
+#: Integer fields a "change a count" mutation may rewrite, with the values it draws from.
+_COUNTS: dict[str, tuple[int, int]] = {"pages": (1, 5), "tiles": (1, 5), "value": (0, 4), "by": (1, 3)}
+
+
+@st.composite
+def mutate(draw: st.DrawFn, p: Program) -> Program:
+    """``p`` with one mutation: drop an op, change a count (pages, tiles, semaphore value or increment, loop
+    count), or swap two ops of one op list. Returns ``p`` itself when the chosen engine has nothing to mutate."""
+    e = draw(st.integers(0, len(p.programs) - 1))
+    ep = p.programs[e]
+    ops = ep.ops
+    kind = draw(st.sampled_from(("drop", "count", "swap")))
+    if kind == "drop" and ops:
+        path = draw(st.sampled_from(_paths(ops)))
+        body = _get_list(ops, path[:-1])
+        ops = _set_list(ops, path[:-1], body[: path[-1]] + body[path[-1] + 1 :])
+    elif kind == "count":
+        cands = [q for q in _paths(ops) if _count_fields(_get_list(ops, q[:-1])[q[-1]])]
+        if cands:
+            path = draw(st.sampled_from(cands))
+            body = _get_list(ops, path[:-1])
+            op = body[path[-1]]
+            field = draw(st.sampled_from(_count_fields(op)))
+            lo, hi = _COUNTS.get(field, (0, 3))
+            new = attrs.evolve(op, **{field: draw(st.integers(lo, hi))})  # type: ignore[misc]
+            ops = _set_list(ops, path[:-1], (*body[: path[-1]], new, *body[path[-1] + 1 :]))
+    elif kind == "swap":
+        cands = [q for q in _lists(ops) if len(_get_list(ops, q)) >= 2]
+        if cands:
+            where = draw(st.sampled_from(cands))
+            body = list(_get_list(ops, where))
+            i, j = draw(st.lists(st.integers(0, len(body) - 1), min_size=2, max_size=2, unique=True))
+            body[i], body[j] = body[j], body[i]
+            ops = _set_list(ops, where, tuple(body))
+    progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1 :])
+    return attrs.evolve(p, programs=progs)
+
+
+def _count_fields(op: Op) -> list[str]:
+    if isinstance(op, Loop):
+        return ["count"] if isinstance(op.count, int) else []
+    return [f for f in ("pages", "tiles", "value", "by") if hasattr(op, f)]
+
+
+@st.composite
+def programs(draw: st.DrawFn, max_mutations: int = 2) -> Program:
+    """A blueprint with 0..``max_mutations`` mutations (none about half of the time)."""
+    p = draw(blueprints())
+    n = draw(st.integers(0, max_mutations)) if draw(st.booleans()) else 0
+    for _ in range(n):
+        p = draw(mutate(p))
+    errs = validate(p)
+    assert errs == [], errs
+    return p
+
+
+def describe(p: Program) -> dict[str, Any]:
+    """A compact summary used in assertion messages: engines, ops per engine, buffers and semaphores."""
+    return {
+        "engines": [ep.key for ep in p.programs],
+        "ops": sum(len(_walk(ep.ops)) for ep in p.programs),
+        "buffers": [(b.id, str(b.site), b.capacity) for b in p.buffers],
+        "semaphores": [(s.id, [str(x) for x in s.sites], s.init) for s in p.semaphores],
+        "trips": {t.name: t.max for t in p.trips},
+    }
