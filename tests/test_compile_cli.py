@@ -75,3 +75,21 @@ def test_refusal_exits_2_naming_pass_op_and_reason(tmp_path: Path, capsys: pytes
 def test_bad_input_exits_2_with_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_compile(argv) == 2
     assert capsys.readouterr().err == message
+
+
+def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(MODELS / "qwen2_5_0_5b_decode.json")
+    assert run_compile([model, "--target", "blackhole", "--max-cols", "2", "--max-rows", "2", "--max-sites", "4",
+                        "--no-certify", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("q_proj: matmul, 6 engine programs, 176 ops, ")
+    assert lines[0].endswith("not certified in 0.00 s")
+    assert lines[-1] == "qwen2_5_0_5b_decode: 10 sections on blackhole"
+    llama = str(MODELS / "llama3_2_1b_decode.json")
+    assert run_compile([llama, "--target", "blackhole", "--max-cols", "1", "--max-rows", "1", "--max-sites", "1",
+                        "--no-certify", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        "error: pass 'tile' refused: op 'gate_proj' (matmul): per-site block 1x256 tiles on a 1x1 grid (K 64 tiles) "
+        "needs 1609728 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
+    assert run_compile([model, "--target", "blackhole", "--max-sites", "0"]) == 2
+    assert capsys.readouterr().err == "error: --max-cols, --max-rows and --max-sites take a positive number\n"

@@ -77,6 +77,8 @@ class ModelGraph:
     name: str
     tensors: tuple[GraphTensor, ...]
     ops: tuple[GraphOp, ...]
+    #: Where the graph's numbers come from: (what, public source) pairs, e.g. ("hidden_size 2048", "<config URL>").
+    source: tuple[tuple[str, str], ...] = ()
 
     def tensor(self, name: str) -> GraphTensor:
         """The tensor called ``name``; ``KeyError`` if none."""
@@ -177,10 +179,14 @@ def graph_to_dict(g: ModelGraph) -> dict[str, Any]:
                           for s in o.chain]
         return d
 
-    return {
+    d: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "name": g.name,
+    }
+    if g.source:
+        d["source"] = dict(g.source)
+    return d | {
         "tensors": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "role": t.role.value} for t in g.tensors],
         "ops": [op(o) for o in g.ops],
     }
@@ -201,6 +207,7 @@ def graph_from_dict(d: Any) -> ModelGraph:
     if err is not None:
         raise ParseError(_json_path(err.absolute_path), err.message)
     g = ModelGraph(
+        source=tuple(d.get("source", {}).items()),
         name=d["name"],
         tensors=tuple(GraphTensor(t["name"], tuple(t["shape"]), t["dtype"], Role(t["role"])) for t in d["tensors"]),
         ops=tuple(
@@ -237,6 +244,11 @@ class GraphBuilder:
     name: str
     _tensors: list[GraphTensor] = attrs.field(factory=list)
     _ops: list[GraphOp] = attrs.field(factory=list)
+    _source: list[tuple[str, str]] = attrs.field(factory=list)
+
+    def cite(self, what: str, where: str) -> None:
+        """Record that ``what`` (a number the graph uses) comes from the public source ``where``."""
+        self._source.append((what, where))
 
     def tensor(self, name: str, shape: tuple[int, ...] | list[int], dtype: str = "bf16", role: Role | str = Role.ACTIVATION) -> str:
         """Declare a tensor; returns its name."""
@@ -267,6 +279,6 @@ class GraphBuilder:
         return out
 
     def build(self) -> ModelGraph:
-        g = ModelGraph(self.name, tuple(self._tensors), tuple(self._ops))
+        g = ModelGraph(self.name, tuple(self._tensors), tuple(self._ops), tuple(self._source))
         check_graph(g)
         return g

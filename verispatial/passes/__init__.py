@@ -2,6 +2,6 @@
 ``run(section, target) -> (section, certificate_fragment)``, refusing by name; ``compile_model`` drives them."""
 
 from verispatial.passes.compile import CompiledSection, compile_model, compile_section
-from verispatial.passes.pipeline import PASSES, Pipeline, default_passes, get_pass
+from verispatial.passes.pipeline import PASSES, Pipeline, capped_passes, default_passes, get_pass
 
-__all__ = ["PASSES", "CompiledSection", "Pipeline", "compile_model", "compile_section", "default_passes", "get_pass"]
+__all__ = ["PASSES", "CompiledSection", "Pipeline", "capped_passes", "compile_model", "compile_section", "default_passes", "get_pass"]

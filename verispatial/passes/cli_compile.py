@@ -14,6 +14,7 @@ from verispatial.errors import PassRefused, VerispatialError
 from verispatial.ir.graph import load_graph
 from verispatial.ir.target import get_target
 from verispatial.passes.compile import compile_model
+from verispatial.passes.pipeline import Pipeline, capped_passes
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("-o", "--out", dest="out_dir", default=None, metavar="DIR",
                     help="write <DIR>/<op>/program.json and certificate.json per section")
     ap.add_argument("--no-certify", action="store_true", help="compile only; do not run the checker")
+    for opt, what in (("--max-cols", "columns of a matmul grid"), ("--max-rows", "rows of a matmul grid"),
+                      ("--max-sites", "sites of an elementwise or fold op")):
+        ap.add_argument(opt, type=int, default=None, metavar="N", help=f"cap the {what} (default: the target's mesh)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
 
@@ -47,7 +51,12 @@ def run_compile(argv: Sequence[str]) -> int:
             err.write(line + "\n")
 
     try:
-        sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify)
+        caps = (args.max_cols, args.max_rows, args.max_sites)
+        if any(c is not None and c < 1 for c in caps):
+            err.write("error: --max-cols, --max-rows and --max-sites take a positive number\n")
+            return 2
+        pipeline = Pipeline(capped_passes(*caps))
+        sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
     except PassRefused as e:
         err.write(f"error: pass {e.pass_name!r} refused: {e.reason}\n")
         return 2

@@ -41,6 +41,15 @@ def default_passes() -> tuple[Pass, ...]:
     return tuple(get_pass(n) for n in PASSES)
 
 
+def capped_passes(max_cols: int | None = None, max_rows: int | None = None,
+                  max_sites: int | None = None) -> tuple[Pass, ...]:
+    """The default passes with ``tile`` capped: a matmul grid of at most ``max_cols`` x ``max_rows`` sites, an
+    elementwise or fold op on at most ``max_sites`` sites (``None``: the target's mesh). Fewer sites mean fewer
+    engine programs for the checker; per-site blocks grow and ``tile`` refuses by name when they no longer fit."""
+    return tuple(Tile(max_cols=max_cols, max_rows=max_rows, max_sites=max_sites) if n == "tile" else get_pass(n)
+                 for n in PASSES)
+
+
 @attrs.frozen
 class Pipeline:
     """Run ``passes`` in order on a section; after each, ``verify`` runs the phase's rule set and every hook

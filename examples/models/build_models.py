@@ -1,0 +1,119 @@
+"""Write the shipped decoder-layer model graphs (shapes only, no weights) from the models' public configurations.
+
+Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{decode,prefill}.json`` and
+``qwen2_5_0_5b_{decode,prefill}.json``; ``tests/test_passes_models.py`` checks the files equal what this writes.
+
+One decoder layer (pre-norm, as both models' ``*DecoderLayer``), with the ops the compiler has: the q/k/v
+projections of the normalized input ``x_norm`` (Qwen2 adds a bias to each, fused into the matmul's chain); the
+output projection of the attention's output ``attn``; the residual add; SwiGLU (``silu(h @ w_gate) * (h @ w_up)``,
+the activation fused into the gate matmul); the down projection; the second residual add. The normalizations and
+the attention itself are not ops yet: their outputs (``x_norm``, ``attn``) enter the graph as inputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from verispatial.ir.graph import GraphBuilder, ModelGraph, dumps_graph
+
+HERE = Path(__file__).resolve().parent
+
+
+@attrs.frozen
+class Config:
+    """The numbers of a model's public ``config.json`` this graph uses, and where they come from."""
+
+    name: str
+    url: str
+    hidden: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    qkv_bias: bool
+    qkv_bias_source: str
+    max_seq: int = 2048
+
+
+LLAMA = Config(
+    name="llama3_2_1b",
+    url="https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+    hidden=2048, intermediate=8192, heads=32, kv_heads=8, head_dim=64,
+    qkv_bias=False, qkv_bias_source="config.json attention_bias: false",
+)
+QWEN = Config(
+    name="qwen2_5_0_5b",
+    url="https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
+    # head_dim is not a key of Qwen2's config.json: it is hidden_size / num_attention_heads = 896 / 14.
+    hidden=896, intermediate=4864, heads=14, kv_heads=2, head_dim=896 // 14,
+    qkv_bias=True,
+    qkv_bias_source="q_proj/k_proj/v_proj are nn.Linear(..., bias=True) in transformers' "
+                    "models/qwen2/modeling_qwen2.py (Qwen2Attention)",
+)
+
+
+def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
+    """One decoder layer of ``cfg`` over ``tokens`` tokens (1: a decode step; 128: a prefill), bf16 throughout."""
+    phase = "decode" if tokens == 1 else "prefill"
+    b = GraphBuilder(f"{cfg.name}_{phase}")
+    b.cite("config", cfg.url)
+    b.cite("hidden_size", f"{cfg.hidden}: config.json hidden_size")
+    b.cite("intermediate_size", f"{cfg.intermediate}: config.json intermediate_size")
+    b.cite("num_attention_heads", f"{cfg.heads}: config.json num_attention_heads")
+    b.cite("num_key_value_heads", f"{cfg.kv_heads}: config.json num_key_value_heads")
+    b.cite("head_dim", f"{cfg.head_dim}: config.json head_dim" if cfg.name.startswith("llama")
+           else f"{cfg.head_dim}: hidden_size / num_attention_heads")
+    b.cite("qkv_bias", cfg.qkv_bias_source)
+    b.cite("hidden_act", "silu: config.json hidden_act (SwiGLU MLP: down(silu(gate(x)) * up(x)))")
+    b.cite("dtype", "bfloat16: config.json torch_dtype")
+    b.cite("tokens", f"{tokens}: {'one decode step' if tokens == 1 else 'a 128-token prefill'} (this graph's choice)")
+    b.cite("kv_cache", f"{cfg.max_seq} positions (this graph's choice)")
+    q_dim, kv_dim = cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
+    t, h, f = tokens, cfg.hidden, cfg.intermediate
+    b.tensor("x", [t, h], role="input")
+    b.tensor("x_norm", [t, h], role="input")
+    b.tensor("attn", [t, q_dim], role="input")
+    for w, shape in (("w_q", [h, q_dim]), ("w_k", [h, kv_dim]), ("w_v", [h, kv_dim]), ("w_o", [q_dim, h]),
+                     ("w_gate", [h, f]), ("w_up", [h, f]), ("w_down", [f, h])):
+        b.tensor(w, shape, role="param")
+    if cfg.qkv_bias:
+        b.tensor("b_q", [q_dim], role="param")
+        b.tensor("b_k", [kv_dim], role="param")
+        b.tensor("b_v", [kv_dim], role="param")
+    for a, shape in (("q", [t, q_dim]), ("k", [t, kv_dim]), ("v", [t, kv_dim]), ("o", [t, h]), ("h", [t, h]),
+                     ("gate", [t, f]), ("up", [t, f]), ("act", [t, f]), ("down", [t, h])):
+        b.tensor(a, shape)
+    b.tensor("out", [t, h], role="output")
+    bias = {"q": "b_q", "k": "b_k", "v": "b_v"} if cfg.qkv_bias else {}
+    b.matmul("q_proj", "x_norm", "w_q", "q", bias=bias.get("q"))
+    b.matmul("k_proj", "x_norm", "w_k", "k", bias=bias.get("k"))
+    b.matmul("v_proj", "x_norm", "w_v", "v", bias=bias.get("v"))
+    b.matmul("o_proj", "attn", "w_o", "o")
+    b.binary("attn_residual", "add", "x", "o", "h")
+    b.matmul("gate_proj", "h", "w_gate", "gate", activation="silu")
+    b.matmul("up_proj", "h", "w_up", "up")
+    b.binary("swiglu", "mul", "gate", "up", "act")
+    b.matmul("down_proj", "act", "w_down", "down")
+    b.binary("mlp_residual", "add", "h", "down", "out")
+    return b.build()
+
+
+def graphs() -> dict[str, ModelGraph]:
+    """File name -> graph, for every shipped model graph."""
+    out = {}
+    for cfg in (LLAMA, QWEN):
+        for tokens in (1, 128):
+            g = decoder_layer(cfg, tokens)
+            out[f"{g.name}.json"] = g
+    return out
+
+
+def main() -> None:
+    for name, g in graphs().items():
+        (HERE / name).write_text(dumps_graph(g) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The shipped decoder-layer model graphs (``examples/models/``): they are what ``build_models.py`` writes, every
+number cites its public source, every section compiles (and, for the decode graphs here, proves) under the tile caps
+the tests use, and a grid too small for a layer's MLP is refused by name."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from verispatial.errors import PassRefused
+from verispatial.ir import WORMHOLE
+from verispatial.ir.graph import dumps_graph, load_graph
+from verispatial.passes import Pipeline, capped_passes, compile_model
+
+MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+SHIPPED = ["llama3_2_1b_decode", "llama3_2_1b_prefill", "qwen2_5_0_5b_decode", "qwen2_5_0_5b_prefill"]
+#: A 2x2 matmul grid and 4 elementwise sites: every section proves in a few seconds.
+CAPS = Pipeline(capped_passes(2, 2, 4))
+
+
+def _builder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_models", MODELS / "build_models.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_shipped_files_are_what_the_builder_writes() -> None:
+    built = _builder().graphs()
+    assert sorted(built) == [f"{m}.json" for m in sorted(SHIPPED)]
+    for name, g in built.items():
+        assert (MODELS / name).read_text() == dumps_graph(g) + "\n"
+        assert load_graph(MODELS / name) == g
+
+
+@pytest.mark.parametrize(("model", "config", "dims"), [
+    ("llama3_2_1b_decode", "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+     {"x": [1, 2048], "w_q": [2048, 2048], "w_k": [2048, 512], "w_gate": [2048, 8192], "w_down": [8192, 2048]}),
+    ("qwen2_5_0_5b_prefill", "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
+     {"x": [128, 896], "w_q": [896, 896], "w_k": [896, 128], "b_k": [128], "w_gate": [896, 4864],
+      "w_down": [4864, 896]}),
+])
+def test_numbers_come_from_the_cited_config(model: str, config: str, dims: dict[str, list[int]]) -> None:
+    d = json.loads((MODELS / f"{model}.json").read_text())
+    assert d["source"]["config"] == config
+    shapes = {t["name"]: t["shape"] for t in d["tensors"]}
+    assert {k: shapes[k] for k in dims} == dims
+
+
+@pytest.mark.parametrize(("model", "programs", "ops"), [
+    ("llama3_2_1b_decode", [6, 6, 6, 6, 12, 6, 6, 12, 6, 12], 1760),
+    ("qwen2_5_0_5b_decode", [6, 6, 6, 6, 12, 6, 6, 12, 6, 12], 1856),
+])
+def test_decode_layer_compiles_and_every_section_proves(model: str, programs: list[int], ops: int) -> None:
+    g = load_graph(MODELS / f"{model}.json")
+    secs = compile_model(g, WORMHOLE, pipeline=CAPS)
+    assert [s.name for s in secs] == [o.name for o in g.ops]
+    assert [s.engine_programs for s in secs] == programs
+    assert sum(s.ops for s in secs) == ops
+    assert [(s.name, s.report.exit_code if s.report else None) for s in secs] == [(s.name, 0) for s in secs]
+
+
+@pytest.mark.parametrize(("model", "programs", "ops"), [
+    ("llama3_2_1b_prefill", [12, 12, 12, 12, 12, 12, 12, 12, 12, 12], 4604),
+    ("qwen2_5_0_5b_prefill", [12, 12, 12, 12, 12, 12, 12, 12, 12, 12], 3676),
+])
+def test_prefill_layer_compiles(model: str, programs: list[int], ops: int) -> None:
+    # Certifying the prefill layers takes 15-20 s each (see examples/models/README.md); compiling them is instant.
+    secs = compile_model(load_graph(MODELS / f"{model}.json"), WORMHOLE, pipeline=CAPS, check=False)
+    assert [s.engine_programs for s in secs] == programs
+    assert sum(s.ops for s in secs) == ops
+
+
+@pytest.mark.parametrize(("model", "reason"), [
+    ("llama3_2_1b_decode", "op 'gate_proj' (matmul): per-site block 1x256 tiles on a 1x1 grid (K 64 tiles) needs "
+                           "1609728 B of local memory at the smallest K block; target wormhole_b0 has 1395424 B usable"),
+    ("qwen2_5_0_5b_prefill", "op 'gate_proj' (matmul): per-site block 4x152 tiles on a 1x1 grid (K 28 tiles) needs "
+                             "1916928 B of local memory at the smallest K block; target wormhole_b0 has 1395424 B usable"),
+])
+def test_mlp_on_one_site_is_refused_by_name(model: str, reason: str) -> None:
+    with pytest.raises(PassRefused) as e:
+        compile_model(load_graph(MODELS / f"{model}.json"), WORMHOLE, pipeline=Pipeline(capped_passes(1, 1, 1)),
+                      check=False)
+    assert (e.value.pass_name, e.value.reason) == ("tile", reason)
