@@ -27,7 +27,7 @@ PIPE = Pipeline((Lower(), Tile(max_cols=2, max_rows=2, max_sites=4), Place(), Si
 
 @st.composite
 def single_op_graphs(draw: st.DrawFn) -> ModelGraph:
-    kind = draw(st.sampled_from(["matmul", "unary", "binary"]))
+    kind = draw(st.sampled_from(["matmul", "unary", "binary", "rmsnorm"]))
     b = GraphBuilder("h")
     m, n = draw(DIMS), draw(DIMS)
     out_dtype = draw(DTYPES)
@@ -42,6 +42,11 @@ def single_op_graphs(draw: st.DrawFn) -> ModelGraph:
         act = draw(st.sampled_from([None, *ACTIVATIONS]))
         req = out_dtype if draw(st.booleans()) else None
         b.matmul("op", "a", "w", "o", bias=bias, activation=act, requantize=req)
+    elif kind == "rmsnorm":
+        b.tensor("a", [m, n], draw(DTYPES), "input")
+        b.tensor("g", [n], draw(DTYPES), "param")
+        b.tensor("o", [m, n], out_dtype, "output")
+        b.rmsnorm("op", "a", "g", "o")
     elif kind == "unary":
         b.tensor("a", [m, n], draw(DTYPES), "input")
         b.tensor("o", [m, n], out_dtype, "output")

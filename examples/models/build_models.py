@@ -3,11 +3,11 @@
 Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{decode,prefill}.json`` and
 ``qwen2_5_0_5b_{decode,prefill}.json``; ``tests/test_passes_models.py`` checks the files equal what this writes.
 
-One decoder layer (pre-norm, as both models' ``*DecoderLayer``), with the ops the compiler has: the q/k/v
-projections of the normalized input ``x_norm`` (Qwen2 adds a bias to each, fused into the matmul's chain); the
-output projection of the attention's output ``attn``; the residual add; SwiGLU (``silu(h @ w_gate) * (h @ w_up)``,
-the activation fused into the gate matmul); the down projection; the second residual add. The normalizations and
-the attention itself are not ops yet: their outputs (``x_norm``, ``attn``) enter the graph as inputs.
+One decoder layer (pre-norm, as both models' ``*DecoderLayer``): ``x_norm = rmsnorm(x)`` (a fold); the q/k/v
+projections (Qwen2 adds a bias to each, fused into the matmul's chain); the output projection of the attention's
+output ``attn``; the residual add; ``h_norm = rmsnorm(h)``; SwiGLU (``silu(h_norm @ w_gate) * (h_norm @ w_up)``, the
+activation fused into the gate matmul); the down projection; the second residual add. The attention itself is not an
+op yet: its output ``attn`` enters the graph as an input.
 """
 
 from __future__ import annotations
@@ -67,13 +67,16 @@ def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
            else f"{cfg.head_dim}: hidden_size / num_attention_heads")
     b.cite("qkv_bias", cfg.qkv_bias_source)
     b.cite("hidden_act", "silu: config.json hidden_act (SwiGLU MLP: down(silu(gate(x)) * up(x)))")
+    b.cite("rms_norm", "RMSNorm before attention and before the MLP: transformers LlamaDecoderLayer / Qwen2DecoderLayer "
+                       "(input_layernorm, post_attention_layernorm); eps is config.json rms_norm_eps (a value, not a shape)")
     b.cite("dtype", "bfloat16: config.json torch_dtype")
     b.cite("tokens", f"{tokens}: {'one decode step' if tokens == 1 else 'a 128-token prefill'} (this graph's choice)")
     b.cite("kv_cache", f"{cfg.max_seq} positions (this graph's choice)")
     q_dim, kv_dim = cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
     t, h, f = tokens, cfg.hidden, cfg.intermediate
     b.tensor("x", [t, h], role="input")
-    b.tensor("x_norm", [t, h], role="input")
+    b.tensor("attn_norm_weight", [h], role="param")
+    b.tensor("mlp_norm_weight", [h], role="param")
     b.tensor("attn", [t, q_dim], role="input")
     for w, shape in (("w_q", [h, q_dim]), ("w_k", [h, kv_dim]), ("w_v", [h, kv_dim]), ("w_o", [q_dim, h]),
                      ("w_gate", [h, f]), ("w_up", [h, f]), ("w_down", [f, h])):
@@ -82,18 +85,21 @@ def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
         b.tensor("b_q", [q_dim], role="param")
         b.tensor("b_k", [kv_dim], role="param")
         b.tensor("b_v", [kv_dim], role="param")
-    for a, shape in (("q", [t, q_dim]), ("k", [t, kv_dim]), ("v", [t, kv_dim]), ("o", [t, h]), ("h", [t, h]),
+    for a, shape in (("x_norm", [t, h]), ("h_norm", [t, h]),
+                     ("q", [t, q_dim]), ("k", [t, kv_dim]), ("v", [t, kv_dim]), ("o", [t, h]), ("h", [t, h]),
                      ("gate", [t, f]), ("up", [t, f]), ("act", [t, f]), ("down", [t, h])):
         b.tensor(a, shape)
     b.tensor("out", [t, h], role="output")
     bias = {"q": "b_q", "k": "b_k", "v": "b_v"} if cfg.qkv_bias else {}
+    b.rmsnorm("attn_norm", "x", "attn_norm_weight", "x_norm")
     b.matmul("q_proj", "x_norm", "w_q", "q", bias=bias.get("q"))
     b.matmul("k_proj", "x_norm", "w_k", "k", bias=bias.get("k"))
     b.matmul("v_proj", "x_norm", "w_v", "v", bias=bias.get("v"))
     b.matmul("o_proj", "attn", "w_o", "o")
     b.binary("attn_residual", "add", "x", "o", "h")
-    b.matmul("gate_proj", "h", "w_gate", "gate", activation="silu")
-    b.matmul("up_proj", "h", "w_up", "up")
+    b.rmsnorm("mlp_norm", "h", "mlp_norm_weight", "h_norm")
+    b.matmul("gate_proj", "h_norm", "w_gate", "gate", activation="silu")
+    b.matmul("up_proj", "h_norm", "w_up", "up")
     b.binary("swiglu", "mul", "gate", "up", "act")
     b.matmul("down_proj", "act", "w_down", "down")
     b.binary("mlp_residual", "add", "h", "down", "out")

@@ -4,7 +4,8 @@ Ops for now: ``matmul`` (``inputs = [a, b]``, ``a`` is M x K, ``b`` is K x N, th
 ``chain`` applied to each output tile in order — ``{"op": "bias", "tensor": name}`` (a length-N row broadcast over
 the rows), ``{"op": "relu" | "gelu" | "silu"}``, ``{"op": "requantize", "dtype": d}`` (pack in ``d``, which must be
 the output's dtype) — and elementwise ``unary`` (``fn`` in ``UNARY_FNS``) and ``binary`` (``fn`` in ``BINARY_FNS``,
-operands of one shape).
+operands of one shape), and ``rmsnorm`` (``inputs = [x, weight]``: each row of ``x`` divided by its root mean square,
+times the length-N ``weight``; a fold: the sum of squares is carried across the row's K blocks).
 
 Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
 ``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
@@ -31,7 +32,7 @@ DTYPES = ("bf16", "fp16", "fp32", "bfp8_b", "bfp4_b", "int32", "uint32")
 ACTIVATIONS = ("relu", "gelu", "silu")
 UNARY_FNS = ("relu", "gelu", "silu", "exp", "recip", "sqrt", "neg", "copy")
 BINARY_FNS = ("add", "sub", "mul")
-OP_KINDS = ("matmul", "unary", "binary")
+OP_KINDS = ("matmul", "unary", "binary", "rmsnorm")
 
 
 @attrs.frozen
@@ -131,6 +132,14 @@ def check_graph(g: ModelGraph) -> None:
             if len(o.inputs) != 2 or o.fn not in BINARY_FNS:
                 raise ParseError(e, f"a binary op has two inputs and fn in {list(BINARY_FNS)}, got {len(o.inputs)} inputs, fn {o.fn!r}")
             _same_shape(e, [by_name[n] for n in o.inputs] + [out])
+        elif o.kind == "rmsnorm":
+            if len(o.inputs) != 2 or o.fn is not None or o.chain:
+                raise ParseError(e, f"an rmsnorm has two inputs [x, weight], no fn and no chain, got {len(o.inputs)} inputs")
+            x, w = by_name[o.inputs[0]], by_name[o.inputs[1]]
+            _same_shape(e, [x, out])
+            if w.dims2() != (1, x.dims2()[1]):
+                raise ParseError(e, f"an rmsnorm weight has shape [{x.dims2()[1]}] or [1, {x.dims2()[1]}], "
+                                    f"got {list(w.dims2())}")
         else:
             raise ParseError(e, f"kind {o.kind!r} is not one of {list(OP_KINDS)}")
 
@@ -276,6 +285,11 @@ class GraphBuilder:
     def binary(self, name: str, fn: str, x: str, y: str, out: str) -> str:
         """``out = fn(x, y)`` elementwise; returns ``out``."""
         self._ops.append(GraphOp(name, "binary", (x, y), out, fn))
+        return out
+
+    def rmsnorm(self, name: str, x: str, weight: str, out: str) -> str:
+        """``out = x / sqrt(mean(x^2 over each row) + eps) * weight``; returns ``out``."""
+        self._ops.append(GraphOp(name, "rmsnorm", (x, weight), out))
         return out
 
     def build(self) -> ModelGraph:

@@ -48,6 +48,18 @@ class Level(str, enum.Enum):
     CHUNK = "chunk"
 
 
+class FoldLevel(str, enum.Enum):
+    """Where a stage of a fold (a reduction carrying a value across K blocks) runs: once before the K blocks
+    (``prologue``: the carry's initial page), once per K block (``body``: the carry's update and its readers), once
+    after them (``epilogue``: what reads the final carry), or once per K block of a second pass over the same blocks
+    (``apply``: what uses the epilogue's result on every block, e.g. RMSNorm's rescale)."""
+
+    PROLOGUE = "prologue"
+    BODY = "body"
+    EPILOGUE = "epilogue"
+    APPLY = "apply"
+
+
 class Handshake(str, enum.Enum):
     """How a buffer's producer hands pages to its consumers.
 
@@ -62,13 +74,15 @@ class Handshake(str, enum.Enum):
 
 class BufferRole(str, enum.Enum):
     """What a template buffer holds: an operand block, a per-sub-block operand (a bias row), a chain hand-off, the
-    output the writer stores, or the accumulator spill (``interm``, added by ``size`` for spilling plans)."""
+    output the writer stores, the accumulator spill (``interm``, added by ``size`` for spilling plans), or a fold's
+    carry (one page: the running value, re-pushed by its update every K block)."""
 
     OPERAND = "operand"
     SUB_OPERAND = "sub_operand"
     CHAIN = "chain"
     OUTPUT = "output"
     INTERM = "interm"
+    CARRY = "carry"
 
 
 @attrs.frozen
@@ -94,6 +108,7 @@ class Stage:
     outs: tuple[int, ...]
     level: Level
     tensor: str | None = None
+    fold: FoldLevel | None = None
 
 
 @attrs.frozen
@@ -122,6 +137,8 @@ class SectionTemplate:
     m_tiles: int
     n_tiles: int
     k_tiles: int
+    #: A fold's carries: (carry buffer, the stage that updates it once per K block).
+    carries: tuple[tuple[int, int], ...] = ()
 
     def buffer(self, role: BufferRole) -> list[TemplateBuffer]:
         return [b for b in self.buffers if b.role == role]
@@ -208,7 +225,18 @@ class EltwisePlan:
         return self.per_site // self.chunk
 
 
-Plan = MatmulPlan | EltwisePlan
+@attrs.frozen
+class FoldPlan:
+    """The work plan of a fold over rows (RMSNorm): ``sites`` sites each own ``rows`` consecutive tile rows; each row
+    is ``num_blocks`` K blocks of ``block_w`` tiles (one accumulator acquire per block)."""
+
+    sites: int
+    rows: int
+    block_w: int
+    num_blocks: int
+
+
+Plan = MatmulPlan | EltwisePlan | FoldPlan
 
 
 @attrs.frozen

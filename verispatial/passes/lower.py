@@ -12,6 +12,7 @@ from verispatial.ir.program import Tensor
 from verispatial.ir.section import (
     BufferRole,
     Edge,
+    FoldLevel,
     Level,
     Phase,
     Section,
@@ -53,7 +54,12 @@ class Lower:
             if dt not in target.tile_bytes:
                 refuse(self.name, section, f"tensor {n!r} has dtype {dt!r}, which target {target.name} lacks "
                                            f"(has {sorted(target.tile_bytes)})")
-        tpl = _matmul(g, op, target) if op.kind == "matmul" else _eltwise(g, op, target)
+        if op.kind == "matmul":
+            tpl = _matmul(g, op, target)
+        elif op.kind == "rmsnorm":
+            tpl = _rmsnorm(g, op, target)
+        else:
+            tpl = _eltwise(g, op, target)
         if tpl.buffers and work_dtype([b.dtype for b in tpl.buffers]) not in target.tile_bytes:
             refuse(self.name, section, f"target {target.name} lacks the work dtype")
         frag: Fragment = {
@@ -61,8 +67,10 @@ class Lower:
             "op_kind": tpl.op_kind,
             "tiles": {"m": tpl.m_tiles, "n": tpl.n_tiles, "k": tpl.k_tiles},
             "stages": [{"id": s.id, "name": s.name, "kind": s.kind.value, "op": s.op, "level": s.level.value,
+                        **({"fold": s.fold.value} if s.fold is not None else {}),
                         "ins": list(s.ins), "outs": list(s.outs)} for s in tpl.stages],
             "buffers": [{"id": b.id, "name": b.name, "dtype": b.dtype, "role": b.role.value} for b in tpl.buffers],
+            "carries": [{"buffer": tpl.buffers[b].name, "update": tpl.stages[st].name} for b, st in tpl.carries],
             "edges": [{"buffer": e.buffer, "from": e.producer, "to": list(e.consumers), "handshake": e.handshake.value}
                       for e in tpl.edges],
         }
@@ -155,3 +163,41 @@ def _eltwise(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     rows, cols = out.dims2()
     return SectionTemplate(op.kind, tuple(tensors), tuple(buffers), tuple(stages), _edges(buffers, stages),
                            _tiles(rows, target.tile[0]), _tiles(cols, target.tile[1]), 1)
+
+
+def _rmsnorm(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    """RMSNorm as a fold over each tile row's K blocks, then a second pass over the same blocks.
+
+    Prologue: zero the carry (the running sum of squares, fp32). Body, per K block: square the block of ``x``, add
+    its row sums into the carry (the carry's update). Epilogue: the reciprocal root mean square of the final carry.
+    Apply, per K block: read ``x`` and the weight again and rescale. ``x`` is read twice rather than held, so the
+    per-site memory does not grow with the row's width.
+    """
+    x, w, out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.output)
+    wd = work_dtype([x.dtype, w.dtype, out.dtype])
+    B, F = BufferRole, FoldLevel
+    buffers = [
+        TemplateBuffer(0, "c_0", x.dtype, B.OPERAND),      # x, first pass (body)
+        TemplateBuffer(1, "c_1", x.dtype, B.OPERAND),      # x, second pass (apply)
+        TemplateBuffer(2, "c_2", w.dtype, B.OPERAND),      # the weight (apply)
+        TemplateBuffer(3, "c_3", wd, B.CHAIN),             # x^2 of one block
+        TemplateBuffer(4, "c_4", "fp32", B.CARRY),         # the running sum of squares
+        TemplateBuffer(5, "c_5", wd, B.CHAIN),             # 1 / rms of the row
+        TemplateBuffer(6, "c_16", out.dtype, B.OUTPUT),
+    ]
+    L = Level
+    stages = [
+        Stage(0, "read_x", StageKind.LOAD, "read", (), (0,), L.K_BLOCK, x.name, F.BODY),
+        Stage(1, "read_x_again", StageKind.LOAD, "read", (), (1,), L.K_BLOCK, x.name, F.APPLY),
+        Stage(2, "read_weight", StageKind.LOAD, "read", (), (2,), L.K_BLOCK, w.name, F.APPLY),
+        Stage(3, "zero", StageKind.COMPUTE, "zero", (), (4,), L.ONCE, None, F.PROLOGUE),
+        Stage(4, "square", StageKind.COMPUTE, "square", (0,), (3,), L.K_BLOCK, None, F.BODY),
+        Stage(5, "sum", StageKind.COMPUTE, "reduce_add", (3, 4), (4,), L.K_BLOCK, None, F.BODY),
+        Stage(6, "rsqrt", StageKind.COMPUTE, "rsqrt_mean", (4,), (5,), L.ONCE, None, F.EPILOGUE),
+        Stage(7, "scale", StageKind.COMPUTE, "mul_bcast_mul", (1, 5, 2), (6,), L.K_BLOCK, None, F.APPLY),
+        Stage(8, "write_out", StageKind.STORE, "write", (6,), (), L.K_BLOCK, out.name, F.APPLY),
+    ]
+    tensors = _unique([_program_tensor(x, False), _program_tensor(w, False), _program_tensor(out, True)])
+    rows, cols = out.dims2()
+    return SectionTemplate("rmsnorm", tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           _tiles(rows, target.tile[0]), 1, _tiles(cols, target.tile[1]), carries=((4, 5),))

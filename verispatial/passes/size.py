@@ -10,6 +10,8 @@ from verispatial.ir.section import (
     AccForm,
     BufferRole,
     EltwisePlan,
+    FoldLevel,
+    FoldPlan,
     MatmulPlan,
     MemoryLayout,
     Phase,
@@ -40,6 +42,11 @@ def capacities(tpl: SectionTemplate, plan: Plan, target: Target) -> dict[int, in
     for b in tpl.buffers:
         if isinstance(plan, EltwisePlan):
             caps[b.id] = 2 * plan.chunk
+        elif isinstance(plan, FoldPlan):
+            # Blocks are double-buffered; the carry holds the page a block started with and the one its update
+            # pushes; a page made once per row (the epilogue's 1/rms) is one tile, read by every block after it.
+            once = tpl.producer(b.id).fold in (FoldLevel.PROLOGUE, FoldLevel.EPILOGUE)
+            caps[b.id] = 2 if b.role == BufferRole.CARRY else (1 if once else 2 * plan.block_w)
         elif b.role == BufferRole.OPERAND:
             caps[b.id] = 2 * (plan.n0 if b.id == 0 else plan.n1)
         elif b.role == BufferRole.SUB_OPERAND:

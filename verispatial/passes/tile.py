@@ -9,6 +9,7 @@ from verispatial.ir.section import (
     AccForm,
     BufferRole,
     EltwisePlan,
+    FoldPlan,
     MatmulPlan,
     Phase,
     Plan,
@@ -63,6 +64,8 @@ class Tile:
         plan: Plan
         if tpl.op_kind == "matmul":
             plan, tpl = self._matmul(section, tpl, target, acc)
+        elif tpl.op_kind == "rmsnorm":
+            plan = self._fold(section, tpl, target, acc)
         else:
             plan = self._eltwise(section, tpl, target, acc)
         end = layout_end(lay_out(tpl, plan, target))
@@ -123,5 +126,17 @@ class Tile:
         end = layout_end(lay_out(tpl, plan, target))
         if end > target.local_bytes:
             refuse(self.name, section, f"chunks of {chunk} tiles need {end - target.reserved_base} B of local memory; "
+                                       f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        return plan
+
+    def _fold(self, section: Section, tpl: SectionTemplate, target: Target, acc: int) -> FoldPlan:
+        """Tile rows over sites; each row's K tiles in blocks of at most one accumulator acquire."""
+        cap = min(target.mesh[0] * target.mesh[1], self.max_sites or tpl.m_tiles)
+        sites = max(d for d in divisors(tpl.m_tiles) if d <= cap)
+        bw = max(d for d in divisors(tpl.k_tiles) if d <= acc)
+        plan = FoldPlan(sites, tpl.m_tiles // sites, bw, tpl.k_tiles // bw)
+        end = layout_end(lay_out(tpl, plan, target))
+        if end > target.local_bytes:
+            refuse(self.name, section, f"K blocks of {bw} tiles need {end - target.reserved_base} B of local memory; "
                                        f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
         return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from verispatial.errors import InvalidProgram, IrViolation
-from verispatial.ir.section import EltwisePlan, MatmulPlan, Phase, Section
+from verispatial.ir.section import EltwisePlan, FoldLevel, FoldPlan, MatmulPlan, Phase, Section
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
 
@@ -21,9 +21,16 @@ def _template(s: Section, t: Target) -> list[IrViolation]:
     for i, b in enumerate(tpl.buffers):
         if b.id != i:
             out.append(IrViolation(f"template buffer {b.id}", f"ids are dense: expected {i}"))
+    updates = dict(tpl.carries)
     for b in tpl.buffers:
         prods = [st.id for st in tpl.stages if b.id in st.outs]
-        if len(prods) > 1:
+        if b.id in updates:
+            # A carry has its update and at most one initializer, which runs before the K blocks.
+            inits = [p for p in prods if p != updates[b.id]]
+            if updates[b.id] not in prods or len(inits) > 1 or any(tpl.stages[p].fold != FoldLevel.PROLOGUE for p in inits):
+                out.append(IrViolation(f"template buffer {b.name}", "a carry is pushed by its update and at most one "
+                                                                    f"prologue stage, got stages {prods}"))
+        elif len(prods) > 1:
             out.append(IrViolation(f"template buffer {b.name}", f"has {len(prods)} producing stages, expected at most one"))
     for e in tpl.edges:
         if not e.consumers:
@@ -50,6 +57,12 @@ def _tiled(s: Section, t: Target) -> list[IrViolation]:
             out.append(IrViolation("plan", "sub-blocks do not tile the per-site block"))
         if plan.sbt > t.acc_tiles:
             out.append(IrViolation("plan", f"sub-block of {plan.sbt} tiles exceeds the accumulator's {t.acc_tiles}"))
+    elif isinstance(plan, FoldPlan):
+        if plan.sites * plan.rows != tpl.m_tiles or plan.block_w * plan.num_blocks != tpl.k_tiles:
+            out.append(IrViolation("plan", f"{plan.sites} sites x {plan.rows} rows and {plan.num_blocks} blocks of "
+                                           f"{plan.block_w} do not cover {tpl.m_tiles} rows x {tpl.k_tiles} tiles"))
+        if plan.block_w > t.acc_tiles:
+            out.append(IrViolation("plan", f"a block of {plan.block_w} tiles exceeds the accumulator's {t.acc_tiles}"))
     elif isinstance(plan, EltwisePlan):
         if plan.sites * plan.per_site != tpl.m_tiles * tpl.n_tiles or plan.per_site % plan.chunk:
             out.append(IrViolation("plan", "sites x chunks do not cover the output"))
