@@ -555,7 +555,7 @@ def compile_cmd(args: tuple[str, ...]) -> int:
 @click.option("--seed", type=int, default=None, help="Pick each step at random with this seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON only.")
 def simulate_cmd(program: str, trips: tuple[str, ...], seed: int | None, as_json: bool) -> int:
-    """Run PROGRAM.json once in the reference interpreter (DESIGN §5)."""
+    """Run PROGRAM.json once in the reference interpreter (op semantics: docs/semantics.md)."""
     return _guard(as_json, lambda: run_simulate(program, trips, seed, as_json))
 
 

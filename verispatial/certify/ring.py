@@ -56,11 +56,11 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                     it = _iteration(enc, r.model, lf)
                     trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
                     run = model_int(r.model, before)
-                    what = "push" if kind is Push else "pop"
+                    what = "pushes" if kind is Push else "pops"
                     cex = {
                         "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
                         "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
-                        "summary": f"{lf.engine} {what}es {n} pages of b{b} at running sum {run} "
+                        "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
                                    f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
                     }
                     verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
@@ -107,7 +107,7 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
             pu, po = model_int(r.model, pushed), model_int(r.model, popped)
             cex = {"kind": "balance-cb", "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
                    "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
-                              + (f" when {trips}" if trips else "")}
+                              + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
             out.append(Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0))  # type: ignore[arg-type]
         else:
             out.append(Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0))

@@ -130,14 +130,31 @@ def _structure(v: Any, cls: type, where: str) -> Any:
         raise ParseError("", msgs[0]) from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON readers disagree on which of two equal keys wins; a certified program must mean one thing."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
 def loads(text: str | bytes) -> Program:
     """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
     try:
-        d = json.loads(text)
+        d = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except UnicodeDecodeError:
         raise ParseError("(document)", "not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:
         raise ParseError("(document)", f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except _DuplicateKey as e:
+        raise ParseError("(document)", f"key {e.args[0]!r} appears twice in one object (readers disagree on which "
+                                       "wins)") from None
     p = program_from_dict(d)
     from verispatial.ir.validate import validate
 

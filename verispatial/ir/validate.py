@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from verispatial.errors import IrViolation
-from verispatial.ir.core import Site
+from verispatial.ir.core import Role, Site
 from verispatial.ir.ops import (
     AcquireAcc,
     Loop,
@@ -23,7 +23,7 @@ from verispatial.ir.ops import (
     SemWait,
     WriteTiles,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore
+from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore, walk
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
@@ -149,7 +149,31 @@ def validate(p: Program) -> list[IrViolation]:
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
         _check_ops(p, ep, ep.ops, (), "ops", trips, tensors, bad)
+        _check_uses(p, ep, bad)
     return out
+
+
+def _check_uses(p: Program, ep: EngineProgram, report: Report) -> None:
+    """Relations an op has with what it names beyond ids: a buffer is used only in its own phase (the memory
+    proof lets buffers of different phases share bytes), inputs and params are never written, outputs never read
+    (a tensor both written and read is an activation)."""
+    phases = p.phase_of_section()
+    roles = {t.name: t.role for t in p.tensors}
+    for i, top in enumerate(ep.ops):
+        phase = phases[ep.section_of(i)] if ep.section_of(i) < len(phases) else None
+        for op in walk((top,)):
+            e = f"program {ep.key} ops[{i}] {type(op).__name__}"
+            for field in ("buf", "into", "src"):
+                b = getattr(op, field, None)
+                if isinstance(b, int) and 0 <= b < len(p.buffers) and phase is not None:
+                    sec = p.buffers[b].section
+                    if 0 <= sec < len(phases) and phases[sec] != phase:
+                        report(e, f"uses buffer {b} of section {sec} (phase {phases[sec]}) from phase {phase}: a buffer "
+                                  "is used only in its own phase")
+            if isinstance(op, WriteTiles) and roles.get(op.tensor) in (Role.INPUT, Role.PARAM):
+                report(e, f"writes {roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+            if isinstance(op, ReadTiles) and roles.get(op.tensor) == Role.OUTPUT:
+                report(e, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
 
 
 def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[str, ...], where: str,
