@@ -4,7 +4,9 @@ Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{deco
 ``qwen2_5_0_5b_{decode,prefill}.json``; ``tests/test_passes_models.py`` checks the files equal what this writes.
 
 One decoder layer (pre-norm, as both models' ``*DecoderLayer``): ``x_norm = rmsnorm(x)`` (a fold); the q/k/v
-projections (Qwen2 adds a bias to each, fused into the matmul's chain); the output projection of the attention's
+projections (Qwen2 adds a bias to each, fused into the matmul's chain); the KV-cache update (a scatter of the new
+keys and values into ``k_cache``/``v_cache`` of ``max_seq`` positions at the runtime tile row ``position``); the
+output projection of the attention's
 output ``attn``; the residual add; ``h_norm = rmsnorm(h)``; SwiGLU (``silu(h_norm @ w_gate) * (h_norm @ w_up)``, the
 activation fused into the gate matmul); the down projection; the second residual add. The attention itself is not an
 op yet: its output ``attn`` enters the graph as an input.
@@ -90,11 +92,16 @@ def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
                      ("gate", [t, f]), ("up", [t, f]), ("act", [t, f]), ("down", [t, h])):
         b.tensor(a, shape)
     b.tensor("out", [t, h], role="output")
+    b.tensor("position", [1], "int32", role="input")
+    b.tensor("k_cache", [cfg.max_seq, kv_dim], role="state")
+    b.tensor("v_cache", [cfg.max_seq, kv_dim], role="state")
     bias = {"q": "b_q", "k": "b_k", "v": "b_v"} if cfg.qkv_bias else {}
     b.rmsnorm("attn_norm", "x", "attn_norm_weight", "x_norm")
     b.matmul("q_proj", "x_norm", "w_q", "q", bias=bias.get("q"))
     b.matmul("k_proj", "x_norm", "w_k", "k", bias=bias.get("k"))
     b.matmul("v_proj", "x_norm", "w_v", "v", bias=bias.get("v"))
+    b.scatter("k_cache_update", "k", "position", "k_cache")
+    b.scatter("v_cache_update", "v", "position", "v_cache")
     b.matmul("o_proj", "attn", "w_o", "o")
     b.binary("attn_residual", "add", "x", "o", "h")
     b.rmsnorm("mlp_norm", "h", "mlp_norm_weight", "h_norm")

@@ -5,7 +5,11 @@ Ops for now: ``matmul`` (``inputs = [a, b]``, ``a`` is M x K, ``b`` is K x N, th
 the rows), ``{"op": "relu" | "gelu" | "silu"}``, ``{"op": "requantize", "dtype": d}`` (pack in ``d``, which must be
 the output's dtype) — and elementwise ``unary`` (``fn`` in ``UNARY_FNS``) and ``binary`` (``fn`` in ``BINARY_FNS``,
 operands of one shape), and ``rmsnorm`` (``inputs = [x, weight]``: each row of ``x`` divided by its root mean square,
-times the length-N ``weight``; a fold: the sum of squares is carried across the row's K blocks).
+times the length-N ``weight``; a fold: the sum of squares is carried across the row's K blocks), ``gather``
+(``inputs = [table, index]``: output tile row ``r`` is the table's tile row ``index[r]``, an indirect read — an
+embedding lookup) and ``scatter`` (``inputs = [src, index]``, ``output`` a ``state`` tensor: the src's tile rows are
+written at tile row ``index`` of the output — a KV-cache update at a runtime position). Indices are ``int32`` or
+``uint32`` and count tile rows; their range is every position that keeps the access inside its tensor.
 
 Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
 ``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
@@ -32,7 +36,8 @@ DTYPES = ("bf16", "fp16", "fp32", "bfp8_b", "bfp4_b", "int32", "uint32")
 ACTIVATIONS = ("relu", "gelu", "silu")
 UNARY_FNS = ("relu", "gelu", "silu", "exp", "recip", "sqrt", "neg", "copy")
 BINARY_FNS = ("add", "sub", "mul")
-OP_KINDS = ("matmul", "unary", "binary", "rmsnorm")
+OP_KINDS = ("matmul", "unary", "binary", "rmsnorm", "gather", "scatter")
+INDEX_DTYPES = ("int32", "uint32")
 
 
 @attrs.frozen
@@ -140,6 +145,22 @@ def check_graph(g: ModelGraph) -> None:
             if w.dims2() != (1, x.dims2()[1]):
                 raise ParseError(e, f"an rmsnorm weight has shape [{x.dims2()[1]}] or [1, {x.dims2()[1]}], "
                                     f"got {list(w.dims2())}")
+        elif o.kind in ("gather", "scatter"):
+            if len(o.inputs) != 2 or o.fn is not None or o.chain:
+                raise ParseError(e, f"a {o.kind} has two inputs [{'table' if o.kind == 'gather' else 'src'}, index], "
+                                    f"no fn and no chain, got {len(o.inputs)} inputs")
+            data, ix = by_name[o.inputs[0]], by_name[o.inputs[1]]
+            if ix.dtype not in INDEX_DTYPES or len(ix.shape) != 1:
+                raise ParseError(e, f"index {ix.name!r} is a 1-D tensor of {' or '.join(INDEX_DTYPES)}, "
+                                    f"got {list(ix.shape)} {ix.dtype}")
+            if data.dims2()[1] != out.dims2()[1]:
+                raise ParseError(e, f"{data.name!r} and {out.name!r} have one row width, got {data.dims2()[1]} and "
+                                    f"{out.dims2()[1]}")
+            small, big = (out, data) if o.kind == "gather" else (data, out)
+            if small.dims2()[0] > big.dims2()[0]:
+                raise ParseError(e, f"{small.name!r} has more rows than {big.name!r}")
+            if o.kind == "scatter" and out.role != Role.STATE:
+                raise ParseError(e, f"a scatter writes a state tensor, {out.name!r} is {out.role.value}")
         else:
             raise ParseError(e, f"kind {o.kind!r} is not one of {list(OP_KINDS)}")
 
@@ -291,6 +312,16 @@ class GraphBuilder:
         """``out = x / sqrt(mean(x^2 over each row) + eps) * weight``; returns ``out``."""
         self._ops.append(GraphOp(name, "rmsnorm", (x, weight), out))
         return out
+
+    def gather(self, name: str, table: str, index: str, out: str) -> str:
+        """``out[r] = table[index[r]]`` over tile rows; returns ``out``."""
+        self._ops.append(GraphOp(name, "gather", (table, index), out))
+        return out
+
+    def scatter(self, name: str, src: str, index: str, state: str) -> str:
+        """``state[index + r] = src[r]`` over tile rows; returns ``state``."""
+        self._ops.append(GraphOp(name, "scatter", (src, index), state))
+        return state
 
     def build(self) -> ModelGraph:
         g = ModelGraph(self.name, tuple(self._tensors), tuple(self._ops), tuple(self._source))

@@ -83,6 +83,7 @@ class BufferRole(str, enum.Enum):
     OUTPUT = "output"
     INTERM = "interm"
     CARRY = "carry"
+    INDEX = "index"
 
 
 @attrs.frozen
@@ -236,7 +237,20 @@ class FoldPlan:
     num_blocks: int
 
 
-Plan = MatmulPlan | EltwisePlan | FoldPlan
+@attrs.frozen
+class MovePlan:
+    """The work plan of a data movement with an indirect address (gather, scatter): ``sites`` sites each own ``rows``
+    consecutive tile rows of the smaller side, moved in ``num_blocks`` blocks of ``block_w`` tiles; ``index_tiles``
+    tiles of the index tensor are loaded once per site, first."""
+
+    sites: int
+    rows: int
+    block_w: int
+    num_blocks: int
+    index_tiles: int
+
+
+Plan = MatmulPlan | EltwisePlan | FoldPlan | MovePlan
 
 
 @attrs.frozen

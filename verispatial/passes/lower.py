@@ -58,6 +58,8 @@ class Lower:
             tpl = _matmul(g, op, target)
         elif op.kind == "rmsnorm":
             tpl = _rmsnorm(g, op, target)
+        elif op.kind in ("gather", "scatter"):
+            tpl = _move(g, op, target)
         else:
             tpl = _eltwise(g, op, target)
         if tpl.buffers and work_dtype([b.dtype for b in tpl.buffers]) not in target.tile_bytes:
@@ -201,3 +203,26 @@ def _rmsnorm(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     rows, cols = out.dims2()
     return SectionTemplate("rmsnorm", tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
                            _tiles(rows, target.tile[0]), 1, _tiles(cols, target.tile[1]), carries=((4, 5),))
+
+
+def _move(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    """Gather or scatter: the reader loads the index once, then moves blocks from reader to writer; the indirect side
+    (the gather's read of the table, the scatter's write of the state) takes its tile row from the index.
+
+    ``m_tiles`` counts the tile rows moved (the smaller side), ``k_tiles`` the tiles of one row."""
+    data, ix, out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.output)
+    buffers = [TemplateBuffer(0, "c_0", ix.dtype, BufferRole.INDEX),
+               TemplateBuffer(1, "c_16", data.dtype, BufferRole.OUTPUT)]
+    stages = [
+        Stage(0, "read_index", StageKind.LOAD, "read", (), (0,), Level.ONCE, ix.name),
+        Stage(1, f"read_{data.name}", StageKind.LOAD, "gather" if op.kind == "gather" else "read",
+              (0,) if op.kind == "gather" else (), (1,), Level.K_BLOCK, data.name),
+        Stage(2, f"write_{out.name}", StageKind.STORE, "scatter" if op.kind == "scatter" else "write",
+              (1, 0) if op.kind == "scatter" else (1,), (), Level.K_BLOCK, out.name),
+    ]
+    tensors = _unique([_program_tensor(data, False), _program_tensor(ix, False),
+                       attrs.evolve(_program_tensor(out, True), role=out.role if out.role == Role.STATE else Role.OUTPUT)])
+    moved = out if op.kind == "gather" else data
+    rows, cols = moved.dims2()
+    return SectionTemplate(op.kind, tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           _tiles(rows, target.tile[0]), 1, _tiles(cols, target.tile[1]))

@@ -17,6 +17,7 @@ from verispatial.ir.section import (
     GroupSpec,
     Handshake,
     MatmulPlan,
+    MovePlan,
     Phase,
     Placement,
     Section,
@@ -49,7 +50,7 @@ class Place:
             if plan.rows > 1:
                 groups += [GroupSpec(1, "col", Site(x, 0), (x, 1, x, plan.rows - 1)) for x in range(plan.cols)]
         else:
-            assert isinstance(plan, EltwisePlan | FoldPlan)
+            assert isinstance(plan, EltwisePlan | FoldPlan | MovePlan)
             w = target.mesh[0]
             if plan.sites > w * target.mesh[1]:
                 refuse(self.name, section, f"{plan.sites} sites exceed the {target.mesh[0]}x{target.mesh[1]} mesh")

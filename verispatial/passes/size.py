@@ -14,6 +14,7 @@ from verispatial.ir.section import (
     FoldPlan,
     MatmulPlan,
     MemoryLayout,
+    MovePlan,
     Phase,
     Plan,
     Section,
@@ -42,6 +43,9 @@ def capacities(tpl: SectionTemplate, plan: Plan, target: Target) -> dict[int, in
     for b in tpl.buffers:
         if isinstance(plan, EltwisePlan):
             caps[b.id] = 2 * plan.chunk
+        elif isinstance(plan, MovePlan):
+            # The index is loaded once and held while every block moves; blocks are double-buffered.
+            caps[b.id] = plan.index_tiles if b.role == BufferRole.INDEX else 2 * plan.block_w
         elif isinstance(plan, FoldPlan):
             # Blocks are double-buffered; the carry holds the page a block started with and the one its update
             # pushes; a page made once per row (the epilogue's 1/rms) is one tile, read by every block after it.

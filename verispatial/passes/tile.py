@@ -11,6 +11,7 @@ from verispatial.ir.section import (
     EltwisePlan,
     FoldPlan,
     MatmulPlan,
+    MovePlan,
     Phase,
     Plan,
     Section,
@@ -66,6 +67,8 @@ class Tile:
             plan, tpl = self._matmul(section, tpl, target, acc)
         elif tpl.op_kind == "rmsnorm":
             plan = self._fold(section, tpl, target, acc)
+        elif tpl.op_kind in ("gather", "scatter"):
+            plan = self._move(section, tpl, target)
         else:
             plan = self._eltwise(section, tpl, target, acc)
         end = layout_end(lay_out(tpl, plan, target))
@@ -139,4 +142,18 @@ class Tile:
         if end > target.local_bytes:
             refuse(self.name, section, f"K blocks of {bw} tiles need {end - target.reserved_base} B of local memory; "
                                        f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        return plan
+
+    def _move(self, section: Section, tpl: SectionTemplate, target: Target) -> MovePlan:
+        """Tile rows over sites (a scatter on one site: its rows share one runtime position, and two sites writing
+        state tiles at positions read from data could not be shown apart); blocks of up to one accumulator's tiles."""
+        cap = 1 if tpl.op_kind == "scatter" else min(target.mesh[0] * target.mesh[1], self.max_sites or tpl.m_tiles)
+        sites = max(d for d in divisors(tpl.m_tiles) if d <= cap)
+        bw = max(d for d in divisors(tpl.k_tiles) if d <= target.acc_tiles)
+        ix = next(t for t in tpl.tensors if t.name == tpl.stages[0].tensor)
+        plan = MovePlan(sites, tpl.m_tiles // sites, bw, tpl.k_tiles // bw, ix.tiles(target.tile))
+        end = layout_end(lay_out(tpl, plan, target))
+        if end > target.local_bytes:
+            refuse(self.name, section, f"the index and blocks of {bw} tiles need {end - target.reserved_base} B of local "
+                                       f"memory; target {target.name} has {target.local_bytes - target.reserved_base} B usable")
         return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from verispatial.errors import InvalidProgram, IrViolation
-from verispatial.ir.section import EltwisePlan, FoldLevel, FoldPlan, MatmulPlan, Phase, Section
+from verispatial.ir.section import EltwisePlan, FoldLevel, FoldPlan, MatmulPlan, MovePlan, Phase, Section
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
 
@@ -63,6 +63,10 @@ def _tiled(s: Section, t: Target) -> list[IrViolation]:
                                            f"{plan.block_w} do not cover {tpl.m_tiles} rows x {tpl.k_tiles} tiles"))
         if plan.block_w > t.acc_tiles:
             out.append(IrViolation("plan", f"a block of {plan.block_w} tiles exceeds the accumulator's {t.acc_tiles}"))
+    elif isinstance(plan, MovePlan):
+        if plan.sites * plan.rows != tpl.m_tiles or plan.block_w * plan.num_blocks != tpl.k_tiles:
+            out.append(IrViolation("plan", f"{plan.sites} sites x {plan.rows} rows and {plan.num_blocks} blocks of "
+                                           f"{plan.block_w} do not cover {tpl.m_tiles} rows x {tpl.k_tiles} tiles"))
     elif isinstance(plan, EltwisePlan):
         if plan.sites * plan.per_site != tpl.m_tiles * tpl.n_tiles or plan.per_site % plan.chunk:
             out.append(IrViolation("plan", "sites x chunks do not cover the output"))
