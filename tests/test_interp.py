@@ -499,7 +499,8 @@ def test_async_flag_overtake_on_unordered_target_only() -> None:
 def test_async_source_reuse_read_and_pack() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
-    p = prog(ep(A, Engine.READER, Reserve(0, 1), McastSend(0, 1, 0), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
+    # The reservation covers the three tiles written, so only the reuse of the multicast source is at fault.
+    p = prog(ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
                 Flush(), PackAcc(0, 1), ReadBarrier(), WriteBarrier(), Push(0, 1)),
              ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
              ep(B, Engine.READER, Reserve(1, 1), Compute("x"), Compute("y"), Compute("z"), Push(1, 1)),
@@ -542,8 +543,8 @@ def test_mcast_publish_early() -> None:
 
 
 def test_bounds_affine_and_dynamic() -> None:
-    loop = Loop("k", 3, (Reserve(0, 1), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 1)))
-    p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 1), Pop(0, 1)))),
+    loop = Loop("k", 3, (Reserve(0, 2), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 2)))
+    p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 2), Pop(0, 2)))),
              buffers=(buf(0),), tensors=(IN,))
     v = only(simulate(p))
     assert where(v) == ("bounds", RA, (0, 1), (("k", 2),))
@@ -675,3 +676,18 @@ def test_result_text_and_json() -> None:
     assert j["stuck"] == [{"position": {"engine": CA, "path": [1], "iteration": [], "op": "wait(b0, 1)"},
                            "reason": "waits for b0: pushed-popped=16-16=0 < 1"}]
     assert j["buffers"] == [{"id": 0, "pushed": 16, "popped": 16}]
+
+
+def test_data_ops_stay_inside_their_reservation_and_wait() -> None:
+    """Writes land in the reserved back (reference §1.1: get_write_ptr is valid between reserve and push), reads
+    come from the waited front (get_read_ptr between wait and pop)."""
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadTiles("in", Addr(1), 1, 0),
+                ReadBarrier(), Push(0, 1)),
+             ep(A, Engine.WRITER, WriteTiles(0, "out", Addr(0), 1), Wait(0, 1), WriteBarrier(), Pop(0, 1)),
+             buffers=(buf(0),), tensors=(IN, Tensor("out", (32, 64), "bf16", Role.OUTPUT)))
+    r = simulate(p)
+    assert sorted(where(v) for v in r.violations) == [("cb-read-unwaited", "(0,0).writer", (0,), ()),
+                                                      ("cb-write-unreserved", RA, (2,), ())]
+    (v,) = [v for v in r.violations if v.rule == "cb-write-unreserved"]
+    assert v.message == ("read_tiles(in, 1, b0) writes 2 tiles into the back of b0 since its last push, "
+                                       "but reserves since then cover 1")

@@ -43,6 +43,8 @@ RULE_FAMILY = {
     "cb-single-consumer": "circular-buffer",
     "cb-push-uncovered": "circular-buffer",
     "cb-pop-uncovered": "circular-buffer",
+    "cb-write-unreserved": "circular-buffer",
+    "cb-read-unwaited": "circular-buffer",
     "async-read-publish": "async-noc",
     "async-flag-overtake": "async-noc",
     "async-source-reuse": "async-noc",
@@ -67,6 +69,9 @@ class Finding:
 
 State = frozenset[tuple[object, ...]]
 
+#: Constant loops up to this count are iterated exactly; longer ones (and trip loops) run to a fixpoint.
+EXACT_LOOP = 256
+
 
 def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
          step: Callable[[Op, tuple[int, ...], State], State]) -> State:
@@ -74,6 +79,15 @@ def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
         path = (*prefix, i)
         if isinstance(op, Loop):
             if op.count == 0:
+                continue
+            if isinstance(op.count, int) and op.count <= EXACT_LOOP:
+                # A constant loop runs its body exactly count times: iterate (stopping early once the state is
+                # stable), so counts that depend on the trip number (tiles written into a reservation) stay exact.
+                for _ in range(op.count):
+                    nxt = _run(op.body, path, s, step)
+                    if nxt == s:
+                        break
+                    s = nxt
                 continue
             acc = _run(op.body, path, s, step)
             if op.count != 1:
@@ -88,8 +102,14 @@ def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
     return s
 
 
-def _replace(s: State, tag: str, b: int, f: Callable[[int], int]) -> State:
-    return frozenset(((t[0], t[1], f(int(t[2]))) if t[0] == tag and t[1] == b else t) for t in s)  # type: ignore[call-overload]
+def _map(s: State, tag: str, b: int, f: Callable[[int, int], tuple[int, int]]) -> State:
+    """Apply ``f(pages, tiles) -> (pages, tiles)`` to the ``tag`` facts of buffer ``b``."""
+    return frozenset((tag, b, *f(int(t[2]), int(t[3]))) if t[0] == tag and t[1] == b else t  # type: ignore[call-overload]
+                     for t in s)
+
+
+def _pairs(s: State, tag: str, b: int) -> list[tuple[int, int]]:
+    return [(int(t[2]), int(t[3])) for t in s if t[0] == tag and t[1] == b]  # type: ignore[call-overload]
 
 
 def engine_findings(p: Program, view: EngineView) -> list[Finding]:
@@ -101,34 +121,53 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
     def flag(rule: str, path: tuple[int, ...] | None, msg: str) -> None:
         found.setdefault((rule, path), Finding(rule, key, path, msg))
 
+    def fill(s: State, b: int, tiles: int, path: tuple[int, ...], what: str) -> State:
+        pt = p.buffers[b].page_tiles
+        if any(f + tiles > v * pt for v, f in _pairs(s, "rsv", b)):
+            flag("cb-write-unreserved", path, f"{what} writes more tiles into the back of b{b} than reserves since its "
+                                              "last push cover")
+        return _map(s, "rsv", b, lambda v, f: (v, min(f + tiles, v * pt + 1)))
+
+    # Facts: ("rsv", b, pages reserved since the last push, tiles written since), ("wt", b, pages waited since
+    # the last pop, tiles read since); the count of tiles saturates once it exceeds the cover (finite lattice).
     def step(op: Op, path: tuple[int, ...], s: State) -> State:
         if isinstance(op, Reserve):
-            return _replace(s, "rsv", op.buf, lambda v: max(v, op.pages))
+            return _map(s, "rsv", op.buf, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
-            return _replace(s, "wt", op.buf, lambda v: max(v, op.pages))
+            return _map(s, "wt", op.buf, lambda v, r: (max(v, op.pages), r))
         if isinstance(op, Push):
-            if any(t[0] == "rsv" and t[1] == op.buf and t[2] < op.pages for t in s):  # type: ignore[operator]
+            if any(v < op.pages for v, _ in _pairs(s, "rsv", op.buf)):
                 flag("cb-push-uncovered", path, f"push of {op.pages} pages on b{op.buf} without a reserve of as many since the last push")
             if ("rd", op.buf) in s:
                 flag("async-read-publish", path, f"push of b{op.buf} while reads into it may not have landed (no read barrier since)")
-            return _replace(s, "rsv", op.buf, lambda v: 0)
+            return _map(s, "rsv", op.buf, lambda v, f: (0, 0))
         if isinstance(op, Pop):
-            if any(t[0] == "wt" and t[1] == op.buf and t[2] < op.pages for t in s):  # type: ignore[operator]
+            if any(v < op.pages for v, _ in _pairs(s, "wt", op.buf)):
                 flag("cb-pop-uncovered", path, f"pop of {op.pages} pages on b{op.buf} without a wait for as many since the last pop")
-            return _replace(s, "wt", op.buf, lambda v: 0)
+            return _map(s, "wt", op.buf, lambda v, r: (0, 0))
         if isinstance(op, ReadTiles):
+            s = fill(s, op.into, op.tiles, path, "read_tiles")
             if ("ms", op.into) in s:
                 flag("async-source-reuse", path, f"reads into b{op.into} while a multicast from it may not have left (no flush since)")
             return s | {("rd", op.into)}
         if isinstance(op, ReadBarrier):
             return frozenset(t for t in s if t[0] != "rd")
         if isinstance(op, PackAcc):
+            s = fill(s, op.buf, op.tiles, path, "pack_acc")
             if ("ms", op.buf) in s:
                 flag("async-source-reuse", path, f"packs into b{op.buf} while a multicast from it may not have left (no flush since)")
             return s
         if isinstance(op, WriteTiles):
+            pt = p.buffers[op.src].page_tiles
+            if any(r + op.tiles > v * pt for v, r in _pairs(s, "wt", op.src)):
+                flag("cb-read-unwaited", path, f"write_tiles reads more tiles from the front of b{op.src} than waits "
+                                               "since its last pop cover")
+            s = _map(s, "wt", op.src, lambda v, r: (v, min(r + op.tiles, v * pt + 1)))
             return s | {("w",)}
         if isinstance(op, McastSend):
+            if any(v < op.pages for v, _ in _pairs(s, "rsv", op.buf)):
+                flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{op.buf} beyond "
+                                                  "its reservation since the last push")
             return s | {("ms", op.buf), ("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
@@ -153,7 +192,7 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
         return s
 
     bufs = {b.id for b in p.buffers}
-    init: State = frozenset({("rsv", b, 0) for b in bufs} | {("wt", b, 0) for b in bufs})
+    init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs})
     end = _run(view.program.ops, (), init, step)
     pend = []
     if any(t[0] == "rd" for t in end):

@@ -121,6 +121,8 @@ class State:
         "ab",
         "consumer",
         "dirty",
+        "drain",
+        "fill",
         "landed",
         "mc_mask",
         "pcs",
@@ -143,6 +145,8 @@ class State:
     popped: list[int]
     res_max: list[int]  # largest Reserve of each buffer since its last Push (pages)
     wait_max: list[int]  # largest Wait of each buffer since its last Pop (pages)
+    fill: list[int]  # tiles written into each buffer's reserved back since its last Push
+    drain: list[int]  # tiles read from each buffer's waited front since its last Pop
     producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
     consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
     landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
@@ -164,6 +168,7 @@ class State:
         s = State.__new__(State)
         s.pcs, s.pushed, s.popped = self.pcs.copy(), self.pushed.copy(), self.popped.copy()
         s.res_max, s.wait_max = self.res_max.copy(), self.wait_max.copy()
+        s.fill, s.drain = self.fill.copy(), self.drain.copy()
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
@@ -178,6 +183,8 @@ class State:
             tuple(self.popped),
             tuple(self.res_max),
             tuple(self.wait_max),
+            tuple(self.fill),
+            tuple(self.drain),
             tuple(self.producer),
             tuple(self.consumer),
             tuple(self.landed),
@@ -405,6 +412,7 @@ class Interp:
         s = State.__new__(State)
         nb, nw, n = len(self.program.buffers), len(self.word_site), self.n
         s.pushed, s.popped, s.res_max, s.wait_max = [0] * nb, [0] * nb, [0] * nb, [0] * nb
+        s.fill, s.drain = [0] * nb, [0] * nb
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
         s.words, s.dirty = list(self.word_init), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
@@ -679,6 +687,16 @@ class Interp:
                 break
         return range(max(start, 0), min(start + op.tiles, ntiles))
 
+    def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> None:
+        """Writes into a buffer land in its reserved back: the tiles written since the last push must fit the
+        pages reserved since then (reference §1.1: get_write_ptr is valid only between reserve and push)."""
+        pt = self.program.buffers[b].page_tiles
+        if s.fill[b] + tiles > s.res_max[b] * pt:
+            self._v(out, "cb-write-unreserved", e, pc,
+                    f"{op_text(op)} writes {s.fill[b] + tiles} tiles into the back of b{b} since its last push, but "
+                    f"reserves since then cover {s.res_max[b] * pt}")
+        s.fill[b] += tiles
+
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
@@ -707,6 +725,7 @@ class Interp:
                         f"only {s.landed[b]} in b{b}")
             s.pushed[b] += n
             s.res_max[b] = 0
+            s.fill[b] = 0
         elif isinstance(op, Wait):
             self._role(s, e, pc, op.buf, False, out)
             s.wait_max[op.buf] = max(s.wait_max[op.buf], op.pages)
@@ -723,6 +742,7 @@ class Interp:
                         f"({s.popped[b] % cap}+{n} > {cap})")
             s.popped[b] += n
             s.wait_max[b] = 0
+            s.drain[b] = 0
         elif isinstance(op, SemInc):
             s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
             s.ab[e] = True
@@ -743,6 +763,10 @@ class Interp:
             s.dirty[w] &= ~(1 << e)
         elif isinstance(op, McastSend):
             b = op.buf
+            if op.pages > s.res_max[b]:
+                self._v(out, "cb-write-unreserved", e, pc,
+                        f"{op_text(op)} sends {op.pages} pages from the back of b{b}, which holds a reservation of "
+                        f"{s.res_max[b]} pages since its last push")
             ps = s.pushed[b] % self.caps[b]
             entry: Entry = (_MCAST, path, iters, b, op.pages, ps, False, self._mcast_bufs[(b, op.group)])
             s.pending[e] = (*s.pending[e], entry)
@@ -760,6 +784,7 @@ class Interp:
             s.vs_mask[e] |= 1 << op.sem
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
+            self._fill(s, e, pc, op.into, op.tiles, op, out)
             rng = self._tile_range(e, pc, op, out)
             if s.mc_mask[e] >> op.into & 1:
                 self._v(out, "async-source-reuse", e, pc,
@@ -781,6 +806,12 @@ class Interp:
             s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles))
             s.rb_mask[e] |= 1 << op.into
         elif isinstance(op, WriteTiles):
+            b, pt = op.src, self.program.buffers[op.src].page_tiles
+            if s.drain[b] + op.tiles > s.wait_max[b] * pt:
+                self._v(out, "cb-read-unwaited", e, pc,
+                        f"{op_text(op)} reads {s.drain[b] + op.tiles} tiles from the front of b{b} since its last pop, "
+                        f"but waits since then cover {s.wait_max[b] * pt}")
+            s.drain[b] += op.tiles
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
             reported = False
@@ -822,6 +853,7 @@ class Interp:
                         f"acquire_acc({op.tiles}) takes {op.tiles} tiles; {self.program.target.name}'s accumulator "
                         f"holds {self.program.target.acc_tiles}")
         elif isinstance(op, PackAcc):
+            self._fill(s, e, pc, op.buf, op.tiles, op, out)
             if s.mc_mask[e] >> op.buf & 1:
                 self._v(out, "async-source-reuse", e, pc,
                         f"{op_text(op)} overwrites b{op.buf}, the source of a mcast_send issued with no "

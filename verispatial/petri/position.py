@@ -130,6 +130,8 @@ RULES = (
     "cb-push-uncovered",
     "cb-pop-uncovered",
     "cb-straddle",
+    "cb-write-unreserved",
+    "cb-read-unwaited",
     "sem-overshoot",
     "sem-set-race",
     "async-read-publish",
