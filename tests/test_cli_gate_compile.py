@@ -25,7 +25,7 @@ def test_gate_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = _small_proofs(tmp_path)
     assert main(["gate", str(d)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("pipeline_small.program.json: holds [24 obligations, ")
+    assert out.startswith("pipeline_small.program.json: holds [26 obligations, ")
 
 
 def test_gate_reports_a_lost_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
