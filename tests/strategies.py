@@ -9,7 +9,11 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   ``Wait(n) [WriteTiles WriteBarrier] Pop(n)``; ``n`` usually divides the capacity (no ring straddle) and is
   sometimes anything in ``1..capacity+1`` (capacity violations, straddles).
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
-  exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``.
+  exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
+  increments also publish an activation tensor the waiter then reads, and sometimes the waiter waits and resets
+  inside the loop (racy from two iterations on). Sometimes a ping-pong handshake of two semaphores.
+- The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
+  in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
   part in a stage runs a loop of the same count there, so push and pop totals match for every trip value.
 - Memory: every site's buffers are packed one after another from the target's reserved base, aligned, disjoint.
@@ -194,10 +198,6 @@ def blueprints(draw: st.DrawFn) -> Program:
         semaphores.append(Semaphore(len(semaphores), f"sem{len(semaphores)}", sites, init))
         return len(semaphores) - 1
 
-    def buffer_at(site: Site) -> int | None:
-        here = [b.id for b in buffers if b.site == site]
-        return draw(st.sampled_from(here)) if here else None
-
     n_sems = draw(st.integers(0, 3)) if counted else 0
     for _ in range(n_sems):
         inc, waiter = draw(st.permutations(slots))[:2]
@@ -206,25 +206,43 @@ def blueprints(draw: st.DrawFn) -> Program:
         by = draw(st.integers(1, 2))
         stage = stages[draw(st.sampled_from(counted))]
         n = _iterations(stage, trips)
-        # Sometimes the counter also publishes an activation: written (and acknowledged) before each increment,
-        # read by the waiter once the count is complete.
-        src, into = buffer_at(inc[0]), buffer_at(waiter[0])
-        act = None
-        if n >= 1 and src is not None and into is not None and draw(st.integers(0, 2)) == 0:
+        # Sometimes the counter also publishes an activation: the incrementer writes one tile of it from a page
+        # it waited for (and waits for the acknowledgement) before each increment; the waiter reads the whole
+        # activation into a buffer of its own once the count is complete, and another engine of its site pops it.
+        hosts = [u for u in stage.take.get(inc, []) if isinstance(u[0], Wait)
+                 and not any(isinstance(op, WriteTiles) for op in u)]
+        readers = [x for x in by_site[waiter[0]] if x != waiter]
+        act, host, into = None, None, None
+        if n >= 1 and hosts and readers and draw(st.integers(0, 2)) == 0:
             act = f"act{len(tensors)}"
             tensors.append(_tensor(act, n, Role.ACTIVATION))
-        unit = [WriteTiles(src, act, _addr(stage, 0, 1), 1), WriteBarrier()] if act and src is not None else []
-        unit.append(SemInc(s, waiter[0], by))
+            host = draw(st.sampled_from(hosts))
+            into = len(buffers)
+            cb = next_cb.get(waiter[0], 0)
+            next_cb[waiter[0]] = cb + 1
+            buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, "bf16"))
+            stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
+        unit: list[Op] = [SemInc(s, waiter[0], by)]
         barrier_inside = draw(st.booleans())
         if barrier_inside:
             unit.append(AtomicBarrier())
-        stage.give.setdefault(inc, []).append(unit)
+        if act is not None and host is not None:
+            wait_op = host[0]
+            assert isinstance(wait_op, Wait)
+            host[1:1] = [WriteTiles(wait_op.buf, act, _addr(stage, 0, 1), 1), WriteBarrier(), *unit]
+        else:
+            stage.give.setdefault(inc, []).append(unit)
         if not barrier_inside:
             stage.after.setdefault(inc, []).append(AtomicBarrier())
         cond = draw(st.sampled_from((WaitCond.GE, WaitCond.EQ)))
+        if act is None and draw(st.integers(0, 4)) == 0:
+            # The waiter waits for each increment inside the loop and resets at once: with two or more
+            # iterations an increment can land before the reset (lost update) or overshoot an eq-wait.
+            stage.take.setdefault(waiter, []).append([SemWait(s, cond, init + by), SemSet(s, init)])
+            continue
         tail: list[Op] = [SemWait(s, cond, init + by * n)]
-        if act and into is not None:
-            tail += [ReadTiles(act, Addr(0), n, into), ReadBarrier()]
+        if act is not None and into is not None:
+            tail += [Reserve(into, n), ReadTiles(act, Addr(0), n, into), ReadBarrier(), Push(into, n)]
         if draw(st.integers(0, 4)) > 0:
             tail.append(SemSet(s, init))
         stage.after.setdefault(waiter, []).extend(tail)
