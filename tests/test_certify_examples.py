@@ -375,7 +375,7 @@ def test_cli_certify_straddle_prints_the_counterexample(capsys: pytest.CaptureFi
     assert "    pages: 2\n" in out
     assert "    capacity: 4\n" in out
     assert "message: push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)" in out
-    assert "verdict: refuted (15 proved, 1 refuted, 0 failed-to-prove, 0 error of 16 obligations" in out
+    assert "verdict: refuted (17 proved, 1 refuted, 0 failed-to-prove, 0 error of 18 obligations" in out
 
 
 def test_cli_simulate_trip_sender_deadlocks(capsys: pytest.CaptureFixture[str]) -> None:
