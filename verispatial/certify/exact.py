@@ -31,12 +31,7 @@ from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
-    return {
-        "kind": "state", "rule": rule, "word": w.name, "trips": d.trips, **where,
-        "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
-                          if lf is not None else "finished") for e, (lf, it) in d.at.items()},
-        "summary": summary,
-    }
+    return d.counterexample("state", rule, summary, word=w.name, **where)
 
 
 def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:

@@ -35,10 +35,7 @@ def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
-    return {"kind": "state", "rule": rule, "trips": d.trips,
-            "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
-                              if lf is not None else "finished") for e, (lf, it) in d.at.items()},
-            "summary": summary, **extra}
+    return d.counterexample("state", rule, summary, **extra)
 
 
 def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:

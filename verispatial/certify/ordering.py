@@ -27,10 +27,7 @@ from verispatial.ir.ops import AtomicBarrier, ReadTiles, SemInc, SemSet, SemWait
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
-    return {"kind": "race", "rule": rule, "trips": d.trips,
-            "positions": {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
-                              if lf is not None else "finished") for e, (lf, it) in d.at.items()},
-            "summary": summary, **extra}
+    return d.counterexample("race", rule, summary, **extra)
 
 
 def _completion(a: Analysis, w: Leaf) -> Leaf | None:

@@ -71,6 +71,12 @@ class Decoded:
     trips: dict[str, int]
     at: dict[str, tuple[Leaf | None, tuple[tuple[str, int], ...]]]
 
+    def counterexample(self, kind: str, rule: str, summary: str, **extra: object) -> dict[str, object]:
+        """The JSON counterexample of a candidate state: trip values and every engine's op and iteration."""
+        positions = {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
+                         if lf is not None else "finished") for e, (lf, it) in self.at.items()}
+        return {"kind": kind, "rule": rule, "trips": self.trips, "positions": positions, "summary": summary, **extra}
+
 
 class StateQuery:
     """One query over the reachable states of the engines in ``engines`` (closed under shared counters)."""
