@@ -60,3 +60,14 @@ def test_compile_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert out.splitlines()[-1] == "mlp_block: 3 sections on blackhole"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["down", "residual", "up"]
     assert (tmp_path / "out" / "up" / "certificate.json").exists()
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = str(ROOT / "README.md")
+    assert main(["certify", str(ROOT / "examples" / "pipeline_small.json"), "--smt2", readme]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected a "
+                                       "directory for the SMT-LIB2 queries\n")
+    assert main(["compile", str(ROOT / "examples" / "models" / "mlp_block.json"), "--target", "wormhole",
+                 "-o", readme]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected an "
+                                       "output directory\n")

@@ -63,14 +63,15 @@ def test_refusal_exits_2_naming_pass_op_and_reason(tmp_path: Path, capsys: pytes
     out, err = capsys.readouterr()
     assert rc == 2
     assert out == ""
-    assert err == ("error: pass 'tile' refused: op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) "
+    assert err == (f"verispatial: error: {model}: pass 'tile' refused: op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) "
                    "needs 6277120 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["missing.json", "--target", "wormhole"], "error: missing.json: no such file\n"),
+    (["missing.json", "--target", "wormhole"], "verispatial: error: missing.json: no such file\n"),
     ([str(MODELS / "mlp_block.json"), "--target", "tpu"],
-     "error: target: unknown target 'tpu'; known: blackhole, gpu_sm80, wormhole_b0\n"),
+     f"verispatial: error: {MODELS / 'mlp_block.json'}: target: unknown target 'tpu'; known: blackhole, gpu_sm80, "
+     "wormhole_b0\n"),
 ])
 def test_bad_input_exits_2_with_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_compile(argv) == 2
@@ -90,7 +91,7 @@ def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> 
     assert run_compile([llama, "--target", "blackhole", "--max-cols", "1", "--max-rows", "1", "--max-sites", "1",
                         "--no-certify", "-q"]) == 2
     assert capsys.readouterr().err == (
-        "error: pass 'tile' refused: op 'gate_proj' (matmul): per-site block 1x256 tiles on a 1x1 grid (K 64 tiles) "
+        f"verispatial: error: {llama}: pass 'tile' refused: op 'gate_proj' (matmul): per-site block 1x256 tiles on a 1x1 grid (K 64 tiles) "
         "needs 1609728 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
     assert run_compile([model, "--target", "blackhole", "--max-sites", "0"]) == 2
-    assert capsys.readouterr().err == "error: --max-cols, --max-rows and --max-sites take a positive number\n"
+    assert capsys.readouterr().err == "verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n"

@@ -397,6 +397,8 @@ def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif
     for out in (sarif_out, certificate_out):
         if out is not None:
             check_output_path(out)
+    if smt2_dir is not None and Path(smt2_dir).exists() and not Path(smt2_dir).is_dir():
+        raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
     program = load_program_file(program_path)
     cert = load_json_object(certificate, "certificate") if certificate is not None else None
     try:

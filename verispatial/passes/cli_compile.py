@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from verispatial.errors import PassRefused, VerispatialError
+from verispatial.errors import ParseError, PassRefused, VerispatialError
 from verispatial.ir.graph import load_graph
 from verispatial.ir.target import get_target
 from verispatial.passes.compile import compile_model
@@ -44,8 +45,14 @@ def run_compile(argv: Sequence[str]) -> int:
         target = get_target(args.target)
     except VerispatialError as e:
         # A ParseError already names its field (the file, or ``target``).
-        err.write(f"error: {e}\n")
+        named = isinstance(e, ParseError) and e.field == args.model
+        err.write(f"verispatial: error: {e}\n" if named else f"verispatial: error: {args.model}: {e}\n")
         return 2
+    if args.out_dir is not None and Path(args.out_dir).exists() and not Path(args.out_dir).is_dir():
+        # Checked before any work: a compile that cannot write its sections must not run for minutes first.
+        err.write(f"verispatial: error: {args.out_dir}: exists and is not a directory, expected an output directory\n")
+        return 2
+
     def progress(line: str) -> None:
         if not args.quiet:
             err.write(line + "\n")
@@ -53,12 +60,12 @@ def run_compile(argv: Sequence[str]) -> int:
     try:
         caps = (args.max_cols, args.max_rows, args.max_sites)
         if any(c is not None and c < 1 for c in caps):
-            err.write("error: --max-cols, --max-rows and --max-sites take a positive number\n")
+            err.write("verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n")
             return 2
         pipeline = Pipeline(capped_passes(*caps))
         sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
     except PassRefused as e:
-        err.write(f"error: pass {e.pass_name!r} refused: {e.reason}\n")
+        err.write(f"verispatial: error: {args.model}: pass {e.pass_name!r} refused: {e.reason}\n")
         return 2
     worst = 0
     for s in sections:
