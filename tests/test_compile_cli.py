@@ -63,7 +63,8 @@ def test_refusal_exits_2_naming_pass_op_and_reason(tmp_path: Path, capsys: pytes
     out, err = capsys.readouterr()
     assert rc == 2
     assert out == ""
-    assert err == (f"verispatial: error: {model}: pass 'tile' refused: op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) "
+    assert err == (f"verispatial: error: {model}: pass 'tile' refused: op 'mm' (matmul): "
+                   "per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) "
                    "needs 6277120 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
 
 
