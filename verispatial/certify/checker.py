@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from verispatial.certify.alias import check_aliases
 from verispatial.certify.bounds import check_bounds
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.exact import check_exact, check_sem_balance
@@ -41,6 +42,7 @@ REPLAY_RULES: dict[str, set[str]] = {
     "bounds": {"bounds"},
     "balance-cb": {"balance-cb"},
     "balance-sem": {"balance-sem"},
+    "alias-clobber": {"alias-clobber"},
 }
 #: Refutations that are concrete arithmetic on the program text (addresses), re-checked by construction.
 STATIC_KINDS = {"memory", "mcast-address", "certificate"}
@@ -156,7 +158,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "ring alignment": lambda: check_straddle(a, rlimit),
         "balance": lambda: check_cb_balance(a, rlimit, trusted) + check_sem_balance(a, rlimit),
         "bounds": lambda: check_bounds(a, rlimit),
-        "memory": lambda: check_memory(program, rlimit),
+        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
         "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact),

@@ -261,6 +261,12 @@ class Interp:
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.n = len(self.engines)
         self.caps = [b.capacity for b in program.buffers]
+        # Buffers sharing bytes (alias_of, both ways, and aliases of one root with each other).
+        roots: dict[int, list[int]] = {}
+        for b in program.buffers:
+            roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
+        self.alias_partners: dict[int, tuple[int, ...]] = {
+            b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
 
         # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
         self._ops: list[dict[tuple[int, ...], Op]] = []
@@ -687,6 +693,19 @@ class Interp:
                 break
         return range(max(start, 0), min(start + op.tiles, ntiles))
 
+    def _alias_clobber(self, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
+        """Aliased buffers share bytes page for page (reference §1.1: c_16 and c_24 of the matmul): the pages a
+        push publishes must not be pages of an alias that still hold unconsumed data."""
+        cap = self.caps[b]
+        mine = {(s.pushed[b] + j) % cap for j in range(n)}
+        for other in self.alias_partners.get(b, ()):
+            live = {(s.popped[other] + j) % cap for j in range(s.pushed[other] - s.popped[other])}
+            hit = sorted(mine & live)
+            if hit:
+                self._v(out, "alias-clobber", e, pc,
+                        f"push(b{b}, {n}) publishes page {hit[0]} of b{b}, which is also page {hit[0]} of its alias "
+                        f"b{other} and still holds data not yet popped from b{other}")
+
     def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> None:
         """Writes into a buffer land in its reserved back: the tiles written since the last push must fit the
         pages reserved since then (reference §1.1: get_write_ptr is valid only between reserve and push)."""
@@ -723,6 +742,7 @@ class Interp:
                 self._v(out, "mcast-publish-early", e, pc,
                         f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
                         f"only {s.landed[b]} in b{b}")
+            self._alias_clobber(s, e, pc, b, n, out)
             s.pushed[b] += n
             s.res_max[b] = 0
             s.fill[b] = 0

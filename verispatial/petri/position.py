@@ -132,6 +132,7 @@ RULES = (
     "cb-straddle",
     "cb-write-unreserved",
     "cb-read-unwaited",
+    "alias-clobber",
     "sem-overshoot",
     "sem-set-race",
     "async-read-publish",
