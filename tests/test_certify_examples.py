@@ -154,7 +154,10 @@ def assert_matmul_proved(report: Report, program: Program) -> None:
     assert set(report.by_family()) == {"circular-buffer", "semaphore", "async-noc", "accumulator", "bounds",
                                        "memory", "deadlock", "balance"}
     assert {r.name for r in report.results if r.family == "bounds"} == {"bounds:in0", "bounds:in1", "bounds:out"}
-    assert len([r for r in report.results if r.family == "memory"]) == 16  # one per site
+    memory = [r.name for r in report.results if r.family == "memory"]
+    assert len([n for n in memory if n.startswith("memory-disjoint:")]) == 16  # one per site
+    # c_16 aliases c_24 on every site: one clobber query each way per site.
+    assert len([n for n in memory if n.startswith("alias-clobber:")]) == 32
 
 
 def test_wormhole_matmul_proves_every_family(reports: Reports, wormhole_cli: CliRun) -> None:
