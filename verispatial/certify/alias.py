@@ -19,13 +19,6 @@ from verispatial.certify.structure import Leaf, pages
 from verispatial.ir.ops import Push
 
 
-def _partners(a: Analysis) -> dict[int, list[int]]:
-    roots: dict[int, list[int]] = {}
-    for b in a.program.buffers:
-        roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
-    return {b: [o for o in group if o != b] for group in roots.values() if len(group) > 1 for b in group}
-
-
 def _clobbers(pushes: list[Leaf], b: int, other: int, cap: int) -> object:
     def build(sq: StateQuery) -> z3.BoolRef:
         cm = sq.cm
@@ -40,7 +33,7 @@ def _clobbers(pushes: list[Leaf], b: int, other: int, cap: int) -> object:
 def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     """One result per (buffer, alias) pair, covering every push into the buffer."""
     out: list[Result] = []
-    partners = _partners(a)
+    partners = a.program.alias_partners()
     leaves = [lf for v in a.views.values() for lf in v.leaves]
     for b, others in sorted(partners.items()):
         cap = a.program.buffers[b].capacity

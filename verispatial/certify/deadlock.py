@@ -44,15 +44,7 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     prove (its deadlock, if any, is reported through those obligations and the interpreter)."""
     inexact = inexact or set()
     out: list[Result] = []
-    trip_sets: list[dict[str, int] | None]
-    if a.linear:
-        trip_sets = [None]
-    else:
-        from verispatial.certify.positions import trip_assignments
-        from verispatial.certify.reach import TRIP_ENUMERATION_LIMIT
-
-        en = trip_assignments(a.program, TRIP_ENUMERATION_LIMIT)
-        trip_sets = list(en) if en is not None else [None]
+    trip_sets = a.trip_sets()
     for comp in a.components:
         if not any(lf.op.__class__.__name__ in ("Reserve", "Wait", "SemWait")
                    for e in comp for lf in a.views[e].leaves):

@@ -27,7 +27,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir.core import WaitCond
-from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
+from verispatial.ir.ops import SemInc, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
@@ -99,33 +99,16 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
     return out
 
 
-def rearmed(a: Analysis, w: Word) -> bool:
-    """No increment targets the word and every engine of its site that uses it sets it first."""
-    if w.incs:
-        return False
-    users = 0
-    for v in a.views.values():
-        if v.program.site != w.site:
-            continue
-        first = next((lf for lf in v.leaves if isinstance(lf.op, (SemSet, SemWait, McastSetValid))
-                      and lf.op.sem == w.sem), None)
-        if first is None:
-            continue
-        users += 1
-        if not isinstance(first.op, SemSet):
-            return False
-    return users > 0
-
-
 def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     out: list[Result] = []
+    rearmed = a.program.rearmed_words()
     for key in sorted(a.words, key=lambda k: (k[0], k[1].y, k[1].x)):
         w = a.words[key]
         if w.kind == "unused":
             continue
         name = f"balance-sem:{w.name}"
         t0 = time.perf_counter()
-        if rearmed(a, w):
+        if key in rearmed:
             out.append(Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use"))
             continue
         if w.kind not in ("monotone", "reset"):

@@ -15,7 +15,6 @@ when the counts are constants (DESIGN §7, route step 1).
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import attrs
@@ -78,11 +77,12 @@ def is_linear(views: dict[str, EngineView]) -> bool:
 
 
 def trip_assignments(p: Program, limit: int) -> list[dict[str, int]] | None:
-    """Every assignment of the program's trips (product of ``[0, max]``), or None if more than ``limit``."""
-    ranges = [range(t.max + 1) for t in p.trips]
-    if math.prod(len(r) for r in ranges) > limit:
+    """Every assignment of the program's trips (the explorer's enumeration), or None if more than ``limit``."""
+    from verispatial.petri.explore import trip_assignments as every_assignment
+
+    if math.prod(t.max + 1 for t in p.trips) > limit:
         return None
-    return [dict(zip([t.name for t in p.trips], vals, strict=True)) for vals in itertools.product(*ranges)]
+    return every_assignment(p)
 
 
 class Encoder:

@@ -35,6 +35,14 @@ class Analysis:
     linear: bool
     counter_leaves: dict[str, frozenset[tuple[str, int]]]
 
+    def trip_sets(self) -> list[dict[str, int] | None]:
+        """How queries treat trips: one symbolic assignment (None) when counts are linear, else every assignment
+        (up to ``TRIP_ENUMERATION_LIMIT``; beyond that, symbolic again and non-linear)."""
+        if self.linear:
+            return [None]
+        enumerated = trip_assignments(self.program, TRIP_ENUMERATION_LIMIT)
+        return list(enumerated) if enumerated is not None else [None]
+
     def neighbourhood(self, engines: Iterable[str], semaphores_only: bool = False) -> frozenset[str]:
         """``engines`` and every engine sharing a counter (only a semaphore word, if asked) with one of them."""
         es = set(engines)
@@ -185,15 +193,9 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
 
 def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str], trusted: set[int],
                  rlimit: int, history: bool, extra: tuple[Leaf, ...] = ()) -> tuple[Outcome, Decoded | None, StateQuery | None]:
-    assigns: list[dict[str, int] | None]
-    if a.linear:
-        assigns = [None]
-    else:
-        enumerated = trip_assignments(a.program, TRIP_ENUMERATION_LIMIT)
-        assigns = list(enumerated) if enumerated is not None else [None]
     unknown: Outcome | None = None
     last: Outcome | None = None
-    for trips in assigns:
+    for trips in a.trip_sets():
         sq = StateQuery(a, name, engines, trusted, trips, rlimit, history, extra)
         bad = build(sq)  # type: ignore[operator]
         sq.q.add(bad, "bad")

@@ -169,6 +169,34 @@ class Program:
         """Bytes of buffer ``b``: capacity x page_tiles x bytes per tile of its dtype."""
         return b.capacity * b.page_tiles * self.target.bytes_per_tile(b.dtype)
 
+    def alias_partners(self) -> dict[int, tuple[int, ...]]:
+        """For every buffer that shares bytes with others (``alias_of`` either way, or a common root): those
+        others. The interpreter's ``alias-clobber`` rule and the checker's alias obligation both use this."""
+        roots: dict[int, list[int]] = {}
+        for b in self.buffers:
+            roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
+        return {b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
+
+    def rearmed_words(self) -> frozenset[tuple[int, Site]]:
+        """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program
+        of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
+        value it ends with, the next run sets it before use). Shared by the interpreter and the checker."""
+        from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
+
+        incs = {(op.sem, op.at) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemInc)}
+        out: set[tuple[int, Site]] = set()
+        for sem in self.semaphores:
+            for site in sem.sites:
+                if (sem.id, site) in incs:
+                    continue
+                firsts = [next((op for op in walk(ep.ops)
+                                if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem == sem.id), None)
+                          for ep in self.programs if ep.site == site]
+                used = [op for op in firsts if op is not None]
+                if used and all(isinstance(op, SemSet) for op in used):
+                    out.add((sem.id, site))
+        return frozenset(out)
+
     def phase_of_section(self) -> list[int]:
         """Phase index of each section: sections between two barriers run concurrently in one phase."""
         phases, p = [], 0

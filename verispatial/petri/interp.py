@@ -261,12 +261,7 @@ class Interp:
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.n = len(self.engines)
         self.caps = [b.capacity for b in program.buffers]
-        # Buffers sharing bytes (alias_of, both ways, and aliases of one root with each other).
-        roots: dict[int, list[int]] = {}
-        for b in program.buffers:
-            roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
-        self.alias_partners: dict[int, tuple[int, ...]] = {
-            b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
+        self.alias_partners = program.alias_partners()
 
         # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
         self._ops: list[dict[tuple[int, ...], Op]] = []
@@ -320,29 +315,9 @@ class Interp:
 
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
-        self.rearmed = self._rearmed_words()
+        self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
 
     # ------------------------------------------------------------------ static helpers
-
-    def _rearmed_words(self) -> frozenset[int]:
-        """Words exempt from ``balance-sem``: no SemInc ever targets the word, at least one engine program at its
-        site touches the semaphore, and the first op on it of every such program is a SemSet."""
-        incs = {(op.sem, op.at) for ep in self.engines for op in walk(ep.ops) if isinstance(op, SemInc)}
-        out = set()
-        for (sem, site), w in self.word_id.items():
-            if (sem, site) in incs:
-                continue
-            firsts = []
-            for ep in self.engines:
-                if ep.site != site:
-                    continue
-                for op in walk(ep.ops):
-                    if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem == sem:
-                        firsts.append(op)
-                        break
-            if firsts and all(isinstance(op, SemSet) for op in firsts):
-                out.add(w)
-        return frozenset(out)
 
     def _count(self, loop: Loop) -> int:
         return self.trips[loop.count] if isinstance(loop.count, str) else loop.count
