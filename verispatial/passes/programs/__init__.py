@@ -1,0 +1,1 @@
+"""Engine-program emitters of ``synthesize-handshakes``, one module per op family."""
