@@ -27,7 +27,7 @@ PIPE = Pipeline((Lower(), Tile(max_cols=2, max_rows=2, max_sites=4), Place(), Si
 
 @st.composite
 def single_op_graphs(draw: st.DrawFn) -> ModelGraph:
-    kind = draw(st.sampled_from(["matmul", "unary", "binary", "rmsnorm"]))
+    kind = draw(st.sampled_from(["matmul", "unary", "binary", "rmsnorm", "gather", "scatter"]))
     b = GraphBuilder("h")
     m, n = draw(DIMS), draw(DIMS)
     out_dtype = draw(DTYPES)
@@ -47,6 +47,19 @@ def single_op_graphs(draw: st.DrawFn) -> ModelGraph:
         b.tensor("g", [n], draw(DTYPES), "param")
         b.tensor("o", [m, n], out_dtype, "output")
         b.rmsnorm("op", "a", "g", "o")
+    elif kind in ("gather", "scatter"):
+        # The moved side has at most as many rows as the indexed side (the table or the state).
+        big = max(m, draw(DIMS))
+        data_dtype = draw(DTYPES)
+        b.tensor("ix", [draw(st.sampled_from([1, 4, 32]))], draw(st.sampled_from(["int32", "uint32"])), "input")
+        if kind == "gather":
+            b.tensor("table", [big, n], data_dtype, "param")
+            b.tensor("o", [m, n], data_dtype, "output")
+            b.gather("op", "table", "ix", "o")
+        else:
+            b.tensor("src", [m, n], data_dtype, "input")
+            b.tensor("o", [big, n], data_dtype, "state")
+            b.scatter("op", "src", "ix", "o")
     elif kind == "unary":
         b.tensor("a", [m, n], draw(DTYPES), "input")
         b.tensor("o", [m, n], out_dtype, "output")
