@@ -15,6 +15,10 @@ Per site and engine it emits the op sequence each edge's hand-off demands (DESIG
 - writer: per sub-block, wait, write its rows, write barrier, pop.
 
 Elementwise sections run reader → compute → writer over each site's chunks, every hand-off double-buffered.
+
+Where ``place`` put loads and stores on one data-movement engine, the reader's and writer's programs merge into one
+with their adjacent loop nests interleaved (``programs/fuse.py``: fused only across the two programs, over one index
+space, and never where the later nest drains what the earlier fills).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ from verispatial.ir.section import (
     MovePlan,
     Phase,
     Section,
+    StageKind,
 )
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, expect_phase, refuse
 from verispatial.passes.programs.common import INVALID, Ctx, stage_ranks
 from verispatial.passes.programs.eltwise import eltwise_programs
 from verispatial.passes.programs.fold import fold_programs
+from verispatial.passes.programs.fuse import merge_movers
 from verispatial.passes.programs.matmul import matmul_compute, matmul_reader, matmul_writer
 from verispatial.passes.programs.move import move_programs
 
@@ -96,6 +102,9 @@ class SynthesizeHandshakes:
                 progs = move_programs(c, plan, index)
             else:
                 progs = eltwise_programs(c, plan, index)
+            if any(pl.engine_of(s.id) == Engine.READER for s in tpl.stages if s.kind == StageKind.STORE):
+                # Loads and stores share one data-movement engine: one program, adjacent nests fused.
+                progs[Engine.READER] = merge_movers(progs[Engine.READER], progs.pop(Engine.WRITER))
             programs += [EngineProgram(site, e, progs[e]) for e in (Engine.READER, Engine.COMPUTE, Engine.WRITER)
                          if e in progs]
         program = Program(

@@ -31,9 +31,14 @@ ENGINE_OF_KIND = {StageKind.LOAD: Engine.READER, StageKind.COMPUTE: Engine.COMPU
 
 @attrs.frozen
 class Place:
-    """Place the section. Valid in (phase ``tiled``), valid out (``placed``); refuses a grid outside the mesh."""
+    """Place the section. Valid in (phase ``tiled``), valid out (``placed``); refuses a grid outside the mesh.
+
+    ``one_mover``: run loads and stores on ONE data-movement engine (the reader), leaving the writer engine free;
+    ``synthesize-handshakes`` then merges the two programs and fuses their adjacent loop nests.
+    """
 
     name: str = "place"
+    one_mover: bool = False
 
     def run(self, section: Section, target: Target) -> tuple[Section, Fragment]:
         expect_phase(self.name, section, Phase.TILED)
@@ -55,9 +60,14 @@ class Place:
             if plan.sites > w * target.mesh[1]:
                 refuse(self.name, section, f"{plan.sites} sites exceed the {target.mesh[0]}x{target.mesh[1]} mesh")
             sites = tuple(Site(s % w, s // w) for s in range(plan.sites))
+        if self.one_mover and isinstance(plan, MovePlan):
+            refuse(self.name, section, "a gather or scatter cannot share one data-movement engine between its load and "
+                                       "store: the index page both wait on sits between their loop nests, which then "
+                                       "cannot interleave")
         shared = {g.buffer for g in groups}
         edges = tuple(attrs.evolve(e, handshake=Handshake.MULTICAST) if e.buffer in shared else e for e in tpl.edges)
-        placement = Placement(sites, tuple(ENGINE_OF_KIND[s.kind] for s in tpl.stages), tuple(groups))
+        engine_of = {**ENGINE_OF_KIND, **({StageKind.STORE: Engine.READER} if self.one_mover else {})}
+        placement = Placement(sites, tuple(engine_of[s.kind] for s in tpl.stages), tuple(groups))
         frag: Fragment = {
             "pass": self.name,
             "sites": [[s.x, s.y] for s in sites],
