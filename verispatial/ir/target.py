@@ -24,6 +24,8 @@ class Target:
     - ``ordered_writes``: two multicasts from one engine land in issue order (Wormhole: same NoC and VC); when
       False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
     - ``tile_bytes``: bytes per tile per dtype; ``max_cbs`` / ``max_semaphores``: per site.
+    - ``multicast``: one site can write the same pages into a rectangle of sites (a NoC multicast); where False,
+      ``place`` forms no multicast group and every site loads its own operands.
     """
 
     name: str
@@ -39,6 +41,7 @@ class Target:
     tile_bytes: dict[str, int]
     max_cbs: int
     max_semaphores: int
+    multicast: bool = True
     sources: dict[str, str] = attrs.field(factory=dict)
 
     def bytes_per_tile(self, dtype: str) -> int:
@@ -122,7 +125,10 @@ GPU = Target(
     tile_bytes={"bf16": 512, "fp16": 512, "fp32": 1024, "int32": 1024},
     max_cbs=64,
     max_semaphores=16,
+    multicast=False,
     sources={
+        "multicast": "no thread block clusters or TMA multicast before compute capability 9.0: CUDA C Programming "
+                     "Guide, Thread Block Clusters; every block loads its own operands (through L2)",
         "mesh": "108 SMs on A100 (one block per SM): NVIDIA A100 Tensor Core GPU Architecture whitepaper",
         "local_bytes": "164 KB shared memory per SM (compute capability 8.0): CUDA C Programming Guide, Table 21",
         "reserved_base": "1 KB per block reserved by the system: CUDA C Programming Guide, shared memory notes",

@@ -2,8 +2,9 @@
 
 A matmul's ``cols`` x ``rows`` grid starts at site (0,0). Column 0 multicasts in0 along its row to columns
 1..C-1 and row 0 multicasts in1 down its column to rows 1..R-1 (reference/tenstorrent.md §2.1), non-loopback, so a
-group exists only where it has a destination. An elementwise op's sites fill the mesh row-major. Loads run on the
-reader engine, computes on the compute engine, stores on the writer engine.
+group exists only where it has a destination — and only on a target that can multicast (``Target.multicast``).
+An elementwise op's sites fill the mesh row-major. Loads run on the reader engine, computes on the compute engine,
+stores on the writer engine.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ class Place:
             if plan.cols > target.mesh[0] or plan.rows > target.mesh[1]:
                 refuse(self.name, section, f"grid {plan.cols}x{plan.rows} exceeds the {target.mesh[0]}x{target.mesh[1]} mesh")
             sites = tuple(Site(x, y) for y in range(plan.rows) for x in range(plan.cols))
-            if plan.cols > 1:
+            # Without a multicast (a GPU before clusters), every site loads its own in0 rows and in1 columns.
+            if plan.cols > 1 and target.multicast:
                 groups += [GroupSpec(0, "row", Site(0, y), (1, y, plan.cols - 1, y)) for y in range(plan.rows)]
-            if plan.rows > 1:
+            if plan.rows > 1 and target.multicast:
                 groups += [GroupSpec(1, "col", Site(x, 0), (x, 1, x, plan.rows - 1)) for x in range(plan.cols)]
         else:
             assert isinstance(plan, EltwisePlan | FoldPlan | MovePlan)
