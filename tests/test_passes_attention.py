@@ -316,3 +316,18 @@ def test_attention_graph_is_checked(change: dict[str, int], rule: str) -> None:
     with pytest.raises(ParseError) as e:
         b.build()
     assert (e.value.field, e.value.rule) == ("op attn", rule)
+
+
+def test_heads_belong_to_attention_and_round_trip() -> None:
+    from verispatial.ir.graph import graph_from_dict, graph_to_dict
+
+    g = _attention(4, 2, 64, 128)
+    d = graph_to_dict(g)
+    assert d["ops"] == [{"name": "attn", "kind": "attention", "inputs": ["q", "k_cache", "v_cache"], "output": "o",
+                         "heads": 4, "kv_heads": 2}]
+    assert graph_from_dict(d) == g
+    sm = graph_to_dict(_softmax(32, 64))
+    sm["ops"][0]["heads"] = 2
+    with pytest.raises(ParseError) as e:
+        graph_from_dict(sm)
+    assert (e.value.field, e.value.rule) == ("op sm", "heads and kv_heads belong to an attention op only")
