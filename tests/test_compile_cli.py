@@ -87,7 +87,7 @@ def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> 
     assert lines[0].startswith("attn_norm: rmsnorm, 3 engine programs, 68 ops, ")
     assert lines[1].startswith("q_proj: matmul, 6 engine programs, 176 ops, ")
     assert lines[1].endswith("not certified in 0.00 s")
-    assert lines[-1] == "qwen2_5_0_5b_decode: 14 sections on blackhole"
+    assert lines[-1] == "qwen2_5_0_5b_decode: 15 sections on blackhole"
     llama = str(MODELS / "llama3_2_1b_decode.json")
     assert run_compile([llama, "--target", "blackhole", "--max-cols", "1", "--max-rows", "1", "--max-sites", "1",
                         "--no-certify", "-q"]) == 2

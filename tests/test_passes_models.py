@@ -1,6 +1,7 @@
 """The shipped decoder-layer model graphs (``examples/models/``): they are what ``build_models.py`` writes, every
 number cites its public source, every section compiles (and, for the decode graphs here, proves) under the tile caps
-the tests use, and a grid too small for a layer's MLP is refused by name."""
+the tests use (the decode layers' attention included: a KV loop to a runtime trip), and a grid too small for a
+layer's MLP is refused by name."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from verispatial.errors import PassRefused
 from verispatial.ir import WORMHOLE
 from verispatial.ir.graph import dumps_graph, load_graph
+from verispatial.ir.program import Trip
 from verispatial.passes import Pipeline, capped_passes, compile_model
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
@@ -54,8 +56,8 @@ def test_numbers_come_from_the_cited_config(model: str, config: str, dims: dict[
 
 
 @pytest.mark.parametrize(("model", "programs", "ops"), [
-    ("llama3_2_1b_decode", [3, 6, 6, 6, 2, 2, 6, 12, 3, 6, 6, 12, 6, 12], 1932),
-    ("qwen2_5_0_5b_decode", [3, 6, 6, 6, 2, 2, 6, 12, 3, 6, 6, 12, 6, 12], 2028),
+    ("llama3_2_1b_decode", [3, 6, 6, 6, 2, 2, 12, 6, 12, 3, 6, 6, 12, 6, 12], 3804),
+    ("qwen2_5_0_5b_decode", [3, 6, 6, 6, 2, 2, 12, 6, 12, 3, 6, 6, 12, 6, 12], 3666),
 ])
 def test_decode_layer_compiles_and_every_section_proves(model: str, programs: list[int], ops: int) -> None:
     g = load_graph(MODELS / f"{model}.json")
@@ -63,7 +65,10 @@ def test_decode_layer_compiles_and_every_section_proves(model: str, programs: li
     assert [s.name for s in secs] == [o.name for o in g.ops]
     assert [s.engine_programs for s in secs] == programs
     assert sum(s.ops for s in secs) == ops
-    assert [s.op for s in secs][:6] == ["rmsnorm", "matmul", "matmul", "matmul", "scatter", "scatter"]
+    assert [s.op for s in secs][:7] == ["rmsnorm", "matmul", "matmul", "matmul", "scatter", "scatter", "attention"]
+    # The attention's KV loop runs to the runtime trip kv_blocks, at most 2048 / 32 positions per block.
+    att = secs[6].program
+    assert att.trips == (Trip("kv_blocks", 64),)
     assert [(s.name, s.report.exit_code if s.report else None) for s in secs] == [(s.name, 0) for s in secs]
 
 

@@ -147,7 +147,8 @@ def test_graph_json_round_trip_and_builder_agree() -> None:
 
 @pytest.mark.parametrize(("mutate", "field", "rule"), [
     (lambda d: d["ops"][0].update(kind="conv"), "ops[0].kind", "'conv' is not one of "
-                                                      "['matmul', 'unary', 'binary', 'rmsnorm', 'gather', 'scatter']"),
+                                                      "['matmul', 'unary', 'binary', 'rmsnorm', 'gather', 'scatter', 'softmax', "
+                                                      "'attention']"),
     (lambda d: d["tensors"][0].update(shape=[64, 0]), "tensors[0].shape[1]", "0 is less than the minimum of 1"),
     (lambda d: d["ops"][1].update(inputs=["h", "w_up"]), "op down",
      "shapes do not multiply: [64, 256] @ [128, 256] -> [64, 128], expected [64, 256]"),

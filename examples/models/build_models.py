@@ -5,11 +5,13 @@ Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{deco
 
 One decoder layer (pre-norm, as both models' ``*DecoderLayer``): ``x_norm = rmsnorm(x)`` (a fold); the q/k/v
 projections (Qwen2 adds a bias to each, fused into the matmul's chain); the KV-cache update (a scatter of the new
-keys and values into ``k_cache``/``v_cache`` of ``max_seq`` positions at the runtime tile row ``position``); the
-output projection of the attention's
-output ``attn``; the residual add; ``h_norm = rmsnorm(h)``; SwiGLU (``silu(h_norm @ w_gate) * (h_norm @ w_up)``, the
-activation fused into the gate matmul); the down projection; the second residual add. The attention itself is not an
-op yet: its output ``attn`` enters the graph as an input.
+keys and values into ``k_cache``/``v_cache`` of ``max_seq`` positions at the runtime tile row ``position``); in a
+decode step the attention (grouped-query, flash-decoding: q against the updated caches' first ``kv_blocks`` tile rows,
+a count known only at run time, at most ``max_seq / 32``); the output projection of the attention's output ``attn``;
+the residual add; ``h_norm = rmsnorm(h)``; SwiGLU (``silu(h_norm @ w_gate) * (h_norm @ w_up)``, the activation fused
+into the gate matmul); the down projection; the second residual add. A prefill's attention (causal, over 128 query
+rows) is not an op: there ``attn`` enters the graph as an input. The rotary embedding of q and k is not modelled (it
+keeps their shapes).
 """
 
 from __future__ import annotations
@@ -74,12 +76,16 @@ def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
     b.cite("dtype", "bfloat16: config.json torch_dtype")
     b.cite("tokens", f"{tokens}: {'one decode step' if tokens == 1 else 'a 128-token prefill'} (this graph's choice)")
     b.cite("kv_cache", f"{cfg.max_seq} positions (this graph's choice)")
+    b.cite("attention", "decode: grouped-query attention over the cache's first kv_blocks tile rows of 32 positions, "
+                        f"a runtime count in [0, {cfg.max_seq // 32}] (transformers repeat_kv: query head h uses kv head "
+                        f"h // {cfg.heads // cfg.kv_heads})" if tokens == 1 else
+                        "prefill: the attention's output attn is a graph input (causal prefill attention is not an op)")
     q_dim, kv_dim = cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
     t, h, f = tokens, cfg.hidden, cfg.intermediate
     b.tensor("x", [t, h], role="input")
     b.tensor("attn_norm_weight", [h], role="param")
     b.tensor("mlp_norm_weight", [h], role="param")
-    b.tensor("attn", [t, q_dim], role="input")
+    b.tensor("attn", [t, q_dim], role="activation" if tokens == 1 else "input")
     for w, shape in (("w_q", [h, q_dim]), ("w_k", [h, kv_dim]), ("w_v", [h, kv_dim]), ("w_o", [q_dim, h]),
                      ("w_gate", [h, f]), ("w_up", [h, f]), ("w_down", [f, h])):
         b.tensor(w, shape, role="param")
@@ -102,6 +108,8 @@ def decoder_layer(cfg: Config, tokens: int) -> ModelGraph:
     b.matmul("v_proj", "x_norm", "w_v", "v", bias=bias.get("v"))
     b.scatter("k_cache_update", "k", "position", "k_cache")
     b.scatter("v_cache_update", "v", "position", "v_cache")
+    if tokens == 1:
+        b.attention("attention", "q", "k_cache", "v_cache", "attn", heads=cfg.heads, kv_heads=cfg.kv_heads)
     b.matmul("o_proj", "attn", "w_o", "o")
     b.binary("attn_residual", "add", "x", "o", "h")
     b.rmsnorm("mlp_norm", "h", "mlp_norm_weight", "h_norm")

@@ -8,8 +8,13 @@ operands of one shape), and ``rmsnorm`` (``inputs = [x, weight]``: each row of `
 times the length-N ``weight``; a fold: the sum of squares is carried across the row's K blocks), ``gather``
 (``inputs = [table, index]``: output tile row ``r`` is the table's tile row ``index[r]``, an indirect read — an
 embedding lookup) and ``scatter`` (``inputs = [src, index]``, ``output`` a ``state`` tensor: the src's tile rows are
-written at tile row ``index`` of the output — a KV-cache update at a runtime position). Indices are ``int32`` or
-``uint32`` and count tile rows; their range is every position that keeps the access inside its tensor.
+written at tile row ``index`` of the output — a KV-cache update at a runtime position), ``softmax`` (``inputs = [x]``:
+each row of ``x`` exponentiated and divided by its sum, after subtracting its max; a fold with two carries, the
+running max and the running sum) and ``attention`` (``inputs = [q, k_cache, v_cache]``, one decode step: ``q`` is one
+row of ``heads`` heads, the caches ``[max_seq, kv_heads * head_dim]``; query head ``h`` attends with kv head
+``h // (heads / kv_heads)`` to the cache's first positions, as many KV blocks (one tile row of positions each) as a
+count read at run time says, at most ``max_seq`` positions; the output is one row like ``q``). Indices are ``int32``
+or ``uint32`` and count tile rows; their range is every position that keeps the access inside its tensor.
 
 Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
 ``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
@@ -36,7 +41,7 @@ DTYPES = ("bf16", "fp16", "fp32", "bfp8_b", "bfp4_b", "int32", "uint32")
 ACTIVATIONS = ("relu", "gelu", "silu")
 UNARY_FNS = ("relu", "gelu", "silu", "exp", "recip", "sqrt", "neg", "copy")
 BINARY_FNS = ("add", "sub", "mul")
-OP_KINDS = ("matmul", "unary", "binary", "rmsnorm", "gather", "scatter")
+OP_KINDS = ("matmul", "unary", "binary", "rmsnorm", "gather", "scatter", "softmax", "attention")
 INDEX_DTYPES = ("int32", "uint32")
 
 
@@ -74,6 +79,9 @@ class GraphOp:
     output: str
     fn: str | None = None
     chain: tuple[ChainStep, ...] = ()
+    #: An attention's query heads and key/value heads (grouped-query when fewer kv heads); None for other ops.
+    heads: int | None = None
+    kv_heads: int | None = None
 
 
 @attrs.frozen
@@ -127,6 +135,8 @@ def check_graph(g: ModelGraph) -> None:
             raise ParseError(e, f"writes {out.role.value} tensor {o.output!r}")
         if o.output in o.inputs or any(s.tensor == o.output for s in o.chain):
             raise ParseError(e, f"reads its own output {o.output!r}")
+        if o.kind != "attention" and (o.heads is not None or o.kv_heads is not None):
+            raise ParseError(e, "heads and kv_heads belong to an attention op only")
         if o.kind == "matmul":
             _check_matmul(g, o, by_name)
         elif o.kind == "unary":
@@ -161,8 +171,35 @@ def check_graph(g: ModelGraph) -> None:
                 raise ParseError(e, f"{small.name!r} has more rows than {big.name!r}")
             if o.kind == "scatter" and out.role != Role.STATE:
                 raise ParseError(e, f"a scatter writes a state tensor, {out.name!r} is {out.role.value}")
+        elif o.kind == "softmax":
+            if len(o.inputs) != 1 or o.fn is not None or o.chain:
+                raise ParseError(e, f"a softmax has one input [x], no fn and no chain, got {len(o.inputs)} inputs")
+            _same_shape(e, [by_name[o.inputs[0]], out])
+        elif o.kind == "attention":
+            _check_attention(o, by_name)
         else:
             raise ParseError(e, f"kind {o.kind!r} is not one of {list(OP_KINDS)}")
+
+
+def _check_attention(o: GraphOp, by_name: dict[str, GraphTensor]) -> None:
+    e = f"op {o.name}"
+    if len(o.inputs) != 3 or o.fn is not None or o.chain:
+        raise ParseError(e, f"an attention has three inputs [q, k_cache, v_cache], no fn and no chain, got "
+                            f"{len(o.inputs)} inputs")
+    if o.heads is None or o.kv_heads is None or o.heads < 1 or o.kv_heads < 1 or o.heads % o.kv_heads:
+        raise ParseError(e, f"an attention names heads and kv_heads, heads a multiple of kv_heads, got heads "
+                            f"{o.heads}, kv_heads {o.kv_heads}")
+    q, k, v, out = (by_name[n].dims2() for n in (*o.inputs, o.output))
+    if q[0] != 1:
+        raise ParseError(e, f"an attention is one decode step: q has one row, got {q[0]}")
+    if q[1] % o.heads:
+        raise ParseError(e, f"q's {q[1]} columns are not {o.heads} heads of one width")
+    hd = q[1] // o.heads
+    if k != v or k[1] != o.kv_heads * hd:
+        raise ParseError(e, f"k_cache and v_cache have shape [max_seq, {o.kv_heads * hd}] (kv_heads x head_dim "
+                            f"{hd}), got {list(k)} and {list(v)}")
+    if out != q:
+        raise ParseError(e, f"the output has q's shape {list(q)}, got {list(out)}")
 
 
 def _same_shape(e: str, ts: list[GraphTensor]) -> None:
@@ -207,6 +244,10 @@ def graph_to_dict(g: ModelGraph) -> dict[str, Any]:
         if o.chain:
             d["chain"] = [{k: v for k, v in (("op", s.op), ("tensor", s.tensor), ("dtype", s.dtype)) if v is not None}
                           for s in o.chain]
+        if o.heads is not None:
+            d["heads"] = o.heads
+        if o.kv_heads is not None:
+            d["kv_heads"] = o.kv_heads
         return d
 
     d: dict[str, Any] = {
@@ -242,7 +283,8 @@ def graph_from_dict(d: Any) -> ModelGraph:
         tensors=tuple(GraphTensor(t["name"], tuple(t["shape"]), t["dtype"], Role(t["role"])) for t in d["tensors"]),
         ops=tuple(
             GraphOp(o["name"], o["kind"], tuple(o["inputs"]), o["output"], o.get("fn"),
-                    tuple(ChainStep(s["op"], s.get("tensor"), s.get("dtype")) for s in o.get("chain", [])))
+                    tuple(ChainStep(s["op"], s.get("tensor"), s.get("dtype")) for s in o.get("chain", [])),
+                    o.get("heads"), o.get("kv_heads"))
             for o in d["ops"]
         ),
     )
@@ -322,6 +364,18 @@ class GraphBuilder:
         """``state[index + r] = src[r]`` over tile rows; returns ``state``."""
         self._ops.append(GraphOp(name, "scatter", (src, index), state))
         return state
+
+    def softmax(self, name: str, x: str, out: str) -> str:
+        """``out = exp(x - rowmax(x)) / rowsum(exp(x - rowmax(x)))`` over each row; returns ``out``."""
+        self._ops.append(GraphOp(name, "softmax", (x,), out))
+        return out
+
+    def attention(self, name: str, q: str, k_cache: str, v_cache: str, out: str, *, heads: int, kv_heads: int) -> str:
+        """One decode step of grouped-query attention: per query head ``h``, ``softmax(q_h K^T / sqrt(d)) V`` over
+        the cache's first positions (a count known at run time) of kv head ``h // (heads / kv_heads)``; returns
+        ``out``."""
+        self._ops.append(GraphOp(name, "attention", (q, k_cache, v_cache), out, heads=heads, kv_heads=kv_heads))
+        return out
 
     def build(self) -> ModelGraph:
         g = ModelGraph(self.name, tuple(self._tensors), tuple(self._ops), tuple(self._source))

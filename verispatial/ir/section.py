@@ -74,8 +74,9 @@ class Handshake(str, enum.Enum):
 
 class BufferRole(str, enum.Enum):
     """What a template buffer holds: an operand block, a per-sub-block operand (a bias row), a chain hand-off, the
-    output the writer stores, the accumulator spill (``interm``, added by ``size`` for spilling plans), or a fold's
-    carry (one page: the running value, re-pushed by its update every K block)."""
+    output the writer stores, the accumulator spill (``interm``, added by ``size`` for spilling plans), a fold's
+    carry (the running value, re-pushed by its update every K block), or a per-row statistic a fold's body hands on
+    (``stat``: one tile per row, e.g. a block's new running max)."""
 
     OPERAND = "operand"
     SUB_OPERAND = "sub_operand"
@@ -84,6 +85,7 @@ class BufferRole(str, enum.Enum):
     INTERM = "interm"
     CARRY = "carry"
     INDEX = "index"
+    STAT = "stat"
 
 
 @attrs.frozen
@@ -179,6 +181,9 @@ class MatmulPlan:
     sb_h: int
     sb_w: int
     form: AccForm
+    #: The trip the K blocks run to (a count read at run time), if any: ``synthesize-handshakes`` refuses it, since
+    #: the accumulation forms peel the first and last block.
+    k_trip: str | None = None
 
     @property
     def sbt(self) -> int:
@@ -250,7 +255,31 @@ class MovePlan:
     index_tiles: int
 
 
-Plan = MatmulPlan | EltwisePlan | FoldPlan | MovePlan
+@attrs.frozen
+class AttentionPlan:
+    """The work plan of a decode attention: a unit is ``group`` query heads that share one kv head; ``sites`` sites
+    own ``units`` units between them, site ``i`` units ``[i*units // sites, (i+1)*units // sites)``, each a fold
+    over the KV blocks (a block is one tile row of cache positions, ``head_tiles`` tiles of one kv head) whose count
+    is the trip ``trip``, a runtime value in ``[0, max_blocks]``.
+
+    ``q_heads_per_kv`` is the model's grouping (query heads per kv head; ``group`` divides it); ``kv_row_tiles`` the
+    tiles of one cache row (all kv heads)."""
+
+    sites: int
+    units: int
+    group: int
+    q_heads_per_kv: int
+    head_tiles: int
+    kv_row_tiles: int
+    max_blocks: int
+    trip: str = "kv_blocks"
+
+    def units_of(self, site_index: int) -> range:
+        """The units site ``site_index`` runs, in order."""
+        return range(site_index * self.units // self.sites, (site_index + 1) * self.units // self.sites)
+
+
+Plan = MatmulPlan | EltwisePlan | FoldPlan | MovePlan | AttentionPlan
 
 
 @attrs.frozen

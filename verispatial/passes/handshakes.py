@@ -30,8 +30,9 @@ from verispatial.ir.ops import (
     Loop,
     Op,
 )
-from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Group, Program, Semaphore
+from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Group, Program, Semaphore, Trip
 from verispatial.ir.section import (
+    AttentionPlan,
     FoldPlan,
     MatmulPlan,
     MovePlan,
@@ -41,6 +42,7 @@ from verispatial.ir.section import (
 )
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, expect_phase, refuse
+from verispatial.passes.programs.attention import attention_programs
 from verispatial.passes.programs.common import INVALID, Ctx, stage_ranks
 from verispatial.passes.programs.eltwise import eltwise_programs
 from verispatial.passes.programs.fold import fold_programs
@@ -64,6 +66,9 @@ class SynthesizeHandshakes:
         assert plan is not None
         assert pl is not None
         assert layout is not None
+        if isinstance(plan, MatmulPlan) and plan.k_trip is not None:
+            refuse(self.name, section, "a matmul whose K blocks run to a trip — its accumulate-and-spill forms peel "
+                                       "blocks a count read from the data may not have")
         buffers: list[Buffer] = []
         memory: list[BufferAt] = []
         gid: dict[tuple[Site, int], int] = {}
@@ -100,6 +105,8 @@ class SynthesizeHandshakes:
                 progs = fold_programs(c, plan, index)
             elif isinstance(plan, MovePlan):
                 progs = move_programs(c, plan, index)
+            elif isinstance(plan, AttentionPlan):
+                progs = attention_programs(c, plan, index)
             else:
                 progs = eltwise_programs(c, plan, index)
             if any(pl.engine_of(s.id) == Engine.READER for s in tpl.stages if s.kind == StageKind.STORE):
@@ -114,12 +121,14 @@ class SynthesizeHandshakes:
             buffers=tuple(buffers),
             semaphores=tuple(semaphores),
             groups=groups,
+            trips=(Trip(plan.trip, plan.max_blocks),) if isinstance(plan, AttentionPlan) else (),
             programs=tuple(programs),
             memory=tuple(memory),
         )
         frag: Fragment = {
             "pass": self.name,
             "engine_programs": len(programs),
+            **({"trips": [{"name": t.name, "max": t.max} for t in program.trips]} if program.trips else {}),
             "ops": sum(_count(ep.ops) for ep in programs),
             "handshakes": [{"buffer": tpl.buffers[e.buffer].name, "kind": e.handshake.value,
                             "producer": pl.engine_of(e.producer).value,

@@ -54,10 +54,20 @@ class Lower:
             if dt not in target.tile_bytes:
                 refuse(self.name, section, f"tensor {n!r} has dtype {dt!r}, which target {target.name} lacks "
                                            f"(has {sorted(target.tile_bytes)})")
+        if op.kind == "attention":
+            assert op.heads is not None
+            hd = g.tensor(op.inputs[0]).dims2()[1] // op.heads
+            if hd % target.tile[1]:
+                refuse(self.name, section, f"head_dim {hd} is not a multiple of target {target.name}'s tile width "
+                                           f"{target.tile[1]} (a head's tiles would straddle its neighbour's)")
         if op.kind == "matmul":
             tpl = _matmul(g, op, target)
         elif op.kind == "rmsnorm":
             tpl = _rmsnorm(g, op, target)
+        elif op.kind == "softmax":
+            tpl = _softmax(g, op, target)
+        elif op.kind == "attention":
+            tpl = _attention(g, op, target)
         elif op.kind in ("gather", "scatter"):
             tpl = _move(g, op, target)
         else:
@@ -203,6 +213,110 @@ def _rmsnorm(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     rows, cols = out.dims2()
     return SectionTemplate("rmsnorm", tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
                            _tiles(rows, target.tile[0]), 1, _tiles(cols, target.tile[1]), carries=((4, 5),))
+
+
+def _softmax(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    """Row softmax as an online fold over each tile row's K blocks, then a second pass over the same blocks.
+
+    Prologue: the running max ``m`` at -inf and the running sum ``l`` at 0 (two fp32 carries, one tile per row).
+    Body, per K block ``x_k``: ``m' = max(m, rowmax(x_k))`` (a per-row statistic); ``l = l * exp(m - m') +
+    rowsum(exp(x_k - m'))`` (the sum's update, which reads the max the block started with); ``m = m'`` (the max's
+    update, after both of its readers). Epilogue: ``1 / l``. Apply, per K block: ``exp(x_k - m) * (1 / l)``.
+    """
+    x, out = g.tensor(op.inputs[0]), g.tensor(op.output)
+    B, F, L = BufferRole, FoldLevel, Level
+    buffers = [
+        TemplateBuffer(0, "c_0", x.dtype, B.OPERAND),      # x, first pass (body)
+        TemplateBuffer(1, "c_1", x.dtype, B.OPERAND),      # x, second pass (apply)
+        TemplateBuffer(2, "c_2", "fp32", B.CARRY),         # the running max m
+        TemplateBuffer(3, "c_3", "fp32", B.CARRY),         # the running sum l
+        TemplateBuffer(4, "c_4", "fp32", B.STAT),          # the block's new max m'
+        TemplateBuffer(5, "c_5", "fp32", B.STAT),          # 1 / l of the row
+        TemplateBuffer(6, "c_16", out.dtype, B.OUTPUT),
+    ]
+    stages = [
+        Stage(0, "read_x", StageKind.LOAD, "read", (), (0,), L.K_BLOCK, x.name, F.BODY),
+        Stage(1, "read_x_again", StageKind.LOAD, "read", (), (1,), L.K_BLOCK, x.name, F.APPLY),
+        Stage(2, "init_max", StageKind.COMPUTE, "fill_neg_inf", (), (2,), L.ONCE, None, F.PROLOGUE),
+        Stage(3, "init_sum", StageKind.COMPUTE, "zero", (), (3,), L.ONCE, None, F.PROLOGUE),
+        Stage(4, "block_max", StageKind.COMPUTE, "row_max", (0, 2), (4,), L.K_BLOCK, None, F.BODY),
+        Stage(5, "sum_update", StageKind.COMPUTE, "rescale_add_rowsum_exp", (0, 2, 4, 3), (3,), L.K_BLOCK, None, F.BODY),
+        Stage(6, "max_update", StageKind.COMPUTE, "copy", (4, 2), (2,), L.K_BLOCK, None, F.BODY),
+        Stage(7, "recip", StageKind.COMPUTE, "recip", (3,), (5,), L.ONCE, None, F.EPILOGUE),
+        Stage(8, "normalize", StageKind.COMPUTE, "exp_sub_mul", (1, 2, 5), (6,), L.K_BLOCK, None, F.APPLY),
+        Stage(9, "write_out", StageKind.STORE, "write", (6,), (), L.K_BLOCK, out.name, F.APPLY),
+    ]
+    tensors = _unique([_program_tensor(x, False), _program_tensor(out, True)])
+    rows, cols = out.dims2()
+    return SectionTemplate("softmax", tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           _tiles(rows, target.tile[0]), 1, _tiles(cols, target.tile[1]), carries=((2, 6), (3, 5)))
+
+
+#: Template buffers of an attention that hold one KV block of one kv head (``head_tiles`` pages), and those that hold
+#: a unit's heads' full rows (q, the running output, the output: ``group x head_tiles`` pages); the others hold one
+#: tile per head of the unit (``group`` pages: a block of one tile row gives each head one tile of scores).
+ATTENTION_BLOCK, ATTENTION_WIDE = frozenset({1, 2}), frozenset({0, 5, 10})
+
+
+def attention_pages(tb: int, group: int, head_tiles: int) -> int:
+    """Pages (tiles) of template buffer ``tb`` of an attention per unit of ``group`` heads of ``head_tiles`` tiles."""
+    if tb in ATTENTION_BLOCK:
+        return head_tiles
+    return group * head_tiles if tb in ATTENTION_WIDE else group
+
+
+def _attention(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    """One decode step of flash-decoding attention, per unit of query heads sharing a kv head: a fold over the KV
+    blocks (one tile row of cache positions each) whose count is a runtime trip.
+
+    Prologue: load the unit's q; the running max ``m`` at -inf, the running sum ``l`` and output ``o`` at 0 (fp32
+    carries). Body, per KV block ``j`` (``K_j``, ``V_j`` loaded): ``s = q K_j^T / sqrt(d)`` (positions past the
+    current one masked); ``m' = max(m, rowmax(s))``; ``c = exp(m - m')``; ``p = exp(s - m')``; ``l = l * c +
+    rowsum(p)``; ``o = o * c + p V_j``; ``m = m'`` (every reader of ``m`` ranks before its update). Epilogue: ``o /
+    l``, written. Each matmul is one block of the fold (K = ``d`` for the scores, the block's positions for ``p V_j``):
+    nothing is accumulated across blocks in the accumulator, the carries do that.
+    """
+    q, kc, vc, out = (g.tensor(n) for n in (*op.inputs, op.output))
+    B, F, L = BufferRole, FoldLevel, Level
+    wd = "fp32"
+    buffers = [
+        TemplateBuffer(0, "c_0", q.dtype, B.OPERAND),      # q of the unit's heads
+        TemplateBuffer(1, "c_1", kc.dtype, B.OPERAND),     # K_j
+        TemplateBuffer(2, "c_2", vc.dtype, B.OPERAND),     # V_j
+        TemplateBuffer(3, "c_3", wd, B.CARRY),             # running max m
+        TemplateBuffer(4, "c_4", wd, B.CARRY),             # running sum l
+        TemplateBuffer(5, "c_5", wd, B.CARRY),             # running output o
+        TemplateBuffer(6, "c_6", wd, B.STAT),              # scores s of the block
+        TemplateBuffer(7, "c_7", wd, B.STAT),              # the block's new max m'
+        TemplateBuffer(8, "c_8", wd, B.STAT),              # the correction exp(m - m')
+        TemplateBuffer(9, "c_9", wd, B.STAT),              # probabilities p of the block
+        TemplateBuffer(10, "c_16", out.dtype, B.OUTPUT),
+    ]
+    stages = [
+        Stage(0, "read_q", StageKind.LOAD, "read", (), (0,), L.ONCE, q.name, F.PROLOGUE),
+        Stage(1, "read_k", StageKind.LOAD, "read", (), (1,), L.K_BLOCK, kc.name, F.BODY),
+        Stage(2, "read_v", StageKind.LOAD, "read", (), (2,), L.K_BLOCK, vc.name, F.BODY),
+        Stage(3, "init_max", StageKind.COMPUTE, "fill_neg_inf", (), (3,), L.ONCE, None, F.PROLOGUE),
+        Stage(4, "init_sum", StageKind.COMPUTE, "zero", (), (4,), L.ONCE, None, F.PROLOGUE),
+        Stage(5, "init_out", StageKind.COMPUTE, "zero", (), (5,), L.ONCE, None, F.PROLOGUE),
+        Stage(6, "scores", StageKind.COMPUTE, "matmul_bt_scale_mask", (0, 1), (6,), L.K_BLOCK, None, F.BODY),
+        Stage(7, "block_max", StageKind.COMPUTE, "row_max", (6, 3), (7,), L.K_BLOCK, None, F.BODY),
+        Stage(8, "correction", StageKind.COMPUTE, "exp_sub", (3, 7), (8,), L.K_BLOCK, None, F.BODY),
+        Stage(9, "probs", StageKind.COMPUTE, "exp_sub_bcast", (6, 7), (9,), L.K_BLOCK, None, F.BODY),
+        Stage(10, "sum_update", StageKind.COMPUTE, "rescale_add_rowsum", (4, 8, 9), (4,), L.K_BLOCK, None, F.BODY),
+        Stage(11, "out_update", StageKind.COMPUTE, "rescale_add_matmul", (5, 8, 9, 2), (5,), L.K_BLOCK, None, F.BODY),
+        Stage(12, "max_update", StageKind.COMPUTE, "copy", (7, 3), (3,), L.K_BLOCK, None, F.BODY),
+        Stage(13, "normalize", StageKind.COMPUTE, "div_bcast", (5, 4), (10,), L.ONCE, None, F.EPILOGUE),
+        Stage(14, "write_out", StageKind.STORE, "write", (10,), (), L.ONCE, out.name, F.EPILOGUE),
+    ]
+    tensors = _unique([_program_tensor(q, False), _program_tensor(kc, False), _program_tensor(vc, False),
+                       _program_tensor(out, True)])
+    assert op.heads is not None
+    _, qcols = q.dims2()
+    # m: query heads; n: tiles of one head; k: the cache's tile rows (the most KV blocks).
+    return SectionTemplate("attention", tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),
+                           op.heads, _tiles(qcols // op.heads, target.tile[1]), _tiles(kc.dims2()[0], target.tile[0]),
+                           carries=((3, 12), (4, 10), (5, 11)))
 
 
 def _move(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:

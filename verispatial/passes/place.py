@@ -13,6 +13,7 @@ import attrs
 
 from verispatial.ir.core import Engine, Site
 from verispatial.ir.section import (
+    AttentionPlan,
     EltwisePlan,
     FoldPlan,
     GroupSpec,
@@ -57,7 +58,7 @@ class Place:
             if plan.rows > 1 and target.multicast:
                 groups += [GroupSpec(1, "col", Site(x, 0), (x, 1, x, plan.rows - 1)) for x in range(plan.cols)]
         else:
-            assert isinstance(plan, EltwisePlan | FoldPlan | MovePlan)
+            assert isinstance(plan, EltwisePlan | FoldPlan | MovePlan | AttentionPlan)
             w = target.mesh[0]
             if plan.sites > w * target.mesh[1]:
                 refuse(self.name, section, f"{plan.sites} sites exceed the {target.mesh[0]}x{target.mesh[1]} mesh")

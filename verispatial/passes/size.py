@@ -8,6 +8,7 @@ import attrs
 
 from verispatial.ir.section import (
     AccForm,
+    AttentionPlan,
     BufferRole,
     EltwisePlan,
     FoldLevel,
@@ -23,6 +24,7 @@ from verispatial.ir.section import (
 )
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, expect_phase, refuse
+from verispatial.passes.lower import attention_pages
 
 #: Circular-buffer index of the output (c_16) and of the accumulator spill (c_24), as the vendor's matmul.
 OUT_CB, INTERM_CB = 16, 24
@@ -47,10 +49,17 @@ def capacities(tpl: SectionTemplate, plan: Plan, target: Target) -> dict[int, in
             # The index is loaded once and held while every block moves; blocks are double-buffered.
             caps[b.id] = plan.index_tiles if b.role == BufferRole.INDEX else 2 * plan.block_w
         elif isinstance(plan, FoldPlan):
-            # Blocks are double-buffered; the carry holds the page a block started with and the one its update
-            # pushes; a page made once per row (the epilogue's 1/rms) is one tile, read by every block after it.
+            # Blocks are double-buffered, and so is a body's per-row statistic (one tile); the carry holds the page
+            # a block started with and the one its update pushes; a page made once per row (the epilogue's 1/rms) is
+            # one tile, read by every block after it.
             once = tpl.producer(b.id).fold in (FoldLevel.PROLOGUE, FoldLevel.EPILOGUE)
-            caps[b.id] = 2 if b.role == BufferRole.CARRY else (1 if once else 2 * plan.block_w)
+            caps[b.id] = 2 if b.role in (BufferRole.CARRY, BufferRole.STAT) else (1 if once else 2 * plan.block_w)
+        elif isinstance(plan, AttentionPlan):
+            # A unit's q and output are made once and held (one unit's pages); a carry holds the page a block
+            # started with and its update's; KV blocks and the body's statistics are double-buffered.
+            pages = attention_pages(b.id, plan.group, plan.head_tiles)
+            once = b.role != BufferRole.CARRY and tpl.producer(b.id).fold in (FoldLevel.PROLOGUE, FoldLevel.EPILOGUE)
+            caps[b.id] = pages if once else 2 * pages
         elif b.role == BufferRole.OPERAND:
             caps[b.id] = 2 * (plan.n0 if b.id == 0 else plan.n1)
         elif b.role == BufferRole.SUB_OPERAND:

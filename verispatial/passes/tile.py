@@ -7,6 +7,7 @@ import attrs
 
 from verispatial.ir.section import (
     AccForm,
+    AttentionPlan,
     BufferRole,
     EltwisePlan,
     FoldPlan,
@@ -65,8 +66,10 @@ class Tile:
         plan: Plan
         if tpl.op_kind == "matmul":
             plan, tpl = self._matmul(section, tpl, target, acc)
-        elif tpl.op_kind == "rmsnorm":
+        elif tpl.op_kind in ("rmsnorm", "softmax"):
             plan = self._fold(section, tpl, target, acc)
+        elif tpl.op_kind == "attention":
+            plan = self._attention(section, tpl, target, acc)
         elif tpl.op_kind in ("gather", "scatter"):
             plan = self._move(section, tpl, target)
         else:
@@ -74,7 +77,8 @@ class Tile:
         end = layout_end(lay_out(tpl, plan, target))
         frag: Fragment = {
             "pass": self.name,
-            "plan": {"kind": type(plan).__name__, **attrs.asdict(plan, value_serializer=lambda _i, _a, v: getattr(v, "value", v))},
+            "plan": {"kind": type(plan).__name__, **{k: v for k, v in attrs.asdict(
+                plan, value_serializer=lambda _i, _a, v: getattr(v, "value", v)).items() if not (k == "k_trip" and v is None)}},
             "obligations": [
                 {"name": "accumulator:capacity", "claim": f"every acquire holds at most {acc} tiles (target {target.name})"},
                 {"name": "tile:covers", "claim": "the sites' blocks partition the output and the K blocks partition K"},
@@ -141,6 +145,28 @@ class Tile:
         end = layout_end(lay_out(tpl, plan, target))
         if end > target.local_bytes:
             refuse(self.name, section, f"K blocks of {bw} tiles need {end - target.reserved_base} B of local memory; "
+                                       f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        return plan
+
+    def _attention(self, section: Section, tpl: SectionTemplate, target: Target, acc: int) -> AttentionPlan:
+        """Units of query heads that share a kv head, as many heads per unit as the accumulator holds the unit's
+        running output (``heads x head_tiles`` tiles, one acquire); units spread over at most ``max_sites`` sites,
+        consecutive units per site (a site's units run one after another, each its own KV loop: a loop over units
+        around the KV loop would nest the runtime trip inside a constant loop)."""
+        heads, ht, max_blocks = tpl.m_tiles, tpl.n_tiles, tpl.k_tiles
+        kc = next(t for t in tpl.tensors if t.name == tpl.stages[1].tensor)
+        row = -(-kc.shape[-1] // target.tile[1])
+        kv_heads = row // ht
+        per_kv = heads // kv_heads
+        if ht > acc:
+            refuse(self.name, section, f"one head's running output of {ht} tiles exceeds the accumulator's {acc}")
+        group = max(d for d in divisors(per_kv) if d * ht <= acc)
+        units = heads // group
+        cap = min(target.mesh[0] * target.mesh[1], self.max_sites or units)
+        plan = AttentionPlan(min(cap, units), units, group, per_kv, ht, row, max_blocks)
+        end = layout_end(lay_out(tpl, plan, target))
+        if end > target.local_bytes:
+            refuse(self.name, section, f"units of {group} heads need {end - target.reserved_base} B of local memory; "
                                        f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
         return plan
 

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from verispatial.errors import InvalidProgram, IrViolation
-from verispatial.ir.section import EltwisePlan, FoldLevel, FoldPlan, MatmulPlan, MovePlan, Phase, Section
+from verispatial.ir.section import (
+    AttentionPlan,
+    EltwisePlan,
+    FoldLevel,
+    FoldPlan,
+    MatmulPlan,
+    MovePlan,
+    Phase,
+    Section,
+)
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
 
@@ -67,6 +76,16 @@ def _tiled(s: Section, t: Target) -> list[IrViolation]:
         if plan.sites * plan.rows != tpl.m_tiles or plan.block_w * plan.num_blocks != tpl.k_tiles:
             out.append(IrViolation("plan", f"{plan.sites} sites x {plan.rows} rows and {plan.num_blocks} blocks of "
                                            f"{plan.block_w} do not cover {tpl.m_tiles} rows x {tpl.k_tiles} tiles"))
+    elif isinstance(plan, AttentionPlan):
+        if plan.units * plan.group != tpl.m_tiles or plan.q_heads_per_kv % plan.group or not 0 < plan.sites <= plan.units:
+            out.append(IrViolation("plan", f"{plan.units} units of {plan.group} heads on {plan.sites} sites do not "
+                                           f"cover {tpl.m_tiles} heads in groups of {plan.q_heads_per_kv}"))
+        if plan.group * plan.head_tiles > t.acc_tiles:
+            out.append(IrViolation("plan", f"a unit's output of {plan.group * plan.head_tiles} tiles exceeds the "
+                                           f"accumulator's {t.acc_tiles}"))
+        if plan.max_blocks != tpl.k_tiles:
+            out.append(IrViolation("plan", f"trip {plan.trip} runs to {plan.max_blocks} blocks, the cache has "
+                                           f"{tpl.k_tiles} tile rows"))
     elif isinstance(plan, EltwisePlan):
         if plan.sites * plan.per_site != tpl.m_tiles * tpl.n_tiles or plan.per_site % plan.chunk:
             out.append(IrViolation("plan", "sites x chunks do not cover the output"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from verispatial.ir.core import Addr, Engine, Term
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -29,17 +31,21 @@ from verispatial.ir.section import (
 from verispatial.passes.programs.common import Ctx, tensor_cols
 
 
-def fold_programs(c: Ctx, plan: FoldPlan, index: int) -> dict[Engine, tuple[Op, ...]]:
-    """A fold over each of the site's ``plan.rows`` tile rows (every engine loops ``i`` over them).
+def fold_compute(c: Ctx, pages: Callable[[int], int], var: str, count: int | str, apply_count: int | None = None,
+                 ) -> list[Op]:
+    """The compute ops of one fold over one row (or unit): the prologue once, the body in ``Loop(var, count)``, the
+    epilogue once, the apply stages in ``Loop(var, apply_count)`` (default ``count``). ``pages(tb)`` is the pages
+    of template buffer ``tb`` one stage moves (each stage acquires its output's pages as accumulator tiles).
 
-    Compute: the prologue once, the body once per K block (``k``), the epilogue once, the apply stages once per K
-    block of a second pass. Every page is popped once, where its last reader runs: a body page by its last body
-    reader; the carry's page from before the block by the carry's update once the new page is pushed, and the page the
-    last block leaves by its last epilogue reader (or waited and popped after the blocks); a page made once (prologue,
-    epilogue) and read by every block of a later loop is waited and popped after that loop.
-    Reader: the body's K-block loads, then the apply pass's. Writer: per apply K block, wait, write, barrier, pop.
-    """
-    tpl, bw = c.tpl, plan.block_w
+    ``count`` may be a trip's name: the body then runs any number of times in ``[0, max]``, including none (the
+    prologue's pages go straight to the epilogue), and every page is still popped exactly once.
+
+    Stages run in dataflow rank (a carry's body readers before its update). Every page is popped once, where its
+    last reader runs: a body page by its last body reader; a carry's page from before the block by the carry's update
+    once the new page is pushed, and the page the last block leaves by its last apply reader after the apply loop,
+    else its last epilogue reader, else waited and popped right after the blocks; a page made once (prologue,
+    epilogue) and read by every block of a later loop is waited and popped after that loop."""
+    tpl = c.tpl
     update_of = dict(tpl.carries)
     computes = c.stages(StageKind.COMPUTE)
     at = {lvl: [s for s in computes if s.fold == lvl] for lvl in FoldLevel}
@@ -48,10 +54,6 @@ def fold_programs(c: Ctx, plan: FoldPlan, index: int) -> dict[Engine, tuple[Op, 
         lv = tpl.producer(tb).fold
         assert lv is not None
         return lv
-
-    def pages(tb: int) -> int:
-        once = tpl.buffers[tb].role == BufferRole.CARRY or level(tb) in (FoldLevel.PROLOGUE, FoldLevel.EPILOGUE)
-        return 1 if once else bw
 
     def last_reader(lvl: FoldLevel, tb: int) -> int | None:
         return next((s.id for s in reversed(at[lvl]) if tb in s.ins), None)
@@ -62,7 +64,9 @@ def fold_programs(c: Ctx, plan: FoldPlan, index: int) -> dict[Engine, tuple[Op, 
         epi, app = last_reader(FoldLevel.EPILOGUE, tb), last_reader(FoldLevel.APPLY, tb)
         if tb in update_of:
             pops.setdefault(update_of[tb], []).append(tb)
-            if epi is not None:
+            if app is not None:
+                after[FoldLevel.APPLY].append(tb)
+            elif epi is not None:
                 pops.setdefault(epi, []).append(tb)
             else:
                 after[FoldLevel.BODY].append(tb)
@@ -84,16 +88,38 @@ def fold_programs(c: Ctx, plan: FoldPlan, index: int) -> dict[Engine, tuple[Op, 
         ops += [AcquireAcc(t), Compute(s.op, t), Reserve(out, t), PackAcc(out, t), Push(out, t), ReleaseAcc()]
         return ops + [Pop(c.buf[tb], pages(tb)) for tb in pops.get(s.id, [])]
 
-    def loop(body: list[Op]) -> list[Op]:
-        return [Loop("k", plan.num_blocks, tuple(body))] if body else []
+    def loop(body: list[Op], n: int | str) -> list[Op]:
+        return [Loop(var, n, tuple(body))] if body else []
 
     def drain(tbs: list[int]) -> list[Op]:
         return [op for tb in tbs for op in (Wait(c.buf[tb], pages(tb)), Pop(c.buf[tb], pages(tb)))]
 
     compute: list[Op] = [op for s in at[FoldLevel.PROLOGUE] for op in stage_ops(s)]
-    compute += loop([op for s in at[FoldLevel.BODY] for op in stage_ops(s)]) + drain(after[FoldLevel.BODY])
+    compute += loop([op for s in at[FoldLevel.BODY] for op in stage_ops(s)], count) + drain(after[FoldLevel.BODY])
     compute += [op for s in at[FoldLevel.EPILOGUE] for op in stage_ops(s)]
-    compute += loop([op for s in at[FoldLevel.APPLY] for op in stage_ops(s)]) + drain(after[FoldLevel.APPLY])
+    compute += loop([op for s in at[FoldLevel.APPLY] for op in stage_ops(s)],
+                    count if apply_count is None else apply_count) + drain(after[FoldLevel.APPLY])
+    return compute
+
+
+def fold_programs(c: Ctx, plan: FoldPlan, index: int) -> dict[Engine, tuple[Op, ...]]:
+    """A fold over each of the site's ``plan.rows`` tile rows (every engine loops ``i`` over them).
+
+    Compute: ``fold_compute`` over ``plan.num_blocks`` K blocks of ``plan.block_w`` tiles (a carry or a per-row
+    statistic is one tile). Reader: the body's K-block loads, then the apply pass's. Writer: per apply K block, wait, write, barrier, pop.
+    """
+    tpl, bw = c.tpl, plan.block_w
+
+    def pages(tb: int) -> int:
+        b = tpl.buffers[tb]
+        once = b.role in (BufferRole.CARRY, BufferRole.STAT) or tpl.producer(tb).fold in (
+            FoldLevel.PROLOGUE, FoldLevel.EPILOGUE)
+        return 1 if once else bw
+
+    compute = fold_compute(c, pages, "k", plan.num_blocks)
+
+    def loop(body: list[Op]) -> list[Op]:
+        return [Loop("k", plan.num_blocks, tuple(body))] if body else []
 
     def addr(tensor: str) -> Addr:
         kcols = tensor_cols(c, tensor)
