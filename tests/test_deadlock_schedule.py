@@ -11,7 +11,6 @@ import pytest
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
-from verispatial.ir.core import Site
 from verispatial.ir.graph import GraphBuilder
 from verispatial.ir.ops import Loop, Op, SemInc, SemWait
 from verispatial.ir.program import Program
@@ -33,7 +32,7 @@ def grid(cols: int, rows: int) -> Program:
     return p
 
 
-def _edit(p: Program, key: str, f: "functools.partial[tuple[Op, ...]] | object") -> Program:
+def _edit(p: Program, key: str, f: object) -> Program:
     progs = tuple(attrs.evolve(ep, ops=f(ep.ops)) if ep.key == key else ep for ep in p.programs)  # type: ignore[operator]
     return attrs.evolve(p, programs=progs)
 
@@ -96,5 +95,6 @@ def test_broken_wide_grid_is_refuted_with_a_replayed_deadlock(mutate: object) ->
     a = analyse(p)
     (dl,) = check_deadlock(a, {b.id for b in p.buffers})
     assert dl.verdict == Verdict.REFUTED
-    assert dl.counterexample is not None and dl.counterexample["kind"] == "deadlock"
+    assert dl.counterexample is not None
+    assert dl.counterexample["kind"] == "deadlock"
     assert dl.counterexample["replayed_by"]
