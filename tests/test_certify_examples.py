@@ -147,7 +147,7 @@ def assert_matmul_proved(report: Report, program: Program) -> None:
     assert bad == []
     assert report.seconds < MATMUL_SECONDS
     (dl,) = [r for r in report.results if r.family == "deadlock"]
-    assert dl.reason == f"{len(program.programs)} engines, symbolic over loop indices"
+    assert dl.reason == f"{len(program.programs)} engines, schedule witness checked symbolically over loop indices"
     assert len(program.programs) == 48
     # Every obligation family the matmul has obligations of is reported (no structure/happens-before: it has
     # neither certificate nor activations).
@@ -174,7 +174,7 @@ def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None
     assert report.exit_code == 0
     assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
     (dl,) = [r for r in report.results if r.family == "deadlock"]
-    assert dl.reason == f"{engines} engines, symbolic over loop indices"
+    assert dl.reason == f"{engines} engines, schedule witness checked symbolically over loop indices"
 
 
 def test_three_sections_proves_both_rendezvous_and_activations(reports: Reports) -> None:

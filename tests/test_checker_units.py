@@ -231,7 +231,7 @@ def test_correct_programs_prove_every_obligation(build: Callable[[], Program]) -
     assert report.exit_code == 0
     (dl,) = [r for r in report.results if r.family == "deadlock"]
     tail = " and trip values" if p.trips else ""
-    assert dl.reason == f"{len(p.programs)} engines, symbolic over loop indices{tail}"
+    assert dl.reason == f"{len(p.programs)} engines, schedule witness checked symbolically over loop indices{tail}"
     # The oracle agrees: every interleaving (and trip value) terminates without a violation.
     ex = explore(p)
     assert (ex.verdict, ex.complete) == ("ok", True)

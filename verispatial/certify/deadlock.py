@@ -5,6 +5,10 @@ One query per independent component of engines, symbolic over every loop index a
 freedom for every trip value at once. sat is a candidate: the interpreter replays it; a replayed deadlock is a
 refutation with its concrete stuck positions, a candidate that does not replay is excluded and the search
 repeats (at most ``REFINEMENTS`` times), then the obligation fails to prove — never passes.
+
+Before the search, a component whose buffers are all trusted is tried with a schedule witness (``schedule.py``):
+one small query per blocking op and per engine instead of one query over every engine, which is what lets wide
+multicast grids prove. A witness that is not derived or does not check falls back to the search.
 """
 
 from __future__ import annotations
@@ -13,12 +17,16 @@ import time
 
 import z3
 
+from verispatial.certify import schedule
 from verispatial.certify.reach import Analysis, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 
 REFINEMENTS = 6
+#: How components are decided: "auto" (schedule witness, else the search), "search" (the search only), "schedule"
+#: (the witness only: a witness that does not check fails to prove).
+METHODS = ("auto", "search", "schedule")
 
 
 def _stuck(sq: StateQuery) -> z3.BoolRef:
@@ -38,10 +46,13 @@ def _stuck(sq: StateQuery) -> z3.BoolRef:
 
 
 def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                   inexact: set[str] | None = None) -> list[Result]:
+                   inexact: set[str] | None = None, method: str = "auto") -> list[Result]:
     """One result per component that has a blocking op. ``inexact`` names semaphore words whose exact-counting
     obligations were not proved: their counter model is not known faithful, so a component using one fails to
-    prove (its deadlock, if any, is reported through those obligations and the interpreter)."""
+    prove (its deadlock, if any, is reported through those obligations and the interpreter). ``method`` is one of
+    ``METHODS`` (raises ValueError otherwise)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown deadlock method {method!r}: one of {', '.join(METHODS)}")
     inexact = inexact or set()
     out: list[Result] = []
     trip_sets = a.trip_sets()
@@ -67,8 +78,29 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                               "semaphore word outside the decided protocols: " + "; ".join(unsupported),
                               seconds=time.perf_counter() - t0))
             continue
+        if method != "search":
+            witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
+            if witness.verdict == Verdict.PROVED or method == "schedule":
+                out.append(witness)
+                continue
         out.append(_component(a, comp, name, trusted, trip_sets, rlimit, t0))
     return out
+
+
+def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
+                 trip_sets: list[dict[str, int] | None], t0: float) -> Result:
+    """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), else FAILED with the reason:
+    never REFUTED (a witness that does not check says nothing about the program)."""
+    untrusted = sorted({b for e in comp for lf in a.views[e].leaves
+                        if isinstance(b := getattr(lf.op, "buf", None), int) and b not in trusted})
+    if untrusted:
+        return Result("deadlock", name, Verdict.FAILED,
+                      f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
+    got = schedule.prove(a, comp, trip_sets)
+    verdict = Verdict.PROVED if got.proved else Verdict.FAILED
+    reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
+              + (" and trip values" if a.linear and a.program.trips else "")) if got.proved else f"schedule witness: {got.reason}"
+    return Result("deadlock", name, verdict, reason, seconds=time.perf_counter() - t0)
 
 
 def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],

@@ -1,0 +1,401 @@
+"""Deadlock freedom from a schedule witness (DESIGN §7, "certificates carry witnesses; the checker evaluates them").
+
+The search of ``deadlock.py`` asks one query over every engine of a component at once; on a wide multicast grid
+(32-64 sites, ~100-200 engines) that query exhausts its resource limit. Here a *schedule* is checked instead, one
+small query per blocking leaf and one per engine, none of which grows with the grid.
+
+Witness. ``R`` are the leaves that block (Reserve, Wait, SemWait) or change a counter (Push, Pop, SemInc, SemSet,
+McastSetValid). A schedule gives every occurrence of an ``R`` leaf a time, affine in its loop indices:
+
+    tau(leaf, i) = offset[leaf] + sum_L period[L] * i_L        (L over the leaf's enclosing loops)
+
+Checked obligations (all symbolic over loop indices and trip values; never unrolled):
+
+- *order* (one query per engine): two ``R`` positions of one engine in program order have strictly increasing
+  times;
+- *enabling* (one query per blocking leaf ``o``): with ``o``'s engine about to execute ``o`` in any iteration, and
+  every engine that moves a counter ``o`` tests at any position whose next ``R`` occurrence has a time
+  ``>= tau(o)`` (or finished), ``o``'s condition holds in the counter model (an equality wait read as ``>=``).
+
+Theorem. If both hold, no reachable state is a deadlock. Proof: take a deadlocked state ``s`` and, among the ``R``
+occurrences not executed in ``s``, one ``o`` of least time (one exists: an unfinished engine is blocked at an
+``R`` leaf). Every ``R`` occurrence of smaller time was executed, so by *order* every engine has executed all its
+``R`` occurrences of time ``< tau(o)``; ``o``'s engine executed exactly those before ``o``, so (its first
+unexecuted op being an ``R`` leaf at which it is blocked) it is blocked at ``o`` itself. Non-``R`` ops change no
+counter, so ``o``'s own contribution to every counter is the one of the *enabling* query and every other engine's
+is at least it. ``o``'s condition is monotone in the other engines' progress: a buffer has one producer and one
+consumer (the coverage rules, ``trusted``), so only the consumer raises free space and only the producer raises
+data; increments are non-negative; a reset word is consumed only by its owner, the waiter; a flag word's waits
+are the owner's own. So ``o`` is enabled in ``s`` under the counter model, which is faithful in a deadlocked
+state (every issued write landed) once the exact-counting obligations are proved — and they also exclude
+overshoot, so an equality wait holding as ``>=`` holds as ``==``. Contradiction.
+
+Where it applies: components whose buffers are all ``trusted`` and whose semaphore words are exact (the caller
+checks), counts linear in the loop indices. The witness is derived here from one concrete as-soon-as-possible run
+of the counter abstraction (unit time per op) by fitting one period per loop and one offset per leaf; the
+derivation is untrusted, only the checks prove. A run that gets stuck, a fit that does not check, or a solver
+that answers unknown makes the caller fall back to the search — never a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+import z3
+
+from verispatial.certify.counters import CounterModel
+from verispatial.certify.positions import Encoder, SymPos
+from verispatial.certify.reach import Analysis
+from verispatial.certify.semaphores import Word
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
+from verispatial.certify.structure import EngineView, Leaf
+from verispatial.ir.core import WaitCond
+from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait
+
+#: Occurrences of R leaves the derivation run may execute before giving up (then the search is used).
+DERIVE_LIMIT = 400_000
+#: Budget of each per-leaf / per-engine query: they are small, a fraction of the search's budget suffices.
+CHECK_RLIMIT = DEFAULT_RLIMIT // 4
+
+BLOCKING = (Reserve, Wait, SemWait)
+COUNTING = (Push, Pop, SemInc, SemSet, McastSetValid)
+
+
+@attrs.frozen
+class Schedule:
+    """A schedule witness: ``offset[(engine, leaf index)]`` and ``period[(engine, loop path)]`` (time units)."""
+
+    offset: dict[tuple[str, int], int]
+    period: dict[tuple[str, tuple[int, ...]], int]
+
+    def to_json(self) -> dict[str, object]:
+        return {"offset": {f"{e}#{i}": v for (e, i), v in sorted(self.offset.items())},
+                "period": {f"{e}#{list(p)}": v for (e, p), v in sorted(self.period.items())}}
+
+
+@attrs.frozen
+class Outcome:
+    """What the schedule route concluded: ``proved`` or not, why, and how many queries it asked."""
+
+    proved: bool
+    reason: str
+    queries: int = 0
+
+
+def r_leaves(view: EngineView) -> list[Leaf]:
+    return [lf for lf in view.leaves if isinstance(lf.op, BLOCKING + COUNTING)]
+
+
+# ----------------------------------------------------------------------------------------------- derivation
+def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, ...],
+                 idx: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(path, iteration vector) of every leaf occurrence, in program order."""
+    for i, op in enumerate(ops):
+        path = (*prefix, i)
+        if isinstance(op, Loop):
+            n = op.count if isinstance(op.count, int) else trips[op.count]
+            for k in range(n):
+                yield from _occurrences(op.body, trips, path, (*idx, k))
+        else:
+            yield path, idx
+
+
+def _stream(view: EngineView, leaves: dict[tuple[int, ...], Leaf],
+            trips: dict[str, int]) -> Iterator[tuple[Leaf, tuple[int, ...]]]:
+    """Occurrences of ``view``'s R leaves in program order."""
+    for path, it in _occurrences(view.program.ops, trips, (), ()):
+        if path in leaves:
+            yield leaves[path], it
+
+
+class _Concrete:
+    """The counter model on concrete occurrence counts (the derivation's run)."""
+
+    def __init__(self, a: Analysis, comp: frozenset[str]) -> None:
+        self.a = a
+        self.done: dict[tuple[str, int], int] = {}
+        self.pushed: dict[int, int] = {}
+        self.popped: dict[int, int] = {}
+
+    def n(self, lf: Leaf) -> int:
+        return self.done.get((lf.engine, lf.index), 0)
+
+    def value(self, w: Word) -> int:
+        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc))
+        if w.kind == "monotone":
+            return w.init + incs
+        if w.kind == "reset":
+            return w.init + incs - sum(self.n(lf) * (lf.op.value - w.init) for lf in w.waits if isinstance(lf.op, SemWait))
+        if w.kind == "flag":
+            assert w.value is not None
+            reset = next(lf.op.value for lf in w.sets if isinstance(lf.op, SemSet))
+            return w.value if sum(self.n(lf) for lf in w.flags) - sum(self.n(lf) for lf in w.waits) >= 1 else reset
+        return w.value if w.value is not None else w.init
+
+    def enabled(self, lf: Leaf) -> bool:
+        op = lf.op
+        if isinstance(op, Reserve):
+            return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) + op.pages <= self.a.program.buffers[op.buf].capacity
+        if isinstance(op, Wait):
+            return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) >= op.pages
+        if isinstance(op, SemWait):
+            w = self.a.words[(op.sem, self.a.views[lf.engine].program.site)]
+            if op.cond == WaitCond.EQ and w.kind not in ("monotone", "reset"):
+                return self.value(w) == op.value
+            return self.value(w) >= op.value  # equality read as >= (exactness excludes overshoot)
+        return True
+
+    def fire(self, lf: Leaf) -> None:
+        self.done[(lf.engine, lf.index)] = self.n(lf) + 1
+        if isinstance(lf.op, Push):
+            self.pushed[lf.op.buf] = self.pushed.get(lf.op.buf, 0) + lf.op.pages
+        elif isinstance(lf.op, Pop):
+            self.popped[lf.op.buf] = self.popped.get(lf.op.buf, 0) + lf.op.pages
+
+
+def _keys(a: Analysis, lf: Leaf) -> list[object]:
+    """The counters an R leaf changes (buffers by id, words by (sem, site))."""
+    op = lf.op
+    if isinstance(op, (Push, Pop)):
+        return [("cb", op.buf)]
+    if isinstance(op, SemInc):
+        return [(op.sem, op.at)]
+    if isinstance(op, McastSetValid):
+        return [(op.sem, d) for d in a.program.groups[op.group].destinations()]
+    return []
+
+
+def _tests(a: Analysis, lf: Leaf) -> object:
+    """The counter a blocking leaf tests."""
+    op = lf.op
+    if isinstance(op, (Reserve, Wait)):
+        return ("cb", op.buf)
+    assert isinstance(op, SemWait)
+    return (op.sem, a.views[lf.engine].program.site)
+
+
+Occ = tuple[int, tuple[int, ...]]  # (leaf index, iteration vector) of one engine
+
+
+def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule | str:
+    """A candidate schedule from one as-soon-as-possible run (unit time per R op, all engines in lockstep rounds),
+    or why none was derived (the run got stuck, is longer than ``DERIVE_LIMIT``, or no offsets fit)."""
+    by_path = {e: {lf.path: lf for lf in r_leaves(a.views[e])} for e in comp}
+    streams = {e: _stream(a.views[e], by_path[e], trips) for e in sorted(comp)}
+    nxt: dict[str, tuple[Leaf, tuple[int, ...]] | None] = {e: next(s, None) for e, s in streams.items()}
+    state = _Concrete(a, comp)
+    times: dict[tuple[str, int], dict[tuple[int, ...], int]] = {}
+    # Precedences the run exhibits: (earlier occurrence, later occurrence), each (engine, leaf index, iteration).
+    before: list[tuple[tuple[str, int, tuple[int, ...]], tuple[str, int, tuple[int, ...]]]] = []
+    prev: dict[str, tuple[str, int, tuple[int, ...]]] = {}
+    last: dict[object, dict[str, tuple[str, int, tuple[int, ...]]]] = {}
+    t = fired = 0
+    while any(v is not None for v in nxt.values()):
+        go = [e for e, v in nxt.items() if v is not None and state.enabled(v[0])]
+        if not go:
+            return f"the derivation run is stuck at round {t}"
+        fresh: list[tuple[Leaf, tuple[str, int, tuple[int, ...]]]] = []
+        for e in go:
+            lf, it = nxt[e]  # type: ignore[misc]
+            occ = (e, lf.index, it)
+            times.setdefault((e, lf.index), {})[it] = t
+            if e in prev:
+                before.append((prev[e], occ))
+            prev[e] = occ
+            if isinstance(lf.op, BLOCKING):
+                for other, x in last.get(_tests(a, lf), {}).items():
+                    if other != e:
+                        before.append((x, occ))
+            state.fire(lf)
+            fresh.append((lf, occ))
+            nxt[e] = next(streams[e], None)
+        for lf, occ in fresh:
+            for k in _keys(a, lf):
+                last.setdefault(k, {})[occ[0]] = occ
+        fired += len(go)
+        t += 1
+        if fired > DERIVE_LIMIT:
+            return f"the derivation run exceeds {DERIVE_LIMIT} occurrences"
+    return _fit(a, comp, times, before)
+
+
+def _fit(a: Analysis, comp: frozenset[str], times: dict[tuple[str, int], dict[tuple[int, ...], int]],
+         before: list[tuple[tuple[str, int, tuple[int, ...]], tuple[str, int, tuple[int, ...]]]]) -> Schedule | str:
+    """Periods: per loop, the largest step between consecutive iterations the run shows for any of its leaves.
+    Offsets: the least solution of the difference constraints ``tau(x) + 1 <= tau(y)`` for every precedence the
+    run exhibits (longest paths, Bellman-Ford); a positive cycle means no affine schedule with these periods."""
+    period: dict[tuple[str, tuple[int, ...]], int] = {}
+    for e in sorted(comp):
+        for lc in a.views[e].loops:
+            steps = [0]
+            for lf in r_leaves(a.views[e]):
+                if lc not in lf.loops:
+                    continue
+                j = lf.loops.index(lc)
+                samples = times.get((e, lf.index), {})
+                for it, tt in samples.items():
+                    if it[j] >= 1:
+                        prev = samples.get((*it[:j], it[j] - 1, *it[j + 1:]))
+                        if prev is not None:
+                            steps.append(tt - prev)
+            period[(e, lc.path)] = max(steps)
+
+    def lin(e: str, i: int, it: tuple[int, ...]) -> int:
+        return sum(period[(e, lc.path)] * k for lc, k in zip(a.views[e].leaves[i].loops, it, strict=True))
+
+    edges: dict[tuple[tuple[str, int], tuple[str, int]], int] = {}
+    for (ex, ix, itx), (ey, iy, ity) in before:
+        w = 1 + lin(ex, ix, itx) - lin(ey, iy, ity)  # b_y - b_x >= w
+        key = ((ex, ix), (ey, iy))
+        if edges.get(key, -(10**18)) < w:
+            edges[key] = w
+    offset: dict[tuple[str, int], int] = {(e, lf.index): 0 for e in comp for lf in r_leaves(a.views[e])}
+    for _ in range(len(offset) + 1):
+        changed = False
+        for (u, v), w in edges.items():
+            if offset[u] + w > offset[v]:
+                offset[v] = offset[u] + w
+                changed = True
+        if not changed:
+            return Schedule(offset, period)
+    return "no affine schedule with the run's periods (a positive cycle of precedences)"
+
+
+# ----------------------------------------------------------------------------------------------- checking
+def _tau(s: Schedule, pos: SymPos, leaf: Leaf) -> z3.ArithRef:
+    """The time of ``leaf``'s occurrence at ``pos`` (which must be at ``leaf``)."""
+    t: z3.ArithRef = z3.IntVal(s.offset[(leaf.engine, leaf.index)], pos.sel.ctx)
+    for lc in leaf.loops:
+        t = t + pos.idx[lc.path] * s.period[(leaf.engine, lc.path)]
+    return t
+
+
+def _tau_at(s: Schedule, pos: SymPos, leaves: list[Leaf]) -> z3.ArithRef:
+    """The time of the occurrence an engine at ``pos`` is about to execute (``pos`` restricted to ``leaves``)."""
+    expr: z3.ArithRef = _tau(s, pos, leaves[-1])
+    for lf in reversed(leaves[:-1]):
+        expr = z3.If(pos.sel == lf.index, _tau(s, pos, lf), expr)
+    return expr
+
+
+def _movers(a: Analysis, lf: Leaf) -> set[str]:
+    """Engines other than ``lf``'s whose R ops change a counter ``lf`` tests."""
+    op = lf.op
+    out: set[str] = set()
+    if isinstance(op, (Reserve, Wait)):
+        out = {x.engine for v in a.views.values() for x in v.leaves
+               if isinstance(x.op, (Push, Pop)) and x.op.buf == op.buf}
+    elif isinstance(op, SemWait):
+        w = a.words[(op.sem, a.views[lf.engine].program.site)]
+        out = {x.engine for x in (*w.incs, *w.flags, *w.sets, *w.waits)}
+    return out - {lf.engine}
+
+
+def _enabled(cm: CounterModel, a: Analysis, lf: Leaf) -> z3.BoolRef:
+    op = lf.op
+    if isinstance(op, SemWait) and op.cond == WaitCond.EQ:
+        w = a.words[(op.sem, a.views[lf.engine].program.site)]
+        if w.kind in ("monotone", "reset"):
+            # Exact counting (proved before this runs) excludes overshoot: ">=" at the wait is "==" there.
+            return cm.value(w) >= op.value
+    en = cm.enabled(lf)
+    assert en is not None
+    return en
+
+
+class _Shared(Query):
+    """One Z3 context whose terms (positions, occurrence counts, counters) every query of a component reuses.
+    Facts the encoders assert (domains) are collected per engine, not asserted: each query is a fresh solver in
+    this context holding only the domains of the engines it mentions and its own question."""
+
+    def __init__(self, name: str, rlimit: int) -> None:
+        super().__init__(name, rlimit)
+        self.facts: list[z3.BoolRef] = []
+
+    def add(self, fact: object, label: str | None = None) -> None:
+        self.facts.append(fact)  # type: ignore[arg-type]
+
+
+def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] | None,
+          rlimit: int = CHECK_RLIMIT) -> Outcome:
+    """Check ``s`` against the program: the *order* query per engine and the *enabling* query per blocking leaf
+    (see the module docstring). ``trips`` fixes trip values (None: symbolic over ``[0, max]``)."""
+    n = 0
+    rl = {e: r_leaves(a.views[e]) for e in comp}
+    q = _Shared(f"schedule:{min(comp)}", rlimit)
+    first = Encoder(q, a.program, a.views, trips, prefix="a.")
+    second = Encoder(q, a.program, a.views, prefix="b.", trip_vars=first.trip_vars)
+    cm = CounterModel(first, a.program, a.views, a.words)
+    common = list(q.facts)  # trip ranges
+    domain: dict[tuple[int, str], list[z3.BoolRef]] = {}
+    for e in sorted(comp):
+        for k, enc in enumerate((first, second)):
+            mark = len(q.facts)
+            pos = enc.position(e)
+            domain[(k, e)] = [*q.facts[mark:], z3.Or(pos.finished, *[pos.sel == lf.index for lf in rl[e]])]
+
+    def ask(name: str, engines: list[tuple[int, str]], *facts: z3.BoolRef) -> Status:
+        solver = z3.Solver(ctx=q.ctx)
+        solver.set("rlimit", rlimit)
+        solver.add(*common, *[f for key in engines for f in domain[key]], *facts)
+        try:
+            r = solver.check()
+        except z3.Z3Exception:  # resource exhaustion surfaces as an exception in some builds
+            return Status.UNKNOWN
+        return Status.UNSAT if r == z3.unsat else Status.SAT if r == z3.sat else Status.UNKNOWN
+
+    for e in sorted(comp):
+        if len(rl[e]) < 2:
+            continue
+        n += 1
+        pa, pb = first.position(e), second.position(e)
+        ord_a = z3.Sum([first.executed(lf) for lf in rl[e]])
+        ord_b = z3.Sum([second.executed(lf) for lf in rl[e]])
+        st = ask(f"schedule-order:{e}", [(0, e), (1, e)], z3.Not(pa.finished), z3.Not(pb.finished), ord_a < ord_b,
+                 _tau_at(s, pa, rl[e]) >= _tau_at(s, pb, rl[e]))
+        if st != Status.UNSAT:
+            return Outcome(False, f"schedule order of {e}: {st.value}", n)
+    for e in sorted(comp):
+        me = first.position(e)
+        for lf in rl[e]:
+            if not isinstance(lf.op, BLOCKING):
+                continue
+            n += 1
+            t_o = _tau(s, me, lf)
+            facts = [me.at(lf), z3.Not(_enabled(cm, a, lf))]
+            key = _tests(a, lf)
+            movers = sorted(_movers(a, lf))
+            for other in movers:
+                if other not in comp:
+                    return Outcome(False, f"{other} moves a counter of {e} but is outside the component", n)
+                # Only the mover's leaves that change the tested counter matter: at any other position the
+                # counter is what it is at the next such leaf, whose time is no smaller (order query).
+                pos = first.position(other)
+                moving = [x for x in rl[other] if key in _keys(a, x)]
+                if not moving:
+                    continue
+                facts.append(z3.Or(pos.finished, z3.And(z3.Or(*[pos.sel == x.index for x in moving]),
+                                                        _tau_at(s, pos, moving) >= t_o)))
+            st = ask(f"schedule-enabling:{e}:{list(lf.path)}", [(0, x) for x in (e, *movers)], *facts)
+            if st != Status.UNSAT:
+                return Outcome(False, f"schedule enabling of {e} at {list(lf.path)}: {st.value}", n)
+    return Outcome(True, "", n)
+
+
+def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | None],
+          rlimit: int = CHECK_RLIMIT) -> Outcome:
+    """Derive a schedule for ``comp`` and check it for every entry of ``trip_sets`` (None: symbolic trips; the
+    derivation then runs at each trip's maximum). Proved only if every check is unsat."""
+    total = 0
+    for trips in trip_sets:
+        run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
+        s = derive(a, comp, run_trips)
+        if isinstance(s, str):
+            return Outcome(False, s, total)
+        out = check(a, comp, s, trips, rlimit)
+        total += out.queries
+        if not out.proved:
+            return Outcome(False, out.reason, total)
+    return Outcome(True, "schedule witness checked", total)
+
