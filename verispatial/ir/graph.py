@@ -11,6 +11,11 @@ embedding lookup) and ``scatter`` (``inputs = [src, index]``, ``output`` a ``sta
 written at tile row ``index`` of the output — a KV-cache update at a runtime position). Indices are ``int32`` or
 ``uint32`` and count tile rows; their range is every position that keeps the access inside its tensor.
 
+Carried state: a ``state`` tensor outlives the step (DESIGN §3). An elementwise ``unary`` or ``binary`` op whose output
+is a ``state`` tensor may also name it among its inputs — an in-place update ``s = fn(s, x)`` that reads the state's
+old value and writes its new value in the same step (a decay or recurrent memory). Each tile's old value is read
+before that tile is rewritten; the section keeps the tensor's ``state`` role. No other op reads its own output.
+
 Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
 ``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
 naming the field or entity and the rule. ``GraphBuilder`` builds the same graph from Python.
@@ -125,7 +130,11 @@ def check_graph(g: ModelGraph) -> None:
         out = by_name[o.output]
         if out.role in (Role.INPUT, Role.PARAM):
             raise ParseError(e, f"writes {out.role.value} tensor {o.output!r}")
-        if o.output in o.inputs or any(s.tensor == o.output for s in o.chain):
+        in_place = o.output in o.inputs
+        if in_place and (out.role != Role.STATE or o.kind not in ("unary", "binary")):
+            raise ParseError(e, f"reads its own output {o.output!r} (only a unary or binary op updates a state "
+                                "tensor in place)")
+        if any(s.tensor == o.output for s in o.chain):
             raise ParseError(e, f"reads its own output {o.output!r}")
         if o.kind == "matmul":
             _check_matmul(g, o, by_name)
@@ -304,7 +313,8 @@ class GraphBuilder:
         return out
 
     def binary(self, name: str, fn: str, x: str, y: str, out: str) -> str:
-        """``out = fn(x, y)`` elementwise; returns ``out``."""
+        """``out = fn(x, y)`` elementwise; returns ``out``. ``out`` may be ``x`` or ``y`` when it is a ``state``
+        tensor: the carried state updated in place."""
         self._ops.append(GraphOp(name, "binary", (x, y), out, fn))
         return out
 
