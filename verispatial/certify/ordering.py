@@ -80,6 +80,7 @@ class _Access:
                  idx: list[z3.ArithRef] | None = None) -> None:
         op = lf.op
         assert isinstance(op, (ReadTiles, WriteTiles))
+        self.q = q
         self.leaf = lf
         self.idx = idx if idx is not None else [q.int_var(f"{tag}.{lc.var}{list(lc.path)}") for lc in lf.loops]
         self.ranges = [z3.And(i >= 0, i < count(lc.count)) for i, lc in zip(self.idx, lf.loops, strict=True)]
@@ -99,7 +100,8 @@ class _Access:
         self.hi = lo + op.tiles
 
     def domain(self) -> z3.BoolRef:
-        return z3.And(*self.ranges, *self.dyn_range)
+        # An empty conjunction is built in the query's context (``z3.And()`` alone would take Z3's main context).
+        return z3.And(self.q.true(), *self.ranges, *self.dyn_range)
 
     def shares(self, other: _Access) -> z3.BoolRef:
         return z3.And(self.lo < other.hi, other.lo < self.hi)
