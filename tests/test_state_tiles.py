@@ -197,3 +197,62 @@ def test_state_accumulate_example_proves(target: Target) -> None:
     assert [(s.name, s.report.exit_code if s.report else None) for s in secs] == [("project", 0), ("accumulate", 0)]
     acc = secs[1].program
     assert [(t.name, t.role) for t in acc.tensors] == [("u", Role.INPUT), ("s", Role.STATE)]
+
+
+# ---------------------------------------------------------------------------------------------- activation tiles
+
+
+def _signalled(write_at: int, read_at: int, loop: int = 1) -> Program:
+    """(0,0).writer writes ``loop`` tiles of the 2-tile activation ``act`` from ``write_at`` on (one per iteration,
+    each completed), then signals (1,0).reader, which then reads tile ``read_at``."""
+    from verispatial.ir.core import Engine, Site, WaitCond
+    from verispatial.ir.ops import (
+        AtomicBarrier,
+        Op,
+        Pop,
+        Push,
+        ReadBarrier,
+        ReadTiles,
+        Reserve,
+        SemInc,
+        SemSet,
+        SemWait,
+        Wait,
+        WriteBarrier,
+    )
+    from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Semaphore, Tensor
+
+    a, b = Site(0, 0), Site(1, 0)
+    body: tuple[Op, ...] = (Reserve(0, 1), Push(0, 1), Wait(0, 1), WriteTiles(0, "act", Addr(write_at, (Term("i", 1),)), 1),
+                            WriteBarrier(), Pop(0, 1))
+    writer = EngineProgram(a, Engine.WRITER, (Loop("i", loop, body), SemInc(0, b, 1), AtomicBarrier()))
+    reader = EngineProgram(b, Engine.READER, (Reserve(1, 1), SemWait(0, WaitCond.GE, 1), SemSet(0, 0),
+                                              ReadTiles("act", Addr(read_at), 1, 1), ReadBarrier(), Push(1, 1)))
+    compute = EngineProgram(b, Engine.COMPUTE, (Wait(1, 1), Pop(1, 1)))
+    bufs = (Buffer(0, "c0", a, 0, 1, 1, "bf16"), Buffer(1, "c1", b, 0, 1, 1, "bf16"))
+    return Program("act", WORMHOLE, tensors=(Tensor("act", (32, 64), "bf16", Role.ACTIVATION),), buffers=bufs,
+                   semaphores=(Semaphore(0, "s0", (b,), 0),), programs=(writer, reader, compute),
+                   memory=(BufferAt(0, WORMHOLE.reserved_base, 2048), BufferAt(1, WORMHOLE.reserved_base, 2048)))
+
+
+def test_activation_tile_read_but_never_written_is_refuted() -> None:
+    """The writer writes tile 0 only; the reader reads tile 1. Some write of ``act`` exists and completes before the
+    read, so a per-tensor order holds — but tile 1 has no write, and the interpreter flags the read."""
+    ok = certify(_signalled(0, 1, loop=2))
+    assert ok.exit_code == 0
+    assert hb(ok) == {"hb-activation:act:(1,0).reader[3]": Verdict.PROVED,
+                      "hb-activation:act:(1,0).reader[3]<(0,0).writer[0, 3]": Verdict.PROVED}
+    p = _signalled(0, 1)
+    (v,) = simulate(p).violations
+    assert (v.rule, v.position.engine, v.message) == (
+        "tensor-race", "(1,0).reader", "read_tiles(act, 1, b1) reads activation act tile 1 before any completed write to it")
+    report = certify(p)
+    assert report.exit_code == 1
+    assert hb(report) == {"hb-activation:act:(1,0).reader[3]": Verdict.REFUTED}  # the one write shares no tile
+    r = named(report, "hb-activation:act:(1,0).reader[3]")
+    assert r.reason == "(1,0).reader reads act tile 1 at [3] {}, which no write of act writes"
+    c = r.counterexample
+    assert c is not None
+    replay = c["replay"]
+    assert isinstance(replay, dict)
+    assert replay["violation"]["rule"] == "tensor-race"
