@@ -12,6 +12,9 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
   increments also publish an activation tensor the waiter then reads, and sometimes the waiter waits and resets
   inside the loop (racy from two iterations on). Sometimes a ping-pong handshake of two semaphores.
+- A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
+  back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
+  its old value is read.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -166,6 +169,11 @@ def blueprints(draw: st.DrawFn) -> Program:
         acc = draw(st.sampled_from((pages, pages, 9)))
         # The consumer may take each push in smaller chunks (a divisor of the push size).
         chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
+        # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
+        # writes them back at the same address (each tile read before its own write); sometimes one iteration
+        # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
+        state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
+        shift = draw(st.sampled_from((0, 0, pages))) if state else 0
         for k in sorted(where):
             stage = stages[k]
             tiles = pages * _iterations(stage, trips)
@@ -173,19 +181,20 @@ def blueprints(draw: st.DrawFn) -> Program:
             if packs:
                 unit += [AcquireAcc(acc), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
             elif reads:
-                name = f"in{len(tensors)}"
-                tensors.append(_tensor(name, tiles, Role.INPUT))
+                name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
+                tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT))
                 unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
             unit.append(Push(b, pages))
             stage.give.setdefault(prod, []).append(unit)
             unit = []
-            name = f"out{len(tensors)}"
-            if writes:
-                tensors.append(_tensor(name, tiles, Role.OUTPUT))
+            if not state:
+                name = f"out{len(tensors)}"
+                if writes:
+                    tensors.append(_tensor(name, tiles, Role.OUTPUT))
             for c in range(pages // chunk):
                 unit.append(Wait(b, chunk))
                 if writes:
-                    unit.append(WriteTiles(b, name, _addr(stage, c * chunk, pages), chunk))
+                    unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
                     # The write barrier sits before the pop (the page is read until then) or once at the end.
                     if draw(st.booleans()):
                         unit.append(WriteBarrier())

@@ -610,8 +610,8 @@ def test_tensor_race_state_read_after_write() -> None:
     p = prog(_writer(A, "st"), _reader("st"), buffers=bufs, sems=(sem(0, B),), tensors=(ST,))
     v = only(simulate(p))
     assert where(v) == ("tensor-race", RB, (3,), ())
-    assert v.message == ("reads state st tile 0 after a write to it was issued (a state is written only after every "
-                         "read of its old value)")
+    assert v.message == ("reads state st tile 0 after a write to it by (0,0).writer was issued (a state is written only "
+                         "after every read of its old value)")
 
 
 # ---------------------------------------------------------------------------------------------- runs

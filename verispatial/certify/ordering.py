@@ -1,68 +1,177 @@
 """Happens-before obligations (DESIGN §7, route step 4): "b before a" is unsat under the reachability facts.
 
-- ``hb-activation``: every read of an activation comes after the completion (the writer's next write barrier)
-  of every write of it, and the activation is written at all.
-- ``hb-state``: every write of a state comes after every read of its old value.
-- ``hb-write-write``: two engines that may write a common tile are ordered one way or the other.
+Tensor ordering is decided per tile. An access is an occurrence of a ``ReadTiles``/``WriteTiles`` leaf: a loop-index
+vector over its loops' ranges (trip counts symbolic over ``[0, max]``), touching the affine tile range
+``[base + sum(coef * index) [+ scale * dynamic], ... + tiles)`` — an indirect part ranges over its declared
+``[lo, hi]``, one value per name and run, as in the interpreter. Occurrence ``I`` of leaf ``q`` has executed exactly
+when its engine's count of earlier executions of ``q`` exceeds ``I``'s mixed-radix ordinal, which is linear in ``I``
+(positions.py), so "can occurrence ``I`` of a write and occurrence ``J`` of a read touch a common tile while
+unordered?" is one query over the reachable states, with ``I`` and ``J`` symbolic — nothing is unrolled.
+
+- ``hb-activation:T:R``: every tile an occurrence of read ``R`` takes is written by some occurrence of some write
+  of ``T`` (a static query, the writes' occurrences universally quantified).
+- ``hb-activation:T:R<W``: no occurrence of ``R`` is issued while an occurrence of write ``W`` that shares a tile with
+  it is not yet complete (its engine's next write barrier at the same or an outer loop level).
+- ``hb-state:T:W<R``: no occurrence of write ``W`` of state ``T`` is issued while an occurrence of read ``R`` of a
+  common tile is not yet complete (its engine's next read barrier): each tile's old value is read before that tile is
+  rewritten, so ``s = f(s, x)`` in place proves even though later tiles are still read after earlier ones are written.
+- ``hb-write-write:T:W1~W2``: two engines never write a common tile while the other's write of it is incomplete.
 - ``hb-rendezvous``: the work of sections <= b on every engine comes before any op of sections > b on any engine.
 
-These are tensor-level orders, stricter than the interpreter's tile-level rule: a refutation is kept only if the
-interpreter reproduces a race; otherwise the obligation fails to prove (never passes).
+A pair of accesses that can share no tile (a static query over every occurrence and indirect value) has no
+obligation. Refutations are replayed by the interpreter (rule ``tensor-race``); one that does not replay fails to
+prove (never passes).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import z3
 
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.ir.core import Role
-from verispatial.ir.ops import AtomicBarrier, ReadTiles, SemInc, SemSet, SemWait, WriteBarrier, WriteTiles
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    ReadBarrier,
+    ReadTiles,
+    SemInc,
+    SemSet,
+    SemWait,
+    WriteBarrier,
+    WriteTiles,
+)
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
     return d.counterexample("race", rule, summary, **extra)
 
 
-def _completion(a: Analysis, w: Leaf) -> Leaf | None:
-    """The first write barrier after ``w`` on its engine at the same or an outer loop level."""
-    for lf in a.views[w.engine].leaves[w.index + 1:]:
-        if isinstance(lf.op, WriteBarrier) and w.loops[: len(lf.loops)] == lf.loops:
-            return lf
+def _next_barrier(a: Analysis, lf: Leaf, kind: type) -> Leaf | None:
+    """The first ``kind`` barrier after ``lf`` on its engine at the same or an outer loop level: it completes every
+    occurrence of ``lf`` — occurrence ``I`` at the barrier's occurrence ``I[:depth]``. A barrier deeper in a later
+    loop is not taken (its loop might run zero times), which only makes the completion later (sound)."""
+    for x in a.views[lf.engine].leaves[lf.index + 1:]:
+        if isinstance(x.op, kind) and lf.loops[: len(x.loops)] == x.loops:
+            return x
     return None
 
 
+def _completion(a: Analysis, w: Leaf) -> Leaf | None:
+    """The first write barrier after ``w`` on its engine at the same or an outer loop level."""
+    return _next_barrier(a, w, WriteBarrier)
+
+
 Build = Callable[[StateQuery], z3.BoolRef]
+Count = Callable[[int | str], z3.ArithRef]
 
 
-def _unread_before_write(r: Leaf, w: Leaf) -> Build:
-    return lambda sq: z3.And(sq.enc.started(w), sq.enc.executed(r) < sq.enc.total(r))
+class _Access:
+    """Occurrence ``idx`` (one variable per enclosing loop, outer first) of an access leaf inside a query, and the
+    tile range ``[lo, hi)`` it touches. ``dyn`` maps an indirect part's name to its run-wide value."""
+
+    def __init__(self, q: Query, count: Count, lf: Leaf, tag: str, dyn: dict[str, z3.ArithRef],
+                 idx: list[z3.ArithRef] | None = None) -> None:
+        op = lf.op
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        self.q = q
+        self.leaf = lf
+        self.idx = idx if idx is not None else [q.int_var(f"{tag}.{lc.var}{list(lc.path)}") for lc in lf.loops]
+        self.ranges = [z3.And(i >= 0, i < count(lc.count)) for i, lc in zip(self.idx, lf.loops, strict=True)]
+        env: dict[str, z3.ArithRef] = {}
+        for i, lc in zip(self.idx, lf.loops, strict=True):
+            env[lc.var] = i  # an inner loop's variable shadows an outer one of the same name, as in the interpreter
+        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
+        d = op.addr.dynamic
+        self.dyn_range: list[z3.BoolRef] = []
+        if d is not None:
+            if d.name not in dyn:
+                dyn[d.name] = q.int_var(f"dyn[{d.name}]")
+            v = dyn[d.name]
+            self.dyn_range = [v >= d.lo, v <= d.hi]
+            lo = lo + v * d.scale
+        self.lo = lo
+        self.hi = lo + op.tiles
+
+    def domain(self) -> z3.BoolRef:
+        # An empty conjunction is built in the query's context (``z3.And()`` alone would take Z3's main context).
+        return z3.And(self.q.true(), *self.ranges, *self.dyn_range)
+
+    def shares(self, other: _Access) -> z3.BoolRef:
+        return z3.And(self.lo < other.hi, other.lo < self.hi)
+
+    def ordinal(self, enc: Encoder, upto: int | None = None) -> z3.ArithRef:
+        """The mixed-radix ordinal of the occurrence (of its first ``upto`` loops: a barrier's occurrence)."""
+        loops = self.leaf.loops[:upto] if upto is not None else self.leaf.loops
+        out: z3.ArithRef = enc.q.val(0)
+        for j in range(len(loops)):
+            w: z3.ArithRef = enc.q.val(1)
+            for inner in loops[j + 1:]:
+                w = w * enc.count_val(inner.count)
+            out = out + self.idx[j] * w
+        return out
+
+    def issued(self, enc: Encoder) -> z3.BoolRef:
+        """This occurrence has executed on its engine."""
+        return enc.executed(self.leaf) > self.ordinal(enc)
+
+    def complete(self, enc: Encoder, barrier: Leaf | None) -> z3.BoolRef:
+        """Its engine has passed the barrier occurrence that completes it (never, without a barrier)."""
+        if barrier is None:
+            return enc.q.false()
+        return enc.executed(barrier) > self.ordinal(enc, len(barrier.loops))
+
+    def values(self, m: z3.ModelRef) -> dict[str, int]:
+        return {lc.var: model_int(m, i) for lc, i in zip(self.leaf.loops, self.idx, strict=True)}
 
 
-def _started_before_done(r: Leaf, cp: Leaf) -> Build:
-    return lambda sq: z3.And(sq.enc.started(r), sq.enc.executed(cp) < sq.enc.total(cp))
+def _count(enc: Encoder) -> Count:
+    return enc.count_val
 
 
-def _read_never_written(r: Leaf, writes: list[Leaf]) -> Build:
-    return lambda sq: z3.And(sq.enc.started(r), z3.Sum([sq.q.val(0)] + [sq.enc.total(w) for w in writes]) == 0)
+def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Count:
+    for t in program.trips:
+        if t.name not in trips:
+            v = q.int_var(f"trip[{t.name}]")
+            q.add(z3.And(v >= 0, v <= t.max), "trip-range")
+            trips[t.name] = v
+    return lambda c: q.val(c) if isinstance(c, int) else trips[c]
+
+
+def _may_share_tile(a: Analysis, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
+    """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
+    q = Query("tile-overlap", rlimit)
+    count = _static_count(q, {}, a.program)
+    dyn: dict[str, z3.ArithRef] = {}
+    x, y = _Access(q, count, l1, "a", dyn), _Access(q, count, l2, "b", dyn)
+    q.add(z3.And(x.domain(), y.domain(), x.shares(y)))
+    r = q.check()
+    return None if r.status == Status.UNKNOWN else r.status == Status.SAT
 
 
 def _run(a: Analysis, trusted: set[int], name: str, engines: list[str], build: Build,
-         proved: str, refuted: str, rule: str, rlimit: int, **extra: object) -> Result:
+         proved: str, refuted: str | Callable[[z3.ModelRef], str], rule: str, rlimit: int,
+         **extra: object) -> Result:
     t0 = time.perf_counter()
     o, d, _ = solve_each(a, build, name, frozenset(engines), trusted, rlimit)
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
         return Result("happens-before", name, Verdict.PROVED, proved, seconds=dt)
     if o.status == Status.SAT and d is not None:
-        return Result("happens-before", name, Verdict.REFUTED, refuted, _cex(rule, d, refuted, **extra), dt)
+        assert o.model is not None
+        why = refuted if isinstance(refuted, str) else refuted(o.model)
+        return Result("happens-before", name, Verdict.REFUTED, why, _cex(rule, d, why, **extra), dt)
     return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
+def _leaf_ref(lf: Leaf) -> str:
+    return f"{lf.engine}{list(lf.path)}"
 
 
 def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
@@ -75,78 +184,144 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
         if t.role == Role.ACTIVATION:
             out.extend(_activation(a, trusted, t.name, reads, writes, rlimit))
         elif t.role == Role.STATE:
-            for r in reads:
-                for w in writes:
-                    out.append(_run(
-                        a, trusted, f"hb-state:{t.name}:{w.engine}{list(w.path)}", [r.engine, w.engine],
-                        _unread_before_write(r, w),
-                        f"every write of state {t.name} follows every read of its old value",
-                        f"{w.engine} can write state {t.name} before {r.engine} read its old value", "tensor-race", rlimit,
-                        engine=r.engine, path=list(r.path)))
+            out.extend(_state(a, trusted, t.name, reads, writes, rlimit))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))
     out.extend(_rendezvous(a, trusted, rlimit))
     return out
+
+
+def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
+           rlimit: int) -> list[Result]:
+    """Per (write, read) pair that may share a tile: no occurrence of the write is issued while an occurrence of the
+    read of a common tile has not landed (DESIGN §5: a write of a state comes after every read of its old value)."""
+    out: list[Result] = []
+    for r in reads:
+        done_r = _next_barrier(a, r, ReadBarrier)
+        for w in writes:
+            name = f"hb-state:{tensor}:{_leaf_ref(w)}<{_leaf_ref(r)}"
+            share = _may_share_tile(a, r, w, rlimit)
+            if share is False:
+                continue
+            if share is None:
+                out.append(Result("happens-before", name, Verdict.FAILED, "solver: unknown on the tile overlap"))
+                continue
+            held: dict[str, _Access] = {}
+
+            def build(sq: StateQuery, r: Leaf = r, w: Leaf = w, done_r: Leaf | None = done_r,
+                      held: dict[str, _Access] = held) -> z3.BoolRef:
+                dyn: dict[str, z3.ArithRef] = {}
+                wa = _Access(sq.q, _count(sq.enc), w, "w", dyn)
+                ra = _Access(sq.q, _count(sq.enc), r, "r", dyn)
+                held["w"], held["r"] = wa, ra
+                return z3.And(wa.domain(), ra.domain(), wa.shares(ra), wa.issued(sq.enc),
+                              z3.Not(ra.complete(sq.enc, done_r)))
+
+            def why(m: z3.ModelRef, r: Leaf = r, w: Leaf = w, held: dict[str, _Access] = held) -> str:
+                wa, ra = held["w"], held["r"]
+                tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
+                return (f"{w.engine} can write state {tensor} tile {tile} at {list(w.path)} {wa.values(m)} before "
+                        f"{r.engine}'s read of its old value at {list(r.path)} {ra.values(m)} landed")
+
+            out.append(_run(
+                a, trusted, name, [r.engine, w.engine], build,
+                f"every tile {w.engine} writes of state {tensor} is written after {r.engine}'s reads of its old value "
+                f"landed",
+                why, "tensor-race", rlimit, engine=r.engine, path=list(r.path),
+                read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)}))
+    return out
+
+
+def _coverage(a: Analysis, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int) -> Result:
+    """Every tile any occurrence of ``r`` takes is written by some occurrence of some write of ``tensor`` in the
+    same run (same trips and indirect values): "exists a read occurrence and a tile of it that no write occurrence
+    covers" is unsat. The writes' occurrences are universally quantified (linear integer arithmetic)."""
+    name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
+    t0 = time.perf_counter()
+    q = Query(name, rlimit)
+    trips: dict[str, z3.ArithRef] = {}
+    count = _static_count(q, trips, a.program)
+    dyn: dict[str, z3.ArithRef] = {}
+    ra = _Access(q, count, r, "r", dyn)
+    tile = q.int_var("tile")
+    q.add(z3.And(ra.domain(), tile >= ra.lo, tile < ra.hi))
+    for k, w in enumerate(writes):
+        wa = _Access(q, count, w, f"w{k}", dyn)
+        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
+        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    o = q.check()
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result("happens-before", name, Verdict.PROVED,
+                      f"every tile {r.engine} reads of {tensor} is written by a write of it", seconds=dt)
+    if o.status == Status.SAT:
+        assert o.model is not None
+        m = o.model
+        x = model_int(m, tile)
+        it = ra.values(m)
+        why = (f"{r.engine} reads {tensor} tile {x} at {list(r.path)} {it}, which no write of {tensor} writes"
+               if writes else f"activation {tensor} is read but never written")
+        cex: dict[str, object] = {
+            "kind": "race", "rule": "tensor-race", "engine": r.engine, "path": list(r.path), "iteration": it,
+            "tile": x, "trips": {n: model_int(m, v) for n, v in trips.items()},
+            "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
+        return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
+    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
                 rlimit: int) -> list[Result]:
     out: list[Result] = []
     for r in reads:
-        name = f"hb-activation:{tensor}:{r.engine}{list(r.path)}"
-        if not writes:
-            out.append(Result("happens-before", name, Verdict.REFUTED, f"activation {tensor} is read but never written",
-                              {"kind": "race", "rule": "tensor-race", "summary": f"{tensor} is never written"}))
-            continue
-        out.append(_run(a, trusted, name, [r.engine, *(w.engine for w in writes)],
-                        _read_never_written(r, writes),
-                        f"{tensor} is written whenever it is read", f"{r.engine} can read {tensor} in a run that never writes it",
-                        "tensor-race", rlimit))
+        name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
+        out.append(_coverage(a, tensor, r, writes, rlimit))
         for w in writes:
+            share = _may_share_tile(a, r, w, rlimit)
+            if share is False:
+                continue
+            pair = name + f"<{_leaf_ref(w)}"
+            if share is None:
+                out.append(Result("happens-before", pair, Verdict.FAILED, "solver: unknown on the tile overlap"))
+                continue
             cp = _completion(a, w)
             if cp is None:
-                out.append(Result("happens-before", name, Verdict.REFUTED,
+                out.append(Result("happens-before", pair, Verdict.REFUTED,
                                   f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
                                   {"kind": "race", "rule": "tensor-race", "summary": f"{w.engine} never completes its write of {tensor}"}))
                 continue
+            held: dict[str, _Access] = {}
+
+            def build(sq: StateQuery, r: Leaf = r, w: Leaf = w, cp: Leaf = cp,
+                      held: dict[str, _Access] = held) -> z3.BoolRef:
+                dyn: dict[str, z3.ArithRef] = {}
+                pos = sq.enc.position(r.engine)
+                ra = _Access(sq.q, _count(sq.enc), r, "r", dyn, [pos.idx[lc.path] for lc in r.loops])
+                wa = _Access(sq.q, _count(sq.enc), w, "w", dyn)
+                held["w"], held["r"] = wa, ra
+                return z3.And(pos.at(r), ra.domain(), wa.domain(), ra.shares(wa), z3.Not(wa.complete(sq.enc, cp)))
+
+            def why(m: z3.ModelRef, r: Leaf = r, w: Leaf = w, held: dict[str, _Access] = held) -> str:
+                wa, ra = held["w"], held["r"]
+                tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
+                return (f"{r.engine} can read {tensor} tile {tile} at {list(r.path)} {ra.values(m)} before "
+                        f"{w.engine}'s write of it at {list(w.path)} {wa.values(m)} completed")
+
             out.append(_run(
-                a, trusted, name + f"<{w.engine}{list(w.path)}", [r.engine, w.engine],
-                _started_before_done(r, cp),
-                f"{r.engine} reads {tensor} after {w.engine}'s writes of it completed",
-                f"{r.engine} can read {tensor} at {list(r.path)} before {w.engine}'s write at {list(w.path)} completed",
-                "tensor-race", rlimit, engine=r.engine, path=list(r.path), read={"engine": r.engine, "path": list(r.path)},
-                write={"engine": w.engine, "path": list(w.path)}))
+                a, trusted, pair, [r.engine, w.engine], build,
+                f"{r.engine} reads each tile of {tensor} after {w.engine}'s writes of it completed",
+                why, "tensor-race", rlimit, engine=r.engine, path=list(r.path),
+                read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)}))
     return out
 
 
-def _may_share_tile(a: Analysis, w1: Leaf, w2: Leaf, rlimit: int) -> bool | None:
-    q = Query("write-overlap", rlimit)
-    enc = Encoder(q, a.program, a.views)
-    ranges = []
-    for w in (w1, w2):
-        pos = enc.position(w.engine)
-        q.add(pos.at(w))
-        op = w.op
-        assert isinstance(op, WriteTiles)
-        env = {lc.var: pos.idx[lc.path] for lc in w.loops}
-        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
-        if op.addr.dynamic is not None:
-            dv = q.int_var(f"dyn[{w.engine}{w.path}]")
-            q.add(z3.And(dv >= op.addr.dynamic.lo, dv <= op.addr.dynamic.hi))
-            lo = lo + dv * op.addr.dynamic.scale
-        ranges.append((lo, lo + op.tiles))
-    (a0, a1), (b0, b1) = ranges
-    q.add(z3.And(a0 < b1, b0 < a1))
-    r = q.check()
-    return None if r.status == Status.UNKNOWN else r.status == Status.SAT
-
-
 def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf], rlimit: int) -> list[Result]:
+    """Two engines' writes that may share a tile: neither issues an occurrence of a common tile while the other's
+    occurrence of it is incomplete (DESIGN §5: no two sites write the same tile unordered)."""
     out: list[Result] = []
     for i, w1 in enumerate(writes):
         for w2 in writes[i + 1:]:
             if w1.engine == w2.engine:
                 continue
-            name = f"hb-write-write:{tensor}:{w1.engine}{list(w1.path)}~{w2.engine}{list(w2.path)}"
+            name = f"hb-write-write:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
             share = _may_share_tile(a, w1, w2, rlimit)
             if share is False:
                 continue
@@ -154,19 +329,36 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
                 out.append(Result("happens-before", name, Verdict.FAILED, "solver: unknown on the tile overlap"))
                 continue
             c1, c2 = _completion(a, w1), _completion(a, w2)
-            results = []
-            for first, cp, second in ((w1, c1, w2), (w2, c2, w1)):
-                if cp is None:
-                    continue
-                results.append(_run(a, trusted, name, [w1.engine, w2.engine],
-                                    _started_before_done(second, cp),
-                                    f"{first.engine}'s writes of {tensor} complete before {second.engine} writes it",
-                                    f"{w1.engine} and {w2.engine} can write a common tile of {tensor} unordered",
-                                    "tensor-race", rlimit))
-            ok = next((r for r in results if r.verdict == Verdict.PROVED), None)
-            out.append(ok or (results[0] if results else Result(
-                "happens-before", name, Verdict.REFUTED, f"{w1.engine} and {w2.engine} write {tensor} and neither completes",
-                {"kind": "race", "rule": "tensor-race", "summary": f"unordered writes of {tensor}"})))
+            held: dict[str, tuple[_Access, _Access]] = {}
+
+            def build(sq: StateQuery, w1: Leaf = w1, w2: Leaf = w2, c1: Leaf | None = c1, c2: Leaf | None = c2,
+                      held: dict[str, tuple[_Access, _Access]] = held) -> z3.BoolRef:
+                dyn: dict[str, z3.ArithRef] = {}
+                cases = []
+                for tag, now, other, co in (("a", w2, w1, c1), ("b", w1, w2, c2)):
+                    pos = sq.enc.position(now.engine)
+                    na = _Access(sq.q, _count(sq.enc), now, f"{tag}.now", dyn, [pos.idx[lc.path] for lc in now.loops])
+                    oa = _Access(sq.q, _count(sq.enc), other, f"{tag}.other", dyn)
+                    held[tag] = (na, oa)
+                    cases.append(z3.And(pos.at(now), na.domain(), oa.domain(), na.shares(oa), oa.issued(sq.enc),
+                                        z3.Not(oa.complete(sq.enc, co))))
+                return z3.Or(*cases)
+
+            def why(m: z3.ModelRef, w1: Leaf = w1, w2: Leaf = w2,
+                    held: dict[str, tuple[_Access, _Access]] = held) -> str:
+                for tag in ("a", "b"):
+                    na, oa = held[tag]
+                    if z3.is_true(m.eval(z3.And(na.domain(), oa.domain(), na.shares(oa)), model_completion=True)):
+                        tile = max(model_int(m, na.lo), model_int(m, oa.lo))
+                        return (f"{na.leaf.engine} can write {tensor} tile {tile} at {list(na.leaf.path)} "
+                                f"{na.values(m)} while {oa.leaf.engine}'s write of it at {list(oa.leaf.path)} "
+                                f"{oa.values(m)} is incomplete")
+                return f"{w1.engine} and {w2.engine} can write a common tile of {tensor} unordered"
+
+            out.append(_run(a, trusted, name, [w1.engine, w2.engine], build,
+                            f"{w1.engine} and {w2.engine} never write a common tile of {tensor} while the other's "
+                            f"write of it is incomplete",
+                            why, "tensor-race", rlimit))
     return out
 
 

@@ -16,6 +16,11 @@ row of ``heads`` heads, the caches ``[max_seq, kv_heads * head_dim]``; query hea
 count read at run time says, at most ``max_seq`` positions; the output is one row like ``q``). Indices are ``int32``
 or ``uint32`` and count tile rows; their range is every position that keeps the access inside its tensor.
 
+Carried state: a ``state`` tensor outlives the step (DESIGN §3). An elementwise ``unary`` or ``binary`` op whose output
+is a ``state`` tensor may also name it among its inputs — an in-place update ``s = fn(s, x)`` that reads the state's
+old value and writes its new value in the same step (a decay or recurrent memory). Each tile's old value is read
+before that tile is rewritten; the section keeps the tensor's ``state`` role. No other op reads its own output.
+
 Shapes are in elements; a 1-D shape ``[n]`` is the row ``[1, n]``. ``load_graph`` checks the document against
 ``graph.schema.json`` first, then the relations between entities (``check_graph``); both raise ``ParseError``
 naming the field or entity and the rule. ``GraphBuilder`` builds the same graph from Python.
@@ -133,7 +138,11 @@ def check_graph(g: ModelGraph) -> None:
         out = by_name[o.output]
         if out.role in (Role.INPUT, Role.PARAM):
             raise ParseError(e, f"writes {out.role.value} tensor {o.output!r}")
-        if o.output in o.inputs or any(s.tensor == o.output for s in o.chain):
+        in_place = o.output in o.inputs
+        if in_place and (out.role != Role.STATE or o.kind not in ("unary", "binary")):
+            raise ParseError(e, f"reads its own output {o.output!r} (only a unary or binary op updates a state "
+                                "tensor in place)")
+        if any(s.tensor == o.output for s in o.chain):
             raise ParseError(e, f"reads its own output {o.output!r}")
         if o.kind != "attention" and (o.heads is not None or o.kv_heads is not None):
             raise ParseError(e, "heads and kv_heads belong to an attention op only")
@@ -346,7 +355,8 @@ class GraphBuilder:
         return out
 
     def binary(self, name: str, fn: str, x: str, y: str, out: str) -> str:
-        """``out = fn(x, y)`` elementwise; returns ``out``."""
+        """``out = fn(x, y)`` elementwise; returns ``out``. ``out`` may be ``x`` or ``y`` when it is a ``state``
+        tensor: the carried state updated in place."""
         self._ops.append(GraphOp(name, "binary", (x, y), out, fn))
         return out
 

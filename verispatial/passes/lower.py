@@ -31,9 +31,16 @@ def work_dtype(dtypes: list[str]) -> str:
 
 
 def _program_tensor(t: GraphTensor, written: bool) -> Tensor:
-    # A section alone reads what others produce: within its own program a tensor it only reads is an input (or a
-    # param), one it writes is its output. Compose re-derives the graph-level roles.
-    role = Role.OUTPUT if written else (Role.PARAM if t.role == Role.PARAM else Role.INPUT)
+    """The tensor as the section's program declares it.
+
+    A section alone reads what others produce: within its own program a tensor it only reads is an input (or a
+    param), one it writes is its output — except a graph ``state`` it writes, which stays a state: its writes are
+    ordered after every read of its old value (a scatter's cache, an in-place update ``s = fn(s, x)``). Compose
+    re-derives the graph-level roles."""
+    if written:
+        role = Role.STATE if t.role == Role.STATE else Role.OUTPUT
+    else:
+        role = Role.PARAM if t.role == Role.PARAM else Role.INPUT
     return Tensor(t.name, t.shape, t.dtype, role)
 
 
@@ -152,6 +159,9 @@ def _matmul(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
 
 
 def _eltwise(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
+    """Reader -> compute -> writer over each site's chunks. An in-place state update (the output is also an input)
+    reads tile ``t`` of the state's old value and writes tile ``t`` of its new value: the state is declared once, with
+    role ``state``, and each tile's write follows the compute that consumed that tile's read."""
     ins = [g.tensor(n) for n in op.inputs]
     out = g.tensor(op.output)
     buffers: list[TemplateBuffer] = []
@@ -171,7 +181,8 @@ def _eltwise(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     assert op.fn is not None
     stages.append(Stage(len(stages), op.fn, StageKind.COMPUTE, op.fn, tuple(buf_of[t.name] for t in ins), (ob,), Level.CHUNK))
     stages.append(Stage(len(stages), "write_out", StageKind.STORE, "write", (ob,), (), Level.CHUNK, out.name))
-    tensors.append(_program_tensor(out, True))
+    # The state an in-place update reads is the one it writes: one declaration, role state.
+    tensors = [t for t in tensors if t.name != out.name] + [_program_tensor(out, True)]
     rows, cols = out.dims2()
     return SectionTemplate(op.kind, tuple(tensors), tuple(buffers), tuple(stages), _edges(buffers, stages),
                            _tiles(rows, target.tile[0]), _tiles(cols, target.tile[1]), 1)
@@ -334,8 +345,7 @@ def _move(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
         Stage(2, f"write_{out.name}", StageKind.STORE, "scatter" if op.kind == "scatter" else "write",
               (1, 0) if op.kind == "scatter" else (1,), (), Level.K_BLOCK, out.name),
     ]
-    tensors = _unique([_program_tensor(data, False), _program_tensor(ix, False),
-                       attrs.evolve(_program_tensor(out, True), role=out.role if out.role == Role.STATE else Role.OUTPUT)])
+    tensors = _unique([_program_tensor(data, False), _program_tensor(ix, False), _program_tensor(out, True)])
     moved = out if op.kind == "gather" else data
     rows, cols = moved.dims2()
     return SectionTemplate(op.kind, tensors, tuple(buffers), tuple(stages), _edges(buffers, stages),

@@ -160,8 +160,9 @@ class State:
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
     mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
     vs_mask: list[int]  # per engine: semaphores flag-multicast since its last Flush/WriteBarrier
-    # per tile: (engines with an incomplete write, a write has completed, a write has been issued)
-    tiles: dict[TileKey, tuple[int, bool, bool]]
+    # per tensor tile (DESIGN §5): (engines with an incomplete write of it, its last completed writer (engine index,
+    # -1 none), engines that have issued a write of it). Every tensor rule is decided tile by tile from this.
+    tiles: dict[TileKey, tuple[int, int, int]]
     wtiles: list[tuple[TileKey, ...]]  # per engine: tiles written since its last WriteBarrier (derived from tiles)
 
     def copy(self) -> State:
@@ -196,7 +197,9 @@ class State:
             tuple(self.ab),
             tuple(self.mc_mask),
             tuple(self.vs_mask),
-            tuple(sorted(self.tiles.items())),
+            # Only whether a tile has a completed write and whether a write was issued decide a rule; which engines
+            # did (named in messages) does not change the future, so equal futures keep equal keys.
+            tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
         )
 
 
@@ -791,7 +794,7 @@ class Interp:
             if role is Role.ACTIVATION:
                 for t in rng:
                     got = s.tiles.get((ti, t))
-                    if got is None or not got[1] or got[0]:
+                    if got is None or got[1] < 0 or got[0]:
                         why = ("while a write to it by " + self._engines_text(got[0]) + " is not complete"
                                if got is not None and got[0] else "before any completed write to it")
                         self._v(out, "tensor-race", e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}")
@@ -813,14 +816,14 @@ class Interp:
             keys = []
             for t in rng:
                 key = (ti, t)
-                m, done, _ = s.tiles.get(key, (0, False, False))
+                m, last, issuers = s.tiles.get(key, (0, -1, 0))
                 others = m & ~(1 << e)
                 if others and not reported:
                     self._v(out, "tensor-race", e, pc,
                             f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
                             f"{self._engines_text(others)} is not complete")
                     reported = True
-                s.tiles[key] = (m | (1 << e), done, True)
+                s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
                 keys.append(key)
             s.wtiles[e] = (*s.wtiles[e], *keys)
             s.pending[e] = (*s.pending[e], (_WRITE, path, iters))
@@ -833,9 +836,9 @@ class Interp:
             s.vs_mask[e] = 0
             bit = 1 << e
             for key in s.wtiles[e]:
-                m, _done, issued = s.tiles[key]
+                m, _last, issuers = s.tiles[key]
                 if m & bit:
-                    s.tiles[key] = (m & ~bit, True, issued)
+                    s.tiles[key] = (m & ~bit, e, issuers)
             s.wtiles[e] = ()
         elif isinstance(op, Flush):
             s.mc_mask[e] = 0
@@ -883,13 +886,15 @@ class Interp:
         if kind == _INC:
             self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
         elif kind == _READ:
+            # A read of a state reads its old value: it must land before any write of the same tile is issued. Other
+            # tiles of the state may already be rewritten (an in-place update rewrites tile t once t is read).
             for key in en[3]:
                 got = s.tiles.get(key)
                 if got is not None and got[2]:
                     name = self.program.tensors[key[0]].name
                     self._v(out, "tensor-race", e, issue_pc,
-                            f"reads state {name} tile {key[1]} after a write to it was issued (a state is written "
-                            f"only after every read of its old value)")
+                            f"reads state {name} tile {key[1]} after a write to it by {self._engines_text(got[2])} "
+                            f"was issued (a state is written only after every read of its old value)")
                     break
         elif kind == _MCAST:
             br, pages, ps = t.dest, en[4], en[5]
