@@ -24,6 +24,8 @@ class Target:
     - ``ordered_writes``: two multicasts from one engine land in issue order (Wormhole: same NoC and VC); when
       False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
     - ``tile_bytes``: bytes per tile per dtype; ``max_cbs`` / ``max_semaphores``: per site.
+    - ``packer_l1_acc``: the packer can add the accumulator into the local-memory pages it packs to instead of
+      replacing them (``PackAcc(accumulate=True)``): the matmul's in-place and packer-accumulate forms need it.
     """
 
     name: str
@@ -40,6 +42,7 @@ class Target:
     max_cbs: int
     max_semaphores: int
     sources: dict[str, str] = attrs.field(factory=dict)
+    packer_l1_acc: bool = False
 
     def bytes_per_tile(self, dtype: str) -> int:
         """Bytes of one tile of ``dtype``; raises ``ParseError`` for a dtype the target lacks."""
@@ -78,7 +81,10 @@ WORMHOLE = Target(
         "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
         "max_cbs": "circular_buffer_constants.h: 32 CB indices on a Wormhole device",
         "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+        "packer_l1_acc": "llk_pack_reconfig_l1_acc(enable): tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/"
+                         "llk_pack_api.h (tenstorrent/tt-metal 038425bc); used by the matmul's PACKER_L1_ACC path",
     },
+    packer_l1_acc=True,
 )
 
 BLACKHOLE = Target(
@@ -105,7 +111,10 @@ BLACKHOLE = Target(
         "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
         "max_cbs": "circular_buffer_constants.h: 64 CB indices on Blackhole",
         "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+        "packer_l1_acc": "llk_pack_reconfig_l1_acc(enable): tt_metal/hw/ckernels/blackhole/metal/llk_api/"
+                         "llk_pack_api.h (tenstorrent/tt-metal 00d08244)",
     },
+    packer_l1_acc=True,
 )
 
 GPU = Target(
@@ -129,6 +138,7 @@ GPU = Target(
         "alignment": "128 B shared-memory swizzle granule used by block-level pipelines (assumption, stated)",
         "acc_tiles": "register-resident accumulators: no spill (DESIGN §2); 8 16x16 fragments per warp group, assumed",
         "ordered_writes": "cp.async/TMA writes are not ordered without a fence: PTX ISA memory model",
+        "packer_l1_acc": "none: accumulators are register fragments, stored once (DESIGN §2); the target never spills",
     },
 )
 
