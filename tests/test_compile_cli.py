@@ -85,7 +85,7 @@ def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> 
                         "--no-certify", "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("attn_norm: rmsnorm, 3 engine programs, 68 ops, ")
-    assert lines[1].startswith("q_proj: matmul, 6 engine programs, 176 ops, ")
+    assert lines[1].startswith("q_proj: matmul, 6 engine programs, 162 ops, ")
     assert lines[1].endswith("not certified in 0.00 s")
     assert lines[-1] == "qwen2_5_0_5b_decode: 14 sections on blackhole"
     llama = str(MODELS / "llama3_2_1b_decode.json")
@@ -96,3 +96,19 @@ def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> 
         "needs 1609728 B of local memory at the smallest K block; target blackhole has 1469152 B usable\n")
     assert run_compile([model, "--target", "blackhole", "--max-sites", "0"]) == 2
     assert capsys.readouterr().err == "verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n"
+
+
+def test_acc_form_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(MODELS / "mlp_block.json")
+    assert run_compile([model, "--target", "wormhole", "--max-cols", "1", "--max-rows", "1", "--max-sites", "1",
+                        "--acc-form", "pack_accumulate", "-o", str(tmp_path), "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln.split(":")[0] for ln in lines] == ["up", "down", "residual", "mlp_block"]
+    assert all("proved in" in ln for ln in lines[:3])
+    cert = json.loads((tmp_path / "up" / "certificate.json").read_text())
+    assert cert["passes"][1]["plan"]["form"] == "pack_accumulate"
+    assert run_compile([model, "--target", "gpu", "--acc-form", "in_place", "--no-certify", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        f"verispatial: error: {model}: pass 'tile' refused: op 'up' (matmul): accumulation form in_place cannot "
+        "apply: target gpu_sm80 cannot spill the accumulator\n")
+    assert run_compile([model, "--target", "gpu", "--acc-form", "fastest"]) == 2
