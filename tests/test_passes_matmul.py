@@ -91,7 +91,7 @@ def test_matmul_is_the_reference_protocol(target: Target, flush: str) -> None:
     got, frags = compile_section(_mm_graph(128, 128, 192), 0, target, _pipe_form(2, 2, "spill_reload"))
     assert [f["pass"] for f in frags] == ["lower", "tile", "place", "size", "synthesize-handshakes"]
     assert frags[1]["plan"] == {"kind": "MatmulPlan", "cols": 2, "rows": 2, "per_site_m": 2, "per_site_n": 2,
-                                "block_w": 2, "num_blocks": 3, "sb_h": 2, "sb_w": 2, "form": "spill_reload"}
+                                "block_w": 2, "num_blocks": 3, "sb_h": 2, "sb_w": 2, "form": "spill_reload", "items": 1}
     for ep, rp in zip(got.programs, ref.programs, strict=True):
         assert (ep.site, ep.engine) == (rp.site, rp.engine)
         if ep.engine != Engine.COMPUTE:
@@ -170,14 +170,21 @@ def test_register_resident_accumulator_on_gpu() -> None:
 
 
 def test_shape_that_cannot_fit_is_refused_by_name() -> None:
-    # N = 1021 tiles (prime, > 8 columns): one column holds the whole row of output; in1 alone is 4 MB.
-    g = _mm_graph(32, 32 * 1021, 64)
+    # M = 1021 tiles (prime, > 8 rows): one row of sites holds every output row; in0 alone is 4 MB, and a site's
+    # one tile column cannot be split into items.
+    g = _mm_graph(32 * 1021, 32, 64)
     with pytest.raises(PassRefused) as e:
         compile_section(g, 0, WORMHOLE)
     assert e.value.pass_name == "tile"
     assert e.value.reason == (
-        "op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) needs 6277120 B of local memory "
+        "op 'mm' (matmul): per-site block 1021x1 tiles on a 1x1 grid (K 2 tiles) needs 6277120 B of local memory "
         "at the smallest K block; target wormhole_b0 has 1395424 B usable")
+    # With 64 tile columns on the one site, not even 64 one-column items fit.
+    with pytest.raises(PassRefused) as e:
+        compile_section(_mm_graph(32 * 1021, 32 * 64, 64), 0, WORMHOLE, _pipe(1, 1))
+    assert e.value.reason == (
+        "op 'mm' (matmul): per-site block 1021x64 tiles on a 1x1 grid (K 2 tiles) needs 138268672 B of local memory "
+        "at the smallest K block (nor as up to 64 items along N); target wormhole_b0 has 1395424 B usable")
 
 
 def test_gpu_refuses_a_block_that_cannot_stay_in_registers() -> None:

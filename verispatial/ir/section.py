@@ -185,8 +185,10 @@ class AccForm(str, enum.Enum):
 
 @attrs.frozen
 class MatmulPlan:
-    """The work plan of a matmul: a ``cols`` x ``rows`` grid of sites, each computing ``per_site_m`` x
-    ``per_site_n`` output tiles in ``sb_h`` x ``sb_w`` sub-blocks over ``num_blocks`` K blocks of ``block_w`` tiles."""
+    """The work plan of a matmul: a ``cols`` x ``rows`` grid of sites, each computing ``items`` work items of
+    ``per_site_m`` x ``per_site_n`` output tiles one after another (side by side along N: the site's region is
+    ``per_site_m`` x ``site_n``), each item in ``sb_h`` x ``sb_w`` sub-blocks over ``num_blocks`` K blocks of
+    ``block_w`` tiles. Every buffer is sized for one item and reused by the next; ``persist`` emits the item loop."""
 
     cols: int
     rows: int
@@ -197,6 +199,12 @@ class MatmulPlan:
     sb_h: int
     sb_w: int
     form: AccForm
+    items: int = 1
+
+    @property
+    def site_n(self) -> int:
+        """Output tiles per site along N: all its items side by side."""
+        return self.per_site_n * self.items
 
     @property
     def sbt(self) -> int:

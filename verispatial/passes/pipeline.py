@@ -12,6 +12,7 @@ from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, Pass
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
+from verispatial.passes.persist import Persist
 from verispatial.passes.place import Place
 from verispatial.passes.size import Size
 from verispatial.passes.tile import Tile
@@ -24,6 +25,8 @@ PASSES: dict[str, type] = {
     "place": Place,
     "size": Size,
     "synthesize-handshakes": SynthesizeHandshakes,
+    # After the engine programs exist: the item loop wraps each of them whole (see persist's module docstring).
+    "persist": Persist,
 }
 
 #: Called after each pass: (pass, section before, section after, fragment, seconds).
@@ -37,7 +40,7 @@ def get_pass(name: str) -> Pass:
 
 
 def default_passes() -> tuple[Pass, ...]:
-    """lower → tile → place → size → synthesize-handshakes, with default options."""
+    """lower → tile → place → size → synthesize-handshakes → persist, with default options."""
     return tuple(get_pass(n) for n in PASSES)
 
 

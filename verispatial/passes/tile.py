@@ -59,7 +59,12 @@ class Tile:
     Options: ``max_cols``/``max_rows`` cap the matmul grid (default: the target's mesh); ``max_sites`` caps an
     elementwise op's sites; ``max_block_w`` caps the K block width in tiles (the vendor example uses 2);
     ``acc_form`` forces the matmul's accumulation form (an ``AccForm`` or its value; ``ValueError`` for an unknown
-    name).
+    name); ``max_items`` caps the work items per site (default: no cap; 1 keeps one block per site).
+
+    Work items: a matmul site takes its whole block as one item when some K block width fits local memory; when
+    none does, its columns are split into the fewest items (a divisor of its tile columns) whose one-item buffers
+    fit, processed one after another in ``persist``'s item loop; refused by name when even one column per item
+    does not fit.
 
     The matmul's form by default, first that applies (``nb`` = K blocks at the widest block width that fits):
 
@@ -83,6 +88,7 @@ class Tile:
     max_sites: int | None = None
     max_block_w: int = 2
     acc_form: AccForm | None = attrs.field(default=None, converter=_forced_form)
+    max_items: int | None = None
 
     def run(self, section: Section, target: Target) -> tuple[Section, Fragment]:
         expect_phase(self.name, section, Phase.TEMPLATE)
@@ -170,26 +176,39 @@ class Tile:
         elif kt > self.max_block_w and pm * pn <= acc:
             # The whole block stays in the accumulator: stream K through it one tile at a time.
             widths = [1]
-        last_end = 0
-        for w in sorted(widths, reverse=True):
-            nb = kt // w
-            form = forced or self._default_form(tpl, target, nb, pm, pn, acc)
-            one = form in (AccForm.REGISTERS, AccForm.STREAMING)
-            sb = (pm, pn) if one else sub_block(pm, pn, acc)
-            if sb[0] * sb[1] > acc:
-                refuse(self.name, section, f"per-site block {pm}x{pn} tiles needs {pm * pn} accumulator tiles held "
-                                           f"across {nb} K blocks; target {target.name} holds {acc} and cannot spill")
-            plan = MatmulPlan(cols, rows, pm, pn, w, nb, sb[0], sb[1], form)
-            t = tpl
-            if form.spills:
-                t = attrs.evolve(tpl, buffers=(*tpl.buffers, TemplateBuffer(len(tpl.buffers), "c_24", work_dtype(
-                    [b.dtype for b in tpl.buffers]), BufferRole.INTERM)))
-            last_end = layout_end(lay_out(t, plan, target))
-            if last_end <= target.local_bytes:
-                return plan, t
+        # One item (the site's whole block) first; when no K block width fits local memory, split the site's
+        # columns into more items processed one after another (fewest first), every buffer sized for one item.
+        one_item_end = 0
+        for items in [d for d in divisors(pn) if self.max_items is None or d <= self.max_items]:
+            pni = pn // items
+            for w in sorted(widths, reverse=True):
+                nb = kt // w
+                form = forced or self._default_form(tpl, target, nb, pm, pni, acc)
+                if forced is not None and items > 1:
+                    self._check_forced(section, tpl, target, forced, kt, pm, pni, acc)
+                one = form in (AccForm.REGISTERS, AccForm.STREAMING)
+                sb = (pm, pni) if one else sub_block(pm, pni, acc)
+                if sb[0] * sb[1] > acc:
+                    if items < pn:
+                        continue
+                    refuse(self.name, section, f"per-site block {pm}x{pn} tiles needs {pm * pn} accumulator tiles "
+                                               f"held across {nb} K blocks; target {target.name} holds {acc} and "
+                                               f"cannot spill")
+                plan = MatmulPlan(cols, rows, pm, pni, w, nb, sb[0], sb[1], form, items)
+                t = tpl
+                if form.spills:
+                    t = attrs.evolve(tpl, buffers=(*tpl.buffers, TemplateBuffer(len(tpl.buffers), "c_24", work_dtype(
+                        [b.dtype for b in tpl.buffers]), BufferRole.INTERM)))
+                end = layout_end(lay_out(t, plan, target))
+                if items == 1:
+                    one_item_end = end
+                if end <= target.local_bytes:
+                    return plan, t
+        split = "" if pn == 1 or self.max_items == 1 else f" (nor as up to {pn} items along N)"
         refuse(self.name, section, f"per-site block {pm}x{pn} tiles on a {cols}x{rows} grid (K {kt} tiles) needs "
-                                   f"{last_end - target.reserved_base} B of local memory at the smallest K block; "
-                                   f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+                                   f"{one_item_end - target.reserved_base} B of local memory at the smallest K block"
+                                   f"{split}; target {target.name} has {target.local_bytes - target.reserved_base} B "
+                                   f"usable")
 
     def _eltwise(self, section: Section, tpl: SectionTemplate, target: Target, acc: int) -> EltwisePlan:
         total = tpl.m_tiles * tpl.n_tiles

@@ -69,8 +69,8 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
         addr = Addr(c.site.y * plan.per_site_m * kcols, (Term("r", kcols), Term("k", plan.block_w)))
         reads: Op = Loop("r", plan.per_site_m, (ReadTiles(s.tensor, addr, plan.block_w, b),))
     else:
-        # Row k*block_w + r of in1, per_site_n tiles from column x*per_site_n.
-        addr = Addr(c.site.x * plan.per_site_n, (Term("r", kcols), Term("k", plan.block_w * kcols)))
+        # Row k*block_w + r of in1, per_site_n tiles from column x*site_n (persist adds item*per_site_n).
+        addr = Addr(c.site.x * plan.site_n, (Term("r", kcols), Term("k", plan.block_w * kcols)))
         reads = Loop("r", plan.block_w, (ReadTiles(s.tensor, addr, plan.per_site_n, b),))
     ops: list[Op] = [Reserve(b, pages), reads, ReadBarrier()]
     if spec is not None:
@@ -104,7 +104,7 @@ def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     sub: list[Op] = []
     for s in c.stages(StageKind.LOAD, Level.SUB_BLOCK):
         # A bias row: sb_w tiles of the site's columns, once per output sub-block.
-        sub += plain_load(c, s, Addr(c.site.x * plan.per_site_n, (Term("j", plan.sb_w),)), plan.sb_w)
+        sub += plain_load(c, s, Addr(c.site.x * plan.site_n, (Term("j", plan.sb_w),)), plan.sb_w)
     if sub:
         ops.append(_nest(plan, sub))
     # No engine may finish with NoC transactions outstanding (reference §2.5 end, PR #55119).
@@ -183,8 +183,8 @@ def matmul_writer(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     assert st.tensor is not None
     out = c.buf[st.ins[0]]
     ncols = tensor_cols(c, st.tensor)
-    # Output tile (y*per_site_m + i*sb_h + r, x*per_site_n + j*sb_w), row-major over the output's tile columns.
-    addr = Addr(c.site.y * plan.per_site_m * ncols + c.site.x * plan.per_site_n,
+    # Output tile (y*per_site_m + i*sb_h + r, x*site_n + j*sb_w) of item 0, row-major over the output's tile columns.
+    addr = Addr(c.site.y * plan.per_site_m * ncols + c.site.x * plan.site_n,
                 (Term("i", plan.sb_h * ncols), Term("r", ncols), Term("j", plan.sb_w)))
     body: list[Op] = [Wait(out, plan.sbt), Loop("r", plan.sb_h, (WriteTiles(out, st.tensor, addr, plan.sb_w),)),
                       WriteBarrier(), Pop(out, plan.sbt)]
