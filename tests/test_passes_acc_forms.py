@@ -11,7 +11,9 @@ b3 = c_16 (the output, 2 sub-blocks of 8 pages; the whole 16-page block when the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import pytest
@@ -39,6 +41,9 @@ from verispatial.ir import (
     Wait,
 )
 from verispatial.ir.graph import GraphBuilder, ModelGraph
+from verispatial.ir.ops import op_text
+from verispatial.ir.program import walk
+from verispatial.ir.serialize import program_from_dict, program_to_dict
 from verispatial.passes import Pipeline, compile_section
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
@@ -307,3 +312,29 @@ def test_streaming_without_an_operand_pop_deadlocks() -> None:
     assert refuted.counterexample is not None
     assert [s["position"]["op"] for s in refuted.counterexample["stuck"]] == [
         "reserve(b1, 2)", "wait(b0, 2)", "wait(b2, 4)"]
+
+
+def _packs(ops: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for o in ops:
+        out += _packs(o["body"]) if o["op"] == "loop" else [o] if o["op"] == "pack_acc" else []
+    return out
+
+
+def test_accumulate_round_trips_and_is_written_only_when_true() -> None:
+    p, _ = compile_form(graph(64, 256, 256), WORMHOLE, "in_place")
+    d = program_to_dict(p)
+    (compute,) = [ep for ep in d["programs"] if ep["engine"] == "compute"]
+    assert [pk.get("accumulate") for pk in _packs(compute["ops"])] == [None, True, True]
+    assert program_from_dict(json.loads(json.dumps(d))) == p
+    # A document written before the field loads with plain packs, and its custom target without packer_l1_acc too.
+    for pk in _packs(compute["ops"]):
+        pk.pop("accumulate", None)
+    custom = program_to_dict(attrs.evolve(p, target=attrs.evolve(WORMHOLE, name="custom")))["target"]
+    assert custom["packer_l1_acc"] is True
+    d["target"] = {k: v for k, v in custom.items() if k != "packer_l1_acc"}
+    old = program_from_dict(d)
+    assert not old.target.packer_l1_acc
+    assert [op.accumulate for ep in old.programs for op in walk(ep.ops) if isinstance(op, PackAcc)] == [False] * 3
+    assert op_text(PackAcc(3, 8, True)) == "pack_acc(b3, 8, accumulate)"
+    assert op_text(PackAcc(3, 8)) == "pack_acc(b3, 8)"
