@@ -110,7 +110,8 @@ class Tile:
             "plan": {"kind": type(plan).__name__, **attrs.asdict(plan, value_serializer=lambda _i, _a, v: getattr(v, "value", v))},
             "obligations": [
                 {"name": "accumulator:capacity", "claim": f"every acquire holds at most {acc} tiles (target {target.name})"},
-                {"name": "tile:covers", "claim": "the sites' blocks partition the output and the K blocks partition K"},
+                {"name": "tile:covers", "claim": "the sites' blocks (their items side by side) partition the output and "
+                                                 "the K blocks partition K"},
                 {"name": "tile:fits", "claim": f"the per-site buffers end at byte {end} <= {target.local_bytes}"},
             ],
         }
