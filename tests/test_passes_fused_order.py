@@ -51,7 +51,7 @@ def _fused() -> Program:
     b.matmul("mm", "a", "w", "o", activation="relu")
     p, frags = compile_section(b.build(), 0, WORMHOLE, PIPE)
     assert frags[1]["plan"] == {"kind": "MatmulPlan", "cols": 1, "rows": 1, "per_site_m": 4, "per_site_n": 8,
-                                "block_w": 2, "num_blocks": 1, "sb_h": 4, "sb_w": 2, "form": "single"}
+                                "block_w": 2, "num_blocks": 1, "sb_h": 4, "sb_w": 2, "form": "single", "items": 1}
     return p
 
 

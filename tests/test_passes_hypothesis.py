@@ -14,6 +14,7 @@ from verispatial.ir.validate import validate
 from verispatial.passes import PASSES, Pipeline, compile_section
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
+from verispatial.passes.persist import Persist
 from verispatial.passes.place import Place
 from verispatial.passes.size import Size
 from verispatial.passes.tile import Tile
@@ -22,7 +23,8 @@ from verispatial.passes.tile import Tile
 DIMS = st.sampled_from([8, 16, 32, 40, 64, 96, 128])
 DTYPES = st.sampled_from(["bf16", "bf16", "fp32", "bfp8_b"])
 #: A 2x2 grid at most keeps each proof near a second.
-PIPE = Pipeline((Lower(), Tile(max_cols=2, max_rows=2, max_sites=4), Place(), Size(), SynthesizeHandshakes()))
+PIPE = Pipeline((Lower(), Tile(max_cols=2, max_rows=2, max_sites=4), Place(), Size(), SynthesizeHandshakes(),
+                 Persist()))
 
 
 @st.composite

@@ -75,20 +75,41 @@ def _prog(p: Program, x: int, y: int, e: Engine) -> tuple[Op, ...]:
     return ep.ops
 
 
+def _pipe_form(cols: int, rows: int, form: str) -> Pipeline:
+    return Pipeline((Lower(), Tile(max_cols=cols, max_rows=rows, acc_form=form), Place(), Size(),
+                     SynthesizeHandshakes()))
+
+
 @pytest.mark.parametrize(("target", "flush"), [(WORMHOLE, "after_flag"), (BLACKHOLE, "between")])
 def test_matmul_is_the_reference_protocol(target: Target, flush: str) -> None:
+    # The vendor example spills and reloads with c_16 aliased onto c_24; the compiler's spill_reload is the plain
+    # form (the alias is the in_place form's): the same reader, writer, semaphores and groups, the same compute but
+    # for the cumulative c_16 reserve of block 0, and c_16 in its own bytes.
     ref_mod = _builder()
     cfg = ref_mod.MatmulConfig(m=128, n=128, k=192, cols=2, rows=2, sb_h=2, sb_w=2, in0_block_w=2)
     ref: Program = ref_mod.matmul_reuse_mcast("ref", target, flush, cfg)
-    got, frags = compile_section(_mm_graph(128, 128, 192), 0, target, _pipe(2, 2))
+    got, frags = compile_section(_mm_graph(128, 128, 192), 0, target, _pipe_form(2, 2, "spill_reload"))
     assert [f["pass"] for f in frags] == ["lower", "tile", "place", "size", "synthesize-handshakes"]
     assert frags[1]["plan"] == {"kind": "MatmulPlan", "cols": 2, "rows": 2, "per_site_m": 2, "per_site_n": 2,
-                                "block_w": 2, "num_blocks": 3, "sb_h": 2, "sb_w": 2, "form": "spill_reload"}
-    assert got.programs == ref.programs
-    assert got.buffers == ref.buffers
+                                "block_w": 2, "num_blocks": 3, "sb_h": 2, "sb_w": 2, "form": "spill_reload", "items": 1}
+    for ep, rp in zip(got.programs, ref.programs, strict=True):
+        assert (ep.site, ep.engine) == (rp.site, rp.engine)
+        if ep.engine != Engine.COMPUTE:
+            assert ep.ops == rp.ops
+            continue
+        # Reference block 0: two waits, the one 2x2 sub-block unrolled (seven ops, one of them the cumulative
+        # reserve of c_16), two pops; then the middle-block loop and the last block, op for op.
+        c16 = 4 * (ep.site.y * 2 + ep.site.x) + 3
+        first = tuple(o for o in rp.ops[2:9] if not (isinstance(o, Reserve) and o.buf == c16))
+        assert len(first) == 6
+        assert ep.ops[:5] == (*rp.ops[:2], Loop("i", 1, (Loop("j", 1, first),)), *rp.ops[9:11])
+        assert ep.ops[5:] == rp.ops[11:]
+    assert [b.alias_of for b in got.buffers] == [None] * len(got.buffers)
+    # c_16 double-buffers two sub-blocks in its own bytes instead of sharing the spill's whole block.
+    assert [(b.name, b.capacity) for b in got.buffers[:4]] == [("c_0", 8), ("c_1", 8), ("c_24", 4), ("c_16", 8)]
+    assert [(b.name, b.capacity) for b in ref.buffers[:4]] == [("c_0", 8), ("c_1", 8), ("c_24", 4), ("c_16", 4)]
     assert got.semaphores == ref.semaphores
     assert got.groups == ref.groups
-    assert got.memory == ref.memory
     assert got.tensors == ref.tensors
     report = certify(got)
     assert report.exit_code == 0
@@ -111,11 +132,11 @@ def test_flush_placement_per_target(target: Target, expected: list[type]) -> Non
 
 def test_fused_chain_runs_inside_the_last_block_nest() -> None:
     g = _mm_graph(32, 64, 128, bias="b", activation="silu")
-    got, frags = compile_section(g, 0, WORMHOLE, _pipe(1, 1))
-    # Buffers at the one site: c_0, c_1, c_2 (bias), c_3 (matmul hand-off), c_4 (bias out), c_24, c_16 (alias).
+    got, frags = compile_section(g, 0, WORMHOLE, _pipe_form(1, 1, "spill_reload"))
+    # Buffers at the one site: c_0, c_1, c_2 (bias), c_3 (matmul hand-off), c_4 (bias out), c_24, c_16.
     assert [(b.name, b.cb, b.capacity, b.alias_of) for b in got.buffers] == [
         ("c_0", 0, 4, None), ("c_1", 1, 8, None), ("c_2", 2, 4, None), ("c_3", 3, 4, None), ("c_4", 4, 4, None),
-        ("c_24", 24, 2, None), ("c_16", 16, 2, 5)]
+        ("c_24", 24, 2, None), ("c_16", 16, 4, None)]
     t = 2
     head: list[Op] = [Wait(0, 2), Wait(1, 4)]
     tail: list[Op] = [Pop(0, 2), Pop(1, 4)]
@@ -128,8 +149,8 @@ def test_fused_chain_runs_inside_the_last_block_nest() -> None:
         Pop(4, t),
     )
     assert _prog(got, 0, 0, Engine.COMPUTE) == (
-        *head, AcquireAcc(t), Compute("matmul", t), Reserve(6, 2), Reserve(5, t), PackAcc(5, t), Push(5, t),
-        ReleaseAcc(), *tail,
+        *head, Loop("i", 1, (Loop("j", 1, (AcquireAcc(t), Compute("matmul", t), Reserve(5, t), PackAcc(5, t),
+                                           Push(5, t), ReleaseAcc())),)), *tail,
         *head, Loop("i", 1, (Loop("j", 1, nest_body),)), *tail,
     )
     assert frags[2]["groups"] == []
@@ -149,14 +170,21 @@ def test_register_resident_accumulator_on_gpu() -> None:
 
 
 def test_shape_that_cannot_fit_is_refused_by_name() -> None:
-    # N = 1021 tiles (prime, > 8 columns): one column holds the whole row of output; in1 alone is 4 MB.
-    g = _mm_graph(32, 32 * 1021, 64)
+    # M = 1021 tiles (prime, > 8 rows): one row of sites holds every output row; in0 alone is 4 MB, and a site's
+    # one tile column cannot be split into items.
+    g = _mm_graph(32 * 1021, 32, 64)
     with pytest.raises(PassRefused) as e:
         compile_section(g, 0, WORMHOLE)
     assert e.value.pass_name == "tile"
     assert e.value.reason == (
-        "op 'mm' (matmul): per-site block 1x1021 tiles on a 1x1 grid (K 2 tiles) needs 6277120 B of local memory "
+        "op 'mm' (matmul): per-site block 1021x1 tiles on a 1x1 grid (K 2 tiles) needs 6277120 B of local memory "
         "at the smallest K block; target wormhole_b0 has 1395424 B usable")
+    # With 64 tile columns on the one site, not even 64 one-column items fit.
+    with pytest.raises(PassRefused) as e:
+        compile_section(_mm_graph(32 * 1021, 32 * 64, 64), 0, WORMHOLE, _pipe(1, 1))
+    assert e.value.reason == (
+        "op 'mm' (matmul): per-site block 1021x64 tiles on a 1x1 grid (K 2 tiles) needs 138268672 B of local memory "
+        "at the smallest K block (nor as up to 64 items along N); target wormhole_b0 has 1395424 B usable")
 
 
 def test_gpu_refuses_a_block_that_cannot_stay_in_registers() -> None:

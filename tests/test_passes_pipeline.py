@@ -55,7 +55,7 @@ def _eltwise(fn: str, shape: list[int], same: bool = False) -> ModelGraph:
 
 
 def test_registry_keys_match_pass_names() -> None:
-    assert list(PASSES) == ["lower", "tile", "place", "size", "synthesize-handshakes"]
+    assert list(PASSES) == ["lower", "tile", "place", "size", "synthesize-handshakes", "persist"]
     for key in PASSES:
         assert get_pass(key).name == key
     assert [p.name for p in default_passes()] == list(PASSES)
@@ -83,7 +83,7 @@ def test_pipeline_hook_sees_every_pass_and_verify_each_catches_a_broken_pass() -
 
     Pipeline(hooks=(hook,)).run(Section("e.op", g, g.ops[0]), WORMHOLE)
     assert seen == [("lower", "template"), ("tile", "tiled"), ("place", "placed"), ("size", "sized"),
-                    ("synthesize-handshakes", "scheduled")]
+                    ("synthesize-handshakes", "scheduled"), ("persist", "scheduled")]
 
     @attrs.frozen
     class BadSize:

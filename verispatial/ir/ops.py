@@ -160,10 +160,15 @@ class Compute:
 
 @attrs.frozen
 class PackAcc:
-    """Pack ``tiles`` accumulator tiles into the reserved back of ``buf`` (pack_tile)."""
+    """Pack ``tiles`` accumulator tiles into the reserved back of ``buf`` (pack_tile).
+
+    With ``accumulate`` the packer adds the tiles to what those pages already hold instead of replacing it (packer
+    L1 accumulation, tt-metal ``llk_pack_reconfig_l1_acc(1)``); a data effect only, the token rules are the same.
+    """
 
     buf: int
     tiles: int
+    accumulate: bool = False
 
 
 @attrs.frozen
@@ -250,6 +255,10 @@ def op_text(op: Op) -> str:
             fields.append(v.value)
         elif a.name == "addr":
             continue
+        elif a.name == "accumulate":
+            # Only the accumulating pack says so: the plain form reads as it always has.
+            if v:
+                fields.append("accumulate")
         else:
             fields.append(str(v))
     return f"{tag}({', '.join(fields)})"

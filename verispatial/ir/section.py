@@ -155,22 +155,42 @@ class SectionTemplate:
 
 
 class AccForm(str, enum.Enum):
-    """How a matmul accumulates over its K blocks.
+    """How a matmul accumulates over its K blocks (pages are tiles; a sub-block is ``sbt`` pages).
 
-    ``single``: one K block, pack once per sub-block. ``spill_reload``: every block but the last packs the partial
-    to the intermediate and the next reloads it (first and last block peeled). ``registers``: the accumulator stays
-    in registers over the whole K loop and packs once (targets that cannot spill; one sub-block per site).
+    - ``single``: one K block; each sub-block packs once.
+    - ``streaming``: the site's whole block is one sub-block held in the accumulator while K streams through in
+      one-tile steps; one pack at the end, nothing spilled.
+    - ``registers``: the same shape on a target whose accumulator never leaves the registers (GPU), over K blocks.
+    - ``spill_reload``: every block but the last packs its partial to the intermediate and the next block reloads
+      it (first and last block peeled).
+    - ``in_place``: the intermediate shares the matmul's output pages page for page; the item's output pages are
+      reserved before any partial lands, block 0 packs fresh, the middle blocks accumulate into the pages with the
+      packer and drain them so the write pointer returns, the last block packs with accumulate into the output
+      itself and pushes it: no reload.
+    - ``pack_accumulate``: the packer accumulates the partials into the intermediate (blocks 0..nb-2, every block
+      but the last two drained so the write pointer returns to the page being accumulated into); one reload, at
+      the last block, which packs to the output.
     """
 
     SINGLE = "single"
+    STREAMING = "streaming"
     SPILL_RELOAD = "spill_reload"
+    IN_PLACE = "in_place"
+    PACK_ACCUMULATE = "pack_accumulate"
     REGISTERS = "registers"
+
+    @property
+    def spills(self) -> bool:
+        """The form packs partials to an intermediate buffer (``c_24``)."""
+        return self in (AccForm.SPILL_RELOAD, AccForm.IN_PLACE, AccForm.PACK_ACCUMULATE)
 
 
 @attrs.frozen
 class MatmulPlan:
-    """The work plan of a matmul: a ``cols`` x ``rows`` grid of sites, each computing ``per_site_m`` x
-    ``per_site_n`` output tiles in ``sb_h`` x ``sb_w`` sub-blocks over ``num_blocks`` K blocks of ``block_w`` tiles."""
+    """The work plan of a matmul: a ``cols`` x ``rows`` grid of sites, each computing ``items`` work items of
+    ``per_site_m`` x ``per_site_n`` output tiles one after another (side by side along N: the site's region is
+    ``per_site_m`` x ``site_n``), each item in ``sb_h`` x ``sb_w`` sub-blocks over ``num_blocks`` K blocks of
+    ``block_w`` tiles. Every buffer is sized for one item and reused by the next; ``persist`` emits the item loop."""
 
     cols: int
     rows: int
@@ -184,6 +204,12 @@ class MatmulPlan:
     #: The trip the K blocks run to (a count read at run time), if any: ``synthesize-handshakes`` refuses it, since
     #: the accumulation forms peel the first and last block.
     k_trip: str | None = None
+    items: int = 1
+
+    @property
+    def site_n(self) -> int:
+        """Output tiles per site along N: all its items side by side."""
+        return self.per_site_n * self.items
 
     @property
     def sbt(self) -> int:

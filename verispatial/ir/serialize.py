@@ -17,7 +17,7 @@ import jsonschema
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Site
-from verispatial.ir.ops import OP_TAGS, TAG_OPS, Loop, Op
+from verispatial.ir.ops import OP_TAGS, TAG_OPS, Loop, Op, PackAcc
 from verispatial.ir.program import FORMAT, VERSION, Program
 from verispatial.ir.target import TARGETS, Target, get_target
 
@@ -34,9 +34,14 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
         v = getattr(op, a.name)
         if isinstance(op, Loop) and a.name == "body":
             d["body"] = [_unstructure_op(o) for o in v]
+        elif isinstance(op, PackAcc) and a.name == "accumulate":
+            # Written only when true: documents from before the field (and their certificates' program digests)
+            # stay byte for byte what they were.
+            if v:
+                d["accumulate"] = True
         else:
             d[a.name] = _conv.unstructure(v)
-    # Defaults are kept: the format is explicit so other tools need not know them.
+    # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate.
     return d
 
 

@@ -26,6 +26,8 @@ class Target:
     - ``tile_bytes``: bytes per tile per dtype; ``max_cbs`` / ``max_semaphores``: per site.
     - ``multicast``: one site can write the same pages into a rectangle of sites (a NoC multicast); where False,
       ``place`` forms no multicast group and every site loads its own operands.
+    - ``packer_l1_acc``: the packer can add the accumulator into the local-memory pages it packs to instead of
+      replacing them (``PackAcc(accumulate=True)``): the matmul's in-place and packer-accumulate forms need it.
     """
 
     name: str
@@ -42,6 +44,7 @@ class Target:
     max_cbs: int
     max_semaphores: int
     multicast: bool = True
+    packer_l1_acc: bool = False
     sources: dict[str, str] = attrs.field(factory=dict)
 
     def bytes_per_tile(self, dtype: str) -> int:
@@ -81,7 +84,10 @@ WORMHOLE = Target(
         "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
         "max_cbs": "circular_buffer_constants.h: 32 CB indices on a Wormhole device",
         "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+        "packer_l1_acc": "llk_pack_reconfig_l1_acc(enable): tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/"
+                         "llk_pack_api.h (tenstorrent/tt-metal 038425bc); used by the matmul's PACKER_L1_ACC path",
     },
+    packer_l1_acc=True,
 )
 
 BLACKHOLE = Target(
@@ -108,7 +114,10 @@ BLACKHOLE = Target(
         "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
         "max_cbs": "circular_buffer_constants.h: 64 CB indices on Blackhole",
         "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",
+        "packer_l1_acc": "llk_pack_reconfig_l1_acc(enable): tt_metal/hw/ckernels/blackhole/metal/llk_api/"
+                         "llk_pack_api.h (tenstorrent/tt-metal 00d08244)",
     },
+    packer_l1_acc=True,
 )
 
 GPU = Target(
@@ -135,6 +144,7 @@ GPU = Target(
         "alignment": "128 B shared-memory swizzle granule used by block-level pipelines (assumption, stated)",
         "acc_tiles": "register-resident accumulators: no spill (DESIGN §2); 8 16x16 fragments per warp group, assumed",
         "ordered_writes": "cp.async/TMA writes are not ordered without a fence: PTX ISA memory model",
+        "packer_l1_acc": "none: accumulators are register fragments, stored once (DESIGN §2); the target never spills",
     },
 )
 

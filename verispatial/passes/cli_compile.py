@@ -13,6 +13,7 @@ from pathlib import Path
 
 from verispatial.errors import ParseError, PassRefused, VerispatialError
 from verispatial.ir.graph import load_graph
+from verispatial.ir.section import AccForm
 from verispatial.ir.target import get_target
 from verispatial.passes.compile import compile_model
 from verispatial.passes.pipeline import Pipeline, capped_passes
@@ -28,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     for opt, what in (("--max-cols", "columns of a matmul grid"), ("--max-rows", "rows of a matmul grid"),
                       ("--max-sites", "sites of an elementwise or fold op")):
         ap.add_argument(opt, type=int, default=None, metavar="N", help=f"cap the {what} (default: the target's mesh)")
+    ap.add_argument("--acc-form", default=None, choices=[f.value for f in AccForm], metavar="FORM",
+                    help="force every matmul's accumulation form (" + ", ".join(f.value for f in AccForm) + "); a "
+                         "section where it cannot apply is refused by name (default: tile's rule)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
 
@@ -62,7 +66,7 @@ def run_compile(argv: Sequence[str]) -> int:
         if any(c is not None and c < 1 for c in caps):
             err.write("verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n")
             return 2
-        pipeline = Pipeline(capped_passes(*caps))
+        pipeline = Pipeline(capped_passes(*caps, acc_form=args.acc_form))
         sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
     except PassRefused as e:
         err.write(f"verispatial: error: {args.model}: pass {e.pass_name!r} refused: {e.reason}\n")

@@ -7,11 +7,12 @@ from collections.abc import Callable
 
 import attrs
 
-from verispatial.ir.section import Section
+from verispatial.ir.section import AccForm, Section
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, Pass
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
+from verispatial.passes.persist import Persist
 from verispatial.passes.place import Place
 from verispatial.passes.size import Size
 from verispatial.passes.tile import Tile
@@ -24,6 +25,8 @@ PASSES: dict[str, type] = {
     "place": Place,
     "size": Size,
     "synthesize-handshakes": SynthesizeHandshakes,
+    # After the engine programs exist: the item loop wraps each of them whole (see persist's module docstring).
+    "persist": Persist,
 }
 
 #: Called after each pass: (pass, section before, section after, fragment, seconds).
@@ -37,17 +40,18 @@ def get_pass(name: str) -> Pass:
 
 
 def default_passes() -> tuple[Pass, ...]:
-    """lower → tile → place → size → synthesize-handshakes, with default options."""
+    """lower → tile → place → size → synthesize-handshakes → persist, with default options."""
     return tuple(get_pass(n) for n in PASSES)
 
 
 def capped_passes(max_cols: int | None = None, max_rows: int | None = None,
-                  max_sites: int | None = None) -> tuple[Pass, ...]:
+                  max_sites: int | None = None, acc_form: AccForm | str | None = None) -> tuple[Pass, ...]:
     """The default passes with ``tile`` capped: a matmul grid of at most ``max_cols`` x ``max_rows`` sites, an
     elementwise or fold op on at most ``max_sites`` sites (``None``: the target's mesh). Fewer sites mean fewer
-    engine programs for the checker; per-site blocks grow and ``tile`` refuses by name when they no longer fit."""
-    return tuple(Tile(max_cols=max_cols, max_rows=max_rows, max_sites=max_sites) if n == "tile" else get_pass(n)
-                 for n in PASSES)
+    engine programs for the checker; per-site blocks grow and ``tile`` refuses by name when they no longer fit.
+    ``acc_form`` forces every matmul's accumulation form (``Tile.acc_form``; ``ValueError`` for an unknown name)."""
+    return tuple(Tile(max_cols=max_cols, max_rows=max_rows, max_sites=max_sites, acc_form=acc_form) if n == "tile"
+                 else get_pass(n) for n in PASSES)
 
 
 @attrs.frozen

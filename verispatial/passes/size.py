@@ -37,11 +37,12 @@ def _align(n: int, a: int) -> int:
 def capacities(tpl: SectionTemplate, plan: Plan, target: Target) -> dict[int, int]:
     """Pages of each template buffer under ``plan`` (one tile per page).
 
-    Operand blocks and hand-offs are double-buffered (two K blocks, two sub-blocks, two chunks); the output holds
-    a site's whole block when the spill aliases it (the two share bytes page for page).
+    Operand blocks and hand-offs are double-buffered (two K blocks, two sub-blocks, two chunks); the spill holds a
+    site's whole block, and so does the matmul's output when the spill shares its bytes (``in_place``).
     """
     caps: dict[int, int] = {}
     alias = aliased_output(tpl, plan, target)
+    shared = matmul_output(tpl) if alias is not None else None
     for b in tpl.buffers:
         if isinstance(plan, EltwisePlan):
             caps[b.id] = 2 * plan.chunk
@@ -64,29 +65,37 @@ def capacities(tpl: SectionTemplate, plan: Plan, target: Target) -> dict[int, in
             caps[b.id] = 2 * (plan.n0 if b.id == 0 else plan.n1)
         elif b.role == BufferRole.SUB_OPERAND:
             caps[b.id] = 2 * plan.sb_w
-        elif b.role == BufferRole.INTERM or (b.role == BufferRole.OUTPUT and alias is not None):
+        elif b.role == BufferRole.INTERM or b.id == shared:
             caps[b.id] = plan.out_block
         else:
             caps[b.id] = 2 * plan.sbt
     return caps
 
 
+def matmul_output(tpl: SectionTemplate) -> int:
+    """The buffer the matmul stage packs into: the output, or the first chain hand-off when a chain follows."""
+    return next(s.outs[0] for s in tpl.stages if s.op == "matmul")
+
+
 def aliased_output(tpl: SectionTemplate, plan: Plan, target: Target) -> int | None:
-    """The spill buffer the output shares its bytes with, when the plan spills and the two have one tile size."""
-    if not isinstance(plan, MatmulPlan) or plan.form != AccForm.SPILL_RELOAD:
+    """The spill buffer that shares its bytes page for page with the matmul's output (``matmul_output``): under
+    the ``in_place`` form, whose ``tile`` checked that the two have one tile size. ``None`` otherwise."""
+    if not isinstance(plan, MatmulPlan) or plan.form != AccForm.IN_PLACE:
         return None
     interm = tpl.buffer(BufferRole.INTERM)
-    out = tpl.buffer(BufferRole.OUTPUT)
-    if interm and out and target.bytes_per_tile(interm[0].dtype) == target.bytes_per_tile(out[0].dtype):
+    out = tpl.buffers[matmul_output(tpl)]
+    if interm and target.bytes_per_tile(interm[0].dtype) == target.bytes_per_tile(out.dtype):
         return interm[0].id
     return None
 
 
 def lay_out(tpl: SectionTemplate, plan: Plan, target: Target) -> MemoryLayout:
     """The per-site memory map of ``tpl`` under ``plan``: offsets from ``reserved_base`` in declaration order
-    (the spill before the output it roots), each aligned; an alias at its root's offset. Does not check the end."""
+    (the spill before the output), each aligned; of two buffers sharing bytes the later one in that order is the
+    alias, at its root's offset. Does not check the end."""
     caps = capacities(tpl, plan, target)
-    alias = aliased_output(tpl, plan, target)
+    interm = aliased_output(tpl, plan, target)
+    pair = {interm, matmul_output(tpl)} if interm is not None else set()
     order = [b for b in tpl.buffers if b.role not in (BufferRole.OUTPUT, BufferRole.INTERM)]
     order += tpl.buffer(BufferRole.INTERM) + tpl.buffer(BufferRole.OUTPUT)
     cb_next = 0
@@ -101,7 +110,7 @@ def lay_out(tpl: SectionTemplate, plan: Plan, target: Target) -> MemoryLayout:
             cb = INTERM_CB
         else:
             cb, cb_next = cb_next, cb_next + 1
-        root = alias if b.role == BufferRole.OUTPUT else None
+        root = next((r for r in pair if r != b.id and r in offset), None) if b.id in pair else None
         if root is not None:
             offset[b.id] = offset[root]
         else:

@@ -57,9 +57,10 @@ def _tiled(s: Section, t: Target) -> list[IrViolation]:
     assert plan is not None
     out: list[IrViolation] = []
     if isinstance(plan, MatmulPlan):
-        if plan.per_site_m * plan.rows != tpl.m_tiles or plan.per_site_n * plan.cols != tpl.n_tiles:
-            out.append(IrViolation("plan", f"{plan.cols}x{plan.rows} sites of {plan.per_site_m}x{plan.per_site_n} tiles "
-                                           f"do not cover {tpl.m_tiles}x{tpl.n_tiles}"))
+        if plan.per_site_m * plan.rows != tpl.m_tiles or plan.site_n * plan.cols != tpl.n_tiles:
+            out.append(IrViolation("plan", f"{plan.cols}x{plan.rows} sites of {plan.items} item(s) of "
+                                           f"{plan.per_site_m}x{plan.per_site_n} tiles do not cover "
+                                           f"{tpl.m_tiles}x{tpl.n_tiles}"))
         if plan.block_w * plan.num_blocks != tpl.k_tiles:
             out.append(IrViolation("plan", f"{plan.num_blocks} K blocks of {plan.block_w} do not cover K = {tpl.k_tiles}"))
         if plan.per_site_m % plan.sb_h or plan.per_site_n % plan.sb_w:

@@ -69,8 +69,8 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
         addr = Addr(c.site.y * plan.per_site_m * kcols, (Term("r", kcols), Term("k", plan.block_w)))
         reads: Op = Loop("r", plan.per_site_m, (ReadTiles(s.tensor, addr, plan.block_w, b),))
     else:
-        # Row k*block_w + r of in1, per_site_n tiles from column x*per_site_n.
-        addr = Addr(c.site.x * plan.per_site_n, (Term("r", kcols), Term("k", plan.block_w * kcols)))
+        # Row k*block_w + r of in1, per_site_n tiles from column x*site_n (persist adds item*per_site_n).
+        addr = Addr(c.site.x * plan.site_n, (Term("r", kcols), Term("k", plan.block_w * kcols)))
         reads = Loop("r", plan.block_w, (ReadTiles(s.tensor, addr, plan.per_site_n, b),))
     ops: list[Op] = [Reserve(b, pages), reads, ReadBarrier()]
     if spec is not None:
@@ -104,7 +104,7 @@ def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     sub: list[Op] = []
     for s in c.stages(StageKind.LOAD, Level.SUB_BLOCK):
         # A bias row: sb_w tiles of the site's columns, once per output sub-block.
-        sub += plain_load(c, s, Addr(c.site.x * plan.per_site_n, (Term("j", plan.sb_w),)), plan.sb_w)
+        sub += plain_load(c, s, Addr(c.site.x * plan.site_n, (Term("j", plan.sb_w),)), plan.sb_w)
     if sub:
         ops.append(_nest(plan, sub))
     # No engine may finish with NoC transactions outstanding (reference §2.5 end, PR #55119).
@@ -114,9 +114,13 @@ def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
 
 
 def matmul_compute(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
+    """The compute engine's program in the plan's accumulation form (``AccForm``): the first and last K block
+    peeled, the middle blocks in a ``k`` loop, the chain fused inside the last block's sub-block nest (or after the
+    single pack of a one-sub-block form)."""
     mm = next(s for s in c.stages(StageKind.COMPUTE) if s.op == "matmul")
     chain_stages = [s for s in c.stages(StageKind.COMPUTE) if s.op != "matmul"]
     t = plan.sbt
+    nb = plan.num_blocks
 
     def pages(tb: int) -> int:
         role = c.tpl.buffers[tb].role
@@ -128,38 +132,50 @@ def matmul_compute(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     head: list[Op] = [Wait(in0, plan.n0), Wait(in1, plan.n1)]
     tail: list[Op] = [Pop(in0, plan.n0), Pop(in1, plan.n1)]
 
-    def pack(to: int) -> list[Op]:
-        return [Reserve(to, t), PackAcc(to, t), Push(to, t), ReleaseAcc()]
+    def pack(to: int, accumulate: bool = False) -> list[Op]:
+        return [Reserve(to, t), PackAcc(to, t, accumulate), Push(to, t), ReleaseAcc()]
 
+    def block(body: Sequence[Op], after: Sequence[Op] = ()) -> list[Op]:
+        """One K block: wait for both operand blocks, the sub-block nest, ``after`` (a drain), pop the operands."""
+        return [*head, _nest(plan, body), *after, *tail]
+
+    mul: list[Op] = [AcquireAcc(t), Compute("matmul", t)]
     if plan.form == AccForm.SINGLE:
-        body = [AcquireAcc(t), Compute("matmul", t), *pack(hand), *chain]
-        return (*head, _nest(plan, body), *tail)
-    if plan.form == AccForm.REGISTERS:
-        # The accumulator lives in registers for the whole K loop: one acquire, one pack (one sub-block per site).
-        k_loop = Loop("k", plan.num_blocks, (*head, Compute("matmul", t), *tail))
-        return (AcquireAcc(t), k_loop, *pack(hand), *chain)
-    interm_tb = c.tpl.buffer(BufferRole.INTERM)[0].id
-    interm = c.buf[interm_tb]
-    out_tb = c.tpl.buffer(BufferRole.OUTPUT)[0].id
-    aliased = c.aliased
-    reload: list[Op] = [Wait(interm, t), Compute("copy", t), Pop(interm, t)]
-    # Block 0: fresh accumulators, spilled. Where the output aliases the spill, each sub-block first reserves the
-    # output cumulatively (never pushed): the writer must have drained the shared pages before a partial lands.
-    block0: list[Op] = list(head)
-    if aliased:
-        for s in range(plan.sub_h * plan.sub_w):
-            block0 += [AcquireAcc(t), Compute("matmul", t), Reserve(c.buf[out_tb], (s + 1) * t), *pack(interm)]
-    else:
-        block0.append(_nest(plan, [AcquireAcc(t), Compute("matmul", t), *pack(interm)]))
-    block0 += tail
-    ops: list[Op] = block0
-    if plan.num_blocks > 2:
-        middle = [*head, _nest(plan, [AcquireAcc(t), *reload, Compute("matmul", t), *pack(interm)]), *tail]
-        ops.append(Loop("k", plan.num_blocks - 2, tuple(middle)))
-    # Last block: reload, multiply, pack to the hand-off, and run the chain on that page in the same turn.
-    ops += [*head, _nest(plan, [AcquireAcc(t), *reload, Compute("matmul", t), *pack(hand), *chain]), *tail]
-    return tuple(ops)
-
+        return tuple(block([*mul, *pack(hand), *chain]))
+    if plan.form in (AccForm.REGISTERS, AccForm.STREAMING):
+        # One sub-block covers the site: the accumulator holds it over the whole K loop, one pack at the end.
+        steps: list[Op] = [*head, Compute("matmul", t), *tail]
+        k_loop: list[Op] = [Loop("k", nb, tuple(steps))] if nb > 1 else steps
+        return (AcquireAcc(t), *k_loop, *pack(hand), *chain)
+    interm = c.buf[c.tpl.buffer(BufferRole.INTERM)[0].id]
+    # Reading every partial back returns the intermediate's read and write pointers to the page block 0 started at,
+    # so the next block's sub-block s packs (accumulates) into the very pages sub-block s did.
+    drain: list[Op] = [Wait(interm, plan.out_block), Pop(interm, plan.out_block)]
+    reload: list[Op] = [AcquireAcc(t), Wait(interm, t), Compute("copy", t), Pop(interm, t), Compute("matmul", t)]
+    last = block([*reload, *pack(hand), *chain])
+    if plan.form == AccForm.SPILL_RELOAD:
+        ops = block([*mul, *pack(interm)])
+        if nb > 2:
+            ops.append(Loop("k", nb - 2, tuple(block([*reload, *pack(interm)]))))
+        return (*ops, *last)
+    if plan.form == AccForm.PACK_ACCUMULATE:
+        if nb == 2:
+            # Block 0 is also block nb-2: fresh partials left for the reload.
+            return (*block([*mul, *pack(interm)]), *last)
+        ops = block([*mul, *pack(interm)], drain)
+        if nb > 3:
+            ops.append(Loop("k", nb - 3, tuple(block([*mul, *pack(interm, True)], drain))))
+        # Block nb-2 accumulates and leaves its pages for the single reload of the last block.
+        return (*ops, *block([*mul, *pack(interm, True)]), *last)
+    assert plan.form == AccForm.IN_PLACE
+    # The intermediate shares the matmul output's pages. Reserve all of them before any partial lands there: that
+    # waits until the consumer has drained the previous item's. The last block accumulates into those pages and
+    # publishes them; each sub-block re-reserves its own pages (already free, so it never waits) because a push must
+    # be covered by a reserve since the previous push.
+    ops = [Reserve(hand, plan.out_block), *block([*mul, *pack(interm)], drain)]
+    if nb > 2:
+        ops.append(Loop("k", nb - 2, tuple(block([*mul, *pack(interm, True)], drain))))
+    return (*ops, *block([*mul, *pack(hand, True), *chain]))
 
 
 def matmul_writer(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
@@ -167,8 +183,8 @@ def matmul_writer(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     assert st.tensor is not None
     out = c.buf[st.ins[0]]
     ncols = tensor_cols(c, st.tensor)
-    # Output tile (y*per_site_m + i*sb_h + r, x*per_site_n + j*sb_w), row-major over the output's tile columns.
-    addr = Addr(c.site.y * plan.per_site_m * ncols + c.site.x * plan.per_site_n,
+    # Output tile (y*per_site_m + i*sb_h + r, x*site_n + j*sb_w) of item 0, row-major over the output's tile columns.
+    addr = Addr(c.site.y * plan.per_site_m * ncols + c.site.x * plan.site_n,
                 (Term("i", plan.sb_h * ncols), Term("r", ncols), Term("j", plan.sb_w)))
     body: list[Op] = [Wait(out, plan.sbt), Loop("r", plan.sb_h, (WriteTiles(out, st.tensor, addr, plan.sb_w),)),
                       WriteBarrier(), Pop(out, plan.sbt)]
