@@ -44,6 +44,7 @@ from collections.abc import Iterator
 import attrs
 import z3
 
+from verispatial.certify import smt
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
 from verispatial.certify.reach import Analysis
@@ -339,6 +340,8 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
         solver = z3.Solver(ctx=q.ctx)
         solver.set("rlimit", rlimit)
         solver.add(*common, *[f for key in engines for f in domain[key]], *facts)
+        if smt.is_exporting():
+            smt.exporting(name, rlimit, str(solver.to_smt2()))
         try:
             r = solver.check()
         except z3.Z3Exception:  # resource exhaustion surfaces as an exception in some builds
@@ -352,7 +355,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
         pa, pb = first.position(e), second.position(e)
         ord_a = z3.Sum([first.executed(lf) for lf in rl[e]])
         ord_b = z3.Sum([second.executed(lf) for lf in rl[e]])
-        st = ask(f"schedule-order:{e}", [(0, e), (1, e)], z3.Not(pa.finished), z3.Not(pb.finished), ord_a < ord_b,
+        st = ask(f"deadlock-schedule-order:{e}", [(0, e), (1, e)], z3.Not(pa.finished), z3.Not(pb.finished), ord_a < ord_b,
                  _tau_at(s, pa, rl[e]) >= _tau_at(s, pb, rl[e]))
         if st != Status.UNSAT:
             return Outcome(False, f"schedule order of {e}: {st.value}", n)
@@ -377,7 +380,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                     continue
                 facts.append(z3.Or(pos.finished, z3.And(z3.Or(*[pos.sel == x.index for x in moving]),
                                                         _tau_at(s, pos, moving) >= t_o)))
-            st = ask(f"schedule-enabling:{e}:{list(lf.path)}", [(0, x) for x in (e, *movers)], *facts)
+            st = ask(f"deadlock-schedule-enabling:{e}:{list(lf.path)}", [(0, x) for x in (e, *movers)], *facts)
             if st != Status.UNSAT:
                 return Outcome(False, f"schedule enabling of {e} at {list(lf.path)}: {st.value}", n)
     return Outcome(True, "", n)

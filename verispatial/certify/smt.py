@@ -103,10 +103,7 @@ class Query:
     def check(self, keep_smt2: bool = False) -> Outcome:
         t0 = time.perf_counter()
         smt2 = self.smt2() if keep_smt2 or _EXPORT_DIR else ""
-        if _EXPORT_DIR:
-            safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", self.name)[:80]
-            (_EXPORT_DIR[-1] / f"{os.getpid()}-{next(_EXPORTED):05d}-{safe}.smt2").write_text(
-                f"; verispatial obligation {self.name}: unsat means it holds\n(set-option :rlimit {self.rlimit})\n" + smt2)
+        exporting(self.name, self.rlimit, smt2)
         try:
             r = self.solver.check()
         except z3.Z3Exception as e:  # resource exhaustion surfaces as an exception in some builds
@@ -117,6 +114,22 @@ class Query:
         if r == z3.sat:
             return Outcome(Status.SAT, self.solver.model(), "", dt, smt2)
         return Outcome(Status.UNKNOWN, None, self.solver.reason_unknown() or "unknown", dt, smt2)
+
+
+def is_exporting() -> bool:
+    """Whether queries are being written (inside ``export_smt2``)."""
+    return bool(_EXPORT_DIR)
+
+
+def exporting(name: str, rlimit: int, smt2: str) -> bool:
+    """Write ``smt2`` (one query: unsat means its obligation holds) as ``NNNNN-<name>.smt2`` when inside
+    ``export_smt2``; returns whether it did. Every solver call that can prove goes through here."""
+    if not _EXPORT_DIR:
+        return False
+    safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", name)[:80]
+    (_EXPORT_DIR[-1] / f"{os.getpid()}-{next(_EXPORTED):05d}-{safe}.smt2").write_text(
+        f"; verispatial obligation {name}: unsat means it holds\n(set-option :rlimit {rlimit})\n" + smt2)
+    return True
 
 
 def model_int(m: z3.ModelRef, e: Any) -> int:
