@@ -29,7 +29,8 @@ def matmul(cols: int, rows: int) -> Program:
     b.tensor("w", [256, 256], role="param")
     b.tensor("o", [m, 256], role="output")
     b.matmul("mm", "a", "w", "o")
-    p, _ = compile_section(b.build(), 0, WORMHOLE, Pipeline(capped_passes(max_cols=cols, max_rows=rows)))
+    p, _ = compile_section(b.build(), 0, WORMHOLE, Pipeline(capped_passes(max_cols=cols, max_rows=rows,
+                                                                                  acc_form="spill_reload")))
     return p
 
 

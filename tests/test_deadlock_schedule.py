@@ -22,13 +22,16 @@ from verispatial.petri.interp import simulate
 
 @functools.cache
 def grid(cols: int, rows: int) -> Program:
-    """The prefill-like matmul [128,256] @ [256,256] (bf16) on a ``cols`` x ``rows`` Wormhole grid."""
+    """The prefill-like matmul [128,256] @ [256,256] (bf16) on a ``cols`` x ``rows`` Wormhole grid, accumulating by
+    spill and reload over its 4 K blocks (the vendor example's form: the longest compute programs, the case the
+    whole-component search cannot decide; the default streaming form of a 1x1-tile site block it can)."""
     b = GraphBuilder("g")
     b.tensor("a", [128, 256], role="input")
     b.tensor("w", [256, 256], role="param")
     b.tensor("o", [128, 256], role="output")
     b.matmul("mm", "a", "w", "o")
-    p, _ = compile_section(b.build(), 0, WORMHOLE, Pipeline(capped_passes(max_cols=cols, max_rows=rows)))
+    p, _ = compile_section(b.build(), 0, WORMHOLE, Pipeline(capped_passes(max_cols=cols, max_rows=rows,
+                                                                                  acc_form="spill_reload")))
     return p
 
 
@@ -84,7 +87,8 @@ def cut(p: Program, buf: int, capacity: int) -> Program:
 
 def _depth_cut(p: Program) -> Program:
     """Receiver (2,1)'s in0 buffer cut to 2 pages: its 4-page reservation can never be granted."""
-    return cut(p, 40, 2)
+    (in0,) = [b.id for b in p.buffers if b.name == "c_0" and (b.site.x, b.site.y) == (2, 1)]
+    return cut(p, in0, 2)
 
 
 @pytest.mark.parametrize("mutate", [_drop_ready_inc, _ready_count_off, _depth_cut],
