@@ -113,3 +113,21 @@ def test_acc_form_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFi
         f"verispatial: error: {model}: pass 'tile' refused: op 'up' (matmul): accumulation form in_place cannot "
         "apply: target gpu_sm80 cannot spill the accumulator\n")
     assert run_compile([model, "--target", "gpu", "--acc-form", "fastest"]) == 2
+
+
+def test_one_mover_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(MODELS / "mlp_block.json")
+    caps = ["--max-cols", "2", "--max-rows", "2", "--max-sites", "4", "-q"]
+    assert run_compile([model, "--target", "wormhole", "--one-mover", "-o", str(tmp_path), *caps]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Two engine programs per site (mover, compute) on the 2x2 grid, every section proved.
+    assert [ln.split(",")[1] for ln in lines[:-1]] == [" 8 engine programs"] * 3
+    assert all(" proved in " in ln for ln in lines[:-1])
+    up = load_program(tmp_path / "up" / "program.json")
+    assert sorted({ep.engine.value for ep in up.programs}) == ["compute", "reader"]
+    # A scatter cannot share one mover: refused by name, exit 2.
+    decode = str(MODELS / "llama3_2_1b_decode.json")
+    assert run_compile([decode, "--target", "wormhole", "--one-mover", "--no-certify", *caps]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): a gather or scatter "
+        "cannot share one data-movement engine")

@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--acc-form", default=None, choices=[f.value for f in AccForm], metavar="FORM",
                     help="force every matmul's accumulation form (" + ", ".join(f.value for f in AccForm) + "); a "
                          "section where it cannot apply is refused by name (default: tile's rule)")
+    ap.add_argument("--one-mover", action="store_true",
+                    help="run each site's loads and stores on one data-movement engine (their loop nests interleaved); "
+                         "a gather or scatter is refused by name")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
 
@@ -66,7 +69,7 @@ def run_compile(argv: Sequence[str]) -> int:
         if any(c is not None and c < 1 for c in caps):
             err.write("verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n")
             return 2
-        pipeline = Pipeline(capped_passes(*caps, acc_form=args.acc_form))
+        pipeline = Pipeline(capped_passes(*caps, acc_form=args.acc_form, one_mover=args.one_mover))
         sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
     except PassRefused as e:
         err.write(f"verispatial: error: {args.model}: pass {e.pass_name!r} refused: {e.reason}\n")

@@ -45,13 +45,21 @@ def default_passes() -> tuple[Pass, ...]:
 
 
 def capped_passes(max_cols: int | None = None, max_rows: int | None = None,
-                  max_sites: int | None = None, acc_form: AccForm | str | None = None) -> tuple[Pass, ...]:
+                  max_sites: int | None = None, acc_form: AccForm | str | None = None,
+                  one_mover: bool = False) -> tuple[Pass, ...]:
     """The default passes with ``tile`` capped: a matmul grid of at most ``max_cols`` x ``max_rows`` sites, an
     elementwise or fold op on at most ``max_sites`` sites (``None``: the target's mesh). Fewer sites mean fewer
     engine programs for the checker; per-site blocks grow and ``tile`` refuses by name when they no longer fit.
-    ``acc_form`` forces every matmul's accumulation form (``Tile.acc_form``; ``ValueError`` for an unknown name)."""
-    return tuple(Tile(max_cols=max_cols, max_rows=max_rows, max_sites=max_sites, acc_form=acc_form) if n == "tile"
-                 else get_pass(n) for n in PASSES)
+    ``acc_form`` forces every matmul's accumulation form (``Tile.acc_form``; ``ValueError`` for an unknown name);
+    ``one_mover`` runs each site's loads and stores on one data-movement engine (``Place.one_mover``)."""
+    def make(n: str) -> Pass:
+        if n == "tile":
+            return Tile(max_cols=max_cols, max_rows=max_rows, max_sites=max_sites, acc_form=acc_form)
+        if n == "place":
+            return Place(one_mover=one_mover)
+        return get_pass(n)
+
+    return tuple(make(n) for n in PASSES)
 
 
 @attrs.frozen
