@@ -107,12 +107,10 @@ def tensor_cols(c: Ctx, name: str) -> int:
     return -(-cols // c.target.tile[1])
 
 
-
 def plain_load(c: Ctx, s: Stage, addr: Addr, tiles: int) -> list[Op]:
     assert s.tensor is not None
     b = c.buf[s.outs[0]]
     return [Reserve(b, tiles), ReadTiles(s.tensor, addr, tiles, b), ReadBarrier(), Push(b, tiles)]
-
 
 
 def chain_ops(c: Ctx, stages: list[Stage], pages: Callable[[int], int], tiles: int) -> list[Op]:

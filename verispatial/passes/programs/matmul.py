@@ -45,7 +45,6 @@ def _nest(plan: MatmulPlan, body: Sequence[Op]) -> Op:
     return Loop("i", plan.sub_h, (Loop("j", plan.sub_w, tuple(body)),))
 
 
-
 def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
     """One K block of load stage ``s`` (in0 or in1) at this site, as sender, receiver, or plain reader."""
     tb = s.outs[0]
@@ -110,7 +109,6 @@ def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
     # No engine may finish with NoC transactions outstanding (reference §2.5 end, PR #55119).
     ops += [WriteBarrier(), AtomicBarrier()]
     return tuple(ops)
-
 
 
 def matmul_compute(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
