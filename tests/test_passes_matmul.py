@@ -39,6 +39,7 @@ from verispatial.ir.graph import GraphBuilder, ModelGraph
 from verispatial.passes import Pipeline, compile_section
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
+from verispatial.passes.pipeline import capped_passes
 from verispatial.passes.place import Place
 from verispatial.passes.size import Size
 from verispatial.passes.tile import Tile
@@ -194,3 +195,25 @@ def test_gpu_refuses_a_block_that_cannot_stay_in_registers() -> None:
         compile_section(g, 0, GPU, _pipe(1, 1))
     assert e.value.pass_name == "tile"
     assert e.value.reason.startswith("op 'mm' (matmul): per-site block 9x9 tiles on a 1x1 grid (K 600 tiles) needs ")
+
+
+def test_gpu_block_too_big_for_the_registers_runs_as_items() -> None:
+    # 128 x 9600 @ 9600 x 64 on one SM with 16x16 tiles: an 8x4-tile block (32 tiles) cannot stay in 8 accumulator
+    # tiles across the K loop, the GPU cannot spill, and K (600 tiles) as one block does not fit shared memory; four
+    # items of 8x1 tiles can, each resident in registers over 300 K blocks of 2 tiles.
+    with pytest.raises(PassRefused) as e:
+        compile_section(_mm_graph(128, 64, 16 * 600), 0, GPU, _pipe(1, 1))
+    assert (e.value.pass_name, e.value.reason) == ("persist", "op 'mm' (matmul): the plan gives each site 4 work items "
+                                                   "but the pipeline has no persist pass: the programs would compute "
+                                                   "the first item only")
+    got, frags = compile_section(_mm_graph(128, 64, 16 * 600), 0, GPU, Pipeline(capped_passes(1, 1)))
+    plan = frags[1]["plan"]
+    assert (plan["form"], plan["items"], plan["per_site_m"], plan["per_site_n"], plan["num_blocks"]) == (
+        "registers", 4, 8, 1, 300)
+    compute = _prog(got, 0, 0, Engine.COMPUTE)
+    assert compute == (Loop("item", 4, (
+        AcquireAcc(8),
+        Loop("k", 300, (Wait(0, 16), Wait(1, 2), Compute("matmul", 8), Pop(0, 16), Pop(1, 2))),
+        Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc(),
+    )),)
+    assert certify(got).exit_code == 0

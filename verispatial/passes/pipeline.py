@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import attrs
 
-from verispatial.ir.section import AccForm, Section
+from verispatial.ir.section import AccForm, MatmulPlan, Section
 from verispatial.ir.target import Target
-from verispatial.passes.base import Fragment, Pass
+from verispatial.passes.base import Fragment, Pass, refuse
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
 from verispatial.passes.persist import Persist
@@ -65,7 +65,9 @@ def capped_passes(max_cols: int | None = None, max_rows: int | None = None,
 @attrs.frozen
 class Pipeline:
     """Run ``passes`` in order on a section; after each, ``verify`` runs the phase's rule set and every hook
-    sees the pass, both sections, the fragment and the pass's wall time. Refusals (``PassRefused``) propagate."""
+    sees the pass, both sections, the fragment and the pass's wall time. Refusals (``PassRefused``) propagate; a
+    scheduled section whose plan has several work items per site and no ``persist`` pass is refused by ``persist``'s
+    name (work is never dropped)."""
 
     passes: tuple[Pass, ...] = attrs.field(factory=default_passes)
     verify: bool = True
@@ -84,5 +86,11 @@ class Pipeline:
             for h in self.hooks:
                 h(p, section, after, frag, dt)
             section = after
+        plan = section.plan
+        if (section.program is not None and isinstance(plan, MatmulPlan) and plan.items > 1
+                and not any(f["pass"] == "persist" for f in frags)):
+            # synthesize-handshakes emits one item's programs; without the item loop the rest would be dropped.
+            refuse("persist", section, f"the plan gives each site {plan.items} work items but the pipeline has no "
+                                       f"persist pass: the programs would compute the first item only")
         return section, frags
 

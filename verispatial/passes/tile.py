@@ -174,10 +174,7 @@ class Tile:
             elif forced.spills:
                 widths = [w for w in widths if kt // w >= 2]
         elif not target.acc_spill:
-            # The accumulator cannot leave the registers: either one sub-block covers the site's whole block and
-            # stays resident across the K loop, or all of K is one block and each sub-block packs once.
-            if pm * pn > acc:
-                widths = [kt]
+            pass  # decided per item below: the block an item keeps in registers is what must fit
         elif kt > self.max_block_w and pm * pn <= acc:
             # The whole block stays in the accumulator: stream K through it one tile at a time.
             widths = [1]
@@ -186,7 +183,12 @@ class Tile:
         one_item_end = 0
         for items in [d for d in divisors(pn) if self.max_items is None or d <= self.max_items]:
             pni = pn // items
-            for w in sorted(widths, reverse=True):
+            item_widths = widths
+            if forced is None and not target.acc_spill and pm * pni > acc:
+                # The accumulator cannot leave the registers: either one sub-block covers the item's whole block and
+                # stays resident across the K loop, or all of K is one block and each sub-block packs once.
+                item_widths = [kt]
+            for w in sorted(item_widths, reverse=True):
                 nb = kt // w
                 form = forced or self._default_form(tpl, target, nb, pm, pni, acc)
                 if forced is not None and items > 1:
