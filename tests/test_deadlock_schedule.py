@@ -8,12 +8,14 @@ import functools
 import attrs
 import pytest
 
+from verispatial.certify.checker import certify
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
+from verispatial.ir.core import Engine, Site, WaitCond
 from verispatial.ir.graph import GraphBuilder
-from verispatial.ir.ops import Loop, Op, SemInc, SemWait
-from verispatial.ir.program import Program
+from verispatial.ir.ops import AtomicBarrier, Loop, Op, SemInc, SemSet, SemWait
+from verispatial.ir.program import EngineProgram, Program, Semaphore
 from verispatial.ir.target import WORMHOLE
 from verispatial.passes.compile import compile_section
 from verispatial.passes.pipeline import Pipeline, capped_passes
@@ -102,3 +104,42 @@ def test_broken_wide_grid_is_refuted_with_a_replayed_deadlock(mutate: object) ->
     assert dl.counterexample is not None
     assert dl.counterexample["kind"] == "deadlock"
     assert dl.counterexample["replayed_by"]
+
+
+def _sem_program(name: str, programs: tuple[EngineProgram, ...], sites: tuple[Site, ...]) -> Program:
+    sems = tuple(Semaphore(i, f"s{i}", sites) for i in range(2))
+    return Program(name=name, target=WORMHOLE, semaphores=sems, programs=programs)
+
+
+def test_an_overshot_equality_wait_is_never_read_as_at_least() -> None:
+    # Two increments of one word, one ``== 1`` wait: whichever lands second overshoots and the wait never returns.
+    # The schedule witness reads an equality as ">=" only where exact counting proved no overshoot; here it did
+    # not, so the search decides and refutes (it used to be reported proved next to the refuted overshoot).
+    a = Site(0, 0)
+    p = _sem_program("overshoot", (
+        EngineProgram(a, Engine.READER, (SemWait(0, WaitCond.EQ, 1),)),
+        EngineProgram(a, Engine.WRITER, (SemInc(0, a, 1), AtomicBarrier())),
+        EngineProgram(a, Engine.COMPUTE, (SemInc(0, a, 1), AtomicBarrier())),
+    ), (a,))
+    report = certify(p)
+    deadlock = [r for r in report.results if r.family == "deadlock"]
+    assert [(r.name, r.verdict) for r in deadlock] == [("deadlock:(0,0).compute+2", Verdict.REFUTED)]
+    assert deadlock[0].reason.startswith("deadlock after ")
+    assert "sem_wait(sem0, eq, 1): sem0@(0,0)=2, waits ==1" in deadlock[0].reason
+    (dl,) = check_deadlock(analyse(p), set(), inexact={"sem0@(0,0)"}, method="schedule")
+    assert (dl.verdict, dl.reason) == (Verdict.FAILED, "schedule witness needs exact counting; not proved for sem0@(0,0)")
+
+
+def test_ping_pong_without_its_reset_is_a_refuted_deadlock() -> None:
+    # (1,0) resets its word after each wait; (0,0) forgets to: its second ``== 1`` wait sees 2.
+    a, b = Site(0, 0), Site(1, 0)
+    p = _sem_program("pingpong", (
+        EngineProgram(a, Engine.READER, (Loop("k", 2, (SemInc(0, b, 1), SemWait(1, WaitCond.EQ, 1))), AtomicBarrier())),
+        EngineProgram(b, Engine.READER, (Loop("k", 2, (SemWait(0, WaitCond.EQ, 1), SemSet(0, 0), SemInc(1, a, 1))),
+                                         AtomicBarrier())),
+    ), (a, b))
+    report = certify(p)
+    deadlock = [r for r in report.results if r.family == "deadlock"]
+    assert [(r.name, r.verdict) for r in deadlock] == [("deadlock:(0,0).reader+1", Verdict.REFUTED)]
+    assert deadlock[0].counterexample is not None
+    assert deadlock[0].counterexample["replayed_by"]

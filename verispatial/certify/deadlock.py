@@ -78,7 +78,16 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                               "semaphore word outside the decided protocols: " + "; ".join(unsupported),
                               seconds=time.perf_counter() - t0))
             continue
-        if method != "search":
+        # The witness reads an equality wait on a monotone word as ">=", which only exact counting (no overshoot)
+        # justifies: a component using a monotone word whose exactness did not prove goes to the search, whose
+        # counter model keeps the equality (and finds the deadlock an overshoot causes).
+        overshoot = sorted(w.name for w in a.words.values() if w.name in inexact and w.kind == "monotone"
+                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
+        if method == "schedule" and overshoot:
+            out.append(Result("deadlock", name, Verdict.FAILED, "schedule witness needs exact counting; not proved "
+                              f"for {', '.join(overshoot)}", seconds=time.perf_counter() - t0))
+            continue
+        if method != "search" and not overshoot:
             witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
             if witness.verdict == Verdict.PROVED or method == "schedule":
                 out.append(witness)
