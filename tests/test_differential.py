@@ -8,7 +8,9 @@ finish within its state budget are skipped. What must hold (``check_agreement``)
    every rule the oracle breaks, the checker does not prove every obligation of that rule's family.
 2. Refutations are real: when the checker refutes something (exit code 1), the oracle's verdict is not ``ok``.
 3. Deadlock agreement: a refuted ``deadlock`` obligation means the oracle reaches a deadlock (when its search
-   was complete: a search cut short after finding a violation may not have reached the deadlocking trip values).
+   was complete: a search cut short after finding a violation may not have reached the deadlocking trip values);
+   and when the oracle reaches a deadlock, the checker does not prove every ``deadlock`` obligation (each claims
+   that no interleaving deadlocks, whatever else the program breaks).
 
 The number of programs comes from the Hypothesis profile (``tests/conftest.py``): 500 by default.
 """
@@ -70,6 +72,9 @@ def disagreements(oracle: ExploreResult, report: Report) -> list[str]:
     if report.exit_code == 1 and oracle.verdict == "ok":
         refuted = [r.name for r in report.results if r.verdict == Verdict.REFUTED]
         out.append(f"checker refutes {', '.join(refuted)}, oracle finds every interleaving ok")
+    dl = [r for r in report.results if r.family == "deadlock"]
+    if oracle.deadlocks and dl and all(r.verdict == Verdict.PROVED for r in dl):
+        out.append(f"oracle reaches a deadlock, checker proves every deadlock obligation ({', '.join(r.name for r in dl)})")
     for r in report.results:
         # A search cut short may not have reached the trip values that deadlock.
         if r.family == "deadlock" and r.verdict == Verdict.REFUTED and oracle.complete and not oracle.deadlocks:
