@@ -183,3 +183,19 @@ def test_elementwise_section_on_the_8x8_mesh_is_proved_with_one_site_proved() ->
     assert "isomorphic" not in first.reason
     src = first.name.split(":", 1)[1]
     assert sum(x.reason.startswith(f"proved as {first.name} for the isomorphic component {src} ") for x in dead) == 63
+
+
+def test_one_cache_across_runs_reuses_and_names_the_program() -> None:
+    p = two_sites()
+    pc = ProofCache()
+    certify(p, cache=pc)
+    assert (pc.computed, len(pc.reused)) == (9, 9)
+    again = attrs.evolve(p, name="two-sites-again")
+    r = certify(again, cache=pc)
+    assert (pc.computed, len(pc.reused)) == (9, 27)  # every cached obligation of both sites reused
+    by = {x.name: x for x in r.results}
+    assert by["deadlock:(0,0).reader+1"].reason.startswith(
+        "proved as deadlock:(0,0).reader+1 for the isomorphic component (0,0).reader+1 of two-sites (equal up to")
+    # a mutant run with the same cache borrows nothing for the mutated site
+    r = certify(two_sites(cap_b=3), cache=pc)
+    assert {x.name for x in r.results if x.verdict == Verdict.REFUTED} == {"deadlock:(1,0).reader+1"}

@@ -159,11 +159,13 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int]) -> tupl
 
 @attrs.define
 class Reuse:
-    """One reused verdict: ``name`` was not proved again because ``source`` (of component ``component``) was."""
+    """One reused verdict: ``name`` was not proved again because ``source`` (of component ``component`` of
+    ``program``) was."""
 
     name: str
     source: str
     component: str
+    program: str = ""
 
 
 class ProofCache:
@@ -173,18 +175,22 @@ class ProofCache:
     """
 
     def __init__(self) -> None:
-        self._canon: dict[tuple[int, frozenset[str]], Canon] = {}
-        self._proved: dict[str, tuple[str, str, str, str]] = {}  # key -> (family, obligation, reason, component)
-        self._alive: dict[int, Analysis] = {}  # keeps every analysis memoised by id alive, so no id is reused
+        self._canon: dict[frozenset[str], Canon] = {}
+        self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
+        # key -> (family, obligation, reason, component, program)
+        self._proved: dict[str, tuple[str, str, str, str, str]] = {}
         self.reused: list[Reuse] = []
         self.computed = 0
 
     def canon(self, a: Analysis, comp: frozenset[str], trusted: set[int]) -> Canon:
-        """The canonical form of ``comp`` in ``a`` (memoised per analysis, component and trusted set)."""
-        k = (id(a), comp | {f"trusted:{b}" for b in sorted(trusted)})
+        """The canonical form of ``comp`` in ``a`` (memoised per component and trusted set for the latest analysis;
+        ``run`` names the program of that analysis as the place a proof came from)."""
+        if self._analysis is not a:
+            self._canon.clear()
+            self._analysis = a
+        k = comp | {f"trusted:{b}" for b in sorted(trusted)}
         got = self._canon.get(k)
         if got is None:
-            self._alive[id(a)] = a
             got = canonical_form(a, comp, trusted)[1]
             self._canon[k] = got
         return got
@@ -200,14 +206,16 @@ class ProofCache:
         hit = self._proved.get(key)
         if hit is not None:
             t0 = time.perf_counter()
-            fam, src, reason, comp = hit
-            self.reused.append(Reuse(name, src, comp))
+            fam, src, reason, comp, program = hit
+            self.reused.append(Reuse(name, src, comp, program))
+            where = comp if self._analysis is None or program == self._analysis.program.name else f"{comp} of {program}"
             return Result(fam, name, Verdict.PROVED,
-                          f"proved as {src} for the isomorphic component {comp} (equal up to renaming; canonical "
+                          f"proved as {src} for the isomorphic component {where} (equal up to renaming; canonical "
                           f"form {canon.key[:12]}): {reason}", seconds=time.perf_counter() - t0)
         self.computed += 1
         r = compute()
         if r.verdict == Verdict.PROVED:
-            self._proved[key] = (r.family, r.name, r.reason, canon.name)
+            program = self._analysis.program.name if self._analysis is not None else ""
+            self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
         return r
 
