@@ -123,8 +123,8 @@ def test_identical_sites_are_proved_once_and_reused_once() -> None:
 MUTANTS = {
     # b_long holds 3 pages: t = 4 pages pushed before the writer drains it -> deadlock
     "capacity": ({"cap_b": 3}, {"deadlock:(1,0).reader+1"}),
-    # the word starts at 1: the writer's wait for 0 overshoots and hangs (reported by the exact-counting family)
-    "semaphore init": ({"init_b": 1}, {"sem-overshoot:sem1@(1,0)"}),
+    # the word starts at 1: the writer's wait for 0 overshoots and hangs
+    "semaphore init": ({"init_b": 1}, {"sem-overshoot:sem1@(1,0)", "deadlock:(1,0).reader+1"}),
     # the writer pops b_pair 3 times, the reader pushes it twice -> the writer hangs (a run that cannot end
     # is the deadlock's to report, not balance's)
     "loop count": ({"pops_b": 3}, {"deadlock:(1,0).reader+1"}),

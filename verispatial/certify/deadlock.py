@@ -82,8 +82,9 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     unsupported = sorted({w.name + ": " + w.why for w in a.words.values()
                           if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
                                                                               *w.flags)} & comp})
+    # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
     unsupported += sorted(f"{w.name}: exact counting not proved" for w in a.words.values()
-                          if w.name in inexact and w.kind in ("reset", "flag")
+                          if w.name in inexact and w.kind in ("reset", "flag", "monotone")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
     if unsupported:
         found = search_deadlock(a.program)
