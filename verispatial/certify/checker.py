@@ -15,6 +15,7 @@ from typing import Any
 
 from verispatial.certify.alias import check_aliases
 from verispatial.certify.bounds import check_bounds
+from verispatial.certify.cache import ProofCache
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.exact import check_exact, check_sem_balance
 from verispatial.certify.memory import check_memory
@@ -105,15 +106,20 @@ def _confirm(a: Analysis, r: Result) -> Result:
 
 
 def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
-            progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT) -> Report:
+            progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
+            cache: ProofCache | bool = True) -> Report:
     """Discharge every obligation of ``program`` (DESIGN §7) and return the report.
 
     ``certificate``, when given, is compared with the one re-derived from the program; any difference is a
     refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in worker processes.
+    ``cache``: True proves each renaming-invariant obligation once per class of isomorphic components
+    (``cache.py``; a reused result's reason names the component it was proved for); a ``ProofCache`` also
+    reuses proofs of earlier runs given the same instance; False proves every component separately.
     Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
     """
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
+    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
     a = analyse(program)
     results: list[Result] = []
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
@@ -128,20 +134,20 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
 
     # Exact counting first: the deadlock question needs to know which counter models are faithful.
     say("semaphore counting")
-    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit)]
+    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc)]
     inexact = _inexact(results)
     labels = ["ring alignment", "balance", "bounds", "memory", "multicast", "happens-before", "deadlock"]
     if jobs > 1:
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_family, label, program, trusted, rlimit, inexact) for label in labels]
+            futures = [pool.submit(_family, label, program, trusted, rlimit, inexact, None, pc) for label in labels]
             for label, fut in zip(labels, futures, strict=True):
                 say(label)
                 results += fut.result()
     else:
         for label in labels:
             say(label)
-            results += _family(label, program, trusted, rlimit, inexact, a)
+            results += _family(label, program, trusted, rlimit, inexact, a, pc)
     if certificate is not None:
         from verispatial.certify.certificate import compare_certificate
 
@@ -151,17 +157,18 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
-            a: Analysis | None = None) -> list[Result]:
-    """One obligation family, replayed; a top-level function so worker processes can run it."""
+            a: Analysis | None = None, cache: ProofCache | None = None) -> list[Result]:
+    """One obligation family, replayed; a top-level function so worker processes can run it (a worker gets its
+    own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
-        "ring alignment": lambda: check_straddle(a, rlimit),
-        "balance": lambda: check_cb_balance(a, rlimit, trusted) + check_sem_balance(a, rlimit),
+        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
+        "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         "bounds": lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
-        "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact),
+        "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),
     }
     return [_confirm(a, r) for r in runs[label]()]
 

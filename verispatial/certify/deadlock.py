@@ -18,6 +18,7 @@ import time
 import z3
 
 from verispatial.certify import schedule
+from verispatial.certify.cache import ProofCache
 from verispatial.certify.reach import Analysis, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
@@ -46,11 +47,13 @@ def _stuck(sq: StateQuery) -> z3.BoolRef:
 
 
 def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                   inexact: set[str] | None = None, method: str = "auto") -> list[Result]:
+                   inexact: set[str] | None = None, method: str = "auto",
+                   cache: ProofCache | None = None) -> list[Result]:
     """One result per component that has a blocking op. ``inexact`` names semaphore words whose exact-counting
     obligations were not proved: their counter model is not known faithful, so a component using one fails to
     prove (its deadlock, if any, is reported through those obligations and the interpreter). ``method`` is one of
-    ``METHODS`` (raises ValueError otherwise)."""
+    ``METHODS`` (raises ValueError otherwise). With ``cache``, a component isomorphic to one already proved
+    (``cache.py``; its inexact words and the method are part of the key) reuses that proof."""
     if method not in METHODS:
         raise ValueError(f"unknown deadlock method {method!r}: one of {', '.join(METHODS)}")
     inexact = inexact or set()
@@ -61,39 +64,41 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                    for e in comp for lf in a.views[e].leaves):
             continue
         name = f"deadlock:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
-        t0 = time.perf_counter()
-        unsupported = sorted({w.name + ": " + w.why for w in a.words.values()
-                              if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
-                                                                                  *w.flags)} & comp})
-        unsupported += sorted(f"{w.name}: exact counting not proved" for w in a.words.values()
-                              if w.name in inexact and w.kind in ("reset", "flag")
-                              and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
-        if unsupported:
-            found = search_deadlock(a.program)
-            if found is not None:
-                out.append(Result("deadlock", name, Verdict.REFUTED, found["summary"], found,
-                                  seconds=time.perf_counter() - t0))
-                continue
-            out.append(Result("deadlock", name, Verdict.FAILED,
-                              "semaphore word outside the decided protocols: " + "; ".join(unsupported),
-                              seconds=time.perf_counter() - t0))
+
+        def compute(comp: frozenset[str] = comp, name: str = name) -> Result:
+            return _decide(a, comp, name, trusted, trip_sets, rlimit, inexact or set(), method)
+        if cache is None:
+            out.append(compute())
             continue
-        # The witness reads an equality wait on a monotone word as ">=", which only exact counting (no overshoot)
-        # justifies: a component using a monotone word whose exactness did not prove goes to the search, whose
-        # counter model keeps the equality (and finds the deadlock an overshoot causes).
-        overshoot = sorted(w.name for w in a.words.values() if w.name in inexact and w.kind == "monotone"
-                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
-        if method == "schedule" and overshoot:
-            out.append(Result("deadlock", name, Verdict.FAILED, "schedule witness needs exact counting; not proved "
-                              f"for {', '.join(overshoot)}", seconds=time.perf_counter() - t0))
-            continue
-        if method != "search" and not overshoot:
-            witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
-            if witness.verdict == Verdict.PROVED or method == "schedule":
-                out.append(witness)
-                continue
-        out.append(_component(a, comp, name, trusted, trip_sets, rlimit, t0))
+        c = cache.canon(a, comp, trusted)
+        bad = sorted(i for w, i in c.words.items() if w in inexact)
+        out.append(cache.run("deadlock", c, [method, bad, rlimit], name, compute))
     return out
+
+
+def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
+            trip_sets: list[dict[str, int] | None], rlimit: int, inexact: set[str], method: str) -> Result:
+    t0 = time.perf_counter()
+    unsupported = sorted({w.name + ": " + w.why for w in a.words.values()
+                          if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
+                                                                              *w.flags)} & comp})
+    # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
+    unsupported += sorted(f"{w.name}: exact counting not proved" for w in a.words.values()
+                          if w.name in inexact and w.kind in ("reset", "flag", "monotone")
+                          and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
+    if unsupported:
+        found = search_deadlock(a.program)
+        if found is not None:
+            return Result("deadlock", name, Verdict.REFUTED, found["summary"], found,
+                          seconds=time.perf_counter() - t0)
+        return Result("deadlock", name, Verdict.FAILED,
+                      "semaphore word outside the decided protocols: " + "; ".join(unsupported),
+                      seconds=time.perf_counter() - t0)
+    if method != "search":
+        witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
+        if witness.verdict == Verdict.PROVED or method == "schedule":
+            return witness
+    return _component(a, comp, name, trusted, trip_sets, rlimit, t0)
 
 
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],

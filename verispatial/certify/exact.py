@@ -20,13 +20,14 @@ import time
 
 import z3
 
+from verispatial.certify.cache import ProofCache
 from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
-from verispatial.ir.core import WaitCond
+from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import SemInc, SemWait
 
 
@@ -34,7 +35,10 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
     return d.counterexample("state", rule, summary, word=w.name, **where)
 
 
-def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
+                cache: ProofCache | None = None) -> list[Result]:
+    """One result per used word: its protocol's exact-counting obligations (``sem-exact`` when all proved). With
+    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``)."""
     out: list[Result] = []
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
@@ -54,86 +58,110 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) ->
                               f"{by_lemma[w.name]} (induction over epochs, handshake.py)"))
             continue
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
-        # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
-        checks: list[tuple[str, str, object, dict[str, object]]] = []
-        if w.kind == "reset":
-            for s in w.sets:
-                checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
-                               "beyond those its wait consumed was issued (lost update)",
-                               lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w)),
-                               {"engine": s.engine, "path": list(s.path)}))
-        if w.kind in ("reset", "monotone"):
-            for wt in w.waits:
-                op = wt.op
-                assert isinstance(op, SemWait)
-                if op.cond == WaitCond.EQ:
-                    checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
-                                   f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
-                                   lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
-                                   {"engine": wt.engine, "path": list(wt.path),
-                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
-        if w.kind == "flag":
-            checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
-                           "for it (the reset would wipe it)",
-                           lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
-                           {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
-            checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
-                           "(they would merge into one)",
-                           lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
-                           {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
-        result: Result | None = None
-        for rule, msg, build, where in checks:
-            o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
-            if o.status == Status.SAT and d is not None:
-                cex = _cex(rule, w, d, msg, where)
-                result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
-                break
-            if o.status == Status.UNKNOWN:
-                result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
-                break
-        if result is None:
-            result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
-                            f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
-        out.append(Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
-                          time.perf_counter() - t0))
+
+        def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
+            return _exact_word(a, w, engines, trusted, rlimit, t0)
+        if cache is None or not engines:
+            out.append(compute())
+            continue
+        c = cache.canon(a, a.component_of(engines), trusted)
+        out.append(cache.run("sem-exact", c, [c.words[w.name], rlimit], f"sem-exact:{w.name}", compute))
     return out
 
 
-def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float) -> Result:
+    # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
+    checks: list[tuple[str, str, object, dict[str, object]]] = []
+    if w.kind == "reset":
+        for s in w.sets:
+            checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
+                           "beyond those its wait consumed was issued (lost update)",
+                           lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w)),
+                           {"engine": s.engine, "path": list(s.path)}))
+    if w.kind in ("reset", "monotone"):
+        for wt in w.waits:
+            op = wt.op
+            assert isinstance(op, SemWait)
+            if op.cond == WaitCond.EQ:
+                checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
+                               f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
+                               lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
+                               {"engine": wt.engine, "path": list(wt.path),
+                                "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
+    if w.kind == "flag":
+        checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
+                       "for it (the reset would wipe it)",
+                       lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
+                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+        checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
+                       "(they would merge into one)",
+                       lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
+                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+    result: Result | None = None
+    for rule, msg, build, where in checks:
+        o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
+        if o.status == Status.SAT and d is not None:
+            cex = _cex(rule, w, d, msg, where)
+            result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
+            break
+        if o.status == Status.UNKNOWN:
+            result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+            break
+    if result is None:
+        result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
+                        f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
+    return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
+                  time.perf_counter() - t0)
+
+
+def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCache | None = None,
+                      trusted: set[int] | None = None) -> list[Result]:
+    """One result per used word: it ends at its initial value (or is re-armed). With ``cache``, a word of a
+    component isomorphic to one already proved reuses that proof (``cache.py``)."""
     out: list[Result] = []
     rearmed = a.program.rearmed_words()
     for key in sorted(a.words, key=lambda k: (k[0], k[1].y, k[1].x)):
         w = a.words[key]
         if w.kind == "unused":
             continue
-        name = f"balance-sem:{w.name}"
-        t0 = time.perf_counter()
-        if key in rearmed:
-            out.append(Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use"))
+        engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+
+        def compute(w: Word = w, key: tuple[int, Site] = key) -> Result:
+            return _sem_balance(a, w, key in rearmed, rlimit)
+        if cache is None or not engines:
+            out.append(compute())
             continue
-        if w.kind not in ("monotone", "reset"):
-            out.append(Result("balance", name, Verdict.FAILED,
-                              f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total"))
-            continue
-        q = Query(name, rlimit)
-        enc = Encoder(q, a.program, a.views)
-        incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
-        consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
-                                         if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)
-        end = w.init + incs - consumed
-        q.add(end != w.init)
-        r = q.check()
-        if r.status == Status.UNSAT:
-            out.append(Result("balance", name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}",
-                              seconds=time.perf_counter() - t0))
-        elif r.status == Status.SAT:
-            assert r.model is not None
-            trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
-            val = model_int(r.model, end)
-            cex = {"kind": "balance-sem", "rule": "balance-sem", "word": w.name, "trips": trips, "end_value": val,
-                   "init": w.init,
-                   "summary": f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"}
-            out.append(Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0))  # type: ignore[arg-type]
-        else:
-            out.append(Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0))
+        c = cache.canon(a, a.component_of(engines), trusted or set())
+        out.append(cache.run("balance-sem", c, [c.words[w.name], key in rearmed, rlimit], f"balance-sem:{w.name}",
+                             compute))
     return out
+
+
+def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int) -> Result:
+    name = f"balance-sem:{w.name}"
+    t0 = time.perf_counter()
+    if rearmed:
+        return Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
+    if w.kind not in ("monotone", "reset"):
+        return Result("balance", name, Verdict.FAILED,
+                      f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
+    q = Query(name, rlimit)
+    enc = Encoder(q, a.program, a.views)
+    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
+    consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
+                                     if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)
+    end = w.init + incs - consumed
+    q.add(end != w.init)
+    r = q.check()
+    if r.status == Status.UNSAT:
+        return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}",
+                      seconds=time.perf_counter() - t0)
+    if r.status == Status.SAT:
+        assert r.model is not None
+        trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+        val = model_int(r.model, end)
+        cex = {"kind": "balance-sem", "rule": "balance-sem", "word": w.name, "trips": trips, "end_value": val,
+               "init": w.init,
+               "summary": f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"}
+        return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
+    return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)

@@ -11,12 +11,14 @@ import time
 
 import z3
 
+from verispatial.certify.cache import ProofCache
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf, pages
 from verispatial.ir.ops import Pop, Push
+from verispatial.ir.program import Buffer
 
 
 def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
@@ -24,63 +26,79 @@ def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
     return {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
 
 
-def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
-    """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum."""
+def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCache | None = None,
+                   trusted: set[int] | None = None) -> list[Result]:
+    """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum.
+
+    With ``cache``, a buffer whose component is isomorphic (``cache.py``; ``trusted`` is part of the key) to one
+    already proved reuses that proof."""
     out: list[Result] = []
-    p = a.program
     by_buf: dict[int, list[Leaf]] = {}
     for v in a.views.values():
         for lf in v.leaves:
             if isinstance(lf.op, (Push, Pop)):
                 by_buf.setdefault(lf.op.buf, []).append(lf)
     for b, leaves in sorted(by_buf.items()):
-        t0 = time.perf_counter()
-        cap = p.buffers[b].capacity
-        name = f"cb-straddle:b{b}"
-        verdict: Result | None = None
-        for kind in (Push, Pop):
-            mine = [lf for lf in leaves if isinstance(lf.op, kind)]
-            for lf in mine:
-                q = Query(name, rlimit)
-                enc = Encoder(q, p, a.views)
-                pos = enc.position(lf.engine)
-                # Running sum of this kind on this buffer by this engine (one producer / one consumer).
-                same = [x for x in mine if x.engine == lf.engine]
-                n = pages(lf.op)
-                before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
-                q.add(pos.at(lf))
-                q.add(before % cap + n > cap)
-                r = q.check()
-                if r.status == Status.SAT:
-                    assert r.model is not None
-                    it = _iteration(enc, r.model, lf)
-                    trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
-                    run = model_int(r.model, before)
-                    what = "pushes" if kind is Push else "pops"
-                    cex = {
-                        "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
-                        "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
-                        "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
-                                   f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
-                    }
-                    verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
-                    break
-                if r.status == Status.UNKNOWN:
-                    verdict = Result("circular-buffer", name, Verdict.FAILED, f"solver: {r.reason}")
-            if verdict is not None and verdict.verdict == Verdict.REFUTED:
-                break
-        if verdict is None:
-            verdict = Result("circular-buffer", name, Verdict.PROVED, f"every push and pop of b{b} lands inside the {cap}-page ring")
-        out.append(Result(verdict.family, verdict.name, verdict.verdict, verdict.reason, verdict.counterexample,
-                          time.perf_counter() - t0))
+        def compute(b: int = b, leaves: list[Leaf] = leaves) -> Result:
+            return _straddle(a, b, leaves, rlimit)
+        if cache is None:
+            out.append(compute())
+            continue
+        c = cache.canon(a, a.component_of(lf.engine for lf in leaves), trusted or set())
+        out.append(cache.run("cb-straddle", c, [c.buffers[b], rlimit], f"cb-straddle:b{b}", compute))
     return out
 
 
-def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int] | None = None) -> list[Result]:
+def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
+    p = a.program
+    t0 = time.perf_counter()
+    cap = p.buffers[b].capacity
+    name = f"cb-straddle:b{b}"
+    verdict: Result | None = None
+    for kind in (Push, Pop):
+        mine = [lf for lf in leaves if isinstance(lf.op, kind)]
+        for lf in mine:
+            q = Query(name, rlimit)
+            enc = Encoder(q, p, a.views)
+            pos = enc.position(lf.engine)
+            # Running sum of this kind on this buffer by this engine (one producer / one consumer).
+            same = [x for x in mine if x.engine == lf.engine]
+            n = pages(lf.op)
+            before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
+            q.add(pos.at(lf))
+            q.add(before % cap + n > cap)
+            r = q.check()
+            if r.status == Status.SAT:
+                assert r.model is not None
+                it = _iteration(enc, r.model, lf)
+                trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+                run = model_int(r.model, before)
+                what = "pushes" if kind is Push else "pops"
+                cex = {
+                    "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
+                    "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
+                    "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
+                               f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
+                }
+                verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                break
+            if r.status == Status.UNKNOWN:
+                verdict = Result("circular-buffer", name, Verdict.FAILED, f"solver: {r.reason}")
+        if verdict is not None and verdict.verdict == Verdict.REFUTED:
+            break
+    if verdict is None:
+        verdict = Result("circular-buffer", name, Verdict.PROVED, f"every push and pop of b{b} lands inside the {cap}-page ring")
+    return Result(verdict.family, verdict.name, verdict.verdict, verdict.reason, verdict.counterexample,
+                  time.perf_counter() - t0)
+
+
+def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int] | None = None,
+                     cache: ProofCache | None = None) -> list[Result]:
     """Total pushed == total popped for every buffer and every trip value whose run can end.
 
     For ``trusted`` buffers (coverage rules proved) a run that ends has ``popped <= pushed <= popped +
     capacity`` — trip values violating that cannot terminate (the deadlock obligation speaks of them).
+    With ``cache``, a buffer of a component isomorphic to one already proved reuses that proof (``cache.py``).
     """
     out: list[Result] = []
     p = a.program
@@ -89,26 +107,38 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
                   if isinstance(lf.op, (Push, Pop)) and lf.op.buf == b.id]
         if not leaves:
             continue
-        t0 = time.perf_counter()
-        q = Query(f"balance-cb:b{b.id}", rlimit)
-        enc = Encoder(q, p, a.views)
-        pushed = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
-        popped = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
-        q.add(pushed != popped)
-        if trusted is not None and b.id in trusted:
-            q.add(z3.And(popped <= pushed, pushed <= popped + b.capacity))
-        r = q.check()
-        name = f"balance-cb:b{b.id}"
-        if r.status == Status.UNSAT:
-            out.append(Result("balance", name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0))
-        elif r.status == Status.SAT:
-            assert r.model is not None
-            trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
-            pu, po = model_int(r.model, pushed), model_int(r.model, popped)
-            cex = {"kind": "balance-cb", "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
-                   "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
-                              + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
-            out.append(Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0))  # type: ignore[arg-type]
-        else:
-            out.append(Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0))
+
+        def compute(b: Buffer = b, leaves: list[Leaf] = leaves) -> Result:
+            return _cb_balance(a, b, leaves, rlimit, trusted)
+        if cache is None:
+            out.append(compute())
+            continue
+        c = cache.canon(a, a.component_of(lf.engine for lf in leaves), trusted or set())
+        out.append(cache.run("balance-cb", c, [c.buffers[b.id], trusted is not None and b.id in trusted, rlimit],
+                             f"balance-cb:b{b.id}", compute))
     return out
+
+
+def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted: set[int] | None) -> Result:
+    p = a.program
+    t0 = time.perf_counter()
+    q = Query(f"balance-cb:b{b.id}", rlimit)
+    enc = Encoder(q, p, a.views)
+    pushed = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
+    popped = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
+    q.add(pushed != popped)
+    if trusted is not None and b.id in trusted:
+        q.add(z3.And(popped <= pushed, pushed <= popped + b.capacity))
+    r = q.check()
+    name = f"balance-cb:b{b.id}"
+    if r.status == Status.UNSAT:
+        return Result("balance", name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0)
+    if r.status == Status.SAT:
+        assert r.model is not None
+        trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+        pu, po = model_int(r.model, pushed), model_int(r.model, popped)
+        cex = {"kind": "balance-cb", "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
+               "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
+                          + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
+        return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
+    return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)

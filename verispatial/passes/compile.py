@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from verispatial.certify.cache import ProofCache
 from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
@@ -72,6 +73,7 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
     """
     say = progress or (lambda _m: None)
     out: list[CompiledSection] = []
+    proofs = ProofCache()  # sections equal up to renaming (e.g. two residual adds) share their proofs
     for i, op in enumerate(graph.ops):
         say(f"[{i + 1}/{len(graph.ops)}] {op.name}: compile")
         t0 = time.perf_counter()
@@ -80,7 +82,7 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
         report = cert = None
         if check:
             say(f"[{i + 1}/{len(graph.ops)}] {op.name}: certify ({len(program.programs)} engine programs)")
-            report = certify(program)
+            report = certify(program, cache=proofs)
             cert = {**derive_certificate(program, report), "passes": frags}
         t2 = time.perf_counter()
         sec = CompiledSection(op.name, op.kind, program, tuple(frags), report, cert, t1 - t0, t2 - t1)

@@ -1,0 +1,221 @@
+"""Proofs cached by content (DESIGN §7: "a section equal up to renaming is proved once").
+
+An independent component of engines (``reach.components``: no counter is shared with any other engine) is
+written in a *canonical form*: its engine programs in a fixed order, every op with its buffer ids, semaphore ids,
+multicast groups and trips renumbered in order of first appearance and its sites written relative to the first
+site of the component (so only translations of the mesh are identified, never reflections); then the table of
+its buffers (capacity, page size, dtype, space, ring index, section, whether its coverage rules were proved), of
+its semaphore words (initial value, role, protocol kind, owner, flag value, re-armed or not), of its trips (max),
+the whole target, every trip maximum of the program and whether counts are linear. The SHA-256 of that form is
+the component's key.
+
+The families cached here (``FAMILIES``) speak only of counters over that content — circular-buffer ring
+alignment (``cb-straddle``), buffer and semaphore balance, exact semaphore counting and deadlock: each of their
+queries is built from the component's ops, buffer capacities, semaphore words and trips alone, so an isomorphism
+of canonical forms maps a proof for one component onto a proof for the other. Tensor names and the *base* of
+tile addresses are left out of the key: none of those families reads them (bounds, memory and happens-before do,
+and are never cached). Address coefficients and indirect ranges stay in the key anyway (more than needed).
+
+Only ``proved`` verdicts are reused. A refutation needs its own replayed counterexample and a failure to prove
+is cheap to re-derive, so both are always computed for the component itself. A reused result keeps its own name
+(with the component's real buffers, words and engines) and its reason names the isomorphic component it was
+proved for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from verispatial.certify.reach import Analysis
+from verispatial.certify.report import Result, Verdict
+from verispatial.ir.core import Addr, Site
+from verispatial.ir.ops import Loop, Op
+
+#: Obligation families whose verdicts are invariant under renaming buffers, semaphores, groups, trips and
+#: translating sites, and read no tensor address: only these are reused.
+FAMILIES = ("cb-straddle", "balance-cb", "balance-sem", "sem-exact", "deadlock")
+
+_BUFFER_FIELDS = {"buf", "into", "src"}
+
+
+@attrs.frozen
+class Canon:
+    """The canonical form of one component: ``key`` (hex SHA-256), ``name`` (as the deadlock obligation names the
+    component), and the renumbering of its buffers (real id -> canonical index), semaphore words (real name ->
+    canonical index) and engines (real key -> canonical index)."""
+
+    key: str
+    name: str
+    buffers: dict[int, int]
+    words: dict[str, int]
+    engines: dict[str, int]
+
+
+def component_name(comp: frozenset[str]) -> str:
+    """``min(engine)`` and how many more engines: the name the deadlock obligation gives a component."""
+    return f"{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
+
+
+class _Namer:
+    """Renumbers ids of one kind in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+
+    def __call__(self, x: Any) -> int:
+        return self.index.setdefault(x, len(self.index))
+
+
+def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int]) -> tuple[list[Any], Canon]:
+    """The canonical form of component ``comp`` (a JSON-able list) and its ``Canon``.
+
+    Two components with equal forms are equal up to renaming buffer, semaphore, group and trip ids and
+    translating sites; ``trusted`` (buffers whose coverage rules were proved) is part of the form.
+    Raises KeyError if ``comp`` names an engine the analysis does not have.
+    """
+    p = a.program
+    engines = sorted(comp)
+    origin = a.views[engines[0]].program.site
+    bufs, sems, groups, trips, tensors = _Namer(), _Namer(), _Namer(), _Namer(), _Namer()
+
+    def site(s: Site) -> list[int]:
+        return [s.x - origin.x, s.y - origin.y]
+
+    def addr(x: Addr) -> list[Any]:
+        # The base is left out on purpose: no cached family reads a tile address (module docstring).
+        d = x.dynamic
+        return [[[t.var, t.coef] for t in x.terms],
+                None if d is None else [d.name, d.lo, d.hi, d.scale]]
+
+    def value(field: str, v: Any) -> Any:
+        if field in _BUFFER_FIELDS and isinstance(v, int):
+            return ["b", bufs(v)]
+        if field == "sem":
+            return ["s", sems(v)]
+        if field == "group":
+            return ["g", groups(v)]
+        if field == "tensor":
+            return ["t", tensors(v)]
+        if isinstance(v, Site):
+            return site(v)
+        if isinstance(v, Addr):
+            return addr(v)
+        if isinstance(v, (bool, int, str)) or v is None:
+            return v
+        if hasattr(v, "value") and isinstance(v.value, (int, str)):  # enums
+            return [type(v).__name__, v.value]
+        return repr(v)  # anything unforeseen is kept verbatim: more in the key, never less
+
+    def op_form(op: Op) -> list[Any]:
+        if isinstance(op, Loop):
+            count = op.count if isinstance(op.count, int) else ["trip", trips(op.count)]
+            return ["Loop", op.var, count, [op_form(x) for x in op.body]]
+        return [type(op).__name__, *[[f.name, value(f.name, getattr(op, f.name))] for f in attrs.fields(type(op))]]
+
+    programs = []
+    for e in engines:
+        ep = a.views[e].program
+        programs.append([site(ep.site), ep.engine.value, list(ep.section_starts), [op_form(op) for op in ep.ops]])
+
+    buffer_table = []
+    for b in sorted(bufs.index, key=bufs.index.__getitem__):
+        x = p.buffers[b]
+        alias = None if x.alias_of is None else (["b", bufs.index[x.alias_of]] if x.alias_of in bufs.index else "outside")
+        buffer_table.append([site(x.site), x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value, alias, x.section,
+                             b in trusted])
+    comp_words = {w.name: w for w in a.words.values()
+                  if {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp}
+    rearmed = p.rearmed_words()
+    word_table = []
+    for w in sorted(comp_words.values(), key=lambda w: (sems(w.sem), w.site.y - origin.y, w.site.x - origin.x)):
+        s = p.semaphores[w.sem]
+        owner = engines.index(w.owner) if w.owner in comp else (None if w.owner is None else "outside")
+        word_table.append([sems(w.sem), site(w.site), s.init, s.role.value, w.kind, w.init, w.value, owner, w.why,
+                           (w.sem, w.site) in rearmed])
+    group_table = []
+    for g in sorted(groups.index, key=groups.index.__getitem__):
+        x = p.groups[g]
+        group_table.append([site(x.sender), [site(d) for d in x.destinations()], x.loopback])
+    trip_max = p.trip_max()
+    trip_table = [trip_max[t] for t in sorted(trips.index, key=trips.index.__getitem__)]
+    form: list[Any] = [
+        "verispatial.component/1", programs, buffer_table, word_table, group_table, trip_table,
+        # Program-wide facts the queries read: every trip's maximum (trip assignments are enumerated over all of
+        # them), whether counts are linear, and the target.
+        [t.max for t in p.trips], a.linear, repr(p.target),
+    ]
+    key = hashlib.sha256(json.dumps(form, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    sem_index = sems.index
+    words = {w.name: n for n, w in enumerate(sorted(comp_words.values(), key=lambda w: (
+        sem_index[w.sem], w.site.y - origin.y, w.site.x - origin.x)))}
+    return form, Canon(key, component_name(comp), dict(bufs.index), words, {e: i for i, e in enumerate(engines)})
+
+
+@attrs.define
+class Reuse:
+    """One reused verdict: ``name`` was not proved again because ``source`` (of component ``component`` of
+    ``program``) was."""
+
+    name: str
+    source: str
+    component: str
+    program: str = ""
+
+
+class ProofCache:
+    """Proved verdicts of the ``FAMILIES`` keyed by (family, canonical form of the component, canonical item,
+    parameters). One instance serves one certify run; passing the same instance to later runs of programs on
+    the same target reuses across runs too (the key holds everything a verdict depends on).
+    """
+
+    def __init__(self) -> None:
+        self._canon: dict[frozenset[str], Canon] = {}
+        self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
+        # key -> (family, obligation, reason, component, program)
+        self._proved: dict[str, tuple[str, str, str, str, str]] = {}
+        self.reused: list[Reuse] = []
+        self.computed = 0
+
+    def canon(self, a: Analysis, comp: frozenset[str], trusted: set[int]) -> Canon:
+        """The canonical form of ``comp`` in ``a`` (memoised per component and trusted set for the latest analysis;
+        ``run`` names the program of that analysis as the place a proof came from)."""
+        if self._analysis is not a:
+            self._canon.clear()
+            self._analysis = a
+        k = comp | {f"trusted:{b}" for b in sorted(trusted)}
+        got = self._canon.get(k)
+        if got is None:
+            got = canonical_form(a, comp, trusted)[1]
+            self._canon[k] = got
+        return got
+
+    def run(self, family: str, canon: Canon, item: Iterable[Any], name: str, compute: Callable[[], Result]) -> Result:
+        """The result of obligation ``name`` of ``family`` on the component ``canon``: a proof of an isomorphic
+        component with the same canonical ``item`` (the obligation's subject and parameters, in canonical ids)
+        is reused, else ``compute()`` runs and a proved result is remembered. Raises ValueError for a family
+        outside ``FAMILIES``."""
+        if family not in FAMILIES:
+            raise ValueError(f"{family!r} is not a family whose verdicts are invariant under renaming")
+        key = hashlib.sha256(json.dumps([family, canon.key, list(item)], sort_keys=True).encode()).hexdigest()
+        hit = self._proved.get(key)
+        if hit is not None:
+            t0 = time.perf_counter()
+            fam, src, reason, comp, program = hit
+            self.reused.append(Reuse(name, src, comp, program))
+            where = comp if self._analysis is None or program == self._analysis.program.name else f"{comp} of {program}"
+            return Result(fam, name, Verdict.PROVED,
+                          f"proved as {src} for the isomorphic component {where} (equal up to renaming; canonical "
+                          f"form {canon.key[:12]}): {reason}", seconds=time.perf_counter() - t0)
+        self.computed += 1
+        r = compute()
+        if r.verdict == Verdict.PROVED:
+            program = self._analysis.program.name if self._analysis is not None else ""
+            self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
+        return r
+
