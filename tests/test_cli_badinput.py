@@ -34,7 +34,7 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (str(BAD), "is a directory, expected a program.json file"),
     (bad("empty.json"), "the file is empty"),
     (bad("blank.json"), "the file is empty"),
-    (bad("truncated.json"), "(document): not valid JSON: Expecting value at line 24 column 4"),
+    (bad("truncated.json"), "(document): not valid JSON: Expecting value (line 24, column 4)"),
     (bad("binary.json"), "(document): not UTF-8 text (a binary file?)"),
     (bad("wrong_type_document.json"), "(document): expected a JSON object, got list"),
     (bad("wrong_format.json"), "format: expected 'verispatial.program', got 'tt.program'"),
@@ -174,7 +174,7 @@ CERTIFICATE_CASES: list[tuple[str, str]] = [
     (str(BAD), "is a directory, expected a certificate JSON file"),
     (bad("empty.json"), "the file is empty"),
     (bad("binary.json"), "(document): not UTF-8 text (a binary file?)"),
-    (bad("certificate_truncated.json"), "(document): not valid JSON: Expecting value at line 1 column 13"),
+    (bad("certificate_truncated.json"), "(document): not valid JSON: Expecting value (line 1, column 13)"),
     (bad("certificate_array.json"), "(document): expected a JSON object (certificate), got an array"),
 ]
 
@@ -295,7 +295,7 @@ def test_a_real_process_prints_no_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == (f"verispatial: error: {path}: (document): not valid JSON: "
-                           "Expecting value at line 24 column 4\n")
+                           "Expecting value (line 24, column 4)\n")
 
 
 def test_interrupt_is_one_line_exit_130(fakes: Calls, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

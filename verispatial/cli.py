@@ -126,12 +126,12 @@ def load_json_object(path: str, what: str) -> dict[str, Any]:
         raise BadInput(path, "", f"cannot read: {e.strerror or e}") from None
     if not data.strip():
         raise BadInput(path, "", "the file is empty")
+    from verispatial.ir.serialize import parse_json
+
     try:
-        d = json.loads(data)
-    except UnicodeDecodeError:
-        raise BadInput(path, "(document)", "not UTF-8 text (a binary file?)") from None
-    except json.JSONDecodeError as e:
-        raise BadInput(path, "(document)", f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        d = parse_json(data)
+    except ParseError as e:
+        raise BadInput(path, e.field, e.rule) from None
     except RecursionError:
         raise BadInput(path, "(document)", "JSON nested too deeply") from None
     if not isinstance(d, dict):

@@ -13,7 +13,7 @@ import attrs
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
 from verispatial.errors import ParseError
-from verispatial.ir.serialize import load_program
+from verispatial.ir.serialize import load_program, parse_json
 
 
 @attrs.frozen
@@ -29,7 +29,6 @@ class GateEntry:
 def gate(directory: str | Path) -> list[GateEntry]:
     """Re-certify every ``*.program.json`` of ``directory`` with its certificate. Raises ``ParseError`` when the
     directory holds no program or a program has no certificate beside it."""
-    import json
 
     d = Path(directory)
     if not d.is_dir():
@@ -43,8 +42,8 @@ def gate(directory: str | Path) -> list[GateEntry]:
         if not cert_path.exists():
             raise ParseError(str(cert_path), "missing: every program under the gate carries its certificate")
         try:
-            cert = json.loads(cert_path.read_text())
-        except json.JSONDecodeError as e:
-            raise ParseError(str(cert_path), f"not valid JSON: {e.msg}") from None
+            cert = parse_json(cert_path.read_bytes())
+        except ParseError as e:
+            raise ParseError(str(cert_path), e.rule) from None
         out.append(GateEntry(prog, certify(load_program(prog), certificate=cert)))
     return out

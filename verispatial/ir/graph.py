@@ -132,6 +132,13 @@ def check_graph(g: ModelGraph) -> None:
         for n in (*o.inputs, o.output, *(s.tensor for s in o.chain if s.tensor is not None)):
             if n not in by_name:
                 raise ParseError(e, f"tensor {n!r} is not declared")
+        for n in dict.fromkeys((*o.inputs, *(s.tensor for s in o.chain if s.tensor is not None))):
+            # Ops run in the order listed: an activation is read only after the op that writes it (so a cycle,
+            # which no order can run, is refused at its first read).
+            if by_name[n].role == Role.ACTIVATION and n not in written:
+                later = next((p.name for p in g.ops if p.output == n), None)
+                raise ParseError(e, f"reads activation {n!r} before any op writes it" + (
+                    f" (op {later!r} writes it later; ops run in the order listed)" if later else " (no op writes it)"))
         if o.output in written:
             raise ParseError(e, f"tensor {o.output!r} is already written by op {written[o.output]!r}")
         written[o.output] = o.name
@@ -188,6 +195,9 @@ def check_graph(g: ModelGraph) -> None:
             _check_attention(o, by_name)
         else:
             raise ParseError(e, f"kind {o.kind!r} is not one of {list(OP_KINDS)}")
+    for t in g.tensors:
+        if t.role in (Role.ACTIVATION, Role.OUTPUT) and t.name not in written:
+            raise ParseError(f"tensor {t.name}", f"an {t.role.value} tensor is written by some op; none writes it")
 
 
 def _check_attention(o: GraphOp, by_name: dict[str, GraphTensor]) -> None:
@@ -303,14 +313,9 @@ def graph_from_dict(d: Any) -> ModelGraph:
 
 def load_graph(path: str | Path) -> ModelGraph:
     """Read, schema-check and check ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
-    p = Path(path)
-    if not p.is_file():
-        raise ParseError(str(path), "no such file")
-    try:
-        d = json.loads(p.read_bytes())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ParseError(str(path), f"not valid JSON: {e}") from None
-    return graph_from_dict(d)
+    from verispatial.ir.serialize import parse_json, read_document
+
+    return graph_from_dict(parse_json(read_document(path, "a model graph .json file")))
 
 
 def dumps_graph(g: ModelGraph) -> str:

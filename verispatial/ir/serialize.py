@@ -149,18 +149,37 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def loads(text: str | bytes) -> Program:
-    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
+def parse_json(text: str | bytes) -> Any:
+    """JSON text as Python values; ``ParseError`` (field ``(document)``) for text that is not UTF-8, not JSON, or
+    has one key twice in an object. Shared by every document verispatial reads (programs, graphs, certificates)."""
     try:
-        d = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except UnicodeDecodeError:
         raise ParseError("(document)", "not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:
-        raise ParseError("(document)", f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        raise ParseError("(document)", f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     except _DuplicateKey as e:
         raise ParseError("(document)", f"key {e.args[0]!r} appears twice in one object (readers disagree on which "
                                        "wins)") from None
-    p = program_from_dict(d)
+
+
+def read_document(path: str | Path, expected: str) -> bytes:
+    """The bytes of the file at ``path``; ``ParseError`` (field: the path) when it is missing, a directory or
+    empty. ``expected`` names what it should be, e.g. ``"a program.json file"``."""
+    p = Path(path)
+    if not p.exists():
+        raise ParseError(str(path), "no such file")
+    if p.is_dir():
+        raise ParseError(str(path), f"is a directory, expected {expected}")
+    data = p.read_bytes()
+    if not data.strip():
+        raise ParseError(str(path), "the file is empty")
+    return data
+
+
+def loads(text: str | bytes) -> Program:
+    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
+    p = program_from_dict(parse_json(text))
     from verispatial.ir.validate import validate
 
     violations = validate(p)
@@ -171,12 +190,4 @@ def loads(text: str | bytes) -> Program:
 
 def load_program(path: str | Path) -> Program:
     """Read and validate ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
-    p = Path(path)
-    if not p.exists():
-        raise ParseError(str(path), "no such file")
-    if p.is_dir():
-        raise ParseError(str(path), "is a directory, expected a program.json file")
-    data = p.read_bytes()
-    if not data.strip():
-        raise ParseError(str(path), "the file is empty")
-    return loads(data)
+    return loads(read_document(path, "a program.json file"))
