@@ -19,7 +19,7 @@ MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
 @pytest.mark.parametrize("target", ["wormhole", "blackhole"])
 def test_mlp_block_compiles_and_every_section_proves(target: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", target, "-o", str(tmp_path)])
+    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", target, "-o", str(tmp_path), "--progress"])
     out, err = capsys.readouterr()
     assert rc == 0, out + err
     lines = out.splitlines()
@@ -138,3 +138,26 @@ def test_one_mover_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureF
     assert capsys.readouterr().err.startswith(
         f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): a gather or scatter "
         "cannot share one data-movement engine")
+
+
+def test_a_refusal_comes_before_any_certify_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The decode layer's scatter cannot run on one mover: refused at compile time, before any section is certified,
+    # and the output directory is never created (stderr is not a terminal: no progress lines, one error line).
+    out = tmp_path / "out"
+    decode = str(MODELS / "llama3_2_1b_decode.json")
+    assert run_compile([decode, "--target", "wormhole", "--one-mover", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): ")
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(MODELS / "mlp_block.json")
+    assert run_compile([model, "--target", "wormhole", "--acc-form", "bogus"]) == 2
+    assert capsys.readouterr().err == (
+        "verispatial: error: compile: argument --acc-form: invalid choice: 'bogus' (choose from 'single', "
+        "'streaming', 'spill_reload', 'in_place', 'pack_accumulate', 'registers')\n")
+    assert run_compile([model]) == 2
+    assert capsys.readouterr().err == "verispatial: error: compile: the following arguments are required: --target\n"

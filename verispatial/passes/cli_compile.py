@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from verispatial.errors import ParseError, PassRefused, VerispatialError
 from verispatial.ir.graph import load_graph
@@ -19,8 +20,17 @@ from verispatial.passes.compile import compile_model
 from verispatial.passes.pipeline import Pipeline, capped_passes
 
 
+class _UsageError(Exception):
+    """A command-line usage error, reported on one line (argparse would print the usage block)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="verispatial compile", description="Compile a model graph into certified sections.")
+    ap = _Parser(prog="verispatial compile", description="Compile a model graph into certified sections.")
     ap.add_argument("model", metavar="MODEL.json")
     ap.add_argument("--target", required=True, help="wormhole, blackhole or gpu (or a full target name)")
     ap.add_argument("-o", "--out", dest="out_dir", default=None, metavar="DIR",
@@ -36,17 +46,22 @@ def _parser() -> argparse.ArgumentParser:
                     help="run each site's loads and stores on one data-movement engine (their loop nests interleaved); "
                          "a gather or scatter is refused by name")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--progress", action="store_true",
+                    help="progress lines on stderr even when it is not a terminal (default: only on a terminal)")
     return ap
 
 
 def run_compile(argv: Sequence[str]) -> int:
     """Run the command on ``argv`` (without the ``compile`` word); returns the exit code. Never raises for bad
     input: it prints one ``error:`` line on stderr and returns 2."""
+    err, out = sys.stderr, sys.stdout
     try:
         args = _parser().parse_args(list(argv))
-    except SystemExit as e:
+    except SystemExit as e:  # --help
         return 0 if e.code == 0 else 2
-    err, out = sys.stderr, sys.stdout
+    except _UsageError as e:
+        err.write(f"verispatial: error: compile: {e}\n")
+        return 2
     try:
         graph = load_graph(args.model)
         target = get_target(args.target)
@@ -60,8 +75,10 @@ def run_compile(argv: Sequence[str]) -> int:
         err.write(f"verispatial: error: {args.out_dir}: exists and is not a directory, expected an output directory\n")
         return 2
 
+    show = not args.quiet and (args.progress or err.isatty())
+
     def progress(line: str) -> None:
-        if not args.quiet:
+        if show:
             err.write(line + "\n")
 
     try:
@@ -73,6 +90,9 @@ def run_compile(argv: Sequence[str]) -> int:
         sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
     except PassRefused as e:
         err.write(f"verispatial: error: {args.model}: pass {e.pass_name!r} refused: {e.reason}\n")
+        return 2
+    except OSError as e:
+        err.write(f"verispatial: error: {args.out_dir}: cannot write the sections: {e.strerror or e}\n")
         return 2
     worst = 0
     for s in sections:

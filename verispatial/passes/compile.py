@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,28 +71,51 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
                   check: bool = True) -> list[CompiledSection]:
     """Compile every op of ``graph`` for ``target`` into one section each and (``check``) certify each.
 
-    With ``out_dir``, writes ``<out_dir>/<op>/program.json`` and ``certificate.json`` per section. ``progress``
-    receives one line per step. Raises ``PassRefused`` (the first op a pass refuses; nothing is dropped).
+    Every section is compiled before any is certified, so a pass refusal (``PassRefused``: the first op a pass
+    refuses; nothing is dropped) comes before any solver work. With ``out_dir``, writes
+    ``<out_dir>/<op>/program.json`` and ``certificate.json`` per section, all at the end: they are written into a
+    temporary directory beside ``out_dir`` and moved into place only once every section is done, so a refusal or an
+    interruption leaves nothing half-written. ``progress`` receives one line per step.
     """
     say = progress or (lambda _m: None)
-    out: list[CompiledSection] = []
-    proofs = ProofCache()  # sections equal up to renaming (e.g. two residual adds) share their proofs
+    n = len(graph.ops)
+    compiled: list[tuple[Program, list[Fragment], float]] = []
     for i, op in enumerate(graph.ops):
-        say(f"[{i + 1}/{len(graph.ops)}] {op.name}: compile")
+        say(f"[{i + 1}/{n}] {op.name}: compile")
         t0 = time.perf_counter()
         program, frags = compile_section(graph, i, target, pipeline)
-        t1 = time.perf_counter()
+        compiled.append((program, frags, time.perf_counter() - t0))
+    out: list[CompiledSection] = []
+    proofs = ProofCache()  # sections equal up to renaming (e.g. two residual adds) share their proofs
+    for i, (op, (program, frags, dt)) in enumerate(zip(graph.ops, compiled, strict=True)):
         report = cert = None
+        t1 = time.perf_counter()
         if check:
-            say(f"[{i + 1}/{len(graph.ops)}] {op.name}: certify ({len(program.programs)} engine programs)")
+            say(f"[{i + 1}/{n}] {op.name}: certify ({len(program.programs)} engine programs)")
             report = certify(program, cache=proofs)
             cert = {**derive_certificate(program, report), "passes": frags}
-        t2 = time.perf_counter()
-        sec = CompiledSection(op.name, op.kind, program, tuple(frags), report, cert, t1 - t0, t2 - t1)
-        if out_dir is not None:
-            d = Path(out_dir) / op.name
-            d.mkdir(parents=True, exist_ok=True)
-            (d / "program.json").write_text(dumps(program) + "\n")
-            (d / "certificate.json").write_text(json.dumps(cert if cert is not None else {"passes": frags}, indent=1) + "\n")
-        out.append(sec)
+        out.append(CompiledSection(op.name, op.kind, program, tuple(frags), report, cert, dt,
+                                   time.perf_counter() - t1))
+    if out_dir is not None:
+        write_sections(out, Path(out_dir))
     return out
+
+
+def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
+    """Write each section's ``program.json`` and ``certificate.json`` under ``out_dir/<op>/``: first into a
+    temporary directory beside ``out_dir``, then each section directory moved into place (replacing an older one of
+    that name). Raises ``OSError`` when ``out_dir``'s parent cannot be written."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{out_dir.name}.", dir=out_dir.parent) as tmp:
+        for s in sections:
+            d = Path(tmp) / s.name
+            d.mkdir()
+            (d / "program.json").write_text(dumps(s.program) + "\n")
+            cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
+            (d / "certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
+        out_dir.mkdir(exist_ok=True)
+        for s in sections:
+            dest = out_dir / s.name
+            if dest.is_dir():
+                shutil.rmtree(dest)
+            os.replace(Path(tmp) / s.name, dest)
