@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from verispatial import cli
+from verispatial.certify.certificate import check_certificate_shape
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.cli import main
 from verispatial.ir.serialize import schema
@@ -118,6 +119,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
 
     checker.certify = certify  # type: ignore[attr-defined]
     certificate.derive_certificate = derive_certificate  # type: ignore[attr-defined]
+    # The input check is the real one: only the checker's work is faked.
+    certificate.check_certificate_shape = check_certificate_shape  # type: ignore[attr-defined]
     interp.simulate = simulate  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verispatial.certify.checker", checker)
     monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", certificate)
@@ -144,11 +147,11 @@ def test_human_report(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cert = tmp_path / "c.json"
-    cert.write_text('{"format": "verispatial.certificate", "places": [1]}')
+    doc = {"format": "verispatial.certificate", "version": 1, "program_sha256": "0" * 64, "places": [1]}
+    cert.write_text(json.dumps(doc))
     rc, _out, _err = run(capsys, ["certify", VALID, "--certificate", str(cert), "--jobs", "3"])
     assert rc == 0
-    assert fake.certify_calls == [{"program": "small", "jobs": 3,
-                                   "certificate": {"format": "verispatial.certificate", "places": [1]}}]
+    assert fake.certify_calls == [{"program": "small", "jobs": 3, "certificate": doc}]
 
 
 def test_json_report_is_report_to_json_only(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ traceback, never says "proved", never calls the checker or simulator, and create
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -235,7 +236,7 @@ def test_bad_command_line(argv: list[str], fragment: str, fakes: Calls, capsys: 
     assert fakes.simulate == []
 
 
-@pytest.mark.parametrize("flag", ["--sarif", "--write-certificate"])
+@pytest.mark.parametrize("flag", ["--sarif", "--write-certificate", "--smt2"])
 def test_output_into_missing_directory_is_bad_input(flag: str, fakes: Calls, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "nope" / "out.json"
@@ -243,6 +244,22 @@ def test_output_into_missing_directory_is_bad_input(flag: str, fakes: Calls, tmp
     assert rc == 2
     assert_one_line(err, f"{target}: cannot write: directory '{tmp_path / 'nope'}' does not exist")
     assert fakes.certify == []
+
+
+def test_smt2_directory_that_cannot_be_created_is_bad_input(fakes: Calls, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _out, err = run(capsys, ["certify", VALID, "--smt2", "/proc/verispatial-nope"])
+    assert rc == 2
+    assert_one_line(err, "/proc/verispatial-nope: cannot write: No such file or directory")
+    assert fakes.certify == []
+
+
+def test_written_reports_are_readable_by_others(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sarif = tmp_path / "r.sarif"
+    assert main(["certify", VALID, "--sarif", str(sarif)]) == 0
+    capsys.readouterr()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert sarif.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_output_onto_a_directory_is_bad_input(fakes: Calls, tmp_path: Path,
@@ -271,13 +288,31 @@ def test_simulator_crash_is_exit_4_one_line(fakes: Calls, capsys: pytest.Capture
 
 
 def test_certificate_mismatch_raised_by_the_checker_blames_the_certificate(
-        fakes: Calls, capsys: pytest.CaptureFixture[str]) -> None:
-    cert = bad("small_valid.json")  # any JSON object will do: the fake checker refuses it
+        fakes: Calls, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cert = tmp_path / "c.json"  # any well-formed certificate will do: the fake checker refuses it
+    cert.write_text(json.dumps({"format": "verispatial.certificate", "version": 1, "program_sha256": "ab"}))
     fakes.raise_in_certify = CertificateMismatch("place 3 is missing")
-    rc, _out, err = run(capsys, ["certify", VALID, "--certificate", cert])
+    rc, _out, err = run(capsys, ["certify", VALID, "--certificate", str(cert)])
     assert rc == 2
     assert_one_line(err, f"{cert}: certificate: place 3 is missing")
-    assert fakes.certify[0]["certificate"]["name"] == "small"
+    assert fakes.certify[0]["certificate"]["program_sha256"] == "ab"
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    (None, "format: expected format 'verispatial.certificate' version 1, got 'verispatial.program' 1"),
+    ({"places": 3}, "format: expected format 'verispatial.certificate' version 1, got None None"),
+    ({"format": "verispatial.certificate", "version": 1}, "program_sha256: a string (the digest of the program it "
+                                                           "certifies)"),
+    ({"format": "verispatial.certificate", "version": 1, "program_sha256": "ab", "places": 3}, "places: a list"),
+])
+def test_a_document_that_is_not_a_certificate_is_bad_input(doc: dict[str, Any] | None, message: str, fakes: Calls,
+                                                           tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cert = tmp_path / "c.json"
+    cert.write_text(Path(VALID).read_text() if doc is None else json.dumps(doc))
+    rc, _out, err = run(capsys, ["certify", VALID, "--certificate", str(cert)])
+    assert rc == 2
+    assert_one_line(err, f"{cert}: {message}")
+    assert fakes.certify == []
 
 
 def test_parse_error_raised_by_the_checker_without_certificate_blames_the_program(

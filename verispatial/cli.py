@@ -195,6 +195,10 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        # mkstemp creates the file 0600; a report is for others too (CI uploads it): the mode a plain write would give.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     except OSError as e:
         with contextlib.suppress(OSError):
@@ -397,10 +401,28 @@ def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif
     for out in (sarif_out, certificate_out):
         if out is not None:
             check_output_path(out)
-    if smt2_dir is not None and Path(smt2_dir).exists() and not Path(smt2_dir).is_dir():
-        raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
+    if smt2_dir is not None:
+        d = Path(smt2_dir)
+        if d.exists() and not d.is_dir():
+            raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
+        # Like the other outputs, its parent must exist; the directory itself is created (checked before any work).
+        parent = d.parent if str(d.parent) else Path(".")
+        if not d.exists() and not parent.is_dir():
+            raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
     program = load_program_file(program_path)
     cert = load_json_object(certificate, "certificate") if certificate is not None else None
+    if cert is not None and certificate is not None:
+        from verispatial.certify.certificate import check_certificate_shape
+
+        try:
+            check_certificate_shape(cert)
+        except ParseError as e:
+            raise BadInput(certificate, e.field, e.rule) from None
+    if smt2_dir is not None:
+        try:
+            Path(smt2_dir).mkdir(exist_ok=True)
+        except OSError as e:
+            raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
     try:
         import contextlib
 

@@ -19,6 +19,7 @@ from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import PINNED_Z3
+from verispatial.errors import ParseError
 from verispatial.ir.ops import Pop, Push, Reserve, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
@@ -99,6 +100,20 @@ def _certificate(program: Program, a: Analysis, results: list[Result]) -> dict[s
 
 def _key(x: Any) -> str:
     return json.dumps(x, sort_keys=True)
+
+
+def check_certificate_shape(cert: dict[str, Any]) -> None:
+    """``ParseError`` naming the field when ``cert`` is not a certificate document of this format and version
+    (``format``, ``version``, ``program_sha256`` a string, ``places`` / ``obligations`` / ``witnesses`` lists).
+    A well-formed certificate whose claims are wrong is not bad input: ``compare_certificate`` refutes it."""
+    if cert.get("format") != FORMAT or cert.get("version") != VERSION:
+        raise ParseError("format", f"expected format {FORMAT!r} version {VERSION}, got {cert.get('format')!r} "
+                                   f"{cert.get('version')!r}")
+    if not isinstance(cert.get("program_sha256"), str):
+        raise ParseError("program_sha256", "a string (the digest of the program it certifies)")
+    for section in ("places", "obligations", "witnesses"):
+        if section in cert and not isinstance(cert[section], list):
+            raise ParseError(section, "a list")
 
 
 def compare_certificate(program: Program, a: Analysis, results: list[Result], cert: dict[str, Any]) -> list[Result]:
