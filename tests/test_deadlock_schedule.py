@@ -14,8 +14,8 @@ from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
 from verispatial.ir.core import Engine, Site, WaitCond
 from verispatial.ir.graph import GraphBuilder
-from verispatial.ir.ops import AtomicBarrier, Loop, Op, SemInc, SemSet, SemWait
-from verispatial.ir.program import EngineProgram, Program, Semaphore
+from verispatial.ir.ops import AtomicBarrier, Loop, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait
+from verispatial.ir.program import Buffer, EngineProgram, Program, Semaphore
 from verispatial.ir.target import WORMHOLE
 from verispatial.passes.compile import compile_section
 from verispatial.passes.pipeline import Pipeline, capped_passes
@@ -145,3 +145,24 @@ def test_ping_pong_without_its_reset_is_a_refuted_deadlock() -> None:
     assert [(r.name, r.verdict) for r in deadlock] == [("deadlock:(0,0).reader+1", Verdict.REFUTED)]
     assert deadlock[0].counterexample is not None
     assert deadlock[0].counterexample["replayed_by"]
+
+
+def test_a_search_that_excluded_an_unreplayed_candidate_never_proves() -> None:
+    # Found by fuzzing: the first candidate the counter abstraction offers (the writer stuck at wait(b0) with k=0)
+    # is unreachable and does not replay; excluding it for every iteration also hid the real deadlock at k=1, and
+    # the next query's unsat used to be reported as proved. Now an exclusion forbids proving: the interpreter's own
+    # search finds the real deadlock and refutes.
+    a = Site(0, 0)
+    p = Program(
+        name="unreplayed", target=WORMHOLE,
+        buffers=(Buffer(0, "c_0", a, 0, 1, 2, "bf16"), Buffer(1, "c_1", a, 1, 1, 4, "bf16")),
+        programs=(
+            EngineProgram(a, Engine.READER, (Loop("k", 2, (Push(0, 1),)),)),
+            EngineProgram(a, Engine.COMPUTE, (Loop("k", 2, (Push(1, 2), Reserve(1, 2), Pop(0, 1))),)),
+            EngineProgram(a, Engine.WRITER, (Loop("k", 2, (Pop(1, 1), Wait(0, 1))),)),
+        ))
+    assert simulate(p, seed=7).status == "deadlock"
+    (dl,) = check_deadlock(analyse(p), {0, 1}, method="search")
+    assert dl.verdict == Verdict.REFUTED
+    assert dl.reason == ("deadlock after 11 steps: (0,0).writer at ops[0].body[1] wait(b0, 1) k=1: waits for b0: "
+                         "pushed-popped=2-2=0 < 1")
