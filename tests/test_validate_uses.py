@@ -91,3 +91,30 @@ def test_invalid_program_lists_every_violation(tmp_path: Path) -> None:
     d = json.loads(dumps(copy(y_role=Role.PARAM)))
     with pytest.raises(InvalidProgram, match="writes param tensor 'Y'"):
         loads(json.dumps(d))
+
+
+def test_semaphore_values_fit_the_32_bit_word() -> None:
+    # A word incremented by 2**32 on the board wraps to 0 and an == 2**32 wait never returns; the interpreter's
+    # integers do not wrap, so the bound is structural. Increments count as often as their loops can run.
+    from verispatial.ir import Engine, EngineProgram, Loop, Semaphore, SemInc, SemWait, Trip, WaitCond
+
+    a, b = Site(0, 0), Site(1, 0)
+    big = Program(name="wrap", target=WORMHOLE, semaphores=(Semaphore(0, "s", (a, b)),), programs=(
+        EngineProgram(a, Engine.READER, (SemInc(0, b, 2**32),)),
+        EngineProgram(b, Engine.READER, (SemWait(0, WaitCond.EQ, 2**32),)),
+    ))
+    assert [str(v) for v in validate(big)] == [
+        "program (0,0).reader ops[0] SemInc: by 4294967296 exceeds the 32-bit word (max 4294967295)",
+        "program (1,0).reader ops[0] SemWait: value 4294967296 exceeds the 32-bit word (max 4294967295)",
+        "semaphore 0 at (1,0): can be counted to 4294967296 (start + every increment, loops at their max), past the "
+        "32-bit word (max 4294967295)",
+    ]
+    looped = Program(name="loop", target=WORMHOLE, semaphores=(Semaphore(0, "s", (a, b), init=1),),
+                     trips=(Trip("t", 2),), programs=(
+        EngineProgram(a, Engine.READER, (Loop("t", "t", (Loop("k", 2, (SemInc(0, b, 2**30),)),)),)),
+        EngineProgram(b, Engine.READER, (SemWait(0, WaitCond.GE, 1),)),
+    ))
+    assert [str(v) for v in validate(looped)] == [
+        "semaphore 0 at (1,0): can be counted to 4294967297 (start + every increment, loops at their max), past the "
+        "32-bit word (max 4294967295)"]
+    assert validate(attrs.evolve(looped, trips=(Trip("t", 1),))) == []

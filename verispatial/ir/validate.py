@@ -150,7 +150,53 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
         _check_ops(p, ep, ep.ops, (), "ops", trips, tensors, bad)
         _check_uses(p, ep, bad)
+    _check_word_range(p, bad)
     return out
+
+
+#: A semaphore is one 32-bit word per site (reference §1.2: L1 semaphores are uint32); larger values wrap.
+WORD_MAX = 2**32 - 1
+
+
+def _check_word_range(p: Program, report: Report) -> None:
+    """Every semaphore value a program names fits the 32-bit word, and no word can be counted past it: the
+    initial value (or the largest value a SemSet writes) plus every increment aimed at the word, each counted as
+    often as its loops can run (trips at their max), stays <= 2**32 - 1. Bounds the interpreter's unbounded
+    integers to what the hardware word holds, so a wrap can never be proved away."""
+    trip_max = {t.name: t.max for t in p.trips}
+    start: dict[tuple[int, Site], int] = {}
+    incs: dict[tuple[int, Site], int] = {}
+    for s in p.semaphores:
+        if s.init > WORD_MAX:
+            report(f"semaphore {s.id} ({s.name})", f"init {s.init} exceeds the 32-bit word (max {WORD_MAX})")
+        for site in s.sites:
+            start[(s.id, site)] = s.init
+
+    def visit(ep: EngineProgram, ops: tuple[Op, ...], times: int, where: str) -> None:
+        for i, op in enumerate(ops):
+            e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
+            if isinstance(op, Loop):
+                n = trip_max.get(op.count, 0) if isinstance(op.count, str) else op.count
+                visit(ep, op.body, times * max(n, 0), f"{where}[{i}].body")
+            elif isinstance(op, SemInc):
+                if op.by > WORD_MAX:
+                    report(e, f"by {op.by} exceeds the 32-bit word (max {WORD_MAX})")
+                key = (op.sem, op.at)
+                incs[key] = incs.get(key, 0) + op.by * times
+            elif isinstance(op, (SemSet, SemWait)):
+                if op.value > WORD_MAX:
+                    report(e, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})")
+                if isinstance(op, SemSet):
+                    key = (op.sem, ep.site)
+                    start[key] = max(start.get(key, 0), op.value)
+
+    for ep in p.programs:
+        visit(ep, ep.ops, 1, "ops")
+    for (sem, site), total in sorted(incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
+        if start.get((sem, site), 0) + total > WORD_MAX:
+            report(f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} "
+                                                 f"(start + every increment, loops at their max), past the 32-bit "
+                                                 f"word (max {WORD_MAX})")
 
 
 def _check_uses(p: Program, ep: EngineProgram, report: Report) -> None:
