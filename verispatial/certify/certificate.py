@@ -104,16 +104,20 @@ def _key(x: Any) -> str:
 
 def check_certificate_shape(cert: dict[str, Any]) -> None:
     """``ParseError`` naming the field when ``cert`` is not a certificate document of this format and version
-    (``format``, ``version``, ``program_sha256`` a string, ``places`` / ``obligations`` / ``witnesses`` lists).
+    (``format``, ``version``, ``program_sha256`` a string, ``places`` / ``obligations`` lists, ``witnesses`` and
+    ``program_order`` objects).
     A well-formed certificate whose claims are wrong is not bad input: ``compare_certificate`` refutes it."""
     if cert.get("format") != FORMAT or cert.get("version") != VERSION:
         raise ParseError("format", f"expected format {FORMAT!r} version {VERSION}, got {cert.get('format')!r} "
                                    f"{cert.get('version')!r}")
     if not isinstance(cert.get("program_sha256"), str):
         raise ParseError("program_sha256", "a string (the digest of the program it certifies)")
-    for section in ("places", "obligations", "witnesses"):
+    for section in ("places", "obligations"):
         if section in cert and not isinstance(cert[section], list):
             raise ParseError(section, "a list")
+    for section in ("witnesses", "program_order"):
+        if section in cert and not isinstance(cert[section], dict):
+            raise ParseError(section, "an object")
 
 
 def compare_certificate(program: Program, a: Analysis, results: list[Result], cert: dict[str, Any]) -> list[Result]:

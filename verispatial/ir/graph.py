@@ -134,8 +134,8 @@ def check_graph(g: ModelGraph) -> None:
                 raise ParseError(e, f"tensor {n!r} is not declared")
         for n in dict.fromkeys((*o.inputs, *(s.tensor for s in o.chain if s.tensor is not None))):
             # Ops run in the order listed: an activation is read only after the op that writes it (so a cycle,
-            # which no order can run, is refused at its first read).
-            if by_name[n].role == Role.ACTIVATION and n not in written:
+            # which no order can run, is refused at its first read). Reading its own output is refused below.
+            if by_name[n].role == Role.ACTIVATION and n not in written and n != o.output:
                 later = next((p.name for p in g.ops if p.output == n), None)
                 raise ParseError(e, f"reads activation {n!r} before any op writes it" + (
                     f" (op {later!r} writes it later; ops run in the order listed)" if later else " (no op writes it)"))
