@@ -216,12 +216,13 @@ def test_bad_trip(trips: list[str], message: str, fakes: Calls, capsys: pytest.C
     assert fakes.simulate == []
 
 
-# click words these itself: the test pins the option named and the one-line form, not click's phrasing.
+# click words the rules itself: the test pins the option or argument named first (``<field>: <rule>``) and the
+# one-line form, not click's phrasing of the rule.
 @pytest.mark.parametrize(("argv", "fragment"), [
-    (["certify", VALID, "--jobs", "0"], "'--jobs': 0 is not in the range x>=1"),
-    (["certify", VALID, "--jobs", "many"], "'--jobs': 'many' is not a valid integer"),
-    (["simulate", VALID, "--seed", "x"], "'--seed': 'x' is not a valid integer"),
-    (["certify"], "Missing argument 'PROGRAM.json'"),
+    (["certify", VALID, "--jobs", "0"], "error: --jobs: 0 is not in the range x>=1"),
+    (["certify", VALID, "--jobs", "many"], "error: --jobs: 'many' is not a valid integer"),
+    (["simulate", VALID, "--seed", "x"], "error: --seed: 'x' is not a valid integer"),
+    (["certify"], "error: PROGRAM.json: missing (required)"),
     (["certify", VALID, "--frobnicate"], "--frobnicate"),
     (["prove", VALID], "No such command 'prove'"),
 ], ids=["jobs-zero", "jobs-word", "seed-word", "no-program", "unknown-option", "unknown-command"])

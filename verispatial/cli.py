@@ -619,6 +619,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.NoArgsIsHelpError as e:
         sys.stdout.write(e.format_message() + "\n")
         return EXIT_BAD_INPUT
+    except click.BadParameter as e:  # also a missing argument: name the option or argument, then the rule
+        if e.param is not None:
+            hint = "/".join(e.param.opts) if isinstance(e.param, click.Option) else (e.param.metavar or e.param.name or "")
+        else:
+            hint = e.param_hint if isinstance(e.param_hint, str) else ""
+        rule = "missing (required)" if isinstance(e, click.MissingParameter) else e.message
+        _error_line(f"{hint}: {rule}" if hint else rule)
+        return EXIT_BAD_INPUT
     except click.ClickException as e:
         _error_line(e.format_message())
         return EXIT_BAD_INPUT
