@@ -83,17 +83,21 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                           if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
                                                                               *w.flags)} & comp})
     # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
-    unsupported += sorted(f"{w.name}: exact counting not proved" for w in a.words.values()
+    inexact_here = sorted(w.name for w in a.words.values()
                           if w.name in inexact and w.kind in ("reset", "flag", "monotone")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
-    if unsupported:
+    if unsupported or inexact_here:
         found = search_deadlock(a.program)
         if found is not None:
             return Result("deadlock", name, Verdict.REFUTED, found["summary"], found,
                           seconds=time.perf_counter() - t0)
-        return Result("deadlock", name, Verdict.FAILED,
-                      "semaphore word outside the decided protocols: " + "; ".join(unsupported),
-                      seconds=time.perf_counter() - t0)
+        why = []
+        if unsupported:
+            why.append("semaphore word outside the decided protocols: " + "; ".join(unsupported))
+        if inexact_here:
+            why.append("exact counting of " + ", ".join(inexact_here) + " did not prove (see the semaphore family), "
+                       "so the counter model is not known faithful; the interpreter's search found no deadlock")
+        return Result("deadlock", name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
     if method != "search":
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
         if witness.verdict == Verdict.PROVED or method == "schedule":
