@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from builders import CA, EQ, GE, RA, RB, WA, A, B, buf, ep, prog
+
 from verispatial.ir import (
     BLACKHOLE,
     WORMHOLE,
     AcquireAcc,
     Addr,
     AtomicBarrier,
-    Buffer,
     Compute,
     Dynamic,
     Engine,
-    EngineProgram,
     Flush,
     Group,
     Loop,
@@ -32,13 +32,11 @@ from verispatial.ir import (
     SemInc,
     SemSet,
     SemWait,
-    Site,
     Target,
     Tensor,
     Term,
     Trip,
     Wait,
-    WaitCond,
     WriteBarrier,
     WriteTiles,
 )
@@ -46,26 +44,8 @@ from verispatial.petri.explore import explore, trip_assignments
 from verispatial.petri.interp import replay, simulate
 from verispatial.petri.position import Position
 
-A, B = Site(0, 0), Site(1, 0)
-RA, CA, WA, RB = "(0,0).reader", "(0,0).compute", "(0,0).writer", "(1,0).reader"
-EQ, GE = WaitCond.EQ, WaitCond.GE
 IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 OUT = Tensor("out", (32, 256), "bf16", Role.OUTPUT)
-
-
-def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None) -> Buffer:
-    return Buffer(i, f"buf{i}", site, i if cb is None else cb, 1, cap, "bf16")
-
-
-def ep(site: Site, engine: Engine, *ops: Op) -> EngineProgram:
-    return EngineProgram(site, engine, tuple(ops))
-
-
-def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple[Semaphore, ...] = (),
-         groups: tuple[Group, ...] = (), tensors: tuple[Tensor, ...] = (), trips: tuple[Trip, ...] = (),
-         target: Target = WORMHOLE) -> Program:
-    return Program("t", target, tensors=tensors, buffers=buffers, semaphores=sems, groups=groups, trips=trips,
-                   programs=programs)
 
 
 def pipeline(k: int | str = "t", barrier: bool = True) -> Program:

@@ -4,6 +4,7 @@ exact expected outcome."""
 from __future__ import annotations
 
 import pytest
+from builders import CA, EQ, GE, RA, RB, WA, A, B, buf, ep, prog, sem
 
 from verispatial.errors import InvalidProgram
 from verispatial.ir import (
@@ -12,7 +13,6 @@ from verispatial.ir import (
     AcquireAcc,
     Addr,
     AtomicBarrier,
-    Buffer,
     Compute,
     Dynamic,
     Engine,
@@ -32,7 +32,6 @@ from verispatial.ir import (
     ReleaseAcc,
     Reserve,
     Role,
-    Semaphore,
     SemInc,
     SemSet,
     SemWait,
@@ -48,30 +47,6 @@ from verispatial.ir import (
 )
 from verispatial.petri.interp import Interp, SimResult, Transition, drive, replay, rule_at, simulate
 from verispatial.petri.position import Position, Violation, enclosing_loops, op_at, path_text
-
-A, B = Site(0, 0), Site(1, 0)
-RA, CA, WA = "(0,0).reader", "(0,0).compute", "(0,0).writer"
-RB, CB = "(1,0).reader", "(1,0).compute"
-EQ, GE = WaitCond.EQ, WaitCond.GE
-
-
-def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None) -> Buffer:
-    return Buffer(i, f"buf{i}", site, i if cb is None else cb, 1, cap, "bf16")
-
-
-def sem(i: int, *sites: Site, init: int = 0) -> Semaphore:
-    return Semaphore(i, f"s{i}", sites or (A,), init)
-
-
-def ep(site: Site, engine: Engine, *ops: Op) -> EngineProgram:
-    return EngineProgram(site, engine, tuple(ops))
-
-
-def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple[Semaphore, ...] = (),
-         groups: tuple[Group, ...] = (), tensors: tuple[Tensor, ...] = (), trips: tuple[Trip, ...] = (),
-         target: Target = WORMHOLE) -> Program:
-    return Program("t", target, tensors=tensors, buffers=buffers, semaphores=sems, groups=groups, trips=trips,
-                   programs=programs)
 
 
 def only(r: SimResult) -> Violation:
