@@ -38,6 +38,7 @@ import jsonschema
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Role
+from verispatial.ir.serialize import parse_json, read_document
 
 FORMAT = "verispatial.graph"
 VERSION = 1
@@ -313,8 +314,6 @@ def graph_from_dict(d: Any) -> ModelGraph:
 
 def load_graph(path: str | Path) -> ModelGraph:
     """Read, schema-check and check ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
-    from verispatial.ir.serialize import parse_json, read_document
-
     return graph_from_dict(parse_json(read_document(path, "a model graph .json file")))
 
 
