@@ -34,11 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import jsonschema
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Role
-from verispatial.ir.serialize import parse_json, read_document
+from verispatial.ir.serialize import check_schema, parse_json, read_document
 
 FORMAT = "verispatial.graph"
 VERSION = 1
@@ -283,20 +282,9 @@ def graph_to_dict(g: ModelGraph) -> dict[str, Any]:
     }
 
 
-def _json_path(path: Any) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "(document)"
-
-
 def graph_from_dict(d: Any) -> ModelGraph:
     """Build and check a graph from its JSON object; ``ParseError`` names the first bad field and its rule."""
-    if not isinstance(d, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(d))
-    if err is not None:
-        raise ParseError(_json_path(err.absolute_path), err.message)
+    check_schema(d, schema())
     g = ModelGraph(
         source=tuple(d.get("source", {}).items()),
         name=d["name"],

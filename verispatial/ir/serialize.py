@@ -110,6 +110,16 @@ def _json_path(path: Any) -> str:
     return out or "(document)"
 
 
+def check_schema(d: Any, schema_doc: dict[str, Any]) -> None:
+    """``ParseError`` naming the JSON path and rule of the most relevant way ``d`` breaks ``schema_doc`` (or that
+    ``d`` is not an object). Shared by every document format verispatial reads."""
+    if not isinstance(d, dict):
+        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema_doc).iter_errors(d))
+    if err is not None:
+        raise ParseError(_json_path(err.absolute_path), err.message)
+
+
 def program_from_dict(d: Any) -> Program:
     """Build a ``Program`` from its JSON object; ``ParseError`` names the first bad field and its rule."""
     if not isinstance(d, dict):
@@ -118,9 +128,7 @@ def program_from_dict(d: Any) -> Program:
         raise ParseError("format", f"expected {FORMAT!r}, got {d.get('format')!r}")
     if d.get("version") != VERSION:
         raise ParseError("version", f"this verispatial reads version {VERSION}, got {d.get('version')!r}")
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(d))
-    if err is not None:
-        raise ParseError(_json_path(err.absolute_path), err.message)
+    check_schema(d, schema())
     body = {k: v for k, v in d.items() if k not in ("format", "version")}
     tgt = body.pop("target")
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")

@@ -121,6 +121,13 @@ class Tile:
         }
         return attrs.evolve(section, template=tpl, plan=plan), frag
 
+    def _fits(self, section: Section, tpl: SectionTemplate, plan: Plan, target: Target, what: str) -> None:
+        """Refuse unless ``plan``'s per-site buffers end inside local memory; ``what`` names the blocks that need it."""
+        end = layout_end(lay_out(tpl, plan, target))
+        if end > target.local_bytes:
+            refuse(self.name, section, f"{what} need {end - target.reserved_base} B of local memory; target "
+                                       f"{target.name} has {target.local_bytes - target.reserved_base} B usable")
+
     def _in_place_fits(self, tpl: SectionTemplate, target: Target) -> bool:
         """The spill (work dtype) and the matmul's output have one tile size, so they can share pages."""
         wd = work_dtype([b.dtype for b in tpl.buffers])
@@ -224,10 +231,7 @@ class Tile:
         per = total // sites
         chunk = max(d for d in divisors(per) if d <= acc)
         plan = EltwisePlan(sites, per, chunk)
-        end = layout_end(lay_out(tpl, plan, target))
-        if end > target.local_bytes:
-            refuse(self.name, section, f"chunks of {chunk} tiles need {end - target.reserved_base} B of local memory; "
-                                       f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        self._fits(section, tpl, plan, target, f"chunks of {chunk} tiles")
         return plan
 
     def _fold(self, section: Section, tpl: SectionTemplate, target: Target, acc: int) -> FoldPlan:
@@ -236,10 +240,7 @@ class Tile:
         sites = max(d for d in divisors(tpl.m_tiles) if d <= cap)
         bw = max(d for d in divisors(tpl.k_tiles) if d <= acc)
         plan = FoldPlan(sites, tpl.m_tiles // sites, bw, tpl.k_tiles // bw)
-        end = layout_end(lay_out(tpl, plan, target))
-        if end > target.local_bytes:
-            refuse(self.name, section, f"K blocks of {bw} tiles need {end - target.reserved_base} B of local memory; "
-                                       f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        self._fits(section, tpl, plan, target, f"K blocks of {bw} tiles")
         return plan
 
     def _attention(self, section: Section, tpl: SectionTemplate, target: Target, acc: int) -> AttentionPlan:
@@ -258,10 +259,7 @@ class Tile:
         units = heads // group
         cap = min(target.mesh[0] * target.mesh[1], self.max_sites or units)
         plan = AttentionPlan(min(cap, units), units, group, per_kv, ht, row, max_blocks)
-        end = layout_end(lay_out(tpl, plan, target))
-        if end > target.local_bytes:
-            refuse(self.name, section, f"units of {group} heads need {end - target.reserved_base} B of local memory; "
-                                       f"target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        self._fits(section, tpl, plan, target, f"units of {group} heads")
         return plan
 
     def _move(self, section: Section, tpl: SectionTemplate, target: Target) -> MovePlan:
@@ -272,8 +270,5 @@ class Tile:
         bw = max(d for d in divisors(tpl.k_tiles) if d <= target.acc_tiles)
         ix = next(t for t in tpl.tensors if t.name == tpl.stages[0].tensor)
         plan = MovePlan(sites, tpl.m_tiles // sites, bw, tpl.k_tiles // bw, ix.tiles(target.tile))
-        end = layout_end(lay_out(tpl, plan, target))
-        if end > target.local_bytes:
-            refuse(self.name, section, f"the index and blocks of {bw} tiles need {end - target.reserved_base} B of local "
-                                       f"memory; target {target.name} has {target.local_bytes - target.reserved_base} B usable")
+        self._fits(section, tpl, plan, target, f"the index and blocks of {bw} tiles")
         return plan
