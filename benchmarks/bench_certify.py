@@ -16,12 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
-from build_examples import MatmulConfig, matmul_reuse_mcast  # noqa: E402
+from build_examples import MatmulConfig, matmul_reuse_mcast
 
-from verispatial.certify.checker import certify  # noqa: E402
-from verispatial.ir.target import WORMHOLE  # noqa: E402
-from verispatial.petri.explore import explore  # noqa: E402
-from verispatial.petri.interp import simulate  # noqa: E402
+from verispatial.certify.checker import certify
+from verispatial.ir.target import WORMHOLE
+from verispatial.petri.explore import explore
+from verispatial.petri.interp import simulate
 
 
 def main() -> None:

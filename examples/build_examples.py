@@ -35,6 +35,7 @@ from verispatial.ir import (
     McastSend,
     McastSetValid,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -200,11 +201,11 @@ def matmul_sites(cfg: MatmulConfig) -> list[Site]:
     return [Site(x, y) for y in range(cfg.rows) for x in range(cfg.cols)]
 
 
-def _mcast(buf: int, pages: int, group: int, valid_sem: int, flush: str) -> list[Op]:
-    ops: list[Op] = [McastSend(buf, pages, group)]
+def _mcast(buf: int, pages: int, group: int, dests: int, valid_sem: int, flush: str) -> list[Op]:
+    ops: list[Op] = [McastSend(buf, pages, group, dests)]
     if flush == "between":
         ops.append(Flush())
-    ops.append(McastSetValid(valid_sem, group))
+    ops.append(McastSetValid(valid_sem, group, dests))
     if flush == "after_flag":
         ops.append(Flush())
     return ops
@@ -235,7 +236,7 @@ def _in0_block(cfg: MatmulConfig, site: Site, b0: int, groups: dict[str, int], f
         ReadBarrier(),
         SemWait(IN0_SENDER_SEM, WaitCond.EQ, cfg.cols - 1),
         SemSet(IN0_SENDER_SEM, 0),
-        *_mcast(c0, cfg.n0, g, IN0_RECEIVER_SEM, flush),
+        *_mcast(c0, cfg.n0, g, cfg.cols - 1, IN0_RECEIVER_SEM, flush),
         Push(c0, cfg.n0),
     ]
 
@@ -254,7 +255,7 @@ def _in1_block(cfg: MatmulConfig, site: Site, b0: int, groups: dict[str, int], f
         ReadBarrier(),
         SemWait(IN1_SENDER_SEM, WaitCond.EQ, cfg.rows - 1),
         SemSet(IN1_SENDER_SEM, 0),
-        *_mcast(c1, cfg.n1, g, IN1_RECEIVER_SEM, flush),
+        *_mcast(c1, cfg.n1, g, cfg.rows - 1, IN1_RECEIVER_SEM, flush),
         Push(c1, cfg.n1),
     ]
 
@@ -294,10 +295,10 @@ def _subblock(cfg: MatmulConfig, b0: int, *, reload: bool, out: int, c16_reserve
     ``out`` is the buffer packed into (c_24 or c_16); ``c16_reserve`` the cumulative block-0 reserve.
     """
     c24 = b0 + C24
-    ops: list[Op] = [AcquireAcc(cfg.sbt)]
+    ops: list[Op] = [AcquireAcc(cfg.sbt, "bf16")]
     if reload:
-        ops += [Wait(c24, cfg.sbt), Compute("copy", cfg.sbt), Pop(c24, cfg.sbt)]
-    ops.append(Compute("matmul", cfg.sbt))
+        ops += [Wait(c24, cfg.sbt), Compute("copy", cfg.sbt, (Operand(c24, cfg.sbt),)), Pop(c24, cfg.sbt)]
+    ops.append(Compute("matmul", cfg.sbt, (Operand(b0 + C0, cfg.n0), Operand(b0 + C1, cfg.n1))))
     if c16_reserve is not None:
         ops.append(Reserve(b0 + C16, c16_reserve))
     ops += [Reserve(out, cfg.sbt), PackAcc(out, cfg.sbt), Push(out, cfg.sbt), ReleaseAcc()]
@@ -438,8 +439,8 @@ def pipeline_small(name: str = "pipeline_small", c1_offset: int | None = None) -
         )),
     )
     compute: tuple[Op, ...] = (
-        AcquireAcc(1),
-        Loop("k", k, (Wait(c0, 1), Wait(c1, 1), Compute("matmul", 1), Pop(c0, 1), Pop(c1, 1))),
+        AcquireAcc(1, "bf16"),
+        Loop("k", k, (Wait(c0, 1), Wait(c1, 1), Compute("matmul", 1, (Operand(c0, 1), Operand(c1, 1))), Pop(c0, 1), Pop(c1, 1))),
         Reserve(c16, 1),
         PackAcc(c16, 1),
         Push(c16, 1),

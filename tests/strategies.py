@@ -164,9 +164,12 @@ def blueprints(draw: st.DrawFn) -> Program:
             if draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
         where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
         reads, writes = draw(st.booleans()), draw(st.booleans())
-        # The compute engine fills its pages from the accumulator instead of reading them; 9 tiles overflow it.
+        # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
+        # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
+        # 5 only a 32-bit one (half the DST tiles).
         packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
-        acc = draw(st.sampled_from((pages, pages, 9)))
+        acc = draw(st.sampled_from((pages, pages, 5, 9)))
+        acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
         # The consumer may take each push in smaller chunks (a divisor of the push size).
         chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
         # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
@@ -179,7 +182,7 @@ def blueprints(draw: st.DrawFn) -> Program:
             tiles = pages * _iterations(stage, trips)
             unit: list[Op] = [Reserve(b, pages)]
             if packs:
-                unit += [AcquireAcc(acc), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
+                unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
             elif reads:
                 name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
                 tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT))
@@ -211,7 +214,7 @@ def blueprints(draw: st.DrawFn) -> Program:
     for _ in range(n_sems):
         inc, waiter = draw(st.permutations(slots))[:2]
         init = draw(st.integers(0, 1))
-        s = semaphore((waiter[0],) if draw(st.booleans()) else tuple(by_site), init)
+        sem_id = semaphore((waiter[0],) if draw(st.booleans()) else tuple(by_site), init)
         by = draw(st.integers(1, 2))
         stage = stages[draw(st.sampled_from(counted))]
         n = _iterations(stage, trips)
@@ -231,7 +234,7 @@ def blueprints(draw: st.DrawFn) -> Program:
             next_cb[waiter[0]] = cb + 1
             buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, "bf16"))
             stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
-        unit: list[Op] = [SemInc(s, waiter[0], by)]
+        unit = [SemInc(sem_id, waiter[0], by)]
         barrier_inside = draw(st.booleans())
         if barrier_inside:
             unit.append(AtomicBarrier())
@@ -247,13 +250,13 @@ def blueprints(draw: st.DrawFn) -> Program:
         if act is None and draw(st.integers(0, 4)) == 0:
             # The waiter waits for each increment inside the loop and resets at once: with two or more
             # iterations an increment can land before the reset (lost update) or overshoot an eq-wait.
-            stage.take.setdefault(waiter, []).append([SemWait(s, cond, init + by), SemSet(s, init)])
+            stage.take.setdefault(waiter, []).append([SemWait(sem_id, cond, init + by), SemSet(sem_id, init)])
             continue
-        tail: list[Op] = [SemWait(s, cond, init + by * n)]
+        tail: list[Op] = [SemWait(sem_id, cond, init + by * n)]
         if act is not None and into is not None:
             tail += [Reserve(into, n), ReadTiles(act, Addr(0), n, into), ReadBarrier(), Push(into, n)]
         if draw(st.integers(0, 4)) > 0:
-            tail.append(SemSet(s, init))
+            tail.append(SemSet(sem_id, init))
         stage.after.setdefault(waiter, []).extend(tail)
 
     # Sometimes a ping-pong handshake inside a stage: each iteration A signals B and waits for B's answer; each
@@ -377,16 +380,16 @@ def mutate(draw: st.DrawFn, p: Program) -> Program:
             op = body[path[-1]]
             field = draw(st.sampled_from(_count_fields(op)))
             lo, hi = _COUNTS.get(field, (0, 3))
-            new = attrs.evolve(op, **{field: draw(st.integers(lo, hi))})  # type: ignore[misc]
+            new = attrs.evolve(op, **{field: draw(st.integers(lo, hi))})  # type: ignore[misc, arg-type]
             ops = _set_list(ops, path[:-1], (*body[: path[-1]], new, *body[path[-1] + 1 :]))
     elif kind == "swap":
         cands = [q for q in _lists(ops) if len(_get_list(ops, q)) >= 2]
         if cands:
             where = draw(st.sampled_from(cands))
-            body = list(_get_list(ops, where))
-            i, j = draw(st.lists(st.integers(0, len(body) - 1), min_size=2, max_size=2, unique=True))
-            body[i], body[j] = body[j], body[i]
-            ops = _set_list(ops, where, tuple(body))
+            items = list(_get_list(ops, where))
+            i, j = draw(st.lists(st.integers(0, len(items) - 1), min_size=2, max_size=2, unique=True))
+            items[i], items[j] = items[j], items[i]
+            ops = _set_list(ops, where, tuple(items))
     progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1 :])
     return attrs.evolve(p, programs=progs)
 

@@ -35,7 +35,7 @@ S = Site(0, 0)
 
 def aliased(pop_first: bool) -> Program:
     pop: tuple[Op, ...] = (Pop(0, 1),)
-    pack: tuple[Op, ...] = (AcquireAcc(1), Reserve(1, 1), PackAcc(1, 1), Push(1, 1), ReleaseAcc())
+    pack: tuple[Op, ...] = (AcquireAcc(1, "bf16"), Reserve(1, 1), PackAcc(1, 1), Push(1, 1), ReleaseAcc())
     compute = (Wait(0, 1), *(pop + pack if pop_first else pack + pop))
     base = WORMHOLE.reserved_base
     return Program(

@@ -9,6 +9,8 @@ writer waits for its word to equal 0 (a monotone word nobody increments).
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
 
@@ -20,20 +22,26 @@ from verispatial.ir import (
     WORMHOLE,
     Buffer,
     BufferAt,
+    Compute,
     Engine,
     EngineProgram,
+    Group,
     Loop,
+    McastSetValid,
     Op,
+    Operand,
     Pop,
     Program,
     Push,
     Reserve,
     Semaphore,
+    SemSet,
     SemWait,
     Site,
     Trip,
     Wait,
     WaitCond,
+    WriteBarrier,
 )
 from verispatial.ir.validate import validate
 
@@ -199,3 +207,33 @@ def test_one_cache_across_runs_reuses_and_names_the_program() -> None:
     # a mutant run with the same cache borrows nothing for the mutated site
     r = certify(two_sites(cap_b=3), cache=pc)
     assert {x.name for x in r.results if x.verdict == Verdict.REFUTED} == {"deadlock:(1,0).reader+1"}
+
+
+
+def test_ids_are_renamed_by_their_id_space_not_their_field_name() -> None:
+    # mcast_set_valid's ``src`` names a semaphore (write_tiles' ``src`` a buffer): stated explicitly (src = sem,
+    # inside the decided fragment) it is renamed as a semaphore, and a compute's operands as buffers.
+    def flag(src: int | None) -> Program:
+        q = Program("flag", WORMHOLE, buffers=(Buffer(0, "b", A, 0, 1, 2, "bf16"),),
+                    semaphores=(Semaphore(0, "ready", (A,)), Semaphore(1, "valid", (A, B)), Semaphore(2, "v2", (A, B))),
+                    groups=(Group(0, A, (1, 0, 1, 0)),),
+                    programs=(EngineProgram(A, Engine.READER, (
+                        SemSet(2, 1), McastSetValid(2, 0, 1, src=src), WriteBarrier(), Reserve(0, 1),
+                        Compute("x", 1, (Operand(0, 1),)), Push(0, 1))),
+                              EngineProgram(A, Engine.WRITER, (Wait(0, 1), Pop(0, 1))),
+                              EngineProgram(B, Engine.READER, (SemWait(2, WaitCond.GE, 1), SemSet(2, 0)))))
+        assert validate(q) == []
+        return q
+
+    forms = []
+    for src in (None, 2):
+        q = flag(src)
+        a = analyse(q)
+        (comp,) = a.components
+        form, canon = canonical_form(a, comp, set())
+        assert canon.buffers == {0: 0}  # semaphore 2 is not taken for a buffer
+        forms.append(form)
+    text = json.dumps(forms[1][1])
+    assert '["src", ["s", 0]]' in text  # the flag's only semaphore, renumbered first
+    assert '["ins", [[["b", 0], 1]]]' in text
+    assert forms[0][2:] == forms[1][2:]  # the same buffer, word, group and trip tables

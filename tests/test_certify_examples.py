@@ -276,7 +276,7 @@ def test_d_blackhole_no_flush(reports: Reports) -> None:
     assert c["engine"] == "(0,0).reader"
     assert c["replayed_by"] == "round-robin run"
     assert c["violation"]["position"] == {"engine": "(0,0).reader", "path": [2, 6], "iteration": [["k", 0]],
-                                          "op": "mcast_set_valid(sem1, g0)"}
+                                          "op": "mcast_set_valid(sem1, g0, 7 dests)"}
     # Each sender's flag multicast (in0 from column 0, in1 from row 0) is refuted, and its source reuse too.
     overtakes = {r.name for r in refuted(report) if r.name.startswith("async-flag-overtake:")}
     assert overtakes == {"async-flag-overtake:(0,0).reader:[2, 6]", "async-flag-overtake:(0,0).reader:[2, 14]",

@@ -15,10 +15,12 @@ from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import (
     WORMHOLE,
+    AcquireAcc,
     Addr,
     AtomicBarrier,
     Buffer,
     BufferAt,
+    Compute,
     Dynamic,
     Engine,
     EngineProgram,
@@ -33,6 +35,7 @@ from verispatial.ir import (
     Push,
     ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     Reserve,
     Role,
     SectionSpan,
@@ -165,8 +168,9 @@ def overshoot_3() -> Program:
 # flag handshake: (0,0) multicasts a page of X to (1,0) per block; ready = sem0 on A, valid = sem1 on A and B
 def handshake(invalidate: bool = True) -> Program:
     send = (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("k", 1),)), 1, 0), ReadBarrier(), SemWait(0, EQ, 1),
-            SemSet(0, 0), McastSend(0, 1, 0), McastSetValid(1, 0), Flush(), Push(0, 1))
-    recv = (Reserve(1, 1),) + ((SemSet(1, 0),) if invalidate else ()) + (SemInc(0, A, 1), SemWait(1, EQ, 1), Push(1, 1))
+            SemSet(0, 0), McastSend(0, 1, 0, 1), McastSetValid(1, 0, 1), Flush(), Push(0, 1))
+    recv: tuple[Op, ...] = (Reserve(1, 1), *((SemSet(1, 0),) if invalidate else ()), SemInc(0, A, 1), SemWait(1, EQ, 1),
+                            Push(1, 1))
     def drain(b: int, t: str) -> tuple[Op, ...]:
         return (Loop("k", 2, (Wait(b, 1), WriteTiles(b, t, Addr(0, (Term("k", 1),)), 1), WriteBarrier(), Pop(b, 1))),)
     return prog(ep(A, Engine.READER, SemSet(1, 1), Loop("k", 2, send), WriteBarrier()),
@@ -373,7 +377,7 @@ def test_flag_handshake_without_invalidate() -> None:
     replay = cex(r)["replay"]
     assert isinstance(replay, dict)
     assert replay["violation"]["position"] == {"engine": "(0,0).reader", "path": [1, 5], "iteration": [["k", 1]],
-                                               "op": "mcast_send(b0, 1, g0)"}
+                                               "op": "mcast_send(b0, 1, g0, 1 dests)"}
     assert {n for n, v in not_proved(report).items() if v == Verdict.REFUTED} == {"mcast-slot:(0,0).reader:[1, 5]"}
     assert one(report, "mcast-publish:(1,0).reader:[0, 3]").verdict != Verdict.PROVED
     assert sorted(explore(p).rules()) == ["balance-sem", "mcast-publish-early", "mcast-slot"]
@@ -442,3 +446,22 @@ def test_deadlock_for_some_trip_values_only() -> None:
                            "reason": f"waits for b0: pushed-popped={trips['t']}-{trips['t']}=0 < 1"}]
     # Balance holds for the one trip value that terminates: it may fail to prove, never be refuted.
     assert one(report, "balance-cb:b0").verdict != Verdict.REFUTED
+
+
+# ---------------------------------------------------------------------------------------------- accumulator
+
+
+@pytest.mark.parametrize(("dtype", "tiles", "holds"), [("bf16", 8, None), ("bf16", 9, 8), ("fp32", 4, None),
+                                                       ("fp32", 5, 4)])
+def test_acc_capacity_is_per_precision(dtype: str, tiles: int, holds: int | None) -> None:
+    # Wormhole's DST holds 8 16-bit tiles, 4 with fp32 accumulate: the checker judges each acquire at its dtype.
+    p = prog(ep(A, Engine.COMPUTE, AcquireAcc(tiles, dtype), Compute("x"), ReleaseAcc()))
+    report = certify(p)
+    if holds is None:
+        assert not_proved(report) == {}
+        return
+    assert not_proved(report) == {"acc-capacity:(0,0).compute:[0]": Verdict.REFUTED}
+    r = one(report, "acc-capacity:(0,0).compute:[0]")
+    assert r.reason == f"acquires {tiles} {dtype} accumulator tiles; target wormhole_b0 holds {holds} at that precision"
+    assert cex(r)["violation"]["rule"] == "acc-capacity"  # type: ignore[index]
+    assert [v.rule for v in simulate(p).violations] == ["acc-capacity"]

@@ -22,7 +22,7 @@ BAD = HERE / "badinput"
 VALID = str(BAD / "small_valid.json")
 OPS = repr(["reserve", "push", "wait", "pop", "sem_inc", "sem_set", "sem_wait", "mcast_send", "mcast_set_valid",
             "read_tiles", "write_tiles", "read_barrier", "write_barrier", "flush", "atomic_barrier", "acquire_acc",
-            "compute", "pack_acc", "release_acc", "loop"])
+            "compute", "pack_acc", "release_acc", "sem_inc_mcast", "loop", "if"])
 
 
 def bad(name: str) -> str:
@@ -39,7 +39,7 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (bad("binary.json"), "(document): not UTF-8 text (a binary file?)"),
     (bad("wrong_type_document.json"), "(document): expected a JSON object, got list"),
     (bad("wrong_format.json"), "format: expected 'verispatial.program', got 'tt.program'"),
-    (bad("wrong_version.json"), "version: this verispatial reads version 1, got 2"),
+    (bad("wrong_version.json"), "version: this verispatial reads version 2, got 3"),
     (bad("missing_name.json"), "(document): 'name' is a required property"),
     (bad("capacity_string.json"), "buffers[0].capacity: '2' is not of type 'integer'"),
     (bad("capacity_zero.json"), "buffers[0].capacity: 0 is less than the minimum of 1"),
@@ -300,7 +300,7 @@ def test_certificate_mismatch_raised_by_the_checker_blames_the_certificate(
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    (None, "format: expected format 'verispatial.certificate' version 1, got 'verispatial.program' 1"),
+    (None, "format: expected format 'verispatial.certificate' version 1, got 'verispatial.program' 2"),
     ({"places": 3}, "format: expected format 'verispatial.certificate' version 1, got None None"),
     ({"format": "verispatial.certificate", "version": 1}, "program_sha256: a string (the digest of the program it "
                                                            "certifies)"),

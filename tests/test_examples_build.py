@@ -22,6 +22,7 @@ from verispatial.ir import (
     McastSend,
     McastSetValid,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -209,8 +210,8 @@ SENDER_00_WORMHOLE: list[Op] = [
         ReadBarrier(),
         SemWait(0, EQ, 7),
         SemSet(0, 0),
-        McastSend(0, 64, 0),
-        McastSetValid(1, 0),
+        McastSend(0, 64, 0, 7),
+        McastSetValid(1, 0, 7),
         Flush(),
         Push(0, 64),
         Reserve(1, 8),
@@ -218,8 +219,8 @@ SENDER_00_WORMHOLE: list[Op] = [
         ReadBarrier(),
         SemWait(2, EQ, 1),
         SemSet(2, 0),
-        McastSend(1, 8, 2),
-        McastSetValid(3, 2),
+        McastSend(1, 8, 2, 1),
+        McastSetValid(3, 2, 1),
         Flush(),
         Push(1, 8),
     )),
@@ -242,8 +243,8 @@ def test_sender_reader_01_is_in0_sender_in1_receiver(wormhole: Program) -> None:
             ReadBarrier(),
             SemWait(0, EQ, 7),
             SemSet(0, 0),
-            McastSend(32, 64, 1),
-            McastSetValid(1, 1),
+            McastSend(32, 64, 1, 7),
+            McastSetValid(1, 1, 7),
             Flush(),
             Push(32, 64),
             Reserve(33, 8),
@@ -289,8 +290,8 @@ def test_in1_sender_reader_70_reads_its_column(wormhole: Program) -> None:
         ReadBarrier(),
         SemWait(2, EQ, 1),
         SemSet(2, 0),
-        McastSend(29, 8, 9),
-        McastSetValid(3, 9),
+        McastSend(29, 8, 9, 1),
+        McastSetValid(3, 9, 1),
         Flush(),
         Push(29, 8),
     ]
@@ -308,17 +309,23 @@ def test_writer_31(wormhole: Program) -> None:
     ]
 
 
+#: The operands every matmul step of site (3,1) unpacks: the in0 block (c_0 = b44) and the in1 block (c_1 = b45).
+MATMUL_INS = (Operand(44, 64), Operand(45, 8))
+
+
 def test_compute_31_middle_and_last_blocks(wormhole: Program) -> None:
     ops = _prog(wormhole, 3, 1, Engine.COMPUTE).ops
     assert list(ops[:9]) == [
         Wait(44, 64), Wait(45, 8),
-        AcquireAcc(8), Compute("matmul", 8), Reserve(47, 8), Reserve(46, 8), PackAcc(46, 8), Push(46, 8), ReleaseAcc(),
+        AcquireAcc(8, "bf16"), Compute("matmul", 8, MATMUL_INS), Reserve(47, 8), Reserve(46, 8), PackAcc(46, 8),
+        Push(46, 8), ReleaseAcc(),
     ]
     assert list(ops[114:116]) == [Pop(44, 64), Pop(45, 8)]
 
     def reload(out: int) -> tuple[Op, ...]:
         return (Loop("i", 8, (Loop("j", 2, (
-            AcquireAcc(8), Wait(46, 8), Compute("copy", 8), Pop(46, 8), Compute("matmul", 8),
+            AcquireAcc(8, "bf16"), Wait(46, 8), Compute("copy", 8, (Operand(46, 8),)), Pop(46, 8),
+            Compute("matmul", 8, MATMUL_INS),
             Reserve(out, 8), PackAcc(out, 8), Push(out, 8), ReleaseAcc(),
         )),)),)
 
@@ -352,7 +359,7 @@ def _k_body(p: Program, x: int, y: int) -> tuple[Op, ...]:
 def test_blackhole_flush_between_data_and_flag(blackhole: Program) -> None:
     assert blackhole.target.name == "blackhole"
     assert list(_k_body(blackhole, 0, 0)[3:9]) == [
-        SemWait(0, EQ, 7), SemSet(0, 0), McastSend(0, 64, 0), Flush(), McastSetValid(1, 0), Push(0, 64),
+        SemWait(0, EQ, 7), SemSet(0, 0), McastSend(0, 64, 0, 7), Flush(), McastSetValid(1, 0, 7), Push(0, 64),
     ]
     # Exactly one flush per multicast half, nowhere else.
     assert sum(isinstance(op, Flush) for op in walk(_prog(blackhole, 0, 0, Engine.READER).ops)) == 2
@@ -362,7 +369,7 @@ def test_blackhole_flush_between_data_and_flag(blackhole: Program) -> None:
 def test_d_blackhole_no_flush_differs_only_in_the_flush(blackhole: Program) -> None:
     d = _load("broken/d_blackhole_no_flush.json")
     assert not any(isinstance(op, Flush) for ep in d.programs for op in walk(ep.ops))
-    assert list(_k_body(d, 0, 0)[3:8]) == [SemWait(0, EQ, 7), SemSet(0, 0), McastSend(0, 64, 0), McastSetValid(1, 0),
+    assert list(_k_body(d, 0, 0)[3:8]) == [SemWait(0, EQ, 7), SemSet(0, 0), McastSend(0, 64, 0, 7), McastSetValid(1, 0, 7),
                                            Push(0, 64)]
     assert (d.buffers, d.semaphores, d.groups, d.memory) == (
         blackhole.buffers, blackhole.semaphores, blackhole.groups, blackhole.memory)

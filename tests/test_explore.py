@@ -53,7 +53,7 @@ def pipeline(k: int | str = "t", barrier: bool = True) -> Program:
     reader = ep(A, Engine.READER, Loop("k", k, (
         Reserve(0, 2), ReadTiles("in", Addr(0, (Term("k", 2),)), 2, 0), ReadBarrier(), Push(0, 2))))
     compute = ep(A, Engine.COMPUTE, Loop("k", k, (
-        Wait(0, 2), AcquireAcc(2), Compute("copy", 2), Pop(0, 2), Reserve(1, 2), PackAcc(1, 2), ReleaseAcc(),
+        Wait(0, 2), AcquireAcc(2, "bf16"), Compute("copy", 2), Pop(0, 2), Reserve(1, 2), PackAcc(1, 2), ReleaseAcc(),
         Push(1, 2))))
     wtail: tuple[Op, ...] = (WriteBarrier(),) if barrier else ()
     writer = ep(A, Engine.WRITER, Loop("k", k, (
@@ -64,9 +64,9 @@ def pipeline(k: int | str = "t", barrier: bool = True) -> Program:
 def mcast_program(target: Target = WORMHOLE, flush: bool = True, blocks: int = 2) -> Program:
     """The reuse-multicast handshake (reference §2.5) between a sender (0,0) and one receiver (1,0)."""
     body: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0, (Term("k", 2),)), 2, 0), ReadBarrier(),
-                      SemWait(0, EQ, 1), SemSet(0, 0), McastSend(0, 2, 0)]
+                      SemWait(0, EQ, 1), SemSet(0, 0), McastSend(0, 2, 0, 1)]
     body += [Flush()] if flush else []
-    body += [McastSetValid(1, 0), Push(0, 2)]
+    body += [McastSetValid(1, 0, 1), Push(0, 2)]
     return prog(
         ep(A, Engine.READER, SemSet(1, 1), Loop("k", blocks, tuple(body)), WriteBarrier()),
         ep(A, Engine.COMPUTE, Loop("k", blocks, (Wait(0, 2), Pop(0, 2)))),
@@ -165,7 +165,7 @@ def test_flag_multicast_overtakes_data_on_unordered_target() -> None:
     assert early is not None
     assert early.violation.position == Position(RB, (0, 4), (("k", 0),))
     assert early.trace_text[-3:] == (
-        "(0,0).reader's mcast_set_valid(sem1, g0) (issued at ops[1].body[6] k=0) lands: sem1@(1,0) 0 -> 1",
+        "(0,0).reader's mcast_set_valid(sem1, g0, 1 dests) (issued at ops[1].body[6] k=0) lands: sem1@(1,0) 0 -> 1",
         "(1,0).reader at ops[0].body[3] sem_wait(sem1, eq, 1) k=0",
         "(1,0).reader at ops[0].body[4] push(b1, 2) k=0",
     )
@@ -244,9 +244,9 @@ def test_result_json() -> None:
 
 
 def test_flag_that_lands_before_the_receivers_reset_is_lost() -> None:
-    p = prog(ep(A, Engine.READER, SemSet(0, 1), Reserve(0, 1), McastSend(0, 1, 0), Flush(), McastSetValid(0, 0),
+    p = prog(ep(A, Engine.READER, SemSet(0, 1), Reserve(0, 1), McastSend(0, 1, 0, 1), Flush(), McastSetValid(0, 0, 1),
                 WriteBarrier(), Push(0, 1)),
-             ep(A, Engine.COMPUTE, Wait(0, 1), AcquireAcc(1), Compute("x"), ReleaseAcc(), Pop(0, 1)),
+             ep(A, Engine.COMPUTE, Wait(0, 1), AcquireAcc(1, "bf16"), Compute("x"), ReleaseAcc(), Pop(0, 1)),
              ep(B, Engine.READER, SemSet(0, 0), Reserve(1, 1), SemWait(0, EQ, 1), Push(1, 1)),
              ep(B, Engine.COMPUTE, Wait(1, 1), Pop(1, 1)),
              buffers=(buf(0, A, cb=0), buf(1, B, cb=0)), sems=(Semaphore(0, "v", (A, B)),),

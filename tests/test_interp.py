@@ -171,7 +171,7 @@ def test_loop_counts_trips_and_zero() -> None:
 
 
 def test_invalid_program_is_refused() -> None:
-    with pytest.raises(InvalidProgram, match="buf 3 is not a buffer"):
+    with pytest.raises(InvalidProgram, match="Push: buffer 3 is not a buffer"):
         simulate(prog(ep(A, Engine.READER, Push(3, 1)), buffers=(buf(0),)))
 
 
@@ -372,9 +372,9 @@ def test_write_tiles_completes_at_write_barrier() -> None:
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
 def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True) -> Program:
     sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
-              McastSend(0, 2, 0)]
+              McastSend(0, 2, 0, 1)]
     sender += [Flush()] if flush else []
-    sender += [McastSetValid(1, 0), Push(0, 2), WriteBarrier()]
+    sender += [McastSetValid(1, 0, 1), Push(0, 2), WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
     receiver += [Push(1, 2), AtomicBarrier()]
@@ -446,7 +446,7 @@ def test_unordered_target_lets_the_flag_land_first() -> None:
 
 
 def test_set_valid_reads_the_word_when_it_leaves() -> None:
-    p = prog(ep(A, Engine.READER, SemSet(0, 1), McastSetValid(0, 0), SemSet(0, 2), WriteBarrier()),
+    p = prog(ep(A, Engine.READER, SemSet(0, 1), McastSetValid(0, 0, 1), SemSet(0, 2), WriteBarrier()),
              ep(B, Engine.READER, SemSet(0, 0), SemWait(0, GE, 1)), sems=(sem(0, A, B),),
              groups=(Group(0, A, (1, 0, 1, 0)),))
     it = Interp(p)
@@ -458,7 +458,7 @@ def test_set_valid_reads_the_word_when_it_leaves() -> None:
     assert [where(v) for v in vs] == [("async-source-reuse", RA, (2,), ())]
     s = it.fire(s, Transition("leave", 0, 0))
     assert it.describe(s, Transition("land", 0, 0, 1)) == (
-        "(0,0).reader's mcast_set_valid(sem0, g0) (issued at ops[1]) lands: sem0@(1,0) 0 -> 2")
+        "(0,0).reader's mcast_set_valid(sem0, g0, 1 dests) (issued at ops[1]) lands: sem0@(1,0) 0 -> 2")
     s = it.fire(s, Transition("land", 0, 0, 1))
     assert s.words == [2, 2]
 
@@ -475,7 +475,7 @@ def test_async_source_reuse_read_and_pack() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
     # The reservation covers the three tiles written, so only the reuse of the multicast source is at fault.
-    p = prog(ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
+    p = prog(ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0, 1), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
                 Flush(), PackAcc(0, 1), ReadBarrier(), WriteBarrier(), Push(0, 1)),
              ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
              ep(B, Engine.READER, Reserve(1, 1), Compute("x"), Compute("y"), Compute("z"), Push(1, 1)),
@@ -489,7 +489,7 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
     # The receiver publishes its slot before the data comes: its ring is full when the data lands.
-    p = prog(ep(A, Engine.READER, Compute("x"), Compute("y"), Reserve(0, 4), McastSend(0, 4, 0), WriteBarrier(),
+    p = prog(ep(A, Engine.READER, Compute("x"), Compute("y"), Reserve(0, 4), McastSend(0, 4, 0, 1), WriteBarrier(),
                 Push(0, 4)),
              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
              ep(B, Engine.READER, Reserve(1, 4), Push(1, 4)), buffers=bufs, groups=g)
@@ -498,7 +498,7 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
                                                 ("balance-cb", RB, None, ())]
     assert r.violations[1].message == "mcast_send of 4 pages lands in b1 at (1,0) but b1 has only 0 free pages"
     # The sender's ring is one push ahead of the receiver's: the slots do not line up.
-    p2 = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 2), McastSend(0, 2, 0), WriteBarrier(),
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(),
                  Push(0, 2)),
               ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
               ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, Compute("x")), buffers=bufs, groups=g)
@@ -532,10 +532,15 @@ def test_bounds_affine_and_dynamic() -> None:
 
 
 def test_acc_capacity() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(8), ReleaseAcc(), AcquireAcc(9), Compute("mm"), ReleaseAcc())))
+    r = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(8, "bf16"), ReleaseAcc(), AcquireAcc(9, "bf16"), Compute("mm"), ReleaseAcc())))
     v = only(r)
     assert where(v) == ("acc-capacity", CA, (2,), ())
-    assert v.message == "acquire_acc(9) takes 9 tiles; wormhole_b0's accumulator holds 8"
+    assert v.message == "acquire_acc(9, bf16) takes 9 bf16 tiles; wormhole_b0's accumulator holds 8 at that precision"
+    # A 32-bit accumulator holds half as many tiles: 4 fp32 tiles fit, 5 do not.
+    r32 = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(4, "fp32"), ReleaseAcc(), AcquireAcc(5, "fp32"), ReleaseAcc())))
+    v32 = only(r32)
+    assert where(v32) == ("acc-capacity", CA, (2,), ())
+    assert v32.message == "acquire_acc(5, fp32) takes 5 fp32 tiles; wormhole_b0's accumulator holds 4 at that precision"
 
 
 ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles

@@ -30,6 +30,7 @@ from verispatial.ir import (
     Engine,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -56,8 +57,18 @@ T = 8  # tiles (pages) per sub-block
 OB = 16  # pages of the site's block
 HEAD: tuple[Op, ...] = (Wait(0, 4), Wait(1, 16))
 TAIL: tuple[Op, ...] = (Pop(0, 4), Pop(1, 16))
-MUL: tuple[Op, ...] = (AcquireAcc(T), Compute("matmul", T))
-RELOAD: tuple[Op, ...] = (AcquireAcc(T), Wait(2, T), Compute("copy", T), Pop(2, T), Compute("matmul", T))
+#: What every matmul step unpacks: the waited in0 (b0) and in1 (b1) blocks.
+INS: tuple[Operand, ...] = (Operand(0, 4), Operand(1, 16))
+MUL: tuple[Op, ...] = (AcquireAcc(T, "bf16"), Compute("matmul", T, INS))
+
+
+def reload(interm: int) -> tuple[Op, ...]:
+    """Read a spilled partial back from ``interm`` (the copy unpacks its pages), then multiply on top of it."""
+    return (AcquireAcc(T, "bf16"), Wait(interm, T), Compute("copy", T, (Operand(interm, T),)), Pop(interm, T),
+            Compute("matmul", T, INS))
+
+
+RELOAD = reload(2)
 DRAIN: tuple[Op, ...] = (Wait(2, OB), Pop(2, OB))
 
 
@@ -148,7 +159,9 @@ def test_streaming_holds_the_block_and_steps_k_one_tile_at_a_time(target: Target
     p, form = compile_form(graph(64, 64, 256), target, None)
     assert form == "streaming"
     assert compute_ops(p) == (
-        AcquireAcc(4), Loop("k", 8, (Wait(0, 2), Wait(1, 2), Compute("matmul", 4), Pop(0, 2), Pop(1, 2))),
+        AcquireAcc(4, "bf16"),
+        Loop("k", 8, (Wait(0, 2), Wait(1, 2), Compute("matmul", 4, (Operand(0, 2), Operand(1, 2))), Pop(0, 2),
+                      Pop(1, 2))),
         Reserve(2, 4), PackAcc(2, 4), Push(2, 4), ReleaseAcc())
     assert [(b.name, b.capacity) for b in p.buffers] == [("c_0", 4), ("c_1", 4), ("c_16", 8)]
     proves_and_terminates(p)
@@ -159,7 +172,9 @@ def test_registers_on_the_gpu() -> None:
     p, form = compile_form(graph(32, 64, 64), GPU, None)
     assert form == "registers"
     assert compute_ops(p) == (
-        AcquireAcc(8), Loop("k", 2, (Wait(0, 4), Wait(1, 8), Compute("matmul", 8), Pop(0, 4), Pop(1, 8))),
+        AcquireAcc(8, "bf16"),
+        Loop("k", 2, (Wait(0, 4), Wait(1, 8), Compute("matmul", 8, (Operand(0, 4), Operand(1, 8))), Pop(0, 4),
+                      Pop(1, 8))),
         Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc())
     proves_and_terminates(p)
 
@@ -168,10 +183,10 @@ def chain(out: int) -> tuple[Op, ...]:
     """The bias + silu chain on one sub-block's page, as it follows the last pack (b3 = the matmul's hand-off c_3,
     b2 = the bias row c_2, b4 = c_4, ``out`` = c_16: b6 after the spill c_24 = b5, b5 without a spill)."""
     return (
-        Wait(3, T), Wait(2, 4), AcquireAcc(T), Compute("bias", T), Reserve(4, T), PackAcc(4, T), Push(4, T),
-        ReleaseAcc(), Pop(3, T), Pop(2, 4),
-        Wait(4, T), AcquireAcc(T), Compute("silu", T), Reserve(out, T), PackAcc(out, T), Push(out, T), ReleaseAcc(),
-        Pop(4, T))
+        Wait(3, T), Wait(2, 4), AcquireAcc(T, "bf16"), Compute("bias", T, (Operand(3, T), Operand(2, 4))), Reserve(4, T),
+        PackAcc(4, T), Push(4, T), ReleaseAcc(), Pop(3, T), Pop(2, 4),
+        Wait(4, T), AcquireAcc(T, "bf16"), Compute("silu", T, (Operand(4, T),)), Reserve(out, T), PackAcc(out, T),
+        Push(out, T), ReleaseAcc(), Pop(4, T))
 
 
 @pytest.mark.parametrize("form", ["spill_reload", "in_place", "pack_accumulate", "single"])
@@ -184,8 +199,7 @@ def test_the_chain_stays_in_the_last_blocks_nest(form: str) -> None:
     inner = last_nest.body[0]
     assert isinstance(inner, Loop)
     mm_pack = {"in_place": (*MUL, Reserve(3, T), PackAcc(3, T, True), Push(3, T), ReleaseAcc()),
-               "single": (*MUL, *pack(3))}.get(form, (*RELOAD[:1], Wait(5, T), *RELOAD[2:3], Pop(5, T), RELOAD[4],
-                                                   *pack(3)))
+               "single": (*MUL, *pack(3))}.get(form, (*reload(5), *pack(3)))
     assert inner.body == (*mm_pack, *chain(5 if form == "single" else 6))
     if form == "in_place":
         # The spill shares the matmul's own output, the chain hand-off c_3, which holds the whole block.
@@ -214,8 +228,13 @@ def test_streaming_chain_follows_the_single_pack() -> None:
     (32, 64, 64, "bf16", GPU, "registers"),
 ])
 def test_default_form(m: int, n: int, k: int, in0: str, target: Target, form: str) -> None:
-    _, got = compile_form(graph(m, n, k, in0=in0), target, None)
+    p, got = compile_form(graph(m, n, k, in0=in0), target, None)
     assert got == form
+    # A section with a 32-bit float buffer accumulates in fp32 (half the DST tiles); every acquire says so and fits.
+    acquires = [op for ep in p.programs for op in walk(ep.ops) if isinstance(op, AcquireAcc)]
+    assert acquires
+    assert {op.dtype for op in acquires} == {"fp32" if in0 == "fp32" else "bf16"}
+    assert all(op.tiles <= target.acc_capacity(op.dtype) for op in acquires)
 
 
 def test_spill_reload_without_packer_accumulation() -> None:

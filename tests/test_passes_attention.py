@@ -21,6 +21,7 @@ from verispatial.ir import (
     Engine,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -36,7 +37,7 @@ from verispatial.ir import (
 )
 from verispatial.ir.graph import GraphBuilder, ModelGraph
 from verispatial.ir.program import Program, Trip
-from verispatial.ir.section import Section
+from verispatial.ir.section import MatmulPlan, Section
 from verispatial.passes import Pipeline, capped_passes, compile_section
 from verispatial.passes.handshakes import SynthesizeHandshakes, stage_ranks
 from verispatial.passes.lower import Lower
@@ -63,9 +64,10 @@ def _attention(heads: int, kv_heads: int, head_dim: int, max_seq: int) -> ModelG
 
 def _st(kind: str, out: int, t: int, waits: tuple[tuple[int, int], ...], pops: tuple[tuple[int, int], ...] = ()
         ) -> tuple[Op, ...]:
-    """One fold stage: wait (buffer, pages) operands, compute ``t`` tiles into ``out``, pop (buffer, pages)."""
-    return (*(Wait(b, n) for b, n in waits), AcquireAcc(t), Compute(kind, t), Reserve(out, t), PackAcc(out, t),
-            Push(out, t), ReleaseAcc(), *(Pop(b, n) for b, n in pops))
+    """One fold stage: wait (buffer, pages) operands, compute ``t`` tiles from them (its ``ins``) into ``out``, pop
+    (buffer, pages). The sections here carry fp32 buffers, so every acquire is an fp32 accumulator."""
+    return (*(Wait(b, n) for b, n in waits), AcquireAcc(t, "fp32"), Compute(kind, t, tuple(Operand(b, n) for b, n in waits)),
+            Reserve(out, t), PackAcc(out, t), Push(out, t), ReleaseAcc(), *(Pop(b, n) for b, n in pops))
 
 
 def test_softmax_golden_compute_and_proofs() -> None:
@@ -287,6 +289,7 @@ def test_matmul_whose_k_runs_to_a_trip_is_refused_by_name() -> None:
         if ps.name == "synthesize-handshakes":
             break
         sec, _ = ps.run(sec, WORMHOLE)
+    assert isinstance(sec.plan, MatmulPlan)
     sec = attrs.evolve(sec, plan=attrs.evolve(sec.plan, k_trip="kv_blocks"))
     with pytest.raises(PassRefused) as e:
         SynthesizeHandshakes().run(sec, WORMHOLE)

@@ -19,6 +19,7 @@ from verispatial.ir import (
     Engine,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -50,7 +51,7 @@ def _norm(m: int, h: int) -> ModelGraph:
 
 
 def _stage(s: Stage, t: int) -> tuple[Op, ...]:
-    return (AcquireAcc(t), Compute(s.op, t), Reserve(s.outs[0], t), PackAcc(s.outs[0], t), Push(s.outs[0], t),
+    return (AcquireAcc(t, "bf16"), Compute(s.op, t), Reserve(s.outs[0], t), PackAcc(s.outs[0], t), Push(s.outs[0], t),
             ReleaseAcc())
 
 
@@ -69,20 +70,22 @@ def test_rmsnorm_golden_programs() -> None:
         Loop("k", 2, (Reserve(8, 4), Reserve(9, 4), ReadTiles("x", x1, 4, 8), ReadTiles("w", Addr(0, (Term("k", 4),)), 4, 9),
                       ReadBarrier(), Push(8, 4), Push(9, 4))),
     )),)
+    # Every acquire of this section is fp32 (the carry c_4 is a 32-bit float); each compute names the pages it unpacks.
     assert by[(0, Engine.COMPUTE)] == (Loop("i", 1, (
         # prologue: the carry's first page
-        AcquireAcc(1), Compute("zero", 1), Reserve(4, 1), PackAcc(4, 1), Push(4, 1), ReleaseAcc(),
+        AcquireAcc(1, "fp32"), Compute("zero", 1), Reserve(4, 1), PackAcc(4, 1), Push(4, 1), ReleaseAcc(),
         Loop("k", 2, (
-            Wait(0, 4), AcquireAcc(4), Compute("square", 4), Reserve(3, 4), PackAcc(3, 4), Push(3, 4), ReleaseAcc(),
-            Pop(0, 4),
+            Wait(0, 4), AcquireAcc(4, "fp32"), Compute("square", 4, (Operand(0, 4),)), Reserve(3, 4), PackAcc(3, 4),
+            Push(3, 4), ReleaseAcc(), Pop(0, 4),
             # the update reads the page the block started with, pushes the new one, then retires the old
-            Wait(3, 4), Wait(4, 1), AcquireAcc(1), Compute("reduce_add", 1), Reserve(4, 1), PackAcc(4, 1), Push(4, 1),
-            ReleaseAcc(), Pop(3, 4), Pop(4, 1))),
+            Wait(3, 4), Wait(4, 1), AcquireAcc(1, "fp32"), Compute("reduce_add", 1, (Operand(3, 4), Operand(4, 1))),
+            Reserve(4, 1), PackAcc(4, 1), Push(4, 1), ReleaseAcc(), Pop(3, 4), Pop(4, 1))),
         # epilogue: its last reader retires the carry's final page
-        Wait(4, 1), AcquireAcc(1), Compute("rsqrt_mean", 1), Reserve(5, 1), PackAcc(5, 1), Push(5, 1), ReleaseAcc(),
-        Pop(4, 1),
+        Wait(4, 1), AcquireAcc(1, "fp32"), Compute("rsqrt_mean", 1, (Operand(4, 1),)), Reserve(5, 1), PackAcc(5, 1),
+        Push(5, 1), ReleaseAcc(), Pop(4, 1),
         Loop("k", 2, (
-            Wait(1, 4), Wait(5, 1), Wait(2, 4), AcquireAcc(4), Compute("mul_bcast_mul", 4), Reserve(6, 4),
+            Wait(1, 4), Wait(5, 1), Wait(2, 4), AcquireAcc(4, "fp32"),
+            Compute("mul_bcast_mul", 4, (Operand(1, 4), Operand(5, 1), Operand(2, 4))), Reserve(6, 4),
             PackAcc(6, 4), Push(6, 4), ReleaseAcc(), Pop(1, 4), Pop(2, 4))),
         # 1/rms is read by every block of the apply pass: retired after it
         Wait(5, 1), Pop(5, 1),

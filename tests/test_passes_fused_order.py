@@ -17,6 +17,7 @@ from verispatial.ir import (
     EngineProgram,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -38,9 +39,10 @@ from verispatial.petri.interp import simulate
 #: One site, one K block: a 4x8-tile block in four 4x2 sub-blocks (8 accumulator tiles each).
 PIPE = Pipeline((Lower(), Tile(max_cols=1, max_rows=1), Place(), Size(), SynthesizeHandshakes()))
 
-MM: tuple[Op, ...] = (AcquireAcc(8), Compute("matmul", 8), Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc())
-RELU: tuple[Op, ...] = (Wait(2, 8), AcquireAcc(8), Compute("relu", 8), Reserve(3, 8), PackAcc(3, 8), Push(3, 8),
-                        ReleaseAcc(), Pop(2, 8))
+MM: tuple[Op, ...] = (AcquireAcc(8, "bf16"), Compute("matmul", 8, (Operand(0, 8), Operand(1, 16))), Reserve(2, 8),
+                      PackAcc(2, 8), Push(2, 8), ReleaseAcc())
+RELU: tuple[Op, ...] = (Wait(2, 8), AcquireAcc(8, "bf16"), Compute("relu", 8, (Operand(2, 8),)), Reserve(3, 8),
+                        PackAcc(3, 8), Push(3, 8), ReleaseAcc(), Pop(2, 8))
 
 
 def _fused() -> Program:

@@ -25,6 +25,7 @@ from verispatial.ir import (
     McastSend,
     McastSetValid,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -141,17 +142,18 @@ def test_fused_chain_runs_inside_the_last_block_nest() -> None:
     t = 2
     head: list[Op] = [Wait(0, 2), Wait(1, 4)]
     tail: list[Op] = [Pop(0, 2), Pop(1, 4)]
+    ins = (Operand(0, 2), Operand(1, 4))  # every matmul step unpacks the waited in0 and in1 blocks
     nest_body: tuple[Op, ...] = (
-        AcquireAcc(t), Wait(5, t), Compute("copy", t), Pop(5, t), Compute("matmul", t),
+        AcquireAcc(t, "bf16"), Wait(5, t), Compute("copy", t, (Operand(5, t),)), Pop(5, t), Compute("matmul", t, ins),
         Reserve(3, t), PackAcc(3, t), Push(3, t), ReleaseAcc(),
-        Wait(3, t), Wait(2, 2), AcquireAcc(t), Compute("bias", t), Reserve(4, t), PackAcc(4, t), Push(4, t),
-        ReleaseAcc(), Pop(3, t), Pop(2, 2),
-        Wait(4, t), AcquireAcc(t), Compute("silu", t), Reserve(6, t), PackAcc(6, t), Push(6, t), ReleaseAcc(),
-        Pop(4, t),
+        Wait(3, t), Wait(2, 2), AcquireAcc(t, "bf16"), Compute("bias", t, (Operand(3, t), Operand(2, 2))),
+        Reserve(4, t), PackAcc(4, t), Push(4, t), ReleaseAcc(), Pop(3, t), Pop(2, 2),
+        Wait(4, t), AcquireAcc(t, "bf16"), Compute("silu", t, (Operand(4, t),)), Reserve(6, t), PackAcc(6, t),
+        Push(6, t), ReleaseAcc(), Pop(4, t),
     )
     assert _prog(got, 0, 0, Engine.COMPUTE) == (
-        *head, Loop("i", 1, (Loop("j", 1, (AcquireAcc(t), Compute("matmul", t), Reserve(5, t), PackAcc(5, t),
-                                           Push(5, t), ReleaseAcc())),)), *tail,
+        *head, Loop("i", 1, (Loop("j", 1, (AcquireAcc(t, "bf16"), Compute("matmul", t, ins), Reserve(5, t),
+                                           PackAcc(5, t), Push(5, t), ReleaseAcc())),)), *tail,
         *head, Loop("i", 1, (Loop("j", 1, nest_body),)), *tail,
     )
     assert frags[2]["groups"] == []
@@ -163,8 +165,9 @@ def test_register_resident_accumulator_on_gpu() -> None:
     got, frags = compile_section(_mm_graph(32, 64, 64), 0, GPU, _pipe(1, 1))
     assert frags[1]["plan"]["form"] == "registers"
     assert _prog(got, 0, 0, Engine.COMPUTE) == (
-        AcquireAcc(8),
-        Loop("k", 2, (Wait(0, 4), Wait(1, 8), Compute("matmul", 8), Pop(0, 4), Pop(1, 8))),
+        AcquireAcc(8, "bf16"),
+        Loop("k", 2, (Wait(0, 4), Wait(1, 8), Compute("matmul", 8, (Operand(0, 4), Operand(1, 8))), Pop(0, 4),
+                      Pop(1, 8))),
         Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc(),
     )
     assert certify(got).exit_code == 0
@@ -212,8 +215,9 @@ def test_gpu_block_too_big_for_the_registers_runs_as_items() -> None:
         "registers", 4, 8, 1, 300)
     compute = _prog(got, 0, 0, Engine.COMPUTE)
     assert compute == (Loop("item", 4, (
-        AcquireAcc(8),
-        Loop("k", 300, (Wait(0, 16), Wait(1, 2), Compute("matmul", 8), Pop(0, 16), Pop(1, 2))),
+        AcquireAcc(8, "bf16"),
+        Loop("k", 300, (Wait(0, 16), Wait(1, 2), Compute("matmul", 8, (Operand(0, 16), Operand(1, 2))), Pop(0, 16),
+                        Pop(1, 2))),
         Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc(),
     )),)
     assert certify(got).exit_code == 0

@@ -22,6 +22,7 @@ from verispatial.ir import (
     Engine,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -88,13 +89,17 @@ def _nest(*body: Op) -> Op:
     return Loop("i", 1, (Loop("j", 1, body),))
 
 
+#: Every matmul step unpacks the waited in0 (b0) and in1 (b1) blocks.
+INS = (Operand(0, 4), Operand(1, 8))
+
 COMPUTE: tuple[Op, ...] = (Loop("item", 2, (
     Reserve(3, 8),
     Wait(0, 4), Wait(1, 8),
-    _nest(AcquireAcc(8), Compute("matmul", 8), Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc()),
+    _nest(AcquireAcc(8, "bf16"), Compute("matmul", 8, INS), Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc()),
     Wait(2, 8), Pop(2, 8), Pop(0, 4), Pop(1, 8),
     Wait(0, 4), Wait(1, 8),
-    _nest(AcquireAcc(8), Compute("matmul", 8), Reserve(3, 8), PackAcc(3, 8, True), Push(3, 8), ReleaseAcc()),
+    _nest(AcquireAcc(8, "bf16"), Compute("matmul", 8, INS), Reserve(3, 8), PackAcc(3, 8, True), Push(3, 8),
+          ReleaseAcc()),
     Pop(0, 4), Pop(1, 8))),)
 
 WRITER: tuple[Op, ...] = (Loop("item", 2, (_nest(
@@ -129,7 +134,9 @@ def test_default_form_per_item_is_streaming() -> None:
     assert (plan["form"], plan["items"], plan["per_site_n"], plan["block_w"], plan["num_blocks"]) == (
         "streaming", 2, 4, 1, 4)
     assert ops_of(p, Engine.COMPUTE) == (Loop("item", 2, (
-        AcquireAcc(8), Loop("k", 4, (Wait(0, 2), Wait(1, 4), Compute("matmul", 8), Pop(0, 2), Pop(1, 4))),
+        AcquireAcc(8, "bf16"),
+        Loop("k", 4, (Wait(0, 2), Wait(1, 4), Compute("matmul", 8, (Operand(0, 2), Operand(1, 4))), Pop(0, 2),
+                      Pop(1, 4))),
         Reserve(2, 8), PackAcc(2, 8), Push(2, 8), ReleaseAcc())),)
     assert simulate(p).status == "terminated"
     assert certify(p).exit_code == 0

@@ -20,6 +20,7 @@ from verispatial.ir import (
     Compute,
     Engine,
     Loop,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -113,8 +114,8 @@ def test_elementwise_section_golden() -> None:
         Reserve(0, 8), Reserve(1, 8), ReadTiles("x", at, 8, 0), ReadTiles("y", at, 8, 1), ReadBarrier(),
         Push(0, 8), Push(1, 8))),)
     assert by[Engine.COMPUTE] == (Loop("t", 2, (
-        Wait(0, 8), Wait(1, 8), AcquireAcc(8), Compute("add", 8), Reserve(2, 8), PackAcc(2, 8), Push(2, 8),
-        ReleaseAcc(), Pop(0, 8), Pop(1, 8))),)
+        Wait(0, 8), Wait(1, 8), AcquireAcc(8, "bf16"), Compute("add", 8, (Operand(0, 8), Operand(1, 8))), Reserve(2, 8),
+        PackAcc(2, 8), Push(2, 8), ReleaseAcc(), Pop(0, 8), Pop(1, 8))),)
     assert by[Engine.WRITER] == (Loop("t", 2, (Wait(2, 8), WriteTiles(2, "z", at, 8), WriteBarrier(), Pop(2, 8))),)
     assert certify(p).exit_code == 0
 
@@ -125,8 +126,9 @@ def test_elementwise_operand_named_twice_is_loaded_once_and_popped_once() -> Non
     assert [ep.site for ep in p.programs] == [Site(0, 0)] * 3 + [Site(1, 0)] * 3
     compute = p.programs[4].ops
     assert compute == (Loop("t", 1, (
-        Wait(2, 2), AcquireAcc(2), Compute("mul", 2), Reserve(3, 2), PackAcc(3, 2), Push(3, 2), ReleaseAcc(),
-        Pop(2, 2))),)
+        # x * x unpacks the one buffer's pages once: the operand is named once
+        Wait(2, 2), AcquireAcc(2, "bf16"), Compute("mul", 2, (Operand(2, 2),)), Reserve(3, 2), PackAcc(3, 2), Push(3, 2),
+        ReleaseAcc(), Pop(2, 2))),)
     assert p.programs[3].ops == (Loop("t", 1, (
         Reserve(2, 2), ReadTiles("x", Addr(2, (Term("t", 2),)), 2, 2), ReadBarrier(), Push(2, 2))),)
     assert certify(p).exit_code == 0

@@ -24,6 +24,6 @@ def test_loads_dumps_is_identity(p: Program) -> None:
 @given(programs())
 def test_dumps_is_plain_versioned_json(p: Program) -> None:
     d = json.loads(dumps(p))
-    assert (d["format"], d["version"]) == ("verispatial.program", 1)
+    assert (d["format"], d["version"]) == ("verispatial.program", 2)
     assert d["target"] == p.target.name  # built-in targets are written by name
     assert [len(ep["ops"]) for ep in d["programs"]] == [len(ep.ops) for ep in p.programs]

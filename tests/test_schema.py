@@ -29,9 +29,12 @@ from verispatial.ir import (
     EngineProgram,
     Flush,
     Group,
+    Guard,
+    If,
     Loop,
     McastSend,
     McastSetValid,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -44,6 +47,7 @@ from verispatial.ir import (
     SectionSpan,
     Semaphore,
     SemInc,
+    SemIncMcast,
     SemRole,
     SemSet,
     SemWait,
@@ -53,6 +57,7 @@ from verispatial.ir import (
     Tensor,
     Term,
     Trip,
+    TripCount,
     Wait,
     WaitCond,
     WriteBarrier,
@@ -150,18 +155,30 @@ def every_op_program(target: Target = WORMHOLE) -> Program:
             ReadBarrier(),
             SemWait(1, WaitCond.EQ, 2),
             SemSet(1, 0),
-            McastSend(0, 2, 0),
+            McastSend(0, 2, 0, 2),
             Flush(),
-            McastSetValid(0, 0),
+            McastSetValid(0, 0, 2),
             Push(0, 2),
         )),
         WriteBarrier(),
         SemInc(1, S1, by=3),
         SemInc(1, S2),
         AtomicBarrier(),
+        # Version 2: a trip-affine count, a guarded first iteration, an inc multicast, a growing wait threshold, a
+        # front multicast and a flag multicast from another word.
+        Loop("j", TripCount("t", 2, -1), (
+            If("j", Guard.FIRST, (SemIncMcast(1, 0, 2, by=2),)),
+            SemWait(1, WaitCond.GE, 1, (Term("j", 1),)),
+            Wait(0, 2),
+            McastSend(0, 2, 0, 2, front=True),
+            McastSetValid(0, 0, 2, src=1),
+            WriteBarrier(),
+            Pop(0, 2),
+        )),
     )
     compute = (
-        Loop("k", 4, (Wait(0, 2), AcquireAcc(4), Compute("matmul", 4), Compute("relu"), Reserve(1, 1),
+        Loop("k", 4, (Wait(0, 2), AcquireAcc(4, "fp32"), Compute("matmul", 4, (Operand(0, 2),)), Compute("relu"),
+                      Reserve(1, 1),
                       PackAcc(1, 4), ReleaseAcc(), Pop(0, 2), Push(1, 1))),
     )
     writer = (
@@ -178,7 +195,7 @@ def every_op_program(target: Target = WORMHOLE) -> Program:
                  Buffer(1, "acc_out", S0, 1, 4, 2, "fp32", space=Space.ACC, section=1),
                  Buffer(2, "alias", S0, 2, 4, 2, "fp32", space=Space.ACC, alias_of=1, section=1)),
         semaphores=(Semaphore(0, "valid", (S0, S1, S2), init=0, role=SemRole.MCAST_VALID),
-                    Semaphore(1, "ready", (S0, S1, S2), init=1)),
+                    Semaphore(1, "ready", (S0, S1, S2), init=1, section=0)),
         groups=(Group(0, S0, (1, 0, 2, 0)), Group(1, S0, (0, 0, 2, 0), loopback=True)),
         trips=(Trip("t", 8),),
         programs=(EngineProgram(S0, Engine.READER, reader, section_starts=(0, 2)),
@@ -216,7 +233,7 @@ def test_inline_target_is_written_as_an_object_and_builtin_as_a_name() -> None:
 
 def test_fields_with_defaults_may_be_omitted() -> None:
     doc = {
-        "format": "verispatial.program", "version": 1, "name": "minimal", "target": "wormhole",
+        "format": "verispatial.program", "version": 2, "name": "minimal", "target": "wormhole",
         "buffers": [{"id": 0, "name": "b", "site": [0, 0], "cb": 0, "page_tiles": 1, "capacity": 2,
                      "dtype": "bf16"}],
         "semaphores": [{"id": 0, "name": "s", "sites": [[0, 0], [1, 0]]}],
@@ -319,7 +336,13 @@ MUTATIONS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("loop-count-empty-trip", _set("programs[0].ops[1].count", ""),
      "programs[0].ops[1].count: '' should be non-empty"),
     ("loop-count-bool", _set("programs[0].ops[1].count", False),
-     "programs[0].ops[1].count: False is not of type 'integer', 'string'"),
+     "programs[0].ops[1].count: False is not of type 'integer', 'string', 'object'"),
+    ("loop-count-trip-missing", _set("programs[0].ops[1].count", {"scale": 2}),
+     "programs[0].ops[1].count: 'trip' is a required property"),
+    ("loop-count-scale-zero", _set("programs[0].ops[1].count", {"trip": "t", "scale": 0}),
+     "programs[0].ops[1].count.scale: 0 is less than the minimum of 1"),
+    ("loop-count-extra", _set("programs[0].ops[1].count", {"trip": "t", "step": 1}),
+     "programs[0].ops[1].count: Additional properties are not allowed ('step' was unexpected)"),
     ("loop-body-missing", _del("programs[0].ops[1].body"), "programs[0].ops[1]: 'body' is a required property"),
     ("engine", _set("programs[2].engine", "brisc"),
      "programs[2].engine: 'brisc' is not one of ['reader', 'writer', 'compute']"),
@@ -357,7 +380,7 @@ MUTATIONS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "(document): Additional properties are not allowed ('comment' was unexpected)"),
     ("format", _set("format", "verispatial.certificate"),
      "format: expected 'verispatial.program', got 'verispatial.certificate'"),
-    ("version", _set("version", 2), "version: this verispatial reads version 1, got 2"),
+    ("version", _set("version", 3), "version: this verispatial reads version 2, got 3"),
 ]
 
 

@@ -34,14 +34,24 @@ import attrs
 
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
-from verispatial.ir.core import Addr, Site
-from verispatial.ir.ops import Loop, Op
+from verispatial.ir.core import Addr, Site, Term
+from verispatial.ir.ops import (
+    ID_BUFFER,
+    ID_COUNT,
+    ID_GROUP,
+    ID_OPERANDS,
+    ID_SEMAPHORE,
+    ID_SITE,
+    ID_TENSOR,
+    If,
+    Loop,
+    Op,
+    TripCount,
+)
 
 #: Obligation families whose verdicts are invariant under renaming buffers, semaphores, groups, trips and
 #: translating sites, and read no tensor address: only these are reused.
 FAMILIES = ("cb-straddle", "balance-cb", "balance-sem", "sem-exact", "deadlock")
-
-_BUFFER_FIELDS = {"buf", "into", "src"}
 
 
 @attrs.frozen
@@ -93,30 +103,49 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int]) -> tupl
         return [[[t.var, t.coef] for t in x.terms],
                 None if d is None else [d.name, d.lo, d.hi, d.scale]]
 
-    def value(field: str, v: Any) -> Any:
-        if field in _BUFFER_FIELDS and isinstance(v, int):
+    def count(c: int | str | TripCount) -> Any:
+        if isinstance(c, int):
+            return c
+        if isinstance(c, str):
+            return ["trip", trips(c)]
+        return ["trip", trips(c.trip), c.scale, c.offset]
+
+    def value(kind: str | None, v: Any) -> Any:
+        # Ids are renamed by the id space their field is tagged with (``ops.ID_*``), never by the field's name: a
+        # ``src`` is a buffer in write_tiles and a semaphore in mcast_set_valid.
+        if v is None:
+            return None
+        if kind == ID_BUFFER:
             return ["b", bufs(v)]
-        if field == "sem":
+        if kind == ID_SEMAPHORE:
             return ["s", sems(v)]
-        if field == "group":
+        if kind == ID_GROUP:
             return ["g", groups(v)]
-        if field == "tensor":
+        if kind == ID_TENSOR:
             return ["t", tensors(v)]
-        if isinstance(v, Site):
+        if kind == ID_COUNT:
+            return count(v)
+        if kind == ID_OPERANDS:
+            return [[["b", bufs(o.buf)], o.pages] for o in v]
+        if kind == ID_SITE or isinstance(v, Site):
             return site(v)
         if isinstance(v, Addr):
             return addr(v)
-        if isinstance(v, (bool, int, str)) or v is None:
+        if isinstance(v, (bool, int, str)):
             return v
         if hasattr(v, "value") and isinstance(v.value, (int, str)):  # enums
             return [type(v).__name__, v.value]
+        if isinstance(v, tuple) and all(isinstance(t, Term) for t in v):  # a wait threshold's loop terms
+            return [[t.var, t.coef] for t in v]
         return repr(v)  # anything unforeseen is kept verbatim: more in the key, never less
 
     def op_form(op: Op) -> list[Any]:
         if isinstance(op, Loop):
-            count = op.count if isinstance(op.count, int) else ["trip", trips(op.count)]
-            return ["Loop", op.var, count, [op_form(x) for x in op.body]]
-        return [type(op).__name__, *[[f.name, value(f.name, getattr(op, f.name))] for f in attrs.fields(type(op))]]
+            return ["Loop", op.var, count(op.count), [op_form(x) for x in op.body]]
+        if isinstance(op, If):
+            return ["If", op.var, op.when.value, [op_form(x) for x in op.body]]
+        return [type(op).__name__, *[[f.name, value(f.metadata.get("id"), getattr(op, f.name))]
+                                     for f in attrs.fields(type(op))]]
 
     programs = []
     for e in engines:

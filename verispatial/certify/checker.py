@@ -27,6 +27,7 @@ from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import RULE_FAMILY, Finding, engine_findings, ownership_findings
 from verispatial.certify.smt import DEFAULT_RLIMIT
+from verispatial.certify.structure import unsupported_features
 from verispatial.ir.program import Program
 
 #: checker rule -> interpreter rules that reproduce it. A counterexample may also name ``deadlock_at``: a
@@ -119,6 +120,11 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
     """
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
+    unsupported = unsupported_features(program)
+    if unsupported:
+        return Report(program.name, program.target.name, (Result(
+            "fragment", "fragment", Verdict.FAILED,
+            "outside the fragment the checker decides: " + ", ".join(unsupported)),), time.perf_counter() - t0)
     pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
     a = analyse(program)
     results: list[Result] = []

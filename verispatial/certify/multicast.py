@@ -29,9 +29,10 @@ def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
     p = a.program
     op = lf.op
     assert isinstance(op, McastSend)
-    cb = p.buffers[op.buf].cb
+    src = p.buffers[op.buf]
     dests = set(p.groups[op.group].destinations())
-    return [b for b in p.buffers if b.site in dests and b.cb == cb]
+    ph = p.phase_of_section()
+    return [b for b in p.buffers if b.site in dests and b.cb == src.cb and ph[b.section] == ph[src.section]]
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:

@@ -31,7 +31,7 @@ from typing import Any
 
 import z3
 
-from verispatial.certify.positions import Encoder
+from verispatial.certify.positions import Encoder, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
@@ -44,8 +44,11 @@ from verispatial.ir.ops import (
     SemInc,
     SemSet,
     SemWait,
+    TripCount,
     WriteBarrier,
     WriteTiles,
+    count_max,
+    count_trip,
 )
 
 
@@ -69,7 +72,7 @@ def _completion(a: Analysis, w: Leaf) -> Leaf | None:
 
 
 Build = Callable[[StateQuery], z3.BoolRef]
-Count = Callable[[int | str], z3.ArithRef]
+Count = Callable[[int | str | TripCount], z3.ArithRef]
 
 
 class _Access:
@@ -141,7 +144,7 @@ def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Coun
             v = q.int_var(f"trip[{t.name}]")
             q.add(z3.And(v >= 0, v <= t.max), "trip-range")
             trips[t.name] = v
-    return lambda c: q.val(c) if isinstance(c, int) else trips[c]
+    return lambda c: count_expr(q, c, trips)
 
 
 def _hull(a: Analysis, lf: Leaf) -> tuple[int, int] | None:
@@ -153,9 +156,10 @@ def _hull(a: Analysis, lf: Leaf) -> tuple[int, int] | None:
     trip_max = a.program.trip_max()
     top: dict[str, int] = {}
     for lc in lf.loops:  # an inner loop's variable shadows an outer one of the same name, as in _Access
-        n = lc.count if isinstance(lc.count, int) else trip_max.get(lc.count)
-        if n is None:
+        trip = count_trip(lc.count)
+        if trip is not None and trip not in trip_max:
             return None
+        n = count_max(lc.count, trip_max)
         top[lc.var] = max(n - 1, 0)
     lo = hi = op.addr.base
     for t in op.addr.terms:

@@ -22,6 +22,7 @@ import z3
 
 from verispatial.certify.smt import Query
 from verispatial.certify.structure import EngineView, Leaf, LoopCtx
+from verispatial.ir.ops import TripCount
 from verispatial.ir.program import Program
 
 
@@ -85,6 +86,16 @@ def trip_assignments(p: Program, limit: int) -> list[dict[str, int]] | None:
     return every_assignment(p)
 
 
+def count_expr(q: Query, c: int | str | TripCount, trips: dict[str, z3.ArithRef]) -> z3.ArithRef:
+    """A loop count as a term: a constant, a trip's variable, or ``max(0, scale * t + offset)``."""
+    if isinstance(c, int):
+        return q.val(c)
+    if isinstance(c, str):
+        return trips[c]
+    e = trips[c.trip] * c.scale + c.offset
+    return z3.If(e > 0, e, q.val(0)) if c.offset < 0 else e
+
+
 class Encoder:
     """Builds positions and counts inside one ``Query``. ``trips`` fixes trip values (else they are symbolic
     over ``[0, max]``)."""
@@ -107,8 +118,8 @@ class Encoder:
         self._pos: dict[str, SymPos] = {}
         self._executed: dict[tuple[str, int], z3.ArithRef] = {}
 
-    def count_val(self, c: int | str) -> z3.ArithRef:
-        return self.q.val(c) if isinstance(c, int) else self.trip_vars[c]
+    def count_val(self, c: int | str | TripCount) -> z3.ArithRef:
+        return count_expr(self.q, c, self.trip_vars)
 
     def _prod(self, loops: tuple[LoopCtx, ...]) -> z3.ArithRef:
         const = 1
@@ -117,7 +128,7 @@ class Encoder:
             if isinstance(lc.count, int):
                 const *= lc.count
             else:
-                syms.append(self.trip_vars[lc.count])
+                syms.append(self.count_val(lc.count))
         out: z3.ArithRef = self.q.val(const)
         for s in syms:
             out = out * s

@@ -187,8 +187,9 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
             return s | {("a",)}
         if isinstance(op, AtomicBarrier):
             return frozenset(t for t in s if t[0] != "a")
-        if isinstance(op, AcquireAcc) and op.tiles > p.target.acc_tiles:
-            flag("acc-capacity", path, f"acquires {op.tiles} accumulator tiles; target {p.target.name} holds {p.target.acc_tiles}")
+        if isinstance(op, AcquireAcc) and op.tiles > p.target.acc_capacity(op.dtype):
+            flag("acc-capacity", path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {p.target.name} holds "
+                                       f"{p.target.acc_capacity(op.dtype)} at that precision")
         return s
 
     bufs = {b.id for b in p.buffers}

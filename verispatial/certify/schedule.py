@@ -52,7 +52,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait
+from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait, count_value
 
 #: Occurrences of R leaves the derivation run may execute before giving up (then the search is used).
 DERIVE_LIMIT = 400_000
@@ -95,7 +95,7 @@ def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, 
     for i, op in enumerate(ops):
         path = (*prefix, i)
         if isinstance(op, Loop):
-            n = op.count if isinstance(op.count, int) else trips[op.count]
+            n = count_value(op.count, trips)
             for k in range(n):
                 yield from _occurrences(op.body, trips, path, (*idx, k))
         else:

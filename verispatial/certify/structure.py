@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from verispatial.ir.ops import Loop, Op, Pop, Push, Reserve, Wait
+from verispatial.ir.ops import If, Loop, McastSend, McastSetValid, Op, Pop, Push, Reserve, SemIncMcast, SemWait, TripCount, Wait
 from verispatial.ir.program import EngineProgram, Program
 
 
@@ -20,7 +20,7 @@ class LoopCtx:
 
     path: tuple[int, ...]
     var: str
-    count: int | str
+    count: int | str | TripCount
 
 
 @attrs.frozen
@@ -68,6 +68,29 @@ def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx]]:
 
     go(ep.ops, (), (), None)
     return leaves, loops
+
+
+def unsupported_features(p: Program) -> list[str]:
+    """Constructs of the op semantics the checker does not decide yet; a program using one is answered
+    failed-to-prove for every obligation (fail closed: never a proof of an unmodelled construct)."""
+    found: dict[str, None] = {}
+    from verispatial.ir.program import walk
+
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, If):
+                found["if (guarded iterations)"] = None
+            elif isinstance(op, Loop) and isinstance(op.count, TripCount):
+                found["loop count affine in a trip"] = None
+            elif isinstance(op, SemWait) and op.terms:
+                found["semaphore wait threshold growing with a loop index"] = None
+            elif isinstance(op, SemIncMcast):
+                found["sem_inc_mcast"] = None
+            elif isinstance(op, McastSetValid) and op.src is not None and op.src != op.sem:
+                found["flag multicast from another word"] = None
+            elif isinstance(op, McastSend) and op.front:
+                found["multicast from a buffer's front"] = None
+    return list(found)
 
 
 def engine_views(p: Program) -> dict[str, EngineView]:

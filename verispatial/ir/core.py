@@ -66,6 +66,26 @@ class WaitCond(str, enum.Enum):
     GE = "ge"
 
 
+class Guard(str, enum.Enum):
+    """Which iterations of an enclosing loop an ``If`` runs its body in: ``first`` (index 0), ``last`` (index
+    count - 1), or every other one (``not_first``, ``not_last``). A loop of count 0 has no iteration at all."""
+
+    FIRST = "first"
+    LAST = "last"
+    NOT_FIRST = "not_first"
+    NOT_LAST = "not_last"
+
+    def holds(self, index: int, count: int) -> bool:
+        """Whether the guard admits iteration ``index`` of a loop that runs ``count`` times."""
+        if self is Guard.FIRST:
+            return index == 0
+        if self is Guard.LAST:
+            return index == count - 1
+        if self is Guard.NOT_FIRST:
+            return index != 0
+        return index != count - 1
+
+
 @attrs.frozen
 class Term:
     """``coef * var`` where ``var`` is the name of an enclosing loop's index."""

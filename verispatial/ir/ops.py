@@ -10,39 +10,45 @@ from typing import TypeAlias
 
 import attrs
 
-from verispatial.ir.core import Addr, Site, WaitCond
+from verispatial.ir.core import Addr, Guard, Site, Term, WaitCond
+
+#: ``metadata["id"]`` of an op field that names an entity: the id space it indexes. Every pass or tool that moves
+#: ops between programs (compose, slicing) maps exactly the fields tagged here (``verispatial.ir.ids``); a test walks
+#: every op class so a field added without a tag fails it.
+ID_BUFFER, ID_SEMAPHORE, ID_GROUP, ID_TENSOR, ID_COUNT, ID_SITE, ID_OPERANDS = (
+    "buffer", "semaphore", "group", "tensor", "count", "site", "operands")
 
 
 @attrs.frozen
 class Reserve:
     """Block until ``pushed - popped + pages <= capacity`` of ``buf`` (cb_reserve_back). No effect."""
 
-    buf: int
-    pages: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
 
 
 @attrs.frozen
 class Push:
     """``pushed += pages`` on ``buf`` (cb_push_back)."""
 
-    buf: int
-    pages: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
 
 
 @attrs.frozen
 class Wait:
     """Block until ``pushed - popped >= pages`` on ``buf`` (cb_wait_front). No effect."""
 
-    buf: int
-    pages: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
 
 
 @attrs.frozen
 class Pop:
     """``popped += pages`` on ``buf`` (cb_pop_front)."""
 
-    buf: int
-    pages: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
 
 
 @attrs.frozen
@@ -52,8 +58,8 @@ class SemInc:
     Lands no later than the issuing engine's next ``AtomicBarrier``.
     """
 
-    sem: int
-    at: Site
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    at: Site = attrs.field(metadata={"id": ID_SITE})
     by: int = 1
 
 
@@ -61,40 +67,72 @@ class SemInc:
 class SemSet:
     """Local store: this site's word of ``sem`` := ``value`` (noc_semaphore_set)."""
 
-    sem: int
-    value: int
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    value: int = attrs.field()
 
 
 @attrs.frozen
 class SemWait:
-    """Block until this site's word of ``sem`` equals (``eq``) or is at least (``ge``) ``value``."""
+    """Block until this site's word of ``sem`` equals (``eq``, noc_semaphore_wait) or is at least (``ge``,
+    noc_semaphore_wait_min) the threshold ``value + sum(coef * index)`` over ``terms`` (enclosing loop indices:
+    ``noc_semaphore_wait_min(sem, ++expected)`` on a monotone counter is ``ge 1 + 1*k``)."""
 
-    sem: int
-    cond: WaitCond
-    value: int
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    cond: WaitCond = attrs.field()
+    value: int = attrs.field()
+    terms: tuple[Term, ...] = ()
+
+    def threshold(self, env: dict[str, int]) -> int:
+        """The value waited for with loop indices ``env``."""
+        return self.value + sum(t.coef * env[t.var] for t in self.terms)
 
 
 @attrs.frozen
 class McastSend:
-    """Asynchronous multicast of ``pages`` pages of ``buf`` (from its write pointer) into the buffer with the
-    same ``cb`` index at every destination of ``group``, at the same address (noc_async_write_multicast).
+    """Asynchronous multicast of ``pages`` pages of ``buf`` into the buffer with the same ``cb`` index at every
+    destination of ``group``, at the same address (noc_async_write_multicast(src, mcast_addr, size, num_dests)).
 
-    The source pages are read no later than the next ``Flush``/``WriteBarrier``; the data lands no later than
-    the next ``WriteBarrier``.
+    The source pages are the reserved back (``front`` false: the producer multicasts what it filled, from its write
+    pointer) or the waited front (``front`` true: a forwarder multicasts pages another engine filled, from its read
+    pointer). ``num_dests`` is the vendor API's destination count (a write barrier waits for exactly that many
+    acknowledgements): it must equal the group's destinations. The source pages are read no later than the next
+    ``Flush``/``WriteBarrier``; the data lands no later than the next ``WriteBarrier``.
     """
 
-    buf: int
-    pages: int
-    group: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
+    group: int = attrs.field(metadata={"id": ID_GROUP})
+    num_dests: int = attrs.field()
+    front: bool = False
 
 
 @attrs.frozen
 class McastSetValid:
-    """Asynchronous multicast of this site's word of ``sem`` into the same word at every destination of
-    ``group`` (noc_semaphore_set_multicast). The source word is read when the write leaves."""
+    """Asynchronous multicast of this site's word of ``src`` (default: ``sem`` itself) into the word of ``sem`` at
+    every destination of ``group`` (noc_semaphore_set_multicast(src_l1, dst_mcast_addr, num_dests)). The source
+    word is read when the write leaves. ``num_dests`` must equal the group's destinations."""
 
-    sem: int
-    group: int
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    group: int = attrs.field(metadata={"id": ID_GROUP})
+    num_dests: int = attrs.field()
+    src: int | None = attrs.field(default=None, metadata={"id": ID_SEMAPHORE})
+
+    @property
+    def source(self) -> int:
+        """The semaphore whose local word is read."""
+        return self.sem if self.src is None else self.src
+
+
+@attrs.frozen
+class SemIncMcast:
+    """Asynchronous atomic ``+= by`` on the word of ``sem`` at every destination of ``group``
+    (noc_semaphore_inc_multicast(mcast_addr, incr, num_dests)). Lands no later than the issuing engine's next
+    ``AtomicBarrier``. The sender is never inside the rectangle (reference §1.2)."""
+
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    group: int = attrs.field(metadata={"id": ID_GROUP})
+    num_dests: int = attrs.field()
+    by: int = 1
 
 
 @attrs.frozen
@@ -104,10 +142,10 @@ class ReadTiles:
     Lands no later than the engine's next ``ReadBarrier`` (noc_async_read + noc_async_read_barrier).
     """
 
-    tensor: str
-    addr: Addr
-    tiles: int
-    into: int
+    tensor: str = attrs.field(metadata={"id": ID_TENSOR})
+    addr: Addr = attrs.field()
+    tiles: int = attrs.field()
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
 
 
 @attrs.frozen
@@ -117,10 +155,10 @@ class WriteTiles:
     Complete (acknowledged) no later than the engine's next ``WriteBarrier``.
     """
 
-    src: int
-    tensor: str
-    addr: Addr
-    tiles: int
+    src: int = attrs.field(metadata={"id": ID_BUFFER})
+    tensor: str = attrs.field(metadata={"id": ID_TENSOR})
+    addr: Addr = attrs.field()
+    tiles: int = attrs.field()
 
 
 @attrs.frozen
@@ -145,17 +183,31 @@ class AtomicBarrier:
 
 @attrs.frozen
 class AcquireAcc:
-    """Take ``tiles`` tiles of the accumulator (tile_regs_acquire); ``tiles`` must fit the target."""
+    """Take ``tiles`` accumulator tiles of precision ``dtype`` (tile_regs_acquire / acquire_dst). A 32-bit dtype
+    (fp32, int32, uint32: fp32_dest_acc_en) takes twice the DST room of a 16-bit one, so ``tiles`` must fit the
+    target's capacity at that precision (``Target.acc_capacity``)."""
 
     tiles: int
+    dtype: str
+
+
+@attrs.frozen
+class Operand:
+    """Pages a ``Compute`` unpacks from buffer ``buf``: within the first ``pages`` pages of its waited front (the
+    unpacker reads from the read pointer, valid between cb_wait_front and cb_pop_front)."""
+
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    pages: int = attrs.field()
 
 
 @attrs.frozen
 class Compute:
-    """A math step on the accumulator (matmul tiles, elementwise, bias, ...); ``kind`` names it."""
+    """A math step on the accumulator (matmul tiles, elementwise, bias, ...); ``kind`` names it. ``ins`` are the
+    circular-buffer pages it unpacks (none: it works on the accumulator alone)."""
 
     kind: str
     tiles: int = 1
+    ins: tuple[Operand, ...] = attrs.field(default=(), metadata={"id": ID_OPERANDS})
 
 
 @attrs.frozen
@@ -166,8 +218,8 @@ class PackAcc:
     L1 accumulation, tt-metal ``llk_pack_reconfig_l1_acc(1)``); a data effect only, the token rules are the same.
     """
 
-    buf: int
-    tiles: int
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    tiles: int = attrs.field()
     accumulate: bool = False
 
 
@@ -177,14 +229,65 @@ class ReleaseAcc:
 
 
 @attrs.frozen
+class TripCount:
+    """A loop count affine in a trip: ``max(0, scale * t + offset)`` for the trip named ``trip`` (``t - 1`` is
+    ``TripCount(t, 1, -1)``, ``2t`` is ``TripCount(t, 2)``); ``scale >= 1``."""
+
+    trip: str
+    scale: int = 1
+    offset: int = 0
+
+    def value(self, t: int) -> int:
+        return max(0, self.scale * t + self.offset)
+
+
+#: A loop count: a constant, a trip's name (its value), or an affine function of a trip.
+Count: TypeAlias = "int | str | TripCount"
+
+
+def count_value(count: int | str | TripCount, trips: dict[str, int]) -> int:
+    """The number of iterations of a loop with ``count`` under trip values ``trips``."""
+    if isinstance(count, int):
+        return count
+    if isinstance(count, str):
+        return trips[count]
+    return count.value(trips[count.trip])
+
+
+def count_trip(count: int | str | TripCount) -> str | None:
+    """The trip a count reads, if any."""
+    if isinstance(count, str):
+        return count
+    if isinstance(count, TripCount):
+        return count.trip
+    return None
+
+
+def count_max(count: int | str | TripCount, trip_max: dict[str, int]) -> int:
+    """The most iterations a loop with ``count`` can run (trips at their max; counts grow with the trip)."""
+    return count_value(count, trip_max)
+
+
+@attrs.frozen
 class Loop:
     """Run ``body`` ``count`` times with index ``var`` = 0, 1, ...
 
-    ``count`` is a constant or the name of a trip (a runtime value in ``[0, max]``, see ``Trip``).
+    ``count`` is a constant, the name of a trip (a runtime value in ``[0, max]``, see ``Trip``) or a ``TripCount``.
     """
 
     var: str
-    count: int | str
+    count: int | str | TripCount = attrs.field(metadata={"id": ID_COUNT})
+    body: tuple[Op, ...] = attrs.field()
+
+
+@attrs.frozen
+class If:
+    """Run ``body`` only in the iterations of the enclosing loop with index ``var`` that ``when`` admits
+    (``first``: ``var == 0``; ``last``: ``var == count - 1``; ``not_first``; ``not_last``): how a loop peels its
+    first or last block, also when its count is a trip."""
+
+    var: str
+    when: Guard
     body: tuple[Op, ...]
 
 
@@ -208,8 +311,13 @@ Op: TypeAlias = (
     | Compute
     | PackAcc
     | ReleaseAcc
+    | SemIncMcast
     | Loop
+    | If
 )
+
+#: Ops that contain other ops (their ``body``).
+CONTAINERS = (Loop, If)
 
 #: JSON tag of every op kind, and back.
 OP_TAGS: dict[type, str] = {
@@ -232,7 +340,9 @@ OP_TAGS: dict[type, str] = {
     Compute: "compute",
     PackAcc: "pack_acc",
     ReleaseAcc: "release_acc",
+    SemIncMcast: "sem_inc_mcast",
     Loop: "loop",
+    If: "if",
 }
 TAG_OPS: dict[str, type] = {v: k for k, v in OP_TAGS.items()}
 
@@ -241,11 +351,17 @@ def op_text(op: Op) -> str:
     """A short human form, e.g. ``reserve(b3, 8)``."""
     tag = OP_TAGS[type(op)]
     if isinstance(op, Loop):
-        return f"loop {op.var} < {op.count}"
+        c = op.count
+        if isinstance(c, TripCount):
+            c = f"{c.scale}*{c.trip}" if c.scale != 1 else c.trip
+            c += f"{op.count.offset:+d}" if isinstance(op.count, TripCount) and op.count.offset else ""  # type: ignore[union-attr]
+        return f"loop {op.var} < {c}"
+    if isinstance(op, If):
+        return f"if {op.var} {op.when.value}"
     fields = []
     for a in attrs.fields(type(op)):
         v = getattr(op, a.name)
-        if a.name in ("buf", "into", "src"):
+        if a.name in ("buf", "into") or (a.name == "src" and not isinstance(op, McastSetValid)):
             fields.append(f"b{v}")
         elif a.name == "sem":
             fields.append(f"sem{v}")
@@ -255,10 +371,21 @@ def op_text(op: Op) -> str:
             fields.append(v.value)
         elif a.name == "addr":
             continue
-        elif a.name == "accumulate":
-            # Only the accumulating pack says so: the plain form reads as it always has.
+        elif a.name in ("accumulate", "front"):
+            # Only the non-default form says so: the plain form reads as it always has.
             if v:
-                fields.append("accumulate")
+                fields.append(a.name)
+        elif a.name == "src":
+            if v is not None:
+                fields.append(f"src=sem{v}")
+        elif a.name == "num_dests":
+            fields.append(f"{v} dests")
+        elif a.name == "ins":
+            fields.extend(f"b{o.buf}[{o.pages}]" for o in v)
+        elif a.name == "terms":
+            fields[-1] += "".join(f"{t.coef:+d}*{t.var}" for t in v)
+        elif a.name == "dtype":
+            fields.append(v)
         else:
             fields.append(str(v))
     return f"{tag}({', '.join(fields)})"

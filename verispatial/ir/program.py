@@ -11,11 +11,13 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
-from verispatial.ir.ops import Loop, Op
+from verispatial.ir.ops import CONTAINERS, Op
 from verispatial.ir.target import Target
 
 FORMAT = "verispatial.program"
-VERSION = 1
+#: 2: multicast ops state num_dests, compute names its operand pages, acquires their precision; sem_inc_mcast,
+#: if, trip-affine loop counts, growing wait thresholds, front multicasts, semaphore sections.
+VERSION = 2
 
 
 @attrs.frozen
@@ -60,13 +62,18 @@ class Buffer:
 
 @attrs.frozen
 class Semaphore:
-    """A semaphore: one 32-bit word per site in ``sites``, each starting at ``init``."""
+    """A semaphore: one 32-bit word per site in ``sites``, each starting at ``init``.
+
+    ``section`` is the section that owns it (its words are used only in that section's phase, and a later phase may
+    take its hardware slot); ``None`` means the whole program uses it (a rendezvous).
+    """
 
     id: int
     name: str
     sites: tuple[Site, ...]
     init: int = 0
     role: SemRole = SemRole.COUNTER
+    section: int | None = None
 
 
 @attrs.frozen
@@ -181,9 +188,11 @@ class Program:
         """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program
         of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
         value it ends with, the next run sets it before use). Shared by the interpreter and the checker."""
-        from verispatial.ir.ops import McastSetValid, SemInc, SemSet, SemWait
+        from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemSet, SemWait
 
         incs = {(op.sem, op.at) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemInc)}
+        incs |= {(op.sem, d) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemIncMcast)
+                 if 0 <= op.group < len(self.groups) for d in self.groups[op.group].destinations()}
         out: set[tuple[int, Site]] = set()
         for sem in self.semaphores:
             for site in sem.sites:
@@ -208,8 +217,8 @@ class Program:
 
 
 def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
-    """Every op, loops included, in program order (pre-order)."""
+    """Every op, loops and ifs included, in program order (pre-order)."""
     for op in ops:
         yield op
-        if isinstance(op, Loop):
+        if isinstance(op, CONTAINERS):
             yield from walk(op.body)

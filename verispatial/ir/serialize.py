@@ -16,8 +16,8 @@ import cattrs
 import jsonschema
 
 from verispatial.errors import InvalidProgram, ParseError
-from verispatial.ir.core import Site
-from verispatial.ir.ops import OP_TAGS, TAG_OPS, Loop, Op, PackAcc
+from verispatial.ir.core import Guard, Site
+from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Program
 from verispatial.ir.target import TARGETS, Target, get_target
 
@@ -32,7 +32,7 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
     d: dict[str, Any] = {"op": OP_TAGS[type(op)]}
     for a in attrs.fields(type(op)):
         v = getattr(op, a.name)
-        if isinstance(op, Loop) and a.name == "body":
+        if isinstance(op, CONTAINERS) and a.name == "body":
             d["body"] = [_unstructure_op(o) for o in v]
         elif isinstance(op, PackAcc) and a.name == "accumulate":
             # Written only when true: documents from before the field (and their certificates' program digests)
@@ -56,7 +56,13 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
         body = tuple(_structure_op(o) for o in rest.get("body", []))
         count = rest["count"]
         # JSON Schema counts 8.0 as an integer; the IR wants the int.
-        return Loop(var=rest["var"], count=int(count) if isinstance(count, float) else count, body=body)
+        if isinstance(count, dict):
+            count = _conv.structure(count, TripCount)
+        elif isinstance(count, float):
+            count = int(count)
+        return Loop(var=rest["var"], count=count, body=body)
+    if cls is If:
+        return If(var=rest["var"], when=Guard(rest["when"]), body=tuple(_structure_op(o) for o in rest.get("body", [])))
     return _conv.structure(rest, cls)  # type: ignore[no-any-return]
 
 

@@ -47,6 +47,12 @@ class Target:
     packer_l1_acc: bool = False
     sources: dict[str, str] = attrs.field(factory=dict)
 
+    def acc_capacity(self, dtype: str) -> int:
+        """Tiles one accumulator acquire may hold at ``dtype``: ``acc_tiles_fp32`` for a 32-bit dtype (fp32,
+        int32, uint32: DST in 32-bit mode holds half as many tiles, reg_api.h / dest_helpers.hpp), else
+        ``acc_tiles``."""
+        return self.acc_tiles_fp32 if dtype in ACC_32BIT else self.acc_tiles
+
     def bytes_per_tile(self, dtype: str) -> int:
         """Bytes of one tile of ``dtype``; raises ``ParseError`` for a dtype the target lacks."""
         try:
@@ -55,6 +61,9 @@ class Target:
             raise ParseError("dtype",
                              f"target {self.name} has no dtype {dtype!r} (has {sorted(self.tile_bytes)})") from None
 
+
+#: Dtypes an accumulator holds at 32 bits (fp32_dest_acc_en on Tenstorrent; 32-bit fragments on the GPU).
+ACC_32BIT = frozenset({"fp32", "int32", "uint32"})
 
 _TT_TILE_BYTES = {
     "bf16": 2048, "fp16": 2048, "fp32": 4096, "bfp8_b": 1088, "bfp4_b": 576, "int32": 4096, "uint32": 4096,

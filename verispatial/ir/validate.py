@@ -11,17 +11,27 @@ from collections.abc import Callable, Sequence
 
 from verispatial.errors import IrViolation
 from verispatial.ir.core import Role, Site
+from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
+    ID_BUFFER,
+    ID_GROUP,
+    ID_SEMAPHORE,
     AcquireAcc,
+    Compute,
+    If,
     Loop,
     McastSend,
     McastSetValid,
     Op,
     ReadTiles,
     SemInc,
+    SemIncMcast,
     SemSet,
     SemWait,
+    TripCount,
     WriteTiles,
+    count_max,
+    count_trip,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore, walk
 
@@ -61,7 +71,12 @@ def validate(p: Program) -> list[IrViolation]:
         if any(d <= 0 for d in t.shape):
             bad(f"tensor {t.name}", f"every dimension is positive, got {list(t.shape)}")
 
-    seen_cb: set[tuple[Site, int]] = set()
+    phases = p.phase_of_section()
+
+    def phase(section: int | None) -> int | None:
+        return phases[section] if section is not None and 0 <= section < len(phases) else None
+
+    seen_cb: set[tuple[Site, int | None, int]] = set()
     for b in p.buffers:
         e = f"buffer {b.id} ({b.name})"
         if not _in_mesh(p, b.site):
@@ -74,9 +89,10 @@ def validate(p: Program) -> list[IrViolation]:
             bad(e, f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
         if not 0 <= b.cb < p.target.max_cbs:
             bad(e, f"cb index must be in [0, {p.target.max_cbs}), got {b.cb}")
-        if (b.site, b.cb) in seen_cb:
-            bad(e, f"cb index {b.cb} is used twice on site {b.site}")
-        seen_cb.add((b.site, b.cb))
+        # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
+        if (b.site, phase(b.section), b.cb) in seen_cb:
+            bad(e, f"cb index {b.cb} is used twice on site {b.site} in one phase")
+        seen_cb.add((b.site, phase(b.section), b.cb))
         if not 0 <= b.section < len(p.sections):
             bad(e, f"section {b.section} does not exist ({len(p.sections)} sections)")
         if b.alias_of is not None:
@@ -92,20 +108,33 @@ def validate(p: Program) -> list[IrViolation]:
                 if a.alias_of is not None:
                     bad(e, f"alias_of {a.id} which is itself an alias (alias the root buffer)")
 
-    per_site: Counter[Site] = Counter()
+    # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
+    # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
+    # checker's balance obligation shows).
+    wide: Counter[Site] = Counter()
+    per_phase: Counter[tuple[Site, int]] = Counter()
     for s in p.semaphores:
         e = f"semaphore {s.id} ({s.name})"
         if not s.sites:
             bad(e, "has no site")
+        if s.section is not None and not 0 <= s.section < len(p.sections):
+            bad(e, f"section {s.section} does not exist ({len(p.sections)} sections)")
         for site in s.sites:
-            per_site[site] += 1
+            ph = phase(s.section)
+            if s.section is None:
+                wide[site] += 1
+            elif ph is not None:
+                per_phase[(site, ph)] += 1
             if not _in_mesh(p, site):
                 bad(e, f"site {site} is outside the mesh")
         if len(set(s.sites)) != len(s.sites):
             bad(e, "lists a site twice")
-    for site, n in per_site.items():
+    sites_used = set(wide) | {site for site, _ in per_phase}
+    for site in sorted(sites_used, key=lambda x: (x.y, x.x)):
+        most = max([per_phase[(site, ph)] for ph in set(phases)] or [0])
+        n = wide[site] + most
         if n > p.target.max_semaphores:
-            bad(f"site {site}", f"{n} semaphores exceed the target's {p.target.max_semaphores}")
+            bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
 
     for g in p.groups:
         e = f"group {g.id}"
@@ -116,6 +145,9 @@ def validate(p: Program) -> list[IrViolation]:
             bad(e, f"rectangle {list(g.rect)} leaves the mesh")
         elif not g.destinations():
             bad(e, "a multicast has at least one destination (num_dests = 0 hangs)")
+        elif g.loopback and g.destinations() == (g.sender,):
+            bad(e, "a loopback multicast to the sender alone is undefined (hangs or no-ops have been seen): "
+                   "the rectangle needs another site")
 
     if p.memory:
         idx = Counter(m.buf for m in p.memory)
@@ -172,26 +204,39 @@ def _check_word_range(p: Program, report: Report) -> None:
         for site in s.sites:
             start[(s.id, site)] = s.init
 
-    def visit(ep: EngineProgram, ops: tuple[Op, ...], times: int, where: str) -> None:
+    def visit(ep: EngineProgram, ops: tuple[Op, ...], times: int, where: str, ranges: dict[str, int]) -> None:
         for i, op in enumerate(ops):
             e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
             if isinstance(op, Loop):
-                n = trip_max.get(op.count, 0) if isinstance(op.count, str) else op.count
-                visit(ep, op.body, times * max(n, 0), f"{where}[{i}].body")
-            elif isinstance(op, SemInc):
+                n = max(count_max(op.count, trip_max), 0) if count_trip(op.count) in trip_max or isinstance(
+                    op.count, int) else 0
+                visit(ep, op.body, times * n, f"{where}[{i}].body", {**ranges, op.var: max(n - 1, 0)})
+            elif isinstance(op, If):
+                visit(ep, op.body, times, f"{where}[{i}].body", ranges)
+            elif isinstance(op, (SemInc, SemIncMcast)):
                 if op.by > WORD_MAX:
                     report(e, f"by {op.by} exceeds the 32-bit word (max {WORD_MAX})")
-                key = (op.sem, op.at)
-                incs[key] = incs.get(key, 0) + op.by * times
+                at = (op.at,) if isinstance(op, SemInc) else (
+                    p.groups[op.group].destinations() if 0 <= op.group < len(p.groups) else ())
+                for site in at:
+                    key = (op.sem, site)
+                    incs[key] = incs.get(key, 0) + op.by * times
             elif isinstance(op, (SemSet, SemWait)):
-                if op.value > WORD_MAX:
-                    report(e, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})")
+                lo = hi = op.value
+                if isinstance(op, SemWait):
+                    for t in op.terms:
+                        top = t.coef * ranges.get(t.var, 0)
+                        lo, hi = lo + min(0, top), hi + max(0, top)
+                if hi > WORD_MAX:
+                    report(e, f"value {hi} exceeds the 32-bit word (max {WORD_MAX})")
+                if lo < 0:
+                    report(e, f"threshold {lo} is negative in some iteration (a word is never below 0)")
                 if isinstance(op, SemSet):
                     key = (op.sem, ep.site)
                     start[key] = max(start.get(key, 0), op.value)
 
     for ep in p.programs:
-        visit(ep, ep.ops, 1, "ops")
+        visit(ep, ep.ops, 1, "ops", {})
     for (sem, site), total in sorted(incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
         if start.get((sem, site), 0) + total > WORD_MAX:
             report(f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} "
@@ -209,13 +254,19 @@ def _check_uses(p: Program, ep: EngineProgram, report: Report) -> None:
         phase = phases[ep.section_of(i)] if ep.section_of(i) < len(phases) else None
         for op in walk((top,)):
             e = f"program {ep.key} ops[{i}] {type(op).__name__}"
-            for field in ("buf", "into", "src"):
-                b = getattr(op, field, None)
-                if isinstance(b, int) and 0 <= b < len(p.buffers) and phase is not None:
-                    sec = p.buffers[b].section
-                    if 0 <= sec < len(phases) and phases[sec] != phase:
-                        report(e, f"uses buffer {b} of section {sec} (phase {phases[sec]}) from phase {phase}: a buffer "
-                                  "is used only in its own phase")
+            for kind, x in op_ids(op):
+                if phase is None or not isinstance(x, int):
+                    continue
+                if kind == ID_BUFFER and 0 <= x < len(p.buffers):
+                    sec: int | None = p.buffers[x].section
+                    what = "buffer"
+                elif kind == ID_SEMAPHORE and 0 <= x < len(p.semaphores):
+                    sec, what = p.semaphores[x].section, "semaphore"
+                else:
+                    continue
+                if sec is not None and 0 <= sec < len(phases) and phases[sec] != phase:
+                    report(e, f"uses {what} {x} of section {sec} (phase {phases[sec]}) from phase {phase}: a {what} "
+                              "is used only in its own phase")
             if isinstance(op, WriteTiles) and roles.get(op.tensor) in (Role.INPUT, Role.PARAM):
                 report(e, f"writes {roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and roles.get(op.tensor) == Role.OUTPUT:
@@ -233,43 +284,68 @@ def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[
             if isinstance(op.count, str):
                 if op.count not in trips:
                     report(e, f"count {op.count!r} is not a declared trip")
+            elif isinstance(op.count, TripCount):
+                if op.count.trip not in trips:
+                    report(e, f"count reads trip {op.count.trip!r}, which is not declared")
+                if op.count.scale < 1:
+                    report(e, f"count scale must be >= 1, got {op.count.scale}")
             elif op.count < 0:
                 report(e, f"count must be >= 0, got {op.count}")
             _check_ops(p, ep, op.body, (*loops, op.var), f"{where}[{i}].body", trips, tensors, report)
             continue
-        for field in ("buf", "into", "src"):
-            b = getattr(op, field, None)
-            if b is None:
-                continue
-            if not 0 <= b < nb:
-                report(e, f"{field} {b} is not a buffer")
-            elif p.buffers[b].site != ep.site:
-                report(e, f"buffer {b} lives on {p.buffers[b].site}, not on this engine's site {ep.site}")
+        if isinstance(op, If):
+            if op.var not in loops:
+                report(e, f"if tests {op.var!r}, which is not an enclosing loop variable")
+            _check_ops(p, ep, op.body, loops, f"{where}[{i}].body", trips, tensors, report)
+            continue
+        for kind, x in op_ids(op):
+            if kind == ID_BUFFER:
+                if not 0 <= x < nb:
+                    report(e, f"buffer {x} is not a buffer")
+                elif p.buffers[x].site != ep.site:
+                    report(e, f"buffer {x} lives on {p.buffers[x].site}, not on this engine's site {ep.site}")
+            elif kind == ID_SEMAPHORE and not 0 <= x < ns:
+                report(e, f"sem {x} is not a semaphore")
+            elif kind == ID_GROUP and not 0 <= x < len(p.groups):
+                report(e, f"group {x} is not a multicast group")
         for field in ("pages", "tiles"):
             v = getattr(op, field, None)
             if v is not None and v < 1:
                 report(e, f"{field} must be >= 1, got {v}")
-        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)):
-            if not 0 <= op.sem < ns:
-                report(e, f"sem {op.sem} is not a semaphore")
-                continue
+        if isinstance(op, Compute):
+            for o in op.ins:
+                if o.pages < 1:
+                    report(e, f"operand pages must be >= 1, got {o.pages}")
+        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)) and 0 <= op.sem < ns:
             sem = p.semaphores[op.sem]
             here = op.at if isinstance(op, SemInc) else ep.site
             if here not in sem.sites:
                 report(e, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
-        if isinstance(op, (McastSend, McastSetValid)):
-            if not 0 <= op.group < len(p.groups):
-                report(e, f"group {op.group} is not a multicast group")
-                continue
+        if isinstance(op, McastSetValid) and op.src is not None and 0 <= op.src < ns \
+                and ep.site not in p.semaphores[op.src].sites:
+            report(e, f"source semaphore {op.src} has no word on this engine's site {ep.site}")
+        if isinstance(op, SemWait):
+            for t in op.terms:
+                if t.var not in loops:
+                    report(e, f"threshold uses {t.var!r}, which is not an enclosing loop variable")
+        if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
+            dests = g.destinations()
             if g.sender != ep.site:
                 report(e, f"group {g.id}'s sender is {g.sender}, not this engine's site {ep.site}")
-            for d in g.destinations():
+            if op.num_dests != len(dests):
+                report(e, f"num_dests {op.num_dests} disagrees with group {g.id}'s {len(dests)} destinations (a write "
+                          "barrier waits for exactly num_dests acknowledgements)")
+            if isinstance(op, SemIncMcast) and g.loopback:
+                report(e, f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
+            for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.buf < nb:
-                    cb = p.buffers[op.buf].cb
-                    if not any(b.site == d and b.cb == cb for b in p.buffers):
-                        report(e, f"destination {d} has no buffer with cb index {cb}")
-                if isinstance(op, McastSetValid) and 0 <= op.sem < ns and d not in p.semaphores[op.sem].sites:
+                    src = p.buffers[op.buf]
+                    ph = p.phase_of_section()
+                    if not any(b.site == d and b.cb == src.cb and ph[b.section] == ph[src.section] for b in p.buffers
+                               if 0 <= b.section < len(ph) and 0 <= src.section < len(ph)):
+                        report(e, f"destination {d} has no buffer with cb index {src.cb} in this phase")
+                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in p.semaphores[op.sem].sites:
                     report(e, f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in tensors:
@@ -279,5 +355,8 @@ def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[
                     report(e, f"address uses {t.var!r}, which is not an enclosing loop variable")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report(e, "dynamic address range has lo > hi")
-        if isinstance(op, AcquireAcc) and op.tiles < 1:
-            report(e, "tiles must be >= 1")
+        if isinstance(op, AcquireAcc):
+            if op.tiles < 1:
+                report(e, "tiles must be >= 1")
+            if op.dtype not in p.target.tile_bytes:
+                report(e, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")

@@ -22,6 +22,7 @@ from verispatial.ir.section import (
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, expect_phase, refuse
 from verispatial.passes.lower import work_dtype
+from verispatial.passes.programs.common import acc_dtype
 from verispatial.passes.size import lay_out, layout_end, matmul_output
 
 
@@ -31,10 +32,8 @@ def divisors(n: int) -> list[int]:
 
 
 def acc_capacity(tpl: SectionTemplate, target: Target) -> int:
-    """Accumulator tiles one acquire may hold: fewer when any buffer is 32-bit (fp32 accumulate)."""
-    wide = any(target.bytes_per_tile(b.dtype) >= 2 * target.bytes_per_tile("bf16") for b in tpl.buffers
-               if b.dtype.startswith("fp"))
-    return target.acc_tiles_fp32 if wide else target.acc_tiles
+    """Accumulator tiles one acquire may hold at the section's accumulator precision (``acc_dtype``)."""
+    return target.acc_capacity(acc_dtype(tpl, target))
 
 
 def sub_block(pm: int, pn: int, acc: int) -> tuple[int, int]:

@@ -35,9 +35,11 @@ import attrs
 from verispatial.errors import InvalidProgram
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
+    CONTAINERS,
     AcquireAcc,
     AtomicBarrier,
     Flush,
+    If,
     Loop,
     McastSend,
     McastSetValid,
@@ -49,11 +51,13 @@ from verispatial.ir.ops import (
     ReadTiles,
     Reserve,
     SemInc,
+    SemIncMcast,
     SemSet,
     SemWait,
     Wait,
     WriteBarrier,
     WriteTiles,
+    count_value,
     op_text,
 )
 from verispatial.ir.program import Program, walk
@@ -278,7 +282,7 @@ class Interp:
                 for i, op in enumerate(body):
                     p = (*prefix, i)
                     ops[p] = op
-                    if isinstance(op, Loop):
+                    if isinstance(op, CONTAINERS):
                         bodies[p] = op.body
                         index(p, op.body)
 
@@ -304,14 +308,18 @@ class Interp:
         # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
         self._mcast_bufs: dict[tuple[int, int], tuple[int, ...]] = {}
         self._valid_words: dict[tuple[int, int], tuple[int, ...]] = {}
-        by_site_cb = {(b.site, b.cb): b.id for b in program.buffers}
+        # A multicast lands in the buffer of the same cb index at each destination, in the sender buffer's phase (cb
+        # indices are reused across phases).
+        phases = program.phase_of_section()
+        by_site_cb = {(b.site, phases[b.section], b.cb): b.id for b in program.buffers}
         for ep in self.engines:
             for op in walk(ep.ops):
                 if isinstance(op, McastSend):
-                    cb = program.buffers[op.buf].cb
+                    src = program.buffers[op.buf]
                     dests = program.groups[op.group].destinations()
-                    self._mcast_bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, cb)] for d in dests)
-                elif isinstance(op, McastSetValid):
+                    self._mcast_bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, phases[src.section], src.cb)]
+                                                                 for d in dests)
+                elif isinstance(op, (McastSetValid, SemIncMcast)):
                     dests = program.groups[op.group].destinations()
                     self._valid_words[(op.sem, op.group)] = tuple(self.word_id[(op.sem, d)] for d in dests)
         self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
@@ -323,10 +331,21 @@ class Interp:
     # ------------------------------------------------------------------ static helpers
 
     def _count(self, loop: Loop) -> int:
-        return self.trips[loop.count] if isinstance(loop.count, str) else loop.count
+        return count_value(loop.count, self.trips)
+
+    def _guard(self, e: int, path: list[int], iters: list[int], op: If) -> bool:
+        """Whether the ``If`` at ``path`` (inside the containers of ``path[:-1]``) admits the current iteration of
+        the innermost enclosing loop named ``op.var``."""
+        ops = self._ops[e]
+        for k in range(len(path) - 1, 0, -1):
+            lp = ops[tuple(path[:k])]
+            if isinstance(lp, Loop) and lp.var == op.var:
+                return op.when.holds(iters[k - 1], self._count(lp))
+        raise InvalidProgram([])  # pragma: no cover - validate requires an enclosing loop of that name
 
     def _normalize(self, e: int, path: list[int], iters: list[int]) -> PC | None:
-        """From an index that may point past a body's end or at a loop, the next non-loop op to execute."""
+        """From an index that may point past a body's end or at a container, the next leaf op to execute. An ``If``
+        is entered like a loop of one iteration (index 0) when its guard holds, else skipped."""
         bodies, ops = self._bodies[e], self._ops[e]
         while True:
             body = bodies[tuple(path[:-1])]
@@ -340,12 +359,18 @@ class Interp:
                     else:
                         path[-1] += 1
                     continue
+                if isinstance(op, If):
+                    if op.body and self._guard(e, path, iters, op):
+                        path.append(0)
+                        iters.append(0)
+                    else:
+                        path[-1] += 1
+                    continue
                 return (tuple(path), tuple(iters))
             if len(path) == 1:
                 return None
             loop = ops[tuple(path[:-1])]
-            assert isinstance(loop, Loop)
-            if iters[-1] + 1 < self._count(loop):
+            if isinstance(loop, Loop) and iters[-1] + 1 < self._count(loop):
                 iters[-1] += 1
                 path[-1] = 0
             else:
@@ -359,11 +384,11 @@ class Interp:
         return self._normalize(e, [*path[:-1], path[-1] + 1], list(iters))
 
     def _vars(self, e: int, path: tuple[int, ...]) -> list[str]:
+        """The index name of every container around ``path``; an ``If`` has none (``""``, its index is 0)."""
         out = []
         for k in range(1, len(path)):
             lp = self._ops[e][path[:k]]
-            assert isinstance(lp, Loop)
-            out.append(lp.var)
+            out.append(lp.var if isinstance(lp, Loop) else "")
         return out
 
     def pos(self, e: int, pc: PC | None) -> Position:
@@ -431,7 +456,8 @@ class Interp:
         if t is SemWait:
             assert isinstance(op, SemWait)
             v = s.words[self._word(e, op.sem)]
-            return v == op.value if op.cond is WaitCond.EQ else v >= op.value
+            want = op.threshold(self._env(e, pc)) if op.terms else op.value
+            return v == want if op.cond is WaitCond.EQ else v >= want
         if t is ReadBarrier:
             return not any(en[0] == _READ for en in s.pending[e])
         if t is WriteBarrier:
@@ -537,7 +563,7 @@ class Interp:
         if isinstance(op, SemWait):
             w = self._word(e, op.sem)
             rel = "==" if op.cond is WaitCond.EQ else ">="
-            return f"sem{op.sem}@{self.word_site[w]}={s.words[w]}, waits {rel}{op.value}"
+            return f"sem{op.sem}@{self.word_site[w]}={s.words[w]}, waits {rel}{op.threshold(self._env(e, pc))}"
         kinds = {ReadBarrier: ("read(s)", (_READ,)), WriteBarrier: ("write(s)/multicast(s)", (_WRITE, _MCAST, _VALID)),
                  AtomicBarrier: ("sem_inc(s)", (_INC,))}
         if type(op) in kinds:
@@ -573,7 +599,8 @@ class Interp:
         what = f"{self.keys[e]}'s {issued.op} (issued at {path_text(en[1])}"
         what += f" {iteration_text(issued.iteration)})" if issued.iteration else ")"
         if t.kind == "leave":
-            extra = f" carrying sem{en[5]}@{self.word_site[en[3]]}={s.words[en[3]]}" if en[0] == _VALID else ""
+            # The word read is the flag's source (``src``, by default the flag's own semaphore).
+            extra = f" carrying sem{self.word_sem[en[3]]}@{self.word_site[en[3]]}={s.words[en[3]]}" if en[0] == _VALID else ""
             return f"{what} leaves the source{extra}"
         if en[0] == _INC:
             w = en[3]
@@ -615,7 +642,7 @@ class Interp:
         out.append(Violation(rule, self.pos(e, pc), msg))
 
     def _env(self, e: int, pc: PC) -> dict[str, int]:
-        return dict(zip(self._vars(e, pc[0]), pc[1], strict=True))
+        return {v: i for v, i in zip(self._vars(e, pc[0]), pc[1], strict=True) if v}
 
     def _on_arrive(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
@@ -744,6 +771,11 @@ class Interp:
         elif isinstance(op, SemInc):
             s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
             s.ab[e] = True
+        elif isinstance(op, SemIncMcast):
+            # One atomic per destination core, each landing on its own (noc_semaphore_inc_multicast).
+            incs = tuple((_INC, path, iters, w, op.by) for w in self._valid_words[(op.sem, op.group)])
+            s.pending[e] = (*s.pending[e], *incs)
+            s.ab[e] = True
         elif isinstance(op, SemSet):
             w = self._word(e, op.sem)
             if s.dirty[w] >> e & 1:
@@ -761,11 +793,18 @@ class Interp:
             s.dirty[w] &= ~(1 << e)
         elif isinstance(op, McastSend):
             b = op.buf
-            if op.pages > s.res_max[b]:
-                self._v(out, "cb-write-unreserved", e, pc,
-                        f"{op_text(op)} sends {op.pages} pages from the back of b{b}, which holds a reservation of "
-                        f"{s.res_max[b]} pages since its last push")
-            ps = s.pushed[b] % self.caps[b]
+            if op.front:
+                if op.pages > s.wait_max[b]:
+                    self._v(out, "cb-read-unwaited", e, pc,
+                            f"{op_text(op)} sends {op.pages} pages from the front of b{b}, but waits since its last "
+                            f"pop cover {s.wait_max[b]}")
+                ps = s.popped[b] % self.caps[b]
+            else:
+                if op.pages > s.res_max[b]:
+                    self._v(out, "cb-write-unreserved", e, pc,
+                            f"{op_text(op)} sends {op.pages} pages from the back of b{b}, which holds a reservation "
+                            f"of {s.res_max[b]} pages since its last push")
+                ps = s.pushed[b] % self.caps[b]
             entry: Entry = (_MCAST, path, iters, b, op.pages, ps, False, self._mcast_bufs[(b, op.group)])
             s.pending[e] = (*s.pending[e], entry)
             s.mc_mask[e] |= 1 << b
@@ -776,10 +815,10 @@ class Interp:
                 self._v(out, "async-flag-overtake", e, pc,
                         f"mcast_set_valid(sem{op.sem}, g{op.group}) may overtake the mcast_send of {bufs}: no "
                         f"flush/write_barrier between them and {self.program.target.name} does not order writes")
-            entry = (_VALID, path, iters, self._word(e, op.sem), None, op.sem, False,
+            entry = (_VALID, path, iters, self._word(e, op.source), None, op.sem, False,
                      self._valid_words[(op.sem, op.group)])
             s.pending[e] = (*s.pending[e], entry)
-            s.vs_mask[e] |= 1 << op.sem
+            s.vs_mask[e] |= 1 << op.source
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
             self._fill(s, e, pc, op.into, op.tiles, op, out)
@@ -846,10 +885,11 @@ class Interp:
         elif isinstance(op, AtomicBarrier):
             s.ab[e] = False
         elif isinstance(op, AcquireAcc):
-            if op.tiles > self.program.target.acc_tiles:
+            cap = self.program.target.acc_capacity(op.dtype)
+            if op.tiles > cap:
                 self._v(out, "acc-capacity", e, pc,
-                        f"acquire_acc({op.tiles}) takes {op.tiles} tiles; {self.program.target.name}'s accumulator "
-                        f"holds {self.program.target.acc_tiles}")
+                        f"{op_text(op)} takes {op.tiles} {op.dtype} tiles; {self.program.target.name}'s accumulator "
+                        f"holds {cap} at that precision")
         elif isinstance(op, PackAcc):
             self._fill(s, e, pc, op.buf, op.tiles, op, out)
             if s.mc_mask[e] >> op.buf & 1:
@@ -921,12 +961,13 @@ class Interp:
                     continue
                 op = self._ops[e2][pc[0]]
                 # An equality wait misses its value when a write leaves it (old == v) or jumps over it.
+                want = op.threshold(self._env(e2, pc)) if isinstance(op, SemWait) else 0
                 if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and (
-                        op.value == old or old < op.value < new):
+                        want == old or old < want < new):
                     src_op = op_text(self._ops[src][src_pc[0]])
-                    how = "is enabled" if op.value == old else "is pending and the value jumps over it"
+                    how = "is enabled" if want == old else "is pending and the value jumps over it"
                     self._v(out, "sem-overshoot", e2, pc,
-                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={op.value} {how} "
+                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
                             f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
         s.words[w] = new
         s.dirty[w] = self.site_mask.get(site, 0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from verispatial.ir.ops import Loop, Op
+from verispatial.ir.ops import If, Loop, Op
 
 
 def path_text(path: tuple[int, ...] | None) -> str:
@@ -31,31 +31,32 @@ def op_at(ops: tuple[Op, ...], path: tuple[int, ...]) -> Op:
         raise IndexError("an empty path names no op")
     op: Op = ops[path[0]]
     for i in path[1:]:
-        if not isinstance(op, Loop):
+        if not isinstance(op, (Loop, If)):
             raise TypeError(f"path enters {type(op).__name__}, which has no body")
         op = op.body[i]
     return op
 
 
-def enclosing_loops(ops: tuple[Op, ...], path: tuple[int, ...]) -> tuple[Loop, ...]:
-    """The loops around the op at ``path``, outer first (``len(path) - 1`` of them)."""
-    out: list[Loop] = []
+def enclosing_loops(ops: tuple[Op, ...], path: tuple[int, ...]) -> tuple[Loop | If, ...]:
+    """The containers (loops and ifs) around the op at ``path``, outer first (``len(path) - 1`` of them)."""
+    out: list[Loop | If] = []
     for k in range(1, len(path)):
         lp = op_at(ops, path[:k])
-        assert isinstance(lp, Loop)
+        assert isinstance(lp, (Loop, If))
         out.append(lp)
     return tuple(out)
 
 
 def iteration_text(iteration: tuple[tuple[str, int], ...]) -> str:
-    """``(("k", 3), ("i", 0))`` -> ``k=3 i=0``."""
-    return " ".join(f"{v}={i}" for v, i in iteration)
+    """``(("k", 3), ("i", 0))`` -> ``k=3 i=0`` (an ``If``'s entry, named ``""``, is left out)."""
+    return " ".join(f"{v}={i}" for v, i in iteration if v)
 
 
 @attrs.frozen
 class Position:
     """Engine ``engine`` (an ``EngineProgram.key`` such as ``"(0,0).reader"``) is about to execute the op at
-    ``path`` with the enclosing loop indices ``iteration`` (outer first); ``path=None`` means finished.
+    ``path`` with the enclosing loop indices ``iteration`` (outer first, one entry per container: an ``If`` is
+    ``("", 0)``); ``path=None`` means finished.
 
     ``op`` is the op's human text (``reserve(b0, 64)``); it is for display only and takes no part in equality,
     so a position built without it (e.g. by the checker) equals the interpreter's.

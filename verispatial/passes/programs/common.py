@@ -13,6 +13,7 @@ from verispatial.ir.ops import (
     Compute,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -35,6 +36,14 @@ from verispatial.ir.target import Target
 
 #: Semaphore values of the multicast protocol (tt-metal common_values.hpp).
 INVALID, VALID = 0, 1
+
+
+def acc_dtype(tpl: SectionTemplate, target: Target) -> str:
+    """The accumulator precision of a section: fp32 (fp32_dest_acc_en, half the DST tiles) when any of its buffers
+    is a 32-bit float, else bf16."""
+    wide = any(target.bytes_per_tile(b.dtype) >= 2 * target.bytes_per_tile("bf16") for b in tpl.buffers
+               if b.dtype.startswith("fp"))
+    return "fp32" if wide else "bf16"
 
 
 def stage_ranks(tpl: SectionTemplate) -> list[int]:
@@ -90,6 +99,11 @@ class Ctx:
     rank: list[int]
     aliased: bool
 
+    @property
+    def acc(self) -> str:
+        """The dtype every accumulator acquire of this section takes (``acc_dtype``)."""
+        return acc_dtype(self.tpl, self.target)
+
     def stages(self, kind: StageKind, level: Level | None = None) -> list[Stage]:
         out = [s for s in self.tpl.stages if s.kind == kind and (level is None or s.level == level)]
         return sorted(out, key=lambda s: self.rank[s.id])
@@ -125,7 +139,8 @@ def chain_ops(c: Ctx, stages: list[Stage], pages: Callable[[int], int], tiles: i
         reads = list(dict.fromkeys(s.ins))
         out = c.buf[s.outs[0]]
         ops += [Wait(c.buf[tb], pages(tb)) for tb in reads]
-        ops += [AcquireAcc(tiles), Compute(s.op, tiles), Reserve(out, tiles), PackAcc(out, tiles), Push(out, tiles),
-                ReleaseAcc()]
+        ins = tuple(Operand(c.buf[tb], pages(tb)) for tb in reads)
+        ops += [AcquireAcc(tiles, c.acc), Compute(s.op, tiles, ins), Reserve(out, tiles), PackAcc(out, tiles),
+                Push(out, tiles), ReleaseAcc()]
         ops += [Pop(c.buf[tb], pages(tb)) for tb in reads if last_use[tb] == i]
     return ops

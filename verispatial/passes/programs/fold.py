@@ -10,6 +10,7 @@ from verispatial.ir.ops import (
     Compute,
     Loop,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -85,7 +86,8 @@ def fold_compute(c: Ctx, pages: Callable[[int], int], var: str, count: int | str
         out = c.buf[s.outs[0]]
         t = pages(s.outs[0])
         ops: list[Op] = [Wait(c.buf[tb], pages(tb)) for tb in dict.fromkeys(s.ins)]
-        ops += [AcquireAcc(t), Compute(s.op, t), Reserve(out, t), PackAcc(out, t), Push(out, t), ReleaseAcc()]
+        ins = tuple(Operand(c.buf[tb], pages(tb)) for tb in dict.fromkeys(s.ins))
+        ops += [AcquireAcc(t, c.acc), Compute(s.op, t, ins), Reserve(out, t), PackAcc(out, t), Push(out, t), ReleaseAcc()]
         return ops + [Pop(c.buf[tb], pages(tb)) for tb in pops.get(s.id, [])]
 
     def loop(body: list[Op], n: int | str) -> list[Op]:

@@ -15,6 +15,7 @@ from verispatial.ir.ops import (
     McastSend,
     McastSetValid,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -75,12 +76,13 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
     if spec is not None:
         g = c.groups[(tb, spec.sender)]
         ready, valid = c.sems[f"{prefix}_sender"], c.sems[f"{prefix}_receiver"]
-        ops += [SemWait(ready, WaitCond.EQ, len(spec.destinations())), SemSet(ready, 0), McastSend(b, pages, g)]
+        ops += [SemWait(ready, WaitCond.EQ, len(spec.destinations())), SemSet(ready, 0),
+                McastSend(b, pages, g, len(spec.destinations()))]
         # Data then flag to the same rectangle: a target that may reorder the two needs the flush between them; on
         # one that keeps them ordered the flush goes after the flag, so the slot is not refilled before it left.
         if not c.target.ordered_writes:
             ops.append(Flush())
-        ops.append(McastSetValid(valid, g))
+        ops.append(McastSetValid(valid, g, len(spec.destinations())))
         if c.target.ordered_writes:
             ops.append(Flush())
     ops.append(Push(b, pages))
@@ -137,19 +139,21 @@ def matmul_compute(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
         """One K block: wait for both operand blocks, the sub-block nest, ``after`` (a drain), pop the operands."""
         return [*head, _nest(plan, body), *after, *tail]
 
-    mul: list[Op] = [AcquireAcc(t), Compute("matmul", t)]
+    operands = (Operand(in0, plan.n0), Operand(in1, plan.n1))
+    mul: list[Op] = [AcquireAcc(t, c.acc), Compute("matmul", t, operands)]
     if plan.form == AccForm.SINGLE:
         return tuple(block([*mul, *pack(hand), *chain]))
     if plan.form in (AccForm.REGISTERS, AccForm.STREAMING):
         # One sub-block covers the site: the accumulator holds it over the whole K loop, one pack at the end.
-        steps: list[Op] = [*head, Compute("matmul", t), *tail]
+        steps: list[Op] = [*head, Compute("matmul", t, operands), *tail]
         k_loop: list[Op] = [Loop("k", nb, tuple(steps))] if nb > 1 else steps
-        return (AcquireAcc(t), *k_loop, *pack(hand), *chain)
+        return (AcquireAcc(t, c.acc), *k_loop, *pack(hand), *chain)
     interm = c.buf[c.tpl.buffer(BufferRole.INTERM)[0].id]
     # Reading every partial back returns the intermediate's read and write pointers to the page block 0 started at,
     # so the next block's sub-block s packs (accumulates) into the very pages sub-block s did.
     drain: list[Op] = [Wait(interm, plan.out_block), Pop(interm, plan.out_block)]
-    reload: list[Op] = [AcquireAcc(t), Wait(interm, t), Compute("copy", t), Pop(interm, t), Compute("matmul", t)]
+    reload: list[Op] = [AcquireAcc(t, c.acc), Wait(interm, t), Compute("copy", t, (Operand(interm, t),)), Pop(interm, t),
+                        Compute("matmul", t, operands)]
     last = block([*reload, *pack(hand), *chain])
     if plan.form == AccForm.SPILL_RELOAD:
         ops = block([*mul, *pack(interm)])
