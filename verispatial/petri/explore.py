@@ -62,7 +62,8 @@ class ExploreResult:
     """What the search found.
 
     ``deadlocks``: the first deadlock found per trip assignment. ``violations``: the first violation found per
-    rule at each op (rule, engine, op path; in the order found), so every place a rule breaks can be replayed. ``complete``: every reachable state of every assignment was visited (False when
+    rule at each op (rule, engine, op path; in the order found), so every place a rule breaks can be replayed.
+    ``complete``: every reachable state of every assignment was visited (False when
     ``max_states`` ran out; then "no deadlock" proves nothing). ``states``: states visited in all.
     ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
     """
