@@ -32,7 +32,7 @@ import z3
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.rules import EngineFacts, Finding
+from verispatial.certify.rules import LATE, EngineFacts, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
 from verispatial.ir.ops import (
@@ -152,7 +152,7 @@ def _applies(facts: EngineFacts, src: Leaf, hazard: Leaf) -> tuple[bool, tuple[i
 def discharge(a: Analysis, facts: dict[str, EngineFacts], f: Finding, trusted: set[int],
               rlimit: int = DEFAULT_RLIMIT) -> bool:
     """Whether every source the finding names is shown to have left when its op runs (each query unsat)."""
-    if f.rule != "async-source-reuse" or f.path is None or not f.sources:
+    if f.rule != "async-source-reuse" or f.path is None or not f.sources or LATE in f.sources:
         return False
     if not a.program.target.ordered_writes:
         # Without the write order only a flush or write barrier shows a source left, and the per-engine run already

@@ -12,7 +12,8 @@ Facts, per buffer ``b`` and relative to the engine's own pointers (docs/semantic
   from the back (leaf index ``leaf``) that may not have left; ``("sf", b, slot, leaf)`` the same relative to the
   read pointer for a write or multicast from the front; ``("sw", sem, leaf)`` the engine's word of ``sem`` is the
   source of a flag multicast that may not have left;
-- ``("acc", held)``: whether an accumulator is acquired; ``("rd", b)`` reads into ``b`` not yet barriered.
+- ``("acc", held)``: whether an accumulator is acquired; ``("rd", b)`` reads into ``b`` not yet barriered and
+  ``("rdp", b, slot, path)`` the ring slots (relative to the write pointer) the read at ``path`` may still land in.
 
 Slots are kept modulo the capacity (the bytes a page occupies), so the lattice is finite.
 
@@ -75,7 +76,8 @@ class Finding:
     """A possible violation of ``rule`` at ``path`` of engine ``engine`` (path None: at the engine's end).
 
     ``sources``: for ``async-source-reuse``, the leaf indices of this engine's writes or multicasts whose source
-    may not have left when the op at ``path`` runs (the reuse query in ``reuse.py`` may discharge them)."""
+    may not have left when the op at ``path`` runs (the reuse query in ``reuse.py`` may discharge them); ``LATE``
+    when the op is a read whose landing may rewrite a multicast issued after it (never discharged)."""
 
     rule: str
     engine: str
@@ -102,6 +104,9 @@ class EngineFacts:
 
 
 State = frozenset[tuple[object, ...]]
+
+#: A ``Finding.sources`` entry for a reuse no query discharges: a read issued before the multicast it rewrites.
+LATE = -1
 
 #: Constant loops up to this count are iterated exactly; longer ones (and trip loops) run to a fixpoint.
 EXACT_LOOP = 256
@@ -228,7 +233,10 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             pages.update(_tile_pages(f, tiles, pt))
         written.setdefault(path, set()).update(pages)
         reuse(s, "sb", b, {x % caps[b] for x in pages}, path, f"{what} rewrites")
-        return _map(s, "rsv", b, lambda v, f: (v, min(f + tiles, top)))
+        s = _map(s, "rsv", b, lambda v, f: (v, min(f + tiles, top)))
+        if what == "read_tiles":  # it lands later: a multicast issued from those pages meanwhile is rewritten then
+            s = s | {("rdp", b, x % caps[b], path) for x in pages}
+        return s
 
     def step(op: Op, path: tuple[int, ...], s: State) -> State:
         if isinstance(op, Reserve):
@@ -253,6 +261,8 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             if ("rd", b) in s:
                 flag("async-read-publish", path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
             s = _shift(s, "sb", b, n, caps[b])
+            s = frozenset(("rdp", b, (int(t[2]) - n) % caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
+                          for t in s)
             return _map(s, "rsv", b, lambda v, f: (max(v - n, 0), max(f - n * pt, 0)))
         if isinstance(op, Pop):
             b, n = op.buf, op.pages
@@ -266,7 +276,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             s = fill(s, op.into, op.tiles, path, "read_tiles")
             return s | {("rd", op.into)}
         if isinstance(op, ReadBarrier):
-            return frozenset(t for t in s if t[0] != "rd")
+            return frozenset(t for t in s if t[0] not in ("rd", "rdp"))
         if isinstance(op, PackAcc):
             if ("acc", False) in s:
                 flag("acc-unacquired", path, f"pack_acc into b{op.buf} with no accumulator acquired")
@@ -305,6 +315,12 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
                     flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                                       "its reserved window")
                 tag = "sb"
+                mine = {j % caps[b] for j in range(op.pages)}
+                for t in s:
+                    if t[0] == "rdp" and t[1] == b and t[2] in mine:
+                        # The read lands after the multicast was issued from its pages: the landing rewrites them.
+                        flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
+                                                          "after it reads (no read barrier between them)", (LATE,))
             srcs = {(tag, b, j % caps[b], leaf_at[path]) for j in range(op.pages)}
             return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):

@@ -777,11 +777,13 @@ class Interp:
         return tuple(sorted({(first + j) % cap for j in range(max(pages, 0))}))
 
     def _source_reuse(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
-                      out: list[Violation], *, pop: bool = False) -> None:
+                      out: list[Violation], *, pop: bool = False, ring: bool = False) -> None:
         """``async-source-reuse`` on pages: ``slots`` of ``b`` (its root's bytes) are freed (``pop``: only the
-        sources of reads from the front of ``b`` itself, the popping engine's own), re-reserved or rewritten while
-        they are the source of a write or multicast of any engine that has not left it (dataflow_api.h:
-        noc_async_writes_flushed waits until the writes departed; the source may be reused only then)."""
+        sources of reads from the front of ``b`` itself, the popping engine's own), re-reserved (``ring``: sources
+        read from ``b`` itself — a reserve is an operation of ``b``'s ring) or rewritten (any buffer sharing the
+        bytes) while they are the source of a write or multicast of any engine that has not left it
+        (dataflow_api.h: noc_async_writes_flushed waits until the writes departed; the source may be reused only
+        then)."""
         if not slots:
             return
         root, want = self.root[b], set(slots)
@@ -793,7 +795,8 @@ class Interp:
                     src, front = en[8], en[9]
                 else:
                     continue
-                if (pop and not (front and src[2] == b)) or src[0] != root or not want & set(src[1]):
+                if (pop and not (front and src[2] == b)) or (ring and src[2] != b) or src[0] != root \
+                        or not want & set(src[1]):
                     continue
                 page = min(want & set(src[1]))
                 issued = op_text(self._ops[e2][en[1]])
@@ -854,7 +857,7 @@ class Interp:
             self._role(s, e, pc, b, True, out)
             first = max(s.rsv_end[b], s.pushed[b])
             self._source_reuse(s, e, pc, b, self._page_slots(b, first, s.pushed[b] + n - first),
-                               f"{op_text(op)} re-reserves", out)
+                               f"{op_text(op)} re-reserves", out, ring=True)
             s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b] + n)
         elif isinstance(op, Push):
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
