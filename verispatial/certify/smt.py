@@ -28,6 +28,29 @@ PINNED_Z3 = "5.4.1"
 #: When set, every query is also written here as SMT-LIB2 (``export_smt2``), for re-checking by another solver.
 _EXPORT_DIR: list[Path] = []
 _EXPORTED = itertools.count()
+#: Whether obligations may be decided by exact arithmetic where that is an exhaustive finite check (``shortcuts``).
+_SHORTCUTS: list[bool] = [True]
+
+
+def shortcuts() -> bool:
+    """True unless inside ``reference_route``: a family may then prove an obligation by exact integer arithmetic
+    on the program text where that arithmetic decides the very question its query asks (a tile range's hull over
+    the box of loop indices, a concrete interval sweep, a ring's page multiples, constant totals). Such a check
+    only ever *proves*; anything it does not prove is asked of Z3 exactly as before, so every refutation still
+    comes from a model and every verdict is the one the query would give. While queries are exported
+    (``export_smt2``) there are no shortcuts: every obligation then has its query for another solver to re-check."""
+    return _SHORTCUTS[-1] and not _EXPORT_DIR
+
+
+@contextlib.contextmanager
+def reference_route() -> Iterator[None]:
+    """Within the block every obligation is asked of Z3 (no arithmetic shortcut): the reference the shortcuts are
+    tested and benchmarked against (``tests/test_shortcuts.py``, ``benchmarks/bench_sections.py``)."""
+    _SHORTCUTS.append(False)
+    try:
+        yield
+    finally:
+        _SHORTCUTS.pop()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,228 @@
+"""Exact arithmetic shortcuts (``smt.shortcuts``) give the verdicts, reasons and counterexamples of the reference
+route that asks Z3 every query: tile hulls for bounds, an interval sweep for memory, page multiples for ring
+alignment, constant totals for balance, an enumerated occurrence stream for the schedule's order check.
+
+Each case sits on a boundary (last tile inside / first tile outside, touching / overlapping byte ranges, pages that
+divide the capacity / do not); a refutation must still come from the solver's model, identical to the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import A, buf, ep, prog
+from hypothesis import given, settings
+from strategies import programs
+
+from verispatial.certify import bounds, memory, schedule, smt
+from verispatial.certify import ring as ring_family
+from verispatial.certify.checker import certify
+from verispatial.certify.reach import analyse
+from verispatial.certify.report import Report, Verdict
+from verispatial.ir import (
+    WORMHOLE,
+    Addr,
+    Buffer,
+    BufferAt,
+    Dynamic,
+    Engine,
+    Loop,
+    Op,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
+    Tensor,
+    Term,
+    Trip,
+    Wait,
+)
+from verispatial.ir.serialize import load_program
+from verispatial.ir.validate import validate
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def results(r: Report) -> list[tuple[str, str, str, str, str]]:
+    return [(x.family, x.name, x.verdict.value, x.reason, json.dumps(x.counterexample, sort_keys=True, default=str))
+            for x in r.results]
+
+
+def same_as_reference(p: Program) -> Report:
+    """Certify ``p`` with the shortcuts and on the reference route; every result must be identical."""
+    fast = certify(p)
+    with smt.reference_route():
+        assert not smt.shortcuts()
+        ref = certify(p)
+    assert smt.shortcuts()
+    assert results(fast) == results(ref)
+    return fast
+
+
+class NoQuery:
+    """Stands in for ``smt.Query`` where a shortcut must decide without asking the solver."""
+
+    def __init__(self, *_a: Any, **_k: Any) -> None:
+        raise AssertionError("a query was asked where the arithmetic decides")
+
+
+def reader(addr: Addr, count: int | str = 4, tiles: int = 1, trips: tuple[Trip, ...] = ()) -> Program:
+    """One site: the reader reads ``tiles`` tiles of X (16 tiles) at ``addr`` per iteration, the compute engine pops."""
+    fill: tuple[Op, ...] = (Loop("k", count, (Reserve(0, 1), ReadTiles("X", addr, tiles, 0), ReadBarrier(), Push(0, 1))),)
+    drain: tuple[Op, ...] = (Loop("k", count, (Wait(0, 1), Pop(0, 1))),)
+    p = prog(ep(A, Engine.READER, *fill), ep(A, Engine.COMPUTE, *drain),
+             buffers=(Buffer(0, "c0", A, 0, 4, 2, "bf16"),), trips=trips,
+             tensors=(Tensor("X", (32, 32 * 16), "bf16", Role.INPUT),))
+    p = Program(p.name, p.target, p.tensors, p.buffers, p.semaphores, p.groups, p.trips, p.programs,
+                memory=(BufferAt(0, WORMHOLE.reserved_base, 2 * 4 * 2048),))
+    assert validate(p) == []
+    return p
+
+
+def bounds_verdict(p: Program) -> Verdict:
+    r = same_as_reference(p)
+    (res,) = [x for x in r.results if x.family == "bounds"]
+    return res.verdict
+
+
+@pytest.mark.parametrize(("addr", "count", "tiles", "trips", "verdict"), [
+    (Addr(12, (Term("k", 1),)), 4, 1, (), Verdict.PROVED),          # tiles 12..15 of 16: the last one inside
+    (Addr(13, (Term("k", 1),)), 4, 1, (), Verdict.REFUTED),         # tile 16
+    (Addr(11, (Term("k", 1),)), 4, 2, (), Verdict.PROVED),          # two tiles each, up to tile 15
+    (Addr(3, (Term("k", -1),)), 4, 1, (), Verdict.PROVED),          # 3 down to 0
+    (Addr(2, (Term("k", -1),)), 4, 1, (), Verdict.REFUTED),         # down to tile -1
+    (Addr(13, (Term("k", 1),)), "t", 1, (Trip("t", 3),), Verdict.PROVED),   # k <= 2 (t at most 3)
+    (Addr(14, (Term("k", 1),)), "t", 1, (Trip("t", 3),), Verdict.REFUTED),  # k = 2 reaches tile 16 when t = 3
+    (Addr(0, (), Dynamic("i", 0, 7, 2)), 4, 2, (), Verdict.PROVED),         # 0..14, two tiles: up to 15
+    (Addr(0, (), Dynamic("i", 0, 8, 2)), 4, 1, (), Verdict.REFUTED),        # 16 when i = 8
+    (Addr(40, (Term("k", 1),)), 0, 1, (), Verdict.PROVED),          # a loop that never runs: the hull is not
+])                                                                  # inside, so the query proves it
+def test_bounds_by_hull_agree_with_the_query(addr: Addr, count: int | str, tiles: int, trips: tuple[Trip, ...],
+                                             verdict: Verdict) -> None:
+    assert bounds_verdict(reader(addr, count, tiles, trips)) == verdict
+
+
+def test_a_hull_inside_the_tensor_asks_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = reader(Addr(12, (Term("k", 1),)))
+    monkeypatch.setattr(bounds, "Query", NoQuery)
+    (res,) = bounds.check_bounds(analyse(p))
+    assert res.verdict == Verdict.PROVED
+
+
+def two_buffers(off0: int, size0: int, off1: int, size1: int, alias: bool = False) -> Program:
+    """Two buffers on site A at the given byte ranges (b1 may alias b0); each filled by the reader, drained by compute."""
+    b0 = Buffer(0, "c0", A, 0, 1, 2, "bf16")
+    b1 = Buffer(1, "c1", A, 1, 1, 2, "bf16", alias_of=0 if alias else None)
+    ops_r: list[Op] = []
+    ops_c: list[Op] = []
+    for b in (0, 1):
+        ops_r += [Reserve(b, 1), Push(b, 1)]
+        ops_c += [Wait(b, 1), Pop(b, 1)]
+    p = prog(ep(A, Engine.READER, *ops_r), ep(A, Engine.COMPUTE, *ops_c), buffers=(b0, b1))
+    return Program(p.name, p.target, p.tensors, p.buffers, p.semaphores, p.groups, p.trips, p.programs,
+                   memory=(BufferAt(0, off0, size0), BufferAt(1, off1, size1)))
+
+
+def disjoint_verdict(p: Program) -> Verdict:
+    r = same_as_reference(p)
+    (res,) = [x for x in r.results if x.name.startswith("memory-disjoint")]
+    return res.verdict
+
+
+def test_memory_sweep_agrees_with_the_query() -> None:
+    base, size = WORMHOLE.reserved_base, 2 * 2048
+    assert disjoint_verdict(two_buffers(base, size, base + size, size)) == Verdict.PROVED   # touching ranges
+    assert disjoint_verdict(two_buffers(base + size, size, base, size)) == Verdict.PROVED   # listed out of order
+    assert disjoint_verdict(two_buffers(base, size, base + size - 32, size)) == Verdict.REFUTED  # one alignment step
+    assert disjoint_verdict(two_buffers(base + 64, size, base, 2 * size)) == Verdict.REFUTED  # one inside the other
+    assert disjoint_verdict(two_buffers(base, size, base, size, alias=True)) == Verdict.PROVED  # same root: no pair
+
+
+def test_disjoint_ranges_ask_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    base, size = WORMHOLE.reserved_base, 2 * 2048
+    monkeypatch.setattr(memory, "Query", NoQuery)
+    got = memory.check_memory(two_buffers(base, size, base + size, size))
+    assert [r.verdict for r in got if r.name.startswith("memory-disjoint")] == [Verdict.PROVED]
+
+
+def ring(cap: int, pushes: tuple[int, ...], pops: tuple[int, ...], count: int | str = 3,
+         trips: tuple[Trip, ...] = ()) -> Program:
+    """Buffer 0 (``cap`` pages) on A: each iteration the reader reserves and pushes each of ``pushes``, compute
+    waits and pops each of ``pops``."""
+    fill: list[Op] = []
+    for n in pushes:
+        fill += [Reserve(0, n), Push(0, n)]
+    drain: list[Op] = []
+    for n in pops:
+        drain += [Wait(0, n), Pop(0, n)]
+    return prog(ep(A, Engine.READER, Loop("k", count, tuple(fill))), ep(A, Engine.COMPUTE, Loop("k", count, tuple(drain))),
+                buffers=(buf(0, cap=cap),), trips=trips)
+
+
+P, R = Verdict.PROVED, Verdict.REFUTED
+
+
+@pytest.mark.parametrize(("cap", "pushes", "pops", "count", "straddle", "balance"), [
+    (4, (2,), (2,), 3, P, P),             # 2 divides 4: both by arithmetic
+    (4, (4,), (1, 1, 1, 1), 3, P, P),
+    (6, (4,), (4,), 3, R, P),             # 4 does not divide 6: the query refutes (running sum 4, 4 + 4 > 6)
+    (4, (1, 2, 1), (2, 2), 3, P, P),      # mixed sizes: the query proves (sums 0, 1, 3: every block fits)
+    (4, (3,), (3,), 0, P, P),             # never runs, 3 does not divide 4: the query proves
+    (4, (2,), (2,), "t", P, P),           # a trip count: balance by the query
+    (4, (2,), (1,), 3, P, R),             # unbalanced constant totals (6 and 3): refuted from the query's model
+])
+def test_ring_and_balance_shortcuts_agree_with_the_queries(cap: int, pushes: tuple[int, ...], pops: tuple[int, ...],
+                                                           count: int | str, straddle: Verdict, balance: Verdict) -> None:
+    r = same_as_reference(ring(cap, pushes, pops, count, (Trip("t", 3),) if count == "t" else ()))
+    got = {x.name: x.verdict for x in r.results}
+    assert (got["cb-straddle:b0"], got["balance-cb:b0"]) == (straddle, balance)
+
+
+def test_page_multiples_and_constant_totals_ask_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = ring(4, (2,), (1, 1), 3)
+    monkeypatch.setattr(ring_family, "Query", NoQuery)
+    a = analyse(p)
+    assert [r.verdict for r in ring_family.check_straddle(a)] == [Verdict.PROVED]
+    assert [r.verdict for r in ring_family.check_cb_balance(a, trusted={0})] == [Verdict.PROVED]
+
+
+def test_order_by_enumeration_is_the_order_obligation() -> None:
+    p = ring(4, (2,), (2,), "t", (Trip("t", 3),))
+    a = analyse(p)
+    (comp,) = a.components
+    s = schedule.derive(a, comp, {"t": 3})
+    assert isinstance(s, schedule.Schedule)
+    for e in sorted(comp):
+        assert schedule.order_by_enumeration(a, e, s, None)
+        assert schedule.order_by_enumeration(a, e, s, {"t": 2})
+    # A schedule whose period is too short for the loop body puts iteration 1's reserve before iteration 0's push.
+    e = "(0,0).reader"
+    bad = schedule.Schedule(dict(s.offset), {**s.period, (e, (0,)): 1})
+    assert not schedule.order_by_enumeration(a, e, bad, None)
+    with smt.reference_route():
+        assert not schedule.check(a, comp, bad, None).proved
+    assert not schedule.check(a, comp, bad, None).proved
+
+
+@pytest.mark.parametrize("name", ["pipeline_small.json", "three_sections.json", "broken/a_reserve_over_capacity.json",
+                                  "broken/b_ring_straddle.json", "broken/f_memory_overlap.json"])
+def test_examples_certify_as_on_the_reference_route(name: str) -> None:
+    same_as_reference(load_program(EXAMPLES / name))
+
+
+@settings(max_examples=max(20, settings().max_examples // 12))
+@given(programs())
+def test_random_programs_certify_as_on_the_reference_route(p: Program) -> None:
+    same_as_reference(p)
+
+
+def test_exporting_queries_takes_the_reference_route(tmp_path: Path) -> None:
+    with smt.export_smt2(tmp_path):
+        assert not smt.shortcuts()
+    assert smt.shortcuts()
