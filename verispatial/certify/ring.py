@@ -118,9 +118,13 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
     """
     out: list[Result] = []
     p = a.program
+    by_buf: dict[int, list[Leaf]] = {}
+    for v in a.views.values():
+        for lf in v.leaves:
+            if isinstance(lf.op, (Push, Pop)):
+                by_buf.setdefault(lf.op.buf, []).append(lf)
     for b in p.buffers:
-        leaves = [lf for v in a.views.values() for lf in v.leaves
-                  if isinstance(lf.op, (Push, Pop)) and lf.op.buf == b.id]
+        leaves = by_buf.get(b.id, [])
         if not leaves:
             continue
 
