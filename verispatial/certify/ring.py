@@ -23,7 +23,7 @@ from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf, pages
-from verispatial.ir.ops import Pop, Push
+from verispatial.ir.ops import Loop, Op, Pop, Push
 from verispatial.ir.program import Buffer
 
 
@@ -139,10 +139,17 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
     return out
 
 
-def _constant_total(leaves: list[Leaf]) -> int | None:
-    """Pages the ``leaves`` move in a whole run when every enclosing loop count is a constant, else None."""
+def _constant_total(a: Analysis, leaves: list[Leaf]) -> int | None:
+    """Pages the ``leaves`` move in a whole run when each sits under loops alone (no If: a guard runs its body in
+    only some iterations) whose counts are constants, else None."""
     total = 0
     for lf in leaves:
+        ops: tuple[Op, ...] = a.views[lf.engine].program.ops
+        for i in lf.path[:-1]:
+            parent = ops[i]
+            if not isinstance(parent, Loop):
+                return None
+            ops = parent.body
         n = pages(lf.op)
         for lc in lf.loops:
             if not isinstance(lc.count, int):
@@ -156,8 +163,8 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
     p = a.program
     t0 = time.perf_counter()
     if smt.shortcuts():
-        pu = _constant_total([lf for lf in leaves if isinstance(lf.op, Push)])
-        po = _constant_total([lf for lf in leaves if isinstance(lf.op, Pop)])
+        pu = _constant_total(a, [lf for lf in leaves if isinstance(lf.op, Push)])
+        po = _constant_total(a, [lf for lf in leaves if isinstance(lf.op, Pop)])
         # The query asks for pushed != popped (within the occupancy bound for a trusted buffer): constants decide it.
         if pu is not None and po is not None and (
                 pu == po or (trusted is not None and b.id in trusted and not po <= pu <= po + b.capacity)):
