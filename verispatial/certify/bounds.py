@@ -20,16 +20,17 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip
+from verispatial.ir.program import Program
 
 
-def tile_hull(a: Analysis, lf: Leaf) -> tuple[int, int] | None:
+def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
     """Tiles ``[lo, hi)`` containing every tile any occurrence of access ``lf`` can touch, for every trip and
     indirect value (each loop index over ``[0, max(count - 1, 0)]``, a trip's count at most its max): a superset,
     so disjoint hulls prove two accesses share no tile and a hull inside a tensor proves the access in bounds.
     None when a term names no enclosing loop or a count names no trip of the program."""
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))
-    trip_max = a.program.trip_max()
+    trip_max = p.trip_max()
     top: dict[str, int] = {}
     for lc in lf.loops:  # an inner loop's variable shadows an outer one of the same name, as in the encoding
         trip = count_trip(lc.count)
@@ -61,7 +62,7 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 continue
             t0 = time.perf_counter()
             tiles = p.tensor(op.tensor).tiles(p.target.tile)
-            hull = tile_hull(a, lf) if smt.shortcuts() else None
+            hull = tile_hull(p, lf) if smt.shortcuts() else None
             if hull is not None and hull[0] >= 0 and hull[1] <= tiles:
                 per_tensor.setdefault(op.tensor, []).append(Result(
                     "bounds", f"bounds:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles",

@@ -148,7 +148,7 @@ def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Coun
 
 def _may_share_tile(a: Analysis, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
-    h1, h2 = _hull(a, l1), _hull(a, l2)
+    h1, h2 = _hull(a.program, l1), _hull(a.program, l2)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
     q = Query("tile-overlap", rlimit)
