@@ -300,3 +300,16 @@ def test_enabling_keys_separate_what_the_query_reads() -> None:
     # A schedule offset moved by one on that leaf changes its key.
     shifted = schedule.Schedule({**s.offset, (e, i): s.offset[(e, i)] + 1}, s.period)
     assert schedule._enabling_key(a, e, lf, movers, shifted, None, 1, {}, p.rearmed_words()) != keys[(e, i)]
+
+
+def test_a_derivation_longer_than_its_limit_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = ring(4, (2,), (2,), 3)
+    a = analyse(p)
+    (comp,) = a.components
+    # 3 iterations x 2 R leaves per engine (reserve, push / wait, pop): 12 occurrences in all
+    monkeypatch.setattr(schedule, "DERIVE_LIMIT", 11)
+    monkeypatch.setattr(schedule, "_Concrete", NoQuery)  # the run must not start
+    assert schedule.derive(a, comp, {}) == "the derivation run would execute 12 occurrences, more than 11"
+    monkeypatch.undo()
+    monkeypatch.setattr(schedule, "DERIVE_LIMIT", 12)
+    assert isinstance(schedule.derive(a, comp, {}), schedule.Schedule)

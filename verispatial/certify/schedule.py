@@ -188,9 +188,27 @@ def _tests(a: Analysis, lf: Leaf) -> object:
 Occ = tuple[int, tuple[int, ...]]  # (leaf index, iteration vector) of one engine
 
 
+def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> int | None:
+    """How many R occurrences a run of ``comp`` to its end executes under ``trips`` (each R leaf as often as its
+    loops run), or None when an If guards some of them (then only the run itself knows)."""
+    total = 0
+    for e in comp:
+        if any(not isinstance(op, Loop) and hasattr(op, "body") for op in walk(a.views[e].program.ops)):
+            return None
+        for lf in r_leaves(a.views[e]):
+            n = 1
+            for lc in lf.loops:
+                n *= count_value(lc.count, trips)
+            total += n
+    return total
+
+
 def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule | str:
     """A candidate schedule from one as-soon-as-possible run (unit time per R op, all engines in lockstep rounds),
     or why none was derived (the run got stuck, is longer than ``DERIVE_LIMIT``, or no offsets fit)."""
+    total = _run_length(a, comp, trips)
+    if total is not None and total > DERIVE_LIMIT:
+        return f"the derivation run would execute {total} occurrences, more than {DERIVE_LIMIT}"
     by_path = {e: {lf.path: lf for lf in r_leaves(a.views[e])} for e in comp}
     streams = {e: _stream(a.views[e], by_path[e], trips) for e in sorted(comp)}
     nxt: dict[str, tuple[Leaf, tuple[int, ...]] | None] = {e: next(s, None) for e, s in streams.items()}
