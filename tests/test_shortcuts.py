@@ -313,3 +313,24 @@ def test_a_derivation_longer_than_its_limit_is_not_run(monkeypatch: pytest.Monke
     monkeypatch.undo()
     monkeypatch.setattr(schedule, "DERIVE_LIMIT", 12)
     assert isinstance(schedule.derive(a, comp, {}), schedule.Schedule)
+
+
+def test_multicast_slots_by_lockstep_counts_agree_with_the_congruence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verispatial.certify import multicast
+
+    p = grid_matmul(2, 2)
+    asked: list[str] = []
+    solve = multicast.solve_each
+
+    def spy(a: Any, build: Any, name: str, *rest: Any, **kw: Any) -> Any:
+        if smt.shortcuts():
+            asked.append(name)
+        return solve(a, build, name, *rest, **kw)
+
+    monkeypatch.setattr(multicast, "solve_each", spy)
+    r = same_as_reference(p)
+    slots = [x for x in r.results if x.name.startswith("mcast-slot")]
+    assert slots
+    assert all(x.verdict == Verdict.PROVED for x in slots)
+    # on the default route each was proved by the stronger, easier question alone
+    assert [n for n in asked if n.startswith("mcast-slot")] == [f"{x.name}:lockstep" for x in slots]
