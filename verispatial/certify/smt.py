@@ -2,6 +2,12 @@
 
 Only ``unsat`` proves. ``sat`` yields a model to turn into a counterexample; ``unknown`` (resource limit,
 incompleteness) is its own status with Z3's reason and is never a pass.
+
+Why a fresh context, although one costs about 2 ms to create: what Z3 spends on a query (its ``rlimit`` count)
+depends on the terms its context already holds, so in a shared context a query near its budget could answer
+differently after other queries than alone (measured in docs/checker.md, "Z3 contexts"). A fresh context makes a
+query's answer a function of the query. Obligations that exact arithmetic decides ask no query at all
+(``shortcuts``).
 """
 
 from __future__ import annotations
