@@ -437,19 +437,34 @@ class _Relabel:
         return out
 
 
+@attrs.frozen
+class _Views:
+    """What ``derive_places`` reads of an analysis: the program, its engine views and its semaphore words (no
+    solver context is needed to name the places)."""
+
+    program: Program
+    views: dict[str, Any]
+    words: dict[Any, Any]
+
+
 def _section_places(sec: Program, cert: Mapping[str, Any] | None) -> list[Any]:
     if cert is not None and isinstance(cert.get("places"), list):
         return list(cert["places"])
     from verispatial.certify.certificate import derive_places
-    from verispatial.certify.reach import analyse
+    from verispatial.certify.semaphores import classify
+    from verispatial.certify.structure import engine_views
 
-    return derive_places(analyse(sec))
+    views = engine_views(sec)
+    return derive_places(_Views(sec, views, classify(sec, views)))  # type: ignore[arg-type]
 
 
 def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str, int]]]) -> list[dict[str, Any]]:
     """``P`` arrival places and ``S`` release places per closing boundary, naming the composed ops."""
     root = participant_key(rv.root)
     p, s = len(rv.participants), len(rv.sites)
+    at_site: dict[Site, list[str]] = {}
+    for w in rv.participants:
+        at_site.setdefault(w[0], []).append(participant_key(w))
     out: list[dict[str, Any]] = []
     for b, k, first in boundaries:
         # Top-level op indices (rendezvous_ops): every participant's arrival at first[key]; the root's gather wait 2
@@ -463,7 +478,7 @@ def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str
                         "to": {"engine": root, "path": [wait_at], "op": "SemWait"},
                         "tokens": 0, "weight": "increments", "threshold": k * p})
         for j, site in enumerate(rv.sites):
-            readers = [participant_key(w) for w in rv.participants if w[0] == site]
+            readers = at_site[site]
             out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": f"sem{rv.release}@{site}",
                         "from": {"engine": root, "path": [first[root] + 3 + j], "op": "SemInc"},
                         "to": [{"engine": r, "path": [first[r] + (2 if r != root else 4 + s)], "op": "SemWait"}
