@@ -191,9 +191,16 @@ def test_sections_certificates_are_shifted_into_the_fragment() -> None:
                                             {"family": "deadlock", "name": "deadlock:(0,0).reader+1", "reason": "r"},
                                             {"family": "memory", "name": "memory-disjoint:(0,0).local.phase0",
                                              "reason": "r"}]} for _ in secs]
+    certs[2]["obligations"].append({"family": "bounds", "name": "bounds:A1", "reason": "r"})
     _, frag = compose(secs, target=WORMHOLE, certificates=certs)
     assert [o["name"] for o in frag["sections"][2]["obligations"]] == [
-        "balance-cb:b2", "deadlock:(0,0).reader+1", "memory-disjoint:(0,0).local.phase2"]
+        "balance-cb:b2", "deadlock:(0,0).reader+1", "memory-disjoint:(0,0).local.phase2", "bounds:A1"]
+    # A tensor whose name reads like an id keeps it.
+    b1 = [copy_section("s0", S0, "X", "b1"), copy_section("s1", S1, "b1", "Y")]
+    _, frag = compose(b1, target=WORMHOLE, certificates=[
+        {"obligations": [{"family": "bounds", "name": "bounds:b1"}, {"family": "balance", "name": "balance-cb:b0"}]}
+        for _ in b1])
+    assert [o["name"] for o in frag["sections"][1]["obligations"]] == ["bounds:b1", "balance-cb:b1"]
     # Without a certificate the places are derived from the section, with composed op paths.
     p, frag = compose(secs, target=WORMHOLE)
     pl = frag["sections"][2]["places"][0]

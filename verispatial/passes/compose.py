@@ -387,6 +387,7 @@ class _Relabel:
     shift: _Shift
     starts: dict[str, int]  # composed engine key -> index of the section's first top-level op there
     phase: int
+    tensors: frozenset[str] = frozenset()  # names kept as they are (a tensor called b1 is not buffer 1)
 
     def site(self, x: int, y: int) -> Site:
         return self.shift.at(Site(x, y))
@@ -405,6 +406,11 @@ class _Relabel:
         return {**ref, "engine": key, "path": path}
 
     def text(self, s: str) -> str:
+        """``s`` (an obligation name or counter) with every id, engine key, op path, site and phase in it read in
+        the composed program; ``:``-separated parts that are tensor names are kept."""
+        return ":".join(part if part in self.tensors else self._tokens(part) for part in s.split(":"))
+
+    def _tokens(self, s: str) -> str:
         def sub(m: re.Match[str]) -> str:
             if m[1] is not None:
                 return f"sem{int(m[1]) + self.shift.semaphore}@{self.site(int(m[2]), int(m[3]))}"
@@ -630,7 +636,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     frag_sections = []
     for k, sec in enumerate(sections):
         cert = certificates[k] if certificates is not None else None
-        rl = _Relabel(shifts[k], section_starts[k], phase[k])
+        rl = _Relabel(shifts[k], section_starts[k], phase[k], frozenset(t.name for t in sec.tensors))
         obligations = None
         if cert is not None and isinstance(cert.get("obligations"), list):
             obligations = [{**o, "name": rl.text(str(o.get("name", "")))} for o in cert["obligations"]
