@@ -468,24 +468,26 @@ def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str
     """``P`` arrival places and ``S`` release places per closing boundary, naming the composed ops."""
     root = participant_key(rv.root)
     p, s = len(rv.participants), len(rv.sites)
+    keys = [participant_key(w) for w in rv.participants]
     at_site: dict[Site, list[str]] = {}
-    for w in rv.participants:
-        at_site.setdefault(w[0], []).append(participant_key(w))
+    for w, key in zip(rv.participants, keys, strict=True):
+        at_site.setdefault(w[0], []).append(key)
+    gather = f"sem{rv.gather}@{rv.root[0]}"
+    release = [f"sem{rv.release}@{site}" for site in rv.sites]
     out: list[dict[str, Any]] = []
     for b, k, first in boundaries:
         # Top-level op indices (rendezvous_ops): every participant's arrival at first[key]; the root's gather wait 2
         # further, its release of site j 3 + j further, its release wait 4 + S further; anyone else's release wait 2
         # further.
         wait_at = first[root] + 2
-        for who in rv.participants:
-            key = participant_key(who)
-            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": f"sem{rv.gather}@{rv.root[0]}",
+        for key in keys:
+            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": gather,
                         "from": {"engine": key, "path": [first[key]], "op": "SemInc"},
                         "to": {"engine": root, "path": [wait_at], "op": "SemWait"},
                         "tokens": 0, "weight": "increments", "threshold": k * p})
         for j, site in enumerate(rv.sites):
             readers = at_site[site]
-            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": f"sem{rv.release}@{site}",
+            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": release[j],
                         "from": {"engine": root, "path": [first[root] + 3 + j], "op": "SemInc"},
                         "to": [{"engine": r, "path": [first[r] + (2 if r != root else 4 + s)], "op": "SemWait"}
                                for r in readers],
