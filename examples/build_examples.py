@@ -70,10 +70,12 @@ HERE = Path(__file__).resolve().parent
 INVALID, VALID = 0, 1
 
 #: Where the flush of a multicast sender sits inside one K block.
-#: ``after_flag``: after the flag multicast (Wormhole: data and flag stay ordered; the flush covers the reuse
-#: of the source slot, reference §2.6 item 5); ``between``: between data and flag multicast (Blackhole,
-#: reference §2.5 step 6); ``none``: no per-block flush (the broken Blackhole variant).
-FLUSH_MODES = ("after_flag", "between", "none")
+#: ``none``: no per-block flush — the vendor kernel on Wormhole, where data and flag stay ordered and the source
+#: slot of block k is re-reserved at block k+2 only after the ready wait of block k+1, which needs every receiver to
+#: have seen block k's flag land (so the data had left: reference §2.6 item 5); the broken Blackhole variant.
+#: ``between``: between data and flag multicast (Blackhole, reference §2.5 step 6). ``after_flag``: after the flag
+#: multicast (an explicit flush covering the slot's reuse; not needed on Wormhole).
+FLUSH_MODES = ("none", "between", "after_flag")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -413,11 +415,26 @@ def matmul_reuse_mcast(name: str, target: Target, flush: str, cfg: MatmulConfig 
 S00 = Site(0, 0)
 
 
-def pipeline_small(name: str = "pipeline_small", c1_offset: int | None = None) -> Program:
+#: The compute engine of ``pipeline_small`` (c_0 = 0, c_1 = 1, c_16 = 2): one accumulator over the K loop of 4.
+PIPELINE_COMPUTE: tuple[Op, ...] = (
+    AcquireAcc(1, "bf16"),
+    Loop("k", 4, (Wait(0, 1), Wait(1, 1), Compute("matmul", 1, (Operand(0, 1), Operand(1, 1))), Pop(0, 1), Pop(1, 1))),
+    Reserve(2, 1),
+    PackAcc(2, 1),
+    Push(2, 1),
+    ReleaseAcc(),
+)
+#: Its writer: the result tile out, the write acknowledged before the page goes.
+PIPELINE_WRITER: tuple[Op, ...] = (Wait(2, 1), WriteTiles(2, "C", Addr(0), 1), WriteBarrier(), Pop(2, 1))
+
+
+def pipeline_small(name: str = "pipeline_small", c1_offset: int | None = None,
+                   compute: tuple[Op, ...] = PIPELINE_COMPUTE, writer: tuple[Op, ...] = PIPELINE_WRITER) -> Program:
     """Reader -> compute -> writer on (0,0): one output tile of ``C = A @ B`` over a K loop of 4.
 
     A is 1x4 tiles, B 4x1 tiles; c_0 and c_1 are double-buffered (2 pages of one tile), c_16 holds the result
-    tile. ``c1_offset`` forces c_1's byte offset (the overlap variant).
+    tile. ``c1_offset`` forces c_1's byte offset (the overlap variant); ``compute`` and ``writer`` replace those
+    engines' programs (the broken variants).
     """
     k = 4
     c0, c1, c16 = 0, 1, 2
@@ -438,15 +455,6 @@ def pipeline_small(name: str = "pipeline_small", c1_offset: int | None = None) -
             Push(c1, 1),
         )),
     )
-    compute: tuple[Op, ...] = (
-        AcquireAcc(1, "bf16"),
-        Loop("k", k, (Wait(c0, 1), Wait(c1, 1), Compute("matmul", 1, (Operand(c0, 1), Operand(c1, 1))), Pop(c0, 1), Pop(c1, 1))),
-        Reserve(c16, 1),
-        PackAcc(c16, 1),
-        Push(c16, 1),
-        ReleaseAcc(),
-    )
-    writer: tuple[Op, ...] = (Wait(c16, 1), WriteTiles(c16, "C", Addr(0), 1), WriteBarrier(), Pop(c16, 1))
     return Program(
         name=name,
         target=WORMHOLE,
@@ -505,6 +513,114 @@ def read_no_barrier() -> Program:
         Loop("k", 4, (Wait(0, 1), WriteTiles(0, "Y", Addr(0, (Term("k", 1),)), 1), WriteBarrier(), Pop(0, 1))),
     )
     return _copy_program("e_read_no_barrier", 2, reader, writer, 4)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hardware-fidelity rules (docs/semantics.md): one broken program per rule, and a multicast pair
+# ---------------------------------------------------------------------------------------------------------
+
+
+def writer_pops_before_flush() -> Program:
+    """(h) ``pipeline_small`` whose writer pops the result page right after issuing its write and waits for the
+    acknowledgement only at the end: the page may be freed while the NoC still reads it (tt-metal writers call
+    noc_async_writes_flushed() or noc_async_write_barrier() before cb_pop_front)."""
+    writer: tuple[Op, ...] = (Wait(2, 1), WriteTiles(2, "C", Addr(0), 1), Pop(2, 1), WriteBarrier())
+    return pipeline_small("h_writer_pops_before_flush", writer=writer)
+
+
+def compute_before_wait() -> Program:
+    """(i) ``pipeline_small`` whose compute unpacks its operands before waiting for them."""
+    body = (Compute("matmul", 1, (Operand(0, 1), Operand(1, 1))), Wait(0, 1), Wait(1, 1), Pop(0, 1), Pop(1, 1))
+    compute = (PIPELINE_COMPUTE[0], Loop("k", 4, body), *PIPELINE_COMPUTE[2:])
+    return pipeline_small("i_compute_before_wait", compute=compute)
+
+
+def no_acquire() -> Program:
+    """(j) ``pipeline_small`` without its AcquireAcc: the math, the pack and the release run on no accumulator."""
+    return pipeline_small("j_no_acquire", compute=PIPELINE_COMPUTE[1:])
+
+
+def output_unwritten() -> Program:
+    """(k) ``pipeline_small`` whose writer drains the result page without writing it: C is never written."""
+    return pipeline_small("k_output_unwritten", writer=(Wait(2, 1), WriteBarrier(), Pop(2, 1)))
+
+
+def push_unfilled() -> Program:
+    """(l) A reader that pushes 2 pages per block but issues one ReadTiles of one tile: the second page is
+    published holding whatever the ring held (cb_push_back publishes L1 as it is)."""
+    reader: tuple[Op, ...] = (
+        Loop("k", 2, (Reserve(0, 2), Loop("r", 1, (ReadTiles("X", Addr(0, (Term("k", 2), Term("r", 1))), 1, 0),)),
+                      ReadBarrier(), Push(0, 2))),
+    )
+    writer: tuple[Op, ...] = (
+        Loop("k", 2, (Wait(0, 2), WriteTiles(0, "Y", Addr(0, (Term("k", 2),)), 2), WriteBarrier(), Pop(0, 2))),
+    )
+    return _copy_program("l_push_unfilled", 2, reader, writer, 4)
+
+
+def alias_pack_clobber() -> Program:
+    """(m) c_16 aliases c_0 (one CircularBufferConfig, reference §1.1). The compute packs its result into c_16's
+    only page while c_0 still holds the input tile there unpopped: the pack itself clobbers it."""
+    buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=1, dtype="bf16"),
+               Buffer(1, "c_16", S00, cb=16, page_tiles=1, capacity=1, dtype="bf16", alias_of=0))
+    reader: tuple[Op, ...] = (Reserve(0, 1), ReadTiles("X", Addr(0), 1, 0), ReadBarrier(), Push(0, 1))
+    compute: tuple[Op, ...] = (Wait(0, 1), AcquireAcc(1, "bf16"), Compute("copy", 1, (Operand(0, 1),)), Reserve(1, 1),
+                               PackAcc(1, 1), Push(1, 1), ReleaseAcc(), Pop(0, 1))
+    writer: tuple[Op, ...] = (Wait(1, 1), WriteTiles(1, "Y", Addr(0), 1), WriteBarrier(), Pop(1, 1))
+    return Program(
+        name="m_alias_pack_clobber",
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32, Role.INPUT), _tensor("Y", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(EngineProgram(S00, Engine.READER, reader), EngineProgram(S00, Engine.COMPUTE, compute),
+                  EngineProgram(S00, Engine.WRITER, writer)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+S10 = Site(1, 0)
+
+
+def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: bool = False,
+               source_set_by_compute: bool = False) -> Program:
+    """(0,0) multicasts a 2-tile block of X per K block (4 blocks) into (1,0)'s c_0 with the reference protocol
+    (reference §2.5: ready counter, VALID flag), on Wormhole, without a per-block flush; each site's compute drains
+    its c_0. ``pages``: c_0's capacity on both sites (4: double-buffered). ``barrier_after_send`` moves the sender's
+    ReadBarrier after the data multicast (variant n). ``source_set_by_compute`` has (0,0)'s compute store VALID
+    into the flag's source word while a flag may still read it (variant p)."""
+    k, blk = 4, 2
+    buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=pages, dtype="bf16"),
+               Buffer(1, "c_0", S10, cb=0, page_tiles=1, capacity=pages, dtype="bf16"))
+    ready, valid = 0, 1
+    reads: list[Op] = [Reserve(0, blk), ReadTiles("X", Addr(0, (Term("k", blk),)), blk, 0)]
+    send: list[Op] = [SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), McastSend(0, blk, 0, 1)]
+    if barrier_after_send:
+        body = [*reads, *send, ReadBarrier()]
+    else:
+        body = [*reads, ReadBarrier(), *send]
+    body += [McastSetValid(valid, 0, 1), Push(0, blk)]
+    sender: tuple[Op, ...] = (SemSet(valid, VALID), Loop("k", k, tuple(body)), WriteBarrier())
+    receiver: tuple[Op, ...] = (Loop("k", k, tuple(_receiver_block(1, blk, valid, ready, S00))), AtomicBarrier())
+
+    def drain(b: int) -> tuple[Op, ...]:
+        return (Loop("k", k, (Wait(b, blk), AcquireAcc(blk, "bf16"), Compute("copy", blk, (Operand(b, blk),)),
+                              ReleaseAcc(), Pop(b, blk))),)
+
+    compute0 = drain(0)
+    if source_set_by_compute:
+        compute0 = (*compute0, SemSet(valid, VALID))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * k * blk, Role.INPUT),),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "sender_sem", (S00, S10), INVALID, SemRole.MCAST_READY),
+                    Semaphore(valid, "receiver_sem", (S00, S10), INVALID, SemRole.MCAST_VALID)),
+        groups=(Group(0, sender=S00, rect=(1, 0, 1, 0)),),
+        programs=(EngineProgram(S00, Engine.READER, sender), EngineProgram(S00, Engine.COMPUTE, compute0),
+                  EngineProgram(S10, Engine.READER, receiver), EngineProgram(S10, Engine.COMPUTE, drain(1))),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -594,21 +710,30 @@ def three_sections(name: str, gather_target: Callable[[int], int] = lambda p: p)
 def build_all() -> dict[str, Program]:
     """Every shipped example, keyed by its path relative to ``examples/``."""
     return {
-        "matmul_reuse_mcast_wormhole.json": matmul_reuse_mcast("matmul_reuse_mcast_wormhole", WORMHOLE,
-                                                               "after_flag"),
+        "matmul_reuse_mcast_wormhole.json": matmul_reuse_mcast("matmul_reuse_mcast_wormhole", WORMHOLE, "none"),
         "matmul_reuse_mcast_blackhole.json": matmul_reuse_mcast("matmul_reuse_mcast_blackhole", BLACKHOLE,
                                                                 "between"),
         "pipeline_small.json": pipeline_small(),
         "three_sections.json": three_sections("three_sections"),
         "broken/a_reserve_over_capacity.json": reserve_over_capacity(),
         "broken/b_ring_straddle.json": ring_straddle(),
-        "broken/c_trip_sender.json": matmul_reuse_mcast("c_trip_sender", WORMHOLE, "after_flag",
-                                                        in0_trip=Trip("t", 8)),
+        "broken/c_trip_sender.json": matmul_reuse_mcast("c_trip_sender", WORMHOLE, "none", in0_trip=Trip("t", 8)),
         "broken/d_blackhole_no_flush.json": matmul_reuse_mcast("d_blackhole_no_flush", BLACKHOLE, "none"),
         "broken/e_read_no_barrier.json": read_no_barrier(),
         # c_1 starts one page (2048 B) into c_0's 4096 B.
         "broken/f_memory_overlap.json": pipeline_small("f_memory_overlap", c1_offset=WORMHOLE.reserved_base + 2048),
         "broken/g_rendezvous_short.json": three_sections("g_rendezvous_short", lambda p: p - 1),
+        "mcast_pair.json": mcast_pair(),
+        "broken/h_writer_pops_before_flush.json": writer_pops_before_flush(),
+        "broken/i_compute_before_wait.json": compute_before_wait(),
+        "broken/j_no_acquire.json": no_acquire(),
+        "broken/k_output_unwritten.json": output_unwritten(),
+        "broken/l_push_unfilled.json": push_unfilled(),
+        "broken/m_alias_pack_clobber.json": alias_pack_clobber(),
+        "broken/n_mcast_before_read_barrier.json": mcast_pair("n_mcast_before_read_barrier", barrier_after_send=True),
+        "broken/o_mcast_slot_reused.json": mcast_pair("o_mcast_slot_reused", pages=2),
+        "broken/p_flag_source_set_by_compute.json": mcast_pair("p_flag_source_set_by_compute",
+                                                                source_set_by_compute=True),
     }
 
 

@@ -6,8 +6,11 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   distinct consumer on its own site.
 - 1-3 circular buffers (capacity 1-4 pages, one page = one tile). Each lives in one *stage* (sometimes two).
   Per iteration the producer runs ``Reserve(n) [ReadTiles ReadBarrier] Push(n)`` and the consumer
-  ``Wait(n) [WriteTiles WriteBarrier] Pop(n)``; ``n`` usually divides the capacity (no ring straddle) and is
-  sometimes anything in ``1..capacity+1`` (capacity violations, straddles).
+  ``Wait(n) [WriteTiles (WriteBarrier | Flush)] Pop(n)``; ``n`` usually divides the capacity (no ring straddle) and is
+  sometimes anything in ``1..capacity+1`` (capacity violations, straddles). A consumer that writes its pages out
+  lets them go only once the writes left (a write barrier or a flush before the pop, dataflow_api.h); sometimes it
+  pops first and barriers at the end (``async-source-reuse``). Pages a consumer writes out are always filled by the
+  producer (read or packed), others may carry tokens only.
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
   exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
   increments also publish an activation tensor the waiter then reads, and sometimes the waiter waits and resets
@@ -18,7 +21,9 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
-  part in a stage runs a loop of the same count there, so push and pop totals match for every trip value.
+  part in a stage runs a loop of the same count there, so push and pop totals match for every trip value. What a
+  stage that may run zero times (or fewer than its max) writes goes to a state tensor (an output must be written
+  whole for every trip value, ``output-unwritten``), now and then to an output (broken for the smaller trips).
 - Memory: every site's buffers are packed one after another from the target's reserved base, aligned, disjoint.
 
 Mutations (drop an op, change a count, swap two ops) then break about half of the programs. Every program drawn
@@ -43,6 +48,7 @@ from verispatial.ir import (
     Compute,
     Engine,
     EngineProgram,
+    Flush,
     Loop,
     Op,
     PackAcc,
@@ -152,6 +158,7 @@ def blueprints(draw: st.DrawFn) -> Program:
     tensors: list[Tensor] = []
     buffers: list[Buffer] = []
     next_cb: dict[Site, int] = {}
+    filled: set[int] = set()  # buffers whose producer writes every page it pushes
     for b in range(draw(st.integers(1, 3))):
         site = draw(st.sampled_from(cb_sites))
         prod, cons = draw(st.permutations(by_site[site]))[:2]
@@ -168,6 +175,10 @@ def blueprints(draw: st.DrawFn) -> Program:
         # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
         # 5 only a 32-bit one (half the DST tiles).
         packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
+        # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
+        reads = reads or (writes and not packs)
+        if reads or packs:
+            filled.add(b)
         acc = draw(st.sampled_from((pages, pages, 5, 9)))
         acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
         # The consumer may take each push in smaller chunks (a divisor of the push size).
@@ -192,15 +203,22 @@ def blueprints(draw: st.DrawFn) -> Program:
             unit = []
             if not state:
                 name = f"out{len(tensors)}"
+                # A stage that may run fewer times than its max writes a state (an output must be written whole).
+                partial = stage.count == 0 or isinstance(stage.count, str)
+                role = Role.STATE if partial and draw(st.integers(0, 3)) > 0 else Role.OUTPUT
                 if writes:
-                    tensors.append(_tensor(name, tiles, Role.OUTPUT))
+                    tensors.append(_tensor(name, tiles, role))
             for c in range(pages // chunk):
                 unit.append(Wait(b, chunk))
                 if writes:
                     unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
-                    # The write barrier sits before the pop (the page is read until then) or once at the end.
-                    if draw(st.booleans()):
+                    # The page is read until the write left it: a write barrier or a flush before the pop (the
+                    # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
+                    leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none")))
+                    if leave == "barrier":
                         unit.append(WriteBarrier())
+                    elif leave == "flush":
+                        unit.append(Flush())
                 unit.append(Pop(b, chunk))
             stage.take.setdefault(cons, []).append(unit)
 
@@ -221,7 +239,7 @@ def blueprints(draw: st.DrawFn) -> Program:
         # Sometimes the counter also publishes an activation: the incrementer writes one tile of it from a page
         # it waited for (and waits for the acknowledgement) before each increment; the waiter reads the whole
         # activation into a buffer of its own once the count is complete, and another engine of its site pops it.
-        hosts = [u for u in stage.take.get(inc, []) if isinstance(u[0], Wait)
+        hosts = [u for u in stage.take.get(inc, []) if isinstance(u[0], Wait) and u[0].buf in filled
                  and not any(isinstance(op, WriteTiles) for op in u)]
         readers = [x for x in by_site[waiter[0]] if x != waiter]
         act, host, into = None, None, None

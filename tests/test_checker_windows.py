@@ -35,7 +35,7 @@ def copy(reader_extra: tuple = (), writer_first: tuple = ()) -> Program:
               ReadBarrier(), Push(0, 2))
     writer = (*writer_first, Wait(0, 2), WriteTiles(0, "Y", Addr(), 2), WriteBarrier(), Pop(0, 2))
     return Program("window", WORMHOLE,
-                   tensors=(Tensor("X", (32, 128), "bf16", Role.INPUT), Tensor("Y", (32, 128), "bf16", Role.OUTPUT)),
+                   tensors=(Tensor("X", (32, 128), "bf16", Role.INPUT), Tensor("Y", (32, 64), "bf16", Role.OUTPUT)),
                    buffers=(Buffer(0, "c_0", S, 0, 1, 2, "bf16"),),
                    programs=(EngineProgram(S, Engine.READER, reader), EngineProgram(S, Engine.WRITER, writer)),
                    memory=(BufferAt(0, WORMHOLE.reserved_base, 4096),))
@@ -59,7 +59,7 @@ def test_one_tile_too_many_is_refuted_and_replayed() -> None:
 
 
 def test_reading_the_front_before_waiting_is_refuted() -> None:
-    report = certify(copy(writer_first=(WriteTiles(0, "Y", Addr(2), 1),)))
+    report = certify(copy(writer_first=(WriteTiles(0, "Y", Addr(0), 1),)))
     bad = [r.name for r in report.results if r.verdict == Verdict.REFUTED]
     # The early read, and then the proper read which now goes one tile past what the wait covers.
     assert bad == ["cb-read-unwaited:(0,0).writer:[0]", "cb-read-unwaited:(0,0).writer:[2]"]

@@ -152,7 +152,7 @@ def test_cb_capacity_reserve_5_on_4() -> None:
 
 
 def test_cb_capacity_wait_reported_when_reached() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, Compute("x"), Wait(0, 6)), buffers=(buf(0),)))
+    r = simulate(prog(ep(A, Engine.COMPUTE, ReadBarrier(), Wait(0, 6)), buffers=(buf(0),)))
     assert where(only(r)) == ("cb-capacity", CA, (1,), ())
 
 
@@ -180,7 +180,7 @@ def test_invalid_program_is_refused() -> None:
 
 def test_cb_single_producer() -> None:
     p = prog(ep(A, Engine.READER, Reserve(0, 1), Push(0, 1)),
-             ep(A, Engine.WRITER, Compute("x"), Reserve(0, 1), Push(0, 1)),
+             ep(A, Engine.WRITER, ReadBarrier(), Reserve(0, 1), Push(0, 1)),
              ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),))
     r = simulate(p)
     assert [where(v) for v in r.violations] == [("cb-single-producer", WA, (1,), ()),
@@ -190,7 +190,7 @@ def test_cb_single_producer() -> None:
 
 def test_cb_single_consumer() -> None:
     p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
-             ep(A, Engine.WRITER, Compute("x"), Compute("y"), Wait(0, 1), Pop(0, 1)), buffers=(buf(0),))
+             ep(A, Engine.WRITER, ReadBarrier(), ReadBarrier(), Wait(0, 1), Pop(0, 1)), buffers=(buf(0),))
     r = simulate(p)
     assert r.status == "terminated"
     assert [where(v) for v in r.violations] == [("cb-single-consumer", WA, (2,), ()),
@@ -202,14 +202,23 @@ def test_cb_push_uncovered() -> None:
              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)), buffers=(buf(0),))
     v = only(simulate(p))
     assert where(v) == ("cb-push-uncovered", RA, (3,), ())
-    assert v.message == "push(b0, 2) is covered by reserves of only 1 pages since the last push (expected >= 2)"
+    assert v.message == "push(b0, 2) publishes pages [2, 4) but the reserved window is [2, 3)"
+
+
+def test_one_reserve_covers_two_pushes_and_one_wait_two_pops() -> None:
+    """cb_reserve_back is only a wait (reference §1.1): the window [pushed, rsv_end) a Reserve(4) opens covers two
+    Push(2); likewise a Wait(4) covers two Pop(2)."""
+    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 2), Push(0, 2)),
+             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
+    assert simulate(p).violations == ()
 
 
 def test_cb_pop_uncovered() -> None:
     p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 4)),
-             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
+             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
     v = only(simulate(p))
     assert where(v) == ("cb-pop-uncovered", CA, (2,), ())
+    assert v.message == "pop(b0, 2) frees pages [2, 4) but the waited window is [2, 2)"
 
 
 def test_cb_straddle_push_sizes_2_2_1_2_2() -> None:
@@ -265,7 +274,7 @@ def test_sem_wait_eq_and_ge() -> None:
     assert run(EQ, 2) == "terminated"
     # Round robin: both increments land before the waiter looks, so ==1 is overshot for good.
     r = simulate(prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
-                      ep(B, Engine.READER, Compute("x"), SemWait(0, EQ, 1), SemSet(0, 0)), sems=(sem(0, B),)))
+                      ep(B, Engine.READER, ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0)), sems=(sem(0, B),)))
     assert r.status == "deadlock"
     assert r.rules() == ["sem-overshoot"]
     assert r.stuck[0].reason == "sem0@(1,0)=2, waits ==1"
@@ -294,7 +303,7 @@ def test_sem_overshoot_when_an_enabled_eq_wait_is_passed() -> None:
 def test_sem_set_race() -> None:
     # The increment lands after the waiter's last look at the word; its reset then loses it.
     p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
-             ep(B, Engine.READER, Compute("x"), SemSet(0, 0)), sems=(sem(0, B),))
+             ep(B, Engine.READER, ReadBarrier(), SemSet(0, 0)), sems=(sem(0, B),))
     r = simulate(p)
     v = only(r)
     assert where(v) == ("sem-set-race", RB, (1,), ())
@@ -354,18 +363,32 @@ def test_async_pending_at_end() -> None:
 
 
 def test_write_tiles_completes_at_write_barrier() -> None:
-    p = prog(ep(A, Engine.WRITER, Reserve(0, 1), Push(0, 1), Wait(0, 1), WriteTiles(0, "out", Addr(0), 1),
-                WriteBarrier(), Pop(0, 1)), buffers=(buf(0),), tensors=(OUT,))
+    out1 = Tensor("out", (32, 32), "bf16", Role.OUTPUT)
+
+    def copy(*writer: Op) -> Program:
+        return prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)),
+                    ep(A, Engine.WRITER, *writer), buffers=(buf(0),), tensors=(IN, out1))
+
+    p = copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), WriteBarrier(), Pop(0, 1))
     it = Interp(p)
     s = it.initial()
-    for _ in range(4):
-        s = it.fire(s, Transition("step", 0))
-    assert it.block_detail(s, 0) == "waits for 1 outstanding write(s)/multicast(s)"
-    assert it.describe(s, Transition("land", 0, 0)) == (
-        "(0,0).writer's write_tiles(b0, out, 1) (issued at ops[3]) completes")
+    for t in (Transition("step", 0), Transition("step", 0), Transition("land", 0, 0), Transition("step", 0),
+              Transition("step", 0), Transition("step", 1), Transition("step", 1)):
+        s = it.fire(s, t)
+    assert it.block_detail(s, 1) == "waits for 1 outstanding write(s)/multicast(s)"
+    assert it.describe(s, Transition("land", 1, 0)) == (
+        "(0,0).writer's write_tiles(b0, out, 1) (issued at ops[1]) completes")
     assert simulate(p).status == "terminated"
-    r = simulate(prog(ep(A, Engine.WRITER, Reserve(0, 1), Push(0, 1), Wait(0, 1), WriteTiles(0, "out", Addr(0), 1),
-                         Pop(0, 1)), buffers=(buf(0),), tensors=(OUT,)))
+    # A flush waits for the unicast write to leave its source too (noc_async_writes_flushed): then the page may go.
+    flushed = copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), Flush(), Pop(0, 1), WriteBarrier())
+    it = Interp(flushed)
+    s = it.initial()
+    for t in (Transition("step", 0), Transition("step", 0), Transition("land", 0, 0), Transition("step", 0),
+              Transition("step", 0), Transition("step", 1), Transition("step", 1)):
+        s = it.fire(s, t)
+    assert it.block_detail(s, 1) == "waits for 1 write(s)/multicast(s) to leave the source"
+    assert simulate(flushed).violations == ()
+    r = simulate(copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), Pop(0, 1)))
     assert where(only(r)) == ("async-pending-at-end", WA, None, ())
 
 
@@ -413,7 +436,7 @@ def test_multicast_leaves_then_lands_and_barriers_track_each_stage() -> None:
         s = it.fire(s, t)
     assert it.position(s, 0) == Position(RA, (7,))  # at the Flush, the McastSend issued
     assert it.enabled(s) == [Transition("leave", 0, 0)]
-    assert it.block_detail(s, 0) == "waits for 1 multicast(s) to leave the source"
+    assert it.block_detail(s, 0) == "waits for 1 write(s)/multicast(s) to leave the source"
     s = it.fire(s, Transition("leave", 0, 0))
     assert it.can_step(s, 0)  # Flush: the data left
     assert Transition("land", 0, 0, 1) in it.enabled(s)
@@ -471,26 +494,37 @@ def test_async_flag_overtake_on_unordered_target_only() -> None:
     assert simulate(mcast_program(WORMHOLE, flush=False)).violations == ()
 
 
-def test_async_source_reuse_read_and_pack() -> None:
+def test_async_source_reuse_per_page_read_and_pack() -> None:
+    """A page multicast from the back is not rewritten before the multicast left (dataflow_api.h: the source may be
+    reused once noc_async_writes_flushed returns); other pages of the same buffer may be written meanwhile."""
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
-    # The reservation covers the three tiles written, so only the reuse of the multicast source is at fault.
-    p = prog(ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0, 1), ReadTiles("in", Addr(0), 1, 0), PackAcc(0, 1),
-                Flush(), PackAcc(0, 1), ReadBarrier(), WriteBarrier(), Push(0, 1)),
-             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
-             ep(B, Engine.READER, Reserve(1, 1), Compute("x"), Compute("y"), Compute("z"), Push(1, 1)),
-             ep(B, Engine.COMPUTE, Wait(1, 1), Pop(1, 1)), buffers=bufs, groups=g, tensors=(IN,))
-    r = simulate(p)
-    assert [where(v) for v in r.violations] == [("async-source-reuse", RA, (2,), ()),
-                                                ("async-source-reuse", RA, (3,), ())]
+    # Page 0 is multicast; a read then lands in page 0 (the reuse) and a pack writes page 1 (another page: fine).
+    sender = ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0, 1), ReadTiles("in", Addr(0), 1, 0),
+                AcquireAcc(2, "bf16"), PackAcc(0, 1), Flush(), PackAcc(0, 1), ReleaseAcc(), ReadBarrier(),
+                WriteBarrier(), Push(0, 3))
+    p = prog(sender, ep(A, Engine.COMPUTE, Wait(0, 3), Pop(0, 3)), ep(B, Engine.READER, Reserve(1, 1)),
+             buffers=bufs, groups=g, tensors=(IN,))
+    it = Interp(p)
+    s = it.initial()
+    seen: list[Violation] = []
+    for t in [Transition("step", 0)] * 3 + [Transition("land", 0, 1)] + [Transition("step", 0)] * 2:
+        s, vs = it.step(s, t)
+        seen += vs
+    assert [where(v) for v in seen] == [("async-source-reuse", RA, (2,), ())]
+    assert seen[0].message == ("read_tiles(in, 1, b0) lands in page 0 of b0, the source of (0,0).reader's "
+                               "mcast_send(b0, 1, g0, 1 dests) at ops[1], which has not left it (no flush/write_barrier "
+                               "since)")
+    # Round robin lets the multicast leave at once: no reuse there.
+    assert simulate(p).violations == ()
 
 
 def test_mcast_slot_free_pages_and_write_offset() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
     # The receiver publishes its slot before the data comes: its ring is full when the data lands.
-    p = prog(ep(A, Engine.READER, Compute("x"), Compute("y"), Reserve(0, 4), McastSend(0, 4, 0, 1), WriteBarrier(),
-                Push(0, 4)),
+    p = prog(ep(A, Engine.READER, AcquireAcc(4, "bf16"), Reserve(0, 4), PackAcc(0, 4), McastSend(0, 4, 0, 1),
+                ReleaseAcc(), WriteBarrier(), Push(0, 4)),
              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
              ep(B, Engine.READER, Reserve(1, 4), Push(1, 4)), buffers=bufs, groups=g)
     r = simulate(p)
@@ -498,12 +532,12 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
                                                 ("balance-cb", RB, None, ())]
     assert r.violations[1].message == "mcast_send of 4 pages lands in b1 at (1,0) but b1 has only 0 free pages"
     # The sender's ring is one push ahead of the receiver's: the slots do not line up.
-    p2 = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(),
-                 Push(0, 2)),
+    p2 = prog(ep(A, Engine.READER, AcquireAcc(4, "bf16"), Reserve(0, 4), PackAcc(0, 4), Push(0, 2),
+                 McastSend(0, 2, 0, 1), ReleaseAcc(), WriteBarrier(), Push(0, 2)),
               ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
-              ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, Compute("x")), buffers=bufs, groups=g)
+              ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, ReadBarrier()), buffers=bufs, groups=g)
     v = only(simulate(p2))
-    assert where(v) == ("mcast-slot", RA, (3,), ())
+    assert where(v) == ("mcast-slot", RA, (4,), ())
     assert v.message == "mcast_send of 2 pages lands in b1 at (1,0) at write offset 2 but b1's write offset is 0"
 
 
@@ -549,7 +583,9 @@ ST = Tensor("st", (32, 64), "bf16", Role.STATE)
 
 def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = True) -> EngineProgram:
     b = 0 if site == A else 1
-    ops: list[Op] = [Reserve(b, 1), Push(b, 1), Wait(b, 1), WriteTiles(b, tensor, Addr(0), 1)]
+    # The page is filled (packed) before it is published: its consumer writes it out.
+    ops: list[Op] = [Reserve(b, 1), AcquireAcc(1, "bf16"), PackAcc(b, 1), ReleaseAcc(), Push(b, 1), Wait(b, 1),
+                     WriteTiles(b, tensor, Addr(0), 1)]
     ops += [WriteBarrier()] if barrier else []
     ops += [SemInc(0, B, 1), AtomicBarrier()] if signal else []
     ops += [Pop(b, 1)] + ([] if barrier else [WriteBarrier()])
@@ -578,10 +614,11 @@ def test_tensor_race_activation_read() -> None:
 
 def test_tensor_race_two_writers() -> None:
     bufs = (buf(0, A), buf(1, B))
+    out1 = Tensor("out", (32, 32), "bf16", Role.OUTPUT)
     p = prog(_writer(A, "out", barrier=False, signal=False), _writer(B, "out", barrier=False, signal=False),
-             buffers=bufs, tensors=(OUT,))
+             buffers=bufs, tensors=(out1,))
     v = only(simulate(p))
-    assert where(v) == ("tensor-race", "(1,0).writer", (3,), ())
+    assert where(v) == ("tensor-race", "(1,0).writer", (6,), ())
     assert v.message == "write_tiles(b1, out, 1) writes out tile 0 while a write to it by (0,0).writer is not complete"
 
 
@@ -664,10 +701,10 @@ def test_data_ops_stay_inside_their_reservation_and_wait() -> None:
     p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadTiles("in", Addr(1), 1, 0),
                 ReadBarrier(), Push(0, 1)),
              ep(A, Engine.WRITER, WriteTiles(0, "out", Addr(0), 1), Wait(0, 1), WriteBarrier(), Pop(0, 1)),
-             buffers=(buf(0),), tensors=(IN, Tensor("out", (32, 64), "bf16", Role.OUTPUT)))
+             buffers=(buf(0),), tensors=(IN, Tensor("out", (32, 32), "bf16", Role.OUTPUT)))
     r = simulate(p)
     assert sorted(where(v) for v in r.violations) == [("cb-read-unwaited", "(0,0).writer", (0,), ()),
                                                       ("cb-write-unreserved", RA, (2,), ())]
     (v,) = [v for v in r.violations if v.rule == "cb-write-unreserved"]
-    assert v.message == ("read_tiles(in, 1, b0) writes 2 tiles into the back of b0 since its last push, "
-                                       "but reserves since then cover 1")
+    assert v.message == ("read_tiles(in, 1, b0) writes tiles [1, 2) past the write pointer of b0, but its reserved "
+                         "window holds 1 tiles")

@@ -1,59 +1,133 @@
 """Aliased buffers (DESIGN §4 ``alias_of``; reference §1.1 and §2.6 item 6): two circular buffers sharing bytes
-page for page are safe only if a push into one never publishes a page the other still holds unconsumed.
+page for page are safe only if nothing writes a page, or publishes it, while the other still holds it unconsumed
+(docs/semantics.md, "Aliases": ``alias-clobber``).
 
-One reachability query per push into an aliased buffer: is there a state, consistent with the facts, where the
-producer is about to push ``n`` pages starting at its write pointer and one of them is among the alias's pages
-``[popped, pushed)`` (all modulo the common capacity)?
+One reachability query per (buffer, alias) pair covers every op that puts bytes into the buffer's pages: is there a
+state, consistent with the facts, where
+
+- the producer is about to push ``n`` pages starting at its write pointer, or about to pack into pages at the offsets
+  past its write pointer that the abstract interpretation found (``rules.EngineFacts.written``), or has a read into
+  such pages outstanding (between the ``ReadTiles`` and its read barrier; the pages are at the write pointer as it
+  stands, which no push moves meanwhile: a push there is ``async-read-publish`` and fails this query closed),
+
+and one of those pages is among the alias's pages ``[popped, pushed)`` (all modulo the common capacity)? A
+multicast landing into an aliased buffer is not decided (failed to prove).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 import z3
 
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
+from verispatial.certify.rules import EngineFacts, multicast_destinations
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf, pages
-from verispatial.ir.ops import Push
+from verispatial.ir.ops import PackAcc, Push, ReadBarrier, ReadTiles
 
 
-def _clobbers(pushes: list[Leaf], b: int, other: int, cap: int) -> object:
+def _read_span(a: Analysis, lf: Leaf) -> tuple[Leaf, Leaf] | None:
+    """The leaves between which a read ``lf`` may be outstanding: from the first leaf of the outermost loop that
+    encloses ``lf`` but not its read barrier (else ``lf`` itself) to that barrier; None without a barrier."""
+    leaves = a.views[lf.engine].leaves
+    barrier = next((x for x in leaves[lf.index + 1:]
+                    if isinstance(x.op, ReadBarrier) and lf.loops[: len(x.loops)] == x.loops), None)
+    if barrier is None:
+        return None
+    depth = len(barrier.loops)
+    start = lf
+    if len(lf.loops) > depth:
+        outer = lf.loops[depth]
+        start = next(x for x in leaves if outer in x.loops)
+    return start, barrier
+
+
+def _clobbers(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
+              writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]]) -> object:
     def build(sq: StateQuery) -> z3.BoolRef:
         cm = sq.cm
         j, k = sq.q.int_var("j"), sq.q.int_var("k")
         live = cm.pushed(other) - cm.popped(other)
-        about = z3.Or(*[z3.And(sq.enc.position(p.engine).at(p), j < pages(p.op)) for p in pushes])
-        return z3.And(about, j >= 0, k >= 0, k < live, (cm.pushed(b) + j) % cap == (cm.popped(other) + k) % cap)
+        about = [z3.And(sq.enc.position(p.engine).at(p), j >= 0, j < pages(p.op)) for p in pushes]
+        for _lf, offs, first, last in writes:
+            pos = sq.enc.position(first.engine)
+            if first.index == last.index:
+                where = pos.at(first)
+            else:
+                pos.referenced.update(range(first.index, last.index + 1))
+                where = z3.And(pos.sel >= first.index, pos.sel <= last.index)
+            about.append(z3.And(where, z3.Or(*[j == o for o in sorted(offs)])))
+        return z3.And(z3.Or(*about), k >= 0, k < live, (cm.pushed(b) + j) % cap == (cm.popped(other) + k) % cap)
 
     return build
 
 
-def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
-    """One result per (buffer, alias) pair, covering every push into the buffer."""
+def _blame(at: Mapping[str, tuple[Leaf | None, object]], pushes: list[Leaf],
+           writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]]) -> Leaf | None:
+    """The push or write whose position the candidate state is at (a read: anywhere it may be outstanding)."""
+    for x in pushes:
+        lf = at.get(x.engine, (None, ()))[0]
+        if lf is not None and lf.index == x.index:
+            return x
+    for w, _offs, first, last in writes:
+        lf = at.get(w.engine, (None, ()))[0]
+        if lf is not None and first.index <= lf.index <= last.index:
+            return w
+    return None
+
+
+def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
+                  facts: dict[str, EngineFacts] | None = None) -> list[Result]:
+    """One result per (buffer, alias) pair, covering every push, pack and read landing into the buffer."""
+    from verispatial.certify.rules import engine_facts
+
     out: list[Result] = []
-    partners = a.program.alias_partners()
+    p = a.program
+    partners = p.alias_partners()
+    facts = facts if facts is not None else {k: engine_facts(p, v) for k, v in a.views.items()}
     leaves = [lf for v in a.views.values() for lf in v.leaves]
+    dests = multicast_destinations(p)
     for b, others in sorted(partners.items()):
-        cap = a.program.buffers[b].capacity
+        cap = p.buffers[b].capacity
         pushes = [lf for lf in leaves if isinstance(lf.op, Push) and lf.op.buf == b]
-        if not pushes:
+        writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]] = []
+        undecided = ""
+        for lf in leaves:
+            if isinstance(lf.op, PackAcc) and lf.op.buf == b:
+                writes.append((lf, facts[lf.engine].written.get(lf.path, frozenset()), lf, lf))
+            elif isinstance(lf.op, ReadTiles) and lf.op.into == b:
+                span = _read_span(a, lf)
+                inside = [] if span is None else a.views[lf.engine].leaves[span[0].index: span[1].index + 1]
+                if span is None or any(isinstance(x.op, Push) and x.op.buf == b for x in inside):
+                    undecided = f"the read into b{b} at {lf.engine} {list(lf.path)} has no read barrier before the next push"
+                    break
+                writes.append((lf, facts[lf.engine].written.get(lf.path, frozenset()), *span))
+        if b in dests:
+            undecided = f"multicasts land in b{b}, whose bytes an alias shares (landings into aliased buffers are not decided)"
+        if not pushes and not writes and not undecided:
             continue
         for other in others:
             t0 = time.perf_counter()
             name = f"alias-clobber:b{b}~b{other}"
+            if undecided:
+                out.append(Result("memory", name, Verdict.FAILED, undecided))
+                continue
             focus = {lf.engine for lf in leaves if getattr(lf.op, "buf", None) in (b, other)}
-            o, d, _ = solve_each(a, _clobbers(pushes, b, other, cap), name, frozenset(focus), trusted, rlimit)
+            focus |= {lf.engine for lf, *_ in writes}
+            o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, frozenset(focus), trusted, rlimit)
             dt = time.perf_counter() - t0
+            n = len(pushes) + len(writes)
             if o.status == Status.UNSAT:
                 out.append(Result("memory", name, Verdict.PROVED,
-                                  f"{len(pushes)} push(es) into b{b} never publish a page its alias b{other} still holds",
-                                  seconds=dt))
+                                  f"{n} push(es) and write(s) into b{b} never touch a page its alias b{other} still "
+                                  f"holds", seconds=dt))
             elif o.status == Status.SAT and d is not None:
-                at = [lf for lf, _ in d.at.values() if lf is not None and lf in pushes]
-                where = {"engine": at[0].engine, "path": list(at[0].path)} if at else {}
-                msg = f"a push into b{b} can publish pages its alias b{other} still holds unconsumed"
+                blame = _blame(d.at, pushes, writes)
+                where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
+                msg = f"a push or write into b{b} can touch pages its alias b{other} still holds unconsumed"
                 out.append(Result("memory", name, Verdict.REFUTED, msg,
                                   d.counterexample("state", "alias-clobber", msg, **where), dt))
             else:

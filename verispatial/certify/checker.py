@@ -24,11 +24,21 @@ from verispatial.certify.ordering import check_ordering
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.reuse import cross_engine, discharge
 from verispatial.certify.ring import check_cb_balance, check_straddle
-from verispatial.certify.rules import RULE_FAMILY, Finding, engine_findings, ownership_findings
+from verispatial.certify.rules import (
+    RULE_FAMILY,
+    EngineFacts,
+    Finding,
+    _roles,
+    engine_facts,
+    multicast_destinations,
+    ownership_findings,
+)
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
-from verispatial.ir.program import Program
+from verispatial.ir.ops import McastSend, WriteTiles
+from verispatial.ir.program import Program, walk
 
 #: checker rule -> interpreter rules that reproduce it. A counterexample may also name ``deadlock_at``: a
 #: deadlock with that engine stuck there reproduces it too (an overshot equality wait hangs exactly there).
@@ -45,6 +55,8 @@ REPLAY_RULES: dict[str, set[str]] = {
     "balance-cb": {"balance-cb"},
     "balance-sem": {"balance-sem"},
     "alias-clobber": {"alias-clobber"},
+    "output-unwritten": {"output-unwritten"},
+    "async-source-reuse": {"async-source-reuse"},
 }
 #: Refutations that are concrete arithmetic on the program text (addresses), re-checked by construction.
 STATIC_KINDS = {"memory", "mcast-address", "certificate"}
@@ -52,16 +64,24 @@ STATIC_KINDS = {"memory", "mcast-address", "certificate"}
 Progress = Callable[[str], None]
 
 
-def _rule_results(a: Analysis, findings: list[Finding]) -> list[Result]:
+def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding] | None = None) -> list[Result]:
     out: list[Result] = []
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
+    gone: dict[str, list[Finding]] = {}
+    for f in discharged or []:
+        gone.setdefault(f.rule, []).append(f)
     n = len(a.views)
     for rule, family in RULE_FAMILY.items():
         fs = by_rule.get(rule, [])
         if not fs:
-            out.append(Result(family, rule, Verdict.PROVED, f"no path of the {n} engine programs breaks it"))
+            why = f"no path of the {n} engine programs breaks it"
+            if gone.get(rule):
+                why += (f"; {len(gone[rule])} op(s) flagged per engine run only once the source left (a later flag "
+                        "multicast seen to land, or a flush): " + ", ".join(f"{f.engine} {list(f.path or [])}"
+                                                                          for f in gone[rule][:4]))
+            out.append(Result(family, rule, Verdict.PROVED, why))
             continue
         for f in fs:
             t0 = time.perf_counter()
@@ -130,13 +150,19 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
     results: list[Result] = []
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
     findings = ownership_findings(program, a.views)
-    for v in a.views.values():
-        findings.extend(engine_findings(program, v))
-    results += _rule_results(a, findings)
+    facts = {k: engine_facts(program, v) for k, v in a.views.items()}
+    for fa in facts.values():
+        findings.extend(fa.findings)
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
                                                           "cb-single-producer", "cb-single-consumer")
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
+    # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
+    # can be at home when it runs (reuse.py); the rest are replayed.
+    discharged = [f for f in findings if f.rule == "async-source-reuse" and discharge(a, facts, f, trusted, rlimit)]
+    findings = [f for f in findings if f not in discharged]
+    results += _rule_results(a, findings, discharged)
+    results += _source_results(a, facts, trusted, rlimit)
 
     # Exact counting first: the deadlock question needs to know which counter models are faithful.
     say("semaphore counting")
@@ -154,6 +180,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
         for label in labels:
             say(label)
             results += _family(label, program, trusted, rlimit, inexact, a, pc)
+    results = _with_assumptions(program, results)
     if certificate is not None:
         from verispatial.certify.certificate import compare_certificate
 
@@ -191,5 +218,96 @@ def _buffers_of(a: Analysis, f: Finding) -> list[int]:
     from verispatial.certify.structure import op_at
 
     op = op_at(a.views[f.engine].program, f.path)
-    b = getattr(op, "buf", None)
-    return [b] if isinstance(b, int) else []
+    return [b for b, _ in _roles(op)]
+
+
+def _source_buffers(p: Program) -> tuple[set[int], set[int]]:
+    """Buffers read from the front by an asynchronous write or multicast, and buffers multicast from the back."""
+    front: set[int] = set()
+    back: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, WriteTiles):
+                front.add(op.src)
+            elif isinstance(op, McastSend):
+                (front if op.front else back).add(op.buf)
+    return front, back
+
+
+def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int], rlimit: int) -> list[Result]:
+    """The parts of ``async-source-reuse`` the per-engine run does not see: a flag source word set by another engine
+    of its site or written remotely (reuse.py, each candidate replayed), and sources whose pages something other
+    than their own engines may rewrite (not decided: failed to prove)."""
+    p = a.program
+    out: list[Result] = []
+    for r, lf in cross_engine(a, trusted, rlimit):
+        if r.verdict == Verdict.REFUTED and lf is not None:
+            got = confirm_rule(p, {"async-source-reuse"}, None, lf.engine, lf.path)
+            if got is None:
+                r = Result(r.family, r.name, Verdict.FAILED, f"{r.reason} — not replayed by the interpreter",
+                           seconds=r.seconds)
+            else:
+                r = Result(r.family, r.name, r.verdict, r.reason,
+                           {"kind": "rule", "rule": "async-source-reuse", "engine": lf.engine, "path": list(lf.path),
+                            "summary": r.reason, **got}, r.seconds)
+        out.append(r)
+    front, back = _source_buffers(p)
+    partners = p.alias_partners()
+    dests = multicast_destinations(p)
+    for b in sorted(front | back):
+        name = f"async-source-reuse:b{b}"
+        if b not in trusted:
+            out.append(Result("async-noc", name, Verdict.FAILED,
+                              f"b{b} is the source of asynchronous writes but its ownership or coverage was not proved: "
+                              "another engine's pops or writes are not decided"))
+        elif b in back and (b in partners or b in dests):
+            out.append(Result("async-noc", name, Verdict.FAILED,
+                              f"b{b} is multicast from its back and shares bytes with an alias or receives multicasts: "
+                              "a rewrite of its reserved pages by another engine is not decided"))
+    return out
+
+
+def _reads_a_source(p: Program, name: str) -> bool:
+    """Whether the op an ``<rule>:<engine>:<path>`` obligation names is an asynchronous write from a front (a
+    WriteTiles or a front multicast), i.e. its pages are an outstanding source (a Compute operand is not)."""
+    _rule, engine, where = name.split(":", 2)
+    try:
+        path = tuple(int(x) for x in where.strip("[]").split(",") if x.strip())
+        ep = next(e for e in p.programs if e.key == engine)
+        from verispatial.certify.structure import op_at
+
+        op = op_at(ep, path)
+    except (StopIteration, ValueError, IndexError):
+        return True  # not resolvable: assume it does (fail closed)
+    return isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)
+
+
+def _with_assumptions(p: Program, results: list[Result]) -> list[Result]:
+    """``async-source-reuse`` on pages read from a front assumes that the pages read lie inside the waited window
+    (``cb-read-unwaited``: then they stay unconsumed until the reading engine's own pop, which the per-engine run
+    checks) and that nothing else rewrites those unconsumed pages: the producer writing outside its reserved window
+    (``cb-write-unreserved``), an alias (``alias-clobber``) or a multicast landing (``mcast-slot``). Where those
+    obligations did not all prove, its proof becomes failed-to-prove, naming them."""
+    front, _ = _source_buffers(p)
+    if not front:
+        return results
+    partners = p.alias_partners()
+    dests = multicast_destinations(p)
+    need_alias = {b for b in front if b in partners}
+    need_slot = {b for b in front if b in dests}
+    prefixes = ["cb-read-unwaited:", "cb-write-unreserved:"]
+    prefixes += [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
+    prefixes += [f"alias-clobber:b{o}~b{b}" for b in sorted(need_alias) for o in partners[b]]
+    prefixes += ["mcast-slot:"] if need_slot else []
+    bad = [r.name for r in results if r.verdict != Verdict.PROVED and any(r.name.startswith(x) for x in prefixes)
+           and not (r.name.startswith("cb-read-unwaited:") and not _reads_a_source(p, r.name))]
+    if not bad:
+        return results
+    out = []
+    for r in results:
+        if r.name == "async-source-reuse" and r.verdict == Verdict.PROVED:
+            r = Result(r.family, r.name, Verdict.FAILED,
+                       f"{r.reason}; assumes {', '.join(bad[:4])}, which did not prove (the pages an asynchronous write "
+                       "reads stay inside its waited window and nothing else rewrites them)", seconds=r.seconds)
+        out.append(r)
+    return out

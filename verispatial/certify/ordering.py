@@ -186,6 +186,8 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
     for t in p.tensors:
         reads = [lf for lf in leaves if isinstance(lf.op, ReadTiles) and lf.op.tensor == t.name]
         writes = [lf for lf in leaves if isinstance(lf.op, WriteTiles) and lf.op.tensor == t.name]
+        if t.role == Role.OUTPUT:
+            out.append(_output(a, t.name, writes, rlimit))
         if t.role == Role.ACTIVATION:
             out.extend(_activation(a, trusted, t.name, reads, writes, rlimit))
         elif t.role == Role.STATE:
@@ -269,6 +271,51 @@ def _coverage(a: Analysis, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int
             "kind": "race", "rule": "tensor-race", "engine": r.engine, "path": list(r.path), "iteration": it,
             "tile": x, "trips": {n: model_int(m, v) for n, v in trips.items()},
             "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
+        return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
+    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
+def _output(a: Analysis, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
+    """``output-unwritten``: every tile of output ``tensor`` is written by some occurrence of some write of it, for
+    every trip value and indirect value (docs/semantics.md): "exists a run and a tile no write occurrence covers" is
+    unsat. The writes' occurrences are universally quantified (linear integer arithmetic), as in ``_coverage``.
+
+    This is a static question on the occurrences a run executes; a run that deadlocks before writing is the deadlock
+    obligation's. A refutation names the trips and the tile; the interpreter replays it (its end-of-run check)."""
+    name = f"output-unwritten:{tensor}"
+    t0 = time.perf_counter()
+    ntiles = a.program.tensor(tensor).tiles(a.program.target.tile)
+    q = Query(name, rlimit)
+    trips: dict[str, z3.ArithRef] = {}
+    count = _static_count(q, trips, a.program)
+    dyn: dict[str, z3.ArithRef] = {}
+    tile = q.int_var("tile")
+    q.add(z3.And(tile >= 0, tile < ntiles))
+    for k, w in enumerate(writes):
+        wa = _Access(q, count, w, f"w{k}", dyn)
+        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
+        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    for d, v in dyn.items():
+        lo, hi = next((w.op.addr.dynamic.lo, w.op.addr.dynamic.hi) for w in writes  # type: ignore[union-attr]
+                      if isinstance(w.op, WriteTiles) and w.op.addr.dynamic is not None and w.op.addr.dynamic.name == d)
+        q.add(z3.And(v >= lo, v <= hi))
+    o = q.check()
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result("happens-before", name, Verdict.PROVED,
+                      f"every tile of output {tensor} is written, for every trip value", seconds=dt)
+    if o.status == Status.SAT:
+        assert o.model is not None
+        m = o.model
+        x = model_int(m, tile)
+        ts = {n: model_int(m, v) for n, v in trips.items()}
+        why = (f"output {tensor} tile {x} is written by no write of it"
+               + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(ts.items()))})" if ts else ""))
+        # The interpreter reports it at the end, at the first engine that writes the tensor (else the first engine).
+        engine = writes[0].engine if writes else (a.program.programs[0].key if a.program.programs else "")
+        cex: dict[str, object] = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None,
+                                  "tile": x, "trips": ts, "dynamic": {n: model_int(m, v) for n, v in dyn.items()},
+                                  "summary": why}
         return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
     return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 

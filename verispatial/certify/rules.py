@@ -4,6 +4,19 @@ The abstract state is a set of may-facts; loops are run to a fixpoint (a trip lo
 every path the program can take is covered and no rule violation is missed. A finding is only a candidate:
 the checker refutes with it only after the interpreter reproduces it (``replay.py``); otherwise it fails to prove.
 
+Facts, per buffer ``b`` and relative to the engine's own pointers (docs/semantics.md, "Circular-buffer windows"):
+
+- ``("rsv", b, ahead, fill)``: the producer's reserved window ``[pushed, pushed + ahead)`` and the tiles written into
+  it from the write pointer; ``("wt", b, ahead, drain)`` the consumer's waited window and the tiles read from it;
+- ``("sb", b, slot, leaf)``: ring slot ``(pushed + slot) mod capacity`` is the source of this engine's multicast
+  from the back (leaf index ``leaf``) that may not have left; ``("sf", b, slot, leaf)`` the same relative to the
+  read pointer for a write or multicast from the front; ``("sw", sem, leaf)`` the engine's word of ``sem`` is the
+  source of a flag multicast that may not have left;
+- ``("acc", held)``: whether an accumulator is acquired; ``("rd", b)`` reads into ``b`` not yet barriered and
+  ``("rdp", b, slot, path)`` the ring slots (relative to the write pointer) the read at ``path`` may still land in.
+
+Slots are kept modulo the capacity (the bytes a page occupies), so the lattice is finite.
+
 Rule names are shared with the interpreter (``verispatial.petri.interp``).
 """
 
@@ -17,6 +30,7 @@ from verispatial.certify.structure import EngineView
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
+    Compute,
     Flush,
     Loop,
     McastSend,
@@ -27,14 +41,16 @@ from verispatial.ir.ops import (
     Push,
     ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     Reserve,
     SemInc,
+    SemIncMcast,
     SemSet,
     Wait,
     WriteBarrier,
     WriteTiles,
 )
-from verispatial.ir.program import Program
+from verispatial.ir.program import Program, walk
 
 #: rule -> obligation family
 RULE_FAMILY = {
@@ -43,6 +59,7 @@ RULE_FAMILY = {
     "cb-single-consumer": "circular-buffer",
     "cb-push-uncovered": "circular-buffer",
     "cb-pop-uncovered": "circular-buffer",
+    "cb-push-unfilled": "circular-buffer",
     "cb-write-unreserved": "circular-buffer",
     "cb-read-unwaited": "circular-buffer",
     "async-read-publish": "async-noc",
@@ -50,24 +67,46 @@ RULE_FAMILY = {
     "async-source-reuse": "async-noc",
     "async-pending-at-end": "async-noc",
     "acc-capacity": "accumulator",
+    "acc-unacquired": "accumulator",
 }
 
 
 @attrs.frozen
 class Finding:
-    """A possible violation of ``rule`` at ``path`` of engine ``engine`` (path None: at the engine's end)."""
+    """A possible violation of ``rule`` at ``path`` of engine ``engine`` (path None: at the engine's end).
+
+    ``sources``: for ``async-source-reuse``, the leaf indices of this engine's writes or multicasts whose source
+    may not have left when the op at ``path`` runs (the reuse query in ``reuse.py`` may discharge them); ``LATE``
+    when the op is a read whose landing may rewrite a multicast issued after it (never discharged)."""
 
     rule: str
     engine: str
     path: tuple[int, ...] | None
     message: str
+    sources: tuple[int, ...] = ()
 
     @property
     def family(self) -> str:
         return RULE_FAMILY.get(self.rule, "structure")
 
 
+@attrs.frozen
+class EngineFacts:
+    """What the abstract interpretation of one engine found.
+
+    ``findings``: candidate violations. ``written``: for each ReadTiles/PackAcc leaf (by path), the page offsets
+    (relative to the write pointer, in pages) it may write. ``reserve_from``: for each Reserve leaf, the least
+    window size (pages) held before it, so its new pages are ``[from, pages)`` past the write pointer."""
+
+    findings: tuple[Finding, ...]
+    written: dict[tuple[int, ...], frozenset[int]]
+    reserve_from: dict[tuple[int, ...], int]
+
+
 State = frozenset[tuple[object, ...]]
+
+#: A ``Finding.sources`` entry for a reuse no query discharges: a read issued before the multicast it rewrites.
+LATE = -1
 
 #: Constant loops up to this count are iterated exactly; longer ones (and trip loops) run to a fixpoint.
 EXACT_LOOP = 256
@@ -112,88 +151,212 @@ def _pairs(s: State, tag: str, b: int) -> list[tuple[int, int]]:
     return [(int(t[2]), int(t[3])) for t in s if t[0] == tag and t[1] == b]  # type: ignore[call-overload]
 
 
-def engine_findings(p: Program, view: EngineView) -> list[Finding]:
-    """Coverage, asynchronous-NoC and accumulator findings for one engine, over every path."""
+def _shift(s: State, tag: str, b: int, n: int, cap: int) -> State:
+    """Move the source slots of ``b`` (tag ``sb``/``sf``) as the pointer they are relative to advances ``n`` pages."""
+    return frozenset((tag, b, (int(t[2]) - n) % cap, t[3]) if t[0] == tag and t[1] == b else t  # type: ignore[call-overload]
+                     for t in s)
+
+
+def _tile_pages(start: int, tiles: int, pt: int) -> range:
+    """Pages (relative) holding tiles ``[start, start + tiles)`` of a ``pt``-tile page."""
+    return range(start // pt, (start + tiles - 1) // pt + 1) if tiles > 0 else range(0)
+
+
+def data_buffers(p: Program) -> set[int]:
+    """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source): their pushes publish
+    data (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only."""
+    out: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, WriteTiles):
+                out.add(op.src)
+            elif isinstance(op, Compute):
+                out.update(o.buf for o in op.ins)
+            elif isinstance(op, McastSend):
+                out.add(op.buf)
+    return out
+
+
+def multicast_destinations(p: Program) -> set[int]:
+    """Buffers some multicast lands in (the buffer of the sender's cb index at each destination, in its phase)."""
+    phases = p.phase_of_section()
+    by_site_cb = {(b.site, phases[b.section], b.cb): b.id for b in p.buffers}
+    out: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, McastSend):
+                src = p.buffers[op.buf]
+                for d in p.groups[op.group].destinations():
+                    got = by_site_cb.get((d, phases[src.section], src.cb))
+                    if got is not None:
+                        out.add(got)
+    return out
+
+
+def engine_facts(p: Program, view: EngineView) -> EngineFacts:
+    """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path."""
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = {}
     key = view.key
     ordered = p.target.ordered_writes
+    data = data_buffers(p)
+    dests = multicast_destinations(p)
+    caps = {b.id: b.capacity for b in p.buffers}
+    leaf_at = {lf.path: lf.index for lf in view.leaves}
+    # The most pages a window of each buffer can hold (saturation bound of the tile counts: finite lattice).
+    most = dict(caps)
+    for lf in view.leaves:
+        if isinstance(lf.op, (Reserve, Wait)):
+            most[lf.op.buf] = max(most[lf.op.buf], lf.op.pages)
+    written: dict[tuple[int, ...], set[int]] = {}
+    reserve_from: dict[tuple[int, ...], int] = {}
 
-    def flag(rule: str, path: tuple[int, ...] | None, msg: str) -> None:
-        found.setdefault((rule, path), Finding(rule, key, path, msg))
+    def flag(rule: str, path: tuple[int, ...] | None, msg: str, sources: tuple[int, ...] = ()) -> None:
+        old = found.get((rule, path))
+        if old is None:
+            found[(rule, path)] = Finding(rule, key, path, msg, tuple(sorted(set(sources))))
+        elif sources:
+            found[(rule, path)] = attrs.evolve(old, sources=tuple(sorted(set(old.sources) | set(sources))))
+
+    def reuse(s: State, tag: str, b: int, slots: set[int], path: tuple[int, ...], what: str) -> None:
+        hit = sorted({int(t[3]) for t in s if t[0] == tag and t[1] == b and int(t[2]) in slots})  # type: ignore[call-overload]
+        if hit:
+            flag("async-source-reuse", path, f"{what} b{b} pages that a write or multicast issued from them may not "
+                                             "have left (no flush/write_barrier since)", tuple(hit))
 
     def fill(s: State, b: int, tiles: int, path: tuple[int, ...], what: str) -> State:
         pt = p.buffers[b].page_tiles
-        if any(f + tiles > v * pt for v, f in _pairs(s, "rsv", b)):
-            flag("cb-write-unreserved", path, f"{what} writes more tiles into the back of b{b} than reserves since its "
-                                              "last push cover")
-        return _map(s, "rsv", b, lambda v, f: (v, min(f + tiles, v * pt + 1)))
+        top = most[b] * pt + 1
+        pages: set[int] = set()
+        for v, f in _pairs(s, "rsv", b):
+            if f + tiles > v * pt:
+                flag("cb-write-unreserved", path, f"{what} writes tiles past the reserved window of b{b}")
+            pages.update(_tile_pages(f, tiles, pt))
+        written.setdefault(path, set()).update(pages)
+        reuse(s, "sb", b, {x % caps[b] for x in pages}, path, f"{what} rewrites")
+        s = _map(s, "rsv", b, lambda v, f: (v, min(f + tiles, top)))
+        if what == "read_tiles":  # it lands later: a multicast issued from those pages meanwhile is rewritten then
+            s = s | {("rdp", b, x % caps[b], path) for x in pages}
+        return s
 
-    # Facts: ("rsv", b, pages reserved since the last push, tiles written since), ("wt", b, pages waited since
-    # the last pop, tiles read since); the count of tiles saturates once it exceeds the cover (finite lattice).
     def step(op: Op, path: tuple[int, ...], s: State) -> State:
         if isinstance(op, Reserve):
-            return _map(s, "rsv", op.buf, lambda v, f: (max(v, op.pages), f))
+            b = op.buf
+            froms = [v for v, _ in _pairs(s, "rsv", b)]
+            lo = min(froms, default=0)
+            reserve_from[path] = min(reserve_from.get(path, lo), lo)
+            new = {j % caps[b] for j in range(lo, op.pages)}
+            reuse(s, "sb", b, new, path, "re-reserves")
+            return _map(s, "rsv", b, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
             return _map(s, "wt", op.buf, lambda v, r: (max(v, op.pages), r))
         if isinstance(op, Push):
-            if any(v < op.pages for v, _ in _pairs(s, "rsv", op.buf)):
-                flag("cb-push-uncovered", path, f"push of {op.pages} pages on b{op.buf} without a reserve of as many since the last push")
-            if ("rd", op.buf) in s:
-                flag("async-read-publish", path, f"push of b{op.buf} while reads into it may not have landed (no read barrier since)")
-            return _map(s, "rsv", op.buf, lambda v, f: (0, 0))
+            b, n = op.buf, op.pages
+            pt = p.buffers[b].page_tiles
+            pairs = _pairs(s, "rsv", b)
+            if any(v < n for v, _ in pairs):
+                flag("cb-push-uncovered", path, f"push of {n} pages on b{b} beyond its reserved window")
+            if b in data and b not in dests and any(f < n * pt for _, f in pairs):
+                flag("cb-push-unfilled", path, f"push of {n} pages on b{b} publishes pages nothing wrote since they "
+                                               "were reserved")
+            if ("rd", b) in s:
+                flag("async-read-publish", path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
+            s = _shift(s, "sb", b, n, caps[b])
+            s = frozenset(("rdp", b, (int(t[2]) - n) % caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
+                          for t in s)
+            return _map(s, "rsv", b, lambda v, f: (max(v - n, 0), max(f - n * pt, 0)))
         if isinstance(op, Pop):
-            if any(v < op.pages for v, _ in _pairs(s, "wt", op.buf)):
-                flag("cb-pop-uncovered", path, f"pop of {op.pages} pages on b{op.buf} without a wait for as many since the last pop")
-            return _map(s, "wt", op.buf, lambda v, r: (0, 0))
+            b, n = op.buf, op.pages
+            pt = p.buffers[b].page_tiles
+            if any(v < n for v, _ in _pairs(s, "wt", b)):
+                flag("cb-pop-uncovered", path, f"pop of {n} pages on b{b} beyond its waited window")
+            reuse(s, "sf", b, {j % caps[b] for j in range(n)}, path, "frees")
+            s = _shift(s, "sf", b, n, caps[b])
+            return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
         if isinstance(op, ReadTiles):
             s = fill(s, op.into, op.tiles, path, "read_tiles")
-            if ("ms", op.into) in s:
-                flag("async-source-reuse", path, f"reads into b{op.into} while a multicast from it may not have left (no flush since)")
             return s | {("rd", op.into)}
         if isinstance(op, ReadBarrier):
-            return frozenset(t for t in s if t[0] != "rd")
+            return frozenset(t for t in s if t[0] not in ("rd", "rdp"))
         if isinstance(op, PackAcc):
-            s = fill(s, op.buf, op.tiles, path, "pack_acc")
-            if ("ms", op.buf) in s:
-                flag("async-source-reuse", path, f"packs into b{op.buf} while a multicast from it may not have left (no flush since)")
+            if ("acc", False) in s:
+                flag("acc-unacquired", path, f"pack_acc into b{op.buf} with no accumulator acquired")
+            return fill(s, op.buf, op.tiles, path, "pack_acc")
+        if isinstance(op, Compute):
+            if ("acc", False) in s:
+                flag("acc-unacquired", path, f"compute {op.kind} with no accumulator acquired")
+            for o in op.ins:
+                if any(v < o.pages for v, _ in _pairs(s, "wt", o.buf)):
+                    flag("cb-read-unwaited", path, f"compute {op.kind} unpacks {o.pages} pages of b{o.buf} beyond its "
+                                                   "waited window")
             return s
         if isinstance(op, WriteTiles):
-            pt = p.buffers[op.src].page_tiles
-            if any(r + op.tiles > v * pt for v, r in _pairs(s, "wt", op.src)):
-                flag("cb-read-unwaited", path, f"write_tiles reads more tiles from the front of b{op.src} than waits "
-                                               "since its last pop cover")
-            s = _map(s, "wt", op.src, lambda v, r: (v, min(r + op.tiles, v * pt + 1)))
-            return s | {("w",)}
+            b = op.src
+            pt = p.buffers[b].page_tiles
+            top = most[b] * pt + 1
+            srcs: set[tuple[object, ...]] = set()
+            for v, r in _pairs(s, "wt", b):
+                if r + op.tiles > v * pt:
+                    flag("cb-read-unwaited", path, f"write_tiles reads tiles past the waited window of b{b}")
+                srcs |= {("sf", b, x % caps[b], leaf_at[path]) for x in _tile_pages(r, op.tiles, pt)}
+            s = _map(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
+            return s | srcs | {("w",)}
         if isinstance(op, McastSend):
-            if any(v < op.pages for v, _ in _pairs(s, "rsv", op.buf)):
-                flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{op.buf} beyond "
-                                                  "its reservation since the last push")
-            return s | {("ms", op.buf), ("mw",), ("w",)}
+            b = op.buf
+            if ("rd", b) in s:
+                flag("async-read-publish", path, f"mcast_send of b{b} while reads into it may not have landed (no read "
+                                                 "barrier since)")
+            if op.front:
+                if any(v < op.pages for v, _ in _pairs(s, "wt", b)):
+                    flag("cb-read-unwaited", path, f"mcast_send of {op.pages} pages from the front of b{b} beyond its "
+                                                   "waited window")
+                tag = "sf"
+            else:
+                if any(v < op.pages for v, _ in _pairs(s, "rsv", b)):
+                    flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
+                                                      "its reserved window")
+                tag = "sb"
+                mine = {j % caps[b] for j in range(op.pages)}
+                for t in s:
+                    if t[0] == "rdp" and t[1] == b and t[2] in mine:
+                        # The read lands after the multicast was issued from its pages: the landing rewrites them.
+                        flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
+                                                          "after it reads (no read barrier between them)", (LATE,))
+            srcs = {(tag, b, j % caps[b], leaf_at[path]) for j in range(op.pages)}
+            return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
                 flag("async-flag-overtake", path,
                      f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {p.target.name} "
                      "does not keep writes ordered and there is no flush between them")
-            return s | {("mf", op.sem), ("w",)}
-        if isinstance(op, Flush):
-            return frozenset(t for t in s if t[0] not in ("ms", "mw", "mf"))
-        if isinstance(op, WriteBarrier):
-            return frozenset(t for t in s if t[0] not in ("ms", "mw", "mf", "w"))
+            return s | {("sw", op.source, leaf_at[path]), ("w",)}
+        if isinstance(op, (Flush, WriteBarrier)):
+            drop = ("sb", "sf", "sw", "mw") + (("w",) if isinstance(op, WriteBarrier) else ())
+            return frozenset(t for t in s if t[0] not in drop)
         if isinstance(op, SemSet):
-            if ("mf", op.sem) in s:
-                flag("async-source-reuse", path, f"sets sem{op.sem} while a flag multicast reading it may not have left (no flush since)")
+            hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
+            if hit:
+                flag("async-source-reuse", path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
+                                                 "(no flush since)", hit)
             return s
-        if isinstance(op, SemInc):
+        if isinstance(op, (SemInc, SemIncMcast)):
             return s | {("a",)}
         if isinstance(op, AtomicBarrier):
             return frozenset(t for t in s if t[0] != "a")
-        if isinstance(op, AcquireAcc) and op.tiles > p.target.acc_capacity(op.dtype):
-            flag("acc-capacity", path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {p.target.name} holds "
-                                       f"{p.target.acc_capacity(op.dtype)} at that precision")
+        if isinstance(op, AcquireAcc):
+            if op.tiles > p.target.acc_capacity(op.dtype):
+                flag("acc-capacity", path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {p.target.name} "
+                                           f"holds {p.target.acc_capacity(op.dtype)} at that precision")
+            if ("acc", True) in s:
+                flag("acc-unacquired", path, "acquire_acc while an accumulator is already held")
+            return frozenset(t for t in s if t[0] != "acc") | {("acc", True)}
+        if isinstance(op, ReleaseAcc):
+            if ("acc", False) in s:
+                flag("acc-unacquired", path, "release_acc with no accumulator acquired")
+            return frozenset(t for t in s if t[0] != "acc") | {("acc", False)}
         return s
 
     bufs = {b.id for b in p.buffers}
-    init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs})
+    init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs} | {("acc", False)})
     end = _run(view.program.ops, (), init, step)
     pend = []
     if any(t[0] == "rd" for t in end):
@@ -210,7 +373,34 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
             cap = p.buffers[op.buf].capacity
             flag("cb-capacity", lf.path,
                  f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {cap}: it can never return")
-    return sorted(found.values(), key=lambda f: (f.rule, f.path or ()))
+    findings = tuple(sorted(found.values(), key=lambda f: (f.rule, f.path or ())))
+    return EngineFacts(findings, {k: frozenset(v) for k, v in written.items()}, reserve_from)
+
+
+def engine_findings(p: Program, view: EngineView) -> list[Finding]:
+    """The findings of ``engine_facts`` alone."""
+    return list(engine_facts(p, view).findings)
+
+
+def _roles(op: Op) -> list[tuple[int, bool]]:
+    """(buffer, produces) for each buffer the op uses as its producer (reserves, pushes, writes into the back,
+    multicasts from the back) or consumer (waits, pops, reads from the front): the read and write pointers are
+    private to the thread that owns that end (reference §1.1)."""
+    if isinstance(op, (Reserve, Push)):
+        return [(op.buf, True)]
+    if isinstance(op, (Wait, Pop)):
+        return [(op.buf, False)]
+    if isinstance(op, ReadTiles):
+        return [(op.into, True)]
+    if isinstance(op, PackAcc):
+        return [(op.buf, True)]
+    if isinstance(op, WriteTiles):
+        return [(op.src, False)]
+    if isinstance(op, McastSend):
+        return [(op.buf, not op.front)]
+    if isinstance(op, Compute):
+        return [(o.buf, False) for o in op.ins]
+    return []
 
 
 def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding]:
@@ -219,10 +409,8 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
     cons: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
     for v in views.values():
         for lf in v.leaves:
-            if isinstance(lf.op, (Reserve, Push)):
-                prod.setdefault(lf.op.buf, []).append((v.key, lf.path))
-            elif isinstance(lf.op, (Wait, Pop)):
-                cons.setdefault(lf.op.buf, []).append((v.key, lf.path))
+            for b, produces in _roles(lf.op):
+                (prod if produces else cons).setdefault(b, []).append((v.key, lf.path))
     out: list[Finding] = []
     for rule, table, what in (("cb-single-producer", prod, "produce"), ("cb-single-consumer", cons, "consume")):
         for b, uses in sorted(table.items()):

@@ -62,7 +62,8 @@ class ExploreResult:
     """What the search found.
 
     ``deadlocks``: the first deadlock found per trip assignment. ``violations``: the first violation found per
-    rule (in the order found). ``complete``: every reachable state of every assignment was visited (False when
+    rule at each op (rule, engine, op path; in the order found), so every place a rule breaks can be replayed.
+    ``complete``: every reachable state of every assignment was visited (False when
     ``max_states`` ran out; then "no deadlock" proves nothing). ``states``: states visited in all.
     ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
     """
@@ -85,7 +86,8 @@ class ExploreResult:
         return "ok" if self.complete else "inconclusive"
 
     def rules(self) -> list[str]:
-        return [f.violation.rule for f in self.violations]
+        """Every rule broken, each once, in the order first found."""
+        return list(dict.fromkeys(f.violation.rule for f in self.violations))
 
     def violation(self, rule: str) -> ViolationFound | None:
         """The violation found for ``rule``, if any."""
@@ -165,7 +167,7 @@ def explore(
     ``ValueError`` for bad trip values.
     """
     deadlocks: list[DeadlockFound] = []
-    found: dict[str, ViolationFound] = {}
+    found: dict[tuple[str, str, tuple[int, ...] | None], ViolationFound] = {}
     visited_total = 0
     complete = True
     done: list[dict[str, int]] = []
@@ -186,10 +188,11 @@ def explore(
         def note(vs: list[Violation], trace_of: Any, last: Transition | None,
                  it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
             for v in vs:
-                if v.rule in found:
+                where = (v.rule, v.position.engine, v.position.path)
+                if where in found:
                     continue
                 trace = _trace(parent, trace_of) + ([last] if last is not None else [])
-                found[v.rule] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
+                found[where] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
 
         note(first, k0, None)
         while queue:

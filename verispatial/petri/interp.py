@@ -38,6 +38,7 @@ from verispatial.ir.ops import (
     CONTAINERS,
     AcquireAcc,
     AtomicBarrier,
+    Compute,
     Flush,
     If,
     Loop,
@@ -49,6 +50,7 @@ from verispatial.ir.ops import (
     Push,
     ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     Reserve,
     SemInc,
     SemIncMcast,
@@ -83,10 +85,14 @@ __all__ = [
 
 # Kinds of in-flight asynchronous operations. Entries are tuples so states hash:
 #   (_INC,   path, iters, word, by)
-#   (_READ,  path, iters, state_tiles)                      state_tiles: tile keys of state tensors read
-#   (_WRITE, path, iters)
-#   (_MCAST, path, iters, buf, pages, ps, left, remaining)  ps: sender write offset at issue; remaining: dest bufs
+#   (_READ,  path, iters, state_tiles, into, slots)         state_tiles: tile keys of state tensors read; slots: the
+#                                                           pages of ``into`` it lands in
+#   (_WRITE, path, iters, src)                              src: the source pages (root buffer, slots, buffer)
+#   (_MCAST, path, iters, buf, pages, ps, left, remaining, src, front)  ps: offset of the slot it lands in;
+#                                                           remaining: dest bufs; src: (root, slots, buffer)
 #   (_VALID, path, iters, src_word, value, sem, left, remaining)  value: read when it leaves; remaining: dest words
+# A unicast write leaves its source and completes in one landing: nothing observes the moment between (a Flush and a
+# WriteBarrier both wait for it; a tensor tile counts as written at the WriteBarrier), so no behaviour is lost.
 _INC, _READ, _WRITE, _MCAST, _VALID = 0, 1, 2, 3, 4
 
 PC = tuple[tuple[int, ...], tuple[int, ...]]
@@ -124,6 +130,7 @@ class State:
 
     __slots__ = (
         "ab",
+        "acc",
         "consumer",
         "dirty",
         "drain",
@@ -136,10 +143,9 @@ class State:
         "producer",
         "pushed",
         "rb_mask",
-        "res_max",
+        "rsv_end",
         "tiles",
-        "vs_mask",
-        "wait_max",
+        "wait_end",
         "wb",
         "words",
         "wtiles",
@@ -148,10 +154,14 @@ class State:
     pcs: list[PC | None]
     pushed: list[int]
     popped: list[int]
-    res_max: list[int]  # largest Reserve of each buffer since its last Push (pages)
-    wait_max: list[int]  # largest Wait of each buffer since its last Pop (pages)
-    fill: list[int]  # tiles written into each buffer's reserved back since its last Push
-    drain: list[int]  # tiles read from each buffer's waited front since its last Pop
+    # The producer's reserved window of each buffer is [pushed, rsv_end) and the consumer's waited window
+    # [popped, wait_end) (pages, absolute): a Reserve(n) sets rsv_end = max(rsv_end, pushed + n), a Wait(n)
+    # wait_end = max(wait_end, popped + n) (docs/semantics.md, "Circular-buffer windows").
+    rsv_end: list[int]
+    wait_end: list[int]
+    fill: list[int]  # tiles written into each buffer's back at or after its write pointer (not yet pushed)
+    drain: list[int]  # tiles read from each buffer's front at or after its read pointer (not yet popped)
+    acc: list[bool]  # per engine: an accumulator is acquired (AcquireAcc .. ReleaseAcc)
     producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
     consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
     landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
@@ -164,7 +174,6 @@ class State:
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
     mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
-    vs_mask: list[int]  # per engine: semaphores flag-multicast since its last Flush/WriteBarrier
     # per tensor tile (DESIGN §5): (engines with an incomplete write of it, its last completed writer (engine index,
     # -1 none), engines that have issued a write of it). Every tensor rule is decided tile by tile from this.
     tiles: dict[TileKey, tuple[int, int, int]]
@@ -173,12 +182,12 @@ class State:
     def copy(self) -> State:
         s = State.__new__(State)
         s.pcs, s.pushed, s.popped = self.pcs.copy(), self.pushed.copy(), self.popped.copy()
-        s.res_max, s.wait_max = self.res_max.copy(), self.wait_max.copy()
-        s.fill, s.drain = self.fill.copy(), self.drain.copy()
+        s.rsv_end, s.wait_end = self.rsv_end.copy(), self.wait_end.copy()
+        s.fill, s.drain, s.acc = self.fill.copy(), self.drain.copy(), self.acc.copy()
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
-        s.mc_mask, s.vs_mask = self.mc_mask.copy(), self.vs_mask.copy()
+        s.mc_mask = self.mc_mask.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         return s
 
@@ -187,10 +196,11 @@ class State:
             tuple(self.pcs),
             tuple(self.pushed),
             tuple(self.popped),
-            tuple(self.res_max),
-            tuple(self.wait_max),
+            tuple(self.rsv_end),
+            tuple(self.wait_end),
             tuple(self.fill),
             tuple(self.drain),
+            tuple(self.acc),
             tuple(self.producer),
             tuple(self.consumer),
             tuple(self.landed),
@@ -201,7 +211,6 @@ class State:
             tuple(self.wb),
             tuple(self.ab),
             tuple(self.mc_mask),
-            tuple(self.vs_mask),
             # Only whether a tile has a completed write and whether a write was issued decide a rule; which engines
             # did (named in messages) does not change the future, so equal futures keep equal keys.
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
@@ -274,7 +283,11 @@ class Interp:
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.n = len(self.engines)
         self.caps = [b.capacity for b in program.buffers]
+        self.page_tiles = [b.page_tiles for b in program.buffers]
         self.alias_partners = program.alias_partners()
+        # Aliased buffers share bytes page for page (validate: same capacity and page size): slot j of a buffer is
+        # slot j of its root's bytes.
+        self.root = [b.alias_of if b.alias_of is not None else b.id for b in program.buffers]
 
         # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
         self._ops: list[dict[tuple[int, ...], Op]] = []
@@ -330,6 +343,20 @@ class Interp:
                     self._valid_words[(op.sem, op.group)] = tuple(self.word_id[(op.sem, d)] for d in dests)
         self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
 
+        self.writers: dict[str, int] = {}
+        #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
+        #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
+        #: a synchronisation channel whose pushes publish tokens only.
+        self.data_bufs: set[int] = set()
+        for e, ep in enumerate(self.engines):
+            for op in walk(ep.ops):
+                if isinstance(op, WriteTiles):
+                    self.writers.setdefault(op.tensor, e)
+                    self.data_bufs.add(op.src)
+                elif isinstance(op, Compute):
+                    self.data_bufs.update(o.buf for o in op.ins)
+                elif isinstance(op, McastSend):
+                    self.data_bufs.add(op.buf)
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
@@ -433,12 +460,12 @@ class Interp:
         """The initial state and the violations found on reaching each engine's first op."""
         s = State.__new__(State)
         nb, nw, n = len(self.program.buffers), len(self.word_site), self.n
-        s.pushed, s.popped, s.res_max, s.wait_max = [0] * nb, [0] * nb, [0] * nb, [0] * nb
-        s.fill, s.drain = [0] * nb, [0] * nb
+        s.pushed, s.popped, s.rsv_end, s.wait_end = [0] * nb, [0] * nb, [0] * nb, [0] * nb
+        s.fill, s.drain, s.acc = [0] * nb, [0] * nb, [False] * n
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
-        s.mc_mask, s.vs_mask, s.wtiles = [0] * n, [0] * n, [() for _ in range(n)]
+        s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.tiles = {}
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
         out: list[Violation] = []
@@ -476,7 +503,7 @@ class Interp:
         if t is WriteBarrier:
             return not any(en[0] in (_WRITE, _MCAST, _VALID) for en in s.pending[e])
         if t is Flush:
-            return all(en[6] for en in s.pending[e] if en[0] >= _MCAST)
+            return all(en[6] if en[0] >= _MCAST else en[0] != _WRITE for en in s.pending[e])
         if t is AtomicBarrier:
             return not any(en[0] == _INC for en in s.pending[e])
         return True
@@ -584,8 +611,8 @@ class Interp:
             k = sum(1 for en in s.pending[e] if en[0] in ks)
             return f"waits for {k} outstanding {what}"
         if isinstance(op, Flush):
-            k = sum(1 for en in s.pending[e] if en[0] >= _MCAST and not en[6])
-            return f"waits for {k} multicast(s) to leave the source"
+            k = sum(1 for en in s.pending[e] if (en[0] >= _MCAST and not en[6]) or en[0] == _WRITE)
+            return f"waits for {k} write(s)/multicast(s) to leave the source"
         return "blocked"  # pragma: no cover - every blocking op is listed above
 
     def blocked_reason(self, s: State, engine: str | int) -> str:
@@ -626,13 +653,24 @@ class Interp:
         return f"{what} {'lands' if en[0] == _READ else 'completes'}"
 
     def final_violations(self, s: State) -> list[Violation]:
-        """``balance-cb`` and ``balance-sem`` for a terminated state (every engine finished, nothing in flight)."""
+        """``balance-cb``, ``output-unwritten`` (every tile of every output tensor was written: at termination every
+        issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
+        flight). ``output-unwritten`` is reported at the first engine that writes the tensor (else engine 0)."""
         out: list[Violation] = []
         for b in self.program.buffers:
             if s.pushed[b.id] != s.popped[b.id]:
                 e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
                 msg = f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}"
                 out.append(Violation("balance-cb", self._site_pos(b.site, e), msg))
+        for ti, t in enumerate(self.program.tensors):
+            if t.role is not Role.OUTPUT:
+                continue
+            missing = [k for k in range(self.tensor_tiles[ti]) if not s.tiles.get((ti, k), (0, -1, 0))[2]]
+            if missing:
+                e = self.writers.get(t.name, 0)
+                out.append(Violation("output-unwritten", Position(self.keys[e], None) if self.n else Position("", None),
+                                     f"output {t.name} ends with {len(missing)} of its {self.tensor_tiles[ti]} tiles "
+                                     f"never written (first: tile {missing[0]})"))
         for w, site in enumerate(self.word_site):
             if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
                 sem = self.program.semaphores[self.word_sem[w]]
@@ -724,15 +762,103 @@ class Interp:
                         f"push(b{b}, {n}) publishes page {hit[0]} of b{b}, which is also page {hit[0]} of its alias "
                         f"b{other} and still holds data not yet popped from b{other}")
 
-    def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> None:
-        """Writes into a buffer land in its reserved back: the tiles written since the last push must fit the
-        pages reserved since then (reference §1.1: get_write_ptr is valid only between reserve and push)."""
-        pt = self.program.buffers[b].page_tiles
-        if s.fill[b] + tiles > s.res_max[b] * pt:
+    def _alias_write(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
+                     out: list[Violation]) -> None:
+        """A write (pack, read landing, multicast landing) into pages of ``b`` that an alias still holds unconsumed
+        clobbers them, whether or not ``b`` publishes them later (docs/semantics.md, "Aliases")."""
+        for other in self.alias_partners.get(b, ()):
+            cap = self.caps[other]
+            live = {(s.popped[other] + j) % cap for j in range(s.pushed[other] - s.popped[other])}
+            hit = sorted(set(slots) & live)
+            if hit:
+                self._v(out, "alias-clobber", e, pc,
+                        f"{what} page {hit[0]} of b{b}, which is also page {hit[0]} of its alias b{other} and still "
+                        f"holds data not yet popped from b{other}")
+                return
+
+    def _tile_slots(self, b: int, start: int, tiles: int) -> tuple[int, ...]:
+        """The ring slots of buffer ``b`` holding its tiles ``[start, start + tiles)``, counted from tile 0 of the
+        first lap (``start`` = pointer x page tiles + offset)."""
+        if tiles <= 0:
+            return ()
+        pt, cap = self.page_tiles[b], self.caps[b]
+        return tuple(sorted({p % cap for p in range(start // pt, (start + tiles - 1) // pt + 1)}))
+
+    def _page_slots(self, b: int, first: int, pages: int) -> tuple[int, ...]:
+        """The ring slots of pages ``[first, first + pages)`` of buffer ``b`` (absolute page numbers)."""
+        cap = self.caps[b]
+        return tuple(sorted({(first + j) % cap for j in range(max(pages, 0))}))
+
+    def _source_reuse(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
+                      out: list[Violation], *, pop: bool = False, ring: bool = False) -> None:
+        """``async-source-reuse`` on pages: ``slots`` of ``b`` (its root's bytes) are freed (``pop``: only the
+        sources of reads from the front of ``b`` itself, the popping engine's own), re-reserved (``ring``: sources
+        read from ``b`` itself — a reserve is an operation of ``b``'s ring) or rewritten (any buffer sharing the
+        bytes) while they are the source of a write or multicast of any engine that has not left it
+        (dataflow_api.h: noc_async_writes_flushed waits until the writes departed; the source may be reused only
+        then)."""
+        if not slots:
+            return
+        root, want = self.root[b], set(slots)
+        for e2 in range(self.n):
+            for en in s.pending[e2]:
+                if en[0] == _WRITE:
+                    src, front = en[3], True
+                elif en[0] == _MCAST and not en[6]:
+                    src, front = en[8], en[9]
+                else:
+                    continue
+                if (pop and not (front and src[2] == b)) or (ring and src[2] != b) or src[0] != root \
+                        or not want & set(src[1]):
+                    continue
+                page = min(want & set(src[1]))
+                issued = op_text(self._ops[e2][en[1]])
+                self._v(out, "async-source-reuse", e, pc,
+                        f"{what} page {page} of b{b}, the source of {self.keys[e2]}'s {issued} at {path_text(en[1])} "
+                        f"{iteration_text(self.pos(e2, (en[1], en[2])).iteration)}".rstrip()
+                        + ", which has not left it (no flush/write_barrier since)")
+                return
+
+    def _word_reuse(self, s: State, e: int, pc: PC, w: int, what: str, out: list[Violation]) -> None:
+        """``async-source-reuse`` on a semaphore word: ``w`` changes while a flag multicast reading it (its
+        ``source``) has not left (the value is read when the write departs, reference §1.2)."""
+        for e2 in range(self.n):
+            for en in s.pending[e2]:
+                if en[0] == _VALID and not en[6] and en[3] == w:
+                    issued = op_text(self._ops[e2][en[1]])
+                    self._v(out, "async-source-reuse", e, pc,
+                            f"{what} sem{self.word_sem[w]}@{self.word_site[w]}, the source word of {self.keys[e2]}'s "
+                            f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
+                    return
+
+    def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> tuple[int, ...]:
+        """Writes into a buffer land in its reserved back, one after another from the write pointer: the tiles must
+        lie inside the window ``[pushed, rsv_end)`` (reference §1.1: get_write_ptr is valid only between reserve and
+        push). Returns the ring slots written."""
+        pt = self.page_tiles[b]
+        room = (s.rsv_end[b] - s.pushed[b]) * pt
+        if s.fill[b] + tiles > room:
             self._v(out, "cb-write-unreserved", e, pc,
-                    f"{op_text(op)} writes {s.fill[b] + tiles} tiles into the back of b{b} since its last push, but "
-                    f"reserves since then cover {s.res_max[b] * pt}")
+                    f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
+                    f"its reserved window holds {max(room, 0)} tiles")
+        slots = self._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
         s.fill[b] += tiles
+        return slots
+
+    def _acc(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
+        """``acc-unacquired``: Compute and PackAcc run inside tile_regs_acquire .. tile_regs_release (reg_api.h);
+        an acquire while one is held, or a release with none held, breaks the pairing."""
+        held = s.acc[e]
+        if isinstance(op, AcquireAcc):
+            if held:
+                self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} while this engine already holds an accumulator")
+            s.acc[e] = True
+        elif isinstance(op, ReleaseAcc):
+            if not held:
+                self._v(out, "acc-unacquired", e, pc, "release_acc() with no accumulator acquired")
+            s.acc[e] = False
+        elif not held:
+            self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
 
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
@@ -740,15 +866,24 @@ class Interp:
         path, iters = pc
         op = self._ops[e][path]
         if isinstance(op, Reserve):
-            self._role(s, e, pc, op.buf, True, out)
-            s.res_max[op.buf] = max(s.res_max[op.buf], op.pages)
+            b, n = op.buf, op.pages
+            self._role(s, e, pc, b, True, out)
+            first = max(s.rsv_end[b], s.pushed[b])
+            self._source_reuse(s, e, pc, b, self._page_slots(b, first, s.pushed[b] + n - first),
+                               f"{op_text(op)} re-reserves", out, ring=True)
+            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b] + n)
         elif isinstance(op, Push):
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
+            pt = self.page_tiles[b]
             self._role(s, e, pc, b, True, out)
-            if s.res_max[b] < n:
+            if s.pushed[b] + n > s.rsv_end[b]:
                 self._v(out, "cb-push-uncovered", e, pc,
-                        f"push(b{b}, {n}) is covered by reserves of only {s.res_max[b]} pages since the last push "
-                        f"(expected >= {n})")
+                        f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
+                        f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
+            if b in self.data_bufs and b not in self.mcast_dests and s.fill[b] < n * pt:
+                self._v(out, "cb-push-unfilled", e, pc,
+                        f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
+                        f"since they were reserved")
             if s.pushed[b] % cap + n > cap:
                 self._v(out, "cb-straddle", e, pc,
                         f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
@@ -762,25 +897,26 @@ class Interp:
                         f"only {s.landed[b]} in b{b}")
             self._alias_clobber(s, e, pc, b, n, out)
             s.pushed[b] += n
-            s.res_max[b] = 0
-            s.fill[b] = 0
+            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
+            s.fill[b] = max(0, s.fill[b] - n * pt)
         elif isinstance(op, Wait):
             self._role(s, e, pc, op.buf, False, out)
-            s.wait_max[op.buf] = max(s.wait_max[op.buf], op.pages)
+            s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
         elif isinstance(op, Pop):
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
             self._role(s, e, pc, b, False, out)
-            if s.wait_max[b] < n:
+            if s.popped[b] + n > s.wait_end[b]:
                 self._v(out, "cb-pop-uncovered", e, pc,
-                        f"pop(b{b}, {n}) is covered by waits of only {s.wait_max[b]} pages since the last pop "
-                        f"(expected >= {n})")
+                        f"pop(b{b}, {n}) frees pages [{s.popped[b]}, {s.popped[b] + n}) but the waited window is "
+                        f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
             if s.popped[b] % cap + n > cap:
                 self._v(out, "cb-straddle", e, pc,
                         f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
                         f"({s.popped[b] % cap}+{n} > {cap})")
+            self._source_reuse(s, e, pc, b, self._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
             s.popped[b] += n
-            s.wait_max[b] = 0
-            s.drain[b] = 0
+            s.wait_end[b] = max(s.wait_end[b], s.popped[b])
+            s.drain[b] = max(0, s.drain[b] - n * self.page_tiles[b])
         elif isinstance(op, SemInc):
             s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
             s.ab[e] = True
@@ -795,10 +931,7 @@ class Interp:
                 self._v(out, "sem-set-race", e, pc,
                         f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{self.word_site[w]}={s.words[w]}, "
                         f"which received a remote write since this engine last observed it (lost update)")
-            if s.vs_mask[e] >> op.sem & 1:
-                self._v(out, "async-source-reuse", e, pc,
-                        f"sem_set(sem{op.sem}, {op.value}) changes the source word of a mcast_set_valid issued with "
-                        f"no flush/write_barrier since")
+            self._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
             s.words[w] = op.value
             s.dirty[w] &= ~(1 << e)
         elif isinstance(op, SemWait):
@@ -806,19 +939,26 @@ class Interp:
             s.dirty[w] &= ~(1 << e)
         elif isinstance(op, McastSend):
             b = op.buf
+            if s.rb_mask[e] >> b & 1:
+                self._v(out, "async-read-publish", e, pc,
+                        f"{op_text(op)} publishes pages read into b{b} by read_tiles with no read_barrier since")
             if op.front:
-                if op.pages > s.wait_max[b]:
+                self._role(s, e, pc, b, False, out)
+                if s.popped[b] + op.pages > s.wait_end[b]:
                     self._v(out, "cb-read-unwaited", e, pc,
-                            f"{op_text(op)} sends {op.pages} pages from the front of b{b}, but waits since its last "
-                            f"pop cover {s.wait_max[b]}")
-                ps = s.popped[b] % self.caps[b]
+                            f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
+                            f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+                first = s.popped[b]
             else:
-                if op.pages > s.res_max[b]:
+                self._role(s, e, pc, b, True, out)
+                if s.pushed[b] + op.pages > s.rsv_end[b]:
                     self._v(out, "cb-write-unreserved", e, pc,
-                            f"{op_text(op)} sends {op.pages} pages from the back of b{b}, which holds a reservation "
-                            f"of {s.res_max[b]} pages since its last push")
-                ps = s.pushed[b] % self.caps[b]
-            entry: Entry = (_MCAST, path, iters, b, op.pages, ps, False, self._mcast_bufs[(b, op.group)])
+                            f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
+                            f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
+                first = s.pushed[b]
+            src = (self.root[b], self._page_slots(b, first, op.pages), b)
+            entry: Entry = (_MCAST, path, iters, b, op.pages, first % self.caps[b], False,
+                            self._mcast_bufs[(b, op.group)], src, op.front)
             s.pending[e] = (*s.pending[e], entry)
             s.mc_mask[e] |= 1 << b
             s.wb[e] = True
@@ -831,15 +971,11 @@ class Interp:
             entry = (_VALID, path, iters, self._word(e, op.source), None, op.sem, False,
                      self._valid_words[(op.sem, op.group)])
             s.pending[e] = (*s.pending[e], entry)
-            s.vs_mask[e] |= 1 << op.source
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
-            self._fill(s, e, pc, op.into, op.tiles, op, out)
+            self._role(s, e, pc, op.into, True, out)
+            slots = self._fill(s, e, pc, op.into, op.tiles, op, out)
             rng = self._tile_range(e, pc, op, out)
-            if s.mc_mask[e] >> op.into & 1:
-                self._v(out, "async-source-reuse", e, pc,
-                        f"{op_text(op)} overwrites b{op.into}, the source of a mcast_send issued with no "
-                        f"flush/write_barrier since")
             ti = self.tensor_index[op.tensor]
             role = self.program.tensors[ti].role
             state_tiles: tuple[TileKey, ...] = ()
@@ -853,14 +989,17 @@ class Interp:
                         break
             elif role is Role.STATE:
                 state_tiles = tuple((ti, t) for t in rng)
-            s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles))
+            s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles, op.into, slots))
             s.rb_mask[e] |= 1 << op.into
         elif isinstance(op, WriteTiles):
-            b, pt = op.src, self.program.buffers[op.src].page_tiles
-            if s.drain[b] + op.tiles > s.wait_max[b] * pt:
+            b, pt = op.src, self.page_tiles[op.src]
+            self._role(s, e, pc, b, False, out)
+            room = (s.wait_end[b] - s.popped[b]) * pt
+            if s.drain[b] + op.tiles > room:
                 self._v(out, "cb-read-unwaited", e, pc,
-                        f"{op_text(op)} reads {s.drain[b] + op.tiles} tiles from the front of b{b} since its last pop, "
-                        f"but waits since then cover {s.wait_max[b] * pt}")
+                        f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
+                        f"b{b}, but its waited window holds {max(room, 0)} tiles")
+            src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
             s.drain[b] += op.tiles
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
@@ -878,14 +1017,13 @@ class Interp:
                 s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
                 keys.append(key)
             s.wtiles[e] = (*s.wtiles[e], *keys)
-            s.pending[e] = (*s.pending[e], (_WRITE, path, iters))
+            s.pending[e] = (*s.pending[e], (_WRITE, path, iters, src))
             s.wb[e] = True
         elif isinstance(op, ReadBarrier):
             s.rb_mask[e] = 0
         elif isinstance(op, WriteBarrier):
             s.wb[e] = False
             s.mc_mask[e] = 0
-            s.vs_mask[e] = 0
             bit = 1 << e
             for key in s.wtiles[e]:
                 m, _last, issuers = s.tiles[key]
@@ -894,22 +1032,31 @@ class Interp:
             s.wtiles[e] = ()
         elif isinstance(op, Flush):
             s.mc_mask[e] = 0
-            s.vs_mask[e] = 0
         elif isinstance(op, AtomicBarrier):
             s.ab[e] = False
         elif isinstance(op, AcquireAcc):
+            self._acc(s, e, pc, op, out)
             cap = self.program.target.acc_capacity(op.dtype)
             if op.tiles > cap:
                 self._v(out, "acc-capacity", e, pc,
                         f"{op_text(op)} takes {op.tiles} {op.dtype} tiles; {self.program.target.name}'s accumulator "
                         f"holds {cap} at that precision")
+        elif isinstance(op, ReleaseAcc):
+            self._acc(s, e, pc, op, out)
+        elif isinstance(op, Compute):
+            self._acc(s, e, pc, op, out)
+            for o in op.ins:
+                self._role(s, e, pc, o.buf, False, out)
+                if s.popped[o.buf] + o.pages > s.wait_end[o.buf]:
+                    self._v(out, "cb-read-unwaited", e, pc,
+                            f"{op_text(op)} unpacks pages [{s.popped[o.buf]}, {s.popped[o.buf] + o.pages}) of b{o.buf}, "
+                            f"but the waited window is [{s.popped[o.buf]}, {max(s.wait_end[o.buf], s.popped[o.buf])})")
         elif isinstance(op, PackAcc):
-            self._fill(s, e, pc, op.buf, op.tiles, op, out)
-            if s.mc_mask[e] >> op.buf & 1:
-                self._v(out, "async-source-reuse", e, pc,
-                        f"{op_text(op)} overwrites b{op.buf}, the source of a mcast_send issued with no "
-                        f"flush/write_barrier since")
-        # Compute and ReleaseAcc have no effect on the token game.
+            self._acc(s, e, pc, op, out)
+            self._role(s, e, pc, op.buf, True, out)
+            slots = self._fill(s, e, pc, op.buf, op.tiles, op, out)
+            self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
+            self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
         self._advance(s, e, out)
 
     def _engines_text(self, mask: int) -> str:
@@ -928,13 +1075,13 @@ class Interp:
             # Keep the multicasts that left first, in leave order: move this one before every one not yet left.
             j = next(j for j, x in enumerate(pend) if x[0] >= _MCAST and not x[6])
             rest = pend[:i] + pend[i + 1 :]
-            s.pending[e] = (*rest[:j], (*en[:4], value, en[5], True, en[7]), *rest[j:])
+            s.pending[e] = (*rest[:j], (*en[:4], value, en[5], True, *en[7:]), *rest[j:])
             return
         if kind < _MCAST:
             s.pending[e] = pend[:i] + pend[i + 1 :]
         else:
             remaining = tuple(d for d in en[7] if d != t.dest)
-            rest = ((*en[:7], remaining),) if remaining else ()
+            rest = ((*en[:7], remaining, *en[8:]),) if remaining else ()
             s.pending[e] = (*pend[:i], *rest, *pend[i + 1 :])
         if kind == _INC:
             self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
@@ -949,6 +1096,10 @@ class Interp:
                             f"reads state {name} tile {key[1]} after a write to it by {self._engines_text(got[2])} "
                             f"was issued (a state is written only after every read of its old value)")
                     break
+            # The bytes change when the read lands: an alias's unconsumed page or an outstanding source is clobbered now.
+            what = f"{op_text(self._ops[e][en[1]])} lands in"
+            self._alias_write(s, e, issue_pc, en[4], en[5], what, out)
+            self._source_reuse(s, e, issue_pc, en[4], en[5], what, out)
         elif kind == _MCAST:
             br, pages, ps = t.dest, en[4], en[5]
             cap = self.caps[br]
@@ -959,6 +1110,10 @@ class Interp:
                        else f"but b{br} has only {free} free pages")
                 self._v(out, "mcast-slot", e, issue_pc,
                         f"mcast_send of {pages} pages lands in b{br} at {self.program.buffers[br].site} {why}")
+            what = f"{op_text(self._ops[e][en[1]])} lands in"
+            slots = self._page_slots(br, s.pushed[br], pages)
+            self._alias_write(s, e, issue_pc, br, slots, what, out)
+            self._source_reuse(s, e, issue_pc, br, slots, what, out)
             s.landed[br] += pages
         elif kind == _VALID:
             self._remote_write(s, t.dest, en[4], e, issue_pc, out)
@@ -982,6 +1137,7 @@ class Interp:
                     self._v(out, "sem-overshoot", e2, pc,
                             f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
                             f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
+        self._word_reuse(s, src, src_pc, w, f"{op_text(self._ops[src][src_pc[0]])} lands in", out)
         s.words[w] = new
         s.dirty[w] = self.site_mask.get(site, 0)
 

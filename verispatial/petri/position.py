@@ -130,6 +130,7 @@ RULES = (
     "cb-single-consumer",
     "cb-push-uncovered",
     "cb-pop-uncovered",
+    "cb-push-unfilled",
     "cb-straddle",
     "cb-write-unreserved",
     "cb-read-unwaited",
@@ -144,7 +145,9 @@ RULES = (
     "mcast-publish-early",
     "bounds",
     "acc-capacity",
+    "acc-unacquired",
     "tensor-race",
+    "output-unwritten",
     "balance-cb",
     "balance-sem",
 )
@@ -154,7 +157,7 @@ RULES = (
 class Violation:
     """Rule ``rule`` (one of ``RULES``) broken at ``position``; ``message`` says what was expected and got.
 
-    For the end-of-run rules (``balance-cb``, ``balance-sem``) the position is a finished engine of the site
+    For the end-of-run rules (``balance-cb``, ``balance-sem``, ``output-unwritten``) the position is a finished engine of the site
     concerned (the buffer's consumer, else its producer, else the site's first engine).
     """
 

@@ -1,0 +1,216 @@
+"""``async-source-reuse`` across occurrences and engines (docs/semantics.md, "Sources of asynchronous writes").
+
+The per-engine abstract interpretation (``rules.py``) flags every op that may free, re-reserve or rewrite a page (or
+a flag source word) while a write or multicast of the same engine issued from it may not have left. A flagged op
+is often safe for a reason the per-engine view cannot see: on a target whose writes stay ordered
+(``Target.ordered_writes``, Wormhole) a *later* flag multicast that some receiver has seen land implies that every
+earlier multicast of the engine left its source. This module asks, with one reachability query per (flagged op,
+source leaf), whether an occurrence ``I`` of the source leaf can still be at home when the op runs:
+
+- ``at``: a second position of the issuing engine, at the source leaf in occurrence ``I`` (its page arithmetic: the
+  pages ``I`` read are ``[pushed, pushed + pages)`` of its buffer at that moment);
+- ``I`` issued (the engine executed it) and no Flush/WriteBarrier of the engine passed since it;
+- on ordered targets, a *leave frontier* ``L``: a third position of the engine such that the multicasts it issued
+  before ``L`` are exactly those that left (they leave in issue order). ``L`` is at or before now and at or after
+  every Flush/WriteBarrier the engine passed; every passed wait of a flag word all of whose flags are this
+  engine's needed a flag that landed, so left: ``waits_done(w) <= sum of flags to w issued before L``. ``I`` has not
+  left: ``I`` is not before ``L``;
+- the flagged op's pages (or word) meet ``I``'s.
+
+Unsat discharges the candidate for that source; sat (or unknown) leaves it to the interpreter's replay.
+
+The same query, with the flagged op on *another* engine of the site, decides a SemSet of a flag source word by an
+engine that did not issue the flag.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from verispatial.certify.positions import Encoder
+from verispatial.certify.reach import Analysis, StateQuery, solve_each
+from verispatial.certify.report import Result, Verdict
+from verispatial.certify.rules import LATE, EngineFacts, Finding
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.structure import Leaf
+from verispatial.ir.ops import (
+    Flush,
+    McastSend,
+    McastSetValid,
+    PackAcc,
+    Push,
+    ReadTiles,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    WriteBarrier,
+)
+
+
+def _pushed(enc: Encoder, pushes: list[Leaf]) -> z3.ArithRef:
+    terms = [enc.executed(lf) * lf.op.pages for lf in pushes if isinstance(lf.op, Push)]
+    if not terms:
+        return enc.q.val(0)
+    return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
+
+def _within(x: z3.ArithRef, values: frozenset[int] | set[int]) -> z3.BoolRef:
+    """``x`` is one of ``values`` (as a disjunction of maximal intervals)."""
+    vs = sorted(values)
+    parts: list[z3.BoolRef] = []
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        parts.append(z3.And(x >= vs[i], x <= vs[j]))
+        i = j + 1
+    return z3.Or(*parts) if parts else z3.BoolVal(False, x.ctx)
+
+
+def _hazard_pages(facts: EngineFacts, lf: Leaf) -> tuple[int, set[int]] | None:
+    """The buffer and the page offsets (past the write pointer) the op at ``lf`` may reach or write; None for an
+    op that touches no page (a SemSet)."""
+    op = lf.op
+    if isinstance(op, Reserve):
+        lo = facts.reserve_from.get(lf.path, 0)
+        return op.buf, set(range(lo, op.pages))
+    if isinstance(op, (ReadTiles, PackAcc)):
+        b = op.into if isinstance(op, ReadTiles) else op.buf
+        return b, set(facts.written.get(lf.path, frozenset()))
+    return None
+
+
+class _Reuse:
+    """The query of one (flagged op, source leaf) pair."""
+
+    def __init__(self, a: Analysis, issuer: str, src: Leaf, hazard: Leaf, pages: tuple[int, set[int]] | None) -> None:
+        self.a = a
+        self.issuer = issuer
+        self.src = src
+        self.hazard = hazard
+        self.pages = pages
+        view = a.views[issuer]
+        self.covers = [lf for lf in view.leaves if isinstance(lf.op, (Flush, WriteBarrier))]
+        self.flags = [lf for lf in view.leaves if isinstance(lf.op, McastSetValid)]
+        flag_idx = {lf.index for lf in self.flags}
+        # Flag words every flag of which this engine sends: a passed wait on one needed one of those flags to land.
+        self.words = [w for w in a.words.values()
+                      if w.kind == "flag" and w.flags and all(f.engine == issuer and f.index in flag_idx for f in w.flags)]
+
+    def engines(self) -> frozenset[str]:
+        return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner})
+
+    def build(self, sq: StateQuery) -> z3.BoolRef:
+        p = self.a.program
+        enc, q = sq.enc, sq.q
+        at = Encoder(q, p, self.a.views, prefix="src.", trip_vars=enc.trip_vars)
+        conds: list[z3.BoolRef] = [
+            sq.enc.position(self.hazard.engine).at(self.hazard),
+            at.position(self.issuer).at(self.src),
+            enc.executed(self.src) > at.executed(self.src),  # occurrence I was issued
+        ]
+        conds += [enc.executed(c) == at.executed(c) for c in self.covers]  # no flush/write barrier since I
+        if p.target.ordered_writes:
+            left = Encoder(q, p, self.a.views, prefix="left.", trip_vars=enc.trip_vars)
+            left.position(self.issuer)
+            for x in [self.src, *self.flags, *self.covers]:
+                conds.append(left.executed(x) <= enc.executed(x))
+            conds += [left.executed(c) >= enc.executed(c) for c in self.covers]
+            for w in self.words:
+                landed = z3.Sum([left.executed(f) for f in w.flags]) if len(w.flags) > 1 else left.executed(w.flags[0])
+                conds.append(sq.cm.waits_done(w) <= landed)
+            conds.append(left.executed(self.src) <= at.executed(self.src))  # I has not left
+        if self.pages is not None:
+            op = self.src.op
+            assert isinstance(op, McastSend)
+            b, offsets = self.pages
+            cap = p.buffers[b].capacity
+            pushes = [lf for lf in self.a.views[self.issuer].leaves if isinstance(lf.op, Push) and lf.op.buf == b]
+            j, h = q.int_var("reuse.j"), q.int_var("reuse.h")
+            conds += [j >= 0, j < op.pages, _within(h, offsets),
+                      (_pushed(at, pushes) + j) % cap == (_pushed(enc, pushes) + h) % cap]
+        return z3.And(*conds)
+
+
+def _applies(facts: EngineFacts, src: Leaf, hazard: Leaf) -> tuple[bool, tuple[int, set[int]] | None]:
+    """Whether the query decides this (source, op) pair, and the op's pages."""
+    op = src.op
+    if isinstance(op, McastSetValid):
+        return isinstance(hazard.op, SemSet) and hazard.op.sem == op.source, None
+    if isinstance(op, McastSend) and not op.front:
+        pages = _hazard_pages(facts, hazard)
+        if pages is None or pages[0] != op.buf:
+            return False, None
+        return True, pages
+    return False, None
+
+
+def discharge(a: Analysis, facts: dict[str, EngineFacts], f: Finding, trusted: set[int],
+              rlimit: int = DEFAULT_RLIMIT) -> bool:
+    """Whether every source the finding names is shown to have left when its op runs (each query unsat)."""
+    if f.rule != "async-source-reuse" or f.path is None or not f.sources or LATE in f.sources:
+        return False
+    if not a.program.target.ordered_writes:
+        # Without the write order only a flush or write barrier shows a source left, and the per-engine run already
+        # saw every path's: the query would only repeat it (on a large grid, at the cost of the widest scope).
+        return False
+    view = a.views[f.engine]
+    hazard = next((lf for lf in view.leaves if lf.path == f.path), None)
+    if hazard is None:
+        return False
+    for s in f.sources:
+        src = view.leaves[s]
+        ok, pages = _applies(facts[f.engine], src, hazard)
+        if not ok or (pages is not None and pages[0] not in trusted):
+            return False
+        r = _Reuse(a, f.engine, src, hazard, pages)
+        o, _d, _ = solve_each(a, r.build, f"async-source-reuse:{f.engine}:{list(f.path)}", r.engines(), trusted,
+                              rlimit, extra=[hazard, src])
+        if o.status != Status.UNSAT:
+            return False
+    return True
+
+
+def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[tuple[Result, Leaf | None]]:
+    """Flag source words another engine of the site sets, or remote writes land on: one candidate result each
+    (proved by the query, else a refutation candidate the caller replays with the op it names)."""
+    p = a.program
+    out: list[tuple[Result, Leaf | None]] = []
+    leaves = [lf for v in a.views.values() for lf in v.leaves]
+    site_of = {k: v.program.site for k, v in a.views.items()}
+    for s in leaves:
+        if not isinstance(s.op, McastSetValid):
+            continue
+        sem, site = s.op.source, site_of[s.engine]
+        for h in leaves:
+            if h.engine == s.engine or site_of[h.engine] != site or not isinstance(h.op, SemSet) or h.op.sem != sem:
+                continue
+            t0 = time.perf_counter()
+            name = f"async-source-reuse:{h.engine}:{list(h.path)}"
+            r = _Reuse(a, s.engine, s, h, None)
+            o, _d, _ = solve_each(a, r.build, name, r.engines(), trusted, rlimit, extra=[h, s])
+            dt = time.perf_counter() - t0
+            msg = (f"{h.engine} sets sem{sem}@{site}, the source word of {s.engine}'s flag multicast at {list(s.path)}")
+            if o.status == Status.UNSAT:
+                out.append((Result("async-noc", name, Verdict.PROVED, msg + ", only once that flag has left",
+                                   seconds=dt), None))
+            else:
+                out.append((Result("async-noc", name, Verdict.REFUTED if o.status == Status.SAT else Verdict.FAILED,
+                                   msg + " while it may not have left" if o.status == Status.SAT else
+                                   f"solver: {o.reason}", seconds=dt), h))
+        # Remote writes landing on a source word: not decided (the word's protocol is outside the fragment).
+        remote = [x for x in leaves if (isinstance(x.op, SemInc) and x.op.sem == sem and x.op.at == site)
+                  or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
+                      and site in p.groups[x.op.group].destinations())]
+        for x in remote:
+            name = f"async-source-reuse:{x.engine}:{list(x.path)}"
+            if any(r.name == name for r, _ in out):
+                continue
+            out.append((Result("async-noc", name, Verdict.REFUTED,
+                               f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
+                               f"multicast at {list(s.path)}"), x))
+    return out
