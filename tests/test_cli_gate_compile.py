@@ -58,8 +58,8 @@ def test_compile_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert rc == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "mlp_block: 3 sections on blackhole"
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["down", "residual", "up"]
-    assert (tmp_path / "out" / "up" / "certificate.json").exists()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        f"{op}.{kind}.json" for op in ("down", "residual", "up") for kind in ("certificate", "program")]
 
 
 def test_outputs_that_cannot_be_written_are_refused_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:

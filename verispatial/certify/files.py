@@ -109,4 +109,4 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     how = "cache" if report.cached else "computed"
     if store is not None and fkey and report.exit_code == 0:
         store.put("file", fkey, {"program": program_key(store, program, cert, limit)})
-    return FileReport(attrs.evolve(report, seconds=time.perf_counter() - t0), shape, program, how)
+    return FileReport(report, shape, program, how)

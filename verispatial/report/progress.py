@@ -62,16 +62,16 @@ def progress(label: str, total: int | None = None, *, quiet: bool = False, strea
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
 
-    console = Console(file=err, stderr=err is sys.stderr, markup=False, highlight=False)
+    console = Console(file=err, stderr=err is sys.stderr, markup=False, highlight=False, force_terminal=True)
     columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}", markup=False)]
     with Bar(*columns, console=console, transient=True) as bar:
         task = bar.add_task("", total=total)
 
         def update(message: str) -> None:
-            bar.update(task, description=message)
+            bar.update(task, description=message, refresh=True)
 
         def step_bar(message: str) -> None:
-            bar.update(task, advance=1, description=message)
+            bar.update(task, advance=1, description=message, refresh=True)
 
         yield Progress(update, step_bar)
