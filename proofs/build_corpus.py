@@ -79,7 +79,7 @@ def _compiled(model: str, target: str, caps: tuple[int, int, int], check: bool, 
                                 cache=cache)
 
 
-def expected_programs(steps: bool) -> dict[str, dict[str, Any]]:
+def expected_programs() -> dict[str, dict[str, Any]]:
     """Every program of the corpus with its manifest entry, without running the checker (the refuted families of
     the broken examples are filled in by ``build``)."""
     out: dict[str, dict[str, Any]] = {}
@@ -97,12 +97,11 @@ def expected_programs(steps: bool) -> dict[str, dict[str, Any]]:
                     "expect": "proved", "ci": True,
                     "source": {"model": f"examples/models/{model}.json", "target": target, "caps": list(CAPS),
                                "op": s.name}}
-    if steps:
-        for model in STEPS:
-            for target in STEP_TARGETS:
-                out[f"steps/{model}.{target}"] = {
-                    "expect": "proved", "ci": False,
-                    "source": {"step": f"examples/models/{model}.json", "target": target, "caps": list(STEP_CAPS)}}
+    for model in STEPS:
+        for target in STEP_TARGETS:
+            out[f"steps/{model}.{target}"] = {
+                "expect": "proved", "ci": False,
+                "source": {"step": f"examples/models/{model}.json", "target": target, "caps": list(STEP_CAPS)}}
     return out
 
 
@@ -119,7 +118,7 @@ def build(steps: bool) -> int:
     from verispatial.passes.compile import compose_step, write_program, write_sections
 
     t0 = time.perf_counter()
-    entries = expected_programs(steps)
+    entries = expected_programs()
     bad: list[str] = []
     proofs = ProofCache()
     shutil.rmtree(PROOFS / "examples", ignore_errors=True)
@@ -168,11 +167,6 @@ def build(steps: bool) -> int:
                     bad.append(f"steps/{model}.{target}: not proved")
                 _say(f"steps/{model}.{target}: {len(step.program.programs)} engine programs "
                      f"({time.perf_counter() - t0:.0f} s)")
-    else:
-        old = _manifest_programs()
-        for name, e in old.items():
-            if name.startswith("steps/"):
-                entries[name] = e
     if bad:
         for b in bad:
             _say(f"error: {b}")
@@ -198,7 +192,7 @@ def check() -> list[str]:
 
     out: list[str] = []
     manifest = _manifest_programs()
-    want = expected_programs(steps=True)
+    want = expected_programs()
     if set(manifest) != set(want):
         out.append(f"manifest programs differ: missing {sorted(set(want) - set(manifest))[:3]}, "
                    f"extra {sorted(set(manifest) - set(want))[:3]}")
