@@ -58,7 +58,7 @@ def main() -> None:
         if step is None:
             step = str(Path(tmp) / "llama3_2_1b_decode_step.program.json")
             t0 = time.perf_counter()
-            w, c, code, last = run(["compile", "examples/models/llama3_2_1b_decode_step.json", "--target", "wormhole",
+            _wall, _cpu, code, last = run(["compile", "examples/models/llama3_2_1b_decode_step.json", "--target", "wormhole",
                                     "--max-cols", "1", "--max-rows", "1", "--max-sites", "1", "--no-certify", "-q",
                                     "-o", step])
             assert code == 0, last

@@ -13,14 +13,13 @@ import re
 import subprocess
 import sys
 import types
-from importlib import metadata
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from verispatial import cli
 from verispatial.certify.certificate import check_certificate_shape
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.cli import main

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_corpus_is_what_the_builder_writes() -> None:
     spec = importlib.util.spec_from_file_location("build_corpus", ROOT / "proofs" / "build_corpus.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules["build_corpus"] = mod
     spec.loader.exec_module(mod)

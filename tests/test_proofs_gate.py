@@ -81,8 +81,9 @@ def test_gate_holds_on_proved_and_refuted_programs_then_reuses_from_the_cache(tm
     assert wby[SMALL].how == "cache"
     # A refutation is never taken from the cache: its candidate is replayed by the interpreter.
     assert wby[NO_BARRIER].how == wby[OVERLAP].how == "replayed"
-    assert wby[NO_BARRIER].report is not None
-    (ref,) = wby[NO_BARRIER].report.results
+    replayed = wby[NO_BARRIER].report
+    assert replayed is not None
+    (ref,) = replayed.results
     assert ref.verdict == Verdict.REFUTED
     assert ref.counterexample is not None
     assert ref.counterexample["replayed_by"] == "round-robin run"
