@@ -270,3 +270,18 @@ def test_the_summary_table_and_the_closing_line(tmp_path: Path, capsys: pytest.C
     # stderr is not a terminal: one plain progress line per program.
     assert [ln.split(": ", 1)[1].split(" (")[0] for ln in cap.err.splitlines()] == [
         f"[1/2] {OVERLAP}: holds", f"[2/2] {SMALL}: holds"]
+
+
+def test_gate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    (d / f"{SMALL}.certificate.json").unlink()
+    assert main(["gate", str(d), "--json", "-q"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_code"] == 1
+    got = {p["name"]: (p["status"], p["how"], p["expected"]) for p in doc["programs"]}
+    assert got == {SMALL: ("no-certificate", "", {"expect": "proved", "ci": True,
+                                                  "source": {"example": "examples/pipeline_small.json"}}),
+                   OVERLAP: ("holds", "computed", {"expect": "refuted", "refuted": ["memory"], "ci": True,
+                                                   "source": {"example": "examples/broken/f_memory_overlap.json"}})}
+    (overlap,) = [p for p in doc["programs"] if p["name"] == OVERLAP]
+    assert overlap["report"]["exit_code"] == 1
