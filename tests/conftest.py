@@ -7,15 +7,25 @@
 - ``thorough``: 5000 examples, random seeds, for hunting checker/oracle disagreements.
 
 No deadline: one example runs the explicit-state explorer and the Z3 checker, whose time varies with the program.
+
+Every test runs with its own empty persistent proof cache (``_own_proof_cache``).
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("ci", max_examples=500, deadline=None, derandomize=True)
 settings.register_profile("thorough", max_examples=5000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _own_proof_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty persistent proof cache of its own (``VERISPATIAL_CACHE_DIR``): the CLI's default
+    cache is the user's, which a test must neither read (a proof from another run) nor fill."""
+    monkeypatch.setenv("VERISPATIAL_CACHE_DIR", str(tmp_path_factory.mktemp("proof-cache")))

@@ -6,22 +6,27 @@ own behaviour; two tests run the real interpreter on a tiny program.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import types
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from verispatial import cli
 from verispatial.certify.certificate import check_certificate_shape
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.cli import main
 from verispatial.ir.serialize import schema
+from verispatial.report import progress as progress_module
+from verispatial.report.sarif import SARIF_SCHEMA
+from verispatial.report.text import counterexample_lines, render_value
 
 HERE = Path(__file__).parent
 VALID = str(HERE / "badinput" / "small_valid.json")
@@ -104,7 +109,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
     certificate = types.ModuleType("verispatial.certify.certificate")
     interp = types.ModuleType("verispatial.petri.interp")
 
-    def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None) -> Report:
+    def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None,
+                cache: Any = None) -> Report:
         f.certify_calls.append({"program": program.name, "certificate": certificate, "jobs": jobs})
         for m in f.progress_messages:
             progress(m)
@@ -142,7 +148,9 @@ def test_human_report(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(capsys, ["certify", VALID])
     assert rc == 1
     assert out == MIXED_TEXT
-    assert err == ""  # stderr is not a terminal here: no progress
+    # stderr is not a terminal here: one plain progress line per step of the checker
+    assert [line.split(" (")[0] for line in err.splitlines()] == [f"certify {VALID}: deadlock",
+                                                                  f"certify {VALID}: memory"]
 
 
 def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -156,7 +164,7 @@ def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[s
 
 def test_json_report_is_report_to_json_only(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     fake.report = MIXED
-    rc, out, err = run(capsys, ["certify", VALID, "--json"])
+    rc, out, err = run(capsys, ["certify", VALID, "--json", "-q"])
     assert rc == 1
     assert json.loads(out) == MIXED.to_json()
     assert err == ""
@@ -189,21 +197,29 @@ def test_sarif(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sarif"]  # no temporary file left behind
     doc = json.loads(out_path.read_text())
     assert doc["version"] == "2.1.0"
-    assert doc["$schema"] == cli.SARIF_SCHEMA
+    assert doc["$schema"] == SARIF_SCHEMA
     (run0,) = doc["runs"]
     assert run0["tool"]["driver"]["name"] == "verispatial"
-    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["deadlock/section-0", "memory/site-(0,0)",
-                                                                 "bounds/x"]
+    # One rule per rule kind (the obligation name before its first ':'), each result naming its obligation.
+    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["section-0", "site-(0,0)", "x"]
     assert run0["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
-    got = [(r["ruleId"], r["ruleIndex"], r["level"], r["kind"], r["properties"]["verdict"]) for r in run0["results"]]
-    assert got == [("deadlock/section-0", 0, "error", "fail", "refuted"),
-                   ("memory/site-(0,0)", 1, "warning", "open", "failed-to-prove"),
-                   ("bounds/x", 2, "error", "fail", "error")]
+    got = [(r["ruleId"], r["ruleIndex"], r["level"], r["kind"], r["properties"]["verdict"],
+            r["properties"]["obligation"]) for r in run0["results"]]
+    assert got == [("section-0", 0, "error", "fail", "refuted", "section-0"),
+                   ("site-(0,0)", 1, "warning", "open", "failed-to-prove", "site-(0,0)"),
+                   ("x", 2, "error", "fail", "error", "x")]
     first = run0["results"][0]
     assert first["message"]["text"] == ("refuted: deadlock/section-0: a reachable state blocks every engine "
                                         "(2 engines stuck)")
     assert first["properties"]["counterexample"] == DEADLOCK_CEX
-    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == Path(VALID).as_posix()
+    loc = first["locations"][0]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == Path(VALID).as_posix()
+    # The first stuck engine, (0,0).reader, is the program's engine program 0.
+    assert loc["logicalLocations"] == [{"fullyQualifiedName": "/programs/0", "kind": "element"}]
+    text = Path(VALID).read_text().splitlines()
+    line, col = loc["physicalLocation"]["region"]["startLine"], loc["physicalLocation"]["region"]["startColumn"]
+    assert text[line - 1][col - 1] == "{"
+    assert '"programs"' in "".join(text[:line])
 
 
 def test_sarif_of_a_proved_program_has_no_results(fake: Fake, capsys: pytest.CaptureFixture[str],
@@ -234,45 +250,50 @@ def test_certificate_written_only_when_everything_is_proved(fake: Fake, capsys: 
     assert json.loads(out_path.read_text()) == {"format": "verispatial.certificate", "places": [], "program": "small"}
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plain_progress_lines_when_stderr_is_not_a_terminal(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(capsys, ["certify", VALID])
     assert rc == 0
-    assert err == ""
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert all(re.fullmatch(rf"certify {re.escape(VALID)}: (deadlock|memory) \(\d+\.\d s\)", x) for x in lines)
     assert "deadlock" not in out.splitlines()[0]
+    rc, out, err = run(capsys, ["certify", VALID, "-q"])
+    assert err == ""
 
 
 def test_progress_on_a_terminal_stderr(fake: Fake, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     screen = io.StringIO()
-    real = cli.Console
+    real = progress_module.progress
 
-    def console(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("stderr"):
-            return real(file=screen, force_terminal=True, width=100)
-        return real(*args, **kwargs)
+    @contextlib.contextmanager
+    def on_a_terminal(label: str, total: int | None = None, *, quiet: bool = False) -> Iterator[Any]:
+        with real(label, total, quiet=quiet, stream=screen, terminal=True) as p:
+            yield p
 
-    monkeypatch.setattr(cli, "Console", console)
+    monkeypatch.setattr(progress_module, "progress", on_a_terminal)
     rc, out, err = run(capsys, ["certify", VALID])
     assert rc == 0
-    # A status line redraws in place: the last message is what is on screen when the run ends.
-    assert "certifying small: memory" in screen.getvalue()
+    # A rich bar redraws in place: the messages were on screen; nothing went to the plain stderr.
+    assert "memory" in screen.getvalue()
+    assert f"certify {VALID}" in screen.getvalue()
     assert err == ""
-    assert "certifying" not in out
+    assert "certify" not in out
 
 
 # ------------------------------------------------------------------------------------------- rendering
 
 
 def test_counterexample_lines_skip_a_summary_equal_to_the_reason() -> None:
-    assert cli.counterexample_lines({"summary": "x", "a": 1}, reason="x") == ["    a: 1"]
-    assert cli.counterexample_lines({"summary": "x", "a": 1}, reason="y") == ["    x", "    a: 1"]
+    assert counterexample_lines({"summary": "x", "a": 1}, reason="x") == ["    a: 1"]
+    assert counterexample_lines({"summary": "x", "a": 1}, reason="y") == ["    x", "    a: 1"]
 
 
 def test_render_value_shapes() -> None:
-    assert cli.render_value("k", [["i", 0], ["j", 1]], "") == ['k: [["i", 0], ["j", 1]]']
-    assert cli.render_value("k", {}, "") == ["k: {}"]
-    assert cli.render_value("k", None, "") == ["k: null"]
-    assert cli.render_value("k", [{"a": 1}, 2], "") == ["k:", "  - a: 1", "  - 2"]
+    assert render_value("k", [["i", 0], ["j", 1]], "") == ['k: [["i", 0], ["j", 1]]']
+    assert render_value("k", {}, "") == ["k: {}"]
+    assert render_value("k", None, "") == ["k: null"]
+    assert render_value("k", [{"a": 1}, 2], "") == ["k:", "  - a: 1", "  - 2"]
 
 
 # ------------------------------------------------------------------------------------------- simulate
@@ -376,7 +397,7 @@ def test_certificate_derivation_failure_writes_no_file(fake: Fake, capsys: pytes
     broken.derive_certificate = derive_certificate  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", broken)
     rc, out, err = run(capsys, ["certify", VALID, "--sarif", str(tmp_path / "r.sarif"),
-                                "--write-certificate", str(tmp_path / "c.json")])
+                                "--write-certificate", str(tmp_path / "c.json"), "-q"])
     assert rc == 4
     assert err == "verispatial: checker error: deriving the certificate: ValueError: place 7 has no producer\n"
     assert out == ""

@@ -91,7 +91,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> Calls:
     checker = types.ModuleType("verispatial.certify.checker")
     interp = types.ModuleType("verispatial.petri.interp")
 
-    def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None) -> Any:
+    def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None,
+                cache: Any = None) -> Any:
         calls.certify.append({"program": program, "certificate": certificate, "jobs": jobs})
         if calls.raise_in_certify is not None:
             raise calls.raise_in_certify

@@ -29,9 +29,9 @@ def test_mlp_block_compiles_and_every_section_proves(target: str, tmp_path: Path
     assert lines[2].startswith("residual: binary, 24 engine programs, 192 ops, ")
     assert "[1/3] up: compile" in err
     for op in ("up", "down", "residual"):
-        prog = load_program(tmp_path / op / "program.json")
+        prog = load_program(tmp_path / f"{op}.program.json")
         assert prog.name == f"mlp_block.{op}"
-        cert = json.loads((tmp_path / op / "certificate.json").read_text())
+        cert = json.loads((tmp_path / f"{op}.certificate.json").read_text())
         assert [f["pass"] for f in cert["passes"]] == ["lower", "tile", "place", "size", "synthesize-handshakes",
                                                        "persist"]
         assert cert["places"]
@@ -51,8 +51,9 @@ def test_written_certificate_is_accepted_by_certify(tmp_path: Path, capsys: pyte
     model.write_text(json.dumps(g))
     assert run_compile([str(model), "--target", "wormhole", "--sections", str(tmp_path / "out"), "-q"]) == 0
     assert capsys.readouterr().err == ""
-    d = tmp_path / "out" / "residual"
-    rc = cli_main(["certify", str(d / "program.json"), "--certificate", str(d / "certificate.json"), "--json"])
+    d = tmp_path / "out"
+    rc = cli_main(["certify", str(d / "residual.program.json"), "--certificate", str(d / "residual.certificate.json"),
+                   "--json", "-q"])
     report = json.loads(capsys.readouterr().out)
     assert rc == 0
     assert {r["name"]: r["verdict"] for r in report["results"] if r["family"] == "certificate"} == {
@@ -113,7 +114,7 @@ def test_acc_form_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFi
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split(":")[0] for ln in lines] == ["up", "down", "residual", "mlp_block"]
     assert all("proved in" in ln for ln in lines[:3])
-    cert = json.loads((tmp_path / "up" / "certificate.json").read_text())
+    cert = json.loads((tmp_path / "up.certificate.json").read_text())
     assert cert["passes"][1]["plan"]["form"] == "pack_accumulate"
     assert run_compile([model, "--target", "gpu", "--acc-form", "in_place", "--no-certify", "-q"]) == 2
     assert capsys.readouterr().err == (
@@ -130,7 +131,7 @@ def test_one_mover_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureF
     # Two engine programs per site (mover, compute) on the 2x2 grid, every section proved.
     assert [ln.split(",")[1] for ln in lines[:-1]] == [" 8 engine programs"] * 3
     assert all(" proved in " in ln for ln in lines[:-1])
-    up = load_program(tmp_path / "up" / "program.json")
+    up = load_program(tmp_path / "up.program.json")
     assert sorted({ep.engine.value for ep in up.programs}) == ["compute", "reader"]
     # A scatter cannot share one mover: refused by name, exit 2.
     decode = str(MODELS / "llama3_2_1b_decode.json")
@@ -142,14 +143,16 @@ def test_one_mover_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_a_refusal_comes_before_any_certify_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The decode layer's scatter cannot run on one mover: refused at compile time, before any section is certified,
-    # and the output directory is never created (stderr is not a terminal: no progress lines, one error line).
+    # and the output directory is never created (stderr is not a terminal: a plain progress line per section
+    # compiled, then one error line; no section reached certify).
     out = tmp_path / "out"
     decode = str(MODELS / "llama3_2_1b_decode.json")
     assert run_compile([decode, "--target", "wormhole", "--one-mover", "--sections", str(out), "-o",
                         str(tmp_path / "step.json")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith(f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): ")
+    *lines, last = capsys.readouterr().err.splitlines()
+    assert last.startswith(f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): ")
+    assert lines[0].startswith(f"compile {decode}: [1/15] attn_norm: compile (")
+    assert all(ln.startswith(f"compile {decode}: [") and ": compile (" in ln for ln in lines)
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither the sections nor the composed program
 
@@ -181,10 +184,36 @@ def test_compile_writes_one_composed_program_and_its_certificate_for_gate(tmp_pa
     assert cert["compose"]["pass"] == "compose"
     assert [len(s["obligations"]) > 0 for s in cert["compose"]["sections"]] == [True, True, True]
     assert sorted(cert["passes"]) == ["down", "residual", "up"]
-    assert sorted(p.name for p in (tmp_path / "secs").iterdir()) == ["down", "residual", "up"]
-    # gate re-certifies exactly what compile wrote.
-    assert cli_main(["gate", str(out.parent)]) == 0
-    assert capsys.readouterr().out.startswith("mlp.program.json: holds [")
+    assert sorted(p.name for p in (tmp_path / "secs").iterdir()) == [
+        f"{op}.{kind}.json" for op in ("down", "residual", "up") for kind in ("certificate", "program")]
+    # gate re-certifies exactly what compile wrote: the composed program and, in the same layout, the sections.
+    assert cli_main(["gate", str(out.parent), "-q"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[2].split()[:3] == ["mlp", "proved", "holds"]
+    assert table[-1].startswith("gate: 1 passed, 0 failed in ")
+    assert cli_main(["gate", str(tmp_path / "secs"), "-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("gate: 3 passed, 0 failed in ")
+
+
+def test_recompiling_into_a_sections_directory_replaces_what_it_holds(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    secs = tmp_path / "secs"
+    secs.mkdir()
+    (secs / "stale.program.json").write_text("{}")
+    (secs / "stale.certificate.json").write_text("{}")
+    caps = ["--max-cols", "1", "--max-rows", "1", "--max-sites", "1", "--no-certify", "-q"]
+    assert run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "--sections", str(secs), *caps]) == 0
+    assert sorted(p.name for p in secs.iterdir()) == [
+        f"{op}.{kind}.json" for op in ("down", "residual", "up") for kind in ("certificate", "program")]
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no temporary directory left behind
+    capsys.readouterr()
+    # A directory holding anything compile did not write is never replaced: refused before any work.
+    (secs / "notes.txt").write_text("mine")
+    assert run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "--sections", str(secs), *caps]) == 2
+    assert capsys.readouterr().err == (
+        f"verispatial: error: {secs}: holds files compile did not write (notes.txt): expected a sections directory "
+        "(only <op>.program.json and <op>.certificate.json) or a new one\n")
+    assert (secs / "notes.txt").read_text() == "mine"
 
 
 def test_compile_output_path_that_is_a_directory_is_refused_before_any_work(tmp_path: Path,

@@ -312,14 +312,15 @@ def test_attention_head_dim_off_the_tile_is_refused_by_name() -> None:
     ({"heads": 3}, "an attention names heads and kv_heads, heads a multiple of kv_heads, got heads 3, kv_heads 2"),
     ({"q_rows": 2}, "an attention is one decode step: q has one row, got 2"),
     ({"v_cols": 64}, "k_cache and v_cache have shape [max_seq, 128] (kv_heads x head_dim 64), got [128, 128] and "
-                     "[128, 64]"),
+                     "[128, 64]: v_cache's columns 64 != k_cache's columns 128"),
+    ({"o_cols": 128}, "the output has q's shape [1, 256], got [1, 128]: the output's columns 128 != q's columns 256"),
 ])
 def test_attention_graph_is_checked(change: dict[str, int], rule: str) -> None:
     b = GraphBuilder("g")
     b.tensor("q", [change.get("q_rows", 1), 256], role="input")
     b.tensor("k_cache", [128, 128], role="input")
     b.tensor("v_cache", [128, change.get("v_cols", 128)], role="input")
-    b.tensor("o", [change.get("q_rows", 1), 256], role="output")
+    b.tensor("o", [change.get("q_rows", 1), change.get("o_cols", 256)], role="output")
     b.attention("attn", "q", "k_cache", "v_cache", "o", heads=change.get("heads", 4), kv_heads=2)
     with pytest.raises(ParseError) as e:
         b.build()

@@ -153,7 +153,16 @@ def test_graph_json_round_trip_and_builder_agree() -> None:
                                                       "'attention']"),
     (lambda d: d["tensors"][0].update(shape=[64, 0]), "tensors[0].shape[1]", "0 is less than the minimum of 1"),
     (lambda d: d["ops"][1].update(inputs=["h", "w_up"]), "op down",
-     "shapes do not multiply: [64, 256] @ [128, 256] -> [64, 128], expected [64, 256]"),
+     "shapes do not multiply: [64, 256] @ [128, 256] -> [64, 128], expected [64, 256]: K: h's columns 256 != w_up's "
+     "rows 128"),
+    (lambda d: d["tensors"][3].update(shape=[32, 256]), "op up",
+     "shapes do not multiply: [64, 128] @ [128, 256] -> [32, 256], expected [64, 256]: M: h's rows 32 != x's rows 64"),
+    (lambda d: d["tensors"][3].update(shape=[64, 128]), "op up",
+     "shapes do not multiply: [64, 128] @ [128, 256] -> [64, 128], expected [64, 256]: N: h's columns 128 != w_up's "
+     "columns 256"),
+    (lambda d: d["ops"][2].update(inputs=["x", "h"]), "op residual",
+     "operands and output have one shape (no broadcasting), got x [64, 128], h [64, 256], out [64, 128]: h's columns "
+     "256 != x's columns 128"),
     (lambda d: d["ops"][2].update(output="x"), "op residual", "writes input tensor 'x'"),
     (lambda d: d["ops"][0]["chain"].append({"op": "relu"}), "op up", "at most one activation in a chain"),
 ])

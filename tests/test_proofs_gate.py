@@ -1,75 +1,287 @@
-"""The proofs/ gate: every shipped proof still holds, and a tampered certificate is refused."""
+"""The proof gate (``certify/gate.py``, ``verispatial gate``): the manifest, expected verdicts, lost proofs and changed
+verdicts, missing and extra programs, ``--jobs``, ``--changed``, the proof cache and replayed refutation candidates.
+
+The shipped corpus itself is gated by ``.ci/run`` (``verispatial gate proofs --ci``); here it is only checked to be
+complete (every program listed, every listed program present) and small corpora are built from it.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from verispatial.certify.gate import gate
+from verispatial.certify.gate import discover, gate, load_manifest
 from verispatial.certify.report import Verdict
+from verispatial.certify.store import ProofStore
+from verispatial.cli import main
 from verispatial.errors import ParseError
 
-PROOFS = Path(__file__).resolve().parent.parent / "proofs"
+ROOT = Path(__file__).resolve().parent.parent
+PROOFS = ROOT / "proofs"
+SMALL = "examples/pipeline_small"
+NO_BARRIER = "examples/broken/e_read_no_barrier"
+OVERLAP = "examples/broken/f_memory_overlap"
 
 
-def test_every_shipped_proof_holds() -> None:
-    entries = gate(PROOFS)
-    assert [e.program.name for e in entries] == sorted(p.name for p in PROOFS.glob("*.program.json"))
-    for e in entries:
-        assert e.ok, (e.program, [r for r in e.report.results if r.verdict != Verdict.PROVED][:3])
-        cert = [r for r in e.report.results if r.family == "certificate"]
-        assert {r.name for r in cert} == {"certificate:places", "certificate:obligations", "certificate:witnesses"}
+def corpus(tmp_path: Path, names: tuple[str, ...] = (SMALL, NO_BARRIER, OVERLAP)) -> Path:
+    """A copy of some of the shipped corpus, with the shipped manifest's entries for them."""
+    d = tmp_path / "proofs"
+    shipped = load_manifest(PROOFS / "manifest.json")
+    for n in names:
+        for kind in ("program", "certificate"):
+            dest = d / f"{n}.{kind}.json"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(PROOFS / f"{n}.{kind}.json", dest)
+    doc = {"format": "verispatial.proof-manifest", "version": 1, "regenerate": "python proofs/build_corpus.py",
+           "programs": {n: shipped.programs[n].to_json() for n in names}}
+    (d / "manifest.json").write_text(json.dumps(doc, indent=1))
+    return d
 
 
-def _copy_small(tmp_path: Path) -> tuple[Path, Path]:
-    prog = tmp_path / "pipeline_small.program.json"
-    cert = tmp_path / "pipeline_small.certificate.json"
-    shutil.copy(PROOFS / prog.name, prog)
-    shutil.copy(PROOFS / cert.name, cert)
-    return prog, cert
+def _manifest(d: Path) -> dict[str, Any]:
+    return json.loads((d / "manifest.json").read_text())  # type: ignore[no-any-return]
 
 
-def test_a_certificate_that_omits_a_place_is_refused(tmp_path: Path) -> None:
-    _, cert = _copy_small(tmp_path)
+def _set_manifest(d: Path, doc: dict[str, Any]) -> None:
+    (d / "manifest.json").write_text(json.dumps(doc))
+
+
+def test_the_shipped_corpus_is_complete() -> None:
+    m = load_manifest(PROOFS / "manifest.json")
+    found = {f.name for f in discover(PROOFS)}
+    committed = {n for n, e in m.programs.items() if e.ci}
+    assert found >= committed  # every ci program is committed ...
+    assert found - committed <= {n for n, e in m.programs.items() if not e.ci}  # ... and nothing else but steps
+    assert all(f.certificate is not None for f in discover(PROOFS))
+    assert m.programs[SMALL].expect == "proved"
+    assert m.programs["examples/broken/c_trip_sender"].refuted == ("deadlock",)
+    assert {n.split("/")[1].rsplit(".", 1)[1] for n in m.programs if n.startswith("models/")} == {
+        "wormhole", "blackhole", "gpu"}
+    assert not any(e.ci for n, e in m.programs.items() if n.startswith("steps/"))
+    assert m.regenerate == "python proofs/build_corpus.py"
+
+
+def test_gate_holds_on_proved_and_refuted_programs_then_reuses_from_the_cache(tmp_path: Path) -> None:
+    d = corpus(tmp_path)
+    st = ProofStore(tmp_path / "cache")
+    run = gate(d, store=st)
+    assert run.ok
+    by = {o.name: o for o in run.outcomes}
+    assert [(n, by[n].status, by[n].how) for n in (SMALL, NO_BARRIER, OVERLAP)] == [
+        (SMALL, "holds", "computed"), (NO_BARRIER, "holds", "computed"), (OVERLAP, "holds", "computed")]
+    assert by[OVERLAP].detail == "refuted as expected in memory"
+    warm = gate(d, store=ProofStore(tmp_path / "cache"))
+    wby = {o.name: o for o in warm.outcomes}
+    assert warm.ok
+    assert wby[SMALL].how == "cache"
+    # A refutation is never taken from the cache: its candidate is replayed by the interpreter.
+    assert wby[NO_BARRIER].how == wby[OVERLAP].how == "replayed"
+    replayed = wby[NO_BARRIER].report
+    assert replayed is not None
+    (ref,) = replayed.results
+    assert ref.verdict == Verdict.REFUTED
+    assert ref.counterexample is not None
+    assert ref.counterexample["replayed_by"] == "round-robin run"
+    assert warm.cache["hits"] >= 3
+
+
+def test_a_candidate_that_does_not_replay_sends_the_program_to_a_full_certify(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (OVERLAP,))
+    gate(d, store=ProofStore(tmp_path / "cache"))
+    (entry,) = (tmp_path / "cache" / "v1" / "refutations").rglob("*.json")
+    env = json.loads(entry.read_text())
+    from verispatial.certify.store import digest
+
+    for r in env["payload"]["results"]:
+        r["name"] = "memory-disjoint:(7,7).local.phase0"  # a candidate that the memory check does not reproduce
+    entry.write_text(json.dumps({**env, "sha256": digest(env["payload"])}))
+    (o,) = gate(d, store=ProofStore(tmp_path / "cache")).outcomes
+    assert (o.status, o.how) == ("holds", "computed")
+
+
+def test_a_lost_proof_fails_the_gate_naming_the_program_and_the_family(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    prog = d / f"{SMALL}.program.json"
+    doc = json.loads(prog.read_text())
+    # The reader's read barrier is gone: it publishes pages its reads may not have filled.
+    reader = doc["programs"][0]
+    assert reader["ops"][0]["body"][4] == {"op": "read_barrier"}
+    del reader["ops"][0]["body"][4]
+    prog.write_text(json.dumps(doc, indent=1))
+    assert main(["gate", str(d), "-q"]) == 1
+    out = capsys.readouterr().out
+    lost = [ln for ln in out.splitlines() if ln.startswith("LOST ")]
+    assert len(lost) == 1
+    assert lost[0].startswith(f"LOST {SMALL}: lost proof in async-noc, certificate: ")
+    assert "async-noc/async-read-publish:(0,0).reader:[0, 4] (refuted)" in lost[0]
+    assert out.splitlines()[-1].startswith("gate: 1 passed, 1 failed in ")
+
+
+def test_a_tampered_certificate_is_a_lost_proof(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (SMALL,))
+    cert = d / f"{SMALL}.certificate.json"
     c = json.loads(cert.read_text())
-    dropped = c["places"].pop(0)
+    c["places"].pop(0)
     cert.write_text(json.dumps(c))
-    (entry,) = gate(tmp_path)
-    assert entry.report.exit_code == 1
-    bad = [r for r in entry.report.results if r.verdict == Verdict.REFUTED]
-    assert [r.name for r in bad] == ["certificate:places"]
-    assert bad[0].counterexample is not None
-    assert json.loads(bad[0].counterexample["omitted"][0]) == dropped
+    (o,) = gate(d).outcomes
+    assert o.status == "lost"
+    assert o.detail.startswith("lost proof in certificate: 1 obligations not proved: certificate/certificate:places")
 
 
-def test_a_certificate_claiming_an_extra_obligation_is_refused(tmp_path: Path) -> None:
-    _, cert = _copy_small(tmp_path)
-    c = json.loads(cert.read_text())
-    c["obligations"].append({"family": "deadlock", "name": "deadlock:(9,9).reader", "reason": "made up"})
-    cert.write_text(json.dumps(c))
-    (entry,) = gate(tmp_path)
-    bad = [r.name for r in entry.report.results if r.verdict == Verdict.REFUTED]
-    assert bad == ["certificate:obligations"]
+def test_a_changed_verdict_fails(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (SMALL, NO_BARRIER))
+    m = _manifest(d)
+    m["programs"][NO_BARRIER]["refuted"] = ["memory"]
+    m["programs"][SMALL] = {"expect": "refuted", "refuted": ["deadlock"], "ci": True}
+    _set_manifest(d, m)
+    run = gate(d)
+    by = {o.name: o for o in run.outcomes}
+    assert by[NO_BARRIER].status == "changed"
+    assert by[NO_BARRIER].detail == "changed verdict: expected refuted in memory, got refuted in async-noc"
+    assert by[SMALL].detail == "changed verdict: expected refuted in deadlock, got proved"
+    assert not run.ok
 
 
-def test_a_certificate_of_another_program_is_refused(tmp_path: Path) -> None:
-    prog, _ = _copy_small(tmp_path)
-    p = json.loads(prog.read_text())
-    p["name"] = "renamed"
-    prog.write_text(json.dumps(p))
-    (entry,) = gate(tmp_path)
-    assert "certificate:program" in [r.name for r in entry.report.results if r.verdict == Verdict.REFUTED]
+def test_missing_and_extra_programs_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    (d / f"{OVERLAP}.program.json").unlink()
+    m = _manifest(d)
+    del m["programs"][SMALL]
+    _set_manifest(d, m)
+    run = gate(d)
+    assert [(o.name, o.status) for o in run.outcomes] == [(OVERLAP, "missing"), (SMALL, "extra")]
+    assert run.exit_code == 1
+    assert main(["gate", str(d), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert f"MISSING {OVERLAP}: listed in the manifest, but {OVERLAP}.program.json is not under {d} " \
+           "(regenerate: python proofs/build_corpus.py)" in out
+    assert f"EXTRA {SMALL}: not in the manifest" in out
 
 
-def test_gate_needs_certificates(tmp_path: Path) -> None:
-    _prog, cert = _copy_small(tmp_path)
-    cert.unlink()
-    with pytest.raises(ParseError, match="missing: every program under the gate carries its certificate"):
-        gate(tmp_path)
+def test_a_program_without_its_certificate_fails(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (SMALL,))
+    (d / f"{SMALL}.certificate.json").unlink()
+    (o,) = gate(d).outcomes
+    assert o.status == "no-certificate"
+
+
+def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (SMALL,))
+    m = _manifest(d)
+    m["programs"]["steps/big"] = {"expect": "proved", "ci": False}
+    _set_manifest(d, m)
+    assert [(o.name, o.status) for o in gate(d, ci_only=True).outcomes] == [(SMALL, "holds")]
+    assert ("steps/big", "missing") in [(o.name, o.status) for o in gate(d).outcomes]
+
+
+@pytest.mark.parametrize(("doc", "rule"), [
+    ([], "a manifest is a JSON object"),
+    ({"format": "x", "version": 1, "programs": {}}, "format: expected 'verispatial.proof-manifest' version 1"),
+    ({"format": "verispatial.proof-manifest", "version": 1, "programs": []}, "programs: an object"),
+    ({"format": "verispatial.proof-manifest", "version": 1, "programs": {"p": {"expect": "maybe"}}},
+     "programs.p.expect: one of proved, refuted, got 'maybe'"),
+    ({"format": "verispatial.proof-manifest", "version": 1, "programs": {"p": {"expect": "refuted"}}},
+     "programs.p.refuted: a refuted program names the families that must be refuted"),
+    ({"format": "verispatial.proof-manifest", "version": 1,
+      "programs": {"p": {"expect": "refuted", "refuted": ["speed"]}}}, "programs.p.refuted: a list of obligation"),
+    ({"format": "verispatial.proof-manifest", "version": 1, "programs": {"p": {"expect": "proved", "ci": "yes"}}},
+     "programs.p.ci: true or false"),
+])
+def test_a_bad_manifest_is_bad_input(doc: Any, rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL,))
+    _set_manifest(d, doc)
+    with pytest.raises(ParseError, match=rule.replace("(", r"\(").replace(")", r"\)")):
+        gate(d)
+    assert main(["gate", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"verispatial: error: {d / 'manifest.json'}: {rule}")
+    assert err.count("\n") == 1
+
+
+def test_without_a_manifest_every_program_is_expected_to_prove(tmp_path: Path) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    (d / "manifest.json").unlink()
+    by = {o.name: o.status for o in gate(d).outcomes}
+    assert by == {SMALL: "holds", OVERLAP: "lost"}
+
+
+def test_gate_needs_a_directory_of_proofs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ParseError, match="is not a directory of proofs"):
+        gate(tmp_path / "nope")
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(ParseError, match="holds no"):
         gate(empty)
+    assert main(["gate", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err == f"verispatial: error: {tmp_path / 'nope'}: is not a directory of proofs\n"
+
+
+def test_jobs_give_the_same_outcomes(tmp_path: Path) -> None:
+    d = corpus(tmp_path)
+    one = gate(d)
+    two = gate(d, jobs=2)
+    assert [(o.name, o.status, o.detail) for o in one.outcomes] == [(o.name, o.status, o.detail) for o in two.outcomes]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_changed_rechecks_only_programs_whose_files_differ(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "corpus")
+    run = gate(d, changed="HEAD")
+    assert {o.status for o in run.outcomes} == {"skipped"}
+    assert run.ok
+    cert = d / f"{OVERLAP}.certificate.json"
+    cert.write_text(cert.read_text().replace('"places"', '"places" ', 1))  # same content, other bytes
+    m = _manifest(d)
+    m["programs"][NO_BARRIER]["refuted"] = ["memory"]
+    _set_manifest(d, m)
+    run = gate(d, changed="HEAD")
+    assert {o.name: o.status for o in run.outcomes} == {SMALL: "skipped", OVERLAP: "holds", NO_BARRIER: "changed"}
+    assert main(["gate", str(d), "--changed", "HEAD", "-q"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "--changed HEAD: 1 unchanged programs skipped" in out
+    assert out[-1].startswith("gate: 1 passed, 1 failed, 1 skipped in ")
+    assert main(["gate", str(d), "--changed", "no-such-rev", "-q"]) == 2
+    assert capsys.readouterr().err.startswith("verispatial: error: --changed: ")
+
+
+def test_the_summary_table_and_the_closing_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    assert main(["gate", str(d), "-q", "--cache-dir", str(tmp_path / "c")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["program", "expected", "outcome", "proved", "seconds", "how"]
+    assert lines[2].split()[:3] == [OVERLAP, "refuted", "(memory)"]
+    assert lines[3].split()[:4] == [SMALL, "proved", "holds", "26/26"]
+    assert lines[-1].startswith("gate: 2 passed, 0 failed in ")
+    assert main(["gate", str(d), "--cache-dir", str(tmp_path / "c")]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.splitlines()[3].split()[-1] == "cache"
+    # stderr is not a terminal: one plain progress line per program.
+    assert [ln.split(": ", 1)[1].split(" (")[0] for ln in cap.err.splitlines()] == [
+        f"[1/2] {OVERLAP}: holds", f"[2/2] {SMALL}: holds"]
+
+
+def test_gate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    (d / f"{SMALL}.certificate.json").unlink()
+    assert main(["gate", str(d), "--json", "-q"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_code"] == 1
+    got = {p["name"]: (p["status"], p["how"], p["expected"]) for p in doc["programs"]}
+    assert got == {SMALL: ("no-certificate", "", {"expect": "proved", "ci": True,
+                                                  "source": {"example": "examples/pipeline_small.json"}}),
+                   OVERLAP: ("holds", "computed", {"expect": "refuted", "refuted": ["memory"], "ci": True,
+                                                   "source": {"example": "examples/broken/f_memory_overlap.json"}})}
+    (overlap,) = [p for p in doc["programs"] if p["name"] == OVERLAP]
+    assert overlap["report"]["exit_code"] == 1

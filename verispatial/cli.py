@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -29,7 +29,6 @@ from verispatial import __version__
 from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, VerispatialError
 
 if TYPE_CHECKING:
-    from verispatial.certify.report import Report
     from verispatial.ir.program import Program
 
 EXIT_OK = 0
@@ -39,7 +38,6 @@ EXIT_FAILED = 3
 EXIT_CHECKER_ERROR = 4
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 class BadInput(Exception):
@@ -206,165 +204,6 @@ def write_atomic(path: str, text: str) -> None:
         raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
 
 
-# --------------------------------------------------------------------------------------------- rendering
-
-
-def program_summary(p: Program) -> tuple[int, int]:
-    """(engine programs, ops) of ``p``; ops count every op once in the text, loops and their bodies included."""
-    from verispatial.ir.program import walk
-
-    return len(p.programs), sum(1 for ep in p.programs for _ in walk(ep.ops))
-
-
-def _scalar(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    return json.dumps(v)
-
-
-def _has_object(v: Any) -> bool:
-    if isinstance(v, dict):
-        return True
-    return isinstance(v, list) and any(_has_object(x) for x in v)
-
-
-def render_value(key: str | None, v: Any, indent: str) -> list[str]:
-    """A JSON value as indented YAML-like lines: ``key: value``; an object's fields one level deeper; an array
-    of objects as ``- `` items; an array without objects inline as JSON (``path: [2, 6]``)."""
-    head = f"{indent}{key}:" if key is not None else f"{indent}-"
-    if isinstance(v, dict):
-        if not v:
-            return [f"{head} {{}}"]
-        lines = [head]
-        for k, x in v.items():
-            lines += render_value(str(k), x, indent + "  ")
-        return lines
-    if isinstance(v, list):
-        if not _has_object(v):
-            return [f"{head} {json.dumps(v)}"]
-        lines = [head]
-        for x in v:
-            if isinstance(x, dict) and x:
-                # YAML style: the item's first field shares the "- " line.
-                sub = render_value(None, x, indent + "  ")[1:]
-                inner = indent + "    "
-                lines.append(indent + "  - " + sub[0][len(inner):])
-                lines += sub[1:]
-            else:
-                lines += render_value(None, x, indent + "  ")
-        return lines
-    return [f"{head} {_scalar(v)}"]
-
-
-def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str = "") -> list[str]:
-    """A counterexample: its ``summary`` first (when present and not the same as ``reason``, which was already
-    printed), then every other field."""
-    lines = []
-    summary = cex.get("summary")
-    if isinstance(summary, str) and summary != reason:
-        lines.append(indent + summary)
-    for k, v in cex.items():
-        if k == "summary" and isinstance(v, str):
-            continue
-        lines += render_value(str(k), v, indent)
-    return lines
-
-
-_STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
-
-
-def report_lines(report: Report, program: Program) -> list[tuple[str, str]]:
-    """The human report as (text, style) lines: header, one line per family, each refutation with its
-    counterexample, each failure to prove and each error with its reason, and the verdict."""
-    from verispatial.certify.report import Verdict
-
-    engines, ops = program_summary(program)
-    out: list[tuple[str, str]] = [
-        (f"program {report.program}  target {report.target}  engines {engines}  ops {ops}", "bold")
-    ]
-    families = report.by_family()
-    width = max((len(f) for f in families), default=0)
-    for fam, results in families.items():
-        n = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
-        secs = sum(r.seconds for r in results)
-        out.append((
-            f"  {fam:<{width}}  {n[Verdict.PROVED]:>4} proved  {n[Verdict.REFUTED]:>3} refuted  "
-            f"{n[Verdict.FAILED]:>3} failed-to-prove  {n[Verdict.ERROR]:>3} error  {secs:8.2f} s",
-            "",
-        ))
-    for r in report.results:
-        if r.verdict == Verdict.REFUTED:
-            out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), _STYLE["refuted"]))
-            if r.counterexample:
-                out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
-    for r in report.results:
-        if r.verdict in (Verdict.FAILED, Verdict.ERROR):
-            out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
-                        _STYLE[r.verdict.value]))
-    n_all = len(report.results)
-    counts = {v: sum(1 for r in report.results if r.verdict == v) for v in Verdict}
-    tally = (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
-             f"{counts[Verdict.FAILED]} failed-to-prove, {counts[Verdict.ERROR]} error "
-             f"of {n_all} obligations in {report.seconds:.2f} s")
-    word = {EXIT_OK: "proved", EXIT_REFUTED: "refuted", EXIT_FAILED: "failed-to-prove (not accepted)",
-            EXIT_CHECKER_ERROR: "checker error"}.get(report.exit_code, "error")
-    style = {EXIT_OK: "proved", EXIT_REFUTED: "refuted", EXIT_FAILED: "failed-to-prove"}.get(report.exit_code, "error")
-    out.append((f"verdict: {word} ({tally})", "bold " + _STYLE[style]))
-    return out
-
-
-def sarif(report: Report, program_path: str) -> dict[str, Any]:
-    """SARIF 2.1.0 for ``report``: one result per refuted, failed-to-prove or error obligation;
-    ``ruleId`` is ``family/name``, the counterexample sits in the result's ``properties``."""
-    from verispatial.certify.report import Verdict
-
-    uri = Path(program_path).as_posix()
-    bad = [r for r in report.results if r.verdict != Verdict.PROVED]
-    rule_ids: list[str] = []
-    for r in bad:
-        rid = f"{r.family}/{r.name}"
-        if rid not in rule_ids:
-            rule_ids.append(rid)
-    level = {Verdict.REFUTED: "error", Verdict.FAILED: "warning", Verdict.ERROR: "error"}
-    kind = {Verdict.REFUTED: "fail", Verdict.FAILED: "open", Verdict.ERROR: "fail"}
-    results = []
-    for r in bad:
-        rid = f"{r.family}/{r.name}"
-        text = f"{r.verdict.value}: {rid}" + (f": {r.reason}" if r.reason else "")
-        summary = (r.counterexample or {}).get("summary")
-        if isinstance(summary, str) and summary != r.reason:
-            text += f" ({summary})"
-        props: dict[str, Any] = {"verdict": r.verdict.value, "family": r.family, "seconds": round(r.seconds, 3)}
-        if r.counterexample is not None:
-            props["counterexample"] = r.counterexample
-        results.append({
-            "ruleId": rid,
-            "ruleIndex": rule_ids.index(rid),
-            "level": level[r.verdict],
-            "kind": kind[r.verdict],
-            "message": {"text": text},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri, "index": 0}}}],
-            "properties": props,
-        })
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "verispatial",
-                "version": __version__,
-                "rules": [{"id": rid, "name": rid.replace("/", "."), "shortDescription": {"text": rid}}
-                          for rid in rule_ids],
-            }},
-            "artifacts": [{"location": {"uri": uri}}],
-            "invocations": [{"executionSuccessful": report.exit_code != EXIT_CHECKER_ERROR,
-                             "exitCode": report.exit_code}],
-            "results": results,
-            "properties": {"program": report.program, "target": report.target},
-        }],
-    }
-
-
 # --------------------------------------------------------------------------------------------- command bodies
 
 
@@ -384,79 +223,172 @@ def _write_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=1) + "\n")
 
 
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[Callable[[str], None]]:
-    """A progress callback: a rich status line on stderr when stderr is a terminal, else a no-op."""
-    err = Console(stderr=True)
-    if not err.is_terminal:
-        yield lambda _msg: None
-        return
-    with err.status(label) as st:
-        yield lambda msg: st.update(f"{label}: {msg}")
+def _progress(label: str, quiet: bool, total: int | None = None) -> Any:
+    """Progress on stderr (``verispatial.report.progress``): plain lines when stderr is not a terminal, a bar on one."""
+    from verispatial.report.progress import progress
+
+    return progress(label, total, quiet=quiet)
 
 
-def run_certify(program_path: str, certificate: str | None, as_json: bool, sarif_out: str | None, jobs: int,
-                certificate_out: str | None, smt2_dir: str | None = None) -> int:
+def _check_smt2_dir(smt2_dir: str) -> None:
+    d = Path(smt2_dir)
+    if d.exists() and not d.is_dir():
+        raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
+    # Like the other outputs, its parent must exist; the directory itself is created (checked before any work).
+    parent = d.parent if str(d.parent) else Path(".")
+    if not d.exists() and not parent.is_dir():
+        raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
+
+
+def _store(cache_dir: str | None, no_cache: bool) -> Any:
+    from verispatial.certify.store import open_store
+
+    if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise BadInput(cache_dir, "", "exists and is not a directory, expected the proof cache directory")
+    return open_store(cache_dir, no_cache)
+
+
+def _load_certificate_file(path: str) -> dict[str, Any]:
+    cert = load_json_object(path, "certificate")
+    from verispatial.certify.certificate import check_certificate_shape
+
+    try:
+        check_certificate_shape(cert)
+    except ParseError as e:
+        raise BadInput(path, e.field, e.rule) from None
+    return cert
+
+
+def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
+                jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
+                cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False) -> int:
     """The ``certify`` command: see ``certify_cmd``. Raises ``BadInput`` / ``CheckerError``."""
-    for out in (sarif_out, certificate_out):
+    if len(program_paths) > 1:
+        for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                            ("--smt2", smt2_dir)):
+            if value is not None:
+                raise BadInput(flag, "", f"takes one PROGRAM.json, got {len(program_paths)}")
+    for out in (sarif_out, certificate_out, junit_out):
         if out is not None:
             check_output_path(out)
     if smt2_dir is not None:
-        d = Path(smt2_dir)
-        if d.exists() and not d.is_dir():
-            raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
-        # Like the other outputs, its parent must exist; the directory itself is created (checked before any work).
-        parent = d.parent if str(d.parent) else Path(".")
-        if not d.exists() and not parent.is_dir():
-            raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
-    program = load_program_file(program_path)
-    cert = load_json_object(certificate, "certificate") if certificate is not None else None
-    if cert is not None and certificate is not None:
-        from verispatial.certify.certificate import check_certificate_shape
-
-        try:
-            check_certificate_shape(cert)
-        except ParseError as e:
-            raise BadInput(certificate, e.field, e.rule) from None
+        _check_smt2_dir(smt2_dir)
+    store = _store(cache_dir, no_cache) if smt2_dir is None and certificate_out is None else None
     if smt2_dir is not None:
         try:
             Path(smt2_dir).mkdir(exist_ok=True)
         except OSError as e:
             raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
-    try:
-        import contextlib
+    from verispatial.certify.files import FileReport, certify_file
 
-        from verispatial.certify.checker import certify
-        from verispatial.certify.smt import export_smt2
+    done: list[tuple[str, FileReport]] = []
+    for path in program_paths:
+        try:
+            from verispatial.certify.smt import export_smt2
 
-        export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
-        with export, _progress(f"certifying {program.name}") as progress:
-            report = certify(program, certificate=cert, jobs=jobs, progress=progress)
-    except VerispatialError as e:
-        blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
-            else program_path
-        raise bad_input_of(blame, e) from None
-    except Exception as e:
-        raise CheckerError(f"{type(e).__name__}: {e}") from None
+            export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
+            with export, _progress(f"certify {path}", quiet) as progress:
+                fr = certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
+                                  jobs=jobs, progress=progress)
+        except BadInput:
+            raise
+        except VerispatialError as e:
+            blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
+                else path
+            raise bad_input_of(blame, e) from None
+        except Exception as e:
+            raise CheckerError(f"{type(e).__name__}: {e}") from None
+        done.append((path, fr))
+    worst = _worst([fr.report.exit_code for _, fr in done])
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
-        outputs.append((sarif_out, json.dumps(sarif(report, program_path), indent=1) + "\n"))
-    if certificate_out is not None and report.exit_code == EXIT_OK:
+        from verispatial.report.sarif import Artifact, read_text, sarif_log
+
+        arts = [Artifact(Path(path).as_posix(), fr.report,
+                         read_text(path) if fr.report.exit_code != EXIT_OK else None) for path, fr in done]
+        outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
+    if junit_out is not None:
+        from verispatial.report.junit import junit_xml, report_cases
+
+        outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path)],
+                                             "verispatial certify")))
+    if certificate_out is not None and worst == EXIT_OK:
+        (path, fr), = done
         try:
             from verispatial.certify.certificate import derive_certificate
 
-            derived = derive_certificate(program, report)
+            derived = derive_certificate(fr.program if fr.program is not None else load_program_file(path), fr.report)
             outputs.append((certificate_out, json.dumps(derived, indent=1) + "\n"))
+        except BadInput:
+            raise
         except Exception as e:
             raise CheckerError(f"deriving the certificate: {type(e).__name__}: {e}") from None
     for path, text in outputs:
         write_atomic(path, text)
     if as_json:
-        _write_json(report.to_json())
+        docs = [fr.report.to_json() for _, fr in done]
+        _write_json(docs[0] if len(docs) == 1 else docs)
     else:
-        _emit(report_lines(report, program))
-    return report.exit_code
+        from verispatial.report.text import report_lines
+
+        for _, fr in done:
+            _emit(report_lines(fr.report, fr.shape))
+    return worst
+
+
+def _worst(codes: Sequence[int]) -> int:
+    """As ``Report.exit_code``: a refutation outranks a checker error, which outranks a failure to prove."""
+    return next((c for c in (EXIT_REFUTED, EXIT_CHECKER_ERROR, EXIT_FAILED) if c in codes), EXIT_OK)
+
+
+def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, changed: str | None,
+             sarif_out: str | None, junit_out: str | None, as_json: bool, cache_dir: str | None, no_cache: bool,
+             quiet: bool) -> int:
+    """The ``gate`` command: see ``gate_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+    for out in (sarif_out, junit_out):
+        if out is not None:
+            check_output_path(out)
+    store = _store(cache_dir, no_cache)
+    from verispatial.certify.gate import gate
+
+    try:
+        with _progress(f"gate {directory}", quiet) as progress:
+            run = gate(directory, manifest=manifest, ci_only=ci_only, jobs=jobs, changed=changed, store=store,
+                       progress=progress.advance)
+    except ParseError as e:
+        raise BadInput(e.field if e.field else directory, "", e.rule) from None
+    except VerispatialError as e:
+        raise BadInput(directory, "", str(e)) from None
+    except Exception as e:
+        raise CheckerError(f"gate: {type(e).__name__}: {e}") from None
+    from verispatial.report.gate import gate_cases, gate_extra_results, gate_lines
+
+    outputs: list[tuple[str, str]] = []
+    mani = str(run.manifest.path) if run.manifest is not None and run.manifest.path is not None else directory
+    if sarif_out is not None:
+        from verispatial.report.sarif import Artifact, read_text, sarif_log
+
+        arts = [Artifact(Path(o.program).as_posix(), o.report, read_text(o.program))
+                for o in run.outcomes if o.status == "lost" and o.report is not None and o.program is not None]
+        outputs.append((sarif_out, json.dumps(sarif_log(arts, run.exit_code, gate_extra_results(run, mani)),
+                                              indent=1) + "\n"))
+    if junit_out is not None:
+        from verispatial.report.junit import junit_xml
+
+        outputs.append((junit_out, junit_xml(gate_cases(run), "verispatial gate")))
+    for path, text in outputs:
+        write_atomic(path, text)
+    if as_json:
+        _write_json({"directory": directory, "exit_code": run.exit_code, "seconds": round(run.seconds, 3),
+                     "cache": run.cache, "programs": [
+                         {"name": o.name, "status": o.status, "detail": o.detail, "how": o.how,
+                          "expected": o.expected.to_json() if o.expected is not None else None,
+                          "seconds": round(o.seconds, 3),
+                          "report": o.report.to_json() if o.report is not None else None} for o in run.outcomes]})
+    else:
+        sys.stdout.write("\n".join(gate_lines(run)) + "\n")
+    return run.exit_code
 
 
 def run_simulate(program_path: str, trip_specs: Sequence[str], seed: int | None, as_json: bool) -> int:
@@ -488,6 +420,8 @@ def run_validate(program_path: str, as_json: bool) -> int:
             for entity, rule in e.violations:
                 sys.stdout.write(f"{program_path}: {entity}: {rule}\n")
         raise
+    from verispatial.report.text import program_summary
+
     engines, ops = program_summary(program)
     if as_json:
         _write_json({"file": program_path, "valid": True, "program": program.name, "target": program.target.name,
@@ -523,44 +457,55 @@ def cli() -> None:
     """
 
 
+def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--no-cache", is_flag=True, help="Neither read nor write the persistent proof cache.")(f)
+    return click.option("--cache-dir", metavar="DIR",
+                        help="The persistent proof cache (default: $VERISPATIAL_CACHE_DIR, else the user's cache "
+                             "directory).")(f)
+
+
 @cli.command("certify")
-@click.argument("program", metavar="PROGRAM.json")
+@click.argument("programs", metavar="PROGRAM.json", nargs=-1, required=True)
 @click.option("--certificate", metavar="C.json", help="A certificate to check against the re-derived one.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON only.")
 @click.option("--sarif", "sarif_out", metavar="OUT.sarif", help="Also write the result as SARIF 2.1.0.")
+@click.option("--junit", "junit_out", metavar="OUT.xml", help="Also write JUnit XML (a test case per family).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Obligations discharged in parallel.")
 @click.option("--write-certificate", "certificate_out", metavar="OUT.json",
               help="Write the derived certificate (only when every obligation is proved).")
 @click.option("--smt2", "smt2_dir", metavar="DIR",
               help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
-def certify_cmd(program: str, certificate: str | None, as_json: bool, sarif_out: str | None, jobs: int,
-                certificate_out: str | None, smt2_dir: str | None) -> int:
-    """Discharge every obligation of PROGRAM.json and report each verdict."""
-    return _guard(as_json, lambda: run_certify(program, certificate, as_json, sarif_out, jobs, certificate_out,
-                                               smt2_dir))
+@_cache_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
+                junit_out: str | None, jobs: int, certificate_out: str | None, smt2_dir: str | None,
+                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+    """Discharge every obligation of each PROGRAM.json and report each verdict."""
+    return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
+                                               smt2_dir, junit_out, cache_dir, no_cache, quiet))
 
 
 @cli.command("gate")
 @click.argument("directory", metavar="DIR")
-def gate_cmd(directory: str) -> int:
-    """Re-certify every NAME.program.json under DIR against NAME.certificate.json; any lost proof fails."""
-    from verispatial.certify.gate import gate
-
-    try:
-        entries = gate(directory)
-    except VerispatialError as e:
-        raise BadInput(directory, "", e.rule if isinstance(e, ParseError) else str(e)) from None
-    codes = set()
-    for entry in entries:
-        code = entry.report.exit_code
-        codes.add(code)
-        lost = [r.name for r in entry.report.results if r.verdict.value != "proved"]
-        state = "holds" if code == EXIT_OK else f"LOST ({len(lost)} obligations not proved: {', '.join(lost[:3])})"
-        sys.stdout.write(f"{entry.program.name}: {state} "
-                         f"[{len(entry.report.results)} obligations, {entry.report.seconds:.1f} s]\n")
-    # As Report.exit_code: a refutation outranks a checker error, which outranks a failure to prove.
-    return next((c for c in (1, 4, 3) if c in codes), EXIT_OK)
+@click.option("--manifest", metavar="M.json", help="The manifest (default: DIR/manifest.json when it exists).")
+@click.option("--ci", "ci_only", is_flag=True, help="Only the manifest's programs marked ci.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Programs checked in parallel worker processes.")
+@click.option("--changed", metavar="REV", help="Re-check only programs whose files differ from git revision REV.")
+@click.option("--sarif", "sarif_out", metavar="OUT.sarif", help="Also write the findings as SARIF 2.1.0.")
+@click.option("--junit", "junit_out", metavar="OUT.xml", help="Also write JUnit XML (a test case per program "
+                                                             "and family).")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON only.")
+@_cache_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def gate_cmd(directory: str, manifest: str | None, ci_only: bool, jobs: int, changed: str | None,
+             sarif_out: str | None, junit_out: str | None, as_json: bool, cache_dir: str | None, no_cache: bool,
+             quiet: bool) -> int:
+    """Re-certify every program under DIR against its certificate and the manifest's expected verdict; a lost
+    proof, a changed verdict, a missing or an extra program fails (exit 1)."""
+    return _guard(as_json, lambda: run_gate(directory, manifest, ci_only, jobs, changed, sarif_out, junit_out,
+                                            as_json, cache_dir, no_cache, quiet))
 
 
 @cli.command("compile", context_settings={"ignore_unknown_options": True, "help_option_names": []},

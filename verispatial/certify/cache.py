@@ -17,9 +17,13 @@ tile addresses are left out of the key: none of those families reads them (bound
 and are never cached). Address coefficients and indirect ranges stay in the key anyway (more than needed).
 
 Only ``proved`` verdicts are reused. A refutation needs its own replayed counterexample and a failure to prove
-is cheap to re-derive, so both are always computed for the component itself. A reused result keeps its own name
+is re-derived, so both are always computed for the component itself. A reused result keeps its own name
 (with the component's real buffers, words and engines) and its reason names the isomorphic component it was
 proved for.
+
+A ``ProofCache`` given a ``ProofStore`` (``store.py``) also keeps its proofs on disk, under the same key plus the
+checker's and the solver's versions, and finds proofs of earlier processes there; the whole-program entries of
+``certify`` go through the same store (``ProofCache.store``).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from typing import Any
 import attrs
 
 from verispatial.certify.reach import Analysis
-from verispatial.certify.report import Result, Verdict
+from verispatial.certify.report import Result, Verdict, result_from_data, result_to_data
+from verispatial.certify.store import ProofStore
 from verispatial.ir.core import Addr, Site, Term
 from verispatial.ir.ops import (
     ID_BUFFER,
@@ -202,10 +207,14 @@ class Reuse:
 class ProofCache:
     """Proved verdicts of the ``FAMILIES`` keyed by (family, canonical form of the component, canonical item,
     parameters). One instance serves one certify run; passing the same instance to later runs of programs on
-    the same target reuses across runs too (the key holds everything a verdict depends on).
+    the same target reuses across runs too (the key holds everything a verdict depends on). With ``store``, proofs
+    are also read from and written to that persistent store (``store.py``), and ``certify`` keeps whole proved
+    reports there.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: ProofStore | None = None) -> None:
+        self.store = store
+        self.persisted = 0  # reused proofs that came from the store
         self._canon: dict[frozenset[str], Canon] = {}
         self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
         self._rearmed: frozenset[tuple[int, Site]] = frozenset()  # its program's re-armed words
@@ -237,6 +246,9 @@ class ProofCache:
             raise ValueError(f"{family!r} is not a family whose verdicts are invariant under renaming")
         key = hashlib.sha256(json.dumps([family, canon.key, list(item)], sort_keys=True).encode()).hexdigest()
         hit = self._proved.get(key)
+        skey = self.store.key("component", key) if self.store is not None else ""
+        if hit is None and self.store is not None:
+            hit = self._from_store(skey, family)
         if hit is not None:
             t0 = time.perf_counter()
             fam, src, reason, comp, program = hit
@@ -250,5 +262,26 @@ class ProofCache:
         if r.verdict == Verdict.PROVED:
             program = self._analysis.program.name if self._analysis is not None else ""
             self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
+            if self.store is not None:
+                self.store.put("component", skey, {"family": family, "result": result_to_data(r),
+                                                   "component": canon.name, "program": program})
         return r
+
+    def _from_store(self, skey: str, family: str) -> tuple[str, str, str, str, str] | None:
+        """A proof of this key from the persistent store: only a well-formed, proved result of this family."""
+        assert self.store is not None
+        got = self.store.get("component", skey)
+        if got is None:
+            return None
+        try:
+            r = result_from_data(got["result"])
+            comp, program = got["component"], got["program"]
+            if r.verdict != Verdict.PROVED or got["family"] != family or not isinstance(comp, str) \
+                    or not isinstance(program, str):
+                raise ValueError("not a proof of this family")
+        except (ValueError, KeyError, TypeError):
+            self.store.reject()
+            return None
+        self.persisted += 1
+        return (r.family, r.name, r.reason, comp, f"{program} (proof cache)")
 

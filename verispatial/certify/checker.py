@@ -13,11 +13,15 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+import attrs
+
+from verispatial.certify import smt
 from verispatial.certify.alias import check_aliases
 from verispatial.certify.bounds import check_bounds
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.exact import check_exact, check_sem_balance
+from verispatial.certify.files import program_key
 from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
@@ -36,6 +40,7 @@ from verispatial.certify.rules import (
     ownership_findings,
 )
 from verispatial.certify.smt import DEFAULT_RLIMIT
+from verispatial.certify.store import get_report, put_report
 from verispatial.certify.structure import unsupported_features
 from verispatial.ir.ops import McastSend, WriteTiles
 from verispatial.ir.program import Program, walk
@@ -100,6 +105,11 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
 
 def _confirm(a: Analysis, r: Result) -> Result:
     """Replay a solver refutation in the interpreter; keep it only if reproduced."""
+    return _confirm_program(a.program, r)
+
+
+def _confirm_program(program: Program, r: Result) -> Result:
+    """``_confirm`` on the program itself (the replay reads nothing else)."""
     if r.verdict != Verdict.REFUTED or r.counterexample is None:
         return r
     cex = r.counterexample
@@ -117,7 +127,7 @@ def _confirm(a: Analysis, r: Result) -> Result:
     if isinstance(dl, dict):
         deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
     engine = cex.get("engine")
-    got = confirm_rule(a.program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
+    got = confirm_rule(program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
                        path, deadlock_at=deadlock_at)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
@@ -136,16 +146,38 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
     ``cache``: True proves each renaming-invariant obligation once per class of isomorphic components
     (``cache.py``; a reused result's reason names the component it was proved for); a ``ProofCache`` also
     reuses proofs of earlier runs given the same instance; False proves every component separately.
+    A ``ProofCache`` with a ``store`` (``store.py``) also returns the report kept there for this very program,
+    certificate and resource limit when every obligation of it proved before (``Report.cached`` names the entry),
+    and keeps a report whose every obligation proves; nothing is read from the store while queries are exported.
     Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
     """
     say = progress or (lambda _m: None)
+    t0 = time.perf_counter()
+    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
+    store = pc.store if pc is not None and not smt.is_exporting() else None
+    pkey = ""
+    if store is not None:
+        pkey = program_key(store, program, certificate, rlimit)
+        hit = get_report(store, "program", pkey)
+        if hit is not None:
+            say("every obligation from the proof cache")
+            return attrs.evolve(hit[0], seconds=time.perf_counter() - t0)
+    report = _certify(program, certificate, jobs, say, rlimit, pc)
+    if store is not None:
+        from verispatial.report.text import program_summary
+
+        put_report(store, "program", pkey, report, program_summary(program))
+    return attrs.evolve(report, seconds=time.perf_counter() - t0)
+
+
+def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,
+             pc: ProofCache | None) -> Report:
     t0 = time.perf_counter()
     unsupported = unsupported_features(program)
     if unsupported:
         return Report(program.name, program.target.name, (Result(
             "fragment", "fragment", Verdict.FAILED,
             "outside the fragment the checker decides: " + ", ".join(unsupported)),), time.perf_counter() - t0)
-    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
     a = analyse(program)
     results: list[Result] = []
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
@@ -311,3 +343,64 @@ def _with_assumptions(p: Program, results: list[Result]) -> list[Result]:
                        "reads stay inside its waited window and nothing else rewrites them)", seconds=r.seconds)
         out.append(r)
     return out
+
+
+def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT) -> Result | None:
+    """Re-establish the refutation ``r`` — a result an earlier run of this very checker reported for ``program``
+    (the gate's cached candidate, ``store.py``) — from the program and the interpreter alone, never from the
+    candidate's word: the same replay that refuted it then (a rule violation at that engine and op, a deadlock by
+    driving the stuck engines to their positions or by the interpreter's own search) must reproduce it now; a
+    memory refutation is re-derived by the memory check. Returns the refutation with its fresh counterexample, or
+    None when it does not reproduce (the caller then certifies the program in full)."""
+    from verispatial.certify.replay import _deadlock_cex, search_deadlock
+    from verispatial.petri.interp import drive
+    from verispatial.petri.position import Position
+
+    cex = r.counterexample
+    if r.verdict != Verdict.REFUTED or not isinstance(cex, dict):
+        return None
+    t0 = time.perf_counter()
+    kind = cex.get("kind")
+    try:
+        if kind == "rule":
+            rule, engine = str(cex["rule"]), str(cex["engine"])
+            path = tuple(int(i) for i in cex["path"]) if isinstance(cex.get("path"), list) else None
+            got = confirm_rule(program, {rule}, None, engine, path)
+            if got is None:
+                return None
+            keep = {k: v for k, v in cex.items() if k not in ("violation", "trips", "steps", "replayed_by", "trace",
+                                                              "deadlock")}
+            return Result(r.family, r.name, Verdict.REFUTED, r.reason, {**keep, **got}, time.perf_counter() - t0)
+        if kind == "deadlock":
+            trips = {str(k): int(v) for k, v in (cex.get("trips") or {}).items()}
+            targets = {}
+            for st in cex.get("stuck") or []:
+                pos = Position.from_json(st["position"])
+                targets[pos.engine] = pos
+            new = None
+            if targets:
+                run = drive(program, trips or None, targets)
+                if run.status == "deadlock":
+                    new = _deadlock_cex(run, "drive to the stuck positions")
+            if new is None:
+                new = search_deadlock(program)
+            if new is None:
+                return None
+            return Result(r.family, r.name, Verdict.REFUTED, str(new.get("summary", "deadlock")), new,
+                          time.perf_counter() - t0)
+        if kind == "memory":
+            for m in check_memory(program, rlimit):
+                if m.name == r.name and m.verdict == Verdict.REFUTED:
+                    return m
+            return None
+        if kind in STATIC_KINDS:
+            return None  # depends on more than the program (a certificate) or on the analysis: certify in full
+        rule = str(cex.get("rule", kind))
+        if rule not in REPLAY_RULES:
+            return None
+        fresh = Result(r.family, r.name, Verdict.REFUTED, r.reason,
+                       {k: v for k, v in cex.items() if k != "replay"})
+        got_r = _confirm_program(program, fresh)
+        return got_r if got_r.verdict == Verdict.REFUTED and "replay" in (got_r.counterexample or {}) else None
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None

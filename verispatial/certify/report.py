@@ -53,12 +53,14 @@ class Result:
 
 @attrs.frozen
 class Report:
-    """Every obligation's result for one program."""
+    """Every obligation's result for one program. ``cached`` is empty for a computed report, else the proof cache
+    entry every result was taken from (``store.py``: only a report whose every obligation proved is kept there)."""
 
     program: str
     target: str
     results: tuple[Result, ...]
     seconds: float = 0.0
+    cached: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -82,20 +84,46 @@ class Report:
         return {k: v for k, v in out.items() if v}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "program": self.program,
-            "target": self.target,
-            "exit_code": self.exit_code,
-            "seconds": round(self.seconds, 3),
-            "results": [
-                {
-                    "family": r.family,
-                    "name": r.name,
-                    "verdict": r.verdict.value,
-                    "reason": r.reason,
-                    "counterexample": r.counterexample,
-                    "seconds": round(r.seconds, 3),
-                }
-                for r in self.results
-            ],
-        }
+        """The JSON report (``verispatial.report.data.report_json``)."""
+        from verispatial.report.data import report_json
+
+        return report_json(self)
+
+
+def result_to_data(r: Result) -> dict[str, Any]:
+    """Every field of ``r``, losslessly, as JSON data (the proof cache's form; ``result_from_data`` reads it)."""
+    out: dict[str, Any] = {}
+    for f in attrs.fields(Result):
+        v = getattr(r, f.name)
+        out[f.name] = v.value if isinstance(v, Verdict) else (list(v) if isinstance(v, tuple) else v)
+    return out
+
+
+def result_from_data(d: Any) -> Result:
+    """The ``Result`` that ``result_to_data`` wrote. Raises ``ValueError`` for anything else: a field missing or
+    unknown, a verdict that is not one, a value of the wrong type."""
+    if not isinstance(d, dict):
+        raise ValueError("a result is an object")
+    names = {f.name for f in attrs.fields(Result)}
+    if set(d) != names:
+        raise ValueError(f"result fields {sorted(d)} are not {sorted(names)}")
+    kw: dict[str, Any] = {}
+    for f in attrs.fields(Result):
+        v = d[f.name]
+        if f.name == "verdict":
+            v = Verdict(v)
+        elif isinstance(f.default, tuple):
+            if not isinstance(v, list):
+                raise ValueError(f"{f.name}: a list")
+            v = tuple(v)
+        elif f.name == "seconds":
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise ValueError("seconds: a number")
+            v = float(v)
+        elif f.name == "counterexample":
+            if v is not None and not isinstance(v, dict):
+                raise ValueError("counterexample: an object or null")
+        elif not isinstance(v, str):
+            raise ValueError(f"{f.name}: a string")
+        kw[f.name] = v
+    return Result(**kw)

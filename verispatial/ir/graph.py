@@ -220,17 +220,41 @@ def _check_attention(o: GraphOp, by_name: dict[str, GraphTensor]) -> None:
         raise ParseError(e, f"q's {q[1]} columns are not {o.heads} heads of one width")
     hd = q[1] // o.heads
     if k != v or k[1] != o.kv_heads * hd:
+        if k[1] != o.kv_heads * hd:
+            which = f"k_cache's columns {k[1]} != kv_heads x head_dim = {o.kv_heads * hd}"
+        elif v[1] != k[1]:
+            which = f"v_cache's columns {v[1]} != k_cache's columns {k[1]}"
+        else:
+            which = f"v_cache's rows (max_seq) {v[0]} != k_cache's rows {k[0]}"
         raise ParseError(e, f"k_cache and v_cache have shape [max_seq, {o.kv_heads * hd}] (kv_heads x head_dim "
-                            f"{hd}), got {list(k)} and {list(v)}")
+                            f"{hd}), got {list(k)} and {list(v)}: {which}")
     if out != q:
-        raise ParseError(e, f"the output has q's shape {list(q)}, got {list(out)}")
+        which = (f"the output's rows {out[0]} != q's rows {q[0]}" if out[0] != q[0]
+                 else f"the output's columns {out[1]} != q's columns {q[1]}")
+        raise ParseError(e, f"the output has q's shape {list(q)}, got {list(out)}: {which}")
 
 
 def _same_shape(e: str, ts: list[GraphTensor]) -> None:
     shapes = {t.dims2() for t in ts}
     if len(shapes) > 1:
+        first = ts[0]
+        other = next(t for t in ts if t.dims2() != first.dims2())
+        dim = 0 if other.dims2()[0] != first.dims2()[0] else 1
+        word = ("rows", "columns")[dim]
         raise ParseError(e, "operands and output have one shape (no broadcasting), got "
-                         + ", ".join(f"{t.name} {list(t.dims2())}" for t in ts))
+                         + ", ".join(f"{t.name} {list(t.dims2())}" for t in ts)
+                         + f": {other.name}'s {word} {other.dims2()[dim]} != {first.name}'s {word} {first.dims2()[dim]}")
+
+
+def _matmul_dim(o: GraphOp, a: tuple[int, int], out: tuple[int, int], k_b: tuple[int, str],
+                n_b: tuple[int, str]) -> str:
+    """The first mismatched dimension of ``out = a @ b``, named (K, M or N) with both sides' values."""
+    an, bn = o.inputs[0], o.inputs[1]
+    if a[1] != k_b[0]:
+        return f"K: {an}'s columns {a[1]} != {bn}'s {k_b[1]} {k_b[0]}"
+    if out[0] != a[0]:
+        return f"M: {o.output}'s rows {out[0]} != {an}'s rows {a[0]}"
+    return f"N: {o.output}'s columns {out[1]} != {bn}'s {n_b[1]} {n_b[0]}"
 
 
 def _check_matmul(g: ModelGraph, o: GraphOp, by_name: dict[str, GraphTensor]) -> None:
@@ -241,9 +265,11 @@ def _check_matmul(g: ModelGraph, o: GraphOp, by_name: dict[str, GraphTensor]) ->
     if o.transpose_b:
         if a[1] != b[1] or out != (a[0], b[0]):
             raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)}^T -> {list(out)}, expected "
-                                f"{[a[0], b[0]]} (transpose_b: b is N x K)")
+                                f"{[a[0], b[0]]} (transpose_b: b is N x K): "
+                                + _matmul_dim(o, a, out, k_b=(b[1], "columns"), n_b=(b[0], "rows")))
     elif a[1] != b[0] or out != (a[0], b[1]):
-        raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)} -> {list(out)}, expected {[a[0], b[1]]}")
+        raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)} -> {list(out)}, expected {[a[0], b[1]]}: "
+                            + _matmul_dim(o, a, out, k_b=(b[0], "rows"), n_b=(b[1], "columns")))
     seen: set[str] = set()
     for i, s in enumerate(o.chain):
         w = f"{e} chain[{i}]"

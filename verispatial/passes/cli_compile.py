@@ -4,7 +4,7 @@ over ``compile_model`` and ``compose_step``.
 Every op becomes a section and every section is certified on its own; the sections are then composed into ONE
 program (``compose``). ``-o step.json`` writes it, certified, with its certificate beside it (``step.certificate.json``;
 ``NAME.program.json`` gets ``NAME.certificate.json``, the layout ``gate`` reads). ``--sections DIR`` also writes each
-section's ``DIR/<op>/program.json`` and ``certificate.json``.
+section's ``DIR/<op>.program.json`` and ``DIR/<op>.certificate.json`` (replacing what ``DIR`` held).
 
 Exit codes (DESIGN §8): 0 every section (and the composed program) proved; 1 something refuted; 2 bad input, a pass
 refusal (the line names the pass, the op and the reason) or a compose refusal (the line names the rule); 3 something
@@ -15,19 +15,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
+from verispatial.certify.cache import ProofCache
+from verispatial.certify.store import open_store
 from verispatial.errors import ComposeRefused, ParseError, PassRefused, VerispatialError
-from verispatial.ir.graph import load_graph
+from verispatial.ir.graph import ModelGraph, load_graph
 from verispatial.ir.section import AccForm
-from verispatial.ir.target import get_target
+from verispatial.ir.target import Target, get_target
 from verispatial.passes.compile import (
     ComposedStep,
     certificate_path,
     compile_model,
     compose_step,
+    foreign_files,
     write_program,
     write_sections,
 )
@@ -50,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("-o", "--out", dest="out", default=None, metavar="OUT.json",
                     help="write the composed program and its certificate beside it (OUT.certificate.json)")
     ap.add_argument("--sections", dest="out_dir", default=None, metavar="DIR",
-                    help="also write <DIR>/<op>/program.json and certificate.json per section")
+                    help="also write <DIR>/<op>.program.json and <op>.certificate.json per section (replacing what DIR "
+                         "held)")
     ap.add_argument("--no-certify", action="store_true", help="compile only; do not run the checker")
     for opt, what in (("--max-cols", "columns of a matmul grid"), ("--max-rows", "rows of a matmul grid"),
                       ("--max-sites", "sites of an elementwise or fold op")):
@@ -61,9 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--one-mover", action="store_true",
                     help="run each site's loads and stores on one data-movement engine (their loop nests interleaved); "
                          "a gather or scatter is refused by name")
+    ap.add_argument("--cache-dir", default=None, metavar="DIR",
+                    help="the persistent proof cache (default: $VERISPATIAL_CACHE_DIR, else the user's cache directory)")
+    ap.add_argument("--no-cache", action="store_true", help="neither read nor write the persistent proof cache")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     ap.add_argument("--progress", action="store_true",
-                    help="progress lines on stderr even when it is not a terminal (default: only on a terminal)")
+                    help="plain progress lines on stderr even on a terminal (default: plain lines when stderr is not "
+                         "a terminal, a progress bar on one)")
     return ap
 
 
@@ -90,6 +98,13 @@ def run_compile(argv: Sequence[str]) -> int:
         # Checked before any work: a compile that cannot write its sections must not run for minutes first.
         err.write(f"verispatial: error: {args.out_dir}: exists and is not a directory, expected an output directory\n")
         return 2
+    if args.out_dir is not None and foreign_files(Path(args.out_dir)):
+        # A sections directory is replaced whole (stale sections do not linger): never one holding anything else.
+        foreign = foreign_files(Path(args.out_dir))
+        err.write(f"verispatial: error: {args.out_dir}: holds files compile did not write ({', '.join(foreign[:3])}"
+                  + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): expected a sections directory "
+                  "(only <op>.program.json and <op>.certificate.json) or a new one\n")
+        return 2
     if args.out is not None:
         for path, what in ((Path(args.out), "the program"), (certificate_path(args.out), "its certificate")):
             if path.is_dir():
@@ -99,11 +114,15 @@ def run_compile(argv: Sequence[str]) -> int:
             err.write(f"verispatial: error: {args.out}: the directory {Path(args.out).parent} does not exist\n")
             return 2
 
-    show = not args.quiet and (args.progress or err.isatty())
+    from verispatial.report.progress import progress as progress_on
 
-    def progress(line: str) -> None:
-        if show:
-            err.write(line + "\n")
+    with progress_on(f"compile {args.model}", quiet=args.quiet, terminal=False if args.progress else None) as shown:
+        return _run(args, shown.say, err, out, graph, target)
+
+
+def _run(args: argparse.Namespace, progress: Callable[[str], None], err: TextIO, out: TextIO, graph: ModelGraph,
+         target: Target) -> int:
+    """The command's work once its arguments and outputs are checked (``progress`` gets one line per step)."""
 
     try:
         caps = (args.max_cols, args.max_rows, args.max_sites)
@@ -111,11 +130,13 @@ def run_compile(argv: Sequence[str]) -> int:
             err.write("verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n")
             return 2
         pipeline = Pipeline(capped_passes(*caps, acc_form=args.acc_form, one_mover=args.one_mover))
-        sections = compile_model(graph, target, None, progress, check=not args.no_certify, pipeline=pipeline)
+        proofs = ProofCache(open_store(args.cache_dir, args.no_cache))
+        sections = compile_model(graph, target, None, progress, check=not args.no_certify, pipeline=pipeline,
+                                 cache=proofs)
         step: ComposedStep | None = None
         if args.out is not None:
             # Composed (a refusal names its rule) before anything is written.
-            step = compose_step(graph, sections, target, check=not args.no_certify, progress=progress)
+            step = compose_step(graph, sections, target, check=not args.no_certify, progress=progress, cache=proofs)
         if args.out_dir is not None:
             write_sections(sections, Path(args.out_dir))
         if step is not None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.checker import certify
@@ -51,7 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="leave boundary K (after section K, from 0) open: K runs with K+1; repeatable")
     ap.add_argument("--no-certify", action="store_true", help="do not certify the composed program")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    ap.add_argument("--progress", action="store_true", help="progress lines on stderr even when it is not a terminal")
+    ap.add_argument("--progress", action="store_true",
+                    help="plain progress lines on stderr even on a terminal (default: plain lines when stderr is not "
+                         "a terminal, a progress bar on one)")
     return ap
 
 
@@ -76,11 +78,18 @@ def run_compose(argv: Sequence[str]) -> int:
         return 0 if e.code == 0 else 2
     except _UsageError as e:
         return fail(f"compose: {e}")
-    show = not args.quiet and (args.progress or err.isatty())
+    from verispatial.report.progress import progress as progress_on
 
-    def progress(line: str) -> None:
-        if show:
-            err.write(line + "\n")
+    with progress_on(f"compose {args.out}", quiet=args.quiet, terminal=False if args.progress else None) as shown:
+        return _run(args, shown.say, err, out)
+
+
+def _run(args: argparse.Namespace, progress: Callable[[str], None], err: TextIO, out: TextIO) -> int:
+    """The command's work once its arguments are parsed (``progress`` gets one line per step)."""
+
+    def fail(line: str) -> int:
+        err.write(f"verispatial: error: {line}\n")
+        return 2
 
     n = len(args.inputs)
     for k in args.open:

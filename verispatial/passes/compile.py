@@ -68,14 +68,16 @@ def compile_section(graph: ModelGraph, op_index: int, target: Target, pipeline: 
 
 def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None = None,
                   progress: Progress | None = None, *, pipeline: Pipeline | None = None,
-                  check: bool = True) -> list[CompiledSection]:
+                  check: bool = True, cache: ProofCache | None = None) -> list[CompiledSection]:
     """Compile every op of ``graph`` for ``target`` into one section each and (``check``) certify each.
 
     Every section is compiled before any is certified, so a pass refusal (``PassRefused``: the first op a pass
     refuses; nothing is dropped) comes before any solver work. With ``out_dir``, writes
-    ``<out_dir>/<op>/program.json`` and ``certificate.json`` per section, all at the end: they are written into a
-    temporary directory beside ``out_dir`` and moved into place only once every section is done, so a refusal or an
-    interruption leaves nothing half-written. ``progress`` receives one line per step.
+    ``<out_dir>/<op>.program.json`` and ``<op>.certificate.json`` per section, all at the end: they are written into
+    a temporary directory beside ``out_dir`` and swapped in only once every section is done, so a refusal or an
+    interruption leaves nothing half-written (``write_sections``). ``progress`` receives one line per step.
+    ``cache`` is the proof cache the sections share (default: a fresh one; one over a ``ProofStore`` also reuses
+    and keeps proofs on disk, ``certify/store.py``).
     """
     say = progress or (lambda _m: None)
     n = len(graph.ops)
@@ -86,7 +88,8 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
         program, frags = compile_section(graph, i, target, pipeline)
         compiled.append((program, frags, time.perf_counter() - t0))
     out: list[CompiledSection] = []
-    proofs = ProofCache()  # sections equal up to renaming (e.g. two residual adds) share their proofs
+    # Sections equal up to renaming (e.g. two residual adds) share their proofs.
+    proofs = cache if cache is not None else ProofCache()
     for i, (op, (program, frags, dt)) in enumerate(zip(graph.ops, compiled, strict=True)):
         report = cert = None
         t1 = time.perf_counter()
@@ -120,10 +123,10 @@ class ComposedStep:
 
 
 def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Target, *, check: bool = True,
-                 progress: Progress | None = None) -> ComposedStep:
+                 progress: Progress | None = None, cache: ProofCache | None = None) -> ComposedStep:
     """Join the compiled ``sections`` of ``graph`` into one program: its ``state`` tensors carried, every boundary
     closed by a rendezvous, the sections' certificates shifted into the fragment; with ``check`` the joined program
-    is certified (``certify``). Raises ``ComposeRefused`` naming the rule."""
+    is certified (``certify``, with ``cache`` when given). Raises ``ComposeRefused`` naming the rule."""
     from verispatial.passes.compose import compose
 
     say = progress or (lambda _m: None)
@@ -136,7 +139,7 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
     if check:
         say(f"{program.name}: certify the composed program ({len(program.sections)} sections, "
             f"{len(program.programs)} engine programs)")
-        report = certify(program, progress=say)
+        report = certify(program, progress=say, cache=cache if cache is not None else True)
         cert: dict[str, Any] = derive_certificate(program, report)
     else:
         cert = {}
@@ -181,21 +184,45 @@ def _umask() -> int:
     return mask
 
 
+#: What ``write_sections`` writes into a sections directory, and all it may find there to replace.
+SECTION_SUFFIXES = (".program.json", ".certificate.json")
+
+
+def foreign_files(out_dir: Path) -> list[str]:
+    """The entries of an existing ``out_dir`` that ``write_sections`` did not write (anything but a section's
+    ``.program.json`` / ``.certificate.json``): a directory holding any is never replaced. Empty when ``out_dir``
+    does not exist."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(e.name for e in out_dir.iterdir() if not (e.is_file() and e.name.endswith(SECTION_SUFFIXES)))
+
+
 def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
-    """Write each section's ``program.json`` and ``certificate.json`` under ``out_dir/<op>/``: first into a
-    temporary directory beside ``out_dir``, then each section directory moved into place (replacing an older one of
-    that name). Raises ``OSError`` when ``out_dir``'s parent cannot be written."""
+    """Write each section's program and certificate as ``out_dir/<op>.program.json`` and
+    ``out_dir/<op>.certificate.json`` — the layout ``gate`` reads — replacing everything ``out_dir`` held: the new
+    directory is written beside it and swapped in by two renames, so a reader sees the old sections or the new ones,
+    never a mixture, and sections that no longer exist do not linger. Raises ``FileExistsError`` when ``out_dir``
+    holds anything else (``foreign_files``; nothing is replaced) and ``OSError`` when its parent cannot be
+    written."""
+    foreign = foreign_files(out_dir)
+    if foreign:
+        raise FileExistsError(f"{out_dir} holds files compile did not write ({', '.join(foreign[:3])}"
+                              + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): not replaced")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{out_dir.name}.", dir=out_dir.parent) as tmp:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
         for s in sections:
-            d = Path(tmp) / s.name
-            d.mkdir()
-            (d / "program.json").write_text(dumps(s.program) + "\n")
+            (tmp / f"{s.name}.program.json").write_text(dumps(s.program) + "\n")
             cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
-            (d / "certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
-        out_dir.mkdir(exist_ok=True)
-        for s in sections:
-            dest = out_dir / s.name
-            if dest.is_dir():
-                shutil.rmtree(dest)
-            os.replace(Path(tmp) / s.name, dest)
+            (tmp / f"{s.name}.certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
+        os.chmod(tmp, 0o777 & ~_umask())
+        old = None
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
+            os.replace(out_dir, old / out_dir.name)
+        os.replace(tmp, out_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

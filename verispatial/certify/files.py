@@ -1,0 +1,112 @@
+"""Certify a program *file* through the persistent proof cache (``store.py``): what ``certify`` and ``gate`` run.
+
+The ``file`` entry maps the bytes of the program file and of its certificate file (and the resource limit) to the
+key of the ``program`` entry holding the proved report, so a warm run reads two small files of the cache and never
+parses the program: equal bytes load to the same program, because the loader's source is part of the checker's
+version in every key. A miss loads the program, certifies it with a ``ProofCache`` over the same store (whole
+program, then each renaming-invariant obligation of each component), and indexes the file when every obligation
+proved.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from verispatial.certify.report import Report
+from verispatial.certify.store import ProofStore, get_report
+from verispatial.ir.program import Program
+
+Say = Callable[[str], None]
+
+
+@attrs.frozen(eq=False)
+class FileReport:
+    """The report on one program file, its program's (engine programs, ops), the loaded ``program`` (None when the
+    report came from the file index: the program was not parsed) and ``how`` (``computed``, ``cache``: the whole
+    report from the proof cache)."""
+
+    report: Report
+    shape: tuple[int, int]
+    program: Program | None
+    how: str
+
+
+_LAST_KEY: list[tuple[Program, Any, int, bool, str]] = []
+
+
+def program_key(store: ProofStore, program: Program, certificate: dict[str, Any] | None, rlimit: int) -> str:
+    """The ``program`` entry's key (``store.py``): the program's canonical JSON (``serialize.dumps``), the
+    certificate compared with it, the resource limit and whether the exact shortcuts are on. The last key is
+    remembered for the same objects (a large program's text is not built twice)."""
+    from verispatial.certify import smt
+    from verispatial.ir.serialize import dumps
+
+    route = smt.shortcuts()
+    for prog, cert, lim, rt, key in _LAST_KEY:
+        if prog is program and cert is certificate and lim == rlimit and rt == route:
+            return key
+    key = store.key("program", dumps(program).encode(), certificate, rlimit, route)
+    _LAST_KEY[:] = [(program, certificate, rlimit, route, key)]
+    return key
+
+
+def file_key(store: ProofStore, program_bytes: bytes, certificate_bytes: bytes | None, rlimit: int) -> str:
+    """The ``file`` entry's key: both files' bytes and the resource limit (the CLI never turns the shortcuts off)."""
+    return store.key("file", program_bytes, certificate_bytes, rlimit, True)
+
+
+def certify_file(program_path: str | Path, load_program: Callable[[str], Program],
+                 certificate_path: str | Path | None = None,
+                 load_certificate: Callable[[str], dict[str, Any]] | None = None, *,
+                 store: ProofStore | None = None, jobs: int = 1, progress: Say | None = None,
+                 rlimit: int | None = None, cache: Any = None) -> FileReport:
+    """Certify the program in ``program_path`` (against the certificate in ``certificate_path`` when given).
+
+    ``load_program`` / ``load_certificate`` read the files (their errors propagate: the CLI's raise ``BadInput``).
+    With ``store``, the file index and the store's proofs are used (module docstring); ``cache`` may pass a
+    ``ProofCache`` to share across several files (it must hold the same store). Raises what the loaders raise.
+    """
+    from verispatial.certify.cache import ProofCache
+    from verispatial.certify.checker import certify
+    from verispatial.certify.smt import DEFAULT_RLIMIT
+    from verispatial.report.text import program_summary
+
+    limit = DEFAULT_RLIMIT if rlimit is None else rlimit
+    t0 = time.perf_counter()
+    fkey = ""
+    if store is not None:
+        try:
+            pbytes = Path(program_path).read_bytes()
+            cbytes = Path(certificate_path).read_bytes() if certificate_path is not None else None
+        except OSError:
+            pbytes, cbytes = b"", None  # the loader reports it
+        if pbytes:
+            fkey = file_key(store, pbytes, cbytes, limit)
+            got = store.get("file", fkey)
+            pkey = got.get("program") if isinstance(got, dict) else None
+            if got is not None and not isinstance(pkey, str):
+                store.reject()
+            hit = get_report(store, "program", pkey) if isinstance(pkey, str) else None
+            if hit is not None:
+                if progress is not None:
+                    progress("every obligation from the proof cache")
+                return FileReport(attrs.evolve(hit[0], seconds=time.perf_counter() - t0), hit[1], None, "cache")
+    program = load_program(str(program_path))
+    cert = load_certificate(str(certificate_path)) if certificate_path is not None and load_certificate else None
+    pc = cache if cache is not None else ProofCache(store)
+    kwargs: dict[str, Any] = {"certificate": cert, "jobs": jobs, "progress": progress}
+    if rlimit is not None:
+        kwargs["rlimit"] = rlimit
+    if store is not None or cache is not None:
+        kwargs["cache"] = pc
+    report = certify(program, **kwargs)
+    shape = program_summary(program)
+    how = "cache" if report.cached else "computed"
+    if store is not None and fkey and report.exit_code == 0:
+        store.put("file", fkey, {"program": program_key(store, program, cert, limit)})
+    return FileReport(report, shape, program, how)

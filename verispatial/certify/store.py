@@ -1,0 +1,229 @@
+"""The persistent proof cache shared by ``certify``, ``compile`` and ``gate``: proofs kept on disk between runs.
+
+**Content-addressed.** Every entry's key is the SHA-256 of what its verdicts depend on and nothing else:
+
+- ``component``: one renaming-invariant obligation of an independent component (``cache.py``): its family, the
+  component's canonical form (engine programs with ids renumbered and sites translated, buffer/word/group/trip
+  tables, the target), the obligation's canonical subject and parameters (resource limit included);
+- ``program``: one whole program (its canonical JSON, ``serialize.dumps``; the compositional checker's slices are
+  already canonical, equal up to renaming), the certificate it was compared with (canonical JSON), the resource
+  limit, whether the exact shortcuts were on and the checker's options;
+- ``file``: the bytes of a program file and of its certificate file with the same options: an index from the
+  bytes to the ``program`` key, so a warm ``certify`` or ``gate`` never parses the file (the loader is part of the
+  checker's version below, so equal bytes always load to the same program);
+- ``refutations``: the refuted results of a program that did not prove, kept only as *candidates* for the gate
+  (``gate.py``): a candidate is never a verdict, it is replayed by the interpreter before the gate counts it.
+
+plus, in every key, the **checker's version** (``checker_version``: the package version and the SHA-256 of every
+source and data file of the ``verispatial`` package, so any change to the checker, the interpreter or the loader
+starts a new cache) and the **solver's version** (``solver_version``: the installed ``z3-solver``).
+
+**Only ``proved`` is reused.** A ``component`` entry is written for a proved result only, a ``program`` entry for a
+report whose every obligation proved; reading one back checks that again. A refutation needs its own replayed
+counterexample and a failure to prove is re-derived.
+
+**On disk**, one JSON file per entry, ``ROOT/v1/<kind>/<key[:2]>/<key>.json``; ``ROOT`` is ``--cache-dir``, else
+``$VERISPATIAL_CACHE_DIR``, else the user's cache directory (``platformdirs.user_cache_dir("verispatial")``: on
+Linux ``$XDG_CACHE_HOME/verispatial`` or ``~/.cache/verispatial``). Each file is an envelope — format, version,
+kind, key, checker and solver versions, the payload and the SHA-256 of the payload — written to a temporary file
+in the same directory and renamed into place (``os.replace`` is atomic), so concurrent writers (``--jobs``, several
+CI jobs on one cache) never leave a half-written entry: a reader sees the old file, the new one, or none. An entry
+that does not parse, whose envelope or digest does not match, that was written by another checker or solver, or
+whose payload is not a proof, is *ignored* (counted in ``ignored``) and recomputed, and the new result replaces it.
+A cache that cannot be written is not an error: the run goes on without it (``write_errors``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
+
+FORMAT = "verispatial.proof-cache"
+VERSION = 1
+KINDS = ("component", "program", "file", "refutations")
+#: Environment variable naming the cache directory (below ``--cache-dir``, above the user's cache directory).
+ENV = "VERISPATIAL_CACHE_DIR"
+
+
+@functools.cache
+def checker_version() -> str:
+    """``<package version>+<sha256 prefix>`` over every ``.py`` and ``.json`` file of the ``verispatial`` package
+    (relative path and bytes, in sorted order): the checker, its interpreter and its loader as they are now."""
+    from verispatial import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*")):
+        if f.suffix in (".py", ".json") and f.is_file() and "__pycache__" not in f.parts:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    return f"{__version__}+{h.hexdigest()[:20]}"
+
+
+@functools.cache
+def solver_version() -> str:
+    """``z3-solver <version>`` from the installed distribution's metadata (no import of z3), else the library's
+    own ``z3.get_full_version()``."""
+    from importlib import metadata
+
+    try:
+        return f"z3-solver {metadata.version('z3-solver')}"
+    except metadata.PackageNotFoundError:
+        import z3
+
+        return f"z3 {z3.get_full_version()}"
+
+
+def default_root() -> Path:
+    """``$VERISPATIAL_CACHE_DIR``, else ``platformdirs.user_cache_dir("verispatial")``."""
+    env = os.environ.get(ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("verispatial", appauthor=False))
+
+
+def digest(*parts: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``parts``; ``bytes`` parts are hashed by their own SHA-256."""
+    norm = [hashlib.sha256(p).hexdigest() if isinstance(p, bytes) else p for p in parts]
+    return hashlib.sha256(json.dumps(norm, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class ProofStore:
+    """Entries on disk under ``root`` (module docstring). ``get`` and ``put`` never raise for a problem with the
+    cache itself; the counters say what happened (``hits``, ``misses``, ``ignored``, ``written``, ``write_errors``)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.hits = 0
+        self.misses = 0
+        self.ignored = 0
+        self.written = 0
+        self.write_errors = 0
+
+    @classmethod
+    def default(cls) -> ProofStore:
+        """The store in ``default_root()``."""
+        return cls(default_root())
+
+    def key(self, kind: str, *material: Any) -> str:
+        """The content address of ``material`` for entries of ``kind``: with the checker's and the solver's
+        versions. Raises ValueError for an unknown kind."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown proof cache kind {kind!r}: one of {', '.join(KINDS)}")
+        return digest(FORMAT, VERSION, kind, checker_version(), solver_version(), *material)
+
+    def path(self, kind: str, key: str) -> Path:
+        return self.root / f"v{VERSION}" / kind / key[:2] / f"{key}.json"
+
+    def get(self, kind: str, key: str) -> Any:
+        """The payload stored for ``key``, or None when there is none or it is not to be trusted (foreign,
+        corrupt: counted in ``ignored``)."""
+        p = self.path(kind, key)
+        try:
+            data = p.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            env = json.loads(data)
+            ok = (isinstance(env, dict) and env.get("format") == FORMAT and env.get("version") == VERSION
+                  and env.get("kind") == kind and env.get("key") == key and env.get("checker") == checker_version()
+                  and env.get("solver") == solver_version() and "payload" in env
+                  and env.get("sha256") == digest(env["payload"]))
+        except (ValueError, RecursionError):
+            ok = False
+        if not ok:
+            self.ignored += 1
+            return None
+        self.hits += 1
+        return env["payload"]
+
+    def reject(self) -> None:
+        """Count an entry that was read but whose payload the caller will not use (not a proof, wrong shape): the
+        read is moved from ``hits`` to ``ignored``."""
+        self.hits -= 1
+        self.ignored += 1
+
+    def put(self, kind: str, key: str, payload: Any) -> bool:
+        """Write ``payload`` under ``key`` atomically (temporary file in the same directory, then a rename); False
+        when the cache cannot be written (``write_errors``)."""
+        p = self.path(kind, key)
+        env = {"format": FORMAT, "version": VERSION, "kind": kind, "key": key, "checker": checker_version(),
+               "solver": solver_version(), "sha256": digest(payload), "payload": payload}
+        text = json.dumps(env, separators=(",", ":"))
+        tmp = None
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{key[:12]}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, p)
+        except (OSError, TypeError, ValueError):
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            self.write_errors += 1
+            return False
+        self.written += 1
+        return True
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses, "ignored": self.ignored, "written": self.written,
+                "write_errors": self.write_errors}
+
+    def merge_stats(self, others: Iterable[dict[str, int]]) -> None:
+        """Add the counters of stores used in worker processes."""
+        for o in others:
+            self.hits += o.get("hits", 0)
+            self.misses += o.get("misses", 0)
+            self.ignored += o.get("ignored", 0)
+            self.written += o.get("written", 0)
+            self.write_errors += o.get("write_errors", 0)
+
+
+def open_store(cache_dir: str | None, no_cache: bool) -> ProofStore | None:
+    """The store the command-line options ask for: None with ``--no-cache``, ``--cache-dir`` when given, else the
+    default."""
+    if no_cache:
+        return None
+    return ProofStore(cache_dir) if cache_dir else ProofStore.default()
+
+
+def put_report(store: ProofStore, kind: str, key: str, report: Report, shape: tuple[int, int]) -> bool:
+    """Keep ``report`` (with ``shape``: engine programs and ops of its program) under ``key``, only when every
+    obligation proved; False when it is not kept."""
+    if report.exit_code != 0 or not report.results or any(r.verdict != Verdict.PROVED for r in report.results):
+        return False
+    return store.put(kind, key, {"program": report.program, "target": report.target, "seconds": report.seconds,
+                                 "shape": list(shape), "results": [result_to_data(r) for r in report.results]})
+
+
+def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:
+    """The report kept under ``key`` and its program's shape, marked ``cached``; None when there is none, or it is
+    not a report whose every obligation proved (then it is ignored)."""
+    got = store.get(kind, key)
+    if got is None:
+        return None
+    try:
+        results = tuple(result_from_data(d) for d in got["results"])
+        shape = (int(got["shape"][0]), int(got["shape"][1]))
+        if not results or any(r.verdict != Verdict.PROVED for r in results) or not isinstance(got["program"], str) \
+                or not isinstance(got["target"], str) or not isinstance(got["seconds"], (int, float)):
+            raise ValueError("not a proved report")
+    except (ValueError, KeyError, TypeError, IndexError):
+        store.reject()
+        return None
+    # ``seconds`` is the time of this run, which the caller measures; the entry's own time is in ``cached``.
+    return Report(got["program"], got["target"], results, 0.0,
+                  cached=f"entry {key[:16]}, proved in {float(got['seconds']):.2f} s by checker {checker_version()}"), shape

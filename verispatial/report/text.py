@@ -1,0 +1,130 @@
+"""The human report of one certify run: a header line (program, target, engine programs, ops), one line per
+obligation family (proved / refuted / failed-to-prove / error and seconds), each refutation with its counterexample,
+each failure to prove and each error with its reason, and the verdict line."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from verispatial.certify.report import Report, Verdict
+
+if TYPE_CHECKING:
+    from verispatial.ir.program import Program
+
+#: Styles (rich) per verdict.
+STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
+
+#: The verdict word per exit code (README "Exit codes").
+VERDICT_WORD = {0: "proved", 1: "refuted", 3: "failed-to-prove (not accepted)", 4: "checker error"}
+
+
+def program_summary(p: Program) -> tuple[int, int]:
+    """(engine programs, ops) of ``p``; ops count every op once in the text, loops and their bodies included."""
+    from verispatial.ir.program import walk
+
+    return len(p.programs), sum(1 for ep in p.programs for _ in walk(ep.ops))
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return json.dumps(v)
+
+
+def _has_object(v: Any) -> bool:
+    if isinstance(v, dict):
+        return True
+    return isinstance(v, list) and any(_has_object(x) for x in v)
+
+
+def render_value(key: str | None, v: Any, indent: str) -> list[str]:
+    """A JSON value as indented YAML-like lines: ``key: value``; an object's fields one level deeper; an array
+    of objects as ``- `` items; an array without objects inline as JSON (``path: [2, 6]``)."""
+    head = f"{indent}{key}:" if key is not None else f"{indent}-"
+    if isinstance(v, dict):
+        if not v:
+            return [f"{head} {{}}"]
+        lines = [head]
+        for k, x in v.items():
+            lines += render_value(str(k), x, indent + "  ")
+        return lines
+    if isinstance(v, list):
+        if not _has_object(v):
+            return [f"{head} {json.dumps(v)}"]
+        lines = [head]
+        for x in v:
+            if isinstance(x, dict) and x:
+                # YAML style: the item's first field shares the "- " line.
+                sub = render_value(None, x, indent + "  ")[1:]
+                inner = indent + "    "
+                lines.append(indent + "  - " + sub[0][len(inner):])
+                lines += sub[1:]
+            else:
+                lines += render_value(None, x, indent + "  ")
+        return lines
+    return [f"{head} {_scalar(v)}"]
+
+
+def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str = "") -> list[str]:
+    """A counterexample: its ``summary`` first (when present and not the same as ``reason``, which was already
+    printed), then every other field."""
+    lines = []
+    summary = cex.get("summary")
+    if isinstance(summary, str) and summary != reason:
+        lines.append(indent + summary)
+    for k, v in cex.items():
+        if k == "summary" and isinstance(v, str):
+            continue
+        lines += render_value(str(k), v, indent)
+    return lines
+
+
+def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
+    """Per family (report order), how many obligations got each verdict."""
+    return {fam: {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
+            for fam, results in report.by_family().items()}
+
+
+def tally(report: Report) -> str:
+    """``N proved, N refuted, N failed-to-prove, N error of N obligations in S s``."""
+    counts = {v: sum(1 for r in report.results if r.verdict == v) for v in Verdict}
+    return (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
+            f"{counts[Verdict.FAILED]} failed-to-prove, {counts[Verdict.ERROR]} error "
+            f"of {len(report.results)} obligations in {report.seconds:.2f} s")
+
+
+def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]]:
+    """The human report as (text, style) lines: header, one line per family, each refutation with its
+    counterexample, each failure to prove and each error with its reason, and the verdict. ``shape`` is
+    ``program_summary`` of the program (engine programs, ops)."""
+    engines, ops = shape
+    out: list[tuple[str, str]] = [
+        (f"program {report.program}  target {report.target}  engines {engines}  ops {ops}", "bold")
+    ]
+    if report.cached:
+        out.append((f"  every obligation from the proof cache ({report.cached})", ""))
+    families = report.by_family()
+    width = max((len(f) for f in families), default=0)
+    for fam, results in families.items():
+        n = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
+        secs = sum(r.seconds for r in results)
+        out.append((
+            f"  {fam:<{width}}  {n[Verdict.PROVED]:>4} proved  {n[Verdict.REFUTED]:>3} refuted  "
+            f"{n[Verdict.FAILED]:>3} failed-to-prove  {n[Verdict.ERROR]:>3} error  {secs:8.2f} s",
+            "",
+        ))
+    for r in report.results:
+        if r.verdict == Verdict.REFUTED:
+            out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
+            if r.counterexample:
+                out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
+    for r in report.results:
+        if r.verdict in (Verdict.FAILED, Verdict.ERROR):
+            out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
+                        STYLE[r.verdict.value]))
+    code = report.exit_code
+    word = VERDICT_WORD.get(code, "error")
+    style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")
+    out.append((f"verdict: {word} ({tally(report)})", "bold " + STYLE[style]))
+    return out
