@@ -26,7 +26,10 @@ def test_gate_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gate", str(d), "-q"]) == 0
     out = capsys.readouterr().out.splitlines()
     # Without a manifest every program is expected to prove.
-    assert out[2].split()[:5] == ["pipeline_small", "proved", "holds", "26/26", out[2].split()[4]]
+    name, verdict, outcome, count = out[2].split()[:4]
+    proved, total = count.split("/")
+    assert (name, verdict, outcome) == ("pipeline_small", "proved", "holds")
+    assert proved == total and int(total) > 20
     assert out[-1].startswith("gate: 1 passed, 0 failed in ")
 
 
