@@ -97,8 +97,9 @@ def _confirm(a: Analysis, r: Result) -> Result:
     if isinstance(dl, dict):
         deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
     engine = cex.get("engine")
+    at = cex.get("at")
     got = confirm_rule(a.program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
-                       path, deadlock_at=deadlock_at)
+                       path, deadlock_at=deadlock_at, at=at if isinstance(at, list) else None)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,

@@ -28,7 +28,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import SemInc, SemWait
+from verispatial.ir.ops import SemInc, SemIncMcast, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
@@ -83,9 +83,11 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             op = wt.op
             assert isinstance(op, SemWait)
             if op.cond == WaitCond.EQ:
-                checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
-                               f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
-                               lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
+                want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+                checks.append(("sem-overshoot", f"{w.name} can exceed {want} while {wt.engine} waits for "
+                               f"it to equal {want} at {list(wt.path)}: it would wait forever",
+                               lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
+                                                             sq.cm.value(w) > sq.enc.threshold_now(wt)),
                                {"engine": wt.engine, "path": list(wt.path),
                                 "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
     if w.kind == "flag":
@@ -142,13 +144,17 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int) -> Result:
     t0 = time.perf_counter()
     if rearmed:
         return Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
+    if w.kind == "source" and not w.sets:
+        # Nothing writes a source word (classification: no set, increment or multicast lands on it).
+        return Result("balance", name, Verdict.PROVED, f"{w.name} is a flag source nothing writes: it keeps its "
+                                                       f"initial value {w.init}")
     if w.kind not in ("monotone", "reset"):
         return Result("balance", name, Verdict.FAILED,
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
-    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
-    consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
+    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))])
+    consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.consuming
                                      if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)
     end = w.init + incs - consumed
     q.add(end != w.init)

@@ -144,7 +144,7 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
             while i >= 0 and isinstance(leaves[i].op, Flush):
                 i -= 1
             prev = leaves[i] if i >= 0 else None
-            if prev is None or prev.loops != f.loops or not isinstance(prev.op, McastSend):
+            if prev is None or prev.containers != f.containers or not isinstance(prev.op, McastSend):
                 ok = False
                 break
             src = a.program.buffers[prev.op.buf]
