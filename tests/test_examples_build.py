@@ -112,10 +112,18 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/e_read_no_barrier.json",
         "broken/f_memory_overlap.json",
         "broken/g_rendezvous_short.json",
+        "broken/p1_peel_reload_first.json",
+        "broken/p2_release_overshoot.json",
+        "broken/p3_flag_reset_late.json",
+        "broken/p4_kv_no_rendezvous.json",
+        "counter_release.json",
+        "kv_cache_update.json",
         "matmul_reuse_mcast_blackhole.json",
         "matmul_reuse_mcast_wormhole.json",
+        "peeled_k_loop.json",
         "pipeline_small.json",
         "three_sections.json",
+        "valid_source.json",
     ]
 
 

@@ -84,7 +84,7 @@ def _confirm(a: Analysis, r: Result) -> Result:
         return r
     cex = r.counterexample
     kind = cex.get("kind")
-    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex:
+    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex or "replay" in cex:
         return r
     rule = str(cex.get("rule", kind))
     if rule not in REPLAY_RULES:
@@ -141,7 +141,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
 
     # Exact counting first: the deadlock question needs to know which counter models are faithful.
     say("semaphore counting")
-    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc)]
+    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
     inexact = _inexact(results)
     labels = ["ring alignment", "balance", "bounds", "memory", "multicast", "happens-before", "deadlock"]
     if jobs > 1:

@@ -92,7 +92,8 @@ class CounterModel:
         """Necessary conditions of reachability, each labelled.
 
         Buffers: ``popped <= pushed <= popped + capacity`` (pops covered by waits, pushes by reserves — only for
-        ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow.
+        ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow
+        (a reset word's: until its first consuming wait).
         """
         out: list[tuple[str, z3.BoolRef]] = []
         if names is not None:
@@ -117,6 +118,14 @@ class CounterModel:
                     out.append((w.name, z3.Implies(some, self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "reset":
                 out.append((w.name, self.incs(w) >= self.consumed(w)))
+                # A passed non-consuming wait saw its threshold; while no consuming wait has run the word only grew.
+                consuming = {lf.index for lf in w.consuming}
+                for lf in w.waits:
+                    if lf.index in consuming:
+                        continue
+                    some, idx = self.enc.last_occurrence(lf)
+                    out.append((w.name, z3.Implies(z3.And(some, self.consuming_done(w) == 0),
+                                                   self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
         return out

@@ -17,6 +17,7 @@ targets it and every engine of its site sets it before any other use), so the pr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import z3
 
@@ -36,9 +37,11 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
 
 
 def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                cache: ProofCache | None = None) -> list[Result]:
+                cache: ProofCache | None = None, confirm: Callable[[Result], Result] | None = None) -> list[Result]:
     """One result per used word: its protocol's exact-counting obligations (``sem-exact`` when all proved). With
-    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``)."""
+    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``).
+    ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
+    failed-to-prove, and the word's other obligations are still tried for one that replays."""
     out: list[Result] = []
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
@@ -60,7 +63,7 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
 
         def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
-            return _exact_word(a, w, engines, trusted, rlimit, t0)
+            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm)
         if cache is None or not engines:
             out.append(compute())
             continue
@@ -69,7 +72,8 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     return out
 
 
-def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float) -> Result:
+def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float,
+                confirm: Callable[[Result], Result] | None = None) -> Result:
     # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
     checks: list[tuple[str, str, object, dict[str, object]]] = []
     if w.kind == "reset":
@@ -104,11 +108,16 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
         if o.status == Status.SAT and d is not None:
             cex = _cex(rule, w, d, msg, where)
-            result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
-            break
-        if o.status == Status.UNKNOWN:
+            got = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
+            if confirm is not None:
+                got = confirm(got)
+            if got.verdict == Verdict.REFUTED:
+                result = got
+                break
+            result = result or got  # not replayed: never proved; another obligation of the word may replay
+            continue
+        if o.status != Status.UNSAT and result is None:
             result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
-            break
     if result is None:
         result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
