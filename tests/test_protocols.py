@@ -361,3 +361,21 @@ def test_kv_cache_update_proves_the_version_order() -> None:
     hb = {x.name: x.verdict for x in r.results if x.family == "happens-before"}
     assert hb == {"hb-state:kv:(0,0).reader[13, 1]<(0,0).writer[1]": Verdict.PROVED,
                   "hb-rendezvous:after-section-0": Verdict.PROVED}
+
+
+def test_certificate_places_state_thresholds_consumption_and_flag_sources() -> None:
+    """A place into a growing wait states the threshold it needs; a reset word's wait that precedes no reset takes
+    no tokens; a flag place names the word its multicast reads."""
+    from verispatial.certify.certificate import derive_places
+    from verispatial.certify.reach import analyse
+
+    places = derive_places(analyse(load_program(EXAMPLES / "counter_release.json")))
+    into = {(pl["counter"], tuple(pl["to"]["path"])): pl for pl in places if pl["kind"] == "sem-reset"}
+    grow = into[("sem0@(0,0)", (0, 0))]
+    assert (grow["threshold"], grow["consumes"]) == ({"value": 2, "terms": [["k", 2]]}, False)
+    final = into[("sem0@(0,0)", (2,))]
+    assert "threshold" not in final and "consumes" not in final
+    flags = [pl for pl in derive_places(analyse(load_program(EXAMPLES / "valid_source.json")))
+             if pl["kind"] == "sem-flag"]
+    assert {pl["source"] for pl in flags} == {"sem2@(0,0)"}
+    assert len(flags) == 2
