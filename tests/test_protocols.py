@@ -31,6 +31,7 @@ from verispatial.ir import (
     AtomicBarrier,
     Engine,
     EngineProgram,
+    Flush,
     Group,
     Guard,
     If,
@@ -374,8 +375,49 @@ def test_certificate_places_state_thresholds_consumption_and_flag_sources() -> N
     grow = into[("sem0@(0,0)", (0, 0))]
     assert (grow["threshold"], grow["consumes"]) == ({"value": 2, "terms": [["k", 2]]}, False)
     final = into[("sem0@(0,0)", (2,))]
-    assert "threshold" not in final and "consumes" not in final
+    assert {"threshold", "consumes"}.isdisjoint(final)
     flags = [pl for pl in derive_places(analyse(load_program(EXAMPLES / "valid_source.json")))
              if pl["kind"] == "sem-flag"]
     assert {pl["source"] for pl in flags} == {"sem2@(0,0)"}
     assert len(flags) == 2
+
+
+def forwarder(skip_first: bool = False) -> Program:
+    """(0,0)'s reader fills c_0; its writer forwards each page from the front of c_0 (``McastSend(front=True)``:
+    the read pointer, reference §1.1 get_read_ptr) to (1,0) after (1,0) is ready, flags it from a constant VALID
+    word, flushes and pops. With ``skip_first`` the forwarder first drops one page it does not forward (the reader
+    fills one more): its read pointer is then one page ahead of the receiver's write pointer."""
+    n = 3 if skip_first else 2
+    a0 = ep(A, Engine.READER, Loop("k", n, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("k", 1),)), 1, 0),
+                                            ReadBarrier(), Push(0, 1))))
+    skip = (Wait(0, 1), Pop(0, 1)) if skip_first else ()
+    a1 = ep(A, Engine.WRITER, *skip, Loop("k", 2, (Wait(0, 1), SemWait(0, EQ, 1), SemSet(0, 0),
+                                                   McastSend(0, 1, 0, 1, front=True), McastSetValid(1, 0, 1, src=2),
+                                                   Flush(), Pop(0, 1))), WriteBarrier())
+    b0 = ep(B, Engine.READER, Loop("k", 2, (Reserve(1, 1), SemSet(1, 0), SemInc(0, A, 1), SemWait(1, EQ, 1),
+                                            Push(1, 1))), AtomicBarrier())
+    b1 = ep(B, Engine.WRITER, Loop("k", 2, (Wait(1, 1), WriteTiles(1, "Y", Addr(0, (Term("k", 1),)), 1),
+                                            WriteBarrier(), Pop(1, 1))))
+    return checked(prog(a0, a1, b0, b1, buffers=(buf(0, cap=2), buf(1, B, cap=2, cb=0)),
+                        sems=(sem(0), sem(1, A, B), sem(2, init=1)), groups=(Group(0, A, (1, 0, 1, 0)),),
+                        tensors=(t2("X", 3), t2("Y", 2, Role.OUTPUT))))
+
+
+def test_front_multicast_slot_reads_the_forwarders_read_pointer() -> None:
+    """The slot rule of a forwarder compares its read pointer (``popped % capacity``) with each receiver's write
+    pointer: congruent when both move one page per handshake, refuted when the forwarder dropped a page first (the
+    interpreter reports ``mcast-slot`` at the forwarder's multicast)."""
+    from verispatial.certify.multicast import check_multicast
+    from verispatial.certify.reach import analyse
+
+    ok = forwarder()
+    assert simulate(ok).violations == ()
+    got = {r.name: r.verdict for r in check_multicast(analyse(ok), {0, 1})}
+    assert got["mcast-slot:(0,0).writer:[0, 3]"] == Verdict.PROVED
+    assert got["mcast-address:(0,0).writer:[0, 3]"] == Verdict.PROVED
+    bad = forwarder(skip_first=True)
+    (slot,) = [r for r in check_multicast(analyse(bad), {0, 1}) if r.name.startswith("mcast-slot")]
+    assert slot.verdict == Verdict.REFUTED
+    assert "differs from the sender's read pointer" in slot.reason
+    (v,) = [v for v in simulate(bad).violations if v.rule == "mcast-slot"]
+    assert (v.position.engine, v.position.path) == ("(0,0).writer", (2, 3))
