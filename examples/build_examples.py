@@ -704,7 +704,7 @@ def valid_source(name: str = "valid_source", reset_first: bool = True) -> Progra
     )
 
     def receive(b: int) -> tuple[Op, ...]:
-        arm = [SemSet(flag, INVALID), SemInc(ready, at=sender, by=1)]
+        arm: list[Op] = [SemSet(flag, INVALID), SemInc(ready, at=sender, by=1)]
         if not reset_first:
             arm.reverse()
         return (Loop("k", tiles, (Reserve(b, 1), *arm, SemWait(flag, WaitCond.EQ, VALID), Push(b, 1))),

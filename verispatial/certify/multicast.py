@@ -4,8 +4,9 @@ reserved, at the same address, and is published by the receiver only after it la
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
 - ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's (its write
   pointer ``pushed % capacity``; a forwarder's multicast from the front of a buffer another engine fills: its read
-  pointer ``popped % capacity``) and the receiver has at least that many free pages. Until the receiver publishes (``mcast-publish-early``) its write
-  pointer cannot move and its free space only grows, so the condition still holds when the data lands.
+  pointer ``popped % capacity``) and the receiver has at least that many free pages. Until the receiver publishes
+  (``mcast-publish-early``) its write pointer cannot move and its free space only grows, so the condition still holds
+  when the data lands.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
   every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
   (ordered target, or a flush between them: ``async-flag-overtake``).
