@@ -41,9 +41,13 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     """Every place of the marked graph: circular-buffer data and space, semaphore signals by protocol."""
     p = a.program
     places: list[dict[str, Any]] = []
-    leaves = [lf for v in a.views.values() for lf in v.leaves]
+    by_buf: dict[int, list[Any]] = {}
+    for v in a.views.values():
+        for lf in v.leaves:
+            if isinstance(lf.op, (Push, Wait, Pop, Reserve)):
+                by_buf.setdefault(lf.op.buf, []).append(lf)
     for b in p.buffers:
-        mine = [lf for lf in leaves if getattr(lf.op, "buf", None) == b.id]
+        mine = by_buf.get(b.id, [])
         pushes = [lf for lf in mine if isinstance(lf.op, Push)]
         waits = [lf for lf in mine if isinstance(lf.op, Wait)]
         pops = [lf for lf in mine if isinstance(lf.op, Pop)]
