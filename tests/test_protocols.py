@@ -421,3 +421,18 @@ def test_front_multicast_slot_reads_the_forwarders_read_pointer() -> None:
     assert "differs from the sender's read pointer" in slot.reason
     (v,) = [v for v in simulate(bad).violations if v.rule == "mcast-slot"]
     assert (v.position.engine, v.position.path) == ("(0,0).writer", (2, 3))
+
+
+def test_an_op_no_iteration_admits_asks_for_nothing() -> None:
+    """A wait larger than its buffer inside ``If(k, not_first)`` of a one-iteration loop never runs: no
+    ``cb-capacity`` finding (it could not be replayed); in a two-iteration loop it runs and is refuted."""
+    def build(n: int) -> Program:
+        r = ep(A, Engine.READER, Loop("k", n, (Reserve(0, 1), ReadTiles("X", Addr(0), 1, 0), ReadBarrier(), Push(0, 1))))
+        w = ep(A, Engine.WRITER, Loop("k", n, (If("k", Guard.NOT_FIRST, (Wait(0, 2),)), Wait(0, 1),
+                                               WriteTiles(0, "Y", Addr(0), 1), WriteBarrier(), Pop(0, 1))))
+        return checked(prog(r, w, buffers=(buf(0, cap=1),), tensors=(t2("X", 1), t2("Y", 1, Role.OUTPUT))))
+
+    assert not_proved(certify(build(1))) == {}
+    two = certify(build(2))
+    assert verdicts(two)["cb-capacity:(0,0).writer:[0, 0, 0]"] == Verdict.REFUTED
+    assert_replayed(two)

@@ -191,7 +191,10 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
 
     # Facts: ("rsv", b, pages reserved since the last push, tiles written since), ("wt", b, pages waited since
     # the last pop, tiles read since); the count of tiles saturates once it exceeds the cover (finite lattice).
+    reached: set[tuple[int, ...]] = set()
+
     def step(op: Op, path: tuple[int, ...], s: State) -> State:
+        reached.add(path)
         if isinstance(op, Reserve):
             return _map(s, "rsv", op.buf, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
@@ -270,7 +273,9 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
         flag("async-pending-at-end", None, "ends with outstanding NoC " + ", ".join(pend))
     for lf in view.leaves:
         op = lf.op
-        if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity:
+        # Only ops some path reaches (the run steps every op that can execute: an op under a loop of count 0 or an
+        # If no iteration admits never runs, so it never asks for anything).
+        if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity and lf.path in reached:
             cap = p.buffers[op.buf].capacity
             flag("cb-capacity", lf.path,
                  f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {cap}: it can never return")
