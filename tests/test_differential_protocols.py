@@ -107,7 +107,7 @@ def _with_engine(p: Program, e: int, ep: EngineProgram) -> Program:
 def _guard(draw: st.DrawFn, p: Program) -> Program:
     e = draw(st.integers(0, len(p.programs) - 1))
     ep = p.programs[e]
-    cands = _bodies(ep.ops)
+    cands = [(w, lv) for w, lv in _bodies(ep.ops) if _get(ep.ops, w)]
     if not cands:
         return p
     where, loops = draw(st.sampled_from(cands))

@@ -323,7 +323,8 @@ class Encoder:
         terms: list[z3.ArithRef] = []
         for j, lc in enumerate(leaf.loops):
             cond = [pos.inside(lc), *self._adm_now(pos, leaf, j)]
-            terms.append(z3.If(z3.And(*cond), self.math.before(leaf, j, pos.idx[lc.path]) * w[j + 1], zero))
+            guard = cond[0] if len(cond) == 1 else z3.And(*cond)
+            terms.append(z3.If(guard, self.math.before(leaf, j, pos.idx[lc.path]) * w[j + 1], zero))
         wm: z3.ArithRef = w[0]
         for j, lc in enumerate(leaf.loops):
             adm = self._adm_now(pos, leaf, j + 1)
