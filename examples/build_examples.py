@@ -803,10 +803,10 @@ def build_all() -> dict[str, Program]:
         "counter_release.json": counter_release(),
         "valid_source.json": valid_source(),
         "kv_cache_update.json": kv_cache_update(),
-        "broken/p1_peel_reload_first.json": peeled_k_loop("p1_peel_reload_first", Guard.FIRST),
-        "broken/p2_release_overshoot.json": counter_release("p2_release_overshoot", release_by=2),
-        "broken/p3_flag_reset_late.json": valid_source("p3_flag_reset_late", reset_first=False),
-        "broken/p4_kv_no_rendezvous.json": kv_cache_update("p4_kv_no_rendezvous", rendezvous=False),
+        "broken/q_peel_reload_first.json": peeled_k_loop("q_peel_reload_first", Guard.FIRST),
+        "broken/r_release_overshoot.json": counter_release("r_release_overshoot", release_by=2),
+        "broken/s_flag_reset_late.json": valid_source("s_flag_reset_late", reset_first=False),
+        "broken/t_kv_no_rendezvous.json": kv_cache_update("t_kv_no_rendezvous", rendezvous=False),
     }
 
 

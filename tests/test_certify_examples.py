@@ -349,8 +349,8 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/f_memory_overlap.json", "broken/g_rendezvous_short.json",
         # Protocols of issue 7: golden tests in tests/test_protocols.py.
         "peeled_k_loop.json", "counter_release.json", "valid_source.json", "kv_cache_update.json",
-        "broken/p1_peel_reload_first.json", "broken/p2_release_overshoot.json", "broken/p3_flag_reset_late.json",
-        "broken/p4_kv_no_rendezvous.json",
+        "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
+        "broken/t_kv_no_rendezvous.json",
     }
 
 

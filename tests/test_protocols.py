@@ -317,7 +317,7 @@ def test_protocol_examples_prove_every_obligation(rel: str) -> None:
 
 
 def test_peeled_k_loop_reload_on_the_first_block_deadlocks() -> None:
-    r = report_of("broken/p1_peel_reload_first.json")
+    r = report_of("broken/q_peel_reload_first.json")
     assert r.exit_code == 1
     assert {x.family for x in refuted(r)} == {"deadlock"}
     (dl,) = refuted(r)
@@ -331,7 +331,7 @@ def test_peeled_k_loop_reload_on_the_first_block_deadlocks() -> None:
 
 
 def test_release_overshoot_is_refuted() -> None:
-    r = report_of("broken/p2_release_overshoot.json")
+    r = report_of("broken/r_release_overshoot.json")
     assert r.exit_code == 1
     assert {x.name for x in refuted(r)} == {"sem-overshoot:sem1@(1,0)", "sem-overshoot:sem1@(2,0)",
                                             "deadlock:(0,0).reader+2"}
@@ -339,7 +339,7 @@ def test_release_overshoot_is_refuted() -> None:
 
 
 def test_flag_reset_after_the_increment_is_refuted() -> None:
-    r = report_of("broken/p3_flag_reset_late.json")
+    r = report_of("broken/s_flag_reset_late.json")
     assert r.exit_code == 1
     assert {x.name for x in refuted(r) if x.family == "semaphore"} == {"sem-flag-early:sem1@(1,0)",
                                                                         "sem-flag-early:sem1@(2,0)"}
@@ -347,7 +347,7 @@ def test_flag_reset_after_the_increment_is_refuted() -> None:
 
 
 def test_kv_cache_without_rendezvous_races() -> None:
-    r = report_of("broken/p4_kv_no_rendezvous.json")
+    r = report_of("broken/t_kv_no_rendezvous.json")
     assert r.exit_code == 1
     (x,) = refuted(r)
     assert x.name == "hb-state:kv:(0,0).reader[4, 1]<(0,0).writer[1]"
