@@ -27,10 +27,13 @@ from verispatial.ir import (
     Buffer,
     BufferAt,
     Compute,
+    Dynamic,
     Engine,
     EngineProgram,
     Flush,
     Group,
+    Guard,
+    If,
     Loop,
     McastSend,
     McastSetValid,
@@ -48,6 +51,7 @@ from verispatial.ir import (
     SectionSpan,
     Semaphore,
     SemInc,
+    SemIncMcast,
     SemRole,
     SemSet,
     SemWait,
@@ -56,6 +60,7 @@ from verispatial.ir import (
     Tensor,
     Term,
     Trip,
+    TripCount,
     Wait,
     WaitCond,
     WriteBarrier,
@@ -703,6 +708,191 @@ def three_sections(name: str, gather_target: Callable[[int], int] = lambda p: p)
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Protocols of issue 7 (docs/semantics.md "Protocols"): guards and trip-affine counts, growing thresholds and
+# multicast increments, a flag from a constant VALID word, per-tile state versions across sections
+# ---------------------------------------------------------------------------------------------------------
+
+
+def peeled_k_loop(name: str = "peeled_k_loop", reload_guard: Guard = Guard.NOT_FIRST) -> Program:
+    """A runtime-count K loop of ``t + 1`` blocks (``TripCount(t, 1, 1)``, t in [0, 3]) that spills and reloads its
+    partial sum through c_24 the way the vendor matmul does (reference §2.5 compute): every block but the first
+    reloads c_24 (``If(k, not_first)``), every block but the last packs into c_24 (``If(k, not_last)``), the last
+    packs into c_16 (``If(k, last)``). ``reload_guard`` ``first`` is the broken variant (block 0 waits for a
+    partial nothing packed)."""
+    blocks = TripCount("t", 1, 1)
+    c0, c1, c24, c16 = 0, 1, 2, 3
+    buffers = (
+        Buffer(c0, "c_0", S00, cb=0, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c1, "c_1", S00, cb=1, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c24, "c_24", S00, cb=24, page_tiles=1, capacity=1, dtype="bf16"),
+        Buffer(c16, "c_16", S00, cb=16, page_tiles=1, capacity=1, dtype="bf16"),
+    )
+    at_k = Addr(0, (Term("k", 1),))
+    reader: tuple[Op, ...] = (
+        Loop("k", blocks, (Reserve(c0, 1), Reserve(c1, 1), ReadTiles("A", at_k, 1, c0), ReadTiles("B", at_k, 1, c1),
+                           ReadBarrier(), Push(c0, 1), Push(c1, 1))),
+    )
+    compute: tuple[Op, ...] = (
+        Loop("k", blocks, (
+            AcquireAcc(1, "bf16"),
+            Wait(c0, 1),
+            Wait(c1, 1),
+            If("k", reload_guard, (Wait(c24, 1), Compute("copy", 1, (Operand(c24, 1),)), Pop(c24, 1))),
+            Compute("matmul", 1, (Operand(c0, 1), Operand(c1, 1))),
+            Pop(c0, 1),
+            Pop(c1, 1),
+            If("k", Guard.NOT_LAST, (Reserve(c24, 1), PackAcc(c24, 1), Push(c24, 1))),
+            If("k", Guard.LAST, (Reserve(c16, 1), PackAcc(c16, 1), Push(c16, 1))),
+            ReleaseAcc(),
+        )),
+    )
+    writer: tuple[Op, ...] = (Wait(c16, 1), WriteTiles(c16, "C", Addr(0), 1), WriteBarrier(), Pop(c16, 1))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("A", 32, 32 * 4, Role.INPUT), _tensor("B", 32 * 4, 32, Role.PARAM),
+                 _tensor("C", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        trips=(Trip("t", 3),),
+        programs=(
+            EngineProgram(S00, Engine.READER, reader),
+            EngineProgram(S00, Engine.COMPUTE, compute),
+            EngineProgram(S00, Engine.WRITER, writer),
+        ),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+def counter_release(name: str = "counter_release", release_by: int = 1) -> Program:
+    """Three rounds of a gather/release on monotone counters with growing thresholds, the release multicast as one
+    atomic increment per destination (noc_semaphore_inc_multicast). Participants (1,0) and (2,0) each increment
+    the root's ``gather`` word and wait ``release >= k + 1`` (noc_semaphore_wait_min(sem, ++expected)); the root
+    (0,0) waits ``gather >= 2k + 2`` and multicasts ``+release_by`` to both. After the loop every owner waits for
+    the final total and resets its word (the program can run again). ``release_by`` 2 is the broken variant: the
+    participants' final ``== 3`` wait is overshot (6), so it hangs."""
+    root, p1, p2 = S00, Site(1, 0), Site(2, 0)
+    gather, release = 0, 1
+    rounds = 3
+    root_ops: tuple[Op, ...] = (
+        Loop("k", rounds, (SemWait(gather, WaitCond.GE, 2, (Term("k", 2),)), SemIncMcast(release, 0, 2, release_by))),
+        AtomicBarrier(),
+        SemWait(gather, WaitCond.EQ, 2 * rounds),
+        SemSet(gather, 0),
+    )
+    part: tuple[Op, ...] = (
+        Loop("k", rounds, (SemInc(gather, at=root, by=1), SemWait(release, WaitCond.GE, 1, (Term("k", 1),)))),
+        AtomicBarrier(),
+        SemWait(release, WaitCond.EQ, rounds),
+        SemSet(release, 0),
+    )
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        semaphores=(Semaphore(gather, "gather", (root,), 0, SemRole.COUNTER),
+                    Semaphore(release, "release", (p1, p2), 0, SemRole.COUNTER)),
+        groups=(Group(0, sender=root, rect=(1, 0, 2, 0)),),
+        programs=(EngineProgram(root, Engine.READER, root_ops), EngineProgram(p1, Engine.READER, part),
+                  EngineProgram(p2, Engine.READER, part)),
+    )
+
+
+def valid_source(name: str = "valid_source", reset_first: bool = True) -> Program:
+    """A multicast handshake whose flag is written from a constant VALID word (noc_semaphore_set_multicast(src,
+    dst, n) with ``src`` a semaphore initialised to VALID and never written): (0,0) reads two tiles of X one by
+    one and multicasts each to (1,0) and (2,0) once both are ready; each receiver invalidates its flag, then
+    increments the sender's ready counter, then waits for VALID (reference §2.5). Every site writes its copy to
+    its own output. ``reset_first`` False is the broken variant: a receiver increments before it invalidates, so
+    the sender's VALID can land first and be wiped."""
+    sender, r1, r2 = S00, Site(1, 0), Site(2, 0)
+    ready, flag, valid = 0, 1, 2
+    tiles = 2
+    sites = (sender, r1, r2)
+    buffers = tuple(Buffer(i, "c_0", s, cb=0, page_tiles=1, capacity=2, dtype="bf16") for i, s in enumerate(sites))
+    at_k = Addr(0, (Term("k", 1),))
+    send: tuple[Op, ...] = (
+        Loop("k", tiles, (
+            Reserve(0, 1), ReadTiles("X", at_k, 1, 0), ReadBarrier(),
+            SemWait(ready, WaitCond.EQ, 2), SemSet(ready, 0),
+            McastSend(0, 1, 0, 2), McastSetValid(flag, 0, 2, src=valid), Flush(),
+            Push(0, 1),
+        )),
+        WriteBarrier(),
+    )
+
+    def receive(b: int) -> tuple[Op, ...]:
+        arm: list[Op] = [SemSet(flag, INVALID), SemInc(ready, at=sender, by=1)]
+        if not reset_first:
+            arm.reverse()
+        return (Loop("k", tiles, (Reserve(b, 1), *arm, SemWait(flag, WaitCond.EQ, VALID), Push(b, 1))),
+                AtomicBarrier())
+
+    def drain(b: int, out: str) -> tuple[Op, ...]:
+        return (Loop("k", tiles, (Wait(b, 1), WriteTiles(b, out, at_k, 1), WriteBarrier(), Pop(b, 1))),)
+
+    programs = [EngineProgram(sender, Engine.READER, send), EngineProgram(sender, Engine.WRITER, drain(0, "Y0"))]
+    for i, s in enumerate((r1, r2), start=1):
+        programs += [EngineProgram(s, Engine.READER, receive(i)), EngineProgram(s, Engine.WRITER, drain(i, f"Y{i}"))]
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * tiles, Role.INPUT),
+                 *(_tensor(f"Y{i}", 32, 32 * tiles, Role.OUTPUT) for i in range(3))),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "ready", (sender,), 0, SemRole.MCAST_READY),
+                    Semaphore(flag, "flag", sites, INVALID, SemRole.MCAST_VALID),
+                    Semaphore(valid, "valid_const", (sender,), VALID, SemRole.MCAST_VALID)),
+        groups=(Group(0, sender=sender, rect=(1, 0, 2, 0)),),
+        programs=tuple(programs),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+def kv_cache_update(name: str = "kv_cache_update", rendezvous: bool = True) -> Program:
+    """The KV-cache update of one decode step followed by attention over ``[0, p]`` (DESIGN §3 scatter; issue 7):
+    section 0 on (0,0) copies the new tile ``k_new`` into row ``pos`` of the state ``kv`` (an indirect address
+    ``Dynamic(pos, 0, 7)``: the runtime position); section 1 reads rows ``[0, p]`` of ``kv`` (a loop of ``p + 1``
+    rows, trip ``p`` in [0, 7]) and writes them to ``out``. Row ``pos`` is read at its new version, the others at
+    their old one: per-tile versions by section. The rendezvous after section 0 (each engine arrives at the reader's
+    gather word; the reader releases both) orders the write before the read; ``rendezvous`` False is the broken
+    variant, where the read can overtake the write."""
+    c0, c1 = 0, 1
+    gather, rel_reader, rel_writer = 0, 1, 2
+    rows = 8
+    buffers = (Buffer(c0, "c_new", S00, cb=0, page_tiles=1, capacity=1, dtype="bf16", section=0),
+               Buffer(c1, "c_kv", S00, cb=1, page_tiles=1, capacity=2, dtype="bf16", section=1))
+    at_r = Addr(0, (Term("r", 1),))
+    span = TripCount("p", 1, 1)
+    reader0: list[Op] = [Reserve(c0, 1), ReadTiles("k_new", Addr(0), 1, c0), ReadBarrier(), Push(c0, 1)]
+    writer0: list[Op] = [Wait(c0, 1), WriteTiles(c0, "kv", Addr(0, (), Dynamic("pos", 0, rows - 1)), 1), WriteBarrier(),
+                         Pop(c0, 1)]
+    if rendezvous:
+        reader0 += [SemInc(gather, at=S00, by=1), AtomicBarrier(), SemWait(gather, WaitCond.GE, 2), SemSet(gather, 0),
+                    SemInc(rel_reader, at=S00, by=1), SemInc(rel_writer, at=S00, by=1), AtomicBarrier(),
+                    SemWait(rel_reader, WaitCond.GE, 1), SemSet(rel_reader, 0)]
+        writer0 += [SemInc(gather, at=S00, by=1), AtomicBarrier(), SemWait(rel_writer, WaitCond.GE, 1),
+                    SemSet(rel_writer, 0)]
+    reader1: list[Op] = [Loop("r", span, (Reserve(c1, 1), ReadTiles("kv", at_r, 1, c1), ReadBarrier(), Push(c1, 1)))]
+    writer1: list[Op] = [Loop("r", span, (Wait(c1, 1), WriteTiles(c1, "out", at_r, 1), WriteBarrier(), Pop(c1, 1)))]
+    sections = (SectionSpan("kv_update", rendezvous), SectionSpan("attend"))
+    semaphores = (Semaphore(gather, "gather", (S00,), 0, SemRole.RENDEZVOUS_GATHER),
+                  Semaphore(rel_reader, "release_reader", (S00,), 0, SemRole.RENDEZVOUS_RELEASE),
+                  Semaphore(rel_writer, "release_writer", (S00,), 0, SemRole.RENDEZVOUS_RELEASE)) if rendezvous else ()
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("k_new", 32, 32, Role.INPUT), _tensor("kv", 32 * rows, 32, Role.STATE),
+                 _tensor("out", 32 * rows, 32, Role.OUTPUT)),
+        buffers=buffers,
+        semaphores=semaphores,
+        trips=(Trip("p", rows - 1),),
+        programs=(EngineProgram(S00, Engine.READER, (*reader0, *reader1), (0, len(reader0))),
+                  EngineProgram(S00, Engine.WRITER, (*writer0, *writer1), (0, len(writer0)))),
+        sections=sections,
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The catalogue and the writer
 # ---------------------------------------------------------------------------------------------------------
 
@@ -734,6 +924,14 @@ def build_all() -> dict[str, Program]:
         "broken/o_mcast_slot_reused.json": mcast_pair("o_mcast_slot_reused", pages=2),
         "broken/p_flag_source_set_by_compute.json": mcast_pair("p_flag_source_set_by_compute",
                                                                 source_set_by_compute=True),
+        "peeled_k_loop.json": peeled_k_loop(),
+        "counter_release.json": counter_release(),
+        "valid_source.json": valid_source(),
+        "kv_cache_update.json": kv_cache_update(),
+        "broken/q_peel_reload_first.json": peeled_k_loop("q_peel_reload_first", Guard.FIRST),
+        "broken/r_release_overshoot.json": counter_release("r_release_overshoot", release_by=2),
+        "broken/s_flag_reset_late.json": valid_source("s_flag_reset_late", reset_first=False),
+        "broken/t_kv_no_rendezvous.json": kv_cache_update("t_kv_no_rendezvous", rendezvous=False),
     }
 
 

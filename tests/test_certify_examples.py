@@ -392,6 +392,10 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "three_sections.json", "broken/a_reserve_over_capacity.json", "broken/b_ring_straddle.json",
         "broken/c_trip_sender.json", "broken/d_blackhole_no_flush.json", "broken/e_read_no_barrier.json",
         "broken/f_memory_overlap.json", "broken/g_rendezvous_short.json", "mcast_pair.json",
+        # Protocols of issue 7: golden tests in tests/test_protocols.py.
+        "peeled_k_loop.json", "counter_release.json", "valid_source.json", "kv_cache_update.json",
+        "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
+        "broken/t_kv_no_rendezvous.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

@@ -29,7 +29,8 @@ def test_gate_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     name, verdict, outcome, count = out[2].split()[:4]
     proved, total = count.split("/")
     assert (name, verdict, outcome) == ("pipeline_small", "proved", "holds")
-    assert proved == total and int(total) > 20
+    assert proved == total
+    assert int(total) > 20
     assert out[-1].startswith("gate: 1 passed, 0 failed in ")
 
 

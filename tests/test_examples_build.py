@@ -121,11 +121,19 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/n_mcast_before_read_barrier.json",
         "broken/o_mcast_slot_reused.json",
         "broken/p_flag_source_set_by_compute.json",
+        "broken/q_peel_reload_first.json",
+        "broken/r_release_overshoot.json",
+        "broken/s_flag_reset_late.json",
+        "broken/t_kv_no_rendezvous.json",
+        "counter_release.json",
+        "kv_cache_update.json",
         "matmul_reuse_mcast_blackhole.json",
         "matmul_reuse_mcast_wormhole.json",
         "mcast_pair.json",
+        "peeled_k_loop.json",
         "pipeline_small.json",
         "three_sections.json",
+        "valid_source.json",
     ]
 
 

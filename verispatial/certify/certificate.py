@@ -20,7 +20,7 @@ from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import PINNED_Z3
 from verispatial.errors import ParseError
-from verispatial.ir.ops import Pop, Push, Reserve, Wait
+from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 
@@ -63,15 +63,27 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     for w in a.words.values():
         role = p.semaphores[w.sem].role.value
         if w.kind in ("monotone", "reset"):
+            consuming = {lf.index for lf in w.consuming}
             for src in w.incs:
                 for dst in w.waits:
-                    places.append({"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": _op(src),
-                                   "to": _op(dst), "tokens": w.init, "weight": "increments"})
+                    place = {"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": _op(src),
+                             "to": _op(dst), "tokens": w.init, "weight": "increments"}
+                    op = dst.op
+                    if isinstance(op, SemWait) and op.terms:
+                        # Occurrence i of the wait needs value + sum(coef * index) tokens (a growing threshold).
+                        place["threshold"] = {"value": op.value, "terms": [[t.var, t.coef] for t in op.terms]}
+                    if w.kind == "reset" and dst.index not in consuming:
+                        place["consumes"] = False  # a wait not followed by a reset takes no tokens
+                    places.append(place)
         elif w.kind == "flag":
             for src in w.flags:
                 for dst in w.waits:
-                    places.append({"kind": "sem-flag", "role": role, "counter": w.name, "from": _op(src),
-                                   "to": _op(dst), "tokens": 0, "weight": "flags"})
+                    place = {"kind": "sem-flag", "role": role, "counter": w.name, "from": _op(src),
+                             "to": _op(dst), "tokens": 0, "weight": "flags"}
+                    op = src.op
+                    if isinstance(op, McastSetValid) and op.source != op.sem:
+                        place["source"] = f"sem{op.source}@{a.views[src.engine].program.site}"
+                    places.append(place)
     return places
 
 

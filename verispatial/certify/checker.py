@@ -114,7 +114,7 @@ def _confirm_program(program: Program, r: Result) -> Result:
         return r
     cex = r.counterexample
     kind = cex.get("kind")
-    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex:
+    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex or "replay" in cex:
         return r
     rule = str(cex.get("rule", kind))
     if rule not in REPLAY_RULES:
@@ -127,8 +127,9 @@ def _confirm_program(program: Program, r: Result) -> Result:
     if isinstance(dl, dict):
         deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
     engine = cex.get("engine")
+    at = cex.get("at")
     got = confirm_rule(program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
-                       path, deadlock_at=deadlock_at)
+                       path, deadlock_at=deadlock_at, at=at if isinstance(at, list) else None)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,
@@ -198,7 +199,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
 
     # Exact counting first: the deadlock question needs to know which counter models are faithful.
     say("semaphore counting")
-    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc)]
+    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
     inexact = _inexact(results)
     labels = ["ring alignment", "balance", "bounds", "memory", "multicast", "happens-before", "deadlock"]
     if jobs > 1:

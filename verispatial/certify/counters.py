@@ -59,12 +59,16 @@ class CounterModel:
         return self._sum(list(w.flags), weight=1)
 
     def consumed(self, w: Word) -> z3.ArithRef:
-        """Reset protocol: what the owner's passed waits consumed (``v - init`` each)."""
-        terms = [self.enc.executed(lf) * (lf.op.value - w.init) for lf in w.waits if isinstance(lf.op, SemWait)]
+        """Reset protocol: what the owner's passed consuming waits (those right before a reset) consumed
+        (``v - init`` each)."""
+        terms = [self.enc.executed(lf) * (lf.op.value - w.init) for lf in w.consuming if isinstance(lf.op, SemWait)]
         return z3.Sum(terms) if len(terms) > 1 else (terms[0] if terms else self.enc.q.val(0))
 
     def waits_done(self, w: Word) -> z3.ArithRef:
         return self._sum(list(w.waits), weight=1)
+
+    def consuming_done(self, w: Word) -> z3.ArithRef:
+        return self._sum(list(w.consuming), weight=1)
 
     def sets_done(self, w: Word) -> z3.ArithRef:
         return self._sum(list(w.sets), weight=1)
@@ -88,7 +92,8 @@ class CounterModel:
         """Necessary conditions of reachability, each labelled.
 
         Buffers: ``popped <= pushed <= popped + capacity`` (pops covered by waits, pushes by reserves — only for
-        ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow.
+        ``trusted_buffers``, whose coverage rules were proved). Words: a passed wait needed its value, values grow
+        (a reset word's: until its first consuming wait).
         """
         out: list[tuple[str, z3.BoolRef]] = []
         if names is not None:
@@ -105,17 +110,31 @@ class CounterModel:
             if w.kind == "monotone":
                 for lf in w.waits:
                     assert isinstance(lf.op, SemWait)
-                    out.append((w.name, z3.Implies(self.enc.started(lf), self.value(w) >= lf.op.value)))
+                    if not lf.op.terms:
+                        out.append((w.name, z3.Implies(self.enc.started(lf), self.value(w) >= lf.op.value)))
+                        continue
+                    # A growing threshold: the most recent passed occurrence saw at least its own threshold.
+                    some, idx = self.enc.last_occurrence(lf)
+                    out.append((w.name, z3.Implies(some, self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "reset":
                 out.append((w.name, self.incs(w) >= self.consumed(w)))
+                # A passed non-consuming wait saw its threshold; while no consuming wait has run the word only grew.
+                consuming = {lf.index for lf in w.consuming}
+                for lf in w.waits:
+                    if lf.index in consuming:
+                        continue
+                    some, idx = self.enc.last_occurrence(lf)
+                    out.append((w.name, z3.Implies(z3.And(some, self.consuming_done(w) == 0),
+                                                   self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
         return out
 
     def _window_facts(self, trusted_buffers: set[int]) -> list[tuple[str, z3.BoolRef]]:
         """A passed Reserve (Wait) still holds while its engine has not pushed (popped) that buffer since, in the
-        same iteration of the reserve's loop body: the producer alone moves ``pushed`` and ``popped`` only grows
-        (resp. the consumer alone moves ``popped`` and ``pushed`` only grows)."""
+        same iteration of the reserve's loop body (inside all of its containers, ifs included: the reserve ran in
+        this iteration): the producer alone moves ``pushed`` and ``popped`` only grows (resp. the consumer alone
+        moves ``popped`` and ``pushed`` only grows)."""
         out: list[tuple[str, z3.BoolRef]] = []
         for b in sorted(trusted_buffers):
             for lf in self.buf_leaves.get(b, []):
@@ -125,7 +144,7 @@ class CounterModel:
                 closer = Push if isinstance(op, Reserve) else Pop
                 leaves = self.views[lf.engine].leaves
                 j = lf.index
-                while j + 1 < len(leaves) and leaves[j + 1].loops[: len(lf.loops)] == lf.loops:
+                while j + 1 < len(leaves) and leaves[j + 1].containers[: len(lf.containers)] == lf.containers:
                     j += 1
                     nxt = leaves[j].op
                     if isinstance(nxt, closer) and nxt.buf == b:
@@ -150,7 +169,8 @@ class CounterModel:
         if isinstance(op, SemWait):
             w = self.words[(op.sem, self.views[lf.engine].program.site)]
             v = self.value(w)
-            return v == op.value if op.cond == WaitCond.EQ else v >= op.value
+            want = self.enc.threshold_now(lf)
+            return v == want if op.cond == WaitCond.EQ else v >= want
         return None
 
     def touches(self) -> dict[str, set[str]]:

@@ -18,6 +18,7 @@ the host at launch (``Semaphore.host_init``; ``Program.host_initialized_words``)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import z3
 
@@ -29,7 +30,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import SemInc, SemWait
+from verispatial.ir.ops import SemInc, SemIncMcast, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
@@ -37,9 +38,11 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
 
 
 def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                cache: ProofCache | None = None) -> list[Result]:
+                cache: ProofCache | None = None, confirm: Callable[[Result], Result] | None = None) -> list[Result]:
     """One result per used word: its protocol's exact-counting obligations (``sem-exact`` when all proved). With
-    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``)."""
+    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``).
+    ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
+    failed-to-prove, and the word's other obligations are still tried for one that replays."""
     out: list[Result] = []
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
@@ -61,7 +64,7 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
 
         def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
-            return _exact_word(a, w, engines, trusted, rlimit, t0)
+            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm)
         if cache is None or not engines:
             out.append(compute())
             continue
@@ -70,7 +73,8 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     return out
 
 
-def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float) -> Result:
+def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float,
+                confirm: Callable[[Result], Result] | None = None) -> Result:
     # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
     checks: list[tuple[str, str, object, dict[str, object]]] = []
     if w.kind == "reset":
@@ -84,9 +88,11 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             op = wt.op
             assert isinstance(op, SemWait)
             if op.cond == WaitCond.EQ:
-                checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
-                               f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
-                               lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
+                want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+                checks.append(("sem-overshoot", f"{w.name} can exceed {want} while {wt.engine} waits for "
+                               f"it to equal {want} at {list(wt.path)}: it would wait forever",
+                               lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
+                                                             sq.cm.value(w) > sq.enc.threshold_now(wt)),
                                {"engine": wt.engine, "path": list(wt.path),
                                 "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
     if w.kind == "flag":
@@ -103,11 +109,16 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
         if o.status == Status.SAT and d is not None:
             cex = _cex(rule, w, d, msg, where)
-            result = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
-            break
-        if o.status == Status.UNKNOWN:
+            got = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
+            if confirm is not None:
+                got = confirm(got)
+            if got.verdict == Verdict.REFUTED:
+                result = got
+                break
+            result = result or got  # not replayed: never proved; another obligation of the word may replay
+            continue
+        if o.status != Status.UNSAT and result is None:
             result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
-            break
     if result is None:
         result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
@@ -144,6 +155,10 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
     t0 = time.perf_counter()
     if rearmed:
         return Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
+    if w.kind == "source" and not w.sets:
+        # Nothing writes a source word (classification: no set, increment or multicast lands on it).
+        return Result("balance", name, Verdict.PROVED, f"{w.name} is a flag source nothing writes: it keeps its "
+                                                       f"initial value {w.init}")
     if host and w.kind == "monotone":
         # Semaphore.host_init and only increments land on the word (Program.host_initialized_words): the host
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
@@ -154,8 +169,8 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
-    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
-    consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
+    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))])
+    consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.consuming
                                      if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)
     end = w.init + incs - consumed
     q.add(end != w.init)

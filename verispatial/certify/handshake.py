@@ -40,7 +40,7 @@ class Handshake:
 
 
 def _body(leaves: list[Leaf]) -> bool:
-    return len({lf.loops for lf in leaves}) == 1
+    return len({lf.containers for lf in leaves}) == 1
 
 
 def find_handshakes(p: Program, views: dict[str, EngineView], words: dict[tuple[int, Site], Word]) -> list[Handshake]:
@@ -52,7 +52,7 @@ def find_handshakes(p: Program, views: dict[str, EngineView], words: dict[tuple[
         sender = views[rw.owner]
         wait, reset = rw.waits[0], rw.sets[0]
         valids = [lf for lf in sender.leaves if isinstance(lf.op, McastSetValid)
-                  and lf.loops == wait.loops and lf.index > reset.index]
+                  and lf.containers == wait.containers and lf.index > reset.index]
         for v in valids:
             assert isinstance(v.op, McastSetValid)
             hs = _check(p, views, words, rw, wait, reset, v)
@@ -72,7 +72,7 @@ def _check(p: Program, views: dict[str, EngineView], words: dict[tuple[int, Site
     dests = p.groups[op.group].destinations()
     m = len(dests)
     incs = list(rw.incs)
-    if len(incs) != m or not incs:
+    if len(incs) != m or not incs or not all(isinstance(lf.op, SemInc) for lf in incs):
         return None
     by = {lf.op.by for lf in incs if isinstance(lf.op, SemInc)}
     wop = wait.op
@@ -89,7 +89,7 @@ def _check(p: Program, views: dict[str, EngineView], words: dict[tuple[int, Site
             return None
         if len(fw.sets) != 1 or len(fw.waits) != 1:
             # A trailing reset after the loop (restoring the initial value) is allowed: it follows the last wait.
-            body_sets = [s for s in fw.sets if s.loops == fw.waits[0].loops] if len(fw.waits) == 1 else []
+            body_sets = [s for s in fw.sets if s.containers == fw.waits[0].containers] if len(fw.waits) == 1 else []
             if len(fw.waits) != 1 or len(body_sets) != 1 or any(
                     s.index < fw.waits[0].index and s not in body_sets for s in fw.sets):
                 return None

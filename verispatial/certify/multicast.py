@@ -2,13 +2,15 @@
 reserved, at the same address, and is published by the receiver only after it landed.
 
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
-- ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's and the
-  receiver has at least that many free pages. Until the receiver publishes (``mcast-publish-early``) its write
-  pointer cannot move and its free space only grows, so the condition still holds when the data lands. Where the
-  rings have equal capacities the checker first asks a stronger question (``smt.shortcuts``): that each receiver
-  has *pushed* exactly as many pages as the sender (equal counts give equal pointers modulo the common capacity).
-  Its unsat proves the obligation, with one query the solver finds far easier than the congruence; otherwise the
-  congruence query decides, and gives the counterexample.
+- ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's (its write
+  pointer ``pushed % capacity``; a forwarder's multicast from the front of a buffer another engine fills: its read
+  pointer ``popped % capacity``) and the receiver has at least that many free pages. Until the receiver publishes
+  (``mcast-publish-early``) its write pointer cannot move and its free space only grows, so the condition still holds
+  when the data lands. Where the rings have equal capacities the checker first asks a stronger question
+  (``smt.shortcuts``): that each receiver has *pushed* exactly as many pages as the sender has pushed (popped, for a
+  forwarder): equal counts give equal pointers modulo the common capacity. Its unsat proves the obligation, with one
+  query the solver finds far easier than the congruence; otherwise the congruence query decides, and gives the
+  counterexample.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
   every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
   (ordered target, or a flush between them: ``async-flag-overtake``).
@@ -79,9 +81,12 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                                                 if getattr(x.op, "buf", None) in {b.id for b in dests}])
         pages = op.pages
 
-        def build(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests, pages: int = pages) -> z3.BoolRef:
+        def build(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests, pages: int = pages,
+                  front: bool = op.front) -> z3.BoolRef:
             cm = sq.cm  # type: ignore[attr-defined]
-            ptr = cm.pushed(bs.id) % bs.capacity
+            # The source pages start at the sender's write pointer (its reserved back) or, for a forwarder, at its
+            # read pointer (the waited front another engine filled): reference §1.1 get_write_ptr / get_read_ptr.
+            ptr = (cm.popped(bs.id) if front else cm.pushed(bs.id)) % bs.capacity
             wrong = [z3.Or(cm.pushed(b.id) % b.capacity != ptr,
                            b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
             return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
@@ -89,9 +94,10 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         name = f"mcast-slot:{lf.engine}:{list(lf.path)}"
         if smt.shortcuts() and all(b.capacity == bs.capacity for b in dests):
             def lockstep(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests,
-                         pages: int = pages) -> z3.BoolRef:
+                         pages: int = pages, front: bool = op.front) -> z3.BoolRef:
                 cm = sq.cm  # type: ignore[attr-defined]
-                wrong = [z3.Or(cm.pushed(b.id) != cm.pushed(bs.id),
+                sent = cm.popped(bs.id) if front else cm.pushed(bs.id)  # the sender's pointer, as in ``build``
+                wrong = [z3.Or(cm.pushed(b.id) != sent,
                                b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
                 return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
 
@@ -107,7 +113,9 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             out.append(Result("async-noc", name, Verdict.PROVED,
                               f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer", seconds=dt))
         elif o.status == Status.SAT and d is not None:
-            msg = f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write pointer differs"
+            where = "read" if op.front else "write"
+            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write "
+                   f"pointer differs from the sender's {where} pointer")
             out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex("mcast-slot", d, msg), dt))
         else:
             out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
@@ -163,7 +171,7 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
             while i >= 0 and isinstance(leaves[i].op, Flush):
                 i -= 1
             prev = leaves[i] if i >= 0 else None
-            if prev is None or prev.loops != f.loops or not isinstance(prev.op, McastSend):
+            if prev is None or prev.containers != f.containers or not isinstance(prev.op, McastSend):
                 ok = False
                 break
             src = a.program.buffers[prev.op.buf]

@@ -32,7 +32,7 @@ from typing import Any
 import z3
 
 from verispatial.certify.bounds import tile_hull as _hull
-from verispatial.certify.positions import Encoder, count_expr
+from verispatial.certify.positions import Encoder, LoopMath, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
@@ -43,9 +43,9 @@ from verispatial.ir.ops import (
     ReadBarrier,
     ReadTiles,
     SemInc,
+    SemIncMcast,
     SemSet,
     SemWait,
-    TripCount,
     WriteBarrier,
     WriteTiles,
 )
@@ -56,11 +56,12 @@ def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, obje
 
 
 def _next_barrier(a: Analysis, lf: Leaf, kind: type) -> Leaf | None:
-    """The first ``kind`` barrier after ``lf`` on its engine at the same or an outer loop level: it completes every
-    occurrence of ``lf`` — occurrence ``I`` at the barrier's occurrence ``I[:depth]``. A barrier deeper in a later
-    loop is not taken (its loop might run zero times), which only makes the completion later (sound)."""
+    """The first ``kind`` barrier after ``lf`` on its engine at the same or an outer container level (its loops and
+    ifs enclose ``lf``): it completes every occurrence of ``lf`` — occurrence ``I`` at the barrier's occurrence
+    ``I[:depth]``, which exists whenever ``I`` does (the barrier's guards are guards of ``lf``). A barrier deeper in
+    a later loop or ``If`` is not taken (it might not run), which only makes the completion later (sound)."""
     for x in a.views[lf.engine].leaves[lf.index + 1:]:
-        if isinstance(x.op, kind) and lf.loops[: len(x.loops)] == x.loops:
+        if isinstance(x.op, kind) and lf.containers[: len(x.containers)] == x.containers:
             return x
     return None
 
@@ -71,21 +72,25 @@ def _completion(a: Analysis, w: Leaf) -> Leaf | None:
 
 
 Build = Callable[[StateQuery], z3.BoolRef]
-Count = Callable[[int | str | TripCount], z3.ArithRef]
+
+#: The interpreter's words for a state write issued after a read of a later section (``petri/interp.py``): how a
+#: replay tells that race from another ``tensor-race`` at the same write.
+LATER_READ = "in the later section"
 
 
 class _Access:
     """Occurrence ``idx`` (one variable per enclosing loop, outer first) of an access leaf inside a query, and the
-    tile range ``[lo, hi)`` it touches. ``dyn`` maps an indirect part's name to its run-wide value."""
+    tile range ``[lo, hi)`` it touches. ``dyn`` maps an indirect part's name to its run-wide value. ``math`` gives
+    loop counts, guards and ordinals (``positions.LoopMath``)."""
 
-    def __init__(self, q: Query, count: Count, lf: Leaf, tag: str, dyn: dict[str, z3.ArithRef],
+    def __init__(self, q: Query, math: LoopMath, lf: Leaf, tag: str, dyn: dict[str, z3.ArithRef],
                  idx: list[z3.ArithRef] | None = None) -> None:
         op = lf.op
         assert isinstance(op, (ReadTiles, WriteTiles))
         self.q = q
+        self.math = math
         self.leaf = lf
         self.idx = idx if idx is not None else [q.int_var(f"{tag}.{lc.var}{list(lc.path)}") for lc in lf.loops]
-        self.ranges = [z3.And(i >= 0, i < count(lc.count)) for i, lc in zip(self.idx, lf.loops, strict=True)]
         env: dict[str, z3.ArithRef] = {}
         for i, lc in zip(self.idx, lf.loops, strict=True):
             env[lc.var] = i  # an inner loop's variable shadows an outer one of the same name, as in the interpreter
@@ -102,48 +107,37 @@ class _Access:
         self.hi = lo + op.tiles
 
     def domain(self) -> z3.BoolRef:
-        # An empty conjunction is built in the query's context (``z3.And()`` alone would take Z3's main context).
-        return z3.And(self.q.true(), *self.ranges, *self.dyn_range)
+        """An occurrence that runs (indices in range, admitted by every enclosing ``If``) and its indirect value."""
+        return z3.And(self.math.domain(self.leaf, self.idx), *self.dyn_range)
 
     def shares(self, other: _Access) -> z3.BoolRef:
         return z3.And(self.lo < other.hi, other.lo < self.hi)
 
-    def ordinal(self, enc: Encoder, upto: int | None = None) -> z3.ArithRef:
-        """The mixed-radix ordinal of the occurrence (of its first ``upto`` loops: a barrier's occurrence)."""
-        loops = self.leaf.loops[:upto] if upto is not None else self.leaf.loops
-        out: z3.ArithRef = enc.q.val(0)
-        for j in range(len(loops)):
-            w: z3.ArithRef = enc.q.val(1)
-            for inner in loops[j + 1:]:
-                w = w * enc.count_val(inner.count)
-            out = out + self.idx[j] * w
-        return out
-
     def issued(self, enc: Encoder) -> z3.BoolRef:
         """This occurrence has executed on its engine."""
-        return enc.executed(self.leaf) > self.ordinal(enc)
+        return enc.executed(self.leaf) > enc.math.ordinal(self.leaf, self.idx)
 
     def complete(self, enc: Encoder, barrier: Leaf | None) -> z3.BoolRef:
         """Its engine has passed the barrier occurrence that completes it (never, without a barrier)."""
         if barrier is None:
             return enc.q.false()
-        return enc.executed(barrier) > self.ordinal(enc, len(barrier.loops))
+        return enc.executed(barrier) > enc.math.ordinal(barrier, self.idx[: len(barrier.loops)])
 
     def values(self, m: z3.ModelRef) -> dict[str, int]:
         return {lc.var: model_int(m, i) for lc, i in zip(self.leaf.loops, self.idx, strict=True)}
 
 
-def _count(enc: Encoder) -> Count:
-    return enc.count_val
+def _count(enc: Encoder) -> LoopMath:
+    return enc.math
 
 
-def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Count:
+def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> LoopMath:
     for t in program.trips:
         if t.name not in trips:
             v = q.int_var(f"trip[{t.name}]")
             q.add(z3.And(v >= 0, v <= t.max), "trip-range")
             trips[t.name] = v
-    return lambda c: count_expr(q, c, trips)
+    return LoopMath(q, lambda c: count_expr(q, c, trips))
 
 
 def _may_share_tile(a: Analysis, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
@@ -199,12 +193,18 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
 
 def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
            rlimit: int) -> list[Result]:
-    """Per (write, read) pair that may share a tile: no occurrence of the write is issued while an occurrence of the
-    read of a common tile has not landed (DESIGN §5: a write of a state comes after every read of its old value)."""
+    """Per (write, read) pair that may share a tile, per-tile versions by section (semantics.md ``tensor-race``):
+    a read in section ``r`` sees the version the sections before ``r`` wrote. So a write of an earlier section
+    ``w < r`` must be complete before the read is issued (``hb-state:T:R<W``, the activation question), and a write
+    of a section ``w >= r`` is issued only after the read of the old version landed (``hb-state:T:W<R``)."""
     out: list[Result] = []
     for r in reads:
         done_r = _next_barrier(a, r, ReadBarrier)
         for w in writes:
+            if w.section < r.section:
+                out.extend(_read_after_write(a, trusted, tensor, r, w, f"hb-state:{tensor}:{_leaf_ref(r)}<{_leaf_ref(w)}",
+                                             rlimit, "state"))
+                continue
             name = f"hb-state:{tensor}:{_leaf_ref(w)}<{_leaf_ref(r)}"
             share = _may_share_tile(a, r, w, rlimit)
             if share is False:
@@ -327,42 +327,51 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
         name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
         out.append(_coverage(a, tensor, r, writes, rlimit))
         for w in writes:
-            share = _may_share_tile(a, r, w, rlimit)
-            if share is False:
-                continue
-            pair = name + f"<{_leaf_ref(w)}"
-            if share is None:
-                out.append(Result("happens-before", pair, Verdict.FAILED, "solver: unknown on the tile overlap"))
-                continue
-            cp = _completion(a, w)
-            if cp is None:
-                out.append(Result("happens-before", pair, Verdict.REFUTED,
-                                  f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
-                                  {"kind": "race", "rule": "tensor-race", "summary": f"{w.engine} never completes its write of {tensor}"}))
-                continue
-            held: dict[str, _Access] = {}
-
-            def build(sq: StateQuery, r: Leaf = r, w: Leaf = w, cp: Leaf = cp,
-                      held: dict[str, _Access] = held) -> z3.BoolRef:
-                dyn: dict[str, z3.ArithRef] = {}
-                pos = sq.enc.position(r.engine)
-                ra = _Access(sq.q, _count(sq.enc), r, "r", dyn, [pos.idx[lc.path] for lc in r.loops])
-                wa = _Access(sq.q, _count(sq.enc), w, "w", dyn)
-                held["w"], held["r"] = wa, ra
-                return z3.And(pos.at(r), ra.domain(), wa.domain(), ra.shares(wa), z3.Not(wa.complete(sq.enc, cp)))
-
-            def why(m: z3.ModelRef, r: Leaf = r, w: Leaf = w, held: dict[str, _Access] = held) -> str:
-                wa, ra = held["w"], held["r"]
-                tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
-                return (f"{r.engine} can read {tensor} tile {tile} at {list(r.path)} {ra.values(m)} before "
-                        f"{w.engine}'s write of it at {list(w.path)} {wa.values(m)} completed")
-
-            out.append(_run(
-                a, trusted, pair, [r.engine, w.engine], build,
-                f"{r.engine} reads each tile of {tensor} after {w.engine}'s writes of it completed",
-                why, "tensor-race", rlimit, engine=r.engine, path=list(r.path),
-                read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)}))
+            out.extend(_read_after_write(a, trusted, tensor, r, w, name + f"<{_leaf_ref(w)}", rlimit, "activation"))
     return out
+
+
+def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: Leaf, pair: str, rlimit: int,
+                      what: str) -> list[Result]:
+    """No occurrence of read ``r`` is issued while an occurrence of write ``w`` that shares a tile with it is not
+    complete (not yet issued, or issued and not past its engine's next write barrier). The interpreter reports
+    such a race at the read (the write was issued) or at the write (the read came first), so a counterexample
+    replays at either op (``at``)."""
+    share = _may_share_tile(a, r, w, rlimit)
+    if share is False:
+        return []
+    if share is None:
+        return [Result("happens-before", pair, Verdict.FAILED, "solver: unknown on the tile overlap")]
+    at: list[dict[str, object]] = [{"engine": r.engine, "path": list(r.path)}]
+    if what == "state":
+        at.append({"engine": w.engine, "path": list(w.path), "message": LATER_READ})
+    cp = _completion(a, w)
+    if cp is None:
+        return [Result("happens-before", pair, Verdict.REFUTED,
+                       f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
+                       {"kind": "race", "rule": "tensor-race", "at": at,
+                        "summary": f"{w.engine} never completes its write of {tensor}"})]
+    held: dict[str, _Access] = {}
+
+    def build(sq: StateQuery) -> z3.BoolRef:
+        dyn: dict[str, z3.ArithRef] = {}
+        pos = sq.enc.position(r.engine)
+        ra = _Access(sq.q, _count(sq.enc), r, "r", dyn, [pos.idx[lc.path] for lc in r.loops])
+        wa = _Access(sq.q, _count(sq.enc), w, "w", dyn)
+        held["w"], held["r"] = wa, ra
+        return z3.And(pos.at(r), ra.domain(), wa.domain(), ra.shares(wa), z3.Not(wa.complete(sq.enc, cp)))
+
+    def why(m: z3.ModelRef) -> str:
+        wa, ra = held["w"], held["r"]
+        tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
+        return (f"{r.engine} can read {what} {tensor} tile {tile} at {list(r.path)} {ra.values(m)} before "
+                f"{w.engine}'s write of it at {list(w.path)} {wa.values(m)} completed")
+
+    return [_run(
+        a, trusted, pair, [r.engine, w.engine], build,
+        f"{r.engine} reads each tile of {tensor} after {w.engine}'s writes of it completed",
+        why, "tensor-race", rlimit, at=at,
+        read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)})]
 
 
 def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf], rlimit: int) -> list[Result]:
@@ -424,7 +433,7 @@ def _rendezvous_leaves(a: Analysis, key: str) -> set[int]:
     bounds = list(zip(starts, [*starts[1:], len(ep.ops)], strict=True))
     for lo, hi in bounds:
         i = hi
-        while i > lo and isinstance(ep.ops[i - 1], (SemInc, SemSet, SemWait, AtomicBarrier)):
+        while i > lo and isinstance(ep.ops[i - 1], (SemInc, SemIncMcast, SemSet, SemWait, AtomicBarrier)):
             i -= 1
         out |= {lf.index for lf in view.leaves if lf.path[0] >= i and lf.path[0] < hi}
     return out

@@ -16,7 +16,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemSet, SemWait
+from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Program
 
 #: How many trip assignments the checker enumerates when counts are not linear in the loop indices.
@@ -81,7 +81,7 @@ class Decoded:
 
     def counterexample(self, kind: str, rule: str, summary: str, **extra: object) -> dict[str, object]:
         """The JSON counterexample of a candidate state: trip values and every engine's op and iteration."""
-        positions = {e: ({"path": list(lf.path), "iteration": dict(it), "op": type(lf.op).__name__}
+        positions = {e: ({"path": list(lf.path), "iteration": {v: i for v, i in it if v}, "op": type(lf.op).__name__}
                          if lf is not None else "finished") for e, (lf, it) in self.at.items()}
         return {"kind": kind, "rule": rule, "trips": self.trips, "positions": positions, "summary": summary, **extra}
 
@@ -130,11 +130,12 @@ class StateQuery:
 
     def _add_history(self, trusted: set[int], names: set[str]) -> None:
         """Past states: for every reset word whose owner is in scope, the state at the owner's most recent
-        passed wait. Each past state obeys the same facts, and every engine's position then is at or before its
-        position now (each leaf executed no more often then than now). This keeps the time dimension a single
-        state loses: at the wait the counted increments were issued by engines that had not yet moved on."""
+        passed consuming wait (the one right before a reset). Each past state obeys the same facts, and every
+        engine's position then is at or before its position now (each leaf executed no more often then than now).
+        This keeps the time dimension a single state loses: at the wait the counted increments were issued by
+        engines that had not yet moved on."""
         counted = [lf for v in self.a.views.values() if v.key in self.engines for lf in v.leaves
-                   if isinstance(lf.op, (Push, Pop, SemInc, SemSet, SemWait, McastSetValid))]
+                   if isinstance(lf.op, (Push, Pop, SemInc, SemIncMcast, SemSet, SemWait, McastSetValid))]
         for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
@@ -147,8 +148,10 @@ class StateQuery:
             for lf in counted:
                 self.q.add(past.executed(lf) <= self.enc.executed(lf), "past-before-now")
             owner = past.position(str(w.owner))
-            anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), pcm.waits_done(w) == self.cm.waits_done(w))
-            self.q.add(z3.Implies(self.cm.waits_done(w) >= 1, anchored), "past-anchor")
+            # Anchored at the latest *consuming* wait: right after it the owner was at the reset that follows it.
+            done_then, done_now = pcm.consuming_done(w), self.cm.consuming_done(w)
+            anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), done_then == done_now)
+            self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
         # engine at the wait, the wait enabled (the increments issued then reached its threshold), and every engine at
         # or before its position now. Cumulative thresholds need it: now the word may hold later arrivals too.
@@ -178,8 +181,7 @@ class StateQuery:
                 at[e] = (None, ())
                 continue
             leaf = pos.view.leaves[sel]
-            it = tuple((lc.var, model_int(m, pos.idx[lc.path])) for lc in leaf.loops)
-            at[e] = (leaf, it)
+            at[e] = (leaf, leaf.iteration({lc.path: model_int(m, pos.idx[lc.path]) for lc in leaf.loops}))
         return Decoded(trips, at)
 
 

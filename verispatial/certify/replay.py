@@ -108,16 +108,25 @@ def search_deadlock(program: Program) -> dict[str, Any] | None:
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
                  d: Decoded | None = None,
-                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None) -> dict[str, Any] | None:
+                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None,
+                 at: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
     """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given).
 
     Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it.
     With ``deadlock_at = (engine, path)``, a deadlock in which that engine is stuck (at that op, if a path is
-    given) also confirms: an overshot equality wait or a merged flag shows as exactly that hang.
+    given) also confirms: an overshot equality wait or a merged flag shows as exactly that hang. ``at`` lists
+    the ops (``engine``, ``path`` and optionally a ``message`` fragment) where the violation may be reported: one
+    of them must match (a race between two ops shows at whichever of them the interpreter reaches second).
     """
+    def at_one(v: Any) -> bool:
+        if at is None:
+            return True
+        return any(v.position.engine == x["engine"] and (x.get("path") is None or v.position.path == tuple(x["path"]))
+                   and (x.get("message") is None or str(x["message"]) in v.message) for x in at)
+
     def matches(v: Any) -> bool:
         return v.rule in rules and (engine is None or v.position.engine == engine) and (
-            path is None or v.position.path == path)
+            path is None or v.position.path == path) and at_one(v)
 
     def stuck_there(stuck: Any) -> bool:
         if deadlock_at is None:

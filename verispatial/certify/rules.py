@@ -27,11 +27,13 @@ from collections.abc import Callable
 import attrs
 
 from verispatial.certify.structure import EngineView
+from verispatial.ir.core import Guard
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
     Flush,
+    If,
     Loop,
     McastSend,
     McastSetValid,
@@ -46,9 +48,12 @@ from verispatial.ir.ops import (
     SemInc,
     SemIncMcast,
     SemSet,
+    TripCount,
     Wait,
     WriteBarrier,
     WriteTiles,
+    count_trip,
+    count_value,
 )
 from verispatial.ir.program import Program, walk
 
@@ -112,30 +117,85 @@ LATE = -1
 EXACT_LOOP = 256
 
 
+#: What is known of an enclosing loop's current iteration: (is it the first, is it the last); None: unknown.
+Phase = tuple[bool | None, bool | None]
+
+
+def _admits(when: Guard, phase: Phase) -> bool | None:
+    """Whether an ``If`` with guard ``when`` runs in an iteration of the known ``phase`` (None: either)."""
+    first, last = phase
+    if when is Guard.FIRST:
+        return first
+    if when is Guard.LAST:
+        return last
+    if when is Guard.NOT_FIRST:
+        return None if first is None else not first
+    return None if last is None else not last
+
+
+def _counts(count: int | str | TripCount, trip_max: dict[str, int] | None) -> tuple[bool, bool, bool]:
+    """Whether a loop of ``count`` may run 0 times, exactly once, at least twice (over every trip value; every
+    case is possible for a trip whose maximum is unknown)."""
+    if isinstance(count, int):
+        return count == 0, count == 1, count >= 2
+    name = count_trip(count)
+    if trip_max is None or name not in trip_max:
+        return True, True, True
+    lo, hi = count_value(count, {name: 0}), count_value(count, {name: trip_max[name]})
+    return lo == 0, lo <= 1 <= hi, hi >= 2
+
+
 def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
-         step: Callable[[Op, tuple[int, ...], State], State]) -> State:
+         step: Callable[[Op, tuple[int, ...], State], State], trip_max: dict[str, int] | None = None,
+         env: dict[str, Phase] | None = None) -> State:
+    """Every path of ``ops`` from state ``s``. An ``If`` runs when the iteration of its loop that is known
+    (first / middle / last: loops are run in those classes) admits it, and may run or not when unknown. A loop
+    runs 0 times, once (first and last), or a first iteration, any number of middle ones and a last one, as its
+    count allows (``trip_max``: each trip's maximum); a constant loop up to ``EXACT_LOOP`` iterations is
+    iterated exactly."""
+    env = env or {}
     for i, op in enumerate(ops):
         path = (*prefix, i)
+        if isinstance(op, If):
+            runs = _admits(op.when, env.get(op.var, (None, None)))
+            if runs is True:
+                s = _run(op.body, path, s, step, trip_max, env)
+            elif runs is None:
+                s = s | _run(op.body, path, s, step, trip_max, env)
+            continue
         if isinstance(op, Loop):
+            def body(x: State, first: bool, last: bool, op: Loop = op, path: tuple[int, ...] = path) -> State:
+                return _run(op.body, path, x, step, trip_max, {**env, op.var: (first, last)})
+
             if op.count == 0:
                 continue
             if isinstance(op.count, int) and op.count <= EXACT_LOOP:
-                # A constant loop runs its body exactly count times: iterate (stopping early once the state is
-                # stable), so counts that depend on the trip number (tiles written into a reservation) stay exact.
-                for _ in range(op.count):
-                    nxt = _run(op.body, path, s, step)
+                # A constant loop runs its body exactly count times: iterate (stopping the middle iterations early
+                # once the state is stable), so counts that depend on the trip number (tiles written into a
+                # reservation) stay exact.
+                n = op.count
+                s = body(s, True, n == 1)
+                for _ in range(n - 2):
+                    nxt = body(s, False, False)
                     if nxt == s:
                         break
                     s = nxt
+                if n >= 2:
+                    s = body(s, False, True)
                 continue
-            acc = _run(op.body, path, s, step)
-            if op.count != 1:
+            zero, one, many = _counts(op.count, trip_max)
+            out: State = s if zero else frozenset()
+            if one:
+                out = out | body(s, True, True)
+            if many:
+                acc = body(s, True, False)
                 while True:
-                    nxt = acc | _run(op.body, path, acc, step)
+                    nxt = acc | body(acc, False, False)
                     if nxt == acc:
                         break
                     acc = nxt
-            s = acc | s if isinstance(op.count, str) else acc
+                out = out | body(acc, False, True)
+            s = out
         else:
             s = step(op, path, s)
     return s
@@ -238,7 +298,10 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             s = s | {("rdp", b, x % caps[b], path) for x in pages}
         return s
 
+    reached: set[tuple[int, ...]] = set()
+
     def step(op: Op, path: tuple[int, ...], s: State) -> State:
+        reached.add(path)
         if isinstance(op, Reserve):
             b = op.buf
             froms = [v for v, _ in _pairs(s, "rsv", b)]
@@ -357,7 +420,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
 
     bufs = {b.id for b in p.buffers}
     init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs} | {("acc", False)})
-    end = _run(view.program.ops, (), init, step)
+    end = _run(view.program.ops, (), init, step, p.trip_max())
     pend = []
     if any(t[0] == "rd" for t in end):
         pend.append("reads (no read barrier)")
@@ -369,7 +432,9 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
         flag("async-pending-at-end", None, "ends with outstanding NoC " + ", ".join(pend))
     for lf in view.leaves:
         op = lf.op
-        if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity:
+        # Only ops some path reaches (the run steps every op that can execute: an op under a loop of count 0 or an
+        # If no iteration admits never runs, so it never asks for anything).
+        if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity and lf.path in reached:
             cap = p.buffers[op.buf].capacity
             flag("cb-capacity", lf.path,
                  f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {cap}: it can never return")

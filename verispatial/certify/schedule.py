@@ -4,8 +4,8 @@ The search of ``deadlock.py`` asks one query over every engine of a component at
 (32-64 sites, ~100-200 engines) that query exhausts its resource limit. Here a *schedule* is checked instead, one
 small query per blocking leaf and one per engine, none of which grows with the grid.
 
-Witness. ``R`` are the leaves that block (Reserve, Wait, SemWait) or change a counter (Push, Pop, SemInc, SemSet,
-McastSetValid). A schedule gives every occurrence of an ``R`` leaf a time, affine in its loop indices:
+Witness. ``R`` are the leaves that block (Reserve, Wait, SemWait) or change a counter (Push, Pop, SemInc, SemIncMcast,
+SemSet, McastSetValid). A schedule gives every occurrence of an ``R`` leaf a time, affine in its loop indices:
 
     tau(leaf, i) = offset[leaf] + sum_L period[L] * i_L        (L over the leaf's enclosing loops)
 
@@ -56,7 +56,22 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait, count_trip, count_value
+from verispatial.ir.ops import (
+    If,
+    Loop,
+    McastSetValid,
+    Op,
+    Pop,
+    Push,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    Wait,
+    count_trip,
+    count_value,
+)
 from verispatial.ir.program import walk
 
 #: Occurrences of R leaves the derivation run may execute before giving up (then the search is used).
@@ -67,7 +82,7 @@ ORDER_ENUMERATION_LIMIT = 200_000
 CHECK_RLIMIT = DEFAULT_RLIMIT // 4
 
 BLOCKING = (Reserve, Wait, SemWait)
-COUNTING = (Push, Pop, SemInc, SemSet, McastSetValid)
+COUNTING = (Push, Pop, SemInc, SemIncMcast, SemSet, McastSetValid)
 
 
 @attrs.frozen
@@ -99,14 +114,21 @@ def r_leaves(view: EngineView) -> list[Leaf]:
 
 # ----------------------------------------------------------------------------------------------- derivation
 def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, ...],
-                 idx: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """(path, iteration vector) of every leaf occurrence, in program order."""
+                 idx: tuple[int, ...], env: dict[str, tuple[int, int]] | None = None,
+                 ) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(path, iteration vector over the enclosing loops) of every leaf occurrence, in program order; an ``If``
+    runs its body when its guard admits the current iteration of its loop (``env``: var -> (index, count))."""
+    env = env or {}
     for i, op in enumerate(ops):
         path = (*prefix, i)
         if isinstance(op, Loop):
             n = count_value(op.count, trips)
             for k in range(n):
-                yield from _occurrences(op.body, trips, path, (*idx, k))
+                yield from _occurrences(op.body, trips, path, (*idx, k), {**env, op.var: (k, n)})
+        elif isinstance(op, If):
+            k, n = env[op.var]
+            if op.when.holds(k, n):
+                yield from _occurrences(op.body, trips, path, idx, env)
         else:
             yield path, idx
 
@@ -132,18 +154,19 @@ class _Concrete:
         return self.done.get((lf.engine, lf.index), 0)
 
     def value(self, w: Word) -> int:
-        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc))
+        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast)))
         if w.kind == "monotone":
             return w.init + incs
         if w.kind == "reset":
-            return w.init + incs - sum(self.n(lf) * (lf.op.value - w.init) for lf in w.waits if isinstance(lf.op, SemWait))
+            return w.init + incs - sum(self.n(lf) * (lf.op.value - w.init) for lf in w.consuming
+                                       if isinstance(lf.op, SemWait))
         if w.kind == "flag":
             assert w.value is not None
             reset = next(lf.op.value for lf in w.sets if isinstance(lf.op, SemSet))
             return w.value if sum(self.n(lf) for lf in w.flags) - sum(self.n(lf) for lf in w.waits) >= 1 else reset
         return w.value if w.value is not None else w.init
 
-    def enabled(self, lf: Leaf) -> bool:
+    def enabled(self, lf: Leaf, it: tuple[int, ...]) -> bool:
         op = lf.op
         if isinstance(op, Reserve):
             return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) + op.pages <= self.a.program.buffers[op.buf].capacity
@@ -151,9 +174,10 @@ class _Concrete:
             return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) >= op.pages
         if isinstance(op, SemWait):
             w = self.a.words[(op.sem, self.a.views[lf.engine].program.site)]
+            want = op.threshold({lc.var: k for lc, k in zip(lf.loops, it, strict=True)})
             if op.cond == WaitCond.EQ and w.kind not in ("monotone", "reset"):
-                return self.value(w) == op.value
-            return self.value(w) >= op.value  # equality read as >= (exactness excludes overshoot)
+                return self.value(w) == want
+            return self.value(w) >= want  # equality read as >= (exactness excludes overshoot)
         return True
 
     def fire(self, lf: Leaf) -> None:
@@ -171,7 +195,7 @@ def _keys(a: Analysis, lf: Leaf) -> list[object]:
         return [("cb", op.buf)]
     if isinstance(op, SemInc):
         return [(op.sem, op.at)]
-    if isinstance(op, McastSetValid):
+    if isinstance(op, (McastSetValid, SemIncMcast)):
         return [(op.sem, d) for d in a.program.groups[op.group].destinations()]
     return []
 
@@ -220,7 +244,7 @@ def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule
     last: dict[object, dict[str, tuple[str, int, tuple[int, ...]]]] = {}
     t = fired = 0
     while any(v is not None for v in nxt.values()):
-        go = [e for e, v in nxt.items() if v is not None and state.enabled(v[0])]
+        go = [e for e, v in nxt.items() if v is not None and state.enabled(v[0], v[1])]
         if not go:
             return f"the derivation run is stuck at round {t}"
         fresh: list[tuple[Leaf, tuple[str, int, tuple[int, ...]]]] = []
@@ -326,7 +350,7 @@ def _enabled(cm: CounterModel, a: Analysis, lf: Leaf) -> z3.BoolRef:
         w = a.words[(op.sem, a.views[lf.engine].program.site)]
         if w.kind in ("monotone", "reset"):
             # Exact counting (proved before this runs) excludes overshoot: ">=" at the wait is "==" there.
-            return cm.value(w) >= op.value
+            return cm.value(w) >= cm.enc.threshold_now(lf)
     en = cm.enabled(lf)
     assert en is not None
     return en

@@ -6,14 +6,25 @@ the obligations each protocol lists; those are discharged separately (``counters
 protocol here are reported as outside the decided fragment (failed-to-prove), never assumed.
 
 Protocols:
-- ``monotone``: only increments (by >= 0) land on it; value = init + increments issued.
-- ``reset``: one engine at the site waits on it and resets it to ``init`` right after every wait (the multicast
-  ready counter: wait ==n, set 0; the rendezvous gather). Each passed wait consumes ``v - init``.
-  Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
+- ``monotone``: only increments (by >= 0) land on it — ``SemInc`` aimed at its site, and ``SemIncMcast`` whose
+  rectangle holds the site (one atomic per destination, each counted as an increment of that destination's word);
+  value = init + increments issued. Its waits may have thresholds growing with the loop indices
+  (``noc_semaphore_wait_min(sem, ++expected)``: ``value + sum(coef * index)``), ``ge`` or ``eq``.
+- ``reset``: one engine at the site waits on it and resets it to ``init``, each reset right after a wait with a
+  constant threshold (the multicast ready counter: wait ==n, set 0; the rendezvous gather; a counter waited with
+  growing thresholds ``wait_min(sem, ++expected)`` and reset after a final wait). Each passed *consuming* wait (one
+  right before a reset) consumes ``v - init``; other waits consume nothing. value = init + increments issued -
+  consumed. Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
   writes are flag multicasts whose source word holds the constant ``V`` (the multicast valid flag). The k-th wait
   returns once k flags have landed. Obligations: flag k is not issued before set k, nor before wait k-1 returns.
-- ``source``: the sender's own copy, only ever set to one value ``V`` before its first use as a multicast source.
+- ``source``: a word a flag multicast reads at its sender's site (``McastSetValid.source``: the flag's own
+  semaphore, or another one such as a constant VALID word, noc_semaphore_set_multicast(src, dst, ...)), only ever
+  holding one value ``V`` whenever a multicast reads it (its initial value or one set before its first use), and
+  nothing else writes it.
+
+Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
+fragment).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, SemInc, SemSet, SemWait
+from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Program
 
 
@@ -34,10 +45,11 @@ class Word:
     site: Site
     kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "unsupported"
     init: int
-    incs: tuple[Leaf, ...] = ()
+    incs: tuple[Leaf, ...] = ()  # SemInc and SemIncMcast leaves that add to this word (each ``by``)
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
     sets: tuple[Leaf, ...] = ()
     waits: tuple[Leaf, ...] = ()
+    consuming: tuple[Leaf, ...] = ()  # reset: the waits right before a reset (each consumes ``threshold - init``)
     owner: str | None = None  # the one engine at the site that sets/waits it
     value: int | None = None  # flag: V (the value a flag writes); source: V
     why: str = ""
@@ -52,7 +64,10 @@ def _alternates(ops: tuple[Op, ...], sem: int) -> bool:
     between pairs, and each loop body is itself such a list: then the flattened sequence alternates."""
     expect_set = True
     for op in ops:
-        if isinstance(op, Loop):
+        if isinstance(op, If):
+            if _touches(op.body, sem):
+                return False  # a guarded set or wait: not decided
+        elif isinstance(op, Loop):
             if not _alternates(op.body, sem):
                 return False
             if not expect_set and _touches(op.body, sem):
@@ -70,7 +85,7 @@ def _alternates(ops: tuple[Op, ...], sem: int) -> bool:
 
 def _touches(ops: tuple[Op, ...], sem: int) -> bool:
     for op in ops:
-        if isinstance(op, Loop):
+        if isinstance(op, (Loop, If)):
             if _touches(op.body, sem):
                 return True
         elif isinstance(op, (SemSet, SemWait)) and op.sem == sem:
@@ -98,10 +113,10 @@ def _source_words(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, S
     for v in views.values():
         for lf in v.leaves:
             if isinstance(lf.op, McastSetValid):
-                key = (lf.op.sem, v.program.site)
+                key = (lf.op.source, v.program.site)
                 if key in out:
                     continue
-                out[key] = _source_value(p, views, lf.op.sem, v.program.site, v)
+                out[key] = _source_value(p, views, lf.op.source, v.program.site, v)
     return out
 
 
@@ -112,16 +127,15 @@ def _source_value(p: Program, views: dict[str, EngineView], sem: int, site: Site
         return "another engine of the site also sets or waits on it"
     if any(isinstance(lf.op, SemWait) for lf in touching):
         return "it is also waited on"
-    incoming = [lf for lf in _all(views) if isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site]
-    if incoming:
+    if _incs(p, views, sem, site):
         return "increments land on it"
     if any(isinstance(lf.op, McastSetValid) and lf.op.sem == sem and site in p.groups[lf.op.group].destinations()
            for lf in _all(views)):
         return "flag multicasts land on it"
-    return _value_at_sends(sender, sem, p.semaphores[sem].init)
+    return _value_at_sends(sender, sem, p.semaphores[sem].init, p.trip_max())
 
 
-def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
+def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str, int] | None = None) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times)."""
     from verispatial.certify.rules import _run
@@ -131,11 +145,11 @@ def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
     def step(op: Op, _path: tuple[int, ...], s: frozenset[tuple[object, ...]]) -> frozenset[tuple[object, ...]]:
         if isinstance(op, SemSet) and op.sem == sem:
             return frozenset({("v", op.value)})
-        if isinstance(op, McastSetValid) and op.sem == sem:
+        if isinstance(op, McastSetValid) and op.source == sem:
             seen.update(int(t[1]) for t in s)  # type: ignore[call-overload]
         return s
 
-    _run(sender.program.ops, (), frozenset({("v", init)}), step)
+    _run(sender.program.ops, (), frozenset({("v", init)}), step, trip_max)
     if len(seen) != 1:
         return f"a flag multicast may read it holding any of {sorted(seen)}"
     return seen.pop()
@@ -145,10 +159,19 @@ def _all(views: dict[str, EngineView]) -> list[Leaf]:
     return [lf for v in views.values() for lf in v.leaves]
 
 
+def _incs(p: Program, views: dict[str, EngineView], sem: int, site: Site) -> tuple[Leaf, ...]:
+    """Leaves that add to word (sem, site): ``SemInc`` aimed at ``site`` and ``SemIncMcast`` whose rectangle holds
+    it (noc_semaphore_inc_multicast: one atomic per destination)."""
+    return tuple(lf for lf in _all(views)
+                 if (isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site)
+                 or (isinstance(lf.op, SemIncMcast) and lf.op.sem == sem
+                     and site in p.groups[lf.op.group].destinations()))
+
+
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
                    sources: dict[tuple[int, Site], int | str]) -> Word:
     everything = _all(views)
-    incs = tuple(lf for lf in everything if isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site)
+    incs = _incs(p, views, sem, site)
     flags = tuple(lf for lf in everything if isinstance(lf.op, McastSetValid) and lf.op.sem == sem
                   and site in p.groups[lf.op.group].destinations())
     local = _leaves_at(views, site)
@@ -166,7 +189,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         return Word(kind="source", value=v, owner=sets[0].engine if sets else None, **base)  # type: ignore[arg-type]
     if not (incs or flags or sets or waits):
         return Word(kind="unused", **base)  # type: ignore[arg-type]
-    if any(isinstance(lf.op, SemInc) and lf.op.by < 0 for lf in incs):
+    if any(isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by < 0 for lf in incs):
         return unsupported("a negative increment")
     if not flags and not sets:
         return Word(kind="monotone", **base)  # type: ignore[arg-type]
@@ -176,25 +199,32 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     owner = next(iter(owners))
     view = views[owner]
     if not flags:
-        # Reset protocol: every wait immediately followed by a reset to init, every reset right after a wait.
+        # Reset protocol: every reset to init right after a wait (in the same body) with a constant threshold: that
+        # wait consumes what it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume
+        # nothing.
         wait_idx = {lf.index for lf in waits}
+        consuming: list[Leaf] = []
         for lf in sets:
             prev = view.leaves[lf.index - 1] if lf.index > 0 else None
-            if prev is None or prev.index not in wait_idx or prev.loops != lf.loops:
+            if prev is None or prev.index not in wait_idx or prev.containers != lf.containers:
                 return unsupported(f"{lf.engine} sets it at {list(lf.path)} not right after a wait on it")
             if isinstance(lf.op, SemSet) and lf.op.value != init:
                 return unsupported(f"a reset to {lf.op.value}, not to its initial value {init}")
-        set_idx = {lf.index for lf in sets}
-        for lf in waits:
-            if lf.index + 1 not in set_idx:
-                return unsupported(f"{lf.engine} waits on it at {list(lf.path)} without resetting it right after")
-        return Word(kind="reset", owner=owner, **base)  # type: ignore[arg-type]
+            if isinstance(prev.op, SemWait) and prev.op.terms:
+                return unsupported(f"{lf.engine} resets it at {list(lf.path)} after a wait whose threshold grows with a "
+                                   "loop index (what the wait consumed is not a constant)")
+            consuming.append(prev)
+        return Word(kind="reset", owner=owner, consuming=tuple(consuming), **base)  # type: ignore[arg-type]
+    grown = [lf for lf in waits if isinstance(lf.op, SemWait) and lf.op.terms]
+    if grown:
+        return unsupported(f"{grown[0].engine} waits at {list(grown[0].path)} for a threshold growing with a loop "
+                           "index on a flag word (decided on monotone and reset counters only)")
     # Flag protocol.
     if incs:
         return unsupported("both increments and flag multicasts land on it")
     values: set[int] = set()
     for lf in flags:
-        src: int | str | None = (sources.get((lf.op.sem, views[lf.engine].program.site))
+        src: int | str | None = (sources.get((lf.op.source, views[lf.engine].program.site))
                                   if isinstance(lf.op, McastSetValid) else None)
         if not isinstance(src, int):
             return unsupported(f"the flag written by {lf.engine} has no constant source value ({src})")

@@ -10,13 +10,15 @@ from collections.abc import Iterator
 
 import attrs
 
-from verispatial.ir.ops import If, Loop, McastSend, McastSetValid, Op, Pop, Push, Reserve, SemIncMcast, SemWait, TripCount, Wait
+from verispatial.ir.core import Guard
+from verispatial.ir.ops import If, Loop, McastSend, Op, Pop, Push, Reserve, TripCount, Wait
 from verispatial.ir.program import EngineProgram, Program
 
 
 @attrs.frozen
 class LoopCtx:
-    """An enclosing loop: its path in the engine program, index variable and count (int or trip name)."""
+    """An enclosing loop: its path in the engine program, index variable and count (int, trip name or
+    ``TripCount``)."""
 
     path: tuple[int, ...]
     var: str
@@ -24,26 +26,62 @@ class LoopCtx:
 
 
 @attrs.frozen
+class IfCtx:
+    """An enclosing ``If``: its path, the guard ``when`` and the path of the loop whose index it tests (the
+    innermost enclosing loop named ``var``; validation refuses shadowed loop variables, so it is unique)."""
+
+    path: tuple[int, ...]
+    var: str
+    when: Guard
+    loop: tuple[int, ...]
+
+
+Ctx = LoopCtx | IfCtx
+
+
+@attrs.frozen
 class Leaf:
-    """A non-loop op of engine ``engine`` at ``path``; ``index`` is its pre-order number on that engine;
-    ``loops`` its enclosing loops, outer first; ``section`` the section of its top-level op."""
+    """A non-container op of engine ``engine`` at ``path``; ``index`` is its pre-order number on that engine;
+    ``containers`` its enclosing loops and ifs, outer first; ``section`` the section of its top-level op.
+
+    ``loops`` are the enclosing loops alone (one index each: an occurrence of the leaf is a vector over them);
+    ``guards`` the enclosing ifs. Two leaves are in the same body (run together in every iteration) exactly when
+    their ``containers`` are equal."""
 
     engine: str
     index: int
     path: tuple[int, ...]
     op: Op
-    loops: tuple[LoopCtx, ...]
+    containers: tuple[Ctx, ...]
     section: int
+
+    @property
+    def loops(self) -> tuple[LoopCtx, ...]:
+        return tuple(c for c in self.containers if isinstance(c, LoopCtx))
+
+    @property
+    def guards(self) -> tuple[IfCtx, ...]:
+        return tuple(c for c in self.containers if isinstance(c, IfCtx))
+
+    def guards_on(self, lc: LoopCtx) -> frozenset[Guard]:
+        """The guards of the enclosing ifs that test loop ``lc``'s index."""
+        return frozenset(g.when for g in self.containers if isinstance(g, IfCtx) and g.loop == lc.path)
+
+    def iteration(self, idx: dict[tuple[int, ...], int]) -> tuple[tuple[str, int], ...]:
+        """The interpreter's iteration vector (``petri.position.Position``) of the occurrence with loop indices
+        ``idx`` (by loop path): one entry per container, ``("", 0)`` for an ``If``."""
+        return tuple((c.var, idx[c.path]) if isinstance(c, LoopCtx) else ("", 0) for c in self.containers)
 
 
 @attrs.frozen
 class EngineView:
-    """One engine program flattened: ``leaves`` in program order and every loop of it."""
+    """One engine program flattened: ``leaves`` in program order, every loop and every ``If`` of it."""
 
     key: str
     program: EngineProgram
     leaves: tuple[Leaf, ...]
     loops: tuple[LoopCtx, ...]
+    ifs: tuple[IfCtx, ...] = ()
 
     @property
     def finished(self) -> int:
@@ -51,11 +89,12 @@ class EngineView:
         return len(self.leaves)
 
 
-def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx]]:
+def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx], list[IfCtx]]:
     leaves: list[Leaf] = []
     loops: list[LoopCtx] = []
+    ifs: list[IfCtx] = []
 
-    def go(ops: tuple[Op, ...], prefix: tuple[int, ...], ctx: tuple[LoopCtx, ...], section: int | None) -> None:
+    def go(ops: tuple[Op, ...], prefix: tuple[int, ...], ctx: tuple[Ctx, ...], section: int | None) -> None:
         for i, op in enumerate(ops):
             path = (*prefix, i)
             sec = ep.section_of(i) if section is None else section
@@ -63,11 +102,16 @@ def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx]]:
                 lc = LoopCtx(path, op.var, op.count)
                 loops.append(lc)
                 go(op.body, path, (*ctx, lc), sec)
+            elif isinstance(op, If):
+                tested = next(c for c in reversed(ctx) if isinstance(c, LoopCtx) and c.var == op.var)
+                ic = IfCtx(path, op.var, op.when, tested.path)
+                ifs.append(ic)
+                go(op.body, path, (*ctx, ic), sec)
             else:
                 leaves.append(Leaf(ep.key, len(leaves), path, op, ctx, sec))
 
     go(ep.ops, (), (), None)
-    return leaves, loops
+    return leaves, loops, ifs
 
 
 def unsupported_features(p: Program) -> list[str]:
@@ -78,17 +122,7 @@ def unsupported_features(p: Program) -> list[str]:
 
     for ep in p.programs:
         for op in walk(ep.ops):
-            if isinstance(op, If):
-                found["if (guarded iterations)"] = None
-            elif isinstance(op, Loop) and isinstance(op.count, TripCount):
-                found["loop count affine in a trip"] = None
-            elif isinstance(op, SemWait) and op.terms:
-                found["semaphore wait threshold growing with a loop index"] = None
-            elif isinstance(op, SemIncMcast):
-                found["sem_inc_mcast"] = None
-            elif isinstance(op, McastSetValid) and op.src is not None and op.src != op.sem:
-                found["flag multicast from another word"] = None
-            elif isinstance(op, McastSend) and op.front:
+            if isinstance(op, McastSend) and op.front:
                 found["multicast from a buffer's front"] = None
     return list(found)
 
@@ -97,8 +131,8 @@ def engine_views(p: Program) -> dict[str, EngineView]:
     """Every engine program of ``p`` flattened, keyed by ``EngineProgram.key``."""
     out: dict[str, EngineView] = {}
     for ep in p.programs:
-        leaves, loops = _flatten(ep)
-        out[ep.key] = EngineView(ep.key, ep, tuple(leaves), tuple(loops))
+        leaves, loops, ifs = _flatten(ep)
+        out[ep.key] = EngineView(ep.key, ep, tuple(leaves), tuple(loops), tuple(ifs))
     return out
 
 
@@ -120,6 +154,6 @@ def op_at(ep: EngineProgram, path: tuple[int, ...]) -> Op:
     op: Op | None = None
     for i in path:
         op = ops[i]
-        ops = op.body if isinstance(op, Loop) else ()
+        ops = op.body if isinstance(op, (Loop, If)) else ()
     assert op is not None
     return op

@@ -144,6 +144,8 @@ class State:
         "pushed",
         "rb_mask",
         "rsv_end",
+        "sreads",
+        "swrites",
         "tiles",
         "wait_end",
         "wb",
@@ -178,6 +180,10 @@ class State:
     # -1 none), engines that have issued a write of it). Every tensor rule is decided tile by tile from this.
     tiles: dict[TileKey, tuple[int, int, int]]
     wtiles: list[tuple[TileKey, ...]]  # per engine: tiles written since its last WriteBarrier (derived from tiles)
+    # per state tile, its versions by section (semantics.md "tensor-race"): (issued writes, incomplete writes), each
+    # a bitmask over (engine, section) pairs: bit engine * sections + section
+    swrites: dict[TileKey, tuple[int, int]]
+    sreads: dict[TileKey, int]  # per state tile: sections with an issued read of it
 
     def copy(self) -> State:
         s = State.__new__(State)
@@ -189,6 +195,7 @@ class State:
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
         s.mc_mask = self.mc_mask.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
+        s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
         return s
 
     def key(self) -> tuple[Any, ...]:
@@ -214,6 +221,8 @@ class State:
             # Only whether a tile has a completed write and whether a write was issued decide a rule; which engines
             # did (named in messages) does not change the future, so equal futures keep equal keys.
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
+            tuple(sorted(self.swrites.items())),
+            tuple(sorted(self.sreads.items())),
         )
 
 
@@ -466,7 +475,7 @@ class Interp:
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
-        s.tiles = {}
+        s.tiles, s.swrites, s.sreads = {}, {}, {}
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
         out: list[Violation] = []
         for e in range(n):
@@ -691,6 +700,10 @@ class Interp:
 
     def _v(self, out: list[Violation], rule: str, e: int, pc: PC | None, msg: str) -> None:
         out.append(Violation(rule, self.pos(e, pc), msg))
+
+    def _section(self, e: int, path: tuple[int, ...]) -> int:
+        """The section of the op at ``path`` of engine ``e`` (that of its top-level op)."""
+        return self.engines[e].section_of(path[0])
 
     def _env(self, e: int, pc: PC) -> dict[str, int]:
         return {v: i for v, i in zip(self._vars(e, pc[0]), pc[1], strict=True) if v}
@@ -989,6 +1002,19 @@ class Interp:
                         break
             elif role is Role.STATE:
                 state_tiles = tuple((ti, t) for t in rng)
+                r = self._section(e, path)
+                nsec = len(self.program.sections)
+                reported = False
+                for key in state_tiles:
+                    _issued, inc = s.swrites.get(key, (0, 0))
+                    early = [(x // nsec, x % nsec) for x in range(inc.bit_length()) if inc >> x & 1 and x % nsec < r]
+                    if early and not reported:
+                        we, ws = early[0]
+                        self._v(out, "tensor-race", e, pc,
+                                f"{op_text(op)} reads state {op.tensor} tile {key[1]} (section {r}) while the write of "
+                                f"it by {self.keys[we]} in section {ws} is not complete")
+                        reported = True
+                    s.sreads[key] = s.sreads.get(key, 0) | (1 << r)
             s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles, op.into, slots))
             s.rb_mask[e] |= 1 << op.into
         elif isinstance(op, WriteTiles):
@@ -1005,6 +1031,9 @@ class Interp:
             ti = self.tensor_index[op.tensor]
             reported = False
             keys = []
+            is_state = self.program.tensors[ti].role is Role.STATE
+            w_sec = self._section(e, path)
+            nsec = len(self.program.sections)
             for t in rng:
                 key = (ti, t)
                 m, last, issuers = s.tiles.get(key, (0, -1, 0))
@@ -1014,6 +1043,17 @@ class Interp:
                             f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
                             f"{self._engines_text(others)} is not complete")
                     reported = True
+                if is_state:
+                    later_reads = s.sreads.get(key, 0) >> (w_sec + 1)
+                    if later_reads and not reported:
+                        rs = w_sec + 1 + (later_reads & -later_reads).bit_length() - 1
+                        self._v(out, "tensor-race", e, pc,
+                                f"{op_text(op)} writes state {op.tensor} tile {t} (section {w_sec}) after a read of it "
+                                f"in the later section {rs} was issued (that read must see this version)")
+                        reported = True
+                    issued, inc = s.swrites.get(key, (0, 0))
+                    bit_ew = 1 << (e * nsec + w_sec)
+                    s.swrites[key] = (issued | bit_ew, inc | bit_ew)
                 s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
                 keys.append(key)
             s.wtiles[e] = (*s.wtiles[e], *keys)
@@ -1025,10 +1065,15 @@ class Interp:
             s.wb[e] = False
             s.mc_mask[e] = 0
             bit = 1 << e
+            nsec = len(self.program.sections)
+            mine = ((1 << nsec) - 1) << (e * nsec)
             for key in s.wtiles[e]:
                 m, _last, issuers = s.tiles[key]
                 if m & bit:
                     s.tiles[key] = (m & ~bit, e, issuers)
+                if key in s.swrites:
+                    issued, inc = s.swrites[key]
+                    s.swrites[key] = (issued, inc & ~mine)
             s.wtiles[e] = ()
         elif isinstance(op, Flush):
             s.mc_mask[e] = 0
@@ -1086,15 +1131,21 @@ class Interp:
         if kind == _INC:
             self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
         elif kind == _READ:
-            # A read of a state reads its old value: it must land before any write of the same tile is issued. Other
-            # tiles of the state may already be rewritten (an in-place update rewrites tile t once t is read).
+            # A read of a state tile in section r sees the version of the sections before r: it must land before any
+            # write of that tile in a section >= r is issued. Other tiles may already be rewritten (an in-place update
+            # rewrites tile t once t is read), and tiles written by earlier sections are new versions, not races.
+            r = self._section(e, en[1])
+            nsec = len(self.program.sections)
             for key in en[3]:
-                got = s.tiles.get(key)
-                if got is not None and got[2]:
+                issued, _inc = s.swrites.get(key, (0, 0))
+                later = [(x // nsec, x % nsec) for x in range(issued.bit_length()) if issued >> x & 1 and x % nsec >= r]
+                if later:
                     name = self.program.tensors[key[0]].name
+                    who = self._engines_text(sum(1 << we for we, _ in set(later)))
+                    where = "" if nsec == 1 else f" in section {later[0][1]} (the read is in section {r})"
                     self._v(out, "tensor-race", e, issue_pc,
-                            f"reads state {name} tile {key[1]} after a write to it by {self._engines_text(got[2])} "
-                            f"was issued (a state is written only after every read of its old value)")
+                            f"reads state {name} tile {key[1]} after a write to it by {who}{where} was issued (a state "
+                            f"is written only after every read of its old value)")
                     break
             # The bytes change when the read lands: an alias's unconsumed page or an outstanding source is clobbered now.
             what = f"{op_text(self._ops[e][en[1]])} lands in"
