@@ -212,23 +212,25 @@ def test_state_read_while_an_earlier_section_write_is_incomplete_is_reported_at_
     """Section 0's writer signals the reader before its write barrier: section 1's read of the tile can be issued
     while that write is incomplete (the explorer finds it, reported at the read)."""
     st = Tensor("s", (32, 32), "bf16", Role.STATE)
-    rd = EngineProgram(A, Engine.READER, (Reserve(0, 1), Push(0, 1),
+    # The first page is filled from x (a pushed page of a data buffer holds data: cb-push-unfilled).
+    x = Tensor("x", (32, 32), "bf16", Role.INPUT)
+    rd = EngineProgram(A, Engine.READER, (Reserve(0, 1), ReadTiles("x", Addr(0), 1, 0), ReadBarrier(), Push(0, 1),
                                           SemWait(0, GE, 1), SemSet(0, 0), Reserve(0, 1), ReadTiles("s", Addr(0), 1, 0),
-                                          ReadBarrier(), Push(0, 1)), (0, 2))
+                                          ReadBarrier(), Push(0, 1)), (0, 4))
     wr = EngineProgram(A, Engine.WRITER, (Wait(0, 1), WriteTiles(0, "s", Addr(0), 1), Pop(0, 1), SemInc(0, A, 1),
                                           AtomicBarrier(), WriteBarrier(),
                                           Wait(0, 1), Pop(0, 1)), (0, 6))
-    p = checked(Program("t", WORMHOLE, tensors=(st,), buffers=(buf(0),), semaphores=(sem(0),), programs=(rd, wr),
+    p = checked(Program("t", WORMHOLE, tensors=(st, x), buffers=(buf(0),), semaphores=(sem(0),), programs=(rd, wr),
                         sections=(SectionSpan("write"), SectionSpan("read")),
                         memory=BUILD.pack_memory(WORMHOLE, (buf(0),))))
     ex = explore(p)
     (race,) = [f.violation for f in ex.violations if f.violation.rule == "tensor-race"]
-    assert (race.position.engine, race.position.path) == (RA, (5,))
+    assert (race.position.engine, race.position.path) == (RA, (7,))
     assert race.message == ("read_tiles(s, 1, b0) reads state s tile 0 (section 1) while the write of it by "
                             "(0,0).writer in section 0 is not complete")
     r = certify(p)
     (hb,) = [x for x in r.results if x.family == "happens-before" and x.name.startswith("hb-state")]
-    assert (hb.name, hb.verdict) == ("hb-state:s:(0,0).reader[5]<(0,0).writer[1]", Verdict.REFUTED)
+    assert (hb.name, hb.verdict) == ("hb-state:s:(0,0).reader[7]<(0,0).writer[1]", Verdict.REFUTED)
     assert_replayed(r)
     fixed = attrs.evolve(p, programs=(rd, attrs.evolve(wr, ops=(*wr.ops[:2], WriteBarrier(), *wr.ops[2:5],
                                                                   *wr.ops[6:]))))
@@ -246,7 +248,8 @@ def _copy(reader_count: Any, writer_count: Any, pop: int = 1, t_max: int = 3) ->
                                                       Push(0, 1))))
     w = ep(A, Engine.WRITER, Loop("k", writer_count, (Wait(0, pop), WriteTiles(0, "Y", Addr(0), 1), WriteBarrier(),
                                                       Pop(0, pop))))
-    return checked(prog(r, w, buffers=(buf(0),), tensors=(t2("X", 1), t2("Y", 1, Role.OUTPUT)),
+    # Y is a state: with t = 0 nothing writes it, which an output forbids (output-unwritten).
+    return checked(prog(r, w, buffers=(buf(0),), tensors=(t2("X", 1), t2("Y", 1, Role.STATE)),
                         trips=(Trip("t", t_max),)))
 
 
