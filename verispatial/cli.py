@@ -301,6 +301,8 @@ def report_lines(report: Report, program: Program) -> list[tuple[str, str]]:
         if r.verdict in (Verdict.FAILED, Verdict.ERROR):
             out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
                         _STYLE[r.verdict.value]))
+            if r.assumes:
+                out.append((f"    assumes: {', '.join(r.assumes)}", ""))
     n_all = len(report.results)
     counts = {v: sum(1 for r in report.results if r.verdict == v) for v in Verdict}
     tally = (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
@@ -335,6 +337,8 @@ def sarif(report: Report, program_path: str) -> dict[str, Any]:
         if isinstance(summary, str) and summary != r.reason:
             text += f" ({summary})"
         props: dict[str, Any] = {"verdict": r.verdict.value, "family": r.family, "seconds": round(r.seconds, 3)}
+        if r.assumes:
+            props["assumes"] = list(r.assumes)
         if r.counterexample is not None:
             props["counterexample"] = r.counterexample
         results.append({

@@ -71,7 +71,9 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
 
 
 def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float) -> Result:
-    # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
+    # (rule, message, bad states, where the interpreter reports it: engine/path, or which flag violation — a
+    # ``wiped`` flag shows as sem-set-race at the owner's reset, a ``merged`` one as the owner's hang at its wait;
+    # checker._claim)
     checks: list[tuple[str, str, object, dict[str, object]]] = []
     if w.kind == "reset":
         for s in w.sets:
@@ -87,17 +89,16 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                 checks.append(("sem-overshoot", f"{w.name} can exceed {op.value} while {wt.engine} waits for "
                                f"it to equal {op.value} at {list(wt.path)}: it would wait forever",
                                lambda sq, wt=wt, v=op.value, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.value(w) > v),
-                               {"engine": wt.engine, "path": list(wt.path),
-                                "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
+                               {"engine": wt.engine, "path": list(wt.path)}))
     if w.kind == "flag":
         checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
                        "for it (the reset would wipe it)",
                        lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
-                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+                       {"engine": w.owner, "flag": "wiped"}))
         checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
                        "(they would merge into one)",
                        lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
-                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+                       {"engine": w.owner, "flag": "merged"}))
     result: Result | None = None
     for rule, msg, build, where in checks:
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)

@@ -156,3 +156,8 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
         if ok and len(pages) == 1:
             return w, pages.pop()
     return None, 0
+
+
+#: Public names for what other modules ask of multicast delivery (``assume.py``).
+dest_buffers = _dest_buffers
+covering_flag = _covering_flag
