@@ -73,8 +73,10 @@ def test_settle_downgrades_along_chains_and_names_the_assumption() -> None:
     assert got["b"].verdict == Verdict.REFUTED
     assert (got["a"].verdict, got["a"].reason) == (
         Verdict.FAILED, "not proved on its own: it assumes b (refuted); proved only under that assumption: unsat")
-    assert got["c"].verdict == Verdict.FAILED and "it assumes a (failed-to-prove)" in got["c"].reason
-    assert got["d"].verdict == Verdict.FAILED and "it assumes nowhere (no such obligation)" in got["d"].reason
+    assert got["c"].verdict == Verdict.FAILED
+    assert "it assumes a (failed-to-prove)" in got["c"].reason
+    assert got["d"].verdict == Verdict.FAILED
+    assert "it assumes nowhere (no such obligation)" in got["d"].reason
     # Mutual assumptions of proved results are one joint induction: they stay proved.
     assert (got["x"].verdict, got["y"].verdict) == (Verdict.PROVED, Verdict.PROVED)
     assert [r.name for r in settle(rs)] == [r.name for r in rs]
@@ -101,7 +103,8 @@ def flag_source_reused(flush: bool) -> Program:
 def test_a_deadlock_proof_through_a_rewritten_flag_source_does_not_stand() -> None:
     p = flag_source_reused(flush=False)
     ex = explore(p)
-    assert ex.deadlocks and "async-source-reuse" in ex.rules()
+    assert ex.deadlocks
+    assert "async-source-reuse" in ex.rules()
     report = certify(p)
     reuse = one(report, f"async-source-reuse:{RA}:[4]")
     assert reuse.verdict == Verdict.REFUTED
@@ -113,7 +116,8 @@ def test_a_deadlock_proof_through_a_rewritten_flag_source_does_not_stand() -> No
     # The deadlock proof (which assumed sem-exact:sem0@(1,0)) is lost and the interpreter's search, asked again,
     # finds the hang: a refutation stands on its replay and assumes nothing.
     assert (dl.verdict, dl.assumes) == (Verdict.REFUTED, ())
-    assert dl.counterexample is not None and dl.counterexample["kind"] == "deadlock"
+    assert dl.counterexample is not None
+    assert dl.counterexample["kind"] == "deadlock"
     assert [s["position"]["engine"] for s in dl.counterexample["stuck"]] == [RB]
 
 
