@@ -13,6 +13,7 @@ its first non-proved obligation (obligation names' numbers blanked so that equal
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -45,6 +46,7 @@ def main() -> None:
     ap.add_argument("--programs", type=int, default=2000, help="programs to draw (correct or not)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", type=int, default=2, help="example programs printed per group of misses")
+    ap.add_argument("--dump", metavar="FILE.jsonl", help="write every miss and disagreement (program JSON) there")
     args = ap.parse_args()
 
     stats: Counter[str] = Counter()
@@ -58,12 +60,15 @@ def main() -> None:
     @given(programs())
     def run(p: Program) -> None:
         stats["drawn"] += 1
+        if stats["drawn"] % 100 == 0:
+            print(f"... {stats['drawn']} drawn, {stats['correct']} correct, {stats['correct'] - stats['proved']} not "
+                  f"proved, {len(disagree)} disagreements, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
         oracle = explore(p, max_states=MAX_STATES)
         if oracle.verdict == "inconclusive":
             stats["inconclusive"] += 1
             return
         report = certify(p)
-        found = disagreements(oracle, report)
+        found = disagreements(oracle, report, p)
         if found:
             disagree.append((found, dumps(p)))
         if oracle.verdict != "ok":
@@ -78,9 +83,6 @@ def main() -> None:
         first = bad[0]
         misses[f"{first.family}: {_shape(first.name.split(':', 1)[0])}: {_shape(first.reason)}"].append(
             (", ".join(f"{r.name} ({r.verdict.value})" for r in bad), dumps(p)))
-        if stats["drawn"] % 100 == 0:
-            print(f"... {stats['drawn']} drawn, {stats['correct']} correct, {len(disagree)} disagreements, "
-                  f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
     run()
     correct = stats["correct"]
@@ -91,6 +93,13 @@ def main() -> None:
     print(f"correct programs not proved: {missed} of {correct} = {rate:.2f} %")
     print(f"disagreements with the explorer: {len(disagree)}")
     print(f"seconds: {time.perf_counter() - t0:.0f}")
+    if args.dump:
+        with open(args.dump, "w") as fh:
+            for found, text in disagree:
+                fh.write(json.dumps({"disagreement": found, "program": json.loads(text)}) + "\n")
+            for reason, items in misses.items():
+                for names, text in items:
+                    fh.write(json.dumps({"miss": reason, "not_proved": names, "program": json.loads(text)}) + "\n")
     for found, text in disagree:
         print("DISAGREEMENT: " + " | ".join(found))
         print("  " + text.replace("\n", " ")[:4000])

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
@@ -31,6 +32,7 @@ from verispatial.ir import (
     Group,
     Loop,
     McastSetValid,
+    Op,
     Pop,
     Program,
     Push,
@@ -162,11 +164,11 @@ def test_a_lost_flag_is_not_confirmed_by_a_hang_elsewhere() -> None:
     dl = explore(p).deadlocks[0]
     assert [str(s.position.path) for s in dl.stuck if s.position.engine == RB] == ["(2,)"]
     a = analyse(p)
-    claim = {"kind": "state", "rule": "sem-flag-early", "flag": "merged", "engine": RB, "trips": {},
+    claim: dict[str, Any] = {"kind": "state", "rule": "sem-flag-early", "flag": "merged", "engine": RB, "trips": {},
              "positions": {RA: "finished", RB: {"path": [0], "iteration": {}, "op": "SemWait"},
                            "(1,0).writer": "finished"},
              "summary": "two flags for sem0@(1,0) can be issued before (1,0).reader saw the first"}
-    got = _confirm(a, Result("semaphore", "sem-flag-early:sem0@(1,0)", Verdict.REFUTED, claim["summary"], claim))
+    got = _confirm(a, Result("semaphore", "sem-flag-early:sem0@(1,0)", Verdict.REFUTED, str(claim["summary"]), claim))
     assert got.verdict == Verdict.FAILED
     assert got.reason.startswith("candidate not replayed by the interpreter")
 
@@ -208,6 +210,7 @@ def late_waiter(gap: int = 160, work: int = 40) -> Program:
         buffers.append(buf(i, site, cap=2, cb=0))
         n = work if site == A else gap if site == B else 50
         body = (Reserve(i, 1), Push(i, 1))
+        ops: tuple[Op, ...]
         if site == A:
             ops = (Loop("k", n, body), SemWait(0, EQ, 1), SemWait(0, GE, 2))
         elif site == B:

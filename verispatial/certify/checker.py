@@ -128,13 +128,16 @@ def _overshoot(a: Analysis, w: Word, engine: str, path: tuple[int, ...]) -> Call
 
 def _flag_lost(w: Word) -> Callable[[SimResult], bool]:
     """A deadlock with the owner of flag word ``w`` stuck at one of its waits although more flags were issued to
-    ``w`` than the owner's waits saw: a flag was lost (merged with the next, or wiped) — nothing else keeps a flag
-    word from its value once every write landed, as in a deadlock."""
+    ``w`` than the owner's waits saw, in a run whose flag sources were never rewritten early: a flag was lost
+    (merged with the next, or wiped) — nothing else keeps a flag word from its value once every write landed, as in
+    a deadlock."""
     waits = {lf.path for lf in w.waits}
 
     def hang(r: SimResult) -> bool:
         if not any(st.position.engine == w.owner and st.position.path in waits for st in r.stuck):
             return False
+        if any(v.rule == "async-source-reuse" for v in r.violations):
+            return False  # a flag that left holding another value is that rule's violation, not a lost flag
         issued = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.flags)
         seen = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.waits)
         return issued > seen

@@ -26,7 +26,7 @@ from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.semaphores import Word
+from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import SemInc, SemWait
@@ -150,11 +150,26 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
         return Result("balance", name, Verdict.PROVED,
                       f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
-    if w.kind not in ("monotone", "reset"):
+    primed_flag = w.kind == "flag" and w.primed and w.reset_value == w.init and ends_reset(a.views, w)
+    if w.kind not in ("monotone", "reset") and not primed_flag:
         return Result("balance", name, Verdict.FAILED,
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
+    if primed_flag:
+        # A flag word the owner waits on first and resets last, at its initial value: a terminating run ends at
+        # it exactly when every flag issued was waited for (one more lands after the last reset).
+        flags = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.flags])
+        waits = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.waits])
+        q.add(flags != waits)
+        r = q.check()
+        if r.status == Status.UNSAT:
+            return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its reset value {w.init}: every flag "
+                          "issued is waited for and the owner's last op on it is a reset",
+                          seconds=time.perf_counter() - t0)
+        return Result("balance", name, Verdict.FAILED,
+                      f"{w.name}: flags issued and waits may differ in number ({r.status.value}); not decided",
+                      seconds=time.perf_counter() - t0)
     incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, SemInc)])
     consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.waits
                                      if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)

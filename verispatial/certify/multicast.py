@@ -21,7 +21,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
-from verispatial.ir.ops import Flush, McastSend, McastSetValid, Push
+from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast
 from verispatial.ir.program import Buffer
 
 
@@ -130,9 +130,10 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
 
 
 def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, int]:
-    """A flag word owned by ``engine`` whose every flag is immediately preceded, in its sender's program and in
-    the same loop body (a flush may sit between), by a data multicast into ``br``'s cb index; and the pages each
-    flag announces."""
+    """A flag word owned by ``engine`` whose every flag is preceded, in its sender's program and in the same loop
+    body, by a data multicast into ``br``'s cb index with no other multicast between (a flush, a reset of the ready
+    counter or any other op may sit between): flags and data multicasts pair one to one; and the pages each flag
+    announces."""
     for w in a.words.values():
         if w.kind != "flag" or w.owner != engine or w.site != br.site or not w.flags:
             continue
@@ -141,7 +142,7 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
         for f in w.flags:
             leaves = a.views[f.engine].leaves
             i = f.index - 1
-            while i >= 0 and isinstance(leaves[i].op, Flush):
+            while i >= 0 and not isinstance(leaves[i].op, (McastSend, McastSetValid, SemIncMcast)):
                 i -= 1
             prev = leaves[i] if i >= 0 else None
             if prev is None or prev.loops != f.loops or not isinstance(prev.op, McastSend):

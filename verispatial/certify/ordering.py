@@ -319,7 +319,10 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
             if cp is None:
                 out.append(Result("happens-before", pair, Verdict.REFUTED,
                                   f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
-                                  {"kind": "race", "rule": "tensor-race", "summary": f"{w.engine} never completes its write of {tensor}"}))
+                                  {"kind": "race", "rule": "tensor-race", "summary": f"{w.engine} never completes its write of {tensor}",
+                                   "engine": r.engine, "path": list(r.path),
+                                   "read": {"engine": r.engine, "path": list(r.path)},
+                                   "write": {"engine": w.engine, "path": list(w.path)}}))
                 continue
             held: dict[str, _Access] = {}
 

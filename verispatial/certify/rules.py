@@ -33,6 +33,7 @@ from verispatial.ir.ops import (
     Wait,
     WriteBarrier,
     WriteTiles,
+    count_max,
 )
 from verispatial.ir.program import Program
 
@@ -204,8 +205,11 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
         pend.append("atomic increments (no atomic barrier)")
     if pend:
         flag("async-pending-at-end", None, "ends with outstanding NoC " + ", ".join(pend))
+    trip_max = p.trip_max()
     for lf in view.leaves:
         op = lf.op
+        if any(count_max(lc.count, trip_max) == 0 for lc in lf.loops):
+            continue  # inside a loop that never runs: the op never executes
         if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity:
             cap = p.buffers[op.buf].capacity
             flag("cb-capacity", lf.path,

@@ -7,12 +7,17 @@ protocol here are reported as outside the decided fragment (failed-to-prove), ne
 
 Protocols:
 - ``monotone``: only increments (by >= 0) land on it; value = init + increments issued.
-- ``reset``: one engine at the site waits on it and resets it to ``init`` right after every wait (the multicast
-  ready counter: wait ==n, set 0; the rendezvous gather). Each passed wait consumes ``v - init``.
-  Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
+- ``reset``: one engine at the site waits on it and resets it to ``init`` after every wait, the reset being the
+  next op on the word in the same loop body (other ops may sit between: a sender may multicast before it resets
+  its ready counter); the multicast ready counter: wait ==n, set 0; the rendezvous gather. Each passed wait consumes
+  ``v - init``. Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
   writes are flag multicasts whose source word holds the constant ``V`` (the multicast valid flag). The k-th wait
   returns once k flags have landed. Obligations: flag k is not issued before set k, nor before wait k-1 returns.
+  A word whose initial value is ``I`` may start with its wait (``primed``: the launch is the first reset), so the
+  receiver's vendor order — wait for VALID, then reset to INVALID (tt-metal
+  ``models/demos/deepseek_v3_b1/unified_kernels/mcast.hpp``: ``noc_semaphore_wait(ptr, VALID)`` then
+  ``noc_semaphore_set(ptr, INVALID)``) — is the same protocol with set k counted from the launch.
 - ``source``: the sender's own copy, only ever set to one value ``V`` before its first use as a multicast source.
 """
 
@@ -41,31 +46,37 @@ class Word:
     owner: str | None = None  # the one engine at the site that sets/waits it
     value: int | None = None  # flag: V (the value a flag writes); source: V
     why: str = ""
+    primed: bool = False  # flag: the owner waits first, its initial value counting as the first reset
+    reset_value: int | None = None  # flag: I (the value the owner's resets write)
 
     @property
     def name(self) -> str:
         return f"sem{self.sem}@{self.site}"
 
 
-def _alternates(ops: tuple[Op, ...], sem: int) -> bool:
-    """Each op list, seen at its own level (nested loops count as units), is (set, wait)* with loops only
-    between pairs, and each loop body is itself such a list: then the flattened sequence alternates."""
-    expect_set = True
+def _alternates(ops: tuple[Op, ...], sem: int, expect_set: bool = True) -> bool | None:
+    """The owner's sets and waits on ``sem`` alternate: each op list, seen at its own level (nested loops count as
+    units), steps (set, wait) starting from ``expect_set``, and every loop body that touches the word returns to the
+    state it started in (it may run any number of times). Returns the state after ``ops`` (True: a set is next), or
+    None when they do not alternate."""
     for op in ops:
         if isinstance(op, Loop):
-            if not _alternates(op.body, sem):
-                return False
-            if not expect_set and _touches(op.body, sem):
-                return False
+            if _touches(op.body, sem) and _alternates(op.body, sem, expect_set) is not expect_set:
+                return None
         elif isinstance(op, SemSet) and op.sem == sem:
             if not expect_set:
-                return False
+                return None
             expect_set = False
         elif isinstance(op, SemWait) and op.sem == sem:
             if expect_set:
-                return False
+                return None
             expect_set = True
     return expect_set
+
+
+def ends_reset(views: dict[str, EngineView], w: Word) -> bool:
+    """A ``primed`` flag word whose owner's last op on it is a reset (its (wait, set) pairs end on the set)."""
+    return w.owner is not None and _alternates(views[w.owner].program.ops, w.sem, False) is False
 
 
 def _touches(ops: tuple[Op, ...], sem: int) -> bool:
@@ -176,18 +187,21 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     owner = next(iter(owners))
     view = views[owner]
     if not flags:
-        # Reset protocol: every wait immediately followed by a reset to init, every reset right after a wait.
-        wait_idx = {lf.index for lf in waits}
-        for lf in sets:
-            prev = view.leaves[lf.index - 1] if lf.index > 0 else None
-            if prev is None or prev.index not in wait_idx or prev.loops != lf.loops:
-                return unsupported(f"{lf.engine} sets it at {list(lf.path)} not right after a wait on it")
-            if isinstance(lf.op, SemSet) and lf.op.value != init:
-                return unsupported(f"a reset to {lf.op.value}, not to its initial value {init}")
-        set_idx = {lf.index for lf in sets}
-        for lf in waits:
-            if lf.index + 1 not in set_idx:
-                return unsupported(f"{lf.engine} waits on it at {list(lf.path)} without resetting it right after")
+        # Reset protocol: every wait's next op on the word (in program order, the owner's own) is a reset to init in
+        # the same loop body, and every reset's previous op on the word is such a wait.
+        mine = [lf for lf in view.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem]
+        for k, lf in enumerate(mine):
+            prev = mine[k - 1] if k > 0 else None
+            nxt = mine[k + 1] if k + 1 < len(mine) else None
+            if isinstance(lf.op, SemSet):
+                if prev is None or not isinstance(prev.op, SemWait) or prev.loops != lf.loops:
+                    return unsupported(f"{lf.engine} sets it at {list(lf.path)} without a wait on it before, in the "
+                                       "same loop body")
+                if lf.op.value != init:
+                    return unsupported(f"a reset to {lf.op.value}, not to its initial value {init}")
+            elif nxt is None or not isinstance(nxt.op, SemSet) or nxt.loops != lf.loops:
+                return unsupported(f"{lf.engine} waits on it at {list(lf.path)} without resetting it after, in the "
+                                   "same loop body")
         return Word(kind="reset", owner=owner, **base)  # type: ignore[arg-type]
     # Flag protocol.
     if incs:
@@ -203,6 +217,14 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         return unsupported(f"flag multicasts write different values {sorted(values)}")
     flag_value = values.pop()
     set_values = {lf.op.value for lf in sets if isinstance(lf.op, SemSet)}
+    # Set first (set, wait, ...), or, when the word starts at the one reset value, wait first (primed).
+    primed = False
+    if _alternates(view.program.ops, sem) is None:
+        if set_values - {init} or init == flag_value or _alternates(view.program.ops, sem, False) is None:
+            return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ..., or "
+                               "wait, set, ... from an initial value equal to its resets)")
+        primed = True
+        set_values.add(init)
     if len(set_values) != 1 or flag_value in set_values:
         return unsupported(f"the owner's resets {sorted(set_values)} must be one value other than the flag's {flag_value}")
     reset_value = set_values.pop()
@@ -212,6 +234,5 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         ok = op.value == flag_value if op.cond == WaitCond.EQ else reset_value < op.value <= flag_value
         if not ok:
             return unsupported(f"a wait for {op.cond.value} {op.value} does not test the flag value {flag_value}")
-    if not _alternates(view.program.ops, sem):
-        return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ...)")
-    return Word(kind="flag", owner=owner, value=flag_value, **base)  # type: ignore[arg-type]
+    return Word(kind="flag", owner=owner, value=flag_value, primed=primed, reset_value=reset_value,
+                **base)  # type: ignore[arg-type]

@@ -62,7 +62,8 @@ class ExploreResult:
     """What the search found.
 
     ``deadlocks``: the first deadlock found per trip assignment. ``violations``: the first violation found per
-    rule (in the order found). ``complete``: every reachable state of every assignment was visited (False when
+    rule (in the order found); ``per_op``: the first one found per (rule, engine, op), for questions about one
+    op. ``complete``: every reachable state of every assignment was visited (False when
     ``max_states`` ran out; then "no deadlock" proves nothing). ``states``: states visited in all.
     ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
     """
@@ -73,6 +74,7 @@ class ExploreResult:
     complete: bool
     states: int
     assignments: tuple[dict[str, int], ...]
+    per_op: tuple[ViolationFound, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -166,6 +168,7 @@ def explore(
     """
     deadlocks: list[DeadlockFound] = []
     found: dict[str, ViolationFound] = {}
+    per_op: dict[tuple[str, str, tuple[int, ...] | None], ViolationFound] = {}
     visited_total = 0
     complete = True
     done: list[dict[str, int]] = []
@@ -186,10 +189,12 @@ def explore(
         def note(vs: list[Violation], trace_of: Any, last: Transition | None,
                  it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
             for v in vs:
-                if v.rule in found:
+                k = (v.rule, v.position.engine, v.position.path)
+                if k in per_op:
                     continue
                 trace = _trace(parent, trace_of) + ([last] if last is not None else [])
-                found[v.rule] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
+                per_op[k] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
+                found.setdefault(v.rule, per_op[k])
 
         note(first, k0, None)
         while queue:
@@ -227,4 +232,5 @@ def explore(
         complete=complete,
         states=visited_total,
         assignments=tuple(done),
+        per_op=tuple(per_op.values()),
     )
