@@ -83,6 +83,8 @@ class CounterModel:
             return z3.If(self.flags_issued(w) - self.waits_done(w) >= 1, w.value, w.reset_value)
         if w.kind == "source":
             return self.enc.q.val(w.value if w.value is not None else w.init)
+        if w.kind == "unused":  # no op that ever runs touches it (those in loops that never run take no part)
+            return self.enc.q.val(w.init)
         raise ValueError(f"{w.name}: no counter model for a {w.kind} word")
 
     # --- facts and conditions ------------------------------------------------------------------------

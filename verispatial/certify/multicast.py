@@ -21,7 +21,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
-from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast
+from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, count_max
 from verispatial.ir.program import Buffer
 
 
@@ -64,9 +64,19 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         else:
             out.append(Result("async-noc", name, Verdict.PROVED, "every destination buffer has the sender's address and shape"))
 
+    trip_max = p.trip_max()
+
+    def never(lf: Leaf) -> bool:
+        """Inside a loop that never runs (count 0, or a trip whose maximum is 0)."""
+        return any(count_max(lc.count, trip_max) == 0 for lc in lf.loops)
+
     for lf in sends:
         op = lf.op
         assert isinstance(op, McastSend)
+        if never(lf):
+            out.append(Result("async-noc", f"mcast-slot:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
+                              "the multicast never runs (its loop runs no iteration)"))
+            continue
         t0 = time.perf_counter()
         bs = p.buffers[op.buf]
         dests = _dest_buffers(a, lf)
@@ -102,6 +112,9 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             t0 = time.perf_counter()
             br = p.buffers[lf.op.buf]
             name = f"mcast-publish:{lf.engine}:{list(lf.path)}"
+            if never(lf):
+                out.append(Result("async-noc", name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
+                continue
             word, per_flag = _covering_flag(a, lf.engine, br)
             if word is None:
                 out.append(Result("async-noc", name, Verdict.FAILED,

@@ -75,25 +75,27 @@ EXACT_LOOP = 256
 
 
 def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
-         step: Callable[[Op, tuple[int, ...], State], State]) -> State:
+         step: Callable[[Op, tuple[int, ...], State], State], trip_max: dict[str, int] | None = None) -> State:
+    """Every path of ``ops`` from state ``s``; a loop that runs no iteration (count 0, or a trip whose maximum,
+    in ``trip_max``, is 0) is skipped."""
     for i, op in enumerate(ops):
         path = (*prefix, i)
         if isinstance(op, Loop):
-            if op.count == 0:
+            if op.count == 0 or (trip_max is not None and count_max(op.count, trip_max) == 0):
                 continue
             if isinstance(op.count, int) and op.count <= EXACT_LOOP:
                 # A constant loop runs its body exactly count times: iterate (stopping early once the state is
                 # stable), so counts that depend on the trip number (tiles written into a reservation) stay exact.
                 for _ in range(op.count):
-                    nxt = _run(op.body, path, s, step)
+                    nxt = _run(op.body, path, s, step, trip_max)
                     if nxt == s:
                         break
                     s = nxt
                 continue
-            acc = _run(op.body, path, s, step)
+            acc = _run(op.body, path, s, step, trip_max)
             if op.count != 1:
                 while True:
-                    nxt = acc | _run(op.body, path, acc, step)
+                    nxt = acc | _run(op.body, path, acc, step, trip_max)
                     if nxt == acc:
                         break
                     acc = nxt
@@ -195,7 +197,7 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
 
     bufs = {b.id for b in p.buffers}
     init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs})
-    end = _run(view.program.ops, (), init, step)
+    end = _run(view.program.ops, (), init, step, p.trip_max())
     pend = []
     if any(t[0] == "rd" for t in end):
         pend.append("reads (no read barrier)")

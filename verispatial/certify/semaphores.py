@@ -11,6 +11,7 @@ Protocols:
   next op on the word in the same loop body (other ops may sit between: a sender may multicast before it resets
   its ready counter); the multicast ready counter: wait ==n, set 0; the rendezvous gather. Each passed wait consumes
   ``v - init``. Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
+  A word nothing increments may be reset anywhere (to ``init``: it never leaves it).
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
   writes are flag multicasts whose source word holds the constant ``V`` (the multicast valid flag). The k-th wait
   returns once k flags have landed. Obligations: flag k is not issued before set k, nor before wait k-1 returns.
@@ -27,7 +28,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, SemInc, SemSet, SemWait
+from verispatial.ir.ops import Loop, McastSetValid, Op, SemInc, SemSet, SemWait, count_max
 from verispatial.ir.program import Program
 
 
@@ -129,12 +130,13 @@ def _source_value(p: Program, views: dict[str, EngineView], sem: int, site: Site
     if any(isinstance(lf.op, McastSetValid) and lf.op.sem == sem and site in p.groups[lf.op.group].destinations()
            for lf in _all(views)):
         return "flag multicasts land on it"
-    return _value_at_sends(sender, sem, p.semaphores[sem].init)
+    return _value_at_sends(sender, sem, p.semaphores[sem].init, p.trip_max())
 
 
-def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
+def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str, int] | None = None) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
-    path of the sender's program (loops to a fixpoint, trip loops may run zero times)."""
+    path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
+    When no multicast that reads it ever runs, any value is its value: the one the sender sets it to, or ``init``."""
     from verispatial.certify.rules import _run
 
     seen: set[int] = set()
@@ -146,7 +148,10 @@ def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
             seen.update(int(t[1]) for t in s)  # type: ignore[call-overload]
         return s
 
-    _run(sender.program.ops, (), frozenset({("v", init)}), step)
+    _run(sender.program.ops, (), frozenset({("v", init)}), step, trip_max)
+    if not seen:
+        set_to = {lf.op.value for lf in sender.leaves if isinstance(lf.op, SemSet) and lf.op.sem == sem}
+        return set_to.pop() if len(set_to) == 1 else init
     if len(seen) != 1:
         return f"a flag multicast may read it holding any of {sorted(seen)}"
     return seen.pop()
@@ -158,11 +163,14 @@ def _all(views: dict[str, EngineView]) -> list[Leaf]:
 
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
                    sources: dict[tuple[int, Site], int | str]) -> Word:
-    everything = _all(views)
+    # Ops inside a loop that never runs (count 0, or a trip whose maximum is 0) take no part in any protocol.
+    trip_max = p.trip_max()
+    everything = [lf for lf in _all(views) if all(count_max(lc.count, trip_max) > 0 for lc in lf.loops)]
     incs = tuple(lf for lf in everything if isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site)
     flags = tuple(lf for lf in everything if isinstance(lf.op, McastSetValid) and lf.op.sem == sem
                   and site in p.groups[lf.op.group].destinations())
-    local = _leaves_at(views, site)
+    live = {(lf.engine, lf.index) for lf in everything}
+    local = [lf for lf in _leaves_at(views, site) if (lf.engine, lf.index) in live]
     sets = tuple(lf for lf in local if isinstance(lf.op, SemSet) and lf.op.sem == sem)
     waits = tuple(lf for lf in local if isinstance(lf.op, SemWait) and lf.op.sem == sem)
     base = {"sem": sem, "site": site, "init": init, "incs": incs, "flags": flags, "sets": sets, "waits": waits}
@@ -189,12 +197,13 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     if not flags:
         # Reset protocol: every wait's next op on the word (in program order, the owner's own) is a reset to init in
         # the same loop body, and every reset's previous op on the word is such a wait.
-        mine = [lf for lf in view.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem]
+        mine = [lf for lf in view.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem
+                and (lf.engine, lf.index) in live]
         for k, lf in enumerate(mine):
             prev = mine[k - 1] if k > 0 else None
             nxt = mine[k + 1] if k + 1 < len(mine) else None
             if isinstance(lf.op, SemSet):
-                if prev is None or not isinstance(prev.op, SemWait) or prev.loops != lf.loops:
+                if incs and (prev is None or not isinstance(prev.op, SemWait) or prev.loops != lf.loops):
                     return unsupported(f"{lf.engine} sets it at {list(lf.path)} without a wait on it before, in the "
                                        "same loop body")
                 if lf.op.value != init:
