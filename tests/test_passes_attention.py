@@ -188,7 +188,9 @@ def test_attention_proves_symbolic_in_the_trip(target: Target, plan: tuple[int, 
     assert [(r.name, r.verdict.value) for r in report.results if r.verdict != Verdict.PROVED] == []
     dl = [r for r in report.results if r.name.startswith("deadlock")]
     assert dl
-    assert all(r.reason.endswith("symbolic over loop indices and trip values") for r in dl)
+    # by the schedule witness or by the search, trips symbolic either way (never enumerated assignments)
+    assert all(r.reason.endswith(("symbolic over loop indices and trip values",
+                                  "symbolically over loop indices and trip values")) for r in dl)
     for t in (0, 1, 4):
         assert simulate(p, trips={"kv_blocks": t}).status == "terminated"
 

@@ -82,11 +82,13 @@ class _Namer:
         return self.index.setdefault(x, len(self.index))
 
 
-def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int]) -> tuple[list[Any], Canon]:
+def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
+                   rearmed: frozenset[tuple[int, Site]] | None = None) -> tuple[list[Any], Canon]:
     """The canonical form of component ``comp`` (a JSON-able list) and its ``Canon``.
 
     Two components with equal forms are equal up to renaming buffer, semaphore, group and trip ids and
     translating sites; ``trusted`` (buffers whose coverage rules were proved) is part of the form.
+    ``rearmed`` is ``a.program.rearmed_words()`` when the caller has it already (it walks every program).
     Raises KeyError if ``comp`` names an engine the analysis does not have.
     """
     p = a.program
@@ -160,7 +162,7 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int]) -> tupl
                              b in trusted])
     comp_words = {w.name: w for w in a.words.values()
                   if {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp}
-    rearmed = p.rearmed_words()
+    rearmed = p.rearmed_words() if rearmed is None else rearmed
     word_table = []
     for w in sorted(comp_words.values(), key=lambda w: (sems(w.sem), w.site.y - origin.y, w.site.x - origin.x)):
         s = p.semaphores[w.sem]
@@ -206,6 +208,7 @@ class ProofCache:
     def __init__(self) -> None:
         self._canon: dict[frozenset[str], Canon] = {}
         self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
+        self._rearmed: frozenset[tuple[int, Site]] = frozenset()  # its program's re-armed words
         # key -> (family, obligation, reason, component, program)
         self._proved: dict[str, tuple[str, str, str, str, str]] = {}
         self.reused: list[Reuse] = []
@@ -217,10 +220,11 @@ class ProofCache:
         if self._analysis is not a:
             self._canon.clear()
             self._analysis = a
+            self._rearmed = a.program.rearmed_words()
         k = comp | {f"trusted:{b}" for b in sorted(trusted)}
         got = self._canon.get(k)
         if got is None:
-            got = canonical_form(a, comp, trusted)[1]
+            got = canonical_form(a, comp, trusted, self._rearmed)[1]
             self._canon[k] = got
         return got
 

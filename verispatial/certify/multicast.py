@@ -4,7 +4,11 @@ reserved, at the same address, and is published by the receiver only after it la
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
 - ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's and the
   receiver has at least that many free pages. Until the receiver publishes (``mcast-publish-early``) its write
-  pointer cannot move and its free space only grows, so the condition still holds when the data lands.
+  pointer cannot move and its free space only grows, so the condition still holds when the data lands. Where the
+  rings have equal capacities the checker first asks a stronger question (``smt.shortcuts``): that each receiver
+  has *pushed* exactly as many pages as the sender (equal counts give equal pointers modulo the common capacity).
+  Its unsat proves the obligation, with one query the solver finds far easier than the congruence; otherwise the
+  congruence query decides, and gives the counterexample.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
   every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
   (ordered target, or a flush between them: ``async-flag-overtake``).
@@ -16,6 +20,7 @@ import time
 
 import z3
 
+from verispatial.certify import smt
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
@@ -92,6 +97,20 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
 
         name = f"mcast-slot:{lf.engine}:{list(lf.path)}"
+        if smt.shortcuts() and all(b.capacity == bs.capacity for b in dests):
+            def lockstep(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests,
+                         pages: int = pages) -> z3.BoolRef:
+                cm = sq.cm  # type: ignore[attr-defined]
+                wrong = [z3.Or(cm.pushed(b.id) != cm.pushed(bs.id),
+                               b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
+                return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
+
+            o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
+            if o.status == Status.UNSAT:
+                out.append(Result("async-noc", name, Verdict.PROVED,
+                                  f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer",
+                                  seconds=time.perf_counter() - t0))
+                continue
         o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
         dt = time.perf_counter() - t0
         if o.status == Status.UNSAT:

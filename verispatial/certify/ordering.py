@@ -31,6 +31,7 @@ from typing import Any
 
 import z3
 
+from verispatial.certify.bounds import tile_hull as _hull
 from verispatial.certify.positions import Encoder, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
@@ -47,8 +48,6 @@ from verispatial.ir.ops import (
     TripCount,
     WriteBarrier,
     WriteTiles,
-    count_max,
-    count_trip,
 )
 
 
@@ -147,36 +146,9 @@ def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Coun
     return lambda c: count_expr(q, c, trips)
 
 
-def _hull(a: Analysis, lf: Leaf) -> tuple[int, int] | None:
-    """Tiles ``[lo, hi)`` containing every tile any occurrence of access ``lf`` can touch, for every trip and
-    indirect value (each loop index over ``[0, max(count - 1, 0)]``, a trip's count at most its max): a superset,
-    so disjoint hulls prove two accesses share no tile. None when a term names no enclosing loop."""
-    op = lf.op
-    assert isinstance(op, (ReadTiles, WriteTiles))
-    trip_max = a.program.trip_max()
-    top: dict[str, int] = {}
-    for lc in lf.loops:  # an inner loop's variable shadows an outer one of the same name, as in _Access
-        trip = count_trip(lc.count)
-        if trip is not None and trip not in trip_max:
-            return None
-        n = count_max(lc.count, trip_max)
-        top[lc.var] = max(n - 1, 0)
-    lo = hi = op.addr.base
-    for t in op.addr.terms:
-        if t.var not in top:
-            return None
-        lo += min(0, t.coef * top[t.var])
-        hi += max(0, t.coef * top[t.var])
-    d = op.addr.dynamic
-    if d is not None:
-        lo += min(d.scale * d.lo, d.scale * d.hi)
-        hi += max(d.scale * d.lo, d.scale * d.hi)
-    return lo, hi + op.tiles
-
-
 def _may_share_tile(a: Analysis, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
-    h1, h2 = _hull(a, l1), _hull(a, l2)
+    h1, h2 = _hull(a.program, l1), _hull(a.program, l2)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
     q = Query("tile-overlap", rlimit)

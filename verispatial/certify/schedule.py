@@ -39,23 +39,30 @@ that answers unknown makes the caller fall back to the search — never a pass.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
 from collections.abc import Iterator
 
 import attrs
 import z3
 
 from verispatial.certify import smt
+from verispatial.certify.cache import Canon, canonical_form
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
 from verispatial.certify.reach import Analysis
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
 from verispatial.certify.structure import EngineView, Leaf
-from verispatial.ir.core import WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait, count_value
+from verispatial.ir.core import Site, WaitCond
+from verispatial.ir.ops import Loop, McastSetValid, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait, count_trip, count_value
+from verispatial.ir.program import walk
 
 #: Occurrences of R leaves the derivation run may execute before giving up (then the search is used).
 DERIVE_LIMIT = 400_000
+#: R occurrences (summed over trip assignments) the *order* check may enumerate per engine instead of asking Z3.
+ORDER_ENUMERATION_LIMIT = 200_000
 #: Budget of each per-leaf / per-engine query: they are small, a fraction of the search's budget suffices.
 CHECK_RLIMIT = DEFAULT_RLIMIT // 4
 
@@ -77,11 +84,13 @@ class Schedule:
 
 @attrs.frozen
 class Outcome:
-    """What the schedule route concluded: ``proved`` or not, why, and how many queries it asked."""
+    """What the schedule route concluded: ``proved`` or not, why, how many order and enabling obligations it
+    checked, and how many of those it settled without a query of its own (enumerated, or proved up to renaming)."""
 
     proved: bool
     reason: str
     queries: int = 0
+    settled: int = 0
 
 
 def r_leaves(view: EngineView) -> list[Leaf]:
@@ -179,9 +188,27 @@ def _tests(a: Analysis, lf: Leaf) -> object:
 Occ = tuple[int, tuple[int, ...]]  # (leaf index, iteration vector) of one engine
 
 
+def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> int | None:
+    """How many R occurrences a run of ``comp`` to its end executes under ``trips`` (each R leaf as often as its
+    loops run), or None when an If guards some of them (then only the run itself knows)."""
+    total = 0
+    for e in comp:
+        if any(not isinstance(op, Loop) and hasattr(op, "body") for op in walk(a.views[e].program.ops)):
+            return None
+        for lf in r_leaves(a.views[e]):
+            n = 1
+            for lc in lf.loops:
+                n *= count_value(lc.count, trips)
+            total += n
+    return total
+
+
 def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule | str:
     """A candidate schedule from one as-soon-as-possible run (unit time per R op, all engines in lockstep rounds),
     or why none was derived (the run got stuck, is longer than ``DERIVE_LIMIT``, or no offsets fit)."""
+    total = _run_length(a, comp, trips)
+    if total is not None and total > DERIVE_LIMIT:
+        return f"the derivation run would execute {total} occurrences, more than {DERIVE_LIMIT}"
     by_path = {e: {lf.path: lf for lf in r_leaves(a.views[e])} for e in comp}
     streams = {e: _stream(a.views[e], by_path[e], trips) for e in sorted(comp)}
     nxt: dict[str, tuple[Leaf, tuple[int, ...]] | None] = {e: next(s, None) for e, s in streams.items()}
@@ -318,11 +345,70 @@ class _Shared(Query):
         self.facts.append(fact)  # type: ignore[arg-type]
 
 
+def order_by_enumeration(a: Analysis, e: str, s: Schedule, trips: dict[str, int] | None) -> bool:
+    """Whether the *order* obligation of engine ``e`` is shown by enumerating its R occurrences: for every trip
+    assignment its loops can see (``trips`` when fixed, else every value in ``[0, max]`` of each trip its counts
+    read), the times of its R occurrences, in program order, strictly increase. That is the obligation itself over
+    a finite set (consecutive occurrences suffice: ``<`` is transitive), so True proves it. False means not shown
+    this way (an If, more than ``ORDER_ENUMERATION_LIMIT`` occurrences, or a pair out of order): ask the query."""
+    view = a.views[e]
+    if any(not isinstance(op, Loop) and hasattr(op, "body") for op in walk(view.program.ops)):
+        return False  # guarded bodies: the occurrence stream below does not model them
+    leaves = {lf.path: lf for lf in r_leaves(view)}
+    maxes = a.program.trip_max()
+    read = sorted({t for lc in view.loops if (t := count_trip(lc.count)) is not None})
+    if trips is not None:
+        assignments = [trips]
+    elif any(t not in maxes for t in read):
+        return False
+    else:
+        assignments = [dict(zip(read, vs, strict=True)) for vs in itertools.product(*[range(maxes[t] + 1) for t in read])]
+    budget = ORDER_ENUMERATION_LIMIT
+    for env in assignments:
+        last: int | None = None
+        for lf, it in _stream(view, leaves, env):
+            budget -= 1
+            if budget < 0:
+                return False
+            tau = s.offset[(e, lf.index)] + sum(s.period[(e, lc.path)] * k for lc, k in zip(lf.loops, it, strict=True))
+            if last is not None and tau <= last:
+                return False
+            last = tau
+    return True
+
+
+def _enabling_key(a: Analysis, e: str, lf: Leaf, movers: list[str], s: Schedule, trips: dict[str, int] | None,
+                  rlimit: int, forms: dict[frozenset[str], Canon], rearmed: frozenset[tuple[int, Site]]) -> str:
+    """A key that determines the *enabling* query of ``lf`` up to renaming its variables: the canonical form
+    (``cache.canonical_form``: programs with buffer, semaphore, group and trip ids renamed and sites translated,
+    buffer capacities, semaphore words with their protocol, trips) of ``lf``'s engine and its movers — every
+    engine whose position or counter contribution the query reads —, which of them runs ``lf``, the schedule
+    restricted to them (offsets less their least one: the query compares times only with each other), fixed
+    trip values and the budget. Two blocking leaves with equal keys ask the same question of the same
+    formula, so an unsat answer for one proves the other."""
+    engines = frozenset([e, *movers])
+    canon = forms.get(engines)
+    if canon is None:
+        canon = forms[engines] = canonical_form(a, engines, set(), rearmed)[1]
+    order = sorted(engines)
+    base = min((s.offset[(x, r.index)] for x in order for r in r_leaves(a.views[x])), default=0)
+    sched = [[[[r.index, s.offset[(x, r.index)] - base] for r in r_leaves(a.views[x])],
+              [[list(lc.path), s.period[(x, lc.path)]] for lc in a.views[x].loops]] for x in order]
+    item = [canon.key, canon.engines[e], lf.index, [canon.engines[x] for x in movers], sched,
+            None if trips is None else sorted(trips.items()), rlimit]
+    return hashlib.sha256(json.dumps(item, separators=(",", ":")).encode()).hexdigest()
+
+
 def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] | None,
           rlimit: int = CHECK_RLIMIT) -> Outcome:
     """Check ``s`` against the program: the *order* query per engine and the *enabling* query per blocking leaf
-    (see the module docstring). ``trips`` fixes trip values (None: symbolic over ``[0, max]``)."""
-    n = 0
+    (see the module docstring). ``trips`` fixes trip values (None: symbolic over ``[0, max]``).
+
+    With ``smt.shortcuts``, an engine's order is shown by enumerating its occurrences where that is finite
+    (``order_by_enumeration``), and a blocking leaf whose enabling query equals one already proved up to
+    renaming (``_enabling_key``: engines isomorphic up to translation, e.g. the columns of a multicast grid)
+    reuses that proof."""
+    n = settled = 0
     rl = {e: r_leaves(a.views[e]) for e in comp}
     q = _Shared(f"schedule:{min(comp)}", rlimit)
     first = Encoder(q, a.program, a.views, trips, prefix="a.")
@@ -330,11 +416,20 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
     cm = CounterModel(first, a.program, a.views, a.words)
     common = list(q.facts)  # trip ranges
     domain: dict[tuple[int, str], list[z3.BoolRef]] = {}
+
+    def add_domain(k: int, e: str) -> None:
+        """Create engine ``e``'s position in encoder ``k`` and keep the domain facts that creates (it must be new:
+        a position created elsewhere would have left its facts unattributed)."""
+        enc = (first, second)[k]
+        mark = len(q.facts)
+        pos = enc.position(e)
+        assert len(q.facts) > mark, f"position of {e} in encoder {k} created before its domain was taken"
+        domain[(k, e)] = [*q.facts[mark:], z3.Or(pos.finished, *[pos.sel == lf.index for lf in rl[e]])]
+
+    # Every position of the first encoder up front (the enabling queries read other engines' counts through it);
+    # the second encoder is only for order queries the enumeration did not settle.
     for e in sorted(comp):
-        for k, enc in enumerate((first, second)):
-            mark = len(q.facts)
-            pos = enc.position(e)
-            domain[(k, e)] = [*q.facts[mark:], z3.Or(pos.finished, *[pos.sel == lf.index for lf in rl[e]])]
+        add_domain(0, e)
 
     def ask(name: str, engines: list[tuple[int, str]], *facts: z3.BoolRef) -> Status:
         solver = z3.Solver(ctx=q.ctx)
@@ -352,6 +447,10 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
         if len(rl[e]) < 2:
             continue
         n += 1
+        if smt.shortcuts() and order_by_enumeration(a, e, s, trips):
+            settled += 1
+            continue
+        add_domain(1, e)
         pa, pb = first.position(e), second.position(e)
         ord_a = z3.Sum([first.executed(lf) for lf in rl[e]])
         ord_b = z3.Sum([second.executed(lf) for lf in rl[e]])
@@ -359,19 +458,27 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                  _tau_at(s, pa, rl[e]) >= _tau_at(s, pb, rl[e]))
         if st != Status.UNSAT:
             return Outcome(False, f"schedule order of {e}: {st.value}", n)
+    proved: set[str] = set()
+    forms: dict[frozenset[str], Canon] = {}
+    rearmed = a.program.rearmed_words() if smt.shortcuts() else frozenset()
     for e in sorted(comp):
-        me = first.position(e)
         for lf in rl[e]:
             if not isinstance(lf.op, BLOCKING):
                 continue
             n += 1
-            t_o = _tau(s, me, lf)
-            facts = [me.at(lf), z3.Not(_enabled(cm, a, lf))]
             key = _tests(a, lf)
             movers = sorted(_movers(a, lf))
+            outside = [other for other in movers if other not in comp]
+            if outside:
+                return Outcome(False, f"{outside[0]} moves a counter of {e} but is outside the component", n)
+            same = _enabling_key(a, e, lf, movers, s, trips, rlimit, forms, rearmed) if smt.shortcuts() else None
+            if same is not None and same in proved:
+                settled += 1
+                continue
+            me = first.position(e)
+            t_o = _tau(s, me, lf)
+            facts = [me.at(lf), z3.Not(_enabled(cm, a, lf))]
             for other in movers:
-                if other not in comp:
-                    return Outcome(False, f"{other} moves a counter of {e} but is outside the component", n)
                 # Only the mover's leaves that change the tested counter matter: at any other position the
                 # counter is what it is at the next such leaf, whose time is no smaller (order query).
                 pos = first.position(other)
@@ -383,14 +490,16 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
             st = ask(f"deadlock-schedule-enabling:{e}:{list(lf.path)}", [(0, x) for x in (e, *movers)], *facts)
             if st != Status.UNSAT:
                 return Outcome(False, f"schedule enabling of {e} at {list(lf.path)}: {st.value}", n)
-    return Outcome(True, "", n)
+            if same is not None:
+                proved.add(same)
+    return Outcome(True, "", n, settled)
 
 
 def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | None],
           rlimit: int = CHECK_RLIMIT) -> Outcome:
     """Derive a schedule for ``comp`` and check it for every entry of ``trip_sets`` (None: symbolic trips; the
     derivation then runs at each trip's maximum). Proved only if every check is unsat."""
-    total = 0
+    total = settled = 0
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
         s = derive(a, comp, run_trips)
@@ -398,7 +507,8 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
             return Outcome(False, s, total)
         out = check(a, comp, s, trips, rlimit)
         total += out.queries
+        settled += out.settled
         if not out.proved:
-            return Outcome(False, out.reason, total)
-    return Outcome(True, "schedule witness checked", total)
+            return Outcome(False, out.reason, total, settled)
+    return Outcome(True, "schedule witness checked", total, settled)
 

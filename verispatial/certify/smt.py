@@ -2,6 +2,12 @@
 
 Only ``unsat`` proves. ``sat`` yields a model to turn into a counterexample; ``unknown`` (resource limit,
 incompleteness) is its own status with Z3's reason and is never a pass.
+
+Why a fresh context, although one costs about 2 ms to create: what Z3 spends on a query (its ``rlimit`` count)
+depends on the terms its context already holds, so in a shared context a query near its budget could answer
+differently after other queries than alone (measured in docs/checker.md, "Z3 contexts"). A fresh context makes a
+query's answer a function of the query. Obligations that exact arithmetic decides ask no query at all
+(``shortcuts``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,29 @@ PINNED_Z3 = "5.4.1"
 #: When set, every query is also written here as SMT-LIB2 (``export_smt2``), for re-checking by another solver.
 _EXPORT_DIR: list[Path] = []
 _EXPORTED = itertools.count()
+#: Whether obligations may be decided by exact arithmetic where that is an exhaustive finite check (``shortcuts``).
+_SHORTCUTS: list[bool] = [True]
+
+
+def shortcuts() -> bool:
+    """True unless inside ``reference_route``: a family may then prove an obligation by exact integer arithmetic
+    on the program text where that arithmetic decides the very question its query asks (a tile range's hull over
+    the box of loop indices, a concrete interval sweep, a ring's page multiples, constant totals). Such a check
+    only ever *proves*; anything it does not prove is asked of Z3 exactly as before, so every refutation still
+    comes from a model and every verdict is the one the query would give. While queries are exported
+    (``export_smt2``) there are no shortcuts: every obligation then has its query for another solver to re-check."""
+    return _SHORTCUTS[-1] and not _EXPORT_DIR
+
+
+@contextlib.contextmanager
+def reference_route() -> Iterator[None]:
+    """Within the block every obligation is asked of Z3 (no arithmetic shortcut): the reference the shortcuts are
+    tested and benchmarked against (``tests/test_shortcuts.py``, ``benchmarks/bench_sections.py``)."""
+    _SHORTCUTS.append(False)
+    try:
+        yield
+    finally:
+        _SHORTCUTS.pop()
 
 
 @contextlib.contextmanager

@@ -6,7 +6,14 @@ JSON path and the rule it breaks), then structures it with cattrs, then runs ``v
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import functools
+import gc
 import json
+import types
+import typing
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,6 +21,7 @@ from typing import Any
 import attrs
 import cattrs
 import jsonschema
+import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Guard, Site
@@ -57,25 +65,99 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
     return d
 
 
+def _int(v: Any) -> int:
+    # JSON Schema counts 8.0 as an integer; the IR wants the int (as cattrs' int(v) gave it).
+    return v if type(v) is int else int(v)
+
+
+def _site(v: Any) -> Site:
+    return Site(_int(v[0]), _int(v[1]))
+
+
+def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
+    """Python source turning the JSON value ``v`` (an expression) into a field of type ``tp``; the schema has already
+    checked the value's JSON type. Raises NotImplementedError for a type it has no rule for."""
+    if tp is int:
+        return f"_int({v})"
+    if tp in (str, bool):
+        return v
+    if tp is Site:
+        return f"_site({v})"
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        env[tp.__name__] = tp
+        return f"{tp.__name__}({v})"
+    if isinstance(tp, type) and attrs.has(tp):
+        env[f"_build_{tp.__name__}"] = _builder(tp)
+        return f"_build_{tp.__name__}({v})"
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return f"tuple([{_field_code(args[0], 'x', env)} for x in {v}])"
+    if len(args) == 2 and type(None) in args and typing.get_origin(tp) in (typing.Union, types.UnionType):
+        inner = next(a for a in args if a is not type(None))
+        return f"(None if {v} is None else {_field_code(inner, v, env)})"
+    raise NotImplementedError(f"no structuring rule for {tp!r}")
+
+
+def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
+    """A constructor of ``cls`` from its JSON object, field by field (generated once per class): what cattrs would
+    build for a document the schema accepted, without its generic dispatch. A missing field takes its default."""
+    attrs.resolve_types(cls)
+    env: dict[str, Any] = {"_int": _int, "_site": _site, cls.__name__: cls}
+    args = []
+    for f in attrs.fields(cls):
+        code = _field_code(f.type, f"d[{f.name!r}]", env)
+        if f.default is attrs.NOTHING:
+            args.append(code)
+        else:
+            default = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # type: ignore[arg-type]
+            env[f"_default_{f.name}"] = default
+            args.append(f"({code} if {f.name!r} in d else _default_{f.name})")
+    src = f"def build(d):\n    return {cls.__name__}({', '.join(args)})\n"
+    exec(src, env)  # generated from the class's own fields, no outside text
+    return env["build"]  # type: ignore[no-any-return]
+
+
+def _op_builders() -> dict[str, Callable[[dict[str, Any]], Op]]:
+    """Per op tag, its direct constructor (``_builder``), or cattrs' structuring where no rule applies."""
+    out: dict[str, Callable[[dict[str, Any]], Op]] = {}
+    for cls, tag in OP_TAGS.items():
+        if cls in CONTAINERS:
+            continue
+        try:
+            out[tag] = _builder(cls)
+        except NotImplementedError:
+            out[tag] = functools.partial(_by_cattrs, cls)
+    return out
+
+
+def _by_cattrs(cls: type, v: dict[str, Any]) -> Op:
+    return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
+
+
+_OP_BUILDERS = _op_builders()
+
+
 def _structure_op(v: Any, _t: Any = None) -> Op:
     if not isinstance(v, dict) or "op" not in v:
         raise ValueError("an op is an object with an 'op' field")
-    cls = TAG_OPS.get(v["op"])
+    tag = v["op"]
+    build = _OP_BUILDERS.get(tag)
+    if build is not None:
+        return build(v)
+    cls = TAG_OPS.get(tag)
     if cls is None:
-        raise ValueError(f"unknown op {v['op']!r}")
-    rest = {k: x for k, x in v.items() if k != "op"}
+        raise ValueError(f"unknown op {tag!r}")
     if cls is Loop:
-        body = tuple(_structure_op(o) for o in rest.get("body", []))
-        count = rest["count"]
-        # JSON Schema counts 8.0 as an integer; the IR wants the int.
+        body = tuple([_structure_op(o) for o in v.get("body", [])])
+        count = v["count"]
         if isinstance(count, dict):
             count = _conv.structure(count, TripCount)
         elif isinstance(count, float):
             count = int(count)
-        return Loop(var=rest["var"], count=count, body=body)
+        return Loop(var=v["var"], count=count, body=body)
     if cls is If:
-        return If(var=rest["var"], when=Guard(rest["when"]), body=tuple(_structure_op(o) for o in rest.get("body", [])))
-    return _conv.structure(rest, cls)  # type: ignore[no-any-return]
+        return If(var=v["var"], when=Guard(v["when"]), body=tuple([_structure_op(o) for o in v.get("body", [])]))
+    return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
 _conv.register_unstructure_hook_func(lambda t: t is Op, _unstructure_op)
@@ -117,10 +199,14 @@ def dumps(p: Program) -> str:
     return json.dumps(program_to_dict(p), indent=1)
 
 
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("verispatial.ir").joinpath("program.schema.json").read_text()
+
+
 def schema() -> dict[str, Any]:
-    """The JSON Schema of the program format, shipped as ``verispatial/ir/program.schema.json``."""
-    text = resources.files("verispatial.ir").joinpath("program.schema.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    """The JSON Schema of the program format, shipped as ``verispatial/ir/program.schema.json`` (a fresh copy)."""
+    return json.loads(_schema_text())  # type: ignore[no-any-return]
 
 
 def _json_path(path: Any) -> str:
@@ -130,14 +216,47 @@ def _json_path(path: Any) -> str:
     return out or "(document)"
 
 
-def check_schema(d: Any, schema_doc: dict[str, Any]) -> None:
-    """``ParseError`` naming the JSON path and rule of the most relevant way ``d`` breaks ``schema_doc`` (or that
-    ``d`` is not an object). Shared by every document format verispatial reads."""
+#: Compiled validators (jsonschema-rs, Rust) by schema text: compiled once per schema and process.
+_COMPILED: dict[str, Any] = {}
+
+
+def _compiled(text: str, schema_doc: dict[str, Any]) -> Any:
+    v = _COMPILED.get(text)
+    if v is None:
+        v = _COMPILED[text] = jsonschema_rs.validator_for(schema_doc)
+    return v
+
+
+def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> None:
     if not isinstance(d, dict):
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema_doc).iter_errors(d))
+    if validator.is_valid(d):
+        return
+    # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule).
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema_doc()).iter_errors(d))
     if err is not None:
         raise ParseError(_json_path(err.absolute_path), err.message)
+    raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
+
+
+def check_schema(d: Any, schema_doc: dict[str, Any]) -> None:
+    """``ParseError`` naming the JSON path and rule of the most relevant way ``d`` breaks ``schema_doc`` (or that
+    ``d`` is not an object). Shared by every document format verispatial reads.
+
+    A compiled validator (``jsonschema_rs``, about as fast as parsing the JSON) decides; only a document it finds
+    invalid is checked again by ``jsonschema``, whose best match words the message."""
+    text = json.dumps(schema_doc, sort_keys=True)
+    _check(d, _compiled(text, schema_doc), lambda: schema_doc)
+
+
+def check_program_schema(d: Any) -> None:
+    """``check_schema`` against the shipped program schema (compiled once)."""
+    _check(d, _program_validator(), schema)
+
+
+@functools.cache
+def _program_validator() -> Any:
+    return _compiled(_schema_text(), schema())
 
 
 def program_from_dict(d: Any) -> Program:
@@ -148,7 +267,12 @@ def program_from_dict(d: Any) -> Program:
         raise ParseError("format", f"expected {FORMAT!r}, got {d.get('format')!r}")
     if d.get("version") != VERSION:
         raise ParseError("version", f"this verispatial reads version {VERSION}, got {d.get('version')!r}")
-    check_schema(d, schema())
+    check_program_schema(d)
+    return _structure_program(d)
+
+
+def _structure_program(d: dict[str, Any]) -> Program:
+    """The ``Program`` of a document the schema accepted."""
     body = {k: v for k, v in d.items() if k not in ("format", "version")}
     tgt = body.pop("target")
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
@@ -169,11 +293,13 @@ class _DuplicateKey(ValueError):
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """JSON readers disagree on which of two equal keys wins; a certified program must mean one thing."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _v in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
     return out
 
 
@@ -205,12 +331,27 @@ def read_document(path: str | Path, expected: str) -> bytes:
     return data
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector: reading a program allocates one container per JSON object and IR value,
+    all kept alive and none in a cycle, so each collection the allocations trigger would only walk the growing
+    heap again (more than half of a large document's parse time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def loads(text: str | bytes) -> Program:
     """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
-    p = program_from_dict(parse_json(text))
     from verispatial.ir.validate import validate
 
-    violations = validate(p)
+    with _no_cycle_collection():
+        p = program_from_dict(parse_json(text))
+        violations = validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p

@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from verispatial.errors import IrViolation
 from verispatial.ir.core import Role, Site
-from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
     ID_BUFFER,
     ID_GROUP,
+    ID_OPERANDS,
     ID_SEMAPHORE,
+    OP_TAGS,
     AcquireAcc,
     Compute,
     If,
@@ -33,10 +36,12 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore, walk
+from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
+#: A semaphore is one 32-bit word per site (reference §1.2: L1 semaphores are uint32); larger values wrap.
+WORD_MAX = 2**32 - 1
 
 
 def _in_mesh(p: Program, s: Site) -> bool:
@@ -169,8 +174,7 @@ def validate(p: Program) -> list[IrViolation]:
     for (site, eng), n in keys.items():
         if n > 1:
             bad(f"program {site}.{eng.value}", "one program per (site, engine)")
-    trips = {t.name for t in p.trips}
-    tensors = {t.name for t in p.tensors}
+    ops = _OpPass(p)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
@@ -182,9 +186,11 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
-        _check_ops(p, ep, ep.ops, (), "ops", trips, tensors, bad)
-        _check_uses(p, ep, bad)
-    _check_word_range(p, bad)
+        ops.program(ep)
+        out.extend(ops.found)
+        ops.found = []
+    ops.word_totals()
+    out.extend(ops.words)
     return out
 
 
@@ -220,190 +226,256 @@ def _check_resident(p: Program, report: Report) -> None:
                       f"{t.bytes_per_tile(tensor.dtype)} B = {p.tensor_bytes(tensor)} B")
 
 
-#: A semaphore is one 32-bit word per site (reference §1.2: L1 semaphores are uint32); larger values wrap.
-WORD_MAX = 2**32 - 1
+class _OpPass:
+    """Every per-op rule in one walk over each engine program: ids in range and on the right site, page and tile
+    counts, loop variables, trips, tensors and multicast groups (``found``, in program order), each op's use of
+    buffers and semaphores of its own phase and of tensors by role (after the program's id rules, as before), and
+    the 32-bit range of every semaphore value (``words``, after every program). An op's entity name is formatted
+    only when it breaks a rule."""
 
+    def __init__(self, p: Program) -> None:
+        self.p = p
+        self.found: list[IrViolation] = []
+        self.uses: list[IrViolation] = []
+        self.words: list[IrViolation] = []
+        self.trips = {t.name for t in p.trips}
+        self.trip_max = {t.name: t.max for t in p.trips}
+        self.tensors = {t.name for t in p.tensors}
+        self.roles = {t.name: t.role for t in p.tensors}
+        self.phases = p.phase_of_section()
+        ph = self.phases
+        # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
+        self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
+        self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
+        self.nb, self.ns = len(p.buffers), len(p.semaphores)
+        self.dests = [g.destinations() for g in p.groups]
+        self.start: dict[tuple[int, Site], int] = {}
+        self.incs: dict[tuple[int, Site], int] = {}
+        for x in p.semaphores:
+            if x.init > WORD_MAX:
+                self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
+                                              f"init {x.init} exceeds the 32-bit word (max {WORD_MAX})"))
+            for site in x.sites:
+                self.start[(x.id, site)] = x.init
 
-def _check_word_range(p: Program, report: Report) -> None:
-    """Every semaphore value a program names fits the 32-bit word, and no word can be counted past it: the
-    initial value (or the largest value a SemSet writes) plus every increment aimed at the word, each counted as
-    often as its loops can run (trips at their max), stays <= 2**32 - 1. Bounds the interpreter's unbounded
-    integers to what the hardware word holds, so a wrap can never be proved away."""
-    trip_max = {t.name: t.max for t in p.trips}
-    start: dict[tuple[int, Site], int] = {}
-    incs: dict[tuple[int, Site], int] = {}
-    for s in p.semaphores:
-        if s.init > WORD_MAX:
-            report(f"semaphore {s.id} ({s.name})", f"init {s.init} exceeds the 32-bit word (max {WORD_MAX})")
-        for site in s.sites:
-            start[(s.id, site)] = s.init
+    def program(self, ep: EngineProgram) -> None:
+        phases, starts = self.phases, ep.section_starts
+        in_order = list(starts) == sorted(starts)
+        k = 0
+        for i, top in enumerate(ep.ops):
+            if in_order:
+                while k + 1 < len(starts) and i >= starts[k + 1]:
+                    k += 1
+                sec = k if starts and i >= starts[0] else 0
+            else:
+                sec = ep.section_of(i)
+            phase = phases[sec] if sec < len(phases) else None
+            self.op(ep, top, (i,), (), 1, {}, i, phase)
+        self.found.extend(self.uses)
+        self.uses = []
 
-    def visit(ep: EngineProgram, ops: tuple[Op, ...], times: int, where: str, ranges: dict[str, int]) -> None:
-        for i, op in enumerate(ops):
-            e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
-            if isinstance(op, Loop):
-                n = max(count_max(op.count, trip_max), 0) if count_trip(op.count) in trip_max or isinstance(
-                    op.count, int) else 0
-                visit(ep, op.body, times * n, f"{where}[{i}].body", {**ranges, op.var: max(n - 1, 0)})
-            elif isinstance(op, If):
-                visit(ep, op.body, times, f"{where}[{i}].body", ranges)
-            elif isinstance(op, (SemInc, SemIncMcast)):
-                if op.by > WORD_MAX:
-                    report(e, f"by {op.by} exceeds the 32-bit word (max {WORD_MAX})")
-                at = (op.at,) if isinstance(op, SemInc) else (
-                    p.groups[op.group].destinations() if 0 <= op.group < len(p.groups) else ())
-                for site in at:
-                    key = (op.sem, site)
-                    incs[key] = incs.get(key, 0) + op.by * times
-            elif isinstance(op, (SemSet, SemWait)):
-                lo = hi = op.value
-                if isinstance(op, SemWait):
-                    for t in op.terms:
-                        top = t.coef * ranges.get(t.var, 0)
-                        lo, hi = lo + min(0, top), hi + max(0, top)
-                if hi > WORD_MAX:
-                    report(e, f"value {hi} exceeds the 32-bit word (max {WORD_MAX})")
-                if lo < 0:
-                    report(e, f"threshold {lo} is negative in some iteration (a word is never below 0)")
-                if isinstance(op, SemSet):
-                    key = (op.sem, ep.site)
-                    start[key] = max(start.get(key, 0), op.value)
+    def op(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], times: int,
+           ranges: dict[str, int], top: int, phase: int | None) -> None:
+        """Check ``op`` (at path ``at``, under loop variables ``loops`` run ``times`` times with index ranges
+        ``ranges``; its top-level op is ``top``, in phase ``phase``) and, for a loop or if, its body."""
+        cls = type(op)
+        if cls is Loop:
+            assert isinstance(op, Loop)
+            self._loop(ep, op, at, loops, times, ranges, top, phase)
+            return
+        if cls is If:
+            assert isinstance(op, If)
+            if op.var not in loops:
+                self._report(ep, at, op, f"if tests {op.var!r}, which is not an enclosing loop variable")
+            for j, x in enumerate(op.body):
+                self.op(ep, x, (*at, j), loops, times, ranges, top, phase)
+            return
+        self._leaf(ep, op, at, loops, top, phase)
+        if cls in _WORD_OPS:
+            self._word_range(ep, op, at, times, ranges)
 
-    for ep in p.programs:
-        visit(ep, ep.ops, 1, "ops", {})
-    for (sem, site), total in sorted(incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
-        if start.get((sem, site), 0) + total > WORD_MAX:
-            report(f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} "
-                                                 f"(start + every increment, loops at their max), past the 32-bit "
-                                                 f"word (max {WORD_MAX})")
+    def _report(self, ep: EngineProgram, at: tuple[int, ...], op: Op, rule: str, to: list[IrViolation] | None = None) -> None:
+        name = f"program {ep.key} ops" + "".join(f"[{j}]" if n == 0 else f".body[{j}]" for n, j in enumerate(at))
+        (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule))
 
+    def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
+              ranges: dict[str, int], top: int, phase: int | None) -> None:
+        if op.var in loops:
+            self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
+        if isinstance(op.count, str):
+            if op.count not in self.trips:
+                self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
+        elif isinstance(op.count, TripCount):
+            if op.count.trip not in self.trips:
+                self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
+            if op.count.scale < 1:
+                self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
+        elif op.count < 0:
+            self._report(ep, at, op, f"count must be >= 0, got {op.count}")
+        n = max(count_max(op.count, self.trip_max), 0) if count_trip(op.count) in self.trip_max or isinstance(
+            op.count, int) else 0
+        inner = {**ranges, op.var: max(n - 1, 0)}
+        body_loops = (*loops, op.var)
+        for j, x in enumerate(op.body):
+            self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
-def _check_uses(p: Program, ep: EngineProgram, report: Report) -> None:
-    """Relations an op has with what it names beyond ids: a buffer is used only in its own phase (the memory
-    proof lets buffers of different phases share bytes), inputs and params are never written, outputs never read
-    (a tensor both written and read is an activation)."""
-    phases = p.phase_of_section()
-    roles = {t.name: t.role for t in p.tensors}
-    for i, top in enumerate(ep.ops):
-        phase = phases[ep.section_of(i)] if ep.section_of(i) < len(phases) else None
-        for op in walk((top,)):
-            e = f"program {ep.key} ops[{i}] {type(op).__name__}"
-            for kind, x in op_ids(op):
-                if phase is None or not isinstance(x, int):
-                    continue
-                if kind == ID_BUFFER and 0 <= x < len(p.buffers):
-                    sec: int | None = p.buffers[x].section
+    def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
+              phase: int | None) -> None:
+        """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
+        phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
+        written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
+        top-level op."""
+        p = self.p
+        nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
+        site = ep.site
+
+        def report(rule: str) -> None:
+            self._report(ep, at, op, rule)
+
+        def use(rule: str) -> None:
+            self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))
+
+        cls = type(op)
+        ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
+        for fname, kind in ids:
+            x = getattr(op, fname)
+            if x is None:
+                continue
+            if kind == ID_OPERANDS:
+                xs = [o.buf for o in x]
+                kind = ID_BUFFER
+            else:
+                xs = [x]
+            for x in xs:
+                if kind == ID_BUFFER:
+                    if not 0 <= x < nb:
+                        report(f"buffer {x} is not a buffer")
+                        continue
+                    b = p.buffers[x]
+                    if b.site is not site and b.site != site:
+                        report(f"buffer {x} lives on {b.site}, not on this engine's site {site}")
+                    sec: int | None = b.section
                     what = "buffer"
-                elif kind == ID_SEMAPHORE and 0 <= x < len(p.semaphores):
+                elif kind == ID_SEMAPHORE:
+                    if not 0 <= x < ns:
+                        report(f"sem {x} is not a semaphore")
+                        continue
                     sec, what = p.semaphores[x].section, "semaphore"
                 else:
+                    if kind == ID_GROUP and not 0 <= x < len(p.groups):
+                        report(f"group {x} is not a multicast group")
                     continue
-                if sec is not None and 0 <= sec < len(phases) and phases[sec] != phase:
-                    report(e, f"uses {what} {x} of section {sec} (phase {phases[sec]}) from phase {phase}: a {what} "
-                              "is used only in its own phase")
-            if isinstance(op, WriteTiles) and roles.get(op.tensor) in (Role.INPUT, Role.PARAM):
-                report(e, f"writes {roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
-            if isinstance(op, ReadTiles) and roles.get(op.tensor) == Role.OUTPUT:
-                report(e, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
-
-
-_CB_SLOTS: list[tuple[Program, list[int], frozenset[tuple[Site, int, int]]]] = []
-
-
-def _cb_slots(p: Program) -> tuple[list[int], frozenset[tuple[Site, int, int]]]:
-    """The phase of each section and every (site, cb index, phase) some buffer of ``p`` takes (remembered for the
-    last program asked about: a multicast's destinations are checked against it once per op)."""
-    if _CB_SLOTS and _CB_SLOTS[0][0] is p:
-        return _CB_SLOTS[0][1], _CB_SLOTS[0][2]
-    ph = p.phase_of_section()
-    slots = frozenset((b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph))
-    _CB_SLOTS[:] = [(p, ph, slots)]
-    return ph, slots
-
-
-def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[str, ...], where: str,
-               trips: set[str], tensors: set[str], report: Report) -> None:
-    nb, ns = len(p.buffers), len(p.semaphores)
-    for i, op in enumerate(ops):
-        e = f"program {ep.key} {where}[{i}] {type(op).__name__}"
-        if isinstance(op, Loop):
-            if op.var in loops:
-                report(e, f"loop variable {op.var!r} shadows an enclosing loop's")
-            if isinstance(op.count, str):
-                if op.count not in trips:
-                    report(e, f"count {op.count!r} is not a declared trip")
-            elif isinstance(op.count, TripCount):
-                if op.count.trip not in trips:
-                    report(e, f"count reads trip {op.count.trip!r}, which is not declared")
-                if op.count.scale < 1:
-                    report(e, f"count scale must be >= 1, got {op.count.scale}")
-            elif op.count < 0:
-                report(e, f"count must be >= 0, got {op.count}")
-            _check_ops(p, ep, op.body, (*loops, op.var), f"{where}[{i}].body", trips, tensors, report)
-            continue
-        if isinstance(op, If):
-            if op.var not in loops:
-                report(e, f"if tests {op.var!r}, which is not an enclosing loop variable")
-            _check_ops(p, ep, op.body, loops, f"{where}[{i}].body", trips, tensors, report)
-            continue
-        for kind, x in op_ids(op):
-            if kind == ID_BUFFER:
-                if not 0 <= x < nb:
-                    report(e, f"buffer {x} is not a buffer")
-                elif p.buffers[x].site != ep.site:
-                    report(e, f"buffer {x} lives on {p.buffers[x].site}, not on this engine's site {ep.site}")
-            elif kind == ID_SEMAPHORE and not 0 <= x < ns:
-                report(e, f"sem {x} is not a semaphore")
-            elif kind == ID_GROUP and not 0 <= x < len(p.groups):
-                report(e, f"group {x} is not a multicast group")
-        for field in ("pages", "tiles"):
-            v = getattr(op, field, None)
-            if v is not None and v < 1:
-                report(e, f"{field} must be >= 1, got {v}")
+                if phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase:
+                    use(f"uses {what} {x} of section {sec} (phase {phases[sec]}) from phase {phase}: a {what} "
+                        "is used only in its own phase")
+        if has_pages and op.pages < 1:  # type: ignore[union-attr]
+            report(f"pages must be >= 1, got {op.pages}")  # type: ignore[union-attr]
+        if has_tiles and op.tiles < 1:  # type: ignore[union-attr]
+            report(f"tiles must be >= 1, got {op.tiles}")  # type: ignore[union-attr]
+        if cls in _PLAIN:
+            return
         if isinstance(op, Compute):
             for o in op.ins:
                 if o.pages < 1:
-                    report(e, f"operand pages must be >= 1, got {o.pages}")
+                    report(f"operand pages must be >= 1, got {o.pages}")
         if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)) and 0 <= op.sem < ns:
-            sem = p.semaphores[op.sem]
-            here = op.at if isinstance(op, SemInc) else ep.site
-            if here not in sem.sites:
-                report(e, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
+            here = op.at if isinstance(op, SemInc) else site
+            if here not in self.sem_sites[op.sem]:
+                sem = p.semaphores[op.sem]
+                report(f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
         if isinstance(op, McastSetValid) and op.src is not None and 0 <= op.src < ns \
-                and ep.site not in p.semaphores[op.src].sites:
-            report(e, f"source semaphore {op.src} has no word on this engine's site {ep.site}")
+                and site not in self.sem_sites[op.src]:
+            report(f"source semaphore {op.src} has no word on this engine's site {site}")
         if isinstance(op, SemWait):
             for t in op.terms:
                 if t.var not in loops:
-                    report(e, f"threshold uses {t.var!r}, which is not an enclosing loop variable")
+                    report(f"threshold uses {t.var!r}, which is not an enclosing loop variable")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
-            dests = g.destinations()
-            if g.sender != ep.site:
-                report(e, f"group {g.id}'s sender is {g.sender}, not this engine's site {ep.site}")
+            dests = self.dests[op.group]
+            if g.sender != site:
+                report(f"group {g.id}'s sender is {g.sender}, not this engine's site {site}")
             if op.num_dests != len(dests):
-                report(e, f"num_dests {op.num_dests} disagrees with group {g.id}'s {len(dests)} destinations (a write "
-                          "barrier waits for exactly num_dests acknowledgements)")
+                report(f"num_dests {op.num_dests} disagrees with group {g.id}'s {len(dests)} destinations (a write "
+                       "barrier waits for exactly num_dests acknowledgements)")
             if isinstance(op, SemIncMcast) and g.loopback:
-                report(e, f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
+                report(f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.buf < nb:
                     src = p.buffers[op.buf]
-                    ph, slots = _cb_slots(p)
-                    if not 0 <= src.section < len(ph) or (d, src.cb, ph[src.section]) not in slots:
-                        report(e, f"destination {d} has no buffer with cb index {src.cb} in this phase")
-                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in p.semaphores[op.sem].sites:
-                    report(e, f"destination {d} has no word of semaphore {op.sem}")
+                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
+                        report(f"destination {d} has no buffer with cb index {src.cb} in this phase")
+                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
+                    report(f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, (ReadTiles, WriteTiles)):
-            if op.tensor not in tensors:
-                report(e, f"tensor {op.tensor!r} is not declared")
+            if op.tensor not in self.tensors:
+                report(f"tensor {op.tensor!r} is not declared")
             for t in op.addr.terms:
                 if t.var not in loops:
-                    report(e, f"address uses {t.var!r}, which is not an enclosing loop variable")
+                    report(f"address uses {t.var!r}, which is not an enclosing loop variable")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
-                report(e, "dynamic address range has lo > hi")
+                report("dynamic address range has lo > hi")
+            role = self.roles.get(op.tensor)
+            if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
+                use(f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+            if isinstance(op, ReadTiles) and role == Role.OUTPUT:
+                use(f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
         if isinstance(op, AcquireAcc):
             if op.tiles < 1:
-                report(e, "tiles must be >= 1")
+                report("tiles must be >= 1")
             if op.dtype not in p.target.tile_bytes:
-                report(e, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+                report(f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+
+    def _word_range(self, ep: EngineProgram, op: Op, at: tuple[int, ...], times: int, ranges: dict[str, int]) -> None:
+        """Every semaphore value a program names fits the 32-bit word, and no word can be counted past it: the
+        initial value (or the largest value a SemSet writes) plus every increment aimed at the word, each counted
+        as often as its loops can run (trips at their max), stays <= 2**32 - 1 (``word_totals``). Bounds the
+        interpreter's unbounded integers to what the hardware word holds, so a wrap can never be proved away."""
+        p = self.p
+        if isinstance(op, (SemInc, SemIncMcast)):
+            if op.by > WORD_MAX:
+                self._report(ep, at, op, f"by {op.by} exceeds the 32-bit word (max {WORD_MAX})", self.words)
+            targets = (op.at,) if isinstance(op, SemInc) else (
+                self.dests[op.group] if 0 <= op.group < len(p.groups) else ())
+            for site in targets:
+                word = (op.sem, site)
+                self.incs[word] = self.incs.get(word, 0) + op.by * times
+        elif isinstance(op, (SemSet, SemWait)):
+            lo = hi = op.value
+            if isinstance(op, SemWait):
+                for t in op.terms:
+                    top = t.coef * ranges.get(t.var, 0)
+                    lo, hi = lo + min(0, top), hi + max(0, top)
+            if hi > WORD_MAX:
+                self._report(ep, at, op, f"value {hi} exceeds the 32-bit word (max {WORD_MAX})", self.words)
+            if lo < 0:
+                self._report(ep, at, op, f"threshold {lo} is negative in some iteration (a word is never below 0)",
+                             self.words)
+            if isinstance(op, SemSet):
+                word = (op.sem, ep.site)
+                self.start[word] = max(self.start.get(word, 0), op.value)
+
+    def word_totals(self) -> None:
+        start = self.start
+        for (sem, site), total in sorted(self.incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
+            if start.get((sem, site), 0) + total > WORD_MAX:
+                self.words.append(IrViolation(
+                    f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} (start + every "
+                                                  f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
+
+
+#: Ops whose values the 32-bit word rule reads.
+_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait)
+#: Leaf ops with no rule beyond ids, pages and tiles.
+_PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
+                                                   ReadTiles, WriteTiles, AcquireAcc, Loop, If))
+#: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
+#: them), whether it has ``pages`` and whether it has ``tiles``.
+_SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}
+
+
+def _shape(cls: type) -> tuple[tuple[tuple[str, str], ...], bool, bool]:
+    names = {f.name for f in attrs.fields(cls)}
+    ids = tuple((f.name, f.metadata["id"]) for f in attrs.fields(cls) if f.metadata.get("id") is not None)
+    _SHAPE[cls] = out = (ids, "pages" in names, "tiles" in names)
+    return out

@@ -1,0 +1,100 @@
+"""Program loading cost against plain ``json.loads`` of the same file, side by side in one process.
+
+``load_program`` reads a program file, parses it (duplicate keys refused), checks it against the JSON Schema,
+structures it into IR objects and runs ``validate``. Each stage is timed on its own (best of ``--repeat`` runs)
+and as a ratio to ``json.loads`` of the same bytes (CPU seconds of this process): the shipped examples, and a
+synthetic program of about ``--ops`` ops (the 48-engine matmul example's engine programs repeated, which still
+validates).
+
+    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [FILE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from verispatial.ir import serialize
+from verispatial.ir.validate import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = [*sorted((ROOT / "examples").glob("*.json")), *sorted((ROOT / "examples" / "broken").glob("*.json"))]
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    """The least CPU time of ``repeat`` calls of ``fn`` (seconds): this process's own work, which other jobs
+    sharing the machine disturb far less than the wall clock."""
+    out = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        out = min(out, time.process_time() - t0)
+    return out
+
+
+def count_ops(ops: list[Any]) -> int:
+    return sum(1 + count_ops(o.get("body", [])) for o in ops)
+
+
+def synthetic(ops: int) -> Path:
+    """The wormhole matmul example with every engine program's ops repeated until the program has about ``ops``
+    ops (written to a temporary file)."""
+    d = json.loads((ROOT / "examples" / "matmul_reuse_mcast_wormhole.json").read_text())
+    have = sum(count_ops(ep["ops"]) for ep in d["programs"])
+    times = max(1, round(ops / have))
+    for ep in d["programs"]:
+        ep["ops"] = ep["ops"] * times
+    f = Path(tempfile.mkdtemp()) / f"synthetic_{times}x.json"
+    f.write_text(json.dumps(d, indent=1))
+    return f
+
+
+def row(path: Path, repeat: int, stages: bool) -> None:
+    data = path.read_bytes()
+    doc = json.loads(data)
+    n = sum(count_ops(ep["ops"]) for ep in doc.get("programs", []))
+    t_json = best(lambda: json.loads(data), repeat)
+    cols = f"{'-':>5} {'-':>6} {'-':>6} {'-':>6}"
+    if stages:
+        t_parse = best(lambda: serialize.parse_json(data), repeat)
+        t_schema = best(lambda: serialize.check_program_schema(doc), repeat)
+        t_struct = best(lambda: serialize._structure_program(doc), repeat)
+        p = serialize.program_from_dict(doc)
+        t_valid = best(lambda: validate(p), repeat)
+        cols = f"{t_parse / t_json:5.2f} {t_schema / t_json:6.2f} {t_struct / t_json:6.2f} {t_valid / t_json:6.2f}"
+    t_load = best(lambda: serialize.load_program(path), repeat)
+    name = path.name if path.parent.name != "broken" else f"broken/{path.name}"
+    print(f"{name:42} {len(data) / 1e6:7.2f} {n:>8} | {t_json * 1e3:9.2f} | {cols} | {t_load * 1e3:9.2f} "
+          f"{t_load / t_json:6.2f}x", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=300_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--load-only", action="store_true", help="time load_program alone (e.g. on a checkout without the "
+                                                               "stage functions)")
+    ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
+    args = ap.parse_args()
+    print("ratios to json.loads of the same bytes; parse = with the duplicate-key check; schema, structure and "
+          "validate alone; load = load_program, all of them from the file")
+    print(f"{'program':42} {'MB':>7} {'ops':>8} | {'json ms':>9} | {'parse':>5} {'schema':>6} {'struct':>6} "
+          f"{'valid':>6} | {'load ms':>9} {'load':>7}")
+    files = args.files or [*EXAMPLES, synthetic(args.ops)]
+    for f in files:
+        try:
+            serialize.load_program(f)
+        except Exception as e:  # a shipped bad example that does not load is not timed
+            print(f"{f.name:42} does not load: {e}", file=sys.stderr)
+            continue
+        row(f, args.repeat, not args.load_only and hasattr(serialize, "check_program_schema"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The fast program reader agrees with the reference one it replaced: the compiled JSON Schema validator
+(``jsonschema_rs``) accepts exactly what ``jsonschema`` accepts, and the per-op constructors build exactly what
+cattrs built. Messages still come from ``jsonschema`` (``tests/test_schema.py`` pins them)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_schema import BASE, INLINE, MUTATIONS, TARGET_MUTATIONS, WRITTEN
+
+from verispatial.errors import ParseError
+from verispatial.ir import OP_TAGS, Loop, Op
+from verispatial.ir.ops import TAG_OPS
+from verispatial.ir.serialize import (
+    _conv,
+    _program_validator,
+    _structure_op,
+    _unstructure_op,
+    load_program,
+    parse_json,
+    program_to_dict,
+    schema,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REFERENCE = jsonschema.Draft202012Validator(schema())
+
+
+def agree(doc: Any) -> bool:
+    """Whether both validators give ``doc`` the same verdict; returns that verdict."""
+    fast = _program_validator().is_valid(doc)
+    assert fast == REFERENCE.is_valid(doc), json.dumps(doc)[:400]
+    return bool(fast)
+
+
+@pytest.mark.parametrize(("base", "mutate"), [(BASE, m) for _, m, _ in MUTATIONS] + [(INLINE, m) for _, m, _ in
+                                                                                        TARGET_MUTATIONS],
+                         ids=[n for n, _, _ in MUTATIONS] + [f"target-{n}" for n, _, _ in TARGET_MUTATIONS])
+def test_validators_agree_on_every_pinned_mutation(base: dict[str, Any], mutate: Any) -> None:
+    d = copy.deepcopy(base)
+    mutate(d)
+    agree(d)
+
+
+def test_validators_accept_every_written_program() -> None:
+    for _, p in WRITTEN:
+        assert agree(json.loads(json.dumps(program_to_dict(p))))
+
+
+def _paths(x: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(x, dict):
+        for k, v in x.items():
+            out += _paths(v, (*at, k))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            out += _paths(v, (*at, i))
+    return out
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 70_000) | st.floats(-2, 9, allow_nan=False)
+                           | st.sampled_from(["", "k", "t", "bf16", "reader", "eq", "push", "loop", "local"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["op", "buf", "pages", "var", "count", "body", "x"]), inner, max_size=3),
+                           max_leaves=6)
+
+
+@settings(max_examples=max(50, settings().max_examples // 5))
+@given(st.data())
+def test_validators_agree_on_random_edits(data: st.DataObject) -> None:
+    d = copy.deepcopy(BASE)
+    paths = [p for p in _paths(d) if p]
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(paths))
+        parent: Any = d
+        try:
+            for k in path[:-1]:
+                parent = parent[k]
+            how = data.draw(st.sampled_from(["set", "delete", "add"]))
+            if how == "set":
+                parent[path[-1]] = data.draw(JSON_VALUES)
+            elif how == "delete":
+                del parent[path[-1]]
+            elif isinstance(parent, dict):
+                parent[data.draw(st.sampled_from(["extra", "by", "front", "src", "terms"]))] = data.draw(JSON_VALUES)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed or replaced this path
+    agree(d)
+
+
+def _all_ops(ops: tuple[Op, ...]) -> list[Op]:
+    out: list[Op] = []
+    for op in ops:
+        out.append(op)
+        if isinstance(op, Loop) or hasattr(op, "body"):
+            out += _all_ops(op.body)  # type: ignore[union-attr]
+    return out
+
+
+def _by_cattrs(d: dict[str, Any]) -> Op:
+    cls = TAG_OPS[d["op"]]
+    return _conv.structure({k: v for k, v in d.items() if k != "op"}, cls)  # type: ignore[no-any-return]
+
+
+def test_constructors_build_what_cattrs_built() -> None:
+    programs = [p for _, p in WRITTEN] + [load_program(f) for f in sorted(EXAMPLES.glob("*.json"))]
+    seen: set[str] = set()
+    for p in programs:
+        for ep in p.programs:
+            for op in _all_ops(ep.ops):
+                d = json.loads(json.dumps(_unstructure_op(op)))
+                assert _structure_op(d) == op
+                seen.add(d["op"])
+                if d["op"] in ("loop", "if"):
+                    continue
+                assert _structure_op(d) == _by_cattrs(d)
+                # a field left out takes its default, as cattrs does; an integral float loads as the int
+                for k, v in d.items():
+                    if k != "op" and type(v) is int:
+                        e = dict(d, **{k: float(v)})
+                        got = _structure_op(e)
+                        assert got == _by_cattrs(e) == op
+                        assert type(getattr(got, k)) is int
+    assert seen == set(OP_TAGS.values())
+
+
+def test_duplicate_keys_are_still_named() -> None:
+    with pytest.raises(ParseError, match="key 'pages' appears twice in one object"):
+        parse_json('{"a": [{"op": "push", "buf": 0, "pages": 1, "pages": 2}], "b": 1}')
+    with pytest.raises(ParseError, match="key 'a' appears twice in one object"):
+        parse_json('{"a": 1, "b": {"c": 1}, "a": 2}')
+    assert parse_json('{"a": {"a": 1}, "b": [{"a": 2}]}') == {"a": {"a": 1}, "b": [{"a": 2}]}

@@ -1,0 +1,222 @@
+"""Every per-op rule of ``validate`` with its exact message, in the order violations are reported: per engine
+program, the op's own rules in program order, then its uses of phases and tensor roles; after every program, the
+32-bit semaphore word rules. One well-formed program, broken one way per case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import pytest
+
+from verispatial.ir import (
+    WORMHOLE,
+    AcquireAcc,
+    Addr,
+    Buffer,
+    Compute,
+    Dynamic,
+    Engine,
+    EngineProgram,
+    Flush,
+    Group,
+    Guard,
+    If,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    Operand,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    SectionSpan,
+    Semaphore,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    Site,
+    Tensor,
+    Term,
+    Trip,
+    TripCount,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.validate import validate
+
+A, B = Site(0, 0), Site(1, 0)
+K = Term("k", 1)
+
+
+def base() -> Program:
+    """Site A reads X and multicasts it to B, which computes and writes Y; a flag and a counter semaphore."""
+    a_reader: tuple[Op, ...] = (
+        SemSet(0, 0),
+        Loop("k", 2, (Reserve(0, 1), ReadTiles("X", Addr(0, (K,)), 1, 0), ReadBarrier(), McastSend(0, 1, 0, 1), Flush(),
+                      McastSetValid(0, 0, 1), Push(0, 1))),
+    )
+    a_writer: tuple[Op, ...] = (Loop("k", 2, (Wait(0, 1), Pop(0, 1))),)
+    b_reader: tuple[Op, ...] = (
+        Loop("k", 2, (Reserve(1, 1), SemWait(0, WaitCond.GE, 1, (K,)), Push(1, 1))),
+        SemInc(1, B, 1),
+    )
+    b_compute: tuple[Op, ...] = (
+        Loop("t_loop", "t", (Wait(1, 1), AcquireAcc(1, "bf16"), Compute("copy", 1, (Operand(1, 1),)),
+                             If("t_loop", Guard.FIRST, (Compute("noop"),)), Reserve(2, 1), PackAcc(2, 1), ReleaseAcc(),
+                             Push(2, 1), Pop(1, 1))),
+        SemWait(1, WaitCond.GE, 1),
+    )
+    b_writer: tuple[Op, ...] = (
+        Loop("t_loop", "t", (Wait(2, 1), WriteTiles(2, "Y", Addr(0, (Term("t_loop", 1),)), 1), WriteBarrier(), Pop(2, 1))),
+    )
+    return Program(
+        "rules", WORMHOLE,
+        tensors=(Tensor("X", (32, 64), "bf16", Role.INPUT), Tensor("Y", (32, 128), "bf16", Role.OUTPUT)),
+        buffers=(Buffer(0, "a_in", A, 0, 1, 2, "bf16"), Buffer(1, "b_in", B, 0, 1, 2, "bf16"),
+                 Buffer(2, "b_out", B, 1, 1, 2, "bf16")),
+        semaphores=(Semaphore(0, "flag", (A, B)), Semaphore(1, "count", (B,))),
+        groups=(Group(0, A, (1, 0, 1, 0)),),
+        trips=(Trip("t", 3),),
+        programs=(EngineProgram(A, Engine.READER, a_reader), EngineProgram(A, Engine.WRITER, a_writer),
+                  EngineProgram(B, Engine.READER, b_reader), EngineProgram(B, Engine.COMPUTE, b_compute),
+                  EngineProgram(B, Engine.WRITER, b_writer)),
+    )
+
+
+def edit(key: str, path: tuple[int, ...], new: Op | None) -> Callable[[Program], Program]:
+    """Replace (``new``) or delete (None) the op at ``path`` of engine program ``key``."""
+    def put(ops: tuple[Op, ...], at: tuple[int, ...]) -> tuple[Op, ...]:
+        i, rest = at[0], at[1:]
+        if rest:
+            parent = ops[i]
+            assert isinstance(parent, (Loop, If))
+            return (*ops[:i], attrs.evolve(parent, body=put(parent.body, rest)), *ops[i + 1:])
+        return (*ops[:i], *(() if new is None else (new,)), *ops[i + 1:])
+
+    def f(p: Program) -> Program:
+        return attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=put(ep.ops, path)) if ep.key == key else ep
+                                              for ep in p.programs))
+    return f
+
+
+def both(*fs: Callable[[Program], Program]) -> Callable[[Program], Program]:
+    def f(p: Program) -> Program:
+        for g in fs:
+            p = g(p)
+        return p
+    return f
+
+
+AR, BR, BC, BW = "(0,0).reader", "(1,0).reader", "(1,0).compute", "(1,0).writer"
+PA = "program (0,0).reader"
+PB = "program (1,0).reader"
+PC = "program (1,0).compute"
+PW = "program (1,0).writer"
+
+CASES: list[tuple[str, Callable[[Program], Program], list[str]]] = [
+    ("buffer-out-of-range", edit(AR, (1, 6), Push(9, 1)), [f"{PA} ops[1].body[6] Push: buffer 9 is not a buffer"]),
+    ("buffer-on-other-site", edit(AR, (1, 6), Push(1, 1)),
+     [f"{PA} ops[1].body[6] Push: buffer 1 lives on (1,0), not on this engine's site (0,0)"]),
+    ("two-rules-one-op", edit(AR, (1, 6), Push(9, 0)),
+     [f"{PA} ops[1].body[6] Push: buffer 9 is not a buffer", f"{PA} ops[1].body[6] Push: pages must be >= 1, got 0"]),
+    ("sem-out-of-range", edit(AR, (0,), SemSet(5, 0)), [f"{PA} ops[0] SemSet: sem 5 is not a semaphore"]),
+    ("group-out-of-range", edit(AR, (1, 3), McastSend(0, 1, 4, 1)),
+     [f"{PA} ops[1].body[3] McastSend: group 4 is not a multicast group"]),
+    ("tiles-zero", edit(AR, (1, 1), ReadTiles("X", Addr(0, (K,)), 0, 0)),
+     [f"{PA} ops[1].body[1] ReadTiles: tiles must be >= 1, got 0"]),
+    ("operand-pages", edit(BC, (0, 2), Compute("copy", 1, (Operand(1, 0),))),
+     [f"{PC} ops[0].body[2] Compute: operand pages must be >= 1, got 0"]),
+    ("operand-buffer", edit(BC, (0, 2), Compute("copy", 1, (Operand(7, 1),))),
+     [f"{PC} ops[0].body[2] Compute: buffer 7 is not a buffer"]),
+    ("inc-at-site-without-word", edit(BR, (1,), SemInc(1, A, 1)),
+     [f"{PB} ops[1] SemInc: semaphore 1 (count) has no word on site (0,0)"]),
+    ("set-valid-source", edit(AR, (1, 5), McastSetValid(0, 0, 1, src=1)),
+     [f"{PA} ops[1].body[5] McastSetValid: source semaphore 1 has no word on this engine's site (0,0)"]),
+    ("threshold-var", edit(BC, (1,), SemWait(1, WaitCond.GE, 1, (K,))),
+     [f"{PC} ops[1] SemWait: threshold uses 'k', which is not an enclosing loop variable"]),
+    ("group-sender", edit(BR, (1,), SemIncMcast(1, 0, 1)),
+     [f"{PB} ops[1] SemIncMcast: group 0's sender is (0,0), not this engine's site (1,0)"]),
+    ("num-dests", edit(AR, (1, 3), McastSend(0, 1, 0, 2)),
+     [f"{PA} ops[1].body[3] McastSend: num_dests 2 disagrees with group 0's 1 destinations (a write barrier waits "
+      "for exactly num_dests acknowledgements)"]),
+    ("inc-mcast-loopback", both(lambda p: attrs.evolve(p, groups=(Group(0, A, (0, 0, 1, 0), loopback=True),)),
+                                edit(AR, (0,), SemIncMcast(0, 0, 2))),
+     [f"{PA} ops[0] SemIncMcast: group 0 is loopback: noc_semaphore_inc_multicast's sender is never in its "
+      "rectangle",
+      f"{PA} ops[1].body[3] McastSend: num_dests 1 disagrees with group 0's 2 destinations (a write barrier waits "
+      "for exactly num_dests acknowledgements)",
+      f"{PA} ops[1].body[5] McastSetValid: num_dests 1 disagrees with group 0's 2 destinations (a write barrier "
+      "waits for exactly num_dests acknowledgements)"]),
+    ("mcast-dest-without-cb", lambda p: attrs.evolve(p, buffers=(p.buffers[0], attrs.evolve(p.buffers[1], cb=2),
+                                                                  p.buffers[2])),
+     [f"{PA} ops[1].body[3] McastSend: destination (1,0) has no buffer with cb index 0 in this phase"]),
+    ("flag-dest-without-word", lambda p: attrs.evolve(p, semaphores=(Semaphore(0, "flag", (A,)), p.semaphores[1])),
+     [f"{PA} ops[1].body[5] McastSetValid: destination (1,0) has no word of semaphore 0",
+      f"{PB} ops[0].body[1] SemWait: semaphore 0 (flag) has no word on site (1,0)"]),
+    ("tensor-undeclared", edit(AR, (1, 1), ReadTiles("Z", Addr(0, (K,)), 1, 0)),
+     [f"{PA} ops[1].body[1] ReadTiles: tensor 'Z' is not declared"]),
+    ("address-var", edit(AR, (1, 1), ReadTiles("X", Addr(0, (Term("j", 1),)), 1, 0)),
+     [f"{PA} ops[1].body[1] ReadTiles: address uses 'j', which is not an enclosing loop variable"]),
+    ("dynamic-range", edit(AR, (1, 1), ReadTiles("X", Addr(0, (), Dynamic("i", 3, 1)), 1, 0)),
+     [f"{PA} ops[1].body[1] ReadTiles: dynamic address range has lo > hi"]),
+    ("acquire", edit(BC, (0, 1), AcquireAcc(0, "fp64")),
+     [f"{PC} ops[0].body[1] AcquireAcc: tiles must be >= 1, got 0", f"{PC} ops[0].body[1] AcquireAcc: tiles must be >= 1",
+      f"{PC} ops[0].body[1] AcquireAcc: dtype 'fp64' is not one of target wormhole_b0's"]),
+    ("loop-shadow", edit(AR, (1, 2), Loop("k", 1, (ReadBarrier(),))),
+     [f"{PA} ops[1].body[2] Loop: loop variable 'k' shadows an enclosing loop's"]),
+    ("count-undeclared-trip", edit(BW, (0,), Loop("t_loop", "u", (WriteBarrier(),))),
+     [f"{PW} ops[0] Loop: count 'u' is not a declared trip"]),
+    ("trip-count", edit(BW, (0,), Loop("t_loop", TripCount("u", 0), (WriteBarrier(),))),
+     [f"{PW} ops[0] Loop: count reads trip 'u', which is not declared", f"{PW} ops[0] Loop: count scale must be >= 1, got 0"]),
+    ("count-negative", edit(AR, (1,), Loop("k", -1, ())), [f"{PA} ops[1] Loop: count must be >= 0, got -1"]),
+    ("if-var", edit(BC, (0, 3), If("k", Guard.LAST, (Compute("noop"),))),
+     [f"{PC} ops[0].body[3] If: if tests 'k', which is not an enclosing loop variable"]),
+    ("write-input", edit(BW, (0, 1), WriteTiles(2, "X", Addr(0, (Term("t_loop", 1),)), 1)),
+     [f"{PW} ops[0] WriteTiles: writes input tensor 'X': inputs and params are read-only"]),
+    ("read-output", edit(AR, (1, 1), ReadTiles("Y", Addr(0, (K,)), 1, 0)),
+     [f"{PA} ops[1] ReadTiles: reads output tensor 'Y': a tensor that is written and read is an activation"]),
+    ("own-rules-before-uses", both(edit(AR, (1, 1), ReadTiles("Y", Addr(0, (K,)), 1, 0)), edit(AR, (1, 6), Push(9, 1))),
+     [f"{PA} ops[1].body[6] Push: buffer 9 is not a buffer",
+      f"{PA} ops[1] ReadTiles: reads output tensor 'Y': a tensor that is written and read is an activation"]),
+    ("phase", lambda p: attrs.evolve(p, sections=(SectionSpan("s0", True), SectionSpan("s1")),
+                                     buffers=(*p.buffers[:2], attrs.evolve(p.buffers[2], section=1)),
+                                     semaphores=(p.semaphores[0], attrs.evolve(p.semaphores[1], section=1))),
+     [f"{PB} ops[1] SemInc: uses semaphore 1 of section 1 (phase 1) from phase 0: a semaphore is used only in its own "
+      "phase"] + [f"{PC} ops[0] {c}: uses buffer 2 of section 1 (phase 1) from phase 0: a buffer is used only in its "
+                  "own phase" for c in ("Reserve", "PackAcc", "Push")]
+     + [f"{PC} ops[1] SemWait: uses semaphore 1 of section 1 (phase 1) from phase 0: a semaphore is used only in its "
+        "own phase"] + [f"{PW} ops[0] {c}: uses buffer 2 of section 1 (phase 1) from phase 0: a buffer is used only in "
+                        "its own phase" for c in ("Wait", "WriteTiles", "Pop")]),
+    ("words", both(edit(AR, (0,), SemSet(0, 2**32)), edit(BR, (1,), SemInc(1, B, 2**31)),
+                   edit(BC, (1,), SemWait(1, WaitCond.GE, -1))),
+     [f"{PA} ops[0] SemSet: value 4294967296 exceeds the 32-bit word (max 4294967295)",
+      f"{PC} ops[1] SemWait: threshold -1 is negative in some iteration (a word is never below 0)"]),
+    ("inc-by", edit(BR, (1,), SemInc(1, B, 2**32)),
+     [f"{PB} ops[1] SemInc: by 4294967296 exceeds the 32-bit word (max 4294967295)",
+      "semaphore 1 at (1,0): can be counted to 4294967296 (start + every increment, loops at their max), past the "
+      "32-bit word (max 4294967295)"]),
+    ("inc-total", edit(BR, (0, 1), SemInc(1, B, 2**31)),
+     ["semaphore 1 at (1,0): can be counted to 4294967297 (start + every increment, loops at their max), past the "
+      "32-bit word (max 4294967295)"]),
+    ("growing-threshold", edit(BR, (0, 1), SemWait(0, WaitCond.GE, 2**32 - 1, (K,))),
+     [f"{PB} ops[0].body[1] SemWait: value 4294967296 exceeds the 32-bit word (max 4294967295)"]),
+]
+
+
+def test_the_base_program_is_valid() -> None:
+    assert validate(base()) == []
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [(m, e) for _, m, e in CASES], ids=[n for n, _, _ in CASES])
+def test_each_rule_names_its_op(mutate: Callable[[Program], Program], expected: list[str]) -> None:
+    assert [str(v) for v in validate(mutate(base()))] == expected
