@@ -112,10 +112,13 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/e_read_no_barrier.json",
         "broken/f_memory_overlap.json",
         "broken/g_rendezvous_short.json",
+        "broken/v1_vendor_receiver_no_ack.json",
+        "broken/v2_ready_reset_after_flag.json",
         "matmul_reuse_mcast_blackhole.json",
         "matmul_reuse_mcast_wormhole.json",
         "pipeline_small.json",
         "three_sections.json",
+        "vendor_receiver.json",
     ]
 
 
