@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 
+from verispatial.certify import reach
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import (
@@ -37,6 +38,7 @@ from verispatial.ir import (
     SemInc,
     SemSet,
     SemWait,
+    Site,
     Target,
     Tensor,
     Term,
@@ -162,3 +164,47 @@ def test_a_counter_reset_after_reading_what_it_announced_proves() -> None:
     report = certify(p)
     assert not_proved(report) == {}
     assert one(report, "sem-exact:sem0@(1,0)").reason == "reset protocol of sem0@(1,0) holds (2 obligations)"
+
+
+def send_first(receivers: int = 2, blocks: int = 3) -> Program:
+    """The sender multicasts first and then waits for every receiver's acknowledgement on its ack counter (sem1),
+    which it resets — the ack word's only waiter. Each receiver, in the vendor order, waits for VALID, resets its
+    flag, publishes the block, reserves its next slot and only then acknowledges (so the next multicast finds the
+    slot free). Sites (0,0) .. (receivers,0)."""
+    sites = [Site(x, 0) for x in range(receivers + 1)]
+    at = Addr(0, (Term("k", 1),))
+    sender = ep(A, Engine.READER, SemSet(FLAG, VALID), Loop("k", blocks, (
+        Reserve(0, 1), ReadTiles("x", at, 1, 0), ReadBarrier(), McastSend(0, 1, 0, receivers), Flush(),
+        McastSetValid(FLAG, 0, receivers), Push(0, 1), SemWait(READY, EQ, receivers), SemSet(READY, 0))),
+        WriteBarrier())
+    programs = [sender, ep(A, Engine.WRITER, Loop("k", blocks, (Wait(0, 1), Pop(0, 1))))]
+    for i, s in enumerate(sites[1:], start=1):
+        programs.append(ep(s, Engine.READER, Reserve(i, 1), Loop("k", blocks, (
+            SemWait(FLAG, EQ, VALID), SemSet(FLAG, INVALID), Push(i, 1), Reserve(i, 1), SemInc(READY, A, 1))),
+            AtomicBarrier()))
+        programs.append(ep(s, Engine.WRITER, Loop("k", blocks, (Wait(i, 1), Pop(i, 1)))))
+    p = prog(*programs, buffers=tuple(buf(i, s, cap=2, cb=0) for i, s in enumerate(sites)),
+             sems=(sem(FLAG, *sites), sem(READY, A)), groups=(Group(0, A, (1, 0, receivers, 0)),),
+             tensors=(Tensor("x", (32, 32 * blocks), "bf16", Role.INPUT),))
+    p = Program(p.name, p.target, tensors=p.tensors, buffers=p.buffers, semaphores=p.semaphores, groups=p.groups,
+                programs=p.programs, memory=tuple(BufferAt(i, WORMHOLE.reserved_base, 4096) for i in range(len(sites))))
+    assert validate(p) == []
+    return p
+
+
+def test_an_acknowledgement_reset_by_its_only_waiter_needs_and_gets_past_states(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With two receivers, the state in which the sender issues flag k+1 does not tell whose acknowledgements its
+    wait k counted (one receiver may be a block ahead, the other behind); the state at the sender's last reset
+    does: every receiver had acknowledged exactly k blocks, so each had reset its flag k times."""
+    p = send_first()
+    assert explore(p, max_states=200_000).verdict == "ok"
+    report = certify(p)
+    assert not_proved(report) == {}
+    for d in ("(1,0)", "(2,0)"):
+        assert one(report, f"sem-exact:sem0@{d}").reason == f"flag protocol of sem0@{d} holds (2 obligations)"
+    # Without the past states the flags' exactness does not prove (the single state is consistent with a lost flag).
+    monkeypatch.setattr(reach.StateQuery, "_add_history", lambda self, trusted, names: None)
+    alone = certify(p)
+    assert {n for n in not_proved(alone) if n.startswith("sem-")} == {"sem-flag-early:sem0@(1,0)",
+                                                                       "sem-flag-early:sem0@(2,0)"}
