@@ -10,8 +10,13 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   sometimes anything in ``1..capacity+1`` (capacity violations, straddles).
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
   exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
-  increments also publish an activation tensor the waiter then reads, and sometimes the waiter waits and resets
-  inside the loop (racy from two iterations on). Sometimes a ping-pong handshake of two semaphores.
+  increments also publish an activation tensor the waiter then reads (before its reset: a reset that does not
+  directly follow its wait), and sometimes the waiter waits and resets inside the loop (racy from two iterations
+  on). Sometimes a ping-pong handshake of two semaphores.
+- Sometimes (two sites of two engines) the lockstep multicast handshake of reference §2.5 from site 0 to site 1 in
+  one stage: the sender's ready counter reset right after its wait or after its data multicast, the receiver in
+  the reference order (invalidate, say ready, wait for VALID) or the vendor's (say ready, wait for VALID, then
+  invalidate: a flag word that starts at its reset value).
 - A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.

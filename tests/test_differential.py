@@ -93,6 +93,10 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
     def prefixed(prefix: str, pred: Callable[[str], bool] = lambda _n: True) -> list[Result]:
         return [r for r in report.results if r.name.startswith(prefix) and pred(r.name)]
 
+    if rule in ("cb-single-producer", "cb-single-consumer"):
+        # A buffer's ownership: the checker names one use by its second engine, the interpreter whichever runs
+        # second — any finding of the rule speaks of it.
+        return named(rule) + prefixed(f"{rule}:")
     if rule in CHECKER_RULE_FAMILY:
         # The rule's aggregate claims no path breaks it; a finding at this op says the checker saw it here.
         return named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")
