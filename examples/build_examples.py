@@ -707,6 +707,51 @@ def three_sections(name: str, gather_target: Callable[[int], int] = lambda p: p)
     )
 
 
+def vendor_receiver(name: str = "vendor_receiver", ack: bool = True, reset_after_flag: bool = False) -> Program:
+    """A sender on (0,0) multicasts 4 one-page blocks of X to (1,0) with the lockstep handshake of reference §2.5,
+    Blackhole (flush between data and flag). The receiver runs the vendor's order — say ready, wait for VALID,
+    then invalidate (tt-metal ``models/demos/deepseek_v3_b1/unified_kernels/mcast.hpp``): its flag starts INVALID,
+    the launch is its first reset. The sender resets its ready counter after the data multicast, not right after
+    its wait. Each site's writer drains its 2-page c_0.
+
+    ``ack`` False: the receiver never says ready and the sender never waits (the sender may flag block k+1 before
+    the receiver invalidated block k's flag: the reset wipes it). ``reset_after_flag``: the sender resets its ready
+    counter after its flag (the receiver's next ready increment may land first: a lost update).
+    """
+    s0, s1 = Site(0, 0), Site(1, 0)
+    blocks = 4
+    ready, flag = 0, 1
+    buffers = [Buffer(0, "c_0", s0, cb=0, page_tiles=1, capacity=2, dtype="bf16"),
+               Buffer(1, "c_0", s1, cb=0, page_tiles=1, capacity=2, dtype="bf16")]
+    at = Addr(0, (Term("k", 1),))
+    handshake: list[Op] = [SemWait(ready, WaitCond.EQ, 1)] if ack else []
+    send: list[Op] = [McastSend(0, 1, 0, 1), Flush(), McastSetValid(flag, 0, 1)]
+    if ack:
+        send = [*send, SemSet(ready, 0)] if reset_after_flag else [send[0], SemSet(ready, 0), *send[1:]]
+    sender = (SemSet(flag, VALID),
+              Loop("k", blocks, (Reserve(0, 1), ReadTiles("X", at, 1, 0), ReadBarrier(), *handshake, *send,
+                                 Push(0, 1))),
+              WriteBarrier())
+    say_ready: list[Op] = [SemInc(ready, at=s0, by=1)] if ack else []
+    receiver = (Loop("k", blocks, (Reserve(1, 1), *say_ready, SemWait(flag, WaitCond.EQ, VALID),
+                                   SemSet(flag, INVALID), Push(1, 1))),
+                AtomicBarrier())
+    drain = (Loop("k", blocks, (Wait(0, 1), Pop(0, 1))),)
+    return Program(
+        name=name,
+        target=BLACKHOLE,
+        tensors=(_tensor("X", 32, 32 * blocks, Role.INPUT),),
+        buffers=tuple(buffers),
+        semaphores=(Semaphore(ready, "sender_ready", (s0,), 0, SemRole.MCAST_READY),
+                    Semaphore(flag, "receiver_valid", (s0, s1), INVALID, SemRole.MCAST_VALID)),
+        groups=(Group(0, sender=s0, rect=(1, 0, 1, 0)),),
+        programs=(EngineProgram(s0, Engine.READER, sender), EngineProgram(s0, Engine.WRITER, drain),
+                  EngineProgram(s1, Engine.READER, receiver),
+                  EngineProgram(s1, Engine.WRITER, (Loop("k", blocks, (Wait(1, 1), Pop(1, 1))),))),
+        memory=pack_memory(BLACKHOLE, buffers),
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Protocols of issue 7 (docs/semantics.md "Protocols"): guards and trip-affine counts, growing thresholds and
 # multicast increments, a flag from a constant VALID word, per-tile state versions across sections
@@ -934,6 +979,9 @@ def build_all() -> dict[str, Program]:
         "broken/r_release_overshoot.json": counter_release("r_release_overshoot", release_by=2),
         "broken/s_flag_reset_late.json": valid_source("s_flag_reset_late", reset_first=False),
         "broken/t_kv_no_rendezvous.json": kv_cache_update("t_kv_no_rendezvous", rendezvous=False),
+        "vendor_receiver.json": vendor_receiver(),
+        "broken/v1_vendor_receiver_no_ack.json": vendor_receiver("v1_vendor_receiver_no_ack", ack=False),
+        "broken/v2_ready_reset_after_flag.json": vendor_receiver("v2_ready_reset_after_flag", reset_after_flag=True),
     }
 
 

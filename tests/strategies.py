@@ -13,8 +13,13 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   producer (read or packed), others may carry tokens only.
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
   exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
-  increments also publish an activation tensor the waiter then reads, and sometimes the waiter waits and resets
-  inside the loop (racy from two iterations on). Sometimes a ping-pong handshake of two semaphores.
+  increments also publish an activation tensor the waiter then reads (before its reset: a reset that does not
+  directly follow its wait), and sometimes the waiter waits and resets inside the loop (racy from two iterations
+  on). Sometimes a ping-pong handshake of two semaphores.
+- Sometimes (two sites of two engines) the lockstep multicast handshake of reference §2.5 from site 0 to site 1 in
+  one stage: the sender's ready counter reset right after its wait or after its data multicast, the receiver in
+  the reference order (invalidate, say ready, wait for VALID) or the vendor's (say ready, wait for VALID, then
+  invalidate: a flag word that starts at its reset value).
 - A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.
@@ -32,6 +37,7 @@ passes ``validate`` (asserted). Page counts are pages, tile counts are tiles, me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -49,7 +55,10 @@ from verispatial.ir import (
     Engine,
     EngineProgram,
     Flush,
+    Group,
     Loop,
+    McastSend,
+    McastSetValid,
     Op,
     PackAcc,
     Pop,
@@ -127,10 +136,13 @@ def blueprints(draw: st.DrawFn) -> Program:
     """A program that is correct by construction most of the time (see the module docstring)."""
     target: Target = draw(st.sampled_from(TARGETS))
     n_sites = draw(st.integers(1, 2))
-    first = draw(st.lists(st.sampled_from(ENGINES), min_size=2, max_size=3, unique=True))
+    # Sometimes a multicast handshake from site 0 to site 1 (two engines on each site).
+    mcast = n_sites == 2 and draw(st.integers(0, 2)) == 0
+    first = draw(st.lists(st.sampled_from(ENGINES), min_size=2, max_size=2 if mcast else 3, unique=True))
     slots: list[Slot] = [(SITES[0], e) for e in first]
     if n_sites == 2:
-        second = draw(st.lists(st.sampled_from(ENGINES), min_size=1, max_size=4 - len(first), unique=True))
+        second = draw(st.lists(st.sampled_from(ENGINES), min_size=2 if mcast else 1, max_size=4 - len(first),
+                               unique=True))
         slots += [(SITES[1], e) for e in second]
     by_site: dict[Site, list[Slot]] = {}
     for s in slots:
@@ -159,7 +171,18 @@ def blueprints(draw: st.DrawFn) -> Program:
     buffers: list[Buffer] = []
     next_cb: dict[Site, int] = {}
     filled: set[int] = set()  # buffers whose producer writes every page it pushes
-    for b in range(draw(st.integers(1, 3))):
+    semaphores: list[Semaphore] = []
+    groups: list[Group] = []
+    prologue: dict[Slot, list[Op]] = {}
+
+    def semaphore(sites: tuple[Site, ...], init: int) -> int:
+        semaphores.append(Semaphore(len(semaphores), f"sem{len(semaphores)}", sites, init))
+        return len(semaphores) - 1
+
+    if mcast:
+        _multicast(draw, target, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
+                   semaphore, groups, prologue)
+    for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
         site = draw(st.sampled_from(cb_sites))
         prod, cons = draw(st.permutations(by_site[site]))[:2]
         cap = draw(st.integers(1, 4))
@@ -222,12 +245,6 @@ def blueprints(draw: st.DrawFn) -> Program:
                 unit.append(Pop(b, chunk))
             stage.take.setdefault(cons, []).append(unit)
 
-    semaphores: list[Semaphore] = []
-
-    def semaphore(sites: tuple[Site, ...], init: int) -> int:
-        semaphores.append(Semaphore(len(semaphores), f"sem{len(semaphores)}", sites, init))
-        return len(semaphores) - 1
-
     n_sems = draw(st.integers(0, 3)) if counted else 0
     for _ in range(n_sems):
         inc, waiter = draw(st.permutations(slots))[:2]
@@ -288,7 +305,7 @@ def blueprints(draw: st.DrawFn) -> Program:
 
     programs: list[EngineProgram] = []
     for slot in slots:
-        ops: list[Op] = []
+        ops: list[Op] = list(prologue.get(slot, []))
         for stage in stages:
             give = list(stage.give.get(slot, []))
             take = list(stage.take.get(slot, []))
@@ -306,14 +323,14 @@ def blueprints(draw: st.DrawFn) -> Program:
         kinds = {type(op) for op in _walk(tuple(ops))}
         if SemInc in kinds:
             ops.append(AtomicBarrier())
-        if WriteTiles in kinds:
+        if kinds & {WriteTiles, McastSend, McastSetValid}:
             ops.append(WriteBarrier())
         programs.append(EngineProgram(slot[0], slot[1], tuple(ops)))
 
     memory: list[BufferAt] = []
     offset: dict[Site, int] = {}
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
-                trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
+                groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
     for buf in buffers:
         at = offset.get(buf.site, target.reserved_base)
         size = p.buffer_bytes(buf)
@@ -322,6 +339,55 @@ def blueprints(draw: st.DrawFn) -> Program:
     p = attrs.evolve(p, memory=tuple(memory))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
+               tensors: list[Tensor], buffers: list[Buffer], next_cb: dict[Site, int],
+               semaphore: Callable[[tuple[Site, ...], int], int], groups: list[Group],
+               prologue: dict[Slot, list[Op]]) -> None:
+    """The lockstep multicast handshake of reference §2.5 from site 0 to site 1 inside ``stage``.
+
+    The sender reads a block into its buffer, waits for the receiver's ready increment, resets its ready counter
+    (right after the wait, or after the data multicast: a reset need not follow its wait directly), multicasts the
+    block, flushes, multicasts its flag (its own word of the flag semaphore, set to VALID once at its start) and
+    pushes the block to its site's consumer. The receiver reserves its slot and either invalidates its flag,
+    increments the sender's ready counter and waits for VALID (the reference order), or increments, waits for VALID
+    and then invalidates (the vendor order: the flag starts INVALID, the launch is its first reset). Both buffers are
+    the first of their sites (cb 0 at the reserved base: the multicast lands at the sender's address).
+    """
+    s0, s1 = SITES
+    ps, cs = draw(st.permutations(by_site[s0]))[:2]
+    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    cap = draw(st.integers(1, 4))
+    pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
+    dtype = draw(st.sampled_from(DTYPES))
+    src, dst = len(buffers), len(buffers) + 1
+    buffers.append(Buffer(src, f"cb{src}", s0, 0, 1, cap, dtype))
+    buffers.append(Buffer(dst, f"cb{dst}", s1, 0, 1, cap, dtype))
+    next_cb[s0], next_cb[s1] = 1, 1
+    flag, ready = semaphore((s0, s1), 0), semaphore((s0,), 0)
+    groups.append(Group(len(groups), s0, (1, 0, 1, 0)))
+    g = groups[-1].id
+    cond = draw(st.sampled_from((WaitCond.EQ, WaitCond.GE)))
+    late_reset = draw(st.booleans())
+    data = f"in{len(tensors)}"
+    tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT))
+    sender: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier(),
+                        SemWait(ready, cond, 1)]
+    sender += [McastSend(src, pages, g, 1), SemSet(ready, 0)] if late_reset else [SemSet(ready, 0),
+                                                                                  McastSend(src, pages, g, 1)]
+    sender += [Flush(), McastSetValid(flag, g, 1), Push(src, pages)]
+    prologue.setdefault(ps, []).append(SemSet(flag, 1))
+    stage.give.setdefault(ps, []).append(sender)
+    stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
+    vendor = draw(st.booleans())
+    receiver: list[Op] = [Reserve(dst, pages)]
+    receiver += ([SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1), SemSet(flag, 0)] if vendor
+                 else [SemSet(flag, 0), SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1)])
+    receiver.append(Push(dst, pages))
+    stage.give.setdefault(pr, []).append(receiver)
+    stage.after.setdefault(pr, []).append(AtomicBarrier())
+    stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
 
 
 def _walk(ops: tuple[Op, ...]) -> list[Op]:

@@ -383,6 +383,35 @@ def test_mcast_pair_proves_without_a_flush(reports: Reports) -> None:
     assert "flagged per engine run only once the source left" in named(report, "async-source-reuse").reason
 
 
+def test_vendor_receiver_proves(reports: Reports) -> None:
+    report = reports(EXAMPLES / "vendor_receiver.json")
+    assert [(r.name, r.reason) for r in report.results if r.verdict != Verdict.PROVED] == []
+    assert "lockstep multicast handshake" in named(report, "sem-exact:sem1@(1,0)").reason
+    assert "every flag issued is waited for" in named(report, "balance-sem:sem1@(1,0)").reason
+
+
+def test_v1_vendor_receiver_without_acknowledgement(reports: Reports) -> None:
+    """Block k+1's flag can land before the receiver invalidated block k's: its reset wipes it (and the sender
+    multicasts into a slot the receiver has not freed); the receiver hangs."""
+    report = reports(BROKEN / "v1_vendor_receiver_no_ack.json")
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"sem-flag-early:sem1@(1,0)", "mcast-slot:(0,0).reader:[1, 3]",
+                                     "deadlock:(0,0).reader+3"}
+    v = cex(named(report, "sem-flag-early:sem1@(1,0)"))["replay"]["violation"]
+    assert (v["rule"], v["position"]["engine"], v["position"]["path"]) == ("sem-set-race", "(1,0).reader", [0, 2])
+    assert_replayed(report)
+
+
+def test_v2_ready_reset_after_flag(reports: Reports) -> None:
+    """The sender resets its ready counter after its flag: the receiver's next ready increment can land first."""
+    report = reports(BROKEN / "v2_ready_reset_after_flag.json")
+    assert report.exit_code == 1
+    assert refuted_names(report) == {"sem-set-race:sem0@(0,0)", "deadlock:(0,0).reader+3"}
+    v = cex(named(report, "sem-set-race:sem0@(0,0)"))["replay"]["violation"]
+    assert (v["rule"], v["position"]["engine"], v["position"]["path"]) == ("sem-set-race", "(0,0).reader", [1, 7])
+    assert_replayed(report)
+
+
 def test_every_example_is_covered(reports: Reports) -> None:
     """Every shipped example has a golden test above (a new example must get one)."""
     files = {p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*.json")
@@ -395,7 +424,8 @@ def test_every_example_is_covered(reports: Reports) -> None:
         # Protocols of issue 7: golden tests in tests/test_protocols.py.
         "peeled_k_loop.json", "counter_release.json", "valid_source.json", "kv_cache_update.json",
         "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
-        "broken/t_kv_no_rendezvous.json",
+        "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
+        "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

@@ -125,6 +125,8 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/r_release_overshoot.json",
         "broken/s_flag_reset_late.json",
         "broken/t_kv_no_rendezvous.json",
+        "broken/v1_vendor_receiver_no_ack.json",
+        "broken/v2_ready_reset_after_flag.json",
         "counter_release.json",
         "kv_cache_update.json",
         "matmul_reuse_mcast_blackhole.json",
@@ -134,6 +136,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "pipeline_small.json",
         "three_sections.json",
         "valid_source.json",
+        "vendor_receiver.json",
     ]
 
 

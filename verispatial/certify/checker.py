@@ -1,12 +1,16 @@
 """The checker: discharge every obligation of a scheduled program and report one verdict per obligation.
 
 Order matters only for what later families may assume: the circular-buffer coverage rules decide which buffers'
-occupancy bounds the reachability queries may use (``trusted``); nothing else is assumed. Every refutation is
-replayed by the interpreter before it is reported as such; one that does not replay fails to prove.
+occupancy bounds the reachability queries may use (``trusted``), exact counting decides which semaphore words'
+counter models the deadlock question may use. Every proof that leans on another obligation records it
+(``Result.assumes``, ``assume.py``), and once every family ran a proved result whose assumption is not proved fails
+to prove (``report.settle``). Every refutation is replayed by the interpreter before it is reported as such; one
+that does not replay fails to prove.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -17,6 +21,7 @@ import attrs
 
 from verispatial.certify import smt
 from verispatial.certify.alias import check_aliases
+from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.bounds import check_bounds
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.deadlock import check_deadlock
@@ -26,8 +31,8 @@ from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
 from verispatial.certify.reach import Analysis, analyse
-from verispatial.certify.replay import confirm_rule
-from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
+from verispatial.certify.report import Report, Result, Verdict, settle
 from verispatial.certify.reuse import cross_engine, discharge
 from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
@@ -39,14 +44,16 @@ from verispatial.certify.rules import (
     multicast_destinations,
     ownership_findings,
 )
+from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, put_report
 from verispatial.certify.structure import unsupported_features
-from verispatial.ir.ops import McastSend, WriteTiles
+from verispatial.ir.ops import McastSend, SemWait, WriteTiles
 from verispatial.ir.program import Program, walk
+from verispatial.petri.interp import SimResult
+from verispatial.petri.position import Position
 
-#: checker rule -> interpreter rules that reproduce it. A counterexample may also name ``deadlock_at``: a
-#: deadlock with that engine stuck there reproduces it too (an overshot equality wait hangs exactly there).
+#: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation).
 REPLAY_RULES: dict[str, set[str]] = {
     "sem-set-race": {"sem-set-race"},
     "sem-overshoot": {"sem-overshoot"},
@@ -103,33 +110,132 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
     return out
 
 
+@attrs.frozen
+class Claim:
+    """What the interpreter must show to confirm one refutation: one of ``rules`` reported at one of ``at``
+    (``confirm_rule``), or a deadlock ``hang`` accepts; ``targets`` are the candidate's positions."""
+
+    rules: frozenset[str]
+    at: tuple[dict[str, Any], ...] | None
+    hang: Callable[[SimResult], bool] | None = None
+    targets: dict[str, Position] = attrs.Factory(dict)
+
+
+def _spot(x: object) -> dict[str, Any] | None:
+    if isinstance(x, dict) and isinstance(x.get("engine"), str) and isinstance(x.get("path"), list):
+        return {"engine": x["engine"], "path": x["path"]}
+    return None
+
+
+def _word(a: Analysis, name: str) -> Word | None:
+    return next((w for w in a.words.values() if w.name == name), None)
+
+
+def _overshoot(a: Analysis, w: Word, engine: str, path: tuple[int, ...]) -> Callable[[SimResult], bool]:
+    """A deadlock with ``engine`` stuck at its equality wait ``path`` on ``w`` while the word exceeds the value
+    waited for: the overshoot itself (the interpreter reports ``sem-overshoot`` only when the wait was already
+    pending; a word overshot before its waiter arrived shows as this hang)."""
+    leaf = next(lf for lf in a.views[engine].leaves if lf.path == path)
+    op = leaf.op
+    assert isinstance(op, SemWait)
+
+    def hang(r: SimResult) -> bool:
+        for st in r.stuck:
+            if st.position.engine == engine and st.position.path == path:
+                env = {v: i for v, i in st.position.iteration if v}
+                return r.sems.get((w.sem, w.site), w.init) > op.threshold(env)
+        return False
+    return hang
+
+
+def _flag_lost(w: Word) -> Callable[[SimResult], bool]:
+    """A deadlock with the owner of flag word ``w`` stuck at one of its waits although more flags were issued to
+    ``w`` than the owner's waits saw, in a run whose flag sources were never rewritten early: a flag was lost
+    (merged with the next, or wiped) — nothing else keeps a flag word from its value once every write landed, as in
+    a deadlock."""
+    waits = {lf.path for lf in w.waits}
+
+    def hang(r: SimResult) -> bool:
+        if not any(st.position.engine == w.owner and st.position.path in waits for st in r.stuck):
+            return False
+        if any(v.rule == "async-source-reuse" for v in r.violations):
+            return False  # a flag that left holding another value is that rule's violation, not a lost flag
+        issued = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.flags)
+        seen = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.waits)
+        return issued > seen
+    return hang
+
+
+def _claim(a: Analysis, r: Result) -> Claim | None:
+    """What refutation ``r`` claims, as the interpreter must show it: that rule, at that op (and for a tensor race
+    on that tensor, for a balance on that buffer or word), or the deadlock that violation leads to. None when the
+    checker knows no way to replay the claim (the refutation then fails to prove)."""
+    cex = r.counterexample or {}
+    rule = str(cex.get("rule", cex.get("kind")))
+    if rule not in REPLAY_RULES:
+        return None
+    rules = frozenset(REPLAY_RULES[rule])
+    kind, _, rest = r.name.partition(":")
+    targets = targets_of(cex)
+    here = _spot(cex)
+    if kind in ("sem-set-race", "sem-overshoot", "sem-flag-early"):
+        w = _word(a, rest)
+        if w is None:
+            return None
+        if kind == "sem-set-race" and here is not None:
+            return Claim(rules, (here,), targets=targets)
+        if kind == "sem-overshoot" and here is not None:
+            return Claim(rules, (here,), _overshoot(a, w, here["engine"], tuple(here["path"])), targets)
+        if kind == "sem-flag-early":
+            if cex.get("flag") == "wiped":  # the owner's reset overwrote a landed flag: sem-set-race there
+                return Claim(rules, tuple({"engine": lf.engine, "path": list(lf.path)} for lf in w.sets),
+                             targets=targets)
+            return Claim(frozenset(), (), _flag_lost(w), targets)
+        return None
+    if rule == "tensor-race":
+        tensor = rest.split(":", 1)[0]
+        spots = [x for x in (_spot(cex.get("read")), _spot(cex.get("write"))) if x is not None]
+        spots += [x for x in (_spot(y) for y in cex.get("at", [])) if x is not None] if isinstance(
+            cex.get("at"), list) else []
+        if not spots:
+            return None
+        return Claim(rules, tuple({**x, "message": f"{tensor} tile"} for x in spots), targets=targets)
+    if kind in ("mcast-slot", "mcast-publish"):
+        engine, _, path = rest.rpartition(":")
+        return Claim(rules, ({"engine": engine, "path": json.loads(path)},), targets=targets)
+    if kind == "balance-cb":
+        return Claim(rules, ({"message": f"{rest} ("},))
+    if kind == "balance-sem":
+        w = _word(a, rest)
+        if w is None:
+            return None
+        return Claim(rules, ({"message": f"sem{w.sem} ({a.program.semaphores[w.sem].name})@{w.site} "},))
+    if kind == "alias-clobber":
+        b = rest.split("~", 1)[0]
+        return Claim(rules, (here,) if here is not None else ({"message": f"{b}"},), targets=targets)
+    if kind == "rendezvous" or kind == "hb-rendezvous":
+        return Claim(rules, None, targets=targets)
+    if kind == "output-unwritten":  # reported at termination (no op), naming the tensor
+        return Claim(rules, ({"message": f"output {rest} "},))
+    if here is not None:  # cb-straddle, bounds, async-source-reuse: the op the counterexample names
+        return Claim(rules, (here,), targets=targets)
+    return None
+
+
 def _confirm(a: Analysis, r: Result) -> Result:
-    """Replay a solver refutation in the interpreter; keep it only if reproduced."""
-    return _confirm_program(a.program, r)
-
-
-def _confirm_program(program: Program, r: Result) -> Result:
-    """``_confirm`` on the program itself (the replay reads nothing else)."""
+    """Replay a solver refutation in the interpreter; keep it only if the interpreter shows what it claims."""
     if r.verdict != Verdict.REFUTED or r.counterexample is None:
         return r
     cex = r.counterexample
     kind = cex.get("kind")
     if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex or "replay" in cex:
         return r
-    rule = str(cex.get("rule", kind))
-    if rule not in REPLAY_RULES:
-        return r
-    rules = REPLAY_RULES[rule]
     t0 = time.perf_counter()
-    path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
-    dl = cex.get("deadlock_at")
-    deadlock_at = None
-    if isinstance(dl, dict):
-        deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
-    engine = cex.get("engine")
-    at = cex.get("at")
-    got = confirm_rule(program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
-                       path, deadlock_at=deadlock_at, at=at if isinstance(at, list) else None)
+    claim = _claim(a, r)
+    got = None
+    if claim is not None:
+        got = confirm_rule(a.program, set(claim.rules), cex.get("trips") or None, at=list(claim.at)
+                           if claim.at is not None else None, hang=claim.hang, targets=claim.targets)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,
@@ -213,13 +319,33 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
         for label in labels:
             say(label)
             results += _family(label, program, trusted, rlimit, inexact, a, pc)
-    results = _with_assumptions(program, results)
+    results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results)
     if certificate is not None:
         from verispatial.certify.certificate import compare_certificate
 
         say("certificate")
         results += compare_certificate(program, a, results, certificate)
     return Report(program.name, program.target.name, tuple(results), time.perf_counter() - t0)
+
+
+def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Result]:
+    """Record what every result assumes and settle: a proof whose assumption is not proved fails to prove. A
+    deadlock proof lost that way is asked of the interpreter's search once more, so a real deadlock is refuted."""
+    sources = _source_reuse_assumes(a.program, results)
+    with_assumptions = [attrs.evolve(r, assumes=assumptions(a, basis, r) + (sources if r.name == "async-source-reuse"
+                                                                            else ())) for r in results]
+    settled = settle(with_assumptions)
+    out: list[Result] = []
+    for before, r in zip(with_assumptions, settled, strict=True):
+        if r.family == "deadlock" and before.verdict == Verdict.PROVED and r.verdict == Verdict.FAILED:
+            t0 = time.perf_counter()
+            comp = next((c for c in a.components if r.name.split(":", 1)[1].split("+", 1)[0] == min(c)), None)
+            found = search_deadlock(a.program, comp)
+            if found is not None:
+                r = Result(r.family, r.name, Verdict.REFUTED, found["summary"], found,
+                           r.seconds + time.perf_counter() - t0)
+        out.append(r)
+    return out
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
@@ -315,35 +441,27 @@ def _reads_a_source(p: Program, name: str) -> bool:
     return isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)
 
 
-def _with_assumptions(p: Program, results: list[Result]) -> list[Result]:
-    """``async-source-reuse`` on pages read from a front assumes that the pages read lie inside the waited window
-    (``cb-read-unwaited``: then they stay unconsumed until the reading engine's own pop, which the per-engine run
-    checks) and that nothing else rewrites those unconsumed pages: the producer writing outside its reserved window
-    (``cb-write-unreserved``), an alias (``alias-clobber``) or a multicast landing (``mcast-slot``). Where those
-    obligations did not all prove, its proof becomes failed-to-prove, naming them."""
+def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
+    """What the proof of ``async-source-reuse`` on pages read from a front assumes: that the pages read lie inside
+    the waited window (``cb-read-unwaited``: then they stay unconsumed until the reading engine's own pop, which the
+    per-engine run checks) and that nothing else rewrites those unconsumed pages — the producer writing outside its
+    reserved window (``cb-write-unreserved``), an alias (``alias-clobber``) or a multicast landing (``mcast-slot``).
+    The names of those obligations (``report.settle`` keeps the proof only while each of them is proved)."""
     front, _ = _source_buffers(p)
     if not front:
-        return results
+        return ()
     partners = p.alias_partners()
     dests = multicast_destinations(p)
     need_alias = {b for b in front if b in partners}
     need_slot = {b for b in front if b in dests}
-    prefixes = ["cb-read-unwaited:", "cb-write-unreserved:"]
-    prefixes += [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
+    families = ["cb-read-unwaited", "cb-write-unreserved"] + (["mcast-slot"] if need_slot else [])
+    prefixes = [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
     prefixes += [f"alias-clobber:b{o}~b{b}" for b in sorted(need_alias) for o in partners[b]]
-    prefixes += ["mcast-slot:"] if need_slot else []
-    bad = [r.name for r in results if r.verdict != Verdict.PROVED and any(r.name.startswith(x) for x in prefixes)
+    out = [r.name for r in results
+           if (any(r.name == f or r.name.startswith(f + ":") for f in families) or any(r.name.startswith(x)
+                                                                                     for x in prefixes))
            and not (r.name.startswith("cb-read-unwaited:") and not _reads_a_source(p, r.name))]
-    if not bad:
-        return results
-    out = []
-    for r in results:
-        if r.name == "async-source-reuse" and r.verdict == Verdict.PROVED:
-            r = Result(r.family, r.name, Verdict.FAILED,
-                       f"{r.reason}; assumes {', '.join(bad[:4])}, which did not prove (the pages an asynchronous write "
-                       "reads stay inside its waited window and nothing else rewrites them)", seconds=r.seconds)
-        out.append(r)
-    return out
+    return tuple(dict.fromkeys(out))
 
 
 def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT) -> Result | None:
@@ -401,7 +519,7 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
             return None
         fresh = Result(r.family, r.name, Verdict.REFUTED, r.reason,
                        {k: v for k, v in cex.items() if k != "replay"})
-        got_r = _confirm_program(program, fresh)
+        got_r = _confirm(analyse(program), fresh)
         return got_r if got_r.verdict == Verdict.REFUTED and "replay" in (got_r.counterexample or {}) else None
     except (KeyError, TypeError, ValueError, IndexError):
         return None

@@ -71,7 +71,9 @@ class CounterModel:
         return self._sum(list(w.consuming), weight=1)
 
     def sets_done(self, w: Word) -> z3.ArithRef:
-        return self._sum(list(w.sets), weight=1)
+        """Resets of a flag word done, the launch counted as the first one for a ``primed`` word."""
+        done = self._sum(list(w.sets), weight=1)
+        return done + 1 if w.primed else done
 
     def value(self, w: Word) -> z3.ArithRef:
         """The word's value once every issued increment or flag has landed (as in any deadlocked state)."""
@@ -81,10 +83,12 @@ class CounterModel:
             return w.init + self.incs(w) - self.consumed(w)
         if w.kind == "flag":
             assert w.value is not None
-            reset = next(lf.op.value for lf in w.sets if hasattr(lf.op, "value"))
-            return z3.If(self.flags_issued(w) - self.waits_done(w) >= 1, w.value, reset)
+            assert w.reset_value is not None
+            return z3.If(self.flags_issued(w) - self.waits_done(w) >= 1, w.value, w.reset_value)
         if w.kind == "source":
             return self.enc.q.val(w.value if w.value is not None else w.init)
+        if w.kind == "unused":  # no op that ever runs touches it (those in loops that never run take no part)
+            return self.enc.q.val(w.init)
         raise ValueError(f"{w.name}: no counter model for a {w.kind} word")
 
     # --- facts and conditions ------------------------------------------------------------------------

@@ -14,12 +14,13 @@ multicast grids prove. A witness that is not derived or does not check falls bac
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import z3
 
 from verispatial.certify import schedule
 from verispatial.certify.cache import ProofCache
-from verispatial.certify.reach import Analysis, StateQuery
+from verispatial.certify.reach import Analysis, Decoded, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
@@ -30,15 +31,21 @@ REFINEMENTS = 6
 METHODS = ("auto", "search", "schedule")
 
 
-def _stuck(sq: StateQuery) -> z3.BoolRef:
-    """Every engine of the component finished or blocked, and at least one not finished."""
+def _stuck(sq: StateQuery, loose: bool = False) -> z3.BoolRef:
+    """Every engine of the component finished or blocked, and at least one not finished. ``loose``: a wait on a
+    word without a counter model (outside the decided protocols) may be blocked or not — for candidates only."""
     conj = []
     unfinished = []
     for e in sorted(sq.engines):
         pos = sq.enc.position(e)
         blocked = []
         for lf in pos.view.leaves:
-            en = sq.cm.enabled(lf)
+            try:
+                en = sq.cm.enabled(lf)
+            except ValueError:
+                if not loose:
+                    raise
+                en = z3.Bool(f"free-wait[{e}]{list(lf.path)}", sq.q.ctx)
             if en is not None:
                 blocked.append(z3.And(pos.at(lf), z3.Not(en)))
         conj.append(z3.Or(pos.finished, *blocked) if blocked else pos.finished)
@@ -87,7 +94,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                           if w.name in inexact and w.kind in ("reset", "flag", "monotone")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
     if unsupported or inexact_here:
-        found = search_deadlock(a.program)
+        found = search_deadlock(a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
         if found is not None:
             return Result("deadlock", name, Verdict.REFUTED, found["summary"], found,
                           seconds=time.perf_counter() - t0)
@@ -103,6 +110,31 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         if witness.verdict == Verdict.PROVED or method == "schedule":
             return witness
     return _component(a, comp, name, trusted, trip_sets, rlimit, t0)
+
+
+#: Candidates the directed search follows where the counter model is not known faithful.
+CANDIDATES = 4
+
+
+def _candidates(a: Analysis, comp: frozenset[str], trusted: set[int], trip_sets: list[dict[str, int] | None],
+                rlimit: int) -> Iterator[Decoded]:
+    """Deadlock candidates of ``comp`` from its counter model although that model is not known faithful (a word
+    outside the decided protocols blocks or not as the solver likes): only hints for the interpreter's directed
+    search (``replay.search_deadlock``), which alone may refute; never a proof. Lazily, at most ``CANDIDATES``."""
+    n = 0
+    for trips in trip_sets:
+        sq = StateQuery(a, "deadlock-candidates", comp, trusted, trips, rlimit)
+        sq.q.add(_stuck(sq, loose=True), "stuck")
+        sq.restrict()
+        while n < CANDIDATES:
+            res = sq.q.check()
+            if res.status != Status.SAT or res.model is None:
+                break
+            n += 1
+            yield sq.decode(res.model)
+            sq.q.add(z3.Not(z3.And(*[sq.enc.position(e).sel == res.model.eval(sq.enc.position(e).sel,
+                                                                                model_completion=True)
+                                     for e in sorted(comp)])), "next-candidate")
 
 
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
@@ -139,7 +171,7 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                               seconds=time.perf_counter() - t0)
             assert res.model is not None
             cand = sq.decode(res.model)
-            cex = replay_deadlock(a.program, cand)
+            cex = replay_deadlock(a.program, cand, comp)
             if cex is not None:
                 return Result("deadlock", name, Verdict.REFUTED, cex.get("summary", "deadlock"), cex,
                               seconds=time.perf_counter() - t0)
@@ -157,7 +189,7 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                           f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",
                           seconds=time.perf_counter() - t0)
     if unreplayed:
-        found = search_deadlock(a.program)
+        found = search_deadlock(a.program, comp)
         if found is not None:
             return Result("deadlock", name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
         return Result("deadlock", name, Verdict.FAILED,

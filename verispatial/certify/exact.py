@@ -27,7 +27,7 @@ from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.semaphores import Word
+from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import SemInc, SemIncMcast, SemWait
@@ -75,7 +75,9 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
 
 def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float,
                 confirm: Callable[[Result], Result] | None = None) -> Result:
-    # (rule, message, bad states, where the interpreter reports it: engine/path and/or the hang it causes)
+    # (rule, message, bad states, where the interpreter reports it: engine/path, or which flag violation — a
+    # ``wiped`` flag shows as sem-set-race at the owner's reset, a ``merged`` one as the owner's hang at its wait;
+    # checker._claim)
     checks: list[tuple[str, str, object, dict[str, object]]] = []
     if w.kind == "reset":
         for s in w.sets:
@@ -99,11 +101,11 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
                        "for it (the reset would wipe it)",
                        lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
-                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+                       {"engine": w.owner, "flag": "wiped"}))
         checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
                        "(they would merge into one)",
                        lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
-                       {"engine": w.owner, "deadlock_at": {"engine": w.owner, "path": None}}))
+                       {"engine": w.owner, "flag": "merged"}))
     result: Result | None = None
     for rule, msg, build, where in checks:
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
@@ -164,11 +166,26 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
         return Result("balance", name, Verdict.PROVED,
                       f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
-    if w.kind not in ("monotone", "reset"):
+    primed_flag = w.kind == "flag" and w.primed and w.reset_value == w.init and ends_reset(a.views, w)
+    if w.kind not in ("monotone", "reset") and not primed_flag:
         return Result("balance", name, Verdict.FAILED,
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
+    if primed_flag:
+        # A flag word the owner waits on first and resets last, at its initial value: a terminating run ends at
+        # it exactly when every flag issued was waited for (one more lands after the last reset).
+        flags = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.flags])
+        waits = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.waits])
+        q.add(flags != waits)
+        r = q.check()
+        if r.status == Status.UNSAT:
+            return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its reset value {w.init}: every flag "
+                          "issued is waited for and the owner's last op on it is a reset",
+                          seconds=time.perf_counter() - t0)
+        return Result("balance", name, Verdict.FAILED,
+                      f"{w.name}: flags issued and waits may differ in number ({r.status.value}); not decided",
+                      seconds=time.perf_counter() - t0)
     incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))])
     consumed = z3.Sum([q.val(0)] + [enc.total(lf) * (lf.op.value - w.init) for lf in w.consuming
                                      if isinstance(lf.op, SemWait)]) if w.kind == "reset" else q.val(0)

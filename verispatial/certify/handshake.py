@@ -6,15 +6,19 @@ Recognised shape, per sender engine ``S`` with multicast group ``g`` of ``m`` de
   nowhere else;
 - each destination ``d`` has a flag word ``F@d`` owned by one engine ``E_d`` whose only flags are ``S``'s; in ONE
   loop body ``E_d`` resets ``F``, increments ``R`` at ``S``'s site by ``b``, waits for the flag — each exactly
-  once, in that order, and nowhere else; nothing else increments ``R``.
+  once, in that order, and nowhere else; nothing else increments ``R``. Or, when ``F`` is ``primed`` (its initial
+  value is the reset value: the launch is the first reset), the vendor's receiver order: increment ``R``, wait for
+  the flag, reset ``F`` (tt-metal ``models/demos/deepseek_v3_b1/unified_kernels/mcast.hpp``: wait for VALID, then
+  set INVALID).
 
 Lemma (induction over epochs k): ``E_d``'s increment k+1 follows its flag wait k, which follows flag k, which
 follows ``S``'s reset k. So at most one increment per destination lands between two resets, and the wait needs
 ``m*b``: it returns exactly when every destination's increment k has landed (no overshoot, nothing to lose at
 the reset). Flag k follows the wait k, hence every ``E_d``'s reset k (no flag wiped), and flag k+1 needs
-``E_d``'s increment k+1, hence its wait k (no two flags merge). This discharges ``sem-set-race`` and
-``sem-overshoot`` for ``R`` and ``sem-flag-early`` for every ``F@d``, for every trip value; loop counts that
-disagree are left to the deadlock obligation.
+``E_d``'s increment k+1, hence its wait k (no two flags merge). In the vendor order, counting the launch as
+``E_d``'s first reset, increment k+1 follows reset k+1, which follows wait k, which follows flag k and so ``S``'s
+reset k: the same facts. This discharges ``sem-set-race`` and ``sem-overshoot`` for ``R`` and ``sem-flag-early``
+for every ``F@d``, for every trip value; loop counts that disagree are left to the deadlock obligation.
 """
 
 from __future__ import annotations
@@ -102,7 +106,8 @@ def _check(p: Program, views: dict[str, EngineView], words: dict[tuple[int, Site
             return None
         inc = mine[0]
         seen_engines.add(fw.owner)
-        if not _body([fset, inc, fwait]) or not (fset.index < inc.index < fwait.index):
+        if not _body([fset, inc, fwait]) or not (
+                fset.index < inc.index < fwait.index or (fw.primed and inc.index < fwait.index < fset.index)):
             return None
         if not isinstance(fset.op, SemSet):
             return None

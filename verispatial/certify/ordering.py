@@ -419,7 +419,9 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
             out.append(_run(a, trusted, name, [w1.engine, w2.engine], build,
                             f"{w1.engine} and {w2.engine} never write a common tile of {tensor} while the other's "
                             f"write of it is incomplete",
-                            why, "tensor-race", rlimit))
+                            why, "tensor-race", rlimit,
+                            at=[{"engine": w1.engine, "path": list(w1.path)},
+                                {"engine": w2.engine, "path": list(w2.path)}]))
     return out
 
 

@@ -2,20 +2,23 @@
 counterexample the reference interpreter replays).
 
 The checker never calls a candidate refuted on the solver's word: the interpreter must reach the deadlock or the
-rule violation. Attempts, cheapest first: drive the engines to the candidate positions; deterministic and seeded
+rule violation the obligation claims — that rule at that op (``confirm_rule``'s ``at``), or a deadlock that shows
+it (``hang``), never a violation or a hang elsewhere. Attempts, cheapest first: the directed search, which drives
+every engine toward the candidate positions under several schedules (``directed``); deterministic and seeded
 random runs that stop at the first violation of the rule; for small programs the explicit-state explorer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from verispatial.certify.reach import Decoded
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import ExploreResult, explore
-from verispatial.petri.interp import SimResult, drive, simulate
-from verispatial.petri.position import Position
+from verispatial.petri.interp import SimResult, drive, replay, simulate
+from verispatial.petri.position import Position, Violation
 
 #: Random schedules tried before giving up on replaying a rule violation.
 SEEDS = 12
@@ -25,6 +28,25 @@ EXPLORE_STATES = 60_000
 
 
 _EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None], ExploreResult] = {}
+
+
+def _explore(program: Program, trips: dict[str, int] | None) -> ExploreResult:
+    """The explorer's answer, computed once per (program, trips): several candidates of one run ask the same."""
+    key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
+    if key not in _EXPLORED:
+        if len(_EXPLORED) > 16:
+            _EXPLORED.clear()
+        _EXPLORED[key] = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
+    return _EXPLORED[key]
+
+
+def _targets(d: Decoded) -> dict[str, Position]:
+    out: dict[str, Position] = {}
+    for e, (lf, it) in d.at.items():
+        out[e] = Position(e, None if lf is None else lf.path, it)
+    return out
+
+
 #: Whole runs (no stop) per (program, trips, seed): several candidates of one program replay against the same runs.
 #: The program object itself is kept with each entry, so its ``id`` stays unique while cached.
 _RUNS: dict[tuple[int, tuple[tuple[str, int], ...] | None, int | None], tuple[Program, SimResult]] = {}
@@ -45,21 +67,52 @@ def _simulate(program: Program, trips: dict[str, int] | None, seed: int | None) 
     return r
 
 
-def _explore(program: Program, trips: dict[str, int] | None) -> ExploreResult:
-    """The explorer's answer, computed once per (program, trips): several candidates of one run ask the same."""
-    key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
-    if key not in _EXPLORED:
-        if len(_EXPLORED) > 16:
-            _EXPLORED.clear()
-        _EXPLORED[key] = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
-    return _EXPLORED[key]
-
-
-def _targets(d: Decoded) -> dict[str, Position]:
+def targets_of(cex: dict[str, Any]) -> dict[str, Position]:
+    """The candidate positions a state counterexample names (``Decoded.counterexample``'s ``positions``)."""
     out: dict[str, Position] = {}
-    for e, (lf, it) in d.at.items():
-        out[e] = Position(e, None if lf is None else lf.path, it)
+    pos = cex.get("positions")
+    if not isinstance(pos, dict):
+        return out
+    for e, p in pos.items():
+        if p == "finished":
+            out[str(e)] = Position(str(e), None)
+        elif isinstance(p, dict) and isinstance(p.get("path"), list):
+            got = p.get("iteration")
+            it: dict[str, int] = got if isinstance(got, dict) else {}
+            out[str(e)] = Position(str(e), tuple(p["path"]), tuple((str(k), int(v)) for k, v in it.items()))
     return out
+
+
+#: Drives toward one candidate tried by the directed search: (how, lazy landings, priority engine, seed).
+DIRECTED_ORDERS = 6
+DIRECTED_SEEDS = 3
+
+
+def directed(program: Program, trips: dict[str, int] | None, targets: dict[str, Position],
+             stop_on: Callable[[Violation], bool] | None = None) -> Iterator[tuple[str, SimResult]]:
+    """Runs that follow a candidate's positions (issue 7): every engine is driven toward its target op and
+    iteration and never past it, under several schedules — round robin with landings first, landings only when
+    no engine may step (a late landing is what some races need), each of the first ``DIRECTED_ORDERS`` engines
+    given priority (it runs ahead, the others catch up), and ``DIRECTED_SEEDS`` random orders. Each run drops the
+    targets once nothing allowed may move (``drive(release=True)``), so an engine parked in front of the op its
+    candidate breaks goes on to break it. Yields (how, result); a run with bad trip values is skipped."""
+    if not targets:
+        return
+    named = sorted(targets)
+    plans: list[tuple[str, dict[str, Any]]] = [
+        ("drive to the candidate positions", {}),
+        ("drive to the candidate positions, landings last", {"lazy": True}),
+    ]
+    for e in named[:DIRECTED_ORDERS]:
+        plans.append((f"drive to the candidate positions, {e} first", {"priority": [e]}))
+        plans.append((f"drive to the candidate positions, {e} first, landings last", {"priority": [e], "lazy": True}))
+    plans += [(f"drive to the candidate positions, random order seed {s}", {"seed": s}) for s in range(DIRECTED_SEEDS)]
+    for how, kw in plans:
+        try:
+            r = drive(program, trips, targets, stop_on=stop_on, release=True, **kw)
+        except ValueError:
+            return
+        yield how, r
 
 
 def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
@@ -76,28 +129,42 @@ def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
     }
 
 
-def replay_deadlock(program: Program, d: Decoded) -> dict[str, Any] | None:
-    """Drive the interpreter to the candidate positions; a reached deadlock (the candidate's or another one met
-    on the way) is returned as a counterexample, else None."""
-    r = drive(program, d.trips, _targets(d))
-    if r.status == "deadlock":
-        return _deadlock_cex(r, "drive to the candidate positions")
+def _in(comp: frozenset[str] | None, stuck: Any) -> bool:
+    """The deadlock is one of ``comp``'s: an engine of it is stuck (engines of other components share no counter
+    with it, so they neither block nor free it). Any deadlock when ``comp`` is None."""
+    return comp is None or any(st.position.engine in comp for st in stuck)
+
+
+def replay_deadlock(program: Program, d: Decoded, comp: frozenset[str] | None = None) -> dict[str, Any] | None:
+    """Drive the interpreter toward the candidate positions (``directed``); a reached deadlock of ``comp`` (the
+    candidate's or another one met on the way) is returned as a counterexample, else None."""
+    for how, r in directed(program, d.trips, _targets(d)):
+        if r.status == "deadlock" and _in(comp, r.stuck):
+            return _deadlock_cex(r, how)
     return None
 
 
-def search_deadlock(program: Program) -> dict[str, Any] | None:
-    """Look for a deadlock with the interpreter alone (round robin, seeded random schedules, and the explorer for
-    small programs) — used where the solver's model cannot be trusted, so only a replayed hang may refute."""
+def search_deadlock(program: Program, comp: frozenset[str] | None = None,
+                    candidates: Iterable[Decoded] = ()) -> dict[str, Any] | None:
+    """Look for a deadlock of ``comp`` with the interpreter alone — used where the solver's model cannot be
+    trusted, so only a replayed hang may refute: the directed search toward each of ``candidates`` (positions the
+    solver proposed from a counter model that may not be faithful), round robin, seeded random schedules, and the
+    explorer for programs of at most ``EXPLORE_ENGINES`` engines."""
+    for d in candidates:
+        got = replay_deadlock(program, d, comp)
+        if got is not None:
+            return got
     runs: list[tuple[str, Any]] = [("round-robin run", lambda: simulate(program))]
     runs += [(f"random schedule seed {s}", lambda s=s: simulate(program, seed=s)) for s in range(SEEDS)]
     for how, run in runs:
         r = run()
-        if r.status == "deadlock":
+        if r.status == "deadlock" and _in(comp, r.stuck):
             return _deadlock_cex(r, how)
     if len(program.programs) <= EXPLORE_ENGINES:
         ex = _explore(program, None)
-        if ex.deadlocks:
-            dl = ex.deadlocks[0]
+        for dl in ex.deadlocks:
+            if not _in(comp, dl.stuck):
+                continue
             names = ", ".join(str(st) for st in dl.stuck[:3])
             return {"kind": "deadlock", "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
                     "trace": list(dl.trace_text), "replayed_by": "explicit-state search",
@@ -105,46 +172,50 @@ def search_deadlock(program: Program) -> dict[str, Any] | None:
     return None
 
 
+Hang = Callable[[SimResult], bool]
+
+
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
-                 d: Decoded | None = None,
-                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None,
-                 at: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given).
+                 d: Decoded | None = None, *, at: list[dict[str, Any]] | None = None,
+                 also: Callable[[Violation], bool] | None = None, hang: Hang | None = None,
+                 targets: dict[str, Position] | None = None) -> dict[str, Any] | None:
+    """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given; at one
+    of the ops ``at`` lists — each an ``engine``, a ``path`` and optionally a ``message`` fragment the report must
+    contain — when given: a race between two ops shows at whichever of them the interpreter reaches second), and
+    accepted by ``also`` when given.
 
-    Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it.
-    With ``deadlock_at = (engine, path)``, a deadlock in which that engine is stuck (at that op, if a path is
-    given) also confirms: an overshot equality wait or a merged flag shows as exactly that hang. ``at`` lists
-    the ops (``engine``, ``path`` and optionally a ``message`` fragment) where the violation may be reported: one
-    of them must match (a race between two ops shows at whichever of them the interpreter reaches second).
+    Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it. ``hang``
+    accepts a deadlocked run that shows the claimed violation itself (an equality wait stuck at that op above its
+    value; a flag word's owner stuck at its wait although more flags were issued to it than it saw): only such a
+    deadlock confirms, never one elsewhere. Attempts: the directed search toward the candidate's positions (``d``
+    or ``targets``), round robin and seeded random runs, and the explorer for small programs.
     """
-    def at_one(v: Any) -> bool:
+    def at_one(v: Violation) -> bool:
         if at is None:
             return True
-        return any(v.position.engine == x["engine"] and (x.get("path") is None or v.position.path == tuple(x["path"]))
+        return any((x.get("engine") is None or v.position.engine == x["engine"])
+                   and (x.get("path") is None or v.position.path == tuple(x["path"]))
                    and (x.get("message") is None or str(x["message"]) in v.message) for x in at)
 
-    def matches(v: Any) -> bool:
+    def matches(v: Violation) -> bool:
         return v.rule in rules and (engine is None or v.position.engine == engine) and (
-            path is None or v.position.path == path) and at_one(v)
-
-    def stuck_there(stuck: Any) -> bool:
-        if deadlock_at is None:
-            return False
-        e, p = deadlock_at
-        return any(st.position.engine == e and (p is None or st.position.path == p) for st in stuck)
+            path is None or v.position.path == path) and at_one(v) and (also is None or also(v))
 
     def found(r: SimResult, how: str) -> dict[str, Any] | None:
         for v in r.violations:
             if matches(v):
                 return {"violation": v.to_json(), "trips": dict(r.trips), "steps": r.steps, "replayed_by": how}
-        if r.status == "deadlock" and stuck_there(r.stuck):
+        if r.status == "deadlock" and hang is not None and hang(r):
             return {"deadlock": _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
         return None
 
+    tgt = _targets(d) if d is not None else (targets or {})
+    for how, r in directed(program, d.trips if d is not None else trips, tgt, matches):
+        got = found(r, how)
+        if got is not None:
+            return got
     attempts: list[tuple[str, Any]] = []
-    if d is not None:
-        attempts.append(("drive to the candidate positions", lambda: drive(program, d.trips, _targets(d))))
     trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
     # Large programs get fewer random schedules: each run costs as much as the whole program.
@@ -166,7 +237,9 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
             if matches(f.violation):
                 return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
                         "replayed_by": "explicit-state search"}
-        for dl in ex.deadlocks:
-            if stuck_there(dl.stuck):
-                return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
+        if hang is not None:
+            for dl in ex.deadlocks:
+                r = replay(program, dl.trips, dl.trace)
+                if r.status == "deadlock" and hang(r):
+                    return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
     return None

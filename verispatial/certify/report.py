@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -41,6 +42,8 @@ class Result:
     ``family`` is one of ``FAMILIES``; ``name`` identifies the obligation (stable across runs, it is the
     certificate's key); ``reason`` says why it exists or why it failed; ``counterexample`` is a JSON-able
     dict for refutations (its ``kind`` says how to read it); ``seconds`` is wall time spent on it.
+    ``assumes`` names the obligations its proof leans on (e.g. a deadlock proof on the exact counting of the
+    semaphore words it models): a proved result stays proved only while each of them is proved (``settle``).
     """
 
     family: str
@@ -49,6 +52,37 @@ class Result:
     reason: str = ""
     counterexample: dict[str, Any] | None = None
     seconds: float = 0.0
+    assumes: tuple[str, ...] = ()
+
+
+def settle(results: Iterable[Result]) -> list[Result]:
+    """Every verdict on its own (issue 7): a ``proved`` result one of whose ``assumes`` is not a proved obligation
+    (refuted, failed to prove, an error, or no result of that name at all) becomes ``failed-to-prove``, its reason
+    naming the assumption and its verdict; repeated until nothing changes, so a downgrade propagates along chains of
+    assumptions. Mutual assumptions among proved results stay proved: each such group is one joint induction over
+    time (the first state breaking any of them is reached by a history in which all held), as docs/checker.md
+    argues for each. Order and every other field are kept."""
+    out = list(results)
+    while True:
+        verdicts: dict[str, list[Verdict]] = {}
+        for r in out:
+            verdicts.setdefault(r.name, []).append(r.verdict)
+        changed = False
+        for i, r in enumerate(out):
+            if r.verdict != Verdict.PROVED or not r.assumes:
+                continue
+            bad = [n for n in r.assumes if not verdicts.get(n) or any(v != Verdict.PROVED for v in verdicts[n])]
+            if not bad:
+                continue
+            what = ", ".join(f"{n} ({'/'.join(sorted({v.value for v in verdicts[n]})) if n in verdicts else 'no such obligation'})"
+                             for n in bad)
+            out[i] = attrs.evolve(r, verdict=Verdict.FAILED,
+                                  reason=f"not proved on its own: it assumes {what}; proved only under that assumption: "
+                                         f"{r.reason}")
+            verdicts[r.name] = [Verdict.FAILED if x == Verdict.PROVED else x for x in verdicts[r.name]]
+            changed = True
+        if not changed:
+            return out
 
 
 @attrs.frozen

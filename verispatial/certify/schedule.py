@@ -162,8 +162,8 @@ class _Concrete:
                                        if isinstance(lf.op, SemWait))
         if w.kind == "flag":
             assert w.value is not None
-            reset = next(lf.op.value for lf in w.sets if isinstance(lf.op, SemSet))
-            return w.value if sum(self.n(lf) for lf in w.flags) - sum(self.n(lf) for lf in w.waits) >= 1 else reset
+            assert w.reset_value is not None
+            return w.value if sum(self.n(lf) for lf in w.flags) - sum(self.n(lf) for lf in w.waits) >= 1 else w.reset_value
         return w.value if w.value is not None else w.init
 
     def enabled(self, lf: Leaf, it: tuple[int, ...]) -> bool:

@@ -10,21 +10,27 @@ Protocols:
   rectangle holds the site (one atomic per destination, each counted as an increment of that destination's word);
   value = init + increments issued. Its waits may have thresholds growing with the loop indices
   (``noc_semaphore_wait_min(sem, ++expected)``: ``value + sum(coef * index)``), ``ge`` or ``eq``.
-- ``reset``: one engine at the site waits on it and resets it to ``init``, each reset right after a wait with a
-  constant threshold (the multicast ready counter: wait ==n, set 0; the rendezvous gather; a counter waited with
-  growing thresholds ``wait_min(sem, ++expected)`` and reset after a final wait). Each passed *consuming* wait (one
-  right before a reset) consumes ``v - init``; other waits consume nothing. value = init + increments issued -
-  consumed. Obligation: when the reset runs, exactly the consumed increments have been issued (no lost update).
+- ``reset``: one engine at the site waits on it and resets it to ``init``; each reset's previous op on the word (in
+  the owner's program order) is a wait with a constant threshold in the same body (other ops may sit between: a
+  sender may multicast before it resets its ready counter) — the multicast ready counter: wait ==n, set 0; the
+  rendezvous gather; a counter waited with growing thresholds ``wait_min(sem, ++expected)`` and reset after a final
+  wait. Each passed *consuming* wait (the one before a reset) consumes ``v - init``; other waits consume nothing.
+  value = init + increments issued - consumed. Obligation: when the reset runs, exactly the consumed increments have
+  been issued (no lost update). A word nothing increments may be reset anywhere (to ``init``: it never leaves it).
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
   writes are flag multicasts whose source word holds the constant ``V`` (the multicast valid flag). The k-th wait
   returns once k flags have landed. Obligations: flag k is not issued before set k, nor before wait k-1 returns.
+  A word whose initial value is ``I`` may start with its wait (``primed``: the launch is the first reset), so the
+  receiver's vendor order — wait for VALID, then reset to INVALID (tt-metal
+  ``models/demos/deepseek_v3_b1/unified_kernels/mcast.hpp``: ``noc_semaphore_wait(ptr, VALID)`` then
+  ``noc_semaphore_set(ptr, INVALID)``) — is the same protocol with set k counted from the launch.
 - ``source``: a word a flag multicast reads at its sender's site (``McastSetValid.source``: the flag's own
   semaphore, or another one such as a constant VALID word, noc_semaphore_set_multicast(src, dst, ...)), only ever
   holding one value ``V`` whenever a multicast reads it (its initial value or one set before its first use), and
   nothing else writes it.
 
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
-fragment).
+fragment). Ops inside a loop that never runs take no part in any protocol.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, count_max
 from verispatial.ir.program import Program
 
 
@@ -53,34 +59,40 @@ class Word:
     owner: str | None = None  # the one engine at the site that sets/waits it
     value: int | None = None  # flag: V (the value a flag writes); source: V
     why: str = ""
+    primed: bool = False  # flag: the owner waits first, its initial value counting as the first reset
+    reset_value: int | None = None  # flag: I (the value the owner's resets write)
 
     @property
     def name(self) -> str:
         return f"sem{self.sem}@{self.site}"
 
 
-def _alternates(ops: tuple[Op, ...], sem: int) -> bool:
-    """Each op list, seen at its own level (nested loops count as units), is (set, wait)* with loops only
-    between pairs, and each loop body is itself such a list: then the flattened sequence alternates."""
-    expect_set = True
+def _alternates(ops: tuple[Op, ...], sem: int, expect_set: bool = True) -> bool | None:
+    """The owner's sets and waits on ``sem`` alternate: each op list, seen at its own level (nested loops count as
+    units), steps (set, wait) starting from ``expect_set``, and every loop body that touches the word returns to the
+    state it started in (it may run any number of times). Returns the state after ``ops`` (True: a set is next), or
+    None when they do not alternate."""
     for op in ops:
         if isinstance(op, If):
             if _touches(op.body, sem):
-                return False  # a guarded set or wait: not decided
+                return None  # a guarded set or wait: not decided
         elif isinstance(op, Loop):
-            if not _alternates(op.body, sem):
-                return False
-            if not expect_set and _touches(op.body, sem):
-                return False
+            if _touches(op.body, sem) and _alternates(op.body, sem, expect_set) is not expect_set:
+                return None
         elif isinstance(op, SemSet) and op.sem == sem:
             if not expect_set:
-                return False
+                return None
             expect_set = False
         elif isinstance(op, SemWait) and op.sem == sem:
             if expect_set:
-                return False
+                return None
             expect_set = True
     return expect_set
+
+
+def ends_reset(views: dict[str, EngineView], w: Word) -> bool:
+    """A ``primed`` flag word whose owner's last op on it is a reset (its (wait, set) pairs end on the set)."""
+    return w.owner is not None and _alternates(views[w.owner].program.ops, w.sem, False) is False
 
 
 def _touches(ops: tuple[Op, ...], sem: int) -> bool:
@@ -137,7 +149,8 @@ def _source_value(p: Program, views: dict[str, EngineView], sem: int, site: Site
 
 def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str, int] | None = None) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
-    path of the sender's program (loops to a fixpoint, trip loops may run zero times)."""
+    path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
+    When no multicast that reads it ever runs, any value is its value: the one the sender sets it to, or ``init``."""
     from verispatial.certify.rules import _run
 
     seen: set[int] = set()
@@ -150,6 +163,9 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str,
         return s
 
     _run(sender.program.ops, (), frozenset({("v", init)}), step, trip_max)
+    if not seen:
+        set_to = {lf.op.value for lf in sender.leaves if isinstance(lf.op, SemSet) and lf.op.sem == sem}
+        return set_to.pop() if len(set_to) == 1 else init
     if len(seen) != 1:
         return f"a flag multicast may read it holding any of {sorted(seen)}"
     return seen.pop()
@@ -170,11 +186,15 @@ def _incs(p: Program, views: dict[str, EngineView], sem: int, site: Site) -> tup
 
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
                    sources: dict[tuple[int, Site], int | str]) -> Word:
-    everything = _all(views)
-    incs = _incs(p, views, sem, site)
+    # Ops inside a loop that never runs (count 0, or a trip whose maximum is 0) take no part in any protocol.
+    trip_max = p.trip_max()
+    everything = [lf for lf in _all(views) if all(count_max(lc.count, trip_max) > 0 for lc in lf.loops)]
+    runs = {(lf.engine, lf.index) for lf in everything}
+    incs = tuple(lf for lf in _incs(p, views, sem, site) if (lf.engine, lf.index) in runs)
     flags = tuple(lf for lf in everything if isinstance(lf.op, McastSetValid) and lf.op.sem == sem
                   and site in p.groups[lf.op.group].destinations())
-    local = _leaves_at(views, site)
+    live = {(lf.engine, lf.index) for lf in everything}
+    local = [lf for lf in _leaves_at(views, site) if (lf.engine, lf.index) in live]
     sets = tuple(lf for lf in local if isinstance(lf.op, SemSet) and lf.op.sem == sem)
     waits = tuple(lf for lf in local if isinstance(lf.op, SemWait) and lf.op.sem == sem)
     base = {"sem": sem, "site": site, "init": init, "incs": incs, "flags": flags, "sets": sets, "waits": waits}
@@ -199,18 +219,24 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     owner = next(iter(owners))
     view = views[owner]
     if not flags:
-        # Reset protocol: every reset to init right after a wait (in the same body) with a constant threshold: that
-        # wait consumes what it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume
-        # nothing.
-        wait_idx = {lf.index for lf in waits}
+        # Reset protocol: every reset is to init, and (when anything increments the word) its previous op on the word
+        # in the owner's program order is a wait with a constant threshold in the same body: that wait consumes what
+        # it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume nothing.
+        mine = [lf for lf in view.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem
+                and (lf.engine, lf.index) in live]
         consuming: list[Leaf] = []
-        for lf in sets:
-            prev = view.leaves[lf.index - 1] if lf.index > 0 else None
-            if prev is None or prev.index not in wait_idx or prev.containers != lf.containers:
-                return unsupported(f"{lf.engine} sets it at {list(lf.path)} not right after a wait on it")
-            if isinstance(lf.op, SemSet) and lf.op.value != init:
+        for k, lf in enumerate(mine):
+            if not isinstance(lf.op, SemSet):
+                continue
+            if lf.op.value != init:
                 return unsupported(f"a reset to {lf.op.value}, not to its initial value {init}")
-            if isinstance(prev.op, SemWait) and prev.op.terms:
+            if not incs:
+                continue
+            prev = mine[k - 1] if k > 0 else None
+            if prev is None or not isinstance(prev.op, SemWait) or prev.containers != lf.containers:
+                return unsupported(f"{lf.engine} sets it at {list(lf.path)} without a wait on it before, in the "
+                                   "same body")
+            if prev.op.terms:
                 return unsupported(f"{lf.engine} resets it at {list(lf.path)} after a wait whose threshold grows with a "
                                    "loop index (what the wait consumed is not a constant)")
             consuming.append(prev)
@@ -233,6 +259,14 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         return unsupported(f"flag multicasts write different values {sorted(values)}")
     flag_value = values.pop()
     set_values = {lf.op.value for lf in sets if isinstance(lf.op, SemSet)}
+    # Set first (set, wait, ...), or, when the word starts at the one reset value, wait first (primed).
+    primed = False
+    if _alternates(view.program.ops, sem) is None:
+        if set_values - {init} or init == flag_value or _alternates(view.program.ops, sem, False) is None:
+            return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ..., or "
+                               "wait, set, ... from an initial value equal to its resets)")
+        primed = True
+        set_values.add(init)
     if len(set_values) != 1 or flag_value in set_values:
         return unsupported(f"the owner's resets {sorted(set_values)} must be one value other than the flag's {flag_value}")
     reset_value = set_values.pop()
@@ -242,6 +276,5 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         ok = op.value == flag_value if op.cond == WaitCond.EQ else reset_value < op.value <= flag_value
         if not ok:
             return unsupported(f"a wait for {op.cond.value} {op.value} does not test the flag value {flag_value}")
-    if not _alternates(view.program.ops, sem):
-        return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ...)")
-    return Word(kind="flag", owner=owner, value=flag_value, **base)  # type: ignore[arg-type]
+    return Word(kind="flag", owner=owner, value=flag_value, primed=primed, reset_value=reset_value,
+                **base)  # type: ignore[arg-type]

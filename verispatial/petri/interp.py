@@ -27,7 +27,7 @@ Violations (rule names in ``RULES``) are recorded where they happen and the run 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -1208,7 +1208,8 @@ class SimResult:
     ``stuck``: every unfinished engine whose next op is disabled, with the counters that block it.
     ``steps``: transitions fired (engine steps and landings). ``positions``: final position of every engine.
     ``pushed`` / ``popped``: per buffer id, pages. ``sems``: per (semaphore id, site), the word's value.
-    ``reached`` / ``unreached``: for ``drive``, whether every target was reached and which engines were not.
+    ``reached`` / ``unreached``: for ``drive``, whether every target was reached and which engines were not (with
+    ``release``: when the targets were dropped). ``executed``: per (engine key, op path), how often the op ran.
     """
 
     program: str
@@ -1223,6 +1224,8 @@ class SimResult:
     sems: dict[tuple[int, Site], int]
     reached: bool | None = None
     unreached: tuple[str, ...] = ()
+    #: (engine key, op path) -> how many times the op ran (``simulate``, ``drive`` and ``replay`` runs)
+    executed: dict[tuple[str, tuple[int, ...]], int] = attrs.Factory(dict)
 
     @property
     def deadlock(self) -> bool:
@@ -1291,7 +1294,8 @@ class _Recorder:
 
 
 def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
-            reached: bool | None = None, unreached: tuple[str, ...] = ()) -> SimResult:
+            reached: bool | None = None, unreached: tuple[str, ...] = (),
+            executed: dict[tuple[str, tuple[int, ...]], int] | None = None) -> SimResult:
     return SimResult(
         program=it.program.name,
         status=status,
@@ -1305,6 +1309,7 @@ def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
         sems={(it.word_sem[w], it.word_site[w]): s.words[w] for w in range(len(s.words))},
         reached=reached,
         unreached=unreached,
+        executed=dict(executed or {}),
     )
 
 
@@ -1329,14 +1334,19 @@ def _order(pc: PC | None) -> tuple[float, ...]:
 
 
 def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_steps: int,
-         stop_on: Callable[[Violation], bool] | None) -> SimResult:
+         stop_on: Callable[[Violation], bool] | None, *, lazy: bool = False,
+         priority: tuple[int, ...] | None = None, release: bool = False) -> SimResult:
     """Round robin over engines with landings fired eagerly (or uniformly random choices with ``seed``); an
-    engine with a target never moves past it."""
+    engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step.
+    ``priority``: instead of round robin, the first engine of this order that may step does. ``release``: once
+    nothing allowed may move and the state is not a deadlock, the targets are dropped and the run goes on."""
     s, first = it.start()
     rec = _Recorder(stop_on)
     rec.add(first)
     rng = random.Random(seed) if seed is not None else None
     tgt = {e: p.order_key() for e, p in (targets or {}).items()}
+    executed: dict[tuple[str, tuple[int, ...]], int] = {}
+    order = priority if priority is not None else tuple(range(it.n))
 
     def allowed(e: int) -> bool:
         if not it.can_step(s, e):
@@ -1350,9 +1360,17 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
                 return False
         return True
 
+    def step(e: int) -> None:
+        pc = s.pcs[e]
+        assert pc is not None
+        k = (it.keys[e], pc[0])
+        executed[k] = executed.get(k, 0) + 1
+        it._exec(s, e, out)
+
     steps, cursor = 0, 0
     out: list[Violation] = []
     status = ""
+    unreached: tuple[str, ...] = ()
     while True:
         if rec.stopped:
             status = "violation"
@@ -1363,24 +1381,35 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
         out.clear()
         if rng is None:
             lands = it.landings(s)
-            if lands:
+            if lands and not lazy:
                 it._land(s, lands[0], out)
             else:
                 for k in range(it.n):
-                    e = (cursor + k) % it.n
+                    e = order[k] if priority is not None else (cursor + k) % it.n
                     if allowed(e):
-                        it._exec(s, e, out)
+                        step(e)
                         cursor = e + 1
                         break
                 else:
-                    break
+                    if lands:
+                        it._land(s, lands[0], out)
+                    elif release and tgt and it.enabled(s):
+                        unreached = _unreached(it, s, targets)
+                        tgt = {}
+                        continue
+                    else:
+                        break
         else:
             choices = [Transition("step", e) for e in range(it.n) if allowed(e)] + it.landings(s)
             if not choices:
+                if release and tgt and it.enabled(s):
+                    unreached = _unreached(it, s, targets)
+                    tgt = {}
+                    continue
                 break
             t = rng.choice(choices)
             if t.kind == "step":
-                it._exec(s, t.engine, out)
+                step(t.engine)
             else:
                 it._land(s, t, out)
         steps += 1
@@ -1388,9 +1417,14 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     if not status:
         status = _status(it, s, rec)
     if targets is None:
-        return _result(it, s, status, rec, steps)
-    unreached = tuple(it.keys[e] for e, p in sorted(targets.items()) if not it.pos(e, s.pcs[e]).same_place(p))
-    return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached)
+        return _result(it, s, status, rec, steps, executed=executed)
+    if tgt:
+        unreached = _unreached(it, s, targets)
+    return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached, executed=executed)
+
+
+def _unreached(it: Interp, s: State, targets: dict[int, Position] | None) -> tuple[str, ...]:
+    return tuple(it.keys[e] for e, p in sorted((targets or {}).items()) if not it.pos(e, s.pcs[e]).same_place(p))
 
 
 def next_launch_words(program: Program, sems: dict[tuple[int, Site], int]) -> dict[tuple[int, Site], int]:
@@ -1433,9 +1467,19 @@ def drive(
     dyn: dict[str, int] | None = None,
     seed: int | None = None,
     stop_on: Callable[[Violation], bool] | None = None,
+    lazy: bool = False,
+    priority: Sequence[str] | None = None,
+    release: bool = False,
 ) -> SimResult:
     """Replay toward a candidate state: run as ``simulate`` does, but an engine named in ``targets`` (by key)
     never executes the op at its target position nor anything after it; engines not named run freely.
+
+    How the run picks its next transition (the directed search of ``certify/replay.py`` tries several):
+    ``lazy`` fires a landing only when no engine may step (else landings first); ``priority`` (engine keys, the
+    rest after them in program order) lets the first of them that may step do so instead of round robin; ``seed``
+    picks uniformly at random among the allowed transitions. ``release`` drops the targets once nothing allowed
+    may move in a state that is not a deadlock, and runs on (so an op at its target executes: a candidate state
+    with an engine about to break a rule shows the violation).
 
     The run halts when nothing allowed may move. ``reached`` says whether every named engine sits exactly at its
     target (same path and iteration values; a finished target means finished); ``unreached`` names the others
@@ -1445,7 +1489,12 @@ def drive(
     ``reached and status == "deadlock"``. Raises ``KeyError`` for an unknown engine key.
     """
     it = Interp(program, trips, dyn)
-    return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on)
+    order: tuple[int, ...] | None = None
+    if priority is not None:
+        first = [it.engine_index(k) for k in priority]
+        order = (*first, *(e for e in range(it.n) if e not in first))
+    return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on, lazy=lazy,
+                priority=order, release=release)
 
 
 def replay(
@@ -1464,12 +1513,17 @@ def replay(
     rec = _Recorder(None)
     rec.add(first)
     steps = 0
+    executed: dict[tuple[str, tuple[int, ...]], int] = {}
     for t in transitions:
         out: list[Violation] = []
+        pc = s.pcs[t.engine] if t.kind == "step" else None
         try:
             it.apply(s, t, out)
         except ValueError as err:
             raise ValueError(f"transition {steps} ({t}): {err}") from None
+        if pc is not None:
+            k = (it.keys[t.engine], pc[0])
+            executed[k] = executed.get(k, 0) + 1
         rec.add(out)
         steps += 1
-    return _result(it, s, _status(it, s, rec), rec, steps)
+    return _result(it, s, _status(it, s, rec), rec, steps, executed=executed)

@@ -9,7 +9,7 @@ from verispatial.certify.report import Report
 
 def report_json(report: Report) -> dict[str, Any]:
     """``program``, ``target``, ``exit_code``, ``seconds`` and every result (family, name, verdict, reason,
-    counterexample, seconds); ``cached`` names the proof cache entry when every result came from it."""
+    counterexample, the obligations its proof assumes, seconds); ``cached`` names the proof cache entry when every result came from it."""
     out: dict[str, Any] = {
         "program": report.program,
         "target": report.target,
@@ -22,6 +22,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "verdict": r.verdict.value,
                 "reason": r.reason,
                 "counterexample": r.counterexample,
+                "assumes": list(r.assumes),
                 "seconds": round(r.seconds, 3),
             }
             for r in report.results

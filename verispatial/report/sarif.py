@@ -247,6 +247,8 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dic
             props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                      "program": art.report.program, "seconds": round(r.seconds, 3),
                                      "jsonPointer": ptr}
+            if r.assumes:
+                props["assumes"] = list(r.assumes)
             if r.counterexample is not None:
                 props["counterexample"] = r.counterexample
             results.append({

@@ -123,6 +123,8 @@ def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]
         if r.verdict in (Verdict.FAILED, Verdict.ERROR):
             out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
                         STYLE[r.verdict.value]))
+            if r.assumes:
+                out.append((f"    assumes: {', '.join(r.assumes)}", ""))
     code = report.exit_code
     word = VERDICT_WORD.get(code, "error")
     style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")

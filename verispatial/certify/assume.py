@@ -1,0 +1,147 @@
+"""What each proof leans on (issue 7: every verdict stands on its own).
+
+A proof of one obligation may use a fact that another obligation states: a deadlock proof reads a reset word's
+value as ``init + increments - consumed`` only because no update of it is lost (``sem-exact``), a flag word's value
+as the constant of its source word only because that source is not rewritten before the flag left
+(``async-source-reuse``), and so on. ``assumptions`` names, for one result, every obligation its proof used in
+that way; ``report.settle`` then keeps the result proved only while each of them is proved. The table (one row per
+obligation kind, by the name's prefix) is in docs/checker.md, "What a proof assumes".
+
+Facts a query takes from the program text alone (positions, occurrence counts, the consistency facts of
+``counters.py`` that hold whatever the protocol does) need no assumption; nor do the coverage facts of a buffer
+no coverage finding names: the abstract interpretation of ``rules.py`` established them, and buffers a finding
+names are not trusted at all (``checker.certify``). The coverage rules' results that exist are still listed, so the
+dependency is visible.
+"""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from verispatial.certify.multicast import covering_flag, dest_buffers
+from verispatial.certify.reach import Analysis
+from verispatial.certify.report import Result
+from verispatial.certify.rules import Finding
+from verispatial.certify.semaphores import Word
+from verispatial.certify.structure import Leaf
+from verispatial.ir.ops import McastSend, McastSetValid, Push, SemSet
+
+#: The per-engine rules whose proof makes a buffer trusted (its occupancy facts usable by every query).
+COVERAGE_RULES = ("cb-single-producer", "cb-single-consumer", "cb-push-uncovered", "cb-pop-uncovered")
+
+#: Obligation kinds (name prefixes) whose queries use the reachability facts, hence the trusted buffers.
+_USES_FACTS = {"sem-exact", "sem-set-race", "sem-overshoot", "sem-flag-early", "mcast-slot", "mcast-publish",
+               "hb-activation", "hb-state", "hb-write-write", "hb-rendezvous", "alias-clobber", "deadlock"}
+
+
+def finding_name(f: Finding) -> str:
+    """The obligation name of a per-engine rule finding (as ``checker._rule_results`` reports it)."""
+    return f"{f.rule}:{f.engine}:{list(f.path) if f.path is not None else 'end'}"
+
+
+@attrs.frozen
+class Basis:
+    """The per-engine rule findings of one program, indexed for naming assumptions."""
+
+    findings: tuple[Finding, ...]
+    trusted: frozenset[int]
+
+    def rule_at(self, rule: str, engine: str, path: tuple[int, ...]) -> tuple[str, ...]:
+        """The obligation that says ``rule`` holds at op ``path`` of ``engine``: its finding there, else the rule's
+        aggregate result when the rule has no finding at all, else none (the analysis established it there)."""
+        fs = [f for f in self.findings if f.rule == rule]
+        if not fs:
+            return (rule,)
+        return tuple(finding_name(f) for f in fs if f.engine == engine and f.path == path)
+
+    def coverage(self) -> tuple[str, ...]:
+        return tuple(r for r in COVERAGE_RULES if not any(f.rule == r for f in self.findings))
+
+
+def _source_reuse(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
+    """``async-source-reuse`` at every reset of the source word of a flag that lands on ``w`` (the flag word's value
+    is its source's constant only if no source is rewritten before its flag left)."""
+    out: list[str] = []
+    if not any(f.rule == "async-source-reuse" for f in b.findings):
+        return ("async-source-reuse",) if w.flags else ()
+    for lf in w.flags:
+        op = lf.op
+        assert isinstance(op, McastSetValid)
+        site = a.views[lf.engine].program.site
+        for f in b.findings:
+            if f.rule != "async-source-reuse" or f.path is None or a.views[f.engine].program.site != site:
+                continue
+            leaf = _leaf(a, f.engine, f.path)
+            if leaf is not None and isinstance(leaf.op, SemSet) and leaf.op.sem == op.source:
+                out.append(finding_name(f))
+    return tuple(dict.fromkeys(out))
+
+
+def _leaf(a: Analysis, engine: str, path: tuple[int, ...]) -> Leaf | None:
+    v = a.views.get(engine)
+    if v is None:
+        return None
+    return next((lf for lf in v.leaves if lf.path == path), None)
+
+
+def _component(a: Analysis, label: str) -> frozenset[str] | None:
+    """The component a ``deadlock:`` obligation names (``min engine`` and ``+n`` more)."""
+    first = label.split("+", 1)[0]
+    return next((c for c in a.components if min(c) == first), None)
+
+
+def _engine_path(rest: str) -> tuple[str, tuple[int, ...]] | None:
+    """``engine:[path]`` of a per-op obligation name."""
+    engine, _, path = rest.rpartition(":")
+    try:
+        got = json.loads(path)
+    except ValueError:
+        return None
+    return (engine, tuple(got)) if isinstance(got, list) else None
+
+
+def word_assumptions(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
+    """What the exact-counting proof of ``w`` assumes: for a flag word, that its flags' source words keep their
+    value until the flags left."""
+    return _source_reuse(a, b, w) if w.kind == "flag" else ()
+
+
+def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
+    """The obligations the proof of ``r`` leans on (empty for obligations decided from the program text alone)."""
+    kind, _, rest = r.name.partition(":")
+    static = kind == "hb-activation" and "<" not in rest  # the coverage query reads no reachable state
+    out: list[str] = list(b.coverage()) if kind in _USES_FACTS and not static else []
+    words = {w.name: w for w in a.words.values()}
+    if kind == "sem-exact" and rest in words:
+        out += word_assumptions(a, b, words[rest])
+    elif kind == "deadlock":
+        comp = _component(a, rest)
+        if comp is not None:
+            # The counter model of every word the component touches: faithful only if its counting is exact.
+            for w in sorted(a.words.values(), key=lambda x: x.name):
+                if w.kind in ("monotone", "reset", "flag") and {
+                        lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp:
+                    out.append(f"sem-exact:{w.name}")
+    elif kind == "balance-cb" and rest.startswith("b") and rest[1:].isdigit() and int(rest[1:]) in b.trusted:
+        out += b.coverage()
+    elif kind == "mcast-slot":
+        # The receiver's write pointer stays put until the multicast landed only if it publishes after the flag.
+        ep = _engine_path(rest)
+        leaf = _leaf(a, *ep) if ep is not None else None
+        if leaf is not None and isinstance(leaf.op, McastSend):
+            dests = {x.id for x in dest_buffers(a, leaf)}
+            for v in a.views.values():
+                out += [f"mcast-publish:{lf.engine}:{list(lf.path)}" for lf in v.leaves
+                        if isinstance(lf.op, Push) and lf.op.buf in dests]
+    elif kind == "mcast-publish":
+        # A seen flag announces landed data only if the flag cannot overtake the data multicast before it.
+        ep = _engine_path(rest)
+        leaf = _leaf(a, *ep) if ep is not None else None
+        if leaf is not None and isinstance(leaf.op, Push):
+            word, _ = covering_flag(a, leaf.engine, a.program.buffers[leaf.op.buf])
+            if word is not None:
+                for f in word.flags:
+                    out += b.rule_at("async-flag-overtake", f.engine, f.path)
+    return tuple(dict.fromkeys(out))
