@@ -39,7 +39,7 @@ REPLAY_RULES: dict[str, set[str]] = {
     "mcast-slot": {"mcast-slot"},
     "mcast-publish-early": {"mcast-publish-early"},
     "tensor-race": {"tensor-race"},
-    "rendezvous": {"tensor-race"},
+    "rendezvous-early": {"rendezvous-early"},
     "cb-straddle": {"cb-straddle"},
     "bounds": {"bounds"},
     "balance-cb": {"balance-cb"},
@@ -97,8 +97,11 @@ def _confirm(a: Analysis, r: Result) -> Result:
     if isinstance(dl, dict):
         deadlock_at = (str(dl["engine"]), tuple(dl["path"]) if isinstance(dl.get("path"), list) else None)
     engine = cex.get("engine")
+    boundary = cex.get("boundary")
+    also = None if not isinstance(boundary, int) else (
+        lambda v, b=boundary: f"rendezvous after section {b} (" in v.message)
     got = confirm_rule(a.program, rules, cex.get("trips") or None, engine if isinstance(engine, str) else None,
-                       path, deadlock_at=deadlock_at)
+                       path, deadlock_at=deadlock_at, also=also)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,

@@ -8,6 +8,7 @@ random runs that stop at the first violation of the rule; for small programs the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from verispatial.certify.reach import Decoded
@@ -15,7 +16,7 @@ from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import ExploreResult, explore
 from verispatial.petri.interp import SimResult, drive, simulate
-from verispatial.petri.position import Position
+from verispatial.petri.position import Position, Violation
 
 #: Random schedules tried before giving up on replaying a rule violation.
 SEEDS = 12
@@ -90,8 +91,10 @@ def search_deadlock(program: Program) -> dict[str, Any] | None:
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
                  d: Decoded | None = None,
-                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None) -> dict[str, Any] | None:
-    """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given).
+                 deadlock_at: tuple[str, tuple[int, ...] | None] | None = None,
+                 also: Callable[[Violation], bool] | None = None) -> dict[str, Any] | None:
+    """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given, and
+    accepted by ``also``: e.g. naming the boundary a ``rendezvous-early`` obligation speaks of).
 
     Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it.
     With ``deadlock_at = (engine, path)``, a deadlock in which that engine is stuck (at that op, if a path is
@@ -99,7 +102,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     """
     def matches(v: Any) -> bool:
         return v.rule in rules and (engine is None or v.position.engine == engine) and (
-            path is None or v.position.path == path)
+            path is None or v.position.path == path) and (also is None or also(v))
 
     def stuck_there(stuck: Any) -> bool:
         if deadlock_at is None:

@@ -145,6 +145,7 @@ RULES = (
     "bounds",
     "acc-capacity",
     "tensor-race",
+    "rendezvous-early",
     "balance-cb",
     "balance-sem",
 )
