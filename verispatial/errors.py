@@ -56,3 +56,18 @@ class PassRefused(VerispatialError):
         self.pass_name = pass_name
         self.reason = reason
         super().__init__(f"{pass_name}: {reason}")
+
+
+class ComposeRefused(PassRefused):
+    """``compose`` refused to join its sections; ``rule`` names the rule (``no-sections``, ``section-not-scheduled``,
+    ``tensor-conflict``, ``trip-conflict``, ``phase-overflows-memory``, ``invalid-program``, ...) and ``reason``
+    says, on one line, which entity broke it and how. ``section`` is the offending section's index when one is to
+    blame; ``violations`` keeps every ``IrViolation`` of an invalid joined program."""
+
+    def __init__(self, rule: str, detail: str, *, section: int | None = None,
+                 violations: list[IrViolation] | None = None) -> None:
+        self.rule = rule
+        self.detail = detail
+        self.section = section
+        self.violations = violations or []
+        super().__init__("compose", f"{rule}: {detail}")

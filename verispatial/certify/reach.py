@@ -15,7 +15,7 @@ from verispatial.certify.positions import Encoder, is_linear, trip_assignments
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf
-from verispatial.ir.core import Site
+from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemSet, SemWait
 from verispatial.ir.program import Program
 
@@ -149,6 +149,23 @@ class StateQuery:
             owner = past.position(str(w.owner))
             anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), pcm.waits_done(w) == self.cm.waits_done(w))
             self.q.add(z3.Implies(self.cm.waits_done(w) >= 1, anchored), "past-anchor")
+        # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
+        # engine at the wait, the wait enabled (the increments issued then reached its threshold), and every engine at
+        # or before its position now. Cumulative thresholds need it: now the word may hold later arrivals too.
+        for n, (w, lf) in enumerate(monotone_anchors(self.a, self.engines, names)):
+            past = Encoder(self.q, self.a.program, self.a.views, prefix=f"pastm{n}.", trip_vars=self.enc.trip_vars)
+            pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
+            self._encoders.append(past)
+            for e in sorted(self.engines):
+                past.position(e)
+            for label, fact in pcm.consistency(trusted, names):
+                if label in names:
+                    self.q.add(fact, f"past-consistency:{label}")
+            for c in counted:
+                self.q.add(past.executed(c) <= self.enc.executed(c), "past-before-now")
+            assert isinstance(lf.op, SemWait)
+            anchored = z3.And(past.position(lf.engine).at(lf), pcm.value(w) >= lf.op.value)
+            self.q.add(z3.Implies(self.enc.started(lf), anchored), "past-anchor-monotone")
 
     def decode(self, m: z3.ModelRef) -> Decoded:
         trips = dict(self.fixed_trips) if self.fixed_trips is not None else {
@@ -164,6 +181,23 @@ class StateQuery:
             it = tuple((lc.var, model_int(m, pos.idx[lc.path])) for lc in leaf.loops)
             at[e] = (leaf, it)
         return Decoded(trips, at)
+
+
+#: At most this many past states for monotone-word waits per query (each is a copy of every position).
+MONOTONE_ANCHOR_LIMIT = 16
+
+
+def monotone_anchors(a: Analysis, engines: frozenset[str], names: set[str] | None = None) -> list[tuple[Word, Leaf]]:
+    """The top-level (outside every loop) ``>=`` waits on monotone words whose engine is in ``engines`` (and whose
+    word is in ``names`` when given), at most ``MONOTONE_ANCHOR_LIMIT``: the waits a query's past states anchor."""
+    out: list[tuple[Word, Leaf]] = []
+    for w in a.words.values():
+        if w.kind != "monotone" or (names is not None and w.name not in names):
+            continue
+        for lf in w.waits:
+            if lf.engine in engines and not lf.loops and isinstance(lf.op, SemWait) and lf.op.cond == WaitCond.GE:
+                out.append((w, lf))
+    return out[:MONOTONE_ANCHOR_LIMIT]
 
 
 def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trusted: set[int],
@@ -183,7 +217,8 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
                 scopes.append((engines, history))
     out: tuple[Outcome, Decoded | None, StateQuery | None] = (Outcome(Status.UNKNOWN, None, "no scope", 0.0), None, None)
     for engines, history in scopes:
-        if history and not any(w.kind == "reset" and w.owner in engines for w in a.words.values()):
+        if history and not any(w.kind == "reset" and w.owner in engines for w in a.words.values()) \
+                and not monotone_anchors(a, engines):
             continue
         out = _solve_scope(a, build, name, engines, trusted, rlimit, history, tuple(extra))
         if out[0].status == Status.UNSAT:

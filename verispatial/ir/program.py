@@ -66,6 +66,11 @@ class Semaphore:
 
     ``section`` is the section that owns it (its words are used only in that section's phase, and a later phase may
     take its hardware slot); ``None`` means the whole program uses it (a rendezvous).
+
+    ``host_init``: the host writes ``init`` into every word at each launch of the program (tt-metal writes every
+    ``CreateSemaphore`` initial value into the kernel config buffer at each launch, see docs/checker.md "How the
+    rendezvous words start again"), so a word that only counts up (no ``SemSet`` on it) need not end at ``init``
+    for the next run to start from it. A word a kernel ``SemSet``s gets no such allowance.
     """
 
     id: int
@@ -74,6 +79,7 @@ class Semaphore:
     init: int = 0
     role: SemRole = SemRole.COUNTER
     section: int | None = None
+    host_init: bool = False
 
 
 @attrs.frozen
@@ -149,6 +155,22 @@ class BufferAt:
 
 
 @attrs.frozen
+class Resident:
+    """Tensor ``tensor`` kept in local memory of ``site`` at byte ``offset`` (``size`` bytes: the whole tensor, tiles x
+    bytes per tile of its dtype) over sections ``first_section`` .. ``last_section`` (inclusive: its producer to its
+    last reader; every section for carried state), instead of a round trip through device memory. Its bytes are
+    taken in every phase those sections run in; the memory obligations keep them apart from every buffer and
+    resident tensor live in the same phase on the site."""
+
+    tensor: str
+    site: Site
+    offset: int
+    size: int
+    first_section: int
+    last_section: int
+
+
+@attrs.frozen
 class Program:
     """A scheduled spatial program on ``target``."""
 
@@ -162,6 +184,7 @@ class Program:
     programs: tuple[EngineProgram, ...] = ()
     sections: tuple[SectionSpan, ...] = (SectionSpan("main"),)
     memory: tuple[BufferAt, ...] = ()
+    resident: tuple[Resident, ...] = ()
 
     def tensor(self, name: str) -> Tensor:
         for t in self.tensors:
@@ -226,6 +249,35 @@ class Program:
                 if used and all(isinstance(op, SemSet) for op in used):
                     out.add((sem.id, site))
         return frozenset(out)
+
+    def tensor_bytes(self, t: Tensor) -> int:
+        """Bytes of tensor ``t`` laid out in tiles: tiles x bytes per tile of its dtype (``ParseError`` for a dtype
+        the target lacks)."""
+        return t.tiles(self.target.tile) * self.target.bytes_per_tile(t.dtype)
+
+    def resident_phases(self, r: Resident) -> set[int]:
+        """The phases resident tensor ``r`` is live in (those of its sections that exist)."""
+        phases = self.phase_of_section()
+        return {phases[k] for k in range(max(r.first_section, 0), min(r.last_section, len(phases) - 1) + 1)}
+
+    def host_initialized_words(self) -> frozenset[tuple[int, Site]]:
+        """Words of ``host_init`` semaphores that only count up — no ``SemSet`` at the word's site and no flag
+        multicast (``McastSetValid``) landing on it names the semaphore — so the host's write of ``init`` at the next
+        launch is all that brings them back (docs/checker.md). Exempt from end balance; shared by the interpreter and
+        the checker. A host_init word a kernel sets is not in it and must balance as any other."""
+        from verispatial.ir.ops import McastSetValid, SemSet
+
+        host = [s for s in self.semaphores if s.host_init]
+        if not host:
+            return frozenset()
+        written: set[tuple[int, Site]] = set()
+        for ep in self.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, SemSet):
+                    written.add((op.sem, ep.site))
+                elif isinstance(op, McastSetValid) and 0 <= op.group < len(self.groups):
+                    written.update((op.sem, d) for d in self.groups[op.group].destinations())
+        return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in written)
 
     def phase_of_section(self) -> list[int]:
         """Phase index of each section: sections between two barriers run concurrently in one phase."""

@@ -18,7 +18,7 @@ import jsonschema
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Guard, Site
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
-from verispatial.ir.program import FORMAT, VERSION, Program
+from verispatial.ir.program import FORMAT, VERSION, Program, Semaphore
 from verispatial.ir.target import TARGETS, Target, get_target
 
 # Tuples are written as JSON arrays (lists), so program_to_dict's output is plain JSON data that the schema
@@ -26,6 +26,18 @@ from verispatial.ir.target import TARGETS, Target, get_target
 _conv = cattrs.Converter(forbid_extra_keys=True, unstruct_collection_overrides={tuple: list})
 _conv.register_unstructure_hook(Site, lambda s: [s.x, s.y])
 _conv.register_structure_hook(Site, lambda v, _t: Site(int(v[0]), int(v[1])))
+
+
+def _unstructure_semaphore(s: Semaphore) -> dict[str, Any]:
+    # host_init is written only when true: documents from before the field (and their certificates' program
+    # digests) stay byte for byte what they were.
+    d = {a.name: _conv.unstructure(getattr(s, a.name)) for a in attrs.fields(Semaphore)}
+    if not s.host_init:
+        del d["host_init"]
+    return d
+
+
+_conv.register_unstructure_hook(Semaphore, _unstructure_semaphore)
 
 
 def _unstructure_op(op: Op) -> dict[str, Any]:
@@ -93,6 +105,8 @@ def program_to_dict(p: Program) -> dict[str, Any]:
                 }
                 for ep in v
             ]
+        elif a.name == "resident" and not v:
+            continue  # written only when some tensor is resident (older documents keep their bytes)
         else:
             d[a.name] = _conv.unstructure(v)
     return d

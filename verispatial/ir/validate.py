@@ -163,6 +163,8 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"buffer {b.id} ({b.name})",
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
+    _check_resident(p, bad)
+
     keys = Counter((ep.site, ep.engine) for ep in p.programs)
     for (site, eng), n in keys.items():
         if n > 1:
@@ -184,6 +186,38 @@ def validate(p: Program) -> list[IrViolation]:
         _check_uses(p, ep, bad)
     _check_word_range(p, bad)
     return out
+
+
+def _check_resident(p: Program, report: Report) -> None:
+    """Each resident tensor is declared and resident once, on a site that runs an engine program, over sections that
+    exist, inside the site's usable local memory ``[reserved_base, local_bytes)``, aligned, and ``size`` is the
+    tensor's bytes. Whether it is disjoint from the buffers and other resident tensors of its phases is the memory
+    obligation's (certify/memory.py)."""
+    tensors = {t.name: t for t in p.tensors}
+    sites = {ep.site for ep in p.programs}
+    times = Counter(r.tensor for r in p.resident)
+    t = p.target
+    for r in p.resident:
+        e = f"resident {r.tensor}"
+        if r.tensor not in tensors:
+            report(e, "is not a declared tensor")
+            continue
+        if times[r.tensor] > 1:
+            report(e, f"is resident {times[r.tensor]} times, expected once")
+        if r.site not in sites:
+            report(e, f"site {r.site} runs no engine program (a resident tensor lives on a participating site)")
+        if not 0 <= r.first_section <= r.last_section < len(p.sections):
+            report(e, f"sections {r.first_section}..{r.last_section} are not a range of the {len(p.sections)} "
+                      "sections")
+        if r.offset < t.reserved_base or r.offset + r.size > t.local_bytes:
+            report(e, f"occupies [{r.offset}, {r.offset + r.size}) outside usable local memory "
+                      f"[{t.reserved_base}, {t.local_bytes})")
+        if r.offset % t.alignment:
+            report(e, f"offset {r.offset} is not {t.alignment}-byte aligned")
+        tensor = tensors[r.tensor]
+        if tensor.dtype in t.tile_bytes and r.size != p.tensor_bytes(tensor):
+            report(e, f"size {r.size} B != the tensor's {tensor.tiles(t.tile)} tiles x "
+                      f"{t.bytes_per_tile(tensor.dtype)} B = {p.tensor_bytes(tensor)} B")
 
 
 #: A semaphore is one 32-bit word per site (reference §1.2: L1 semaphores are uint32); larger values wrap.

@@ -2,6 +2,8 @@
 ``run(section, target) -> (section, certificate_fragment)``, refusing by name; ``compile_model`` drives them."""
 
 from verispatial.passes.compile import CompiledSection, compile_model, compile_section
-from verispatial.passes.pipeline import PASSES, Pipeline, capped_passes, default_passes, get_pass
+from verispatial.passes.compose import compose
+from verispatial.passes.pipeline import PASSES, PROGRAM_PASSES, Pipeline, capped_passes, default_passes, get_pass
 
-__all__ = ["PASSES", "CompiledSection", "Pipeline", "capped_passes", "compile_model", "compile_section", "default_passes", "get_pass"]
+__all__ = ["PASSES", "PROGRAM_PASSES", "CompiledSection", "Pipeline", "capped_passes", "compile_model", "compile_section",
+           "compose", "default_passes", "get_pass"]

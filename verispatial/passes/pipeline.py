@@ -10,10 +10,12 @@ import attrs
 from verispatial.ir.section import AccForm, MatmulPlan, Section
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, Pass, refuse
+from verispatial.passes.compose import Compose
 from verispatial.passes.handshakes import SynthesizeHandshakes
 from verispatial.passes.lower import Lower
 from verispatial.passes.persist import Persist
 from verispatial.passes.place import Place
+from verispatial.passes.residency import Residency
 from verispatial.passes.size import Size
 from verispatial.passes.tile import Tile
 from verispatial.passes.verify import verify_phase
@@ -27,6 +29,14 @@ PASSES: dict[str, type] = {
     "synthesize-handshakes": SynthesizeHandshakes,
     # After the engine programs exist: the item loop wraps each of them whole (see persist's module docstring).
     "persist": Persist,
+}
+
+#: Passes over scheduled programs rather than sections (DESIGN §3: compose(sections) -> residency -> certify): name ->
+#: pass class. ``compose`` joins sections (``run(sections, target)``), ``residency`` decides where a composed program's
+#: tensors live (``run(program, target)``); compose runs residency itself.
+PROGRAM_PASSES: dict[str, type] = {
+    "compose": Compose,
+    "residency": Residency,
 }
 
 #: Called after each pass: (pass, section before, section after, fragment, seconds).

@@ -328,6 +328,8 @@ class Interp:
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
+        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
+        self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
 
         # Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
         # top-level op, and for every closing boundary where its work before that boundary ends.
@@ -637,7 +639,7 @@ class Interp:
                 msg = f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}"
                 out.append(Violation("balance-cb", self._site_pos(b.site, e), msg))
         for w, site in enumerate(self.word_site):
-            if w not in self.rearmed and s.words[w] != self.word_init[w]:
+            if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
                 sem = self.program.semaphores[self.word_sem[w]]
                 out.append(Violation("balance-sem", self._site_pos(site, -1),
                                      f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
