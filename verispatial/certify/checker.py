@@ -111,18 +111,38 @@ def _confirm(a: Analysis, r: Result) -> Result:
 
 def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
             progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
-            cache: ProofCache | bool = True) -> Report:
+            cache: ProofCache | bool = True, compositional: bool = True) -> Report:
     """Discharge every obligation of ``program`` (DESIGN §7) and return the report.
 
     ``certificate``, when given, is compared with the one re-derived from the program; any difference is a
     refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in worker processes.
     ``cache``: True proves each renaming-invariant obligation once per class of isomorphic components
     (``cache.py``; a reused result's reason names the component it was proved for); a ``ProofCache`` also
-    reuses proofs of earlier runs given the same instance; False proves every component separately.
+    reuses proofs of earlier runs given the same instance; False proves every component separately (and every
+    slice of a composed program). ``compositional``: a composed program whose rendezvous has the compose pass's
+    shape is proved from its slices (``compositional.py``); anything else, and every program with False, by the
+    whole-program obligations.
     Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
     """
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
+    if compositional and any(s.barrier_after for s in program.sections[:-1]):
+        from verispatial.certify import compositional as comp
+
+        rv = comp.recognise(program)
+        cut = comp.cut(program, rv) if isinstance(rv, comp.Rendezvous) else rv
+        if isinstance(rv, comp.Rendezvous) and isinstance(cut, comp.Cut):
+            say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, "
+                f"{len(rv.participants)} participants")
+            composed = comp.certify_composed(program, rv, cut, certify, jobs=jobs, progress=progress, rlimit=rlimit,
+                                             cache=cache)
+            if certificate is not None:
+                from verispatial.certify.certificate import compare_certificate
+
+                say("certificate")
+                composed += compare_certificate(program, analyse(program), composed, certificate)
+            return Report(program.name, program.target.name, tuple(composed), time.perf_counter() - t0)
+        say(f"whole-program check (not the compose rendezvous: {cut})")
     unsupported = unsupported_features(program)
     if unsupported:
         return Report(program.name, program.target.name, (Result(

@@ -47,7 +47,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Program
+from verispatial.ir.program import Program, Tensor
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
@@ -296,6 +296,37 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
             "tile": x, "trips": {n: model_int(m, v) for n, v in trips.items()},
             "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
         return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
+    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
+def _output_coverage_query(p: Program, t: Tensor, writes: list[Leaf], rlimit: int) -> Result:
+    """Every tile of output ``t`` is written by some occurrence of some write, for every trip and indirect value:
+    "exists a tile of ``t`` that no write occurrence covers" is unsat (the writes' occurrences universally
+    quantified, as in ``_coverage``). A sat answer is a candidate only (failed-to-prove: the interpreter has no rule
+    that replays an unwritten output tile)."""
+    name = f"output-unwritten:{t.name}"
+    t0 = time.perf_counter()
+    q = Query(name, rlimit)
+    trips: dict[str, z3.ArithRef] = {}
+    count = _static_count(q, trips, p)
+    dyn: dict[str, z3.ArithRef] = {}
+    tile = q.int_var("tile")
+    q.add(z3.And(tile >= 0, tile < t.tiles(p.target.tile)))
+    for k, w in enumerate(writes):
+        wa = _Access(q, count, w, f"w{k}", dyn)
+        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
+        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    o = q.check()
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result("happens-before", name, Verdict.PROVED, f"every tile of output {t.name} is written", seconds=dt)
+    if o.status == Status.SAT:
+        assert o.model is not None
+        x = model_int(o.model, tile)
+        vals = " ".join(f"{n}={model_int(o.model, v)}" for n, v in sorted(trips.items()))
+        return Result("happens-before", name, Verdict.FAILED,
+                      f"no write writes tile {x} of output {t.name}" + (f" with {vals}" if vals else "")
+                      + " (not replayed: the interpreter has no rule for an unwritten output yet)", seconds=dt)
     return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
