@@ -43,6 +43,7 @@ from verispatial.ir import (
     ReadTiles,
     ReleaseAcc,
     Reserve,
+    Resident,
     Role,
     SectionSpan,
     Semaphore,
@@ -84,7 +85,7 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
 
 ENTITY_DEFS: list[tuple[str, type]] = [
     ("tensor", Tensor), ("buffer", Buffer), ("semaphore", Semaphore), ("group", Group), ("trip", Trip),
-    ("section", SectionSpan), ("buffer_at", BufferAt), ("target", Target), ("term", Term),
+    ("section", SectionSpan), ("buffer_at", BufferAt), ("target", Target), ("term", Term), ("resident", Resident),
 ]
 
 
@@ -194,7 +195,7 @@ def every_op_program(target: Target = WORMHOLE) -> Program:
         buffers=(Buffer(0, "in", S0, 0, 1, 4, "bf16"),
                  Buffer(1, "acc_out", S0, 1, 4, 2, "fp32", space=Space.ACC, section=1),
                  Buffer(2, "alias", S0, 2, 4, 2, "fp32", space=Space.ACC, alias_of=1, section=1)),
-        semaphores=(Semaphore(0, "valid", (S0, S1, S2), init=0, role=SemRole.MCAST_VALID),
+        semaphores=(Semaphore(0, "valid", (S0, S1, S2), init=0, role=SemRole.MCAST_VALID, host_init=True),
                     Semaphore(1, "ready", (S0, S1, S2), init=1, section=0)),
         groups=(Group(0, S0, (1, 0, 2, 0)), Group(1, S0, (0, 0, 2, 0), loopback=True)),
         trips=(Trip("t", 8),),
@@ -203,6 +204,7 @@ def every_op_program(target: Target = WORMHOLE) -> Program:
                   EngineProgram(S0, Engine.WRITER, writer, section_starts=(0, 1))),
         sections=(SectionSpan("load", barrier_after=True), SectionSpan("store")),
         memory=(BufferAt(0, 103_712, 8192), BufferAt(1, 0, 32768), BufferAt(2, 0, 32768)),
+        resident=(Resident("c", S0, 111_904, 8192, 0, 1),),
     )
 
 
@@ -261,6 +263,19 @@ def test_fields_with_defaults_may_be_omitted() -> None:
     assert p.programs[0].ops[1] == Compute("noop", 1)
     assert p.programs[0].ops[2] == ReadTiles("x", Addr(), 1, 0)
     assert p.programs[0].ops[3] == ReadTiles("x", Addr(0, (), Dynamic("i", 0, 3, 1)), 1, 0)
+
+
+def test_host_init_and_resident_are_written_only_when_set() -> None:
+    """Documents from before the fields (and their certificates' program digests) keep their bytes."""
+    plain = Program("p", WORMHOLE, semaphores=(Semaphore(0, "s", (S0,)),))
+    d = program_to_dict(plain)
+    assert "resident" not in d
+    assert "host_init" not in d["semaphores"][0]
+    d = program_to_dict(every_op_program())
+    assert d["semaphores"][0]["host_init"] is True
+    assert "host_init" not in d["semaphores"][1]
+    assert d["resident"] == [{"tensor": "c", "site": [0, 0], "offset": 111_904, "size": 8192, "first_section": 0,
+                              "last_section": 1}]
 
 
 # ------------------------------------------------------------------------------------------- mutations
@@ -361,6 +376,11 @@ MUTATIONS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "semaphores[0].role: 'mutex' is not one of "
      "['mcast_ready', 'mcast_valid', 'rendezvous_gather', 'rendezvous_release', 'counter']"),
     ("sem-sites-empty", _set("semaphores[1].sites", []), "semaphores[1].sites: [] should be non-empty"),
+    ("sem-host-init-int", _set("semaphores[0].host_init", 1), "semaphores[0].host_init: 1 is not of type 'boolean'"),
+    ("resident-size-negative", _set("resident[0].size", -1), "resident[0].size: -1 is less than the minimum of 0"),
+    ("resident-missing-site", _del("resident[0].site"), "resident[0]: 'site' is a required property"),
+    ("resident-extra", _set("resident[0].phase", 0),
+     "resident[0]: Additional properties are not allowed ('phase' was unexpected)"),
     ("group-rect-short", _set("groups[0].rect", [1, 0, 2]), "groups[0].rect: [1, 0, 2] is too short"),
     ("group-loopback-int", _set("groups[1].loopback", 1), "groups[1].loopback: 1 is not of type 'boolean'"),
     ("trip-max-negative", _set("trips[0].max", -1), "trips[0].max: -1 is less than the minimum of 0"),

@@ -1,6 +1,8 @@
 """Memory non-overlap (DESIGN §7): on every site and space, buffers live in a common phase are disjoint, inside
-usable memory (``[reserved_base, local_bytes)`` for local memory) and aligned. A declared alias shares its root's
-bytes exactly (same offset and size, reference §1.1 "Aliasing is allowed"); its safety is the protocol's.
+usable memory (``[reserved_base, local_bytes)`` for local memory) and aligned; so are resident tensors
+(``Program.resident``), each disjoint from every buffer and resident tensor live in a phase with it. A declared alias
+shares its root's bytes exactly (same offset and size, reference §1.1 "Aliasing is allowed"); its safety is the
+protocol's.
 
 One Z3 query per (site, space, phase): a model is a byte address inside two buffers — the counterexample.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import z3
 
 from verispatial.certify.report import Result, Verdict
@@ -22,7 +25,7 @@ def _root(p: Program, b: Buffer) -> int:
 
 
 def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
-    if not p.buffers:
+    if not p.buffers and not p.resident:
         return []
     if not p.memory:
         return [Result("memory", "memory-map", Verdict.FAILED,
@@ -50,40 +53,92 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                               f"b{b.id} aliases b{b.alias_of} but sits at [{m.offset}, +{m.size}) instead of its bytes",
                               {"kind": "memory", "rule": "memory-alias", "buffer": b.id, "address": m.offset,
                                "summary": f"alias b{b.id} is not page for page on b{b.alias_of}"}))
-    groups: dict[tuple[object, ...], list[Buffer]] = {}
+    out += _resident_ranges(p)
+    # The occupants of each (site, space, phase): buffers of that phase and resident tensors live in it.
+    groups: dict[tuple[int, int, str, int], list[_Item]] = {}
     for b in p.buffers:
-        groups.setdefault((b.site.y, b.site.x, b.space.value, phase[b.section]), []).append(b)
-    for (y, x, space, ph), bufs in sorted(groups.items()):
+        m = at[b.id]
+        groups.setdefault((b.site.y, b.site.x, b.space.value, phase[b.section]), []).append(
+            _Item(f"b{b.id} ({b.name})", m.offset, m.offset + m.size, ("b", _root(p, b)), b.id))
+    for res in p.resident:
+        for ph in sorted(p.resident_phases(res)):
+            groups.setdefault((res.site.y, res.site.x, Space.LOCAL.value, ph), []).append(
+                _Item(f"resident {res.tensor}", res.offset, res.offset + res.size, ("r", res.tensor), None))
+    for (y, x, space, ph), items in sorted(groups.items(), key=lambda kv: kv[0]):
         t0 = time.perf_counter()
         name = f"memory-disjoint:({x},{y}).{space}.phase{ph}"
         q = Query(name, rlimit)
         addr = q.int_var("addr")
         pairs = []
-        for i, b1 in enumerate(bufs):
-            for b2 in bufs[i + 1:]:
-                if _root(p, b1) == _root(p, b2):
+        for i, b1 in enumerate(items):
+            for b2 in items[i + 1:]:
+                if b1.root == b2.root:
                     continue
-                m1, m2 = at[b1.id], at[b2.id]
-                inside = z3.And(addr >= m1.offset, addr < m1.offset + m1.size, addr >= m2.offset, addr < m2.offset + m2.size)
+                inside = z3.And(addr >= b1.lo, addr < b1.hi, addr >= b2.lo, addr < b2.hi)
                 pairs.append((b1, b2, inside))
+        nr = sum(1 for i in items if i.buffer is None)
+        what = f"{len(items) - nr} buffers" + (f" and {nr} resident tensor(s)" if nr else "")
         if not pairs:
-            out.append(Result("memory", name, Verdict.PROVED, f"{len(bufs)} buffer(s), no distinct pair", seconds=time.perf_counter() - t0))
+            few = f"{len(items) - nr} buffer(s)" + (f" and {nr} resident tensor(s)" if nr else "")
+            out.append(Result("memory", name, Verdict.PROVED, f"{few}, no distinct pair", seconds=time.perf_counter() - t0))
             continue
         sel = q.int_var("pair")
         q.add(z3.Or(*[z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
         r = q.check()
         dt = time.perf_counter() - t0
         if r.status == Status.UNSAT:
-            out.append(Result("memory", name, Verdict.PROVED, f"{len(bufs)} buffers pairwise disjoint", seconds=dt))
+            out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=dt))
         elif r.status == Status.SAT:
             assert r.model is not None
             k = model_int(r.model, sel)
             b1, b2, _ = pairs[k]
             a = model_int(r.model, addr)
-            summary = f"b{b1.id} ({b1.name}) and b{b2.id} ({b2.name}) on ({x},{y}) both hold byte {a}"
-            out.append(Result("memory", name, Verdict.REFUTED, summary,
-                              {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": space,
-                               "buffers": [b1.id, b2.id], "address": a, "summary": summary}, dt))
+            summary = f"{b1.label} and {b2.label} on ({x},{y}) both hold byte {a}"
+            cex: dict[str, object] = {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": space,
+                                      "buffers": [i.buffer for i in (b1, b2) if i.buffer is not None],
+                                      "address": a, "summary": summary}
+            residents = [i.root[1] for i in (b1, b2) if i.buffer is None]
+            if residents:
+                cex["residents"] = residents
+            out.append(Result("memory", name, Verdict.REFUTED, summary, cex, dt))  # type: ignore[arg-type]
         else:
             out.append(Result("memory", name, Verdict.FAILED, f"solver: {r.reason}", seconds=dt))
+    return out
+
+
+@attrs.frozen
+class _Item:
+    """A byte interval ``[lo, hi)`` of one site's space: a buffer (``buffer`` its id) or a resident tensor. Two items
+    with one ``root`` share bytes by declaration (an alias and its root)."""
+
+    label: str
+    lo: int
+    hi: int
+    root: tuple[str, object]
+    buffer: int | None
+
+
+def _resident_ranges(p: Program) -> list[Result]:
+    """``memory-range:resident:<tensor>``: a resident tensor lies inside usable local memory and is aligned (the
+    structural check in ``validate`` refuses the same, so a loaded program always proves these)."""
+    out: list[Result] = []
+    t = p.target
+    for r in p.resident:
+        name = f"memory-range:resident:{r.tensor}"
+        if r.offset < t.reserved_base or r.offset + r.size > t.local_bytes:
+            out.append(Result("memory", name, Verdict.REFUTED,
+                              f"resident {r.tensor} on {r.site} occupies [{r.offset}, {r.offset + r.size}) outside "
+                              f"usable [{t.reserved_base}, {t.local_bytes})",
+                              {"kind": "memory", "rule": "memory-range", "resident": r.tensor,
+                               "site": [r.site.x, r.site.y],
+                               "address": r.offset if r.offset < t.reserved_base else t.local_bytes,
+                               "summary": f"resident {r.tensor} leaves usable memory"}))
+        elif r.offset % t.alignment:
+            out.append(Result("memory", name, Verdict.REFUTED,
+                              f"resident {r.tensor} at offset {r.offset} is not {t.alignment}-byte aligned",
+                              {"kind": "memory", "rule": "memory-align", "resident": r.tensor, "address": r.offset,
+                               "summary": f"resident {r.tensor} misaligned"}))
+        else:
+            out.append(Result("memory", name, Verdict.PROVED,
+                              f"resident {r.tensor} on {r.site} lies inside usable memory, aligned"))
     return out
