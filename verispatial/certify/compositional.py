@@ -490,16 +490,18 @@ class _Walker:
 
 
 _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(?!\d)|(?<![\w%])g(\d+)(?!\d)"
-                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)")
+                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)|\.phase0(?!\d)")
 
 
 def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     """Text of slice ``sl`` in the composed program's names: ``%t<i>``/``%k<i>`` -> tensor/trip names, ``b<i>``,
-    ``sem<i>``, ``g<i>`` -> composed ids and, with ``paths``, leaf references ``engine[i, ...]`` -> composed op
-    paths (the top-level index shifted by the engine's offset)."""
+    ``sem<i>``, ``g<i>`` -> composed ids, the slice's one phase ``.phase0`` -> ``.phase<j>`` and, with ``paths``,
+    leaf references ``engine[i, ...]`` -> composed op paths (the top-level index shifted by the engine's offset)."""
 
     def one(m: re.Match[str]) -> str:
         t, k, b, s, g, eng, top = m.groups()
+        if m.group(0) == ".phase0":
+            return f".phase{sl.index}"
         if t is not None:
             return sl.tensors[int(t)]
         if k is not None:
