@@ -188,6 +188,12 @@ def test_without_the_cache_every_slice_is_proved_itself() -> None:
     assert not any("proved as" in r.reason for r in b.results)
 
 
+def test_distinct_slices_in_worker_processes_give_the_same_report() -> None:
+    p = copy_chain(("X", "A"), ("A", "Y"), tiles=(2, 1))
+    a, b = certify(p), certify(p, jobs=2)
+    assert [(r.name, r.verdict, r.reason) for r in a.results] == [(r.name, r.verdict, r.reason) for r in b.results]
+
+
 def test_verdicts_do_not_depend_on_compute_kinds() -> None:
     """``Compute.kind`` is left out of slice keys (``UNREAD_FIELDS``): relabelling every compute step changes no
     verdict and no key."""

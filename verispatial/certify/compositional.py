@@ -567,6 +567,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     deadlock_ok: list[bool] = []
     exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
     latest = _latest_semaphore_phase(p)
+    ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
@@ -574,7 +575,9 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
         if src is not None:
             report = own[src]
         else:
-            report = certify(sl.program, jobs=jobs, rlimit=rlimit, cache=pc if reuse else False, compositional=False)
+            report = ready[j] if j in ready else certify(
+                sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
+                progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
@@ -591,6 +594,36 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     say("rendezvous and cross-phase obligations")
     results += cross_phase(p, rv, c, {r.name: r for r in results}, rlimit)
     return results
+
+
+def _certify_slice(program: Program, rlimit: int, cache: bool) -> Report:
+    """One slice in a worker process (a top-level function, so it can be sent there)."""
+    from verispatial.certify.checker import certify
+
+    return certify(program, rlimit=rlimit, cache=cache, compositional=False)
+
+
+def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
+    """The reports of the first slice of every key (of every slice without ``reuse``), certified in ``jobs`` worker
+    processes. A slice equal to one whose report did not prove everything is certified again afterwards."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    todo: list[Slice] = []
+    seen: set[str] = set()
+    for sl in c.slices:
+        if not reuse or sl.key not in seen:
+            todo.append(sl)
+            seen.add(sl.key)
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    out: dict[int, Report] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(_certify_slice, sl.program, rlimit, reuse): sl for sl in todo}
+        for fut in as_completed(futures):
+            sl = futures[fut]
+            out[sl.index] = fut.result()
+            say(f"slice {sl.index} ({sl.title}) certified ({len(out)} of {len(todo)} distinct)")
+    return out
 
 
 def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
