@@ -493,33 +493,70 @@ _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(
                     r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)|\.phase0(?!\d)")
 
 
-def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
+Piece = str | tuple[str, Any]
+
+
+def pieces(text: str) -> tuple[Piece, ...]:
+    """``text`` of a slice cut at its slice-local names (``_TOKEN``): literal strings and ``(kind, value)`` pairs that
+    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice."""
+    out: list[Piece] = []
+    at = 0
+    for m in _TOKEN.finditer(text):
+        if m.start() > at:
+            out.append(text[at:m.start()])
+        t, k, b, s, g, eng, top = m.groups()
+        if t is not None:
+            out.append(("t", int(t)))
+        elif k is not None:
+            out.append(("k", int(k)))
+        elif b is not None:
+            out.append(("b", int(b)))
+        elif s is not None:
+            out.append(("s", int(s)))
+        elif g is not None:
+            out.append(("g", int(g)))
+        elif eng is not None:
+            out.append(("path", (eng, int(top))))
+        else:
+            out.append(("phase", 0))
+        at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    return tuple(out)
+
+
+def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
     """Text of slice ``sl`` in the composed program's names: ``%t<i>``/``%k<i>`` -> tensor/trip names, ``b<i>``,
     ``sem<i>``, ``g<i>`` -> composed ids, the slice's one phase ``.phase0`` -> ``.phase<j>`` and, with ``paths``,
     leaf references ``engine[i, ...]`` -> composed op paths (the top-level index shifted by the engine's offset)."""
+    out: list[str] = []
+    for x in ps:
+        if isinstance(x, str):
+            out.append(x)
+            continue
+        kind, v = x
+        if kind == "t":
+            out.append(sl.tensors[v])
+        elif kind == "k":
+            out.append(sl.trips[v])
+        elif kind == "b":
+            out.append(f"b{sl.buffers[v]}" if v < len(sl.buffers) else f"b{v}")
+        elif kind == "s":
+            out.append(f"sem{sl.semaphores[v]}" if v < len(sl.semaphores) else f"sem{v}")
+        elif kind == "g":
+            out.append(f"g{sl.groups[v]}" if v < len(sl.groups) else f"g{v}")
+        elif kind == "phase":
+            out.append(f".phase{sl.index}")
+        else:
+            eng, top = v
+            off = sl.offsets.get(eng) if paths else None
+            out.append(f"{eng}[{top if off is None else top + off}")
+    return "".join(out)
 
-    def one(m: re.Match[str]) -> str:
-        t, k, b, s, g, eng, top = m.groups()
-        if m.group(0) == ".phase0":
-            return f".phase{sl.index}"
-        if t is not None:
-            return sl.tensors[int(t)]
-        if k is not None:
-            return sl.trips[int(k)]
-        if b is not None:
-            return f"b{sl.buffers[int(b)]}" if int(b) < len(sl.buffers) else m.group(0)
-        if s is not None:
-            return f"sem{sl.semaphores[int(s)]}" if int(s) < len(sl.semaphores) else m.group(0)
-        if g is not None:
-            return f"g{sl.groups[int(g)]}" if int(g) < len(sl.groups) else m.group(0)
-        if paths and eng in sl.offsets:
-            return f"{eng}[{int(top) + sl.offsets[eng]}"
-        return m.group(0)
 
-    def run(text: str) -> str:
-        return _TOKEN.sub(one, text) if text else text
-
-    return run
+def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
+    """``render`` of any text of slice ``sl`` (compiled on the fly)."""
+    return lambda text: render(pieces(text), sl, paths) if text else text
 
 
 def _map_json(x: Any, dm: Callable[[str], str]) -> Any:
@@ -567,6 +604,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     deadlock_ok: list[bool] = []
     exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
     latest = _latest_semaphore_phase(p)
+    names = _Names()
     ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
     for sl in c.slices:
         j = sl.index
@@ -583,7 +621,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
                 proved_reports.setdefault(sl.key, j)
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
-                            all(deadlock_ok), last)
+                            all(deadlock_ok), last, names)
         deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == "deadlock"))
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
@@ -660,13 +698,36 @@ def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
     return got
 
 
+class _Names:
+    """Result names of the certified slice reports, compiled once (``pieces``), and the names they were given in
+    the slice each report was certified for (what a reused result names as its source)."""
+
+    def __init__(self) -> None:
+        self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
+        self.source: dict[int, list[str]] = {}
+
+    def of(self, j: int, report: Report) -> list[tuple[Piece, ...]]:
+        got = self.pieces.get(j)
+        if got is None:
+            got = self.pieces[j] = [pieces(r.name) for r in report.results]
+        return got
+
+    def source_names(self, src: Slice, report: Report) -> list[str]:
+        got = self.source.get(src.index)
+        if got is None:
+            got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
+        return got
+
+
 def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
-               slot: list[Result], earlier_live: bool, last: int) -> list[Result]:
+               slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
     """Slice ``sl``'s results in the composed program's names (``slice<j>/...``), with every refutation kept only
-    where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results."""
+    where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results. A result
+    reused from slice ``src`` says ``proved as <its name there> of slice <src> (...)``."""
     j = sl.index
-    dm = demangler(sl, True)
-    dm_src = demangler(src_slice, True) if src_slice is not None else None
+    known = known or _Names()
+    names = known.of(j if src is None else src, report)
+    src_names = known.source_names(src_slice, report) if src_slice is not None else []
     replaced = {r.name: r for r in slot}
     roles = {t.name: t.role for t in p.tensors}
     # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
@@ -675,16 +736,19 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
     earlier = [f"hb-activation:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     out: list[Result] = []
-    for r in report.results:
-        r = replaced.get(r.name, r)
-        hit = next((e for e in earlier if r.name.startswith(e)), None)
+    for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
+        r = replaced.get(r0.name, r0)
+        hit = next((e for e in earlier if r.name.startswith(e)), None) if earlier else None
         if hit is not None and "<" not in r.name[len(hit):]:
             continue  # coverage: decided over the writes of every phase up to this one instead
-        name = f"slice{j}/{dm(r.name)}"
+        name = f"slice{j}/{render(ps, sl)}"
+        if src is not None and src_slice is not None and r is r0:
+            out.append(Result(r.family, name, r.verdict,
+                              f"proved as slice{src}/{src_names[i]} of slice {src} ({src_slice.title}) "
+                              f"(equal up to renaming; canonical form {sl.key[:12]})", None, 0.0))
+            continue
+        dm = demangler(sl, True)
         reason = dm(r.reason)
-        if src is not None and dm_src is not None and src_slice is not None:
-            reason = (f"proved as slice{src}/{dm_src(r.name)} of slice {src} ({src_slice.title}) (equal up to "
-                      f"renaming; canonical form {sl.key[:12]}): {reason}")
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
             cex = {**_map_json(cex, dm), "slice": {"index": j, "sections": list(sl.names), "top_offset": sl.offsets,
