@@ -231,9 +231,20 @@ class Program:
                 for site in sem.sites:
                     latest[site] = max(latest.get(site, ph), ph)
 
-        incs = {(op.sem, op.at) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemInc)}
-        incs |= {(op.sem, d) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemIncMcast)
-                 if 0 <= op.group < len(self.groups) for d in self.groups[op.group].destinations()}
+        # One walk: the words some increment targets, and per (semaphore, site) whether each engine program there
+        # that uses the semaphore starts with a SemSet on it.
+        incs: set[tuple[int, Site]] = set()
+        starts_with_set: dict[tuple[int, Site], list[bool]] = {}
+        for ep in self.programs:
+            seen: set[int] = set()
+            for op in walk(ep.ops):
+                if isinstance(op, SemInc):
+                    incs.add((op.sem, op.at))
+                elif isinstance(op, SemIncMcast) and 0 <= op.group < len(self.groups):
+                    incs.update((op.sem, d) for d in self.groups[op.group].destinations())
+                if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem not in seen:
+                    seen.add(op.sem)
+                    starts_with_set.setdefault((op.sem, ep.site), []).append(isinstance(op, SemSet))
         out: set[tuple[int, Site]] = set()
         for sem in self.semaphores:
             for site in sem.sites:
@@ -242,11 +253,8 @@ class Program:
                 ph = phase(sem)
                 if ph is not None and latest.get(site, ph) > ph:
                     continue  # a later phase may reuse its slot
-                firsts = [next((op for op in walk(ep.ops)
-                                if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem == sem.id), None)
-                          for ep in self.programs if ep.site == site]
-                used = [op for op in firsts if op is not None]
-                if used and all(isinstance(op, SemSet) for op in used):
+                used = starts_with_set.get((sem.id, site), [])
+                if used and all(used):
                     out.add((sem.id, site))
         return frozenset(out)
 
