@@ -41,9 +41,14 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     """Every place of the marked graph: circular-buffer data and space, semaphore signals by protocol."""
     p = a.program
     places: list[dict[str, Any]] = []
-    leaves = [lf for v in a.views.values() for lf in v.leaves]
+    by_buffer: dict[int, list[Any]] = {}  # every leaf naming a buffer in its ``buf`` field, in program order
+    for v in a.views.values():
+        for lf in v.leaves:
+            b_id = getattr(lf.op, "buf", None)
+            if isinstance(b_id, int):
+                by_buffer.setdefault(b_id, []).append(lf)
     for b in p.buffers:
-        mine = [lf for lf in leaves if getattr(lf.op, "buf", None) == b.id]
+        mine = by_buffer.get(b.id, [])
         pushes = [lf for lf in mine if isinstance(lf.op, Push)]
         waits = [lf for lf in mine if isinstance(lf.op, Wait)]
         pops = [lf for lf in mine if isinstance(lf.op, Pop)]

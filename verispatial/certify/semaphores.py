@@ -22,7 +22,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Loop, McastSetValid, Op, SemInc, SemSet, SemWait
+from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemSet, SemWait
 from verispatial.ir.program import Program
 
 
@@ -78,21 +78,66 @@ def _touches(ops: tuple[Op, ...], sem: int) -> bool:
     return False
 
 
+@attrs.frozen
+class _Index:
+    """Every semaphore leaf by the word it touches, in program order of the views (one pass over the leaves, so
+    classifying every word of a composed program stays linear): ``incs[(sem, at)]`` the ``SemInc`` leaves aimed at
+    the word, ``flags[(sem, site)]`` the ``McastSetValid`` leaves whose group writes it, ``local[(sem, site)]`` the
+    ``SemSet``/``SemWait`` leaves of the word's site."""
+
+    incs: dict[tuple[int, Site], list[Leaf]]
+    flags: dict[tuple[int, Site], list[Leaf]]
+    local: dict[tuple[int, Site], list[Leaf]]
+    #: per engine and semaphore: the top-level ops holding a set, wait or flag multicast of it (and any ``If``)
+    tops: dict[str, dict[int, set[int]]]
+    guarded: dict[str, set[int]]
+
+    @classmethod
+    def of(cls, p: Program, views: dict[str, EngineView]) -> _Index:
+        incs: dict[tuple[int, Site], list[Leaf]] = {}
+        flags: dict[tuple[int, Site], list[Leaf]] = {}
+        local: dict[tuple[int, Site], list[Leaf]] = {}
+        tops: dict[str, dict[int, set[int]]] = {}
+        guarded: dict[str, set[int]] = {}
+        for v in views.values():
+            site = v.program.site
+            mine = tops[v.key] = {}
+            ifs = guarded[v.key] = set()
+            for lf in v.leaves:
+                op = lf.op
+                if isinstance(op, SemInc):
+                    incs.setdefault((op.sem, op.at), []).append(lf)
+                elif isinstance(op, McastSetValid):
+                    for d in p.groups[op.group].destinations():
+                        flags.setdefault((op.sem, d), []).append(lf)
+                    mine.setdefault(op.sem, set()).add(lf.path[0])
+                elif isinstance(op, (SemSet, SemWait)):
+                    local.setdefault((op.sem, site), []).append(lf)
+                    mine.setdefault(op.sem, set()).add(lf.path[0])
+                elif isinstance(op, If):
+                    ifs.add(lf.path[0])
+        return cls(incs, flags, local, tops, guarded)
+
+    def touching(self, view: EngineView, sem: int) -> tuple[Op, ...]:
+        """The top-level ops of ``view`` that contain an op on semaphore ``sem`` (``SemSet``, ``SemWait``, a flag
+        multicast), and any ``If`` (not looked into): the others change neither a may-analysis of the word's value
+        nor whether its sets and waits alternate."""
+        keep = self.tops.get(view.key, {}).get(sem, set()) | self.guarded.get(view.key, set())
+        return tuple(view.program.ops[i] for i in sorted(keep))
+
+
 def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site], Word]:
     """The protocol of every word of every semaphore of ``p``."""
-    sources = _source_words(p, views)
+    index = _Index.of(p, views)
+    sources = _source_words(p, views, index)
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
-            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources)
+            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources, index)
     return out
 
 
-def _leaves_at(views: dict[str, EngineView], site: Site) -> list[Leaf]:
-    return [lf for v in views.values() if v.program.site == site for lf in v.leaves]
-
-
-def _source_words(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site], int | str]:
+def _source_words(p: Program, views: dict[str, EngineView], index: _Index) -> dict[tuple[int, Site], int | str]:
     """For every word read as a flag-multicast source: its constant value, or why it is not constant."""
     out: dict[tuple[int, Site], int | str] = {}
     for v in views.values():
@@ -101,27 +146,24 @@ def _source_words(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, S
                 key = (lf.op.sem, v.program.site)
                 if key in out:
                     continue
-                out[key] = _source_value(p, views, lf.op.sem, v.program.site, v)
+                out[key] = _source_value(p, lf.op.sem, v.program.site, v, index)
     return out
 
 
-def _source_value(p: Program, views: dict[str, EngineView], sem: int, site: Site, sender: EngineView) -> int | str:
-    touching = [lf for lf in _leaves_at(views, site)
-                if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem]
+def _source_value(p: Program, sem: int, site: Site, sender: EngineView, index: _Index) -> int | str:
+    touching = index.local.get((sem, site), [])
     if any(lf.engine != sender.key for lf in touching):
         return "another engine of the site also sets or waits on it"
     if any(isinstance(lf.op, SemWait) for lf in touching):
         return "it is also waited on"
-    incoming = [lf for lf in _all(views) if isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site]
-    if incoming:
+    if index.incs.get((sem, site)):
         return "increments land on it"
-    if any(isinstance(lf.op, McastSetValid) and lf.op.sem == sem and site in p.groups[lf.op.group].destinations()
-           for lf in _all(views)):
+    if index.flags.get((sem, site)):
         return "flag multicasts land on it"
-    return _value_at_sends(sender, sem, p.semaphores[sem].init)
+    return _value_at_sends(sender, sem, p.semaphores[sem].init, index)
 
 
-def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
+def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times)."""
     from verispatial.certify.rules import _run
@@ -135,25 +177,21 @@ def _value_at_sends(sender: EngineView, sem: int, init: int) -> int | str:
             seen.update(int(t[1]) for t in s)  # type: ignore[call-overload]
         return s
 
-    _run(sender.program.ops, (), frozenset({("v", init)}), step)
+    # Top-level ops that name no op on the word leave the may-state as it is (loops reach their fixpoint at once):
+    # only the others are run (on a composed program that is the word's own section).
+    _run(index.touching(sender, sem), (), frozenset({("v", init)}), step)
     if len(seen) != 1:
         return f"a flag multicast may read it holding any of {sorted(seen)}"
     return seen.pop()
 
 
-def _all(views: dict[str, EngineView]) -> list[Leaf]:
-    return [lf for v in views.values() for lf in v.leaves]
-
-
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
-                   sources: dict[tuple[int, Site], int | str]) -> Word:
-    everything = _all(views)
-    incs = tuple(lf for lf in everything if isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site)
-    flags = tuple(lf for lf in everything if isinstance(lf.op, McastSetValid) and lf.op.sem == sem
-                  and site in p.groups[lf.op.group].destinations())
-    local = _leaves_at(views, site)
-    sets = tuple(lf for lf in local if isinstance(lf.op, SemSet) and lf.op.sem == sem)
-    waits = tuple(lf for lf in local if isinstance(lf.op, SemWait) and lf.op.sem == sem)
+                   sources: dict[tuple[int, Site], int | str], index: _Index) -> Word:
+    incs = tuple(index.incs.get((sem, site), ()))
+    flags = tuple(index.flags.get((sem, site), ()))
+    local = index.local.get((sem, site), [])
+    sets = tuple(lf for lf in local if isinstance(lf.op, SemSet))
+    waits = tuple(lf for lf in local if isinstance(lf.op, SemWait))
     base = {"sem": sem, "site": site, "init": init, "incs": incs, "flags": flags, "sets": sets, "waits": waits}
 
     def unsupported(why: str) -> Word:
@@ -212,6 +250,6 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         ok = op.value == flag_value if op.cond == WaitCond.EQ else reset_value < op.value <= flag_value
         if not ok:
             return unsupported(f"a wait for {op.cond.value} {op.value} does not test the flag value {flag_value}")
-    if not _alternates(view.program.ops, sem):
+    if not _alternates(index.touching(view, sem), sem):
         return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ...)")
     return Word(kind="flag", owner=owner, value=flag_value, **base)  # type: ignore[arg-type]
