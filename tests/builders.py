@@ -1,21 +1,34 @@
-"""Small program builders the interpreter, explorer and checker unit tests share: two sites, one-tile pages."""
+"""Small program builders the interpreter, explorer, checker and compose tests share: two sites, one-tile pages."""
 
 from __future__ import annotations
 
 from verispatial.ir import (
     WORMHOLE,
+    Addr,
     Buffer,
+    BufferAt,
     Engine,
     EngineProgram,
     Group,
+    Loop,
     Op,
+    Pop,
     Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
     Semaphore,
     Site,
     Target,
     Tensor,
+    Term,
     Trip,
+    Wait,
     WaitCond,
+    WriteBarrier,
+    WriteTiles,
 )
 
 A, B = Site(0, 0), Site(1, 0)
@@ -44,3 +57,30 @@ def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple
     """A program called ``t`` of ``programs`` and the given entities."""
     return Program("t", target, tensors=tensors, buffers=buffers, semaphores=sems, groups=groups, trips=trips,
                    programs=programs)
+
+
+#: Tiles a ``copy_section`` moves.
+TILES = 2
+
+
+def copy_section(name: str, site: Site, src: str, dst: str, *, dtype: str = "bf16", src_dtype: str | None = None,
+                 dst_dtype: str | None = None, rows: int = 32, src_role: Role = Role.INPUT,
+                 dst_role: Role = Role.OUTPUT, capacity: int = 2, init: str | None = None) -> Program:
+    """One section copying ``TILES`` tiles of ``src`` to ``dst`` on ``site``: reader -> ``capacity``-page buffer ->
+    writer, as ``compile`` leaves a section (section_starts empty, memory from the reserved base)."""
+    b = Buffer(0, "c_0", site, 0, 1, capacity, dtype)
+    at = Addr(0, (Term("k", 1),))
+    reader = Loop("k", TILES, (Reserve(0, 1), ReadTiles(src, at, 1, 0), ReadBarrier(), Push(0, 1)))
+    writer = Loop("k", TILES, (Wait(0, 1), WriteTiles(0, dst, at, 1), WriteBarrier(), Pop(0, 1)))
+    tensors = (Tensor(src, (rows, 32 * TILES), src_dtype or dtype, src_role, init),
+               Tensor(dst, (rows, 32 * TILES), dst_dtype or dtype, dst_role))
+    return Program(name, WORMHOLE, tensors=tensors, buffers=(b,),
+                   programs=(EngineProgram(site, Engine.READER, (reader,)),
+                             EngineProgram(site, Engine.WRITER, (writer,))),
+                   memory=(BufferAt(0, WORMHOLE.reserved_base, capacity * 2048),))
+
+
+def chain(*sites: Site) -> list[Program]:
+    """Sections copying X -> A0 -> A1 -> ... -> Y, section k on ``sites[k]``."""
+    names = ["X", *(f"A{k}" for k in range(len(sites) - 1)), "Y"]
+    return [copy_section(f"copy{k}", s, names[k], names[k + 1]) for k, s in enumerate(sites)]

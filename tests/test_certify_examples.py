@@ -33,7 +33,6 @@ BLACKHOLE = EXAMPLES / "matmul_reuse_mcast_blackhole.json"
 STATIC_KINDS = {"memory", "mcast-address", "certificate"}
 #: The interpreter rules that may replay a checker refutation of each rule (the checker's own table).
 REPLAY_RULES = dict(checker.REPLAY_RULES)
-MATMUL_SECONDS = 30.0
 
 
 @attrs.frozen
@@ -145,7 +144,6 @@ def assert_matmul_proved(report: Report, program: Program) -> None:
     assert report.exit_code == 0
     bad = [(r.name, r.verdict.value, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
     assert bad == []
-    assert report.seconds < MATMUL_SECONDS
     (dl,) = [r for r in report.results if r.family == "deadlock"]
     assert dl.reason == f"{len(program.programs)} engines, schedule witness checked symbolically over loop indices"
     assert len(program.programs) == 48

@@ -54,7 +54,7 @@ def test_certify_writes_smt2(tmp_path: Path) -> None:
 
 def test_compile_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["compile", str(ROOT / "examples" / "models" / "mlp_block.json"), "--target", "blackhole",
-               "-o", str(tmp_path / "out"), "-q"])
+               "--sections", str(tmp_path / "out"), "-q"])
     assert rc == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "mlp_block: 3 sections on blackhole"
@@ -68,6 +68,6 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(capsys: pyte
     assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected a "
                                        "directory for the SMT-LIB2 queries\n")
     assert main(["compile", str(ROOT / "examples" / "models" / "mlp_block.json"), "--target", "wormhole",
-                 "-o", readme]) == 2
+                 "--sections", readme]) == 2
     assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected an "
                                        "output directory\n")

@@ -19,7 +19,7 @@ MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
 @pytest.mark.parametrize("target", ["wormhole", "blackhole"])
 def test_mlp_block_compiles_and_every_section_proves(target: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", target, "-o", str(tmp_path), "--progress"])
+    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", target, "--sections", str(tmp_path), "--progress"])
     out, err = capsys.readouterr()
     assert rc == 0, out + err
     lines = out.splitlines()
@@ -49,7 +49,7 @@ def test_written_certificate_is_accepted_by_certify(tmp_path: Path, capsys: pyte
             t["role"] = "input"
     model = tmp_path / "residual.json"
     model.write_text(json.dumps(g))
-    assert run_compile([str(model), "--target", "wormhole", "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert run_compile([str(model), "--target", "wormhole", "--sections", str(tmp_path / "out"), "-q"]) == 0
     assert capsys.readouterr().err == ""
     d = tmp_path / "out" / "residual"
     rc = cli_main(["certify", str(d / "program.json"), "--certificate", str(d / "certificate.json"), "--json"])
@@ -109,7 +109,7 @@ def test_tile_caps_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> 
 def test_acc_form_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = str(MODELS / "mlp_block.json")
     assert run_compile([model, "--target", "wormhole", "--max-cols", "1", "--max-rows", "1", "--max-sites", "1",
-                        "--acc-form", "pack_accumulate", "-o", str(tmp_path), "-q"]) == 0
+                        "--acc-form", "pack_accumulate", "--sections", str(tmp_path), "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split(":")[0] for ln in lines] == ["up", "down", "residual", "mlp_block"]
     assert all("proved in" in ln for ln in lines[:3])
@@ -125,7 +125,7 @@ def test_acc_form_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFi
 def test_one_mover_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = str(MODELS / "mlp_block.json")
     caps = ["--max-cols", "2", "--max-rows", "2", "--max-sites", "4", "-q"]
-    assert run_compile([model, "--target", "wormhole", "--one-mover", "-o", str(tmp_path), *caps]) == 0
+    assert run_compile([model, "--target", "wormhole", "--one-mover", "--sections", str(tmp_path), *caps]) == 0
     lines = capsys.readouterr().out.splitlines()
     # Two engine programs per site (mover, compute) on the 2x2 grid, every section proved.
     assert [ln.split(",")[1] for ln in lines[:-1]] == [" 8 engine programs"] * 3
@@ -145,12 +145,13 @@ def test_a_refusal_comes_before_any_certify_and_writes_nothing(tmp_path: Path, c
     # and the output directory is never created (stderr is not a terminal: no progress lines, one error line).
     out = tmp_path / "out"
     decode = str(MODELS / "llama3_2_1b_decode.json")
-    assert run_compile([decode, "--target", "wormhole", "--one-mover", "-o", str(out)]) == 2
+    assert run_compile([decode, "--target", "wormhole", "--one-mover", "--sections", str(out), "-o",
+                        str(tmp_path / "step.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"verispatial: error: {decode}: pass 'place' refused: op 'k_cache_update' (scatter): ")
     assert not out.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither the sections nor the composed program
 
 
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -161,3 +162,37 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         "'streaming', 'spill_reload', 'in_place', 'pack_accumulate', 'registers')\n")
     assert run_compile([model]) == 2
     assert capsys.readouterr().err == "verispatial: error: compile: the following arguments are required: --target\n"
+
+
+def test_compile_writes_one_composed_program_and_its_certificate_for_gate(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "proofs" / "mlp.program.json"
+    out.parent.mkdir()
+    rc = run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "--max-cols", "1", "--max-rows", "1",
+                      "--max-sites", "1", "-o", str(out), "--sections", str(tmp_path / "secs"), "-q"])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert lines[3].startswith("out_3_sections: composed, 3 sections, 3 engine programs, 150 ops, composed in ")
+    assert " proved in " in lines[3]
+    assert lines[-1] == "mlp_block: 3 sections on wormhole_b0"
+    prog = load_program(out)
+    assert [s.name for s in prog.sections] == ["mlp_block.up", "mlp_block.down", "mlp_block.residual"]
+    cert = json.loads((tmp_path / "proofs" / "mlp.certificate.json").read_text())
+    assert cert["compose"]["pass"] == "compose"
+    assert [len(s["obligations"]) > 0 for s in cert["compose"]["sections"]] == [True, True, True]
+    assert sorted(cert["passes"]) == ["down", "residual", "up"]
+    assert sorted(p.name for p in (tmp_path / "secs").iterdir()) == ["down", "residual", "up"]
+    # gate re-certifies exactly what compile wrote.
+    assert cli_main(["gate", str(out.parent)]) == 0
+    assert capsys.readouterr().out.startswith("mlp.program.json: holds [")
+
+
+def test_compile_output_path_that_is_a_directory_is_refused_before_any_work(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {tmp_path}: is a directory, expected a file path for the "
+                                       "program\n")
+    assert run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "-o",
+                        str(tmp_path / "no" / "step.json")]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {tmp_path / 'no' / 'step.json'}: the directory "
+                                       f"{tmp_path / 'no'} does not exist\n")

@@ -4,6 +4,8 @@ unrenamed by compose or slicing; ``Renaming`` and ``op_ids`` follow the tags, co
 
 from __future__ import annotations
 
+import typing
+
 import attrs
 import pytest
 
@@ -11,6 +13,7 @@ from verispatial.ir import (
     OP_TAGS,
     Addr,
     Compute,
+    Dynamic,
     Guard,
     If,
     Loop,
@@ -32,6 +35,53 @@ from verispatial.ir.ids import Renaming, op_ids
 NOT_IDS = {"pages", "tiles", "by", "value", "cond", "terms", "num_dests", "front", "addr", "kind", "accumulate", "dtype",
            "var", "body", "when"}
 ID_KINDS = {"buffer", "semaphore", "group", "tensor", "count", "site", "operands"}
+
+
+#: Fields of the value classes ops hold that name no entity a compose or slice renames: tile offsets and
+#: coefficients, loop variables (local to an engine program), a dynamic address part's name (one runtime value,
+#: unified by name across sections like a tensor), a trip count's scale and offset (its trip is renamed through the
+#: loop's tagged ``count``).
+NESTED_NOT_IDS = {
+    Addr: {"base", "terms", "dynamic"},
+    Term: {"var", "coef"},
+    Dynamic: {"name", "lo", "hi", "scale"},
+    TripCount: {"trip", "scale", "offset"},
+    Operand: {"pages"},
+}
+
+
+def _leaf_types(tp: object) -> set[object]:
+    """Every type a field annotation can hold: unions, tuples and aliases unfolded."""
+    args = typing.get_args(tp)
+    if not args:
+        return {tp}
+    out: set[object] = set()
+    for a in args:
+        if a is not Ellipsis:
+            out |= _leaf_types(a)
+    return out
+
+
+def _names_something(tp: object) -> bool:
+    """A field of this type could hold an id: an int, a str or a Site (or an attrs class holding one)."""
+    return any(t in (int, str, Site) or (isinstance(t, type) and attrs.has(t)) for t in _leaf_types(tp))
+
+
+@pytest.mark.parametrize("cls", [*OP_TAGS, *NESTED_NOT_IDS], ids=[*OP_TAGS.values(), *(c.__name__ for c in NESTED_NOT_IDS)])
+def test_every_field_that_could_hold_an_id_is_tagged_or_allowed(cls: type) -> None:
+    """Walks every op class's attrs fields by their resolved types: each int, str or Site field (or one holding a
+    value class) is tagged with the id space it names, or on the explicit allow-list of fields that name none."""
+    hints = typing.get_type_hints(cls)
+    allowed = NESTED_NOT_IDS.get(cls, NOT_IDS)
+    for f in attrs.fields(cls):
+        if f.metadata.get("id") is not None or not _names_something(hints[f.name]):
+            continue
+        assert f.name in allowed, f"{cls.__name__}.{f.name} ({hints[f.name]}) may name an id and is not tagged"
+    # Every value class an op field holds is itself walked here.
+    for f in attrs.fields(cls):
+        for t in _leaf_types(hints[f.name]):
+            if isinstance(t, type) and attrs.has(t) and t not in (Site, *OP_TAGS):
+                assert t in NESTED_NOT_IDS or f.metadata.get("id") is not None, f"{cls.__name__}.{f.name}: {t}"
 
 
 @pytest.mark.parametrize("cls", list(OP_TAGS), ids=list(OP_TAGS.values()))

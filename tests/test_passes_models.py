@@ -15,10 +15,11 @@ import pytest
 from verispatial.ir import WORMHOLE
 from verispatial.ir.graph import dumps_graph, load_graph
 from verispatial.ir.program import Trip
-from verispatial.passes import Pipeline, capped_passes, compile_model
+from verispatial.passes import Pipeline, capped_passes, compile_model, compose
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
-SHIPPED = ["llama3_2_1b_decode", "llama3_2_1b_prefill", "qwen2_5_0_5b_decode", "qwen2_5_0_5b_prefill"]
+SHIPPED = ["llama3_2_1b_decode", "llama3_2_1b_prefill", "qwen2_5_0_5b_decode", "qwen2_5_0_5b_prefill",
+           "llama3_2_1b_decode_step", "qwen2_5_0_5b_decode_step"]
 #: A 2x2 matmul grid and 4 elementwise sites: every section proves in a few seconds.
 CAPS = Pipeline(capped_passes(2, 2, 4))
 
@@ -95,3 +96,46 @@ def test_mlp_on_one_site_runs_as_several_items(model: str, items: dict[str, tupl
     plans = {s.name: s.fragments[1]["plan"] for s in secs}
     assert {n: (p["items"], p["per_site_m"], p["per_site_n"]) for n, p in plans.items() if p.get("items", 1) > 1} == items
     assert all(s.fragments[-1]["items"] == plans[s.name].get("items", 1) for s in secs)
+
+
+@pytest.mark.parametrize(("model", "config", "layers", "vocab", "hidden"), [
+    ("llama3_2_1b_decode_step", "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json", 16, 128_256,
+     2048),
+    ("qwen2_5_0_5b_decode_step", "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json", 24, 151_936, 896),
+])
+def test_decode_step_is_embedding_every_layer_final_norm_and_tied_lm_head(model: str, config: str, layers: int,
+                                                                         vocab: int, hidden: int) -> None:
+    g = load_graph(MODELS / f"{model}.json")
+    d = json.loads((MODELS / f"{model}.json").read_text())
+    assert d["source"]["config"] == config
+    assert d["source"]["num_hidden_layers"].startswith(f"{layers}: config.json num_hidden_layers")
+    assert d["source"]["vocab_size"] == f"{vocab}: config.json vocab_size"
+    assert d["source"]["tie_word_embeddings"].startswith("true: config.json tie_word_embeddings")
+    assert len(g.ops) == 1 + 15 * layers + 2
+    assert (g.ops[0].kind, g.ops[0].inputs, g.ops[0].output) == ("gather", ("embed_tokens", "token"), "h0")
+    assert g.tensor("embed_tokens").shape == (vocab, hidden)
+    head = g.ops[-1]
+    assert (head.name, head.inputs, head.transpose_b) == ("lm_head", ("h_final", "embed_tokens"), True)
+    assert g.tensor("logits").shape == (1, vocab)
+    assert g.ops[-2].kind == "rmsnorm"
+    states = sorted(t.name for t in g.tensors if t.role.value == "state")
+    assert states == sorted(f"l{i}.{c}_cache" for i in range(layers) for c in "kv")
+    # One position for every layer's cache updates; each layer reads the previous layer's residual stream.
+    assert {o.inputs[1] for o in g.ops if o.kind == "scatter"} == {"position"}
+    assert [o.inputs[0] for o in g.ops if o.name.endswith(".attn_norm")] == [f"h{i}" for i in range(layers)]
+
+
+def test_one_layer_decode_step_composes_with_one_trip_and_carried_caches() -> None:
+    mod = _builder()
+    g = mod.decode_step(mod.LLAMA, layers=1)
+    secs = compile_model(g, WORMHOLE, pipeline=Pipeline(capped_passes(1, 1, 1)), check=False)
+    state = [t.name for t in g.tensors if t.role.value == "state"]
+    p, frag = compose([s.program for s in secs], state=state, target=WORMHOLE)
+    assert p.name == "logits_18_sections"
+    assert len(p.sections) == 18
+    assert p.trips == (Trip("kv_blocks", 64),)
+    roles = {t.name: t.role.value for t in p.tensors}
+    assert (roles["l0.k_cache"], roles["l0.v_cache"], roles["position"], roles["h1"], roles["logits"]) == (
+        "state", "state", "input", "activation", "output")
+    assert roles["embed_tokens"] == "param"
+    assert len(frag["rendezvous"]["boundaries"]) == 17

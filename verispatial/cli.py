@@ -567,10 +567,22 @@ def gate_cmd(directory: str) -> int:
              add_help_option=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def compile_cmd(args: tuple[str, ...]) -> int:
-    """Compile a model graph (MODEL.json --target wormhole|blackhole|gpu -o OUT/) into certified sections."""
+    """Compile a model graph (MODEL.json --target wormhole|blackhole|gpu -o STEP.json [--sections DIR]) into one
+    certified program."""
     from verispatial.passes.cli_compile import run_compile
 
     return run_compile(args)
+
+
+@cli.command("compose", context_settings={"ignore_unknown_options": True, "help_option_names": []},
+             add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def compose_cmd(args: tuple[str, ...]) -> int:
+    """Join certified programs (A.json B.json ... -o OUT.json [--state NAME]... [--placement stacked|round_robin]
+    [--open K]...) into one certified program."""
+    from verispatial.passes.cli_compose import run_compose
+
+    return run_compose(args)
 
 
 @cli.command("simulate")

@@ -41,14 +41,13 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     """Every place of the marked graph: circular-buffer data and space, semaphore signals by protocol."""
     p = a.program
     places: list[dict[str, Any]] = []
-    by_buffer: dict[int, list[Any]] = {}  # every leaf naming a buffer in its ``buf`` field, in program order
+    by_buf: dict[int, list[Any]] = {}
     for v in a.views.values():
         for lf in v.leaves:
-            b_id = getattr(lf.op, "buf", None)
-            if isinstance(b_id, int):
-                by_buffer.setdefault(b_id, []).append(lf)
+            if isinstance(lf.op, (Push, Wait, Pop, Reserve)):
+                by_buf.setdefault(lf.op.buf, []).append(lf)
     for b in p.buffers:
-        mine = by_buffer.get(b.id, [])
+        mine = by_buf.get(b.id, [])
         pushes = [lf for lf in mine if isinstance(lf.op, Push)]
         waits = [lf for lf in mine if isinstance(lf.op, Wait)]
         pops = [lf for lf in mine if isinstance(lf.op, Pop)]

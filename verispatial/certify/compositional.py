@@ -860,9 +860,10 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
             f"docs/checker.md)"))
     for s in (g, r):
         for site in s.sites:
+            # The wording of exact.py's host_init balance (the structure shows the word only counts up).
             out.append(Result("balance", f"balance-sem:sem{s.id}@{site}", Verdict.PROVED,
-                              f"sem{s.id}@{site} ({s.name}) is a rendezvous word: only increments land on it (no "
-                              f"sem_set), and it is re-initialized by the host at launch (host_init)"))
+                              f"sem{s.id}@{site} only counts up and is re-initialized by the host at launch (to "
+                              f"{s.init})"))
     known = {**results, **{x.name: x for x in out}}
     phases = p.phase_of_section()
     n_phases = max(phases) + 1
@@ -1027,36 +1028,38 @@ def resident_disjoint(p: Program) -> list[Result]:
     """``memory-disjoint:(x,y).local.phase<j>`` for every (site, phase) a resident tensor is live in: the buffers of
     that phase on the site and the resident tensors live in it are pairwise disjoint (an alias and its root share
     bytes by declaration). An exact interval sweep over byte ranges, no solver; a refutation names the two
-    occupants and a byte both hold."""
+    occupants (``buffers``, ``residents``, as ``memory.py`` does) and a byte both hold."""
     if not p.resident:
         return []
     phases = p.phase_of_section()
     at = {m.buf: m for m in p.memory}
-    items: dict[tuple[int, int, int], dict[tuple[str, object], tuple[int, int, str]]] = {}
+    # per (site, phase): occupant -> (lo, hi, label, buffer id or None)
+    items: dict[tuple[int, int, int], dict[tuple[str, object], tuple[int, int, str, int | None]]] = {}
     for rs in p.resident:
         for ph in p.resident_phases(rs):
             items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
-                rs.offset, rs.offset + rs.size, f"resident {rs.tensor}")
+                rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
     for b in p.buffers:
         key = (b.site.y, b.site.x, phases[b.section])
         if b.space == Space.LOCAL and key in items and b.id in at:
             root = b.alias_of if b.alias_of is not None else b.id
             m = at[b.id]
-            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b.id} ({b.name})"))
+            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b.id} ({b.name})", b.id))
     out: list[Result] = []
     for (y, x, ph), occ in sorted(items.items()):
         t0 = time.perf_counter()
         name = f"memory-disjoint:({x},{y}).local.phase{ph}"
-        ranges = sorted(occ.values())
-        hit: tuple[tuple[int, int, str], tuple[int, int, str]] | None = None
-        reach: tuple[int, int, str] | None = None
+        ranges = sorted(occ.items(), key=lambda kv: (kv[1][0], kv[1][1]))
+        hit: tuple[tuple[tuple[str, object], tuple[int, int, str, int | None]], ...] | None = None
+        reach: tuple[tuple[str, object], tuple[int, int, str, int | None]] | None = None
         for cur in ranges:
-            if cur[0] >= cur[1]:
+            lo, hi = cur[1][0], cur[1][1]
+            if lo >= hi:
                 continue  # an empty range holds no byte
-            if reach is not None and cur[0] < reach[1]:
+            if reach is not None and lo < reach[1][1]:
                 hit = (reach, cur)
                 break
-            if reach is None or cur[1] > reach[1]:
+            if reach is None or hi > reach[1][1]:
                 reach = cur
         nr = sum(1 for k in occ if k[0] == "r")
         what = f"{len(occ) - nr} buffer(s) and {nr} resident tensor(s)"
@@ -1064,11 +1067,14 @@ def resident_disjoint(p: Program) -> list[Result]:
             out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint (exact interval sweep)",
                               seconds=time.perf_counter() - t0))
             continue
-        (lo1, _, l1), (lo2, _, l2) = hit
+        (k1, (lo1, _, l1, b1)), (k2, (lo2, _, l2, b2)) = hit
         addr = max(lo1, lo2)
         summary = f"{l1} and {l2} on ({x},{y}) both hold byte {addr} in phase {ph}"
-        out.append(Result("memory", name, Verdict.REFUTED, summary,
-                          {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": "local",
-                           "occupants": [l1, l2], "address": addr, "summary": summary},
-                          time.perf_counter() - t0))
+        cex: dict[str, Any] = {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": "local",
+                               "buffers": [i for i in (b1, b2) if i is not None], "address": addr,
+                               "summary": summary}
+        residents = [k[1] for k in (k1, k2) if k[0] == "r"]
+        if residents:
+            cex["residents"] = residents
+        out.append(Result("memory", name, Verdict.REFUTED, summary, cex, time.perf_counter() - t0))
     return out

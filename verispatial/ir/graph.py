@@ -1,6 +1,7 @@
 """The model graph: the compiler's input (DESIGN §3). Named tensors with shapes, dtypes and roles, and ops.
 
-Ops for now: ``matmul`` (``inputs = [a, b]``, ``a`` is M x K, ``b`` is K x N, the output M x N) with an optional fused
+Ops for now: ``matmul`` (``inputs = [a, b]``, ``a`` is M x K, ``b`` is K x N — or N x K with ``transpose_b``, read
+transposed: ``a @ b^T``, as a tied LM head reads the embedding table — the output M x N) with an optional fused
 ``chain`` applied to each output tile in order — ``{"op": "bias", "tensor": name}`` (a length-N row broadcast over
 the rows), ``{"op": "relu" | "gelu" | "silu"}``, ``{"op": "requantize", "dtype": d}`` (pack in ``d``, which must be
 the output's dtype) — and elementwise ``unary`` (``fn`` in ``UNARY_FNS``) and ``binary`` (``fn`` in ``BINARY_FNS``,
@@ -87,6 +88,8 @@ class GraphOp:
     #: An attention's query heads and key/value heads (grouped-query when fewer kv heads); None for other ops.
     heads: int | None = None
     kv_heads: int | None = None
+    #: A matmul's b is stored N x K and read transposed (``a @ b^T``); False for every other op.
+    transpose_b: bool = False
 
 
 @attrs.frozen
@@ -153,6 +156,8 @@ def check_graph(g: ModelGraph) -> None:
             raise ParseError(e, f"reads its own output {o.output!r}")
         if o.kind != "attention" and (o.heads is not None or o.kv_heads is not None):
             raise ParseError(e, "heads and kv_heads belong to an attention op only")
+        if o.kind != "matmul" and o.transpose_b:
+            raise ParseError(e, "transpose_b belongs to a matmul only")
         if o.kind == "matmul":
             _check_matmul(g, o, by_name)
         elif o.kind == "unary":
@@ -233,7 +238,11 @@ def _check_matmul(g: ModelGraph, o: GraphOp, by_name: dict[str, GraphTensor]) ->
     if len(o.inputs) != 2 or o.fn is not None:
         raise ParseError(e, f"a matmul has two inputs [a, b] and no fn, got {len(o.inputs)} inputs")
     a, b, out = by_name[o.inputs[0]].dims2(), by_name[o.inputs[1]].dims2(), by_name[o.output].dims2()
-    if a[1] != b[0] or out != (a[0], b[1]):
+    if o.transpose_b:
+        if a[1] != b[1] or out != (a[0], b[0]):
+            raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)}^T -> {list(out)}, expected "
+                                f"{[a[0], b[0]]} (transpose_b: b is N x K)")
+    elif a[1] != b[0] or out != (a[0], b[1]):
         raise ParseError(e, f"shapes do not multiply: {list(a)} @ {list(b)} -> {list(out)}, expected {[a[0], b[1]]}")
     seen: set[str] = set()
     for i, s in enumerate(o.chain):
@@ -267,6 +276,8 @@ def graph_to_dict(g: ModelGraph) -> dict[str, Any]:
             d["heads"] = o.heads
         if o.kv_heads is not None:
             d["kv_heads"] = o.kv_heads
+        if o.transpose_b:
+            d["transpose_b"] = True
         return d
 
     d: dict[str, Any] = {
@@ -292,7 +303,7 @@ def graph_from_dict(d: Any) -> ModelGraph:
         ops=tuple(
             GraphOp(o["name"], o["kind"], tuple(o["inputs"]), o["output"], o.get("fn"),
                     tuple(ChainStep(s["op"], s.get("tensor"), s.get("dtype")) for s in o.get("chain", [])),
-                    o.get("heads"), o.get("kv_heads"))
+                    o.get("heads"), o.get("kv_heads"), bool(o.get("transpose_b", False)))
             for o in d["ops"]
         ),
     )
@@ -339,6 +350,12 @@ class GraphBuilder:
         if requantize is not None:
             chain.append(ChainStep("requantize", dtype=requantize))
         self._ops.append(GraphOp(name, "matmul", (a, b), out, None, tuple(chain)))
+        return out
+
+    def matmul_transposed(self, name: str, a: str, b: str, out: str) -> str:
+        """``out = a @ b^T`` with ``b`` stored N x K (``transpose_b``): nn.Linear's weight layout, or a tied LM head
+        reading the embedding table; returns ``out``."""
+        self._ops.append(GraphOp(name, "matmul", (a, b), out, transpose_b=True))
         return out
 
     def unary(self, name: str, fn: str, x: str, out: str) -> str:

@@ -5,6 +5,7 @@ Ids are dense per kind: ``buffers[i].id == i``, ``semaphores[i].id == i``, ``gro
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterator
 
@@ -129,12 +130,10 @@ class EngineProgram:
         return f"{self.site}.{self.engine.value}"
 
     def section_of(self, top_index: int) -> int:
-        """The section a top-level op index belongs to."""
-        k = 0
-        for i, start in enumerate(self.section_starts):
-            if top_index >= start:
-                k = i
-        return k
+        """The section a top-level op index belongs to (the last section starting at or before it)."""
+        if not self.section_starts:
+            return 0
+        return max(bisect.bisect_right(self.section_starts, top_index) - 1, 0)
 
 
 @attrs.frozen

@@ -142,6 +142,8 @@ class SectionTemplate:
     k_tiles: int
     #: A fold's carries: (carry buffer, the stage that updates it once per K block).
     carries: tuple[tuple[int, int], ...] = ()
+    #: A matmul's b is stored N x K (``k_tiles`` tiles per stored row) and read transposed.
+    transpose_b: bool = False
 
     def buffer(self, role: BufferRole) -> list[TemplateBuffer]:
         return [b for b in self.buffers if b.role == role]

@@ -307,6 +307,20 @@ def _check_uses(p: Program, ep: EngineProgram, report: Report) -> None:
                 report(e, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
 
 
+_CB_SLOTS: list[tuple[Program, list[int], frozenset[tuple[Site, int, int]]]] = []
+
+
+def _cb_slots(p: Program) -> tuple[list[int], frozenset[tuple[Site, int, int]]]:
+    """The phase of each section and every (site, cb index, phase) some buffer of ``p`` takes (remembered for the
+    last program asked about: a multicast's destinations are checked against it once per op)."""
+    if _CB_SLOTS and _CB_SLOTS[0][0] is p:
+        return _CB_SLOTS[0][1], _CB_SLOTS[0][2]
+    ph = p.phase_of_section()
+    slots = frozenset((b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph))
+    _CB_SLOTS[:] = [(p, ph, slots)]
+    return ph, slots
+
+
 def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[str, ...], where: str,
                trips: set[str], tensors: set[str], report: Report) -> None:
     nb, ns = len(p.buffers), len(p.semaphores)
@@ -375,9 +389,8 @@ def _check_ops(p: Program, ep: EngineProgram, ops: tuple[Op, ...], loops: tuple[
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.buf < nb:
                     src = p.buffers[op.buf]
-                    ph = p.phase_of_section()
-                    if not any(b.site == d and b.cb == src.cb and ph[b.section] == ph[src.section] for b in p.buffers
-                               if 0 <= b.section < len(ph) and 0 <= src.section < len(ph)):
+                    ph, slots = _cb_slots(p)
+                    if not 0 <= src.section < len(ph) or (d, src.cb, ph[src.section]) not in slots:
                         report(e, f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in p.semaphores[op.sem].sites:
                     report(e, f"destination {d} has no word of semaphore {op.sem}")

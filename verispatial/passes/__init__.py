@@ -1,5 +1,6 @@
-"""The compiler's passes (DESIGN §3, §6): lower → tile → place → size → synthesize-handshakes, each
-``run(section, target) -> (section, certificate_fragment)``, refusing by name; ``compile_model`` drives them."""
+"""The compiler's passes (DESIGN §3, §6): lower → tile → place → size → synthesize-handshakes → persist, each
+``run(section, target) -> (section, certificate_fragment)``, refusing by name; ``compile_model`` drives them. Over
+scheduled programs: ``compose`` joins sections into one program (``PROGRAM_PASSES``, with ``residency``)."""
 
 from verispatial.passes.compile import CompiledSection, compile_model, compile_section
 from verispatial.passes.compose import compose

@@ -1,7 +1,14 @@
-"""``verispatial compile model.json --target wormhole|blackhole|gpu -o out/``: a thin layer over ``compile_model``.
+"""``verispatial compile model.json --target wormhole|blackhole|gpu [-o step.json] [--sections DIR]``: a thin layer
+over ``compile_model`` and ``compose_step``.
 
-Exit codes (DESIGN §8): 0 every section proved; 1 something refuted; 2 bad input or a pass refusal (the line names
-the pass, the op and the reason); 3 something failed to prove; 4 a checker error.
+Every op becomes a section and every section is certified on its own; the sections are then composed into ONE
+program (``compose``). ``-o step.json`` writes it, certified, with its certificate beside it (``step.certificate.json``;
+``NAME.program.json`` gets ``NAME.certificate.json``, the layout ``gate`` reads). ``--sections DIR`` also writes each
+section's ``DIR/<op>/program.json`` and ``certificate.json``.
+
+Exit codes (DESIGN §8): 0 every section (and the composed program) proved; 1 something refuted; 2 bad input, a pass
+refusal (the line names the pass, the op and the reason) or a compose refusal (the line names the rule); 3 something
+failed to prove; 4 a checker error.
 """
 
 from __future__ import annotations
@@ -12,11 +19,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from verispatial.errors import ParseError, PassRefused, VerispatialError
+from verispatial.errors import ComposeRefused, ParseError, PassRefused, VerispatialError
 from verispatial.ir.graph import load_graph
 from verispatial.ir.section import AccForm
 from verispatial.ir.target import get_target
-from verispatial.passes.compile import compile_model
+from verispatial.passes.compile import (
+    ComposedStep,
+    certificate_path,
+    compile_model,
+    compose_step,
+    write_program,
+    write_sections,
+)
 from verispatial.passes.pipeline import Pipeline, capped_passes
 
 
@@ -30,11 +44,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="verispatial compile", description="Compile a model graph into certified sections.")
+    ap = _Parser(prog="verispatial compile", description="Compile a model graph into one certified program.")
     ap.add_argument("model", metavar="MODEL.json")
     ap.add_argument("--target", required=True, help="wormhole, blackhole or gpu (or a full target name)")
-    ap.add_argument("-o", "--out", dest="out_dir", default=None, metavar="DIR",
-                    help="write <DIR>/<op>/program.json and certificate.json per section")
+    ap.add_argument("-o", "--out", dest="out", default=None, metavar="OUT.json",
+                    help="write the composed program and its certificate beside it (OUT.certificate.json)")
+    ap.add_argument("--sections", dest="out_dir", default=None, metavar="DIR",
+                    help="also write <DIR>/<op>/program.json and certificate.json per section")
     ap.add_argument("--no-certify", action="store_true", help="compile only; do not run the checker")
     for opt, what in (("--max-cols", "columns of a matmul grid"), ("--max-rows", "rows of a matmul grid"),
                       ("--max-sites", "sites of an elementwise or fold op")):
@@ -74,6 +90,14 @@ def run_compile(argv: Sequence[str]) -> int:
         # Checked before any work: a compile that cannot write its sections must not run for minutes first.
         err.write(f"verispatial: error: {args.out_dir}: exists and is not a directory, expected an output directory\n")
         return 2
+    if args.out is not None:
+        for path, what in ((Path(args.out), "the program"), (certificate_path(args.out), "its certificate")):
+            if path.is_dir():
+                err.write(f"verispatial: error: {path}: is a directory, expected a file path for {what}\n")
+                return 2
+        if not Path(args.out).parent.is_dir():
+            err.write(f"verispatial: error: {args.out}: the directory {Path(args.out).parent} does not exist\n")
+            return 2
 
     show = not args.quiet and (args.progress or err.isatty())
 
@@ -87,20 +111,46 @@ def run_compile(argv: Sequence[str]) -> int:
             err.write("verispatial: error: --max-cols, --max-rows and --max-sites take a positive number\n")
             return 2
         pipeline = Pipeline(capped_passes(*caps, acc_form=args.acc_form, one_mover=args.one_mover))
-        sections = compile_model(graph, target, args.out_dir, progress, check=not args.no_certify, pipeline=pipeline)
+        sections = compile_model(graph, target, None, progress, check=not args.no_certify, pipeline=pipeline)
+        step: ComposedStep | None = None
+        if args.out is not None:
+            # Composed (a refusal names its rule) before anything is written.
+            step = compose_step(graph, sections, target, check=not args.no_certify, progress=progress)
+        if args.out_dir is not None:
+            write_sections(sections, Path(args.out_dir))
+        if step is not None:
+            write_program(step.program, step.certificate, args.out)
+    except ComposeRefused as e:
+        err.write(f"verispatial: error: {args.model}: {e}\n")
+        return 2
     except PassRefused as e:
         err.write(f"verispatial: error: {args.model}: pass {e.pass_name!r} refused: {e.reason}\n")
         return 2
     except OSError as e:
-        err.write(f"verispatial: error: {args.out_dir}: cannot write the sections: {e.strerror or e}\n")
+        where = args.out if args.out is not None and e.filename and str(args.out) in str(e.filename) else args.out_dir
+        err.write(f"verispatial: error: {where}: cannot write: {e.strerror or e}\n")
         return 2
     worst = 0
     for s in sections:
         code = s.report.exit_code if s.report is not None else 0
-        verdict = {0: "proved", 1: "REFUTED", 3: "failed to prove", 4: "checker error"}[code] if s.report else "not certified"
         out.write(f"{s.name}: {s.op}, {len(s.program.programs)} engine programs, {s.ops} ops, "
-                  f"compiled in {s.compile_seconds:.3f} s, {verdict} in {s.certify_seconds:.2f} s\n")
-        # Refuted outranks checker error, which outranks failed to prove (as Report.exit_code).
-        worst = max(worst, code, key=lambda c: {0: 0, 3: 1, 4: 2, 1: 3}[c])
+                  f"compiled in {s.compile_seconds:.3f} s, {_verdict(s.report)} in {s.certify_seconds:.2f} s\n")
+        worst = _worse(worst, code)
+    if step is not None:
+        out.write(f"{step.program.name}: composed, {len(step.program.sections)} sections, "
+                  f"{len(step.program.programs)} engine programs, {step.ops} ops, composed in "
+                  f"{step.compose_seconds:.2f} s, {_verdict(step.report)} in {step.certify_seconds:.2f} s, written to "
+                  f"{args.out} and {certificate_path(args.out)}\n")
+        worst = _worse(worst, step.report.exit_code if step.report is not None else 0)
     out.write(f"{graph.name}: {len(sections)} sections on {target.name}\n")
     return worst
+
+
+def _verdict(report: object) -> str:
+    code = getattr(report, "exit_code", None)
+    return "not certified" if code is None else {0: "proved", 1: "REFUTED", 3: "failed to prove", 4: "checker error"}[code]
+
+
+def _worse(a: int, b: int) -> int:
+    """Refuted outranks checker error, which outranks failed to prove (as Report.exit_code)."""
+    return max(a, b, key=lambda c: {0: 0, 3: 1, 4: 2, 1: 3}[c])

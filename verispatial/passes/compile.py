@@ -101,6 +101,86 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
     return out
 
 
+@attrs.frozen(eq=False)
+class ComposedStep:
+    """A model step's sections joined into one program (``compose``): the ``program``, compose's ``fragment``, the
+    checker's ``report`` on the joined program (None when not certified) and its ``certificate`` (the re-derivable
+    certificate plus ``compose``: the fragment, and ``passes``: every section's pass fragments); seconds."""
+
+    program: Program
+    fragment: Fragment
+    report: Report | None
+    certificate: dict[str, Any]
+    compose_seconds: float
+    certify_seconds: float
+
+    @property
+    def ops(self) -> int:
+        return sum(_count(ep.ops) for ep in self.program.programs)
+
+
+def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Target, *, check: bool = True,
+                 progress: Progress | None = None) -> ComposedStep:
+    """Join the compiled ``sections`` of ``graph`` into one program: its ``state`` tensors carried, every boundary
+    closed by a rendezvous, the sections' certificates shifted into the fragment; with ``check`` the joined program
+    is certified (``certify``). Raises ``ComposeRefused`` naming the rule."""
+    from verispatial.passes.compose import compose
+
+    say = progress or (lambda _m: None)
+    t0 = time.perf_counter()
+    state = [t.name for t in graph.tensors if t.role.value == "state"]
+    program, frag = compose([s.program for s in sections], state=state, target=target,
+                            certificates=[s.certificate for s in sections])
+    t1 = time.perf_counter()
+    report = None
+    if check:
+        say(f"{program.name}: certify the composed program ({len(program.sections)} sections, "
+            f"{len(program.programs)} engine programs)")
+        report = certify(program, progress=say)
+        cert: dict[str, Any] = derive_certificate(program, report)
+    else:
+        cert = {}
+    cert = {**cert, "compose": frag, "passes": {s.name: list(s.fragments) for s in sections}}
+    return ComposedStep(program, frag, report, cert, t1 - t0, time.perf_counter() - t1)
+
+
+def certificate_path(program_path: str | Path) -> Path:
+    """Where a program's certificate goes: ``NAME.program.json`` -> ``NAME.certificate.json`` (the layout ``gate``
+    reads), ``NAME.json`` -> ``NAME.certificate.json``, anything else + ``.certificate.json``."""
+    p = Path(program_path)
+    if p.name.endswith(".program.json"):
+        return p.with_name(p.name[: -len(".program.json")] + ".certificate.json")
+    if p.suffix == ".json":
+        return p.with_name(p.stem + ".certificate.json")
+    return p.with_name(p.name + ".certificate.json")
+
+
+def write_program(program: Program, certificate: dict[str, Any], path: str | Path) -> Path:
+    """Write ``program`` to ``path`` and ``certificate`` beside it (``certificate_path``), each through a temporary
+    file in the same directory moved into place, so nothing is half-written. Returns the certificate's path;
+    raises ``OSError`` when the directory cannot be written."""
+    out = Path(path)
+    cert_path = certificate_path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for dest, text in ((out, dumps(program) + "\n"), (cert_path, json.dumps(certificate, indent=1) + "\n")):
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return cert_path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
     """Write each section's ``program.json`` and ``certificate.json`` under ``out_dir/<op>/``: first into a
     temporary directory beside ``out_dir``, then each section directory moved into place (replacing an older one of

@@ -387,6 +387,7 @@ class _Relabel:
     shift: _Shift
     starts: dict[str, int]  # composed engine key -> index of the section's first top-level op there
     phase: int
+    tensors: frozenset[str] = frozenset()  # names kept as they are (a tensor called b1 is not buffer 1)
 
     def site(self, x: int, y: int) -> Site:
         return self.shift.at(Site(x, y))
@@ -405,6 +406,11 @@ class _Relabel:
         return {**ref, "engine": key, "path": path}
 
     def text(self, s: str) -> str:
+        """``s`` (an obligation name or counter) with every id, engine key, op path, site and phase in it read in
+        the composed program; ``:``-separated parts that are tensor names are kept."""
+        return ":".join(part if part in self.tensors else self._tokens(part) for part in s.split(":"))
+
+    def _tokens(self, s: str) -> str:
         def sub(m: re.Match[str]) -> str:
             if m[1] is not None:
                 return f"sem{int(m[1]) + self.shift.semaphore}@{self.site(int(m[2]), int(m[3]))}"
@@ -437,34 +443,51 @@ class _Relabel:
         return out
 
 
+@attrs.frozen
+class _Views:
+    """What ``derive_places`` reads of an analysis: the program, its engine views and its semaphore words (no
+    solver context is needed to name the places)."""
+
+    program: Program
+    views: dict[str, Any]
+    words: dict[Any, Any]
+
+
 def _section_places(sec: Program, cert: Mapping[str, Any] | None) -> list[Any]:
     if cert is not None and isinstance(cert.get("places"), list):
         return list(cert["places"])
     from verispatial.certify.certificate import derive_places
-    from verispatial.certify.reach import analyse
+    from verispatial.certify.semaphores import classify
+    from verispatial.certify.structure import engine_views
 
-    return derive_places(analyse(sec))
+    views = engine_views(sec)
+    return derive_places(_Views(sec, views, classify(sec, views)))  # type: ignore[arg-type]
 
 
 def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str, int]]]) -> list[dict[str, Any]]:
     """``P`` arrival places and ``S`` release places per closing boundary, naming the composed ops."""
     root = participant_key(rv.root)
     p, s = len(rv.participants), len(rv.sites)
+    keys = [participant_key(w) for w in rv.participants]
+    at_site: dict[Site, list[str]] = {}
+    for w, key in zip(rv.participants, keys, strict=True):
+        at_site.setdefault(w[0], []).append(key)
+    gather = f"sem{rv.gather}@{rv.root[0]}"
+    release = [f"sem{rv.release}@{site}" for site in rv.sites]
     out: list[dict[str, Any]] = []
     for b, k, first in boundaries:
         # Top-level op indices (rendezvous_ops): every participant's arrival at first[key]; the root's gather wait 2
         # further, its release of site j 3 + j further, its release wait 4 + S further; anyone else's release wait 2
         # further.
         wait_at = first[root] + 2
-        for who in rv.participants:
-            key = participant_key(who)
-            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": f"sem{rv.gather}@{rv.root[0]}",
+        for key in keys:
+            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": gather,
                         "from": {"engine": key, "path": [first[key]], "op": "SemInc"},
                         "to": {"engine": root, "path": [wait_at], "op": "SemWait"},
                         "tokens": 0, "weight": "increments", "threshold": k * p})
         for j, site in enumerate(rv.sites):
-            readers = [participant_key(w) for w in rv.participants if w[0] == site]
-            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": f"sem{rv.release}@{site}",
+            readers = at_site[site]
+            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": release[j],
                         "from": {"engine": root, "path": [first[root] + 3 + j], "op": "SemInc"},
                         "to": [{"engine": r, "path": [first[r] + (2 if r != root else 4 + s)], "op": "SemWait"}
                                for r in readers],
@@ -615,7 +638,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     frag_sections = []
     for k, sec in enumerate(sections):
         cert = certificates[k] if certificates is not None else None
-        rl = _Relabel(shifts[k], section_starts[k], phase[k])
+        rl = _Relabel(shifts[k], section_starts[k], phase[k], frozenset(t.name for t in sec.tensors))
         obligations = None
         if cert is not None and isinstance(cert.get("obligations"), list):
             obligations = [{**o, "name": rl.text(str(o.get("name", "")))} for o in cert["obligations"]

@@ -119,7 +119,8 @@ def _tiles(n: int, t: int) -> int:
 
 def _matmul(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     a, b, out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.output)
-    (m, k), (_, n) = a.dims2(), b.dims2()
+    m, k = a.dims2()
+    n = b.dims2()[0] if op.transpose_b else b.dims2()[1]  # transpose_b: b is stored N x K
     th, tw = target.tile
     buffers = [TemplateBuffer(0, "c_0", a.dtype, BufferRole.OPERAND), TemplateBuffer(1, "c_1", b.dtype, BufferRole.OPERAND)]
     stages = [
@@ -155,7 +156,7 @@ def _matmul(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:
     stages.append(Stage(len(stages), "write_out", StageKind.STORE, "write", (prev,), (), Level.SUB_BLOCK, out.name))
     tensors.append(_program_tensor(out, True))
     return SectionTemplate("matmul", _unique(tensors), tuple(buffers), tuple(stages), _edges(buffers, stages),
-                           _tiles(m, th), _tiles(n, tw), _tiles(k, tw))
+                           _tiles(m, th), _tiles(n, tw), _tiles(k, tw), transpose_b=op.transpose_b)
 
 
 def _eltwise(g: ModelGraph, op: GraphOp, target: Target) -> SectionTemplate:

@@ -15,6 +15,8 @@ with one item per site (and every non-matmul section) pass through unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from verispatial.ir.core import Term
@@ -28,30 +30,34 @@ from verispatial.passes.base import Fragment, expect_phase, refuse
 ITEM = "item"
 
 
-def _shift(ops: tuple[Op, ...], moving: frozenset[str], stride: int) -> tuple[Op, ...]:
-    """``ops`` with every read or write of a tensor in ``moving`` advanced by ``stride`` tiles per item."""
+def _shift(ops: tuple[Op, ...], moving: Mapping[str, int]) -> tuple[Op, ...]:
+    """``ops`` with every read or write of a tensor in ``moving`` advanced by its stride (tiles) per item."""
     out: list[Op] = []
     for op in ops:
         if isinstance(op, Loop):
-            out.append(attrs.evolve(op, body=_shift(op.body, moving, stride)))
+            out.append(attrs.evolve(op, body=_shift(op.body, moving)))
         elif isinstance(op, (ReadTiles, WriteTiles)) and op.tensor in moving:
-            out.append(attrs.evolve(op, addr=attrs.evolve(op.addr, terms=(Term(ITEM, stride), *op.addr.terms))))
+            step = Term(ITEM, moving[op.tensor])
+            out.append(attrs.evolve(op, addr=attrs.evolve(op.addr, terms=(step, *op.addr.terms))))
         else:
             out.append(op)
     return tuple(out)
 
 
-def item_loop(ops: tuple[Op, ...], items: int, moving: frozenset[str], stride: int) -> tuple[Op, ...]:
+def item_loop(ops: tuple[Op, ...], items: int, moving: Mapping[str, int] | frozenset[str],
+              stride: int = 0) -> tuple[Op, ...]:
     """One engine's program run over ``items`` items: the leading ``SemSet``s and trailing write/atomic barriers
-    once, everything between inside ``Loop("item", items)`` with the ``moving`` tensors' addresses advanced by
-    ``stride`` tiles per item."""
+    once, everything between inside ``Loop("item", items)`` with the ``moving`` tensors' addresses advanced per
+    item by their stride in tiles (a set of names: each by ``stride``)."""
+    if not isinstance(moving, Mapping):
+        moving = dict.fromkeys(moving, stride)
     lo = 0
     while lo < len(ops) and isinstance(ops[lo], SemSet):
         lo += 1
     hi = len(ops)
     while hi > lo and isinstance(ops[hi - 1], (WriteBarrier, AtomicBarrier)):
         hi -= 1
-    body = _shift(ops[lo:hi], moving, stride)
+    body = _shift(ops[lo:hi], moving)
     return (*ops[:lo], Loop(ITEM, items, body), *ops[hi:]) if body else ops
 
 
@@ -88,12 +94,20 @@ class Persist:
         fixed = {s.tensor for s in tpl.stages if s.kind == StageKind.LOAD and s.outs == (0,)}
         moving = frozenset(t.name for t in tpl.tensors) - fixed
         stride = plan.per_site_n
-        programs = tuple(EngineProgram(ep.site, ep.engine, item_loop(ep.ops, items, moving, stride),
+        strides = dict.fromkeys(moving, stride)
+        if tpl.transpose_b:
+            # in1 stored N x K: the next item's columns are per_site_n stored rows of K tiles further.
+            for s in tpl.stages:
+                if s.kind == StageKind.LOAD and s.outs == (1,) and s.tensor in strides:
+                    strides[s.tensor] = stride * tpl.k_tiles
+        programs = tuple(EngineProgram(ep.site, ep.engine, item_loop(ep.ops, items, strides),
                                        ep.section_starts) for ep in program.programs)
         frag.update({
             "axis": "n",
             "item_tiles": [plan.per_site_m, plan.per_site_n],
             "stride_tiles": stride,
+            **({"stride_tiles_of": {t: v for t, v in sorted(strides.items()) if v != stride}}
+               if any(v != stride for v in strides.values()) else {}),
             "moving": sorted(moving),
             "obligations": [
                 {"name": "persist:covers", "claim": f"{items} items of {plan.per_site_m}x{plan.per_site_n} tiles, "

@@ -75,6 +75,7 @@ __all__ = [
     "Transition",
     "Violation",
     "drive",
+    "next_launch_words",
     "replay",
     "resolve_trips",
     "rule_at",
@@ -244,8 +245,12 @@ class Interp:
     ``Dynamic`` address part by name (missing ones take ``lo``). With ``dyn_extremes`` the ``bounds`` rule
     checks every dynamic address at both ``lo`` and ``hi`` (the explorer's mode).
 
+    ``start_words`` gives the value some semaphore words hold when the run starts (by (semaphore id, site); the
+    others start at their ``init``): the state a next launch starts from (``next_launch_words``). The balance rule
+    still compares every word with its declared ``init``.
+
     Raises ``InvalidProgram`` when ``validate(program)`` finds structural violations (the interpreter only
-    runs well-formed programs) and ``ValueError`` for bad trip values.
+    runs well-formed programs) and ``ValueError`` for bad trip values or an unknown word in ``start_words``.
     """
 
     def __init__(
@@ -255,6 +260,7 @@ class Interp:
         dyn: dict[str, int] | None = None,
         *,
         dyn_extremes: bool = False,
+        start_words: dict[tuple[int, Site], int] | None = None,
     ) -> None:
         errs = validate(program)
         if errs:
@@ -330,6 +336,11 @@ class Interp:
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
+        self.start_words = list(self.word_init)
+        for k, v in (start_words or {}).items():
+            if k not in self.word_id:
+                raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
+            self.start_words[self.word_id[k]] = v
 
         # Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
         # top-level op, and for every closing boundary where its work before that boundary ends.
@@ -338,13 +349,13 @@ class Interp:
         self._work_end: list[dict[int, int]] = []
         for ep in self.engines:
             tops = [0] * len(ep.ops)
-            for k, (lo, hi) in enumerate(section_bounds(ep, len(program.sections))):
+            for sec, (lo, hi) in enumerate(section_bounds(ep, len(program.sections))):
                 for i in range(lo, hi):
-                    tops[i] = k
+                    tops[i] = sec
             self._top_section.append(tops)
             self._work_end.append(work_ends(program, ep))
         # per section: the closing boundaries before it (every op of the section comes after each of them)
-        self._boundaries_before = [[b for b in self._closing if b < k] for k in range(len(program.sections))]
+        self._boundaries_before = [[b for b in self._closing if b < sec] for sec in range(len(program.sections))]
 
     # ------------------------------------------------------------------ static helpers
 
@@ -441,7 +452,7 @@ class Interp:
         s.pushed, s.popped, s.res_max, s.wait_max = [0] * nb, [0] * nb, [0] * nb, [0] * nb
         s.fill, s.drain = [0] * nb, [0] * nb
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
-        s.words, s.dirty = list(self.word_init), [0] * nw
+        s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.mc_mask, s.vs_mask, s.wtiles = [0] * n, [0] * n, [() for _ in range(n)]
         s.tiles = {}
@@ -1221,6 +1232,16 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached)
 
 
+def next_launch_words(program: Program, sems: dict[tuple[int, Site], int]) -> dict[tuple[int, Site], int]:
+    """The semaphore words a next launch of ``program`` starts from, after a run that ended with ``sems`` (a
+    ``SimResult.sems``): every word as the run left it, except the monotone words of ``host_init`` semaphores
+    (``Program.host_initialized_words``), which the host writes back to their ``init`` at launch (tt-metal writes
+    every semaphore's initial value at each launch; docs/checker.md)."""
+    host = program.host_initialized_words()
+    init = {s.id: s.init for s in program.semaphores}
+    return {k: (init[k[0]] if k in host else v) for k, v in sems.items()}
+
+
 def simulate(
     program: Program,
     trips: dict[str, int] | None = None,
@@ -1228,15 +1249,18 @@ def simulate(
     seed: int | None = None,
     max_steps: int = 1_000_000,
     stop_on: Callable[[Violation], bool] | None = None,
+    *,
+    start_words: dict[tuple[int, Site], int] | None = None,
 ) -> SimResult:
     """One run: round robin over engines (one op each turn), every enabled landing fired eagerly before the
     next engine step; with ``seed``, each transition is a uniformly random enabled one (landings included).
 
     ``trips`` default to each trip's max; ``dyn`` gives dynamic address values by name (default ``lo``).
     ``stop_on`` stops the run (status ``violation``) at the first violation it accepts (see ``rule_at``).
+    ``start_words``: words that start at another value than their ``init`` (a next launch, ``next_launch_words``).
     Raises ``InvalidProgram`` for a structurally invalid program, ``ValueError`` for bad trip values.
     """
-    return _run(Interp(program, trips, dyn), None, seed, max_steps, stop_on)
+    return _run(Interp(program, trips, dyn, start_words=start_words), None, seed, max_steps, stop_on)
 
 
 def drive(

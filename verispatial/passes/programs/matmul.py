@@ -68,6 +68,12 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
         # Row r of the site's per_site_m tile rows, block_w tiles from column k*block_w.
         addr = Addr(c.site.y * plan.per_site_m * kcols, (Term("r", kcols), Term("k", plan.block_w)))
         reads: Op = Loop("r", plan.per_site_m, (ReadTiles(s.tensor, addr, plan.block_w, b),))
+    elif c.tpl.transpose_b:
+        # in1 stored N x K (kcols = K tiles per stored row): stored row x*site_n + n of the site's per_site_n
+        # columns, block_w tiles from column k*block_w (persist adds item*per_site_n rows). The unpacker transposes
+        # each tile (matmul_tiles with transpose, tt-metal compute_kernel_api/matmul.h).
+        addr = Addr(c.site.x * plan.site_n * kcols, (Term("n", kcols), Term("k", plan.block_w)))
+        reads = Loop("n", plan.per_site_n, (ReadTiles(s.tensor, addr, plan.block_w, b),))
     else:
         # Row k*block_w + r of in1, per_site_n tiles from column x*site_n (persist adds item*per_site_n).
         addr = Addr(c.site.x * plan.site_n, (Term("r", kcols), Term("k", plan.block_w * kcols)))

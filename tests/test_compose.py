@@ -1,0 +1,462 @@
+"""``compose`` (verispatial/passes/compose.py): sections joined into one program, each refusal by name, the
+rendezvous shape and its counts, placements, open boundaries, residency, and the host re-initialization of the
+rendezvous words (issue 8)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import attrs
+import pytest
+from builders import chain, copy_section
+
+from verispatial.certify.checker import certify
+from verispatial.certify.report import Verdict
+from verispatial.errors import ComposeRefused
+from verispatial.ir import (
+    GPU,
+    WORMHOLE,
+    AtomicBarrier,
+    Engine,
+    EngineProgram,
+    Op,
+    Program,
+    Resident,
+    Role,
+    SemInc,
+    SemSet,
+    SemWait,
+    Site,
+    Trip,
+    WaitCond,
+)
+from verispatial.ir.graph import load_graph
+from verispatial.ir.ids import op_ids
+from verispatial.ir.program import walk
+from verispatial.ir.serialize import dumps, loads
+from verispatial.ir.validate import validate
+from verispatial.passes import PROGRAM_PASSES, Pipeline, capped_passes, compile_section, compose
+from verispatial.passes.compose import Compose, Rendezvous, rendezvous_ops
+from verispatial.petri.interp import next_launch_words, simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+S0, S1, S2 = Site(0, 0), Site(1, 0), Site(2, 0)
+TILES = 2
+
+
+@functools.cache
+def mlp_sections() -> tuple[Program, ...]:
+    g = load_graph(ROOT / "examples" / "models" / "mlp_block.json")
+    pipe = Pipeline(capped_passes(max_cols=1, max_rows=1, max_sites=1))
+    return tuple(compile_section(g, i, WORMHOLE, pipe)[0] for i in range(len(g.ops)))
+
+
+def proved(p: Program) -> None:
+    r = certify(p)
+    bad = [(x.name, x.verdict.value, x.reason) for x in r.results if x.verdict != Verdict.PROVED]
+    assert bad == []
+    assert r.exit_code == 0
+
+
+def refused(rule: str, sections: list[Program], **kw: object) -> ComposeRefused:
+    with pytest.raises(ComposeRefused) as info:
+        compose(sections, target=kw.pop("target", WORMHOLE), **kw)  # type: ignore[arg-type]
+    e = info.value
+    assert e.rule == rule
+    assert "\n" not in str(e)
+    assert str(e).startswith(f"compose: {rule}: ")
+    return e
+
+
+# ------------------------------------------------------------------------------------------------ the joined program
+
+
+def test_mlp_block_three_sections_compose_and_certify_whole_program() -> None:
+    p, frag = compose(mlp_sections(), target=WORMHOLE)
+    assert p.name == "out_3_sections"
+    assert [(t.name, t.role) for t in p.tensors] == [
+        ("x", Role.INPUT), ("w_up", Role.PARAM), ("b_up", Role.PARAM), ("h", Role.ACTIVATION),
+        ("w_down", Role.PARAM), ("y", Role.ACTIVATION), ("out", Role.OUTPUT)]
+    assert [s.barrier_after for s in p.sections] == [True, True, False]
+    assert [s.name for s in p.sections] == ["mlp_block.up", "mlp_block.down", "mlp_block.residual"]
+    assert [b.section for b in p.buffers] == [0] * 7 + [1] * 3 + [2] * 3
+    assert [(s.name, s.section, s.host_init) for s in p.semaphores] == [
+        ("rendezvous_gather", None, True), ("rendezvous_release", None, True)]
+    assert all(len(ep.section_starts) == 3 for ep in p.programs)
+    assert frag["participants"] == ["(0,0).reader", "(0,0).compute", "(0,0).writer"]
+    assert loads(dumps(p)) == p
+    proved(p)
+
+
+def test_one_section_keeps_its_name_and_has_no_rendezvous() -> None:
+    sec = mlp_sections()[0]
+    p, frag = compose([sec], target=WORMHOLE)
+    assert p.name == sec.name
+    assert p.semaphores == ()
+    assert frag["rendezvous"] is None
+    assert [ep.ops for ep in p.programs] == [ep.ops for ep in sorted(sec.programs, key=lambda e: (
+        e.site.y, e.site.x, ["reader", "compute", "writer"].index(e.engine.value)))]
+
+
+def test_every_op_names_entities_of_its_own_section() -> None:
+    """The ids of every op were shifted with its section: each buffer or semaphore it names belongs to the section
+    the op sits in, or is a rendezvous word (section None)."""
+    p, _ = compose(mlp_sections(), target=WORMHOLE)
+    checked = 0
+    for ep in p.programs:
+        for i, top in enumerate(ep.ops):
+            k = ep.section_of(i)
+            for op in walk((top,)):
+                for kind, x in op_ids(op):
+                    if kind == "buffer":
+                        assert p.buffers[x].section == k
+                    elif kind == "semaphore":
+                        assert p.semaphores[x].section in (k, None)
+                    checked += 1
+    assert checked > 50
+
+
+def test_sections_of_one_site_in_separate_phases_reuse_bytes_and_cb_indices() -> None:
+    p, _ = compose(chain(S0, S0, S0), target=WORMHOLE)
+    assert [b.cb for b in p.buffers] == [0, 0, 0]
+    assert {m.offset for m in p.memory} == {WORMHOLE.reserved_base}
+    proved(p)
+
+
+# ------------------------------------------------------------------------------------------------ the rendezvous
+
+
+def _is_rendezvous(op: Op, rv_sems: set[int]) -> bool:
+    return isinstance(op, (SemInc, SemWait)) and op.sem in rv_sems
+
+
+def test_rendezvous_counts_2p_plus_s_plus_1_ops_and_p_plus_s_places_per_boundary() -> None:
+    sections = chain(S0, S1, S0, S1)  # 3 closing boundaries, P = 4 participants on S = 2 sites
+    p, frag = compose(sections, target=WORMHOLE)
+    rv = frag["rendezvous"]
+    assert frag["participants"] == ["(0,0).reader", "(0,0).writer", "(1,0).reader", "(1,0).writer"]
+    P, S = 4, 2
+    ops = [op for ep in p.programs for op in walk(ep.ops) if _is_rendezvous(op, {rv["gather"], rv["release"]})]
+    assert len(ops) == 3 * (2 * P + S + 1)
+    assert [b["ops"] for b in rv["boundaries"]] == [2 * P + S + 1] * 3
+    assert [b["places"] for b in rv["boundaries"]] == [P + S] * 3
+    assert len(rv["places"]) == 3 * (P + S)
+    arrivals = [pl for pl in rv["places"] if pl["kind"] == "rendezvous-arrival"]
+    releases = [pl for pl in rv["places"] if pl["kind"] == "rendezvous-release"]
+    assert len(arrivals) == 3 * P
+    assert len(releases) == 3 * S
+    # Every place names the op it says, in the composed program.
+    by_key = {ep.key: ep for ep in p.programs}
+    for pl in rv["places"]:
+        ends = [pl["from"], *(pl["to"] if isinstance(pl["to"], list) else [pl["to"]])]
+        for end in ends:
+            op = by_key[end["engine"]].ops[end["path"][0]]
+            assert type(op).__name__ == end["op"]
+    assert [pl["threshold"] for pl in arrivals[::P]] == [P, 2 * P, 3 * P]
+    proved(p)
+
+
+def test_rendezvous_ops_are_the_fixed_shape() -> None:
+    rv = Rendezvous(7, 8, ((S0, Engine.READER), (S0, Engine.WRITER), (S1, Engine.READER)), (S0, S1))
+    assert rendezvous_ops(rv, (S0, Engine.READER), 2) == (
+        SemInc(7, S0, 1), AtomicBarrier(), SemWait(7, WaitCond.GE, 6), SemInc(8, S0, 1), SemInc(8, S1, 1),
+        AtomicBarrier(), SemWait(8, WaitCond.GE, 2))
+    assert rendezvous_ops(rv, (S1, Engine.READER), 1) == (
+        SemInc(7, S0, 1), AtomicBarrier(), SemWait(8, WaitCond.GE, 1))
+
+
+def test_the_rendezvous_is_the_last_ops_of_the_section_it_closes_on_every_participant() -> None:
+    p, frag = compose(chain(S0, S1, S0), target=WORMHOLE)
+    rv = frag["rendezvous"]
+    for ep in p.programs:
+        for b in (0, 1):
+            end = ep.section_starts[b + 1]
+            tail = ep.ops[ep.section_starts[b]:end]
+            n = 7 if ep.key == rv["root"] else 3
+            assert all(_is_rendezvous(o, {rv["gather"], rv["release"]}) or isinstance(o, AtomicBarrier)
+                       for o in tail[-n:])
+            assert isinstance(tail[-1], SemWait)
+            assert tail[-1].sem == rv["release"]
+            assert tail[-1].value == b + 1
+    # A participant with no work in a section still takes part: (1,0) runs nothing in sections 0 and 2.
+    b1 = next(ep for ep in p.programs if ep.key == "(1,0).reader")
+    assert b1.section_starts == (0, 3, 7)
+    proved(p)
+
+
+def test_sections_certificates_are_shifted_into_the_fragment() -> None:
+    secs = chain(S0, S1, S0)
+    certs = [{"places": [], "obligations": [{"family": "balance", "name": "balance-cb:b0", "reason": "r"},
+                                            {"family": "deadlock", "name": "deadlock:(0,0).reader+1", "reason": "r"},
+                                            {"family": "memory", "name": "memory-disjoint:(0,0).local.phase0",
+                                             "reason": "r"}]} for _ in secs]
+    certs[2]["obligations"].append({"family": "bounds", "name": "bounds:A1", "reason": "r"})
+    _, frag = compose(secs, target=WORMHOLE, certificates=certs)
+    assert [o["name"] for o in frag["sections"][2]["obligations"]] == [
+        "balance-cb:b2", "deadlock:(0,0).reader+1", "memory-disjoint:(0,0).local.phase2", "bounds:A1"]
+    # A tensor whose name reads like an id keeps it.
+    b1 = [copy_section("s0", S0, "X", "b1"), copy_section("s1", S1, "b1", "Y")]
+    _, frag = compose(b1, target=WORMHOLE, certificates=[
+        {"obligations": [{"family": "bounds", "name": "bounds:b1"}, {"family": "balance", "name": "balance-cb:b0"}]}
+        for _ in b1])
+    assert [o["name"] for o in frag["sections"][1]["obligations"]] == ["bounds:b1", "balance-cb:b1"]
+    # Without a certificate the places are derived from the section, with composed op paths.
+    p, frag = compose(secs, target=WORMHOLE)
+    pl = frag["sections"][2]["places"][0]
+    assert pl["counter"] == "cb2"
+    assert pl["from"]["engine"] == "(0,0).reader"
+    reader = next(ep for ep in p.programs if ep.key == "(0,0).reader")
+    assert pl["from"]["path"][0] == reader.section_starts[2] == 1 + 7 + 7  # the root's two 7-op rendezvous before
+    assert frag["sections"][2]["obligations"] is None
+
+
+# ------------------------------------------------------------------------------------------------ placement, phases
+
+
+def test_round_robin_moves_section_k_onto_site_k_mod_mesh() -> None:
+    p, frag = compose(chain(S0, S0, S0), placement="round_robin", target=WORMHOLE)
+    assert [b.site for b in p.buffers] == [S0, S1, S2]
+    assert frag["participants"] == ["(0,0).reader", "(0,0).writer", "(1,0).reader", "(1,0).writer",
+                                    "(2,0).reader", "(2,0).writer"]
+    assert p.semaphores[1].sites == (S0, S1, S2)
+    proved(p)
+
+
+def test_round_robin_refuses_a_section_on_several_sites() -> None:
+    two = mlp_sections()[0]
+    wide = attrs.evolve(two, programs=(*two.programs, EngineProgram(S1, Engine.READER, ())))
+    e = refused("round-robin-one-site", [wide, two], placement="round_robin")
+    assert "section 0" in str(e)
+
+
+def test_open_boundary_runs_two_sections_in_one_phase_with_separate_cb_indices_and_bytes() -> None:
+    secs = [copy_section("x_to_a", S0, "X", "A"), copy_section("y_to_b", S0, "Y", "B"),
+            copy_section("a_to_c", S0, "A", "C")]
+    p, frag = compose(secs, barrier_after=[False, True], target=WORMHOLE)
+    assert [s.barrier_after for s in p.sections] == [False, True, False]
+    assert p.phase_of_section() == [0, 0, 1]
+    assert [b.cb for b in p.buffers] == [0, 1, 0]
+    assert [m.offset for m in p.memory] == [WORMHOLE.reserved_base, WORMHOLE.reserved_base + 4096,
+                                           WORMHOLE.reserved_base]
+    assert len(frag["rendezvous"]["boundaries"]) == 1
+    proved(p)
+
+
+def test_all_boundaries_open_means_no_rendezvous() -> None:
+    secs = [copy_section("x_to_a", S0, "X", "A"), copy_section("y_to_b", S1, "Y", "B")]
+    p, frag = compose(secs, barrier_after=[False], target=WORMHOLE)
+    assert frag["rendezvous"] is None
+    assert p.semaphores == ()
+    proved(p)
+
+
+# ------------------------------------------------------------------------------------------------ tensors
+
+
+def test_producer_decides_the_dtype_and_state_keeps_its_source_init() -> None:
+    # Section 0 reads the state S (declared with its initial value); section 1 writes it (its placeholder: none).
+    s0 = copy_section("read_s", S0, "S", "A", src_role=Role.INPUT, init="zeros")
+    s1 = copy_section("write_s", S0, "A", "S", dst_role=Role.STATE, dst_dtype="fp32")
+    p, _ = compose([s0, s1], state=["S"], target=WORMHOLE)
+    s = p.tensor("S")
+    assert (s.role, s.dtype, s.init) == (Role.STATE, "fp32", "zeros")
+    assert p.tensor("A").role == Role.ACTIVATION
+
+
+def test_readers_alone_take_the_wider_float() -> None:
+    s0 = copy_section("r16", S0, "W", "A", src_dtype="bf16", src_role=Role.PARAM)
+    s1 = copy_section("r32", S0, "W", "B", src_dtype="fp32", src_role=Role.PARAM)
+    p, _ = compose([s0, s1], target=WORMHOLE)
+    assert (p.tensor("W").dtype, p.tensor("W").role) == ("fp32", Role.PARAM)
+
+
+def test_tensor_conflict_names_both_shapes_and_dtypes() -> None:
+    e = refused("tensor-conflict", [copy_section("a", S0, "X", "A"), copy_section("b", S0, "A", "Y", rows=64)])
+    assert str(e) == ("compose: tensor-conflict: tensor 'A': section 0 declares [32, 64] bf16, section 1 [64, 64] "
+                      "bf16 (the shapes differ)")
+    assert e.section == 1
+
+
+def test_tensor_conflict_two_producers_at_different_dtypes() -> None:
+    e = refused("tensor-conflict", [copy_section("a", S0, "X", "A"),
+                                    copy_section("b", S0, "Y", "A", dst_dtype="fp32")], barrier_after=[True])
+    assert "two producers" in str(e)
+
+
+def test_tensor_conflict_readers_of_one_width_or_an_integer() -> None:
+    e = refused("tensor-conflict", [copy_section("a", S0, "W", "A", src_dtype="bf16"),
+                                    copy_section("b", S0, "W", "B", src_dtype="fp16")])
+    assert str(e) == ("compose: tensor-conflict: tensor 'W': section 0 declares [32, 64] bf16, section 1 [32, 64] fp16 "
+                      "(readers alone may differ only in a float's width)")
+    refused("tensor-conflict", [copy_section("a", S0, "W", "A", src_dtype="int32"),
+                                copy_section("b", S0, "W", "B", src_dtype="fp32")])
+
+
+def test_trip_conflict_names_both_maxima() -> None:
+    a = attrs.evolve(copy_section("a", S0, "X", "A"), trips=(Trip("kv_blocks", 64),))
+    b = attrs.evolve(copy_section("b", S0, "A", "Y"), trips=(Trip("kv_blocks", 32),))
+    e = refused("trip-conflict", [a, b])
+    assert str(e) == "compose: trip-conflict: trip 'kv_blocks': section 0 declares max 64, section 1 max 32"
+    c = attrs.evolve(b, trips=(Trip("kv_blocks", 64),))
+    p, _ = compose([a, c], target=WORMHOLE)
+    assert p.trips == (Trip("kv_blocks", 64),)
+
+
+# ------------------------------------------------------------------------------------------------ refusals
+
+
+def test_no_sections() -> None:
+    assert str(refused("no-sections", [])) == "compose: no-sections: nothing to compose"
+
+
+def test_a_section_without_engine_programs_is_not_scheduled() -> None:
+    a = copy_section("a", S0, "X", "A")
+    e = refused("section-not-scheduled", [a, attrs.evolve(a, name="b", programs=())])
+    assert str(e) == "compose: section-not-scheduled: section 1 (b) has no engine programs"
+
+
+def test_a_section_without_a_memory_map_is_not_scheduled() -> None:
+    a = copy_section("a", S0, "X", "A")
+    e = refused("section-not-scheduled", [attrs.evolve(a, memory=())])
+    assert str(e) == "compose: section-not-scheduled: section 0 (a) has 1 buffers and no memory map"
+
+
+def test_a_phase_that_overflows_a_sites_memory() -> None:
+    big = 700_000 // 2048
+    a = copy_section("a", S0, "X", "A", capacity=big)
+    b = copy_section("b", S0, "Y", "B", capacity=big)
+    e = refused("phase-overflows-memory", [a, b], barrier_after=[False])
+    usable = WORMHOLE.local_bytes - WORMHOLE.reserved_base
+    assert str(e) == (f"compose: phase-overflows-memory: phase 0 (sections 0..1) needs {2 * big * 2048} bytes of "
+                      f"local memory on site (0,0), which has {usable} usable (space local)")
+    # Behind a rendezvous the same two sections reuse the bytes.
+    compose([a, b], target=WORMHOLE)
+
+
+def test_the_joined_program_invalid_lists_every_violation() -> None:
+    a = copy_section("a", S0, "X", "A")
+    bad = attrs.evolve(a, buffers=(attrs.evolve(a.buffers[0], capacity=0),))
+    e = refused("invalid-program", [bad, a])
+    assert len(e.violations) >= 2
+    assert "capacity must be in [1, 65535] pages" in str(e)
+    assert str(e).count(";") == len(e.violations) - 1
+
+
+def test_other_refusals_name_their_rule() -> None:
+    a = copy_section("a", S0, "X", "A")
+    refused("placement", [a], placement="diagonal")
+    refused("barrier-after", [a, a], barrier_after=[True, True, True])
+    refused("target", [a], target=GPU)
+    refused("unknown-state", [a], state=["nope"])
+    p, _ = compose([a, copy_section("b", S0, "A", "Y")], target=WORMHOLE)
+    refused("section-composed", [p])
+
+
+def test_the_pass_objects_are_registered_under_their_names() -> None:
+    assert list(PROGRAM_PASSES) == ["compose", "residency"]
+    for key, cls in PROGRAM_PASSES.items():
+        assert cls().name == key
+    p, frag = Compose(barrier_after=(True,)).run(chain(S0, S1), WORMHOLE)
+    assert frag["pass"] == "compose"
+    assert len(p.sections) == 2
+
+
+# ------------------------------------------------------------------------------------------------ residency
+
+
+def test_residency_keeps_fitting_activations_in_local_memory_over_their_live_range() -> None:
+    p, frag = compose(mlp_sections(), target=WORMHOLE)
+    res = {r.tensor: r for r in p.resident}
+    assert sorted(res) == ["h", "y"]
+    assert (res["h"].first_section, res["h"].last_section) == (0, 1)
+    assert (res["y"].first_section, res["y"].last_section) == (1, 2)
+    assert res["h"].size == 16 * 2048
+    assert frag["residency"]["device_memory"] == []
+    names = {r.name for r in certify(p).results}
+    assert {"memory-range:resident:h", "memory-range:resident:y"} <= names
+
+
+def test_carried_state_is_resident_in_every_phase() -> None:
+    s0 = copy_section("read_s", S0, "S", "A", init="zeros")
+    s1 = copy_section("write_s", S0, "A", "S", dst_role=Role.STATE)
+    p, _ = compose([s0, s1, copy_section("c", S0, "A", "Y")], state=["S"], target=WORMHOLE)
+    r = next(r for r in p.resident if r.tensor == "S")
+    assert (r.first_section, r.last_section) == (0, 2)
+    assert p.resident_phases(r) == {0, 1, 2}
+
+
+def test_memory_refutes_a_resident_tensor_that_overlaps_a_buffer() -> None:
+    p, _ = compose(mlp_sections(), target=WORMHOLE)
+    h = next(r for r in p.resident if r.tensor == "h")
+    bad = attrs.evolve(p, resident=tuple(attrs.evolve(r, offset=p.memory[1].offset) if r is h else r
+                                         for r in p.resident))
+    assert validate(bad) == []
+    r = certify(bad)
+    refuted = {x.name: x for x in r.results if x.verdict == Verdict.REFUTED}
+    # h is live in phases 0 and 1 (sections 0..1); the bytes it now takes are a buffer's in both.
+    assert sorted(refuted) == ["memory-disjoint:(0,0).local.phase0", "memory-disjoint:(0,0).local.phase1"]
+    cex = refuted["memory-disjoint:(0,0).local.phase0"].counterexample
+    assert cex is not None
+    assert cex["residents"] == ["h"]
+    assert cex["buffers"] == [1]
+    a = cex["address"]
+    assert p.memory[1].offset <= a < p.memory[1].offset + p.memory[1].size  # type: ignore[operator]
+    assert r.exit_code == 1
+
+
+def test_validate_names_each_broken_resident_rule() -> None:
+    p, _ = compose(mlp_sections(), target=WORMHOLE)
+    h = p.resident[0]
+
+    def msgs(r: Resident) -> list[str]:
+        return [str(v) for v in validate(attrs.evolve(p, resident=(r,)))]
+    assert msgs(attrs.evolve(h, offset=h.offset + 8)) == [f"resident h: offset {h.offset + 8} is not 16-byte aligned"]
+    assert msgs(attrs.evolve(h, size=1)) == ["resident h: size 1 B != the tensor's 16 tiles x 2048 B = 32768 B"]
+    assert msgs(attrs.evolve(h, offset=0)) == [f"resident h: occupies [0, {h.size}) outside usable local memory "
+                                               f"[{WORMHOLE.reserved_base}, {WORMHOLE.local_bytes})"]
+    assert msgs(attrs.evolve(h, site=S1)) == ["resident h: site (1,0) runs no engine program (a resident tensor "
+                                              "lives on a participating site)"]
+    assert msgs(attrs.evolve(h, last_section=3)) == ["resident h: sections 0..3 are not a range of the 3 sections"]
+    assert msgs(attrs.evolve(h, tensor="nope")) == ["resident nope: is not a declared tensor"]
+
+
+# ------------------------------------------------------------------------------------------------ host re-initialization
+
+
+def test_a_second_launch_from_the_host_initialized_state_has_the_same_outcome() -> None:
+    """The rendezvous words end at k_max * P and k_max; the host writes their initial value at the next launch,
+    and the second run from that state ends exactly as the first (same status, no violation, same words)."""
+    p, frag = compose(chain(S0, S1, S0), target=WORMHOLE)
+    first = simulate(p)
+    assert first.status == "terminated"
+    assert first.violations == ()
+    g, rel = frag["rendezvous"]["gather"], frag["rendezvous"]["release"]
+    assert first.sems[(g, S0)] == 2 * 4
+    assert first.sems[(rel, S1)] == 2
+    again = simulate(p, start_words=next_launch_words(p, first.sems))
+    assert (again.status, again.violations, again.sems) == (first.status, first.violations, first.sems)
+    for seed in range(3):
+        run = simulate(p, seed=seed, start_words=next_launch_words(p, first.sems))
+        assert (run.status, run.violations, run.sems) == (first.status, (), first.sems)
+    # Without the host's write the words would start where the last run left them, and end elsewhere.
+    stale = simulate(p, start_words=dict(first.sems))
+    assert stale.sems[(g, S0)] == 2 * 2 * 4
+
+
+def test_balance_of_a_host_initialized_word_that_a_kernel_sets_is_not_exempt() -> None:
+    p, frag = compose(chain(S0, S1, S0), target=WORMHOLE)
+    names = {r.name: r for r in certify(p).results}
+    g = frag["rendezvous"]["gather"]
+    assert names[f"balance-sem:sem{g}@(0,0)"].reason == (f"sem{g}@(0,0) only counts up and is re-initialized by the "
+                                                        "host at launch (to 0)")
+    assert p.host_initialized_words() == {(g, S0), (g + 1, S0), (g + 1, S1)}
+    # The root resets its gather word at the very end: a kernel now writes the word, so the host's write is not
+    # what brings it back, and its balance must be shown as for any word (it is not).
+    root = p.programs[0]
+    reset = attrs.evolve(p, programs=(attrs.evolve(root, ops=(*root.ops, SemSet(g, 5))), *p.programs[1:]))
+    assert (g, S0) not in reset.host_initialized_words()
+    r = {x.name: x for x in certify(reset).results}[f"balance-sem:sem{g}@(0,0)"]
+    assert r.verdict != Verdict.PROVED
+    run = simulate(reset)
+    assert "balance-sem" in run.rules()
