@@ -83,6 +83,23 @@ def test_the_compose_rendezvous_is_recognised() -> None:
             assert tail == comp.expected_tail(rv.gather, rv.release, S0, rv.sites, k, 4, key == rv.root)
 
 
+def test_the_certificate_states_the_rendezvous_places_compose_states() -> None:
+    """P arrival and S release places per boundary (never every increment against every wait), as the compose
+    fragment lists them."""
+    from verispatial.certify.certificate import derive_places
+    from verispatial.certify.reach import analyse
+
+    p, frag = compose([exchange(k) for k in range(3)], target=WORMHOLE)
+    rv = rendezvous_of(p)
+    assert comp.rendezvous_places(p, rv) == frag["rendezvous"]["places"]
+    places = derive_places(analyse(p))
+    mine = [x for x in places if x["kind"].startswith("rendezvous-")]
+    assert mine == frag["rendezvous"]["places"]
+    assert len(mine) == 2 * (4 + 2)
+    assert not any(x["counter"].startswith((f"sem{rv.gather}@", f"sem{rv.release}@")) for x in places
+                   if not x["kind"].startswith("rendezvous-"))
+
+
 def test_a_rendezvous_with_resets_goes_to_the_whole_program_checker() -> None:
     """examples/three_sections.json resets its rendezvous words: not the compose shape, and it still proves."""
     p = load_program("examples/three_sections.json")
