@@ -332,7 +332,11 @@ def test_g_rendezvous_short(reports: Reports) -> None:
     for boundary in (0, 1):
         rv = named(report, f"hb-rendezvous:after-section-{boundary}")
         assert rv.verdict == Verdict.REFUTED
-        assert cex(rv)["rule"] == "rendezvous"
+        assert cex(rv)["rule"] == "rendezvous-early"
+        # Replayed through that rule at that very boundary (not through a race elsewhere).
+        v = cex(rv)["replay"]["violation"]
+        assert v["rule"] == "rendezvous-early"
+        assert f"rendezvous after section {boundary} (" in v["message"]
     assert named(report, "sem-set-race:sem0@(0,0)").verdict == Verdict.REFUTED
     assert cex(named(report, "balance-sem:sem0@(0,0)"))["end_value"] == 2
     # The oracle finds a deadlock too; the checker may fail to prove it free, but must never prove it.

@@ -60,6 +60,7 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
     "bounds": "bounds",
     "acc-capacity": "accumulator",
     "tensor-race": "happens-before",
+    "rendezvous-early": "happens-before",
     "balance-cb": "balance",
     "balance-sem": "balance",
 }

@@ -58,21 +58,21 @@ def test_hull_is_exact_for_affine_counts_and_trips() -> None:
     w0, w1 = leaves(p)
     assert _hull(a.program, w0) == (0, 4)  # k in [0, 3]: tiles 0..3
     assert _hull(a.program, w1) == (1, 5)  # 4 - k: tiles 1..4
-    assert _may_share_tile(a, w0, w1, 10**6) is True
+    assert _may_share_tile(a.program, w0, w1, 10**6) is True
     p = writer_pair(Addr(0, (Term("k", 1),)), Addr(4, (Term("k", 1),)))
     a = analyse(p)
     w0, w1 = leaves(p)
     assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 4), (4, 8))
-    assert _may_share_tile(a, w0, w1, 10**6) is False  # decided by the hulls, no query
+    assert _may_share_tile(a.program, w0, w1, 10**6) is False  # decided by the hulls, no query
     # a trip count runs up to its max (3): tiles 0..2 and 2..4 overlap at tile 2
     p = writer_pair(Addr(0, (Term("k", 1),)), Addr(2, (Term("k", 1),)), count="t")
     a = analyse(p)
     w0, w1 = leaves(p)
     assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 3), (2, 5))
-    assert _may_share_tile(a, w0, w1, 10**6) is True
+    assert _may_share_tile(a.program, w0, w1, 10**6) is True
     # an indirect part widens the hull by scale * [lo, hi]
     p = writer_pair(Addr(0, (), Dynamic("i", 0, 3, 2)), Addr(8, (Term("k", 1),)))
     a = analyse(p)
     w0, w1 = leaves(p)
     assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 7), (8, 12))
-    assert _may_share_tile(a, w0, w1, 10**6) is False
+    assert _may_share_tile(a.program, w0, w1, 10**6) is False

@@ -60,7 +60,18 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
             for dst in reserves:
                 places.append({"kind": "cb-space", "counter": f"cb{b.id}", "from": _op(src), "to": _op(dst),
                                "tokens": b.capacity, "weight": "pages"})
+    # The compose rendezvous: P arrival places and S release places per boundary (compositional.rendezvous_places),
+    # not every increment of a word against every wait of it (quadratic in the boundaries).
+    from verispatial.certify.compositional import Rendezvous, recognise, rendezvous_places
+
+    rv = recognise(p) if any(s.barrier_after for s in p.sections[:-1]) else None
+    skip: set[int] = set()
+    if isinstance(rv, Rendezvous):
+        places += rendezvous_places(p, rv)
+        skip = {rv.gather, rv.release}
     for w in a.words.values():
+        if w.sem in skip:
+            continue
         role = p.semaphores[w.sem].role.value
         if w.kind in ("monotone", "reset"):
             consuming = {lf.index for lf in w.consuming}

@@ -51,7 +51,7 @@ from verispatial.certify.structure import unsupported_features
 from verispatial.ir.ops import McastSend, SemWait, WriteTiles
 from verispatial.ir.program import Program, walk
 from verispatial.petri.interp import SimResult
-from verispatial.petri.position import Position
+from verispatial.petri.position import Position, Violation
 
 #: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation).
 REPLAY_RULES: dict[str, set[str]] = {
@@ -61,7 +61,7 @@ REPLAY_RULES: dict[str, set[str]] = {
     "mcast-slot": {"mcast-slot"},
     "mcast-publish-early": {"mcast-publish-early"},
     "tensor-race": {"tensor-race"},
-    "rendezvous": {"tensor-race"},
+    "rendezvous-early": {"rendezvous-early"},
     "cb-straddle": {"cb-straddle"},
     "bounds": {"bounds"},
     "balance-cb": {"balance-cb"},
@@ -119,6 +119,7 @@ class Claim:
     at: tuple[dict[str, Any], ...] | None
     hang: Callable[[SimResult], bool] | None = None
     targets: dict[str, Position] = attrs.Factory(dict)
+    also: Callable[[Violation], bool] | None = None  # a further test of the violation (e.g. its boundary)
 
 
 def _spot(x: object) -> dict[str, Any] | None:
@@ -214,7 +215,11 @@ def _claim(a: Analysis, r: Result) -> Claim | None:
         b = rest.split("~", 1)[0]
         return Claim(rules, (here,) if here is not None else ({"message": f"{b}"},), targets=targets)
     if kind == "rendezvous" or kind == "hb-rendezvous":
-        return Claim(rules, None, targets=targets)
+        # The rendezvous-early rule at the boundary the obligation names (ir/boundaries.py), wherever it shows.
+        boundary = cex.get("boundary")
+        also = None if not isinstance(boundary, int) else (
+            lambda v, b=boundary: f"rendezvous after section {b} (" in v.message)
+        return Claim(rules, None, targets=targets, also=also)
     if kind == "output-unwritten":  # reported at termination (no op), naming the tensor
         return Claim(rules, ({"message": f"output {rest} "},))
     if here is not None:  # cb-straddle, bounds, async-source-reuse: the op the counterexample names
@@ -235,7 +240,8 @@ def _confirm(a: Analysis, r: Result) -> Result:
     got = None
     if claim is not None:
         got = confirm_rule(a.program, set(claim.rules), cex.get("trips") or None, at=list(claim.at)
-                           if claim.at is not None else None, hang=claim.hang, targets=claim.targets)
+                           if claim.at is not None else None, hang=claim.hang, targets=claim.targets,
+                           also=claim.also)
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,
@@ -245,14 +251,17 @@ def _confirm(a: Analysis, r: Result) -> Result:
 
 def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
             progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
-            cache: ProofCache | bool = True) -> Report:
+            cache: ProofCache | bool = True, compositional: bool = True) -> Report:
     """Discharge every obligation of ``program`` (DESIGN §7) and return the report.
 
     ``certificate``, when given, is compared with the one re-derived from the program; any difference is a
     refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in worker processes.
     ``cache``: True proves each renaming-invariant obligation once per class of isomorphic components
     (``cache.py``; a reused result's reason names the component it was proved for); a ``ProofCache`` also
-    reuses proofs of earlier runs given the same instance; False proves every component separately.
+    reuses proofs of earlier runs given the same instance; False proves every component separately (and every
+    slice of a composed program). ``compositional``: a composed program whose rendezvous has the compose pass's
+    shape is proved from its slices (``compositional.py``); anything else, and every program with False, by the
+    whole-program obligations.
     A ``ProofCache`` with a ``store`` (``store.py``) also returns the report kept there for this very program,
     certificate and resource limit when every obligation of it proved before (``Report.cached`` names the entry),
     and keeps a report whose every obligation proves; nothing is read from the store while queries are exported.
@@ -269,7 +278,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
         if hit is not None:
             say("every obligation from the proof cache")
             return attrs.evolve(hit[0], seconds=time.perf_counter() - t0)
-    report = _certify(program, certificate, jobs, say, rlimit, pc)
+    report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress)
     if store is not None:
         from verispatial.report.text import program_summary
 
@@ -278,8 +287,27 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,
-             pc: ProofCache | None) -> Report:
+             pc: ProofCache | None, cache: ProofCache | bool = True, compositional: bool = True,
+             progress: Progress | None = None) -> Report:
     t0 = time.perf_counter()
+    if compositional and any(s.barrier_after for s in program.sections[:-1]):
+        from verispatial.certify import compositional as comp
+
+        rv = comp.recognise(program)
+        cut = comp.cut(program, rv) if isinstance(rv, comp.Rendezvous) else rv
+        if isinstance(rv, comp.Rendezvous) and isinstance(cut, comp.Cut):
+            say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, "
+                f"{len(rv.participants)} participants")
+            composed = comp.certify_composed(program, rv, cut, certify, jobs=jobs, progress=progress, rlimit=rlimit,
+                                             cache=pc if pc is not None else cache)
+            if certificate is not None:
+                from verispatial.certify.certificate import compare_certificate
+
+                say("certificate")
+                composed += compare_certificate(program, analyse(program), composed, certificate)
+            # A slice's proofs were settled in its own run; the cross-phase ones may lean on them.
+            return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+        say(f"whole-program check (not the compose rendezvous: {cut})")
     unsupported = unsupported_features(program)
     if unsupported:
         return Report(program.name, program.target.name, (Result(

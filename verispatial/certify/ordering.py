@@ -16,18 +16,18 @@ unordered?" is one query over the reachable states, with ``I`` and ``J`` symboli
   common tile is not yet complete (its engine's next read barrier): each tile's old value is read before that tile is
   rewritten, so ``s = f(s, x)`` in place proves even though later tiles are still read after earlier ones are written.
 - ``hb-write-write:T:W1~W2``: two engines never write a common tile while the other's write of it is incomplete.
-- ``hb-rendezvous``: the work of sections <= b on every engine comes before any op of sections > b on any engine.
+- ``hb-rendezvous``: the work of sections <= b on every engine (ir/boundaries.py) comes before any op of sections
+  > b on any engine (interpreter rule ``rendezvous-early``).
 
 A pair of accesses that can share no tile (a static query over every occurrence and indirect value) has no
-obligation. Refutations are replayed by the interpreter (rule ``tensor-race``); one that does not replay fails to
-prove (never passes).
+obligation. Refutations are replayed by the interpreter (rule ``tensor-race``; ``rendezvous-early`` at the same
+boundary for ``hb-rendezvous``); one that does not replay fails to prove (never passes).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import z3
 
@@ -37,18 +37,15 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
+from verispatial.ir.boundaries import closing_sections, work_ends
 from verispatial.ir.core import Role
 from verispatial.ir.ops import (
-    AtomicBarrier,
     ReadBarrier,
     ReadTiles,
-    SemInc,
-    SemIncMcast,
-    SemSet,
-    SemWait,
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.program import Program, Tensor
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
@@ -131,7 +128,7 @@ def _count(enc: Encoder) -> LoopMath:
     return enc.math
 
 
-def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> LoopMath:
+def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Program) -> LoopMath:
     for t in program.trips:
         if t.name not in trips:
             v = q.int_var(f"trip[{t.name}]")
@@ -140,13 +137,13 @@ def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Any) -> Loop
     return LoopMath(q, lambda c: count_expr(q, c, trips))
 
 
-def _may_share_tile(a: Analysis, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
+def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
-    h1, h2 = _hull(a.program, l1), _hull(a.program, l2)
+    h1, h2 = _hull(p, l1), _hull(p, l2)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
     q = Query("tile-overlap", rlimit)
-    count = _static_count(q, {}, a.program)
+    count = _static_count(q, {}, p)
     dyn: dict[str, z3.ArithRef] = {}
     x, y = _Access(q, count, l1, "a", dyn), _Access(q, count, l2, "b", dyn)
     q.add(z3.And(x.domain(), y.domain(), x.shares(y)))
@@ -181,7 +178,7 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
         reads = [lf for lf in leaves if isinstance(lf.op, ReadTiles) and lf.op.tensor == t.name]
         writes = [lf for lf in leaves if isinstance(lf.op, WriteTiles) and lf.op.tensor == t.name]
         if t.role == Role.OUTPUT:
-            out.append(_output(a, t.name, writes, rlimit))
+            out.append(_output(a.program, t.name, writes, rlimit))
         if t.role == Role.ACTIVATION:
             out.extend(_activation(a, trusted, t.name, reads, writes, rlimit))
         elif t.role == Role.STATE:
@@ -206,7 +203,7 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
                                              rlimit, "state"))
                 continue
             name = f"hb-state:{tensor}:{_leaf_ref(w)}<{_leaf_ref(r)}"
-            share = _may_share_tile(a, r, w, rlimit)
+            share = _may_share_tile(a.program, r, w, rlimit)
             if share is False:
                 continue
             if share is None:
@@ -238,7 +235,7 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
     return out
 
 
-def _coverage(a: Analysis, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int) -> Result:
+def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int) -> Result:
     """Every tile any occurrence of ``r`` takes is written by some occurrence of some write of ``tensor`` in the
     same run (same trips and indirect values): "exists a read occurrence and a tile of it that no write occurrence
     covers" is unsat. The writes' occurrences are universally quantified (linear integer arithmetic)."""
@@ -246,7 +243,7 @@ def _coverage(a: Analysis, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int
     t0 = time.perf_counter()
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
-    count = _static_count(q, trips, a.program)
+    count = _static_count(q, trips, p)
     dyn: dict[str, z3.ArithRef] = {}
     ra = _Access(q, count, r, "r", dyn)
     tile = q.int_var("tile")
@@ -275,7 +272,7 @@ def _coverage(a: Analysis, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int
     return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
-def _output(a: Analysis, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
+def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
     """``output-unwritten``: every tile of output ``tensor`` is written by some occurrence of some write of it, for
     every trip value and indirect value (docs/semantics.md): "exists a run and a tile no write occurrence covers" is
     unsat. The writes' occurrences are universally quantified (linear integer arithmetic), as in ``_coverage``.
@@ -284,10 +281,10 @@ def _output(a: Analysis, tensor: str, writes: list[Leaf], rlimit: int) -> Result
     obligation's. A refutation names the trips and the tile; the interpreter replays it (its end-of-run check)."""
     name = f"output-unwritten:{tensor}"
     t0 = time.perf_counter()
-    ntiles = a.program.tensor(tensor).tiles(a.program.target.tile)
+    ntiles = p.tensor(tensor).tiles(p.target.tile)
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
-    count = _static_count(q, trips, a.program)
+    count = _static_count(q, trips, p)
     dyn: dict[str, z3.ArithRef] = {}
     tile = q.int_var("tile")
     q.add(z3.And(tile >= 0, tile < ntiles))
@@ -312,7 +309,7 @@ def _output(a: Analysis, tensor: str, writes: list[Leaf], rlimit: int) -> Result
         why = (f"output {tensor} tile {x} is written by no write of it"
                + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(ts.items()))})" if ts else ""))
         # The interpreter reports it at the end, at the first engine that writes the tensor (else the first engine).
-        engine = writes[0].engine if writes else (a.program.programs[0].key if a.program.programs else "")
+        engine = writes[0].engine if writes else (p.programs[0].key if p.programs else "")
         cex: dict[str, object] = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None,
                                   "tile": x, "trips": ts, "dynamic": {n: model_int(m, v) for n, v in dyn.items()},
                                   "summary": why}
@@ -320,12 +317,17 @@ def _output(a: Analysis, tensor: str, writes: list[Leaf], rlimit: int) -> Result
     return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
+
+def _output_coverage_query(p: Program, t: Tensor, writes: list[Leaf], rlimit: int) -> Result:
+    """``_output`` for output ``t`` over the given writes (the compositional check passes every phase's)."""
+    return _output(p, t.name, writes, rlimit)
+
 def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
                 rlimit: int) -> list[Result]:
     out: list[Result] = []
     for r in reads:
         name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
-        out.append(_coverage(a, tensor, r, writes, rlimit))
+        out.append(_coverage(a.program, tensor, r, writes, rlimit))
         for w in writes:
             out.extend(_read_after_write(a, trusted, tensor, r, w, name + f"<{_leaf_ref(w)}", rlimit, "activation"))
     return out
@@ -337,7 +339,7 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
     complete (not yet issued, or issued and not past its engine's next write barrier). The interpreter reports
     such a race at the read (the write was issued) or at the write (the read came first), so a counterexample
     replays at either op (``at``)."""
-    share = _may_share_tile(a, r, w, rlimit)
+    share = _may_share_tile(a.program, r, w, rlimit)
     if share is False:
         return []
     if share is None:
@@ -383,7 +385,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
             if w1.engine == w2.engine:
                 continue
             name = f"hb-write-write:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
-            share = _may_share_tile(a, w1, w2, rlimit)
+            share = _may_share_tile(a.program, w1, w2, rlimit)
             if share is False:
                 continue
             if share is None:
@@ -425,33 +427,19 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
     return out
 
 
-def _rendezvous_leaves(a: Analysis, key: str) -> set[int]:
-    """The rendezvous closing each section of engine ``key``: the maximal run of top-level semaphore ops and
-    atomic barriers that ends the section (arrive, gather, release, reset)."""
-    view = a.views[key]
-    ep = view.program
-    out: set[int] = set()
-    starts = list(ep.section_starts) or [0]
-    bounds = list(zip(starts, [*starts[1:], len(ep.ops)], strict=True))
-    for lo, hi in bounds:
-        i = hi
-        while i > lo and isinstance(ep.ops[i - 1], (SemInc, SemIncMcast, SemSet, SemWait, AtomicBarrier)):
-            i -= 1
-        out |= {lf.index for lf in view.leaves if lf.path[0] >= i and lf.path[0] < hi}
-    return out
-
-
 def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
+    """``hb-rendezvous:after-section-<b>`` per closing section ``b`` (ir/boundaries.py): no engine executes an op of
+    a section ``> b`` while another has work before boundary ``b`` left. Replayed through ``rendezvous-early`` at
+    that boundary only."""
     p = a.program
     out: list[Result] = []
-    for b, sec in enumerate(p.sections):
-        if not sec.barrier_after or b == len(p.sections) - 1:
-            continue
+    for b in closing_sections(p):
+        sec = p.sections[b]
         before: dict[str, Leaf] = {}
         after: dict[str, Leaf] = {}
         for key, v in a.views.items():
-            closing = _rendezvous_leaves(a, key)
-            work = [lf for lf in v.leaves if lf.section <= b and lf.index not in closing]
+            end = work_ends(p, v.program)[b]
+            work = [lf for lf in v.leaves if lf.path[0] < end]
             later = [lf for lf in v.leaves if lf.section > b]
             if work:
                 before[key] = work[-1]
@@ -470,5 +458,5 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
                         f"the rendezvous after section {b} ({sec.name}) orders all {len(before)} engines' work before "
                         f"section {b + 1}",
                         f"an engine can start section {b + 1} while another has not finished section {b}",
-                        "rendezvous", rlimit))
+                        "rendezvous-early", rlimit, boundary=b))
     return out

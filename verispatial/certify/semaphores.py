@@ -105,21 +105,73 @@ def _touches(ops: tuple[Op, ...], sem: int) -> bool:
     return False
 
 
+@attrs.frozen
+class _Index:
+    """Every semaphore leaf by the word it touches, in program order of the views (one pass over the leaves, so
+    classifying every word of a composed program stays linear): ``incs[(sem, at)]`` the ``SemInc`` leaves aimed at
+    the word, ``flags[(sem, site)]`` the ``McastSetValid`` leaves whose group writes it, ``local[(sem, site)]`` the
+    ``SemSet``/``SemWait`` leaves of the word's site."""
+
+    incs: dict[tuple[int, Site], list[Leaf]]
+    flags: dict[tuple[int, Site], list[Leaf]]
+    local: dict[tuple[int, Site], list[Leaf]]
+    #: per engine and semaphore: the top-level ops holding a set, wait or flag multicast of it (and any ``If``)
+    tops: dict[str, dict[int, set[int]]]
+    guarded: dict[str, set[int]]
+
+    @classmethod
+    def of(cls, p: Program, views: dict[str, EngineView]) -> _Index:
+        incs: dict[tuple[int, Site], list[Leaf]] = {}
+        flags: dict[tuple[int, Site], list[Leaf]] = {}
+        local: dict[tuple[int, Site], list[Leaf]] = {}
+        tops: dict[str, dict[int, set[int]]] = {}
+        guarded: dict[str, set[int]] = {}
+        trip_max = p.trip_max()
+        for v in views.values():
+            site = v.program.site
+            mine = tops[v.key] = {}
+            ifs = guarded[v.key] = set()
+            for lf in v.leaves:
+                op = lf.op
+                if lf.loops and any(count_max(lc.count, trip_max) == 0 for lc in lf.loops):
+                    continue  # inside a loop that never runs
+                if isinstance(op, SemInc):
+                    incs.setdefault((op.sem, op.at), []).append(lf)
+                elif isinstance(op, SemIncMcast):  # one atomic per destination of the rectangle
+                    for d in p.groups[op.group].destinations():
+                        incs.setdefault((op.sem, d), []).append(lf)
+                elif isinstance(op, McastSetValid):
+                    for d in p.groups[op.group].destinations():
+                        flags.setdefault((op.sem, d), []).append(lf)
+                    mine.setdefault(op.sem, set()).add(lf.path[0])
+                    mine.setdefault(op.source, set()).add(lf.path[0])  # it reads its source word when it leaves
+                elif isinstance(op, (SemSet, SemWait)):
+                    local.setdefault((op.sem, site), []).append(lf)
+                    mine.setdefault(op.sem, set()).add(lf.path[0])
+                elif isinstance(op, If):
+                    ifs.add(lf.path[0])
+        return cls(incs, flags, local, tops, guarded)
+
+    def touching(self, view: EngineView, sem: int) -> tuple[Op, ...]:
+        """The top-level ops of ``view`` that contain an op on semaphore ``sem`` (``SemSet``, ``SemWait``, a flag
+        multicast), and any ``If`` (not looked into): the others change neither a may-analysis of the word's value
+        nor whether its sets and waits alternate."""
+        keep = self.tops.get(view.key, {}).get(sem, set()) | self.guarded.get(view.key, set())
+        return tuple(view.program.ops[i] for i in sorted(keep))
+
+
 def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site], Word]:
     """The protocol of every word of every semaphore of ``p``."""
-    sources = _source_words(p, views)
+    index = _Index.of(p, views)
+    sources = _source_words(p, views, index)
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
-            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources)
+            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources, index)
     return out
 
 
-def _leaves_at(views: dict[str, EngineView], site: Site) -> list[Leaf]:
-    return [lf for v in views.values() if v.program.site == site for lf in v.leaves]
-
-
-def _source_words(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site], int | str]:
+def _source_words(p: Program, views: dict[str, EngineView], index: _Index) -> dict[tuple[int, Site], int | str]:
     """For every word read as a flag-multicast source: its constant value, or why it is not constant."""
     out: dict[tuple[int, Site], int | str] = {}
     for v in views.values():
@@ -128,26 +180,25 @@ def _source_words(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, S
                 key = (lf.op.source, v.program.site)
                 if key in out:
                     continue
-                out[key] = _source_value(p, views, lf.op.source, v.program.site, v)
+                out[key] = _source_value(p, lf.op.source, v.program.site, v, index)
     return out
 
 
-def _source_value(p: Program, views: dict[str, EngineView], sem: int, site: Site, sender: EngineView) -> int | str:
-    touching = [lf for lf in _leaves_at(views, site)
-                if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem]
+def _source_value(p: Program, sem: int, site: Site, sender: EngineView, index: _Index) -> int | str:
+    touching = index.local.get((sem, site), [])
     if any(lf.engine != sender.key for lf in touching):
         return "another engine of the site also sets or waits on it"
     if any(isinstance(lf.op, SemWait) for lf in touching):
         return "it is also waited on"
-    if _incs(p, views, sem, site):
+    if index.incs.get((sem, site)):
         return "increments land on it"
-    if any(isinstance(lf.op, McastSetValid) and lf.op.sem == sem and site in p.groups[lf.op.group].destinations()
-           for lf in _all(views)):
+    if index.flags.get((sem, site)):
         return "flag multicasts land on it"
-    return _value_at_sends(sender, sem, p.semaphores[sem].init, p.trip_max())
+    return _value_at_sends(sender, sem, p.semaphores[sem].init, index, p.trip_max())
 
 
-def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str, int] | None = None) -> int | str:
+def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
+                    trip_max: dict[str, int] | None = None) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
     When no multicast that reads it ever runs, any value is its value: the one the sender sets it to, or ``init``."""
@@ -162,7 +213,9 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str,
             seen.update(int(t[1]) for t in s)  # type: ignore[call-overload]
         return s
 
-    _run(sender.program.ops, (), frozenset({("v", init)}), step, trip_max)
+    # Top-level ops that name no op on the word leave the may-state as it is (loops reach their fixpoint at once):
+    # only the others are run (on a composed program that is the word's own section).
+    _run(index.touching(sender, sem), (), frozenset({("v", init)}), step, trip_max)
     if not seen:
         set_to = {lf.op.value for lf in sender.leaves if isinstance(lf.op, SemSet) and lf.op.sem == sem}
         return set_to.pop() if len(set_to) == 1 else init
@@ -171,32 +224,14 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, trip_max: dict[str,
     return seen.pop()
 
 
-def _all(views: dict[str, EngineView]) -> list[Leaf]:
-    return [lf for v in views.values() for lf in v.leaves]
-
-
-def _incs(p: Program, views: dict[str, EngineView], sem: int, site: Site) -> tuple[Leaf, ...]:
-    """Leaves that add to word (sem, site): ``SemInc`` aimed at ``site`` and ``SemIncMcast`` whose rectangle holds
-    it (noc_semaphore_inc_multicast: one atomic per destination)."""
-    return tuple(lf for lf in _all(views)
-                 if (isinstance(lf.op, SemInc) and lf.op.sem == sem and lf.op.at == site)
-                 or (isinstance(lf.op, SemIncMcast) and lf.op.sem == sem
-                     and site in p.groups[lf.op.group].destinations()))
-
-
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
-                   sources: dict[tuple[int, Site], int | str]) -> Word:
-    # Ops inside a loop that never runs (count 0, or a trip whose maximum is 0) take no part in any protocol.
-    trip_max = p.trip_max()
-    everything = [lf for lf in _all(views) if all(count_max(lc.count, trip_max) > 0 for lc in lf.loops)]
-    runs = {(lf.engine, lf.index) for lf in everything}
-    incs = tuple(lf for lf in _incs(p, views, sem, site) if (lf.engine, lf.index) in runs)
-    flags = tuple(lf for lf in everything if isinstance(lf.op, McastSetValid) and lf.op.sem == sem
-                  and site in p.groups[lf.op.group].destinations())
-    live = {(lf.engine, lf.index) for lf in everything}
-    local = [lf for lf in _leaves_at(views, site) if (lf.engine, lf.index) in live]
-    sets = tuple(lf for lf in local if isinstance(lf.op, SemSet) and lf.op.sem == sem)
-    waits = tuple(lf for lf in local if isinstance(lf.op, SemWait) and lf.op.sem == sem)
+                   sources: dict[tuple[int, Site], int | str], index: _Index) -> Word:
+    # The index holds only ops that may run (an op inside a loop that never runs takes no part in any protocol).
+    incs = tuple(index.incs.get((sem, site), ()))
+    flags = tuple(index.flags.get((sem, site), ()))
+    local = index.local.get((sem, site), [])
+    sets = tuple(lf for lf in local if isinstance(lf.op, SemSet))
+    waits = tuple(lf for lf in local if isinstance(lf.op, SemWait))
     base = {"sem": sem, "site": site, "init": init, "incs": incs, "flags": flags, "sets": sets, "waits": waits}
 
     def unsupported(why: str) -> Word:
@@ -222,8 +257,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         # Reset protocol: every reset is to init, and (when anything increments the word) its previous op on the word
         # in the owner's program order is a wait with a constant threshold in the same body: that wait consumes what
         # it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume nothing.
-        mine = [lf for lf in view.leaves if isinstance(lf.op, (SemSet, SemWait)) and lf.op.sem == sem
-                and (lf.engine, lf.index) in live]
+        mine = [lf for lf in local if lf.engine == owner]  # the owner's sets and waits, in program order
         consuming: list[Leaf] = []
         for k, lf in enumerate(mine):
             if not isinstance(lf.op, SemSet):
@@ -261,8 +295,9 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     set_values = {lf.op.value for lf in sets if isinstance(lf.op, SemSet)}
     # Set first (set, wait, ...), or, when the word starts at the one reset value, wait first (primed).
     primed = False
-    if _alternates(view.program.ops, sem) is None:
-        if set_values - {init} or init == flag_value or _alternates(view.program.ops, sem, False) is None:
+    ops = index.touching(view, sem)
+    if _alternates(ops, sem) is None:
+        if set_values - {init} or init == flag_value or _alternates(ops, sem, False) is None:
             return unsupported(f"{owner} does not alternate reset and wait on it (set, wait, set, wait, ..., or "
                                "wait, set, ... from an initial value equal to its resets)")
         primed = True

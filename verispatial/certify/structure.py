@@ -93,11 +93,20 @@ def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx], list[IfCtx]]
     leaves: list[Leaf] = []
     loops: list[LoopCtx] = []
     ifs: list[IfCtx] = []
+    key = ep.key
+    # The section of each top-level op (``EngineProgram.section_of``), in one pass.
+    top_section = [0] * len(ep.ops)
+    k = 0
+    starts = ep.section_starts
+    for i in range(len(ep.ops)):
+        while k + 1 < len(starts) and i >= starts[k + 1]:
+            k += 1
+        top_section[i] = k
 
     def go(ops: tuple[Op, ...], prefix: tuple[int, ...], ctx: tuple[Ctx, ...], section: int | None) -> None:
         for i, op in enumerate(ops):
             path = (*prefix, i)
-            sec = ep.section_of(i) if section is None else section
+            sec = top_section[i] if section is None else section
             if isinstance(op, Loop):
                 lc = LoopCtx(path, op.var, op.count)
                 loops.append(lc)
@@ -108,7 +117,7 @@ def _flatten(ep: EngineProgram) -> tuple[list[Leaf], list[LoopCtx], list[IfCtx]]
                 ifs.append(ic)
                 go(op.body, path, (*ctx, ic), sec)
             else:
-                leaves.append(Leaf(ep.key, len(leaves), path, op, ctx, sec))
+                leaves.append(Leaf(key, len(leaves), path, op, ctx, sec))
 
     go(ep.ops, (), (), None)
     return leaves, loops, ifs

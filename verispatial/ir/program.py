@@ -209,22 +209,51 @@ class Program:
     def rearmed_words(self) -> frozenset[tuple[int, Site]]:
         """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program
         of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
-        value it ends with, the next run sets it before use). Shared by the interpreter and the checker."""
+        value it ends with, the next run sets it before use). Shared by the interpreter and the checker.
+
+        A word of a section whose phase is followed by a phase with a semaphore word on the same site gets no
+        exemption: that later phase may take its hardware slot (validate counts slots per site and phase) and would
+        start from whatever value it was left at, so it must end at its initial value (docs/checker.md, "Semaphore
+        slots")."""
         from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemSet, SemWait
 
-        incs = {(op.sem, op.at) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemInc)}
-        incs |= {(op.sem, d) for ep in self.programs for op in walk(ep.ops) if isinstance(op, SemIncMcast)
-                 if 0 <= op.group < len(self.groups) for d in self.groups[op.group].destinations()}
+        phases = self.phase_of_section()
+
+        def phase(sem: Semaphore) -> int | None:
+            return phases[sem.section] if sem.section is not None and 0 <= sem.section < len(phases) else None
+
+        # per site, the latest phase in which some section semaphore has a word there
+        latest: dict[Site, int] = {}
+        for sem in self.semaphores:
+            ph = phase(sem)
+            if ph is not None:
+                for site in sem.sites:
+                    latest[site] = max(latest.get(site, ph), ph)
+
+        # One walk: the words some increment targets, and per (semaphore, site) whether each engine program there
+        # that uses the semaphore starts with a SemSet on it.
+        incs: set[tuple[int, Site]] = set()
+        starts_with_set: dict[tuple[int, Site], list[bool]] = {}
+        for ep in self.programs:
+            seen: set[int] = set()
+            for op in walk(ep.ops):
+                if isinstance(op, SemInc):
+                    incs.add((op.sem, op.at))
+                elif isinstance(op, SemIncMcast) and 0 <= op.group < len(self.groups):
+                    incs.update((op.sem, d) for d in self.groups[op.group].destinations())
+                if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem not in seen:
+                    seen.add(op.sem)
+                    starts_with_set.setdefault((op.sem, ep.site), []).append(isinstance(op, SemSet))
         out: set[tuple[int, Site]] = set()
         for sem in self.semaphores:
             for site in sem.sites:
                 if (sem.id, site) in incs:
                     continue
-                firsts = [next((op for op in walk(ep.ops)
-                                if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem == sem.id), None)
-                          for ep in self.programs if ep.site == site]
-                used = [op for op in firsts if op is not None]
-                if used and all(isinstance(op, SemSet) for op in used):
+                ph = phase(sem)
+                if ph is not None and latest.get(site, ph) > ph:
+                    continue  # a later phase may reuse its slot
+                used = starts_with_set.get((sem.id, site), [])
+                if used and all(used):
                     out.add((sem.id, site))
         return frozenset(out)
 

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from verispatial.errors import InvalidProgram
+from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
     CONTAINERS,
@@ -376,6 +377,21 @@ class Interp:
             if k not in self.word_id:
                 raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
             self.start_words[self.word_id[k]] = v
+
+        # Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
+        # top-level op, and for every closing boundary where its work before that boundary ends.
+        self._closing = closing_sections(program)
+        self._top_section: list[list[int]] = []
+        self._work_end: list[dict[int, int]] = []
+        for ep in self.engines:
+            tops = [0] * len(ep.ops)
+            for sec, (lo, hi) in enumerate(section_bounds(ep, len(program.sections))):
+                for i in range(lo, hi):
+                    tops[i] = sec
+            self._top_section.append(tops)
+            self._work_end.append(work_ends(program, ep))
+        # per section: the closing boundaries before it (every op of the section comes after each of them)
+        self._boundaries_before = [[b for b in self._closing if b < sec] for sec in range(len(program.sections))]
 
     # ------------------------------------------------------------------ static helpers
 
@@ -873,11 +889,41 @@ class Interp:
         elif not held:
             self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
 
+    def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
+        """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of
+        sections ``<= b`` left to execute)."""
+        out = []
+        for e2 in range(self.n):
+            pc = s.pcs[e2]
+            if e2 != e and pc is not None and pc[0][0] < self._work_end[e2][b]:
+                out.append(e2)
+        return out
+
+    def _rendezvous_early(self, s: State, e: int, pc: PC, out: list[Violation]) -> None:
+        """``rendezvous-early``: engine ``e`` executes an op of a section after a closing boundary while another
+        engine has not arrived at that boundary (ir/boundaries.py). Reported for the earliest such boundary."""
+        k = self._top_section[e][pc[0][0]]
+        before = self._boundaries_before[k]
+        if not before or not self._not_arrived(s, e, before[-1]):
+            return  # arrivals are monotone in the boundary: arrived at the last means arrived at every earlier one
+        for b in before:
+            late = self._not_arrived(s, e, b)
+            if late:
+                names = ", ".join(str(self.pos(x, s.pcs[x])) for x in late[:3])
+                more = f" (+{len(late) - 3} more)" if len(late) > 3 else ""
+                self._v(out, "rendezvous-early", e, pc,
+                        f"executes an op of section {k} ({self.program.sections[k].name}) before every engine arrived "
+                        f"at the rendezvous after section {b} ({self.program.sections[b].name}): {names}{more} still "
+                        f"has work of sections <= {b} to do")
+                return
+
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
         path, iters = pc
         op = self._ops[e][path]
+        if self._closing:
+            self._rendezvous_early(s, e, pc, out)
         if isinstance(op, Reserve):
             b, n = op.buf, op.pages
             self._role(s, e, pc, b, True, out)

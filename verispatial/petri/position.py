@@ -148,6 +148,7 @@ RULES = (
     "acc-unacquired",
     "tensor-race",
     "output-unwritten",
+    "rendezvous-early",
     "balance-cb",
     "balance-sem",
 )

@@ -1,0 +1,1116 @@
+"""Compositional certification of composed programs (DESIGN §7 "Compositional"; docs/checker.md, "Compositional
+certification").
+
+A composed program — sections joined per (site, engine) with the ``compose`` pass's rendezvous at every closing
+boundary — is proved from the proofs of its *slices* plus rendezvous obligations, never by one query over the
+whole program:
+
+1. ``recognise`` checks the rendezvous, by structure only, against exactly the shape ``compose`` emits (the module
+   docstring of ``Rendezvous``). Anything else — a hand-written rendezvous with resets, a mutant — is not this
+   shape, and the whole-program checker decides it.
+2. ``cut`` makes one standalone ``Program`` per *phase* (the sections between two closing rendezvous; an open
+   boundary keeps its sections in one phase, checked together): each engine's ops of that phase minus the
+   rendezvous, the phase's buffers and semaphores renumbered densely in order of first appearance, tensors and
+   trips renamed likewise (``%t<i>``, ``%k<i>``) with roles adjusted for the slice, its memory map. The slice *is*
+   its canonical form: two slices equal up to renaming are byte-identical, and the SHA-256 of the slice is its key.
+3. Each distinct slice is certified once with ``certify``; a slice equal to an earlier one whose every obligation
+   proved reuses that report, each result naming its source.
+4. Cross-phase obligations follow from the rendezvous lemma (docs/checker.md): one per closing boundary
+   (``rendezvous:after-section-<b>``), one per (tensor, boundary) that data crosses (``hb-cross:<T>:after-section-<b>``),
+   coverage of reads by writes of earlier phases, coverage of every whole-program output, the composed
+   ``deadlock:composition`` and the rendezvous words' balance. Each records the obligations it assumes and is
+   failed-to-prove when one of them is not proved.
+
+A slice obligation is reported as ``slice<j>/<name>``: tensor, trip, buffer and semaphore names are mapped back to
+the composed program's, leaf references ``engine[path]`` to its op paths. A slice refutation is replayed on the
+slice; it is reported as refuted only where it is a violation of the composition too (docs), else failed-to-prove.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from verispatial.certify.cache import ProofCache
+from verispatial.certify.memory import _resident_ranges
+from verispatial.certify.ordering import _coverage, _may_share_tile, _output_coverage_query
+from verispatial.certify.replay import confirm_rule
+from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.smt import DEFAULT_RLIMIT
+from verispatial.certify.structure import Leaf, LoopCtx
+from verispatial.ir.boundaries import closing_sections, section_bounds
+from verispatial.ir.core import Engine, Role, Site, Space, WaitCond
+from verispatial.ir.ids import Renaming
+from verispatial.ir.ops import (
+    ID_BUFFER,
+    ID_GROUP,
+    ID_OPERANDS,
+    ID_SEMAPHORE,
+    ID_SITE,
+    ID_TENSOR,
+    OP_TAGS,
+    AtomicBarrier,
+    Compute,
+    If,
+    Loop,
+    Op,
+    ReadTiles,
+    SemInc,
+    SemWait,
+    WriteTiles,
+)
+from verispatial.ir.program import (
+    Buffer,
+    BufferAt,
+    EngineProgram,
+    Group,
+    Program,
+    SectionSpan,
+    Semaphore,
+    Tensor,
+    Trip,
+)
+
+Progress = Callable[[str], None]
+#: ``certify`` itself, passed in by checker.py (it imports this module).
+Certify = Callable[..., Report]
+
+#: Engines of one site in participant order (the compose pass's order: reader, compute, writer).
+ENGINE_ORDER = {Engine.READER: 0, Engine.COMPUTE: 1, Engine.WRITER: 2}
+
+
+def participant_order(ep: EngineProgram) -> tuple[int, int, int]:
+    """Sort key of a rendezvous participant: site row, site column, engine (reader, compute, writer)."""
+    return (ep.site.y, ep.site.x, ENGINE_ORDER[ep.engine])
+
+
+def host_initialised(s: Semaphore) -> bool:
+    """Whether the host re-initializes ``s``'s words at every launch (``Semaphore.host_init``)."""
+    return bool(getattr(s, "host_init", False))
+
+
+@attrs.frozen
+class Rendezvous:
+    """The rendezvous of a composed program, exactly as ``compose`` emits it.
+
+    ``participants``: every engine program, sorted by (site.y, site.x, engine reader, compute, writer); ``P`` of
+    them; the root is the first; ``sites``: the ``S`` distinct participant sites in that order. ``gather`` (one
+    word, on the root's site) and ``release`` (a word on each of the ``S`` sites): program-wide, initial value 0,
+    re-initialized by the host at launch, used by no other op. At the ``k``-th closing boundary (``k = 1, 2, ...``;
+    section ``b`` closes when ``barrier_after`` is set and it is not the last), the last top-level ops of section
+    ``b`` on every participant are ``SemInc(gather, at=root site, by=1)``, ``AtomicBarrier()``, then on the root
+    only ``SemWait(gather, ge, k*P)``, one ``SemInc(release, at=s, by=1)`` per site ``s`` in site order,
+    ``AtomicBarrier()``; then on every participant ``SemWait(release, ge, k)``. ``starts[engine][k-1]`` is the
+    top-level index of that engine's arrival at boundary ``k``.
+    """
+
+    gather: int
+    release: int
+    participants: tuple[str, ...]
+    sites: tuple[Site, ...]
+    boundaries: tuple[int, ...]
+    starts: dict[str, tuple[int, ...]]
+
+    @property
+    def root(self) -> str:
+        return self.participants[0]
+
+
+def expected_tail(gather: int, release: int, root_site: Site, sites: tuple[Site, ...], k: int, p: int,
+                  root: bool) -> tuple[Op, ...]:
+    """The ops a participant ends the section closing boundary ``k`` with (see ``Rendezvous``)."""
+    out: list[Op] = [SemInc(gather, root_site, 1), AtomicBarrier()]
+    if root:
+        out += [SemWait(gather, WaitCond.GE, k * p), *[SemInc(release, s, 1) for s in sites], AtomicBarrier()]
+    out.append(SemWait(release, WaitCond.GE, k))
+    return tuple(out)
+
+
+def recognise(p: Program) -> Rendezvous | str:
+    """The program's rendezvous if it has exactly the compose pass's shape (``Rendezvous``), else why not (a
+    sentence). Purely structural; linear in the number of top-level ops of the closing sections."""
+    closing = closing_sections(p)
+    if not closing:
+        return "no closing boundary"
+    if not p.programs:
+        return "no engine programs"
+    n = len(p.sections)
+    for ep in p.programs:
+        if len(ep.section_starts) != n:
+            return f"{ep.key} has {len(ep.section_starts)} section starts for {n} sections"
+    parts = sorted(p.programs, key=participant_order)
+    root = parts[0]
+    sites: list[Site] = []
+    for ep in parts:
+        if ep.site not in sites:
+            sites.append(ep.site)
+    n_parts, n_sites = len(parts), len(sites)
+    lo, hi = section_bounds(root, n)[closing[0]]
+    width = 5 + n_sites
+    if hi - lo < width:
+        return f"the root {root.key} ends section {closing[0]} with fewer than {width} ops"
+    first, last = root.ops[hi - width], root.ops[hi - 1]
+    if not isinstance(first, SemInc) or not isinstance(last, SemWait):
+        return f"the root {root.key} does not end section {closing[0]} with an arrival and a release wait"
+    gather, release = first.sem, last.sem
+    if gather == release or not (0 <= gather < len(p.semaphores) and 0 <= release < len(p.semaphores)):
+        return "the gather and release words are not two semaphores"
+    g, r = p.semaphores[gather], p.semaphores[release]
+    for s, where in ((g, (root.site,)), (r, tuple(sites))):
+        if s.section is not None or s.init != 0 or not host_initialised(s):
+            return f"semaphore {s.id} ({s.name}) is not program-wide, initially 0 and re-initialized by the host"
+        if sorted(s.sites, key=lambda x: (x.y, x.x)) != list(where):
+            return f"semaphore {s.id} ({s.name}) does not have exactly one word on each of its sites"
+    starts: dict[str, list[int]] = {}
+    for ep in parts:
+        bd = section_bounds(ep, n)
+        mine = starts[ep.key] = []
+        for k, b in enumerate(closing, start=1):
+            want = expected_tail(gather, release, root.site, tuple(sites), k, n_parts, ep is root)
+            lo, hi = bd[b]
+            if hi - lo < len(want) or ep.ops[hi - len(want):hi] != want:
+                return f"{ep.key} does not end section {b} with the rendezvous of boundary {k}"
+            mine.append(hi - len(want))
+    return Rendezvous(gather, release, tuple(ep.key for ep in parts), tuple(sites), tuple(closing),
+                      {k: tuple(v) for k, v in starts.items()})
+
+
+def rendezvous_places(p: Program, rv: Rendezvous) -> list[dict[str, Any]]:
+    """The marked-graph places of the rendezvous: per closing boundary ``P`` arrival places (each participant's
+    arrival into the root's gather wait, threshold ``k*P``) and ``S`` release places (the root's release of a site,
+    read by the release wait of every participant there, threshold ``k``) — ``P + S`` per boundary, as the compose
+    fragment states them."""
+    n_parts, n_sites = len(rv.participants), len(rv.sites)
+    root = rv.root
+    site_of = {ep.key: ep.site for ep in p.programs}
+    at_site: dict[Site, list[str]] = {}
+    for key in rv.participants:
+        at_site.setdefault(site_of[key], []).append(key)
+    gather = f"sem{rv.gather}@{site_of[root]}"
+    out: list[dict[str, Any]] = []
+    for i, b in enumerate(rv.boundaries):
+        k = i + 1
+        first = {key: rv.starts[key][i] for key in rv.participants}
+        wait_at = first[root] + 2
+        for key in rv.participants:
+            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": gather,
+                        "from": {"engine": key, "path": [first[key]], "op": "SemInc"},
+                        "to": {"engine": root, "path": [wait_at], "op": "SemWait"},
+                        "tokens": 0, "weight": "increments", "threshold": k * n_parts})
+        for j, site in enumerate(rv.sites):
+            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": f"sem{rv.release}@{site}",
+                        "from": {"engine": root, "path": [first[root] + 3 + j], "op": "SemInc"},
+                        "to": [{"engine": r, "path": [first[r] + (2 if r != root else 4 + n_sites)], "op": "SemWait"}
+                               for r in at_site[site]],
+                        "arcs": "read", "tokens": 0, "weight": "increments", "threshold": k})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------- slices
+
+
+@attrs.frozen
+class Access:
+    """A ``ReadTiles``/``WriteTiles`` of the composed program: its leaf (composed op path; ``index`` unused), its
+    phase, and whether it sits under an ``If`` (its occurrences are then not all executed)."""
+
+    leaf: Leaf
+    phase: int
+    guarded: bool
+
+    @property
+    def write(self) -> bool:
+        return isinstance(self.leaf.op, WriteTiles)
+
+
+class _Namer:
+    """Renumbers ids of one kind in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+
+    def __call__(self, x: Any) -> int:
+        got = self.index.get(x)
+        if got is None:
+            got = self.index[x] = len(self.index)
+        return got
+
+    def order(self) -> list[Any]:
+        return list(self.index)  # dicts keep insertion order: first appearance
+
+
+@attrs.define
+class Slice:
+    """Phase ``index`` of a composed program as a standalone program (its canonical form, see module docstring).
+
+    ``tensors[i]`` / ``trips[i]`` are the composed names of ``%t<i>`` / ``%k<i>``; ``buffers[i]``,
+    ``semaphores[i]``, ``groups[i]`` the composed ids of the slice's ids; ``offsets[engine]`` the composed top-level
+    index of the engine's first op in the slice. ``key`` is the SHA-256 of the canonical form: every op (ids
+    renumbered, everything else verbatim) and every table the checker reads (buffers, memory map, semaphores,
+    groups, trips, tensors with their slice roles, sections, target) — equal keys give equal
+    ``program``s up to ``UNREAD_FIELDS``. ``program`` is built on first use (a slice whose key was certified already is never built)."""
+
+    index: int
+    sections: tuple[int, ...]
+    names: tuple[str, ...]
+    key: str
+    tensors: tuple[str, ...]
+    trips: tuple[str, ...]
+    buffers: tuple[int, ...]
+    semaphores: tuple[int, ...]
+    groups: tuple[int, ...]
+    offsets: dict[str, int]
+    _build: Callable[[], Program]
+    _program: Program | None = None
+
+    @property
+    def title(self) -> str:
+        return ", ".join(self.names)
+
+    @property
+    def program(self) -> Program:
+        if self._program is None:
+            self._program = self._build()
+        return self._program
+
+
+@attrs.frozen
+class Cut:
+    """A composed program cut into slices: the slices (one per phase), every tensor access with its phase, and
+    per tensor the phases that read and write it."""
+
+    slices: tuple[Slice, ...]
+    accesses: tuple[Access, ...]
+    reads: dict[str, frozenset[int]]
+    writes: dict[str, frozenset[int]]
+
+
+def _slice_role(t: Tensor, j: int, reads: frozenset[int], writes: frozenset[int]) -> Role:
+    """A tensor's role in slice ``j`` (docs/checker.md): inputs and params stay; a state stays a state; an
+    activation the slice writes is an activation of the slice (its reads there are checked against its writes
+    there), one it only reads is an input of the slice (written by an earlier phase: the cross-phase coverage
+    obligation checks that); a whole-program output is an activation of the slice, so the slice puts no coverage
+    obligation on it (an output may be written over several phases: its coverage is a whole-program obligation)."""
+    if t.role in (Role.INPUT, Role.PARAM, Role.STATE):
+        return t.role
+    if t.role == Role.ACTIVATION and j not in writes:
+        return Role.INPUT
+    return Role.ACTIVATION
+
+
+#: Op fields no obligation and no interpreter rule reads, left out of a slice's key: ``Compute.kind`` only labels
+#: the math step (matmul, add, mul, ...), so the element-wise sections of one shape are one slice class. A rule that
+#: starts reading one must take it out of here (tests/test_compositional.py checks verdicts do not depend on it).
+UNREAD_FIELDS = frozenset({(Compute, "kind")})
+
+#: Per op class: its fields (``body`` and ``UNREAD_FIELDS`` excluded) with the id space each names (None: a value).
+_FIELDS: dict[type, tuple[tuple[str, str | None], ...]] = {
+    cls: tuple((f.name, f.metadata.get("id")) for f in attrs.fields(cls)
+               if f.name != "body" and (cls, f.name) not in UNREAD_FIELDS) for cls in OP_TAGS}
+
+
+class _Phase:
+    """What the walk over one phase's ops gathers: ids in order of first appearance, the canonical op tokens, the
+    engines' op ranges."""
+
+    def __init__(self) -> None:
+        self.bufs, self.sems, self.groups, self.tensors, self.trips = _Namer(), _Namer(), _Namer(), _Namer(), _Namer()
+        self.tokens: list[Any] = []
+        self.engines: list[tuple[EngineProgram, int, int]] = []
+
+
+class _BadCut(Exception):
+    """An op names an entity of another phase (or a rendezvous word): the program cannot be cut."""
+
+
+def cut(p: Program, rv: Rendezvous) -> Cut | str:
+    """Cut ``p`` into one slice per phase (module docstring), or say why it cannot be cut (a buffer, semaphore or
+    group used from another phase than its own; a rendezvous word used by an op of a section). One walk over the
+    ops; a slice's program is built only when asked for."""
+    phases = p.phase_of_section()
+    n_phases = max(phases) + 1
+    secs: list[list[int]] = [[] for _ in range(n_phases)]
+    for b, at_phase in enumerate(phases):
+        secs[at_phase].append(b)
+    closing_of = {phases[b]: k for k, b in enumerate(rv.boundaries)}
+    bounds = {ep.key: section_bounds(ep, len(p.sections)) for ep in p.programs}
+    accesses: list[Access] = []
+    walker = _Walker(p, phases, {rv.gather, rv.release}, accesses)
+    raw = [_Phase() for _ in range(n_phases)]
+    try:
+        for ep in p.programs:
+            bd = bounds[ep.key]
+            for j in range(n_phases):
+                lo = bd[secs[j][0]][0]
+                hi = rv.starts[ep.key][closing_of[j]] if j in closing_of else bd[secs[j][-1]][1]
+                if hi <= lo:
+                    continue
+                ph = raw[j]
+                ph.engines.append((ep, lo, hi))
+                ph.tokens.append(("E", ep.site.x, ep.site.y, ep.engine.value,
+                                  tuple(bd[b][0] - lo for b in secs[j]), hi - lo))
+                walker.run(ep, lo, hi, j, bd, secs[j][0], ph)
+    except _BadCut as e:
+        return str(e)
+    reads: dict[str, set[int]] = {}
+    writes: dict[str, set[int]] = {}
+    for acc in accesses:
+        op = acc.leaf.op
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        (writes if acc.write else reads).setdefault(op.tensor, set()).add(acc.phase)
+    fr = {t: frozenset(v) for t, v in reads.items()}
+    fw = {t: frozenset(v) for t, v in writes.items()}
+    by_name = {t.name: t for t in p.tensors}
+    trip_max = p.trip_max()
+    at = {m.buf: m for m in p.memory}
+    phase_buffers: list[list[int]] = [[] for _ in range(n_phases)]
+    for x in p.buffers:
+        phase_buffers[phases[x.section]].append(x.id)
+    phase_sems: list[list[int]] = [[] for _ in range(n_phases)]
+    for y in p.semaphores:
+        if y.section is not None:
+            phase_sems[phases[y.section]].append(y.id)
+    target = repr(p.target)
+    slices: list[Slice] = []
+    for j in range(n_phases):
+        ph = raw[j]
+        for bid in phase_buffers[j]:  # the phase's buffers no op names still take memory
+            ph.bufs(bid)
+        for sid in phase_sems[j]:
+            ph.sems(sid)
+        sec_map = {b: i for i, b in enumerate(secs[j])}
+        for bid in ph.bufs.index:
+            x = p.buffers[bid]
+            if x.alias_of is not None and x.alias_of not in ph.bufs.index:
+                return f"buffer {x.id} aliases buffer {x.alias_of} of another phase"
+        tnames = {name: f"%t{i}" for name, i in ph.tensors.index.items()}
+        knames = {name: f"%k{i}" for name, i in ph.trips.index.items()}
+        roles = [_slice_role(by_name[t], j, fr.get(t, frozenset()), fw.get(t, frozenset())) for t in ph.tensors.index]
+        tables = (
+            [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
+              None if x.alias_of is None else ph.bufs.index[x.alias_of], sec_map[x.section],
+              None if x.id not in at else (at[x.id].offset, at[x.id].size))
+             for x in (p.buffers[b] for b in ph.bufs.index)],
+            [(tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, sec_map[y.section],  # type: ignore[index]
+              host_initialised(y)) for y in (p.semaphores[s] for s in ph.sems.index)],
+            [(g.sender.x, g.sender.y, g.rect, g.loopback) for g in (p.groups[i] for i in ph.groups.index)],
+            [trip_max[t] for t in ph.trips.index],
+            [(by_name[t].shape, by_name[t].dtype, r.value, by_name[t].init) for t, r in zip(ph.tensors.index, roles,
+                                                                                             strict=True)],
+            len(secs[j]), target)
+        key = hashlib.sha256(repr((ph.tokens, tables)).encode()).hexdigest()
+
+        def build(ph: _Phase = ph, j: int = j, tnames: dict[str, str] = tnames, knames: dict[str, str] = knames,
+                  roles: list[Role] = roles, sec_map: dict[int, int] = sec_map) -> Program:
+            bi, si, gi = ph.bufs.index, ph.sems.index, ph.groups.index
+            ren = Renaming(buffer=bi.__getitem__, semaphore=si.__getitem__, group=gi.__getitem__,
+                           tensor=tnames.__getitem__, trip=knames.__getitem__)
+            programs = tuple(EngineProgram(ep.site, ep.engine, ren.ops(ep.ops[lo:hi]),
+                                           tuple(bounds[ep.key][b][0] - lo for b in secs[j]))
+                             for ep, lo, hi in ph.engines)
+            buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
+                                   None if x.alias_of is None else bi[x.alias_of], sec_map[x.section])
+                            for i, x in enumerate(p.buffers[b] for b in bi))
+            semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, sec_map[y.section],  # type: ignore[index]
+                                         host_init=host_initialised(y))
+                               for i, y in enumerate(p.semaphores[s] for s in si))
+            grps = tuple(Group(i, g.sender, g.rect, g.loopback) for i, g in enumerate(p.groups[x] for x in gi))
+            ts = tuple(Tensor(tnames[t], by_name[t].shape, by_name[t].dtype, r, by_name[t].init)
+                       for t, r in zip(ph.tensors.index, roles, strict=True))
+            memory = tuple(BufferAt(i, at[b].offset, at[b].size) for i, b in enumerate(bi) if b in at)
+            return Program("slice", p.target, ts, buffers, semaphores, grps,
+                           tuple(Trip(knames[t], trip_max[t]) for t in ph.trips.index), programs,
+                           tuple(SectionSpan(f"s{i}") for i in range(len(secs[j]))), memory)
+
+        slices.append(Slice(j, tuple(secs[j]), tuple(p.sections[b].name for b in secs[j]), key,
+                            tuple(ph.tensors.order()), tuple(ph.trips.order()), tuple(ph.bufs.order()),
+                            tuple(ph.sems.order()), tuple(ph.groups.order()),
+                            {ep.key: lo for ep, lo, _ in ph.engines}, build))
+    return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+class _Walker:
+    """One pass over a phase's ops of an engine: ids numbered in order of first appearance (checked to belong to
+    the phase), canonical tokens (the op with ids renumbered, every other field verbatim), tensor accesses with
+    their composed op paths."""
+
+    def __init__(self, p: Program, phases: list[int], rendezvous_sems: set[int], accesses: list[Access]) -> None:
+        self.p = p
+        self.buffer_phase = [phases[b.section] for b in p.buffers]
+        self.sem_phase = [None if s.section is None else phases[s.section] for s in p.semaphores]
+        self.rendezvous = rendezvous_sems
+        self.accesses = accesses
+
+    def run(self, ep: EngineProgram, lo: int, hi: int, j: int, bd: list[tuple[int, int]], first: int,
+            ph: _Phase) -> None:
+        """Walk top-level ops ``lo..hi`` of ``ep`` (phase ``j``, whose first section is ``first``)."""
+        section = first
+        path: list[int] = [0]
+        for t in range(lo, hi):
+            while bd[section][1] <= t and section + 1 < len(bd):
+                section += 1
+            path[0] = t
+            self._visit(ep, ep.ops[t], path, (), False, section, j, ph)
+
+    def _bad(self, ep: EngineProgram, path: list[int], what: str) -> _BadCut:
+        return _BadCut(f"{ep.key} at {path} {what}")
+
+    def _visit(self, ep: EngineProgram, op: Op, path: list[int], loops: tuple[LoopCtx, ...], guarded: bool,
+               section: int, j: int, ph: _Phase) -> None:
+        cls = type(op)
+        toks = ph.tokens
+        if cls is Loop or cls is If:
+            assert isinstance(op, (Loop, If))
+            if isinstance(op, Loop):
+                c = op.count
+                count: Any = c if isinstance(c, int) else ("k", ph.trips(c)) if isinstance(c, str) else (
+                    "k", ph.trips(c.trip), c.scale, c.offset)
+                toks.append(("L", op.var, count))
+                inner = (*loops, LoopCtx(tuple(path), op.var, op.count))
+            else:
+                toks.append(("I", op.var, op.when.value))
+                inner, guarded = loops, True
+            path.append(0)
+            for i, o in enumerate(op.body):
+                path[-1] = i
+                self._visit(ep, o, path, inner, guarded, section, j, ph)
+            path.pop()
+            toks.append(")")
+            return
+        vals: list[Any] = [cls.__name__]
+        for name, kind in _FIELDS[cls]:
+            v = getattr(op, name)
+            if kind is None or v is None:
+                vals.append(v)
+            elif kind == ID_BUFFER:
+                if not 0 <= v < len(self.buffer_phase) or self.buffer_phase[v] != j:
+                    raise self._bad(ep, path, f"uses buffer {v} outside its phase")
+                vals.append(ph.bufs(v))
+            elif kind == ID_SEMAPHORE:
+                if v in self.rendezvous:
+                    raise self._bad(ep, path, f"uses rendezvous word {v} in a section's work")
+                if not 0 <= v < len(self.sem_phase) or self.sem_phase[v] != j:
+                    raise self._bad(ep, path, f"uses semaphore {v} outside its phase")
+                vals.append(ph.sems(v))
+            elif kind == ID_GROUP:
+                vals.append(ph.groups(v))
+            elif kind == ID_TENSOR:
+                vals.append(ph.tensors(v))
+            elif kind == ID_OPERANDS:
+                out = []
+                for o in v:
+                    if not 0 <= o.buf < len(self.buffer_phase) or self.buffer_phase[o.buf] != j:
+                        raise self._bad(ep, path, f"uses buffer {o.buf} outside its phase")
+                    out.append((ph.bufs(o.buf), o.pages))
+                vals.append(tuple(out))
+            elif kind == ID_SITE:
+                vals.append((v.x, v.y))
+            else:  # pragma: no cover - a new id kind must be handled here (fail closed)
+                raise TypeError(f"{cls.__name__}.{name}: id kind {kind!r} is not canonicalised")
+        toks.append(tuple(vals))
+        if cls is ReadTiles or cls is WriteTiles:
+            self.accesses.append(Access(Leaf(ep.key, -1, tuple(path), op, loops, section), j, guarded))
+
+
+# ---------------------------------------------------------------------------------------------- name mapping
+
+
+_TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(?!\d)|(?<![\w%])g(\d+)(?!\d)"
+                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)|\.phase0(?!\d)")
+
+
+Piece = str | tuple[str, Any]
+
+
+def pieces(text: str) -> tuple[Piece, ...]:
+    """``text`` of a slice cut at its slice-local names (``_TOKEN``): literal strings and ``(kind, value)`` pairs that
+    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice."""
+    out: list[Piece] = []
+    at = 0
+    for m in _TOKEN.finditer(text):
+        if m.start() > at:
+            out.append(text[at:m.start()])
+        t, k, b, s, g, eng, top = m.groups()
+        if t is not None:
+            out.append(("t", int(t)))
+        elif k is not None:
+            out.append(("k", int(k)))
+        elif b is not None:
+            out.append(("b", int(b)))
+        elif s is not None:
+            out.append(("s", int(s)))
+        elif g is not None:
+            out.append(("g", int(g)))
+        elif eng is not None:
+            out.append(("path", (eng, int(top))))
+        else:
+            out.append(("phase", 0))
+        at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    return tuple(out)
+
+
+def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
+    """Text of slice ``sl`` in the composed program's names: ``%t<i>``/``%k<i>`` -> tensor/trip names, ``b<i>``,
+    ``sem<i>``, ``g<i>`` -> composed ids, the slice's one phase ``.phase0`` -> ``.phase<j>`` and, with ``paths``,
+    leaf references ``engine[i, ...]`` -> composed op paths (the top-level index shifted by the engine's offset)."""
+    out: list[str] = []
+    for x in ps:
+        if isinstance(x, str):
+            out.append(x)
+            continue
+        kind, v = x
+        if kind == "t":
+            out.append(sl.tensors[v])
+        elif kind == "k":
+            out.append(sl.trips[v])
+        elif kind == "b":
+            out.append(f"b{sl.buffers[v]}" if v < len(sl.buffers) else f"b{v}")
+        elif kind == "s":
+            out.append(f"sem{sl.semaphores[v]}" if v < len(sl.semaphores) else f"sem{v}")
+        elif kind == "g":
+            out.append(f"g{sl.groups[v]}" if v < len(sl.groups) else f"g{v}")
+        elif kind == "phase":
+            out.append(f".phase{sl.index}")
+        else:
+            eng, top = v
+            off = sl.offsets.get(eng) if paths else None
+            out.append(f"{eng}[{top if off is None else top + off}")
+    return "".join(out)
+
+
+def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
+    """``render`` of any text of slice ``sl`` (compiled on the fly)."""
+    return lambda text: render(pieces(text), sl, paths) if text else text
+
+
+def _map_json(x: Any, dm: Callable[[str], str]) -> Any:
+    if isinstance(x, str):
+        return dm(x)
+    if isinstance(x, list):
+        return [_map_json(v, dm) for v in x]
+    if isinstance(x, dict):
+        return {k: _map_json(v, dm) for k, v in x.items()}
+    return x
+
+
+# -------------------------------------------------------------------------------------------- certification
+
+
+def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result], family: str, reason: str,
+             t0: float) -> Result:
+    """PROVED with ``reason`` when every obligation in ``needs`` is proved, else FAILED naming the first that is not
+    (per-obligation soundness: a proof resting on an unproved assumption is no proof)."""
+    missing = [n for n in needs if n not in results or results[n].verdict != Verdict.PROVED]
+    shown = ", ".join(needs[:6]) + (f" (+{len(needs) - 6} more)" if len(needs) > 6 else "")
+    if missing:
+        got = results.get(missing[0])
+        state = got.verdict.value if got is not None else "missing"
+        return Result(family, name, Verdict.FAILED,
+                      f"{what}: rests on {missing[0]}, which is {state}"
+                      + (f" ({len(missing) - 1} more assumption(s) not proved)" if len(missing) > 1 else ""),
+                      seconds=time.perf_counter() - t0)
+    return Result(family, name, Verdict.PROVED, f"{reason} (assumes {shown})", seconds=time.perf_counter() - t0)
+
+
+def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
+                     progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
+                     cache: ProofCache | bool = True) -> list[Result]:
+    """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
+    ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the checker's entry point."""
+    say = progress or (lambda _m: None)
+    reuse = cache is not False
+    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
+    n = len(c.slices)
+    last = n - 1
+    proved_reports: dict[str, int] = {}
+    own: dict[int, Report] = {}
+    results: list[Result] = []
+    deadlock_ok: list[bool] = []
+    exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
+    latest = _latest_semaphore_phase(p)
+    names = _Names()
+    ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
+    for sl in c.slices:
+        j = sl.index
+        t0 = time.perf_counter()
+        src = proved_reports.get(sl.key) if reuse else None
+        if src is not None:
+            report = own[src]
+        else:
+            report = ready[j] if j in ready else certify(
+                sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
+                progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
+            own[j] = report
+            if reuse and report.exit_code == 0:
+                proved_reports.setdefault(sl.key, j)
+        slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache)
+        mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
+                            all(deadlock_ok), last, names)
+        deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == "deadlock"))
+        results += mapped
+        bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
+        how = (f"equal up to renaming to slice {src}: {len(mapped)} obligations, proofs reused"
+               if src is not None else f"{len(mapped)} obligations")
+        how += f", {bad} not proved" if bad else ", all proved"
+        say(f"slice {j} of {n} ({sl.title}): {how} ({time.perf_counter() - t0:.2f} s)")
+    say("rendezvous and cross-phase obligations")
+    results += cross_phase(p, rv, c, {r.name: r for r in results}, rlimit)
+    return results
+
+
+def _certify_slice(program: Program, rlimit: int, cache: bool) -> Report:
+    """One slice in a worker process (a top-level function, so it can be sent there)."""
+    from verispatial.certify.checker import certify
+
+    return certify(program, rlimit=rlimit, cache=cache, compositional=False)
+
+
+def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
+    """The reports of the first slice of every key (of every slice without ``reuse``), certified in ``jobs`` worker
+    processes. A slice equal to one whose report did not prove everything is certified again afterwards."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    todo: list[Slice] = []
+    seen: set[str] = set()
+    for sl in c.slices:
+        if not reuse or sl.key not in seen:
+            todo.append(sl)
+            seen.add(sl.key)
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    out: dict[int, Report] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(_certify_slice, sl.program, rlimit, reuse): sl for sl in todo}
+        for fut in as_completed(futures):
+            sl = futures[fut]
+            out[sl.index] = fut.result()
+            say(f"slice {sl.index} ({sl.title}) certified ({len(out)} of {len(todo)} distinct)")
+    return out
+
+
+def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
+    """Per site, the latest phase with a section semaphore word there (``Program.rearmed_words``' slot rule)."""
+    phases = p.phase_of_section()
+    out: dict[Site, int] = {}
+    for s in p.semaphores:
+        if s.section is not None:
+            for site in s.sites:
+                out[site] = max(out.get(site, 0), phases[s.section])
+    return out
+
+
+def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
+                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]]) -> list[Result]:
+    """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
+    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption."""
+    lost = tuple(sorted(((s, site) for s, site in sl.program.rearmed_words() if latest.get(site, -1) > sl.index),
+                        key=lambda w: (w[0], w[1].y, w[1].x)))
+    if not lost:
+        return []
+    got = memo.get((sl.key, lost))
+    if got is None:
+        from verispatial.certify.exact import _sem_balance
+        from verispatial.certify.reach import analyse
+
+        a = analyse(sl.program)
+        got = []
+        for w in lost:
+            r = _sem_balance(a, a.words[w], False, rlimit)
+            got.append(attrs.evolve(r, reason=f"{r.reason} (no re-armed exemption: a later phase may take this "
+                                                f"word's semaphore slot and would start from its final value)"))
+        memo[(sl.key, lost)] = got
+    return got
+
+
+class _Names:
+    """Result names of the certified slice reports, compiled once (``pieces``), and the names they were given in
+    the slice each report was certified for (what a reused result names as its source)."""
+
+    def __init__(self) -> None:
+        self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
+        self.source: dict[int, list[str]] = {}
+
+    def of(self, j: int, report: Report) -> list[tuple[Piece, ...]]:
+        got = self.pieces.get(j)
+        if got is None:
+            got = self.pieces[j] = [pieces(r.name) for r in report.results]
+        return got
+
+    def source_names(self, src: Slice, report: Report) -> list[str]:
+        got = self.source.get(src.index)
+        if got is None:
+            got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
+        return got
+
+
+def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
+               slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
+    """Slice ``sl``'s results in the composed program's names (``slice<j>/...``), with every refutation kept only
+    where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results. A result
+    reused from slice ``src`` says ``proved as <its name there> of slice <src> (...)``."""
+    j = sl.index
+    known = known or _Names()
+    names = known.of(j if src is None else src, report)
+    src_names = known.source_names(src_slice, report) if src_slice is not None else []
+    replaced = {r.name: r for r in slot}
+    roles = {t.name: t.role for t in p.tensors}
+    # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
+    # coverage obligation on them is replaced by the composed one (``cross_phase``) and its refutations on them
+    # may be artifacts.
+    earlier = [f"hb-activation:%t{i}:" for i, t in enumerate(sl.tensors)
+               if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
+    out: list[Result] = []
+    for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
+        r = replaced.get(r0.name, r0)
+        hit = next((e for e in earlier if r.name.startswith(e)), None) if earlier else None
+        if hit is not None and "<" not in r.name[len(hit):]:
+            continue  # coverage: decided over the writes of every phase up to this one instead
+        name = f"slice{j}/{render(ps, sl)}"
+        if src is not None and src_slice is not None and r is r0:
+            out.append(Result(r.family, name, r.verdict,
+                              f"proved as slice{src}/{src_names[i]} of slice {src} ({src_slice.title}) "
+                              f"(equal up to renaming; canonical form {sl.key[:12]})", None, 0.0))
+            continue
+        dm = demangler(sl, True)
+        reason = dm(r.reason)
+        verdict, cex = r.verdict, r.counterexample
+        if cex is not None:
+            cex = {**_map_json(cex, dm), "slice": {"index": j, "sections": list(sl.names), "top_offset": sl.offsets,
+                                                   "replayed_on": "the slice program"}}
+        if verdict == Verdict.REFUTED:
+            why = ""
+            if not earlier_live:
+                why = "an earlier slice is not proved deadlock-free, so this slice's start may be unreachable"
+            elif r.name.startswith("async-pending-at-end") and j < last:
+                why = ("in the composition the engine goes on to the rendezvous, so outstanding NoC transactions at "
+                       "the end of the phase are no violation there; the cross-phase orderings assume there are none")
+            elif hit is not None:
+                why = "the tensor is also written by an earlier phase, whose writes the slice does not model"
+            if why:
+                verdict, reason = Verdict.FAILED, f"refuted in slice {j} as a standalone program ({reason}), but {why}"
+        out.append(Result(r.family, name, verdict, reason, cex, r.seconds))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ cross-phase
+
+
+#: Tile occurrences an exact coverage check may enumerate per tensor before it asks Z3 instead.
+ENUMERATE_LIMIT = 200_000
+
+
+def _tiles(acc: Access) -> set[int] | None:
+    """Every tile ``acc`` touches over all its occurrences, when that is a fixed finite set small enough to list:
+    constant loop counts, no indirect part, no guard (else None: the caller asks Z3)."""
+    lf = acc.leaf
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if acc.guarded or op.addr.dynamic is not None or any(not isinstance(lc.count, int) for lc in lf.loops):
+        return None
+    counts = [lc.count for lc in lf.loops]
+    occurrences = 1
+    for k in counts:
+        assert isinstance(k, int)
+        occurrences *= k
+    if occurrences * op.tiles > ENUMERATE_LIMIT:
+        return None
+    coef: dict[str, int] = {}
+    for t in op.addr.terms:
+        coef[t.var] = coef.get(t.var, 0) + t.coef
+    # An inner loop's variable shadows an outer one of the same name (as in the interpreter).
+    var_of = {lc.var: i for i, lc in enumerate(lf.loops)}
+    weights = [0] * len(lf.loops)
+    for v, cf in coef.items():
+        if v not in var_of:
+            return None
+        weights[var_of[v]] += cf
+    starts = {op.addr.base}
+    for k, w in zip(counts, weights, strict=True):
+        assert isinstance(k, int)
+        starts = {s + w * i for s in starts for i in range(k)} if k else set()
+    return {s + d for s in starts for d in range(op.tiles)}
+
+
+class _Written:
+    """Per tensor: the tiles written by the accesses of each phase (None when some write cannot be listed)."""
+
+    def __init__(self, accesses: Iterable[Access]) -> None:
+        self.by: dict[str, dict[int, list[Access]]] = {}
+        for acc in accesses:
+            if acc.write:
+                op = acc.leaf.op
+                assert isinstance(op, WriteTiles)
+                self.by.setdefault(op.tensor, {}).setdefault(acc.phase, []).append(acc)
+        self._sets: dict[tuple[str, int], set[int] | None] = {}
+
+    def writes(self, tensor: str, upto: int) -> list[Access]:
+        return [a for ph, accs in sorted(self.by.get(tensor, {}).items()) if ph <= upto for a in accs]
+
+    def tiles(self, tensor: str, upto: int) -> set[int] | None:
+        key = (tensor, upto)
+        if key not in self._sets:
+            out: set[int] | None = set()
+            for a in self.writes(tensor, upto):
+                got = None if a.guarded else _tiles(a)
+                if got is None or out is None:
+                    out = None
+                    break
+                out |= got
+            self._sets[key] = out
+        return self._sets[key]
+
+
+def _ref(lf: Leaf) -> str:
+    return f"{lf.engine}{list(lf.path)}"
+
+
+def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], rlimit: int) -> list[Result]:
+    """The obligations that cross phases: rendezvous, happens-before across each boundary, coverage of reads by
+    earlier phases' writes and of whole-program outputs, the rendezvous words' balance, and deadlock freedom of
+    the composition (each resting on the slices' obligations it names)."""
+    out: list[Result] = []
+    n_parts, root = len(rv.participants), rv.participants[0]
+    g, r = p.semaphores[rv.gather], p.semaphores[rv.release]
+    root_site = g.sites[0]
+    for k, b in enumerate(rv.boundaries, start=1):
+        out.append(Result(
+            "happens-before", f"rendezvous:after-section-{b}", Verdict.PROVED,
+            f"the compose rendezvous after section {b} ({p.sections[b].name}), boundary {k}: each of the {n_parts} "
+            f"participants arrives once at the root {root} (sem{rv.gather}@{root_site} += 1), the root waits for "
+            f">= {k}*{n_parts} arrivals and releases each of the {len(rv.sites)} sites once (sem{rv.release} += 1), "
+            f"every participant waits for its site's release >= {k}, and no other op touches either word: no "
+            f"participant executes an op after its release wait before every participant executed its arrival "
+            f"(and all before it), and once all arrived every release wait is enabled (rendezvous lemma, "
+            f"docs/checker.md)"))
+    for s in (g, r):
+        for site in s.sites:
+            # The wording of exact.py's host_init balance (the structure shows the word only counts up).
+            out.append(Result("balance", f"balance-sem:sem{s.id}@{site}", Verdict.PROVED,
+                              f"sem{s.id}@{site} only counts up and is re-initialized by the host at launch (to "
+                              f"{s.init})"))
+    known = {**results, **{x.name: x for x in out}}
+    phases = p.phase_of_section()
+    n_phases = max(phases) + 1
+    close_b = {k: b for k, b in enumerate(rv.boundaries)}  # phase k closes at section b
+    apae = {j: f"slice{j}/async-pending-at-end" for j in range(n_phases)}
+    roles = {t.name: t.role for t in p.tensors}
+    written = _Written(c.accesses)
+    replays: dict[int, Result] = {}
+
+    # Happens-before across each closing boundary the data of a tensor crosses.
+    by_tensor: dict[str, list[Access]] = {}
+    for acc in c.accesses:
+        op = acc.leaf.op
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        by_tensor.setdefault(op.tensor, []).append(acc)
+    for tensor in sorted(by_tensor):
+        accs = by_tensor[tensor]
+        w = sorted(c.writes.get(tensor, frozenset()))
+        a = sorted({x.phase for x in accs})
+        if not w:
+            continue
+        early_state = _state_read_after_write(p, tensor, accs, rlimit) if roles.get(tensor) == Role.STATE else []
+        for j in range(n_phases - 1):
+            if not ((w[0] <= j < a[-1]) or (a[0] <= j < w[-1])):
+                continue
+            b = close_b[j]
+            t0 = time.perf_counter()
+            name = f"hb-cross:{tensor}:after-section-{b}"
+            bad = [(wa, ra, cex) for wa, ra, cex in early_state if wa.phase <= j < ra.phase]
+            if bad:
+                cex = bad[0][2]
+                got = replays.get(id(cex))
+                if got is None:  # one replay per pair, whatever boundaries it crosses
+                    got = replays[id(cex)] = _refute_on_composition(p, name, cex, t0)
+                out.append(attrs.evolve(got, name=name))
+                continue
+            before = sorted({x.phase for x in accs if x.phase <= j})
+            needs = [f"rendezvous:after-section-{b}", *[apae[i] for i in before]]
+            out.append(_assumed(
+                name, f"{tensor} across the rendezvous after section {b}", needs, known, "happens-before",
+                f"{tensor} is written in phase(s) {w} and accessed in phase(s) {a}: every access of phases <= {j} "
+                f"completed before its engine arrived at the rendezvous after section {b} (nothing outstanding at "
+                f"the end of its slice) and every access of phases > {j} is issued after that engine's release "
+                f"(rendezvous lemma): reads after writes, writes after reads and writes after writes across the "
+                f"boundary are ordered", t0))
+    # Reads covered by the writes of phases up to their own.
+    for acc in c.accesses:
+        op = acc.leaf.op
+        if not isinstance(op, ReadTiles) or roles.get(op.tensor) != Role.ACTIVATION:
+            continue
+        ws = c.writes.get(op.tensor, frozenset())
+        if acc.phase in ws and min(ws) >= acc.phase:
+            continue  # written in this phase only: the slice's own coverage obligation decides it
+        out.append(_read_coverage(p, op.tensor, acc, written, rlimit))
+    # Every tile of every output of the whole program is written by some phase.
+    for t in p.tensors:
+        if t.role == Role.OUTPUT:
+            out.append(_output_coverage(p, t, written, rlimit))
+    # Resident tensors: inside usable memory, aligned, disjoint from every buffer and resident tensor of each phase
+    # they are live in (the slices hold the buffers only: their memory proofs do not depend on where the resident
+    # tensors of the phase sit, so equal layers stay equal slices).
+    out += _resident_ranges(p)
+    out += resident_disjoint(p)
+    # Deadlock freedom of the whole composition.
+    t0 = time.perf_counter()
+    needs = [x.name for x in results.values() if x.family == "deadlock" and x.name.startswith("slice")]
+    needs += [apae[j] for j in range(n_phases)]
+    needs += [f"rendezvous:after-section-{b}" for b in rv.boundaries]
+    known = {**known, **{x.name: x for x in out}}
+    out.append(_assumed(
+        "deadlock:composition", "deadlock freedom of the composition", needs, known, "deadlock",
+        f"no reachable state of the composition of {n_phases} slices is a deadlock: each slice is deadlock-free "
+        f"and ends with nothing in flight, the slices share no counter (every buffer and section semaphore is "
+        f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
+        f"(composition theorem, docs/checker.md)", t0))
+    return out
+
+
+def _state_read_after_write(p: Program, tensor: str, accs: list[Access], rlimit: int) -> list[tuple[
+        Access, Access, dict[str, Any]]]:
+    """Pairs (write of phase i, read of phase i' > i) of a state that may share a tile: the read would see a
+    value written in this run, not the carried one (the interpreter's ``tensor-race`` on states)."""
+    out = []
+    ws = [x for x in accs if x.write]
+    rs = [x for x in accs if not x.write]
+    for wa in ws:
+        for ra in rs:
+            if ra.phase <= wa.phase:
+                continue
+            share = _may_share_tile(p, wa.leaf, ra.leaf, rlimit)
+            if share is False:
+                continue
+            cex = {"kind": "race", "rule": "tensor-race", "engine": ra.leaf.engine, "path": list(ra.leaf.path),
+                   "read": {"engine": ra.leaf.engine, "path": list(ra.leaf.path)},
+                   "write": {"engine": wa.leaf.engine, "path": list(wa.leaf.path)},
+                   "summary": (f"{ra.leaf.engine} reads state {tensor} at {list(ra.leaf.path)} (phase {ra.phase}) "
+                               f"after {wa.leaf.engine}'s write of it at {list(wa.leaf.path)} (phase {wa.phase}): "
+                               f"it reads this run's value, not the carried one")
+                   + ("" if share else " (the tile overlap is undecided)")}
+            out.append((wa, ra, cex))
+    return out
+
+
+def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float) -> Result:
+    """A candidate violation of the composed program, refuted only if the interpreter replays it on that program
+    (that rule, that engine and op), else failed-to-prove."""
+    path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
+    engine = cex.get("engine") if isinstance(cex.get("engine"), str) else None
+    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path)
+    if got is None:
+        return Result("happens-before", name, Verdict.FAILED,
+                      f"candidate not replayed by the interpreter: {cex['summary']}",
+                      seconds=time.perf_counter() - t0)
+    return Result("happens-before", name, Verdict.REFUTED, str(cex["summary"]), {**cex, "replay": got},
+                  time.perf_counter() - t0)
+
+
+def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
+    """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
+    (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
+    t0 = time.perf_counter()
+    lf = acc.leaf
+    name = f"hb-activation:{tensor}:{_ref(lf)}"
+    have = written.tiles(tensor, acc.phase)
+    need = _tiles(acc)
+    if have is not None and need is not None:
+        miss = sorted(need - have)
+        if not miss:
+            return Result("happens-before", name, Verdict.PROVED,
+                          f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
+                          f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
+        cex = {"kind": "race", "rule": "tensor-race", "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
+               "summary": f"{lf.engine} reads {tensor} tile {miss[0]} at {list(lf.path)} (phase {acc.phase}), "
+                          f"which no write of a phase <= {acc.phase} writes"}
+        return _refute_on_composition(p, name, cex, t0)
+    if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
+        return Result("happens-before", name, Verdict.FAILED, "an access under an if: coverage is not decided",
+                      seconds=time.perf_counter() - t0)
+    r = _coverage(p, tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
+    if r.verdict == Verdict.REFUTED and r.counterexample is not None:
+        return _refute_on_composition(p, name, r.counterexample, t0)
+    return attrs.evolve(r, name=name, reason=r.reason + f" (writes of phases <= {acc.phase})")
+
+
+def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> Result:
+    """``output-unwritten:<T>``: every tile of output ``T`` is written by some write of some phase."""
+    t0 = time.perf_counter()
+    name = f"output-unwritten:{t.name}"
+    ntiles = t.tiles(p.target.tile)
+    last = 1 << 30
+    have = written.tiles(t.name, last)
+    if have is not None:
+        miss = [x for x in range(ntiles) if x not in have]
+        if not miss:
+            return Result("happens-before", name, Verdict.PROVED,
+                          f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
+                          seconds=time.perf_counter() - t0)
+        return Result("happens-before", name, Verdict.FAILED,
+                      f"no write writes tile {miss[0]} of output {t.name} ({len(miss)} tiles unwritten; not "
+                      f"replayed: the interpreter has no rule for an unwritten output yet)",
+                      seconds=time.perf_counter() - t0)
+    return attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit),
+                        name=name)
+
+
+def resident_disjoint(p: Program) -> list[Result]:
+    """``memory-disjoint:(x,y).local.phase<j>`` for every (site, phase) a resident tensor is live in: the buffers of
+    that phase on the site and the resident tensors live in it are pairwise disjoint (an alias and its root share
+    bytes by declaration). An exact interval sweep over byte ranges, no solver; a refutation names the two
+    occupants (``buffers``, ``residents``, as ``memory.py`` does) and a byte both hold."""
+    if not p.resident:
+        return []
+    phases = p.phase_of_section()
+    at = {m.buf: m for m in p.memory}
+    # per (site, phase): occupant -> (lo, hi, label, buffer id or None)
+    items: dict[tuple[int, int, int], dict[tuple[str, object], tuple[int, int, str, int | None]]] = {}
+    for rs in p.resident:
+        for ph in p.resident_phases(rs):
+            items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
+                rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
+    for b in p.buffers:
+        key = (b.site.y, b.site.x, phases[b.section])
+        if b.space == Space.LOCAL and key in items and b.id in at:
+            root = b.alias_of if b.alias_of is not None else b.id
+            m = at[b.id]
+            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b.id} ({b.name})", b.id))
+    out: list[Result] = []
+    for (y, x, ph), occ in sorted(items.items()):
+        t0 = time.perf_counter()
+        name = f"memory-disjoint:({x},{y}).local.phase{ph}"
+        ranges = sorted(occ.items(), key=lambda kv: (kv[1][0], kv[1][1]))
+        hit: tuple[tuple[tuple[str, object], tuple[int, int, str, int | None]], ...] | None = None
+        reach: tuple[tuple[str, object], tuple[int, int, str, int | None]] | None = None
+        for cur in ranges:
+            lo, hi = cur[1][0], cur[1][1]
+            if lo >= hi:
+                continue  # an empty range holds no byte
+            if reach is not None and lo < reach[1][1]:
+                hit = (reach, cur)
+                break
+            if reach is None or hi > reach[1][1]:
+                reach = cur
+        nr = sum(1 for k in occ if k[0] == "r")
+        what = f"{len(occ) - nr} buffer(s) and {nr} resident tensor(s)"
+        if hit is None:
+            out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint (exact interval sweep)",
+                              seconds=time.perf_counter() - t0))
+            continue
+        (k1, (lo1, _, l1, b1)), (k2, (lo2, _, l2, b2)) = hit
+        addr = max(lo1, lo2)
+        summary = f"{l1} and {l2} on ({x},{y}) both hold byte {addr} in phase {ph}"
+        cex: dict[str, Any] = {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": "local",
+                               "buffers": [i for i in (b1, b2) if i is not None], "address": addr,
+                               "summary": summary}
+        residents = [k[1] for k in (k1, k2) if k[0] == "r"]
+        if residents:
+            cex["residents"] = residents
+        out.append(Result("memory", name, Verdict.REFUTED, summary, cex, time.perf_counter() - t0))
+    return out
