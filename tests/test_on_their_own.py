@@ -22,7 +22,6 @@ from verispatial.certify.checker import _confirm, certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.replay import search_deadlock
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.cli import report_lines, sarif
 from verispatial.ir import (
     WORMHOLE,
     AtomicBarrier,
@@ -47,6 +46,8 @@ from verispatial.ir import (
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
+from verispatial.report.sarif import Artifact, sarif_log
+from verispatial.report.text import program_summary, report_lines
 
 
 def one(report: Report, name: str) -> Result:
@@ -140,10 +141,10 @@ def test_assumptions_appear_in_json_sarif_and_text() -> None:
     row = next(x for x in doc["results"] if x["name"] == "sem-exact:sem0@(1,0)")
     assert row["assumes"][-1] == f"async-source-reuse:{RA}:[4]"
     json.dumps(doc)
-    props = next(x["properties"] for x in sarif(report, "p.json")["runs"][0]["results"]
-                 if x["ruleId"] == "semaphore/sem-exact:sem0@(1,0)")
+    props = next(x["properties"] for x in sarif_log([Artifact("p.json", report)], report.exit_code)["runs"][0]["results"]
+                 if x["properties"]["obligation"] == "sem-exact:sem0@(1,0)")
     assert props["assumes"] == row["assumes"]
-    lines = [t for t, _ in report_lines(report, p)]
+    lines = [t for t, _ in report_lines(report, program_summary(p))]
     i = lines.index(next(t for t in lines if t.startswith("failed-to-prove semaphore/sem-exact:sem0@(1,0)")))
     assert lines[i + 1] == "    assumes: " + ", ".join(row["assumes"])
 
