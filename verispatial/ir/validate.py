@@ -282,7 +282,10 @@ class _OpPass:
         self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
-        self.dests = [g.destinations() for g in p.groups]
+        # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
+        # group rule reports it).
+        self.dests = [g.destinations() if _in_mesh(p, Site(g.rect[0], g.rect[1])) and _in_mesh(p, Site(g.rect[2], g.rect[3]))
+                      else () for g in p.groups]
         self.start: dict[tuple[int, Site], int] = {}
         self.incs: dict[tuple[int, Site], int] = {}
         for x in p.semaphores:
