@@ -587,6 +587,17 @@ class _Gen:
                 out += [ind + line for line in self._step(e, path, op)]
         return out
 
+    def _shared_loopvars(self) -> set[str]:
+        """Loop indices another process reads: those in the threshold of an equality wait (``sem-overshoot`` is
+        checked where a remote write lands, in the ``noc`` process)."""
+        out: set[str] = set()
+        for e, ep in enumerate(self.p.programs):
+            for path, op in self._paths(ep.ops):
+                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.terms:
+                    env = self._env(e, path)
+                    out.update(env[t.var] for t in op.terms)
+        return out
+
     def _loop_at(self, e: int, path: tuple[int, ...]) -> Loop:
         node: Op = self.p.programs[e].ops[path[0]]
         for i in path[1:]:
@@ -696,6 +707,9 @@ class _Gen:
         engines: list[str] = []
         for e, ep in enumerate(p.programs):
             lines = [f"proctype E{e}() /* {ep.key} */", "{"]
+            # a loop index only this engine reads is local (SPIN's partial order reduction merges its steps)
+            lines += [f"   int {v};" for (ee, _path), v in sorted(self.loopvars.items())
+                      if ee == e and v not in self._shared_loopvars()]
             lines += self._block(e, ep.ops, (), "   ")
             lines.append("   " + self._assert("async-pending-at-end", f"rb_mask[{e}] == 0 && !wb[{e}] && !ab[{e}]"))
             lines.append(f"   finished[{e}] = 1")
@@ -739,8 +753,10 @@ class _Gen:
         for e in range(self.n):
             if any(k[0] == e for k in self.at_of):
                 decl.append(f"byte at{e};")
+        shared = self._shared_loopvars()
         for (e, path), v in sorted(self.loopvars.items()):
-            decl.append(f"int {v};")
+            if v in shared:
+                decl.append(f"int {v};")
         types = {"rq": "RD", "wq": "WR", "iq": "INC", "mq": "MC"}
         typedefs = ["typedef RD { byte op; int p0; int np; int lo; int hi }",
                     "typedef WR { byte op; int p0; int np }",
