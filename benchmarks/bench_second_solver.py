@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from second_solver import ROOT, Tally, corpus, recheck  # noqa: E402
+from second_solver import ROOT, Tally, corpus, recheck
 
 
 def main() -> int:

@@ -321,8 +321,9 @@ class _Gen:
             if isinstance(op, McastSetValid) and self._word(iss.e, op.source) == w:
                 i = self._tmp()
                 q = f"mq{iss.e}"
+                pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
                 lines.append(f"for ({i} : 0 .. {self.qsize[(iss.e, 'mc')] - 1}) {{ "
-                             f"{self._assert('async-source-reuse', f'!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)', where)} }};")
+                             f"{self._assert('async-source-reuse', pending, where)} }};")
         return lines
 
     def _remote_write(self, w: int, new: str, where: str | None) -> list[str]:
@@ -754,7 +755,7 @@ class _Gen:
             if any(k[0] == e for k in self.at_of):
                 decl.append(f"byte at{e};")
         shared = self._shared_loopvars()
-        for (e, path), v in sorted(self.loopvars.items()):
+        for v in sorted(self.loopvars.values()):
             if v in shared:
                 decl.append(f"int {v};")
         types = {"rq": "RD", "wq": "WR", "iq": "INC", "mq": "MC"}
@@ -768,10 +769,10 @@ class _Gen:
         init = ["init {", "   atomic {"]
         for trip in p.trips:
             init.append(f"      select(trip_{trip.name} : 0 .. {trip.max});")
-        for b in range(len(p.buffers)):
-            init.append(f"      producer[{b}] = 255; consumer[{b}] = 255;")
-        for w, v in enumerate(self.word_init):
-            init.append(f"      words[{w}] = {v};")
+        for bi in range(len(p.buffers)):
+            init.append(f"      producer[{bi}] = 255; consumer[{bi}] = 255;")
+        for wi, v0 in enumerate(self.word_init):
+            init.append(f"      words[{wi}] = {v0};")
         init += [f"      run E{e}();" for e in range(self.n)]
         if landings:
             init.append("      run noc();")
