@@ -219,8 +219,8 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
         counters = ""
         if run is not None:
             counters = f"\npushed {run.pushed[b.id]}, popped {run.popped[b.id]}, capacity {b.capacity}"
-        want = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
-        label = f"{_buffer_name(program, b.id)} @{b.site}{counters}\n{pos.engine.split('.')[-1]} {want}"
+        asks = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
+        label = f"{_buffer_name(program, b.id)} @{b.site}{counters}\n{pos.engine.split('.')[-1]} {asks}"
         rel = tuple(index.pops.get(b.id, ()) if space else index.pushes.get(b.id, ()))
         sig = f"{kind}: {op_text(op).split('(')[0]}({b.name}{' space' if space else ''})"
         return Waiting(pos, reason, res, label, rel, sig)
