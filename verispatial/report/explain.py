@@ -256,8 +256,11 @@ def _node_id(prefix: str, text: str) -> str:
     return quote(f"{prefix}:{text}")
 
 
-def _why_not(program: Program, ref: OpRef, stuck_at: dict[str, Waiting], run: SimResult | None) -> str:
-    """Why ``ref`` never runs (again) in the deadlock."""
+def _why_not(program: Program, ref: OpRef, stuck_at: dict[str, Waiting], run: SimResult | None,
+             waiter: str = "") -> str:
+    """Why ``ref`` never runs (again) in the deadlock (``waiter``: the engine whose wait it would release)."""
+    if ref.engine == waiter:
+        return f"never runs: it comes after this wait in {waiter}'s own program (the engine waits for itself)"
     if ref.engine in stuck_at:
         w = stuck_at[ref.engine]
         assert w.position.path is not None
@@ -334,7 +337,7 @@ def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], ru
                         else "writes") + f" {w.resource.split('.')[0]}")
         return lines
     for ref in w.releasers[:4]:
-        lines.append(f"  would be released by {ref.text()}; it {_why_not(program, ref, stuck_at, run)}")
+        lines.append(f"  would be released by {ref.text()}; it {_why_not(program, ref, stuck_at, run, pos.engine)}")
     if len(w.releasers) > 4:
         lines.append(f"  (+{len(w.releasers) - 4} more ops that would release it, none of which runs)")
     return lines
