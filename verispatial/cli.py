@@ -456,6 +456,37 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     return fr.report.exit_code
 
 
+def run_throughput(program_path: str, trip_specs: Sequence[str], as_json: bool) -> int:
+    """The ``throughput`` command: see ``throughput_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+    program = load_program_file(program_path)
+    trips = parse_trips(trip_specs, program)
+    from verispatial.petri.interp import simulate
+    from verispatial.petri.throughput import ThroughputError, throughput_bound
+
+    try:
+        run = simulate(program, trips=trips)
+        if run.status != "terminated":
+            stuck = "; ".join(str(st) for st in run.stuck[:3])
+            sys.stderr.write(f"verispatial: {program_path}: not live: the interpreter's run ends in {run.status}"
+                             + (f" ({stuck})" if stuck else "") + "; no throughput bound\n")
+            return EXIT_REFUTED
+        bound = throughput_bound(program, trips)
+    except ThroughputError as e:
+        sys.stderr.write(f"verispatial: {program_path}: {e.what}\n")
+        return EXIT_FAILED
+    except VerispatialError as e:
+        raise bad_input_of(program_path, e) from None
+    except Exception as e:
+        raise CheckerError(f"throughput: {type(e).__name__}: {e}") from None
+    if as_json:
+        _write_json(bound.to_json())
+    else:
+        from verispatial.report.throughput import bound_lines
+
+        sys.stdout.write("\n".join(bound_lines(bound)) + "\n")
+    return EXIT_OK
+
+
 def run_simulate(program_path: str, trip_specs: Sequence[str], seed: int | None, as_json: bool) -> int:
     """The ``simulate`` command: see ``simulate_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     program = load_program_file(program_path)
@@ -610,6 +641,17 @@ def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json
     """Certify PROGRAM.json and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
     violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
     return _guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))
+
+
+@cli.command("throughput")
+@click.argument("program", metavar="PROGRAM.json")
+@click.option("--trip", "trips", multiple=True, metavar="NAME=V", help="A trip's value (default: its max).")
+@click.option("--json", "as_json", is_flag=True, help="Print the bound as JSON only.")
+def throughput_cmd(program: str, trips: tuple[str, ...], as_json: bool) -> int:
+    """A lower bound on the cycles per work item (one run) of a live PROGRAM.json: the maximum cycle ratio of its
+    timed marked graph with the target's latencies, and the critical cycle. Exit 1 when the program is not live, 3
+    when the bound cannot be computed."""
+    return _guard(as_json, lambda: run_throughput(program, trips, as_json))
 
 
 @cli.command("simulate")
