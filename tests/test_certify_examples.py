@@ -87,7 +87,8 @@ def wormhole_cli(reports: Reports) -> CliRun:
     buf = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buf):
         mp.setattr(checker, "certify", spy)
-        code = cli.main(["certify", str(WORMHOLE)])
+        # Module-scoped: it runs before the per-test proof cache (conftest), so it must not touch the user's cache.
+        code = cli.main(["certify", str(WORMHOLE), "--no-cache"])
     assert len(got) == 1
     reports.put(WORMHOLE, got[0])
     return CliRun(code, buf.getvalue(), got[0])
