@@ -28,6 +28,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView
 from verispatial.ir.core import Guard
+from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
@@ -307,7 +308,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             froms = [v for v, _ in _pairs(s, "rsv", b)]
             lo = min(froms, default=0)
             reserve_from[path] = min(reserve_from.get(path, lo), lo)
-            new = {j % caps[b] for j in range(lo, op.pages)}
+            new = ring_slots(lo, op.pages - lo, caps[b])
             reuse(s, "sb", b, new, path, "re-reserves")
             return _map(s, "rsv", b, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
@@ -332,7 +333,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             pt = p.buffers[b].page_tiles
             if any(v < n for v, _ in _pairs(s, "wt", b)):
                 flag("cb-pop-uncovered", path, f"pop of {n} pages on b{b} beyond its waited window")
-            reuse(s, "sf", b, {j % caps[b] for j in range(n)}, path, "frees")
+            reuse(s, "sf", b, ring_slots(0, n, caps[b]), path, "frees")
             s = _shift(s, "sf", b, n, caps[b])
             return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
         if isinstance(op, ReadTiles):
@@ -378,13 +379,13 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
                     flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                                       "its reserved window")
                 tag = "sb"
-                mine = {j % caps[b] for j in range(op.pages)}
+                mine = ring_slots(0, op.pages, caps[b])
                 for t in s:
                     if t[0] == "rdp" and t[1] == b and t[2] in mine:
                         # The read lands after the multicast was issued from its pages: the landing rewrites them.
                         flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
                                                           "after it reads (no read barrier between them)", (LATE,))
-            srcs = {(tag, b, j % caps[b], leaf_at[path]) for j in range(op.pages)}
+            srcs = {(tag, b, j, leaf_at[path]) for j in ring_slots(0, op.pages, caps[b])}
             return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
