@@ -432,6 +432,40 @@ def run_validate(program_path: str, as_json: bool) -> int:
     return EXIT_OK
 
 
+def run_export(program_path: str, fmt: str, out: str | None) -> int:
+    """The ``export`` command: PROGRAM.json as a Promela model (``promela``), a PNML P/T net (``pnml``) or Graphviz
+    DOT (``dot``) of its marked graph, to ``out`` (written atomically) or stdout. A program outside the Promela
+    model (``PromelaUnsupported``) is bad input naming the construct."""
+    if out is not None:
+        check_output_path(out)
+    program = load_program_file(program_path)
+    try:
+        if fmt == "promela":
+            from verispatial.petri.promela import PromelaUnsupported, to_promela
+
+            try:
+                text = to_promela(program)
+            except PromelaUnsupported as e:
+                raise BadInput(program_path, "", f"outside the Promela model: {e}") from None
+        elif fmt == "pnml":
+            from verispatial.petri.pnml import to_pnml
+
+            text = to_pnml(program)
+        else:
+            from verispatial.petri.dot import to_dot
+
+            text = to_dot(program)
+    except BadInput:
+        raise
+    except Exception as e:
+        raise CheckerError(f"export --{fmt}: {type(e).__name__}: {e}") from None
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(out, text)
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------------------------- click layer
 
 
@@ -546,6 +580,19 @@ def simulate_cmd(program: str, trips: tuple[str, ...], seed: int | None, as_json
 def validate_cmd(program: str, as_json: bool) -> int:
     """Check PROGRAM.json against the schema and the structural rules; print every violation."""
     return _guard(as_json, lambda: run_validate(program, as_json))
+
+
+@cli.command("export")
+@click.argument("program", metavar="PROGRAM.json")
+@click.option("--promela", "fmt", flag_value="promela", help="A Promela model for SPIN (docs/semantics.md rules as asserts).")
+@click.option("--pnml", "fmt", flag_value="pnml", help="The marked graph as an ISO/IEC 15909-2 P/T net (PNML).")
+@click.option("--dot", "fmt", flag_value="dot", help="The marked graph as Graphviz DOT.")
+@click.option("-o", "out", metavar="OUT", default=None, help="Write here instead of stdout.")
+def export_cmd(program: str, fmt: str | None, out: str | None) -> int:
+    """Write PROGRAM.json as a Promela model (--promela), a PNML net (--pnml) or a DOT graph (--dot)."""
+    if fmt is None:
+        raise BadInput("export", "", "give one of --promela, --pnml, --dot")
+    return run_export(program, fmt, out)
 
 
 @cli.command("schema")
