@@ -72,6 +72,8 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
 
 _BALANCE_SEM = re.compile(r"sem(\d+) \(.*?\)@(\(-?\d+,-?\d+\)) ends")
 _BALANCE_CB = re.compile(r"b(\d+) \(.*?\) ends")
+#: The engine whose pending write or multicast an ``async-source-reuse`` violation names (interp.py's message).
+_SOURCE_OF = re.compile(r"the source of (\(-?\d+,-?\d+\)\.\w+)'s ")
 
 
 def _op(p: Program, engine: str, path: tuple[int, ...] | None) -> Op | None:
@@ -102,6 +104,11 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
         # A buffer's ownership: the checker names one use by its second engine, the interpreter whichever runs
         # second — any finding of the rule speaks of it.
         return named(rule) + prefixed(f"{rule}:")
+    if rule == "async-source-reuse" and (m := _SOURCE_OF.search(v.message)):
+        # The interpreter reports the reuse (a pop, reserve or read into the page), the checker the free of the page
+        # by the engine whose write or multicast had not left it: a finding of that engine speaks of it too.
+        return (named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")
+                + prefixed(f"{rule}:{m[1]}:"))
     if rule in CHECKER_RULE_FAMILY:
         # The rule's aggregate claims no path breaks it; a finding at this op says the checker saw it here.
         return named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")
