@@ -9,6 +9,7 @@ survivor grouped by status and kind.
     python benchmarks/mutate.py                      # the small correct examples, every mutant
     python benchmarks/mutate.py --corpus --max-ops 60  # and the corpus sections of at most 60 ops (distinct ones)
     python benchmarks/mutate.py --sample 20 --seed 1 # 20 mutants per program, drawn with seed 1
+    python benchmarks/mutate.py --corpus --no-examples --max-ops 70 --sample 10  # a sample of the corpus
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ def ops_of(p: Program) -> int:
     return sum(_count(ep.ops) for ep in p.programs)
 
 
-def correct_programs(corpus: bool, max_ops: int) -> list[tuple[str, Program]]:
+def correct_programs(corpus: bool, max_ops: int, examples: bool = True) -> list[tuple[str, Program]]:
     """The programs of at most ``max_ops`` ops the checker proves (a mutant of a broken program shows nothing):
     ``examples/*.json`` and, with ``corpus``, the corpus's sections expected proved (one of each content, names
     aside)."""
     chosen: list[tuple[str, Program]] = []
-    for f in sorted((ROOT / "examples").glob("*.json")):
+    for f in sorted((ROOT / "examples").glob("*.json")) if examples else []:
         p = load_program(f)
         if ops_of(p) <= max_ops and certify(p).exit_code == 0:
             chosen.append((f"examples/{f.stem}", p))
@@ -103,12 +104,13 @@ def summary(outcomes: list[Outcome]) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", action="store_true", help="also the corpus's distinct sections")
+    ap.add_argument("--no-examples", action="store_true", help="leave out examples/ (with --corpus)")
     ap.add_argument("--max-ops", type=int, default=80, help="programs of at most this many ops (default 80)")
     ap.add_argument("--sample", type=int, help="at most this many mutants per program, drawn at random")
     ap.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    outcomes = run(correct_programs(args.corpus, args.max_ops), args.sample, args.seed)
+    outcomes = run(correct_programs(args.corpus, args.max_ops, not args.no_examples), args.sample, args.seed)
     code = summary(outcomes)
     print(f"\n{time.perf_counter() - t0:.0f} s")
     return code
