@@ -195,7 +195,11 @@ def _claim(a: Analysis, r: Result) -> Claim | None:
         return None
     if rule == "tensor-race":
         tensor = rest.split(":", 1)[0]
+        # The race's two ops when it names them, else the read the coverage query names at top level (a tile no
+        # write covers: the interpreter reports it at that read).
         spots = [x for x in (_spot(cex.get("read")), _spot(cex.get("write"))) if x is not None]
+        if not spots and here is not None:
+            spots = [here]
         spots += [x for x in (_spot(y) for y in cex.get("at", [])) if x is not None] if isinstance(
             cex.get("at"), list) else []
         if not spots:
