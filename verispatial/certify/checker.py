@@ -33,7 +33,7 @@ from verispatial.certify.ordering import check_ordering
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.certify.reuse import cross_engine, discharge
+from verispatial.certify.reuse import cross_engine, discharge, past_first_lap
 from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
     RULE_FAMILY,
@@ -41,6 +41,7 @@ from verispatial.certify.rules import (
     Finding,
     _roles,
     engine_facts,
+    freed_source_findings,
     multicast_destinations,
     ownership_findings,
 )
@@ -324,6 +325,11 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     facts = {k: engine_facts(program, v) for k, v in a.views.items()}
     for fa in facts.values():
         findings.extend(fa.findings)
+    # A pop that may free a source before it left lets b's producer re-reserve and refill that page: those ops are
+    # candidates too, unless they only ever reach the ring's first lap (pages never published).
+    known = {(f.rule, f.engine, f.path) for f in findings}
+    findings += [f for f, b in freed_source_findings(program, a.views, findings)
+                 if (f.rule, f.engine, f.path) not in known and past_first_lap(a, facts, f, b, rlimit)]
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
                                                           "cb-single-producer", "cb-single-consumer")
                  for x in _buffers_of(a, f)}

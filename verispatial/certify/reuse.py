@@ -33,8 +33,8 @@ from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import LATE, EngineFacts, Finding
-from verispatial.certify.smt import DEFAULT_RLIMIT, Status
-from verispatial.certify.structure import Leaf
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
+from verispatial.certify.structure import Leaf, op_at
 from verispatial.ir.ops import (
     Flush,
     McastSend,
@@ -214,3 +214,34 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                                f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
                                f"multicast at {list(s.path)}"), x))
     return out
+
+
+def past_first_lap(a: Analysis, facts: dict[str, EngineFacts], f: Finding, freed: int,
+                   rlimit: int = DEFAULT_RLIMIT) -> bool:
+    """Whether the op of a ``freed_source_findings`` candidate (a Reserve of b, or a ReadTiles/PackAcc into b, by
+    b's producer) may reach a page of b past the ring's first lap: absolute page ``pushed + offset >= capacity``,
+    with ``pushed`` the producer's pages pushed on b before it (one query on the producer's positions alone). A page
+    of the first lap was never published, so no write or multicast can have been issued from it: unsat clears the
+    candidate. ``freed``: the buffer b whose pop freed the source. True (keep it) for a fill into an alias of b (its
+    own ring says nothing of b's laps) or when the solver does not answer."""
+    if f.path is None:
+        return True
+    view = a.views[f.engine]
+    op = op_at(view.program, f.path)
+    if isinstance(op, Reserve):
+        b, reach = op.buf, op.pages
+    elif isinstance(op, (ReadTiles, PackAcc)):
+        b = op.into if isinstance(op, ReadTiles) else op.buf
+        written = facts[f.engine].written.get(f.path, frozenset())
+        reach = max(written, default=0) + 1
+    else:
+        return True
+    if b != freed:
+        return True
+    lf = next(x for x in view.leaves if x.path == f.path)
+    q = Query(f"async-source-reuse:{f.engine}:{list(f.path)}:lap", rlimit)
+    enc = Encoder(q, a.program, a.views)
+    pushes = [x for x in view.leaves if isinstance(x.op, Push) and x.op.buf == b]
+    q.add(enc.position(f.engine).at(lf))
+    q.add(_pushed(enc, pushes) + reach > a.program.buffers[b].capacity)
+    return q.check().status != Status.UNSAT

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import attrs
 
-from verispatial.certify.structure import EngineView
+from verispatial.certify.structure import EngineView, op_at
 from verispatial.ir.core import Guard
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -445,6 +445,60 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
 def engine_findings(p: Program, view: EngineView) -> list[Finding]:
     """The findings of ``engine_facts`` alone."""
     return list(engine_facts(p, view).findings)
+
+
+def freed_source_findings(p: Program, views: dict[str, EngineView],
+                          findings: list[Finding]) -> list[tuple[Finding, int]]:
+    """``async-source-reuse`` on other engines' ops, after a pop that frees a page still the source of its engine's
+    write or multicast from the front (a finding of ``engine_facts`` at a ``Pop``): the page is then free, so b's
+    producer may re-reserve it and a read, pack or multicast may land in it (into b or a buffer sharing its bytes)
+    while the write still reads it — the interpreter reports each such op (``Interp._source_reuse``; a multicast's
+    landing at its issue op). Every Reserve of b and every ReadTiles/PackAcc into b's bytes by another engine of the
+    site, and every multicast landing in them, is a candidate (``LATE``: no query
+    discharges it; the interpreter's replay decides it, else it fails to prove). Each with the buffer b.
+
+    Without such a pop finding no other engine can reach a front source's page before it left: only the reading
+    engine, the single consumer, frees it (``cb-single-consumer``), and its pops are checked per engine."""
+    partners = p.alias_partners()
+    phases = p.phase_of_section()
+    by_site_cb = {(x.site, phases[x.section], x.cb): x.id for x in p.buffers}
+
+    def lands_in(x: McastSend, shared: set[int], site: object) -> bool:
+        """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
+        src = p.buffers[x.buf]
+        return site in p.groups[x.group].destinations() and by_site_cb.get(
+            (site, phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
+
+    out: list[tuple[Finding, int]] = []
+    seen: set[tuple[str, tuple[int, ...]]] = set()
+    for f in findings:
+        if f.rule != "async-source-reuse" or f.path is None:
+            continue
+        op = op_at(views[f.engine].program, f.path)
+        if not isinstance(op, Pop):
+            continue
+        b = op.buf
+        site = views[f.engine].program.site
+        shared = {b, *partners.get(b, ())}
+        for v in views.values():
+            if v.key == f.engine:
+                continue
+            for lf in v.leaves:
+                x = lf.op
+                here = v.program.site == site
+                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into in shared)
+                                 or (isinstance(x, PackAcc) and x.buf in shared))) or (
+                    isinstance(x, McastSend) and lands_in(x, shared, site))
+                if not hit or (v.key, lf.path) in seen:
+                    continue
+                seen.add((v.key, lf.path))
+                what = "re-reserves" if isinstance(x, Reserve) else "lands in" if isinstance(x, McastSend) else \
+                    "writes into"
+                out.append((Finding("async-source-reuse", v.key, lf.path,
+                                    f"{what} b{b} pages {f.engine}'s pop at {list(f.path)} may free before a write or "
+                                    "multicast issued from them left (no flush/write_barrier before that pop)",
+                                    (LATE,)), b))
+    return out
 
 
 def _roles(op: Op) -> list[tuple[int, bool]]:
