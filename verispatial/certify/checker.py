@@ -41,9 +41,9 @@ from verispatial.certify.rules import (
     Finding,
     _roles,
     engine_facts,
-    freed_source_findings,
     multicast_destinations,
     ownership_findings,
+    reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
@@ -325,11 +325,12 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     facts = {k: engine_facts(program, v) for k, v in a.views.items()}
     for fa in facts.values():
         findings.extend(fa.findings)
-    # A pop that may free a source before it left lets b's producer re-reserve and refill that page: those ops are
-    # candidates too, unless they only ever reach the ring's first lap (pages never published).
+    # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
+    # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
+    # reserve or fill only if it may reach past the ring's first lap: pages never published are no source).
     known = {(f.rule, f.engine, f.path) for f in findings}
-    findings += [f for f, b in freed_source_findings(program, a.views, findings)
-                 if (f.rule, f.engine, f.path) not in known and past_first_lap(a, facts, f, b, rlimit)]
+    findings += [f for f, b, fresh in reuse_consequences(program, a.views, findings)
+                 if (f.rule, f.engine, f.path) not in known and (not fresh or past_first_lap(a, facts, f, b, rlimit))]
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
                                                           "cb-single-producer", "cb-single-consumer")
                  for x in _buffers_of(a, f)}
@@ -483,7 +484,8 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     """What the proof of ``async-source-reuse`` on pages read from a front assumes: that the pages read lie inside
     the waited window (``cb-read-unwaited``: then they stay unconsumed until the reading engine's own pop, which the
     per-engine run checks) and that nothing else rewrites those unconsumed pages — the producer writing outside its
-    reserved window (``cb-write-unreserved``), an alias (``alias-clobber``) or a multicast landing (``mcast-slot``).
+    reserved window (``cb-write-unreserved``), a read landing after its page was published (``async-read-publish``),
+    an alias (``alias-clobber``) or a multicast landing (``mcast-slot``).
     The names of those obligations (``report.settle`` keeps the proof only while each of them is proved)."""
     front, _ = _source_buffers(p)
     if not front:
@@ -492,7 +494,8 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     dests = multicast_destinations(p)
     need_alias = {b for b in front if b in partners}
     need_slot = {b for b in front if b in dests}
-    families = ["cb-read-unwaited", "cb-write-unreserved"] + (["mcast-slot"] if need_slot else [])
+    # A read published before it landed (async-read-publish) may land under a write issued from its page.
+    families = ["cb-read-unwaited", "cb-write-unreserved", "async-read-publish"] + (["mcast-slot"] if need_slot else [])
     prefixes = [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
     prefixes += [f"alias-clobber:b{o}~b{b}" for b in sorted(need_alias) for o in partners[b]]
     out = [r.name for r in results
