@@ -752,6 +752,43 @@ def vendor_receiver(name: str = "vendor_receiver", ack: bool = True, reset_after
     )
 
 
+def forwarder(name: str = "forwarder", flush_before_pop: bool = True) -> Program:
+    """A forwarder on (0,0): the reader fills c_0 with 2-tile blocks of X (4 blocks, 4 pages: double-buffered);
+    the writer waits for each block, multicasts it to (1,0) from its read pointer (``McastSend(front=True)``:
+    ``noc_async_write_multicast`` from ``get_read_ptr``) with the reference handshake (ready counter, VALID flag),
+    flushes (``noc_async_writes_flushed``: the block left its pages) and only then pops it (``cb_pop_front``), so
+    the reader may refill those pages. Wormhole (data and flag stay ordered). (1,0)'s reader receives in the
+    reference order, its compute drains.
+
+    ``flush_before_pop`` False: the writer pops right after the flag multicast (variant u): the pop frees pages the
+    multicast may still read, and the reader re-reserves and refills them while it does."""
+    k, blk = 4, 2
+    buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=4, dtype="bf16"),
+               Buffer(1, "c_0", S10, cb=0, page_tiles=1, capacity=4, dtype="bf16"))
+    ready, valid = 0, 1
+    fill = (Loop("k", k, (Reserve(0, blk), ReadTiles("X", Addr(0, (Term("k", blk),)), blk, 0), ReadBarrier(),
+                          Push(0, blk))),)
+    body: list[Op] = [Wait(0, blk), SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0),
+                      McastSend(0, blk, 0, 1, front=True), McastSetValid(valid, 0, 1)]
+    body += [Flush(), Pop(0, blk)] if flush_before_pop else [Pop(0, blk)]
+    forward = (SemSet(valid, VALID), Loop("k", k, tuple(body)), WriteBarrier())
+    receiver = (Loop("k", k, tuple(_receiver_block(1, blk, valid, ready, S00))), AtomicBarrier())
+    drain = (Loop("k", k, (Wait(1, blk), AcquireAcc(blk, "bf16"), Compute("copy", blk, (Operand(1, blk),)),
+                           ReleaseAcc(), Pop(1, blk))),)
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * k * blk, Role.INPUT),),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "sender_sem", (S00, S10), INVALID, SemRole.MCAST_READY),
+                    Semaphore(valid, "receiver_sem", (S00, S10), INVALID, SemRole.MCAST_VALID)),
+        groups=(Group(0, sender=S00, rect=(1, 0, 1, 0)),),
+        programs=(EngineProgram(S00, Engine.READER, fill), EngineProgram(S00, Engine.WRITER, forward),
+                  EngineProgram(S10, Engine.READER, receiver), EngineProgram(S10, Engine.COMPUTE, drain)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Protocols of issue 7 (docs/semantics.md "Protocols"): guards and trip-affine counts, growing thresholds and
 # multicast increments, a flag from a constant VALID word, per-tile state versions across sections
@@ -982,6 +1019,8 @@ def build_all() -> dict[str, Program]:
         "vendor_receiver.json": vendor_receiver(),
         "broken/v1_vendor_receiver_no_ack.json": vendor_receiver("v1_vendor_receiver_no_ack", ack=False),
         "broken/v2_ready_reset_after_flag.json": vendor_receiver("v2_ready_reset_after_flag", reset_after_flag=True),
+        "forwarder.json": forwarder(),
+        "broken/u_forwarder_pops_early.json": forwarder("u_forwarder_pops_early", flush_before_pop=False),
     }
 
 

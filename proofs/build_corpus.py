@@ -70,6 +70,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/t_kv_no_rendezvous": ("happens-before",),
     "broken/v1_vendor_receiver_no_ack": ("semaphore", "deadlock"),
     "broken/v2_ready_reset_after_flag": ("semaphore", "deadlock"),
+    # A forwarder: multicast from a buffer's front (issue 7).
+    "forwarder": None,
+    "broken/u_forwarder_pops_early": ("async-noc",),
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

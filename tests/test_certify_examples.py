@@ -430,6 +430,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
         "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
+        "forwarder.json", "broken/u_forwarder_pops_early.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 
