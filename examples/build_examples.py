@@ -545,6 +545,14 @@ def no_acquire() -> Program:
     return pipeline_small("j_no_acquire", compute=PIPELINE_COMPUTE[1:])
 
 
+def acc_fp32_overflow() -> Program:
+    """(w) ``pipeline_small`` whose compute acquires an 8-tile accumulator at fp32 (a 2x4 sub-block with 32-bit
+    destination accumulation): half-sync DST holds 8 tiles of 16 bits but only 4 of 32 bits (tt-metal
+    ``compute/reg_api.h``, ``ttnn/cpp/ttnn/kernel_lib/dest_helpers.hpp`` get_dest_limit), so the acquire can never
+    hold them."""
+    return pipeline_small("w_acc_fp32_overflow", compute=(AcquireAcc(8, "fp32"), *PIPELINE_COMPUTE[1:]))
+
+
 def output_unwritten() -> Program:
     """(k) ``pipeline_small`` whose writer drains the result page without writing it: C is never written."""
     return pipeline_small("k_output_unwritten", writer=(Wait(2, 1), WriteBarrier(), Pop(2, 1)))
@@ -1021,6 +1029,7 @@ def build_all() -> dict[str, Program]:
         "broken/v2_ready_reset_after_flag.json": vendor_receiver("v2_ready_reset_after_flag", reset_after_flag=True),
         "forwarder.json": forwarder(),
         "broken/u_forwarder_pops_early.json": forwarder("u_forwarder_pops_early", flush_before_pop=False),
+        "broken/w_acc_fp32_overflow.json": acc_fp32_overflow(),
     }
 
 

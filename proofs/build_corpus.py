@@ -58,6 +58,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/n_mcast_before_read_barrier": ("async-noc",),
     "broken/o_mcast_slot_reused": ("async-noc",),
     "broken/p_flag_source_set_by_compute": ("async-noc",),
+    "broken/w_acc_fp32_overflow": ("accumulator",),
     # Protocols (issue 7).
     "peeled_k_loop": None,
     "counter_release": None,

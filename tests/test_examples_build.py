@@ -128,6 +128,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/u_forwarder_pops_early.json",
         "broken/v1_vendor_receiver_no_ack.json",
         "broken/v2_ready_reset_after_flag.json",
+        "broken/w_acc_fp32_overflow.json",
         "counter_release.json",
         "forwarder.json",
         "kv_cache_update.json",
