@@ -33,7 +33,7 @@ from verispatial.certify.ordering import check_ordering
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.certify.reuse import cross_engine, discharge, past_first_lap
+from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
 from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
     RULE_FAMILY,
@@ -325,16 +325,17 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     facts = {k: engine_facts(program, v) for k, v in a.views.items()}
     for fa in facts.values():
         findings.extend(fa.findings)
-    # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
-    # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
-    # reserve or fill only if it may reach past the ring's first lap: pages never published are no source).
-    known = {(f.rule, f.engine, f.path) for f in findings}
-    findings += [f for f, b, fresh in reuse_consequences(program, a.views, findings)
-                 if (f.rule, f.engine, f.path) not in known and (not fresh or past_first_lap(a, facts, f, b, rlimit))]
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
                                                           "cb-single-producer", "cb-single-consumer")
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
+    # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
+    # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
+    # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).
+    known = {(f.rule, f.engine, f.path) for f in findings}
+    findings += [f for f, b, pop in reuse_consequences(program, a.views, findings)
+                 if (f.rule, f.engine, f.path) not in known and (
+                     pop is None or may_reach_source(a, facts, f, b, pop, trusted, rlimit))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
     # can be at home when it runs (reuse.py); the rest are replayed.
     discharged = [f for f in findings if f.rule == "async-source-reuse" and discharge(a, facts, f, trusted, rlimit)]

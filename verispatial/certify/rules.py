@@ -448,10 +448,11 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
 
 
 def reuse_consequences(p: Program, views: dict[str, EngineView],
-                       findings: list[Finding]) -> list[tuple[Finding, int, bool]]:
+                       findings: list[Finding]) -> list[tuple[Finding, int, Finding | None]]:
     """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each,
-    ``Interp._source_reuse``), each with the buffer b whose source it may rewrite and whether it reaches only pages
-    it reserved anew (a page of the ring's first lap was never published, so it is no source: ``past_first_lap``):
+    ``Interp._source_reuse``), each with the buffer b whose source it may rewrite and, for a reserve or fill after a
+    premature pop, that pop's finding (``reuse.may_reach_source`` then asks whether the op can reach an outstanding
+    source's slot at all):
 
     - after a pop that may free a page still the source of its engine's write or multicast from the front (an
       ``async-source-reuse`` finding at a ``Pop`` of b): b's producer may re-reserve that page, and a read, pack or
@@ -484,13 +485,13 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
         return site in p.groups[x.group].destinations() and by_site_cb.get(
             (site, phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
 
-    out: list[tuple[Finding, int, bool]] = []
+    out: list[tuple[Finding, int, Finding | None]] = []
     seen: set[tuple[str, tuple[int, ...]]] = set()
 
-    def add(engine: str, path: tuple[int, ...], msg: str, b: int, fresh: bool) -> None:
+    def add(engine: str, path: tuple[int, ...], msg: str, b: int, after: Finding | None) -> None:
         if (engine, path) not in seen:
             seen.add((engine, path))
-            out.append((Finding("async-source-reuse", engine, path, msg, (LATE,)), b, fresh))
+            out.append((Finding("async-source-reuse", engine, path, msg, (LATE,)), b, after))
 
     for f in findings:
         if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish"):
@@ -502,7 +503,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
             for lf in views[f.engine].leaves:
                 if isinstance(lf.op, ReadTiles) and lf.op.into == op.buf:
                     add(f.engine, lf.path, f"read_tiles into b{op.buf} may land after the push at {list(f.path)} "
-                                           "published its page and a write or multicast was issued from it", op.buf, False)
+                                           "published its page and a write or multicast was issued from it", op.buf, None)
             continue
         if not isinstance(op, Pop):
             continue
@@ -524,7 +525,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                     "writes into"
                 add(v.key, lf.path, f"{what} b{b} pages {f.engine}'s pop at {list(f.path)} may free before a write or "
                                     "multicast issued from them left (no flush/write_barrier before that pop)", b,
-                    not isinstance(x, McastSend))
+                    None if isinstance(x, McastSend) else f)
     return out
 
 
