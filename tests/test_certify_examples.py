@@ -45,10 +45,10 @@ class CliRun:
 
 
 class Reports:
-    """Certifies each example at most once per module."""
+    """Certifies each example at most once per session (``cache``: conftest's ``example_reports``)."""
 
-    def __init__(self) -> None:
-        self._cache: dict[str, Report] = {}
+    def __init__(self, cache: dict[str, Any]) -> None:
+        self._cache: dict[str, Report] = cache
         self.programs: dict[str, Program] = {}
 
     def program(self, path: Path) -> Program:
@@ -68,16 +68,14 @@ class Reports:
 
 
 @pytest.fixture(scope="module")
-def reports() -> Reports:
-    return Reports()
+def reports(example_reports: dict[str, Any]) -> Reports:
+    return Reports(example_reports)
 
 
 @pytest.fixture(scope="module")
-def wormhole_cli(reports: Reports, tmp_path_factory: pytest.TempPathFactory) -> CliRun:
+def wormhole_cli(reports: Reports) -> CliRun:
     """``verispatial certify`` on the Wormhole matmul, end to end, run once: a spy keeps the report the CLI got
-    from the checker so the golden test reuses it instead of certifying the program a second time. The CLI gets an
-    empty proof cache of its own: a module fixture is set up before the per-test cache (conftest), and the user's
-    default cache may hold this very program's report (then the checker would not run at all)."""
+    from the checker so the golden test reuses it instead of certifying the program a second time."""
     got: list[Report] = []
     real = checker.certify
 
@@ -89,8 +87,8 @@ def wormhole_cli(reports: Reports, tmp_path_factory: pytest.TempPathFactory) -> 
     buf = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buf):
         mp.setattr(checker, "certify", spy)
-        mp.setenv("VERISPATIAL_CACHE_DIR", str(tmp_path_factory.mktemp("wormhole-cli-cache")))
-        code = cli.main(["certify", str(WORMHOLE)])
+        # Module-scoped: it runs before the per-test proof cache (conftest), so it must not touch the user's cache.
+        code = cli.main(["certify", str(WORMHOLE), "--no-cache"])
     assert len(got) == 1
     reports.put(WORMHOLE, got[0])
     return CliRun(code, buf.getvalue(), got[0])
