@@ -71,6 +71,9 @@ def main() -> None:
         found = disagreements(oracle, report, p)
         if found:
             disagree.append((found, dumps(p)))
+            # Shown at once (a long run's disagreements are not lost if it is stopped).
+            print("DISAGREEMENT: " + " | ".join(found) + "\n  " + dumps(p).replace("\n", " "), file=sys.stderr,
+                  flush=True)
         if oracle.verdict != "ok":
             stats["incorrect"] += 1
             return

@@ -19,7 +19,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
 - Sometimes (two sites of two engines) the lockstep multicast handshake of reference §2.5 from site 0 to site 1 in
   one stage: the sender's ready counter reset right after its wait or after its data multicast, the receiver in
   the reference order (invalidate, say ready, wait for VALID) or the vendor's (say ready, wait for VALID, then
-  invalidate: a flag word that starts at its reset value).
+  invalidate: a flag word that starts at its reset value). Sometimes the sender is a forwarder that multicasts,
+  from the front of its buffer, a block another engine of its site pushed, then pops it (flushed first, or not).
 - A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.
@@ -369,6 +370,9 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     increments the sender's ready counter and waits for VALID (the reference order), or increments, waits for VALID
     and then invalidates (the vendor order: the flag starts INVALID, the launch is its first reset). Both buffers are
     the first of their sites (cb 0 at the reserved base: the multicast lands at the sender's address).
+
+    Sometimes the sender is a *forwarder*: another engine of site 0 fills and pushes the block, the forwarder waits
+    for it, multicasts it from its read pointer (``McastSend(front=True)``) and pops it once the multicast left.
     """
     s0, s1 = SITES
     ps, cs = draw(st.permutations(by_site[s0]))[:2]
@@ -387,14 +391,26 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     late_reset = draw(st.booleans())
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT))
-    sender: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier(),
-                        SemWait(ready, cond, 1)]
-    sender += [McastSend(src, pages, g, 1), SemSet(ready, 0)] if late_reset else [SemSet(ready, 0),
-                                                                                  McastSend(src, pages, g, 1)]
-    sender += [Flush(), McastSetValid(flag, g, 1), Push(src, pages)]
-    prologue.setdefault(ps, []).append(SemSet(flag, 1))
-    stage.give.setdefault(ps, []).append(sender)
-    stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
+    forward = draw(st.integers(0, 2)) == 0
+    fill: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier()]
+    send: list[Op] = [SemWait(ready, cond, 1)]
+    send += [McastSend(src, pages, g, 1, front=forward), SemSet(ready, 0)] if late_reset else [
+        SemSet(ready, 0), McastSend(src, pages, g, 1, front=forward)]
+    if forward:
+        # A forwarder: ``ps`` fills and pushes the block, ``cs`` waits for it, multicasts it from its read pointer
+        # and pops it once the multicast left — a flush between data and flag (which also orders them on
+        # Blackhole), or after the flag (async-flag-overtake on Blackhole), or none (async-source-reuse at the pop).
+        leave = draw(st.sampled_from(("between", "between", "after", "none")))
+        send += [Flush()] if leave == "between" else []
+        send += [McastSetValid(flag, g, 1)] + ([Flush()] if leave == "after" else []) + [Pop(src, pages)]
+        prologue.setdefault(cs, []).append(SemSet(flag, 1))
+        stage.give.setdefault(ps, []).append([*fill, Push(src, pages)])
+        stage.take.setdefault(cs, []).append([Wait(src, pages), *send])
+    else:
+        send += [Flush(), McastSetValid(flag, g, 1), Push(src, pages)]
+        prologue.setdefault(ps, []).append(SemSet(flag, 1))
+        stage.give.setdefault(ps, []).append([*fill, *send])
+        stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
     vendor = draw(st.booleans())
     receiver: list[Op] = [Reserve(dst, pages)]
     receiver += ([SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1), SemSet(flag, 0)] if vendor
