@@ -38,7 +38,7 @@ import attrs
 
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.memory import _resident_ranges
-from verispatial.certify.ordering import _coverage, _may_share_tile, _output_coverage_query
+from verispatial.certify.ordering import _coverage, _output_coverage_query
 from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT
@@ -902,7 +902,6 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     apae = {j: f"slice{j}/async-pending-at-end" for j in range(n_phases)}
     roles = {t.name: t.role for t in p.tensors}
     written = _Written(c.accesses)
-    replays: dict[int, Result] = {}
 
     # Happens-before across each closing boundary the data of a tensor crosses.
     by_tensor: dict[str, list[Access]] = {}
@@ -916,21 +915,13 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
         a = sorted({x.phase for x in accs})
         if not w:
             continue
-        early_state = _state_read_after_write(p, tensor, accs, rlimit) if roles.get(tensor) == Role.STATE else []
+        state = roles.get(tensor) == Role.STATE
         for j in range(n_phases - 1):
             if not ((w[0] <= j < a[-1]) or (a[0] <= j < w[-1])):
                 continue
             b = close_b[j]
             t0 = time.perf_counter()
             name = f"hb-cross:{tensor}:after-section-{b}"
-            bad = [(wa, ra, cex) for wa, ra, cex in early_state if wa.phase <= j < ra.phase]
-            if bad:
-                cex = bad[0][2]
-                got = replays.get(id(cex))
-                if got is None:  # one replay per pair, whatever boundaries it crosses
-                    got = replays[id(cex)] = _refute_on_composition(p, name, cex, t0)
-                out.append(attrs.evolve(got, name=name))
-                continue
             before = sorted({x.phase for x in accs if x.phase <= j})
             needs = [f"rendezvous:after-section-{b}", *[apae[i] for i in before]]
             out.append(_assumed(
@@ -939,7 +930,10 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
                 f"completed before its engine arrived at the rendezvous after section {b} (nothing outstanding at "
                 f"the end of its slice) and every access of phases > {j} is issued after that engine's release "
                 f"(rendezvous lemma): reads after writes, writes after reads and writes after writes across the "
-                f"boundary are ordered", t0))
+                f"boundary are ordered" + (
+                    "; for a state (per-tile versions, docs/semantics.md `tensor-race`) a read of a later phase sees "
+                    "the version of the earlier phases' completed writes and a write of a later phase is issued "
+                    "after the earlier phases' reads landed" if state else ""), t0))
     # Reads covered by the writes of phases up to their own.
     for acc in c.accesses:
         op = acc.leaf.op
@@ -970,31 +964,6 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
         f"and ends with nothing in flight, the slices share no counter (every buffer and section semaphore is "
         f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
         f"(composition theorem, docs/checker.md)", t0))
-    return out
-
-
-def _state_read_after_write(p: Program, tensor: str, accs: list[Access], rlimit: int) -> list[tuple[
-        Access, Access, dict[str, Any]]]:
-    """Pairs (write of phase i, read of phase i' > i) of a state that may share a tile: the read would see a
-    value written in this run, not the carried one (the interpreter's ``tensor-race`` on states)."""
-    out = []
-    ws = [x for x in accs if x.write]
-    rs = [x for x in accs if not x.write]
-    for wa in ws:
-        for ra in rs:
-            if ra.phase <= wa.phase:
-                continue
-            share = _may_share_tile(p, wa.leaf, ra.leaf, rlimit)
-            if share is False:
-                continue
-            cex = {"kind": "race", "rule": "tensor-race", "engine": ra.leaf.engine, "path": list(ra.leaf.path),
-                   "read": {"engine": ra.leaf.engine, "path": list(ra.leaf.path)},
-                   "write": {"engine": wa.leaf.engine, "path": list(wa.leaf.path)},
-                   "summary": (f"{ra.leaf.engine} reads state {tensor} at {list(ra.leaf.path)} (phase {ra.phase}) "
-                               f"after {wa.leaf.engine}'s write of it at {list(wa.leaf.path)} (phase {wa.phase}): "
-                               f"it reads this run's value, not the carried one")
-                   + ("" if share else " (the tile overlap is undecided)")}
-            out.append((wa, ra, cex))
     return out
 
 
