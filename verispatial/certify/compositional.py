@@ -521,7 +521,7 @@ class _Walker:
 
 
 _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(?!\d)|(?<![\w%])g(\d+)(?!\d)"
-                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)|\.phase0(?!\d)")
+                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))(:?)\[(\d+)|\.phase0(?!\d)")
 
 
 Piece = str | tuple[str, Any]
@@ -535,7 +535,7 @@ def pieces(text: str) -> tuple[Piece, ...]:
     for m in _TOKEN.finditer(text):
         if m.start() > at:
             out.append(text[at:m.start()])
-        t, k, b, s, g, eng, top = m.groups()
+        t, k, b, s, g, eng, sep, top = m.groups()
         if t is not None:
             out.append(("t", int(t)))
         elif k is not None:
@@ -547,7 +547,7 @@ def pieces(text: str) -> tuple[Piece, ...]:
         elif g is not None:
             out.append(("g", int(g)))
         elif eng is not None:
-            out.append(("path", (eng, int(top))))
+            out.append(("path", (eng + sep, int(top))))
         else:
             out.append(("phase", 0))
         at = m.end()
@@ -580,7 +580,7 @@ def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
             out.append(f".phase{sl.index}")
         else:
             eng, top = v
-            off = sl.offsets.get(eng) if paths else None
+            off = sl.offsets.get(eng.rstrip(":")) if paths else None
             out.append(f"{eng}[{top if off is None else top + off}")
     return "".join(out)
 
@@ -590,13 +590,21 @@ def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     return lambda text: render(pieces(text), sl, paths) if text else text
 
 
-def _map_json(x: Any, dm: Callable[[str], str]) -> Any:
+def _map_json(x: Any, dm: Callable[[str], str], offsets: dict[str, int] | None = None) -> Any:
+    """``x`` (a counterexample) in the composed program's names: every string through ``dm``; with ``offsets``, every
+    position (a dict naming an ``engine`` and an op ``path``) shifted to the composed op path (its top-level index
+    plus the engine's offset)."""
     if isinstance(x, str):
         return dm(x)
     if isinstance(x, list):
-        return [_map_json(v, dm) for v in x]
+        return [_map_json(v, dm, offsets) for v in x]
     if isinstance(x, dict):
-        return {k: _map_json(v, dm) for k, v in x.items()}
+        out = {k: _map_json(v, dm, offsets) for k, v in x.items()}
+        eng, path = x.get("engine"), x.get("path")
+        if (offsets is not None and isinstance(eng, str) and eng in offsets and isinstance(path, list) and path
+                and all(isinstance(i, int) for i in path)):
+            out["path"] = [path[0] + offsets[eng], *path[1:]]
+        return out
     return x
 
 
@@ -782,8 +790,9 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
-            cex = {**_map_json(cex, dm), "slice": {"index": j, "sections": list(sl.names), "top_offset": sl.offsets,
-                                                   "replayed_on": "the slice program"}}
+            cex = {**_map_json(cex, dm, sl.offsets), "slice": {
+                "index": j, "sections": list(sl.names), "top_offset": sl.offsets,
+                "replayed_on": "the slice program (positions shifted to the composed op paths by top_offset)"}}
         if verdict == Verdict.REFUTED:
             why = ""
             if not earlier_live:
@@ -967,12 +976,15 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     return out
 
 
-def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float) -> Result:
+def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float,
+                           at: list[dict[str, Any]] | None = None) -> Result:
     """A candidate violation of the composed program, refuted only if the interpreter replays it on that program
-    (that rule, that engine and op), else failed-to-prove."""
+    (that rule, that engine and op; with ``at``, a violation ``confirm_rule`` matches there), else failed-to-prove."""
     path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
     engine = cex.get("engine") if isinstance(cex.get("engine"), str) else None
-    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path)
+    if at is not None:
+        engine, path = None, None  # the violation is matched by ``at`` alone
+    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
     if got is None:
         return Result("happens-before", name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
@@ -1021,12 +1033,15 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
             return Result("happens-before", name, Verdict.PROVED,
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
-        return Result("happens-before", name, Verdict.FAILED,
-                      f"no write writes tile {miss[0]} of output {t.name} ({len(miss)} tiles unwritten; not "
-                      f"replayed: the interpreter has no rule for an unwritten output yet)",
-                      seconds=time.perf_counter() - t0)
-    return attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit),
-                        name=name)
+        engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
+        cex = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None, "tile": miss[0],
+               "summary": f"output {t.name} tile {miss[0]} is written by no write of it ({len(miss)} tiles "
+                          f"unwritten)"}
+        return _refute_on_composition(p, name, cex, t0, at=[{"message": f"output {t.name} "}])
+    r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)
+    if r.verdict == Verdict.REFUTED and r.counterexample is not None:
+        return _refute_on_composition(p, name, r.counterexample, t0, at=[{"message": f"output {t.name} "}])
+    return r
 
 
 def resident_disjoint(p: Program) -> list[Result]:
