@@ -642,6 +642,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     results: list[Result] = []
     deadlock_ok: list[bool] = []
     exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
+    rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
     ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
@@ -658,7 +659,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
-        slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache)
+        slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
                             all(deadlock_ok), last, names)
         deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == "deadlock"))
@@ -715,10 +716,18 @@ def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
 
 
 def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
-                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]]) -> list[Result]:
+                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
+                rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
-    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption."""
-    lost = tuple(sorted(((s, site) for s, site in sl.program.rearmed_words() if latest.get(site, -1) > sl.index),
+    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption.
+    ``rearmed`` memoizes the slice programs' re-armed words by key (equal keys: equal programs, same sites), so a
+    slice equal to an earlier one is never built."""
+    words = rearmed.get(sl.key) if rearmed is not None else None
+    if words is None:
+        words = sl.program.rearmed_words()
+        if rearmed is not None:
+            rearmed[sl.key] = words
+    lost = tuple(sorted(((s, site) for s, site in words if latest.get(site, -1) > sl.index),
                         key=lambda w: (w[0], w[1].y, w[1].x)))
     if not lost:
         return []

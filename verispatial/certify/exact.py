@@ -175,9 +175,10 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
     if primed_flag:
-        # A flag word the owner resets last, to its initial value: a terminating run ends at it exactly when every
-        # flag issued was waited for (the k-th wait returns once k flags landed, so after the last wait every flag
-        # has landed and the last reset follows it; one more flag would land after the last reset).
+        # A flag word the owner resets last, to its initial value: a terminating run ends at it when as many flags
+        # are issued as waits run. Each wait sees a flag landed after the reset before it (the launch, for a primed
+        # word), a distinct one per wait; with as many flags as waits none is left to land after the last reset —
+        # by counting alone, whatever the protocol's other obligations say.
         flags = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.flags])
         waits = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.waits])
         q.add(flags != waits)
