@@ -90,6 +90,8 @@ class SynthesizeHandshakes:
                 for suffix, role in (("sender", SemRole.MCAST_READY), ("receiver", SemRole.MCAST_VALID)):
                     sems[f"{prefix}_{suffix}"] = len(semaphores)
                     semaphores.append(Semaphore(len(semaphores), f"{prefix}_{suffix}_sem", pl.sites, INVALID, role))
+        for tb, prefix in ((0, "in0"), (1, "in1")):
+            if any(g.buffer == tb for g in pl.groups):
                 # The flag multicast's source: a word created VALID on each sender's site and never written
                 # (noc_semaphore_set_multicast(src, ...) copies it), so it ends where it started — a later phase of
                 # a composed program may take its slot (docs/checker.md, "Semaphore slots").
