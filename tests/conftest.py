@@ -14,6 +14,7 @@ Every test runs with its own empty persistent proof cache (``_own_proof_cache``)
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -29,3 +30,13 @@ def _own_proof_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     """Every test gets an empty persistent proof cache of its own (``VERISPATIAL_CACHE_DIR``): the CLI's default
     cache is the user's, which a test must neither read (a proof from another run) nor fill."""
     monkeypatch.setenv("VERISPATIAL_CACHE_DIR", str(tmp_path_factory.mktemp("proof-cache")))
+
+
+_EXAMPLE_REPORTS: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="session")
+def example_reports() -> dict[str, Any]:
+    """The checker's reports on the shipped examples, by path, shared by every module that certifies them (each
+    example at most once per session: the big ones take seconds)."""
+    return _EXAMPLE_REPORTS

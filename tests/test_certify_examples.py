@@ -45,10 +45,10 @@ class CliRun:
 
 
 class Reports:
-    """Certifies each example at most once per module."""
+    """Certifies each example at most once per session (``cache``: conftest's ``example_reports``)."""
 
-    def __init__(self) -> None:
-        self._cache: dict[str, Report] = {}
+    def __init__(self, cache: dict[str, Any]) -> None:
+        self._cache: dict[str, Report] = cache
         self.programs: dict[str, Program] = {}
 
     def program(self, path: Path) -> Program:
@@ -68,8 +68,8 @@ class Reports:
 
 
 @pytest.fixture(scope="module")
-def reports() -> Reports:
-    return Reports()
+def reports(example_reports: dict[str, Any]) -> Reports:
+    return Reports(example_reports)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,8 @@ def wormhole_cli(reports: Reports) -> CliRun:
     buf = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buf):
         mp.setattr(checker, "certify", spy)
-        code = cli.main(["certify", str(WORMHOLE)])
+        # Module-scoped: it runs before the per-test proof cache (conftest), so it must not touch the user's cache.
+        code = cli.main(["certify", str(WORMHOLE), "--no-cache"])
     assert len(got) == 1
     reports.put(WORMHOLE, got[0])
     return CliRun(code, buf.getvalue(), got[0])

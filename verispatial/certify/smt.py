@@ -156,9 +156,51 @@ def exporting(name: str, rlimit: int, smt2: str) -> bool:
     if not _EXPORT_DIR:
         return False
     safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", name)[:80]
-    (_EXPORT_DIR[-1] / f"{os.getpid()}-{next(_EXPORTED):05d}-{safe}.smt2").write_text(
-        f"; verispatial obligation {name}: unsat means it holds\n(set-option :rlimit {rlimit})\n" + smt2)
+    (_EXPORT_DIR[-1] / f"{os.getpid()}-{next(_EXPORTED):05d}-{safe}.smt2").write_text(plain_smt2(name, rlimit, smt2))
     return True
+
+
+def plain_smt2(name: str, rlimit: int, smt2: str) -> str:
+    """``smt2`` (Z3's ``to_smt2`` of one query) as a plain SMT-LIB 2.6 script any solver reads (cvc5 included):
+    ``(set-logic ALL)`` first (the queries mix linear integer arithmetic, uninterpreted Booleans and, for coverage,
+    quantifiers), and Z3's resource limit only as a comment (``:rlimit`` is a Z3 option; a Z3 user re-checking with
+    the checker's budget sets it, ``z3 rlimit=N FILE``). A ``(set-logic ...)`` Z3 may have written is dropped, so the
+    script sets its logic once."""
+    commands = [c for c in _standard(smt2) if not c.startswith("(set-logic ")]
+    return (f"; verispatial obligation {name}: unsat means it holds\n"
+            f"; z3 budget: rlimit {rlimit} (z3 rlimit={rlimit} FILE)\n"
+            "(set-logic ALL)\n" + "\n".join(commands) + "\n")
+
+
+_TOKEN = re.compile(r'\s+|;[^\n]*|\|[^|]*\||"(?:[^"]|"")*"|[()]|[^\s()|";]+')
+#: Z3 prints an n-ary operator applied to one argument (``(+ x)``, ``(and p)``); SMT-LIB 2.6 requires two or more
+#: (cvc5 refuses the script). Applied to one argument each is that argument.
+_UNARY_IDENTITY = frozenset({"+", "*", "and", "or"})
+#: Chainable predicates on one argument hold trivially.
+_UNARY_TRUE = frozenset({"=", "distinct", "<", "<=", ">", ">="})
+
+
+def _standard(smt2: str) -> list[str]:
+    """The top-level commands of ``smt2`` rewritten to standard SMT-LIB 2.6 (``_UNARY_IDENTITY``, ``_UNARY_TRUE``),
+    comments dropped, one command per line."""
+    stack: list[list[str]] = [[]]
+    for m in _TOKEN.finditer(smt2):
+        tok = m.group()
+        if tok[0].isspace() or tok[0] == ";":
+            continue
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            items = stack.pop()
+            if len(items) == 2 and items[0] in _UNARY_IDENTITY:
+                stack[-1].append(items[1])
+            elif len(items) == 2 and items[0] in _UNARY_TRUE:
+                stack[-1].append("true")
+            else:
+                stack[-1].append("(" + " ".join(items) + ")")
+        else:
+            stack[-1].append(tok)
+    return stack[0]
 
 
 def model_int(m: z3.ModelRef, e: Any) -> int:

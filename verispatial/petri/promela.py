@@ -1,0 +1,868 @@
+"""Export a program as a Promela model for the SPIN model checker, and run SPIN on it (issue 9, deliverable 3).
+
+The model is the token game of ``petri/interp.py`` (docs/semantics.md, the op table and the rules), written for an
+independent tool so that a misreading shared by the interpreter and the checker can show up as a disagreement:
+
+- one ``proctype`` per engine, running its op list; each op is one ``d_step`` (one indivisible transition of the
+  interpreter: a blocking op's condition is the ``d_step``'s guard);
+- global counters for every buffer (``pushed``, ``popped``, the reserved and waited windows, ``fill``, ``drain``,
+  multicast pages landed, its producer and consumer engine) and every semaphore word (value, and per engine whether
+  it has observed the word since its last remote write), per engine its read, write, multicast and atomic state;
+  per tensor tile its incomplete writers, whether a write of it completed and whether one was issued;
+- asynchronous NoC operations (reads, writes, atomics, multicasts and their leave/land steps) as entries of
+  per-engine in-flight queues, landed by one ``noc`` process that picks any enabled landing nondeterministically, so
+  every one lands no later than its engine's barrier (the barrier's guard waits for it); multicasts of an engine keep
+  the order of the interpreter (leave in issue order on targets with ordered writes, land at each site in leave order);
+- trips chosen nondeterministically in ``[0, max]`` by ``init`` (``select``) before any engine starts;
+- every rule the interpreter checks as an ``assert`` whose expression starts with the rule's name (``R_cb_capacity``:
+  a hidden constant 0, so ``assert(R_rule || O_e_path || cond)`` fails exactly when ``cond`` does and SPIN's message
+  names the rule, and for an engine step the op: engine index and path); the end-of-run rules (``balance-cb``,
+  ``balance-sem``, ``output-unwritten``) are asserted by a ``fin`` process once every engine finished and nothing is
+  in flight.
+
+SPIN's verdicts: an *invalid end state* is a deadlock (some engine stopped short of its end with nothing enabled: the
+``noc`` and ``fin`` processes wait at ``end`` labels), an *assertion violated* is a rule violation, no error is ok.
+Outside the model (``PromelaUnsupported``, raised with the reason, never a model that silently drops a rule):
+programs of several sections (``rendezvous-early``, per-section state versions), aliased buffers
+(``alias-clobber``), dynamic (indirect) addresses, more than 31 engines, buffers or sites (bit masks in an ``int``)
+and numbers past a 32-bit signed ``int``.
+
+``run_spin`` compiles the model once (``spin -a``, ``cc -DSAFETY``) and runs ``pan -c0`` once: the search goes on past
+every error, and pan prints each error's message unless it repeats the one just printed, so every distinct assertion
+and an invalid end state, when reachable, show. Debian's ``spin``
+package provides the ``spin`` command.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+from verispatial.errors import VerispatialError
+from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.ops import (
+    AcquireAcc,
+    AtomicBarrier,
+    Compute,
+    Flush,
+    If,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    PackAcc,
+    Pop,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    TripCount,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+    count_max,
+    op_text,
+)
+from verispatial.ir.program import Program, walk
+from verispatial.petri.position import RULES
+
+__all__ = ["PromelaUnsupported", "SpinResult", "run_spin", "spin_available", "to_promela"]
+
+_INT_MAX = 2**31 - 1
+_MASK_BITS = 31
+
+
+class PromelaUnsupported(VerispatialError):
+    """The program uses a construct the Promela model does not express (the message says which); raised instead
+    of writing a model that would leave a rule unchecked."""
+
+
+def _rid(rule: str) -> str:
+    return "R_" + rule.replace("-", "_")
+
+
+def _oid(e: int, path: tuple[int, ...]) -> str:
+    return f"O_{e}_" + "_".join(str(i) for i in path)
+
+
+_RULE_OF = {_rid(r): r for r in RULES}
+
+
+@attrs.frozen
+class _Issue:
+    """An asynchronous op of engine ``e`` at ``path``: its queue (``rd``, ``wr``, ``inc``, ``mc``) and op."""
+
+    k: int
+    e: int
+    path: tuple[int, ...]
+    op: Op
+    queue: str
+
+
+class _Gen:
+    """Writes the model of one program (see the module docstring)."""
+
+    def __init__(self, p: Program) -> None:
+        self.p = p
+        self._refuse()
+        self.t = p.target
+        self.n = len(p.programs)
+        self.sites: list[Site] = sorted({ep.site for ep in p.programs} | {b.site for b in p.buffers}
+                                        | {s for sem in p.semaphores for s in sem.sites}, key=lambda s: (s.x, s.y))
+        self.site_ix = {s: i for i, s in enumerate(self.sites)}
+        self.words: dict[tuple[int, Site], int] = {}
+        self.word_site: list[Site] = []
+        self.word_sem: list[int] = []
+        self.word_init: list[int] = []
+        for sem in p.semaphores:
+            for s in sem.sites:
+                self.words[(sem.id, s)] = len(self.word_site)
+                self.word_site.append(s)
+                self.word_sem.append(sem.id)
+                self.word_init.append(sem.init)
+        self.caps = [b.capacity for b in p.buffers]
+        self.pt = [b.page_tiles for b in p.buffers]
+        self.tiles = [t.tiles(p.target.tile) for t in p.tensors]
+        self.tix = {t.name: i for i, t in enumerate(p.tensors)}
+        by_site_cb = {(b.site, b.cb): b.id for b in p.buffers}
+        self.data_bufs: set[int] = set()
+        self.mcast_dest: dict[tuple[int, int], int] = {}  # (issue k, site index) -> dest buffer / word
+        self.issues: list[_Issue] = []
+        self.at_of: dict[tuple[int, tuple[int, ...]], int] = {}  # eq SemWait -> its marker value (>= 1)
+        self.loopvars: dict[tuple[int, tuple[int, ...]], str] = {}
+        for e, ep in enumerate(p.programs):
+            for path, op in self._paths(ep.ops):
+                if isinstance(op, Loop):
+                    self.loopvars[(e, path)] = f"lv_{e}_" + "_".join(map(str, path))
+                elif isinstance(op, SemWait) and op.cond is WaitCond.EQ:
+                    self.at_of[(e, path)] = len([k for k in self.at_of if k[0] == e]) + 1
+                q = {ReadTiles: "rd", WriteTiles: "wr", SemInc: "inc", SemIncMcast: "inc", McastSend: "mc",
+                     McastSetValid: "mc"}.get(type(op))
+                if q is not None:
+                    iss = _Issue(len(self.issues), e, path, op, q)
+                    self.issues.append(iss)
+                    if isinstance(op, McastSend):
+                        src = p.buffers[op.buf]
+                        for d in p.groups[op.group].destinations():
+                            self.mcast_dest[(iss.k, self.site_ix[d])] = by_site_cb[(d, src.cb)]
+                    elif isinstance(op, (McastSetValid, SemIncMcast)):
+                        for d in p.groups[op.group].destinations():
+                            self.mcast_dest[(iss.k, self.site_ix[d])] = self.words[(op.sem, d)]
+                if isinstance(op, WriteTiles):
+                    self.data_bufs.add(op.src)
+                elif isinstance(op, Compute):
+                    self.data_bufs.update(o.buf for o in op.ins)
+                elif isinstance(op, McastSend):
+                    self.data_bufs.add(op.buf)
+        self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
+        trip_max = p.trip_max()
+        # Queue sizes: every issue of the engine that could be in flight at once (loops at their max).
+        self.qsize: dict[tuple[int, str], int] = {}
+        for e, ep in enumerate(p.programs):
+            for path, op, times in self._counted(ep.ops, trip_max):
+                q = {ReadTiles: "rd", WriteTiles: "wr", SemInc: "inc", McastSend: "mc", McastSetValid: "mc"}.get(type(op))
+                n = times * (len(p.groups[op.group].destinations()) if isinstance(op, SemIncMcast) else 1)
+                if isinstance(op, SemIncMcast):
+                    q = "inc"
+                if q is not None:
+                    # at least one entry: a queue of an op that never runs is declared all the same
+                    self.qsize[(e, q)] = max(self.qsize.get((e, q), 0) + n, 1)
+                del path
+        for (e, q), n in self.qsize.items():
+            if n > 255:
+                raise PromelaUnsupported(f"{p.programs[e].key} may have {n} {q} operations in flight; the model's "
+                                         "queues hold at most 255")
+        self.rules_used: set[str] = set()
+        self.ops_used: set[str] = set()
+        self.h = 0
+        self._check_numbers(trip_max)
+
+    # ---------------------------------------------------------------- scope
+
+    def _refuse(self) -> None:
+        p = self.p
+        if len(p.sections) > 1:
+            raise PromelaUnsupported(f"{len(p.sections)} sections: the Promela model covers one-section programs "
+                                     "(rendezvous-early and per-section state versions are not modelled)")
+        if any(b.alias_of is not None for b in p.buffers):
+            raise PromelaUnsupported("aliased buffers: alias-clobber is not modelled in Promela")
+        for ep in p.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} has a dynamic address (not modelled)")
+        if len(p.programs) > _MASK_BITS or len(p.buffers) > _MASK_BITS:
+            raise PromelaUnsupported(f"{len(p.programs)} engines and {len(p.buffers)} buffers: the model keeps them "
+                                     f"in {_MASK_BITS}-bit masks")
+
+    def _check_numbers(self, trip_max: dict[str, int]) -> None:
+        big = [v for v in (*self.word_init, *self.tiles, *trip_max.values()) if v > _INT_MAX]
+        for ep in self.p.programs:
+            for op in walk(ep.ops):
+                for f in ("pages", "tiles", "value", "by"):
+                    v = getattr(op, f, 0)
+                    if isinstance(v, int) and v > _INT_MAX // 4:
+                        big.append(v)
+        if big:
+            raise PromelaUnsupported(f"the number {big[0]} does not fit the model's 32-bit int")
+        if len(self.sites) > _MASK_BITS:
+            raise PromelaUnsupported(f"{len(self.sites)} sites: the model keeps them in {_MASK_BITS}-bit masks")
+
+    # ---------------------------------------------------------------- helpers
+
+    @staticmethod
+    def _paths(ops: tuple[Op, ...], prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Op]]:
+        for i, op in enumerate(ops):
+            yield (*prefix, i), op
+            if isinstance(op, (Loop, If)):
+                yield from _Gen._paths(op.body, (*prefix, i))
+
+    @staticmethod
+    def _counted(ops: tuple[Op, ...], trip_max: dict[str, int], times: int = 1,
+                 prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Op, int]]:
+        for i, op in enumerate(ops):
+            yield (*prefix, i), op, times
+            if isinstance(op, Loop):
+                yield from _Gen._counted(op.body, trip_max, times * count_max(op.count, trip_max), (*prefix, i))
+            elif isinstance(op, If):
+                yield from _Gen._counted(op.body, trip_max, times, (*prefix, i))
+
+    def _tmp(self) -> str:
+        self.h += 1
+        return f"h{self.h}"
+
+    def _assert(self, rule: str, cond: str, where: str | None = None) -> str:
+        self.rules_used.add(rule)
+        if where is not None:
+            self.ops_used.add(where)
+            return f"assert({_rid(rule)} || {where} || ({cond}));"
+        return f"assert({_rid(rule)} || ({cond}));"
+
+    def _env(self, e: int, path: tuple[int, ...]) -> dict[str, str]:
+        """Loop variable name -> its global in the model, innermost loop last (it wins, as in the interpreter)."""
+        ops = self.p.programs[e].ops
+        env: dict[str, str] = {}
+        for k in range(1, len(path)):
+            node: Op = ops[path[0]]
+            for i in path[1:k]:
+                assert isinstance(node, (Loop, If))
+                node = node.body[i]
+            if isinstance(node, Loop):
+                env[node.var] = self.loopvars[(e, path[:k])]
+        return env
+
+    def _count(self, count: int | str | TripCount) -> str:
+        if isinstance(count, int):
+            return str(count)
+        if isinstance(count, str):
+            return f"trip_{count}"
+        v = f"({count.scale}*trip_{count.trip}+({count.offset}))"
+        return f"({v} > 0 -> {v} : 0)"
+
+    def _affine(self, base: int, terms: tuple[tuple[str, int], ...], env: dict[str, str]) -> str:
+        out = str(base)
+        for var, coef in terms:
+            out += f" + {coef}*{env[var]}"
+        return f"({out})"
+
+    def _word(self, e: int, sem: int) -> int:
+        return self.words[(sem, self.p.programs[e].site)]
+
+    def _site_mask(self, site: Site) -> int:
+        return sum(1 << e for e, ep in enumerate(self.p.programs) if ep.site == site)
+
+    @staticmethod
+    def _in_ring(j: str, p0: str, np: str, cap: int) -> str:
+        """Whether ring slot ``j`` is among pages ``[p0, p0 + np)`` of a ``cap``-page ring."""
+        return f"({np} >= {cap} || ((({j}) - ({p0}) % {cap} + {cap}) % {cap}) < {np})"
+
+    # ---------------------------------------------------------------- shared checks
+
+    def _role(self, e: int, b: int, producer: bool, where: str) -> list[str]:
+        arr, rule = ("producer", "cb-single-producer") if producer else ("consumer", "cb-single-consumer")
+        return [f"if :: {arr}[{b}] == 255 -> {arr}[{b}] = {e} :: else -> {self._assert(rule, f'{arr}[{b}] == {e}', where)} fi;"]
+
+    def _source_reuse(self, b: int, p0: str, np: str, mode: str, where: str | None) -> list[str]:
+        """``async-source-reuse`` on pages ``[p0, p0 + np)`` of ``b`` (ring slots): ``pop`` (sources read from the
+        front of ``b``), ``ring`` / ``write`` (any source in ``b``'s bytes; no aliases in the model)."""
+        cap = self.caps[b]
+        flag, j, i = self._tmp(), self._tmp(), self._tmp()
+        lines = [f"{flag} = 0;"]
+        for iss in self.issues:
+            op = iss.op
+            if isinstance(op, WriteTiles) and op.src == b:
+                q, cond = f"wq{iss.e}", ""
+            elif isinstance(op, McastSend) and op.buf == b and (mode != "pop" or op.front):
+                q, cond = f"mq{iss.e}", f" && !mq{iss.e}[{i}].left"
+            else:
+                continue
+            hit = (f"{j} < {cap} && {self._in_ring(j, f'{q}[{i}].p0', f'{q}[{i}].np', cap)}")
+            lines.append(
+                f"for ({i} : 0 .. {self.qsize[(iss.e, iss.queue)] - 1}) {{ if :: {i} < n{q} && {q}[{i}].op == {iss.k}{cond} -> "
+                f"for ({j} : 0 .. {cap - 1}) {{ if :: {self._in_ring(j, p0, np, cap)} && {hit} -> {flag} = 1 :: else -> skip fi }} "
+                f":: else -> skip fi }};")
+        lines.append(self._assert("async-source-reuse", f"{flag} == 0", where))
+        return lines
+
+    def _word_reuse(self, w: int, where: str | None) -> list[str]:
+        lines: list[str] = []
+        for iss in self.issues:
+            op = iss.op
+            if isinstance(op, McastSetValid) and self._word(iss.e, op.source) == w:
+                i = self._tmp()
+                q = f"mq{iss.e}"
+                pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
+                lines.append(f"for ({i} : 0 .. {self.qsize[(iss.e, 'mc')] - 1}) {{ "
+                             f"{self._assert('async-source-reuse', pending, where)} }};")
+        return lines
+
+    def _remote_write(self, w: int, new: str, where: str | None) -> list[str]:
+        """A remote write landing on word ``w`` (``sem-overshoot`` of every equality wait pending at its site,
+        ``async-source-reuse`` of a flag reading it), then the new value; every engine of the site must observe it."""
+        site, sem = self.word_site[w], self.word_sem[w]
+        old = self._tmp()
+        lines = [f"{old} = words[{w}];"]
+        for e, ep in enumerate(self.p.programs):
+            if ep.site != site:
+                continue
+            for path, op in self._paths(ep.ops):
+                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem:
+                    want = self._affine(op.value, tuple((t.var, t.coef) for t in op.terms), self._env(e, path))
+                    lines.append(self._assert(
+                        "sem-overshoot",
+                        f"!({new} != {old} && at{e} == {self.at_of[(e, path)]} && ({want} == {old} || ({old} < {want} && {want} < {new})))",
+                        where))
+        lines += self._word_reuse(w, where)
+        lines += [f"words[{w}] = {new};", f"dirty[{w}] = {self._site_mask(site)};"]
+        return lines
+
+    def _fill(self, e: int, b: int, tiles: int, where: str) -> tuple[list[str], str, str]:
+        """A write into the back of ``b``: ``cb-write-unreserved``; returns the lines and the ring pages written
+        (first page, count) as expressions over hidden scratch variables."""
+        pt = self.pt[b]
+        p0, np = self._tmp(), self._tmp()
+        lines = [self._assert("cb-write-unreserved", f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}", where),
+                 f"{p0} = (pushed[{b}] * {pt} + fill[{b}]) / {pt};",
+                 f"{np} = (pushed[{b}] * {pt} + fill[{b}] + {tiles} - 1) / {pt} - {p0} + 1;",
+                 f"fill[{b}] = fill[{b}] + {tiles};"]
+        if tiles <= 0:
+            lines[1:3] = [f"{p0} = 0;", f"{np} = 0;"]
+        return lines, p0, np
+
+    def _tile_range(self, e: int, path: tuple[int, ...], op: ReadTiles | WriteTiles, where: str) -> tuple[list[str], str, str]:
+        ntiles = self.tiles[self.tix[op.tensor]]
+        a = self._affine(op.addr.base, tuple((t.var, t.coef) for t in op.addr.terms), self._env(e, path))
+        lo, hi = self._tmp(), self._tmp()
+        lines = [self._assert("bounds", f"{a} >= 0 && {a} + {op.tiles} <= {ntiles}", where),
+                 f"{lo} = ({a} > 0 -> {a} : 0);",
+                 f"{hi} = ({a} + {op.tiles} < {ntiles} -> {a} + {op.tiles} : {ntiles}) - 1;"]
+        return lines, lo, hi
+
+    def _push_entry(self, q: str, k: int, fields: dict[str, str]) -> list[str]:
+        sets = "; ".join(f"{q}[n{q}].{f} = {v}" for f, v in fields.items())
+        return [f"{q}[n{q}].op = {k}; {sets}; n{q}++;" if sets else f"{q}[n{q}].op = {k}; n{q}++;"]
+
+    # ---------------------------------------------------------------- engine steps
+
+    def _step(self, e: int, path: tuple[int, ...], op: Op) -> list[str]:
+        """The Promela statements of one leaf op: the arrival check, then one ``d_step``."""
+        p, where = self.p, _oid(e, path)
+        pre: list[str] = []
+        guard = "true"
+        body: list[str] = []
+        if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
+            pre.append(self._assert("cb-capacity", "false", where))
+        if isinstance(op, Reserve):
+            b, n, cap = op.buf, op.pages, self.caps[op.buf]
+            guard = f"pushed[{b}] - popped[{b}] + {n} <= {cap}"
+            f = self._tmp()
+            body += self._role(e, b, True, where)
+            body.append(f"{f} = (rsv_end[{b}] > pushed[{b}] -> rsv_end[{b}] : pushed[{b}]);")
+            body += self._source_reuse(b, f, f"(pushed[{b}] + {n} - {f})", "ring", where)
+            body.append(f"if :: pushed[{b}] + {n} > rsv_end[{b}] -> rsv_end[{b}] = pushed[{b}] + {n} :: else -> skip fi;")
+        elif isinstance(op, Push):
+            b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
+            body += self._role(e, b, True, where)
+            body.append(self._assert("cb-push-uncovered", f"pushed[{b}] + {n} <= rsv_end[{b}]", where))
+            if b in self.data_bufs and b not in self.mcast_dests:
+                body.append(self._assert("cb-push-unfilled", f"fill[{b}] >= {n * pt}", where))
+            body.append(self._assert("cb-straddle", f"pushed[{b}] % {cap} + {n} <= {cap}", where))
+            body.append(self._assert("async-read-publish", f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
+            if b in self.mcast_dests:
+                body.append(self._assert("mcast-publish-early", f"landed[{b}] >= pushed[{b}] + {n}", where))
+            body += [f"pushed[{b}] = pushed[{b}] + {n};",
+                     f"if :: rsv_end[{b}] < pushed[{b}] -> rsv_end[{b}] = pushed[{b}] :: else -> skip fi;",
+                     f"fill[{b}] = (fill[{b}] > {n * pt} -> fill[{b}] - {n * pt} : 0);"]
+        elif isinstance(op, Wait):
+            b, n = op.buf, op.pages
+            guard = f"pushed[{b}] - popped[{b}] >= {n}"
+            body += self._role(e, b, False, where)
+            body.append(f"if :: popped[{b}] + {n} > wait_end[{b}] -> wait_end[{b}] = popped[{b}] + {n} :: else -> skip fi;")
+        elif isinstance(op, Pop):
+            b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
+            body += self._role(e, b, False, where)
+            body.append(self._assert("cb-pop-uncovered", f"popped[{b}] + {n} <= wait_end[{b}]", where))
+            body.append(self._assert("cb-straddle", f"popped[{b}] % {cap} + {n} <= {cap}", where))
+            body += self._source_reuse(b, f"popped[{b}]", str(n), "pop", where)
+            body += [f"popped[{b}] = popped[{b}] + {n};",
+                     f"if :: wait_end[{b}] < popped[{b}] -> wait_end[{b}] = popped[{b}] :: else -> skip fi;",
+                     f"drain[{b}] = (drain[{b}] > {n * pt} -> drain[{b}] - {n * pt} : 0);"]
+        elif isinstance(op, SemInc):
+            body += self._push_entry(f"iq{e}", self._issue(e, path).k, {"w": str(self.words[(op.sem, op.at)])})
+            body.append(f"ab[{e}] = 1;")
+        elif isinstance(op, SemIncMcast):
+            k = self._issue(e, path).k
+            for d in p.groups[op.group].destinations():
+                body += self._push_entry(f"iq{e}", k, {"w": str(self.words[(op.sem, d)])})
+            body.append(f"ab[{e}] = 1;")
+        elif isinstance(op, SemSet):
+            w = self._word(e, op.sem)
+            body.append(self._assert("sem-set-race", f"((dirty[{w}] >> {e}) & 1) == 0", where))
+            body += self._word_reuse(w, where)
+            body += [f"words[{w}] = {op.value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
+        elif isinstance(op, SemWait):
+            w = self._word(e, op.sem)
+            want = self._affine(op.value, tuple((t.var, t.coef) for t in op.terms), self._env(e, path))
+            guard = f"words[{w}] == {want}" if op.cond is WaitCond.EQ else f"words[{w}] >= {want}"
+            body.append(f"dirty[{w}] = dirty[{w}] & ~{1 << e};")
+            if op.cond is WaitCond.EQ:
+                pre.append(f"at{e} = {self.at_of[(e, path)]};")
+                body.append(f"at{e} = 0;")
+        elif isinstance(op, McastSend):
+            b, cap = op.buf, self.caps[op.buf]
+            body.append(self._assert("async-read-publish", f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
+            if op.front:
+                body += self._role(e, b, False, where)
+                body.append(self._assert("cb-read-unwaited", f"popped[{b}] + {op.pages} <= wait_end[{b}]", where))
+                first = f"popped[{b}]"
+            else:
+                body += self._role(e, b, True, where)
+                body.append(self._assert("cb-write-unreserved", f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
+                first = f"pushed[{b}]"
+            iss = self._issue(e, path)
+            rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
+            body += self._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
+                                                       "ps": f"{first} % {cap}"})
+            body += [f"mc_mask[{e}] = mc_mask[{e}] | {1 << b};", f"wb[{e}] = 1;"]
+        elif isinstance(op, McastSetValid):
+            if not self.t.ordered_writes:
+                body.append(self._assert("async-flag-overtake", f"mc_mask[{e}] == 0", where))
+            iss = self._issue(e, path)
+            rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
+            body += self._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem)})
+            body.append(f"wb[{e}] = 1;")
+        elif isinstance(op, ReadTiles):
+            b = op.into
+            body += self._role(e, b, True, where)
+            lines, p0, np = self._fill(e, b, op.tiles, where)
+            body += lines
+            lines, lo, hi = self._tile_range(e, path, op, where)
+            body += lines
+            ti = self.tix[op.tensor]
+            role = p.tensors[ti].role
+            t = self._tmp()
+            if role is Role.ACTIVATION:
+                race = self._tmp()
+                body += [f"{race} = 0;",
+                         f"for ({t} : {lo} .. {hi}) {{ if :: !tdone_{ti}[{t}] || tm_{ti}[{t}] != 0 -> {race} = 1 :: else -> skip fi }};",
+                         self._assert("tensor-race", f"{race} == 0", where)]
+            fields = {"p0": p0, "np": np}
+            if role is Role.STATE:
+                fields |= {"lo": lo, "hi": hi}
+            body += self._push_entry(f"rq{e}", self._issue(e, path).k, fields)
+            body.append(f"rb_mask[{e}] = rb_mask[{e}] | {1 << b};")
+        elif isinstance(op, WriteTiles):
+            b, pt = op.src, self.pt[op.src]
+            body += self._role(e, b, False, where)
+            body.append(self._assert("cb-read-unwaited", f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
+                                     where))
+            p0, np = self._tmp(), self._tmp()
+            start = f"(popped[{b}] * {pt} + drain[{b}])"
+            if op.tiles > 0:
+                body += [f"{p0} = {start} / {pt};", f"{np} = ({start} + {op.tiles} - 1) / {pt} - {p0} + 1;"]
+            else:
+                body += [f"{p0} = 0;", f"{np} = 0;"]
+            body.append(f"drain[{b}] = drain[{b}] + {op.tiles};")
+            lines, lo, hi = self._tile_range(e, path, op, where)
+            body += lines
+            ti = self.tix[op.tensor]
+            t, race = self._tmp(), self._tmp()
+            body += [f"{race} = 0;",
+                     f"for ({t} : {lo} .. {hi}) {{ if :: (tm_{ti}[{t}] & ~{1 << e}) != 0 -> {race} = 1 :: else -> skip fi; "
+                     f"tm_{ti}[{t}] = tm_{ti}[{t}] | {1 << e}; tiss_{ti}[{t}] = 1 }};",
+                     self._assert("tensor-race", f"{race} == 0", where)]
+            body += self._push_entry(f"wq{e}", self._issue(e, path).k, {"p0": p0, "np": np})
+            body.append(f"wb[{e}] = 1;")
+        elif isinstance(op, ReadBarrier):
+            guard = f"nrq{e} == 0" if (e, "rd") in self.qsize else "true"
+            body.append(f"rb_mask[{e}] = 0;")
+        elif isinstance(op, WriteBarrier):
+            conds = [f"n{q}{e} == 0" for q, k in (("wq", "wr"), ("mq", "mc")) if (e, k) in self.qsize]
+            guard = " && ".join(conds) or "true"
+            body += [f"wb[{e}] = 0;", f"mc_mask[{e}] = 0;"]
+            for ti, tiles in enumerate(self.tiles):
+                if not any(isinstance(x.op, WriteTiles) and x.e == e and self.tix[x.op.tensor] == ti for x in self.issues):
+                    continue
+                t = self._tmp()
+                body.append(f"for ({t} : 0 .. {tiles - 1}) {{ if :: (tm_{ti}[{t}] >> {e}) & 1 -> "
+                            f"tm_{ti}[{t}] = tm_{ti}[{t}] & ~{1 << e}; tdone_{ti}[{t}] = 1 :: else -> skip fi }};")
+        elif isinstance(op, Flush):
+            conds = [f"nwq{e} == 0"] if (e, "wr") in self.qsize else []
+            if (e, "mc") in self.qsize:
+                conds.append(" && ".join(f"({x} >= nmq{e} || mq{e}[{x}].left)" for x in range(self.qsize[(e, "mc")])))
+            guard = " && ".join(conds) or "true"
+            body.append(f"mc_mask[{e}] = 0;")
+        elif isinstance(op, AtomicBarrier):
+            guard = f"niq{e} == 0" if (e, "inc") in self.qsize else "true"
+            body.append(f"ab[{e}] = 0;")
+        elif isinstance(op, AcquireAcc):
+            body.append(self._assert("acc-unacquired", f"!acc[{e}]", where))
+            body.append(f"acc[{e}] = 1;")
+            cap = self.t.acc_capacity(op.dtype)
+            if op.tiles > cap:
+                body.append(self._assert("acc-capacity", "false", where))
+        elif isinstance(op, ReleaseAcc):
+            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            body.append(f"acc[{e}] = 0;")
+        elif isinstance(op, Compute):
+            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            for o in op.ins:
+                body += self._role(e, o.buf, False, where)
+                body.append(self._assert("cb-read-unwaited", f"popped[{o.buf}] + {o.pages} <= wait_end[{o.buf}]", where))
+        elif isinstance(op, PackAcc):
+            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            body += self._role(e, op.buf, True, where)
+            lines, p0, np = self._fill(e, op.buf, op.tiles, where)
+            body += lines
+            body += self._source_reuse(op.buf, p0, np, "write", where)
+        else:  # pragma: no cover - every leaf op kind is listed above
+            raise PromelaUnsupported(f"no Promela encoding for {type(op).__name__}")
+        out = list(pre)
+        out.append(f"/* {op_text(op)} */")
+        out.append(f"d_step {{ {guard} -> " + " ".join(body) + " };" if body else f"d_step {{ {guard} -> skip }};")
+        return out
+
+    def _issue(self, e: int, path: tuple[int, ...]) -> _Issue:
+        return next(x for x in self.issues if x.e == e and x.path == path)
+
+    def _block(self, e: int, ops: tuple[Op, ...], prefix: tuple[int, ...], ind: str) -> list[str]:
+        out: list[str] = []
+        for i, op in enumerate(ops):
+            path = (*prefix, i)
+            if isinstance(op, Loop):
+                v = self.loopvars[(e, path)]
+                n = self._count(op.count)
+                out.append(f"{ind}{v} = 0;")
+                out.append(f"{ind}do")
+                out.append(f"{ind}:: {v} < {n} ->")
+                out += self._block(e, op.body, path, ind + "   ")
+                out.append(f"{ind}   {v}++")
+                out.append(f"{ind}:: else -> {v} = 0; break")
+                out.append(f"{ind}od;")
+                out.append(f"{ind}skip;  /* a jump may not enter a d_step: the loop exits here */")
+            elif isinstance(op, If):
+                env = self._env(e, path)
+                # the innermost enclosing loop named op.var: its variable and count
+                lp_path = max(k for (ee, k) in self.loopvars if ee == e and k == path[: len(k)] and len(k) < len(path)
+                              and self._loop_at(e, k).var == op.var)
+                v, cnt = env[op.var], self._count(self._loop_at(e, lp_path).count)
+                cond = {"first": f"{v} == 0", "last": f"{v} == {cnt} - 1", "not_first": f"{v} != 0",
+                        "not_last": f"{v} != {cnt} - 1"}[op.when.value]
+                out.append(f"{ind}if")
+                out.append(f"{ind}:: {cond} ->")
+                out += self._block(e, op.body, path, ind + "   ") or [f"{ind}   skip"]
+                out.append(f"{ind}:: else -> skip")
+                out.append(f"{ind}fi;")
+                out.append(f"{ind}skip;")
+            else:
+                out += [ind + line for line in self._step(e, path, op)]
+        return out
+
+    def _shared_loopvars(self) -> set[str]:
+        """Loop indices another process reads: those in the threshold of an equality wait (``sem-overshoot`` is
+        checked where a remote write lands, in the ``noc`` process)."""
+        out: set[str] = set()
+        for e, ep in enumerate(self.p.programs):
+            for path, op in self._paths(ep.ops):
+                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.terms:
+                    env = self._env(e, path)
+                    out.update(env[t.var] for t in op.terms)
+        return out
+
+    def _loop_at(self, e: int, path: tuple[int, ...]) -> Loop:
+        node: Op = self.p.programs[e].ops[path[0]]
+        for i in path[1:]:
+            assert isinstance(node, (Loop, If))
+            node = node.body[i]
+        assert isinstance(node, Loop)
+        return node
+
+    # ---------------------------------------------------------------- landings
+
+    def _remove(self, q: str, i: str, fields: list[str], size: int) -> list[str]:
+        """Remove entry ``i`` of queue ``q``, the later ones moving up one place (issue order kept)."""
+        j = self._tmp()
+        moves = "; ".join(f"{q}[{j}].{f} = {q}[{j} + 1].{f}" for f in ["op", *fields])
+        clear = "; ".join(f"{q}[n{q} - 1].{f} = 0" for f in ["op", *fields])
+        return [f"for ({j} : {i} .. {size - 1}) {{ if :: {j} + 1 < n{q} -> {moves} :: else -> skip fi }};",
+                f"{clear}; n{q}--;"]
+
+    _FIELDS = {"rq": ["p0", "np", "lo", "hi"], "wq": ["p0", "np"], "iq": ["w"],
+               "mq": ["left", "rem", "value", "p0", "np", "ps"]}
+
+    def _landings(self) -> list[str]:
+        out: list[str] = []
+        for iss in self.issues:
+            e, k, op = iss.e, iss.k, iss.op
+            size = self.qsize[(e, iss.queue)]
+            where = _oid(e, iss.path)
+            for x in range(size):
+                i = str(x)
+                if isinstance(op, (SemInc, SemIncMcast)):
+                    q = f"iq{e}"
+                    by = op.by
+                    for w in sorted({self.words[(op.sem, op.at)]} if isinstance(op, SemInc) else
+                                    {self.mcast_dest[(k, s)] for (kk, s) in self.mcast_dest if kk == k}):
+                        body = self._remove(q, i, self._FIELDS["iq"], size) + self._remote_write(w, f"words[{w}] + {by}", where)
+                        out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].w == {w} -> "
+                                   + " ".join(body) + " }")
+                elif isinstance(op, ReadTiles):
+                    q = f"rq{e}"
+                    lo, hi, p0, np = self._tmp(), self._tmp(), self._tmp(), self._tmp()
+                    body = [f"{lo} = {q}[{i}].lo; {hi} = {q}[{i}].hi; {p0} = {q}[{i}].p0; {np} = {q}[{i}].np;"]
+                    body += self._remove(q, i, self._FIELDS["rq"], size)
+                    ti = self.tix[op.tensor]
+                    if self.p.tensors[ti].role is Role.STATE:
+                        t, race = self._tmp(), self._tmp()
+                        body += [f"{race} = 0;",
+                                 f"for ({t} : {lo} .. {hi}) {{ if :: tiss_{ti}[{t}] -> {race} = 1 :: else -> skip fi }};",
+                                 self._assert("tensor-race", f"{race} == 0", where)]
+                    body += self._source_reuse(op.into, p0, np, "write", where)
+                    out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} -> " + " ".join(body) + " }")
+                elif isinstance(op, WriteTiles):
+                    q = f"wq{e}"
+                    out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} -> "
+                               + " ".join(self._remove(q, i, self._FIELDS["wq"], size)) + " }")
+                else:
+                    out += self._mcast_landings(iss, x, size, where)
+        return out
+
+    def _mcast_landings(self, iss: _Issue, x: int, size: int, where: str) -> list[str]:
+        e, k, op = iss.e, iss.k, iss.op
+        q, i = f"mq{e}", str(x)
+        out: list[str] = []
+        # leave: the first not yet left (ordered targets) or any; it moves before every entry not yet left
+        first_unleft = "true" if not self.t.ordered_writes or x == 0 else f"{q}[{x - 1}].left"
+        j, m = self._tmp(), self._tmp()
+        fields = ["op", *self._FIELDS["mq"]]
+        save = " ".join(f"s_{f} = {q}[{i}].{f};" for f in fields)
+        shift = "; ".join(f"{q}[{m}].{f} = {q}[{m} - 1].{f}" for f in fields)
+        restore = " ".join(f"{q}[{j}].{f} = s_{f};" for f in fields if f not in ("left", "value"))
+        value = (f"{q}[{j}].value = words[{self._word(e, op.source)}];" if isinstance(op, McastSetValid)
+                 else f"{q}[{j}].value = 0;")
+        body = [save, f"{j} = 0;", f"do :: {j} < {i} && {q}[{j}].left -> {j}++ :: else -> break od;",
+                f"{m} = {i};", f"do :: {m} > {j} -> {shift}; {m}-- :: else -> break od;",
+                restore, f"{q}[{j}].left = 1;", value]
+        out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && !{q}[{i}].left && {first_unleft} -> "
+                   + " ".join(body) + " }")
+        busy = " | ".join(f"{q}[{y}].rem" for y in range(x)) or "0"
+        for (kk, s), dest in sorted(self.mcast_dest.items()):
+            if kk != k:
+                continue
+            bit = 1 << s
+            guard = (f"{i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].left && ({q}[{i}].rem & {bit}) != 0 "
+                     f"&& (({busy}) & {bit}) == 0")
+            body = []
+            if isinstance(op, McastSend):
+                br, cap = dest, self.caps[dest]
+                body.append(self._assert(
+                    "mcast-slot", f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
+                    where))
+                body += self._source_reuse(br, f"pushed[{br}]", str(op.pages), "write", where)
+                body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
+            else:
+                val = self._tmp()
+                body.append(f"{val} = {q}[{i}].value;")
+                body += self._remote_write(dest, val, where)
+            body.append(f"{q}[{i}].rem = {q}[{i}].rem & ~{bit};")
+            body.append(f"if :: {q}[{i}].rem == 0 -> " + " ".join(self._remove(q, i, self._FIELDS["mq"], size))
+                        + " :: else -> skip fi;")
+            out.append(f":: d_step {{ {guard} -> " + " ".join(body) + " }")
+        return out
+
+    # ---------------------------------------------------------------- the model
+
+    def model(self) -> str:
+        p = self.p
+        nb, nw, n = max(len(p.buffers), 1), max(len(self.word_site), 1), max(self.n, 1)
+        engines: list[str] = []
+        for e, ep in enumerate(p.programs):
+            lines = [f"proctype E{e}() /* {ep.key} */", "{"]
+            # a loop index only this engine reads is local (SPIN's partial order reduction merges its steps)
+            lines += [f"   int {v};" for (ee, _path), v in sorted(self.loopvars.items())
+                      if ee == e and v not in self._shared_loopvars()]
+            lines += self._block(e, ep.ops, (), "   ")
+            lines.append("   " + self._assert("async-pending-at-end", f"rb_mask[{e}] == 0 && !wb[{e}] && !ab[{e}]"))
+            lines.append(f"   finished[{e}] = 1")
+            lines.append("}")
+            engines += lines
+        landings = self._landings()
+        fin = []
+        for b in p.buffers:
+            fin.append(self._assert("balance-cb", f"pushed[{b.id}] == popped[{b.id}]"))
+        for ti, t in enumerate(p.tensors):
+            if t.role is Role.OUTPUT:
+                x = self._tmp()
+                fin.append(f"for ({x} : 0 .. {self.tiles[ti] - 1}) {{ {self._assert('output-unwritten', f'tiss_{ti}[{x}]')} }};")
+        rearmed = {self.words[k] for k in p.rearmed_words()} | {self.words[k] for k in p.host_initialized_words()}
+        for w in range(len(self.word_site)):
+            if w not in rearmed:
+                fin.append(self._assert("balance-sem", f"words[{w}] == {self.word_init[w]}"))
+        queues = [f"n{q}{e}" for (e, kind) in sorted(self.qsize) for q in [{"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]]]
+        done = " && ".join([f"finished[{e}]" for e in range(self.n)] + [f"{x} == 0" for x in queues]) or "true"
+
+        head = [f"/* verispatial Promela model of program {p.name!r} on {self.t.name} (docs/semantics.md;",
+                "   verispatial/petri/promela.py). SPIN: invalid end state = deadlock, assertion violated = the rule",
+                "   its expression names (R_<rule>), at the op O_<engine>_<path> when it names one. */",
+                f"/* engines: {', '.join(f'E{e} = {ep.key}' for e, ep in enumerate(p.programs))} */"]
+        decl: list[str] = []
+        for r in sorted(self.rules_used):
+            decl.append(f"hidden byte {_rid(r)} = 0;")
+        for o in sorted(self.ops_used):
+            decl.append(f"hidden byte {o} = 0;")
+        decl.append(f"hidden int {', '.join(f'h{i}' for i in range(1, self.h + 1))};" if self.h else "")
+        decl.append("hidden int s_op, s_left, s_rem, s_value, s_p0, s_np, s_ps;")
+        for trip in p.trips:
+            decl.append(f"int trip_{trip.name};")
+        decl += [f"int pushed[{nb}], popped[{nb}], rsv_end[{nb}], wait_end[{nb}], fill[{nb}], drain[{nb}], landed[{nb}];",
+                 f"byte producer[{nb}], consumer[{nb}];",
+                 f"int words[{nw}];", f"int dirty[{nw}];",
+                 f"int rb_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], acc[{n}], finished[{n}];"]
+        for ti, tiles in enumerate(self.tiles):
+            decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"
+                        f" /* {p.tensors[ti].name} ({p.tensors[ti].role.value}) */")
+        for e in range(self.n):
+            if any(k[0] == e for k in self.at_of):
+                decl.append(f"byte at{e};")
+        shared = self._shared_loopvars()
+        for v in sorted(self.loopvars.values()):
+            if v in shared:
+                decl.append(f"int {v};")
+        types = {"rq": "RD", "wq": "WR", "iq": "INC", "mq": "MC"}
+        typedefs = ["typedef RD { byte op; int p0; int np; int lo; int hi }",
+                    "typedef WR { byte op; int p0; int np }",
+                    "typedef INC { byte op; byte w }",
+                    "typedef MC { byte op; bit left; int rem; int value; int p0; int np; int ps }"]
+        for (e, kind), size in sorted(self.qsize.items()):
+            q = {"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]
+            decl.append(f"{types[q]} {q}{e}[{size}]; byte n{q}{e};")
+        init = ["init {", "   atomic {"]
+        for trip in p.trips:
+            init.append(f"      select(trip_{trip.name} : 0 .. {trip.max});")
+        for bi in range(len(p.buffers)):
+            init.append(f"      producer[{bi}] = 255; consumer[{bi}] = 255;")
+        for wi, v0 in enumerate(self.word_init):
+            init.append(f"      words[{wi}] = {v0};")
+        init += [f"      run E{e}();" for e in range(self.n)]
+        if landings:
+            init.append("      run noc();")
+        init += ["      run fin()", "   }", "}"]
+        noc = ["proctype noc()", "{", "end: do", *landings, "   od", "}"] if landings else []
+        finp = ["proctype fin()", "{", f"end: d_step {{ {done} -> " + " ".join(fin) + " skip }", "}"]
+        return "\n".join([*head, "", *typedefs, "", *[d for d in decl if d], "", *engines, "", *noc, "", *finp, "",
+                          *init, ""])
+
+
+def to_promela(program: Program) -> str:
+    """The Promela model of ``program`` (module docstring). Raises ``PromelaUnsupported`` (a ``VerispatialError``)
+    naming the construct for a program outside the model; the program must pass ``validate``."""
+    return _Gen(program).model()
+
+
+@attrs.frozen
+class SpinResult:
+    """What SPIN said about one model.
+
+    ``verdict``: ``deadlock`` (an invalid end state), ``violation`` (an assertion; no deadlock) or ``ok``; only
+    meaningful when ``finished``. ``finished``: the ``pan`` search ran to completion (no depth or memory limit,
+    no time-out). ``deadlock``: an invalid end state was found. ``rules``: the rules of the assertions SPIN found
+    violated (every one reached, ``-c0``), ``sites``: (rule, engine index, op path) for those at an engine op.
+    ``states``: states stored by the search; ``seconds``: compile and search; ``detail``: why a
+    search did not finish (empty when it did)."""
+
+    verdict: str
+    finished: bool
+    deadlock: bool
+    rules: frozenset[str]
+    sites: frozenset[tuple[str, int, tuple[int, ...]]]
+    states: int
+    seconds: float
+    detail: str = ""
+
+
+def spin_available() -> bool:
+    """Whether the ``spin`` command and a C compiler are on ``PATH`` (Debian: ``apt-get install spin``)."""
+    return shutil.which("spin") is not None and shutil.which("cc") is not None
+
+
+#: ``pan:N: assertion violated ((R_rule||O_engine_path)||(cond))``, or ``(R_rule||(cond))`` for an end-of-run rule;
+#: pan prints an error's message unless it repeats the one just printed, so with ``-c0`` every distinct one shows.
+_ASSERT = re.compile(r"assertion violated \(+(R_[a-z_]+)\|\|(?:(O_\d+(?:_\d+)*)\))?")
+_STATES = re.compile(r"([0-9.e+]+) states, stored")
+
+
+def run_spin(model: str, *, timeout: float = 60.0, max_depth: int = 1_000_000, workdir: str | Path | None = None
+             ) -> SpinResult:
+    """Compile ``model`` once (``spin -a``, ``cc -DSAFETY``) and search it with ``pan -c0`` (every error reported,
+    the search going on past each). ``timeout`` (seconds) bounds each step; ``max_depth`` is pan's ``-m``. Raises
+    ``RuntimeError`` when SPIN or the compiler is missing or rejects the model (a model error, not a verdict)."""
+    import time
+
+    t0 = time.perf_counter()
+    if not spin_available():
+        raise RuntimeError("spin or cc is not installed (Debian: apt-get install -y spin)")
+    with tempfile.TemporaryDirectory(dir=workdir) as d:
+        (Path(d) / "model.pml").write_text(model)
+
+        def sh(*cmd: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=timeout, check=False)
+
+        r = sh("spin", "-a", "model.pml")
+        if r.returncode != 0:
+            raise RuntimeError(f"spin -a rejects the model: {(r.stdout + r.stderr)[-2000:]}")
+        r = sh("cc", "-O0", "-DSAFETY", "-DVECTORSZ=65536", "-DMEMLIM=1024", "-w", "-o", "pan", "pan.c")
+        if r.returncode != 0:
+            raise RuntimeError(f"cc rejects pan.c: {(r.stdout + r.stderr)[-2000:]}")
+        detail = ""
+        try:
+            r = sh("./pan", "-c0", f"-m{max_depth}")
+            out = r.stdout + r.stderr
+        except subprocess.TimeoutExpired:
+            detail, out = f"pan timed out after {timeout:g} s", ""
+        if "max search depth too small" in out or "out of memory" in out.lower() or "VECTORSZ" in out:
+            detail = "pan did not finish: " + " ".join(
+                ln.strip() for ln in out.splitlines() if "depth" in ln or "memory" in ln.lower())[:300]
+        deadlock = re.search(r"pan:\d+: invalid end state", out) is not None
+        rules: set[str] = set()
+        sites: set[tuple[str, int, tuple[int, ...]]] = set()
+        for m in _ASSERT.finditer(out):
+            rule = _RULE_OF.get(m[1], m[1])
+            rules.add(rule)
+            if m[2]:
+                parts = m[2].split("_")[1:]
+                sites.add((rule, int(parts[0]), tuple(int(x) for x in parts[1:])))
+        sm = _STATES.search(out)
+        states = int(float(sm[1])) if sm else 0
+    verdict = "deadlock" if deadlock else "violation" if rules else "ok"
+    return SpinResult(verdict, not detail, deadlock, frozenset(rules), frozenset(sites), states,
+                      time.perf_counter() - t0, detail)
