@@ -295,11 +295,14 @@ def test_a_state_is_ordered_across_a_rendezvous_in_either_direction() -> None:
         report = certify(p)
         assert not_proved(report) == []
         r = named(report, "hb-cross:S:after-section-0")
-        assert r.reason.startswith("S is written in phase(s)") and "per-tile versions" in r.reason
-        assert "rendezvous:after-section-0" in r.reason and "slice0/async-pending-at-end" in r.reason
+        assert r.reason.startswith("S is written in phase(s)")
+        assert "per-tile versions" in r.reason
+        assert "rendezvous:after-section-0" in r.reason
+        assert "slice0/async-pending-at-end" in r.reason
         assert certify(p, compositional=False).exit_code == 0
         sim = simulate(p)
-        assert sim.status == "terminated" and not sim.violations
+        assert sim.status == "terminated"
+        assert not sim.violations
     racy = copy_chain(("X", "S"), ("S", "Y"), state=("S",), barrier_after=[False])
     report = certify(racy)
     bad = [r for r in report.results if r.verdict == Verdict.REFUTED]
@@ -348,7 +351,8 @@ def test_a_later_slice_refutation_names_the_composed_op_paths() -> None:
     refuted = [r for r in report.results if r.verdict == Verdict.REFUTED]
     assert [r.name for r in refuted] == [f"slice1/async-source-reuse:(0,0).writer:[{at}, 2]"]
     cex = refuted[0].counterexample
-    assert cex is not None and cex["path"] == [at, 2]
+    assert cex is not None
+    assert cex["path"] == [at, 2]
     assert cex["violation"]["position"]["path"] == [at, 2]
     assert cex["slice"]["top_offset"]["(0,0).writer"] == start
     oracle = explore(bad, max_states=20_000)
