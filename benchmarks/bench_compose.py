@@ -7,7 +7,7 @@ code; the peak resident set. Every measurement runs in a fresh Python process (i
 analysis kept from another measurement, an honest peak RSS); times are wall and CPU seconds of that process's
 measured call (the machine may be shared: CPU is the steadier figure).
 
-    python benchmarks/bench_compose.py [--layers 1 2 4 8 16] [--no-uncached] [--dir DIR]
+    python benchmarks/bench_compose.py [--layers 1 2 4 8 16] [--no-uncached | --uncached 1 16] [--dir DIR]
 
 Prints one JSON object per measurement and the Markdown table of benchmarks/README.md.
 """
@@ -113,6 +113,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", nargs="*", type=int, default=[1, 2, 4, 8, 16])
     ap.add_argument("--no-uncached", action="store_true", help="skip certify with the section proof cache disabled")
+    ap.add_argument("--uncached", nargs="*", type=int, help="the layer counts measured with the section proof cache "
+                                                             "disabled (default: every one)")
     ap.add_argument("--dir", type=Path, help="where the step programs are written (default: a temporary directory)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # one measurement, in a fresh process
     args = ap.parse_args()
@@ -128,7 +130,7 @@ def main() -> None:
             path = d / f"llama3_2_1b_decode_step_{n}_layers.json"
             rows[n] = {"build": _run("build", n, path), "load": _run("load", n, path),
                        "certify": _run("certify", n, path)}
-            if not args.no_uncached:
+            if not args.no_uncached and (args.uncached is None or n in args.uncached):
                 rows[n]["uncached"] = _run("uncached", n, path)
         print(table(rows))
 
