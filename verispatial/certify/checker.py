@@ -43,7 +43,7 @@ from verispatial.certify.rules import (
     EngineFacts,
     Finding,
     _roles,
-    engine_facts,
+    all_engine_facts,
     multicast_destinations,
     ownership_findings,
     reuse_consequences,
@@ -334,7 +334,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
     budget.check()
     findings = ownership_findings(program, a.views)
-    facts = {k: engine_facts(program, v) for k, v in a.views.items()}
+    facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
@@ -389,7 +389,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             for label in labels:
                 say(label)
                 budget.check()
-                results += _family(label, program, trusted, rlimit, inexact, a, pc)
+                results += _family(label, program, trusted, rlimit, inexact, a, pc, facts)
                 done += 1
     except BudgetExhausted as e:
         spent = e
@@ -453,7 +453,8 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
-            a: Analysis | None = None, cache: ProofCache | None = None) -> list[Result]:
+            a: Analysis | None = None, cache: ProofCache | None = None,
+            facts: dict[str, EngineFacts] | None = None) -> list[Result]:
     """One obligation family, replayed; a top-level function so worker processes can run it (a worker gets its
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
@@ -461,7 +462,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         "bounds": lambda: check_bounds(a, rlimit),
-        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit),
+        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
         "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),

@@ -254,13 +254,22 @@ def multicast_destinations(p: Program) -> set[int]:
     return out
 
 
-def engine_facts(p: Program, view: EngineView) -> EngineFacts:
-    """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path."""
+def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:
+    """``engine_facts`` of every view, the program-wide tables (data buffers, multicast destinations) computed once
+    (each is a walk over every engine's ops)."""
+    data, dests = data_buffers(p), multicast_destinations(p)
+    return {k: engine_facts(p, v, data, dests) for k, v in views.items()}
+
+
+def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
+                 dests: set[int] | None = None) -> EngineFacts:
+    """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path. ``data`` and
+    ``dests``: ``data_buffers(p)`` and ``multicast_destinations(p)`` when the caller has them."""
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = {}
     key = view.key
     ordered = p.target.ordered_writes
-    data = data_buffers(p)
-    dests = multicast_destinations(p)
+    data = data_buffers(p) if data is None else data
+    dests = multicast_destinations(p) if dests is None else dests
     caps = {b.id: b.capacity for b in p.buffers}
     leaf_at = {lf.path: lf.index for lf in view.leaves}
     # The most pages a window of each buffer can hold (saturation bound of the tile counts: finite lattice).
