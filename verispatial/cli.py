@@ -430,6 +430,102 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
     return run.exit_code
 
 
+def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
+                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+    """The ``explain`` command: see ``explain_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+    if html_out is not None:
+        check_output_path(html_out)
+    stem = Path(program_path).name.removesuffix(".json").removesuffix(".program")
+    pictures_dir = Path(out_dir if out_dir is not None else f"{stem}.explain")
+    if pictures_dir.exists() and not pictures_dir.is_dir():
+        raise BadInput(str(pictures_dir), "", "exists and is not a directory, expected a directory for the pictures")
+    parent = pictures_dir.parent if str(pictures_dir.parent) else Path(".")
+    if not pictures_dir.exists() and not parent.is_dir():
+        raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
+    store = _store(cache_dir, no_cache)
+    from verispatial.certify.files import certify_file
+
+    try:
+        with _progress(f"explain {program_path}", quiet) as progress:
+            fr = certify_file(program_path, load_program_file, None, _load_certificate_file, store=store, jobs=jobs,
+                              progress=progress)
+    except BadInput:
+        raise
+    except VerispatialError as e:
+        raise bad_input_of(program_path, e) from None
+    except Exception as e:
+        raise CheckerError(f"{type(e).__name__}: {e}") from None
+    program = fr.program if fr.program is not None else load_program_file(program_path)
+    try:
+        from verispatial.report.explain import explain_report, explanation_lines
+        from verispatial.report.html import draw, html_page
+
+        exps = explain_report(program, fr.report)
+        drawn = draw(exps)
+    except Exception as e:
+        raise CheckerError(f"explain: {type(e).__name__}: {e}") from None
+    files: dict[int, list[str]] = {}
+    if exps:
+        try:
+            pictures_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise BadInput(str(pictures_dir), "", f"cannot write: {e.strerror or e}") from None
+    for i, row in enumerate(drawn):
+        for j, d in enumerate(row):
+            base = pictures_dir / f"{stem}.{i}.{j}.{d.picture.kind}"
+            write_atomic(f"{base}.dot", d.picture.dot)
+            files.setdefault(i, []).append(f"{base}.dot")
+            if d.svg is not None:
+                write_atomic(f"{base}.svg", d.svg)
+                files[i].append(f"{base}.svg")
+            else:
+                files[i].append(f"(no SVG: {d.error})")
+    if html_out is not None:
+        write_atomic(html_out, html_page(fr.report, exps, drawn))
+    if as_json:
+        _write_json({"program": fr.report.program, "exit_code": fr.report.exit_code,
+                     "explanations": [{**x.to_json(), "files": files.get(i, [])} for i, x in enumerate(exps)]})
+    else:
+        from verispatial.report.text import report_lines
+
+        lines = report_lines(fr.report, fr.shape)
+        _emit([lines[0], *[ln for ln in lines[1:] if ln[0].startswith("  ") and not ln[0].startswith("   ")]])
+        _emit([(ln, "") for ln in explanation_lines(exps, files)] or [("nothing to explain: no refutation", "")])
+        _emit([lines[-1]])
+    return fr.report.exit_code
+
+
+def run_throughput(program_path: str, trip_specs: Sequence[str], as_json: bool) -> int:
+    """The ``throughput`` command: see ``throughput_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+    program = load_program_file(program_path)
+    trips = parse_trips(trip_specs, program)
+    from verispatial.petri.interp import simulate
+    from verispatial.petri.throughput import ThroughputError, throughput_bound
+
+    try:
+        run = simulate(program, trips=trips)
+        if run.status != "terminated":
+            stuck = "; ".join(str(st) for st in run.stuck[:3])
+            sys.stderr.write(f"verispatial: {program_path}: not live: the interpreter's run ends in {run.status}"
+                             + (f" ({stuck})" if stuck else "") + "; no throughput bound\n")
+            return EXIT_REFUTED
+        bound = throughput_bound(program, trips)
+    except ThroughputError as e:
+        sys.stderr.write(f"verispatial: {program_path}: {e.what}\n")
+        return EXIT_FAILED
+    except VerispatialError as e:
+        raise bad_input_of(program_path, e) from None
+    except Exception as e:
+        raise CheckerError(f"throughput: {type(e).__name__}: {e}") from None
+    if as_json:
+        _write_json(bound.to_json())
+    else:
+        from verispatial.report.throughput import bound_lines
+
+        sys.stdout.write("\n".join(bound_lines(bound)) + "\n")
+    return EXIT_OK
+
+
 def run_simulate(program_path: str, trip_specs: Sequence[str], seed: int | None, as_json: bool) -> int:
     """The ``simulate`` command: see ``simulate_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     program = load_program_file(program_path)
@@ -609,6 +705,34 @@ def compose_cmd(args: tuple[str, ...]) -> int:
     from verispatial.passes.cli_compose import run_compose
 
     return run_compose(args)
+
+
+@cli.command("explain")
+@click.argument("program", metavar="PROGRAM.json")
+@click.option("-o", "--out", "out_dir", metavar="DIR",
+              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain).")
+@click.option("--html", "html_out", metavar="OUT.html", help="Also write one self-contained HTML report page.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanations as JSON only.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Obligations discharged in parallel.")
+@_cache_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
+                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+    """Certify PROGRAM.json and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
+    violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
+    return _guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))
+
+
+@cli.command("throughput")
+@click.argument("program", metavar="PROGRAM.json")
+@click.option("--trip", "trips", multiple=True, metavar="NAME=V", help="A trip's value (default: its max).")
+@click.option("--json", "as_json", is_flag=True, help="Print the bound as JSON only.")
+def throughput_cmd(program: str, trips: tuple[str, ...], as_json: bool) -> int:
+    """A lower bound on the cycles per work item (one run) of a live PROGRAM.json: the maximum cycle ratio of its
+    timed marked graph with the target's latencies, and the critical cycle. Exit 1 when the program is not live, 3
+    when the bound cannot be computed."""
+    return _guard(as_json, lambda: run_throughput(program, trips, as_json))
 
 
 @cli.command("simulate")

@@ -36,16 +36,17 @@ from verispatial.certify.ordering import check_ordering
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.certify.reuse import cross_engine, discharge
+from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
 from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
     RULE_FAMILY,
     EngineFacts,
     Finding,
     _roles,
-    engine_facts,
+    all_engine_facts,
     multicast_destinations,
     ownership_findings,
+    reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
@@ -198,7 +199,11 @@ def _claim(a: Analysis, r: Result) -> Claim | None:
         return None
     if rule == "tensor-race":
         tensor = rest.split(":", 1)[0]
+        # The race's two ops when it names them, else the read the coverage query names at top level (a tile no
+        # write covers: the interpreter reports it at that read).
         spots = [x for x in (_spot(cex.get("read")), _spot(cex.get("write"))) if x is not None]
+        if not spots and here is not None:
+            spots = [here]
         spots += [x for x in (_spot(y) for y in cex.get("at", [])) if x is not None] if isinstance(
             cex.get("at"), list) else []
         if not spots:
@@ -329,13 +334,20 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
     budget.check()
     findings = ownership_findings(program, a.views)
-    facts = {k: engine_facts(program, v) for k, v in a.views.items()}
+    facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
                                                           "cb-single-producer", "cb-single-consumer")
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
+    # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
+    # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
+    # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).
+    known = {(f.rule, f.engine, f.path) for f in findings}
+    findings += [f for f, b, pop in reuse_consequences(program, a.views, findings)
+                 if (f.rule, f.engine, f.path) not in known and (
+                     pop is None or may_reach_source(a, facts, f, b, pop, trusted, rlimit))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
     # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
     # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to
@@ -383,7 +395,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             for label in labels:
                 say(label)
                 budget.check()
-                rs = _family(label, program, trusted, rlimit, inexact, a, pc)
+                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts)
                 budget.check()
                 results += rs
                 done += 1
@@ -449,7 +461,8 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
-            a: Analysis | None = None, cache: ProofCache | None = None) -> list[Result]:
+            a: Analysis | None = None, cache: ProofCache | None = None,
+            facts: dict[str, EngineFacts] | None = None) -> list[Result]:
     """One obligation family, replayed; a top-level function so worker processes can run it (a worker gets its
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
@@ -457,7 +470,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         "bounds": lambda: check_bounds(a, rlimit),
-        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit),
+        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
         "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),
@@ -545,7 +558,8 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     """What the proof of ``async-source-reuse`` on pages read from a front assumes: that the pages read lie inside
     the waited window (``cb-read-unwaited``: then they stay unconsumed until the reading engine's own pop, which the
     per-engine run checks) and that nothing else rewrites those unconsumed pages — the producer writing outside its
-    reserved window (``cb-write-unreserved``), an alias (``alias-clobber``) or a multicast landing (``mcast-slot``).
+    reserved window (``cb-write-unreserved``), a read landing after its page was published (``async-read-publish``),
+    an alias (``alias-clobber``) or a multicast landing (``mcast-slot``).
     The names of those obligations (``report.settle`` keeps the proof only while each of them is proved)."""
     front, _ = _source_buffers(p)
     if not front:
@@ -554,7 +568,8 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     dests = multicast_destinations(p)
     need_alias = {b for b in front if b in partners}
     need_slot = {b for b in front if b in dests}
-    families = ["cb-read-unwaited", "cb-write-unreserved"] + (["mcast-slot"] if need_slot else [])
+    # A read published before it landed (async-read-publish) may land under a write issued from its page.
+    families = ["cb-read-unwaited", "cb-write-unreserved", "async-read-publish"] + (["mcast-slot"] if need_slot else [])
     prefixes = [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
     prefixes += [f"alias-clobber:b{o}~b{b}" for b in sorted(need_alias) for o in partners[b]]
     out = [r.name for r in results

@@ -167,3 +167,78 @@ def get_target(name: str) -> Target:
     if key not in TARGETS:
         raise ParseError("target", f"unknown target {name!r}; known: {', '.join(sorted(TARGETS))}")
     return TARGETS[key]
+
+
+@attrs.frozen
+class Latencies:
+    """Per-op costs in cycles of the target's clock, for the throughput bound (``verispatial.petri.throughput``) and
+    the timed run of the interpreter it is tested against. Kept beside the ``Target`` (not in the program format):
+    they describe performance, not correctness. ``sources`` says where each number comes from, or that it is an
+    assumption.
+
+    - ``noc_bytes_per_cycle``: payload bytes one NoC link moves per cycle (one flit);
+    - ``noc_base``: cycles from the issuing NIU to the first router plus from the last router to the receiving NIU;
+    - ``noc_hop``: cycles per router-to-router hop; ``dram_hops``: hops assumed between a site and the DRAM bank a
+      tensor's tiles come from (``ReadTiles``/``WriteTiles``);
+    - ``issue``: cycles an engine spends issuing one NoC command (read, write, multicast, atomic increment);
+    - ``cb_update``: cycles of a ``Push``/``Pop`` (a CB pointer update) or a ``SemSet`` (a local store);
+    - ``matmul_tile``, ``eltwise_tile``: cycles per 32x32 tile of a matmul step and of an elementwise step;
+    - ``pack_tile``: cycles to pack one tile from the accumulator to local memory.
+
+    Waits (``Reserve``, ``Wait``, ``SemWait``) and barriers cost nothing of their own: they only wait.
+    """
+
+    noc_bytes_per_cycle: int
+    noc_base: int
+    noc_hop: int
+    dram_hops: int
+    issue: int
+    cb_update: int
+    matmul_tile: int
+    eltwise_tile: int
+    pack_tile: int
+    sources: dict[str, str] = attrs.field(factory=dict)
+
+
+_TT_LATENCY_SOURCES = {
+    "noc_bytes_per_cycle": "one 256-bit (32 B) flit per cycle per NoC link: tenstorrent/tt-isa-documentation "
+                           "WormholeB0/NoC/README.md, Performance",
+    "noc_base": "NIU to router ~5 cycles + router to NIU ~5 cycles: tt-isa-documentation WormholeB0/NoC/README.md",
+    "noc_hop": "router to neighbouring router 9 cycles: tt-isa-documentation WormholeB0/NoC/README.md",
+    "dram_hops": "assumption: 4 hops on average between a worker and a DRAM tile of the 10x12 torus",
+    "issue": "assumption: 8 cycles of MMIO register writes to issue one NoC command (dataflow_api.h noc_async_*)",
+    "cb_update": "assumption: 1 cycle (a CB pointer register write, cb_api.h cb_push_back/cb_pop_front)",
+    "matmul_tile": "16 MVMUL (8x16 @ 16x16) per 32x32x32 tile at LoFi, one per cycle: tt-isa-documentation "
+                   "WormholeB0/TensixTile/TensixCoprocessor/MVMUL.md (4096 flop/cycle peak at 1 GHz)",
+    "eltwise_tile": "assumption: 8 ELWADD/ELWMUL (8x16 rows each) per 32x32 tile, one per cycle",
+    "pack_tile": "assumption: 32 B per cycle from DST to L1, 2048 B bf16 tile = 64 cycles",
+}
+
+#: Latencies per built-in target name (``latencies_of``).
+LATENCIES: dict[str, Latencies] = {
+    "wormhole_b0": Latencies(32, 10, 9, 4, 8, 1, 16, 8, 64, dict(_TT_LATENCY_SOURCES)),
+    "blackhole": Latencies(64, 10, 9, 4, 8, 1, 16, 8, 64, {
+        **_TT_LATENCY_SOURCES,
+        "noc_bytes_per_cycle": "one 512-bit (64 B) flit per cycle per link, ~5/9/~5 cycle hops as on Wormhole: "
+                               "tenstorrent/tt-isa-documentation BlackholeA0/NoC/README.md, Performance",
+    }),
+    "gpu_sm80": Latencies(32, 200, 0, 0, 4, 1, 16, 4, 16, {
+        "noc_bytes_per_cycle": "assumption: 32 B per cycle per SM from L2 (A100 whitepaper: ~5 TB/s L2 over 108 SMs "
+                               "at 1.41 GHz)",
+        "noc_base": "assumption: ~200 cycles global-memory latency (CUDA C Programming Guide, memory hierarchy)",
+        "noc_hop": "none: no mesh hops on a GPU", "dram_hops": "none",
+        "issue": "assumption", "cb_update": "assumption (an mbarrier arrive)",
+        "matmul_tile": "assumption: one 16x16x16 mma.sync step per tile per warp group",
+        "eltwise_tile": "assumption", "pack_tile": "assumption (fragment store to shared memory)",
+    }),
+}
+
+
+def latencies_of(target: Target) -> Latencies:
+    """The latencies of ``target`` (by name; an inline target not among the built-in ones gets the Wormhole
+    numbers, every one then an assumption)."""
+    got = LATENCIES.get(target.name)
+    if got is not None:
+        return got
+    base = LATENCIES["wormhole_b0"]
+    return attrs.evolve(base, sources={k: f"assumed equal to wormhole_b0's: {v}" for k, v in base.sources.items()})

@@ -1295,6 +1295,10 @@ class SimResult:
     unreached: tuple[str, ...] = ()
     #: (engine key, op path) -> how many times the op ran (``simulate``, ``drive`` and ``replay`` runs)
     executed: dict[tuple[str, tuple[int, ...]], int] = attrs.Factory(dict)
+    #: With ``record=True``: every transition fired, in order, as (kind, engine key, text, op path): ``kind`` is
+    #: ``step``, ``leave`` or ``land``; ``text`` is ``Interp.describe`` of it in the state it fired in; the path is the
+    #: op stepped, or the op that issued what leaves or lands (the schedule of the run)
+    trace: tuple[tuple[str, str, str, tuple[int, ...]], ...] = ()
     #: When no terminating run fits in the step limit (``Interp.min_steps`` > ``limit``): that least number of
     #: steps; the run then only probed its first ``PROBE_STEPS`` (status ``step-limit`` unless it hung or stopped
     #: earlier).
@@ -1374,7 +1378,8 @@ class _Recorder:
 
 def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
             reached: bool | None = None, unreached: tuple[str, ...] = (),
-            executed: dict[tuple[str, tuple[int, ...]], int] | None = None) -> SimResult:
+            executed: dict[tuple[str, tuple[int, ...]], int] | None = None,
+            trace: Sequence[tuple[str, str, str, tuple[int, ...]]] = ()) -> SimResult:
     return SimResult(
         program=it.program.name,
         status=status,
@@ -1389,6 +1394,7 @@ def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
         reached=reached,
         unreached=unreached,
         executed=dict(executed or {}),
+        trace=tuple(trace),
     )
 
 
@@ -1414,12 +1420,20 @@ def _order(pc: PC | None) -> tuple[float, ...]:
 
 def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_steps: int,
          stop_on: Callable[[Violation], bool] | None, *, lazy: bool = False,
-         priority: tuple[int, ...] | None = None, release: bool = False) -> SimResult:
+         priority: tuple[int, ...] | None = None, release: bool = False, record: bool = False) -> SimResult:
     """Round robin over engines with landings fired eagerly (or uniformly random choices with ``seed``); an
     engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step.
     ``priority``: instead of round robin, the first engine of this order that may step does. ``release``: once
-    nothing allowed may move and the state is not a deadlock, the targets are dropped and the run goes on."""
+    nothing allowed may move and the state is not a deadlock, the targets are dropped and the run goes on.
+    ``record``: keep every transition fired (``SimResult.trace``)."""
     s, first = it.start()
+    trace: list[tuple[str, str, str, tuple[int, ...]]] = []
+
+    def land(t: Transition) -> None:
+        if record:
+            trace.append((t.kind, it.keys[t.engine], it.describe(s, t), s.pending[t.engine][t.slot][1]))
+        it._land(s, t, out)
+
     rec = _Recorder(stop_on)
     rec.add(first)
     rng = random.Random(seed) if seed is not None else None
@@ -1444,6 +1458,8 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
         assert pc is not None
         k = (it.keys[e], pc[0])
         executed[k] = executed.get(k, 0) + 1
+        if record:
+            trace.append(("step", it.keys[e], it.describe(s, Transition("step", e)), pc[0]))
         it._exec(s, e, out)
 
     steps, cursor = 0, 0
@@ -1469,7 +1485,7 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
         if rng is None:
             lands = it.landings(s)
             if lands and not lazy:
-                it._land(s, lands[0], out)
+                land(lands[0])
             else:
                 for k in range(it.n):
                     e = order[k] if priority is not None else (cursor + k) % it.n
@@ -1479,7 +1495,7 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
                         break
                 else:
                     if lands:
-                        it._land(s, lands[0], out)
+                        land(lands[0])
                     elif release and tgt and it.enabled(s):
                         unreached = _unreached(it, s, targets)
                         tgt = {}
@@ -1498,16 +1514,18 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
             if t.kind == "step":
                 step(t.engine)
             else:
-                it._land(s, t, out)
+                land(t)
         steps += 1
         rec.add(out)
     if not status:
         status = _status(it, s, rec)
     if targets is None:
-        return attrs.evolve(_result(it, s, status, rec, steps, executed=executed), needed=needed, limit=max_steps)
+        return attrs.evolve(_result(it, s, status, rec, steps, executed=executed, trace=trace), needed=needed,
+                            limit=max_steps)
     if tgt:
         unreached = _unreached(it, s, targets)
-    return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached, executed=executed)
+    return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached, executed=executed,
+                   trace=trace)
 
 
 def _unreached(it: Interp, s: State, targets: dict[int, Position] | None) -> tuple[str, ...]:
@@ -1533,6 +1551,7 @@ def simulate(
     stop_on: Callable[[Violation], bool] | None = None,
     *,
     start_words: dict[tuple[int, Site], int] | None = None,
+    record: bool = False,
 ) -> SimResult:
     """One run: round robin over engines (one op each turn), every enabled landing fired eagerly before the
     next engine step; with ``seed``, each transition is a uniformly random enabled one (landings included).
@@ -1540,9 +1559,10 @@ def simulate(
     ``trips`` default to each trip's max; ``dyn`` gives dynamic address values by name (default ``lo``).
     ``stop_on`` stops the run (status ``violation``) at the first violation it accepts (see ``rule_at``).
     ``start_words``: words that start at another value than their ``init`` (a next launch, ``next_launch_words``).
-    Raises ``InvalidProgram`` for a structurally invalid program, ``ValueError`` for bad trip values.
+    ``record`` keeps the schedule (``SimResult.trace``). Raises ``InvalidProgram`` for a structurally invalid
+    program, ``ValueError`` for bad trip values.
     """
-    return _run(Interp(program, trips, dyn, start_words=start_words), None, seed, max_steps, stop_on)
+    return _run(Interp(program, trips, dyn, start_words=start_words), None, seed, max_steps, stop_on, record=record)
 
 
 def drive(
@@ -1557,6 +1577,7 @@ def drive(
     lazy: bool = False,
     priority: Sequence[str] | None = None,
     release: bool = False,
+    record: bool = False,
 ) -> SimResult:
     """Replay toward a candidate state: run as ``simulate`` does, but an engine named in ``targets`` (by key)
     never executes the op at its target position nor anything after it; engines not named run freely.
@@ -1573,7 +1594,8 @@ def drive(
     (an engine whose next step would jump over its target stops before it). ``status`` describes the halted
     state itself: ``deadlock`` when no transition at all is enabled (targets ignored) and some engine is
     unfinished, ``terminated`` when everything finished, else ``stopped``. So a deadlock candidate replays iff
-    ``reached and status == "deadlock"``. Raises ``KeyError`` for an unknown engine key.
+    ``reached and status == "deadlock"``. ``record`` keeps the schedule (``SimResult.trace``). Raises ``KeyError``
+    for an unknown engine key.
     """
     it = Interp(program, trips, dyn)
     order: tuple[int, ...] | None = None
@@ -1581,7 +1603,7 @@ def drive(
         first = [it.engine_index(k) for k in priority]
         order = (*first, *(e for e in range(it.n) if e not in first))
     return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on, lazy=lazy,
-                priority=order, release=release)
+                priority=order, release=release, record=record)
 
 
 def replay(

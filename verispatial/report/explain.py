@@ -1,0 +1,843 @@
+"""Explanations people can see (``verispatial explain``): for each refutation of a report a short narrative and a
+picture, as DOT (``Picture.dot``) that ``verispatial.report.dot.render_svg`` draws as SVG.
+
+- **Deadlock**: the interpreter is driven to the deadlock the counterexample names (its trips, every stuck engine at
+  its op and iteration, every other engine finished) and the *wait-for graph* of that state is drawn: each stuck
+  engine, the buffer or semaphore word it waits for with its counters (pages pushed and popped, the word's value and
+  what the wait asks), and the ops that would release it (a buffer's pops or pushes, a word's increments, flag
+  multicasts and sets) on the engines that hold them. The narrative says, per stuck engine, what it waits for, which
+  op would have released it and why that op never runs: its engine is itself stuck (a wait-for cycle, drawn in red),
+  or finished after running it too few times, or no op releases it at all.
+- **Deadlock on a big mesh** (more than ``MESH_LIMIT`` stuck engines): engines are grouped by what they wait for
+  (engine kind, op, buffer or semaphore by name), one narrative line per group, a wait-for graph between groups, and
+  a site x engine picture of the mesh coloured by group, instead of hundreds of lines.
+- **A rule violation or a race**: the interpreter is run again, recording its schedule, until it reports the same
+  rule at the same op (the counterexample's replay); the picture is a timeline of the engines involved (one lane per
+  engine, time to the right, landings of asynchronous ops included), the op that breaks the rule in red — for a race
+  both ops of the racing pair.
+- **A memory overlap**: the site's memory map in the space and phase concerned, to scale, the two buffers and the
+  byte address of the counterexample in red.
+
+Units: pages of the named buffer, bytes for memory offsets. Sources: the rules are those of docs/semantics.md; the
+op semantics are the interpreter's (``verispatial.petri.interp``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+import networkx as nx
+
+from verispatial.certify.report import Report, Result, Verdict
+from verispatial.ir.core import Site, WaitCond
+from verispatial.ir.ops import (
+    CONTAINERS,
+    McastSetValid,
+    Op,
+    Pop,
+    Push,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    Wait,
+    op_text,
+)
+from verispatial.ir.program import Program
+from verispatial.petri.interp import SimResult, drive, simulate
+from verispatial.petri.position import Position, Violation, iteration_text, op_at, path_text
+from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, quote
+
+#: Above this many stuck engines a deadlock is summarized by groups (and a mesh picture) instead of engine by engine.
+MESH_LIMIT = 12
+#: Events of the involved engines a timeline shows (the last ones, up to the violation).
+TIMELINE_EVENTS = 32
+#: Lanes (engines) a timeline shows at most.
+TIMELINE_LANES = 8
+#: Random schedules tried when reproducing a violation for its timeline.
+SEEDS = 12
+
+
+@attrs.frozen
+class Picture:
+    """One picture: ``kind`` (``wait-for``, ``wait-groups``, ``mesh``, ``timeline``, ``memory-map``), a title, its
+    DOT text and the Graphviz layout that draws it (``dot``, or ``neato`` for given positions)."""
+
+    kind: str
+    title: str
+    dot: str
+    layout: str = "dot"
+
+
+@attrs.frozen
+class Explanation:
+    """The explanation of one refuted obligation: its family, name and rule, a headline, the narrative lines and
+    the pictures."""
+
+    family: str
+    name: str
+    rule: str
+    headline: str
+    narrative: tuple[str, ...]
+    pictures: tuple[Picture, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"family": self.family, "name": self.name, "rule": self.rule, "headline": self.headline,
+                "narrative": list(self.narrative),
+                "pictures": [{"kind": p.kind, "title": p.title, "layout": p.layout, "dot": p.dot}
+                             for p in self.pictures]}
+
+
+# --------------------------------------------------------------------------------------------- the program's ops
+
+
+@attrs.frozen
+class OpRef:
+    """An op of the program: its engine (key), path and the op."""
+
+    engine: str
+    path: tuple[int, ...]
+    op: Op
+
+    def text(self) -> str:
+        return f"{self.engine}'s {op_text(self.op)} at {path_text(self.path)}"
+
+
+def leaves(ops: tuple[Op, ...], prefix: tuple[int, ...] = ()) -> Iterable[tuple[tuple[int, ...], Op]]:
+    """Every non-container op with its path, in program order."""
+    for i, op in enumerate(ops):
+        p = (*prefix, i)
+        if isinstance(op, CONTAINERS):
+            yield from leaves(op.body, p)
+        else:
+            yield p, op
+
+
+class Index:
+    """Which ops release which wait: per buffer its pushes (data) and pops (space), per semaphore word (semaphore,
+    site) the ops that write it — increments aimed at it, flag and increment multicasts whose group covers the site,
+    and sets by engines of the site."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.pushes: dict[int, list[OpRef]] = {}
+        self.pops: dict[int, list[OpRef]] = {}
+        self.writes: dict[tuple[int, Site], list[OpRef]] = {}
+        self.site_of = {ep.key: ep.site for ep in program.programs}
+        self.kind_of = {ep.key: ep.engine.value for ep in program.programs}
+        dests = {g.id: set(g.destinations()) for g in program.groups}
+        for ep in program.programs:
+            for path, op in leaves(ep.ops):
+                ref = OpRef(ep.key, path, op)
+                if isinstance(op, Push):
+                    self.pushes.setdefault(op.buf, []).append(ref)
+                elif isinstance(op, Pop):
+                    self.pops.setdefault(op.buf, []).append(ref)
+                elif isinstance(op, SemInc):
+                    self.writes.setdefault((op.sem, op.at), []).append(ref)
+                elif isinstance(op, (McastSetValid, SemIncMcast)):
+                    for d in dests[op.group]:
+                        self.writes.setdefault((op.sem, d), []).append(ref)
+                elif isinstance(op, SemSet):
+                    self.writes.setdefault((op.sem, ep.site), []).append(ref)
+
+    def op(self, engine: str, path: tuple[int, ...]) -> Op:
+        ep = next(ep for ep in self.program.programs if ep.key == engine)
+        return op_at(ep.ops, path)
+
+
+def _buffer_name(p: Program, b: int) -> str:
+    return f"b{b} ({p.buffers[b].name})"
+
+
+def _sem_name(p: Program, sem: int, site: Site) -> str:
+    return f"sem{sem} ({p.semaphores[sem].name})@{site}"
+
+
+# --------------------------------------------------------------------------------------------- deadlocks
+
+
+@attrs.frozen
+class Waiting:
+    """A stuck engine: where it is, why (the interpreter's reason with the counters), the resource it waits for
+    (``b3.data``, ``b3.space``, ``sem2@(0,0)``; empty when none) and that resource's label with its counters."""
+
+    position: Position
+    reason: str
+    resource: str
+    resource_label: str
+    releasers: tuple[OpRef, ...]
+    signature: str
+    note: str = ""
+
+
+def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
+    """The interpreter's run to the deadlock ``cex`` names (its trips; each stuck engine at its op and iteration,
+    every other engine finished), or None when no schedule tried reaches it. Schedules: those the checker's replay
+    tries (``certify.replay.directed``), then round robin and seeded random runs that end in the same deadlock."""
+    from verispatial.certify.replay import directed
+
+    trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
+    stuck = [Position.from_json(st["position"]) for st in cex.get("stuck", []) if isinstance(st, dict)]
+    if not stuck:
+        return None
+    targets = {p.engine: p for p in stuck}
+    for ep in program.programs:
+        targets.setdefault(ep.key, Position(ep.key, None))
+
+    def same(r: SimResult) -> bool:
+        return r.status == "deadlock" and all(r.positions[p.engine].same_place(p) for p in stuck) and len(
+            r.stuck) == len(stuck)
+
+    try:
+        for _how, r in directed(program, trips, targets):
+            if same(r):
+                return r
+        for seed in (None, *range(SEEDS)):
+            r = simulate(program, trips, seed=seed)
+            if same(r):
+                return r
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def _waiting(program: Program, index: Index, pos: Position, reason: str, run: SimResult | None) -> Waiting:
+    assert pos.path is not None
+    op = index.op(pos.engine, pos.path)
+    site = index.site_of[pos.engine]
+    kind = index.kind_of[pos.engine]
+    if isinstance(op, (Reserve, Wait)):
+        b = program.buffers[op.buf]
+        space = isinstance(op, Reserve)
+        res = f"b{b.id}.{'space' if space else 'data'}"
+        counters = ""
+        if run is not None:
+            counters = f"\npushed {run.pushed[b.id]}, popped {run.popped[b.id]}, capacity {b.capacity}"
+        asks = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
+        label = f"{_buffer_name(program, b.id)} @{b.site}{counters}\n{pos.engine.split('.')[-1]} {asks}"
+        rel = tuple(index.pops.get(b.id, ()) if space else index.pushes.get(b.id, ()))
+        sig = f"{kind}: {op_text(op).split('(')[0]}({b.name}{' space' if space else ''})"
+        return Waiting(pos, reason, res, label, rel, sig)
+    if isinstance(op, SemWait):
+        sem = program.semaphores[op.sem]
+        env = dict(pos.iteration)
+        want = op.threshold(env) if op.terms else op.value
+        rel_text = "==" if op.cond is WaitCond.EQ else ">="
+        value = "" if run is None else f" = {run.sems.get((op.sem, site), '?')}"
+        label = f"{_sem_name(program, op.sem, site)}{value}\nwaits {rel_text} {want}"
+        rel = tuple(r for r in index.writes.get((op.sem, site), ()) if not (
+            isinstance(r.op, SemSet) and not _set_releases(r.op.value, op.cond, want)))
+        sig = f"{kind}: sem_wait({sem.name} {rel_text} {want if not op.terms else 'threshold'})"
+        note = ""
+        got = run.sems.get((op.sem, site)) if run is not None else None
+        if op.cond is WaitCond.EQ and got is not None and got > want and not any(isinstance(r.op, SemSet) for r in rel):
+            note = (f"the word is already past the value it waits for ({got} > {want}) and only increments write it: "
+                    "it can never equal it again (overshoot)")
+        return Waiting(pos, reason, f"sem{op.sem}@{site}", label, rel, sig, note)
+    return Waiting(pos, reason, "", "", (), f"{kind}: {op_text(op).split('(')[0]}")
+
+
+def _set_releases(value: int, cond: WaitCond, want: int) -> bool:
+    return value == want if cond is WaitCond.EQ else value >= want
+
+
+def _engine_label(pos: Position) -> str:
+    it = iteration_text(pos.iteration)
+    return f"{pos.engine}\n{path_text(pos.path)} {pos.op}" + (f"\n{it}" if it else "")
+
+
+def _node_id(prefix: str, text: str) -> str:
+    return quote(f"{prefix}:{text}")
+
+
+def _why_not(program: Program, ref: OpRef, stuck_at: dict[str, Waiting], run: SimResult | None,
+             waiter: str = "") -> str:
+    """Why ``ref`` never runs (again) in the deadlock (``waiter``: the engine whose wait it would release)."""
+    if ref.engine == waiter:
+        return f"never runs: it comes after this wait in {waiter}'s own program (the engine waits for itself)"
+    if ref.engine in stuck_at:
+        w = stuck_at[ref.engine]
+        assert w.position.path is not None
+        where = f"at {path_text(w.position.path)} {w.position.op}"
+        it = iteration_text(w.position.iteration)
+        if it:
+            where += f" {it}"
+        return f"never runs: {ref.engine} is itself stuck {where} ({w.reason})"
+    ran = run.executed.get((ref.engine, ref.path), 0) if run is not None else None
+    times = "" if ran is None else f" after running it {ran} time{'s' if ran != 1 else ''}"
+    return f"never runs again: {ref.engine} finished{times}"
+
+
+def _cycle(graph: nx.DiGraph) -> list[str]:
+    try:
+        edges = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return []
+    return [u for u, _v in edges]
+
+
+def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> Explanation:
+    """The narrative and wait-for picture of a deadlock counterexample (module docstring)."""
+    index = Index(program)
+    run = reach_deadlock(program, cex)
+    stuck = [(Position.from_json(st["position"]), str(st.get("reason", ""))) for st in cex.get("stuck", [])]
+    if run is not None:
+        # The interpreter's own reasons, with the counters of the state reached.
+        reasons = {st.position.engine: st.reason for st in run.stuck}
+        stuck = [(p, reasons.get(p.engine, r)) for p, r in stuck]
+    waits = [_waiting(program, index, p, r, run) for p, r in stuck]
+    stuck_at = {w.position.engine: w for w in waits}
+    graph: nx.DiGraph = nx.DiGraph()
+    for w in waits:
+        graph.add_node(w.position.engine)
+        for ref in w.releasers:
+            if ref.engine in stuck_at:
+                graph.add_edge(w.position.engine, ref.engine)
+    cycle = _cycle(graph)
+    trips = cex.get("trips") or {}
+    trip_text = (" with " + " ".join(f"{k}={v}" for k, v in sorted(trips.items()))) if trips else ""
+    how = f" (reached by the interpreter: {cex.get('replayed_by', 'replay')}" + (
+        f", {run.steps} steps)" if run is not None else ")")
+    finished = [ep.key for ep in program.programs if ep.key not in stuck_at]
+    lines = [f"deadlock{trip_text}: {len(waits)} engine(s) stuck, {len(finished)} finished{how}"]
+    pictures: tuple[Picture, ...]
+    if len(waits) > MESH_LIMIT:
+        lines += _group_lines(program, waits, stuck_at, cycle)
+        pictures = (_group_picture(program, waits, stuck_at), _mesh_picture(program, waits))
+    else:
+        for w in waits:
+            lines += _engine_lines(program, w, stuck_at, run)
+        pictures = (_wait_for_picture(program, waits, stuck_at, cycle),)
+    if cycle:
+        lines.append("wait-for cycle: " + " -> ".join([*cycle, cycle[0]]))
+    else:
+        lines.append("no wait-for cycle: every chain of waits ends at an engine that finished or at a wait no op "
+                     "releases")
+    headline = result.reason or str(cex.get("summary", "deadlock"))
+    return Explanation(result.family, result.name, "deadlock", headline, tuple(lines), pictures)
+
+
+def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None) -> list[str]:
+    pos = w.position
+    it = iteration_text(pos.iteration)
+    lines = [f"{pos.engine} is stuck at {path_text(pos.path)} {pos.op}{' ' + it if it else ''}: {w.reason}"]
+    if w.note:
+        lines.append(f"  {w.note}")
+    if not w.resource:
+        return lines
+    if not w.releasers:
+        lines.append("  nothing releases it: no op of the program "
+                     + ("pops" if w.resource.endswith(".space") else "pushes" if w.resource.endswith(".data")
+                        else "writes") + f" {w.resource.split('.')[0]}")
+        return lines
+    for ref in w.releasers[:4]:
+        lines.append(f"  would be released by {ref.text()}; it {_why_not(program, ref, stuck_at, run, pos.engine)}")
+    if len(w.releasers) > 4:
+        lines.append(f"  (+{len(w.releasers) - 4} more ops that would release it, none of which runs)")
+    return lines
+
+
+def _wait_for_picture(program: Program, waits: Sequence[Waiting], stuck_at: dict[str, Waiting],
+                      cycle: Sequence[str]) -> Picture:
+    on_cycle = set(cycle)
+    cycle_edges = {(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))} if cycle else set()
+    lines: list[str] = []
+    done_res: set[str] = set()
+    finished_nodes: set[str] = set()
+    for w in waits:
+        e = w.position.engine
+        color = ALERT if e in on_cycle else "black"
+        lines.append(_node_id("engine", e) + attrs_text({"label": _engine_label(w.position), "shape": "box",
+                                                          "style": "rounded,filled", "fillcolor": "#fde0dd",
+                                                          "color": color, "penwidth": 2 if e in on_cycle else 1}))
+        if not w.resource:
+            continue
+        r = w.resource
+        if r not in done_res:
+            done_res.add(r)
+            lines.append(_node_id("res", r) + attrs_text({
+                "label": w.resource_label, "shape": "ellipse" if r.startswith("b") else "octagon",
+                "style": "filled", "fillcolor": "#deebf7" if r.startswith("b") else "#fff7bc"}))
+        rel_engines = {ref.engine for ref in w.releasers}
+        hot = any((e, x) in cycle_edges for x in rel_engines)
+        lines.append(f"{_node_id('engine', e)} -> {_node_id('res', r)}" + attrs_text(
+            {"label": "waits for", "color": ALERT if hot else "black", "penwidth": 2 if hot else 1}))
+        by_engine: dict[str, list[OpRef]] = {}
+        for ref in w.releasers:
+            by_engine.setdefault(ref.engine, []).append(ref)
+        for x, refs in by_engine.items():
+            if x not in stuck_at and x not in finished_nodes:
+                finished_nodes.add(x)
+                lines.append(_node_id("engine", x) + attrs_text({"label": f"{x}\nfinished", "shape": "box",
+                                                                  "style": "rounded,dashed"}))
+            ops = "\n".join(f"{op_text(ref.op)} at {path_text(ref.path)}" for ref in refs[:3]) + (
+                f"\n(+{len(refs) - 3} more)" if len(refs) > 3 else "")
+            red = (e, x) in cycle_edges
+            lines.append(f"{_node_id('res', r)} -> {_node_id('engine', x)}" + attrs_text(
+                {"label": f"released by\n{ops}", "style": "dashed", "color": ALERT if red else "gray30",
+                 "fontcolor": ALERT if red else "black", "penwidth": 2 if red else 1}))
+    dot = digraph("wait-for", lines, graph={"rankdir": "LR", "fontname": "Helvetica", "labelloc": "t",
+                                             "label": "wait-for graph of the deadlock (red: the cycle)"},
+                  node={"fontname": "Helvetica", "fontsize": 10})
+    return Picture("wait-for", "wait-for graph", dot)
+
+
+def _groups(waits: Sequence[Waiting]) -> dict[str, list[Waiting]]:
+    out: dict[str, list[Waiting]] = {}
+    for w in waits:
+        out.setdefault(w.signature, []).append(w)
+    return out
+
+
+def _sites_text(engines: Sequence[str], limit: int = 6) -> str:
+    sites = [e.split(".")[0] for e in engines]
+    shown = ", ".join(sites[:limit])
+    return shown + (f", ... ({len(sites)} sites)" if len(sites) > limit else "")
+
+
+def _group_lines(program: Program, waits: Sequence[Waiting], stuck_at: dict[str, Waiting],
+                 cycle: Sequence[str]) -> list[str]:
+    groups = _groups(waits)
+    gid = {w.position.engine: i for i, ws in enumerate(groups.values()) for w in ws}
+    lines = [f"{len(groups)} group(s) of stuck engines, by what they wait for (mesh picture: site x engine):"]
+    for i, (sig, ws) in enumerate(groups.items()):
+        reasons = sorted({re.sub(r"@\(\d+,\d+\)", "@site", re.sub(r"\bb\d+\b", "b#", w.reason)) for w in ws})
+        lines.append(f"  G{i} ({len(ws)} engines) {sig} at {_sites_text([w.position.engine for w in ws])}: "
+                     f"{reasons[0]}{' (and ' + str(len(reasons) - 1) + ' other counter values)' if len(reasons) > 1 else ''}")
+        by: dict[str, int] = {}
+        fin = 0
+        for w in ws:
+            for ref in w.releasers:
+                if ref.engine in gid:
+                    by[f"G{gid[ref.engine]}"] = by.get(f"G{gid[ref.engine]}", 0) + 1
+                else:
+                    fin += 1
+        rel = [f"{k} (itself stuck)" for k in sorted(by)] + ([f"{fin} op(s) of finished engines"] if fin else [])
+        lines.append("    released only by " + (", ".join(rel) if rel else "no op of the program"))
+    if cycle:
+        gcycle: list[str] = []
+        for e in cycle:
+            g = f"G{gid[e]}"
+            if not gcycle or gcycle[-1] != g:
+                gcycle.append(g)
+        lines.append("groups on the wait-for cycle: " + " -> ".join(gcycle))
+    return lines
+
+
+def _group_picture(program: Program, waits: Sequence[Waiting], stuck_at: dict[str, Waiting]) -> Picture:
+    groups = _groups(waits)
+    gid = {w.position.engine: i for i, ws in enumerate(groups.values()) for w in ws}
+    lines: list[str] = []
+    edges: dict[tuple[int, int | str], int] = {}
+    for i, (sig, ws) in enumerate(groups.items()):
+        lines.append(f"g{i}" + attrs_text({"label": f"G{i}: {len(ws)} engines\n{sig}", "shape": "box",
+                                           "style": "rounded,filled", "fillcolor": PALETTE[i % len(PALETTE)]}))
+        for w in ws:
+            for ref in w.releasers:
+                key: tuple[int, int | str] = (i, gid[ref.engine] if ref.engine in gid else "finished")
+                edges[key] = edges.get(key, 0) + 1
+    graph: nx.DiGraph = nx.DiGraph()
+    graph.add_edges_from((a, b) for a, b in edges if isinstance(b, int))
+    cyc = set(_cycle(graph))
+    if any(b == "finished" for _a, b in edges):
+        lines.append("finished" + attrs_text({"label": "finished engines", "shape": "box", "style": "dashed"}))
+    for (a, b), n in edges.items():
+        dst = f"g{b}" if isinstance(b, int) else "finished"
+        red = a in cyc and b in cyc
+        lines.append(f"g{a} -> {dst}" + attrs_text({"label": f"{n} wait(s) released only by", "color": ALERT if red
+                                                    else "black", "penwidth": 2 if red else 1}))
+    dot = digraph("wait-groups", lines, graph={"rankdir": "LR", "fontname": "Helvetica", "labelloc": "t",
+                                                "label": "who waits for whom, by group (red: the cycle)"},
+                  node={"fontname": "Helvetica", "fontsize": 10})
+    return Picture("wait-groups", "wait-for graph by group", dot)
+
+
+def _mesh_picture(program: Program, waits: Sequence[Waiting]) -> Picture:
+    groups = _groups(waits)
+    gid = {w.position.engine: i for i, ws in enumerate(groups.values()) for w in ws}
+    sites = sorted({ep.site for ep in program.programs}, key=lambda s: (s.y, s.x))
+    xs = sorted({s.x for s in sites})
+    ys = sorted({s.y for s in sites})
+    kinds = sorted({ep.engine.value for ep in program.programs})
+    present = {ep.key for ep in program.programs}
+    rows = ['<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">',
+            "<TR><TD></TD>" + "".join(f"<TD><B>x={x}</B></TD>" for x in xs) + "</TR>"]
+    for y in ys:
+        cells = [f"<TD><B>y={y}</B></TD>"]
+        for x in xs:
+            inner = ['<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="1">']
+            for k in kinds:
+                key = f"({x},{y}).{k}"
+                if key not in present:
+                    inner.append('<TR><TD BGCOLOR="white"><FONT POINT-SIZE="8"> </FONT></TD></TR>')
+                    continue
+                if key in gid:
+                    g = gid[key]
+                    inner.append(f'<TR><TD BGCOLOR="{PALETTE[g % len(PALETTE)]}"><FONT POINT-SIZE="8">{html(k[0])} '
+                                 f"G{g}</FONT></TD></TR>")
+                else:
+                    inner.append(f'<TR><TD BGCOLOR="#f0f0f0"><FONT POINT-SIZE="8">{html(k[0])} done</FONT></TD></TR>')
+            inner.append("</TABLE>")
+            cells.append("<TD>" + "".join(inner) + "</TD>")
+        rows.append("<TR>" + "".join(cells) + "</TR>")
+    rows.append("</TABLE>")
+    legend = ['<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">']
+    for i, sig in enumerate(groups):
+        legend.append(f'<TR><TD BGCOLOR="{PALETTE[i % len(PALETTE)]}">G{i}</TD><TD ALIGN="LEFT">'
+                      f"{html(sig)} ({len(groups[sig])})</TD></TR>")
+    legend.append('<TR><TD BGCOLOR="#f0f0f0">done</TD><TD ALIGN="LEFT">finished</TD></TR>')
+    legend.append("<TR><TD COLSPAN=\"2\">" + html(" / ".join(f"{k[0]} = {k}" for k in kinds)) + "</TD></TR>")
+    legend.append("</TABLE>")
+    lines = ["mesh" + attrs_text({"shape": "plaintext", "label": "<" + "".join(rows) + ">"}),
+             "legend" + attrs_text({"shape": "plaintext", "label": "<" + "".join(legend) + ">"}),
+             "mesh -> legend [style=invis]"]
+    dot = digraph("mesh", lines, graph={"rankdir": "LR", "fontname": "Helvetica", "labelloc": "t",
+                                         "label": "the mesh: each site's engines, coloured by what they wait for"},
+                  node={"fontname": "Helvetica", "fontsize": 10})
+    return Picture("mesh", "site x engine picture of the mesh", dot)
+
+
+# --------------------------------------------------------------------------------------------- violations and races
+
+
+def _violation_of(cex: dict[str, Any]) -> Violation | None:
+    for holder in (cex, cex.get("replay") if isinstance(cex.get("replay"), dict) else None):
+        if isinstance(holder, dict) and isinstance(holder.get("violation"), dict):
+            try:
+                return Violation.from_json(holder["violation"])
+            except (KeyError, TypeError, ValueError):
+                return None
+    return None
+
+
+def _targets(cex: dict[str, Any]) -> dict[str, Position]:
+    from verispatial.certify.replay import targets_of
+
+    return targets_of(cex)
+
+
+def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult | None:
+    """A run, with its schedule recorded, in which the interpreter reports ``v``'s rule at ``v``'s engine and op:
+    toward the counterexample's positions first (as its replay did), then round robin and seeded random runs.
+    None when no schedule tried shows it."""
+    trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
+    replay: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
+    trips = trips or (replay["trips"] if isinstance(replay.get("trips"), dict) else None)
+
+    def match(x: Violation) -> bool:
+        return x.rule == v.rule and x.position.engine == v.position.engine and x.position.path == v.position.path
+
+    def shows(r: SimResult) -> bool:
+        return any(match(x) for x in r.violations)
+
+    targets = _targets(cex)
+    plans: list[dict[str, Any]] = [{}, {"lazy": True}]
+    for e in sorted(targets)[:6]:
+        plans += [{"priority": [e]}, {"priority": [e], "lazy": True}]
+    plans += [{"seed": s} for s in range(3)]
+    try:
+        if targets:
+            for kw in plans:
+                r = drive(program, trips, targets, stop_on=match, release=True, record=True, **kw)
+                if shows(r):
+                    return r
+        for seed in (None, *range(SEEDS)):
+            r = simulate(program, trips, seed=seed, stop_on=match, record=True)
+            if shows(r):
+                return r
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def _involved(cex: dict[str, Any], v: Violation) -> list[str]:
+    out: list[str] = [v.position.engine]
+
+    def add(e: Any) -> None:
+        if isinstance(e, str) and e not in out:
+            out.append(e)
+
+    pos = cex.get("positions")
+    if isinstance(pos, dict):
+        for e, p in pos.items():
+            if p != "finished":
+                add(e)
+    add(cex.get("engine"))
+    for k in ("read", "write"):
+        if isinstance(cex.get(k), dict):
+            add(cex[k].get("engine"))
+    for x in cex.get("at", []) if isinstance(cex.get("at"), list) else []:
+        if isinstance(x, dict):
+            add(x.get("engine"))
+    for e in re.findall(r"\(\d+,\d+\)\.[a-z]+", v.message):
+        add(e)
+    return out[:TIMELINE_LANES]
+
+
+def _other_ops(cex: dict[str, Any], v: Violation) -> set[tuple[str, tuple[int, ...]]]:
+    """The other op of a racing pair (and any op the counterexample points at besides the violation's)."""
+    out: set[tuple[str, tuple[int, ...]]] = set()
+    for k in ("read", "write"):
+        x = cex.get(k)
+        if isinstance(x, dict) and isinstance(x.get("engine"), str) and isinstance(x.get("path"), list):
+            out.add((x["engine"], tuple(x["path"])))
+    for x in cex.get("at", []) if isinstance(cex.get("at"), list) else []:
+        if isinstance(x, dict) and isinstance(x.get("engine"), str) and isinstance(x.get("path"), list):
+            out.add((x["engine"], tuple(x["path"])))
+    if v.position.path is not None:
+        out.discard((v.position.engine, v.position.path))
+    return out
+
+
+def _timeline_picture(title: str, events: Sequence[tuple[int, str, str, str, bool]], lanes: Sequence[str]) -> Picture:
+    """Events (time index, kind, engine, text, highlighted) as a timeline: one lane per engine, time to the right
+    (positions given: neato -n2)."""
+    dx, dy, left = 170, 70, 230
+    lane_y = {e: (len(lanes) - 1 - i) * dy + 40 for i, e in enumerate(lanes)}
+    lines: list[str] = []
+    for e in lanes:
+        lines.append(_node_id("lane", e) + attrs_text({"label": e, "shape": "plaintext", "pos": f"70,{lane_y[e]}!",
+                                                        "fontsize": 11}))
+    last: dict[str, str] = {}
+    for col, (t, kind, engine, text, hot) in enumerate(events):
+        nid = f"ev{col}"
+        label = _short(text, engine)
+        lines.append(nid + attrs_text({
+            "label": f"#{t} {label}", "shape": "box" if kind == "step" else "note", "fontsize": 9,
+            "style": "filled,rounded" if kind == "step" else "filled",
+            "fillcolor": "#fcbba1" if hot else ("#f7f7f7" if kind == "step" else "#e5f5e0"),
+            "color": ALERT if hot else "gray40", "penwidth": 2 if hot else 1,
+            "width": 2.2, "height": 0.6, "fixedsize": "true",
+            "pos": f"{left + col * dx},{lane_y[engine]}!"}))
+        if engine in last:
+            lines.append(f"{last[engine]} -> {nid} [color=gray70, arrowsize=0.5]")
+        last[engine] = nid
+    hot_nodes = [f"ev{i}" for i, ev in enumerate(events) if ev[4]]
+    for a, b in itertools.pairwise(hot_nodes):
+        lines.append(f"{a} -> {b} [color={quote(ALERT)}, style=dashed, constraint=false, label=\"no order between\", "
+                     f"fontcolor={quote(ALERT)}, fontsize=9]")
+    dot = digraph("timeline", lines, graph={"fontname": "Helvetica", "labelloc": "t", "label": title,
+                                             "splines": "true", "outputorder": "edgesfirst"},
+                  node={"fontname": "Helvetica"})
+    return Picture("timeline", title, dot, layout="neato")
+
+
+def _short(text: str, engine: str) -> str:
+    """A transition's text without its engine, broken into two lines."""
+    t = text
+    if t.startswith(engine + " at "):
+        t = t[len(engine) + 4:]
+    elif t.startswith(engine + "'s "):
+        t = t[len(engine) + 3:]
+    m = re.match(r"(.*) \(issued at (.*)\) (lands|completes|leaves the source)(.*)$", t)
+    if m:
+        t = f"{m.group(1)}\n{m.group(3)}{m.group(4)} (from {m.group(2)})"
+    if "\n" not in t and len(t) > 26:
+        cut = t.rfind(" ", 0, 26)
+        if cut > 0:
+            t = t[:cut] + "\n" + t[cut + 1:]
+    return t
+
+
+def _schedule_lines(events: Sequence[tuple[int, str, str, str, bool]]) -> list[str]:
+    return [f"  #{t} {text}" + ("   <-- here" if hot else "") for t, _k, _e, text, hot in events[-8:]]
+
+
+def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> Explanation:
+    """The narrative and timeline of a rule violation or race (module docstring)."""
+    rule = str(cex.get("rule", result.name.split(":")[0]))
+    headline = result.reason or str(cex.get("summary", rule))
+    v = _violation_of(cex)
+    lines: list[str] = []
+    summary = cex.get("summary")
+    if isinstance(summary, str) and summary != headline:
+        lines.append(summary)
+    pos = cex.get("positions")
+    if isinstance(pos, dict) and pos:
+        lines.append("the checker's candidate state: " + "; ".join(_where(e, p) for e, p in pos.items())[:600])
+    if v is None:
+        lines.append("the counterexample names no single op (nothing to draw as a schedule)")
+        return Explanation(result.family, result.name, rule, headline, tuple(lines), ())
+    lines.append(f"rule {v.rule} (docs/semantics.md) broken at {v.position}: {v.message}")
+    run = reproduce(program, cex, v)
+    trace: list[tuple[str, str, str, tuple[int, ...]]]
+    if run is not None:
+        trace = list(run.trace)
+        lines.append(f"the interpreter shows it after {len(trace)} transitions ({run.status})")
+    elif isinstance(cex.get("trace"), list):
+        trace = [("step", _engine_of(str(t)), str(t), ()) for t in cex["trace"]]
+        lines.append(f"the explorer's schedule: {len(trace)} transitions")
+    else:
+        lines.append("no recorded schedule reproduced it here; the checker's replay did "
+                     f"({cex.get('replayed_by', (cex.get('replay') or {}).get('replayed_by', 'replay'))})")
+        return Explanation(result.family, result.name, rule, headline, tuple(lines), ())
+    if not trace:
+        # Broken on reaching the first op (before any transition): the schedule is that one op.
+        trace = [("step", v.position.engine, f"{v.position} (reached at the start)", v.position.path or ())]
+    lanes = _involved(cex, v)
+    others = _other_ops(cex, v)
+    # The violating transition: the last one of the violation's engine at its op (a run stops right after it).
+    target_idx = -1
+    for i in range(len(trace) - 1, -1, -1):
+        _k, e, _t, path = trace[i]
+        if e == v.position.engine and (v.position.path is None or path == v.position.path):
+            target_idx = i
+            break
+    if target_idx < 0:
+        target_idx = len(trace) - 1
+    other_idx: set[int] = set()
+    for o_engine, o_path in others:
+        # The op itself (its step) rather than its landing; a landing when the op's step is not in the trace.
+        hits = [i for i in range(target_idx, -1, -1) if trace[i][1] == o_engine and trace[i][3] == o_path]
+        steps = [i for i in hits if trace[i][0] == "step"]
+        if steps or hits:
+            other_idx.add((steps or hits)[0])
+    picked = [i for i in range(target_idx + 1) if trace[i][1] in lanes]
+    keep = set(picked[-TIMELINE_EVENTS:]) | other_idx | {target_idx}
+    events = [(i, trace[i][0], trace[i][1], trace[i][2], i == target_idx or i in other_idx)
+              for i in sorted(keep) if trace[i][1] in lanes or i == target_idx]
+    lanes = [e for e in lanes if any(ev[2] == e for ev in events)]
+    for ev in events:
+        if ev[2] not in lanes:
+            lanes.append(ev[2])
+    if other_idx:
+        o = min(other_idx)
+        lines.append(f"racing pair: #{o} {trace[o][2]}  and  #{target_idx} {trace[target_idx][2]} — nothing orders "
+                     "them (no happens-before)")
+    lines.append("the schedule's last steps of the engines involved:")
+    lines += _schedule_lines(events)
+    title = f"{v.rule}: the schedule (red: {'the racing pair' if other_idx else 'the op that breaks the rule'})"
+    return Explanation(result.family, result.name, rule, headline, tuple(lines),
+                       (_timeline_picture(title, events, lanes),))
+
+
+def _where(engine: str, p: Any) -> str:
+    if isinstance(p, dict):
+        return f"{engine} at {path_text(tuple(p.get('path') or []))} {p.get('op', '')}".rstrip()
+    return f"{engine} {p}"
+
+
+def _engine_of(text: str) -> str:
+    m = re.match(r"(\(\d+,\d+\)\.[a-z]+)", text)
+    return m.group(1) if m else "?"
+
+
+# --------------------------------------------------------------------------------------------- memory
+
+
+def explain_memory(program: Program, cex: dict[str, Any], result: Result) -> Explanation:
+    """The narrative and memory-map picture of an overlap (or out-of-range) counterexample."""
+    headline = result.reason or str(cex.get("summary", "memory"))
+    site_v = cex.get("site")
+    site = Site(int(site_v[0]), int(site_v[1])) if isinstance(site_v, list) and len(site_v) == 2 else None
+    space = str(cex.get("space", "local"))
+    bad = [int(b) for b in cex.get("buffers", []) if isinstance(b, int)]
+    addr = cex.get("address") if isinstance(cex.get("address"), int) else None
+    phases = program.phase_of_section()
+    phase = phases[program.buffers[bad[0]].section] if bad else None
+    rows: list[tuple[str, int, int, bool]] = []
+    for at in program.memory:
+        b = program.buffers[at.buf]
+        if (site is None or b.site == site) and b.space.value == space and (
+                phase is None or phases[b.section] == phase):
+            rows.append((f"b{b.id} {b.name}" + (f" (alias of b{b.alias_of})" if b.alias_of is not None else ""),
+                         at.offset, at.offset + at.size, b.id in bad))
+    for r in program.resident:
+        if site is None or r.site == site:
+            rows.append((f"resident {r.tensor}", r.offset, r.offset + r.size, False))
+    rows.sort(key=lambda x: (x[1], x[2]))
+    t = program.target
+    lines = [f"memory map of {site} ({space}{'' if phase is None else f', phase {phase}'}): "
+             f"usable bytes [{t.reserved_base}, {t.local_bytes})"]
+    for name, lo, hi, hot in rows:
+        lines.append(f"  [{lo}, {hi}) {hi - lo} B  {name}" + ("   <-- overlaps" if hot else ""))
+    if addr is not None and len(bad) >= 2:
+        lines.append(f"byte {addr} belongs to both b{bad[0]} and b{bad[1]}: they are live at once on {site}")
+    return Explanation(result.family, result.name, str(cex.get("rule", "memory")), headline, tuple(lines),
+                       (_memory_picture(program, site, space, rows, addr),))
+
+
+def _memory_picture(program: Program, site: Site | None, space: str, rows: Sequence[tuple[str, int, int, bool]],
+                    addr: int | None) -> Picture:
+    t = program.target
+    lo = min([t.reserved_base, *(r[1] for r in rows)]) if rows else t.reserved_base
+    hi = max([r[2] for r in rows] + [lo + 1])
+    width = 720.0
+    scale = width / max(hi - lo, 1)
+    left, top, lane = 40.0, 30.0, 34.0
+    lines: list[str] = []
+    n = len(rows)
+    for i, (name, a, b, hot) in enumerate(rows):
+        w = max((b - a) * scale, 4.0)
+        x = left + (a - lo) * scale + w / 2
+        y = top + (n - i) * lane
+        lines.append(f"m{i}" + attrs_text({"label": f"{name}\n[{a}, {b})", "shape": "box", "style": "filled",
+                                           "fillcolor": "#fcbba1" if hot else PALETTE[i % len(PALETTE)],
+                                           "color": ALERT if hot else "gray30", "penwidth": 2 if hot else 1,
+                                           "width": round(w / 72, 3), "height": 0.42, "fixedsize": "true",
+                                           "fontsize": 9, "pos": f"{x:.1f},{y:.1f}!"}))
+    axis_y = top
+    for k, (label, at) in enumerate(((str(lo), lo), (str(hi), hi))):
+        lines.append(f"axis{k}" + attrs_text({"label": f"{label} B", "shape": "plaintext", "fontsize": 9,
+                                              "pos": f"{left + (at - lo) * scale:.1f},{axis_y:.1f}!"}))
+    if addr is not None:
+        x = left + (addr - lo) * scale
+        lines.append("addr" + attrs_text({"label": f"byte {addr}", "shape": "plaintext", "fontcolor": ALERT,
+                                          "fontsize": 10, "pos": f"{x:.1f},{top + (n + 1) * lane:.1f}!"}))
+        lines.append("addr_base" + attrs_text({"label": "", "shape": "point", "width": 0.05, "color": ALERT,
+                                               "pos": f"{x:.1f},{axis_y + 8:.1f}!"}))
+        lines.append(f"addr -> addr_base [color={quote(ALERT)}, arrowhead=none, style=dashed]")
+    title = f"memory map of {site} ({space}), bytes to scale (red: the overlapping buffers)"
+    dot = digraph("memory-map", lines, graph={"fontname": "Helvetica", "labelloc": "t", "label": title},
+                  node={"fontname": "Helvetica"})
+    return Picture("memory-map", title, dot, layout="neato")
+
+
+# --------------------------------------------------------------------------------------------- entry points
+
+
+def explain_result(program: Program, result: Result) -> Explanation:
+    """The explanation of one refuted result (module docstring). A result that is not refuted, or has no
+    counterexample, gets its reason as the narrative and no picture."""
+    cex = result.counterexample or {}
+    kind = cex.get("kind")
+    if result.verdict != Verdict.REFUTED or not cex:
+        return Explanation(result.family, result.name, str(cex.get("rule", "")), result.reason or result.verdict.value,
+                           (), ())
+    if kind == "deadlock":
+        return explain_deadlock(program, cex, result)
+    if kind == "memory":
+        return explain_memory(program, cex, result)
+    replay = cex.get("replay") if isinstance(cex.get("replay"), dict) else {}
+    dl = replay.get("deadlock") if isinstance(replay, dict) else None
+    if isinstance(dl, dict) and dl.get("stuck"):
+        # The rule shows as a hang (an equality wait overshot, a flag wiped): explain the hang, keep the rule's words.
+        inner = explain_deadlock(program, dl, result)
+        rule = str(cex.get("rule", "deadlock"))
+        summary = cex.get("summary")
+        first = [f"{rule}: {summary}"] if isinstance(summary, str) else []
+        return attrs.evolve(inner, rule=rule, narrative=(*first, *inner.narrative))
+    return explain_violation(program, cex, result)
+
+
+def explain_report(program: Program, report: Report) -> list[Explanation]:
+    """One explanation per refuted obligation of ``report``, in report order."""
+    return [explain_result(program, r) for r in report.results if r.verdict == Verdict.REFUTED]
+
+
+def explanation_lines(exps: Sequence[Explanation], files: dict[int, list[str]] | None = None) -> list[str]:
+    """The text form: per explanation its headline, narrative and (``files``: by explanation index) the picture
+    files written."""
+    out: list[str] = []
+    for i, x in enumerate(exps):
+        out.append(f"refuted {x.family}/{x.name}: {x.headline}")
+        out += [f"    {ln}" for ln in x.narrative]
+        for f in (files or {}).get(i, []):
+            out.append(f"    picture: {f}")
+    return out
