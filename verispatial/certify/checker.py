@@ -359,13 +359,18 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
               "happens-before", "deadlock"]
     done = 0
     try:
-        results += _rule_results(a, findings, discharged)
-        results += _source_results(a, facts, trusted, rlimit)
+        # A stage counts only when it finished within the budget: results decided past the deadline are dropped
+        # with the stage (so no certify run outlasts its budget without a failed-to-prove saying so).
+        rule_results = _rule_results(a, findings, discharged) + _source_results(a, facts, trusted, rlimit)
+        budget.check()
+        results += rule_results
         done = 1
         # Exact counting first: the deadlock question needs to know which counter models are faithful.
         say("semaphore counting")
         budget.check()
-        results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
+        exact = [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
+        budget.check()
+        results += exact
         done = 2
         inexact = _inexact(results)
         labels = stages[2:]
@@ -378,6 +383,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                 for label, fut in zip(labels, futures, strict=True):
                     say(label)
                     got.append(fut.result())
+                budget.check()
                 for rs in got:  # a family's results count only once every family came back (none is half there)
                     results += rs
                     done += 1
@@ -389,7 +395,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             for label in labels:
                 say(label)
                 budget.check()
-                results += _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                budget.check()
+                results += rs
                 done += 1
     except BudgetExhausted as e:
         spent = e
