@@ -545,6 +545,14 @@ def no_acquire() -> Program:
     return pipeline_small("j_no_acquire", compute=PIPELINE_COMPUTE[1:])
 
 
+def acc_fp32_overflow() -> Program:
+    """(w) ``pipeline_small`` whose compute acquires an 8-tile accumulator at fp32 (a 2x4 sub-block with 32-bit
+    destination accumulation): half-sync DST holds 8 tiles of 16 bits but only 4 of 32 bits (tt-metal
+    ``compute/reg_api.h``, ``ttnn/cpp/ttnn/kernel_lib/dest_helpers.hpp`` get_dest_limit), so the acquire can never
+    hold them."""
+    return pipeline_small("w_acc_fp32_overflow", compute=(AcquireAcc(8, "fp32"), *PIPELINE_COMPUTE[1:]))
+
+
 def output_unwritten() -> Program:
     """(k) ``pipeline_small`` whose writer drains the result page without writing it: C is never written."""
     return pipeline_small("k_output_unwritten", writer=(Wait(2, 1), WriteBarrier(), Pop(2, 1)))
@@ -749,6 +757,43 @@ def vendor_receiver(name: str = "vendor_receiver", ack: bool = True, reset_after
                   EngineProgram(s1, Engine.READER, receiver),
                   EngineProgram(s1, Engine.WRITER, (Loop("k", blocks, (Wait(1, 1), Pop(1, 1))),))),
         memory=pack_memory(BLACKHOLE, buffers),
+    )
+
+
+def forwarder(name: str = "forwarder", flush_before_pop: bool = True) -> Program:
+    """A forwarder on (0,0): the reader fills c_0 with 2-tile blocks of X (4 blocks, 4 pages: double-buffered);
+    the writer waits for each block, multicasts it to (1,0) from its read pointer (``McastSend(front=True)``:
+    ``noc_async_write_multicast`` from ``get_read_ptr``) with the reference handshake (ready counter, VALID flag),
+    flushes (``noc_async_writes_flushed``: the block left its pages) and only then pops it (``cb_pop_front``), so
+    the reader may refill those pages. Wormhole (data and flag stay ordered). (1,0)'s reader receives in the
+    reference order, its compute drains.
+
+    ``flush_before_pop`` False: the writer pops right after the flag multicast (variant u): the pop frees pages the
+    multicast may still read, and the reader re-reserves and refills them while it does."""
+    k, blk = 4, 2
+    buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=4, dtype="bf16"),
+               Buffer(1, "c_0", S10, cb=0, page_tiles=1, capacity=4, dtype="bf16"))
+    ready, valid = 0, 1
+    fill = (Loop("k", k, (Reserve(0, blk), ReadTiles("X", Addr(0, (Term("k", blk),)), blk, 0), ReadBarrier(),
+                          Push(0, blk))),)
+    body: list[Op] = [Wait(0, blk), SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0),
+                      McastSend(0, blk, 0, 1, front=True), McastSetValid(valid, 0, 1)]
+    body += [Flush(), Pop(0, blk)] if flush_before_pop else [Pop(0, blk)]
+    forward = (SemSet(valid, VALID), Loop("k", k, tuple(body)), WriteBarrier())
+    receiver = (Loop("k", k, tuple(_receiver_block(1, blk, valid, ready, S00))), AtomicBarrier())
+    drain = (Loop("k", k, (Wait(1, blk), AcquireAcc(blk, "bf16"), Compute("copy", blk, (Operand(1, blk),)),
+                           ReleaseAcc(), Pop(1, blk))),)
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * k * blk, Role.INPUT),),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "sender_sem", (S00, S10), INVALID, SemRole.MCAST_READY),
+                    Semaphore(valid, "receiver_sem", (S00, S10), INVALID, SemRole.MCAST_VALID)),
+        groups=(Group(0, sender=S00, rect=(1, 0, 1, 0)),),
+        programs=(EngineProgram(S00, Engine.READER, fill), EngineProgram(S00, Engine.WRITER, forward),
+                  EngineProgram(S10, Engine.READER, receiver), EngineProgram(S10, Engine.COMPUTE, drain)),
+        memory=pack_memory(WORMHOLE, buffers),
     )
 
 
@@ -982,6 +1027,9 @@ def build_all() -> dict[str, Program]:
         "vendor_receiver.json": vendor_receiver(),
         "broken/v1_vendor_receiver_no_ack.json": vendor_receiver("v1_vendor_receiver_no_ack", ack=False),
         "broken/v2_ready_reset_after_flag.json": vendor_receiver("v2_ready_reset_after_flag", reset_after_flag=True),
+        "forwarder.json": forwarder(),
+        "broken/u_forwarder_pops_early.json": forwarder("u_forwarder_pops_early", flush_before_pop=False),
+        "broken/w_acc_fp32_overflow.json": acc_fp32_overflow(),
     }
 
 

@@ -58,6 +58,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/n_mcast_before_read_barrier": ("async-noc",),
     "broken/o_mcast_slot_reused": ("async-noc",),
     "broken/p_flag_source_set_by_compute": ("async-noc",),
+    "broken/w_acc_fp32_overflow": ("accumulator",),
     # Protocols (issue 7).
     "peeled_k_loop": None,
     "counter_release": None,
@@ -70,6 +71,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/t_kv_no_rendezvous": ("happens-before",),
     "broken/v1_vendor_receiver_no_ack": ("semaphore", "deadlock"),
     "broken/v2_ready_reset_after_flag": ("semaphore", "deadlock"),
+    # A forwarder: multicast from a buffer's front (issue 7).
+    "forwarder": None,
+    "broken/u_forwarder_pops_early": ("async-noc",),
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

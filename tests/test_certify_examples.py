@@ -291,13 +291,18 @@ def test_d_blackhole_no_flush(reports: Reports) -> None:
 
 
 def test_e_read_no_barrier(reports: Reports) -> None:
+    """The push publishes a page whose read has not landed; the writer may then write that page out before the
+    read lands, so the landing also rewrites the source of an outstanding write (async-source-reuse at the read)."""
     report = reports(BROKEN / "e_read_no_barrier.json")
     assert report.exit_code == 1
-    assert refuted_names(report) == {"async-read-publish:(0,0).reader:[0, 2]"}
+    both = {"async-read-publish:(0,0).reader:[0, 2]", "async-source-reuse:(0,0).reader:[0, 1]"}
+    assert refuted_names(report) == both
     r = named(report, "async-read-publish:(0,0).reader:[0, 2]")
     assert r.family == "async-noc"
     assert cex(r)["violation"]["position"]["op"] == "push(b0, 1)"
-    assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == [r.name]
+    landing = cex(named(report, "async-source-reuse:(0,0).reader:[0, 1]"))["violation"]
+    assert (landing["rule"], landing["position"]["op"]) == ("async-source-reuse", "read_tiles(X, 1, b0)")
+    assert {r.name for r in report.results if r.verdict != Verdict.PROVED} == both
     assert_replayed(report)
 
 
@@ -362,6 +367,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
                                     "mcast_send(b0, 2, g0, 1 dests)"),
     "o_mcast_slot_reused": ("async-source-reuse:(0,0).reader:[1, 0]", "async-noc", "reserve(b0, 2)"),
     "p_flag_source_set_by_compute": ("async-source-reuse:(0,0).compute:[1]", "async-noc", "sem_set(sem1, 1)"),
+    "w_acc_fp32_overflow": ("acc-capacity:(0,0).compute:[0]", "accumulator", "acquire_acc(8, fp32)"),
 }
 
 
@@ -431,6 +437,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
         "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
+        "forwarder.json", "broken/u_forwarder_pops_early.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

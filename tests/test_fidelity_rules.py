@@ -172,6 +172,44 @@ def test_writer_lets_a_page_go_only_after_its_write_left() -> None:
                                         "write_tiles(b0, out, 1) at ops[0].body[1]")
 
 
+def test_a_page_popped_before_its_write_left_is_reused_by_the_producer() -> None:
+    """The writer pops a page whose write has not left; the reader (b0's producer, another engine of the site) then
+    re-reserves that page and reads into it while the write still reads it. The pop is the cause, but the reserve and
+    the landing break the rule too (the interpreter reports each): the checker refutes all three ops, each replayed,
+    and proves none of them (a found fault on another engine's op is never left unspoken)."""
+    early = copy(Loop("k", 3, wr(leave=None)), WriteBarrier(), n=3)
+    got = {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in explore(early).violations}
+    assert got == {("async-source-reuse", "(0,0).writer", (0, 2)), ("async-source-reuse", "(0,0).reader", (0, 0)),
+                   ("async-source-reuse", "(0,0).reader", (0, 1))}
+    report = certify(early)
+    assert not_proved(report) == {"async-source-reuse:(0,0).writer:[0, 2]": Verdict.REFUTED,
+                                  "async-source-reuse:(0,0).reader:[0, 0]": Verdict.REFUTED,
+                                  "async-source-reuse:(0,0).reader:[0, 1]": Verdict.REFUTED}
+    v = replayed(named(report, "async-source-reuse:(0,0).reader:[0, 0]"), "async-source-reuse")
+    assert str(v["message"]).startswith("reserve(b0, 1) re-reserves page 0 of b0, the source of (0,0).writer's")
+    # With the write barrier before the pop, the producer's reserves are safe too.
+    ok = copy(Loop("k", 3, wr()), n=3)
+    assert explore(ok).verdict == "ok"
+    assert certify(ok).exit_code == 0
+
+
+def test_a_read_published_before_it_landed_may_land_under_the_consumers_write() -> None:
+    """The reader pushes a page before its read barrier; the writer may then issue its write from that page before
+    the read lands, so the landing rewrites the source of an outstanding write (the interpreter reports
+    async-source-reuse at the read as well as async-read-publish at the push). The checker never proves
+    async-source-reuse there: the read is a candidate, refuted by the replay."""
+    src = ep(A, Engine.READER, Loop("k", 2, (Reserve(0, 1), ReadTiles("in", Addr(0, (Term("k", 1),)), 1, 0), Push(0, 1),
+                                             ReadBarrier())))
+    p = copy(Loop("k", 2, wr()), src=src)
+    got = {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in explore(p).violations}
+    assert got == {("async-read-publish", "(0,0).reader", (0, 2)), ("async-source-reuse", "(0,0).reader", (0, 1))}
+    report = certify(p)
+    assert not_proved(report) == {"async-read-publish:(0,0).reader:[0, 2]": Verdict.REFUTED,
+                                  "async-source-reuse:(0,0).reader:[0, 1]": Verdict.REFUTED}
+    v = replayed(named(report, "async-source-reuse:(0,0).reader:[0, 1]"), "async-source-reuse")
+    assert str(v["message"]).startswith("read_tiles(in, 1, b0) lands in page 0 of b0, the source of (0,0).writer's")
+
+
 def test_source_reuse_is_decided_per_page() -> None:
     """Two pages waited together: the first page's write is flushed before the page goes, while the second page's
     write is still outstanding: that page is not freed, so nothing is reused."""

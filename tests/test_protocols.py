@@ -125,7 +125,11 @@ def t2(name: str, n: int, role: Role = Role.INPUT) -> Tensor:
 # ------------------------------------------------------------------------------------------ fail closed
 
 
-def test_only_front_multicast_still_fails_closed() -> None:
+def test_front_multicast_no_longer_fails_closed() -> None:
+    """Nothing in the IR is outside the decided fragment any more: a forwarder's multicast from the front of its
+    buffer is decided obligation by obligation. Here the receiver publishes without any handshake: the multicast
+    may land in a slot the receiver has not reserved (mcast-slot, refuted and replayed) and its push has no flag
+    (mcast-publish, failed to prove: outside the decided protocols)."""
     guarded = checked(prog(ep(A, Engine.READER, Loop("k", TripCount("t", 2, -1), (If("k", Guard.LAST, (ReadBarrier(),)),))),
                            trips=(Trip("t", 2),)))
     assert unsupported_features(guarded) == []
@@ -134,9 +138,13 @@ def test_only_front_multicast_still_fails_closed() -> None:
         ep(A, Engine.WRITER, Wait(0, 1), McastSend(0, 1, 0, 1, front=True), WriteBarrier(), Pop(0, 1)),
         ep(B, Engine.READER, Reserve(1, 1), Push(1, 1)), ep(B, Engine.WRITER, Wait(1, 1), Pop(1, 1)),
         buffers=(buf(0), buf(1, B, cb=0)), groups=(Group(0, A, (1, 0, 1, 0)),), tensors=(t2("X", 1),)))
-    assert unsupported_features(front) == ["multicast from a buffer's front"]
-    (r,) = certify(front).results
-    assert (r.name, r.verdict) == ("fragment", Verdict.FAILED)
+    assert unsupported_features(front) == []
+    report = certify(front)
+    assert {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED} == {
+        "mcast-slot:(0,0).writer:[1]": Verdict.REFUTED, "mcast-publish:(1,0).reader:[1]": Verdict.FAILED}
+    (slot,) = [r for r in report.results if r.name == "mcast-slot:(0,0).writer:[1]"]
+    assert slot.counterexample is not None
+    assert slot.counterexample["replay"]["violation"]["rule"] == "mcast-slot"
 
 
 # ------------------------------------------------------------------------------------------ interpreter
@@ -439,3 +447,36 @@ def test_an_op_no_iteration_admits_asks_for_nothing() -> None:
     two = certify(build(2))
     assert verdicts(two)["cb-capacity:(0,0).writer:[0, 0, 0]"] == Verdict.REFUTED
     assert_replayed(two)
+
+
+# ------------------------------------------------------------------------------------------ forwarder (front multicast)
+
+
+def test_forwarder_multicasting_from_its_read_pointer_proves() -> None:
+    """examples/forwarder.json: the writer multicasts each block from the front of c_0 (its read pointer), flushes,
+    then pops; every obligation that concerns the front multicast is decided and proved."""
+    r = report_of("forwarder.json")
+    assert not_proved(r) == {}
+    v = verdicts(r)
+    for name in ("mcast-slot:(0,0).writer:[1, 3]", "mcast-publish:(1,0).reader:[0, 4]", "async-source-reuse",
+                 "cb-read-unwaited", "async-read-publish", "sem-exact:sem1@(1,0)"):
+        assert v[name] == Verdict.PROVED, name
+
+
+def test_forwarder_popping_before_its_multicast_left_is_refuted() -> None:
+    """examples/broken/u_forwarder_pops_early.json: the pop frees pages the multicast may still read; the reader
+    then re-reserves and refills them. Each of the three ops is refuted and replayed at that op."""
+    r = report_of("broken/u_forwarder_pops_early.json")
+    assert r.exit_code == 1
+    got = {x.name: x for x in refuted(r)}
+    assert set(got) == {"async-source-reuse:(0,0).writer:[1, 5]", "async-source-reuse:(0,0).reader:[0, 0]",
+                        "async-source-reuse:(0,0).reader:[0, 1]"}
+    for name, x in got.items():
+        c = x.counterexample
+        assert c is not None
+        viol = c["violation"]
+        assert viol["rule"] == "async-source-reuse"
+        assert (viol["position"]["engine"], viol["position"]["path"]) == (c["engine"], c["path"]), name
+    assert "front) at ops[1].body[3]" in got["async-source-reuse:(0,0).writer:[1, 5]"].counterexample["violation"][  # type: ignore[index]
+        "message"]
+    assert_replayed(r)

@@ -1037,14 +1037,16 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
     last = 1 << 30
     have = written.tiles(t.name, last)
     if have is not None:
-        miss = [x for x in range(ntiles) if x not in have]
-        if not miss:
+        # Count the tiles written (bounded by the writes), never walk the tensor: it may hold 2**32 tiles.
+        unwritten = ntiles - len({x for x in have if 0 <= x < ntiles})
+        if not unwritten:
             return Result("happens-before", name, Verdict.PROVED,
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
+        first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
         engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
-        cex = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None, "tile": miss[0],
-               "summary": f"output {t.name} tile {miss[0]} is written by no write of it ({len(miss)} tiles "
+        cex = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None, "tile": first,
+               "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
                           f"unwritten)"}
         return _refute_on_composition(p, name, cex, t0, at=[{"message": f"output {t.name} "}])
     r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)

@@ -34,12 +34,13 @@ from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import LATE, EngineFacts, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
-from verispatial.certify.structure import Leaf
+from verispatial.certify.structure import Leaf, op_at
 from verispatial.ir.ops import (
     Flush,
     McastSend,
     McastSetValid,
     PackAcc,
+    Pop,
     Push,
     ReadTiles,
     Reserve,
@@ -214,3 +215,63 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                                f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
                                f"multicast at {list(s.path)}"), x))
     return out
+
+
+def _popped(enc: Encoder, pops: list[Leaf]) -> z3.ArithRef:
+    terms = [enc.executed(lf) * lf.op.pages for lf in pops if isinstance(lf.op, Pop)]
+    if not terms:
+        return enc.q.val(0)
+    return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
+
+def may_reach_source(a: Analysis, facts: dict[str, EngineFacts], f: Finding, freed: int, pop: Finding,
+                     trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> bool:
+    """Whether the op of a ``rules.reuse_consequences`` candidate ``f`` — a Reserve of b, or a ReadTiles/PackAcc into
+    b, by b's producer, after the premature ``pop`` (a finding at a Pop of b, ``freed``, by its consumer) — may reach
+    a page that is the source of an outstanding write or multicast of the consumer. One reachability query per source
+    the pop names: the producer at its op, a second position of the consumer at the source leaf in occurrence ``I``
+    (issued, no Flush/WriteBarrier of the consumer since), and the op's pages reaching ``I``'s ring slot again:
+    ``pushed + reach > popped_at_I + capacity`` (``I`` reads pages from its read pointer ``popped_at_I`` on, waited so
+    below ``pushed``; a later page in the same slot is at least one capacity further; ``reach``: the pages past the
+    write pointer the op reserves or writes). A fill lands after it was issued, but the source it may rewrite was
+    issued before its page could be reserved at all, so the condition at issue is necessary. Every query unsat clears
+    the candidate (False). True (keep it) for a fill into an alias of b (its own ring says nothing of b's slots) or
+    when a query is sat or unknown."""
+    if f.path is None or pop.path is None or LATE in pop.sources:
+        return True
+    p = a.program
+    view = a.views[f.engine]
+    op = op_at(view.program, f.path)
+    if isinstance(op, Reserve):
+        b, reach = op.buf, op.pages
+    elif isinstance(op, (ReadTiles, PackAcc)):
+        b = op.into if isinstance(op, ReadTiles) else op.buf
+        written = facts[f.engine].written.get(f.path, frozenset())
+        reach = max(written, default=0) + 1
+    else:
+        return True
+    if b != freed:
+        return True
+    lf = next(x for x in view.leaves if x.path == f.path)
+    consumer = a.views[pop.engine]
+    pushes = [x for x in view.leaves if isinstance(x.op, Push) and x.op.buf == b]
+    pops = [x for x in consumer.leaves if isinstance(x.op, Pop) and x.op.buf == b]
+    covers = [x for x in consumer.leaves if isinstance(x.op, (Flush, WriteBarrier))]
+    cap = p.buffers[b].capacity
+    for s in pop.sources:
+        src = consumer.leaves[s]
+
+        def build(sq: StateQuery, src: Leaf = src) -> z3.BoolRef:
+            enc = sq.enc
+            at = Encoder(sq.q, p, a.views, prefix="src.", trip_vars=enc.trip_vars)
+            conds = [enc.position(f.engine).at(lf), at.position(pop.engine).at(src),
+                     enc.executed(src) > at.executed(src)]
+            conds += [enc.executed(c) == at.executed(c) for c in covers]
+            conds.append(_pushed(enc, pushes) + reach > _popped(at, pops) + cap)
+            return z3.And(*conds)
+
+        o, _d, _ = solve_each(a, build, f"async-source-reuse:{f.engine}:{list(f.path)}:reach", {f.engine, pop.engine},
+                              trusted, rlimit, extra=[lf, src])
+        if o.status != Status.UNSAT:
+            return True
+    return False

@@ -26,8 +26,9 @@ from collections.abc import Callable
 
 import attrs
 
-from verispatial.certify.structure import EngineView
+from verispatial.certify.structure import EngineView, op_at
 from verispatial.ir.core import Guard
+from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
@@ -316,7 +317,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             froms = [v for v, _ in _pairs(s, "rsv", b)]
             lo = min(froms, default=0)
             reserve_from[path] = min(reserve_from.get(path, lo), lo)
-            new = {j % caps[b] for j in range(lo, op.pages)}
+            new = ring_slots(lo, op.pages - lo, caps[b])
             reuse(s, "sb", b, new, path, "re-reserves")
             return _map(s, "rsv", b, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
@@ -341,7 +342,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             pt = p.buffers[b].page_tiles
             if any(v < n for v, _ in _pairs(s, "wt", b)):
                 flag("cb-pop-uncovered", path, f"pop of {n} pages on b{b} beyond its waited window")
-            reuse(s, "sf", b, {j % caps[b] for j in range(n)}, path, "frees")
+            reuse(s, "sf", b, ring_slots(0, n, caps[b]), path, "frees")
             s = _shift(s, "sf", b, n, caps[b])
             return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
         if isinstance(op, ReadTiles):
@@ -387,13 +388,13 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
                     flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                                       "its reserved window")
                 tag = "sb"
-                mine = {j % caps[b] for j in range(op.pages)}
+                mine = ring_slots(0, op.pages, caps[b])
                 for t in s:
                     if t[0] == "rdp" and t[1] == b and t[2] in mine:
                         # The read lands after the multicast was issued from its pages: the landing rewrites them.
                         flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
                                                           "after it reads (no read barrier between them)", (LATE,))
-            srcs = {(tag, b, j % caps[b], leaf_at[path]) for j in range(op.pages)}
+            srcs = {(tag, b, j, leaf_at[path]) for j in ring_slots(0, op.pages, caps[b])}
             return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
@@ -454,6 +455,88 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
 def engine_findings(p: Program, view: EngineView) -> list[Finding]:
     """The findings of ``engine_facts`` alone."""
     return list(engine_facts(p, view).findings)
+
+
+def reuse_consequences(p: Program, views: dict[str, EngineView],
+                       findings: list[Finding]) -> list[tuple[Finding, int, Finding | None]]:
+    """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each,
+    ``Interp._source_reuse``), each with the buffer b whose source it may rewrite and, for a reserve or fill after a
+    premature pop, that pop's finding (``reuse.may_reach_source`` then asks whether the op can reach an outstanding
+    source's slot at all):
+
+    - after a pop that may free a page still the source of its engine's write or multicast from the front (an
+      ``async-source-reuse`` finding at a ``Pop`` of b): b's producer may re-reserve that page, and a read, pack or
+      multicast may land in it (into b or a buffer sharing its bytes), while the write still reads it. Candidates:
+      every Reserve of b and ReadTiles/PackAcc into b's bytes by another engine of the site, and every multicast
+      landing in them (reported at its issue op);
+    - after a push that may publish a page whose read has not landed (an ``async-read-publish`` finding at a
+      ``Push`` of b): b's consumer may issue a write or multicast from that page before the read lands, and the
+      landing rewrites it. Candidates: the pushing engine's ReadTiles into b, when another engine reads b's front
+      asynchronously (WriteTiles, front multicast).
+
+    ``LATE``: no query discharges them; the interpreter's replay decides each, else it fails to prove. Without
+    such a finding no other engine reaches a front source's page before it left: only the reading engine, the
+    single consumer, frees it (``cb-single-consumer``), its pops are checked per engine, and every page it reads
+    landed before it was published."""
+    partners = p.alias_partners()
+    phases = p.phase_of_section()
+    by_site_cb = {(x.site, phases[x.section], x.cb): x.id for x in p.buffers}
+    front_readers: dict[int, set[str]] = {}
+    for v in views.values():
+        for lf in v.leaves:
+            if isinstance(lf.op, WriteTiles):
+                front_readers.setdefault(lf.op.src, set()).add(v.key)
+            elif isinstance(lf.op, McastSend) and lf.op.front:
+                front_readers.setdefault(lf.op.buf, set()).add(v.key)
+
+    def lands_in(x: McastSend, shared: set[int], site: object) -> bool:
+        """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
+        src = p.buffers[x.buf]
+        return site in p.groups[x.group].destinations() and by_site_cb.get(
+            (site, phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
+
+    out: list[tuple[Finding, int, Finding | None]] = []
+    seen: set[tuple[str, tuple[int, ...]]] = set()
+
+    def add(engine: str, path: tuple[int, ...], msg: str, b: int, after: Finding | None) -> None:
+        if (engine, path) not in seen:
+            seen.add((engine, path))
+            out.append((Finding("async-source-reuse", engine, path, msg, (LATE,)), b, after))
+
+    for f in findings:
+        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish"):
+            continue
+        op = op_at(views[f.engine].program, f.path)
+        if f.rule == "async-read-publish":
+            if not isinstance(op, Push) or not front_readers.get(op.buf, set()) - {f.engine}:
+                continue
+            for lf in views[f.engine].leaves:
+                if isinstance(lf.op, ReadTiles) and lf.op.into == op.buf:
+                    add(f.engine, lf.path, f"read_tiles into b{op.buf} may land after the push at {list(f.path)} "
+                                           "published its page and a write or multicast was issued from it", op.buf, None)
+            continue
+        if not isinstance(op, Pop):
+            continue
+        b = op.buf
+        site = views[f.engine].program.site
+        shared = {b, *partners.get(b, ())}
+        for v in views.values():
+            if v.key == f.engine:
+                continue
+            for lf in v.leaves:
+                x = lf.op
+                here = v.program.site == site
+                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into in shared)
+                                 or (isinstance(x, PackAcc) and x.buf in shared))) or (
+                    isinstance(x, McastSend) and lands_in(x, shared, site))
+                if not hit:
+                    continue
+                what = "re-reserves" if isinstance(x, Reserve) else "lands in" if isinstance(x, McastSend) else \
+                    "writes into"
+                add(v.key, lf.path, f"{what} b{b} pages {f.engine}'s pop at {list(f.path)} may free before a write or "
+                                    "multicast issued from them left (no flush/write_barrier before that pop)", b,
+                    None if isinstance(x, McastSend) else f)
+    return out
 
 
 def _roles(op: Op) -> list[tuple[int, bool]]:
