@@ -148,9 +148,19 @@ class StateQuery:
             for lf in counted:
                 self.q.add(past.executed(lf) <= self.enc.executed(lf), "past-before-now")
             owner = past.position(str(w.owner))
-            # Anchored at the latest *consuming* wait: right after it the owner was at the reset that follows it.
+            # Anchored at the latest *consuming* wait: right after it the owner was at the op that follows it, which
+            # lies between that wait and the reset it pairs with (other ops may sit between them: semaphores.py).
             done_then, done_now = pcm.consuming_done(w), self.cm.consuming_done(w)
-            anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), done_then == done_now)
+            leaves = self.a.views[str(w.owner)].leaves
+            set_idx = sorted(lf.index for lf in w.sets)
+            after: dict[int, Leaf] = {}
+            for c in w.consuming:
+                reset = next((i for i in set_idx if i > c.index), len(leaves) - 1)
+                for x in leaves[c.index + 1: reset + 1]:
+                    after[x.index] = x
+            if not after:
+                continue  # no consuming wait: nothing is ever consumed, no anchor needed
+            anchored = z3.And(z3.Or(*[owner.at(x) for x in after.values()]), done_then == done_now)
             self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
         # engine at the wait, the wait enabled (the increments issued then reached its threshold), and every engine at
