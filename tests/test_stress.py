@@ -255,3 +255,35 @@ def test_ctrl_c_exits_130_with_one_line(delay: float, jobs: str) -> None:
     assert proc.returncode == 130, (out, err)
     assert out == ""
     assert err == "verispatial: interrupted\n"
+
+
+# ------------------------------------------------------------------------------------------ found by the fuzzer
+
+
+def test_a_huge_site_coordinate_is_quoted_briefly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A site 10**300 rows down: every message naming it cuts the coordinate (it appeared twice in one line)."""
+    d = json.loads((ROOT / "examples/mcast_pair.json").read_text())
+    d["programs"][2]["site"][1] = 10**300
+    rc, out, err = cli(["validate", write(tmp_path, d)], capsys)
+    assert rc == 2
+    assert len(err.splitlines()) == 1
+    assert len(err) < 400
+    assert "100000000000…(301 digits)" in err
+    assert all(len(line) < 400 for line in out.splitlines())
+
+
+def test_a_wait_on_a_word_no_protocol_decides_is_no_checker_error(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """mcast_pair with its receiver's loop run 0 times: the semaphore word follows no protocol (nothing runs on it
+    but a wait), and the deadlock query must not ask its counter model (it has none): the deadlock is refuted by
+    the interpreter's replay, never a checker error."""
+    d = json.loads((ROOT / "examples/mcast_pair.json").read_text())
+    assert d["programs"][2]["ops"][0]["count"] == 4
+    d["programs"][2]["ops"][0]["count"] = 0
+    rc, out, _ = cli(["certify", "--no-cache", "-q", "--json", write(tmp_path, d)], capsys)
+    assert rc == 1
+    results = json.loads(out)["results"]
+    dead = [r for r in results if r["family"] == "deadlock"]
+    assert dead
+    assert dead[0]["verdict"] == "refuted"
+    assert "replayed_by" in json.dumps(dead[0])

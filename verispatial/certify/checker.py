@@ -345,9 +345,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
     # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).
     known = {(f.rule, f.engine, f.path) for f in findings}
-    findings += [f for f, b, pop in reuse_consequences(program, a.views, findings)
+    findings += [f for f, b, pops in reuse_consequences(program, a.views, findings)
                  if (f.rule, f.engine, f.path) not in known and (
-                     pop is None or may_reach_source(a, facts, f, b, pop, trusted, rlimit))]
+                     pops is None or any(may_reach_source(a, facts, f, b, pop, trusted, rlimit) for pop in pops))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
     # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
     # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to
@@ -359,13 +359,18 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
               "happens-before", "deadlock"]
     done = 0
     try:
-        results += _rule_results(a, findings, discharged)
-        results += _source_results(a, facts, trusted, rlimit)
+        # A stage counts only when it finished within the budget: results decided past the deadline are dropped
+        # with the stage (so no certify run outlasts its budget without a failed-to-prove saying so).
+        rule_results = _rule_results(a, findings, discharged) + _source_results(a, facts, trusted, rlimit)
+        budget.check()
+        results += rule_results
         done = 1
         # Exact counting first: the deadlock question needs to know which counter models are faithful.
         say("semaphore counting")
         budget.check()
-        results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
+        exact = [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
+        budget.check()
+        results += exact
         done = 2
         inexact = _inexact(results)
         labels = stages[2:]
@@ -378,6 +383,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                 for label, fut in zip(labels, futures, strict=True):
                     say(label)
                     got.append(fut.result())
+                budget.check()
                 for rs in got:  # a family's results count only once every family came back (none is half there)
                     results += rs
                     done += 1
@@ -389,7 +395,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             for label in labels:
                 say(label)
                 budget.check()
-                results += _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                budget.check()
+                results += rs
                 done += 1
     except BudgetExhausted as e:
         spent = e
