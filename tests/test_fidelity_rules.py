@@ -193,6 +193,23 @@ def test_a_page_popped_before_its_write_left_is_reused_by_the_producer() -> None
     assert certify(ok).exit_code == 0
 
 
+def test_a_reserve_reaching_only_the_second_premature_pops_page_is_refuted() -> None:
+    """Two premature pops per block; the first page's write is flushed before the second pop, the second page's is
+    not. The reader's Reserve(2) needs both pages free, so it can reach only the second pop's source: the candidate is
+    asked of every pop that may let it through (not only the first one found), and refuted at the reserve and the
+    read."""
+    src = ep(A, Engine.READER, Loop("k", 2, (Reserve(0, 2), ReadTiles("in", Addr(0, (Term("k", 2),)), 2, 0),
+                                             ReadBarrier(), Push(0, 2))))
+    body = (Wait(0, 1), WriteTiles(0, "out", Addr(0, (Term("k", 2),)), 1), Pop(0, 1), Wait(0, 1), Flush(),
+            WriteTiles(0, "out", Addr(1, (Term("k", 2),)), 1), Pop(0, 1))
+    p = copy(Loop("k", 2, body), WriteBarrier(), src=src, tiles=4)
+    got = {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in explore(p).violations}
+    assert got == {("async-source-reuse", "(0,0).writer", (0, 2)), ("async-source-reuse", "(0,0).writer", (0, 6)),
+                   ("async-source-reuse", "(0,0).reader", (0, 0)), ("async-source-reuse", "(0,0).reader", (0, 1))}
+    report = certify(p)
+    assert not_proved(report) == {f"async-source-reuse:{e}:{list(q or ())}": Verdict.REFUTED for _, e, q in got}
+
+
 def test_a_read_published_before_it_landed_may_land_under_the_consumers_write() -> None:
     """The reader pushes a page before its read barrier; the writer may then issue its write from that page before
     the read lands, so the landing rewrites the source of an outstanding write (the interpreter reports

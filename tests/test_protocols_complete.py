@@ -44,6 +44,7 @@ from verispatial.ir import (
     Term,
     Wait,
     WriteBarrier,
+    WriteTiles,
 )
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
@@ -164,6 +165,30 @@ def test_a_counter_reset_after_reading_what_it_announced_proves() -> None:
     report = certify(p)
     assert not_proved(report) == {}
     assert one(report, "sem-exact:sem0@(1,0)").reason == "reset protocol of sem0@(1,0) holds (2 obligations)"
+
+
+def test_a_read_between_a_wait_and_its_later_reset_is_reachable() -> None:
+    """The waiter's reset comes three ops after its wait, after the read the counter announced. The past state the
+    reset protocol adds is the one right after the wait returned — not one at the reset, which would claim the
+    waiter had already passed its read and push, make the read unreachable, and so prove its race vacuously. The
+    writer signals without completing its write: the read races it, and the checker refutes, replayed."""
+    writer = ep(A, Engine.WRITER, Wait(0, 1), WriteTiles(0, "act", Addr(0), 1), SemInc(0, A, 1), Pop(0, 1),
+                Wait(1, 1), Pop(1, 1), AtomicBarrier(), WriteBarrier())
+    reader = ep(A, Engine.READER, Reserve(0, 1), ReadTiles("x", Addr(0), 1, 0), ReadBarrier(), Push(0, 1))
+    waiter = ep(A, Engine.COMPUTE, SemWait(0, GE, 1), Reserve(1, 1), ReadTiles("act", Addr(0), 1, 1), ReadBarrier(),
+                Push(1, 1), SemSet(0, 0))
+    p = prog(reader, writer, waiter, buffers=(buf(0, A, cap=1), buf(1, A, cap=1, cb=1)), sems=(sem(0, A),),
+             tensors=(Tensor("x", (32, 32), "bf16", Role.INPUT), Tensor("act", (32, 32), "bf16", Role.ACTIVATION)))
+    p = Program(p.name, p.target, tensors=p.tensors, buffers=p.buffers, semaphores=p.semaphores,
+                programs=p.programs, memory=(BufferAt(0, WORMHOLE.reserved_base, 2048),
+                                             BufferAt(1, WORMHOLE.reserved_base + 2048, 2048)))
+    assert validate(p) == []
+    assert "tensor-race" in explore(p).rules()
+    report = certify(p)
+    r = one(report, "hb-activation:act:(0,0).compute[2]<(0,0).writer[1]")
+    assert r.verdict == Verdict.REFUTED, r.reason
+    assert r.counterexample is not None
+    assert r.counterexample["replay"]["violation"]["rule"] == "tensor-race"
 
 
 def send_first(receivers: int = 2, blocks: int = 3) -> Program:

@@ -345,9 +345,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
     # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).
     known = {(f.rule, f.engine, f.path) for f in findings}
-    findings += [f for f, b, pop in reuse_consequences(program, a.views, findings)
+    findings += [f for f, b, pops in reuse_consequences(program, a.views, findings)
                  if (f.rule, f.engine, f.path) not in known and (
-                     pop is None or may_reach_source(a, facts, f, b, pop, trusted, rlimit))]
+                     pops is None or any(may_reach_source(a, facts, f, b, pop, trusted, rlimit) for pop in pops))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
     # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
     # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to

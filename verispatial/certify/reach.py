@@ -129,8 +129,8 @@ class StateQuery:
                 self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
 
     def _add_history(self, trusted: set[int], names: set[str]) -> None:
-        """Past states: for every reset word whose owner is in scope, the state at the owner's most recent
-        passed consuming wait (the one right before a reset). Each past state obeys the same facts, and every
+        """Past states: for every reset word whose owner is in scope, the state right after the owner's most recent
+        passed consuming wait (the one before a reset) returned. Each past state obeys the same facts, and every
         engine's position then is at or before its position now (each leaf executed no more often then than now).
         This keeps the time dimension a single state loses: at the wait the counted increments were issued by
         engines that had not yet moved on."""
@@ -148,9 +148,17 @@ class StateQuery:
             for lf in counted:
                 self.q.add(past.executed(lf) <= self.enc.executed(lf), "past-before-now")
             owner = past.position(str(w.owner))
-            # Anchored at the latest *consuming* wait: right after it the owner was at the reset that follows it.
+            # Anchored right after the latest *consuming* wait returned: the owner was then at the first op after it,
+            # somewhere from the op after the wait up to the reset that follows it (the reset need not follow its
+            # wait directly: the ops between may run first, so the past state is not at the reset itself).
             done_then, done_now = pcm.consuming_done(w), self.cm.consuming_done(w)
-            anchored = z3.And(z3.Or(*[owner.at(s) for s in w.sets]), done_then == done_now)
+            leaves = self.a.views[str(w.owner)].leaves
+            after: list[z3.BoolRef] = []
+            for c in w.consuming:
+                reset = min((s.index for s in w.sets if s.engine == c.engine and s.index > c.index), default=None)
+                last = reset if reset is not None else len(leaves) - 1
+                after += [owner.at(x) for x in leaves[c.index + 1:last + 1]]
+            anchored = z3.And(z3.Or(*after) if after else self.q.false(), done_then == done_now)
             self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
         # engine at the wait, the wait enabled (the increments issued then reached its threshold), and every engine at

@@ -458,11 +458,11 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
 
 
 def reuse_consequences(p: Program, views: dict[str, EngineView],
-                       findings: list[Finding]) -> list[tuple[Finding, int, Finding | None]]:
+                       findings: list[Finding]) -> list[tuple[Finding, int, tuple[Finding, ...] | None]]:
     """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each,
     ``Interp._source_reuse``), each with the buffer b whose source it may rewrite and, for a reserve or fill after a
-    premature pop, that pop's finding (``reuse.may_reach_source`` then asks whether the op can reach an outstanding
-    source's slot at all):
+    premature pop, every such pop's finding (``reuse.may_reach_source`` then asks, per pop, whether the op can reach
+    an outstanding source's slot at all; None: no such question, the candidate stays):
 
     - after a pop that may free a page still the source of its engine's write or multicast from the front (an
       ``async-source-reuse`` finding at a ``Pop`` of b): b's producer may re-reserve that page, and a read, pack or
@@ -495,13 +495,16 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
         return site in p.groups[x.group].destinations() and by_site_cb.get(
             (site, phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
 
-    out: list[tuple[Finding, int, Finding | None]] = []
-    seen: set[tuple[str, tuple[int, ...]]] = set()
+    out: dict[tuple[str, tuple[int, ...]], tuple[Finding, int, tuple[Finding, ...] | None]] = {}
 
     def add(engine: str, path: tuple[int, ...], msg: str, b: int, after: Finding | None) -> None:
-        if (engine, path) not in seen:
-            seen.add((engine, path))
-            out.append((Finding("async-source-reuse", engine, path, msg, (LATE,)), b, after))
+        """One candidate per op, with every premature pop that may let it through (None: kept unconditionally)."""
+        old = out.get((engine, path))
+        if old is None:
+            out[(engine, path)] = (Finding("async-source-reuse", engine, path, msg, (LATE,)), b,
+                                   None if after is None else (after,))
+        elif old[2] is not None:
+            out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
 
     for f in findings:
         if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish"):
@@ -536,7 +539,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                 add(v.key, lf.path, f"{what} b{b} pages {f.engine}'s pop at {list(f.path)} may free before a write or "
                                     "multicast issued from them left (no flush/write_barrier before that pop)", b,
                     None if isinstance(x, McastSend) else f)
-    return out
+    return list(out.values())
 
 
 def _roles(op: Op) -> list[tuple[int, bool]]:

@@ -189,7 +189,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
 
     if mcast:
         _multicast(draw, target, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
-                   semaphore, groups, prologue)
+                   semaphore, groups, prologue, broken)
     for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
         site = draw(st.sampled_from(cb_sites))
         prod, cons = draw(st.permutations(by_site[site]))[:2]
@@ -360,7 +360,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
 def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
                tensors: list[Tensor], buffers: list[Buffer], next_cb: dict[Site, int],
                semaphore: Callable[[tuple[Site, ...], int], int], groups: list[Group],
-               prologue: dict[Slot, list[Op]]) -> None:
+               prologue: dict[Slot, list[Op]], broken: bool = True) -> None:
     """The lockstep multicast handshake of reference §2.5 from site 0 to site 1 inside ``stage``.
 
     The sender reads a block into its buffer, waits for the receiver's ready increment, resets its ready counter
@@ -400,7 +400,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         # A forwarder: ``ps`` fills and pushes the block, ``cs`` waits for it, multicasts it from its read pointer
         # and pops it once the multicast left — a flush between data and flag (which also orders them on
         # Blackhole), or after the flag (async-flag-overtake on Blackhole), or none (async-source-reuse at the pop).
-        leave = draw(st.sampled_from(("between", "between", "after", "none")))
+        leave = draw(st.sampled_from(("between", "between", "after", "none"))) if broken else "between"
         send += [Flush()] if leave == "between" else []
         send += [McastSetValid(flag, g, 1)] + ([Flush()] if leave == "after" else []) + [Pop(src, pages)]
         prologue.setdefault(cs, []).append(SemSet(flag, 1))
