@@ -68,6 +68,7 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
 
 _BALANCE_SEM = re.compile(r"sem(\d+) \(.*?\)@(\(-?\d+,-?\d+\)) ends")
 _BALANCE_CB = re.compile(r"b(\d+) \(.*?\) ends")
+_SOURCE_PAGE = re.compile(r"page \d+ of b(\d+), the source of")
 
 
 def _op(p: Program, engine: str, path: tuple[int, ...] | None) -> Op | None:
@@ -99,8 +100,12 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
         # second — any finding of the rule speaks of it.
         return named(rule) + prefixed(f"{rule}:")
     if rule in CHECKER_RULE_FAMILY:
-        # The rule's aggregate claims no path breaks it; a finding at this op says the checker saw it here.
-        return named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")
+        # The rule's aggregate claims no path breaks it; a finding at this op says the checker saw it here; for a
+        # source reuse, the source buffer's own obligation (``async-source-reuse:b<N>``: reuse by other engines of
+        # a buffer whose coverage or ownership is not proved) speaks of every reuse of its pages.
+        extra = named(f"async-source-reuse:b{m[1]}") if rule == "async-source-reuse" and (
+            m := _SOURCE_PAGE.search(v.message)) else []
+        return named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}") + extra
     if rule in ("sem-overshoot", "sem-set-race") and isinstance(op, (SemWait, SemSet)) and site is not None:
         word = f"sem{op.sem}@{site}"
         return [r for r in report.results if r.family == "semaphore" and r.name.endswith(f":{word}")]
