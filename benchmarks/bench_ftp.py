@@ -1,6 +1,6 @@
 """Failed-to-prove rate of the differential generator's CORRECT programs (issue 7, deliverable 3).
 
-Draws programs from ``tests/strategies.py`` (the differential test's generator, derandomized: the same programs
+Draws programs from ``verispatial.strategies`` (the differential test's generator, derandomized: the same programs
 every run), explores each exhaustively (``verispatial.petri.explore``) and certifies it. A program is *correct*
 when the explorer finds every interleaving ok; for those the checker should prove every obligation. Printed: the
 number of programs drawn, of correct ones, the failed-to-prove rate among the correct ones, the disagreements with
@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, seed, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from strategies import programs
 from test_differential import MAX_STATES, disagreements
 
 from verispatial.certify.checker import certify
@@ -32,6 +31,7 @@ from verispatial.certify.report import Verdict
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import explore
+from verispatial.strategies import programs
 
 
 def _shape(text: str) -> str:

@@ -1,10 +1,12 @@
-"""Hypothesis profiles shared by the property-based tests.
+"""Hypothesis profiles shared by the property-based tests (``HYPOTHESIS_PROFILE``; README "Property tests").
 
 - ``dev``: 50 examples, random seeds (quick local iteration: ``HYPOTHESIS_PROFILE=dev``).
-- ``ci``: 500 examples, derandomized (every run tests the same programs, so a failure reproduces exactly).
-  It is the default, because CI runs plain ``python -m pytest -q`` and the differential test must see at least
-  500 programs there.
-- ``thorough``: 5000 examples, random seeds, for hunting checker/oracle disagreements.
+- ``ci``: 1,000 examples, derandomized (every run tests the same programs, so a failure reproduces exactly). It is
+  the default, because CI (``.ci/run``) runs plain ``python -m pytest -q``: the differential test
+  (``test_differential.py``) checks 1,000 random programs against the explorer there. Tests whose examples cost
+  more take a share of it (``settings().max_examples // k``) or a count of their own.
+- ``thorough``: 20,000 examples, random seeds, for hunting checker/oracle disagreements (benchmarks/README.md
+  records its last run).
 
 No deadline: one example runs the explicit-state explorer and the Z3 checker, whose time varies with the program.
 
@@ -20,8 +22,8 @@ import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile("ci", max_examples=500, deadline=None, derandomize=True)
-settings.register_profile("thorough", max_examples=5000, deadline=None)
+settings.register_profile("ci", max_examples=1000, deadline=None, derandomize=True)
+settings.register_profile("thorough", max_examples=20_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -77,7 +77,11 @@ def test_refusals_exit_2_with_one_line(argv: list[str], line: str, tmp_path: Pat
 
 
 def test_a_tensor_conflict_exits_2_naming_the_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    paths = write(tmp_path, copy_section("a", S0, "X", "A"), copy_section("b", S0, "A", "Y", rows=64))
+    # Section b declares A with twice the rows; its output Y keeps a's shape, so b certifies on its own (every tile of
+    # Y is written: output-unwritten) and compose refuses the tensor conflict, not the section.
+    b = copy_section("b", S0, "A", "Y", rows=64)
+    b = attrs.evolve(b, tensors=(b.tensors[0], attrs.evolve(b.tensors[1], shape=(32, b.tensors[1].shape[1]))))
+    paths = write(tmp_path, copy_section("a", S0, "X", "A"), b)
     assert main(["compose", *paths, "-o", str(tmp_path / "o.json"), "-q"]) == 2
     assert capsys.readouterr().err == ("verispatial: error: compose: tensor-conflict: tensor 'A': section 0 declares "
                                        "[32, 64] bf16, section 1 [64, 64] bf16 (the shapes differ)\n")

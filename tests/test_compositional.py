@@ -40,6 +40,7 @@ from verispatial.ir.program import walk
 from verispatial.ir.serialize import load_program
 from verispatial.ir.validate import validate
 from verispatial.passes import compose
+from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 
 
@@ -284,19 +285,30 @@ def test_a_read_of_an_activation_written_only_later_is_refuted_on_the_compositio
     assert "before any completed write" in r.counterexample["replay"]["violation"]["message"]
 
 
-def test_a_state_read_after_an_earlier_phase_wrote_it_is_refuted() -> None:
-    """A carried state must be read before it is rewritten in the run (the interpreter's state rule): written in
-    phase 0 and read in phase 1 is a race, read in phase 0 and written in phase 1 is ordered by the rendezvous."""
-    bad = copy_chain(("X", "S"), ("S", "Y"), state=("S",))
-    r = named(certify(bad), "hb-cross:S:after-section-0")
-    assert r.verdict == Verdict.REFUTED
-    assert r.counterexample is not None
-    assert r.counterexample["replay"]["violation"]["rule"] == "tensor-race"
-    assert certify(bad, compositional=False).exit_code == 1
-    good = copy_chain(("S", "Y"), ("X", "S"), state=("S",))
-    report = certify(good)
-    assert not_proved(report) == []
-    assert named(report, "hb-cross:S:after-section-0").reason.startswith("S is written in phase(s) [1]")
+def test_a_state_is_ordered_across_a_rendezvous_in_either_direction() -> None:
+    """Per-tile state versions (docs/semantics.md, ``tensor-race``): a state written in phase 0 and read in phase 1
+    is read at its new version, read in phase 0 and written in phase 1 at its old one; the rendezvous orders both,
+    so ``hb-cross`` proves them from the rendezvous lemma (no replay), as the whole-program checker and the
+    interpreter agree. Without the rendezvous (one phase) the write-then-read pair races: refuted, replayed."""
+    for steps in ((("X", "S"), ("S", "Y")), (("S", "Y"), ("X", "S"))):
+        p = copy_chain(*steps, state=("S",))
+        report = certify(p)
+        assert not_proved(report) == []
+        r = named(report, "hb-cross:S:after-section-0")
+        assert r.reason.startswith("S is written in phase(s)")
+        assert "per-tile versions" in r.reason
+        assert "rendezvous:after-section-0" in r.reason
+        assert "slice0/async-pending-at-end" in r.reason
+        assert certify(p, compositional=False).exit_code == 0
+        sim = simulate(p)
+        assert sim.status == "terminated"
+        assert not sim.violations
+    racy = copy_chain(("X", "S"), ("S", "Y"), state=("S",), barrier_after=[False])
+    report = certify(racy)
+    bad = [r for r in report.results if r.verdict == Verdict.REFUTED]
+    assert [r.name.split(":", 2)[:2] for r in bad] == [["hb-state", "S"]]
+    assert bad[0].counterexample is not None
+    assert bad[0].counterexample["replay"]["violation"]["rule"] == "tensor-race"
 
 
 def test_an_output_written_over_two_phases_is_covered_by_both() -> None:
@@ -313,8 +325,40 @@ def test_an_output_written_over_two_phases_is_covered_by_both() -> None:
     assert named(ok, "output-unwritten:Y").reason == "every one of the 2 tiles of output Y is written (exact)"
     half = certify(two(0))
     r = named(half, "output-unwritten:Y")
-    assert r.verdict == Verdict.FAILED
-    assert r.reason.startswith("no write writes tile 1 of output Y")
+    assert r.verdict == Verdict.REFUTED
+    assert r.reason.startswith("output Y tile 1 is written by no write of it")
+    assert r.counterexample is not None
+    assert r.counterexample["replay"]["violation"]["rule"] == "output-unwritten"
+    assert "output Y ends with 1 of its 2 tiles never written" in r.counterexample["replay"]["violation"]["message"]
+
+
+def test_a_later_slice_refutation_names_the_composed_op_paths() -> None:
+    """A refutation found in slice 1 (the writer of section 1 pops its page before the write left:
+    ``async-source-reuse``) is reported at the composed program's op path, in its name and in the replayed
+    violation — the path the interpreter reports on the composed program."""
+    p = copy_chain(("X", "A"), ("A", "Y"))
+    ep = engine(p, "(0,0).writer")
+    start = ep.section_starts[1]
+    ops = list(ep.ops)
+    at = next(i for i in range(start, len(ops)) if isinstance(ops[i], Loop))
+    loop = ops[at]
+    assert isinstance(loop, Loop)
+    ops[at] = attrs.evolve(loop, body=tuple(o for o in loop.body if not isinstance(o, WriteBarrier)))
+    ops.insert(at + 1, WriteBarrier())
+    bad = with_ops(p, ep.key, ops, list(ep.section_starts))
+    assert validate(bad) == []
+    report = certify(bad)
+    refuted = [r for r in report.results if r.verdict == Verdict.REFUTED]
+    assert [r.name for r in refuted] == [f"slice1/async-source-reuse:(0,0).writer:[{at}, 2]"]
+    cex = refuted[0].counterexample
+    assert cex is not None
+    assert cex["path"] == [at, 2]
+    assert cex["violation"]["position"]["path"] == [at, 2]
+    assert cex["slice"]["top_offset"]["(0,0).writer"] == start
+    oracle = explore(bad, max_states=20_000)
+    assert oracle.complete
+    assert {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in oracle.violations} == {
+        ("async-source-reuse", "(0,0).writer", (at, 2))}
 
 
 def test_outstanding_writes_at_a_phase_end_are_no_proof_of_the_crossing() -> None:

@@ -2,8 +2,8 @@
 use ``If`` guards, loop counts affine in a trip, wait thresholds growing with a loop index, ``SemIncMcast``,
 flag multicasts from another source word and state tensors across sections.
 
-Programs come from ``tests/strategies.py`` (correct by construction about half of the time, then mutated) and are
-rewritten by one or more *protocol rewrites*, each of which may keep or break the program:
+Programs come from ``verispatial.strategies.protocol_programs``: ``programs()`` (correct by construction about half
+of the time, then mutated) rewritten by one or more *protocol rewrites*, each of which may keep or break the program:
 
 - ``guard``: wrap an op of a loop body (or a run of them) in ``If(var, guard)`` of an enclosing loop;
 - ``affine``: a trip loop's count ``t`` becomes ``TripCount(t, scale, offset)``; a constant count may become one;
@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import os
 
-import attrs
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-from strategies import programs
 from test_differential import MAX_STATES, disagreements
 
 from verispatial.certify.checker import certify
@@ -34,216 +31,21 @@ from verispatial.ir import (
     Engine,
     EngineProgram,
     Group,
-    Guard,
-    If,
     Loop,
-    McastSetValid,
-    Op,
     Program,
-    SectionSpan,
     Semaphore,
     SemInc,
     SemIncMcast,
     SemSet,
     SemWait,
     Site,
-    Term,
     Trip,
-    TripCount,
     WaitCond,
-    WriteBarrier,
 )
 from verispatial.ir.serialize import dumps
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
-
-Path = tuple[int, ...]
-
-
-def _bodies(ops: tuple[Op, ...], prefix: Path = (), loops: tuple[str, ...] = ()) -> list[tuple[Path, tuple[str, ...]]]:
-    """Every op list inside at least one loop (its path, the enclosing loop variables)."""
-    out: list[tuple[Path, tuple[str, ...]]] = []
-    for i, op in enumerate(ops):
-        if isinstance(op, Loop):
-            inner = (*loops, op.var)
-            out.append(((*prefix, i), inner))
-            out += _bodies(op.body, (*prefix, i), inner)
-        elif isinstance(op, If):
-            out.append(((*prefix, i), loops))
-            out += _bodies(op.body, (*prefix, i), loops)
-    return out
-
-
-def _get(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
-    for i in where:
-        c = ops[i]
-        assert isinstance(c, (Loop, If))
-        ops = c.body
-    return ops
-
-
-def _set(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
-    if not where:
-        return new
-    i = where[0]
-    c = ops[i]
-    assert isinstance(c, (Loop, If))
-    return (*ops[:i], attrs.evolve(c, body=_set(c.body, where[1:], new)), *ops[i + 1:])
-
-
-def _map_ops(ops: tuple[Op, ...], f: object) -> tuple[Op, ...]:
-    out: list[Op] = []
-    for op in ops:
-        if isinstance(op, (Loop, If)):
-            op = attrs.evolve(op, body=_map_ops(op.body, f))
-        out.append(f(op))  # type: ignore[operator]
-    return tuple(out)
-
-
-def _with_engine(p: Program, e: int, ep: EngineProgram) -> Program:
-    return attrs.evolve(p, programs=(*p.programs[:e], ep, *p.programs[e + 1:]))
-
-
-@st.composite
-def _guard(draw: st.DrawFn, p: Program) -> Program:
-    e = draw(st.integers(0, len(p.programs) - 1))
-    ep = p.programs[e]
-    cands = [(w, lv) for w, lv in _bodies(ep.ops) if _get(ep.ops, w)]
-    if not cands:
-        return p
-    where, loops = draw(st.sampled_from(cands))
-    body = _get(ep.ops, where)
-    i = draw(st.integers(0, len(body) - 1))
-    j = draw(st.integers(i + 1, len(body)))
-    wrapped = If(draw(st.sampled_from(loops)), draw(st.sampled_from(list(Guard))), body[i:j])
-    return _with_engine(p, e, attrs.evolve(ep, ops=_set(ep.ops, where, (*body[:i], wrapped, *body[j:]))))
-
-
-@st.composite
-def _affine(draw: st.DrawFn, p: Program) -> Program:
-    scale, offset = draw(st.sampled_from([(1, -1), (2, 0), (1, 1), (2, -1)]))
-    trips = [t.name for t in p.trips]
-    to_trip = draw(st.booleans()) and trips
-
-    def f(op: Op) -> Op:
-        if isinstance(op, Loop) and isinstance(op.count, str):
-            return attrs.evolve(op, count=TripCount(op.count, scale, offset))
-        if to_trip and isinstance(op, Loop) and isinstance(op.count, int) and op.count >= 1:
-            return attrs.evolve(op, count=TripCount(trips[0], scale, offset))
-        return op
-
-    e = draw(st.integers(0, len(p.programs) - 1))
-    every = draw(st.booleans())  # all engines alike (counts stay matched) or one engine only
-    progs = tuple(attrs.evolve(ep, ops=_map_ops(ep.ops, f)) if every or k == e else ep
-                  for k, ep in enumerate(p.programs))
-    return attrs.evolve(p, programs=progs)
-
-
-@st.composite
-def _grow(draw: st.DrawFn, p: Program) -> Program:
-    e = draw(st.integers(0, len(p.programs) - 1))
-    ep = p.programs[e]
-    cands = []
-    for where, loops in _bodies(ep.ops):
-        for i, op in enumerate(_get(ep.ops, where)):
-            if isinstance(op, SemWait):
-                cands.append((where, loops, i))
-    if not cands:
-        return p
-    where, loops, i = draw(st.sampled_from(cands))
-    body = _get(ep.ops, where)
-    op = body[i]
-    assert isinstance(op, SemWait)
-    coef = draw(st.sampled_from([1, 1, 2]))
-    new = attrs.evolve(op, value=max(op.value - coef, 0) if draw(st.booleans()) else op.value,
-                       terms=(Term(draw(st.sampled_from(loops)), coef),))
-    return _with_engine(p, e, attrs.evolve(ep, ops=_set(ep.ops, where, (*body[:i], new, *body[i + 1:]))))
-
-
-def _mcast(p: Program) -> Program:
-    """Every increment of a word on another site becomes a one-destination ``SemIncMcast`` (each sender site gets
-    a group per destination)."""
-    groups = list(p.groups)
-    gid: dict[tuple[Site, Site], int] = {}
-    progs = []
-    for ep in p.programs:
-        def f(op: Op, ep: EngineProgram = ep) -> Op:
-            if isinstance(op, SemInc) and op.at != ep.site:
-                key = (ep.site, op.at)
-                if key not in gid:
-                    gid[key] = len(groups)
-                    groups.append(Group(len(groups), ep.site, (op.at.x, op.at.y, op.at.x, op.at.y)))
-                return SemIncMcast(op.sem, gid[key], 1, op.by)
-            return op
-        progs.append(attrs.evolve(ep, ops=_map_ops(ep.ops, f)))
-    return attrs.evolve(p, programs=tuple(progs), groups=tuple(groups))
-
-
-@st.composite
-def _src(draw: st.DrawFn, p: Program) -> Program:
-    """Add a one-round flag handshake between two sites: the sender multicasts a flag from a constant word
-    (``src``), the receiver invalidates, signals ready, waits for the flag (or, sometimes, in a wrong order)."""
-    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
-    if len(sites) < 2:
-        return p
-    snd, rcv = draw(st.permutations(sites))[:2]
-    se = draw(st.sampled_from([ep for ep in p.programs if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in p.programs if ep.site == rcv]))
-    n = len(p.semaphores)
-    ready, flag, const = n, n + 1, n + 2
-    valid = draw(st.sampled_from([1, 1, 2]))
-    sems = (*p.semaphores, Semaphore(ready, "ready", (snd,), 0), Semaphore(flag, "flag", (snd, rcv), 0),
-            Semaphore(const, "valid", (snd,), valid))
-    g = len(p.groups)
-    groups = (*p.groups, Group(g, snd, (rcv.x, rcv.y, rcv.x, rcv.y)))
-    send: tuple[Op, ...] = (SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), McastSetValid(flag, g, 1, src=const),
-                            WriteBarrier())
-    recv: list[Op] = [SemSet(flag, 0), SemInc(ready, snd, 1), SemWait(flag, WaitCond.EQ, 1)]
-    recv = draw(st.permutations(recv)) if draw(st.integers(0, 2)) == 0 else recv
-    at_start = draw(st.booleans())
-    progs = []
-    for ep in p.programs:
-        if ep is se:
-            ep = attrs.evolve(ep, ops=(*send, *ep.ops) if at_start else (*ep.ops, *send))
-        elif ep is re:
-            ep = attrs.evolve(ep, ops=(*recv, *ep.ops) if at_start else (*ep.ops, *recv))
-        progs.append(ep)
-    return attrs.evolve(p, semaphores=sems, groups=groups, programs=tuple(progs))
-
-
-@st.composite
-def _sections(draw: st.DrawFn, p: Program) -> Program:
-    """Two sections of one phase: every engine's top-level ops split at a drawn point (no rendezvous)."""
-    progs = []
-    for ep in p.programs:
-        cut = draw(st.integers(0, len(ep.ops)))
-        progs.append(attrs.evolve(ep, section_starts=(0, cut)))
-    return attrs.evolve(p, programs=tuple(progs), sections=(SectionSpan("first"), SectionSpan("second")))
-
-
-@st.composite
-def protocol_programs(draw: st.DrawFn) -> Program:
-    p = draw(programs())
-    kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections"]),
-                          min_size=1, max_size=3))
-    for kind in kinds:
-        if kind == "guard":
-            q = draw(_guard(p))
-        elif kind == "affine":
-            q = draw(_affine(p))
-        elif kind == "grow":
-            q = draw(_grow(p))
-        elif kind == "mcast":
-            q = _mcast(p)
-        elif kind == "src":
-            q = draw(_src(p))
-        else:
-            q = draw(_sections(p))
-        if not validate(q):
-            p = q
-    assume(p.programs and len(p.programs) <= 6)
-    return p
-
+from verispatial.strategies.protocols import mcast_rewrite, protocol_programs
 
 EXAMPLES = {"thorough": 2000, "ci": 60}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 40)
 
@@ -264,7 +66,7 @@ def test_mcast_rewrite_keeps_the_program_valid() -> None:
         programs=(EngineProgram(Site(0, 0), Engine.READER, (Loop("k", "t", (SemInc(0, Site(1, 0), 1),)),)),
                   EngineProgram(Site(1, 0), Engine.READER, (Loop("k", "t", (SemWait(0, WaitCond.GE, 1),)),
                                                             SemSet(0, 0)))))
-    m = _mcast(base)
+    m = mcast_rewrite(base)
     assert validate(m) == []
     assert m.groups == (Group(0, Site(0, 0), (1, 0, 1, 0)),)
     assert m.programs[0].ops == (Loop("k", "t", (SemIncMcast(0, 0, 1, 1),)),)

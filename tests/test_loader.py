@@ -72,7 +72,7 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 70_000) |
                            max_leaves=6)
 
 
-@settings(max_examples=max(50, settings().max_examples // 5))
+@settings(max_examples=max(50, settings().max_examples // 10))
 @given(st.data())
 def test_validators_agree_on_random_edits(data: st.DataObject) -> None:
     d = copy.deepcopy(BASE)

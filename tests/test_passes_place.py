@@ -42,7 +42,10 @@ def test_wormhole_grid_multicasts_and_gpu_grid_loads_per_site() -> None:
     wh, frags = compile_section(_graph(64, 128, 64), 0, WORMHOLE, PIPE)
     assert [(g["buffer"], g["sender"], g["destinations"]) for g in frags[2]["groups"]] == [
         ("c_0", [0, 0], 1), ("c_0", [0, 1], 1), ("c_1", [0, 0], 1), ("c_1", [1, 0], 1)]
-    assert len(wh.semaphores) == 4
+    # A ready counter and a flag per multicast input, and each input's constant VALID flag source on its senders.
+    assert [(x.name, len(x.sites)) for x in wh.semaphores] == [
+        ("in0_sender_sem", 4), ("in0_receiver_sem", 4), ("in1_sender_sem", 4), ("in1_receiver_sem", 4),
+        ("in0_valid_sem", 2), ("in1_valid_sem", 2)]
     # Only the senders read: column 0 reads in0, row 0 reads in1; (1,1) receives both.
     assert _reads(WORMHOLE, 64, 128, 64) == {(0, 0): ["a", "w"], (1, 0): ["w"], (0, 1): ["a"], (1, 1): []}
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
-from strategies import programs
+from hypothesis import given, settings
 
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps, loads
 from verispatial.ir.validate import validate
+from verispatial.strategies import programs
 
 
+@settings(max_examples=max(50, settings().max_examples // 4))
 @given(programs())
 def test_loads_dumps_is_identity(p: Program) -> None:
     text = dumps(p)
@@ -21,6 +22,7 @@ def test_loads_dumps_is_identity(p: Program) -> None:
     assert validate(back) == []
 
 
+@settings(max_examples=max(50, settings().max_examples // 4))
 @given(programs())
 def test_dumps_is_plain_versioned_json(p: Program) -> None:
     d = json.loads(dumps(p))

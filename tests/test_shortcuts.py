@@ -16,7 +16,6 @@ import attrs
 import pytest
 from builders import A, buf, ep, prog
 from hypothesis import given, settings
-from strategies import programs
 
 from verispatial.certify import bounds, memory, schedule, smt
 from verispatial.certify import ring as ring_family
@@ -46,6 +45,7 @@ from verispatial.ir import (
 )
 from verispatial.ir.serialize import load_program
 from verispatial.ir.validate import validate
+from verispatial.strategies import programs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -217,7 +217,7 @@ def test_examples_certify_as_on_the_reference_route(name: str) -> None:
     same_as_reference(load_program(EXAMPLES / name))
 
 
-@settings(max_examples=max(10, settings().max_examples // 40))
+@settings(max_examples=max(10, settings().max_examples // 80))
 @given(programs())
 def test_random_programs_certify_as_on_the_reference_route(p: Program) -> None:
     same_as_reference(p)

@@ -3,7 +3,7 @@ SPIN, against the checker and the explorer.
 
 SPIN's verdicts: an invalid end state is a deadlock, an assertion violated a rule violation (the assertion names
 its rule), no error is ok. Wherever SPIN finishes (``SpinResult.finished``), on random small programs
-(``tests/strategies.py``):
+(``verispatial.strategies.programs``):
 
 - the checker proves everything  =>  SPIN finds no error;
 - SPIN finds no error            =>  the checker refutes nothing;
@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
-from strategies import programs
 from test_differential import RULE_FAMILY
 
 from verispatial.certify.checker import certify
@@ -35,6 +34,7 @@ from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps, load_program
 from verispatial.petri.explore import explore
 from verispatial.petri.promela import PromelaUnsupported, SpinResult, run_spin, spin_available, to_promela
+from verispatial.strategies import programs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"

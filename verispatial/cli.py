@@ -7,7 +7,11 @@
 - 1: something refuted (``certify``), a deadlock, step limit or violation (``simulate``);
 - 2: bad input: one line ``verispatial: error: <file>: <field>: <rule>`` on stderr, nothing written;
 - 3: something failed to prove (never accepted);
-- 4: a checker error (``verispatial: checker error: ...``).
+- 4: a checker error (``verispatial: checker error: ...``);
+- 130: interrupted (Ctrl-C): one line ``verispatial: interrupted``, and nothing printed or written after it.
+
+With ``--json`` every exit code 0-4 prints exactly one JSON document on stdout (bad input and checker errors as
+``{"exit_code": N, "error": {...}}``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,12 @@ import contextlib
 import json
 import os
 import sys
+
+from verispatial import budget
+
+if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
+    budget.defer_sigint()
+
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +37,7 @@ from rich.text import Text
 
 from verispatial import __version__
 from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, VerispatialError
+from verispatial.ir.limits import QUOTE_MAX, clip
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
@@ -54,7 +65,7 @@ class BadInput(Exception):
     def line(self) -> str:
         """The one-line message (without the ``verispatial: error:`` prefix); several structural violations
         show the first and how many more."""
-        parts = [p for p in (self.where, self.field, self.rule) if p]
+        parts = [clip(p, 2 * QUOTE_MAX) for p in (self.where, self.field, self.rule) if p]
         more = f" (+{len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
         return ": ".join(parts) + more
 
@@ -72,6 +83,9 @@ class BadInput(Exception):
 
 class CheckerError(Exception):
     """The checker (or simulator) itself failed: exit 4."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"exit_code": EXIT_CHECKER_ERROR, "error": {"rule": "checker error", "message": clip(str(self), 1000)}}
 
 
 # --------------------------------------------------------------------------------------------- loading
@@ -184,6 +198,7 @@ def check_output_path(path: str) -> None:
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so the file is
     either absent or complete. ``BadInput`` if it cannot be written."""
+    budget.check_interrupt()
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     try:
@@ -214,13 +229,21 @@ def _stdout() -> Console:
 
 
 def _emit(lines: list[tuple[str, str]]) -> None:
+    budget.check_interrupt()
     con = _stdout()
     for text, style in lines:
         con.print(Text(text, style=style))
 
 
 def _write_json(obj: Any) -> None:
+    budget.check_interrupt()
     sys.stdout.write(json.dumps(obj, indent=1) + "\n")
+
+
+def _write(text: str) -> None:
+    """Plain output on stdout, never after an interrupt."""
+    budget.check_interrupt()
+    sys.stdout.write(text)
 
 
 def _progress(label: str, quiet: bool, total: int | None = None) -> Any:
@@ -261,8 +284,11 @@ def _load_certificate_file(path: str) -> dict[str, Any]:
 
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
                 jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
-                cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False) -> int:
-    """The ``certify`` command: see ``certify_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+                cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False,
+                budget_seconds: float | None = budget.DEFAULT_SECONDS) -> int:
+    """The ``certify`` command: see ``certify_cmd``. ``budget_seconds`` bounds the whole run (every program): past
+    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). Raises ``BadInput``
+    / ``CheckerError``."""
     if len(program_paths) > 1:
         for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
                             ("--smt2", smt2_dir)):
@@ -279,26 +305,39 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
             Path(smt2_dir).mkdir(exist_ok=True)
         except OSError as e:
             raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
-    from verispatial.certify.files import FileReport, certify_file
+    from verispatial.certify.files import FileReport
 
     done: list[tuple[str, FileReport]] = []
-    for path in program_paths:
-        try:
-            from verispatial.certify.smt import export_smt2
+    with budget.deadline(budget_seconds):
+        for path in program_paths:
+            done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
+    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out)
 
-            export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
-            with export, _progress(f"certify {path}", quiet) as progress:
-                fr = certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
-                                  jobs=jobs, progress=progress)
-        except BadInput:
-            raise
-        except VerispatialError as e:
-            blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
-                else path
-            raise bad_input_of(blame, e) from None
-        except Exception as e:
-            raise CheckerError(f"{type(e).__name__}: {e}") from None
-        done.append((path, fr))
+
+def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
+                 smt2_dir: str | None) -> Any:
+    """Certify one program file (``certify_file``); ``BadInput`` / ``CheckerError`` for what goes wrong."""
+    from verispatial.certify.files import certify_file
+    from verispatial.certify.smt import export_smt2
+
+    try:
+        export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
+        with export, _progress(f"certify {path}", quiet) as progress:
+            return certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
+                                jobs=jobs, progress=progress)
+    except BadInput:
+        raise
+    except VerispatialError as e:
+        blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
+            else path
+        raise bad_input_of(blame, e) from None
+    except Exception as e:
+        raise CheckerError(f"{type(e).__name__}: {e}") from None
+
+
+def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
+                     certificate_out: str | None) -> int:
+    """Write the reports of a certify run (files first, all computed before any is written) and print them."""
     worst = _worst([fr.report.exit_code for _, fr in done])
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
@@ -387,7 +426,7 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
                           "seconds": round(o.seconds, 3),
                           "report": o.report.to_json() if o.report is not None else None} for o in run.outcomes]})
     else:
-        sys.stdout.write("\n".join(gate_lines(run)) + "\n")
+        _write("\n".join(gate_lines(run)) + "\n")
     return run.exit_code
 
 
@@ -502,7 +541,7 @@ def run_simulate(program_path: str, trip_specs: Sequence[str], seed: int | None,
     if as_json:
         _write_json(result.to_json())
     else:
-        sys.stdout.write(result.text() + "\n")
+        _write(result.text() + "\n")
     return EXIT_OK if result.status == "terminated" and not result.violations else EXIT_REFUTED
 
 
@@ -514,7 +553,7 @@ def run_validate(program_path: str, as_json: bool) -> int:
     except BadInput as e:
         if e.violations and not as_json:
             for entity, rule in e.violations:
-                sys.stdout.write(f"{program_path}: {entity}: {rule}\n")
+                _write(f"{program_path}: {clip(entity, 2 * QUOTE_MAX)}: {clip(rule, 2 * QUOTE_MAX)}\n")
         raise
     from verispatial.report.text import program_summary
 
@@ -523,8 +562,8 @@ def run_validate(program_path: str, as_json: bool) -> int:
         _write_json({"file": program_path, "valid": True, "program": program.name, "target": program.target.name,
                      "engines": engines, "ops": ops, "violations": []})
     else:
-        sys.stdout.write(f"{program_path}: valid: program {program.name}, target {program.target.name}, "
-                         f"{engines} engine programs, {ops} ops\n")
+        _write(f"{program_path}: valid: program {clip(program.name)}, target {clip(program.target.name)}, "
+               f"{engines} engine programs, {ops} ops\n")
     return EXIT_OK
 
 
@@ -556,7 +595,7 @@ def run_export(program_path: str, fmt: str, out: str | None) -> int:
     except Exception as e:
         raise CheckerError(f"export --{fmt}: {type(e).__name__}: {e}") from None
     if out is None:
-        sys.stdout.write(text)
+        _write(text)
     else:
         write_atomic(out, text)
     return EXIT_OK
@@ -576,6 +615,10 @@ def _guard(as_json: bool, body: Callable[[], int]) -> int:
         return body()
     except BadInput as e:
         _fail(e, as_json)
+    except CheckerError as e:
+        if as_json:
+            _write_json(e.to_json())
+        raise
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, no_args_is_help=True)
@@ -606,14 +649,18 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
               help="Write the derived certificate (only when every obligation is proved).")
 @click.option("--smt2", "smt2_dir", metavar="DIR",
               help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
+@click.option("--budget", "budget_seconds", type=click.FloatRange(min=0, min_open=True),
+              default=budget.DEFAULT_SECONDS, show_default=True, metavar="SECONDS",
+              help="Wall-clock bound of the whole run: past it every obligation not yet decided is failed-to-prove, "
+                   "saying so.")
 @_cache_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
                 junit_out: str | None, jobs: int, certificate_out: str | None, smt2_dir: str | None,
-                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+                budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict."""
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
-                                               smt2_dir, junit_out, cache_dir, no_cache, quiet))
+                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds))
 
 
 @cli.command("gate")
@@ -735,9 +782,24 @@ def _error_line(msg: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code; never raises and never
     prints a traceback (an interrupt is exit 130)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    with budget.sigint_guard():
+        try:
+            budget.check_interrupt()  # one noted while the modules loaded (budget.defer_sigint)
+            rv = _main(args)
+        except (budget.Interrupted, KeyboardInterrupt, click.exceptions.Abort):
+            rv = EXIT_INTERRUPTED
+        if budget.interrupted() or rv == EXIT_INTERRUPTED:
+            with contextlib.suppress(Exception, budget.Interrupted, KeyboardInterrupt):
+                sys.stderr.write("verispatial: interrupted\n")
+                sys.stderr.flush()
+            return EXIT_INTERRUPTED
+    return rv
+
+
+def _main(args: list[str]) -> int:
     try:
-        rv = cli.main(args=list(argv) if argv is not None else None, prog_name="verispatial",
-                      standalone_mode=False)
+        rv = cli.main(args=args, prog_name="verispatial", standalone_mode=False)
     except BadInput as e:
         _error_line(e.line())
         return EXIT_BAD_INPUT
@@ -758,8 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as e:
         _error_line(e.format_message())
         return EXIT_BAD_INPUT
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        sys.stderr.write("verispatial: interrupted\n")
+    except (click.exceptions.Abort, KeyboardInterrupt, budget.Interrupted):
         return EXIT_INTERRUPTED
     except Exception as e:  # a fault of the CLI itself: still one line, still no traceback
         sys.stderr.write(f"verispatial: checker error: {type(e).__name__}: {e}\n")

@@ -82,12 +82,14 @@ def _blame(at: Mapping[str, tuple[Leaf | None, object]], pushes: list[Leaf],
 def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                   facts: dict[str, EngineFacts] | None = None) -> list[Result]:
     """One result per (buffer, alias) pair, covering every push, pack and read landing into the buffer."""
-    from verispatial.certify.rules import engine_facts
+    from verispatial.certify.rules import all_engine_facts
 
     out: list[Result] = []
     p = a.program
     partners = p.alias_partners()
-    facts = facts if facts is not None else {k: engine_facts(p, v) for k, v in a.views.items()}
+    if not partners:
+        return out
+    facts = facts if facts is not None else all_engine_facts(p, a.views)
     leaves = [lf for v in a.views.values() for lf in v.leaves]
     dests = multicast_destinations(p)
     for b, others in sorted(partners.items()):

@@ -10,6 +10,7 @@ that does not replay fails to prove.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import time
@@ -19,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from verispatial import budget
+from verispatial.budget import BudgetExhausted
 from verispatial.certify import smt
 from verispatial.certify.alias import check_aliases
 from verispatial.certify.assume import Basis, assumptions
@@ -40,7 +43,7 @@ from verispatial.certify.rules import (
     EngineFacts,
     Finding,
     _roles,
-    engine_facts,
+    all_engine_facts,
     multicast_destinations,
     ownership_findings,
     reuse_consequences,
@@ -283,12 +286,21 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
         if hit is not None:
             say("every obligation from the proof cache")
             return attrs.evolve(hit[0], seconds=time.perf_counter() - t0)
-    report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress)
+    try:
+        report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress)
+    except BudgetExhausted as e:  # spent before the first obligation was decided (or in a composed program's joins)
+        report = Report(program.name, program.target.name, (_budget_result("any obligation", e),),
+                        time.perf_counter() - t0)
     if store is not None:
         from verispatial.report.text import program_summary
 
         put_report(store, "program", pkey, report, program_summary(program))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)
+
+
+def _budget_result(what: str, e: BudgetExhausted) -> Result:
+    """The failed-to-prove result standing for obligations the run's budget left undecided (``budget.py``)."""
+    return Result("budget", f"budget:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,
@@ -306,10 +318,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             composed = comp.certify_composed(program, rv, cut, certify, jobs=jobs, progress=progress, rlimit=rlimit,
                                              cache=pc if pc is not None else cache)
             if certificate is not None:
-                from verispatial.certify.certificate import compare_certificate
 
                 say("certificate")
-                composed += compare_certificate(program, analyse(program), composed, certificate)
+                composed += _compare(program, analyse(program), composed, certificate)
             # A slice's proofs were settled in its own run; the cross-phase ones may lean on them.
             return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
         say(f"whole-program check (not the compose rendezvous: {cut})")
@@ -321,8 +332,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     a = analyse(program)
     results: list[Result] = []
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
+    budget.check()
     findings = ownership_findings(program, a.views)
-    facts = {k: engine_facts(program, v) for k, v in a.views.items()}
+    facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)
     untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
@@ -337,35 +349,92 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                  if (f.rule, f.engine, f.path) not in known and (
                      pops is None or any(may_reach_source(a, facts, f, b, pop, trusted, rlimit) for pop in pops))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
-    # can be at home when it runs (reuse.py); the rest are replayed.
+    # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
+    # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to
+    # prove, each saying so, and every proof that assumes one of their obligations fails with them (settle).
     discharged = [f for f in findings if f.rule == "async-source-reuse" and discharge(a, facts, f, trusted, rlimit)]
     findings = [f for f in findings if f not in discharged]
-    results += _rule_results(a, findings, discharged)
-    results += _source_results(a, facts, trusted, rlimit)
-
-    # Exact counting first: the deadlock question needs to know which counter models are faithful.
-    say("semaphore counting")
-    results += [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
-    inexact = _inexact(results)
-    labels = ["ring alignment", "balance", "bounds", "memory", "multicast", "happens-before", "deadlock"]
-    if jobs > 1:
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_family, label, program, trusted, rlimit, inexact, None, pc) for label in labels]
-            for label, fut in zip(labels, futures, strict=True):
+    spent: BudgetExhausted | None = None
+    stages = ["rules", "semaphore counting", "ring alignment", "balance", "bounds", "memory", "multicast",
+              "happens-before", "deadlock"]
+    done = 0
+    try:
+        # A stage counts only when it finished within the budget: results decided past the deadline are dropped
+        # with the stage (so no certify run outlasts its budget without a failed-to-prove saying so).
+        rule_results = _rule_results(a, findings, discharged) + _source_results(a, facts, trusted, rlimit)
+        budget.check()
+        results += rule_results
+        done = 1
+        # Exact counting first: the deadlock question needs to know which counter models are faithful.
+        say("semaphore counting")
+        budget.check()
+        exact = [_confirm(a, r) for r in check_exact(a, trusted, rlimit, pc, confirm=lambda r: _confirm(a, r))]
+        budget.check()
+        results += exact
+        done = 2
+        inexact = _inexact(results)
+        labels = stages[2:]
+        if jobs > 1:
+            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+            try:
+                futures = [pool.submit(_family, label, program, trusted, rlimit, inexact, None, pc) for label in labels]
+                got: list[list[Result]] = []
+                for label, fut in zip(labels, futures, strict=True):
+                    say(label)
+                    got.append(fut.result())
+                budget.check()
+                for rs in got:  # a family's results count only once every family came back (none is half there)
+                    results += rs
+                    done += 1
+            except BaseException:
+                _stop_pool(pool)
+                raise
+            pool.shutdown()
+        else:
+            for label in labels:
                 say(label)
-                results += fut.result()
-    else:
-        for label in labels:
-            say(label)
-            results += _family(label, program, trusted, rlimit, inexact, a, pc)
+                budget.check()
+                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                budget.check()
+                results += rs
+                done += 1
+    except BudgetExhausted as e:
+        spent = e
+        results += [_budget_result(stage, e) for stage in stages[done:]]
     results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results)
     if certificate is not None:
-        from verispatial.certify.certificate import compare_certificate
 
         say("certificate")
-        results += compare_certificate(program, a, results, certificate)
+        if spent is not None:
+            results.append(Result("certificate", "certificate", Verdict.FAILED,
+                                  f"not compared: {spent} before every obligation was checked"))
+        else:
+            results += _compare(program, a, results, certificate)
     return Report(program.name, program.target.name, tuple(results), time.perf_counter() - t0)
+
+
+def _compare(program: Program, a: Analysis, results: list[Result], certificate: dict[str, Any]) -> list[Result]:
+    """``compare_certificate``, failed to prove as a whole when the budget runs out while comparing."""
+    from verispatial.certify.certificate import compare_certificate
+
+    try:
+        return compare_certificate(program, a, results, certificate)
+    except BudgetExhausted as e:
+        return [Result("certificate", "certificate", Verdict.FAILED, f"not compared: {e}")]
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """End the worker processes this run started (an interrupt or a spent budget: their families are not waited
+    for), by their own handles, and drop the queued work."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(5)
 
 
 def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Result]:
@@ -380,7 +449,10 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
         if r.family == "deadlock" and before.verdict == Verdict.PROVED and r.verdict == Verdict.FAILED:
             t0 = time.perf_counter()
             comp = next((c for c in a.components if r.name.split(":", 1)[1].split("+", 1)[0] == min(c)), None)
-            found = search_deadlock(a.program, comp)
+            try:
+                found = search_deadlock(a.program, comp)
+            except BudgetExhausted:
+                found = None  # stays failed to prove
             if found is not None:
                 r = Result(r.family, r.name, Verdict.REFUTED, found["summary"], found,
                            r.seconds + time.perf_counter() - t0)
@@ -389,7 +461,8 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
-            a: Analysis | None = None, cache: ProofCache | None = None) -> list[Result]:
+            a: Analysis | None = None, cache: ProofCache | None = None,
+            facts: dict[str, EngineFacts] | None = None) -> list[Result]:
     """One obligation family, replayed; a top-level function so worker processes can run it (a worker gets its
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
@@ -397,7 +470,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         "bounds": lambda: check_bounds(a, rlimit),
-        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit),
+        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
         "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),

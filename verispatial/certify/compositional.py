@@ -38,7 +38,7 @@ import attrs
 
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.memory import _resident_ranges
-from verispatial.certify.ordering import _coverage, _may_share_tile, _output_coverage_query
+from verispatial.certify.ordering import _coverage, _output_coverage_query
 from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT
@@ -521,7 +521,7 @@ class _Walker:
 
 
 _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(?!\d)|(?<![\w%])g(\d+)(?!\d)"
-                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))\[(\d+)|\.phase0(?!\d)")
+                    r"|(\(\d+,\d+\)\.(?:reader|compute|writer))(:?)\[(\d+)|\.phase0(?!\d)")
 
 
 Piece = str | tuple[str, Any]
@@ -535,7 +535,7 @@ def pieces(text: str) -> tuple[Piece, ...]:
     for m in _TOKEN.finditer(text):
         if m.start() > at:
             out.append(text[at:m.start()])
-        t, k, b, s, g, eng, top = m.groups()
+        t, k, b, s, g, eng, sep, top = m.groups()
         if t is not None:
             out.append(("t", int(t)))
         elif k is not None:
@@ -547,7 +547,7 @@ def pieces(text: str) -> tuple[Piece, ...]:
         elif g is not None:
             out.append(("g", int(g)))
         elif eng is not None:
-            out.append(("path", (eng, int(top))))
+            out.append(("path", (eng + sep, int(top))))
         else:
             out.append(("phase", 0))
         at = m.end()
@@ -580,7 +580,7 @@ def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
             out.append(f".phase{sl.index}")
         else:
             eng, top = v
-            off = sl.offsets.get(eng) if paths else None
+            off = sl.offsets.get(eng.rstrip(":")) if paths else None
             out.append(f"{eng}[{top if off is None else top + off}")
     return "".join(out)
 
@@ -590,13 +590,21 @@ def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     return lambda text: render(pieces(text), sl, paths) if text else text
 
 
-def _map_json(x: Any, dm: Callable[[str], str]) -> Any:
+def _map_json(x: Any, dm: Callable[[str], str], offsets: dict[str, int] | None = None) -> Any:
+    """``x`` (a counterexample) in the composed program's names: every string through ``dm``; with ``offsets``, every
+    position (a dict naming an ``engine`` and an op ``path``) shifted to the composed op path (its top-level index
+    plus the engine's offset)."""
     if isinstance(x, str):
         return dm(x)
     if isinstance(x, list):
-        return [_map_json(v, dm) for v in x]
+        return [_map_json(v, dm, offsets) for v in x]
     if isinstance(x, dict):
-        return {k: _map_json(v, dm) for k, v in x.items()}
+        out = {k: _map_json(v, dm, offsets) for k, v in x.items()}
+        eng, path = x.get("engine"), x.get("path")
+        if (offsets is not None and isinstance(eng, str) and eng in offsets and isinstance(path, list) and path
+                and all(isinstance(i, int) for i in path)):
+            out["path"] = [path[0] + offsets[eng], *path[1:]]
+        return out
     return x
 
 
@@ -634,6 +642,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     results: list[Result] = []
     deadlock_ok: list[bool] = []
     exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
+    rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
     ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
@@ -650,7 +659,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
-        slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache)
+        slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
                             all(deadlock_ok), last, names)
         deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == "deadlock"))
@@ -707,10 +716,18 @@ def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
 
 
 def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
-                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]]) -> list[Result]:
+                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
+                rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
-    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption."""
-    lost = tuple(sorted(((s, site) for s, site in sl.program.rearmed_words() if latest.get(site, -1) > sl.index),
+    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption.
+    ``rearmed`` memoizes the slice programs' re-armed words by key (equal keys: equal programs, same sites), so a
+    slice equal to an earlier one is never built."""
+    words = rearmed.get(sl.key) if rearmed is not None else None
+    if words is None:
+        words = sl.program.rearmed_words()
+        if rearmed is not None:
+            rearmed[sl.key] = words
+    lost = tuple(sorted(((s, site) for s, site in words if latest.get(site, -1) > sl.index),
                         key=lambda w: (w[0], w[1].y, w[1].x)))
     if not lost:
         return []
@@ -782,8 +799,9 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
-            cex = {**_map_json(cex, dm), "slice": {"index": j, "sections": list(sl.names), "top_offset": sl.offsets,
-                                                   "replayed_on": "the slice program"}}
+            cex = {**_map_json(cex, dm, sl.offsets), "slice": {
+                "index": j, "sections": list(sl.names), "top_offset": sl.offsets,
+                "replayed_on": "the slice program (positions shifted to the composed op paths by top_offset)"}}
         if verdict == Verdict.REFUTED:
             why = ""
             if not earlier_live:
@@ -902,7 +920,6 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     apae = {j: f"slice{j}/async-pending-at-end" for j in range(n_phases)}
     roles = {t.name: t.role for t in p.tensors}
     written = _Written(c.accesses)
-    replays: dict[int, Result] = {}
 
     # Happens-before across each closing boundary the data of a tensor crosses.
     by_tensor: dict[str, list[Access]] = {}
@@ -916,21 +933,13 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
         a = sorted({x.phase for x in accs})
         if not w:
             continue
-        early_state = _state_read_after_write(p, tensor, accs, rlimit) if roles.get(tensor) == Role.STATE else []
+        state = roles.get(tensor) == Role.STATE
         for j in range(n_phases - 1):
             if not ((w[0] <= j < a[-1]) or (a[0] <= j < w[-1])):
                 continue
             b = close_b[j]
             t0 = time.perf_counter()
             name = f"hb-cross:{tensor}:after-section-{b}"
-            bad = [(wa, ra, cex) for wa, ra, cex in early_state if wa.phase <= j < ra.phase]
-            if bad:
-                cex = bad[0][2]
-                got = replays.get(id(cex))
-                if got is None:  # one replay per pair, whatever boundaries it crosses
-                    got = replays[id(cex)] = _refute_on_composition(p, name, cex, t0)
-                out.append(attrs.evolve(got, name=name))
-                continue
             before = sorted({x.phase for x in accs if x.phase <= j})
             needs = [f"rendezvous:after-section-{b}", *[apae[i] for i in before]]
             out.append(_assumed(
@@ -939,7 +948,10 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
                 f"completed before its engine arrived at the rendezvous after section {b} (nothing outstanding at "
                 f"the end of its slice) and every access of phases > {j} is issued after that engine's release "
                 f"(rendezvous lemma): reads after writes, writes after reads and writes after writes across the "
-                f"boundary are ordered", t0))
+                f"boundary are ordered" + (
+                    "; for a state (per-tile versions, docs/semantics.md `tensor-race`) a read of a later phase sees "
+                    "the version of the earlier phases' completed writes and a write of a later phase is issued "
+                    "after the earlier phases' reads landed" if state else ""), t0))
     # Reads covered by the writes of phases up to their own.
     for acc in c.accesses:
         op = acc.leaf.op
@@ -973,37 +985,15 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     return out
 
 
-def _state_read_after_write(p: Program, tensor: str, accs: list[Access], rlimit: int) -> list[tuple[
-        Access, Access, dict[str, Any]]]:
-    """Pairs (write of phase i, read of phase i' > i) of a state that may share a tile: the read would see a
-    value written in this run, not the carried one (the interpreter's ``tensor-race`` on states)."""
-    out = []
-    ws = [x for x in accs if x.write]
-    rs = [x for x in accs if not x.write]
-    for wa in ws:
-        for ra in rs:
-            if ra.phase <= wa.phase:
-                continue
-            share = _may_share_tile(p, wa.leaf, ra.leaf, rlimit)
-            if share is False:
-                continue
-            cex = {"kind": "race", "rule": "tensor-race", "engine": ra.leaf.engine, "path": list(ra.leaf.path),
-                   "read": {"engine": ra.leaf.engine, "path": list(ra.leaf.path)},
-                   "write": {"engine": wa.leaf.engine, "path": list(wa.leaf.path)},
-                   "summary": (f"{ra.leaf.engine} reads state {tensor} at {list(ra.leaf.path)} (phase {ra.phase}) "
-                               f"after {wa.leaf.engine}'s write of it at {list(wa.leaf.path)} (phase {wa.phase}): "
-                               f"it reads this run's value, not the carried one")
-                   + ("" if share else " (the tile overlap is undecided)")}
-            out.append((wa, ra, cex))
-    return out
-
-
-def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float) -> Result:
+def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float,
+                           at: list[dict[str, Any]] | None = None) -> Result:
     """A candidate violation of the composed program, refuted only if the interpreter replays it on that program
-    (that rule, that engine and op), else failed-to-prove."""
+    (that rule, that engine and op; with ``at``, a violation ``confirm_rule`` matches there), else failed-to-prove."""
     path = tuple(cex["path"]) if isinstance(cex.get("path"), list) else None
     engine = cex.get("engine") if isinstance(cex.get("engine"), str) else None
-    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path)
+    if at is not None:
+        engine, path = None, None  # the violation is matched by ``at`` alone
+    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
     if got is None:
         return Result("happens-before", name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
@@ -1047,17 +1037,22 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
     last = 1 << 30
     have = written.tiles(t.name, last)
     if have is not None:
-        miss = [x for x in range(ntiles) if x not in have]
-        if not miss:
+        # Count the tiles written (bounded by the writes), never walk the tensor: it may hold 2**32 tiles.
+        unwritten = ntiles - len({x for x in have if 0 <= x < ntiles})
+        if not unwritten:
             return Result("happens-before", name, Verdict.PROVED,
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
-        return Result("happens-before", name, Verdict.FAILED,
-                      f"no write writes tile {miss[0]} of output {t.name} ({len(miss)} tiles unwritten; not "
-                      f"replayed: the interpreter has no rule for an unwritten output yet)",
-                      seconds=time.perf_counter() - t0)
-    return attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit),
-                        name=name)
+        first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
+        engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
+        cex = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None, "tile": first,
+               "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
+                          f"unwritten)"}
+        return _refute_on_composition(p, name, cex, t0, at=[{"message": f"output {t.name} "}])
+    r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)
+    if r.verdict == Verdict.REFUTED and r.counterexample is not None:
+        return _refute_on_composition(p, name, r.counterexample, t0, at=[{"message": f"output {t.name} "}])
+    return r
 
 
 def resident_disjoint(p: Program) -> list[Result]:

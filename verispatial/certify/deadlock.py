@@ -24,6 +24,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.ir.ops import SemWait
 
 REFINEMENTS = 6
 #: How components are decided: "auto" (schedule witness, else the search), "search" (the search only), "schedule"
@@ -86,9 +87,13 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
 def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
             trip_sets: list[dict[str, int] | None], rlimit: int, inexact: set[str], method: str) -> Result:
     t0 = time.perf_counter()
-    unsupported = sorted({w.name + ": " + w.why for w in a.words.values()
-                          if w.kind == "unsupported" and {lf.engine for lf in (*w.incs, *w.sets, *w.waits,
-                                                                              *w.flags)} & comp})
+    # A wait of the component on an unsupported word counts even when the word's ops (in loops that never run,
+    # say) leave it with no engine of the component: the stuck query asks that wait's counter model, which it lacks.
+    waited = {(lf.op.sem, a.views[e].program.site) for e in comp for lf in a.views[e].leaves
+              if isinstance(lf.op, SemWait)}
+    unsupported = sorted({w.name + ": " + w.why for key, w in a.words.items()
+                          if w.kind == "unsupported" and (key in waited or {lf.engine for lf in (
+                              *w.incs, *w.sets, *w.waits, *w.flags)} & comp)})
     # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
     inexact_here = sorted(w.name for w in a.words.values()
                           if w.name in inexact and w.kind in ("reset", "flag", "monotone")

@@ -166,15 +166,19 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
         return Result("balance", name, Verdict.PROVED,
                       f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
-    primed_flag = w.kind == "flag" and w.primed and w.reset_value == w.init and ends_reset(a.views, w)
+    # A flag word reset to its initial value as the owner's last op on it (primed: wait, set, ...; or set-first:
+    # set, wait, ..., set).
+    primed_flag = w.kind == "flag" and w.reset_value == w.init and ends_reset(a.views, w)
     if w.kind not in ("monotone", "reset") and not primed_flag:
         return Result("balance", name, Verdict.FAILED,
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
     if primed_flag:
-        # A flag word the owner waits on first and resets last, at its initial value: a terminating run ends at
-        # it exactly when every flag issued was waited for (one more lands after the last reset).
+        # A flag word the owner resets last, to its initial value: a terminating run ends at it when as many flags
+        # are issued as waits run. Each wait sees a flag landed after the reset before it (the launch, for a primed
+        # word), a distinct one per wait; with as many flags as waits none is left to land after the last reset —
+        # by counting alone, whatever the protocol's other obligations say.
         flags = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.flags])
         waits = z3.Sum([q.val(0)] + [enc.total(lf) for lf in w.waits])
         q.add(flags != waits)

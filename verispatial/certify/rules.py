@@ -28,6 +28,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, op_at
 from verispatial.ir.core import Guard
+from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
@@ -253,13 +254,22 @@ def multicast_destinations(p: Program) -> set[int]:
     return out
 
 
-def engine_facts(p: Program, view: EngineView) -> EngineFacts:
-    """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path."""
+def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:
+    """``engine_facts`` of every view, the program-wide tables (data buffers, multicast destinations) computed once
+    (each is a walk over every engine's ops)."""
+    data, dests = data_buffers(p), multicast_destinations(p)
+    return {k: engine_facts(p, v, data, dests) for k, v in views.items()}
+
+
+def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
+                 dests: set[int] | None = None) -> EngineFacts:
+    """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path. ``data`` and
+    ``dests``: ``data_buffers(p)`` and ``multicast_destinations(p)`` when the caller has them."""
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = {}
     key = view.key
     ordered = p.target.ordered_writes
-    data = data_buffers(p)
-    dests = multicast_destinations(p)
+    data = data_buffers(p) if data is None else data
+    dests = multicast_destinations(p) if dests is None else dests
     caps = {b.id: b.capacity for b in p.buffers}
     leaf_at = {lf.path: lf.index for lf in view.leaves}
     # The most pages a window of each buffer can hold (saturation bound of the tile counts: finite lattice).
@@ -307,7 +317,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             froms = [v for v, _ in _pairs(s, "rsv", b)]
             lo = min(froms, default=0)
             reserve_from[path] = min(reserve_from.get(path, lo), lo)
-            new = {j % caps[b] for j in range(lo, op.pages)}
+            new = ring_slots(lo, op.pages - lo, caps[b])
             reuse(s, "sb", b, new, path, "re-reserves")
             return _map(s, "rsv", b, lambda v, f: (max(v, op.pages), f))
         if isinstance(op, Wait):
@@ -332,7 +342,7 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
             pt = p.buffers[b].page_tiles
             if any(v < n for v, _ in _pairs(s, "wt", b)):
                 flag("cb-pop-uncovered", path, f"pop of {n} pages on b{b} beyond its waited window")
-            reuse(s, "sf", b, {j % caps[b] for j in range(n)}, path, "frees")
+            reuse(s, "sf", b, ring_slots(0, n, caps[b]), path, "frees")
             s = _shift(s, "sf", b, n, caps[b])
             return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
         if isinstance(op, ReadTiles):
@@ -378,13 +388,13 @@ def engine_facts(p: Program, view: EngineView) -> EngineFacts:
                     flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                                       "its reserved window")
                 tag = "sb"
-                mine = {j % caps[b] for j in range(op.pages)}
+                mine = ring_slots(0, op.pages, caps[b])
                 for t in s:
                     if t[0] == "rdp" and t[1] == b and t[2] in mine:
                         # The read lands after the multicast was issued from its pages: the landing rewrites them.
                         flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
                                                           "after it reads (no read barrier between them)", (LATE,))
-            srcs = {(tag, b, j % caps[b], leaf_at[path]) for j in range(op.pages)}
+            srcs = {(tag, b, j, leaf_at[path]) for j in ring_slots(0, op.pages, caps[b])}
             return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:

@@ -40,9 +40,8 @@ that answers unknown makes the caller fall back to the search — never a pass.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 import z3
@@ -73,6 +72,7 @@ from verispatial.ir.ops import (
     count_value,
 )
 from verispatial.ir.program import walk
+from verispatial.petri.explore import lazy_product
 
 #: Occurrences of R leaves the derivation run may execute before giving up (then the search is used).
 DERIVE_LIMIT = 400_000
@@ -381,14 +381,18 @@ def order_by_enumeration(a: Analysis, e: str, s: Schedule, trips: dict[str, int]
     leaves = {lf.path: lf for lf in r_leaves(view)}
     maxes = a.program.trip_max()
     read = sorted({t for lc in view.loops if (t := count_trip(lc.count)) is not None})
+    assignments: Iterable[dict[str, int]]
     if trips is not None:
         assignments = [trips]
     elif any(t not in maxes for t in read):
         return False
     else:
-        assignments = [dict(zip(read, vs, strict=True)) for vs in itertools.product(*[range(maxes[t] + 1) for t in read])]
+        assignments = (dict(zip(read, vs, strict=True)) for vs in lazy_product([range(maxes[t] + 1) for t in read]))
     budget = ORDER_ENUMERATION_LIMIT
     for env in assignments:
+        budget -= 1  # an assignment whose loops run no occurrence still costs (a trip of max 2**32 - 1 has that many)
+        if budget < 0:
+            return False
         last: int | None = None
         for lf, it in _stream(view, leaves, env):
             budget -= 1
@@ -462,7 +466,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
         if smt.is_exporting():
             smt.exporting(name, rlimit, str(solver.to_smt2()))
         try:
-            r = solver.check()
+            r = smt.run_check(solver)
         except z3.Z3Exception:  # resource exhaustion surfaces as an exception in some builds
             return Status.UNKNOWN
         return Status.UNSAT if r == z3.unsat else Status.SAT if r == z3.sat else Status.UNKNOWN

@@ -91,8 +91,10 @@ def _alternates(ops: tuple[Op, ...], sem: int, expect_set: bool = True) -> bool 
 
 
 def ends_reset(views: dict[str, EngineView], w: Word) -> bool:
-    """A ``primed`` flag word whose owner's last op on it is a reset (its (wait, set) pairs end on the set)."""
-    return w.owner is not None and _alternates(views[w.owner].program.ops, w.sem, False) is False
+    """A flag word whose owner's last op on it is a reset: a ``primed`` word's (wait, set) pairs end on the set, a
+    set-first word's (set, wait) pairs are followed by one more set (the receiver restoring its initial value after
+    its last wait)."""
+    return w.owner is not None and _alternates(views[w.owner].program.ops, w.sem, not w.primed) is False
 
 
 def _touches(ops: tuple[Op, ...], sem: int) -> bool:

@@ -25,6 +25,14 @@ from typing import Any
 import attrs
 import z3
 
+from verispatial import budget
+
+#: Z3 takes SIGINT for itself inside its calls (a solver check, ``simplify``): it cancels the call, answers unknown
+#: (or returns a term half simplified) and Python's handler never runs, so an interrupted run would go on, and
+#: might print a verdict. With Z3's handling off the signal reaches Python's handler (``budget.sigint_guard``) as
+#: soon as the call returns; each query is bounded by its ``rlimit`` and the run budget's timeout.
+z3.set_param("ctrl_c", False)
+
 #: Deterministic budget per query (Z3 ``rlimit`` units); reproducible unlike wall-clock timeouts.
 DEFAULT_RLIMIT = 20_000_000
 #: Z3 version the proofs under proofs/ were produced with (pinned in pyproject.toml).
@@ -134,7 +142,7 @@ class Query:
         smt2 = self.smt2() if keep_smt2 or _EXPORT_DIR else ""
         exporting(self.name, self.rlimit, smt2)
         try:
-            r = self.solver.check()
+            r = run_check(self.solver)
         except z3.Z3Exception as e:  # resource exhaustion surfaces as an exception in some builds
             return Outcome(Status.UNKNOWN, None, f"z3 exception: {e}", time.perf_counter() - t0, smt2)
         dt = time.perf_counter() - t0
@@ -143,6 +151,22 @@ class Query:
         if r == z3.sat:
             return Outcome(Status.SAT, self.solver.model(), "", dt, smt2)
         return Outcome(Status.UNKNOWN, None, self.solver.reason_unknown() or "unknown", dt, smt2)
+
+
+def run_check(solver: z3.Solver) -> z3.CheckSatResult:
+    """``solver.check()`` within the run's budget (``verispatial.budget``): ``BudgetExhausted`` before a query once
+    the budget is spent, and the time left as Z3's ``timeout`` (a query it cuts short answers unknown, never a
+    pass). Should Z3 still take a SIGINT for itself (its ``ctrl_c`` handling is off, above) and answer unknown,
+    "interrupted from keyboard", that answer raises ``budget.Interrupted`` here: an interrupted run stops instead of
+    going on without the query (and perhaps printing a verdict)."""
+    budget.check()
+    left = budget.remaining()
+    if left is not None:
+        solver.set("timeout", max(1, int(left * 1000)))
+    r = solver.check()
+    if r == z3.unknown and "interrupted" in (solver.reason_unknown() or ""):
+        budget.interrupt()
+    return r
 
 
 def is_exporting() -> bool:

@@ -15,7 +15,14 @@ class Site:
     y: int
 
     def __str__(self) -> str:
-        return f"({self.x},{self.y})"
+        return f"({_coord(self.x)},{_coord(self.y)})"
+
+
+def _coord(v: int) -> str:
+    """A coordinate as text; one of more than 20 digits (never inside a mesh: only in a message refusing it) is cut,
+    so a message quotes at most a few dozen characters of it."""
+    t = str(v)
+    return t if len(t) <= 20 else f"{t[:12]}…({len(t)} digits)"
 
 
 class Engine(str, enum.Enum):

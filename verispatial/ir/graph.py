@@ -30,6 +30,7 @@ naming the field or entity and the rule. ``GraphBuilder`` builds the same graph 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ import attrs
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Role
+from verispatial.ir.limits import U32, clip
 from verispatial.ir.serialize import check_schema, parse_json, read_document
 
 FORMAT = "verispatial.graph"
@@ -117,24 +119,31 @@ def schema() -> dict[str, Any]:
 
 def check_graph(g: ModelGraph) -> None:
     """Relations between the graph's entities; raises ``ParseError`` naming the first broken one."""
-    names = [t.name for t in g.tensors]
+    names = Counter(t.name for t in g.tensors)  # counted once: a graph may list 10**5 tensors
     for t in g.tensors:
-        if names.count(t.name) > 1:
-            raise ParseError(f"tensor {t.name}", "tensor names are unique")
+        if names[t.name] > 1:
+            raise ParseError(f"tensor {clip(t.name)}", "tensor names are unique")
         if not 1 <= len(t.shape) <= 2 or any(d <= 0 for d in t.shape):
-            raise ParseError(f"tensor {t.name}", f"shape is 1-D or 2-D with positive dims, got {list(t.shape)}")
+            raise ParseError(f"tensor {clip(t.name)}",
+                             f"shape is 1-D or 2-D with positive dims, got {clip(str(list(t.shape)))}")
+        if any(d > U32 for d in t.shape):
+            raise ParseError(f"tensor {clip(t.name)}", f"shape {clip(str(list(t.shape)))} is too large for the model "
+                                                       f"(every dim at most {U32} elements)")
         if t.dtype not in DTYPES:
             raise ParseError(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of {list(DTYPES)}")
     by_name = {t.name: t for t in g.tensors}
     written: dict[str, str] = {}
-    op_names = [o.name for o in g.ops]
+    op_names = Counter(o.name for o in g.ops)
     for o in g.ops:
-        e = f"op {o.name}"
-        if op_names.count(o.name) > 1:
+        e = f"op {clip(o.name)}"
+        if op_names[o.name] > 1:
             raise ParseError(e, "op names are unique")
+        for v in (o.heads, o.kv_heads):
+            if v is not None and v > U32:
+                raise ParseError(e, f"heads {clip(str(v))} is too large for the model (at most {U32})")
         for n in (*o.inputs, o.output, *(s.tensor for s in o.chain if s.tensor is not None)):
             if n not in by_name:
-                raise ParseError(e, f"tensor {n!r} is not declared")
+                raise ParseError(e, f"tensor {clip(repr(n))} is not declared")
         for n in dict.fromkeys((*o.inputs, *(s.tensor for s in o.chain if s.tensor is not None))):
             # Ops run in the order listed: an activation is read only after the op that writes it (so a cycle,
             # which no order can run, is refused at its first read). Reading its own output is refused below.

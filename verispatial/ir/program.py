@@ -37,7 +37,8 @@ class Tensor:
         if len(dims) == 1:
             dims = [1, *dims]
         lead = math.prod(dims[:-2]) if len(dims) > 2 else 1
-        return lead * math.ceil(dims[-2] / tile[0]) * math.ceil(dims[-1] / tile[1])
+        # Integer ceiling division: exact for every size (a float quotient overflows past 10**308).
+        return lead * -(-dims[-2] // tile[0]) * -(-dims[-1] // tile[1])
 
 
 @attrs.frozen

@@ -25,6 +25,7 @@ import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Guard, Site
+from verispatial.ir.limits import QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Program, Semaphore
 from verispatial.ir.target import TARGETS, Target, get_target
@@ -235,8 +236,21 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule).
     err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema_doc()).iter_errors(d))
     if err is not None:
-        raise ParseError(_json_path(err.absolute_path), err.message)
+        raise ParseError(clip(_json_path(err.absolute_path)), _clipped_message(err))
     raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
+
+
+def _clipped_message(err: Any) -> str:
+    """The validator's message with the quoted input cut to ``limits.QUOTE_MAX`` characters (a message quotes the
+    offending value, which may be a huge array or a number of thousands of digits)."""
+    msg = str(err.message)
+    try:
+        quoted = repr(err.instance)
+    except ValueError:  # an integer too long to print
+        quoted = ""
+    if quoted and len(quoted) > QUOTE_MAX and msg.startswith(quoted):
+        return clip(quoted) + msg[len(quoted):]
+    return clip(msg, 4 * QUOTE_MAX)
 
 
 def check_schema(d: Any, schema_doc: dict[str, Any]) -> None:
@@ -264,11 +278,19 @@ def program_from_dict(d: Any) -> Program:
     if not isinstance(d, dict):
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
     if d.get("format") != FORMAT:
-        raise ParseError("format", f"expected {FORMAT!r}, got {d.get('format')!r}")
+        raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}")
     if d.get("version") != VERSION:
-        raise ParseError("version", f"this verispatial reads version {VERSION}, got {d.get('version')!r}")
+        raise ParseError("version", f"this verispatial reads version {VERSION}, got {_quote(d.get('version'))}")
     check_program_schema(d)
     return _structure_program(d)
+
+
+def _quote(v: Any) -> str:
+    """``repr(v)`` cut to ``limits.QUOTE_MAX`` characters."""
+    try:
+        return clip(repr(v))
+    except ValueError:  # an integer too long to print
+        return "an integer of more than 4300 digits"
 
 
 def _structure_program(d: dict[str, Any]) -> Program:
@@ -313,8 +335,13 @@ def parse_json(text: str | bytes) -> Any:
     except json.JSONDecodeError as e:
         raise ParseError("(document)", f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     except _DuplicateKey as e:
-        raise ParseError("(document)", f"key {e.args[0]!r} appears twice in one object (readers disagree on which "
-                                       "wins)") from None
+        raise ParseError("(document)", f"key {clip(repr(e.args[0]))} appears twice in one object (readers disagree on "
+                                       "which wins)") from None
+    except ValueError as e:  # an integer literal past Python's digit limit (4300): far past every model limit
+        if "digits" not in str(e):
+            raise
+        raise ParseError("(document)", "an integer has more than 4300 digits: too large for the model (counts and "
+                                       "sizes are at most 32-bit)") from None
 
 
 def read_document(path: str | Path, expected: str) -> bytes:

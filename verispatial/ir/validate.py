@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from verispatial.errors import IrViolation
-from verispatial.ir.core import Role, Site
+from verispatial.ir.core import Addr, Role, Site
+from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, too_large
 from verispatial.ir.ops import (
     ID_BUFFER,
     ID_GROUP,
@@ -67,14 +68,23 @@ def validate(p: Program) -> list[IrViolation]:
     for name, n in Counter(t.name for t in p.trips).items():
         if n > 1:
             bad(f"trip {name}", "trip names are unique")
+    _check_target(p, bad)
     for trip in p.trips:
         if trip.max < 0:
             bad(f"trip {trip.name}", f"max must be >= 0, got {trip.max}")
+        elif trip.max > U32:
+            bad(f"trip {trip.name}", f"max {clip(str(trip.max))} is too large for the model (trips are 32-bit "
+                                     f"runtime arguments: at most {U32})")
     for t in p.tensors:
         if t.dtype not in p.target.tile_bytes:
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
-        if any(d <= 0 for d in t.shape):
-            bad(f"tensor {t.name}", f"every dimension is positive, got {list(t.shape)}")
+        if len(t.shape) > RANK_MAX:
+            bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
+        elif any(d <= 0 for d in t.shape):
+            bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
+        elif t.tiles(p.target.tile) > U32:
+            bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
+                                    "tiles: tile ids are 32-bit)")
 
     phases = p.phase_of_section()
 
@@ -88,6 +98,8 @@ def validate(p: Program) -> list[IrViolation]:
             bad(e, f"site {b.site} is outside the {p.target.mesh[0]}x{p.target.mesh[1]} mesh")
         if b.page_tiles < 1:
             bad(e, f"page_tiles must be >= 1, got {b.page_tiles}")
+        elif b.page_tiles > U32:
+            bad(e, f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
         if not 1 <= b.capacity < 65536:
             bad(e, f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
         if b.dtype not in p.target.tile_bytes:
@@ -164,6 +176,9 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"memory entry for buffer {m.buf}", "no such buffer")
                 continue
             b = p.buffers[m.buf]
+            if too_large(m.offset, U32):
+                bad(f"buffer {b.id} ({b.name})", f"memory offset {clip(str(m.offset))} is too large for the model "
+                                                 f"(local addresses are 32-bit: at most {U32})")
             if b.dtype in p.target.tile_bytes and m.size != p.buffer_bytes(b):
                 bad(f"buffer {b.id} ({b.name})",
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
@@ -194,6 +209,21 @@ def validate(p: Program) -> list[IrViolation]:
     return out
 
 
+def _check_target(p: Program, report: Report) -> None:
+    """An inline target's numbers lie in the model's range (``limits.py``): a mesh of at most ``MESH_MAX`` columns and
+    rows, 32-bit memory sizes, tile shapes and per-tile byte counts (the built-in targets always do)."""
+    t = p.target
+    e = f"target {t.name}"
+    if not all(1 <= d <= MESH_MAX for d in t.mesh):
+        report(e, f"mesh {clip(str(list(t.mesh)))} is outside the model's range (1 to {MESH_MAX} columns and rows)")
+    fields = {"tile": t.tile, "local_bytes": (t.local_bytes,), "reserved_base": (t.reserved_base,),
+              "alignment": (t.alignment,), "acc_tiles": (t.acc_tiles,), "acc_tiles_fp32": (t.acc_tiles_fp32,),
+              "max_cbs": (t.max_cbs,), "max_semaphores": (t.max_semaphores,), "tile_bytes": tuple(t.tile_bytes.values())}
+    for name, values in fields.items():
+        if any(too_large(v, U32) for v in values):
+            report(e, f"{name} {clip(str(list(values)))} is too large for the model (at most {U32})")
+
+
 def _check_resident(p: Program, report: Report) -> None:
     """Each resident tensor is declared and resident once, on a site that runs an engine program, over sections that
     exist, inside the site's usable local memory ``[reserved_base, local_bytes)``, aligned, and ``size`` is the
@@ -207,6 +237,10 @@ def _check_resident(p: Program, report: Report) -> None:
         e = f"resident {r.tensor}"
         if r.tensor not in tensors:
             report(e, "is not a declared tensor")
+            continue
+        if too_large(r.offset, U32) or too_large(r.size, U32):
+            report(e, f"offset {clip(str(r.offset))} or size {clip(str(r.size))} is too large for the model (local "
+                      f"addresses are 32-bit: at most {U32})")
             continue
         if times[r.tensor] > 1:
             report(e, f"is resident {times[r.tensor]} times, expected once")
@@ -248,7 +282,10 @@ class _OpPass:
         self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
-        self.dests = [g.destinations() for g in p.groups]
+        # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
+        # group rule reports it).
+        self.dests = [g.destinations() if _in_mesh(p, Site(g.rect[0], g.rect[1])) and _in_mesh(p, Site(g.rect[2], g.rect[3]))
+                      else () for g in p.groups]
         self.start: dict[tuple[int, Site], int] = {}
         self.incs: dict[tuple[int, Site], int] = {}
         for x in p.semaphores:
@@ -285,6 +322,9 @@ class _OpPass:
             return
         if cls is If:
             assert isinstance(op, If)
+            if len(at) > NEST_MAX:
+                self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+                return
             if op.var not in loops:
                 self._report(ep, at, op, f"if tests {op.var!r}, which is not an enclosing loop variable")
             for j, x in enumerate(op.body):
@@ -302,6 +342,9 @@ class _OpPass:
               ranges: dict[str, int], top: int, phase: int | None) -> None:
         if op.var in loops:
             self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
+        if len(at) > NEST_MAX:
+            self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+            return
         if isinstance(op.count, str):
             if op.count not in self.trips:
                 self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
@@ -310,8 +353,14 @@ class _OpPass:
                 self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
             if op.count.scale < 1:
                 self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
+            if too_large(op.count.scale, U32) or too_large(op.count.offset, U32):
+                self._report(ep, at, op, f"count scale {clip(str(op.count.scale))} or offset "
+                                         f"{clip(str(op.count.offset))} is too large for the model (at most {U32})")
         elif op.count < 0:
             self._report(ep, at, op, f"count must be >= 0, got {op.count}")
+        elif op.count > U32:
+            self._report(ep, at, op, f"count {clip(str(op.count))} is too large for the model (loop counts are 32-bit: "
+                                     f"at most {U32})")
         n = max(count_max(op.count, self.trip_max), 0) if count_trip(op.count) in self.trip_max or isinstance(
             op.count, int) else 0
         inner = {**ranges, op.var: max(n - 1, 0)}
@@ -370,14 +419,23 @@ class _OpPass:
                         "is used only in its own phase")
         if has_pages and op.pages < 1:  # type: ignore[union-attr]
             report(f"pages must be >= 1, got {op.pages}")  # type: ignore[union-attr]
+        elif has_pages and op.pages > PAGES_MAX:  # type: ignore[union-attr]
+            report(f"pages {clip(str(op.pages))} is too large for the model (16-bit CB counters: at most "  # type: ignore[union-attr]
+                   f"{PAGES_MAX})")
         if has_tiles and op.tiles < 1:  # type: ignore[union-attr]
             report(f"tiles must be >= 1, got {op.tiles}")  # type: ignore[union-attr]
+        elif has_tiles and op.tiles > TILES_MAX:  # type: ignore[union-attr]
+            report(f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
+                   f"{TILES_MAX} tiles)")
         if cls in _PLAIN:
             return
         if isinstance(op, Compute):
             for o in op.ins:
                 if o.pages < 1:
                     report(f"operand pages must be >= 1, got {o.pages}")
+                elif o.pages > PAGES_MAX:
+                    report(f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
+                           f"most {PAGES_MAX})")
         if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, SemInc) else site
             if here not in self.sem_sites[op.sem]:
@@ -409,7 +467,10 @@ class _OpPass:
                     report(f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
-                report(f"tensor {op.tensor!r} is not declared")
+                report(f"tensor {clip(repr(op.tensor))} is not declared")
+            if _addr_too_large(op.addr):
+                report(f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
+                       f"coefficients and dynamic range at most {U32} in magnitude)")
             for t in op.addr.terms:
                 if t.var not in loops:
                     report(f"address uses {t.var!r}, which is not an enclosing loop variable")
@@ -462,6 +523,19 @@ class _OpPass:
                 self.words.append(IrViolation(
                     f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
+
+
+def _addr_too_large(a: Addr) -> bool:
+    d = a.dynamic
+    return too_large(a.base, U32) or any(too_large(t.coef, U32) for t in a.terms) or (
+        d is not None and (too_large(d.lo, U32) or too_large(d.hi, U32) or too_large(d.scale, U32)))
+
+
+def _addr_text(a: Addr) -> str:
+    terms = "".join(f" + {t.coef}*{t.var}" for t in a.terms)
+    d = a.dynamic
+    dyn = f" + {d.scale}*{d.name}[{d.lo}, {d.hi}]" if d is not None else ""
+    return f"{a.base}{terms}{dyn}"
 
 
 #: Ops whose values the 32-bit word rule reads.

@@ -89,6 +89,12 @@ def run_compile(argv: Sequence[str]) -> int:
     try:
         graph = load_graph(args.model)
         target = get_target(args.target)
+    except RecursionError:  # JSON nested past what the reader takes
+        err.write(f"verispatial: error: {args.model}: (document): JSON nested too deeply\n")
+        return 2
+    except OSError as e:
+        err.write(f"verispatial: error: {args.model}: cannot read: {e.strerror or e}\n")
+        return 2
     except VerispatialError as e:
         # A ParseError already names its field (the file, or ``target``).
         named = isinstance(e, ParseError) and e.field == args.model

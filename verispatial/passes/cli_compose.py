@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TextIO
 from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.checker import certify
 from verispatial.errors import ComposeRefused, InvalidProgram, VerispatialError
+from verispatial.ir.limits import QUOTE_MAX, clip
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.passes.compile import certificate_path, write_program
@@ -105,9 +106,14 @@ def _run(args: argparse.Namespace, progress: Callable[[str], None], err: TextIO,
         try:
             sections.append(load_program(path))
         except InvalidProgram as e:
-            return fail(f"{path}: {e}")
+            return fail(f"{path}: {clip(str(e), 2 * QUOTE_MAX)}")
         except VerispatialError as e:
-            return fail(f"{path}: {e}" if not str(e).startswith(str(path)) else str(e))
+            return fail(f"{path}: {clip(str(e), 2 * QUOTE_MAX)}" if not str(e).startswith(str(path)) else
+                        clip(str(e), 2 * QUOTE_MAX))
+        except RecursionError:
+            return fail(f"{path}: (document): JSON nested too deeply")
+        except OSError as e:
+            return fail(f"{path}: cannot read: {e.strerror or e}")
     certificates: list[dict[str, Any]] = []
     for k, (path, sec) in enumerate(zip(args.inputs, sections, strict=True)):
         progress(f"[{k + 1}/{n}] {path}: certify ({len(sec.programs)} engine programs)")

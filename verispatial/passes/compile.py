@@ -66,6 +66,12 @@ def compile_section(graph: ModelGraph, op_index: int, target: Target, pipeline: 
     return sec.program, frags
 
 
+def untimed(fragments: list[Fragment] | tuple[Fragment, ...]) -> list[Fragment]:
+    """The passes' certificate fragments without their run times (``seconds``): a certificate is a function of the
+    program alone, the same bytes from every run (tests/test_decode_steps.py)."""
+    return [{k: v for k, v in f.items() if k != "seconds"} for f in fragments]
+
+
 def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None = None,
                   progress: Progress | None = None, *, pipeline: Pipeline | None = None,
                   check: bool = True, cache: ProofCache | None = None) -> list[CompiledSection]:
@@ -96,7 +102,7 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
         if check:
             say(f"[{i + 1}/{n}] {op.name}: certify ({len(program.programs)} engine programs)")
             report = certify(program, cache=proofs)
-            cert = {**derive_certificate(program, report), "passes": frags}
+            cert = {**derive_certificate(program, report), "passes": untimed(frags)}
         out.append(CompiledSection(op.name, op.kind, program, tuple(frags), report, cert, dt,
                                    time.perf_counter() - t1))
     if out_dir is not None:
@@ -143,7 +149,7 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
         cert: dict[str, Any] = derive_certificate(program, report)
     else:
         cert = {}
-    cert = {**cert, "compose": frag, "passes": {s.name: list(s.fragments) for s in sections}}
+    cert = {**cert, "compose": frag, "passes": {s.name: untimed(s.fragments) for s in sections}}
     return ComposedStep(program, frag, report, cert, t1 - t0, time.perf_counter() - t1)
 
 

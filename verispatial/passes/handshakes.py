@@ -6,8 +6,10 @@ Per site and engine it emits the op sequence each edge's hand-off demands (DESIG
   in1) — a multicast sender reads, waits for every receiver's ready increment, resets the counter, multicasts the
   data, [flushes where the target does not keep writes ordered], multicasts the valid flag [and flushes after it
   where it does, before the slot is refilled], pushes; a receiver reserves, invalidates its flag, increments the
-  sender's ready counter, waits for valid, pushes — then the per-sub-block loads (a bias row); the kernel ends with
-  a write barrier and an atomic barrier so no NoC transaction is outstanding;
+  sender's ready counter, waits for valid, pushes — then the per-sub-block loads (a bias row); the flag's source is a
+  word created VALID on the sender's site and never written, and each receiver resets its flag once more after its
+  last wait, so every word ends at its initial value (a later phase of a composed program may take its slot); the
+  kernel ends with a write barrier and an atomic barrier so no NoC transaction is outstanding;
 - compute: the matmul with its first and last K block peeled (no runtime ``if``): block 0 packs fresh partials to
   the spill, each middle block reloads and re-spills, the last reloads and packs to the hand-off; the fused chain
   runs inside the last block's sub-block nest, on each page the turn it is produced (emitting the chain's nest after
@@ -43,7 +45,7 @@ from verispatial.ir.section import (
 from verispatial.ir.target import Target
 from verispatial.passes.base import Fragment, expect_phase, refuse
 from verispatial.passes.programs.attention import attention_programs
-from verispatial.passes.programs.common import INVALID, Ctx, stage_ranks
+from verispatial.passes.programs.common import INVALID, VALID, Ctx, stage_ranks
 from verispatial.passes.programs.eltwise import eltwise_programs
 from verispatial.passes.programs.fold import fold_programs
 from verispatial.passes.programs.fuse import merge_movers
@@ -88,6 +90,15 @@ class SynthesizeHandshakes:
                 for suffix, role in (("sender", SemRole.MCAST_READY), ("receiver", SemRole.MCAST_VALID)):
                     sems[f"{prefix}_{suffix}"] = len(semaphores)
                     semaphores.append(Semaphore(len(semaphores), f"{prefix}_{suffix}_sem", pl.sites, INVALID, role))
+        for tb, prefix in ((0, "in0"), (1, "in1")):
+            if any(g.buffer == tb for g in pl.groups):
+                # The flag multicast's source: a word created VALID on each sender's site and never written
+                # (noc_semaphore_set_multicast(src, ...) copies it), so it ends where it started — a later phase of
+                # a composed program may take its slot (docs/checker.md, "Semaphore slots").
+                senders = [x for x in pl.sites if any(g.buffer == tb and g.sender == x for g in pl.groups)]
+                sems[f"{prefix}_valid"] = len(semaphores)
+                semaphores.append(Semaphore(len(semaphores), f"{prefix}_valid_sem", tuple(senders), VALID,
+                                            SemRole.MCAST_VALID))
         if len(semaphores) > target.max_semaphores:
             refuse(self.name, section, f"needs {len(semaphores)} semaphores per site; target {target.name} has {target.max_semaphores}")
         groups = tuple(Group(i, g.sender, g.rect) for i, g in enumerate(pl.groups))

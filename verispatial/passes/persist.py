@@ -5,8 +5,9 @@ along N (``MatmulPlan.items``, chosen by ``tile`` when one block per site does n
 program ``synthesize-handshakes`` emits is the program of one item (item 0). This pass wraps each engine's per-item
 ops in ``Loop("item", items)`` and advances every tensor access whose tiles move with the item — in1's columns, a
 bias row, the output — by ``item * per_site_n`` tiles (an affine ``Term`` on the ``item`` variable); in0's rows are
-the same for every item of a site and stay put. What runs once per kernel stays outside the loop: the leading
-``SemSet`` that arms a multicast sender's own flag word, and the trailing write and atomic barriers.
+the same for every item of a site and stay put. What runs once per kernel stays outside the loop: leading
+``SemSet``s (arming a word before its first use), and the trailing write and atomic barriers and ``SemSet``s (a
+multicast receiver restoring its flag word's initial value after its last wait).
 
 It runs after ``synthesize-handshakes`` because the loop wraps whole engine programs; the memory map is per item
 (the next item reuses every buffer once the previous one has drained it), so ``size`` needs no change. Sections
@@ -46,8 +47,8 @@ def _shift(ops: tuple[Op, ...], moving: Mapping[str, int]) -> tuple[Op, ...]:
 
 def item_loop(ops: tuple[Op, ...], items: int, moving: Mapping[str, int] | frozenset[str],
               stride: int = 0) -> tuple[Op, ...]:
-    """One engine's program run over ``items`` items: the leading ``SemSet``s and trailing write/atomic barriers
-    once, everything between inside ``Loop("item", items)`` with the ``moving`` tensors' addresses advanced per
+    """One engine's program run over ``items`` items: the leading ``SemSet``s and trailing write/atomic barriers and
+    ``SemSet``s once, everything between inside ``Loop("item", items)`` with the ``moving`` tensors' addresses advanced per
     item by their stride in tiles (a set of names: each by ``stride``)."""
     if not isinstance(moving, Mapping):
         moving = dict.fromkeys(moving, stride)
@@ -55,7 +56,7 @@ def item_loop(ops: tuple[Op, ...], items: int, moving: Mapping[str, int] | froze
     while lo < len(ops) and isinstance(ops[lo], SemSet):
         lo += 1
     hi = len(ops)
-    while hi > lo and isinstance(ops[hi - 1], (WriteBarrier, AtomicBarrier)):
+    while hi > lo and isinstance(ops[hi - 1], (WriteBarrier, AtomicBarrier, SemSet)):
         hi -= 1
     body = _shift(ops[lo:hi], moving)
     return (*ops[:lo], Loop(ITEM, items, body), *ops[hi:]) if body else ops

@@ -8,12 +8,13 @@ range.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
 
+from verispatial import budget
 from verispatial.ir.program import Program
 from verispatial.petri.interp import Interp, State, Stuck, Transition, Violation, resolve_trips
 
@@ -123,14 +124,30 @@ def trip_assignments(program: Program, trips: dict[str, int] | None = None) -> l
     """Every trip assignment: the product of ``[0, max]`` over the trips not fixed by ``trips``.
 
     Raises ``ValueError`` for an unknown trip or a fixed value out of range."""
+    return list(each_assignment(program, trips))
+
+
+def each_assignment(program: Program, trips: dict[str, int] | None = None) -> Iterator[dict[str, int]]:
+    """``trip_assignments`` one at a time, in the same order, without building the product (a trip of maximum
+    2**32 - 1 has that many values: a caller stops early). Raises ``ValueError`` as ``trip_assignments`` does."""
     fixed = resolve_trips(program, trips)
     free = [t for t in program.trips if t.name not in (trips or {})]
-    out = []
-    for values in itertools.product(*(range(t.max + 1) for t in free)):
+    for values in lazy_product([range(t.max + 1) for t in free]):
         a = dict(fixed)
         a.update({t.name: v for t, v in zip(free, values, strict=True)})
-        out.append(a)
-    return out
+        yield a
+
+
+def lazy_product(ranges: Sequence[range]) -> Iterator[tuple[int, ...]]:
+    """``itertools.product(*ranges)`` without materializing its arguments (``product`` turns each into a tuple
+    first: a ``range(2**32)`` would be four billion ints before the first tuple)."""
+    if not ranges:
+        yield ()
+        return
+    head, rest = ranges[0], ranges[1:]
+    for v in head:
+        for tail in lazy_product(rest):
+            yield (v, *tail)
 
 
 def _trace(parent: dict[Any, tuple[Any, Transition] | None], key: Any) -> list[Transition]:
@@ -172,7 +189,7 @@ def explore(
     complete = True
     done: list[dict[str, int]] = []
 
-    for assignment in trip_assignments(program, trips):
+    for assignment in each_assignment(program, trips):
         if visited_total >= max_states:
             complete = False
             break
@@ -219,6 +236,8 @@ def explore(
                     break
                 parent[k2] = (key, t)
                 visited_total += 1
+                if not visited_total & 1023:
+                    budget.check()
                 queue.append((k2, s2))
         if not complete:
             break

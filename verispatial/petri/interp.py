@@ -32,9 +32,11 @@ from typing import Any
 
 import attrs
 
+from verispatial import budget
 from verispatial.errors import InvalidProgram
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     CONTAINERS,
     AcquireAcc,
@@ -398,6 +400,20 @@ class Interp:
     def _count(self, loop: Loop) -> int:
         return count_value(loop.count, self.trips)
 
+    def min_steps(self) -> int:
+        """A lower bound on the transitions of any run that terminates under these trips: every op outside an
+        ``If`` executes once per iteration of its loops (landings and guarded ops not counted). Computed over the
+        loop nest, never by iterating it (a loop may run 2**32 - 1 times)."""
+        def ops(body: tuple[Op, ...]) -> int:
+            n = 0
+            for op in body:
+                if isinstance(op, Loop):
+                    n += self._count(op) * ops(op.body)
+                elif not isinstance(op, If):
+                    n += 1
+            return n
+        return sum(ops(ep.ops) for ep in self.engines)
+
     def _guard(self, e: int, path: list[int], iters: list[int], op: If) -> bool:
         """Whether the ``If`` at ``path`` (inside the containers of ``path[:-1]``) admits the current iteration of
         the innermost enclosing loop named ``op.var``."""
@@ -690,12 +706,15 @@ class Interp:
         for ti, t in enumerate(self.program.tensors):
             if t.role is not Role.OUTPUT:
                 continue
-            missing = [k for k in range(self.tensor_tiles[ti]) if not s.tiles.get((ti, k), (0, -1, 0))[2]]
-            if missing:
+            # Walk the tiles written (at most the ops' work), never the tensor: it may hold 2**32 tiles.
+            ntiles = self.tensor_tiles[ti]
+            written = {k for (tj, k), got in s.tiles.items() if tj == ti and got[2] and 0 <= k < ntiles}
+            if len(written) < ntiles:
+                first = next(k for k in range(ntiles) if k not in written)  # at most len(written) + 1 tries
                 e = self.writers.get(t.name, 0)
                 out.append(Violation("output-unwritten", Position(self.keys[e], None) if self.n else Position("", None),
-                                     f"output {t.name} ends with {len(missing)} of its {self.tensor_tiles[ti]} tiles "
-                                     f"never written (first: tile {missing[0]})"))
+                                     f"output {t.name} ends with {ntiles - len(written)} of its {ntiles} tiles "
+                                     f"never written (first: tile {first})"))
         for w, site in enumerate(self.word_site):
             if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
                 sem = self.program.semaphores[self.word_sem[w]]
@@ -782,9 +801,9 @@ class Interp:
         """Aliased buffers share bytes page for page (reference §1.1: c_16 and c_24 of the matmul): the pages a
         push publishes must not be pages of an alias that still hold unconsumed data."""
         cap = self.caps[b]
-        mine = {(s.pushed[b] + j) % cap for j in range(n)}
+        mine = ring_slots(s.pushed[b], n, cap)
         for other in self.alias_partners.get(b, ()):
-            live = {(s.popped[other] + j) % cap for j in range(s.pushed[other] - s.popped[other])}
+            live = ring_slots(s.popped[other], s.pushed[other] - s.popped[other], cap)
             hit = sorted(mine & live)
             if hit:
                 self._v(out, "alias-clobber", e, pc,
@@ -797,7 +816,7 @@ class Interp:
         clobbers them, whether or not ``b`` publishes them later (docs/semantics.md, "Aliases")."""
         for other in self.alias_partners.get(b, ()):
             cap = self.caps[other]
-            live = {(s.popped[other] + j) % cap for j in range(s.pushed[other] - s.popped[other])}
+            live = ring_slots(s.popped[other], s.pushed[other] - s.popped[other], cap)
             hit = sorted(set(slots) & live)
             if hit:
                 self._v(out, "alias-clobber", e, pc,
@@ -811,12 +830,12 @@ class Interp:
         if tiles <= 0:
             return ()
         pt, cap = self.page_tiles[b], self.caps[b]
-        return tuple(sorted({p % cap for p in range(start // pt, (start + tiles - 1) // pt + 1)}))
+        first = start // pt
+        return tuple(sorted(ring_slots(first, (start + tiles - 1) // pt + 1 - first, cap)))
 
     def _page_slots(self, b: int, first: int, pages: int) -> tuple[int, ...]:
         """The ring slots of pages ``[first, first + pages)`` of buffer ``b`` (absolute page numbers)."""
-        cap = self.caps[b]
-        return tuple(sorted({(first + j) % cap for j in range(max(pages, 0))}))
+        return tuple(sorted(ring_slots(first, pages, self.caps[b])))
 
     def _source_reuse(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
                       out: list[Violation], *, pop: bool = False, ring: bool = False) -> None:
@@ -1241,6 +1260,10 @@ class Interp:
 
 # ---------------------------------------------------------------------- runs
 
+#: Steps a run without targets takes when no terminating run fits in its step limit (``SimResult.needed``): enough
+#: to show an early deadlock or violation, a second or two of work instead of the whole limit.
+PROBE_STEPS = 100_000
+
 
 @attrs.frozen(eq=False)
 class SimResult:
@@ -1276,6 +1299,12 @@ class SimResult:
     #: ``step``, ``leave`` or ``land``; ``text`` is ``Interp.describe`` of it in the state it fired in; the path is the
     #: op stepped, or the op that issued what leaves or lands (the schedule of the run)
     trace: tuple[tuple[str, str, str, tuple[int, ...]], ...] = ()
+    #: When no terminating run fits in the step limit (``Interp.min_steps`` > ``limit``): that least number of
+    #: steps; the run then only probed its first ``PROBE_STEPS`` (status ``step-limit`` unless it hung or stopped
+    #: earlier).
+    needed: int | None = None
+    #: The step limit the run was given (``simulate``).
+    limit: int | None = None
 
     @property
     def deadlock(self) -> bool:
@@ -1288,6 +1317,9 @@ class SimResult:
     def text(self) -> str:
         trips = " ".join(f"{k}={v}" for k, v in sorted(self.trips.items()))
         lines = [f"{self.program}: {self.status} after {self.steps} steps" + (f" (trips {trips})" if trips else "")]
+        if self.needed is not None:
+            lines.append(f"a terminating run takes at least {self.needed} steps, past the step limit of {self.limit}: "
+                         f"only the first {min(self.limit or 0, PROBE_STEPS)} were run")
         if self.reached is not None:
             lines.append("targets reached" if self.reached else "targets not reached by: " + ", ".join(self.unreached))
         if self.stuck:
@@ -1311,6 +1343,7 @@ class SimResult:
             "semaphores": [{"sem": sem, "site": [site.x, site.y], "value": v} for (sem, site), v in self.sems.items()],
             "reached": self.reached,
             "unreached": list(self.unreached),
+            "needed": self.needed,
         }
 
 
@@ -1433,13 +1466,21 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     out: list[Violation] = []
     status = ""
     unreached: tuple[str, ...] = ()
+    needed: int | None = None
+    limit = max_steps
+    if targets is None:
+        least = it.min_steps()
+        if least > max_steps:  # cannot terminate within the limit: probe the start for an early hang or violation
+            needed, limit = least, min(max_steps, PROBE_STEPS)
     while True:
         if rec.stopped:
             status = "violation"
             break
-        if steps >= max_steps:
+        if steps >= limit:
             status = "step-limit"
             break
+        if not steps & 1023:
+            budget.check()
         out.clear()
         if rng is None:
             lands = it.landings(s)
@@ -1479,7 +1520,8 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     if not status:
         status = _status(it, s, rec)
     if targets is None:
-        return _result(it, s, status, rec, steps, executed=executed, trace=trace)
+        return attrs.evolve(_result(it, s, status, rec, steps, executed=executed, trace=trace), needed=needed,
+                            limit=max_steps)
     if tgt:
         unreached = _unreached(it, s, targets)
     return _result(it, s, status, rec, steps, reached=not unreached, unreached=unreached, executed=executed,

@@ -88,7 +88,7 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
         # one that keeps them ordered the flush goes after the flag, so the slot is not refilled before it left.
         if not c.target.ordered_writes:
             ops.append(Flush())
-        ops.append(McastSetValid(valid, g, len(spec.destinations())))
+        ops.append(McastSetValid(valid, g, len(spec.destinations()), src=c.sems[f"{prefix}_valid"]))
         if c.target.ordered_writes:
             ops.append(Flush())
     ops.append(Push(b, pages))
@@ -96,12 +96,9 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
 
 
 def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
-    start: list[Op] = []
-    # A sender's own copy of the valid flag holds VALID: it is the source of the flag multicast.
-    for tb, prefix in ((0, "in0"), (1, "in1")):
-        if any(g.buffer == tb and g.sender == c.site for g in c.specs):
-            start.append(SemSet(c.sems[f"{prefix}_receiver"], VALID))
-    ops: list[Op] = list(start)
+    # The flag multicast's source is the sender's constant VALID word (``<prefix>_valid``, created VALID and never
+    # written): no kernel-start store, and it ends at its initial value.
+    ops: list[Op] = []
     for s in c.stages(StageKind.LOAD, Level.ONCE):
         ops += plain_load(c, s, Addr(0), 1)
     k_body: list[Op] = []
@@ -116,6 +113,15 @@ def matmul_reader(c: Ctx, plan: MatmulPlan) -> tuple[Op, ...]:
         ops.append(_nest(plan, sub))
     # No engine may finish with NoC transactions outstanding (reference §2.5 end, PR #55119).
     ops += [WriteBarrier(), AtomicBarrier()]
+    # A receiver resets its flag once more after its last wait (no flag follows it: the sender sends flag k+1 only
+    # after this receiver's ready increment k+1), so the word ends at its initial value INVALID — once per kernel,
+    # after every item (``persist`` keeps trailing resets outside the item loop).
+    for tb, prefix in ((0, "in0"), (1, "in1")):
+        spec = next((g for g in c.specs if g.buffer == tb and (c.site.y == g.sender.y if tb == 0
+                                                                 else c.site.x == g.sender.x)), None)
+        if spec is not None and c.site != spec.sender and any(s.outs[0] == tb for s in c.stages(
+                StageKind.LOAD, Level.K_BLOCK)):
+            ops.append(SemSet(c.sems[f"{prefix}_receiver"], INVALID))
     return tuple(ops)
 
 

@@ -1,0 +1,120 @@
+"""Mutation testing of the correct programs of ``examples/`` and ``proofs/`` (``verispatial/mutate.py``).
+
+Every single-op mutant of each program is judged (``verispatial.mutate.judge``): killed (rejected by validate,
+refuted, or not proved while the oracle shows it broken), still correct (the explorer or the interpreter over many
+seeds and every trip value), unsound (the checker proves a broken mutant: a soundness bug, exit code 1), unknown or
+a checker error. Prints one line per program (mutants, killed, still correct, kill rate, seconds), then every
+survivor grouped by status and kind.
+
+    python benchmarks/mutate.py                      # the small correct examples, every mutant
+    python benchmarks/mutate.py --corpus --max-ops 60  # and the corpus sections of at most 60 ops (distinct ones)
+    python benchmarks/mutate.py --sample 20 --seed 1 # 20 mutants per program, drawn with seed 1
+    python benchmarks/mutate.py --corpus --no-examples --max-ops 70 --sample 10  # a sample of the corpus
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import attrs
+
+from verispatial.certify.checker import certify
+from verispatial.ir.ops import If, Loop, Op
+from verispatial.ir.program import Program
+from verispatial.ir.serialize import load_program
+from verispatial.mutate import Outcome, judge, kill_rate, mutants
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _count(ops: tuple[Op, ...]) -> int:
+    return sum(1 + (_count(o.body) if isinstance(o, (Loop, If)) else 0) for o in ops)
+
+
+def ops_of(p: Program) -> int:
+    return sum(_count(ep.ops) for ep in p.programs)
+
+
+def correct_programs(corpus: bool, max_ops: int, examples: bool = True) -> list[tuple[str, Program]]:
+    """The programs of at most ``max_ops`` ops the checker proves (a mutant of a broken program shows nothing):
+    ``examples/*.json`` and, with ``corpus``, the corpus's sections expected proved (one of each content, names
+    aside)."""
+    chosen: list[tuple[str, Program]] = []
+    for f in sorted((ROOT / "examples").glob("*.json")) if examples else []:
+        p = load_program(f)
+        if ops_of(p) <= max_ops and certify(p).exit_code == 0:
+            chosen.append((f"examples/{f.stem}", p))
+    if corpus:
+        manifest = json.loads((ROOT / "proofs" / "manifest.json").read_text())["programs"]
+        seen: set[str] = set()
+        for k, v in manifest.items():
+            f = ROOT / "proofs" / f"{k}.program.json"
+            if v["expect"] != "proved" or k.startswith("examples/") or not f.exists():
+                continue
+            p = load_program(f)
+            key = hashlib.sha256(repr([(ep.engine, ep.ops) for ep in p.programs]).encode()).hexdigest()
+            if ops_of(p) <= max_ops and key not in seen:
+                seen.add(key)
+                chosen.append((k, p))
+    return chosen
+
+
+def run(programs: list[tuple[str, Program]], sample: int | None, seed: int) -> list[Outcome]:
+    rng = random.Random(seed)
+    every: list[Outcome] = []
+    print(f"{'program':<52} {'mutants':>7} {'killed':>6} {'correct':>7} {'rate':>6} {'s':>6}")
+    for name, p in programs:
+        ms = list(mutants(p))
+        if sample is not None and len(ms) > sample:
+            ms = rng.sample(ms, sample)
+        t0 = time.perf_counter()
+        outs = [judge(m) for m in ms]
+        killed, live = kill_rate(outs)
+        still = sum(o.status == "still-correct" for o in outs)
+        rate = f"{100 * killed / live:.1f}%" if live else "-"
+        print(f"{name:<52} {len(ms):>7} {killed:>6} {still:>7} {rate:>6} {time.perf_counter() - t0:>6.1f}", flush=True)
+        every += [attrs.evolve(o, mutant=attrs.evolve(o.mutant, what=f"{name}: {o.mutant.what}")) for o in outs]
+    return every
+
+
+def summary(outcomes: list[Outcome]) -> int:
+    killed, live = kill_rate(outcomes)
+    by = Counter(o.status for o in outcomes)
+    print(f"\nall: {len(outcomes)} mutants, {killed} killed of {live} not shown correct "
+          f"({100 * killed / live:.1f}%)" if live else f"\nall: {len(outcomes)} mutants")
+    print("  " + ", ".join(f"{k} {v}" for k, v in sorted(by.items())))
+    groups: dict[tuple[str, str, str | None], list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        if not o.killed:
+            groups[(o.status, o.mutant.kind, o.verdict)].append(o)
+    for (status, kind, verdict), os_ in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
+        print(f"\n{status} / {kind} (checker {verdict}): {len(os_)}")
+        for o in os_:
+            print(f"  {o.mutant.what} [{o.mutant.engine} {list(o.mutant.path)}]: {o.detail}")
+    return 1 if by["unsound"] or by["error"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", action="store_true", help="also the corpus's distinct sections")
+    ap.add_argument("--no-examples", action="store_true", help="leave out examples/ (with --corpus)")
+    ap.add_argument("--max-ops", type=int, default=80, help="programs of at most this many ops (default 80)")
+    ap.add_argument("--sample", type=int, help="at most this many mutants per program, drawn at random")
+    ap.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    outcomes = run(correct_programs(args.corpus, args.max_ops, not args.no_examples), args.sample, args.seed)
+    code = summary(outcomes)
+    print(f"\n{time.perf_counter() - t0:.0f} s")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

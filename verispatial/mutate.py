@@ -1,0 +1,222 @@
+"""Mutation testing of certified programs (issue 9, deliverable 5; DESIGN §10).
+
+``mutants(p)`` lists every single-op mutant of a scheduled program, in program order, per engine:
+
+- ``drop``: an op removed (a barrier or a flush removed is kind ``no-barrier``);
+- ``pages+1`` / ``pages-1``: a page or tile count (``pages``, ``tiles``) one larger or smaller (never below 1);
+- ``swap``: two adjacent ops of one op list exchanged;
+- ``wait+1`` / ``wait-1``: a semaphore wait's value one larger or smaller (never below 0);
+- ``loop+1`` / ``loop-1``: a constant loop count one larger or smaller (never below 0);
+- ``hoist``: an op of a loop body (not itself a loop) moved out of its loop, right after it.
+
+``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
+compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
+``EXPLORE_STATES`` states: every interleaving, every trip value), else the interpreter over ``SEEDS`` random
+schedules plus the round-robin one for every trip value. Outcomes (``Outcome.status``):
+
+- ``rejected`` (validate), ``refuted`` (the checker refutes): killed;
+- ``not-proved``: the checker fails to prove it and the oracle shows it broken (killed, fail closed);
+- ``still-correct``: the oracle shows the mutant correct (the explorer completely, or every interpreter run); the
+  checker proved it (an equivalent mutant) or failed to prove it (``Outcome.verdict`` says which);
+- ``unsound``: the checker PROVES a mutant the oracle drives into a deadlock or a violation — a soundness bug;
+- ``unknown``: the checker proves it and the oracle is inconclusive (explorer cut short, no interpreter run
+  broke it) — not shown correct, listed as a survivor;
+- ``error``: the checker answered ``error`` — a checker fault.
+
+The kill rate of a program is killed / (mutants - still-correct). ``benchmarks/mutate.py`` runs it over
+``examples/`` and ``proofs/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from verispatial.certify.checker import certify
+from verispatial.certify.report import Verdict
+from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier
+from verispatial.ir.program import Program
+from verispatial.ir.validate import validate
+from verispatial.petri.explore import explore, trip_assignments
+from verispatial.petri.interp import simulate
+
+Path = tuple[int, ...]
+
+KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist")
+#: Programs with at most this many engines are judged by the explorer, within this many states.
+EXPLORE_ENGINES = 6
+EXPLORE_STATES = 50_000
+#: Random schedules per trip assignment when the interpreter judges (plus the round-robin one).
+SEEDS = 12
+#: Trip assignments the interpreter tries at most (all of them when there are fewer).
+MAX_ASSIGNMENTS = 64
+_BARRIERS = (ReadBarrier, WriteBarrier, AtomicBarrier, Flush)
+
+
+@attrs.frozen
+class Mutant:
+    """One mutant: its ``kind`` (``KINDS``), the engine and op ``path`` mutated, a one-line ``what`` and the
+    mutated ``program``."""
+
+    kind: str
+    engine: str
+    path: Path
+    what: str
+    program: Program
+
+
+@attrs.frozen
+class Outcome:
+    """How a mutant was judged: ``status`` (module docstring), the checker's ``verdict`` (exit code 0, 1, 3 or 4
+    as text; None when rejected), the ``oracle``'s answer and a one-line ``detail``."""
+
+    mutant: Mutant
+    status: str
+    verdict: str | None
+    oracle: str
+    detail: str
+
+    @property
+    def killed(self) -> bool:
+        return self.status in ("rejected", "refuted", "not-proved")
+
+
+def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> Iterator[Path]:
+    """The path of every op list: the top level and each loop or if body."""
+    yield prefix
+    for i, op in enumerate(ops):
+        if isinstance(op, (Loop, If)):
+            yield from _lists(op.body, (*prefix, i))
+
+
+def _get(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
+    for i in where:
+        c = ops[i]
+        assert isinstance(c, (Loop, If))
+        ops = c.body
+    return ops
+
+
+def _set(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
+    if not where:
+        return new
+    i = where[0]
+    c = ops[i]
+    assert isinstance(c, (Loop, If))
+    return (*ops[:i], attrs.evolve(c, body=_set(c.body, where[1:], new)), *ops[i + 1:])
+
+
+def _name(op: Op) -> str:
+    return type(op).__name__
+
+
+def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]]]:
+    """Every single-op edit of one engine's ops: (kind, path, what, new ops)."""
+    for where in _lists(ops):
+        body = _get(ops, where)
+        for i, op in enumerate(body):
+            path = (*where, i)
+            kind = "no-barrier" if isinstance(op, _BARRIERS) else "drop"
+            yield kind, path, f"drop {_name(op)}", _set(ops, where, (*body[:i], *body[i + 1:]))
+            for field in ("pages", "tiles"):
+                v = getattr(op, field, None)
+                if isinstance(v, int) and not isinstance(op, Loop):
+                    for d in (1, -1):
+                        if v + d >= 1:
+                            new = attrs.evolve(op, **{field: v + d})  # type: ignore[misc, arg-type]
+                            yield (f"pages{d:+d}", path, f"{_name(op)} {field} {v} -> {v + d}",
+                                   _set(ops, where, (*body[:i], new, *body[i + 1:])))
+            if isinstance(op, SemWait):
+                for d in (1, -1):
+                    if op.value + d >= 0:
+                        new = attrs.evolve(op, value=op.value + d)
+                        yield (f"wait{d:+d}", path, f"SemWait value {op.value} -> {op.value + d}",
+                               _set(ops, where, (*body[:i], new, *body[i + 1:])))
+            if isinstance(op, Loop) and isinstance(op.count, int):
+                for d in (1, -1):
+                    if op.count + d >= 0:
+                        counted: Op = attrs.evolve(op, count=op.count + d)
+                        yield (f"loop{d:+d}", path, f"Loop {op.var} count {op.count} -> {op.count + d}",
+                               _set(ops, where, (*body[:i], counted, *body[i + 1:])))
+            if i + 1 < len(body):
+                yield ("swap", path, f"swap {_name(op)} and {_name(body[i + 1])}",
+                       _set(ops, where, (*body[:i], body[i + 1], op, *body[i + 2:])))
+        if where:
+            outer, j = where[:-1], where[-1]
+            parent = _get(ops, outer)
+            loop = parent[j]
+            if isinstance(loop, Loop):
+                for i, op in enumerate(body):
+                    if isinstance(op, Loop):
+                        continue
+                    inner = attrs.evolve(loop, body=(*body[:i], *body[i + 1:]))
+                    yield ("hoist", (*where, i), f"move {_name(op)} out of loop {loop.var}",
+                           _set(ops, outer, (*parent[:j], inner, op, *parent[j + 1:])))
+
+
+def mutants(p: Program) -> Iterator[Mutant]:
+    """Every single-op mutant of ``p`` (module docstring), engine by engine in program order."""
+    for e, ep in enumerate(p.programs):
+        for kind, path, what, ops in _edits(ep.ops):
+            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1:])
+            yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
+
+
+def oracle(p: Program, seeds: int = SEEDS) -> tuple[str, str]:
+    """``("broken" | "correct" | "inconclusive", detail)``: the explorer's answer for a small program when it
+    finishes or finds something, else the interpreter's over ``seeds`` random schedules and the round-robin one
+    for every trip assignment (at most ``MAX_ASSIGNMENTS``)."""
+    if len(p.programs) <= EXPLORE_ENGINES:
+        r = explore(p, max_states=EXPLORE_STATES)
+        if r.verdict in ("deadlock", "violation"):
+            what = "deadlock" if r.deadlocks else ", ".join(r.rules())
+            return "broken", f"explorer: {what}"
+        if r.verdict == "ok":
+            return "correct", f"explorer: every interleaving ok ({r.states} states)"
+    runs = 0
+    assignments = trip_assignments(p)
+    for trips in assignments[:MAX_ASSIGNMENTS]:
+        for seed in (None, *range(seeds)):
+            s = simulate(p, trips, seed=seed)
+            runs += 1
+            if s.status == "deadlock" or s.violations:
+                what = "deadlock" if s.status == "deadlock" else s.violations[0].rule
+                return "broken", f"interpreter: {what} (trips {trips}, seed {seed})"
+            if s.status != "terminated":
+                return "inconclusive", f"interpreter: {s.status} (trips {trips}, seed {seed})"
+    if len(assignments) > MAX_ASSIGNMENTS:
+        return "inconclusive", f"interpreter: {runs} runs ok over the first {MAX_ASSIGNMENTS} trip assignments"
+    return "correct", f"interpreter: {runs} runs ok (every trip value, {seeds} seeds and round robin each)"
+
+
+def judge(m: Mutant, **certify_options: Any) -> Outcome:
+    """Decide one mutant (module docstring)."""
+    errs = validate(m.program)
+    if errs:
+        return Outcome(m, "rejected", None, "-", f"validate: {errs[0]}")
+    report = certify(m.program, **certify_options)
+    code = report.exit_code
+    verdict = {0: "proved", 1: "refuted", 3: "failed-to-prove", 4: "error"}[code]
+    if code == 1:
+        first = next(r for r in report.results if r.verdict == Verdict.REFUTED)
+        return Outcome(m, "refuted", verdict, "-", f"{first.family}/{first.name}")
+    if code == 4:
+        first = next(r for r in report.results if r.verdict == Verdict.ERROR)
+        return Outcome(m, "error", verdict, "-", f"{first.name}: {first.reason}")
+    said, detail = oracle(m.program)
+    if said == "correct":
+        return Outcome(m, "still-correct", verdict, said, detail)
+    if code == 3:
+        first = next(r for r in report.results if r.verdict == Verdict.FAILED)
+        if said == "broken":
+            return Outcome(m, "not-proved", verdict, said, f"{first.name}: {first.reason}; {detail}")
+        return Outcome(m, "unknown", verdict, said, f"{first.name}: {first.reason}; {detail}")
+    return Outcome(m, "unsound" if said == "broken" else "unknown", verdict, said, detail)
+
+
+def kill_rate(outcomes: list[Outcome]) -> tuple[int, int]:
+    """(killed, mutants not shown still correct)."""
+    live = [o for o in outcomes if o.status != "still-correct"]
+    return sum(o.killed for o in live), len(live)
