@@ -72,7 +72,9 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
 
 _BALANCE_SEM = re.compile(r"sem(\d+) \(.*?\)@(\(-?\d+,-?\d+\)) ends")
 _BALANCE_CB = re.compile(r"b(\d+) \(.*?\) ends")
-#: The engine whose pending write or multicast an ``async-source-reuse`` violation names (interp.py's message).
+#: The buffer whose page an ``async-source-reuse`` violation names, and the engine whose pending write or multicast
+#: it names (interp.py's message).
+_SOURCE_PAGE = re.compile(r"page \d+ of b(\d+), the source of")
 _SOURCE_OF = re.compile(r"the source of (\(-?\d+,-?\d+\)\.\w+)'s ")
 
 
@@ -106,9 +108,12 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
         return named(rule) + prefixed(f"{rule}:")
     if rule == "async-source-reuse" and (m := _SOURCE_OF.search(v.message)):
         # The interpreter reports the reuse (a pop, reserve or read into the page), the checker the free of the page
-        # by the engine whose write or multicast had not left it: a finding of that engine speaks of it too.
+        # by the engine whose write or multicast had not left it: a finding of that engine speaks of it too, and so
+        # does the source buffer's own obligation (``async-source-reuse:b<N>``: reuse by other engines of a buffer
+        # whose coverage or ownership is not proved).
+        b = _SOURCE_PAGE.search(v.message)
         return (named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")
-                + prefixed(f"{rule}:{m[1]}:"))
+                + prefixed(f"{rule}:{m[1]}:") + (named(f"{rule}:b{b[1]}") if b else []))
     if rule in CHECKER_RULE_FAMILY:
         # The rule's aggregate claims no path breaks it; a finding at this op says the checker saw it here.
         return named(rule) + named(f"{rule}:{engine}:{list(path) if path is not None else 'end'}")

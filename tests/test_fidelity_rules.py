@@ -144,10 +144,13 @@ def test_one_reserve_covers_two_pushes_and_one_wait_two_pops() -> None:
     bad = copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 2), WriteBarrier(), Pop(0, 1), Pop(0, 1), src=src)
     report = certify(bad)
     # With the pops uncovered, b0's occupancy is not trusted, and the write reads a page outside its window: whether
-    # the writer's source pages stay put is not decided either (failed to prove, never proved).
+    # the writer's source pages stay put is not decided either (failed to prove, never proved) — the reader's
+    # reserve and read of b0 are candidates the interpreter does not replay.
     assert not_proved(report) == {"cb-read-unwaited:(0,0).writer:[1]": Verdict.REFUTED,
                                   "cb-pop-uncovered:(0,0).writer:[4]": Verdict.REFUTED,
-                                  "async-source-reuse:b0": Verdict.FAILED, "async-source-reuse": Verdict.FAILED}
+                                  "async-source-reuse:b0": Verdict.FAILED,
+                                  "async-source-reuse:(0,0).reader:[0]": Verdict.FAILED,
+                                  "async-source-reuse:(0,0).reader:[1]": Verdict.FAILED}
     v = replayed(named(report, "cb-pop-uncovered:(0,0).writer:[4]"), "cb-pop-uncovered")
     assert v["message"] == "pop(b0, 1) frees pages [1, 2) but the waited window is [1, 1)"
 
@@ -208,6 +211,21 @@ def test_a_reserve_reaching_only_the_second_premature_pops_page_is_refuted() -> 
                    ("async-source-reuse", "(0,0).reader", (0, 0)), ("async-source-reuse", "(0,0).reader", (0, 1))}
     report = certify(p)
     assert not_proved(report) == {f"async-source-reuse:{e}:{list(q or ())}": Verdict.REFUTED for _, e, q in got}
+
+
+def test_a_write_before_its_wait_reads_a_page_the_producer_may_reserve() -> None:
+    """The writer writes its page out before waiting for it (cb-read-unwaited): the page is still the producer's,
+    which reserves and fills it while the write reads it. Those ops break async-source-reuse too; the checker speaks
+    of each (refuted or failed to prove, never proved)."""
+    src = ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1))
+    p = copy(WriteTiles(0, "out", Addr(0), 1), Wait(0, 1), Pop(0, 1), WriteBarrier(), src=src, tiles=1)
+    got = {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in explore(p).violations}
+    assert {("async-source-reuse", "(0,0).reader", (0,)), ("async-source-reuse", "(0,0).reader", (1,)),
+            ("cb-read-unwaited", "(0,0).writer", (0,))} <= got
+    report = certify(p)
+    bad = not_proved(report)
+    for rule, e, q in got:
+        assert f"{rule}:{e}:{list(q)}" in bad, (rule, e, q, bad)
 
 
 def test_a_read_published_before_it_landed_may_land_under_the_consumers_write() -> None:

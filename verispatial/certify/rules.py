@@ -469,6 +469,8 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
       multicast may land in it (into b or a buffer sharing its bytes), while the write still reads it. Candidates:
       every Reserve of b and ReadTiles/PackAcc into b's bytes by another engine of the site, and every multicast
       landing in them (reported at its issue op);
+    - after a write or front multicast outside its engine's waited window (a ``cb-read-unwaited`` finding): the
+      pages it reads are not protected by the window, so b's producer's reserves and fills of b are candidates;
     - after a push that may publish a page whose read has not landed (an ``async-read-publish`` finding at a
       ``Push`` of b): b's consumer may issue a write or multicast from that page before the read lands, and the
       landing rewrites it. Candidates: the pushing engine's ReadTiles into b, when another engine reads b's front
@@ -507,9 +509,27 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
             out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
 
     for f in findings:
-        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish"):
+        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish", "cb-read-unwaited"):
             continue
         op = op_at(views[f.engine].program, f.path)
+        if f.rule == "cb-read-unwaited":
+            # A write or front multicast of pages outside the waited window reads pages b's producer still owns (or
+            # may reserve while the write is out): its reserves and fills of b are candidates, with no question asked.
+            if not (isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)):
+                continue
+            b = op.src if isinstance(op, WriteTiles) else op.buf
+            site = views[f.engine].program.site
+            for v in views.values():
+                if v.key == f.engine or v.program.site != site:
+                    continue
+                for lf in v.leaves:
+                    x = lf.op
+                    if (isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into == b) or (
+                            isinstance(x, PackAcc) and x.buf == b):
+                        add(v.key, lf.path, f"{'re-reserves' if isinstance(x, Reserve) else 'writes into'} b{b} pages "
+                                            f"{f.engine}'s op at {list(f.path)} reads outside its waited window",
+                            b, None)
+            continue
         if f.rule == "async-read-publish":
             if not isinstance(op, Push) or not front_readers.get(op.buf, set()) - {f.engine}:
                 continue
