@@ -228,6 +228,21 @@ def test_a_write_before_its_wait_reads_a_page_the_producer_may_reserve() -> None
         assert f"{rule}:{e}:{list(q)}" in bad, (rule, e, q, bad)
 
 
+def test_a_fill_past_its_reservation_may_rewrite_the_consumers_outstanding_write_source() -> None:
+    """The reader reads a second page into b0 without reserving it (cb-write-unreserved): with capacity 2 the page
+    is free, but with capacity 1 it is the page the writer is still writing out (its write barrier comes later).
+    The fill itself breaks async-source-reuse; the checker speaks of it (refuted with a replay, never proved)."""
+    src = ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1),
+             ReadTiles("in", Addr(1), 1, 0), ReadBarrier())
+    w = ep(A, Engine.WRITER, Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), WriteBarrier(), Pop(0, 1))
+    p = prog(src, w, buffers=(buf(0, cap=1),), tensors=(IN, out(1)))
+    got = {(f.violation.rule, f.violation.position.engine, f.violation.position.path) for f in explore(p).violations}
+    assert {("cb-write-unreserved", "(0,0).reader", (4,)), ("async-source-reuse", "(0,0).reader", (4,))} <= got
+    bad = not_proved(certify(p))
+    assert bad.get("cb-write-unreserved:(0,0).reader:[4]") == Verdict.REFUTED
+    assert bad.get("async-source-reuse:(0,0).reader:[4]") == Verdict.REFUTED, bad
+
+
 def test_a_read_published_before_it_landed_may_land_under_the_consumers_write() -> None:
     """The reader pushes a page before its read barrier; the writer may then issue its write from that page before
     the read lands, so the landing rewrites the source of an outstanding write (the interpreter reports

@@ -471,6 +471,10 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
       landing in them (reported at its issue op);
     - after a write or front multicast outside its engine's waited window (a ``cb-read-unwaited`` finding): the
       pages it reads are not protected by the window, so b's producer's reserves and fills of b are candidates;
+    - after a read or pack outside its engine's reserved window (a ``cb-write-unreserved`` finding at a ReadTiles
+      or PackAcc into b): the pages it fills are not protected by the window, so when another engine reads b (or a
+      buffer sharing its bytes) from the front asynchronously (WriteTiles, front multicast), the fill itself is a
+      candidate;
     - after a push that may publish a page whose read has not landed (an ``async-read-publish`` finding at a
       ``Push`` of b): b's consumer may issue a write or multicast from that page before the read lands, and the
       landing rewrites it. Candidates: the pushing engine's ReadTiles into b, when another engine reads b's front
@@ -509,9 +513,19 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
             out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
 
     for f in findings:
-        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish", "cb-read-unwaited"):
+        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish", "cb-read-unwaited",
+                                            "cb-write-unreserved"):
             continue
         op = op_at(views[f.engine].program, f.path)
+        if f.rule == "cb-write-unreserved":
+            # A fill past the reserved window may land in a page b's consumer still writes or multicasts out.
+            if not isinstance(op, (ReadTiles, PackAcc)):
+                continue
+            b = op.into if isinstance(op, ReadTiles) else op.buf
+            if any(front_readers.get(x, set()) - {f.engine} for x in (b, *partners.get(b, ()))):
+                add(f.engine, f.path, f"writes into b{b} pages outside its reserved window, which a write or "
+                                      "multicast issued from them may still read", b, None)
+            continue
         if f.rule == "cb-read-unwaited":
             # A write or front multicast of pages outside the waited window reads pages b's producer still owns (or
             # may reserve while the write is out): its reserves and fills of b are candidates, with no question asked.
