@@ -36,7 +36,7 @@ import attrs
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
-from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier
+from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier, body_at, with_body
 from verispatial.ir.program import Program
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore, trip_assignments
@@ -91,23 +91,6 @@ def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> Iterator[Path]:
             yield from _lists(op.body, (*prefix, i))
 
 
-def _get(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
-    for i in where:
-        c = ops[i]
-        assert isinstance(c, (Loop, If))
-        ops = c.body
-    return ops
-
-
-def _set(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
-    if not where:
-        return new
-    i = where[0]
-    c = ops[i]
-    assert isinstance(c, (Loop, If))
-    return (*ops[:i], attrs.evolve(c, body=_set(c.body, where[1:], new)), *ops[i + 1:])
-
-
 def _name(op: Op) -> str:
     return type(op).__name__
 
@@ -115,11 +98,11 @@ def _name(op: Op) -> str:
 def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]]]:
     """Every single-op edit of one engine's ops: (kind, path, what, new ops)."""
     for where in _lists(ops):
-        body = _get(ops, where)
+        body = body_at(ops, where)
         for i, op in enumerate(body):
             path = (*where, i)
             kind = "no-barrier" if isinstance(op, _BARRIERS) else "drop"
-            yield kind, path, f"drop {_name(op)}", _set(ops, where, (*body[:i], *body[i + 1:]))
+            yield kind, path, f"drop {_name(op)}", with_body(ops, where, (*body[:i], *body[i + 1:]))
             for field in ("pages", "tiles"):
                 v = getattr(op, field, None)
                 if isinstance(v, int) and not isinstance(op, Loop):
@@ -127,25 +110,25 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         if v + d >= 1:
                             new = attrs.evolve(op, **{field: v + d})  # type: ignore[misc, arg-type]
                             yield (f"pages{d:+d}", path, f"{_name(op)} {field} {v} -> {v + d}",
-                                   _set(ops, where, (*body[:i], new, *body[i + 1:])))
+                                   with_body(ops, where, (*body[:i], new, *body[i + 1:])))
             if isinstance(op, SemWait):
                 for d in (1, -1):
                     if op.value + d >= 0:
                         new = attrs.evolve(op, value=op.value + d)
                         yield (f"wait{d:+d}", path, f"SemWait value {op.value} -> {op.value + d}",
-                               _set(ops, where, (*body[:i], new, *body[i + 1:])))
+                               with_body(ops, where, (*body[:i], new, *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:
                         counted: Op = attrs.evolve(op, count=op.count + d)
                         yield (f"loop{d:+d}", path, f"Loop {op.var} count {op.count} -> {op.count + d}",
-                               _set(ops, where, (*body[:i], counted, *body[i + 1:])))
+                               with_body(ops, where, (*body[:i], counted, *body[i + 1:])))
             if i + 1 < len(body):
                 yield ("swap", path, f"swap {_name(op)} and {_name(body[i + 1])}",
-                       _set(ops, where, (*body[:i], body[i + 1], op, *body[i + 2:])))
+                       with_body(ops, where, (*body[:i], body[i + 1], op, *body[i + 2:])))
         if where:
             outer, j = where[:-1], where[-1]
-            parent = _get(ops, outer)
+            parent = body_at(ops, outer)
             loop = parent[j]
             if isinstance(loop, Loop):
                 for i, op in enumerate(body):
@@ -153,7 +136,7 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         continue
                     inner = attrs.evolve(loop, body=(*body[:i], *body[i + 1:]))
                     yield ("hoist", (*where, i), f"move {_name(op)} out of loop {loop.var}",
-                           _set(ops, outer, (*parent[:j], inner, op, *parent[j + 1:])))
+                           with_body(ops, outer, (*parent[:j], inner, op, *parent[j + 1:])))
 
 
 def mutants(p: Program) -> Iterator[Mutant]:

@@ -319,6 +319,30 @@ Op: TypeAlias = (
 #: Ops that contain other ops (their ``body``).
 CONTAINERS = (Loop, If)
 
+
+def body_at(ops: tuple[Op, ...], where: tuple[int, ...]) -> tuple[Op, ...]:
+    """The op list at ``where``: ``ops`` itself for ``()``, else the body of the ``Loop`` or ``If`` that each index
+    picks in turn. Raises ``IndexError`` past a list's end and ``TypeError`` when the path enters an op with no
+    body."""
+    for i in where:
+        c = ops[i]
+        if not isinstance(c, CONTAINERS):
+            raise TypeError(f"path enters {type(c).__name__}, which has no body")
+        ops = c.body
+    return ops
+
+
+def with_body(ops: tuple[Op, ...], where: tuple[int, ...], new: tuple[Op, ...]) -> tuple[Op, ...]:
+    """``ops`` with the op list at ``where`` (as ``body_at`` finds it) replaced by ``new``, the containers on the way
+    rebuilt; raises as ``body_at``."""
+    if not where:
+        return new
+    i = where[0]
+    c = ops[i]
+    if not isinstance(c, CONTAINERS):
+        raise TypeError(f"path enters {type(c).__name__}, which has no body")
+    return (*ops[:i], attrs.evolve(c, body=with_body(c.body, where[1:], new)), *ops[i + 1:])
+
 #: JSON tag of every op kind, and back.
 OP_TAGS: dict[type, str] = {
     Reserve: "reserve",

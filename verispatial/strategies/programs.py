@@ -84,6 +84,7 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.ops import body_at, with_body
 from verispatial.ir.validate import validate
 
 TARGETS = (WORMHOLE, BLACKHOLE)
@@ -458,23 +459,6 @@ def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> list[Path]:
     return out
 
 
-def _get_list(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
-    for i in where:
-        lp = ops[i]
-        assert isinstance(lp, Loop)
-        ops = lp.body
-    return ops
-
-
-def _set_list(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
-    if not where:
-        return new
-    i = where[0]
-    lp = ops[i]
-    assert isinstance(lp, Loop)
-    return (*ops[:i], attrs.evolve(lp, body=_set_list(lp.body, where[1:], new)), *ops[i + 1 :])
-
-
 #: Integer fields a "change a count" mutation may rewrite, with the values it draws from.
 _COUNTS: dict[str, tuple[int, int]] = {"pages": (1, 5), "tiles": (1, 5), "value": (0, 4), "by": (1, 3)}
 
@@ -489,26 +473,26 @@ def mutate(draw: st.DrawFn, p: Program) -> Program:
     kind = draw(st.sampled_from(("drop", "count", "swap")))
     if kind == "drop" and ops:
         path = draw(st.sampled_from(_paths(ops)))
-        body = _get_list(ops, path[:-1])
-        ops = _set_list(ops, path[:-1], body[: path[-1]] + body[path[-1] + 1 :])
+        body = body_at(ops, path[:-1])
+        ops = with_body(ops, path[:-1], body[: path[-1]] + body[path[-1] + 1 :])
     elif kind == "count":
-        cands = [q for q in _paths(ops) if _count_fields(_get_list(ops, q[:-1])[q[-1]])]
+        cands = [q for q in _paths(ops) if _count_fields(body_at(ops, q[:-1])[q[-1]])]
         if cands:
             path = draw(st.sampled_from(cands))
-            body = _get_list(ops, path[:-1])
+            body = body_at(ops, path[:-1])
             op = body[path[-1]]
             field = draw(st.sampled_from(_count_fields(op)))
             lo, hi = _COUNTS.get(field, (0, 3))
             new = attrs.evolve(op, **{field: draw(st.integers(lo, hi))})  # type: ignore[misc, arg-type]
-            ops = _set_list(ops, path[:-1], (*body[: path[-1]], new, *body[path[-1] + 1 :]))
+            ops = with_body(ops, path[:-1], (*body[: path[-1]], new, *body[path[-1] + 1 :]))
     elif kind == "swap":
-        cands = [q for q in _lists(ops) if len(_get_list(ops, q)) >= 2]
+        cands = [q for q in _lists(ops) if len(body_at(ops, q)) >= 2]
         if cands:
             where = draw(st.sampled_from(cands))
-            items = list(_get_list(ops, where))
+            items = list(body_at(ops, where))
             i, j = draw(st.lists(st.integers(0, len(items) - 1), min_size=2, max_size=2, unique=True))
             items[i], items[j] = items[j], items[i]
-            ops = _set_list(ops, where, tuple(items))
+            ops = with_body(ops, where, tuple(items))
     progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1 :])
     return attrs.evolve(p, programs=progs)
 

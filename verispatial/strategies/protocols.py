@@ -37,6 +37,7 @@ from verispatial.ir import (
     WaitCond,
     WriteBarrier,
 )
+from verispatial.ir.ops import body_at, with_body
 from verispatial.ir.validate import validate
 from verispatial.strategies.programs import programs
 
@@ -57,23 +58,6 @@ def _bodies(ops: tuple[Op, ...], prefix: Path = (), loops: tuple[str, ...] = ())
     return out
 
 
-def _get(ops: tuple[Op, ...], where: Path) -> tuple[Op, ...]:
-    for i in where:
-        c = ops[i]
-        assert isinstance(c, (Loop, If))
-        ops = c.body
-    return ops
-
-
-def _set(ops: tuple[Op, ...], where: Path, new: tuple[Op, ...]) -> tuple[Op, ...]:
-    if not where:
-        return new
-    i = where[0]
-    c = ops[i]
-    assert isinstance(c, (Loop, If))
-    return (*ops[:i], attrs.evolve(c, body=_set(c.body, where[1:], new)), *ops[i + 1:])
-
-
 def _map_ops(ops: tuple[Op, ...], f: object) -> tuple[Op, ...]:
     out: list[Op] = []
     for op in ops:
@@ -91,15 +75,15 @@ def _with_engine(p: Program, e: int, ep: EngineProgram) -> Program:
 def _guard(draw: st.DrawFn, p: Program) -> Program:
     e = draw(st.integers(0, len(p.programs) - 1))
     ep = p.programs[e]
-    cands = [(w, lv) for w, lv in _bodies(ep.ops) if _get(ep.ops, w)]
+    cands = [(w, lv) for w, lv in _bodies(ep.ops) if body_at(ep.ops, w)]
     if not cands:
         return p
     where, loops = draw(st.sampled_from(cands))
-    body = _get(ep.ops, where)
+    body = body_at(ep.ops, where)
     i = draw(st.integers(0, len(body) - 1))
     j = draw(st.integers(i + 1, len(body)))
     wrapped = If(draw(st.sampled_from(loops)), draw(st.sampled_from(list(Guard))), body[i:j])
-    return _with_engine(p, e, attrs.evolve(ep, ops=_set(ep.ops, where, (*body[:i], wrapped, *body[j:]))))
+    return _with_engine(p, e, attrs.evolve(ep, ops=with_body(ep.ops, where, (*body[:i], wrapped, *body[j:]))))
 
 
 @st.composite
@@ -128,19 +112,19 @@ def _grow(draw: st.DrawFn, p: Program) -> Program:
     ep = p.programs[e]
     cands = []
     for where, loops in _bodies(ep.ops):
-        for i, op in enumerate(_get(ep.ops, where)):
+        for i, op in enumerate(body_at(ep.ops, where)):
             if isinstance(op, SemWait):
                 cands.append((where, loops, i))
     if not cands:
         return p
     where, loops, i = draw(st.sampled_from(cands))
-    body = _get(ep.ops, where)
+    body = body_at(ep.ops, where)
     op = body[i]
     assert isinstance(op, SemWait)
     coef = draw(st.sampled_from([1, 1, 2]))
     new = attrs.evolve(op, value=max(op.value - coef, 0) if draw(st.booleans()) else op.value,
                        terms=(Term(draw(st.sampled_from(loops)), coef),))
-    return _with_engine(p, e, attrs.evolve(ep, ops=_set(ep.ops, where, (*body[:i], new, *body[i + 1:]))))
+    return _with_engine(p, e, attrs.evolve(ep, ops=with_body(ep.ops, where, (*body[:i], new, *body[i + 1:]))))
 
 
 def mcast_rewrite(p: Program) -> Program:
