@@ -586,7 +586,7 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
     driving the stuck engines to their positions or by the interpreter's own search) must reproduce it now; a
     memory refutation is re-derived by the memory check. Returns the refutation with its fresh counterexample, or
     None when it does not reproduce (the caller then certifies the program in full)."""
-    from verispatial.certify.replay import _deadlock_cex, search_deadlock
+    from verispatial.certify.replay import _deadlock_cex, replay_schedule, search_deadlock
     from verispatial.petri.interp import drive
     from verispatial.petri.position import Position
 
@@ -611,8 +611,8 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
             for st in cex.get("stuck") or []:
                 pos = Position.from_json(st["position"])
                 targets[pos.engine] = pos
-            new = None
-            if targets:
+            new = replay_schedule(program, cex)
+            if new is None and targets:
                 run = drive(program, trips or None, targets)
                 if run.status == "deadlock":
                     new = _deadlock_cex(run, "drive to the stuck positions")

@@ -17,7 +17,7 @@ from verispatial.certify.reach import Decoded
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import ExploreResult, explore
-from verispatial.petri.interp import SimResult, drive, replay, simulate
+from verispatial.petri.interp import SimResult, Transition, drive, replay, simulate
 from verispatial.petri.position import Position, Violation
 
 #: Random schedules tried before giving up on replaying a rule violation.
@@ -166,10 +166,33 @@ def search_deadlock(program: Program, comp: frozenset[str] | None = None,
             if not _in(comp, dl.stuck):
                 continue
             names = ", ".join(str(st) for st in dl.stuck[:3])
+            # ``schedule``: the transitions themselves, so a later replay (the gate's warm run) fires exactly them
+            # instead of searching again (``replay_schedule``).
             return {"kind": "deadlock", "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
-                    "trace": list(dl.trace_text), "replayed_by": "explicit-state search",
+                    "trace": list(dl.trace_text), "schedule": [t.to_json() for t in dl.trace],
+                    "replayed_by": "explicit-state search",
                     "summary": f"deadlock after {len(dl.trace)} transitions: {names}"}
     return None
+
+
+def replay_schedule(program: Program, cex: dict[str, Any]) -> dict[str, Any] | None:
+    """Fire a deadlock counterexample's recorded ``schedule`` (the explorer's transitions, ``search_deadlock``) in
+    the interpreter from the initial state with its trip values; the counterexample again when the state reached is
+    a deadlock, else None (no schedule, a transition not enabled, or no deadlock at its end). The verdict comes from
+    the interpreter's run alone, never from the recorded stuck positions."""
+    sched = cex.get("schedule")
+    if not isinstance(sched, list):
+        return None
+    trips = {str(k): int(v) for k, v in (cex.get("trips") or {}).items()}
+    try:
+        r = replay(program, trips or None, [Transition.from_json(t) for t in sched])
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    if r.status != "deadlock":
+        return None
+    names = ", ".join(str(st) for st in r.stuck[:3])
+    return {**cex, "stuck": [st.to_json() for st in r.stuck], "replayed_by": "recorded schedule",
+            "summary": f"deadlock after {len(sched)} transitions: {names}"}
 
 
 Hang = Callable[[SimResult], bool]
