@@ -553,6 +553,16 @@ def acc_fp32_overflow() -> Program:
     return pipeline_small("w_acc_fp32_overflow", compute=(AcquireAcc(8, "fp32"), *PIPELINE_COMPUTE[1:]))
 
 
+def acc_overrun() -> Program:
+    """(x) ``pipeline_small`` whose compute acquires a 1-tile accumulator but its matmul writes a 1x2 sub-block (2
+    tiles): the second lands in a DST tile past the acquired section (tt-metal ``compute/reg_api.h``: math writes
+    DST indices inside the section tile_regs_acquire took; past it lie the packer's half or get_dest_limit,
+    ``ttnn/cpp/ttnn/kernel_lib/dest_helpers.hpp``). The acquire itself fits, so only ``acc-overrun`` sees it."""
+    loop = Loop("k", 4, (Wait(0, 1), Wait(1, 1), Compute("matmul", 2, (Operand(0, 1), Operand(1, 1))), Pop(0, 1),
+                         Pop(1, 1)))
+    return pipeline_small("x_acc_overrun", compute=(PIPELINE_COMPUTE[0], loop, *PIPELINE_COMPUTE[2:]))
+
+
 def output_unwritten() -> Program:
     """(k) ``pipeline_small`` whose writer drains the result page without writing it: C is never written."""
     return pipeline_small("k_output_unwritten", writer=(Wait(2, 1), WriteBarrier(), Pop(2, 1)))
@@ -1030,6 +1040,7 @@ def build_all() -> dict[str, Program]:
         "forwarder.json": forwarder(),
         "broken/u_forwarder_pops_early.json": forwarder("u_forwarder_pops_early", flush_before_pop=False),
         "broken/w_acc_fp32_overflow.json": acc_fp32_overflow(),
+        "broken/x_acc_overrun.json": acc_overrun(),
     }
 
 

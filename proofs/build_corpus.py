@@ -59,6 +59,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/o_mcast_slot_reused": ("async-noc",),
     "broken/p_flag_source_set_by_compute": ("async-noc",),
     "broken/w_acc_fp32_overflow": ("accumulator",),
+    "broken/x_acc_overrun": ("accumulator",),
     # Protocols (issue 7).
     "peeled_k_loop": None,
     "counter_release": None,

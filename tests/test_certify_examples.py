@@ -368,6 +368,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "o_mcast_slot_reused": ("async-source-reuse:(0,0).reader:[1, 0]", "async-noc", "reserve(b0, 2)"),
     "p_flag_source_set_by_compute": ("async-source-reuse:(0,0).compute:[1]", "async-noc", "sem_set(sem1, 1)"),
     "w_acc_fp32_overflow": ("acc-capacity:(0,0).compute:[0]", "accumulator", "acquire_acc(8, fp32)"),
+    "x_acc_overrun": ("acc-overrun:(0,0).compute:[1, 2]", "accumulator", "compute(matmul, 2, b0[1], b1[1])"),
 }
 
 
@@ -469,7 +470,7 @@ def test_cli_certify_straddle_prints_the_counterexample(capsys: pytest.CaptureFi
     assert "    pages: 2\n" in out
     assert "    capacity: 4\n" in out
     assert "message: push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)" in out
-    assert "verdict: refuted (20 proved, 1 refuted, 0 failed-to-prove, 0 error of 21 obligations" in out
+    assert "verdict: refuted (21 proved, 1 refuted, 0 failed-to-prove, 0 error of 22 obligations" in out
 
 
 def test_cli_simulate_trip_sender_deadlocks(capsys: pytest.CaptureFixture[str]) -> None:

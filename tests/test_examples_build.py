@@ -129,6 +129,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/v1_vendor_receiver_no_ack.json",
         "broken/v2_ready_reset_after_flag.json",
         "broken/w_acc_fp32_overflow.json",
+        "broken/x_acc_overrun.json",
         "counter_release.json",
         "forwarder.json",
         "kv_cache_update.json",

@@ -439,6 +439,31 @@ def test_compute_and_pack_run_inside_an_acquired_accumulator() -> None:
     assert r.violations[0].message == "release_acc() with no accumulator acquired"
 
 
+def test_math_uses_no_more_accumulator_tiles_than_its_acquire_took() -> None:
+    """DST tile indices stay inside the section tile_regs_acquire took (reg_api.h; dest_helpers.hpp get_dest_limit):
+    a 2-tile math step under a 1-tile acquire is ``acc-overrun``; acquiring 2 tiles is the correct form, and a later,
+    narrower acquire is judged by its own count, not the earlier one's."""
+    wide = (AcquireAcc(1, "bf16"), Loop("k", 2, (Wait(0, 1), Compute("add", 2, (Operand(0, 1),)), Pop(0, 1))),
+            *GOOD[2:])
+    p = pipeline(wide)
+    assert sorted(set(explore(p).rules())) == ["acc-overrun"]
+    report = certify(p)
+    assert not_proved(report) == {"acc-overrun:(0,0).compute:[1, 1]": Verdict.REFUTED}
+    v = replayed(named(report, "acc-overrun:(0,0).compute:[1, 1]"), "acc-overrun")
+    assert v["message"] == "compute(add, 2, b0[1]) uses 2 accumulator tiles, but the held acquire took 1"
+    fixed = pipeline((AcquireAcc(2, "bf16"), *wide[1:]))
+    assert explore(fixed).verdict == "ok"
+    assert certify(fixed).exit_code == 0
+    # Two acquires in turn: the second (1 tile) packs 1 tile; the first (2 tiles) computed 2.
+    turns = (AcquireAcc(2, "bf16"), Compute("add", 2), ReleaseAcc(), *GOOD)
+    assert explore(pipeline(turns)).verdict == "ok"
+    assert certify(pipeline(turns)).exit_code == 0
+    narrower = (AcquireAcc(2, "bf16"), Compute("add", 2), ReleaseAcc(), AcquireAcc(1, "bf16"), Compute("add", 2),
+                *GOOD[1:])
+    assert "acc-overrun" in explore(pipeline(narrower)).rules()
+    assert not_proved(certify(pipeline(narrower))) == {"acc-overrun:(0,0).compute:[4]": Verdict.REFUTED}
+
+
 # ---------------------------------------------------------------------------------------------- outputs, fills
 
 

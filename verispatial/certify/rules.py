@@ -12,8 +12,9 @@ Facts, per buffer ``b`` and relative to the engine's own pointers (docs/semantic
   from the back (leaf index ``leaf``) that may not have left; ``("sf", b, slot, leaf)`` the same relative to the
   read pointer for a write or multicast from the front; ``("sw", sem, leaf)`` the engine's word of ``sem`` is the
   source of a flag multicast that may not have left;
-- ``("acc", held)``: whether an accumulator is acquired; ``("rd", b)`` reads into ``b`` not yet barriered and
-  ``("rdp", b, slot, path)`` the ring slots (relative to the write pointer) the read at ``path`` may still land in.
+- ``("acc", held)``: whether an accumulator is acquired; ``("acct", n)``: a held acquire took ``n`` tiles;
+  ``("rd", b)`` reads into ``b`` not yet barriered and ``("rdp", b, slot, path)`` the ring slots (relative to the
+  write pointer) the read at ``path`` may still land in.
 
 Slots are kept modulo the capacity (the bytes a page occupies), so the lattice is finite.
 
@@ -74,6 +75,7 @@ RULE_FAMILY = {
     "async-pending-at-end": "async-noc",
     "acc-capacity": "accumulator",
     "acc-unacquired": "accumulator",
+    "acc-overrun": "accumulator",
 }
 
 
@@ -293,6 +295,12 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             flag("async-source-reuse", path, f"{what} b{b} pages that a write or multicast issued from them may not "
                                              "have left (no flush/write_barrier since)", tuple(hit))
 
+    def overrun(s: State, tiles: int, path: tuple[int, ...], what: str) -> None:
+        """``acc-overrun``: more tiles than some held acquire (a path reaching here) took."""
+        took = sorted(int(t[1]) for t in s if t[0] == "acct" and int(t[1]) < tiles)  # type: ignore[call-overload]
+        if took:
+            flag("acc-overrun", path, f"{what} uses {tiles} accumulator tiles, but the held acquire took {took[0]}")
+
     def fill(s: State, b: int, tiles: int, path: tuple[int, ...], what: str) -> State:
         pt = p.buffers[b].page_tiles
         top = most[b] * pt + 1
@@ -353,10 +361,12 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         if isinstance(op, PackAcc):
             if ("acc", False) in s:
                 flag("acc-unacquired", path, f"pack_acc into b{op.buf} with no accumulator acquired")
+            overrun(s, op.tiles, path, f"pack_acc into b{op.buf}")
             return fill(s, op.buf, op.tiles, path, "pack_acc")
         if isinstance(op, Compute):
             if ("acc", False) in s:
                 flag("acc-unacquired", path, f"compute {op.kind} with no accumulator acquired")
+            overrun(s, op.tiles, path, f"compute {op.kind}")
             for o in op.ins:
                 if any(v < o.pages for v, _ in _pairs(s, "wt", o.buf)):
                     flag("cb-read-unwaited", path, f"compute {op.kind} unpacks {o.pages} pages of b{o.buf} beyond its "
@@ -421,11 +431,11 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
                                            f"holds {p.target.acc_capacity(op.dtype)} at that precision")
             if ("acc", True) in s:
                 flag("acc-unacquired", path, "acquire_acc while an accumulator is already held")
-            return frozenset(t for t in s if t[0] != "acc") | {("acc", True)}
+            return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", True), ("acct", op.tiles)}
         if isinstance(op, ReleaseAcc):
             if ("acc", False) in s:
                 flag("acc-unacquired", path, "release_acc with no accumulator acquired")
-            return frozenset(t for t in s if t[0] != "acc") | {("acc", False)}
+            return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", False)}
         return s
 
     bufs = {b.id for b in p.buffers}

@@ -166,7 +166,7 @@ class State:
     wait_end: list[int]
     fill: list[int]  # tiles written into each buffer's back at or after its write pointer (not yet pushed)
     drain: list[int]  # tiles read from each buffer's front at or after its read pointer (not yet popped)
-    acc: list[bool]  # per engine: an accumulator is acquired (AcquireAcc .. ReleaseAcc)
+    acc: list[int]  # per engine: the tiles its held AcquireAcc took (AcquireAcc .. ReleaseAcc), 0 when none is held
     producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
     consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
     landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
@@ -502,7 +502,7 @@ class Interp:
         s = State.__new__(State)
         nb, nw, n = len(self.program.buffers), len(self.word_site), self.n
         s.pushed, s.popped, s.rsv_end, s.wait_end = [0] * nb, [0] * nb, [0] * nb, [0] * nb
-        s.fill, s.drain, s.acc = [0] * nb, [0] * nb, [False] * n
+        s.fill, s.drain, s.acc = [0] * nb, [0] * nb, [0] * n
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
@@ -895,18 +895,24 @@ class Interp:
 
     def _acc(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
         """``acc-unacquired``: Compute and PackAcc run inside tile_regs_acquire .. tile_regs_release (reg_api.h);
-        an acquire while one is held, or a release with none held, breaks the pairing."""
+        an acquire while one is held, or a release with none held, breaks the pairing. ``acc-overrun``: a Compute
+        or PackAcc of more tiles than the held acquire took uses DST tiles past it (DST indices past the acquired
+        section are the other half's, or past get_dest_limit: reg_api.h, dest_helpers.hpp). ``s.acc[e]``: the
+        tiles the engine's held acquire took, 0 when none is held."""
         held = s.acc[e]
         if isinstance(op, AcquireAcc):
             if held:
                 self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} while this engine already holds an accumulator")
-            s.acc[e] = True
+            s.acc[e] = op.tiles
         elif isinstance(op, ReleaseAcc):
             if not held:
                 self._v(out, "acc-unacquired", e, pc, "release_acc() with no accumulator acquired")
-            s.acc[e] = False
+            s.acc[e] = 0
         elif not held:
             self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
+        elif isinstance(op, (Compute, PackAcc)) and op.tiles > held:
+            self._v(out, "acc-overrun", e, pc, f"{op_text(op)} uses {op.tiles} accumulator tiles, but the held "
+                                               f"acquire took {held}")
 
     def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
         """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of

@@ -146,6 +146,7 @@ RULES = (
     "bounds",
     "acc-capacity",
     "acc-unacquired",
+    "acc-overrun",
     "tensor-race",
     "output-unwritten",
     "rendezvous-early",

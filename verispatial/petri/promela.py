@@ -527,7 +527,7 @@ class _Gen:
             body.append(f"ab[{e}] = 0;")
         elif isinstance(op, AcquireAcc):
             body.append(self._assert("acc-unacquired", f"!acc[{e}]", where))
-            body.append(f"acc[{e}] = 1;")
+            body.append(f"acc[{e}] = {op.tiles};")  # the tiles the acquire took (acc-overrun), 0: none held
             cap = self.t.acc_capacity(op.dtype)
             if op.tiles > cap:
                 body.append(self._assert("acc-capacity", "false", where))
@@ -536,11 +536,13 @@ class _Gen:
             body.append(f"acc[{e}] = 0;")
         elif isinstance(op, Compute):
             body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            body.append(self._assert("acc-overrun", f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
             for o in op.ins:
                 body += self._role(e, o.buf, False, where)
                 body.append(self._assert("cb-read-unwaited", f"popped[{o.buf}] + {o.pages} <= wait_end[{o.buf}]", where))
         elif isinstance(op, PackAcc):
             body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            body.append(self._assert("acc-overrun", f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
             body += self._role(e, op.buf, True, where)
             lines, p0, np = self._fill(e, op.buf, op.tiles, where)
             body += lines
@@ -747,7 +749,7 @@ class _Gen:
         decl += [f"int pushed[{nb}], popped[{nb}], rsv_end[{nb}], wait_end[{nb}], fill[{nb}], drain[{nb}], landed[{nb}];",
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
-                 f"int rb_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], acc[{n}], finished[{n}];"]
+                 f"int rb_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"
                         f" /* {p.tensors[ti].name} ({p.tensors[ti].role.value}) */")

@@ -211,7 +211,8 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         reads = reads or (writes and not packs)
         if reads or packs:
             filled.add(b)
-        acc = draw(st.sampled_from((pages, pages, 5, 9))) if broken else pages
+        # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
+        acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
         acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
         # The consumer may take each push in smaller chunks (a divisor of the push size).
         chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
