@@ -301,8 +301,10 @@ def test_certificate_mismatch_raised_by_the_checker_blames_the_certificate(
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    (None, "format: expected format 'verispatial.certificate' version 1, got 'verispatial.program' 2"),
-    ({"places": 3}, "format: expected format 'verispatial.certificate' version 1, got None None"),
+    (None, "format: expected format 'verispatial.certificate' and version 1, got format 'verispatial.program' and "
+           "version 2"),
+    ({"places": 3}, "format: expected format 'verispatial.certificate' and version 1, got format missing and version "
+                    "missing"),
     ({"format": "verispatial.certificate", "version": 1}, "program_sha256: a string (the digest of the program it "
                                                            "certifies)"),
     ({"format": "verispatial.certificate", "version": 1, "program_sha256": "ab", "places": 3}, "places: a list"),
@@ -343,3 +345,19 @@ def test_interrupt_is_one_line_exit_130(fakes: Calls, tmp_path: Path, capsys: py
     assert err.lstrip("\n") == "verispatial: interrupted\n"
     assert out == ""
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["certify", "--json", "-q", VALID, "--bogus"], ["certify", "--json", "-q"],
+                                  ["certify", "--json", "-q", VALID, "--trip", "x=1"], ["validate", "--json"]])
+def test_a_refused_command_line_with_json_prints_one_json_document(capsys: pytest.CaptureFixture[str],
+                                                                   argv: list[str]) -> None:
+    """With ``--json`` every exit code 0-4 prints exactly one JSON document, a command line click refuses included
+    (the command never ran); stderr still has its one line."""
+    code, out, err = run(capsys, argv)
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["exit_code"] == 2
+    assert doc["error"]["file"] == "command line"
+    assert doc["error"]["rule"]
+    assert err.startswith("verispatial: error: ")
+    assert len(err.strip().splitlines()) == 1

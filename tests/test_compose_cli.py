@@ -115,3 +115,19 @@ def test_bad_input_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
                                       "program\n"
     assert main(["compose", *paths]) == 2
     assert capsys.readouterr().err == "verispatial: error: compose: the following arguments are required: -o/--out\n"
+
+
+def test_a_composition_that_does_not_prove_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two copies of ``pipeline_small`` run side by side (boundary 0 open) both write C: refuted (a write-write race),
+    and neither the program nor a certificate is written — a certificate exists for proved programs only. With
+    ``--no-certify`` the program is written with compose's fragment."""
+    src = str(Path(__file__).resolve().parent.parent / "examples" / "pipeline_small.json")
+    out = tmp_path / "c.json"
+    argv = ["compose", "-q", src, src, "--placement", "round_robin", "--open", "0", "-o", str(out)]
+    assert main(argv) == 1
+    said = capsys.readouterr().out
+    assert "REFUTED" in said
+    assert f"nothing written to {out}" in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert main([*argv, "--no-certify"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.certificate.json", "c.json"]

@@ -143,4 +143,10 @@ def test_export_cli_writes_each_format(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["export", "--promela", str(ROOT / "examples" / "three_sections.json")]) == 2
     assert "outside the Promela model: 3 sections" in capsys.readouterr().err
     assert main(["export", src]) == 2
-    assert "give one of --promela, --pnml, --dot" in capsys.readouterr().err
+    assert "give exactly one of --promela, --pnml, --dot (got none)" in capsys.readouterr().err
+    # Two formats are refused, whatever their order (the last one given used to win silently), and nothing is written.
+    for flags in (["--promela", "--dot"], ["--dot", "--promela"]):
+        out = tmp_path / "two"
+        assert main(["export", *flags, src, "-o", str(out)]) == 2
+        assert "give exactly one of --promela, --pnml, --dot (got --promela, --dot)" in capsys.readouterr().err
+        assert not out.exists()

@@ -182,7 +182,8 @@ def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("doc", "rule"), [
     ([], "a manifest is a JSON object"),
-    ({"format": "x", "version": 1, "programs": {}}, "format: expected 'verispatial.proof-manifest' version 1"),
+    ({"format": "x", "version": 1, "programs": {}},
+     "expected format 'verispatial.proof-manifest' and version 1, got format 'x' and version 1"),
     ({"format": "verispatial.proof-manifest", "version": 1, "programs": []}, "programs: an object"),
     ({"format": "verispatial.proof-manifest", "version": 1, "programs": {"p": {"expect": "maybe"}}},
      "programs.p.expect: one of proved, refuted, got 'maybe'"),
@@ -253,7 +254,7 @@ def test_changed_rechecks_only_programs_whose_files_differ(tmp_path: Path, capsy
     assert "--changed HEAD: 1 unchanged programs skipped" in out
     assert out[-1].startswith("gate: 1 passed, 1 failed, 1 skipped in ")
     assert main(["gate", str(d), "--changed", "no-such-rev", "-q"]) == 2
-    assert capsys.readouterr().err.startswith("verispatial: error: --changed: ")
+    assert capsys.readouterr().err.startswith("verispatial: error: --changed: 'no-such-rev' is not a revision of ")
 
 
 def test_the_summary_table_and_the_closing_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -755,15 +755,18 @@ def validate_cmd(program: str, as_json: bool) -> int:
 
 @cli.command("export")
 @click.argument("program", metavar="PROGRAM.json")
-@click.option("--promela", "fmt", flag_value="promela", help="A Promela model for SPIN (docs/semantics.md rules as asserts).")
-@click.option("--pnml", "fmt", flag_value="pnml", help="The marked graph as an ISO/IEC 15909-2 P/T net (PNML).")
-@click.option("--dot", "fmt", flag_value="dot", help="The marked graph as Graphviz DOT.")
+@click.option("--promela", is_flag=True, help="A Promela model for SPIN (docs/semantics.md rules as asserts).")
+@click.option("--pnml", is_flag=True, help="The marked graph as an ISO/IEC 15909-2 P/T net (PNML).")
+@click.option("--dot", is_flag=True, help="The marked graph as Graphviz DOT.")
 @click.option("-o", "out", metavar="OUT", default=None, help="Write here instead of stdout.")
-def export_cmd(program: str, fmt: str | None, out: str | None) -> int:
-    """Write PROGRAM.json as a Promela model (--promela), a PNML net (--pnml) or a DOT graph (--dot)."""
-    if fmt is None:
-        raise BadInput("export", "", "give one of --promela, --pnml, --dot")
-    return run_export(program, fmt, out)
+def export_cmd(program: str, promela: bool, pnml: bool, dot: bool, out: str | None) -> int:
+    """Write PROGRAM.json as a Promela model (--promela), a PNML net (--pnml) or a DOT graph (--dot): exactly one."""
+    # Separate flags, not one option with flag values: there the last flag given would silently win.
+    fmts = [f for f, on in (("promela", promela), ("pnml", pnml), ("dot", dot)) if on]
+    if len(fmts) != 1:
+        got = "none" if not fmts else ", ".join(f"--{f}" for f in fmts)
+        raise BadInput("export", "", f"give exactly one of --promela, --pnml, --dot (got {got})")
+    return run_export(program, fmts[0], out)
 
 
 @cli.command("schema")
@@ -797,6 +800,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return rv
 
 
+def _wants_json(args: list[str]) -> bool:
+    """``--json`` among the options (before a ``--``), whether or not the command parsed."""
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
+def _usage_error(args: list[str], field: str, rule: str) -> int:
+    """A command line click refused (an unknown option, a missing argument, a bad value): one line on stderr and,
+    with ``--json``, the one JSON document every exit code 0-4 prints (the command never ran, so nothing else did)."""
+    _error_line(f"{field}: {rule}" if field else rule)
+    if _wants_json(args):
+        _write_json(BadInput("command line", field, rule).to_json())
+    return EXIT_BAD_INPUT
+
+
 def _main(args: list[str]) -> int:
     try:
         rv = cli.main(args=args, prog_name="verispatial", standalone_mode=False)
@@ -815,11 +832,9 @@ def _main(args: list[str]) -> int:
         else:
             hint = e.param_hint if isinstance(e.param_hint, str) else ""
         rule = "missing (required)" if isinstance(e, click.MissingParameter) else e.message
-        _error_line(f"{hint}: {rule}" if hint else rule)
-        return EXIT_BAD_INPUT
+        return _usage_error(args, hint, rule)
     except click.ClickException as e:
-        _error_line(e.format_message())
-        return EXIT_BAD_INPUT
+        return _usage_error(args, "", e.format_message())
     except (click.exceptions.Abort, KeyboardInterrupt, budget.Interrupted):
         return EXIT_INTERRUPTED
     except Exception as e:  # a fault of the CLI itself: still one line, still no traceback

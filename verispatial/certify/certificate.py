@@ -20,6 +20,7 @@ from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import PINNED_Z3
 from verispatial.errors import ParseError
+from verispatial.ir.limits import format_mismatch
 from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
@@ -135,8 +136,7 @@ def check_certificate_shape(cert: dict[str, Any]) -> None:
     ``program_order`` objects).
     A well-formed certificate whose claims are wrong is not bad input: ``compare_certificate`` refutes it."""
     if cert.get("format") != FORMAT or cert.get("version") != VERSION:
-        raise ParseError("format", f"expected format {FORMAT!r} version {VERSION}, got {cert.get('format')!r} "
-                                   f"{cert.get('version')!r}")
+        raise ParseError("format", format_mismatch(FORMAT, VERSION, cert))
     if not isinstance(cert.get("program_sha256"), str):
         raise ParseError("program_sha256", "a string (the digest of the program it certifies)")
     for section in ("places", "obligations"):
@@ -154,7 +154,7 @@ def compare_certificate(program: Program, a: Analysis, results: list[Result], ce
     out: list[Result] = []
     if cert.get("format") != FORMAT or cert.get("version") != VERSION:
         return [Result("certificate", "certificate:format", Verdict.REFUTED,
-                       f"expected format {FORMAT!r} version {VERSION}, got {cert.get('format')!r} {cert.get('version')!r}",
+                       format_mismatch(FORMAT, VERSION, cert),
                        {"kind": "certificate", "summary": "not a verispatial certificate of this version"})]
     if cert.get("program_sha256") != mine["program_sha256"]:
         out.append(Result("certificate", "certificate:program", Verdict.REFUTED,

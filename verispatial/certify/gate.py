@@ -42,6 +42,7 @@ import attrs
 from verispatial.certify.report import Report, Result, Verdict, result_from_data, result_to_data
 from verispatial.certify.store import ProofStore
 from verispatial.errors import ParseError, VerispatialError
+from verispatial.ir.limits import QUOTE_MAX, clip, format_mismatch
 
 MANIFEST = "verispatial.proof-manifest"
 MANIFEST_VERSION = 1
@@ -90,8 +91,7 @@ def parse_manifest(doc: Any, where: str = "manifest.json") -> Manifest:
     if not isinstance(doc, dict):
         raise ParseError(where, "a manifest is a JSON object")
     if doc.get("format") != MANIFEST or doc.get("version") != MANIFEST_VERSION:
-        raise ParseError(where, f"format: expected {MANIFEST!r} version {MANIFEST_VERSION}, got "
-                                f"{doc.get('format')!r} {doc.get('version')!r}")
+        raise ParseError(where, format_mismatch(MANIFEST, MANIFEST_VERSION, doc))
     progs = doc.get("programs")
     if not isinstance(progs, dict):
         raise ParseError(where, "programs: an object from program name to its expectation")
@@ -376,7 +376,10 @@ def changed_names(directory: Path, rev: str, found: Sequence[Found], manifest: M
     lives in the same repository) differs, in which case every program is to be re-checked. ``ParseError`` when
     ``directory`` is not in a git work tree or ``rev`` is not a revision."""
     top = Path(_git(directory, "rev-parse", "--show-toplevel").strip())
-    _git(directory, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    try:
+        _git(directory, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except ParseError:  # --quiet: git says nothing; name the revision
+        raise ParseError("--changed", f"{clip(rev, QUOTE_MAX)!r} is not a revision of {top}") from None
     diff = _git(top, "diff", "--name-only", rev, "--", str(directory.resolve().relative_to(top.resolve())))
     untracked = _git(top, "ls-files", "--others", "--exclude-standard", "--",
                      str(directory.resolve().relative_to(top.resolve())))

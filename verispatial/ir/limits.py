@@ -20,6 +20,8 @@ exactly what ``certify`` cannot take. Sources (tt-metal, ``tt_metal/hw/inc/dataf
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Pages one circular-buffer op may name (16-bit CB counters).
 PAGES_MAX = 2**16 - 1
 #: Largest count, size or tile index (32-bit runtime arguments, tile ids and addresses).
@@ -42,6 +44,14 @@ def clip(text: str, limit: int = QUOTE_MAX) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text)} characters)"
+
+
+def format_mismatch(fmt: str, version: int, doc: dict[str, Any]) -> str:
+    """The rule broken by a document whose ``format`` / ``version`` are not ``fmt`` / ``version``, quoting what it
+    holds (each value cut to ``QUOTE_MAX`` characters; ``missing`` for an absent field)."""
+    def got(field: str) -> str:
+        return clip(repr(doc[field])) if field in doc else "missing"
+    return f"expected format {fmt!r} and version {version}, got format {got('format')} and version {got('version')}"
 
 
 def too_large(value: int, limit: int) -> bool:

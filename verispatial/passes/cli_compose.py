@@ -5,7 +5,9 @@ Each input is loaded (schema, structure) and certified on its own first; one tha
 the section. ``--state NAME`` carries tensor NAME across steps (role ``state``), ``--open K`` leaves boundary K (after
 section K, counted from 0) open: section K runs concurrently with K + 1. The joined program is certified (unless
 ``--no-certify``) and written to OUT.json with its certificate beside it (``OUT.certificate.json``; a
-``NAME.program.json`` gets ``NAME.certificate.json``, the layout ``gate`` reads), each through a temporary file.
+``NAME.program.json`` gets ``NAME.certificate.json``, the layout ``gate`` reads), each through a temporary file —
+only when it proved (a certificate is written for a proved program only, as ``certify --write-certificate``);
+``--no-certify`` writes the program and compose's fragment without certifying.
 
 Exit codes (DESIGN §8): 0 the composed program proved; 1 something refuted; 2 bad input, an input that does not
 certify on its own, or a compose refusal — one line naming the rule; 3 something failed to prove; 4 a checker error.
@@ -139,14 +141,21 @@ def _run(args: argparse.Namespace, progress: Callable[[str], None], err: TextIO,
     if not args.no_certify:
         progress(f"{program.name}: certify the composed program ({len(program.programs)} engine programs)")
         report = certify(program, progress=progress)
+        if report.exit_code != 0:
+            # As ``certify --write-certificate``: a certificate is written for a proved program only, and the
+            # program goes with it, so nothing is written (``--no-certify`` writes the program without one).
+            verdict = {1: "REFUTED", 3: "failed to prove", 4: "checker error"}[report.exit_code]
+            out.write(f"{program.name}: {n} sections, {len(program.programs)} engine programs, composed in "
+                      f"{dt:.2f} s, {verdict} in {time.perf_counter() - t1:.2f} s: {_first_not_proved(report)}; "
+                      f"nothing written to {args.out}\n")
+            return report.exit_code
         cert = derive_certificate(program, report)
     cert = {**cert, "compose": frag}
     try:
         write_program(program, cert, args.out)
     except OSError as e:
         return fail(f"{args.out}: cannot write: {e.strerror or e}")
-    verdict = "not certified" if report is None else {0: "proved", 1: "REFUTED", 3: "failed to prove",
-                                                      4: "checker error"}[report.exit_code]
+    verdict = "not certified" if report is None else "proved"
     out.write(f"{program.name}: {n} sections, {len(program.programs)} engine programs, composed in {dt:.2f} s, "
               f"{verdict} in {time.perf_counter() - t1:.2f} s, written to {args.out} and "
               f"{certificate_path(args.out)}\n")
