@@ -226,8 +226,9 @@ def _tile_pages(start: int, tiles: int, pt: int) -> range:
 
 
 def data_buffers(p: Program) -> set[int]:
-    """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source): their pushes publish
-    data (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only."""
+    """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
+    indirect address: ``Program.index_buffers``): their pushes publish data (``cb-push-unfilled``); the others are
+    synchronisation channels whose pushes publish tokens only."""
     out: set[int] = set()
     for ep in p.programs:
         for op in walk(ep.ops):
@@ -237,7 +238,7 @@ def data_buffers(p: Program) -> set[int]:
                 out.update(o.buf for o in op.ins)
             elif isinstance(op, McastSend):
                 out.add(op.buf)
-    return out
+    return out | set(p.index_buffers().values())
 
 
 def multicast_destinations(p: Program) -> set[int]:
@@ -273,6 +274,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
     data = data_buffers(p) if data is None else data
     dests = multicast_destinations(p) if dests is None else dests
     caps = {b.id: b.capacity for b in p.buffers}
+    index_bufs = p.index_buffers()
     leaf_at = {lf.path: lf.index for lf in view.leaves}
     # The most pages a window of each buffer can hold (saturation bound of the tile counts: finite lattice).
     most = dict(caps)
@@ -294,6 +296,15 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         if hit:
             flag("async-source-reuse", path, f"{what} b{b} pages that a write or multicast issued from them may not "
                                              "have left (no flush/write_barrier since)", tuple(hit))
+
+    def index_window(s: State, op: ReadTiles | WriteTiles, path: tuple[int, ...]) -> None:
+        """``cb-read-unwaited`` for an indirect address: its index buffer's front page (``Program.index_buffers``)
+        must be in this engine's waited window (some path may have no page there)."""
+        dyn = op.addr.dynamic
+        b = None if dyn is None else index_bufs.get((view.program.site, dyn.name))
+        if dyn is not None and b is not None and any(v < 1 for v, _ in _pairs(s, "wt", b)):
+            flag("cb-read-unwaited", path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the front "
+                                           f"of b{b} outside its waited window")
 
     def overrun(s: State, tiles: int, path: tuple[int, ...], what: str) -> None:
         """``acc-overrun``: more tiles than some held acquire (a path reaching here) took."""
@@ -354,6 +365,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             s = _shift(s, "sf", b, n, caps[b])
             return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
         if isinstance(op, ReadTiles):
+            index_window(s, op, path)
             s = fill(s, op.into, op.tiles, path, "read_tiles")
             return s | {("rd", op.into)}
         if isinstance(op, ReadBarrier):
@@ -373,6 +385,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
                                                    "waited window")
             return s
         if isinstance(op, WriteTiles):
+            index_window(s, op, path)
             b = op.src
             pt = p.buffers[b].page_tiles
             top = most[b] * pt + 1

@@ -207,6 +207,29 @@ class Program:
             roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
         return {b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
 
+    def index_buffers(self) -> dict[tuple[Site, str], int]:
+        """The index buffer of each indirect address: for an address whose ``Dynamic`` part reads tensor ``T`` (its
+        ``name``) on site S, the one buffer of S that some ``ReadTiles`` of ``T`` fills. The kernel reads the index
+        from that buffer's front page (tt-metal gather/scatter and KV-cache writers: ``cb_wait_front`` of the index
+        CB, then ``get_read_ptr``), so the address is only as good as that page. Sites where ``T`` fills no buffer,
+        or more than one, have no entry. Shared by the interpreter (``cb-read-unwaited`` at the op, an index buffer
+        is a data buffer for ``cb-push-unfilled``) and the checker."""
+        from verispatial.ir.ops import ReadTiles
+
+        fills: dict[tuple[Site, str], set[int]] = {}
+        for ep in self.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, ReadTiles):
+                    fills.setdefault((ep.site, op.tensor), set()).add(op.into)
+        used: set[tuple[Site, str]] = set()
+        for ep in self.programs:
+            for op in walk(ep.ops):
+                addr = getattr(op, "addr", None)
+                if addr is not None and addr.dynamic is not None:
+                    used.add((ep.site, addr.dynamic.name))
+        return {k: next(iter(fills[k])) for k in sorted(used, key=lambda k: (k[0].x, k[0].y, k[1]))
+                if len(fills.get(k, ())) == 1}
+
     def rearmed_words(self) -> frozenset[tuple[int, Site]]:
         """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program
         of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever

@@ -369,6 +369,11 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
+        #: The index buffer of each indirect address, by (site, index tensor) (``Program.index_buffers``): the
+        #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
+        #: inside the engine's waited window when the address is used (``cb-read-unwaited``).
+        self.index_bufs = program.index_buffers()
+        self.data_bufs.update(self.index_bufs.values())
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
@@ -893,6 +898,21 @@ class Interp:
         s.fill[b] += tiles
         return slots
 
+    def _index_window(self, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
+        """``cb-read-unwaited`` for an indirect address: its index is read from the front page of its index buffer
+        (``Program.index_buffers``), which must lie in this engine's waited window — waited and not yet popped, by
+        this engine, the buffer's consumer (cb_wait_front .. cb_pop_front bracket get_read_ptr: ``dataflow_api.h``)."""
+        dyn = op.addr.dynamic
+        if dyn is None:
+            return
+        b = self.index_bufs.get((self.engines[e].site, dyn.name))
+        if b is None:
+            return
+        if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
+            self._v(out, "cb-read-unwaited", e, pc,
+                    f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
+                    f"of b{b} holds no page")
+
     def _acc(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
         """``acc-unacquired``: Compute and PackAcc run inside tile_regs_acquire .. tile_regs_release (reg_api.h);
         an acquire while one is held, or a release with none held, breaks the pairing. ``acc-overrun``: a Compute
@@ -1057,6 +1077,7 @@ class Interp:
             s.pending[e] = (*s.pending[e], entry)
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
+            self._index_window(s, e, pc, op, out)
             self._role(s, e, pc, op.into, True, out)
             slots = self._fill(s, e, pc, op.into, op.tiles, op, out)
             rng = self._tile_range(e, pc, op, out)
@@ -1089,6 +1110,7 @@ class Interp:
             s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles, op.into, slots))
             s.rb_mask[e] |= 1 << op.into
         elif isinstance(op, WriteTiles):
+            self._index_window(s, e, pc, op, out)
             b, pt = op.src, self.page_tiles[op.src]
             self._role(s, e, pc, b, False, out)
             room = (s.wait_end[b] - s.popped[b]) * pt
