@@ -220,3 +220,20 @@ def test_the_base_program_is_valid() -> None:
 @pytest.mark.parametrize(("mutate", "expected"), [(m, e) for _, m, e in CASES], ids=[n for n, _, _ in CASES])
 def test_each_rule_names_its_op(mutate: Callable[[Program], Program], expected: list[str]) -> None:
     assert [str(v) for v in validate(mutate(base()))] == expected
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [
+    (lambda p: attrs.evolve(p, name="a\nb\x1b[31mred"),
+     ["program 'a\\nb\\x1b[31mred': a name holds no control characters (newlines, tabs, escapes)"]),
+    (lambda p: attrs.evolve(p, name="x" * 300),
+     ["program 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (302 characters): a name has at most 256 characters, got 300"]),
+    (lambda p: attrs.evolve(p, buffers=(attrs.evolve(p.buffers[0], name="c\t0"), *p.buffers[1:])),
+     ["buffer 0 'c\\t0': a name holds no control characters (newlines, tabs, escapes)"]),
+], ids=["program-escape", "program-long", "buffer-tab"])
+def test_a_bad_name_is_reported_alone_and_quoted_safely(mutate: Callable[[Program], Program],
+                                                       expected: list[str]) -> None:
+    """Names are printed in every report and message: a control character (a newline forging a report line, an ANSI
+    escape driving the terminal) or a name of thousands of characters is bad input, reported escaped and cut, and
+    alone (every other message would print the name raw)."""
+    assert [str(v) for v in validate(mutate(base()))] == expected
+    assert validate(attrs.evolve(base(), name="décodé step 1")) == []  # printable non-ASCII is a name

@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -37,7 +38,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore
+from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore, walk
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
@@ -49,8 +50,46 @@ def _in_mesh(p: Program, s: Site) -> bool:
     return 0 <= s.x < p.target.mesh[0] and 0 <= s.y < p.target.mesh[1]
 
 
+#: Longest name of a program, tensor, buffer, semaphore, trip, section or loop variable (names are printed in every
+#: report and message; a longer one is bad input, not a 100 KB line).
+NAME_MAX = 256
+
+
+def _name_rule(name: str) -> str | None:
+    """Why ``name`` cannot be a name, or None: at most ``NAME_MAX`` characters, none a control character (a
+    newline or an ANSI escape in a name would forge report lines or drive the user's terminal)."""
+    if len(name) > NAME_MAX:
+        return f"a name has at most {NAME_MAX} characters, got {len(name)}"
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        return "a name holds no control characters (newlines, tabs, escapes)"
+    return None
+
+
+def name_violations(p: Program) -> list[IrViolation]:
+    """A violation per bad name (``_name_rule``), each entity named by kind and position with the name quoted
+    safely (escaped, cut to 40 characters)."""
+    named: list[tuple[str, str]] = [("program", p.name)]
+    named += [(f"tensor #{i}", t.name) for i, t in enumerate(p.tensors)]
+    named += [(f"buffer {b.id}", b.name) for b in p.buffers]
+    named += [(f"semaphore {x.id}", x.name) for x in p.semaphores]
+    named += [(f"trip #{i}", t.name) for i, t in enumerate(p.trips)]
+    named += [(f"section {i}", x.name) for i, x in enumerate(p.sections)]
+    named += [(f"{ep.site}.{ep.engine.value} loop", op.var) for ep in p.programs for op in walk(ep.ops)
+              if isinstance(op, Loop)]
+    out = []
+    for entity, name in named:
+        rule = _name_rule(name)
+        if rule is not None:
+            out.append(IrViolation(f"{entity} {clip(ascii(name), 40)}", rule))
+    return out
+
+
 def validate(p: Program) -> list[IrViolation]:
-    """All structural violations of ``p`` (empty when it is well formed)."""
+    """All structural violations of ``p`` (empty when it is well formed). A bad name (``name_violations``) is
+    reported alone: every other message would print it."""
+    names = name_violations(p)
+    if names:
+        return names
     out: list[IrViolation] = []
 
     def bad(entity: str, rule: str) -> None:
