@@ -189,6 +189,20 @@ def test_cli_explain_writes_dot_svg_and_html(tmp_path: Path) -> None:
     assert "<svg" in html_path.read_text()
 
 
+def test_cli_explain_says_what_did_not_prove_and_why(tmp_path: Path) -> None:
+    """A failed-to-prove obligation has no picture, but its reason is printed as certify prints it (a new user's
+    review: explain dropped it)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["explain", str(BROKEN / "a_reserve_over_capacity.json"), "-o", str(tmp_path), "-q"])
+    assert code == 1
+    lines = out.getvalue().splitlines()
+    ftp = [ln for ln in lines if ln.startswith("failed-to-prove ")]
+    assert ftp == [ln for ln in lines if ln.startswith("failed-to-prove circular-buffer/cb-straddle:b0: ")]
+    assert len(ftp) == 1
+    assert lines[-1].startswith("verdict: refuted (19 proved, 3 refuted, 1 failed-to-prove")
+
+
 @needs_graphviz
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium (Debian chromium) not installed")
 def test_html_page_reads_back_in_headless_chromium(explained: dict[str, Any], tmp_path: Path) -> None:
