@@ -28,7 +28,7 @@ from collections.abc import Callable
 import attrs
 
 from verispatial.certify.structure import EngineView, op_at
-from verispatial.ir.core import Guard
+from verispatial.ir.core import Guard, Site
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -225,7 +225,7 @@ def _tile_pages(start: int, tiles: int, pt: int) -> range:
     return range(start // pt, (start + tiles - 1) // pt + 1) if tiles > 0 else range(0)
 
 
-def data_buffers(p: Program) -> set[int]:
+def data_buffers(p: Program, index_bufs: dict[tuple[Site, str], int] | None = None) -> set[int]:
     """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
     indirect address: ``Program.index_buffers``): their pushes publish data (``cb-push-unfilled``); the others are
     synchronisation channels whose pushes publish tokens only."""
@@ -238,7 +238,7 @@ def data_buffers(p: Program) -> set[int]:
                 out.update(o.buf for o in op.ins)
             elif isinstance(op, McastSend):
                 out.add(op.buf)
-    return out | set(p.index_buffers().values())
+    return out | set((p.index_buffers() if index_bufs is None else index_bufs).values())
 
 
 def multicast_destinations(p: Program) -> set[int]:
@@ -260,21 +260,23 @@ def multicast_destinations(p: Program) -> set[int]:
 def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:
     """``engine_facts`` of every view, the program-wide tables (data buffers, multicast destinations) computed once
     (each is a walk over every engine's ops)."""
-    data, dests = data_buffers(p), multicast_destinations(p)
-    return {k: engine_facts(p, v, data, dests) for k, v in views.items()}
+    index_bufs = p.index_buffers()
+    data, dests = data_buffers(p, index_bufs), multicast_destinations(p)
+    return {k: engine_facts(p, v, data, dests, index_bufs) for k, v in views.items()}
 
 
 def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
-                 dests: set[int] | None = None) -> EngineFacts:
+                 dests: set[int] | None = None, index_bufs: dict[tuple[Site, str], int] | None = None) -> EngineFacts:
     """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path. ``data`` and
-    ``dests``: ``data_buffers(p)`` and ``multicast_destinations(p)`` when the caller has them."""
+    ``dests``, ``index_bufs``: ``data_buffers(p)``, ``multicast_destinations(p)`` and ``p.index_buffers()`` when the
+    caller has them (each walks every engine program: computed once per program, not once per engine)."""
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = {}
     key = view.key
     ordered = p.target.ordered_writes
-    data = data_buffers(p) if data is None else data
+    index_bufs = p.index_buffers() if index_bufs is None else index_bufs
+    data = data_buffers(p, index_bufs) if data is None else data
     dests = multicast_destinations(p) if dests is None else dests
     caps = {b.id: b.capacity for b in p.buffers}
-    index_bufs = p.index_buffers()
     leaf_at = {lf.path: lf.index for lf in view.leaves}
     # The most pages a window of each buffer can hold (saturation bound of the tile counts: finite lattice).
     most = dict(caps)
