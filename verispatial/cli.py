@@ -486,21 +486,12 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         _write_json({"program": fr.report.program, "exit_code": fr.report.exit_code,
                      "explanations": [{**x.to_json(), "files": files.get(i, [])} for i, x in enumerate(exps)]})
     else:
-        from verispatial.report.text import report_lines
+        from verispatial.report.text import report_lines, unproved_lines
 
         lines = report_lines(fr.report, fr.shape)
         _emit([lines[0], *[ln for ln in lines[1:] if ln[0].startswith("  ") and not ln[0].startswith("   ")]])
         _emit([(ln, "") for ln in explanation_lines(exps, files)] or [("nothing to explain: no refutation", "")])
-        # What did not prove, with its reason and assumptions, as certify prints it: there is no counterexample to
-        # draw, but the reason is what a user acts on.
-        unproved: list[tuple[str, str]] = []
-        after = False  # the line before was a failed-to-prove or error line (its "assumes:" line follows it)
-        for ln in lines[1:-1]:
-            head = ln[0].startswith(("failed-to-prove ", "error "))
-            if head or (after and ln[0].startswith("    assumes: ")):
-                unproved.append(ln)
-            after = head
-        _emit(unproved)
+        _emit(unproved_lines(fr.report))  # no counterexample to draw, but the reason is what a user acts on
         _emit([lines[-1]])
     return fr.report.exit_code
 

@@ -94,6 +94,19 @@ def tally(report: Report) -> str:
             f"of {len(report.results)} obligations in {report.seconds:.2f} s")
 
 
+def unproved_lines(report: Report) -> list[tuple[str, str]]:
+    """(text, style) per obligation that failed to prove or errored: its reason, then what it assumes (shared by
+    ``report_lines`` and ``explain``, which has no picture for these but must say why)."""
+    out: list[tuple[str, str]] = []
+    for r in report.results:
+        if r.verdict in (Verdict.FAILED, Verdict.ERROR):
+            out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
+                        STYLE[r.verdict.value]))
+            if r.assumes:
+                out.append((f"    assumes: {', '.join(r.assumes)}", ""))
+    return out
+
+
 def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]]:
     """The human report as (text, style) lines: header, one line per family, each refutation with its
     counterexample, each failure to prove and each error with its reason, and the verdict. ``shape`` is
@@ -119,12 +132,7 @@ def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
             if r.counterexample:
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
-    for r in report.results:
-        if r.verdict in (Verdict.FAILED, Verdict.ERROR):
-            out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
-                        STYLE[r.verdict.value]))
-            if r.assumes:
-                out.append((f"    assumes: {', '.join(r.assumes)}", ""))
+    out += unproved_lines(report)
     code = report.exit_code
     word = VERDICT_WORD.get(code, "error")
     style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")
