@@ -14,49 +14,23 @@ import attrs
 from verispatial.certify.compositional import Rendezvous, recognise
 from verispatial.ir import (
     WORMHOLE,
-    Addr,
     Buffer,
     BufferAt,
     Engine,
     EngineProgram,
-    Loop,
     Op,
-    Pop,
     Program,
-    Push,
-    ReadBarrier,
-    ReadTiles,
-    Reserve,
     Role,
     Site,
     Tensor,
-    Term,
-    Wait,
-    WriteBarrier,
-    WriteTiles,
 )
 from verispatial.ir.ids import Renaming
 from verispatial.passes import compose
+from verispatial.strategies.sections import copy_programs, tensor
 
 S0, S1, S2 = Site(0, 0), Site(1, 0), Site(2, 0)
 #: tiles each site copies per section
 HALF = 1
-
-
-def tensor(name: str, tiles: int, role: Role) -> Tensor:
-    """A bf16 tensor of one tile row and ``tiles`` tiles."""
-    return Tensor(name, (32, 32 * tiles), "bf16", role)
-
-
-def copy_ops(site: Site, buf: int, src: str, src_base: int, dst: str, dst_base: int,
-             tiles: int = HALF) -> tuple[EngineProgram, EngineProgram]:
-    """Reader and writer of ``site`` copying ``tiles`` tiles ``src[src_base..]`` -> ``dst[dst_base..]`` through
-    buffer ``buf``."""
-    reader = Loop("k", tiles, (Reserve(buf, 1), ReadTiles(src, Addr(src_base, (Term("k", 1),)), 1, buf), ReadBarrier(),
-                               Push(buf, 1)))
-    writer = Loop("k", tiles, (Wait(buf, 1), WriteTiles(buf, dst, Addr(dst_base, (Term("k", 1),)), 1), WriteBarrier(),
-                               Pop(buf, 1)))
-    return EngineProgram(site, Engine.READER, (reader,)), EngineProgram(site, Engine.WRITER, (writer,))
 
 
 def section(name: str, copies: list[tuple[Site, str, int, str, int]], tensors: list[Tensor],
@@ -68,7 +42,7 @@ def section(name: str, copies: list[tuple[Site, str, int, str, int]], tensors: l
     memory: list[BufferAt] = []
     for i, (site, src, sb, dst, db) in enumerate(copies):
         buffers.append(Buffer(i, f"cb{i}", site, 0, 1, 2, "bf16"))
-        programs += copy_ops(site, i, src, sb, dst, db, tiles)
+        programs += copy_programs(site, (Engine.READER, Engine.WRITER), i, src, sb, dst, db, tiles, barrier=True)
         memory.append(BufferAt(i, WORMHOLE.reserved_base, 2 * WORMHOLE.bytes_per_tile("bf16")))
     return Program(name, WORMHOLE, tensors=tuple(tensors), buffers=tuple(buffers), programs=tuple(programs),
                    memory=tuple(memory))
