@@ -175,8 +175,9 @@ def is_exporting() -> bool:
 
 
 def exporting(name: str, rlimit: int, smt2: str) -> bool:
-    """Write ``smt2`` (one query: unsat means its obligation holds) as ``NNNNN-<name>.smt2`` when inside
-    ``export_smt2``; returns whether it did. Every solver call that can prove goes through here."""
+    """Write ``smt2`` (one query: unsat means its obligation holds) as ``<pid>-NNNNN-<name>.smt2`` when inside
+    ``export_smt2``; returns whether it did. Every solver call that can prove goes through here. The process id
+    keeps apart the files of ``--jobs`` workers, whose counters ``NNNNN`` each start at 0."""
     if not _EXPORT_DIR:
         return False
     safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", name)[:80]
