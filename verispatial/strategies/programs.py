@@ -24,6 +24,14 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
 - A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.
+- Sometimes (about 1 in 6 programs) an indirect access in one stage on a site of two engines, as a gather
+  (embedding lookup) or scatter (KV-cache update) kernel does it: per iteration one engine reads a tile of an index
+  tensor into an index buffer (``Reserve(1) ReadTiles ReadBarrier Push(1)``), the other waits for that page and,
+  between its ``Wait`` and ``Pop``, reads a block of a table into a buffer of its own and pushes it (gather: the
+  first engine pops it) or writes a block the first engine read out to a state (scatter). The address's ``Dynamic``
+  part names the index tensor; iteration ``k`` owns tiles ``[k * block, (k + 1) * block)`` and the index, in
+  ``[lo, hi]``, picks a slot of ``pages`` tiles in it (``scale`` = ``pages``), so every value stays inside the tensor
+  and no two iterations touch one tile. Broken: the access before the index page's ``Wait``, or after its ``Pop``.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -53,6 +61,7 @@ from verispatial.ir import (
     Buffer,
     BufferAt,
     Compute,
+    Dynamic,
     Engine,
     EngineProgram,
     Flush,
@@ -140,8 +149,9 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     With ``broken`` (the default) the blueprint itself sometimes breaks a rule (pages that do not divide the
     capacity, a pop before the write left its page, a wait and reset racing the next increment, any order of
     produce and consume, an output not written for the smaller trips, a state rewritten before it is read, a word
-    left unreset, an accumulator too small): about a third of the programs deadlock or break a rule. With
-    ``broken=False`` none of these is drawn: the program is correct by construction (``correct_programs``).
+    left unreset, an accumulator too small, an indirect address used outside its index page): about a third of the
+    programs deadlock or break a rule. With ``broken=False`` none of these is drawn: the program is correct by
+    construction (``correct_programs``).
     """
     target: Target = draw(st.sampled_from(TARGETS))
     n_sites = draw(st.integers(1, 2))
@@ -315,6 +325,11 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
         stage.take.setdefault(bb, []).append([SemWait(sb, WaitCond.EQ, 1), SemSet(sb, 0), SemInc(sa, a[0], 1)])
 
+    # Sometimes an indirect access (gather or scatter) in one stage, on a site of two engines.
+    if draw(st.integers(0, 5)) == 0:
+        _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
+                  broken)
+
     programs: list[EngineProgram] = []
     for slot in slots:
         ops: list[Op] = list(prologue.get(slot, []))
@@ -421,6 +436,63 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     stage.give.setdefault(pr, []).append(receiver)
     stage.after.setdefault(pr, []).append(AtomicBarrier())
     stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
+
+
+def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
+              tensors: list[Tensor], buffers: list[Buffer], next_cb: dict[Site, int], broken: bool = True) -> None:
+    """An indirect access inside ``stage``, as tt-metal's embedding reader (gather) and KV-cache writer (scatter) do
+    it: the index is read through ``get_read_ptr`` of an index buffer's front page, between ``cb_wait_front`` and
+    ``cb_pop_front`` (docs/semantics.md, "index buffer"; ``cb-read-unwaited``).
+
+    Per iteration the producer reads one tile of the index tensor (an int32 input) into the index buffer (capacity
+    1); the consumer waits for it, makes its access and pops it. Gather: the consumer reserves ``pages`` pages of a
+    data buffer, reads a block of a table (a parameter) into them at the indirect address and pushes them; the
+    producer waits for and pops them. Scatter: the producer reads ``pages`` tiles of an input into the data buffer
+    and pushes them; the consumer waits for them, writes them to a state at the indirect address and lets them go
+    (a write barrier or a flush) before it pops them. The address is ``block * (i * inner + j) + pages * d`` with
+    ``d`` in ``[lo, hi]`` and ``block = pages * (hi + 1)``: every value of the index stays inside the tensor of
+    ``block`` tiles per iteration, and two iterations never touch one tile whatever their indices. With ``broken``
+    the access sometimes comes before the index page's wait or after its pop (``cb-read-unwaited``)."""
+    site = draw(st.sampled_from([s for s, ss in by_site.items() if len(ss) >= 2]))
+    prod, cons = draw(st.permutations(by_site[site]))[:2]
+    n = _iterations(stage, trips)
+    pages = draw(st.integers(1, 2))
+    lo = draw(st.integers(0, 1))
+    hi = draw(st.integers(lo, lo + 2))
+    block = pages * (hi + 1)
+    index = f"ix{len(tensors)}"
+    tensors.append(Tensor(index, (32, 32 * max(n, 1)), "int32", Role.INPUT))
+    ib, db = len(buffers), len(buffers) + 1
+    for b, cap, dtype in ((ib, 1, "int32"), (db, pages, "bf16")):
+        cb = next_cb.get(site, 0)
+        next_cb[site] = cb + 1
+        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, dtype))
+    addr = attrs.evolve(_addr(stage, 0, block), dynamic=Dynamic(index, lo, hi, pages))
+    stage.give.setdefault(prod, []).append(
+        [Reserve(ib, 1), ReadTiles(index, _addr(stage, 0, 1), 1, ib), ReadBarrier(), Push(ib, 1)])
+    access: list[Op]
+    if draw(st.booleans()):
+        table = f"in{len(tensors)}"
+        tensors.append(_tensor(table, n * block, Role.PARAM))
+        access = [Reserve(db, pages), ReadTiles(table, addr, pages, db), ReadBarrier(), Push(db, pages)]
+        stage.take.setdefault(prod, []).append([Wait(db, pages), Pop(db, pages)])
+    else:
+        rows = f"in{len(tensors)}"
+        tensors.append(_tensor(rows, n * pages, Role.INPUT))
+        stage.give.setdefault(prod, []).append(
+            [Reserve(db, pages), ReadTiles(rows, _addr(stage, 0, pages), pages, db), ReadBarrier(), Push(db, pages)])
+        cache = f"st{len(tensors)}"
+        tensors.append(_tensor(cache, n * block, Role.STATE))
+        leave: Op = WriteBarrier() if draw(st.booleans()) else Flush()
+        access = [Wait(db, pages), WriteTiles(db, cache, addr, pages), leave, Pop(db, pages)]
+    order = draw(st.sampled_from(("inside", "inside", "before", "after"))) if broken else "inside"
+    if order == "before":
+        unit = [*access, Wait(ib, 1), Pop(ib, 1)]
+    elif order == "after":
+        unit = [Wait(ib, 1), Pop(ib, 1), *access]
+    else:
+        unit = [Wait(ib, 1), *access, Pop(ib, 1)]
+    stage.take.setdefault(cons, []).append(unit)
 
 
 def _waits(unit: list[Op]) -> bool:
