@@ -225,7 +225,7 @@ def test_a_write_before_its_wait_reads_a_page_the_producer_may_reserve() -> None
     report = certify(p)
     bad = not_proved(report)
     for rule, e, q in got:
-        assert f"{rule}:{e}:{list(q)}" in bad, (rule, e, q, bad)
+        assert f"{rule}:{e}:{list(q or ())}" in bad, (rule, e, q, bad)
 
 
 def test_a_fill_past_its_reservation_may_rewrite_the_consumers_outstanding_write_source() -> None:

@@ -44,7 +44,7 @@ ID_KINDS = {"buffer", "semaphore", "group", "tensor", "count", "site", "operands
 NESTED_NOT_IDS = {
     Addr: {"base", "terms", "dynamic"},
     Term: {"var", "coef"},
-    Dynamic: {"name", "lo", "hi", "scale"},
+    Dynamic: {"name", "lo", "hi", "scale"},  # ``buf`` is tagged: a buffer id
     TripCount: {"trip", "scale", "offset"},
     Operand: {"pages"},
 }
@@ -101,6 +101,9 @@ def test_src_is_a_buffer_in_write_tiles_and_a_semaphore_in_mcast_set_valid() -> 
     assert list(op_ids(McastSetValid(1, 0, 2))) == [("semaphore", 1), ("group", 0)]  # no source word of its own
     assert list(op_ids(Compute("mm", 4, (Operand(0, 2), Operand(5, 1))))) == [("buffer", 0), ("buffer", 5)]
     assert list(op_ids(Loop("k", TripCount("t", 2, -1), ()))) == [("trip", "t")]
+    # An indirect address's index buffer is an id too, held inside the address.
+    assert list(op_ids(ReadTiles("x", Addr(0, (), Dynamic("i", 0, 3, 1, buf=2)), 1, 5))) == [
+        ("tensor", "x"), ("buffer", 5), ("buffer", 2)]
 
 
 def test_renaming_maps_every_tagged_field_and_every_body() -> None:
@@ -110,6 +113,7 @@ def test_renaming_maps_every_tagged_field_and_every_body() -> None:
         Loop("k", TripCount("t", 2, -1), (
             If("k", Guard.FIRST, (SemInc(0, Site(0, 0), 2), McastSetValid(1, 0, 2, src=2), McastSetValid(1, 0, 2))),
             ReadTiles("x", Addr(0, (Term("k", 1),)), 1, 0),
+            WriteTiles(1, "y", Addr(0, (), Dynamic("x", 0, 3, 1, buf=0)), 1),
             Compute("mm", 4, (Operand(0, 2), Operand(1, 1))),
             McastSend(0, 1, 0, 2, front=True),
             SemWait(3, WaitCond.GE, 1, (Term("k", 1),)),
@@ -122,6 +126,8 @@ def test_renaming_maps_every_tagged_field_and_every_body() -> None:
             If("k", Guard.FIRST, (SemInc(20, Site(1, 0), 2), McastSetValid(21, 30, 2, src=22),
                                   McastSetValid(21, 30, 2))),
             ReadTiles("s.x", Addr(0, (Term("k", 1),)), 1, 10),
+            # The index buffer inside the address is renamed; the dynamic part's name is not (unified by name).
+            WriteTiles(11, "s.y", Addr(0, (), Dynamic("x", 0, 3, 1, buf=10)), 1),
             Compute("mm", 4, (Operand(10, 2), Operand(11, 1))),
             McastSend(10, 1, 30, 2, front=True),
             SemWait(23, WaitCond.GE, 1, (Term("k", 1),)),

@@ -14,9 +14,11 @@ import pytest
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
-from verispatial.ir import Engine, Loop, Op, Pop, ReadTiles, Wait
-from verispatial.ir.program import Program
+from verispatial.ir import Engine, If, Loop, Op, Pop, ReadTiles, Site, Wait, WriteTiles
+from verispatial.ir.program import Program, walk
 from verispatial.ir.serialize import load_program
+from verispatial.ir.validate import validate
+from verispatial.passes import compose
 from verispatial.petri.explore import explore
 
 SECTION = (Path(__file__).resolve().parent.parent / "proofs" / "models" / "llama3_2_1b_prefill.blackhole"
@@ -34,10 +36,30 @@ def _ops(p: Program, engine: Engine) -> tuple[Op, ...]:
 
 def test_the_compiled_cache_update_names_its_index_buffer_and_proves() -> None:
     p = load_program(SECTION)
-    assert p.index_buffers() == {(p.programs[0].site, "position"): 0}
+    writes = [op for op in walk(_ops(p, Engine.WRITER)) if isinstance(op, WriteTiles)]
+    assert writes
+    assert all(w.addr.dynamic is not None and w.addr.dynamic.buf == 0 for w in writes)
+    assert p.index_buffers() == {(p.programs[0].site, 0, "position"): 0}
     assert explore(p).verdict == "ok"
     assert certify(p).exit_code == 0
 
+
+def _unnamed(p: Program) -> Program:
+    """``p`` with every indirect address's ``buf`` cleared (the index buffer left to derivation)."""
+    def fix(op: Op) -> Op:
+        if isinstance(op, (Loop, If)):
+            return attrs.evolve(op, body=tuple(fix(o) for o in op.body))
+        if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
+            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=None)))
+        return op
+    return attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=tuple(fix(o) for o in ep.ops)) for ep in p.programs))
+
+
+def test_an_unnamed_index_buffer_is_derived_from_the_index_read() -> None:
+    p = _unnamed(load_program(SECTION))
+    assert p.index_buffers() == {(p.programs[0].site, 0, "position"): 0}
+    assert p.with_index_buffers() == load_program(SECTION)
+    assert certify(p).exit_code == 0
 
 def _mutants() -> dict[str, tuple[Program, str, str]]:
     p = load_program(SECTION)
@@ -59,15 +81,28 @@ def _mutants() -> dict[str, tuple[Program, str, str]]:
     }
 
 
-@pytest.mark.xfail(strict=True, reason="model limit (docs/checker.md, Known limits): with the index read dropped "
-                   "altogether the index tensor fills no buffer of the site, so the address has no index buffer the "
-                   "model knows and the garbage index goes unseen; an IR field naming the index buffer would fix it")
-def test_an_index_that_no_read_loads_is_not_proved() -> None:
+def test_an_index_that_no_read_loads_is_refuted_when_the_address_names_its_buffer() -> None:
+    """The compiler names the index buffer (``Dynamic.buf``): with the index read dropped, the reader still pushes
+    the index page, unfilled, and the writer's addresses read a garbage index (``cb-push-unfilled``). Found by
+    mutation testing of the corpus (a strict xfail while the buffer was only derived)."""
     p = load_program(SECTION)
     reader = _ops(p, Engine.READER)
+    assert isinstance(reader[1], ReadTiles)
     dropped = _engine(p, Engine.READER, (reader[0], *reader[2:]))
-    assert dropped.index_buffers() == {}  # holds: the derivation finds no index buffer
-    assert certify(dropped).exit_code != 0
+    assert validate(dropped) == []
+    assert "cb-push-unfilled" in explore(dropped).rules()
+    refuted = [r for r in certify(dropped).results if r.verdict == Verdict.REFUTED]
+    assert any(r.name.startswith("cb-push-unfilled:(0,0).reader:") for r in refuted), [r.name for r in refuted]
+
+
+def test_an_unnamed_index_that_no_read_loads_is_a_host_set_value() -> None:
+    """Model limit (docs/checker.md, "Known limits"): an address naming no index buffer whose index tensor no read
+    of its site loads takes its value as one the host sets in ``[lo, hi]`` (a runtime argument); nothing checks it."""
+    p = _unnamed(load_program(SECTION))
+    reader = _ops(p, Engine.READER)
+    dropped = _engine(p, Engine.READER, (reader[0], *reader[2:]))
+    assert dropped.index_buffers() == {}
+    assert certify(dropped).exit_code == 0
 
 
 @pytest.mark.parametrize("name", sorted(_mutants()))
@@ -82,3 +117,76 @@ def test_an_index_used_outside_its_page_or_never_read_is_refuted(name: str) -> N
     cex = refuted[0].counterexample
     assert cex is not None
     assert cex["violation"]["rule"] == rule
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "derived"])
+@pytest.mark.parametrize("name", ["wait after the writes", "pop before the writes"])
+def test_a_composed_programs_slices_keep_the_index_rule(name: str, named: bool) -> None:
+    """Composed after another cache update on the same site, the broken section is checked in its own slice, whose
+    tensors are renamed: the index buffer must survive the cut (``compositional.cut`` names it first). Both sections
+    read ``position`` into a buffer of (0,0), one per phase: the derivation is per phase. The slice's
+    ``cb-read-unwaited`` was missed before (the composed program still proved that rule)."""
+    bad, rule, engine = _mutants()[name]
+    other = load_program(SECTION.parent / "k_cache_update.program.json")
+    if not named:
+        bad, other = _unnamed(bad), _unnamed(other)
+    p, _ = compose([other, bad], target=bad.target)
+    assert validate(p) == []
+    assert len(p.index_buffers()) == 2
+    refuted = [r for r in certify(p).results if r.verdict == Verdict.REFUTED]
+    hit = [r for r in refuted if r.name.startswith(f"slice1/{rule}:{engine}:")]
+    assert hit, [r.name for r in refuted]
+    assert hit[0].counterexample is not None
+    assert hit[0].counterexample["violation"]["rule"] == rule
+
+
+def _index_buf(p: Program, buf: int | None) -> Program:
+    """``p`` with every indirect address naming ``buf`` as its index buffer."""
+    q = _unnamed(p)
+    if buf is None:
+        return q
+
+    def fix(op: Op) -> Op:
+        if isinstance(op, (Loop, If)):
+            return attrs.evolve(op, body=tuple(fix(o) for o in op.body))
+        if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
+            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=buf)))
+        return op
+    return attrs.evolve(q, programs=tuple(attrs.evolve(ep, ops=tuple(fix(o) for o in ep.ops)) for ep in q.programs))
+
+
+def test_validate_refuses_an_index_buffer_it_cannot_use() -> None:
+    p = load_program(SECTION)
+    # Not a buffer.
+    assert any("index buffer 9 is not a buffer" in str(v) for v in validate(_index_buf(p, 9)))
+    # Another site's buffer.
+    far = attrs.evolve(p, buffers=(p.buffers[0], attrs.evolve(p.buffers[1], site=Site(1, 0))))
+    assert any("index buffer 1 lives on (1,0)" in str(v) for v in validate(_index_buf(far, 1)))
+    # Two buffers named for one (site, phase, tensor): the first write names 0, the others 1.
+    writer = _ops(p, Engine.WRITER)
+    loop = writer[1]
+    assert isinstance(loop, Loop)
+    two = _engine(p, Engine.WRITER, (writer[0], _index_buf(_engine(p, Engine.WRITER, (loop,)), 1).programs[1].ops[0],
+                                     loop, writer[2]))
+    assert any("one index buffer per (site, phase, tensor)" in str(v) for v in validate(two))
+    # Unnamed, while the index tensor is read into two buffers of the site: ambiguous.
+    reader = _ops(p, Engine.READER)
+    read = reader[1]
+    assert isinstance(read, ReadTiles)
+    twice = _engine(_unnamed(p), Engine.READER, (*reader[:2], ReadTiles("position", read.addr, 1, 1), *reader[2:]))
+    msgs = [str(v) for v in validate(twice)]
+    assert any("read into buffers [0, 1] of (0,0)" in m and "must name its index buffer" in m for m in msgs), msgs
+    # Named, the same program is no longer ambiguous for the index rule.
+    assert not any("index" in m for m in map(str, validate(_engine(p, Engine.READER, _ops(twice, Engine.READER)))))
+
+
+def test_validate_refuses_an_index_buffer_of_another_phase() -> None:
+    p, _ = compose([load_program(SECTION.parent / "k_cache_update.program.json"), load_program(SECTION)],
+                   target=load_program(SECTION).target)
+    first = min(p.index_buffers().values())  # the first section's index buffer, of phase 0
+    moved = attrs.evolve(p, programs=tuple(
+        attrs.evolve(ep, ops=tuple(_index_buf(attrs.evolve(p, programs=(ep,)), first).programs[0].ops[t]
+                                   if ep.section_of(t) == 1 else op for t, op in enumerate(ep.ops)))
+        for ep in p.programs))
+    msgs = [str(v) for v in validate(moved)]
+    assert any(f"reads its index from buffer {first} of section 0 (phase 0) from phase 1" in m for m in msgs), msgs

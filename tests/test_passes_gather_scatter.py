@@ -75,7 +75,8 @@ def test_gather_golden_the_reader_waits_for_its_index_first() -> None:
                                 "index_tiles": 2}
     assert [(ep.site.x, ep.engine.value) for ep in p.programs] == [(0, "reader"), (0, "writer"), (1, "reader"),
                                                                    (1, "writer")]
-    table_row = Addr(0, (Term("k", 8),), Dynamic("ids", 0, 15, 8))
+    # The index is read from the front page of buffer 2, which the address names (``Dynamic.buf``).
+    table_row = Addr(0, (Term("k", 8),), Dynamic("ids", 0, 15, 8, buf=2))
     assert _ops(p, 1, Engine.READER) == (
         Reserve(2, 2), ReadTiles("ids", Addr(0), 2, 2), ReadBarrier(), Push(2, 2),
         Wait(2, 2),
@@ -93,7 +94,7 @@ def test_scatter_golden_the_writer_waits_for_its_index() -> None:
     assert frags[1]["plan"] == {"kind": "MovePlan", "sites": 1, "rows": 2, "block_w": 8, "num_blocks": 1,
                                 "index_tiles": 1}
     assert next(t for t in p.tensors if t.name == "cache").role.value == "state"
-    at = Addr(0, (Term("r", 8), Term("k", 8)), Dynamic("pos", 0, 6, 8))
+    at = Addr(0, (Term("r", 8), Term("k", 8)), Dynamic("pos", 0, 6, 8, buf=0))
     assert _ops(p, 0, Engine.WRITER) == (
         Wait(0, 1),
         Loop("r", 2, (Loop("k", 1, (Wait(1, 8), WriteTiles(1, "cache", at, 8), WriteBarrier(), Pop(1, 8))),)),

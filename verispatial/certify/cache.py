@@ -108,7 +108,7 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
         # The base is left out on purpose: no cached family reads a tile address (module docstring).
         d = x.dynamic
         return [[[t.var, t.coef] for t in x.terms],
-                None if d is None else [d.name, d.lo, d.hi, d.scale]]
+                None if d is None else [d.name, d.lo, d.hi, d.scale, None if d.buf is None else ["b", bufs(d.buf)]]]
 
     def count(c: int | str | TripCount) -> Any:
         if isinstance(c, int):

@@ -44,7 +44,7 @@ from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.ir.boundaries import closing_sections, section_bounds
-from verispatial.ir.core import Engine, Role, Site, Space, WaitCond
+from verispatial.ir.core import Addr, Engine, Role, Site, Space, WaitCond
 from verispatial.ir.ids import Renaming
 from verispatial.ir.ops import (
     ID_BUFFER,
@@ -331,7 +331,10 @@ class _BadCut(Exception):
 def cut(p: Program, rv: Rendezvous) -> Cut | str:
     """Cut ``p`` into one slice per phase (module docstring), or say why it cannot be cut (a buffer, semaphore or
     group used from another phase than its own; a rendezvous word used by an op of a section). One walk over the
-    ops; a slice's program is built only when asked for."""
+    ops; a slice's program is built only when asked for. Every indirect address's index buffer is named first
+    (``Program.with_index_buffers``): the slice renames tensors, and an index buffer derived by the index tensor's
+    name would be lost there."""
+    p = p.with_index_buffers()
     phases = p.phase_of_section()
     n_phases = max(phases) + 1
     secs: list[list[int]] = [[] for _ in range(n_phases)]
@@ -486,6 +489,8 @@ class _Walker:
         for name, kind in _FIELDS[cls]:
             v = getattr(op, name)
             if kind is None or v is None:
+                if isinstance(v, Addr) and v.dynamic is not None and v.dynamic.buf is not None:
+                    v = attrs.evolve(v, dynamic=attrs.evolve(v.dynamic, buf=None))  # its renamed id is added below
                 vals.append(v)
             elif kind == ID_BUFFER:
                 if not 0 <= v < len(self.buffer_phase) or self.buffer_phase[v] != j:
@@ -512,6 +517,13 @@ class _Walker:
                 vals.append((v.x, v.y))
             else:  # pragma: no cover - a new id kind must be handled here (fail closed)
                 raise TypeError(f"{cls.__name__}.{name}: id kind {kind!r} is not canonicalised")
+        if isinstance(op, (ReadTiles, WriteTiles)):
+            dyn = op.addr.dynamic
+            if dyn is not None and dyn.buf is not None:
+                # The index buffer, held inside the address: in the phase, renamed in the slice and its key.
+                if not 0 <= dyn.buf < len(self.buffer_phase) or self.buffer_phase[dyn.buf] != j:
+                    raise self._bad(ep, path, f"reads its index from buffer {dyn.buf} outside its phase")
+                vals.append(("index", ph.bufs(dyn.buf)))
         toks.append(tuple(vals))
         if cls is ReadTiles or cls is WriteTiles:
             self.accesses.append(Access(Leaf(ep.key, -1, tuple(path), op, loops, section), j, guarded))

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import attrs
 
 from verispatial.certify.structure import EngineView, op_at
-from verispatial.ir.core import Guard, Site
+from verispatial.ir.core import Guard
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -57,7 +57,7 @@ from verispatial.ir.ops import (
     count_trip,
     count_value,
 )
-from verispatial.ir.program import Program, walk
+from verispatial.ir.program import IndexKey, Program, walk
 
 #: rule -> obligation family
 RULE_FAMILY = {
@@ -225,7 +225,7 @@ def _tile_pages(start: int, tiles: int, pt: int) -> range:
     return range(start // pt, (start + tiles - 1) // pt + 1) if tiles > 0 else range(0)
 
 
-def data_buffers(p: Program, index_bufs: dict[tuple[Site, str], int] | None = None) -> set[int]:
+def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> set[int]:
     """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
     indirect address: ``Program.index_buffers``): their pushes publish data (``cb-push-unfilled``); the others are
     synchronisation channels whose pushes publish tokens only."""
@@ -266,7 +266,7 @@ def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, Engi
 
 
 def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
-                 dests: set[int] | None = None, index_bufs: dict[tuple[Site, str], int] | None = None) -> EngineFacts:
+                 dests: set[int] | None = None, index_bufs: dict[IndexKey, int] | None = None) -> EngineFacts:
     """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path. ``data`` and
     ``dests``, ``index_bufs``: ``data_buffers(p)``, ``multicast_destinations(p)`` and ``p.index_buffers()`` when the
     caller has them (each walks every engine program: computed once per program, not once per engine)."""
@@ -274,6 +274,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
     key = view.key
     ordered = p.target.ordered_writes
     index_bufs = p.index_buffers() if index_bufs is None else index_bufs
+    phases = p.phase_of_section()
     data = data_buffers(p, index_bufs) if data is None else data
     dests = multicast_destinations(p) if dests is None else dests
     caps = {b.id: b.capacity for b in p.buffers}
@@ -303,7 +304,8 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         """``cb-read-unwaited`` for an indirect address: its index buffer's front page (``Program.index_buffers``)
         must be in this engine's waited window (some path may have no page there)."""
         dyn = op.addr.dynamic
-        b = None if dyn is None else index_bufs.get((view.program.site, dyn.name))
+        b = None if dyn is None else dyn.buf if dyn.buf is not None else index_bufs.get(
+            p.index_key(view.program, path[0], dyn.name, phases))
         if dyn is not None and b is not None and any(v < 1 for v, _ in _pairs(s, "wt", b)):
             flag("cb-read-unwaited", path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the front "
                                            f"of b{b} outside its waited window")

@@ -105,13 +105,20 @@ class Term:
 class Dynamic:
     """A runtime part of an address: a value in ``[lo, hi]`` read from data (an index buffer), times ``scale``.
 
-    Used for indirect addresses (gather, scatter): the checker proves bounds over the whole range.
+    Used for indirect addresses (gather, scatter): the checker proves bounds over the whole range. ``name`` is the
+    index tensor; ``buf`` the index buffer, the circular buffer of the op's site whose front page holds the index
+    (the kernel reads it through ``get_read_ptr`` after ``cb_wait_front``, as tt-metal's gather, scatter and
+    KV-cache writers do). ``buf`` None: the buffer is derived, the one buffer of the site a ``ReadTiles`` of
+    ``name`` in the op's phase fills (``Program.index_buffers``); with none derivable, the value is taken as one the
+    host sets in ``[lo, hi]`` (a runtime argument), which nothing checks.
     """
 
     name: str
     lo: int
     hi: int
     scale: int = 1
+    #: a buffer id, renamed by ``ir.ids.Renaming`` like the ops' own (the tag is ``ops.ID_BUFFER``)
+    buf: int | None = attrs.field(default=None, metadata={"id": "buffer"})
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from verispatial.ir.core import Site
+from verispatial.ir.core import Addr, Site
 from verispatial.ir.ops import (
     CONTAINERS,
     ID_BUFFER,
@@ -79,6 +79,10 @@ class Renaming:
                 changes[f.name] = tuple(Operand(self.buffer(o.buf), o.pages) for o in v)
             else:  # pragma: no cover - a new tag must be handled here (fail closed)
                 raise TypeError(f"{type(op).__name__}.{f.name}: id kind {kind!r} has no renaming")
+        addr = getattr(op, "addr", None)
+        if isinstance(addr, Addr) and addr.dynamic is not None and addr.dynamic.buf is not None:
+            # An indirect address's index buffer: the one id held inside a value class (tests/test_ids.py).
+            changes["addr"] = attrs.evolve(addr, dynamic=attrs.evolve(addr.dynamic, buf=self.buffer(addr.dynamic.buf)))
         if isinstance(op, CONTAINERS):
             changes["body"] = tuple(self.op(o) for o in op.body)
         return attrs.evolve(op, **changes) if changes else op
@@ -104,3 +108,6 @@ def op_ids(op: Op) -> Iterator[tuple[str, Any]]:
                 yield "trip", v.trip
         else:
             yield kind, v
+    addr = getattr(op, "addr", None)
+    if isinstance(addr, Addr) and addr.dynamic is not None and addr.dynamic.buf is not None:
+        yield ID_BUFFER, addr.dynamic.buf

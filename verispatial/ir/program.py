@@ -116,6 +116,10 @@ class Trip:
     max: int
 
 
+#: An ``index_buffers`` key: (site, phase, index tensor).
+IndexKey = tuple[Site, int, str]
+
+
 @attrs.frozen
 class EngineProgram:
     """The op list of one (site, engine). ``section_starts[k]`` is the index of the first top-level op of
@@ -207,28 +211,77 @@ class Program:
             roots.setdefault(b.alias_of if b.alias_of is not None else b.id, []).append(b.id)
         return {b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
 
-    def index_buffers(self) -> dict[tuple[Site, str], int]:
-        """The index buffer of each indirect address: for an address whose ``Dynamic`` part reads tensor ``T`` (its
-        ``name``) on site S, the one buffer of S that some ``ReadTiles`` of ``T`` fills. The kernel reads the index
-        from that buffer's front page (tt-metal gather/scatter and KV-cache writers: ``cb_wait_front`` of the index
-        CB, then ``get_read_ptr``), so the address is only as good as that page. Sites where ``T`` fills no buffer,
-        or more than one, have no entry. Shared by the interpreter (``cb-read-unwaited`` at the op, an index buffer
-        is a data buffer for ``cb-push-unfilled``) and the checker."""
+    def index_buffers(self) -> dict[IndexKey, int]:
+        """The index buffer of each indirect address, by ``index_key`` (site, phase, index tensor): for an address
+        whose ``Dynamic`` part reads tensor ``T`` (its ``name``) on site S in phase P, the buffer its ``buf`` names,
+        else the one buffer that some ``ReadTiles`` of ``T`` on S in P fills (buffers are used only in their own
+        phase). The kernel reads the index from that buffer's front page (tt-metal gather/scatter and KV-cache
+        writers: ``cb_wait_front`` of the index CB, then ``get_read_ptr``), so the address is only as good as that
+        page. Keys where no address names a buffer and ``T`` fills none have no entry (the value is a host-set
+        one); ``validate`` refuses two buffers named for one key, and an unnamed one whose tensor fills several.
+        Shared by the interpreter (``cb-read-unwaited`` at the op, an index buffer is a data buffer for
+        ``cb-push-unfilled``) and the checker."""
+        named, fills, used = self.index_candidates()
+        out: dict[IndexKey, int] = {}
+        for k in sorted(used, key=lambda k: (k[0].x, k[0].y, k[1], k[2])):
+            if k in named:
+                out[k] = named[k]
+            elif len(fills.get(k, ())) == 1:
+                out[k] = next(iter(fills[k]))
+        return out
+
+    def index_key(self, ep: EngineProgram, top_index: int, name: str, phases: list[int] | None = None) -> IndexKey:
+        """The ``index_buffers`` key of an indirect address reading ``name`` in top-level op ``top_index`` of
+        ``ep``: (site, phase of its section, name); phase -1 for a section the program does not declare.
+        ``phases``: ``phase_of_section()``, when the caller has it."""
+        phases = self.phase_of_section() if phases is None else phases
+        sec = ep.section_of(top_index)
+        return ep.site, phases[sec] if 0 <= sec < len(phases) else -1, name
+
+    def index_candidates(self) -> tuple[dict[IndexKey, int], dict[IndexKey, set[int]], set[IndexKey]]:
+        """What ``index_buffers`` is derived from, by key: the buffer the first address naming one names, the
+        buffers ``ReadTiles`` of the tensor fill, and the keys some indirect address uses."""
         from verispatial.ir.ops import ReadTiles
 
-        fills: dict[tuple[Site, str], set[int]] = {}
+        phases = self.phase_of_section()
+        fills: dict[IndexKey, set[int]] = {}
+        used: set[IndexKey] = set()
+        named: dict[IndexKey, int] = {}
         for ep in self.programs:
-            for op in walk(ep.ops):
-                if isinstance(op, ReadTiles):
-                    fills.setdefault((ep.site, op.tensor), set()).add(op.into)
-        used: set[tuple[Site, str]] = set()
-        for ep in self.programs:
-            for op in walk(ep.ops):
-                addr = getattr(op, "addr", None)
-                if addr is not None and addr.dynamic is not None:
-                    used.add((ep.site, addr.dynamic.name))
-        return {k: next(iter(fills[k])) for k in sorted(used, key=lambda k: (k[0].x, k[0].y, k[1]))
-                if len(fills.get(k, ())) == 1}
+            for t, top in enumerate(ep.ops):
+                for op in walk((top,)):
+                    if isinstance(op, ReadTiles):
+                        fills.setdefault(self.index_key(ep, t, op.tensor, phases), set()).add(op.into)
+                    addr = getattr(op, "addr", None)
+                    if addr is not None and addr.dynamic is not None:
+                        k = self.index_key(ep, t, addr.dynamic.name, phases)
+                        used.add(k)
+                        if addr.dynamic.buf is not None:
+                            named.setdefault(k, addr.dynamic.buf)
+        return named, fills, used
+
+    def with_index_buffers(self) -> Program:
+        """This program with every indirect address's index buffer named (``Dynamic.buf`` from
+        ``index_buffers``), so that a part of it cut out (a compositional slice, whose tensors are renamed) keeps
+        the buffer its addresses read the index from."""
+        table = self.index_buffers()
+        if not table:
+            return self
+        phases = self.phase_of_section()
+
+        def fix(ep: EngineProgram, t: int, op: Op) -> Op:
+            if isinstance(op, CONTAINERS):
+                return attrs.evolve(op, body=tuple(fix(ep, t, o) for o in op.body))
+            addr = getattr(op, "addr", None)
+            if addr is None or addr.dynamic is None or addr.dynamic.buf is not None:
+                return op
+            b = table.get(self.index_key(ep, t, addr.dynamic.name, phases))
+            if b is None:
+                return op
+            return attrs.evolve(op, addr=attrs.evolve(addr, dynamic=attrs.evolve(addr.dynamic, buf=b)))
+
+        return attrs.evolve(self, programs=tuple(
+            attrs.evolve(ep, ops=tuple(fix(ep, t, o) for t, o in enumerate(ep.ops))) for ep in self.programs))
 
     def rearmed_words(self) -> frozenset[tuple[int, Site]]:
         """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program

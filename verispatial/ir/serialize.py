@@ -24,7 +24,7 @@ import jsonschema
 import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
-from verispatial.ir.core import Guard, Site
+from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Program, Semaphore
@@ -49,6 +49,18 @@ def _unstructure_semaphore(s: Semaphore) -> dict[str, Any]:
 _conv.register_unstructure_hook(Semaphore, _unstructure_semaphore)
 
 
+def _unstructure_dynamic(x: Dynamic) -> dict[str, Any]:
+    # buf is written only when named: documents from before the field (and their certificates' program digests)
+    # stay byte for byte what they were.
+    d = {a.name: _conv.unstructure(getattr(x, a.name)) for a in attrs.fields(Dynamic)}
+    if x.buf is None:
+        del d["buf"]
+    return d
+
+
+_conv.register_unstructure_hook(Dynamic, _unstructure_dynamic)
+
+
 def _unstructure_op(op: Op) -> dict[str, Any]:
     d: dict[str, Any] = {"op": OP_TAGS[type(op)]}
     for a in attrs.fields(type(op)):
@@ -62,7 +74,8 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
                 d["accumulate"] = True
         else:
             d[a.name] = _conv.unstructure(v)
-    # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate.
+    # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate
+    # (and a semaphore's host_init, a dynamic address part's buf).
     return d
 
 

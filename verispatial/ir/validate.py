@@ -38,7 +38,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, Program, Semaphore, walk
+from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, walk
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
@@ -320,6 +320,12 @@ class _OpPass:
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
+        # Index buffers (``_index_buffer``): the first one named per (site, phase, index tensor), the derived ones, and the
+        # pairs no address names a buffer for whose tensor fills several buffers of the site.
+        self.index_named: dict[IndexKey, int] = {}
+        named, fills, used = p.index_candidates()
+        self.index_derived = {k: next(iter(fills[k])) for k in used if k not in named and len(fills.get(k, ())) == 1}
+        self.index_ambiguous = {k: fills[k] for k in used if k not in named and len(fills.get(k, ())) > 1}
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
@@ -406,6 +412,44 @@ class _OpPass:
         body_loops = (*loops, op.var)
         for j, x in enumerate(op.body):
             self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+
+    def _index_buffer(self, ep: EngineProgram, op: ReadTiles | WriteTiles, at: tuple[int, ...], top: int,
+                      phase: int | None) -> None:
+        """The index buffer of an indirect address (``Dynamic.buf``, else derived: ``Program.index_buffers``): a
+        buffer of the op's site and phase; one per (site, phase, index tensor); an unnamed one must be unambiguous."""
+        dyn = op.addr.dynamic
+        assert dyn is not None
+        p, site = self.p, ep.site
+        key = p.index_key(ep, at[0], dyn.name, self.phases)
+        name = clip(repr(dyn.name))
+        if dyn.buf is None:
+            if key in self.index_ambiguous:
+                self._report(ep, at, op, f"index tensor {name} is read into buffers "
+                                         f"{sorted(self.index_ambiguous[key])} of {site}: an indirect address reading "
+                                         "it must name its index buffer (dynamic buf)")
+                return
+            b = self.index_derived.get(key)
+            if b is None:
+                return  # a value the host sets (docs/semantics.md, "index buffer")
+        else:
+            b = dyn.buf
+            first = self.index_named.setdefault(key, b)
+            if first != b:
+                self._report(ep, at, op, f"index tensor {name} is read from buffer {b} here and from buffer {first} "
+                                         f"by another indirect address of {site}: one index buffer per (site, phase, "
+                                         "tensor)")
+                return
+        if not 0 <= b < self.nb:
+            self._report(ep, at, op, f"index buffer {b} is not a buffer")
+            return
+        x = p.buffers[b]
+        if x.site != site:
+            self._report(ep, at, op, f"index buffer {b} lives on {x.site}, not on this engine's site {site}")
+        elif phase is not None and 0 <= x.section < len(self.phases) and self.phases[x.section] != phase:
+            self.uses.append(IrViolation(
+                f"program {ep.key} ops[{top}] {type(op).__name__}",
+                f"reads its index from buffer {b} of section {x.section} (phase {self.phases[x.section]}) from phase "
+                f"{phase}: a buffer is used only in its own phase"))
 
     def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
               phase: int | None) -> None:
@@ -515,6 +559,8 @@ class _OpPass:
                     report(f"address uses {t.var!r}, which is not an enclosing loop variable")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report("dynamic address range has lo > hi")
+            if op.addr.dynamic is not None:
+                self._index_buffer(ep, op, at, top, phase)
             role = self.roles.get(op.tensor)
             if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
                 use(f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")

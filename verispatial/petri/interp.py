@@ -369,7 +369,8 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
-        #: The index buffer of each indirect address, by (site, index tensor) (``Program.index_buffers``): the
+        self._phases = phases
+        #: The index buffer of each indirect address, by (site, phase, index tensor) (``Program.index_buffers``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
         #: inside the engine's waited window when the address is used (``cb-read-unwaited``).
         self.index_bufs = program.index_buffers()
@@ -905,7 +906,8 @@ class Interp:
         dyn = op.addr.dynamic
         if dyn is None:
             return
-        b = self.index_bufs.get((self.engines[e].site, dyn.name))
+        b = dyn.buf if dyn.buf is not None else self.index_bufs.get(
+            self.program.index_key(self.engines[e], pc[0][0], dyn.name, self._phases))
         if b is None:
             return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:

@@ -46,7 +46,7 @@ def move_programs(c: Ctx, plan: MovePlan, index: int) -> dict[Engine, tuple[Op, 
     gather = tpl.op_kind == "gather"
     big = load.tensor if gather else store.tensor
     # The indirect side's tile row: any value that keeps every row of the site's rows inside the tensor.
-    dyn = Dynamic(ix_stage.tensor, 0, tile_rows(big) - (1 if gather else rows), kcols)
+    dyn = Dynamic(ix_stage.tensor, 0, tile_rows(big) - (1 if gather else rows), kcols, buf=ix)
     indirect = Addr(0, (Term("k", bw),) if gather else (Term("r", kcols), Term("k", bw)), dyn)
 
     def nest(body: list[Op]) -> Op:
