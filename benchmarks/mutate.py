@@ -82,7 +82,7 @@ def correct_programs(corpus: bool, max_ops: int, examples: bool = True, classes:
     return chosen
 
 
-def run(programs: list[tuple[str, Program]], sample: int | None, seed: int) -> list[Outcome]:
+def run(programs: list[tuple[str, Program]], sample: int | None, seed: int, verbose: bool = False) -> list[Outcome]:
     rng = random.Random(seed)
     every: list[Outcome] = []
     print(f"{'program':<52} {'mutants':>7} {'killed':>6} {'correct':>7} {'rate':>6} {'s':>6}")
@@ -96,6 +96,11 @@ def run(programs: list[tuple[str, Program]], sample: int | None, seed: int) -> l
         still = sum(o.status == "still-correct" for o in outs)
         rate = f"{100 * killed / live:.1f}%" if live else "-"
         print(f"{name:<52} {len(ms):>7} {killed:>6} {still:>7} {rate:>6} {time.perf_counter() - t0:>6.1f}", flush=True)
+        if verbose:  # each program's survivors at once: a run of hours cut short keeps what it judged
+            for o in outs:
+                if not o.killed:
+                    print(f"    {o.status} / {o.mutant.kind} (checker {o.verdict}): {o.mutant.what} "
+                          f"[{o.mutant.engine} {list(o.mutant.path)}]: {o.detail}", flush=True)
         every += [attrs.evolve(o, mutant=attrs.evolve(o.mutant, what=f"{name}: {o.mutant.what}")) for o in outs]
     return every
 
@@ -127,10 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     ap.add_argument("--classes", action="store_true", help="one corpus section per structure (module docstring)")
     ap.add_argument("--only", help="only the corpus sections whose name contains this")
+    ap.add_argument("--verbose", action="store_true", help="list each program's survivors as soon as it is judged")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     outcomes = run(correct_programs(args.corpus, args.max_ops, not args.no_examples, args.classes, args.only,
-                                       args.min_ops), args.sample, args.seed)
+                                       args.min_ops), args.sample, args.seed, args.verbose)
     code = summary(outcomes)
     print(f"\n{time.perf_counter() - t0:.0f} s")
     return code
