@@ -245,6 +245,8 @@ def validate(p: Program) -> list[IrViolation]:
         ops.found = []
     ops.word_totals()
     out.extend(ops.words)
+    ops.index_rules()
+    out.extend(ops.found)
     return out
 
 
@@ -320,12 +322,13 @@ class _OpPass:
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
-        # Index buffers (``_index_buffer``): the first one named per (site, phase, index tensor), the derived ones, and the
-        # pairs no address names a buffer for whose tensor fills several buffers of the site.
+        # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
+        # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
+        self.index_fills: dict[IndexKey, set[int]] = {}
+        self.index_uses: list[tuple[EngineProgram, ReadTiles | WriteTiles, tuple[int, ...], int, int | None]] = []
         self.index_named: dict[IndexKey, int] = {}
-        named, fills, used = p.index_candidates()
-        self.index_derived = {k: next(iter(fills[k])) for k in used if k not in named and len(fills.get(k, ())) == 1}
-        self.index_ambiguous = {k: fills[k] for k in used if k not in named and len(fills.get(k, ())) > 1}
+        self.index_derived: dict[IndexKey, int] = {}
+        self.index_ambiguous: dict[IndexKey, set[int]] = {}
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
@@ -413,6 +416,25 @@ class _OpPass:
         for j, x in enumerate(op.body):
             self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
+    def index_rules(self) -> None:
+        """The index buffer rules of every indirect address the walk saw (``_index_buffer``), into ``found``."""
+        named: set[IndexKey] = set()
+        for ep, op, _at, _top, phase in self.index_uses:
+            if op.addr.dynamic is not None and op.addr.dynamic.buf is not None:
+                named.add((ep.site, -1 if phase is None else phase, op.addr.dynamic.name))
+        for ep, op, _at, _top, phase in self.index_uses:
+            assert op.addr.dynamic is not None
+            k = (ep.site, -1 if phase is None else phase, op.addr.dynamic.name)
+            got = self.index_fills.get(k, set())
+            if k not in named and len(got) == 1:
+                self.index_derived[k] = next(iter(got))
+            elif k not in named and len(got) > 1:
+                self.index_ambiguous[k] = got
+        for ep, op, at, top, phase in self.index_uses:
+            self._index_buffer(ep, op, at, top, phase)
+        self.found.extend(self.uses)
+        self.uses = []
+
     def _index_buffer(self, ep: EngineProgram, op: ReadTiles | WriteTiles, at: tuple[int, ...], top: int,
                       phase: int | None) -> None:
         """The index buffer of an indirect address (``Dynamic.buf``, else derived: ``Program.index_buffers``): a
@@ -420,7 +442,7 @@ class _OpPass:
         dyn = op.addr.dynamic
         assert dyn is not None
         p, site = self.p, ep.site
-        key = p.index_key(ep, at[0], dyn.name, self.phases)
+        key = (site, -1 if phase is None else phase, dyn.name)
         name = clip(repr(dyn.name))
         if dyn.buf is None:
             if key in self.index_ambiguous:
@@ -559,8 +581,10 @@ class _OpPass:
                     report(f"address uses {t.var!r}, which is not an enclosing loop variable")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report("dynamic address range has lo > hi")
+            if isinstance(op, ReadTiles):
+                self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
             if op.addr.dynamic is not None:
-                self._index_buffer(ep, op, at, top, phase)
+                self.index_uses.append((ep, op, at, top, phase))
             role = self.roles.get(op.tensor)
             if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
                 use(f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
