@@ -14,6 +14,7 @@ import pytest
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.errors import ComposeRefused
 from verispatial.ir import Engine, If, Loop, Op, Pop, ReadTiles, Site, Wait, WriteTiles
 from verispatial.ir.program import Program, walk
 from verispatial.ir.serialize import load_program
@@ -39,7 +40,7 @@ def test_the_compiled_cache_update_names_its_index_buffer_and_proves() -> None:
     writes = [op for op in walk(_ops(p, Engine.WRITER)) if isinstance(op, WriteTiles)]
     assert writes
     assert all(w.addr.dynamic is not None and w.addr.dynamic.buf == 0 for w in writes)
-    assert p.index_buffers() == {(p.programs[0].site, 0, "position"): 0}
+    assert p.index_buffers() == {}  # nothing to derive: every address names its buffer
     assert explore(p).verdict == "ok"
     assert certify(p).exit_code == 0
 
@@ -132,7 +133,7 @@ def test_a_composed_programs_slices_keep_the_index_rule(name: str, named: bool) 
         bad, other = _unnamed(bad), _unnamed(other)
     p, _ = compose([other, bad], target=bad.target)
     assert validate(p) == []
-    assert len(p.index_buffers()) == 2
+    assert len(p.index_buffers()) == (0 if named else 2)
     refuted = [r for r in certify(p).results if r.verdict == Verdict.REFUTED]
     hit = [r for r in refuted if r.name.startswith(f"slice1/{rule}:{engine}:")]
     assert hit, [r.name for r in refuted]
@@ -162,13 +163,6 @@ def test_validate_refuses_an_index_buffer_it_cannot_use() -> None:
     # Another site's buffer.
     far = attrs.evolve(p, buffers=(p.buffers[0], attrs.evolve(p.buffers[1], site=Site(1, 0))))
     assert any("index buffer 1 lives on (1,0)" in str(v) for v in validate(_index_buf(far, 1)))
-    # Two buffers named for one (site, phase, tensor): the first write names 0, the others 1.
-    writer = _ops(p, Engine.WRITER)
-    loop = writer[1]
-    assert isinstance(loop, Loop)
-    two = _engine(p, Engine.WRITER, (writer[0], _index_buf(_engine(p, Engine.WRITER, (loop,)), 1).programs[1].ops[0],
-                                     loop, writer[2]))
-    assert any("one index buffer per (site, phase, tensor)" in str(v) for v in validate(two))
     # Unnamed, while the index tensor is read into two buffers of the site: ambiguous.
     reader = _ops(p, Engine.READER)
     read = reader[1]
@@ -178,12 +172,39 @@ def test_validate_refuses_an_index_buffer_it_cannot_use() -> None:
     assert any("read into buffers [0, 1] of (0,0)" in m and "must name its index buffer" in m for m in msgs), msgs
     # Named, the same program is no longer ambiguous for the index rule.
     assert not any("index" in m for m in map(str, validate(_engine(p, Engine.READER, _ops(twice, Engine.READER)))))
+    # One address named, the other not: the unnamed one is still ambiguous (it does not borrow the other's buffer;
+    # a new user's review found it silently did).
+    writer = _ops(_unnamed(twice), Engine.WRITER)
+    loop = writer[1]
+    assert isinstance(loop, Loop)
+    named_first = _index_buf(_engine(twice, Engine.WRITER, (loop,)), 1).programs[1].ops[0]
+    half = _engine(twice, Engine.WRITER, (writer[0], named_first, loop, writer[2]))
+    msgs = [str(v) for v in validate(half)]
+    assert [m.split(" WriteTiles")[0] for m in msgs if "must name its index buffer" in m] == [
+        "program (0,0).writer ops[2].body[0].body[1]"], msgs  # the unnamed loop's write
+
+
+def test_two_cache_updates_of_one_site_and_phase_each_read_their_own_index() -> None:
+    """``compose --open``: the k and v cache updates run concurrently on (0,0), each reading ``position`` into its
+    own buffer; each address names its own, so nothing is ambiguous and the program proves (a new user's review
+    found it refused: one index buffer per (site, phase, tensor) was required)."""
+    k = load_program(SECTION.parent / "k_cache_update.program.json")
+    v = load_program(SECTION)
+    p, _ = compose([k, v], target=v.target, barrier_after=[False], state=["k_cache", "v_cache"])
+    assert len({x.section for x in p.buffers}) == 2
+    assert p.phase_of_section() == [0, 0]
+    assert validate(p) == []
+    assert certify(p).exit_code == 0
+    # Unnamed, the two reads of ``position`` on (0,0) in one phase are ambiguous: the program must say which.
+    with pytest.raises(ComposeRefused, match="must name its index buffer"):
+        compose([_unnamed(k), _unnamed(v)], target=v.target, barrier_after=[False], state=["k_cache", "v_cache"])
 
 
 def test_validate_refuses_an_index_buffer_of_another_phase() -> None:
     p, _ = compose([load_program(SECTION.parent / "k_cache_update.program.json"), load_program(SECTION)],
                    target=load_program(SECTION).target)
-    first = min(p.index_buffers().values())  # the first section's index buffer, of phase 0
+    first = min(p.with_index_buffers().index_buffers().values() or _unnamed(p).index_buffers().values())
+    # (the first section's index buffer, of phase 0)
     moved = attrs.evolve(p, programs=tuple(
         attrs.evolve(ep, ops=tuple(_index_buf(attrs.evolve(p, programs=(ep,)), first).programs[0].ops[t]
                                    if ep.section_of(t) == 1 else op for t, op in enumerate(ep.ops)))

@@ -227,11 +227,13 @@ def _tile_pages(start: int, tiles: int, pt: int) -> range:
 
 def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> set[int]:
     """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
-    indirect address: ``Program.index_buffers``): their pushes publish data (``cb-push-unfilled``); the others are
-    synchronisation channels whose pushes publish tokens only."""
+    indirect address: ``Dynamic.buf`` or ``Program.index_buffers``): their pushes publish data
+    (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only."""
     out: set[int] = set()
     for ep in p.programs:
         for op in walk(ep.ops):
+            if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and op.addr.dynamic.buf is not None:
+                out.add(op.addr.dynamic.buf)
             if isinstance(op, WriteTiles):
                 out.add(op.src)
             elif isinstance(op, Compute):

@@ -212,23 +212,18 @@ class Program:
         return {b: tuple(o for o in group if o != b) for group in roots.values() if len(group) > 1 for b in group}
 
     def index_buffers(self) -> dict[IndexKey, int]:
-        """The index buffer of each indirect address, by ``index_key`` (site, phase, index tensor): for an address
-        whose ``Dynamic`` part reads tensor ``T`` (its ``name``) on site S in phase P, the buffer its ``buf`` names,
-        else the one buffer that some ``ReadTiles`` of ``T`` on S in P fills (buffers are used only in their own
-        phase). The kernel reads the index from that buffer's front page (tt-metal gather/scatter and KV-cache
-        writers: ``cb_wait_front`` of the index CB, then ``get_read_ptr``), so the address is only as good as that
-        page. Keys where no address names a buffer and ``T`` fills none have no entry (the value is a host-set
-        one); ``validate`` refuses two buffers named for one key, and an unnamed one whose tensor fills several.
+        """The derived index buffer of each indirect address that names none (``Dynamic.buf`` None), by
+        ``index_key`` (site, phase, index tensor): the one buffer that some ``ReadTiles`` of the tensor on that
+        site in that phase fills (buffers are used only in their own phase). An address that names its buffer
+        reads the index from that buffer, whatever other addresses do. The kernel reads the index from the
+        buffer's front page (tt-metal gather/scatter and KV-cache writers: ``cb_wait_front`` of the index CB, then
+        ``get_read_ptr``), so the address is only as good as that page. Keys whose tensor fills no buffer have no
+        entry (the value is a host-set one); ``validate`` refuses an unnamed address whose tensor fills several.
         Shared by the interpreter (``cb-read-unwaited`` at the op, an index buffer is a data buffer for
         ``cb-push-unfilled``) and the checker."""
-        named, fills, used = self.index_candidates()
-        out: dict[IndexKey, int] = {}
-        for k in sorted(used, key=lambda k: (k[0].x, k[0].y, k[1], k[2])):
-            if k in named:
-                out[k] = named[k]
-            elif len(fills.get(k, ())) == 1:
-                out[k] = next(iter(fills[k]))
-        return out
+        fills, unnamed = self.index_candidates()
+        return {k: next(iter(fills[k])) for k in sorted(unnamed, key=lambda k: (k[0].x, k[0].y, k[1], k[2]))
+                if len(fills.get(k, ())) == 1}
 
     def index_key(self, ep: EngineProgram, top_index: int, name: str, phases: list[int] | None = None) -> IndexKey:
         """The ``index_buffers`` key of an indirect address reading ``name`` in top-level op ``top_index`` of
@@ -238,27 +233,23 @@ class Program:
         sec = ep.section_of(top_index)
         return ep.site, phases[sec] if 0 <= sec < len(phases) else -1, name
 
-    def index_candidates(self) -> tuple[dict[IndexKey, int], dict[IndexKey, set[int]], set[IndexKey]]:
-        """What ``index_buffers`` is derived from, by key: the buffer the first address naming one names, the
-        buffers ``ReadTiles`` of the tensor fill, and the keys some indirect address uses."""
+    def index_candidates(self) -> tuple[dict[IndexKey, set[int]], set[IndexKey]]:
+        """What ``index_buffers`` is derived from, by key: the buffers ``ReadTiles`` of each tensor fill, and the
+        keys some indirect address naming no buffer uses."""
         from verispatial.ir.ops import ReadTiles
 
         phases = self.phase_of_section()
         fills: dict[IndexKey, set[int]] = {}
-        used: set[IndexKey] = set()
-        named: dict[IndexKey, int] = {}
+        unnamed: set[IndexKey] = set()
         for ep in self.programs:
             for t, top in enumerate(ep.ops):
                 for op in walk((top,)):
                     if isinstance(op, ReadTiles):
                         fills.setdefault(self.index_key(ep, t, op.tensor, phases), set()).add(op.into)
                     addr = getattr(op, "addr", None)
-                    if addr is not None and addr.dynamic is not None:
-                        k = self.index_key(ep, t, addr.dynamic.name, phases)
-                        used.add(k)
-                        if addr.dynamic.buf is not None:
-                            named.setdefault(k, addr.dynamic.buf)
-        return named, fills, used
+                    if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
+                        unnamed.add(self.index_key(ep, t, addr.dynamic.name, phases))
+        return fills, unnamed
 
     def with_index_buffers(self) -> Program:
         """This program with every indirect address's index buffer named (``Dynamic.buf`` from

@@ -326,7 +326,6 @@ class _OpPass:
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
         self.index_fills: dict[IndexKey, set[int]] = {}
         self.index_uses: list[tuple[EngineProgram, ReadTiles | WriteTiles, tuple[int, ...], int, int | None]] = []
-        self.index_named: dict[IndexKey, int] = {}
         self.index_derived: dict[IndexKey, int] = {}
         self.index_ambiguous: dict[IndexKey, set[int]] = {}
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
@@ -418,17 +417,13 @@ class _OpPass:
 
     def index_rules(self) -> None:
         """The index buffer rules of every indirect address the walk saw (``_index_buffer``), into ``found``."""
-        named: set[IndexKey] = set()
-        for ep, op, _at, _top, phase in self.index_uses:
-            if op.addr.dynamic is not None and op.addr.dynamic.buf is not None:
-                named.add((ep.site, -1 if phase is None else phase, op.addr.dynamic.name))
         for ep, op, _at, _top, phase in self.index_uses:
             assert op.addr.dynamic is not None
             k = (ep.site, -1 if phase is None else phase, op.addr.dynamic.name)
             got = self.index_fills.get(k, set())
-            if k not in named and len(got) == 1:
+            if len(got) == 1:
                 self.index_derived[k] = next(iter(got))
-            elif k not in named and len(got) > 1:
+            elif len(got) > 1:
                 self.index_ambiguous[k] = got
         for ep, op, at, top, phase in self.index_uses:
             self._index_buffer(ep, op, at, top, phase)
@@ -438,7 +433,7 @@ class _OpPass:
     def _index_buffer(self, ep: EngineProgram, op: ReadTiles | WriteTiles, at: tuple[int, ...], top: int,
                       phase: int | None) -> None:
         """The index buffer of an indirect address (``Dynamic.buf``, else derived: ``Program.index_buffers``): a
-        buffer of the op's site and phase; one per (site, phase, index tensor); an unnamed one must be unambiguous."""
+        buffer of the op's site and phase; an unnamed address's tensor fills at most one buffer there."""
         dyn = op.addr.dynamic
         assert dyn is not None
         p, site = self.p, ep.site
@@ -454,13 +449,7 @@ class _OpPass:
             if b is None:
                 return  # a value the host sets (docs/semantics.md, "index buffer")
         else:
-            b = dyn.buf
-            first = self.index_named.setdefault(key, b)
-            if first != b:
-                self._report(ep, at, op, f"index tensor {name} is read from buffer {b} here and from buffer {first} "
-                                         f"by another indirect address of {site}: one index buffer per (site, phase, "
-                                         "tensor)")
-                return
+            b = dyn.buf  # its own, whatever other addresses of the tensor read from
         if not 0 <= b < self.nb:
             self._report(ep, at, op, f"index buffer {b} is not a buffer")
             return

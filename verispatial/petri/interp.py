@@ -362,6 +362,9 @@ class Interp:
         self.data_bufs: set[int] = set()
         for e, ep in enumerate(self.engines):
             for op in walk(ep.ops):
+                if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and \
+                        op.addr.dynamic.buf is not None:
+                    self.data_bufs.add(op.addr.dynamic.buf)  # a named index buffer (``Dynamic.buf``)
                 if isinstance(op, WriteTiles):
                     self.writers.setdefault(op.tensor, e)
                     self.data_bufs.add(op.src)
@@ -370,7 +373,8 @@ class Interp:
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
         self._phases = phases
-        #: The index buffer of each indirect address, by (site, phase, index tensor) (``Program.index_buffers``): the
+        #: The derived index buffer of each indirect address naming none, by (site, phase, index tensor)
+        #: (``Program.index_buffers``; a named one is the address's own ``Dynamic.buf``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
         #: inside the engine's waited window when the address is used (``cb-read-unwaited``).
         self.index_bufs = program.index_buffers()
