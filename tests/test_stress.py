@@ -287,3 +287,40 @@ def test_a_wait_on_a_word_no_protocol_decides_is_no_checker_error(tmp_path: Path
     assert dead
     assert dead[0]["verdict"] == "refuted"
     assert "replayed_by" in json.dumps(dead[0])
+
+
+@pytest.mark.parametrize("argv", [["validate"], ["certify"], ["simulate"], ["certify", "--json"],
+                                  ["certify", "--certificate", "CERT"]])
+def test_a_document_past_the_size_limit_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    """Found by the thorough fuzz run (seed 10): a site array of 20,000 arrays of 20,000 numbers (1.2 GB of JSON)
+    ran the JSON reader out of memory, a checker error (exit 4). Documents past ``DOCUMENT_MAX_BYTES`` are refused
+    before they are read (the limit is lowered here, not a gigabyte written)."""
+    from verispatial.ir import serialize
+
+    monkeypatch.setattr(serialize, "DOCUMENT_MAX_BYTES", 2000)
+    monkeypatch.setattr("verispatial.ir.limits.DOCUMENT_MAX_BYTES", 2000)
+    path = write(tmp_path, json.loads((ROOT / "examples/pipeline_small.json").read_text()))
+    assert Path(path).stat().st_size > 2000
+    big_cert = tmp_path / "cert.json"
+    big_cert.write_text(json.dumps({"pad": "x" * 3000}))
+    rc, out, err = cli([*[str(big_cert) if a == "CERT" else a for a in argv], path], capsys)
+    assert rc == 2, (out, err)
+    assert len(err.splitlines()) == 1
+    assert "MiB a document may have" in err
+    assert "proved" not in out
+    if "--json" in argv:
+        assert json.loads(out)["exit_code"] == 2
+
+
+def test_values_that_do_not_fit_in_memory_are_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document under the size limit whose parse still runs out of memory is bad input, not a checker error."""
+    from verispatial.errors import ParseError
+    from verispatial.ir import serialize
+
+    def no_memory(*_a: Any, **_k: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(serialize.json, "loads", no_memory)
+    with pytest.raises(ParseError, match="do not fit in memory"):
+        serialize.parse_json("[1]")

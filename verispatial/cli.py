@@ -132,13 +132,19 @@ def load_json_object(path: str, what: str) -> dict[str, Any]:
         raise BadInput(path, "", "no such file")
     if p.is_dir():
         raise BadInput(path, "", f"is a directory, expected a {what} JSON file")
+    from verispatial.ir.limits import DOCUMENT_MAX_BYTES
+    from verispatial.ir.serialize import parse_json
+
     try:
+        size = p.stat().st_size
+        if size > DOCUMENT_MAX_BYTES:
+            raise BadInput(path, "", f"{size} bytes: larger than the {DOCUMENT_MAX_BYTES // 2**20} MiB a document may "
+                                     "have (verispatial/ir/limits.py)")
         data = p.read_bytes()
     except OSError as e:
         raise BadInput(path, "", f"cannot read: {e.strerror or e}") from None
     if not data.strip():
         raise BadInput(path, "", "the file is empty")
-    from verispatial.ir.serialize import parse_json
 
     try:
         d = parse_json(data)

@@ -19,6 +19,7 @@ import attrs
 
 from verispatial.certify.report import Report
 from verispatial.certify.store import ProofStore, get_report
+from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
 
 Say = Callable[[str], None]
@@ -81,8 +82,10 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     fkey = ""
     if store is not None:
         try:
-            pbytes = Path(program_path).read_bytes()
-            cbytes = Path(certificate_path).read_bytes() if certificate_path is not None else None
+            too_big = any(Path(x).stat().st_size > DOCUMENT_MAX_BYTES for x in (program_path, certificate_path)
+                          if x is not None)
+            pbytes = b"" if too_big else Path(program_path).read_bytes()  # the loader refuses it
+            cbytes = Path(certificate_path).read_bytes() if certificate_path is not None and not too_big else None
         except OSError:
             pbytes, cbytes = b"", None  # the loader reports it
         if pbytes:

@@ -256,9 +256,9 @@ def _load(path: str) -> Any:
 
 def _load_cert(path: str) -> dict[str, Any]:
     from verispatial.certify.certificate import check_certificate_shape
-    from verispatial.ir.serialize import parse_json
+    from verispatial.ir.serialize import parse_json, read_document
 
-    doc = parse_json(Path(path).read_bytes())
+    doc = parse_json(read_document(path, "a certificate .json file"))
     if not isinstance(doc, dict):
         raise ParseError(path, "a certificate is a JSON object")
     check_certificate_shape(doc)

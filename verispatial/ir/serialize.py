@@ -25,7 +25,7 @@ import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
-from verispatial.ir.limits import QUOTE_MAX, clip
+from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Program, Semaphore
 from verispatial.ir.target import TARGETS, Target, get_target
@@ -350,6 +350,8 @@ def parse_json(text: str | bytes) -> Any:
     except _DuplicateKey as e:
         raise ParseError("(document)", f"key {clip(repr(e.args[0]))} appears twice in one object (readers disagree on "
                                        "which wins)") from None
+    except MemoryError:  # a document under the size limit whose values still do not fit (deep repetition)
+        raise ParseError("(document)", "its values do not fit in memory: too large for the model") from None
     except ValueError as e:  # an integer literal past Python's digit limit (4300): far past every model limit
         if "digits" not in str(e):
             raise
@@ -365,6 +367,10 @@ def read_document(path: str | Path, expected: str) -> bytes:
         raise ParseError(str(path), "no such file")
     if p.is_dir():
         raise ParseError(str(path), f"is a directory, expected {expected}")
+    size = p.stat().st_size
+    if size > DOCUMENT_MAX_BYTES:
+        raise ParseError(str(path), f"{size} bytes: larger than the {DOCUMENT_MAX_BYTES // 2**20} MiB a document may "
+                                    "have (verispatial/ir/limits.py)")
     data = p.read_bytes()
     if not data.strip():
         raise ParseError(str(path), "the file is empty")
