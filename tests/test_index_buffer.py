@@ -45,15 +45,20 @@ def test_the_compiled_cache_update_names_its_index_buffer_and_proves() -> None:
     assert certify(p).exit_code == 0
 
 
-def _unnamed(p: Program) -> Program:
-    """``p`` with every indirect address's ``buf`` cleared (the index buffer left to derivation)."""
+def _index_buf(p: Program, buf: int | None) -> Program:
+    """``p`` with every indirect address naming ``buf`` as its index buffer (None: left to derivation)."""
     def fix(op: Op) -> Op:
         if isinstance(op, (Loop, If)):
             return attrs.evolve(op, body=tuple(fix(o) for o in op.body))
         if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
-            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=None)))
+            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=buf)))
         return op
     return attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=tuple(fix(o) for o in ep.ops)) for ep in p.programs))
+
+
+def _unnamed(p: Program) -> Program:
+    """``p`` with every indirect address's ``buf`` cleared (the index buffer left to derivation)."""
+    return _index_buf(p, None)
 
 
 def test_an_unnamed_index_buffer_is_derived_from_the_index_read() -> None:
@@ -139,21 +144,6 @@ def test_a_composed_programs_slices_keep_the_index_rule(name: str, named: bool) 
     assert hit, [r.name for r in refuted]
     assert hit[0].counterexample is not None
     assert hit[0].counterexample["violation"]["rule"] == rule
-
-
-def _index_buf(p: Program, buf: int | None) -> Program:
-    """``p`` with every indirect address naming ``buf`` as its index buffer."""
-    q = _unnamed(p)
-    if buf is None:
-        return q
-
-    def fix(op: Op) -> Op:
-        if isinstance(op, (Loop, If)):
-            return attrs.evolve(op, body=tuple(fix(o) for o in op.body))
-        if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
-            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=buf)))
-        return op
-    return attrs.evolve(q, programs=tuple(attrs.evolve(ep, ops=tuple(fix(o) for o in ep.ops)) for ep in q.programs))
 
 
 def test_validate_refuses_an_index_buffer_it_cannot_use() -> None:
