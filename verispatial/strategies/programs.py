@@ -25,13 +25,14 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.
 - Now and then (about 1 program in 6) an indirect access in one stage on a site of two engines, as a gather
-  (embedding lookup) or scatter (KV-cache update) kernel does it: per iteration one engine reads a tile of an index
-  tensor into an index buffer (``Reserve(1) ReadTiles ReadBarrier Push(1)``), the other waits for that page and,
-  between its ``Wait`` and ``Pop``, reads a block of a table into a buffer of its own and pushes it (gather: the
-  first engine pops it) or writes a block the first engine read out to a state (scatter). The address's ``Dynamic``
-  part names the index tensor; iteration ``k`` owns tiles ``[k * block, (k + 1) * block)`` and the index, in
-  ``[lo, hi]``, picks a slot of ``pages`` tiles in it (``scale`` = ``pages``), so every value stays inside the tensor
-  and no two iterations touch one tile. Broken: the access before the index page's ``Wait``, or after its ``Pop``.
+  (embedding lookup) or scatter (KV-cache update) kernel does it: one engine reads a tile of an index tensor into
+  an index buffer (``Reserve(1) ReadTiles ReadBarrier Push(1)``) per iteration, or once before the stage's loop;
+  the other waits for that page and, before it pops it, reads a block of a table into a buffer of its own and
+  pushes it (gather: the first engine pops it) or writes a block the first engine read out to a state (scatter).
+  The address's ``Dynamic`` part names the index tensor (and the index buffer, or leaves it to be derived);
+  iteration ``k`` owns tiles ``[k * block, (k + 1) * block)`` and the index, in ``[lo, hi]``, picks a slot of
+  ``pages`` tiles in it (``scale`` = ``pages``), so every value stays inside the tensor and no two iterations touch
+  one tile. Broken: the accesses before the index page's ``Wait``, or after its ``Pop``.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -451,14 +452,15 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
     The producer reads one tile of the index tensor (an int32 input) into the index buffer (capacity 1) per
     iteration (a gather's block of indices), or once before the stage's loop (a KV-cache update's position); the
     consumer waits for it and pops it in the same iteration (or before and after its loop), making its accesses in
-    between. Gather: the consumer reserves ``pages`` pages of a
-    data buffer, reads a block of a table (a parameter) into them at the indirect address and pushes them; the
-    producer waits for and pops them. Scatter: the producer reads ``pages`` tiles of an input into the data buffer
-    and pushes them; the consumer waits for them, writes them to a state at the indirect address and lets them go
-    (a write barrier or a flush) before it pops them. The address is ``block * (i * inner + j) + pages * d`` with
-    ``d`` in ``[lo, hi]`` and ``block = pages * (hi + 1)``: every value of the index stays inside the tensor of
-    ``block`` tiles per iteration, and two iterations never touch one tile whatever their indices. With ``broken``
-    the access sometimes comes before the index page's wait or after its pop (``cb-read-unwaited``)."""
+    between. Gather: the consumer reserves ``pages`` pages of a data buffer, reads a block of a table (a parameter)
+    into them at the indirect address and pushes them; the producer waits for and pops them. Scatter: the producer
+    reads ``pages`` tiles of an input into the data buffer and pushes them; the consumer waits for them, writes them
+    to a state at the indirect address and lets them go (a write barrier or a flush) before it pops them. The
+    address is ``block * (i * inner + j) + pages * d`` with ``d`` in ``[lo, hi]`` and ``block = pages * (hi + 1)``:
+    every value of the index stays inside the tensor of ``block`` tiles per iteration, and two iterations never
+    touch one tile whatever their indices. The ``Dynamic`` part names the index buffer (``buf``) or not (derived:
+    the one buffer a read of the index tensor fills). With ``broken`` the accesses sometimes come before the index
+    page's wait or after its pop (``cb-read-unwaited``)."""
     site = draw(st.sampled_from([s for s, ss in by_site.items() if len(ss) >= 2]))
     prod, cons = draw(st.permutations(by_site[site]))[:2]
     n = _iterations(stage, trips)
@@ -474,7 +476,9 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
         cb = next_cb.get(site, 0)
         next_cb[site] = cb + 1
         buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, dtype))
-    addr = attrs.evolve(_addr(stage, 0, block), dynamic=Dynamic(index, lo, hi, pages))
+    # The address names its index buffer (as the compiler does) or leaves it to be derived from the index read.
+    named = draw(st.booleans())
+    addr = attrs.evolve(_addr(stage, 0, block), dynamic=Dynamic(index, lo, hi, pages, ib if named else None))
     fill: list[Op] = [Reserve(ib, 1), ReadTiles(index, Addr(0) if once else _addr(stage, 0, 1), 1, ib), ReadBarrier(),
                       Push(ib, 1)]
     if once:
