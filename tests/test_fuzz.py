@@ -113,10 +113,12 @@ def _value(rng: random.Random, old: Any) -> Any:
     if kind == 3 and isinstance(old, int) and not isinstance(old, bool):
         return old + rng.choice([-2, -1, 1, 2, 7, 1000])
     if kind == 4:
-        # At most about 2 MB of JSON: a big subtree repeated 20,000 times (then again by a later mutation) ran the
-        # fuzzer itself out of memory before any command saw the input (a thorough run, seed 10).
-        n = rng.choice([2, 100, 20_000])
-        return [old] * max(2, min(n, 2_000_000 // max(len(json.dumps(old)), 1)))
+        # At most about 2 MB of JSON, in copies: a subtree repeated 20,000 times as one shared object, which a later
+        # mutation then grew once for all of them, ran the fuzzer itself out of memory before any command saw the
+        # input (thorough runs, seed 10).
+        text = json.dumps(old)
+        n = max(2, min(rng.choice([2, 100, 20_000]), 2_000_000 // max(len(text), 1)))
+        return [json.loads(text) for _ in range(n)]
     if kind == 5:
         return {"x": old}
     if kind == 6 and isinstance(old, list) and old:
