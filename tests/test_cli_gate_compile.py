@@ -78,3 +78,53 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(capsys: pyte
                  "--sections", readme]) == 2
     assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected an "
                                        "output directory\n")
+
+
+@pytest.mark.parametrize(("field", "length", "expect"), [
+    ("op", 300, "op #0 'up_zzz"),                 # the op's own name past NAME_MAX
+    ("graph", 300, "graph 'mlp_block_zzz"),       # the graph's
+    ("both", 200, "its section is named <graph>.<op>"),  # each fits, the section name does not
+])
+def test_a_graph_name_too_long_for_a_program_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          field: str, length: int, expect: str) -> None:
+    """Found by the thorough fuzz run (seed 10): a 300-character op name compiled into a section program that
+    validate refused (names at most 256 characters), a checker error (exit 4). Now the graph is refused."""
+    import json
+
+    g = json.loads((ROOT / "examples" / "models" / "mlp_block.json").read_text())
+    if field in ("op", "both"):
+        g["ops"][0]["name"] += "_" + "z" * ((length if field == "op" else 100) - len(g["ops"][0]["name"]) - 1)
+    if field in ("graph", "both"):
+        g["name"] += "_" + "z" * (length - len(g["name"]) - 1)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(g))
+    rc = main(["compile", str(path), "--target", "wormhole", "--no-certify", "-q", "-o", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1
+    assert expect in err
+    assert "at most 256 characters" in err
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_a_composed_programs_name_fits_whatever_its_output_is_called() -> None:
+    """compose names the program after its last output tensor, ``<tensor>_<n>_sections``: cut to NAME_MAX."""
+    import attrs
+
+    from verispatial.ir import WriteTiles
+    from verispatial.ir.limits import NAME_MAX
+    from verispatial.ir.serialize import load_program
+    from verispatial.ir.validate import validate
+    from verispatial.passes import compose
+
+    p = load_program(ROOT / "examples" / "pipeline_small.json")
+    long = "y" * NAME_MAX
+    out = next(t.name for t in p.tensors if t.role.value == "output")
+    renamed = attrs.evolve(p, tensors=tuple(attrs.evolve(t, name=long) if t.name == out else t for t in p.tensors),
+                           programs=tuple(attrs.evolve(ep, ops=tuple(
+                               attrs.evolve(o, tensor=long) if isinstance(o, WriteTiles) and o.tensor == out else o
+                               for o in ep.ops)) for ep in p.programs))
+    q, _ = compose([renamed, renamed], target=p.target)
+    assert len(q.name) <= NAME_MAX
+    assert q.name == "y" * (NAME_MAX - len("_2_sections")) + "_2_sections"
+    assert not [v for v in validate(q) if "name" in str(v)]

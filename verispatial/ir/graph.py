@@ -39,7 +39,7 @@ import attrs
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Role
-from verispatial.ir.limits import U32, clip
+from verispatial.ir.limits import U32, clip, name_rule
 from verispatial.ir.serialize import check_schema, parse_json, read_document
 
 FORMAT = "verispatial.graph"
@@ -119,6 +119,16 @@ def schema() -> dict[str, Any]:
 
 def check_graph(g: ModelGraph) -> None:
     """Relations between the graph's entities; raises ``ParseError`` naming the first broken one."""
+    # Names (limits.name_rule), the graph's own included; a section is named ``<graph>.<op>``, so that must fit too
+    # (a fuzzed 300-character op name compiled into a program validate refused: a checker error).
+    for what, name in [("graph", g.name), *((f"tensor #{i}", t.name) for i, t in enumerate(g.tensors)),
+                       *((f"op #{i}", o.name) for i, o in enumerate(g.ops)),
+                       *((f"op #{i}", f"{g.name}.{o.name}") for i, o in enumerate(g.ops))]:
+        rule = name_rule(name)
+        if rule is not None:
+            if name.startswith(f"{g.name}.") and what.startswith("op") and name_rule(name[len(g.name) + 1:]) is None:
+                rule = f"its section is named <graph>.<op>, {len(name)} characters: {rule}"
+            raise ParseError(f"{what} {clip(ascii(name), 40)}", rule)
     names = Counter(t.name for t in g.tensors)  # counted once: a graph may list 10**5 tensors
     for t in g.tensors:
         if names[t.name] > 1:

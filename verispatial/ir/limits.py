@@ -20,6 +20,7 @@ exactly what ``certify`` cannot take. Sources (tt-metal, ``tt_metal/hw/inc/dataf
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 #: Pages one circular-buffer op may name (16-bit CB counters).
@@ -38,6 +39,9 @@ MESH_MAX = 256
 #: The largest document (program, model graph, certificate) read, in bytes: 512 MiB. The composed 16-layer
 #: Llama-3.2-1B decode step is 33 MB; a fuzzed 1.2 GB file of nested arrays ran the JSON reader out of memory.
 DOCUMENT_MAX_BYTES = 512 * 2**20
+#: Longest name of a program, tensor, buffer, semaphore, trip, section, loop variable or graph op (names are printed
+#: in every report and message; a longer one is bad input, not a 100 KB line).
+NAME_MAX = 256
 #: Characters of the input a bad-input message quotes (longer values are cut with an ellipsis).
 QUOTE_MAX = 200
 
@@ -70,3 +74,13 @@ def ring_slots(first: int, n: int, cap: int) -> set[int]:
     if n >= cap:
         return set(range(cap))
     return {(first + j) % cap for j in range(n)}
+
+
+def name_rule(name: str) -> str | None:
+    """Why ``name`` cannot be a name, or None: at most ``NAME_MAX`` characters, none a control character (a
+    newline or an ANSI escape in a name would forge report lines or drive the user's terminal)."""
+    if len(name) > NAME_MAX:
+        return f"a name has at most {NAME_MAX} characters, got {len(name)}"
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        return "a name holds no control characters (newlines, tabs, escapes)"
+    return None

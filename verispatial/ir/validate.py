@@ -6,7 +6,6 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -14,7 +13,7 @@ import attrs
 
 from verispatial.errors import IrViolation
 from verispatial.ir.core import Addr, Role, Site
-from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, too_large
+from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
     ID_BUFFER,
     ID_GROUP,
@@ -50,23 +49,8 @@ def _in_mesh(p: Program, s: Site) -> bool:
     return 0 <= s.x < p.target.mesh[0] and 0 <= s.y < p.target.mesh[1]
 
 
-#: Longest name of a program, tensor, buffer, semaphore, trip, section or loop variable (names are printed in every
-#: report and message; a longer one is bad input, not a 100 KB line).
-NAME_MAX = 256
-
-
-def _name_rule(name: str) -> str | None:
-    """Why ``name`` cannot be a name, or None: at most ``NAME_MAX`` characters, none a control character (a
-    newline or an ANSI escape in a name would forge report lines or drive the user's terminal)."""
-    if len(name) > NAME_MAX:
-        return f"a name has at most {NAME_MAX} characters, got {len(name)}"
-    if any(unicodedata.category(c) == "Cc" for c in name):
-        return "a name holds no control characters (newlines, tabs, escapes)"
-    return None
-
-
 def name_violations(p: Program) -> list[IrViolation]:
-    """A violation per bad name (``_name_rule``), each entity named by kind and position with the name quoted
+    """A violation per bad name (``limits.name_rule``), each entity named by kind and position with the name quoted
     safely (escaped, cut to 40 characters)."""
     named: list[tuple[str, str]] = [("program", p.name)]
     named += [(f"tensor #{i}", t.name) for i, t in enumerate(p.tensors)]
@@ -78,7 +62,7 @@ def name_violations(p: Program) -> list[IrViolation]:
               if isinstance(op, Loop)]
     out = []
     for entity, name in named:
-        rule = _name_rule(name)
+        rule = name_rule(name)
         if rule is not None:
             out.append(IrViolation(f"{entity} {clip(ascii(name), 40)}", rule))
     return out

@@ -39,6 +39,7 @@ import attrs
 from verispatial.errors import ComposeRefused
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space, WaitCond
 from verispatial.ir.ids import Renaming
+from verispatial.ir.limits import NAME_MAX
 from verispatial.ir.ops import AtomicBarrier, Op, ReadTiles, SemInc, SemWait, WriteTiles
 from verispatial.ir.program import (
     Buffer,
@@ -618,7 +619,8 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     _, last_writes = _accesses(last)
     outputs = [t.name for t in tensors if t.role == Role.OUTPUT]
     out_name = next((t for t in outputs if t in last_writes), outputs[0] if outputs else "result")
-    name = sections[0].name if n == 1 else f"{out_name}_{n}_sections"
+    # A label of at most NAME_MAX characters (an output tensor's name may take them all).
+    name = sections[0].name if n == 1 else f"{out_name[: NAME_MAX - len(f'_{n}_sections')]}_{n}_sections"
     program = Program(
         name=name, target=target, tensors=tensors, buffers=tuple(buffers), semaphores=tuple(semaphores),
         groups=tuple(groups), trips=trips, programs=programs,
