@@ -328,9 +328,11 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
         stage.take.setdefault(bb, []).append([SemWait(sb, WaitCond.EQ, 1), SemSet(sb, 0), SemInc(sa, a[0], 1)])
 
-    # Now and then an indirect access (gather or scatter) in one stage, on a site of two engines: Hypothesis, which
-    # favours the bounds of a range, draws 0 of 0..7 about once in 6 (0 of 0..5 about once in 4).
-    if draw(st.integers(0, 7)) == 0:
+    # Now and then an indirect access (gather or scatter) in one stage, on a site of two engines; only in a program
+    # still small (no multicast handshake, at most two semaphores), which the explorer finishes and the checker
+    # certifies cheaply: the differential test's budget. Hypothesis, which favours the bounds of a range, draws 0 of
+    # 0..3 about once in 3 (about 1 program in 6 overall).
+    if not mcast and len(semaphores) <= 2 and draw(st.integers(0, 3)) == 0:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
