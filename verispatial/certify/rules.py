@@ -56,6 +56,7 @@ from verispatial.ir.ops import (
     WriteTiles,
     count_trip,
     count_value,
+    named_index_buffer,
 )
 from verispatial.ir.program import IndexKey, Program, walk
 
@@ -232,8 +233,9 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> s
     out: set[int] = set()
     for ep in p.programs:
         for op in walk(ep.ops):
-            if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and op.addr.dynamic.buf is not None:
-                out.add(op.addr.dynamic.buf)
+            named = named_index_buffer(op)
+            if named is not None:
+                out.add(named)
             if isinstance(op, WriteTiles):
                 out.add(op.src)
             elif isinstance(op, Compute):
@@ -306,8 +308,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         """``cb-read-unwaited`` for an indirect address: its index buffer's front page (``Program.index_buffers``)
         must be in this engine's waited window (some path may have no page there)."""
         dyn = op.addr.dynamic
-        b = None if dyn is None else dyn.buf if dyn.buf is not None else index_bufs.get(
-            p.index_key(view.program, path[0], dyn.name, phases))
+        b = p.index_buffer(view.program, path[0], op, index_bufs, phases)
         if dyn is not None and b is not None and any(v < 1 for v, _ in _pairs(s, "wt", b)):
             flag("cb-read-unwaited", path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the front "
                                            f"of b{b} outside its waited window")

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from verispatial.ir.core import Addr, Site
+from verispatial.ir.core import Site
 from verispatial.ir.ops import (
     CONTAINERS,
     ID_BUFFER,
@@ -24,7 +24,10 @@ from verispatial.ir.ops import (
     ID_TENSOR,
     Op,
     Operand,
+    ReadTiles,
     TripCount,
+    WriteTiles,
+    named_index_buffer,
 )
 
 IntMap = Callable[[int], int]
@@ -79,10 +82,10 @@ class Renaming:
                 changes[f.name] = tuple(Operand(self.buffer(o.buf), o.pages) for o in v)
             else:  # pragma: no cover - a new tag must be handled here (fail closed)
                 raise TypeError(f"{type(op).__name__}.{f.name}: id kind {kind!r} has no renaming")
-        addr = getattr(op, "addr", None)
-        if isinstance(addr, Addr) and addr.dynamic is not None and addr.dynamic.buf is not None:
+        if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and op.addr.dynamic.buf is not None:
             # An indirect address's index buffer: the one id held inside a value class (tests/test_ids.py).
-            changes["addr"] = attrs.evolve(addr, dynamic=attrs.evolve(addr.dynamic, buf=self.buffer(addr.dynamic.buf)))
+            changes["addr"] = attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic,
+                                                                         buf=self.buffer(op.addr.dynamic.buf)))
         if isinstance(op, CONTAINERS):
             changes["body"] = tuple(self.op(o) for o in op.body)
         return attrs.evolve(op, **changes) if changes else op
@@ -108,6 +111,6 @@ def op_ids(op: Op) -> Iterator[tuple[str, Any]]:
                 yield "trip", v.trip
         else:
             yield kind, v
-    addr = getattr(op, "addr", None)
-    if isinstance(addr, Addr) and addr.dynamic is not None and addr.dynamic.buf is not None:
-        yield ID_BUFFER, addr.dynamic.buf
+    named = named_index_buffer(op)
+    if named is not None:
+        yield ID_BUFFER, named

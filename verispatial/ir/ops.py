@@ -413,3 +413,9 @@ def op_text(op: Op) -> str:
         else:
             fields.append(str(v))
     return f"{tag}({', '.join(fields)})"
+
+
+def named_index_buffer(op: Op) -> int | None:
+    """The index buffer ``op``'s indirect address names (``Dynamic.buf``), or None."""
+    addr = getattr(op, "addr", None)
+    return None if addr is None or addr.dynamic is None else addr.dynamic.buf

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
-from verispatial.ir.ops import CONTAINERS, Op
+from verispatial.ir.ops import CONTAINERS, Op, named_index_buffer
 from verispatial.ir.target import Target
 
 FORMAT = "verispatial.program"
@@ -225,6 +225,19 @@ class Program:
         return {k: next(iter(fills[k])) for k in sorted(unnamed, key=lambda k: (k[0].x, k[0].y, k[1], k[2]))
                 if len(fills.get(k, ())) == 1}
 
+    def index_buffer(self, ep: EngineProgram, top_index: int, op: Op, derived: dict[IndexKey, int],
+                     phases: list[int] | None = None) -> int | None:
+        """The index buffer of ``op``'s indirect address (in top-level op ``top_index`` of ``ep``): the one it names,
+        else ``derived`` (``index_buffers()``) at its key; None for an op with no indirect address, or a host-set
+        index. The one lookup the interpreter and the checker share."""
+        named = named_index_buffer(op)
+        if named is not None:
+            return named
+        addr = getattr(op, "addr", None)
+        if addr is None or addr.dynamic is None:
+            return None
+        return derived.get(self.index_key(ep, top_index, addr.dynamic.name, phases))
+
     def index_key(self, ep: EngineProgram, top_index: int, name: str, phases: list[int] | None = None) -> IndexKey:
         """The ``index_buffers`` key of an indirect address reading ``name`` in top-level op ``top_index`` of
         ``ep``: (site, phase of its section, name); phase -1 for a section the program does not declare.
@@ -255,6 +268,8 @@ class Program:
         """This program with every indirect address's index buffer named (``Dynamic.buf`` from
         ``index_buffers``), so that a part of it cut out (a compositional slice, whose tensors are renamed) keeps
         the buffer its addresses read the index from."""
+        from verispatial.ir.ops import ReadTiles, WriteTiles
+
         table = self.index_buffers()
         if not table:
             return self
@@ -263,13 +278,12 @@ class Program:
         def fix(ep: EngineProgram, t: int, op: Op) -> Op:
             if isinstance(op, CONTAINERS):
                 return attrs.evolve(op, body=tuple(fix(ep, t, o) for o in op.body))
-            addr = getattr(op, "addr", None)
-            if addr is None or addr.dynamic is None or addr.dynamic.buf is not None:
+            if not isinstance(op, (ReadTiles, WriteTiles)) or op.addr.dynamic is None or op.addr.dynamic.buf is not None:
                 return op
-            b = table.get(self.index_key(ep, t, addr.dynamic.name, phases))
+            b = table.get(self.index_key(ep, t, op.addr.dynamic.name, phases))
             if b is None:
                 return op
-            return attrs.evolve(op, addr=attrs.evolve(addr, dynamic=attrs.evolve(addr.dynamic, buf=b)))
+            return attrs.evolve(op, addr=attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic, buf=b)))
 
         return attrs.evolve(self, programs=tuple(
             attrs.evolve(ep, ops=tuple(fix(ep, t, o) for t, o in enumerate(ep.ops))) for ep in self.programs))

@@ -63,6 +63,7 @@ from verispatial.ir.ops import (
     WriteBarrier,
     WriteTiles,
     count_value,
+    named_index_buffer,
     op_text,
 )
 from verispatial.ir.program import Program, walk
@@ -362,9 +363,9 @@ class Interp:
         self.data_bufs: set[int] = set()
         for e, ep in enumerate(self.engines):
             for op in walk(ep.ops):
-                if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and \
-                        op.addr.dynamic.buf is not None:
-                    self.data_bufs.add(op.addr.dynamic.buf)  # a named index buffer (``Dynamic.buf``)
+                named = named_index_buffer(op)
+                if named is not None:
+                    self.data_bufs.add(named)  # a named index buffer (``Dynamic.buf``)
                 if isinstance(op, WriteTiles):
                     self.writers.setdefault(op.tensor, e)
                     self.data_bufs.add(op.src)
@@ -910,8 +911,7 @@ class Interp:
         dyn = op.addr.dynamic
         if dyn is None:
             return
-        b = dyn.buf if dyn.buf is not None else self.index_bufs.get(
-            self.program.index_key(self.engines[e], pc[0][0], dyn.name, self._phases))
+        b = self.program.index_buffer(self.engines[e], pc[0][0], op, self.index_bufs, self._phases)
         if b is None:
             return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
