@@ -329,8 +329,8 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
         with export, _progress(f"certify {path}", quiet) as progress:
-            return certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
-                                jobs=jobs, progress=progress)
+            fr = certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
+                              jobs=jobs, progress=progress)
     except BadInput:
         raise
     except VerispatialError as e:
@@ -339,6 +339,13 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
         raise bad_input_of(blame, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
+    if fr.program is None:
+        return fr
+    import attrs
+
+    from verispatial.report.sources import with_sources
+
+    return attrs.evolve(fr, report=with_sources(fr.report, fr.program))
 
 
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,

@@ -13,6 +13,7 @@ import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
 from verispatial.ir.ops import CONTAINERS, Op, named_index_buffer
+from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
 FORMAT = "verispatial.program"
@@ -129,6 +130,17 @@ class EngineProgram:
     engine: Engine
     ops: tuple[Op, ...]
     section_starts: tuple[int, ...] = ()
+    #: Where each op was read from (``ir/source.py``); not part of the program's value (``eq=False``).
+    sources: Sources = attrs.field(default=(), eq=False)
+
+    def source_of(self, path: OpPath) -> SourceLoc | None:
+        """The source location of the op at ``path``, or of its nearest enclosing op that has one; None without."""
+        table = dict(self.sources)
+        for n in range(len(path), 0, -1):
+            loc = table.get(tuple(path[:n]))
+            if loc is not None:
+                return loc
+        return None
 
     @property
     def key(self) -> str:
@@ -189,6 +201,14 @@ class Program:
     sections: tuple[SectionSpan, ...] = (SectionSpan("main"),)
     memory: tuple[BufferAt, ...] = ()
     resident: tuple[Resident, ...] = ()
+
+    def source_of(self, engine: str, path: OpPath) -> SourceLoc | None:
+        """Where the op at ``path`` of engine program ``engine`` (its ``key``, ``"(x,y).reader"``) came from, or
+        None when no front end recorded it."""
+        for ep in self.programs:
+            if ep.key == engine:
+                return ep.source_of(path)
+        return None
 
     def tensor(self, name: str) -> Tensor:
         for t in self.tensors:

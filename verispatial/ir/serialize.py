@@ -27,7 +27,8 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
-from verispatial.ir.program import FORMAT, VERSION, Program, Semaphore
+from verispatial.ir.program import FORMAT, VERSION, EngineProgram, Program, Semaphore
+from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 
 # Tuples are written as JSON arrays (lists), so program_to_dict's output is plain JSON data that the schema
@@ -184,6 +185,27 @@ def _target_to_json(t: Target) -> Any:
     return _conv.unstructure(t)
 
 
+def _unstructure_engine_program(ep: EngineProgram) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "site": [ep.site.x, ep.site.y],
+        "engine": ep.engine.value,
+        "ops": [_unstructure_op(o) for o in ep.ops],
+        "section_starts": list(ep.section_starts),
+    }
+    if ep.sources:  # written only when a front end recorded them (other documents keep their bytes)
+        d["sources"] = [{"path": list(path), **attrs.asdict(loc)} for path, loc in ep.sources]
+    return d
+
+
+def _structure_sources(v: Any, _t: Any = None) -> Sources:
+    return tuple((tuple(int(i) for i in e["path"]),
+                  SourceLoc(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", ""))))
+                 for e in v)
+
+
+_conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
+
+
 def program_to_dict(p: Program) -> dict[str, Any]:
     """The JSON object of ``p`` (a plain dict of lists, strings and ints)."""
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
@@ -192,15 +214,7 @@ def program_to_dict(p: Program) -> dict[str, Any]:
         if a.name == "target":
             d["target"] = _target_to_json(v)
         elif a.name == "programs":
-            d["programs"] = [
-                {
-                    "site": [ep.site.x, ep.site.y],
-                    "engine": ep.engine.value,
-                    "ops": [_unstructure_op(o) for o in ep.ops],
-                    "section_starts": list(ep.section_starts),
-                }
-                for ep in v
-            ]
+            d["programs"] = [_unstructure_engine_program(ep) for ep in v]
         elif a.name == "resident" and not v:
             continue  # written only when some tensor is resident (older documents keep their bytes)
         else:

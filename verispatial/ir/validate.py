@@ -15,6 +15,7 @@ from verispatial.errors import IrViolation
 from verispatial.ir.core import Addr, Role, Site
 from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
+    CONTAINERS,
     ID_BUFFER,
     ID_GROUP,
     ID_OPERANDS,
@@ -224,6 +225,9 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
+        for path, _loc in ep.sources:
+            if not _names_an_op(ep.ops, path):
+                bad(f"program {ep.key} sources {list(path)}", "a source location names an op of its program")
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
@@ -605,6 +609,19 @@ class _OpPass:
                 self.words.append(IrViolation(
                     f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
+
+
+def _names_an_op(ops: tuple[Op, ...], path: tuple[int, ...]) -> bool:
+    """Whether ``path`` (an index, then indices into enclosing loop or if bodies) names an op of ``ops``."""
+    for depth, i in enumerate(path):
+        if not 0 <= i < len(ops):
+            return False
+        if depth + 1 < len(path):
+            op = ops[i]
+            if not isinstance(op, CONTAINERS):
+                return False
+            ops = op.body
+    return True
 
 
 def _addr_too_large(a: Addr) -> bool:

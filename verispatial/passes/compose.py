@@ -53,6 +53,7 @@ from verispatial.ir.program import (
     Trip,
     walk,
 )
+from verispatial.ir.source import Sources, merged, shifted
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
 
@@ -592,6 +593,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     # Join the engine programs per participant, section by section, each closing section ending in the rendezvous.
     index = {p: i for i, p in enumerate(order)}
     ops: list[list[Op]] = [[] for _ in order]
+    sources: list[list[Sources]] = [[] for _ in order]
     starts: list[list[int]] = [[] for _ in order]
     boundaries: list[tuple[int, int, dict[str, int]]] = []
     section_starts: list[dict[str, int]] = []
@@ -604,6 +606,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
         section_starts.append({participant_key(p): starts[i][k] for i, p in enumerate(order)})
         for ep in sec.programs:
             i = index[(sh.at(ep.site), ep.engine)]
+            sources[i].append(shifted(ep.sources, len(ops[i])))
             ops[i].extend(ep.ops if ren is None else ren.ops(ep.ops))
         if closes[k]:
             assert rv is not None
@@ -613,7 +616,8 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
                 first[participant_key(who)] = len(ops[i])
                 ops[i].extend(rendezvous_ops(rv, who, kclose))
             boundaries.append((k, kclose, first))
-    programs = tuple(EngineProgram(p[0], p[1], tuple(ops[i]), tuple(starts[i])) for i, p in enumerate(order))
+    programs = tuple(EngineProgram(p[0], p[1], tuple(ops[i]), tuple(starts[i]), merged(sources[i]))
+                     for i, p in enumerate(order))
 
     last = sections[-1]
     _, last_writes = _accesses(last)

@@ -80,6 +80,25 @@ def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str 
     return lines
 
 
+def source_lines(cex: Any) -> list[str]:
+    """Every user-source location (``source`` fields, ``report/sources.py``) a counterexample names, in order and
+    without repeats: the lines of TT-Lang or C++ the refutation is about."""
+    out: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            src = x.get("source")
+            if isinstance(src, str) and src not in out:
+                out.append(src)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(cex)
+    return out
+
+
 def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
     """Per family (report order), how many obligations got each verdict."""
     return {fam: {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
@@ -131,6 +150,7 @@ def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]
         if r.verdict == Verdict.REFUTED:
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
             if r.counterexample:
+                out += [(f"    at {src}", "bold") for src in source_lines(r.counterexample)]
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
     out += unproved_lines(report)
     code = report.exit_code

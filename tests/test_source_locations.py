@@ -1,0 +1,78 @@
+"""Source locations (ir/source.py): a front end records where each op came from; they survive JSON, compose keeps
+them on the shifted ops, validate refuses one that names no op, and a refutation's report names the user's line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+from verispatial.ir.serialize import dumps, load_program, loads
+from verispatial.ir.source import SourceLoc, merged, shifted, sliced
+from verispatial.ir.validate import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "examples" / "broken" / "a_reserve_over_capacity.json"
+
+
+def _with_sources(path: Path) -> str:
+    p = load_program(path)
+    programs = tuple(attrs.evolve(ep, sources=(((0,), SourceLoc("kernels/reader.cpp", 40 + i, 5,
+                                                                  f"cb_reserve_back(cb_in, {i})")),))
+                     for i, ep in enumerate(p.programs))
+    return dumps(attrs.evolve(p, programs=programs))
+
+
+def test_round_trip_keeps_sources_and_not_the_value() -> None:
+    text = _with_sources(BROKEN)
+    q = loads(text)
+    assert q.programs[0].sources == (((0,), SourceLoc("kernels/reader.cpp", 40, 5, "cb_reserve_back(cb_in, 0)")),)
+    assert q == load_program(BROKEN)  # locations are not part of the program's value
+    assert json.loads(dumps(load_program(BROKEN))) == json.loads(BROKEN.read_text())  # others keep their bytes
+    assert str(q.source_of(q.programs[0].key, (0, 2))) == "kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"
+
+
+def test_table_helpers() -> None:
+    loc = SourceLoc("a.py", 3)
+    assert shifted((((1, 2), loc),), 4) == (((5, 2), loc),)
+    assert sliced((((1,), loc), ((5, 0), loc)), 4, 6) == (((1, 0), loc),)
+    assert merged([(((3,), loc),), (((1,), loc),)]) == (((1,), loc), ((3,), loc))
+    assert str(loc) == "a.py:3"
+
+
+def test_a_location_naming_no_op_is_refused() -> None:
+    p = load_program(BROKEN)
+    bad = attrs.evolve(p.programs[0], sources=(((7, 1), SourceLoc("a.py", 1)),))
+    vs = validate(attrs.evolve(p, programs=(bad, *p.programs[1:])))
+    assert [v.rule for v in vs] == ["a source location names an op of its program"]
+
+
+def test_refutation_names_the_users_line(tmp_path: Path) -> None:
+    prog = tmp_path / "kernel.json"
+    prog.write_text(_with_sources(BROKEN))
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(prog), "-q"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    assert "    at kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)" in run.stdout
+    js = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(prog), "--json", "-q"],
+                        capture_output=True, text=True, check=False)
+    doc = json.loads(js.stdout)
+    cex = next(r["counterexample"] for r in doc["results"] if r["name"].startswith("cb-capacity:(0,0).reader"))
+    assert cex["source"] == "kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"
+
+
+@pytest.mark.parametrize("field", ["line", "file"])
+def test_bad_location_is_bad_input(tmp_path: Path, field: str) -> None:
+    d = json.loads(_with_sources(BROKEN))
+    d["programs"][0]["sources"][0][field] = 0 if field == "line" else ""
+    prog = tmp_path / "bad.json"
+    prog.write_text(json.dumps(d))
+    run = subprocess.run([sys.executable, "-m", "verispatial", "validate", str(prog)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "sources" in run.stderr + run.stdout
+    assert "Traceback" not in run.stderr

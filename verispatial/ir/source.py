@@ -1,0 +1,52 @@
+"""Where an op came from in the user's source: a front end (TT-Lang, tt-metal C++) records the file and line of the
+statement each op was read from, so a counterexample points at the line the engineer wrote (DESIGN §12).
+
+Source locations are a side table of an ``EngineProgram`` keyed by op path (the op's index in its list, then in each
+enclosing loop's body); they take no part in an op's value, its equality or a proof-cache key: two programs that
+differ only in where their ops came from are the same program to the checker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+#: An op path: the op's index in its engine's list, then the index in each enclosing loop's or if's body.
+OpPath = tuple[int, ...]
+
+
+@attrs.frozen
+class SourceLoc:
+    """One statement of the user's source. ``file`` as the front end was given it (a repository-relative path where
+    it can be); ``line`` and ``column`` 1-based (``column`` 0: unknown); ``text`` the statement, cut to one line."""
+
+    file: str
+    line: int
+    column: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + (f":{self.column}" if self.column else "")
+        return f"{where}: {self.text}" if self.text else where
+
+
+#: An engine program's source table: (op path, location) pairs, in program order.
+Sources = tuple[tuple[OpPath, SourceLoc], ...]
+
+
+def shifted(sources: Sources, offset: int) -> Sources:
+    """``sources`` of an op list placed ``offset`` top-level ops later in a longer list (``compose``)."""
+    if not offset:
+        return sources
+    return tuple(((p[0] + offset, *p[1:]), loc) for p, loc in sources)
+
+
+def sliced(sources: Sources, lo: int, hi: int) -> Sources:
+    """The entries of top-level ops ``lo <= i < hi``, renumbered from 0 (a compositional slice)."""
+    return tuple(((p[0] - lo, *p[1:]), loc) for p, loc in sources if lo <= p[0] < hi)
+
+
+def merged(parts: Iterable[Sources]) -> Sources:
+    """One table of several disjoint ones, in path order."""
+    return tuple(sorted((e for part in parts for e in part), key=lambda e: e[0]))

@@ -1,0 +1,65 @@
+"""Counterexamples pointed at the user's source: every op a counterexample names by ``engine`` and ``path`` gets the
+``source`` its front end recorded (``ir/source.py``), so the text report, ``--json``, SARIF, JUnit and explain can say
+``matmul.py:97: c_dfb.reserve()`` where the program was read from TT-Lang or tt-metal C++.
+
+Untrusted presentation only: it adds fields to counterexamples after every verdict is settled and changes none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from verispatial.certify.report import Report, Result
+from verispatial.ir.program import Program
+from verispatial.ir.source import SourceLoc
+
+
+def _spot_loc(program: Program, x: dict[str, Any]) -> SourceLoc | None:
+    engine, path = x.get("engine"), x.get("path")
+    if isinstance(engine, str) and isinstance(path, list) and all(isinstance(i, int) for i in path):
+        return program.source_of(engine, tuple(path))
+    return None
+
+
+def _annotate(program: Program, x: Any, found: list[SourceLoc]) -> Any:
+    if isinstance(x, list):
+        return [_annotate(program, y, found) for y in x]
+    if not isinstance(x, dict):
+        return x
+    out = {k: _annotate(program, v, found) for k, v in x.items()}
+    loc = _spot_loc(program, x)
+    if loc is not None and "source" not in x:
+        out["source"] = str(loc)
+        found.append(loc)
+    return out
+
+
+def located(program: Program, cex: dict[str, Any]) -> tuple[dict[str, Any], list[SourceLoc]]:
+    """``cex`` with a ``source`` field beside every (engine, path) it names that has a recorded location, and those
+    locations in the order they appear (repeats removed)."""
+    found: list[SourceLoc] = []
+    out = _annotate(program, cex, found)
+    seen: list[SourceLoc] = []
+    for loc in found:
+        if loc not in seen:
+            seen.append(loc)
+    return out, seen
+
+
+def source_locations(program: Program, r: Result) -> list[SourceLoc]:
+    """The user-source locations a result's counterexample names (empty without a counterexample or sources)."""
+    if not r.counterexample:
+        return []
+    return located(program, r.counterexample)[1]
+
+
+def with_sources(report: Report, program: Program) -> Report:
+    """``report`` with every counterexample located in the user's source; the same report when the program records
+    no source locations (every program not read by a front end)."""
+    if not any(ep.sources for ep in program.programs):
+        return report
+    results = tuple(attrs.evolve(r, counterexample=located(program, r.counterexample)[0]) if r.counterexample else r
+                    for r in report.results)
+    return attrs.evolve(report, results=results)
