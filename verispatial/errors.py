@@ -71,3 +71,15 @@ class ComposeRefused(PassRefused):
         self.section = section
         self.violations = violations or []
         super().__init__("compose", f"{rule}: {detail}")
+
+
+class UnhandledOp(Exception):
+    """A chain that gives ops their meaning (the interpreter, the checker's per-engine rules, validate, the Promela
+    export) has no case for an op class: raised instead of treating the op as a no-op, so a new op cannot be silently
+    ignored by the checker or the oracle (fail closed). A fault of verispatial, never of its input: the CLI reports it
+    as a checker error (exit 4)."""
+
+    def __init__(self, chain: str, op: object) -> None:
+        super().__init__(f"{chain} has no case for op class {type(op).__name__}")
+        self.chain = chain
+        self.op = op

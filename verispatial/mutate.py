@@ -36,6 +36,7 @@ import attrs
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.ir import rules as R
 from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier, body_at, with_body
 from verispatial.ir.program import Program
 from verispatial.ir.validate import validate
@@ -153,8 +154,8 @@ def oracle(p: Program, seeds: int = SEEDS) -> tuple[str, str]:
     for every trip assignment (at most ``MAX_ASSIGNMENTS``)."""
     if len(p.programs) <= EXPLORE_ENGINES:
         r = explore(p, max_states=EXPLORE_STATES)
-        if r.verdict in ("deadlock", "violation"):
-            what = "deadlock" if r.deadlocks else ", ".join(r.rules())
+        if r.verdict in (R.DEADLOCK, "violation"):
+            what = R.DEADLOCK if r.deadlocks else ", ".join(r.rules())
             return "broken", f"explorer: {what}"
         if r.verdict == "ok":
             return "correct", f"explorer: every interleaving ok ({r.states} states)"
@@ -164,8 +165,8 @@ def oracle(p: Program, seeds: int = SEEDS) -> tuple[str, str]:
         for seed in (None, *range(seeds)):
             s = simulate(p, trips, seed=seed)
             runs += 1
-            if s.status == "deadlock" or s.violations:
-                what = "deadlock" if s.status == "deadlock" else s.violations[0].rule
+            if s.status == R.DEADLOCK or s.violations:
+                what = R.DEADLOCK if s.status == R.DEADLOCK else s.violations[0].rule
                 return "broken", f"interpreter: {what} (trips {trips}, seed {seed})"
             if s.status != "terminated":
                 return "inconclusive", f"interpreter: {s.status} (trips {trips}, seed {seed})"

@@ -26,6 +26,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import EngineFacts, multicast_destinations
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf, pages
+from verispatial.ir import rules as R
 from verispatial.ir.ops import PackAcc, Push, ReadBarrier, ReadTiles
 
 
@@ -113,7 +114,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             continue
         for other in others:
             t0 = time.perf_counter()
-            name = f"alias-clobber:b{b}~b{other}"
+            name = f"{R.ALIAS_CLOBBER}:b{b}~b{other}"
             if undecided:
                 out.append(Result("memory", name, Verdict.FAILED, undecided))
                 continue
@@ -131,7 +132,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                 where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
                 msg = f"a push or write into b{b} can touch pages its alias b{other} still holds unconsumed"
                 out.append(Result("memory", name, Verdict.REFUTED, msg,
-                                  d.counterexample("state", "alias-clobber", msg, **where), dt))
+                                  d.counterexample("state", R.ALIAS_CLOBBER, msg, **where), dt))
             else:
                 out.append(Result("memory", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
     return out

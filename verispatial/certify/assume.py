@@ -16,8 +16,6 @@ dependency is visible.
 
 from __future__ import annotations
 
-import json
-
 import attrs
 
 from verispatial.certify.multicast import covering_flag, dest_buffers
@@ -26,14 +24,17 @@ from verispatial.certify.report import Result
 from verispatial.certify.rules import Finding
 from verispatial.certify.semaphores import Word
 from verispatial.certify.structure import Leaf
+from verispatial.ir import obligation
+from verispatial.ir import rules as R
+from verispatial.ir.obligation import ComponentRef, OrderingRef
 from verispatial.ir.ops import McastSend, McastSetValid, Push, SemSet
 
 #: The per-engine rules whose proof makes a buffer trusted (its occupancy facts usable by every query).
-COVERAGE_RULES = ("cb-single-producer", "cb-single-consumer", "cb-push-uncovered", "cb-pop-uncovered")
+COVERAGE_RULES = (R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER, R.CB_PUSH_UNCOVERED, R.CB_POP_UNCOVERED)
 
 #: Obligation kinds (name prefixes) whose queries use the reachability facts, hence the trusted buffers.
-_USES_FACTS = {"sem-exact", "sem-set-race", "sem-overshoot", "sem-flag-early", "mcast-slot", "mcast-publish",
-               "hb-activation", "hb-state", "hb-write-write", "hb-rendezvous", "alias-clobber", "deadlock"}
+_USES_FACTS = {R.SEM_EXACT, R.SEM_SET_RACE, R.SEM_OVERSHOOT, R.SEM_FLAG_EARLY, R.MCAST_SLOT, R.MCAST_PUBLISH,
+               R.HB_ACTIVATION, R.HB_STATE, R.HB_WRITE_WRITE, R.HB_RENDEZVOUS, R.ALIAS_CLOBBER, R.DEADLOCK}
 
 
 def finding_name(f: Finding) -> str:
@@ -64,14 +65,14 @@ def _source_reuse(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
     """``async-source-reuse`` at every reset of the source word of a flag that lands on ``w`` (the flag word's value
     is its source's constant only if no source is rewritten before its flag left)."""
     out: list[str] = []
-    if not any(f.rule == "async-source-reuse" for f in b.findings):
-        return ("async-source-reuse",) if w.flags else ()
+    if not any(f.rule == R.ASYNC_SOURCE_REUSE for f in b.findings):
+        return (R.ASYNC_SOURCE_REUSE,) if w.flags else ()
     for lf in w.flags:
         op = lf.op
         assert isinstance(op, McastSetValid)
         site = a.views[lf.engine].program.site
         for f in b.findings:
-            if f.rule != "async-source-reuse" or f.path is None or a.views[f.engine].program.site != site:
+            if f.rule != R.ASYNC_SOURCE_REUSE or f.path is None or a.views[f.engine].program.site != site:
                 continue
             leaf = _leaf(a, f.engine, f.path)
             if leaf is not None and isinstance(leaf.op, SemSet) and leaf.op.sem == op.source:
@@ -86,20 +87,9 @@ def _leaf(a: Analysis, engine: str, path: tuple[int, ...]) -> Leaf | None:
     return next((lf for lf in v.leaves if lf.path == path), None)
 
 
-def _component(a: Analysis, label: str) -> frozenset[str] | None:
-    """The component a ``deadlock:`` obligation names (``min engine`` and ``+n`` more)."""
-    first = label.split("+", 1)[0]
+def _component(a: Analysis, first: str) -> frozenset[str] | None:
+    """The component a ``deadlock:`` obligation names by its least engine ``first``."""
     return next((c for c in a.components if min(c) == first), None)
-
-
-def _engine_path(rest: str) -> tuple[str, tuple[int, ...]] | None:
-    """``engine:[path]`` of a per-op obligation name."""
-    engine, _, path = rest.rpartition(":")
-    try:
-        got = json.loads(path)
-    except ValueError:
-        return None
-    return (engine, tuple(got)) if isinstance(got, list) else None
 
 
 def word_assumptions(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
@@ -110,38 +100,40 @@ def word_assumptions(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
 
 def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
     """The obligations the proof of ``r`` leans on (empty for obligations decided from the program text alone)."""
-    kind, _, rest = r.name.partition(":")
-    static = kind == "hb-activation" and "<" not in rest  # the coverage query reads no reachable state
+    oid = obligation.parse(r.name)
+    kind, subject = oid.kind, oid.subject
+    # An activation read's coverage query (no second op) reads no reachable state.
+    static = kind == R.HB_ACTIVATION and isinstance(subject, OrderingRef) and subject.second is None
     out: list[str] = list(b.coverage()) if kind in _USES_FACTS and not static else []
     words = {w.name: w for w in a.words.values()}
-    if kind == "sem-exact" and rest in words:
-        out += word_assumptions(a, b, words[rest])
-    elif kind == "deadlock":
-        comp = _component(a, rest)
+    if kind == R.SEM_EXACT and str(oid.word) in words:
+        out += word_assumptions(a, b, words[str(oid.word)])
+    elif kind == R.DEADLOCK and isinstance(subject, ComponentRef):
+        comp = _component(a, subject.engine)
         if comp is not None:
             # The counter model of every word the component touches: faithful only if its counting is exact.
             for w in sorted(a.words.values(), key=lambda x: x.name):
                 if w.kind in ("monotone", "reset", "flag") and {
                         lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp:
-                    out.append(f"sem-exact:{w.name}")
-    elif kind == "balance-cb" and rest.startswith("b") and rest[1:].isdigit() and int(rest[1:]) in b.trusted:
+                    out.append(f"{R.SEM_EXACT}:{w.name}")
+    elif kind == R.BALANCE_CB and oid.buffer is not None and oid.buffer in b.trusted:
         out += b.coverage()
-    elif kind == "mcast-slot":
+    elif kind == R.MCAST_SLOT:
         # The receiver's write pointer stays put until the multicast landed only if it publishes after the flag.
-        ep = _engine_path(rest)
-        leaf = _leaf(a, *ep) if ep is not None else None
+        op = oid.op
+        leaf = _leaf(a, op.engine, op.path) if op is not None and op.path is not None else None
         if leaf is not None and isinstance(leaf.op, McastSend):
             dests = {x.id for x in dest_buffers(a, leaf)}
             for v in a.views.values():
-                out += [f"mcast-publish:{lf.engine}:{list(lf.path)}" for lf in v.leaves
+                out += [f"{R.MCAST_PUBLISH}:{lf.engine}:{list(lf.path)}" for lf in v.leaves
                         if isinstance(lf.op, Push) and lf.op.buf in dests]
-    elif kind == "mcast-publish":
+    elif kind == R.MCAST_PUBLISH:
         # A seen flag announces landed data only if the flag cannot overtake the data multicast before it.
-        ep = _engine_path(rest)
-        leaf = _leaf(a, *ep) if ep is not None else None
+        op = oid.op
+        leaf = _leaf(a, op.engine, op.path) if op is not None and op.path is not None else None
         if leaf is not None and isinstance(leaf.op, Push):
             word, _ = covering_flag(a, leaf.engine, a.program.buffers[leaf.op.buf])
             if word is not None:
                 for f in word.flags:
-                    out += b.rule_at("async-flag-overtake", f.engine, f.path)
+                    out += b.rule_at(R.ASYNC_FLAG_OVERTAKE, f.engine, f.path)
     return tuple(dict.fromkeys(out))

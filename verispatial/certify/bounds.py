@@ -19,6 +19,7 @@ from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
+from verispatial.ir import rules as R
 from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip
 from verispatial.ir.program import Program
 
@@ -65,10 +66,10 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             hull = tile_hull(p, lf) if smt.shortcuts() else None
             if hull is not None and hull[0] >= 0 and hull[1] <= tiles:
                 per_tensor.setdefault(op.tensor, []).append(Result(
-                    "bounds", f"bounds:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles",
+                    R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles",
                     seconds=time.perf_counter() - t0))
                 continue
-            q = Query(f"bounds:{op.tensor}", rlimit)
+            q = Query(f"{R.BOUNDS}:{op.tensor}", rlimit)
             enc = Encoder(q, p, a.views)
             pos = enc.position(lf.engine)
             q.add(pos.at(lf))
@@ -88,17 +89,18 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 m = r.model
                 it = {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
                 first = model_int(m, addr)
-                cex = {"kind": "bounds", "rule": "bounds", "engine": lf.engine, "path": list(lf.path),
+                cex = {"kind": R.BOUNDS, "rule": R.BOUNDS, "engine": lf.engine, "path": list(lf.path),
                        "iteration": it, "trips": {n: model_int(m, t) for n, t in enc.trip_vars.items()},
                        "tensor": op.tensor, "first_tile": first, "tiles": op.tiles, "tensor_tiles": tiles,
                        "dynamic": None if dyn is None else model_int(m, dyn),
                        "summary": f"{lf.engine} {type(op).__name__} touches tiles [{first}, {first + op.tiles}) of "
                                   f"{op.tensor}, which has {tiles} tiles, at {it}"}
-                res = Result("bounds", f"bounds:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
             elif r.status == Status.UNKNOWN:
-                res = Result("bounds", f"bounds:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")
+                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")
             else:
-                res = Result("bounds", f"bounds:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles")
+                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED,
+                             f"every access of {op.tensor} is inside its {tiles} tiles")
             per_tensor.setdefault(op.tensor, []).append(
                 Result(res.family, res.name, res.verdict, res.reason, res.counterexample, time.perf_counter() - t0))
     out = []

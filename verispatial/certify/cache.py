@@ -39,6 +39,7 @@ import attrs
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict, result_from_data, result_to_data
 from verispatial.certify.store import ProofStore
+from verispatial.ir import rules as R
 from verispatial.ir.core import Addr, Site, Term
 from verispatial.ir.ops import (
     ID_BUFFER,
@@ -56,7 +57,7 @@ from verispatial.ir.ops import (
 
 #: Obligation families whose verdicts are invariant under renaming buffers, semaphores, groups, trips and
 #: translating sites, and read no tensor address: only these are reused.
-FAMILIES = ("cb-straddle", "balance-cb", "balance-sem", "sem-exact", "deadlock")
+FAMILIES = (R.CB_STRADDLE, R.BALANCE_CB, R.BALANCE_SEM, R.SEM_EXACT, R.DEADLOCK)
 
 
 @attrs.frozen

@@ -20,6 +20,7 @@ from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import PINNED_Z3
 from verispatial.errors import ParseError
+from verispatial.ir import rules as R
 from verispatial.ir.limits import format_mismatch
 from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
@@ -120,7 +121,7 @@ def _certificate(program: Program, a: Analysis, results: list[Result]) -> dict[s
         "places": derive_places(a),
         "program_order": {v.key: len(v.leaves) for v in a.views.values()},
         "obligations": sorted(({"family": r.family, "name": r.name, "reason": r.reason} for r in results
-                               if r.family != "certificate"), key=lambda o: (o["family"], o["name"])),
+                               if r.family != R.CERTIFICATE), key=lambda o: (o["family"], o["name"])),
         "witnesses": {"handshakes": [{"sender": h.sender, "ready": h.ready, "flags": list(h.flags)}
                                      for h in find_handshakes(program, a.views, a.words)]},
     }
@@ -153,18 +154,18 @@ def compare_certificate(program: Program, a: Analysis, results: list[Result], ce
     mine = _certificate(program, a, results)
     out: list[Result] = []
     if cert.get("format") != FORMAT or cert.get("version") != VERSION:
-        return [Result("certificate", "certificate:format", Verdict.REFUTED,
+        return [Result(R.CERTIFICATE, f"{R.CERTIFICATE}:format", Verdict.REFUTED,
                        format_mismatch(FORMAT, VERSION, cert),
-                       {"kind": "certificate", "summary": "not a verispatial certificate of this version"})]
+                       {"kind": R.CERTIFICATE, "summary": "not a verispatial certificate of this version"})]
     if cert.get("program_sha256") != mine["program_sha256"]:
-        out.append(Result("certificate", "certificate:program", Verdict.REFUTED,
+        out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:program", Verdict.REFUTED,
                           "the certificate is for another program (program_sha256 differs)",
-                          {"kind": "certificate", "summary": "certificate of a different program"}))
+                          {"kind": R.CERTIFICATE, "summary": "certificate of a different program"}))
     for section in ("places", "obligations"):
         claimed = cert.get(section)
         if not isinstance(claimed, list):
-            out.append(Result("certificate", f"certificate:{section}", Verdict.REFUTED, f"{section} is missing or not a list",
-                              {"kind": "certificate", "summary": f"{section} missing"}))
+            out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:{section}", Verdict.REFUTED, f"{section} is missing or not a list",
+                              {"kind": R.CERTIFICATE, "summary": f"{section} missing"}))
             continue
         want = {_key(x if section == "places" else {k: x[k] for k in ("family", "name")}) for x in mine[section]}
         got = {_key(x if section == "places" or not isinstance(x, dict) else {k: x.get(k) for k in ("family", "name")})
@@ -172,18 +173,18 @@ def compare_certificate(program: Program, a: Analysis, results: list[Result], ce
         omitted, extra = sorted(want - got), sorted(got - want)
         if omitted or extra:
             what = f"omits {omitted[0]}" if omitted else f"states {extra[0]}, which the program does not have"
-            out.append(Result("certificate", f"certificate:{section}", Verdict.REFUTED,
+            out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:{section}", Verdict.REFUTED,
                               f"{section}: {what} ({len(omitted)} omitted, {len(extra)} misstated)",
-                              {"kind": "certificate", "omitted": omitted[:20], "misstated": extra[:20],
+                              {"kind": R.CERTIFICATE, "omitted": omitted[:20], "misstated": extra[:20],
                                "summary": f"certificate {section} {what}"}))
         else:
-            out.append(Result("certificate", f"certificate:{section}", Verdict.PROVED,
+            out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:{section}", Verdict.PROVED,
                               f"all {len(want)} {section} match the re-derived ones"))
     if _key(cert.get("witnesses")) != _key(mine["witnesses"]):
-        out.append(Result("certificate", "certificate:witnesses", Verdict.REFUTED,
+        out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:witnesses", Verdict.REFUTED,
                           "witnesses differ from the handshakes the checker recognises",
-                          {"kind": "certificate", "summary": "witnesses misstated"}))
+                          {"kind": R.CERTIFICATE, "summary": "witnesses misstated"}))
     else:
-        out.append(Result("certificate", "certificate:witnesses", Verdict.PROVED,
+        out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:witnesses", Verdict.PROVED,
                           f"{len(mine['witnesses']['handshakes'])} handshake witness(es) match"))
     return out

@@ -11,7 +11,6 @@ that does not replay fails to prove.
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -52,30 +51,18 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, put_report
 from verispatial.certify.structure import unsupported_features
+from verispatial.ir import obligation
+from verispatial.ir import rules as R
+from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
 from verispatial.ir.ops import McastSend, SemWait, WriteTiles
 from verispatial.ir.program import Program, walk
 from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
 
-#: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation).
-REPLAY_RULES: dict[str, set[str]] = {
-    "sem-set-race": {"sem-set-race"},
-    "sem-overshoot": {"sem-overshoot"},
-    "sem-flag-early": {"sem-set-race"},
-    "mcast-slot": {"mcast-slot"},
-    "mcast-publish-early": {"mcast-publish-early"},
-    "tensor-race": {"tensor-race"},
-    "rendezvous-early": {"rendezvous-early"},
-    "cb-straddle": {"cb-straddle"},
-    "bounds": {"bounds"},
-    "balance-cb": {"balance-cb"},
-    "balance-sem": {"balance-sem"},
-    "alias-clobber": {"alias-clobber"},
-    "output-unwritten": {"output-unwritten"},
-    "async-source-reuse": {"async-source-reuse"},
-}
-#: Refutations that are concrete arithmetic on the program text (addresses), re-checked by construction.
-STATIC_KINDS = {"memory", "mcast-address", "certificate"}
+#: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation), and the
+#: refutations that are concrete arithmetic on the program text: both from the rule registry.
+REPLAY_RULES = R.REPLAY_RULES
+STATIC_KINDS = R.STATIC_KINDS
 
 Progress = Callable[[str], None]
 
@@ -163,7 +150,7 @@ def _flag_lost(w: Word) -> Callable[[SimResult], bool]:
     def hang(r: SimResult) -> bool:
         if not any(st.position.engine == w.owner and st.position.path in waits for st in r.stuck):
             return False
-        if any(v.rule == "async-source-reuse" for v in r.violations):
+        if any(v.rule == R.ASYNC_SOURCE_REUSE for v in r.violations):
             return False  # a flag that left holding another value is that rule's violation, not a lost flag
         issued = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.flags)
         seen = sum(r.executed.get((lf.engine, lf.path), 0) for lf in w.waits)
@@ -173,32 +160,36 @@ def _flag_lost(w: Word) -> Callable[[SimResult], bool]:
 
 def _claim(a: Analysis, r: Result) -> Claim | None:
     """What refutation ``r`` claims, as the interpreter must show it: that rule, at that op (and for a tensor race
-    on that tensor, for a balance on that buffer or word), or the deadlock that violation leads to. None when the
-    checker knows no way to replay the claim (the refutation then fails to prove)."""
+    on that tensor, for a balance on that buffer or word), or the deadlock that violation leads to — read from the
+    typed obligation id and matched against the interpreter's structured violation (its rule, position and
+    subject), never its message. None when the checker knows no way to replay the claim (the refutation then fails
+    to prove)."""
     cex = r.counterexample or {}
     rule = str(cex.get("rule", cex.get("kind")))
     if rule not in REPLAY_RULES:
         return None
     rules = frozenset(REPLAY_RULES[rule])
-    kind, _, rest = r.name.partition(":")
+    oid = obligation.parse(r.name)
+    kind = oid.kind
     targets = targets_of(cex)
     here = _spot(cex)
-    if kind in ("sem-set-race", "sem-overshoot", "sem-flag-early"):
-        w = _word(a, rest)
+    if kind in (R.SEM_SET_RACE, R.SEM_OVERSHOOT, R.SEM_FLAG_EARLY):
+        w = _word(a, str(oid.word)) if oid.word is not None else None
         if w is None:
             return None
-        if kind == "sem-set-race" and here is not None:
+        if kind == R.SEM_SET_RACE and here is not None:
             return Claim(rules, (here,), targets=targets)
-        if kind == "sem-overshoot" and here is not None:
+        if kind == R.SEM_OVERSHOOT and here is not None:
             return Claim(rules, (here,), _overshoot(a, w, here["engine"], tuple(here["path"])), targets)
-        if kind == "sem-flag-early":
+        if kind == R.SEM_FLAG_EARLY:
             if cex.get("flag") == "wiped":  # the owner's reset overwrote a landed flag: sem-set-race there
                 return Claim(rules, tuple({"engine": lf.engine, "path": list(lf.path)} for lf in w.sets),
                              targets=targets)
             return Claim(frozenset(), (), _flag_lost(w), targets)
         return None
-    if rule == "tensor-race":
-        tensor = rest.split(":", 1)[0]
+    if rule == R.TENSOR_RACE:
+        if oid.tensor is None:
+            return None
         # The race's two ops when it names them, else the read the coverage query names at top level (a tile no
         # write covers: the interpreter reports it at that read).
         spots = [x for x in (_spot(cex.get("read")), _spot(cex.get("write"))) if x is not None]
@@ -208,28 +199,28 @@ def _claim(a: Analysis, r: Result) -> Claim | None:
             cex.get("at"), list) else []
         if not spots:
             return None
-        return Claim(rules, tuple({**x, "message": f"{tensor} tile"} for x in spots), targets=targets)
-    if kind in ("mcast-slot", "mcast-publish"):
-        engine, _, path = rest.rpartition(":")
-        return Claim(rules, ({"engine": engine, "path": json.loads(path)},), targets=targets)
-    if kind == "balance-cb":
-        return Claim(rules, ({"message": f"{rest} ("},))
-    if kind == "balance-sem":
-        w = _word(a, rest)
-        if w is None:
+        return Claim(rules, tuple({**x, "subject": TensorRef(oid.tensor)} for x in spots), targets=targets)
+    if kind in (R.MCAST_SLOT, R.MCAST_PUBLISH):
+        op = oid.op
+        if op is None or op.path is None:
             return None
-        return Claim(rules, ({"message": f"sem{w.sem} ({a.program.semaphores[w.sem].name})@{w.site} "},))
-    if kind == "alias-clobber":
-        b = rest.split("~", 1)[0]
-        return Claim(rules, (here,) if here is not None else ({"message": f"{b}"},), targets=targets)
-    if kind == "rendezvous" or kind == "hb-rendezvous":
+        return Claim(rules, ({"engine": op.engine, "path": list(op.path)},), targets=targets)
+    if kind == R.BALANCE_CB:
+        return Claim(rules, ({"subject": oid.subject},)) if isinstance(oid.subject, BufferRef) else None
+    if kind == R.BALANCE_SEM:
+        if oid.word is None or _word(a, str(oid.word)) is None:
+            return None
+        return Claim(rules, ({"subject": oid.word},))
+    if kind == R.ALIAS_CLOBBER:
+        return Claim(rules, (here,) if here is not None else ({"subject": oid.subject},), targets=targets)
+    if kind == R.RENDEZVOUS or kind == R.HB_RENDEZVOUS:
         # The rendezvous-early rule at the boundary the obligation names (ir/boundaries.py), wherever it shows.
         boundary = cex.get("boundary")
         also = None if not isinstance(boundary, int) else (
-            lambda v, b=boundary: f"rendezvous after section {b} (" in v.message)
+            lambda v, b=boundary: v.subject == BoundaryRef(b))
         return Claim(rules, None, targets=targets, also=also)
-    if kind == "output-unwritten":  # reported at termination (no op), naming the tensor
-        return Claim(rules, ({"message": f"output {rest} "},))
+    if kind == R.OUTPUT_UNWRITTEN:  # reported at termination (no op), naming the tensor
+        return Claim(rules, ({"subject": oid.subject},)) if isinstance(oid.subject, TensorRef) else None
     if here is not None:  # cb-straddle, bounds, async-source-reuse: the op the counterexample names
         return Claim(rules, (here,), targets=targets)
     return None
@@ -241,7 +232,7 @@ def _confirm(a: Analysis, r: Result) -> Result:
         return r
     cex = r.counterexample
     kind = cex.get("kind")
-    if kind in STATIC_KINDS or kind == "deadlock" or "replayed_by" in cex or "replay" in cex:
+    if kind in STATIC_KINDS or kind == R.DEADLOCK or "replayed_by" in cex or "replay" in cex:
         return r
     t0 = time.perf_counter()
     claim = _claim(a, r)
@@ -300,7 +291,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
 
 def _budget_result(what: str, e: BudgetExhausted) -> Result:
     """The failed-to-prove result standing for obligations the run's budget left undecided (``budget.py``)."""
-    return Result("budget", f"budget:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
+    return Result(R.BUDGET, f"{R.BUDGET}:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,
@@ -319,7 +310,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                                              cache=pc if pc is not None else cache)
             if certificate is not None:
 
-                say("certificate")
+                say(R.CERTIFICATE)
                 composed += _compare(program, analyse(program), composed, certificate)
             # A slice's proofs were settled in its own run; the cross-phase ones may lean on them.
             return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
@@ -327,7 +318,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     unsupported = unsupported_features(program)
     if unsupported:
         return Report(program.name, program.target.name, (Result(
-            "fragment", "fragment", Verdict.FAILED,
+            R.FRAGMENT, R.FRAGMENT, Verdict.FAILED,
             "outside the fragment the checker decides: " + ", ".join(unsupported)),), time.perf_counter() - t0)
     a = analyse(program)
     results: list[Result] = []
@@ -337,8 +328,8 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)
-    untrusted = {int(x) for f in findings if f.rule in ("cb-push-uncovered", "cb-pop-uncovered",
-                                                          "cb-single-producer", "cb-single-consumer")
+    untrusted = {int(x) for f in findings if f.rule in (R.CB_PUSH_UNCOVERED, R.CB_POP_UNCOVERED,
+                                                          R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER)
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
     # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
@@ -352,11 +343,11 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
     # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to
     # prove, each saying so, and every proof that assumes one of their obligations fails with them (settle).
-    discharged = [f for f in findings if f.rule == "async-source-reuse" and discharge(a, facts, f, trusted, rlimit)]
+    discharged = [f for f in findings if f.rule == R.ASYNC_SOURCE_REUSE and discharge(a, facts, f, trusted, rlimit)]
     findings = [f for f in findings if f not in discharged]
     spent: BudgetExhausted | None = None
-    stages = ["rules", "semaphore counting", "ring alignment", "balance", "bounds", "memory", "multicast",
-              "happens-before", "deadlock"]
+    stages = ["rules", "semaphore counting", "ring alignment", "balance", R.BOUNDS, "memory", "multicast",
+              "happens-before", R.DEADLOCK]
     done = 0
     try:
         # A stage counts only when it finished within the budget: results decided past the deadline are dropped
@@ -405,9 +396,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results)
     if certificate is not None:
 
-        say("certificate")
+        say(R.CERTIFICATE)
         if spent is not None:
-            results.append(Result("certificate", "certificate", Verdict.FAILED,
+            results.append(Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED,
                                   f"not compared: {spent} before every obligation was checked"))
         else:
             results += _compare(program, a, results, certificate)
@@ -421,7 +412,7 @@ def _compare(program: Program, a: Analysis, results: list[Result], certificate: 
     try:
         return compare_certificate(program, a, results, certificate)
     except BudgetExhausted as e:
-        return [Result("certificate", "certificate", Verdict.FAILED, f"not compared: {e}")]
+        return [Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}")]
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -441,14 +432,16 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
     """Record what every result assumes and settle: a proof whose assumption is not proved fails to prove. A
     deadlock proof lost that way is asked of the interpreter's search once more, so a real deadlock is refuted."""
     sources = _source_reuse_assumes(a.program, results)
-    with_assumptions = [attrs.evolve(r, assumes=assumptions(a, basis, r) + (sources if r.name == "async-source-reuse"
+    with_assumptions = [attrs.evolve(r, assumes=assumptions(a, basis, r) + (sources if r.name == R.ASYNC_SOURCE_REUSE
                                                                             else ())) for r in results]
     settled = settle(with_assumptions)
     out: list[Result] = []
     for before, r in zip(with_assumptions, settled, strict=True):
-        if r.family == "deadlock" and before.verdict == Verdict.PROVED and r.verdict == Verdict.FAILED:
+        if r.family == R.DEADLOCK and before.verdict == Verdict.PROVED and r.verdict == Verdict.FAILED:
             t0 = time.perf_counter()
-            comp = next((c for c in a.components if r.name.split(":", 1)[1].split("+", 1)[0] == min(c)), None)
+            subject = obligation.parse(r.name).subject
+            first = subject.engine if isinstance(subject, ComponentRef) else None
+            comp = next((c for c in a.components if first == min(c)), None)
             try:
                 found = search_deadlock(a.program, comp)
             except BudgetExhausted:
@@ -469,19 +462,24 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     runs: dict[str, Callable[[], list[Result]]] = {
         "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
-        "bounds": lambda: check_bounds(a, rlimit),
+        R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
-        "deadlock": lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),
+        R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),
     }
     return [_confirm(a, r) for r in runs[label]()]
 
 
 def _inexact(results: list[Result]) -> set[str]:
     """Semaphore words whose exact-counting obligations did not all prove."""
-    return {r.name.split(":", 1)[1] for r in results
-            if r.family == "semaphore" and r.verdict != Verdict.PROVED and ":" in r.name}
+    out = set()
+    for r in results:
+        if r.family == R.Family.SEMAPHORE.value and r.verdict != Verdict.PROVED:
+            word = obligation.parse(r.name).word
+            if word is not None:
+                out.add(str(word))
+    return out
 
 
 def _buffers_of(a: Analysis, f: Finding) -> list[int]:
@@ -514,20 +512,20 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
     out: list[Result] = []
     for r, lf in cross_engine(a, trusted, rlimit):
         if r.verdict == Verdict.REFUTED and lf is not None:
-            got = confirm_rule(p, {"async-source-reuse"}, None, lf.engine, lf.path)
+            got = confirm_rule(p, {R.ASYNC_SOURCE_REUSE}, None, lf.engine, lf.path)
             if got is None:
                 r = Result(r.family, r.name, Verdict.FAILED, f"{r.reason} — not replayed by the interpreter",
                            seconds=r.seconds)
             else:
                 r = Result(r.family, r.name, r.verdict, r.reason,
-                           {"kind": "rule", "rule": "async-source-reuse", "engine": lf.engine, "path": list(lf.path),
+                           {"kind": "rule", "rule": R.ASYNC_SOURCE_REUSE, "engine": lf.engine, "path": list(lf.path),
                             "summary": r.reason, **got}, r.seconds)
         out.append(r)
     front, back = _source_buffers(p)
     partners = p.alias_partners()
     dests = multicast_destinations(p)
     for b in sorted(front | back):
-        name = f"async-source-reuse:b{b}"
+        name = f"{R.ASYNC_SOURCE_REUSE}:b{b}"
         if b not in trusted:
             out.append(Result("async-noc", name, Verdict.FAILED,
                               f"b{b} is the source of asynchronous writes but its ownership or coverage was not proved: "
@@ -542,13 +540,14 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
 def _reads_a_source(p: Program, name: str) -> bool:
     """Whether the op an ``<rule>:<engine>:<path>`` obligation names is an asynchronous write from a front (a
     WriteTiles or a front multicast), i.e. its pages are an outstanding source (a Compute operand is not)."""
-    _rule, engine, where = name.split(":", 2)
+    ref = obligation.parse(name).op
     try:
-        path = tuple(int(x) for x in where.strip("[]").split(",") if x.strip())
-        ep = next(e for e in p.programs if e.key == engine)
+        if ref is None or ref.path is None:
+            raise ValueError(name)
+        ep = next(e for e in p.programs if e.key == ref.engine)
         from verispatial.certify.structure import op_at
 
-        op = op_at(ep, path)
+        op = op_at(ep, ref.path)
     except (StopIteration, ValueError, IndexError):
         return True  # not resolvable: assume it does (fail closed)
     return isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)
@@ -569,13 +568,16 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     need_alias = {b for b in front if b in partners}
     need_slot = {b for b in front if b in dests}
     # A read published before it landed (async-read-publish) may land under a write issued from its page.
-    families = ["cb-read-unwaited", "cb-write-unreserved", "async-read-publish"] + (["mcast-slot"] if need_slot else [])
-    prefixes = [f"alias-clobber:b{b}~" for b in sorted(need_alias)]
-    prefixes += [f"alias-clobber:b{o}~b{b}" for b in sorted(need_alias) for o in partners[b]]
-    out = [r.name for r in results
-           if (any(r.name == f or r.name.startswith(f + ":") for f in families) or any(r.name.startswith(x)
-                                                                                     for x in prefixes))
-           and not (r.name.startswith("cb-read-unwaited:") and not _reads_a_source(p, r.name))]
+    families = [R.CB_READ_UNWAITED, R.CB_WRITE_UNRESERVED, R.ASYNC_READ_PUBLISH] + ([R.MCAST_SLOT] if need_slot else [])
+    def needed(oid: obligation.ObligationId) -> bool:
+        if oid.kind in families:
+            return not (oid.kind == R.CB_READ_UNWAITED and oid.subject is not None and not _reads_a_source(p, str(oid)))
+        s = oid.subject
+        # An alias writing into a front buffer's pages, or a front buffer writing into its alias's.
+        return oid.kind == R.ALIAS_CLOBBER and isinstance(s, AliasRef) and (
+            s.buffer in need_alias or (s.partner in need_alias and s.buffer in partners[s.partner]))
+
+    out = [r.name for r in results if needed(obligation.parse(r.name))]
     return tuple(dict.fromkeys(out))
 
 
@@ -603,9 +605,9 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
             if got is None:
                 return None
             keep = {k: v for k, v in cex.items() if k not in ("violation", "trips", "steps", "replayed_by", "trace",
-                                                              "deadlock")}
+                                                              R.DEADLOCK)}
             return Result(r.family, r.name, Verdict.REFUTED, r.reason, {**keep, **got}, time.perf_counter() - t0)
-        if kind == "deadlock":
+        if kind == R.DEADLOCK:
             trips = {str(k): int(v) for k, v in (cex.get("trips") or {}).items()}
             targets = {}
             for st in cex.get("stuck") or []:
@@ -614,13 +616,13 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
             new = replay_schedule(program, cex)
             if new is None and targets:
                 run = drive(program, trips or None, targets)
-                if run.status == "deadlock":
+                if run.status == R.DEADLOCK:
                     new = _deadlock_cex(run, "drive to the stuck positions")
             if new is None:
                 new = search_deadlock(program)
             if new is None:
                 return None
-            return Result(r.family, r.name, Verdict.REFUTED, str(new.get("summary", "deadlock")), new,
+            return Result(r.family, r.name, Verdict.REFUTED, str(new.get("summary", R.DEADLOCK)), new,
                           time.perf_counter() - t0)
         if kind == "memory":
             for m in check_memory(program, rlimit):

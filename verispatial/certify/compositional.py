@@ -43,9 +43,12 @@ from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
+from verispatial.ir import obligation
+from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds
 from verispatial.ir.core import Addr, Engine, Role, Site, Space, WaitCond
 from verispatial.ir.ids import Renaming
+from verispatial.ir.obligation import TensorRef
 from verispatial.ir.ops import (
     ID_BUFFER,
     ID_GROUP,
@@ -674,7 +677,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
                             all(deadlock_ok), last, names)
-        deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == "deadlock"))
+        deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == R.DEADLOCK))
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
         how = (f"equal up to renaming to slice {src}: {len(mapped)} obligations, proofs reused"
@@ -793,7 +796,7 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
     # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
     # coverage obligation on them is replaced by the composed one (``cross_phase``) and its refutations on them
     # may be artifacts.
-    earlier = [f"hb-activation:%t{i}:" for i, t in enumerate(sl.tensors)
+    earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     out: list[Result] = []
     for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
@@ -818,7 +821,7 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
             why = ""
             if not earlier_live:
                 why = "an earlier slice is not proved deadlock-free, so this slice's start may be unreachable"
-            elif r.name.startswith("async-pending-at-end") and j < last:
+            elif obligation.parse(r.name).kind == R.ASYNC_PENDING_AT_END and j < last:
                 why = ("in the composition the engine goes on to the rendezvous, so outstanding NoC transactions at "
                        "the end of the phase are no violation there; the cross-phase orderings assume there are none")
             elif hit is not None:
@@ -911,7 +914,7 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     root_site = g.sites[0]
     for k, b in enumerate(rv.boundaries, start=1):
         out.append(Result(
-            "happens-before", f"rendezvous:after-section-{b}", Verdict.PROVED,
+            "happens-before", f"{R.RENDEZVOUS}:after-section-{b}", Verdict.PROVED,
             f"the compose rendezvous after section {b} ({p.sections[b].name}), boundary {k}: each of the {n_parts} "
             f"participants arrives once at the root {root} (sem{rv.gather}@{root_site} += 1), the root waits for "
             f">= {k}*{n_parts} arrivals and releases each of the {len(rv.sites)} sites once (sem{rv.release} += 1), "
@@ -922,7 +925,7 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     for s in (g, r):
         for site in s.sites:
             # The wording of exact.py's host_init balance (the structure shows the word only counts up).
-            out.append(Result("balance", f"balance-sem:sem{s.id}@{site}", Verdict.PROVED,
+            out.append(Result("balance", f"{R.BALANCE_SEM}:sem{s.id}@{site}", Verdict.PROVED,
                               f"sem{s.id}@{site} only counts up and is re-initialized by the host at launch (to "
                               f"{s.init})"))
     known = {**results, **{x.name: x for x in out}}
@@ -951,9 +954,9 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
                 continue
             b = close_b[j]
             t0 = time.perf_counter()
-            name = f"hb-cross:{tensor}:after-section-{b}"
+            name = f"{R.HB_CROSS}:{tensor}:after-section-{b}"
             before = sorted({x.phase for x in accs if x.phase <= j})
-            needs = [f"rendezvous:after-section-{b}", *[apae[i] for i in before]]
+            needs = [f"{R.RENDEZVOUS}:after-section-{b}", *[apae[i] for i in before]]
             out.append(_assumed(
                 name, f"{tensor} across the rendezvous after section {b}", needs, known, "happens-before",
                 f"{tensor} is written in phase(s) {w} and accessed in phase(s) {a}: every access of phases <= {j} "
@@ -984,12 +987,12 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
-    needs = [x.name for x in results.values() if x.family == "deadlock" and x.name.startswith("slice")]
+    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and obligation.parse(x.name).slice is not None]
     needs += [apae[j] for j in range(n_phases)]
-    needs += [f"rendezvous:after-section-{b}" for b in rv.boundaries]
+    needs += [f"{R.RENDEZVOUS}:after-section-{b}" for b in rv.boundaries]
     known = {**known, **{x.name: x for x in out}}
     out.append(_assumed(
-        "deadlock:composition", "deadlock freedom of the composition", needs, known, "deadlock",
+        f"{R.DEADLOCK}:composition", "deadlock freedom of the composition", needs, known, R.DEADLOCK,
         f"no reachable state of the composition of {n_phases} slices is a deadlock: each slice is deadlock-free "
         f"and ends with nothing in flight, the slices share no counter (every buffer and section semaphore is "
         f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
@@ -1019,7 +1022,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
     (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
     t0 = time.perf_counter()
     lf = acc.leaf
-    name = f"hb-activation:{tensor}:{_ref(lf)}"
+    name = f"{R.HB_ACTIVATION}:{tensor}:{_ref(lf)}"
     have = written.tiles(tensor, acc.phase)
     need = _tiles(acc)
     if have is not None and need is not None:
@@ -1028,7 +1031,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
             return Result("happens-before", name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
                           f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
-        cex = {"kind": "race", "rule": "tensor-race", "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
+        cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
                "summary": f"{lf.engine} reads {tensor} tile {miss[0]} at {list(lf.path)} (phase {acc.phase}), "
                           f"which no write of a phase <= {acc.phase} writes"}
         return _refute_on_composition(p, name, cex, t0)
@@ -1044,7 +1047,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
 def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> Result:
     """``output-unwritten:<T>``: every tile of output ``T`` is written by some write of some phase."""
     t0 = time.perf_counter()
-    name = f"output-unwritten:{t.name}"
+    name = f"{R.OUTPUT_UNWRITTEN}:{t.name}"
     ntiles = t.tiles(p.target.tile)
     last = 1 << 30
     have = written.tiles(t.name, last)
@@ -1057,13 +1060,13 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
                           seconds=time.perf_counter() - t0)
         first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
         engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
-        cex = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None, "tile": first,
+        cex = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None, "tile": first,
                "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
                           f"unwritten)"}
-        return _refute_on_composition(p, name, cex, t0, at=[{"message": f"output {t.name} "}])
+        return _refute_on_composition(p, name, cex, t0, at=[{"subject": TensorRef(t.name)}])
     r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
-        return _refute_on_composition(p, name, r.counterexample, t0, at=[{"message": f"output {t.name} "}])
+        return _refute_on_composition(p, name, r.counterexample, t0, at=[{"subject": TensorRef(t.name)}])
     return r
 
 
@@ -1091,7 +1094,7 @@ def resident_disjoint(p: Program) -> list[Result]:
     out: list[Result] = []
     for (y, x, ph), occ in sorted(items.items()):
         t0 = time.perf_counter()
-        name = f"memory-disjoint:({x},{y}).local.phase{ph}"
+        name = f"{R.MEMORY_DISJOINT}:({x},{y}).local.phase{ph}"
         ranges = sorted(occ.items(), key=lambda kv: (kv[1][0], kv[1][1]))
         hit: tuple[tuple[tuple[str, object], tuple[int, int, str, int | None]], ...] | None = None
         reach: tuple[tuple[str, object], tuple[int, int, str, int | None]] | None = None
@@ -1113,7 +1116,7 @@ def resident_disjoint(p: Program) -> list[Result]:
         (k1, (lo1, _, l1, b1)), (k2, (lo2, _, l2, b2)) = hit
         addr = max(lo1, lo2)
         summary = f"{l1} and {l2} on ({x},{y}) both hold byte {addr} in phase {ph}"
-        cex: dict[str, Any] = {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": "local",
+        cex: dict[str, Any] = {"kind": "memory", "rule": R.MEMORY_OVERLAP, "site": [x, y], "space": "local",
                                "buffers": [i for i in (b1, b2) if i is not None], "address": addr,
                                "summary": summary}
         residents = [k[1] for k in (k1, k2) if k[0] == "r"]

@@ -24,6 +24,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.ir import rules as R
 from verispatial.ir.ops import SemWait
 
 REFINEMENTS = 6
@@ -71,7 +72,7 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         if not any(lf.op.__class__.__name__ in ("Reserve", "Wait", "SemWait")
                    for e in comp for lf in a.views[e].leaves):
             continue
-        name = f"deadlock:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
+        name = f"{R.DEADLOCK}:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
 
         def compute(comp: frozenset[str] = comp, name: str = name) -> Result:
             return _decide(a, comp, name, trusted, trip_sets, rlimit, inexact or set(), method)
@@ -80,7 +81,7 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             continue
         c = cache.canon(a, comp, trusted)
         bad = sorted(i for w, i in c.words.items() if w in inexact)
-        out.append(cache.run("deadlock", c, [method, bad, rlimit], name, compute))
+        out.append(cache.run(R.DEADLOCK, c, [method, bad, rlimit], name, compute))
     return out
 
 
@@ -101,7 +102,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     if unsupported or inexact_here:
         found = search_deadlock(a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
         if found is not None:
-            return Result("deadlock", name, Verdict.REFUTED, found["summary"], found,
+            return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found,
                           seconds=time.perf_counter() - t0)
         why = []
         if unsupported:
@@ -109,7 +110,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         if inexact_here:
             why.append("exact counting of " + ", ".join(inexact_here) + " did not prove (see the semaphore family), "
                        "so the counter model is not known faithful; the interpreter's search found no deadlock")
-        return Result("deadlock", name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
+        return Result(R.DEADLOCK, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
     if method != "search":
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
         if witness.verdict == Verdict.PROVED or method == "schedule":
@@ -149,13 +150,13 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
     untrusted = sorted({b for e in comp for lf in a.views[e].leaves
                         if isinstance(b := getattr(lf.op, "buf", None), int) and b not in trusted})
     if untrusted:
-        return Result("deadlock", name, Verdict.FAILED,
+        return Result(R.DEADLOCK, name, Verdict.FAILED,
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
     got = schedule.prove(a, comp, trip_sets)
     verdict = Verdict.PROVED if got.proved else Verdict.FAILED
     reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
               + (" and trip values" if a.linear and a.program.trips else "")) if got.proved else f"schedule witness: {got.reason}"
-    return Result("deadlock", name, verdict, reason, seconds=time.perf_counter() - t0)
+    return Result(R.DEADLOCK, name, verdict, reason, seconds=time.perf_counter() - t0)
 
 
 def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
@@ -172,13 +173,13 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
             if res.status == Status.UNSAT:
                 break
             if res.status == Status.UNKNOWN:
-                return Result("deadlock", name, Verdict.FAILED, f"solver: {res.reason}",
+                return Result(R.DEADLOCK, name, Verdict.FAILED, f"solver: {res.reason}",
                               seconds=time.perf_counter() - t0)
             assert res.model is not None
             cand = sq.decode(res.model)
             cex = replay_deadlock(a.program, cand, comp)
             if cex is not None:
-                return Result("deadlock", name, Verdict.REFUTED, cex.get("summary", "deadlock"), cex,
+                return Result(R.DEADLOCK, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
                               seconds=time.perf_counter() - t0)
             # Not replayable: exclude this choice of ops (and trips) and search on for one that replays. The
             # exclusion covers every loop iteration of those ops, and a failed replay does not show the candidate
@@ -190,14 +191,14 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                      if not z3.is_int_value(v)]
             sq.q.add(z3.Not(z3.And(*excl)), "refine")
         else:
-            return Result("deadlock", name, Verdict.FAILED,
+            return Result(R.DEADLOCK, name, Verdict.FAILED,
                           f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",
                           seconds=time.perf_counter() - t0)
     if unreplayed:
         found = search_deadlock(a.program, comp)
         if found is not None:
-            return Result("deadlock", name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
-        return Result("deadlock", name, Verdict.FAILED,
+            return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
+        return Result(R.DEADLOCK, name, Verdict.FAILED,
                       f"{unreplayed} candidate deadlock(s) of the counter abstraction did not replay in the "
                       "interpreter and none that does was found", seconds=time.perf_counter() - t0)
-    return Result("deadlock", name, Verdict.PROVED, reason, seconds=time.perf_counter() - t0)
+    return Result(R.DEADLOCK, name, Verdict.PROVED, reason, seconds=time.perf_counter() - t0)

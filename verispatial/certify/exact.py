@@ -29,6 +29,7 @@ from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import SemInc, SemIncMcast, SemWait
 
@@ -54,11 +55,11 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             continue
         t0 = time.perf_counter()
         if w.kind == "unsupported":
-            out.append(Result("semaphore", f"sem-protocol:{w.name}", Verdict.FAILED,
+            out.append(Result("semaphore", f"{R.SEM_PROTOCOL}:{w.name}", Verdict.FAILED,
                               f"{w.name} follows no protocol the checker decides: {w.why}"))
             continue
         if w.name in by_lemma:
-            out.append(Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
+            out.append(Result("semaphore", f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                               f"{by_lemma[w.name]} (induction over epochs, handshake.py)"))
             continue
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
@@ -69,7 +70,7 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             out.append(compute())
             continue
         c = cache.canon(a, a.component_of(engines), trusted)
-        out.append(cache.run("sem-exact", c, [c.words[w.name], rlimit], f"sem-exact:{w.name}", compute))
+        out.append(cache.run(R.SEM_EXACT, c, [c.words[w.name], rlimit], f"{R.SEM_EXACT}:{w.name}", compute))
     return out
 
 
@@ -81,7 +82,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
     checks: list[tuple[str, str, object, dict[str, object]]] = []
     if w.kind == "reset":
         for s in w.sets:
-            checks.append(("sem-set-race", f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
+            checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
                            "beyond those its wait consumed was issued (lost update)",
                            lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), sq.cm.incs(w) > sq.cm.consumed(w)),
                            {"engine": s.engine, "path": list(s.path)}))
@@ -91,18 +92,18 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             assert isinstance(op, SemWait)
             if op.cond == WaitCond.EQ:
                 want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
-                checks.append(("sem-overshoot", f"{w.name} can exceed {want} while {wt.engine} waits for "
+                checks.append((R.SEM_OVERSHOOT, f"{w.name} can exceed {want} while {wt.engine} waits for "
                                f"it to equal {want} at {list(wt.path)}: it would wait forever",
                                lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
                                                              sq.cm.value(w) > sq.enc.threshold_now(wt)),
                                {"engine": wt.engine, "path": list(wt.path),
                                 "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
     if w.kind == "flag":
-        checks.append(("sem-flag-early", f"a flag for {w.name} can be issued before {w.owner} reset the word "
+        checks.append((R.SEM_FLAG_EARLY, f"a flag for {w.name} can be issued before {w.owner} reset the word "
                        "for it (the reset would wipe it)",
                        lambda sq, w=w: sq.cm.flags_issued(w) > sq.cm.sets_done(w),
                        {"engine": w.owner, "flag": "wiped"}))
-        checks.append(("sem-flag-early", f"two flags for {w.name} can be issued before {w.owner} saw the first "
+        checks.append((R.SEM_FLAG_EARLY, f"two flags for {w.name} can be issued before {w.owner} saw the first "
                        "(they would merge into one)",
                        lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
                        {"engine": w.owner, "flag": "merged"}))
@@ -122,7 +123,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         if o.status != Status.UNSAT and result is None:
             result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
     if result is None:
-        result = Result("semaphore", f"sem-exact:{w.name}", Verdict.PROVED,
+        result = Result("semaphore", f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
@@ -147,13 +148,13 @@ def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCac
             out.append(compute())
             continue
         c = cache.canon(a, a.component_of(engines), trusted or set())
-        out.append(cache.run("balance-sem", c, [c.words[w.name], key in rearmed, key in host, rlimit],
-                             f"balance-sem:{w.name}", compute))
+        out.append(cache.run(R.BALANCE_SEM, c, [c.words[w.name], key in rearmed, key in host, rlimit],
+                             f"{R.BALANCE_SEM}:{w.name}", compute))
     return out
 
 
 def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = False) -> Result:
-    name = f"balance-sem:{w.name}"
+    name = f"{R.BALANCE_SEM}:{w.name}"
     t0 = time.perf_counter()
     if rearmed:
         return Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
@@ -203,7 +204,7 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         assert r.model is not None
         trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
         val = model_int(r.model, end)
-        cex = {"kind": "balance-sem", "rule": "balance-sem", "word": w.name, "trips": trips, "end_value": val,
+        cex = {"kind": R.BALANCE_SEM, "rule": R.BALANCE_SEM, "word": w.name, "trips": trips, "end_value": val,
                "init": w.init,
                "summary": f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"}
         return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]

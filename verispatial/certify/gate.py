@@ -42,6 +42,7 @@ import attrs
 from verispatial.certify.report import Report, Result, Verdict, result_from_data, result_to_data
 from verispatial.certify.store import ProofStore
 from verispatial.errors import ParseError, VerispatialError
+from verispatial.ir import rules as R
 from verispatial.ir.limits import QUOTE_MAX, clip, format_mismatch
 
 MANIFEST = "verispatial.proof-manifest"
@@ -96,7 +97,7 @@ def parse_manifest(doc: Any, where: str = "manifest.json") -> Manifest:
     if not isinstance(progs, dict):
         raise ParseError(where, "programs: an object from program name to its expectation")
     out: dict[str, Expectation] = {}
-    families = set(FAMILIES) | {"certificate", "fragment"}
+    families = set(FAMILIES) | {R.CERTIFICATE, R.FRAGMENT}
     for name, e in progs.items():
         field = f"programs.{name}"
         if not isinstance(e, dict):

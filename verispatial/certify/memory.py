@@ -19,6 +19,7 @@ import z3
 from verispatial.certify import smt
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.ir import rules as R
 from verispatial.ir.core import Space
 from verispatial.ir.program import Buffer, Program
 
@@ -45,7 +46,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     if not p.buffers and not p.resident:
         return []
     if not p.memory:
-        return [Result("memory", "memory-map", Verdict.FAILED,
+        return [Result("memory", R.MEMORY_MAP, Verdict.FAILED,
                        "the program has no memory map (memory): nothing to prove disjointness from")]
     out: list[Result] = []
     at = {m.buf: m for m in p.memory}
@@ -53,22 +54,22 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     t = p.target
     for b in p.buffers:
         m = at[b.id]
-        name = f"memory-range:b{b.id}"
+        name = f"{R.MEMORY_RANGE}:b{b.id}"
         if b.space == Space.LOCAL and (m.offset < t.reserved_base or m.offset + m.size > t.local_bytes):
             out.append(Result("memory", name, Verdict.REFUTED,
                               f"b{b.id} ({b.name}) on {b.site} occupies [{m.offset}, {m.offset + m.size}) outside usable "
                               f"[{t.reserved_base}, {t.local_bytes})",
-                              {"kind": "memory", "rule": "memory-range", "buffer": b.id, "site": [b.site.x, b.site.y],
+                              {"kind": "memory", "rule": R.MEMORY_RANGE, "buffer": b.id, "site": [b.site.x, b.site.y],
                                "address": m.offset if m.offset < t.reserved_base else t.local_bytes,
                                "summary": f"b{b.id} leaves usable memory"}))
         elif m.offset % t.alignment:
             out.append(Result("memory", name, Verdict.REFUTED, f"b{b.id} at offset {m.offset} is not {t.alignment}-byte aligned",
-                              {"kind": "memory", "rule": "memory-align", "buffer": b.id, "address": m.offset,
+                              {"kind": "memory", "rule": R.MEMORY_ALIGN, "buffer": b.id, "address": m.offset,
                                "summary": f"b{b.id} misaligned"}))
         elif b.alias_of is not None and (at[b.alias_of].offset, at[b.alias_of].size) != (m.offset, m.size):
             out.append(Result("memory", name, Verdict.REFUTED,
                               f"b{b.id} aliases b{b.alias_of} but sits at [{m.offset}, +{m.size}) instead of its bytes",
-                              {"kind": "memory", "rule": "memory-alias", "buffer": b.id, "address": m.offset,
+                              {"kind": "memory", "rule": R.MEMORY_ALIAS, "buffer": b.id, "address": m.offset,
                                "summary": f"alias b{b.id} is not page for page on b{b.alias_of}"}))
     out += _resident_ranges(p)
     # The occupants of each (site, space, phase): buffers of that phase and resident tensors live in it.
@@ -83,7 +84,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 _Item(f"resident {res.tensor}", res.offset, res.offset + res.size, ("r", res.tensor), None))
     for (y, x, space, ph), items in sorted(groups.items(), key=lambda kv: kv[0]):
         t0 = time.perf_counter()
-        name = f"memory-disjoint:({x},{y}).{space}.phase{ph}"
+        name = f"{R.MEMORY_DISJOINT}:({x},{y}).{space}.phase{ph}"
         nr = sum(1 for i in items if i.buffer is None)
         what = f"{len(items) - nr} buffers" + (f" and {nr} resident tensor(s)" if nr else "")
         if len({i.root for i in items}) < 2:
@@ -114,7 +115,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             b1, b2, _ = pairs[k]
             a = model_int(r.model, addr)
             summary = f"{b1.label} and {b2.label} on ({x},{y}) both hold byte {a}"
-            cex: dict[str, object] = {"kind": "memory", "rule": "memory-overlap", "site": [x, y], "space": space,
+            cex: dict[str, object] = {"kind": "memory", "rule": R.MEMORY_OVERLAP, "site": [x, y], "space": space,
                                       "buffers": [i.buffer for i in (b1, b2) if i.buffer is not None],
                                       "address": a, "summary": summary}
             residents = [i.root[1] for i in (b1, b2) if i.buffer is None]
@@ -144,19 +145,19 @@ def _resident_ranges(p: Program) -> list[Result]:
     out: list[Result] = []
     t = p.target
     for r in p.resident:
-        name = f"memory-range:resident:{r.tensor}"
+        name = f"{R.MEMORY_RANGE}:resident:{r.tensor}"
         if r.offset < t.reserved_base or r.offset + r.size > t.local_bytes:
             out.append(Result("memory", name, Verdict.REFUTED,
                               f"resident {r.tensor} on {r.site} occupies [{r.offset}, {r.offset + r.size}) outside "
                               f"usable [{t.reserved_base}, {t.local_bytes})",
-                              {"kind": "memory", "rule": "memory-range", "resident": r.tensor,
+                              {"kind": "memory", "rule": R.MEMORY_RANGE, "resident": r.tensor,
                                "site": [r.site.x, r.site.y],
                                "address": r.offset if r.offset < t.reserved_base else t.local_bytes,
                                "summary": f"resident {r.tensor} leaves usable memory"}))
         elif r.offset % t.alignment:
             out.append(Result("memory", name, Verdict.REFUTED,
                               f"resident {r.tensor} at offset {r.offset} is not {t.alignment}-byte aligned",
-                              {"kind": "memory", "rule": "memory-align", "resident": r.tensor, "address": r.offset,
+                              {"kind": "memory", "rule": R.MEMORY_ALIGN, "resident": r.tensor, "address": r.offset,
                                "summary": f"resident {r.tensor} misaligned"}))
         else:
             out.append(Result("memory", name, Verdict.PROVED,

@@ -28,6 +28,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
+from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, count_max
 from verispatial.ir.program import Buffer
 
@@ -55,7 +56,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         op = lf.op
         assert isinstance(op, McastSend)
         bs = p.buffers[op.buf]
-        name = f"mcast-address:{lf.engine}:{list(lf.path)}"
+        name = f"{R.MCAST_ADDRESS}:{lf.engine}:{list(lf.path)}"
         bad = [b for b in _dest_buffers(a, lf)
                if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
                or (p.memory and offsets.get(b.id) != offsets.get(bs.id))]
@@ -66,7 +67,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             out.append(Result("async-noc", name, Verdict.REFUTED,
                               f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
                               f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
-                              {"kind": "mcast-address", "rule": "mcast-address", "sender_buffer": bs.id, "receiver_buffer": b.id,
+                              {"kind": R.MCAST_ADDRESS, "rule": R.MCAST_ADDRESS, "sender_buffer": bs.id, "receiver_buffer": b.id,
                                "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"}))
         else:
             out.append(Result("async-noc", name, Verdict.PROVED, "every destination buffer has the sender's address and shape"))
@@ -81,7 +82,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         op = lf.op
         assert isinstance(op, McastSend)
         if never(lf):
-            out.append(Result("async-noc", f"mcast-slot:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
+            out.append(Result("async-noc", f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
                               "the multicast never runs (its loop runs no iteration)"))
             continue
         t0 = time.perf_counter()
@@ -101,7 +102,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                            b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
             return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
 
-        name = f"mcast-slot:{lf.engine}:{list(lf.path)}"
+        name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
         if smt.shortcuts() and all(b.capacity == bs.capacity for b in dests):
             def lockstep(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests,
                          pages: int = pages, front: bool = op.front) -> z3.BoolRef:
@@ -126,7 +127,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             where = "read" if op.front else "write"
             msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write "
                    f"pointer differs from the sender's {where} pointer")
-            out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex("mcast-slot", d, msg), dt))
+            out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt))
         else:
             out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
 
@@ -138,7 +139,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                 continue
             t0 = time.perf_counter()
             br = p.buffers[lf.op.buf]
-            name = f"mcast-publish:{lf.engine}:{list(lf.path)}"
+            name = f"{R.MCAST_PUBLISH}:{lf.engine}:{list(lf.path)}"
             if never(lf):
                 out.append(Result("async-noc", name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
                 continue
@@ -163,7 +164,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                 out.append(Result("async-noc", name, Verdict.PROVED, f"flags seen on {word.name} cover every page published", seconds=dt))
             elif o.status == Status.SAT and d is not None:
                 msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
-                out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex("mcast-publish-early", d, msg), dt))
+                out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt))
             else:
                 out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
     return out

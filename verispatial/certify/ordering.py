@@ -37,6 +37,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
+from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
 from verispatial.ir.core import Role
 from verispatial.ir.ops import (
@@ -46,6 +47,7 @@ from verispatial.ir.ops import (
     WriteTiles,
 )
 from verispatial.ir.program import Program, Tensor
+from verispatial.petri.position import Cause
 
 
 def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, object]:
@@ -69,10 +71,6 @@ def _completion(a: Analysis, w: Leaf) -> Leaf | None:
 
 
 Build = Callable[[StateQuery], z3.BoolRef]
-
-#: The interpreter's words for a state write issued after a read of a later section (``petri/interp.py``): how a
-#: replay tells that race from another ``tensor-race`` at the same write.
-LATER_READ = "in the later section"
 
 
 class _Access:
@@ -199,10 +197,10 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
         done_r = _next_barrier(a, r, ReadBarrier)
         for w in writes:
             if w.section < r.section:
-                out.extend(_read_after_write(a, trusted, tensor, r, w, f"hb-state:{tensor}:{_leaf_ref(r)}<{_leaf_ref(w)}",
+                out.extend(_read_after_write(a, trusted, tensor, r, w, f"{R.HB_STATE}:{tensor}:{_leaf_ref(r)}<{_leaf_ref(w)}",
                                              rlimit, "state"))
                 continue
-            name = f"hb-state:{tensor}:{_leaf_ref(w)}<{_leaf_ref(r)}"
+            name = f"{R.HB_STATE}:{tensor}:{_leaf_ref(w)}<{_leaf_ref(r)}"
             share = _may_share_tile(a.program, r, w, rlimit)
             if share is False:
                 continue
@@ -230,7 +228,7 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
                 a, trusted, name, [r.engine, w.engine], build,
                 f"every tile {w.engine} writes of state {tensor} is written after {r.engine}'s reads of its old value "
                 f"landed",
-                why, "tensor-race", rlimit, engine=r.engine, path=list(r.path),
+                why, R.TENSOR_RACE, rlimit, engine=r.engine, path=list(r.path),
                 read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)}))
     return out
 
@@ -239,7 +237,7 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
     """Every tile any occurrence of ``r`` takes is written by some occurrence of some write of ``tensor`` in the
     same run (same trips and indirect values): "exists a read occurrence and a tile of it that no write occurrence
     covers" is unsat. The writes' occurrences are universally quantified (linear integer arithmetic)."""
-    name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
+    name = f"{R.HB_ACTIVATION}:{tensor}:{_leaf_ref(r)}"
     t0 = time.perf_counter()
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
@@ -265,7 +263,7 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
         why = (f"{r.engine} reads {tensor} tile {x} at {list(r.path)} {it}, which no write of {tensor} writes"
                if writes else f"activation {tensor} is read but never written")
         cex: dict[str, object] = {
-            "kind": "race", "rule": "tensor-race", "engine": r.engine, "path": list(r.path), "iteration": it,
+            "kind": "race", "rule": R.TENSOR_RACE, "engine": r.engine, "path": list(r.path), "iteration": it,
             "tile": x, "trips": {n: model_int(m, v) for n, v in trips.items()},
             "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
         return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
@@ -279,7 +277,7 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
 
     This is a static question on the occurrences a run executes; a run that deadlocks before writing is the deadlock
     obligation's. A refutation names the trips and the tile; the interpreter replays it (its end-of-run check)."""
-    name = f"output-unwritten:{tensor}"
+    name = f"{R.OUTPUT_UNWRITTEN}:{tensor}"
     t0 = time.perf_counter()
     ntiles = p.tensor(tensor).tiles(p.target.tile)
     q = Query(name, rlimit)
@@ -310,7 +308,7 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
                + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(ts.items()))})" if ts else ""))
         # The interpreter reports it at the end, at the first engine that writes the tensor (else the first engine).
         engine = writes[0].engine if writes else (p.programs[0].key if p.programs else "")
-        cex: dict[str, object] = {"kind": "rule", "rule": "output-unwritten", "engine": engine, "path": None,
+        cex: dict[str, object] = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None,
                                   "tile": x, "trips": ts, "dynamic": {n: model_int(m, v) for n, v in dyn.items()},
                                   "summary": why}
         return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
@@ -326,7 +324,7 @@ def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], 
                 rlimit: int) -> list[Result]:
     out: list[Result] = []
     for r in reads:
-        name = f"hb-activation:{tensor}:{_leaf_ref(r)}"
+        name = f"{R.HB_ACTIVATION}:{tensor}:{_leaf_ref(r)}"
         out.append(_coverage(a.program, tensor, r, writes, rlimit))
         for w in writes:
             out.extend(_read_after_write(a, trusted, tensor, r, w, name + f"<{_leaf_ref(w)}", rlimit, "activation"))
@@ -346,12 +344,12 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
         return [Result("happens-before", pair, Verdict.FAILED, "solver: unknown on the tile overlap")]
     at: list[dict[str, object]] = [{"engine": r.engine, "path": list(r.path)}]
     if what == "state":
-        at.append({"engine": w.engine, "path": list(w.path), "message": LATER_READ})
+        at.append({"engine": w.engine, "path": list(w.path), "cause": Cause.LATE_STATE_WRITE})
     cp = _completion(a, w)
     if cp is None:
         return [Result("happens-before", pair, Verdict.REFUTED,
                        f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
-                       {"kind": "race", "rule": "tensor-race", "at": at,
+                       {"kind": "race", "rule": R.TENSOR_RACE, "at": at,
                         "summary": f"{w.engine} never completes its write of {tensor}"})]
     held: dict[str, _Access] = {}
 
@@ -372,7 +370,7 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
     return [_run(
         a, trusted, pair, [r.engine, w.engine], build,
         f"{r.engine} reads each tile of {tensor} after {w.engine}'s writes of it completed",
-        why, "tensor-race", rlimit, at=at,
+        why, R.TENSOR_RACE, rlimit, at=at,
         read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)})]
 
 
@@ -384,7 +382,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
         for w2 in writes[i + 1:]:
             if w1.engine == w2.engine:
                 continue
-            name = f"hb-write-write:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
+            name = f"{R.HB_WRITE_WRITE}:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
             share = _may_share_tile(a.program, w1, w2, rlimit)
             if share is False:
                 continue
@@ -421,7 +419,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
             out.append(_run(a, trusted, name, [w1.engine, w2.engine], build,
                             f"{w1.engine} and {w2.engine} never write a common tile of {tensor} while the other's "
                             f"write of it is incomplete",
-                            why, "tensor-race", rlimit,
+                            why, R.TENSOR_RACE, rlimit,
                             at=[{"engine": w1.engine, "path": list(w1.path)},
                                 {"engine": w2.engine, "path": list(w2.path)}]))
     return out
@@ -447,7 +445,7 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
                 after[key] = later[0]
         if not before or not after:
             continue
-        name = f"hb-rendezvous:after-section-{b}"
+        name = f"{R.HB_RENDEZVOUS}:after-section-{b}"
 
         def build(sq: StateQuery, before: dict[str, Leaf] = before, after: dict[str, Leaf] = after) -> z3.BoolRef:
             unfinished = [z3.Not(sq.enc.position(e).passed(lf)) for e, lf in before.items()]
@@ -458,5 +456,5 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
                         f"the rendezvous after section {b} ({sec.name}) orders all {len(before)} engines' work before "
                         f"section {b + 1}",
                         f"an engine can start section {b + 1} while another has not finished section {b}",
-                        "rendezvous-early", rlimit, boundary=b))
+                        R.RENDEZVOUS_EARLY, rlimit, boundary=b))
     return out

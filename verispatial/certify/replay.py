@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from verispatial.certify.reach import Decoded
+from verispatial.ir import rules as R
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import ExploreResult, explore
@@ -120,7 +121,7 @@ def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
     names = ", ".join(str(st) for st in r.stuck[:3]) + (f" (+{len(r.stuck) - 3} more)" if len(r.stuck) > 3 else "")
     trips = " ".join(f"{k}={v}" for k, v in sorted(r.trips.items()))
     return {
-        "kind": "deadlock",
+        "kind": R.DEADLOCK,
         "trips": dict(r.trips),
         "stuck": stuck,
         "steps": r.steps,
@@ -139,7 +140,7 @@ def replay_deadlock(program: Program, d: Decoded, comp: frozenset[str] | None = 
     """Drive the interpreter toward the candidate positions (``directed``); a reached deadlock of ``comp`` (the
     candidate's or another one met on the way) is returned as a counterexample, else None."""
     for how, r in directed(program, d.trips, _targets(d)):
-        if r.status == "deadlock" and _in(comp, r.stuck):
+        if r.status == R.DEADLOCK and _in(comp, r.stuck):
             return _deadlock_cex(r, how)
     return None
 
@@ -158,7 +159,7 @@ def search_deadlock(program: Program, comp: frozenset[str] | None = None,
     runs += [(f"random schedule seed {s}", lambda s=s: simulate(program, seed=s)) for s in range(SEEDS)]
     for how, run in runs:
         r = run()
-        if r.status == "deadlock" and _in(comp, r.stuck):
+        if r.status == R.DEADLOCK and _in(comp, r.stuck):
             return _deadlock_cex(r, how)
     if len(program.programs) <= EXPLORE_ENGINES:
         ex = _explore(program, None)
@@ -168,7 +169,7 @@ def search_deadlock(program: Program, comp: frozenset[str] | None = None,
             names = ", ".join(str(st) for st in dl.stuck[:3])
             # ``schedule``: the transitions themselves, so a later replay (the gate's warm run) fires exactly them
             # instead of searching again (``replay_schedule``).
-            return {"kind": "deadlock", "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
+            return {"kind": R.DEADLOCK, "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
                     "trace": list(dl.trace_text), "schedule": [t.to_json() for t in dl.trace],
                     "replayed_by": "explicit-state search",
                     "summary": f"deadlock after {len(dl.trace)} transitions: {names}"}
@@ -188,7 +189,7 @@ def replay_schedule(program: Program, cex: dict[str, Any]) -> dict[str, Any] | N
         r = replay(program, trips or None, [Transition.from_json(t) for t in sched])
     except (ValueError, KeyError, TypeError, IndexError):
         return None
-    if r.status != "deadlock":
+    if r.status != R.DEADLOCK:
         return None
     names = ", ".join(str(st) for st in r.stuck[:3])
     return {**cex, "stuck": [st.to_json() for st in r.stuck], "replayed_by": "recorded schedule",
@@ -204,9 +205,9 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
                  also: Callable[[Violation], bool] | None = None, hang: Hang | None = None,
                  targets: dict[str, Position] | None = None) -> dict[str, Any] | None:
     """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given; at one
-    of the ops ``at`` lists — each an ``engine``, a ``path`` and optionally a ``message`` fragment the report must
-    contain — when given: a race between two ops shows at whichever of them the interpreter reaches second), and
-    accepted by ``also`` when given.
+    of the ops ``at`` lists — each an ``engine``, a ``path`` and optionally the ``subject`` the violation must be
+    about (``Violation.subject``: a buffer, word, tensor, aliased pair) — when given: a race between two ops shows
+    at whichever of them the interpreter reaches second), and accepted by ``also`` when given.
 
     Returns the interpreter's violation (and how it was found) or None when no attempt reproduced it. ``hang``
     accepts a deadlocked run that shows the claimed violation itself (an equality wait stuck at that op above its
@@ -219,7 +220,8 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
             return True
         return any((x.get("engine") is None or v.position.engine == x["engine"])
                    and (x.get("path") is None or v.position.path == tuple(x["path"]))
-                   and (x.get("message") is None or str(x["message"]) in v.message) for x in at)
+                   and (x.get("subject") is None or v.subject == x["subject"])
+                   and (x.get("cause") is None or v.cause == x["cause"]) for x in at)
 
     def matches(v: Violation) -> bool:
         return v.rule in rules and (engine is None or v.position.engine == engine) and (
@@ -229,8 +231,8 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         for v in r.violations:
             if matches(v):
                 return {"violation": v.to_json(), "trips": dict(r.trips), "steps": r.steps, "replayed_by": how}
-        if r.status == "deadlock" and hang is not None and hang(r):
-            return {"deadlock": _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
+        if r.status == R.DEADLOCK and hang is not None and hang(r):
+            return {R.DEADLOCK: _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
         return None
 
     tgt = _targets(d) if d is not None else (targets or {})
@@ -263,6 +265,6 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         if hang is not None:
             for dl in ex.deadlocks:
                 r = replay(program, dl.trips, dl.trace)
-                if r.status == "deadlock" and hang(r):
-                    return {"deadlock": dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
+                if r.status == R.DEADLOCK and hang(r):
+                    return {R.DEADLOCK: dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
     return None

@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 
+from verispatial.ir import rules as R
+
 
 class Verdict(str, enum.Enum):
     """``proved`` only from unsat (or an exhaustive finite check); ``refuted`` only with a counterexample the
@@ -20,19 +22,8 @@ class Verdict(str, enum.Enum):
     ERROR = "error"
 
 
-#: Obligation families, in report order.
-FAMILIES = (
-    "structure",
-    "circular-buffer",
-    "semaphore",
-    "async-noc",
-    "accumulator",
-    "bounds",
-    "memory",
-    "happens-before",
-    "deadlock",
-    "balance",
-)
+#: Obligation families, in report order (from the rule registry).
+FAMILIES = R.FAMILIES
 
 
 @attrs.frozen

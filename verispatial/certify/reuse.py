@@ -35,6 +35,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import LATE, EngineFacts, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf, op_at
+from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     Flush,
     McastSend,
@@ -153,7 +154,7 @@ def _applies(facts: EngineFacts, src: Leaf, hazard: Leaf) -> tuple[bool, tuple[i
 def discharge(a: Analysis, facts: dict[str, EngineFacts], f: Finding, trusted: set[int],
               rlimit: int = DEFAULT_RLIMIT) -> bool:
     """Whether every source the finding names is shown to have left when its op runs (each query unsat)."""
-    if f.rule != "async-source-reuse" or f.path is None or not f.sources or LATE in f.sources:
+    if f.rule != R.ASYNC_SOURCE_REUSE or f.path is None or not f.sources or LATE in f.sources:
         return False
     if not a.program.target.ordered_writes:
         # Without the write order only a flush or write barrier shows a source left, and the per-engine run already
@@ -169,7 +170,7 @@ def discharge(a: Analysis, facts: dict[str, EngineFacts], f: Finding, trusted: s
         if not ok or (pages is not None and pages[0] not in trusted):
             return False
         r = _Reuse(a, f.engine, src, hazard, pages)
-        o, _d, _ = solve_each(a, r.build, f"async-source-reuse:{f.engine}:{list(f.path)}", r.engines(), trusted,
+        o, _d, _ = solve_each(a, r.build, f"{R.ASYNC_SOURCE_REUSE}:{f.engine}:{list(f.path)}", r.engines(), trusted,
                               rlimit, extra=[hazard, src])
         if o.status != Status.UNSAT:
             return False
@@ -191,7 +192,7 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             if h.engine == s.engine or site_of[h.engine] != site or not isinstance(h.op, SemSet) or h.op.sem != sem:
                 continue
             t0 = time.perf_counter()
-            name = f"async-source-reuse:{h.engine}:{list(h.path)}"
+            name = f"{R.ASYNC_SOURCE_REUSE}:{h.engine}:{list(h.path)}"
             r = _Reuse(a, s.engine, s, h, None)
             o, _d, _ = solve_each(a, r.build, name, r.engines(), trusted, rlimit, extra=[h, s])
             dt = time.perf_counter() - t0
@@ -208,7 +209,7 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                   or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
                       and site in p.groups[x.op.group].destinations())]
         for x in remote:
-            name = f"async-source-reuse:{x.engine}:{list(x.path)}"
+            name = f"{R.ASYNC_SOURCE_REUSE}:{x.engine}:{list(x.path)}"
             if any(r.name == name for r, _ in out):
                 continue
             out.append((Result("async-noc", name, Verdict.REFUTED,
@@ -270,7 +271,7 @@ def may_reach_source(a: Analysis, facts: dict[str, EngineFacts], f: Finding, fre
             conds.append(_pushed(enc, pushes) + reach > _popped(at, pops) + cap)
             return z3.And(*conds)
 
-        o, _d, _ = solve_each(a, build, f"async-source-reuse:{f.engine}:{list(f.path)}:reach", {f.engine, pop.engine},
+        o, _d, _ = solve_each(a, build, f"{R.ASYNC_SOURCE_REUSE}:{f.engine}:{list(f.path)}:reach", {f.engine, pop.engine},
                               trusted, rlimit, extra=[lf, src])
         if o.status != Status.UNSAT:
             return True

@@ -23,6 +23,7 @@ from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf, pages
+from verispatial.ir import rules as R
 from verispatial.ir.ops import Loop, Op, Pop, Push
 from verispatial.ir.program import Buffer
 
@@ -51,7 +52,7 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCache 
             out.append(compute())
             continue
         c = cache.canon(a, a.component_of(lf.engine for lf in leaves), trusted or set())
-        out.append(cache.run("cb-straddle", c, [c.buffers[b], rlimit], f"cb-straddle:b{b}", compute))
+        out.append(cache.run(R.CB_STRADDLE, c, [c.buffers[b], rlimit], f"{R.CB_STRADDLE}:b{b}", compute))
     return out
 
 
@@ -59,7 +60,7 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
     p = a.program
     t0 = time.perf_counter()
     cap = p.buffers[b].capacity
-    name = f"cb-straddle:b{b}"
+    name = f"{R.CB_STRADDLE}:b{b}"
     verdict: Result | None = None
     for kind in (Push, Pop):
         mine = [lf for lf in leaves if isinstance(lf.op, kind)]
@@ -83,7 +84,7 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
                 run = model_int(r.model, before)
                 what = "pushes" if kind is Push else "pops"
                 cex = {
-                    "kind": "cb-straddle", "engine": lf.engine, "path": list(lf.path), "iteration": it,
+                    "kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path), "iteration": it,
                     "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
                     "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
                                f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
@@ -134,8 +135,8 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
             out.append(compute())
             continue
         c = cache.canon(a, a.component_of(lf.engine for lf in leaves), trusted or set())
-        out.append(cache.run("balance-cb", c, [c.buffers[b.id], trusted is not None and b.id in trusted, rlimit],
-                             f"balance-cb:b{b.id}", compute))
+        out.append(cache.run(R.BALANCE_CB, c, [c.buffers[b.id], trusted is not None and b.id in trusted, rlimit],
+                             f"{R.BALANCE_CB}:b{b.id}", compute))
     return out
 
 
@@ -168,9 +169,9 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
         # The query asks for pushed != popped (within the occupancy bound for a trusted buffer): constants decide it.
         if pu is not None and po is not None and (
                 pu == po or (trusted is not None and b.id in trusted and not po <= pu <= po + b.capacity)):
-            return Result("balance", f"balance-cb:b{b.id}", Verdict.PROVED, f"b{b.id} ends empty",
+            return Result("balance", f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED, f"b{b.id} ends empty",
                           seconds=time.perf_counter() - t0)
-    q = Query(f"balance-cb:b{b.id}", rlimit)
+    q = Query(f"{R.BALANCE_CB}:b{b.id}", rlimit)
     enc = Encoder(q, p, a.views)
     pushed = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Push)] + [q.val(0)])
     popped = z3.Sum([enc.total(lf) * pages(lf.op) for lf in leaves if isinstance(lf.op, Pop)] + [q.val(0)])
@@ -178,14 +179,14 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
     if trusted is not None and b.id in trusted:
         q.add(z3.And(popped <= pushed, pushed <= popped + b.capacity))
     r = q.check()
-    name = f"balance-cb:b{b.id}"
+    name = f"{R.BALANCE_CB}:b{b.id}"
     if r.status == Status.UNSAT:
         return Result("balance", name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0)
     if r.status == Status.SAT:
         assert r.model is not None
         trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
         pu, po = model_int(r.model, pushed), model_int(r.model, popped)
-        cex = {"kind": "balance-cb", "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
+        cex = {"kind": R.BALANCE_CB, "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
                "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
                           + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
         return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]

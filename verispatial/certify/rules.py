@@ -28,6 +28,8 @@ from collections.abc import Callable
 import attrs
 
 from verispatial.certify.structure import EngineView, op_at
+from verispatial.errors import UnhandledOp
+from verispatial.ir import rules as R
 from verispatial.ir.core import Guard
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
@@ -50,6 +52,7 @@ from verispatial.ir.ops import (
     SemInc,
     SemIncMcast,
     SemSet,
+    SemWait,
     TripCount,
     Wait,
     WriteBarrier,
@@ -59,25 +62,10 @@ from verispatial.ir.ops import (
     named_index_buffer,
 )
 from verispatial.ir.program import IndexKey, Program, walk
+from verispatial.ir.rules import PER_ENGINE_RULES
 
-#: rule -> obligation family
-RULE_FAMILY = {
-    "cb-capacity": "circular-buffer",
-    "cb-single-producer": "circular-buffer",
-    "cb-single-consumer": "circular-buffer",
-    "cb-push-uncovered": "circular-buffer",
-    "cb-pop-uncovered": "circular-buffer",
-    "cb-push-unfilled": "circular-buffer",
-    "cb-write-unreserved": "circular-buffer",
-    "cb-read-unwaited": "circular-buffer",
-    "async-read-publish": "async-noc",
-    "async-flag-overtake": "async-noc",
-    "async-source-reuse": "async-noc",
-    "async-pending-at-end": "async-noc",
-    "acc-capacity": "accumulator",
-    "acc-unacquired": "accumulator",
-    "acc-overrun": "accumulator",
-}
+#: rule -> obligation family, of the rules this abstract interpretation decides (from the rule registry).
+RULE_FAMILY = PER_ENGINE_RULES
 
 
 @attrs.frozen
@@ -301,7 +289,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
     def reuse(s: State, tag: str, b: int, slots: set[int], path: tuple[int, ...], what: str) -> None:
         hit = sorted({int(t[3]) for t in s if t[0] == tag and t[1] == b and int(t[2]) in slots})  # type: ignore[call-overload]
         if hit:
-            flag("async-source-reuse", path, f"{what} b{b} pages that a write or multicast issued from them may not "
+            flag(R.ASYNC_SOURCE_REUSE, path, f"{what} b{b} pages that a write or multicast issued from them may not "
                                              "have left (no flush/write_barrier since)", tuple(hit))
 
     def index_window(s: State, op: ReadTiles | WriteTiles, path: tuple[int, ...]) -> None:
@@ -310,14 +298,14 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         dyn = op.addr.dynamic
         b = p.index_buffer(view.program, path[0], op, index_bufs, phases)
         if dyn is not None and b is not None and any(v < 1 for v, _ in _pairs(s, "wt", b)):
-            flag("cb-read-unwaited", path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the front "
+            flag(R.CB_READ_UNWAITED, path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the front "
                                            f"of b{b} outside its waited window")
 
     def overrun(s: State, tiles: int, path: tuple[int, ...], what: str) -> None:
         """``acc-overrun``: more tiles than some held acquire (a path reaching here) took."""
         took = sorted(int(t[1]) for t in s if t[0] == "acct" and int(t[1]) < tiles)  # type: ignore[call-overload]
         if took:
-            flag("acc-overrun", path, f"{what} uses {tiles} accumulator tiles, but the held acquire took {took[0]}")
+            flag(R.ACC_OVERRUN, path, f"{what} uses {tiles} accumulator tiles, but the held acquire took {took[0]}")
 
     def fill(s: State, b: int, tiles: int, path: tuple[int, ...], what: str) -> State:
         pt = p.buffers[b].page_tiles
@@ -325,7 +313,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         pages: set[int] = set()
         for v, f in _pairs(s, "rsv", b):
             if f + tiles > v * pt:
-                flag("cb-write-unreserved", path, f"{what} writes tiles past the reserved window of b{b}")
+                flag(R.CB_WRITE_UNRESERVED, path, f"{what} writes tiles past the reserved window of b{b}")
             pages.update(_tile_pages(f, tiles, pt))
         written.setdefault(path, set()).update(pages)
         reuse(s, "sb", b, {x % caps[b] for x in pages}, path, f"{what} rewrites")
@@ -353,12 +341,12 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             pt = p.buffers[b].page_tiles
             pairs = _pairs(s, "rsv", b)
             if any(v < n for v, _ in pairs):
-                flag("cb-push-uncovered", path, f"push of {n} pages on b{b} beyond its reserved window")
+                flag(R.CB_PUSH_UNCOVERED, path, f"push of {n} pages on b{b} beyond its reserved window")
             if b in data and b not in dests and any(f < n * pt for _, f in pairs):
-                flag("cb-push-unfilled", path, f"push of {n} pages on b{b} publishes pages nothing wrote since they "
+                flag(R.CB_PUSH_UNFILLED, path, f"push of {n} pages on b{b} publishes pages nothing wrote since they "
                                                "were reserved")
             if ("rd", b) in s:
-                flag("async-read-publish", path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
+                flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
             s = _shift(s, "sb", b, n, caps[b])
             s = frozenset(("rdp", b, (int(t[2]) - n) % caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
                           for t in s)
@@ -367,7 +355,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             b, n = op.buf, op.pages
             pt = p.buffers[b].page_tiles
             if any(v < n for v, _ in _pairs(s, "wt", b)):
-                flag("cb-pop-uncovered", path, f"pop of {n} pages on b{b} beyond its waited window")
+                flag(R.CB_POP_UNCOVERED, path, f"pop of {n} pages on b{b} beyond its waited window")
             reuse(s, "sf", b, ring_slots(0, n, caps[b]), path, "frees")
             s = _shift(s, "sf", b, n, caps[b])
             return _map(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
@@ -379,16 +367,16 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             return frozenset(t for t in s if t[0] not in ("rd", "rdp"))
         if isinstance(op, PackAcc):
             if ("acc", False) in s:
-                flag("acc-unacquired", path, f"pack_acc into b{op.buf} with no accumulator acquired")
+                flag(R.ACC_UNACQUIRED, path, f"pack_acc into b{op.buf} with no accumulator acquired")
             overrun(s, op.tiles, path, f"pack_acc into b{op.buf}")
             return fill(s, op.buf, op.tiles, path, "pack_acc")
         if isinstance(op, Compute):
             if ("acc", False) in s:
-                flag("acc-unacquired", path, f"compute {op.kind} with no accumulator acquired")
+                flag(R.ACC_UNACQUIRED, path, f"compute {op.kind} with no accumulator acquired")
             overrun(s, op.tiles, path, f"compute {op.kind}")
             for o in op.ins:
                 if any(v < o.pages for v, _ in _pairs(s, "wt", o.buf)):
-                    flag("cb-read-unwaited", path, f"compute {op.kind} unpacks {o.pages} pages of b{o.buf} beyond its "
+                    flag(R.CB_READ_UNWAITED, path, f"compute {op.kind} unpacks {o.pages} pages of b{o.buf} beyond its "
                                                    "waited window")
             return s
         if isinstance(op, WriteTiles):
@@ -399,36 +387,36 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             srcs: set[tuple[object, ...]] = set()
             for v, r in _pairs(s, "wt", b):
                 if r + op.tiles > v * pt:
-                    flag("cb-read-unwaited", path, f"write_tiles reads tiles past the waited window of b{b}")
+                    flag(R.CB_READ_UNWAITED, path, f"write_tiles reads tiles past the waited window of b{b}")
                 srcs |= {("sf", b, x % caps[b], leaf_at[path]) for x in _tile_pages(r, op.tiles, pt)}
             s = _map(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
             return s | srcs | {("w",)}
         if isinstance(op, McastSend):
             b = op.buf
             if ("rd", b) in s:
-                flag("async-read-publish", path, f"mcast_send of b{b} while reads into it may not have landed (no read "
+                flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while reads into it may not have landed (no read "
                                                  "barrier since)")
             if op.front:
                 if any(v < op.pages for v, _ in _pairs(s, "wt", b)):
-                    flag("cb-read-unwaited", path, f"mcast_send of {op.pages} pages from the front of b{b} beyond its "
+                    flag(R.CB_READ_UNWAITED, path, f"mcast_send of {op.pages} pages from the front of b{b} beyond its "
                                                    "waited window")
                 tag = "sf"
             else:
                 if any(v < op.pages for v, _ in _pairs(s, "rsv", b)):
-                    flag("cb-write-unreserved", path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
+                    flag(R.CB_WRITE_UNRESERVED, path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                                       "its reserved window")
                 tag = "sb"
                 mine = ring_slots(0, op.pages, caps[b])
                 for t in s:
                     if t[0] == "rdp" and t[1] == b and t[2] in mine:
                         # The read lands after the multicast was issued from its pages: the landing rewrites them.
-                        flag("async-source-reuse", t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
+                        flag(R.ASYNC_SOURCE_REUSE, t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
                                                           "after it reads (no read barrier between them)", (LATE,))
             srcs = {(tag, b, j, leaf_at[path]) for j in ring_slots(0, op.pages, caps[b])}
             return s | srcs | {("mw",), ("w",)}
         if isinstance(op, McastSetValid):
             if not ordered and ("mw",) in s:
-                flag("async-flag-overtake", path,
+                flag(R.ASYNC_FLAG_OVERTAKE, path,
                      f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {p.target.name} "
                      "does not keep writes ordered and there is no flush between them")
             return s | {("sw", op.source, leaf_at[path]), ("w",)}
@@ -438,7 +426,7 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
         if isinstance(op, SemSet):
             hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
             if hit:
-                flag("async-source-reuse", path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
+                flag(R.ASYNC_SOURCE_REUSE, path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
                                                  "(no flush since)", hit)
             return s
         if isinstance(op, (SemInc, SemIncMcast)):
@@ -447,16 +435,18 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             return frozenset(t for t in s if t[0] != "a")
         if isinstance(op, AcquireAcc):
             if op.tiles > p.target.acc_capacity(op.dtype):
-                flag("acc-capacity", path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {p.target.name} "
+                flag(R.ACC_CAPACITY, path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {p.target.name} "
                                            f"holds {p.target.acc_capacity(op.dtype)} at that precision")
             if ("acc", True) in s:
-                flag("acc-unacquired", path, "acquire_acc while an accumulator is already held")
+                flag(R.ACC_UNACQUIRED, path, "acquire_acc while an accumulator is already held")
             return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", True), ("acct", op.tiles)}
         if isinstance(op, ReleaseAcc):
             if ("acc", False) in s:
-                flag("acc-unacquired", path, "release_acc with no accumulator acquired")
+                flag(R.ACC_UNACQUIRED, path, "release_acc with no accumulator acquired")
             return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", False)}
-        return s
+        if isinstance(op, SemWait):
+            return s  # a wait changes none of these facts
+        raise UnhandledOp("the per-engine rules", op)
 
     bufs = {b.id for b in p.buffers}
     init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs} | {("acc", False)})
@@ -469,14 +459,14 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
     if ("a",) in end:
         pend.append("atomic increments (no atomic barrier)")
     if pend:
-        flag("async-pending-at-end", None, "ends with outstanding NoC " + ", ".join(pend))
+        flag(R.ASYNC_PENDING_AT_END, None, "ends with outstanding NoC " + ", ".join(pend))
     for lf in view.leaves:
         op = lf.op
         # Only ops some path reaches (the run steps every op that can execute: an op under a loop of count 0 or an
         # If no iteration admits never runs, so it never asks for anything).
         if isinstance(op, (Reserve, Wait)) and op.pages > p.buffers[op.buf].capacity and lf.path in reached:
             cap = p.buffers[op.buf].capacity
-            flag("cb-capacity", lf.path,
+            flag(R.CB_CAPACITY, lf.path,
                  f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose capacity is {cap}: it can never return")
     findings = tuple(sorted(found.values(), key=lambda f: (f.rule, f.path or ())))
     return EngineFacts(findings, {k: frozenset(v) for k, v in written.items()}, reserve_from)
@@ -537,17 +527,17 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
         """One candidate per op, with every premature pop that may let it through (None: kept unconditionally)."""
         old = out.get((engine, path))
         if old is None:
-            out[(engine, path)] = (Finding("async-source-reuse", engine, path, msg, (LATE,)), b,
+            out[(engine, path)] = (Finding(R.ASYNC_SOURCE_REUSE, engine, path, msg, (LATE,)), b,
                                    None if after is None else (after,))
         elif old[2] is not None:
             out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
 
     for f in findings:
-        if f.path is None or f.rule not in ("async-source-reuse", "async-read-publish", "cb-read-unwaited",
-                                            "cb-write-unreserved"):
+        if f.path is None or f.rule not in (R.ASYNC_SOURCE_REUSE, R.ASYNC_READ_PUBLISH, R.CB_READ_UNWAITED,
+                                            R.CB_WRITE_UNRESERVED):
             continue
         op = op_at(views[f.engine].program, f.path)
-        if f.rule == "cb-write-unreserved":
+        if f.rule == R.CB_WRITE_UNRESERVED:
             # A fill past the reserved window may land in a page b's consumer still writes or multicasts out.
             if not isinstance(op, (ReadTiles, PackAcc)):
                 continue
@@ -556,7 +546,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                 add(f.engine, f.path, f"writes into b{b} pages outside its reserved window, which a write or "
                                       "multicast issued from them may still read", b, None)
             continue
-        if f.rule == "cb-read-unwaited":
+        if f.rule == R.CB_READ_UNWAITED:
             # A write or front multicast of pages outside the waited window reads pages b's producer still owns (or
             # may reserve while the write is out): its reserves and fills of b are candidates, with no question asked.
             if not (isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)):
@@ -574,7 +564,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                                             f"{f.engine}'s op at {list(f.path)} reads outside its waited window",
                             b, None)
             continue
-        if f.rule == "async-read-publish":
+        if f.rule == R.ASYNC_READ_PUBLISH:
             if not isinstance(op, Push) or not front_readers.get(op.buf, set()) - {f.engine}:
                 continue
             for lf in views[f.engine].leaves:
@@ -636,7 +626,7 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
             for b, produces in _roles(lf.op):
                 (prod if produces else cons).setdefault(b, []).append((v.key, lf.path))
     out: list[Finding] = []
-    for rule, table, what in (("cb-single-producer", prod, "produce"), ("cb-single-consumer", cons, "consume")):
+    for rule, table, what in ((R.CB_SINGLE_PRODUCER, prod, "produce"), (R.CB_SINGLE_CONSUMER, cons, "consume")):
         for b, uses in sorted(table.items()):
             engines = sorted({e for e, _ in uses})
             if len(engines) > 1:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from verispatial.errors import IrViolation
+from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Role, Site
 from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
@@ -351,6 +351,8 @@ class _OpPass:
         """Check ``op`` (at path ``at``, under loop variables ``loops`` run ``times`` times with index ranges
         ``ranges``; its top-level op is ``top``, in phase ``phase``) and, for a loop or if, its body."""
         cls = type(op)
+        if cls not in OP_TAGS:
+            raise UnhandledOp("validate", op)
         if cls is Loop:
             assert isinstance(op, Loop)
             self._loop(ep, op, at, loops, times, ranges, top, phase)

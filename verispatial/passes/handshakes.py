@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import attrs
 
+from verispatial.ir import rules as R
 from verispatial.ir.core import Engine, SemRole, Site
 from verispatial.ir.ops import (
     Loop,
@@ -148,7 +149,7 @@ class SynthesizeHandshakes:
                            "flush": "between data and flag" if not target.ordered_writes else "after flag"}
                           for i, g in enumerate(pl.groups)],
             "obligations": [
-                {"name": "deadlock", "claim": "every engine reaches its end for every interleaving"},
+                {"name": R.DEADLOCK, "claim": "every engine reaches its end for every interleaving"},
                 {"name": "semaphore:exact", "claim": "each ready counter is incremented exactly once per receiver per K block"},
                 {"name": "balance", "claim": "every circular buffer ends empty and every semaphore at its initial value"},
                 {"name": "async-noc", "claim": "reads published after a read barrier; flag after data on this target; "

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from verispatial import budget
+from verispatial.ir import rules as R
 from verispatial.ir.program import Program
 from verispatial.petri.interp import Interp, State, Stuck, Transition, Violation, resolve_trips
 
@@ -81,7 +82,7 @@ class ExploreResult:
         """``deadlock`` or ``violation`` when one was found (a found one is definite even if the search was cut
         short), else ``ok`` when complete, else ``inconclusive``."""
         if self.deadlocks:
-            return "deadlock"
+            return R.DEADLOCK
         if self.violations:
             return "violation"
         return "ok" if self.complete else "inconclusive"

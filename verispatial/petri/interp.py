@@ -33,10 +33,12 @@ from typing import Any
 import attrs
 
 from verispatial import budget
-from verispatial.errors import InvalidProgram
+from verispatial.errors import InvalidProgram, UnhandledOp
+from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.limits import ring_slots
+from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, SubjectRef, TensorRef, WordRef
 from verispatial.ir.ops import (
     CONTAINERS,
     AcquireAcc,
@@ -68,7 +70,7 @@ from verispatial.ir.ops import (
 )
 from verispatial.ir.program import Program, walk
 from verispatial.ir.validate import validate
-from verispatial.petri.position import RULES, Position, Violation, iteration_text, path_text
+from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
 
 __all__ = [
     "RULES",
@@ -713,7 +715,7 @@ class Interp:
             if s.pushed[b.id] != s.popped[b.id]:
                 e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
                 msg = f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}"
-                out.append(Violation("balance-cb", self._site_pos(b.site, e), msg))
+                out.append(Violation(R.BALANCE_CB, self._site_pos(b.site, e), msg, BufferRef(b.id)))
         for ti, t in enumerate(self.program.tensors):
             if t.role is not Role.OUTPUT:
                 continue
@@ -723,15 +725,16 @@ class Interp:
             if len(written) < ntiles:
                 first = next(k for k in range(ntiles) if k not in written)  # at most len(written) + 1 tries
                 e = self.writers.get(t.name, 0)
-                out.append(Violation("output-unwritten", Position(self.keys[e], None) if self.n else Position("", None),
+                out.append(Violation(R.OUTPUT_UNWRITTEN, Position(self.keys[e], None) if self.n else Position("", None),
                                      f"output {t.name} ends with {ntiles - len(written)} of its {ntiles} tiles "
-                                     f"never written (first: tile {first})"))
+                                     f"never written (first: tile {first})", TensorRef(t.name)))
         for w, site in enumerate(self.word_site):
             if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
                 sem = self.program.semaphores[self.word_sem[w]]
-                out.append(Violation("balance-sem", self._site_pos(site, -1),
+                out.append(Violation(R.BALANCE_SEM, self._site_pos(site, -1),
                                      f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
-                                     f"{self.word_init[w]} (the word is not re-armed by a SemSet)"))
+                                     f"{self.word_init[w]} (the word is not re-armed by a SemSet)",
+                                     WordRef(sem.id, site)))
         return out
 
     def _site_pos(self, site: Site, e: int) -> Position:
@@ -744,8 +747,9 @@ class Interp:
 
     # ------------------------------------------------------------------ engine steps
 
-    def _v(self, out: list[Violation], rule: str, e: int, pc: PC | None, msg: str) -> None:
-        out.append(Violation(rule, self.pos(e, pc), msg))
+    def _v(self, out: list[Violation], rule: str, e: int, pc: PC | None, msg: str,
+           subject: SubjectRef | None = None, cause: str = "") -> None:
+        out.append(Violation(rule, self.pos(e, pc), msg, subject, cause))
 
     def _section(self, e: int, path: tuple[int, ...]) -> int:
         """The section of the op at ``path`` of engine ``e`` (that of its top-level op)."""
@@ -759,7 +763,7 @@ class Interp:
         assert pc is not None
         op = self._ops[e][pc[0]]
         if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
-            self._v(out, "cb-capacity", e, pc,
+            self._v(out, R.CB_CAPACITY, e, pc,
                     f"{op_text(op)} asks for {op.pages} pages of b{op.buf}, whose capacity is {self.caps[op.buf]}")
 
     def _on_finish(self, s: State, e: int, out: list[Violation]) -> None:
@@ -772,7 +776,7 @@ class Interp:
         if s.ab[e]:
             left.append("sem_inc with no atomic_barrier after")
         if left:
-            self._v(out, "async-pending-at-end", e, None, "ends with outstanding NoC transactions: " + "; ".join(left))
+            self._v(out, R.ASYNC_PENDING_AT_END, e, None, "ends with outstanding NoC transactions: " + "; ".join(left))
 
     def _advance(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
@@ -788,7 +792,7 @@ class Interp:
         if owners[b] < 0:
             owners[b] = e
         elif owners[b] != e:
-            rule, verb = ("cb-single-producer", "produces") if producer else ("cb-single-consumer", "consumes")
+            rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
             self._v(out, rule, e, pc, f"b{b} already has {self.keys[owners[b]]} as the engine that {verb} it")
 
     def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
@@ -802,7 +806,7 @@ class Interp:
             starts = [op.addr.at(env, d.lo), op.addr.at(env, d.hi)]
         for a in starts:
             if a < 0 or a + op.tiles > ntiles:
-                self._v(out, "bounds", e, pc,
+                self._v(out, R.BOUNDS, e, pc,
                         f"{op_text(op)} touches tiles [{a}, {a + op.tiles - 1}] of {op.tensor}, "
                         f"which has tiles [0, {ntiles - 1}]")
                 break
@@ -817,9 +821,9 @@ class Interp:
             live = ring_slots(s.popped[other], s.pushed[other] - s.popped[other], cap)
             hit = sorted(mine & live)
             if hit:
-                self._v(out, "alias-clobber", e, pc,
+                self._v(out, R.ALIAS_CLOBBER, e, pc,
                         f"push(b{b}, {n}) publishes page {hit[0]} of b{b}, which is also page {hit[0]} of its alias "
-                        f"b{other} and still holds data not yet popped from b{other}")
+                        f"b{other} and still holds data not yet popped from b{other}", AliasRef(b, other))
 
     def _alias_write(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
                      out: list[Violation]) -> None:
@@ -830,9 +834,9 @@ class Interp:
             live = ring_slots(s.popped[other], s.pushed[other] - s.popped[other], cap)
             hit = sorted(set(slots) & live)
             if hit:
-                self._v(out, "alias-clobber", e, pc,
+                self._v(out, R.ALIAS_CLOBBER, e, pc,
                         f"{what} page {hit[0]} of b{b}, which is also page {hit[0]} of its alias b{other} and still "
-                        f"holds data not yet popped from b{other}")
+                        f"holds data not yet popped from b{other}", AliasRef(b, other))
                 return
 
     def _tile_slots(self, b: int, start: int, tiles: int) -> tuple[int, ...]:
@@ -872,7 +876,7 @@ class Interp:
                     continue
                 page = min(want & set(src[1]))
                 issued = op_text(self._ops[e2][en[1]])
-                self._v(out, "async-source-reuse", e, pc,
+                self._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
                         f"{what} page {page} of b{b}, the source of {self.keys[e2]}'s {issued} at {path_text(en[1])} "
                         f"{iteration_text(self.pos(e2, (en[1], en[2])).iteration)}".rstrip()
                         + ", which has not left it (no flush/write_barrier since)")
@@ -885,7 +889,7 @@ class Interp:
             for en in s.pending[e2]:
                 if en[0] == _VALID and not en[6] and en[3] == w:
                     issued = op_text(self._ops[e2][en[1]])
-                    self._v(out, "async-source-reuse", e, pc,
+                    self._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
                             f"{what} sem{self.word_sem[w]}@{self.word_site[w]}, the source word of {self.keys[e2]}'s "
                             f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
                     return
@@ -897,7 +901,7 @@ class Interp:
         pt = self.page_tiles[b]
         room = (s.rsv_end[b] - s.pushed[b]) * pt
         if s.fill[b] + tiles > room:
-            self._v(out, "cb-write-unreserved", e, pc,
+            self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                     f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
                     f"its reserved window holds {max(room, 0)} tiles")
         slots = self._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
@@ -915,7 +919,7 @@ class Interp:
         if b is None:
             return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
-            self._v(out, "cb-read-unwaited", e, pc,
+            self._v(out, R.CB_READ_UNWAITED, e, pc,
                     f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
                     f"of b{b} holds no page")
 
@@ -928,16 +932,16 @@ class Interp:
         held = s.acc[e]
         if isinstance(op, AcquireAcc):
             if held:
-                self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} while this engine already holds an accumulator")
+                self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} while this engine already holds an accumulator")
             s.acc[e] = op.tiles
         elif isinstance(op, ReleaseAcc):
             if not held:
-                self._v(out, "acc-unacquired", e, pc, "release_acc() with no accumulator acquired")
+                self._v(out, R.ACC_UNACQUIRED, e, pc, "release_acc() with no accumulator acquired")
             s.acc[e] = 0
         elif not held:
-            self._v(out, "acc-unacquired", e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
+            self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
         elif isinstance(op, (Compute, PackAcc)) and op.tiles > held:
-            self._v(out, "acc-overrun", e, pc, f"{op_text(op)} uses {op.tiles} accumulator tiles, but the held "
+            self._v(out, R.ACC_OVERRUN, e, pc, f"{op_text(op)} uses {op.tiles} accumulator tiles, but the held "
                                                f"acquire took {held}")
 
     def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
@@ -962,10 +966,10 @@ class Interp:
             if late:
                 names = ", ".join(str(self.pos(x, s.pcs[x])) for x in late[:3])
                 more = f" (+{len(late) - 3} more)" if len(late) > 3 else ""
-                self._v(out, "rendezvous-early", e, pc,
+                self._v(out, R.RENDEZVOUS_EARLY, e, pc,
                         f"executes an op of section {k} ({self.program.sections[k].name}) before every engine arrived "
                         f"at the rendezvous after section {b} ({self.program.sections[b].name}): {names}{more} still "
-                        f"has work of sections <= {b} to do")
+                        f"has work of sections <= {b} to do", BoundaryRef(b))
                 return
 
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
@@ -987,22 +991,22 @@ class Interp:
             pt = self.page_tiles[b]
             self._role(s, e, pc, b, True, out)
             if s.pushed[b] + n > s.rsv_end[b]:
-                self._v(out, "cb-push-uncovered", e, pc,
+                self._v(out, R.CB_PUSH_UNCOVERED, e, pc,
                         f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
                         f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
             if b in self.data_bufs and b not in self.mcast_dests and s.fill[b] < n * pt:
-                self._v(out, "cb-push-unfilled", e, pc,
+                self._v(out, R.CB_PUSH_UNFILLED, e, pc,
                         f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
                         f"since they were reserved")
             if s.pushed[b] % cap + n > cap:
-                self._v(out, "cb-straddle", e, pc,
+                self._v(out, R.CB_STRADDLE, e, pc,
                         f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
                         f"({s.pushed[b] % cap}+{n} > {cap})")
             if s.rb_mask[e] >> b & 1:
-                self._v(out, "async-read-publish", e, pc,
+                self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
                         f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
             if b in self.mcast_dests and s.landed[b] < s.pushed[b] + n:
-                self._v(out, "mcast-publish-early", e, pc,
+                self._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
                         f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
                         f"only {s.landed[b]} in b{b}")
             self._alias_clobber(s, e, pc, b, n, out)
@@ -1016,11 +1020,11 @@ class Interp:
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
             self._role(s, e, pc, b, False, out)
             if s.popped[b] + n > s.wait_end[b]:
-                self._v(out, "cb-pop-uncovered", e, pc,
+                self._v(out, R.CB_POP_UNCOVERED, e, pc,
                         f"pop(b{b}, {n}) frees pages [{s.popped[b]}, {s.popped[b] + n}) but the waited window is "
                         f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
             if s.popped[b] % cap + n > cap:
-                self._v(out, "cb-straddle", e, pc,
+                self._v(out, R.CB_STRADDLE, e, pc,
                         f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
                         f"({s.popped[b] % cap}+{n} > {cap})")
             self._source_reuse(s, e, pc, b, self._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
@@ -1038,7 +1042,7 @@ class Interp:
         elif isinstance(op, SemSet):
             w = self._word(e, op.sem)
             if s.dirty[w] >> e & 1:
-                self._v(out, "sem-set-race", e, pc,
+                self._v(out, R.SEM_SET_RACE, e, pc,
                         f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{self.word_site[w]}={s.words[w]}, "
                         f"which received a remote write since this engine last observed it (lost update)")
             self._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
@@ -1050,19 +1054,19 @@ class Interp:
         elif isinstance(op, McastSend):
             b = op.buf
             if s.rb_mask[e] >> b & 1:
-                self._v(out, "async-read-publish", e, pc,
+                self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
                         f"{op_text(op)} publishes pages read into b{b} by read_tiles with no read_barrier since")
             if op.front:
                 self._role(s, e, pc, b, False, out)
                 if s.popped[b] + op.pages > s.wait_end[b]:
-                    self._v(out, "cb-read-unwaited", e, pc,
+                    self._v(out, R.CB_READ_UNWAITED, e, pc,
                             f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
                             f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
                 first = s.popped[b]
             else:
                 self._role(s, e, pc, b, True, out)
                 if s.pushed[b] + op.pages > s.rsv_end[b]:
-                    self._v(out, "cb-write-unreserved", e, pc,
+                    self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                             f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
                             f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
                 first = s.pushed[b]
@@ -1075,7 +1079,7 @@ class Interp:
         elif isinstance(op, McastSetValid):
             if not self.ordered and s.mc_mask[e]:
                 bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.mc_mask[e] >> b & 1)
-                self._v(out, "async-flag-overtake", e, pc,
+                self._v(out, R.ASYNC_FLAG_OVERTAKE, e, pc,
                         f"mcast_set_valid(sem{op.sem}, g{op.group}) may overtake the mcast_send of {bufs}: no "
                         f"flush/write_barrier between them and {self.program.target.name} does not order writes")
             entry = (_VALID, path, iters, self._word(e, op.source), None, op.sem, False,
@@ -1096,7 +1100,8 @@ class Interp:
                     if got is None or got[1] < 0 or got[0]:
                         why = ("while a write to it by " + self._engines_text(got[0]) + " is not complete"
                                if got is not None and got[0] else "before any completed write to it")
-                        self._v(out, "tensor-race", e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}")
+                        self._v(out, R.TENSOR_RACE, e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}",
+                                TensorRef(op.tensor))
                         break
             elif role is Role.STATE:
                 state_tiles = tuple((ti, t) for t in rng)
@@ -1108,9 +1113,9 @@ class Interp:
                     early = [(x // nsec, x % nsec) for x in range(inc.bit_length()) if inc >> x & 1 and x % nsec < r]
                     if early and not reported:
                         we, ws = early[0]
-                        self._v(out, "tensor-race", e, pc,
+                        self._v(out, R.TENSOR_RACE, e, pc,
                                 f"{op_text(op)} reads state {op.tensor} tile {key[1]} (section {r}) while the write of "
-                                f"it by {self.keys[we]} in section {ws} is not complete")
+                                f"it by {self.keys[we]} in section {ws} is not complete", TensorRef(op.tensor))
                         reported = True
                     s.sreads[key] = s.sreads.get(key, 0) | (1 << r)
             s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles, op.into, slots))
@@ -1121,7 +1126,7 @@ class Interp:
             self._role(s, e, pc, b, False, out)
             room = (s.wait_end[b] - s.popped[b]) * pt
             if s.drain[b] + op.tiles > room:
-                self._v(out, "cb-read-unwaited", e, pc,
+                self._v(out, R.CB_READ_UNWAITED, e, pc,
                         f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
                         f"b{b}, but its waited window holds {max(room, 0)} tiles")
             src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
@@ -1138,17 +1143,18 @@ class Interp:
                 m, last, issuers = s.tiles.get(key, (0, -1, 0))
                 others = m & ~(1 << e)
                 if others and not reported:
-                    self._v(out, "tensor-race", e, pc,
+                    self._v(out, R.TENSOR_RACE, e, pc,
                             f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
-                            f"{self._engines_text(others)} is not complete")
+                            f"{self._engines_text(others)} is not complete", TensorRef(op.tensor))
                     reported = True
                 if is_state:
                     later_reads = s.sreads.get(key, 0) >> (w_sec + 1)
                     if later_reads and not reported:
                         rs = w_sec + 1 + (later_reads & -later_reads).bit_length() - 1
-                        self._v(out, "tensor-race", e, pc,
+                        self._v(out, R.TENSOR_RACE, e, pc,
                                 f"{op_text(op)} writes state {op.tensor} tile {t} (section {w_sec}) after a read of it "
-                                f"in the later section {rs} was issued (that read must see this version)")
+                                f"in the later section {rs} was issued (that read must see this version)",
+                                TensorRef(op.tensor), Cause.LATE_STATE_WRITE)
                         reported = True
                     issued, inc = s.swrites.get(key, (0, 0))
                     bit_ew = 1 << (e * nsec + w_sec)
@@ -1182,7 +1188,7 @@ class Interp:
             self._acc(s, e, pc, op, out)
             cap = self.program.target.acc_capacity(op.dtype)
             if op.tiles > cap:
-                self._v(out, "acc-capacity", e, pc,
+                self._v(out, R.ACC_CAPACITY, e, pc,
                         f"{op_text(op)} takes {op.tiles} {op.dtype} tiles; {self.program.target.name}'s accumulator "
                         f"holds {cap} at that precision")
         elif isinstance(op, ReleaseAcc):
@@ -1192,7 +1198,7 @@ class Interp:
             for o in op.ins:
                 self._role(s, e, pc, o.buf, False, out)
                 if s.popped[o.buf] + o.pages > s.wait_end[o.buf]:
-                    self._v(out, "cb-read-unwaited", e, pc,
+                    self._v(out, R.CB_READ_UNWAITED, e, pc,
                             f"{op_text(op)} unpacks pages [{s.popped[o.buf]}, {s.popped[o.buf] + o.pages}) of b{o.buf}, "
                             f"but the waited window is [{s.popped[o.buf]}, {max(s.wait_end[o.buf], s.popped[o.buf])})")
         elif isinstance(op, PackAcc):
@@ -1201,6 +1207,8 @@ class Interp:
             slots = self._fill(s, e, pc, op.buf, op.tiles, op, out)
             self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
             self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
+        else:
+            raise UnhandledOp("the interpreter", op)
         self._advance(s, e, out)
 
     def _engines_text(self, mask: int) -> str:
@@ -1242,9 +1250,9 @@ class Interp:
                     name = self.program.tensors[key[0]].name
                     who = self._engines_text(sum(1 << we for we, _ in set(later)))
                     where = "" if nsec == 1 else f" in section {later[0][1]} (the read is in section {r})"
-                    self._v(out, "tensor-race", e, issue_pc,
+                    self._v(out, R.TENSOR_RACE, e, issue_pc,
                             f"reads state {name} tile {key[1]} after a write to it by {who}{where} was issued (a state "
-                            f"is written only after every read of its old value)")
+                            f"is written only after every read of its old value)", TensorRef(name))
                     break
             # The bytes change when the read lands: an alias's unconsumed page or an outstanding source is clobbered now.
             what = f"{op_text(self._ops[e][en[1]])} lands in"
@@ -1258,7 +1266,7 @@ class Interp:
             if ps != wp or free < pages:
                 why = (f"at write offset {ps} but b{br}'s write offset is {wp}" if ps != wp
                        else f"but b{br} has only {free} free pages")
-                self._v(out, "mcast-slot", e, issue_pc,
+                self._v(out, R.MCAST_SLOT, e, issue_pc,
                         f"mcast_send of {pages} pages lands in b{br} at {self.program.buffers[br].site} {why}")
             what = f"{op_text(self._ops[e][en[1]])} lands in"
             slots = self._page_slots(br, s.pushed[br], pages)
@@ -1284,7 +1292,7 @@ class Interp:
                         want == old or old < want < new):
                     src_op = op_text(self._ops[src][src_pc[0]])
                     how = "is enabled" if want == old else "is pending and the value jumps over it"
-                    self._v(out, "sem-overshoot", e2, pc,
+                    self._v(out, R.SEM_OVERSHOOT, e2, pc,
                             f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
                             f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
         self._word_reuse(s, src, src_pc, w, f"{op_text(self._ops[src][src_pc[0]])} lands in", out)
@@ -1342,7 +1350,7 @@ class SimResult:
 
     @property
     def deadlock(self) -> bool:
-        return self.status == "deadlock"
+        return self.status == R.DEADLOCK
 
     def rules(self) -> list[str]:
         """The rule of every violation, in order."""
@@ -1438,7 +1446,7 @@ def _status(it: Interp, s: State, rec: _Recorder) -> str:
         rec.add(it.final_violations(s))
         return "terminated"
     if not it.enabled(s):
-        return "deadlock"
+        return R.DEADLOCK
     return "stopped"
 
 

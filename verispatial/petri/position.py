@@ -12,7 +12,9 @@ from typing import Any
 
 import attrs
 
+from verispatial.ir.obligation import SubjectRef, subject_from_json, subject_to_json
 from verispatial.ir.ops import If, Loop, Op
+from verispatial.ir.rules import INTERPRETER_RULES
 
 
 def path_text(path: tuple[int, ...] | None) -> str:
@@ -123,36 +125,16 @@ class Position:
         )
 
 
-#: Every rule name the interpreter reports (the checker uses the same names).
-RULES = (
-    "cb-capacity",
-    "cb-single-producer",
-    "cb-single-consumer",
-    "cb-push-uncovered",
-    "cb-pop-uncovered",
-    "cb-push-unfilled",
-    "cb-straddle",
-    "cb-write-unreserved",
-    "cb-read-unwaited",
-    "alias-clobber",
-    "sem-overshoot",
-    "sem-set-race",
-    "async-read-publish",
-    "async-flag-overtake",
-    "async-source-reuse",
-    "async-pending-at-end",
-    "mcast-slot",
-    "mcast-publish-early",
-    "bounds",
-    "acc-capacity",
-    "acc-unacquired",
-    "acc-overrun",
-    "tensor-race",
-    "output-unwritten",
-    "rendezvous-early",
-    "balance-cb",
-    "balance-sem",
-)
+#: Every rule name the interpreter reports (the checker uses the same names): from the rule registry.
+RULES = INTERPRETER_RULES
+
+
+class Cause:
+    """The cases of a rule that a replay must tell apart (``Violation.cause``)."""
+
+    #: ``tensor-race`` at a state write issued after a read of the tile in a later section (that read must see the
+    #: version this write makes).
+    LATE_STATE_WRITE = "late-state-write"
 
 
 @attrs.frozen
@@ -166,13 +148,26 @@ class Violation:
     rule: str
     position: Position
     message: str
+    #: What the violation is about beyond its op — the buffer or word that ends unbalanced, the tensor whose tile
+    #: races or is unwritten, the aliased pair, the rendezvous boundary — so a replay confirms a claim by these
+    #: fields, never by the wording of ``message`` (``ir/obligation.py``).
+    subject: SubjectRef | None = None
+    #: Which case of the rule it is, where a rule has several a replay must tell apart (``Cause``); "" otherwise.
+    cause: str = ""
 
     def __str__(self) -> str:
         return f"[{self.rule}] {self.position}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "position": self.position.to_json(), "message": self.message}
+        d = {"rule": self.rule, "position": self.position.to_json(), "message": self.message}
+        if self.subject is not None:
+            d["subject"] = subject_to_json(self.subject)
+        if self.cause:
+            d["cause"] = self.cause
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Violation:
-        return cls(rule=str(d["rule"]), position=Position.from_json(d["position"]), message=str(d["message"]))
+        subject = subject_from_json(d["subject"]) if "subject" in d else None
+        return cls(rule=str(d["rule"]), position=Position.from_json(d["position"]), message=str(d["message"]),
+                   subject=subject, cause=str(d.get("cause", "")))  # type: ignore[arg-type]

@@ -44,7 +44,8 @@ from pathlib import Path
 
 import attrs
 
-from verispatial.errors import VerispatialError
+from verispatial.errors import UnhandledOp, VerispatialError
+from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -289,7 +290,7 @@ class _Gen:
     # ---------------------------------------------------------------- shared checks
 
     def _role(self, e: int, b: int, producer: bool, where: str) -> list[str]:
-        arr, rule = ("producer", "cb-single-producer") if producer else ("consumer", "cb-single-consumer")
+        arr, rule = ("producer", R.CB_SINGLE_PRODUCER) if producer else ("consumer", R.CB_SINGLE_CONSUMER)
         return [f"if :: {arr}[{b}] == 255 -> {arr}[{b}] = {e} :: else -> {self._assert(rule, f'{arr}[{b}] == {e}', where)} fi;"]
 
     def _source_reuse(self, b: int, p0: str, np: str, mode: str, where: str | None) -> list[str]:
@@ -311,7 +312,7 @@ class _Gen:
                 f"for ({i} : 0 .. {self.qsize[(iss.e, iss.queue)] - 1}) {{ if :: {i} < n{q} && {q}[{i}].op == {iss.k}{cond} -> "
                 f"for ({j} : 0 .. {cap - 1}) {{ if :: {self._in_ring(j, p0, np, cap)} && {hit} -> {flag} = 1 :: else -> skip fi }} "
                 f":: else -> skip fi }};")
-        lines.append(self._assert("async-source-reuse", f"{flag} == 0", where))
+        lines.append(self._assert(R.ASYNC_SOURCE_REUSE, f"{flag} == 0", where))
         return lines
 
     def _word_reuse(self, w: int, where: str | None) -> list[str]:
@@ -323,7 +324,7 @@ class _Gen:
                 q = f"mq{iss.e}"
                 pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
                 lines.append(f"for ({i} : 0 .. {self.qsize[(iss.e, 'mc')] - 1}) {{ "
-                             f"{self._assert('async-source-reuse', pending, where)} }};")
+                             f"{self._assert(R.ASYNC_SOURCE_REUSE, pending, where)} }};")
         return lines
 
     def _remote_write(self, w: int, new: str, where: str | None) -> list[str]:
@@ -339,7 +340,7 @@ class _Gen:
                 if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem:
                     want = self._affine(op.value, tuple((t.var, t.coef) for t in op.terms), self._env(e, path))
                     lines.append(self._assert(
-                        "sem-overshoot",
+                        R.SEM_OVERSHOOT,
                         f"!({new} != {old} && at{e} == {self.at_of[(e, path)]} && ({want} == {old} || ({old} < {want} && {want} < {new})))",
                         where))
         lines += self._word_reuse(w, where)
@@ -351,7 +352,7 @@ class _Gen:
         (first page, count) as expressions over hidden scratch variables."""
         pt = self.pt[b]
         p0, np = self._tmp(), self._tmp()
-        lines = [self._assert("cb-write-unreserved", f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}", where),
+        lines = [self._assert(R.CB_WRITE_UNRESERVED, f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}", where),
                  f"{p0} = (pushed[{b}] * {pt} + fill[{b}]) / {pt};",
                  f"{np} = (pushed[{b}] * {pt} + fill[{b}] + {tiles} - 1) / {pt} - {p0} + 1;",
                  f"fill[{b}] = fill[{b}] + {tiles};"]
@@ -363,7 +364,7 @@ class _Gen:
         ntiles = self.tiles[self.tix[op.tensor]]
         a = self._affine(op.addr.base, tuple((t.var, t.coef) for t in op.addr.terms), self._env(e, path))
         lo, hi = self._tmp(), self._tmp()
-        lines = [self._assert("bounds", f"{a} >= 0 && {a} + {op.tiles} <= {ntiles}", where),
+        lines = [self._assert(R.BOUNDS, f"{a} >= 0 && {a} + {op.tiles} <= {ntiles}", where),
                  f"{lo} = ({a} > 0 -> {a} : 0);",
                  f"{hi} = ({a} + {op.tiles} < {ntiles} -> {a} + {op.tiles} : {ntiles}) - 1;"]
         return lines, lo, hi
@@ -381,7 +382,7 @@ class _Gen:
         guard = "true"
         body: list[str] = []
         if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
-            pre.append(self._assert("cb-capacity", "false", where))
+            pre.append(self._assert(R.CB_CAPACITY, "false", where))
         if isinstance(op, Reserve):
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
             guard = f"pushed[{b}] - popped[{b}] + {n} <= {cap}"
@@ -393,13 +394,13 @@ class _Gen:
         elif isinstance(op, Push):
             b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
             body += self._role(e, b, True, where)
-            body.append(self._assert("cb-push-uncovered", f"pushed[{b}] + {n} <= rsv_end[{b}]", where))
+            body.append(self._assert(R.CB_PUSH_UNCOVERED, f"pushed[{b}] + {n} <= rsv_end[{b}]", where))
             if b in self.data_bufs and b not in self.mcast_dests:
-                body.append(self._assert("cb-push-unfilled", f"fill[{b}] >= {n * pt}", where))
-            body.append(self._assert("cb-straddle", f"pushed[{b}] % {cap} + {n} <= {cap}", where))
-            body.append(self._assert("async-read-publish", f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
+                body.append(self._assert(R.CB_PUSH_UNFILLED, f"fill[{b}] >= {n * pt}", where))
+            body.append(self._assert(R.CB_STRADDLE, f"pushed[{b}] % {cap} + {n} <= {cap}", where))
+            body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
             if b in self.mcast_dests:
-                body.append(self._assert("mcast-publish-early", f"landed[{b}] >= pushed[{b}] + {n}", where))
+                body.append(self._assert(R.MCAST_PUBLISH_EARLY, f"landed[{b}] >= pushed[{b}] + {n}", where))
             body += [f"pushed[{b}] = pushed[{b}] + {n};",
                      f"if :: rsv_end[{b}] < pushed[{b}] -> rsv_end[{b}] = pushed[{b}] :: else -> skip fi;",
                      f"fill[{b}] = (fill[{b}] > {n * pt} -> fill[{b}] - {n * pt} : 0);"]
@@ -411,8 +412,8 @@ class _Gen:
         elif isinstance(op, Pop):
             b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
             body += self._role(e, b, False, where)
-            body.append(self._assert("cb-pop-uncovered", f"popped[{b}] + {n} <= wait_end[{b}]", where))
-            body.append(self._assert("cb-straddle", f"popped[{b}] % {cap} + {n} <= {cap}", where))
+            body.append(self._assert(R.CB_POP_UNCOVERED, f"popped[{b}] + {n} <= wait_end[{b}]", where))
+            body.append(self._assert(R.CB_STRADDLE, f"popped[{b}] % {cap} + {n} <= {cap}", where))
             body += self._source_reuse(b, f"popped[{b}]", str(n), "pop", where)
             body += [f"popped[{b}] = popped[{b}] + {n};",
                      f"if :: wait_end[{b}] < popped[{b}] -> wait_end[{b}] = popped[{b}] :: else -> skip fi;",
@@ -427,7 +428,7 @@ class _Gen:
             body.append(f"ab[{e}] = 1;")
         elif isinstance(op, SemSet):
             w = self._word(e, op.sem)
-            body.append(self._assert("sem-set-race", f"((dirty[{w}] >> {e}) & 1) == 0", where))
+            body.append(self._assert(R.SEM_SET_RACE, f"((dirty[{w}] >> {e}) & 1) == 0", where))
             body += self._word_reuse(w, where)
             body += [f"words[{w}] = {op.value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
         elif isinstance(op, SemWait):
@@ -440,14 +441,14 @@ class _Gen:
                 body.append(f"at{e} = 0;")
         elif isinstance(op, McastSend):
             b, cap = op.buf, self.caps[op.buf]
-            body.append(self._assert("async-read-publish", f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
+            body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
             if op.front:
                 body += self._role(e, b, False, where)
-                body.append(self._assert("cb-read-unwaited", f"popped[{b}] + {op.pages} <= wait_end[{b}]", where))
+                body.append(self._assert(R.CB_READ_UNWAITED, f"popped[{b}] + {op.pages} <= wait_end[{b}]", where))
                 first = f"popped[{b}]"
             else:
                 body += self._role(e, b, True, where)
-                body.append(self._assert("cb-write-unreserved", f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
+                body.append(self._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
                 first = f"pushed[{b}]"
             iss = self._issue(e, path)
             rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
@@ -456,7 +457,7 @@ class _Gen:
             body += [f"mc_mask[{e}] = mc_mask[{e}] | {1 << b};", f"wb[{e}] = 1;"]
         elif isinstance(op, McastSetValid):
             if not self.t.ordered_writes:
-                body.append(self._assert("async-flag-overtake", f"mc_mask[{e}] == 0", where))
+                body.append(self._assert(R.ASYNC_FLAG_OVERTAKE, f"mc_mask[{e}] == 0", where))
             iss = self._issue(e, path)
             rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
             body += self._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem)})
@@ -475,7 +476,7 @@ class _Gen:
                 race = self._tmp()
                 body += [f"{race} = 0;",
                          f"for ({t} : {lo} .. {hi}) {{ if :: !tdone_{ti}[{t}] || tm_{ti}[{t}] != 0 -> {race} = 1 :: else -> skip fi }};",
-                         self._assert("tensor-race", f"{race} == 0", where)]
+                         self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
             fields = {"p0": p0, "np": np}
             if role is Role.STATE:
                 fields |= {"lo": lo, "hi": hi}
@@ -484,7 +485,7 @@ class _Gen:
         elif isinstance(op, WriteTiles):
             b, pt = op.src, self.pt[op.src]
             body += self._role(e, b, False, where)
-            body.append(self._assert("cb-read-unwaited", f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
+            body.append(self._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
                                      where))
             p0, np = self._tmp(), self._tmp()
             start = f"(popped[{b}] * {pt} + drain[{b}])"
@@ -500,7 +501,7 @@ class _Gen:
             body += [f"{race} = 0;",
                      f"for ({t} : {lo} .. {hi}) {{ if :: (tm_{ti}[{t}] & ~{1 << e}) != 0 -> {race} = 1 :: else -> skip fi; "
                      f"tm_{ti}[{t}] = tm_{ti}[{t}] | {1 << e}; tiss_{ti}[{t}] = 1 }};",
-                     self._assert("tensor-race", f"{race} == 0", where)]
+                     self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
             body += self._push_entry(f"wq{e}", self._issue(e, path).k, {"p0": p0, "np": np})
             body.append(f"wb[{e}] = 1;")
         elif isinstance(op, ReadBarrier):
@@ -526,29 +527,29 @@ class _Gen:
             guard = f"niq{e} == 0" if (e, "inc") in self.qsize else "true"
             body.append(f"ab[{e}] = 0;")
         elif isinstance(op, AcquireAcc):
-            body.append(self._assert("acc-unacquired", f"!acc[{e}]", where))
+            body.append(self._assert(R.ACC_UNACQUIRED, f"!acc[{e}]", where))
             body.append(f"acc[{e}] = {op.tiles};")  # the tiles the acquire took (acc-overrun), 0: none held
             cap = self.t.acc_capacity(op.dtype)
             if op.tiles > cap:
-                body.append(self._assert("acc-capacity", "false", where))
+                body.append(self._assert(R.ACC_CAPACITY, "false", where))
         elif isinstance(op, ReleaseAcc):
-            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
+            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
             body.append(f"acc[{e}] = 0;")
         elif isinstance(op, Compute):
-            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
-            body.append(self._assert("acc-overrun", f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
+            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
+            body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
             for o in op.ins:
                 body += self._role(e, o.buf, False, where)
-                body.append(self._assert("cb-read-unwaited", f"popped[{o.buf}] + {o.pages} <= wait_end[{o.buf}]", where))
+                body.append(self._assert(R.CB_READ_UNWAITED, f"popped[{o.buf}] + {o.pages} <= wait_end[{o.buf}]", where))
         elif isinstance(op, PackAcc):
-            body.append(self._assert("acc-unacquired", f"acc[{e}]", where))
-            body.append(self._assert("acc-overrun", f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
+            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
+            body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
             body += self._role(e, op.buf, True, where)
             lines, p0, np = self._fill(e, op.buf, op.tiles, where)
             body += lines
             body += self._source_reuse(op.buf, p0, np, "write", where)
-        else:  # pragma: no cover - every leaf op kind is listed above
-            raise PromelaUnsupported(f"no Promela encoding for {type(op).__name__}")
+        else:
+            raise UnhandledOp("the Promela export", op)
         out = list(pre)
         out.append(f"/* {op_text(op)} */")
         out.append(f"d_step {{ {guard} -> " + " ".join(body) + " };" if body else f"d_step {{ {guard} -> skip }};")
@@ -648,7 +649,7 @@ class _Gen:
                         t, race = self._tmp(), self._tmp()
                         body += [f"{race} = 0;",
                                  f"for ({t} : {lo} .. {hi}) {{ if :: tiss_{ti}[{t}] -> {race} = 1 :: else -> skip fi }};",
-                                 self._assert("tensor-race", f"{race} == 0", where)]
+                                 self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
                     body += self._source_reuse(op.into, p0, np, "write", where)
                     out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} -> " + " ".join(body) + " }")
                 elif isinstance(op, WriteTiles):
@@ -688,7 +689,7 @@ class _Gen:
             if isinstance(op, McastSend):
                 br, cap = dest, self.caps[dest]
                 body.append(self._assert(
-                    "mcast-slot", f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
+                    R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
                     where))
                 body += self._source_reuse(br, f"pushed[{br}]", str(op.pages), "write", where)
                 body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
@@ -714,22 +715,22 @@ class _Gen:
             lines += [f"   int {v};" for (ee, _path), v in sorted(self.loopvars.items())
                       if ee == e and v not in self._shared_loopvars()]
             lines += self._block(e, ep.ops, (), "   ")
-            lines.append("   " + self._assert("async-pending-at-end", f"rb_mask[{e}] == 0 && !wb[{e}] && !ab[{e}]"))
+            lines.append("   " + self._assert(R.ASYNC_PENDING_AT_END, f"rb_mask[{e}] == 0 && !wb[{e}] && !ab[{e}]"))
             lines.append(f"   finished[{e}] = 1")
             lines.append("}")
             engines += lines
         landings = self._landings()
         fin = []
         for b in p.buffers:
-            fin.append(self._assert("balance-cb", f"pushed[{b.id}] == popped[{b.id}]"))
+            fin.append(self._assert(R.BALANCE_CB, f"pushed[{b.id}] == popped[{b.id}]"))
         for ti, t in enumerate(p.tensors):
             if t.role is Role.OUTPUT:
                 x = self._tmp()
-                fin.append(f"for ({x} : 0 .. {self.tiles[ti] - 1}) {{ {self._assert('output-unwritten', f'tiss_{ti}[{x}]')} }};")
+                fin.append(f"for ({x} : 0 .. {self.tiles[ti] - 1}) {{ {self._assert(R.OUTPUT_UNWRITTEN, f'tiss_{ti}[{x}]')} }};")
         rearmed = {self.words[k] for k in p.rearmed_words()} | {self.words[k] for k in p.host_initialized_words()}
         for w in range(len(self.word_site)):
             if w not in rearmed:
-                fin.append(self._assert("balance-sem", f"words[{w}] == {self.word_init[w]}"))
+                fin.append(self._assert(R.BALANCE_SEM, f"words[{w}] == {self.word_init[w]}"))
         queues = [f"n{q}{e}" for (e, kind) in sorted(self.qsize) for q in [{"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]]]
         done = " && ".join([f"finished[{e}]" for e in range(self.n)] + [f"{x} == 0" for x in queues]) or "true"
 
@@ -865,6 +866,6 @@ def run_spin(model: str, *, timeout: float = 60.0, max_depth: int = 1_000_000, w
                 sites.add((rule, int(parts[0]), tuple(int(x) for x in parts[1:])))
         sm = _STATES.search(out)
         states = int(float(sm[1])) if sm else 0
-    verdict = "deadlock" if deadlock else "violation" if rules else "ok"
+    verdict = R.DEADLOCK if deadlock else "violation" if rules else "ok"
     return SpinResult(verdict, not detail, deadlock, frozenset(rules), frozenset(sites), states,
                       time.perf_counter() - t0, detail)

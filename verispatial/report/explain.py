@@ -33,6 +33,8 @@ import attrs
 import networkx as nx
 
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.ir import obligation
+from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
     CONTAINERS,
@@ -191,7 +193,7 @@ def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
         targets.setdefault(ep.key, Position(ep.key, None))
 
     def same(r: SimResult) -> bool:
-        return r.status == "deadlock" and all(r.positions[p.engine].same_place(p) for p in stuck) and len(
+        return r.status == R.DEADLOCK and all(r.positions[p.engine].same_place(p) for p in stuck) and len(
             r.stuck) == len(stuck)
 
     try:
@@ -319,8 +321,8 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     else:
         lines.append("no wait-for cycle: every chain of waits ends at an engine that finished or at a wait no op "
                      "releases")
-    headline = result.reason or str(cex.get("summary", "deadlock"))
-    return Explanation(result.family, result.name, "deadlock", headline, tuple(lines), pictures)
+    headline = result.reason or str(cex.get("summary", R.DEADLOCK))
+    return Explanation(result.family, result.name, R.DEADLOCK, headline, tuple(lines), pictures)
 
 
 def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None) -> list[str]:
@@ -651,7 +653,7 @@ def _schedule_lines(events: Sequence[tuple[int, str, str, str, bool]]) -> list[s
 
 def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> Explanation:
     """The narrative and timeline of a rule violation or race (module docstring)."""
-    rule = str(cex.get("rule", result.name.split(":")[0]))
+    rule = str(cex.get("rule", obligation.parse(result.name).kind))
     headline = result.reason or str(cex.get("summary", rule))
     v = _violation_of(cex)
     lines: list[str] = []
@@ -794,9 +796,9 @@ def _memory_picture(program: Program, site: Site | None, space: str, rows: Seque
                                                "pos": f"{x:.1f},{axis_y + 8:.1f}!"}))
         lines.append(f"addr -> addr_base [color={quote(ALERT)}, arrowhead=none, style=dashed]")
     title = f"memory map of {site} ({space}), bytes to scale (red: the overlapping buffers)"
-    dot = digraph("memory-map", lines, graph={"fontname": "Helvetica", "labelloc": "t", "label": title},
+    dot = digraph(R.MEMORY_MAP, lines, graph={"fontname": "Helvetica", "labelloc": "t", "label": title},
                   node={"fontname": "Helvetica"})
-    return Picture("memory-map", title, dot, layout="neato")
+    return Picture(R.MEMORY_MAP, title, dot, layout="neato")
 
 
 # --------------------------------------------------------------------------------------------- entry points
@@ -810,16 +812,16 @@ def explain_result(program: Program, result: Result) -> Explanation:
     if result.verdict != Verdict.REFUTED or not cex:
         return Explanation(result.family, result.name, str(cex.get("rule", "")), result.reason or result.verdict.value,
                            (), ())
-    if kind == "deadlock":
+    if kind == R.DEADLOCK:
         return explain_deadlock(program, cex, result)
     if kind == "memory":
         return explain_memory(program, cex, result)
     replay = cex.get("replay") if isinstance(cex.get("replay"), dict) else {}
-    dl = replay.get("deadlock") if isinstance(replay, dict) else None
+    dl = replay.get(R.DEADLOCK) if isinstance(replay, dict) else None
     if isinstance(dl, dict) and dl.get("stuck"):
         # The rule shows as a hang (an equality wait overshot, a flag wiped): explain the hang, keep the rule's words.
         inner = explain_deadlock(program, dl, result)
-        rule = str(cex.get("rule", "deadlock"))
+        rule = str(cex.get("rule", R.DEADLOCK))
         summary = cex.get("summary")
         first = [f"{rule}: {summary}"] if isinstance(summary, str) else []
         return attrs.evolve(inner, rule=rule, narrative=(*first, *inner.narrative))

@@ -23,24 +23,22 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.ir import obligation
 
 #: The ``$schema`` of the documents written: the official schema's own id.
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-
-_ENGINE = r"\((-?\d+),(-?\d+)\)\.([a-z_]+)"
-_ENGINE_PATH = re.compile(_ENGINE + r":?\[([\d, ]*)\]")
-_ENGINE_ONLY = re.compile(_ENGINE)
-_BUFFER = re.compile(r"(?:^|[:<~])b(\d+)\b")
-_SEM = re.compile(r"\bsem(\d+)@")
-_SLICE = re.compile(r"^slice\d+/")
 
 LEVEL = {Verdict.REFUTED: "error", Verdict.FAILED: "warning", Verdict.ERROR: "error"}
 KIND = {Verdict.REFUTED: "fail", Verdict.FAILED: "open", Verdict.ERROR: "fail"}
 
 
 def rule_kind(name: str) -> str:
-    """The rule kind of obligation ``name``: its part before the first ``:`` (a ``slice<j>/`` prefix dropped)."""
-    return _SLICE.sub("", name).split(":", 1)[0]
+    """The rule kind of obligation ``name`` (its typed id's ``kind``); the name itself when it is no obligation id
+    (a gate-level finding's rule)."""
+    try:
+        return obligation.parse(name).kind
+    except obligation.BadObligationId:
+        return name
 
 
 @attrs.frozen
@@ -100,32 +98,28 @@ def pointer_of(r: Result, index: ProgramIndex) -> str:
         got = op_pointer(index, engine, path)
         if got is not None:
             return got
-    name = _SLICE.sub("", r.name)
-    m = _ENGINE_PATH.search(name)
-    if m:
-        path = [int(x) for x in m.group(4).replace(" ", "").split(",") if x]
-        got = op_pointer(index, f"({m.group(1)},{m.group(2)}).{m.group(3)}", path)
+    try:
+        oid = obligation.parse(r.name)
+    except obligation.BadObligationId:
+        return ""
+    op = oid.op
+    if op is not None and op.path is not None:
+        got = op_pointer(index, op.engine, op.path)
         if got is not None:
             return got
-    kind = rule_kind(r.name)
     buffers = cex.get("buffers")
     if isinstance(buffers, list) and buffers and isinstance(buffers[0], int):
         return f"/buffers/{buffers[0]}"
-    m2 = _BUFFER.search(name)
-    if m2 and kind.startswith(("cb-", "balance-cb", "alias")):
-        return f"/buffers/{m2.group(1)}"
-    m3 = _SEM.search(name)
-    if m3:
-        return f"/semaphores/{m3.group(1)}"
-    m4 = _ENGINE_ONLY.search(name)
-    if m4:
-        got = op_pointer(index, f"({m4.group(1)},{m4.group(2)}).{m4.group(3)}", None)
+    if oid.buffer is not None:
+        return f"/buffers/{oid.buffer}"
+    if oid.word is not None:
+        return f"/semaphores/{oid.word.sem}"
+    if op is not None:
+        got = op_pointer(index, op.engine, None)
         if got is not None:
             return got
-    if kind in ("bounds", "hb-activation", "hb-state", "hb-write-write", "output"):
-        parts = name.split(":")
-        if len(parts) > 1 and parts[1] in index.tensors:
-            return f"/tensors/{index.tensors.index(parts[1])}"
+    if oid.tensor is not None and oid.tensor in index.tensors:
+        return f"/tensors/{index.tensors.index(oid.tensor)}"
     return ""
 
 
