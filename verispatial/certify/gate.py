@@ -470,11 +470,11 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
             progress(f"[{k}/{n}] {o.name}: {o.status} ({o.how or 'not run'}, {o.seconds:.2f} s)")
 
     if jobs > 1 and n > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        from verispatial.certify.workers import worker_pool
+
+        with worker_pool(jobs) as pool:
             futs = [pool.submit(_check_in_worker, t) for t in tasks]
             for k, fut in enumerate(as_completed(futs), 1):
                 o, st = fut.result()
