@@ -291,10 +291,14 @@ def _load_certificate_file(path: str) -> dict[str, Any]:
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
                 jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
                 cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False,
-                budget_seconds: float | None = budget.DEFAULT_SECONDS) -> int:
+                budget_seconds: float | None = budget.DEFAULT_SECONDS, expect: str = "proved") -> int:
     """The ``certify`` command: see ``certify_cmd``. ``budget_seconds`` bounds the whole run (every program): past
-    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). Raises ``BadInput``
-    / ``CheckerError``."""
+    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). ``expect`` is the
+    verdict the certificate is recorded for (``certificate.recording_refusal``). Raises ``BadInput`` /
+    ``CheckerError``."""
+    if expect != "proved" and certificate_out is None:
+        raise BadInput("--expect", "", "needs --write-certificate OUT.json (it names the verdict whose certificate "
+                       "is written)")
     if len(program_paths) > 1:
         for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
                             ("--smt2", smt2_dir)):
@@ -317,7 +321,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     with budget.deadline(budget_seconds):
         for path in program_paths:
             done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
-    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out)
+    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
 
 
 def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
@@ -342,7 +346,7 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
 
 
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
-                     certificate_out: str | None) -> int:
+                     certificate_out: str | None, expect: str = "proved") -> int:
     """Write the reports of a certify run (files first, all computed before any is written) and print them."""
     worst = _worst([fr.report.exit_code for _, fr in done])
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
@@ -358,7 +362,12 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
 
         outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path)],
                                              "verispatial certify")))
-    if certificate_out is not None and worst == EXIT_OK:
+    refusal = None
+    if certificate_out is not None:
+        from verispatial.certify.gate import recording_refusal
+
+        refusal = recording_refusal(done[0][1].report, expect)
+    if certificate_out is not None and refusal is None:
         (path, fr), = done
         try:
             from verispatial.certify.certificate import derive_certificate
@@ -371,8 +380,13 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
             raise CheckerError(f"deriving the certificate: {type(e).__name__}: {e}") from None
     for path, text in outputs:
         write_atomic(path, text)
+    if refusal is not None:
+        budget.check_interrupt()
+        sys.stderr.write(f"verispatial: no certificate written to {certificate_out}: {refusal}\n")
     if as_json:
         docs = [fr.report.to_json() for _, fr in done]
+        if certificate_out is not None:
+            docs[0]["write_certificate"] = {"path": certificate_out, "written": refusal is None, "reason": refusal}
         _write_json(docs[0] if len(docs) == 1 else docs)
     else:
         from verispatial.report.text import report_lines
@@ -653,7 +667,10 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Obligations discharged in parallel.")
 @click.option("--write-certificate", "certificate_out", metavar="OUT.json",
-              help="Write the derived certificate (only when every obligation is proved).")
+              help="Write the derived certificate (only when the verdict is the one --expect names).")
+@click.option("--expect", type=click.Choice(["proved", "refuted"]), default="proved", show_default=True,
+              help="With --write-certificate: the verdict the program must have for its certificate to be written "
+                   "(refuted: a broken program a gate manifest expects refuted).")
 @click.option("--smt2", "smt2_dir", metavar="DIR",
               help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
 @click.option("--budget", "budget_seconds", type=click.FloatRange(min=0, min_open=True),
@@ -663,11 +680,12 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @_cache_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
-                junit_out: str | None, jobs: int, certificate_out: str | None, smt2_dir: str | None,
+                junit_out: str | None, jobs: int, certificate_out: str | None, expect: str, smt2_dir: str | None,
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict."""
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
-                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds))
+                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
+                                               expect))
 
 
 @cli.command("gate")

@@ -238,6 +238,37 @@ def judge(name: str, report: Report, exp: Expectation | None) -> tuple[str, str]
                      + (f" (also refuted: {', '.join(also)})" if also else ""))
 
 
+def recording_refusal(report: Report, expect: str = "proved") -> str | None:
+    """Why the certificate of ``report``'s program is not to be recorded (``certify --write-certificate
+    --expect``) when ``expect`` (``EXPECT``) is what the manifest expects of it, or None when it is: ``proved``
+    needs every obligation proved; ``refuted`` (a broken program kept in a corpus on purpose, docs/ci.md) needs
+    some obligation refuted, which the interpreter replayed, and no checker error. Raises ``ValueError`` for an
+    ``expect`` not in ``EXPECT``."""
+    if expect not in EXPECT:
+        raise ValueError(f"expect is one of {', '.join(EXPECT)}, got {expect!r}")
+
+    def which(v: Verdict) -> str:
+        rs = [r for r in report.results if r.verdict == v]
+        fams = sorted({r.family for r in rs})
+        return f"{len(rs)} obligation{'s' if len(rs) != 1 else ''} {v.value} ({', '.join(fams)})"
+
+    vs = {r.verdict for r in report.results}
+    if expect == "proved":
+        if vs <= {Verdict.PROVED}:
+            return None
+        worst = next(v for v in (Verdict.REFUTED, Verdict.ERROR, Verdict.FAILED) if v in vs)
+        hint = ": a certificate is written only when every obligation is proved"
+        if worst == Verdict.REFUTED:
+            hint += ", or with --expect refuted for a program the gate's manifest expects refuted"
+        return which(worst) + hint
+    if Verdict.ERROR in vs:
+        return which(Verdict.ERROR) + ": a checker error is never recorded"
+    if Verdict.REFUTED not in vs:
+        return "expected refuted, but no obligation is refuted" + (f" ({which(Verdict.FAILED)})"
+                                                                     if Verdict.FAILED in vs else "")
+    return None
+
+
 @attrs.frozen
 class Task:
     """One program for a worker: paths, expectation, cache root (None: no persistent cache), resource limit."""
