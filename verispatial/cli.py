@@ -522,16 +522,22 @@ def run_throughput(program_path: str, trip_specs: Sequence[str], as_json: bool) 
     trips = parse_trips(trip_specs, program)
     from verispatial.petri.interp import simulate
     from verispatial.petri.throughput import ThroughputError, throughput_bound
+    from verispatial.report.throughput import no_bound_json
 
     try:
         run = simulate(program, trips=trips)
         if run.status != "terminated":
             stuck = "; ".join(str(st) for st in run.stuck[:3])
-            sys.stderr.write(f"verispatial: {program_path}: not live: the interpreter's run ends in {run.status}"
-                             + (f" ({stuck})" if stuck else "") + "; no throughput bound\n")
+            why = (f"not live: the interpreter's run ends in {run.status}" + (f" ({stuck})" if stuck else "")
+                   + "; no throughput bound")
+            if as_json:
+                _write_json(no_bound_json(program.name, EXIT_REFUTED, why, run))
+            sys.stderr.write(f"verispatial: {program_path}: {why}\n")
             return EXIT_REFUTED
         bound = throughput_bound(program, trips)
     except ThroughputError as e:
+        if as_json:
+            _write_json(no_bound_json(program.name, EXIT_FAILED, e.what))
         sys.stderr.write(f"verispatial: {program_path}: {e.what}\n")
         return EXIT_FAILED
     except VerispatialError as e:
