@@ -26,7 +26,6 @@ from verispatial import budget
 if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
     budget.defer_sigint()
 
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -205,23 +204,11 @@ def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so the file is
     either absent or complete. ``BadInput`` if it cannot be written."""
     budget.check_interrupt()
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
+    from verispatial import atomic
+
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".tmp")
+        atomic.write_text(path, text)  # the mode a plain write would give: a report is for others too (CI)
     except OSError as e:
-        raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # mkstemp creates the file 0600; a report is for others too (CI uploads it): the mode a plain write would give.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
 
 
