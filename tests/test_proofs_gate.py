@@ -177,7 +177,31 @@ def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> No
     m["programs"]["steps/big"] = {"expect": "proved", "ci": False}
     _set_manifest(d, m)
     assert [(o.name, o.status) for o in gate(d, ci_only=True).outcomes] == [(SMALL, "holds")]
+    # Without --ci a ci: false program not on disk is one not built yet (regenerated, not committed): the gate says
+    # what to build instead of checking the rest and failing it.
+    with pytest.raises(ParseError, match=r"1 program the manifest lists with ci: false \(regenerated, not "
+                                         r"committed\) is not built: steps/big; build them first with "
+                                         r"`python proofs/build_corpus.py`, or gate only the committed programs "
+                                         r"with --ci"):
+        gate(d)
+    m["programs"]["steps/big"]["ci"] = True  # a committed program that is not there is still a failure
+    _set_manifest(d, m)
     assert ("steps/big", "missing") in [(o.name, o.status) for o in gate(d).outcomes]
+
+
+def test_the_shipped_corpus_without_its_steps_says_what_to_build(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh clone has no decode steps (``ci: false``, ``.gitignore``): ``gate proofs`` without ``--ci`` exits 2
+    with one line naming them and the command that builds them, before checking anything."""
+    d = tmp_path / "proofs"
+    shutil.copytree(PROOFS, d, ignore=shutil.ignore_patterns("steps"))
+    assert main(["gate", str(d), "-q"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"verispatial: error: {d}: 2 programs the manifest lists with ci: false (regenerated, not "
+                   "committed) are not built: steps/llama3_2_1b_decode_step.wormhole, "
+                   "steps/qwen2_5_0_5b_decode_step.wormhole; build them first with `python proofs/build_corpus.py`, "
+                   "or gate only the committed programs with --ci\n")
 
 
 @pytest.mark.parametrize(("doc", "rule"), [

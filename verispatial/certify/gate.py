@@ -473,6 +473,16 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
                                        "or remove the files", None, f.program)
         elif selected is None or f.name in selected:
             tasks.append(Task(f, selected.get(f.name) if selected is not None else None, root, rlimit))
+    unbuilt = sorted(n for n, e in (selected or {}).items() if n not in by_name and not e.ci)
+    if unbuilt:
+        # Programs kept out of --ci are regenerated rather than committed: on a fresh clone they are simply not
+        # built yet, which is no lost proof; say what to build instead of failing each one after checking the rest.
+        how = f"`{man.regenerate}`" if man is not None and man.regenerate else "the corpus's builder"
+        more = f" (+{len(unbuilt) - 3} more)" if len(unbuilt) > 3 else ""
+        raise ParseError(str(d), f"{len(unbuilt)} program{'s' if len(unbuilt) != 1 else ''} the manifest lists "
+                         f"with ci: false (regenerated, not committed) {'are' if len(unbuilt) != 1 else 'is'} not "
+                         f"built: {', '.join(unbuilt[:3])}{more}; build them first with {how}, or gate only the "
+                         "committed programs with --ci")
     for name, e in (selected or {}).items():
         if name not in by_name:
             outcomes[name] = Outcome(name, "missing", f"listed in the manifest, but {name}.program.json is not under {d}"
