@@ -13,6 +13,7 @@ from verispatial.ir import (
     BufferAt,
     Engine,
     EngineProgram,
+    Loop,
     Op,
     PackAcc,
     Pop,
@@ -25,10 +26,12 @@ from verispatial.ir import (
     Role,
     Site,
     Tensor,
+    Trip,
     Wait,
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 
 S = Site(0, 0)
@@ -71,3 +74,32 @@ def test_publishing_over_unconsumed_alias_pages_is_refuted_and_replayed() -> Non
     assert cex["engine"] == "(0,0).compute"
     assert cex["path"] == [3]  # the pack into c_16's page already clobbers c_0's unread page (before the push)
     assert cex["replay"]["violation"]["rule"] == "alias-clobber"
+
+
+def never_packing() -> Program:
+    """The aliased pair with the pack into c_16 inside a loop of trip ``t`` whose max is 0: no pack ever runs, so the
+    offsets it writes are empty and the clobber query over them is an empty disjunction."""
+    pack = (AcquireAcc(1, "bf16"), Reserve(1, 1), PackAcc(1, 1), Push(1, 1), ReleaseAcc())
+    base = WORMHOLE.reserved_base
+    return Program(
+        "alias_trip0", WORMHOLE,
+        tensors=(Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT)),
+        buffers=(Buffer(0, "c_0", S, 0, 1, 1, "bf16"), Buffer(1, "c_16", S, 16, 1, 1, "bf16", alias_of=0)),
+        programs=(EngineProgram(S, Engine.READER, (Reserve(0, 1), ReadTiles("X", Addr(), 1, 0), ReadBarrier(),
+                                                   Push(0, 1))),
+                  EngineProgram(S, Engine.COMPUTE, (Loop("i", "t", pack),)),
+                  EngineProgram(S, Engine.WRITER, (Wait(0, 1), WriteTiles(0, "Y", Addr(), 1), WriteBarrier(),
+                                                   Pop(0, 1), Loop("j", "t", (Wait(1, 1), Pop(1, 1)))))),
+        memory=(BufferAt(0, base, 2048), BufferAt(1, base, 2048)), trips=(Trip("t", 0),))
+
+
+def test_a_pack_under_a_trip_of_max_0_proves_instead_of_crashing() -> None:
+    # This raised ``Z3Exception: Context mismatch`` (exit 4): ``z3.Or()`` of no offsets is built in Z3's global
+    # context, not the query's.
+    p = never_packing()
+    assert validate(p) == []
+    assert explore(p).verdict == "ok"
+    report = certify(p)
+    assert [(r.name, r.verdict) for r in report.results if r.name.startswith("alias-clobber")] == [
+        ("alias-clobber:b0~b1", Verdict.PROVED), ("alias-clobber:b1~b0", Verdict.PROVED)]
+    assert report.exit_code == 0

@@ -373,7 +373,7 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 0
     commands = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
     assert commands == ["certify", "compile", "compose", "explain", "export", "gate", "schema", "simulate",
-                        "throughput", "validate"]
+                        "throughput", "upgrade", "validate"]
     rc, out, _err = run(capsys, ["--version"])
     assert rc == 0
     assert out == "verispatial, version 0.1.0\n"

@@ -177,7 +177,31 @@ def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> No
     m["programs"]["steps/big"] = {"expect": "proved", "ci": False}
     _set_manifest(d, m)
     assert [(o.name, o.status) for o in gate(d, ci_only=True).outcomes] == [(SMALL, "holds")]
+    # Without --ci a ci: false program not on disk is one not built yet (regenerated, not committed): the gate says
+    # what to build instead of checking the rest and failing it.
+    with pytest.raises(ParseError, match=r"1 program the manifest lists with ci: false \(regenerated, not "
+                                         r"committed\) is not built: steps/big; build them first with "
+                                         r"`python proofs/build_corpus.py`, or gate only the committed programs "
+                                         r"with --ci"):
+        gate(d)
+    m["programs"]["steps/big"]["ci"] = True  # a committed program that is not there is still a failure
+    _set_manifest(d, m)
     assert ("steps/big", "missing") in [(o.name, o.status) for o in gate(d).outcomes]
+
+
+def test_the_shipped_corpus_without_its_steps_says_what_to_build(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh clone has no decode steps (``ci: false``, ``.gitignore``): ``gate proofs`` without ``--ci`` exits 2
+    with one line naming them and the command that builds them, before checking anything."""
+    d = tmp_path / "proofs"
+    shutil.copytree(PROOFS, d, ignore=shutil.ignore_patterns("steps"))
+    assert main(["gate", str(d), "-q"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"verispatial: error: {d}: 2 programs the manifest lists with ci: false (regenerated, not "
+                   "committed) are not built: steps/llama3_2_1b_decode_step.wormhole, "
+                   "steps/qwen2_5_0_5b_decode_step.wormhole; build them first with `python proofs/build_corpus.py`, "
+                   "or gate only the committed programs with --ci\n")
 
 
 @pytest.mark.parametrize(("doc", "rule"), [
@@ -286,3 +310,60 @@ def test_gate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                                                    "source": {"example": "examples/broken/f_memory_overlap.json"}})}
     (overlap,) = [p for p in doc["programs"] if p["name"] == OVERLAP]
     assert overlap["report"]["exit_code"] == 1
+
+
+# ------------------------------------------------------------------------ recording a refuted program's certificate
+
+
+def test_write_certificate_on_a_refuted_program_says_why_it_wrote_nothing(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cert = tmp_path / "c.json"
+    prog = str(PROOFS / f"{NO_BARRIER}.program.json")
+    assert main(["certify", prog, "--no-cache", "-q", "--write-certificate", str(cert)]) == 1
+    assert not cert.exists()
+    err = capsys.readouterr().err
+    assert err == (f"verispatial: no certificate written to {cert}: 2 obligations refuted (async-noc): a certificate "
+                   "is written only when every obligation is proved, or with --expect refuted for a program the "
+                   "gate's manifest expects refuted\n")
+    assert main(["certify", prog, "--no-cache", "-q", "--json", "--write-certificate", str(cert)]) == 1
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["exit_code"] == 1
+    assert doc["write_certificate"] == {"path": str(cert), "written": False,
+                                        "reason": err.split(f"{cert}: ", 1)[1].rstrip("\n")}
+    assert not cert.exists()
+
+
+def test_expect_refuted_records_the_certificate_the_gate_holds(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A gate user adding a broken program on purpose: the manifest says refuted, ``certify --expect refuted
+    --write-certificate`` writes its certificate (what proofs/build_corpus.py writes), and the gate holds."""
+    d = corpus(tmp_path, (NO_BARRIER,))
+    cert = d / f"{NO_BARRIER}.certificate.json"
+    cert.unlink()
+    assert gate(d).outcomes[0].status == "no-certificate"
+    prog = str(d / f"{NO_BARRIER}.program.json")
+    assert main(["certify", prog, "--no-cache", "-q", "--json", "--expect", "refuted",
+                 "--write-certificate", str(cert)]) == 1  # the exit code is still the program's verdict
+    assert json.loads(capsys.readouterr().out)["write_certificate"] == {"path": str(cert), "written": True,
+                                                                         "reason": None}
+    assert cert.read_bytes() == (PROOFS / f"{NO_BARRIER}.certificate.json").read_bytes()
+    run = gate(d)
+    assert run.ok
+    assert [(o.name, o.status) for o in run.outcomes] == [(NO_BARRIER, "holds")]
+
+
+def test_expect_refuted_on_a_program_that_proves_writes_nothing(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cert = tmp_path / "c.json"
+    prog = str(PROOFS / f"{SMALL}.program.json")
+    assert main(["certify", prog, "--no-cache", "-q", "--expect", "refuted", "--write-certificate", str(cert)]) == 0
+    assert not cert.exists()
+    assert capsys.readouterr().err == (f"verispatial: no certificate written to {cert}: expected refuted, but no "
+                                       "obligation is refuted\n")
+
+
+def test_expect_takes_write_certificate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", str(PROOFS / f"{SMALL}.program.json"), "--expect", "refuted"]) == 2
+    assert capsys.readouterr().err == ("verispatial: error: --expect: needs --write-certificate OUT.json (it names "
+                                       "the verdict whose certificate is written)\n")

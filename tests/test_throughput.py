@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import A, buf, ep, prog
 
 from verispatial import cli
-from verispatial.ir.serialize import load_program, program_from_dict
+from verispatial.ir import Engine, Pop, Push, Reserve, Wait
+from verispatial.ir.serialize import dumps, load_program, program_from_dict
 from verispatial.ir.target import LATENCIES, latencies_of
 from verispatial.petri.throughput import (
     Edge,
@@ -136,3 +138,28 @@ def test_cli_throughput() -> None:
     code, _, err = run(["throughput", str(EXAMPLES / "broken" / "a_reserve_over_capacity.json")])
     assert code == 1
     assert "not live: the interpreter's run ends in deadlock" in err
+
+
+def test_cli_throughput_json_without_a_bound_prints_why(tmp_path: Path) -> None:
+    """``--json`` prints one document also when there is no bound (it printed nothing): exit 1 for a run that does
+    not terminate, with the run's status and stuck engines; exit 3 when no bound can be derived."""
+    code, out, err = run(["throughput", str(EXAMPLES / "broken" / "a_reserve_over_capacity.json"), "--json"])
+    assert code == 1
+    doc = json.loads(out)
+    assert {k: doc[k] for k in ("program", "exit_code", "bound")} == {
+        "program": "a_reserve_over_capacity", "exit_code": 1, "bound": None}
+    assert doc["reason"].startswith("not live: the interpreter's run ends in deadlock (")
+    assert err.endswith(f"{doc['reason']}\n")
+    assert doc["run"]["status"] == "deadlock"
+    assert [(s["position"]["engine"], s["position"]["op"]) for s in doc["run"]["stuck"]] == [
+        ("(0,0).reader", "reserve(b0, 8)"), ("(0,0).writer", "wait(b0, 8)")]
+    # Pushes 2 pages a run and pops 1: the run terminates, but the marked graph is not periodic.
+    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)), ep(A, Engine.WRITER, Wait(0, 1), Pop(0, 1)),
+             buffers=(buf(0),))
+    path = tmp_path / "unbalanced.json"
+    path.write_text(dumps(p))
+    code, out, err = run(["throughput", str(path), "--json"])
+    assert code == 3
+    assert json.loads(out) == {"program": "t", "exit_code": 3, "bound": None,
+                               "reason": "not periodic: b0 (buf0) pushes 2 pages per run and pops 1"}
+    assert err == f"verispatial: {path}: not periodic: b0 (buf0) pushes 2 pages per run and pops 1\n"

@@ -26,7 +26,6 @@ from verispatial import budget
 if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
     budget.defer_sigint()
 
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -205,23 +204,11 @@ def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so the file is
     either absent or complete. ``BadInput`` if it cannot be written."""
     budget.check_interrupt()
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
+    from verispatial import atomic
+
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".tmp")
+        atomic.write_text(path, text)  # the mode a plain write would give: a report is for others too (CI)
     except OSError as e:
-        raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # mkstemp creates the file 0600; a report is for others too (CI uploads it): the mode a plain write would give.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
 
 
@@ -291,10 +278,14 @@ def _load_certificate_file(path: str) -> dict[str, Any]:
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
                 jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
                 cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False,
-                budget_seconds: float | None = budget.DEFAULT_SECONDS) -> int:
+                budget_seconds: float | None = budget.DEFAULT_SECONDS, expect: str = "proved") -> int:
     """The ``certify`` command: see ``certify_cmd``. ``budget_seconds`` bounds the whole run (every program): past
-    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). Raises ``BadInput``
-    / ``CheckerError``."""
+    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). ``expect`` is the
+    verdict the certificate is recorded for (``certificate.recording_refusal``). Raises ``BadInput`` /
+    ``CheckerError``."""
+    if expect != "proved" and certificate_out is None:
+        raise BadInput("--expect", "", "needs --write-certificate OUT.json (it names the verdict whose certificate "
+                       "is written)")
     if len(program_paths) > 1:
         for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
                             ("--smt2", smt2_dir)):
@@ -317,7 +308,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     with budget.deadline(budget_seconds):
         for path in program_paths:
             done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
-    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out)
+    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
 
 
 def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
@@ -349,7 +340,7 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
 
 
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
-                     certificate_out: str | None) -> int:
+                     certificate_out: str | None, expect: str = "proved") -> int:
     """Write the reports of a certify run (files first, all computed before any is written) and print them."""
     worst = _worst([fr.report.exit_code for _, fr in done])
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
@@ -365,7 +356,12 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
 
         outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path)],
                                              "verispatial certify")))
-    if certificate_out is not None and worst == EXIT_OK:
+    refusal = None
+    if certificate_out is not None:
+        from verispatial.certify.gate import recording_refusal
+
+        refusal = recording_refusal(done[0][1].report, expect)
+    if certificate_out is not None and refusal is None:
         (path, fr), = done
         try:
             from verispatial.certify.certificate import derive_certificate
@@ -378,8 +374,13 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
             raise CheckerError(f"deriving the certificate: {type(e).__name__}: {e}") from None
     for path, text in outputs:
         write_atomic(path, text)
+    if refusal is not None:
+        budget.check_interrupt()
+        sys.stderr.write(f"verispatial: no certificate written to {certificate_out}: {refusal}\n")
     if as_json:
         docs = [fr.report.to_json() for _, fr in done]
+        if certificate_out is not None:
+            docs[0]["write_certificate"] = {"path": certificate_out, "written": refusal is None, "reason": refusal}
         _write_json(docs[0] if len(docs) == 1 else docs)
     else:
         from verispatial.report.text import report_lines
@@ -515,16 +516,22 @@ def run_throughput(program_path: str, trip_specs: Sequence[str], as_json: bool) 
     trips = parse_trips(trip_specs, program)
     from verispatial.petri.interp import simulate
     from verispatial.petri.throughput import ThroughputError, throughput_bound
+    from verispatial.report.throughput import no_bound_json
 
     try:
         run = simulate(program, trips=trips)
         if run.status != "terminated":
             stuck = "; ".join(str(st) for st in run.stuck[:3])
-            sys.stderr.write(f"verispatial: {program_path}: not live: the interpreter's run ends in {run.status}"
-                             + (f" ({stuck})" if stuck else "") + "; no throughput bound\n")
+            why = (f"not live: the interpreter's run ends in {run.status}" + (f" ({stuck})" if stuck else "")
+                   + "; no throughput bound")
+            if as_json:
+                _write_json(no_bound_json(program.name, EXIT_REFUTED, why, run))
+            sys.stderr.write(f"verispatial: {program_path}: {why}\n")
             return EXIT_REFUTED
         bound = throughput_bound(program, trips)
     except ThroughputError as e:
+        if as_json:
+            _write_json(no_bound_json(program.name, EXIT_FAILED, e.what))
         sys.stderr.write(f"verispatial: {program_path}: {e.what}\n")
         return EXIT_FAILED
     except VerispatialError as e:
@@ -578,6 +585,30 @@ def run_validate(program_path: str, as_json: bool) -> int:
     else:
         _write(f"{program_path}: valid: program {clip(program.name)}, target {clip(program.target.name)}, "
                f"{engines} engine programs, {ops} ops\n")
+    return EXIT_OK
+
+
+def run_upgrade(in_path: str, out: str) -> int:
+    """The ``upgrade`` command: the format 1 program IN.json in the current format, to ``out`` (written
+    atomically; ``verispatial.ir.upgrade``). Raises ``BadInput`` for what is not a valid format 1 program."""
+    check_output_path(out)
+    doc = load_json_object(in_path, "program")
+    from verispatial.ir.program import VERSION
+    from verispatial.ir.serialize import dumps
+    from verispatial.ir.upgrade import upgrade_document
+
+    try:
+        up = upgrade_document(doc)
+    except VerispatialError as e:
+        raise bad_input_of(in_path, e) from None
+    except Exception as e:
+        raise CheckerError(f"upgrade: {type(e).__name__}: {e}") from None
+    write_atomic(out, dumps(up.program))
+    _write(f"{in_path}: format 1 upgraded to version {VERSION}: {out}\n")
+    if up.computes:
+        sys.stderr.write(f"verispatial: {in_path}: {up.computes} compute step{'s' if up.computes != 1 else ''} "
+                         "got no operand pages (ins: []): format 1 did not name them, so the checker does not "
+                         "check their reads (cb-read-unwaited) until they are named\n")
     return EXIT_OK
 
 
@@ -660,7 +691,10 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Obligations discharged in parallel.")
 @click.option("--write-certificate", "certificate_out", metavar="OUT.json",
-              help="Write the derived certificate (only when every obligation is proved).")
+              help="Write the derived certificate (only when the verdict is the one --expect names).")
+@click.option("--expect", type=click.Choice(["proved", "refuted"]), default="proved", show_default=True,
+              help="With --write-certificate: the verdict the program must have for its certificate to be written "
+                   "(refuted: a broken program a gate manifest expects refuted).")
 @click.option("--smt2", "smt2_dir", metavar="DIR",
               help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
 @click.option("--budget", "budget_seconds", type=click.FloatRange(min=0, min_open=True),
@@ -670,11 +704,12 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @_cache_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
-                junit_out: str | None, jobs: int, certificate_out: str | None, smt2_dir: str | None,
+                junit_out: str | None, jobs: int, certificate_out: str | None, expect: str, smt2_dir: str | None,
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict."""
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
-                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds))
+                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
+                                               expect))
 
 
 @cli.command("gate")
@@ -765,6 +800,14 @@ def simulate_cmd(program: str, trips: tuple[str, ...], seed: int | None, as_json
 def validate_cmd(program: str, as_json: bool) -> int:
     """Check PROGRAM.json against the schema and the structural rules; print every violation."""
     return _guard(as_json, lambda: run_validate(program, as_json))
+
+
+@cli.command("upgrade")
+@click.argument("program", metavar="IN.json")
+@click.option("-o", "out", metavar="OUT.json", required=True, help="Where to write the upgraded program.")
+def upgrade_cmd(program: str, out: str) -> int:
+    """Convert the format 1 program IN.json to the current format (written to OUT.json)."""
+    return _guard(False, lambda: run_upgrade(program, out))
 
 
 @cli.command("export")

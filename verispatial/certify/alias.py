@@ -24,7 +24,7 @@ import z3
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import EngineFacts, multicast_destinations
-from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf, pages
 from verispatial.ir import rules as R
 from verispatial.ir.ops import PackAcc, Push, ReadBarrier, ReadTiles
@@ -60,8 +60,8 @@ def _clobbers(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
             else:
                 pos.referenced.update(range(first.index, last.index + 1))
                 where = z3.And(pos.sel >= first.index, pos.sel <= last.index)
-            about.append(z3.And(where, z3.Or(*[j == o for o in sorted(offs)])))
-        return z3.And(z3.Or(*about), k >= 0, k < live, (cm.pushed(b) + j) % cap == (cm.popped(other) + k) % cap)
+            about.append(z3.And(where, any_of(sq.q.ctx, [j == o for o in sorted(offs)])))
+        return z3.And(any_of(sq.q.ctx, about), k >= 0, k < live, (cm.pushed(b) + j) % cap == (cm.popped(other) + k) % cap)
 
     return build
 

@@ -10,7 +10,6 @@ that does not replay fails to prove.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -51,6 +50,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, put_report
 from verispatial.certify.structure import unsupported_features
+from verispatial.certify.workers import stop_pool
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -379,7 +379,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                     results += rs
                     done += 1
             except BaseException:
-                _stop_pool(pool)
+                stop_pool(pool)
                 raise
             pool.shutdown()
         else:
@@ -413,19 +413,6 @@ def _compare(program: Program, a: Analysis, results: list[Result], certificate: 
         return compare_certificate(program, a, results, certificate)
     except BudgetExhausted as e:
         return [Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}")]
-
-
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """End the worker processes this run started (an interrupt or a spent budget: their families are not waited
-    for), by their own handles, and drop the queued work."""
-    procs = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        with contextlib.suppress(Exception):
-            proc.terminate()
-    for proc in procs:
-        with contextlib.suppress(Exception):
-            proc.join(5)
 
 
 def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Result]:

@@ -699,8 +699,9 @@ def _certify_slice(program: Program, rlimit: int, cache: bool) -> Report:
 def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
     """The reports of the first slice of every key (of every slice without ``reuse``), certified in ``jobs`` worker
     processes. A slice equal to one whose report did not prove everything is certified again afterwards."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from verispatial.certify.workers import worker_pool
 
     todo: list[Slice] = []
     seen: set[str] = set()
@@ -708,9 +709,8 @@ def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> 
         if not reuse or sl.key not in seen:
             todo.append(sl)
             seen.add(sl.key)
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     out: dict[int, Report] = {}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    with worker_pool(jobs) as pool:
         futures = {pool.submit(_certify_slice, sl.program, rlimit, reuse): sl for sl in todo}
         for fut in as_completed(futures):
             sl = futures[fut]

@@ -23,7 +23,7 @@ from verispatial.certify.cache import ProofCache
 from verispatial.certify.reach import Analysis, Decoded, StateQuery
 from verispatial.certify.replay import replay_deadlock, search_deadlock
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
 from verispatial.ir.ops import SemWait
 
@@ -52,7 +52,7 @@ def _stuck(sq: StateQuery, loose: bool = False) -> z3.BoolRef:
                 blocked.append(z3.And(pos.at(lf), z3.Not(en)))
         conj.append(z3.Or(pos.finished, *blocked) if blocked else pos.finished)
         unfinished.append(z3.Not(pos.finished))
-    return z3.And(*conj, z3.Or(*unfinished))
+    return z3.And(*conj, any_of(sq.q.ctx, unfinished))
 
 
 def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
@@ -138,7 +138,7 @@ def _candidates(a: Analysis, comp: frozenset[str], trusted: set[int], trip_sets:
                 break
             n += 1
             yield sq.decode(res.model)
-            sq.q.add(z3.Not(z3.And(*[sq.enc.position(e).sel == res.model.eval(sq.enc.position(e).sel,
+            sq.q.add(z3.Not(all_of(sq.q.ctx, [sq.enc.position(e).sel == res.model.eval(sq.enc.position(e).sel,
                                                                                 model_completion=True)
                                      for e in sorted(comp)])), "next-candidate")
 
@@ -189,7 +189,7 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                     for e in sorted(comp)]
             excl += [v == res.model.eval(v, model_completion=True) for v in sq.enc.trip_vars.values()
                      if not z3.is_int_value(v)]
-            sq.q.add(z3.Not(z3.And(*excl)), "refine")
+            sq.q.add(z3.Not(all_of(sq.q.ctx, excl)), "refine")
         else:
             return Result(R.DEADLOCK, name, Verdict.FAILED,
                           f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",

@@ -239,6 +239,37 @@ def judge(name: str, report: Report, exp: Expectation | None) -> tuple[str, str]
                      + (f" (also refuted: {', '.join(also)})" if also else ""))
 
 
+def recording_refusal(report: Report, expect: str = "proved") -> str | None:
+    """Why the certificate of ``report``'s program is not to be recorded (``certify --write-certificate
+    --expect``) when ``expect`` (``EXPECT``) is what the manifest expects of it, or None when it is: ``proved``
+    needs every obligation proved; ``refuted`` (a broken program kept in a corpus on purpose, docs/ci.md) needs
+    some obligation refuted, which the interpreter replayed, and no checker error. Raises ``ValueError`` for an
+    ``expect`` not in ``EXPECT``."""
+    if expect not in EXPECT:
+        raise ValueError(f"expect is one of {', '.join(EXPECT)}, got {expect!r}")
+
+    def which(v: Verdict) -> str:
+        rs = [r for r in report.results if r.verdict == v]
+        fams = sorted({r.family for r in rs})
+        return f"{len(rs)} obligation{'s' if len(rs) != 1 else ''} {v.value} ({', '.join(fams)})"
+
+    vs = {r.verdict for r in report.results}
+    if expect == "proved":
+        if vs <= {Verdict.PROVED}:
+            return None
+        worst = next(v for v in (Verdict.REFUTED, Verdict.ERROR, Verdict.FAILED) if v in vs)
+        hint = ": a certificate is written only when every obligation is proved"
+        if worst == Verdict.REFUTED:
+            hint += ", or with --expect refuted for a program the gate's manifest expects refuted"
+        return which(worst) + hint
+    if Verdict.ERROR in vs:
+        return which(Verdict.ERROR) + ": a checker error is never recorded"
+    if Verdict.REFUTED not in vs:
+        return "expected refuted, but no obligation is refuted" + (f" ({which(Verdict.FAILED)})"
+                                                                     if Verdict.FAILED in vs else "")
+    return None
+
+
 @attrs.frozen
 class Task:
     """One program for a worker: paths, expectation, cache root (None: no persistent cache), resource limit."""
@@ -443,6 +474,16 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
                                        "or remove the files", None, f.program)
         elif selected is None or f.name in selected:
             tasks.append(Task(f, selected.get(f.name) if selected is not None else None, root, rlimit))
+    unbuilt = sorted(n for n, e in (selected or {}).items() if n not in by_name and not e.ci)
+    if unbuilt:
+        # Programs kept out of --ci are regenerated rather than committed: on a fresh clone they are simply not
+        # built yet, which is no lost proof; say what to build instead of failing each one after checking the rest.
+        how = f"`{man.regenerate}`" if man is not None and man.regenerate else "the corpus's builder"
+        more = f" (+{len(unbuilt) - 3} more)" if len(unbuilt) > 3 else ""
+        raise ParseError(str(d), f"{len(unbuilt)} program{'s' if len(unbuilt) != 1 else ''} the manifest lists "
+                         f"with ci: false (regenerated, not committed) {'are' if len(unbuilt) != 1 else 'is'} not "
+                         f"built: {', '.join(unbuilt[:3])}{more}; build them first with {how}, or gate only the "
+                         "committed programs with --ci")
     for name, e in (selected or {}).items():
         if name not in by_name:
             outcomes[name] = Outcome(name, "missing", f"listed in the manifest, but {name}.program.json is not under {d}"
@@ -471,11 +512,11 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
             progress(f"[{k}/{n}] {o.name}: {o.status} ({o.how or 'not run'}, {o.seconds:.2f} s)")
 
     if jobs > 1 and n > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        from verispatial.certify.workers import worker_pool
+
+        with worker_pool(jobs) as pool:
             futs = [pool.submit(_check_in_worker, t) for t in tasks]
             for k, fut in enumerate(as_completed(futs), 1):
                 o, st = fut.result()

@@ -18,7 +18,7 @@ import z3
 
 from verispatial.certify import smt
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.ir import rules as R
 from verispatial.ir.core import Space
 from verispatial.ir.program import Buffer, Program
@@ -104,7 +104,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 inside = z3.And(addr >= b1.lo, addr < b1.hi, addr >= b2.lo, addr < b2.hi)
                 pairs.append((b1, b2, inside))
         sel = q.int_var("pair")
-        q.add(z3.Or(*[z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
+        q.add(any_of(q.ctx, [z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
         r = q.check()
         dt = time.perf_counter() - t0
         if r.status == Status.UNSAT:

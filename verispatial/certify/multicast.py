@@ -26,7 +26,7 @@ from verispatial.certify import smt
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
-from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, count_max
@@ -100,7 +100,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             ptr = (cm.popped(bs.id) if front else cm.pushed(bs.id)) % bs.capacity
             wrong = [z3.Or(cm.pushed(b.id) % b.capacity != ptr,
                            b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
-            return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
+            return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
 
         name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
         if smt.shortcuts() and all(b.capacity == bs.capacity for b in dests):
@@ -110,7 +110,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                 sent = cm.popped(bs.id) if front else cm.pushed(bs.id)  # the sender's pointer, as in ``build``
                 wrong = [z3.Or(cm.pushed(b.id) != sent,
                                b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
-                return z3.And(sq.enc.position(lf.engine).at(lf), z3.Or(*wrong))  # type: ignore[attr-defined]
+                return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
 
             o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
             if o.status == Status.UNSAT:

@@ -35,7 +35,7 @@ from verispatial.certify.bounds import tile_hull as _hull
 from verispatial.certify.positions import Encoder, LoopMath, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
@@ -403,7 +403,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
                     held[tag] = (na, oa)
                     cases.append(z3.And(pos.at(now), na.domain(), oa.domain(), na.shares(oa), oa.issued(sq.enc),
                                         z3.Not(oa.complete(sq.enc, co))))
-                return z3.Or(*cases)
+                return any_of(sq.q.ctx, cases)
 
             def why(m: z3.ModelRef, w1: Leaf = w1, w2: Leaf = w2,
                     held: dict[str, tuple[_Access, _Access]] = held) -> str:
@@ -450,7 +450,7 @@ def _rendezvous(a: Analysis, trusted: set[int], rlimit: int) -> list[Result]:
         def build(sq: StateQuery, before: dict[str, Leaf] = before, after: dict[str, Leaf] = after) -> z3.BoolRef:
             unfinished = [z3.Not(sq.enc.position(e).passed(lf)) for e, lf in before.items()]
             started = [sq.enc.position(e).passed(lf) for e, lf in after.items()]
-            return z3.And(z3.Or(*unfinished), z3.Or(*started))
+            return z3.And(any_of(sq.q.ctx, unfinished), any_of(sq.q.ctx, started))
 
         out.append(_run(a, trusted, name, [*before, *after], build,
                         f"the rendezvous after section {b} ({sec.name}) orders all {len(before)} engines' work before "

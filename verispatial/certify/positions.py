@@ -37,7 +37,7 @@ from collections.abc import Callable
 import attrs
 import z3
 
-from verispatial.certify.smt import Query
+from verispatial.certify.smt import Query, all_of, any_of
 from verispatial.certify.structure import Ctx, EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Guard
 from verispatial.ir.ops import SemWait, TripCount, count_trip
@@ -240,7 +240,7 @@ class LoopMath:
             a = self.admitted(leaf, j, i)
             if a is not None:
                 conj.append(a)
-        return z3.And(*conj)
+        return all_of(self.q.ctx, conj)
 
 
 class Encoder:
@@ -323,12 +323,12 @@ class Encoder:
         terms: list[z3.ArithRef] = []
         for j, lc in enumerate(leaf.loops):
             cond = [pos.inside(lc), *self._adm_now(pos, leaf, j)]
-            guard = cond[0] if len(cond) == 1 else z3.And(*cond)
+            guard = cond[0] if len(cond) == 1 else all_of(self.q.ctx, cond)
             terms.append(z3.If(guard, self.math.before(leaf, j, pos.idx[lc.path]) * w[j + 1], zero))
         wm: z3.ArithRef = w[0]
         for j, lc in enumerate(leaf.loops):
             adm = self._adm_now(pos, leaf, j + 1)
-            now = z3.If(z3.And(*adm), w[j + 1], zero) if adm else w[j + 1]
+            now = z3.If(all_of(self.q.ctx, adm), w[j + 1], zero) if adm else w[j + 1]
             wm = z3.If(pos.inside(lc), now, wm)
         terms.append(z3.If(pos.sel > leaf.index, wm, zero))
         return z3.Sum(terms) if len(terms) > 1 else terms[0]
@@ -365,7 +365,7 @@ class Encoder:
                 prev = _min(hi, cur[j]) - 1
                 cases.append((z3.And(here, *self._adm_now(pos, leaf, j), m.before(leaf, j, cur[j]) >= 1,
                                      *nonempty[j + 1:]), [*cur[:j], prev, *last[j + 1:]]))
-        some = z3.Or(*[c for c, _ in cases])
+        some = any_of(self.q.ctx, [c for c, _ in cases])
         idx: list[z3.ArithRef] = []
         for k in range(d):
             e: z3.ArithRef = self.q.val(0)

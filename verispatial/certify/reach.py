@@ -13,7 +13,7 @@ import z3
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, is_linear, trip_assignments
 from verispatial.certify.semaphores import Word
-from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, any_of, model_int
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemIncMcast, SemSet, SemWait
@@ -126,7 +126,7 @@ class StateQuery:
             for e in sorted(self.engines):
                 pos = enc.position(e)
                 allowed = [*sorted(self.relevant[e] | pos.referenced), pos.view.finished]
-                self.q.add(z3.Or(*[pos.sel == i for i in allowed]), "relevant-positions")
+                self.q.add(any_of(self.q.ctx, [pos.sel == i for i in allowed]), "relevant-positions")
 
     def _add_history(self, trusted: set[int], names: set[str]) -> None:
         """Past states: for every reset word whose owner is in scope, the state right after the owner's most recent
@@ -158,7 +158,7 @@ class StateQuery:
                 reset = min((s.index for s in w.sets if s.engine == c.engine and s.index > c.index), default=None)
                 last = reset if reset is not None else len(leaves) - 1
                 after += [owner.at(x) for x in leaves[c.index + 1:last + 1]]
-            anchored = z3.And(z3.Or(*after) if after else self.q.false(), done_then == done_now)
+            anchored = z3.And(any_of(self.q.ctx, after), done_then == done_now)
             self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
         # engine at the wait, the wait enabled (the increments issued then reached its threshold), and every engine at

@@ -33,7 +33,7 @@ from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import LATE, EngineFacts, Finding
-from verispatial.certify.smt import DEFAULT_RLIMIT, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.certify.structure import Leaf, op_at
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
@@ -70,7 +70,7 @@ def _within(x: z3.ArithRef, values: frozenset[int] | set[int]) -> z3.BoolRef:
             j += 1
         parts.append(z3.And(x >= vs[i], x <= vs[j]))
         i = j + 1
-    return z3.Or(*parts) if parts else z3.BoolVal(False, x.ctx)
+    return any_of(x.ctx, parts)
 
 
 def _hazard_pages(facts: EngineFacts, lf: Leaf) -> tuple[int, set[int]] | None:
@@ -135,7 +135,7 @@ class _Reuse:
             j, h = q.int_var("reuse.j"), q.int_var("reuse.h")
             conds += [j >= 0, j < op.pages, _within(h, offsets),
                       (_pushed(at, pushes) + j) % cap == (_pushed(enc, pushes) + h) % cap]
-        return z3.And(*conds)
+        return all_of(q.ctx, conds)
 
 
 def _applies(facts: EngineFacts, src: Leaf, hazard: Leaf) -> tuple[bool, tuple[int, set[int]] | None]:
@@ -269,7 +269,7 @@ def may_reach_source(a: Analysis, facts: dict[str, EngineFacts], f: Finding, fre
                      enc.executed(src) > at.executed(src)]
             conds += [enc.executed(c) == at.executed(c) for c in covers]
             conds.append(_pushed(enc, pushes) + reach > _popped(at, pops) + cap)
-            return z3.And(*conds)
+            return all_of(sq.q.ctx, conds)
 
         o, _d, _ = solve_each(a, build, f"{R.ASYNC_SOURCE_REUSE}:{f.engine}:{list(f.path)}:reach", {f.engine, pop.engine},
                               trusted, rlimit, extra=[lf, src])

@@ -52,7 +52,7 @@ from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
 from verispatial.certify.reach import Analysis
 from verispatial.certify.semaphores import Word
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
@@ -513,7 +513,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                 moving = [x for x in rl[other] if key in _keys(a, x)]
                 if not moving:
                     continue
-                facts.append(z3.Or(pos.finished, z3.And(z3.Or(*[pos.sel == x.index for x in moving]),
+                facts.append(z3.Or(pos.finished, z3.And(any_of(pos.sel.ctx, [pos.sel == x.index for x in moving]),
                                                         _tau_at(s, pos, moving) >= t_o)))
             st = ask(f"deadlock-schedule-enabling:{e}:{list(lf.path)}", [(0, x) for x in (e, *movers)], *facts)
             if st != Status.UNSAT:

@@ -18,7 +18,7 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +226,22 @@ def _standard(smt2: str) -> list[str]:
         else:
             stack[-1].append(tok)
     return stack[0]
+
+
+def any_of(ctx: z3.Context, terms: Iterable[z3.BoolRef]) -> z3.BoolRef:
+    """The disjunction of ``terms`` built in ``ctx``: False when there are none.
+
+    Why not ``z3.Or(*terms)``: with no argument Z3 builds the empty disjunction in its global context, and using it
+    with this query's terms raises ``Z3Exception: Context mismatch`` (a section whose trip has max 0 leaves such
+    lists empty). Every disjunction over a list that may be empty goes through here."""
+    ts = list(terms)
+    return z3.Or(*ts) if ts else z3.BoolVal(False, ctx)
+
+
+def all_of(ctx: z3.Context, terms: Iterable[z3.BoolRef]) -> z3.BoolRef:
+    """The conjunction of ``terms`` built in ``ctx``: True when there are none (why: ``any_of``)."""
+    ts = list(terms)
+    return z3.And(*ts) if ts else z3.BoolVal(True, ctx)
 
 
 def model_int(m: z3.ModelRef, e: Any) -> int:

@@ -35,16 +35,15 @@ A cache that cannot be written is not an error: the run goes on without it (``wr
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from verispatial import atomic
 from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
 
 FORMAT = "verispatial.proof-cache"
@@ -162,17 +161,10 @@ class ProofStore:
         env = {"format": FORMAT, "version": VERSION, "kind": kind, "key": key, "checker": checker_version(),
                "solver": solver_version(), "sha256": digest(payload), "payload": payload}
         text = json.dumps(env, separators=(",", ":"))
-        tmp = None
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{key[:12]}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, p)
+            atomic.write_text(p, text, prefix=key[:12])  # mode 0o666 & ~umask: a team's shared cache is shared
         except (OSError, TypeError, ValueError):
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
             self.write_errors += 1
             return False
         self.written += 1

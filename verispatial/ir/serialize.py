@@ -307,7 +307,8 @@ def program_from_dict(d: Any) -> Program:
     if d.get("format") != FORMAT:
         raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}")
     if d.get("version") != VERSION:
-        raise ParseError("version", f"this verispatial reads version {VERSION}, got {_quote(d.get('version'))}")
+        hint = " (format 1: convert it with `verispatial upgrade IN.json -o OUT.json`)" if d.get("version") == 1 else ""
+        raise ParseError("version", f"this verispatial reads version {VERSION}, got {_quote(d.get('version'))}{hint}")
     check_program_schema(d)
     return _structure_program(d)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from verispatial import atomic
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.checker import certify
@@ -172,22 +173,8 @@ def write_program(program: Program, certificate: dict[str, Any], path: str | Pat
     cert_path = certificate_path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for dest, text in ((out, dumps(program) + "\n"), (cert_path, json.dumps(certificate, indent=1) + "\n")):
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic.write_text(dest, text)
     return cert_path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 #: What ``write_sections`` writes into a sections directory, and all it may find there to replace.
@@ -221,7 +208,7 @@ def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
             (tmp / f"{s.name}.program.json").write_text(dumps(s.program) + "\n")
             cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
             (tmp / f"{s.name}.certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
-        os.chmod(tmp, 0o777 & ~_umask())
+        os.chmod(tmp, 0o777 & ~atomic.current_umask())
         old = None
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))

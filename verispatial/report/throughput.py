@@ -3,6 +3,9 @@ and the dependency that leads to the next), and the latencies used with their so
 
 from __future__ import annotations
 
+from typing import Any
+
+from verispatial.petri.interp import SimResult
 from verispatial.petri.throughput import Bound
 
 #: Ops of the critical cycle printed at most (a cycle through an unrolled loop repeats the same ops).
@@ -26,4 +29,15 @@ def bound_lines(b: Bound) -> list[str]:
         out.append(f"    (+{len(b.critical) - CYCLE_LINES} more ops on the cycle)")
     out.append("  latencies (cycles): " + ", ".join(f"{k}={v}" for k, v in b.to_json()["latencies"].items()))
     out += [f"    {k}: {v}" for k, v in sorted(b.latencies.sources.items())]
+    return out
+
+
+def no_bound_json(program: str, exit_code: int, reason: str, run: SimResult | None = None) -> dict[str, Any]:
+    """The ``throughput --json`` document when there is no bound: ``exit_code`` (1: the interpreter's run does not
+    terminate, so the program is not live; 3: no bound could be derived), the one-line ``reason`` the command also
+    prints on stderr, ``bound`` null and, for a run that did not terminate, its ``status``, ``trips`` and the
+    ``stuck`` engines (each ``position`` and ``reason``)."""
+    out: dict[str, Any] = {"program": program, "exit_code": exit_code, "bound": None, "reason": reason}
+    if run is not None:
+        out["run"] = {"status": run.status, "trips": dict(run.trips), "stuck": [st.to_json() for st in run.stuck]}
     return out

@@ -1,0 +1,50 @@
+"""Files written whole or not at all: a temporary file in the destination's directory, then a rename
+(``os.replace`` is atomic), so a reader sees the old file, the new one or none.
+
+Why ``file_mode``: ``tempfile.mkstemp`` creates its file 0600 whatever the umask, and the rename keeps that mode,
+so every such file was readable by its writer alone: a proof cache shared by a team (``--cache-dir`` on a group
+directory, umask 002) never hit for anyone else, and a report a CI job uploads could not be read by the next
+step. A file written here gets the mode a plain ``open(path, "w")`` would give it, ``0o666 & ~umask``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def current_umask() -> int:
+    """The process's umask. Read from ``/proc/self/status`` where there is one: setting the umask to read it back
+    (the portable way, used elsewhere) would change it for every thread for that moment."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode of a new regular file under the current umask (``0o666 & ~umask``)."""
+    return 0o666 & ~current_umask()
+
+
+def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically with the mode ``file_mode`` gives. The temporary file is
+    ``.<prefix or name>.*.tmp`` beside ``path`` and is removed when anything fails; raises ``OSError`` (the
+    destination is then untouched)."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{prefix or p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
