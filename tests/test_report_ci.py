@@ -157,6 +157,9 @@ def test_certify_sarif_is_valid_and_locates_every_result(tmp_path: Path, capsys:
         line = loc["physicalLocation"]["region"]["startLine"]
         col = loc["physicalLocation"]["region"]["startColumn"]
         assert path.read_text().splitlines()[line - 1][col - 1] in "{["
+    # One identity per result, for code scanning to match alerts across runs by.
+    hashes = [r["partialFingerprints"]["primaryLocationLineHash"] for r in run["results"]]
+    assert len(set(hashes)) == len(hashes)
     by = {r["properties"]["obligation"]: r for r in run["results"]}
     # The op of a rule violation: engine (0,0).reader is engine program 0, the push at ops[0].body[2].
     e = by["async-read-publish:(0,0).reader:[0, 2]"]
@@ -286,11 +289,13 @@ def test_every_rule_has_help_from_the_docs(tmp_path: Path, capsys: pytest.Captur
     assert cap["helpUri"] == "https://example.org/verispatial/docs/semantics.md#circular-buffers"
     assert "### Circular buffers" in semantics
     assert rules["deadlock"]["helpUri"].startswith("https://example.org/verispatial/docs/")
+    before = [r["partialFingerprints"] for r in doc["runs"][0]["results"]]
     monkeypatch.delenv("VERISPATIAL_DOCS_URL")
     assert main(["certify", str(FAST_BROKEN[0]), "--sarif", str(out), "-q"]) == 1
     capsys.readouterr()
     doc = json.loads(out.read_text())
     valid_sarif(doc)
+    assert [r["partialFingerprints"] for r in doc["runs"][0]["results"]] == before  # stable across runs
     for r in doc["runs"][0]["tool"]["driver"]["rules"]:
         # No absolute documentation address is known: no helpUri (it must be absolute), the doc named in the help.
         assert "helpUri" not in r

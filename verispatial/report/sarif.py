@@ -331,11 +331,12 @@ def rule_descriptor(kind: str, family: str, docs: str | None) -> dict[str, Any]:
     return out
 
 
-def _fingerprints(key: str, identity: str) -> dict[str, str]:
-    """``key`` (our own, versioned) and ``primaryLocationLineHash``, the one code scanning matches alerts by: from
-    the identity, not the line's text (an op's line in a program file is ``{`` for many ops, and moves with edits
-    elsewhere; the obligation's name is stable: it is the certificate's key)."""
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+def _fingerprints(key: str, identity: str, where: str) -> dict[str, str]:
+    """``key`` (our own, versioned: ``identity``) and ``primaryLocationLineHash``, the one code scanning matches
+    alerts by: from the file's URI and the identity, not from the line's text (an op's line in a program file is
+    ``{`` for many ops and moves with edits elsewhere; an obligation's name is stable: it is the certificate's
+    key)."""
+    digest = hashlib.sha256(f"{where}\0{identity}".encode()).hexdigest()[:16]
     return {key: identity, "primaryLocationLineHash": f"{digest}:1"}
 
 
@@ -404,7 +405,8 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                 "message": {"text": text},
                 "locations": [{"physicalLocation": phys,
                                "logicalLocations": [{"fullyQualifiedName": ptr or "/", "kind": "element"}]}],
-                "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}"),
+                "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}",
+                                                     phys["artifactLocation"]["uri"]),
                 "properties": props,
             })
             if r.verdict == Verdict.ERROR:
@@ -412,14 +414,16 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                                       "message": {"text": f"checker error on {art.report.program}: {text}"}})
     for x in extra:
         family = str(x.properties.get("family", "gate"))
+        at = places.physical(x.path, x.pointer)
         res: dict[str, Any] = {
             "ruleId": x.rule,
             "ruleIndex": rule(x.rule, family),
             "level": "error",
             "kind": "fail",
             "message": {"text": x.message},
-            "locations": [{"physicalLocation": places.physical(x.path, x.pointer)}],
-            "partialFingerprints": _fingerprints("finding/v1", f"{x.rule}:{x.properties.get('program', x.path)}"),
+            "locations": [{"physicalLocation": at}],
+            "partialFingerprints": _fingerprints("finding/v1", f"{x.rule}:{x.properties.get('program', x.path)}",
+                                                 at["artifactLocation"]["uri"]),
             "properties": {**x.properties, "family": family},
         }
         if x.related:
