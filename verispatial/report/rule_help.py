@@ -55,7 +55,11 @@ SOURCES: dict[str, tuple[Piece, ...]] = {
     **{r: ((SEMANTICS, "rule", r),) for r in RULES if r != "rendezvous-early"},
     # The one rule defined in a paragraph (of "### Rendezvous", with the closing region it needs) not a bullet.
     "rendezvous-early": ((SEMANTICS, "para", "`rendezvous-early`: an engine"),),
-    "hb-activation": _HB, "hb-state": _HB, "hb-write-write": _HB, "hb-cross": _HB,
+    # The checker's obligations of tensor-race, each with the checker's statement of its question.
+    "hb-activation": (*_HB, (CHECKER, "para", "- `hb-activation:T:R<W`")),
+    "hb-state": (*_HB, (CHECKER, "para", "- `hb-state:T:W<R`"), (CHECKER, "para", "- `hb-state:T:R<W`")),
+    "hb-write-write": (*_HB, (CHECKER, "para", "- `hb-write-write:T:W1~W2`")),
+    "hb-cross": (*_HB, (CHECKER, "sentences", "`hb-cross:<T>:after-section-<b>`")),
     "hb-rendezvous": ((SEMANTICS, "para", "`rendezvous-early`: an engine"), (CHECKER, "row", _FAMILY_ROW["happens-before"])),
     "rendezvous": ((SEMANTICS, "para", "`rendezvous-early`: an engine"), (CHECKER, "row", "every family per slice")),
     "mcast-publish": ((SEMANTICS, "rule", "mcast-publish-early"), (CHECKER, "row", "multicast address congruence")),
@@ -160,15 +164,15 @@ def _row(text: str, needle: str) -> tuple[str, int]:
 
 
 def _para(text: str, needle: str) -> tuple[str, int]:
-    """The paragraph (lines between blank lines, a heading, a code fence or a list item) holding ``needle``, and its
-    first line."""
+    """The paragraph (lines between blank lines, a heading, a code fence, a table or a list item; not a table row)
+    holding ``needle``, and its first line."""
     lines = text.split("\n")
 
     def stop(ln: str) -> bool:
-        return not ln.strip() or _HEADING.match(ln) is not None or ln.lstrip().startswith("```")
+        return not ln.strip() or _HEADING.match(ln) is not None or ln.lstrip().startswith(("```", "|"))
 
     for i, ln in enumerate(lines):
-        if needle in ln:
+        if needle in ln and not stop(ln):
             a = i
             while a > 0 and not stop(lines[a - 1]) and not lines[a].lstrip().startswith("- "):
                 a -= 1
