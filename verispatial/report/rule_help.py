@@ -8,8 +8,8 @@ output, shipped with the package (the docs are not). ``tests/test_rule_help.py``
 regenerate with ``python -m verispatial.report.rule_help .`` from the repository root.
 
 Each entry: ``documentation`` (``<doc>#<anchor>``, the section of its first piece, a GitHub heading anchor),
-``summary`` (one line, to follow the kind's name), ``text`` (plain text) and ``markdown``. A kind without an entry takes its family's
-(``family:<name>``, the family's rows of the checker's table), else ``default``.
+``summary`` (one line, to follow the kind's name), ``text`` (plain text) and ``markdown``. A kind without an entry
+takes its family's (``family:<name>``: the family's row of the checker's table), else ``default``.
 """
 
 from __future__ import annotations
@@ -131,7 +131,9 @@ def _defines(bullet: str, rule: str) -> bool:
 def _rule_bullet(text: str, rule: str) -> tuple[str, int]:
     """The top-level bullet under ``## Rules`` defining ``rule`` (continuation lines dedented by two) and its line."""
     lines = text.split("\n")
-    start = next(i for i, ln in enumerate(lines) if ln.strip() == "## Rules")
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == "## Rules"), None)
+    if start is None:
+        raise LookupError(f"{SEMANTICS}: no ## Rules section")
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     i = start
     while i < end:
@@ -238,12 +240,14 @@ def _summary(kind: str, first: str, how: str, what: str) -> str:
     rule's clause); for a table row its first cell past the key (``family``, ``rule``); else the first paragraph of
     the piece (its first sentence when long)."""
     t = plain(first).split("\n\n")[0]
-    own = _clause(t.split("\n")[0], kind)
-    named = what if how == "rule" else (m.group(1) if (m := re.match(r"`([a-z-]+)`:", what)) else None)
+    head = t.split("\n")[0]
+    own = _clause(head, kind)
+    defined = re.match(r"`([a-z-]+)`:", what)
+    named = what if how == "rule" else (defined.group(1) if defined else None)
     if own is not None:
         line = own
     elif named is not None:
-        line = f"checked for {named}: {_clause(t.split(chr(10))[0], named)}"
+        line = f"checked for {named}: {_clause(head, named)}"
     elif how == "row":
         cells = [c[2:].split(": ", 1) for c in t.split("\n")]
         line = next(v for h, v in cells if h not in ("family", "rule"))
