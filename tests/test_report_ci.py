@@ -94,9 +94,13 @@ def github_problems(doc: dict[str, Any]) -> list[str]:
                     out.append(f"{where}: artifactLocation.uri {bad}")
                 if art.get("uriBaseId") not in bases:
                     out.append(f"{where}: uriBaseId {art.get('uriBaseId')!r} is not in originalUriBaseIds")
-                line = phys.get("region", {}).get("startLine")
-                if not isinstance(line, int) or line < 1:
-                    out.append(f"{where}: region.startLine is missing")
+                region = phys.get("region", {})
+                for key in ("startLine", "startColumn", "endLine", "endColumn"):
+                    if not isinstance(region.get(key), int) or region[key] < 1:
+                        out.append(f"{where}: region.{key} is missing")
+                if all(isinstance(region.get(k), int) for k in ("startLine", "startColumn", "endLine", "endColumn")) \
+                        and (region["endLine"], region["endColumn"]) <= (region["startLine"], region["startColumn"]):
+                    out.append(f"{where}: the region is empty")
     return out
 
 
@@ -157,6 +161,9 @@ def test_certify_sarif_is_valid_and_locates_every_result(tmp_path: Path, capsys:
         line = loc["physicalLocation"]["region"]["startLine"]
         col = loc["physicalLocation"]["region"]["startColumn"]
         assert path.read_text().splitlines()[line - 1][col - 1] in "{["
+        # The region runs to the end of that line.
+        region = loc["physicalLocation"]["region"]
+        assert (region["endLine"], region["endColumn"]) == (line, len(path.read_text().splitlines()[line - 1]) + 1)
     # One identity per result, for code scanning to match alerts across runs by.
     hashes = [r["partialFingerprints"]["primaryLocationLineHash"] for r in run["results"]]
     assert len(set(hashes)) == len(hashes)
@@ -263,6 +270,9 @@ def test_github_problems_finds_what_code_scanning_needs() -> None:
         "result 0 (gate-missing): artifactLocation.uri not a relative, percent-encoded URI: '/abs/proofs dir/manifest.json'",
         "result 0 (gate-missing): uriBaseId None is not in originalUriBaseIds",
         "result 0 (gate-missing): region.startLine is missing",
+        "result 0 (gate-missing): region.startColumn is missing",
+        "result 0 (gate-missing): region.endLine is missing",
+        "result 0 (gate-missing): region.endColumn is missing",
     ]
     assert _relative_uri_problem("../x.json") == "has a dot segment: '../x.json'"
     assert _relative_uri_problem("a b.json") is not None
@@ -388,7 +398,8 @@ def test_gate_sarif_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # An extra program at line 1 of its file, its name percent-encoded.
     loc = by[("gate-extra", "stray #1")]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "proofs/stray%20%231.program.json"
-    assert loc["region"] == {"startLine": 1, "startColumn": 1}
+    first = (d / "stray #1.program.json").read_text().split("\n")[0]
+    assert loc["region"] == {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": len(first) + 1}
     assert resolve_uri(run, loc["artifactLocation"], tmp_path) == d / "stray #1.program.json"
     cases = {(c.get("classname"), c.get("name")): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases[("examples/pipeline_small", "certificate")].find("failure") is not None
@@ -409,7 +420,8 @@ def test_gate_no_certificate_is_placed_at_the_program(tmp_path: Path, capsys: py
     assert res["ruleId"] == "gate-no-certificate"
     phys = res["locations"][0]["physicalLocation"]
     assert phys["artifactLocation"]["uri"] == "proofs/examples/pipeline_small.program.json"
-    assert phys["region"] == {"startLine": 1, "startColumn": 1}
+    first = (d / "examples/pipeline_small.program.json").read_text().split("\n")[0]
+    assert phys["region"] == {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": len(first) + 1}
     # ... with its manifest entry as a related location.
     (rel,) = res["relatedLocations"]
     assert rel["physicalLocation"]["artifactLocation"]["uri"] == "proofs/manifest.json"

@@ -290,13 +290,21 @@ class _Places:
             self.texts[full] = known if known is not None else read_text(full)
         return self.texts[full]
 
+    def region(self, path: str | Path, line: int, col: int) -> dict[str, int]:
+        """The region from (``line``, ``col``) to the end of that line (GitHub code scanning documents all four
+        fields as required; columns count code points: the run's ``columnKind``), at least one character."""
+        text = self.text(path)
+        lines = text.split("\n") if text is not None else []
+        width = len(lines[line - 1].rstrip("\r")) if line <= len(lines) else 0
+        return {"startLine": line, "startColumn": col, "endLine": line, "endColumn": max(width + 1, col + 1)}
+
     def physical(self, path: str | Path, pointer: str | None) -> dict[str, Any]:
         """``physicalLocation`` of the JSON value at ``pointer`` in ``path``; line 1 when it is not found."""
         text = self.text(path)
         line, col = (1, 1)
         if pointer is not None and text is not None:
             line, col = locate(text, [pointer]).get(pointer, (1, 1))
-        return {"artifactLocation": self.location(path), "region": {"startLine": line, "startColumn": col}}
+        return {"artifactLocation": self.location(path), "region": self.region(path, line, col)}
 
     def original_uri_base_ids(self) -> dict[str, Any]:
         out: dict[str, Any] = {SRCROOT: {"description": {
@@ -388,7 +396,7 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
             ptr = pointers[id(r)]
             line, col = where.get(ptr, (1, 1))
             phys: dict[str, Any] = {"artifactLocation": places.location(art.path),
-                                    "region": {"startLine": line, "startColumn": col}}
+                                    "region": places.region(art.path, line, col)}
             props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                      "program": art.report.program, "seconds": round(r.seconds, 3),
                                      "jsonPointer": ptr}
@@ -440,6 +448,7 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
         "runs": [{
             "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules}},
             "originalUriBaseIds": places.original_uri_base_ids(),
+            "columnKind": "unicodeCodePoints",  # locate counts characters, not UTF-16 code units (the default)
             "artifacts": places.artifacts,
             "invocations": [invocation],
             "results": results,
