@@ -355,7 +355,8 @@ def _corpus(tmp_path: Path) -> Path:
 def test_gate_sarif_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                               monkeypatch: pytest.MonkeyPatch) -> None:
     d = _corpus(tmp_path)
-    monkeypatch.chdir(tmp_path)  # the source root: no work tree above tmp_path, so the current directory
+    (tmp_path / ".git").mkdir()  # tmp_path is the work tree, the log's source root
+    monkeypatch.chdir(tmp_path)
     sarif, junit = tmp_path / "g.sarif", tmp_path / "g.xml"
     assert main(["gate", "proofs", "--sarif", str(sarif), "--junit", str(junit), "-q"]) == 0
     doc = json.loads(sarif.read_text())
@@ -409,6 +410,7 @@ def test_gate_sarif_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_gate_no_certificate_is_placed_at_the_program(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     d = _corpus(tmp_path)
+    (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     (d / "examples/pipeline_small.certificate.json").unlink()
     sarif = tmp_path / "g.sarif"
@@ -427,6 +429,32 @@ def test_gate_no_certificate_is_placed_at_the_program(tmp_path: Path, capsys: py
     assert rel["physicalLocation"]["artifactLocation"]["uri"] == "proofs/manifest.json"
     line = (d / "manifest.json").read_text().splitlines()[rel["physicalLocation"]["region"]["startLine"] - 1]
     assert line.strip().startswith('"examples/pipeline_small": {')
+
+
+def test_gate_changed_verdict_is_placed_at_the_program(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    d = _corpus(tmp_path)
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["programs"]["examples/pipeline_small"].update(expect="refuted", refuted=["deadlock"])
+    (d / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    sarif, junit = tmp_path / "g.sarif", tmp_path / "g.xml"
+    assert main(["gate", "proofs", "--sarif", str(sarif), "--junit", str(junit), "-q"]) == 1
+    capsys.readouterr()
+    doc = json.loads(sarif.read_text())
+    valid_sarif(doc)
+    xmlschema.XMLSchema(JUNIT_XSD).validate(str(junit))
+    (res,) = doc["runs"][0]["results"]
+    assert (res["ruleId"], res["kind"], res["level"]) == ("gate-changed", "fail", "error")
+    assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "proofs/examples/pipeline_small.program.json"
+    (rel,) = res["relatedLocations"]
+    line = (d / "manifest.json").read_text().splitlines()[rel["physicalLocation"]["region"]["startLine"] - 1]
+    assert line.strip().startswith('"examples/pipeline_small": {')
+    rule = doc["runs"][0]["tool"]["driver"]["rules"][res["ruleIndex"]]
+    assert rule["shortDescription"]["text"] == ("gate-changed: an expected-refuted program no longer refuted in a "
+                                                "family the manifest names")
 
 
 def test_junit_validates_against_the_jenkins_schema() -> None:
