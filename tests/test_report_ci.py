@@ -3,8 +3,8 @@
 SARIF 2.1.0: validated against the official OASIS schema (``tests/data/sarif-schema-2.1.0.json``) and against what
 GitHub code scanning documents as required ("SARIF support for code scanning": every rule's ``id``,
 ``shortDescription``, ``fullDescription`` and ``help``; every result's ``message.text``, a location whose
-``artifactLocation.uri`` is relative to the repository root and whose ``region`` has a ``startLine``, and
-``partialFingerprints``); located by the JSON pointer of each op, one rule per rule kind, the failed-to-prove
+``artifactLocation.uri`` is relative to the repository root and whose ``region`` has its start and end line and
+column, and ``partialFingerprints``); located by the JSON pointer of each op, one rule per rule kind, the failed-to-prove
 results ``kind: open`` with ``level: none`` (SARIF §3.27.9, §3.27.10). JUnit XML: one test case per program and
 family, validated against the Jenkins xUnit plugin's JUnit schema (``tests/data/junit-10.xsd``). Sources of both
 schemas in ``tests/data/README.md``."""
