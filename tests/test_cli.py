@@ -189,7 +189,8 @@ def test_exit_code_is_the_reports(verdicts: tuple[Verdict, ...], code: int, verd
     assert out.splitlines()[-1] == verdict_line
 
 
-def test_sarif(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_sarif(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(HERE)  # inside the repository's work tree: locations are relative to its root
     fake.report = MIXED
     out_path = tmp_path / "r.sarif"
     rc, _out, _err = run(capsys, ["certify", VALID, "--sarif", str(out_path)])
@@ -202,18 +203,23 @@ def test_sarif(fake: Fake, capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert run0["tool"]["driver"]["name"] == "verispatial"
     # One rule per rule kind (the obligation name before its first ':'), each result naming its obligation.
     assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["section-0", "site-(0,0)", "x"]
-    assert run0["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+    # The checker error is an error notification: the run failed (SARIF §3.20.21).
+    (inv,) = run0["invocations"]
+    assert (inv["executionSuccessful"], inv["exitCode"]) == (False, 1)
+    assert [(n["level"], n["associatedRule"]) for n in inv["toolExecutionNotifications"]] == [
+        ("error", {"id": "x", "index": 2})]
     got = [(r["ruleId"], r["ruleIndex"], r["level"], r["kind"], r["properties"]["verdict"],
             r["properties"]["obligation"]) for r in run0["results"]]
     assert got == [("section-0", 0, "error", "fail", "refuted", "section-0"),
-                   ("site-(0,0)", 1, "warning", "open", "failed-to-prove", "site-(0,0)"),
-                   ("x", 2, "error", "fail", "error", "x")]
+                   ("site-(0,0)", 1, "none", "open", "failed-to-prove", "site-(0,0)"),
+                   ("x", 2, "none", "open", "error", "x")]
     first = run0["results"][0]
     assert first["message"]["text"] == ("refuted: deadlock/section-0: a reachable state blocks every engine "
                                         "(2 engines stuck)")
     assert first["properties"]["counterexample"] == DEADLOCK_CEX
     loc = first["locations"][0]
-    assert loc["physicalLocation"]["artifactLocation"]["uri"] == Path(VALID).as_posix()
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "tests/badinput/small_valid.json"
+    assert loc["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
     # The first stuck engine, (0,0).reader, is the program's engine program 0.
     assert loc["logicalLocations"] == [{"fullyQualifiedName": "/programs/0", "kind": "element"}]
     text = Path(VALID).read_text().splitlines()

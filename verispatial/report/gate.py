@@ -8,11 +8,10 @@ detail, and a closing line ``gate: N passed, N failed`` (``, N skipped`` with ``
 
 from __future__ import annotations
 
-from typing import Any
-
 from verispatial.certify.gate import GateRun, Outcome
 from verispatial.certify.report import Verdict
 from verispatial.report.junit import Case, report_cases
+from verispatial.report.sarif import Finding, escape
 
 
 def _expected(o: Outcome) -> str:
@@ -90,20 +89,23 @@ def gate_cases(run: GateRun) -> list[Case]:
     return out
 
 
-def gate_extra_results(run: GateRun, manifest_uri: str) -> list[dict[str, Any]]:
-    """SARIF results for the gate's own findings that are not an obligation: a missing or extra program, a missing
-    certificate, a file that does not load, a changed verdict (located at the manifest or the program file)."""
-    out: list[dict[str, Any]] = []
+def gate_extra_results(run: GateRun, manifest_uri: str) -> list[Finding]:
+    """SARIF findings of the gate that are not an obligation: a missing or extra program, a missing certificate, a
+    file that does not load, a changed verdict, a checker error. A missing program sits at its entry in the
+    manifest (``manifest_uri``, the file's path); every other at line 1 of the program file, its manifest entry (when
+    it has one) a related location (docs/ci.md "SARIF for code scanning")."""
+    out: list[Finding] = []
+    listed = run.manifest.programs if run.manifest is not None and run.manifest.path is not None else {}
     for o in run.outcomes:
         if o.ok or o.status == "lost":
             continue
-        uri = str(o.program) if o.program is not None and o.status != "missing" else manifest_uri
-        out.append({
-            "ruleId": f"gate-{o.status}",
-            "level": "error",
-            "kind": "fail",
-            "message": {"text": f"{o.name}: {o.status}: {o.detail}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}}}],
-            "properties": {"program": o.name, "family": "gate", "status": o.status},
-        })
+        entry = (manifest_uri, f"/programs/{escape(o.name)}") if o.name in listed else None
+        if o.program is not None and o.status != "missing":
+            path, pointer, related = str(o.program), None, (entry,) if entry is not None else ()
+        elif entry is not None:
+            path, pointer, related = entry[0], entry[1], ()
+        else:
+            path, pointer, related = manifest_uri, None, ()
+        out.append(Finding(f"gate-{o.status}", f"{o.name}: {o.status}: {o.detail}", path, pointer, related,
+                           {"program": o.name, "family": "gate", "status": o.status}))
     return out

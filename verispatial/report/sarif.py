@@ -7,15 +7,30 @@ JSON pointer (RFC 6901) of the entity it speaks of: the op (``/programs/<engine 
 the counterexample's engine and path, or the first stuck engine's position of a deadlock, or the op named in
 the obligation; else the engine program, the buffer, the semaphore or the tensor it names; else the document. The
 pointer is the result's logical location (``fullyQualifiedName``, kind ``element``) and, with the line and
-column where that JSON value starts in the file, its physical location.
+column where that JSON value starts in the file, its physical location. The gate's own findings (``Finding``: a
+missing, extra or changed program, one without its certificate) sit at the manifest entry or at line 1 of the file.
 
-Levels: refuted and error are ``error``, failed-to-prove is ``warning`` (never accepted, never called refuted).
+Every rule carries the help the docs give it (``rule_help``: text and Markdown, which GitHub code scanning requires,
+and ``helpUri`` when the documentation's absolute address is known: ``docs_url``).
+
+**Kinds and levels** (SARIF §3.27.9, §3.27.10): refuted is ``kind: fail`` at ``level: error``; failed-to-prove is
+``kind: open`` — a proof tool that could not decide — whose level must be ``none`` (never accepted, never called
+refuted); a checker error is ``open`` too and, besides, an error notification of the invocation (§3.20.21: the run
+failed).
+
+**URIs** are relative to ``%SRCROOT%``, the git work tree holding the current directory (else that directory),
+percent-encoded (RFC 3986), never absolute and never with ``..``; ``originalUriBaseIds`` declares ``%SRCROOT%``
+without its machine-dependent address (§3.14.14 allows it; Appendix F.4). A file outside that tree is relative to a
+base of its own, ``ROOT<k>`` (its directory, whose ``file:`` URI ``originalUriBaseIds`` gives).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,12 +39,20 @@ import attrs
 
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
+from verispatial.report import rule_help
 
 #: The ``$schema`` of the documents written: the official schema's own id.
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
-LEVEL = {Verdict.REFUTED: "error", Verdict.FAILED: "warning", Verdict.ERROR: "error"}
-KIND = {Verdict.REFUTED: "fail", Verdict.FAILED: "open", Verdict.ERROR: "fail"}
+#: The URI base id of every repository-relative location (the name GitHub code scanning's examples use).
+SRCROOT = "%SRCROOT%"
+
+# §3.27.10: a result whose kind is not "fail" has level "none".
+LEVEL = {Verdict.REFUTED: "error", Verdict.FAILED: "none", Verdict.ERROR: "none"}
+KIND = {Verdict.REFUTED: "fail", Verdict.FAILED: "open", Verdict.ERROR: "open"}
+
+# GitHub code scanning's limits on a rule's descriptions ("SARIF support for code scanning").
+_DESCRIPTION_MAX = 1024
 
 
 def rule_kind(name: str) -> str:
@@ -178,39 +201,172 @@ def locate(text: str, pointers: Iterable[str]) -> dict[str, tuple[int, int]]:
 
 @attrs.frozen
 class Artifact:
-    """One program file of the log: ``uri`` as written (relative paths stay relative), its JSON ``text`` (None when
-    it cannot be read: results then point at the file without a region) and the report on it."""
+    """One program file of the log: ``path`` as given (relative to the current directory, or absolute), its JSON
+    ``text`` (None when it cannot be read: results then sit at line 1 of the file) and the report on it."""
 
-    uri: str
+    path: str
     report: Report
     text: str | None = None
 
 
-def rule_description(kind: str, family: str) -> str:
-    return f"verispatial obligation {kind} (family {family}); rules are documented in docs/semantics.md"
+@attrs.frozen
+class Finding:
+    """A result that is not an obligation (the gate's): rule id, message, the file it sits in and the JSON pointer
+    of the value there (None, or a pointer the file does not hold: line 1), related places as (file, pointer),
+    and properties."""
+
+    rule: str
+    message: str
+    path: str
+    pointer: str | None = None
+    related: tuple[tuple[str, str | None], ...] = ()
+    properties: dict[str, Any] = attrs.field(factory=dict)
 
 
-def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dict[str, Any]] = (),
-              tool_version: str | None = None) -> dict[str, Any]:
+def source_root(start: str | Path | None = None) -> Path:
+    """The ``%SRCROOT%`` of a log written from directory ``start`` (default: the current one): the nearest
+    directory at or above it holding ``.git`` (a directory, or the file of a linked work tree), else ``start``."""
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return d
+    return here
+
+
+def docs_url() -> str | None:
+    """The absolute URL of the ``docs/`` folder the rules' ``helpUri`` point into: ``$VERISPATIAL_DOCS_URL``, else
+    the installed package's ``Documentation`` project URL; None when neither is an absolute URL."""
+    url = os.environ.get("VERISPATIAL_DOCS_URL", "")
+    if not url:
+        try:
+            from importlib.metadata import PackageNotFoundError, metadata
+
+            for entry in metadata("verispatial").get_all("Project-URL") or []:
+                label, _, value = entry.partition(",")
+                if label.strip().lower() == "documentation":
+                    url = value.strip()
+        except PackageNotFoundError:
+            url = ""
+    parts = urllib.parse.urlsplit(url)
+    if not (parts.scheme and parts.netloc) or parts.query or parts.fragment:
+        return None
+    return url if url.endswith("/") else url + "/"
+
+
+class _Places:
+    """URIs relative to ``%SRCROOT%`` (or to a base of their own outside it) and the log's ``artifacts``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.bases: dict[Path, str] = {}
+        self.index: dict[Path, int] = {}
+        self.artifacts: list[dict[str, Any]] = []
+        self.texts: dict[Path, str | None] = {}
+
+    def location(self, path: str | Path) -> dict[str, Any]:
+        """The ``artifactLocation`` of ``path`` (percent-encoded relative URI, base id, artifact index)."""
+        full = Path(path).resolve()
+        try:
+            rel, base = full.relative_to(self.root), SRCROOT
+        except ValueError:
+            top = full.parent
+            base = self.bases.setdefault(top, f"ROOT{len(self.bases) + 1}")
+            rel = full.relative_to(top)
+        art = {"uri": urllib.parse.quote(rel.as_posix(), safe="/"), "uriBaseId": base}
+        if full not in self.index:
+            self.index[full] = len(self.artifacts)
+            self.artifacts.append({"location": dict(art)})
+        return {**art, "index": self.index[full]}
+
+    def text(self, path: str | Path, known: str | None = None) -> str | None:
+        full = Path(path).resolve()
+        if full not in self.texts:
+            self.texts[full] = known if known is not None else read_text(full)
+        return self.texts[full]
+
+    def region(self, path: str | Path, line: int, col: int) -> dict[str, int]:
+        """The region from (``line``, ``col``) to the end of that line (GitHub code scanning documents all four
+        fields as required; columns count code points: the run's ``columnKind``), at least one character."""
+        text = self.text(path)
+        lines = text.split("\n") if text is not None else []
+        width = len(lines[line - 1].rstrip("\r")) if line <= len(lines) else 0
+        return {"startLine": line, "startColumn": col, "endLine": line, "endColumn": max(width + 1, col + 1)}
+
+    def physical(self, path: str | Path, pointer: str | None) -> dict[str, Any]:
+        """``physicalLocation`` of the JSON value at ``pointer`` in ``path``; line 1 when it is not found."""
+        text = self.text(path)
+        line, col = (1, 1)
+        if pointer is not None and text is not None:
+            line, col = locate(text, [pointer]).get(pointer, (1, 1))
+        return {"artifactLocation": self.location(path), "region": self.region(path, line, col)}
+
+    def original_uri_base_ids(self) -> dict[str, Any]:
+        out: dict[str, Any] = {SRCROOT: {"description": {
+            "text": "The root of the source tree: the git work tree the analysis ran in (else its directory)."}}}
+        for top, base in self.bases.items():
+            out[base] = {"uri": top.as_uri() + "/",
+                         "description": {"text": "The directory of a file outside the source tree."}}
+        return out
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 2].rsplit(" ", 1)[0] + " \u2026"
+
+
+def rule_descriptor(kind: str, family: str, docs: str | None) -> dict[str, Any]:
+    """The ``reportingDescriptor`` of rule kind ``kind``: its help from the docs (``rule_help``), its section's
+    address as ``helpUri`` when ``docs`` (the ``docs/`` folder's absolute URL) is known."""
+    h = rule_help.help_for(kind, family)
+    first = h["text"].split("\n\n")[0]
+    out: dict[str, Any] = {
+        "id": kind,
+        "name": "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", kind) if w),
+        "shortDescription": {"text": _clip(f"{kind}: {h['summary']}", _DESCRIPTION_MAX)},
+        "fullDescription": {"text": _clip(first, _DESCRIPTION_MAX)},
+        "help": {"text": h["text"], "markdown": h["markdown"]},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"family": family, "documentation": h["documentation"], "tags": [family]},
+    }
+    if docs is not None:
+        doc = h["documentation"]
+        out["helpUri"] = urllib.parse.urljoin(docs, doc[len("docs/"):] if doc.startswith("docs/") else "../" + doc)
+    return out
+
+
+def _fingerprints(key: str, identity: str, where: str) -> dict[str, str]:
+    """``key`` (our own, versioned: ``identity``) and ``primaryLocationLineHash``, the one code scanning matches
+    alerts by: from the file's URI and the identity, not from the line's text (an op's line in a program file is
+    ``{`` for many ops and moves with edits elsewhere; an obligation's name is stable: it is the certificate's
+    key)."""
+    digest = hashlib.sha256(f"{where}\0{identity}".encode()).hexdigest()[:16]
+    return {key: identity, "primaryLocationLineHash": f"{digest}:1"}
+
+
+def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Finding] = (),
+              tool_version: str | None = None, root: str | Path | None = None,
+              docs: str | None = None) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every obligation not proved of every artifact's report as a result (rule =
-    its kind), plus ``extra`` results already in SARIF form (the gate's own findings: a missing program, a changed
-    verdict), whose ``ruleId`` gets a rule too."""
+    its kind), plus the ``extra`` findings (the gate's own), each rule with its help. URIs are relative to ``root``
+    (default: ``source_root()``); ``docs`` is the ``docs/`` folder's URL for ``helpUri`` (default: ``docs_url()``)."""
     from verispatial import __version__
 
+    places = _Places(Path(root).resolve() if root is not None else source_root())
+    docs_base = docs if docs is not None else docs_url()
     rules: list[dict[str, Any]] = []
     rule_index: dict[str, int] = {}
 
     def rule(kind: str, family: str) -> int:
         if kind not in rule_index:
             rule_index[kind] = len(rules)
-            rules.append({"id": kind, "name": "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", kind) if w),
-                          "shortDescription": {"text": f"{kind} ({family})"},
-                          "fullDescription": {"text": rule_description(kind, family)},
-                          "properties": {"family": family}})
+            rules.append(rule_descriptor(kind, family, docs_base))
         return rule_index[kind]
 
     results: list[dict[str, Any]] = []
-    for ai, art in enumerate(artifacts):
+    notifications: list[dict[str, Any]] = []
+    for art in artifacts:
+        places.location(art.path)  # every program is an artifact, in order, whatever its results
+        places.text(art.path, art.text)
+    for art in artifacts:
         bad = [r for r in art.report.results if r.verdict != Verdict.PROVED]
         if not bad:
             continue
@@ -232,12 +388,9 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dic
             if isinstance(summary, str) and summary != r.reason:
                 text += f" ({summary})"
             ptr = pointers[id(r)]
-            phys: dict[str, Any] = {"artifactLocation": {"uri": art.uri, "index": ai}}
-            if ptr in where:
-                line, col = where[ptr]
-                phys["region"] = {"startLine": line, "startColumn": col}
-            elif art.text is not None and ptr == "":
-                phys["region"] = {"startLine": 1, "startColumn": 1}
+            line, col = where.get(ptr, (1, 1))
+            phys: dict[str, Any] = {"artifactLocation": places.location(art.path),
+                                    "region": places.region(art.path, line, col)}
             props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                      "program": art.report.program, "seconds": round(r.seconds, 3),
                                      "jsonPointer": ptr}
@@ -245,27 +398,53 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dic
                 props["assumes"] = list(r.assumes)
             if r.counterexample is not None:
                 props["counterexample"] = r.counterexample
+            k = rule(kind, r.family)
             results.append({
                 "ruleId": kind,
-                "ruleIndex": rule(kind, r.family),
+                "ruleIndex": k,
                 "level": LEVEL[r.verdict],
                 "kind": KIND[r.verdict],
                 "message": {"text": text},
                 "locations": [{"physicalLocation": phys,
                                "logicalLocations": [{"fullyQualifiedName": ptr or "/", "kind": "element"}]}],
-                "partialFingerprints": {"obligation/v1": f"{art.report.program}:{r.name}"},
+                "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}",
+                                                     phys["artifactLocation"]["uri"]),
                 "properties": props,
             })
+            if r.verdict == Verdict.ERROR:
+                notifications.append({"level": "error", "associatedRule": {"id": kind, "index": k},
+                                      "message": {"text": f"checker error on {art.report.program}: {text}"}})
     for x in extra:
-        kind = str(x["ruleId"])
-        results.append({**x, "ruleIndex": rule(kind, str(x.get("properties", {}).get("family", "gate")))})
+        family = str(x.properties.get("family", "gate"))
+        at = places.physical(x.path, x.pointer)
+        res: dict[str, Any] = {
+            "ruleId": x.rule,
+            "ruleIndex": rule(x.rule, family),
+            "level": "error",
+            "kind": "fail",
+            "message": {"text": x.message},
+            "locations": [{"physicalLocation": at}],
+            "partialFingerprints": _fingerprints("finding/v1", f"{x.rule}:{x.properties.get('program', x.path)}",
+                                                 at["artifactLocation"]["uri"]),
+            "properties": {**x.properties, "family": family},
+        }
+        if x.related:
+            res["relatedLocations"] = [{"id": i + 1, "physicalLocation": places.physical(path, ptr)}
+                                       for i, (path, ptr) in enumerate(x.related)]
+        results.append(res)
+    invocation: dict[str, Any] = {"executionSuccessful": exit_code not in (2, 4) and not notifications,
+                                  "exitCode": exit_code}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules}},
-            "artifacts": [{"location": {"uri": a.uri}} for a in artifacts],
-            "invocations": [{"executionSuccessful": exit_code not in (2, 4), "exitCode": exit_code}],
+            "originalUriBaseIds": places.original_uri_base_ids(),
+            "columnKind": "unicodeCodePoints",  # locate counts characters, not UTF-16 code units (the default)
+            "artifacts": places.artifacts,
+            "invocations": [invocation],
             "results": results,
             "properties": {"programs": [a.report.program for a in artifacts],
                            "targets": sorted({a.report.target for a in artifacts})},
