@@ -62,7 +62,8 @@ def test_refutation_names_the_users_line(tmp_path: Path) -> None:
                         capture_output=True, text=True, check=False)
     doc = json.loads(js.stdout)
     cex = next(r["counterexample"] for r in doc["results"] if r["name"].startswith("cb-capacity:(0,0).reader"))
-    assert cex["source"] == "kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"
+    assert cex["source"] == {"file": "kernels/reader.cpp", "line": 40, "column": 5, "text": "cb_reserve_back(cb_in, 0)",
+                             "at": "kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"}
 
 
 @pytest.mark.parametrize("field", ["line", "file"])
@@ -76,3 +77,23 @@ def test_bad_location_is_bad_input(tmp_path: Path, field: str) -> None:
     assert run.returncode == 2
     assert "sources" in run.stderr + run.stdout
     assert "Traceback" not in run.stderr
+
+
+def test_sarif_and_junit_point_at_the_users_line(tmp_path: Path) -> None:
+    from test_report_ci import valid_sarif
+
+    prog = tmp_path / "kernel.json"
+    prog.write_text(_with_sources(BROKEN))
+    sarif, junit = tmp_path / "out.sarif", tmp_path / "out.xml"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(prog), "-q", "--sarif", str(sarif),
+                          "--junit", str(junit)], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    doc = json.loads(sarif.read_text())
+    valid_sarif(doc)
+    res = next(r for r in doc["runs"][0]["results"] if r["properties"]["obligation"] == "cb-capacity:(0,0).reader:[0]")
+    where = res["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] == "kernels/reader.cpp"
+    assert where["region"]["startLine"] == 40
+    assert where["region"]["startColumn"] == 5
+    assert res["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernel.json"
+    assert "at kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)" in junit.read_text()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import attrs
 
 from verispatial.certify.report import Report, Verdict
+from verispatial.report.sources import located_sources
 
 
 @attrs.frozen
@@ -37,7 +38,8 @@ def report_cases(report: Report, suite: str | None = None) -> list[Case]:
     for fam, results in report.by_family().items():
         secs = sum(r.seconds for r in results)
         bad = [r for r in results if r.verdict != Verdict.PROVED]
-        detail = "\n".join(f"{r.verdict.value} {r.family}/{r.name}: {r.reason}" for r in bad)
+        detail = "\n".join(f"{r.verdict.value} {r.family}/{r.name}: {r.reason}"
+                           + "".join(f"\n    at {loc}" for loc in located_sources(r.counterexample)) for r in bad)
         names = ", ".join(r.name for r in bad[:5]) + (f" (+{len(bad) - 5} more)" if len(bad) > 5 else "")
         errors = [r for r in bad if r.verdict == Verdict.ERROR]
         if any(r.verdict != Verdict.ERROR for r in bad):

@@ -40,6 +40,7 @@ import attrs
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
 from verispatial.report import rule_help
+from verispatial.report.sources import located_sources
 
 #: The ``$schema`` of the documents written: the official schema's own id.
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -391,6 +392,18 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
             line, col = where.get(ptr, (1, 1))
             phys: dict[str, Any] = {"artifactLocation": places.location(art.path),
                                     "region": places.region(art.path, line, col)}
+            # A program read by a front end: the alert sits at the line the engineer wrote, the op in program.json
+            # (and any further source lines the counterexample names) beside it.
+            srcs = located_sources(r.counterexample)
+            related: list[dict[str, Any]] = []
+            if srcs:
+                related.append({"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}})
+                phys = {"artifactLocation": places.location(srcs[0].file),
+                        "region": places.region(srcs[0].file, srcs[0].line, max(srcs[0].column, 1))}
+                related += [{"id": i + 2, "message": {"text": loc.text or str(loc)},
+                             "physicalLocation": {"artifactLocation": places.location(loc.file),
+                                                  "region": places.region(loc.file, loc.line, max(loc.column, 1))}}
+                            for i, loc in enumerate(srcs[1:])]
             props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                      "program": art.report.program, "seconds": round(r.seconds, 3),
                                      "jsonPointer": ptr}
@@ -410,6 +423,7 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                 "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}",
                                                      phys["artifactLocation"]["uri"]),
                 "properties": props,
+                **({"relatedLocations": related} if related else {}),
             })
             if r.verdict == Verdict.ERROR:
                 notifications.append({"level": "error", "associatedRule": {"id": kind, "index": k},

@@ -1,5 +1,5 @@
 """Counterexamples pointed at the user's source: every op a counterexample names by ``engine`` and ``path`` gets the
-``source`` its front end recorded (``ir/source.py``), so the text report, ``--json``, SARIF, JUnit and explain can say
+``source`` its front end recorded (``ir/source.py``; ``source_json``), so the text report, ``--json``, SARIF, JUnit and explain can say
 ``matmul.py:97: c_dfb.reserve()`` where the program was read from TT-Lang or tt-metal C++.
 
 Untrusted presentation only: it adds fields to counterexamples after every verdict is settled and changes none.
@@ -31,8 +31,38 @@ def _annotate(program: Program, x: Any, found: list[SourceLoc]) -> Any:
     out = {k: _annotate(program, v, found) for k, v in x.items()}
     loc = _spot_loc(program, x)
     if loc is not None and "source" not in x:
-        out["source"] = str(loc)
+        out["source"] = source_json(loc)
         found.append(loc)
+    return out
+
+
+def source_json(loc: SourceLoc) -> dict[str, Any]:
+    """A location as a counterexample carries it: its fields and ``at``, the ``file:line:column: text`` form."""
+    return {"file": loc.file, "line": loc.line, "column": loc.column, "text": loc.text, "at": str(loc)}
+
+
+def source_of_json(d: Any) -> SourceLoc | None:
+    """Inverse of ``source_json``; None for anything else."""
+    if isinstance(d, dict) and isinstance(d.get("file"), str) and isinstance(d.get("line"), int):
+        return SourceLoc(d["file"], d["line"], int(d.get("column") or 0), str(d.get("text", "")))
+    return None
+
+
+def located_sources(cex: Any) -> list[SourceLoc]:
+    """Every source location an annotated counterexample names, in order, without repeats."""
+    out: list[SourceLoc] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            loc = source_of_json(x.get("source"))
+            if loc is not None and loc not in out:
+                out.append(loc)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(cex)
     return out
 
 

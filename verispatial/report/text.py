@@ -82,21 +82,10 @@ def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str 
 
 def source_lines(cex: Any) -> list[str]:
     """Every user-source location (``source`` fields, ``report/sources.py``) a counterexample names, in order and
-    without repeats: the lines of TT-Lang or C++ the refutation is about."""
-    out: list[str] = []
+    without repeats, as ``file:line:column: text``: the lines of TT-Lang or C++ the refutation is about."""
+    from verispatial.report.sources import located_sources
 
-    def walk(x: Any) -> None:
-        if isinstance(x, dict):
-            src = x.get("source")
-            if isinstance(src, str) and src not in out:
-                out.append(src)
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-    walk(cex)
-    return out
+    return [str(loc) for loc in located_sources(cex)]
 
 
 def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
