@@ -47,7 +47,8 @@ from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.report.sarif import Artifact, sarif_log
-from verispatial.report.text import program_summary, report_lines
+from verispatial.ir.program import program_summary
+from verispatial.report.text import report_lines
 
 
 def one(report: Report, name: str) -> Result:

@@ -576,7 +576,7 @@ def run_validate(program_path: str, as_json: bool) -> int:
             for entity, rule in e.violations:
                 _write(f"{program_path}: {clip(entity, 2 * QUOTE_MAX)}: {clip(rule, 2 * QUOTE_MAX)}\n")
         raise
-    from verispatial.report.text import program_summary
+    from verispatial.ir.program import program_summary
 
     engines, ops = program_summary(program)
     if as_json:

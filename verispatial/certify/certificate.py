@@ -100,13 +100,9 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     return places
 
 
-def derive_certificate(program: Program, report: Report | None = None) -> dict[str, Any]:
-    """The certificate of ``program``. ``report`` (from ``certify``) supplies the obligation list; without it the
-    checker is run. Raises nothing for a well-formed program."""
-    if report is None:
-        from verispatial.certify.checker import certify
-
-        report = certify(program)
+def derive_certificate(program: Program, report: Report) -> dict[str, Any]:
+    """The certificate of ``program``; ``report`` (``certify``'s on it) supplies the obligation list. Raises nothing
+    for a well-formed program."""
     a = analyse(program)
     return _certificate(program, a, list(report.results))
 

@@ -27,7 +27,6 @@ from verispatial.certify.bounds import check_bounds
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.exact import check_exact, check_sem_balance
-from verispatial.certify.files import program_key
 from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
@@ -48,7 +47,7 @@ from verispatial.certify.rules import (
 )
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
-from verispatial.certify.store import get_report, put_report
+from verispatial.certify.store import get_report, program_key, put_report
 from verispatial.certify.structure import unsupported_features
 from verispatial.certify.workers import stop_pool
 from verispatial.ir import obligation
@@ -283,7 +282,7 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
         report = Report(program.name, program.target.name, (_budget_result("any obligation", e),),
                         time.perf_counter() - t0)
     if store is not None:
-        from verispatial.report.text import program_summary
+        from verispatial.ir.program import program_summary
 
         put_report(store, "program", pkey, report, program_summary(program))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)

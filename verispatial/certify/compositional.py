@@ -660,7 +660,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
-    ready = _in_parallel(c, jobs, rlimit, reuse, say) if jobs > 1 else {}
+    ready = _in_parallel(c, certify, jobs, rlimit, reuse, say) if jobs > 1 else {}
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
@@ -689,14 +689,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     return results
 
 
-def _certify_slice(program: Program, rlimit: int, cache: bool) -> Report:
-    """One slice in a worker process (a top-level function, so it can be sent there)."""
-    from verispatial.certify.checker import certify
-
-    return certify(program, rlimit=rlimit, cache=cache, compositional=False)
-
-
-def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
+def _in_parallel(c: Cut, certify: Certify, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
     """The reports of the first slice of every key (of every slice without ``reuse``), certified in ``jobs`` worker
     processes. A slice equal to one whose report did not prove everything is certified again afterwards."""
     from concurrent.futures import as_completed
@@ -711,7 +704,9 @@ def _in_parallel(c: Cut, jobs: int, rlimit: int, reuse: bool, say: Progress) -> 
             seen.add(sl.key)
     out: dict[int, Report] = {}
     with worker_pool(jobs) as pool:
-        futures = {pool.submit(_certify_slice, sl.program, rlimit, reuse): sl for sl in todo}
+        # ``certify`` is the checker's top-level function, so it can be sent to a worker process.
+        futures = {pool.submit(certify, sl.program, rlimit=rlimit, cache=reuse, compositional=False): sl
+                   for sl in todo}
         for fut in as_completed(futures):
             sl = futures[fut]
             out[sl.index] = fut.result()

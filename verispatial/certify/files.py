@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report
-from verispatial.certify.store import ProofStore, get_report
+from verispatial.certify.store import ProofStore, get_report, program_key
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
 
@@ -35,25 +35,6 @@ class FileReport:
     shape: tuple[int, int]
     program: Program | None
     how: str
-
-
-_LAST_KEY: list[tuple[Program, Any, int, bool, str]] = []
-
-
-def program_key(store: ProofStore, program: Program, certificate: dict[str, Any] | None, rlimit: int) -> str:
-    """The ``program`` entry's key (``store.py``): the program's canonical JSON (``serialize.dumps``), the
-    certificate compared with it, the resource limit and whether the exact shortcuts are on. The last key is
-    remembered for the same objects (a large program's text is not built twice)."""
-    from verispatial.certify import smt
-    from verispatial.ir.serialize import dumps
-
-    route = smt.shortcuts()
-    for prog, cert, lim, rt, key in _LAST_KEY:
-        if prog is program and cert is certificate and lim == rlimit and rt == route:
-            return key
-    key = store.key("program", dumps(program).encode(), certificate, rlimit, route)
-    _LAST_KEY[:] = [(program, certificate, rlimit, route, key)]
-    return key
 
 
 def file_key(store: ProofStore, program_bytes: bytes, certificate_bytes: bytes | None, rlimit: int) -> str:
@@ -75,7 +56,7 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     from verispatial.certify.cache import ProofCache
     from verispatial.certify.checker import certify
     from verispatial.certify.smt import DEFAULT_RLIMIT
-    from verispatial.report.text import program_summary
+    from verispatial.ir.program import program_summary
 
     limit = DEFAULT_RLIMIT if rlimit is None else rlimit
     t0 = time.perf_counter()

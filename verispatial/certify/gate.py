@@ -309,7 +309,7 @@ def _candidates_key(store: ProofStore, t: Task) -> str:
 def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
     """The expected refutations re-established from cached candidates, or None (then certify in full)."""
     from verispatial.certify.checker import replay_refutation
-    from verispatial.report.text import program_summary
+    from verispatial.ir.program import program_summary
 
     exp = t.expected
     assert exp is not None

@@ -109,10 +109,30 @@ class Report:
         return {k: v for k, v in out.items() if v}
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON report (``verispatial.report.data.report_json``)."""
-        from verispatial.report.data import report_json
-
-        return report_json(self)
+        """The JSON report (``certify --json``): ``program``, ``target``, ``exit_code``, ``seconds`` and every result
+        (family, name, verdict, reason, counterexample, the obligations its proof assumes, seconds); ``cached``
+        names the proof cache entry when every result came from it."""
+        out: dict[str, Any] = {
+            "program": self.program,
+            "target": self.target,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "results": [
+                {
+                    "family": r.family,
+                    "name": r.name,
+                    "verdict": r.verdict.value,
+                    "reason": r.reason,
+                    "counterexample": r.counterexample,
+                    "assumes": list(r.assumes),
+                    "seconds": round(r.seconds, 3),
+                }
+                for r in self.results
+            ],
+        }
+        if self.cached:
+            out["cached"] = self.cached
+        return out
 
 
 def result_to_data(r: Result) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from typing import Any
 
 from verispatial import atomic
 from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
+from verispatial.ir.program import Program
 
 FORMAT = "verispatial.proof-cache"
 VERSION = 1
@@ -219,3 +220,22 @@ def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[in
     # ``seconds`` is the time of this run, which the caller measures; the entry's own time is in ``cached``.
     return Report(got["program"], got["target"], results, 0.0,
                   cached=f"entry {key[:16]}, proved in {float(got['seconds']):.2f} s by checker {checker_version()}"), shape
+
+
+_LAST_KEY: list[tuple[Program, Any, int, bool, str]] = []
+
+
+def program_key(store: ProofStore, program: Program, certificate: dict[str, Any] | None, rlimit: int) -> str:
+    """The ``program`` entry's key (``store.py``): the program's canonical JSON (``serialize.dumps``), the
+    certificate compared with it, the resource limit and whether the exact shortcuts are on. The last key is
+    remembered for the same objects (a large program's text is not built twice)."""
+    from verispatial.certify import smt
+    from verispatial.ir.serialize import dumps
+
+    route = smt.shortcuts()
+    for prog, cert, lim, rt, key in _LAST_KEY:
+        if prog is program and cert is certificate and lim == rlimit and rt == route:
+            return key
+    key = store.key("program", dumps(program).encode(), certificate, rlimit, route)
+    _LAST_KEY[:] = [(program, certificate, rlimit, route, key)]
+    return key

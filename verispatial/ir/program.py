@@ -404,3 +404,8 @@ def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
         yield op
         if isinstance(op, CONTAINERS):
             yield from walk(op.body)
+
+
+def program_summary(p: Program) -> tuple[int, int]:
+    """(engine programs, ops) of ``p``; ops count every op once in the text, loops and their bodies included."""
+    return len(p.programs), sum(1 for ep in p.programs for _ in walk(ep.ops))

@@ -10,20 +10,13 @@ from typing import TYPE_CHECKING, Any
 from verispatial.certify.report import Report, Verdict
 
 if TYPE_CHECKING:
-    from verispatial.ir.program import Program
+    pass
 
 #: Styles (rich) per verdict.
 STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
 
 #: The verdict word per exit code (README "Exit codes").
 VERDICT_WORD = {0: "proved", 1: "refuted", 3: "failed-to-prove (not accepted)", 4: "checker error"}
-
-
-def program_summary(p: Program) -> tuple[int, int]:
-    """(engine programs, ops) of ``p``; ops count every op once in the text, loops and their bodies included."""
-    from verispatial.ir.program import walk
-
-    return len(p.programs), sum(1 for ep in p.programs for _ in walk(ep.ops))
 
 
 def _scalar(v: Any) -> str:

@@ -1,0 +1,83 @@
+"""Architecture figures of the package (docs/checker.md "The trusted core"): files and lines per package, the lines
+a ``certify`` verdict depends on (every module ``verispatial.certify.checker`` reaches by imports, function-local ones
+included), import cycles, functions over 80 lines, and the files naming any one rule literally.
+
+    python tools/architecture.py [PACKAGE_DIR]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import networkx as nx
+
+
+def modules(root: Path) -> dict[str, Path]:
+    out = {}
+    for f in sorted(root.rglob("*.py")):
+        parts = (root.name, *f.relative_to(root).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+def graph(mods: dict[str, Path]) -> nx.DiGraph:
+    g = nx.DiGraph()
+    for name, f in mods.items():
+        g.add_node(name)
+        for node in ast.walk(ast.parse(f.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                if t in mods and t != name:
+                    g.add_edge(name, t)
+    return g
+
+
+def lines(f: Path) -> int:
+    return len(f.read_text().splitlines())
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "verispatial")
+    mods = modules(root)
+    g = graph(mods)
+    per: Counter[str] = Counter()
+    files: Counter[str] = Counter()
+    for name, f in mods.items():
+        part = name.split(".")[1] if name.count(".") else "(top)"
+        part = part if (root / part).is_dir() else "(top)"
+        per[part] += lines(f)
+        files[part] += 1
+    print("package        files  lines")
+    for part in sorted(per):
+        print(f"  {part:<12} {files[part]:>5} {per[part]:>6}")
+    print(f"  {'total':<12} {sum(files.values()):>5} {sum(per.values()):>6}")
+    checker = f"{root.name}.certify.checker"
+    reach = nx.descendants(g, checker) | {checker}
+    print(f"verdict depends on: {len(reach)} modules, {sum(lines(mods[m]) for m in reach)} lines")
+    cycles = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+    print(f"import cycles: {len(cycles)} {cycles if cycles else ''}")
+    long = []
+    for name, f in mods.items():
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    long.append((n, f"{name}.{node.name}"))
+    print(f"functions over 80 lines: {len(long)}: " + ", ".join(f"{q} {n}" for n, q in sorted(long, reverse=True)[:8]))
+    names = ["cb-capacity", "acc-overrun", "cb-read-unwaited", "rendezvous-early", "balance-cb", "deadlock"]
+    for n in names:
+        pat = re.compile(rf"""["']{re.escape(n)}["':]""")
+        hits = [m for m, f in mods.items() if pat.search(f.read_text())]
+        print(f"files spelling {n!r}: {len(hits)}")
+
+
+if __name__ == "__main__":
+    main()
