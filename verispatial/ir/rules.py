@@ -227,7 +227,7 @@ RULES: tuple[Rule, ...] = (
          (ASYNC_FLAG_OVERTAKE,)),
     Rule(ASYNC_SOURCE_REUSE, Family.ASYNC_NOC, "the source of a write that has not left is freed or rewritten", _NOC,
          f"{_DATAFLOW} noc_async_writes_flushed / noc_async_write_barrier before cb_pop_front", INTERP,
-         f"{PER_ENGINE}, verispatial.certify.reuse", "R_async_source_reuse", Replay.CLAIMED, _OP, (ASYNC_SOURCE_REUSE,),
+         f"{PER_ENGINE}, verispatial.certify.reuse", "R_async_source_reuse", Replay.CLAIMED, (Subject.OP, Subject.BUFFER), (ASYNC_SOURCE_REUSE,),
          (Family.CIRCULAR_BUFFER,)),
     Rule(ASYNC_PENDING_AT_END, Family.ASYNC_NOC, "an engine ends with NoC transactions outstanding", _NOC,
          "watcher reports pending NoC transactions: tt-metal PR #55119", INTERP, PER_ENGINE,
