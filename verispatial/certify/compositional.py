@@ -383,6 +383,8 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
             phase_sems[phases[y.section]].append(y.id)
     target = repr(p.target)
     slices: list[Slice] = []
+    # A buffer whose index a later phase reuses hands its counters on: in its slice alone it is persistent.
+    reused = p.counters_reused()
     for j in range(n_phases):
         ph = raw[j]
         for bid in phase_buffers[j]:  # the phase's buffers no op names still take memory
@@ -400,7 +402,7 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
         tables = (
             [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
               None if x.alias_of is None else ph.bufs.index[x.alias_of], sec_map[x.section],
-              None if x.id not in at else (at[x.id].offset, at[x.id].size))
+              None if x.id not in at else (at[x.id].offset, at[x.id].size), x.id in reused)
              for x in (p.buffers[b] for b in ph.bufs.index)],
             [(tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, sec_map[y.section],  # type: ignore[index]
               host_initialised(y)) for y in (p.semaphores[s] for s in ph.sems.index)],
@@ -420,7 +422,8 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                                            tuple(bounds[ep.key][b][0] - lo for b in secs[j]))
                              for ep, lo, hi in ph.engines)
             buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
-                                   None if x.alias_of is None else bi[x.alias_of], sec_map[x.section])
+                                   None if x.alias_of is None else bi[x.alias_of], sec_map[x.section],
+                                   persistent=x.id in reused)
                             for i, x in enumerate(p.buffers[b] for b in bi))
             semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, sec_map[y.section],  # type: ignore[index]
                                          host_init=host_initialised(y))

@@ -124,9 +124,15 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
         for lf in v.leaves:
             if isinstance(lf.op, (Push, Pop)):
                 by_buf.setdefault(lf.op.buf, []).append(lf)
+    reused = p.counters_reused()
     for b in p.buffers:
         leaves = by_buf.get(b.id, [])
         if not leaves:
+            continue
+        if b.id not in reused:
+            out.append(Result("balance", f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED,
+                              f"b{b.id} may end holding pages: the launch's end resets its counters and no later "
+                              "section uses its circular-buffer index (trisc.cc init_sync_registers)"))
             continue
 
         def compute(b: Buffer = b, leaves: list[Leaf] = leaves) -> Result:

@@ -61,6 +61,10 @@ class Buffer:
     space: Space = Space.LOCAL
     alias_of: int | None = None
     section: int = 0
+    #: Its pages counters outlive the program: the next user of its circular-buffer index counts on from them
+    #: without the launch's reset (a persistent kernel, or a composed program's phase cut out alone whose later
+    #: phase reuses the index). Such a buffer must end empty (``balance-cb``).
+    persistent: bool = False
 
 
 @attrs.frozen
@@ -387,6 +391,32 @@ class Program:
                 elif isinstance(op, McastSetValid) and 0 <= op.group < len(self.groups):
                     written.update((op.sem, d) for d in self.groups[op.group].destinations())
         return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in written)
+
+    def counters_reused(self) -> dict[int, str]:
+        """Per buffer whose pages counters (``tiles_received`` / ``tiles_acked``) outlive its section, who counts on
+        from them: the first buffer of a later phase at the same site and circular-buffer index, or the next launch
+        of a ``persistent`` buffer. Buffers absent here may end holding pages.
+
+        The firmware zeroes every buffer's received and acked counters after each launch
+        (``tt_metal/hw/firmware/src/tt-1xx/trisc.cc`` ``init_sync_registers``, triggered by ``brisc.cc`` once the
+        kernels finished) and sets its read and write pointers at the next launch
+        (``tt_metal/hw/inc/internal/circular_buffer_init.h`` ``setup_local_cb_read_write_interfaces``): pages left in a
+        buffer at the end of the launch fault nothing, while pages left by one section are still counted by the
+        buffer a later section of the same launch uses at that index (docs/semantics.md ``balance-cb``)."""
+        phases = self.phase_of_section()
+
+        def phase(b: Buffer) -> int:
+            return phases[b.section] if 0 <= b.section < len(phases) else 0
+
+        out: dict[int, str] = {}
+        for b in self.buffers:
+            later = [x for x in self.buffers if x.site == b.site and x.cb == b.cb and phase(x) > phase(b)]
+            if later:
+                after = min(later, key=lambda x: (phase(x), x.id))
+                out[b.id] = f"b{after.id} ({after.name}) of a later section counts on from them"
+            elif b.persistent:
+                out[b.id] = "the buffer is persistent: its next user counts on from them"
+        return out
 
     def phase_of_section(self) -> list[int]:
         """Phase index of each section: sections between two barriers run concurrently in one phase."""

@@ -27,7 +27,7 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, TripCount
-from verispatial.ir.program import FORMAT, VERSION, EngineProgram, Program, Semaphore
+from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 
@@ -48,6 +48,17 @@ def _unstructure_semaphore(s: Semaphore) -> dict[str, Any]:
 
 
 _conv.register_unstructure_hook(Semaphore, _unstructure_semaphore)
+
+
+def _unstructure_buffer(b: Buffer) -> dict[str, Any]:
+    # persistent is written only when true, as host_init above.
+    d = {a.name: _conv.unstructure(getattr(b, a.name)) for a in attrs.fields(Buffer)}
+    if not b.persistent:
+        del d["persistent"]
+    return d
+
+
+_conv.register_unstructure_hook(Buffer, _unstructure_buffer)
 
 
 def _unstructure_dynamic(x: Dynamic) -> dict[str, Any]:

@@ -573,7 +573,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
         for b in sec.buffers:
             buffers.append(Buffer(b.id + sh.buffer, f"s{k}.{b.name}", sh.at(b.site), sh.cb[b.cb], b.page_tiles,
                                   b.capacity, b.dtype, b.space,
-                                  None if b.alias_of is None else b.alias_of + sh.buffer, k))
+                                  None if b.alias_of is None else b.alias_of + sh.buffer, k, b.persistent))
             m = mem.get(b.id)
             if m is not None:
                 memory.append(BufferAt(m.buf + sh.buffer, m.offset + sh.offset.get(b.space, 0), m.size))

@@ -385,6 +385,8 @@ class Interp:
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
+        # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
+        self.reused = program.counters_reused()
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
         self.start_words = list(self.word_init)
@@ -707,14 +709,17 @@ class Interp:
         return f"{what} {'lands' if en[0] == _READ else 'completes'}"
 
     def final_violations(self, s: State) -> list[Violation]:
-        """``balance-cb``, ``output-unwritten`` (every tile of every output tensor was written: at termination every
-        issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
+        """``balance-cb`` (pages left in a buffer whose counters a later section of the launch uses:
+        ``Program.counters_reused``), ``output-unwritten`` (every tile of every output tensor was written: at
+        termination every issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
         flight). ``output-unwritten`` is reported at the first engine that writes the tensor (else engine 0)."""
         out: list[Violation] = []
         for b in self.program.buffers:
-            if s.pushed[b.id] != s.popped[b.id]:
+            after = self.reused.get(b.id)
+            if s.pushed[b.id] != s.popped[b.id] and after is not None:
                 e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
-                msg = f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}"
+                msg = (f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}; cb {b.cb} "
+                       f"at {b.site}: {after}")
                 out.append(Violation(R.BALANCE_CB, self._site_pos(b.site, e), msg, BufferRef(b.id)))
         for ti, t in enumerate(self.program.tensors):
             if t.role is not Role.OUTPUT:
