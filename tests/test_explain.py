@@ -97,6 +97,9 @@ def test_every_broken_example_gets_a_narrative_dot_and_svg(explained: dict[str, 
     pictures = 0
     for x in exps:
         assert x.narrative, x.name
+        # The program's names, not ids, in what a person reads (the pictures use the names too).
+        said = "\n".join((x.headline, *x.narrative))
+        assert not re.search(r"\bb\d+\b|\bsem\d+\b|\bb#|@site", said), said
         for p in x.pictures:
             assert p.dot.startswith("digraph ")
             svg = render_svg(p.dot, p.layout)
@@ -296,7 +299,7 @@ def test_html_page_fits_the_window_and_shows_the_offending_op(explained: dict[st
     and the headline's link to the timeline brings the op that breaks the rule into the window. The text uses the
     program's names, as the pictures do (no b3 / sem2@(0,0) / b# / @site)."""
     report, exps = explained[stem]
-    page_text = html_page(report, exps, draw(exps))
+    page_text = html_page(report, exps, draw(exps), load_program(BROKEN / f"{stem}.json"))
     (tmp_path / "report.html").write_text(page_text)
     timeline = 'id="r0-timeline"' in page_text
     fragment = "#r0-timeline" if timeline else ""
@@ -338,10 +341,11 @@ def test_html_page_fits_the_window_and_shows_the_offending_op(explained: dict[st
             assert bottom <= height
     # What the page says in words (the narratives and headlines; obligation names stay ids: SARIF and the gate
     # name obligations so).
-    shown = html.unescape(" ".join(re.findall(r"<pre>(.*?)</pre>|<p>([^<]*)</p>", dom, flags=re.S).__str__()))
+    said = r"<pre>(.*?)</pre>|<p>([^<]*)</p>|<li>(?:failed-to-prove|error) \S+?: (.*?)</li>"
+    shown = html.unescape(str(re.findall(said, dom, flags=re.S)))
     narrative = "\n".join(ln for x in exps for ln in x.narrative)
     assert not re.search(r"\bb\d+\b|\bb#|\bsem\d+@|@site", narrative), narrative
-    assert not re.search(r"\bb#|\bsem\d+@|@site", shown)
+    assert not re.search(r"\bb\d+\b|\bb#|\bsem\d+@|@site", shown), shown
 
 
 # --------------------------------------------------------------------------------------------- a missing release
@@ -416,6 +420,26 @@ def test_missing_increment_names_the_site_whose_increment_never_came() -> None:
     balance = [r for r in report.results if r.name == "balance-sem:sem0@(0,0)"]
     assert balance
     assert "increments (2) fall short of what its waits consume (3)" in balance[0].reason
+
+
+def test_missing_increment_of_two_sites_names_the_other_site() -> None:
+    """Two sites: (0,0)'s writer increments its own word, then waits for both increments; (1,0)'s increment is
+    dropped. Its program is not the other's less an increment (that one also waits), so it is named as the one
+    engine of the incrementing kind that never increments the word, the word being 1 short."""
+    a, b = Site(0, 0), Site(1, 0)
+    full = Program("pair", WORMHOLE, semaphores=(Semaphore(0, "gather", (a,)),), programs=(
+        EngineProgram(a, Engine.WRITER, (SemInc(0, a), AtomicBarrier(), SemWait(0, WaitCond.EQ, 2), SemSet(0, 0))),
+        EngineProgram(b, Engine.WRITER, (SemInc(0, a), AtomicBarrier()))))
+    program = drop_first(full, "(1,0).writer", SemInc)
+    x = by_rule(explain_report(program, checker.certify(program)), "deadlock")
+    t = text(x)
+    assert "gather@(0,0) is 1, the wait needs == 2 (1 short)" in t
+    assert "(0,0).writer's own sem_inc(gather, (0,0), 1) at ops[0] ran 1 time before this wait (counted in the 1)" in t
+    assert "the increment that never came: gather@(0,0) is 1 short, no increment of it can still come, and " \
+           "(1,0).writer, a writer like (0,0).writer, never increments it" in t
+    assert "waits for itself" not in t
+    assert not [ln for ln in x.narrative if ln.startswith("wait-for cycle:")]
+    assert '-> "engine:(0,0).writer"' not in x.pictures[0].dot
 
 
 def test_missing_increment_in_a_round_of_a_gather(example_reports: dict[str, Any]) -> None:

@@ -276,10 +276,11 @@ def _ran(run: SimResult | None, ref: OpRef) -> int | None:
 
 def _waiting(program: Program, index: Index, pos: Position, reason: str, run: SimResult | None) -> Waiting:
     assert pos.path is not None
+    reason = named(program, reason)  # the interpreter's, kept when no run reached the state (no counters of ours)
     op = index.op(pos.engine, pos.path)
     site = index.site_of[pos.engine]
     kind = index.kind_of[pos.engine]
-    named = _op_text(program, op)
+    shown = _op_text(program, op)
     if isinstance(op, (Reserve, Wait)):
         b = program.buffers[op.buf]
         space = isinstance(op, Reserve)
@@ -299,9 +300,9 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
         asks = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
         label = f"{_buffer_name(program, b.id)}{counters}\n{pos.engine.split('.')[-1]} {asks}"
         rel = tuple(index.pops.get(b.id, ()) if space else index.pushes.get(b.id, ()))
-        sig = f"{kind}: {named.split('(')[0]}({b.name}{' space' if space else ''})"
+        sig = f"{kind}: {shown.split('(')[0]}({b.name}{' space' if space else ''})"
         missing = _missing_buffer_release(program, index, b.id, space, pos.engine, run)
-        return Waiting(pos, named, reason, generic, res, label, rel, sig, missing=missing,
+        return Waiting(pos, shown, reason, generic, res, label, rel, sig, missing=missing,
                        target=_unique_buffer_name(program, b.id))
     if isinstance(op, SemWait):
         sem = program.semaphores[op.sem]
@@ -326,12 +327,13 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
                     "it can never equal it again (overshoot)")
         lacking: tuple[tuple[str, str], ...] = ()
         if got is None or got < want:
-            lacking = (*_missing_increments(program, index, op.sem, site, run),
+            lacking = (*_missing_increments(program, index, op.sem, site, run, pos.engine,
+                                            0 if got is None else want - got),
                        *_missing_flags(program, index, op.sem, site, run))
-        return Waiting(pos, named, reason, generic, f"sem{op.sem}@{site}", label, rel, sig, note,
+        return Waiting(pos, shown, reason, generic, f"sem{op.sem}@{site}", label, rel, sig, note,
                        counted="" if got is None else str(got), inert=inert, missing=lacking, want=want,
                        target=_sem_name(program, op.sem, site))
-    return Waiting(pos, named, reason, reason, "", "", (), f"{kind}: {named.split('(')[0]}")
+    return Waiting(pos, shown, reason, reason, "", "", (), f"{kind}: {shown.split('(')[0]}")
 
 
 def _set_releases(value: int, cond: WaitCond, want: int) -> bool:
@@ -353,11 +355,14 @@ def _shape(ops: tuple[Op, ...], drop: frozenset[tuple[int, ...]], prefix: tuple[
     return tuple(out)
 
 
-def _missing_increments(program: Program, index: Index, sem: int, site: Site,
-                        run: SimResult | None) -> list[tuple[str, str]]:
+def _missing_increments(program: Program, index: Index, sem: int, site: Site, run: SimResult | None,
+                        waiter: str = "", short: int = 0) -> list[tuple[str, str]]:
     """The engines whose increment of the word (``sem``, ``site``) never came: an engine that writes the word not
     at all while its program is, op kind for op kind, an incrementing engine's program less that engine's
-    increments of the word (the same protocol with the increment dropped)."""
+    increments of the word (the same protocol with the increment dropped). When no engine is such, and no
+    increment can still come (every one is ``waiter``'s own or its engine finished), the engines of an
+    incrementing engine's kind that never write the word — when they are no more than the ``short`` increments
+    missing, each of them one."""
     writes = index.writes.get((sem, site), ())
     writers = {r.engine for r in writes}
     incs: dict[str, list[OpRef]] = {}
@@ -378,6 +383,17 @@ def _missing_increments(program: Program, index: Index, sem: int, site: Site,
                 out.append((ep.key, f"the increment that never came: {ep.key} never increments {word} (its program "
                                     f"is {e}'s without {ops})"))
                 break
+    if out or not incs or run is None or short <= 0:
+        return out
+    if any(r.engine != waiter and not run.positions[r.engine].finished for r in writes):
+        return out  # an increment can still come, once the engine that holds it moves: the release lines say so
+    kinds = {index.kind_of[e] for e in incs}
+    others = [ep.key for ep in program.programs
+              if ep.key not in writers and ep.ops and ep.engine.value in kinds and run.positions[ep.key].finished]
+    if others and len(others) <= short:
+        like = ", ".join(sorted(incs))
+        out += [(e, f"the increment that never came: {word} is {short} short, no increment of it can still come, "
+                    f"and {e}, a {index.kind_of[e]} like {like}, never increments it") for e in others]
     return out
 
 
@@ -638,6 +654,14 @@ def _group_lines(program: Program, waits: Sequence[Waiting], stuck_at: dict[str,
                     fin += 1
         rel = [f"{k} (itself stuck)" for k in sorted(by)] + ([f"{fin} op(s) of finished engines"] if fin else [])
         lines.append("    released only by " + (", ".join(rel) if rel else "no op of the program"))
+        never: dict[str, list[str]] = {}
+        for w in ws:
+            for e, line in w.missing:
+                what = line.split(":", 1)[0]
+                if e not in never.setdefault(what, []):
+                    never[what].append(e)
+        for what, engines in never.items():
+            lines.append(f"    {what}: from {_sites_text(engines)} ({len(engines)} engine(s))")
     if cycle:
         gcycle: list[str] = []
         for e in cycle:

@@ -17,8 +17,9 @@ from html import escape
 import attrs
 
 from verispatial.certify.report import Report, Verdict
+from verispatial.ir.program import Program
 from verispatial.report.dot import RenderError, render_svg
-from verispatial.report.explain import Explanation, Picture
+from verispatial.report.explain import Explanation, Picture, named
 from verispatial.report.text import VERDICT_WORD, tally
 
 _CSS = """
@@ -76,8 +77,10 @@ def fit_scale(svg: str) -> float:
     return min(1.0, PAGE_PX / px) if px > 0 else 1.0
 
 
-def html_page(report: Report, exps: Sequence[Explanation], drawn: Sequence[Sequence[Drawn]]) -> str:
-    """The page (module docstring) for ``report``, its explanations and their drawn pictures (``draw``)."""
+def html_page(report: Report, exps: Sequence[Explanation], drawn: Sequence[Sequence[Drawn]],
+              program: Program | None = None) -> str:
+    """The page (module docstring) for ``report``, its explanations and their drawn pictures (``draw``); with
+    ``program``, the reasons of what is neither proved nor refuted call buffers and semaphores by its names too."""
     code = report.exit_code
     word = VERDICT_WORD.get(code, "error")
     cls = {0: "proved", 1: "refuted"}.get(code, "failed")
@@ -127,8 +130,8 @@ def html_page(report: Report, exps: Sequence[Explanation], drawn: Sequence[Seque
     others = [r for r in report.results if r.verdict in (Verdict.FAILED, Verdict.ERROR)]
     if others:
         parts.append("<h2>not proved, not refuted</h2><ul>")
-        parts += [f"<li>{escape(r.verdict.value)} {escape(r.family)}/{escape(r.name)}: {escape(r.reason)}</li>"
-                  for r in others]
+        parts += [f"<li>{escape(r.verdict.value)} {escape(r.family)}/{escape(r.name)}: "
+                  f"{escape(r.reason if program is None else named(program, r.reason))}</li>" for r in others]
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
