@@ -464,7 +464,9 @@ def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, 
     its engine finished."""
     waiter = w.position.engine
     ran = _ran(run, ref)
-    counted = f" (counted in the {w.counted})" if ran and w.counted else ""
+    # An increment's runs are in the word's value; a flag or a set may since have been overwritten.
+    counted = f" (counted in the {w.counted})" if ran and w.counted and isinstance(ref.op, (SemInc, SemIncMcast)) \
+        else ""
     if ref.engine == waiter:
         if ran:
             return (f"{waiter}'s own {_op_text(program, ref.op)} at {path_text(ref.path)} ran {_times(ran)} before "
