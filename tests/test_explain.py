@@ -477,3 +477,31 @@ def test_missing_multicast_valid_names_the_sender() -> None:
     assert "the flag that never came: g0 from (0,0) covers (1,0), and (0,0).reader multicasts over it " \
            "(mcast_send(c_0, 1, g0, 2 dests) at ops[0].body[5]) but never sets flag valid there" in t
     assert "sem1" not in t
+
+
+def test_html_page_fits_each_picture_and_unfolds_the_ones_too_small_to_read() -> None:
+    """Without a browser: every SVG is fitted by the page's style; one that fitting shrinks below LEGIBLE also comes
+    at full size in a folded box that scrolls sideways and says how much it was shrunk."""
+    from verispatial.report.explain import Picture
+    from verispatial.report.html import LEGIBLE, PAGE_PX, Drawn, fit_scale
+
+    def svg(width_pt: float, node: str) -> str:
+        return (f'<svg width="{width_pt}pt" height="100pt" viewBox="0.00 0.00 {width_pt} 100.00">'
+                f'<g id="{node}" class="node"></g></svg>')
+
+    # A timeline that fits, with the op that breaks the rule; a wait-for graph four page widths wide.
+    narrow, wide = svg(PAGE_PX * 0.75 * 0.9, "offending"), svg(PAGE_PX * 0.75 * 4, "node1")
+    assert fit_scale(narrow) == 1.0
+    assert fit_scale(wide) == pytest.approx(0.25)
+    assert fit_scale(wide) < LEGIBLE
+    pic = Picture("timeline", "t", "digraph t {}")
+    x = Explanation("f", "n", "r", "h", ("line",), (pic, pic))
+    report = Report("p", "wormhole_b0", ())
+    page = html_page(report, [x], [[Drawn(pic, narrow), Drawn(pic, wide)]])
+    assert "figure svg { max-width: 100%; height: auto;" in page
+    assert page.count("<details>") == 1
+    assert "scaled to 25% to fit the page: the full size, in a box that scrolls sideways" in page
+    # The op's id is made unique per explanation.
+    assert page.count('id="r0-offending"') == 1
+    assert '<a href="#r0-timeline">' in page
+    assert page.index("<figure") < page.index("<pre>")  # the picture before the narrative
