@@ -495,7 +495,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
             else:
                 files[i].append(f"(no SVG: {d.error})")
     if html_out is not None:
-        write_atomic(html_out, html_page(fr.report, exps, drawn))
+        write_atomic(html_out, html_page(fr.report, exps, drawn, program))
     if as_json:
         _write_json({"program": fr.report.program, "exit_code": fr.report.exit_code,
                      "explanations": [{**x.to_json(), "files": files.get(i, [])} for i, x in enumerate(exps)]})
