@@ -71,3 +71,15 @@ class ComposeRefused(PassRefused):
         self.section = section
         self.violations = violations or []
         super().__init__("compose", f"{rule}: {detail}")
+
+
+class SourceRefused(VerispatialError):
+    """A front end met a construct of the user's source it cannot read exactly: ``construct`` names it, ``file`` and
+    ``line`` say where, ``reason`` why. The front end refuses the whole source rather than drop or approximate it."""
+
+    def __init__(self, file: str, line: int, construct: str, reason: str) -> None:
+        self.file = file
+        self.line = line
+        self.construct = construct
+        self.reason = reason
+        super().__init__(f"{file}:{line}: {construct}: {reason}")
