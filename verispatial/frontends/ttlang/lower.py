@@ -100,11 +100,15 @@ class KernelLowering(Evaluator):
 
     # -- locations
     def loc(self, node: ast.AST) -> SourceLoc:
-        line = getattr(node, "lineno", 0)
+        """Where ``node`` is: its line and column, and the source line (a ``with`` item: the item, which has no
+        location of its own, at its context expression)."""
+        at = node.context_expr if isinstance(node, ast.withitem) else node
+        line = getattr(at, "lineno", 0)
         text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
         if isinstance(node, ast.withitem):
             text = snippet(node.context_expr) + (f" as {snippet(node.optional_vars)}" if node.optional_vars else "")
-        return SourceLoc(self.file, line, getattr(node, "col_offset", -1) + 1, text[:160])
+            text += " (exit)"
+        return SourceLoc(self.file, line, getattr(at, "col_offset", -1) + 1, text[:160])
 
     def emit(self, op: Op, node: ast.AST) -> None:
         self.out.append(_Item(op, self.loc(node)))

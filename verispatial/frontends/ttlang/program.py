@@ -7,6 +7,7 @@ Engines: the first ``@ttl.datamovement()`` kernel runs on the reader RISC, the s
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,11 +56,21 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
         if name not in params:
             raise ParseError("--shape", f"{name} is not an argument of {op.name} ({', '.join(params)})")
     given: dict[str, tuple[Any, ...]] = {k: shape_value(v, classes, "--shape") for k, v in shapes.items()}
+    used = {d for dims in shapes.values() for d in dims}
     if len(given) < len(params):
-        found = example_shapes(src.path, src.tree, op, classes, set(src.modules))
+        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules))
+        if mesh is not None:
+            refuse(src.path, mesh, f"ttnn.{ast.unparse(mesh.func).rsplit('.', 1)[-1]}",
+                   "the example spreads its tensors over a mesh of devices, so the operation sees one shard per "
+                   "device: give every tensor's per-device shape with --shape")
+        used |= assigned
         for p in params:
             if p not in given and p in found and all(is_num(d) for d in found[p]):
                 given[p] = found[p]
+    for name in classes:
+        if name not in used:
+            raise ParseError("--range", f"{name} is neither a dimension of a --shape nor a variable the example "
+                                        "call's shapes are built from")
     missing = [p for p in params if p not in given]
     if missing:
         raise ParseError("--shape", f"no shape for {', '.join(missing)} of {op.name}: give --shape "

@@ -21,6 +21,8 @@ from verispatial.frontends.ttlang.expr import UNKNOWN, ApiV, Evaluator, FuncV, T
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _TORCH_MAKERS = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange"}
+#: ttnn calls that place tensors on a mesh of devices: the operation then sees one shard per device.
+_MESH = {"open_mesh_device", "ShardTensorToMesh", "ReplicateTensorToMesh", "ShardTensor2dMesh"}
 _PASS_THROUGH = {"from_torch", "to", "float", "contiguous", "bfloat16", "clone"}
 #: Most shape classes one source may split into before it is refused (each is a program to certify).
 MAX_CLASSES = 64
@@ -88,6 +90,10 @@ class _ExampleReader(Evaluator):
         self.found: dict[str, Any] | None = None
         self.op_params: list[str] = []
         self.depth = 0
+        #: the first call that spreads tensors over a mesh of devices (their per-device shapes are not literal)
+        self.mesh: ast.Call | None = None
+        #: the --range parameters the example assigns
+        self.assigned: set[str] = set()
 
     def unknown_name(self, node: ast.Name) -> Any:
         return UNKNOWN
@@ -106,6 +112,8 @@ class _ExampleReader(Evaluator):
             return fn[1] if fn[2] in _PASS_THROUGH and isinstance(fn[1], TensorV) else UNKNOWN
         if isinstance(fn, ApiV):
             last = fn.name.rsplit(".", 1)[-1]
+            if fn.name.startswith("ttnn.") and last in _MESH and self.mesh is None:
+                self.mesh = node
             if fn.name.startswith("builtins."):
                 return builtin(self, node, last, args) if last != "print" else None
             if fn.name.startswith("torch.") and last in _TORCH_MAKERS:
@@ -174,6 +182,8 @@ class _ExampleReader(Evaluator):
     def _bind(self, target: ast.expr, v: Any) -> None:
         if isinstance(target, ast.Name):
             # a --range parameter assigned in the example is the parameter, not its literal value
+            if target.id in self.classes:
+                self.assigned.add(target.id)
             self.env[target.id] = sym_value(self.classes[target.id]) if target.id in self.classes else v
         elif isinstance(target, (ast.Tuple, ast.List)):
             vs = v if isinstance(v, tuple) and len(v) == len(target.elts) else (UNKNOWN,) * len(target.elts)
@@ -182,14 +192,16 @@ class _ExampleReader(Evaluator):
 
 
 def example_shapes(file: str, tree: ast.Module, op: ast.FunctionDef, classes: Mapping[str, V.SymClass],
-                   modules: set[str]) -> dict[str, tuple[Any, ...]]:
-    """The shapes of the operation's arguments at the module's first call of it (only those known statically)."""
+                   modules: set[str]) -> tuple[dict[str, tuple[Any, ...]], ast.Call | None, set[str]]:
+    """The shapes of the operation's arguments at the module's first call of it (only those known statically), the
+    first ttnn call that spreads tensors over a mesh of devices before it (None without), and the ``--range``
+    parameters the example assigns."""
     env: dict[str, Any] = {}
     r = _ExampleReader(file, tree, op.name, classes, modules, env)
     r.op_params = [a.arg for a in op.args.args]
     try:
         r.run(tree.body)
     except (VerispatialError, RecursionError):
-        return {}
+        return {}, None, set()
     found = r.found or {}
-    return {k: v.shape for k, v in found.items() if isinstance(v, TensorV)}
+    return {k: v.shape for k, v in found.items() if isinstance(v, TensorV)}, r.mesh, r.assigned

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -39,7 +40,7 @@ class SourceFile:
 def parse(path: str) -> SourceFile:
     """Read and parse ``path``; ``ParseError`` naming the file for a missing or unreadable one or a syntax error."""
     try:
-        text = open(path, encoding="utf-8").read()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ParseError(path, f"cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError:
