@@ -1,9 +1,8 @@
 # A single-node TT-Lang matmul y = a @ b, K streamed in blocks through an accumulator buffer (after the
 # vendor's matmul tutorial, step 2). The tests mutate this text: keep the marked lines as they are.
 import torch
-import ttnn
-
 import ttl
+import ttnn
 
 TILE = 32
 BLOCK = 2

@@ -126,6 +126,14 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
             ops = _at_site(ops, first[s])
             written |= low.written
             programs.append(EngineProgram(s, engine, ops, sources=sources))
+    for p in params:
+        syms = {s for d in tensors[p].shape if isinstance(d, V.Aff) for s, _ in d.syms}
+        if p in written and syms:
+            # The IR's tensors have one shape: an output sized by a trip would be declared at its largest shape,
+            # whose tail smaller values leave unwritten. Refuse rather than report that as the user's fault.
+            raise ParseError("--range", f"{', '.join(sorted(syms))} changes the shape of output {p}: range only "
+                                        "parameters the outputs do not depend on (e.g. a reduction dimension), or "
+                                        "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
     for p in params:
