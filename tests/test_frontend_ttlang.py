@@ -276,3 +276,13 @@ def test_multi_device_tutorials_are_refused_by_name(tutorials: Path, name: str) 
     with pytest.raises(SourceRefused) as e:
         import_file(str(tutorials / name))
     assert e.value.construct == "ttnn.open_mesh_device"
+
+
+def test_the_shipped_example_proves_at_its_shapes_and_over_k() -> None:
+    example = ROOT / "examples" / "ttlang" / "matmul_bias_relu.py"
+    (imp,) = import_file(str(example))
+    assert len(imp.program.programs) == 6  # 2 nodes x 3 engines
+    assert certify(imp.program).exit_code == 0
+    (imp,) = import_file(str(example), ranges=["K=128:1024:64"])
+    assert [t.name for t in imp.program.trips] == ["K"]
+    assert certify(imp.program).exit_code == 0
