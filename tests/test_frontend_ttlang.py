@@ -286,3 +286,18 @@ def test_the_shipped_example_proves_at_its_shapes_and_over_k() -> None:
     (imp,) = import_file(str(example), ranges=["K=128:1024:64"])
     assert [t.name for t in imp.program.trips] == ["K"]
     assert certify(imp.program).exit_code == 0
+
+
+def test_sarif_points_at_the_python_line(tmp_path: Path) -> None:
+    import json
+
+    mut = _mutant(tmp_path, MATMUL, ACC)
+    sarif = tmp_path / "r.sarif"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(mut), "-q", "--sarif", str(sarif)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    (res,) = [r for r in json.loads(sarif.read_text())["runs"][0]["results"] if r["ruleId"] == "deadlock"]
+    phys = res["locations"][0]["physicalLocation"]
+    assert phys["artifactLocation"]["uri"] == str(mut)
+    line = phys["region"]["startLine"]
+    assert "reserve()" in mut.read_text().splitlines()[line - 1]

@@ -242,6 +242,10 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dic
             if ptr in where:
                 line, col = where[ptr]
                 phys["region"] = {"startLine": line, "startColumn": col}
+            elif doc is None and _source_line(r.counterexample) is not None:
+                # a source file read by a front end (TT-Lang .py): the line the counterexample's first op came from
+                line, col = _source_line(r.counterexample)  # type: ignore[misc]
+                phys["region"] = {"startLine": line, "startColumn": max(col, 1)}
             elif art.text is not None and ptr == "":
                 phys["region"] = {"startLine": 1, "startColumn": 1}
             props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
@@ -277,6 +281,25 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[dic
                            "targets": sorted({a.report.target for a in artifacts})},
         }],
     }
+
+
+def _source_line(cex: Any) -> tuple[int, int] | None:
+    """(line, column) of the first ``source`` (``FILE:LINE[:COL]: text``, report/sources.py) in a counterexample."""
+    if isinstance(cex, dict):
+        src = cex.get("source")
+        m = re.match(r".*?:(\d+)(?::(\d+))?(?:: |$)", src) if isinstance(src, str) else None
+        if m:
+            return int(m.group(1)), int(m.group(2) or 0)
+        values: Any = cex.values()
+    elif isinstance(cex, list):
+        values = cex
+    else:
+        return None
+    for v in values:
+        got = _source_line(v)
+        if got is not None:
+            return got
+    return None
 
 
 def read_text(path: str | Path) -> str | None:
