@@ -161,6 +161,12 @@ def test_every_op_is_located_in_the_source() -> None:
      "            ttl.copy(p, q)\n", "ttl.copy(p, q)"),
     ("    @ttl.datamovement()\n    def odd():\n        for i in range(4):\n            if i == 2:\n"
      "                with x_dfb.wait() as p:\n                    pass\n", "if i == 2"),
+    ("    @ttl.datamovement()\n    def carry():\n        row = 0\n        for i in range(2):\n"
+     "            with x_dfb.reserve() as p:\n                tx = ttl.copy(x[row, 0], p)\n                tx.wait()\n"
+     "            row = row + 1\n", "row"),  # a value carried across iterations
+    ("    @ttl.datamovement()\n    def after():\n        for i in range(2):\n            row = i\n"
+     "        with x_dfb.reserve() as p:\n            tx = ttl.copy(x[row, 0], p)\n            tx.wait()\n",
+     "row"),  # a loop's value read after it
 ])
 def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path: Path, body: str, construct: str) -> None:
     head = ("import ttl\n\n\n@ttl.operation(grid=(2, 1))\ndef op(x, y):\n"
@@ -173,6 +179,8 @@ def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path: Path, bod
     assert e.value.construct.startswith(construct)
     line = (head + body).splitlines()[e.value.line - 1]
     assert construct.split("(")[0].split()[-1] in line
+    if construct == "row":
+        assert "ttl.copy(x[row" in line
     run = subprocess.run([sys.executable, "-m", "verispatial", "import", "ttlang", str(src), "--shape", "x=64x64",
                           "--shape", "y=64x64", "-o", str(tmp_path / "out.json")], capture_output=True, text=True,
                          check=False)

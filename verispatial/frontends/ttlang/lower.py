@@ -213,6 +213,11 @@ class KernelLowering(Evaluator):
         var = self._loop_var(st.target.id)
         index = V.add(start, V.Aff(0, (), ((var, 1),)))
         saved_env = dict(self.env)
+        carried = _carried(st.body, set(saved_env) - {st.target.id})
+        if carried is not None:
+            refuse(self.file, carried[1], carried[0], "a value carried from one iteration to the next (read, then "
+                                                      "assigned, in the loop body) is not lowered: compute it from "
+                                                      "the loop index")
         self.env[st.target.id] = index
         body = st.body
         # `for i in range(n): <pure statements>; if <prefix of i>: ...` is a shorter loop (the tutorials' guard
@@ -240,7 +245,10 @@ class KernelLowering(Evaluator):
         finally:
             self.loops.pop()
             self.out = saved_out
-            self.env = {**saved_env, **{k: v for k, v in self.env.items() if k in saved_env and k != st.target.id}}
+            # After the loop a name the body assigns holds the last iteration's value (or the old one for a count of
+            # 0): unknown here, so it is forgotten and a later read is refused by name.
+            stored = _stores(st.body) | {st.target.id}
+            self.env = {k: v for k, v in saved_env.items() if k not in stored}
 
     def admitted(self, test: ast.expr, var: str, n: int) -> list[int] | None:
         """The indices ``0 <= i < n`` of loop ``var`` whose iteration ``test`` admits, when ``test`` is affine in that
@@ -324,6 +332,9 @@ class KernelLowering(Evaluator):
                 self.run(branch)
             finally:
                 self.out = saved
+                # a name the guarded branch assigns is assigned in some iterations only: forgotten after it
+                for k in _stores(branch):
+                    self.env.pop(k, None)
 
     def with_block(self, st: ast.With) -> None:
         taken: list[tuple[BlockV, ast.withitem]] = []
@@ -477,6 +488,57 @@ class KernelLowering(Evaluator):
 
         ops = build(self.out, ())
         return ops, tuple(sorted(sources, key=lambda e: e[0]))
+
+
+def _stores(stmts: list[ast.stmt]) -> set[str]:
+    """The names ``stmts`` assign (kernel definitions excluded)."""
+    out: set[str] = set()
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+    return out
+
+
+def _events(node: ast.AST) -> list[tuple[str, bool, ast.AST]]:
+    """(name, is_store, node) of every use of a name under ``node``, in the order Python evaluates them."""
+    if isinstance(node, ast.Assign):
+        return [*_events(node.value), *(e for t in node.targets for e in _events(t))]
+    if isinstance(node, ast.AnnAssign):
+        return [*(_events(node.value) if node.value is not None else []), *_events(node.target)]
+    if isinstance(node, ast.AugAssign):
+        t = node.target
+        load = [(t.id, False, node)] if isinstance(t, ast.Name) else []
+        return [*load, *_events(node.value), *_events(t)]
+    if isinstance(node, ast.For):
+        return [*_events(node.iter), *_events(node.target), *(e for s in node.body for e in _events(s))]
+    if isinstance(node, ast.With):
+        out: list[tuple[str, bool, ast.AST]] = []
+        for item in node.items:
+            out += _events(item.context_expr)
+            if item.optional_vars is not None:
+                out += _events(item.optional_vars)
+        return out + [e for s in node.body for e in _events(s)]
+    if isinstance(node, ast.If):
+        return [*_events(node.test), *(e for s in node.body + node.orelse for e in _events(s))]
+    if isinstance(node, ast.Name):
+        return [(node.id, isinstance(node.ctx, ast.Store), node)]
+    return [e for child in ast.iter_child_nodes(node) for e in _events(child)]
+
+
+def _carried(body: list[ast.stmt], bound: set[str]) -> tuple[str, ast.AST] | None:
+    """A name bound before the loop that its body reads before assigning it (its value would carry from one
+    iteration to the next), with the read; None when there is none."""
+    stored = _stores(body) & bound
+    first: dict[str, tuple[bool, ast.AST]] = {}
+    for s in body:
+        for name, store, node in _events(s):
+            first.setdefault(name, (store, node))
+    for name in sorted(stored):
+        store, node = first[name]
+        if not store:
+            return name, node
+    return None
 
 
 def _txt(v: Any) -> str:

@@ -16,6 +16,7 @@ from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import ApiV, DfbV, Evaluator, TensorV, builtin, is_num
 from verispatial.frontends.ttlang.lower import grid_value
 from verispatial.frontends.ttlang.refusals import refuse, snippet
+from verispatial.frontends.ttlang.shapes import sym_value
 
 
 @attrs.frozen
@@ -89,8 +90,8 @@ def pick_operation(src: SourceFile, name: str | None) -> ast.FunctionDef:
 
 
 def module_constants(src: SourceFile, classes: Mapping[str, V.SymClass]) -> dict[str, Any]:
-    """Module-level names bound to integer (or tuple of integer) literals before the first operation, e.g.
-    ``TILE_SIZE = 32``; later rebinding is not followed (the operation reads them at definition time)."""
+    """Module-level names bound to integer (or tuple of integer) values, e.g. ``TILE_SIZE = 32`` (the last value
+    assigned at the top level); a ``--range`` parameter's name is the parameter itself."""
     env: dict[str, Any] = {}
     ev = Evaluator(src.path, env, classes, set())
     for st in src.tree.body:
@@ -101,6 +102,9 @@ def module_constants(src: SourceFile, classes: Mapping[str, V.SymClass]) -> dict
                 continue
             if is_num(v) or (isinstance(v, tuple) and all(is_num(x) for x in v)) or isinstance(v, float):
                 env[st.targets[0].id] = v
+    for name, c in classes.items():
+        if name in env:
+            env[name] = sym_value(c)
     return env
 
 
