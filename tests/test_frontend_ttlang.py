@@ -12,10 +12,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verispatial.certify.checker import certify
 from verispatial.errors import ParseError, SourceRefused
 from verispatial.frontends.ttlang import import_file
+from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang.shapes import sym_value
 from verispatial.ir.ops import Loop, TripCount
 from verispatial.ir.program import walk
 from verispatial.ir.serialize import load_program
@@ -309,3 +313,55 @@ def test_sarif_points_at_the_python_line(tmp_path: Path) -> None:
     assert phys["artifactLocation"]["uri"] == str(mut)
     line = phys["region"]["startLine"]
     assert "reserve()" in mut.read_text().splitlines()[line - 1]
+
+
+# ------------------------------------------------------------------------------------- shape arithmetic
+
+
+def _value(x: int | V.Aff, t: int) -> int:
+    return x if isinstance(x, int) else x.const + sum(c * t for _, c in x.syms)
+
+
+def _resolve(f, x: V.Aff, cls: V.SymClass) -> list[tuple[V.SymClass, object]]:
+    """``f`` evaluated on ``x`` in class ``cls``, splitting as it asks: (class, result) per final class."""
+    try:
+        return [(cls, f(x, {"N": cls}))]
+    except V.Split as e:
+        parts = e.parts
+        covered = sorted(p.value(t) for p in parts for t in range(p.top + 1))
+        assert covered == [cls.value(t) for t in range(cls.top + 1)]  # the parts cut the class exactly
+        out = []
+        # x = c*N + k with N = m*t + base: rebuild it on each part's trip
+        c = dict(x.syms)["N"] // cls.m
+        k = x.const - c * cls.base
+        for p in parts:
+            n = sym_value(p)
+            y = V.add(V.scale(n, c), k)
+            out += _resolve(f, y, p) if isinstance(y, V.Aff) else [(p, f(y, {"N": p}))]
+        return out
+
+
+@given(st.integers(1, 5), st.integers(-20, 20), st.integers(1, 9), st.integers(1, 6), st.integers(0, 40),
+       st.integers(0, 12))
+@settings(max_examples=200, deadline=None)
+def test_floor_division_is_exact_in_every_class(c: int, k: int, d: int, step: int, lo: int, top: int) -> None:
+    """(c*N + k) // d over N in lo, lo+step, ..: each class's affine result equals Python's floor division at every
+    value of the class, and the classes cover the range once."""
+    cls = V.SymClass("N", step, lo, top)
+    x = V.Aff(k + c * lo, (("N", c * step),))
+    for part, got in _resolve(lambda v, cs: V.floordiv(v, d, cs), x, cls):
+        for t in range(part.top + 1):
+            n = part.value(t)
+            assert _value(got, t) == (c * n + k) // d
+
+
+@given(st.integers(-6, 6).filter(bool), st.integers(-30, 30), st.integers(1, 4), st.integers(0, 10),
+       st.integers(0, 15))
+@settings(max_examples=200, deadline=None)
+def test_a_sign_is_constant_in_every_class(c: int, k: int, step: int, lo: int, top: int) -> None:
+    cls = V.SymClass("N", step, lo, top)
+    x = V.Aff(k + c * lo, (("N", c * step),))
+    for part, got in _resolve(lambda v, cs: V.sign_of(v, cs), x, cls):
+        for t in range(part.top + 1):
+            n = part.value(t)
+            assert got == (c * n + k > 0) - (c * n + k < 0)

@@ -49,7 +49,7 @@ def parse(path: str) -> SourceFile:
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as e:
-        raise ParseError(f"{path}:{e.lineno or 0}", f"not Python: {e.msg}") from None
+        raise ParseError(f"line {e.lineno or 0}", f"not Python: {e.msg}") from None
     mods: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
