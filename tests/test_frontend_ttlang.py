@@ -365,3 +365,21 @@ def test_a_sign_is_constant_in_every_class(c: int, k: int, step: int, lo: int, t
         for t in range(part.top + 1):
             n = part.value(t)
             assert got == (c * n + k > 0) - (c * n + k < 0)
+
+
+GUARDED = DATA / "guarded.py"
+
+
+def test_guards_on_the_loop_index_are_if_first_and_last() -> None:
+    from verispatial.ir.core import Guard
+    from verispatial.ir.ops import If
+
+    (imp,) = import_file(str(GUARDED))
+    guards = {(ep.engine.value, op.when) for ep in imp.program.programs for op in walk(ep.ops) if isinstance(op, If)}
+    assert guards == {("reader", Guard.FIRST), ("compute", Guard.FIRST), ("compute", Guard.LAST)}
+    assert certify(imp.program).exit_code == 0
+
+
+def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, GUARDED, ("if i == n - 1:  # last", "if i == 0:  # last"))
+    assert _refuted(mut) == [("guarded", ["circular-buffer"])]

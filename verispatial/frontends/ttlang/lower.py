@@ -332,9 +332,12 @@ class KernelLowering(Evaluator):
                 self.run(branch)
             finally:
                 self.out = saved
-                # a name the guarded branch assigns is assigned in some iterations only: forgotten after it
+                # A value the guarded branch assigns exists from the iteration that ran it on: forgotten after it,
+                # except a block or transfer handle, which names its buffer only (the checker judges every use of
+                # the buffer: an operand read from a front not waited for is a violation of its own).
                 for k in _stores(branch):
-                    self.env.pop(k, None)
+                    if not isinstance(self.env.get(k), (BlockV, TxV)):
+                        self.env.pop(k, None)
 
     def with_block(self, st: ast.With) -> None:
         taken: list[tuple[BlockV, ast.withitem]] = []
