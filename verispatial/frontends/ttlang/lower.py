@@ -246,9 +246,11 @@ class KernelLowering(Evaluator):
             self.loops.pop()
             self.out = saved_out
             # After the loop a name the body assigns holds the last iteration's value (or the old one for a count of
-            # 0): unknown here, so it is forgotten and a later read is refused by name.
+            # 0): unknown here, so it is forgotten and a later read is refused by name; a block or transfer handle
+            # names its buffer only and is kept (as after a guarded branch, below).
             stored = _stores(st.body) | {st.target.id}
-            self.env = {k: v for k, v in saved_env.items() if k not in stored}
+            handles = {k: v for k, v in self.env.items() if k in stored and isinstance(v, (BlockV, TxV))}
+            self.env = {**{k: v for k, v in saved_env.items() if k not in stored}, **handles}
 
     def admitted(self, test: ast.expr, var: str, n: int) -> list[int] | None:
         """The indices ``0 <= i < n`` of loop ``var`` whose iteration ``test`` admits, when ``test`` is affine in that
