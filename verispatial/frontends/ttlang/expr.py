@@ -102,7 +102,8 @@ UNKNOWN = _Unknown()
 
 _ARITH: dict[type, str] = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
                            ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul"}
-_CMP: dict[type, Callable[[int, int], bool]] = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+#: Python's comparison operators on integers.
+COMPARISONS: dict[type, Callable[[int, int], bool]] = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
                                                 ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
 
@@ -295,7 +296,7 @@ class Evaluator:
         left = self.ev(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.ev(right_node)
-            f = _CMP.get(type(op))
+            f = COMPARISONS.get(type(op))
             if f is None or not (is_num(left) and is_num(right)):
                 if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, str) and isinstance(right, str):
                     ok = (left == right) == isinstance(op, ast.Eq)

@@ -26,6 +26,7 @@ import attrs
 
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import (
+    COMPARISONS,
     ApiV,
     BlockV,
     DfbV,
@@ -279,9 +280,7 @@ class KernelLowering(Evaluator):
             return None if p is None else (lambda i: not p(i))
         if not isinstance(test, ast.Compare) or len(test.ops) != 1:
             return None
-        from verispatial.frontends.ttlang.expr import _CMP
-
-        f = _CMP.get(type(test.ops[0]))
+        f = COMPARISONS.get(type(test.ops[0]))
         left, right = self.ev(test.left), self.ev(test.comparators[0])
         if f is None or not (is_num(left) and is_num(right)):
             return None
@@ -289,7 +288,7 @@ class KernelLowering(Evaluator):
         if d.syms or len(d.terms) != 1:
             return None
         (v, c), = d.terms
-        if v != self.loops[-1][0] if self.loops else True:
+        if not self.loops or v != self.loops[-1][0]:
             return None
         return lambda i: f(d.const + c * i, 0)
 
