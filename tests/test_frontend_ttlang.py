@@ -205,6 +205,11 @@ def test_bad_options_are_bad_input(tmp_path: Path) -> None:
                           "--shape", "a=1x1"], capture_output=True, text=True, check=False)
     assert run.returncode == 2
     assert "--shape" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MATMUL), "--range", "K=128:1024:32",
+                          "--write-certificate", str(tmp_path / "c.json")], capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "has 2 shape classes" in run.stderr
+    assert not (tmp_path / "c.json").exists()
 
 
 def test_cli_import_writes_one_file_per_class(tmp_path: Path) -> None:

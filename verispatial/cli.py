@@ -377,7 +377,12 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     with budget.deadline(budget_seconds):
         for path in program_paths:
             if path.endswith(".py"):
-                for imp in import_ttlang(path, opts):
+                got = import_ttlang(path, opts)
+                for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                                    ("--smt2", smt2_dir)):
+                    if value is not None and len(got) > 1:
+                        raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
+                for imp in got:
                     done.append((path, _certify_one(path, certificate, None, jobs, quiet, smt2_dir,
                                                     _loaded(imp.program))))
                 continue
