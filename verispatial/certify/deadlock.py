@@ -153,8 +153,13 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
     got = schedule.prove(a, comp, trip_sets)
     verdict = Verdict.PROVED if got.proved else Verdict.FAILED
-    reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
-              + (" and trip values" if a.linear and a.program.trips else "")) if got.proved else f"schedule witness: {got.reason}"
+    if not got.proved:
+        reason = f"schedule witness: {got.reason}"
+    elif got.exhaustive:
+        reason = f"{len(comp)} engines, {got.reason}"
+    else:
+        reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
+                  + (" and trip values" if a.linear and a.program.trips else ""))
     return Result("deadlock", name, verdict, reason, seconds=time.perf_counter() - t0)
 
 
