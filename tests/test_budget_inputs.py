@@ -19,7 +19,9 @@ import pytest
 
 from verispatial import budget
 from verispatial.certify import rules, schedule
+from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
+from verispatial.certify.report import Verdict
 from verispatial.certify.structure import engine_views
 from verispatial.cli import main
 from verispatial.ir.serialize import ParseError, check_program_schema, loads, schema
@@ -114,7 +116,8 @@ def test_a_loop_around_no_counter_op_is_not_walked() -> None:
 
 def test_a_straight_line_component_is_proved_by_its_run() -> None:
     """A component of more than ``RUN_PROOF_LEAVES`` counter ops whose loops read no trip is proved deadlock-free by
-    the as-soon-as-possible run executing every occurrence; a run that gets stuck proves nothing."""
+    the as-soon-as-possible run executing every occurrence; a run that gets stuck proves nothing, and the
+    interpreter driven to where it stuck refutes."""
     p = loads(json.dumps(bp.straight(36_000)))
     a = analyse(p)
     comp = next(iter(a.components))
@@ -125,7 +128,17 @@ def test_a_straight_line_component_is_proved_by_its_run() -> None:
     assert "24000 counter occurrences" in got.reason
     p = loads(json.dumps(bp.straight(36_000, hang=True)))
     a = analyse(p)
-    assert schedule.by_run(a, next(iter(a.components))) is None
+    stuck = schedule.by_run(a, next(iter(a.components)))
+    assert stuck is not None
+    assert not stuck.proved
+    assert stuck.candidate is not None  # where it stuck: compute at its last wait, the reader finished
+    compute = stuck.candidate.at["(0,0).compute"][0]
+    assert compute is not None
+    assert compute.path == (12_000,)
+    assert stuck.candidate.at["(0,0).reader"] == (None, ())
+    (dl,) = check_deadlock(a, {b.id for b in p.buffers})
+    assert dl.verdict == Verdict.REFUTED  # the interpreter driven there replays the deadlock
+    assert "(0,0).compute at ops[12000] wait(b0, 1)" in dl.reason
 
 
 def test_a_trip_loop_is_never_decided_by_one_run() -> None:

@@ -51,7 +51,7 @@ from verispatial.certify import smt
 from verispatial.certify.cache import Canon, canonical_form
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
-from verispatial.certify.reach import Analysis
+from verispatial.certify.reach import Analysis, Decoded
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status
 from verispatial.certify.structure import EngineView, Leaf
@@ -102,13 +102,15 @@ class Schedule:
 class Outcome:
     """What the schedule route concluded: ``proved`` or not, why, how many order and enabling obligations it
     checked, and how many of those it settled without a query of its own (enumerated, or proved up to renaming);
-    ``exhaustive``: proved by a run that executed every occurrence (``by_run``), not by a symbolic check."""
+    ``exhaustive``: proved by a run that executed every occurrence (``by_run``), not by a symbolic check;
+    ``candidate``: where that run got stuck, for the interpreter to replay (not proved)."""
 
     proved: bool
     reason: str
     queries: int = 0
     settled: int = 0
     exhaustive: bool = False
+    candidate: Stuck | None = None
 
 
 def r_leaves(view: EngineView) -> list[Leaf]:
@@ -258,10 +260,24 @@ def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule
     """A candidate schedule from one as-soon-as-possible run (unit time per R op, all engines in lockstep rounds),
     or why none was derived (the run got stuck, is longer than ``DERIVE_LIMIT``, or no offsets fit)."""
     run = _asap(a, comp, trips)
+    if isinstance(run, Stuck):
+        return run.reason
     return run if isinstance(run, str) else _fit(a, comp, *run)
 
 
-def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> tuple[Times, Precedences] | str:
+@attrs.frozen
+class Stuck:
+    """Where the as-soon-as-possible run of the counter model got stuck: each engine of the component at its next
+    R occurrence (None: finished) — a deadlock candidate for the interpreter to replay, never a verdict."""
+
+    reason: str
+    at: dict[str, tuple[Leaf | None, tuple[tuple[str, int], ...]]]
+
+    def decoded(self) -> Decoded:
+        return Decoded({}, dict(self.at))
+
+
+def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> tuple[Times, Precedences] | Stuck | str:
     """The as-soon-as-possible run of the counter model under ``trips``: in each round every engine of ``comp``
     whose next R occurrence is enabled in the state at the round's start (every occurrence of an earlier round
     executed, none of a later one) executes it. Returns each occurrence's round and the precedences the run
@@ -284,7 +300,10 @@ def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> tuple[Tim
             budget.check()
         go = [e for e, v in nxt.items() if v is not None and state.enabled(v[0], v[1])]
         if not go:
-            return f"the derivation run is stuck at round {t}"
+            at: dict[str, tuple[Leaf | None, tuple[tuple[str, int], ...]]] = {
+                e: (None, ()) if v is None else (v[0], tuple((lc.var, k) for lc, k in zip(v[0].loops, v[1], strict=True)))
+                for e, v in nxt.items()}
+            return Stuck(f"the derivation run is stuck at round {t}", at)
         fresh: list[tuple[Leaf, tuple[str, int, tuple[int, ...]]]] = []
         for e in go:
             lf, it = nxt[e]  # type: ignore[misc]
@@ -584,8 +603,9 @@ def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
     ``tau`` = the round of each occurrence. *Order* holds (an engine executes at most one occurrence per round) and
     *enabling* holds by construction (each occurrence of round ``t`` was enabled in the state where exactly the
     occurrences of rounds ``< t`` were executed; the module docstring's monotonicity covers engines further on),
-    so the theorem above applies as it does to an affine witness. None when this does not apply or the run did
-    not finish (then the symbolic route decides: a stuck run of the counter model is no deadlock of the program)."""
+    so the theorem above applies as it does to an affine witness. None when this does not apply or the run is too
+    long; not proved, with the ``candidate`` where it got stuck, when it got stuck (a stuck run of the counter model
+    is no deadlock of the program until the interpreter replays it)."""
     by_buf = _buffer_movers(a)
     for e in comp:
         if any(isinstance(op, Loop) and not isinstance(op.count, int) for op in walk(a.views[e].program.ops)):
@@ -594,6 +614,8 @@ def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
             if isinstance(lf.op, BLOCKING) and not _movers(a, lf, by_buf) <= comp:
                 return None
     run = _asap(a, comp, {})
+    if isinstance(run, Stuck):
+        return Outcome(False, run.reason, candidate=run)
     if isinstance(run, str):
         return None
     occurrences = sum(len(v) for v in run[0].values())
@@ -609,7 +631,7 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
     if smt.shortcuts() and sum(len(r_leaves(a.views[e])) for e in comp) > RUN_PROOF_LEAVES:
         got = by_run(a, comp)
         if got is not None:
-            return got
+            return got  # proved, or stuck: the derivation below would get stuck at the same round
     total = settled = 0
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
