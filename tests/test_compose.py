@@ -11,8 +11,11 @@ import attrs
 import pytest
 from builders import chain, copy_section
 
+from verispatial.certify.certificate import derive_place_groups
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.certify.semaphores import classify
+from verispatial.certify.structure import engine_views
 from verispatial.errors import ComposeRefused
 from verispatial.ir import (
     GPU,
@@ -37,7 +40,7 @@ from verispatial.ir.program import walk
 from verispatial.ir.serialize import dumps, loads
 from verispatial.ir.validate import validate
 from verispatial.passes import PROGRAM_PASSES, Pipeline, capped_passes, compile_section, compose
-from verispatial.passes.compose import Compose, Rendezvous, rendezvous_ops
+from verispatial.passes.compose import Compose, Rendezvous, _Views, content_key, rendezvous_ops
 from verispatial.petri.interp import next_launch_words, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,14 +204,21 @@ def test_sections_certificates_are_shifted_into_the_fragment() -> None:
         {"obligations": [{"family": "bounds", "name": "bounds:b1"}, {"family": "balance", "name": "balance-cb:b0"}]}
         for _ in b1])
     assert [o["name"] for o in frag["sections"][1]["obligations"]] == ["bounds:b1", "balance-cb:b1"]
-    # Without a certificate the places are derived from the section, with composed op paths.
-    p, frag = compose(secs, target=WORMHOLE)
-    pl = frag["sections"][2]["places"][0]
-    assert pl["counter"] == "cb2"
-    assert pl["from"]["engine"] == "(0,0).reader"
-    reader = next(ep for ep in p.programs if ep.key == "(0,0).reader")
-    assert pl["from"]["path"][0] == reader.section_starts[2] == 1 + 7 + 7  # the root's two 7-op rendezvous before
+    # Without a certificate the places are derived from the section, in its own ids, by content address: equal
+    # sections share one entry.
+    _, frag = compose(secs, target=WORMHOLE)
+    keys = [s["places"] for s in frag["sections"]]
+    assert set(keys) == set(frag["places"])
+    assert keys[2] == content_key(frag["places"][keys[2]])
+    pl = frag["places"][keys[2]][0]
+    assert pl["counter"] == "cb0"
+    assert pl["from"] == [{"engine": "(0,0).reader", "path": [0, 3], "op": "Push"}]
+    own = secs[2]
+    views = engine_views(own)
+    assert frag["places"][keys[2]] == derive_place_groups(_Views(own, views, classify(own, views)))
     assert frag["sections"][2]["obligations"] is None
+    _, frag = compose(chain(S0, S0, S0), target=WORMHOLE)
+    assert len({s["places"] for s in frag["sections"]}) == len(frag["places"]) == 1
 
 
 # ------------------------------------------------------------------------------------------------ placement, phases

@@ -43,11 +43,11 @@ from verispatial.ir import (
     Wait,
     WriteBarrier,
 )
+from verispatial.ir.program import program_summary
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.report.sarif import Artifact, sarif_log
-from verispatial.ir.program import program_summary
 from verispatial.report.text import report_lines
 
 

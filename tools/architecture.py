@@ -31,7 +31,9 @@ def graph(mods: dict[str, Path]) -> nx.DiGraph:
         for node in ast.walk(ast.parse(f.read_text())):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                # ``from P import m`` of a submodule ``m`` depends on ``m``; of a name, on ``P``.
+                subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in mods]
+                targets = subs + ([node.module] if len(subs) < len(node.names) else [])
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             for t in targets:

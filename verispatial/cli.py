@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.text import Text
 
 from verispatial import __version__
-from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, VerispatialError
+from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, SourceRefused, VerispatialError
 from verispatial.ir.limits import QUOTE_MAX, clip
 
 if TYPE_CHECKING:
@@ -103,6 +103,8 @@ def bad_input_of(where: str, err: VerispatialError) -> BadInput:
         return BadInput(where, field, err.rule)
     if isinstance(err, CertificateMismatch):
         return BadInput(where, "certificate", err.what)
+    if isinstance(err, SourceRefused):
+        return BadInput(f"{err.file}:{err.line}", err.construct, err.reason)
     return BadInput(where, "", str(err))
 
 
@@ -275,11 +277,67 @@ def _load_certificate_file(path: str) -> dict[str, Any]:
     return cert
 
 
+class TtlangOptions:
+    """How to read a TT-Lang source: ``verispatial import ttlang`` and ``certify FILE.py`` share them."""
+
+    def __init__(self, operation: str | None = None, shapes: Sequence[str] = (), ranges: Sequence[str] = (),
+                 target: str | None = None) -> None:
+        self.operation = operation
+        self.shapes = tuple(shapes)
+        self.ranges = tuple(ranges)
+        self.target = target
+
+    def given(self) -> list[str]:
+        """The options given, by flag."""
+        named = (("--operation", self.operation), ("--shape", self.shapes), ("--range", self.ranges),
+                 ("--target", self.target))
+        return [flag for flag, v in named if v]
+
+
+def import_ttlang(path: str, opts: TtlangOptions) -> list[Any]:
+    """The programs of TT-Lang source ``path``, one per shape class (``frontends.ttlang.import_file``); ``BadInput``
+    for bad options, an unreadable file or a construct refused by name (file:line)."""
+    from verispatial.frontends.ttlang import import_file
+
+    try:
+        return import_file(path, opts.operation, opts.shapes, opts.ranges, opts.target or "wormhole")
+    except VerispatialError as e:
+        raise bad_input_of(path, e) from None
+    except RecursionError:
+        raise BadInput(path, "", "nested too deeply to read") from None
+
+
+def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> int:
+    """The ``import ttlang`` command: write the program of each shape class (``OUT`` itself for one class, else
+    ``OUT`` with ``.1``, ``.2``, ... before its suffix), every file computed before the first is written."""
+    from verispatial.ir.serialize import dumps
+
+    check_output_path(out)
+    got = import_ttlang(path, opts)
+    o = Path(out)
+    names = [out] if len(got) == 1 else [str(o.with_name(f"{o.stem}.{i + 1}{o.suffix}")) for i in range(len(got))]
+    texts = [(n, dumps(imp.program)) for n, imp in zip(names, got, strict=True)]
+    for n, text in texts:
+        write_atomic(n, text)
+    if not quiet:
+        for n, imp in zip(names, got, strict=True):
+            _stdout().print(f"wrote {n}: {imp.program.name} ({len(imp.program.programs)} engine programs; "
+                            f"{imp.label})", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def _loaded(program: Program) -> Callable[[str], Program]:
+    """A loader that returns ``program`` (already read, from a TT-Lang source)."""
+    return lambda _path: program
+
+
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
                 jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
                 cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False,
-                budget_seconds: float | None = budget.DEFAULT_SECONDS, expect: str = "proved") -> int:
-    """The ``certify`` command: see ``certify_cmd``. ``budget_seconds`` bounds the whole run (every program): past
+                budget_seconds: float | None = budget.DEFAULT_SECONDS, expect: str = "proved",
+                ttlang: TtlangOptions | None = None) -> int:
+    """The ``certify`` command: see ``certify_cmd``. A ``.py`` path is a TT-Lang source, read with ``ttlang``
+    (``import_ttlang``) and certified class by class. ``budget_seconds`` bounds the whole run (every program): past
     it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). ``expect`` is the
     verdict the certificate is recorded for (``certificate.recording_refusal``). Raises ``BadInput`` /
     ``CheckerError``."""
@@ -304,23 +362,37 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
             raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
     from verispatial.certify.files import FileReport
 
+    opts = ttlang or TtlangOptions()
+    if opts.given() and not any(p.endswith(".py") for p in program_paths):
+        raise BadInput(opts.given()[0], "", "applies to TT-Lang sources (FILE.py) only")
     done: list[tuple[str, FileReport]] = []
     with budget.deadline(budget_seconds):
         for path in program_paths:
+            if path.endswith(".py"):
+                got = import_ttlang(path, opts)
+                for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                                    ("--smt2", smt2_dir)):
+                    if value is not None and len(got) > 1:
+                        raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
+                for imp in got:
+                    done.append((path, _certify_one(path, certificate, None, jobs, quiet, smt2_dir,
+                                                    _loaded(imp.program))))
+                continue
             done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
     return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
 
 
 def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
-                 smt2_dir: str | None) -> Any:
-    """Certify one program file (``certify_file``); ``BadInput`` / ``CheckerError`` for what goes wrong."""
+                 smt2_dir: str | None, loader: Callable[[str], Program] | None = None) -> Any:
+    """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_program_file``);
+    ``BadInput`` / ``CheckerError`` for what goes wrong."""
     from verispatial.certify.files import certify_file
     from verispatial.certify.smt import export_smt2
 
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
         with export, _progress(f"certify {path}", quiet) as progress:
-            fr = certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
+            fr = certify_file(path, loader or load_program_file, certificate, _load_certificate_file, store=store,
                               jobs=jobs, progress=progress)
     except BadInput:
         raise
@@ -495,7 +567,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
             else:
                 files[i].append(f"(no SVG: {d.error})")
     if html_out is not None:
-        write_atomic(html_out, html_page(fr.report, exps, drawn))
+        write_atomic(html_out, html_page(fr.report, exps, drawn, program))
     if as_json:
         _write_json({"program": fr.report.program, "exit_code": fr.report.exit_code,
                      "explanations": [{**x.to_json(), "files": files.get(i, [])} for i, x in enumerate(exps)]})
@@ -682,6 +754,16 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
                              "directory).")(f)
 
 
+def _ttlang_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--target", type=click.Choice(["wormhole", "blackhole"]), default=None,
+                     help="TT-Lang sources: the machine (default wormhole).")(f)
+    f = click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI[:STEP]",
+                     help="TT-Lang sources: a shape parameter taking every value LO, LO+STEP, .. HI (a trip).")(f)
+    f = click.option("--shape", "shapes", multiple=True, metavar="TENSOR=D0xD1",
+                     help="TT-Lang sources: a tensor's shape in elements (default: the file's example call).")(f)
+    return click.option("--operation", metavar="NAME", help="TT-Lang sources: the @ttl.operation to read.")(f)
+
+
 @cli.command("certify")
 @click.argument("programs", metavar="PROGRAM.json", nargs=-1, required=True)
 @click.option("--certificate", metavar="C.json", help="A certificate to check against the re-derived one.")
@@ -703,13 +785,35 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
                    "saying so.")
 @_cache_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@_ttlang_options
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
                 junit_out: str | None, jobs: int, certificate_out: str | None, expect: str, smt2_dir: str | None,
-                budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
-    """Discharge every obligation of each PROGRAM.json and report each verdict."""
+                budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool, operation: str | None,
+                shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None) -> int:
+    """Discharge every obligation of each PROGRAM.json and report each verdict. A FILE.py is a TT-Lang source:
+    it is imported (as ``import ttlang``) and each of its shape classes certified."""
+    tt = TtlangOptions(operation, shapes, ranges, target)
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
                                                smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
-                                               expect))
+                                               expect, tt))
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Read kernels written in another language into program.json (never running them)."""
+
+
+@import_group.command("ttlang")
+@click.argument("source", metavar="FILE.py")
+@_ttlang_options
+@click.option("-o", "--out", required=True, metavar="PROGRAM.json",
+              help="Where to write the program (one file per shape class: PROGRAM.1.json, ... when several).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+def import_ttlang_cmd(source: str, operation: str | None, shapes: tuple[str, ...], ranges: tuple[str, ...],
+                      target: str | None, out: str, quiet: bool) -> int:
+    """Read the @ttl.operation of a TT-Lang source into program.json, every op carrying its file:line."""
+    return _guard(False, lambda: run_import_ttlang(source, TtlangOptions(operation, shapes, ranges, target), out,
+                                                   quiet))
 
 
 @cli.command("gate")

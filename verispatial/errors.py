@@ -83,3 +83,15 @@ class UnhandledOp(Exception):
         super().__init__(f"{chain} has no case for op class {type(op).__name__}")
         self.chain = chain
         self.op = op
+
+
+class SourceRefused(VerispatialError):
+    """A front end met a construct of the user's source it cannot read exactly: ``construct`` names it, ``file`` and
+    ``line`` say where, ``reason`` why. The front end refuses the whole source rather than drop or approximate it."""
+
+    def __init__(self, file: str, line: int, construct: str, reason: str) -> None:
+        self.file = file
+        self.line = line
+        self.construct = construct
+        self.reason = reason
+        super().__init__(f"{file}:{line}: {construct}: {reason}")

@@ -27,7 +27,11 @@ from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
 
 FORMAT = "verispatial.certificate"
-VERSION = 1
+#: Version 2 states places grouped (``derive_place_groups``: a buffer's pushes to its waits in one entry, not one
+#: entry per pair, which is quadratic in the ops); version 1 certificates (one place per op pair) are still read
+#: and compared in their own form (``READ_VERSIONS``).
+VERSION = 2
+READ_VERSIONS = (1, 2)
 
 
 def program_digest(p: Program) -> str:
@@ -39,8 +43,13 @@ def _op(lf: Any) -> dict[str, Any]:
     return {"engine": lf.engine, "path": list(lf.path), "op": type(lf.op).__name__}
 
 
-def derive_places(a: Analysis) -> list[dict[str, Any]]:
-    """Every place of the marked graph: circular-buffer data and space, semaphore signals by protocol."""
+def derive_place_groups(a: Analysis) -> list[dict[str, Any]]:
+    """Every place of the marked graph, grouped: each entry names the ops ``from`` (a list) and ``to`` (a list) and
+    stands for one place per pair of them, all with its other fields (``expand_places``). Circular-buffer data and
+    space: one group per buffer (its pushes to its waits; its pops to its reserves), semaphore signals by protocol
+    (a word's increments to each class of its waits, a flag word's flags of one source to its waits), the compose
+    rendezvous as ``group_places`` joins its arrivals and releases. Linear in the ops: the pairs themselves are
+    quadratic in a buffer's pushes and waits (17.9 MB of places for a two-layer decode step of 583 KB)."""
     p = a.program
     places: list[dict[str, Any]] = []
     by_buf: dict[int, list[Any]] = {}
@@ -50,18 +59,16 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
                 by_buf.setdefault(lf.op.buf, []).append(lf)
     for b in p.buffers:
         mine = by_buf.get(b.id, [])
-        pushes = [lf for lf in mine if isinstance(lf.op, Push)]
-        waits = [lf for lf in mine if isinstance(lf.op, Wait)]
-        pops = [lf for lf in mine if isinstance(lf.op, Pop)]
-        reserves = [lf for lf in mine if isinstance(lf.op, Reserve)]
-        for src in pushes:
-            for dst in waits:
-                places.append({"kind": "cb-data", "counter": f"cb{b.id}", "from": _op(src), "to": _op(dst),
-                               "tokens": 0, "weight": "pages"})
-        for src in pops:
-            for dst in reserves:
-                places.append({"kind": "cb-space", "counter": f"cb{b.id}", "from": _op(src), "to": _op(dst),
-                               "tokens": b.capacity, "weight": "pages"})
+        pushes = [_op(lf) for lf in mine if isinstance(lf.op, Push)]
+        waits = [_op(lf) for lf in mine if isinstance(lf.op, Wait)]
+        pops = [_op(lf) for lf in mine if isinstance(lf.op, Pop)]
+        reserves = [_op(lf) for lf in mine if isinstance(lf.op, Reserve)]
+        if pushes and waits:
+            places.append({"kind": "cb-data", "counter": f"cb{b.id}", "from": pushes, "to": waits,
+                           "tokens": 0, "weight": "pages"})
+        if pops and reserves:
+            places.append({"kind": "cb-space", "counter": f"cb{b.id}", "from": pops, "to": reserves,
+                           "tokens": b.capacity, "weight": "pages"})
     # The compose rendezvous: P arrival places and S release places per boundary (compositional.rendezvous_places),
     # not every increment of a word against every wait of it (quadratic in the boundaries).
     from verispatial.certify.compositional import Rendezvous, recognise, rendezvous_places
@@ -69,7 +76,7 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     rv = recognise(p) if any(s.barrier_after for s in p.sections[:-1]) else None
     skip: set[int] = set()
     if isinstance(rv, Rendezvous):
-        places += rendezvous_places(p, rv)
+        places += group_places(rendezvous_places(p, rv))
         skip = {rv.gather, rv.release}
     for w in a.words.values():
         if w.sem in skip:
@@ -77,27 +84,70 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
         role = p.semaphores[w.sem].role.value
         if w.kind in ("monotone", "reset"):
             consuming = {lf.index for lf in w.consuming}
-            for src in w.incs:
-                for dst in w.waits:
-                    place = {"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": _op(src),
-                             "to": _op(dst), "tokens": w.init, "weight": "increments"}
-                    op = dst.op
-                    if isinstance(op, SemWait) and op.terms:
-                        # Occurrence i of the wait needs value + sum(coef * index) tokens (a growing threshold).
-                        place["threshold"] = {"value": op.value, "terms": [[t.var, t.coef] for t in op.terms]}
-                    if w.kind == "reset" and dst.index not in consuming:
-                        place["consumes"] = False  # a wait not followed by a reset takes no tokens
-                    places.append(place)
+            # The waits in classes of equal fields (a growing threshold, a wait that takes no tokens), in order.
+            classes: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+            for dst in w.waits:
+                extra: dict[str, Any] = {}
+                op = dst.op
+                if isinstance(op, SemWait) and op.terms:
+                    # Occurrence i of the wait needs value + sum(coef * index) tokens (a growing threshold).
+                    extra["threshold"] = {"value": op.value, "terms": [[t.var, t.coef] for t in op.terms]}
+                if w.kind == "reset" and dst.index not in consuming:
+                    extra["consumes"] = False  # a wait not followed by a reset takes no tokens
+                classes.setdefault(_key(extra), (extra, []))[1].append(_op(dst))
+            incs = [_op(src) for src in w.incs]
+            for extra, dsts in classes.values():
+                if incs:
+                    places.append({"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": incs,
+                                   "to": dsts, "tokens": w.init, "weight": "increments", **extra})
         elif w.kind == "flag":
+            sources: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
             for src in w.flags:
-                for dst in w.waits:
-                    place = {"kind": "sem-flag", "role": role, "counter": w.name, "from": _op(src),
-                             "to": _op(dst), "tokens": 0, "weight": "flags"}
-                    op = src.op
-                    if isinstance(op, McastSetValid) and op.source != op.sem:
-                        place["source"] = f"sem{op.source}@{a.views[src.engine].program.site}"
-                    places.append(place)
+                extra = {}
+                op = src.op
+                if isinstance(op, McastSetValid) and op.source != op.sem:
+                    extra["source"] = f"sem{op.source}@{a.views[src.engine].program.site}"
+                sources.setdefault(_key(extra), (extra, []))[1].append(_op(src))
+            waits = [_op(dst) for dst in w.waits]
+            for extra, srcs in sources.values():
+                if waits:
+                    places.append({"kind": "sem-flag", "role": role, "counter": w.name, "from": srcs, "to": waits,
+                                   "tokens": 0, "weight": "flags", **extra})
     return places
+
+
+def derive_places(a: Analysis) -> list[dict[str, Any]]:
+    """Every place of the marked graph, one per (producing op, consuming op): ``expand_places`` of
+    ``derive_place_groups`` (the P/T net exports' places, and a version-1 certificate's)."""
+    return expand_places(derive_place_groups(a))
+
+
+def expand_places(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One place per (``from`` op, ``to`` op) of each group, with the group's other fields."""
+    out: list[dict[str, Any]] = []
+    for g in groups:
+        rest = {k: v for k, v in g.items() if k not in ("from", "to")}
+        for src in g["from"]:
+            for dst in g["to"]:
+                out.append({**rest, "from": src, "to": dst})
+    return out
+
+
+def group_places(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Places of one op pair each, grouped exactly: ``expand_places`` of the result is ``pairs`` as a set. Pairs
+    with equal fields and one ``from`` op collect their ``to`` ops; those with equal fields and equal ``to`` lists
+    then collect their ``from`` ops (each group is a product of pairs that all occur)."""
+    by_src: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]] = {}
+    for pl in pairs:
+        rest = {k: v for k, v in pl.items() if k not in ("from", "to")}
+        got = by_src.setdefault((_key(rest), _key(pl["from"])), (rest, pl["from"], []))
+        if pl["to"] not in got[2]:
+            got[2].append(pl["to"])
+    by_dsts: dict[tuple[str, str], dict[str, Any]] = {}
+    for (rk, _), (rest, src, dsts) in by_src.items():
+        g = by_dsts.setdefault((rk, _key(dsts)), {**rest, "from": [], "to": dsts})
+        g["from"].append(src)
+    return list(by_dsts.values())
 
 
 def derive_certificate(program: Program, report: Report) -> dict[str, Any]:
@@ -107,14 +157,14 @@ def derive_certificate(program: Program, report: Report) -> dict[str, Any]:
     return _certificate(program, a, list(report.results))
 
 
-def _certificate(program: Program, a: Analysis, results: list[Result]) -> dict[str, Any]:
+def _certificate(program: Program, a: Analysis, results: list[Result], version: int = VERSION) -> dict[str, Any]:
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": version,
         "program": program.name,
         "program_sha256": program_digest(program),
         "solver": {"z3": PINNED_Z3},
-        "places": derive_places(a),
+        "places": derive_places(a) if version == 1 else derive_place_groups(a),
         "program_order": {v.key: len(v.leaves) for v in a.views.values()},
         "obligations": sorted(({"family": r.family, "name": r.name, "reason": r.reason} for r in results
                                if r.family != R.CERTIFICATE), key=lambda o: (o["family"], o["name"])),
@@ -132,7 +182,7 @@ def check_certificate_shape(cert: dict[str, Any]) -> None:
     (``format``, ``version``, ``program_sha256`` a string, ``places`` / ``obligations`` lists, ``witnesses`` and
     ``program_order`` objects).
     A well-formed certificate whose claims are wrong is not bad input: ``compare_certificate`` refutes it."""
-    if cert.get("format") != FORMAT or cert.get("version") != VERSION:
+    if cert.get("format") != FORMAT or cert.get("version") not in READ_VERSIONS:
         raise ParseError("format", format_mismatch(FORMAT, VERSION, cert))
     if not isinstance(cert.get("program_sha256"), str):
         raise ParseError("program_sha256", "a string (the digest of the program it certifies)")
@@ -147,9 +197,10 @@ def check_certificate_shape(cert: dict[str, Any]) -> None:
 def compare_certificate(program: Program, a: Analysis, results: list[Result], cert: dict[str, Any]) -> list[Result]:
     """One ``certificate`` result per section of the certificate: PROVED when it matches the re-derived one,
     REFUTED naming the first omitted or misstated entry otherwise."""
-    mine = _certificate(program, a, results)
+    version = cert.get("version")
+    mine = _certificate(program, a, results, version if version in READ_VERSIONS else VERSION)  # type: ignore[arg-type]
     out: list[Result] = []
-    if cert.get("format") != FORMAT or cert.get("version") != VERSION:
+    if cert.get("format") != FORMAT or version not in READ_VERSIONS:
         return [Result(R.CERTIFICATE, f"{R.CERTIFICATE}:format", Verdict.REFUTED,
                        format_mismatch(FORMAT, VERSION, cert),
                        {"kind": R.CERTIFICATE, "summary": "not a verispatial certificate of this version"})]

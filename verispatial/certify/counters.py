@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import z3
 
+from verispatial import budget
 from verispatial.certify.positions import Encoder
 from verispatial.certify.semaphores import Word
 from verispatial.certify.structure import EngineView, Leaf
@@ -37,6 +38,7 @@ class CounterModel:
                     self.buf_leaves.setdefault(b, []).append(lf)
 
     def _sum(self, leaves: list[Leaf], weight: int | None = None) -> z3.ArithRef:
+        budget.check()  # a counter sums every leaf of its buffer or word: on a long program, long work between queries
         terms = []
         for lf in leaves:
             w = weight if weight is not None else getattr(lf.op, "pages", None) or getattr(lf.op, "by", 1)

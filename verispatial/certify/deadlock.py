@@ -113,7 +113,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         return Result(R.DEADLOCK, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
     if method != "search":
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
-        if witness.verdict == Verdict.PROVED or method == "schedule":
+        if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) or method == "schedule":
             return witness
     return _component(a, comp, name, trusted, trip_sets, rlimit, t0)
 
@@ -145,17 +145,29 @@ def _candidates(a: Analysis, comp: frozenset[str], trusted: set[int], trip_sets:
 
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                  trip_sets: list[dict[str, int] | None], t0: float) -> Result:
-    """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), else FAILED with the reason:
-    never REFUTED (a witness that does not check says nothing about the program)."""
+    """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), REFUTED when the exhaustive run
+    got stuck and the interpreter replays a deadlock there, else FAILED with the reason (a witness that does not
+    check says nothing about the program)."""
     untrusted = sorted({b for e in comp for lf in a.views[e].leaves
                         if isinstance(b := getattr(lf.op, "buf", None), int) and b not in trusted})
     if untrusted:
         return Result(R.DEADLOCK, name, Verdict.FAILED,
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
     got = schedule.prove(a, comp, trip_sets)
+    if got.candidate is not None:
+        # The exhaustive run got stuck: the interpreter driven to where it stuck may replay the deadlock.
+        cex = replay_deadlock(a.program, got.candidate.decoded(), comp)
+        if cex is not None:
+            return Result(R.DEADLOCK, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
+                          seconds=time.perf_counter() - t0)
     verdict = Verdict.PROVED if got.proved else Verdict.FAILED
-    reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
-              + (" and trip values" if a.linear and a.program.trips else "")) if got.proved else f"schedule witness: {got.reason}"
+    if not got.proved:
+        reason = f"schedule witness: {got.reason}"
+    elif got.exhaustive:
+        reason = f"{len(comp)} engines, {got.reason}"
+    else:
+        reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
+                  + (" and trip values" if a.linear and a.program.trips else ""))
     return Result(R.DEADLOCK, name, verdict, reason, seconds=time.perf_counter() - t0)
 
 

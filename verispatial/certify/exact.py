@@ -204,8 +204,15 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         assert r.model is not None
         trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
         val = model_int(r.model, end)
+        if val >= w.init:
+            summary = f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"
+        else:
+            # The count says the waits consume more than the increments give: no run ends so, a wait hangs first
+            # (a word never goes below what its increments made it), so no end value is named.
+            summary = (f"{w.name}'s increments ({w.init + model_int(r.model, incs)}) fall short of what its waits "
+                       f"consume ({model_int(r.model, consumed)}): a run that ends cannot leave it at its initial "
+                       f"{w.init}; a wait hangs first")
         cex = {"kind": R.BALANCE_SEM, "rule": R.BALANCE_SEM, "word": w.name, "trips": trips, "end_value": val,
-               "init": w.init,
-               "summary": f"{w.name} ends at {val}, not its initial {w.init}: the program cannot run again"}
+               "init": w.init, "summary": summary}
         return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
     return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 import attrs
 import z3
 
+from verispatial import budget
 from verispatial.certify.smt import Query, all_of, any_of
 from verispatial.certify.structure import Ctx, EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Guard
@@ -304,6 +305,7 @@ class Encoder:
         key = (leaf.engine, leaf.index)
         self.position(leaf.engine).referenced.add(leaf.index)
         if key not in self._executed:
+            budget.check()  # building the terms of a large program is long work between two solver queries
             self._executed[key] = self._executed_expr(leaf)
         return self._executed[key]
 

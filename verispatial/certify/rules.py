@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import attrs
 
+from verispatial import budget
 from verispatial.certify.structure import EngineView, op_at
 from verispatial.errors import UnhandledOp
 from verispatial.ir import rules as R
@@ -144,53 +145,80 @@ def _run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State,
     (first / middle / last: loops are run in those classes) admits it, and may run or not when unknown. A loop
     runs 0 times, once (first and last), or a first iteration, any number of middle ones and a last one, as its
     count allows (``trip_max``: each trip's maximum); a constant loop up to ``EXACT_LOOP`` iterations is
-    iterated exactly."""
-    env = env or {}
-    for i, op in enumerate(ops):
-        path = (*prefix, i)
-        if isinstance(op, If):
-            runs = _admits(op.when, env.get(op.var, (None, None)))
-            if runs is True:
-                s = _run(op.body, path, s, step, trip_max, env)
-            elif runs is None:
-                s = s | _run(op.body, path, s, step, trip_max, env)
-            continue
-        if isinstance(op, Loop):
-            def body(x: State, first: bool, last: bool, op: Loop = op, path: tuple[int, ...] = path) -> State:
-                return _run(op.body, path, x, step, trip_max, {**env, op.var: (first, last)})
+    iterated exactly.
 
-            if op.count == 0:
+    ``step(op, path, state)`` must be a function of its arguments whose side effects (findings noted) are the same
+    however often it is called with them: a loop body run again from a state it was already run from, in the same
+    class of the iterations its ``If``s read, is not run again (its result is remembered). Without that, 32 nested
+    two-iteration loops ran their innermost body 2**32 times; with it each body runs once per distinct state. The
+    run checks the budget (``budget.check``) at every loop iteration."""
+    memo: dict[tuple[object, ...], State] = {}
+    guards: dict[tuple[int, ...], tuple[str, ...]] = {}
+
+    def guarded(loop: Loop, path: tuple[int, ...]) -> tuple[str, ...]:
+        """The loop variables the ``If``s inside ``loop``'s body read: the only part of ``env`` the body sees."""
+        got = guards.get(path)
+        if got is None:
+            got = guards[path] = tuple(sorted({op.var for op in walk(loop.body) if isinstance(op, If)}))
+        return got
+
+    def run(ops: tuple[Op, ...], prefix: tuple[int, ...], s: State, env: dict[str, Phase]) -> State:
+        for i, op in enumerate(ops):
+            path = (*prefix, i)
+            if isinstance(op, If):
+                runs = _admits(op.when, env.get(op.var, (None, None)))
+                if runs is True:
+                    s = run(op.body, path, s, env)
+                elif runs is None:
+                    s = s | run(op.body, path, s, env)
                 continue
-            if isinstance(op.count, int) and op.count <= EXACT_LOOP:
-                # A constant loop runs its body exactly count times: iterate (stopping the middle iterations early
-                # once the state is stable), so counts that depend on the trip number (tiles written into a
-                # reservation) stay exact.
-                n = op.count
-                s = body(s, True, n == 1)
-                for _ in range(n - 2):
-                    nxt = body(s, False, False)
-                    if nxt == s:
-                        break
-                    s = nxt
-                if n >= 2:
-                    s = body(s, False, True)
-                continue
-            zero, one, many = _counts(op.count, trip_max)
-            out: State = s if zero else frozenset()
-            if one:
-                out = out | body(s, True, True)
-            if many:
-                acc = body(s, True, False)
-                while True:
-                    nxt = acc | body(acc, False, False)
-                    if nxt == acc:
-                        break
-                    acc = nxt
-                out = out | body(acc, False, True)
-            s = out
-        else:
-            s = step(op, path, s)
-    return s
+            if isinstance(op, Loop):
+                reads = guarded(op, path)
+
+                def body(x: State, first: bool, last: bool, op: Loop = op, path: tuple[int, ...] = path,
+                         reads: tuple[str, ...] = reads) -> State:
+                    inner = {**env, op.var: (first, last)}
+                    key = (path, x, *(inner.get(v, (None, None)) for v in reads))
+                    got = memo.get(key)
+                    if got is None:
+                        budget.check()
+                        got = memo[key] = run(op.body, path, x, inner)
+                    return got
+
+                if op.count == 0:
+                    continue
+                if isinstance(op.count, int) and op.count <= EXACT_LOOP:
+                    # A constant loop runs its body exactly count times: iterate (stopping the middle iterations
+                    # early once the state is stable), so counts that depend on the trip number (tiles written into
+                    # a reservation) stay exact.
+                    n = op.count
+                    s = body(s, True, n == 1)
+                    for _ in range(n - 2):
+                        nxt = body(s, False, False)
+                        if nxt == s:
+                            break
+                        s = nxt
+                    if n >= 2:
+                        s = body(s, False, True)
+                    continue
+                zero, one, many = _counts(op.count, trip_max)
+                out: State = s if zero else frozenset()
+                if one:
+                    out = out | body(s, True, True)
+                if many:
+                    acc = body(s, True, False)
+                    while True:
+                        nxt = acc | body(acc, False, False)
+                        if nxt == acc:
+                            break
+                        acc = nxt
+                    out = out | body(acc, False, True)
+                s = out
+            else:
+                s = step(op, path, s)
+        return s
+
+    return run(ops, prefix, s, env or {})
 
 
 def _map(s: State, tag: str, b: int, f: Callable[[int, int], tuple[int, int]]) -> State:

@@ -46,11 +46,12 @@ from collections.abc import Iterable, Iterator
 import attrs
 import z3
 
+from verispatial import budget
 from verispatial.certify import smt
 from verispatial.certify.cache import Canon, canonical_form
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
-from verispatial.certify.reach import Analysis
+from verispatial.certify.reach import Analysis, Decoded
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
@@ -100,12 +101,16 @@ class Schedule:
 @attrs.frozen
 class Outcome:
     """What the schedule route concluded: ``proved`` or not, why, how many order and enabling obligations it
-    checked, and how many of those it settled without a query of its own (enumerated, or proved up to renaming)."""
+    checked, and how many of those it settled without a query of its own (enumerated, or proved up to renaming);
+    ``exhaustive``: proved by a run that executed every occurrence (``by_run``), not by a symbolic check;
+    ``candidate``: where that run got stuck, for the interpreter to replay (not proved)."""
 
     proved: bool
     reason: str
     queries: int = 0
     settled: int = 0
+    exhaustive: bool = False
+    candidate: Stuck | None = None
 
 
 def r_leaves(view: EngineView) -> list[Leaf]:
@@ -115,28 +120,48 @@ def r_leaves(view: EngineView) -> list[Leaf]:
 # ----------------------------------------------------------------------------------------------- derivation
 def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, ...],
                  idx: tuple[int, ...], env: dict[str, tuple[int, int]] | None = None,
+                 wanted: frozenset[tuple[int, ...]] | None = None,
                  ) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
     """(path, iteration vector over the enclosing loops) of every leaf occurrence, in program order; an ``If``
-    runs its body when its guard admits the current iteration of its loop (``env``: var -> (index, count))."""
+    runs its body when its guard admits the current iteration of its loop (``env``: var -> (index, count)).
+
+    ``wanted``: the paths of the leaves asked for and every prefix of them; an op outside it is skipped, subtree
+    and all (a loop of 2**31 reads around no wanted leaf costs nothing). A loop whose middle iteration (neither
+    first nor last) yields nothing is not iterated further: every middle iteration runs the same ops (an ``If``
+    reads only whether its iteration is the first or the last), so the rest jump to the last. Checks the budget
+    at every iteration of a loop."""
     env = env or {}
     for i, op in enumerate(ops):
         path = (*prefix, i)
+        if wanted is not None and path not in wanted:
+            continue
         if isinstance(op, Loop):
             n = count_value(op.count, trips)
-            for k in range(n):
-                yield from _occurrences(op.body, trips, path, (*idx, k), {**env, op.var: (k, n)})
+            k = 0
+            while k < n:
+                budget.check()
+                got = False
+                for occ in _occurrences(op.body, trips, path, (*idx, k), {**env, op.var: (k, n)}, wanted):
+                    got = True
+                    yield occ
+                k = n - 1 if not got and 0 < k < n - 1 else k + 1
         elif isinstance(op, If):
             k, n = env[op.var]
             if op.when.holds(k, n):
-                yield from _occurrences(op.body, trips, path, idx, env)
+                yield from _occurrences(op.body, trips, path, idx, env, wanted)
         else:
             yield path, idx
+
+
+def _prefixes(paths: Iterable[tuple[int, ...]]) -> frozenset[tuple[int, ...]]:
+    """Every non-empty prefix of every path (the ``wanted`` set of ``_occurrences``)."""
+    return frozenset(q[:j] for q in paths for j in range(1, len(q) + 1))
 
 
 def _stream(view: EngineView, leaves: dict[tuple[int, ...], Leaf],
             trips: dict[str, int]) -> Iterator[tuple[Leaf, tuple[int, ...]]]:
     """Occurrences of ``view``'s R leaves in program order."""
-    for path, it in _occurrences(view.program.ops, trips, (), ()):
+    for path, it in _occurrences(view.program.ops, trips, (), (), wanted=_prefixes(leaves)):
         if path in leaves:
             yield leaves[path], it
 
@@ -227,9 +252,36 @@ def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> int
     return total
 
 
+Times = dict[tuple[str, int], dict[tuple[int, ...], int]]
+Precedences = list[tuple[tuple[str, int, tuple[int, ...]], tuple[str, int, tuple[int, ...]]]]
+
+
 def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule | str:
     """A candidate schedule from one as-soon-as-possible run (unit time per R op, all engines in lockstep rounds),
     or why none was derived (the run got stuck, is longer than ``DERIVE_LIMIT``, or no offsets fit)."""
+    run = _asap(a, comp, trips)
+    if isinstance(run, Stuck):
+        return run.reason
+    return run if isinstance(run, str) else _fit(a, comp, *run)
+
+
+@attrs.frozen
+class Stuck:
+    """Where the as-soon-as-possible run of the counter model got stuck: each engine of the component at its next
+    R occurrence (None: finished) — a deadlock candidate for the interpreter to replay, never a verdict."""
+
+    reason: str
+    at: dict[str, tuple[Leaf | None, tuple[tuple[str, int], ...]]]
+
+    def decoded(self) -> Decoded:
+        return Decoded({}, dict(self.at))
+
+
+def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> tuple[Times, Precedences] | Stuck | str:
+    """The as-soon-as-possible run of the counter model under ``trips``: in each round every engine of ``comp``
+    whose next R occurrence is enabled in the state at the round's start (every occurrence of an earlier round
+    executed, none of a later one) executes it. Returns each occurrence's round and the precedences the run
+    exhibits, or why it did not finish (stuck, or longer than ``DERIVE_LIMIT``)."""
     total = _run_length(a, comp, trips)
     if total is not None and total > DERIVE_LIMIT:
         return f"the derivation run would execute {total} occurrences, more than {DERIVE_LIMIT}"
@@ -244,9 +296,14 @@ def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule
     last: dict[object, dict[str, tuple[str, int, tuple[int, ...]]]] = {}
     t = fired = 0
     while any(v is not None for v in nxt.values()):
+        if not t & 1023:
+            budget.check()
         go = [e for e, v in nxt.items() if v is not None and state.enabled(v[0], v[1])]
         if not go:
-            return f"the derivation run is stuck at round {t}"
+            at: dict[str, tuple[Leaf | None, tuple[tuple[str, int], ...]]] = {
+                e: (None, ()) if v is None else (v[0], tuple((lc.var, k) for lc, k in zip(v[0].loops, v[1], strict=True)))
+                for e, v in nxt.items()}
+            return Stuck(f"the derivation run is stuck at round {t}", at)
         fresh: list[tuple[Leaf, tuple[str, int, tuple[int, ...]]]] = []
         for e in go:
             lf, it = nxt[e]  # type: ignore[misc]
@@ -269,11 +326,10 @@ def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule
         t += 1
         if fired > DERIVE_LIMIT:
             return f"the derivation run exceeds {DERIVE_LIMIT} occurrences"
-    return _fit(a, comp, times, before)
+    return times, before
 
 
-def _fit(a: Analysis, comp: frozenset[str], times: dict[tuple[str, int], dict[tuple[int, ...], int]],
-         before: list[tuple[tuple[str, int, tuple[int, ...]], tuple[str, int, tuple[int, ...]]]]) -> Schedule | str:
+def _fit(a: Analysis, comp: frozenset[str], times: Times, before: Precedences) -> Schedule | str:
     """Periods: per loop, the largest step between consecutive iterations the run shows for any of its leaves.
     Offsets: the least solution of the difference constraints ``tau(x) + 1 <= tau(y)`` for every precedence the
     run exhibits (longest paths, Bellman-Ford); a positive cycle means no affine schedule with these periods."""
@@ -331,13 +387,23 @@ def _tau_at(s: Schedule, pos: SymPos, leaves: list[Leaf]) -> z3.ArithRef:
     return expr
 
 
-def _movers(a: Analysis, lf: Leaf) -> set[str]:
-    """Engines other than ``lf``'s whose R ops change a counter ``lf`` tests."""
+def _buffer_movers(a: Analysis) -> dict[int, set[str]]:
+    """Buffer -> the engines that push or pop it (one walk over every leaf)."""
+    out: dict[int, set[str]] = {}
+    for v in a.views.values():
+        for x in v.leaves:
+            if isinstance(x.op, (Push, Pop)):
+                out.setdefault(x.op.buf, set()).add(x.engine)
+    return out
+
+
+def _movers(a: Analysis, lf: Leaf, by_buf: dict[int, set[str]] | None = None) -> set[str]:
+    """Engines other than ``lf``'s whose R ops change a counter ``lf`` tests (``by_buf``: ``_buffer_movers(a)``
+    when the caller asks for many leaves; each call walks every leaf of the program otherwise)."""
     op = lf.op
     out: set[str] = set()
     if isinstance(op, (Reserve, Wait)):
-        out = {x.engine for v in a.views.values() for x in v.leaves
-               if isinstance(x.op, (Push, Pop)) and x.op.buf == op.buf}
+        out = set((by_buf if by_buf is not None else _buffer_movers(a)).get(op.buf, set()))
     elif isinstance(op, SemWait):
         w = a.words[(op.sem, a.views[lf.engine].program.site)]
         out = {x.engine for x in (*w.incs, *w.flags, *w.sets, *w.waits)}
@@ -388,15 +454,15 @@ def order_by_enumeration(a: Analysis, e: str, s: Schedule, trips: dict[str, int]
         return False
     else:
         assignments = (dict(zip(read, vs, strict=True)) for vs in lazy_product([range(maxes[t] + 1) for t in read]))
-    budget = ORDER_ENUMERATION_LIMIT
+    left = ORDER_ENUMERATION_LIMIT
     for env in assignments:
-        budget -= 1  # an assignment whose loops run no occurrence still costs (a trip of max 2**32 - 1 has that many)
-        if budget < 0:
+        left -= 1  # an assignment whose loops run no occurrence still costs (a trip of max 2**32 - 1 has that many)
+        if left < 0:
             return False
         last: int | None = None
         for lf, it in _stream(view, leaves, env):
-            budget -= 1
-            if budget < 0:
+            left -= 1
+            if left < 0:
                 return False
             tau = s.offset[(e, lf.index)] + sum(s.period[(e, lc.path)] * k for lc, k in zip(lf.loops, it, strict=True))
             if last is not None and tau <= last:
@@ -487,6 +553,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
         if st != Status.UNSAT:
             return Outcome(False, f"schedule order of {e}: {st.value}", n)
     proved: set[str] = set()
+    by_buf = _buffer_movers(a)
     forms: dict[frozenset[str], Canon] = {}
     rearmed = a.program.rearmed_words() if smt.shortcuts() else frozenset()
     for e in sorted(comp):
@@ -495,7 +562,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                 continue
             n += 1
             key = _tests(a, lf)
-            movers = sorted(_movers(a, lf))
+            movers = sorted(_movers(a, lf, by_buf))
             outside = [other for other in movers if other not in comp]
             if outside:
                 return Outcome(False, f"{outside[0]} moves a counter of {e} but is outside the component", n)
@@ -523,10 +590,48 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
     return Outcome(True, "", n, settled)
 
 
+#: R leaves past which a component whose loops read no trip is decided by its run (``by_run``): the symbolic check
+#: asks one query per blocking leaf over counters summing every leaf (quadratic: 66,666 leaves of a straight-line
+#: program took minutes), the run is linear in the occurrences. (A multicast matmul of 96 engines has 1,140.)
+RUN_PROOF_LEAVES = 5_000
+
+
+def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
+    """Deadlock freedom of ``comp`` by an exhaustive finite check, when its engines' loops all have constant counts
+    (so every trip value gives the same occurrences) and every engine that moves a counter one of them tests is in
+    ``comp``: the as-soon-as-possible run (``_asap``) executing every R occurrence is a schedule witness with
+    ``tau`` = the round of each occurrence. *Order* holds (an engine executes at most one occurrence per round) and
+    *enabling* holds by construction (each occurrence of round ``t`` was enabled in the state where exactly the
+    occurrences of rounds ``< t`` were executed; the module docstring's monotonicity covers engines further on),
+    so the theorem above applies as it does to an affine witness. None when this does not apply or the run is too
+    long; not proved, with the ``candidate`` where it got stuck, when it got stuck (a stuck run of the counter model
+    is no deadlock of the program until the interpreter replays it)."""
+    by_buf = _buffer_movers(a)
+    for e in comp:
+        if any(isinstance(op, Loop) and not isinstance(op.count, int) for op in walk(a.views[e].program.ops)):
+            return None
+        for lf in r_leaves(a.views[e]):
+            if isinstance(lf.op, BLOCKING) and not _movers(a, lf, by_buf) <= comp:
+                return None
+    run = _asap(a, comp, {})
+    if isinstance(run, Stuck):
+        return Outcome(False, run.reason, candidate=run)
+    if isinstance(run, str):
+        return None
+    occurrences = sum(len(v) for v in run[0].values())
+    return Outcome(True, f"every one of its {occurrences} counter occurrences executed in an as-soon-as-possible run "
+                         "(an exhaustive schedule witness)", exhaustive=True)
+
+
 def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | None],
           rlimit: int = CHECK_RLIMIT) -> Outcome:
     """Derive a schedule for ``comp`` and check it for every entry of ``trip_sets`` (None: symbolic trips; the
-    derivation then runs at each trip's maximum). Proved only if every check is unsat."""
+    derivation then runs at each trip's maximum). Proved only if every check is unsat. With ``smt.shortcuts``, a
+    component of more than ``RUN_PROOF_LEAVES`` R leaves is first tried ``by_run``."""
+    if smt.shortcuts() and sum(len(r_leaves(a.views[e])) for e in comp) > RUN_PROOF_LEAVES:
+        got = by_run(a, comp)
+        if got is not None:
+            return got  # proved, or stuck: the derivation below would get stuck at the same round
     total = settled = 0
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}

@@ -6,6 +6,7 @@ tile counts in tiles of the target's tile shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeAlias
 
 import attrs
@@ -371,9 +372,17 @@ OP_TAGS: dict[type, str] = {
 TAG_OPS: dict[str, type] = {v: k for k, v in OP_TAGS.items()}
 
 
-def op_text(op: Op) -> str:
-    """A short human form, e.g. ``reserve(b3, 8)``."""
+def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mapping[int, str] | None = None) -> str:
+    """A short human form, e.g. ``reserve(b3, 8)``; with ``buffers`` / ``semaphores`` (id -> the program's name)
+    buffers and semaphores are named as the program names them, e.g. ``reserve(c_0, 8)``."""
     tag = OP_TAGS[type(op)]
+
+    def b(i: int) -> str:
+        return buffers[i] if buffers is not None and i in buffers else f"b{i}"
+
+    def sm(i: int) -> str:
+        return semaphores[i] if semaphores is not None and i in semaphores else f"sem{i}"
+
     if isinstance(op, Loop):
         c = op.count
         if isinstance(c, TripCount):
@@ -386,9 +395,9 @@ def op_text(op: Op) -> str:
     for a in attrs.fields(type(op)):
         v = getattr(op, a.name)
         if a.name in ("buf", "into") or (a.name == "src" and not isinstance(op, McastSetValid)):
-            fields.append(f"b{v}")
+            fields.append(b(v))
         elif a.name == "sem":
-            fields.append(f"sem{v}")
+            fields.append(sm(v))
         elif a.name == "group":
             fields.append(f"g{v}")
         elif a.name == "cond":
@@ -401,11 +410,11 @@ def op_text(op: Op) -> str:
                 fields.append(a.name)
         elif a.name == "src":
             if v is not None:
-                fields.append(f"src=sem{v}")
+                fields.append(f"src={sm(v)}")
         elif a.name == "num_dests":
             fields.append(f"{v} dests")
         elif a.name == "ins":
-            fields.extend(f"b{o.buf}[{o.pages}]" for o in v)
+            fields.extend(f"{b(o.buf)}[{o.pages}]" for o in v)
         elif a.name == "terms":
             fields[-1] += "".join(f"{t.coef:+d}*{t.var}" for t in v)
         elif a.name == "dtype":

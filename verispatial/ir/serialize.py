@@ -271,11 +271,63 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
     if validator.is_valid(d):
         return
-    # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule).
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema_doc()).iter_errors(d))
+    # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule),
+    # on the document cut down to the parts the compiled validator found errors in (``_pruned``).
+    reference = jsonschema.Draft202012Validator(schema_doc())
+    at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
+    where: dict[int, list[int]] = {}
+    small = _pruned(d, (), at, {q[:j] for q in at for j in range(len(q) + 1)}, where)
+    err = jsonschema.exceptions.best_match(reference.iter_errors(small))
+    if err is None:  # pragma: no cover - the cut hid the error: word it from the whole document
+        where.clear()
+        small = d
+        err = jsonschema.exceptions.best_match(reference.iter_errors(d))
     if err is not None:
-        raise ParseError(clip(_json_path(err.absolute_path)), _clipped_message(err))
+        raise ParseError(clip(_json_path(_original_path(small, list(err.absolute_path), where))), _clipped_message(err))
     raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
+
+
+#: Arrays longer than this are cut to their elements with errors before the reference validator words a message.
+_PRUNE_ITEMS = 16
+
+
+def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], on_error: set[tuple[Any, ...]],
+            where: dict[int, list[int]]) -> Any:
+    """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements some error lies in (``on_error``:
+    every prefix of every error's instance path), or to its first element when none does; ``where`` maps each cut
+    array (by ``id``) to the original indices it kept. An array at which an error itself lies (``at``: the errors'
+    instance paths) is kept whole. Why: the
+    reference validator walks every element of a 100,000-op program to word one misspelt op (64 s against 1.3 s for
+    ``validate``). Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems``/``contains``,
+    ``minItems`` of at most 1 on long arrays): the cut keeps the errors and adds none."""
+    if isinstance(x, dict):
+        return {k: _pruned(v, (*path, k), at, on_error, where) for k, v in x.items()}
+    if not isinstance(x, list):
+        return x
+    if len(x) <= _PRUNE_ITEMS or path in at:
+        keep = list(range(len(x)))
+    else:
+        keep = [i for i in range(len(x)) if (*path, i) in on_error] or [0]
+    out = [_pruned(x[i], (*path, i), at, on_error, where) for i in keep]
+    if len(keep) < len(x):
+        where[id(out)] = keep
+    return out
+
+
+def _original_path(small: Any, path: list[Any], where: dict[int, list[int]]) -> list[Any]:
+    """``path`` (into the cut document ``small``) with each index into a cut array mapped back to the original."""
+    out: list[Any] = []
+    node = small
+    for k in path:
+        if isinstance(node, list) and isinstance(k, int):
+            out.append(where[id(node)][k] if id(node) in where else k)
+        else:
+            out.append(k)
+        try:
+            node = node[k]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return out
 
 
 def _clipped_message(err: Any) -> str:

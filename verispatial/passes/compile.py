@@ -115,7 +115,8 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
 class ComposedStep:
     """A model step's sections joined into one program (``compose``): the ``program``, compose's ``fragment``, the
     checker's ``report`` on the joined program (None when not certified) and its ``certificate`` (the re-derivable
-    certificate plus ``compose``: the fragment, and ``passes``: every section's pass fragments); seconds."""
+    certificate plus ``compose``: the fragment, ``passes``: each section's content address of its pass fragments, and
+    ``pass_fragments``: those fragments once per address); seconds."""
 
     program: Program
     fragment: Fragment
@@ -134,7 +135,7 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
     """Join the compiled ``sections`` of ``graph`` into one program: its ``state`` tensors carried, every boundary
     closed by a rendezvous, the sections' certificates shifted into the fragment; with ``check`` the joined program
     is certified (``certify``, with ``cache`` when given). Raises ``ComposeRefused`` naming the rule."""
-    from verispatial.passes.compose import compose
+    from verispatial.passes.compose import compose, content_key
 
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
@@ -150,7 +151,15 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
         cert: dict[str, Any] = derive_certificate(program, report)
     else:
         cert = {}
-    cert = {**cert, "compose": frag, "passes": {s.name: untimed(s.fragments) for s in sections}}
+    # Every section's pass fragments by content address (``compose.content_key``): identical sections (each layer's
+    # projections) share one entry of ``pass_fragments``.
+    table: dict[str, list[Fragment]] = {}
+    by_section: dict[str, str] = {}
+    for s in sections:
+        frags = untimed(s.fragments)
+        by_section[s.name] = key = content_key(frags)
+        table.setdefault(key, frags)
+    cert = {**cert, "compose": frag, "passes": by_section, "pass_fragments": table}
     return ComposedStep(program, frag, report, cert, t1 - t0, time.perf_counter() - t1)
 
 

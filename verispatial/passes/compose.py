@@ -30,6 +30,8 @@ It refuses by name (``ComposeRefused``, one line naming the rule), never by drop
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -433,17 +435,6 @@ class _Relabel:
             return f"phase{self.phase}"
         return _TOKEN.sub(sub, s)
 
-    def place(self, pl: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(pl)
-        out["counter"] = self.text(str(pl["counter"]))
-        for end in ("from", "to"):
-            v = pl.get(end)
-            if isinstance(v, list):
-                out[end] = [self.op(x) for x in v]
-            elif isinstance(v, Mapping):
-                out[end] = self.op(v)
-        return out
-
 
 @attrs.frozen
 class _Views:
@@ -456,14 +447,23 @@ class _Views:
 
 
 def _section_places(sec: Program, cert: Mapping[str, Any] | None) -> list[Any]:
+    """The section's places, grouped (``certificate.derive_place_groups``): its certificate's (a version-1
+    certificate's op pairs grouped), else derived from the section."""
+    from verispatial.certify.certificate import derive_place_groups, group_places
+
     if cert is not None and isinstance(cert.get("places"), list):
-        return list(cert["places"])
-    from verispatial.certify.certificate import derive_places
+        places = list(cert["places"])
+        return group_places(places) if cert.get("version") == 1 else places
     from verispatial.certify.semaphores import classify
     from verispatial.certify.structure import engine_views
 
     views = engine_views(sec)
-    return derive_places(_Views(sec, views, classify(sec, views)))  # type: ignore[arg-type]
+    return derive_place_groups(_Views(sec, views, classify(sec, views)))  # type: ignore[arg-type]
+
+
+def content_key(x: Any) -> str:
+    """SHA-256 of ``x``'s canonical JSON (sorted keys, no spaces): the content address of a certificate part."""
+    return hashlib.sha256(json.dumps(x, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str, int]]]) -> list[dict[str, Any]]:
@@ -514,8 +514,11 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     ``None`` entries), supply the sections' places and obligations for the fragment; a section without one has its
     places derived from its program and its obligations listed as unknown. ``residency`` runs the residency pass.
 
-    The fragment lists each section's places and obligations with their ids, engines and op paths shifted into the
-    composed program, the participants, and the rendezvous places (``P`` arrivals and ``S`` releases per boundary).
+    The fragment lists each section's obligations with their ids shifted into the composed program and its places by
+    content address: ``sections[k].places`` is the SHA-256 (``content_key``) of the section's grouped places in its
+    own ids and op paths (its ``shift`` and the program's ``section_starts`` place them in the composed program), and
+    ``places`` maps each address to those places once, so identical sections (every layer of a decode step) share
+    one entry; then the participants and the rendezvous places (``P`` arrivals and ``S`` releases per boundary).
 
     Raises ``ComposeRefused`` naming the rule: ``no-sections``; ``placement``; ``barrier-after``; ``target``;
     ``section-composed``; ``section-not-scheduled`` (no engine programs, or buffers without a memory map);
@@ -642,9 +645,13 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
                                                 + "; ".join(str(v) for v in violations), violations=violations)
 
     frag_sections = []
+    place_table: dict[str, list[Any]] = {}
     for k, sec in enumerate(sections):
         cert = certificates[k] if certificates is not None else None
         rl = _Relabel(shifts[k], section_starts[k], phase[k], frozenset(t.name for t in sec.tensors))
+        own = _section_places(sec, cert)
+        key = content_key(own)
+        place_table.setdefault(key, own)
         obligations = None
         if cert is not None and isinstance(cert.get("obligations"), list):
             obligations = [{**o, "name": rl.text(str(o.get("name", "")))} for o in cert["obligations"]
@@ -654,13 +661,14 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
             "shift": {"buffers": shifts[k].buffer, "semaphores": shifts[k].semaphore, "groups": shifts[k].group,
                       "cb": {str(a): b for a, b in shifts[k].cb.items() if a != b},
                       "bytes": {sp.value: v for sp, v in shifts[k].offset.items() if v}},
-            "places": [rl.place(pl) for pl in _section_places(sec, cert)],
+            "places": key,
             "obligations": obligations,
         })
     fragment: Fragment = {
         "pass": "compose",
         "placement": placement,
         "sections": frag_sections,
+        "places": place_table,
         "participants": [participant_key(p) for p in order],
         "rendezvous": None if rv is None else {
             "gather": rv.gather, "release": rv.release, "root": participant_key(rv.root),

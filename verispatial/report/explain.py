@@ -5,9 +5,13 @@ picture, as DOT (``Picture.dot``) that ``verispatial.report.dot.render_svg`` dra
   its op and iteration, every other engine finished) and the *wait-for graph* of that state is drawn: each stuck
   engine, the buffer or semaphore word it waits for with its counters (pages pushed and popped, the word's value and
   what the wait asks), and the ops that would release it (a buffer's pops or pushes, a word's increments, flag
-  multicasts and sets) on the engines that hold them. The narrative says, per stuck engine, what it waits for, which
-  op would have released it and why that op never runs: its engine is itself stuck (a wait-for cycle, drawn in red),
-  or finished after running it too few times, or no op releases it at all.
+  multicasts and sets) on the engines that hold them. The narrative says, per stuck engine, what it waits for (the
+  word's value against the value waited for: how far short), each op that would release it, how often it ran (its
+  writes are in the counters already) and why it cannot run (again): its engine is itself stuck (a wait-for cycle,
+  drawn in red), or finished, or it is the waiting engine's own op (no edge: an engine does not wait for itself), or
+  no op releases it at all; and the release that never came (``_missing_increments``, ``_missing_flags``,
+  ``_missing_buffer_release``), drawn as a dotted red edge. Buffers and semaphores are called by the program's
+  names (``c_0@(1,0)``, ``gather@(0,0)``), in the text as in the pictures.
 - **Deadlock on a big mesh** (more than ``MESH_LIMIT`` stuck engines): engines are grouped by what they wait for
   (engine kind, op, buffer or semaphore by name), one narrative line per group, a wait-for graph between groups, and
   a site x engine picture of the mesh coloured by group, instead of hundreds of lines.
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -57,8 +62,10 @@ from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, qu
 
 #: Above this many stuck engines a deadlock is summarized by groups (and a mesh picture) instead of engine by engine.
 MESH_LIMIT = 12
-#: Events of the involved engines a timeline shows (the last ones, up to the violation).
-TIMELINE_EVENTS = 32
+#: Events of the involved engines a timeline shows: a window of the last ones up to the violation (and the other op
+#: of a racing pair), so the op that breaks the rule sits in the picture's first screen width, not five to the right
+#: of a long schedule; the narrative lists the schedule's last steps in text.
+TIMELINE_EVENTS = 7
 #: Lanes (engines) a timeline shows at most.
 TIMELINE_LANES = 8
 #: Random schedules tried when reproducing a violation for its timeline.
@@ -154,11 +161,51 @@ class Index:
 
 
 def _buffer_name(p: Program, b: int) -> str:
-    return f"b{b} ({p.buffers[b].name})"
+    """A buffer as the program names it, with its site (buffer names repeat across sites): ``c_0@(1,0)``."""
+    return f"{p.buffers[b].name}@{p.buffers[b].site}"
+
+
+def _unique_buffer_name(p: Program, b: int) -> str:
+    """``_buffer_name``, with the id when another buffer of the site has the same name (buffers of two sections)."""
+    buf = p.buffers[b]
+    twin = any(o.id != b and o.name == buf.name and o.site == buf.site for o in p.buffers)
+    return f"{_buffer_name(p, b)}{f' (b{b})' if twin else ''}"
+
+
+_ID = re.compile(r"\b(b|sem)(\d+)(?: \(([^()]*)\))?")
+
+
+def named(p: Program, text: str) -> str:
+    """The interpreter's and the checker's text with the program's names for buffers and semaphores: ``b0 (c_0)``
+    and ``b0`` read ``c_0``, ``sem2 (in1_sender_sem)@(0,1)`` and ``sem2@(0,1)`` read ``in1_sender_sem@(0,1)``.
+    Display only: the texts are made from ids, and what is shown to a person should be what the program calls
+    them (the pictures do)."""
+    bufs = {b.id: b.name for b in p.buffers}
+    sems = {s.id: s.name for s in p.semaphores}
+
+    def sub(m: re.Match[str]) -> str:
+        table = bufs if m.group(1) == "b" else sems
+        i = int(m.group(2))
+        return table.get(i, m.group(0))
+    return _ID.sub(sub, text)
 
 
 def _sem_name(p: Program, sem: int, site: Site) -> str:
-    return f"sem{sem} ({p.semaphores[sem].name})@{site}"
+    """A semaphore word as the program names it: ``in1_sender_sem@(0,1)``."""
+    return f"{p.semaphores[sem].name}@{site}"
+
+
+def _op_text(p: Program, op: Op) -> str:
+    """``op_text`` with the program's buffer and semaphore names (``reserve(c_0, 8)``)."""
+    return op_text(op, {b.id: b.name for b in p.buffers}, {s.id: s.name for s in p.semaphores})
+
+
+def _ref_text(p: Program, ref: OpRef) -> str:
+    return f"{ref.engine}'s {_op_text(p, ref.op)} at {path_text(ref.path)}"
+
+
+def _times(n: int) -> str:
+    return f"{n} time{'s' if n != 1 else ''}"
 
 
 # --------------------------------------------------------------------------------------------- deadlocks
@@ -166,16 +213,32 @@ def _sem_name(p: Program, sem: int, site: Site) -> str:
 
 @attrs.frozen
 class Waiting:
-    """A stuck engine: where it is, why (the interpreter's reason with the counters), the resource it waits for
-    (``b3.data``, ``b3.space``, ``sem2@(0,0)``; empty when none) and that resource's label with its counters."""
+    """A stuck engine: where it is (``op``: its op in the program's names), why (``reason``: the counters that
+    block it; ``generic``: the same without the site, to group engines by), the resource it waits for (``b3.data``,
+    ``b3.space``, ``sem2@(0,0)``; empty when none) with its label, the ops that would release it (the waiting
+    engine's own ones included: ``_release_line`` tells them apart), the writes of the word that cannot release it
+    (``inert``: sets to another value) and the releases that never came (``missing``: (engine, line))."""
 
     position: Position
+    op: str
     reason: str
+    generic: str
     resource: str
     resource_label: str
     releasers: tuple[OpRef, ...]
     signature: str
     note: str = ""
+    counted: str = ""
+    inert: tuple[OpRef, ...] = ()
+    missing: tuple[tuple[str, str], ...] = ()
+    want: int = 0
+    target: str = ""
+
+    @property
+    def node(self) -> str:
+        """The resource's node in a picture, named as the program names it (``c_0@(0,0) space``)."""
+        kind = self.resource.rsplit(".", 1)[1] if self.resource.startswith("b") else ""
+        return _node_id("res", f"{self.target} {kind}".rstrip())
 
 
 def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
@@ -209,71 +272,224 @@ def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
     return None
 
 
+def _ran(run: SimResult | None, ref: OpRef) -> int | None:
+    return None if run is None else run.executed.get((ref.engine, ref.path), 0)
+
+
 def _waiting(program: Program, index: Index, pos: Position, reason: str, run: SimResult | None) -> Waiting:
     assert pos.path is not None
+    reason = named(program, reason)  # the interpreter's, kept when no run reached the state (no counters of ours)
     op = index.op(pos.engine, pos.path)
     site = index.site_of[pos.engine]
     kind = index.kind_of[pos.engine]
+    shown = _op_text(program, op)
     if isinstance(op, (Reserve, Wait)):
         b = program.buffers[op.buf]
         space = isinstance(op, Reserve)
         res = f"b{b.id}.{'space' if space else 'data'}"
-        counters = ""
+        generic = reason
         if run is not None:
-            counters = f"\npushed {run.pushed[b.id]}, popped {run.popped[b.id]}, capacity {b.capacity}"
+            pushed, popped = run.pushed[b.id], run.popped[b.id]
+            held = pushed - popped
+            generic = (f"{b.name} has {b.capacity - held} free page(s) of {b.capacity} (pushed {pushed}, popped "
+                       f"{popped}), the reserve needs {op.pages}" if space else
+                       f"{b.name} holds {held} page(s) (pushed {pushed}, popped {popped}), the wait needs {op.pages}")
+            if op.pages > b.capacity:
+                generic += " (more than its capacity: it never fits)"
+            reason = f"{b.name}@{b.site}" + generic[len(b.name):]
+        counters = "" if run is None else (f"\npushed {run.pushed[b.id]}, popped {run.popped[b.id]}, "
+                                           f"capacity {b.capacity}")
         asks = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
-        label = f"{_buffer_name(program, b.id)} @{b.site}{counters}\n{pos.engine.split('.')[-1]} {asks}"
+        label = f"{_buffer_name(program, b.id)}{counters}\n{pos.engine.split('.')[-1]} {asks}"
         rel = tuple(index.pops.get(b.id, ()) if space else index.pushes.get(b.id, ()))
-        sig = f"{kind}: {op_text(op).split('(')[0]}({b.name}{' space' if space else ''})"
-        return Waiting(pos, reason, res, label, rel, sig)
+        sig = f"{kind}: {shown.split('(')[0]}({b.name}{' space' if space else ''})"
+        missing = _missing_buffer_release(program, index, b.id, space, pos.engine, run)
+        return Waiting(pos, shown, reason, generic, res, label, rel, sig, missing=missing,
+                       target=_unique_buffer_name(program, b.id))
     if isinstance(op, SemWait):
         sem = program.semaphores[op.sem]
         env = dict(pos.iteration)
         want = op.threshold(env) if op.terms else op.value
         rel_text = "==" if op.cond is WaitCond.EQ else ">="
-        value = "" if run is None else f" = {run.sems.get((op.sem, site), '?')}"
+        got = run.sems.get((op.sem, site)) if run is not None else None
+        generic = reason
+        if got is not None:
+            short = f" ({want - got} short)" if got < want else ""
+            generic = f"{sem.name} is {got}, the wait needs {rel_text} {want}{short}"
+            reason = f"{sem.name}@{site}" + generic[len(sem.name):]
+        value = "" if got is None else f" = {got}"
         label = f"{_sem_name(program, op.sem, site)}{value}\nwaits {rel_text} {want}"
-        rel = tuple(r for r in index.writes.get((op.sem, site), ()) if not (
-            isinstance(r.op, SemSet) and not _set_releases(r.op.value, op.cond, want)))
+        writes = index.writes.get((op.sem, site), ())
+        inert = tuple(r for r in writes if isinstance(r.op, SemSet) and not _set_releases(r.op.value, op.cond, want))
+        rel = tuple(r for r in writes if r not in inert)
         sig = f"{kind}: sem_wait({sem.name} {rel_text} {want if not op.terms else 'threshold'})"
         note = ""
-        got = run.sems.get((op.sem, site)) if run is not None else None
         if op.cond is WaitCond.EQ and got is not None and got > want and not any(isinstance(r.op, SemSet) for r in rel):
             note = (f"the word is already past the value it waits for ({got} > {want}) and only increments write it: "
                     "it can never equal it again (overshoot)")
-        return Waiting(pos, reason, f"sem{op.sem}@{site}", label, rel, sig, note)
-    return Waiting(pos, reason, "", "", (), f"{kind}: {op_text(op).split('(')[0]}")
+        lacking: tuple[tuple[str, str], ...] = ()
+        if got is None or got < want:
+            lacking = (*_missing_increments(program, index, op.sem, site, run, pos.engine,
+                                            0 if got is None else want - got),
+                       *_missing_flags(program, index, op.sem, site, run))
+        return Waiting(pos, shown, reason, generic, f"sem{op.sem}@{site}", label, rel, sig, note,
+                       counted="" if got is None else str(got), inert=inert, missing=lacking, want=want,
+                       target=_sem_name(program, op.sem, site))
+    return Waiting(pos, shown, reason, reason, "", "", (), f"{kind}: {shown.split('(')[0]}")
 
 
 def _set_releases(value: int, cond: WaitCond, want: int) -> bool:
     return value == want if cond is WaitCond.EQ else value >= want
 
 
-def _engine_label(pos: Position) -> str:
+def _shape(ops: tuple[Op, ...], drop: frozenset[tuple[int, ...]], prefix: tuple[int, ...] = ()) -> tuple[Any, ...]:
+    """An engine program's op kinds and loop structure, the ops at the paths ``drop`` left out: two engines with the
+    same shape run the same protocol (their sites and ids aside)."""
+    out: list[Any] = []
+    for i, op in enumerate(ops):
+        p = (*prefix, i)
+        if p in drop:
+            continue
+        if isinstance(op, CONTAINERS):
+            out.append((op_text(op), _shape(op.body, drop, p)))
+        else:
+            out.append(type(op).__name__)
+    return tuple(out)
+
+
+def _missing_increments(program: Program, index: Index, sem: int, site: Site, run: SimResult | None,
+                        waiter: str = "", short: int = 0) -> list[tuple[str, str]]:
+    """The engines whose increment of the word (``sem``, ``site``) never came: an engine that writes the word not
+    at all while its program is, op kind for op kind, an incrementing engine's program less that engine's
+    increments of the word (the same protocol with the increment dropped). When no engine is such, and no
+    increment can still come (every one is ``waiter``'s own or its engine finished), the engines of an
+    incrementing engine's kind that never write the word — when they are no more than the ``short`` increments
+    missing, each of them one."""
+    writes = index.writes.get((sem, site), ())
+    writers = {r.engine for r in writes}
+    incs: dict[str, list[OpRef]] = {}
+    for r in writes:
+        if isinstance(r.op, SemInc):
+            incs.setdefault(r.engine, []).append(r)
+    programs = {ep.key: ep for ep in program.programs}
+    shapes = {e: _shape(programs[e].ops, frozenset(r.path for r in refs)) for e, refs in incs.items()}
+    word = _sem_name(program, sem, site)
+    out: list[tuple[str, str]] = []
+    for ep in program.programs:
+        if ep.key in writers or not ep.ops:
+            continue
+        mine = _shape(ep.ops, frozenset())
+        for e in sorted(incs):
+            if index.kind_of[e] == ep.engine.value and shapes[e] == mine:
+                ops = ", ".join(f"{_op_text(program, r.op)} at {path_text(r.path)}" for r in incs[e])
+                out.append((ep.key, f"the increment that never came: {ep.key} never increments {word} (its program "
+                                    f"is {e}'s without {ops})"))
+                break
+    if out or not incs or run is None or short <= 0:
+        return out
+    if any(r.engine != waiter and not run.positions[r.engine].finished for r in writes):
+        return out  # an increment can still come, once the engine that holds it moves: the release lines say so
+    kinds = {index.kind_of[e] for e in incs}
+    others = [ep.key for ep in program.programs
+              if ep.key not in writers and ep.ops and ep.engine.value in kinds and run.positions[ep.key].finished]
+    if others and len(others) <= short:
+        like = ", ".join(sorted(incs))
+        out += [(e, f"the increment that never came: {word} is {short} short, no increment of it can still come, "
+                    f"and {e}, a {index.kind_of[e]} like {like}, never increments it") for e in others]
+    return out
+
+
+def _missing_flags(program: Program, index: Index, sem: int, site: Site,
+                   run: SimResult | None) -> list[tuple[str, str]]:
+    """For a word no increment writes (a flag): each multicast group covering ``site`` whose sender's engine uses
+    the group but never multicasts the flag over it (``McastSetValid``)."""
+    writes = index.writes.get((sem, site), ())
+    if any(isinstance(r.op, (SemInc, SemIncMcast)) for r in writes):
+        return []
+    valid = {(r.engine, r.op.group) for r in writes if isinstance(r.op, McastSetValid)}
+    name = program.semaphores[sem].name
+    out: list[tuple[str, str]] = []
+    for g in program.groups:
+        if site not in g.destinations():
+            continue
+        for ep in program.programs:
+            if ep.site != g.sender or (ep.key, g.id) in valid:
+                continue
+            uses = [(p, op) for p, op in leaves(ep.ops) if getattr(op, "group", None) == g.id]
+            if uses:
+                p, op = uses[0]
+                out.append((ep.key, f"the flag that never came: g{g.id} from {g.sender} covers {site}, and {ep.key} "
+                                    f"multicasts over it ({_op_text(program, op)} at {path_text(p)}) but never sets "
+                                    f"{name} valid there"))
+    return out
+
+
+def _missing_buffer_release(program: Program, index: Index, buf: int, space: bool, waiter: str,
+                            run: SimResult | None) -> tuple[tuple[str, str], ...]:
+    """The engines that took pages of ``buf`` and never gave them on: for a wait for data, an engine that ran more
+    reserves than pushes of it; for a wait for space, one that ran more waits than pops."""
+    take, give, verb, noun = (Wait, Pop, "waited for", "pop") if space else (Reserve, Push, "reserved", "push")
+    if run is None:
+        return ()
+    out: list[tuple[str, str]] = []
+    for ep in program.programs:
+        if not run.positions[ep.key].finished:
+            continue  # a stuck engine's release is still ahead of it: the release lines say why it cannot come
+        takes = [OpRef(ep.key, p, op) for p, op in leaves(ep.ops) if isinstance(op, take) and op.buf == buf]
+        gives = [OpRef(ep.key, p, op) for p, op in leaves(ep.ops) if isinstance(op, give) and op.buf == buf]
+        taken = sum(_ran(run, r) or 0 for r in takes)
+        given = sum(_ran(run, r) or 0 for r in gives)
+        if not takes or taken <= given:
+            continue
+        ops = ", ".join(f"{_op_text(program, r.op)} at {path_text(r.path)} ran {_times(_ran(run, r) or 0)}"
+                        for r in takes[:2])
+        after = f"has no {noun} of it" if not gives else f"ran its {noun}{'es' if noun == 'push' else 's'} of it " \
+                                                          f"{_times(given)}"
+        out.append((ep.key, f"the {noun} that never came: {ep.key} {verb} {_buffer_name(program, buf)} ({ops}) "
+                            f"and {after}"))
+    return tuple(out)
+
+
+def _engine_label(pos: Position, op: str) -> str:
     it = iteration_text(pos.iteration)
-    return f"{pos.engine}\n{path_text(pos.path)} {pos.op}" + (f"\n{it}" if it else "")
+    return f"{pos.engine}\n{path_text(pos.path)} {op}" + (f"\n{it}" if it else "")
 
 
 def _node_id(prefix: str, text: str) -> str:
     return quote(f"{prefix}:{text}")
 
 
-def _why_not(program: Program, ref: OpRef, stuck_at: dict[str, Waiting], run: SimResult | None,
-             waiter: str = "") -> str:
-    """Why ``ref`` never runs (again) in the deadlock (``waiter``: the engine whose wait it would release)."""
+def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, Waiting],
+                  run: SimResult | None) -> str:
+    """What became of ``ref``, an op that would release ``w``: how often it ran (its writes are in the counters
+    already) and why it cannot run (again): it is the waiting engine's own op, its engine is stuck elsewhere, or
+    its engine finished."""
+    waiter = w.position.engine
+    ran = _ran(run, ref)
+    # An increment's runs are in the word's value; a flag or a set may since have been overwritten.
+    counted = f" (counted in the {w.counted})" if ran and w.counted and isinstance(ref.op, (SemInc, SemIncMcast)) \
+        else ""
     if ref.engine == waiter:
-        return f"never runs: it comes after this wait in {waiter}'s own program (the engine waits for itself)"
+        if ran:
+            return (f"{waiter}'s own {_op_text(program, ref.op)} at {path_text(ref.path)} ran {_times(ran)} before "
+                    f"this wait{counted}; it cannot run again while the engine waits here")
+        return (f"{waiter}'s own {_op_text(program, ref.op)} at {path_text(ref.path)} comes after this wait in its "
+                "program: it cannot run before the wait passes")
+    ran_text = "" if ran is None else f" ran {_times(ran)}{counted}"
     if ref.engine in stuck_at:
-        w = stuck_at[ref.engine]
-        assert w.position.path is not None
-        where = f"at {path_text(w.position.path)} {w.position.op}"
-        it = iteration_text(w.position.iteration)
+        s = stuck_at[ref.engine]
+        assert s.position.path is not None
+        where = f"at {path_text(s.position.path)} {s.op}"
+        it = iteration_text(s.position.iteration)
         if it:
             where += f" {it}"
-        return f"never runs: {ref.engine} is itself stuck {where} ({w.reason})"
-    ran = run.executed.get((ref.engine, ref.path), 0) if run is not None else None
-    times = "" if ran is None else f" after running it {ran} time{'s' if ran != 1 else ''}"
-    return f"never runs again: {ref.engine} finished{times}"
+        stuck = f"{ref.engine} is itself stuck {where} ({s.reason})"
+        if ran:
+            return f"{_ref_text(program, ref)}{ran_text}; its next run cannot come: {stuck}"
+        return f"would be released by {_ref_text(program, ref)}; it never runs: {stuck}"
+    if ran is None:
+        return f"would be released by {_ref_text(program, ref)}; it never runs again: {ref.engine} finished"
+    return f"{_ref_text(program, ref)}{ran_text}; {ref.engine} has finished"
 
 
 def _cycle(graph: nx.DiGraph) -> list[str]:
@@ -299,7 +515,8 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     for w in waits:
         graph.add_node(w.position.engine)
         for ref in w.releasers:
-            if ref.engine in stuck_at:
+            # An engine's own later op is no edge: it waits for something no other engine gives, not for itself.
+            if ref.engine in stuck_at and ref.engine != w.position.engine:
                 graph.add_edge(w.position.engine, ref.engine)
     cycle = _cycle(graph)
     trips = cex.get("trips") or {}
@@ -319,29 +536,38 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     if cycle:
         lines.append("wait-for cycle: " + " -> ".join([*cycle, cycle[0]]))
     else:
-        lines.append("no wait-for cycle: every chain of waits ends at an engine that finished or at a wait no op "
-                     "releases")
-    headline = result.reason or str(cex.get("summary", R.DEADLOCK))
+        lines.append("no wait-for cycle: every chain of waits ends at an engine that finished, at a wait no op "
+                     "releases or at the engine's own later op")
+    headline = named(program, result.reason or str(cex.get("summary", R.DEADLOCK)))
     return Explanation(result.family, result.name, R.DEADLOCK, headline, tuple(lines), pictures)
 
 
 def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None) -> list[str]:
     pos = w.position
     it = iteration_text(pos.iteration)
-    lines = [f"{pos.engine} is stuck at {path_text(pos.path)} {pos.op}{' ' + it if it else ''}: {w.reason}"]
+    lines = [f"{pos.engine} is stuck at {path_text(pos.path)} {w.op}{' ' + it if it else ''}: {w.reason}"]
     if w.note:
         lines.append(f"  {w.note}")
     if not w.resource:
         return lines
+    for ref in w.inert:
+        own = "own " if ref.engine == pos.engine else ""
+        lines.append(f"  {ref.engine}'s {own}{_op_text(program, ref.op)} at {path_text(ref.path)} writes it, but not "
+                     f"to {w.want}")
     if not w.releasers:
-        lines.append("  nothing releases it: no op of the program "
-                     + ("pops" if w.resource.endswith(".space") else "pushes" if w.resource.endswith(".data")
-                        else "writes") + f" {w.resource.split('.')[0]}")
-        return lines
+        if w.resource.startswith("b"):
+            what = f"{'pops' if w.resource.endswith('.space') else 'pushes'} {w.target}"
+        else:
+            what = f"raises {w.target} to the value waited for"
+        lines.append(f"  nothing releases it: no op of the program {what}")
+    if w.releasers and all(ref.engine == pos.engine for ref in w.releasers):
+        verb = "writes" if not w.resource.startswith("b") else "pops" if w.resource.endswith(".space") else "pushes"
+        lines.append(f"  no other engine {verb} {w.target}: only the engine's own ops do")
     for ref in w.releasers[:4]:
-        lines.append(f"  would be released by {ref.text()}; it {_why_not(program, ref, stuck_at, run, pos.engine)}")
+        lines.append(f"  {_release_line(program, ref, w, stuck_at, run)}")
     if len(w.releasers) > 4:
         lines.append(f"  (+{len(w.releasers) - 4} more ops that would release it, none of which runs)")
+    lines += [f"  {line}" for _e, line in w.missing]
     return lines
 
 
@@ -351,11 +577,11 @@ def _wait_for_picture(program: Program, waits: Sequence[Waiting], stuck_at: dict
     cycle_edges = {(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))} if cycle else set()
     lines: list[str] = []
     done_res: set[str] = set()
-    finished_nodes: set[str] = set()
+    other_nodes: set[str] = set()
     for w in waits:
         e = w.position.engine
         color = ALERT if e in on_cycle else "black"
-        lines.append(_node_id("engine", e) + attrs_text({"label": _engine_label(w.position), "shape": "box",
+        lines.append(_node_id("engine", e) + attrs_text({"label": _engine_label(w.position, w.op), "shape": "box",
                                                           "style": "rounded,filled", "fillcolor": "#fde0dd",
                                                           "color": color, "penwidth": 2 if e in on_cycle else 1}))
         if not w.resource:
@@ -363,29 +589,39 @@ def _wait_for_picture(program: Program, waits: Sequence[Waiting], stuck_at: dict
         r = w.resource
         if r not in done_res:
             done_res.add(r)
-            lines.append(_node_id("res", r) + attrs_text({
+            lines.append(w.node + attrs_text({
                 "label": w.resource_label, "shape": "ellipse" if r.startswith("b") else "octagon",
                 "style": "filled", "fillcolor": "#deebf7" if r.startswith("b") else "#fff7bc"}))
         rel_engines = {ref.engine for ref in w.releasers}
         hot = any((e, x) in cycle_edges for x in rel_engines)
-        lines.append(f"{_node_id('engine', e)} -> {_node_id('res', r)}" + attrs_text(
+        lines.append(f"{_node_id('engine', e)} -> {w.node}" + attrs_text(
             {"label": "waits for", "color": ALERT if hot else "black", "penwidth": 2 if hot else 1}))
         by_engine: dict[str, list[OpRef]] = {}
         for ref in w.releasers:
-            by_engine.setdefault(ref.engine, []).append(ref)
+            if ref.engine != e:  # the engine's own op: said in the narrative, no edge back (not a cycle)
+                by_engine.setdefault(ref.engine, []).append(ref)
         for x, refs in by_engine.items():
-            if x not in stuck_at and x not in finished_nodes:
-                finished_nodes.add(x)
+            if x not in stuck_at and x not in other_nodes:
+                other_nodes.add(x)
                 lines.append(_node_id("engine", x) + attrs_text({"label": f"{x}\nfinished", "shape": "box",
                                                                   "style": "rounded,dashed"}))
-            ops = "\n".join(f"{op_text(ref.op)} at {path_text(ref.path)}" for ref in refs[:3]) + (
+            ops = "\n".join(f"{_op_text(program, ref.op)} at {path_text(ref.path)}" for ref in refs[:3]) + (
                 f"\n(+{len(refs) - 3} more)" if len(refs) > 3 else "")
             red = (e, x) in cycle_edges
-            lines.append(f"{_node_id('res', r)} -> {_node_id('engine', x)}" + attrs_text(
+            lines.append(f"{w.node} -> {_node_id('engine', x)}" + attrs_text(
                 {"label": f"released by\n{ops}", "style": "dashed", "color": ALERT if red else "gray30",
                  "fontcolor": ALERT if red else "black", "penwidth": 2 if red else 1}))
+        for x, line in w.missing:
+            if x not in stuck_at and x not in other_nodes:
+                other_nodes.add(x)
+                lines.append(_node_id("engine", x) + attrs_text({"label": f"{x}\nfinished", "shape": "box",
+                                                                  "style": "rounded,dashed", "color": ALERT}))
+            what = line.split(":", 1)[0].removeprefix("the ")
+            lines.append(f"{w.node} -> {_node_id('engine', x)}" + attrs_text(
+                {"label": what, "style": "dotted", "color": ALERT, "fontcolor": ALERT, "penwidth": 2}))
     dot = digraph("wait-for", lines, graph={"rankdir": "LR", "fontname": "Helvetica", "labelloc": "t",
-                                             "label": "wait-for graph of the deadlock (red: the cycle)"},
+                                             "label": "wait-for graph of the deadlock (red: the cycle, and releases "
+                                                      "that never came)"},
                   node={"fontname": "Helvetica", "fontsize": 10})
     return Picture("wait-for", "wait-for graph", dot)
 
@@ -409,7 +645,7 @@ def _group_lines(program: Program, waits: Sequence[Waiting], stuck_at: dict[str,
     gid = {w.position.engine: i for i, ws in enumerate(groups.values()) for w in ws}
     lines = [f"{len(groups)} group(s) of stuck engines, by what they wait for (mesh picture: site x engine):"]
     for i, (sig, ws) in enumerate(groups.items()):
-        reasons = sorted({re.sub(r"@\(\d+,\d+\)", "@site", re.sub(r"\bb\d+\b", "b#", w.reason)) for w in ws})
+        reasons = sorted({w.generic for w in ws})
         lines.append(f"  G{i} ({len(ws)} engines) {sig} at {_sites_text([w.position.engine for w in ws])}: "
                      f"{reasons[0]}{' (and ' + str(len(reasons) - 1) + ' other counter values)' if len(reasons) > 1 else ''}")
         by: dict[str, int] = {}
@@ -422,6 +658,14 @@ def _group_lines(program: Program, waits: Sequence[Waiting], stuck_at: dict[str,
                     fin += 1
         rel = [f"{k} (itself stuck)" for k in sorted(by)] + ([f"{fin} op(s) of finished engines"] if fin else [])
         lines.append("    released only by " + (", ".join(rel) if rel else "no op of the program"))
+        never: dict[str, list[str]] = {}
+        for w in ws:
+            for e, line in w.missing:
+                what = line.split(":", 1)[0]
+                if e not in never.setdefault(what, []):
+                    never[what].append(e)
+        for what, engines in never.items():
+            lines.append(f"    {what}: from {_sites_text(engines)} ({len(engines)} engine(s))")
     if cycle:
         gcycle: list[str] = []
         for e in cycle:
@@ -597,10 +841,13 @@ def _other_ops(cex: dict[str, Any], v: Violation) -> set[tuple[str, tuple[int, .
     return out
 
 
-def _timeline_picture(title: str, events: Sequence[tuple[int, str, str, str, bool]], lanes: Sequence[str]) -> Picture:
+def _timeline_picture(title: str, events: Sequence[tuple[int, str, str, str, bool]], lanes: Sequence[str],
+                      target: int = -1) -> Picture:
     """Events (time index, kind, engine, text, highlighted) as a timeline: one lane per engine, time to the right
-    (positions given: neato -n2)."""
-    dx, dy, left = 170, 70, 230
+    (positions given: neato -n2). The event at time index ``target`` (the op that breaks the rule) gets the SVG id
+    ``offending``, the other highlighted ones ``racing`` (a page links to them); a gap in the time indices (events
+    of engines not drawn, or before the window) is marked between the two columns."""
+    dx, dy, left = 150, 70, 230
     lane_y = {e: (len(lanes) - 1 - i) * dy + 40 for i, e in enumerate(lanes)}
     lines: list[str] = []
     for e in lanes:
@@ -610,12 +857,21 @@ def _timeline_picture(title: str, events: Sequence[tuple[int, str, str, str, boo
     for col, (t, kind, engine, text, hot) in enumerate(events):
         nid = f"ev{col}"
         label = _short(text, engine)
-        lines.append(nid + attrs_text({
+        if col == 0 and t > 0:
+            lines.append("gap0" + attrs_text({"label": f"(#0 to #{t - 1} not shown)", "shape": "plaintext",
+                                              "fontsize": 8, "fontcolor": "gray40",
+                                              "pos": f"{left},{len(lanes) * dy + 20}!"}))
+        if col and t - events[col - 1][0] > 1:
+            lines.append(f"gap{col}" + attrs_text({"label": f"({t - events[col - 1][0] - 1} more)", "shape": "plaintext",
+                                                   "fontsize": 8, "fontcolor": "gray40",
+                                                   "pos": f"{left + col * dx - dx // 2},{len(lanes) * dy + 20}!"}))
+        ident = {"id": "offending" if t == target else "racing"} if hot else {}
+        lines.append(nid + attrs_text({**ident,
             "label": f"#{t} {label}", "shape": "box" if kind == "step" else "note", "fontsize": 9,
             "style": "filled,rounded" if kind == "step" else "filled",
             "fillcolor": "#fcbba1" if hot else ("#f7f7f7" if kind == "step" else "#e5f5e0"),
             "color": ALERT if hot else "gray40", "penwidth": 2 if hot else 1,
-            "width": 2.2, "height": 0.6, "fixedsize": "true",
+            "width": 2.0, "height": 0.75, "fixedsize": "true",
             "pos": f"{left + col * dx},{lane_y[engine]}!"}))
         if engine in last:
             lines.append(f"{last[engine]} -> {nid} [color=gray70, arrowsize=0.5]")
@@ -640,11 +896,8 @@ def _short(text: str, engine: str) -> str:
     m = re.match(r"(.*) \(issued at (.*)\) (lands|completes|leaves the source)(.*)$", t)
     if m:
         t = f"{m.group(1)}\n{m.group(3)}{m.group(4)} (from {m.group(2)})"
-    if "\n" not in t and len(t) > 26:
-        cut = t.rfind(" ", 0, 26)
-        if cut > 0:
-            t = t[:cut] + "\n" + t[cut + 1:]
-    return t
+    # At most 26 characters a line, so the text stays inside its box (2 in wide at 9 pt).
+    return "\n".join(ln for part in t.split("\n") for ln in textwrap.wrap(part, 26, break_on_hyphens=False) or [""])
 
 
 def _schedule_lines(events: Sequence[tuple[int, str, str, str, bool]]) -> list[str]:
@@ -665,7 +918,8 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
         lines.append("the checker's candidate state: " + "; ".join(_where(e, p) for e, p in pos.items())[:600])
     if v is None:
         lines.append("the counterexample names no single op (nothing to draw as a schedule)")
-        return Explanation(result.family, result.name, rule, headline, tuple(lines), ())
+        return Explanation(result.family, result.name, rule, named(program, headline),
+                           tuple(named(program, ln) for ln in lines), ())
     lines.append(f"rule {v.rule} (docs/semantics.md) broken at {v.position}: {v.message}")
     run = reproduce(program, cex, v)
     trace: list[tuple[str, str, str, tuple[int, ...]]]
@@ -678,7 +932,8 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
     else:
         lines.append("no recorded schedule reproduced it here; the checker's replay did "
                      f"({cex.get('replayed_by', (cex.get('replay') or {}).get('replayed_by', 'replay'))})")
-        return Explanation(result.family, result.name, rule, headline, tuple(lines), ())
+        return Explanation(result.family, result.name, rule, named(program, headline),
+                           tuple(named(program, ln) for ln in lines), ())
     if not trace:
         # Broken on reaching the first op (before any transition): the schedule is that one op.
         trace = [("step", v.position.engine, f"{v.position} (reached at the start)", v.position.path or ())]
@@ -715,8 +970,10 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
     lines.append("the schedule's last steps of the engines involved:")
     lines += _schedule_lines(events)
     title = f"{v.rule}: the schedule (red: {'the racing pair' if other_idx else 'the op that breaks the rule'})"
-    return Explanation(result.family, result.name, rule, headline, tuple(lines),
-                       (_timeline_picture(title, events, lanes),))
+    events = [(t, k, e, named(program, x), hot) for t, k, e, x, hot in events]
+    return Explanation(result.family, result.name, rule, named(program, headline),
+                       tuple(named(program, ln) for ln in lines),
+                       (_timeline_picture(title, events, lanes, target_idx),))
 
 
 def _where(engine: str, p: Any) -> str:
@@ -735,7 +992,7 @@ def _engine_of(text: str) -> str:
 
 def explain_memory(program: Program, cex: dict[str, Any], result: Result) -> Explanation:
     """The narrative and memory-map picture of an overlap (or out-of-range) counterexample."""
-    headline = result.reason or str(cex.get("summary", "memory"))
+    headline = named(program, result.reason or str(cex.get("summary", "memory")))
     site_v = cex.get("site")
     site = Site(int(site_v[0]), int(site_v[1])) if isinstance(site_v, list) and len(site_v) == 2 else None
     space = str(cex.get("space", "local"))
@@ -748,7 +1005,8 @@ def explain_memory(program: Program, cex: dict[str, Any], result: Result) -> Exp
         b = program.buffers[at.buf]
         if (site is None or b.site == site) and b.space.value == space and (
                 phase is None or phases[b.section] == phase):
-            rows.append((f"b{b.id} {b.name}" + (f" (alias of b{b.alias_of})" if b.alias_of is not None else ""),
+            rows.append((_unique_buffer_name(program, b.id).split("@")[0]
+                         + (f" (alias of {program.buffers[b.alias_of].name})" if b.alias_of is not None else ""),
                          at.offset, at.offset + at.size, b.id in bad))
     for r in program.resident:
         if site is None or r.site == site:
@@ -760,7 +1018,8 @@ def explain_memory(program: Program, cex: dict[str, Any], result: Result) -> Exp
     for name, lo, hi, hot in rows:
         lines.append(f"  [{lo}, {hi}) {hi - lo} B  {name}" + ("   <-- overlaps" if hot else ""))
     if addr is not None and len(bad) >= 2:
-        lines.append(f"byte {addr} belongs to both b{bad[0]} and b{bad[1]}: they are live at once on {site}")
+        lines.append(f"byte {addr} belongs to both {program.buffers[bad[0]].name} and {program.buffers[bad[1]].name}: "
+                     f"they are live at once on {site}")
     return Explanation(result.family, result.name, str(cex.get("rule", "memory")), headline, tuple(lines),
                        (_memory_picture(program, site, space, rows, addr),))
 
@@ -823,7 +1082,7 @@ def explain_result(program: Program, result: Result) -> Explanation:
         inner = explain_deadlock(program, dl, result)
         rule = str(cex.get("rule", R.DEADLOCK))
         summary = cex.get("summary")
-        first = [f"{rule}: {summary}"] if isinstance(summary, str) else []
+        first = [f"{rule}: {named(program, summary)}"] if isinstance(summary, str) else []
         return attrs.evolve(inner, rule=rule, narrative=(*first, *inner.narrative))
     return explain_violation(program, cex, result)
 

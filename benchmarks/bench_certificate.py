@@ -1,0 +1,99 @@
+"""Certificate bytes against program bytes for a composed decode step (issue 19, goal 2), in one process.
+
+The Llama-3.2-1B decode step with ``--layers`` decoder layers (``build_models.decode_step``), compiled for Wormhole
+with one site per section (``--max-cols 1 --max-rows 1 --max-sites 1``, the corpus steps' caps), every section
+certified, composed and certified, written as ``compile -o STEP.program.json`` writes it. Printed: the program's
+bytes; the certificate's bytes as written (version 2: places grouped per counter, each section's places and pass
+fragments once per content address), part by part; the same certificate in the version-1 form (every place an op
+pair, each section's places and pass fragments inline: what ``compile`` wrote before), computed from it; and the
+time of ``certify --certificate`` comparing the written certificate with the re-derived one.
+
+    python benchmarks/bench_certificate.py [--layers 2] [--dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bytes(x: Any) -> int:
+    """Bytes of ``x`` as certificates are written (``json.dumps(indent=1)``)."""
+    return len(json.dumps(x, indent=1)) + 1
+
+
+def version1(cert: dict[str, Any]) -> dict[str, Any]:
+    """``cert`` in the version-1 form: every place one op pair, every section's places and pass fragments inline."""
+    from verispatial.certify.certificate import expand_places
+
+    out = {**cert, "version": 1, "places": expand_places(cert["places"])}
+    frag = dict(cert["compose"])
+    table = frag.pop("places")
+    frag["sections"] = [{**s, "places": expand_places(table[s["places"]])} for s in frag["sections"]]
+    out["compose"] = frag
+    fragments = out.pop("pass_fragments")
+    out["passes"] = {name: fragments[key] for name, key in cert["passes"].items()}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", type=int, default=2, help="decoder layers of the step (default 2)")
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the step (default: a temporary directory)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "examples" / "models"))
+    import build_models  # type: ignore[import-not-found]
+
+    from verispatial.cli import main as cli
+    from verispatial.ir.graph import dumps_graph
+
+    work = args.dir or Path(tempfile.mkdtemp())
+    work.mkdir(parents=True, exist_ok=True)
+    graph = work / "step.graph.json"
+    graph.write_text(dumps_graph(build_models.decode_step(build_models.LLAMA, layers=args.layers)))
+    program = work / "step.program.json"
+    t0 = time.perf_counter()
+    with contextlib.redirect_stderr(io.StringIO()):
+        rc = cli(["compile", str(graph), "--target", "wormhole", "-o", str(program), "--max-cols", "1",
+                  "--max-rows", "1", "--max-sites", "1", "--no-cache", "-q"])
+    compiled = time.perf_counter() - t0
+    assert rc == 0, f"compile exited {rc}"
+    cert_path = work / "step.certificate.json"
+    cert = json.loads(cert_path.read_text())
+    p_bytes, c_bytes = program.stat().st_size, cert_path.stat().st_size
+    old = _bytes(version1(cert))
+    print(f"Llama-3.2-1B decode step, {args.layers} layers, Wormhole, one site per section: compile -o {compiled:.1f} s\n")
+    print("| part | bytes |")
+    print("|---|---:|")
+    for k, v in cert.items():
+        if k == "compose":
+            for kk, vv in v.items():
+                print(f"| compose.{kk} | {_bytes(vv):,} |")
+        elif _bytes(v) > 1000:
+            print(f"| {k} | {_bytes(v):,} |")
+    print()
+    print("| program | certificate (version 2) | ratio | version-1 form | ratio | version 1 / version 2 |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"| {p_bytes:,} | {c_bytes:,} | {c_bytes / p_bytes:.2f}x | {old:,} | {old / p_bytes:.1f}x | "
+          f"{old / c_bytes:.1f}x |")
+    out = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = cli(["certify", "--no-cache", "-q", "--json", str(program), "--certificate", str(cert_path)])
+    took = time.perf_counter() - t0
+    results = json.loads(out.getvalue())["results"]
+    cmp = [r["verdict"] for r in results if r["family"] == "certificate"]
+    print(f"\ncertify --certificate: exit {rc}, certificate family {cmp}, {took:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

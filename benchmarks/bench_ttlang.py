@@ -1,0 +1,60 @@
+"""The TT-Lang front end on the vendor's tutorials (tt-lang-sim 1.1.6): import and certify each single-device
+tutorial at its own shapes, CPU seconds of this process (import, certify) and the verdict, plus the multi-device
+steps' refusals. The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
+~/.cache/verispatial/vendor) as the tests do; offline the script says so and exits 2.
+
+    python benchmarks/bench_ttlang.py [--budget SECONDS] [NAME ...]   (NAME: e.g. matmul/step_2)
+
+Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
+failed-to-prove, and the line says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from verispatial import budget
+from verispatial.certify.checker import certify
+from verispatial.errors import VerispatialError
+from verispatial.frontends.ttlang import import_file
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=float, default=300.0)
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    import pytest
+    from test_frontend_ttlang import MULTI_DEVICE, SINGLE_DEVICE, tutorials_dir
+
+    try:
+        tut = tutorials_dir()
+    except pytest.skip.Exception as e:
+        print(f"offline: {e}")
+        return 2
+    names = [n for n in SINGLE_DEVICE + MULTI_DEVICE if not args.names or any(n.startswith(a) for a in args.names)]
+    print(f"{'tutorial':58} {'engines':>7} {'import s':>8} {'certify s':>9}  verdict")
+    for name in names:
+        t0 = time.process_time()
+        try:
+            (imp,) = import_file(str(tut / name))
+        except VerispatialError as e:
+            print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {e}")
+            continue
+        t1 = time.process_time()
+        with budget.deadline(args.budget):
+            rep = certify(imp.program)
+        t2 = time.process_time()
+        bad = [f"{r.name} {r.verdict.value}" for r in rep.results if r.verdict.value != "proved"]
+        verdict = "proved" if not bad else "; ".join(bad[:3])
+        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

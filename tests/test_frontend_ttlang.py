@@ -1,0 +1,390 @@
+"""The TT-Lang front end (verispatial/frontends/ttlang): sources under tests/data/ttlang read without running them, a
+correct form of each construct proved and a broken form refuted in the right family, shape classes, refusals by
+name with file:line, every op located in the .py, and the vendor's tutorials (downloaded into a cache; skipped
+offline)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verispatial.certify.checker import certify
+from verispatial.errors import ParseError, SourceRefused
+from verispatial.frontends.ttlang import import_file
+from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang.shapes import sym_value
+from verispatial.ir.ops import Loop, TripCount
+from verispatial.ir.program import walk
+from verispatial.ir.serialize import load_program
+from verispatial.ir.validate import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "ttlang"
+MATMUL = DATA / "matmul.py"
+ELTWISE = DATA / "eltwise.py"
+
+
+def _mutant(tmp_path: Path, src: Path, *edits: tuple[str, str]) -> Path:
+    text = src.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    out = tmp_path / src.name
+    out.write_text(text)
+    return out
+
+
+def _refuted(path: Path, *ranges: str) -> list[tuple[str, list[str]]]:
+    """Per shape class: its program name and the families refuted in it (a class with none proves: every
+    obligation proved)."""
+    out = []
+    for imp in import_file(str(path), ranges=ranges):
+        assert validate(imp.program) == []
+        rep = certify(imp.program)
+        refuted = sorted({r.family for r in rep.results if r.verdict.value == "refuted"})
+        if not refuted:
+            assert rep.exit_code == 0, rep.results
+        out.append((imp.program.name, refuted))
+    return out
+
+
+@pytest.mark.parametrize("src", [MATMUL, ELTWISE], ids=["matmul", "eltwise"])
+def test_correct_sources_prove(src: Path) -> None:
+    assert _refuted(src) == [(src.stem, [])]
+
+
+ACC = ("block_count=2)  # acc", "block_count=1)  # acc")
+K_LOOP = ("for _ in range(k_blocks):  # K loop", "for _ in range(k_blocks + 1):  # K loop")
+NO_READ_WAIT = ("                        tx_a.wait()\n                        tx_b.wait()\n", "")
+NO_WRITE_WAIT = ("                    tx.wait()\n", "")
+
+
+@pytest.mark.parametrize(("src", "edit", "family"), [
+    (MATMUL, ACC, "deadlock"),  # the accumulator's ping-pong needs two blocks
+    (MATMUL, K_LOOP, "deadlock"),  # compute waits for a K block the reader never sends
+    (MATMUL, NO_READ_WAIT, "async-noc"),  # blocks pushed before their reads land
+    (ELTWISE, NO_WRITE_WAIT, "async-noc"),  # a block popped while its write may still read it
+], ids=["block-count-1", "k-loop-one-too-long", "missing-read-wait", "missing-write-wait"])
+def test_broken_forms_are_refuted_in_their_family(tmp_path: Path, src: Path, edit: tuple[str, str], family: str) -> None:
+    (_, families), = _refuted(_mutant(tmp_path, src, edit))
+    assert families == [family]
+
+
+def test_one_wait_covers_every_copy_before_it(tmp_path: Path) -> None:
+    """``tx.wait()`` lowers to the global read barrier TT-Lang's compiler emits by default, so a second copy's wait
+    dropped after the first's is harmless: proved, as the hardware runs it."""
+    mut = _mutant(tmp_path, ELTWISE, ("                tx_b.wait()  # b wait\n", ""))
+    assert _refuted(mut) == [("eltwise", [])]
+
+
+CEIL_WRITER = ("w_blocks = a.shape[0] // TILE // ROWS  # writer", "w_blocks = -(-(a.shape[0] // TILE) // ROWS)  # writer")
+ONE_NODE = ("grid=(2, 1)", "grid=(1, 1)")
+
+
+def test_ceil_writer_proves_at_the_example_shape_and_is_refuted_where_ceil_and_floor_differ(tmp_path: Path) -> None:
+    """The writer counts blocks with ceil where reader and compute use floor: equal at the example's 256 rows (a
+    multiple of 4 tiles), so that shape proves (as the vendor's simulator runs it clean); at 160 rows (5 tiles) the
+    writer waits for a second block nobody pushes."""
+    mut = _mutant(tmp_path, ELTWISE, CEIL_WRITER, ONE_NODE)
+    assert _refuted(mut) == [("eltwise", [])]
+    (imp,) = import_file(str(mut), shapes=["a=160x32", "b=160x32", "y=160x32"])
+    rep = certify(imp.program)
+    assert "deadlock" in {r.family for r in rep.results if r.verdict.value == "refuted"}
+
+
+CEIL_K = ("for _ in range(k_blocks):  # K loop", "for _ in range(-(-(a.shape[1] // TILE) // BLOCK)):  # K loop")
+
+
+def test_ceil_k_loop_is_refuted_in_the_shape_classes_where_it_differs(tmp_path: Path) -> None:
+    """Compute counts K blocks with ceil, the reader with floor: over K in 128..256 step 32 the front end splits K
+    into its residues modulo the block (2 tiles) and certifies each class: the even one proves for every K in it, the
+    odd one deadlocks."""
+    mut = _mutant(tmp_path, MATMUL, CEIL_K)
+    assert _refuted(mut, "K=128:256:32") == [("matmul.K128+64t", []), ("matmul.K160+64t", ["deadlock"])]
+
+
+def test_a_range_that_sizes_an_output_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ParseError, match="changes the shape of output y"):
+        import_file(str(_mutant(tmp_path, ELTWISE, ONE_NODE)), ranges=["R=128:512:32"])
+
+
+def test_a_range_is_one_trip_and_one_proof(tmp_path: Path) -> None:
+    """K in 128..1024 step 64: K // 32 // 2 is exact (2 + t), so every K block loop counts ``TripCount(K, 1, 2)``
+    and one program proves every value; the loops stay loops."""
+    (imp,) = import_file(str(MATMUL), ranges=["K=128:1024:64"])
+    p = imp.program
+    assert [(t.name, t.max) for t in p.trips] == [("K", 14)]
+    counts = {op.count for ep in p.programs for op in walk(ep.ops) if isinstance(op, Loop)}
+    assert TripCount("K", 1, 2) in counts
+    assert certify(p).exit_code == 0
+
+
+def test_an_uneven_range_splits_into_classes() -> None:
+    (a, b) = import_file(str(MATMUL), ranges=["K=128:1024:32"])
+    assert (a.program.name, b.program.name) == ("matmul.K128+64t", "matmul.K160+64t")
+    assert [str(c) for c in a.classes] == ["K in 128..1024 step 64"]
+
+
+def test_every_op_is_located_in_the_source() -> None:
+    (imp,) = import_file(str(MATMUL))
+    lines = MATMUL.read_text().splitlines()
+    for ep in imp.program.programs:
+        table = dict(ep.sources)
+
+        def paths(ops: tuple, at: tuple[int, ...] = ()) -> list[tuple[int, ...]]:
+            out = []
+            for i, op in enumerate(ops):
+                out.append((*at, i))
+                if hasattr(op, "body"):
+                    out += paths(op.body, (*at, i))
+            return out
+
+        for path in paths(ep.ops):
+            loc = table[path]
+            assert loc.file == str(MATMUL)
+            assert 1 <= loc.line <= len(lines)
+    reader = next(ep for ep in imp.program.programs if ep.engine.value == "reader")
+    loc = reader.source_of((0, 0, 0, 2))  # the first read_tiles of a
+    assert loc is not None
+    assert "ttl.copy(a[" in lines[loc.line - 1]
+
+
+@pytest.mark.parametrize(("body", "construct"), [
+    ("    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])\n", "ttl.PipeNet"),
+    ("    @ttl.datamovement()\n    def spin():\n        while True:\n            pass\n", "while"),
+    ("    @ttl.compute()\n    def tri():\n        for i in range(4):\n            for j in range(i):\n                pass\n",
+     "range(i)"),
+    ("    @ttl.datamovement()\n    def c2():\n        with x_dfb.wait() as p, y_dfb.reserve() as q:\n"
+     "            ttl.copy(p, q)\n", "ttl.copy(p, q)"),
+    ("    @ttl.datamovement()\n    def odd():\n        for i in range(4):\n            if i == 2:\n"
+     "                with x_dfb.wait() as p:\n                    pass\n", "if i == 2"),
+    ("    @ttl.datamovement()\n    def carry():\n        row = 0\n        for i in range(2):\n"
+     "            with x_dfb.reserve() as p:\n                tx = ttl.copy(x[row, 0], p)\n                tx.wait()\n"
+     "            row = row + 1\n", "row"),  # a value carried across iterations
+    ("    @ttl.datamovement()\n    def after():\n        for i in range(2):\n            row = i\n"
+     "        with x_dfb.reserve() as p:\n            tx = ttl.copy(x[row, 0], p)\n            tx.wait()\n",
+     "row"),  # a loop's value read after it
+])
+def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path: Path, body: str, construct: str) -> None:
+    head = ("import ttl\n\n\n@ttl.operation(grid=(2, 1))\ndef op(x, y):\n"
+            "    x_dfb = ttl.make_dataflow_buffer_like(x, shape=(1, 1), block_count=2)\n"
+            "    y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)\n")
+    src = tmp_path / "op.py"
+    src.write_text(head + body)
+    with pytest.raises(SourceRefused) as e:
+        import_file(str(src), shapes=["x=64x64", "y=64x64"])
+    assert e.value.construct.startswith(construct)
+    line = (head + body).splitlines()[e.value.line - 1]
+    assert construct.split("(")[0].split()[-1] in line
+    if construct == "row":
+        assert "ttl.copy(x[row" in line
+    run = subprocess.run([sys.executable, "-m", "verispatial", "import", "ttlang", str(src), "--shape", "x=64x64",
+                          "--shape", "y=64x64", "-o", str(tmp_path / "out.json")], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"verispatial: error: {src}:{e.value.line}: {construct}")
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_bad_options_are_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(ParseError, match="--range"):
+        import_file(str(MATMUL), ranges=["Q=1:4"])  # a parameter no shape is built from
+    with pytest.raises(ParseError, match="--shape"):
+        import_file(str(MATMUL), shapes=["z=32x32"])
+    with pytest.raises(ParseError, match="--range"):
+        import_file(str(MATMUL), ranges=["K=4:1"])
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(ROOT / "examples" / "mcast_pair.json"),
+                          "--shape", "a=1x1"], capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "--shape" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MATMUL), "--range", "K=128:1024:32",
+                          "--write-certificate", str(tmp_path / "c.json")], capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "has 2 shape classes" in run.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_cli_import_writes_one_file_per_class(tmp_path: Path) -> None:
+    out = tmp_path / "mm.json"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "import", "ttlang", str(MATMUL), "--range",
+                          "K=128:1024:32", "-o", str(out)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert not out.exists()
+    names = [load_program(tmp_path / f"mm.{i}.json").name for i in (1, 2)]
+    assert names == ["matmul.K128+64t", "matmul.K160+64t"]
+    assert load_program(tmp_path / "mm.1.json").programs[0].sources  # locations survive the file
+
+
+def test_a_counterexample_names_the_python_line(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, MATMUL, ACC)
+    lines = mut.read_text().splitlines()
+    acc_reserve = next(i + 1 for i, t in enumerate(lines) if "with acc_dfb.reserve() as acc_blk:" in t
+                       and "store(pre" in lines[i + 1])
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(mut), "-q"], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    assert f"    at {mut}:{acc_reserve}:" in run.stdout
+    assert "with acc_dfb.reserve() as acc_blk:" in run.stdout
+
+
+# ------------------------------------------------------------------------------------- the vendor's tutorials
+
+WHEEL = "tt-lang-sim==1.1.6"
+SINGLE_DEVICE = ["matmul/step_1_single_node_single_tile_block.py", "matmul/step_2_single_node_multitile_block.py",
+                 "matmul/step_3_multinode.py", "matmul/step_4_multinode_grid_full.py",
+                 "elementwise/step_1_single_node_single_tile_block.py", "elementwise/step_2_single_node_multitile_block.py",
+                 "elementwise/step_3_multinode.py", "elementwise/step_4_multinode_grid_full.py",
+                 "broadcast/single_node_broadcast_single_tile_block.py",
+                 "broadcast/single_node_broadcast_multitile_blocks.py"]
+#: Those certified here (the others take tens of seconds each: benchmarks/ttlang_tutorials.py).
+QUICK = ["matmul/step_2_single_node_multitile_block.py", "elementwise/step_1_single_node_single_tile_block.py",
+         "elementwise/step_2_single_node_multitile_block.py", "broadcast/single_node_broadcast_single_tile_block.py",
+         "broadcast/single_node_broadcast_multitile_blocks.py"]
+MULTI_DEVICE = ["matmul/step_5_multidevice_shard_m.py", "matmul/step_6_multidevice_shard_k.py",
+                "matmul/step_7_multidevice_shard_k_all_reduce.py"]
+
+
+def tutorials_dir() -> Path:
+    """The tutorials of the tt-lang-sim wheel, downloaded once into ``$VERISPATIAL_VENDOR_CACHE`` (default
+    ~/.cache/verispatial/vendor) and unpacked there; the test skips when the download fails (offline)."""
+    cache = Path(os.environ.get("VERISPATIAL_VENDOR_CACHE", Path.home() / ".cache" / "verispatial" / "vendor"))
+    unpacked = cache / "tt-lang-sim-1.1.6"
+    tut = unpacked / "ttl" / "tutorials"
+    if not tut.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        run = subprocess.run([sys.executable, "-m", "pip", "download", WHEEL, "--no-deps", "-q", "-d", str(cache)],
+                             capture_output=True, text=True, check=False, timeout=300)
+        wheels = sorted(cache.glob("tt_lang_sim-1.1.6-*.whl"))
+        if run.returncode != 0 or not wheels:
+            pytest.skip(f"cannot download {WHEEL} (offline?): {run.stderr.strip()[-200:]}")
+        with zipfile.ZipFile(wheels[0]) as z:
+            z.extractall(unpacked)
+    return tut
+
+
+@pytest.fixture(scope="module")
+def tutorials() -> Path:
+    return tutorials_dir()
+
+
+@pytest.mark.parametrize("name", SINGLE_DEVICE)
+def test_every_single_device_tutorial_imports(tutorials: Path, name: str) -> None:
+    (imp,) = import_file(str(tutorials / name))
+    assert validate(imp.program) == []
+    assert all(ep.sources for ep in imp.program.programs)
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_single_node_tutorials_prove_at_their_own_shapes(tutorials: Path, name: str) -> None:
+    (imp,) = import_file(str(tutorials / name))
+    assert certify(imp.program).exit_code == 0
+
+
+@pytest.mark.parametrize("name", MULTI_DEVICE)
+def test_multi_device_tutorials_are_refused_by_name(tutorials: Path, name: str) -> None:
+    with pytest.raises(SourceRefused) as e:
+        import_file(str(tutorials / name))
+    assert e.value.construct == "ttnn.open_mesh_device"
+
+
+def test_the_shipped_example_proves_at_its_shapes_and_over_k() -> None:
+    example = ROOT / "examples" / "ttlang" / "matmul_bias_relu.py"
+    (imp,) = import_file(str(example))
+    assert len(imp.program.programs) == 6  # 2 nodes x 3 engines
+    assert certify(imp.program).exit_code == 0
+    (imp,) = import_file(str(example), ranges=["K=128:1024:64"])
+    assert [t.name for t in imp.program.trips] == ["K"]
+    assert certify(imp.program).exit_code == 0
+
+
+def test_sarif_points_at_the_python_line(tmp_path: Path) -> None:
+    import json
+
+    mut = _mutant(tmp_path, MATMUL, ACC)
+    sarif = tmp_path / "r.sarif"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(mut), "-q", "--sarif", str(sarif)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    (res,) = [r for r in json.loads(sarif.read_text())["runs"][0]["results"] if r["ruleId"] == "deadlock"]
+    phys = res["locations"][0]["physicalLocation"]
+    assert phys["artifactLocation"]["uri"] == mut.name  # relative to the base of the directory it lies in
+    line = phys["region"]["startLine"]
+    assert "reserve()" in mut.read_text().splitlines()[line - 1]
+
+
+# ------------------------------------------------------------------------------------- shape arithmetic
+
+
+def _value(x: int | V.Aff, t: int) -> int:
+    return x if isinstance(x, int) else x.const + sum(c * t for _, c in x.syms)
+
+
+def _resolve(f, x: V.Aff, cls: V.SymClass) -> list[tuple[V.SymClass, object]]:
+    """``f`` evaluated on ``x`` in class ``cls``, splitting as it asks: (class, result) per final class."""
+    try:
+        return [(cls, f(x, {"N": cls}))]
+    except V.Split as e:
+        parts = e.parts
+        covered = sorted(p.value(t) for p in parts for t in range(p.top + 1))
+        assert covered == [cls.value(t) for t in range(cls.top + 1)]  # the parts cut the class exactly
+        out = []
+        # x = c*N + k with N = m*t + base: rebuild it on each part's trip
+        c = dict(x.syms)["N"] // cls.m
+        k = x.const - c * cls.base
+        for p in parts:
+            n = sym_value(p)
+            y = V.add(V.scale(n, c), k)
+            out += _resolve(f, y, p) if isinstance(y, V.Aff) else [(p, f(y, {"N": p}))]
+        return out
+
+
+@given(st.integers(1, 5), st.integers(-20, 20), st.integers(1, 9), st.integers(1, 6), st.integers(0, 40),
+       st.integers(0, 12))
+@settings(max_examples=200, deadline=None)
+def test_floor_division_is_exact_in_every_class(c: int, k: int, d: int, step: int, lo: int, top: int) -> None:
+    """(c*N + k) // d over N in lo, lo+step, ..: each class's affine result equals Python's floor division at every
+    value of the class, and the classes cover the range once."""
+    cls = V.SymClass("N", step, lo, top)
+    x = V.Aff(k + c * lo, (("N", c * step),))
+    for part, got in _resolve(lambda v, cs: V.floordiv(v, d, cs), x, cls):
+        for t in range(part.top + 1):
+            n = part.value(t)
+            assert _value(got, t) == (c * n + k) // d
+
+
+@given(st.integers(-6, 6).filter(bool), st.integers(-30, 30), st.integers(1, 4), st.integers(0, 10),
+       st.integers(0, 15))
+@settings(max_examples=200, deadline=None)
+def test_a_sign_is_constant_in_every_class(c: int, k: int, step: int, lo: int, top: int) -> None:
+    cls = V.SymClass("N", step, lo, top)
+    x = V.Aff(k + c * lo, (("N", c * step),))
+    for part, got in _resolve(lambda v, cs: V.sign_of(v, cs), x, cls):
+        for t in range(part.top + 1):
+            n = part.value(t)
+            assert got == (c * n + k > 0) - (c * n + k < 0)
+
+
+GUARDED = DATA / "guarded.py"
+
+
+def test_guards_on_the_loop_index_are_if_first_and_last() -> None:
+    from verispatial.ir.core import Guard
+    from verispatial.ir.ops import If
+
+    (imp,) = import_file(str(GUARDED))
+    guards = {(ep.engine.value, op.when) for ep in imp.program.programs for op in walk(ep.ops) if isinstance(op, If)}
+    assert guards == {("reader", Guard.FIRST), ("compute", Guard.FIRST), ("compute", Guard.LAST)}
+    assert certify(imp.program).exit_code == 0
+
+
+def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, GUARDED, ("if i == n - 1:  # last", "if i == 0:  # last"))
+    assert _refuted(mut) == [("guarded", ["circular-buffer"])]

@@ -1,0 +1,1 @@
+"""Front ends: read kernels written in other languages into program.json without running them (DESIGN §12)."""

@@ -1,0 +1,558 @@
+"""Lowering one TT-Lang kernel (a ``@ttl.datamovement()`` or ``@ttl.compute()`` function) at one node to ops.
+
+| TT-Lang | ops |
+|---|---|
+| ``with dfb.reserve() as blk:`` / ``blk = dfb.reserve()`` ... ``blk.push()`` | Reserve(1) ... Push(1) at the exit |
+| ``with dfb.wait() as blk:`` / ``blk = dfb.wait()`` ... ``blk.pop()`` | Wait(1) ... Pop(1) at the exit |
+| ``ttl.copy(tensor[rows, cols], blk)`` / ``tx.wait()`` | ReadTiles per tile row / ReadBarrier |
+| ``ttl.copy(blk, tensor[rows, cols])`` / ``tx.wait()`` | WriteTiles per tile row / WriteBarrier |
+| ``blk.store(expr)`` | per accumulator-sized chunk: AcquireAcc, Compute, PackAcc, ReleaseAcc |
+| ``for i in range(n)`` | Loop (n constant, or affine in a ``--range`` trip: TripCount) |
+| ``if`` on a value known at this node | the branch taken |
+| ``if`` on the loop index | If first/last/not_first/not_last, or a shorter loop for a prefix |
+
+A buffer page is one block (``shape`` tiles), so Reserve/Wait/Push/Pop move one page. Nested ``with`` items exit
+in reverse order, as Python exits them. The DST split of a block's compute is chosen here: chunks of at most the
+target's accumulator capacity (``Target.acc_capacity``), each reading every operand block whole.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang.expr import (
+    COMPARISONS,
+    ApiV,
+    BlockV,
+    DfbV,
+    Evaluator,
+    ExprV,
+    SliceV,
+    TensorV,
+    TxV,
+    block_operands,
+    builtin,
+    is_num,
+)
+from verispatial.frontends.ttlang.refusals import refuse, snippet
+from verispatial.ir.core import Addr, Guard, Term
+from verispatial.ir.ops import (
+    AcquireAcc,
+    Compute,
+    If,
+    Loop,
+    Op,
+    Operand,
+    PackAcc,
+    Pop,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    TripCount,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.source import OpPath, SourceLoc, Sources
+from verispatial.ir.target import Target
+
+
+@attrs.define
+class _Item:
+    """An op being built with where it came from; ``body`` for a Loop/If under construction."""
+
+    op: Any
+    loc: SourceLoc
+    body: list[_Item] | None = None
+
+
+_PURE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass)
+
+
+def _is_pure(st: ast.stmt) -> bool:
+    return isinstance(st, _PURE) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+
+
+class KernelLowering(Evaluator):
+    """Lower kernel ``fn`` at node ``node`` (column, row) of a grid of ``grid`` (columns, rows)."""
+
+    def __init__(self, file: str, lines: list[str], env: dict[str, Any], classes: Mapping[str, V.SymClass],
+                 modules: set[str], target: Target, node: tuple[int, int], grid: tuple[int, int],
+                 is_compute: bool, tile_cols: Mapping[str, int]) -> None:
+        super().__init__(file, dict(env), classes, modules)
+        self.lines = lines
+        self.target = target
+        self.node = node
+        self.grid = grid
+        self.is_compute = is_compute
+        self.tile_cols = tile_cols
+        self.out: list[_Item] = []
+        self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
+        self.used_vars: set[str] = set()
+        self.written: set[str] = set()
+        self.stmt: ast.AST | None = None
+
+    # -- locations
+    def loc(self, node: ast.AST) -> SourceLoc:
+        """Where ``node`` is: its line and column, and the source line (a ``with`` item: the item, which has no
+        location of its own, at its context expression)."""
+        at = node.context_expr if isinstance(node, ast.withitem) else node
+        line = getattr(at, "lineno", 0)
+        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        if isinstance(node, ast.withitem):
+            text = snippet(node.context_expr) + (f" as {snippet(node.optional_vars)}" if node.optional_vars else "")
+            text += " (exit)"
+        return SourceLoc(self.file, line, getattr(at, "col_offset", -1) + 1, text[:160])
+
+    def emit(self, op: Op, node: ast.AST) -> None:
+        self.out.append(_Item(op, self.loc(node)))
+
+    # -- statements
+    def run(self, body: list[ast.stmt]) -> None:
+        for st in body:
+            self.stmt = st
+            self.statement(st)
+
+    def statement(self, st: ast.stmt) -> None:
+        if isinstance(st, ast.Assign):
+            v = self.ev(st.value)
+            for t in st.targets:
+                self.bind(t, v, st)
+        elif isinstance(st, ast.AnnAssign):
+            if st.value is not None:
+                self.bind(st.target, self.ev(st.value), st)
+        elif isinstance(st, ast.AugAssign):
+            if not isinstance(st.target, ast.Name):
+                refuse(self.file, st, snippet(st), "an augmented assignment to something other than a name")
+            cur = self.ev(st.target)
+            self.env[st.target.id] = self._binop(ast.BinOp(st.target, st.op, st.value), cur, self.ev(st.value))
+        elif isinstance(st, ast.Expr):
+            if isinstance(st.value, ast.Constant):
+                return  # a docstring or a bare constant
+            if not isinstance(st.value, ast.Call):
+                refuse(self.file, st, snippet(st), "an expression statement that is not a call")
+            self.ev(st.value)
+        elif isinstance(st, ast.Pass):
+            return
+        elif isinstance(st, ast.For):
+            self.for_loop(st)
+        elif isinstance(st, ast.With):
+            self.with_block(st)
+        elif isinstance(st, ast.If):
+            self.if_stmt(st)
+        elif isinstance(st, (ast.Break, ast.Continue, ast.Return)):
+            refuse(self.file, st, type(st).__name__.lower(), "an early exit from a kernel or loop is not lowered "
+                                                              "(its count would depend on data)")
+        elif isinstance(st, ast.While):
+            refuse(self.file, st, "while", "a while loop's count is not known statically: use for ... in range(n)")
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            refuse(self.file, st, f"def {st.name}", "a definition inside a kernel is not lowered")
+        else:
+            refuse(self.file, st, type(st).__name__, "this statement is not lowered")
+
+    def bind(self, target: ast.expr, v: Any, st: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = v
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(v, tuple) and len(v) == len(target.elts):
+            for t, x in zip(target.elts, v, strict=True):
+                self.bind(t, x, st)
+        else:
+            refuse(self.file, st, snippet(target), "this assignment target cannot be read statically")
+
+    def _loop_var(self, name: str) -> str:
+        base = name if name and name != "_" else f"i{len(self.loops)}"
+        var, n = base, 1
+        while var in self.used_vars:
+            n += 1
+            var = f"{base}_{n}"
+        self.used_vars.add(var)
+        return var
+
+    def _count(self, node: ast.AST, count: Any) -> int | str | TripCount:
+        """A loop count as the IR has it; refuses one that depends on a loop index or falls as a trip grows."""
+        if isinstance(count, int) and not isinstance(count, bool):
+            return max(0, count)
+        if not isinstance(count, V.Aff):
+            refuse(self.file, node, snippet(node), "a loop count that is not an integer")
+        if count.terms:
+            refuse(self.file, node, snippet(node), "a loop count that depends on an enclosing loop's index "
+                                                   "(a triangular loop) is not expressible")
+        if len(count.syms) != 1:
+            refuse(self.file, node, snippet(node), "a loop count affine in two --range parameters")
+        (s, c), = count.syms
+        if c < 1:
+            refuse(self.file, node, snippet(node), f"a loop count that falls as {s} grows")
+        return s if (c, count.const) == (1, 0) else TripCount(s, c, count.const)
+
+    def _range(self, st: ast.For) -> tuple[Any, Any]:
+        it = st.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and it.func.id not in self.env and not it.keywords and 1 <= len(it.args) <= 3):
+            refuse(self.file, st, f"for ... in {snippet(it)}", "only loops over range(...) are lowered (loops are "
+                                                               "kept as loops, never unrolled)")
+        args = [self.ev(a) for a in it.args]
+        if len(args) == 3 and args[2] != 1:
+            refuse(self.file, st, snippet(it), "a range with a step other than 1")
+        start, stop = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+        if not (is_num(start) and is_num(stop)):
+            refuse(self.file, st, snippet(it), "a range whose bounds are not integers")
+        return start, V.add(stop, start, -1)
+
+    def for_loop(self, st: ast.For) -> None:
+        if st.orelse:
+            refuse(self.file, st, "for ... else", "a loop's else clause is not lowered")
+        if not isinstance(st.target, ast.Name):
+            refuse(self.file, st, snippet(st.target), "a loop target must be one name")
+        start, n = self._range(st)
+        var = self._loop_var(st.target.id)
+        index = V.add(start, V.Aff(0, (), ((var, 1),)))
+        saved_env = dict(self.env)
+        carried = _carried(st.body, set(saved_env) - {st.target.id})
+        if carried is not None:
+            refuse(self.file, carried[1], carried[0], "a value carried from one iteration to the next (read, then "
+                                                      "assigned, in the loop body) is not lowered: compute it from "
+                                                      "the loop index")
+        self.env[st.target.id] = index
+        body = st.body
+        # `for i in range(n): <pure statements>; if <prefix of i>: ...` is a shorter loop (the tutorials' guard
+        # against a node's trailing blocks): fold the prefix into the count, exactly.
+        *pre, last = body
+        if isinstance(last, ast.If) and not last.orelse and isinstance(n, int) \
+                and all(isinstance(x, (ast.Assign, ast.AnnAssign, ast.Pass)) for x in pre):
+            probe = dict(self.env)
+            self.loops.append((var, n))
+            try:
+                self.run(pre)
+                admitted = self.admitted(last.test, var, n)
+            finally:
+                self.loops.pop()
+                self.env = probe
+            if admitted is not None and admitted == list(range(len(admitted))):
+                n, body = len(admitted), [*pre, *last.body]
+        count = self._count(st.iter, n)
+        item = _Item(Loop(var, count, ()), self.loc(st), [])
+        self.out.append(item)
+        saved_out, self.out = self.out, item.body  # type: ignore[assignment]
+        self.loops.append((var, n))
+        try:
+            self.run(body)
+        finally:
+            self.loops.pop()
+            self.out = saved_out
+            # After the loop a name the body assigns holds the last iteration's value (or the old one for a count of
+            # 0): unknown here, so it is forgotten and a later read is refused by name; a block or transfer handle
+            # names its buffer only and is kept (as after a guarded branch, below).
+            stored = _stores(st.body) | {st.target.id}
+            handles = {k: v for k, v in self.env.items() if k in stored and isinstance(v, (BlockV, TxV))}
+            self.env = {**{k: v for k, v in saved_env.items() if k not in stored}, **handles}
+
+    def admitted(self, test: ast.expr, var: str, n: int) -> list[int] | None:
+        """The indices ``0 <= i < n`` of loop ``var`` whose iteration ``test`` admits, when ``test`` is affine in that
+        index alone; None when it does not read the index (known statically) or reads something else."""
+        if n > 1_000_000:
+            return None
+        try:
+            diff = self._difference(test)
+        except V.NotAffine:
+            return None
+        if diff is None:
+            return None
+        return [i for i in range(n) if diff(i)]
+
+    def _difference(self, test: ast.expr) -> Any:
+        """A predicate of the index for a comparison chain / and / or / not of integers affine in one loop index."""
+        if isinstance(test, ast.BoolOp):
+            parts = [self._difference(v) for v in test.values]
+            if any(p is None for p in parts):
+                return None
+            if isinstance(test.op, ast.And):
+                return lambda i: all(p(i) for p in parts)
+            return lambda i: any(p(i) for p in parts)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            p = self._difference(test.operand)
+            return None if p is None else (lambda i: not p(i))
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return None
+        f = COMPARISONS.get(type(test.ops[0]))
+        left, right = self.ev(test.left), self.ev(test.comparators[0])
+        if f is None or not (is_num(left) and is_num(right)):
+            return None
+        d = V.aff(V.add(left, right, -1))
+        if d.syms or len(d.terms) != 1:
+            return None
+        (v, c), = d.terms
+        if not self.loops or v != self.loops[-1][0]:
+            return None
+        return lambda i: f(d.const + c * i, 0)
+
+    def if_stmt(self, st: ast.If) -> None:
+        try:
+            c = self.ev(st.test)
+        except V.Split:
+            raise
+        except Exception:  # a comparison of a loop index: decided per iteration below
+            c = None
+        if isinstance(c, bool):
+            self.run(st.body if c else st.orelse)
+            return
+        if not self.loops or not isinstance(self.loops[-1][1], int):
+            refuse(self.file, st, f"if {snippet(st.test)}", "a condition that is neither known at this node nor a "
+                                                            "test of the innermost loop's index")
+        var, n = self.loops[-1]
+        admitted = self.admitted(st.test, var, n)
+        if admitted is None:
+            refuse(self.file, st, f"if {snippet(st.test)}", "a condition that is neither known at this node nor a "
+                                                            "test of the innermost loop's index")
+        rest = [i for i in range(n) if i not in set(admitted)]
+        for idx, branch in ((admitted, st.body), (rest, st.orelse)):
+            if not branch or not idx:
+                continue
+            if len(idx) == n:
+                self.run(branch)
+                continue
+            guard = Guard.FIRST if idx == [0] else Guard.LAST if idx == [n - 1] else None
+            if guard is None and idx == list(range(1, n)):
+                guard = Guard.NOT_FIRST
+            if guard is None and idx == list(range(n - 1)):
+                guard = Guard.NOT_LAST
+            if guard is None:
+                refuse(self.file, st, f"if {snippet(st.test)}", f"admits iterations {idx[:4]}{'…' if len(idx) > 4 else ''}"
+                                                                f" of loop {var} < {n}: only the first, the last, all "
+                                                                "but one of them, or a prefix of a loop are expressible")
+            item = _Item(If(var, guard, ()), self.loc(st), [])
+            self.out.append(item)
+            saved, self.out = self.out, item.body  # type: ignore[assignment]
+            try:
+                self.run(branch)
+            finally:
+                self.out = saved
+                # A value the guarded branch assigns exists from the iteration that ran it on: forgotten after it,
+                # except a block or transfer handle, which names its buffer only (the checker judges every use of
+                # the buffer: an operand read from a front not waited for is a violation of its own).
+                for k in _stores(branch):
+                    if not isinstance(self.env.get(k), (BlockV, TxV)):
+                        self.env.pop(k, None)
+
+    def with_block(self, st: ast.With) -> None:
+        taken: list[tuple[BlockV, ast.withitem]] = []
+        for item in st.items:
+            v = self.ev(item.context_expr)
+            if not isinstance(v, BlockV):
+                refuse(self.file, item.context_expr, snippet(item.context_expr),
+                       "only dfb.reserve() and dfb.wait() are lowered as context managers")
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, v, st)
+            taken.append((v, item))
+        self.run(st.body)
+        for blk, item in reversed(taken):
+            self.release(blk, item)
+
+    def release(self, blk: BlockV, node: ast.AST) -> None:
+        op = Push(blk.dfb.index, 1) if blk.mode == "reserve" else Pop(blk.dfb.index, 1)
+        self.out.append(_Item(op, self.loc(node)))
+
+    # -- calls
+    def call(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if isinstance(fn, tuple) and len(fn) == 3 and fn[0] == "method":
+            return self.method(node, fn[1], fn[2], args, kwargs)
+        if not isinstance(fn, ApiV):
+            return self.refuse_value(node.func, "this call cannot be read statically")
+        name = fn.name
+        if name.startswith("builtins."):
+            return builtin(self, node, name.split(".", 1)[1], args)
+        if name == "ttl.node":
+            return self._node_coords(node, kwargs.get("dims", args[0] if args else 2))
+        if name == "ttl.grid_size":
+            return grid_value(self, node, self.grid, kwargs.get("dims", args[0] if args else 2))
+        if name == "ttl.copy":
+            return self.copy(node, args, kwargs)
+        if name == "ttl.block.fill":
+            return ExprV(("fill",), ())
+        if name.startswith(("ttl.math.", "ttl.block.")):
+            ops = block_operands(*args, *[v for k, v in kwargs.items() if k not in ("dims", "shape")])
+            if ops is None:
+                return self.refuse_value(node, f"{name} of an operand that is not a block")
+            return ExprV((*ops[0], name.rsplit(".", 1)[1]), ops[1])
+        return self.refuse_value(node, f"{name} is not lowered")
+
+    def _node_coords(self, node: ast.Call, dims: Any) -> Any:
+        if dims == 2:
+            return self.node
+        if dims == 1:
+            return self.node[0] * self.grid[1] + self.node[1]
+        return self.refuse_value(node, "ttl.node(dims=...) other than 1 or 2")
+
+    def method(self, node: ast.Call, obj: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if isinstance(obj, DfbV) and name in ("reserve", "wait") and not args:
+            self.emit(Reserve(obj.index, 1) if name == "reserve" else Wait(obj.index, 1), node)
+            return BlockV(obj, name)
+        if isinstance(obj, BlockV) and name in ("push", "pop") and not args:
+            if (name == "push") != (obj.mode == "reserve"):
+                return self.refuse_value(node, f"{name}() of a block taken by {obj.mode}()")
+            self.release(obj, node)
+            return None
+        if isinstance(obj, TxV) and name == "wait" and not args:
+            self.emit(ReadBarrier() if obj.kind == "read" else WriteBarrier(), node)
+            return None
+        if isinstance(obj, BlockV) and name == "store" and len(args) == 1:
+            return self.store(node, obj, args[0])
+        return self.refuse_value(node, f".{name}() is not lowered")
+
+    def copy(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> TxV:
+        if len(args) != 2 or kwargs:
+            self.refuse_value(node, "ttl.copy takes a source and a destination")
+        src, dst = args
+        if isinstance(src, TensorV):
+            src = SliceV(src, (0, src.shape[0]), (0, src.shape[1]))
+        if isinstance(dst, TensorV):
+            dst = SliceV(dst, (0, dst.shape[0]), (0, dst.shape[1]))
+        if isinstance(src, SliceV) and isinstance(dst, BlockV):
+            if dst.mode != "reserve":
+                self.refuse_value(node, "a copy into a block taken by wait() (its pages hold data to read)")
+            self._rows(node, src, dst, read=True)
+            return TxV("read")
+        if isinstance(src, BlockV) and isinstance(dst, SliceV):
+            if src.mode != "wait":
+                self.refuse_value(node, "a copy out of a block taken by reserve() (it holds no data yet)")
+            self._rows(node, dst, src, read=False)
+            self.written.add(dst.tensor.name)
+            return TxV("write")
+        what = "a copy between two blocks" if isinstance(src, BlockV) and isinstance(dst, BlockV) else \
+            "a copy that is not tensor slice -> block or block -> tensor slice"
+        refuse(self.file, node, snippet(node), f"{what} is not lowered")
+
+    def _rows(self, node: ast.Call, sl: SliceV, blk: BlockV, read: bool) -> None:
+        rows = V.add(sl.rows[1], sl.rows[0], -1)
+        cols = V.add(sl.cols[1], sl.cols[0], -1)
+        if (rows, cols) != (blk.dfb.rows, blk.dfb.cols):
+            refuse(self.file, node, snippet(node), f"copies a {_txt(rows)}x{_txt(cols)} tile slice of "
+                                                   f"{sl.tensor.name} into a {blk.dfb.rows}x{blk.dfb.cols} block: "
+                                                   "the slice must have the block's shape")
+        width = self.tile_cols[sl.tensor.name]
+        for r in range(blk.dfb.rows):
+            at = V.aff(V.add(V.scale(V.add(sl.rows[0], r), width), sl.cols[0]))
+            if at.syms:
+                refuse(self.file, node, snippet(node), f"a tile address that depends on --range parameter "
+                                                       f"{at.syms[0][0]} is not expressible (addresses are affine in "
+                                                       "loop indices only)")
+            addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
+            if read:
+                self.emit(ReadTiles(sl.tensor.name, addr, blk.dfb.cols, blk.dfb.index), node)
+            else:
+                self.emit(WriteTiles(blk.dfb.index, sl.tensor.name, addr, blk.dfb.cols), node)
+
+    def store(self, node: ast.Call, dst: BlockV, value: Any) -> None:
+        if not self.is_compute:
+            self.refuse_value(node, "store() in a data-movement kernel (block math runs on the compute engine)")
+        if dst.mode != "reserve":
+            self.refuse_value(node, "store() into a block taken by wait() (store fills a reserved block)")
+        ops = block_operands(value)
+        if ops is None or not isinstance(value, (BlockV, ExprV)):
+            self.refuse_value(node, "store() of a value that is not a block expression")
+        kinds, blocks = ops  # type: ignore[misc]
+        for b in blocks:
+            if b.mode != "wait":
+                self.refuse_value(node, f"block math reading {b.dfb.name}'s reserved block (it holds no data)")
+        ins: list[Operand] = []
+        for b in blocks:
+            if all(o.buf != b.dfb.index for o in ins):
+                ins.append(Operand(b.dfb.index, 1))
+        kind = "+".join(dict.fromkeys(kinds)) or "copy"
+        cap = self.target.acc_capacity(dst.dfb.tensor.dtype)
+        left = dst.dfb.tiles
+        while left > 0:
+            n = min(cap, left)
+            self.emit(AcquireAcc(n, dst.dfb.tensor.dtype), node)
+            self.emit(Compute(kind, n, tuple(ins)), node)
+            self.emit(PackAcc(dst.dfb.index, n), node)
+            self.emit(ReleaseAcc(), node)
+            left -= n
+
+    # -- the result
+    def finish(self) -> tuple[tuple[Op, ...], Sources]:
+        sources: list[tuple[OpPath, SourceLoc]] = []
+
+        def build(items: list[_Item], path: tuple[int, ...]) -> tuple[Op, ...]:
+            ops: list[Op] = []
+            for i, it in enumerate(items):
+                p = (*path, i)
+                sources.append((p, it.loc))
+                op = it.op
+                if it.body is not None:
+                    op = attrs.evolve(op, body=build(it.body, p))
+                ops.append(op)
+            return tuple(ops)
+
+        ops = build(self.out, ())
+        return ops, tuple(sorted(sources, key=lambda e: e[0]))
+
+
+def _stores(stmts: list[ast.stmt]) -> set[str]:
+    """The names ``stmts`` assign (kernel definitions excluded)."""
+    out: set[str] = set()
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+    return out
+
+
+def _events(node: ast.AST) -> list[tuple[str, bool, ast.AST]]:
+    """(name, is_store, node) of every use of a name under ``node``, in the order Python evaluates them."""
+    if isinstance(node, ast.Assign):
+        return [*_events(node.value), *(e for t in node.targets for e in _events(t))]
+    if isinstance(node, ast.AnnAssign):
+        return [*(_events(node.value) if node.value is not None else []), *_events(node.target)]
+    if isinstance(node, ast.AugAssign):
+        t = node.target
+        load = [(t.id, False, node)] if isinstance(t, ast.Name) else []
+        return [*load, *_events(node.value), *_events(t)]
+    if isinstance(node, ast.For):
+        return [*_events(node.iter), *_events(node.target), *(e for s in node.body for e in _events(s))]
+    if isinstance(node, ast.With):
+        out: list[tuple[str, bool, ast.AST]] = []
+        for item in node.items:
+            out += _events(item.context_expr)
+            if item.optional_vars is not None:
+                out += _events(item.optional_vars)
+        return out + [e for s in node.body for e in _events(s)]
+    if isinstance(node, ast.If):
+        return [*_events(node.test), *(e for s in node.body + node.orelse for e in _events(s))]
+    if isinstance(node, ast.Name):
+        return [(node.id, isinstance(node.ctx, ast.Store), node)]
+    return [e for child in ast.iter_child_nodes(node) for e in _events(child)]
+
+
+def _carried(body: list[ast.stmt], bound: set[str]) -> tuple[str, ast.AST] | None:
+    """A name bound before the loop that its body reads before assigning it (its value would carry from one
+    iteration to the next), with the read; None when there is none."""
+    stored = _stores(body) & bound
+    first: dict[str, tuple[bool, ast.AST]] = {}
+    for s in body:
+        for name, store, node in _events(s):
+            first.setdefault(name, (store, node))
+    for name in sorted(stored):
+        store, node = first[name]
+        if not store:
+            return name, node
+    return None
+
+
+def _txt(v: Any) -> str:
+    return str(v) if isinstance(v, int) else "?"
+
+
+def grid_value(ev: Evaluator, node: ast.AST, grid: tuple[int, int], dims: Any) -> Any:
+    """``ttl.grid_size(dims)`` of a (columns, rows) grid (the vendor's nodecontext.grid_size: dims 1 flattens)."""
+    if dims == 2:
+        return grid
+    if dims == 1:
+        return grid[0] * grid[1]
+    return ev.refuse_value(node, "ttl.grid_size(dims=...) other than 1 or 2")

@@ -1,0 +1,174 @@
+"""Assembling program.json from a TT-Lang operation: one engine program per node of the grid and kernel, a buffer
+per dataflow buffer and node, the operation's arguments as tensors, and one program per shape class.
+
+Engines: the first ``@ttl.datamovement()`` kernel runs on the reader RISC, the second on the writer RISC, the
+``@ttl.compute()`` kernel on the compute engine (the vendor's two data-movement cores and the TRISCs).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from verispatial.errors import ParseError
+from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang.expr import DfbV, TensorV, is_num
+from verispatial.frontends.ttlang.lower import KernelLowering
+from verispatial.frontends.ttlang.refusals import refuse
+from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
+from verispatial.frontends.ttlang.source import BodyReader, SourceFile, grid_of, module_constants, pick_operation
+from verispatial.ir.core import Engine, Role, Site
+from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Tensor, Trip
+from verispatial.ir.target import Target
+
+
+@attrs.frozen
+class Imported:
+    """One shape class of an operation and its program; ``classes`` says which values of each ``--range``
+    parameter it covers (empty without ``--range``)."""
+
+    program: Program
+    classes: tuple[V.SymClass, ...]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(str(c) for c in self.classes) or "the given shapes"
+
+
+def _tensor_tiles(shape: tuple[Any, ...], tile: tuple[int, int], classes: Mapping[str, V.SymClass]) -> tuple[int, int]:
+    dims = [V.at_max(d, classes) for d in shape]
+    if len(dims) == 1:
+        dims = [1, *dims]
+    return -(-dims[-2] // tile[0]), -(-dims[-1] // tile[1])
+
+
+def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
+          classes: Mapping[str, V.SymClass], target: Target) -> Program:
+    """The program of one shape class (``classes`` fixed); raises ``values.Split`` when the class must be cut,
+    ``SourceRefused`` / ``ParseError`` for what cannot be read."""
+    op = pick_operation(src, operation)
+    consts = module_constants(src, classes)
+    params = [a.arg for a in op.args.args]
+    for name in shapes:
+        if name not in params:
+            raise ParseError("--shape", f"{name} is not an argument of {op.name} ({', '.join(params)})")
+    given: dict[str, tuple[Any, ...]] = {k: shape_value(v, classes, "--shape") for k, v in shapes.items()}
+    used = {d for dims in shapes.values() for d in dims}
+    if len(given) < len(params):
+        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules))
+        if mesh is not None:
+            refuse(src.path, mesh, f"ttnn.{ast.unparse(mesh.func).rsplit('.', 1)[-1]}",
+                   "the example spreads its tensors over a mesh of devices, so the operation sees one shard per "
+                   "device: give every tensor's per-device shape with --shape")
+        used |= assigned
+        for p in params:
+            if p not in given and p in found and all(is_num(d) for d in found[p]):
+                given[p] = found[p]
+    for name in classes:
+        if name not in used:
+            raise ParseError("--range", f"{name} is neither a dimension of a --shape nor a variable the example "
+                                        "call's shapes are built from")
+    missing = [p for p in params if p not in given]
+    if missing:
+        raise ParseError("--shape", f"no shape for {', '.join(missing)} of {op.name}: give --shape "
+                                    f"{missing[0]}=ROWSxCOLS (the file's example call does not fix it)")
+    for p, shape in given.items():
+        if len(shape) != 2:
+            raise ParseError("--shape", f"{p} has {len(shape)} dimensions: only 2-dimensional tensors are lowered")
+        for d in shape:
+            if V.sign_of(d, classes) <= 0:
+                raise ParseError("--shape", f"{p} has a dimension that is not positive")
+    grid = grid_of(src, op, target.mesh)
+    tensors = {p: TensorV(p, given[p]) for p in params}
+    env: dict[str, Any] = {**consts, **tensors}
+    body = BodyReader(src, env, classes, grid)
+    body.run(op.body)
+    # name each buffer after its variable, in the environment the kernels see
+    renamed = {d.index: attrs.evolve(d, name=body.dfb_names.get(d.index, d.name)) for d in body.dfbs}
+    env = {k: renamed[v.index] if isinstance(v, DfbV) else v for k, v in body.env.items()}
+    dfbs = [renamed[d.index] for d in body.dfbs]
+    dms = [k for k in body.kernels if k.kind == "datamovement"]
+    cps = [k for k in body.kernels if k.kind == "compute"]
+    if len(dms) > 2:
+        refuse(src.path, dms[2].node, f"def {dms[2].name}", "a third @ttl.datamovement() kernel: a node has two "
+                                                            "data-movement engines")
+    if len(cps) > 1:
+        refuse(src.path, cps[1].node, f"def {cps[1].name}", "a second @ttl.compute() kernel: a node has one compute "
+                                                            "engine")
+    engines = [(k, e) for k, e in zip(dms, (Engine.READER, Engine.WRITER), strict=False)] + [(k, Engine.COMPUTE) for k in cps]
+    if len(dfbs) > target.max_cbs:
+        refuse(src.path, None, "make_dataflow_buffer_like", f"{len(dfbs)} dataflow buffers, more than the "
+                                                            f"target's {target.max_cbs}")
+    tile_cols = {p: _tensor_tiles(t.shape, target.tile, classes)[1] for p, t in tensors.items()}
+    sites = [Site(x, y) for y in range(grid[1]) for x in range(grid[0])]
+    buffers: list[Buffer] = []
+    memory: list[BufferAt] = []
+    for s in sites:
+        off = target.reserved_base
+        for d in dfbs:
+            b = Buffer(len(buffers), d.name, s, d.index, d.tiles, d.block_count, d.tensor.dtype)
+            size = d.block_count * d.tiles * target.bytes_per_tile(d.tensor.dtype)
+            memory.append(BufferAt(b.id, off, size))
+            off += -(-size // target.alignment) * target.alignment
+            buffers.append(b)
+    first = {s: i * len(dfbs) for i, s in enumerate(sites)}  # buffer id of dfb 0 at each site
+    programs: list[EngineProgram] = []
+    written: set[str] = set()
+    for s in sites:
+        for k, engine in engines:
+            low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, (s.x, s.y), grid,
+                                 engine is Engine.COMPUTE, tile_cols)
+            low.run(k.node.body)
+            ops, sources = low.finish()
+            ops = _at_site(ops, first[s])
+            written |= low.written
+            programs.append(EngineProgram(s, engine, ops, sources=sources))
+    for p in params:
+        syms = {s for d in tensors[p].shape if isinstance(d, V.Aff) for s, _ in d.syms}
+        if p in written and syms:
+            # The IR's tensors have one shape: an output sized by a trip would be declared at its largest shape,
+            # whose tail smaller values leave unwritten. Refuse rather than report that as the user's fault.
+            raise ParseError("--range", f"{', '.join(sorted(syms))} changes the shape of output {p}: range only "
+                                        "parameters the outputs do not depend on (e.g. a reduction dimension), or "
+                                        "give the shapes with --shape")
+    trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
+    tens = []
+    for p in params:
+        rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
+        tens.append(Tensor(p, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
+    cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
+        f".{c.name}{c.base}" for c in classes.values())
+    return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),
+                   buffers=tuple(buffers), trips=trips, programs=tuple(programs), memory=tuple(memory))
+
+
+def _at_site(ops: tuple[Any, ...], first: int) -> tuple[Any, ...]:
+    """Ops lowered with dataflow-buffer indices, renumbered to the buffer ids of one site."""
+    from verispatial.ir.ids import Renaming
+
+    return ops if first == 0 else Renaming(buffer=lambda i: first + i).ops(ops)
+
+
+def import_operation(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
+                     ranges: Mapping[str, V.SymClass], target: Target) -> list[Imported]:
+    """Every shape class of the operation and its program: the ``--range`` parameters' classes cut wherever a
+    floor division or a comparison needs it (``values.Split``), at most ``MAX_CLASSES``."""
+    todo: list[dict[str, V.SymClass]] = [dict(ranges)]
+    out: list[Imported] = []
+    while todo:
+        classes = todo.pop(0)
+        try:
+            program = build(src, operation, shapes, classes, target)
+        except V.Split as e:
+            todo[:0] = [{**classes, e.name: part} for part in e.parts]
+            if len(out) + len(todo) > MAX_CLASSES:
+                raise ParseError("--range", f"the shapes split into more than {MAX_CLASSES} classes (floor and ceil "
+                                            f"of {e.name}): give a STEP (NAME=LO:HI:STEP) that the block and grid "
+                                            "divide") from None
+            continue
+        out.append(Imported(program, tuple(classes.values())))
+    return out
+

@@ -1,0 +1,219 @@
+"""Reading a TT-Lang source file's structure with the stdlib ``ast`` (never importing or running it): its module
+constants, the ``@ttl.operation(grid=...)`` functions, and in one operation the dataflow buffers and the kernels.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from verispatial.errors import ParseError
+from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang.expr import ApiV, DfbV, Evaluator, TensorV, builtin, is_num
+from verispatial.frontends.ttlang.lower import grid_value
+from verispatial.frontends.ttlang.refusals import refuse, snippet
+from verispatial.frontends.ttlang.shapes import sym_value
+
+
+@attrs.frozen
+class Kernel:
+    """A kernel function of the operation: ``kind`` "datamovement" or "compute"."""
+
+    name: str
+    kind: str
+    node: ast.FunctionDef
+
+
+@attrs.frozen
+class SourceFile:
+    """A parsed TT-Lang source: its path as given, its lines, the tree, the imported module names."""
+
+    path: str
+    lines: list[str]
+    tree: ast.Module
+    modules: frozenset[str]
+
+
+def parse(path: str) -> SourceFile:
+    """Read and parse ``path``; ``ParseError`` naming the file for a missing or unreadable one or a syntax error."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ParseError(path, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ParseError(path, "not UTF-8 text") from None
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as e:
+        raise ParseError(f"line {e.lineno or 0}", f"not Python: {e.msg}") from None
+    mods: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                mods.add(a.asname or a.name.split(".")[0])
+    return SourceFile(path, text.splitlines(), tree, frozenset(mods))
+
+
+def _decorator(fn: ast.FunctionDef, name: str) -> ast.expr | None:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if ast.unparse(target) == name:
+            return d
+    return None
+
+
+def operations(src: SourceFile) -> list[ast.FunctionDef]:
+    """The module-level functions decorated ``@ttl.operation``."""
+    return [n for n in src.tree.body if isinstance(n, ast.FunctionDef) and _decorator(n, "ttl.operation") is not None]
+
+
+def pick_operation(src: SourceFile, name: str | None) -> ast.FunctionDef:
+    """The operation named ``name``, or the only one; ``ParseError`` when there is none, several and no name, or
+    no operation of that name."""
+    ops = operations(src)
+    if name is not None:
+        for o in ops:
+            if o.name == name:
+                return o
+        raise ParseError("--operation", f"{src.path} has no @ttl.operation named {name!r} "
+                                        f"(it has {', '.join(o.name for o in ops) or 'none'})")
+    if not ops:
+        raise ParseError(src.path, "no @ttl.operation function in this file")
+    if len(ops) > 1:
+        raise ParseError("--operation", f"{src.path} has several operations ({', '.join(o.name for o in ops)}): "
+                                        "name one")
+    return ops[0]
+
+
+def module_constants(src: SourceFile, classes: Mapping[str, V.SymClass]) -> dict[str, Any]:
+    """Module-level names bound to integer (or tuple of integer) values, e.g. ``TILE_SIZE = 32`` (the last value
+    assigned at the top level); a ``--range`` parameter's name is the parameter itself."""
+    env: dict[str, Any] = {}
+    ev = Evaluator(src.path, env, classes, set())
+    for st in src.tree.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            try:
+                v = ev.ev(st.value)
+            except Exception:
+                continue
+            if is_num(v) or (isinstance(v, tuple) and all(is_num(x) for x in v)) or isinstance(v, float):
+                env[st.targets[0].id] = v
+    for name, c in classes.items():
+        if name in env:
+            env[name] = sym_value(c)
+    return env
+
+
+def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tuple[int, int]:
+    """``grid=(columns, rows)`` of ``@ttl.operation``; ``"full"`` is the target's whole grid (the vendor's compiler
+    picks it from the hardware: here the target's mesh)."""
+    d = _decorator(op, "ttl.operation")
+    grid: Any = (1, 1)
+    if isinstance(d, ast.Call):
+        for k in d.keywords:
+            if k.arg == "grid":
+                if isinstance(k.value, ast.Constant) and k.value.value == "full":
+                    return mesh
+                try:
+                    grid = ast.literal_eval(k.value)
+                except ValueError:
+                    refuse(src.path, k.value, f"grid={snippet(k.value)}", "the grid must be a literal (cols, rows)")
+            elif k.arg is not None and k.arg not in ("fp32_dest_acc_en", "compiler_options", "name"):
+                refuse(src.path, d, f"ttl.operation({k.arg}=...)", "this operation option is not read")
+    if isinstance(grid, int):
+        grid = (grid, 1)
+    if not (isinstance(grid, tuple) and len(grid) == 2 and all(isinstance(g, int) and g >= 1 for g in grid)):
+        refuse(src.path, d, f"grid={grid!r}", "the grid must be (cols, rows) of positive integers (a mesh of "
+                                              "devices is not lowered)")
+    if grid[0] > mesh[0] or grid[1] > mesh[1]:
+        refuse(src.path, d, f"grid={grid!r}", f"does not fit the target's {mesh[0]}x{mesh[1]} grid")
+    return grid
+
+
+class BodyReader(Evaluator):
+    """Reads the operation body outside its kernels: shape arithmetic, ``grid_size`` and dataflow buffers."""
+
+    def __init__(self, src: SourceFile, env: dict[str, Any], classes: Mapping[str, V.SymClass],
+                 grid: tuple[int, int]) -> None:
+        super().__init__(src.path, env, classes, set(src.modules))
+        self.src = src
+        self.grid = grid
+        self.dfbs: list[DfbV] = []
+        self.kernels: list[Kernel] = []
+        self.dfb_names: dict[int, str] = {}
+
+    def call(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if isinstance(fn, ApiV):
+            if fn.name.startswith("builtins."):
+                return builtin(self, node, fn.name.split(".", 1)[1], args)
+            if fn.name == "ttl.grid_size":
+                return grid_value(self, node, self.grid, kwargs.get("dims", args[0] if args else 2))
+            if fn.name == "ttl.make_dataflow_buffer_like":
+                return self._dfb(node, args, kwargs)
+            if fn.name == "ttl.node":
+                return self.refuse_value(node, "ttl.node() outside a kernel")
+        return super().call(node, fn, args, kwargs)
+
+    def _dfb(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> DfbV:
+        like = args[0] if args else kwargs.get("tensor")
+        shape = kwargs.get("shape", args[1] if len(args) > 1 else None)
+        count = kwargs.get("block_count", args[2] if len(args) > 2 else 2)
+        if not isinstance(like, TensorV):
+            refuse(self.file, node, snippet(node), "make_dataflow_buffer_like of something that is not an operation "
+                                                   "argument")
+        if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(s, int) and s >= 1 for s in shape)):
+            refuse(self.file, node, snippet(node), "a block shape that is not two positive integers (a shape that varies with a "
+                                    "--range parameter is not expressible: a buffer's page size is fixed)")
+        if not (isinstance(count, int) and count >= 1):
+            refuse(self.file, node, snippet(node), "a block_count that is not a positive integer")
+        d = DfbV(len(self.dfbs), f"dfb{len(self.dfbs)}", like, shape[0], shape[1], count, node.lineno)
+        self.dfbs.append(d)
+        return d
+
+    def run(self, body: list[ast.stmt]) -> None:
+        for st in body:
+            if isinstance(st, ast.FunctionDef):
+                kind = next((k for k in ("datamovement", "compute") if _decorator(st, f"ttl.{k}") is not None), None)
+                if kind is None:
+                    refuse(self.src.path, st, f"def {st.name}", "a function in an operation that is neither "
+                                                                "@ttl.datamovement() nor @ttl.compute()")
+                self.kernels.append(Kernel(st.name, kind, st))
+            elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+                value = st.value
+                assert value is not None or isinstance(st, ast.AnnAssign)
+                if value is None:
+                    continue
+                v = self.ev(value)
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                for t in targets:
+                    self._bind(t, v, st)
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                continue
+            elif isinstance(st, ast.Pass):
+                continue
+            elif isinstance(st, ast.If):
+                c = self.ev(st.test)
+                if not isinstance(c, bool):
+                    refuse(self.src.path, st, f"if {snippet(st.test)}", "a condition in the operation body that is "
+                                                                        "not known statically")
+                self.run(st.body if c else st.orelse)
+            elif isinstance(st, ast.Return) and st.value is None:
+                continue
+            else:
+                refuse(self.src.path, st, snippet(st), "this statement of the operation body is not read (only "
+                                                       "shape arithmetic, dataflow buffers and kernels)")
+
+    def _bind(self, t: ast.expr, v: Any, st: ast.stmt) -> None:
+        if isinstance(t, ast.Name):
+            self.env[t.id] = v
+            if isinstance(v, DfbV) and v.index not in self.dfb_names:
+                self.dfb_names[v.index] = t.id
+        elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(v, tuple) and len(v) == len(t.elts):
+            for x, y in zip(t.elts, v, strict=True):
+                self._bind(x, y, st)
+        else:
+            refuse(self.src.path, st, snippet(t), "this assignment cannot be read statically")
