@@ -37,9 +37,10 @@ RB, CB = "(1,0).reader", "(1,0).compute"
 EQ, GE = WaitCond.EQ, WaitCond.GE
 
 
-def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None) -> Buffer:
-    """Buffer ``i`` on ``site``: ``cap`` one-tile bf16 pages, circular-buffer index ``cb`` (default ``i``)."""
-    return Buffer(i, f"buf{i}", site, i if cb is None else cb, 1, cap, "bf16")
+def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None, persistent: bool = False) -> Buffer:
+    """Buffer ``i`` on ``site``: ``cap`` one-tile bf16 pages, circular-buffer index ``cb`` (default ``i``);
+    ``persistent``: its counters outlive the program, so it must end empty (``balance-cb``)."""
+    return Buffer(i, f"buf{i}", site, i if cb is None else cb, 1, cap, "bf16", persistent=persistent)
 
 
 def sem(i: int, *sites: Site, init: int = 0) -> Semaphore:

@@ -65,8 +65,8 @@ TILE = 2048
 def ep(site: Site, engine: Engine, *ops: Op, starts: tuple[int, ...] = ()) -> EngineProgram:
     return EngineProgram(site, engine, tuple(ops), starts)
 
-def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None) -> Buffer:
-    return Buffer(i, f"c{i}", site, i if cb is None else cb, 1, cap, "bf16")
+def buf(i: int, site: Site = A, cap: int = 4, cb: int | None = None, persistent: bool = False) -> Buffer:
+    return Buffer(i, f"c{i}", site, i if cb is None else cb, 1, cap, "bf16", persistent=persistent)
 
 def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple[Semaphore, ...] = (),
          groups: tuple[Group, ...] = (), tensors: tuple[Tensor, ...] = (), trips: tuple[Trip, ...] = (),
@@ -115,9 +115,10 @@ def no_straddle() -> Program:
     return copy(r, (Loop("k", 4, wr()),), n=4)
 
 # balance: 4 pushed, 3 popped
-def unbalanced() -> Program:
-    return prog(ep(A, Engine.READER, Loop("k", 4, rd())), ep(A, Engine.WRITER, Loop("k", 3, wr())), buffers=(buf(0),),
-                tensors=(t2("X", 4), t2("Y", 3, Role.OUTPUT)))
+def unbalanced(persistent: bool = True) -> Program:
+    """Four pages pushed, three popped, into a buffer whose counters outlive the program (``persistent``)."""
+    return prog(ep(A, Engine.READER, Loop("k", 4, rd())), ep(A, Engine.WRITER, Loop("k", 3, wr())),
+                buffers=(buf(0, persistent=persistent),), tensors=(t2("X", 4), t2("Y", 3, Role.OUTPUT)))
 
 # bounds: affine over a loop
 def bounds_bad() -> Program:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from builders import CA, EQ, GE, RA, RB, WA, A, B, buf, ep, prog
 
 from verispatial.ir import (
@@ -127,7 +128,7 @@ def test_deadlock_with_stuck_positions_and_replayable_trace() -> None:
 
 def test_trip_dependent_deadlock_and_balance() -> None:
     p = prog(ep(A, Engine.READER, Loop("k", "t", (Reserve(0, 1), Push(0, 1)))),
-             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), trips=(Trip("t", 2),))
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0, persistent=True),), trips=(Trip("t", 2),))
     assert trip_assignments(p) == [{"t": 0}, {"t": 1}, {"t": 2}]
     r = explore(p)
     assert [d.trips for d in r.deadlocks] == [{"t": 0}]
@@ -135,8 +136,12 @@ def test_trip_dependent_deadlock_and_balance() -> None:
     f = r.violation("balance-cb")
     assert f is not None
     assert f.trips == {"t": 2}
-    assert f.violation.message == "b0 (buf0) ends with pushed 2 != popped 1"
+    assert f.violation.message == ("b0 (buf0) ends with pushed 2 != popped 1; cb 0 at (0,0): the buffer is "
+                                   "persistent: its next user counts on from them")
     assert explore(p, trips={"t": 1}).verdict == "ok"
+    # Launched once, the page left for t = 2 faults nothing: the launch's end resets the buffer.
+    once = attrs.evolve(p, buffers=(buf(0),))
+    assert explore(once).violation("balance-cb") is None
 
 
 def test_eq_wait_overshot_by_an_extra_increment() -> None:

@@ -11,8 +11,24 @@ from builders import A, chain, copy_section, ep, prog
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Verdict
-from verispatial.ir import Addr, Buffer, Engine, Loop, Pop, Push, ReadBarrier, ReadTiles, Reserve, Role, Tensor, Wait
-from verispatial.ir import WORMHOLE, BufferAt, WriteBarrier, WriteTiles
+from verispatial.ir import (
+    WORMHOLE,
+    Addr,
+    Buffer,
+    BufferAt,
+    Engine,
+    Loop,
+    Pop,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
+    Tensor,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
 from verispatial.ir.serialize import dumps, loads
 from verispatial.passes.compose import compose
 from verispatial.petri.explore import explore
@@ -55,7 +71,8 @@ def test_a_persistent_buffer_left_holding_a_page_is_refuted() -> None:
     report = certify(p, cache=False)
     assert _verdicts(report)["balance-cb:b1"] == Verdict.REFUTED
     r = next(r for r in report.results if r.name == "balance-cb:b1")
-    assert r.counterexample is not None and "replay" in r.counterexample
+    assert r.counterexample is not None
+    assert "replay" in r.counterexample
     assert simulate(p).rules() == ["balance-cb"]
     assert explore(p).verdict != "ok"
 

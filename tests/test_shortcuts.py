@@ -155,7 +155,8 @@ def test_disjoint_ranges_ask_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
 def ring(cap: int, pushes: tuple[int, ...], pops: tuple[int, ...], count: int | str = 3,
          trips: tuple[Trip, ...] = ()) -> Program:
     """Buffer 0 (``cap`` pages) on A: each iteration the reader reserves and pushes each of ``pushes``, compute
-    waits and pops each of ``pops``."""
+    waits and pops each of ``pops``. The buffer is persistent, so its balance is asked (a buffer the launch's end
+    resets may end holding pages)."""
     fill: list[Op] = []
     for n in pushes:
         fill += [Reserve(0, n), Push(0, n)]
@@ -163,7 +164,7 @@ def ring(cap: int, pushes: tuple[int, ...], pops: tuple[int, ...], count: int | 
     for n in pops:
         drain += [Wait(0, n), Pop(0, n)]
     return prog(ep(A, Engine.READER, Loop("k", count, tuple(fill))), ep(A, Engine.COMPUTE, Loop("k", count, tuple(drain))),
-                buffers=(buf(0, cap=cap),), trips=trips)
+                buffers=(buf(0, cap=cap, persistent=True),), trips=trips)
 
 
 P, R = Verdict.PROVED, Verdict.REFUTED

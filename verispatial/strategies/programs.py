@@ -210,7 +210,9 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         cap = draw(st.integers(1, 4))
         cb = next_cb.get(site, 0)
         next_cb[site] = cb + 1
-        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES))))
+        # A persistent buffer (its counters outlive the program) must end empty; the others the launch resets.
+        persistent = draw(st.integers(0, 3)) == 0
+        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES)), persistent=persistent))
         divisors = [d for d in range(1, cap + 1) if cap % d == 0]
         pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
             if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
