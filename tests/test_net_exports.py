@@ -20,9 +20,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from verispatial.cli import main
-from verispatial.ir import AtomicBarrier, Loop, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait
+from verispatial.ir import (
+    AtomicBarrier,
+    Loop,
+    McastSetValid,
+    Pop,
+    Push,
+    Reserve,
+    SemInc,
+    SemSet,
+    SemWait,
+    Wait,
+    WriteBarrier,
+)
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.program import Program, Semaphore, Trip
+from verispatial.ir.program import Group, Program, Semaphore, Trip
 from verispatial.ir.serialize import dumps, load_program
 from verispatial.petri.dot import to_dot
 from verispatial.petri.explore import explore
@@ -91,31 +103,37 @@ def dead_markings(net: PTNet, max_states: int) -> tuple[bool, bool, int]:
     was complete, markings visited). Final: every end control point marked."""
     # Index transitions by an input place that is rarely marked (a control point or in-flight place), so each
     # marking tries only the transitions that can be enabled.
-    by_place: dict[int, list[int]] = {}
-    for t, pre in enumerate(net.pre):
+    by_place: dict[int, list[tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]] = {}
+    for pre, post in zip(net.pre, net.post, strict=True):
         key = min(pre, key=lambda pw: (net.marking[pw[0]] > 0, -pw[1]))[0] if pre else -1
-        by_place.setdefault(key, []).append(t)
+        # One change vector per transition: the marking after it is the marking plus this.
+        delta: dict[int, int] = {}
+        for p, w in pre:
+            delta[p] = delta.get(p, 0) - w
+        for p, w in post:
+            delta[p] = delta.get(p, 0) + w
+        by_place.setdefault(key, []).append((pre, tuple((p, d) for p, d in delta.items() if d)))
+    always = by_place.pop(-1, [])
+    keys = tuple(by_place.items())
     start = net.marking
     seen = {start}
     queue = deque([start])
     while queue:
         m = queue.popleft()
         fired = False
-        cands = [t for pl in (-1, *(i for i, v in enumerate(m) if v)) for t in by_place.get(pl, ())]
-        for t in cands:
-            if all(m[p] >= w for p, w in net.pre[t]):
-                fired = True
-                nm = list(m)
-                for p, w in net.pre[t]:
-                    nm[p] -= w
-                for p, w in net.post[t]:
-                    nm[p] += w
-                key = tuple(nm)
-                if key not in seen:
-                    if len(seen) >= max_states:
-                        return False, False, len(seen)
-                    seen.add(key)
-                    queue.append(key)
+        for cands in (always, *(ts for pl, ts in keys if m[pl])):
+            for pre, delta in cands:
+                if all(m[p] >= w for p, w in pre):
+                    fired = True
+                    nm = list(m)
+                    for p, d in delta:
+                        nm[p] += d
+                    key = tuple(nm)
+                    if key not in seen:
+                        if len(seen) >= max_states:
+                            return False, False, len(seen)
+                        seen.add(key)
+                        queue.append(key)
         if not fired and not all(m[p] for p in net.final):
             return True, True, len(seen)
     return False, True, len(seen)
@@ -217,18 +235,57 @@ def test_a_trip_is_one_choice_for_every_loop_that_reads_it() -> None:
     assert sum(t.kind == "branch" for t in net.transitions) == 8
 
 
+def _flags(target_of: str, recv_value: int) -> Program:
+    """(0,0).reader multicasts the flag word from two source words (1, then 2) into (1,0) with no barrier between,
+    then tells (1,0).reader it is done; (1,0).reader waits for that, then for the flag ``== recv_value``."""
+    p = load_program(ROOT / "examples" / "mcast_pair.json")
+    a, b = Site(0, 0), Site(1, 0)
+    sems = (Semaphore(0, "flag", (a, b)), Semaphore(1, "one", (a,), 1), Semaphore(2, "two", (a,), 2),
+            Semaphore(3, "done", (b,)))
+    send = (McastSetValid(0, 0, 1, src=1), McastSetValid(0, 0, 1, src=2), WriteBarrier(), SemInc(3, b, 1),
+            AtomicBarrier())
+    recv = (SemWait(3, WaitCond.GE, 1), SemWait(0, WaitCond.EQ, recv_value))
+    eps = tuple(attrs.evolve(ep, ops={"(0,0).reader": send, "(1,0).reader": recv}.get(ep.key, ()), section_starts=())
+                for ep in p.programs)
+    target = load_program(ROOT / "examples" / f"{target_of}.json").target
+    return attrs.evolve(p, semaphores=sems, programs=eps, target=target)
+
+
+@pytest.mark.parametrize(("target_of", "dead"), [("mcast_pair", False), ("vendor_receiver", True)])
+def test_flag_writes_in_flight_land_in_the_order_they_left(target_of: str, dead: bool) -> None:
+    # Wormhole keeps writes in issue order: the flag ends at 2, the wait for ==2 always fires. Blackhole lets the
+    # second write leave first: the flag may end at 1 and the receiver wait forever. Without the ticket queue the
+    # net would land the two writes in either order on both targets.
+    p = _flags(target_of, 2)
+    assert (explore(p).verdict == "deadlock") == dead
+    assert _dead(p) == dead
+    net = net_of(p)
+    assert any(pl.kind == "queue" for pl in net.places)
+
+
 def test_what_the_net_cannot_express_is_refused_by_name(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    # The multicast example keeps one flag write per iteration in flight into the next: their landings at a site are
-    # ordered by the NoC, which a P/T net does not say.
-    src = ROOT / "examples" / "matmul_reuse_mcast_blackhole.json"
-    with pytest.raises(NetUnsupported, match=re.escape(
-            "(0,0).reader: mcast_set_valid(sem1, g0, 7 dests) at [2, 7] may be in flight with its own previous "
-            "iteration (no write_barrier between) and both land at (1,0)")):
-        net_of(load_program(src))
+    # Two flag writes in flight to destination sets that share a site: the NoC orders their landings there, which
+    # a P/T net does not say (one set is queued by tickets; two are not).
+    p = load_program(ROOT / "examples" / "mcast_pair.json")
+    sems = (p.semaphores[0], attrs.evolve(p.semaphores[1], sites=(*p.semaphores[1].sites, Site(2, 0))))
+    ep = p.programs[0]
+    loop = ep.ops[1]
+    assert isinstance(loop, Loop)
+    body = (*loop.body[:7], McastSetValid(1, 1, 2), *loop.body[7:])
+    two = attrs.evolve(p, semaphores=sems, groups=(*p.groups, Group(1, Site(0, 0), (1, 0, 2, 0))),
+                       programs=(attrs.evolve(ep, ops=(ep.ops[0], attrs.evolve(loop, body=body), *ep.ops[2:])),
+                                 *p.programs[1:]))
+    message = ("(0,0).reader: mcast_set_valid(sem1, g1, 2 dests) at [1, 7] may be in flight with "
+               "mcast_set_valid(sem1, g0, 1 dests) at [1, 6] (no write_barrier between), to other destinations, and "
+               "both land at (1,0)")
+    with pytest.raises(NetUnsupported, match=re.escape(message)):
+        net_of(two)
+    src = tmp_path / "two.json"
+    src.write_text(dumps(two))
     out = tmp_path / "net.pnml"
     assert main(["export", "--dot", str(src), "-o", str(out)]) == 2
-    assert "outside the P/T net: (0,0).reader: mcast_set_valid(sem1" in capsys.readouterr().err
+    assert f"outside the P/T net: {message}" in capsys.readouterr().err
     assert not out.exists()
     # Past the size cap, the net is refused rather than written.
     big = _program(reader=(Loop("i", 30_000, (Reserve(0, 1), Push(0, 1))),))

@@ -28,12 +28,17 @@ next. What the transitions touch besides:
   Per engine a complement place counts the operations not in flight (reads, writes, multicast landings, multicasts
   not yet left, atomics); a barrier reads it full: ReadBarrier for reads, WriteBarrier for writes and multicast
   landings, Flush for writes and multicasts not left, AtomicBarrier for atomics.
+- **Multicast order**: the multicasts of one engine land at a site in the order they left it, and leave in issue
+  order on a target with ordered writes. Multicasts of one engine to one destination set that may be in flight
+  together go through a **ticket queue** (counters of those issued, left and landed at each site, with
+  complements): a multicast takes ticket ``k`` as it leaves (on an ordered target, only when ``k`` is its issue
+  ticket) and lands at a site when ``k`` have landed there. Between different destination sets a data multicast
+  is not ordered (its landing changes no blocking counter, so every order reaches the same dead markings).
 
 What decides no blocking (data tiles, tensors, accumulators, windows) is not in the net: every rule the
 interpreter reports is the checker's, not the net's. A construct the net cannot express is refused by name
-(``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once that land at a common site, or any two on
-a target that keeps writes in issue order (the NoC orders their landings, which a P/T net does not say), a negative
-semaphore value.
+(``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once to different destination sets that
+share a site, or to any two sets on a target that keeps writes in issue order; a negative semaphore value.
 """
 
 from __future__ import annotations
@@ -184,9 +189,9 @@ class _P:
 #: interpreter's ``rsv_end - pushed`` and ``wait_end - popped``, to see whether every push and pop is covered.
 _Windows = dict[int, tuple[int, int]]
 
-#: The McastSetValid of one engine that may be in flight (issued, no WriteBarrier since) along a path: their op paths
-#: and destination sites.
-_Valids = tuple[tuple[tuple[int, ...], frozenset[Site]], ...]
+#: The multicasts of one engine that may be in flight (issued, no WriteBarrier since) along a path: their op paths,
+#: destination sites and whether each is a flag write (``McastSetValid``).
+_Valids = tuple[tuple[tuple[int, ...], frozenset[Site], bool], ...]
 
 #: The complement places of an engine's in-flight operations: reads, writes, multicast landings, multicasts not
 #: yet left, atomics.
@@ -197,9 +202,35 @@ def _safe(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s).strip("_")
 
 
+class _NeedsQueue(Exception):
+    """Raised while building: multicasts of engine ``e`` to ``sites`` may be in flight together, so the net is built
+    again with a ticket queue for them."""
+
+    def __init__(self, e: int, sites: frozenset[Site]) -> None:
+        super().__init__(e, sites)
+        self.e = e
+        self.sites = sites
+
+
+@attrs.define
+class _Queue:
+    """The ticket queue of one engine's multicasts to one destination set: ``issued`` and ``left`` count the
+    multicasts issued and left, ``landed[d]`` those landed at site ``d``; each with a complement, all bounded by
+    ``size`` (the multicasts to that set the engine can issue). A write takes ticket ``k`` = ``left`` when it leaves (on a target with
+    ordered writes it may leave only when ``left`` equals its issue ticket) and lands at ``d`` only when
+    ``landed[d]`` = ``k``."""
+
+    size: int
+    issued: tuple[int, int]
+    left: tuple[int, int]
+    landed: dict[Site, tuple[int, int]]
+
+
 class _Builder:
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, queued: frozenset[tuple[int, frozenset[Site]]] = frozenset()) -> None:
         self.p = program
+        self.queued = queued
+        self.queues: dict[tuple[int, frozenset[Site]], _Queue] = {}
         self.places: list[_P] = []
         self.trans: list[_T] = []
         self.trip_max = {t.name: t.max for t in program.trips}
@@ -519,23 +550,25 @@ class _Builder:
             self._give(lt, self.idle[kind], 1)
             self._trans(lt)
         elif isinstance(op, (McastSend, McastSetValid)):
-            if isinstance(op, McastSetValid):
-                at = frozenset(p.groups[op.group].destinations())
-                for other, sites in valid:
-                    # Writes that leave one engine land at a site in the order they left, and on a target with
-                    # ordered writes they leave in issue order: a P/T net has no such order, so two flag writes that
-                    # may meet are refused; a data multicast's landing changes no blocking counter, so it may land
-                    # in any order in the net.
-                    if sites & at or p.target.ordered_writes:
-                        why = (f"both land at {min(sites & at)}" if sites & at
-                               else f"{p.target.name} keeps writes in issue order")
-                        raise NetUnsupported(
-                            f"{key}: {op_text(op)} at {list(path)} may be in flight with "
-                            + ("its own previous iteration" if other == path
-                               else f"{op_text(self._op(other))} at {list(other)}")
-                            + f" (no write_barrier between) and {why}: the NoC orders their landings, which a P/T net "
-                            f"does not express")
-                valid = (*valid, (path, at))
+            at = frozenset(p.groups[op.group].destinations())
+            flag = isinstance(op, McastSetValid)
+            for other, sites, other_flag in valid:
+                # Multicasts that leave one engine land at a site in the order they left, and on a target with
+                # ordered writes they leave in issue order. Those to one destination set are queued by tickets
+                # (``_Queue``). Otherwise a data multicast lands in any order in the net: its landing changes no
+                # blocking counter, so every order reaches the same dead markings; two flag writes whose order
+                # matters are refused.
+                if sites == at:
+                    if (self.e, at) not in self.queued:
+                        raise _NeedsQueue(self.e, at)
+                elif flag and other_flag and (sites & at or p.target.ordered_writes):
+                    why = (f"both land at {min(sites & at)}" if sites & at
+                           else f"{p.target.name} keeps writes in issue order")
+                    raise NetUnsupported(
+                        f"{key}: {op_text(op)} at {list(path)} may be in flight with {op_text(self._op(other))} at "
+                        f"{list(other)} (no write_barrier between), to other destinations, and {why}: the NoC orders "
+                        f"their landings, which a P/T net does not express")
+            valid = (*valid, (path, at, flag))
             self._mcast(op, text, path, iters, step())
         elif isinstance(op, ReadBarrier):
             barrier(step(), "reads")
@@ -581,50 +614,91 @@ class _Builder:
 
         issue(t, "mcasts-unleft")
         issue(t, "mcast-landings", len(dests))
-        unleft = inflight("not left")
-        self._give(t, unleft, 1)
-        self._trans(t)
-        if isinstance(op, McastSend):
-            # The pages land in the destination buffers (the receiver publishes them itself): only the barriers see
-            # the landing.
-            lt = _T(f"{text} leaves", "leave", key, path, iters)
-            self._take(lt, unleft, 1)
-            self._give(lt, self.idle["mcasts-unleft"], 1)
-            flights = [inflight(f"to {d} in flight") for d in dests]
-            for f in flights:
-                self._give(lt, f, 1)
-            self._trans(lt)
-            for d, f in zip(dests, flights, strict=True):
-                dt = _T(f"{text} lands at {d}", "land", key, path, iters)
-                self._take(dt, f, 1)
-                self._give(dt, self.idle["mcast-landings"], 1)
-                self._trans(dt)
-            return
-        # McastSetValid: the source word's value when the write leaves is what lands at each destination.
-        src, src_comp = self.word[(op.source, self.site)]
-        sb = self.bound[(op.source, self.site)]
-        for value in range(sb + 1):
-            lt = _T(f"{text} leaves with {value}", "leave", key, path, iters)
-            self._take(lt, unleft, 1)
-            self._give(lt, self.idle["mcasts-unleft"], 1)
-            self._read(lt, src, value)
-            self._read(lt, src_comp, sb - value)
-            flights = [inflight(f"= {value} to {d} in flight") for d in dests]
-            for f in flights:
-                self._give(lt, f, 1)
-            self._trans(lt)
-            for d, f in zip(dests, flights, strict=True):
-                word, comp = self.word[(op.sem, d)]
-                db = self.bound[(op.sem, d)]
-                for old in range(db + 1):
-                    dt = _T(f"{text} lands {value} at {d} over {old}", "land", key, path, iters)
-                    self._take(dt, f, 1)
-                    self._take(dt, word, old)
-                    self._take(dt, comp, db - old)
-                    self._give(dt, word, value)
-                    self._give(dt, comp, db - value)
-                    self._give(dt, self.idle["mcast-landings"], 1)
-                    self._trans(dt)
+        # A data multicast's pages land in the destination buffers (the receiver publishes them itself): only the
+        # barriers see the landing. A flag write reads the source word's value when it leaves and writes it at each
+        # destination. Queued (``_Queue``): the issue takes a ticket on a target with ordered writes, the leave takes
+        # one (its issue ticket there), and each landing waits for its ticket's turn at its site.
+        q = self._queue(frozenset(dests)) if (self.e, frozenset(dests)) in self.queued else None
+        ordered = q is not None and self.p.target.ordered_writes
+        flag = isinstance(op, McastSetValid)
+        if flag:
+            assert isinstance(op, McastSetValid)
+            src, src_comp = self.word[(op.source, self.site)]
+            sb = self.bound[(op.source, self.site)]
+        values: list[int | None] = list(range(sb + 1)) if flag else [None]
+        for j in range(q.size) if q is not None and ordered else [None]:
+            tj = _T(t.label, t.kind, t.engine, t.path, t.iters, dict(t.pre), dict(t.post), t.pc_in, t.pc_out)
+            if q is not None and j is not None:
+                tj.label += f" (ticket {j})"
+                self._count_up(tj, q.issued, j, q.size)
+            unleft = inflight("not left" + (f" (ticket {j})" if j is not None else ""))
+            self._give(tj, unleft, 1)
+            self._trans(tj)
+            tickets: list[int | None] = ([j] if j is not None else list(range(q.size))) if q is not None else [None]
+            for value in values:
+                for k in tickets:
+                    tk = "" if k is None else f" (ticket {k})"
+                    with_value = "" if value is None else f" with {value}"
+                    lt = _T(f"{text} leaves{with_value}{tk}", "leave", key, path, iters)
+                    self._take(lt, unleft, 1)
+                    self._give(lt, self.idle["mcasts-unleft"], 1)
+                    if value is not None:
+                        self._read(lt, src, value)
+                        self._read(lt, src_comp, sb - value)
+                    if q is not None and k is not None:
+                        self._count_up(lt, q.left, k, q.size)
+                    eq = "" if value is None else f"= {value} "
+                    flights = [inflight(f"{eq}to {d}{tk} in flight") for d in dests]
+                    for f in flights:
+                        self._give(lt, f, 1)
+                    self._trans(lt)
+                    for d, f in zip(dests, flights, strict=True):
+                        if value is None:
+                            lands = [_T(f"{text} lands at {d}{tk}", "land", key, path, iters)]
+                        else:
+                            assert isinstance(op, McastSetValid)
+                            word, comp = self.word[(op.sem, d)]
+                            db = self.bound[(op.sem, d)]
+                            lands = []
+                            for old in range(db + 1):
+                                dt = _T(f"{text} lands {value} at {d} over {old}{tk}", "land", key, path, iters)
+                                self._take(dt, word, old)
+                                self._take(dt, comp, db - old)
+                                self._give(dt, word, value)
+                                self._give(dt, comp, db - value)
+                                lands.append(dt)
+                        for dt in lands:
+                            self._take(dt, f, 1)
+                            self._give(dt, self.idle["mcast-landings"], 1)
+                            if q is not None and k is not None:
+                                self._count_up(dt, q.landed[d], k, q.size)
+                            self._trans(dt)
+
+    def _count_up(self, t: _T, counter: tuple[int, int], k: int, size: int) -> None:
+        """``t`` fires only when ``counter`` (a place and its complement, ``size`` tokens together) holds exactly
+        ``k``, and adds one to it."""
+        value, comp = counter
+        self._take(t, value, k)
+        self._take(t, comp, size - k)
+        self._give(t, value, k + 1)
+        self._give(t, comp, size - k - 1)
+
+    def _queue(self, sites: frozenset[Site]) -> _Queue:
+        """The ticket queue of this engine's multicasts to ``sites``, made on first use; its size is the most such
+        multicasts the engine issues (trips at their max)."""
+        k = (self.e, sites)
+        if k not in self.queues:
+            ep = self.p.programs[self.e]
+            size = sum(n for op, n in self._occurrences(ep.ops, 1) if isinstance(op, (McastSend, McastSetValid))
+                       and frozenset(self.p.groups[op.group].destinations()) == sites)
+            name = f"{self.key} multicasts to {','.join(map(str, sorted(sites)))}"
+
+            def pair(what: str) -> tuple[int, int]:
+                return (self._place(f"{name} {what}", "queue", 0, self.key),
+                        self._place(f"{name} not {what}", "queue", size, self.key))
+
+            self.queues[k] = _Queue(size, pair("issued"), pair("left"), {d: pair(f"landed at {d}") for d in sites})
+        return self.queues[k]
 
     # ------------------------------------------------------------------ finish
 
@@ -680,7 +754,14 @@ def net_of(program: Program) -> Net:
     """The behavioural P/T net of ``program`` (module docstring). Raises ``NetUnsupported`` naming the construct for
     a program the net does not express or one that unrolls past ``MAX_TRANSITIONS`` transitions; expects a program
     that passes ``validate``."""
-    b = _Builder(program)
-    for e in range(len(program.programs)):
-        b.engine(e)
-    return b.finish()
+    queued: frozenset[tuple[int, frozenset[Site]]] = frozenset()
+    while True:
+        b = _Builder(program, queued)
+        try:
+            for e in range(len(program.programs)):
+                b.engine(e)
+        except _NeedsQueue as need:
+            # Each retry adds one (engine, destination set) queue: at most one per flag write op.
+            queued = queued | {(need.e, need.sites)}
+            continue
+        return b.finish()
