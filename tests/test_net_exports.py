@@ -326,7 +326,7 @@ def test_what_the_net_cannot_express_is_refused_by_name(tmp_path: Path,
 _NODE = re.compile(r'^\s*"((?:[^"\\]|\\.)*)" \[shape=(box|circle|doublecircle), label="(?:[^"\\]|\\.)*"'
                    r'(?:, tokens=(\d+))?\];$')
 _EDGE = re.compile(r'^\s*"((?:[^"\\]|\\.)*)" -> "((?:[^"\\]|\\.)*)" \[label="(\d+)", tokens=(\d+), '
-                   r'(weight=10|constraint=false)\];$')
+                   r'(weight=10|weight=1|constraint=false)\];$')
 
 
 def read_dot(text: str) -> tuple[dict[str, int], set[str], set[tuple[str, str, int]], list[list[str]]]:
@@ -403,6 +403,23 @@ def test_pipeline_small_runs_to_its_end_and_never_deadlocks() -> None:
     assert complete
     assert not deadlock
     assert states > 1
+    # Every transition takes a token (the marked graph's had 6 of 21 with no input and 9 with no arc at all), and
+    # each buffer's data and free places are a place invariant summing to its capacity: no push fires onto a full
+    # ring (the marked graph let push(b0) fire 100 times onto 2 pages).
+    net = net_of(p)
+    pre, post = net.pre(), net.post()
+    assert all(pre[t.id] for t in net.transitions)
+    for b in p.buffers:
+        data = next(pl for pl in net.places if pl.kind == "data" and pl.name.startswith(f"b{b.id} "))
+        free = next(pl for pl in net.places if pl.kind == "free" and pl.name.startswith(f"b{b.id} "))
+        assert data.marking + free.marking == b.capacity
+        for t in net.transitions:
+            moved = sum(post[t.id].get(pl.id, 0) - pre[t.id].get(pl.id, 0) for pl in (data, free))
+            assert moved == 0, t.label
+    pushes = [t for t in net.transitions if t.label.startswith("(0,0).reader push(b0, 1)")]
+    loop = p.programs[0].ops[0]
+    assert isinstance(loop, Loop)
+    assert len(pushes) == loop.count
 
 
 def test_export_cli_writes_each_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@ order.
 
 One cluster per engine holds its control points (circles, the engine's first one with its token) and its
 transitions (boxes) from top to bottom in program order — the program-order arcs carry a high layout ``weight`` so
-``dot`` keeps them vertical — together with its in-flight places and their landings. Buffer, semaphore-word, trip
+``dot`` keeps them vertical — together with its in-flight places and their landings, drawn beside the op that
+issued them. Buffer, semaphore-word, trip
 and idle places sit outside the clusters (double circles, labelled with their name and initial marking); their arcs
 do not constrain the layout (``constraint=false``). Every edge is one arc, labelled with its weight and carrying it
 as ``tokens``; every place carries its initial marking as ``tokens``. Render with ``dot -Tsvg``.
@@ -45,8 +46,12 @@ def net_dot(net: Net) -> str:
     lines += [s[2:] for s in outside]
     order = {(t.pc_in, t.id) for t in net.transitions if t.pc_in} | {(t.id, t.pc_out) for t in net.transitions
                                                                       if t.pc_out}
+    flights = {pl.id for pl in net.places if pl.kind == "in-flight"}
     for a in net.arcs:
-        layout = "weight=10" if (a.source, a.target) in order else "constraint=false"
+        # Program order is kept vertical; an in-flight place and its landing hang beside the op that issued it;
+        # resource arcs leave the layout alone.
+        layout = ("weight=10" if (a.source, a.target) in order
+                  else "weight=1" if a.source in flights or a.target in flights else "constraint=false")
         lines.append(f"  {_q(a.source)} -> {_q(a.target)} [label={_q(str(a.weight))}, tokens={a.weight}, {layout}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
