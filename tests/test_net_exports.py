@@ -4,7 +4,8 @@ The PNML document is read back as a plain P/T net (places with initial markings,
 PNML tool reads) and explored breadth first here, independently of the builder. Its dead markings other than the
 final one (every engine's end control point marked) must be the program's deadlocks: on random small programs from
 ``verispatial.strategies`` (derandomized) the net deadlocks exactly when the explicit-state explorer
-(``petri/explore.py``) finds a deadlock, and so on composed programs (several sections and their rendezvous).
+(``petri/explore.py``) finds a deadlock, and so on composed programs (several sections and their rendezvous) and
+protocol programs (multicast handshakes).
 Programs the net refuses (``NetUnsupported``) are counted and must be a minority; the DOT text carries the same
 net, drawn in program order.
 """
@@ -43,6 +44,7 @@ from verispatial.petri.explore import explore
 from verispatial.petri.pnml import PNML_NS, PTNET_TYPE, to_pnml
 from verispatial.petri.ptnet import NetUnsupported, net_of
 from verispatial.strategies import programs
+from verispatial.strategies.protocols import protocol_programs
 from verispatial.strategies.sections import composed_programs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,9 +54,10 @@ CORPUS = ["examples/pipeline_small", "examples/three_sections", "examples/matmul
 #: Random programs compared with the explorer (single-section ones, composed ones), and the states either search may
 #: visit per program (past that the program is inconclusive and not compared). Measured: about 0.19 s of CPU per
 #: program, explorer and net together: 229 of the 260 compared (39 deadlocking, none refused), 36 of the 40
-#: composed ones.
+#: composed ones (none deadlocking), 30 of the 40 protocol ones (10 deadlocking).
 PROGRAMS = 260
 COMPOSED = 40
+PROTOCOLS = 40
 MAX_STATES = 4_000
 
 
@@ -196,6 +199,14 @@ def test_net_deadlocks_are_the_programs_on_composed_programs() -> None:
     seen, refused = _compare(composed_programs(), COMPOSED)
     assert seen["deadlock"] + seen["no deadlock"] >= COMPOSED // 2, (seen, refused)
     assert seen["refused"] < COMPOSED // 4, (seen, refused)
+
+
+def test_net_deadlocks_are_the_programs_on_protocol_programs() -> None:
+    # Multicast handshakes (data and flag writes in flight together, queued in the net), guards, affine waits.
+    seen, refused = _compare(protocol_programs(), PROTOCOLS)
+    assert seen["deadlock"] + seen["no deadlock"] >= PROTOCOLS // 2, (seen, refused)
+    assert seen["deadlock"] >= 5, seen
+    assert seen["refused"] < PROTOCOLS // 4, (seen, refused)
 
 
 # ---------------------------------------------------------------------- small nets with known answers
