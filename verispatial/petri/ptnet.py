@@ -358,14 +358,15 @@ class _Builder:
         self.e, self.key = e, ep.key
         self.site = ep.site
         self.idle = {k: self._place(f"{ep.key} {k} not in flight", "idle", 0, ep.key) for k in _IDLE}
-        #: an McastSetValid of this engine may be in flight (issued, no WriteBarrier since) along the path
-        start = self._pc((0,), (), ep.ops)
+        # The engine's token starts at its first control point; what ``_body`` returns is its end.
+        start = self._pc((0,), ())
         self.places[start].marking = 1
         end, _w, _v = self._body(ep.ops, (), (), {}, start, {}, ())
         self.places[end].path = None
         self.places[end].name = f"{ep.key} end"
 
-    def _pc(self, path: tuple[int, ...], iters: tuple[int, ...], ops: tuple[Op, ...] | None = None) -> int:
+    def _pc(self, path: tuple[int, ...], iters: tuple[int, ...]) -> int:
+        """A new control point of this engine (named after the op it comes before once that op is known)."""
         return self._place(f"{self.key} @{list(path)}{list(iters) if iters else ''}", "pc", 0, self.key, path, iters)
 
     def _body(self, ops: tuple[Op, ...], prefix: tuple[int, ...], iters: tuple[int, ...],
