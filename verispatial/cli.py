@@ -686,8 +686,9 @@ def run_upgrade(in_path: str, out: str) -> int:
 
 def run_export(program_path: str, fmt: str, out: str | None) -> int:
     """The ``export`` command: PROGRAM.json as a Promela model (``promela``), a PNML P/T net (``pnml``) or Graphviz
-    DOT (``dot``) of its marked graph, to ``out`` (written atomically) or stdout. A program outside the Promela
-    model (``PromelaUnsupported``) is bad input naming the construct."""
+    DOT (``dot``) of its behavioural net (``petri/ptnet.py``), to ``out`` (written atomically) or stdout. A program
+    outside the Promela model (``PromelaUnsupported``) or the net (``NetUnsupported``) is bad input naming the
+    construct."""
     if out is not None:
         check_output_path(out)
     program = load_program_file(program_path)
@@ -699,14 +700,15 @@ def run_export(program_path: str, fmt: str, out: str | None) -> int:
                 text = to_promela(program)
             except PromelaUnsupported as e:
                 raise BadInput(program_path, "", f"outside the Promela model: {e}") from None
-        elif fmt == "pnml":
-            from verispatial.petri.pnml import to_pnml
-
-            text = to_pnml(program)
         else:
             from verispatial.petri.dot import to_dot
+            from verispatial.petri.pnml import to_pnml
+            from verispatial.petri.ptnet import NetUnsupported
 
-            text = to_dot(program)
+            try:
+                text = to_pnml(program) if fmt == "pnml" else to_dot(program)
+            except NetUnsupported as e:
+                raise BadInput(program_path, "", f"outside the P/T net: {e}") from None
     except BadInput:
         raise
     except Exception as e:
@@ -917,8 +919,8 @@ def upgrade_cmd(program: str, out: str) -> int:
 @cli.command("export")
 @click.argument("program", metavar="PROGRAM.json")
 @click.option("--promela", is_flag=True, help="A Promela model for SPIN (docs/semantics.md rules as asserts).")
-@click.option("--pnml", is_flag=True, help="The marked graph as an ISO/IEC 15909-2 P/T net (PNML).")
-@click.option("--dot", is_flag=True, help="The marked graph as Graphviz DOT.")
+@click.option("--pnml", is_flag=True, help="The behavioural P/T net (ISO/IEC 15909-2 PNML).")
+@click.option("--dot", is_flag=True, help="The behavioural P/T net as Graphviz DOT, in program order.")
 @click.option("-o", "out", metavar="OUT", default=None, help="Write here instead of stdout.")
 def export_cmd(program: str, promela: bool, pnml: bool, dot: bool, out: str | None) -> int:
     """Write PROGRAM.json as a Promela model (--promela), a PNML net (--pnml) or a DOT graph (--dot): exactly one."""
