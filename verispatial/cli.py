@@ -326,10 +326,13 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
     from verispatial.certify.files import certify_file
     from verispatial.certify.smt import export_smt2
 
+    from verispatial.frontends.ttmetal.command import certified_path
+
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
-        with export, _progress(f"certify {path}", quiet) as progress:
-            fr = certify_file(path, load_program_file, certificate, _load_certificate_file, store=store,
+        # a host description (.yaml) is imported first: the program certified is the one its kernels make
+        with certified_path(path) as program_path, export, _progress(f"certify {path}", quiet) as progress:
+            fr = certify_file(program_path, load_program_file, certificate, _load_certificate_file, store=store,
                               jobs=jobs, progress=progress)
     except BadInput:
         raise
@@ -652,7 +655,7 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command("certify")
-@click.argument("programs", metavar="PROGRAM.json", nargs=-1, required=True)
+@click.argument("programs", metavar="PROGRAM.json|HOST.yaml", nargs=-1, required=True)
 @click.option("--certificate", metavar="C.json", help="A certificate to check against the re-derived one.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON only.")
 @click.option("--sarif", "sarif_out", metavar="OUT.sarif", help="Also write the result as SARIF 2.1.0.")
@@ -672,7 +675,8 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
                 junit_out: str | None, jobs: int, certificate_out: str | None, smt2_dir: str | None,
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
-    """Discharge every obligation of each PROGRAM.json and report each verdict."""
+    """Discharge every obligation of each PROGRAM.json (a tt-metal HOST.yaml is imported first) and report each
+    verdict."""
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
                                                smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds))
 
@@ -719,6 +723,21 @@ def compose_cmd(args: tuple[str, ...]) -> int:
     from verispatial.passes.cli_compose import run_compose
 
     return run_compose(args)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Read a program written in a vendor's language into PROGRAM.json (its ops carry the source file:line)."""
+
+
+@import_group.command("ttmetal")
+@click.argument("host", metavar="HOST.yaml")
+@click.option("-o", "--output", "out", metavar="PROGRAM.json", required=True, help="Where to write the program.")
+def import_ttmetal_cmd(host: str, out: str) -> int:
+    """A tt-metal host description and the C++ kernels it names (docs/ttmetal.md)."""
+    from verispatial.frontends.ttmetal.command import run_import
+
+    return _guard(False, lambda: run_import(host, out))
 
 
 @cli.command("explain")
