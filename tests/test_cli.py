@@ -372,7 +372,7 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _err = run(capsys, ["--help"])
     assert rc == 0
     commands = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
-    assert commands == ["certify", "compile", "compose", "explain", "export", "gate", "schema", "simulate",
+    assert commands == ["certify", "compile", "compose", "explain", "export", "gate", "import", "schema", "simulate",
                         "throughput", "validate"]
     rc, out, _err = run(capsys, ["--version"])
     assert rc == 0

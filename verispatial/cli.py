@@ -325,7 +325,6 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
     """Certify one program file (``certify_file``); ``BadInput`` / ``CheckerError`` for what goes wrong."""
     from verispatial.certify.files import certify_file
     from verispatial.certify.smt import export_smt2
-
     from verispatial.frontends.ttmetal.command import certified_path
 
     try:

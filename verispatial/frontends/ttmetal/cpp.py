@@ -12,6 +12,7 @@ not.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,11 @@ from verispatial.ir.source import SourceLoc
 #: include prefixes of the device API: modelled by name, never read
 DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/", "compute_kernel_api", "dataflow_api",
                    "llk_", "ckernel", "risc_", "noc_", "firmware", "tools/profiler", "tt-metalium/")
+
+#: Attribute macros of the device headers (tt_metal/hw/inc/...: ``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``,
+#: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
+DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
+                 "ALWAYS_INLINE": "inline", "NOINLINE": ""}
 
 #: how deep #includes are followed (helpers include helpers; a cycle is cut by the seen set)
 INCLUDE_DEPTH = 8
@@ -63,10 +69,8 @@ class Program:
 
 
 def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """A followed header's name: relative to the kernel root, as the host names its kernel sources."""
+    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
 
 
 def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
@@ -77,7 +81,7 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     functions: dict[str, tuple[Any, Unit]] = {}
     globals_: list[tuple[Any, Unit]] = []
     seen: set[Path] = set()
-    macros = dict(defines)
+    macros = {**DEVICE_MACROS, **defines}
 
     def read(path: Path, name: str, depth: int) -> Unit:
         nonlocal macros

@@ -614,6 +614,8 @@ class KernelReader:
                             return _holds(op, d.const)
                         return self.guard(d, op, c)
         v = self.expr(c)
+        if isinstance(v, V.LoopCond):
+            return v.var, v.guard
         if isinstance(v, V.Sym) and v.is_const:
             return bool(v.const)
         if isinstance(v, V.Sym) and v.loops:
@@ -814,10 +816,10 @@ class KernelReader:
     def binary(self, n: Any) -> V.Value:
         op = n.child_by_field_name("operator").type
         if op in ("&&", "||", "and", "or", "==", "!=", "<", "<=", ">", ">="):
-            g = self.cond(n) if op not in ("<<", ">>") else None
+            g = self.cond(n)
             if isinstance(g, bool):
                 return V.const(int(g))
-            return V.Opaque(f"a condition on a loop index: {self.text(n)}")
+            return V.LoopCond(g[0], g[1])
         a = self.expr(n.child_by_field_name("left"))
         b = self.expr(n.child_by_field_name("right"))
         if isinstance(a, V.L1Ptr) and op in ("+", "-") and not isinstance(b, (V.L1Ptr, V.SemAddr)):

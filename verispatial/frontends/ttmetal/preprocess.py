@@ -53,11 +53,14 @@ def _cond(expr: str, macros: dict[str, str], file: str, line: int) -> bool:
     an identifier no macro names is 0 (as in C)."""
     expr = _strip_comment(expr)
     # ``defined`` is decided before expansion, also where a macro expands to ``defined X`` (PRE_SCALE in
-    # eltwise_binary_kernel.cpp): expand once, then decide the ``defined``s the expansion brought in.
-    for _ in range(3):
+    # eltwise_binary_kernel.cpp): one level of expansion at a time, so the operand of a ``defined`` that an expansion
+    # brings in is decided, not expanded.
+    for _ in range(9):
         expr = _DEFINED.sub(lambda m: "1" if (m[1] or m[2]) in macros else "0", expr)
-        expr = _expand(expr, macros)
-    expr = _DEFINED.sub(lambda m: "1" if (m[1] or m[2]) in macros else "0", expr)
+        once = _IDENT.sub(lambda m: macros.get(m[0], m[0]), expr)
+        if once == expr:
+            break
+        expr = once
     expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", expr)
     expr = re.sub(r"\bnot\b", "!", expr)
     expr = re.sub(r"\band\b", "&&", expr)

@@ -63,6 +63,15 @@ def const(v: int) -> Sym:
 
 
 @attrs.frozen
+class LoopCond:
+    """A condition that holds in some iterations of an enclosing loop: ``guard`` of the loop with index ``var``
+    (``i + 1 == n`` is the last iteration), as a helper or lambda returns it."""
+
+    var: str
+    guard: Any  # ir.core.Guard
+
+
+@attrs.frozen
 class Opaque:
     """A value the reading does not follow (an L1 address computed by arithmetic, a value read from memory, a call
     whose result only feeds such values); ``why`` says what it came from."""
@@ -184,4 +193,4 @@ class Function:
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | None
+    | McastAddr | Designated | Function | CbInterface | LoopCond | None

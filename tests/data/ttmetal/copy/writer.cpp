@@ -1,4 +1,5 @@
-// A Metal 2.0 writer: DataflowBuffer, Noc and TensorAccessor objects.
+// A Metal 2.0 writer: DataflowBuffer, Noc and TensorAccessor objects. NO_LAST_POP: it never frees its
+// last page (the kind of PR #46658).
 #include "api/dataflow/dataflow_api.h"
 #include "api/dataflow/noc.h"
 #include "api/dataflow/dataflow_buffer.h"
@@ -18,6 +19,9 @@ void kernel_main() {
         dfb.wait_front(1);
         noc.async_write(dfb, s, page_bytes, {}, {.page_id = i});
         noc.async_writes_flushed();
+#ifdef NO_LAST_POP
+        if (i + 1 != end_id)
+#endif
         dfb.pop_front(1);
     }
     noc.async_write_barrier();
