@@ -309,3 +309,27 @@ def test_semaphore_set_through_volatile_pointer(tmp_path: Path) -> None:
     p = import_host(tmp_path / "h.json")
     assert p.programs[0].ops[0] == SemSet(0, 0)
     assert str(p.programs[0].source_of((0,))) == "k.cpp:4:5: *p = 0;"
+
+
+# ------------------------------------------------------------------ vendor kernels (the pinned ttnn wheel)
+
+
+@pytest.fixture(scope="module")
+def ttnn_wheel() -> Path:
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    root = wheel_root(download=True)
+    if root is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
+    return root
+
+
+def test_vendor_eltwise_binary_is_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ttnn's interleaved eltwise binary add: the reader, compute and writer kernels of the wheel, as shipped."""
+    host = Path(__file__).resolve().parent.parent / "examples" / "ttmetal" / "eltwise_binary" / "host.yaml"
+    p = import_host(host)
+    compute = next(ep for ep in p.programs if ep.key == "(0,0).compute")
+    assert str(compute.source_of((0, 0))).startswith(
+        "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front")
+    rc, report = _certify(host, capsys)
+    assert rc == 0, _refuted(report)
