@@ -78,11 +78,19 @@ def _cb_interface(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
 
 def _arg_val(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_arg_val")
+    if r.survey:
+        return r.runtime_arg("", n)
     i = r.int_of(vals[0], nodes[0], "runtime arg index")
     if not 0 <= i < len(r.kernel.runtime_args):
         r.refuse("runtime arg the host does not declare", n,
                  f"index {i}; kernel {r.kernel.name} declares {len(r.kernel.runtime_args)}")
     return r.runtime_arg(r.kernel.runtime_args[i], n)
+
+
+def _common_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    if r.survey:
+        return r.runtime_arg("", n)
+    r.refuse("common runtime arg", n, "not in the host description format yet")
 
 
 def _get_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -92,6 +100,8 @@ def _get_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
 
 def _ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_compile_time_arg_val")
+    if r.survey:
+        return r.runtime_arg("", n)
     i = r.int_of(vals[0], nodes[0], "compile-time arg index")
     if not 0 <= i < len(r.kernel.compile_time_args):
         r.refuse("compile-time arg the host does not give", n,
@@ -102,6 +112,8 @@ def _ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any]
 def _named_ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_named_compile_time_arg_val")
     name = vals[0]
+    if r.survey:
+        return r.runtime_arg("", n)
     if not isinstance(name, str) or name not in r.kernel.named_compile_time_args:
         r.refuse("compile-time arg the host does not give", n, str(name))
     return r.host_value(r.kernel.named_compile_time_args[name])
@@ -387,7 +399,9 @@ FUNCTIONS: dict[str, Handler] = {
     "get_tile_size": _tile_size,
     "get_local_cb_interface": _cb_interface,
     "get_arg_val": _arg_val,
+    "get_vararg": _arg_val,
     "get_arg": _get_arg,
+    "get_common_arg_val": _common_arg,
     "get_compile_time_arg_val": _ct_arg,
     "get_named_compile_time_arg_val": _named_ct_arg,
     "TensorAccessorArgs": _accessor_args,
@@ -448,6 +462,8 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             return V.const(cb)
         if name in ("get_tile_size", "get_entry_size"):
             return V.const(r.cb_index[cb].entry_size)
+        if name in ("get_dataformat", "get_data_format"):
+            return V.Opaque(f"the data format of c_{cb}")
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)
@@ -458,8 +474,9 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         if not isinstance(vals[0], V.Sym):
             r.refuse("tensor page not known statically", n, r.text(nodes[0]))
         return V.TensorPage(obj.tensor, vals[0])
-    if isinstance(obj, V.AccessorArgs):
-        return V.Opaque(f"TensorAccessorArgs.{name}")
+    if isinstance(obj, (V.AccessorArgs, V.Accessor)):
+        # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
+        return V.Opaque(f"{type(obj).__name__}.{name}")
     why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
     r.refuse(f"method {name} of a value not followed", n, f"{r.text(n)}: {why}")
 
@@ -493,6 +510,8 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
               for k in ("noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end")]
         mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n)
         return None
+    if name in ("get_noc_id",):
+        return V.Opaque("the NoC id")
     r.refuse(f"Noc.{name}", n)
 
 

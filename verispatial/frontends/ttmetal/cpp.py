@@ -30,6 +30,8 @@ DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/",
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
 DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
                  "ALWAYS_INLINE": "inline", "NOINLINE": ""}
+#: Constants of the device headers the kernels compare semaphores with (hostdevcommon/common_values.hpp).
+DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0}
 
 #: how deep #includes are followed (helpers include helpers; a cycle is cut by the seen set)
 INCLUDE_DEPTH = 8
@@ -92,7 +94,9 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         for inc in pre.includes:
             if not inc.quoted or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
                 continue
-            for base in (path.parent, *include_dirs, root):
+            # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
+            # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
+            for base in (path.parent, *include_dirs, root, *list(root.parents)[:3]):
                 cand = base / inc.name
                 if cand.is_file() and cand.resolve() not in seen:
                     read(cand, _display(cand, root), depth + 1)

@@ -17,8 +17,8 @@ import attrs
 
 from verispatial.frontends.ttmetal import api
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.cpp import DEVICE_CONSTANTS, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
-from verispatial.frontends.ttmetal.cpp import Unit
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
@@ -45,6 +45,10 @@ IGNORED_CALLS = frozenset({
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
     "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "experimental::", "noc_async_read_set_trid",
 })
+#: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
+#: names a buffer and a semaphore the survey host declares.
+SURVEY_ARG = 2
+
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
 PURE_QUERIES = frozenset({"get_dataformat", "get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
                           "get_common_arg_addr", "get_arg_addr"})
@@ -131,7 +135,7 @@ class KernelReader:
     """Reads ``prog`` (kernel ``kernel``) as it runs on core ``site`` with runtime args ``args``."""
 
     def __init__(self, shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue],
-                 prog: CppProgram) -> None:
+                 prog: CppProgram, survey: bool = False) -> None:
         self.shared = shared
         self.host = shared.host
         self.kernel = kernel
@@ -147,6 +151,9 @@ class KernelReader:
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
         self.node: Any = None  # the statement being read, for messages
+        #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
+        #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
+        self.survey = survey
         self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
@@ -224,8 +231,10 @@ class KernelReader:
 
     def pages_bytes(self, cb: int, size: V.Value, node: Any) -> int:
         """Pages of buffer ``cb`` a transfer of ``size`` bytes moves."""
-        n = self.int_of(size, node, "transfer size")
         b = self.cb_index[cb]
+        if self.survey:  # the survey's entry sizes are made up: a transfer of any size is read as one page
+            return 1
+        n = self.int_of(size, node, "transfer size")
         if n % b.entry_size:
             self.refuse("transfer of part of a page", node, f"{n} B of {b.entry_size} B pages of {b.name}")
         return n // b.entry_size
@@ -396,6 +405,8 @@ class KernelReader:
 
     def accessor(self, args: list[V.Value], node: Any) -> V.Value:
         addr = next((a for a in args if isinstance(a, V.TensorAddr)), None)
+        if addr is None and self.survey:
+            return V.Accessor("tensor")
         if addr is None:
             return V.Opaque("TensorAccessor over an address not a tensor's")
         return V.Accessor(addr.tensor)
@@ -463,14 +474,15 @@ class KernelReader:
         if count == 0:
             return
         k = self.loop_var(var)
-        inductions = self.inductions(body, var)
-        start = {v: self.lookup(v) for v in inductions}
+        outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
+        start = {v: self.lookup(v) for v in outer}
+        inductions = self.inductions(n, body, var, k, a, step, count, last, start)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
-        for v, c in inductions.items():
+        for v in outer:
             s0 = start[v]
-            self.assign(v, s0 + V.Sym(0, ((k, c),)) if isinstance(s0, V.Sym) else V.Opaque(f"{v} stepped in a loop"), n)
-        for v in self.assigned_in(body) - set(inductions) - {var}:
-            if self.lookup(v) is not None:
+            if v in inductions and isinstance(s0, V.Sym):
+                self.assign(v, s0 + V.Sym(0, ((k, inductions[v]),)), n)
+            elif isinstance(s0, V.Sym):
                 self.assign(v, V.Opaque(f"{v} changes from one iteration to the next"), n)
         self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
         self.blocks.append(Block())
@@ -525,41 +537,46 @@ class KernelReader:
             stack.extend(x.named_children)
         return out
 
-    def inductions(self, body: Any, var: str) -> dict[str, int]:
-        """Variables declared outside ``body`` that it steps exactly once per iteration by a constant, at its top
-        level (``tile_id++``): inside the body they are affine in the loop index."""
-        if body is None or body.type != "compound_statement":
+    def inductions(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int, count: int | str | TripCount,
+                   last: V.Sym, start: dict[str, V.Value]) -> dict[str, int]:
+        """The variables declared outside the loop that one iteration steps by a constant (``tile_id++``, also in
+        an inner loop of constant count): inside the body they are affine in the loop index. Found by reading the
+        body once with each such variable marked (``x0 + @x``) and its ops discarded: what the iteration adds to
+        the mark is the step. A body that cannot be read so has none (the second reading refuses it, if at all)."""
+        marks = {v: f"@{v}" for v, s0 in start.items() if isinstance(s0, V.Sym)}
+        if not marks:
             return {}
-        counts: dict[str, int] = {}
-        for v in self.assigned_in(body):
-            counts[v] = 0
-        stack = list(body.named_children)
-        steps: dict[str, int] = {}
-        total: dict[str, int] = {}
-        x_all = [body]
-        while x_all:
-            x = x_all.pop()
-            if x.type in ("assignment_expression", "update_expression"):
-                target = x.child_by_field_name("left") if x.type == "assignment_expression" else \
-                    x.child_by_field_name("argument")
-                if target is not None and target.type == "identifier":
-                    total[target.text.decode()] = total.get(target.text.decode(), 0) + 1
-            x_all.extend(x.named_children)
-        for s in stack:
-            if s.type != "expression_statement" or not s.named_child_count:
-                continue
-            e = s.named_children[0]
-            target = e.child_by_field_name("argument") if e.type == "update_expression" else \
-                e.child_by_field_name("left") if e.type == "assignment_expression" else None
-            if target is None or target.type != "identifier":
-                continue
-            name = target.text.decode()
-            if name == var or self.lookup(name) is None:
-                continue
-            st = self.step_of(e, name)
-            if st is not None and total.get(name) == 1:
-                steps[name] = st
-        return steps
+        saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
+                 attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
+        for v, m in marks.items():
+            self.assign(v, start[v] + V.Sym(0, ((m, 1),)), n)  # type: ignore[operator]
+        self.assign(var, a + V.Sym(0, ((k, step),)), n)
+        self.loops.append(_Loop(k, count, last))
+        self.blocks.append(Block())
+        after: dict[str, V.Value] = {}
+        try:
+            self.stmt(body)
+            after = {v: self.lookup(v) for v in marks}
+        except (Refused, _Return):
+            pass
+        finally:
+            self.loops.pop()
+            self.blocks.pop()
+            scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
+            for live, old in zip(self.scopes, scopes, strict=True):
+                live.clear()
+                live.update(old)
+            if acc is not None and acc_copy is not None:
+                acc.tiles, acc.state = acc_copy.tiles, acc_copy.state
+            self.acc = acc
+        out: dict[str, int] = {}
+        for v, m in marks.items():
+            x, s0 = after.get(v), start[v]
+            if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
+                d = x + (-(s0 + V.Sym(0, ((m, 1),))))
+                if isinstance(d, V.Sym) and d.is_const and d.const:
+                    out[v] = d.const
+        return out
 
     def if_stmt(self, n: Any) -> None:
         cond = n.child_by_field_name("condition")
@@ -613,6 +630,8 @@ class KernelReader:
                         if d.is_const:
                             return _holds(op, d.const)
                         return self.guard(d, op, c)
+                why = next((x.why for x in (lv, rv) if isinstance(x, V.Opaque)), "not two numbers")
+                self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
         v = self.expr(c)
         if isinstance(v, V.LoopCond):
             return v.var, v.guard
@@ -683,6 +702,8 @@ class KernelReader:
                 return v
             if name in self.prog.functions:
                 return self.function(name)
+            if name in DEVICE_CONSTANTS:
+                return V.const(DEVICE_CONSTANTS[name])
             return V.Opaque(f"{name} is not defined in the kernel or a followed header")
         if t == "qualified_identifier":
             return self.qualified(n)
@@ -771,6 +792,8 @@ class KernelReader:
             return V.const(int(last[2:]))
         if parts[0] == "args" and len(parts) == 2:
             return self.runtime_arg(last, n)
+        if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
+            return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
         if parts[0] == "dfb" and len(parts) == 2:
             if last not in self.buf_names:
                 self.refuse("circular buffer the host does not declare", n, last)
@@ -816,7 +839,10 @@ class KernelReader:
     def binary(self, n: Any) -> V.Value:
         op = n.child_by_field_name("operator").type
         if op in ("&&", "||", "and", "or", "==", "!=", "<", "<=", ">", ">="):
-            g = self.cond(n)
+            try:
+                g = self.cond(n)
+            except Refused as e:  # a value, not a branch: only a use of it is refused
+                return V.Opaque(e.detail or e.construct)
             if isinstance(g, bool):
                 return V.const(int(g))
             return V.LoopCond(g[0], g[1])
@@ -933,6 +959,11 @@ class KernelReader:
             return V.const(self.site.x)
         if bare in ("get_absolute_logical_y", "get_relative_logical_y"):
             return V.const(self.site.y)
+        if bare in ("min", "max", "std::min", "std::max") and len(arg_nodes) == 2:
+            x, y = (self.expr(a) for a in arg_nodes)
+            if isinstance(x, V.Sym) and isinstance(y, V.Sym) and x.is_const and y.is_const:
+                return V.const((min if bare.endswith("min") else max)(x.const, y.const))
+            return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
         if bare in PURE_QUERIES:
             return V.Opaque(f"the result of {bare}")
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
@@ -980,6 +1011,8 @@ class KernelReader:
         return result
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
+        if self.survey:
+            return V.const(SURVEY_ARG)
         if name not in self.kernel.runtime_args:
             self.refuse("runtime arg the host does not declare", node,
                         f"{name} (kernel {self.kernel.name} declares: {', '.join(self.kernel.runtime_args) or 'none'})")
