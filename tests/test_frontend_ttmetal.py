@@ -152,6 +152,29 @@ def test_text_report_names_the_cpp_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert "at announce/consumer_reader.cpp:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));" in out
 
 
+def test_multicast_handshake_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    """A sender multicasting a tile per block to two receivers once both are ready (the reuse-multicast matmul's
+    handshake): McastSend and McastSetValid to one group, the receivers' SemInc at the sender."""
+    p = import_host(DATA / "mcast" / "host.yaml")
+    assert [(g.sender, g.rect) for g in p.groups] == [(Site(0, 0), (1, 0, 2, 0))]
+    rc, report = _certify(DATA / "mcast" / "host.yaml", capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_wrong_multicast_receiver_count_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tt-metal #42100's kind: num_dests disagrees with the rectangle; refused at the multicast's line."""
+
+    def edit(d: dict[str, Any]) -> None:
+        for a in _unit_args(d, "sender"):
+            a["num_dests"] = 1
+
+    path = _host(tmp_path, "mcast", edit)
+    assert main(["certify", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("verispatial: error: mcast/sender.cpp:28: multicast destination count (num_dests 1, but the "
+                          "rectangle (1, 0, 2, 0) holds 2 destinations from (0,0)): the kernel contradicts")
+
+
 def test_semaphore_ops_and_volatile_pointer() -> None:
     p = import_host(DATA / "announce" / "host.yaml")
     producer = next(ep for ep in p.programs if ep.key == "(0,0).writer")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.refusals import Inconsistent
 from verispatial.ir.core import Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -32,6 +33,7 @@ from verispatial.ir.ops import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.program import Group
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -228,8 +230,19 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
     if not isinstance(src, V.L1Ptr):
         r.refuse("multicast from L1 not a buffer's pages", n, r.text(n))
     g = r.shared.group(r.site, rect, loopback)
-    r.emit(McastSend(src.cb, r.pages_bytes(src.cb, size, n), g, r.int_of(num_dests, n, "multicast destination count"),
+    r.emit(McastSend(src.cb, r.pages_bytes(src.cb, size, n), g, _num_dests(r, num_dests, rect, loopback, n),
                      src.front), n)
+
+
+def _num_dests(r: KernelReader, v: Any, rect: tuple[int, int, int, int], loopback: bool, n: Any) -> int:
+    """A multicast's destination count, which must be its rectangle's (a write barrier waits for that many
+    acknowledgements; tt-metal #42100 is a wrong one)."""
+    k = r.int_of(v, n, "multicast destination count")
+    want = len(Group(0, r.site, rect, loopback).destinations())
+    if k != want and not r.survey:
+        raise Inconsistent("multicast destination count", r.loc(n),
+                           f"num_dests {k}, but the rectangle {rect} holds {want} destinations from {r.site}")
+    return k
 
 
 def _mcast_write(loopback: bool) -> Handler:
@@ -289,8 +302,7 @@ def _sem_set_mcast(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         sem = _sem_of(r, dst.target, nodes[1])
         g = r.shared.group(r.site, dst.rect, loopback)
-        r.emit(McastSetValid(sem, g, r.int_of(vals[2], nodes[2], "multicast destination count"),
-                             None if src == sem else src), n)
+        r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], dst.rect, loopback, n), None if src == sem else src), n)
 
     return h
 
@@ -312,7 +324,7 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
     if not isinstance(dst, V.McastAddr):
         r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
     g = r.shared.group(r.site, dst.rect, False)
-    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, r.int_of(vals[2], nodes[2], "multicast destination count"),
+    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], dst.rect, False, n),
                        r.int_of(vals[1], nodes[1], "increment")), n)
 
 
@@ -545,12 +557,13 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         k = 6 if name == "set_multicast" else 7
         _need(r, vals, k, n, f"Semaphore.{name}")
         xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[1:5], nodes[1:5], strict=True)]
-        g = r.shared.group(r.site, (xs[0], xs[1], xs[2], xs[3]), False)
+        rect = (xs[0], xs[1], xs[2], xs[3])
+        g = r.shared.group(r.site, rect, False)
         if name == "set_multicast":
-            r.emit(McastSetValid(sem, g, r.int_of(vals[5], nodes[5], "multicast destination count")), n)
+            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], rect, False, n)), n)
         else:
-            r.emit(SemIncMcast(sem, g, r.int_of(vals[6], nodes[6], "multicast destination count"),
-                               r.int_of(vals[5], nodes[5], "increment")), n)
+            r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], rect, False, n), r.int_of(vals[5], nodes[5], "increment")),
+                   n)
         return None
     if name in ("address", "get_address"):
         return V.SemAddr(sem)

@@ -25,7 +25,7 @@ def program_of(host_path: str) -> Any:
     except Refused as e:
         what = f"{e.construct} ({e.detail})" if e.detail else e.construct
         raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
-                       f"not read by the tt-metal front end{': ' + e.loc.text if e.loc.text else ''}") from None
+                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}") from None
     except VerispatialError as e:
         raise bad_input_of(host_path, e) from None
     except OSError as e:

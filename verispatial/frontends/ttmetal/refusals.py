@@ -14,6 +14,8 @@ from verispatial.ir.source import SourceLoc
 class Refused(VerispatialError):
     """The kernel uses ``construct`` at ``loc``, which the front end cannot map onto ops."""
 
+    rule = "not read by the tt-metal front end"
+
     def __init__(self, construct: str, loc: SourceLoc, detail: str = "") -> None:
         self.construct = construct
         self.loc = loc
@@ -25,3 +27,10 @@ class Refused(VerispatialError):
         what = f"{self.construct} ({self.detail})" if self.detail else self.construct
         text = f": {self.loc.text}" if self.loc.text else ""
         return f"{where}: not read: {what}{text}"
+
+
+class Inconsistent(Refused):
+    """The kernel at ``loc`` contradicts a rule the program format states structurally (a multicast whose
+    destination count is not its rectangle's): reported at the C++ line, exit 2, as bad input."""
+
+    rule = "the kernel contradicts the program rules"
