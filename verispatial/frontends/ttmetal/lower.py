@@ -481,7 +481,7 @@ class KernelReader:
         for v in outer:
             s0 = start[v]
             if v in inductions and isinstance(s0, V.Sym):
-                self.assign(v, s0 + V.Sym(0, ((k, inductions[v]),)), n)
+                self.assign(v, s0 + V.Sym(0, ((k, inductions[v]),)) if inductions[v] else s0, n)
             elif isinstance(s0, V.Sym):
                 self.assign(v, V.Opaque(f"{v} changes from one iteration to the next"), n)
         self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
@@ -543,7 +543,7 @@ class KernelReader:
         an inner loop of constant count): inside the body they are affine in the loop index. Found by reading the
         body once with each such variable marked (``x0 + @x``) and its ops discarded: what the iteration adds to
         the mark is the step. A body that cannot be read so has none (the second reading refuses it, if at all)."""
-        marks = {v: f"@{v}" for v, s0 in start.items() if isinstance(s0, V.Sym)}
+        marks = {v: f"@{v}.{len(self.loops)}" for v, s0 in start.items() if isinstance(s0, V.Sym)}
         if not marks:
             return {}
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
@@ -574,8 +574,8 @@ class KernelReader:
             x, s0 = after.get(v), start[v]
             if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
                 d = x + (-(s0 + V.Sym(0, ((m, 1),))))
-                if isinstance(d, V.Sym) and d.is_const and d.const:
-                    out[v] = d.const
+                if isinstance(d, V.Sym) and d.is_const:
+                    out[v] = d.const  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
         return out
 
     def if_stmt(self, n: Any) -> None:
@@ -938,12 +938,16 @@ class KernelReader:
             obj = self.expr(fn.child_by_field_name("argument"))
             return api.method(self, obj, method, arg_nodes, n)
         targs: list[Any] = []
-        if fn.type == "template_function":
-            name = fn.child_by_field_name("name").text.decode()
-            ta = fn.child_by_field_name("arguments")
+        last = fn
+        while last.type == "qualified_identifier" and last.child_by_field_name("name") is not None:
+            last = last.child_by_field_name("name")
+        if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
+            prefix = fn.text[: last.start_byte - fn.start_byte].decode()
+            name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
+            ta = last.child_by_field_name("arguments")
             targs = list(ta.named_children) if ta is not None else []
         else:
-            name = fn.text.decode().replace(" ", "")
+            name = "".join(fn.text.decode().split())
         bare = name.rsplit("::", 1)[-1]
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             return self.expr(arg_nodes[0]) if arg_nodes else None
