@@ -356,3 +356,58 @@ def test_vendor_eltwise_binary_is_proved(ttnn_wheel: Path, capsys: pytest.Captur
         "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front")
     rc, report = _certify(host, capsys)
     assert rc == 0, _refuted(report)
+
+
+# ------------------------------------------------------------------ small snippets
+
+
+def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = ()) -> Any:
+    """The one engine program of a kernel ``void kernel_main() { body }`` on core (0,0) with buffers c_0, c_16."""
+    (tmp_path / "k.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude,
+                                               "void kernel_main() {", *body, "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "snippet", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"},
+                        {"name": "c_16", "index": 16, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"addr": {"tensor": "t"}}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def test_reference_parameter_writes_back(tmp_path: Path) -> None:
+    """``void next(uint32_t& id) { id += 2; }``: the caller's tile id moves, so the second read is of tile 2."""
+    ep = _snippet(tmp_path, [
+        "    const InterleavedAddrGenFast<true> s = {.bank_base_address = get_arg_val<uint32_t>(0)};",
+        "    uint32_t id = 0;",
+        "    for (uint32_t k = 0; k < 2; k++) {",
+        "        cb_reserve_back(0, 1);",
+        "        noc_async_read_tile(id, s, get_write_ptr(0));",
+        "        step(id);",
+        "        noc_async_read_barrier();",
+        "        cb_push_back(0, 1);",
+        "    }",
+    ], prelude=("inline void step(uint32_t& id) { id += 2; }",))
+    (loop,) = ep.ops
+    read = loop.body[1]
+    assert isinstance(read, ReadTiles)
+    assert [(t.var, t.coef) for t in read.addr.terms] == [("k", 2)]
+
+
+def test_sfpu_call_is_accumulator_compute_and_llk_is_refused(tmp_path: Path) -> None:
+    ep = _snippet(tmp_path, [
+        "    cb_wait_front(0, 1); cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); copy_tile(0, 0, 0); exp_tile(0); tile_regs_commit();",
+        "    tile_regs_wait(); pack_tile(0, 16); tile_regs_release();",
+        "    cb_pop_front(0, 1); cb_push_back(16, 1);",
+    ], processor="compute")
+    kinds = [op.kind for op in walk(ep.ops) if type(op).__name__ == "Compute"]
+    assert kinds == ["copy", "exp"]
+    with pytest.raises(Refused, match="call to llk_pop_tiles"):
+        _snippet(tmp_path, ["    llk_pop_tiles(0, 1);"], processor="compute")
+
+
+def test_loop_index_assigned_in_its_body_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="loop index assigned in its body") as e:
+        _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        i += 1;", "    }"])
+    assert e.value.loc.line == 3

@@ -22,6 +22,7 @@ from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
+from verispatial.frontends.ttmetal.sfpu import SFPU_OPS
 from verispatial.ir.core import Addr, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
@@ -37,13 +38,13 @@ from verispatial.ir.source import OpPath, SourceLoc
 #: Calls with no effect on the choreography: hardware configuration, data-format reconfiguration, debug printing
 #: and profiling zones (tt_metal/hw/inc/api/compute/*.h, api/debug/dprint.h). Their arguments are not read.
 IGNORED_CALLS = frozenset({
-    "compute_kernel_hw_startup", "compute_kernel_lib", "pack_relu_config", "DPRINT", "DPRINT_UNPACK", "DPRINT_MATH",
+    "compute_kernel_hw_startup", "pack_relu_config", "DPRINT", "DPRINT_UNPACK", "DPRINT_MATH",
     "DPRINT_PACK", "DPRINT_DATA0", "DPRINT_DATA1", "WAYPOINT", "DeviceZoneScopedN", "DeviceZoneScopedMainN",
-    "DeviceZoneScopedMainChildN", "DeviceTimestampedData", "UNPACK", "MATH", "PACK", "invalidate_l1_cache",
+    "DeviceZoneScopedMainChildN", "DeviceTimestampedData", "invalidate_l1_cache",
     "static_assert", "ASSERT", "mm_init", "mm_init_short", "mm_block_init", "mm_block_init_short", "binary_op_init_common",
     "unary_op_init_common", "init_sfpu", "tilize_init", "untilize_init", "reduce_init", "reduce_uninit",
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
-    "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "experimental::", "noc_async_read_set_trid",
+    "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
 })
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -52,7 +53,9 @@ SURVEY_ARG = 2
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
 PURE_QUERIES = frozenset({"get_dataformat", "get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
                           "get_common_arg_addr", "get_arg_addr"})
-IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone", "llk_",
+#: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
+#: can wait on, push or pop circular-buffer pages, so it is refused by name.)
+IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
                     "pack_relu")
 IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common")
 
@@ -473,6 +476,8 @@ class KernelReader:
             last = span + V.const(-1)  # type: ignore[assignment]
         if count == 0:
             return
+        if var in self.assigned_in(body, calls=False):
+            self.refuse("loop index assigned in its body", n, var)
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
         start = {v: self.lookup(v) for v in outer}
@@ -521,7 +526,7 @@ class KernelReader:
                 return r.const if op == "+=" else -r.const
         return None
 
-    def assigned_in(self, node: Any) -> set[str]:
+    def assigned_in(self, node: Any, calls: bool = True) -> set[str]:
         out: set[str] = set()
         stack = [node]
         while stack:
@@ -534,31 +539,76 @@ class KernelReader:
                 arg = x.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     out.add(arg.text.decode())
+            elif x.type == "argument_list" and calls:
+                # a variable passed to a call may be changed through a reference parameter: a candidate too (the
+                # first reading of the body finds it unchanged if it is)
+                out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
             stack.extend(x.named_children)
         return out
 
     def inductions(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int, count: int | str | TripCount,
                    last: V.Sym, start: dict[str, V.Value]) -> dict[str, int]:
         """The variables declared outside the loop that one iteration steps by a constant (``tile_id++``, also in
-        an inner loop of constant count): inside the body they are affine in the loop index. Found by reading the
-        body once with each such variable marked (``x0 + @x``) and its ops discarded: what the iteration adds to
-        the mark is the step. A body that cannot be read so has none (the second reading refuses it, if at all)."""
-        marks = {v: f"@{v}.{len(self.loops)}" for v, s0 in start.items() if isinstance(s0, V.Sym)}
-        if not marks:
-            return {}
+        an inner loop of constant count or through a reference parameter): inside the body they are affine in the
+        loop index; a step of 0 leaves them invariant. Found by reading the body with each such variable marked
+        (``x0 + @x``) and its ops discarded: what the iteration adds to the mark is the step (a reset ``x = 5``
+        drops the mark, so it is no step). The variables assigned in the body are marked first; a variable only
+        passed to a call is marked in a second reading if the first shows it changed. A variable the readings
+        cannot follow has no step (it is not known inside the loop)."""
+        direct = set(self.assigned_in(body, calls=False))
+        syms = {v for v, s0 in start.items() if isinstance(s0, V.Sym)}
+        marked = syms & direct
+        out: dict[str, int] = {}
+        for _ in range(2):
+            after, err = self._marked_reading(n, body, var, k, a, step, count, last, start, marked)
+            if err is not None:
+                # the marks stopped the reading: read the body as it is; a variable it leaves unchanged is
+                # invariant, one it changes has no step; a refusal of this reading is the kernel's own
+                plain, err = self._marked_reading(n, body, var, k, a, step, count, last, start, set())
+                if err is not None:
+                    raise err
+                return {v: 0 for v in syms if plain.get(v) == start[v]}
+            out = {}
+            changed = set()
+            for v in syms:
+                x, s0 = after.get(v), start[v]
+                if v not in marked:
+                    if x != s0:
+                        changed.add(v)
+                    else:
+                        out[v] = 0
+                    continue
+                if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
+                    d = x + (-(s0 + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))))
+                    if isinstance(d, V.Sym) and d.is_const:
+                        out[v] = d.const  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
+            if not changed:
+                break
+            marked |= changed
+        return out
+
+    def _marked_reading(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int,
+                        count: int | str | TripCount, last: V.Sym, start: dict[str, V.Value],
+                        marked: set[str]) -> tuple[dict[str, V.Value], Refused | None]:
+        """The values of ``start``'s variables after one reading of ``body`` with ``marked`` ones marked; nothing
+        of the reading is kept (ops, groups, trips, accumulator state, variables); with the refusal that stopped it,
+        if one did."""
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
-        for v, m in marks.items():
-            self.assign(v, start[v] + V.Sym(0, ((m, 1),)), n)  # type: ignore[operator]
+        for v in marked:
+            self.assign(v, start[v] + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),)), n)  # type: ignore[operator]
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
         self.loops.append(_Loop(k, count, last))
         self.blocks.append(Block())
         after: dict[str, V.Value] = {}
+        err: Refused | None = None
         try:
             self.stmt(body)
-            after = {v: self.lookup(v) for v in marks}
-        except (Refused, _Return):
-            pass
+            after = {v: self.lookup(v) for v in start}
+        except Refused as e:
+            err = e
+        except _Return:
+            err = Refused("return inside a loop or a branch on a loop index", self.loc(n))
         finally:
             self.loops.pop()
             self.blocks.pop()
@@ -569,14 +619,7 @@ class KernelReader:
             if acc is not None and acc_copy is not None:
                 acc.tiles, acc.state = acc_copy.tiles, acc_copy.state
             self.acc = acc
-        out: dict[str, int] = {}
-        for v, m in marks.items():
-            x, s0 = after.get(v), start[v]
-            if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
-                d = x + (-(s0 + V.Sym(0, ((m, 1),))))
-                if isinstance(d, V.Sym) and d.is_const:
-                    out[v] = d.const  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
-        return out
+        return after, err
 
     def if_stmt(self, n: Any) -> None:
         cond = n.child_by_field_name("condition")
@@ -826,12 +869,16 @@ class KernelReader:
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit)
 
     def params(self, plist: Any) -> tuple[str, ...]:
+        """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
+        final value."""
         if plist is None:
             return ()
         out = []
         for p in plist.named_children:
             if p.type in ("parameter_declaration", "optional_parameter_declaration"):
-                out.append(self.decl_name(p.child_by_field_name("declarator")))
+                d = p.child_by_field_name("declarator")
+                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&")
+                out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
                 out.append("...")
         return tuple(out)
@@ -977,11 +1024,9 @@ class KernelReader:
             f = self.function(name if name in self.prog.functions else bare)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
-        if self.kernel.engine.value == "compute" and bare.endswith("_tile") and all(
-                isinstance(self.expr(a), V.Sym) for a in arg_nodes):
-            # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
+        if bare in SFPU_OPS:  # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
             self.dst_use([self.expr(a) for a in arg_nodes][:1], n)
-            self.emit(Compute(bare), n)
+            self.emit(Compute(bare.removesuffix("_tile")), n)
             return None
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
 
@@ -991,7 +1036,7 @@ class KernelReader:
         vals = [self.expr(a) for a in arg_nodes]
         scope: dict[str, V.Value] = {}
         for p, v in zip(f.params, vals, strict=False):
-            scope[p] = v
+            scope[p.lstrip("&")] = v
         for p, a in zip(f.template_params, targs, strict=False):
             scope[p] = self.expr(a) if a.type != "type_descriptor" else V.Opaque("a type")
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
@@ -1012,6 +1057,11 @@ class KernelReader:
             self.depth -= 1
             self.loop_base = saved_loops
             self.scopes, self.unit = saved_scopes, saved_unit
+        for p, a in zip(f.params, arg_nodes, strict=False):
+            if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
+                if a.type != "identifier":
+                    self.refuse("reference argument not a variable", n, self.text(a))
+                self.assign(a.text.decode(), scope[p[1:]], n)
         return result
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
