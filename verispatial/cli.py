@@ -654,7 +654,7 @@ def _cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command("certify")
-@click.argument("programs", metavar="PROGRAM.json|HOST.yaml", nargs=-1, required=True)
+@click.argument("programs", metavar="PROGRAM.json", nargs=-1, required=True)
 @click.option("--certificate", metavar="C.json", help="A certificate to check against the re-derived one.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON only.")
 @click.option("--sarif", "sarif_out", metavar="OUT.sarif", help="Also write the result as SARIF 2.1.0.")
