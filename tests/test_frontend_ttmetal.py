@@ -411,3 +411,12 @@ def test_loop_index_assigned_in_its_body_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="loop index assigned in its body") as e:
         _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        i += 1;", "    }"])
     assert e.value.loc.line == 3
+
+
+def test_enumerator_template_argument_decides_a_branch(tmp_path: Path) -> None:
+    """``read<Layout::TILE>()`` then ``if constexpr (L == Layout::TILE)``: enumerators are compared by name."""
+    ep = _snippet(tmp_path, ["    read<Layout::TILE>();", "    read<Layout::ROW_MAJOR>();"], prelude=(
+        "template <Layout L> void read() {",
+        "    if constexpr (L == Layout::TILE) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "}"))
+    assert [op.pages for op in ep.ops] == [1, 2]

@@ -667,6 +667,8 @@ class KernelReader:
                 self.refuse("branch on two loop conditions", c, self.text(c))
             if op in ("==", "!=", "<", "<=", ">", ">="):
                 lv, rv = self.expr(c.child_by_field_name("left")), self.expr(c.child_by_field_name("right"))
+                if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
+                    return (lv == rv) == (op == "==")
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -852,6 +854,8 @@ class KernelReader:
         v = self.lookup(last)
         if v is not None:
             return v
+        if len(parts) >= 2 and not parts[-1][:1].islower():
+            return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
 
     def function(self, name: str) -> V.Value:
@@ -1038,7 +1042,10 @@ class KernelReader:
         for p, v in zip(f.params, vals, strict=False):
             scope[p.lstrip("&")] = v
         for p, a in zip(f.template_params, targs, strict=False):
-            scope[p] = self.expr(a) if a.type != "type_descriptor" else V.Opaque("a type")
+            # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
+            # an enumerator (compared by name), anything else as a type (its value not followed)
+            scope[p] = self.expr(a) if a.type != "type_descriptor" else (
+                V.EnumConst.of(a.text.decode()) if b"::" in a.text else V.Opaque("a type"))
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes

@@ -63,6 +63,20 @@ def const(v: int) -> Sym:
 
 
 @attrs.frozen
+class EnumConst:
+    """An enumerator the kernel names (``TensorMemoryLayout::INTERLEAVED``), by its last two name components: two
+    are equal exactly when they name the same enumerator (an enum declaring two names of one value would be told
+    apart wrongly; none of the device API's enums a kernel compares does)."""
+
+    name: str
+
+    @staticmethod
+    def of(text: str) -> EnumConst:
+        parts = "".join(text.split()).split("::")
+        return EnumConst("::".join(parts[-2:]))
+
+
+@attrs.frozen
 class LoopCond:
     """A condition that holds in some iterations of an enclosing loop: ``guard`` of the loop with index ``var``
     (``i + 1 == n`` is the last iteration), as a helper or lambda returns it."""
@@ -193,4 +207,5 @@ class Function:
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | LoopCond | None
+    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst\
+    | None
