@@ -178,7 +178,15 @@ def load_host(path: str | Path) -> HostSpec:
     d = parse_document(p)
     check_schema(d, schema())
     target = get_target(d.get("target", "wormhole_b0"))
-    root = Path(os.path.expandvars(d.get("kernel_root", ".")))
+    given_root = d.get("kernel_root", ".")
+    if "VERISPATIAL_TTNN" in given_root and "VERISPATIAL_TTNN" not in os.environ:
+        from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+        if wheel_root(download=False) is None:  # sets the variable to the user cache's copy when it is there
+            raise ParseError("kernel_root", f"names $VERISPATIAL_TTNN, which is not set, and the ttnn {TTNN_VERSION} "
+                                            "wheel is not in the user cache (examples/ttmetal/README.md says how to "
+                                            "get it)")
+    root = Path(os.path.expandvars(given_root))
     root = root if root.is_absolute() else p.parent / root
     if not root.is_dir():
         raise ParseError("kernel_root", f"no such directory: {root}")
