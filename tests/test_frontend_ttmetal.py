@@ -420,3 +420,10 @@ def test_enumerator_template_argument_decides_a_branch(tmp_path: Path) -> None:
         "    if constexpr (L == Layout::TILE) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
         "}"))
     assert [op.pages for op in ep.ops] == [1, 2]
+
+
+def test_variable_template_argument_is_its_value(tmp_path: Path) -> None:
+    """``read<pages>()`` with ``constexpr uint32_t pages = 3``: tree-sitter reads the argument as a type."""
+    ep = _snippet(tmp_path, ["    constexpr uint32_t pages = 3;", "    reserve<pages>();"], prelude=(
+        "template <uint32_t N> void reserve() { cb_reserve_back(0, N); }",))
+    assert [op.pages for op in ep.ops] == [3]

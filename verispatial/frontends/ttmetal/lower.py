@@ -1044,8 +1044,7 @@ class KernelReader:
         for p, a in zip(f.template_params, targs, strict=False):
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
-            scope[p] = self.expr(a) if a.type != "type_descriptor" else (
-                V.EnumConst.of(a.text.decode()) if b"::" in a.text else V.Opaque("a type"))
+            scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
@@ -1070,6 +1069,23 @@ class KernelReader:
                     self.refuse("reference argument not a variable", n, self.text(a))
                 self.assign(a.text.decode(), scope[p[1:]], n)
         return result
+
+    def template_value(self, a: Any) -> V.Value:
+        """A template argument tree-sitter read as a type: a variable of the kernel's (``f<is_dram>``) is its value,
+        a qualified name an enumerator (``f<Layout::TILE>``, compared by name), anything else a type."""
+        text = "".join(a.text.decode().split())
+        if text.isidentifier() and any(text in sc for sc in self.scopes):
+            return self.lookup(text)
+        if "::" in text and all(part.isidentifier() for part in text.split("::")):
+            q = self.qualified_text(text)
+            return q if q is not None else V.EnumConst.of(text)
+        return V.Opaque("a type")
+
+    def qualified_text(self, text: str) -> V.Value | None:
+        parts = text.split("::")
+        if len(parts) >= 2 and parts[-2] == "CBIndex" and parts[-1].startswith("c_") and parts[-1][2:].isdigit():
+            return V.const(int(parts[-1][2:]))
+        return None
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
         if self.survey:
