@@ -347,13 +347,22 @@ def ttnn_wheel() -> Path:
     return root
 
 
-def test_vendor_eltwise_binary_is_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """ttnn's interleaved eltwise binary add: the reader, compute and writer kernels of the wheel, as shipped."""
-    host = Path(__file__).resolve().parent.parent / "examples" / "ttmetal" / "eltwise_binary" / "host.yaml"
-    p = import_host(host)
-    compute = next(ep for ep in p.programs if ep.key == "(0,0).compute")
-    assert str(compute.source_of((0, 0))).startswith(
-        "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
+
+
+@pytest.mark.parametrize(("example", "op_path", "located"), [
+    ("eltwise_binary", (0, 0),
+     "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front"),
+    ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line, expanded
+     "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
+])
+def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str], example: str,
+                               op_path: tuple[int, ...], located: str) -> None:
+    """ttnn's interleaved eltwise binary add and unary exp: the reader, compute and writer kernels of the wheel, as
+    shipped, each op located in the vendor's file."""
+    host = EXAMPLES / example / "host.yaml"
+    compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
+    assert str(compute.source_of(op_path)).startswith(located)
     rc, report = _certify(host, capsys)
     assert rc == 0, _refuted(report)
 
