@@ -436,3 +436,13 @@ def test_variable_template_argument_is_its_value(tmp_path: Path) -> None:
     ep = _snippet(tmp_path, ["    constexpr uint32_t pages = 3;", "    reserve<pages>();"], prelude=(
         "template <uint32_t N> void reserve() { cb_reserve_back(0, N); }",))
     assert [op.pages for op in ep.ops] == [3]
+
+
+def test_vendor_move_overlap_ends_with_an_atomic_pending(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ttnn's move with overlap (move_interleaved_with_overlap.cpp): each worker's ``sem.up`` to the controller is
+    a non-posted NoC atomic never followed by an atomic barrier (the kind of tt-metal #40879); refuted, replayed."""
+    rc, report = _certify(EXAMPLES / "move_overlap" / "host.yaml", capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert sorted((r["family"], r["counterexample"]["rule"], r["counterexample"]["engine"]) for r in refuted) == [
+        ("async-noc", "async-pending-at-end", "(1,0).reader"), ("async-noc", "async-pending-at-end", "(2,0).reader")]

@@ -985,7 +985,7 @@ class KernelReader:
         arg_nodes = list(argnode.named_children) if argnode is not None else []
         arg_nodes = [a for a in arg_nodes if a.type != "comment"]
         if fn.type == "field_expression":
-            method = fn.child_by_field_name("field").text.decode()
+            method = fn.child_by_field_name("field").text.decode().split("<", 1)[0].strip()  # obj.f<opts>(...)
             obj = self.expr(fn.child_by_field_name("argument"))
             return api.method(self, obj, method, arg_nodes, n)
         targs: list[Any] = []
