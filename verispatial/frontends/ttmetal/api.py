@@ -288,6 +288,9 @@ def _sem_wait(cond: WaitCond) -> Handler:
 
 def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 2, n, "noc_semaphore_inc")
+    if targs and targs[0].text.strip() == b"true":
+        # noc_semaphore_inc<posted = true>: no acknowledgement to wait for, which SemInc (non-posted) cannot say
+        r.refuse("posted noc_semaphore_inc", n)
     dst = vals[0]
     if not isinstance(dst, V.RemoteAddr):
         r.refuse("semaphore increment of an address not from get_noc_addr", n, r.text(nodes[0]))
