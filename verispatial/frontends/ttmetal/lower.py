@@ -985,7 +985,10 @@ class KernelReader:
         arg_nodes = list(argnode.named_children) if argnode is not None else []
         arg_nodes = [a for a in arg_nodes if a.type != "comment"]
         if fn.type == "field_expression":
-            method = fn.child_by_field_name("field").text.decode().split("<", 1)[0].strip()  # obj.f<opts>(...)
+            raw = fn.child_by_field_name("field").text.decode()
+            method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
+            if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
+                self.refuse(f"posted {method}", n)
             obj = self.expr(fn.child_by_field_name("argument"))
             return api.method(self, obj, method, arg_nodes, n)
         targs: list[Any] = []
