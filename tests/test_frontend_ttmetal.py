@@ -446,3 +446,15 @@ def test_vendor_move_overlap_ends_with_an_atomic_pending(ttnn_wheel: Path, capsy
     refuted = _refuted(report)
     assert sorted((r["family"], r["counterexample"]["rule"], r["counterexample"]["engine"]) for r in refuted) == [
         ("async-noc", "async-pending-at-end", "(1,0).reader"), ("async-noc", "async-pending-at-end", "(2,0).reader")]
+
+
+def test_multicast_into_another_buffer_is_refused(tmp_path: Path) -> None:
+    """McastSend writes the buffer of the source's index at each destination: a target in another buffer is not
+    that op."""
+    with pytest.raises(Refused, match="multicast into another buffer") as e:
+        _snippet(tmp_path, [
+            "    cb_reserve_back(0, 1);",
+            "    noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(1, 0, 2, 0, get_write_ptr(16)),"
+            " 2048, 2);",
+        ])
+    assert e.value.loc.line == 4

@@ -224,11 +224,18 @@ def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any],
 
 
 def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size: Any, num_dests: Any, loopback: bool,
-               n: Any) -> None:
+               n: Any, target: Any) -> None:
+    """A data multicast of ``src``'s pages to ``target`` (an address in a buffer) on every core of ``rect``. McastSend
+    writes the buffer of the same index at each destination, so a target in another buffer is refused."""
     if isinstance(src, V.Cb):
         src = V.L1Ptr(src.index, True)
     if not isinstance(src, V.L1Ptr):
         r.refuse("multicast from L1 not a buffer's pages", n, r.text(n))
+    dst_cb = target.index if isinstance(target, V.Cb) else target.cb if isinstance(target, V.L1Ptr) else None
+    if dst_cb is None:
+        r.refuse("multicast to an address not a buffer's pages", n, r.text(n))
+    if dst_cb != src.cb:
+        r.refuse("multicast into another buffer", n, f"from c_{src.cb} into c_{dst_cb}")
     g = r.shared.group(r.site, rect, loopback)
     r.emit(McastSend(src.cb, r.pages_bytes(src.cb, size, n), g, _num_dests(r, num_dests, rect, loopback, n),
                      src.front), n)
@@ -253,7 +260,7 @@ def _mcast_write(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
-        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n)
+        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target)
 
     return h
 
@@ -523,7 +530,8 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
             r.refuse("multicast without its rectangle", n, r.text(n))
         xs = [r.int_of(dargs.get(k), n, "multicast rectangle corner")
               for k in ("noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end")]
-        mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n)
+        target = vals[1] if isinstance(vals[1], V.Cb) else dargs.get("addr")
+        mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n, target)
         return None
     if name in ("get_noc_id",):
         return V.Opaque("the NoC id")
