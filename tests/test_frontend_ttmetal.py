@@ -458,3 +458,11 @@ def test_multicast_into_another_buffer_is_refused(tmp_path: Path) -> None:
             " 2048, 2);",
         ])
     assert e.value.loc.line == 4
+
+
+def test_overloads_are_told_apart_by_arity(tmp_path: Path) -> None:
+    """``reserve(cb)`` calling its two-argument overload is a call, not a recursion."""
+    ep = _snippet(tmp_path, ["    reserve(0);"], prelude=(
+        "inline void reserve(uint32_t cb, uint32_t n) { cb_reserve_back(cb, n); }",
+        "inline void reserve(uint32_t cb) { reserve(cb, 3); }"))
+    assert [op.pages for op in ep.ops] == [3]

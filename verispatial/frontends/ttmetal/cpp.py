@@ -116,20 +116,17 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
              globals_: list[tuple[Any, Unit]]) -> None:
     for c in node.named_children:
         t = c.type
-        if t == "function_definition":
-            name = _function_name(c)
+        if t in ("function_definition", "template_declaration"):
+            fn = c if t == "function_definition" else next(
+                (x for x in c.named_children if x.type == "function_definition"), None)
+            name = _function_name(fn) if fn is not None else ""
             if name:
-                functions[name] = (c, unit)
-                if ns:
-                    functions[f"{ns}::{name}"] = (c, unit)
-        elif t == "template_declaration":
-            inner = next((x for x in c.named_children if x.type == "function_definition"), None)
-            if inner is not None and _function_name(inner):
-                functions[_function_name(inner)] = (c, unit)
-                if ns:
-                    functions[f"{ns}::{_function_name(inner)}"] = (c, unit)
-            elif any(x.type == "declaration" for x in c.named_children):
-                pass  # a variable template: not used by the kernels read here
+                # by name (the last definition) and by name and arity, which tells overloads apart
+                # (noc_async_read_sharded(noc, ...) calling its 5-argument sibling in data_movement/common)
+                for key in (name, f"{name}/{_arity(fn)}"):
+                    functions[key] = (c, unit)
+                    if ns:
+                        functions[f"{ns}::{key}"] = (c, unit)
         elif t == "namespace_definition":
             name = c.child_by_field_name("name")
             body = c.child_by_field_name("body")
@@ -143,6 +140,14 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
             body = c.child_by_field_name("body")
             if body is not None:
                 _collect(body, unit, ns, functions, globals_)
+
+
+def _arity(fn: Any) -> int:
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    params = d.child_by_field_name("parameters") if d is not None else None
+    return sum(1 for p in params.named_children if p.type.endswith("parameter_declaration")) if params else 0
 
 
 def _function_name(fn: Any) -> str:

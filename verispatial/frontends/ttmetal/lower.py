@@ -1027,8 +1027,10 @@ class KernelReader:
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
                 bare.endswith(IGNORED_SUFFIXES):
             return V.Opaque(f"the result of {bare}")
-        if name in self.prog.functions or bare in self.prog.functions:
-            f = self.function(name if name in self.prog.functions else bare)
+        arity = f"/{len(arg_nodes)}"
+        key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
+        if key is not None:
+            f = self.function(key)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
         if bare in SFPU_OPS:  # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
