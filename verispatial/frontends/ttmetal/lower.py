@@ -61,7 +61,7 @@ IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common")
 
 #: Compute calls that unpack circular-buffer tiles into DST: name -> (CB argument positions, their tile-index
 #: argument positions, DST-index argument position). tt_metal/hw/inc/api/compute/{matmul,eltwise_binary,
-#: tile_move_copy,reduce,transpose_wh,bcast}.h.
+#: tile_move_copy,reduce,transpose_wh,transpose,bcast}.h.
 UNPACKING = {
     "matmul_tiles": ((0, 1), (2, 3), 4),
     "add_tiles": ((0, 1), (2, 3), 4),
@@ -79,6 +79,8 @@ UNPACKING = {
     "reduce_tile": ((0, 1), (2, 3), 4),
     "copy_tile": ((0,), (1,), 2),
     "transpose_wh_tile": ((0,), (1,), 2),
+    "transpose_tile": ((0,), (1,), 2),
+    "unary_bcast": ((0,), (1,), 2),
 }
 
 
