@@ -20,13 +20,14 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 
 from verispatial import budget
 
 if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
     budget.defer_sigint()
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -391,8 +392,10 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
 
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
-        with export, _progress(f"certify {path}", quiet) as progress:
-            fr = certify_file(path, loader or load_program_file, certificate, _load_certificate_file, store=store,
+        # a host description (.yaml) is imported first: the program certified is the one its kernels make
+        with _certified_path(path) as program_path, export, _progress(f"certify {path}", quiet) as progress:
+            fr = certify_file(program_path, loader or load_program_file, certificate, _load_certificate_file,
+                              store=store,
                               jobs=jobs, progress=progress)
     except BadInput:
         raise
@@ -793,7 +796,8 @@ def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: boo
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool, operation: str | None,
                 shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict. A FILE.py is a TT-Lang source:
-    it is imported (as ``import ttlang``) and each of its shape classes certified."""
+    it is imported (as ``import ttlang``) and each of its shape classes certified; a tt-metal HOST.yaml is imported
+    first (as ``import ttmetal``)."""
     tt = TtlangOptions(operation, shapes, ranges, target)
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
                                                smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
@@ -802,7 +806,8 @@ def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: boo
 
 @cli.group("import")
 def import_group() -> None:
-    """Read kernels written in another language into program.json (never running them)."""
+    """Read kernels written in another language into program.json (never running them; every op carries its source
+    file:line)."""
 
 
 @import_group.command("ttlang")
@@ -860,6 +865,14 @@ def compose_cmd(args: tuple[str, ...]) -> int:
     from verispatial.passes.cli_compose import run_compose
 
     return run_compose(args)
+
+
+@import_group.command("ttmetal")
+@click.argument("host", metavar="HOST.yaml")
+@click.option("-o", "--output", "out", metavar="PROGRAM.json", required=True, help="Where to write the program.")
+def import_ttmetal_cmd(host: str, out: str) -> int:
+    """A tt-metal host description and the C++ kernels it names (docs/ttmetal.md)."""
+    return _guard(False, lambda: run_import_ttmetal(host, out))
 
 
 @cli.command("explain")
@@ -1004,3 +1017,54 @@ def _main(args: list[str]) -> int:
         sys.stderr.write(f"verispatial: checker error: {type(e).__name__}: {e}\n")
         return EXIT_CHECKER_ERROR
     return rv if isinstance(rv, int) else EXIT_OK
+
+
+# ---------------------------------------------------------------- tt-metal host descriptions (verispatial import ttmetal)
+
+#: host descriptions are told from program.json by their suffix
+_HOST_SUFFIXES = (".yaml", ".yml")
+
+
+def _ttmetal_program(host_path: str) -> Any:
+    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it."""
+    from verispatial.errors import VerispatialError
+    from verispatial.frontends.ttmetal import Refused, import_host
+
+    try:
+        return import_host(host_path)
+    except Refused as e:
+        what = f"{e.construct} ({e.detail})" if e.detail else e.construct
+        raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
+                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}") from None
+    except VerispatialError as e:
+        raise bad_input_of(host_path, e) from None
+    except OSError as e:
+        raise BadInput(host_path, "", f"cannot read: {e.strerror or e}") from None
+    except RecursionError:
+        raise BadInput(host_path, "", "a kernel nested too deeply to read") from None
+
+
+def run_import_ttmetal(host_path: str, out: str) -> int:
+    """``verispatial import ttmetal``: write the program of ``host_path`` to ``out`` (whole or not at all)."""
+    from verispatial.ir.serialize import dumps
+
+    check_output_path(out)
+    program = _ttmetal_program(host_path)
+    write_atomic(out, dumps(program))
+    return 0
+
+
+@contextlib.contextmanager
+def _certified_path(path: str) -> Iterator[str]:
+    """The program.json ``certify`` reads for ``path``: ``path`` itself, or for a host description the program it
+    imports to, written to a temporary file (so the proof cache keys on the program read, kernels included)."""
+    if Path(path).suffix not in _HOST_SUFFIXES:
+        yield path
+        return
+    from verispatial.ir.serialize import dumps
+
+    text = dumps(_ttmetal_program(path))
+    with tempfile.TemporaryDirectory(prefix="verispatial-ttmetal-") as d:
+        p = Path(d) / (Path(path).stem + ".json")
+        p.write_text(text, encoding="utf-8")
+        yield str(p)
