@@ -663,9 +663,11 @@ def run_validate(program_path: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-def run_upgrade(in_path: str, out: str) -> int:
+def run_upgrade(in_path: str, out: str, without_operands: bool = False) -> int:
     """The ``upgrade`` command: the format 1 program IN.json in the current format, to ``out`` (written
-    atomically; ``verispatial.ir.upgrade``). Raises ``BadInput`` for what is not a valid format 1 program."""
+    atomically; ``verispatial.ir.upgrade``). Raises ``BadInput`` for what is not a valid format 1 program, and for
+    one with compute steps unless ``without_operands``: format 1 did not name the pages a compute step reads, so the
+    upgraded step reads none and its reads go unchecked — a silent ``proved`` unless the user asks for it."""
     check_output_path(out)
     doc = load_json_object(in_path, "program")
     from verispatial.ir.program import VERSION
@@ -678,6 +680,10 @@ def run_upgrade(in_path: str, out: str) -> int:
         raise bad_input_of(in_path, e) from None
     except Exception as e:
         raise CheckerError(f"upgrade: {type(e).__name__}: {e}") from None
+    if up.computes and not without_operands:
+        raise BadInput(in_path, "compute", f"{up.computes} compute step{'s name' if up.computes != 1 else ' names'} no "
+                       "operand pages (format 1 did not record them): upgraded, the checker would not check their "
+                       "reads (cb-read-unwaited); name them by hand, or pass --without-operands to write it anyway")
     write_atomic(out, dumps(up.program))
     _write(f"{in_path}: format 1 upgraded to version {VERSION}: {out}\n")
     if up.computes:
@@ -924,9 +930,11 @@ def validate_cmd(program: str, as_json: bool) -> int:
 @cli.command("upgrade")
 @click.argument("program", metavar="IN.json")
 @click.option("-o", "out", metavar="OUT.json", required=True, help="Where to write the upgraded program.")
-def upgrade_cmd(program: str, out: str) -> int:
+@click.option("--without-operands", is_flag=True,
+              help="Write it even though its compute steps name no operand pages (their reads go unchecked).")
+def upgrade_cmd(program: str, out: str, without_operands: bool) -> int:
     """Convert the format 1 program IN.json to the current format (written to OUT.json)."""
-    return _guard(False, lambda: run_upgrade(program, out))
+    return _guard(False, lambda: run_upgrade(program, out, without_operands))
 
 
 @cli.command("export")
