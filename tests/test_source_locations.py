@@ -11,11 +11,16 @@ from pathlib import Path
 import attrs
 import pytest
 
-from verispatial.ir.serialize import dumps, load_program, loads
+from verispatial.ir.serialize import dumps, load_program, loads, program_from_dict
 from verispatial.ir.source import SourceLoc, merged, shifted, sliced
 from verispatial.ir.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def loads_unvalidated(text: str) -> object:
+    """The program of a document the schema accepts, before ``validate`` (which ``loads`` runs)."""
+    return program_from_dict(json.loads(text))
 BROKEN = ROOT / "examples" / "broken" / "a_reserve_over_capacity.json"
 
 
@@ -97,3 +102,37 @@ def test_sarif_and_junit_point_at_the_users_line(tmp_path: Path) -> None:
     assert where["region"]["startColumn"] == 5
     assert res["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernel.json"
     assert "at kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)" in junit.read_text()
+
+
+@pytest.mark.parametrize(("entry", "rule"), [
+    ({"line": 2**40}, "line and column are at most 4294967295"),
+    ({"text": "x\n\x1b[31mred"}, "a source text holds no control characters (newlines, tabs, escapes)"),
+    ({"file": "a\tb.cpp"}, "a source file holds no control characters (newlines, tabs, escapes)"),
+])
+def test_a_source_location_is_validated(entry: dict[str, object], rule: str) -> None:
+    d = json.loads(_with_sources(BROKEN))
+    d["programs"][0]["sources"][0].update(entry)
+    p = loads_unvalidated(json.dumps(d))
+    assert [v.rule for v in validate(p)] == [rule]
+
+
+def test_an_op_has_one_source_location() -> None:
+    d = json.loads(_with_sources(BROKEN))
+    d["programs"][0]["sources"].append(dict(d["programs"][0]["sources"][0], line=99))
+    assert [v.rule for v in validate(loads_unvalidated(json.dumps(d)))] == ["an op has one source location"]
+
+
+def test_sarif_reads_no_device_a_location_names(tmp_path: Path) -> None:
+    """A location may name any path: SARIF measures regions only in regular files of bounded size (a /dev/zero
+    source made the writer read without end)."""
+    d = json.loads(_with_sources(BROKEN))
+    d["programs"][0]["sources"][0]["file"] = "/dev/zero"
+    prog = tmp_path / "k.json"
+    prog.write_text(json.dumps(d))
+    sarif = tmp_path / "o.sarif"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(prog), "-q", "--sarif", str(sarif)],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert run.returncode == 1, run.stderr
+    res = next(r for r in json.loads(sarif.read_text())["runs"][0]["results"]
+               if r["properties"]["obligation"] == "cb-capacity:(0,0).reader:[0]")
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 40

@@ -75,9 +75,20 @@ def test_the_upgrade_is_the_program_the_v2_change_wrote_but_for_operand_pages() 
     assert sorted({op.num_dests for op in mcasts}) == [1, 7]
 
 
-def test_cli_upgrade_writes_a_program_that_loads_and_certifies(tmp_path: Path) -> None:
+def test_cli_upgrade_refuses_compute_steps_without_operands_unless_asked(tmp_path: Path) -> None:
+    """Format 1 named no operand pages: upgraded, a compute step reads none, so a compute before its wait would be
+    proved (a new user's review). Refused by default, naming the count and the flag; nothing written."""
     out_path = tmp_path / "small.json"
     code, out, err = run(["upgrade", str(SMALL_V1), "-o", str(out_path)])
+    assert (code, out) == (2, "")
+    assert "1 compute step names no operand pages" in err
+    assert "--without-operands" in err
+    assert not out_path.exists()
+
+
+def test_cli_upgrade_writes_a_program_that_loads_and_certifies(tmp_path: Path) -> None:
+    out_path = tmp_path / "small.json"
+    code, out, err = run(["upgrade", str(SMALL_V1), "-o", str(out_path), "--without-operands"])
     assert code == 0
     assert out == f"{SMALL_V1}: format 1 upgraded to version 2: {out_path}\n"
     assert err == (f"verispatial: {SMALL_V1}: 1 compute step got no operand pages (ins: []): format 1 did not name "

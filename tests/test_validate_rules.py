@@ -237,3 +237,18 @@ def test_a_bad_name_is_reported_alone_and_quoted_safely(mutate: Callable[[Progra
     alone (every other message would print the name raw)."""
     assert [str(v) for v in validate(mutate(base()))] == expected
     assert validate(attrs.evolve(base(), name="décodé step 1")) == []  # printable non-ASCII is a name
+
+
+def test_a_transfer_moves_tiles_of_the_buffers_size() -> None:
+    """A NoC read of fp32 tiles (4096 bytes) into a bf16 buffer (2048-byte pages) overruns each page: refused by
+    name (a new user's review found it proved: every dtype was checked on its own, never the tensor's against the
+    buffer's)."""
+    p = base()
+    t = next(x for x in p.tensors if x.role == Role.INPUT)
+    wide = attrs.evolve(p, tensors=tuple(attrs.evolve(x, dtype="fp32") if x is t else x for x in p.tensors))
+    got = [str(v) for v in validate(wide)]
+    assert got
+    assert all("moves fp32 tiles of" in g and "whose bf16 pages hold 2048-byte tiles" in g for g in got)
+    # Equal tile sizes pass (bf16 and fp16 tiles are both 2048 bytes on Wormhole).
+    narrow = attrs.evolve(p, tensors=tuple(attrs.evolve(x, dtype="fp16") if x is t else x for x in p.tensors))
+    assert not any("moves" in str(v) for v in validate(narrow))

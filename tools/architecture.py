@@ -24,11 +24,26 @@ def modules(root: Path) -> dict[str, Path]:
     return out
 
 
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for annotations only run nowhere)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
+    return out
+
+
 def graph(mods: dict[str, Path]) -> nx.DiGraph:
     g = nx.DiGraph()
     for name, f in mods.items():
         g.add_node(name)
-        for node in ast.walk(ast.parse(f.read_text())):
+        for node in _runtime_nodes(ast.parse(f.read_text())):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 # ``from P import m`` of a submodule ``m`` depends on ``m``; of a name, on ``P``.

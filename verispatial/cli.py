@@ -20,13 +20,14 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 
 from verispatial import budget
 
 if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
     budget.defer_sigint()
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -391,8 +392,10 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
 
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
-        with export, _progress(f"certify {path}", quiet) as progress:
-            fr = certify_file(path, loader or load_program_file, certificate, _load_certificate_file, store=store,
+        # a host description (.yaml) is imported first: the program certified is the one its kernels make
+        with _certified_path(path) as program_path, export, _progress(f"certify {path}", quiet) as progress:
+            fr = certify_file(program_path, loader or load_program_file, certificate, _load_certificate_file,
+                              store=store,
                               jobs=jobs, progress=progress)
     except BadInput:
         raise
@@ -660,9 +663,11 @@ def run_validate(program_path: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-def run_upgrade(in_path: str, out: str) -> int:
+def run_upgrade(in_path: str, out: str, without_operands: bool = False) -> int:
     """The ``upgrade`` command: the format 1 program IN.json in the current format, to ``out`` (written
-    atomically; ``verispatial.ir.upgrade``). Raises ``BadInput`` for what is not a valid format 1 program."""
+    atomically; ``verispatial.ir.upgrade``). Raises ``BadInput`` for what is not a valid format 1 program, and for
+    one with compute steps unless ``without_operands``: format 1 did not name the pages a compute step reads, so the
+    upgraded step reads none and its reads go unchecked — a silent ``proved`` unless the user asks for it."""
     check_output_path(out)
     doc = load_json_object(in_path, "program")
     from verispatial.ir.program import VERSION
@@ -675,6 +680,10 @@ def run_upgrade(in_path: str, out: str) -> int:
         raise bad_input_of(in_path, e) from None
     except Exception as e:
         raise CheckerError(f"upgrade: {type(e).__name__}: {e}") from None
+    if up.computes and not without_operands:
+        raise BadInput(in_path, "compute", f"{up.computes} compute step{'s name' if up.computes != 1 else ' names'} no "
+                       "operand pages (format 1 did not record them): upgraded, the checker would not check their "
+                       "reads (cb-read-unwaited); name them by hand, or pass --without-operands to write it anyway")
     write_atomic(out, dumps(up.program))
     _write(f"{in_path}: format 1 upgraded to version {VERSION}: {out}\n")
     if up.computes:
@@ -686,8 +695,9 @@ def run_upgrade(in_path: str, out: str) -> int:
 
 def run_export(program_path: str, fmt: str, out: str | None) -> int:
     """The ``export`` command: PROGRAM.json as a Promela model (``promela``), a PNML P/T net (``pnml``) or Graphviz
-    DOT (``dot``) of its marked graph, to ``out`` (written atomically) or stdout. A program outside the Promela
-    model (``PromelaUnsupported``) is bad input naming the construct."""
+    DOT (``dot``) of its behavioural net (``petri/ptnet.py``), to ``out`` (written atomically) or stdout. A program
+    outside the Promela model (``PromelaUnsupported``) or the net (``NetUnsupported``) is bad input naming the
+    construct."""
     if out is not None:
         check_output_path(out)
     program = load_program_file(program_path)
@@ -699,14 +709,15 @@ def run_export(program_path: str, fmt: str, out: str | None) -> int:
                 text = to_promela(program)
             except PromelaUnsupported as e:
                 raise BadInput(program_path, "", f"outside the Promela model: {e}") from None
-        elif fmt == "pnml":
-            from verispatial.petri.pnml import to_pnml
-
-            text = to_pnml(program)
         else:
             from verispatial.petri.dot import to_dot
+            from verispatial.petri.pnml import to_pnml
+            from verispatial.petri.ptnet import NetUnsupported
 
-            text = to_dot(program)
+            try:
+                text = to_pnml(program) if fmt == "pnml" else to_dot(program)
+            except NetUnsupported as e:
+                raise BadInput(program_path, "", f"outside the P/T net: {e}") from None
     except BadInput:
         raise
     except Exception as e:
@@ -791,7 +802,8 @@ def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: boo
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool, operation: str | None,
                 shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict. A FILE.py is a TT-Lang source:
-    it is imported (as ``import ttlang``) and each of its shape classes certified."""
+    it is imported (as ``import ttlang``) and each of its shape classes certified; a tt-metal HOST.yaml is imported
+    first (as ``import ttmetal``)."""
     tt = TtlangOptions(operation, shapes, ranges, target)
     return _guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
                                                smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
@@ -800,7 +812,8 @@ def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: boo
 
 @cli.group("import")
 def import_group() -> None:
-    """Read kernels written in another language into program.json (never running them)."""
+    """Read kernels written in another language into program.json (never running them; every op carries its source
+    file:line)."""
 
 
 @import_group.command("ttlang")
@@ -860,6 +873,14 @@ def compose_cmd(args: tuple[str, ...]) -> int:
     return run_compose(args)
 
 
+@import_group.command("ttmetal")
+@click.argument("host", metavar="HOST.yaml")
+@click.option("-o", "--output", "out", metavar="PROGRAM.json", required=True, help="Where to write the program.")
+def import_ttmetal_cmd(host: str, out: str) -> int:
+    """A tt-metal host description and the C++ kernels it names (docs/ttmetal.md)."""
+    return _guard(False, lambda: run_import_ttmetal(host, out))
+
+
 @cli.command("explain")
 @click.argument("program", metavar="PROGRAM.json")
 @click.option("-o", "--out", "out_dir", metavar="DIR",
@@ -909,16 +930,18 @@ def validate_cmd(program: str, as_json: bool) -> int:
 @cli.command("upgrade")
 @click.argument("program", metavar="IN.json")
 @click.option("-o", "out", metavar="OUT.json", required=True, help="Where to write the upgraded program.")
-def upgrade_cmd(program: str, out: str) -> int:
+@click.option("--without-operands", is_flag=True,
+              help="Write it even though its compute steps name no operand pages (their reads go unchecked).")
+def upgrade_cmd(program: str, out: str, without_operands: bool) -> int:
     """Convert the format 1 program IN.json to the current format (written to OUT.json)."""
-    return _guard(False, lambda: run_upgrade(program, out))
+    return _guard(False, lambda: run_upgrade(program, out, without_operands))
 
 
 @cli.command("export")
 @click.argument("program", metavar="PROGRAM.json")
 @click.option("--promela", is_flag=True, help="A Promela model for SPIN (docs/semantics.md rules as asserts).")
-@click.option("--pnml", is_flag=True, help="The marked graph as an ISO/IEC 15909-2 P/T net (PNML).")
-@click.option("--dot", is_flag=True, help="The marked graph as Graphviz DOT.")
+@click.option("--pnml", is_flag=True, help="The behavioural P/T net (ISO/IEC 15909-2 PNML).")
+@click.option("--dot", is_flag=True, help="The behavioural P/T net as Graphviz DOT, in program order.")
 @click.option("-o", "out", metavar="OUT", default=None, help="Write here instead of stdout.")
 def export_cmd(program: str, promela: bool, pnml: bool, dot: bool, out: str | None) -> int:
     """Write PROGRAM.json as a Promela model (--promela), a PNML net (--pnml) or a DOT graph (--dot): exactly one."""
@@ -1002,3 +1025,54 @@ def _main(args: list[str]) -> int:
         sys.stderr.write(f"verispatial: checker error: {type(e).__name__}: {e}\n")
         return EXIT_CHECKER_ERROR
     return rv if isinstance(rv, int) else EXIT_OK
+
+
+# ---------------------------------------------------------------- tt-metal host descriptions (verispatial import ttmetal)
+
+#: host descriptions are told from program.json by their suffix
+_HOST_SUFFIXES = (".yaml", ".yml")
+
+
+def _ttmetal_program(host_path: str) -> Any:
+    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it."""
+    from verispatial.errors import VerispatialError
+    from verispatial.frontends.ttmetal import Refused, import_host
+
+    try:
+        return import_host(host_path)
+    except Refused as e:
+        what = f"{e.construct} ({e.detail})" if e.detail else e.construct
+        raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
+                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}") from None
+    except VerispatialError as e:
+        raise bad_input_of(host_path, e) from None
+    except OSError as e:
+        raise BadInput(host_path, "", f"cannot read: {e.strerror or e}") from None
+    except RecursionError:
+        raise BadInput(host_path, "", "a kernel nested too deeply to read") from None
+
+
+def run_import_ttmetal(host_path: str, out: str) -> int:
+    """``verispatial import ttmetal``: write the program of ``host_path`` to ``out`` (whole or not at all)."""
+    from verispatial.ir.serialize import dumps
+
+    check_output_path(out)
+    program = _ttmetal_program(host_path)
+    write_atomic(out, dumps(program))
+    return 0
+
+
+@contextlib.contextmanager
+def _certified_path(path: str) -> Iterator[str]:
+    """The program.json ``certify`` reads for ``path``: ``path`` itself, or for a host description the program it
+    imports to, written to a temporary file (so the proof cache keys on the program read, kernels included)."""
+    if Path(path).suffix not in _HOST_SUFFIXES:
+        yield path
+        return
+    from verispatial.ir.serialize import dumps
+
+    text = dumps(_ttmetal_program(path))
+    with tempfile.TemporaryDirectory(prefix="verispatial-ttmetal-") as d:
+        p = Path(d) / (Path(path).stem + ".json")
+        p.write_text(text, encoding="utf-8")
+        yield str(p)

@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -225,9 +226,19 @@ def validate(p: Program) -> list[IrViolation]:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
-        for path, _loc in ep.sources:
+        seen_paths: set[tuple[int, ...]] = set()
+        for path, loc in ep.sources:
+            where = f"program {ep.key} sources {list(path)}"
             if not _names_an_op(ep.ops, path):
-                bad(f"program {ep.key} sources {list(path)}", "a source location names an op of its program")
+                bad(where, "a source location names an op of its program")
+            if path in seen_paths:
+                bad(where, "an op has one source location")
+            seen_paths.add(path)
+            if loc.line > U32 or loc.column > U32:
+                bad(where, f"line and column are at most {U32}")
+            for what, text in (("file", loc.file), ("text", loc.text)):
+                if any(unicodedata.category(c) == "Cc" for c in text):
+                    bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
@@ -305,6 +316,7 @@ class _OpPass:
         self.trip_max = {t.name: t.max for t in p.trips}
         self.tensors = {t.name for t in p.tensors}
         self.roles = {t.name: t.role for t in p.tensors}
+        self.tensor_of = {t.name: t for t in p.tensors}
         self.phases = p.phase_of_section()
         ph = self.phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
@@ -560,6 +572,16 @@ class _OpPass:
                     report(f"address uses {t.var!r}, which is not an enclosing loop variable")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report("dynamic address range has lo > hi")
+            bid = op.into if isinstance(op, ReadTiles) else op.src
+            tensor = self.tensor_of.get(op.tensor)
+            if tensor is not None and 0 <= bid < nb:
+                # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
+                # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
+                tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
+                if tb is not None and bb is not None and tb != bb:
+                    report(f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
+                           f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
+                           "transfer moves the tensor's tiles as they are")
             if isinstance(op, ReadTiles):
                 self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
             if op.addr.dynamic is not None:

@@ -45,6 +45,9 @@ from verispatial.report.sources import located_sources
 #: The ``$schema`` of the documents written: the official schema's own id.
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
+#: The largest file whose text a region is measured in (bytes).
+TEXT_MAX = 64 * 1024 * 1024
+
 #: The URI base id of every repository-relative location (the name GitHub code scanning's examples use).
 SRCROOT = "%SRCROOT%"
 
@@ -280,9 +283,18 @@ class _Places:
         return {**art, "index": self.index[full]}
 
     def text(self, path: str | Path, known: str | None = None) -> str | None:
+        """The file's text for its regions: only a regular file of at most ``TEXT_MAX`` bytes is read (a source
+        location may name any path: a device, a pipe or a huge file gets regions without an end column)."""
         full = Path(path).resolve()
         if full not in self.texts:
-            self.texts[full] = known if known is not None else read_text(full)
+            if known is not None:
+                self.texts[full] = known
+            else:
+                try:
+                    ok = full.is_file() and full.stat().st_size <= TEXT_MAX
+                except OSError:
+                    ok = False
+                self.texts[full] = read_text(full) if ok else None
         return self.texts[full]
 
     def region(self, path: str | Path, line: int, col: int) -> dict[str, int]:

@@ -1,0 +1,468 @@
+"""The tt-metal front end (verispatial/frontends/ttmetal): kernels written here in C++ (tests/data/ttmetal/) with
+their host descriptions, each correct form proved, each broken form refuted in the family of the hang it stands
+for, counterexamples naming the .cpp line, and what is not read refused by name at its file:line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
+
+from verispatial.cli import main  # noqa: E402
+from verispatial.errors import ParseError  # noqa: E402
+from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
+from verispatial.frontends.ttmetal.preprocess import preprocess  # noqa: E402
+from verispatial.ir.core import Guard, Site  # noqa: E402
+from verispatial.ir.ops import AcquireAcc, If, Loop, ReadTiles, SemInc, SemSet, SemWait, TripCount  # noqa: E402
+from verispatial.ir.program import walk  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
+
+
+def _host(tmp_path: Path, name: str, edit: Any = None) -> Path:
+    """``tests/data/ttmetal/<name>/host.yaml`` changed by ``edit`` (a function of the document), written to
+    ``tmp_path`` with its kernel root made absolute."""
+    src = DATA / name / "host.yaml"
+    d = yaml.safe_load(src.read_text())
+    d["kernel_root"] = str((src.parent / d.get("kernel_root", ".")).resolve())
+    if edit is not None:
+        edit(d)
+    out = tmp_path / f"{name}.yaml"
+    out.write_text(yaml.safe_dump(d))
+    return out
+
+
+def _kernel(d: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(k for k in d["kernels"] if k["name"] == name)
+
+
+def _unit_args(d: dict[str, Any], kernel: str) -> list[dict[str, Any]]:
+    return [u["runtime_args"][kernel] for u in d["work_units"] if kernel in u.get("runtime_args", {})]
+
+
+def _certify(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+def _refuted(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in report["results"] if r["verdict"] == "refuted"]
+
+
+# ------------------------------------------------------------------ reading
+
+
+def test_copy_reads_into_loops_with_sources() -> None:
+    p = import_host(DATA / "copy" / "host.yaml")
+    reader = next(ep for ep in p.programs if ep.key == "(1,0).reader")
+    (loop,) = reader.ops
+    assert isinstance(loop, Loop)
+    assert loop.count == 8
+    read = loop.body[1]
+    assert isinstance(read, ReadTiles)
+    assert read.tensor == "src"
+    assert (read.addr.base, [(t.var, t.coef) for t in read.addr.terms]) == (8, [("i", 1)])  # start_id 8 + i
+    assert str(reader.source_of((0, 1))) == "reader.cpp:18:9: noc_async_read_tile(i, s, l1_write_addr);"
+    compute = next(ep for ep in p.programs if ep.key == "(0,0).compute")
+    acq = [op for op in walk(compute.ops) if isinstance(op, AcquireAcc)]
+    assert acq == [AcquireAcc(2, "bf16")]  # DST indices 0..block-1 with block = 2
+
+
+def test_copy_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, report = _certify(DATA / "copy" / "host.yaml", capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_import_writes_the_program(tmp_path: Path) -> None:
+    out = tmp_path / "copy.json"
+    assert main(["import", "ttmetal", str(DATA / "copy" / "host.yaml"), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "verispatial.program"
+    assert len(doc["programs"]) == 6
+    assert main(["certify", str(out), "-q", "--no-cache"]) == 0
+
+
+def test_missing_pop_is_refuted_in_balance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PR #46658's kind: the consumer skips its last pop; nothing blocks, the buffer ends holding a page."""
+    rc, report = _certify(_host(tmp_path, "copy", lambda d: _kernel(d, "writer").update(
+        defines={"NO_LAST_POP": 1})), capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert {r["family"] for r in refuted} == {"balance"}
+    assert "ends with 1 pages left" in refuted[0]["reason"]
+
+
+def test_compute_waiting_more_than_the_reader_pushes_deadlocks(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """tt-metal #52348: the compute kernel waits for 2 pages where a one-tile-wide reader pushes 1."""
+
+    def edit(d: dict[str, Any]) -> None:
+        for a in _unit_args(d, "reader"):
+            a["num_tiles"] = 1
+        for a in _unit_args(d, "compute"):
+            a["per_core_block_cnt"] = 1
+        for a in _unit_args(d, "writer"):
+            a["num_pages"] = 2
+
+    rc, report = _certify(_host(tmp_path, "copy", edit), capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert "deadlock" in {r["family"] for r in refuted}
+    dl = next(r for r in refuted if r["family"] == "deadlock")
+    assert "compute.cpp:10" in json.dumps(dl["counterexample"])  # cb_wait_front(tt::CBIndex::c_0, block)
+
+
+def test_announce_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, report = _certify(DATA / "announce" / "host.yaml", capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_announce_without_write_barrier_is_a_race(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PR #43507: the semaphore increment that announces a write is issued before the write barrier."""
+    rc, report = _certify(_host(tmp_path, "announce", lambda d: _kernel(d, "producer").update(
+        defines={"BARRIER_AFTER_INC": 1})), capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert {r["family"] for r in refuted} == {"happens-before"}
+    cex = refuted[0]["counterexample"]
+    assert cex["read"]["source"]["at"] == \
+        "announce/consumer_reader.cpp:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));"
+    assert cex["write"]["source"]["at"].startswith("announce/producer_writer.cpp:17:9: noc_async_write_tile")
+
+
+def test_atomic_pending_at_kernel_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tt-metal #40879: the kernel ends with its semaphore increment not yet acknowledged."""
+    rc, report = _certify(_host(tmp_path, "announce", lambda d: _kernel(d, "producer").update(
+        defines={"NO_ATOMIC_BARRIER": 1})), capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert [(r["family"], r["counterexample"]["rule"]) for r in refuted] == [("async-noc", "async-pending-at-end")]
+
+
+def test_text_report_names_the_cpp_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _host(tmp_path, "announce", lambda d: _kernel(d, "producer").update(defines={"BARRIER_AFTER_INC": 1}))
+    assert main(["certify", str(path), "-q", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "at announce/consumer_reader.cpp:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));" in out
+
+
+def test_multicast_handshake_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    """A sender multicasting a tile per block to two receivers once both are ready (the reuse-multicast matmul's
+    handshake): McastSend and McastSetValid to one group, the receivers' SemInc at the sender."""
+    p = import_host(DATA / "mcast" / "host.yaml")
+    assert [(g.sender, g.rect) for g in p.groups] == [(Site(0, 0), (1, 0, 2, 0))]
+    rc, report = _certify(DATA / "mcast" / "host.yaml", capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_wrong_multicast_receiver_count_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tt-metal #42100's kind: num_dests disagrees with the rectangle; refused at the multicast's line."""
+
+    def edit(d: dict[str, Any]) -> None:
+        for a in _unit_args(d, "sender"):
+            a["num_dests"] = 1
+
+    path = _host(tmp_path, "mcast", edit)
+    assert main(["certify", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("verispatial: error: mcast/sender.cpp:28: multicast destination count (num_dests 1, but the "
+                          "rectangle (1, 0, 2, 0) holds 2 destinations from (0,0)): the kernel contradicts")
+
+
+def test_semaphore_ops_and_volatile_pointer() -> None:
+    p = import_host(DATA / "announce" / "host.yaml")
+    producer = next(ep for ep in p.programs if ep.key == "(0,0).writer")
+    consumer = next(ep for ep in p.programs if ep.key == "(1,0).reader")
+    assert [op for op in producer.ops if isinstance(op, SemInc)] == [SemInc(0, Site(1, 0), 1)]
+    assert isinstance(consumer.ops[0], SemWait)
+    assert consumer.ops[0].value == 1
+    assert p.semaphores[0].host_init
+    assert p.semaphores[0].sites == (Site(0, 0), Site(1, 0))
+
+
+def test_runtime_range_becomes_a_shared_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counts the host gives as ranges: one trip shared by the three kernels, loops kept as loops."""
+
+    def edit(d: dict[str, Any]) -> None:
+        _kernel(d, "compute")["compile_time_args"] = [1]
+        d["work_units"] = d["work_units"][:1]
+        d["tensors"][1]["role"] = "activation"  # how much of it is written depends on n
+        args = d["work_units"][0]["runtime_args"]
+        args["reader"]["num_tiles"] = {"range": "1..8", "trip": "n"}
+        args["compute"]["per_core_block_cnt"] = {"range": "1..8", "trip": "n"}
+        args["writer"]["num_pages"] = {"range": "1..8", "trip": "n"}
+
+    path = _host(tmp_path, "copy", edit)
+    p = import_host(path)
+    assert [(t.name, t.max) for t in p.trips] == [("n", 7)]
+    reader = next(ep for ep in p.programs if ep.engine.value == "reader")
+    assert isinstance(reader.ops[0], Loop)
+    assert reader.ops[0].count == TripCount("n", 1, 1)
+    rc, report = _certify(path, capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_helper_header_lambda_and_last_iteration_guard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper of the op's own header inlined, a lambda inlined, ``if (!done(i)) ... else ...`` a not-last / last
+    guard, with a constant count and with a trip."""
+    for tiles in (8, {"range": "1..8", "trip": "n"}):
+        def edit(d: dict[str, Any], tiles: Any = tiles) -> None:
+            _kernel(d, "writer").update(source="../helpers/writer_last_barrier.cpp", compile_time_args=[16],
+                                        runtime_args=["dst_addr", "num_tiles"])
+            _kernel(d, "compute")["compile_time_args"] = [1]
+            d["work_units"] = d["work_units"][:1]
+            d["tensors"][1]["role"] = "activation"  # how much of it is written depends on the count
+            args = d["work_units"][0]["runtime_args"]
+            args["writer"] = {"dst_addr": {"tensor": "dst"}, "num_tiles": tiles}
+            args["reader"]["num_tiles"] = tiles
+            args["compute"]["per_core_block_cnt"] = tiles
+
+        path = _host(tmp_path, "copy", edit)
+        p = import_host(path)
+        writer = next(ep for ep in p.programs if ep.engine.value == "writer")
+        ifs = [op for op in walk(writer.ops) if isinstance(op, If)]
+        assert [g.when for g in ifs] == [Guard.NOT_LAST, Guard.LAST]
+        assert str(writer.source_of((0, 1))).startswith("../helpers/writer_helpers.hpp:7:5: noc_async_write_tile")
+        rc, report = _certify(path, capsys)
+        assert rc == 0, _refuted(report)
+
+
+# ------------------------------------------------------------------ refusals and bad input
+
+
+@pytest.mark.parametrize(("source", "line", "construct"), [
+    ("while.cpp", 6, "while loop"),
+    ("fabric.cpp", 6, "call to fabric_async_write"),
+    ("const_tile.cpp", 9, "plain store into a buffer page"),
+])
+def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, line: int,
+                                          construct: str) -> None:
+    path = _host(tmp_path, "refuse", lambda d: d["kernels"][0].update(source=source))
+    with pytest.raises(Refused) as e:
+        import_host(path)
+    assert (e.value.loc.file, e.value.loc.line, e.value.construct) == (source, line, construct)
+    out = tmp_path / "out.json"
+    assert main(["import", "ttmetal", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"verispatial: error: {source}:{line}: {construct}")
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert main(["certify", str(path), "-q"]) == 2
+
+
+@pytest.mark.parametrize(("edit", "field", "rule"), [
+    (lambda d: d.pop("kernels"), "(document)", "'kernels' is a required property"),
+    (lambda d: d["buffers"][0].update(entry_size=1000), "buffers[0].entry_size", "not a whole number of bf16 tiles"),
+    (lambda d: d["work_units"][0]["runtime_args"]["k"].update(bogus=1), "work_units[0].runtime_args.k.bogus",
+     "declares no runtime arg 'bogus'"),
+    (lambda d: d["work_units"][0].update(kernels=["nope"]), "work_units[0].kernels", "no kernel 'nope'"),
+    (lambda d: d["work_units"][0]["runtime_args"]["k"].update(num_tiles="9..3"),
+     "work_units[0].runtime_args.k.num_tiles", "range 9..3 is empty"),
+    (lambda d: d["kernels"][0].update(processor="brisc"), "kernels[0].processor", "brisc"),
+])
+def test_bad_host_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, field: str, rule: str) -> None:
+    path = _host(tmp_path, "refuse", edit)
+    with pytest.raises(ParseError) as e:
+        import_host(path)
+    assert e.value.field == field
+    assert rule in e.value.rule
+    assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert field in err
+    assert "Traceback" not in err
+
+
+def test_not_yaml_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h.yaml"
+    path.write_text("kernels: [\n")
+    assert main(["certify", str(path), "-q"]) == 2
+    assert "not YAML" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ preprocessor
+
+
+def test_preprocessor_keeps_lines_and_decides_conditionals() -> None:
+    src = "\n".join([
+        "#define PRE defined A || defined B",  # 1
+        "#if not PRE",                          # 2
+        "x();",                                 # 3
+        "#elif defined(A) && N > 2",            # 4
+        "y(N);",                                # 5
+        "#else",                                # 6
+        "z();",                                 # 7
+        "#endif",                               # 8
+        '#include "helper.hpp"',                # 9
+    ])
+    none = preprocess(src, {}, "k.cpp")
+    assert none.text.split("\n")[2] == "x();"
+    assert none.text.count("\n") == 8
+    a3 = preprocess(src, {"A": "1", "N": "3"}, "k.cpp")
+    assert a3.text.split("\n")[4] == "y(3);"
+    assert "x()" not in a3.text
+    assert "z()" not in a3.text
+    a1 = preprocess(src, {"A": "1", "N": "1"}, "k.cpp")
+    assert a1.text.split("\n")[6] == "z();"
+    assert [(i.name, i.quoted, i.line) for i in none.includes] == [("helper.hpp", True, 9)]
+
+
+def test_semaphore_set_through_volatile_pointer(tmp_path: Path) -> None:
+    """The raw-L1 semaphore pattern: ``*ptr = v`` on a pointer cast from get_semaphore is a SemSet."""
+    k = tmp_path / "k.cpp"
+    k.write_text("\n".join([
+        '#include "api/dataflow/dataflow_api.h"',
+        "void kernel_main() {",
+        "    volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0));",
+        "    *p = 0;",
+        "    noc_semaphore_wait_min(p, 0);",
+        "}",
+    ]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "sem", "kernel_root": str(tmp_path),
+            "semaphores": [{"name": "s", "initial_value": 0}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader"}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"]}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    p = import_host(tmp_path / "h.json")
+    assert p.programs[0].ops[0] == SemSet(0, 0)
+    assert str(p.programs[0].source_of((0,))) == "k.cpp:4:5: *p = 0;"
+
+
+# ------------------------------------------------------------------ vendor kernels (the pinned ttnn wheel)
+
+
+@pytest.fixture(scope="module")
+def ttnn_wheel() -> Path:
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    root = wheel_root(download=True)
+    if root is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
+    return root
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
+
+
+@pytest.mark.parametrize(("example", "op_path", "located"), [
+    ("eltwise_binary", (0, 0),
+     "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front"),
+    ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line, expanded
+     "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
+])
+def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str], example: str,
+                               op_path: tuple[int, ...], located: str) -> None:
+    """ttnn's interleaved eltwise binary add and unary exp: the reader, compute and writer kernels of the wheel, as
+    shipped, each op located in the vendor's file."""
+    host = EXAMPLES / example / "host.yaml"
+    compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
+    assert str(compute.source_of(op_path)).startswith(located)
+    rc, report = _certify(host, capsys)
+    assert rc == 0, _refuted(report)
+
+
+# ------------------------------------------------------------------ small snippets
+
+
+def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = ()) -> Any:
+    """The one engine program of a kernel ``void kernel_main() { body }`` on core (0,0) with buffers c_0, c_16."""
+    (tmp_path / "k.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude,
+                                               "void kernel_main() {", *body, "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "snippet", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"},
+                        {"name": "c_16", "index": 16, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"addr": {"tensor": "t"}}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def test_reference_parameter_writes_back(tmp_path: Path) -> None:
+    """``void next(uint32_t& id) { id += 2; }``: the caller's tile id moves, so the second read is of tile 2."""
+    ep = _snippet(tmp_path, [
+        "    const InterleavedAddrGenFast<true> s = {.bank_base_address = get_arg_val<uint32_t>(0)};",
+        "    uint32_t id = 0;",
+        "    for (uint32_t k = 0; k < 2; k++) {",
+        "        cb_reserve_back(0, 1);",
+        "        noc_async_read_tile(id, s, get_write_ptr(0));",
+        "        step(id);",
+        "        noc_async_read_barrier();",
+        "        cb_push_back(0, 1);",
+        "    }",
+    ], prelude=("inline void step(uint32_t& id) { id += 2; }",))
+    (loop,) = ep.ops
+    read = loop.body[1]
+    assert isinstance(read, ReadTiles)
+    assert [(t.var, t.coef) for t in read.addr.terms] == [("k", 2)]
+
+
+def test_sfpu_call_is_accumulator_compute_and_llk_is_refused(tmp_path: Path) -> None:
+    ep = _snippet(tmp_path, [
+        "    cb_wait_front(0, 1); cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); copy_tile(0, 0, 0); exp_tile(0); tile_regs_commit();",
+        "    tile_regs_wait(); pack_tile(0, 16); tile_regs_release();",
+        "    cb_pop_front(0, 1); cb_push_back(16, 1);",
+    ], processor="compute")
+    kinds = [op.kind for op in walk(ep.ops) if type(op).__name__ == "Compute"]
+    assert kinds == ["copy", "exp"]
+    with pytest.raises(Refused, match="call to llk_pop_tiles"):
+        _snippet(tmp_path, ["    llk_pop_tiles(0, 1);"], processor="compute")
+
+
+def test_loop_index_assigned_in_its_body_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="loop index assigned in its body") as e:
+        _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        i += 1;", "    }"])
+    assert e.value.loc.line == 3
+
+
+def test_enumerator_template_argument_decides_a_branch(tmp_path: Path) -> None:
+    """``read<Layout::TILE>()`` then ``if constexpr (L == Layout::TILE)``: enumerators are compared by name."""
+    ep = _snippet(tmp_path, ["    read<Layout::TILE>();", "    read<Layout::ROW_MAJOR>();"], prelude=(
+        "template <Layout L> void read() {",
+        "    if constexpr (L == Layout::TILE) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "}"))
+    assert [op.pages for op in ep.ops] == [1, 2]
+
+
+def test_variable_template_argument_is_its_value(tmp_path: Path) -> None:
+    """``read<pages>()`` with ``constexpr uint32_t pages = 3``: tree-sitter reads the argument as a type."""
+    ep = _snippet(tmp_path, ["    constexpr uint32_t pages = 3;", "    reserve<pages>();"], prelude=(
+        "template <uint32_t N> void reserve() { cb_reserve_back(0, N); }",))
+    assert [op.pages for op in ep.ops] == [3]
+
+
+def test_vendor_move_overlap_ends_with_an_atomic_pending(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ttnn's move with overlap (move_interleaved_with_overlap.cpp): each worker's ``sem.up`` to the controller is
+    a non-posted NoC atomic never followed by an atomic barrier (the kind of tt-metal #40879); refuted, replayed."""
+    rc, report = _certify(EXAMPLES / "move_overlap" / "host.yaml", capsys)
+    assert rc == 1
+    refuted = _refuted(report)
+    assert sorted((r["family"], r["counterexample"]["rule"], r["counterexample"]["engine"]) for r in refuted) == [
+        ("async-noc", "async-pending-at-end", "(1,0).reader"), ("async-noc", "async-pending-at-end", "(2,0).reader")]
+
+
+def test_multicast_into_another_buffer_is_refused(tmp_path: Path) -> None:
+    """McastSend writes the buffer of the source's index at each destination: a target in another buffer is not
+    that op."""
+    with pytest.raises(Refused, match="multicast into another buffer") as e:
+        _snippet(tmp_path, [
+            "    cb_reserve_back(0, 1);",
+            "    noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(1, 0, 2, 0, get_write_ptr(16)),"
+            " 2048, 2);",
+        ])
+    assert e.value.loc.line == 4
+
+
+def test_overloads_are_told_apart_by_arity(tmp_path: Path) -> None:
+    """``reserve(cb)`` calling its two-argument overload is a call, not a recursion."""
+    ep = _snippet(tmp_path, ["    reserve(0);"], prelude=(
+        "inline void reserve(uint32_t cb, uint32_t n) { cb_reserve_back(cb, n); }",
+        "inline void reserve(uint32_t cb) { reserve(cb, 3); }"))
+    assert [op.pages for op in ep.ops] == [3]

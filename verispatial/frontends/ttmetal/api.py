@@ -1,0 +1,585 @@
+"""The device API, call by call: which op each classic free function (tt_metal/hw/inc/api/dataflow/dataflow_api.h,
+api/compute/cb_api.h, reg_api.h, pack.h) and each Metal 2.0 object method (api/dataflow/dataflow_buffer.h, noc.h,
+api/semaphore.h) becomes (docs/ttmetal.md has the table). A call whose arguments cannot be followed to what the op
+needs is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.refusals import Inconsistent
+from verispatial.ir.core import Term, WaitCond
+from verispatial.ir.ops import (
+    AcquireAcc,
+    AtomicBarrier,
+    Flush,
+    McastSend,
+    McastSetValid,
+    PackAcc,
+    Pop,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.program import Group
+
+if TYPE_CHECKING:
+    from verispatial.frontends.ttmetal.lower import KernelReader
+
+Handler = Callable[["KernelReader", list[Any], list[Any], list[Any], Any], Any]
+
+
+def _need(r: KernelReader, vals: list[Any], k: int, n: Any, name: str) -> None:
+    if len(vals) < k:
+        r.refuse(f"call to {name} with {len(vals)} arguments", n, f"expected at least {k}")
+
+
+# ------------------------------------------------------------------ circular buffers
+
+
+def _cb_op(cls: type, name: str) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 2, n, name)
+        r.emit(cls(r.cb_of(vals[0], nodes[0]), r.int_of(vals[1], nodes[1], "page count")), n)
+
+    return h
+
+
+def _ptr(front: bool) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 1, n, "get_read_ptr" if front else "get_write_ptr")
+        return V.L1Ptr(r.cb_of(vals[0], nodes[0]), front)
+
+    return h
+
+
+def _tile_size(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_tile_size")
+    return V.const(r.cb_index[r.cb_of(vals[0], nodes[0])].entry_size)
+
+
+def _cb_interface(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_local_cb_interface")
+    return V.CbInterface(r.cb_of(vals[0], nodes[0]))
+
+
+# ------------------------------------------------------------------ arguments
+
+
+def _arg_val(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_arg_val")
+    if r.survey:
+        return r.runtime_arg("", n)
+    i = r.int_of(vals[0], nodes[0], "runtime arg index")
+    if not 0 <= i < len(r.kernel.runtime_args):
+        r.refuse("runtime arg the host does not declare", n,
+                 f"index {i}; kernel {r.kernel.name} declares {len(r.kernel.runtime_args)}")
+    return r.runtime_arg(r.kernel.runtime_args[i], n)
+
+
+def _common_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    if r.survey:
+        return r.runtime_arg("", n)
+    r.refuse("common runtime arg", n, "not in the host description format yet")
+
+
+def _get_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_arg")
+    return vals[0]  # args::NAME already read the value
+
+
+def _ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_compile_time_arg_val")
+    if r.survey:
+        return r.runtime_arg("", n)
+    i = r.int_of(vals[0], nodes[0], "compile-time arg index")
+    if not 0 <= i < len(r.kernel.compile_time_args):
+        r.refuse("compile-time arg the host does not give", n,
+                 f"index {i}; kernel {r.kernel.name} has {len(r.kernel.compile_time_args)}")
+    return r.host_value(r.kernel.compile_time_args[i])
+
+
+def _named_ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_named_compile_time_arg_val")
+    name = vals[0]
+    if r.survey:
+        return r.runtime_arg("", n)
+    if not isinstance(name, str) or name not in r.kernel.named_compile_time_args:
+        r.refuse("compile-time arg the host does not give", n, str(name))
+    return r.host_value(r.kernel.named_compile_time_args[name])
+
+
+def _accessor_args(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    return V.AccessorArgs()
+
+
+def _accessor(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    return r.accessor(vals, n)
+
+
+# ------------------------------------------------------------------ addresses
+
+
+def _semaphore_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    if targs and not vals:  # get_semaphore<ProgrammableCoreType::TENSIX>(id) has the id as an argument too
+        r.refuse("get_semaphore without an id", n)
+    _need(r, vals, 1, n, "get_semaphore")
+    return r.semaphore(vals[0], nodes[0])
+
+
+def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset])
+        page = vals[0]
+        if not isinstance(page, V.Sym):
+            r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+        return V.TensorPage(vals[1].tensor, page)
+    if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
+        return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
+    if len(vals) >= 1:
+        return V.RemoteAddr(r.site, vals[0])
+    r.refuse("get_noc_addr with no arguments", n)
+
+
+def _mcast_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 5, n, "get_noc_multicast_addr")
+    xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[:4], nodes[:4], strict=True)]
+    return V.McastAddr((xs[0], xs[1], xs[2], xs[3]), vals[4])
+
+
+# ------------------------------------------------------------------ transfers
+
+
+def _page_read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """noc_async_read_tile / _page(page, accessor, l1_addr)"""
+    _need(r, vals, 3, n, "noc_async_read_tile")
+    page, acc, dst = vals[0], vals[1], vals[2]
+    if not isinstance(acc, V.Accessor):
+        r.refuse("read through an accessor not over a host tensor", n, r.text(nodes[1]))
+    if not isinstance(page, V.Sym):
+        r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+    read_into(r, V.TensorPage(acc.tensor, page), dst, None, n)
+
+
+def _page_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """noc_async_write_tile / _page(page, accessor, l1_addr)"""
+    _need(r, vals, 3, n, "noc_async_write_tile")
+    page, acc, src = vals[0], vals[1], vals[2]
+    if not isinstance(acc, V.Accessor):
+        r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
+    if not isinstance(page, V.Sym):
+        r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+    write_from(r, src, V.TensorPage(acc.tensor, page), None, n)
+
+
+def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
+    """A NoC read of ``size`` bytes (None: one page) from ``src`` into L1 ``dst``."""
+    if isinstance(src, V.RemoteAddr):
+        r.refuse("remote L1 read", n, "another core's buffer pages (issue 16)")
+    if not isinstance(src, V.TensorPage):
+        r.refuse("read from an address not a tensor page", n, r.text(n))
+    if isinstance(dst, V.Cb):
+        dst = V.L1Ptr(dst.index, False)
+    if not isinstance(dst, V.L1Ptr):
+        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
+    if dst.front:
+        r.refuse("read into a buffer's front pages", n, r.text(n))
+    tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
+    r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
+
+
+def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
+    """A NoC write of ``size`` bytes (None: one page) from L1 ``src`` to ``dst``."""
+    if isinstance(src, V.Cb):
+        src = V.L1Ptr(src.index, True)
+    if not isinstance(src, V.L1Ptr):
+        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+    if isinstance(dst, V.RemoteAddr):
+        r.refuse("remote L1 write", n, "into another core's L1 (issue 16)")
+    if not isinstance(dst, V.TensorPage):
+        r.refuse("write to an address not a tensor page", n, r.text(n))
+    tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
+    r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), tiles), n)
+
+
+def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 3, n, "noc_async_read")
+    read_into(r, vals[0], vals[1], vals[2], n)
+
+
+def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 3, n, "noc_async_write")
+    write_from(r, vals[0], vals[1], vals[2], n)
+
+
+def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size: Any, num_dests: Any, loopback: bool,
+               n: Any, target: Any) -> None:
+    """A data multicast of ``src``'s pages to ``target`` (an address in a buffer) on every core of ``rect``. McastSend
+    writes the buffer of the same index at each destination, so a target in another buffer is refused."""
+    if isinstance(src, V.Cb):
+        src = V.L1Ptr(src.index, True)
+    if not isinstance(src, V.L1Ptr):
+        r.refuse("multicast from L1 not a buffer's pages", n, r.text(n))
+    dst_cb = target.index if isinstance(target, V.Cb) else target.cb if isinstance(target, V.L1Ptr) else None
+    if dst_cb is None:
+        r.refuse("multicast to an address not a buffer's pages", n, r.text(n))
+    if dst_cb != src.cb:
+        r.refuse("multicast into another buffer", n, f"from c_{src.cb} into c_{dst_cb}")
+    g = r.shared.group(r.site, rect, loopback)
+    r.emit(McastSend(src.cb, r.pages_bytes(src.cb, size, n), g, _num_dests(r, num_dests, rect, loopback, n),
+                     src.front), n)
+
+
+def _num_dests(r: KernelReader, v: Any, rect: tuple[int, int, int, int], loopback: bool, n: Any) -> int:
+    """A multicast's destination count, which must be its rectangle's (a write barrier waits for that many
+    acknowledgements; tt-metal #42100 is a wrong one)."""
+    k = r.int_of(v, n, "multicast destination count")
+    want = len(Group(0, r.site, rect, loopback).destinations())
+    if k != want and not r.survey:
+        raise Inconsistent("multicast destination count", r.loc(n),
+                           f"num_dests {k}, but the rectangle {rect} holds {want} destinations from {r.site}")
+    return k
+
+
+def _mcast_write(loopback: bool) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 4, n, "noc_async_write_multicast")
+        dst = vals[1]
+        if not isinstance(dst, V.McastAddr):
+            r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
+        if isinstance(dst.target, V.SemAddr):
+            r.refuse("data multicast onto a semaphore word", n, r.text(n))
+        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target)
+
+    return h
+
+
+# ------------------------------------------------------------------ semaphores
+
+
+def _sem_of(r: KernelReader, v: Any, node: Any) -> int:
+    if isinstance(v, V.SemAddr):
+        return v.sem
+    r.refuse("semaphore word not from get_semaphore", node, r.text(node))
+
+
+def _sem_set(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 2, n, "noc_semaphore_set")
+    r.emit(SemSet(_sem_of(r, vals[0], nodes[0]), r.int_of(vals[1], nodes[1], "semaphore value")), n)
+
+
+def sem_wait(r: KernelReader, sem: int, cond: WaitCond, v: Any, node: Any, n: Any) -> None:
+    if not isinstance(v, V.Sym) or v.trip is not None:
+        r.int_of(v, node, "semaphore threshold")  # refuses, naming why
+    r.emit(SemWait(sem, cond, v.const, tuple(Term(x, c) for x, c in v.loops)), n)
+
+
+def _sem_wait(cond: WaitCond) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 2, n, "noc_semaphore_wait")
+        sem_wait(r, _sem_of(r, vals[0], nodes[0]), cond, vals[1], nodes[1], n)
+
+    return h
+
+
+def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 2, n, "noc_semaphore_inc")
+    if targs and targs[0].text.strip() == b"true":
+        # noc_semaphore_inc<posted = true>: no acknowledgement to wait for, which SemInc (non-posted) cannot say
+        r.refuse("posted noc_semaphore_inc", n)
+    dst = vals[0]
+    if not isinstance(dst, V.RemoteAddr):
+        r.refuse("semaphore increment of an address not from get_noc_addr", n, r.text(nodes[0]))
+    r.emit(SemInc(_sem_of(r, dst.target, nodes[0]), dst.site, r.int_of(vals[1], nodes[1], "increment")), n)
+
+
+def _sem_set_mcast(loopback: bool) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 3, n, "noc_semaphore_set_multicast")
+        src, dst = _sem_of(r, vals[0], nodes[0]), vals[1]
+        if not isinstance(dst, V.McastAddr):
+            r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
+        sem = _sem_of(r, dst.target, nodes[1])
+        g = r.shared.group(r.site, dst.rect, loopback)
+        r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], dst.rect, loopback, n), None if src == sem else src), n)
+
+    return h
+
+
+def _sem_set_remote(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 2, n, "noc_semaphore_set_remote")
+    src, dst = _sem_of(r, vals[0], nodes[0]), vals[1]
+    if not isinstance(dst, V.RemoteAddr):
+        r.refuse("semaphore write to an address not from get_noc_addr", n, r.text(nodes[1]))
+    sem = _sem_of(r, dst.target, nodes[1])
+    # the unicast form of the flag write: a multicast to a rectangle of one core (reference/tenstorrent.md §1.2)
+    g = r.shared.group(r.site, (dst.site.x, dst.site.y, dst.site.x, dst.site.y), False)
+    r.emit(McastSetValid(sem, g, 1, None if src == sem else src), n)
+
+
+def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 3, n, "noc_semaphore_inc_multicast")
+    dst = vals[0]
+    if not isinstance(dst, V.McastAddr):
+        r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
+    g = r.shared.group(r.site, dst.rect, False)
+    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], dst.rect, False, n),
+                       r.int_of(vals[1], nodes[1], "increment")), n)
+
+
+# ------------------------------------------------------------------ barriers and DST
+
+
+def _plain(*ops: Any) -> Handler:
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        for op in ops:
+            r.emit(op, n)
+
+    return h
+
+
+def acquire(r: KernelReader, n: Any) -> None:
+    if r.acc is not None:
+        r.refuse("tile_regs_acquire while DST is held", n)
+    r.acquire_dst()
+    r.emit(AcquireAcc(1, "fp32" if r.kernel.fp32_dest_acc_en else "bf16"), n)
+
+
+def release(r: KernelReader, n: Any) -> None:
+    if r.acc is None:
+        r.refuse("tile_regs_release without tile_regs_acquire", n)
+    a = r.acc
+    if a.block.closed:
+        r.refuse("tile_regs_acquire and tile_regs_release in different loop bodies or branches", n)
+    old = a.block.ops[a.index]
+    assert isinstance(old, AcquireAcc)
+    a.block.ops[a.index] = AcquireAcc(max(1, a.tiles), old.dtype)
+    r.acc = None
+    r.emit(ReleaseAcc(), n)
+
+
+def _acquire(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    acquire(r, n)
+
+
+def _release(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    release(r, n)
+
+
+def _commit(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    # The compute engine is MATH and PACK as one: commit (MATH) and wait (PACK) hand DST over between them and
+    # are no ops here. Each TRISC runs only its own calls, so "acquire; wait; ...; commit" in source order is
+    # legitimate (PACK's wait blocks until MATH's commit); only a hand-over outside an acquire is refused.
+    if r.acc is None:
+        r.refuse("tile_regs_commit without tile_regs_acquire", n)
+    r.acc.state = "committed"
+
+
+def _regs_wait(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    if r.acc is None:
+        r.refuse("tile_regs_wait without tile_regs_acquire", n)
+    r.acc.state = "waited"
+
+
+def _pack(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 2, n, "pack_tile")
+    r.dst_use([vals[0]], n)
+    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), 1), n)
+
+
+def _pack_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 3, n, "pack_tile_block")
+    k = r.int_of(vals[2], nodes[2], "tile count")
+    r.dst_use([vals[0] + V.const(k - 1) if isinstance(vals[0], V.Sym) else vals[0]], n)
+    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), k), n)
+
+
+def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    acquire(r, n)
+    assert r.acc is not None
+    r.acc.state = "waited"  # acquire_dst is MATH's acquire and PACK's wait together
+
+
+FUNCTIONS: dict[str, Handler] = {
+    "cb_reserve_back": _cb_op(Reserve, "cb_reserve_back"),
+    "cb_push_back": _cb_op(Push, "cb_push_back"),
+    "cb_wait_front": _cb_op(Wait, "cb_wait_front"),
+    "cb_pop_front": _cb_op(Pop, "cb_pop_front"),
+    "get_write_ptr": _ptr(False),
+    "get_read_ptr": _ptr(True),
+    "get_tile_size": _tile_size,
+    "get_local_cb_interface": _cb_interface,
+    "get_arg_val": _arg_val,
+    "get_vararg": _arg_val,
+    "get_arg": _get_arg,
+    "get_common_arg_val": _common_arg,
+    "get_compile_time_arg_val": _ct_arg,
+    "get_named_compile_time_arg_val": _named_ct_arg,
+    "TensorAccessorArgs": _accessor_args,
+    "TensorAccessor": _accessor,
+    "get_semaphore": _semaphore_addr,
+    "get_noc_addr": _noc_addr,
+    "get_noc_multicast_addr": _mcast_addr,
+    "noc_async_read": _read,
+    "noc_async_read_tile": _page_read,
+    "noc_async_read_page": _page_read,
+    "noc_async_write": _write,
+    "noc_async_write_tile": _page_write,
+    "noc_async_write_page": _page_write,
+    "noc_async_write_multicast": _mcast_write(False),
+    "noc_async_write_multicast_loopback_src": _mcast_write(True),
+    "noc_async_read_barrier": _plain(ReadBarrier()),
+    "noc_async_write_barrier": _plain(WriteBarrier()),
+    "noc_async_writes_flushed": _plain(Flush()),
+    "noc_async_atomic_barrier": _plain(AtomicBarrier()),
+    "noc_async_full_barrier": _plain(ReadBarrier(), WriteBarrier(), AtomicBarrier()),
+    "noc_semaphore_set": _sem_set,
+    "noc_semaphore_wait": _sem_wait(WaitCond.EQ),
+    "noc_semaphore_wait_min": _sem_wait(WaitCond.GE),
+    "noc_semaphore_inc": _sem_inc,
+    "noc_semaphore_set_multicast": _sem_set_mcast(False),
+    "noc_semaphore_set_multicast_loopback_src": _sem_set_mcast(True),
+    "noc_semaphore_set_remote": _sem_set_remote,
+    "noc_semaphore_inc_multicast": _sem_inc_mcast,
+    "tile_regs_acquire": _acquire,
+    "tile_regs_commit": _commit,
+    "tile_regs_wait": _regs_wait,
+    "tile_regs_release": _release,
+    "acquire_dst": _acquire_dst,
+    "release_dst": _release,
+    "pack_tile": _pack,
+    "pack_tile_block": _pack_block,
+}
+
+
+# ------------------------------------------------------------------ Metal 2.0 objects
+
+
+def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> Any:
+    """``obj.name(args)`` for the object API's receivers: DataflowBuffer / CircularBuffer, Noc, Semaphore and a
+    tensor accessor."""
+    vals = [r.expr(a) for a in nodes]
+    if isinstance(obj, V.Cb):
+        cb = obj.index
+        ops: dict[str, type[Reserve | Push | Wait | Pop]] = {
+            "reserve_back": Reserve, "push_back": Push, "wait_front": Wait, "pop_front": Pop}
+        if name in ops:
+            _need(r, vals, 1, n, name)
+            r.emit(ops[name](cb, r.int_of(vals[0], nodes[0], "page count")), n)
+            return None
+        if name in ("get_write_ptr", "get_read_ptr"):
+            return V.L1Ptr(cb, name == "get_read_ptr")
+        if name == "get_id":
+            return V.const(cb)
+        if name in ("get_tile_size", "get_entry_size"):
+            return V.const(r.cb_index[cb].entry_size)
+        if name in ("get_dataformat", "get_data_format"):
+            return V.Opaque(f"the data format of c_{cb}")
+        r.refuse(f"DataflowBuffer.{name}", n)
+    if isinstance(obj, V.NocObj):
+        return _noc_method(r, name, vals, nodes, n)
+    if isinstance(obj, V.SemAddr):
+        return _sem_method(r, obj.sem, name, vals, nodes, n)
+    if isinstance(obj, V.Accessor) and name == "get_noc_addr":
+        _need(r, vals, 1, n, "get_noc_addr")
+        if not isinstance(vals[0], V.Sym):
+            r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+        return V.TensorPage(obj.tensor, vals[0])
+    if isinstance(obj, (V.AccessorArgs, V.Accessor)):
+        # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
+        return V.Opaque(f"{type(obj).__name__}.{name}")
+    why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+    r.refuse(f"method {name} of a value not followed", n, f"{r.text(n)}: {why}")
+
+
+def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
+    barriers: dict[str, tuple[ReadBarrier | WriteBarrier | Flush | AtomicBarrier, ...]] = {
+        "async_read_barrier": (ReadBarrier(),), "async_write_barrier": (WriteBarrier(),),
+                "async_writes_flushed": (Flush(),), "async_atomic_barrier": (AtomicBarrier(),),
+                "async_full_barrier": (ReadBarrier(), WriteBarrier(), AtomicBarrier())}
+    if name in barriers:
+        for op in barriers[name]:
+            r.emit(op, n)
+        return None
+    if name in ("async_read", "async_write"):
+        _need(r, vals, 3, n, name)
+        src, dst, size = vals[0], vals[1], vals[2]
+        sargs = vals[3] if len(vals) > 3 else V.Designated(())
+        dargs = vals[4] if len(vals) > 4 else V.Designated(())
+        if name == "async_read":
+            r_src = _endpoint(r, src, sargs, n)
+            read_into(r, r_src, dst, size, n)
+        else:
+            write_from(r, src, _endpoint(r, dst, dargs, n), size, n)
+        return None
+    if name == "async_write_multicast":
+        _need(r, vals, 4, n, name)
+        dargs = vals[5] if len(vals) > 5 else None
+        if not isinstance(dargs, V.Designated) or dargs.get("noc_x_start") is None:
+            r.refuse("multicast without its rectangle", n, r.text(n))
+        xs = [r.int_of(dargs.get(k), n, "multicast rectangle corner")
+              for k in ("noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end")]
+        target = vals[1] if isinstance(vals[1], V.Cb) else dargs.get("addr")
+        mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n, target)
+        return None
+    if name in ("get_noc_id",):
+        return V.Opaque("the NoC id")
+    r.refuse(f"Noc.{name}", n)
+
+
+def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
+    """The NoC side of a transfer: a tensor accessor and its ``{.page_id = ...}``."""
+    if isinstance(obj, V.Accessor):
+        page = args.get("page_id") if isinstance(args, V.Designated) else None
+        if not isinstance(page, V.Sym):
+            r.refuse("tensor page not known statically", n, r.text(n))
+        return V.TensorPage(obj.tensor, page)
+    return obj
+
+
+def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
+    if name == "set":
+        _need(r, vals, 1, n, "Semaphore.set")
+        r.emit(SemSet(sem, r.int_of(vals[0], nodes[0], "semaphore value")), n)
+        return None
+    if name in ("wait", "wait_min"):
+        _need(r, vals, 1, n, f"Semaphore.{name}")
+        sem_wait(r, sem, WaitCond.EQ if name == "wait" else WaitCond.GE, vals[0], nodes[0], n)
+        return None
+    if name == "up":
+        if len(vals) >= 4:  # up(noc, x, y, value)
+            r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), r.int_of(vals[3], nodes[3], "increment")), n)
+        else:
+            _need(r, vals, 1, n, "Semaphore.up")
+            r.emit(SemInc(sem, r.site, r.int_of(vals[0], nodes[0], "increment")), n)
+        return None
+    if name in ("set_multicast", "inc_multicast"):
+        k = 6 if name == "set_multicast" else 7
+        _need(r, vals, k, n, f"Semaphore.{name}")
+        xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[1:5], nodes[1:5], strict=True)]
+        rect = (xs[0], xs[1], xs[2], xs[3])
+        g = r.shared.group(r.site, rect, False)
+        if name == "set_multicast":
+            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], rect, False, n)), n)
+        else:
+            r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], rect, False, n), r.int_of(vals[5], nodes[5], "increment")),
+                   n)
+        return None
+    if name in ("address", "get_address"):
+        return V.SemAddr(sem)
+    if name == "value":
+        return V.Opaque("a semaphore's value read by the kernel")
+    r.refuse(f"Semaphore.{name}", n)
+
+

@@ -1,0 +1,90 @@
+"""One program from a host description: the host's tensors, buffers (one per core that has it) and semaphores, the
+multicast groups and trips the kernels' reading found, and one engine program per (core, processor)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from verispatial.errors import InvalidProgram
+from verispatial.frontends.ttmetal.cpp import read_kernel
+from verispatial.frontends.ttmetal.host import HostSpec, load_host
+from verispatial.frontends.ttmetal.lower import KernelReader, Shared
+from verispatial.ir.core import Role, SemRole, Site
+from verispatial.ir.ids import Renaming
+from verispatial.ir.program import (
+    Buffer,
+    BufferAt,
+    EngineProgram,
+    Group,
+    Program,
+    Semaphore,
+    Tensor,
+    Trip,
+)
+from verispatial.ir.validate import validate
+
+
+def import_host(path: str | Path) -> Program:
+    """The program the host description at ``path`` and its kernels make. Raises ``ParseError`` for a bad host
+    file (naming the field), ``Refused`` for a kernel construct not read (naming it and its file:line) and
+    ``InvalidProgram`` when the program read breaks a structural rule (a kernel naming a buffer on a core the host
+    gives it none, more semaphores than the target has)."""
+    host = load_host(path)
+    return assemble(host)
+
+
+def assemble(host: HostSpec) -> Program:
+    shared = Shared(host)
+    cores = host.all_cores()
+    programs: list[EngineProgram] = []
+    parsed = {}
+    for unit in host.work_units:
+        for kname in unit.kernels:
+            k = host.kernel(kname)
+            if kname not in parsed:
+                parsed[kname] = read_kernel(k.source, k.display, k.defines, host.kernel_root, host.include_dirs)
+            for site in unit.cores:
+                block = KernelReader(shared, k, site, unit.runtime_args.get(kname, {}), parsed[kname]).read()
+                programs.append(EngineProgram(site, k.engine, tuple(block.ops), sources=tuple(block.locs)))
+    target = host.target
+    buffers: list[Buffer] = []
+    memory: list[BufferAt] = []
+    for site in cores:
+        offset = target.reserved_base
+        for b in host.buffers:
+            if b.cores is not None and site not in b.cores:
+                continue
+            buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype)
+            size = b.entries * b.page_tiles * target.bytes_per_tile(b.dtype)
+            # tt-metal's allocator places a program's circular buffers one after another from the L1 base
+            memory.append(BufferAt(buf.id, offset, size))
+            offset += -(-size // target.alignment) * target.alignment
+            buffers.append(buf)
+    by_index = {(b.site, b.cb): b.id for b in buffers}
+    programs = [_renumber(ep, by_index) for ep in programs]
+    sems = tuple(Semaphore(i, s.name, s.cores if s.cores is not None else cores, s.initial_value, SemRole.COUNTER,
+                           host_init=True)
+                 for i, s in enumerate(host.semaphores))
+    groups = tuple(Group(g, sender, rect, loopback) for (sender, rect, loopback), g in
+                   sorted(shared.groups.items(), key=lambda kv: kv[1]))
+    tensors = tuple(Tensor(t["name"], tuple(t["shape"]), _dtype(t["dtype"]), Role(t["role"])) for t in host.tensors)
+    trips = tuple(Trip(n, m) for n, m in sorted(shared.trips.items()))
+    order = sorted(programs, key=lambda ep: (ep.site.y, ep.site.x, ep.engine.value))
+    p = Program(host.name, target, tensors, tuple(buffers), sems, groups, trips, tuple(order), memory=tuple(memory))
+    vs = validate(p)
+    if vs:
+        raise InvalidProgram(vs)
+    return p
+
+
+def _dtype(name: str) -> str:
+    from verispatial.frontends.ttmetal.host import DATA_FORMATS
+
+    return DATA_FORMATS.get(name, name)
+
+
+def _renumber(ep: EngineProgram, by_index: dict[tuple[Site, int], int]) -> EngineProgram:
+    """The kernel's ops name buffers by CB index; the program names them by id (one buffer per core and index)."""
+    return attrs.evolve(ep, ops=Renaming(buffer=lambda cb: by_index[(ep.site, cb)]).ops(ep.ops))

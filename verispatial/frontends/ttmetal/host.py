@@ -1,0 +1,300 @@
+"""The host description: what a tt-metal program factory sets up, as data (docs/ttmetal.md).
+
+Modelled on Metal 2.0's ``ProgramSpec`` (``DataflowBufferSpec``, ``KernelSpec``, ``WorkUnitSpec``, runtime args by
+name); the legacy calls map onto it field for field (``CircularBufferConfig`` -> a buffer, ``CreateKernel`` -> a
+kernel, ``CreateSemaphore`` -> a semaphore, ``SetRuntimeArgs`` -> a work unit's ``runtime_args``). Read from YAML
+(PyYAML) or JSON and checked against ``host.schema.json``, shipped beside this module; every error is a
+``ParseError`` naming the field and the rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from verispatial.errors import ParseError
+from verispatial.ir.core import Engine, Site
+from verispatial.ir.target import Target, get_target
+
+FORMAT = "verispatial.ttmetal-host"
+
+#: tt-metal ``tt::DataFormat`` names (as a program factory writes them) and the dtype each is here.
+DATA_FORMATS = {"Float16_b": "bf16", "Float16": "fp16", "Float32": "fp32", "Bfp8_b": "bfp8_b", "Bfp4_b": "bfp4_b",
+                "Int32": "int32", "UInt32": "uint32"}
+
+
+@attrs.frozen
+class TensorAddr:
+    """A runtime-arg value that is a tensor's base address (``buffer->address()`` on the host)."""
+
+    tensor: str
+
+
+@attrs.frozen
+class SemId:
+    """A runtime- or compile-time-arg value that is a semaphore id (what ``CreateSemaphore`` returns)."""
+
+    id: int
+    name: str
+
+
+@attrs.frozen
+class TripRange:
+    """A runtime-arg value known only as a range ``lo..hi``: a trip named ``trip`` in ``[0, hi - lo]``, plus ``lo``."""
+
+    trip: str
+    lo: int
+    hi: int
+
+
+#: A host-given argument value.
+Value = int | TensorAddr | SemId | TripRange
+
+
+@attrs.frozen
+class HostBuffer:
+    name: str
+    index: int
+    entry_size: int
+    entries: int
+    dtype: str
+    page_tiles: int
+    producer: str | None
+    consumer: str | None
+    cores: tuple[Site, ...] | None
+
+
+@attrs.frozen
+class HostSemaphore:
+    name: str
+    initial_value: int
+    cores: tuple[Site, ...] | None
+
+
+@attrs.frozen
+class HostKernel:
+    name: str
+    source: Path
+    #: the name the kernel's ops are located by: ``source`` relative to the kernel root
+    display: str
+    engine: Engine
+    noc: int
+    compile_time_args: tuple[Value, ...]
+    named_compile_time_args: dict[str, Value]
+    runtime_args: tuple[str, ...]
+    defines: dict[str, str]
+    fp32_dest_acc_en: bool
+
+
+@attrs.frozen
+class WorkUnit:
+    cores: tuple[Site, ...]
+    kernels: tuple[str, ...]
+    runtime_args: dict[str, dict[str, Value]]
+
+
+@attrs.frozen
+class HostSpec:
+    name: str
+    target: Target
+    path: Path
+    kernel_root: Path
+    include_dirs: tuple[Path, ...]
+    tensors: tuple[dict[str, Any], ...]
+    buffers: tuple[HostBuffer, ...]
+    semaphores: tuple[HostSemaphore, ...]
+    kernels: tuple[HostKernel, ...]
+    work_units: tuple[WorkUnit, ...]
+
+    def kernel(self, name: str) -> HostKernel:
+        return next(k for k in self.kernels if k.name == name)
+
+    def all_cores(self) -> tuple[Site, ...]:
+        """Every core of every work unit, in first-seen order."""
+        seen: dict[Site, None] = {}
+        for w in self.work_units:
+            seen.update(dict.fromkeys(w.cores))
+        return tuple(seen)
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """The shipped JSON Schema of host descriptions."""
+    data: dict[str, Any] = json.loads((Path(__file__).with_name("host.schema.json")).read_text())
+    return data
+
+
+def _cores(v: Any) -> tuple[Site, ...]:
+    out: list[Site] = []
+    for part in [v] if isinstance(v, str) else v:
+        a, _, b = part.partition("-")
+        x0, y0 = (int(t) for t in a.split(","))
+        x1, y1 = (int(t) for t in b.split(",")) if b else (x0, y0)
+        for y in range(min(y0, y1), max(y0, y1) + 1):
+            for x in range(min(x0, x1), max(x0, x1) + 1):
+                out.append(Site(x, y))
+    return tuple(dict.fromkeys(out))
+
+
+_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
+
+
+def parse_document(path: Path) -> Any:
+    """The host file ``path`` as a Python value: YAML for ``.yaml``/``.yml``, else JSON. ``ParseError`` when it
+    cannot be read or parsed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ParseError("", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark is not None else "(document)"
+            raise ParseError(where, f"not YAML: {getattr(e, 'problem', None) or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ParseError(f"line {e.lineno}", f"not JSON: {e.msg}") from None
+
+
+def load_host(path: str | Path) -> HostSpec:
+    """Read, schema-check and cross-check the host description at ``path``. ``ParseError`` naming the field and the
+    rule for anything wrong: an unknown kernel, buffer or semaphore named, an entry size that is not whole tiles of
+    its format, a runtime arg given that the kernel does not declare, two kernels on one processor of a core, a
+    missing kernel source."""
+    from verispatial.ir.serialize import check_schema
+
+    p = Path(path)
+    d = parse_document(p)
+    check_schema(d, schema())
+    target = get_target(d.get("target", "wormhole_b0"))
+    given_root = d.get("kernel_root", ".")
+    if "VERISPATIAL_TTNN" in given_root and "VERISPATIAL_TTNN" not in os.environ:
+        from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+        if wheel_root(download=False) is None:  # sets the variable to the user cache's copy when it is there
+            raise ParseError("kernel_root", f"names $VERISPATIAL_TTNN, which is not set, and the ttnn {TTNN_VERSION} "
+                                            "wheel is not in the user cache (examples/ttmetal/README.md says how to "
+                                            "get it)")
+    root = Path(os.path.expandvars(given_root))
+    root = root if root.is_absolute() else p.parent / root
+    if not root.is_dir():
+        raise ParseError("kernel_root", f"no such directory: {root}")
+    incs = tuple(root / os.path.expandvars(i) for i in d.get("include_dirs", []))
+    tensors = tuple(d.get("tensors", []))
+    tnames = [t["name"] for t in tensors]
+    for i, t in enumerate(tensors):
+        target.bytes_per_tile(_dtype(t["dtype"], f"tensors[{i}].dtype", target))
+        if tnames.count(t["name"]) > 1:
+            raise ParseError(f"tensors[{i}].name", f"tensor {t['name']!r} declared twice")
+    sems: list[HostSemaphore] = []
+    for i, s in enumerate(d.get("semaphores", [])):
+        if any(o.name == s["name"] for o in sems):
+            raise ParseError(f"semaphores[{i}].name", f"semaphore {s['name']!r} declared twice")
+        sems.append(HostSemaphore(s["name"], s.get("initial_value", 0), _cores(s["cores"]) if "cores" in s else None))
+    trips: dict[str, tuple[int, int]] = {}
+
+    def value(v: Any, where: str) -> Value:
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int):
+            return v
+        if isinstance(v, str) or "range" in v:
+            text, trip = (v, where.rsplit(".", 1)[-1]) if isinstance(v, str) else (v["range"], v.get("trip"))
+            m = _RANGE.match(text)
+            assert m is not None  # the schema's pattern
+            lo, hi = int(m[1]), int(m[2])
+            if lo > hi:
+                raise ParseError(where, f"range {lo}..{hi} is empty (lo > hi)")
+            name = trip or where.rsplit(".", 1)[-1]
+            if trips.setdefault(name, (lo, hi)) != (lo, hi):
+                raise ParseError(where, f"trip {name!r} is given as {trips[name][0]}..{trips[name][1]} elsewhere")
+            return TripRange(name, lo, hi)
+        if "tensor" in v:
+            if v["tensor"] not in tnames:
+                raise ParseError(where, f"no tensor {v['tensor']!r} (declared: {', '.join(tnames) or 'none'})")
+            return TensorAddr(v["tensor"])
+        names = [s.name for s in sems]
+        if v["semaphore"] not in names:
+            raise ParseError(where, f"no semaphore {v['semaphore']!r} (declared: {', '.join(names) or 'none'})")
+        return SemId(names.index(v["semaphore"]), v["semaphore"])
+
+    kernels: list[HostKernel] = []
+    for i, k in enumerate(d["kernels"]):
+        w = f"kernels[{i}]"
+        if any(o.name == k["name"] for o in kernels):
+            raise ParseError(f"{w}.name", f"kernel {k['name']!r} declared twice")
+        src = root / k["source"]
+        if not src.is_file():
+            raise ParseError(f"{w}.source", f"no such file: {src}")
+        rt = tuple(k.get("runtime_args", []))
+        if len(set(rt)) != len(rt):
+            raise ParseError(f"{w}.runtime_args", "a runtime arg is named twice")
+        kernels.append(HostKernel(
+            k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
+            tuple(value(v, f"{w}.compile_time_args[{j}]") for j, v in enumerate(k.get("compile_time_args", []))),
+            {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
+            rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
+            bool(k.get("fp32_dest_acc_en", False))))
+    knames = [k.name for k in kernels]
+    bufs: list[HostBuffer] = []
+    for i, b in enumerate(d.get("buffers", [])):
+        w = f"buffers[{i}]"
+        if b.get("globally_allocated", False):
+            raise ParseError(f"{w}.globally_allocated", "a globally allocated (sharded) buffer is not in the IR yet "
+                                                        "(the real-kernels constructs, issue 16)")
+        if any(o.index == b["index"] and (o.cores is None or "cores" not in b) for o in bufs):
+            raise ParseError(f"{w}.index", f"buffer index {b['index']} declared twice")
+        for role in ("producer", "consumer"):
+            if role in b and b[role] not in knames:
+                raise ParseError(f"{w}.{role}", f"no kernel {b[role]!r} (declared: {', '.join(knames)})")
+        dtype = _dtype(b["data_format"], f"{w}.data_format", target)
+        tile = target.bytes_per_tile(dtype)
+        if b["entry_size"] % tile:
+            raise ParseError(f"{w}.entry_size", f"{b['entry_size']} B is not a whole number of {dtype} tiles "
+                                                f"({tile} B each): row-major pages are not in the IR")
+        bufs.append(HostBuffer(b["name"], b["index"], b["entry_size"], b["entries"], dtype, b["entry_size"] // tile,
+                               b.get("producer"), b.get("consumer"), _cores(b["cores"]) if "cores" in b else None))
+    units: list[WorkUnit] = []
+    placed: dict[tuple[Site, Engine], str] = {}
+    for i, u in enumerate(d["work_units"]):
+        w = f"work_units[{i}]"
+        cores = _cores(u["cores"])
+        for n in u["kernels"]:
+            if n not in knames:
+                raise ParseError(f"{w}.kernels", f"no kernel {n!r} (declared: {', '.join(knames)})")
+            k = kernels[knames.index(n)]
+            for c in cores:
+                other = placed.setdefault((c, k.engine), n)
+                if other != n:
+                    raise ParseError(f"{w}.kernels", f"core {c} runs {other!r} and {n!r} on one {k.engine.value} "
+                                                     f"processor")
+        args: dict[str, dict[str, Value]] = {}
+        for n, given in u.get("runtime_args", {}).items():
+            if n not in u["kernels"]:
+                raise ParseError(f"{w}.runtime_args.{n}", f"kernel {n!r} is not in this work unit")
+            k = kernels[knames.index(n)]
+            for a in given:
+                if a not in k.runtime_args:
+                    raise ParseError(f"{w}.runtime_args.{n}.{a}", f"kernel {n!r} declares no runtime arg {a!r} "
+                                                                  f"(declares: {', '.join(k.runtime_args) or 'none'})")
+            args[n] = {a: value(v, f"{w}.runtime_args.{n}.{a}") for a, v in given.items()}
+        units.append(WorkUnit(cores, tuple(u["kernels"]), args))
+    return HostSpec(d["name"], target, p, root, incs, tensors, tuple(bufs), tuple(sems), tuple(kernels), tuple(units))
+
+
+def _dtype(name: str, where: str, target: Target) -> str:
+    dtype = DATA_FORMATS.get(name, name)
+    if dtype not in target.tile_bytes:
+        raise ParseError(where, f"unknown data format {name!r} (known: {', '.join(sorted(target.tile_bytes))})")
+    return dtype

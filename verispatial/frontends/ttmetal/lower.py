@@ -1,0 +1,1181 @@
+"""Lowering one kernel on one core to choreography ops (DESIGN §5): the kernel's statements are read in order with
+its compile-time and runtime args bound, the device API calls become ops (docs/ttmetal.md lists the mapping), loops
+stay loops and every op gets the file:line it was read from.
+
+The reading is symbolic, not a run: a loop body is read once with the loop index as a symbol (``values.Sym``), a
+variable a loop body steps (``tile_id++``) becomes affine in the index, a branch on the loop index becomes an ``If``
+(first / last / not first / not last). What it cannot follow is ``Opaque`` and refused by name with its file:line
+only when an op, a loop count or a branch needs it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NoReturn
+
+import attrs
+
+from verispatial.frontends.ttmetal import api
+from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.cpp import DEVICE_CONSTANTS, Unit
+from verispatial.frontends.ttmetal.cpp import Program as CppProgram
+from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
+from verispatial.frontends.ttmetal.host import Value as HostValue
+from verispatial.frontends.ttmetal.refusals import Refused
+from verispatial.frontends.ttmetal.sfpu import SFPU_OPS
+from verispatial.ir.core import Addr, Guard, Site, Term
+from verispatial.ir.ops import (
+    Compute,
+    If,
+    Loop,
+    Op,
+    Operand,
+    SemSet,
+    TripCount,
+)
+from verispatial.ir.source import OpPath, SourceLoc
+
+#: Calls with no effect on the choreography: hardware configuration, data-format reconfiguration, debug printing
+#: and profiling zones (tt_metal/hw/inc/api/compute/*.h, api/debug/dprint.h). Their arguments are not read.
+IGNORED_CALLS = frozenset({
+    "compute_kernel_hw_startup", "pack_relu_config", "DPRINT", "DPRINT_UNPACK", "DPRINT_MATH",
+    "DPRINT_PACK", "DPRINT_DATA0", "DPRINT_DATA1", "WAYPOINT", "DeviceZoneScopedN", "DeviceZoneScopedMainN",
+    "DeviceZoneScopedMainChildN", "DeviceTimestampedData", "invalidate_l1_cache",
+    "static_assert", "ASSERT", "mm_init", "mm_init_short", "mm_block_init", "mm_block_init_short", "binary_op_init_common",
+    "unary_op_init_common", "init_sfpu", "tilize_init", "untilize_init", "reduce_init", "reduce_uninit",
+    "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
+    "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
+})
+#: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
+#: names a buffer and a semaphore the survey host declares.
+SURVEY_ARG = 2
+
+#: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
+PURE_QUERIES = frozenset({"get_dataformat", "get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+                          "get_common_arg_addr", "get_arg_addr"})
+#: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
+#: can wait on, push or pop circular-buffer pages, so it is refused by name.)
+IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
+                    "pack_relu")
+IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common")
+
+#: Compute calls that unpack circular-buffer tiles into DST: name -> (CB argument positions, their tile-index
+#: argument positions, DST-index argument position). tt_metal/hw/inc/api/compute/{matmul,eltwise_binary,
+#: tile_move_copy,reduce,transpose_wh,transpose,bcast}.h.
+UNPACKING = {
+    "matmul_tiles": ((0, 1), (2, 3), 4),
+    "add_tiles": ((0, 1), (2, 3), 4),
+    "sub_tiles": ((0, 1), (2, 3), 4),
+    "mul_tiles": ((0, 1), (2, 3), 4),
+    "add_tiles_bcast_rows": ((0, 1), (2, 3), 4),
+    "add_tiles_bcast_cols": ((0, 1), (2, 3), 4),
+    "add_tiles_bcast_scalar": ((0, 1), (2, 3), 4),
+    "sub_tiles_bcast_rows": ((0, 1), (2, 3), 4),
+    "sub_tiles_bcast_cols": ((0, 1), (2, 3), 4),
+    "sub_tiles_bcast_scalar": ((0, 1), (2, 3), 4),
+    "mul_tiles_bcast_rows": ((0, 1), (2, 3), 4),
+    "mul_tiles_bcast_cols": ((0, 1), (2, 3), 4),
+    "mul_tiles_bcast_scalar": ((0, 1), (2, 3), 4),
+    "reduce_tile": ((0, 1), (2, 3), 4),
+    "copy_tile": ((0,), (1,), 2),
+    "transpose_wh_tile": ((0,), (1,), 2),
+    "transpose_tile": ((0,), (1,), 2),
+    "unary_bcast": ((0,), (1,), 2),
+}
+
+
+class _Return(Exception):
+    def __init__(self, value: V.Value) -> None:
+        self.value = value
+
+
+@attrs.define
+class Block:
+    """An op list being read, with the source location of each op (paths relative to this list)."""
+
+    ops: list[Op] = attrs.field(factory=list)
+    locs: list[tuple[OpPath, SourceLoc]] = attrs.field(factory=list)
+    closed: bool = False
+
+    def add(self, op: Op, loc: SourceLoc) -> None:
+        self.locs.append(((len(self.ops),), loc))
+        self.ops.append(op)
+
+    def add_container(self, op: Op, loc: SourceLoc, body: Block) -> None:
+        i = len(self.ops)
+        self.ops.append(op)
+        self.locs.append(((i,), loc))
+        self.locs.extend(((i, *p), q) for p, q in body.locs)
+
+
+@attrs.define
+class _Loop:
+    var: str
+    count: int | str | TripCount
+    #: the largest index value, as a number over trips (``count - 1``)
+    last: V.Sym
+
+
+@attrs.define
+class _Acc:
+    block: Block
+    index: int
+    tiles: int = 0
+    state: str = "acquired"  # -> committed -> waited
+
+
+@attrs.define
+class Shared:
+    """What every kernel's reading adds to the one program: multicast groups and trips."""
+
+    host: HostSpec
+    groups: dict[tuple[Site, tuple[int, int, int, int], bool], int] = attrs.field(factory=dict)
+    trips: dict[str, int] = attrs.field(factory=dict)
+
+    def group(self, sender: Site, rect: tuple[int, int, int, int], loopback: bool) -> int:
+        return self.groups.setdefault((sender, rect, loopback), len(self.groups))
+
+
+class KernelReader:
+    """Reads ``prog`` (kernel ``kernel``) as it runs on core ``site`` with runtime args ``args``."""
+
+    def __init__(self, shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue],
+                 prog: CppProgram, survey: bool = False) -> None:
+        self.shared = shared
+        self.host = shared.host
+        self.kernel = kernel
+        self.site = site
+        self.args = args
+        self.prog = prog
+        self.unit: Unit = prog.main_unit
+        self.scopes: list[dict[str, V.Value]] = [{}]
+        self.loops: list[_Loop] = []
+        self.blocks: list[Block] = [Block()]
+        self.acc: _Acc | None = None
+        self.depth = 0  # inlining depth
+        self.loop_base = 0  # loops + guarded branches open where the function being read was entered
+        self.guarded = 0  # guarded branches (If) open
+        self.node: Any = None  # the statement being read, for messages
+        #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
+        #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
+        self.survey = survey
+        self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
+        self.sem_names = [s.name for s in self.host.semaphores]
+        self.buf_names = {b.name: b.index for b in self.host.buffers}
+
+    # ------------------------------------------------------------------ entry
+
+    def read(self) -> Block:
+        """The kernel's ops. Raises ``Refused``."""
+        for decl, unit in self.prog.globals:
+            saved, self.unit = self.unit, unit
+            try:
+                self.declaration(decl)
+            except Refused:
+                pass  # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
+            finally:
+                self.unit = saved
+        body = self.prog.main.child_by_field_name("body")
+        try:
+            self.stmt(body)
+        except _Return:
+            pass
+        if self.acc is not None:
+            self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
+        return self.blocks[0]
+
+    # ------------------------------------------------------------------ helpers
+
+    def loc(self, node: Any) -> SourceLoc:
+        return self.unit.loc(node)
+
+    def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
+        raise Refused(construct, self.loc(node if node is not None else self.node), detail)
+
+    def acquire_dst(self) -> None:
+        """``tile_regs_acquire``: DST held from the current block's next op on."""
+        b = self.blocks[-1]
+        self.acc = _Acc(b, len(b.ops))
+
+    def emit(self, op: Op, node: Any) -> None:
+        self.blocks[-1].add(op, self.loc(node))
+
+    def lookup(self, name: str) -> V.Value | None:
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        return None
+
+    def assign(self, name: str, value: V.Value, node: Any) -> None:
+        for s in reversed(self.scopes):
+            if name in s:
+                s[name] = value
+                return
+        self.scopes[-1][name] = value
+
+    def text(self, node: Any) -> str:
+        t: str = node.text.decode(errors="replace")
+        return " ".join(t.split())[:120]
+
+    def int_of(self, v: V.Value, node: Any, what: str) -> int:
+        if isinstance(v, V.Sym):
+            if v.is_const:
+                return v.const
+            if v.trip is not None:
+                self.refuse(f"{what} from a runtime range", node, f"{self.text(node)} depends on trip {v.trip[0]}; "
+                                                                  "only loop counts may")
+            self.refuse(f"{what} varying with a loop index", node, self.text(node))
+        if isinstance(v, V.Opaque):
+            self.refuse(f"{what} not known statically", node, f"{self.text(node)}: {v.why}")
+        self.refuse(f"{what} not a number", node, f"{self.text(node)} is {type(v).__name__}")
+
+    def cb_of(self, v: V.Value, node: Any) -> int:
+        if isinstance(v, V.Cb):
+            idx = v.index
+        else:
+            idx = self.int_of(v, node, "circular buffer index")
+        if idx not in self.cb_index:
+            self.refuse("circular buffer the host does not declare", node,
+                        f"index {idx} on core {self.site}")
+        return idx
+
+    def pages_bytes(self, cb: int, size: V.Value, node: Any) -> int:
+        """Pages of buffer ``cb`` a transfer of ``size`` bytes moves."""
+        b = self.cb_index[cb]
+        if self.survey:  # the survey's entry sizes are made up: a transfer of any size is read as one page
+            return 1
+        n = self.int_of(size, node, "transfer size")
+        if n % b.entry_size:
+            self.refuse("transfer of part of a page", node, f"{n} B of {b.entry_size} B pages of {b.name}")
+        return n // b.entry_size
+
+    def tiles_bytes(self, cb: int, size: V.Value, node: Any) -> int:
+        return self.pages_bytes(cb, size, node) * self.cb_index[cb].page_tiles
+
+    def addr_of(self, page: V.Sym, node: Any) -> Addr:
+        if page.trip is not None:
+            self.refuse("tensor page from a runtime range", node, self.text(node))
+        return Addr(page.const, tuple(Term(v, c) for v, c in page.loops))
+
+    def site_of(self, x: V.Value, y: V.Value, node: Any) -> Site:
+        return Site(self.int_of(x, node, "core coordinate"), self.int_of(y, node, "core coordinate"))
+
+    # ------------------------------------------------------------------ statements
+
+    def stmt(self, n: Any) -> None:
+        if n is None:
+            return
+        self.node = n
+        t = n.type
+        if t == "compound_statement":
+            self.scopes.append({})
+            try:
+                for c in n.named_children:
+                    self.stmt(c)
+            finally:
+                self.scopes.pop()
+        elif t == "declaration":
+            self.declaration(n)
+        elif t == "expression_statement":
+            if n.named_child_count:
+                self.expr(n.named_children[0])
+        elif t == "for_statement":
+            self.for_stmt(n)
+        elif t == "if_statement":
+            self.if_stmt(n)
+        elif t == "return_statement":
+            if len(self.loops) + self.guarded > self.loop_base:
+                # the reading does not split a loop or a guarded branch at an early exit
+                self.refuse("return inside a loop or a branch on a loop index", n)
+            value = self.expr(n.named_children[0]) if n.named_child_count else None
+            raise _Return(value)
+        elif t in ("comment", "static_assert_declaration", "type_definition", "alias_declaration",
+                   "using_declaration", "namespace_alias_definition", "empty_statement"):
+            return
+        elif t == ";":
+            return
+        else:
+            names = {"while_statement": "while loop", "do_statement": "do-while loop", "break_statement": "break",
+                     "continue_statement": "continue", "switch_statement": "switch", "goto_statement": "goto",
+                     "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
+                     "labeled_statement": "label", "try_statement": "try"}
+            self.refuse(names.get(t, f"statement {t}"), n)
+
+    def declaration(self, n: Any) -> None:
+        typ = n.child_by_field_name("type")
+        tname = self.type_name(typ)
+        for d in n.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                init = d.child_by_field_name("value")
+                value = self.construct(tname, init, d)
+            elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
+                name = self.decl_name(d)
+                value = self.construct(tname, None, d)
+            elif d.type == "function_declarator" and tname in _CLASSES:
+                # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
+                # "parameters" are the constructor's arguments
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                params = d.child_by_field_name("parameters")
+                args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
+                value = self.construct_values(tname, args, d)
+            else:
+                continue  # function declarations and the like
+            if name:
+                self.scopes[-1][name] = value
+
+    def expr_text(self, text: str, node: Any) -> V.Value:
+        """The value of an expression given as text (re-parsed alone; only its value is used)."""
+        from verispatial.frontends.ttmetal.cpp import _parser
+
+        tree = _parser().parse(f"auto __x = ({text});".encode())
+        decl = tree.root_node.named_children[0] if tree.root_node.named_child_count else None
+        init = decl.child_by_field_name("declarator") if decl is not None else None
+        value = init.child_by_field_name("value") if init is not None else None
+        if value is None:
+            return V.Opaque(text)
+        saved = self.unit
+        try:
+            return self.expr(value)
+        finally:
+            self.unit = saved
+
+    def construct_values(self, tname: str, args: list[V.Value], node: Any) -> V.Value:
+        if tname in ("DataflowBuffer", "CircularBuffer"):
+            if not args:
+                self.refuse("DataflowBuffer without an index", node)
+            return V.Cb(self.cb_of(args[0], node))
+        if tname == "Semaphore":
+            if not args:
+                self.refuse("Semaphore without an id", node)
+            return self.semaphore(args[0], node)
+        if tname == "TensorAccessor":
+            return self.accessor(args, node)
+        return V.Opaque(f"a {tname}")
+
+    def type_name(self, typ: Any) -> str:
+        if typ is None:
+            return ""
+        t = typ
+        if t.type == "template_type":
+            t = t.child_by_field_name("name")
+        s: str = t.text.decode()
+        return s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
+
+    def decl_name(self, d: Any) -> str:
+        while d is not None and d.type not in ("identifier", "field_identifier"):
+            inner = d.child_by_field_name("declarator")
+            if inner is None:
+                inner = next((c for c in d.named_children if c.type in ("identifier", "pointer_declarator",
+                                                                         "reference_declarator")), None)
+            d = inner
+        return d.text.decode() if d is not None else ""
+
+    def construct(self, tname: str, init: Any, node: Any) -> V.Value:
+        """The value a declaration of type ``tname`` initialised with ``init`` (an expression, an argument list,
+        an initializer list or None) holds."""
+        args: list[Any] = []
+        if init is not None and init.type in ("argument_list", "initializer_list"):
+            args = list(init.named_children)
+        if tname in ("DataflowBuffer", "CircularBuffer") and (args or init is None or init.type != "call_expression"):
+            if not args and init is not None:
+                return self.expr(init)  # a copy: DataflowBuffer b = a;
+            if not args:
+                self.refuse("DataflowBuffer without an index", node)
+            v = self.expr(args[0])
+            return V.Cb(self.cb_of(v, node))
+        if tname == "Noc" and init is None:
+            return V.NocObj()
+        if tname == "Semaphore" and args:
+            return self.semaphore(self.expr(args[0]), node)
+        if tname in ("InterleavedAddrGen", "InterleavedAddrGenFast", "InterleavedPow2AddrGen",
+                     "InterleavedPow2AddrGenFast") and init is not None:
+            d = self.expr(init)
+            base = d.get("bank_base_address") if isinstance(d, V.Designated) else None
+            if isinstance(base, V.TensorAddr):
+                return V.Accessor(base.tensor)
+            return V.Opaque(f"{tname} over an address not a tensor's")
+        if tname == "TensorAccessor" and init is not None and init.type == "argument_list":
+            return self.accessor([self.expr(a) for a in args], node)
+        if init is None:
+            return V.Opaque(f"uninitialised {tname}")
+        if init.type == "argument_list":
+            return self.expr(args[0]) if len(args) == 1 else V.Opaque(f"{tname}(...)")
+        if init.type == "initializer_list":
+            return self.expr(init) if len(args) != 1 else self.expr(args[0])
+        return self.expr(init)
+
+    def semaphore(self, v: V.Value, node: Any) -> V.SemAddr:
+        if isinstance(v, V.SemAddr):
+            return v
+        i = self.int_of(v, node, "semaphore id")
+        if not 0 <= i < len(self.sem_names):
+            self.refuse("semaphore the host does not declare", node, f"id {i}")
+        return V.SemAddr(i)
+
+    def accessor(self, args: list[V.Value], node: Any) -> V.Value:
+        addr = next((a for a in args if isinstance(a, V.TensorAddr)), None)
+        if addr is None and self.survey:
+            return V.Accessor("tensor")
+        if addr is None:
+            return V.Opaque("TensorAccessor over an address not a tensor's")
+        return V.Accessor(addr.tensor)
+
+    # ------------------------------------------------------------------ loops and branches
+
+    def for_stmt(self, n: Any) -> None:
+        self.scopes.append({})
+        try:
+            self._for(n)
+        finally:
+            self.scopes.pop()
+
+    def _for(self, n: Any) -> None:
+        init = n.child_by_field_name("initializer")
+        cond = n.child_by_field_name("condition")
+        upd = n.child_by_field_name("update")
+        body = n.child_by_field_name("body")
+        if init is not None:
+            if init.type == "declaration":
+                self.declaration(init)
+            else:
+                self.expr(init)
+        if cond is None or upd is None:
+            self.refuse("for loop without a condition or step", n)
+        if cond.type != "binary_expression" or cond.child_by_field_name("left").type != "identifier":
+            self.refuse("for loop condition not 'index OP bound'", n, self.text(cond))
+        var = cond.child_by_field_name("left").text.decode()
+        op = cond.child_by_field_name("operator").type
+        step = self.step_of(upd, var)
+        if step is None:
+            self.refuse("for loop step not '++', '--', '+= c' or '-= c' of its index", n, self.text(upd))
+        a = self.lookup(var)
+        b = self.expr(cond.child_by_field_name("right"))
+        if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
+            why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else "not a number"
+            self.refuse("loop bound not known statically", n, f"{self.text(cond)}: {why}")
+        span: V.Sym | V.Opaque
+        if step > 0 and op in ("<", "!="):
+            span = b + (-a)
+        elif step > 0 and op == "<=":
+            span = b + (-a) + V.const(1)
+        elif step < 0 and op in (">", "!="):
+            span = a + (-b)
+        elif step < 0 and op == ">=":
+            span = a + (-b) + V.const(1)
+        else:
+            self.refuse("for loop whose condition never ends it", n, self.text(cond))
+        if isinstance(span, V.Opaque) or span.loops:
+            self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
+        count: int | str | TripCount
+        if span.trip is None:
+            if op == "!=" and span.const % abs(step):
+                self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
+            count = max(0, -(-span.const // abs(step)))
+            last = V.const(count - 1)
+        else:
+            if abs(step) != 1:
+                self.refuse("loop with a step over a runtime range", n, self.text(n.child_by_field_name("update")))
+            tname, coef = span.trip
+            if coef < 1:
+                self.refuse("loop count falling as a runtime range grows", n, self.text(cond))
+            count = tname if (coef, span.const) == (1, 0) else TripCount(tname, coef, span.const)
+            last = span + V.const(-1)  # type: ignore[assignment]
+        if count == 0:
+            return
+        if var in self.assigned_in(body, calls=False):
+            self.refuse("loop index assigned in its body", n, var)
+        k = self.loop_var(var)
+        outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
+        start = {v: self.lookup(v) for v in outer}
+        inductions = self.inductions(n, body, var, k, a, step, count, last, start)
+        self.assign(var, a + V.Sym(0, ((k, step),)), n)
+        for v in outer:
+            s0 = start[v]
+            if v in inductions and isinstance(s0, V.Sym):
+                self.assign(v, s0 + V.Sym(0, ((k, inductions[v]),)) if inductions[v] else s0, n)
+            elif isinstance(s0, V.Sym):
+                self.assign(v, V.Opaque(f"{v} changes from one iteration to the next"), n)
+        self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
+        self.blocks.append(Block())
+        try:
+            self.stmt(body)
+        finally:
+            self.loops.pop()
+            inner = self.blocks.pop()
+            inner.closed = True
+        if inner.ops:
+            self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
+        done = isinstance(count, int)
+        for v, c in ((var, step), *inductions.items()):
+            s0 = a if v == var else start[v]
+            self.assign(v, s0 + V.const(c * count) if done and isinstance(s0, V.Sym) and isinstance(count, int)
+                        else V.Opaque(f"{v} after a loop of a runtime count"), n)
+
+    def loop_var(self, name: str) -> str:
+        used = {lp.var for lp in self.loops}
+        k, i = name, 1
+        while k in used:
+            k, i = f"{name}_{i}", i + 1
+        return k
+
+    def step_of(self, upd: Any, var: str) -> int | None:
+        t = upd.type
+        if t == "update_expression":
+            arg = upd.child_by_field_name("argument")
+            if arg is None or arg.text.decode() != var:
+                return None
+            return 1 if b"++" in upd.text else -1
+        if t == "assignment_expression" and upd.child_by_field_name("left").text.decode() == var:
+            op = upd.child_by_field_name("operator").type
+            r = self.expr(upd.child_by_field_name("right"))
+            if op in ("+=", "-=") and isinstance(r, V.Sym) and r.is_const and r.const:
+                return r.const if op == "+=" else -r.const
+        return None
+
+    def assigned_in(self, node: Any, calls: bool = True) -> set[str]:
+        out: set[str] = set()
+        stack = [node]
+        while stack:
+            x = stack.pop()
+            if x.type == "assignment_expression":
+                lhs = x.child_by_field_name("left")
+                if lhs.type == "identifier":
+                    out.add(lhs.text.decode())
+            elif x.type == "update_expression":
+                arg = x.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    out.add(arg.text.decode())
+            elif x.type == "argument_list" and calls:
+                # a variable passed to a call may be changed through a reference parameter: a candidate too (the
+                # first reading of the body finds it unchanged if it is)
+                out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
+            stack.extend(x.named_children)
+        return out
+
+    def inductions(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int, count: int | str | TripCount,
+                   last: V.Sym, start: dict[str, V.Value]) -> dict[str, int]:
+        """The variables declared outside the loop that one iteration steps by a constant (``tile_id++``, also in
+        an inner loop of constant count or through a reference parameter): inside the body they are affine in the
+        loop index; a step of 0 leaves them invariant. Found by reading the body with each such variable marked
+        (``x0 + @x``) and its ops discarded: what the iteration adds to the mark is the step (a reset ``x = 5``
+        drops the mark, so it is no step). The variables assigned in the body are marked first; a variable only
+        passed to a call is marked in a second reading if the first shows it changed. A variable the readings
+        cannot follow has no step (it is not known inside the loop)."""
+        direct = set(self.assigned_in(body, calls=False))
+        syms = {v for v, s0 in start.items() if isinstance(s0, V.Sym)}
+        marked = syms & direct
+        out: dict[str, int] = {}
+        for _ in range(2):
+            after, err = self._marked_reading(n, body, var, k, a, step, count, last, start, marked)
+            if err is not None:
+                # the marks stopped the reading: read the body as it is; a variable it leaves unchanged is
+                # invariant, one it changes has no step; a refusal of this reading is the kernel's own
+                plain, err = self._marked_reading(n, body, var, k, a, step, count, last, start, set())
+                if err is not None:
+                    raise err
+                return {v: 0 for v in syms if plain.get(v) == start[v]}
+            out = {}
+            changed = set()
+            for v in syms:
+                x, s0 = after.get(v), start[v]
+                if v not in marked:
+                    if x != s0:
+                        changed.add(v)
+                    else:
+                        out[v] = 0
+                    continue
+                if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
+                    d = x + (-(s0 + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))))
+                    if isinstance(d, V.Sym) and d.is_const:
+                        out[v] = d.const  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
+            if not changed:
+                break
+            marked |= changed
+        return out
+
+    def _marked_reading(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int,
+                        count: int | str | TripCount, last: V.Sym, start: dict[str, V.Value],
+                        marked: set[str]) -> tuple[dict[str, V.Value], Refused | None]:
+        """The values of ``start``'s variables after one reading of ``body`` with ``marked`` ones marked; nothing
+        of the reading is kept (ops, groups, trips, accumulator state, variables); with the refusal that stopped it,
+        if one did."""
+        saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
+                 attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
+        for v in marked:
+            self.assign(v, start[v] + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),)), n)  # type: ignore[operator]
+        self.assign(var, a + V.Sym(0, ((k, step),)), n)
+        self.loops.append(_Loop(k, count, last))
+        self.blocks.append(Block())
+        after: dict[str, V.Value] = {}
+        err: Refused | None = None
+        try:
+            self.stmt(body)
+            after = {v: self.lookup(v) for v in start}
+        except Refused as e:
+            err = e
+        except _Return:
+            err = Refused("return inside a loop or a branch on a loop index", self.loc(n))
+        finally:
+            self.loops.pop()
+            self.blocks.pop()
+            scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
+            for live, old in zip(self.scopes, scopes, strict=True):
+                live.clear()
+                live.update(old)
+            if acc is not None and acc_copy is not None:
+                acc.tiles, acc.state = acc_copy.tiles, acc_copy.state
+            self.acc = acc
+        return after, err
+
+    def if_stmt(self, n: Any) -> None:
+        cond = n.child_by_field_name("condition")
+        c = cond.named_children[-1] if cond.type == "condition_clause" else cond
+        then, other = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        if other is not None and other.type == "else_clause":
+            other = other.named_children[0] if other.named_child_count else None
+        g = self.cond(c)
+        if isinstance(g, bool):
+            self.stmt(then if g else other)
+            return
+        var, guard = g
+        for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
+            if body_node is None:
+                continue
+            self.blocks.append(Block())
+            self.guarded += 1
+            try:
+                self.stmt(body_node)
+            finally:
+                self.guarded -= 1
+                inner = self.blocks.pop()
+                inner.closed = True
+            if inner.ops:
+                self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+
+    def cond(self, c: Any) -> bool | tuple[str, Guard]:
+        """A branch condition: decided (a bool) or a guard on an enclosing loop's index."""
+        if c.type == "parenthesized_expression":
+            return self.cond(c.named_children[0])
+        if c.type == "unary_expression" and c.child_by_field_name("operator").type in ("!", "not"):
+            g = self.cond(c.child_by_field_name("argument"))
+            return (not g) if isinstance(g, bool) else (g[0], _COMPLEMENT[g[1]])
+        if c.type == "binary_expression":
+            op = c.child_by_field_name("operator").type
+            if op in ("&&", "||", "and", "or"):
+                a = self.cond(c.child_by_field_name("left"))
+                if isinstance(a, bool) and a == (op in ("||", "or")):
+                    return a
+                b = self.cond(c.child_by_field_name("right"))
+                if isinstance(a, bool):
+                    return b
+                if isinstance(b, bool):
+                    return a if b == (op in ("&&", "and")) else b
+                self.refuse("branch on two loop conditions", c, self.text(c))
+            if op in ("==", "!=", "<", "<=", ">", ">="):
+                lv, rv = self.expr(c.child_by_field_name("left")), self.expr(c.child_by_field_name("right"))
+                if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
+                    return (lv == rv) == (op == "==")
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
+                    d = lv + (-rv)
+                    if isinstance(d, V.Sym):
+                        if d.is_const:
+                            return _holds(op, d.const)
+                        return self.guard(d, op, c)
+                why = next((x.why for x in (lv, rv) if isinstance(x, V.Opaque)), "not two numbers")
+                self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
+        v = self.expr(c)
+        if isinstance(v, V.LoopCond):
+            return v.var, v.guard
+        if isinstance(v, V.Sym) and v.is_const:
+            return bool(v.const)
+        if isinstance(v, V.Sym) and v.loops:
+            return self.guard(v, "!=", c)
+        why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
+        self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
+
+    def guard(self, d: V.Sym, op: str, node: Any) -> bool | tuple[str, Guard]:
+        """``d OP 0`` as a guard: ``d`` affine in one enclosing loop's index."""
+        if len(d.loops) != 1:
+            self.refuse("branch on several loop indices", node, self.text(node))
+        var, coef = d.loops[0]
+        lp = next(lp for lp in self.loops if lp.var == var) if any(lp.var == var for lp in self.loops) else None
+        if lp is None:
+            self.refuse("branch on a loop index outside its loop", node, self.text(node))
+        if isinstance(lp.count, int):
+            rest = d.sub(var, V.const(0))
+            if not isinstance(rest, V.Sym) or not rest.is_const:
+                self.refuse("branch on a loop index and a runtime range", node, self.text(node))
+            n = lp.count
+            if n > 1 << 16:
+                self.refuse("branch on the index of a loop of more than 65536 iterations", node, self.text(node))
+            true = [k for k in range(n) if _holds(op, coef * k + rest.const)]
+            # always and never last, so that they win where a short loop makes two patterns one
+            pattern: dict[tuple[int, ...], Guard | bool] = {
+                (0,): Guard.FIRST, (n - 1,): Guard.LAST, tuple(range(1, n)): Guard.NOT_FIRST,
+                tuple(range(n - 1)): Guard.NOT_LAST, (): False, tuple(range(n)): True}
+            key = tuple(true)
+            if key not in pattern:
+                self.refuse("branch on a loop index other than first / last", node, self.text(node))
+            res = pattern[key]
+            if isinstance(res, bool):
+                return res  # always or never: the body itself, or nothing
+            return var, res
+        # a trip count: the index runs 0 .. last, last unknown; decide relative to the first or the last
+        for rel, guards in ((V.const(0), (Guard.FIRST, Guard.NOT_FIRST)), (lp.last, (Guard.LAST, Guard.NOT_LAST))):
+            base = d.sub(var, rel)
+            if isinstance(base, V.Sym) and base.is_const:
+                sign = 1 if rel is not lp.last else -1  # index = rel + sign * j, j >= 0
+                seq = [_holds(op, base.const + coef * sign * j) for j in (0, 1, 2, 3, 1000)]
+                if seq == [True, False, False, False, False]:
+                    return var, guards[0]
+                if seq == [False, True, True, True, True]:
+                    return var, guards[1]
+        self.refuse("branch on a loop index other than first / last", node, self.text(node))
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, n: Any) -> Any:
+        t = n.type
+        if t == "number_literal":
+            s = n.text.decode().rstrip("uUlLzZ").replace("'", "")
+            try:
+                return V.const(int(s, 0))
+            except ValueError:
+                return V.Opaque(f"the number {s}")
+        if t in ("true", "false"):
+            return V.const(int(t == "true"))
+        if t in ("string_literal", "raw_string_literal", "concatenated_string"):
+            return n.text.decode().strip('"')
+        if t == "identifier":
+            name = n.text.decode()
+            v = self.lookup(name)
+            if v is not None or any(name in s for s in self.scopes):
+                return v
+            if name in self.prog.functions:
+                return self.function(name)
+            if name in DEVICE_CONSTANTS:
+                return V.const(DEVICE_CONSTANTS[name])
+            return V.Opaque(f"{name} is not defined in the kernel or a followed header")
+        if t == "qualified_identifier":
+            return self.qualified(n)
+        if t == "parenthesized_expression":
+            return self.expr(n.named_children[-1])
+        if t == "binary_expression":
+            return self.binary(n)
+        if t == "unary_expression":
+            op = n.child_by_field_name("operator").type
+            a = self.expr(n.child_by_field_name("argument"))
+            if isinstance(a, V.Sym):
+                if op == "-":
+                    return -a
+                if op == "+":
+                    return a
+                if a.is_const and op in ("!", "not"):
+                    return V.const(int(not a.const))
+                if a.is_const and op == "~":
+                    return V.const(~a.const & 0xFFFFFFFF)
+            return V.Opaque(f"{op} of {self.text(n)}")
+        if t == "update_expression":
+            arg = n.child_by_field_name("argument")
+            old = self.expr(arg)
+            step = 1 if b"++" in n.text else -1
+            new = old + V.const(step) if isinstance(old, V.Sym) else V.Opaque(f"{self.text(n)}")
+            if arg.type == "identifier":
+                self.assign(arg.text.decode(), new, n)
+            prefix = n.children[0].type in ("++", "--")
+            return new if prefix else old
+        if t == "assignment_expression":
+            return self.assignment(n)
+        if t == "call_expression":
+            return self.call(n)
+        if t == "field_expression":
+            obj = self.expr(n.child_by_field_name("argument"))
+            field = n.child_by_field_name("field").text.decode()
+            if isinstance(obj, V.CbInterface):
+                b = self.cb_index[obj.cb]
+                return V.const({"fifo_page_size": b.entry_size, "fifo_num_pages": b.entries,
+                                "fifo_size": b.entry_size * b.entries}.get(field, -1)) \
+                    if field in ("fifo_page_size", "fifo_num_pages", "fifo_size") else V.Opaque(f".{field}")
+            return V.Opaque(f"the field {self.text(n)}")
+        if t == "cast_expression":
+            return self.expr(n.child_by_field_name("value"))
+        if t == "conditional_expression":
+            g = self.cond(n.child_by_field_name("condition"))
+            if isinstance(g, bool):
+                return self.expr(n.child_by_field_name("consequence" if g else "alternative"))
+            return V.Opaque(f"a choice on a loop index: {self.text(n)}")
+        if t == "initializer_list":
+            fields: list[tuple[str, Any]] = []
+            for i, c in enumerate(n.named_children):
+                if c.type == "initializer_pair":
+                    des = c.child_by_field_name("designator")
+                    key = des.text.decode().lstrip(".") if des is not None else str(i)
+                    fields.append((key, self.expr(c.child_by_field_name("value"))))
+                else:
+                    fields.append((str(i), self.expr(c)))
+            return V.Designated(tuple(fields))
+        if t == "lambda_expression":
+            decl = n.child_by_field_name("declarator")
+            params = self.params(decl.child_by_field_name("parameters")) if decl is not None else ()
+            return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
+                              captures=self.scopes[:])
+        if t == "comma_expression":
+            self.expr(n.child_by_field_name("left"))
+            return self.expr(n.child_by_field_name("right"))
+        if t == "template_function":
+            return self.function(n.child_by_field_name("name").text.decode())
+        if t == "pointer_expression":
+            inner = self.expr(n.child_by_field_name("argument"))
+            if n.children[0].type == "&":
+                return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
+            return V.Opaque(f"a value read from L1: {self.text(n)}")
+        if t == "subscript_expression":
+            return V.Opaque(f"a value read from memory: {self.text(n)}")
+        if t in ("sizeof_expression", "char_literal", "null", "nullptr", "this", "alignof_expression"):
+            return V.Opaque(self.text(n))
+        return V.Opaque(f"{t}: {self.text(n)}")
+
+    def qualified(self, n: Any) -> V.Value:
+        text = n.text.decode().replace(" ", "")
+        parts = text.split("::")
+        last = parts[-1]
+        if len(parts) >= 2 and parts[-2] == "CBIndex" and last.startswith("c_") and last[2:].isdigit():
+            return V.const(int(last[2:]))
+        if parts[0] == "args" and len(parts) == 2:
+            return self.runtime_arg(last, n)
+        if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
+            return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
+        if parts[0] == "dfb" and len(parts) == 2:
+            if last not in self.buf_names:
+                self.refuse("circular buffer the host does not declare", n, last)
+            return V.Cb(self.buf_names[last])
+        if parts[0] == "sem" and len(parts) == 2:
+            if last not in self.sem_names:
+                self.refuse("semaphore the host does not declare", n, last)
+            return V.SemAddr(self.sem_names.index(last))
+        if text in self.prog.functions:
+            return self.function(text)
+        if last in self.prog.functions:
+            return self.function(last)
+        v = self.lookup(last)
+        if v is not None:
+            return v
+        if len(parts) >= 2 and not parts[-1][:1].islower():
+            return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
+        return V.Opaque(f"{text} is not defined in the kernel or a followed header")
+
+    def function(self, name: str) -> V.Value:
+        fn, unit = self.prog.functions[name]
+        tparams: tuple[str, ...] = ()
+        if fn.type == "template_declaration":
+            plist = fn.child_by_field_name("parameters")
+            tparams = tuple(self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
+                            for p in plist.named_children) if plist is not None else ()
+            fn = next(x for x in fn.named_children if x.type == "function_definition")
+        d = fn.child_by_field_name("declarator")
+        while d is not None and d.type != "function_declarator":
+            d = d.child_by_field_name("declarator")
+        params = self.params(d.child_by_field_name("parameters")) if d is not None else ()
+        return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit)
+
+    def params(self, plist: Any) -> tuple[str, ...]:
+        """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
+        final value."""
+        if plist is None:
+            return ()
+        out = []
+        for p in plist.named_children:
+            if p.type in ("parameter_declaration", "optional_parameter_declaration"):
+                d = p.child_by_field_name("declarator")
+                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&")
+                out.append(("&" if ref else "") + self.decl_name(d))
+            elif p.type == "variadic_parameter_declaration":
+                out.append("...")
+        return tuple(out)
+
+    def binary(self, n: Any) -> V.Value:
+        op = n.child_by_field_name("operator").type
+        if op in ("&&", "||", "and", "or", "==", "!=", "<", "<=", ">", ">="):
+            try:
+                g = self.cond(n)
+            except Refused as e:  # a value, not a branch: only a use of it is refused
+                return V.Opaque(e.detail or e.construct)
+            if isinstance(g, bool):
+                return V.const(int(g))
+            return V.LoopCond(g[0], g[1])
+        a = self.expr(n.child_by_field_name("left"))
+        b = self.expr(n.child_by_field_name("right"))
+        if isinstance(a, V.L1Ptr) and op in ("+", "-") and not isinstance(b, (V.L1Ptr, V.SemAddr)):
+            return a  # an address within the buffer's pages: which page is not followed
+        if isinstance(a, V.SemAddr) and op == "+":
+            return V.Opaque(f"an address past a semaphore: {self.text(n)}")
+        if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
+            why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else self.text(n)
+            return V.Opaque(why)
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a + (-b)
+        if op == "*":
+            if b.is_const:
+                return a.scaled(b.const)
+            if a.is_const:
+                return b.scaled(a.const)
+            return V.Opaque(f"a product of two variables: {self.text(n)}")
+        if not (a.is_const and b.is_const):
+            return V.Opaque(f"{self.text(n)} is not affine")
+        x, y = a.const, b.const
+        try:
+            r = {"/": lambda: int(x / y) if y else None, "%": lambda: math.fmod(x, y) if y else None,
+                 "<<": lambda: x << y, ">>": lambda: x >> y, "&": lambda: x & y, "|": lambda: x | y,
+                 "^": lambda: x ^ y}[op]()
+        except (KeyError, ValueError, OverflowError):
+            r = None
+        return V.Opaque(f"{self.text(n)}") if r is None else V.const(int(r))
+
+    def assignment(self, n: Any) -> V.Value:
+        lhs = n.child_by_field_name("left")
+        op = n.child_by_field_name("operator").type
+        rhs = self.expr(n.child_by_field_name("right"))
+        if op != "=":
+            cur = self.expr(lhs)
+            if isinstance(cur, V.L1Ptr):
+                rhs = cur
+            elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
+                base = op[:-1]
+                if base == "+":
+                    rhs = cur + rhs
+                elif base == "-":
+                    rhs = cur + (-rhs)
+                elif base == "*" and rhs.is_const:
+                    rhs = cur.scaled(rhs.const)
+                elif cur.is_const and rhs.is_const and base in ("/", "%", "<<", ">>", "&", "|", "^") and (
+                        rhs.const or base not in ("/", "%")):
+                    x, y = cur.const, rhs.const
+                    rhs = V.const({"/": int(x / y) if y else 0, "%": int(math.fmod(x, y)) if y else 0,
+                                   "<<": x << y, ">>": x >> y, "&": x & y, "|": x | y, "^": x ^ y}[base])
+                else:
+                    rhs = V.Opaque(self.text(n))
+            else:
+                rhs = V.Opaque(self.text(n))
+        if lhs.type == "identifier":
+            self.assign(lhs.text.decode(), rhs, n)
+            return rhs
+        if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
+            target = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(target, V.SemAddr):
+                # a semaphore word written through a volatile pointer: a local store, as noc_semaphore_set
+                self.emit(SemSet(target.sem, self.int_of(rhs, n, "semaphore value")), n)
+                return rhs
+            if isinstance(target, V.L1Ptr):
+                self.refuse("plain store into a buffer page", n, self.text(n))
+            return rhs  # a store to memory the choreography does not name (a local scratch word)
+        if lhs.type == "subscript_expression":
+            base = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(base, V.SemAddr):
+                idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
+                iv = self.expr(idx.named_children[0]) if idx is not None and idx.named_child_count else None
+                if isinstance(iv, V.Sym) and iv.is_const and iv.const == 0:
+                    self.emit(SemSet(base.sem, self.int_of(rhs, n, "semaphore value")), n)
+                    return rhs
+            if isinstance(base, V.L1Ptr):
+                self.refuse("plain store into a buffer page", n, self.text(n))
+            return rhs
+        return rhs
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, n: Any) -> V.Value:
+        fn = n.child_by_field_name("function")
+        argnode = n.child_by_field_name("arguments")
+        arg_nodes = list(argnode.named_children) if argnode is not None else []
+        arg_nodes = [a for a in arg_nodes if a.type != "comment"]
+        if fn.type == "field_expression":
+            raw = fn.child_by_field_name("field").text.decode()
+            method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
+            if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
+                self.refuse(f"posted {method}", n)
+            obj = self.expr(fn.child_by_field_name("argument"))
+            return api.method(self, obj, method, arg_nodes, n)
+        targs: list[Any] = []
+        last = fn
+        while last.type == "qualified_identifier" and last.child_by_field_name("name") is not None:
+            last = last.child_by_field_name("name")
+        if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
+            prefix = fn.text[: last.start_byte - fn.start_byte].decode()
+            name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
+            ta = last.child_by_field_name("arguments")
+            targs = list(ta.named_children) if ta is not None else []
+        else:
+            name = "".join(fn.text.decode().split())
+        bare = name.rsplit("::", 1)[-1]
+        if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
+            return self.expr(arg_nodes[0]) if arg_nodes else None
+        local = self.lookup(bare) if fn.type == "identifier" else None
+        if isinstance(local, V.Function):
+            return self.inline(local, arg_nodes, targs, n)
+        handler = api.FUNCTIONS.get(bare)
+        if handler is not None:
+            return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
+        if bare in UNPACKING:
+            return self.unpacking(bare, arg_nodes, n)
+        if bare in ("get_absolute_logical_x", "get_relative_logical_x"):
+            return V.const(self.site.x)
+        if bare in ("get_absolute_logical_y", "get_relative_logical_y"):
+            return V.const(self.site.y)
+        if bare in ("min", "max", "std::min", "std::max") and len(arg_nodes) == 2:
+            x, y = (self.expr(a) for a in arg_nodes)
+            if isinstance(x, V.Sym) and isinstance(y, V.Sym) and x.is_const and y.is_const:
+                return V.const((min if bare.endswith("min") else max)(x.const, y.const))
+            return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
+        if bare in PURE_QUERIES:
+            return V.Opaque(f"the result of {bare}")
+        if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
+                bare.endswith(IGNORED_SUFFIXES):
+            return V.Opaque(f"the result of {bare}")
+        arity = f"/{len(arg_nodes)}"
+        key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
+        if key is not None:
+            f = self.function(key)
+            assert isinstance(f, V.Function)
+            return self.inline(f, arg_nodes, targs, n)
+        if bare in SFPU_OPS:  # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
+            self.dst_use([self.expr(a) for a in arg_nodes][:1], n)
+            self.emit(Compute(bare.removesuffix("_tile")), n)
+            return None
+        self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
+
+    def inline(self, f: V.Function, arg_nodes: list[Any], targs: list[Any], n: Any) -> V.Value:
+        if self.depth > 16:
+            self.refuse("recursion or inlining deeper than 16", n, f.name)
+        vals = [self.expr(a) for a in arg_nodes]
+        scope: dict[str, V.Value] = {}
+        for p, v in zip(f.params, vals, strict=False):
+            scope[p.lstrip("&")] = v
+        for p, a in zip(f.template_params, targs, strict=False):
+            # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
+            # an enumerator (compared by name), anything else as a type (its value not followed)
+            scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+        saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
+        self.loop_base = len(self.loops) + self.guarded
+        if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
+            self.scopes = [*f.captures, scope]
+        else:
+            self.scopes = [self.scopes[0], scope]
+            if isinstance(f.captures, Unit):
+                self.unit = f.captures
+        self.depth += 1
+        try:
+            self.stmt(f.body)
+            result: V.Value = None
+        except _Return as r:
+            result = r.value
+        finally:
+            self.depth -= 1
+            self.loop_base = saved_loops
+            self.scopes, self.unit = saved_scopes, saved_unit
+        for p, a in zip(f.params, arg_nodes, strict=False):
+            if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
+                if a.type != "identifier":
+                    self.refuse("reference argument not a variable", n, self.text(a))
+                self.assign(a.text.decode(), scope[p[1:]], n)
+        return result
+
+    def template_value(self, a: Any) -> V.Value:
+        """A template argument tree-sitter read as a type: a variable of the kernel's (``f<is_dram>``) is its value,
+        a qualified name an enumerator (``f<Layout::TILE>``, compared by name), anything else a type."""
+        text = "".join(a.text.decode().split())
+        if text.isidentifier() and any(text in sc for sc in self.scopes):
+            return self.lookup(text)
+        if "::" in text and all(part.isidentifier() for part in text.split("::")):
+            q = self.qualified_text(text)
+            return q if q is not None else V.EnumConst.of(text)
+        return V.Opaque("a type")
+
+    def qualified_text(self, text: str) -> V.Value | None:
+        parts = text.split("::")
+        if len(parts) >= 2 and parts[-2] == "CBIndex" and parts[-1].startswith("c_") and parts[-1][2:].isdigit():
+            return V.const(int(parts[-1][2:]))
+        return None
+
+    def runtime_arg(self, name: str, node: Any) -> V.Value:
+        if self.survey:
+            return V.const(SURVEY_ARG)
+        if name not in self.kernel.runtime_args:
+            self.refuse("runtime arg the host does not declare", node,
+                        f"{name} (kernel {self.kernel.name} declares: {', '.join(self.kernel.runtime_args) or 'none'})")
+        if name not in self.args:
+            self.refuse("runtime arg the host gives no value", node, f"{name} on core {self.site}")
+        return self.host_value(self.args[name])
+
+    def host_value(self, v: HostValue) -> V.Value:
+        if isinstance(v, int):
+            return V.const(v)
+        if isinstance(v, TensorAddr):
+            return V.TensorAddr(v.tensor)
+        if isinstance(v, SemId):
+            return V.const(v.id)
+        assert isinstance(v, TripRange)
+        self.shared.trips[v.trip] = v.hi - v.lo
+        return V.Sym(v.lo, (), (v.trip, 1))
+
+    # ------------------------------------------------------------------ compute
+
+    def dst_use(self, idx: list[V.Value], node: Any) -> None:
+        if self.acc is None or not idx:
+            return
+        v = idx[0]
+        if not isinstance(v, V.Sym):
+            self.refuse("DST index not known statically", node, self.text(node))
+        top = V.Sym(v.const, (), v.trip)
+        for var, coef in v.loops:
+            lp = next((lp for lp in self.loops if lp.var == var), None)
+            if lp is None or coef < 0:
+                self.refuse("DST index not known statically", node, self.text(node))
+            m = lp.last
+            top = top + m.scaled(coef)  # type: ignore[assignment]
+        if isinstance(top, V.Opaque) or not isinstance(top, V.Sym):
+            self.refuse("DST index not known statically", node, self.text(node))
+        hi = top.const + (top.trip[1] * self.shared.trips.get(top.trip[0], 0) if top.trip is not None else 0)
+        self.acc.tiles = max(self.acc.tiles, hi + 1)
+
+    def unpacking(self, name: str, arg_nodes: list[Any], n: Any) -> V.Value:
+        cbs, tiles, dst = UNPACKING[name]
+        vals = [self.expr(a) for a in arg_nodes]
+        if len(vals) <= max(*cbs, *tiles, dst):
+            self.refuse(f"call to {name} with too few arguments", n)
+        ins = []
+        for c, t in zip(cbs, tiles, strict=True):
+            cb = self.cb_of(vals[c], n)
+            tile = vals[t]
+            if not isinstance(tile, V.Sym):
+                self.refuse("tile index not known statically", n, self.text(arg_nodes[t]))
+            top = self.max_of(tile, n)
+            ins.append(Operand(cb, top // self.cb_index[cb].page_tiles + 1))
+        self.dst_use([vals[dst]], n)
+        self.emit(Compute(name.removesuffix("_tiles").removesuffix("_tile"), 1, tuple(ins)), n)
+        return None
+
+    def max_of(self, v: V.Sym, n: Any) -> int:
+        """The largest value ``v`` takes over the enclosing loops' ranges (a constant count only)."""
+        top = v.const
+        for var, coef in v.loops:
+            lp = next((lp for lp in self.loops if lp.var == var), None)
+            if lp is None or not isinstance(lp.count, int):
+                self.refuse("tile index over a loop of a runtime count", n, self.text(n))
+            top += max(0, coef * (lp.count - 1))
+        if v.trip is not None:
+            self.refuse("tile index from a runtime range", n, self.text(n))
+        return top
+
+
+#: classes whose construction the reading follows
+_CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
+
+_COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
+               Guard.NOT_LAST: Guard.LAST}
+
+
+def _holds(op: str, x: int) -> bool:
+    return {"==": x == 0, "!=": x != 0, "<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[op]

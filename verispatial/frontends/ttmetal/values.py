@@ -1,0 +1,211 @@
+"""What a kernel's variables hold while it is read: numbers affine in loop indices and one trip, and the handles the
+device API hands out (circular buffers, tensor accessors, semaphore words, NoC addresses, L1 pointers).
+
+Anything else is ``Opaque``: harmless until an op, a loop count or a branch needs it, which is then refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from verispatial.ir.core import Site
+
+
+@attrs.frozen
+class Sym:
+    """``const + sum(coef * loop index) + trip_coef * trip``: a number as far as the reading knows it. ``loops``
+    is sorted by name; ``trip`` is (name, coef) or None."""
+
+    const: int = 0
+    loops: tuple[tuple[str, int], ...] = ()
+    trip: tuple[str, int] | None = None
+
+    @property
+    def is_const(self) -> bool:
+        return not self.loops and self.trip is None
+
+    def __add__(self, o: Sym | Opaque) -> Sym | Opaque:
+        if isinstance(o, Opaque):
+            return o
+        d = dict(self.loops)
+        for v, c in o.loops:
+            d[v] = d.get(v, 0) + c
+        trip = self.trip
+        if o.trip is not None:
+            if trip is None:
+                trip = o.trip
+            elif trip[0] == o.trip[0]:
+                trip = (trip[0], trip[1] + o.trip[1])
+            else:
+                return Opaque("a sum of two runtime ranges")
+        if trip is not None and trip[1] == 0:
+            trip = None
+        return Sym(self.const + o.const, tuple(sorted((v, c) for v, c in d.items() if c)), trip)
+
+    def scaled(self, k: int) -> Sym:
+        return Sym(self.const * k, tuple((v, c * k) for v, c in self.loops if c * k),
+                   (self.trip[0], self.trip[1] * k) if self.trip is not None and k else None)
+
+    def __neg__(self) -> Sym:
+        return self.scaled(-1)
+
+    def sub(self, var: str, value: Sym) -> Sym | Opaque:
+        """This number with loop index ``var`` replaced by ``value``."""
+        coef = dict(self.loops).get(var, 0)
+        rest = Sym(self.const, tuple((v, c) for v, c in self.loops if v != var), self.trip)
+        return rest + value.scaled(coef)
+
+
+def const(v: int) -> Sym:
+    return Sym(v)
+
+
+@attrs.frozen
+class EnumConst:
+    """An enumerator the kernel names (``TensorMemoryLayout::INTERLEAVED``), by its last two name components: two
+    are equal exactly when they name the same enumerator (an enum declaring two names of one value would be told
+    apart wrongly; none of the device API's enums a kernel compares does)."""
+
+    name: str
+
+    @staticmethod
+    def of(text: str) -> EnumConst:
+        parts = "".join(text.split()).split("::")
+        return EnumConst("::".join(parts[-2:]))
+
+
+@attrs.frozen
+class LoopCond:
+    """A condition that holds in some iterations of an enclosing loop: ``guard`` of the loop with index ``var``
+    (``i + 1 == n`` is the last iteration), as a helper or lambda returns it."""
+
+    var: str
+    guard: Any  # ir.core.Guard
+
+
+@attrs.frozen
+class Opaque:
+    """A value the reading does not follow (an L1 address computed by arithmetic, a value read from memory, a call
+    whose result only feeds such values); ``why`` says what it came from."""
+
+    why: str
+
+    # arithmetic on a value not followed gives a value not followed, keeping the first reason
+    def __add__(self, o: Sym | Opaque) -> Opaque:
+        return self
+
+    def __neg__(self) -> Opaque:
+        return self
+
+    def scaled(self, k: int) -> Opaque:
+        return self
+
+
+@attrs.frozen
+class Cb:
+    """A circular buffer handle: its index (a ``DataflowBuffer``/``CircularBuffer`` object or a plain CB id)."""
+
+    index: int
+
+
+@attrs.frozen
+class CbInterface:
+    """``get_local_cb_interface(cb)``: its ``fifo_page_size`` / ``fifo_num_pages`` are the host's entry size and
+    entries."""
+
+    cb: int
+
+
+@attrs.frozen
+class NocObj:
+    """A ``Noc`` object (Metal 2.0): its methods issue transfers and barriers."""
+
+
+@attrs.frozen
+class AccessorArgs:
+    """``TensorAccessorArgs<N>()``: the compile-time layout of an accessor; which tensor it reads comes with the
+    address it is paired with."""
+
+
+@attrs.frozen
+class Accessor:
+    """A tensor accessor (``TensorAccessor``, ``InterleavedAddrGen[Fast]``) over tensor ``tensor``."""
+
+    tensor: str
+
+
+@attrs.frozen
+class TensorAddr:
+    """A tensor's base address (a runtime arg the host sets to ``buffer->address()``)."""
+
+    tensor: str
+
+
+@attrs.frozen
+class TensorPage:
+    """The NoC address of page ``page`` of ``tensor`` (``get_noc_addr(page, accessor)``)."""
+
+    tensor: str
+    page: Sym
+
+
+@attrs.frozen
+class SemAddr:
+    """The local L1 address of semaphore ``sem`` (``get_semaphore(id)``, a ``volatile`` pointer cast from it, a
+    ``Semaphore`` object)."""
+
+    sem: int
+
+
+@attrs.frozen
+class L1Ptr:
+    """An address in buffer ``cb``'s pages: its back (``get_write_ptr``, ``front`` False) or front
+    (``get_read_ptr``), possibly plus an offset the reading does not follow."""
+
+    cb: int
+    front: bool
+
+
+@attrs.frozen
+class RemoteAddr:
+    """``get_noc_addr(x, y, addr)``: ``addr`` on the core at (x, y)."""
+
+    site: Site
+    target: Any
+
+
+@attrs.frozen
+class McastAddr:
+    """``get_noc_multicast_addr(x0, y0, x1, y1, addr)``: ``addr`` on every core of the rectangle."""
+
+    rect: tuple[int, int, int, int]
+    target: Any
+
+
+@attrs.frozen
+class Designated:
+    """A designated initializer ``{.page_id = i, .offset_bytes = 0}`` (the object API's transfer arguments)."""
+
+    fields: tuple[tuple[str, Any], ...]
+
+    def get(self, name: str) -> Any:
+        return dict(self.fields).get(name)
+
+
+@attrs.frozen(eq=False)
+class Function:
+    """A function or lambda the kernel defines: inlined where it is called."""
+
+    name: str
+    params: tuple[str, ...]
+    template_params: tuple[str, ...]
+    body: Any  # the tree-sitter node of its body
+    file: str
+    captures: Any = None  # a lambda's enclosing scope
+
+
+Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
+    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst\
+    | None
