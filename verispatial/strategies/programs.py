@@ -12,7 +12,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   pops first and barriers at the end (``async-source-reuse``). Pages a consumer writes out are always filled by the
   producer (read or packed), others may carry tokens only.
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
-  exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
+  exact total (``ge`` or ``eq``; a ``ge`` wait on increments by 2 sometimes for one less, which the last increment
+  jumps past, or, broken, for one increment less) and usually resets the word to its initial value with ``SemSet``; sometimes the
   increments also publish an activation tensor the waiter then reads (before its reset: a reset that does not
   directly follow its wait), and sometimes the waiter waits and resets inside the loop (racy from two iterations
   on). Sometimes a ping-pong handshake of two semaphores.
@@ -306,12 +307,19 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         if not barrier_inside:
             stage.after.setdefault(inc, []).append(AtomicBarrier())
         cond = draw(st.sampled_from((WaitCond.GE, WaitCond.EQ)))
+        # A ``ge`` wait may sit below the total by less than one increment: the last increment jumps past it and
+        # the wait sees more than its threshold (still correct: every increment must land); broken, sometimes by a
+        # whole increment, so the wait can return (and its reset run) before the last increment lands.
+        slack = 0
+        if cond == WaitCond.GE and by >= 2 and n >= 1:
+            slack = draw(st.sampled_from((0, by - 1, by - 1, by) if broken else (0, by - 1)))
         if act is None and broken and draw(st.integers(0, 4)) == 0:
             # The waiter waits for each increment inside the loop and resets at once: with two or more
             # iterations an increment can land before the reset (lost update) or overshoot an eq-wait.
-            stage.take.setdefault(waiter, []).append([SemWait(sem_id, cond, init + by), SemSet(sem_id, init)])
+            stage.take.setdefault(waiter, []).append([SemWait(sem_id, cond, init + by - min(slack, by - 1)),
+                                                      SemSet(sem_id, init)])
             continue
-        tail: list[Op] = [SemWait(sem_id, cond, init + by * n)]
+        tail: list[Op] = [SemWait(sem_id, cond, init + by * n - slack)]
         if act is not None and into is not None:
             tail += [Reserve(into, n), ReadTiles(act, Addr(0), n, into), ReadBarrier(), Push(into, n)]
         if not broken or draw(st.integers(0, 4)) > 0:
