@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 from builders import GE, A, B, ep, prog
 
+from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
@@ -160,3 +161,12 @@ def test_zero_increment_on_a_reset_word_is_not_proved() -> None:
     report = certify(p)
     assert report.exit_code != 0
     assert not_proved(report)["sem-protocol:sem0@(1,0)"] == Verdict.FAILED
+
+
+def test_the_certificate_states_what_a_jumped_wait_takes() -> None:
+    """The certificate's reset-word place of a ``ge`` wait an increment jumps past says what the wait takes (only
+    when that differs from its threshold, so certificates of other programs are unchanged)."""
+    (place,) = [pl for pl in derive_certificate(jump_past())["places"] if pl["kind"] == "sem-reset"]
+    assert (place["counter"], place["takes"]) == ("sem0@(1,0)", 2)
+    acked = [pl for pl in derive_certificate(signalled())["places"] if pl["kind"] == "sem-reset"]
+    assert all("takes" not in pl for pl in acked)

@@ -76,6 +76,7 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
         role = p.semaphores[w.sem].role.value
         if w.kind in ("monotone", "reset"):
             consuming = {lf.index for lf in w.consuming}
+            takes = {lf.index: c for lf, c in w.consumed_by()}
             for src in w.incs:
                 for dst in w.waits:
                     place = {"kind": f"sem-{w.kind}", "role": role, "counter": w.name, "from": _op(src),
@@ -86,6 +87,9 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
                         place["threshold"] = {"value": op.value, "terms": [[t.var, t.coef] for t in op.terms]}
                     if w.kind == "reset" and dst.index not in consuming:
                         place["consumes"] = False  # a wait not followed by a reset takes no tokens
+                    elif w.kind == "reset" and isinstance(op, SemWait) and takes[dst.index] != op.value - w.init:
+                        # A ge wait an increment jumps past takes what it saw, more than its threshold asks.
+                        place["takes"] = takes[dst.index]
                     places.append(place)
         elif w.kind == "flag":
             for src in w.flags:
