@@ -10,7 +10,8 @@ of the time, then mutated) rewritten by one or more *protocol rewrites*, each of
 - ``grow``: a wait inside a loop gets a threshold ``value + coef * index``;
 - ``mcast``: an increment of another site's word becomes a ``SemIncMcast`` to that site;
 - ``src``: a flag multicast reads a constant word other than its own (added as a handshake);
-- ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections).
+- ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);
+- ``jump``: a counting word's increments double and each ``ge`` wait asks one less, so increments jump past it.
 
 Agreement is ``test_differential.disagreements`` with the program, so per obligation: soundness (no obligation
 that claims what the oracle breaks is proved), refutations are real, deadlock verdicts agree. The number of
@@ -23,11 +24,13 @@ from __future__ import annotations
 import os
 
 from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from test_differential import MAX_STATES, disagreements
 
 from verispatial.certify.checker import certify
 from verispatial.ir import (
     WORMHOLE,
+    AtomicBarrier,
     Engine,
     EngineProgram,
     Group,
@@ -45,7 +48,7 @@ from verispatial.ir import (
 from verispatial.ir.serialize import dumps
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
-from verispatial.strategies.protocols import mcast_rewrite, protocol_programs
+from verispatial.strategies.protocols import _jump, mcast_rewrite, protocol_programs
 
 EXAMPLES = {"thorough": 2000, "ci": 60}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 40)
 
@@ -70,3 +73,26 @@ def test_mcast_rewrite_keeps_the_program_valid() -> None:
     assert validate(m) == []
     assert m.groups == (Group(0, Site(0, 0), (1, 0, 1, 0)),)
     assert m.programs[0].ops == (Loop("k", "t", (SemIncMcast(0, 0, 1, 1),)),)
+
+
+def _counter(wait: SemWait, inc: int = 1) -> Program:
+    a, b = Site(0, 0), Site(1, 0)
+    return Program(
+        "p", WORMHOLE, semaphores=(Semaphore(0, "s", (b,), 1),),
+        programs=(EngineProgram(a, Engine.READER, (Loop("k", 2, (SemInc(0, b, inc),)), AtomicBarrier())),
+                  EngineProgram(b, Engine.READER, (wait, SemSet(0, 1)))))
+
+
+@settings(max_examples=1, deadline=None)
+@given(st.data())
+def test_jump_rewrite_doubles_increments_and_asks_one_less(data: st.DataObject) -> None:
+    """The ``jump`` rewrite: increments by 2, a ``ge 3`` wait (init 1) becomes ``ge 4`` (``1 + 2*2 - 1``), which the
+    second increment jumps past; an ``eq`` wait scales exactly; both stay correct and prove."""
+    for wait, want in ((SemWait(0, WaitCond.GE, 3), SemWait(0, WaitCond.GE, 4)),
+                       (SemWait(0, WaitCond.EQ, 3), SemWait(0, WaitCond.EQ, 5))):
+        j = data.draw(_jump(_counter(wait)))
+        assert validate(j) == []
+        assert j.programs[0].ops[0] == Loop("k", 2, (SemInc(0, Site(1, 0), 2),))
+        assert j.programs[1].ops == (want, SemSet(0, 1))
+        assert explore(j).verdict == "ok"
+        assert certify(j).exit_code == 0

@@ -174,7 +174,7 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
         s = p.semaphores[w.sem]
         owner = engines.index(w.owner) if w.owner in comp else (None if w.owner is None else "outside")
         word_table.append([sems(w.sem), site(w.site), s.init, s.role.value, w.kind, w.init, w.value, owner, w.why,
-                           (w.sem, w.site) in rearmed, w.primed, w.reset_value])
+                           (w.sem, w.site) in rearmed, w.primed, w.reset_value, list(w.consumes)])
     group_table = []
     for g in sorted(groups.index, key=groups.index.__getitem__):
         x = p.groups[g]

@@ -86,6 +86,7 @@ def derive_place_groups(a: Analysis) -> list[dict[str, Any]]:
             consuming = {lf.index for lf in w.consuming}
             # The waits in classes of equal fields (a growing threshold, a wait that takes no tokens), in order.
             classes: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+            takes = {lf.index: c for lf, c in w.consumed_by()}
             for dst in w.waits:
                 extra: dict[str, Any] = {}
                 op = dst.op
@@ -94,6 +95,9 @@ def derive_place_groups(a: Analysis) -> list[dict[str, Any]]:
                     extra["threshold"] = {"value": op.value, "terms": [[t.var, t.coef] for t in op.terms]}
                 if w.kind == "reset" and dst.index not in consuming:
                     extra["consumes"] = False  # a wait not followed by a reset takes no tokens
+                elif w.kind == "reset" and isinstance(op, SemWait) and takes[dst.index] != op.value - w.init:
+                    # A ge wait an increment jumps past takes what it saw, more than its threshold asks.
+                    extra["takes"] = takes[dst.index]
                 classes.setdefault(_key(extra), (extra, []))[1].append(_op(dst))
             incs = [_op(src) for src in w.incs]
             for extra, dsts in classes.values():

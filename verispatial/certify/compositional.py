@@ -687,9 +687,29 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
                if src is not None else f"{len(mapped)} obligations")
         how += f", {bad} not proved" if bad else ", all proved"
         say(f"slice {j} of {n} ({sl.title}): {how} ({time.perf_counter() - t0:.2f} s)")
+    results = _balance_needs_an_end(results, deadlock_ok)
     say("rendezvous and cross-phase obligations")
     results += cross_phase(p, rv, c, {r.name: r for r in results}, rlimit)
     return results
+
+
+def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> list[Result]:
+    """Balance (``balance-cb``, ``balance-sem``) is a rule of runs that end (docs/semantics.md: checked at
+    termination). A slice's balance refutation ends the slice's run, but the composed run ends only if every later
+    slice ends too: it stands for the composition only when every later slice is proved deadlock-free, and fails to
+    prove otherwise (the later slice's deadlock is reported on its own)."""
+    out: list[Result] = []
+    for r in results:
+        sl = obligation.parse(r.name).slice
+        j = -1 if sl is None else sl
+        if r.family == "balance" and r.verdict == Verdict.REFUTED and j >= 0 and not all(deadlock_ok[j + 1:]):
+            later = next(k for k in range(j + 1, len(deadlock_ok)) if not deadlock_ok[k])
+            r = Result(r.family, r.name, Verdict.FAILED,
+                       f"refuted in slice {j} as a standalone program ({r.reason}), but slice {later} is not proved "
+                       "deadlock-free, so the composed run may never end (balance is checked at the end of a run)",
+                       r.counterexample, r.seconds)
+        out.append(r)
+    return out
 
 
 def _in_parallel(c: Cut, certify: Certify, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:

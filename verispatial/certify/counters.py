@@ -15,7 +15,7 @@ from verispatial.certify.positions import Encoder
 from verispatial.certify.semaphores import Word
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Pop, Push, Reserve, SemWait, Wait
+from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
 
 
@@ -57,13 +57,34 @@ class CounterModel:
     def incs(self, w: Word) -> z3.ArithRef:
         return self._sum(list(w.incs))
 
+    def acked(self, w: Word) -> z3.ArithRef:
+        """A lower bound of the increments of ``w`` that have landed: those an ``AtomicBarrier`` of their engine has
+        waited for (noc_async_atomic_barrier returns once every atomic the engine issued is acknowledged). An
+        increment leaf's occurrences are covered by the first later barrier in the same body (each of its
+        executions follows the increment's execution of that iteration), else by a later top-level barrier (once it
+        ran, the increment leaf runs no more)."""
+        terms = []
+        for lf in w.incs:
+            leaves = self.views[lf.engine].leaves
+            later = [x for x in leaves[lf.index + 1:] if isinstance(x.op, AtomicBarrier)]
+            same = next((x for x in later if x.containers == lf.containers), None)
+            top = next((x for x in later if not x.containers), None)
+            by = getattr(lf.op, "by", 1)
+            if same is not None:
+                terms.append(self.enc.executed(same) * by)
+            elif top is not None:
+                terms.append(z3.If(self.enc.started(top), self.enc.executed(lf), 0) * by)
+        if not terms:
+            return self.enc.q.val(0)
+        return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
     def flags_issued(self, w: Word) -> z3.ArithRef:
         return self._sum(list(w.flags), weight=1)
 
     def consumed(self, w: Word) -> z3.ArithRef:
         """Reset protocol: what the owner's passed consuming waits (those right before a reset) consumed
-        (``v - init`` each)."""
-        terms = [self.enc.executed(lf) * (lf.op.value - w.init) for lf in w.consuming if isinstance(lf.op, SemWait)]
+        (``Word.consumes`` each: ``v - init`` at ``eq v``, the least landing at or past ``v - init`` at ``ge v``)."""
+        terms = [self.enc.executed(lf) * c for lf, c in w.consumed_by()]
         return z3.Sum(terms) if len(terms) > 1 else (terms[0] if terms else self.enc.q.val(0))
 
     def waits_done(self, w: Word) -> z3.ArithRef:

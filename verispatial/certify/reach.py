@@ -111,6 +111,8 @@ class StateQuery:
             if lf.engine in self.relevant:
                 self.relevant[lf.engine].add(lf.index)
         self._encoders = [self.enc]
+        #: per reset word (by name) in a history query: the counter model of its past state (``_add_history``)
+        self.past: dict[str, CounterModel] = {}
         for e in sorted(engines):
             self.enc.position(e)
         for label, fact in self.cm.consistency(trusted, names):
@@ -140,6 +142,7 @@ class StateQuery:
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
             self._encoders.append(past)
+            self.past[w.name] = pcm
             for e in sorted(self.engines):
                 past.position(e)
             for label, fact in pcm.consistency(trusted, names):

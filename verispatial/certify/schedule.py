@@ -183,8 +183,7 @@ class _Concrete:
         if w.kind == "monotone":
             return w.init + incs
         if w.kind == "reset":
-            return w.init + incs - sum(self.n(lf) * (lf.op.value - w.init) for lf in w.consuming
-                                       if isinstance(lf.op, SemWait))
+            return w.init + incs - sum(self.n(lf) * c for lf, c in w.consumed_by())
         if w.kind == "flag":
             assert w.value is not None
             assert w.reset_value is not None

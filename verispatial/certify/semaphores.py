@@ -14,7 +14,9 @@ Protocols:
   the owner's program order) is a wait with a constant threshold in the same body (other ops may sit between: a
   sender may multicast before it resets its ready counter) — the multicast ready counter: wait ==n, set 0; the
   rendezvous gather; a counter waited with growing thresholds ``wait_min(sem, ++expected)`` and reset after a final
-  wait. Each passed *consuming* wait (the one before a reset) consumes ``v - init``; other waits consume nothing.
+  wait. Each passed *consuming* wait (the one before a reset) consumes what it saw: ``v - init`` for ``eq v``; for
+  ``ge v`` the least amount ``>= v - init`` the word's increments can add up to (``least_landing``: one increment
+  by 2 past ``ge 1`` consumes 2), which is what it saw once the obligation holds. Other waits consume nothing.
   value = init + increments issued - consumed. Obligation: when the reset runs, exactly the consumed increments have
   been issued (no lost update). A word nothing increments may be reset anywhere (to ``init``: it never leaves it).
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
@@ -34,6 +36,8 @@ fragment). Ops inside a loop that never runs take no part in any protocol.
 """
 
 from __future__ import annotations
+
+import math
 
 import attrs
 
@@ -55,7 +59,8 @@ class Word:
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
     sets: tuple[Leaf, ...] = ()
     waits: tuple[Leaf, ...] = ()
-    consuming: tuple[Leaf, ...] = ()  # reset: the waits right before a reset (each consumes ``threshold - init``)
+    consuming: tuple[Leaf, ...] = ()  # reset: the waits right before a reset
+    consumes: tuple[int, ...] = ()  # reset: what one pass of each ``consuming`` wait consumes (``consumption``)
     owner: str | None = None  # the one engine at the site that sets/waits it
     value: int | None = None  # flag: V (the value a flag writes); source: V
     why: str = ""
@@ -65,6 +70,52 @@ class Word:
     @property
     def name(self) -> str:
         return f"sem{self.sem}@{self.site}"
+
+    def consumed_by(self) -> tuple[tuple[Leaf, int], ...]:
+        """Each consuming wait of a reset word with what one pass of it consumes (``consumption``)."""
+        return tuple(zip(self.consuming, self.consumes, strict=True))
+
+
+#: ``least_landing`` sums increments exactly up to this amount; beyond it, a bound by their gcd (still a lower bound).
+LANDING_EXACT_LIMIT = 1 << 16
+
+
+def least_landing(need: int, bys: frozenset[int]) -> int:
+    """The least amount ``>= need`` that increments of sizes ``bys`` (each ``> 0``, any number of each) add up to:
+    what a ``ge`` wait that needs ``need`` more than the reset value sees at the least, since the word it waits on
+    moves by whole increments (one increment by 2 past ``ge 1``: 2). ``need <= 0``: 0 (the wait may see nothing new).
+    No increments: ``need`` (the wait never returns, so nothing is consumed; any value will do). Exact up to
+    ``LANDING_EXACT_LIMIT``; past it the multiple of the sizes' gcd at or above ``need``, a lower bound."""
+    if need <= 0:
+        return 0
+    if not bys:
+        return need
+    if need > LANDING_EXACT_LIMIT:
+        g = math.gcd(*bys)
+        return max(-(-need // g) * g, min(bys))
+    # The answer r is below need + max(bys): r minus its last increment is a sum below need. Bit x of ``sums``:
+    # x is a sum of increments (unbounded knapsack by shifting in multiples of each size).
+    top = need + max(bys)
+    mask = (1 << top) - 1
+    sums = 1
+    for b in sorted(bys):
+        step = b
+        while step < top:
+            sums |= (sums << step) & mask
+            step *= 2
+    ge = sums >> need
+    return need + ((ge & -ge).bit_length() - 1)
+
+
+def consumption(op: SemWait, init: int, bys: frozenset[int]) -> int:
+    """What one pass of a constant-threshold consuming wait ``op`` takes from a reset word starting at ``init``
+    whose increments have sizes ``bys``: ``v - init`` for ``eq v`` (it returns only at ``v``), ``least_landing(v -
+    init)`` for ``ge v``. A lower bound of what the wait sees in every run; the exact amount when the word's
+    ``sem-set-race`` obligation holds (exact.py: then every reset finds exactly the consumed increments issued, and
+    each epoch took at least this much, so each took exactly this much)."""
+    if op.cond == WaitCond.EQ:
+        return op.value - init
+    return least_landing(op.value - init, bys)
 
 
 def _alternates(ops: tuple[Op, ...], sem: int, expect_set: bool = True) -> bool | None:
@@ -256,6 +307,10 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     owner = next(iter(owners))
     view = views[owner]
     if not flags:
+        if any(isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by == 0 for lf in incs):
+            # A zero increment is still a remote write: landing between a wait and its reset it is the lost update
+            # the interpreter reports (sem-set-race), though it changes no count the counter model sees.
+            return unsupported("an increment by 0 lands on a word that is reset (a remote write no count shows)")
         # Reset protocol: every reset is to init, and (when anything increments the word) its previous op on the word
         # in the owner's program order is a wait with a constant threshold in the same body: that wait consumes what
         # it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume nothing.
@@ -276,7 +331,10 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
                 return unsupported(f"{lf.engine} resets it at {list(lf.path)} after a wait whose threshold grows with a "
                                    "loop index (what the wait consumed is not a constant)")
             consuming.append(prev)
-        return Word(kind="reset", owner=owner, consuming=tuple(consuming), **base)  # type: ignore[arg-type]
+        bys = frozenset(lf.op.by for lf in incs if isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by > 0)
+        consumes = tuple(consumption(lf.op, init, bys) for lf in consuming if isinstance(lf.op, SemWait))
+        return Word(kind="reset", owner=owner, consuming=tuple(consuming), consumes=consumes,
+                    **base)  # type: ignore[arg-type]
     grown = [lf for lf in waits if isinstance(lf.op, SemWait) and lf.op.terms]
     if grown:
         return unsupported(f"{grown[0].engine} waits at {list(grown[0].path)} for a threshold growing with a loop "

@@ -12,7 +12,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   pops first and barriers at the end (``async-source-reuse``). Pages a consumer writes out are always filled by the
   producer (read or packed), others may carry tokens only.
 - 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
-  exact total (``ge`` or ``eq``) and usually resets the word to its initial value with ``SemSet``; sometimes the
+  exact total (``ge`` or ``eq``; a ``ge`` wait on increments by 2 sometimes for one less, which the last increment
+  jumps past, or, broken, for one increment less) and usually resets the word to its initial value with ``SemSet``; sometimes the
   increments also publish an activation tensor the waiter then reads (before its reset: a reset that does not
   directly follow its wait), and sometimes the waiter waits and resets inside the loop (racy from two iterations
   on). Sometimes a ping-pong handshake of two semaphores.
@@ -122,9 +123,10 @@ class _Stage:
     after: dict[Slot, list[Op]] = attrs.Factory(dict)
 
 
-def _tensor(name: str, tiles: int, role: Role) -> Tensor:
-    """A tensor of ``tiles`` 32x32 tiles (one tile row), bf16."""
-    return Tensor(name, (32, 32 * max(tiles, 1)), "bf16", role)
+def _tensor(name: str, tiles: int, role: Role, dtype: str = "bf16") -> Tensor:
+    """A tensor of ``tiles`` 32x32 tiles (one tile row) of ``dtype`` (that of the buffer it moves through: a NoC
+    transfer moves the tensor's tiles as they are)."""
+    return Tensor(name, (32, 32 * max(tiles, 1)), dtype, role)
 
 
 def _iterations(stage: _Stage, trips: dict[str, int]) -> int:
@@ -244,7 +246,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
                 unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
             elif reads:
                 name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
-                tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT))
+                tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
                 unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
             unit.append(Push(b, pages))
             stage.give.setdefault(prod, []).append(unit)
@@ -255,7 +257,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
                 partial = stage.count == 0 or isinstance(stage.count, str)
                 role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
                 if writes:
-                    tensors.append(_tensor(name, tiles, role))
+                    tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
             for c in range(pages // chunk):
                 unit.append(Wait(b, chunk))
                 if writes:
@@ -308,12 +310,19 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         if not barrier_inside:
             stage.after.setdefault(inc, []).append(AtomicBarrier())
         cond = draw(st.sampled_from((WaitCond.GE, WaitCond.EQ)))
+        # A ``ge`` wait may sit below the total by less than one increment: the last increment jumps past it and
+        # the wait sees more than its threshold (still correct: every increment must land); broken, sometimes by a
+        # whole increment, so the wait can return (and its reset run) before the last increment lands.
+        slack = 0
+        if cond == WaitCond.GE and by >= 2 and n >= 1:
+            slack = draw(st.sampled_from((0, by - 1, by - 1, by) if broken else (0, by - 1)))
         if act is None and broken and draw(st.integers(0, 4)) == 0:
             # The waiter waits for each increment inside the loop and resets at once: with two or more
             # iterations an increment can land before the reset (lost update) or overshoot an eq-wait.
-            stage.take.setdefault(waiter, []).append([SemWait(sem_id, cond, init + by), SemSet(sem_id, init)])
+            stage.take.setdefault(waiter, []).append([SemWait(sem_id, cond, init + by - min(slack, by - 1)),
+                                                      SemSet(sem_id, init)])
             continue
-        tail: list[Op] = [SemWait(sem_id, cond, init + by * n)]
+        tail: list[Op] = [SemWait(sem_id, cond, init + by * n - slack)]
         if act is not None and into is not None:
             tail += [Reserve(into, n), ReadTiles(act, Addr(0), n, into), ReadBarrier(), Push(into, n)]
         if not broken or draw(st.integers(0, 4)) > 0:
@@ -416,7 +425,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     cond = draw(st.sampled_from((WaitCond.EQ, WaitCond.GE)))
     late_reset = draw(st.booleans())
     data = f"in{len(tensors)}"
-    tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT))
+    tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
     forward = draw(st.integers(0, 2)) == 0
     fill: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier()]
     send: list[Op] = [SemWait(ready, cond, 1)]

@@ -7,7 +7,10 @@ the program:
 - ``grow``: a wait inside a loop gets a threshold ``value + coef * index``;
 - ``mcast``: an increment of another site's word becomes a ``SemIncMcast`` to that site;
 - ``src``: a flag multicast reads a constant word other than its own (added as a handshake);
-- ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections).
+- ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);
+- ``jump``: a counting word's increments double and its values scale with them (``init + 2 (x - init)``); each
+  ``ge`` wait above ``init`` then asks one less, so an increment jumps past it (the wait sees more than its
+  threshold and a reset after it wipes all it saw) — correct programs stay correct, broken ones stay broken.
 """
 
 from __future__ import annotations
@@ -189,11 +192,49 @@ def _sections(draw: st.DrawFn, p: Program) -> Program:
 
 
 @st.composite
+def _jump(draw: st.DrawFn, p: Program) -> Program:
+    """Double one counting word's increments (``jump`` in the module docstring). Every value of the word scales as
+    ``f(x) = init + 2 (x - init)``, so an ``eq`` wait and a set keep their meaning; a ``ge v`` wait with ``v > init``
+    becomes ``ge f(v) - 1``, which the doubled word reaches exactly when the old one reached ``v``. Words a flag
+    multicast writes or reads are left alone (their values are flags, not counts)."""
+    flagged = {x for ep in p.programs for op in _walk(ep.ops) if isinstance(op, McastSetValid)
+               for x in (op.sem, op.source)}
+    counted = sorted({op.sem for ep in p.programs for op in _walk(ep.ops)
+                      if isinstance(op, (SemInc, SemIncMcast)) and op.by > 0} - flagged)
+    if not counted:
+        return p
+    sem = draw(st.sampled_from(counted))
+    init = p.semaphores[sem].init
+
+    def f(op: Op) -> Op:
+        if isinstance(op, (SemInc, SemIncMcast)) and op.sem == sem:
+            return attrs.evolve(op, by=2 * op.by)
+        if isinstance(op, SemSet) and op.sem == sem:
+            return attrs.evolve(op, value=init + 2 * (op.value - init))
+        if isinstance(op, SemWait) and op.sem == sem:
+            jump = op.cond == WaitCond.GE and op.value > init
+            return attrs.evolve(op, value=init + 2 * (op.value - init) - jump,
+                                terms=tuple(attrs.evolve(t, coef=2 * t.coef) for t in op.terms))
+        return op
+
+    return attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=_map_ops(ep.ops, f)) for ep in p.programs))
+
+
+def _walk(ops: tuple[Op, ...]) -> list[Op]:
+    out: list[Op] = []
+    for op in ops:
+        out.append(op)
+        if isinstance(op, (Loop, If)):
+            out += _walk(op.body)
+    return out
+
+
+@st.composite
 def protocol_programs(draw: st.DrawFn) -> Program:
     """A program of ``programs()`` rewritten by 1-3 protocol rewrites (module docstring); a rewrite whose result
     fails ``validate`` is dropped, so every program drawn passes it."""
     p = draw(programs())
-    kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections"]),
+    kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections", "jump"]),
                           min_size=1, max_size=3))
     for kind in kinds:
         if kind == "guard":
@@ -206,6 +247,8 @@ def protocol_programs(draw: st.DrawFn) -> Program:
             q = mcast_rewrite(p)
         elif kind == "src":
             q = draw(_src(p))
+        elif kind == "jump":
+            q = draw(_jump(p))
         else:
             q = draw(_sections(p))
         if not validate(q):
