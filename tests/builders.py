@@ -78,7 +78,7 @@ def copy_section(name: str, site: Site, src: str, dst: str, *, dtype: str = "bf1
     return Program(name, WORMHOLE, tensors=tensors, buffers=(b,),
                    programs=(EngineProgram(site, Engine.READER, (reader,)),
                              EngineProgram(site, Engine.WRITER, (writer,))),
-                   memory=(BufferAt(0, WORMHOLE.reserved_base, capacity * 2048),))
+                   memory=(BufferAt(0, WORMHOLE.reserved_base, capacity * WORMHOLE.tile_bytes[dtype]),))
 
 
 def chain(*sites: Site) -> list[Program]:

@@ -264,21 +264,33 @@ def test_all_boundaries_open_means_no_rendezvous() -> None:
 # ------------------------------------------------------------------------------------------------ tensors
 
 
-def test_producer_decides_the_dtype_and_state_keeps_its_source_init() -> None:
+def test_state_keeps_its_source_init() -> None:
     # Section 0 reads the state S (declared with its initial value); section 1 writes it (its placeholder: none).
-    s0 = copy_section("read_s", S0, "S", "A", src_role=Role.INPUT, init="zeros")
-    s1 = copy_section("write_s", S0, "A", "S", dst_role=Role.STATE, dst_dtype="fp32")
+    s0 = copy_section("read_s", S0, "S", "A", src_role=Role.INPUT, init="zeros", dtype="fp32")
+    s1 = copy_section("write_s", S0, "A", "S", dst_role=Role.STATE, dtype="fp32")
     p, _ = compose([s0, s1], state=["S"], target=WORMHOLE)
     s = p.tensor("S")
     assert (s.role, s.dtype, s.init) == (Role.STATE, "fp32", "zeros")
     assert p.tensor("A").role == Role.ACTIVATION
 
 
-def test_readers_alone_take_the_wider_float() -> None:
-    s0 = copy_section("r16", S0, "W", "A", src_dtype="bf16", src_role=Role.PARAM)
-    s1 = copy_section("r32", S0, "W", "B", src_dtype="fp32", src_role=Role.PARAM)
-    p, _ = compose([s0, s1], target=WORMHOLE)
-    assert (p.tensor("W").dtype, p.tensor("W").role) == ("fp32", Role.PARAM)
+def test_a_reader_of_another_width_than_the_producer_is_refused() -> None:
+    """The producer's declaration decides the tensor's dtype; a reader that declared it narrower reads the wider
+    tiles into pages of its own width, which overruns them on the board (a NoC transfer moves the tensor's tiles as
+    they are): the joined program is refused, naming the transfer."""
+    s0 = copy_section("read_s", S0, "S", "A", src_role=Role.INPUT, init="zeros")
+    s1 = copy_section("write_s", S0, "A", "S", dst_role=Role.STATE, dtype="fp32")
+    e = refused("invalid-program", [s0, s1], state=["S"])
+    assert "moves fp32 tiles of 'S' (4096 bytes) through b0 (s0.c_0), whose bf16 pages hold 2048-byte tiles" in str(e)
+
+
+def test_readers_alone_at_two_widths_are_refused() -> None:
+    """Readers alone may disagree in float width, and the wider wins as the tensor's dtype, so the narrower reader's
+    pages would be overrun: refused by name."""
+    s0 = copy_section("r16", S0, "W", "A", dtype="bf16", src_role=Role.PARAM)
+    s1 = copy_section("r32", S0, "W", "B", dtype="fp32", src_role=Role.PARAM)
+    e = refused("invalid-program", [s0, s1])
+    assert "moves fp32 tiles of 'W'" in str(e)
 
 
 def test_tensor_conflict_names_both_shapes_and_dtypes() -> None:
