@@ -361,3 +361,19 @@ def test_a_refused_command_line_with_json_prints_one_json_document(capsys: pytes
     assert doc["error"]["rule"]
     assert err.startswith("verispatial: error: ")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_value_nested_past_the_compiled_validators_limit_is_bad_input(tmp_path: Path) -> None:
+    """The compiled schema validator's error walk stops at its recursion limit (ValueError): the message is then
+    worded from the whole document, exit 2, never a checker error (the fuzzer found exit 4)."""
+    doc = json.loads((Path(__file__).resolve().parent.parent / "examples" / "pipeline_small.json").read_text())
+    deep: object = 0
+    for _ in range(600):
+        deep = [deep]
+    doc["programs"][2]["ops"][0]["var"] = deep
+    p = tmp_path / "deep.json"
+    p.write_text(json.dumps(doc))
+    run = subprocess.run([sys.executable, "-m", "verispatial", "validate", str(p)], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 2, run.stderr
+    assert "programs[2].ops[0]" in run.stderr

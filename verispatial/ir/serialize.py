@@ -274,10 +274,14 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule),
     # on the document cut down to the parts the compiled validator found errors in (``_pruned``).
     reference = jsonschema.Draft202012Validator(schema_doc())
-    at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
     where: dict[int, list[int]] = {}
-    small = _pruned(d, (), at, {q[:j] for q in at for j in range(len(q) + 1)}, where)
-    err = jsonschema.exceptions.best_match(reference.iter_errors(small))
+    try:
+        at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
+    except ValueError:  # the compiled validator's error walk stops at its recursion limit (a document nested deep)
+        small, err = d, jsonschema.exceptions.best_match(reference.iter_errors(d))
+    else:
+        small = _pruned(d, (), at, {q[:j] for q in at for j in range(len(q) + 1)}, where)
+        err = jsonschema.exceptions.best_match(reference.iter_errors(small))
     if err is None:  # pragma: no cover - the cut hid the error: word it from the whole document
         where.clear()
         small = d

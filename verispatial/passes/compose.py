@@ -6,8 +6,9 @@ on its own; this pass joins them without re-deriving any of it:
 - tensors are unified BY NAME. The producing section's declaration decides the dtype (it is the fact about the bytes
   in memory); a carried state keeps its source declaration's initial value (the writer's placeholder never
   overwrites it); readers alone may disagree only in float width, and the wider wins; anything else is a
-  ``tensor-conflict``. A reader whose buffer then holds tiles of another size than the tensor's is refused by the
-  joined program's validation (a NoC transfer moves the tensor's tiles as they are: no rounding on the way in). Trips and ``Dynamic`` address parts are unified by name
+  ``tensor-conflict``. A reader whose buffer then holds tiles of another size than the tensor's is refused by
+  the joined program's validation (a NoC transfer moves the tensor's tiles as they are: no rounding on the way
+  in). Trips and ``Dynamic`` address parts are unified by name
   too (they name one runtime value); a trip declared with two maxima is a ``trip-conflict``.
 - roles are derived from what the sections do: carried (``state``) -> state; written and read -> activation; written
   only -> output; otherwise the first declared input/param role.

@@ -290,12 +290,16 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         act, host, into = None, None, None
         if n >= 1 and hosts and readers and draw(st.integers(0, 2)) == 0:
             act = f"act{len(tensors)}"
-            tensors.append(_tensor(act, n, Role.ACTIVATION))
             host = draw(st.sampled_from(hosts))
+            # The activation's tiles are the host page's (written from it) and the reading buffer's (read into it).
+            page = host[0]
+            assert isinstance(page, Wait)  # hosts start with their page's Wait
+            dtype = buffers[page.buf].dtype
+            tensors.append(_tensor(act, n, Role.ACTIVATION, dtype))
             into = len(buffers)
             cb = next_cb.get(waiter[0], 0)
             next_cb[waiter[0]] = cb + 1
-            buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, "bf16"))
+            buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, dtype))
             stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
         unit = [SemInc(sem_id, waiter[0], by)]
         barrier_inside = draw(st.booleans())
