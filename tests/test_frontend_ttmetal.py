@@ -88,14 +88,16 @@ def test_import_writes_the_program(tmp_path: Path) -> None:
     assert main(["certify", str(out), "-q", "--no-cache"]) == 0
 
 
-def test_missing_pop_is_refuted_in_balance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """PR #46658's kind: the consumer skips its last pop; nothing blocks, the buffer ends holding a page."""
+def test_a_missing_last_pop_is_harmless_for_one_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The consumer skips its last pop: nothing blocks, and the buffer ends holding a page, which the launch's end
+    resets (trisc.cc init_sync_registers): proved, the balance saying why. A missing pop that hangs (PR #46658's
+    paged cache writer: the producer waits for the page's room) is a deadlock, refuted elsewhere."""
     rc, report = _certify(_host(tmp_path, "copy", lambda d: _kernel(d, "writer").update(
         defines={"NO_LAST_POP": 1})), capsys)
-    assert rc == 1
-    refuted = _refuted(report)
-    assert {r["family"] for r in refuted} == {"balance"}
-    assert "ends with 1 pages left" in refuted[0]["reason"]
+    assert rc == 0
+    balance = [r for r in report["results"] if r["name"].startswith("balance-cb:")]
+    assert balance
+    assert any("the launch's end resets its counters" in r["reason"] for r in balance)
 
 
 def test_compute_waiting_more_than_the_reader_pushes_deadlocks(tmp_path: Path,
