@@ -1,16 +1,19 @@
-"""The package's layering, pinned: no import cycle (function-local imports included), and no import that climbs a
-layer — the IR imports nothing above it, the reference interpreter and the nets nothing of the checker, and the checker nothing of
-the reporting, the CLI, the passes or the front ends (what makes verdicts readable or programs from source cannot
-change a verdict). Imports are read from the source with ``ast``; networkx finds the cycles."""
+"""The package's layering, pinned: no import cycle (function-local imports included, imports for annotations only
+left out), and no import that climbs a layer — the IR imports nothing above it, the reference interpreter and the
+nets nothing of the checker, and the checker nothing of the reporting, the CLI, the passes or the front ends (what
+makes verdicts readable or programs from source cannot change a verdict). The import graph is the one
+``tools/architecture.py`` prints its figures from (``ast`` reads the imports, networkx finds the cycles)."""
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import networkx as nx
 
-PACKAGE = Path(__file__).resolve().parent.parent / "verispatial"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "verispatial"
 
 #: Layer -> the top-level parts of the package it may import (besides itself).
 ALLOWED = {
@@ -20,42 +23,18 @@ ALLOWED = {
 }
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for annotations only run nowhere)."""
-    out: list[ast.AST] = []
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
-                todo.extend(child.orelse)
-                continue
-            todo.append(child)
-    return out
+def _tools() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("architecture", ROOT / "tools" / "architecture.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _graph() -> nx.DiGraph:
-    mods: dict[str, Path] = {}
-    for f in PACKAGE.rglob("*.py"):
-        parts = ("verispatial", *f.relative_to(PACKAGE).with_suffix("").parts)
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        mods[name] = f
-    g = nx.DiGraph()
-    for name, f in mods.items():
-        g.add_node(name)
-        for node in _runtime_nodes(ast.parse(f.read_text())):
-            targets: list[str] = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                # ``from P import m`` of a submodule ``m`` depends on ``m``; of a name, on ``P``.
-                subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in mods]
-                targets = subs + ([node.module] if len(subs) < len(node.names) else [])
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            for t in targets:
-                if t in mods and t != name:
-                    g.add_edge(name, t)
-    return g
+    tools = _tools()
+    return tools.graph(tools.modules(PACKAGE))
 
 
 def _part(module: str) -> str:
