@@ -267,11 +267,9 @@ def test_mutant_carry_never_popped_is_refuted_and_replayed() -> None:
 
     report = certify(_mutate_body(_small_attention(), keep))
     bad = {r.name: r.counterexample for r in report.results if r.verdict == Verdict.REFUTED}
-    assert sorted(bad) == ["balance-cb:b4", "deadlock:(0,0).compute+2"]
-    bal = bad["balance-cb:b4"]
-    assert bal is not None
-    assert (bal["trips"], bal["pushed"], bal["popped"]) == ({"kv_blocks": 1}, 4, 2)
-    assert bal["replay"]["violation"]["rule"] == "balance-cb"
+    # With one KV block the carry is left holding its pages, which the launch's end resets (no balance finding);
+    # with two the producer's reserve waits on them for ever.
+    assert sorted(bad) == ["deadlock:(0,0).compute+2"]
     dl = bad["deadlock:(0,0).compute+2"]
     assert dl is not None
     assert dl["trips"] == {"kv_blocks": 2}

@@ -42,7 +42,7 @@ _FAMILY_ROW = {
     "memory": "disjoint, inside usable memory, aligned",
     "happens-before": "per tile: activation read after completed write",
     R.DEADLOCK: "no reachable state where every unfinished engine is blocked",
-    "balance": "every buffer ends empty",
+    "balance": "every buffer whose counters outlive its section ends empty",
 }
 
 _HB = (SEMANTICS, "rule", R.TENSOR_RACE), (CHECKER, "row", _FAMILY_ROW["happens-before"])
