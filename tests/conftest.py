@@ -3,7 +3,8 @@
 - ``dev``: 50 examples, random seeds (quick local iteration: ``HYPOTHESIS_PROFILE=dev``).
 - ``ci``: 1,000 examples, derandomized (every run tests the same programs, so a failure reproduces exactly). It is
   the default, because CI (``.ci/run``) runs plain ``python -m pytest -q``: the differential test
-  (``test_differential.py``) checks 1,000 random programs against the explorer there. Tests whose examples cost
+  (``test_differential.py``) checks 600 random programs against the explorer there
+  (the ``thorough`` profile's 20,000 are the long run). Tests whose examples cost
   more take a share of it (``settings().max_examples // k``) or a count of their own.
 - ``thorough``: 20,000 examples, random seeds, for hunting checker/oracle disagreements (benchmarks/README.md
   records its last run).
