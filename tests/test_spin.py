@@ -38,7 +38,7 @@ from verispatial.strategies import programs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-N_PROGRAMS = 2000 if THOROUGH else 200
+N_PROGRAMS = 2000 if THOROUGH else 120
 
 if not spin_available():
     if os.environ.get("CI"):
