@@ -446,12 +446,14 @@ def changed_names(directory: Path, rev: str, found: Sequence[Found], manifest: M
 
 def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: bool = False, jobs: int = 1,
          changed: str | None = None, store: ProofStore | None = None, progress: Say | None = None,
-         rlimit: int | None = None) -> GateRun:
+         rlimit: int | None = None, scheduler: str | None = None) -> GateRun:
     """Run the gate over ``directory`` (module docstring). ``manifest`` defaults to ``DIR/manifest.json`` when it
     exists; ``ci_only`` checks only the manifest's ``ci`` programs; ``jobs`` > 1 checks programs in that many
     worker processes; ``changed`` re-checks only programs whose files differ from that git revision (all of them
     when the checker changed); ``store`` is the persistent proof cache (None: none); ``progress`` gets one line per
-    program. Raises ``ParseError`` for a directory that is not one, a bad manifest or a bad revision."""
+    program; ``scheduler`` (a Dask scheduler's address) runs the programs as tasks on that cluster instead
+    (``cluster.map_on_cluster``; the store's directory must be one the workers see). Raises ``ParseError`` for a
+    directory that is not one, a bad manifest, a bad revision or a scheduler that cannot be reached."""
     from verispatial.certify.cache import ProofCache
 
     t0 = time.perf_counter()
@@ -511,7 +513,12 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
         if progress is not None:
             progress(f"[{k}/{n}] {o.name}: {o.status} ({o.how or 'not run'}, {o.seconds:.2f} s)")
 
-    if jobs > 1 and n > 1:
+    if scheduler is not None and n:
+        from verispatial.certify.cluster import map_on_cluster
+
+        for k, (o, st) in enumerate(map_on_cluster(scheduler, _check_in_worker, tasks), 1):
+            record(k, o, st)
+    elif jobs > 1 and n > 1:
         from concurrent.futures import as_completed
 
         from verispatial.certify.workers import worker_pool

@@ -1,0 +1,80 @@
+"""The gate on a Dask distributed cluster (``gate(..., scheduler=ADDRESS)``, ``verispatial gate --scheduler``):
+the same outcomes as one process and as ``--jobs``, the proof store shared by the workers, and an unreachable
+scheduler reported as bad input naming ``--scheduler``.
+
+Each test starts a local cluster of two worker processes (an existing engine: ``distributed.LocalCluster``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_proofs_gate import NO_BARRIER, OVERLAP, SMALL, corpus
+
+from verispatial.certify import cluster
+from verispatial.certify.gate import GateRun, gate
+from verispatial.certify.store import ProofStore
+from verispatial.errors import ParseError
+
+distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (the test extra has it)")
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning",
+                                        "ignore::pytest.PytestUnraisableExceptionWarning", "ignore::UserWarning")
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """The address of a local Dask cluster: two single-threaded worker processes, no dashboard."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as lc:
+            yield lc.scheduler_address
+
+
+def _summary(run: GateRun) -> list[tuple[str, str, str]]:
+    """Per program: name, status, and the verdicts of its report's results (the outcome a verdict depends on)."""
+    out = []
+    for o in run.outcomes:
+        verdicts = "" if o.report is None else ",".join(sorted(f"{r.name}={r.verdict.value}"
+                                                                for r in o.report.results))
+        out.append((o.name, o.status, verdicts))
+    return out
+
+
+def test_the_cluster_gives_the_outcomes_of_one_process_and_of_jobs(tmp_path: Path, scheduler: str) -> None:
+    d = corpus(tmp_path, (SMALL, NO_BARRIER, OVERLAP))
+    alone = gate(d)
+    pooled = gate(d, jobs=2)
+    on_cluster = gate(d, scheduler=scheduler)
+    assert on_cluster.ok
+    assert alone.ok
+    assert _summary(on_cluster) == _summary(alone) == _summary(pooled)
+    assert {o.status for o in on_cluster.outcomes} == {"holds"}
+
+
+def test_workers_share_the_proof_store(tmp_path: Path, scheduler: str) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    store = tmp_path / "cache"
+    cold = gate(d, store=ProofStore(store), scheduler=scheduler)
+    warm = gate(d, store=ProofStore(store), scheduler=scheduler)
+    assert cold.ok
+    assert warm.ok
+    assert [(o.name, o.status) for o in cold.outcomes] == [(o.name, o.status) for o in warm.outcomes]
+    # The second run finds what the first run's workers stored: the proof from the cache, the refutation replayed
+    # from its recorded candidate; nothing is computed from scratch again.
+    assert {o.name: o.how for o in cold.outcomes} == {SMALL: "computed", OVERLAP: "computed"}
+    assert {o.name: o.how for o in warm.outcomes} == {SMALL: "cache", OVERLAP: "replayed"}
+
+
+def test_an_unreachable_scheduler_is_bad_input_naming_the_option(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)
+    d = corpus(tmp_path, (SMALL,))
+    with pytest.raises(ParseError) as e:
+        gate(d, scheduler="tcp://127.0.0.1:9")
+    assert e.value.field == "--scheduler"
+    assert "cannot reach the Dask scheduler" in e.value.rule
