@@ -1405,17 +1405,19 @@ def rule_at(rule: str, path: tuple[int, ...] | None = None, engine: str | None =
 
 
 class _Recorder:
-    """Collects violations, each (rule, engine, op path) once, and notices the first one ``stop_on`` wants."""
+    """Collects violations, each (rule, engine, op path, subject) once, and notices the first one ``stop_on`` wants.
+    The subject is part of the key: buffers left holding pages at one engine's end are one violation each, not one
+    for all (issue 16: identical obligations, identical verdicts)."""
 
     def __init__(self, stop_on: Callable[[Violation], bool] | None) -> None:
         self.stop_on = stop_on
-        self.seen: set[tuple[str, str, tuple[int, ...] | None]] = set()
+        self.seen: set[tuple[str, str, tuple[int, ...] | None, object]] = set()
         self.items: list[Violation] = []
         self.stopped = False
 
     def add(self, vs: Iterable[Violation]) -> None:
         for v in vs:
-            k = (v.rule, v.position.engine, v.position.path)
+            k = (v.rule, v.position.engine, v.position.path, v.subject)
             if k not in self.seen:
                 self.seen.add(k)
                 self.items.append(v)
