@@ -215,3 +215,10 @@ def test_ttlang_matmul_is_what_the_ttlang_front_end_reads() -> None:
     built = BUILD.multinode_matmul(root, VENDOR / "ttlang_multinode_matmul.json")
     assert built == _program("ttlang_multinode_matmul.json")
     assert os.path.basename(BUILD.TTLANG_MATMUL) == "step_3_multinode.py"
+
+
+def test_without_the_tutorial_the_committed_matmul_is_kept() -> None:
+    committed = VENDOR / "ttlang_multinode_matmul.json"
+    kept = BUILD.multinode_matmul(None, committed)
+    assert kept == _program("ttlang_multinode_matmul.json")
+    assert [e.sources for e in kept.programs] == [e.sources for e in _program("ttlang_multinode_matmul.json").programs]
