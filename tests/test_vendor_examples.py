@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -222,3 +224,21 @@ def test_without_the_tutorial_the_committed_matmul_is_kept() -> None:
     kept = BUILD.multinode_matmul(None, committed)
     assert kept == _program("ttlang_multinode_matmul.json")
     assert [e.sources for e in kept.programs] == [e.sources for e in _program("ttlang_multinode_matmul.json").programs]
+
+
+def test_certify_prints_the_vendor_lines() -> None:
+    """What a kernel engineer reads: each refutation's first line after the verdict is the vendor statement."""
+    want = {
+        "broken/sampling_wt1_wait2.json": "    at ttnn/operations/reduction/sampling/device/kernels/compute/sampling.cpp:252: "
+                                          "input_dfb.wait_front(2);",
+        "broken/move_overlap_atomic_pending.json": "    at ttnn/operations/data_movement/move/device/kernels/dataflow/"
+                                                   "move_interleaved_with_overlap.cpp:88: sem.up(noc, controller_noc_x, "
+                                                   "controller_noc_y, 1);",
+    }
+    for rel, line in want.items():
+        run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(VENDOR / rel), "-q"],
+                             capture_output=True, text=True, check=False)
+        assert run.returncode == 1, run.stderr
+        out = run.stdout.splitlines()
+        first = next(i for i, ln in enumerate(out) if ln.startswith("refuted "))
+        assert out[first + 1] == line, out[first:first + 3]
