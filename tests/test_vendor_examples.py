@@ -210,6 +210,20 @@ def test_eltwise_binary_is_what_the_ttmetal_front_end_reads() -> None:
     assert [(b.site, b.cb, b.capacity) for b in got.buffers] == [(b.site, b.cb, b.capacity) for b in mine.buffers]
 
 
+def test_move_overlap_is_what_the_ttmetal_front_end_reads() -> None:
+    if _ttnn_cpp() is None:
+        pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
+    pytest.importorskip("tree_sitter_cpp")
+    from verispatial.frontends.ttmetal import import_host
+
+    got = import_host(VENDOR.parent / "ttmetal" / "move_overlap" / "host.yaml")
+    mine = _program("broken/move_overlap_atomic_pending.json")
+    assert [e.ops for e in got.programs] == [e.ops for e in mine.programs]
+    assert [[(p, loc.line) for p, loc in e.sources] for e in got.programs] == [
+        [(p, loc.line) for p, loc in e.sources] for e in mine.programs]
+    assert (got.semaphores, got.groups) == (mine.semaphores, mine.groups)
+
+
 def test_ttlang_matmul_is_what_the_ttlang_front_end_reads() -> None:
     root = BUILD.ttlang_root()
     if root is None:

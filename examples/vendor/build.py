@@ -284,7 +284,8 @@ def sampling_wt1(name: str = "sampling_wt1_wait2", wt: int = 1) -> Program:
     (``generate_index_tile``, line 46/48) into c_2 and the compute kernel's waits, transposes and packs of them
     (lines 247, 253, 261-264, 282, 290-292, 298), and the reader's row-major index sticks (lines 57-62, consumed by the
     writer). The compute kernel is stuck at line 252 before any of them matters; the rest of ``top_k`` (the merge,
-    after line 298) is never reached."""
+    after line 298) is never reached. ``AcquireAcc(2)``: the value tiles' DST 0-1 (the index tiles' DST 2-3 go with
+    the index path)."""
     r, c = Kernel(SAMPLING_READER), Kernel(SAMPLING_COMPUTE)
     site = Site(0, 0)
     c0, c5 = 0, 1
