@@ -120,6 +120,21 @@ def test_pending_atomic_names_the_vendor_increment() -> None:
     assert {x.family for x in r.results if x.verdict is Verdict.REFUTED} == {"async-noc"}
 
 
+def test_move_overlap_with_the_barrier_raises_no_alarm() -> None:
+    """The fix (``noc_async_atomic_barrier()`` after line 88) leaves nothing refuted: no false alarm. What stays
+    failed-to-prove is the controller's word being both waited on and the flag's source (README)."""
+    p = _program("broken/move_overlap_atomic_pending.json")
+    fixed = []
+    for e in p.programs:
+        if e.site != A:
+            e = attrs.evolve(e, ops=(*e.ops[:4], AtomicBarrier(), *e.ops[4:]), sources=())
+        fixed.append(e)
+    r = certify(attrs.evolve(p, programs=tuple(fixed)))
+    assert [x.name for x in r.results if x.verdict is Verdict.REFUTED] == []
+    assert {x.name.split(":")[0] for x in r.results if x.verdict is Verdict.FAILED} == {
+        "async-source-reuse", "sem-protocol", "balance-sem", "deadlock"}
+
+
 def test_sampling_hangs_at_the_two_page_wait() -> None:
     """tt-metal #52348: with Wt = 1 the compute kernel waits for 2 value tiles (sampling.cpp:252) while its reader
     pushed 1 (reader_values_indices_tensor.cpp:51)."""
