@@ -999,9 +999,21 @@ def kv_cache_update(name: str = "kv_cache_update", rendezvous: bool = True) -> P
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _vendor() -> dict[str, Program]:
+    """The vendor transcriptions of ``examples/vendor/build.py``, keyed by their path relative to ``examples/``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vendor_build", HERE / "vendor" / "build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {f"vendor/{rel}": prog for rel, prog in mod.build_vendor().items()}
+
+
 def build_all() -> dict[str, Program]:
     """Every shipped example, keyed by its path relative to ``examples/``."""
-    return {
+    return _vendor() | {
         "matmul_reuse_mcast_wormhole.json": matmul_reuse_mcast("matmul_reuse_mcast_wormhole", WORMHOLE, "none"),
         "matmul_reuse_mcast_blackhole.json": matmul_reuse_mcast("matmul_reuse_mcast_blackhole", BLACKHOLE,
                                                                 "between"),

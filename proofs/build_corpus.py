@@ -75,6 +75,11 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     # A forwarder: multicast from a buffer's front (issue 7).
     "forwarder": None,
     "broken/u_forwarder_pops_early": ("async-noc",),
+    # Vendor kernels as written (examples/vendor/README.md).
+    "vendor/eltwise_binary": None,
+    "vendor/ttlang_multinode_matmul": None,
+    "vendor/broken/move_overlap_atomic_pending": ("async-noc",),
+    "vendor/broken/sampling_wt1_wait2": ("deadlock",),
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

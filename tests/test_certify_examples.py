@@ -444,6 +444,9 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
         "forwarder.json", "broken/u_forwarder_pops_early.json",
+        # Vendor transcriptions: golden tests in tests/test_vendor_examples.py.
+        "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json",
+        "vendor/broken/move_overlap_atomic_pending.json", "vendor/broken/sampling_wt1_wait2.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

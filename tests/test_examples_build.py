@@ -140,6 +140,10 @@ def test_catalogue_lists_every_file_once() -> None:
         "pipeline_small.json",
         "three_sections.json",
         "valid_source.json",
+        "vendor/broken/move_overlap_atomic_pending.json",
+        "vendor/broken/sampling_wt1_wait2.json",
+        "vendor/eltwise_binary.json",
+        "vendor/ttlang_multinode_matmul.json",
         "vendor_receiver.json",
     ]
 

@@ -30,6 +30,7 @@ from verispatial.certify.exact import check_exact, check_sem_balance
 from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
+from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
@@ -92,6 +93,9 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
             if got is not None:
                 cex = {"kind": "rule", "rule": rule, "engine": f.engine,
                        "path": list(f.path) if f.path is not None else None, "summary": f"{f.engine}: {f.message}", **got}
+                if rule == R.ASYNC_PENDING_AT_END:
+                    # The end has no op: name the ops whose transactions are left outstanding (their source lines).
+                    cex["outstanding"] = outstanding_ops(a.views[f.engine].leaves)
                 out.append(Result(family, name, Verdict.REFUTED, f.message, cex, time.perf_counter() - t0))
             else:
                 out.append(Result(family, name, Verdict.FAILED,

@@ -1,0 +1,371 @@
+"""The vendor transcriptions (``examples/vendor/*.json``, ``examples/vendor/broken/*.json``): kernels transcribed op
+for op from the vendor's source as the vendor wrote it, every op carrying the kernel file and line it comes from
+(the program's source table, ``verispatial/ir/source.py``), so a counterexample points at the vendor line.
+
+``examples/build_examples.py`` writes them with the other examples (deterministic; ``tests/test_examples_build.py``
+checks the committed files byte for byte, ``tests/test_vendor_examples.py`` their verdicts). What each file is, the
+kernels it follows and what the format cannot say yet are in ``examples/vendor/README.md``.
+
+The kernels are those of the ttnn 0.81.1 wheel (``ttnn/cpp/ttnn/operations/...``, cited repository-relative to
+``ttnn/cpp``), which is not kept here. TT-Lang's multinode matmul is read from the tt-lang-sim 1.1.6 wheel's tutorial
+by the TT-Lang front end (``multinode_matmul`` below), since the front end is exact for it; without the tutorial the
+committed file is kept as it is.
+
+Units: pages of the named buffer (one tile each), tile addresses row-major tile indices, bytes of local memory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from verispatial.ir import (
+    WORMHOLE,
+    AcquireAcc,
+    Addr,
+    Buffer,
+    BufferAt,
+    Compute,
+    Engine,
+    EngineProgram,
+    Flush,
+    Group,
+    Loop,
+    McastSetValid,
+    Op,
+    Operand,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    Semaphore,
+    SemInc,
+    SemRole,
+    SemWait,
+    Site,
+    Tensor,
+    Term,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.serialize import loads
+from verispatial.ir.source import OpPath, SourceLoc, Sources
+
+HERE = Path(__file__).resolve().parent
+
+#: Kernel sources, relative to the wheel's ``ttnn/ttnn/cpp`` (the path tt-metal's program factories name them by).
+OPS = "ttnn/operations"
+BINARY_READER = f"{OPS}/eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"
+BINARY_COMPUTE = f"{OPS}/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp"
+UNARY_WRITER = f"{OPS}/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+MOVE_OVERLAP = f"{OPS}/data_movement/move/device/kernels/dataflow/move_interleaved_with_overlap.cpp"
+SAMPLING_READER = f"{OPS}/reduction/sampling/device/kernels/dataflow/reader_values_indices_tensor.cpp"
+SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cpp"
+#: The TT-Lang tutorial, relative to the unpacked tt-lang-sim 1.1.6 wheel.
+TTLANG_MATMUL = "ttl/tutorials/matmul/step_3_multinode.py"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Transcription: ops with their vendor line
+# ---------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Line:
+    """One transcribed statement: ``op`` (a leaf op, or a ``Loop`` whose body is ``body``) read from ``file:line``,
+    whose statement is ``text`` (one line, as the vendor wrote it)."""
+
+    file: str
+    line: int
+    text: str
+    op: Op
+    body: tuple[Line, ...] = ()
+
+
+class Kernel:
+    """Statements of one kernel file: ``k(line, text, op)`` a leaf, ``k.loop(line, text, var, count, *body)`` a
+    loop."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def __call__(self, line: int, text: str, op: Op) -> Line:
+        return Line(self.file, line, text, op)
+
+    def loop(self, line: int, text: str, var: str, count: int, *body: Line) -> Line:
+        return Line(self.file, line, text, Loop(var, count, ()), tuple(body))
+
+
+def lower(lines: tuple[Line, ...], prefix: OpPath = ()) -> tuple[tuple[Op, ...], Sources]:
+    """The op list of ``lines`` and its source table (op path -> location)."""
+    ops: list[Op] = []
+    table: list[tuple[OpPath, SourceLoc]] = []
+    for i, ln in enumerate(lines):
+        path = (*prefix, i)
+        op = ln.op
+        if isinstance(op, Loop):
+            body, inner = lower(ln.body, path)
+            op = attrs.evolve(op, body=body)
+            table.append((path, SourceLoc(ln.file, ln.line, 0, ln.text)))
+            table.extend(inner)
+        else:
+            table.append((path, SourceLoc(ln.file, ln.line, 0, ln.text)))
+        ops.append(op)
+    return tuple(ops), tuple(table)
+
+
+def engine(site: Site, eng: Engine, *lines: Line) -> EngineProgram:
+    ops, sources = lower(tuple(lines))
+    return EngineProgram(site, eng, ops, (), sources)
+
+
+def pack(buffers: tuple[Buffer, ...]) -> tuple[BufferAt, ...]:
+    """Each site's buffers one after another from the reserved base, in id order (the allocator's order of
+    ``CreateCircularBuffer`` calls), ``capacity`` one-tile bf16 pages each."""
+    nxt: dict[Site, int] = {}
+    out = []
+    for b in buffers:
+        at = nxt.get(b.site, WORMHOLE.reserved_base)
+        size = b.capacity * b.page_tiles * WORMHOLE.tile_bytes[b.dtype]
+        out.append(BufferAt(b.id, at, size))
+        nxt[b.site] = at + size
+    return tuple(out)
+
+
+def _tensor(name: str, tiles: int, role: Role) -> Tensor:
+    return Tensor(name, (32, 32 * tiles), "bf16", role)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. The interleaved eltwise binary (ttnn.add)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def eltwise_binary(name: str = "eltwise_binary", cores: int = 2, tiles_per_core: int = 4) -> Program:
+    """``ttnn.add`` of two interleaved bf16 tensors on ``cores`` cores of ``tiles_per_core`` tiles, as ttnn's
+    element-wise multi-core program factory sets it up for interleaved operands
+    (``eltwise/binary/device/element_wise_multi_core_program_factory.cpp``, not in the wheel): ``split_work_to_cores``
+    gives each core ``num_tiles`` tiles from ``start_id``; c_0 and c_1 hold ``2 * max_block_size`` = 2 one-tile
+    pages, the output c_2 2 pages; the compute kernel runs ``per_core_block_cnt = num_tiles`` blocks of
+    ``per_core_block_size = 1``; ``block_or_width_sharded`` is false, so the reader takes its interleaved branch
+    (line 94). The compute kernel is built with ``ELTWISE_OP=add_tiles`` and neither ``SFPU_OP_INIT_PRE_IN*_0`` nor
+    ``PACK_RELU``: ``dfb_inp0`` is ``dfb_in0`` (line 24). ``tile_regs_commit``/``tile_regs_wait`` (the math/pack
+    handshake inside the compute engine) have no op: the accumulator is held from acquire to release."""
+    r, c, w = Kernel(BINARY_READER), Kernel(BINARY_COMPUTE), Kernel(UNARY_WRITER)
+    n = tiles_per_core
+    buffers: list[Buffer] = []
+    programs: list[EngineProgram] = []
+    for i in range(cores):
+        site = Site(i, 0)
+        c0, c1, c2 = 3 * i, 3 * i + 1, 3 * i + 2
+        buffers += [Buffer(c0, "c_0", site, 0, 1, 2, "bf16"), Buffer(c1, "c_1", site, 1, 1, 2, "bf16"),
+                    Buffer(c2, "c_2", site, 2, 1, 2, "bf16")]
+        at = Addr(i * n, (Term("tile_id", 1),))
+        programs.append(engine(site, Engine.READER, r.loop(
+            94, "for (uint32_t tile_id = start_id; tile_id < start_id + num_tiles; tile_id++) {", "tile_id", n,
+            r(96, "dfb0.reserve_back(onetile);", Reserve(c0, 1)),
+            r(97, "noc.async_read(s0, dfb0, src0_tile_bytes, {.page_id = tile_id}, {.offset_bytes = 0});",
+              ReadTiles("a", at, 1, c0)),
+            r(101, "dfb1.reserve_back(onetile);", Reserve(c1, 1)),
+            r(102, "noc.async_read(s1, dfb1, src1_tile_bytes, {.page_id = tile_id}, {.offset_bytes = 0});",
+              ReadTiles("b", at, 1, c1)),
+            r(105, "noc.async_read_barrier();", ReadBarrier()),
+            r(108, "dfb0.push_back(onetile);", Push(c0, 1)),
+            r(112, "dfb1.push_back(onetile);", Push(c1, 1)),
+        )))
+        programs.append(engine(site, Engine.COMPUTE, c.loop(
+            45, "for (uint32_t block = 0; block < per_core_block_cnt; ++block) {", "block", n,
+            c(109, "dfb_inp0.wait_front(per_core_block_size);", Wait(c0, 1)),
+            c(110, "dfb_inp1.wait_front(per_core_block_size);", Wait(c1, 1)),
+            c(111, "dfb_out0.reserve_back(per_core_block_size);", Reserve(c2, 1)),
+            c(117, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+            c.loop(118, "for (uint32_t i = 0; i < per_core_block_size; ++i) {", "i", 1,
+                   c(119, "ELTWISE_OP(dfb_inp0.get_id(), dfb_inp1.get_id(), i, i, i);",
+                     Compute("add", 1, (Operand(c0, 1), Operand(c1, 1))))),
+            c.loop(133, "for (uint32_t i = 0; i < per_core_block_size; ++i) {", "i", 1,
+                   c(134, "pack_tile(i, dfb_out0.get_id());", PackAcc(c2, 1))),
+            c(136, "tile_regs_release();", ReleaseAcc()),
+            c(138, "dfb_inp0.pop_front(per_core_block_size);", Pop(c0, 1)),
+            c(139, "dfb_inp1.pop_front(per_core_block_size);", Pop(c1, 1)),
+            c(140, "dfb_out0.push_back(per_core_block_size);", Push(c2, 1)),
+        )))
+        programs.append(engine(
+            site, Engine.WRITER,
+            w.loop(49, "for (uint32_t i = start_id; i < end_id; ++i) {", "i", n,
+                   w(51, "dfb.wait_front(onepage);", Wait(c2, 1)),
+                   w(52, "noc.async_write(dfb, s, page_bytes, {}, {.page_id = i});",
+                     WriteTiles(c2, "out", Addr(i * n, (Term("i", 1),)), 1)),
+                   w(53, "noc.async_writes_flushed();", Flush()),
+                   w(54, "dfb.pop_front(onepage);", Pop(c2, 1))),
+            w(56, "noc.async_write_barrier();", WriteBarrier()),
+        ))
+    bufs = tuple(buffers)
+    return Program(name, WORMHOLE,
+                   tensors=tuple(_tensor(t, cores * n, role) for t, role in
+                                 (("a", Role.INPUT), ("b", Role.INPUT), ("out", Role.OUTPUT))),
+                   buffers=bufs, programs=tuple(programs), memory=pack(bufs))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Broken: an atomic increment still pending when the kernel ends (the class of tt-metal #40879)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def move_overlap(name: str = "move_overlap_atomic_pending") -> Program:
+    """``ttnn.move`` onto an overlapping tensor (``move_interleaved_with_overlap.cpp``, as shipped) on three cores of
+    two tiles, the host arguments of ``examples/ttmetal/move_overlap/host.yaml``: every core reads its tiles into a
+    2-page c_0 (one reserve, a read and a barrier per tile, one push); the controller (0,0) waits until its word of
+    the semaphore reaches ``control_value`` = 2 and multicasts that word to (1,0)-(2,0) (``set_multicast``, one
+    region); each worker increments the controller's word (``sem.up``: ``noc_semaphore_inc``, a non-posted atomic)
+    and waits for the multicast value; every core then writes its tiles. No worker issues
+    ``noc_async_atomic_barrier()``: it ends with the increment's acknowledgement outstanding, what the watcher flags
+    as "kernel completing with pending NOC transactions (missing NOC non-posted atomics flushed barrier)" in
+    tt-metal #40879 (``llama_shapes_sharded_writer.cpp``)."""
+    k = Kernel(MOVE_OVERLAP)
+    sites = (Site(0, 0), Site(1, 0), Site(2, 0))
+    buffers = tuple(Buffer(i, "c_0", s, 0, 1, 2, "bf16") for i, s in enumerate(sites))
+    programs = []
+    for i, s in enumerate(sites):
+        at = Addr(2 * i, (Term("i", 1),))
+        read = (
+            k(59, "dfb.reserve_back(num_tiles);", Reserve(i, 2)),
+            k.loop(61, "for (uint32_t i = start_id; i < start_id + num_tiles; i += ublock_size_tiles) {", "i", 2,
+                   k(62, "noc.async_read(", ReadTiles("src", at, 1, i)),
+                   k(64, "noc.async_read_barrier();", ReadBarrier())),
+            k(67, "dfb.push_back(num_tiles);", Push(i, 2)),
+        )
+        if i == 0:
+            sync = (k(70, "sem.wait(control_value);", SemWait(0, WaitCond.EQ, 2)),
+                    k(75, "sem.set_multicast<NocOptions::DEFAULT>(", McastSetValid(0, 0, 2)))
+        else:
+            sync = (k(88, "sem.up(noc, controller_noc_x, controller_noc_y, 1);", SemInc(0, sites[0], 1)),
+                    k(90, "sem.wait(control_value);", SemWait(0, WaitCond.EQ, 2)))
+        write = (
+            k(93, "dfb.wait_front(num_tiles);", Wait(i, 2)),
+            k.loop(95, "for (uint32_t i = start_id; i < start_id + num_tiles; i += ublock_size_tiles) {", "i", 2,
+                   k(96, "noc.async_write(", WriteTiles(i, "dst", at, 1)),
+                   k(98, "noc.async_write_barrier();", WriteBarrier())),
+            k(101, "dfb.pop_front(num_tiles);", Pop(i, 2)),
+        )
+        programs.append(engine(s, Engine.READER, *read, *sync, *write))
+    return Program(name, WORMHOLE,
+                   tensors=(_tensor("src", 6, Role.INPUT), _tensor("dst", 6, Role.OUTPUT)),
+                   buffers=buffers,
+                   # CreateSemaphore writes the initial value at every launch (host_init).
+                   semaphores=(Semaphore(0, "barrier", sites, 0, SemRole.COUNTER, host_init=True),),
+                   groups=(Group(0, sites[0], (1, 0, 2, 0)),),
+                   programs=tuple(programs), memory=pack(buffers))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Broken: compute waits for 2 pages per step, its reader pushes 1 (tt-metal #52348, ttnn.sampling at Wt = 1)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def sampling_wt1(name: str = "sampling_wt1_wait2", wt: int = 1) -> Program:
+    """``ttnn.sampling`` with W = 32 (``Wt`` = 1, ``Ht`` = 1), the values path of the reader and of the compute
+    kernel's local-sort loop, on one core: the reader pushes ``Ht * Wt`` value tiles into c_0 one at a time; the
+    compute kernel reserves ``Wt`` pages of c_5 and runs ``ceil(Wt / 2)`` local-sort steps, each waiting for two
+    value tiles, transposing them into DST, sorting, popping two and packing two into c_5, then pushes ``Wt``.
+    Capacities from ``sampling_program_factory.cpp``: c_0 ``2 * num_cb_unit`` = 4 pages, c_5 ``Wt`` pages. With
+    ``Wt`` = 1 the one step waits for a second tile that is never pushed (tt-metal #52348).
+
+    Left out, because the format cannot say them: the index tiles the reader generates with plain L1 stores
+    (``generate_index_tile``, line 46/48) into c_2 and the compute kernel's waits, transposes and packs of them
+    (lines 247, 253, 261-264, 282, 290-292, 298), and the reader's row-major index sticks (lines 57-62, consumed by the
+    writer). The compute kernel is stuck at line 252 before any of them matters; the rest of ``top_k`` (the merge,
+    after line 298) is never reached. ``AcquireAcc(2)``: the value tiles' DST 0-1 (the index tiles' DST 2-3 go with
+    the index path)."""
+    r, c = Kernel(SAMPLING_READER), Kernel(SAMPLING_COMPUTE)
+    site = Site(0, 0)
+    c0, c5 = 0, 1
+    buffers = (Buffer(c0, "c_0", site, 0, 1, 4, "bf16"), Buffer(c5, "c_5", site, 5, 1, wt, "bf16"))
+    steps = (wt + 1) // 2
+    reader = engine(site, Engine.READER, r.loop(
+        38, "for (uint32_t i = 0; i < Ht; ++i) {", "i", 1,
+        r.loop(40, "for (uint32_t j = 0; j < Wt; ++j) {", "j", wt,
+               r(41, "input_values_dfb.reserve_back(onetile);", Reserve(c0, 1)),
+               r(42, "noc.async_read(", ReadTiles("input_values", Addr(0, (Term("i", wt), Term("j", 1))), 1, c0)),
+               r(50, "noc.async_read_barrier();", ReadBarrier()),
+               r(51, "input_values_dfb.push_back(onetile);", Push(c0, 1)))))
+    compute = engine(site, Engine.COMPUTE, c.loop(
+        244, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1,
+        c(246, "input_transposed_dfb.reserve_back(Wt);", Reserve(c5, wt)),
+        c.loop(250, "for (uint32_t wt = 0; wt < Wt; wt += 2) {", "wt", steps,
+               c(252, "input_dfb.wait_front(2);", Wait(c0, 2)),
+               c(255, "tile_regs_acquire();", AcquireAcc(2, "bf16")),
+               c(258, "transpose_tile(input_dfb_index, 0, 0);", Compute("transpose", 1, (Operand(c0, 1),))),
+               c(259, "transpose_tile(input_dfb_index, 1, 1);", Compute("transpose", 2, (Operand(c0, 2),))),
+               c(272, "ckernel::topk_local_sort<", Compute("topk_local_sort", 2, ())),
+               c(281, "input_dfb.pop_front(2);", Pop(c0, 2)),
+               c(287, "pack_tile(0, input_transposed_dfb_index);", PackAcc(c5, 1)),
+               c(288, "pack_tile(1, input_transposed_dfb_index);", PackAcc(c5, 1)),
+               c(294, "tile_regs_release();", ReleaseAcc())),
+        c(297, "input_transposed_dfb.push_back(Wt);", Push(c5, wt))))
+    return Program(name, WORMHOLE, tensors=(_tensor("input_values", wt, Role.INPUT),), buffers=buffers,
+                   programs=(reader, compute), memory=pack(buffers))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. TT-Lang's multinode matmul tutorial, read by the TT-Lang front end
+# ---------------------------------------------------------------------------------------------------------
+
+
+def ttlang_root() -> Path | None:
+    """The unpacked tt-lang-sim 1.1.6 wheel (its ``ttl/tutorials``): ``$VERISPATIAL_TTLANG``, else the tests' cache
+    (``$VERISPATIAL_VENDOR_CACHE``/tt-lang-sim-1.1.6); None when neither holds the tutorial."""
+    cache = Path(os.environ.get("VERISPATIAL_VENDOR_CACHE", Path.home() / ".cache" / "verispatial" / "vendor"))
+    for root in (os.environ.get("VERISPATIAL_TTLANG"), cache / "tt-lang-sim-1.1.6"):
+        if root and (Path(root) / TTLANG_MATMUL).is_file():
+            return Path(root)
+    return None
+
+
+def multinode_matmul(root: Path | None, committed: Path) -> Program:
+    """TT-Lang's ``matmul/step_3_multinode.py`` at the tutorial's own shapes, imported by the TT-Lang front end
+    (exact for it: README "TT-Lang"), its source table named repository-relative (``ttl/tutorials/...``). Without
+    the tutorial (``root`` None) the committed file."""
+    if root is None:
+        return loads(committed.read_text(encoding="utf-8"))
+    from verispatial.frontends.ttlang import import_file
+
+    (imp,) = import_file(str(root / TTLANG_MATMUL))
+    where = str(root / TTLANG_MATMUL)
+    progs = tuple(attrs.evolve(ep, sources=tuple(
+        (p, attrs.evolve(loc, file=TTLANG_MATMUL) if loc.file == where else loc) for p, loc in ep.sources))
+        for ep in imp.program.programs)
+    return attrs.evolve(imp.program, name="ttlang_multinode_matmul", programs=progs)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------------------------------------
+
+BUILDERS: dict[str, Callable[[], Program]] = {
+    "eltwise_binary.json": eltwise_binary,
+    "broken/move_overlap_atomic_pending.json": move_overlap,
+    "broken/sampling_wt1_wait2.json": sampling_wt1,
+}
+
+
+def build_vendor() -> dict[str, Program]:
+    """Every vendor example, keyed by its path relative to ``examples/vendor/``."""
+    out = {rel: f() for rel, f in BUILDERS.items()}
+    out["ttlang_multinode_matmul.json"] = multinode_matmul(ttlang_root(), HERE / "ttlang_multinode_matmul.json")
+    return dict(sorted(out.items()))
+
+
+def vendor_lines(p: Program) -> list[tuple[str, int, str]]:
+    """Every (file, line, text) the program's source tables cite (the check against the vendor files)."""
+    return sorted({(loc.file, loc.line, loc.text) for ep in p.programs for _, loc in ep.sources})
+

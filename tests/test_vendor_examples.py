@@ -1,0 +1,273 @@
+"""The vendor transcriptions (``examples/vendor/``, ``examples/vendor/README.md``): each correct one proves with no
+obligation left failed-to-prove; each broken one is refuted in the family that names its hang, its counterexample
+replayed by the interpreter and pointing at the vendor line; every op cites its kernel file and line, and (when the
+vendor wheels are at hand) that line holds the statement quoted and the front ends read the same program."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import attrs
+import pytest
+from builders import A, B, ep, prog, sem
+
+from verispatial.certify.checker import certify
+from verispatial.certify.pending import outstanding_ops
+from verispatial.certify.report import Report, Verdict
+from verispatial.certify.structure import Leaf, engine_views
+from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, WriteBarrier
+from verispatial.ir.program import Program
+from verispatial.ir.serialize import load_program
+from verispatial.ir.source import SourceLoc
+from verispatial.report.sources import located, source_locations
+
+VENDOR = Path(__file__).resolve().parent.parent / "examples" / "vendor"
+
+#: file -> None (proved, every obligation) or the families it must be refuted in.
+EXPECTED: dict[str, tuple[str, ...] | None] = {
+    "eltwise_binary.json": None,
+    "ttlang_multinode_matmul.json": None,
+    "broken/move_overlap_atomic_pending.json": ("async-noc",),
+    "broken/sampling_wt1_wait2.json": ("deadlock",),
+}
+
+
+def _build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("vendor_build", VENDOR / "build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BUILD = _build()
+
+
+def leaves_of(e: EngineProgram) -> list[Leaf]:
+    return next(iter(engine_views(prog(e)).values())).leaves
+
+
+@functools.cache
+def _program(rel: str) -> Program:
+    return load_program(VENDOR / rel)
+
+
+@functools.cache
+def _report(rel: str) -> Report:
+    return certify(_program(rel))
+
+
+def test_the_catalogue_is_the_directory() -> None:
+    on_disk = sorted(p.relative_to(VENDOR).as_posix() for p in VENDOR.rglob("*.json"))
+    assert on_disk == sorted(EXPECTED)
+    assert sorted(BUILD.build_vendor()) == on_disk
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_every_op_cites_its_vendor_line(rel: str) -> None:
+    p = _program(rel)
+    for e in p.programs:
+        table = dict(e.sources)
+        for lf in leaves_of(e):
+            loc = table.get(lf.path)
+            assert loc is not None, (rel, e.key, lf.path)
+            assert loc.line > 0
+            assert loc.text
+            assert loc.file.startswith(("ttnn/operations/", "ttl/tutorials/")), loc.file
+
+
+@pytest.mark.parametrize("rel", [r for r, want in EXPECTED.items() if want is None])
+def test_vendor_transcription_proves_with_nothing_left(rel: str) -> None:
+    r = _report(rel)
+    assert r.exit_code == 0
+    assert [x.name for x in r.results if x.verdict is not Verdict.PROVED] == []
+
+
+@pytest.mark.parametrize("rel", [r for r, want in EXPECTED.items() if want is not None])
+def test_broken_variant_is_refuted_in_its_family_and_replayed(rel: str) -> None:
+    want = EXPECTED[rel]
+    assert want is not None
+    r = _report(rel)
+    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED]
+    assert {x.family for x in refuted} >= set(want)
+    for x in refuted:
+        if x.family in want:
+            assert x.counterexample is not None
+            assert x.counterexample.get("replayed_by") or x.counterexample.get("kind") == "deadlock", x.name
+
+
+def test_pending_atomic_names_the_vendor_increment() -> None:
+    """tt-metal #40879's class in ``move_interleaved_with_overlap.cpp`` as shipped: each worker ends with its
+    ``sem.up`` unacknowledged, and the counterexample points at that line (88), not at the engine's end."""
+    p = _program("broken/move_overlap_atomic_pending.json")
+    r = _report("broken/move_overlap_atomic_pending.json")
+    pending = [x for x in r.results if x.verdict is Verdict.REFUTED and x.name.startswith("async-pending-at-end")]
+    assert sorted(x.counterexample["engine"] for x in pending if x.counterexample) == ["(1,0).reader", "(2,0).reader"]
+    for x in pending:
+        assert x.counterexample is not None
+        assert x.counterexample["replayed_by"]
+        assert [(o["kind"], o["path"]) for o in x.counterexample["outstanding"]] == [("atomic", [3])]
+        lines = [(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, x)]
+        assert lines == [("move_interleaved_with_overlap.cpp", 88)]
+    # Nothing else is refuted: the increments themselves are ordered (the release waits for them).
+    assert {x.family for x in r.results if x.verdict is Verdict.REFUTED} == {"async-noc"}
+
+
+def test_move_overlap_with_the_barrier_raises_no_alarm() -> None:
+    """The fix (``noc_async_atomic_barrier()`` after line 88) leaves nothing refuted: no false alarm. What stays
+    failed-to-prove is the controller's word being both waited on and the flag's source (README)."""
+    p = _program("broken/move_overlap_atomic_pending.json")
+    fixed = []
+    for e in p.programs:
+        if e.site != A:
+            e = attrs.evolve(e, ops=(*e.ops[:4], AtomicBarrier(), *e.ops[4:]), sources=())
+        fixed.append(e)
+    r = certify(attrs.evolve(p, programs=tuple(fixed)))
+    assert [x.name for x in r.results if x.verdict is Verdict.REFUTED] == []
+    assert {x.name.split(":")[0] for x in r.results if x.verdict is Verdict.FAILED} == {
+        "async-source-reuse", "sem-protocol", "balance-sem", "deadlock"}
+
+
+def test_sampling_hangs_at_the_two_page_wait() -> None:
+    """tt-metal #52348: with Wt = 1 the compute kernel waits for 2 value tiles (sampling.cpp:252) while its reader
+    pushed 1 (reader_values_indices_tensor.cpp:51)."""
+    p = _program("broken/sampling_wt1_wait2.json")
+    r = _report("broken/sampling_wt1_wait2.json")
+    (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
+    assert dl.counterexample is not None
+    (stuck,) = dl.counterexample["stuck"]
+    assert stuck["position"]["engine"] == "(0,0).compute"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, dl)] == [
+        ("sampling.cpp", 252, "input_dfb.wait_front(2);")]
+    # With Wt = 2 the same kernels run to the end.
+    ok = certify(BUILD.sampling_wt1("sampling_wt2", wt=2))
+    assert not [x.name for x in ok.results if x.family == "deadlock" and x.verdict is not Verdict.PROVED]
+
+
+def test_eltwise_binary_ops_follow_the_kernels() -> None:
+    p = _program("eltwise_binary.json")
+    (reader,) = [e for e in p.programs if e.site == A and e.engine is Engine.READER]
+    loop = reader.ops[0]
+    assert isinstance(loop, Loop)
+    assert [type(op).__name__ for op in loop.body] == [
+        "Reserve", "ReadTiles", "Reserve", "ReadTiles", "ReadBarrier", "Push", "Push"]
+    (writer,) = [e for e in p.programs if e.site == B and e.engine is Engine.WRITER]
+    assert isinstance(writer.ops[-1], WriteBarrier)
+    assert writer.source_of((1,)) is not None
+    assert writer.source_of((1,)).line == 56  # type: ignore[union-attr]
+
+
+# --- the ops an unacknowledged transaction comes from ------------------------------------------------------
+
+
+def test_outstanding_ops_name_the_uncovered_increment() -> None:
+    p = prog(ep(A, Engine.READER, Loop("k", 2, (SemInc(0, B, 1), AtomicBarrier())), SemInc(0, B, 1)),
+             sems=(sem(0, A, B),))
+    (e,) = p.programs
+    assert outstanding_ops(leaves_of(e)) == [{"engine": "(0,0).reader", "path": [1], "kind": "atomic"}]
+    covered = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()), sems=(sem(0, A, B),))
+    assert outstanding_ops(leaves_of(covered.programs[0])) == []
+
+
+def test_pending_at_end_counterexample_is_located() -> None:
+    p = prog(ep(A, Engine.READER, SemInc(0, B, 1)), ep(B, Engine.READER), sems=(sem(0, A, B),))
+    e = p.programs[0]
+    p = attrs.evolve(p, programs=(attrs.evolve(e, sources=(((0,), SourceLoc("k.cpp", 7, 0, "sem.up(...)")),)),
+                                  p.programs[1]))
+    r = certify(p)
+    (x,) = [x for x in r.results if x.name.startswith("async-pending-at-end") and x.verdict is Verdict.REFUTED]
+    assert x.counterexample is not None
+    cex, locs = located(p, x.counterexample)
+    assert [str(loc) for loc in locs] == ["k.cpp:7: sem.up(...)"]
+    assert cex["outstanding"][0]["source"]["line"] == 7
+
+
+# --- against the vendor files, when they are at hand ------------------------------------------------------
+
+
+def _ttnn_cpp() -> Path | None:
+    from verispatial.frontends.ttmetal.vendor import wheel_root
+
+    root = wheel_root()
+    return None if root is None else root / "ttnn" / "ttnn" / "cpp"
+
+
+@pytest.mark.parametrize("rel", [r for r in sorted(EXPECTED) if not r.startswith("ttlang")])
+def test_cited_lines_hold_the_quoted_statements(rel: str) -> None:
+    cpp = _ttnn_cpp()
+    if cpp is None:
+        pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
+    for file, line, text in BUILD.vendor_lines(_program(rel)):
+        got = (cpp / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()
+        assert got.startswith(text.strip()) or text.strip() in got, (file, line, got, text)
+
+
+def test_eltwise_binary_is_what_the_ttmetal_front_end_reads() -> None:
+    if _ttnn_cpp() is None:
+        pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
+    pytest.importorskip("tree_sitter_cpp")
+    from verispatial.frontends.ttmetal import import_host
+
+    host = VENDOR.parent / "ttmetal" / "eltwise_binary" / "host.yaml"
+    got = import_host(host)
+    mine = _program("eltwise_binary.json")
+    key = {e.key: e for e in mine.programs}
+    for e in got.programs:
+        assert e.ops == key[e.key].ops, e.key
+        assert [(p, loc.line) for p, loc in e.sources] == [(p, loc.line) for p, loc in key[e.key].sources], e.key
+    assert [(b.site, b.cb, b.capacity) for b in got.buffers] == [(b.site, b.cb, b.capacity) for b in mine.buffers]
+
+
+def test_move_overlap_is_what_the_ttmetal_front_end_reads() -> None:
+    if _ttnn_cpp() is None:
+        pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
+    pytest.importorskip("tree_sitter_cpp")
+    from verispatial.frontends.ttmetal import import_host
+
+    got = import_host(VENDOR.parent / "ttmetal" / "move_overlap" / "host.yaml")
+    mine = _program("broken/move_overlap_atomic_pending.json")
+    assert [e.ops for e in got.programs] == [e.ops for e in mine.programs]
+    assert [[(p, loc.line) for p, loc in e.sources] for e in got.programs] == [
+        [(p, loc.line) for p, loc in e.sources] for e in mine.programs]
+    assert (got.semaphores, got.groups) == (mine.semaphores, mine.groups)
+
+
+def test_ttlang_matmul_is_what_the_ttlang_front_end_reads() -> None:
+    root = BUILD.ttlang_root()
+    if root is None:
+        pytest.skip("the tt-lang-sim 1.1.6 tutorials are not unpacked ($VERISPATIAL_TTLANG)")
+    built = BUILD.multinode_matmul(root, VENDOR / "ttlang_multinode_matmul.json")
+    assert built == _program("ttlang_multinode_matmul.json")
+    assert os.path.basename(BUILD.TTLANG_MATMUL) == "step_3_multinode.py"
+
+
+def test_without_the_tutorial_the_committed_matmul_is_kept() -> None:
+    committed = VENDOR / "ttlang_multinode_matmul.json"
+    kept = BUILD.multinode_matmul(None, committed)
+    assert kept == _program("ttlang_multinode_matmul.json")
+    assert [e.sources for e in kept.programs] == [e.sources for e in _program("ttlang_multinode_matmul.json").programs]
+
+
+def test_certify_prints_the_vendor_lines() -> None:
+    """What a kernel engineer reads: each refutation's first line after the verdict is the vendor statement."""
+    want = {
+        "broken/sampling_wt1_wait2.json": "    at ttnn/operations/reduction/sampling/device/kernels/compute/sampling.cpp:252: "
+                                          "input_dfb.wait_front(2);",
+        "broken/move_overlap_atomic_pending.json": "    at ttnn/operations/data_movement/move/device/kernels/dataflow/"
+                                                   "move_interleaved_with_overlap.cpp:88: sem.up(noc, controller_noc_x, "
+                                                   "controller_noc_y, 1);",
+    }
+    for rel, line in want.items():
+        run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(VENDOR / rel), "-q"],
+                             capture_output=True, text=True, check=False)
+        assert run.returncode == 1, run.stderr
+        out = run.stdout.splitlines()
+        first = next(i for i, ln in enumerate(out) if ln.startswith("refuted "))
+        assert out[first + 1] == line, out[first:first + 3]
