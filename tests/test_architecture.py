@@ -19,7 +19,7 @@ PACKAGE = ROOT / "verispatial"
 ALLOWED = {
     "ir": {"errors", "__init__"},
     "petri": {"ir", "errors", "budget", "__init__"},
-    "certify": {"ir", "petri", "errors", "budget", "atomic", "__init__"},
+    "certify": {"ir", "petri", "errors", "budget", "__init__"},
 }
 
 

@@ -14,10 +14,10 @@ from typing import Any
 import attrs
 
 from verispatial import atomic
-from verispatial.certify.cache import ProofCache
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.run import certify
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.ops import Loop, Op
 from verispatial.ir.program import Program
@@ -84,7 +84,7 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
     a temporary directory beside ``out_dir`` and swapped in only once every section is done, so a refusal or an
     interruption leaves nothing half-written (``write_sections``). ``progress`` receives one line per step.
     ``cache`` is the proof cache the sections share (default: a fresh one; one over a ``ProofStore`` also reuses
-    and keeps proofs on disk, ``certify/store.py``).
+    and keeps proofs on disk, ``driver/store.py``).
     """
     say = progress or (lambda _m: None)
     n = len(graph.ops)
