@@ -1,8 +1,9 @@
 """The trusted kernel (docs/checker.md, "Trusted kernel"): what decides a verdict — ``verispatial.ir``,
 ``verispatial.certify`` and the families' checker encodings — imports nothing, at run time, of the untrusted side
 (the driver, reporting, the CLI, the passes, the front ends, the strategies); and what the driver hands the kernel
-cannot make it say ``proved``: a forged proof-store entry is never read by the kernel, and a deadlock search only
-proposes runs, which refute only when the interpreter reproduces them."""
+cannot make it say ``proved``: a forged whole-program entry in the proof store is never read by the kernel, a memo
+is consulted only for the renaming-invariant families (``canon.FAMILIES``), and a deadlock search only proposes
+runs, which refute only when the interpreter reproduces them."""
 
 from __future__ import annotations
 
