@@ -15,9 +15,9 @@ import argparse
 import time
 from collections import Counter
 
-from verispatial.certify.cache import ProofCache
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.run import certify
 from verispatial.ir.graph import load_graph
 from verispatial.ir.target import WORMHOLE
 from verispatial.passes.compile import compile_section

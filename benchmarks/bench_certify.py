@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
 from build_examples import MatmulConfig, matmul_reuse_mcast
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir.target import WORMHOLE
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate

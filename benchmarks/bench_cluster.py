@@ -20,7 +20,7 @@ import time
 import warnings
 from pathlib import Path
 
-from verispatial.certify.gate import GateRun, gate, load_manifest
+from verispatial.driver.gate import GateRun, gate, load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -61,7 +61,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _certify(path: Path, cache: bool) -> dict[str, Any]:
-    from verispatial.certify.checker import certify
+    from verispatial.driver.run import certify
     from verispatial.ir.serialize import load_program
 
     p = load_program(path)

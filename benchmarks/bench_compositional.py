@@ -25,7 +25,7 @@ from collections import Counter
 import attrs
 
 from verispatial.certify import compositional as comp
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir.graph import load_graph
 from verispatial.ir.ids import Renaming
 from verispatial.ir.program import Program, walk

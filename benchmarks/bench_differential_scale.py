@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_differential import disagreements
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
+from verispatial.driver.run import certify
 from verispatial.errors import PassRefused
 from verispatial.ir import BLACKHOLE, WORMHOLE, Program, Target
 from verispatial.ir.graph import ModelGraph

@@ -1,4 +1,4 @@
-"""The gate and certify, cold and warm, through the persistent proof cache (``verispatial/certify/store.py``).
+"""The gate and certify, cold and warm, through the persistent proof cache (``verispatial/driver/store.py``).
 
 1. ``verispatial gate proofs --ci`` over the committed corpus: cold (a fresh cache directory, every proof
    derived, one process) and warm (the same cache, nothing changed), each as the command a user runs (a new

@@ -15,6 +15,7 @@ import time
 
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
+from verispatial.driver.search import propose_deadlock
 from verispatial.ir.graph import GraphBuilder
 from verispatial.ir.program import Program
 from verispatial.ir.target import WORMHOLE
@@ -48,7 +49,7 @@ def main() -> None:
         row = []
         for method in ("search", "schedule"):
             t0 = time.perf_counter()
-            results = check_deadlock(a, trusted, method=method)
+            results = check_deadlock(a, trusted, method=method, search=propose_deadlock)
             dt = time.perf_counter() - t0
             verdicts = ",".join(sorted({r.verdict.value for r in results}))
             row.append((dt, verdicts))

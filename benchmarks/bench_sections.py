@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 from verispatial.certify import smt
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
+from verispatial.driver.run import certify
 from verispatial.ir.graph import load_graph
 from verispatial.ir.target import get_target
 from verispatial.passes.compile import compile_model

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from verispatial import budget
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import VerispatialError
 from verispatial.frontends.ttlang import import_file
 

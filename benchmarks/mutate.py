@@ -32,7 +32,7 @@ from pathlib import Path
 
 import attrs
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir.ops import If, Loop, Op
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program

@@ -141,10 +141,10 @@ def expected_programs() -> dict[str, dict[str, Any]]:
 def build(steps: bool) -> int:
     """Write the corpus and the manifest; 1 when a program's verdict is not the documented one (nothing of the
     manifest is written then)."""
-    from verispatial.certify.cache import ProofCache
     from verispatial.certify.certificate import derive_certificate
-    from verispatial.certify.checker import certify
     from verispatial.certify.report import Verdict
+    from verispatial.driver.cache import ProofCache
+    from verispatial.driver.run import certify
     from verispatial.ir.serialize import load_program
     from verispatial.ir.target import get_target
     from verispatial.passes.compile import compose_step, write_program, write_sections

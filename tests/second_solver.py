@@ -20,9 +20,9 @@ from pathlib import Path
 import attrs
 import z3
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, export_smt2
+from verispatial.driver.run import certify
 from verispatial.ir.serialize import load_program
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,8 +3,8 @@ page of one while the other still holds it unconsumed."""
 
 from __future__ import annotations
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,

@@ -24,6 +24,7 @@ from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
 from verispatial.certify.structure import engine_views
 from verispatial.cli import main
+from verispatial.driver.search import propose_deadlock
 from verispatial.ir.serialize import ParseError, check_program_schema, loads, schema
 
 #: A bound no run of these programs comes near (they end in seconds), generous for a loaded 2-core CI machine.
@@ -136,7 +137,7 @@ def test_a_straight_line_component_is_proved_by_its_run() -> None:
     assert compute is not None
     assert compute.path == (12_000,)
     assert stuck.candidate.at["(0,0).reader"] == (None, ())
-    (dl,) = check_deadlock(a, {b.id for b in p.buffers})
+    (dl,) = check_deadlock(a, {b.id for b in p.buffers}, search=propose_deadlock)
     assert dl.verdict == Verdict.REFUTED  # the interpreter driven there replays the deadlock
     assert "(0,0).compute at ops[12000] wait(b0, 1)" in dl.reason
 

@@ -1,5 +1,5 @@
-"""Proofs cached by content (DESIGN §7, ``verispatial/certify/cache.py``): components equal up to renaming are
-proved once; components that differ in anything a cached family reads are never shared.
+"""Proofs cached by content (DESIGN §7, ``verispatial/certify/canon.py``, ``verispatial/driver/cache.py``):
+components equal up to renaming are proved once; components that differ in anything a cached family reads are never shared.
 
 Two independent sites, (0,0) and (1,0), run the same choreography on their own buffers, trip and semaphore:
 the reader pushes ``t`` pages into the 4-page b_long (t a trip of max 4), then one page into b_go; the writer waits
@@ -14,10 +14,11 @@ import json
 import attrs
 import pytest
 
-from verispatial.certify.cache import ProofCache, canonical_form
-from verispatial.certify.checker import certify
+from verispatial.certify.canon import canonical_form
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Buffer,

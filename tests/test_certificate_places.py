@@ -21,9 +21,9 @@ from verispatial.certify.certificate import (
     expand_places,
     group_places,
 )
-from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir.serialize import load_program, loads
 
 ROOT = Path(__file__).resolve().parent.parent

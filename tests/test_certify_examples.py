@@ -19,6 +19,7 @@ import pytest
 from verispatial import cli
 from verispatial.certify import checker
 from verispatial.certify.report import FAMILIES, Report, Result, Verdict
+from verispatial.driver import run
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.petri.interp import drive, simulate
@@ -63,7 +64,7 @@ class Reports:
     def __call__(self, path: Path) -> Report:
         key = str(path)
         if key not in self._cache:
-            self._cache[key] = checker.certify(self.program(path))
+            self._cache[key] = run.certify(self.program(path))
         return self._cache[key]
 
 
@@ -77,7 +78,7 @@ def wormhole_cli(reports: Reports) -> CliRun:
     """``verispatial certify`` on the Wormhole matmul, end to end, run once: a spy keeps the report the CLI got
     from the checker so the golden test reuses it instead of certifying the program a second time."""
     got: list[Report] = []
-    real = checker.certify
+    real = run.certify
 
     def spy(program: Program, *args: Any, **kwargs: Any) -> Report:
         r = real(program, *args, **kwargs)
@@ -86,7 +87,7 @@ def wormhole_cli(reports: Reports) -> CliRun:
 
     buf = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(buf):
-        mp.setattr(checker, "certify", spy)
+        mp.setattr(run, "certify", spy)
         # Module-scoped: it runs before the per-test proof cache (conftest), so it must not touch the user's cache.
         code = cli.main(["certify", str(WORMHOLE), "--no-cache"])
     assert len(got) == 1

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

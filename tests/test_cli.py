@@ -105,7 +105,7 @@ class Fake:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
     f = Fake()
-    checker = types.ModuleType("verispatial.certify.checker")
+    checker = types.ModuleType("verispatial.driver.run")
     certificate = types.ModuleType("verispatial.certify.certificate")
     interp = types.ModuleType("verispatial.petri.interp")
 
@@ -128,7 +128,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
     # The input check is the real one: only the checker's work is faked.
     certificate.check_certificate_shape = check_certificate_shape  # type: ignore[attr-defined]
     interp.simulate = simulate  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "verispatial.certify.checker", checker)
+    monkeypatch.setitem(sys.modules, "verispatial.driver.run", checker)
     monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", certificate)
     monkeypatch.setitem(sys.modules, "verispatial.petri.interp", interp)
     return f

@@ -85,10 +85,10 @@ class Calls:
 
 @pytest.fixture
 def fakes(monkeypatch: pytest.MonkeyPatch) -> Calls:
-    """Install a fake ``verispatial.certify.checker`` and ``verispatial.petri.interp`` that record their calls;
+    """Install a fake ``verispatial.driver.run`` and ``verispatial.petri.interp`` that record their calls;
     on bad input neither may be reached."""
     calls = Calls()
-    checker = types.ModuleType("verispatial.certify.checker")
+    checker = types.ModuleType("verispatial.driver.run")
     interp = types.ModuleType("verispatial.petri.interp")
 
     def certify(program: Any, certificate: Any = None, *, jobs: int = 1, progress: Any = None,
@@ -106,7 +106,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> Calls:
 
     checker.certify = certify  # type: ignore[attr-defined]
     interp.simulate = simulate  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "verispatial.certify.checker", checker)
+    monkeypatch.setitem(sys.modules, "verispatial.driver.run", checker)
     monkeypatch.setitem(sys.modules, "verispatial.petri.interp", interp)
     return calls
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from test_proofs_gate import NO_BARRIER, OVERLAP, SMALL, corpus
 
-from verispatial.certify import cluster
-from verispatial.certify.gate import GateRun, gate
-from verispatial.certify.store import ProofStore
+from verispatial.driver import cluster
+from verispatial.driver.gate import GateRun, gate
+from verispatial.driver.store import ProofStore
 from verispatial.errors import ParseError
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (the test extra has it)")

@@ -12,10 +12,10 @@ import pytest
 from builders import chain, copy_section
 
 from verispatial.certify.certificate import derive_place_groups
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
 from verispatial.certify.semaphores import classify
 from verispatial.certify.structure import engine_views
+from verispatial.driver.run import certify
 from verispatial.errors import ComposeRefused
 from verispatial.ir import (
     GPU,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
 from test_differential import disagreements
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir import Program, Role
 from verispatial.ir.serialize import dumps
 from verispatial.petri.explore import explore

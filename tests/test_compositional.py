@@ -21,8 +21,8 @@ from composed import (
 )
 
 from verispatial.certify import compositional as comp
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Compute,

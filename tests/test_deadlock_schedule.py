@@ -8,10 +8,11 @@ import functools
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
+from verispatial.driver.search import propose_deadlock
 from verispatial.ir.core import Engine, Site, WaitCond
 from verispatial.ir.graph import GraphBuilder
 from verispatial.ir.ops import AtomicBarrier, Loop, Op, Pop, Push, Reserve, SemInc, SemSet, SemWait, Wait
@@ -59,9 +60,9 @@ def test_8x4_matmul_deadlock_proves_by_schedule_witness() -> None:
     assert len(p.programs) == 96
     a = analyse(p)
     trusted = {b.id for b in p.buffers}
-    (search,) = check_deadlock(a, trusted, method="search")
+    (search,) = check_deadlock(a, trusted, method="search", search=propose_deadlock)
     assert search.verdict == Verdict.FAILED  # the whole-component query exhausts its budget
-    (dl,) = check_deadlock(a, trusted, method="schedule")
+    (dl,) = check_deadlock(a, trusted, method="schedule", search=propose_deadlock)
     assert (dl.name, dl.verdict) == ("deadlock:(0,0).compute+95", Verdict.PROVED)
     assert dl.reason == "96 engines, schedule witness checked symbolically over loop indices"
     assert simulate(p).status == "terminated"
@@ -98,7 +99,7 @@ def test_broken_wide_grid_is_refuted_with_a_replayed_deadlock(mutate: object) ->
     p = mutate(grid(8, 2))  # type: ignore[operator]
     assert simulate(p).status == "deadlock"
     a = analyse(p)
-    (dl,) = check_deadlock(a, {b.id for b in p.buffers})
+    (dl,) = check_deadlock(a, {b.id for b in p.buffers}, search=propose_deadlock)
     assert dl.verdict == Verdict.REFUTED
     assert dl.counterexample is not None
     assert dl.counterexample["kind"] == "deadlock"
@@ -126,7 +127,7 @@ def test_an_overshot_equality_wait_is_never_read_as_at_least() -> None:
     assert deadlock[0].reason.startswith("deadlock after ")
     assert "sem_wait(sem0, eq, 1): sem0@(0,0)=2, waits ==1" in deadlock[0].reason
     # Even when the witness is asked for, a word without proved exact counting sends the component to the search.
-    (dl,) = check_deadlock(analyse(p), set(), inexact={"sem0@(0,0)"}, method="schedule")
+    (dl,) = check_deadlock(analyse(p), set(), inexact={"sem0@(0,0)"}, method="schedule", search=propose_deadlock)
     assert dl.verdict == Verdict.REFUTED
     assert dl.reason.startswith("deadlock after ")
 
@@ -161,7 +162,7 @@ def test_a_search_that_excluded_an_unreplayed_candidate_never_proves() -> None:
             EngineProgram(a, Engine.WRITER, (Loop("k", 2, (Pop(1, 1), Wait(0, 1))),)),
         ))
     assert simulate(p, seed=7).status == "deadlock"
-    (dl,) = check_deadlock(analyse(p), {0, 1}, method="search")
+    (dl,) = check_deadlock(analyse(p), {0, 1}, method="search", search=propose_deadlock)
     assert dl.verdict == Verdict.REFUTED
     assert dl.reason == ("deadlock after 11 steps: (0,0).writer at ops[0].body[1] wait(b0, 1) k=1: waits for b0: "
                          "pushed-popped=2-2=0 < 1")

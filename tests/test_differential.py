@@ -28,10 +28,10 @@ from collections.abc import Callable
 
 from hypothesis import assume, given, settings
 
-from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.rules import RULE_FAMILY as CHECKER_RULE_FAMILY
+from verispatial.driver.run import certify
 from verispatial.ir import Op, Pop, Push, ReadTiles, SemSet, SemWait, WriteTiles
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps

@@ -27,7 +27,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_differential import MAX_STATES, disagreements
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     AtomicBarrier,

@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_differential import disagreements
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import PassRefused
 from verispatial.ir import BLACKHOLE, WORMHOLE, Program, Target
 from verispatial.ir.graph import ModelGraph

@@ -21,8 +21,8 @@ import attrs
 import pytest
 
 from verispatial import cli
-from verispatial.certify import checker
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver import run
 from verispatial.ir.core import Engine, Site, WaitCond
 from verispatial.ir.ops import (
     AtomicBarrier,
@@ -54,7 +54,7 @@ def report_of(cache: dict[str, Any], stem: str) -> tuple[Program, Report]:
     program = load_program(path)
     key = str(path)
     if key not in cache:
-        cache[key] = checker.certify(program)
+        cache[key] = run.certify(program)
     return program, cache[key]
 
 
@@ -205,7 +205,7 @@ def test_a_wait_nothing_releases() -> None:
     reader = EngineProgram(site, Engine.READER, ())
     writer = EngineProgram(site, Engine.WRITER, (Wait(0, 1), Pop(0, 1)))
     program = attrs.evolve(p0, name="nobody_pushes", programs=(reader, writer))
-    report = checker.certify(program)
+    report = run.certify(program)
     exps = explain_report(program, report)
     x = by_rule(exps, "deadlock")
     assert "nothing releases it: no op of the program pushes c_0@(0,0)" in text(x)
@@ -393,7 +393,7 @@ def gather_missing_one() -> Program:
 
 def test_missing_increment_names_the_site_whose_increment_never_came() -> None:
     program = gather_missing_one()
-    report = checker.certify(program)
+    report = run.certify(program)
     x = by_rule(explain_report(program, report), "deadlock")
     t = text(x)
     assert "(0,0).writer is stuck at ops[2] sem_wait(gather, eq, 3): gather@(0,0) is 2, the wait needs == 3 " \
@@ -434,7 +434,7 @@ def test_missing_increment_of_two_sites_names_the_other_site() -> None:
         EngineProgram(a, Engine.WRITER, (SemInc(0, a), AtomicBarrier(), SemWait(0, WaitCond.EQ, 2), SemSet(0, 0))),
         EngineProgram(b, Engine.WRITER, (SemInc(0, a), AtomicBarrier()))))
     program = drop_first(full, "(1,0).writer", SemInc)
-    x = by_rule(explain_report(program, checker.certify(program)), "deadlock")
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
     t = text(x)
     assert "gather@(0,0) is 1, the wait needs == 2 (1 short)" in t
     assert "(0,0).writer's own sem_inc(gather, (0,0), 1) at ops[0] ran 1 time before this wait (counted in the 1)" in t
@@ -449,7 +449,7 @@ def test_missing_increment_in_a_round_of_a_gather(example_reports: dict[str, Any
     """counter_release without (2,0)'s gather increment: (1,0)'s increment ran once (round 0) and its next one
     waits for the release, so the root's wait is 1 short and (2,0).reader is the site that never increments."""
     program = drop_first(load_program(Path(BROKEN).parent / "counter_release.json"), "(2,0).reader", SemInc)
-    x = by_rule(explain_report(program, checker.certify(program)), "deadlock")
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
     t = text(x)
     assert "gather@(0,0) is 1, the wait needs >= 2 (1 short)" in t
     assert "(1,0).reader's sem_inc(gather, (0,0), 1) at ops[0].body[0] ran 1 time (counted in the 1); its next run " \
@@ -461,7 +461,7 @@ def test_missing_increment_in_a_round_of_a_gather(example_reports: dict[str, Any
 
 def test_missing_push_names_the_engine_that_reserved_and_never_pushed() -> None:
     program = drop_first(load_program(Path(BROKEN).parent / "pipeline_small.json"), "(0,0).compute", Push)
-    x = by_rule(explain_report(program, checker.certify(program)), "deadlock")
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
     t = text(x)
     assert "(0,0).writer is stuck at ops[0] wait(c_16, 1): c_16@(0,0) holds 0 page(s) (pushed 0, popped 0), " \
            "the wait needs 1" in t
@@ -473,7 +473,7 @@ def test_missing_push_names_the_engine_that_reserved_and_never_pushed() -> None:
 
 def test_missing_multicast_valid_names_the_sender() -> None:
     program = drop_first(load_program(Path(BROKEN).parent / "valid_source.json"), "(0,0).reader", McastSetValid)
-    x = by_rule(explain_report(program, checker.certify(program)), "deadlock")
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
     t = text(x)
     assert "flag@(1,0) is 0, the wait needs == 1 (1 short)" in t
     assert "(1,0).reader's own sem_set(flag, 0) at ops[0].body[1] writes it, but not to 1" in t

@@ -13,8 +13,8 @@ from __future__ import annotations
 from builders import CA, A, B, buf
 from builders import prog as bare_prog
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     BLACKHOLE,
     WORMHOLE,

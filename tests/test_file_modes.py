@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from verispatial import atomic
-from verispatial.certify.store import ProofStore
 from verispatial.cli import main
+from verispatial.driver.store import ProofStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "proofs" / "examples" / "pipeline_small"
@@ -74,3 +74,22 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         atomic.write_text(target, "x")  # the rename onto a directory fails
     assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+
+def test_a_directory_is_replaced_whole_or_not_at_all(tmp_path: Path, umask: int) -> None:
+    out = tmp_path / "sections"
+    out.mkdir()
+    (out / "old.program.json").write_text("old")
+
+    def broken(d: Path) -> None:
+        (d / "new.program.json").write_text("new")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic.replace_dir(out, broken)
+    assert [p.name for p in tmp_path.iterdir()] == ["sections"]  # no temporary left beside it
+    assert [p.name for p in out.iterdir()] == ["old.program.json"]
+    atomic.replace_dir(out, lambda d: (d / "new.program.json").write_text("new"))
+    assert [p.name for p in out.iterdir()] == ["new.program.json"]  # nothing of the old lingers
+    assert [p.name for p in tmp_path.iterdir()] == ["sections"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

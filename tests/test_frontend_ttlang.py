@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import ParseError, SourceRefused
 from verispatial.frontends.ttlang import import_file
 from verispatial.frontends.ttlang import values as V

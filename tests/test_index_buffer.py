@@ -12,8 +12,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.errors import ComposeRefused
 from verispatial.ir import Engine, If, Loop, Op, Pop, ReadTiles, Site, Wait, WriteTiles
 from verispatial.ir.program import Program, walk

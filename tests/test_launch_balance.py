@@ -9,8 +9,8 @@ from __future__ import annotations
 import attrs
 from builders import A, chain, copy_section, ep, prog
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

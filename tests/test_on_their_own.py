@@ -18,10 +18,11 @@ import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 
 from verispatial.certify.assume import COVERAGE_RULES
-from verispatial.certify.checker import _confirm, certify
+from verispatial.certify.checker import _confirm
 from verispatial.certify.reach import analyse
-from verispatial.certify.replay import search_deadlock
 from verispatial.certify.report import Report, Result, Verdict, settle
+from verispatial.driver.run import certify
+from verispatial.driver.search import search_deadlock
 from verispatial.ir import (
     WORMHOLE,
     AtomicBarrier,

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.errors import ParseError, PassRefused
 from verispatial.ir import (
     BLACKHOLE,

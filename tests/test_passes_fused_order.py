@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,

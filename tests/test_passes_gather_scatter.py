@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import ParseError
 from verispatial.ir import (
     BLACKHOLE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import PassRefused
 from verispatial.ir import BLACKHOLE, GPU, WORMHOLE, Target
 from verispatial.ir.graph import ModelGraph

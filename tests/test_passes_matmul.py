@@ -12,7 +12,7 @@ from types import ModuleType
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import PassRefused
 from verispatial.ir import (
     BLACKHOLE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import PassRefused
 from verispatial.ir import (
     WORMHOLE,

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import InvalidProgram, ParseError, PassRefused
 from verispatial.ir import (
     BLACKHOLE,

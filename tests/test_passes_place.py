@@ -4,7 +4,7 @@ and no semaphore is needed between sites."""
 
 from __future__ import annotations
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.ir import GPU, WORMHOLE, Addr, Engine, ReadTiles, Target, Term
 from verispatial.ir.graph import GraphBuilder, ModelGraph
 from verispatial.ir.ops import Loop

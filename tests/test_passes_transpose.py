@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import ParseError
 from verispatial.ir import GPU, WORMHOLE, ReadTiles, Target, Term
 from verispatial.ir.graph import GraphBuilder, ModelGraph, graph_from_dict, graph_to_dict

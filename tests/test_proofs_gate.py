@@ -1,4 +1,4 @@
-"""The proof gate (``certify/gate.py``, ``verispatial gate``): the manifest, expected verdicts, lost proofs and changed
+"""The proof gate (``driver/gate.py``, ``verispatial gate``): the manifest, expected verdicts, lost proofs and changed
 verdicts, missing and extra programs, ``--jobs``, ``--changed``, the proof cache and replayed refutation candidates.
 
 The shipped corpus itself is gated by ``.ci/run`` (``verispatial gate proofs --ci``); here it is only checked to be
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from verispatial.certify.gate import discover, gate, load_manifest
 from verispatial.certify.report import Verdict
-from verispatial.certify.store import ProofStore
 from verispatial.cli import main
+from verispatial.driver.gate import discover, gate, load_manifest
+from verispatial.driver.store import ProofStore
 from verispatial.errors import ParseError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ def test_a_candidate_that_does_not_replay_sends_the_program_to_a_full_certify(tm
     gate(d, store=ProofStore(tmp_path / "cache"))
     (entry,) = (tmp_path / "cache" / "v1" / "refutations").rglob("*.json")
     env = json.loads(entry.read_text())
-    from verispatial.certify.store import digest
+    from verispatial.driver.store import digest
 
     for r in env["payload"]["results"]:
         r["name"] = "memory-disjoint:(7,7).local.phase0"  # a candidate that the memory check does not reproduce

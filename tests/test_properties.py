@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.errors import ComposeRefused, ParseError, PassRefused
 from verispatial.ir import WORMHOLE, Program, Target
 from verispatial.ir.graph import GraphBuilder, ModelGraph, check_graph, dumps_graph, graph_from_dict, graph_to_dict

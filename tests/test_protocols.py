@@ -22,9 +22,9 @@ import pytest
 from builders import EQ, GE, RA, A, B, buf, ep, sem
 from builders import prog as bare_prog
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.structure import unsupported_features
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

@@ -13,8 +13,8 @@ import pytest
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 
 from verispatial.certify import reach
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     BLACKHOLE,
     WORMHOLE,

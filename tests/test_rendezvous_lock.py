@@ -16,8 +16,8 @@ from collections.abc import Callable
 import pytest
 from composed import engine, exchange_chain, rendezvous_of, with_ops
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import Op, Program, SemInc, SemWait, WaitCond
 from verispatial.ir.validate import validate
 

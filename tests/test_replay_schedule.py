@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verispatial.certify.checker import certify, replay_refutation
+from verispatial.certify.checker import replay_refutation
 from verispatial.certify.replay import replay_schedule
 from verispatial.certify.report import Result, Verdict
+from verispatial.driver.run import certify
+from verispatial.driver.search import propose_deadlock
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 
@@ -27,7 +29,7 @@ def test_the_searched_deadlock_is_replayed_from_its_schedule() -> None:
     assert cex is not None
     assert cex["replayed_by"] == "explicit-state search"
     assert len(cex["schedule"]) == len(cex["trace"]) > 0
-    again = replay_refutation(p, r)
+    again = replay_refutation(p, r, search=propose_deadlock)
     assert again is not None
     assert again.verdict == Verdict.REFUTED
     assert again.counterexample is not None
@@ -43,7 +45,7 @@ def test_a_schedule_that_stops_short_of_the_deadlock_is_not_a_replay() -> None:
     assert replay_schedule(p, {**cex, "schedule": "garbage"}) is None
     # The refutation still stands, re-established by the search rather than by the broken schedule.
     again = replay_refutation(p, Result(r.family, r.name, r.verdict, r.reason,
-                                        {**cex, "schedule": cex["schedule"][:-1]}))
+                                        {**cex, "schedule": cex["schedule"][:-1]}), search=propose_deadlock)
     assert again is not None
     assert again.counterexample is not None
     assert again.counterexample["replayed_by"] != "recorded schedule"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse, solve_each
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir.serialize import load_program
 from verispatial.petri.explore import explore
 

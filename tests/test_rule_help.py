@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from verispatial.certify.gate import FAILING
 from verispatial.certify.report import FAMILIES
+from verispatial.driver.gate import FAILING
 from verispatial.petri.position import RULES
 from verispatial.report import rule_help
 

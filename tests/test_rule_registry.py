@@ -16,6 +16,7 @@ import pytest
 from verispatial.certify import checker, replay
 from verispatial.certify.report import FAMILIES, Verdict
 from verispatial.certify.rules import RULE_FAMILY
+from verispatial.driver import run
 from verispatial.ir import rules as R
 from verispatial.ir.serialize import load_program
 from verispatial.petri import interp, promela
@@ -107,11 +108,11 @@ def _reworded(rule: str, position: object, message: str, *rest: object) -> Viola
 def test_rewording_the_interpreters_messages_changes_no_verdict(monkeypatch: pytest.MonkeyPatch,
                                                                  example: str) -> None:
     program = load_program(ROOT / "examples" / "broken" / f"{example}.json")
-    before = {(r.name, r.verdict) for r in checker.certify(program, cache=False).results}
+    before = {(r.name, r.verdict) for r in run.certify(program, cache=False).results}
     monkeypatch.setattr(interp, "Violation", _reworded)
     monkeypatch.setattr(replay, "_RUNS", {})  # runs are memoized per program: replay afresh
     monkeypatch.setattr(replay, "_EXPLORED", {})
-    after = checker.certify(program, cache=False)
+    after = run.certify(program, cache=False)
     assert any("(reworded)" in str(r.counterexample) for r in after.results if r.verdict == Verdict.REFUTED)
     assert {(r.name, r.verdict) for r in after.results} == before
 

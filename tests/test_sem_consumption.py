@@ -15,10 +15,10 @@ import pytest
 from builders import GE, A, B, ep, prog
 
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
 from verispatial.certify.semaphores import LANDING_EXACT_LIMIT, least_landing
+from verispatial.driver.run import certify
 from verispatial.ir import AtomicBarrier, Engine, Group, Loop, Program, Semaphore, SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.petri.explore import explore
 

@@ -10,8 +10,8 @@ import attrs
 from builders import EQ, GE, A, B, buf, copy_section, ep, prog
 from test_explore import mcast_program
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 
 from verispatial.certify import bounds, memory, schedule, smt
 from verispatial.certify import ring as ring_family
-from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,

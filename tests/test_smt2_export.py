@@ -6,8 +6,8 @@ from pathlib import Path
 
 import z3
 
-from verispatial.certify.checker import certify
 from verispatial.certify.smt import export_smt2
+from verispatial.driver.run import certify
 from verispatial.ir.serialize import load_program
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from test_differential import RULE_FAMILY
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps, load_program
 from verispatial.petri.explore import explore

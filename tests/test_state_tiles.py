@@ -13,8 +13,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.driver.run import certify
 from verispatial.errors import ParseError
 from verispatial.ir.core import Addr, Role, Term
 from verispatial.ir.graph import GraphBuilder, ModelGraph, load_graph

@@ -1,4 +1,4 @@
-"""The persistent proof cache (``certify/store.py``): content-addressed, keyed by checker and solver versions,
+"""The persistent proof cache (``driver/store.py``): content-addressed, keyed by checker and solver versions,
 atomic under concurrent writers, corrupt or foreign entries ignored and recomputed, only proofs ever reused."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from verispatial.certify import store as store_module
-from verispatial.certify.cache import ProofCache
-from verispatial.certify.checker import certify
-from verispatial.certify.files import certify_file
 from verispatial.certify.report import Report, Result, Verdict, result_from_data, result_to_data
-from verispatial.certify.store import ProofStore, digest, get_report, put_report
 from verispatial.cli import main
+from verispatial.driver import store as store_module
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.files import certify_file
+from verispatial.driver.run import certify
+from verispatial.driver.store import ProofStore, digest, get_report, put_report
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 

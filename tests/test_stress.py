@@ -229,7 +229,7 @@ def test_nested_budgets_never_extend() -> None:
 
 
 def test_json_on_a_checker_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import verispatial.certify.files as files
+    import verispatial.driver.files as files
 
     def broken(*_a: Any, **_k: Any) -> Any:
         raise RuntimeError("boom")

@@ -17,10 +17,10 @@ import attrs
 import pytest
 from builders import A, B, ep, prog, sem
 
-from verispatial.certify.checker import certify
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.report import Report, Verdict
 from verispatial.certify.structure import Leaf, engine_views
+from verispatial.driver.run import certify
 from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, WriteBarrier
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program

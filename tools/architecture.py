@@ -1,6 +1,7 @@
-"""Architecture figures of the package (docs/checker.md "The trusted core"): files and lines per package, the lines
+"""Architecture figures of the package (docs/checker.md "Trusted kernel"): files and lines per package, the lines
 a ``certify`` verdict depends on (every module ``verispatial.certify.checker`` reaches by imports, function-local ones
-included), import cycles, functions over 80 lines, and the files naming any one rule literally.
+included), the trusted kernel's modules and lines (``kernel_modules``), import cycles, functions over 80 lines, and
+the files naming any one rule literally.
 
     python tools/architecture.py [PACKAGE_DIR]
 """
@@ -57,6 +58,23 @@ def graph(mods: dict[str, Path]) -> nx.DiGraph:
     return g
 
 
+#: Top-level parts of the package that are the trusted kernel (docs/checker.md "Trusted kernel"): the IR and the
+#: checker; the families' checker encodings (``families/<family>/encoding.py``) are kernel modules too.
+KERNEL_PARTS = ("ir", "certify")
+
+
+def kernel_modules(mods: dict[str, Path]) -> set[str]:
+    """The modules of the trusted kernel: every module of ``KERNEL_PARTS`` and every family's ``encoding``."""
+    out = set()
+    for name in mods:
+        parts = name.split(".")
+        if len(parts) > 1 and parts[1] in KERNEL_PARTS:
+            out.add(name)
+        elif len(parts) > 3 and parts[1] == "families" and parts[-1] == "encoding":
+            out.add(name)
+    return out
+
+
 def lines(f: Path) -> int:
     return len(f.read_text().splitlines())
 
@@ -79,6 +97,9 @@ def main() -> None:
     checker = f"{root.name}.certify.checker"
     reach = nx.descendants(g, checker) | {checker}
     print(f"verdict depends on: {len(reach)} modules, {sum(lines(mods[m]) for m in reach)} lines")
+    kernel = kernel_modules(mods)
+    print(f"kernel lines: {len(kernel)} modules, {sum(lines(mods[m]) for m in kernel)} lines "
+          f"(certify {sum(lines(mods[m]) for m in kernel if m.split('.')[1] == 'certify')})")
     cycles = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
     print(f"import cycles: {len(cycles)} {cycles if cycles else ''}")
     long = []

@@ -1,5 +1,6 @@
-"""Files written whole or not at all: a temporary file in the destination's directory, then a rename
-(``os.replace`` is atomic), so a reader sees the old file, the new one or none.
+"""Files and directories written whole or not at all: a temporary file (or directory) in the destination's
+directory, then a rename (``os.replace`` is atomic), so a reader sees the old file, the new one or none. The one
+place verispatial writes to a temporary and renames it into place.
 
 Why ``file_mode``: ``tempfile.mkstemp`` creates its file 0600 whatever the umask, and the rename keeps that mode,
 so every such file was readable by its writer alone: a proof cache shared by a team (``--cache-dir`` on a group
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -47,4 +50,28 @@ def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> Non
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def replace_dir(path: str | Path, fill: Callable[[Path], None]) -> None:
+    """Replace the directory ``path`` (created when missing) by a new one that ``fill`` writes: the new directory is
+    ``.<name>.*`` beside it, given the mode a plain ``mkdir`` would give it, and swapped in by two renames (the old
+    one moved aside first, then removed), so a reader sees the old contents or the new ones, never a mixture, and
+    nothing of the old lingers. When ``fill`` or a rename raises, the new directory is removed and the exception
+    propagates (``OSError`` when the parent cannot be written)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.", dir=p.parent))
+    try:
+        fill(tmp)
+        os.chmod(tmp, 0o777 & ~current_umask())
+        old = None
+        if p.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{p.name}.old.", dir=p.parent))
+            os.replace(p, old / p.name)
+        os.replace(tmp, p)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

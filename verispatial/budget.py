@@ -5,7 +5,7 @@ Inside ``deadline(seconds)`` every long loop of the checker and the interpreter 
 every 1024 steps, the explorer every 1024 states, the checker between obligation families and before every solver
 query) and each solver query also gets the time left as its Z3 ``timeout`` (on top of its deterministic
 ``rlimit``). Past the deadline ``check()`` raises ``BudgetExhausted``; the checker turns every obligation it has
-not decided into ``failed-to-prove`` saying so (``checker.certify``), never into a verdict. A query cut short by
+not decided into ``failed-to-prove`` saying so (``checker.check``), never into a verdict. A query cut short by
 the timeout answers ``unknown``, which is never a pass. The deadline is an absolute ``time.monotonic()`` value, so
 forked worker processes (``--jobs``) inherit it.
 

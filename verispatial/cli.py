@@ -260,7 +260,7 @@ def _check_smt2_dir(smt2_dir: str) -> None:
 
 
 def _store(cache_dir: str | None, no_cache: bool) -> Any:
-    from verispatial.certify.store import open_store
+    from verispatial.driver.store import open_store
 
     if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
         raise BadInput(cache_dir, "", "exists and is not a directory, expected the proof cache directory")
@@ -361,7 +361,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
             Path(smt2_dir).mkdir(exist_ok=True)
         except OSError as e:
             raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
-    from verispatial.certify.files import FileReport
+    from verispatial.driver.files import FileReport
 
     opts = ttlang or TtlangOptions()
     if opts.given() and not any(p.endswith(".py") for p in program_paths):
@@ -387,8 +387,8 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
                  smt2_dir: str | None, loader: Callable[[str], Program] | None = None) -> Any:
     """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_program_file``);
     ``BadInput`` / ``CheckerError`` for what goes wrong."""
-    from verispatial.certify.files import certify_file
     from verispatial.certify.smt import export_smt2
+    from verispatial.driver.files import certify_file
 
     try:
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
@@ -433,7 +433,7 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
                                              "verispatial certify")))
     refusal = None
     if certificate_out is not None:
-        from verispatial.certify.gate import recording_refusal
+        from verispatial.driver.gate import recording_refusal
 
         refusal = recording_refusal(done[0][1].report, expect)
     if certificate_out is not None and refusal is None:
@@ -478,7 +478,7 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
         if out is not None:
             check_output_path(out)
     store = _store(cache_dir, no_cache)
-    from verispatial.certify.gate import gate
+    from verispatial.driver.gate import gate
 
     try:
         with _progress(f"gate {directory}", quiet) as progress:
@@ -532,7 +532,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     if not pictures_dir.exists() and not parent.is_dir():
         raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
     store = _store(cache_dir, no_cache)
-    from verispatial.certify.files import certify_file
+    from verispatial.driver.files import certify_file
 
     try:
         with _progress(f"explain {program_path}", quiet) as progress:

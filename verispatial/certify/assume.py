@@ -10,7 +10,7 @@ obligation kind, by the name's prefix) is in docs/checker.md, "What a proof assu
 Facts a query takes from the program text alone (positions, occurrence counts, the consistency facts of
 ``counters.py`` that hold whatever the protocol does) need no assumption; nor do the coverage facts of a buffer
 no coverage finding names: the abstract interpretation of ``rules.py`` established them, and buffers a finding
-names are not trusted at all (``checker.certify``). The coverage rules' results that exist are still listed, so the
+names are not trusted at all (``checker.check``). The coverage rules' results that exist are still listed, so the
 dependency is visible.
 """
 

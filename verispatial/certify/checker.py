@@ -10,21 +10,19 @@ that does not replay fails to prove.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from verispatial import budget
 from verispatial.budget import BudgetExhausted
-from verispatial.certify import smt
 from verispatial.certify.alias import check_aliases
 from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.bounds import check_bounds
-from verispatial.certify.cache import ProofCache
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.exact import check_exact, check_sem_balance
 from verispatial.certify.memory import check_memory
@@ -32,7 +30,7 @@ from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
-from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
+from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
 from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
 from verispatial.certify.ring import check_cb_balance, check_straddle
@@ -48,9 +46,7 @@ from verispatial.certify.rules import (
 )
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
-from verispatial.certify.store import get_report, program_key, put_report
 from verispatial.certify.structure import unsupported_features
-from verispatial.certify.workers import stop_pool
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -58,6 +54,9 @@ from verispatial.ir.ops import McastSend, SemWait, WriteTiles
 from verispatial.ir.program import Program, walk
 from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
+
+if TYPE_CHECKING:
+    from verispatial.certify.compositional import Pool
 
 #: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation), and the
 #: refutations that are concrete arithmetic on the program text: both from the rule registry.
@@ -251,44 +250,35 @@ def _confirm(a: Analysis, r: Result) -> Result:
     return Result(r.family, r.name, r.verdict, r.reason, {**cex, "replay": got}, dt)
 
 
-def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
-            progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
-            cache: ProofCache | bool = True, compositional: bool = True) -> Report:
-    """Discharge every obligation of ``program`` (DESIGN §7) and return the report.
+def check(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
+          progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
+          cache: ProofMemo | bool = True, compositional: bool = True,
+          pool: Pool | None = None, search: Search | None = None) -> Report:
+    """Discharge every obligation of ``program`` (DESIGN §7) and return the report: the trusted kernel's entry.
+    Callers go through ``verispatial.driver.run.certify``, which hands this the untrusted helpers and keeps the
+    report in the proof store; nothing here reads or writes a store.
 
     ``certificate``, when given, is compared with the one re-derived from the program; any difference is a
-    refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in worker processes.
+    refuted ``certificate`` obligation. ``jobs`` > 1 runs independent families in the worker processes of
+    ``pool`` (``jobs`` -> a context manager yielding an executor; without one everything runs here).
     ``cache``: True proves each renaming-invariant obligation once per class of isomorphic components
-    (``cache.py``; a reused result's reason names the component it was proved for); a ``ProofCache`` also
+    (``canon.py``; a reused result's reason names the component it was proved for); a ``ProofMemo`` also
     reuses proofs of earlier runs given the same instance; False proves every component separately (and every
     slice of a composed program). ``compositional``: a composed program whose rendezvous has the compose pass's
     shape is proved from its slices (``compositional.py``); anything else, and every program with False, by the
-    whole-program obligations.
-    A ``ProofCache`` with a ``store`` (``store.py``) also returns the report kept there for this very program,
-    certificate and resource limit when every obligation of it proved before (``Report.cached`` names the entry),
-    and keeps a report whose every obligation proves; nothing is read from the store while queries are exported.
+    whole-program obligations. ``search``: the interpreter's deadlock search (``driver.search.propose_deadlock``)
+    for deadlocks the solver cannot decide; only what the interpreter reproduces refutes (``replay.confirm_lead``),
+    and without a search such an obligation fails to prove.
     Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
     """
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
-    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
-    store = pc.store if pc is not None and not smt.is_exporting() else None
-    pkey = ""
-    if store is not None:
-        pkey = program_key(store, program, certificate, rlimit)
-        hit = get_report(store, "program", pkey)
-        if hit is not None:
-            say("every obligation from the proof cache")
-            return attrs.evolve(hit[0], seconds=time.perf_counter() - t0)
+    pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
     try:
-        report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress)
+        report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress, pool, search)
     except BudgetExhausted as e:  # spent before the first obligation was decided (or in a composed program's joins)
         report = Report(program.name, program.target.name, (_budget_result("any obligation", e),),
                         time.perf_counter() - t0)
-    if store is not None:
-        from verispatial.ir.program import program_summary
-
-        put_report(store, "program", pkey, report, program_summary(program))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)
 
 
@@ -298,8 +288,8 @@ def _budget_result(what: str, e: BudgetExhausted) -> Result:
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,
-             pc: ProofCache | None, cache: ProofCache | bool = True, compositional: bool = True,
-             progress: Progress | None = None) -> Report:
+             pc: ProofMemo | None, cache: ProofMemo | bool = True, compositional: bool = True,
+             progress: Progress | None = None, pool: Pool | None = None, search: Search | None = None) -> Report:
     t0 = time.perf_counter()
     if compositional and any(s.barrier_after for s in program.sections[:-1]):
         from verispatial.certify import compositional as comp
@@ -309,8 +299,10 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
         if isinstance(rv, comp.Rendezvous) and isinstance(cut, comp.Cut):
             say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, "
                 f"{len(rv.participants)} participants")
-            composed = comp.certify_composed(program, rv, cut, certify, jobs=jobs, progress=progress, rlimit=rlimit,
-                                             cache=pc if pc is not None else cache)
+            # Slices are checked by this very function (with the same search), never by the caller's.
+            composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
+                                             progress=progress, rlimit=rlimit,
+                                             cache=pc if pc is not None else cache, pool=pool)
             if certificate is not None:
 
                 say(R.CERTIFICATE)
@@ -368,35 +360,30 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
         done = 2
         inexact = _inexact(results)
         labels = stages[2:]
-        if jobs > 1:
-            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-            try:
-                futures = [pool.submit(_family, label, program, trusted, rlimit, inexact, None, pc) for label in labels]
+        if jobs > 1 and pool is not None:
+            with pool(jobs) as workers:  # stopped at once when anything is raised out of the block
+                futures = [workers.submit(_family, label, program, trusted, rlimit, inexact, None, pc, None, search)
+                           for label in labels]
                 got: list[list[Result]] = []
                 for label, fut in zip(labels, futures, strict=True):
                     say(label)
                     got.append(fut.result())
                 budget.check()
-                for rs in got:  # a family's results count only once every family came back (none is half there)
-                    results += rs
-                    done += 1
-            except BaseException:
-                stop_pool(pool)
-                raise
-            pool.shutdown()
+            for rs in got:  # a family's results count only once every family came back (none is half there)
+                results += rs
+                done += 1
         else:
             for label in labels:
                 say(label)
                 budget.check()
-                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts)
+                rs = _family(label, program, trusted, rlimit, inexact, a, pc, facts, search)
                 budget.check()
                 results += rs
                 done += 1
     except BudgetExhausted as e:
         spent = e
         results += [_budget_result(stage, e) for stage in stages[done:]]
-    results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results)
+    results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results, search)
     if certificate is not None:
 
         say(R.CERTIFICATE)
@@ -418,7 +405,7 @@ def _compare(program: Program, a: Analysis, results: list[Result], certificate: 
         return [Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}")]
 
 
-def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Result]:
+def _on_their_own(a: Analysis, basis: Basis, results: list[Result], search: Search | None = None) -> list[Result]:
     """Record what every result assumes and settle: a proof whose assumption is not proved fails to prove. A
     deadlock proof lost that way is asked of the interpreter's search once more, so a real deadlock is refuted."""
     sources = _source_reuse_assumes(a.program, results)
@@ -433,7 +420,7 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
             first = subject.engine if isinstance(subject, ComponentRef) else None
             comp = next((c for c in a.components if first == min(c)), None)
             try:
-                found = search_deadlock(a.program, comp)
+                found = search_confirmed(search, a.program, comp)
             except BudgetExhausted:
                 found = None  # stays failed to prove
             if found is not None:
@@ -444,8 +431,8 @@ def _on_their_own(a: Analysis, basis: Basis, results: list[Result]) -> list[Resu
 
 
 def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexact: set[str],
-            a: Analysis | None = None, cache: ProofCache | None = None,
-            facts: dict[str, EngineFacts] | None = None) -> list[Result]:
+            a: Analysis | None = None, cache: ProofMemo | None = None,
+            facts: dict[str, EngineFacts] | None = None, search: Search | None = None) -> list[Result]:
     """One obligation family, replayed; a top-level function so worker processes can run it (a worker gets its
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
@@ -456,7 +443,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit),
-        R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache),
+        R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }
     return [_confirm(a, r) for r in runs[label]()]
 
@@ -571,14 +558,16 @@ def _source_reuse_assumes(p: Program, results: list[Result]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT) -> Result | None:
+def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT,
+                      search: Search | None = None) -> Result | None:
     """Re-establish the refutation ``r`` — a result an earlier run of this very checker reported for ``program``
     (the gate's cached candidate, ``store.py``) — from the program and the interpreter alone, never from the
     candidate's word: the same replay that refuted it then (a rule violation at that engine and op, a deadlock by
     driving the stuck engines to their positions or by the interpreter's own search) must reproduce it now; a
     memory refutation is re-derived by the memory check. Returns the refutation with its fresh counterexample, or
-    None when it does not reproduce (the caller then certifies the program in full)."""
-    from verispatial.certify.replay import _deadlock_cex, replay_schedule, search_deadlock
+    None when it does not reproduce (the caller then certifies the program in full). ``search`` is the last resort
+    for a deadlock (``replay.search_confirmed``)."""
+    from verispatial.certify.replay import deadlock_cex, replay_schedule
     from verispatial.petri.interp import drive
     from verispatial.petri.position import Position
 
@@ -607,9 +596,9 @@ def replay_refutation(program: Program, r: Result, rlimit: int = DEFAULT_RLIMIT)
             if new is None and targets:
                 run = drive(program, trips or None, targets)
                 if run.status == R.DEADLOCK:
-                    new = _deadlock_cex(run, "drive to the stuck positions")
+                    new = deadlock_cex(run, "drive to the stuck positions")
             if new is None:
-                new = search_deadlock(program)
+                new = search_confirmed(search, program)
             if new is None:
                 return None
             return Result(r.family, r.name, Verdict.REFUTED, str(new.get("summary", R.DEADLOCK)), new,

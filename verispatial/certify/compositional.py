@@ -32,11 +32,13 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
 
-from verispatial.certify.cache import ProofCache
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.memory import _resident_ranges
 from verispatial.certify.ordering import _coverage, _output_coverage_query
 from verispatial.certify.replay import confirm_rule
@@ -82,6 +84,8 @@ from verispatial.ir.program import (
 Progress = Callable[[str], None]
 #: ``certify`` itself, passed in by checker.py (it imports this module).
 Certify = Callable[..., Report]
+#: Worker pools the kernel is handed (``driver.workers.worker_pool``): ``jobs`` -> a pool, stopped when the block ends.
+Pool = Callable[[int], AbstractContextManager[Executor]]
 
 #: Engines of one site in participant order (the compose pass's order: reader, compute, writer).
 ENGINE_ORDER = {Engine.READER: 0, Engine.COMPUTE: 1, Engine.WRITER: 2}
@@ -647,12 +651,13 @@ def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result],
 
 def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
-                     cache: ProofCache | bool = True) -> list[Result]:
+                     cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
-    ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the checker's entry point."""
+    ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
+    top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
     say = progress or (lambda _m: None)
     reuse = cache is not False
-    pc = (ProofCache() if cache else None) if isinstance(cache, bool) else cache
+    pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
     n = len(c.slices)
     last = n - 1
     proved_reports: dict[str, int] = {}
@@ -663,7 +668,7 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
-    ready = _in_parallel(c, certify, jobs, rlimit, reuse, say) if jobs > 1 else {}
+    ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
@@ -712,12 +717,11 @@ def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> lis
     return out
 
 
-def _in_parallel(c: Cut, certify: Certify, jobs: int, rlimit: int, reuse: bool, say: Progress) -> dict[int, Report]:
+def _in_parallel(c: Cut, certify: Certify, pool: Pool, jobs: int, rlimit: int, reuse: bool,
+                 say: Progress) -> dict[int, Report]:
     """The reports of the first slice of every key (of every slice without ``reuse``), certified in ``jobs`` worker
     processes. A slice equal to one whose report did not prove everything is certified again afterwards."""
     from concurrent.futures import as_completed
-
-    from verispatial.certify.workers import worker_pool
 
     todo: list[Slice] = []
     seen: set[str] = set()
@@ -726,9 +730,9 @@ def _in_parallel(c: Cut, certify: Certify, jobs: int, rlimit: int, reuse: bool, 
             todo.append(sl)
             seen.add(sl.key)
     out: dict[int, Report] = {}
-    with worker_pool(jobs) as pool:
-        # ``certify`` is the checker's top-level function, so it can be sent to a worker process.
-        futures = {pool.submit(certify, sl.program, rlimit=rlimit, cache=reuse, compositional=False): sl
+    with pool(jobs) as workers:
+        # ``certify`` is the kernel's top-level function, so it can be sent to a worker process.
+        futures = {workers.submit(certify, sl.program, rlimit=rlimit, cache=reuse, compositional=False): sl
                    for sl in todo}
         for fut in as_completed(futures):
             sl = futures[fut]

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 import z3
 
 from verispatial.certify import schedule
-from verispatial.certify.cache import ProofCache
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.reach import Analysis, Decoded, StateQuery
-from verispatial.certify.replay import replay_deadlock, search_deadlock
+from verispatial.certify.replay import Search, replay_deadlock, search_confirmed
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
@@ -57,12 +57,14 @@ def _stuck(sq: StateQuery, loose: bool = False) -> z3.BoolRef:
 
 def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                    inexact: set[str] | None = None, method: str = "auto",
-                   cache: ProofCache | None = None) -> list[Result]:
+                   cache: ProofMemo | None = None, search: Search | None = None) -> list[Result]:
     """One result per component that has a blocking op. ``inexact`` names semaphore words whose exact-counting
     obligations were not proved: their counter model is not known faithful, so a component using one fails to
     prove (its deadlock, if any, is reported through those obligations and the interpreter). ``method`` is one of
     ``METHODS`` (raises ValueError otherwise). With ``cache``, a component isomorphic to one already proved
-    (``cache.py``; its inexact words and the method are part of the key) reuses that proof."""
+    (``canon.py``; its inexact words and the method are part of the key) reuses that proof. ``search``: the
+    interpreter's deadlock search where the counter model cannot decide (``replay.search_confirmed``: what it
+    proposes refutes only when the interpreter reproduces it; without one such a component fails to prove)."""
     if method not in METHODS:
         raise ValueError(f"unknown deadlock method {method!r}: one of {', '.join(METHODS)}")
     inexact = inexact or set()
@@ -75,7 +77,7 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         name = f"{R.DEADLOCK}:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
 
         def compute(comp: frozenset[str] = comp, name: str = name) -> Result:
-            return _decide(a, comp, name, trusted, trip_sets, rlimit, inexact or set(), method)
+            return _decide(a, comp, name, trusted, trip_sets, rlimit, inexact or set(), method, search)
         if cache is None:
             out.append(compute())
             continue
@@ -86,7 +88,8 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
 
 
 def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
-            trip_sets: list[dict[str, int] | None], rlimit: int, inexact: set[str], method: str) -> Result:
+            trip_sets: list[dict[str, int] | None], rlimit: int, inexact: set[str], method: str,
+            search: Search | None = None) -> Result:
     t0 = time.perf_counter()
     # A wait of the component on an unsupported word counts even when the word's ops (in loops that never run,
     # say) leave it with no engine of the component: the stuck query asks that wait's counter model, which it lacks.
@@ -100,7 +103,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                           if w.name in inexact and w.kind in ("reset", "flag", "monotone")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
     if unsupported or inexact_here:
-        found = search_deadlock(a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
+        found = search_confirmed(search, a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
         if found is not None:
             return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found,
                           seconds=time.perf_counter() - t0)
@@ -115,7 +118,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
         if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) or method == "schedule":
             return witness
-    return _component(a, comp, name, trusted, trip_sets, rlimit, t0)
+    return _component(a, comp, name, trusted, trip_sets, rlimit, t0, search)
 
 
 #: Candidates the directed search follows where the counter model is not known faithful.
@@ -126,7 +129,7 @@ def _candidates(a: Analysis, comp: frozenset[str], trusted: set[int], trip_sets:
                 rlimit: int) -> Iterator[Decoded]:
     """Deadlock candidates of ``comp`` from its counter model although that model is not known faithful (a word
     outside the decided protocols blocks or not as the solver likes): only hints for the interpreter's directed
-    search (``replay.search_deadlock``), which alone may refute; never a proof. Lazily, at most ``CANDIDATES``."""
+    search (``replay.search_confirmed``), which alone may refute; never a proof. Lazily, at most ``CANDIDATES``."""
     n = 0
     for trips in trip_sets:
         sq = StateQuery(a, "deadlock-candidates", comp, trusted, trips, rlimit)
@@ -172,7 +175,7 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
 
 
 def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
-               trip_sets: list[dict[str, int] | None], rlimit: int, t0: float) -> Result:
+               trip_sets: list[dict[str, int] | None], rlimit: int, t0: float, search: Search | None = None) -> Result:
     reason = f"{len(comp)} engines, symbolic over loop indices" + (
         " and trip values" if a.linear and a.program.trips else "")
     unreplayed = 0
@@ -207,7 +210,7 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                           f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",
                           seconds=time.perf_counter() - t0)
     if unreplayed:
-        found = search_deadlock(a.program, comp)
+        found = search_confirmed(search, a.program, comp)
         if found is not None:
             return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
         return Result(R.DEADLOCK, name, Verdict.FAILED,

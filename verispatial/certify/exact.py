@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import z3
 
-from verispatial.certify.cache import ProofCache
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
@@ -39,9 +39,9 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
 
 
 def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                cache: ProofCache | None = None, confirm: Callable[[Result], Result] | None = None) -> list[Result]:
+                cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None) -> list[Result]:
     """One result per used word: its protocol's exact-counting obligations (``sem-exact`` when all proved). With
-    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``cache.py``).
+    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``canon.py``).
     ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
     failed-to-prove, and the word's other obligations are still tried for one that replays."""
     out: list[Result] = []
@@ -143,10 +143,10 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                   time.perf_counter() - t0)
 
 
-def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCache | None = None,
+def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo | None = None,
                       trusted: set[int] | None = None) -> list[Result]:
     """One result per used word: it ends at its initial value (or is re-armed). With ``cache``, a word of a
-    component isomorphic to one already proved reuses that proof (``cache.py``)."""
+    component isomorphic to one already proved reuses that proof (``canon.py``)."""
     out: list[Result] = []
     rearmed = a.program.rearmed_words()
     host = a.program.host_initialized_words()

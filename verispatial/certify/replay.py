@@ -6,12 +6,18 @@ rule violation the obligation claims — that rule at that op (``confirm_rule``'
 it (``hang``), never a violation or a hang elsewhere. Attempts, cheapest first: the directed search, which drives
 every engine toward the candidate positions under several schedules (``directed``); deterministic and seeded
 random runs that stop at the first violation of the rule; for small programs the explicit-state explorer.
+
+Where the solver cannot propose a deadlock, the driver's untrusted search (``verispatial/driver/search.py``) may:
+it hands back a ``Lead`` — how to run the interpreter, never a verdict — and ``confirm_lead`` runs it again here,
+so only a deadlock the interpreter reaches in its own run refutes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+import attrs
 
 from verispatial.certify.reach import Decoded
 from verispatial.ir import rules as R
@@ -31,7 +37,7 @@ EXPLORE_STATES = 60_000
 _EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None], ExploreResult] = {}
 
 
-def _explore(program: Program, trips: dict[str, int] | None) -> ExploreResult:
+def explored(program: Program, trips: dict[str, int] | None) -> ExploreResult:
     """The explorer's answer, computed once per (program, trips): several candidates of one run ask the same."""
     key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
     if key not in _EXPLORED:
@@ -41,7 +47,8 @@ def _explore(program: Program, trips: dict[str, int] | None) -> ExploreResult:
     return _EXPLORED[key]
 
 
-def _targets(d: Decoded) -> dict[str, Position]:
+def candidate_targets(d: Decoded) -> dict[str, Position]:
+    """The positions a solver candidate names, one per engine (a finished engine has no path)."""
     out: dict[str, Position] = {}
     for e, (lf, it) in d.at.items():
         out[e] = Position(e, None if lf is None else lf.path, it)
@@ -105,6 +112,16 @@ def directed(program: Program, trips: dict[str, int] | None, targets: dict[str, 
     candidate breaks goes on to break it. Yields (how, result); a run with bad trip values is skipped."""
     if not targets:
         return
+    for how, kw in directed_plans(targets):
+        try:
+            r = drive(program, trips, targets, stop_on=stop_on, release=True, **kw)
+        except ValueError:
+            return
+        yield how, r
+
+
+def directed_plans(targets: dict[str, Position]) -> list[tuple[str, dict[str, Any]]]:
+    """The schedules ``directed`` drives toward ``targets`` under, as (how, keyword arguments of ``drive``)."""
     named = sorted(targets)
     plans: list[tuple[str, dict[str, Any]]] = [
         ("drive to the candidate positions", {}),
@@ -114,15 +131,11 @@ def directed(program: Program, trips: dict[str, int] | None, targets: dict[str, 
         plans.append((f"drive to the candidate positions, {e} first", {"priority": [e]}))
         plans.append((f"drive to the candidate positions, {e} first, landings last", {"priority": [e], "lazy": True}))
     plans += [(f"drive to the candidate positions, random order seed {s}", {"seed": s}) for s in range(DIRECTED_SEEDS)]
-    for how, kw in plans:
-        try:
-            r = drive(program, trips, targets, stop_on=stop_on, release=True, **kw)
-        except ValueError:
-            return
-        yield how, r
+    return plans
 
 
-def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
+def deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
+    """The counterexample of the deadlocked run ``r``, found by ``how``: its trips, stuck engines and steps."""
     stuck = [st.to_json() for st in r.stuck]
     names = ", ".join(str(st) for st in r.stuck[:3]) + (f" (+{len(r.stuck) - 3} more)" if len(r.stuck) > 3 else "")
     trips = " ".join(f"{k}={v}" for k, v in sorted(r.trips.items()))
@@ -136,7 +149,7 @@ def _deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
     }
 
 
-def _in(comp: frozenset[str] | None, stuck: Any) -> bool:
+def in_component(comp: frozenset[str] | None, stuck: Any) -> bool:
     """The deadlock is one of ``comp``'s: an engine of it is stuck (engines of other components share no counter
     with it, so they neither block nor free it). Any deadlock when ``comp`` is None."""
     return comp is None or any(st.position.engine in comp for st in stuck)
@@ -145,45 +158,14 @@ def _in(comp: frozenset[str] | None, stuck: Any) -> bool:
 def replay_deadlock(program: Program, d: Decoded, comp: frozenset[str] | None = None) -> dict[str, Any] | None:
     """Drive the interpreter toward the candidate positions (``directed``); a reached deadlock of ``comp`` (the
     candidate's or another one met on the way) is returned as a counterexample, else None."""
-    for how, r in directed(program, d.trips, _targets(d)):
-        if r.status == R.DEADLOCK and _in(comp, r.stuck):
-            return _deadlock_cex(r, how)
-    return None
-
-
-def search_deadlock(program: Program, comp: frozenset[str] | None = None,
-                    candidates: Iterable[Decoded] = ()) -> dict[str, Any] | None:
-    """Look for a deadlock of ``comp`` with the interpreter alone — used where the solver's model cannot be
-    trusted, so only a replayed hang may refute: the directed search toward each of ``candidates`` (positions the
-    solver proposed from a counter model that may not be faithful), round robin, seeded random schedules, and the
-    explorer for programs of at most ``EXPLORE_ENGINES`` engines."""
-    for d in candidates:
-        got = replay_deadlock(program, d, comp)
-        if got is not None:
-            return got
-    runs: list[tuple[str, Any]] = [("round-robin run", lambda: simulate(program))]
-    runs += [(f"random schedule seed {s}", lambda s=s: simulate(program, seed=s)) for s in range(SEEDS)]
-    for how, run in runs:
-        r = run()
-        if r.status == R.DEADLOCK and _in(comp, r.stuck):
-            return _deadlock_cex(r, how)
-    if len(program.programs) <= EXPLORE_ENGINES:
-        ex = _explore(program, None)
-        for dl in ex.deadlocks:
-            if not _in(comp, dl.stuck):
-                continue
-            names = ", ".join(str(st) for st in dl.stuck[:3])
-            # ``schedule``: the transitions themselves, so a later replay (the gate's warm run) fires exactly them
-            # instead of searching again (``replay_schedule``).
-            return {"kind": R.DEADLOCK, "trips": dict(dl.trips), "stuck": [st.to_json() for st in dl.stuck],
-                    "trace": list(dl.trace_text), "schedule": [t.to_json() for t in dl.trace],
-                    "replayed_by": "explicit-state search",
-                    "summary": f"deadlock after {len(dl.trace)} transitions: {names}"}
+    for how, r in directed(program, d.trips, candidate_targets(d)):
+        if r.status == R.DEADLOCK and in_component(comp, r.stuck):
+            return deadlock_cex(r, how)
     return None
 
 
 def replay_schedule(program: Program, cex: dict[str, Any]) -> dict[str, Any] | None:
-    """Fire a deadlock counterexample's recorded ``schedule`` (the explorer's transitions, ``search_deadlock``) in
+    """Fire a deadlock counterexample's recorded ``schedule`` (the explorer's transitions, ``confirm_lead``) in
     the interpreter from the initial state with its trip values; the counterexample again when the state reached is
     a deadlock, else None (no schedule, a transition not enabled, or no deadlock at its end). The verdict comes from
     the interpreter's run alone, never from the recorded stuck positions."""
@@ -200,6 +182,65 @@ def replay_schedule(program: Program, cex: dict[str, Any]) -> dict[str, Any] | N
     names = ", ".join(str(st) for st in r.stuck[:3])
     return {**cex, "stuck": [st.to_json() for st in r.stuck], "replayed_by": "recorded schedule",
             "summary": f"deadlock after {len(sched)} transitions: {names}"}
+
+
+@attrs.frozen
+class Lead:
+    """A run of the interpreter that an untrusted search (``verispatial/driver/search.py``) says ends in a deadlock:
+    data only, never a verdict. ``confirm_lead`` runs it again in the interpreter and builds the counterexample from
+    that run alone. Exactly one way to run it applies, first that is given: ``schedule`` (fire exactly these
+    transitions from the initial state, ``replay``), ``targets`` (``drive`` toward them with ``release`` and the
+    keyword ``options`` of one ``directed_plans`` entry), else ``simulate`` with ``seed`` (None: round robin).
+    ``trips``: the trip values (None: each trip's default). ``trace``: the search's text of the schedule's
+    transitions, shown with the counterexample (not read by the confirmation)."""
+
+    how: str
+    trips: dict[str, int] | None = None
+    seed: int | None = None
+    targets: dict[str, Position] | None = None
+    options: dict[str, Any] = attrs.Factory(dict)
+    schedule: tuple[Transition, ...] | None = None
+    trace: tuple[str, ...] = ()
+
+
+#: An untrusted deadlock search the kernel is handed (``driver.search.propose_deadlock``): given the program, the
+#: component whose deadlock is asked for (None: any) and solver candidates to follow, a run that deadlocks, or None.
+Search = Callable[[Program, "frozenset[str] | None", Iterable[Decoded]], "Lead | None"]
+
+
+def confirm_lead(program: Program, lead: Lead | None, comp: frozenset[str] | None = None) -> dict[str, Any] | None:
+    """The counterexample of ``lead`` when the interpreter, running it again, ends in a deadlock of ``comp`` (any
+    deadlock when ``comp`` is None), else None: a lead that does not reproduce, names a transition that is not
+    enabled or bad trip values refutes nothing. The counterexample is built from this run, never from the lead's
+    word (only its ``trace`` text is carried along for display)."""
+    if lead is None:
+        return None
+    try:
+        if lead.schedule is not None:
+            r = replay(program, lead.trips, lead.schedule)
+        elif lead.targets is not None:
+            r = drive(program, lead.trips, lead.targets, release=True, **lead.options)
+        else:
+            r = simulate(program, lead.trips, seed=lead.seed)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    if r.status != R.DEADLOCK or not in_component(comp, r.stuck):
+        return None
+    if lead.schedule is None:
+        return deadlock_cex(r, lead.how)
+    names = ", ".join(str(st) for st in r.stuck[:3])
+    # ``schedule``: the transitions themselves, so a later replay (the gate's warm run) fires exactly them instead
+    # of searching again (``replay_schedule``).
+    return {"kind": R.DEADLOCK, "trips": dict(r.trips), "stuck": [st.to_json() for st in r.stuck],
+            "trace": list(lead.trace), "schedule": [t.to_json() for t in lead.schedule],
+            "replayed_by": lead.how, "summary": f"deadlock after {len(lead.schedule)} transitions: {names}"}
+
+
+def search_confirmed(search: Search | None, program: Program, comp: frozenset[str] | None = None,
+                     candidates: Iterable[Decoded] = ()) -> dict[str, Any] | None:
+    """Ask the untrusted ``search`` for a deadlock of ``comp`` and keep what the interpreter confirms
+    (``confirm_lead``); None without a search (nothing is refuted then: the obligation fails to prove)."""
+    return None if search is None else confirm_lead(program, search(program, comp, candidates), comp)
 
 
 Hang = Callable[[SimResult], bool]
@@ -238,10 +279,10 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
             if matches(v):
                 return {"violation": v.to_json(), "trips": dict(r.trips), "steps": r.steps, "replayed_by": how}
         if r.status == R.DEADLOCK and hang is not None and hang(r):
-            return {R.DEADLOCK: _deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
+            return {R.DEADLOCK: deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
         return None
 
-    tgt = _targets(d) if d is not None else (targets or {})
+    tgt = candidate_targets(d) if d is not None else (targets or {})
     for how, r in directed(program, d.trips if d is not None else trips, tgt, matches):
         got = found(r, how)
         if got is not None:
@@ -263,7 +304,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         if got is not None:
             return got
     if len(program.programs) <= EXPLORE_ENGINES:
-        ex = _explore(program, trips)
+        ex = explored(program, trips)
         for f in ex.violations:
             if matches(f.violation):
                 return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),

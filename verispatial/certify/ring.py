@@ -18,7 +18,7 @@ import z3
 
 from verispatial import budget
 from verispatial.certify import smt
-from verispatial.certify.cache import ProofCache
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
@@ -34,11 +34,11 @@ def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
     return {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
 
 
-def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofCache | None = None,
+def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo | None = None,
                    trusted: set[int] | None = None) -> list[Result]:
     """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum.
 
-    With ``cache``, a buffer whose component is isomorphic (``cache.py``; ``trusted`` is part of the key) to one
+    With ``cache``, a buffer whose component is isomorphic (``canon.py``; ``trusted`` is part of the key) to one
     already proved reuses that proof."""
     out: list[Result] = []
     by_buf: dict[int, list[Leaf]] = {}
@@ -116,12 +116,12 @@ def _page_multiples(n: int, sizes: set[int], cap: int) -> bool:
 
 
 def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int] | None = None,
-                     cache: ProofCache | None = None) -> list[Result]:
+                     cache: ProofMemo | None = None) -> list[Result]:
     """Total pushed == total popped for every buffer and every trip value whose run can end.
 
     For ``trusted`` buffers (coverage rules proved) a run that ends has ``popped <= pushed <= popped +
     capacity`` — trip values violating that cannot terminate (the deadlock obligation speaks of them).
-    With ``cache``, a buffer of a component isomorphic to one already proved reuses that proof (``cache.py``).
+    With ``cache``, a buffer of a component isomorphic to one already proved reuses that proof (``canon.py``).
     """
     out: list[Result] = []
     p = a.program

@@ -48,7 +48,7 @@ import z3
 
 from verispatial import budget
 from verispatial.certify import smt
-from verispatial.certify.cache import Canon, canonical_form
+from verispatial.certify.canon import Canon, canonical_form
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
 from verispatial.certify.reach import Analysis, Decoded
@@ -473,7 +473,7 @@ def order_by_enumeration(a: Analysis, e: str, s: Schedule, trips: dict[str, int]
 def _enabling_key(a: Analysis, e: str, lf: Leaf, movers: list[str], s: Schedule, trips: dict[str, int] | None,
                   rlimit: int, forms: dict[frozenset[str], Canon], rearmed: frozenset[tuple[int, Site]]) -> str:
     """A key that determines the *enabling* query of ``lf`` up to renaming its variables: the canonical form
-    (``cache.canonical_form``: programs with buffer, semaphore, group and trip ids renamed and sites translated,
+    (``canon.canonical_form``: programs with buffer, semaphore, group and trip ids renamed and sites translated,
     buffer capacities, semaphore words with their protocol, trips) of ``lf``'s engine and its movers — every
     engine whose position or counter contribution the query reads —, which of them runs ``lf``, the schedule
     restricted to them (offsets less their least one: the query compares times only with each other), fixed

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from verispatial.certify.cache import ProofCache
-from verispatial.certify.store import open_store
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.store import open_store
 from verispatial.errors import ComposeRefused, ParseError, PassRefused, VerispatialError
 from verispatial.ir.graph import ModelGraph, load_graph
 from verispatial.ir.section import AccForm

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.errors import ComposeRefused, InvalidProgram, VerispatialError
 from verispatial.ir.limits import QUOTE_MAX, clip
 from verispatial.ir.program import Program

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,10 +11,10 @@ from typing import Any
 import attrs
 
 from verispatial import atomic
-from verispatial.certify.cache import ProofCache
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.checker import certify
 from verispatial.certify.report import Report
+from verispatial.driver.cache import ProofCache
+from verispatial.driver.run import certify
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.ops import Loop, Op
 from verispatial.ir.program import Program
@@ -84,7 +81,7 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
     a temporary directory beside ``out_dir`` and swapped in only once every section is done, so a refusal or an
     interruption leaves nothing half-written (``write_sections``). ``progress`` receives one line per step.
     ``cache`` is the proof cache the sections share (default: a fresh one; one over a ``ProofStore`` also reuses
-    and keeps proofs on disk, ``certify/store.py``).
+    and keeps proofs on disk, ``driver/store.py``).
     """
     say = progress or (lambda _m: None)
     n = len(graph.ops)
@@ -202,29 +199,19 @@ def foreign_files(out_dir: Path) -> list[str]:
 def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
     """Write each section's program and certificate as ``out_dir/<op>.program.json`` and
     ``out_dir/<op>.certificate.json`` — the layout ``gate`` reads — replacing everything ``out_dir`` held: the new
-    directory is written beside it and swapped in by two renames, so a reader sees the old sections or the new ones,
-    never a mixture, and sections that no longer exist do not linger. Raises ``FileExistsError`` when ``out_dir``
-    holds anything else (``foreign_files``; nothing is replaced) and ``OSError`` when its parent cannot be
-    written."""
+    directory is written beside it and swapped in by two renames (``atomic.replace_dir``), so a reader sees the old
+    sections or the new ones, never a mixture, and sections that no longer exist do not linger. Raises
+    ``FileExistsError`` when ``out_dir`` holds anything else (``foreign_files``; nothing is replaced) and
+    ``OSError`` when its parent cannot be written."""
     foreign = foreign_files(out_dir)
     if foreign:
         raise FileExistsError(f"{out_dir} holds files compile did not write ({', '.join(foreign[:3])}"
                               + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): not replaced")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         for s in sections:
             (tmp / f"{s.name}.program.json").write_text(dumps(s.program) + "\n")
             cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
             (tmp / f"{s.name}.certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
-        os.chmod(tmp, 0o777 & ~atomic.current_umask())
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.replace(out_dir, old / out_dir.name)
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    atomic.replace_dir(out_dir, fill)

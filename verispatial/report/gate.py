@@ -1,4 +1,4 @@
-"""The gate's outputs: the summary table (text), JUnit cases and SARIF results of one gate run (``certify/gate.py``).
+"""The gate's outputs: the summary table (text), JUnit cases and SARIF results of one gate run (``driver/gate.py``).
 
 The table has one row per program — name, expected verdict, outcome, obligations (proved / not proved), seconds and
 how the verdict was reached (``computed``; ``cache``: the proved report from the proof cache; ``replayed``: the
@@ -8,8 +8,8 @@ detail, and a closing line ``gate: N passed, N failed`` (``, N skipped`` with ``
 
 from __future__ import annotations
 
-from verispatial.certify.gate import GateRun, Outcome
 from verispatial.certify.report import Verdict
+from verispatial.driver.gate import GateRun, Outcome
 from verispatial.report.junit import Case, report_cases
 from verispatial.report.sarif import Finding, escape
 

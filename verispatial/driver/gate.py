@@ -40,7 +40,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report, Result, Verdict, result_from_data, result_to_data
-from verispatial.certify.store import ProofStore
+from verispatial.driver.store import ProofStore
 from verispatial.errors import ParseError, VerispatialError
 from verispatial.ir import rules as R
 from verispatial.ir.limits import QUOTE_MAX, clip, format_mismatch
@@ -298,8 +298,8 @@ def _load_cert(path: str) -> dict[str, Any]:
 
 
 def _candidates_key(store: ProofStore, t: Task) -> str:
-    from verispatial.certify.files import file_key
     from verispatial.certify.smt import DEFAULT_RLIMIT
+    from verispatial.driver.files import file_key
 
     cert = t.found.certificate.read_bytes() if t.found.certificate is not None else None
     return store.key("refutations", file_key(store, t.found.program.read_bytes(), cert,
@@ -309,6 +309,7 @@ def _candidates_key(store: ProofStore, t: Task) -> str:
 def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
     """The expected refutations re-established from cached candidates, or None (then certify in full)."""
     from verispatial.certify.checker import replay_refutation
+    from verispatial.driver.search import propose_deadlock
     from verispatial.ir.program import program_summary
 
     exp = t.expected
@@ -329,7 +330,7 @@ def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
         mine = sorted((c for c in cands if c.family == fam and c.verdict == Verdict.REFUTED), key=lambda c: c.seconds)
         again = None
         for c in mine[:2]:
-            again = replay_refutation(program, c)
+            again = replay_refutation(program, c, search=propose_deadlock)
             if again is not None:
                 break
         if again is None:
@@ -346,7 +347,7 @@ def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
 def check_one(t: Task, say: Say | None = None, cache: Any = None) -> tuple[Outcome, dict[str, int]]:
     """The outcome for one program and the counters of the store it used (a top-level function: worker processes
     run it). ``cache`` may share a ``ProofCache`` over the same store between programs of one process."""
-    from verispatial.certify.files import certify_file
+    from verispatial.driver.files import certify_file
 
     t0 = time.perf_counter()
     store = ProofStore(t.cache_root) if t.cache_root is not None else None
@@ -454,7 +455,7 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
     program; ``scheduler`` (a Dask scheduler's address) runs the programs as tasks on that cluster instead
     (``cluster.map_on_cluster``; the store's directory must be one the workers see). Raises ``ParseError`` for a
     directory that is not one, a bad manifest, a bad revision or a scheduler that cannot be reached."""
-    from verispatial.certify.cache import ProofCache
+    from verispatial.driver.cache import ProofCache
 
     t0 = time.perf_counter()
     d = Path(directory)
@@ -514,14 +515,14 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
             progress(f"[{k}/{n}] {o.name}: {o.status} ({o.how or 'not run'}, {o.seconds:.2f} s)")
 
     if scheduler is not None and n:
-        from verispatial.certify.cluster import map_on_cluster
+        from verispatial.driver.cluster import map_on_cluster
 
         for k, (o, st) in enumerate(map_on_cluster(scheduler, _check_in_worker, tasks), 1):
             record(k, o, st)
     elif jobs > 1 and n > 1:
         from concurrent.futures import as_completed
 
-        from verispatial.certify.workers import worker_pool
+        from verispatial.driver.workers import worker_pool
 
         with worker_pool(jobs) as pool:
             futs = [pool.submit(_check_in_worker, t) for t in tasks]

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report
-from verispatial.certify.store import ProofStore, get_report, program_key
+from verispatial.driver.store import ProofStore, get_report, program_key
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
 
@@ -53,9 +53,9 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     With ``store``, the file index and the store's proofs are used (module docstring); ``cache`` may pass a
     ``ProofCache`` to share across several files (it must hold the same store). Raises what the loaders raise.
     """
-    from verispatial.certify.cache import ProofCache
-    from verispatial.certify.checker import certify
     from verispatial.certify.smt import DEFAULT_RLIMIT
+    from verispatial.driver.cache import ProofCache
+    from verispatial.driver.run import certify
     from verispatial.ir.program import program_summary
 
     limit = DEFAULT_RLIMIT if rlimit is None else rlimit

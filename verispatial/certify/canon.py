@@ -1,4 +1,4 @@
-"""Proofs cached by content (DESIGN §7: "a section equal up to renaming is proved once").
+"""Proofs reused by content (DESIGN §7: "a section equal up to renaming is proved once").
 
 An independent component of engines (``reach.components``: no counter is shared with any other engine) is
 written in a *canonical form*: its engine programs in a fixed order, every op with its buffer ids, semaphore ids,
@@ -21,9 +21,9 @@ is re-derived, so both are always computed for the component itself. A reused re
 (with the component's real buffers, words and engines) and its reason names the isomorphic component it was
 proved for.
 
-A ``ProofCache`` given a ``ProofStore`` (``store.py``) also keeps its proofs on disk, under the same key plus the
-checker's and the solver's versions, and finds proofs of earlier processes there; the whole-program entries of
-``certify`` go through the same store (``ProofCache.store``).
+The canonical form is part of the trusted kernel: it decides which proofs transfer (and ``schedule.py`` reuses
+its enabling proofs up to renaming by it). ``ProofMemo`` keeps the proofs of one process; the driver's
+``ProofCache`` (``verispatial/driver/cache.py``) also keeps them in its persistent store (``driver/store.py``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.reach import Analysis
-from verispatial.certify.report import Result, Verdict, result_from_data, result_to_data
-from verispatial.certify.store import ProofStore
+from verispatial.certify.report import Result, Verdict
 from verispatial.ir import rules as R
 from verispatial.ir.core import Addr, Site, Term
 from verispatial.ir.ops import (
@@ -205,17 +204,17 @@ class Reuse:
     program: str = ""
 
 
-class ProofCache:
+class ProofMemo:
     """Proved verdicts of the ``FAMILIES`` keyed by (family, canonical form of the component, canonical item,
-    parameters). One instance serves one certify run; passing the same instance to later runs of programs on
-    the same target reuses across runs too (the key holds everything a verdict depends on). With ``store``, proofs
-    are also read from and written to that persistent store (``store.py``), and ``certify`` keeps whole proved
-    reports there.
+    parameters), kept in this process. One instance serves one certify run; passing the same instance to later runs
+    of programs on the same target reuses across runs too (the key holds everything a verdict depends on).
+
+    ``recall`` and ``keep`` are where a subclass finds and keeps proofs outside the process: the kernel's own memo
+    has none; the driver's ``ProofCache`` (``verispatial/driver/cache.py``) reads and writes its persistent store
+    there, trusted by provenance (docs/checker.md, "Trusted kernel").
     """
 
-    def __init__(self, store: ProofStore | None = None) -> None:
-        self.store = store
-        self.persisted = 0  # reused proofs that came from the store
+    def __init__(self) -> None:
         self._canon: dict[frozenset[str], Canon] = {}
         self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
         self._rearmed: frozenset[tuple[int, Site]] = frozenset()  # its program's re-armed words
@@ -238,6 +237,14 @@ class ProofCache:
             self._canon[k] = got
         return got
 
+    def recall(self, key: str, family: str) -> tuple[str, str, str, str, str] | None:
+        """A proof of ``key`` kept outside this process, as (family, obligation, reason, component, program);
+        None here (the kernel keeps nothing outside the process)."""
+        return None
+
+    def keep(self, key: str, family: str, r: Result, component: str, program: str) -> None:
+        """Keep the proof ``r`` of ``key`` outside this process; nothing here."""
+
     def run(self, family: str, canon: Canon, item: Iterable[Any], name: str, compute: Callable[[], Result]) -> Result:
         """The result of obligation ``name`` of ``family`` on the component ``canon``: a proof of an isomorphic
         component with the same canonical ``item`` (the obligation's subject and parameters, in canonical ids)
@@ -247,9 +254,8 @@ class ProofCache:
             raise ValueError(f"{family!r} is not a family whose verdicts are invariant under renaming")
         key = hashlib.sha256(json.dumps([family, canon.key, list(item)], sort_keys=True).encode()).hexdigest()
         hit = self._proved.get(key)
-        skey = self.store.key("component", key) if self.store is not None else ""
-        if hit is None and self.store is not None:
-            hit = self._from_store(skey, family)
+        if hit is None:
+            hit = self.recall(key, family)
         if hit is not None:
             t0 = time.perf_counter()
             fam, src, reason, comp, program = hit
@@ -263,26 +269,5 @@ class ProofCache:
         if r.verdict == Verdict.PROVED:
             program = self._analysis.program.name if self._analysis is not None else ""
             self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
-            if self.store is not None:
-                self.store.put("component", skey, {"family": family, "result": result_to_data(r),
-                                                   "component": canon.name, "program": program})
+            self.keep(key, family, r, canon.name, program)
         return r
-
-    def _from_store(self, skey: str, family: str) -> tuple[str, str, str, str, str] | None:
-        """A proof of this key from the persistent store: only a well-formed, proved result of this family."""
-        assert self.store is not None
-        got = self.store.get("component", skey)
-        if got is None:
-            return None
-        try:
-            r = result_from_data(got["result"])
-            comp, program = got["component"], got["program"]
-            if r.verdict != Verdict.PROVED or got["family"] != family or not isinstance(comp, str) \
-                    or not isinstance(program, str):
-                raise ValueError("not a proof of this family")
-        except (ValueError, KeyError, TypeError):
-            self.store.reject()
-            return None
-        self.persisted += 1
-        return (r.family, r.name, r.reason, comp, f"{program} (proof cache)")
-

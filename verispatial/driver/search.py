@@ -1,0 +1,64 @@
+"""The interpreter's deadlock search (untrusted): runs of the reference interpreter that may end in a deadlock of
+one component, used where the solver's counter model cannot be trusted — the directed search toward each solver
+candidate (``certify.replay.directed_plans``), round robin, seeded random schedules, and the explicit-state
+explorer for programs of at most ``replay.EXPLORE_ENGINES`` engines.
+
+It only proposes: ``propose_deadlock`` returns a ``Lead`` (how to run the interpreter again), and the kernel refutes
+only when its own run of that lead deadlocks (``certify.replay.confirm_lead``). A search that lies, or finds
+nothing, can at most leave an obligation failed to prove; it never makes one proved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from verispatial.certify.reach import Decoded
+from verispatial.certify.replay import (
+    EXPLORE_ENGINES,
+    SEEDS,
+    Lead,
+    candidate_targets,
+    confirm_lead,
+    directed_plans,
+    explored,
+    in_component,
+)
+from verispatial.ir import rules as R
+from verispatial.ir.program import Program
+from verispatial.petri.interp import drive, simulate
+
+
+def propose_deadlock(program: Program, comp: frozenset[str] | None = None,
+                     candidates: Iterable[Decoded] = ()) -> Lead | None:
+    """A run that ends in a deadlock of ``comp`` (any deadlock when None), or None when no attempt found one:
+    the directed search toward each of ``candidates`` (positions the solver proposed from a counter model that may
+    not be faithful), round robin, ``SEEDS`` seeded random schedules, then the explorer for small programs."""
+    for d in candidates:
+        targets = candidate_targets(d)
+        for how, kw in directed_plans(targets) if targets else []:
+            try:
+                r = drive(program, d.trips, targets, release=True, **kw)
+            except ValueError:
+                break
+            if r.status == R.DEADLOCK and in_component(comp, r.stuck):
+                return Lead(how, d.trips, targets=targets, options=kw)
+    runs: list[tuple[str, int | None]] = [("round-robin run", None)]
+    runs += [(f"random schedule seed {s}", s) for s in range(SEEDS)]
+    for how, seed in runs:
+        r = simulate(program, seed=seed)
+        if r.status == R.DEADLOCK and in_component(comp, r.stuck):
+            return Lead(how, seed=seed)
+    if len(program.programs) <= EXPLORE_ENGINES:
+        for dl in explored(program, None).deadlocks:
+            if in_component(comp, dl.stuck):
+                return Lead("explicit-state search", dict(dl.trips), schedule=tuple(dl.trace),
+                            trace=tuple(dl.trace_text))
+    return None
+
+
+def search_deadlock(program: Program, comp: frozenset[str] | None = None,
+                    candidates: Iterable[Decoded] = ()) -> dict[str, Any] | None:
+    """The counterexample of the deadlock ``propose_deadlock`` finds, as the kernel confirms it by running the
+    interpreter again (``confirm_lead``), or None."""
+    return confirm_lead(program, propose_deadlock(program, comp, candidates), comp)
