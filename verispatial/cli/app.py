@@ -18,15 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import tempfile
-
-from verispatial import budget
-
-if os.path.basename(sys.argv[0]) == "verispatial":  # the console script: before the heavy imports (budget.py)
-    budget.defer_sigint()
-
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -35,7 +28,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from verispatial import __version__
+from verispatial import __version__, budget
 from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, SourceRefused, VerispatialError
 from verispatial.ir.limits import QUOTE_MAX, clip
 
