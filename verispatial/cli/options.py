@@ -40,3 +40,12 @@ def ttlang_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--shape", "shapes", multiple=True, metavar="TENSOR=D0xD1",
                      help="TT-Lang sources: a tensor's shape in elements (default: the file's example call).")(f)
     return click.option("--operation", metavar="NAME", help="TT-Lang sources: the @ttl.operation to read.")(f)
+
+
+def progress_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet`` and ``--progress`` (the parameters ``quiet`` and ``plain_progress``) of ``compile`` and
+    ``compose``."""
+    f = click.option("--progress", "plain_progress", is_flag=True,
+                     help="plain progress lines on stderr even on a terminal (default: plain lines when stderr is not "
+                          "a terminal, a progress bar on one)")(f)
+    return click.option("-q", "--quiet", is_flag=True, help="no progress lines on stderr")(f)
