@@ -21,7 +21,7 @@ import click
 
 from verispatial.cli.inputs import bad_input_of, open_proof_store
 from verispatial.cli.options import progress_options
-from verispatial.cli.output import write
+from verispatial.cli.output import check_program_out, write
 from verispatial.errors import BadInput, ComposeRefused, PassRefused, VerispatialError
 from verispatial.ir.section import AccForm
 
@@ -90,7 +90,7 @@ def _load(model: str, target: str) -> tuple[ModelGraph, Target]:
 def _check_outputs(out: str | None, out_dir: str | None) -> None:
     """``BadInput`` for an output that cannot be written, checked before any work: a compile that cannot write its
     results must not run for minutes first."""
-    from verispatial.passes.compile import certificate_path, foreign_files
+    from verispatial.passes.compile import foreign_files
 
     if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise BadInput(out_dir, "", "exists and is not a directory, expected an output directory")
@@ -101,11 +101,7 @@ def _check_outputs(out: str | None, out_dir: str | None) -> None:
                        + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): expected a sections "
                        "directory (only <op>.program.json and <op>.certificate.json) or a new one")
     if out is not None:
-        for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
-            if path.is_dir():
-                raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
-        if not Path(out).parent.is_dir():
-            raise BadInput(out, "", f"the directory {Path(out).parent} does not exist")
+        check_program_out(out)
 
 
 def _compile(model: str, graph: ModelGraph, machine: Target, caps: tuple[int | None, int | None, int | None],

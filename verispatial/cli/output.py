@@ -79,3 +79,15 @@ def check_smt2_dir(smt2_dir: str) -> None:
     parent = d.parent if str(d.parent) else Path(".")
     if not d.exists() and not parent.is_dir():
         raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
+
+
+def check_program_out(out: str) -> None:
+    """``BadInput`` unless a program and its certificate (``passes.compile.certificate_path``) can be written to
+    ``out`` and beside it: neither is a directory and ``out``'s directory exists. Checked before any work."""
+    from verispatial.passes.compile import certificate_path
+
+    for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
+        if path.is_dir():
+            raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
+    if not Path(out).parent.is_dir():
+        raise BadInput(out, "", f"the directory {Path(out).parent} does not exist")
