@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -211,20 +208,9 @@ def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
         raise FileExistsError(f"{out_dir} holds files compile did not write ({', '.join(foreign[:3])}"
                               + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): not replaced")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for s in sections:
-            (tmp / f"{s.name}.program.json").write_text(dumps(s.program) + "\n")
-            cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
-            (tmp / f"{s.name}.certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
-        os.chmod(tmp, 0o777 & ~atomic.current_umask())
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.replace(out_dir, old / out_dir.name)
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    files: dict[str, str] = {}
+    for s in sections:
+        cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
+        files[f"{s.name}.program.json"] = dumps(s.program) + "\n"
+        files[f"{s.name}.certificate.json"] = json.dumps(cert, indent=1) + "\n"
+    atomic.write_dir(out_dir, files)
