@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from verispatial.cli import main as cli_main
+from verispatial.cli.compile import ACC_FORMS
 from verispatial.ir.serialize import load_program
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
@@ -233,3 +234,11 @@ def test_compile_output_path_that_is_a_directory_is_refused_before_any_work(tmp_
                         str(tmp_path / "no" / "step.json")]) == 2
     assert capsys.readouterr().err == (f"verispatial: error: {tmp_path / 'no' / 'step.json'}: the directory "
                                        f"{tmp_path / 'no'} does not exist\n")
+
+
+def test_the_acc_forms_offered_are_the_ones_tile_knows() -> None:
+    """``--acc-form``'s choices are spelled in the CLI (``--help`` does not load the IR's graph modules): the same
+    forms, in the same order, as ``AccForm``."""
+    from verispatial.ir.section import AccForm
+
+    assert tuple(ACC_FORMS) == tuple(f.value for f in AccForm)

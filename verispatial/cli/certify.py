@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from verispatial import budget
-from verispatial.errors import CertificateMismatch, ParseError, VerispatialError
-
-if TYPE_CHECKING:
-    from verispatial.ir.program import Program
+from verispatial.certify.gate import recording_refusal  # untrusted machinery (proof store, gate): light imports
 from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
 from verispatial.cli.imports import certified_path, import_ttlang
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
 from verispatial.cli.options import TtlangOptions, cache_options, ttlang_options
 from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
-from verispatial.errors import BadInput, CheckerError
+from verispatial.errors import BadInput, CertificateMismatch, CheckerError, ParseError, VerispatialError
+
+if TYPE_CHECKING:
+    from verispatial.ir.program import Program
 
 
 def _loaded(program: Program) -> Callable[[str], Program]:
@@ -130,8 +130,6 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
                                              "verispatial certify")))
     refusal = None
     if certificate_out is not None:
-        from verispatial.certify.gate import recording_refusal
-
         refusal = recording_refusal(done[0][1].report, expect)
     if certificate_out is not None and refusal is None:
         (path, fr), = done

@@ -23,12 +23,15 @@ from verispatial.cli.inputs import bad_input_of, open_proof_store
 from verispatial.cli.options import progress_options
 from verispatial.cli.output import check_program_out, write
 from verispatial.errors import BadInput, ComposeRefused, PassRefused, VerispatialError
-from verispatial.ir.section import AccForm
 
 if TYPE_CHECKING:
     from verispatial.ir.graph import ModelGraph
     from verispatial.ir.target import Target
     from verispatial.passes.compile import CompiledSection, ComposedStep
+
+#: the accumulation forms ``--acc-form`` offers (``verispatial.ir.section.AccForm``'s values, spelled here so that
+#: ``--help`` and a usage error do not load the IR's graph modules; tests/test_compile_cli.py pins that they agree)
+ACC_FORMS = ("single", "streaming", "spill_reload", "in_place", "pack_accumulate", "registers")
 
 
 @click.command("compile")
@@ -43,8 +46,8 @@ if TYPE_CHECKING:
 @click.option("--max-rows", type=int, metavar="N", help="cap the rows of a matmul grid (default: the target's mesh)")
 @click.option("--max-sites", type=int, metavar="N",
               help="cap the sites of an elementwise or fold op (default: the target's mesh)")
-@click.option("--acc-form", type=click.Choice([f.value for f in AccForm]), metavar="FORM",
-              help="force every matmul's accumulation form (" + ", ".join(f.value for f in AccForm) + "); a section "
+@click.option("--acc-form", type=click.Choice(ACC_FORMS), metavar="FORM",
+              help="force every matmul's accumulation form (" + ", ".join(ACC_FORMS) + "); a section "
                    "where it cannot apply is refused by name (default: tile's rule)")
 @click.option("--one-mover", is_flag=True,
               help="run each site's loads and stores on one data-movement engine (their loop nests interleaved); a "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from verispatial.certify.gate import gate  # untrusted machinery (gate): a light import
 from verispatial.cli.exits import guard
 from verispatial.cli.inputs import open_proof_store
 from verispatial.cli.options import cache_options
@@ -22,7 +23,6 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
         if out is not None:
             check_output_path(out)
     store = open_proof_store(cache_dir, no_cache)
-    from verispatial.certify.gate import gate
 
     try:
         with stderr_progress(f"gate {directory}", quiet) as progress:

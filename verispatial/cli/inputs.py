@@ -7,11 +7,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verispatial.errors import CertificateMismatch, InvalidProgram, ParseError, SourceRefused, VerispatialError
+from verispatial.certify.store import open_store  # untrusted machinery (proof store): a light import
+from verispatial.errors import (
+    BadInput,
+    CertificateMismatch,
+    CheckerError,
+    InvalidProgram,
+    ParseError,
+    SourceRefused,
+    VerispatialError,
+)
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
-from verispatial.errors import BadInput, CheckerError
 
 
 def bad_input_of(where: str, err: VerispatialError) -> BadInput:
@@ -114,8 +122,8 @@ def parse_trips(specs: Sequence[str], program: Program) -> dict[str, int]:
 
 
 def open_proof_store(cache_dir: str | None, no_cache: bool) -> Any:
-    from verispatial.certify.store import open_store
-
+    """The persistent proof store of ``--cache-dir`` / ``--no-cache`` (``open_store``); ``BadInput`` when the
+    directory named is a file."""
     if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
         raise BadInput(cache_dir, "", "exists and is not a directory, expected the proof cache directory")
     return open_store(cache_dir, no_cache)
