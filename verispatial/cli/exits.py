@@ -45,6 +45,7 @@ def guard(as_json: bool, body: Callable[[], int]) -> int:
 
 
 def error_line(msg: str) -> None:
+    """``verispatial: error: <msg>`` on stderr: the one line of bad input."""
     sys.stderr.write(f"verispatial: error: {msg}\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,12 +20,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     if html_out is not None:
         check_output_path(html_out)
     stem = Path(program_path).name.removesuffix(".json").removesuffix(".program")
-    pictures_dir = Path(out_dir if out_dir is not None else f"{stem}.explain")
-    if pictures_dir.exists() and not pictures_dir.is_dir():
-        raise BadInput(str(pictures_dir), "", "exists and is not a directory, expected a directory for the pictures")
-    parent = pictures_dir.parent if str(pictures_dir.parent) else Path(".")
-    if not pictures_dir.exists() and not parent.is_dir():
-        raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
+    pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"))
     store = open_proof_store(cache_dir, no_cache)
     from verispatial.certify.files import certify_file
 
@@ -47,22 +43,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         drawn = draw(exps)
     except Exception as e:
         raise CheckerError(f"explain: {type(e).__name__}: {e}") from None
-    files: dict[int, list[str]] = {}
-    if exps:
-        try:
-            pictures_dir.mkdir(exist_ok=True)
-        except OSError as e:
-            raise BadInput(str(pictures_dir), "", f"cannot write: {e.strerror or e}") from None
-    for i, row in enumerate(drawn):
-        for j, d in enumerate(row):
-            base = pictures_dir / f"{stem}.{i}.{j}.{d.picture.kind}"
-            write_atomic(f"{base}.dot", d.picture.dot)
-            files.setdefault(i, []).append(f"{base}.dot")
-            if d.svg is not None:
-                write_atomic(f"{base}.svg", d.svg)
-                files[i].append(f"{base}.svg")
-            else:
-                files[i].append(f"(no SVG: {d.error})")
+    files = _write_pictures(pictures_dir, stem, drawn)
     if html_out is not None:
         write_atomic(html_out, html_page(fr.report, exps, drawn, program))
     if as_json:
@@ -77,6 +58,38 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         emit(unproved_lines(fr.report))  # no counterexample to draw, but the reason is what a user acts on
         emit([lines[-1]])
     return fr.report.exit_code
+
+
+def _pictures_dir(pictures_dir: Path) -> Path:
+    """``pictures_dir``, checked before any work: ``BadInput`` when it is a file or its parent does not exist."""
+    if pictures_dir.exists() and not pictures_dir.is_dir():
+        raise BadInput(str(pictures_dir), "", "exists and is not a directory, expected a directory for the pictures")
+    parent = pictures_dir.parent if str(pictures_dir.parent) else Path(".")
+    if not pictures_dir.exists() and not parent.is_dir():
+        raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
+    return pictures_dir
+
+
+def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> dict[int, list[str]]:
+    """Write each explanation's pictures as ``STEM.I.J.KIND.dot`` and ``.svg`` into ``pictures_dir`` (made when
+    there is an explanation); per explanation, the files written (or why there is no SVG)."""
+    files: dict[int, list[str]] = {}
+    if drawn:  # one row per explanation
+        try:
+            pictures_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise BadInput(str(pictures_dir), "", f"cannot write: {e.strerror or e}") from None
+    for i, row in enumerate(drawn):
+        for j, d in enumerate(row):
+            base = pictures_dir / f"{stem}.{i}.{j}.{d.picture.kind}"
+            write_atomic(f"{base}.dot", d.picture.dot)
+            files.setdefault(i, []).append(f"{base}.dot")
+            if d.svg is not None:
+                write_atomic(f"{base}.svg", d.svg)
+                files[i].append(f"{base}.svg")
+            else:
+                files[i].append(f"(no SVG: {d.error})")
+    return files
 
 
 @click.command("explain")

@@ -130,6 +130,8 @@ def open_proof_store(cache_dir: str | None, no_cache: bool) -> Any:
 
 
 def load_certificate_file(path: str) -> dict[str, Any]:
+    """The certificate ``path`` (a JSON object of the certificate's shape: ``check_certificate_shape``);
+    ``BadInput`` naming the field otherwise."""
     cert = load_json_object(path, "certificate")
     from verispatial.certify.certificate import check_certificate_shape
 

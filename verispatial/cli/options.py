@@ -26,6 +26,7 @@ class TtlangOptions:
 
 
 def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cache-dir DIR`` and ``--no-cache`` (the parameters ``cache_dir`` and ``no_cache``)."""
     f = click.option("--no-cache", is_flag=True, help="Neither read nor write the persistent proof cache.")(f)
     return click.option("--cache-dir", metavar="DIR",
                         help="The persistent proof cache (default: $VERISPATIAL_CACHE_DIR, else the user's cache "
@@ -33,6 +34,8 @@ def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def ttlang_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """How to read a TT-Lang source: ``--operation``, ``--shape``, ``--range``, ``--target`` (the parameters
+    ``operation``, ``shapes``, ``ranges``, ``target``; ``TtlangOptions`` holds them)."""
     f = click.option("--target", type=click.Choice(["wormhole", "blackhole"]), default=None,
                      help="TT-Lang sources: the machine (default wormhole).")(f)
     f = click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI[:STEP]",

@@ -41,12 +41,14 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def console() -> Console:
+    """A rich console on the current stdout, without markup, highlighting or wrapping."""
     # Resolved per call so that test capture (and redirected stdout) is honoured; soft_wrap keeps a long
     # counterexample on one line instead of folding it at the console width; no markup: messages contain [].
     return Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def emit(lines: list[tuple[str, str]]) -> None:
+    """Print ``(text, rich style)`` lines on stdout, never after an interrupt."""
     budget.check_interrupt()
     con = console()
     for text, style in lines:
@@ -54,6 +56,7 @@ def emit(lines: list[tuple[str, str]]) -> None:
 
 
 def write_json(obj: Any) -> None:
+    """``obj`` as one indented JSON document on stdout, never after an interrupt."""
     budget.check_interrupt()
     sys.stdout.write(json.dumps(obj, indent=1) + "\n")
 
@@ -72,6 +75,7 @@ def stderr_progress(label: str, quiet: bool, total: int | None = None) -> Any:
 
 
 def check_smt2_dir(smt2_dir: str) -> None:
+    """``BadInput`` unless ``--smt2 DIR`` can be made or used: not a file, and its parent exists."""
     d = Path(smt2_dir)
     if d.exists() and not d.is_dir():
         raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
