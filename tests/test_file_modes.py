@@ -74,3 +74,26 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         atomic.write_text(target, "x")  # the rename onto a directory fails
     assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+
+def test_a_directory_is_replaced_whole_with_the_umask_s_modes(tmp_path: Path, umask: int) -> None:
+    """``atomic.write_dir`` (a sections directory of ``compile --sections``): the new directory holds exactly the
+    files given, none of the old one's linger, and it and its files get the modes a plain ``mkdir``/create would."""
+    d = tmp_path / "secs"
+    atomic.write_dir(d, {"a.program.json": "1", "b.program.json": "2"})
+    atomic.write_dir(d, {"a.program.json": "3"})
+    assert sorted(p.name for p in d.iterdir()) == ["a.program.json"]
+    assert (d / "a.program.json").read_text() == "3"
+    assert mode(d) == 0o777 & ~umask
+    assert mode(d / "a.program.json") == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["secs"]  # no temporary or old directory left beside it
+
+
+def test_a_failed_directory_write_leaves_the_old_one_untouched(tmp_path: Path) -> None:
+    d = tmp_path / "secs"
+    atomic.write_dir(d, {"a.program.json": "1"})
+    with pytest.raises(FileNotFoundError):
+        atomic.write_dir(d, {"b.program.json": "2", "no/such/dir.json": "3"})  # fails midway, before the swap
+    assert sorted(p.name for p in d.iterdir()) == ["a.program.json"]
+    assert (d / "a.program.json").read_text() == "1"
+    assert [p.name for p in tmp_path.iterdir()] == ["secs"]
