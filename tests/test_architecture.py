@@ -54,3 +54,10 @@ def test_no_import_climbs_a_layer() -> None:
     climbs = [f"{a} -> {b}" for a, b in _graph().edges
               if _part(a) in ALLOWED and _part(b) != _part(a) and _part(b) not in ALLOWED[_part(a)]]
     assert climbs == []
+
+
+def test_nothing_imports_the_command_line() -> None:
+    """The CLI (``verispatial/cli/``) is the top layer: only it and ``python -m verispatial`` import it."""
+    importers = sorted(f"{a} -> {b}" for a, b in _graph().edges
+                       if _part(b) == "cli" and _part(a) not in ("cli", "__main__"))
+    assert importers == []

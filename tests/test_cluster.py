@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from test_proofs_gate import NO_BARRIER, OVERLAP, SMALL, corpus
 
+from verispatial.cli import main
 from verispatial.driver import cluster
 from verispatial.driver.gate import GateRun, gate
 from verispatial.driver.store import ProofStore
@@ -78,3 +79,23 @@ def test_an_unreachable_scheduler_is_bad_input_naming_the_option(tmp_path: Path,
         gate(d, scheduler="tcp://127.0.0.1:9")
     assert e.value.field == "--scheduler"
     assert "cannot reach the Dask scheduler" in e.value.rule
+
+
+def test_the_command_line_runs_the_gate_on_the_cluster(tmp_path: Path, scheduler: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    d = corpus(tmp_path, (SMALL, OVERLAP))
+    assert main(["gate", str(d), "--scheduler", scheduler, "--no-cache", "-q"]) == 0
+    assert "gate: 2 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_the_command_line_refuses_an_unreachable_scheduler_in_one_line(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)
+    d = corpus(tmp_path, (SMALL,))
+    assert main(["gate", str(d), "--scheduler", "tcp://127.0.0.1:9", "--no-cache", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("verispatial: error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'")
+    assert main(["gate", str(d), "--scheduler", "tcp://127.0.0.1:9", "--jobs", "2", "-q"]) == 2
+    assert "--jobs" in capsys.readouterr().err

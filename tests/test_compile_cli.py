@@ -1,4 +1,4 @@
-"""``run_compile`` (the ``verispatial compile`` body): the shipped model graphs compile for Wormhole and Blackhole
+"""``verispatial compile`` (verispatial/cli/compile.py): the shipped model graphs compile for Wormhole and Blackhole
 into sections that all prove, the written certificate is the one ``certify --certificate`` accepts, a refusal
 exits 2 naming the pass, the op and the reason, and bad input exits 2 with one line."""
 
@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 
 from verispatial.cli import main as cli_main
+from verispatial.cli.compile import ACC_FORMS
 from verispatial.ir.serialize import load_program
-from verispatial.passes.cli_compile import run_compile
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
+
+
+def run_compile(argv: list[str]) -> int:
+    """``verispatial compile ARGV...``: its exit code."""
+    return cli_main(["compile", *argv])
 
 
 @pytest.mark.parametrize("target", ["wormhole", "blackhole"])
@@ -161,10 +166,14 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     model = str(MODELS / "mlp_block.json")
     assert run_compile([model, "--target", "wormhole", "--acc-form", "bogus"]) == 2
     assert capsys.readouterr().err == (
-        "verispatial: error: compile: argument --acc-form: invalid choice: 'bogus' (choose from 'single', "
-        "'streaming', 'spill_reload', 'in_place', 'pack_accumulate', 'registers')\n")
+        "verispatial: error: --acc-form: 'bogus' is not one of 'single', 'streaming', 'spill_reload', 'in_place', "
+        "'pack_accumulate', 'registers'.\n")
     assert run_compile([model]) == 2
-    assert capsys.readouterr().err == "verispatial: error: compile: the following arguments are required: --target\n"
+    assert capsys.readouterr().err == "verispatial: error: --target: missing (required)\n"
+    assert run_compile([]) == 2
+    assert capsys.readouterr().err == "verispatial: error: MODEL.json: missing (required)\n"
+    assert run_compile([model, "--target", "wormhole", "--max-cols", "x"]) == 2
+    assert capsys.readouterr().err == "verispatial: error: --max-cols: 'x' is not a valid integer.\n"
 
 
 def test_compile_writes_one_composed_program_and_its_certificate_for_gate(tmp_path: Path,
@@ -225,3 +234,11 @@ def test_compile_output_path_that_is_a_directory_is_refused_before_any_work(tmp_
                         str(tmp_path / "no" / "step.json")]) == 2
     assert capsys.readouterr().err == (f"verispatial: error: {tmp_path / 'no' / 'step.json'}: the directory "
                                        f"{tmp_path / 'no'} does not exist\n")
+
+
+def test_the_acc_forms_offered_are_the_ones_tile_knows() -> None:
+    """``--acc-form``'s choices are spelled in the CLI (``--help`` does not load the IR's graph modules): the same
+    forms, in the same order, as ``AccForm``."""
+    from verispatial.ir.section import AccForm
+
+    assert tuple(ACC_FORMS) == tuple(f.value for f in AccForm)

@@ -1,4 +1,4 @@
-"""``verispatial compose`` (verispatial/passes/cli_compose.py): programs users wrote themselves joined into one,
+"""``verispatial compose`` (verispatial/cli/compose.py): programs users wrote themselves joined into one,
 certified and written with their certificate; every refusal exits 2 with one line naming the rule."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from builders import chain, copy_section
 
 from verispatial.cli import main
+from verispatial.cli.compose import PLACEMENTS
 from verispatial.ir import Loop, Site
 from verispatial.ir.serialize import dumps, load_program
 
@@ -63,8 +64,8 @@ def test_state_placement_and_open_boundaries_from_the_command_line(tmp_path: Pat
 
 @pytest.mark.parametrize(("argv", "line"), [
     (["--open", "5"], "verispatial: error: --open: boundary 5 does not exist: 2 sections have boundaries 0..0\n"),
-    (["--placement", "spiral"], "verispatial: error: compose: argument --placement: invalid choice: 'spiral' (choose "
-                                "from 'stacked', 'round_robin')\n"),
+    (["--placement", "spiral"], "verispatial: error: --placement: 'spiral' is not one of 'stacked', 'round_robin'.\n"),
+    (["--open", "x"], "verispatial: error: --open: 'x' is not a valid integer.\n"),
     (["--state", "nope"], "verispatial: error: compose: unknown-state: carried state 'nope' is not a tensor of any "
                           "section\n"),
 ])
@@ -114,7 +115,9 @@ def test_bad_input_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().err == f"verispatial: error: {tmp_path}: is a directory, expected a file path for the " \
                                       "program\n"
     assert main(["compose", *paths]) == 2
-    assert capsys.readouterr().err == "verispatial: error: compose: the following arguments are required: -o/--out\n"
+    assert capsys.readouterr().err == "verispatial: error: -o/--out: missing (required)\n"
+    assert main(["compose", "-o", str(tmp_path / "o.json")]) == 2
+    assert capsys.readouterr().err == "verispatial: error: SECTION.json...: missing (required)\n"
 
 
 def test_a_composition_that_does_not_prove_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,3 +134,10 @@ def test_a_composition_that_does_not_prove_writes_nothing(tmp_path: Path, capsys
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert main([*argv, "--no-certify"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.certificate.json", "c.json"]
+
+
+def test_the_placements_offered_are_the_ones_compose_knows() -> None:
+    """``--placement``'s choices are spelled in the CLI (``--help`` does not load the passes): the same as the pass's."""
+    from verispatial.passes.compose import PLACEMENTS as KNOWN
+
+    assert tuple(PLACEMENTS) == tuple(KNOWN)

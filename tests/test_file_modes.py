@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from verispatial.certify.store import ProofStore
 
 from verispatial import atomic
 from verispatial.cli import main
-from verispatial.driver.store import ProofStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "proofs" / "examples" / "pipeline_small"
@@ -76,20 +76,24 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["d"]
 
 
-def test_a_directory_is_replaced_whole_or_not_at_all(tmp_path: Path, umask: int) -> None:
-    out = tmp_path / "sections"
-    out.mkdir()
-    (out / "old.program.json").write_text("old")
+def test_a_directory_is_replaced_whole_with_the_umask_s_modes(tmp_path: Path, umask: int) -> None:
+    """``atomic.write_dir`` (a sections directory of ``compile --sections``): the new directory holds exactly the
+    files given, none of the old one's linger, and it and its files get the modes a plain ``mkdir``/create would."""
+    d = tmp_path / "secs"
+    atomic.write_dir(d, {"a.program.json": "1", "b.program.json": "2"})
+    atomic.write_dir(d, {"a.program.json": "3"})
+    assert sorted(p.name for p in d.iterdir()) == ["a.program.json"]
+    assert (d / "a.program.json").read_text() == "3"
+    assert mode(d) == 0o777 & ~umask
+    assert mode(d / "a.program.json") == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["secs"]  # no temporary or old directory left beside it
 
-    def broken(d: Path) -> None:
-        (d / "new.program.json").write_text("new")
-        raise OSError("disk full")
 
-    with pytest.raises(OSError, match="disk full"):
-        atomic.replace_dir(out, broken)
-    assert [p.name for p in tmp_path.iterdir()] == ["sections"]  # no temporary left beside it
-    assert [p.name for p in out.iterdir()] == ["old.program.json"]
-    atomic.replace_dir(out, lambda d: (d / "new.program.json").write_text("new"))
-    assert [p.name for p in out.iterdir()] == ["new.program.json"]  # nothing of the old lingers
-    assert [p.name for p in tmp_path.iterdir()] == ["sections"]
-    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+def test_a_failed_directory_write_leaves_the_old_one_untouched(tmp_path: Path) -> None:
+    d = tmp_path / "secs"
+    atomic.write_dir(d, {"a.program.json": "1"})
+    with pytest.raises(FileNotFoundError):
+        atomic.write_dir(d, {"b.program.json": "2", "no/such/dir.json": "3"})  # fails midway, before the swap
+    assert sorted(p.name for p in d.iterdir()) == ["a.program.json"]
+    assert (d / "a.program.json").read_text() == "1"
+    assert [p.name for p in tmp_path.iterdir()] == ["secs"]

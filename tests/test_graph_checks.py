@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from verispatial.cli import main
 from verispatial.errors import ParseError
 from verispatial.ir.graph import GraphBuilder, load_graph
-from verispatial.passes.cli_compile import run_compile
 
 
 def _two_relus(first: tuple[str, str], second: tuple[str, str], roles: dict[str, str]) -> GraphBuilder:
@@ -68,10 +68,10 @@ def test_graph_json_reader_refuses_like_the_program_reader(tmp_path: Path, text:
 
 
 def test_compile_names_a_directory_and_a_duplicate_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_compile([str(tmp_path), "--target", "wormhole"]) == 2
+    assert main(["compile", str(tmp_path), "--target", "wormhole"]) == 2
     assert capsys.readouterr().err == f"verispatial: error: {tmp_path}: is a directory, expected a model graph .json file\n"
     f = tmp_path / "dup.json"
     f.write_text(json.dumps({"name": "g"})[:-1] + ', "name": "h", "tensors": [], "ops": []}')
-    assert run_compile([str(f), "--target", "wormhole"]) == 2
+    assert main(["compile", str(f), "--target", "wormhole"]) == 2
     assert capsys.readouterr().err == (f"verispatial: error: {f}: (document): key 'name' appears twice in one object "
                                        "(readers disagree on which wins)\n")

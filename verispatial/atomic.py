@@ -1,6 +1,6 @@
-"""Files and directories written whole or not at all: a temporary file (or directory) in the destination's
-directory, then a rename (``os.replace`` is atomic), so a reader sees the old file, the new one or none. The one
-place verispatial writes to a temporary and renames it into place.
+"""Files written whole or not at all: a temporary file in the destination's directory, then a rename
+(``os.replace`` is atomic), so a reader sees the old file, the new one or none; a directory of such files
+(``write_dir``) is swapped in whole the same way. Every file the command line writes goes through here.
 
 Why ``file_mode``: ``tempfile.mkstemp`` creates its file 0600 whatever the umask, and the rename keeps that mode,
 so every such file was readable by its writer alone: a proof cache shared by a team (``--cache-dir`` on a group
@@ -14,7 +14,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -53,21 +53,21 @@ def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> Non
         raise
 
 
-def replace_dir(path: str | Path, fill: Callable[[Path], None]) -> None:
-    """Replace the directory ``path`` (created when missing) by a new one that ``fill`` writes: the new directory is
-    ``.<name>.*`` beside it, given the mode a plain ``mkdir`` would give it, and swapped in by two renames (the old
-    one moved aside first, then removed), so a reader sees the old contents or the new ones, never a mixture, and
-    nothing of the old lingers. When ``fill`` or a rename raises, the new directory is removed and the exception
-    propagates (``OSError`` when the parent cannot be written)."""
+def write_dir(path: str | Path, files: Mapping[str, str]) -> None:
+    """Replace the directory ``path`` (created if absent) by one holding exactly ``files`` (name -> UTF-8 text):
+    the new directory is written beside it and swapped in by two renames, so a reader sees the old directory or the
+    new one, never a mixture, and files the new one lacks do not linger. The directory gets the mode ``mkdir``
+    would give it (``0o777 & ~umask``). Raises ``OSError`` (``path`` is then untouched); the parent must exist."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.", dir=p.parent))
+    parent = p.parent if str(p.parent) else Path(".")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.", dir=parent))
     try:
-        fill(tmp)
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")  # a plain create: the umask's mode
         os.chmod(tmp, 0o777 & ~current_umask())
         old = None
         if p.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{p.name}.old.", dir=p.parent))
+            old = Path(tempfile.mkdtemp(prefix=f".{p.name}.old.", dir=parent))
             os.replace(p, old / p.name)
         os.replace(tmp, p)
         if old is not None:

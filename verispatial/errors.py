@@ -1,9 +1,13 @@
-"""One errors module: a root exception and one subclass per way verispatial refuses input.
+"""One errors module: a root exception and one subclass per way verispatial refuses input, and the command line's
+``BadInput`` (exit 2) and ``CheckerError`` (exit 4).
 
 Every error keeps the offending entity so callers (the CLI, tests) can name it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 
 class VerispatialError(Exception):
@@ -95,3 +99,56 @@ class SourceRefused(VerispatialError):
         self.construct = construct
         self.reason = reason
         super().__init__(f"{file}:{line}: {construct}: {reason}")
+
+
+# The command line's two errors. Neither derives from VerispatialError: each is already the translated, final
+# report of a fault (its file, field and rule), so a handler of VerispatialError must not catch and re-wrap it.
+
+
+class BadInput(Exception):
+    """Bad input found by the CLI: ``where`` is the file (or option), ``field`` the JSON path or part, ``rule``
+    what was expected; ``violations`` holds every structural violation, as (entity, rule), when there were several.
+    The CLI prints ``line()`` and exits 2."""
+
+    exit_code = 2
+
+    def __init__(self, where: str, field: str, rule: str, violations: Sequence[tuple[str, str]] = ()) -> None:
+        self.where = where
+        self.field = field
+        self.rule = rule
+        self.violations = list(violations)
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The one-line message (without the ``verispatial: error:`` prefix), each part cut to 400 characters;
+        several structural violations show the first and how many more."""
+        from verispatial.ir.limits import QUOTE_MAX, clip  # here: verispatial.ir imports this module
+
+        parts = [clip(p, 2 * QUOTE_MAX) for p in (self.where, self.field, self.rule) if p]
+        more = f" (+{len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
+        return ": ".join(parts) + more
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document ``--json`` prints for it: ``{"exit_code": 2, "error": {file, field, rule, violations}}``."""
+        return {
+            "exit_code": self.exit_code,
+            "error": {
+                "file": self.where,
+                "field": self.field,
+                "rule": self.rule,
+                "violations": [{"entity": e, "rule": r} for e, r in self.violations],
+            },
+        }
+
+
+class CheckerError(Exception):
+    """The checker (or simulator, or a report writer) itself failed, not its input: the CLI prints
+    ``verispatial: checker error: <message>`` and exits 4."""
+
+    exit_code = 4
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document ``--json`` prints for it (the message cut to 1000 characters)."""
+        from verispatial.ir.limits import clip
+
+        return {"exit_code": self.exit_code, "error": {"rule": "checker error", "message": clip(str(self), 1000)}}

@@ -199,19 +199,18 @@ def foreign_files(out_dir: Path) -> list[str]:
 def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
     """Write each section's program and certificate as ``out_dir/<op>.program.json`` and
     ``out_dir/<op>.certificate.json`` — the layout ``gate`` reads — replacing everything ``out_dir`` held: the new
-    directory is written beside it and swapped in by two renames (``atomic.replace_dir``), so a reader sees the old
-    sections or the new ones, never a mixture, and sections that no longer exist do not linger. Raises
-    ``FileExistsError`` when ``out_dir`` holds anything else (``foreign_files``; nothing is replaced) and
-    ``OSError`` when its parent cannot be written."""
+    directory is written beside it and swapped in by two renames, so a reader sees the old sections or the new ones,
+    never a mixture, and sections that no longer exist do not linger. Raises ``FileExistsError`` when ``out_dir``
+    holds anything else (``foreign_files``; nothing is replaced) and ``OSError`` when its parent cannot be
+    written."""
     foreign = foreign_files(out_dir)
     if foreign:
         raise FileExistsError(f"{out_dir} holds files compile did not write ({', '.join(foreign[:3])}"
                               + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): not replaced")
-
-    def fill(tmp: Path) -> None:
-        for s in sections:
-            (tmp / f"{s.name}.program.json").write_text(dumps(s.program) + "\n")
-            cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
-            (tmp / f"{s.name}.certificate.json").write_text(json.dumps(cert, indent=1) + "\n")
-
-    atomic.replace_dir(out_dir, fill)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    for s in sections:
+        cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}
+        files[f"{s.name}.program.json"] = dumps(s.program) + "\n"
+        files[f"{s.name}.certificate.json"] = json.dumps(cert, indent=1) + "\n"
+    atomic.write_dir(out_dir, files)

@@ -1,4 +1,4 @@
-"""Every rendering of the checker's and the gate's results lives here; ``cli.py`` only drives.
+"""Every rendering of the checker's and the gate's results lives here; the CLI (``verispatial/cli/``) only drives.
 
 - ``text``: the human report (header, one line per family, refutations with their counterexamples, verdict line).
 - ``data``: the JSON report (``report_json``; ``Report.to_json`` is this).

@@ -1,0 +1,200 @@
+"""``verispatial certify``: discharge every obligation of each program and report the verdicts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from verispatial import budget
+from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
+from verispatial.cli.imports import certified_path, import_ttlang
+from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
+from verispatial.cli.options import TtlangOptions, cache_options, ttlang_options
+from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
+from verispatial.driver.gate import recording_refusal  # untrusted machinery (verispatial/driver): light imports
+from verispatial.errors import BadInput, CertificateMismatch, CheckerError, ParseError, VerispatialError
+
+if TYPE_CHECKING:
+    from verispatial.ir.program import Program
+
+
+def _loaded(program: Program) -> Callable[[str], Program]:
+    """A loader that returns ``program`` (already read, from a TT-Lang source)."""
+    return lambda _path: program
+
+
+def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
+                jobs: int, certificate_out: str | None, smt2_dir: str | None = None, junit_out: str | None = None,
+                cache_dir: str | None = None, no_cache: bool = False, quiet: bool = False,
+                budget_seconds: float | None = budget.DEFAULT_SECONDS, expect: str = "proved",
+                ttlang: TtlangOptions | None = None) -> int:
+    """The ``certify`` command: see ``certify_cmd``. A ``.py`` path is a TT-Lang source, read with ``ttlang``
+    (``import_ttlang``) and certified class by class. ``budget_seconds`` bounds the whole run (every program): past
+    it each obligation not yet decided is failed-to-prove, saying so (``verispatial.budget``). ``expect`` is the
+    verdict the certificate is recorded for (``certificate.recording_refusal``). Raises ``BadInput`` /
+    ``CheckerError``."""
+    if expect != "proved" and certificate_out is None:
+        raise BadInput("--expect", "", "needs --write-certificate OUT.json (it names the verdict whose certificate "
+                       "is written)")
+    if len(program_paths) > 1:
+        for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                            ("--smt2", smt2_dir)):
+            if value is not None:
+                raise BadInput(flag, "", f"takes one PROGRAM.json, got {len(program_paths)}")
+    for out in (sarif_out, certificate_out, junit_out):
+        if out is not None:
+            check_output_path(out)
+    if smt2_dir is not None:
+        check_smt2_dir(smt2_dir)
+    store = open_proof_store(cache_dir, no_cache) if smt2_dir is None and certificate_out is None else None
+    if smt2_dir is not None:
+        try:
+            Path(smt2_dir).mkdir(exist_ok=True)
+        except OSError as e:
+            raise BadInput(smt2_dir, "", f"cannot write: {e.strerror or e}") from None
+    from verispatial.driver.files import FileReport
+
+    opts = ttlang or TtlangOptions()
+    if opts.given() and not any(p.endswith(".py") for p in program_paths):
+        raise BadInput(opts.given()[0], "", "applies to TT-Lang sources (FILE.py) only")
+    done: list[tuple[str, FileReport]] = []
+    with budget.deadline(budget_seconds):
+        for path in program_paths:
+            if path.endswith(".py"):
+                got = import_ttlang(path, opts)
+                for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                                    ("--smt2", smt2_dir)):
+                    if value is not None and len(got) > 1:
+                        raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
+                for imp in got:
+                    done.append((path, _certify_one(path, certificate, None, jobs, quiet, smt2_dir,
+                                                    _loaded(imp.program))))
+                continue
+            done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
+    return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
+
+
+def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
+                 smt2_dir: str | None, loader: Callable[[str], Program] | None = None) -> Any:
+    """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_program_file``);
+    ``BadInput`` / ``CheckerError`` for what goes wrong."""
+    from verispatial.certify.smt import export_smt2
+    from verispatial.driver.files import certify_file
+
+    try:
+        export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
+        # a host description (.yaml) is imported first: the program certified is the one its kernels make
+        with certified_path(path) as program_path, export, stderr_progress(f"certify {path}", quiet) as progress:
+            fr = certify_file(program_path, loader or load_program_file, certificate, load_certificate_file,
+                              store=store,
+                              jobs=jobs, progress=progress)
+    except BadInput:
+        raise
+    except VerispatialError as e:
+        blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
+            else path
+        raise bad_input_of(blame, e) from None
+    except Exception as e:
+        raise CheckerError(f"{type(e).__name__}: {e}") from None
+    if fr.program is None:
+        return fr
+    import attrs
+
+    from verispatial.report.sources import with_sources
+
+    return attrs.evolve(fr, report=with_sources(fr.report, fr.program))
+
+
+def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
+                     certificate_out: str | None, expect: str = "proved") -> int:
+    """Write the reports of a certify run (files first, all computed before any is written) and print them."""
+    worst = _worst([fr.report.exit_code for _, fr in done])
+    # Every output is computed before the first is written, so a failure leaves no partial set of files.
+    outputs: list[tuple[str, str]] = []
+    if sarif_out is not None:
+        from verispatial.report.sarif import Artifact, read_text, sarif_log
+
+        arts = [Artifact(Path(path).as_posix(), fr.report,
+                         read_text(path) if fr.report.exit_code != EXIT_OK else None) for path, fr in done]
+        outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
+    if junit_out is not None:
+        from verispatial.report.junit import junit_xml, report_cases
+
+        outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path)],
+                                             "verispatial certify")))
+    refusal = None
+    if certificate_out is not None:
+        refusal = recording_refusal(done[0][1].report, expect)
+    if certificate_out is not None and refusal is None:
+        (path, fr), = done
+        try:
+            from verispatial.certify.certificate import derive_certificate
+
+            derived = derive_certificate(fr.program if fr.program is not None else load_program_file(path), fr.report)
+            outputs.append((certificate_out, json.dumps(derived, indent=1) + "\n"))
+        except BadInput:
+            raise
+        except Exception as e:
+            raise CheckerError(f"deriving the certificate: {type(e).__name__}: {e}") from None
+    for path, text in outputs:
+        write_atomic(path, text)
+    if refusal is not None:
+        budget.check_interrupt()
+        sys.stderr.write(f"verispatial: no certificate written to {certificate_out}: {refusal}\n")
+    if as_json:
+        docs = [fr.report.to_json() for _, fr in done]
+        if certificate_out is not None:
+            docs[0]["write_certificate"] = {"path": certificate_out, "written": refusal is None, "reason": refusal}
+        write_json(docs[0] if len(docs) == 1 else docs)
+    else:
+        from verispatial.report.text import report_lines
+
+        for _, fr in done:
+            emit(report_lines(fr.report, fr.shape))
+    return worst
+
+
+def _worst(codes: Sequence[int]) -> int:
+    """As ``Report.exit_code``: a refutation outranks a checker error, which outranks a failure to prove."""
+    return next((c for c in (EXIT_REFUTED, EXIT_CHECKER_ERROR, EXIT_FAILED) if c in codes), EXIT_OK)
+
+
+@click.command("certify")
+@click.argument("programs", metavar="PROGRAM.json", nargs=-1, required=True)
+@click.option("--certificate", metavar="C.json", help="A certificate to check against the re-derived one.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON only.")
+@click.option("--sarif", "sarif_out", metavar="OUT.sarif", help="Also write the result as SARIF 2.1.0.")
+@click.option("--junit", "junit_out", metavar="OUT.xml", help="Also write JUnit XML (a test case per family).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Obligations discharged in parallel.")
+@click.option("--write-certificate", "certificate_out", metavar="OUT.json",
+              help="Write the derived certificate (only when the verdict is the one --expect names).")
+@click.option("--expect", type=click.Choice(["proved", "refuted"]), default="proved", show_default=True,
+              help="With --write-certificate: the verdict the program must have for its certificate to be written "
+                   "(refuted: a broken program a gate manifest expects refuted).")
+@click.option("--smt2", "smt2_dir", metavar="DIR",
+              help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
+@click.option("--budget", "budget_seconds", type=click.FloatRange(min=0, min_open=True),
+              default=budget.DEFAULT_SECONDS, show_default=True, metavar="SECONDS",
+              help="Wall-clock bound of the whole run: past it every obligation not yet decided is failed-to-prove, "
+                   "saying so.")
+@cache_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@ttlang_options
+def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
+                junit_out: str | None, jobs: int, certificate_out: str | None, expect: str, smt2_dir: str | None,
+                budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool, operation: str | None,
+                shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None) -> int:
+    """Discharge every obligation of each PROGRAM.json and report each verdict. A FILE.py is a TT-Lang source:
+    it is imported (as ``import ttlang``) and each of its shape classes certified; a tt-metal HOST.yaml is imported
+    first (as ``import ttmetal``)."""
+    tt = TtlangOptions(operation, shapes, ranges, target)
+    return guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
+                                               smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
+                                               expect, tt))

@@ -1,0 +1,109 @@
+"""``verispatial explain``: certify a program and explain each refutation with a narrative and a picture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from verispatial.cli.exits import guard
+from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
+from verispatial.cli.options import cache_options
+from verispatial.cli.output import check_output_path, emit, stderr_progress, write_atomic, write_json
+from verispatial.errors import BadInput, CheckerError, VerispatialError
+
+
+def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
+                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+    """The ``explain`` command: see ``explain_cmd``. Raises ``BadInput`` / ``CheckerError``."""
+    if html_out is not None:
+        check_output_path(html_out)
+    stem = Path(program_path).name.removesuffix(".json").removesuffix(".program")
+    pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"))
+    store = open_proof_store(cache_dir, no_cache)
+    from verispatial.driver.files import certify_file
+
+    try:
+        with stderr_progress(f"explain {program_path}", quiet) as progress:
+            fr = certify_file(program_path, load_program_file, None, load_certificate_file, store=store, jobs=jobs,
+                              progress=progress)
+    except BadInput:
+        raise
+    except VerispatialError as e:
+        raise bad_input_of(program_path, e) from None
+    except Exception as e:
+        raise CheckerError(f"{type(e).__name__}: {e}") from None
+    program = fr.program if fr.program is not None else load_program_file(program_path)
+    try:
+        from verispatial.report.explain import explain_report, explanation_lines
+        from verispatial.report.html import draw, html_page
+
+        exps = explain_report(program, fr.report)
+        drawn = draw(exps)
+    except Exception as e:
+        raise CheckerError(f"explain: {type(e).__name__}: {e}") from None
+    files = _write_pictures(pictures_dir, stem, drawn)
+    if html_out is not None:
+        write_atomic(html_out, html_page(fr.report, exps, drawn, program))
+    if as_json:
+        write_json({"program": fr.report.program, "exit_code": fr.report.exit_code,
+                     "explanations": [{**x.to_json(), "files": files.get(i, [])} for i, x in enumerate(exps)]})
+    else:
+        from verispatial.report.text import report_lines, unproved_lines
+
+        lines = report_lines(fr.report, fr.shape)
+        emit([lines[0], *[ln for ln in lines[1:] if ln[0].startswith("  ") and not ln[0].startswith("   ")]])
+        emit([(ln, "") for ln in explanation_lines(exps, files)] or [("nothing to explain: no refutation", "")])
+        emit(unproved_lines(fr.report))  # no counterexample to draw, but the reason is what a user acts on
+        emit([lines[-1]])
+    return fr.report.exit_code
+
+
+def _pictures_dir(pictures_dir: Path) -> Path:
+    """``pictures_dir``, checked before any work: ``BadInput`` when it is a file or its parent does not exist."""
+    if pictures_dir.exists() and not pictures_dir.is_dir():
+        raise BadInput(str(pictures_dir), "", "exists and is not a directory, expected a directory for the pictures")
+    parent = pictures_dir.parent if str(pictures_dir.parent) else Path(".")
+    if not pictures_dir.exists() and not parent.is_dir():
+        raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
+    return pictures_dir
+
+
+def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> dict[int, list[str]]:
+    """Write each explanation's pictures as ``STEM.I.J.KIND.dot`` and ``.svg`` into ``pictures_dir`` (made when
+    there is an explanation); per explanation, the files written (or why there is no SVG)."""
+    files: dict[int, list[str]] = {}
+    if drawn:  # one row per explanation
+        try:
+            pictures_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise BadInput(str(pictures_dir), "", f"cannot write: {e.strerror or e}") from None
+    for i, row in enumerate(drawn):
+        for j, d in enumerate(row):
+            base = pictures_dir / f"{stem}.{i}.{j}.{d.picture.kind}"
+            write_atomic(f"{base}.dot", d.picture.dot)
+            files.setdefault(i, []).append(f"{base}.dot")
+            if d.svg is not None:
+                write_atomic(f"{base}.svg", d.svg)
+                files[i].append(f"{base}.svg")
+            else:
+                files[i].append(f"(no SVG: {d.error})")
+    return files
+
+
+@click.command("explain")
+@click.argument("program", metavar="PROGRAM.json")
+@click.option("-o", "--out", "out_dir", metavar="DIR",
+              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain).")
+@click.option("--html", "html_out", metavar="OUT.html", help="Also write one self-contained HTML report page.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanations as JSON only.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Obligations discharged in parallel.")
+@cache_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
+                cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
+    """Certify PROGRAM.json and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
+    violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
+    return guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))

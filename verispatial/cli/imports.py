@@ -1,0 +1,128 @@
+"""``verispatial import ttlang`` and ``import ttmetal``: kernels written in another language read into program.json;
+``certify`` reads the same sources through ``import_ttlang`` and ``certified_path``."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from verispatial.cli.exits import EXIT_OK, guard
+from verispatial.cli.inputs import bad_input_of
+from verispatial.cli.options import TtlangOptions, ttlang_options
+from verispatial.cli.output import check_output_path, console, write_atomic
+from verispatial.errors import BadInput, VerispatialError
+
+
+def import_ttlang(path: str, opts: TtlangOptions) -> list[Any]:
+    """The programs of TT-Lang source ``path``, one per shape class (``frontends.ttlang.import_file``); ``BadInput``
+    for bad options, an unreadable file or a construct refused by name (file:line)."""
+    from verispatial.frontends.ttlang import import_file
+
+    try:
+        return import_file(path, opts.operation, opts.shapes, opts.ranges, opts.target or "wormhole")
+    except VerispatialError as e:
+        raise bad_input_of(path, e) from None
+    except RecursionError:
+        raise BadInput(path, "", "nested too deeply to read") from None
+
+
+def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> int:
+    """The ``import ttlang`` command: write the program of each shape class (``OUT`` itself for one class, else
+    ``OUT`` with ``.1``, ``.2``, ... before its suffix), every file computed before the first is written."""
+    from verispatial.ir.serialize import dumps
+
+    check_output_path(out)
+    got = import_ttlang(path, opts)
+    o = Path(out)
+    names = [out] if len(got) == 1 else [str(o.with_name(f"{o.stem}.{i + 1}{o.suffix}")) for i in range(len(got))]
+    texts = [(n, dumps(imp.program)) for n, imp in zip(names, got, strict=True)]
+    for n, text in texts:
+        write_atomic(n, text)
+    if not quiet:
+        for n, imp in zip(names, got, strict=True):
+            console().print(f"wrote {n}: {imp.program.name} ({len(imp.program.programs)} engine programs; "
+                            f"{imp.label})", markup=False, highlight=False)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- tt-metal host descriptions (verispatial import ttmetal)
+
+#: host descriptions are told from program.json by their suffix
+HOST_SUFFIXES = (".yaml", ".yml")
+
+
+def ttmetal_program(host_path: str) -> Any:
+    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it."""
+    from verispatial.errors import VerispatialError
+    from verispatial.frontends.ttmetal import Refused, import_host
+
+    try:
+        return import_host(host_path)
+    except Refused as e:
+        what = f"{e.construct} ({e.detail})" if e.detail else e.construct
+        raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
+                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}") from None
+    except VerispatialError as e:
+        raise bad_input_of(host_path, e) from None
+    except OSError as e:
+        raise BadInput(host_path, "", f"cannot read: {e.strerror or e}") from None
+    except RecursionError:
+        raise BadInput(host_path, "", "a kernel nested too deeply to read") from None
+
+
+def run_import_ttmetal(host_path: str, out: str) -> int:
+    """``verispatial import ttmetal``: write the program of ``host_path`` to ``out`` (whole or not at all)."""
+    from verispatial.ir.serialize import dumps
+
+    check_output_path(out)
+    program = ttmetal_program(host_path)
+    write_atomic(out, dumps(program))
+    return 0
+
+
+@contextlib.contextmanager
+def certified_path(path: str) -> Iterator[str]:
+    """The program.json ``certify`` reads for ``path``: ``path`` itself, or for a host description the program it
+    imports to, written to a temporary file (so the proof cache keys on the program read, kernels included)."""
+    if Path(path).suffix not in HOST_SUFFIXES:
+        yield path
+        return
+    from verispatial.ir.serialize import dumps
+
+    text = dumps(ttmetal_program(path))
+    with tempfile.TemporaryDirectory(prefix="verispatial-ttmetal-") as d:
+        p = Path(d) / (Path(path).stem + ".json")
+        p.write_text(text, encoding="utf-8")
+        yield str(p)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Read kernels written in another language into program.json (never running them; every op carries its source
+    file:line)."""
+
+
+@import_group.command("ttlang")
+@click.argument("source", metavar="FILE.py")
+@ttlang_options
+@click.option("-o", "--out", required=True, metavar="PROGRAM.json",
+              help="Where to write the program (one file per shape class: PROGRAM.1.json, ... when several).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+def import_ttlang_cmd(source: str, operation: str | None, shapes: tuple[str, ...], ranges: tuple[str, ...],
+                      target: str | None, out: str, quiet: bool) -> int:
+    """Read the @ttl.operation of a TT-Lang source into program.json, every op carrying its file:line."""
+    return guard(False, lambda: run_import_ttlang(source, TtlangOptions(operation, shapes, ranges, target), out,
+                                                   quiet))
+
+
+@import_group.command("ttmetal")
+@click.argument("host", metavar="HOST.yaml")
+@click.option("-o", "--output", "out", metavar="PROGRAM.json", required=True, help="Where to write the program.")
+def import_ttmetal_cmd(host: str, out: str) -> int:
+    """A tt-metal host description and the C++ kernels it names (docs/ttmetal.md)."""
+    return guard(False, lambda: run_import_ttmetal(host, out))

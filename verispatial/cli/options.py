@@ -1,0 +1,54 @@
+"""Options several commands share (click decorators) and the TT-Lang reading options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+
+class TtlangOptions:
+    """How to read a TT-Lang source: ``verispatial import ttlang`` and ``certify FILE.py`` share them."""
+
+    def __init__(self, operation: str | None = None, shapes: Sequence[str] = (), ranges: Sequence[str] = (),
+                 target: str | None = None) -> None:
+        self.operation = operation
+        self.shapes = tuple(shapes)
+        self.ranges = tuple(ranges)
+        self.target = target
+
+    def given(self) -> list[str]:
+        """The options given, by flag."""
+        named = (("--operation", self.operation), ("--shape", self.shapes), ("--range", self.ranges),
+                 ("--target", self.target))
+        return [flag for flag, v in named if v]
+
+
+def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cache-dir DIR`` and ``--no-cache`` (the parameters ``cache_dir`` and ``no_cache``)."""
+    f = click.option("--no-cache", is_flag=True, help="Neither read nor write the persistent proof cache.")(f)
+    return click.option("--cache-dir", metavar="DIR",
+                        help="The persistent proof cache (default: $VERISPATIAL_CACHE_DIR, else the user's cache "
+                             "directory).")(f)
+
+
+def ttlang_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """How to read a TT-Lang source: ``--operation``, ``--shape``, ``--range``, ``--target`` (the parameters
+    ``operation``, ``shapes``, ``ranges``, ``target``; ``TtlangOptions`` holds them)."""
+    f = click.option("--target", type=click.Choice(["wormhole", "blackhole"]), default=None,
+                     help="TT-Lang sources: the machine (default wormhole).")(f)
+    f = click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI[:STEP]",
+                     help="TT-Lang sources: a shape parameter taking every value LO, LO+STEP, .. HI (a trip).")(f)
+    f = click.option("--shape", "shapes", multiple=True, metavar="TENSOR=D0xD1",
+                     help="TT-Lang sources: a tensor's shape in elements (default: the file's example call).")(f)
+    return click.option("--operation", metavar="NAME", help="TT-Lang sources: the @ttl.operation to read.")(f)
+
+
+def progress_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet`` and ``--progress`` (the parameters ``quiet`` and ``plain_progress``) of ``compile`` and
+    ``compose``."""
+    f = click.option("--progress", "plain_progress", is_flag=True,
+                     help="plain progress lines on stderr even on a terminal (default: plain lines when stderr is not "
+                          "a terminal, a progress bar on one)")(f)
+    return click.option("-q", "--quiet", is_flag=True, help="no progress lines on stderr")(f)

@@ -1,0 +1,97 @@
+"""What the commands write: files (checked before any work, then written whole or not at all), stdout and the
+progress on stderr; nothing is printed or written after an interrupt."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from verispatial import budget
+from verispatial.errors import BadInput
+
+
+def check_output_path(path: str) -> None:
+    """``BadInput`` unless ``path`` can be created: its directory exists and it is not itself a directory.
+
+    Checked before any work so that bad input writes nothing.
+    """
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise BadInput(path, "", "is a directory, expected an output file path")
+    if not parent.is_dir():
+        raise BadInput(path, "", f"cannot write: directory {str(parent)!r} does not exist")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so the file is
+    either absent or complete. ``BadInput`` if it cannot be written."""
+    budget.check_interrupt()
+    from verispatial import atomic
+
+    try:
+        atomic.write_text(path, text)  # the mode a plain write would give: a report is for others too (CI)
+    except OSError as e:
+        raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
+
+
+def console() -> Console:
+    """A rich console on the current stdout, without markup, highlighting or wrapping."""
+    # Resolved per call so that test capture (and redirected stdout) is honoured; soft_wrap keeps a long
+    # counterexample on one line instead of folding it at the console width; no markup: messages contain [].
+    return Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def emit(lines: list[tuple[str, str]]) -> None:
+    """Print ``(text, rich style)`` lines on stdout, never after an interrupt."""
+    budget.check_interrupt()
+    con = console()
+    for text, style in lines:
+        con.print(Text(text, style=style))
+
+
+def write_json(obj: Any) -> None:
+    """``obj`` as one indented JSON document on stdout, never after an interrupt."""
+    budget.check_interrupt()
+    sys.stdout.write(json.dumps(obj, indent=1) + "\n")
+
+
+def write(text: str) -> None:
+    """Plain output on stdout, never after an interrupt."""
+    budget.check_interrupt()
+    sys.stdout.write(text)
+
+
+def stderr_progress(label: str, quiet: bool, total: int | None = None) -> Any:
+    """Progress on stderr (``verispatial.report.progress``): plain lines when stderr is not a terminal, a bar on one."""
+    from verispatial.report.progress import progress
+
+    return progress(label, total, quiet=quiet)
+
+
+def check_smt2_dir(smt2_dir: str) -> None:
+    """``BadInput`` unless ``--smt2 DIR`` can be made or used: not a file, and its parent exists."""
+    d = Path(smt2_dir)
+    if d.exists() and not d.is_dir():
+        raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
+    # Like the other outputs, its parent must exist; the directory itself is created (checked before any work).
+    parent = d.parent if str(d.parent) else Path(".")
+    if not d.exists() and not parent.is_dir():
+        raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
+
+
+def check_program_out(out: str) -> None:
+    """``BadInput`` unless a program and its certificate (``passes.compile.certificate_path``) can be written to
+    ``out`` and beside it: neither is a directory and ``out``'s directory exists. Checked before any work."""
+    from verispatial.passes.compile import certificate_path
+
+    for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
+        if path.is_dir():
+            raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
+    if not Path(out).parent.is_dir():
+        raise BadInput(out, "", f"the directory {Path(out).parent} does not exist")
