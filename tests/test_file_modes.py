@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from verispatial.certify.store import ProofStore
 
 from verispatial import atomic
 from verispatial.cli import main
+from verispatial.driver.store import ProofStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "proofs" / "examples" / "pipeline_small"
