@@ -424,6 +424,7 @@ FUNCTIONS: dict[str, Handler] = {
     "get_vararg": _arg_val,
     "get_arg": _get_arg,
     "get_common_arg_val": _common_arg,
+    "get_common_vararg": _common_arg,
     "get_compile_time_arg_val": _ct_arg,
     "get_named_compile_time_arg_val": _named_ct_arg,
     "TensorAccessorArgs": _accessor_args,
@@ -544,6 +545,10 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
         page = args.get("page_id") if isinstance(args, V.Designated) else None
         if not isinstance(page, V.Sym):
             r.refuse("tensor page not known statically", n, r.text(n))
+        off = args.get("offset_bytes") if isinstance(args, V.Designated) else None
+        if off is not None and not (isinstance(off, V.Sym) and off.is_const and off.const == 0):
+            # a transfer from inside a page reaches into the next one: not the op's whole pages
+            r.refuse("transfer at an offset into a tensor page", n, r.text(n))
         return V.TensorPage(obj.tensor, page)
     return obj
 

@@ -17,7 +17,7 @@ import attrs
 
 from verispatial.frontends.ttmetal import api
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import DEVICE_CONSTANTS, Unit
+from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
@@ -175,7 +175,10 @@ class KernelReader:
                 pass  # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
             finally:
                 self.unit = saved
-        body = self.prog.main.child_by_field_name("body")
+        main = self.prog.main
+        if self.prog.named_entry:
+            main = self.bind_entry(main)
+        body = main.child_by_field_name("body")
         try:
             self.stmt(body)
         except _Return:
@@ -183,6 +186,31 @@ class KernelReader:
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
         return self.blocks[0]
+
+    def bind_entry(self, fn: Any) -> Any:
+        """A ``TT_KERNEL`` entry point: its template parameters bound to the named compile-time args of their
+        names, its parameters to the runtime args of theirs (the generated ``kernel_main`` passes them so,
+        experimental/kernel_args.h). Returns the function definition."""
+        scope = self.scopes[-1]
+        if fn.type == "template_declaration":
+            plist = fn.child_by_field_name("parameters")
+            for p in plist.named_children if plist is not None else ():
+                name = self.decl_name(p.child_by_field_name("declarator") or p)
+                if not name:
+                    continue
+                if self.survey:
+                    scope[name] = V.const(SURVEY_ARG)
+                elif name in self.kernel.named_compile_time_args:
+                    scope[name] = self.host_value(self.kernel.named_compile_time_args[name])
+                else:
+                    self.refuse("compile-time arg the host does not give", p, f"template parameter {name}")
+            fn = next(x for x in fn.named_children if x.type == "function_definition")
+        d = fn.child_by_field_name("declarator")
+        while d is not None and d.type != "function_declarator":
+            d = d.child_by_field_name("declarator")
+        for name in self.params(d.child_by_field_name("parameters") if d is not None else None):
+            scope[name.lstrip("&")] = self.runtime_arg(name.lstrip("&"), fn)
+        return fn
 
     # ------------------------------------------------------------------ helpers
 
@@ -283,6 +311,8 @@ class KernelReader:
             self.for_stmt(n)
         elif t == "if_statement":
             self.if_stmt(n)
+        elif t == "switch_statement":
+            self.switch_stmt(n)
         elif t == "return_statement":
             if len(self.loops) + self.guarded > self.loop_base:
                 # the reading does not split a loop or a guarded branch at an early exit
@@ -296,7 +326,7 @@ class KernelReader:
             return
         else:
             names = {"while_statement": "while loop", "do_statement": "do-while loop", "break_statement": "break",
-                     "continue_statement": "continue", "switch_statement": "switch", "goto_statement": "goto",
+                     "continue_statement": "continue", "goto_statement": "goto",
                      "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
@@ -653,6 +683,50 @@ class KernelReader:
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
 
+    def switch_stmt(self, n: Any) -> None:
+        """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
+        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
+        not known, a case label not known before the match, or a ``break`` nested deeper is refused."""
+        cond = n.child_by_field_name("condition")
+        c = cond.named_children[-1] if cond.type == "condition_clause" else cond
+        v = self.expr(c)
+        if not (isinstance(v, V.Sym) and v.is_const) and not isinstance(v, V.EnumConst):
+            why = v.why if isinstance(v, V.Opaque) else type(v).__name__
+            self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
+        body = n.child_by_field_name("body")
+        cases = [x for x in body.named_children if x.type == "case_statement"]
+        start = default = None
+        for i, cs in enumerate(cases):
+            label = cs.child_by_field_name("value")
+            if label is None:
+                default = i
+                continue
+            lv = self.expr(label)
+            if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
+                hit = lv == v
+            elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
+                hit = lv.const == v.const
+            else:
+                self.refuse("switch case label not known statically", label, self.text(label))
+            if hit:
+                start = i
+                break
+        start = default if start is None else start
+        if start is None:
+            return
+        self.scopes.append({})
+        try:
+            for cs in cases[start:]:
+                label = cs.child_by_field_name("value")
+                for st in cs.named_children:
+                    if label is not None and st.id == label.id:
+                        continue
+                    if st.type == "break_statement":
+                        return
+                    self.stmt(st)
+        finally:
+            self.scopes.pop()
+
     def cond(self, c: Any) -> bool | tuple[str, Guard]:
         """A branch condition: decided (a bool) or a guard on an enclosing loop's index."""
         if c.type == "parenthesized_expression":
@@ -832,14 +906,36 @@ class KernelReader:
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return V.Opaque(f"a value read from memory: {self.text(n)}")
-        if t in ("sizeof_expression", "char_literal", "null", "nullptr", "this", "alignof_expression"):
+        if t == "sizeof_expression":
+            return self.size_of(n)
+        if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def size_of(self, n: Any) -> V.Value:
+        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``)."""
+        inner = n.child_by_field_name("type") or n.child_by_field_name("value")
+        text = "".join(inner.text.decode().split()).strip("()") if inner is not None else ""
+        text = text.removeprefix("std::").removeprefix("const")
+        bound = self.lookup(text) if text.isidentifier() else None
+        if isinstance(bound, V.TypeName):
+            text = bound.name
+        if text in TYPE_SIZES:
+            return V.const(TYPE_SIZES[text])
+        return V.Opaque(self.text(n))
 
     def qualified(self, n: Any) -> V.Value:
         text = n.text.decode().replace(" ", "")
         parts = text.split("::")
         last = parts[-1]
+        if "::".join(parts[:-1]) in CONSTANT_NAMESPACES and last in DEVICE_CONSTANTS:
+            return V.const(DEVICE_CONSTANTS[last])
+        if parts[1:] == ["DSpec", "is_interleaved"]:
+            # an accessor's distribution: every tensor of a host description is interleaved (pages by index;
+            # sharded tensors are refused as globally allocated buffers)
+            ty = self.lookup(parts[0])
+            if isinstance(ty, V.TypeOf) and isinstance(ty.value, V.Accessor):
+                return V.const(1)
         if len(parts) >= 2 and parts[-2] == "CBIndex" and last.startswith("c_") and last[2:].isdigit():
             return V.const(int(last[2:]))
         if parts[0] == "args" and len(parts) == 2:
@@ -868,16 +964,34 @@ class KernelReader:
     def function(self, name: str) -> V.Value:
         fn, unit = self.prog.functions[name]
         tparams: tuple[str, ...] = ()
+        tdefaults: dict[str, Any] = {}
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
             tparams = tuple(self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
                             for p in plist.named_children) if plist is not None else ()
+            tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
         d = fn.child_by_field_name("declarator")
         while d is not None and d.type != "function_declarator":
             d = d.child_by_field_name("declarator")
-        params = self.params(d.child_by_field_name("parameters")) if d is not None else ()
-        return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit)
+        plist = d.child_by_field_name("parameters") if d is not None else None
+        params = self.params(plist)
+        ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
+                       if c.type.endswith("parameter_declaration")) if plist is not None else ()
+        return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
+                          defaults=self.defaults(plist, params), template_defaults=tdefaults, param_types=ptypes)
+
+    def defaults(self, plist: Any, names: tuple[str, ...]) -> dict[str, Any]:
+        """The default arguments of a parameter list (``bool do_reserve = true``), by parameter name."""
+        out: dict[str, Any] = {}
+        if plist is None:
+            return out
+        for p, name in zip((c for c in plist.named_children if c.type != "comment"), names, strict=False):
+            if p.type in ("optional_parameter_declaration", "optional_type_parameter_declaration"):
+                dv = p.child_by_field_name("default_value") or p.child_by_field_name("default_type")
+                if dv is not None:
+                    out[name.lstrip("&")] = dv
+        return out
 
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
@@ -1057,6 +1171,26 @@ class KernelReader:
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
             scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+        for p in f.template_params[len(targs):]:
+            # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
+            i = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
+            if i is not None:
+                scope[p] = V.TypeOf(vals[i])
+        # parameters the call leaves out take their defaults, read in the callee's unit and with the parameters
+        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type
+        missing = [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]] + \
+            [(p, f.template_defaults) for p in f.template_params[len(targs):]]
+        saved_scopes, saved_unit = self.scopes, self.unit
+        self.scopes = [*f.captures, scope] if isinstance(f.captures, list) else [self.scopes[0], scope]
+        if isinstance(f.captures, Unit):
+            self.unit = f.captures
+        try:
+            for p, table in missing:
+                if p in table and p not in scope:
+                    dv = table[p]
+                    scope[p] = self.template_value(dv) if dv.type == "type_descriptor" else self.expr(dv)
+        finally:
+            self.scopes, self.unit = saved_scopes, saved_unit
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
@@ -1089,15 +1223,13 @@ class KernelReader:
         if text.isidentifier() and any(text in sc for sc in self.scopes):
             return self.lookup(text)
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
-            q = self.qualified_text(text)
-            return q if q is not None else V.EnumConst.of(text)
+            # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
+            # any other qualified name an enumerator
+            q = self.expr_text(text, a)
+            return q if not isinstance(q, V.Opaque) else V.EnumConst.of(text)
+        if text in TYPE_SIZES:
+            return V.TypeName(text)  # f<uint16_t>: sizeof(T) in the callee is known
         return V.Opaque("a type")
-
-    def qualified_text(self, text: str) -> V.Value | None:
-        parts = text.split("::")
-        if len(parts) >= 2 and parts[-2] == "CBIndex" and parts[-1].startswith("c_") and parts[-1][2:].isdigit():
-            return V.const(int(parts[-1][2:]))
-        return None
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
         if self.survey:

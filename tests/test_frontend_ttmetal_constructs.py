@@ -1,0 +1,189 @@
+"""The tt-metal front end, construct by construct: small kernels written here, each read into the ops it stands
+for (or refused by name at its line). The vendor corpus figures these constructs move are in benchmarks/README.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.program import walk
+
+
+def _read(tmp_path: Path, source: str, processor: str = "reader", kernel: dict[str, Any] | None = None,
+          args: dict[str, Any] | None = None) -> Any:
+    """The one engine program of ``source`` (a whole kernel file) on core (0,0), buffers c_0, c_1 and c_16 (one
+    bf16 tile a page, 8 pages), tensor ``t`` (32 x 256) at runtime arg ``addr``."""
+    (tmp_path / "k.cpp").write_text(source)
+    k = {"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"], **(kernel or {})}
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "snippet", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": n, "index": i, "entry_size": 2048, "entries": 8, "data_format": "bf16"}
+                        for n, i in (("c_0", 0), ("c_1", 1), ("c_16", 16))],
+            "kernels": [k],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"addr": {"tensor": "t"}, **(args or {})}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def _main(*body: str, prelude: tuple[str, ...] = ()) -> str:
+    return "\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude, "void kernel_main() {", *body, "}"])
+
+
+def _ops(ep: Any) -> list[tuple[str, int]]:
+    out = []
+    for op in walk(ep.ops):
+        if isinstance(op, (Reserve, Push, Wait, Pop)):
+            out.append((type(op).__name__, op.pages))
+    return out
+
+
+# ------------------------------------------------------------------ default arguments
+
+
+def test_default_argument_is_read_in_the_callee(tmp_path: Path) -> None:
+    """``void put(uint32_t cb, uint32_t n = 2, bool reserve = true)`` called as ``put(0)`` and ``put(0, 3, false)``
+    (moreh_common.hpp's ``do_reserve``)."""
+    ep = _read(tmp_path, _main("    put(0);", "    put(0, 3, false);", prelude=(
+        "inline void put(uint32_t cb, uint32_t n = 2, bool reserve = true) {",
+        "    if (reserve) { cb_reserve_back(cb, n); }",
+        "    cb_push_back(cb, n);",
+        "}")))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2), ("Push", 3)]
+
+
+def test_default_argument_sees_earlier_parameters_not_the_caller(tmp_path: Path) -> None:
+    """A default reads the callee's earlier parameters; the caller's local of the same name is not in scope."""
+    ep = _read(tmp_path, _main("    uint32_t n = 7;", "    put(3);", prelude=(
+        "inline void put(uint32_t m, uint32_t k = m + 1) { cb_reserve_back(0, k); }",)))
+    assert _ops(ep) == [("Reserve", 4)]
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main("    uint32_t n = 7;", "    put();", prelude=(
+            "inline void put(uint32_t k = n) { cb_reserve_back(0, k); }",)))
+
+
+def test_default_template_argument(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    put();", "    put<5>();", prelude=(
+        "template <uint32_t N = 2> void put() { cb_reserve_back(0, N); }",)))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 5)]
+
+
+# ------------------------------------------------------------------ switch
+
+
+def test_switch_on_a_folded_value_takes_its_case_and_falls_through(tmp_path: Path) -> None:
+    src = _main(
+        "    constexpr uint32_t mode = get_compile_time_arg_val(0);",
+        "    switch (mode) {",
+        "        case 0: cb_reserve_back(0, 1); break;",
+        "        case 1: cb_reserve_back(0, 2);",
+        "        case 2: cb_push_back(0, 2); break;",
+        "        default: cb_reserve_back(0, 8);",
+        "    }")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [1]})) == [("Reserve", 2), ("Push", 2)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [("Reserve", 1)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [9]})) == [("Reserve", 8)]
+
+
+def test_switch_on_an_enumerator(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    get<Fmt::B>();", prelude=(
+        "template <Fmt F> void get() {",
+        "    switch (F) { case Fmt::A: cb_reserve_back(0, 1); break; case Fmt::B: cb_reserve_back(0, 3); break; }",
+        "}")))
+    assert _ops(ep) == [("Reserve", 3)]
+
+
+def test_switch_not_decided_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="switch on a value not known statically") as e:
+        _read(tmp_path, _main(
+            "    uint32_t v = *reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+            "    switch (v) { case 0: cb_reserve_back(0, 1); break; }"))
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="break"):  # a break deeper than the case cannot be followed
+        _read(tmp_path, _main(
+            "    switch (1) { case 1: if (true) { break; } cb_reserve_back(0, 1); }"))
+
+
+# ------------------------------------------------------------------ named-arg entry point
+
+
+def test_tt_kernel_entry_binds_named_args(tmp_path: Path) -> None:
+    """``template <uint32_t Kt> TT_KERNEL void compute(uint32_t n)``: the JIT's generated kernel_main passes the
+    named compile-time arg Kt and the runtime arg n (experimental/kernel_args.h)."""
+    src = "\n".join([
+        '#include "experimental/kernel_args.h"',
+        "template <uint32_t Kt>",
+        "TT_KERNEL void dataflow(uint32_t n) {",
+        "    for (uint32_t i = 0; i < n; i++) { cb_reserve_back(0, Kt); cb_push_back(0, Kt); }",
+        "}"])
+    ep = _read(tmp_path, src, kernel={"named_compile_time_args": {"Kt": 2}, "runtime_args": ["addr", "n"]},
+               args={"n": 3})
+    (loop,) = ep.ops
+    assert loop.count == 3
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2)]
+    with pytest.raises(Refused, match="compile-time arg the host does not give"):
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": 3})
+
+
+# ------------------------------------------------------------------ constants, sizes, template arguments
+
+
+def test_tile_constants_and_sizeof(tmp_path: Path) -> None:
+    """``tt::constants::TILE_HEIGHT`` (constants.hpp) and ``sizeof(uint16_t)``, also of a type template argument."""
+    ep = _read(tmp_path, _main(
+        "    cb_reserve_back(0, tt::constants::TILE_HEIGHT / 16);",
+        "    cb_reserve_back(0, sizeof(uint32_t));",
+        "    put<uint16_t>();", prelude=("template <typename T> void put() { cb_reserve_back(0, sizeof(T)); }",)))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 4), ("Reserve", 2)]
+
+
+def test_buffer_token_as_template_argument(tmp_path: Path) -> None:
+    """``fill<dfb::c_16>()`` names buffer c_16 (Metal 2.0's dfb:: tokens), not an enumerator."""
+    ep = _read(tmp_path, _main("    fill<dfb::c_16>();", prelude=(
+        "template <uint32_t id> void fill() { DataflowBuffer b(id); b.reserve_back(1); b.push_back(1); }",)))
+    # buffer ids are positions in the host's list: c_16 is the third
+    assert [(type(op).__name__, op.buf) for op in walk(ep.ops)] == [("Reserve", 2), ("Push", 2)]
+
+
+def test_deduced_accessor_type_is_interleaved(tmp_path: Path) -> None:
+    """``if constexpr (A::DSpec::is_interleaved)`` with ``A`` deduced from a tensor accessor
+    (data_movement/common/kernels/common.hpp): every host tensor is interleaved, so the branch is taken."""
+    ep = _read(tmp_path, _main(
+        "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
+        "    cb_reserve_back(0, 1);",
+        "    rd(s, get_write_ptr(0), 5);",
+        "    cb_push_back(0, 1);", prelude=(
+            "template <typename A> void rd(A acc, uint32_t l1, uint32_t id) {",
+            "    if constexpr (A::DSpec::is_interleaved) { noc_async_read_page(id, acc, l1); }",
+            "    else { noc_async_read_sharded_thing(); }",
+            "    noc_async_read_barrier();",
+            "}")))
+    (read,) = [op for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert (read.tensor, read.addr.base) == ("t", 5)
+
+
+# ------------------------------------------------------------------ transfers at an offset, common args
+
+
+def test_transfer_at_an_offset_into_a_tensor_page_is_refused(tmp_path: Path) -> None:
+    """``{.page_id = p, .offset_bytes = 64}`` with a whole page reaches into page p + 1: not ReadTiles' pages."""
+    body = ("    Noc noc;", "    DataflowBuffer b(0);",
+            "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
+            "    b.reserve_back(1);")
+    with pytest.raises(Refused, match="transfer at an offset into a tensor page") as e:
+        _read(tmp_path, _main(*body, "    noc.async_read(s, b, 2048, {.page_id = 1, .offset_bytes = 64}, {});"))
+    assert e.value.loc.line == 7
+    ep = _read(tmp_path, _main(*body, "    noc.async_read(s, b, 2048, {.page_id = 1, .offset_bytes = 0}, {});"))
+    assert [type(op).__name__ for op in walk(ep.ops)] == ["Reserve", "ReadTiles"]
+
+
+def test_common_vararg_is_refused_with_a_host(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="common runtime arg"):
+        _read(tmp_path, _main("    uint32_t n = get_common_vararg(0);"))
