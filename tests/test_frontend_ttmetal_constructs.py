@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.ops import Compute, Pop, Push, ReadTiles, Reserve, Wait
 from verispatial.ir.program import walk
 
 
@@ -187,3 +187,47 @@ def test_transfer_at_an_offset_into_a_tensor_page_is_refused(tmp_path: Path) -> 
 def test_common_vararg_is_refused_with_a_host(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="common runtime arg"):
         _read(tmp_path, _main("    uint32_t n = get_common_vararg(0);"))
+
+
+# ------------------------------------------------------------------ SFPU operations and DST
+
+
+def _compute(*body: str) -> str:
+    return "\n".join(['#include "api/compute/eltwise_binary_sfpu.h"', "void kernel_main() {", *body, "}"])
+
+
+def test_binary_sfpu_counts_every_dst_index(tmp_path: Path) -> None:
+    """``add_binary_tile(0, 1, 3)`` writes DST tile 3: the acquire holds 4 tiles, not 1 (the first index's)."""
+    ep = _read(tmp_path, _compute(
+        "    cb_wait_front(0, 2); cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); copy_tile(0, 0, 0); copy_tile(0, 1, 1); add_binary_tile(0, 1, 3);",
+        "    tile_regs_commit(); tile_regs_wait(); pack_tile(3, 16); tile_regs_release();",
+        "    cb_pop_front(0, 2); cb_push_back(16, 1);"), processor="compute")
+    (acq,) = [op for op in walk(ep.ops) if type(op).__name__ == "AcquireAcc"]
+    assert acq.tiles == 4
+    assert [op.kind for op in walk(ep.ops) if isinstance(op, Compute)] == ["copy", "copy", "add_binary"]
+
+
+def test_dst_only_operations_without_the_tile_suffix(tmp_path: Path) -> None:
+    """``fill_tile_int`` and ``silu_tile_pack`` (eltwise_unary/fill.h, compute_kernel_api.h) touch DST only."""
+    ep = _read(tmp_path, _compute(
+        "    cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); fill_tile_int(2, 7); silu_tile_pack(2); tile_regs_commit();",
+        "    tile_regs_wait(); pack_tile(2, 16); tile_regs_release();",
+        "    cb_push_back(16, 1);"), processor="compute")
+    assert [op.kind for op in walk(ep.ops) if isinstance(op, Compute)] == ["fill_tile_int", "silu_tile_pack"]
+    (acq,) = [op for op in walk(ep.ops) if type(op).__name__ == "AcquireAcc"]
+    assert acq.tiles == 3
+
+
+def test_multi_tile_topk_is_refused(tmp_path: Path) -> None:
+    """``topk_local_sort(0, ...)`` works on DST tiles 0..3, which its arguments do not name: refused, not read as
+    a one-tile op."""
+    with pytest.raises(Refused, match="call to topk_local_sort"):
+        _read(tmp_path, _compute("    tile_regs_acquire(); topk_local_sort(0, 0, 5); tile_regs_release();"),
+              processor="compute")
+
+
+def test_get_cb_id_is_the_buffer_index(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    DataflowBuffer b(16);", "    cb_reserve_back(b.get_cb_id(), 1);"))
+    assert [(type(op).__name__, op.buf) for op in walk(ep.ops)] == [("Reserve", 2)]

@@ -22,7 +22,7 @@ from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
-from verispatial.frontends.ttmetal.sfpu import SFPU_OPS
+from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS_MORE
 from verispatial.ir.core import Addr, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
@@ -1154,8 +1154,10 @@ class KernelReader:
             f = self.function(key)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
-        if bare in SFPU_OPS:  # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
-            self.dst_use([self.expr(a) for a in arg_nodes][:1], n)
+        if bare in SFPU_OPS or bare in SFPU_OPS_MORE:
+            # an SFPU operation on DST tiles (exp_tile(dst), add_binary_tile(a, b, out)): the accumulator only
+            vals = [self.expr(a) for a in arg_nodes]
+            self.dst_use([vals[i] for i in SFPU_DST_ARGS.get(bare, (0,)) if i < len(vals)], n)
             self.emit(Compute(bare.removesuffix("_tile")), n)
             return None
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
@@ -1255,9 +1257,13 @@ class KernelReader:
     # ------------------------------------------------------------------ compute
 
     def dst_use(self, idx: list[V.Value], node: Any) -> None:
-        if self.acc is None or not idx:
+        """The DST tiles ``idx`` name count towards what the open acquire holds (its largest index + 1)."""
+        for v in idx:
+            self._dst_index(v, node)
+
+    def _dst_index(self, v: V.Value, node: Any) -> None:
+        if self.acc is None:
             return
-        v = idx[0]
         if not isinstance(v, V.Sym):
             self.refuse("DST index not known statically", node, self.text(node))
         top = V.Sym(v.const, (), v.trip)
