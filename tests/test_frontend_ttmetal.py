@@ -357,11 +357,13 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
      "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front"),
     ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line, expanded
      "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
+    ("argmax_nc", (0, 0),  # the acquire holds DST tiles 0..3 (where_tile's four indices), fp32
+     "ttnn/operations/reduction/argmax/device/kernels/argmax_nc_compute.cpp:79:9: tile_regs_acquire();"),
 ])
 def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str], example: str,
                                op_path: tuple[int, ...], located: str) -> None:
-    """ttnn's interleaved eltwise binary add and unary exp: the reader, compute and writer kernels of the wheel, as
-    shipped, each op located in the vendor's file."""
+    """ttnn's interleaved eltwise binary add, unary exp and register-based argmax over N: the reader, compute and
+    writer kernels of the wheel, as shipped, each op located in the vendor's file."""
     host = EXAMPLES / example / "host.yaml"
     compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
     assert str(compute.source_of(op_path)).startswith(located)
@@ -468,3 +470,21 @@ def test_overloads_are_told_apart_by_arity(tmp_path: Path) -> None:
         "inline void reserve(uint32_t cb, uint32_t n) { cb_reserve_back(cb, n); }",
         "inline void reserve(uint32_t cb) { reserve(cb, 3); }"))
     assert [op.pages for op in ep.ops] == [3]
+
+
+def test_vendor_argmax_holds_four_fp32_dst_tiles_and_a_short_push_deadlocks(
+        ttnn_wheel: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """argmax_nc_compute.cpp keeps max, argmax and two scratch tiles in DST (AcquireAcc(4, fp32): where_tile names
+    all four); a compute kernel told to reduce 5 tiles where the reader pushes 4 deadlocks (tt-metal #52348's
+    kind), replayed."""
+    host = EXAMPLES / "argmax_nc" / "host.yaml"
+    compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
+    assert compute.ops[0].body[0] == AcquireAcc(4, "fp32")
+    d = yaml.safe_load(host.read_text())
+    d["kernel_root"] = str(ttnn_wheel / "ttnn" / "ttnn" / "cpp")
+    _kernel(d, "compute")["compile_time_args"] = [2, 5]
+    bad = tmp_path / "argmax.yaml"
+    bad.write_text(yaml.safe_dump(d))
+    rc, report = _certify(bad, capsys)
+    assert rc == 1
+    assert {r["family"] for r in _refuted(report)} == {"deadlock"}
