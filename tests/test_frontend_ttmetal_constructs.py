@@ -231,3 +231,12 @@ def test_multi_tile_topk_is_refused(tmp_path: Path) -> None:
 def test_get_cb_id_is_the_buffer_index(tmp_path: Path) -> None:
     ep = _read(tmp_path, _main("    DataflowBuffer b(16);", "    cb_reserve_back(b.get_cb_id(), 1);"))
     assert [(type(op).__name__, op.buf) for op in walk(ep.ops)] == [("Reserve", 2)]
+
+
+def test_thread_wrapped_assert_is_no_op_and_other_wrappers_are_refused(tmp_path: Path) -> None:
+    """``PACK(ASSERT(...))`` is a debug assertion on the packer thread; ``PACK((llk_...))`` can move pages."""
+    ep = _read(tmp_path, _compute("    PACK(ASSERT(!is_block_float_format(pack_dst_format[16])));",
+                                  "    UNPACK((ASSERT(1)));", "    cb_reserve_back(16, 1);"), processor="compute")
+    assert _ops(ep) == [("Reserve", 1)]
+    with pytest.raises(Refused, match="call to PACK"):
+        _read(tmp_path, _compute("    PACK((llk_pack_reconfig_l1_acc(0)));"), processor="compute")

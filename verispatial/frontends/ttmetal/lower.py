@@ -1143,6 +1143,8 @@ class KernelReader:
             if isinstance(x, V.Sym) and isinstance(y, V.Sym) and x.is_const and y.is_const:
                 return V.const((min if bare.endswith("min") else max)(x.const, y.const))
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
+        if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
+            return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
         if bare in PURE_QUERIES:
             return V.Opaque(f"the result of {bare}")
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
@@ -1313,6 +1315,16 @@ _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAc
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
+
+
+def _is_assert(n: Any) -> bool:
+    """``n`` is ``ASSERT(...)`` (parenthesized or not): the thread wrappers around it are read as the assertion."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    if n.type != "call_expression":
+        return False
+    fn = n.child_by_field_name("function")
+    return fn is not None and fn.text.decode().strip() == "ASSERT"
 
 
 def _holds(op: str, x: int) -> bool:
