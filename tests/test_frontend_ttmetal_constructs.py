@@ -240,3 +240,13 @@ def test_thread_wrapped_assert_is_no_op_and_other_wrappers_are_refused(tmp_path:
     assert _ops(ep) == [("Reserve", 1)]
     with pytest.raises(Refused, match="call to PACK"):
         _read(tmp_path, _compute("    PACK((llk_pack_reconfig_l1_acc(0)));"), processor="compute")
+
+
+def test_get_dataformat_is_the_host_buffer_format(tmp_path: Path) -> None:
+    """``if constexpr (get_dataformat(cb) == DataFormat::Float16_b)`` takes the side of the host's format."""
+    ep = _read(tmp_path, _main(
+        "    const DataFormat f = get_dataformat(0);",
+        "    if (f == DataFormat::Bfp8_b) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "    DataflowBuffer b(16);",
+        "    if (b.get_dataformat() == DataFormat::Float16_b) { cb_reserve_back(16, 3); }"))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 3)]

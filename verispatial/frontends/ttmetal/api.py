@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
 from verispatial.ir.core import Term, WaitCond
 from verispatial.ir.ops import (
@@ -73,6 +74,18 @@ def _ptr(front: bool) -> Handler:
 def _tile_size(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_tile_size")
     return V.const(r.cb_index[r.cb_of(vals[0], nodes[0])].entry_size)
+
+
+def data_format(r: KernelReader, cb: int) -> Any:
+    """Buffer ``cb``'s ``DataFormat`` enumerator, as the host configured it (``CircularBufferConfig``'s format)."""
+    dtype = r.cb_index[cb].dtype
+    name = next((k for k, v in DATA_FORMATS.items() if v == dtype), None)
+    return V.EnumConst(f"DataFormat::{name}") if name is not None else V.Opaque(f"the data format of c_{cb}")
+
+
+def _dataformat(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_dataformat")
+    return data_format(r, r.cb_of(vals[0], nodes[0]))
 
 
 def _cb_interface(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -424,6 +437,7 @@ FUNCTIONS: dict[str, Handler] = {
     "get_write_ptr": _ptr(False),
     "get_read_ptr": _ptr(True),
     "get_tile_size": _tile_size,
+    "get_dataformat": _dataformat,
     "get_local_cb_interface": _cb_interface,
     "get_arg_val": _arg_val,
     "get_vararg": _arg_val,
@@ -491,7 +505,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         if name in ("get_tile_size", "get_entry_size"):
             return V.const(r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
-            return V.Opaque(f"the data format of c_{cb}")
+            return data_format(r, cb)
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)

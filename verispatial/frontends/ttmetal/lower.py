@@ -51,7 +51,7 @@ IGNORED_CALLS = frozenset({
 SURVEY_ARG = 2
 
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
-PURE_QUERIES = frozenset({"get_dataformat", "get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
                           "get_common_arg_addr", "get_arg_addr"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
