@@ -250,3 +250,51 @@ def test_get_dataformat_is_the_host_buffer_format(tmp_path: Path) -> None:
         "    DataflowBuffer b(16);",
         "    if (b.get_dataformat() == DataFormat::Float16_b) { cb_reserve_back(16, 3); }"))
     assert _ops(ep) == [("Reserve", 2), ("Reserve", 3)]
+
+
+# ------------------------------------------------------------------ loops read by running their condition
+
+
+def test_while_loop_with_folded_values_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """``while (tiles_read < n) { k = min(n - tiles_read, 2); ...; tiles_read += k; }`` with n = 5: three
+    iterations, of 2, 2 and 1 pages (reduce_scatter's reader)."""
+    ep = _read(tmp_path, _main(
+        "    uint32_t n = get_compile_time_arg_val(0);",
+        "    uint32_t tiles_read = 0;",
+        "    while (tiles_read < n) {",
+        "        uint32_t k = std::min(n - tiles_read, 2u);",
+        "        cb_reserve_back(0, k);",
+        "        cb_push_back(0, k);",
+        "        tiles_read += k;",
+        "    }"), kernel={"compile_time_args": [5]})
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2), ("Reserve", 2), ("Push", 2), ("Reserve", 1), ("Push", 1)]
+    assert str(ep.source_of((4,))).startswith("k.cpp:7:9: cb_reserve_back(0, k);")
+
+
+def test_break_continue_and_compound_for_conditions(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main(
+        "    uint32_t done = 0;",
+        "    for (uint32_t i = 0; i < 8 && done < 3; i++) {",
+        "        if (i == 1) { continue; }",
+        "        cb_reserve_back(0, i + 1);",
+        "        done++;",
+        "    }",
+        "    while (true) { cb_push_back(0, 1); break; }",
+        "    uint32_t m = 2;",
+        "    do { cb_wait_front(0, m); } while (--m > 0);"))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 3), ("Reserve", 4), ("Push", 1), ("Wait", 2), ("Wait", 1)]
+
+
+def test_while_on_a_value_not_followed_or_a_loop_index_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="while loop") as e:  # a flag polled in L1
+        _read(tmp_path, _main(
+            "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+            "    while (*p == 0) { }"))
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="varies with a loop index"):
+        _read(tmp_path, _main(
+            "    for (uint32_t i = 0; i < 4; i++) { uint32_t j = 0; while (j < i) { j++; } }"))
+    with pytest.raises(Refused, match="more than 256 iterations"):
+        _read(tmp_path, _main("    while (true) { cb_push_back(0, 1); }"))
+    with pytest.raises(Refused, match="break"):  # a break inside a case ends the switch: not followed here
+        _read(tmp_path, _main("    while (true) { switch (1) { case 1: if (true) { break; } } break; }"))

@@ -84,6 +84,18 @@ UNPACKING = {
 }
 
 
+#: iterations a loop read by running its condition (``KernelReader.unroll``) may take
+UNROLL_LIMIT = 256
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
 class _Return(Exception):
     def __init__(self, value: V.Value) -> None:
         self.value = value
@@ -156,6 +168,9 @@ class KernelReader:
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
         self.node: Any = None  # the statement being read, for messages
+        #: the loops read by running their condition that are open, each as the loops + guarded branches open at
+        #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
+        self.unrolled: list[int] = []
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -313,6 +328,24 @@ class KernelReader:
             self.if_stmt(n)
         elif t == "switch_statement":
             self.switch_stmt(n)
+        elif t == "while_statement":
+            c = n.child_by_field_name("condition")
+            self.scopes.append({})
+            try:
+                self.unroll(n, c.named_children[-1] if c.type == "condition_clause" else c, None,
+                            n.child_by_field_name("body"), "while loop")
+            finally:
+                self.scopes.pop()
+        elif t == "do_statement":
+            self.scopes.append({})
+            try:
+                self.unroll(n, n.child_by_field_name("condition"), None, n.child_by_field_name("body"),
+                            "do-while loop", body_first=True)
+            finally:
+                self.scopes.pop()
+        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+                self.unrolled[-1] == len(self.loops) + self.guarded:
+            raise _Break() if t == "break_statement" else _Continue()
         elif t == "return_statement":
             if len(self.loops) + self.guarded > self.loop_base:
                 # the reading does not split a loop or a guarded branch at an early exit
@@ -325,7 +358,7 @@ class KernelReader:
         elif t == ";":
             return
         else:
-            names = {"while_statement": "while loop", "do_statement": "do-while loop", "break_statement": "break",
+            names = {"break_statement": "break",
                      "continue_statement": "continue", "goto_statement": "goto",
                      "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
@@ -471,14 +504,17 @@ class KernelReader:
             else:
                 self.expr(init)
         if cond is None or upd is None:
-            self.refuse("for loop without a condition or step", n)
+            self.unroll(n, cond, upd, body, "for loop without a condition or step")
+            return
         if cond.type != "binary_expression" or cond.child_by_field_name("left").type != "identifier":
-            self.refuse("for loop condition not 'index OP bound'", n, self.text(cond))
+            self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
+            return
         var = cond.child_by_field_name("left").text.decode()
         op = cond.child_by_field_name("operator").type
         step = self.step_of(upd, var)
         if step is None:
-            self.refuse("for loop step not '++', '--', '+= c' or '-= c' of its index", n, self.text(upd))
+            self.unroll(n, cond, upd, body, "for loop step not '++', '--', '+= c' or '-= c' of its index")
+            return
         a = self.lookup(var)
         b = self.expr(cond.child_by_field_name("right"))
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
@@ -683,6 +719,37 @@ class KernelReader:
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
 
+    def unroll(self, n: Any, cond: Any, upd: Any, body: Any, construct: str, body_first: bool = False) -> None:
+        """A loop not of the counted form (``while (tiles_read < n)``, ``for (; a < n && b < m; ...)``, ``do``):
+        read as the kernel runs it when every value its condition needs is a number here, iteration after iteration
+        (each iteration's ops in turn, at most ``UNROLL_LIMIT``), with ``break`` and ``continue`` directly in its
+        body. A condition that depends on a loop index, a runtime range or a value not followed is refused as
+        ``construct``; so is a loop that runs past the limit."""
+        self.unrolled.append(len(self.loops) + self.guarded)
+        try:
+            for i in range(UNROLL_LIMIT + 1):
+                if not (body_first and i == 0) and cond is not None:
+                    try:
+                        g = self.cond(cond)
+                    except Refused as e:
+                        self.refuse(construct, n, f"{self.text(cond)}: {e.detail or e.construct}")
+                    if not isinstance(g, bool):
+                        self.refuse(construct, n, f"{self.text(cond)} varies with a loop index")
+                    if not g:
+                        return
+                if i == UNROLL_LIMIT:
+                    self.refuse(construct, n, f"more than {UNROLL_LIMIT} iterations")
+                try:
+                    self.stmt(body)
+                except _Break:
+                    return
+                except _Continue:
+                    pass
+                if upd is not None:
+                    self.expr(upd)
+        finally:
+            self.unrolled.pop()
+
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
         ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
@@ -715,6 +782,7 @@ class KernelReader:
         if start is None:
             return
         self.scopes.append({})
+        self.unrolled.append(-1)  # a break nested in a case ends the switch, not an enclosing loop: refused
         try:
             for cs in cases[start:]:
                 label = cs.child_by_field_name("value")
@@ -725,6 +793,7 @@ class KernelReader:
                         return
                     self.stmt(st)
         finally:
+            self.unrolled.pop()
             self.scopes.pop()
 
     def cond(self, c: Any) -> bool | tuple[str, Guard]:
