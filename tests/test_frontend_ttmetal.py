@@ -374,7 +374,8 @@ def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[s
 # ------------------------------------------------------------------ small snippets
 
 
-def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = ()) -> Any:
+def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = (),
+             args: dict[str, Any] | None = None) -> Any:
     """The one engine program of a kernel ``void kernel_main() { body }`` on core (0,0) with buffers c_0, c_16."""
     (tmp_path / "k.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude,
                                                "void kernel_main() {", *body, "}"]))
@@ -382,8 +383,10 @@ def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude
             "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
             "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"},
                         {"name": "c_16", "index": 16, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
-            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"]}],
-            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"addr": {"tensor": "t"}}}}]}
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor,
+                         "runtime_args": ["addr", *(args or {})]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"addr": {"tensor": "t"}, **(args or {})}}}]}
     (tmp_path / "h.json").write_text(json.dumps(host))
     return import_host(tmp_path / "h.json").programs[0]
 
@@ -420,9 +423,15 @@ def test_sfpu_call_is_accumulator_compute_and_llk_is_refused(tmp_path: Path) -> 
         _snippet(tmp_path, ["    llk_pop_tiles(0, 1);"], processor="compute")
 
 
-def test_loop_index_assigned_in_its_body_is_refused(tmp_path: Path) -> None:
+def test_loop_index_assigned_in_its_body(tmp_path: Path) -> None:
+    """A loop of constant count whose body steps its index too is read as it runs (i = 0, 2, 4, 6); over a runtime
+    range it is refused."""
+    ep = _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        cb_reserve_back(0, i + 1);",
+                             "        i += 1;", "    }"])
+    assert [op.pages for op in ep.ops] == [1, 3, 5, 7]
     with pytest.raises(Refused, match="loop index assigned in its body") as e:
-        _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        i += 1;", "    }"])
+        _snippet(tmp_path, ["    for (uint32_t i = 0; i < get_arg_val<uint32_t>(1); i++) {", "        i += 1;",
+                            "    }"], args={"n": "0..8"})
     assert e.value.loc.line == 3
 
 

@@ -291,10 +291,43 @@ def test_while_on_a_value_not_followed_or_a_loop_index_is_refused(tmp_path: Path
             "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
             "    while (*p == 0) { }"))
     assert e.value.loc.line == 4
-    with pytest.raises(Refused, match="varies with a loop index"):
+    with pytest.raises(Refused, match="varies with a loop index"):  # i counts a runtime range: a symbol
         _read(tmp_path, _main(
-            "    for (uint32_t i = 0; i < 4; i++) { uint32_t j = 0; while (j < i) { j++; } }"))
+            "    uint32_t n = get_arg_val<uint32_t>(1);",
+            "    for (uint32_t i = 0; i < n; i++) { uint32_t j = 0; while (j < i) { j++; } }"),
+            kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
     with pytest.raises(Refused, match="more than 256 iterations"):
         _read(tmp_path, _main("    while (true) { cb_push_back(0, 1); }"))
     with pytest.raises(Refused, match="break"):  # a break inside a case ends the switch: not followed here
         _read(tmp_path, _main("    while (true) { switch (1) { case 1: if (true) { break; } } break; }"))
+
+
+def test_counted_loop_the_symbolic_reading_cannot_follow_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """``for (i = 0; i < 4; i++) read(i / 2 * 8 + i % 2)``: the page is not affine in i, so the loop of constant
+    count is read as it runs (pages 0, 1, 8, 9); an affine one stays a Loop."""
+    acc = "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);"
+    ep = _read(tmp_path, _main(acc,
+        "    for (uint32_t i = 0; i < 4; i++) {",
+        "        cb_reserve_back(0, 1);",
+        "        noc_async_read_page(i / 2 * 8 + i % 2, s, get_write_ptr(0));",
+        "        noc_async_read_barrier();",
+        "        cb_push_back(0, 1);",
+        "    }"))
+    assert [op.addr.base for op in walk(ep.ops) if isinstance(op, ReadTiles)] == [0, 1, 8, 9]
+    assert not any(type(op).__name__ == "Loop" for op in ep.ops)
+    ep = _read(tmp_path, _main(acc,
+        "    for (uint32_t i = 0; i < 4; i++) {",
+        "        cb_reserve_back(0, 1); noc_async_read_page(2 * i, s, get_write_ptr(0));",
+        "        noc_async_read_barrier(); cb_push_back(0, 1);",
+        "    }"))
+    (loop,) = ep.ops
+    assert loop.count == 4
+
+
+def test_iterations_read_one_by_one_are_bounded_in_the_kernel(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="iterations read one by one in the kernel"):
+        _read(tmp_path, _main(
+            "    for (uint32_t j = 0; j < 200; j++) {",
+            "        if (j % 2 == 0) { cb_push_back(0, 1); }",
+            "        for (uint32_t i = 0; i < 200; i++) { if (i % 3 == 0) { cb_reserve_back(0, 1); } }",
+            "    }"))

@@ -84,8 +84,10 @@ UNPACKING = {
 }
 
 
-#: iterations a loop read by running its condition (``KernelReader.unroll``) may take
+#: iterations a loop read by running its condition (``KernelReader.unroll``) may take, and all such loops of a
+#: kernel together (the program grows by each iteration's ops)
 UNROLL_LIMIT = 256
+UNROLL_BUDGET = 4096
 
 
 class _Break(Exception):
@@ -171,6 +173,7 @@ class KernelReader:
         #: the loops read by running their condition that are open, each as the loops + guarded branches open at
         #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
         self.unrolled: list[int] = []
+        self.unroll_budget = UNROLL_BUDGET
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -550,7 +553,38 @@ class KernelReader:
         if count == 0:
             return
         if var in self.assigned_in(body, calls=False):
+            if isinstance(count, int) and count <= UNROLL_LIMIT:
+                self.unroll(n, cond, upd, body, "loop index assigned in its body")
+                return
             self.refuse("loop index assigned in its body", n, var)
+        saved = self.snapshot()
+        try:
+            self._counted(n, var, a, step, count, last, body)
+        except Refused:
+            # the body does not read with the index as a symbol (a page id of i / Wt, a branch on i % 2, a bound
+            # varying with i): a loop of a constant count is read as it runs, iteration by iteration
+            if not isinstance(count, int) or count > UNROLL_LIMIT:
+                raise
+            self.restore(saved)
+            self.unroll(n, cond, upd, body, "counted loop read iteration by iteration")
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
+        return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
+                attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget)
+
+    def restore(self, saved: tuple[Any, ...]) -> None:
+        scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget = saved
+        for live, old in zip(self.scopes, scopes, strict=True):
+            live.clear()
+            live.update(old)
+        if acc is not None and acc_copy is not None:
+            acc.tiles, acc.state = acc_copy.tiles, acc_copy.state
+        self.acc = acc
+
+    def _counted(self, n: Any, var: str, a: V.Sym, step: int, count: int | str | TripCount, last: V.Sym,
+                 body: Any) -> None:
+        """A counted loop read once with its index as a symbol: a ``Loop`` op."""
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
         start = {v: self.lookup(v) for v in outer}
@@ -739,6 +773,9 @@ class KernelReader:
                         return
                 if i == UNROLL_LIMIT:
                     self.refuse(construct, n, f"more than {UNROLL_LIMIT} iterations")
+                self.unroll_budget -= 1
+                if self.unroll_budget < 0:
+                    self.refuse(construct, n, f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
                 try:
                     self.stmt(body)
                 except _Break:
