@@ -359,6 +359,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
      "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
     ("argmax_nc", (0, 0),  # the acquire holds DST tiles 0..3 (where_tile's four indices), fp32
      "ttnn/operations/reduction/argmax/device/kernels/argmax_nc_compute.cpp:79:9: tile_regs_acquire();"),
+    ("matmul_reuse", (0,),  # the batch loop of the blocked matmul (its block loop read block by block)
+     "ttnn/operations/matmul/device/kernels/compute/bmm_large_block_zm.cpp:39:5: for (uint32_t b = 0; b < batch;"),
 ])
 def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str], example: str,
                                op_path: tuple[int, ...], located: str) -> None:
@@ -497,3 +499,17 @@ def test_vendor_argmax_holds_four_fp32_dst_tiles_and_a_short_push_deadlocks(
     rc, report = _certify(bad, capsys)
     assert rc == 1
     assert {r["family"] for r in _refuted(report)} == {"deadlock"}
+
+
+def test_vendor_matmul_with_a_block_more_in_compute_deadlocks(ttnn_wheel: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """bmm_large_block_zm told num_blocks = 3 where the reader reads 2 blocks over K waits for a third in0 block
+    that never comes: refuted as a deadlock, replayed."""
+    d = yaml.safe_load((EXAMPLES / "matmul_reuse" / "host.yaml").read_text())
+    d["kernel_root"] = str(ttnn_wheel / "ttnn" / "ttnn" / "cpp")
+    _kernel(d, "compute")["compile_time_args"][7] = 3
+    bad = tmp_path / "matmul.yaml"
+    bad.write_text(yaml.safe_dump(d))
+    rc, report = _certify(bad, capsys)
+    assert rc == 1
+    assert "deadlock" in {r["family"] for r in _refuted(report)}
