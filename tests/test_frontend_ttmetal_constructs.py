@@ -331,3 +331,13 @@ def test_iterations_read_one_by_one_are_bounded_in_the_kernel(tmp_path: Path) ->
             "        if (j % 2 == 0) { cb_push_back(0, 1); }",
             "        for (uint32_t i = 0; i < 200; i++) { if (i % 3 == 0) { cb_reserve_back(0, 1); } }",
             "    }"))
+
+
+def test_defaulted_type_parameter_is_named_and_sized(tmp_path: Path) -> None:
+    """``template <typename T = uint16_t> void fill()`` (kernel_lib/index_tile_dataflow.hpp): ``fill<uint32_t>()``
+    and ``fill()`` size their element by T."""
+    ep = _read(tmp_path, _main("    fill<uint32_t>();", "    fill();", prelude=(
+        "template <typename T = uint16_t> void fill() {",
+        "    if constexpr (sizeof(T) == 2) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 4); }",
+        "}")))
+    assert _ops(ep) == [("Reserve", 4), ("Reserve", 2)]

@@ -213,7 +213,7 @@ class KernelReader:
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
             for p in plist.named_children if plist is not None else ():
-                name = self.decl_name(p.child_by_field_name("declarator") or p)
+                name = self.template_param_name(p)
                 if not name:
                     continue
                 if self.survey:
@@ -1073,8 +1073,7 @@ class KernelReader:
         tdefaults: dict[str, Any] = {}
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
-            tparams = tuple(self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
-                            for p in plist.named_children) if plist is not None else ()
+            tparams = tuple(self.template_param_name(p) for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
         d = fn.child_by_field_name("declarator")
@@ -1086,6 +1085,15 @@ class KernelReader:
                        if c.type.endswith("parameter_declaration")) if plist is not None else ()
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
                           defaults=self.defaults(plist, params), template_defaults=tdefaults, param_types=ptypes)
+
+    def template_param_name(self, p: Any) -> str:
+        """A template parameter's name: ``uint32_t N`` -> N, ``typename T = uint16_t`` -> T."""
+        if p.type.endswith("type_parameter_declaration"):
+            name = p.child_by_field_name("name")
+            if name is None:
+                name = next((c for c in p.named_children if c.type == "type_identifier"), None)
+            return name.text.decode() if name is not None else ""
+        return self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
 
     def defaults(self, plist: Any, names: tuple[str, ...]) -> dict[str, Any]:
         """The default arguments of a parameter list (``bool do_reserve = true``), by parameter name."""
@@ -1298,7 +1306,8 @@ class KernelReader:
             for p, table in missing:
                 if p in table and p not in scope:
                     dv = table[p]
-                    scope[p] = self.template_value(dv) if dv.type == "type_descriptor" else self.expr(dv)
+                    types = ("type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
+                    scope[p] = self.template_value(dv) if dv.type in types else self.expr(dv)
         finally:
             self.scopes, self.unit = saved_scopes, saved_unit
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
