@@ -341,3 +341,16 @@ def test_defaulted_type_parameter_is_named_and_sized(tmp_path: Path) -> None:
         "    if constexpr (sizeof(T) == 2) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 4); }",
         "}")))
     assert _ops(ep) == [("Reserve", 4), ("Reserve", 2)]
+
+
+def test_angle_bracket_op_header_alias_and_temporary_buffer(tmp_path: Path) -> None:
+    """``#include <ttnn/operations/.../experimental_device_api.hpp>`` (an op's helper in angle brackets) is
+    followed; its ``using CB = CircularBuffer;`` names the buffer class; ``CircularBuffer(0).push_back(1)`` is a
+    temporary over buffer 0."""
+    helper = tmp_path / "ttnn" / "operations" / "h.hpp"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("#pragma once\nnamespace experimental { using CB = CircularBuffer; }\n")
+    ep = _read(tmp_path, "\n".join([
+        '#include "api/dataflow/dataflow_api.h"', "#include <ttnn/operations/h.hpp>", "void kernel_main() {",
+        "    experimental::CB cb(0);", "    cb.reserve_back(2);", "    CircularBuffer(0).push_back(2);", "}"]))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2)]

@@ -27,6 +27,9 @@ from verispatial.ir.source import SourceLoc
 DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/", "compute_kernel_api", "dataflow_api",
                    "llk_", "ckernel", "risc_", "noc_", "firmware", "tools/profiler", "tt-metalium/")
 
+#: include prefixes of ttnn's own helper headers, followed also when included with angle brackets
+OP_PREFIXES = ("ttnn/",)
+
 #: Attribute macros of the device headers (tt_metal/hw/inc/...: ``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``,
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
 DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
@@ -106,7 +109,9 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         pre = preprocess(text, macros, name)
         macros = {**macros, **pre.macros}
         for inc in pre.includes:
-            if not inc.quoted or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
+            # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
+            ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
+            if not ours or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
                 continue
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)

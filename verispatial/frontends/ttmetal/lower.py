@@ -174,6 +174,14 @@ class KernelReader:
         #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
         self.unrolled: list[int] = []
         self.unroll_budget = UNROLL_BUDGET
+        #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
+        self.type_aliases: dict[str, str] = {}
+        for decl, _ in prog.globals:
+            if decl.type == "alias_declaration":
+                alias, target = decl.child_by_field_name("name"), decl.child_by_field_name("type")
+                if alias is not None and target is not None:
+                    text = "".join(target.text.decode().split())
+                    self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -426,7 +434,8 @@ class KernelReader:
         if t.type == "template_type":
             t = t.child_by_field_name("name")
         s: str = t.text.decode()
-        return s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
+        name = s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
+        return self.type_aliases.get(name, name)
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):
@@ -1240,6 +1249,9 @@ class KernelReader:
         bare = name.rsplit("::", 1)[-1]
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             return self.expr(arg_nodes[0]) if arg_nodes else None
+        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
+                bare not in self.prog.functions:
+            return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
         if isinstance(local, V.Function):
             return self.inline(local, arg_nodes, targs, n)
