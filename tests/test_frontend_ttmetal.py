@@ -357,11 +357,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
      "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front"),
     ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line, expanded
      "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
+    ("argmax_nc", (0, 0),  # the acquire holds DST tiles 0..3 (where_tile's four indices), fp32
+     "ttnn/operations/reduction/argmax/device/kernels/argmax_nc_compute.cpp:79:9: tile_regs_acquire();"),
+    ("matmul_reuse", (0,),  # the batch loop of the blocked matmul (its block loop read block by block)
+     "ttnn/operations/matmul/device/kernels/compute/bmm_large_block_zm.cpp:39:5: for (uint32_t b = 0; b < batch;"),
 ])
 def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str], example: str,
                                op_path: tuple[int, ...], located: str) -> None:
-    """ttnn's interleaved eltwise binary add and unary exp: the reader, compute and writer kernels of the wheel, as
-    shipped, each op located in the vendor's file."""
+    """ttnn's interleaved eltwise binary add, unary exp and register-based argmax over N: the reader, compute and
+    writer kernels of the wheel, as shipped, each op located in the vendor's file."""
     host = EXAMPLES / example / "host.yaml"
     compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
     assert str(compute.source_of(op_path)).startswith(located)
@@ -372,7 +376,8 @@ def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[s
 # ------------------------------------------------------------------ small snippets
 
 
-def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = ()) -> Any:
+def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude: tuple[str, ...] = (),
+             args: dict[str, Any] | None = None) -> Any:
     """The one engine program of a kernel ``void kernel_main() { body }`` on core (0,0) with buffers c_0, c_16."""
     (tmp_path / "k.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude,
                                                "void kernel_main() {", *body, "}"]))
@@ -380,8 +385,10 @@ def _snippet(tmp_path: Path, body: list[str], processor: str = "reader", prelude
             "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
             "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"},
                         {"name": "c_16", "index": 16, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
-            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"]}],
-            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"addr": {"tensor": "t"}}}}]}
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": processor,
+                         "runtime_args": ["addr", *(args or {})]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"addr": {"tensor": "t"}, **(args or {})}}}]}
     (tmp_path / "h.json").write_text(json.dumps(host))
     return import_host(tmp_path / "h.json").programs[0]
 
@@ -418,9 +425,15 @@ def test_sfpu_call_is_accumulator_compute_and_llk_is_refused(tmp_path: Path) -> 
         _snippet(tmp_path, ["    llk_pop_tiles(0, 1);"], processor="compute")
 
 
-def test_loop_index_assigned_in_its_body_is_refused(tmp_path: Path) -> None:
+def test_loop_index_assigned_in_its_body(tmp_path: Path) -> None:
+    """A loop of constant count whose body steps its index too is read as it runs (i = 0, 2, 4, 6); over a runtime
+    range it is refused."""
+    ep = _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        cb_reserve_back(0, i + 1);",
+                             "        i += 1;", "    }"])
+    assert [op.pages for op in ep.ops] == [1, 3, 5, 7]
     with pytest.raises(Refused, match="loop index assigned in its body") as e:
-        _snippet(tmp_path, ["    for (uint32_t i = 0; i < 8; i++) {", "        i += 1;", "    }"])
+        _snippet(tmp_path, ["    for (uint32_t i = 0; i < get_arg_val<uint32_t>(1); i++) {", "        i += 1;",
+                            "    }"], args={"n": "0..8"})
     assert e.value.loc.line == 3
 
 
@@ -468,3 +481,35 @@ def test_overloads_are_told_apart_by_arity(tmp_path: Path) -> None:
         "inline void reserve(uint32_t cb, uint32_t n) { cb_reserve_back(cb, n); }",
         "inline void reserve(uint32_t cb) { reserve(cb, 3); }"))
     assert [op.pages for op in ep.ops] == [3]
+
+
+def test_vendor_argmax_holds_four_fp32_dst_tiles_and_a_short_push_deadlocks(
+        ttnn_wheel: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """argmax_nc_compute.cpp keeps max, argmax and two scratch tiles in DST (AcquireAcc(4, fp32): where_tile names
+    all four); a compute kernel told to reduce 5 tiles where the reader pushes 4 deadlocks (tt-metal #52348's
+    kind), replayed."""
+    host = EXAMPLES / "argmax_nc" / "host.yaml"
+    compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
+    assert compute.ops[0].body[0] == AcquireAcc(4, "fp32")
+    d = yaml.safe_load(host.read_text())
+    d["kernel_root"] = str(ttnn_wheel / "ttnn" / "ttnn" / "cpp")
+    _kernel(d, "compute")["compile_time_args"] = [2, 5]
+    bad = tmp_path / "argmax.yaml"
+    bad.write_text(yaml.safe_dump(d))
+    rc, report = _certify(bad, capsys)
+    assert rc == 1
+    assert {r["family"] for r in _refuted(report)} == {"deadlock"}
+
+
+def test_vendor_matmul_with_a_block_more_in_compute_deadlocks(ttnn_wheel: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """bmm_large_block_zm told num_blocks = 3 where the reader reads 2 blocks over K waits for a third in0 block
+    that never comes: refuted as a deadlock, replayed."""
+    d = yaml.safe_load((EXAMPLES / "matmul_reuse" / "host.yaml").read_text())
+    d["kernel_root"] = str(ttnn_wheel / "ttnn" / "ttnn" / "cpp")
+    _kernel(d, "compute")["compile_time_args"][7] = 3
+    bad = tmp_path / "matmul.yaml"
+    bad.write_text(yaml.safe_dump(d))
+    rc, report = _certify(bad, capsys)
+    assert rc == 1
+    assert "deadlock" in {r["family"] for r in _refuted(report)}

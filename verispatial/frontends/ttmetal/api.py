@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
 from verispatial.ir.core import Term, WaitCond
 from verispatial.ir.ops import (
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
 Handler = Callable[["KernelReader", list[Any], list[Any], list[Any], Any], Any]
 
 
+def _why(r: KernelReader, node: Any, v: Any) -> str:
+    """``node``'s text and why its value ``v`` is not followed."""
+    return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else f"{r.text(node)} is {type(v).__name__}"
+
+
 def _need(r: KernelReader, vals: list[Any], k: int, n: Any, name: str) -> None:
     if len(vals) < k:
         r.refuse(f"call to {name} with {len(vals)} arguments", n, f"expected at least {k}")
@@ -68,6 +74,18 @@ def _ptr(front: bool) -> Handler:
 def _tile_size(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_tile_size")
     return V.const(r.cb_index[r.cb_of(vals[0], nodes[0])].entry_size)
+
+
+def data_format(r: KernelReader, cb: int) -> Any:
+    """Buffer ``cb``'s ``DataFormat`` enumerator, as the host configured it (``CircularBufferConfig``'s format)."""
+    dtype = r.cb_index[cb].dtype
+    name = next((k for k, v in DATA_FORMATS.items() if v == dtype), None)
+    return V.EnumConst(f"DataFormat::{name}") if name is not None else V.Opaque(f"the data format of c_{cb}")
+
+
+def _dataformat(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    _need(r, vals, 1, n, "get_dataformat")
+    return data_format(r, r.cb_of(vals[0], nodes[0]))
 
 
 def _cb_interface(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -143,7 +161,7 @@ def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[An
     if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset])
         page = vals[0]
         if not isinstance(page, V.Sym):
-            r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+            r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
         return V.TensorPage(vals[1].tensor, page)
     if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
         return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
@@ -168,7 +186,7 @@ def _page_read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[A
     if not isinstance(acc, V.Accessor):
         r.refuse("read through an accessor not over a host tensor", n, r.text(nodes[1]))
     if not isinstance(page, V.Sym):
-        r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+        r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
     read_into(r, V.TensorPage(acc.tensor, page), dst, None, n)
 
 
@@ -179,7 +197,7 @@ def _page_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[
     if not isinstance(acc, V.Accessor):
         r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
     if not isinstance(page, V.Sym):
-        r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+        r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
     write_from(r, src, V.TensorPage(acc.tensor, page), None, n)
 
 
@@ -419,11 +437,13 @@ FUNCTIONS: dict[str, Handler] = {
     "get_write_ptr": _ptr(False),
     "get_read_ptr": _ptr(True),
     "get_tile_size": _tile_size,
+    "get_dataformat": _dataformat,
     "get_local_cb_interface": _cb_interface,
     "get_arg_val": _arg_val,
     "get_vararg": _arg_val,
     "get_arg": _get_arg,
     "get_common_arg_val": _common_arg,
+    "get_common_vararg": _common_arg,
     "get_compile_time_arg_val": _ct_arg,
     "get_named_compile_time_arg_val": _named_ct_arg,
     "TensorAccessorArgs": _accessor_args,
@@ -480,12 +500,12 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             return None
         if name in ("get_write_ptr", "get_read_ptr"):
             return V.L1Ptr(cb, name == "get_read_ptr")
-        if name == "get_id":
+        if name in ("get_id", "get_cb_id"):
             return V.const(cb)
         if name in ("get_tile_size", "get_entry_size"):
             return V.const(r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
-            return V.Opaque(f"the data format of c_{cb}")
+            return data_format(r, cb)
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)
@@ -494,7 +514,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
     if isinstance(obj, V.Accessor) and name == "get_noc_addr":
         _need(r, vals, 1, n, "get_noc_addr")
         if not isinstance(vals[0], V.Sym):
-            r.refuse("tensor page not known statically", n, r.text(nodes[0]))
+            r.refuse("tensor page not known statically", n, _why(r, nodes[0], vals[0]))
         return V.TensorPage(obj.tensor, vals[0])
     if isinstance(obj, (V.AccessorArgs, V.Accessor)):
         # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
@@ -543,7 +563,11 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
     if isinstance(obj, V.Accessor):
         page = args.get("page_id") if isinstance(args, V.Designated) else None
         if not isinstance(page, V.Sym):
-            r.refuse("tensor page not known statically", n, r.text(n))
+            r.refuse("tensor page not known statically", n, _why(r, n, page))
+        off = args.get("offset_bytes") if isinstance(args, V.Designated) else None
+        if off is not None and not (isinstance(off, V.Sym) and off.is_const and off.const == 0):
+            # a transfer from inside a page reaches into the next one: not the op's whole pages
+            r.refuse("transfer at an offset into a tensor page", n, r.text(n))
         return V.TensorPage(obj.tensor, page)
     return obj
 

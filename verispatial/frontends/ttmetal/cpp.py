@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,24 @@ from verispatial.ir.source import SourceLoc
 DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/", "compute_kernel_api", "dataflow_api",
                    "llk_", "ckernel", "risc_", "noc_", "firmware", "tools/profiler", "tt-metalium/")
 
+#: include prefixes of ttnn's own helper headers, followed also when included with angle brackets
+OP_PREFIXES = ("ttnn/",)
+
 #: Attribute macros of the device headers (tt_metal/hw/inc/...: ``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``,
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
 DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
-                 "ALWAYS_INLINE": "inline", "NOINLINE": ""}
-#: Constants of the device headers the kernels compare semaphores with (hostdevcommon/common_values.hpp).
-DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0}
+                 "ALWAYS_INLINE": "inline", "NOINLINE": "", "TT_KERNEL": "static inline"}
+#: Constants of the device headers: what kernels compare semaphores with (hostdevcommon/common_values.hpp) and the
+#: tile geometry (tt_metal/api/tt-metalium/constants.hpp, ``tt::constants``; named with or without the namespace).
+DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0, "TILE_HEIGHT": 32, "TILE_WIDTH": 32, "TILE_HW": 1024,
+                    "FACE_HEIGHT": 16, "FACE_WIDTH": 16, "FACE_HW": 256}
+#: namespaces a device constant is named from
+CONSTANT_NAMESPACES = frozenset({"constants", "tt::constants", "tt::tt_metal::constants"})
+#: ``sizeof`` of the fixed-width and built-in types kernels take sizes of (RISC-V ILP32: int, long and pointers are
+#: 4 bytes, the GCC toolchain of tt_metal/hw)
+TYPE_SIZES = {"uint8_t": 1, "int8_t": 1, "char": 1, "bool": 1, "uint16_t": 2, "int16_t": 2, "uint32_t": 4,
+              "int32_t": 4, "int": 4, "uint": 4, "unsigned": 4, "float": 4, "uint64_t": 8, "int64_t": 8,
+              "double": 8}
 
 #: how deep #includes are followed (helpers include helpers; a cycle is cut by the seen set)
 INCLUDE_DEPTH = 8
@@ -68,6 +81,10 @@ class Program:
     main_unit: Unit
     functions: dict[str, tuple[Any, Unit]]
     globals: list[tuple[Any, Unit]]
+    #: ``main`` is a named-arg entry point (``TT_KERNEL void compute(uint32_t group)``, possibly a template): the
+    #: JIT generates ``kernel_main()`` calling it (experimental/kernel_args.h), so its template parameters are named
+    #: compile-time args and its parameters named runtime args
+    named_entry: bool = False
 
 
 def _display(path: Path, root: Path) -> str:
@@ -92,7 +109,9 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         pre = preprocess(text, macros, name)
         macros = {**macros, **pre.macros}
         for inc in pre.includes:
-            if not inc.quoted or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
+            # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
+            ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
+            if not ours or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
                 continue
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
@@ -109,7 +128,14 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     for key in ("kernel_main", "MAIN"):
         if key in functions and functions[key][1] is main_unit:
             return Program(functions[key][0], main_unit, functions, globals_)
+    entry = _TT_KERNEL.search(source.read_text(encoding="utf-8", errors="replace"))
+    if entry is not None and entry.group(1) in functions and functions[entry.group(1)][1] is main_unit:
+        return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True)
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
+
+
+#: the named-arg entry point's declaration: ``TT_KERNEL void NAME(``
+_TT_KERNEL = re.compile(r"\bTT_KERNEL\s+void\s+(\w+)\s*\(")
 
 
 def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Unit]],

@@ -17,12 +17,12 @@ import attrs
 
 from verispatial.frontends.ttmetal import api
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import DEVICE_CONSTANTS, Unit
+from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
-from verispatial.frontends.ttmetal.sfpu import SFPU_OPS
+from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS_MORE
 from verispatial.ir.core import Addr, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
@@ -51,7 +51,7 @@ IGNORED_CALLS = frozenset({
 SURVEY_ARG = 2
 
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
-PURE_QUERIES = frozenset({"get_dataformat", "get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
                           "get_common_arg_addr", "get_arg_addr"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
@@ -82,6 +82,20 @@ UNPACKING = {
     "transpose_tile": ((0,), (1,), 2),
     "unary_bcast": ((0,), (1,), 2),
 }
+
+
+#: iterations a loop read by running its condition (``KernelReader.unroll``) may take, and all such loops of a
+#: kernel together (the program grows by each iteration's ops)
+UNROLL_LIMIT = 256
+UNROLL_BUDGET = 4096
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
 
 
 class _Return(Exception):
@@ -156,6 +170,18 @@ class KernelReader:
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
         self.node: Any = None  # the statement being read, for messages
+        #: the loops read by running their condition that are open, each as the loops + guarded branches open at
+        #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
+        self.unrolled: list[int] = []
+        self.unroll_budget = UNROLL_BUDGET
+        #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
+        self.type_aliases: dict[str, str] = {}
+        for decl, _ in prog.globals:
+            if decl.type == "alias_declaration":
+                alias, target = decl.child_by_field_name("name"), decl.child_by_field_name("type")
+                if alias is not None and target is not None:
+                    text = "".join(target.text.decode().split())
+                    self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -175,7 +201,10 @@ class KernelReader:
                 pass  # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
             finally:
                 self.unit = saved
-        body = self.prog.main.child_by_field_name("body")
+        main = self.prog.main
+        if self.prog.named_entry:
+            main = self.bind_entry(main)
+        body = main.child_by_field_name("body")
         try:
             self.stmt(body)
         except _Return:
@@ -183,6 +212,31 @@ class KernelReader:
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
         return self.blocks[0]
+
+    def bind_entry(self, fn: Any) -> Any:
+        """A ``TT_KERNEL`` entry point: its template parameters bound to the named compile-time args of their
+        names, its parameters to the runtime args of theirs (the generated ``kernel_main`` passes them so,
+        experimental/kernel_args.h). Returns the function definition."""
+        scope = self.scopes[-1]
+        if fn.type == "template_declaration":
+            plist = fn.child_by_field_name("parameters")
+            for p in plist.named_children if plist is not None else ():
+                name = self.template_param_name(p)
+                if not name:
+                    continue
+                if self.survey:
+                    scope[name] = V.const(SURVEY_ARG)
+                elif name in self.kernel.named_compile_time_args:
+                    scope[name] = self.host_value(self.kernel.named_compile_time_args[name])
+                else:
+                    self.refuse("compile-time arg the host does not give", p, f"template parameter {name}")
+            fn = next(x for x in fn.named_children if x.type == "function_definition")
+        d = fn.child_by_field_name("declarator")
+        while d is not None and d.type != "function_declarator":
+            d = d.child_by_field_name("declarator")
+        for name in self.params(d.child_by_field_name("parameters") if d is not None else None):
+            scope[name.lstrip("&")] = self.runtime_arg(name.lstrip("&"), fn)
+        return fn
 
     # ------------------------------------------------------------------ helpers
 
@@ -283,6 +337,26 @@ class KernelReader:
             self.for_stmt(n)
         elif t == "if_statement":
             self.if_stmt(n)
+        elif t == "switch_statement":
+            self.switch_stmt(n)
+        elif t == "while_statement":
+            c = n.child_by_field_name("condition")
+            self.scopes.append({})
+            try:
+                self.unroll(n, c.named_children[-1] if c.type == "condition_clause" else c, None,
+                            n.child_by_field_name("body"), "while loop")
+            finally:
+                self.scopes.pop()
+        elif t == "do_statement":
+            self.scopes.append({})
+            try:
+                self.unroll(n, n.child_by_field_name("condition"), None, n.child_by_field_name("body"),
+                            "do-while loop", body_first=True)
+            finally:
+                self.scopes.pop()
+        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+                self.unrolled[-1] == len(self.loops) + self.guarded:
+            raise _Break() if t == "break_statement" else _Continue()
         elif t == "return_statement":
             if len(self.loops) + self.guarded > self.loop_base:
                 # the reading does not split a loop or a guarded branch at an early exit
@@ -295,8 +369,8 @@ class KernelReader:
         elif t == ";":
             return
         else:
-            names = {"while_statement": "while loop", "do_statement": "do-while loop", "break_statement": "break",
-                     "continue_statement": "continue", "switch_statement": "switch", "goto_statement": "goto",
+            names = {"break_statement": "break",
+                     "continue_statement": "continue", "goto_statement": "goto",
                      "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
@@ -360,7 +434,8 @@ class KernelReader:
         if t.type == "template_type":
             t = t.child_by_field_name("name")
         s: str = t.text.decode()
-        return s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
+        name = s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
+        return self.type_aliases.get(name, name)
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):
@@ -441,14 +516,17 @@ class KernelReader:
             else:
                 self.expr(init)
         if cond is None or upd is None:
-            self.refuse("for loop without a condition or step", n)
+            self.unroll(n, cond, upd, body, "for loop without a condition or step")
+            return
         if cond.type != "binary_expression" or cond.child_by_field_name("left").type != "identifier":
-            self.refuse("for loop condition not 'index OP bound'", n, self.text(cond))
+            self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
+            return
         var = cond.child_by_field_name("left").text.decode()
         op = cond.child_by_field_name("operator").type
         step = self.step_of(upd, var)
         if step is None:
-            self.refuse("for loop step not '++', '--', '+= c' or '-= c' of its index", n, self.text(upd))
+            self.unroll(n, cond, upd, body, "for loop step not '++', '--', '+= c' or '-= c' of its index")
+            return
         a = self.lookup(var)
         b = self.expr(cond.child_by_field_name("right"))
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
@@ -484,7 +562,38 @@ class KernelReader:
         if count == 0:
             return
         if var in self.assigned_in(body, calls=False):
+            if isinstance(count, int) and count <= UNROLL_LIMIT:
+                self.unroll(n, cond, upd, body, "loop index assigned in its body")
+                return
             self.refuse("loop index assigned in its body", n, var)
+        saved = self.snapshot()
+        try:
+            self._counted(n, var, a, step, count, last, body)
+        except Refused:
+            # the body does not read with the index as a symbol (a page id of i / Wt, a branch on i % 2, a bound
+            # varying with i): a loop of a constant count is read as it runs, iteration by iteration
+            if not isinstance(count, int) or count > UNROLL_LIMIT:
+                raise
+            self.restore(saved)
+            self.unroll(n, cond, upd, body, "counted loop read iteration by iteration")
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
+        return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
+                attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget)
+
+    def restore(self, saved: tuple[Any, ...]) -> None:
+        scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget = saved
+        for live, old in zip(self.scopes, scopes, strict=True):
+            live.clear()
+            live.update(old)
+        if acc is not None and acc_copy is not None:
+            acc.tiles, acc.state = acc_copy.tiles, acc_copy.state
+        self.acc = acc
+
+    def _counted(self, n: Any, var: str, a: V.Sym, step: int, count: int | str | TripCount, last: V.Sym,
+                 body: Any) -> None:
+        """A counted loop read once with its index as a symbol: a ``Loop`` op."""
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
         start = {v: self.lookup(v) for v in outer}
@@ -652,6 +761,86 @@ class KernelReader:
                 inner.closed = True
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+
+    def unroll(self, n: Any, cond: Any, upd: Any, body: Any, construct: str, body_first: bool = False) -> None:
+        """A loop not of the counted form (``while (tiles_read < n)``, ``for (; a < n && b < m; ...)``, ``do``):
+        read as the kernel runs it when every value its condition needs is a number here, iteration after iteration
+        (each iteration's ops in turn, at most ``UNROLL_LIMIT``), with ``break`` and ``continue`` directly in its
+        body. A condition that depends on a loop index, a runtime range or a value not followed is refused as
+        ``construct``; so is a loop that runs past the limit."""
+        self.unrolled.append(len(self.loops) + self.guarded)
+        try:
+            for i in range(UNROLL_LIMIT + 1):
+                if not (body_first and i == 0) and cond is not None:
+                    try:
+                        g = self.cond(cond)
+                    except Refused as e:
+                        self.refuse(construct, n, f"{self.text(cond)}: {e.detail or e.construct}")
+                    if not isinstance(g, bool):
+                        self.refuse(construct, n, f"{self.text(cond)} varies with a loop index")
+                    if not g:
+                        return
+                if i == UNROLL_LIMIT:
+                    self.refuse(construct, n, f"more than {UNROLL_LIMIT} iterations")
+                self.unroll_budget -= 1
+                if self.unroll_budget < 0:
+                    self.refuse(construct, n, f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
+                try:
+                    self.stmt(body)
+                except _Break:
+                    return
+                except _Continue:
+                    pass
+                if upd is not None:
+                    self.expr(upd)
+        finally:
+            self.unrolled.pop()
+
+    def switch_stmt(self, n: Any) -> None:
+        """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
+        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
+        not known, a case label not known before the match, or a ``break`` nested deeper is refused."""
+        cond = n.child_by_field_name("condition")
+        c = cond.named_children[-1] if cond.type == "condition_clause" else cond
+        v = self.expr(c)
+        if not (isinstance(v, V.Sym) and v.is_const) and not isinstance(v, V.EnumConst):
+            why = v.why if isinstance(v, V.Opaque) else type(v).__name__
+            self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
+        body = n.child_by_field_name("body")
+        cases = [x for x in body.named_children if x.type == "case_statement"]
+        start = default = None
+        for i, cs in enumerate(cases):
+            label = cs.child_by_field_name("value")
+            if label is None:
+                default = i
+                continue
+            lv = self.expr(label)
+            if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
+                hit = lv == v
+            elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
+                hit = lv.const == v.const
+            else:
+                self.refuse("switch case label not known statically", label, self.text(label))
+            if hit:
+                start = i
+                break
+        start = default if start is None else start
+        if start is None:
+            return
+        self.scopes.append({})
+        self.unrolled.append(-1)  # a break nested in a case ends the switch, not an enclosing loop: refused
+        try:
+            for cs in cases[start:]:
+                label = cs.child_by_field_name("value")
+                for st in cs.named_children:
+                    if label is not None and st.id == label.id:
+                        continue
+                    if st.type == "break_statement":
+                        return
+                    self.stmt(st)
+        finally:
+            self.unrolled.pop()
+            self.scopes.pop()
 
     def cond(self, c: Any) -> bool | tuple[str, Guard]:
         """A branch condition: decided (a bool) or a guard on an enclosing loop's index."""
@@ -832,14 +1021,36 @@ class KernelReader:
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return V.Opaque(f"a value read from memory: {self.text(n)}")
-        if t in ("sizeof_expression", "char_literal", "null", "nullptr", "this", "alignof_expression"):
+        if t == "sizeof_expression":
+            return self.size_of(n)
+        if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def size_of(self, n: Any) -> V.Value:
+        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``)."""
+        inner = n.child_by_field_name("type") or n.child_by_field_name("value")
+        text = "".join(inner.text.decode().split()).strip("()") if inner is not None else ""
+        text = text.removeprefix("std::").removeprefix("const")
+        bound = self.lookup(text) if text.isidentifier() else None
+        if isinstance(bound, V.TypeName):
+            text = bound.name
+        if text in TYPE_SIZES:
+            return V.const(TYPE_SIZES[text])
+        return V.Opaque(self.text(n))
 
     def qualified(self, n: Any) -> V.Value:
         text = n.text.decode().replace(" ", "")
         parts = text.split("::")
         last = parts[-1]
+        if "::".join(parts[:-1]) in CONSTANT_NAMESPACES and last in DEVICE_CONSTANTS:
+            return V.const(DEVICE_CONSTANTS[last])
+        if parts[1:] == ["DSpec", "is_interleaved"]:
+            # an accessor's distribution: every tensor of a host description is interleaved (pages by index;
+            # sharded tensors are refused as globally allocated buffers)
+            ty = self.lookup(parts[0])
+            if isinstance(ty, V.TypeOf) and isinstance(ty.value, V.Accessor):
+                return V.const(1)
         if len(parts) >= 2 and parts[-2] == "CBIndex" and last.startswith("c_") and last[2:].isdigit():
             return V.const(int(last[2:]))
         if parts[0] == "args" and len(parts) == 2:
@@ -868,16 +1079,42 @@ class KernelReader:
     def function(self, name: str) -> V.Value:
         fn, unit = self.prog.functions[name]
         tparams: tuple[str, ...] = ()
+        tdefaults: dict[str, Any] = {}
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
-            tparams = tuple(self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
-                            for p in plist.named_children) if plist is not None else ()
+            tparams = tuple(self.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+            tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
         d = fn.child_by_field_name("declarator")
         while d is not None and d.type != "function_declarator":
             d = d.child_by_field_name("declarator")
-        params = self.params(d.child_by_field_name("parameters")) if d is not None else ()
-        return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit)
+        plist = d.child_by_field_name("parameters") if d is not None else None
+        params = self.params(plist)
+        ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
+                       if c.type.endswith("parameter_declaration")) if plist is not None else ()
+        return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
+                          defaults=self.defaults(plist, params), template_defaults=tdefaults, param_types=ptypes)
+
+    def template_param_name(self, p: Any) -> str:
+        """A template parameter's name: ``uint32_t N`` -> N, ``typename T = uint16_t`` -> T."""
+        if p.type.endswith("type_parameter_declaration"):
+            name = p.child_by_field_name("name")
+            if name is None:
+                name = next((c for c in p.named_children if c.type == "type_identifier"), None)
+            return name.text.decode() if name is not None else ""
+        return self.decl_name(p.child_by_field_name("declarator") or p) or p.text.decode().split()[-1]
+
+    def defaults(self, plist: Any, names: tuple[str, ...]) -> dict[str, Any]:
+        """The default arguments of a parameter list (``bool do_reserve = true``), by parameter name."""
+        out: dict[str, Any] = {}
+        if plist is None:
+            return out
+        for p, name in zip((c for c in plist.named_children if c.type != "comment"), names, strict=False):
+            if p.type in ("optional_parameter_declaration", "optional_type_parameter_declaration"):
+                dv = p.child_by_field_name("default_value") or p.child_by_field_name("default_type")
+                if dv is not None:
+                    out[name.lstrip("&")] = dv
+        return out
 
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
@@ -1012,6 +1249,9 @@ class KernelReader:
         bare = name.rsplit("::", 1)[-1]
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             return self.expr(arg_nodes[0]) if arg_nodes else None
+        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
+                bare not in self.prog.functions:
+            return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
         if isinstance(local, V.Function):
             return self.inline(local, arg_nodes, targs, n)
@@ -1029,6 +1269,8 @@ class KernelReader:
             if isinstance(x, V.Sym) and isinstance(y, V.Sym) and x.is_const and y.is_const:
                 return V.const((min if bare.endswith("min") else max)(x.const, y.const))
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
+        if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
+            return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
         if bare in PURE_QUERIES:
             return V.Opaque(f"the result of {bare}")
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
@@ -1040,8 +1282,10 @@ class KernelReader:
             f = self.function(key)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
-        if bare in SFPU_OPS:  # an SFPU operation on DST tiles (exp_tile(dst), ...): the accumulator only
-            self.dst_use([self.expr(a) for a in arg_nodes][:1], n)
+        if bare in SFPU_OPS or bare in SFPU_OPS_MORE:
+            # an SFPU operation on DST tiles (exp_tile(dst), add_binary_tile(a, b, out)): the accumulator only
+            vals = [self.expr(a) for a in arg_nodes]
+            self.dst_use([vals[i] for i in SFPU_DST_ARGS.get(bare, (0,)) if i < len(vals)], n)
             self.emit(Compute(bare.removesuffix("_tile")), n)
             return None
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
@@ -1057,6 +1301,27 @@ class KernelReader:
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
             scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+        for p in f.template_params[len(targs):]:
+            # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
+            i = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
+            if i is not None:
+                scope[p] = V.TypeOf(vals[i])
+        # parameters the call leaves out take their defaults, read in the callee's unit and with the parameters
+        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type
+        missing = [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]] + \
+            [(p, f.template_defaults) for p in f.template_params[len(targs):]]
+        saved_scopes, saved_unit = self.scopes, self.unit
+        self.scopes = [*f.captures, scope] if isinstance(f.captures, list) else [self.scopes[0], scope]
+        if isinstance(f.captures, Unit):
+            self.unit = f.captures
+        try:
+            for p, table in missing:
+                if p in table and p not in scope:
+                    dv = table[p]
+                    types = ("type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
+                    scope[p] = self.template_value(dv) if dv.type in types else self.expr(dv)
+        finally:
+            self.scopes, self.unit = saved_scopes, saved_unit
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
@@ -1089,15 +1354,13 @@ class KernelReader:
         if text.isidentifier() and any(text in sc for sc in self.scopes):
             return self.lookup(text)
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
-            q = self.qualified_text(text)
-            return q if q is not None else V.EnumConst.of(text)
+            # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
+            # any other qualified name an enumerator
+            q = self.expr_text(text, a)
+            return q if not isinstance(q, V.Opaque) else V.EnumConst.of(text)
+        if text in TYPE_SIZES:
+            return V.TypeName(text)  # f<uint16_t>: sizeof(T) in the callee is known
         return V.Opaque("a type")
-
-    def qualified_text(self, text: str) -> V.Value | None:
-        parts = text.split("::")
-        if len(parts) >= 2 and parts[-2] == "CBIndex" and parts[-1].startswith("c_") and parts[-1][2:].isdigit():
-            return V.const(int(parts[-1][2:]))
-        return None
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
         if self.survey:
@@ -1123,9 +1386,13 @@ class KernelReader:
     # ------------------------------------------------------------------ compute
 
     def dst_use(self, idx: list[V.Value], node: Any) -> None:
-        if self.acc is None or not idx:
+        """The DST tiles ``idx`` name count towards what the open acquire holds (its largest index + 1)."""
+        for v in idx:
+            self._dst_index(v, node)
+
+    def _dst_index(self, v: V.Value, node: Any) -> None:
+        if self.acc is None:
             return
-        v = idx[0]
         if not isinstance(v, V.Sym):
             self.refuse("DST index not known statically", node, self.text(node))
         top = V.Sym(v.const, (), v.trip)
@@ -1175,6 +1442,16 @@ _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAc
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
+
+
+def _is_assert(n: Any) -> bool:
+    """``n`` is ``ASSERT(...)`` (parenthesized or not): the thread wrappers around it are read as the assertion."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    if n.type != "call_expression":
+        return False
+    fn = n.child_by_field_name("function")
+    return fn is not None and fn.text.decode().strip() == "ASSERT"
 
 
 def _holds(op: str, x: int) -> bool:

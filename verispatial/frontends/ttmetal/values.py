@@ -194,6 +194,21 @@ class Designated:
         return dict(self.fields).get(name)
 
 
+@attrs.frozen
+class TypeName:
+    """A template argument that is a fixed-width type (``f<uint16_t>``): only its size is read."""
+
+    name: str
+
+
+@attrs.frozen
+class TypeOf:
+    """A type template parameter deduced from an argument (``template <typename A> f(A s)`` called with an
+    accessor): what is known of the type is the value it came from."""
+
+    value: Any
+
+
 @attrs.frozen(eq=False)
 class Function:
     """A function or lambda the kernel defines: inlined where it is called."""
@@ -204,8 +219,14 @@ class Function:
     body: Any  # the tree-sitter node of its body
     file: str
     captures: Any = None  # a lambda's enclosing scope
+    #: default arguments by parameter name (``bool do_reserve = true``), tree-sitter nodes read in the callee's scope
+    defaults: dict[str, Any] = attrs.field(factory=dict)
+    #: default template arguments by template parameter name (``template <uint32_t N = 1>``)
+    template_defaults: dict[str, Any] = attrs.field(factory=dict)
+    #: each parameter's declared type name (``const AddrGen& s`` -> ``AddrGen``), for deducing type parameters
+    param_types: tuple[str, ...] = ()
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst\
+    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | None

@@ -1,0 +1,356 @@
+"""The tt-metal front end, construct by construct: small kernels written here, each read into the ops it stands
+for (or refused by name at its line). The vendor corpus figures these constructs move are in benchmarks/README.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import Compute, Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.program import walk
+
+
+def _read(tmp_path: Path, source: str, processor: str = "reader", kernel: dict[str, Any] | None = None,
+          args: dict[str, Any] | None = None) -> Any:
+    """The one engine program of ``source`` (a whole kernel file) on core (0,0), buffers c_0, c_1 and c_16 (one
+    bf16 tile a page, 8 pages), tensor ``t`` (32 x 256) at runtime arg ``addr``."""
+    (tmp_path / "k.cpp").write_text(source)
+    k = {"name": "k", "source": "k.cpp", "processor": processor, "runtime_args": ["addr"], **(kernel or {})}
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "snippet", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": n, "index": i, "entry_size": 2048, "entries": 8, "data_format": "bf16"}
+                        for n, i in (("c_0", 0), ("c_1", 1), ("c_16", 16))],
+            "kernels": [k],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"addr": {"tensor": "t"}, **(args or {})}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def _main(*body: str, prelude: tuple[str, ...] = ()) -> str:
+    return "\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude, "void kernel_main() {", *body, "}"])
+
+
+def _ops(ep: Any) -> list[tuple[str, int]]:
+    out = []
+    for op in walk(ep.ops):
+        if isinstance(op, (Reserve, Push, Wait, Pop)):
+            out.append((type(op).__name__, op.pages))
+    return out
+
+
+# ------------------------------------------------------------------ default arguments
+
+
+def test_default_argument_is_read_in_the_callee(tmp_path: Path) -> None:
+    """``void put(uint32_t cb, uint32_t n = 2, bool reserve = true)`` called as ``put(0)`` and ``put(0, 3, false)``
+    (moreh_common.hpp's ``do_reserve``)."""
+    ep = _read(tmp_path, _main("    put(0);", "    put(0, 3, false);", prelude=(
+        "inline void put(uint32_t cb, uint32_t n = 2, bool reserve = true) {",
+        "    if (reserve) { cb_reserve_back(cb, n); }",
+        "    cb_push_back(cb, n);",
+        "}")))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2), ("Push", 3)]
+
+
+def test_default_argument_sees_earlier_parameters_not_the_caller(tmp_path: Path) -> None:
+    """A default reads the callee's earlier parameters; the caller's local of the same name is not in scope."""
+    ep = _read(tmp_path, _main("    uint32_t n = 7;", "    put(3);", prelude=(
+        "inline void put(uint32_t m, uint32_t k = m + 1) { cb_reserve_back(0, k); }",)))
+    assert _ops(ep) == [("Reserve", 4)]
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main("    uint32_t n = 7;", "    put();", prelude=(
+            "inline void put(uint32_t k = n) { cb_reserve_back(0, k); }",)))
+
+
+def test_default_template_argument(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    put();", "    put<5>();", prelude=(
+        "template <uint32_t N = 2> void put() { cb_reserve_back(0, N); }",)))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 5)]
+
+
+# ------------------------------------------------------------------ switch
+
+
+def test_switch_on_a_folded_value_takes_its_case_and_falls_through(tmp_path: Path) -> None:
+    src = _main(
+        "    constexpr uint32_t mode = get_compile_time_arg_val(0);",
+        "    switch (mode) {",
+        "        case 0: cb_reserve_back(0, 1); break;",
+        "        case 1: cb_reserve_back(0, 2);",
+        "        case 2: cb_push_back(0, 2); break;",
+        "        default: cb_reserve_back(0, 8);",
+        "    }")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [1]})) == [("Reserve", 2), ("Push", 2)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [("Reserve", 1)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [9]})) == [("Reserve", 8)]
+
+
+def test_switch_on_an_enumerator(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    get<Fmt::B>();", prelude=(
+        "template <Fmt F> void get() {",
+        "    switch (F) { case Fmt::A: cb_reserve_back(0, 1); break; case Fmt::B: cb_reserve_back(0, 3); break; }",
+        "}")))
+    assert _ops(ep) == [("Reserve", 3)]
+
+
+def test_switch_not_decided_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="switch on a value not known statically") as e:
+        _read(tmp_path, _main(
+            "    uint32_t v = *reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+            "    switch (v) { case 0: cb_reserve_back(0, 1); break; }"))
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="break"):  # a break deeper than the case cannot be followed
+        _read(tmp_path, _main(
+            "    switch (1) { case 1: if (true) { break; } cb_reserve_back(0, 1); }"))
+
+
+# ------------------------------------------------------------------ named-arg entry point
+
+
+def test_tt_kernel_entry_binds_named_args(tmp_path: Path) -> None:
+    """``template <uint32_t Kt> TT_KERNEL void compute(uint32_t n)``: the JIT's generated kernel_main passes the
+    named compile-time arg Kt and the runtime arg n (experimental/kernel_args.h)."""
+    src = "\n".join([
+        '#include "experimental/kernel_args.h"',
+        "template <uint32_t Kt>",
+        "TT_KERNEL void dataflow(uint32_t n) {",
+        "    for (uint32_t i = 0; i < n; i++) { cb_reserve_back(0, Kt); cb_push_back(0, Kt); }",
+        "}"])
+    ep = _read(tmp_path, src, kernel={"named_compile_time_args": {"Kt": 2}, "runtime_args": ["addr", "n"]},
+               args={"n": 3})
+    (loop,) = ep.ops
+    assert loop.count == 3
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2)]
+    with pytest.raises(Refused, match="compile-time arg the host does not give"):
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": 3})
+
+
+# ------------------------------------------------------------------ constants, sizes, template arguments
+
+
+def test_tile_constants_and_sizeof(tmp_path: Path) -> None:
+    """``tt::constants::TILE_HEIGHT`` (constants.hpp) and ``sizeof(uint16_t)``, also of a type template argument."""
+    ep = _read(tmp_path, _main(
+        "    cb_reserve_back(0, tt::constants::TILE_HEIGHT / 16);",
+        "    cb_reserve_back(0, sizeof(uint32_t));",
+        "    put<uint16_t>();", prelude=("template <typename T> void put() { cb_reserve_back(0, sizeof(T)); }",)))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 4), ("Reserve", 2)]
+
+
+def test_buffer_token_as_template_argument(tmp_path: Path) -> None:
+    """``fill<dfb::c_16>()`` names buffer c_16 (Metal 2.0's dfb:: tokens), not an enumerator."""
+    ep = _read(tmp_path, _main("    fill<dfb::c_16>();", prelude=(
+        "template <uint32_t id> void fill() { DataflowBuffer b(id); b.reserve_back(1); b.push_back(1); }",)))
+    # buffer ids are positions in the host's list: c_16 is the third
+    assert [(type(op).__name__, op.buf) for op in walk(ep.ops)] == [("Reserve", 2), ("Push", 2)]
+
+
+def test_deduced_accessor_type_is_interleaved(tmp_path: Path) -> None:
+    """``if constexpr (A::DSpec::is_interleaved)`` with ``A`` deduced from a tensor accessor
+    (data_movement/common/kernels/common.hpp): every host tensor is interleaved, so the branch is taken."""
+    ep = _read(tmp_path, _main(
+        "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
+        "    cb_reserve_back(0, 1);",
+        "    rd(s, get_write_ptr(0), 5);",
+        "    cb_push_back(0, 1);", prelude=(
+            "template <typename A> void rd(A acc, uint32_t l1, uint32_t id) {",
+            "    if constexpr (A::DSpec::is_interleaved) { noc_async_read_page(id, acc, l1); }",
+            "    else { noc_async_read_sharded_thing(); }",
+            "    noc_async_read_barrier();",
+            "}")))
+    (read,) = [op for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert (read.tensor, read.addr.base) == ("t", 5)
+
+
+# ------------------------------------------------------------------ transfers at an offset, common args
+
+
+def test_transfer_at_an_offset_into_a_tensor_page_is_refused(tmp_path: Path) -> None:
+    """``{.page_id = p, .offset_bytes = 64}`` with a whole page reaches into page p + 1: not ReadTiles' pages."""
+    body = ("    Noc noc;", "    DataflowBuffer b(0);",
+            "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
+            "    b.reserve_back(1);")
+    with pytest.raises(Refused, match="transfer at an offset into a tensor page") as e:
+        _read(tmp_path, _main(*body, "    noc.async_read(s, b, 2048, {.page_id = 1, .offset_bytes = 64}, {});"))
+    assert e.value.loc.line == 7
+    ep = _read(tmp_path, _main(*body, "    noc.async_read(s, b, 2048, {.page_id = 1, .offset_bytes = 0}, {});"))
+    assert [type(op).__name__ for op in walk(ep.ops)] == ["Reserve", "ReadTiles"]
+
+
+def test_common_vararg_is_refused_with_a_host(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="common runtime arg"):
+        _read(tmp_path, _main("    uint32_t n = get_common_vararg(0);"))
+
+
+# ------------------------------------------------------------------ SFPU operations and DST
+
+
+def _compute(*body: str) -> str:
+    return "\n".join(['#include "api/compute/eltwise_binary_sfpu.h"', "void kernel_main() {", *body, "}"])
+
+
+def test_binary_sfpu_counts_every_dst_index(tmp_path: Path) -> None:
+    """``add_binary_tile(0, 1, 3)`` writes DST tile 3: the acquire holds 4 tiles, not 1 (the first index's)."""
+    ep = _read(tmp_path, _compute(
+        "    cb_wait_front(0, 2); cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); copy_tile(0, 0, 0); copy_tile(0, 1, 1); add_binary_tile(0, 1, 3);",
+        "    tile_regs_commit(); tile_regs_wait(); pack_tile(3, 16); tile_regs_release();",
+        "    cb_pop_front(0, 2); cb_push_back(16, 1);"), processor="compute")
+    (acq,) = [op for op in walk(ep.ops) if type(op).__name__ == "AcquireAcc"]
+    assert acq.tiles == 4
+    assert [op.kind for op in walk(ep.ops) if isinstance(op, Compute)] == ["copy", "copy", "add_binary"]
+
+
+def test_dst_only_operations_without_the_tile_suffix(tmp_path: Path) -> None:
+    """``fill_tile_int`` and ``silu_tile_pack`` (eltwise_unary/fill.h, compute_kernel_api.h) touch DST only."""
+    ep = _read(tmp_path, _compute(
+        "    cb_reserve_back(16, 1);",
+        "    tile_regs_acquire(); fill_tile_int(2, 7); silu_tile_pack(2); tile_regs_commit();",
+        "    tile_regs_wait(); pack_tile(2, 16); tile_regs_release();",
+        "    cb_push_back(16, 1);"), processor="compute")
+    assert [op.kind for op in walk(ep.ops) if isinstance(op, Compute)] == ["fill_tile_int", "silu_tile_pack"]
+    (acq,) = [op for op in walk(ep.ops) if type(op).__name__ == "AcquireAcc"]
+    assert acq.tiles == 3
+
+
+def test_multi_tile_topk_is_refused(tmp_path: Path) -> None:
+    """``topk_local_sort(0, ...)`` works on DST tiles 0..3, which its arguments do not name: refused, not read as
+    a one-tile op."""
+    with pytest.raises(Refused, match="call to topk_local_sort"):
+        _read(tmp_path, _compute("    tile_regs_acquire(); topk_local_sort(0, 0, 5); tile_regs_release();"),
+              processor="compute")
+
+
+def test_get_cb_id_is_the_buffer_index(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main("    DataflowBuffer b(16);", "    cb_reserve_back(b.get_cb_id(), 1);"))
+    assert [(type(op).__name__, op.buf) for op in walk(ep.ops)] == [("Reserve", 2)]
+
+
+def test_thread_wrapped_assert_is_no_op_and_other_wrappers_are_refused(tmp_path: Path) -> None:
+    """``PACK(ASSERT(...))`` is a debug assertion on the packer thread; ``PACK((llk_...))`` can move pages."""
+    ep = _read(tmp_path, _compute("    PACK(ASSERT(!is_block_float_format(pack_dst_format[16])));",
+                                  "    UNPACK((ASSERT(1)));", "    cb_reserve_back(16, 1);"), processor="compute")
+    assert _ops(ep) == [("Reserve", 1)]
+    with pytest.raises(Refused, match="call to PACK"):
+        _read(tmp_path, _compute("    PACK((llk_pack_reconfig_l1_acc(0)));"), processor="compute")
+
+
+def test_get_dataformat_is_the_host_buffer_format(tmp_path: Path) -> None:
+    """``if constexpr (get_dataformat(cb) == DataFormat::Float16_b)`` takes the side of the host's format."""
+    ep = _read(tmp_path, _main(
+        "    const DataFormat f = get_dataformat(0);",
+        "    if (f == DataFormat::Bfp8_b) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "    DataflowBuffer b(16);",
+        "    if (b.get_dataformat() == DataFormat::Float16_b) { cb_reserve_back(16, 3); }"))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 3)]
+
+
+# ------------------------------------------------------------------ loops read by running their condition
+
+
+def test_while_loop_with_folded_values_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """``while (tiles_read < n) { k = min(n - tiles_read, 2); ...; tiles_read += k; }`` with n = 5: three
+    iterations, of 2, 2 and 1 pages (reduce_scatter's reader)."""
+    ep = _read(tmp_path, _main(
+        "    uint32_t n = get_compile_time_arg_val(0);",
+        "    uint32_t tiles_read = 0;",
+        "    while (tiles_read < n) {",
+        "        uint32_t k = std::min(n - tiles_read, 2u);",
+        "        cb_reserve_back(0, k);",
+        "        cb_push_back(0, k);",
+        "        tiles_read += k;",
+        "    }"), kernel={"compile_time_args": [5]})
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2), ("Reserve", 2), ("Push", 2), ("Reserve", 1), ("Push", 1)]
+    assert str(ep.source_of((4,))).startswith("k.cpp:7:9: cb_reserve_back(0, k);")
+
+
+def test_break_continue_and_compound_for_conditions(tmp_path: Path) -> None:
+    ep = _read(tmp_path, _main(
+        "    uint32_t done = 0;",
+        "    for (uint32_t i = 0; i < 8 && done < 3; i++) {",
+        "        if (i == 1) { continue; }",
+        "        cb_reserve_back(0, i + 1);",
+        "        done++;",
+        "    }",
+        "    while (true) { cb_push_back(0, 1); break; }",
+        "    uint32_t m = 2;",
+        "    do { cb_wait_front(0, m); } while (--m > 0);"))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 3), ("Reserve", 4), ("Push", 1), ("Wait", 2), ("Wait", 1)]
+
+
+def test_while_on_a_value_not_followed_or_a_loop_index_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="while loop") as e:  # a flag polled in L1
+        _read(tmp_path, _main(
+            "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+            "    while (*p == 0) { }"))
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="varies with a loop index"):  # i counts a runtime range: a symbol
+        _read(tmp_path, _main(
+            "    uint32_t n = get_arg_val<uint32_t>(1);",
+            "    for (uint32_t i = 0; i < n; i++) { uint32_t j = 0; while (j < i) { j++; } }"),
+            kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
+    with pytest.raises(Refused, match="more than 256 iterations"):
+        _read(tmp_path, _main("    while (true) { cb_push_back(0, 1); }"))
+    with pytest.raises(Refused, match="break"):  # a break inside a case ends the switch: not followed here
+        _read(tmp_path, _main("    while (true) { switch (1) { case 1: if (true) { break; } } break; }"))
+
+
+def test_counted_loop_the_symbolic_reading_cannot_follow_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """``for (i = 0; i < 4; i++) read(i / 2 * 8 + i % 2)``: the page is not affine in i, so the loop of constant
+    count is read as it runs (pages 0, 1, 8, 9); an affine one stays a Loop."""
+    acc = "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);"
+    ep = _read(tmp_path, _main(acc,
+        "    for (uint32_t i = 0; i < 4; i++) {",
+        "        cb_reserve_back(0, 1);",
+        "        noc_async_read_page(i / 2 * 8 + i % 2, s, get_write_ptr(0));",
+        "        noc_async_read_barrier();",
+        "        cb_push_back(0, 1);",
+        "    }"))
+    assert [op.addr.base for op in walk(ep.ops) if isinstance(op, ReadTiles)] == [0, 1, 8, 9]
+    assert not any(type(op).__name__ == "Loop" for op in ep.ops)
+    ep = _read(tmp_path, _main(acc,
+        "    for (uint32_t i = 0; i < 4; i++) {",
+        "        cb_reserve_back(0, 1); noc_async_read_page(2 * i, s, get_write_ptr(0));",
+        "        noc_async_read_barrier(); cb_push_back(0, 1);",
+        "    }"))
+    (loop,) = ep.ops
+    assert loop.count == 4
+
+
+def test_iterations_read_one_by_one_are_bounded_in_the_kernel(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="iterations read one by one in the kernel"):
+        _read(tmp_path, _main(
+            "    for (uint32_t j = 0; j < 200; j++) {",
+            "        if (j % 2 == 0) { cb_push_back(0, 1); }",
+            "        for (uint32_t i = 0; i < 200; i++) { if (i % 3 == 0) { cb_reserve_back(0, 1); } }",
+            "    }"))
+
+
+def test_defaulted_type_parameter_is_named_and_sized(tmp_path: Path) -> None:
+    """``template <typename T = uint16_t> void fill()`` (kernel_lib/index_tile_dataflow.hpp): ``fill<uint32_t>()``
+    and ``fill()`` size their element by T."""
+    ep = _read(tmp_path, _main("    fill<uint32_t>();", "    fill();", prelude=(
+        "template <typename T = uint16_t> void fill() {",
+        "    if constexpr (sizeof(T) == 2) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 4); }",
+        "}")))
+    assert _ops(ep) == [("Reserve", 4), ("Reserve", 2)]
+
+
+def test_angle_bracket_op_header_alias_and_temporary_buffer(tmp_path: Path) -> None:
+    """``#include <ttnn/operations/.../experimental_device_api.hpp>`` (an op's helper in angle brackets) is
+    followed; its ``using CB = CircularBuffer;`` names the buffer class; ``CircularBuffer(0).push_back(1)`` is a
+    temporary over buffer 0."""
+    helper = tmp_path / "ttnn" / "operations" / "h.hpp"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("#pragma once\nnamespace experimental { using CB = CircularBuffer; }\n")
+    ep = _read(tmp_path, "\n".join([
+        '#include "api/dataflow/dataflow_api.h"', "#include <ttnn/operations/h.hpp>", "void kernel_main() {",
+        "    experimental::CB cb(0);", "    cb.reserve_back(2);", "    CircularBuffer(0).push_back(2);", "}"]))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 2)]
