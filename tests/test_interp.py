@@ -41,7 +41,6 @@ from verispatial.ir import (
     Term,
     Trip,
     Wait,
-    WaitCond,
     WriteBarrier,
     WriteTiles,
 )
@@ -159,89 +158,6 @@ def test_loop_counts_trips_and_zero() -> None:
 def test_invalid_program_is_refused() -> None:
     with pytest.raises(InvalidProgram, match="Push: buffer 3 is not a buffer"):
         simulate(prog(ep(A, Engine.READER, Push(3, 1)), buffers=(buf(0),)))
-
-
-# ---------------------------------------------------------------------------------------------- semaphores
-
-
-def test_sem_inc_is_asynchronous_and_atomic_barrier_waits_for_it() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 2), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 2)),
-             sems=(sem(0, B),))
-    it = Interp(p)
-    s = it.initial()
-    assert it.enabled(s) == [Transition("step", 0)]
-    s = it.fire(s, Transition("step", 0))
-    assert s.words == [0]  # issued, not landed
-    assert it.block_detail(s, RA) == "waits for 1 outstanding sem_inc(s)"
-    assert it.block_detail(s, RB) == "sem0@(1,0)=0, waits >=2"
-    assert it.enabled(s) == [Transition("land", 0, 0)]
-    assert it.describe(s, Transition("land", 0, 0)) == (
-        "(0,0).reader's sem_inc(sem0, (1,0), 2) (issued at ops[0]) lands: sem0@(1,0) 0 -> 2")
-    s2, vs = it.step(s, Transition("land", 0, 0))
-    assert (s2.words, vs, s.words) == ([2], [], [0])  # fire never changes its input state
-    assert it.enabled(s2) == [Transition("step", 0), Transition("step", 1)]
-
-
-def test_sem_wait_eq_and_ge() -> None:
-    def run(cond: WaitCond, value: int) -> str:
-        p = prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
-                 ep(B, Engine.READER, SemWait(0, cond, value), SemSet(0, 0)), sems=(sem(0, B),))
-        return simulate(p).status
-
-    assert run(GE, 2) == "terminated"
-    assert run(GE, 3) == "deadlock"
-    assert run(EQ, 2) == "terminated"
-    # Round robin: both increments land before the waiter looks, so ==1 is overshot for good.
-    r = simulate(prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
-                      ep(B, Engine.READER, ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0)), sems=(sem(0, B),)))
-    assert r.status == "deadlock"
-    assert r.rules() == ["sem-overshoot"]
-    assert r.stuck[0].reason == "sem0@(1,0)=2, waits ==1"
-    assert r.sems == {(0, B): 2}
-
-
-def test_sem_set_is_a_local_store_and_a_reset_word_is_balanced() -> None:
-    r = simulate(prog(ep(A, Engine.READER, SemSet(0, 3), SemWait(0, EQ, 3)), sems=(sem(0),)))
-    assert (r.status, r.violations, r.sems) == ("terminated", (), {(0, A): 3})  # re-armed: first op is a set
-
-
-def test_sem_overshoot_when_an_enabled_eq_wait_is_passed() -> None:
-    p = prog(ep(B, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)),
-             ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()), sems=(sem(0, B),))
-    it = Interp(p)
-    s = it.initial()
-    for t in (Transition("step", 1), Transition("land", 1, 0), Transition("step", 1)):
-        s, vs = it.step(s, t)
-        assert vs == []
-    s, vs = it.step(s, Transition("land", 1, 0))
-    assert [where(v) for v in vs] == [("sem-overshoot", RB, (0,), ())]
-    assert vs[0].message == ("sem0@(1,0) goes 1 -> 2 while this wait for ==1 is enabled "
-                             "(sem_inc(sem0, (1,0), 1) issued by (0,0).reader at ops[1] lands)")
-
-
-def test_sem_set_race() -> None:
-    # The increment lands after the waiter's last look at the word; its reset then loses it.
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
-             ep(B, Engine.READER, ReadBarrier(), SemSet(0, 0)), sems=(sem(0, B),))
-    r = simulate(p)
-    v = only(r)
-    assert where(v) == ("sem-set-race", RB, (1,), ())
-    assert v.message == ("sem_set(sem0, 0) overwrites sem0@(1,0)=1, which received a remote write since this engine "
-                         "last observed it (lost update)")
-
-
-def test_sem_set_after_observing_wait_is_not_a_race() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
-             ep(B, Engine.READER, SemWait(0, GE, 1), SemSet(0, 0)), sems=(sem(0, B),))
-    assert simulate(p).violations == ()
-
-
-def test_balance_sem() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 1)),
-             sems=(sem(0, B),))
-    v = only(simulate(p))
-    assert where(v) == ("balance-sem", RB, None, ())
-    assert v.message == "sem0 (s0)@(1,0) ends at 1, expected its initial 0 (the word is not re-armed by a SemSet)"
 
 
 # ---------------------------------------------------------------------------------------------- async NoC

@@ -26,7 +26,6 @@ from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.bounds import check_bounds
 from verispatial.certify.cache import ProofCache
 from verispatial.certify.deadlock import check_deadlock
-from verispatial.certify.exact import check_exact, check_sem_balance
 from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
@@ -49,6 +48,7 @@ from verispatial.certify.structure import unsupported_features
 from verispatial.certify.workers import stop_pool
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -512,11 +512,11 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
     for b in sorted(front | back):
         name = f"{R.ASYNC_SOURCE_REUSE}:b{b}"
         if b not in trusted:
-            out.append(Result("async-noc", name, Verdict.FAILED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                               f"b{b} is the source of asynchronous writes but its ownership or coverage was not proved: "
                               "another engine's pops or writes are not decided"))
         elif b in back and (b in partners or b in dests):
-            out.append(Result("async-noc", name, Verdict.FAILED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                               f"b{b} is multicast from its back and shares bytes with an alias or receives multicasts: "
                               "a rewrite of its reserved pages by another engine is not decided"))
     return out

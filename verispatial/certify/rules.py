@@ -32,6 +32,7 @@ from verispatial.certify.structure import EngineView, op_at
 from verispatial.errors import UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.cb import encoding as cb
+from verispatial.families.semaphores import encoding as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
@@ -49,10 +50,6 @@ from verispatial.ir.ops import (
     ReadTiles,
     ReleaseAcc,
     Reserve,
-    SemInc,
-    SemIncMcast,
-    SemSet,
-    SemWait,
     Wait,
     WriteBarrier,
     WriteTiles,
@@ -61,7 +58,7 @@ from verispatial.ir.ops import (
 from verispatial.ir.program import IndexKey, Program, walk
 
 #: op class -> its family's per-engine handler ``(run, op, path, state) -> state`` (``verispatial/families``).
-_HANDLERS = assemble("the per-engine rules", cb.HANDLERS)
+_HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS)
 
 @attrs.frozen
 class EngineFacts:
@@ -229,14 +226,6 @@ def _step_other(c: EngineRun, op: Op, path: tuple[int, ...], s: State) -> State:
     if isinstance(op, (Flush, WriteBarrier)):
         drop = ("sb", "sf", "sw", "mw") + (("w",) if isinstance(op, WriteBarrier) else ())
         return frozenset(t for t in s if t[0] not in drop)
-    if isinstance(op, SemSet):
-        hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
-        if hit:
-            c.flag(R.ASYNC_SOURCE_REUSE, path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
-                                             "(no flush since)", hit)
-        return s
-    if isinstance(op, (SemInc, SemIncMcast)):
-        return s | {("a",)}
     if isinstance(op, AtomicBarrier):
         return frozenset(t for t in s if t[0] != "a")
     if isinstance(op, AcquireAcc):
@@ -250,8 +239,6 @@ def _step_other(c: EngineRun, op: Op, path: tuple[int, ...], s: State) -> State:
         if ("acc", False) in s:
             c.flag(R.ACC_UNACQUIRED, path, "release_acc with no accumulator acquired")
         return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", False)}
-    if isinstance(op, SemWait):
-        return s  # a wait changes none of these facts
     raise UnhandledOp("the per-engine rules", op)
 
 

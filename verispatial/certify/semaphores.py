@@ -111,8 +111,8 @@ def consumption(op: SemWait, init: int, bys: frozenset[int]) -> int:
     """What one pass of a constant-threshold consuming wait ``op`` takes from a reset word starting at ``init``
     whose increments have sizes ``bys``: ``v - init`` for ``eq v`` (it returns only at ``v``), ``least_landing(v -
     init)`` for ``ge v``. A lower bound of what the wait sees in every run; the exact amount when the word's
-    ``sem-set-race`` obligation holds (exact.py: then every reset finds exactly the consumed increments issued, and
-    each epoch took at least this much, so each took exactly this much)."""
+    ``sem-set-race`` obligation holds (families/semaphores/encoding.py: then every reset finds exactly the consumed
+    increments issued, and each epoch took at least this much, so each took exactly this much)."""
     if op.cond == WaitCond.EQ:
         return op.value - init
     return least_landing(op.value - init, bys)

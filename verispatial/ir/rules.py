@@ -129,6 +129,8 @@ PER_ENGINE = "verispatial.certify.rules"
 FAMILIES_PACKAGE = "verispatial.families"
 CB_SEMANTICS = f"{FAMILIES_PACKAGE}.cb.semantics"
 CB_ENCODING = f"{FAMILIES_PACKAGE}.cb.encoding"
+SEM_SEMANTICS = f"{FAMILIES_PACKAGE}.semaphores.semantics"
+SEM_ENCODING = f"{FAMILIES_PACKAGE}.semaphores.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 SEM_DOC = "docs/semantics.md"
@@ -224,19 +226,19 @@ RULES: tuple[Rule, ...] = (
          f"{SEM_DOC}#aliases", "buffers sharing L1 bytes (CircularBufferConfig with several indices)", INTERP,
          "verispatial.certify.alias", "R_alias_clobber", Replay.CLAIMED, (Subject.ALIAS,), (ALIAS_CLOBBER,)),
     Rule(SEM_OVERSHOOT, Family.SEMAPHORE, "a write jumps an equality wait's word past the value it waits for", _SEM,
-         f"{_DATAFLOW} noc_semaphore_wait spins for equality", INTERP, "verispatial.certify.exact", "R_sem_overshoot",
+         f"{_DATAFLOW} noc_semaphore_wait spins for equality", SEM_SEMANTICS, SEM_ENCODING, "R_sem_overshoot",
          Replay.CLAIMED, (Subject.WORD,), (SEM_OVERSHOOT,)),
     Rule(SEM_SET_RACE, Family.SEMAPHORE, "a SemSet overwrites a word that received a remote write since last seen",
-         _SEM, f"{_DATAFLOW} noc_semaphore_set is a plain store", INTERP, "verispatial.certify.exact",
+         _SEM, f"{_DATAFLOW} noc_semaphore_set is a plain store", SEM_SEMANTICS, SEM_ENCODING,
          "R_sem_set_race", Replay.CLAIMED, (Subject.WORD,), (SEM_SET_RACE,)),
     Rule(SEM_FLAG_EARLY, Family.SEMAPHORE, "a flag word is reset or merged before its owner saw the flag", _SEM,
-         f"{_DATAFLOW} noc_semaphore_set_multicast", "", "verispatial.certify.exact", "", Replay.CLAIMED,
+         f"{_DATAFLOW} noc_semaphore_set_multicast", "", SEM_ENCODING, "", Replay.CLAIMED,
          (Subject.WORD,), (SEM_SET_RACE,)),
     Rule(SEM_EXACT, Family.SEMAPHORE, "the word's value at each wait is an exact count between resets",
-         "docs/checker.md#semaphore-protocols", _DATAFLOW, "", "verispatial.certify.exact", "", Replay.NONE,
+         "docs/checker.md#semaphore-protocols", _DATAFLOW, "", SEM_ENCODING, "", Replay.NONE,
          (Subject.WORD,)),
     Rule(SEM_PROTOCOL, Family.SEMAPHORE, "the word follows a protocol the checker recognises",
-         "docs/checker.md#semaphore-protocols", _DATAFLOW, "", "verispatial.certify.exact", "", Replay.NONE,
+         "docs/checker.md#semaphore-protocols", _DATAFLOW, "", SEM_ENCODING, "", Replay.NONE,
          (Subject.WORD,)),
     Rule(ASYNC_READ_PUBLISH, Family.ASYNC_NOC, "a Push or multicast of pages read since the last ReadBarrier", _NOC,
          f"{_DATAFLOW} noc_async_read_barrier", INTERP, PER_ENGINE, "R_async_read_publish", Replay.AT_OP, _OP,
@@ -328,8 +330,8 @@ RULES: tuple[Rule, ...] = (
          CB_ENCODING, "R_balance_cb", Replay.CLAIMED, (Subject.BUFFER,), (BALANCE_CB,),
          (Family.DEADLOCK,)),
     Rule(BALANCE_SEM, Family.BALANCE, "a semaphore word does not end at its initial value", _SEM,
-         "tt_metal/impl/program/dispatch.cpp writes every semaphore's initial value at launch", INTERP,
-         "verispatial.certify.exact", "R_balance_sem", Replay.CLAIMED, (Subject.WORD,), (BALANCE_SEM,),
+         "tt_metal/impl/program/dispatch.cpp writes every semaphore's initial value at launch", SEM_SEMANTICS,
+         SEM_ENCODING, "R_balance_sem", Replay.CLAIMED, (Subject.WORD,), (BALANCE_SEM,),
          (Family.DEADLOCK, Family.SEMAPHORE)),
     Rule(CERTIFICATE, Family.CERTIFICATE, "the certificate's section matches the one re-derived from the program",
          "docs/checker.md#families-and-how-each-is-decided", "DESIGN §7", "", "verispatial.certify.certificate", "",

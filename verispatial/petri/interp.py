@@ -36,11 +36,12 @@ from verispatial import budget
 from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.cb import semantics as cb
+from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef, WordRef
+from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef
 from verispatial.ir.ops import (
     CONTAINERS,
     AcquireAcc,
@@ -57,9 +58,7 @@ from verispatial.ir.ops import (
     ReadTiles,
     ReleaseAcc,
     Reserve,
-    SemInc,
     SemIncMcast,
-    SemSet,
     SemWait,
     Wait,
     WriteBarrier,
@@ -70,6 +69,7 @@ from verispatial.ir.ops import (
 )
 from verispatial.ir.program import Program, walk
 from verispatial.ir.validate import validate
+from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
 
 __all__ = [
@@ -89,24 +89,15 @@ __all__ = [
     "simulate",
 ]
 
-# Kinds of in-flight asynchronous operations. Entries are tuples so states hash:
-#   (_INC,   path, iters, word, by)
-#   (_READ,  path, iters, state_tiles, into, slots)         state_tiles: tile keys of state tensors read; slots: the
-#                                                           pages of ``into`` it lands in
-#   (_WRITE, path, iters, src)                              src: the source pages (root buffer, slots, buffer)
-#   (_MCAST, path, iters, buf, pages, ps, left, remaining, src, front)  ps: offset of the slot it lands in;
-#                                                           remaining: dest bufs; src: (root, slots, buffer)
-#   (_VALID, path, iters, src_word, value, sem, left, remaining)  value: read when it leaves; remaining: dest words
-# A unicast write leaves its source and completes in one landing: nothing observes the moment between (a Flush and a
-# WriteBarrier both wait for it; a tensor tile counts as written at the WriteBarrier), so no behaviour is lost.
-_INC, _READ, _WRITE, _MCAST, _VALID = 0, 1, 2, 3, 4
+# Kinds of in-flight asynchronous operations (``petri/pending.py``), shared with the families' handlers.
+_INC, _READ, _WRITE, _MCAST, _VALID = INC, READ, WRITE, MCAST, VALID
 
 PC = tuple[tuple[int, ...], tuple[int, ...]]
 Entry = tuple[Any, ...]
 TileKey = tuple[int, int]  # (tensor index, tile index)
 
 #: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
-_HANDLERS = assemble("the interpreter", cb.HANDLERS)
+_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS)
 
 
 @attrs.frozen
@@ -729,13 +720,7 @@ class Interp:
                 out.append(Violation(R.OUTPUT_UNWRITTEN, Position(self.keys[e], None) if self.n else Position("", None),
                                      f"output {t.name} ends with {ntiles - len(written)} of its {ntiles} tiles "
                                      f"never written (first: tile {first})", TensorRef(t.name)))
-        for w, site in enumerate(self.word_site):
-            if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
-                sem = self.program.semaphores[self.word_sem[w]]
-                out.append(Violation(R.BALANCE_SEM, self._site_pos(site, -1),
-                                     f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
-                                     f"{self.word_init[w]} (the word is not re-armed by a SemSet)",
-                                     WordRef(sem.id, site)))
+        out += semaphores.balance(self, s)
         return out
 
     def _site_pos(self, site: Site, e: int) -> Position:
@@ -964,27 +949,7 @@ class Interp:
     def _exec_other(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
         """The op classes whose family has no folder yet (``verispatial/families``)."""
         path, iters = pc
-        if isinstance(op, SemInc):
-            s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
-            s.ab[e] = True
-        elif isinstance(op, SemIncMcast):
-            # One atomic per destination core, each landing on its own (noc_semaphore_inc_multicast).
-            incs = tuple((_INC, path, iters, w, op.by) for w in self._valid_words[(op.sem, op.group)])
-            s.pending[e] = (*s.pending[e], *incs)
-            s.ab[e] = True
-        elif isinstance(op, SemSet):
-            w = self._word(e, op.sem)
-            if s.dirty[w] >> e & 1:
-                self._v(out, R.SEM_SET_RACE, e, pc,
-                        f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{self.word_site[w]}={s.words[w]}, "
-                        f"which received a remote write since this engine last observed it (lost update)")
-            self._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
-            s.words[w] = op.value
-            s.dirty[w] &= ~(1 << e)
-        elif isinstance(op, SemWait):
-            w = self._word(e, op.sem)
-            s.dirty[w] &= ~(1 << e)
-        elif isinstance(op, McastSend):
+        if isinstance(op, McastSend):
             b = op.buf
             if s.rb_mask[e] >> b & 1:
                 self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
@@ -1165,7 +1130,7 @@ class Interp:
             rest = ((*en[:7], remaining, *en[8:]),) if remaining else ()
             s.pending[e] = (*pend[:i], *rest, *pend[i + 1 :])
         if kind == _INC:
-            self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
+            semaphores.remote_write(self, s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
         elif kind == _READ:
             # A read of a state tile in section r sees the version of the sections before r: it must land before any
             # write of that tile in a section >= r is issued. Other tiles may already be rewritten (an in-place update
@@ -1203,30 +1168,7 @@ class Interp:
             self._source_reuse(s, e, issue_pc, br, slots, what, out)
             s.landed[br] += pages
         elif kind == _VALID:
-            self._remote_write(s, t.dest, en[4], e, issue_pc, out)
-
-    def _remote_write(self, s: State, w: int, new: int, src: int, src_pc: PC, out: list[Violation]) -> None:
-        old = s.words[w]
-        site, sem = self.word_site[w], self.word_sem[w]
-        if new != old:
-            mask = self.site_mask.get(site, 0)
-            for e2 in range(self.n):
-                pc = s.pcs[e2]
-                if not mask >> e2 & 1 or pc is None:
-                    continue
-                op = self._ops[e2][pc[0]]
-                # An equality wait misses its value when a write leaves it (old == v) or jumps over it.
-                want = op.threshold(self._env(e2, pc)) if isinstance(op, SemWait) else 0
-                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and (
-                        want == old or old < want < new):
-                    src_op = op_text(self._ops[src][src_pc[0]])
-                    how = "is enabled" if want == old else "is pending and the value jumps over it"
-                    self._v(out, R.SEM_OVERSHOOT, e2, pc,
-                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
-                            f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
-        self._word_reuse(s, src, src_pc, w, f"{op_text(self._ops[src][src_pc[0]])} lands in", out)
-        s.words[w] = new
-        s.dirty[w] = self.site_mask.get(site, 0)
+            semaphores.remote_write(self, s, t.dest, en[4], e, issue_pc, out)
 
 
 # ---------------------------------------------------------------------- runs

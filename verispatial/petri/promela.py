@@ -47,6 +47,7 @@ import attrs
 from verispatial.errors import UnhandledOp, VerispatialError
 from verispatial.families import assemble
 from verispatial.families.cb import promela as cb
+from verispatial.families.semaphores import promela as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
@@ -65,7 +66,6 @@ from verispatial.ir.ops import (
     ReleaseAcc,
     SemInc,
     SemIncMcast,
-    SemSet,
     SemWait,
     TripCount,
     WriteBarrier,
@@ -98,7 +98,7 @@ def _oid(e: int, path: tuple[int, ...]) -> str:
 _RULE_OF = {_rid(r): r for r in RULES}
 
 #: op class -> its family's handler ``(gen, engine, path, op, step)`` (``verispatial/families``).
-_HANDLERS = assemble("the Promela export", cb.HANDLERS)
+_HANDLERS = assemble("the Promela export", cb.HANDLERS, semaphores.HANDLERS)
 
 
 @attrs.define
@@ -335,26 +335,6 @@ class _Gen:
                              f"{self._assert(R.ASYNC_SOURCE_REUSE, pending, where)} }};")
         return lines
 
-    def _remote_write(self, w: int, new: str, where: str | None) -> list[str]:
-        """A remote write landing on word ``w`` (``sem-overshoot`` of every equality wait pending at its site,
-        ``async-source-reuse`` of a flag reading it), then the new value; every engine of the site must observe it."""
-        site, sem = self.word_site[w], self.word_sem[w]
-        old = self._tmp()
-        lines = [f"{old} = words[{w}];"]
-        for e, ep in enumerate(self.p.programs):
-            if ep.site != site:
-                continue
-            for path, op in self._paths(ep.ops):
-                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem:
-                    want = self._affine(op.value, tuple((t.var, t.coef) for t in op.terms), self._env(e, path))
-                    lines.append(self._assert(
-                        R.SEM_OVERSHOOT,
-                        f"!({new} != {old} && at{e} == {self.at_of[(e, path)]} && ({want} == {old} || ({old} < {want} && {want} < {new})))",
-                        where))
-        lines += self._word_reuse(w, where)
-        lines += [f"words[{w}] = {new};", f"dirty[{w}] = {self._site_mask(site)};"]
-        return lines
-
     def _tile_range(self, e: int, path: tuple[int, ...], op: ReadTiles | WriteTiles, where: str) -> tuple[list[str], str, str]:
         ntiles = self.tiles[self.tix[op.tensor]]
         a = self._affine(op.addr.base, tuple((t.var, t.coef) for t in op.addr.terms), self._env(e, path))
@@ -386,30 +366,9 @@ class _Gen:
 
     def _step_other(self, e: int, path: tuple[int, ...], op: Op, st: Step) -> None:
         """The op classes whose family has no folder yet (``verispatial/families``)."""
-        p, where, pre, body = self.p, st.where, st.pre, st.body
+        p, where, body = self.p, st.where, st.body
         guard = st.guard
-        if isinstance(op, SemInc):
-            body += self._push_entry(f"iq{e}", self._issue(e, path).k, {"w": str(self.words[(op.sem, op.at)])})
-            body.append(f"ab[{e}] = 1;")
-        elif isinstance(op, SemIncMcast):
-            k = self._issue(e, path).k
-            for d in p.groups[op.group].destinations():
-                body += self._push_entry(f"iq{e}", k, {"w": str(self.words[(op.sem, d)])})
-            body.append(f"ab[{e}] = 1;")
-        elif isinstance(op, SemSet):
-            w = self._word(e, op.sem)
-            body.append(self._assert(R.SEM_SET_RACE, f"((dirty[{w}] >> {e}) & 1) == 0", where))
-            body += self._word_reuse(w, where)
-            body += [f"words[{w}] = {op.value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
-        elif isinstance(op, SemWait):
-            w = self._word(e, op.sem)
-            want = self._affine(op.value, tuple((t.var, t.coef) for t in op.terms), self._env(e, path))
-            guard = f"words[{w}] == {want}" if op.cond is WaitCond.EQ else f"words[{w}] >= {want}"
-            body.append(f"dirty[{w}] = dirty[{w}] & ~{1 << e};")
-            if op.cond is WaitCond.EQ:
-                pre.append(f"at{e} = {self.at_of[(e, path)]};")
-                body.append(f"at{e} = 0;")
-        elif isinstance(op, McastSend):
+        if isinstance(op, McastSend):
             b, cap = op.buf, self.caps[op.buf]
             body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
             if op.front:
@@ -603,7 +562,7 @@ class _Gen:
                     by = op.by
                     for w in sorted({self.words[(op.sem, op.at)]} if isinstance(op, SemInc) else
                                     {self.mcast_dest[(k, s)] for (kk, s) in self.mcast_dest if kk == k}):
-                        body = self._remove(q, i, self._FIELDS["iq"], size) + self._remote_write(w, f"words[{w}] + {by}", where)
+                        body = self._remove(q, i, self._FIELDS["iq"], size) + semaphores.remote_write(self, w, f"words[{w}] + {by}", where)
                         out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].w == {w} -> "
                                    + " ".join(body) + " }")
                 elif isinstance(op, ReadTiles):
@@ -663,7 +622,7 @@ class _Gen:
             else:
                 val = self._tmp()
                 body.append(f"{val} = {q}[{i}].value;")
-                body += self._remote_write(dest, val, where)
+                body += semaphores.remote_write(self, dest, val, where)
             body.append(f"{q}[{i}].rem = {q}[{i}].rem & ~{bit};")
             body.append(f"if :: {q}[{i}].rem == 0 -> " + " ".join(self._remove(q, i, self._FIELDS["mq"], size))
                         + " :: else -> skip fi;")
@@ -692,10 +651,7 @@ class _Gen:
             if t.role is Role.OUTPUT:
                 x = self._tmp()
                 fin.append(f"for ({x} : 0 .. {self.tiles[ti] - 1}) {{ {self._assert(R.OUTPUT_UNWRITTEN, f'tiss_{ti}[{x}]')} }};")
-        rearmed = {self.words[k] for k in p.rearmed_words()} | {self.words[k] for k in p.host_initialized_words()}
-        for w in range(len(self.word_site)):
-            if w not in rearmed:
-                fin.append(self._assert(R.BALANCE_SEM, f"words[{w}] == {self.word_init[w]}"))
+        fin += semaphores.balance(self)
         queues = [f"n{q}{e}" for (e, kind) in sorted(self.qsize) for q in [{"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]]]
         done = " && ".join([f"finished[{e}]" for e in range(self.n)] + [f"{x} == 0" for x in queues]) or "true"
 

@@ -98,14 +98,15 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
                     "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
                                f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
                 }
-                verdict = Result("circular-buffer", name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
                 break
             if r.status == Status.UNKNOWN:
-                verdict = Result("circular-buffer", name, Verdict.FAILED, f"solver: {r.reason}")
+                verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
         if verdict is not None and verdict.verdict == Verdict.REFUTED:
             break
     if verdict is None:
-        verdict = Result("circular-buffer", name, Verdict.PROVED, f"every push and pop of b{b} lands inside the {cap}-page ring")
+        verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.PROVED,
+                         f"every push and pop of b{b} lands inside the {cap}-page ring")
     return Result(verdict.family, verdict.name, verdict.verdict, verdict.reason, verdict.counterexample,
                   time.perf_counter() - t0)
 
@@ -140,7 +141,7 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
         if not leaves:
             continue
         if b.id not in reused:
-            out.append(Result("balance", f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED,
+            out.append(Result(R.Family.BALANCE.value, f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED,
                               f"b{b.id} may end holding pages: the launch's end resets its counters and no later "
                               "section uses its circular-buffer index (trisc.cc init_sync_registers)"))
             continue
@@ -185,7 +186,7 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
         # The query asks for pushed != popped (within the occupancy bound for a trusted buffer): constants decide it.
         if pu is not None and po is not None and (
                 pu == po or (trusted is not None and b.id in trusted and not po <= pu <= po + b.capacity)):
-            return Result("balance", f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED, f"b{b.id} ends empty",
+            return Result(R.Family.BALANCE.value, f"{R.BALANCE_CB}:b{b.id}", Verdict.PROVED, f"b{b.id} ends empty",
                           seconds=time.perf_counter() - t0)
     q = Query(f"{R.BALANCE_CB}:b{b.id}", rlimit)
     enc = Encoder(q, p, a.views)
@@ -197,7 +198,7 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
     r = q.check()
     name = f"{R.BALANCE_CB}:b{b.id}"
     if r.status == Status.UNSAT:
-        return Result("balance", name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0)
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"b{b.id} ends empty", seconds=time.perf_counter() - t0)
     if r.status == Status.SAT:
         assert r.model is not None
         trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
@@ -205,8 +206,8 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
         cex = {"kind": R.BALANCE_CB, "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
                "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
                           + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
-        return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
-    return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
+        return Result(R.Family.BALANCE.value, name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
+    return Result(R.Family.BALANCE.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
 
 
 # ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
