@@ -400,18 +400,6 @@ def test_bounds_affine_and_dynamic() -> None:
     assert where(only(simulate(p2, dyn={"idx": 8}))) == ("bounds", RA, (1,), ())
 
 
-def test_acc_capacity() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(8, "bf16"), ReleaseAcc(), AcquireAcc(9, "bf16"), Compute("mm"), ReleaseAcc())))
-    v = only(r)
-    assert where(v) == ("acc-capacity", CA, (2,), ())
-    assert v.message == "acquire_acc(9, bf16) takes 9 bf16 tiles; wormhole_b0's accumulator holds 8 at that precision"
-    # A 32-bit accumulator holds half as many tiles: 4 fp32 tiles fit, 5 do not.
-    r32 = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(4, "fp32"), ReleaseAcc(), AcquireAcc(5, "fp32"), ReleaseAcc())))
-    v32 = only(r32)
-    assert where(v32) == ("acc-capacity", CA, (2,), ())
-    assert v32.message == "acquire_acc(5, fp32) takes 5 fp32 tiles; wormhole_b0's accumulator holds 4 at that precision"
-
-
 ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles
 ST = Tensor("st", (32, 64), "bf16", Role.STATE)
 

@@ -2,7 +2,7 @@
 
 A state is a set of may-facts (tuples; docs of ``certify/rules.py`` list them). ``EngineRun`` is the narrow object a
 family's per-engine handler (``families/<family>/encoding.py``) receives: the program's tables it reads, the findings
-it notes (``flag``) and the checks several families share (source reuse, accumulator tiles).
+it notes (``flag``) and the checks several families share (source reuse).
 A handler ``(run, op, path, state) -> state`` must be a function of its arguments whose side effects are the same
 however often it is called with them (``run_paths`` memoises loop bodies)."""
 
@@ -108,12 +108,6 @@ class EngineRun:
         if hit:
             self.flag(R.ASYNC_SOURCE_REUSE, path, f"{what} b{b} pages that a write or multicast issued from them may "
                                                   "not have left (no flush/write_barrier since)", tuple(hit))
-
-    def overrun(self, s: State, tiles: int, path: tuple[int, ...], what: str) -> None:
-        """``acc-overrun``: more tiles than some held acquire (a path reaching here) took."""
-        took = sorted(int(t[1]) for t in s if t[0] == "acct" and int(t[1]) < tiles)  # type: ignore[call-overload]
-        if took:
-            self.flag(R.ACC_OVERRUN, path, f"{what} uses {tiles} accumulator tiles, but the held acquire took {took[0]}")
 
 
 #: Constant loops up to this count are iterated exactly; longer ones (and trip loops) run to a fixpoint.

@@ -31,12 +31,12 @@ from verispatial.certify.facts import EngineRun, Finding, State, map_facts, pair
 from verispatial.certify.structure import EngineView, op_at
 from verispatial.errors import UnhandledOp
 from verispatial.families import assemble
+from verispatial.families.accumulator import encoding as accumulator
 from verispatial.families.cb import encoding as cb
 from verispatial.families.semaphores import encoding as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
-    AcquireAcc,
     AtomicBarrier,
     Compute,
     Flush,
@@ -48,7 +48,6 @@ from verispatial.ir.ops import (
     Push,
     ReadBarrier,
     ReadTiles,
-    ReleaseAcc,
     Reserve,
     Wait,
     WriteBarrier,
@@ -58,7 +57,7 @@ from verispatial.ir.ops import (
 from verispatial.ir.program import IndexKey, Program, walk
 
 #: op class -> its family's per-engine handler ``(run, op, path, state) -> state`` (``verispatial/families``).
-_HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS)
+_HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
 
 @attrs.frozen
 class EngineFacts:
@@ -168,20 +167,6 @@ def _step_other(c: EngineRun, op: Op, path: tuple[int, ...], s: State) -> State:
         return s | {("rd", op.into)}
     if isinstance(op, ReadBarrier):
         return frozenset(t for t in s if t[0] not in ("rd", "rdp"))
-    if isinstance(op, PackAcc):
-        if ("acc", False) in s:
-            c.flag(R.ACC_UNACQUIRED, path, f"pack_acc into b{op.buf} with no accumulator acquired")
-        c.overrun(s, op.tiles, path, f"pack_acc into b{op.buf}")
-        return cb.fill(c, s, op.buf, op.tiles, path, "pack_acc")
-    if isinstance(op, Compute):
-        if ("acc", False) in s:
-            c.flag(R.ACC_UNACQUIRED, path, f"compute {op.kind} with no accumulator acquired")
-        c.overrun(s, op.tiles, path, f"compute {op.kind}")
-        for o in op.ins:
-            if any(v < o.pages for v, _ in _pairs(s, "wt", o.buf)):
-                c.flag(R.CB_READ_UNWAITED, path, f"compute {op.kind} unpacks {o.pages} pages of b{o.buf} beyond its "
-                                               "waited window")
-        return s
     if isinstance(op, WriteTiles):
         cb.index_window(c, s, op, path)
         b = op.src
@@ -228,17 +213,6 @@ def _step_other(c: EngineRun, op: Op, path: tuple[int, ...], s: State) -> State:
         return frozenset(t for t in s if t[0] not in drop)
     if isinstance(op, AtomicBarrier):
         return frozenset(t for t in s if t[0] != "a")
-    if isinstance(op, AcquireAcc):
-        if op.tiles > c.p.target.acc_capacity(op.dtype):
-            c.flag(R.ACC_CAPACITY, path, f"acquires {op.tiles} {op.dtype} accumulator tiles; target {c.p.target.name} "
-                                       f"holds {c.p.target.acc_capacity(op.dtype)} at that precision")
-        if ("acc", True) in s:
-            c.flag(R.ACC_UNACQUIRED, path, "acquire_acc while an accumulator is already held")
-        return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", True), ("acct", op.tiles)}
-    if isinstance(op, ReleaseAcc):
-        if ("acc", False) in s:
-            c.flag(R.ACC_UNACQUIRED, path, "release_acc with no accumulator acquired")
-        return frozenset(t for t in s if t[0] not in ("acc", "acct")) | {("acc", False)}
     raise UnhandledOp("the per-engine rules", op)
 
 

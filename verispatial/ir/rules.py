@@ -131,8 +131,11 @@ CB_SEMANTICS = f"{FAMILIES_PACKAGE}.cb.semantics"
 CB_ENCODING = f"{FAMILIES_PACKAGE}.cb.encoding"
 SEM_SEMANTICS = f"{FAMILIES_PACKAGE}.semaphores.semantics"
 SEM_ENCODING = f"{FAMILIES_PACKAGE}.semaphores.encoding"
+ACC_SEMANTICS = f"{FAMILIES_PACKAGE}.accumulator.semantics"
+ACC_ENCODING = f"{FAMILIES_PACKAGE}.accumulator.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
+_ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
 SEM_DOC = "docs/semantics.md"
 
 # The names. Each is spelled once, here.
@@ -270,11 +273,11 @@ RULES: tuple[Rule, ...] = (
     Rule(BOUNDS, Family.BOUNDS, "an access lies outside its tensor", _TEN, "TensorAccessor page ids", INTERP,
          "verispatial.certify.bounds", "R_bounds", Replay.CLAIMED, (Subject.TENSOR,), (BOUNDS,)),
     Rule(ACC_CAPACITY, Family.ACCUMULATOR, "an AcquireAcc of more tiles than the accumulator holds", _ACC, _REG,
-         INTERP, PER_ENGINE, "R_acc_capacity", Replay.AT_OP, _OP, (ACC_CAPACITY,)),
-    Rule(ACC_UNACQUIRED, Family.ACCUMULATOR, "math or pack outside an acquired accumulator", _ACC, _REG, INTERP,
-         PER_ENGINE, "R_acc_unacquired", Replay.AT_OP, _OP, (ACC_UNACQUIRED,)),
+         ACC_SEMANTICS, _ACC_PER_ENGINE, "R_acc_capacity", Replay.AT_OP, _OP, (ACC_CAPACITY,)),
+    Rule(ACC_UNACQUIRED, Family.ACCUMULATOR, "math or pack outside an acquired accumulator", _ACC, _REG, ACC_SEMANTICS,
+         _ACC_PER_ENGINE, "R_acc_unacquired", Replay.AT_OP, _OP, (ACC_UNACQUIRED,)),
     Rule(ACC_OVERRUN, Family.ACCUMULATOR, "a Compute or PackAcc of more tiles than the held acquire took", _ACC, _REG,
-         INTERP, PER_ENGINE, "R_acc_overrun", Replay.AT_OP, _OP, (ACC_OVERRUN,)),
+         ACC_SEMANTICS, _ACC_PER_ENGINE, "R_acc_overrun", Replay.AT_OP, _OP, (ACC_OVERRUN,)),
     Rule(TENSOR_RACE, Family.HAPPENS_BEFORE, "a tensor tile read or written unordered with its writer", _TEN,
          f"{_DATAFLOW} noc_async_write_barrier completes a write", INTERP, "verispatial.certify.ordering",
          "R_tensor_race", Replay.CLAIMED, (Subject.ORDERING,), (TENSOR_RACE,)),

@@ -35,6 +35,7 @@ import attrs
 from verispatial import budget
 from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
+from verispatial.families.accumulator import semantics as accumulator
 from verispatial.families.cb import semantics as cb
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
@@ -44,7 +45,6 @@ from verispatial.ir.limits import ring_slots
 from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef
 from verispatial.ir.ops import (
     CONTAINERS,
-    AcquireAcc,
     AtomicBarrier,
     Compute,
     Flush,
@@ -53,10 +53,8 @@ from verispatial.ir.ops import (
     McastSend,
     McastSetValid,
     Op,
-    PackAcc,
     ReadBarrier,
     ReadTiles,
-    ReleaseAcc,
     Reserve,
     SemIncMcast,
     SemWait,
@@ -97,7 +95,7 @@ Entry = tuple[Any, ...]
 TileKey = tuple[int, int]  # (tensor index, tile index)
 
 #: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
-_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS)
+_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
 
 
 @attrs.frozen
@@ -884,27 +882,6 @@ class Interp:
                     f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
                     f"of b{b} holds no page")
 
-    def _acc(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
-        """``acc-unacquired``: Compute and PackAcc run inside tile_regs_acquire .. tile_regs_release (reg_api.h);
-        an acquire while one is held, or a release with none held, breaks the pairing. ``acc-overrun``: a Compute
-        or PackAcc of more tiles than the held acquire took uses DST tiles past it (DST indices past the acquired
-        section are the other half's, or past get_dest_limit: reg_api.h, dest_helpers.hpp). ``s.acc[e]``: the
-        tiles the engine's held acquire took, 0 when none is held."""
-        held = s.acc[e]
-        if isinstance(op, AcquireAcc):
-            if held:
-                self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} while this engine already holds an accumulator")
-            s.acc[e] = op.tiles
-        elif isinstance(op, ReleaseAcc):
-            if not held:
-                self._v(out, R.ACC_UNACQUIRED, e, pc, "release_acc() with no accumulator acquired")
-            s.acc[e] = 0
-        elif not held:
-            self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
-        elif isinstance(op, (Compute, PackAcc)) and op.tiles > held:
-            self._v(out, R.ACC_OVERRUN, e, pc, f"{op_text(op)} uses {op.tiles} accumulator tiles, but the held "
-                                               f"acquire took {held}")
-
     def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
         """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of
         sections ``<= b`` left to execute)."""
@@ -1082,26 +1059,6 @@ class Interp:
             s.mc_mask[e] = 0
         elif isinstance(op, AtomicBarrier):
             s.ab[e] = False
-        elif isinstance(op, AcquireAcc):
-            self._acc(s, e, pc, op, out)
-            cap = self.program.target.acc_capacity(op.dtype)
-            if op.tiles > cap:
-                self._v(out, R.ACC_CAPACITY, e, pc,
-                        f"{op_text(op)} takes {op.tiles} {op.dtype} tiles; {self.program.target.name}'s accumulator "
-                        f"holds {cap} at that precision")
-        elif isinstance(op, ReleaseAcc):
-            self._acc(s, e, pc, op, out)
-        elif isinstance(op, Compute):
-            self._acc(s, e, pc, op, out)
-            for o in op.ins:
-                cb.role(self, s, e, pc, o.buf, False, out)
-                cb.waited(self, s, e, pc, o.buf, o.pages, f"{op_text(op)} unpacks", out)
-        elif isinstance(op, PackAcc):
-            self._acc(s, e, pc, op, out)
-            cb.role(self, s, e, pc, op.buf, True, out)
-            slots = cb.fill(self, s, e, pc, op.buf, op.tiles, op, out)
-            self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
-            self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
         else:
             raise UnhandledOp("the interpreter", op)
 

@@ -46,12 +46,12 @@ import attrs
 
 from verispatial.errors import UnhandledOp, VerispatialError
 from verispatial.families import assemble
+from verispatial.families.accumulator import promela as accumulator
 from verispatial.families.cb import promela as cb
 from verispatial.families.semaphores import promela as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
-    AcquireAcc,
     AtomicBarrier,
     Compute,
     Flush,
@@ -60,10 +60,8 @@ from verispatial.ir.ops import (
     McastSend,
     McastSetValid,
     Op,
-    PackAcc,
     ReadBarrier,
     ReadTiles,
-    ReleaseAcc,
     SemInc,
     SemIncMcast,
     SemWait,
@@ -98,7 +96,7 @@ def _oid(e: int, path: tuple[int, ...]) -> str:
 _RULE_OF = {_rid(r): r for r in RULES}
 
 #: op class -> its family's handler ``(gen, engine, path, op, step)`` (``verispatial/families``).
-_HANDLERS = assemble("the Promela export", cb.HANDLERS, semaphores.HANDLERS)
+_HANDLERS = assemble("the Promela export", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
 
 
 @attrs.define
@@ -455,28 +453,6 @@ class _Gen:
         elif isinstance(op, AtomicBarrier):
             guard = f"niq{e} == 0" if (e, "inc") in self.qsize else "true"
             body.append(f"ab[{e}] = 0;")
-        elif isinstance(op, AcquireAcc):
-            body.append(self._assert(R.ACC_UNACQUIRED, f"!acc[{e}]", where))
-            body.append(f"acc[{e}] = {op.tiles};")  # the tiles the acquire took (acc-overrun), 0: none held
-            cap = self.t.acc_capacity(op.dtype)
-            if op.tiles > cap:
-                body.append(self._assert(R.ACC_CAPACITY, "false", where))
-        elif isinstance(op, ReleaseAcc):
-            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
-            body.append(f"acc[{e}] = 0;")
-        elif isinstance(op, Compute):
-            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
-            body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
-            for o in op.ins:
-                body += cb.role(self, e, o.buf, False, where)
-                body.append(cb.waited(self, o.buf, o.pages, where))
-        elif isinstance(op, PackAcc):
-            body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
-            body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
-            body += cb.role(self, e, op.buf, True, where)
-            lines, p0, np = cb.fill(self, op.buf, op.tiles, where)
-            body += lines
-            body += self._source_reuse(op.buf, p0, np, "write", where)
         else:
             raise UnhandledOp("the Promela export", op)
         st.guard = guard
