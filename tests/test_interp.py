@@ -41,7 +41,6 @@ from verispatial.ir import (
     Term,
     Trip,
     Wait,
-    WaitCond,
     WriteBarrier,
     WriteTiles,
 )
@@ -142,20 +141,6 @@ def test_stuck_inside_a_loop_names_the_iteration() -> None:
     assert str(r.stuck[0]) == "(0,0).compute at ops[0].body[0] wait(b0, 2) k=3: waits for b0: pushed-popped=6-6=0 < 2"
 
 
-def test_cb_capacity_reserve_5_on_4() -> None:
-    r = simulate(prog(ep(A, Engine.READER, Reserve(0, 5), Push(0, 5)), buffers=(buf(0),)))
-    v = only(r)
-    assert where(v) == ("cb-capacity", RA, (0,), ())
-    assert v.message == "reserve(b0, 5) asks for 5 pages of b0, whose capacity is 4"
-    assert r.status == "deadlock"
-    assert r.stuck[0].reason == "waits for space in b0: asks 5 pages of a 4-page buffer (never fits)"
-
-
-def test_cb_capacity_wait_reported_when_reached() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, ReadBarrier(), Wait(0, 6)), buffers=(buf(0),)))
-    assert where(only(r)) == ("cb-capacity", CA, (1,), ())
-
-
 def test_loop_counts_trips_and_zero() -> None:
     reader = ep(A, Engine.READER, Loop("k", "t", (Reserve(0, 1), Push(0, 1))), Loop("z", 0, (Reserve(0, 9),)))
     compute = ep(A, Engine.COMPUTE, Loop("k", "t", (Wait(0, 1), Pop(0, 1))))
@@ -173,160 +158,6 @@ def test_loop_counts_trips_and_zero() -> None:
 def test_invalid_program_is_refused() -> None:
     with pytest.raises(InvalidProgram, match="Push: buffer 3 is not a buffer"):
         simulate(prog(ep(A, Engine.READER, Push(3, 1)), buffers=(buf(0),)))
-
-
-# ---------------------------------------------------------------------------------------------- CB rules
-
-
-def test_cb_single_producer() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 1), Push(0, 1)),
-             ep(A, Engine.WRITER, ReadBarrier(), Reserve(0, 1), Push(0, 1)),
-             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    r = simulate(p)
-    assert [where(v) for v in r.violations] == [("cb-single-producer", WA, (1,), ()),
-                                                ("cb-single-producer", WA, (2,), ())]
-    assert r.violations[0].message == "b0 already has (0,0).reader as the engine that produces it"
-
-
-def test_cb_single_consumer() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
-             ep(A, Engine.WRITER, ReadBarrier(), ReadBarrier(), Wait(0, 1), Pop(0, 1)), buffers=(buf(0),))
-    r = simulate(p)
-    assert r.status == "terminated"
-    assert [where(v) for v in r.violations] == [("cb-single-consumer", WA, (2,), ()),
-                                                ("cb-single-consumer", WA, (3,), ())]
-
-
-def test_cb_push_uncovered() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 1), Push(0, 2)),
-             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)), buffers=(buf(0),))
-    v = only(simulate(p))
-    assert where(v) == ("cb-push-uncovered", RA, (3,), ())
-    assert v.message == "push(b0, 2) publishes pages [2, 4) but the reserved window is [2, 3)"
-
-
-def test_one_reserve_covers_two_pushes_and_one_wait_two_pops() -> None:
-    """cb_reserve_back is only a wait (reference §1.1): the window [pushed, rsv_end) a Reserve(4) opens covers two
-    Push(2); likewise a Wait(4) covers two Pop(2)."""
-    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 2), Push(0, 2)),
-             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    assert simulate(p).violations == ()
-
-
-def test_cb_pop_uncovered() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 4)),
-             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    v = only(simulate(p))
-    assert where(v) == ("cb-pop-uncovered", CA, (2,), ())
-    assert v.message == "pop(b0, 2) frees pages [2, 4) but the waited window is [2, 2)"
-
-
-def test_cb_straddle_push_sizes_2_2_1_2_2() -> None:
-    sizes = (2, 2, 1, 2, 2)
-    reader = ep(A, Engine.READER, *[o for n in sizes for o in (Reserve(0, n), Push(0, n))])
-    compute = ep(A, Engine.COMPUTE, *[o for n in sizes for o in (Wait(0, n), Pop(0, n))])
-    r = simulate(prog(reader, compute, buffers=(buf(0),)))
-    assert r.status == "terminated"
-    assert [where(v) for v in r.violations] == [("cb-straddle", RA, (9,), ()), ("cb-straddle", CA, (9,), ())]
-    assert r.violations[0].message == "push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)"
-    assert r.violations[1].message == "pop(b0, 2) at read offset 3 of a 4-page ring straddles its end (3+2 > 4)"
-
-
-def test_balance_cb() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 3), Push(0, 3)), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
-             buffers=(buf(0, persistent=True),))
-    r = simulate(p)
-    v = only(r)
-    assert r.status == "terminated"
-    assert where(v) == ("balance-cb", CA, None, ())
-    assert v.message == ("b0 (buf0) ends with pushed 3 != popped 2; cb 0 at (0,0): the buffer is persistent: its "
-                         "next user counts on from them")
-    # Launched once, the page left faults nothing: the launch's end resets the buffer.
-    once = prog(*p.programs, buffers=(buf(0),))
-    assert simulate(once).violations == ()
-
-
-# ---------------------------------------------------------------------------------------------- semaphores
-
-
-def test_sem_inc_is_asynchronous_and_atomic_barrier_waits_for_it() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 2), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 2)),
-             sems=(sem(0, B),))
-    it = Interp(p)
-    s = it.initial()
-    assert it.enabled(s) == [Transition("step", 0)]
-    s = it.fire(s, Transition("step", 0))
-    assert s.words == [0]  # issued, not landed
-    assert it.block_detail(s, RA) == "waits for 1 outstanding sem_inc(s)"
-    assert it.block_detail(s, RB) == "sem0@(1,0)=0, waits >=2"
-    assert it.enabled(s) == [Transition("land", 0, 0)]
-    assert it.describe(s, Transition("land", 0, 0)) == (
-        "(0,0).reader's sem_inc(sem0, (1,0), 2) (issued at ops[0]) lands: sem0@(1,0) 0 -> 2")
-    s2, vs = it.step(s, Transition("land", 0, 0))
-    assert (s2.words, vs, s.words) == ([2], [], [0])  # fire never changes its input state
-    assert it.enabled(s2) == [Transition("step", 0), Transition("step", 1)]
-
-
-def test_sem_wait_eq_and_ge() -> None:
-    def run(cond: WaitCond, value: int) -> str:
-        p = prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
-                 ep(B, Engine.READER, SemWait(0, cond, value), SemSet(0, 0)), sems=(sem(0, B),))
-        return simulate(p).status
-
-    assert run(GE, 2) == "terminated"
-    assert run(GE, 3) == "deadlock"
-    assert run(EQ, 2) == "terminated"
-    # Round robin: both increments land before the waiter looks, so ==1 is overshot for good.
-    r = simulate(prog(ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()),
-                      ep(B, Engine.READER, ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0)), sems=(sem(0, B),)))
-    assert r.status == "deadlock"
-    assert r.rules() == ["sem-overshoot"]
-    assert r.stuck[0].reason == "sem0@(1,0)=2, waits ==1"
-    assert r.sems == {(0, B): 2}
-
-
-def test_sem_set_is_a_local_store_and_a_reset_word_is_balanced() -> None:
-    r = simulate(prog(ep(A, Engine.READER, SemSet(0, 3), SemWait(0, EQ, 3)), sems=(sem(0),)))
-    assert (r.status, r.violations, r.sems) == ("terminated", (), {(0, A): 3})  # re-armed: first op is a set
-
-
-def test_sem_overshoot_when_an_enabled_eq_wait_is_passed() -> None:
-    p = prog(ep(B, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)),
-             ep(A, Engine.READER, SemInc(0, B, 1), SemInc(0, B, 1), AtomicBarrier()), sems=(sem(0, B),))
-    it = Interp(p)
-    s = it.initial()
-    for t in (Transition("step", 1), Transition("land", 1, 0), Transition("step", 1)):
-        s, vs = it.step(s, t)
-        assert vs == []
-    s, vs = it.step(s, Transition("land", 1, 0))
-    assert [where(v) for v in vs] == [("sem-overshoot", RB, (0,), ())]
-    assert vs[0].message == ("sem0@(1,0) goes 1 -> 2 while this wait for ==1 is enabled "
-                             "(sem_inc(sem0, (1,0), 1) issued by (0,0).reader at ops[1] lands)")
-
-
-def test_sem_set_race() -> None:
-    # The increment lands after the waiter's last look at the word; its reset then loses it.
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
-             ep(B, Engine.READER, ReadBarrier(), SemSet(0, 0)), sems=(sem(0, B),))
-    r = simulate(p)
-    v = only(r)
-    assert where(v) == ("sem-set-race", RB, (1,), ())
-    assert v.message == ("sem_set(sem0, 0) overwrites sem0@(1,0)=1, which received a remote write since this engine "
-                         "last observed it (lost update)")
-
-
-def test_sem_set_after_observing_wait_is_not_a_race() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()),
-             ep(B, Engine.READER, SemWait(0, GE, 1), SemSet(0, 0)), sems=(sem(0, B),))
-    assert simulate(p).violations == ()
-
-
-def test_balance_sem() -> None:
-    p = prog(ep(A, Engine.READER, SemInc(0, B, 1), AtomicBarrier()), ep(B, Engine.READER, SemWait(0, GE, 1)),
-             sems=(sem(0, B),))
-    v = only(simulate(p))
-    assert where(v) == ("balance-sem", RB, None, ())
-    assert v.message == "sem0 (s0)@(1,0) ends at 1, expected its initial 0 (the word is not re-armed by a SemSet)"
 
 
 # ---------------------------------------------------------------------------------------------- async NoC
@@ -567,18 +398,6 @@ def test_bounds_affine_and_dynamic() -> None:
               ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
     assert simulate(p2).violations == ()  # lo = 0 is inside
     assert where(only(simulate(p2, dyn={"idx": 8}))) == ("bounds", RA, (1,), ())
-
-
-def test_acc_capacity() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(8, "bf16"), ReleaseAcc(), AcquireAcc(9, "bf16"), Compute("mm"), ReleaseAcc())))
-    v = only(r)
-    assert where(v) == ("acc-capacity", CA, (2,), ())
-    assert v.message == "acquire_acc(9, bf16) takes 9 bf16 tiles; wormhole_b0's accumulator holds 8 at that precision"
-    # A 32-bit accumulator holds half as many tiles: 4 fp32 tiles fit, 5 do not.
-    r32 = simulate(prog(ep(A, Engine.COMPUTE, AcquireAcc(4, "fp32"), ReleaseAcc(), AcquireAcc(5, "fp32"), ReleaseAcc())))
-    v32 = only(r32)
-    assert where(v32) == ("acc-capacity", CA, (2,), ())
-    assert v32.message == "acquire_acc(5, fp32) takes 5 fp32 tiles; wormhole_b0's accumulator holds 4 at that precision"
 
 
 ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles

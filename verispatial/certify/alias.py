@@ -116,7 +116,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             t0 = time.perf_counter()
             name = f"{R.ALIAS_CLOBBER}:b{b}~b{other}"
             if undecided:
-                out.append(Result("memory", name, Verdict.FAILED, undecided))
+                out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, undecided))
                 continue
             focus = {lf.engine for lf in leaves if getattr(lf.op, "buf", None) in (b, other)}
             focus |= {lf.engine for lf, *_ in writes}
@@ -124,15 +124,15 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             dt = time.perf_counter() - t0
             n = len(pushes) + len(writes)
             if o.status == Status.UNSAT:
-                out.append(Result("memory", name, Verdict.PROVED,
+                out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED,
                                   f"{n} push(es) and write(s) into b{b} never touch a page its alias b{other} still "
                                   f"holds", seconds=dt))
             elif o.status == Status.SAT and d is not None:
                 blame = _blame(d.at, pushes, writes)
                 where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
                 msg = f"a push or write into b{b} can touch pages its alias b{other} still holds unconsumed"
-                out.append(Result("memory", name, Verdict.REFUTED, msg,
+                out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED, msg,
                                   d.counterexample("state", R.ALIAS_CLOBBER, msg, **where), dt))
             else:
-                out.append(Result("memory", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+                out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
     return out

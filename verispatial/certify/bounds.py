@@ -95,11 +95,11 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                        "dynamic": None if dyn is None else model_int(m, dyn),
                        "summary": f"{lf.engine} {type(op).__name__} touches tiles [{first}, {first + op.tiles}) of "
                                   f"{op.tensor}, which has {tiles} tiles, at {it}"}
-                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
             elif r.status == Status.UNKNOWN:
-                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")
+                res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")
             else:
-                res = Result(R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED,
+                res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED,
                              f"every access of {op.tensor} is inside its {tiles} tiles")
             per_tensor.setdefault(op.tensor, []).append(
                 Result(res.family, res.name, res.verdict, res.reason, res.counterexample, time.perf_counter() - t0))

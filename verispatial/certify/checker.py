@@ -24,7 +24,6 @@ from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.bounds import check_bounds
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.deadlock import check_deadlock
-from verispatial.certify.exact import check_exact, check_sem_balance
 from verispatial.certify.memory import check_memory
 from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
@@ -33,20 +32,20 @@ from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
 from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
-from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
     RULE_FAMILY,
     EngineFacts,
     Finding,
-    _roles,
     all_engine_facts,
     multicast_destinations,
-    ownership_findings,
     reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
+from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
+from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -504,11 +503,11 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
     for b in sorted(front | back):
         name = f"{R.ASYNC_SOURCE_REUSE}:b{b}"
         if b not in trusted:
-            out.append(Result("async-noc", name, Verdict.FAILED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                               f"b{b} is the source of asynchronous writes but its ownership or coverage was not proved: "
                               "another engine's pops or writes are not decided"))
         elif b in back and (b in partners or b in dests):
-            out.append(Result("async-noc", name, Verdict.FAILED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                               f"b{b} is multicast from its back and shares bytes with an alias or receives multicasts: "
                               "a rewrite of its reserved pages by another engine is not decided"))
     return out

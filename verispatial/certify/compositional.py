@@ -770,8 +770,8 @@ def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
         return []
     got = memo.get((sl.key, lost))
     if got is None:
-        from verispatial.certify.exact import _sem_balance
         from verispatial.certify.reach import analyse
+        from verispatial.families.semaphores.encoding import _sem_balance
 
         a = analyse(sl.program)
         got = []
@@ -946,8 +946,8 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
             f"docs/checker.md)"))
     for s in (g, r):
         for site in s.sites:
-            # The wording of exact.py's host_init balance (the structure shows the word only counts up).
-            out.append(Result("balance", f"{R.BALANCE_SEM}:sem{s.id}@{site}", Verdict.PROVED,
+            # The wording of the semaphore encoding's host_init balance (the structure shows the word only counts up).
+            out.append(Result(R.Family.BALANCE.value, f"{R.BALANCE_SEM}:sem{s.id}@{site}", Verdict.PROVED,
                               f"sem{s.id}@{site} only counts up and is re-initialized by the host at launch (to "
                               f"{s.init})"))
     known = {**results, **{x.name: x for x in out}}
@@ -1032,10 +1032,10 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
         engine, path = None, None  # the violation is matched by ``at`` alone
     got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
     if got is None:
-        return Result("happens-before", name, Verdict.FAILED,
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
                       seconds=time.perf_counter() - t0)
-    return Result("happens-before", name, Verdict.REFUTED, str(cex["summary"]), {**cex, "replay": got},
+    return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, str(cex["summary"]), {**cex, "replay": got},
                   time.perf_counter() - t0)
 
 
@@ -1050,7 +1050,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
     if have is not None and need is not None:
         miss = sorted(need - have)
         if not miss:
-            return Result("happens-before", name, Verdict.PROVED,
+            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
                           f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
         cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
@@ -1058,7 +1058,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
                           f"which no write of a phase <= {acc.phase} writes"}
         return _refute_on_composition(p, name, cex, t0)
     if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
-        return Result("happens-before", name, Verdict.FAILED, "an access under an if: coverage is not decided",
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
     r = _coverage(p, tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
@@ -1077,7 +1077,7 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
         # Count the tiles written (bounded by the writes), never walk the tensor: it may hold 2**32 tiles.
         unwritten = ntiles - len({x for x in have if 0 <= x < ntiles})
         if not unwritten:
-            return Result("happens-before", name, Verdict.PROVED,
+            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
         first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
@@ -1132,7 +1132,7 @@ def resident_disjoint(p: Program) -> list[Result]:
         nr = sum(1 for k in occ if k[0] == "r")
         what = f"{len(occ) - nr} buffer(s) and {nr} resident tensor(s)"
         if hit is None:
-            out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint (exact interval sweep)",
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint (exact interval sweep)",
                               seconds=time.perf_counter() - t0))
             continue
         (k1, (lo1, _, l1, b1)), (k2, (lo2, _, l2, b2)) = hit
@@ -1144,5 +1144,5 @@ def resident_disjoint(p: Program) -> list[Result]:
         residents = [k[1] for k in (k1, k2) if k[0] == "r"]
         if residents:
             cex["residents"] = residents
-        out.append(Result("memory", name, Verdict.REFUTED, summary, cex, time.perf_counter() - t0))
+        out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED, summary, cex, time.perf_counter() - t0))
     return out

@@ -105,7 +105,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     if unsupported or inexact_here:
         found = search_confirmed(search, a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
         if found is not None:
-            return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found,
+            return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, found["summary"], found,
                           seconds=time.perf_counter() - t0)
         why = []
         if unsupported:
@@ -113,7 +113,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         if inexact_here:
             why.append("exact counting of " + ", ".join(inexact_here) + " did not prove (see the semaphore family), "
                        "so the counter model is not known faithful; the interpreter's search found no deadlock")
-        return Result(R.DEADLOCK, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
+        return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
     if method != "search":
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
         if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) or method == "schedule":
@@ -154,14 +154,14 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
     untrusted = sorted({b for e in comp for lf in a.views[e].leaves
                         if isinstance(b := getattr(lf.op, "buf", None), int) and b not in trusted})
     if untrusted:
-        return Result(R.DEADLOCK, name, Verdict.FAILED,
+        return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
     got = schedule.prove(a, comp, trip_sets)
     if got.candidate is not None:
         # The exhaustive run got stuck: the interpreter driven to where it stuck may replay the deadlock.
         cex = replay_deadlock(a.program, got.candidate.decoded(), comp)
         if cex is not None:
-            return Result(R.DEADLOCK, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
+            return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
                           seconds=time.perf_counter() - t0)
     verdict = Verdict.PROVED if got.proved else Verdict.FAILED
     if not got.proved:
@@ -171,7 +171,7 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
     else:
         reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
                   + (" and trip values" if a.linear and a.program.trips else ""))
-    return Result(R.DEADLOCK, name, verdict, reason, seconds=time.perf_counter() - t0)
+    return Result(R.Family.DEADLOCK.value, name, verdict, reason, seconds=time.perf_counter() - t0)
 
 
 def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
@@ -188,13 +188,13 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
             if res.status == Status.UNSAT:
                 break
             if res.status == Status.UNKNOWN:
-                return Result(R.DEADLOCK, name, Verdict.FAILED, f"solver: {res.reason}",
+                return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED, f"solver: {res.reason}",
                               seconds=time.perf_counter() - t0)
             assert res.model is not None
             cand = sq.decode(res.model)
             cex = replay_deadlock(a.program, cand, comp)
             if cex is not None:
-                return Result(R.DEADLOCK, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
+                return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
                               seconds=time.perf_counter() - t0)
             # Not replayable: exclude this choice of ops (and trips) and search on for one that replays. The
             # exclusion covers every loop iteration of those ops, and a failed replay does not show the candidate
@@ -206,14 +206,14 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                      if not z3.is_int_value(v)]
             sq.q.add(z3.Not(all_of(sq.q.ctx, excl)), "refine")
         else:
-            return Result(R.DEADLOCK, name, Verdict.FAILED,
+            return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
                           f"{REFINEMENTS} candidate deadlocks of the counter abstraction did not replay",
                           seconds=time.perf_counter() - t0)
     if unreplayed:
         found = search_confirmed(search, a.program, comp)
         if found is not None:
-            return Result(R.DEADLOCK, name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
-        return Result(R.DEADLOCK, name, Verdict.FAILED,
+            return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, found["summary"], found, seconds=time.perf_counter() - t0)
+        return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
                       f"{unreplayed} candidate deadlock(s) of the counter abstraction did not replay in the "
                       "interpreter and none that does was found", seconds=time.perf_counter() - t0)
-    return Result(R.DEADLOCK, name, Verdict.PROVED, reason, seconds=time.perf_counter() - t0)
+    return Result(R.Family.DEADLOCK.value, name, Verdict.PROVED, reason, seconds=time.perf_counter() - t0)

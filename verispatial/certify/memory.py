@@ -46,7 +46,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     if not p.buffers and not p.resident:
         return []
     if not p.memory:
-        return [Result("memory", R.MEMORY_MAP, Verdict.FAILED,
+        return [Result(R.Family.MEMORY.value, R.MEMORY_MAP, Verdict.FAILED,
                        "the program has no memory map (memory): nothing to prove disjointness from")]
     out: list[Result] = []
     at = {m.buf: m for m in p.memory}
@@ -56,18 +56,19 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         m = at[b.id]
         name = f"{R.MEMORY_RANGE}:b{b.id}"
         if b.space == Space.LOCAL and (m.offset < t.reserved_base or m.offset + m.size > t.local_bytes):
-            out.append(Result("memory", name, Verdict.REFUTED,
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED,
                               f"b{b.id} ({b.name}) on {b.site} occupies [{m.offset}, {m.offset + m.size}) outside usable "
                               f"[{t.reserved_base}, {t.local_bytes})",
                               {"kind": "memory", "rule": R.MEMORY_RANGE, "buffer": b.id, "site": [b.site.x, b.site.y],
                                "address": m.offset if m.offset < t.reserved_base else t.local_bytes,
                                "summary": f"b{b.id} leaves usable memory"}))
         elif m.offset % t.alignment:
-            out.append(Result("memory", name, Verdict.REFUTED, f"b{b.id} at offset {m.offset} is not {t.alignment}-byte aligned",
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED,
+                              f"b{b.id} at offset {m.offset} is not {t.alignment}-byte aligned",
                               {"kind": "memory", "rule": R.MEMORY_ALIGN, "buffer": b.id, "address": m.offset,
                                "summary": f"b{b.id} misaligned"}))
         elif b.alias_of is not None and (at[b.alias_of].offset, at[b.alias_of].size) != (m.offset, m.size):
-            out.append(Result("memory", name, Verdict.REFUTED,
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED,
                               f"b{b.id} aliases b{b.alias_of} but sits at [{m.offset}, +{m.size}) instead of its bytes",
                               {"kind": "memory", "rule": R.MEMORY_ALIAS, "buffer": b.id, "address": m.offset,
                                "summary": f"alias b{b.id} is not page for page on b{b.alias_of}"}))
@@ -89,10 +90,10 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         what = f"{len(items) - nr} buffers" + (f" and {nr} resident tensor(s)" if nr else "")
         if len({i.root for i in items}) < 2:
             few = f"{len(items) - nr} buffer(s)" + (f" and {nr} resident tensor(s)" if nr else "")
-            out.append(Result("memory", name, Verdict.PROVED, f"{few}, no distinct pair", seconds=time.perf_counter() - t0))
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{few}, no distinct pair", seconds=time.perf_counter() - t0))
             continue
         if smt.shortcuts() and _disjoint(items):
-            out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=time.perf_counter() - t0))
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=time.perf_counter() - t0))
             continue
         q = Query(name, rlimit)
         addr = q.int_var("addr")
@@ -108,7 +109,7 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
         r = q.check()
         dt = time.perf_counter() - t0
         if r.status == Status.UNSAT:
-            out.append(Result("memory", name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=dt))
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=dt))
         elif r.status == Status.SAT:
             assert r.model is not None
             k = model_int(r.model, sel)
@@ -121,9 +122,9 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             residents = [i.root[1] for i in (b1, b2) if i.buffer is None]
             if residents:
                 cex["residents"] = residents
-            out.append(Result("memory", name, Verdict.REFUTED, summary, cex, dt))  # type: ignore[arg-type]
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED, summary, cex, dt))  # type: ignore[arg-type]
         else:
-            out.append(Result("memory", name, Verdict.FAILED, f"solver: {r.reason}", seconds=dt))
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=dt))
     return out
 
 
@@ -147,7 +148,7 @@ def _resident_ranges(p: Program) -> list[Result]:
     for r in p.resident:
         name = f"{R.MEMORY_RANGE}:resident:{r.tensor}"
         if r.offset < t.reserved_base or r.offset + r.size > t.local_bytes:
-            out.append(Result("memory", name, Verdict.REFUTED,
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED,
                               f"resident {r.tensor} on {r.site} occupies [{r.offset}, {r.offset + r.size}) outside "
                               f"usable [{t.reserved_base}, {t.local_bytes})",
                               {"kind": "memory", "rule": R.MEMORY_RANGE, "resident": r.tensor,
@@ -155,11 +156,11 @@ def _resident_ranges(p: Program) -> list[Result]:
                                "address": r.offset if r.offset < t.reserved_base else t.local_bytes,
                                "summary": f"resident {r.tensor} leaves usable memory"}))
         elif r.offset % t.alignment:
-            out.append(Result("memory", name, Verdict.REFUTED,
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED,
                               f"resident {r.tensor} at offset {r.offset} is not {t.alignment}-byte aligned",
                               {"kind": "memory", "rule": R.MEMORY_ALIGN, "resident": r.tensor, "address": r.offset,
                                "summary": f"resident {r.tensor} misaligned"}))
         else:
-            out.append(Result("memory", name, Verdict.PROVED,
+            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED,
                               f"resident {r.tensor} on {r.site} lies inside usable memory, aligned"))
     return out

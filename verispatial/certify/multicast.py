@@ -61,16 +61,18 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
                or (p.memory and offsets.get(b.id) != offsets.get(bs.id))]
         if not p.memory:
-            out.append(Result("async-noc", name, Verdict.FAILED, "no memory map: multicast address congruence needs byte offsets"))
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                              "no memory map: multicast address congruence needs byte offsets"))
         elif bad:
             b = bad[0]
-            out.append(Result("async-noc", name, Verdict.REFUTED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
                               f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
                               f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
                               {"kind": R.MCAST_ADDRESS, "rule": R.MCAST_ADDRESS, "sender_buffer": bs.id, "receiver_buffer": b.id,
                                "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"}))
         else:
-            out.append(Result("async-noc", name, Verdict.PROVED, "every destination buffer has the sender's address and shape"))
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                              "every destination buffer has the sender's address and shape"))
 
     trip_max = p.trip_max()
 
@@ -82,7 +84,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         op = lf.op
         assert isinstance(op, McastSend)
         if never(lf):
-            out.append(Result("async-noc", f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
+            out.append(Result(R.Family.ASYNC_NOC.value, f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
                               "the multicast never runs (its loop runs no iteration)"))
             continue
         t0 = time.perf_counter()
@@ -114,22 +116,22 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
 
             o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
             if o.status == Status.UNSAT:
-                out.append(Result("async-noc", name, Verdict.PROVED,
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
                                   f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer",
                                   seconds=time.perf_counter() - t0))
                 continue
         o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
         dt = time.perf_counter() - t0
         if o.status == Status.UNSAT:
-            out.append(Result("async-noc", name, Verdict.PROVED,
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
                               f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer", seconds=dt))
         elif o.status == Status.SAT and d is not None:
             where = "read" if op.front else "write"
             msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write "
                    f"pointer differs from the sender's {where} pointer")
-            out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt))
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt))
         else:
-            out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
 
     # Publishing: each receiver push of a multicast destination buffer.
     dest_ids = {b.id for lf in sends for b in _dest_buffers(a, lf)}
@@ -141,11 +143,11 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             br = p.buffers[lf.op.buf]
             name = f"{R.MCAST_PUBLISH}:{lf.engine}:{list(lf.path)}"
             if never(lf):
-                out.append(Result("async-noc", name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
                 continue
             word, per_flag = _covering_flag(a, lf.engine, br)
             if word is None:
-                out.append(Result("async-noc", name, Verdict.FAILED,
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                                   f"{lf.engine} publishes multicast data in b{br.id} without a flag handshake whose every "
                                   "flag follows a data multicast into it (outside the decided fragment)"))
                 continue
@@ -161,12 +163,13 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             o, d, _ = solve_each(a, build2, name, engines, trusted, rlimit)
             dt = time.perf_counter() - t0
             if o.status == Status.UNSAT:
-                out.append(Result("async-noc", name, Verdict.PROVED, f"flags seen on {word.name} cover every page published", seconds=dt))
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                                  f"flags seen on {word.name} cover every page published", seconds=dt))
             elif o.status == Status.SAT and d is not None:
                 msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
-                out.append(Result("async-noc", name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt))
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt))
             else:
-                out.append(Result("async-noc", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
     return out
 
 

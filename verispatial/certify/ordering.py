@@ -156,12 +156,12 @@ def _run(a: Analysis, trusted: set[int], name: str, engines: list[str], build: B
     o, d, _ = solve_each(a, build, name, frozenset(engines), trusted, rlimit)
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
-        return Result("happens-before", name, Verdict.PROVED, proved, seconds=dt)
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED, proved, seconds=dt)
     if o.status == Status.SAT and d is not None:
         assert o.model is not None
         why = refuted if isinstance(refuted, str) else refuted(o.model)
-        return Result("happens-before", name, Verdict.REFUTED, why, _cex(rule, d, why, **extra), dt)
-    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, _cex(rule, d, why, **extra), dt)
+    return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 def _leaf_ref(lf: Leaf) -> str:
@@ -205,7 +205,7 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
             if share is False:
                 continue
             if share is None:
-                out.append(Result("happens-before", name, Verdict.FAILED, "solver: unknown on the tile overlap"))
+                out.append(Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "solver: unknown on the tile overlap"))
                 continue
             held: dict[str, _Access] = {}
 
@@ -253,7 +253,7 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
     o = q.check()
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
-        return Result("happens-before", name, Verdict.PROVED,
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                       f"every tile {r.engine} reads of {tensor} is written by a write of it", seconds=dt)
     if o.status == Status.SAT:
         assert o.model is not None
@@ -266,8 +266,8 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
             "kind": "race", "rule": R.TENSOR_RACE, "engine": r.engine, "path": list(r.path), "iteration": it,
             "tile": x, "trips": {n: model_int(m, v) for n, v in trips.items()},
             "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
-        return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
-    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, dt)
+    return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
@@ -297,7 +297,7 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
     o = q.check()
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
-        return Result("happens-before", name, Verdict.PROVED,
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                       f"every tile of output {tensor} is written, for every trip value", seconds=dt)
     if o.status == Status.SAT:
         assert o.model is not None
@@ -311,8 +311,8 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
         cex: dict[str, object] = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None,
                                   "tile": x, "trips": ts, "dynamic": {n: model_int(m, v) for n, v in dyn.items()},
                                   "summary": why}
-        return Result("happens-before", name, Verdict.REFUTED, why, cex, dt)
-    return Result("happens-before", name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, dt)
+    return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 
@@ -341,13 +341,13 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
     if share is False:
         return []
     if share is None:
-        return [Result("happens-before", pair, Verdict.FAILED, "solver: unknown on the tile overlap")]
+        return [Result(R.Family.HAPPENS_BEFORE.value, pair, Verdict.FAILED, "solver: unknown on the tile overlap")]
     at: list[dict[str, object]] = [{"engine": r.engine, "path": list(r.path)}]
     if what == "state":
         at.append({"engine": w.engine, "path": list(w.path), "cause": Cause.LATE_STATE_WRITE})
     cp = _completion(a, w)
     if cp is None:
-        return [Result("happens-before", pair, Verdict.REFUTED,
+        return [Result(R.Family.HAPPENS_BEFORE.value, pair, Verdict.REFUTED,
                        f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
                        {"kind": "race", "rule": R.TENSOR_RACE, "at": at,
                         "summary": f"{w.engine} never completes its write of {tensor}"})]
@@ -387,7 +387,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
             if share is False:
                 continue
             if share is None:
-                out.append(Result("happens-before", name, Verdict.FAILED, "solver: unknown on the tile overlap"))
+                out.append(Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "solver: unknown on the tile overlap"))
                 continue
             c1, c2 = _completion(a, w1), _completion(a, w2)
             held: dict[str, tuple[_Access, _Access]] = {}

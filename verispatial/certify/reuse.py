@@ -198,10 +198,10 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             dt = time.perf_counter() - t0
             msg = (f"{h.engine} sets sem{sem}@{site}, the source word of {s.engine}'s flag multicast at {list(s.path)}")
             if o.status == Status.UNSAT:
-                out.append((Result("async-noc", name, Verdict.PROVED, msg + ", only once that flag has left",
+                out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, msg + ", only once that flag has left",
                                    seconds=dt), None))
             else:
-                out.append((Result("async-noc", name, Verdict.REFUTED if o.status == Status.SAT else Verdict.FAILED,
+                out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED if o.status == Status.SAT else Verdict.FAILED,
                                    msg + " while it may not have left" if o.status == Status.SAT else
                                    f"solver: {o.reason}", seconds=dt), h))
         # Remote writes landing on a source word: not decided (the word's protocol is outside the fragment).
@@ -212,7 +212,7 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             name = f"{R.ASYNC_SOURCE_REUSE}:{x.engine}:{list(x.path)}"
             if any(r.name == name for r, _ in out):
                 continue
-            out.append((Result("async-noc", name, Verdict.REFUTED,
+            out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
                                f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
                                f"multicast at {list(s.path)}"), x))
     return out

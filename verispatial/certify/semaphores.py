@@ -111,8 +111,8 @@ def consumption(op: SemWait, init: int, bys: frozenset[int]) -> int:
     """What one pass of a constant-threshold consuming wait ``op`` takes from a reset word starting at ``init``
     whose increments have sizes ``bys``: ``v - init`` for ``eq v`` (it returns only at ``v``), ``least_landing(v -
     init)`` for ``ge v``. A lower bound of what the wait sees in every run; the exact amount when the word's
-    ``sem-set-race`` obligation holds (exact.py: then every reset finds exactly the consumed increments issued, and
-    each epoch took at least this much, so each took exactly this much)."""
+    ``sem-set-race`` obligation holds (families/semaphores/encoding.py: then every reset finds exactly the consumed
+    increments issued, and each epoch took at least this much, so each took exactly this much)."""
     if op.cond == WaitCond.EQ:
         return op.value - init
     return least_landing(op.value - init, bys)
@@ -255,7 +255,7 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
     When no multicast that reads it ever runs, any value is its value: the one the sender sets it to, or ``init``."""
-    from verispatial.certify.rules import _run
+    from verispatial.certify.facts import run_paths as _run
 
     seen: set[int] = set()
 

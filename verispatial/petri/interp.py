@@ -34,14 +34,17 @@ import attrs
 
 from verispatial import budget
 from verispatial.errors import InvalidProgram, UnhandledOp
+from verispatial.families import assemble
+from verispatial.families.accumulator import semantics as accumulator
+from verispatial.families.cb import semantics as cb
+from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, SubjectRef, TensorRef, WordRef
+from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef
 from verispatial.ir.ops import (
     CONTAINERS,
-    AcquireAcc,
     AtomicBarrier,
     Compute,
     Flush,
@@ -50,16 +53,10 @@ from verispatial.ir.ops import (
     McastSend,
     McastSetValid,
     Op,
-    PackAcc,
-    Pop,
-    Push,
     ReadBarrier,
     ReadTiles,
-    ReleaseAcc,
     Reserve,
-    SemInc,
     SemIncMcast,
-    SemSet,
     SemWait,
     Wait,
     WriteBarrier,
@@ -70,6 +67,7 @@ from verispatial.ir.ops import (
 )
 from verispatial.ir.program import Program, walk
 from verispatial.ir.validate import validate
+from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
 
 __all__ = [
@@ -89,21 +87,15 @@ __all__ = [
     "simulate",
 ]
 
-# Kinds of in-flight asynchronous operations. Entries are tuples so states hash:
-#   (_INC,   path, iters, word, by)
-#   (_READ,  path, iters, state_tiles, into, slots)         state_tiles: tile keys of state tensors read; slots: the
-#                                                           pages of ``into`` it lands in
-#   (_WRITE, path, iters, src)                              src: the source pages (root buffer, slots, buffer)
-#   (_MCAST, path, iters, buf, pages, ps, left, remaining, src, front)  ps: offset of the slot it lands in;
-#                                                           remaining: dest bufs; src: (root, slots, buffer)
-#   (_VALID, path, iters, src_word, value, sem, left, remaining)  value: read when it leaves; remaining: dest words
-# A unicast write leaves its source and completes in one landing: nothing observes the moment between (a Flush and a
-# WriteBarrier both wait for it; a tensor tile counts as written at the WriteBarrier), so no behaviour is lost.
-_INC, _READ, _WRITE, _MCAST, _VALID = 0, 1, 2, 3, 4
+# Kinds of in-flight asynchronous operations (``petri/pending.py``), shared with the families' handlers.
+_INC, _READ, _WRITE, _MCAST, _VALID = INC, READ, WRITE, MCAST, VALID
 
 PC = tuple[tuple[int, ...], tuple[int, ...]]
 Entry = tuple[Any, ...]
 TileKey = tuple[int, int]  # (tensor index, tile index)
+
+#: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
+_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
 
 
 @attrs.frozen
@@ -713,14 +705,7 @@ class Interp:
         ``Program.counters_reused``), ``output-unwritten`` (every tile of every output tensor was written: at
         termination every issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
         flight). ``output-unwritten`` is reported at the first engine that writes the tensor (else engine 0)."""
-        out: list[Violation] = []
-        for b in self.program.buffers:
-            after = self.reused.get(b.id)
-            if s.pushed[b.id] != s.popped[b.id] and after is not None:
-                e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
-                msg = (f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}; cb {b.cb} "
-                       f"at {b.site}: {after}")
-                out.append(Violation(R.BALANCE_CB, self._site_pos(b.site, e), msg, BufferRef(b.id)))
+        out: list[Violation] = cb.balance(self, s)
         for ti, t in enumerate(self.program.tensors):
             if t.role is not Role.OUTPUT:
                 continue
@@ -733,13 +718,7 @@ class Interp:
                 out.append(Violation(R.OUTPUT_UNWRITTEN, Position(self.keys[e], None) if self.n else Position("", None),
                                      f"output {t.name} ends with {ntiles - len(written)} of its {ntiles} tiles "
                                      f"never written (first: tile {first})", TensorRef(t.name)))
-        for w, site in enumerate(self.word_site):
-            if w not in self.rearmed and w not in self.host_words and s.words[w] != self.word_init[w]:
-                sem = self.program.semaphores[self.word_sem[w]]
-                out.append(Violation(R.BALANCE_SEM, self._site_pos(site, -1),
-                                     f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
-                                     f"{self.word_init[w]} (the word is not re-armed by a SemSet)",
-                                     WordRef(sem.id, site)))
+        out += semaphores.balance(self, s)
         return out
 
     def _site_pos(self, site: Site, e: int) -> Position:
@@ -766,10 +745,7 @@ class Interp:
     def _on_arrive(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        op = self._ops[e][pc[0]]
-        if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
-            self._v(out, R.CB_CAPACITY, e, pc,
-                    f"{op_text(op)} asks for {op.pages} pages of b{op.buf}, whose capacity is {self.caps[op.buf]}")
+        cb.capacity(self, e, pc, self._ops[e][pc[0]], out)
 
     def _on_finish(self, s: State, e: int, out: list[Violation]) -> None:
         left = []
@@ -791,14 +767,6 @@ class Interp:
             self._on_finish(s, e, out)
         else:
             self._on_arrive(s, e, out)
-
-    def _role(self, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
-        owners = s.producer if producer else s.consumer
-        if owners[b] < 0:
-            owners[b] = e
-        elif owners[b] != e:
-            rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
-            self._v(out, rule, e, pc, f"b{b} already has {self.keys[owners[b]]} as the engine that {verb} it")
 
     def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
         """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
@@ -899,20 +867,6 @@ class Interp:
                             f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
                     return
 
-    def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> tuple[int, ...]:
-        """Writes into a buffer land in its reserved back, one after another from the write pointer: the tiles must
-        lie inside the window ``[pushed, rsv_end)`` (reference §1.1: get_write_ptr is valid only between reserve and
-        push). Returns the ring slots written."""
-        pt = self.page_tiles[b]
-        room = (s.rsv_end[b] - s.pushed[b]) * pt
-        if s.fill[b] + tiles > room:
-            self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
-                    f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
-                    f"its reserved window holds {max(room, 0)} tiles")
-        slots = self._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
-        s.fill[b] += tiles
-        return slots
-
     def _index_window(self, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
         """``cb-read-unwaited`` for an indirect address: its index is read from the front page of its index buffer
         (``Program.index_buffers``), which must lie in this engine's waited window — waited and not yet popped, by
@@ -927,27 +881,6 @@ class Interp:
             self._v(out, R.CB_READ_UNWAITED, e, pc,
                     f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
                     f"of b{b} holds no page")
-
-    def _acc(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
-        """``acc-unacquired``: Compute and PackAcc run inside tile_regs_acquire .. tile_regs_release (reg_api.h);
-        an acquire while one is held, or a release with none held, breaks the pairing. ``acc-overrun``: a Compute
-        or PackAcc of more tiles than the held acquire took uses DST tiles past it (DST indices past the acquired
-        section are the other half's, or past get_dest_limit: reg_api.h, dest_helpers.hpp). ``s.acc[e]``: the
-        tiles the engine's held acquire took, 0 when none is held."""
-        held = s.acc[e]
-        if isinstance(op, AcquireAcc):
-            if held:
-                self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} while this engine already holds an accumulator")
-            s.acc[e] = op.tiles
-        elif isinstance(op, ReleaseAcc):
-            if not held:
-                self._v(out, R.ACC_UNACQUIRED, e, pc, "release_acc() with no accumulator acquired")
-            s.acc[e] = 0
-        elif not held:
-            self._v(out, R.ACC_UNACQUIRED, e, pc, f"{op_text(op)} with no accumulator acquired (no acquire_acc before it)")
-        elif isinstance(op, (Compute, PackAcc)) and op.tiles > held:
-            self._v(out, R.ACC_OVERRUN, e, pc, f"{op_text(op)} uses {op.tiles} accumulator tiles, but the held "
-                                               f"acquire took {held}")
 
     def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
         """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of
@@ -980,96 +913,33 @@ class Interp:
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        path, iters = pc
-        op = self._ops[e][path]
+        op = self._ops[e][pc[0]]
         if self._closing:
             self._rendezvous_early(s, e, pc, out)
-        if isinstance(op, Reserve):
-            b, n = op.buf, op.pages
-            self._role(s, e, pc, b, True, out)
-            first = max(s.rsv_end[b], s.pushed[b])
-            self._source_reuse(s, e, pc, b, self._page_slots(b, first, s.pushed[b] + n - first),
-                               f"{op_text(op)} re-reserves", out, ring=True)
-            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b] + n)
-        elif isinstance(op, Push):
-            b, n, cap = op.buf, op.pages, self.caps[op.buf]
-            pt = self.page_tiles[b]
-            self._role(s, e, pc, b, True, out)
-            if s.pushed[b] + n > s.rsv_end[b]:
-                self._v(out, R.CB_PUSH_UNCOVERED, e, pc,
-                        f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
-                        f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-            if b in self.data_bufs and b not in self.mcast_dests and s.fill[b] < n * pt:
-                self._v(out, R.CB_PUSH_UNFILLED, e, pc,
-                        f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
-                        f"since they were reserved")
-            if s.pushed[b] % cap + n > cap:
-                self._v(out, R.CB_STRADDLE, e, pc,
-                        f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
-                        f"({s.pushed[b] % cap}+{n} > {cap})")
-            if s.rb_mask[e] >> b & 1:
-                self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
-                        f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
-            if b in self.mcast_dests and s.landed[b] < s.pushed[b] + n:
-                self._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
-                        f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
-                        f"only {s.landed[b]} in b{b}")
-            self._alias_clobber(s, e, pc, b, n, out)
-            s.pushed[b] += n
-            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
-            s.fill[b] = max(0, s.fill[b] - n * pt)
-        elif isinstance(op, Wait):
-            self._role(s, e, pc, op.buf, False, out)
-            s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
-        elif isinstance(op, Pop):
-            b, n, cap = op.buf, op.pages, self.caps[op.buf]
-            self._role(s, e, pc, b, False, out)
-            if s.popped[b] + n > s.wait_end[b]:
-                self._v(out, R.CB_POP_UNCOVERED, e, pc,
-                        f"pop(b{b}, {n}) frees pages [{s.popped[b]}, {s.popped[b] + n}) but the waited window is "
-                        f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
-            if s.popped[b] % cap + n > cap:
-                self._v(out, R.CB_STRADDLE, e, pc,
-                        f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
-                        f"({s.popped[b] % cap}+{n} > {cap})")
-            self._source_reuse(s, e, pc, b, self._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
-            s.popped[b] += n
-            s.wait_end[b] = max(s.wait_end[b], s.popped[b])
-            s.drain[b] = max(0, s.drain[b] - n * self.page_tiles[b])
-        elif isinstance(op, SemInc):
-            s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
-            s.ab[e] = True
-        elif isinstance(op, SemIncMcast):
-            # One atomic per destination core, each landing on its own (noc_semaphore_inc_multicast).
-            incs = tuple((_INC, path, iters, w, op.by) for w in self._valid_words[(op.sem, op.group)])
-            s.pending[e] = (*s.pending[e], *incs)
-            s.ab[e] = True
-        elif isinstance(op, SemSet):
-            w = self._word(e, op.sem)
-            if s.dirty[w] >> e & 1:
-                self._v(out, R.SEM_SET_RACE, e, pc,
-                        f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{self.word_site[w]}={s.words[w]}, "
-                        f"which received a remote write since this engine last observed it (lost update)")
-            self._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
-            s.words[w] = op.value
-            s.dirty[w] &= ~(1 << e)
-        elif isinstance(op, SemWait):
-            w = self._word(e, op.sem)
-            s.dirty[w] &= ~(1 << e)
-        elif isinstance(op, McastSend):
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, s, e, pc, op, out)
+        else:
+            self._exec_other(s, e, pc, op, out)
+        self._advance(s, e, out)
+
+    def _exec_other(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
+        """The op classes whose family has no folder yet (``verispatial/families``)."""
+        path, iters = pc
+        if isinstance(op, McastSend):
             b = op.buf
             if s.rb_mask[e] >> b & 1:
                 self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
                         f"{op_text(op)} publishes pages read into b{b} by read_tiles with no read_barrier since")
             if op.front:
-                self._role(s, e, pc, b, False, out)
+                cb.role(self, s, e, pc, b, False, out)
                 if s.popped[b] + op.pages > s.wait_end[b]:
                     self._v(out, R.CB_READ_UNWAITED, e, pc,
                             f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
                             f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
                 first = s.popped[b]
             else:
-                self._role(s, e, pc, b, True, out)
+                cb.role(self, s, e, pc, b, True, out)
                 if s.pushed[b] + op.pages > s.rsv_end[b]:
                     self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                             f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
@@ -1093,8 +963,8 @@ class Interp:
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
             self._index_window(s, e, pc, op, out)
-            self._role(s, e, pc, op.into, True, out)
-            slots = self._fill(s, e, pc, op.into, op.tiles, op, out)
+            cb.role(self, s, e, pc, op.into, True, out)
+            slots = cb.fill(self, s, e, pc, op.into, op.tiles, op, out)
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
             role = self.program.tensors[ti].role
@@ -1128,7 +998,7 @@ class Interp:
         elif isinstance(op, WriteTiles):
             self._index_window(s, e, pc, op, out)
             b, pt = op.src, self.page_tiles[op.src]
-            self._role(s, e, pc, b, False, out)
+            cb.role(self, s, e, pc, b, False, out)
             room = (s.wait_end[b] - s.popped[b]) * pt
             if s.drain[b] + op.tiles > room:
                 self._v(out, R.CB_READ_UNWAITED, e, pc,
@@ -1189,32 +1059,8 @@ class Interp:
             s.mc_mask[e] = 0
         elif isinstance(op, AtomicBarrier):
             s.ab[e] = False
-        elif isinstance(op, AcquireAcc):
-            self._acc(s, e, pc, op, out)
-            cap = self.program.target.acc_capacity(op.dtype)
-            if op.tiles > cap:
-                self._v(out, R.ACC_CAPACITY, e, pc,
-                        f"{op_text(op)} takes {op.tiles} {op.dtype} tiles; {self.program.target.name}'s accumulator "
-                        f"holds {cap} at that precision")
-        elif isinstance(op, ReleaseAcc):
-            self._acc(s, e, pc, op, out)
-        elif isinstance(op, Compute):
-            self._acc(s, e, pc, op, out)
-            for o in op.ins:
-                self._role(s, e, pc, o.buf, False, out)
-                if s.popped[o.buf] + o.pages > s.wait_end[o.buf]:
-                    self._v(out, R.CB_READ_UNWAITED, e, pc,
-                            f"{op_text(op)} unpacks pages [{s.popped[o.buf]}, {s.popped[o.buf] + o.pages}) of b{o.buf}, "
-                            f"but the waited window is [{s.popped[o.buf]}, {max(s.wait_end[o.buf], s.popped[o.buf])})")
-        elif isinstance(op, PackAcc):
-            self._acc(s, e, pc, op, out)
-            self._role(s, e, pc, op.buf, True, out)
-            slots = self._fill(s, e, pc, op.buf, op.tiles, op, out)
-            self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
-            self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
         else:
             raise UnhandledOp("the interpreter", op)
-        self._advance(s, e, out)
 
     def _engines_text(self, mask: int) -> str:
         return ", ".join(self.keys[i] for i in range(self.n) if mask >> i & 1)
@@ -1241,7 +1087,7 @@ class Interp:
             rest = ((*en[:7], remaining, *en[8:]),) if remaining else ()
             s.pending[e] = (*pend[:i], *rest, *pend[i + 1 :])
         if kind == _INC:
-            self._remote_write(s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
+            semaphores.remote_write(self, s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
         elif kind == _READ:
             # A read of a state tile in section r sees the version of the sections before r: it must land before any
             # write of that tile in a section >= r is issued. Other tiles may already be rewritten (an in-place update
@@ -1279,30 +1125,7 @@ class Interp:
             self._source_reuse(s, e, issue_pc, br, slots, what, out)
             s.landed[br] += pages
         elif kind == _VALID:
-            self._remote_write(s, t.dest, en[4], e, issue_pc, out)
-
-    def _remote_write(self, s: State, w: int, new: int, src: int, src_pc: PC, out: list[Violation]) -> None:
-        old = s.words[w]
-        site, sem = self.word_site[w], self.word_sem[w]
-        if new != old:
-            mask = self.site_mask.get(site, 0)
-            for e2 in range(self.n):
-                pc = s.pcs[e2]
-                if not mask >> e2 & 1 or pc is None:
-                    continue
-                op = self._ops[e2][pc[0]]
-                # An equality wait misses its value when a write leaves it (old == v) or jumps over it.
-                want = op.threshold(self._env(e2, pc)) if isinstance(op, SemWait) else 0
-                if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and (
-                        want == old or old < want < new):
-                    src_op = op_text(self._ops[src][src_pc[0]])
-                    how = "is enabled" if want == old else "is pending and the value jumps over it"
-                    self._v(out, R.SEM_OVERSHOOT, e2, pc,
-                            f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
-                            f"({src_op} issued by {self.keys[src]} at {path_text(src_pc[0])} lands)")
-        self._word_reuse(s, src, src_pc, w, f"{op_text(self._ops[src][src_pc[0]])} lands in", out)
-        s.words[w] = new
-        s.dirty[w] = self.site_mask.get(site, 0)
+            semaphores.remote_write(self, s, t.dest, en[4], e, issue_pc, out)
 
 
 # ---------------------------------------------------------------------- runs

@@ -7,7 +7,8 @@ families in docs/checker.md, the fidelity ledger), or a paragraph — and ``rule
 output, shipped with the package (the docs are not). ``tests/test_rule_help.py`` fails when the two differ;
 regenerate with ``python -m verispatial.report.rule_help .`` from the repository root.
 
-Each entry: ``documentation`` (``<doc>#<anchor>``, the section of its first piece, a GitHub heading anchor),
+Each entry: ``documentation`` (``<doc>#<anchor>``, a GitHub heading anchor: a rule's is its registry entry's
+``anchor``, ``verispatial/ir/rules.py``; any other kind's is the section of its first piece),
 ``summary`` (one line, to follow the kind's name), ``text`` (plain text) and ``markdown``. A kind without an entry
 takes its family's (``family:<name>``: the family's row of the checker's table), else ``default``.
 """
@@ -33,22 +34,23 @@ README = "README.md"
 #: — the sentences of that paragraph that hold it.
 Piece = tuple[str, str, str]
 
+#: Family -> the text of its row in the checker's table of families (docs/checker.md).
 _FAMILY_ROW = {
-    "circular-buffer": "capacity, one producer/consumer engine",
-    "semaphore": "exact counting: no lost update",
-    "async-noc": "read published (push or multicast) without barrier",
-    "accumulator": "acquire within the target's accumulator tiles",
-    R.BOUNDS: "every tile access inside its tensor, affine and indirect",
-    "memory": "disjoint, inside usable memory, aligned",
-    "happens-before": "per tile: activation read after completed write",
-    R.DEADLOCK: "no reachable state where every unfinished engine is blocked",
-    "balance": "every buffer whose counters outlive its section ends empty",
+    R.Family.CIRCULAR_BUFFER.value: "capacity, one producer/consumer engine",
+    R.Family.SEMAPHORE.value: "exact counting: no lost update",
+    R.Family.ASYNC_NOC.value: "read published (push or multicast) without barrier",
+    R.Family.ACCUMULATOR.value: "acquire within the target's accumulator tiles",
+    R.Family.BOUNDS.value: "every tile access inside its tensor, affine and indirect",
+    R.Family.MEMORY.value: "disjoint, inside usable memory, aligned",
+    R.Family.HAPPENS_BEFORE.value: "per tile: activation read after completed write",
+    R.Family.DEADLOCK.value: "no reachable state where every unfinished engine is blocked",
+    R.Family.BALANCE.value: "every buffer whose counters outlive its section ends empty",
 }
 
-_HB = (SEMANTICS, "rule", R.TENSOR_RACE), (CHECKER, "row", _FAMILY_ROW["happens-before"])
-_SEM = ((CHECKER, "row", _FAMILY_ROW["semaphore"]), (SEMANTICS, "rule", R.SEM_OVERSHOOT),
+_HB = (SEMANTICS, "rule", R.TENSOR_RACE), (CHECKER, "row", _FAMILY_ROW[R.Family.HAPPENS_BEFORE.value])
+_SEM = ((CHECKER, "row", _FAMILY_ROW[R.Family.SEMAPHORE.value]), (SEMANTICS, "rule", R.SEM_OVERSHOOT),
         (SEMANTICS, "rule", R.SEM_SET_RACE))
-_MEMORY = ((CHECKER, "row", _FAMILY_ROW["memory"]),)
+_MEMORY = ((CHECKER, "row", _FAMILY_ROW[R.Family.MEMORY.value]),)
 _CERT = ((README, "sentences", "`--certificate` compares a certificate"),)
 
 #: Where each rule kind is defined, its primary section first.
@@ -61,13 +63,13 @@ SOURCES: dict[str, tuple[Piece, ...]] = {
     R.HB_STATE: (*_HB, (CHECKER, "para", "- `hb-state:T:W<R`"), (CHECKER, "para", "- `hb-state:T:R<W`")),
     R.HB_WRITE_WRITE: (*_HB, (CHECKER, "para", "- `hb-write-write:T:W1~W2`")),
     R.HB_CROSS: (*_HB, (CHECKER, "sentences", "`hb-cross:<T>:after-section-<b>`")),
-    R.HB_RENDEZVOUS: ((SEMANTICS, "para", "`rendezvous-early`: an engine"), (CHECKER, "row", _FAMILY_ROW["happens-before"])),
+    R.HB_RENDEZVOUS: ((SEMANTICS, "para", "`rendezvous-early`: an engine"), (CHECKER, "row", _FAMILY_ROW[R.Family.HAPPENS_BEFORE.value])),
     R.RENDEZVOUS: ((SEMANTICS, "para", "`rendezvous-early`: an engine"), (CHECKER, "row", "every family per slice")),
     R.MCAST_PUBLISH: ((SEMANTICS, "rule", R.MCAST_PUBLISH_EARLY), (CHECKER, "row", "multicast address congruence")),
     R.MCAST_ADDRESS: ((SEMANTICS, "row", "multicast lands at the same L1 address"),
                       (CHECKER, "row", "multicast address congruence")),
     R.SEM_EXACT: _SEM, R.SEM_PROTOCOL: _SEM, R.SEM_FLAG_EARLY: _SEM,
-    R.DEADLOCK: ((SEMANTICS, "para", "It **deadlocks**"), (CHECKER, "row", _FAMILY_ROW[R.DEADLOCK])),
+    R.DEADLOCK: ((SEMANTICS, "para", "It **deadlocks**"), (CHECKER, "row", _FAMILY_ROW[R.Family.DEADLOCK.value])),
     R.MEMORY_DISJOINT: _MEMORY, R.MEMORY_RANGE: _MEMORY, R.MEMORY_MAP: _MEMORY,
     R.CERTIFICATE: _CERT,
     R.BUDGET: ((CHECKER, "para", "`budget:<family>`"),),
@@ -114,6 +116,14 @@ def _headings(text: str) -> list[tuple[int, str, str]]:
 def anchors(text: str) -> list[str]:
     """The heading anchors of a Markdown document, in order."""
     return [a for _, a, _ in _headings(text)]
+
+
+def _title(text: str, anchor: str) -> str:
+    """The title of the heading whose anchor is ``anchor``; ``LookupError`` naming it when none is."""
+    for _, a, title in _headings(text):
+        if a == anchor:
+            return title
+    raise LookupError(f"no heading has the anchor {anchor!r}")
 
 
 def _section_of(text: str, line: int) -> tuple[str, str]:
@@ -276,6 +286,11 @@ def build(root: str | Path) -> dict[str, dict[str, str]]:
                 where = (doc, *_section_of(text, line))
         assert where is not None  # every entry has a piece
         doc, anchor, section = where
+        if kind in R.BY_NAME:  # a rule's section is the registry's (its anchor), not wherever its first piece sits
+            doc, _, anchor = R.BY_NAME[kind].anchor.partition("#")
+            if doc not in docs:
+                docs[doc] = (Path(root) / doc).read_text(encoding="utf-8")
+            section = _title(docs[doc], anchor)
         markdown = "\n\n".join(parts) + f"\n\nDefined in `{doc}`, section \u201c{plain(section)}\u201d."
         out[kind] = {"documentation": f"{doc}#{anchor}",
                      "summary": _summary(kind, parts[0], pieces[0][1], pieces[0][2]),

@@ -1,4 +1,5 @@
-"""Exact semaphore counting (DESIGN §5 "Semaphores", route step 3) and semaphore balance.
+"""The checker's encoding of semaphores: exact counting (DESIGN §5 "Semaphores", route step 3), semaphore balance,
+and the per-engine rules of SemSet, SemInc, SemIncMcast and SemWait (``certify/rules.py`` runs them).
 
 These obligations are what make the counter model of a ``reset`` or ``flag`` word (``semaphores.py``) faithful:
 - ``sem-set-race`` (reset words): when the owner resets the word after a wait, no increment beyond those the
@@ -23,6 +24,7 @@ from collections.abc import Callable
 import z3
 
 from verispatial.certify.canon import ProofMemo
+from verispatial.certify.facts import EngineRun, State
 from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
@@ -31,7 +33,7 @@ from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import SemInc, SemIncMcast, SemWait
+from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
@@ -55,11 +57,11 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             continue
         t0 = time.perf_counter()
         if w.kind == "unsupported":
-            out.append(Result("semaphore", f"{R.SEM_PROTOCOL}:{w.name}", Verdict.FAILED,
+            out.append(Result(R.Family.SEMAPHORE.value, f"{R.SEM_PROTOCOL}:{w.name}", Verdict.FAILED,
                               f"{w.name} follows no protocol the checker decides: {w.why}"))
             continue
         if w.name in by_lemma:
-            out.append(Result("semaphore", f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
+            out.append(Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                               f"{by_lemma[w.name]} (induction over epochs, handshake.py)"))
             continue
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
@@ -126,7 +128,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
         if o.status == Status.SAT and d is not None:
             cex = _cex(rule, w, d, msg, where)
-            got = Result("semaphore", f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
+            got = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
             if confirm is not None:
                 got = confirm(got)
             if got.verdict == Verdict.REFUTED:
@@ -135,9 +137,9 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             result = result or got  # not replayed: never proved; another obligation of the word may replay
             continue
         if o.status != Status.UNSAT and result is None:
-            result = Result("semaphore", f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+            result = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
     if result is None:
-        result = Result("semaphore", f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
+        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
@@ -172,21 +174,21 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
     name = f"{R.BALANCE_SEM}:{w.name}"
     t0 = time.perf_counter()
     if rearmed:
-        return Result("balance", name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} is re-armed: set before every use")
     if w.kind == "source" and not w.sets:
         # Nothing writes a source word (classification: no set, increment or multicast lands on it).
-        return Result("balance", name, Verdict.PROVED, f"{w.name} is a flag source nothing writes: it keeps its "
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} is a flag source nothing writes: it keeps its "
                                                        f"initial value {w.init}")
     if host and w.kind == "monotone":
         # Semaphore.host_init and only increments land on the word (Program.host_initialized_words): the host
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
-        return Result("balance", name, Verdict.PROVED,
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED,
                       f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
     # A flag word reset to its initial value as the owner's last op on it (primed: wait, set, ...; or set-first:
     # set, wait, ..., set).
     primed_flag = w.kind == "flag" and w.reset_value == w.init and ends_reset(a.views, w)
     if w.kind not in ("monotone", "reset") and not primed_flag:
-        return Result("balance", name, Verdict.FAILED,
+        return Result(R.Family.BALANCE.value, name, Verdict.FAILED,
                       f"{w.name} ({w.kind}) is neither re-armed nor a counter the checker can total")
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
@@ -200,10 +202,10 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         q.add(flags != waits)
         r = q.check()
         if r.status == Status.UNSAT:
-            return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its reset value {w.init}: every flag "
+            return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} ends at its reset value {w.init}: every flag "
                           "issued is waited for and the owner's last op on it is a reset",
                           seconds=time.perf_counter() - t0)
-        return Result("balance", name, Verdict.FAILED,
+        return Result(R.Family.BALANCE.value, name, Verdict.FAILED,
                       f"{w.name}: flags issued and waits may differ in number ({r.status.value}); not decided",
                       seconds=time.perf_counter() - t0)
     incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))])
@@ -212,10 +214,10 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
     q.add(end != w.init)
     r = q.check()
     if r.status == Status.UNSAT:
-        return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}",
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}",
                       seconds=time.perf_counter() - t0)
     if r.status == Status.SAT and w.kind == "reset" and _ends_seen(a, w, trusted or set(), rlimit):
-        return Result("balance", name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}: its last "
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}: its last "
                       "reset saw every increment issued", seconds=time.perf_counter() - t0)
     if r.status == Status.SAT:
         assert r.model is not None
@@ -231,8 +233,8 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
                        f"{w.init}; a wait hangs first")
         cex = {"kind": R.BALANCE_SEM, "rule": R.BALANCE_SEM, "word": w.name, "trips": trips, "end_value": val,
                "init": w.init, "summary": summary}
-        return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
-    return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
+        return Result(R.Family.BALANCE.value, name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
+    return Result(R.Family.BALANCE.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
 
 
 def _ends_seen(a: Analysis, w: Word, trusted: set[int], rlimit: int) -> bool:
@@ -248,3 +250,31 @@ def _ends_seen(a: Analysis, w: Word, trusted: set[int], rlimit: int) -> bool:
         return z3.And(*[sq.enc.position(e).finished for e in sorted(sq.engines)], _unseen(sq, w))
     o, _d, _sq = solve_each(a, build, f"{R.BALANCE_SEM}:{w.name}", engines, trusted, rlimit)
     return o.status == Status.UNSAT
+
+
+# ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
+
+
+def sem_set(c: EngineRun, op: SemSet, path: tuple[int, ...], s: State) -> State:
+    """A SemSet rewrites this engine's word: ``async-source-reuse`` while a flag multicast reading it may not have
+    left."""
+    hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
+    if hit:
+        c.flag(R.ASYNC_SOURCE_REUSE, path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
+                                           "(no flush since)", hit)
+    return s
+
+
+def sem_inc(c: EngineRun, op: SemInc | SemIncMcast, path: tuple[int, ...], s: State) -> State:
+    """An increment is outstanding until the engine's next AtomicBarrier (``async-pending-at-end``)."""
+    return s | {("a",)}
+
+
+def sem_wait(c: EngineRun, op: SemWait, path: tuple[int, ...], s: State) -> State:
+    """A wait changes none of the per-engine facts."""
+    return s
+
+
+#: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., State]] = {SemSet: sem_set, SemInc: sem_inc, SemIncMcast: sem_inc,
+                                              SemWait: sem_wait}

@@ -1,0 +1,101 @@
+"""Semaphores in the reference interpreter: the handlers of SemInc, SemIncMcast, SemSet and SemWait, the landing of a
+remote write on a word (``sem-overshoot``) and the words' end balance (``balance-sem``).
+
+Each handler takes the interpreter, the state it changes, the engine index ``e``, its program counter ``pc``, the op
+and the list violations are appended to (docs/semantics.md, "Semaphores"; dataflow_api.h noc_semaphore_inc,
+noc_semaphore_set, noc_semaphore_wait)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.ir import rules as R
+from verispatial.ir.core import WaitCond
+from verispatial.ir.obligation import WordRef
+from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait, op_text
+from verispatial.petri.pending import INC
+from verispatial.petri.position import Violation, path_text
+
+if TYPE_CHECKING:
+    from verispatial.petri.interp import PC, Interp, State
+
+
+def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violation]) -> None:
+    """noc_semaphore_inc: an atomic increment issued now, landing later (``AtomicBarrier`` waits for it)."""
+    path, iters = pc
+    s.pending[e] = (*s.pending[e], (INC, path, iters, it.word_id[(op.sem, op.at)], op.by))
+    s.ab[e] = True
+
+
+def sem_inc_mcast(it: Interp, s: State, e: int, pc: PC, op: SemIncMcast, out: list[Violation]) -> None:
+    """noc_semaphore_inc_multicast: one atomic per destination core, each landing on its own."""
+    path, iters = pc
+    incs = tuple((INC, path, iters, w, op.by) for w in it._valid_words[(op.sem, op.group)])
+    s.pending[e] = (*s.pending[e], *incs)
+    s.ab[e] = True
+
+
+def sem_set(it: Interp, s: State, e: int, pc: PC, op: SemSet, out: list[Violation]) -> None:
+    """noc_semaphore_set: a plain local store; ``sem-set-race`` when the word received a remote write this engine
+    has not observed since (a lost update)."""
+    w = it._word(e, op.sem)
+    if s.dirty[w] >> e & 1:
+        it._v(out, R.SEM_SET_RACE, e, pc,
+              f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{it.word_site[w]}={s.words[w]}, "
+              f"which received a remote write since this engine last observed it (lost update)")
+    it._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
+    s.words[w] = op.value
+    s.dirty[w] &= ~(1 << e)
+
+
+def sem_wait(it: Interp, s: State, e: int, pc: PC, op: SemWait, out: list[Violation]) -> None:
+    """noc_semaphore_wait (-_min): passing the wait observes the word (it blocks until the condition holds)."""
+    w = it._word(e, op.sem)
+    s.dirty[w] &= ~(1 << e)
+
+
+def remote_write(it: Interp, s: State, w: int, new: int, src: int, src_pc: PC, out: list[Violation]) -> None:
+    """A remote write (an increment or a flag multicast of engine ``src``, issued at ``src_pc``) lands on word ``w``
+    with value ``new``: ``sem-overshoot`` for every equality wait at the word's site it leaves or jumps over; every
+    engine of the site must observe the new value before a SemSet of its own."""
+    old = s.words[w]
+    site, sem = it.word_site[w], it.word_sem[w]
+    if new != old:
+        mask = it.site_mask.get(site, 0)
+        for e2 in range(it.n):
+            pc = s.pcs[e2]
+            if not mask >> e2 & 1 or pc is None:
+                continue
+            op = it._ops[e2][pc[0]]
+            # An equality wait misses its value when a write leaves it (old == v) or jumps over it.
+            want = op.threshold(it._env(e2, pc)) if isinstance(op, SemWait) else 0
+            if isinstance(op, SemWait) and op.cond is WaitCond.EQ and op.sem == sem and (
+                    want == old or old < want < new):
+                src_op = op_text(it._ops[src][src_pc[0]])
+                how = "is enabled" if want == old else "is pending and the value jumps over it"
+                it._v(out, R.SEM_OVERSHOOT, e2, pc,
+                      f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
+                      f"({src_op} issued by {it.keys[src]} at {path_text(src_pc[0])} lands)")
+    it._word_reuse(s, src, src_pc, w, f"{op_text(it._ops[src][src_pc[0]])} lands in", out)
+    s.words[w] = new
+    s.dirty[w] = it.site_mask.get(site, 0)
+
+
+def balance(it: Interp, s: State) -> list[Violation]:
+    """``balance-sem`` of a terminated state: a word neither re-armed by a SemSet nor initialized by the host at
+    launch ends at its initial value (tt_metal/impl/program/dispatch.cpp writes it only at launch)."""
+    out: list[Violation] = []
+    for w, site in enumerate(it.word_site):
+        if w not in it.rearmed and w not in it.host_words and s.words[w] != it.word_init[w]:
+            sem = it.program.semaphores[it.word_sem[w]]
+            out.append(Violation(R.BALANCE_SEM, it._site_pos(site, -1),
+                                 f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
+                                 f"{it.word_init[w]} (the word is not re-armed by a SemSet)",
+                                 WordRef(sem.id, site)))
+    return out
+
+
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
+                                            SemWait: sem_wait}
