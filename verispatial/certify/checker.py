@@ -46,6 +46,7 @@ from verispatial.certify.rules import (
     reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
+from verispatial.certify.sharing import shared_read_findings
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, program_key, put_report
 from verispatial.certify.structure import unsupported_features
@@ -331,6 +332,8 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                                                           R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER)
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
+    # The reads of an engine that waits on a buffer another engine pops: cross-engine, so asked of the counters.
+    findings += shared_read_findings(a, trusted, rlimit)
     # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
     # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
     # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).

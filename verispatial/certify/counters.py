@@ -17,6 +17,7 @@ from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
 class CounterModel:
@@ -31,6 +32,9 @@ class CounterModel:
         self.views = views
         self.words = words
         self.buf_leaves: dict[int, list[Leaf]] = {}
+        #: per buffer, the engines waiting on it without popping it (ir/sharing.py): their passed waits do not hold
+        #: while another engine pops, and a compute one counts only its own pops (none)
+        self.sharing = sharing_waiters(program)
         for v in views.values():
             for lf in v.leaves:
                 b = getattr(lf.op, "buf", None)
@@ -168,6 +172,8 @@ class CounterModel:
                 op = lf.op
                 if not isinstance(op, (Reserve, Wait)):
                     continue
+                if isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()):
+                    continue  # another engine's pops move what a sharing waiter's wait compares
                 closer = Push if isinstance(op, Reserve) else Pop
                 leaves = self.views[lf.engine].leaves
                 j = lf.index
@@ -192,6 +198,8 @@ class CounterModel:
             cap = self.p.buffers[op.buf].capacity
             return self.pushed(op.buf) - self.popped(op.buf) + op.pages <= cap
         if isinstance(op, Wait):
+            if lf.engine in self.sharing.get(op.buf, ()) and sees_own_pops_only(self.views[lf.engine].program.engine):
+                return self.pushed(op.buf) >= op.pages  # llk_wait_tiles counts the unpacker's own pops: none
             return self.pushed(op.buf) - self.popped(op.buf) >= op.pages
         if isinstance(op, SemWait):
             w = self.words[(op.sem, self.views[lf.engine].program.site)]

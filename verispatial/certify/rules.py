@@ -64,6 +64,7 @@ from verispatial.ir.ops import (
 )
 from verispatial.ir.program import IndexKey, Program, walk
 from verispatial.ir.rules import PER_ENGINE_RULES
+from verispatial.ir.sharing import sharing_waiters
 
 #: rule -> obligation family, of the rules this abstract interpretation decides (from the rule registry).
 RULE_FAMILY = PER_ENGINE_RULES
@@ -646,12 +647,16 @@ def _roles(op: Op) -> list[tuple[int, bool]]:
 
 
 def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding]:
-    """One producing and one consuming engine per buffer (reference §1.1: pointers are per thread)."""
+    """One producing and one consuming engine per buffer (reference §1.1: pointers are per thread); other engines of
+    the site may wait on and read its front without popping it (``sharing_waiters``)."""
     prod: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
     cons: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
+    sharing = sharing_waiters(p)  # engines waiting on a buffer they never pop share its front (ir/sharing.py)
     for v in views.values():
         for lf in v.leaves:
             for b, produces in _roles(lf.op):
+                if not produces and v.key in sharing.get(b, ()):
+                    continue
                 (prod if produces else cons).setdefault(b, []).append((v.key, lf.path))
     out: list[Finding] = []
     for rule, table, what in ((R.CB_SINGLE_PRODUCER, prod, "produce"), (R.CB_SINGLE_CONSUMER, cons, "consume")):

@@ -69,6 +69,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program, walk
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
 from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
 
@@ -150,6 +151,8 @@ class State:
         "pushed",
         "rb_mask",
         "rsv_end",
+        "share_drain",
+        "share_end",
         "sreads",
         "swrites",
         "tiles",
@@ -190,6 +193,10 @@ class State:
     # a bitmask over (engine, section) pairs: bit engine * sections + section
     swrites: dict[TileKey, tuple[int, int]]
     sreads: dict[TileKey, int]  # per state tile: sections with an issued read of it
+    # per (sharing waiter, buffer) pair (``Interp.share_id``): its own waited window [0, share_end) and the tiles it
+    # read from its read pointer, which only its own pops would move (it never pops: ir/sharing.py)
+    share_end: list[int]
+    share_drain: list[int]
 
     def copy(self) -> State:
         s = State.__new__(State)
@@ -202,6 +209,7 @@ class State:
         s.mc_mask = self.mc_mask.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
+        s.share_end, s.share_drain = self.share_end.copy(), self.share_drain.copy()
         return s
 
     def key(self) -> tuple[Any, ...]:
@@ -229,6 +237,8 @@ class State:
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
             tuple(sorted(self.swrites.items())),
             tuple(sorted(self.sreads.items())),
+            tuple(self.share_end),
+            tuple(self.share_drain),
         )
 
 
@@ -387,6 +397,14 @@ class Interp:
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
         # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
         self.reused = program.counters_reused()
+        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
+        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
+        self.share_id: dict[tuple[int, int], int] = {}
+        for b, keys in sorted(sharing_waiters(program).items()):
+            for key in sorted(keys):
+                self.share_id[(self.index[key], b)] = len(self.share_id)
+        #: engines whose waits count only their own pops (the compute engine's unpacker)
+        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
         self.start_words = list(self.word_init)
@@ -523,6 +541,7 @@ class Interp:
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.tiles, s.swrites, s.sreads = {}, {}, {}
+        s.share_end, s.share_drain = [0] * len(self.share_id), [0] * len(self.share_id)
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
         out: list[Violation] = []
         for e in range(n):
@@ -548,7 +567,7 @@ class Interp:
             return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
         if t is Wait:
             assert isinstance(op, Wait)
-            return s.pushed[op.buf] - s.popped[op.buf] >= op.pages
+            return s.pushed[op.buf] - self._acked_seen(s, e, op.buf) >= op.pages
         if t is SemWait:
             assert isinstance(op, SemWait)
             v = s.words[self._word(e, op.sem)]
@@ -655,6 +674,9 @@ class Interp:
                     f"={free} < {op.pages}")
         if isinstance(op, Wait):
             b = op.buf
+            seen = self._acked_seen(s, e, b)
+            if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
+                return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
             return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
         if isinstance(op, SemWait):
             w = self._word(e, op.sem)
@@ -793,12 +815,49 @@ class Interp:
             self._on_arrive(s, e, out)
 
     def _role(self, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
+        if not producer and (e, b) in self.share_id:
+            return  # a sharing waiter: its front uses claim no role (ir/sharing.py)
         owners = s.producer if producer else s.consumer
         if owners[b] < 0:
             owners[b] = e
         elif owners[b] != e:
             rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
             self._v(out, rule, e, pc, f"b{b} already has {self.keys[owners[b]]} as the engine that {verb} it")
+
+    def _acked_seen(self, s: State, e: int, b: int) -> int:
+        """The acked count engine ``e``'s Wait on ``b`` compares ``pushed`` with: the shared word (``popped``), except
+        for a compute sharing waiter, whose unpacker counts its own pops only — none (``llk_wait_tiles``,
+        ir/sharing.py). A data-movement wait reads the shared word once on entry; the interpreter evaluates it with
+        the current value, the schedule in which the waiter entered last (docs/semantics.md)."""
+        if self.own_pops_only[e] and (e, b) in self.share_id:
+            return 0
+        return s.popped[b]
+
+    def _shared_read(self, s: State, e: int, pc: PC, op: Op, b: int, first_tile: int, tiles: int,
+                     out: list[Violation]) -> bool:
+        """``cb-read-unwaited`` for a sharing waiter ``e`` of ``b`` reading tiles ``[first_tile, first_tile + tiles)``
+        from its own read pointer (which never moves: it does not pop): they must lie in its own waited window
+        ``[0, share_end)`` and in ring slots that hold a live page, one pushed and not yet popped by the consumer (a
+        slot the consumer freed holds a page the producer may rewrite). False when ``e`` is not a sharing waiter."""
+        i = self.share_id.get((e, b))
+        if i is None:
+            return False
+        pt, cap = self.page_tiles[b], self.caps[b]
+        if first_tile + tiles > s.share_end[i] * pt:
+            self._v(out, R.CB_READ_UNWAITED, e, pc,
+                    f"{op_text(op)} reads tiles [{first_tile}, {first_tile + tiles}) of b{b} from this engine's read "
+                    f"pointer, but its waited window holds {s.share_end[i] * pt} tiles")
+            return True
+        live = s.pushed[b] - s.popped[b]
+        for page in range(first_tile // pt, -(-(first_tile + tiles) // pt)):
+            slot = page % cap
+            if (slot - s.popped[b]) % cap >= live:
+                self._v(out, R.CB_READ_UNWAITED, e, pc,
+                        f"{op_text(op)} reads ring slot {slot} of b{b}, which holds no live page: pushed-popped="
+                        f"{s.pushed[b]}-{s.popped[b]} (its consumer popped it; this engine waited on b{b} without "
+                        f"popping, so its read pointer still points there)")
+                break
+        return True
 
     def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
         """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
@@ -923,6 +982,8 @@ class Interp:
         b = self.program.index_buffer(self.engines[e], pc[0][0], op, self.index_bufs, self._phases)
         if b is None:
             return
+        if self._shared_read(s, e, pc, op, b, 0, 1, out):
+            return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
             self._v(out, R.CB_READ_UNWAITED, e, pc,
                     f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
@@ -1019,8 +1080,12 @@ class Interp:
             s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
             s.fill[b] = max(0, s.fill[b] - n * pt)
         elif isinstance(op, Wait):
-            self._role(s, e, pc, op.buf, False, out)
-            s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
+            share = self.share_id.get((e, op.buf))
+            if share is not None:  # a sharing waiter's window starts at its own read pointer: page 0
+                s.share_end[share] = max(s.share_end[share], op.pages)
+            else:
+                self._role(s, e, pc, op.buf, False, out)
+                s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
         elif isinstance(op, Pop):
             b, n, cap = op.buf, op.pages, self.caps[op.buf]
             self._role(s, e, pc, b, False, out)
@@ -1128,14 +1193,20 @@ class Interp:
         elif isinstance(op, WriteTiles):
             self._index_window(s, e, pc, op, out)
             b, pt = op.src, self.page_tiles[op.src]
-            self._role(s, e, pc, b, False, out)
-            room = (s.wait_end[b] - s.popped[b]) * pt
-            if s.drain[b] + op.tiles > room:
-                self._v(out, R.CB_READ_UNWAITED, e, pc,
-                        f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
-                        f"b{b}, but its waited window holds {max(room, 0)} tiles")
-            src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
-            s.drain[b] += op.tiles
+            share = self.share_id.get((e, b))
+            if share is not None:
+                self._shared_read(s, e, pc, op, b, s.share_drain[share], op.tiles, out)
+                src = (self.root[b], self._tile_slots(b, s.share_drain[share], op.tiles), b)
+                s.share_drain[share] += op.tiles
+            else:
+                self._role(s, e, pc, b, False, out)
+                room = (s.wait_end[b] - s.popped[b]) * pt
+                if s.drain[b] + op.tiles > room:
+                    self._v(out, R.CB_READ_UNWAITED, e, pc,
+                            f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer "
+                            f"of b{b}, but its waited window holds {max(room, 0)} tiles")
+                src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
+                s.drain[b] += op.tiles
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
             reported = False
@@ -1201,6 +1272,8 @@ class Interp:
         elif isinstance(op, Compute):
             self._acc(s, e, pc, op, out)
             for o in op.ins:
+                if self._shared_read(s, e, pc, op, o.buf, 0, o.pages * self.page_tiles[o.buf], out):
+                    continue
                 self._role(s, e, pc, o.buf, False, out)
                 if s.popped[o.buf] + o.pages > s.wait_end[o.buf]:
                     self._v(out, R.CB_READ_UNWAITED, e, pc,
