@@ -30,7 +30,9 @@ def test_correct_sharing_proves_and_the_oracle_agrees() -> None:
     got = _verdicts(p)
     assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}
     r = explore(p)
-    assert r.complete and not r.deadlocks and not r.violations
+    assert r.complete
+    assert not r.deadlocks
+    assert not r.violations
 
 
 def test_issue_44366_compute_pops_before_the_writer_waits_is_a_replayed_deadlock() -> None:
@@ -39,14 +41,17 @@ def test_issue_44366_compute_pops_before_the_writer_waits_is_a_replayed_deadlock
     assert r.deadlocks
     stuck = r.deadlocks[0].stuck
     assert [s.position.engine for s in stuck] == [WRITER]
-    assert stuck[0].position.op == "wait(b0, 1)" and "pushed-popped=1-1=0 < 1" in stuck[0].reason
+    assert stuck[0].position.op == "wait(b0, 1)"
+    assert "pushed-popped=1-1=0 < 1" in stuck[0].reason
     got = certify(p, cache=False)
     dead = [x for x in got.results if x.family == R.DEADLOCK]
-    assert dead and dead[0].verdict is Verdict.REFUTED
+    assert dead
+    assert dead[0].verdict is Verdict.REFUTED
     assert (dead[0].counterexample or {}).get("kind") == "deadlock"
     # ... and the writer's read of the position from a slot compute already freed is the other face of the race
     reads = [x for x in got.results if x.name.startswith(f"{R.CB_READ_UNWAITED}:{WRITER}")]
-    assert reads and reads[0].verdict is Verdict.REFUTED
+    assert reads
+    assert reads[0].verdict is Verdict.REFUTED
 
 
 def test_two_engines_popping_is_still_two_consumers() -> None:
