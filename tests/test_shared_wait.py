@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import attrs
 
-from tests.shared_wait_programs import COMPUTE, CUR_POS, WRITER, sdpa_cur_pos
+from tests.shared_wait_programs import COMPUTE, CUR_POS, SITE, WRITER, sdpa_cur_pos
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
 from verispatial.ir import rules as R
 from verispatial.ir.core import Engine
 from verispatial.ir.ops import Pop, Wait
+from verispatial.ir.program import Program
 from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.explore import explore
 
@@ -95,3 +96,66 @@ def test_a_page_pushed_for_each_lap_keeps_a_late_waiter_live() -> None:
     r = explore(p)
     assert not any(d.stuck and d.stuck[0].position.engine == WRITER and d.stuck[0].position.path == (0,)
                    for d in r.deadlocks)
+
+
+def test_promela_refuses_a_shared_front_by_name() -> None:
+    import pytest
+
+    from verispatial.petri.promela import PromelaUnsupported, to_promela
+
+    with pytest.raises(PromelaUnsupported, match="several waiters on one buffer"):
+        to_promela(sdpa_cur_pos(handshake=True))
+
+
+def test_a_constant_page_waited_by_two_engines_and_never_popped_proves() -> None:
+    """Nobody pops: compute (the consumer) and the writer (sharing) both wait on the one page, which the launch's end
+    resets (balance-cb)."""
+    p = sdpa_cur_pos(handshake=False, compute_pops=False)
+    assert sharing_waiters(p) == {CUR_POS: frozenset({WRITER})}
+    got = _verdicts(p)
+    assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}
+    r = explore(p)
+    assert not r.deadlocks
+    assert not r.violations
+
+
+def _early_entry(*, ordered: bool) -> Program:
+    """A two-page token channel: the reader pushes three tokens, compute waits and pops one at a time, the writer
+    waits for two without popping. ``ordered``: compute's first pop waits for the writer's word that says its wait
+    returned."""
+    from verispatial.ir import WORMHOLE, Buffer, BufferAt, EngineProgram, Push, Reserve, SemInc, SemWait, WaitCond
+    from verispatial.ir.ops import AtomicBarrier
+    from verispatial.ir.program import Semaphore
+
+    site = SITE
+    reader = (Reserve(0, 1), Push(0, 1)) * 3
+    step = (Wait(0, 1), Pop(0, 1))
+    compute = ((Wait(0, 1), SemWait(0, WaitCond.GE, 1), Pop(0, 1)) if ordered else step) + step * 2
+    writer = (Wait(0, 2), *((SemInc(0, site, 1), AtomicBarrier()) if ordered else ()))
+    sems = (Semaphore(0, "waited", (site,), 0, host_init=True),) if ordered else ()
+    return Program("early_entry", WORMHOLE, buffers=(Buffer(0, "c_0", site, 0, 1, 2, "bf16"),), semaphores=sems,
+                   programs=(EngineProgram(site, Engine.READER, reader), EngineProgram(site, Engine.COMPUTE, compute),
+                             EngineProgram(site, Engine.WRITER, writer)),
+                   memory=(BufferAt(0, WORMHOLE.reserved_base, 2 * 2048),))
+
+
+def test_a_pop_while_a_data_movement_waiter_is_blocked_is_a_finding() -> None:
+    """cb_wait_front reads tiles_acked once on entry (dataflow_api.h): a writer blocked in its wait for two pages when
+    compute pops the first may return once the second push lands, counting the freed page."""
+    p = _early_entry(ordered=False)
+    r = explore(p)
+    hits = [v.violation for v in r.violations if v.violation.rule == R.CB_READ_UNWAITED]
+    assert hits
+    assert hits[0].position.engine == WRITER
+    assert hits[0].position.path == (0,)
+    got = _verdicts(p)
+    assert got[f"{R.CB_READ_UNWAITED}:{WRITER}:[0]"] is Verdict.REFUTED
+
+
+def test_a_pop_ordered_after_the_waiter_returned_proves() -> None:
+    p = _early_entry(ordered=True)
+    r = explore(p)
+    assert not r.deadlocks
+    assert not r.violations
+    got = _verdicts(p)
+    assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}

@@ -172,8 +172,9 @@ class CounterModel:
                 op = lf.op
                 if not isinstance(op, (Reserve, Wait)):
                     continue
-                if isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()):
-                    continue  # another engine's pops move what a sharing waiter's wait compares
+                if isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()) and not sees_own_pops_only(
+                        self.views[lf.engine].program.engine) and any(isinstance(x.op, Pop) for x in self.buf_leaves[b]):
+                    continue  # another engine's pops move the acked word a data-movement sharing waiter compares
                 closer = Push if isinstance(op, Reserve) else Pop
                 leaves = self.views[lf.engine].leaves
                 j = lf.index

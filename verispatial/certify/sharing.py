@@ -17,8 +17,8 @@ from verispatial.certify.rules import Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Compute, WriteTiles, named_index_buffer
-from verispatial.ir.sharing import sharing_waiters
+from verispatial.ir.ops import Compute, Pop, Wait, WriteTiles, named_index_buffer
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
 def _reads(a: Analysis, engine: str, b: int) -> list[tuple[Leaf, int, int]]:
@@ -69,4 +69,40 @@ def shared_read_findings(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_R
                                        f"reads ring slots of b{b} from a read pointer it never pops (it shares the "
                                        "buffer's front with its consumer), which may hold no live page: its consumer "
                                        "may have popped them"))
+    return out + _pop_under_wait_findings(a, trusted, rlimit)
+
+
+def _pop_under_wait_findings(a: Analysis, trusted: set[int], rlimit: int) -> list[Finding]:
+    """A ``cb-read-unwaited`` finding at each Wait of a data-movement sharing waiter of ``b`` that may be blocked
+    while another engine pops ``b``: its cb_wait_front read tiles_acked on entry, so it may return counting the freed
+    pages (``Interp._pop_under_shared_wait``). Unsat of "the waiter at its wait, the wait not enabled, the consumer
+    at a pop of b" for every pop discharges it."""
+    p = a.program
+    out: list[Finding] = []
+    for b, engines in sorted(sharing_waiters(p).items()):
+        pops = [lf for v in a.views.values() if v.key not in engines for lf in v.leaves
+                if isinstance(lf.op, Pop) and lf.op.buf == b]
+        if not pops:
+            continue
+        for engine in sorted(engines):
+            if sees_own_pops_only(a.views[engine].program.engine):
+                continue  # a compute waiter never counts another engine's pops
+            for lf in a.views[engine].leaves:
+                if not isinstance(lf.op, Wait) or lf.op.buf != b:
+                    continue
+                for pop in pops:
+                    def bad(sq: StateQuery, lf: Leaf = lf, pop: Leaf = pop) -> z3.BoolRef:
+                        held = sq.cm.enabled(lf)
+                        assert held is not None
+                        return z3.And(sq.enc.position(lf.engine).at(lf), z3.Not(held),
+                                      sq.enc.position(pop.engine).at(pop))
+
+                    got, _, _ = solve_each(a, bad, f"shared-wait:b{b}:{engine}:{list(lf.path)}", {engine, pop.engine},
+                                           trusted, rlimit, (lf, pop))
+                    if got.status != Status.UNSAT:
+                        out.append(Finding(R.CB_READ_UNWAITED, engine, lf.path,
+                                           f"{pop.engine} may pop b{b} while this wait is blocked: a data-movement "
+                                           "wait reads tiles_acked on entry, so it may return counting the pages "
+                                           "that pop frees"))
+                        break
     return out

@@ -859,6 +859,21 @@ class Interp:
                 break
         return True
 
+    def _pop_under_shared_wait(self, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
+        """``cb-read-unwaited`` at the Wait of a data-movement sharing waiter of ``b`` blocked there while ``e`` pops
+        ``b``: its cb_wait_front read tiles_acked once on entry (``dataflow_api.h``), before this pop, so it may
+        return once ``pushed`` reaches what it read plus its count — a window that counts the pages this pop frees
+        (the interpreter's wait compares with the current word: the schedule in which the waiter entered last)."""
+        for (w, x), _ in self.share_id.items():
+            wpc = s.pcs[w]
+            if x != b or w == e or self.own_pops_only[w] or wpc is None:
+                continue
+            op = self._ops[w][wpc[0]]
+            if isinstance(op, Wait) and op.buf == b and not self.can_step(s, w):
+                self._v(out, R.CB_READ_UNWAITED, w, wpc,
+                        f"{op_text(op)} may have read tiles_acked={s.popped[b]} on entry before {self.keys[e]}'s "
+                        f"pop(b{b}, {n}) at {path_text(pc[0])}: it then returns counting the pages that pop frees")
+
     def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
         """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
         env = self._env(e, pc)
@@ -1098,6 +1113,8 @@ class Interp:
                         f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
                         f"({s.popped[b] % cap}+{n} > {cap})")
             self._source_reuse(s, e, pc, b, self._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
+            if self.share_id:
+                self._pop_under_shared_wait(s, e, pc, b, n, out)
             s.popped[b] += n
             s.wait_end[b] = max(s.wait_end[b], s.popped[b])
             s.drain[b] = max(0, s.drain[b] - n * self.page_tiles[b])
