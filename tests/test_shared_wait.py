@@ -6,16 +6,20 @@ refuted as a deadlock that replays."""
 from __future__ import annotations
 
 import attrs
+from hypothesis import HealthCheck, given, settings
 
 from tests.shared_wait_programs import COMPUTE, CUR_POS, SITE, WRITER, sdpa_cur_pos
+from tests.test_differential import check_agreement
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
 from verispatial.ir import rules as R
 from verispatial.ir.core import Engine
 from verispatial.ir.ops import Pop, Wait
 from verispatial.ir.program import Program
+from verispatial.ir.serialize import dumps
 from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.explore import explore
+from verispatial.strategies.programs import programs
 
 
 def _verdicts(p):  # type: ignore[no-untyped-def]
@@ -159,3 +163,11 @@ def test_a_pop_ordered_after_the_waiter_returned_proves() -> None:
     assert not r.violations
     got = _verdicts(p)
     assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(programs().filter(lambda p: bool(sharing_waiters(p))))
+def test_the_checker_agrees_with_the_oracle_on_drawn_sharing_waiters(p: Program) -> None:
+    """The random programs' second waiter (strategies/programs.py ``_shared_wait``), correct and broken, mutated."""
+    found = check_agreement(p)
+    assert found == [], "\n".join([*found, dumps(p)])
