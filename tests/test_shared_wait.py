@@ -171,3 +171,19 @@ def test_the_checker_agrees_with_the_oracle_on_drawn_sharing_waiters(p: Program)
     """The random programs' second waiter (strategies/programs.py ``_shared_wait``), correct and broken, mutated."""
     found = check_agreement(p)
     assert found == [], "\n".join([*found, dumps(p)])
+
+
+def test_every_mutant_of_the_shared_cur_pos_hand_off_is_judged_soundly() -> None:
+    """Mutation testing of the proved form: dropping the handshake's wait is the #44366 mutant, and no mutant is
+    proved while the oracle breaks it."""
+    from verispatial.mutate import judge, kill_rate, mutants
+
+    p = sdpa_cur_pos(handshake=True)
+    outcomes = [judge(m) for m in mutants(p)]
+    assert not [o for o in outcomes if o.status in ("unsound", "error")]
+    dropped = [o for o in outcomes if o.mutant.kind == "drop" and o.mutant.engine == COMPUTE
+               and o.mutant.what == "drop SemWait"]
+    assert dropped
+    assert dropped[0].status == "refuted"
+    killed, live = kill_rate(outcomes)
+    assert killed == live  # measured: 41 of 41 (12 mutants still correct)
