@@ -9,7 +9,7 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 
 from tests.shared_wait_programs import COMPUTE, CUR_POS, SITE, WRITER, sdpa_cur_pos
-from tests.test_differential import check_agreement
+from tests.test_differential import check_agreement, disagreements
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Verdict
 from verispatial.ir import rules as R
@@ -187,3 +187,61 @@ def test_every_mutant_of_the_shared_cur_pos_hand_off_is_judged_soundly() -> None
     assert dropped[0].status == "refuted"
     killed, live = kill_rate(outcomes)
     assert killed == live  # measured: 41 of 41 (12 mutants still correct)
+
+
+def _writes_the_shared_page(*, flushed: bool) -> Program:
+    """The writer waits on c_0 (compute pops it) and writes its page out; it tells compute with a semaphore, after a
+    write barrier (``flushed``) or before it, and the reader refills the one-page ring once compute popped."""
+    from verispatial.ir import (
+        WORMHOLE,
+        Addr,
+        Buffer,
+        BufferAt,
+        EngineProgram,
+        Push,
+        ReadBarrier,
+        ReadTiles,
+        Reserve,
+        Role,
+        SemInc,
+        SemWait,
+        Tensor,
+        WaitCond,
+        WriteBarrier,
+        WriteTiles,
+    )
+    from verispatial.ir.ops import AtomicBarrier
+    from verispatial.ir.program import Semaphore
+
+    reader = (Reserve(0, 1), ReadTiles("x", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)) * 2
+    compute = (Wait(0, 1), SemWait(0, WaitCond.GE, 1), Pop(0, 1), Wait(0, 1), Pop(0, 1))
+    write = (Wait(0, 1), WriteTiles(0, "y", Addr(0), 1))
+    tell = (SemInc(0, SITE, 1), AtomicBarrier())
+    writer = (*write, WriteBarrier(), *tell) if flushed else (*write, *tell, WriteBarrier())
+    return Program("writes_the_shared_page", WORMHOLE,
+                   tensors=(Tensor("x", (32, 64), "bf16", Role.INPUT), Tensor("y", (32, 32), "bf16", Role.OUTPUT)),
+                   buffers=(Buffer(0, "c_0", SITE, 0, 1, 1, "bf16"),),
+                   semaphores=(Semaphore(0, "written", (SITE,), 0, host_init=True),),
+                   programs=(EngineProgram(SITE, Engine.READER, reader), EngineProgram(SITE, Engine.COMPUTE, compute),
+                             EngineProgram(SITE, Engine.WRITER, writer)),
+                   memory=(BufferAt(0, WORMHOLE.reserved_base, 2048),))
+
+
+def test_a_consumer_pop_of_a_page_a_sharing_waiter_still_writes_out_is_source_reuse() -> None:
+    p = _writes_the_shared_page(flushed=False)
+    r = explore(p)
+    assert {(v.violation.rule, v.violation.position.engine) for v in r.violations} >= {
+        (R.ASYNC_SOURCE_REUSE, COMPUTE)}
+    report = certify(p, cache=False)
+    got = {x.name: x.verdict for x in report.results}
+    assert got[f"{R.ASYNC_SOURCE_REUSE}:{COMPUTE}:[2]"] is Verdict.REFUTED
+    assert disagreements(r, report, p) == []  # the reader's refill after the pop is found too
+
+
+def test_a_sharing_waiter_that_flushes_before_it_tells_proves() -> None:
+    p = _writes_the_shared_page(flushed=True)
+    r = explore(p)
+    assert not r.violations
+    assert not r.deadlocks
+    got = _verdicts(p)
+    assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}

@@ -172,9 +172,10 @@ class CounterModel:
                 op = lf.op
                 if not isinstance(op, (Reserve, Wait)):
                     continue
-                if isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()) and not sees_own_pops_only(
-                        self.views[lf.engine].program.engine) and any(isinstance(x.op, Pop) for x in self.buf_leaves[b]):
-                    continue  # another engine's pops move the acked word a data-movement sharing waiter compares
+                # Another engine's pops move the acked word a data-movement sharing waiter compares: what still holds
+                # of its passed wait is that pushed (which only grows) reached its count.
+                moved = isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()) and not sees_own_pops_only(
+                    self.views[lf.engine].program.engine) and any(isinstance(x.op, Pop) for x in self.buf_leaves[b])
                 closer = Push if isinstance(op, Reserve) else Pop
                 leaves = self.views[lf.engine].leaves
                 j = lf.index
@@ -186,7 +187,7 @@ class CounterModel:
                 if j == lf.index:
                     continue
                 sel = self.enc.position(lf.engine).sel
-                held = self.enabled(lf)
+                held = self.pushed(b) >= op.pages if moved else self.enabled(lf)
                 assert held is not None
                 out.append((f"cb{b}", z3.Implies(z3.And(sel > lf.index, sel <= j), held)))
         return out

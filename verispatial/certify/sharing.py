@@ -13,11 +13,11 @@ from __future__ import annotations
 import z3
 
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
-from verispatial.certify.rules import Finding
+from verispatial.certify.rules import LATE, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Compute, Pop, Wait, WriteTiles, named_index_buffer
+from verispatial.ir.ops import Compute, Flush, Pop, Wait, WriteBarrier, WriteTiles, named_index_buffer
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
@@ -69,7 +69,7 @@ def shared_read_findings(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_R
                                        f"reads ring slots of b{b} from a read pointer it never pops (it shares the "
                                        "buffer's front with its consumer), which may hold no live page: its consumer "
                                        "may have popped them"))
-    return out + _pop_under_wait_findings(a, trusted, rlimit)
+    return out + _pop_under_wait_findings(a, trusted, rlimit) + _pop_frees_shared_source(a, trusted, rlimit)
 
 
 def _pop_under_wait_findings(a: Analysis, trusted: set[int], rlimit: int) -> list[Finding]:
@@ -105,4 +105,38 @@ def _pop_under_wait_findings(a: Analysis, trusted: set[int], rlimit: int) -> lis
                                            "wait reads tiles_acked on entry, so it may return counting the pages "
                                            "that pop frees"))
                         break
+    return out
+
+
+def _pop_frees_shared_source(a: Analysis, trusted: set[int], rlimit: int) -> list[Finding]:
+    """An ``async-source-reuse`` finding at each Pop of ``b`` by its consumer that may free a page a sharing waiter's
+    WriteTiles from ``b`` still reads: the waiter past the write and not past its next flush or write barrier, the
+    consumer about to pop (the pages are not compared: any such pop is a candidate). The interpreter reports the rule
+    at that pop (``Interp._source_reuse``); the producer's re-reserve and refill follow as consequences
+    (``rules.reuse_consequences``)."""
+    p = a.program
+    out: list[Finding] = []
+    for b, engines in sorted(sharing_waiters(p).items()):
+        pops = [lf for v in a.views.values() if v.key not in engines for lf in v.leaves
+                if isinstance(lf.op, Pop) and lf.op.buf == b]
+        for engine in sorted(engines):
+            leaves = a.views[engine].leaves
+            for wl in leaves:
+                if not isinstance(wl.op, WriteTiles) or wl.op.src != b:
+                    continue
+                left = next((x for x in leaves[wl.index + 1:] if isinstance(x.op, (WriteBarrier, Flush))), None)
+                for pop in pops:
+                    def bad(sq: StateQuery, wl: Leaf = wl, left: Leaf | None = left, pop: Leaf = pop) -> z3.BoolRef:
+                        w = sq.enc.position(wl.engine)
+                        out_yet = w.passed(wl) if left is None else z3.And(w.passed(wl), z3.Not(w.passed(left)))
+                        return z3.And(out_yet, sq.enc.position(pop.engine).at(pop))
+
+                    extra = (wl, pop) if left is None else (wl, left, pop)
+                    got, _, _ = solve_each(a, bad, f"shared-source:b{b}:{engine}:{list(wl.path)}",
+                                           {engine, pop.engine}, trusted, rlimit, extra)
+                    if got.status != Status.UNSAT:
+                        out.append(Finding(R.ASYNC_SOURCE_REUSE, pop.engine, pop.path,
+                                           f"pop(b{b}) may free a page {engine}'s write_tiles at {list(wl.path)} still "
+                                           "reads (it shares the buffer's front; no flush/write_barrier of it before "
+                                           "this pop)", (LATE,)))  # LATE: its consequences are kept, replay decides
     return out
