@@ -245,3 +245,17 @@ def test_a_sharing_waiter_that_flushes_before_it_tells_proves() -> None:
     assert not r.deadlocks
     got = _verdicts(p)
     assert all(v is Verdict.PROVED for v in got.values()), {k: v for k, v in got.items() if v is not Verdict.PROVED}
+
+
+def test_the_schedule_witness_never_proves_a_falling_wait() -> None:
+    """The schedule theorem needs every wait monotone in the other engines' progress; the consumer's pops take pages
+    from what a data-movement sharing waiter counts, so such a component goes to the search."""
+    from verispatial.certify.deadlock import check_deadlock
+    from verispatial.certify.reach import analyse
+
+    for hs in (False, True):
+        p = sdpa_cur_pos(handshake=hs)
+        got = check_deadlock(analyse(p), {b.id for b in p.buffers}, method="schedule")
+        assert got
+        assert all(r.verdict is not Verdict.PROVED for r in got)
+        assert "falls as they progress" in got[0].reason
