@@ -34,8 +34,8 @@ Where it applies: components whose buffers are all ``trusted``, with no data-mov
 another engine pops (a sharing waiter's wait falls as the consumer pops: ``deadlock._falling_waits``), and whose
 semaphore words are exact (the caller checks), counts linear in the loop indices. The witness is derived here
 from one concrete as-soon-as-possible run of the counter abstraction (unit time per op) by fitting one period per
-loop and one offset per leaf; the derivation is untrusted, only the checks prove. A run that gets stuck, a fit that does not check, or a solver
-that answers unknown makes the caller fall back to the search — never a pass.
+loop and one offset per leaf; the derivation is untrusted, only the checks prove. A run that gets stuck, a fit
+that does not check, or a solver that answers unknown makes the caller fall back to the search — never a pass.
 """
 
 from __future__ import annotations
