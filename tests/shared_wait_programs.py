@@ -1,6 +1,7 @@
 """Programs with several engines waiting on one circular buffer, shaped like SDPA decode's ``cur_pos`` hand-off
 (tt-metal ``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/kernels``: the reader fills one page holding the
-position vector, compute and the writer both wait on it and read it, compute pops it; tt-metal #44366)."""
+position vector, compute and the writer both wait on it and read it, compute pops it — as before the fix of tt-metal
+#44366; ttnn 0.81.1 gives each consumer its own buffer, c_8 and c_15, ``reader_decode_all.cpp``)."""
 
 from __future__ import annotations
 
@@ -70,11 +71,10 @@ def _writer(*, handshake: bool = False, pop: bool = False, read_index: bool = Tr
 
 
 def sdpa_cur_pos(*, handshake: bool, compute_pops: bool = True, writer_pops: bool = False, pushes: int = 1,
-                 capacity: int = 1, compute_first_engine: Engine = Engine.COMPUTE) -> Program:
+                 capacity: int = 1) -> Program:
     """The cur_pos hand-off: the reader pushes ``pushes`` pages into a ``capacity``-page c_8; compute waits, reads and
     (``compute_pops``) pops it; the writer waits and reads its index from it, and (``handshake``) then tells compute
     with a semaphore increment that compute waits for before its pop."""
-    del compute_first_engine
     tensors = (Tensor("cur_pos", (32, 32), "bf16", Role.INPUT), Tensor("out", (32, 128), "bf16", Role.STATE))
     buffers = (Buffer(CUR_POS, "c_8", SITE, 8, 1, capacity, "bf16"), Buffer(OUT, "c_16", SITE, 16, 1, 2, "bf16"))
     sems = (Semaphore(0, "cur_pos_read", (SITE,), 0, host_init=True),) if handshake else ()

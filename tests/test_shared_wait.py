@@ -98,8 +98,11 @@ def test_a_page_pushed_for_each_lap_keeps_a_late_waiter_live() -> None:
     (the counters, not the order of the waits, decide); with no handshake its read may still meet a freed slot."""
     p = sdpa_cur_pos(handshake=False, pushes=2)
     r = explore(p)
-    assert not any(d.stuck and d.stuck[0].position.engine == WRITER and d.stuck[0].position.path == (0,)
-                   for d in r.deadlocks)
+    assert r.complete
+    assert not r.deadlocks
+    reads = {(v.violation.rule, v.violation.position.engine, v.violation.position.path) for v in r.violations}
+    assert reads == {(R.CB_READ_UNWAITED, WRITER, (2,))}  # between compute's pop and the second push
+    assert disagreements(r, certify(p, cache=False), p) == []
 
 
 def test_promela_refuses_a_shared_front_by_name() -> None:
