@@ -35,7 +35,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   ``pages`` tiles in it (``scale`` = ``pages``), so every value stays inside the tensor and no two iterations touch
   one tile. Broken: the accesses before the index page's ``Wait``, or after its ``Pop``.
 - Sometimes (about 1 in 4 programs with a site running all three engines) a token buffer two engines wait on and
-  one pops, as SDPA decode's ``cur_pos`` page (a sharing waiter, ``ir/sharing.py``): the waiter answers its wait
+  one pops, as SDPA decode's ``cur_pos`` page (a sharing waiter, ``ir/sharing.py``; sometimes the producer itself
+  waits on what it pushed): the waiter answers its wait
   with a token in a second buffer that the consumer waits for before its pop. Broken: the consumer pops without
   waiting for the answer (tt-metal #44366: a data-movement waiter arriving after the pop hangs), or the waiter pops
   too (two consumers, #55996).
@@ -409,13 +410,16 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
 
 def _shared_wait(draw: st.DrawFn, slots: list[Slot], buffers: list[Buffer], next_cb: dict[Site, int],
                  prologue: dict[Slot, list[Op]], broken: bool) -> None:
-    """One token buffer X of a site's three engines: ``prod`` pushes it, ``cons`` waits and pops it, ``waiter`` waits
-    on it without popping (a sharing waiter, ir/sharing.py), all in the engines' prologues. Correct: the waiter
+    """One token buffer X of a site's three engines: ``prod`` pushes it, ``cons`` waits and pops it, ``waiter`` (a third
+    engine, or sometimes ``prod`` itself) waits on it without popping (a sharing waiter, ir/sharing.py), all in the
+    engines' prologues. Correct: the waiter
     pushes a token into a second buffer Y after its wait, and the consumer waits for that token before its pop (the
     pop ordered after the other's wait). Broken (sometimes, with ``broken``): the consumer pops X without waiting for
     Y, so a data-movement waiter arriving after the pop waits forever (tt-metal #44366); or the waiter pops X too
     (two consumers, #55996)."""
     prod, cons, waiter = draw(st.permutations(slots))[:3]
+    if draw(st.integers(0, 2)) == 0:
+        waiter = prod  # the producer waits on what it pushed (real kernels: compute waits on a buffer it packed)
     site = prod[0]
     x, y = len(buffers), len(buffers) + 1
     for b in (x, y):
