@@ -1,8 +1,9 @@
 """The package's layering, pinned: no import cycle (function-local imports included, imports for annotations only
 left out), and no import that climbs a layer — the IR imports nothing above it, the reference interpreter and the
-nets nothing of the checker, and the checker nothing of the reporting, the CLI, the passes or the front ends (what
-makes verdicts readable or programs from source cannot change a verdict). The import graph is the one
-``tools/architecture.py`` prints its figures from (``ast`` reads the imports, networkx finds the cycles)."""
+nets nothing of the checker (nor do the family folders' semantics and Promela parts they run), and the checker
+nothing of the reporting, the CLI, the passes or the front ends (what makes verdicts readable or programs from
+source cannot change a verdict). The import graph is the one ``tools/architecture.py`` prints its figures from
+(``ast`` reads the imports, networkx finds the cycles)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ PACKAGE = ROOT / "verispatial"
 #: Layer -> the top-level parts of the package it may import (besides itself).
 ALLOWED = {
     "ir": {"errors", "__init__"},
-    "petri": {"ir", "errors", "budget", "__init__"},
-    "certify": {"ir", "petri", "errors", "budget", "atomic", "__init__"},
+    "petri": {"ir", "families", "errors", "budget", "__init__"},
+    "families": {"ir", "petri", "certify", "errors", "budget", "__init__"},
+    "certify": {"ir", "petri", "families", "errors", "budget", "atomic", "__init__"},
 }
 
 
@@ -45,6 +47,14 @@ def _part(module: str) -> str:
 def test_no_import_cycle() -> None:
     cycles = [sorted(c) for c in nx.strongly_connected_components(_graph()) if len(c) > 1]
     assert cycles == []
+
+
+def test_a_family_s_semantics_and_promela_import_nothing_of_the_checker() -> None:
+    """A family folder's reference semantics and Promela part (what the interpreter and the model run) stand apart
+    from the checker: only its ``encoding`` may import ``verispatial.certify``."""
+    edges = [f"{a} -> {b}" for a, b in _graph().edges
+             if _part(a) == "families" and a.rsplit(".", 1)[-1] in ("semantics", "promela") and _part(b) == "certify"]
+    assert edges == []
 
 
 def test_no_import_climbs_a_layer() -> None:

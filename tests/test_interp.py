@@ -142,20 +142,6 @@ def test_stuck_inside_a_loop_names_the_iteration() -> None:
     assert str(r.stuck[0]) == "(0,0).compute at ops[0].body[0] wait(b0, 2) k=3: waits for b0: pushed-popped=6-6=0 < 2"
 
 
-def test_cb_capacity_reserve_5_on_4() -> None:
-    r = simulate(prog(ep(A, Engine.READER, Reserve(0, 5), Push(0, 5)), buffers=(buf(0),)))
-    v = only(r)
-    assert where(v) == ("cb-capacity", RA, (0,), ())
-    assert v.message == "reserve(b0, 5) asks for 5 pages of b0, whose capacity is 4"
-    assert r.status == "deadlock"
-    assert r.stuck[0].reason == "waits for space in b0: asks 5 pages of a 4-page buffer (never fits)"
-
-
-def test_cb_capacity_wait_reported_when_reached() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, ReadBarrier(), Wait(0, 6)), buffers=(buf(0),)))
-    assert where(only(r)) == ("cb-capacity", CA, (1,), ())
-
-
 def test_loop_counts_trips_and_zero() -> None:
     reader = ep(A, Engine.READER, Loop("k", "t", (Reserve(0, 1), Push(0, 1))), Loop("z", 0, (Reserve(0, 9),)))
     compute = ep(A, Engine.COMPUTE, Loop("k", "t", (Wait(0, 1), Pop(0, 1))))
@@ -173,77 +159,6 @@ def test_loop_counts_trips_and_zero() -> None:
 def test_invalid_program_is_refused() -> None:
     with pytest.raises(InvalidProgram, match="Push: buffer 3 is not a buffer"):
         simulate(prog(ep(A, Engine.READER, Push(3, 1)), buffers=(buf(0),)))
-
-
-# ---------------------------------------------------------------------------------------------- CB rules
-
-
-def test_cb_single_producer() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 1), Push(0, 1)),
-             ep(A, Engine.WRITER, ReadBarrier(), Reserve(0, 1), Push(0, 1)),
-             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    r = simulate(p)
-    assert [where(v) for v in r.violations] == [("cb-single-producer", WA, (1,), ()),
-                                                ("cb-single-producer", WA, (2,), ())]
-    assert r.violations[0].message == "b0 already has (0,0).reader as the engine that produces it"
-
-
-def test_cb_single_consumer() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
-             ep(A, Engine.WRITER, ReadBarrier(), ReadBarrier(), Wait(0, 1), Pop(0, 1)), buffers=(buf(0),))
-    r = simulate(p)
-    assert r.status == "terminated"
-    assert [where(v) for v in r.violations] == [("cb-single-consumer", WA, (2,), ()),
-                                                ("cb-single-consumer", WA, (3,), ())]
-
-
-def test_cb_push_uncovered() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 2), Push(0, 2), Reserve(0, 1), Push(0, 2)),
-             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)), buffers=(buf(0),))
-    v = only(simulate(p))
-    assert where(v) == ("cb-push-uncovered", RA, (3,), ())
-    assert v.message == "push(b0, 2) publishes pages [2, 4) but the reserved window is [2, 3)"
-
-
-def test_one_reserve_covers_two_pushes_and_one_wait_two_pops() -> None:
-    """cb_reserve_back is only a wait (reference §1.1): the window [pushed, rsv_end) a Reserve(4) opens covers two
-    Push(2); likewise a Wait(4) covers two Pop(2)."""
-    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 2), Push(0, 2)),
-             ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    assert simulate(p).violations == ()
-
-
-def test_cb_pop_uncovered() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 4), Push(0, 4)),
-             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Pop(0, 2)), buffers=(buf(0),))
-    v = only(simulate(p))
-    assert where(v) == ("cb-pop-uncovered", CA, (2,), ())
-    assert v.message == "pop(b0, 2) frees pages [2, 4) but the waited window is [2, 2)"
-
-
-def test_cb_straddle_push_sizes_2_2_1_2_2() -> None:
-    sizes = (2, 2, 1, 2, 2)
-    reader = ep(A, Engine.READER, *[o for n in sizes for o in (Reserve(0, n), Push(0, n))])
-    compute = ep(A, Engine.COMPUTE, *[o for n in sizes for o in (Wait(0, n), Pop(0, n))])
-    r = simulate(prog(reader, compute, buffers=(buf(0),)))
-    assert r.status == "terminated"
-    assert [where(v) for v in r.violations] == [("cb-straddle", RA, (9,), ()), ("cb-straddle", CA, (9,), ())]
-    assert r.violations[0].message == "push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)"
-    assert r.violations[1].message == "pop(b0, 2) at read offset 3 of a 4-page ring straddles its end (3+2 > 4)"
-
-
-def test_balance_cb() -> None:
-    p = prog(ep(A, Engine.READER, Reserve(0, 3), Push(0, 3)), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
-             buffers=(buf(0, persistent=True),))
-    r = simulate(p)
-    v = only(r)
-    assert r.status == "terminated"
-    assert where(v) == ("balance-cb", CA, None, ())
-    assert v.message == ("b0 (buf0) ends with pushed 3 != popped 2; cb 0 at (0,0): the buffer is persistent: its "
-                         "next user counts on from them")
-    # Launched once, the page left faults nothing: the launch's end resets the buffer.
-    once = prog(*p.programs, buffers=(buf(0),))
-    assert simulate(once).violations == ()
 
 
 # ---------------------------------------------------------------------------------------------- semaphores

@@ -5,6 +5,7 @@ verdict."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import tokenize
@@ -58,8 +59,30 @@ def test_every_rule_is_documented_where_its_entry_says() -> None:
         assert rule.vendor, rule.name
         assert rule.encoding.startswith("verispatial."), rule.name
         if rule.interpreter:
-            assert rule.semantics == "verispatial.petri.interp"
+            assert rule.semantics in (R.INTERP, f"{R.FAMILIES_PACKAGE}.{rule.folder}.semantics"), rule.name
             assert rule.promela == "R_" + rule.name.replace("-", "_")
+
+
+_CONSTANT = {v: k for k, v in vars(R).items() if k.isupper() and isinstance(v, str) and v in R.BY_NAME}
+
+
+def test_each_rule_names_modules_of_its_family_folder() -> None:
+    """A rule whose family has its folder (verispatial/families/<folder>/) names modules that exist there, one
+    folder per rule; each of them, and the folder's Promela part when the rule has an assertion, handles the rule
+    (names its registry constant ``R.X``)."""
+    moved = [r for r in R.RULES if r.folder]
+    assert {r.folder for r in moved} >= {"cb"}
+    for rule in R.RULES:
+        for module in rule.modules:
+            assert importlib.util.find_spec(module) is not None, (rule.name, module)
+        folder = [m for m in rule.modules if m.startswith(R.FAMILIES_PACKAGE + ".")]
+        assert all(m.split(".")[2] == rule.folder for m in folder), (rule.name, folder)
+        for module in folder:
+            source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
+            assert f"R.{_CONSTANT[rule.name]}" in source, (rule.name, module)
+        if rule.folder and rule.promela.startswith("R_"):
+            part = PACKAGE / "families" / rule.folder / "promela.py"
+            assert f"R.{_CONSTANT[rule.name]}" in part.read_text(), (rule.name, part)
 
 
 def test_every_rule_docs_semantics_md_states_is_in_the_registry() -> None:

@@ -18,10 +18,10 @@ from builders import A, buf, ep, prog
 from hypothesis import given, settings
 
 from verispatial.certify import bounds, memory, schedule, smt
-from verispatial.certify import ring as ring_family
 from verispatial.certify.checker import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
+from verispatial.families.cb import encoding as ring_family
 from verispatial.ir import (
     WORMHOLE,
     Addr,

@@ -34,15 +34,12 @@ from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import confirm_rule, search_deadlock, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
 from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
-from verispatial.certify.ring import check_cb_balance, check_straddle
 from verispatial.certify.rules import (
     RULE_FAMILY,
     EngineFacts,
     Finding,
-    _roles,
     all_engine_facts,
     multicast_destinations,
-    ownership_findings,
     reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
@@ -51,6 +48,8 @@ from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, program_key, put_report
 from verispatial.certify.structure import unsupported_features
 from verispatial.certify.workers import stop_pool
+from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
+from verispatial.families.cb.encoding import roles as _roles
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef

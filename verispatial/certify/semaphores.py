@@ -255,7 +255,7 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
     When no multicast that reads it ever runs, any value is its value: the one the sender sets it to, or ``init``."""
-    from verispatial.certify.rules import _run
+    from verispatial.certify.facts import run_paths as _run
 
     seen: set[int] = set()
 

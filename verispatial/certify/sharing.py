@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import z3
 
+from verispatial.certify.facts import LATE, Finding
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
-from verispatial.certify.rules import LATE, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R

@@ -105,6 +105,19 @@ class Rule:
         return bool(self.semantics) and self.replay != Replay.DEADLOCK
 
     @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its ``semantics`` and ``encoding`` name."""
+        return tuple(m for m in (self.semantics, *self.encoding.split(", ")) if m)
+
+    @property
+    def folder(self) -> str:
+        """The family folder (``verispatial/families/<folder>``) its modules live in; "" while none has moved."""
+        for m in self.modules:
+            if m.startswith(FAMILIES_PACKAGE + "."):
+                return m.split(".")[2]
+        return ""
+
+    @property
     def per_engine(self) -> bool:
         """Whether the per-engine abstract interpretation (``certify/rules.py``) decides it first."""
         return PER_ENGINE in self.encoding.split(", ")
@@ -112,6 +125,12 @@ class Rule:
 
 INTERP = "verispatial.petri.interp"
 PER_ENGINE = "verispatial.certify.rules"
+#: The package of the rule-family folders (``verispatial/families/<folder>/``).
+FAMILIES_PACKAGE = "verispatial.families"
+CB_SEMANTICS = f"{FAMILIES_PACKAGE}.cb.semantics"
+CB_ENCODING = f"{FAMILIES_PACKAGE}.cb.encoding"
+#: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
+_CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 SEM_DOC = "docs/semantics.md"
 
 # The names. Each is spelled once, here.
@@ -175,31 +194,31 @@ _OP, _END = (Subject.OP,), ()
 
 RULES: tuple[Rule, ...] = (
     Rule(CB_CAPACITY, Family.CIRCULAR_BUFFER, "a Reserve or Wait asks for more pages than the capacity", _CB,
-         f"{_DATAFLOW} cb_reserve_back / cb_wait_front", INTERP, PER_ENGINE, "R_cb_capacity", Replay.AT_OP, _OP,
+         f"{_DATAFLOW} cb_reserve_back / cb_wait_front", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_capacity", Replay.AT_OP, _OP,
          (CB_CAPACITY,)),
     Rule(CB_SINGLE_PRODUCER, Family.CIRCULAR_BUFFER, "a second engine performs a producer op of a buffer", _CB,
-         f"{_DATAFLOW}: one tiles_received word per buffer and core", INTERP, PER_ENGINE, "R_cb_single_producer",
+         f"{_DATAFLOW}: one tiles_received word per buffer and core", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_single_producer",
          Replay.AT_OP, _OP, (CB_SINGLE_PRODUCER,)),
     Rule(CB_SINGLE_CONSUMER, Family.CIRCULAR_BUFFER, "a second engine performs a consumer op of a buffer", _CB,
-         f"{_DATAFLOW}: one tiles_acked word per buffer and core", INTERP, PER_ENGINE, "R_cb_single_consumer",
+         f"{_DATAFLOW}: one tiles_acked word per buffer and core", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_single_consumer",
          Replay.AT_OP, _OP, (CB_SINGLE_CONSUMER,)),
     Rule(CB_PUSH_UNCOVERED, Family.CIRCULAR_BUFFER, "a Push not covered by the reserved window", _CB,
-         f"{_DATAFLOW} cb_push_back", INTERP, PER_ENGINE, "R_cb_push_uncovered", Replay.AT_OP, _OP,
+         f"{_DATAFLOW} cb_push_back", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_push_uncovered", Replay.AT_OP, _OP,
          (CB_PUSH_UNCOVERED,)),
     Rule(CB_POP_UNCOVERED, Family.CIRCULAR_BUFFER, "a Pop not covered by the waited window", _CB,
-         f"{_DATAFLOW} cb_pop_front", INTERP, PER_ENGINE, "R_cb_pop_uncovered", Replay.AT_OP, _OP,
+         f"{_DATAFLOW} cb_pop_front", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_pop_uncovered", Replay.AT_OP, _OP,
          (CB_POP_UNCOVERED,)),
     Rule(CB_PUSH_UNFILLED, Family.CIRCULAR_BUFFER, "a Push publishes pages not all filled", _CB,
-         f"{_DATAFLOW} cb_push_back", INTERP, PER_ENGINE, "R_cb_push_unfilled", Replay.AT_OP, _OP,
+         f"{_DATAFLOW} cb_push_back", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_push_unfilled", Replay.AT_OP, _OP,
          (CB_PUSH_UNFILLED,)),
     Rule(CB_STRADDLE, Family.CIRCULAR_BUFFER, "a reservation straddles the ring's end", _CB,
-         f"{_DATAFLOW} cb_push_back: the pointer wraps only on the limit", INTERP, "verispatial.certify.ring",
+         f"{_DATAFLOW} cb_push_back: the pointer wraps only on the limit", CB_SEMANTICS, CB_ENCODING,
          "R_cb_straddle", Replay.CLAIMED, (Subject.BUFFER,), (CB_STRADDLE,)),
     Rule(CB_WRITE_UNRESERVED, Family.CIRCULAR_BUFFER, "a write into the back outside the reserved window", _CB,
-         "get_write_ptr is valid only between reserve and push: tt-metal #39432, #48993", INTERP, PER_ENGINE,
+         "get_write_ptr is valid only between reserve and push: tt-metal #39432, #48993", CB_SEMANTICS, _CB_PER_ENGINE,
          "R_cb_write_unreserved", Replay.AT_OP, _OP, (CB_WRITE_UNRESERVED,)),
     Rule(CB_READ_UNWAITED, Family.CIRCULAR_BUFFER, "a read of the front outside the waited window", _CB,
-         "get_read_ptr is valid only between wait and pop", INTERP, PER_ENGINE, "R_cb_read_unwaited", Replay.AT_OP,
+         "get_read_ptr is valid only between wait and pop", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_read_unwaited", Replay.AT_OP,
          _OP, (CB_READ_UNWAITED,)),
     Rule(ALIAS_CLOBBER, Family.MEMORY, "a write into a page an aliased buffer still holds unconsumed",
          f"{SEM_DOC}#aliases", "buffers sharing L1 bytes (CircularBufferConfig with several indices)", INTERP,
@@ -305,8 +324,8 @@ RULES: tuple[Rule, ...] = (
          f"{SEM_DOC}#op-semantics--the-ground-truth", _DATAFLOW, INTERP, "verispatial.certify.deadlock",
          "invalid end state", Replay.DEADLOCK, (Subject.COMPONENT, Subject.LABEL), (), (Family.SEMAPHORE,)),
     Rule(BALANCE_CB, Family.BALANCE, "a buffer whose counters outlive its section is not empty at its end", _CB,
-         "tt_metal/hw/firmware/src/tt-1xx/trisc.cc init_sync_registers; circular_buffer_init.h", INTERP,
-         "verispatial.certify.ring", "R_balance_cb", Replay.CLAIMED, (Subject.BUFFER,), (BALANCE_CB,),
+         "tt_metal/hw/firmware/src/tt-1xx/trisc.cc init_sync_registers; circular_buffer_init.h", CB_SEMANTICS,
+         CB_ENCODING, "R_balance_cb", Replay.CLAIMED, (Subject.BUFFER,), (BALANCE_CB,),
          (Family.DEADLOCK,)),
     Rule(BALANCE_SEM, Family.BALANCE, "a semaphore word does not end at its initial value", _SEM,
          "tt_metal/impl/program/dispatch.cpp writes every semaphore's initial value at launch", INTERP,

@@ -34,11 +34,14 @@ import attrs
 
 from verispatial import budget
 from verispatial.errors import InvalidProgram, UnhandledOp
+from verispatial.families import assemble
+from verispatial.families.cb import semantics as cb
+from verispatial.families.cb.sharing import acked_seen, shared_read
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, SubjectRef, TensorRef, WordRef
+from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef, WordRef
 from verispatial.ir.ops import (
     CONTAINERS,
     AcquireAcc,
@@ -51,8 +54,6 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     PackAcc,
-    Pop,
-    Push,
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
@@ -105,6 +106,9 @@ _INC, _READ, _WRITE, _MCAST, _VALID = 0, 1, 2, 3, 4
 PC = tuple[tuple[int, ...], tuple[int, ...]]
 Entry = tuple[Any, ...]
 TileKey = tuple[int, int]  # (tensor index, tile index)
+
+#: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
+_HANDLERS = assemble("the interpreter", cb.HANDLERS)
 
 
 @attrs.frozen
@@ -567,7 +571,7 @@ class Interp:
             return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
         if t is Wait:
             assert isinstance(op, Wait)
-            return s.pushed[op.buf] - self._acked_seen(s, e, op.buf) >= op.pages
+            return s.pushed[op.buf] - acked_seen(self, s, e, op.buf) >= op.pages
         if t is SemWait:
             assert isinstance(op, SemWait)
             v = s.words[self._word(e, op.sem)]
@@ -674,7 +678,7 @@ class Interp:
                     f"={free} < {op.pages}")
         if isinstance(op, Wait):
             b = op.buf
-            seen = self._acked_seen(s, e, b)
+            seen = acked_seen(self, s, e, b)
             if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
                 return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
             return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
@@ -735,14 +739,7 @@ class Interp:
         ``Program.counters_reused``), ``output-unwritten`` (every tile of every output tensor was written: at
         termination every issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
         flight). ``output-unwritten`` is reported at the first engine that writes the tensor (else engine 0)."""
-        out: list[Violation] = []
-        for b in self.program.buffers:
-            after = self.reused.get(b.id)
-            if s.pushed[b.id] != s.popped[b.id] and after is not None:
-                e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
-                msg = (f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}; cb {b.cb} "
-                       f"at {b.site}: {after}")
-                out.append(Violation(R.BALANCE_CB, self._site_pos(b.site, e), msg, BufferRef(b.id)))
+        out: list[Violation] = cb.balance(self, s)
         for ti, t in enumerate(self.program.tensors):
             if t.role is not Role.OUTPUT:
                 continue
@@ -788,10 +785,7 @@ class Interp:
     def _on_arrive(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        op = self._ops[e][pc[0]]
-        if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
-            self._v(out, R.CB_CAPACITY, e, pc,
-                    f"{op_text(op)} asks for {op.pages} pages of b{op.buf}, whose capacity is {self.caps[op.buf]}")
+        cb.capacity(self, e, pc, self._ops[e][pc[0]], out)
 
     def _on_finish(self, s: State, e: int, out: list[Violation]) -> None:
         left = []
@@ -813,66 +807,6 @@ class Interp:
             self._on_finish(s, e, out)
         else:
             self._on_arrive(s, e, out)
-
-    def _role(self, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
-        if not producer and (e, b) in self.share_id:
-            return  # a sharing waiter: its front uses claim no role (ir/sharing.py)
-        owners = s.producer if producer else s.consumer
-        if owners[b] < 0:
-            owners[b] = e
-        elif owners[b] != e:
-            rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
-            self._v(out, rule, e, pc, f"b{b} already has {self.keys[owners[b]]} as the engine that {verb} it")
-
-    def _acked_seen(self, s: State, e: int, b: int) -> int:
-        """The acked count engine ``e``'s Wait on ``b`` compares ``pushed`` with: the shared word (``popped``), except
-        for a compute sharing waiter, whose unpacker counts its own pops only — none (``llk_wait_tiles``,
-        ir/sharing.py). A data-movement wait reads the shared word once on entry; the interpreter evaluates it with
-        the current value, the schedule in which the waiter entered last (docs/semantics.md)."""
-        if self.own_pops_only[e] and (e, b) in self.share_id:
-            return 0
-        return s.popped[b]
-
-    def _shared_read(self, s: State, e: int, pc: PC, op: Op, b: int, first_tile: int, tiles: int,
-                     out: list[Violation]) -> bool:
-        """``cb-read-unwaited`` for a sharing waiter ``e`` of ``b`` reading tiles ``[first_tile, first_tile + tiles)``
-        from its own read pointer (which never moves: it does not pop): they must lie in its own waited window
-        ``[0, share_end)`` and in ring slots that hold a live page, one pushed and not yet popped by the consumer (a
-        slot the consumer freed holds a page the producer may rewrite). False when ``e`` is not a sharing waiter."""
-        i = self.share_id.get((e, b))
-        if i is None:
-            return False
-        pt, cap = self.page_tiles[b], self.caps[b]
-        if first_tile + tiles > s.share_end[i] * pt:
-            self._v(out, R.CB_READ_UNWAITED, e, pc,
-                    f"{op_text(op)} reads tiles [{first_tile}, {first_tile + tiles}) of b{b} from this engine's read "
-                    f"pointer, but its waited window holds {s.share_end[i] * pt} tiles")
-            return True
-        live = s.pushed[b] - s.popped[b]
-        for page in range(first_tile // pt, -(-(first_tile + tiles) // pt)):
-            slot = page % cap
-            if (slot - s.popped[b]) % cap >= live:
-                self._v(out, R.CB_READ_UNWAITED, e, pc,
-                        f"{op_text(op)} reads ring slot {slot} of b{b}, which holds no live page: pushed-popped="
-                        f"{s.pushed[b]}-{s.popped[b]} (its consumer popped it; this engine waited on b{b} without "
-                        f"popping, so its read pointer still points there)")
-                break
-        return True
-
-    def _pop_under_shared_wait(self, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
-        """``cb-read-unwaited`` at the Wait of a data-movement sharing waiter of ``b`` blocked there while ``e`` pops
-        ``b``: its cb_wait_front read tiles_acked once on entry (``dataflow_api.h``), before this pop, so it may
-        return once ``pushed`` reaches what it read plus its count — a window that counts the pages this pop frees
-        (the interpreter's wait compares with the current word: the schedule in which the waiter entered last)."""
-        for (w, x), _ in self.share_id.items():
-            wpc = s.pcs[w]
-            if x != b or w == e or self.own_pops_only[w] or wpc is None:
-                continue
-            op = self._ops[w][wpc[0]]
-            if isinstance(op, Wait) and op.buf == b and not self.can_step(s, w):
-                self._v(out, R.CB_READ_UNWAITED, w, wpc,
-                        f"{op_text(op)} may have read tiles_acked={s.popped[b]} on entry before {self.keys[e]}'s "
-                        f"pop(b{b}, {n}) at {path_text(pc[0])}: it then returns counting the pages that pop frees")
 
     def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
         """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
@@ -973,20 +907,6 @@ class Interp:
                             f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
                     return
 
-    def _fill(self, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> tuple[int, ...]:
-        """Writes into a buffer land in its reserved back, one after another from the write pointer: the tiles must
-        lie inside the window ``[pushed, rsv_end)`` (reference §1.1: get_write_ptr is valid only between reserve and
-        push). Returns the ring slots written."""
-        pt = self.page_tiles[b]
-        room = (s.rsv_end[b] - s.pushed[b]) * pt
-        if s.fill[b] + tiles > room:
-            self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
-                    f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
-                    f"its reserved window holds {max(room, 0)} tiles")
-        slots = self._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
-        s.fill[b] += tiles
-        return slots
-
     def _index_window(self, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
         """``cb-read-unwaited`` for an indirect address: its index is read from the front page of its index buffer
         (``Program.index_buffers``), which must lie in this engine's waited window — waited and not yet popped, by
@@ -997,7 +917,7 @@ class Interp:
         b = self.program.index_buffer(self.engines[e], pc[0][0], op, self.index_bufs, self._phases)
         if b is None:
             return
-        if self._shared_read(s, e, pc, op, b, 0, 1, out):
+        if shared_read(self, s, e, pc, op, b, 0, 1, out):
             return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
             self._v(out, R.CB_READ_UNWAITED, e, pc,
@@ -1056,69 +976,20 @@ class Interp:
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        path, iters = pc
-        op = self._ops[e][path]
+        op = self._ops[e][pc[0]]
         if self._closing:
             self._rendezvous_early(s, e, pc, out)
-        if isinstance(op, Reserve):
-            b, n = op.buf, op.pages
-            self._role(s, e, pc, b, True, out)
-            first = max(s.rsv_end[b], s.pushed[b])
-            self._source_reuse(s, e, pc, b, self._page_slots(b, first, s.pushed[b] + n - first),
-                               f"{op_text(op)} re-reserves", out, ring=True)
-            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b] + n)
-        elif isinstance(op, Push):
-            b, n, cap = op.buf, op.pages, self.caps[op.buf]
-            pt = self.page_tiles[b]
-            self._role(s, e, pc, b, True, out)
-            if s.pushed[b] + n > s.rsv_end[b]:
-                self._v(out, R.CB_PUSH_UNCOVERED, e, pc,
-                        f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
-                        f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-            if b in self.data_bufs and b not in self.mcast_dests and s.fill[b] < n * pt:
-                self._v(out, R.CB_PUSH_UNFILLED, e, pc,
-                        f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
-                        f"since they were reserved")
-            if s.pushed[b] % cap + n > cap:
-                self._v(out, R.CB_STRADDLE, e, pc,
-                        f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
-                        f"({s.pushed[b] % cap}+{n} > {cap})")
-            if s.rb_mask[e] >> b & 1:
-                self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
-                        f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
-            if b in self.mcast_dests and s.landed[b] < s.pushed[b] + n:
-                self._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
-                        f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
-                        f"only {s.landed[b]} in b{b}")
-            self._alias_clobber(s, e, pc, b, n, out)
-            s.pushed[b] += n
-            s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
-            s.fill[b] = max(0, s.fill[b] - n * pt)
-        elif isinstance(op, Wait):
-            share = self.share_id.get((e, op.buf))
-            if share is not None:  # a sharing waiter's window starts at its own read pointer: page 0
-                s.share_end[share] = max(s.share_end[share], op.pages)
-            else:
-                self._role(s, e, pc, op.buf, False, out)
-                s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
-        elif isinstance(op, Pop):
-            b, n, cap = op.buf, op.pages, self.caps[op.buf]
-            self._role(s, e, pc, b, False, out)
-            if s.popped[b] + n > s.wait_end[b]:
-                self._v(out, R.CB_POP_UNCOVERED, e, pc,
-                        f"pop(b{b}, {n}) frees pages [{s.popped[b]}, {s.popped[b] + n}) but the waited window is "
-                        f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
-            if s.popped[b] % cap + n > cap:
-                self._v(out, R.CB_STRADDLE, e, pc,
-                        f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
-                        f"({s.popped[b] % cap}+{n} > {cap})")
-            self._source_reuse(s, e, pc, b, self._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
-            if self.share_id:
-                self._pop_under_shared_wait(s, e, pc, b, n, out)
-            s.popped[b] += n
-            s.wait_end[b] = max(s.wait_end[b], s.popped[b])
-            s.drain[b] = max(0, s.drain[b] - n * self.page_tiles[b])
-        elif isinstance(op, SemInc):
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, s, e, pc, op, out)
+        else:
+            self._exec_other(s, e, pc, op, out)
+        self._advance(s, e, out)
+
+    def _exec_other(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
+        """The op classes whose family has no folder yet (``verispatial/families``)."""
+        path, iters = pc
+        if isinstance(op, SemInc):
             s.pending[e] = (*s.pending[e], (_INC, path, iters, self.word_id[(op.sem, op.at)], op.by))
             s.ab[e] = True
         elif isinstance(op, SemIncMcast):
@@ -1144,14 +1015,14 @@ class Interp:
                 self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
                         f"{op_text(op)} publishes pages read into b{b} by read_tiles with no read_barrier since")
             if op.front:
-                self._role(s, e, pc, b, False, out)
+                cb.role(self, s, e, pc, b, False, out)
                 if s.popped[b] + op.pages > s.wait_end[b]:
                     self._v(out, R.CB_READ_UNWAITED, e, pc,
                             f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
                             f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
                 first = s.popped[b]
             else:
-                self._role(s, e, pc, b, True, out)
+                cb.role(self, s, e, pc, b, True, out)
                 if s.pushed[b] + op.pages > s.rsv_end[b]:
                     self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                             f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
@@ -1175,8 +1046,8 @@ class Interp:
             s.wb[e] = True
         elif isinstance(op, ReadTiles):
             self._index_window(s, e, pc, op, out)
-            self._role(s, e, pc, op.into, True, out)
-            slots = self._fill(s, e, pc, op.into, op.tiles, op, out)
+            cb.role(self, s, e, pc, op.into, True, out)
+            slots = cb.fill(self, s, e, pc, op.into, op.tiles, op, out)
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
             role = self.program.tensors[ti].role
@@ -1212,16 +1083,16 @@ class Interp:
             b, pt = op.src, self.page_tiles[op.src]
             share = self.share_id.get((e, b))
             if share is not None:
-                self._shared_read(s, e, pc, op, b, s.share_drain[share], op.tiles, out)
+                shared_read(self, s, e, pc, op, b, s.share_drain[share], op.tiles, out)
                 src = (self.root[b], self._tile_slots(b, s.share_drain[share], op.tiles), b)
                 s.share_drain[share] += op.tiles
             else:
-                self._role(s, e, pc, b, False, out)
+                cb.role(self, s, e, pc, b, False, out)
                 room = (s.wait_end[b] - s.popped[b]) * pt
                 if s.drain[b] + op.tiles > room:
                     self._v(out, R.CB_READ_UNWAITED, e, pc,
-                            f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer "
-                            f"of b{b}, but its waited window holds {max(room, 0)} tiles")
+                            f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
+                            f"b{b}, but its waited window holds {max(room, 0)} tiles")
                 src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
                 s.drain[b] += op.tiles
             rng = self._tile_range(e, pc, op, out)
@@ -1289,22 +1160,18 @@ class Interp:
         elif isinstance(op, Compute):
             self._acc(s, e, pc, op, out)
             for o in op.ins:
-                if self._shared_read(s, e, pc, op, o.buf, 0, o.pages * self.page_tiles[o.buf], out):
+                if shared_read(self, s, e, pc, op, o.buf, 0, o.pages * self.page_tiles[o.buf], out):
                     continue
-                self._role(s, e, pc, o.buf, False, out)
-                if s.popped[o.buf] + o.pages > s.wait_end[o.buf]:
-                    self._v(out, R.CB_READ_UNWAITED, e, pc,
-                            f"{op_text(op)} unpacks pages [{s.popped[o.buf]}, {s.popped[o.buf] + o.pages}) of b{o.buf}, "
-                            f"but the waited window is [{s.popped[o.buf]}, {max(s.wait_end[o.buf], s.popped[o.buf])})")
+                cb.role(self, s, e, pc, o.buf, False, out)
+                cb.waited(self, s, e, pc, o.buf, o.pages, f"{op_text(op)} unpacks", out)
         elif isinstance(op, PackAcc):
             self._acc(s, e, pc, op, out)
-            self._role(s, e, pc, op.buf, True, out)
-            slots = self._fill(s, e, pc, op.buf, op.tiles, op, out)
+            cb.role(self, s, e, pc, op.buf, True, out)
+            slots = cb.fill(self, s, e, pc, op.buf, op.tiles, op, out)
             self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
             self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
         else:
             raise UnhandledOp("the interpreter", op)
-        self._advance(s, e, out)
 
     def _engines_text(self, mask: int) -> str:
         return ", ".join(self.keys[i] for i in range(self.n) if mask >> i & 1)

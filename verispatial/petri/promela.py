@@ -45,6 +45,8 @@ from pathlib import Path
 import attrs
 
 from verispatial.errors import UnhandledOp, VerispatialError
+from verispatial.families import assemble
+from verispatial.families.cb import promela as cb
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
@@ -58,18 +60,14 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     PackAcc,
-    Pop,
-    Push,
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
-    Reserve,
     SemInc,
     SemIncMcast,
     SemSet,
     SemWait,
     TripCount,
-    Wait,
     WriteBarrier,
     WriteTiles,
     count_max,
@@ -99,6 +97,20 @@ def _oid(e: int, path: tuple[int, ...]) -> str:
 
 
 _RULE_OF = {_rid(r): r for r in RULES}
+
+#: op class -> its family's handler ``(gen, engine, path, op, step)`` (``verispatial/families``).
+_HANDLERS = assemble("the Promela export", cb.HANDLERS)
+
+
+@attrs.define
+class Step:
+    """The Promela of one leaf op as its family's handler builds it: the lines run on arriving at it (``pre``), the
+    ``d_step``'s guard and its body; ``where`` is the op's id (``O_e_path``), the assertions' escape."""
+
+    where: str
+    pre: list[str] = attrs.Factory(list)
+    guard: str = "true"
+    body: list[str] = attrs.Factory(list)
 
 
 @attrs.frozen
@@ -295,10 +307,6 @@ class _Gen:
 
     # ---------------------------------------------------------------- shared checks
 
-    def _role(self, e: int, b: int, producer: bool, where: str) -> list[str]:
-        arr, rule = ("producer", R.CB_SINGLE_PRODUCER) if producer else ("consumer", R.CB_SINGLE_CONSUMER)
-        return [f"if :: {arr}[{b}] == 255 -> {arr}[{b}] = {e} :: else -> {self._assert(rule, f'{arr}[{b}] == {e}', where)} fi;"]
-
     def _source_reuse(self, b: int, p0: str, np: str, mode: str, where: str | None) -> list[str]:
         """``async-source-reuse`` on pages ``[p0, p0 + np)`` of ``b`` (ring slots): ``pop`` (sources read from the
         front of ``b``), ``ring`` / ``write`` (any source in ``b``'s bytes; no aliases in the model)."""
@@ -353,19 +361,6 @@ class _Gen:
         lines += [f"words[{w}] = {new};", f"dirty[{w}] = {self._site_mask(site)};"]
         return lines
 
-    def _fill(self, e: int, b: int, tiles: int, where: str) -> tuple[list[str], str, str]:
-        """A write into the back of ``b``: ``cb-write-unreserved``; returns the lines and the ring pages written
-        (first page, count) as expressions over hidden scratch variables."""
-        pt = self.pt[b]
-        p0, np = self._tmp(), self._tmp()
-        lines = [self._assert(R.CB_WRITE_UNRESERVED, f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}", where),
-                 f"{p0} = (pushed[{b}] * {pt} + fill[{b}]) / {pt};",
-                 f"{np} = (pushed[{b}] * {pt} + fill[{b}] + {tiles} - 1) / {pt} - {p0} + 1;",
-                 f"fill[{b}] = fill[{b}] + {tiles};"]
-        if tiles <= 0:
-            lines[1:3] = [f"{p0} = 0;", f"{np} = 0;"]
-        return lines, p0, np
-
     def _tile_range(self, e: int, path: tuple[int, ...], op: ReadTiles | WriteTiles, where: str) -> tuple[list[str], str, str]:
         ntiles = self.tiles[self.tix[op.tensor]]
         a = self._affine(op.addr.base, tuple((t.var, t.coef) for t in op.addr.terms), self._env(e, path))
@@ -383,48 +378,23 @@ class _Gen:
 
     def _step(self, e: int, path: tuple[int, ...], op: Op) -> list[str]:
         """The Promela statements of one leaf op: the arrival check, then one ``d_step``."""
-        p, where = self.p, _oid(e, path)
-        pre: list[str] = []
-        guard = "true"
-        body: list[str] = []
-        if isinstance(op, (Reserve, Wait)) and op.pages > self.caps[op.buf]:
-            pre.append(self._assert(R.CB_CAPACITY, "false", where))
-        if isinstance(op, Reserve):
-            b, n, cap = op.buf, op.pages, self.caps[op.buf]
-            guard = f"pushed[{b}] - popped[{b}] + {n} <= {cap}"
-            f = self._tmp()
-            body += self._role(e, b, True, where)
-            body.append(f"{f} = (rsv_end[{b}] > pushed[{b}] -> rsv_end[{b}] : pushed[{b}]);")
-            body += self._source_reuse(b, f, f"(pushed[{b}] + {n} - {f})", "ring", where)
-            body.append(f"if :: pushed[{b}] + {n} > rsv_end[{b}] -> rsv_end[{b}] = pushed[{b}] + {n} :: else -> skip fi;")
-        elif isinstance(op, Push):
-            b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
-            body += self._role(e, b, True, where)
-            body.append(self._assert(R.CB_PUSH_UNCOVERED, f"pushed[{b}] + {n} <= rsv_end[{b}]", where))
-            if b in self.data_bufs and b not in self.mcast_dests:
-                body.append(self._assert(R.CB_PUSH_UNFILLED, f"fill[{b}] >= {n * pt}", where))
-            body.append(self._assert(R.CB_STRADDLE, f"pushed[{b}] % {cap} + {n} <= {cap}", where))
-            body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
-            if b in self.mcast_dests:
-                body.append(self._assert(R.MCAST_PUBLISH_EARLY, f"landed[{b}] >= pushed[{b}] + {n}", where))
-            body += [f"pushed[{b}] = pushed[{b}] + {n};",
-                     f"if :: rsv_end[{b}] < pushed[{b}] -> rsv_end[{b}] = pushed[{b}] :: else -> skip fi;",
-                     f"fill[{b}] = (fill[{b}] > {n * pt} -> fill[{b}] - {n * pt} : 0);"]
-        elif isinstance(op, Wait):
-            b, n = op.buf, op.pages
-            guard = f"pushed[{b}] - popped[{b}] >= {n}"
-            body += self._role(e, b, False, where)
-            body.append(f"if :: popped[{b}] + {n} > wait_end[{b}] -> wait_end[{b}] = popped[{b}] + {n} :: else -> skip fi;")
-        elif isinstance(op, Pop):
-            b, n, cap, pt = op.buf, op.pages, self.caps[op.buf], self.pt[op.buf]
-            body += self._role(e, b, False, where)
-            body.append(self._assert(R.CB_POP_UNCOVERED, f"popped[{b}] + {n} <= wait_end[{b}]", where))
-            body.append(self._assert(R.CB_STRADDLE, f"popped[{b}] % {cap} + {n} <= {cap}", where))
-            body += self._source_reuse(b, f"popped[{b}]", str(n), "pop", where)
-            body += [f"popped[{b}] = popped[{b}] + {n};",
-                     f"if :: wait_end[{b}] < popped[{b}] -> wait_end[{b}] = popped[{b}] :: else -> skip fi;",
-                     f"drain[{b}] = (drain[{b}] > {n * pt} -> drain[{b}] - {n * pt} : 0);"]
-        elif isinstance(op, SemInc):
+        st = Step(_oid(e, path))
+        cb.capacity(self, op, st)
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, e, path, op, st)
+        else:
+            self._step_other(e, path, op, st)
+        out = list(st.pre)
+        out.append(f"/* {op_text(op)} */")
+        out.append(f"d_step {{ {st.guard} -> " + " ".join(st.body) + " };" if st.body else f"d_step {{ {st.guard} -> skip }};")
+        return out
+
+    def _step_other(self, e: int, path: tuple[int, ...], op: Op, st: Step) -> None:
+        """The op classes whose family has no folder yet (``verispatial/families``)."""
+        p, where, pre, body = self.p, st.where, st.pre, st.body
+        guard = st.guard
+        if isinstance(op, SemInc):
             body += self._push_entry(f"iq{e}", self._issue(e, path).k, {"w": str(self.words[(op.sem, op.at)])})
             body.append(f"ab[{e}] = 1;")
         elif isinstance(op, SemIncMcast):
@@ -449,11 +419,11 @@ class _Gen:
             b, cap = op.buf, self.caps[op.buf]
             body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
             if op.front:
-                body += self._role(e, b, False, where)
-                body.append(self._assert(R.CB_READ_UNWAITED, f"popped[{b}] + {op.pages} <= wait_end[{b}]", where))
+                body += cb.role(self, e, b, False, where)
+                body.append(cb.waited(self, b, op.pages, where))
                 first = f"popped[{b}]"
             else:
-                body += self._role(e, b, True, where)
+                body += cb.role(self, e, b, True, where)
                 body.append(self._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
                 first = f"pushed[{b}]"
             iss = self._issue(e, path)
@@ -470,8 +440,8 @@ class _Gen:
             body.append(f"wb[{e}] = 1;")
         elif isinstance(op, ReadTiles):
             b = op.into
-            body += self._role(e, b, True, where)
-            lines, p0, np = self._fill(e, b, op.tiles, where)
+            body += cb.role(self, e, b, True, where)
+            lines, p0, np = cb.fill(self, b, op.tiles, where)
             body += lines
             lines, lo, hi = self._tile_range(e, path, op, where)
             body += lines
@@ -490,7 +460,7 @@ class _Gen:
             body.append(f"rb_mask[{e}] = rb_mask[{e}] | {1 << b};")
         elif isinstance(op, WriteTiles):
             b, pt = op.src, self.pt[op.src]
-            body += self._role(e, b, False, where)
+            body += cb.role(self, e, b, False, where)
             body.append(self._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
                                      where))
             p0, np = self._tmp(), self._tmp()
@@ -545,21 +515,18 @@ class _Gen:
             body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
             body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
             for o in op.ins:
-                body += self._role(e, o.buf, False, where)
-                body.append(self._assert(R.CB_READ_UNWAITED, f"popped[{o.buf}] + {o.pages} <= wait_end[{o.buf}]", where))
+                body += cb.role(self, e, o.buf, False, where)
+                body.append(cb.waited(self, o.buf, o.pages, where))
         elif isinstance(op, PackAcc):
             body.append(self._assert(R.ACC_UNACQUIRED, f"acc[{e}]", where))
             body.append(self._assert(R.ACC_OVERRUN, f"acc[{e}] == 0 || acc[{e}] >= {op.tiles}", where))
-            body += self._role(e, op.buf, True, where)
-            lines, p0, np = self._fill(e, op.buf, op.tiles, where)
+            body += cb.role(self, e, op.buf, True, where)
+            lines, p0, np = cb.fill(self, op.buf, op.tiles, where)
             body += lines
             body += self._source_reuse(op.buf, p0, np, "write", where)
         else:
             raise UnhandledOp("the Promela export", op)
-        out = list(pre)
-        out.append(f"/* {op_text(op)} */")
-        out.append(f"d_step {{ {guard} -> " + " ".join(body) + " };" if body else f"d_step {{ {guard} -> skip }};")
-        return out
+        st.guard = guard
 
     def _issue(self, e: int, path: tuple[int, ...]) -> _Issue:
         return next(x for x in self.issues if x.e == e and x.path == path)
@@ -726,11 +693,7 @@ class _Gen:
             lines.append("}")
             engines += lines
         landings = self._landings()
-        fin = []
-        reused = p.counters_reused()  # the others' counters the launch's end resets
-        for b in p.buffers:
-            if b.id in reused:
-                fin.append(self._assert(R.BALANCE_CB, f"pushed[{b.id}] == popped[{b.id}]"))
+        fin = cb.balance(self)
         for ti, t in enumerate(p.tensors):
             if t.role is Role.OUTPUT:
                 x = self._tmp()

@@ -1,4 +1,5 @@
-"""Ring alignment and end balance of circular buffers, symbolic over loops and trips.
+"""The checker's encoding of circular buffers: ring alignment and end balance, symbolic over loops and trips, and
+the per-engine rules of Reserve, Wait, Push and Pop (windows, coverage, capacity; ``certify/rules.py`` runs them).
 
 - ``cb-straddle``: running sums of push (pop) sizes land exactly on every multiple of the capacity — a push of
   n pages at ``pushed mod cap + n > cap`` would straddle the ring's end (reference §1.1, cb_push_back).
@@ -13,20 +14,24 @@ constant loop counts only has constant totals, compared directly.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import z3
 
 from verispatial import budget
 from verispatial.certify import smt
 from verispatial.certify.cache import ProofCache
+from verispatial.certify.facts import EngineRun, Finding, State, map_facts, pairs, shift, tile_pages
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
-from verispatial.certify.structure import Leaf, pages
+from verispatial.certify.structure import EngineView, Leaf, pages
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Loop, Op, Pop, Push
-from verispatial.ir.program import Buffer
+from verispatial.ir.limits import ring_slots
+from verispatial.ir.ops import Compute, Loop, McastSend, Op, PackAcc, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles
+from verispatial.ir.program import Buffer, Program
+from verispatial.ir.sharing import sharing_waiters
 
 
 def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
@@ -203,3 +208,138 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
                           + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
         return Result("balance", name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
     return Result("balance", name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
+
+
+def reserve(c: EngineRun, op: Reserve, path: tuple[int, ...], s: State) -> State:
+    """cb_reserve_back: the reserved window grows to ``pages`` past the write pointer; its new pages are re-reserved
+    (``async-source-reuse`` when one is still the source of a multicast from the back)."""
+    b = op.buf
+    froms = [v for v, _ in pairs(s, "rsv", b)]
+    lo = min(froms, default=0)
+    c.reserve_from[path] = min(c.reserve_from.get(path, lo), lo)
+    new = ring_slots(lo, op.pages - lo, c.caps[b])
+    c.reuse(s, "sb", b, new, path, "re-reserves")
+    return map_facts(s, "rsv", b, lambda v, f: (max(v, op.pages), f))
+
+
+def wait(c: EngineRun, op: Wait, path: tuple[int, ...], s: State) -> State:
+    """cb_wait_front: the waited window grows to ``pages`` past the read pointer."""
+    return map_facts(s, "wt", op.buf, lambda v, r: (max(v, op.pages), r))
+
+
+def push(c: EngineRun, op: Push, path: tuple[int, ...], s: State) -> State:
+    """cb_push_back: ``cb-push-uncovered``, ``cb-push-unfilled``, ``async-read-publish``; the window and the source
+    slots move with the write pointer."""
+    b, n = op.buf, op.pages
+    pt = c.p.buffers[b].page_tiles
+    held = pairs(s, "rsv", b)
+    if any(v < n for v, _ in held):
+        c.flag(R.CB_PUSH_UNCOVERED, path, f"push of {n} pages on b{b} beyond its reserved window")
+    if b in c.data and b not in c.dests and any(f < n * pt for _, f in held):
+        c.flag(R.CB_PUSH_UNFILLED, path, f"push of {n} pages on b{b} publishes pages nothing wrote since they "
+                                         "were reserved")
+    if ("rd", b) in s:
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
+    s = shift(s, "sb", b, n, c.caps[b])
+    s = frozenset(("rdp", b, (int(t[2]) - n) % c.caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
+                  for t in s)
+    return map_facts(s, "rsv", b, lambda v, f: (max(v - n, 0), max(f - n * pt, 0)))
+
+
+def pop(c: EngineRun, op: Pop, path: tuple[int, ...], s: State) -> State:
+    """cb_pop_front: ``cb-pop-uncovered``; the freed pages must not be a pending source (``async-source-reuse``)."""
+    b, n = op.buf, op.pages
+    pt = c.p.buffers[b].page_tiles
+    if any(v < n for v, _ in pairs(s, "wt", b)):
+        c.flag(R.CB_POP_UNCOVERED, path, f"pop of {n} pages on b{b} beyond its waited window")
+    c.reuse(s, "sf", b, ring_slots(0, n, c.caps[b]), path, "frees")
+    s = shift(s, "sf", b, n, c.caps[b])
+    return map_facts(s, "wt", b, lambda v, r: (max(v - n, 0), max(r - n * pt, 0)))
+
+
+def capacity(c: EngineRun) -> None:
+    """``cb-capacity``: a Reserve or Wait some path reaches asks for more pages than the ring holds (an op under a
+    loop of count 0 or an If no iteration admits never runs, so it never asks for anything)."""
+    for lf in c.view.leaves:
+        op = lf.op
+        if isinstance(op, (Reserve, Wait)) and op.pages > c.p.buffers[op.buf].capacity and lf.path in c.reached:
+            cap = c.p.buffers[op.buf].capacity
+            c.flag(R.CB_CAPACITY, lf.path, f"{type(op).__name__.lower()} of {op.pages} pages on b{op.buf} whose "
+                                           f"capacity is {cap}: it can never return")
+
+
+def index_window(c: EngineRun, s: State, op: ReadTiles | WriteTiles, path: tuple[int, ...]) -> None:
+    """``cb-read-unwaited`` for an indirect address: its index buffer's front page (``Program.index_buffers``)
+    must be in this engine's waited window (some path may have no page there)."""
+    dyn = op.addr.dynamic
+    b = c.p.index_buffer(c.view.program, path[0], op, c.index_bufs, c.phases)
+    if dyn is not None and b is not None and any(v < 1 for v, _ in pairs(s, "wt", b)):
+        c.flag(R.CB_READ_UNWAITED, path, f"{type(op).__name__.lower()} reads its index {dyn.name} from the "
+                                         f"front of b{b} outside its waited window")
+
+
+def fill(c: EngineRun, s: State, b: int, tiles: int, path: tuple[int, ...], what: str) -> State:
+    """A write of ``tiles`` into the back of ``b`` (``cb-write-unreserved``, and the rewrite of a source)."""
+    pt = c.p.buffers[b].page_tiles
+    top = c.most[b] * pt + 1
+    pages: set[int] = set()
+    for v, f in pairs(s, "rsv", b):
+        if f + tiles > v * pt:
+            c.flag(R.CB_WRITE_UNRESERVED, path, f"{what} writes tiles past the reserved window of b{b}")
+        pages.update(tile_pages(f, tiles, pt))
+    c.written.setdefault(path, set()).update(pages)
+    c.reuse(s, "sb", b, {x % c.caps[b] for x in pages}, path, f"{what} rewrites")
+    s = map_facts(s, "rsv", b, lambda v, f: (v, min(f + tiles, top)))
+    if what == "read_tiles":  # it lands later: a multicast issued from those pages meanwhile is rewritten then
+        s = s | {("rdp", b, x % c.caps[b], path) for x in pages}
+    return s
+
+
+def roles(op: Op) -> list[tuple[int, bool]]:
+    """(buffer, produces) for each buffer the op uses as its producer (reserves, pushes, writes into the back,
+    multicasts from the back) or consumer (waits, pops, reads from the front): the read and write pointers are
+    private to the thread that owns that end (reference §1.1)."""
+    if isinstance(op, (Reserve, Push)):
+        return [(op.buf, True)]
+    if isinstance(op, (Wait, Pop)):
+        return [(op.buf, False)]
+    if isinstance(op, ReadTiles):
+        return [(op.into, True)]
+    if isinstance(op, PackAcc):
+        return [(op.buf, True)]
+    if isinstance(op, WriteTiles):
+        return [(op.src, False)]
+    if isinstance(op, McastSend):
+        return [(op.buf, not op.front)]
+    if isinstance(op, Compute):
+        return [(o.buf, False) for o in op.ins]
+    return []
+
+
+def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding]:
+    """One producing and one consuming engine per buffer (reference §1.1: pointers are per thread); other engines of
+    the site may wait on and read its front without popping it (``ir/sharing.py``)."""
+    prod: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
+    cons: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
+    sharing = sharing_waiters(p)
+    for v in views.values():
+        for lf in v.leaves:
+            for b, produces in roles(lf.op):
+                if not produces and v.key in sharing.get(b, ()):
+                    continue
+                (prod if produces else cons).setdefault(b, []).append((v.key, lf.path))
+    out: list[Finding] = []
+    for rule, table, what in ((R.CB_SINGLE_PRODUCER, prod, "produce"), (R.CB_SINGLE_CONSUMER, cons, "consume")):
+        for b, uses in sorted(table.items()):
+            engines = sorted({e for e, _ in uses})
+            if len(engines) > 1:
+                second = next(u for u in uses if u[0] == engines[1])
+                out.append(Finding(rule, second[0], second[1], f"b{b} has {len(engines)} engines that {what} it: {', '.join(engines)}"))
+    return out
+
+
+#: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop}

@@ -1,0 +1,152 @@
+"""Circular buffers in the reference interpreter: the handlers of Reserve, Push, Wait and Pop, and the buffer checks
+other ops share (one producer and one consumer per buffer, writes into the reserved back).
+
+Each handler takes the interpreter, the state it changes, the engine index ``e``, its program counter ``pc``, the op
+and the list violations are appended to (docs/semantics.md, "Circular buffers"; dataflow_api.h cb_reserve_back,
+cb_push_back, cb_wait_front, cb_pop_front)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.families.cb import sharing
+from verispatial.ir import rules as R
+from verispatial.ir.obligation import BufferRef
+from verispatial.ir.ops import Op, Pop, Push, Reserve, Wait, op_text
+from verispatial.petri.position import Violation
+
+if TYPE_CHECKING:
+    from verispatial.petri.interp import PC, Interp, State
+
+
+def capacity(it: Interp, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
+    """``cb-capacity``, on arriving at ``op``: a Reserve or Wait of more pages than the ring holds never returns."""
+    if isinstance(op, (Reserve, Wait)) and op.pages > it.caps[op.buf]:
+        it._v(out, R.CB_CAPACITY, e, pc,
+              f"{op_text(op)} asks for {op.pages} pages of b{op.buf}, whose capacity is {it.caps[op.buf]}")
+
+
+def role(it: Interp, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
+    """``cb-single-producer`` / ``cb-single-consumer``: the first engine to produce (consume) ``b`` owns that end; a
+    sharing waiter's waits and reads claim no end (``families/cb/sharing.py``)."""
+    if not producer and (e, b) in it.share_id:
+        return
+    owners = s.producer if producer else s.consumer
+    if owners[b] < 0:
+        owners[b] = e
+    elif owners[b] != e:
+        rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
+        it._v(out, rule, e, pc, f"b{b} already has {it.keys[owners[b]]} as the engine that {verb} it")
+
+
+def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> tuple[int, ...]:
+    """Writes into a buffer land in its reserved back, one after another from the write pointer: the tiles must
+    lie inside the window ``[pushed, rsv_end)`` (reference §1.1: get_write_ptr is valid only between reserve and
+    push; ``cb-write-unreserved``). Returns the ring slots written."""
+    pt = it.page_tiles[b]
+    room = (s.rsv_end[b] - s.pushed[b]) * pt
+    if s.fill[b] + tiles > room:
+        it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
+              f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
+              f"its reserved window holds {max(room, 0)} tiles")
+    slots = it._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
+    s.fill[b] += tiles
+    return slots
+
+
+def waited(it: Interp, s: State, e: int, pc: PC, b: int, pages: int, what: str, out: list[Violation]) -> None:
+    """``cb-read-unwaited`` for a read of ``pages`` whole pages from the front of ``b`` (``what`` says which op and
+    verb): they must lie in the waited window ``[popped, wait_end)``."""
+    if s.popped[b] + pages > s.wait_end[b]:
+        it._v(out, R.CB_READ_UNWAITED, e, pc,
+              f"{what} pages [{s.popped[b]}, {s.popped[b] + pages}) of b{b}, but the waited window is "
+              f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+
+
+def balance(it: Interp, s: State) -> list[Violation]:
+    """``balance-cb`` of a terminated state: pages left in a buffer whose counters a later section of the launch
+    uses (``Program.counters_reused``; the firmware resets the others' at the next launch: trisc.cc
+    init_sync_registers, circular_buffer_init.h)."""
+    out: list[Violation] = []
+    for b in it.program.buffers:
+        after = it.reused.get(b.id)
+        if s.pushed[b.id] != s.popped[b.id] and after is not None:
+            e = s.consumer[b.id] if s.consumer[b.id] >= 0 else s.producer[b.id]
+            msg = (f"b{b.id} ({b.name}) ends with pushed {s.pushed[b.id]} != popped {s.popped[b.id]}; cb {b.cb} "
+                   f"at {b.site}: {after}")
+            out.append(Violation(R.BALANCE_CB, it._site_pos(b.site, e), msg, BufferRef(b.id)))
+    return out
+
+
+def reserve(it: Interp, s: State, e: int, pc: PC, op: Reserve, out: list[Violation]) -> None:
+    """cb_reserve_back: the producer's window grows to ``pushed + pages`` (it blocks until that many are free)."""
+    b, n = op.buf, op.pages
+    role(it, s, e, pc, b, True, out)
+    first = max(s.rsv_end[b], s.pushed[b])
+    it._source_reuse(s, e, pc, b, it._page_slots(b, first, s.pushed[b] + n - first),
+                     f"{op_text(op)} re-reserves", out, ring=True)
+    s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b] + n)
+
+
+def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -> None:
+    """cb_push_back: publishes ``pages`` reserved, filled pages; the write pointer wraps only on the ring's end."""
+    b, n, cap = op.buf, op.pages, it.caps[op.buf]
+    pt = it.page_tiles[b]
+    role(it, s, e, pc, b, True, out)
+    if s.pushed[b] + n > s.rsv_end[b]:
+        it._v(out, R.CB_PUSH_UNCOVERED, e, pc,
+              f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
+              f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
+    if b in it.data_bufs and b not in it.mcast_dests and s.fill[b] < n * pt:
+        it._v(out, R.CB_PUSH_UNFILLED, e, pc,
+              f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
+              f"since they were reserved")
+    if s.pushed[b] % cap + n > cap:
+        it._v(out, R.CB_STRADDLE, e, pc,
+              f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
+              f"({s.pushed[b] % cap}+{n} > {cap})")
+    if s.rb_mask[e] >> b & 1:
+        it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
+              f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
+    if b in it.mcast_dests and s.landed[b] < s.pushed[b] + n:
+        it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
+              f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
+              f"only {s.landed[b]} in b{b}")
+    it._alias_clobber(s, e, pc, b, n, out)
+    s.pushed[b] += n
+    s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
+    s.fill[b] = max(0, s.fill[b] - n * pt)
+
+
+def wait(it: Interp, s: State, e: int, pc: PC, op: Wait, out: list[Violation]) -> None:
+    """cb_wait_front: the consumer's window grows to ``popped + pages`` (it blocks until that many arrived); a
+    sharing waiter's from its own read pointer (``sharing.shared_wait``)."""
+    if sharing.shared_wait(it, s, e, op):
+        return
+    role(it, s, e, pc, op.buf, False, out)
+    s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
+
+
+def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> None:
+    """cb_pop_front: frees ``pages`` waited pages; the read pointer wraps only on the ring's end."""
+    b, n, cap = op.buf, op.pages, it.caps[op.buf]
+    role(it, s, e, pc, b, False, out)
+    if s.popped[b] + n > s.wait_end[b]:
+        it._v(out, R.CB_POP_UNCOVERED, e, pc,
+              f"pop(b{b}, {n}) frees pages [{s.popped[b]}, {s.popped[b] + n}) but the waited window is "
+              f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+    if s.popped[b] % cap + n > cap:
+        it._v(out, R.CB_STRADDLE, e, pc,
+              f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
+              f"({s.popped[b] % cap}+{n} > {cap})")
+    it._source_reuse(s, e, pc, b, it._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
+    if it.share_id:
+        sharing.pop_under_shared_wait(it, s, e, pc, b, n, out)
+    s.popped[b] += n
+    s.wait_end[b] = max(s.wait_end[b], s.popped[b])
+    s.drain[b] = max(0, s.drain[b] - n * it.page_tiles[b])
+
+
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop}
