@@ -43,13 +43,13 @@ from verispatial.certify.rules import (
     reuse_consequences,
 )
 from verispatial.certify.semaphores import Word
-from verispatial.certify.sharing import shared_read_findings
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.store import get_report, program_key, put_report
 from verispatial.certify.structure import unsupported_features
 from verispatial.certify.workers import stop_pool
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.cb.shared_encoding import shared_read_findings
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef

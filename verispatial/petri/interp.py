@@ -36,7 +36,7 @@ from verispatial import budget
 from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.cb import semantics as cb
-from verispatial.families.cb.sharing import acked_seen, shared_read
+from verispatial.families.cb.shared_semantics import acked_seen, shared_read
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Role, Site, WaitCond

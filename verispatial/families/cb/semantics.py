@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verispatial.families.cb import sharing
+from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import Op, Pop, Push, Reserve, Wait, op_text
@@ -29,7 +29,7 @@ def capacity(it: Interp, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
 
 def role(it: Interp, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
     """``cb-single-producer`` / ``cb-single-consumer``: the first engine to produce (consume) ``b`` owns that end; a
-    sharing waiter's waits and reads claim no end (``families/cb/sharing.py``)."""
+    sharing waiter's waits and reads claim no end (``families/cb/shared_semantics.py``)."""
     if not producer and (e, b) in it.share_id:
         return
     owners = s.producer if producer else s.consumer
@@ -121,7 +121,7 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
 
 def wait(it: Interp, s: State, e: int, pc: PC, op: Wait, out: list[Violation]) -> None:
     """cb_wait_front: the consumer's window grows to ``popped + pages`` (it blocks until that many arrived); a
-    sharing waiter's from its own read pointer (``sharing.shared_wait``)."""
+    sharing waiter's from its own read pointer (``shared_semantics.shared_wait``)."""
     if sharing.shared_wait(it, s, e, op):
         return
     role(it, s, e, pc, op.buf, False, out)

@@ -1,11 +1,19 @@
-"""``cb-read-unwaited`` for the reads of a sharing waiter (an engine that waits on a buffer another engine pops).
+"""The checker's part of several engines waiting on one circular buffer (docs/semantics.md, "Several engines waiting
+on one buffer"; the interpreter's is ``shared_semantics.py`` beside it).
 
 A sharing waiter's read pointer never moves (it never pops: ``ir/sharing.py``), so it reads ring slots counted from
 slot 0; a slot the consumer has popped holds no live page (the producer may rewrite it). The per-engine abstract
-interpretation sees only the waiter's own ops, so it cannot tell; this asks the counter abstraction, per read, for a
-reachable state with the waiter about to read and a slot it reads not live (docs/semantics.md, "Several engines
-waiting on one buffer"). Unsat discharges the read; anything else leaves a finding the interpreter's replay decides
-(refuted when it shows the rule there, else failed-to-prove).
+interpretation sees only the waiter's own ops, so it cannot tell. This asks the counter abstraction for reachable
+states, one query per op pair:
+
+- ``cb-read-unwaited`` at a sharing waiter's read: the waiter about to read and a slot it reads not live;
+- ``cb-read-unwaited`` at a data-movement sharing waiter's Wait: that Wait blocked and the consumer about to pop (the
+  wait read tiles_acked on entry, so it may return counting the freed pages);
+- ``async-source-reuse`` at the consumer's Pop: a sharing waiter's WriteTiles from the buffer issued and not yet
+  flushed, the consumer about to pop.
+
+Unsat discharges the op; anything else leaves a finding the interpreter's replay decides (refuted when it shows the
+rule there, else failed-to-prove).
 """
 
 from __future__ import annotations
@@ -75,7 +83,7 @@ def shared_read_findings(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_R
 def _pop_under_wait_findings(a: Analysis, trusted: set[int], rlimit: int) -> list[Finding]:
     """A ``cb-read-unwaited`` finding at each Wait of a data-movement sharing waiter of ``b`` that may be blocked
     while another engine pops ``b``: its cb_wait_front read tiles_acked on entry, so it may return counting the freed
-    pages (``Interp._pop_under_shared_wait``). Unsat of "the waiter at its wait, the wait not enabled, the consumer
+    pages (``shared_semantics.pop_under_shared_wait``). Unsat of "the waiter at its wait, the wait not enabled, the consumer
     at a pop of b" for every pop discharges it."""
     p = a.program
     out: list[Finding] = []
