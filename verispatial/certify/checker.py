@@ -49,7 +49,7 @@ from verispatial.certify.structure import unsupported_features
 from verispatial.certify.workers import stop_pool
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
-from verispatial.families.cb.shared_encoding import shared_read_findings
+from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -324,6 +324,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
     budget.check()
     findings = ownership_findings(program, a.views)
+    findings += ownership_consequences(a, findings)  # two poppers (pushers): their coverage is the interpreter's
     facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)

@@ -25,7 +25,7 @@ from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Compute, Flush, Pop, Wait, WriteBarrier, WriteTiles, named_index_buffer
+from verispatial.ir.ops import Compute, Flush, Pop, Push, Wait, WriteBarrier, WriteTiles, named_index_buffer
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
@@ -147,4 +147,53 @@ def _pop_frees_shared_source(a: Analysis, trusted: set[int], rlimit: int) -> lis
                                            f"pop(b{b}) may free a page {engine}'s write_tiles at {list(wl.path)} still "
                                            "reads (it shares the buffer's front; no flush/write_barrier of it before "
                                            "this pop)", (LATE,)))  # LATE: its consequences are kept, replay decides
+    return out
+
+
+def ownership_consequences(a: Analysis, findings: list[Finding]) -> list[Finding]:
+    """``cb-pop-uncovered`` (``cb-push-uncovered``) candidates at every Pop (Push) of a buffer a second engine pops
+    (pushes): the per-engine rules check each engine's pops against its own waits, but the interpreter keeps one
+    window per buffer end, so two poppers each popping what they waited may together free pages nobody waited for
+    (more pops than pushes). The replay decides each (refuted where the interpreter shows it, else failed to prove);
+    none is proved while the ownership finding stands."""
+    p = a.program
+    second = {(f.rule, f.engine, f.path) for f in findings if f.rule in (R.CB_SINGLE_CONSUMER, R.CB_SINGLE_PRODUCER)}
+    if not second:
+        return []
+    bufs: dict[str, set[int]] = {R.CB_SINGLE_CONSUMER: set(), R.CB_SINGLE_PRODUCER: set()}
+    for rule, engine, path in second:
+        lf = next((x for x in a.views[engine].leaves if x.path == path), None)
+        b = getattr(lf.op, "buf", None) if lf is not None else None
+        if isinstance(b, int) and 0 <= b < len(p.buffers):
+            bufs[rule].add(b)
+    out: list[Finding] = []
+    for v in a.views.values():
+        for lf in v.leaves:
+            op = lf.op
+            if isinstance(op, Pop) and op.buf in bufs[R.CB_SINGLE_CONSUMER]:
+                out.append(Finding(R.CB_POP_UNCOVERED, v.key, lf.path,
+                                   f"pop(b{op.buf}) by one of several engines popping b{op.buf}: their pops together "
+                                   "may free pages no wait covered", (LATE,)))
+            elif any(b in bufs[R.CB_SINGLE_CONSUMER] for b in _front_reads(op)):
+                out.append(Finding(R.CB_READ_UNWAITED, v.key, lf.path,
+                                   "reads the front of a buffer several engines consume: the interpreter keeps one "
+                                   "waited window per buffer, its consumer's", (LATE,)))
+            elif isinstance(op, Push) and op.buf in bufs[R.CB_SINGLE_PRODUCER]:
+                out.append(Finding(R.CB_PUSH_UNCOVERED, v.key, lf.path,
+                                   f"push(b{op.buf}) by one of several engines pushing b{op.buf}: their pushes together "
+                                   "may publish pages no reserve covered", (LATE,)))
+    return out
+
+
+def _front_reads(op: object) -> list[int]:
+    """The buffers ``op`` reads from the front through get_read_ptr: a WriteTiles source, Compute operands, a named
+    index buffer."""
+    out: list[int] = []
+    if isinstance(op, WriteTiles):
+        out.append(op.src)
+    if isinstance(op, Compute):
+        out += [o.buf for o in op.ins]
+    named = named_index_buffer(op)  # type: ignore[arg-type]
+    if named is not None:
+        out.append(named)
     return out
