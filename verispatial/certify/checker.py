@@ -45,6 +45,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
@@ -319,6 +320,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     say("rules: ownership, coverage, asynchronous NoC, accumulator")
     budget.check()
     findings = ownership_findings(program, a.views)
+    findings += ownership_consequences(a, findings)  # two poppers (pushers): their coverage is the interpreter's
     facts = all_engine_facts(program, a.views)
     for fa in facts.values():
         findings.extend(fa.findings)
@@ -326,6 +328,8 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
                                                           R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER)
                  for x in _buffers_of(a, f)}
     trusted = {b.id for b in program.buffers} - untrusted
+    # The reads of an engine that waits on a buffer another engine pops: cross-engine, so asked of the counters.
+    findings += shared_read_findings(a, trusted, rlimit)
     # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
     # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
     # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).

@@ -17,6 +17,7 @@ from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
 class CounterModel:
@@ -31,6 +32,9 @@ class CounterModel:
         self.views = views
         self.words = words
         self.buf_leaves: dict[int, list[Leaf]] = {}
+        #: per buffer, the engines waiting on it without popping it (ir/sharing.py): their passed waits do not hold
+        #: while another engine pops, and a compute one counts only its own pops (none)
+        self.sharing = sharing_waiters(program)
         for v in views.values():
             for lf in v.leaves:
                 b = getattr(lf.op, "buf", None)
@@ -168,6 +172,10 @@ class CounterModel:
                 op = lf.op
                 if not isinstance(op, (Reserve, Wait)):
                     continue
+                # Another engine's pops move the acked word a data-movement sharing waiter compares: what still holds
+                # of its passed wait is that pushed (which only grows) reached its count.
+                moved = isinstance(op, Wait) and lf.engine in self.sharing.get(b, ()) and not sees_own_pops_only(
+                    self.views[lf.engine].program.engine) and any(isinstance(x.op, Pop) for x in self.buf_leaves[b])
                 closer = Push if isinstance(op, Reserve) else Pop
                 leaves = self.views[lf.engine].leaves
                 j = lf.index
@@ -179,7 +187,7 @@ class CounterModel:
                 if j == lf.index:
                     continue
                 sel = self.enc.position(lf.engine).sel
-                held = self.enabled(lf)
+                held = self.pushed(b) >= op.pages if moved else self.enabled(lf)
                 assert held is not None
                 out.append((f"cb{b}", z3.Implies(z3.And(sel > lf.index, sel <= j), held)))
         return out
@@ -192,6 +200,8 @@ class CounterModel:
             cap = self.p.buffers[op.buf].capacity
             return self.pushed(op.buf) - self.popped(op.buf) + op.pages <= cap
         if isinstance(op, Wait):
+            if lf.engine in self.sharing.get(op.buf, ()) and sees_own_pops_only(self.views[lf.engine].program.engine):
+                return self.pushed(op.buf) >= op.pages  # llk_wait_tiles counts the unpacker's own pops: none
             return self.pushed(op.buf) - self.popped(op.buf) >= op.pages
         if isinstance(op, SemWait):
             w = self.words[(op.sem, self.views[lf.engine].program.site)]

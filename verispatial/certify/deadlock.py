@@ -25,7 +25,8 @@ from verispatial.certify.replay import Search, replay_deadlock, search_confirmed
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
-from verispatial.ir.ops import SemWait
+from verispatial.ir.ops import Pop, SemWait
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 REFINEMENTS = 6
 #: How components are decided: "auto" (schedule witness, else the search), "search" (the search only), "schedule"
@@ -146,6 +147,19 @@ def _candidates(a: Analysis, comp: frozenset[str], trusted: set[int], trip_sets:
                                      for e in sorted(comp)])), "next-candidate")
 
 
+def _falling_waits(a: Analysis, comp: frozenset[str]) -> str:
+    """Why the schedule theorem does not apply to ``comp`` ("" when it does): a data-movement engine of it waits on a
+    buffer another engine pops (a sharing waiter, ir/sharing.py), so that wait is not monotone in the other engines'
+    progress — the consumer's pops take pages from what it counts."""
+    for b, engines in sorted(sharing_waiters(a.program).items()):
+        pops = {lf.engine for v in a.views.values() for lf in v.leaves if isinstance(lf.op, Pop) and lf.op.buf == b}
+        for e in sorted(engines & comp):
+            if pops - {e} and not sees_own_pops_only(a.views[e].program.engine):
+                return (f"{e} waits on b{b}, which {', '.join(sorted(pops - {e}))} pops: its wait falls as they progress "
+                        "(the search decides)")
+    return ""
+
+
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                  trip_sets: list[dict[str, int] | None], t0: float) -> Result:
     """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), REFUTED when the exhaustive run
@@ -156,6 +170,9 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
     if untrusted:
         return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
+    shared = _falling_waits(a, comp)
+    if shared:
+        return Result(R.DEADLOCK, name, Verdict.FAILED, f"schedule witness: {shared}", seconds=time.perf_counter() - t0)
     got = schedule.prove(a, comp, trip_sets)
     if got.candidate is not None:
         # The exhaustive run got stuck: the interpreter driven to where it stuck may replay the deadlock.

@@ -30,11 +30,12 @@ are the owner's own. So ``o`` is enabled in ``s`` under the counter model, which
 state (every issued write landed) once the exact-counting obligations are proved — and they also exclude
 overshoot, so an equality wait holding as ``>=`` holds as ``==``. Contradiction.
 
-Where it applies: components whose buffers are all ``trusted`` and whose semaphore words are exact (the caller
-checks), counts linear in the loop indices. The witness is derived here from one concrete as-soon-as-possible run
-of the counter abstraction (unit time per op) by fitting one period per loop and one offset per leaf; the
-derivation is untrusted, only the checks prove. A run that gets stuck, a fit that does not check, or a solver
-that answers unknown makes the caller fall back to the search — never a pass.
+Where it applies: components whose buffers are all ``trusted``, with no data-movement engine waiting on a buffer
+another engine pops (a sharing waiter's wait falls as the consumer pops: ``deadlock._falling_waits``), and whose
+semaphore words are exact (the caller checks), counts linear in the loop indices. The witness is derived here
+from one concrete as-soon-as-possible run of the counter abstraction (unit time per op) by fitting one period per
+loop and one offset per leaf; the derivation is untrusted, only the checks prove. A run that gets stuck, a fit
+that does not check, or a solver that answers unknown makes the caller fall back to the search — never a pass.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.accumulator import semantics as accumulator
 from verispatial.families.cb import semantics as cb
+from verispatial.families.cb.shared_semantics import acked_seen, shared_read
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
@@ -66,6 +67,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program, walk
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
@@ -142,6 +144,8 @@ class State:
         "pushed",
         "rb_mask",
         "rsv_end",
+        "share_drain",
+        "share_end",
         "sreads",
         "swrites",
         "tiles",
@@ -182,6 +186,10 @@ class State:
     # a bitmask over (engine, section) pairs: bit engine * sections + section
     swrites: dict[TileKey, tuple[int, int]]
     sreads: dict[TileKey, int]  # per state tile: sections with an issued read of it
+    # per (sharing waiter, buffer) pair (``Interp.share_id``): its own waited window [0, share_end) and the tiles it
+    # read from its read pointer, which only its own pops would move (it never pops: ir/sharing.py)
+    share_end: list[int]
+    share_drain: list[int]
 
     def copy(self) -> State:
         s = State.__new__(State)
@@ -194,6 +202,7 @@ class State:
         s.mc_mask = self.mc_mask.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
+        s.share_end, s.share_drain = self.share_end.copy(), self.share_drain.copy()
         return s
 
     def key(self) -> tuple[Any, ...]:
@@ -221,6 +230,8 @@ class State:
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
             tuple(sorted(self.swrites.items())),
             tuple(sorted(self.sreads.items())),
+            tuple(self.share_end),
+            tuple(self.share_drain),
         )
 
 
@@ -379,6 +390,14 @@ class Interp:
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
         # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
         self.reused = program.counters_reused()
+        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
+        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
+        self.share_id: dict[tuple[int, int], int] = {}
+        for b, keys in sorted(sharing_waiters(program).items()):
+            for key in sorted(keys):
+                self.share_id[(self.index[key], b)] = len(self.share_id)
+        #: engines whose waits count only their own pops (the compute engine's unpacker)
+        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
         self.start_words = list(self.word_init)
@@ -515,6 +534,7 @@ class Interp:
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.tiles, s.swrites, s.sreads = {}, {}, {}
+        s.share_end, s.share_drain = [0] * len(self.share_id), [0] * len(self.share_id)
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
         out: list[Violation] = []
         for e in range(n):
@@ -540,7 +560,7 @@ class Interp:
             return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
         if t is Wait:
             assert isinstance(op, Wait)
-            return s.pushed[op.buf] - s.popped[op.buf] >= op.pages
+            return s.pushed[op.buf] - acked_seen(self, s, e, op.buf) >= op.pages
         if t is SemWait:
             assert isinstance(op, SemWait)
             v = s.words[self._word(e, op.sem)]
@@ -647,6 +667,9 @@ class Interp:
                     f"={free} < {op.pages}")
         if isinstance(op, Wait):
             b = op.buf
+            seen = acked_seen(self, s, e, b)
+            if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
+                return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
             return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
         if isinstance(op, SemWait):
             w = self._word(e, op.sem)
@@ -877,6 +900,8 @@ class Interp:
         b = self.program.index_buffer(self.engines[e], pc[0][0], op, self.index_bufs, self._phases)
         if b is None:
             return
+        if shared_read(self, s, e, pc, op, b, 0, 1, out):
+            return
         if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
             self._v(out, R.CB_READ_UNWAITED, e, pc,
                     f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
@@ -998,14 +1023,20 @@ class Interp:
         elif isinstance(op, WriteTiles):
             self._index_window(s, e, pc, op, out)
             b, pt = op.src, self.page_tiles[op.src]
-            cb.role(self, s, e, pc, b, False, out)
-            room = (s.wait_end[b] - s.popped[b]) * pt
-            if s.drain[b] + op.tiles > room:
-                self._v(out, R.CB_READ_UNWAITED, e, pc,
-                        f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
-                        f"b{b}, but its waited window holds {max(room, 0)} tiles")
-            src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
-            s.drain[b] += op.tiles
+            share = self.share_id.get((e, b))
+            if share is not None:
+                shared_read(self, s, e, pc, op, b, s.share_drain[share], op.tiles, out)
+                src = (self.root[b], self._tile_slots(b, s.share_drain[share], op.tiles), b)
+                s.share_drain[share] += op.tiles
+            else:
+                cb.role(self, s, e, pc, b, False, out)
+                room = (s.wait_end[b] - s.popped[b]) * pt
+                if s.drain[b] + op.tiles > room:
+                    self._v(out, R.CB_READ_UNWAITED, e, pc,
+                            f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
+                            f"b{b}, but its waited window holds {max(room, 0)} tiles")
+                src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
+                s.drain[b] += op.tiles
             rng = self._tile_range(e, pc, op, out)
             ti = self.tensor_index[op.tensor]
             reported = False

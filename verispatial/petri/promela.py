@@ -24,8 +24,8 @@ SPIN's verdicts: an *invalid end state* is a deadlock (some engine stopped short
 ``noc`` and ``fin`` processes wait at ``end`` labels), an *assertion violated* is a rule violation, no error is ok.
 Outside the model (``PromelaUnsupported``, raised with the reason, never a model that silently drops a rule):
 programs of several sections (``rendezvous-early``, per-section state versions), aliased buffers
-(``alias-clobber``), dynamic (indirect) addresses, more than 31 engines, buffers or sites (bit masks in an ``int``)
-and numbers past a 32-bit signed ``int``.
+(``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), dynamic (indirect) addresses, more
+than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
 ``run_spin`` compiles the model once (``spin -a``, ``cc -DSAFETY``) and runs ``pan -c0`` once: the search goes on past
 every error, and pan prints each error's message unless it repeats the one just printed, so every distinct assertion
@@ -72,6 +72,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program, walk
+from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.position import RULES
 
 __all__ = ["PromelaUnsupported", "SpinResult", "run_spin", "spin_available", "to_promela"]
@@ -208,6 +209,11 @@ class _Gen:
                                      "(rendezvous-early and per-section state versions are not modelled)")
         if any(b.alias_of is not None for b in p.buffers):
             raise PromelaUnsupported("aliased buffers: alias-clobber is not modelled in Promela")
+        shared = sharing_waiters(p)
+        if shared:
+            b, keys = min(shared.items())
+            raise PromelaUnsupported(f"b{b} has engines waiting on it without popping it ({', '.join(sorted(keys))}): "
+                                     "several waiters on one buffer are not modelled in Promela")
         for ep in p.programs:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:

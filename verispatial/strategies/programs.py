@@ -34,6 +34,12 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   iteration ``k`` owns tiles ``[k * block, (k + 1) * block)`` and the index, in ``[lo, hi]``, picks a slot of
   ``pages`` tiles in it (``scale`` = ``pages``), so every value stays inside the tensor and no two iterations touch
   one tile. Broken: the accesses before the index page's ``Wait``, or after its ``Pop``.
+- Sometimes (about 1 in 4 programs with a site running all three engines) a token buffer two engines wait on and
+  one pops, as SDPA decode's ``cur_pos`` page (a sharing waiter, ``ir/sharing.py``; sometimes the producer itself
+  waits on what it pushed): the waiter answers its wait
+  with a token in a second buffer that the consumer waits for before its pop. Broken: the consumer pops without
+  waiting for the answer (tt-metal #44366: a data-movement waiter arriving after the pop hangs), or the waiter pops
+  too (two consumers, #55996).
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -343,6 +349,12 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
         stage.take.setdefault(bb, []).append([SemWait(sb, WaitCond.EQ, 1), SemSet(sb, 0), SemInc(sa, a[0], 1)])
 
+    # Sometimes a second engine waits on a buffer another engine pops (SDPA decode's cur_pos page, tt-metal #44366),
+    # on a site running all three engines: one token, waited by two, popped by one.
+    three = [site for site, ss in by_site.items() if len(ss) >= 3]
+    if three and draw(st.integers(0, 3)) == 0:
+        _shared_wait(draw, by_site[three[0]], buffers, next_cb, prologue, broken)
+
     # Now and then an indirect access (gather or scatter) in one stage, on a site of two engines; only in a program
     # still small (no multicast handshake, at most two semaphores), which the explorer finishes and the checker
     # certifies cheaply: the differential test's budget. Hypothesis, which favours the bounds of a range, draws 0 of
@@ -394,6 +406,37 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     p = attrs.evolve(p, memory=tuple(memory))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _shared_wait(draw: st.DrawFn, slots: list[Slot], buffers: list[Buffer], next_cb: dict[Site, int],
+                 prologue: dict[Slot, list[Op]], broken: bool) -> None:
+    """One token buffer X of a site's three engines: ``prod`` pushes it, ``cons`` waits and pops it, ``waiter`` (a third
+    engine, or sometimes ``prod`` itself) waits on it without popping (a sharing waiter, ir/sharing.py), all in the
+    engines' prologues. Correct: the waiter
+    pushes a token into a second buffer Y after its wait, and the consumer waits for that token before its pop (the
+    pop ordered after the other's wait). Broken (sometimes, with ``broken``): the consumer pops X without waiting for
+    Y, so a data-movement waiter arriving after the pop waits forever (tt-metal #44366); or the waiter pops X too
+    (two consumers, #55996)."""
+    prod, cons, waiter = draw(st.permutations(slots))[:3]
+    if draw(st.integers(0, 2)) == 0:
+        waiter = prod  # the producer waits on what it pushed (real kernels: compute waits on a buffer it packed)
+    site = prod[0]
+    x, y = len(buffers), len(buffers) + 1
+    for b in (x, y):
+        cb = next_cb.get(site, 0)
+        next_cb[site] = cb + 1
+        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, 1, "bf16"))
+    mode = draw(st.sampled_from(("ordered", "ordered", "unordered", "two-poppers"))) if broken else "ordered"
+    prologue.setdefault(prod, []).extend([Reserve(x, 1), Push(x, 1)])
+    shared: list[Op] = [Wait(x, 1), Reserve(y, 1), Push(y, 1)]
+    if mode == "two-poppers":
+        shared.append(Pop(x, 1))
+    prologue.setdefault(waiter, []).extend(shared)
+    own: list[Op] = [Wait(x, 1)]
+    if mode != "unordered":
+        own += [Wait(y, 1), Pop(y, 1)]
+    own.append(Pop(x, 1))
+    prologue.setdefault(cons, []).extend(own)
 
 
 def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.families.cb import semantics as cb
+from verispatial.families.cb.shared_semantics import shared_read
 from verispatial.ir import rules as R
 from verispatial.ir.ops import AcquireAcc, Compute, Op, PackAcc, ReleaseAcc, op_text
 
@@ -58,9 +59,11 @@ def release(it: Interp, s: State, e: int, pc: PC, op: ReleaseAcc, out: list[Viol
 
 def compute(it: Interp, s: State, e: int, pc: PC, op: Compute, out: list[Violation]) -> None:
     """Math into the held accumulator, unpacking its operand pages from the front of their buffers (the waited
-    window: ``cb-read-unwaited``)."""
+    window: ``cb-read-unwaited``; a sharing waiter's operands from its own window, ``shared_read``)."""
     held(it, s, e, pc, op, out)
     for o in op.ins:
+        if shared_read(it, s, e, pc, op, o.buf, 0, o.pages * it.page_tiles[o.buf], out):
+            continue
         cb.role(it, s, e, pc, o.buf, False, out)
         cb.waited(it, s, e, pc, o.buf, o.pages, f"{op_text(op)} unpacks", out)
 

@@ -31,6 +31,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import Compute, Loop, McastSend, Op, PackAcc, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles
 from verispatial.ir.program import Buffer, Program
+from verispatial.ir.sharing import sharing_waiters
 
 
 def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
@@ -320,12 +321,16 @@ def roles(op: Op) -> list[tuple[int, bool]]:
 
 
 def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding]:
-    """One producing and one consuming engine per buffer (reference §1.1: pointers are per thread)."""
+    """One producing and one consuming engine per buffer (reference §1.1: pointers are per thread); other engines of
+    the site may wait on and read its front without popping it (``ir/sharing.py``)."""
     prod: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
     cons: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
+    sharing = sharing_waiters(p)
     for v in views.values():
         for lf in v.leaves:
             for b, produces in roles(lf.op):
+                if not produces and v.key in sharing.get(b, ()):
+                    continue
                 (prod if produces else cons).setdefault(b, []).append((v.key, lf.path))
     out: list[Finding] = []
     for rule, table, what in ((R.CB_SINGLE_PRODUCER, prod, "produce"), (R.CB_SINGLE_CONSUMER, cons, "consume")):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import Op, Pop, Push, Reserve, Wait, op_text
@@ -27,7 +28,10 @@ def capacity(it: Interp, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
 
 
 def role(it: Interp, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
-    """``cb-single-producer`` / ``cb-single-consumer``: the first engine to produce (consume) ``b`` owns that end."""
+    """``cb-single-producer`` / ``cb-single-consumer``: the first engine to produce (consume) ``b`` owns that end; a
+    sharing waiter's waits and reads claim no end (``families/cb/shared_semantics.py``)."""
+    if not producer and (e, b) in it.share_id:
+        return
     owners = s.producer if producer else s.consumer
     if owners[b] < 0:
         owners[b] = e
@@ -116,7 +120,10 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
 
 
 def wait(it: Interp, s: State, e: int, pc: PC, op: Wait, out: list[Violation]) -> None:
-    """cb_wait_front: the consumer's window grows to ``popped + pages`` (it blocks until that many arrived)."""
+    """cb_wait_front: the consumer's window grows to ``popped + pages`` (it blocks until that many arrived); a
+    sharing waiter's from its own read pointer (``shared_semantics.shared_wait``)."""
+    if sharing.shared_wait(it, s, e, op):
+        return
     role(it, s, e, pc, op.buf, False, out)
     s.wait_end[op.buf] = max(s.wait_end[op.buf], s.popped[op.buf] + op.pages)
 
@@ -134,6 +141,8 @@ def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> 
               f"pop(b{b}, {n}) at read offset {s.popped[b] % cap} of a {cap}-page ring straddles its end "
               f"({s.popped[b] % cap}+{n} > {cap})")
     it._source_reuse(s, e, pc, b, it._page_slots(b, s.popped[b], n), f"{op_text(op)} frees", out, pop=True)
+    if it.share_id:
+        sharing.pop_under_shared_wait(it, s, e, pc, b, n, out)
     s.popped[b] += n
     s.wait_end[b] = max(s.wait_end[b], s.popped[b])
     s.drain[b] = max(0, s.drain[b] - n * it.page_tiles[b])
