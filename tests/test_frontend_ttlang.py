@@ -157,7 +157,7 @@ def test_every_op_is_located_in_the_source() -> None:
 
 
 @pytest.mark.parametrize(("body", "construct"), [
-    ("    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])\n", "ttl.PipeNet"),
+    ("    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(2, 0))])\n", "ttl.Pipe"),  # a node off the grid
     ("    @ttl.datamovement()\n    def spin():\n        while True:\n            pass\n", "while"),
     ("    @ttl.compute()\n    def tri():\n        for i in range(4):\n            for j in range(i):\n                pass\n",
      "range(i)"),
@@ -388,3 +388,76 @@ def test_guards_on_the_loop_index_are_if_first_and_last() -> None:
 def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
     mut = _mutant(tmp_path, GUARDED, ("if i == n - 1:  # last", "if i == 0:  # last"))
     assert _refuted(mut) == [("guarded", ["circular-buffer"])]
+
+
+# ------------------------------------------------------------------------------------- pipes and pipe nets
+
+PIPE = DATA / "pipe_mcast.py"
+NARROW = ("dst=(slice(1, 4), 0)", "dst=(slice(1, 3), 0)")
+NO_RECV_WAIT = ("                xf = ttl.copy(pipe, c_blk)\n                xf.wait()\n",
+                "                xf = ttl.copy(pipe, c_blk)\n")
+LOOPBACK = ("dst=(slice(1, 4), 0)", "dst=(slice(0, 4), 0)")
+
+
+def test_a_multicast_pipe_lowers_to_the_receiver_post_handshake_and_proves() -> None:
+    """Node (0, 0) multicasts a tile to nodes 1..3 through a pipe: the receivers count themselves ready at the
+    source, the source waits for all three, resets, multicasts, barriers and counts completion at each; every
+    receiver waits for its count before it publishes the block. Every op keeps the .py line of its copy."""
+    from verispatial.ir.ops import AtomicBarrier, McastSend, SemInc, SemIncMcast, SemSet, SemWait
+
+    (imp,) = import_file(str(PIPE))
+    p = imp.program
+    assert validate(p) == []
+    lines = PIPE.read_text().splitlines()
+    kinds = {}
+    for ep in p.programs:
+        if ep.engine.value != "reader":
+            continue
+        table = dict(ep.sources)
+        ops = [(path, op) for path, op in _paths(ep.ops) if isinstance(
+            op, (SemWait, SemSet, McastSend, SemInc, SemIncMcast, AtomicBarrier))]
+        kinds[ep.site.x] = [type(op).__name__ for _, op in ops]
+        for path, _ in ops:
+            assert "ttl.copy(" in lines[table[path].line - 1] or "xf.wait()" in lines[table[path].line - 1]
+    assert kinds[0] == ["SemWait", "SemSet", "McastSend", "SemIncMcast", "AtomicBarrier"]
+    assert kinds[1] == kinds[3] == ["SemInc", "AtomicBarrier", "SemWait"]
+    (g,) = p.groups
+    assert [(d.x, d.y) for d in g.destinations()] == [(1, 0), (2, 0), (3, 0)]
+    assert certify(p).exit_code == 0
+
+
+def _paths(ops: tuple, at: tuple[int, ...] = ()) -> list:
+    out = []
+    for i, op in enumerate(ops):
+        out.append(((*at, i), op))
+        if hasattr(op, "body"):
+            out += _paths(op.body, (*at, i))
+    return out
+
+
+@pytest.mark.parametrize(("edit", "families"), [
+    (NARROW, ["circular-buffer"]),  # node 3 is no destination any more: it publishes a block nothing filled
+    (NO_RECV_WAIT, ["async-noc"]),  # receivers publish before the multicast is counted landed
+    (LOOPBACK, ["deadlock"]),  # the source waits for its own post, which comes after its send
+], ids=["endpoints-narrowed", "missing-receive-wait", "source-among-destinations"])
+def test_broken_pipes_are_refuted(tmp_path: Path, edit: tuple[str, str], families: list[str]) -> None:
+    (_, got), = _refuted(_mutant(tmp_path, PIPE, edit))
+    assert set(families) <= set(got)
+
+
+def test_a_missing_receive_wait_names_the_publish_and_the_line(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, PIPE, NO_RECV_WAIT)
+    (imp,) = import_file(str(mut))
+    rep = certify(imp.program)
+    refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
+    assert "async-pending-at-end" in refuted  # the ready increment is never flushed
+    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
+    assert publish and all(r.verdict.value != "proved" for r in publish)  # nor is the publish covered
+
+
+def test_a_pipe_between_two_dataflow_buffers_is_refused(tmp_path: Path) -> None:
+    src = _mutant(tmp_path, PIPE, ("                xf = ttl.copy(pipe, c_blk)\n",
+                                   "                with a_dfb.reserve() as other:\n"
+                                   "                    xf = ttl.copy(pipe, other)\n                    xf.wait()\n"))
+    with pytest.raises(SourceRefused, match="different dataflow buffers"):
+        import_file(str(src))
