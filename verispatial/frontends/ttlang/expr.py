@@ -394,8 +394,11 @@ class Evaluator:
             right = self.ev(right_node)
             f = COMPARISONS.get(type(op))
             if f is None or not (is_num(left) and is_num(right)):
-                if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, str) and isinstance(right, str):
-                    ok = (left == right) == isinstance(op, ast.Eq)
+                if isinstance(op, (ast.Eq, ast.NotEq)) and (
+                        (isinstance(left, str) and isinstance(right, str))
+                        or (isinstance(left, tuple) and isinstance(right, tuple)
+                            and all(isinstance(v, int) for v in (*left, *right)))):
+                    ok = (left == right) == isinstance(op, ast.Eq)  # names, or node coordinates known statically
                 else:
                     return self.refuse_value(node, "a comparison that is not of integers")
             else:

@@ -505,6 +505,11 @@ class KernelLowering(Evaluator):
                             and v is not saved[k]}
                     self.env = {**saved, **kept}
 
+    def device_suffix(self) -> str:
+        """On a mesh of devices each device has its own shard of every tensor (the operation is SPMD over the
+        devices): ``y@1,0`` is device (1, 0)'s ``y``."""
+        return "" if len(self.grid) != 4 else f"@{self.node[0]},{self.node[1]}"
+
     def _use(self, pipe: Any, role: str, blk: BlockV) -> None:
         self.pipe_uses.setdefault((pipe.net, pipe.index), {}).setdefault(role, set()).add((blk.dfb.index, blk.dfb.name))
 
@@ -606,10 +611,11 @@ class KernelLowering(Evaluator):
                                                        f"{at.syms[0][0]} is not expressible (addresses are affine in "
                                                        "loop indices only)")
             addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
+            name = sl.tensor.name + self.device_suffix()
             if read:
-                self.emit(ReadTiles(sl.tensor.name, addr, blk.dfb.cols, blk.dfb.index), node)
+                self.emit(ReadTiles(name, addr, blk.dfb.cols, blk.dfb.index), node)
             else:
-                self.emit(WriteTiles(blk.dfb.index, sl.tensor.name, addr, blk.dfb.cols), node)
+                self.emit(WriteTiles(blk.dfb.index, name, addr, blk.dfb.cols), node)
 
     def store(self, node: ast.Call, dst: BlockV, value: Any) -> None:
         if not self.is_compute:

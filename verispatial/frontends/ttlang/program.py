@@ -110,10 +110,12 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     plan = PipePlan(body.nets, grid, src.path)
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []
-    for s in sites:
+    for coords, s in nodes:
         off = target.reserved_base
+        # on a mesh of devices a buffer's name says its device, as its tensors' do (lower.device_suffix)
+        dev = "" if len(grid) == 2 else f"@{coords[0]},{coords[1]}"
         for d in dfbs:
-            b = Buffer(len(buffers), d.name, s, d.index, d.tiles, d.block_count, d.tensor.dtype)
+            b = Buffer(len(buffers), d.name + dev, s, d.index, d.tiles, d.block_count, d.tensor.dtype)
             size = d.block_count * d.tiles * target.bytes_per_tile(d.tensor.dtype)
             memory.append(BufferAt(b.id, off, size))
             off += -(-size // target.alignment) * target.alignment
@@ -145,9 +147,11 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
                                         "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
+    devices = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
     for p in params:
         rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
-        tens.append(Tensor(p, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
+        for dev in devices:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
+            tens.append(Tensor(p + dev, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
     cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
         f".{c.name}{c.base}" for c in classes.values())
     return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),

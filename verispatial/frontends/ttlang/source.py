@@ -123,7 +123,8 @@ def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tupl
                 try:
                     grid = ast.literal_eval(k.value)
                 except ValueError:
-                    refuse(src.path, k.value, f"grid={snippet(k.value)}", "the grid must be a literal (cols, rows)")
+                    # module constants (``grid=(1, DEVICES, 1, 1)``)
+                    grid = Evaluator(src.path, module_constants(src, {}), {}, set()).ev(k.value)
             elif k.arg is not None and k.arg not in ("fp32_dest_acc_en", "compiler_options", "name"):
                 refuse(src.path, d, f"ttl.operation({k.arg}=...)", "this operation option is not read")
     if isinstance(grid, int):
@@ -219,6 +220,10 @@ class BodyReader(Evaluator):
             self.env[t.id] = v
             if isinstance(v, DfbV) and v.index not in self.dfb_names:
                 self.dfb_names[v.index] = t.id
+            elif isinstance(v, tuple):  # a list of dataflow buffers: act[0], act[1], ...
+                for i, d in enumerate(v):
+                    if isinstance(d, DfbV) and d.index not in self.dfb_names:
+                        self.dfb_names[d.index] = f"{t.id}[{i}]"
         elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(v, tuple) and len(v) == len(t.elts):
             for x, y in zip(t.elts, v, strict=True):
                 self._bind(x, y, st)
