@@ -1,6 +1,7 @@
 """The TT-Lang front end on the vendor's tutorials (tt-lang-sim 1.1.6): import and certify each single-device
 tutorial at its own shapes, CPU seconds of this process (import, certify) and the verdict, plus the multi-device
-steps' refusals. The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
+steps' refusals; then the shipped TT-Lang examples (examples/ttlang/: the pipes of tt-lang #1037's all-gather).
+The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
 ~/.cache/verispatial/vendor) as the tests do; offline the script says so and exits 2.
 
     python benchmarks/bench_ttlang.py [--budget SECONDS] [NAME ...]   (NAME: e.g. matmul/step_2)
@@ -38,11 +39,15 @@ def main() -> int:
         print(f"offline: {e}")
         return 2
     names = [n for n in SINGLE_DEVICE + MULTI_DEVICE if not args.names or any(n.startswith(a) for a in args.names)]
+    root = Path(__file__).resolve().parent.parent
+    paths = [tut / n for n in names] + [p for p in sorted((root / "examples" / "ttlang").glob("*.py"))
+                                        if not args.names or any(p.name.startswith(a) for a in args.names)]
     print(f"{'tutorial':58} {'engines':>7} {'import s':>8} {'certify s':>9}  verdict")
-    for name in names:
+    for path in paths:
+        name = str(path.relative_to(tut)) if path.is_relative_to(tut) else str(path.relative_to(root))
         t0 = time.process_time()
         try:
-            (imp,) = import_file(str(tut / name))
+            (imp,) = import_file(str(path))
         except VerispatialError as e:
             print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {e}")
             continue

@@ -171,6 +171,38 @@ def _tile_set(p: Program, lf: Leaf) -> frozenset[int] | None:
     return frozenset(s + k for s in starts for k in range(op.tiles))
 
 
+#: Most tiles ``_exact_tiles`` enumerates for one write (past it the solver decides coverage).
+EXACT_TILES_LIMIT = 1 << 18
+
+
+def _exact_tiles(lf: Leaf) -> set[int] | None:
+    """Exactly the tiles the occurrences of access ``lf`` touch, when that is a finite set known without the
+    solver: constant loop counts, no enclosing ``If``, a direct address, at most ``EXACT_TILES_LIMIT`` tiles; else
+    None. Measured: the 256x256-tile single-tile matmul tutorial's output coverage (a quantified query) came back
+    unknown after 9 s; its 65,536 tiles enumerate in milliseconds."""
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if op.addr.dynamic is not None or lf.guards or any(not isinstance(lc.count, int) for lc in lf.loops):
+        return None
+    counts = {lc.var: lc.count for lc in lf.loops}  # an inner variable shadows an outer one, as in the encoding
+    if any(t.var not in counts for t in op.addr.terms):
+        return None
+    total = op.tiles
+    for lc in lf.loops:
+        assert isinstance(lc.count, int)
+        total *= lc.count
+    if total > EXACT_TILES_LIMIT:
+        return None
+    if any(lc.count == 0 for lc in lf.loops):
+        return set()
+    starts = {op.addr.base}
+    for t in op.addr.terms:
+        n = counts[t.var]
+        assert isinstance(n, int)
+        starts = {x + t.coef * i for x in starts for i in range(n)}
+    return {x + k for x in starts for k in range(op.tiles)}
+
+
 def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
     h1, h2 = _hull(p, l1), _hull(p, l2)
@@ -319,6 +351,12 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
     name = f"{R.OUTPUT_UNWRITTEN}:{tensor}"
     t0 = time.perf_counter()
     ntiles = p.tensor(tensor).tiles(p.target.tile)
+    sets = [_exact_tiles(w) for w in writes]
+    if writes and all(x is not None for x in sets) and ntiles <= EXACT_TILES_LIMIT:
+        written: set[int] = set().union(*(x for x in sets if x is not None))
+        if written.issuperset(range(ntiles)):
+            return Result("happens-before", name, Verdict.PROVED, f"every tile of output {tensor} is written "
+                          "(its writes' tiles enumerated: constant counts)", seconds=time.perf_counter() - t0)
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
     count = _static_count(q, trips, p)
