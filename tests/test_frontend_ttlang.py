@@ -521,3 +521,66 @@ def test_an_output_column_never_written_is_refuted_with_constant_counts(tmp_path
     rep = certify(imp.program)
     (out,) = [r for r in rep.results if r.name.startswith("output-unwritten")]
     assert out.verdict.value == "refuted"
+
+
+UNICAST = DATA / "pipe_unicast.py"
+
+
+@pytest.mark.parametrize("edits", [
+    (),
+    (("block_count=2", "block_count=1"),),
+    (("                    xf = ttl.copy(pipe, blk)\n                    xf.wait()\n",
+      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped
+    (("                    tx = ttl.copy(a[i, 0], blk)\n                    tx.wait()\n",
+      "                    tx = ttl.copy(a[i, 0], blk)\n"),),  # the read's wait dropped before the send
+    (("src=(0, 0), dst=(1, 0)", "src=(1, 0), dst=(0, 0)"),),  # the ends swapped: node 1 reads, sends and writes
+], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "ends-swapped"])
+def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[tuple[str, str], ...]) -> None:
+    """The oracle: on a unicast pipe and its mutants, certify proves exactly when the interpreter's search of every
+    interleaving finds no deadlock and no violation (complete), and each rule certify refutes is one the search
+    reaches."""
+    from verispatial.petri.explore import explore
+
+    src = _mutant(tmp_path, UNICAST, *edits) if edits else UNICAST
+    (imp,) = import_file(str(src))
+    rep = certify(imp.program)
+    found = explore(imp.program)
+    assert found.complete
+    reached = {v.violation.rule for v in found.violations} | ({"deadlock"} if found.deadlocks else set())
+    if rep.exit_code == 0:
+        assert reached == set()
+    else:
+        assert rep.exit_code == 1
+        assert reached
+        refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
+        assert refuted - {"deadlock"} <= reached | {"mcast-publish", "mcast-slot", "hb-write-write"}
+    assert (rep.exit_code == 0) == (not edits or edits[0][1] in ("block_count=1", "src=(1, 0), dst=(0, 0)"))
+
+
+def test_a_pipe_onto_its_own_source_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceRefused, match="a pipe from a node to itself"):
+        import_file(str(_mutant(tmp_path, UNICAST, ("dst=(1, 0)", "dst=(0, 0)"))))
+
+
+def test_a_completion_count_is_no_cover_without_the_senders_write_barrier() -> None:
+    """The checker proves a receiver's publish from its completion counter only because each increment follows the
+    sender's write barrier after the data multicast: with the barrier removed from the program the publish is not
+    proved, and the interpreter reaches a publish before the data landed."""
+    import attrs
+
+    from verispatial.ir.ops import WriteBarrier
+    from verispatial.petri.explore import explore
+
+    def strip(ops: tuple) -> tuple:
+        return tuple(attrs.evolve(o, body=strip(o.body)) if hasattr(o, "body") else o for o in ops
+                     if not isinstance(o, WriteBarrier))
+
+    (imp,) = import_file(str(UNICAST))
+    p = imp.program
+    p = attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=strip(ep.ops), sources=()) if ep.key == "(0,0).reader"
+                                       else ep for ep in p.programs))
+    rep = certify(p)
+    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
+    assert publish
+    assert all(r.verdict.value != "proved" for r in publish)
+    assert "mcast-publish-early" in {v.violation.rule for v in explore(p).violations}

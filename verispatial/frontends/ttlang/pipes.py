@@ -135,6 +135,10 @@ class PipePlan:
                     refuse(file, None, f"ttl.Pipe at line {p.line}", "its destinations are not one rectangle of "
                                                                      "sites (a multi-device range across node axes)")
                 loop = src in dests
+                if dests == (src,):
+                    refuse(file, None, f"ttl.Pipe at line {p.line}", "a pipe from a node to itself alone (a NoC write "
+                                                                     "into its own memory) is not expressible: "
+                                                                     "program.json's multicast needs another site")
                 g = len(self.groups)
                 self.groups.append(Group(g, src, rect, loopback=loop))
                 remote = None
