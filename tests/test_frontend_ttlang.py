@@ -531,8 +531,8 @@ UNICAST = DATA / "pipe_unicast.py"
     (("block_count=2", "block_count=1"),),
     (("                    xf = ttl.copy(pipe, blk)\n                    xf.wait()\n",
       "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped
-    (("                    tx = ttl.copy(a[i, 0], blk)\n                    tx.wait()\n",
-      "                    tx = ttl.copy(a[i, 0], blk)\n"),),  # the read's wait dropped before the send
+    (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
+      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send
     (("src=(0, 0), dst=(1, 0)", "src=(1, 0), dst=(0, 0)"),),  # the ends swapped: node 1 reads, sends and writes
 ], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "ends-swapped"])
 def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[tuple[str, str], ...]) -> None:
