@@ -148,6 +148,7 @@ def main() -> int:
                     sim = "unsupported"  # the simulator injects a dropped copy wait only on Python 3.12+
                 kind = ("agree-refuted" if v == 1 and sim == "deadlock" else
                         "sim-unsupported" if sim == "unsupported" else
+                        "both-reject" if v == 1 and sim == "error" else  # e.g. a read past the tensor's end
                         "agree-proved" if v == 0 and clean else
                         "refused" if v == 2 else
                         "certify-only" if v == 1 and clean else
