@@ -247,10 +247,8 @@ def _covering_counter(a: Analysis, push: Leaf, br: Buffer) -> tuple[Word, Leaf, 
             return None
         send = ls[i]
         assert isinstance(send.op, McastSend)
-        src = a.program.buffers[send.op.buf]
-        if src.cb != br.cb or br.site not in a.program.groups[send.op.group].destinations() \
-                or (inc.engine, send.index) in paired:
-            return None
+        if br.id not in {b.id for b in _dest_buffers(a, send)} or (inc.engine, send.index) in paired:
+            return None  # the multicast does not land in ``br`` (another cb index, site or phase)
         paired.add((inc.engine, send.index))
         pages.add(send.op.pages)
     if len(pages) != 1:
