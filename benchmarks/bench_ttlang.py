@@ -7,7 +7,9 @@ The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE``
     python benchmarks/bench_ttlang.py [--budget SECONDS] [NAME ...]   (NAME: e.g. matmul/step_2)
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
-failed-to-prove, and the line says so.
+failed-to-prove, and the line says so. With ``--sim SECONDS`` (and the simulator available: the extra
+``verispatial[ttlang]`` or ``$VERISPATIAL_TTLANG_SIM``, see tests/ttlang_sim.py) each tutorial is also run once by the
+vendor's simulator at its own shapes, its CPU seconds beside certify's (``>SECONDS`` when it did not finish).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from verispatial.frontends.ttlang import import_file
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=300.0)
+    ap.add_argument("--sim", type=float, default=0.0, help="also run the simulator once, with this timeout")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     import pytest
@@ -57,7 +60,15 @@ def main() -> int:
         t2 = time.process_time()
         bad = [f"{r.name} {r.verdict.value}" for r in rep.results if r.verdict.value != "proved"]
         verdict = "proved" if not bad else "; ".join(bad[:3])
-        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}", flush=True)
+        sim = ""
+        if args.sim and path.is_relative_to(tut):
+            import ttlang_sim
+
+            paths = ttlang_sim.available()
+            if paths is not None:
+                outcome, cpu, _ = ttlang_sim.run(path, paths, timeout=args.sim)
+                sim = f"  simulator: {outcome} {cpu:.1f} s" if outcome != "timeout" else f"  simulator: >{args.sim:.0f} s"
+        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}{sim}", flush=True)
     return 0
 
 
