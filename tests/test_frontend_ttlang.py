@@ -584,3 +584,14 @@ def test_a_completion_count_is_no_cover_without_the_senders_write_barrier() -> N
     assert publish
     assert all(r.verdict.value != "proved" for r in publish)
     assert "mcast-publish-early" in {v.violation.rule for v in explore(p).violations}
+
+
+def test_an_argument_no_kernel_reads_is_an_output_even_unwritten(tmp_path: Path) -> None:
+    """The writer's copy (and its wait) dropped: y is neither read nor written. It stays an output, so the proof is
+    refused: every tile of y unwritten (the vendor's simulator rejects the same file: a waited block popped unused)."""
+    mut = _mutant(tmp_path, ELTWISE, ("                    tx = ttl.copy(y_blk, y[r:r + ROWS, c])\n"
+                                      "                    tx.wait()\n", "                    pass\n"))
+    (imp,) = import_file(str(mut))
+    assert imp.program.tensor("y").role.value == "output"
+    (out,) = [r for r in certify(imp.program).results if r.name.startswith("output-unwritten")]
+    assert out.verdict.value == "refuted"

@@ -108,6 +108,7 @@ class KernelLowering(Evaluator):
         self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
         self.used_vars: set[str] = set()
         self.written: set[str] = set()
+        self.read_tensors: set[str] = set()
         self.stmt: ast.AST | None = None
         self.plan = plan
         self.nets = nets if nets is not None else []
@@ -585,6 +586,7 @@ class KernelLowering(Evaluator):
             if dst.mode != "reserve":
                 self.refuse_value(node, "a copy into a block taken by wait() (its pages hold data to read)")
             self._rows(node, src, dst, read=True)
+            self.read_tensors.add(src.tensor.name)
             return TxV("read")
         if isinstance(src, BlockV) and isinstance(dst, SliceV):
             if src.mode != "wait":

@@ -124,6 +124,7 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     programs: list[EngineProgram] = []
     written: set[str] = set()
     uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
+    read: set[str] = set()
     for coords, s in nodes:
         for k, engine in engines:
             low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
@@ -132,11 +133,15 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
             ops, sources = low.finish()
             ops = _at_site(ops, first[s])
             written |= low.written
+            read |= low.read_tensors
             for key, roles in low.pipe_uses.items():
                 for role, bs in roles.items():
                     uses.setdefault(key, {}).setdefault(role, set()).update(bs)
             programs.append(EngineProgram(s, engine, ops, sources=sources))
     check_ends(src.path, uses, body.nets)
+    # An argument no kernel reads is an output, written or not (an input nobody reads has no purpose): so a writer
+    # that drops its only copy leaves an output unwritten (refuted) rather than turning the tensor into an input.
+    written |= {p for p in params if p not in read}
     for p in params:
         syms = {s for d in tensors[p].shape if isinstance(d, V.Aff) for s, _ in d.syms}
         if p in written and syms:
