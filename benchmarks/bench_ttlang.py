@@ -1,12 +1,15 @@
 """The TT-Lang front end on the vendor's tutorials (tt-lang-sim 1.1.6): import and certify each single-device
 tutorial at its own shapes, CPU seconds of this process (import, certify) and the verdict, plus the multi-device
-steps' refusals. The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
+steps' refusals; then the shipped TT-Lang examples (examples/ttlang/: the pipes of tt-lang #1037's all-gather).
+The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
 ~/.cache/verispatial/vendor) as the tests do; offline the script says so and exits 2.
 
     python benchmarks/bench_ttlang.py [--budget SECONDS] [NAME ...]   (NAME: e.g. matmul/step_2)
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
-failed-to-prove, and the line says so.
+failed-to-prove, and the line says so. With ``--sim SECONDS`` (and the simulator available: the extra
+``verispatial[ttlang]`` or ``$VERISPATIAL_TTLANG_SIM``, see tests/ttlang_sim.py) each tutorial is also run once by the
+vendor's simulator at its own shapes, its CPU seconds beside certify's (``>SECONDS`` when it did not finish).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from verispatial.frontends.ttlang import import_file
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=300.0)
+    ap.add_argument("--sim", type=float, default=0.0, help="also run the simulator once, with this timeout")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     import pytest
@@ -38,11 +42,15 @@ def main() -> int:
         print(f"offline: {e}")
         return 2
     names = [n for n in SINGLE_DEVICE + MULTI_DEVICE if not args.names or any(n.startswith(a) for a in args.names)]
+    root = Path(__file__).resolve().parent.parent
+    paths = [tut / n for n in names] + [p for p in sorted((root / "examples" / "ttlang").glob("*.py"))
+                                        if not args.names or any(p.name.startswith(a) for a in args.names)]
     print(f"{'tutorial':58} {'engines':>7} {'import s':>8} {'certify s':>9}  verdict")
-    for name in names:
+    for path in paths:
+        name = str(path.relative_to(tut)) if path.is_relative_to(tut) else str(path.relative_to(root))
         t0 = time.process_time()
         try:
-            (imp,) = import_file(str(tut / name))
+            (imp,) = import_file(str(path))
         except VerispatialError as e:
             print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {e}")
             continue
@@ -52,7 +60,15 @@ def main() -> int:
         t2 = time.process_time()
         bad = [f"{r.name} {r.verdict.value}" for r in rep.results if r.verdict.value != "proved"]
         verdict = "proved" if not bad else "; ".join(bad[:3])
-        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}", flush=True)
+        sim = ""
+        if args.sim and path.is_relative_to(tut):
+            import ttlang_sim
+
+            paths = ttlang_sim.available()
+            if paths is not None:
+                outcome, cpu, _ = ttlang_sim.run(path, paths, timeout=args.sim)
+                sim = f"  simulator: {outcome} {cpu:.1f} s" if outcome != "timeout" else f"  simulator: >{args.sim:.0f} s"
+        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}{sim}", flush=True)
     return 0
 
 

@@ -157,7 +157,7 @@ def test_every_op_is_located_in_the_source() -> None:
 
 
 @pytest.mark.parametrize(("body", "construct"), [
-    ("    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(1, 0))])\n", "ttl.PipeNet"),
+    ("    net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(2, 0))])\n", "ttl.Pipe"),  # a node off the grid
     ("    @ttl.datamovement()\n    def spin():\n        while True:\n            pass\n", "while"),
     ("    @ttl.compute()\n    def tri():\n        for i in range(4):\n            for j in range(i):\n                pass\n",
      "range(i)"),
@@ -244,10 +244,8 @@ SINGLE_DEVICE = ["matmul/step_1_single_node_single_tile_block.py", "matmul/step_
                  "elementwise/step_3_multinode.py", "elementwise/step_4_multinode_grid_full.py",
                  "broadcast/single_node_broadcast_single_tile_block.py",
                  "broadcast/single_node_broadcast_multitile_blocks.py"]
-#: Those certified here (the others take tens of seconds each: benchmarks/ttlang_tutorials.py).
-QUICK = ["matmul/step_2_single_node_multitile_block.py", "elementwise/step_1_single_node_single_tile_block.py",
-         "elementwise/step_2_single_node_multitile_block.py", "broadcast/single_node_broadcast_single_tile_block.py",
-         "broadcast/single_node_broadcast_multitile_blocks.py"]
+#: Those certified here (every single-device one: 0.1-4.6 s CPU each, benchmarks/bench_ttlang.py).
+QUICK = SINGLE_DEVICE
 MULTI_DEVICE = ["matmul/step_5_multidevice_shard_m.py", "matmul/step_6_multidevice_shard_k.py",
                 "matmul/step_7_multidevice_shard_k_all_reduce.py"]
 
@@ -388,3 +386,212 @@ def test_guards_on_the_loop_index_are_if_first_and_last() -> None:
 def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
     mut = _mutant(tmp_path, GUARDED, ("if i == n - 1:  # last", "if i == 0:  # last"))
     assert _refuted(mut) == [("guarded", ["circular-buffer"])]
+
+
+# ------------------------------------------------------------------------------------- pipes and pipe nets
+
+PIPE = DATA / "pipe_mcast.py"
+NARROW = ("dst=(slice(1, 4), 0)", "dst=(slice(1, 3), 0)")
+NO_RECV_WAIT = ("                xf = ttl.copy(pipe, c_blk)\n                xf.wait()\n",
+                "                xf = ttl.copy(pipe, c_blk)\n")
+LOOPBACK = ("dst=(slice(1, 4), 0)", "dst=(slice(0, 4), 0)")
+
+
+def test_a_multicast_pipe_lowers_to_the_receiver_post_handshake_and_proves() -> None:
+    """Node (0, 0) multicasts a tile to nodes 1..3 through a pipe: the receivers count themselves ready at the
+    source, the source waits for all three, resets, multicasts, barriers and counts completion at each; every
+    receiver waits for its count before it publishes the block. Every op keeps the .py line of its copy."""
+    from verispatial.ir.ops import AtomicBarrier, McastSend, SemInc, SemIncMcast, SemSet, SemWait
+
+    (imp,) = import_file(str(PIPE))
+    p = imp.program
+    assert validate(p) == []
+    lines = PIPE.read_text().splitlines()
+    kinds = {}
+    for ep in p.programs:
+        if ep.engine.value != "reader":
+            continue
+        table = dict(ep.sources)
+        ops = [(path, op) for path, op in _paths(ep.ops) if isinstance(
+            op, (SemWait, SemSet, McastSend, SemInc, SemIncMcast, AtomicBarrier))]
+        kinds[ep.site.x] = [type(op).__name__ for _, op in ops]
+        for path, _ in ops:
+            assert "ttl.copy(" in lines[table[path].line - 1] or "xf.wait()" in lines[table[path].line - 1]
+    assert kinds[0] == ["SemWait", "SemSet", "McastSend", "SemIncMcast", "AtomicBarrier"]
+    assert kinds[1] == kinds[3] == ["SemInc", "AtomicBarrier", "SemWait"]
+    (g,) = p.groups
+    assert [(d.x, d.y) for d in g.destinations()] == [(1, 0), (2, 0), (3, 0)]
+    assert certify(p).exit_code == 0
+
+
+def _paths(ops: tuple, at: tuple[int, ...] = ()) -> list:
+    out = []
+    for i, op in enumerate(ops):
+        out.append(((*at, i), op))
+        if hasattr(op, "body"):
+            out += _paths(op.body, (*at, i))
+    return out
+
+
+@pytest.mark.parametrize(("edit", "families"), [
+    (NARROW, ["circular-buffer"]),  # node 3 is no destination any more: it publishes a block nothing filled
+    (NO_RECV_WAIT, ["async-noc"]),  # receivers publish before the multicast is counted landed
+    (LOOPBACK, ["deadlock"]),  # the source waits for its own post, which comes after its send
+], ids=["endpoints-narrowed", "missing-receive-wait", "source-among-destinations"])
+def test_broken_pipes_are_refuted(tmp_path: Path, edit: tuple[str, str], families: list[str]) -> None:
+    (_, got), = _refuted(_mutant(tmp_path, PIPE, edit))
+    assert set(families) <= set(got)
+
+
+def test_a_missing_receive_wait_names_the_publish_and_the_line(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, PIPE, NO_RECV_WAIT)
+    (imp,) = import_file(str(mut))
+    rep = certify(imp.program)
+    refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
+    assert "async-pending-at-end" in refuted  # the ready increment is never flushed
+    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
+    assert publish
+    assert all(r.verdict.value != "proved" for r in publish)
+
+
+def test_a_pipe_between_two_dataflow_buffers_is_refused(tmp_path: Path) -> None:
+    src = _mutant(tmp_path, PIPE, ("                xf = ttl.copy(pipe, c_blk)\n",
+                                   "                with a_dfb.reserve() as other:\n"
+                                   "                    xf = ttl.copy(pipe, other)\n                    xf.wait()\n"))
+    with pytest.raises(SourceRefused, match="different dataflow buffers"):
+        import_file(str(src))
+
+
+def test_the_1037_all_gather_matmul_deadlock_is_refuted_naming_the_buffer_and_the_devices() -> None:
+    """tt-lang #1037's protocol (examples/ttlang/allgather_matmul_1037.py): four devices gather activation blocks
+    through pipes into one-block buffers; the writer streams every send before any output write, and deadlocks on
+    its activation buffer's reservation. ``certify FILE.py`` refutes it, the counterexample at the .py line of the
+    reservation on every device's node; the buffers are named per device (``act[1]@0,1``); the fixed schedule
+    proves."""
+    broken = ROOT / "examples" / "ttlang" / "allgather_matmul_1037.py"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(broken), "-q"], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    assert "refuted deadlock/deadlock" in run.stdout
+    line = next(i + 1 for i, t in enumerate(broken.read_text().splitlines()) if "with act[dev].reserve() as blk:" in t)
+    for site in ("(0,0)", "(1,0)", "(2,0)", "(3,0)"):
+        assert f"engine: {site}.writer" in run.stdout
+    assert f"{broken}:{line}:" in run.stdout
+    (imp,) = import_file(str(broken))
+    names = {(b.site.x, b.name) for b in imp.program.buffers}
+    assert (1, "act[1]@0,1") in names
+    assert (3, "act[3]@0,3") in names
+    assert {t.name for t in imp.program.tensors} >= {"y@0,0", "y@0,3"}  # one shard per device
+    (fixed,) = import_file(str(ROOT / "examples" / "ttlang" / "allgather_matmul_1037_fixed.py"))
+    assert certify(fixed.program).exit_code == 0
+
+
+# ------------------------------------------------------------------------------------- tile sets (the checker's shortcuts)
+
+STRIDED_R = ("            r = (node_col * per_node + i) * ROWS\n", "            r = (i * grid_cols + node_col) * ROWS\n")
+STRIDED_W = ("            r = (node_col * w_per_node + i) * ROWS\n", "            r = (i * grid_cols + node_col) * ROWS\n")
+READ_GRID = ("        node_col, _ = ttl.node(dims=2)\n        for i in range(per_node):",
+             "        node_col, _ = ttl.node(dims=2)\n        grid_cols, _ = ttl.grid_size(dims=2)\n"
+             "        for i in range(per_node):")
+WRITE_GRID = ("        node_col, _ = ttl.node(dims=2)\n        for i in range(w_per_node):",
+              "        node_col, _ = ttl.node(dims=2)\n        grid_cols, _ = ttl.grid_size(dims=2)\n"
+              "        for i in range(w_per_node):")
+
+
+def test_nodes_striding_over_one_output_prove_and_sharing_rows_is_a_race(tmp_path: Path) -> None:
+    """The two nodes interleave their blocks (node c takes blocks c, c + 2, ...): their write hulls overlap, their
+    tile sets do not, so no pair needs the solver and it proves; both nodes writing the same rows is a write-write
+    race (happens-before) and leaves the other half unwritten."""
+    strided = _mutant(tmp_path, ELTWISE, READ_GRID, WRITE_GRID, STRIDED_R, STRIDED_W)
+    assert _refuted(strided) == [("eltwise", [])]
+    shared = _mutant(tmp_path, ELTWISE, ("            r = (node_col * w_per_node + i) * ROWS\n",
+                                         "            r = i * ROWS\n"))
+    (imp,) = import_file(str(shared))
+    rep = certify(imp.program)
+    refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
+    assert {"hb-write-write", "output-unwritten"} <= refuted
+
+
+def test_an_output_column_never_written_is_refuted_with_constant_counts(tmp_path: Path) -> None:
+    """Every count is a constant, so output coverage is decided by enumerating the writes' tiles: a writer that
+    writes column 0 for every column leaves column 1 unwritten, refuted (the enumeration proves only a full
+    cover)."""
+    mut = _mutant(tmp_path, ELTWISE, ("tx = ttl.copy(y_blk, y[r:r + ROWS, c])", "tx = ttl.copy(y_blk, y[r:r + ROWS, 0])"))
+    (imp,) = import_file(str(mut))
+    rep = certify(imp.program)
+    (out,) = [r for r in rep.results if r.name.startswith("output-unwritten")]
+    assert out.verdict.value == "refuted"
+
+
+UNICAST = DATA / "pipe_unicast.py"
+
+
+@pytest.mark.parametrize("edits", [
+    (),
+    (("block_count=2", "block_count=1"),),
+    (("                    xf = ttl.copy(pipe, blk)\n                    xf.wait()\n",
+      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped
+    (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
+      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send
+    (("src=(0, 0), dst=(1, 0)", "src=(1, 0), dst=(0, 0)"),),  # the ends swapped: node 1 reads, sends and writes
+], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "ends-swapped"])
+def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[tuple[str, str], ...]) -> None:
+    """The oracle: on a unicast pipe and its mutants, certify proves exactly when the interpreter's search of every
+    interleaving finds no deadlock and no violation (complete), and each rule certify refutes is one the search
+    reaches."""
+    from verispatial.petri.explore import explore
+
+    src = _mutant(tmp_path, UNICAST, *edits) if edits else UNICAST
+    (imp,) = import_file(str(src))
+    rep = certify(imp.program)
+    found = explore(imp.program)
+    assert found.complete
+    reached = {v.violation.rule for v in found.violations} | ({"deadlock"} if found.deadlocks else set())
+    if rep.exit_code == 0:
+        assert reached == set()
+    else:
+        assert rep.exit_code == 1
+        assert reached
+        refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
+        assert refuted - {"deadlock"} <= reached | {"mcast-publish", "mcast-slot", "hb-write-write"}
+    assert (rep.exit_code == 0) == (not edits or edits[0][1] in ("block_count=1", "src=(1, 0), dst=(0, 0)"))
+
+
+def test_a_pipe_onto_its_own_source_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceRefused, match="a pipe from a node to itself"):
+        import_file(str(_mutant(tmp_path, UNICAST, ("dst=(1, 0)", "dst=(0, 0)"))))
+
+
+def test_a_completion_count_is_no_cover_without_the_senders_write_barrier() -> None:
+    """The checker proves a receiver's publish from its completion counter only because each increment follows the
+    sender's write barrier after the data multicast: with the barrier removed from the program the publish is not
+    proved, and the interpreter reaches a publish before the data landed."""
+    import attrs
+
+    from verispatial.ir.ops import WriteBarrier
+    from verispatial.petri.explore import explore
+
+    def strip(ops: tuple) -> tuple:
+        return tuple(attrs.evolve(o, body=strip(o.body)) if hasattr(o, "body") else o for o in ops
+                     if not isinstance(o, WriteBarrier))
+
+    (imp,) = import_file(str(UNICAST))
+    p = imp.program
+    p = attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=strip(ep.ops), sources=()) if ep.key == "(0,0).reader"
+                                       else ep for ep in p.programs))
+    rep = certify(p)
+    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
+    assert publish
+    assert all(r.verdict.value != "proved" for r in publish)
+    assert "mcast-publish-early" in {v.violation.rule for v in explore(p).violations}
+
+
+def test_an_argument_no_kernel_reads_is_an_output_even_unwritten(tmp_path: Path) -> None:
+    """The writer's copy (and its wait) dropped: y is neither read nor written. It stays an output, so the proof is
+    refused: every tile of y unwritten (the vendor's simulator rejects the same file: a waited block popped unused)."""
+    mut = _mutant(tmp_path, ELTWISE, ("                    tx = ttl.copy(y_blk, y[r:r + ROWS, c])\n"
+                                      "                    tx.wait()\n", "                    pass\n"))
+    (imp,) = import_file(str(mut))
+    assert imp.program.tensor("y").role.value == "output"
+    (out,) = [r for r in certify(imp.program).results if r.name.startswith("output-unwritten")]
+    assert out.verdict.value == "refuted"

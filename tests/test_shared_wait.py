@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.shared_wait_programs import COMPUTE, CUR_POS, SITE, WRITER, sdpa_cur_pos
 from tests.test_differential import check_agreement, disagreements
-from verispatial.driver.run import certify
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import rules as R
 from verispatial.ir.core import Engine
 from verispatial.ir.ops import Pop, Wait

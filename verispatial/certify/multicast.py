@@ -29,7 +29,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, count_max
+from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, SemWait, WriteBarrier, count_max
 from verispatial.ir.program import Buffer
 
 
@@ -147,6 +147,10 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                 continue
             word, per_flag = _covering_flag(a, lf.engine, br)
             if word is None:
+                counter = _covering_counter(a, lf, br)
+                if counter is not None:
+                    out.append(_publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0))
+                    continue
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
                                   f"{lf.engine} publishes multicast data in b{br.id} without a flag handshake whose every "
                                   "flag follows a data multicast into it (outside the decided fragment)"))
@@ -201,6 +205,85 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
         if ok and len(pages) == 1:
             return w, pages.pop()
     return None, 0
+
+
+def _covering_counter(a: Analysis, push: Leaf, br: Buffer) -> tuple[Word, Leaf, int] | None:
+    """The completion-counter handshake (TT-Lang's pipes, ``PipeLowering.cpp``: the sender's write barrier after
+    its data multicast, then ``noc_semaphore_inc`` at each receiver; the receiver's ``wait_min`` on the count before
+    it publishes): a monotone word at ``br``'s site whose every increment is preceded, in its engine's program and
+    the same body, by a ``WriteBarrier`` preceded by a ``McastSend`` into ``br``'s cb index whose group writes
+    ``br``'s site (no other multicast, flag or increment of this word between; each multicast paired with one
+    increment), and a wait on it by the pushing engine before ``push`` (in its body or an enclosing one, no push
+    of ``br`` between). Returns the word, that wait and the pages each increment announces; None when there is
+    none."""
+    views = a.views
+    leaves = views[push.engine].leaves
+    wait: Leaf | None = None
+    for x in reversed(leaves[: push.index]):
+        if isinstance(x.op, Push) and x.op.buf == br.id:
+            return None
+        if isinstance(x.op, SemWait) and push.containers[: len(x.containers)] == x.containers:
+            w = a.words.get((x.op.sem, br.site))
+            if w is not None and w.kind == "monotone":
+                wait = x
+                break
+    if wait is None:
+        return None
+    assert isinstance(wait.op, SemWait)
+    word = a.words[(wait.op.sem, br.site)]
+    if not word.incs or any(x.engine != push.engine for x in word.waits):
+        return None
+    pages: set[int] = set()
+    paired: set[tuple[str, int]] = set()
+    for inc in word.incs:
+        ls = views[inc.engine].leaves
+        i, barrier = inc.index - 1, False
+        while i >= 0 and ls[i].containers == inc.containers:
+            op = ls[i].op
+            if isinstance(op, McastSend):
+                break
+            if isinstance(op, (McastSetValid,)) or (ls[i] in word.incs):
+                return None
+            barrier = barrier or isinstance(op, WriteBarrier)
+            i -= 1
+        if i < 0 or ls[i].containers != inc.containers or not barrier:
+            return None
+        send = ls[i]
+        assert isinstance(send.op, McastSend)
+        if br.id not in {b.id for b in _dest_buffers(a, send)} or (inc.engine, send.index) in paired:
+            return None  # the multicast does not land in ``br`` (another cb index, site or phase)
+        paired.add((inc.engine, send.index))
+        pages.add(send.op.pages)
+    if len(pages) != 1:
+        return None
+    return word, wait, pages.pop()
+
+
+def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, Leaf, int], trusted: set[int],
+                        rlimit: int, name: str, t0: float) -> Result:
+    """``mcast-publish-early`` under the completion-counter handshake: at the push, the last passed wait saw the
+    word at its threshold, so that many increments (less the initial value) have landed, each after the multicast
+    it announces had landed in ``br``: ``per * (threshold - init) >= pushed + n`` must hold."""
+    word, wait, per = counter
+    assert isinstance(lf.op, Push)
+    n = lf.op.pages
+    engines = frozenset([lf.engine, *(x.engine for x in word.incs)])
+
+    def build(sq: object) -> z3.BoolRef:
+        enc, cm = sq.enc, sq.cm  # type: ignore[attr-defined]
+        some, idx = enc.last_occurrence(wait)
+        seen = (enc.threshold(wait, idx) - word.init) * per
+        return z3.And(enc.position(lf.engine).at(lf), z3.Or(z3.Not(some), seen < cm.pushed(br.id) + n))
+
+    o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, f"the count on {word.name} it waited for covers every page "
+                                                         "published", seconds=dt)
+    if o.status == Status.SAT and d is not None:
+        msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is counted on {word.name}"
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 #: Public names for what other modules ask of multicast delivery (``assume.py``).

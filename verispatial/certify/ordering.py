@@ -45,6 +45,8 @@ from verispatial.ir.ops import (
     ReadTiles,
     WriteBarrier,
     WriteTiles,
+    count_max,
+    count_trip,
 )
 from verispatial.ir.program import Program, Tensor
 from verispatial.petri.position import Cause
@@ -135,11 +137,80 @@ def _static_count(q: Query, trips: dict[str, z3.ArithRef], program: Program) -> 
     return LoopMath(q, lambda c: count_expr(q, c, trips))
 
 
+#: Most occurrences ``_tile_set`` enumerates for one access (past it the solver decides).
+TILE_SET_LIMIT = 4096
+
+
+def _tile_set(p: Program, lf: Leaf) -> frozenset[int] | None:
+    """Every tile some occurrence of access ``lf`` can touch, as ``tile_hull`` bounds them (each loop index over
+    ``[0, max(count - 1, 0)]`` with trips at their max, guards ignored): a superset, so disjoint sets prove that two
+    accesses share no tile. None for an indirect address, a term naming no enclosing loop, or more than
+    ``TILE_SET_LIMIT`` occurrences. Measured: the 64-node elementwise tutorial asked the solver 3,587 tile-overlap
+    queries at 17 ms of context each, all of them disjoint strided sets."""
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if op.addr.dynamic is not None:
+        return None
+    trip_max = p.trip_max()
+    tops: dict[str, int] = {}
+    for lc in lf.loops:
+        trip = count_trip(lc.count)
+        if trip is not None and trip not in trip_max:
+            return None
+        tops[lc.var] = max(count_max(lc.count, trip_max), 1)
+    if any(t.var not in tops for t in op.addr.terms):
+        return None
+    n = 1
+    for v in {t.var for t in op.addr.terms}:
+        n *= tops[v]
+    if n * op.tiles > TILE_SET_LIMIT:
+        return None
+    starts = {op.addr.base}
+    for t in op.addr.terms:
+        starts = {s + t.coef * i for s in starts for i in range(tops[t.var])}
+    return frozenset(s + k for s in starts for k in range(op.tiles))
+
+
+#: Most tiles ``_exact_tiles`` enumerates for one write (past it the solver decides coverage).
+EXACT_TILES_LIMIT = 1 << 18
+
+
+def _exact_tiles(lf: Leaf) -> set[int] | None:
+    """Exactly the tiles the occurrences of access ``lf`` touch, when that is a finite set known without the
+    solver: constant loop counts, no enclosing ``If``, a direct address, at most ``EXACT_TILES_LIMIT`` tiles; else
+    None. Measured: the 256x256-tile single-tile matmul tutorial's output coverage (a quantified query) came back
+    unknown after 9 s; its 65,536 tiles enumerate in milliseconds."""
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if op.addr.dynamic is not None or lf.guards or any(not isinstance(lc.count, int) for lc in lf.loops):
+        return None
+    counts = {lc.var: lc.count for lc in lf.loops}  # an inner variable shadows an outer one, as in the encoding
+    if any(t.var not in counts for t in op.addr.terms):
+        return None
+    total = op.tiles
+    for lc in lf.loops:
+        assert isinstance(lc.count, int)
+        total *= lc.count
+    if total > EXACT_TILES_LIMIT:
+        return None
+    if any(lc.count == 0 for lc in lf.loops):
+        return set()
+    starts = {op.addr.base}
+    for t in op.addr.terms:
+        n = counts[t.var]
+        assert isinstance(n, int)
+        starts = {x + t.coef * i for x in starts for i in range(n)}
+    return {x + k for x in starts for k in range(op.tiles)}
+
+
 def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
     h1, h2 = _hull(p, l1), _hull(p, l2)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
+    t1, t2 = _tile_set(p, l1), _tile_set(p, l2)
+    if t1 is not None and t2 is not None and t1.isdisjoint(t2):
+        return False  # interleaved but disjoint (a grid's nodes striding over one tensor): no query either
     q = Query("tile-overlap", rlimit)
     count = _static_count(q, {}, p)
     dyn: dict[str, z3.ArithRef] = {}
@@ -280,6 +351,12 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
     name = f"{R.OUTPUT_UNWRITTEN}:{tensor}"
     t0 = time.perf_counter()
     ntiles = p.tensor(tensor).tiles(p.target.tile)
+    sets = [_exact_tiles(w) for w in writes]
+    if writes and all(x is not None for x in sets) and ntiles <= EXACT_TILES_LIMIT:
+        written: set[int] = set().union(*(x for x in sets if x is not None))
+        if written.issuperset(range(ntiles)):
+            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED, f"every tile of output {tensor} is written "
+                          "(its writes' tiles enumerated: constant counts)", seconds=time.perf_counter() - t0)
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
     count = _static_count(q, trips, p)

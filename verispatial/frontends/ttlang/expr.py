@@ -73,9 +73,63 @@ class ExprV:
 
 @attrs.frozen(eq=False)
 class TxV:
-    """The handle ``ttl.copy`` returns: ``kind`` "read" (into a block) or "write" (out of one)."""
+    """The handle ``ttl.copy`` returns: ``kind`` "read" (into a block), "write" (out of one), "send" (a block into a
+    pipe) or "receive" (a pipe into a block, with ``pipe``)."""
 
     kind: str
+    pipe: Any = None
+
+
+@attrs.frozen
+class SliceR:
+    """``slice(lo, hi)`` in a pipe's destination: the node coordinates ``lo <= c < hi`` of one grid axis."""
+
+    lo: int
+    hi: int
+
+
+@attrs.frozen
+class PipeV:
+    """``ttl.Pipe(src, dst)``: ``src`` a node's coordinates, ``dst`` one node's or a range (``SliceR`` per axis) for a
+    multicast; ``net`` and ``index`` say which pipe net it belongs to and where (set when the net is built)."""
+
+    src: tuple[int, ...]
+    dst: tuple[int | SliceR, ...]
+    net: int = -1
+    index: int = -1
+    line: int = 0
+
+    def dests(self) -> list[tuple[int, ...]]:
+        """The destination nodes' coordinates, row-major over the axes (the vendor's ``expand_node_range``)."""
+        out: list[tuple[int, ...]] = [()]
+        for d in self.dst:
+            vals = range(d.lo, d.hi) if isinstance(d, SliceR) else [d]
+            out = [(*o, v) for o in out for v in vals]
+        return out
+
+
+@attrs.frozen
+class NetV:
+    """``ttl.PipeNet([pipes])``: net ``index`` of the operation."""
+
+    index: int
+    pipes: tuple[PipeV, ...]
+    line: int
+
+
+@attrs.frozen
+class PipeIdV:
+    """The pipe identity an ``if_src`` (``role`` "src") or ``if_dst`` ("dst") body is called with."""
+
+    pipe: PipeV
+    role: str
+
+
+@attrs.frozen(eq=False)
+class LocalFnV:
+    """A function defined inside a kernel (a pipe net's condition body): inlined where it is called."""
+
+    node: ast.FunctionDef
 
 
 @attrs.frozen
@@ -200,6 +254,8 @@ class Evaluator:
             if isinstance(c, bool):
                 return self.ev(node.body if c else node.orelse)
             return self.refuse_value(node, "a conditional expression whose condition is not known statically")
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self._comprehension(node)
         if isinstance(node, ast.Call):
             fn = self.ev(node.func)
             args = []
@@ -215,6 +271,42 @@ class Evaluator:
             return self.call(node, fn, args, kwargs)
         return self.refuse_value(node, f"a {type(node).__name__} expression cannot be read statically")
 
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> tuple[Any, ...]:
+        """``[e for x in range(..) [if c] ...]`` of values known statically (the pipes of a pipe net), evaluated in
+        order; the comprehension's names are its own."""
+        saved = dict(self.env)
+        out: list[Any] = []
+
+        def gen(k: int) -> None:
+            if k == len(node.generators):
+                out.append(self.ev(node.elt))
+                return
+            g = node.generators[k]
+            it = self.ev(g.iter)
+            target = g.target
+            if not isinstance(target, ast.Name) or g.is_async:
+                self.refuse_value(target, "a comprehension target must be one name")
+                return
+            if isinstance(it, range):
+                vals: Any = it
+            elif isinstance(it, tuple):
+                vals = it
+            else:
+                return self.refuse_value(g.iter, "a comprehension over something other than range(...) of integers "
+                                                 "known statically")
+            if len(vals) > 4096:
+                self.refuse_value(g.iter, "a comprehension of more than 4096 values")
+            for v in vals:
+                self.env[target.id] = v
+                if all(self.ev(c) is True for c in g.ifs):
+                    gen(k + 1)
+
+        try:
+            gen(0)
+        finally:
+            self.env = saved
+        return tuple(out)
+
     def _attribute(self, node: ast.Attribute) -> Any:
         base = self.ev(node.value)
         if isinstance(base, ApiV):
@@ -229,7 +321,11 @@ class Evaluator:
             return (base.dfb.rows, base.dfb.cols)
         if isinstance(base, DfbV) and node.attr == "shape":
             return (base.rows, base.cols)
-        if isinstance(base, (BlockV, DfbV, TxV, ExprV, TensorV)):
+        if isinstance(base, PipeIdV) and node.attr in ("src", "dst"):
+            p = base.pipe
+            v: Any = p.src if node.attr == "src" else p.dst
+            return v[0] if len(v) == 1 else v
+        if isinstance(base, (BlockV, DfbV, TxV, ExprV, TensorV, NetV)):
             return ("method", base, node.attr)
         return self.refuse_value(node, "this attribute cannot be read statically")
 
@@ -298,8 +394,11 @@ class Evaluator:
             right = self.ev(right_node)
             f = COMPARISONS.get(type(op))
             if f is None or not (is_num(left) and is_num(right)):
-                if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, str) and isinstance(right, str):
-                    ok = (left == right) == isinstance(op, ast.Eq)
+                if isinstance(op, (ast.Eq, ast.NotEq)) and (
+                        (isinstance(left, str) and isinstance(right, str))
+                        or (isinstance(left, tuple) and isinstance(right, tuple)
+                            and all(isinstance(v, int) for v in (*left, *right)))):
+                    ok = (left == right) == isinstance(op, ast.Eq)  # names, or node coordinates known statically
                 else:
                     return self.refuse_value(node, "a comparison that is not of integers")
             else:
@@ -310,7 +409,7 @@ class Evaluator:
         return True
 
 
-_BUILTINS = {"range", "max", "min", "int", "len", "abs", "print", "tuple", "list"}
+_BUILTINS = {"range", "max", "min", "int", "len", "abs", "print", "tuple", "list", "slice"}
 _FLOAT: dict[str | None, Callable[[Any, Any], Any]] = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
                                                        "div": operator.truediv}
 
@@ -335,4 +434,8 @@ def builtin(ev: Evaluator, node: ast.Call, name: str, args: list[Any]) -> Any:
         return V.scale(args[0], V.sign_of(args[0], ev.classes) or 1)
     if name in ("tuple", "list") and len(args) == 1 and isinstance(args[0], tuple):
         return args[0]
+    if name == "slice" and len(args) == 2 and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return SliceR(args[0], args[1])
+    if name == "range" and 1 <= len(args) <= 2 and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return range(*args)  # a comprehension's iterable (a kernel's for loop reads its range itself)
     return ev.refuse_value(node, f"this use of {name}() cannot be read statically")

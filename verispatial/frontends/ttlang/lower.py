@@ -32,6 +32,9 @@ from verispatial.frontends.ttlang.expr import (
     DfbV,
     Evaluator,
     ExprV,
+    LocalFnV,
+    NetV,
+    PipeIdV,
     SliceV,
     TensorV,
     TxV,
@@ -39,13 +42,16 @@ from verispatial.frontends.ttlang.expr import (
     builtin,
     is_num,
 )
+from verispatial.frontends.ttlang.pipes import PipePlan, pipe_call
 from verispatial.frontends.ttlang.refusals import refuse, snippet
-from verispatial.ir.core import Addr, Guard, Term
+from verispatial.ir.core import Addr, Guard, Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
+    AtomicBarrier,
     Compute,
     If,
     Loop,
+    McastSend,
     Op,
     Operand,
     PackAcc,
@@ -55,6 +61,10 @@ from verispatial.ir.ops import (
     ReadTiles,
     ReleaseAcc,
     Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
     TripCount,
     Wait,
     WriteBarrier,
@@ -84,8 +94,9 @@ class KernelLowering(Evaluator):
     """Lower kernel ``fn`` at node ``node`` (column, row) of a grid of ``grid`` (columns, rows)."""
 
     def __init__(self, file: str, lines: list[str], env: dict[str, Any], classes: Mapping[str, V.SymClass],
-                 modules: set[str], target: Target, node: tuple[int, int], grid: tuple[int, int],
-                 is_compute: bool, tile_cols: Mapping[str, int]) -> None:
+                 modules: set[str], target: Target, node: tuple[int, ...], grid: tuple[int, ...],
+                 is_compute: bool, tile_cols: Mapping[str, int], plan: PipePlan | None = None,
+                 nets: list[NetV] | None = None) -> None:
         super().__init__(file, dict(env), classes, modules)
         self.lines = lines
         self.target = target
@@ -97,7 +108,18 @@ class KernelLowering(Evaluator):
         self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
         self.used_vars: set[str] = set()
         self.written: set[str] = set()
+        self.read_tensors: set[str] = set()
         self.stmt: ast.AST | None = None
+        self.plan = plan
+        self.nets = nets if nets is not None else []
+        #: receive posts per completion semaphore in the current iteration of each enclosing loop (outermost first,
+        #: the kernel's top level at 0; None: not a constant, after a loop whose count is a trip)
+        self.posts: list[dict[int, int | None]] = [{}]
+        #: receive waits whose threshold takes a term of each enclosing loop, per frame: (item, semaphore)
+        self.pending: list[list[tuple[_Item, int]]] = [[]]
+        self.guarded = 0  # depth of If branches guarded by a loop index
+        #: (net, pipe) -> role -> {(dataflow buffer index, name)}: the blocks each end of a pipe carries
+        self.pipe_uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
 
     # -- locations
     def loc(self, node: ast.AST) -> SourceLoc:
@@ -152,8 +174,12 @@ class KernelLowering(Evaluator):
                                                               "(its count would depend on data)")
         elif isinstance(st, ast.While):
             refuse(self.file, st, "while", "a while loop's count is not known statically: use for ... in range(n)")
+        elif isinstance(st, ast.FunctionDef) and not st.decorator_list:
+            # a pipe net's condition body: inlined where if_src / if_dst call it
+            self.env[st.name] = LocalFnV(st)
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            refuse(self.file, st, f"def {st.name}", "a definition inside a kernel is not lowered")
+            refuse(self.file, st, f"def {st.name}", "a definition inside a kernel is not lowered (only undecorated "
+                                                    "functions a pipe net's if_src / if_dst call)")
         else:
             refuse(self.file, st, type(st).__name__, "this statement is not lowered")
 
@@ -241,17 +267,43 @@ class KernelLowering(Evaluator):
         self.out.append(item)
         saved_out, self.out = self.out, item.body  # type: ignore[assignment]
         self.loops.append((var, n))
+        self.posts.append({})
+        self.pending.append([])
         try:
             self.run(body)
         finally:
             self.loops.pop()
             self.out = saved_out
+            self._close_frame(st, var, count)
             # After the loop a name the body assigns holds the last iteration's value (or the old one for a count of
             # 0): unknown here, so it is forgotten and a later read is refused by name; a block or transfer handle
             # names its buffer only and is kept (as after a guarded branch, below).
             stored = _stores(st.body) | {st.target.id}
             handles = {k: v for k, v in self.env.items() if k in stored and isinstance(v, (BlockV, TxV))}
             self.env = {**{k: v for k, v in saved_env.items() if k not in stored}, **handles}
+
+    def _close_frame(self, st: ast.For, var: str, count: int | str | TripCount) -> None:
+        """A loop's receive posts per iteration become its index's coefficient in the thresholds of the receive
+        waits inside it (the sequence number counts every post of the kernel before), and the enclosing frame counts
+        them all."""
+        posts, pending = self.posts.pop(), self.pending.pop()
+        for it, sem in pending:
+            per = posts.get(sem, 0)
+            if per is None:
+                refuse(self.file, st, f"for ... in {snippet(st.iter)}", "pipe receives in a loop whose count is a "
+                                                                       "--range trip, inside this loop: the sequence "
+                                                                       "numbers of its receives are not affine")
+            if per:
+                it.op = attrs.evolve(it.op, terms=(*it.op.terms, Term(var, per)))
+            self.pending[-1].append((it, sem))
+        outer = self.posts[-1]
+        for sem, per in posts.items():
+            if not per:
+                continue
+            if per is None or not isinstance(count, int) or outer.get(sem, 0) is None:
+                outer[sem] = None
+            else:
+                outer[sem] = outer.get(sem, 0) + per * count  # type: ignore[operator]
 
     def admitted(self, test: ast.expr, var: str, n: int) -> list[int] | None:
         """The indices ``0 <= i < n`` of loop ``var`` whose iteration ``test`` admits, when ``test`` is affine in that
@@ -329,9 +381,11 @@ class KernelLowering(Evaluator):
             item = _Item(If(var, guard, ()), self.loc(st), [])
             self.out.append(item)
             saved, self.out = self.out, item.body  # type: ignore[assignment]
+            self.guarded += 1
             try:
                 self.run(branch)
             finally:
+                self.guarded -= 1
                 self.out = saved
                 # A value the guarded branch assigns exists from the iteration that ran it on: forgotten after it,
                 # except a block or transfer handle, which names its buffer only (the checker judges every use of
@@ -373,6 +427,11 @@ class KernelLowering(Evaluator):
             return grid_value(self, node, self.grid, kwargs.get("dims", args[0] if args else 2))
         if name == "ttl.copy":
             return self.copy(node, args, kwargs)
+        if name in ("ttl.Pipe", "ttl.PipeNet"):
+            if name == "ttl.PipeNet":
+                return self.refuse_value(node, "a pipe net built inside a kernel (build it in the operation body, "
+                                               "where every kernel sees it)")
+            return pipe_call(self, node, name, args, kwargs, self.grid, self.nets)
         if name == "ttl.block.fill":
             return ExprV(("fill",), ())
         if name.startswith(("ttl.math.", "ttl.block.")):
@@ -383,11 +442,18 @@ class KernelLowering(Evaluator):
         return self.refuse_value(node, f"{name} is not lowered")
 
     def _node_coords(self, node: ast.Call, dims: Any) -> Any:
-        if dims == 2:
-            return self.node
-        if dims == 1:
-            return self.node[0] * self.grid[1] + self.node[1]
-        return self.refuse_value(node, "ttl.node(dims=...) other than 1 or 2")
+        """``ttl.node(dims)`` as the vendor's ``sim/nodecontext.py`` computes it: the leading axes flattened into
+        the first when ``dims`` is below the grid's rank, zeros appended above it."""
+        if not (isinstance(dims, int) and dims >= 1):
+            return self.refuse_value(node, "ttl.node(dims=...) of a positive integer")
+        coords = list(self.node)
+        if dims < len(coords):
+            flat = coords[0]
+            for i in range(1, len(coords) - dims + 1):
+                flat = flat * self.grid[i] + coords[i]
+            coords = [flat, *coords[len(coords) - dims + 1:]]
+        coords += [0] * (dims - len(coords))
+        return coords[0] if dims == 1 else tuple(coords)
 
     def method(self, node: ast.Call, obj: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(obj, DfbV) and name in ("reserve", "wait") and not args:
@@ -399,16 +465,119 @@ class KernelLowering(Evaluator):
             self.release(obj, node)
             return None
         if isinstance(obj, TxV) and name == "wait" and not args:
+            if obj.kind == "send":
+                return None  # the send's ttl.wait lowers to a no-op: the send itself ends with its barriers
+            if obj.kind == "receive":
+                self.receive_wait(node, obj)
+                return None
             self.emit(ReadBarrier() if obj.kind == "read" else WriteBarrier(), node)
             return None
+        if isinstance(obj, NetV) and name in ("if_src", "if_dst") and len(args) == 1 and not kwargs:
+            self.if_role(node, obj, name, args[0])
+            return None
+        if isinstance(obj, NetV) and name in ("is_src", "is_dst", "is_active") and not args and not kwargs:
+            src = any(p.src == self.node for p in obj.pipes)
+            dst = any(self.node in p.dests() for p in obj.pipes)
+            return src if name == "is_src" else dst if name == "is_dst" else (src or dst)
         if isinstance(obj, BlockV) and name == "store" and len(args) == 1:
             return self.store(node, obj, args[0])
         return self.refuse_value(node, f".{name}() is not lowered")
+
+    # -- pipes
+    def if_role(self, node: ast.Call, net: NetV, name: str, fn: Any) -> None:
+        """``net.if_src(fn)`` / ``net.if_dst(fn)``: ``fn``'s body inlined once per pipe of the net this node is the
+        source (a destination) of, in the net's order, with its parameter bound to the pipe's identity (the vendor's
+        ``PipeNet.if_src`` / ``if_dst`` call it so). The function's own names do not outlive the call."""
+        if not isinstance(fn, LocalFnV):
+            self.refuse_value(node, f"{name} of something other than a function defined in this kernel")
+        f = fn.node
+        params = [a.arg for a in f.args.args]
+        if len(params) != 1 or f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.defaults:
+            self.refuse_value(node, f"{name}'s function must take exactly one argument (the pipe identity)")
+        role = "src" if name == "if_src" else "dst"
+        for p in net.pipes:
+            if (p.src == self.node) if role == "src" else (self.node in p.dests()):
+                saved = dict(self.env)
+                self.env[params[0]] = PipeIdV(p, role)
+                try:
+                    self.run(f.body)
+                finally:
+                    kept = {k: v for k, v in self.env.items() if k in saved and isinstance(v, (BlockV, TxV))
+                            and v is not saved[k]}
+                    self.env = {**saved, **kept}
+
+    def device_suffix(self) -> str:
+        """On a mesh of devices each device has its own shard of every tensor (the operation is SPMD over the
+        devices): ``y@1,0`` is device (1, 0)'s ``y``."""
+        return "" if len(self.grid) != 4 else f"@{self.node[0]},{self.node[1]}"
+
+    def _use(self, pipe: Any, role: str, blk: BlockV) -> None:
+        self.pipe_uses.setdefault((pipe.net, pipe.index), {}).setdefault(role, set()).add((blk.dfb.index, blk.dfb.name))
+
+    def send(self, node: ast.Call, blk: BlockV, pid: PipeIdV) -> TxV:
+        """The source's ``ttl.copy(blk, pipe)`` (``lowerPipeTransferSend``): wait for every receiver's post and
+        reset the ready counter, write the block into their reserved blocks, then count the transfer complete at
+        each of them."""
+        assert self.plan is not None
+        if pid.role != "src":
+            self.refuse_value(node, "a copy into the pipe identity of an if_dst body (a destination receives)")
+        if self.guarded:
+            self.refuse_value(node, "a pipe send under a condition on a loop index")
+        r = self.plan.of(pid.pipe)
+        self._use(pid.pipe, "send", blk)
+        expected = len(r.dests) if r.multicast else 1
+        self.emit(SemWait(r.ready, WaitCond.EQ, expected), node)
+        self.emit(SemSet(r.ready, 0), node)
+        dests = self.plan.groups[r.group].destinations()
+        self.emit(McastSend(blk.dfb.index, 1, r.group, len(dests), front=blk.mode == "wait"), node)
+        self.emit(WriteBarrier(), node)
+        if len(r.dests) == 1:
+            self.emit(SemInc(r.completion, r.dests[0], 1), node)
+        else:
+            g = r.remote_group if r.remote_group is not None else r.group
+            self.emit(SemIncMcast(r.completion, g, len(self.plan.groups[g].destinations()), 1), node)
+            if r.remote_group is not None:
+                self.emit(SemInc(r.completion, r.src, 1), node)
+        self.emit(AtomicBarrier(), node)
+        return TxV("send", pid.pipe)
+
+    def receive(self, node: ast.Call, pid: PipeIdV, blk: BlockV) -> TxV:
+        """A destination's ``ttl.copy(pipe, blk)`` (``lowerPipeTransferPost``): count itself ready at the source;
+        the sequence number of this post is what its wait waits for."""
+        assert self.plan is not None
+        if pid.role != "dst":
+            self.refuse_value(node, "a copy out of the pipe identity of an if_src body (a source sends)")
+        if blk.mode != "reserve":
+            self.refuse_value(node, "a pipe receive into a block taken by wait() (it receives into a reserved block)")
+        if self.guarded:
+            self.refuse_value(node, "a pipe receive under a condition on a loop index")
+        r = self.plan.of(pid.pipe)
+        self._use(pid.pipe, "receive", blk)
+        self.emit(SemInc(r.ready, r.src, 1), node)
+        if any(f.get(r.completion, 0) is None for f in self.posts):
+            self.refuse_value(node, "a pipe receive after a loop whose count is a --range trip with receives on the "
+                                    "same pipe inside an enclosing loop (its sequence number is not affine)")
+        self.posts[-1][r.completion] = (self.posts[-1].get(r.completion) or 0) + 1
+        seq = sum(f.get(r.completion) or 0 for f in self.posts)
+        return TxV("receive", (pid.pipe, r.completion, seq, len(self.posts)))
+
+    def receive_wait(self, node: ast.Call, tx: TxV) -> None:
+        _pipe, sem, seq, depth = tx.pipe
+        if depth != len(self.posts):
+            self.refuse_value(node, "a pipe receive's wait in another loop than its copy")
+        self.emit(AtomicBarrier(), node)
+        item = _Item(SemWait(sem, WaitCond.GE, seq), self.loc(node))
+        self.out.append(item)
+        self.pending[-1].append((item, sem))
 
     def copy(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> TxV:
         if len(args) != 2 or kwargs:
             self.refuse_value(node, "ttl.copy takes a source and a destination")
         src, dst = args
+        if isinstance(src, BlockV) and isinstance(dst, PipeIdV):
+            return self.send(node, src, dst)
+        if isinstance(src, PipeIdV) and isinstance(dst, BlockV):
+            return self.receive(node, src, dst)
         if isinstance(src, TensorV):
             src = SliceV(src, (0, src.shape[0]), (0, src.shape[1]))
         if isinstance(dst, TensorV):
@@ -417,6 +586,7 @@ class KernelLowering(Evaluator):
             if dst.mode != "reserve":
                 self.refuse_value(node, "a copy into a block taken by wait() (its pages hold data to read)")
             self._rows(node, src, dst, read=True)
+            self.read_tensors.add(src.tensor.name)
             return TxV("read")
         if isinstance(src, BlockV) and isinstance(dst, SliceV):
             if src.mode != "wait":
@@ -443,10 +613,11 @@ class KernelLowering(Evaluator):
                                                        f"{at.syms[0][0]} is not expressible (addresses are affine in "
                                                        "loop indices only)")
             addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
+            name = sl.tensor.name + self.device_suffix()
             if read:
-                self.emit(ReadTiles(sl.tensor.name, addr, blk.dfb.cols, blk.dfb.index), node)
+                self.emit(ReadTiles(name, addr, blk.dfb.cols, blk.dfb.index), node)
             else:
-                self.emit(WriteTiles(blk.dfb.index, sl.tensor.name, addr, blk.dfb.cols), node)
+                self.emit(WriteTiles(blk.dfb.index, name, addr, blk.dfb.cols), node)
 
     def store(self, node: ast.Call, dst: BlockV, value: Any) -> None:
         if not self.is_compute:
@@ -549,10 +720,16 @@ def _txt(v: Any) -> str:
     return str(v) if isinstance(v, int) else "?"
 
 
-def grid_value(ev: Evaluator, node: ast.AST, grid: tuple[int, int], dims: Any) -> Any:
-    """``ttl.grid_size(dims)`` of a (columns, rows) grid (the vendor's nodecontext.grid_size: dims 1 flattens)."""
-    if dims == 2:
-        return grid
-    if dims == 1:
-        return grid[0] * grid[1]
-    return ev.refuse_value(node, "ttl.grid_size(dims=...) other than 1 or 2")
+def grid_value(ev: Evaluator, node: ast.AST, grid: tuple[int, ...], dims: Any) -> Any:
+    """``ttl.grid_size(dims)`` as the vendor's ``sim/nodecontext.grid_size`` computes it: below the grid's rank the
+    trailing axes are flattened into the last one kept (all of them for ``dims`` 1), above it ones are appended."""
+    if not (isinstance(dims, int) and dims >= 1):
+        return ev.refuse_value(node, "ttl.grid_size(dims=...) of a positive integer")
+    if dims >= len(grid):
+        out = (*grid, *(1,) * (dims - len(grid)))
+    else:
+        flat = 1
+        for g in grid[dims - 1:]:
+            flat *= g
+        out = (*grid[: dims - 1], flat)
+    return out[0] if dims == 1 else out

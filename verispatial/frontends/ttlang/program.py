@@ -17,11 +17,13 @@ from verispatial.errors import ParseError
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import DfbV, TensorV, is_num
 from verispatial.frontends.ttlang.lower import KernelLowering
+from verispatial.frontends.ttlang.pipes import PipePlan, check_ends, grid_sites
 from verispatial.frontends.ttlang.refusals import refuse
 from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
 from verispatial.frontends.ttlang.source import BodyReader, SourceFile, grid_of, module_constants, pick_operation
 from verispatial.ir.core import Engine, Role, Site
-from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Tensor, Trip
+from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
 from verispatial.ir.target import Target
 
 
@@ -103,13 +105,17 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
         refuse(src.path, None, "make_dataflow_buffer_like", f"{len(dfbs)} dataflow buffers, more than the "
                                                             f"target's {target.max_cbs}")
     tile_cols = {p: _tensor_tiles(t.shape, target.tile, classes)[1] for p, t in tensors.items()}
-    sites = [Site(x, y) for y in range(grid[1]) for x in range(grid[0])]
+    nodes = grid_sites(grid)
+    sites = [s for _, s in nodes]
+    plan = PipePlan(body.nets, grid, src.path)
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []
-    for s in sites:
+    for coords, s in nodes:
         off = target.reserved_base
+        # on a mesh of devices a buffer's name says its device, as its tensors' do (lower.device_suffix)
+        dev = "" if len(grid) == 2 else f"@{coords[0]},{coords[1]}"
         for d in dfbs:
-            b = Buffer(len(buffers), d.name, s, d.index, d.tiles, d.block_count, d.tensor.dtype)
+            b = Buffer(len(buffers), d.name + dev, s, d.index, d.tiles, d.block_count, d.tensor.dtype)
             size = d.block_count * d.tiles * target.bytes_per_tile(d.tensor.dtype)
             memory.append(BufferAt(b.id, off, size))
             off += -(-size // target.alignment) * target.alignment
@@ -117,15 +123,25 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     first = {s: i * len(dfbs) for i, s in enumerate(sites)}  # buffer id of dfb 0 at each site
     programs: list[EngineProgram] = []
     written: set[str] = set()
-    for s in sites:
+    uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
+    read: set[str] = set()
+    for coords, s in nodes:
         for k, engine in engines:
-            low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, (s.x, s.y), grid,
-                                 engine is Engine.COMPUTE, tile_cols)
+            low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
+                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets)
             low.run(k.node.body)
             ops, sources = low.finish()
             ops = _at_site(ops, first[s])
             written |= low.written
+            read |= low.read_tensors
+            for key, roles in low.pipe_uses.items():
+                for role, bs in roles.items():
+                    uses.setdefault(key, {}).setdefault(role, set()).update(bs)
             programs.append(EngineProgram(s, engine, ops, sources=sources))
+    check_ends(src.path, uses, body.nets)
+    # An argument no kernel reads is an output, written or not (an input nobody reads has no purpose): so a writer
+    # that drops its only copy leaves an output unwritten (refuted) rather than turning the tensor into an input.
+    written |= {p for p in params if p not in read}
     for p in params:
         syms = {s for d in tensors[p].shape if isinstance(d, V.Aff) for s, _ in d.syms}
         if p in written and syms:
@@ -136,13 +152,35 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
                                         "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
+    devices = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
     for p in params:
         rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
-        tens.append(Tensor(p, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
+        for dev in devices:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
+            tens.append(Tensor(p + dev, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
     cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
         f".{c.name}{c.base}" for c in classes.values())
     return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),
-                   buffers=tuple(buffers), trips=trips, programs=tuple(programs), memory=tuple(memory))
+                   buffers=tuple(buffers), semaphores=_live(plan, programs), groups=tuple(plan.groups), trips=trips,
+                   programs=tuple(programs), memory=tuple(memory))
+
+
+def _live(plan: PipePlan, programs: list[EngineProgram]) -> tuple[Semaphore, ...]:
+    """The pipe semaphores, each with words only at the sites whose ops use it (a pipe no kernel copies through
+    takes no word)."""
+    used: dict[int, set[Site]] = {}
+    for ep in programs:
+        for op in walk(ep.ops):
+            if isinstance(op, (SemWait, SemSet)):
+                used.setdefault(op.sem, set()).add(ep.site)
+            elif isinstance(op, SemIncMcast):
+                used.setdefault(op.sem, set()).update(plan.groups[op.group].destinations())
+            elif isinstance(op, SemInc):
+                used.setdefault(op.sem, set()).add(op.at)
+    out = []
+    for sem in plan.semaphores:
+        sites = tuple(s for s in sem.sites if s in used.get(sem.id, set()))
+        out.append(attrs.evolve(sem, sites=sites or sem.sites))
+    return tuple(out)
 
 
 def _at_site(ops: tuple[Any, ...], first: int) -> tuple[Any, ...]:

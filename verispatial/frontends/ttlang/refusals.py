@@ -13,12 +13,7 @@ from verispatial.errors import SourceRefused
 
 #: TT-Lang API names refused on sight, and why.
 NAMED: dict[str, str] = {
-    "ttl.Pipe": "pipes (multicast between nodes) are not lowered yet: the handshake TT-Lang's compiler generates for "
-                "them is not modelled",
-    "ttl.PipeNet": "pipe nets are not lowered yet: the handshake TT-Lang's compiler generates for them is not modelled",
     "ttl.GroupTransfer": "group transfers are not lowered yet",
-    "ttl.SrcPipeIdentity": "pipes are not lowered yet",
-    "ttl.DstPipeIdentity": "pipes are not lowered yet",
     "ttl.signpost": "signposts are not read (a profiling region: give the operation without it)",
     "ttnn.experimental": "multi-device (mesh) operations are not lowered: one device only",
 }

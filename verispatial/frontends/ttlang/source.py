@@ -13,8 +13,9 @@ import attrs
 
 from verispatial.errors import ParseError
 from verispatial.frontends.ttlang import values as V
-from verispatial.frontends.ttlang.expr import ApiV, DfbV, Evaluator, TensorV, builtin, is_num
+from verispatial.frontends.ttlang.expr import ApiV, DfbV, Evaluator, NetV, TensorV, builtin, is_num
 from verispatial.frontends.ttlang.lower import grid_value
+from verispatial.frontends.ttlang.pipes import pipe_call
 from verispatial.frontends.ttlang.refusals import refuse, snippet
 from verispatial.frontends.ttlang.shapes import sym_value
 
@@ -108,9 +109,10 @@ def module_constants(src: SourceFile, classes: Mapping[str, V.SymClass]) -> dict
     return env
 
 
-def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tuple[int, int]:
+def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tuple[int, ...]:
     """``grid=(columns, rows)`` of ``@ttl.operation``; ``"full"`` is the target's whole grid (the vendor's compiler
-    picks it from the hardware: here the target's mesh)."""
+    picks it from the hardware: here the target's mesh). A multi-device grid ``(device rows, device cols, columns,
+    rows)`` (TT-Lang's device-mesh axes first) lays the devices' nodes side by side (``pipes.site_of``)."""
     d = _decorator(op, "ttl.operation")
     grid: Any = (1, 1)
     if isinstance(d, ast.Call):
@@ -121,16 +123,19 @@ def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tupl
                 try:
                     grid = ast.literal_eval(k.value)
                 except ValueError:
-                    refuse(src.path, k.value, f"grid={snippet(k.value)}", "the grid must be a literal (cols, rows)")
+                    # module constants (``grid=(1, DEVICES, 1, 1)``)
+                    grid = Evaluator(src.path, module_constants(src, {}), {}, set()).ev(k.value)
             elif k.arg is not None and k.arg not in ("fp32_dest_acc_en", "compiler_options", "name"):
                 refuse(src.path, d, f"ttl.operation({k.arg}=...)", "this operation option is not read")
     if isinstance(grid, int):
         grid = (grid, 1)
-    if not (isinstance(grid, tuple) and len(grid) == 2 and all(isinstance(g, int) and g >= 1 for g in grid)):
-        refuse(src.path, d, f"grid={grid!r}", "the grid must be (cols, rows) of positive integers (a mesh of "
-                                              "devices is not lowered)")
-    if grid[0] > mesh[0] or grid[1] > mesh[1]:
-        refuse(src.path, d, f"grid={grid!r}", f"does not fit the target's {mesh[0]}x{mesh[1]} grid")
+    if not (isinstance(grid, tuple) and len(grid) in (2, 4) and all(isinstance(g, int) and g >= 1 for g in grid)):
+        refuse(src.path, d, f"grid={grid!r}", "the grid must be (cols, rows), or (device rows, device cols, cols, "
+                                              "rows) for a mesh of devices, of positive integers")
+    span = grid if len(grid) == 2 else (grid[1] * grid[2], grid[0] * grid[3])
+    if span[0] > mesh[0] or span[1] > mesh[1]:
+        refuse(src.path, d, f"grid={grid!r}", f"does not fit the target's {mesh[0]}x{mesh[1]} grid"
+                                              + ("" if len(grid) == 2 else " (its devices' nodes side by side)"))
     return grid
 
 
@@ -138,13 +143,14 @@ class BodyReader(Evaluator):
     """Reads the operation body outside its kernels: shape arithmetic, ``grid_size`` and dataflow buffers."""
 
     def __init__(self, src: SourceFile, env: dict[str, Any], classes: Mapping[str, V.SymClass],
-                 grid: tuple[int, int]) -> None:
+                 grid: tuple[int, ...]) -> None:
         super().__init__(src.path, env, classes, set(src.modules))
         self.src = src
         self.grid = grid
         self.dfbs: list[DfbV] = []
         self.kernels: list[Kernel] = []
         self.dfb_names: dict[int, str] = {}
+        self.nets: list[NetV] = []
 
     def call(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(fn, ApiV):
@@ -156,6 +162,8 @@ class BodyReader(Evaluator):
                 return self._dfb(node, args, kwargs)
             if fn.name == "ttl.node":
                 return self.refuse_value(node, "ttl.node() outside a kernel")
+            if fn.name in ("ttl.Pipe", "ttl.PipeNet"):
+                return pipe_call(self, node, fn.name, args, kwargs, self.grid, self.nets)
         return super().call(node, fn, args, kwargs)
 
     def _dfb(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> DfbV:
@@ -212,6 +220,10 @@ class BodyReader(Evaluator):
             self.env[t.id] = v
             if isinstance(v, DfbV) and v.index not in self.dfb_names:
                 self.dfb_names[v.index] = t.id
+            elif isinstance(v, tuple):  # a list of dataflow buffers: act[0], act[1], ...
+                for i, d in enumerate(v):
+                    if isinstance(d, DfbV) and d.index not in self.dfb_names:
+                        self.dfb_names[d.index] = f"{t.id}[{i}]"
         elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(v, tuple) and len(v) == len(t.elts):
             for x, y in zip(t.elts, v, strict=True):
                 self._bind(x, y, st)
