@@ -113,7 +113,7 @@ def rename_certificate(cert: dict[str, Any], c: Canonical, p: Program) -> dict[s
     """The certificate of ``c.program`` (``derive_certificate``) as section ``p``'s: its program name and digest,
     its obligations in ``p``'s names. Places, program order and witnesses name no tensor or trip and are kept."""
     return {**cert, "program": p.name, "program_sha256": program_digest(p),
-            "obligations": sorted(({**o, "name": c.render(o["name"]), "reason": c.render(o["reason"])}
+            "obligations": sorted(({k: c.render(v) if k in ("name", "reason") else v for k, v in o.items()}
                                    for o in cert["obligations"]), key=lambda o: (o["family"], o["name"]))}
 
 

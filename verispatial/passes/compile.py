@@ -169,6 +169,9 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
         frags = untimed(s.fragments)
         by_section[s.name] = key = content_key(frags)
         table.setdefault(key, frags)
+    if isinstance(frag.get("rendezvous"), dict) and cert.get("version", 0) >= 3:
+        # The rendezvous places are the certificate's one ``rendezvous`` place entry (version 3), not stated twice.
+        frag = {**frag, "rendezvous": {**frag["rendezvous"], "places": "places: the entry of kind rendezvous"}}
     cert = {**cert, "compose": frag, "passes": by_section, "pass_fragments": table}
     return ComposedStep(program, frag, report, cert, t1 - t0, time.perf_counter() - t1)
 
