@@ -65,7 +65,7 @@ def test_a_grouped_place_that_omits_an_op_is_refuted() -> None:
     p = loads(json.dumps(bp.straight(30)))  # five pushes to five waits: one group of 25 pairs
     report = certify(p)
     cert = derive_certificate(p, report)
-    assert cert["version"] == VERSION == 2
+    assert cert["version"] == VERSION == 3
     a = analyse(p)
     assert all(r.verdict == Verdict.PROVED for r in compare_certificate(p, a, list(report.results), cert))
     bad = copy.deepcopy(cert)

@@ -301,9 +301,9 @@ def test_certificate_mismatch_raised_by_the_checker_blames_the_certificate(
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    (None, "format: expected format 'verispatial.certificate' and version 2, got format 'verispatial.program' and "
+    (None, "format: expected format 'verispatial.certificate' and version 3, got format 'verispatial.program' and "
            "version 2"),
-    ({"places": 3}, "format: expected format 'verispatial.certificate' and version 2, got format missing and version "
+    ({"places": 3}, "format: expected format 'verispatial.certificate' and version 3, got format missing and version "
                     "missing"),
     ({"format": "verispatial.certificate", "version": 1}, "program_sha256: a string (the digest of the program it "
                                                            "certifies)"),

@@ -19,7 +19,8 @@ from verispatial.passes import Pipeline, capped_passes, compile_model, compose
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
 SHIPPED = ["llama3_2_1b_decode", "llama3_2_1b_prefill", "qwen2_5_0_5b_decode", "qwen2_5_0_5b_prefill",
-           "llama3_2_1b_decode_step", "qwen2_5_0_5b_decode_step"]
+           "llama3_2_1b_decode_step", "qwen2_5_0_5b_decode_step", "llama3_1_8b_decode_step",
+           "llama3_1_70b_decode_step"]
 #: A 2x2 matmul grid and 4 elementwise sites: every section proves in a few seconds.
 CAPS = Pipeline(capped_passes(2, 2, 4))
 
@@ -44,6 +45,12 @@ def test_shipped_files_are_what_the_builder_writes() -> None:
 @pytest.mark.parametrize(("model", "config", "dims"), [
     ("llama3_2_1b_decode", "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
      {"x": [1, 2048], "w_q": [2048, 2048], "w_k": [2048, 512], "w_gate": [2048, 8192], "w_down": [8192, 2048]}),
+    ("llama3_1_8b_decode_step", "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+     {"h0": [1, 4096], "l31.w_q": [4096, 4096], "l31.w_k": [4096, 1024], "l31.w_gate": [4096, 14336],
+      "l31.w_down": [14336, 4096], "lm_head_weight": [4096, 128256]}),
+    ("llama3_1_70b_decode_step", "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+     {"h0": [1, 8192], "l79.w_q": [8192, 8192], "l79.w_k": [8192, 1024], "l79.w_gate": [8192, 28672],
+      "l79.w_down": [28672, 8192], "lm_head_weight": [8192, 128256]}),
     ("qwen2_5_0_5b_prefill", "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
      {"x": [128, 896], "w_q": [896, 896], "w_k": [896, 128], "b_k": [128], "w_gate": [896, 4864],
       "w_down": [4864, 896]}),

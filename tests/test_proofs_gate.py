@@ -347,12 +347,12 @@ def test_expect_refuted_records_the_certificate_the_gate_holds(tmp_path: Path,
                  "--write-certificate", str(cert)]) == 1  # the exit code is still the program's verdict
     assert json.loads(capsys.readouterr().out)["write_certificate"] == {"path": str(cert), "written": True,
                                                                          "reason": None}
-    # What build_corpus.py writes now (version 2): the committed version-1 certificate's places, grouped, and its
+    # What build_corpus.py writes now (version 3): the committed version-1 certificate's places, grouped, and its
     # obligations.
     from verispatial.certify.certificate import expand_places
 
     new, old = json.loads(cert.read_text()), json.loads((PROOFS / f"{NO_BARRIER}.certificate.json").read_text())
-    assert (new["version"], old["version"]) == (2, 1)
+    assert (new["version"], old["version"]) == (3, 1)
     def key(x: object) -> str:
         return json.dumps(x, sort_keys=True)
 

@@ -1,7 +1,8 @@
 """Write the shipped decoder-layer model graphs (shapes only, no weights) from the models' public configurations.
 
-Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{decode,prefill}.json`` and
-``qwen2_5_0_5b_{decode,prefill}.json``; ``tests/test_passes_models.py`` checks the files equal what this writes.
+Run ``python examples/models/build_models.py`` to regenerate ``llama3_2_1b_{decode,prefill}.json``,
+``qwen2_5_0_5b_{decode,prefill}.json``, the decode steps of both, and the decode steps of Llama-3.1-8B (32 layers)
+and Llama-3.1-70B (80 layers); ``tests/test_passes_models.py`` checks the files equal what this writes.
 
 One decoder layer (pre-norm, as both models' ``*DecoderLayer``): ``x_norm = rmsnorm(x)`` (a fold); the q/k/v
 projections (Qwen2 adds a bias to each, fused into the matmul's chain); the KV-cache update (a scatter of the new
@@ -51,6 +52,22 @@ LLAMA = Config(
     qkv_bias=False, qkv_bias_source="config.json attention_bias: false",
     layers=16, vocab=128_256, tied=True,
 )
+#: Llama-3.1-8B and Llama-3.1-70B (issue 19, goal 3: the decode step at 32 and 80 layers). Their config.json has no
+#: head_dim key: it is hidden_size / num_attention_heads (128 for both), as transformers' LlamaAttention derives it.
+LLAMA_8B = Config(
+    name="llama3_1_8b",
+    url="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+    hidden=4096, intermediate=14336, heads=32, kv_heads=8, head_dim=4096 // 32,
+    qkv_bias=False, qkv_bias_source="config.json attention_bias: false",
+    layers=32, vocab=128_256, tied=False,
+)
+LLAMA_70B = Config(
+    name="llama3_1_70b",
+    url="https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+    hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=8192 // 64,
+    qkv_bias=False, qkv_bias_source="config.json attention_bias: false",
+    layers=80, vocab=128_256, tied=False,
+)
 QWEN = Config(
     name="qwen2_5_0_5b",
     url="https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
@@ -69,7 +86,7 @@ def _cite_layer(b: GraphBuilder, cfg: Config, tokens: int) -> None:
     b.cite("intermediate_size", f"{cfg.intermediate}: config.json intermediate_size")
     b.cite("num_attention_heads", f"{cfg.heads}: config.json num_attention_heads")
     b.cite("num_key_value_heads", f"{cfg.kv_heads}: config.json num_key_value_heads")
-    b.cite("head_dim", f"{cfg.head_dim}: config.json head_dim" if cfg.name.startswith("llama")
+    b.cite("head_dim", f"{cfg.head_dim}: config.json head_dim" if cfg.name.startswith("llama3_2")
            else f"{cfg.head_dim}: hidden_size / num_attention_heads")
     b.cite("qkv_bias", cfg.qkv_bias_source)
     b.cite("hidden_act", "silu: config.json hidden_act (SwiGLU MLP: down(silu(gate(x)) * up(x)))")
@@ -184,6 +201,9 @@ def graphs() -> dict[str, ModelGraph]:
         for tokens in (1, 128):
             g = decoder_layer(cfg, tokens)
             out[f"{g.name}.json"] = g
+        step = decode_step(cfg)
+        out[f"{step.name}.json"] = step
+    for cfg in (LLAMA_8B, LLAMA_70B):  # the decode step alone: the layer count is the point (issue 19)
         step = decode_step(cfg)
         out[f"{step.name}.json"] = step
     return out

@@ -28,10 +28,15 @@ from verispatial.ir.serialize import dumps
 
 FORMAT = "verispatial.certificate"
 #: Version 2 states places grouped (``derive_place_groups``: a buffer's pushes to its waits in one entry, not one
-#: entry per pair, which is quadratic in the ops); version 1 certificates (one place per op pair) are still read
-#: and compared in their own form (``READ_VERSIONS``).
-VERSION = 2
-READ_VERSIONS = (1, 2)
+#: entry per pair, which is quadratic in the ops). Version 3 states a composed program's rendezvous as one entry
+#: (``rendezvous_entry``: its words, participants and each participant's arrival per boundary, not ``P + S`` op
+#: lists per boundary) and a proved obligation by its family and name alone (the reason of a proof is no claim;
+#: one that did not prove keeps it). Certificates of versions 1 and 2 are still read and compared in their own form
+#: (``READ_VERSIONS``); ``verispatial certify --write-certificate`` writes the current one.
+VERSION = 3
+READ_VERSIONS = (1, 2, 3)
+#: The place kinds ``rendezvous_entry`` stands for.
+RENDEZVOUS_KINDS = ("rendezvous-arrival", "rendezvous-release")
 
 
 def program_digest(p: Program) -> str:
@@ -43,12 +48,13 @@ def _op(lf: Any) -> dict[str, Any]:
     return {"engine": lf.engine, "path": list(lf.path), "op": type(lf.op).__name__}
 
 
-def derive_place_groups(a: Analysis) -> list[dict[str, Any]]:
+def derive_place_groups(a: Analysis, rendezvous_as_entry: bool = False) -> list[dict[str, Any]]:
     """Every place of the marked graph, grouped: each entry names the ops ``from`` (a list) and ``to`` (a list) and
     stands for one place per pair of them, all with its other fields (``expand_places``). Circular-buffer data and
     space: one group per buffer (its pushes to its waits; its pops to its reserves), semaphore signals by protocol
     (a word's increments to each class of its waits, a flag word's flags of one source to its waits), the compose
-    rendezvous as ``group_places`` joins its arrivals and releases. Linear in the ops: the pairs themselves are
+    rendezvous as ``group_places`` joins its arrivals and releases (with ``rendezvous_as_entry``: as the one version-3
+    entry of ``rendezvous_entry``). Linear in the ops: the pairs themselves are
     quadratic in a buffer's pushes and waits (17.9 MB of places for a two-layer decode step of 583 KB)."""
     p = a.program
     places: list[dict[str, Any]] = []
@@ -76,7 +82,7 @@ def derive_place_groups(a: Analysis) -> list[dict[str, Any]]:
     rv = recognise(p) if any(s.barrier_after for s in p.sections[:-1]) else None
     skip: set[int] = set()
     if isinstance(rv, Rendezvous):
-        places += group_places(rendezvous_places(p, rv))
+        places += [_rendezvous_entry(p, rv)] if rendezvous_as_entry else group_places(rendezvous_places(p, rv))
         skip = {rv.gather, rv.release}
     for w in a.words.values():
         if w.sem in skip:
@@ -126,10 +132,69 @@ def derive_places(a: Analysis) -> list[dict[str, Any]]:
     return expand_places(derive_place_groups(a))
 
 
+def rendezvous_entry(p: Program) -> dict[str, Any] | None:
+    """The compose rendezvous of ``p`` as one version-3 place entry (kind ``rendezvous``), or None when ``p`` has
+    none (``compositional.recognise``): the ``gather`` word (``sem<id>@<root site>``), the ``release`` semaphore, the
+    ``participants`` in order (the root first), the participating ``sites``, the closing ``boundaries`` (section
+    indices) and ``starts[engine]``: the top-level index of each participant's arrival per boundary. Linear in
+    participants x boundaries; ``expand_rendezvous`` gives back its arrival and release places."""
+    from verispatial.certify.compositional import Rendezvous, recognise
+
+    rv = recognise(p) if any(s.barrier_after for s in p.sections[:-1]) else None
+    return _rendezvous_entry(p, rv) if isinstance(rv, Rendezvous) else None
+
+
+def _rendezvous_entry(p: Program, rv: Any) -> dict[str, Any]:
+    site_of = {ep.key: ep.site for ep in p.programs}
+    return {"kind": "rendezvous", "gather": f"sem{rv.gather}@{site_of[rv.root]}", "release": rv.release,
+            "participants": list(rv.participants), "sites": [str(s) for s in rv.sites],
+            "boundaries": list(rv.boundaries), "starts": {k: list(v) for k, v in rv.starts.items()}}
+
+
+def expand_rendezvous(e: dict[str, Any]) -> list[dict[str, Any]]:
+    """The arrival and release places (one op pair or one release to its site's waits each, as
+    ``compositional.rendezvous_places`` derives them) of a version-3 ``rendezvous`` entry."""
+    parts: list[str] = e["participants"]
+    sites: list[str] = e["sites"]
+    root = parts[0]
+    at_site: dict[str, list[str]] = {}
+    for key in parts:
+        at_site.setdefault(key.rsplit(".", 1)[0], []).append(key)
+    out: list[dict[str, Any]] = []
+    for i, b in enumerate(e["boundaries"]):
+        k = i + 1
+        first = {key: e["starts"][key][i] for key in parts}
+        wait_at = first[root] + 2
+        for key in parts:
+            out.append({"kind": "rendezvous-arrival", "boundary": b, "k": k, "counter": e["gather"],
+                        "from": {"engine": key, "path": [first[key]], "op": "SemInc"},
+                        "to": {"engine": root, "path": [wait_at], "op": "SemWait"},
+                        "tokens": 0, "weight": "increments", "threshold": k * len(parts)})
+        for j, site in enumerate(sites):
+            out.append({"kind": "rendezvous-release", "boundary": b, "k": k, "counter": f"sem{e['release']}@{site}",
+                        "from": {"engine": root, "path": [first[root] + 3 + j], "op": "SemInc"},
+                        "to": [{"engine": r, "path": [first[r] + (2 if r != root else 4 + len(sites))], "op": "SemWait"}
+                               for r in at_site[site]],
+                        "arcs": "read", "tokens": 0, "weight": "increments", "threshold": k})
+    return out
+
+
+def version2_places(places: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Version-3 ``places`` in the version-2 form: a ``rendezvous`` entry grouped back into its places."""
+    out: list[dict[str, Any]] = []
+    for g in places:
+        out += group_places(expand_rendezvous(g)) if g.get("kind") == "rendezvous" else [g]
+    return out
+
+
 def expand_places(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One place per (``from`` op, ``to`` op) of each group, with the group's other fields."""
+    """One place per (``from`` op, ``to`` op) of each group, with the group's other fields (a version-3
+    ``rendezvous`` entry: its arrival and release places, each expanded)."""
     out: list[dict[str, Any]] = []
     for g in groups:
+        if g.get("kind") == "rendezvous":
+            out += expand_rendezvous(g)  # one place each already (a release's read arcs are its one ``to``)
+            continue
         rest = {k: v for k, v in g.items() if k not in ("from", "to")}
         for src in g["from"]:
             for dst in g["to"]:
@@ -168,13 +233,20 @@ def _certificate(program: Program, a: Analysis, results: list[Result], version: 
         "program": program.name,
         "program_sha256": program_digest(program),
         "solver": {"z3": PINNED_Z3},
-        "places": derive_places(a) if version == 1 else derive_place_groups(a),
+        "places": (derive_places(a) if version == 1 else derive_place_groups(a) if version == 2
+                   else derive_place_groups(a, rendezvous_as_entry=True)),
         "program_order": {v.key: len(v.leaves) for v in a.views.values()},
-        "obligations": sorted(({"family": r.family, "name": r.name, "reason": r.reason} for r in results
-                               if r.family != R.CERTIFICATE), key=lambda o: (o["family"], o["name"])),
+        "obligations": sorted((_obligation(r, version) for r in results if r.family != R.CERTIFICATE),
+                              key=lambda o: (o["family"], o["name"])),
         "witnesses": {"handshakes": [{"sender": h.sender, "ready": h.ready, "flags": list(h.flags)}
                                      for h in find_handshakes(program, a.views, a.words)]},
     }
+
+
+def _obligation(r: Result, version: int) -> dict[str, Any]:
+    if version >= 3 and r.verdict == Verdict.PROVED:
+        return {"family": r.family, "name": r.name}
+    return {"family": r.family, "name": r.name, "reason": r.reason}
 
 
 def _key(x: Any) -> str:

@@ -15,6 +15,7 @@ from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.report import Report
 from verispatial.driver.cache import ProofCache
 from verispatial.driver.run import certify
+from verispatial.driver.shared import SharedSections
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.ops import Loop, Op
 from verispatial.ir.program import Program
@@ -72,7 +73,7 @@ def untimed(fragments: list[Fragment] | tuple[Fragment, ...]) -> list[Fragment]:
 
 def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None = None,
                   progress: Progress | None = None, *, pipeline: Pipeline | None = None,
-                  check: bool = True, cache: ProofCache | None = None) -> list[CompiledSection]:
+                  check: bool = True, cache: ProofCache | None = None, share: bool = True) -> list[CompiledSection]:
     """Compile every op of ``graph`` for ``target`` into one section each and (``check``) certify each.
 
     Every section is compiled before any is certified, so a pass refusal (``PassRefused``: the first op a pass
@@ -81,7 +82,9 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
     a temporary directory beside ``out_dir`` and swapped in only once every section is done, so a refusal or an
     interruption leaves nothing half-written (``write_sections``). ``progress`` receives one line per step.
     ``cache`` is the proof cache the sections share (default: a fresh one; one over a ``ProofStore`` also reuses
-    and keeps proofs on disk, ``driver/store.py``).
+    and keeps proofs on disk, ``driver/store.py``). ``share``: sections equal up to their tensor and trip names are
+    certified once and share the report and certificate (``driver/shared.py``); False certifies every section
+    itself (the benchmark's baseline).
     """
     say = progress or (lambda _m: None)
     n = len(graph.ops)
@@ -92,15 +95,22 @@ def compile_model(graph: ModelGraph, target: Target, out_dir: str | Path | None 
         program, frags = compile_section(graph, i, target, pipeline)
         compiled.append((program, frags, time.perf_counter() - t0))
     out: list[CompiledSection] = []
-    # Sections equal up to renaming (e.g. two residual adds) share their proofs.
+    # Sections equal up to renaming (e.g. two residual adds) share their proofs; sections equal up to their tensor
+    # and trip names (each decoder layer's copy of an op) share one whole report and certificate (``shared.py``).
     proofs = cache if cache is not None else ProofCache()
+    shared = SharedSections()
     for i, (op, (program, frags, dt)) in enumerate(zip(graph.ops, compiled, strict=True)):
         report = cert = None
         t1 = time.perf_counter()
         if check:
             say(f"[{i + 1}/{n}] {op.name}: certify ({len(program.programs)} engine programs)")
-            report = certify(program, cache=proofs)
-            cert = {**derive_certificate(program, report), "passes": untimed(frags)}
+            if share:
+                report, derived = shared.certify(program, lambda q: certify(q, cache=proofs), with_certificate=True)
+                assert derived is not None
+            else:
+                report = certify(program, cache=proofs)
+                derived = derive_certificate(program, report)
+            cert = {**derived, "passes": untimed(frags)}
         out.append(CompiledSection(op.name, op.kind, program, tuple(frags), report, cert, dt,
                                    time.perf_counter() - t1))
     if out_dir is not None:
@@ -156,6 +166,9 @@ def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Tar
         frags = untimed(s.fragments)
         by_section[s.name] = key = content_key(frags)
         table.setdefault(key, frags)
+    if isinstance(frag.get("rendezvous"), dict) and cert.get("version", 0) >= 3:
+        # The rendezvous places are the certificate's one ``rendezvous`` place entry (version 3), not stated twice.
+        frag = {**frag, "rendezvous": {**frag["rendezvous"], "places": "places: the entry of kind rendezvous"}}
     cert = {**cert, "compose": frag, "passes": by_section, "pass_fragments": table}
     return ComposedStep(program, frag, report, cert, t1 - t0, time.perf_counter() - t1)
 
