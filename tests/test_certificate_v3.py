@@ -20,9 +20,9 @@ from verispatial.certify.certificate import (
     expand_places,
     version2_places,
 )
-from verispatial.driver.run import certify
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.ir.target import WORMHOLE

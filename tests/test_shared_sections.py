@@ -13,9 +13,9 @@ import attrs
 import pytest
 
 from verispatial.certify.certificate import compare_certificate, derive_certificate
-from verispatial.driver.run import certify
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.driver.shared import SharedSections, canonical
 from verispatial.ir.program import Program
 from verispatial.ir.target import WORMHOLE
