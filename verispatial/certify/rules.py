@@ -37,6 +37,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
+    FillTiles,
     Flush,
     If,
     Loop,
@@ -393,6 +394,9 @@ def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
             return s | {("rd", op.into)}
         if isinstance(op, ReadBarrier):
             return frozenset(t for t in s if t[0] not in ("rd", "rdp"))
+        if isinstance(op, FillTiles):
+            # Local stores: they count in the fill as a landed read does, and leave nothing outstanding.
+            return fill(s, op.into, op.tiles, path, "fill_tiles")
         if isinstance(op, PackAcc):
             if ("acc", False) in s:
                 flag(R.ACC_UNACQUIRED, path, f"pack_acc into b{op.buf} with no accumulator acquired")
@@ -567,9 +571,10 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
         op = op_at(views[f.engine].program, f.path)
         if f.rule == R.CB_WRITE_UNRESERVED:
             # A fill past the reserved window may land in a page b's consumer still writes or multicasts out.
-            if not isinstance(op, (ReadTiles, PackAcc)):
+            b_filled = _filled(op)
+            if b_filled is None:
                 continue
-            b = op.into if isinstance(op, ReadTiles) else op.buf
+            b = b_filled
             if any(front_readers.get(x, set()) - {f.engine} for x in (b, *partners.get(b, ()))):
                 add(f.engine, f.path, f"writes into b{b} pages outside its reserved window, which a write or "
                                       "multicast issued from them may still read", b, None)
@@ -586,8 +591,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                     continue
                 for lf in v.leaves:
                     x = lf.op
-                    if (isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into == b) or (
-                            isinstance(x, PackAcc) and x.buf == b):
+                    if (isinstance(x, Reserve) and x.buf == b) or _filled(x) == b:
                         add(v.key, lf.path, f"{'re-reserves' if isinstance(x, Reserve) else 'writes into'} b{b} pages "
                                             f"{f.engine}'s op at {list(f.path)} reads outside its waited window",
                             b, None)
@@ -611,8 +615,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
             for lf in v.leaves:
                 x = lf.op
                 here = v.program.site == site
-                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into in shared)
-                                 or (isinstance(x, PackAcc) and x.buf in shared))) or (
+                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or _filled(x) in shared)) or (
                     isinstance(x, McastSend) and lands_in(x, shared, site))
                 if not hit:
                     continue
@@ -622,6 +625,15 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                                     "multicast issued from them left (no flush/write_barrier before that pop)", b,
                     None if isinstance(x, McastSend) else f)
     return list(out.values())
+
+
+def _filled(op: Op) -> int | None:
+    """The buffer whose reserved back ``op`` writes (a ReadTiles, PackAcc or FillTiles), or None."""
+    if isinstance(op, (ReadTiles, FillTiles)):
+        return op.into
+    if isinstance(op, PackAcc):
+        return op.buf
+    return None
 
 
 def _roles(op: Op) -> list[tuple[int, bool]]:
@@ -636,6 +648,8 @@ def _roles(op: Op) -> list[tuple[int, bool]]:
         return [(op.into, True)]
     if isinstance(op, PackAcc):
         return [(op.buf, True)]
+    if isinstance(op, FillTiles):
+        return [(op.into, True)]
     if isinstance(op, WriteTiles):
         return [(op.src, False)]
     if isinstance(op, McastSend):

@@ -44,6 +44,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
+    FillTiles,
     Flush,
     If,
     Loop,
@@ -1212,9 +1213,21 @@ class Interp:
             slots = self._fill(s, e, pc, op.buf, op.tiles, op, out)
             self._alias_write(s, e, pc, op.buf, slots, f"{op_text(op)} writes", out)
             self._source_reuse(s, e, pc, op.buf, slots, f"{op_text(op)} rewrites", out)
+        elif isinstance(op, FillTiles):
+            self._exec_fill(s, e, pc, op, out)
         else:
             raise UnhandledOp("the interpreter", op)
         self._advance(s, e, out)
+
+    def _exec_fill(self, s: State, e: int, pc: PC, op: FillTiles, out: list[Violation]) -> None:
+        """``FillTiles``: the engine's own stores into the reserved back of ``op.into``, complete at once (they
+        retire in program order, so no pending entry and no barrier): counted in the producer's fill as a ReadTiles
+        that landed, with the same window, alias and source-reuse rules; no tensor is read."""
+        b = op.into
+        self._role(s, e, pc, b, True, out)
+        slots = self._fill(s, e, pc, b, op.tiles, op, out)
+        self._alias_write(s, e, pc, b, slots, f"{op_text(op)} writes", out)
+        self._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
 
     def _engines_text(self, mask: int) -> str:
         return ", ".join(self.keys[i] for i in range(self.n) if mask >> i & 1)

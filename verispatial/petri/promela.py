@@ -51,6 +51,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
+    FillTiles,
     Flush,
     If,
     Loop,
@@ -548,12 +549,21 @@ class _Gen:
             lines, p0, np = self._fill(e, op.buf, op.tiles, where)
             body += lines
             body += self._source_reuse(op.buf, p0, np, "write", where)
+        elif isinstance(op, FillTiles):
+            body += self._fill_stores(e, op, where)
         else:
             raise UnhandledOp("the Promela export", op)
         out = list(pre)
         out.append(f"/* {op_text(op)} */")
         out.append(f"d_step {{ {guard} -> " + " ".join(body) + " };" if body else f"d_step {{ {guard} -> skip }};")
         return out
+
+    def _fill_stores(self, e: int, op: FillTiles, where: str) -> list[str]:
+        """``FillTiles``: the engine's own stores into the reserved back, complete in the same step (no queue
+        entry): the producer's role, the window and fill count, and the source-reuse check of a pack."""
+        body = self._role(e, op.into, True, where)
+        lines, p0, np = self._fill(e, op.into, op.tiles, where)
+        return [*body, *lines, *self._source_reuse(op.into, p0, np, "write", where)]
 
     def _issue(self, e: int, path: tuple[int, ...]) -> _Issue:
         return next(x for x in self.issues if x.e == e and x.path == path)
