@@ -6,9 +6,15 @@ proves; a fill before its reserve and a push of more pages than were filled are 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
 import attrs
 import jsonschema
 from builders import A, ep, prog
+from hypothesis import Phase, find, settings
+from hypothesis.strategies import SearchStrategy
 
 from verispatial.certify.checker import certify
 from verispatial.certify.report import Report, Verdict
@@ -21,6 +27,7 @@ from verispatial.ir import (
     Compute,
     Engine,
     FillTiles,
+    If,
     Loop,
     Op,
     Operand,
@@ -40,10 +47,13 @@ from verispatial.ir import (
 )
 from verispatial.ir import rules as R
 from verispatial.ir.ops import op_text
-from verispatial.ir.serialize import dumps, loads, program_from_dict, program_to_dict, schema
+from verispatial.ir.program import Program, walk
+from verispatial.ir.serialize import dumps, load_program, loads, program_from_dict, program_to_dict, schema
+from verispatial.mutate import judge, mutants
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import to_promela
+from verispatial.strategies import blueprints, correct_programs
 
 SCALER = 2  # c_2, the scaler buffer (one page), as softmax's program factory numbers it
 
@@ -156,3 +166,55 @@ def test_the_promela_model_carries_the_fill_and_its_window_check() -> None:
     assert "/* fill_tiles(b2, 1, reduce_scaler) */" in model
     broken = to_promela(reduce_with_scaler((FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1))))
     assert "fill[2] + 1 <= (rsv_end[2] - pushed[2])" in broken
+
+
+def test_every_mutant_of_the_fill_is_killed_or_shown_correct() -> None:
+    """Mutation testing (verispatial/mutate.py) over the ops around the fill: dropping it, one tile more, swapping it
+    with its reserve or its push, each is rejected, refuted or failed-to-prove with the oracle showing it broken —
+    never proved while broken."""
+    p = load_program(Path(__file__).resolve().parent.parent / "examples" / "reduce_scaler.json")
+    near = [m for m in mutants(p) if m.engine == "(0,0).reader" and m.path in ((0,), (1,), (2,))
+            and "FillTiles" in m.what]
+    assert {m.kind for m in near} >= {"drop", "pages+1", "swap"}
+    for m in near:
+        o = judge(m)
+        assert o.killed, (m.what, o.status, o.verdict, o.detail)
+
+
+def _fills(p: Program) -> bool:
+    return any(isinstance(op, FillTiles) for ep in p.programs for op in walk(ep.ops))
+
+
+def _first(strategy: SearchStrategy[Program], pred: Callable[[Program], bool]) -> Program:
+    """The first program ``strategy`` draws (derandomized, no shrinking) that ``pred`` admits."""
+    return find(strategy, pred, settings=settings(database=None, max_examples=3000, derandomize=True,
+                                                  phases=(Phase.generate,)))
+
+
+def test_the_correct_strategy_draws_fills_and_the_checker_proves_them() -> None:
+    """``correct_programs`` (blueprints, not broken) builds pages by ``FillTiles``: such a program proves."""
+    p = _first(correct_programs(), lambda p: _fills(p) and len(p.programs) <= 3)
+    report = certify(p, cache=False)
+    assert report.exit_code == 0, [(r.name, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
+    assert simulate(p).violations == ()
+
+
+def test_the_broken_strategy_draws_faulty_fills_and_the_checker_refutes_them() -> None:
+    """``blueprints(broken=True)`` draws a fill before its reserve (that runs): refuted ``cb-write-unreserved``."""
+
+    def early(p: Program) -> bool:
+        return any(isinstance(a, FillTiles) and isinstance(b, Reserve) and a.into == b.buf
+                   for ep in p.programs for body in _bodies(ep.ops) for a, b in pairwise(body)) \
+            and R.CB_WRITE_UNRESERVED in simulate(p).rules()
+
+    p = _first(blueprints(broken=True), early)
+    report = certify(p, cache=False)
+    assert any(r.verdict == Verdict.REFUTED and r.name.startswith(R.CB_WRITE_UNRESERVED) for r in report.results)
+
+
+def _bodies(ops: tuple[Op, ...]) -> list[tuple[Op, ...]]:
+    out = [ops]
+    for op in ops:
+        if isinstance(op, (Loop, If)):
+            out += _bodies(op.body)
+    return out
