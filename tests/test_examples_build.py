@@ -145,6 +145,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "vendor/broken/move_overlap_atomic_pending.json",
         "vendor/broken/sampling_wt1_wait2.json",
         "vendor/eltwise_binary.json",
+        "vendor/softmax_w.json",
         "vendor/ttlang_multinode_matmul.json",
         "vendor_receiver.json",
     ]
