@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 import jsonschema
+import pytest
 from builders import A, ep, prog
 from hypothesis import Phase, find, settings
 from hypothesis.strategies import SearchStrategy
@@ -52,7 +53,7 @@ from verispatial.ir.serialize import dumps, load_program, loads, program_from_di
 from verispatial.mutate import judge, mutants
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
-from verispatial.petri.promela import to_promela
+from verispatial.petri.promela import run_spin, spin_available, to_promela
 from verispatial.strategies import blueprints, correct_programs
 
 SCALER = 2  # c_2, the scaler buffer (one page), as softmax's program factory numbers it
@@ -218,3 +219,24 @@ def _bodies(ops: tuple[Op, ...]) -> list[tuple[Op, ...]]:
         if isinstance(op, (Loop, If)):
             out += _bodies(op.body)
     return out
+
+
+@pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
+@pytest.mark.parametrize("variant", ["proved", "early", "short"])
+def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
+    """The Promela model's fill: SPIN's violated rules and their sites equal the explorer's (every interleaving)."""
+    ops = {"proved": None,
+           "early": (FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1)),
+           "short": (Reserve(SCALER, 2), FillTiles(SCALER, 1), Push(SCALER, 2))}[variant]
+    p = reduce_with_scaler(ops, scaler_pages=2 if variant == "short" else 1)
+    sp = run_spin(to_promela(p), timeout=60)
+    ex = explore(p, max_states=200_000)
+    assert sp.finished, sp.detail
+    assert ex.complete
+    keys = [e.key for e in p.programs]
+    assert sp.rules == {f.violation.rule for f in ex.violations}
+    assert {(r, keys[e], path) for r, e, path in sp.sites} == {
+        (f.violation.rule, f.violation.position.engine, f.violation.position.path)
+        for f in ex.violations if f.violation.position.path is not None}
+    assert sp.deadlock == bool(ex.deadlocks)
+    assert (sp.rules == set()) == (variant == "proved")
