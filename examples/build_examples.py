@@ -30,6 +30,7 @@ from verispatial.ir import (
     Dynamic,
     Engine,
     EngineProgram,
+    FillTiles,
     Flush,
     Group,
     Guard,
@@ -581,6 +582,47 @@ def push_unfilled() -> Program:
     return _copy_program("l_push_unfilled", 2, reader, writer, 4)
 
 
+def reduce_scaler(name: str = "reduce_scaler", pushed: int = 1) -> Program:
+    """A row reduction with its scaler tile as ttnn's reduce and softmax kernels write it: the reader fills c_2 once
+    by local stores (``FillTiles``, ``prepare_reduce_scaler`` of ``kernel_lib/reduce_helpers_dataflow.inl:163-176``:
+    reserve_back(1), zero and fill the tile, push_back(1)), then streams the 4 tiles of A through c_0; compute waits
+    for the scaler once and never pops it (the launch's end resets the buffer), reducing each A tile with it into
+    c_16; the writer writes C. ``pushed``: the pages the scaler push publishes (2: one more than was filled, the
+    broken variant (y); c_2 then holds 2 pages)."""
+    k = 4
+    c0, c2, c16 = 0, 1, 2
+    buffers = (
+        Buffer(c0, "c_0", S00, cb=0, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c2, "c_2", S00, cb=2, page_tiles=1, capacity=pushed, dtype="bf16"),
+        Buffer(c16, "c_16", S00, cb=16, page_tiles=1, capacity=2, dtype="bf16"),
+    )
+    at_k = Addr(0, (Term("k", 1),))
+    reader: tuple[Op, ...] = (
+        Reserve(c2, pushed), FillTiles(c2, 1, "reduce_scaler"), Push(c2, pushed),
+        Loop("k", k, (Reserve(c0, 1), ReadTiles("A", at_k, 1, c0), ReadBarrier(), Push(c0, 1))),
+    )
+    compute: tuple[Op, ...] = (
+        Wait(c2, 1),
+        Loop("k", k, (Wait(c0, 1), AcquireAcc(1, "bf16"), Compute("reduce_row_sum", 1, (Operand(c0, 1), Operand(c2, 1))),
+                      Reserve(c16, 1), PackAcc(c16, 1), Push(c16, 1), ReleaseAcc(), Pop(c0, 1))),
+    )
+    writer: tuple[Op, ...] = (
+        Loop("k", k, (Wait(c16, 1), WriteTiles(c16, "C", at_k, 1), WriteBarrier(), Pop(c16, 1))),
+    )
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("A", 32, 32 * k, Role.INPUT), _tensor("C", 32, 32 * k, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(
+            EngineProgram(S00, Engine.READER, reader),
+            EngineProgram(S00, Engine.COMPUTE, compute),
+            EngineProgram(S00, Engine.WRITER, writer),
+        ),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
 def alias_pack_clobber() -> Program:
     """(m) c_16 aliases c_0 (one CircularBufferConfig, reference §1.1). The compute packs its result into c_16's
     only page while c_0 still holds the input tile there unpopped: the pack itself clobbers it."""
@@ -1053,6 +1095,8 @@ def build_all() -> dict[str, Program]:
         "broken/u_forwarder_pops_early.json": forwarder("u_forwarder_pops_early", flush_before_pop=False),
         "broken/w_acc_fp32_overflow.json": acc_fp32_overflow(),
         "broken/x_acc_overrun.json": acc_overrun(),
+        "reduce_scaler.json": reduce_scaler(),
+        "broken/y_scaler_push_unfilled.json": reduce_scaler("y_scaler_push_unfilled", pushed=2),
     }
 
 

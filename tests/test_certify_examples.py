@@ -169,7 +169,7 @@ def test_blackhole_matmul_proves_every_family(reports: Reports) -> None:
     assert_matmul_proved(reports(BLACKHOLE), reports.program(BLACKHOLE))
 
 
-@pytest.mark.parametrize(("file", "engines"), [("pipeline_small.json", 3), ("three_sections.json", 4)])
+@pytest.mark.parametrize(("file", "engines"), [("pipeline_small.json", 3), ("three_sections.json", 4), ("reduce_scaler.json", 3)])
 def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None:
     report = reports(EXAMPLES / file)
     assert report.exit_code == 0
@@ -375,6 +375,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "p_flag_source_set_by_compute": ("async-source-reuse:(0,0).compute:[1]", "async-noc", "sem_set(sem1, 1)"),
     "w_acc_fp32_overflow": ("acc-capacity:(0,0).compute:[0]", "accumulator", "acquire_acc(8, fp32)"),
     "x_acc_overrun": ("acc-overrun:(0,0).compute:[1, 2]", "accumulator", "compute(matmul, 2, b0[1], b1[1])"),
+    "y_scaler_push_unfilled": ("cb-push-unfilled:(0,0).reader:[2]", "circular-buffer", "push(b1, 2)"),
 }
 
 
@@ -436,7 +437,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
              if p.relative_to(EXAMPLES).parts[0] != "models"}
     assert files == {
         "matmul_reuse_mcast_wormhole.json", "matmul_reuse_mcast_blackhole.json", "pipeline_small.json",
-        "three_sections.json", "broken/a_reserve_over_capacity.json", "broken/b_ring_straddle.json",
+        "three_sections.json", "reduce_scaler.json", "broken/a_reserve_over_capacity.json", "broken/b_ring_straddle.json",
         "broken/c_trip_sender.json", "broken/d_blackhole_no_flush.json", "broken/e_read_no_barrier.json",
         "broken/f_memory_overlap.json", "broken/g_rendezvous_short.json", "mcast_pair.json",
         # Protocols of issue 7: golden tests in tests/test_protocols.py.
@@ -446,7 +447,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
         "forwarder.json", "broken/u_forwarder_pops_early.json",
         # Vendor transcriptions: golden tests in tests/test_vendor_examples.py.
-        "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json",
+        "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json", "vendor/softmax_w.json",
         "vendor/broken/move_overlap_atomic_pending.json", "vendor/broken/sampling_wt1_wait2.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 

@@ -31,6 +31,7 @@ from verispatial.ir import (
     Compute,
     Engine,
     EngineProgram,
+    FillTiles,
     Flush,
     Group,
     Loop,
@@ -71,6 +72,14 @@ UNARY_WRITER = f"{OPS}/eltwise/unary/device/kernels/dataflow/writer_unary_interl
 MOVE_OVERLAP = f"{OPS}/data_movement/move/device/kernels/dataflow/move_interleaved_with_overlap.cpp"
 SAMPLING_READER = f"{OPS}/reduction/sampling/device/kernels/dataflow/reader_values_indices_tensor.cpp"
 SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cpp"
+SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
+SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
+SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
+SOFTMAX_WRITER = f"{SOFTMAX}/dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp"
+#: The kernel helpers softmax's kernels expand to (``dataflow_kernel_lib`` / ``compute_kernel_lib``).
+REDUCE_DATAFLOW = "ttnn/kernel_lib/reduce_helpers_dataflow.inl"
+REDUCE_COMPUTE = "ttnn/kernel_lib/reduce_helpers_compute.inl"
+CHAIN = "ttnn/kernel_lib/eltwise/core/chain.inl"
 #: The TT-Lang tutorial, relative to the unpacked tt-lang-sim 1.1.6 wheel.
 TTLANG_MATMUL = "ttl/tutorials/matmul/step_3_multinode.py"
 
@@ -317,7 +326,124 @@ def sampling_wt1(name: str = "sampling_wt1_wait2", wt: int = 1) -> Program:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 4. TT-Lang's multinode matmul tutorial, read by the TT-Lang front end
+# 4. Softmax along W (ttnn.softmax, interleaved, one core)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _scaler(k: Kernel, b: int) -> tuple[Line, ...]:
+    """``prepare_reduce_scaler`` (``reduce_helpers_dataflow.inl:163-203``) for a full-width REDUCE_ROW scaler of
+    buffer ``b``: reserve, zero the tile by ``noc.async_write_zeros`` and wait for it (lines 167-168: the NoC zero
+    read's barrier is inside the helper, before any store), store the scaler into row 0 of each face, push. The
+    zero write and its barrier complete before the stores, so the helper is one ``FillTiles``."""
+    return (k(163, "dfb.reserve_back(1);", Reserve(b, 1)),
+            k(176, "fill_each_face_row0<data_format, num_faces>(addr_to_l1_ptr(write_addr), scaler);",
+              FillTiles(b, 1, "reduce_scaler")),
+            k(203, "dfb.push_back(1);", Push(b, 1)))
+
+
+def _chain_block(c: Kernel, blk: int, compute: tuple[Line, ...], out: int) -> Line:
+    """One ``eltwise_chain`` block loop (``chain.inl:3275-3338``, no DEST accumulation): acquire, the elements'
+    compute (``elem_apply_compute``: wait, exec, pop per their policies), pack into ``out`` (``elem_apply_pack``:
+    reserve, pack, push per block), release."""
+    return c.loop(3275, "for (uint32_t wt_base = 0; wt_base < Wt;) {", "b", 2,
+                  c(3280, "tile_regs_acquire();", AcquireAcc(blk, "bf16")),
+                  *compute,
+                  c(2528, "buffer.reserve_back(count);", Reserve(out, blk)),
+                  c(2924, "elem.exec(i_arg, ht, wt + j, j * chain_lane_width);", PackAcc(out, blk)),
+                  c(2535, "buffer.push_back(count);", Push(out, blk)),
+                  c(3335, "tile_regs_release();", ReleaseAcc()))
+
+
+def softmax(name: str = "softmax_w") -> Program:
+    """``ttnn.softmax`` along W of an interleaved bf16 tensor of ``num_rows`` = 2 tile rows of ``Wt`` = 4 tiles on
+    one core, in blocks of ``blk`` = 2 tiles: no fused scale or mask, not numerically stable, W a multiple of 32
+    (no ``MASK_PADDED_DATA``, the writer's ``mask_padded_data`` 0), so every pad (``in0_pad``, ``exps_pad``,
+    ``out0_pad``) is 0 (``Wt % blk == 0``).
+
+    Reader (``reader_unary_interleaved_sm.cpp``): the max and sum scalers by local stores (lines 69, 73 through
+    ``prepare_reduce_scaler``), then per row ``Wt / blk`` blocks: reserve, ``blk`` reads, read barrier, push.
+    Compute (``softmax.cpp``): waits for both scalers once (183-184) and pops them after the last row (408-409);
+    per row ``exp`` (line 344, ``ckl::unary``: an ``eltwise_chain`` of CopyTile, Exp, PackTile with per-block waits,
+    pops, reserves and pushes), the row sum with its reciprocal (360, ``compute_kernel_lib::reduce`` REDUCE_ROW
+    ``WaitUpfrontNoPop``: ``reduce_helpers_compute.inl:399-558``) and the multiply by the column-broadcast
+    reciprocal (382, ``ckl::mul``: both inputs waited upfront, popped at the end). Writer
+    (``writer_unary_interleaved_start_id_blocked_sm.cpp``): per block wait, ``blk`` writes, write barrier, pop.
+
+    Capacities: ``out0_t = ndst * 2`` = 4 (``softmax.cpp:113``) and ``exps_t`` = round_up(Wt, ndst) = 4 (line 114),
+    as the kernel states the factory's; the program factory is not in the wheel, so c_0's ``in0_t`` (a runtime
+    argument) is taken as 4 and the scalers and the reciprocal as one page each. The buffers are named as the
+    kernels name them (``dfb::in0``, ...); their cb indices are the order here. ``tile_regs_commit``/
+    ``tile_regs_wait`` have no op (the math-to-pack handshake inside the compute engine)."""
+    rd, cm, wr = Kernel(SOFTMAX_READER), Kernel(SOFTMAX_COMPUTE), Kernel(SOFTMAX_WRITER)
+    sd, rc, ch = Kernel(REDUCE_DATAFLOW), Kernel(REDUCE_COMPUTE), Kernel(CHAIN)
+    site = Site(0, 0)
+    rows, wt, blk = 2, 4, 2
+    in0, max_s, sum_s, exps, recip, out0 = range(6)
+    names = ("in0", "max_scaler", "sum_scaler", "exps", "recip_sum_exps", "out0")
+    caps = (4, 1, 1, 4, 1, 4)
+    buffers = tuple(Buffer(i, names[i], site, i, 1, caps[i], "bf16") for i in range(6))
+    reader = engine(
+        site, Engine.READER,
+        *_scaler(sd, max_s), *_scaler(sd, sum_s),
+        rd.loop(82, "for (std::uint32_t i = 0; i < num_blks; ++i) {", "i", rows,
+                rd.loop(83, "for (std::uint32_t j = 0; j < Wt; j += blk) {", "j", wt // blk,
+                        rd(85, "dfb_id_in0_obj.reserve_back(static_cast<uint16_t>(rem));", Reserve(in0, blk)),
+                        rd.loop(87, "for (std::uint32_t r = 0; r < rem; ++r) {", "r", blk,
+                                rd(88, "noc.async_read(", ReadTiles(
+                                    "src", Addr(0, (Term("i", wt), Term("j", blk), Term("r", 1))), 1, in0))),
+                        rd(93, "noc.async_read_barrier();", ReadBarrier()),
+                        rd(94, "dfb_id_in0_obj.push_back(static_cast<uint16_t>(rem));", Push(in0, blk)))))
+    exp_block = _chain_block(ch, blk, (
+        ch(2514, "buffer.wait_front(count);", Wait(in0, blk)),
+        ch(2854, "elem.exec(i_arg, ht, wt + j, SlotBase + j * chain_lane_width);",
+           Compute("copy_tile", blk, (Operand(in0, blk),))),
+        ch(2884, "elem.exec(i_flat + j, SlotBase + j * chain_lane_width);", Compute("exp_tile", blk)),
+        ch(2521, "buffer.pop_front(count);", Pop(in0, blk))), exps)
+    mul_block = _chain_block(ch, blk, (
+        ch(2845, "elem.exec(", Compute("mul_tiles_bcast_cols", blk, (Operand(exps, wt), Operand(recip, 1)))),), out0)
+    compute = engine(
+        site, Engine.COMPUTE,
+        cm(183, "dfb_max_scaler_obj.wait_front(1);  // comes from the reader", Wait(max_s, 1)),
+        cm(184, "dfb_sum_scaler_obj.wait_front(1);  // comes from the reader", Wait(sum_s, 1)),
+        cm.loop(203, "for (std::uint32_t ncht = 0; ncht < NCHt; ncht++) {", "ncht", rows,
+                ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1, exp_block),
+                rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(sum_s, 1)),
+                rc(488, "input_dfb.wait_front(total_input_tiles);", Wait(exps, wt)),
+                rc.loop(493, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "h", 1,
+                        rc(499, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                        rc.loop(512, "for (uint32_t wt = 0; wt < Wt; ++wt) {", "w", wt,
+                                rc(538, "reduce_tile<reduce_type, reduce_dim>(",
+                                   Compute("reduce_tile_sum_row", 1, (Operand(exps, wt), Operand(sum_s, 1))))),
+                        cm(377, "recip_tile(0);", Compute("recip_tile", 1)),
+                        rc(553, "output_dfb.reserve_back(onetile);", Reserve(recip, 1)),
+                        rc(556, "pack_tile(dst_idx, output_dfb_id);", PackAcc(recip, 1)),
+                        rc(557, "tile_regs_release();", ReleaseAcc()),
+                        rc(558, "output_dfb.push_back(onetile);", Push(recip, 1))),
+                ch(2514, "buffer.wait_front(count);", Wait(exps, wt)),
+                ch(2514, "buffer.wait_front(count);", Wait(recip, 1)),
+                ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1, mul_block),
+                ch(2521, "buffer.pop_front(count);", Pop(exps, wt)),
+                ch(2521, "buffer.pop_front(count);", Pop(recip, 1))),
+        cm(408, "dfb_max_scaler_obj.pop_front(1);", Pop(max_s, 1)),
+        cm(409, "dfb_sum_scaler_obj.pop_front(1);", Pop(sum_s, 1)))
+    writer = engine(
+        site, Engine.WRITER,
+        wr.loop(62, "for (std::uint32_t row = 0; row < num_rows; ++row) {", "row", rows,
+                wr.loop(63, "for (std::uint32_t wt = 0; wt < Wt; wt += blk) {", "wt", wt // blk,
+                        wr(65, "dfb_id_out0_obj.wait_front(static_cast<uint16_t>(rem));", Wait(out0, blk)),
+                        wr.loop(68, "for (std::uint32_t j = 0; j < rem; j++) {", "j", blk,
+                                wr(69, "noc.async_write(", WriteTiles(
+                                    out0, "dst", Addr(0, (Term("row", wt), Term("wt", blk), Term("j", 1))), 1))),
+                        wr(74, "noc.async_write_barrier();", WriteBarrier()),
+                        wr(75, "dfb_id_out0_obj.pop_front(static_cast<uint16_t>(rem));", Pop(out0, blk)))))
+    tensors = (Tensor("src", (32 * rows, 32 * wt), "bf16", Role.INPUT),
+               Tensor("dst", (32 * rows, 32 * wt), "bf16", Role.OUTPUT))
+    return Program(name, WORMHOLE, tensors=tensors, buffers=buffers, programs=(reader, compute, writer),
+                   memory=pack(buffers))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 5. TT-Lang's multinode matmul tutorial, read by the TT-Lang front end
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -355,6 +481,7 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "eltwise_binary.json": eltwise_binary,
     "broken/move_overlap_atomic_pending.json": move_overlap,
     "broken/sampling_wt1_wait2.json": sampling_wt1,
+    "softmax_w.json": softmax,
 }
 
 

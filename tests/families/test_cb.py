@@ -11,7 +11,7 @@ from builders import CA, RA, WA, A, buf, ep, prog
 from verispatial.certify.rules import engine_facts
 from verispatial.certify.structure import engine_views
 from verispatial.families.cb import encoding, promela, semantics
-from verispatial.ir import Engine, Pop, Program, Push, ReadBarrier, Reserve, Wait
+from verispatial.ir import Engine, FillTiles, Pop, Program, Push, ReadBarrier, Reserve, Wait
 from verispatial.ir import rules as R
 from verispatial.petri.interp import SimResult, simulate
 from verispatial.petri.position import Violation
@@ -131,7 +131,7 @@ def test_each_chain_finds_the_uncovered_push_at_its_op() -> None:
 
 
 def test_the_family_tables_cover_the_family_op_classes() -> None:
-    """Each chain's table of this family holds exactly Reserve, Push, Wait and Pop (the dispatch of
+    """Each chain's table of this family holds exactly Reserve, Push, Wait, Pop and FillTiles (the dispatch of
     ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` is assembled from them)."""
-    ops = {Reserve, Push, Wait, Pop}
+    ops = {Reserve, Push, Wait, Pop, FillTiles}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops

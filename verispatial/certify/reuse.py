@@ -37,6 +37,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.certify.structure import Leaf, op_at
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
+    FillTiles,
     Flush,
     McastSend,
     McastSetValid,
@@ -80,8 +81,8 @@ def _hazard_pages(facts: EngineFacts, lf: Leaf) -> tuple[int, set[int]] | None:
     if isinstance(op, Reserve):
         lo = facts.reserve_from.get(lf.path, 0)
         return op.buf, set(range(lo, op.pages))
-    if isinstance(op, (ReadTiles, PackAcc)):
-        b = op.into if isinstance(op, ReadTiles) else op.buf
+    if isinstance(op, (ReadTiles, PackAcc, FillTiles)):
+        b = op.buf if isinstance(op, PackAcc) else op.into
         return b, set(facts.written.get(lf.path, frozenset()))
     return None
 
@@ -245,8 +246,8 @@ def may_reach_source(a: Analysis, facts: dict[str, EngineFacts], f: Finding, fre
     op = op_at(view.program, f.path)
     if isinstance(op, Reserve):
         b, reach = op.buf, op.pages
-    elif isinstance(op, (ReadTiles, PackAcc)):
-        b = op.into if isinstance(op, ReadTiles) else op.buf
+    elif isinstance(op, (ReadTiles, PackAcc, FillTiles)):
+        b = op.buf if isinstance(op, PackAcc) else op.into
         written = facts[f.engine].written.get(f.path, frozenset())
         reach = max(written, default=0) + 1
     else:

@@ -39,6 +39,7 @@ from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     AtomicBarrier,
     Compute,
+    FillTiles,
     Flush,
     McastSend,
     McastSetValid,
@@ -221,6 +222,15 @@ def engine_findings(p: Program, view: EngineView) -> list[Finding]:
     return list(engine_facts(p, view).findings)
 
 
+def _filled(op: Op) -> int | None:
+    """The buffer whose reserved back ``op`` writes (a ReadTiles, PackAcc or FillTiles), or None."""
+    if isinstance(op, (ReadTiles, FillTiles)):
+        return op.into
+    if isinstance(op, PackAcc):
+        return op.buf
+    return None
+
+
 def reuse_consequences(p: Program, views: dict[str, EngineView],
                        findings: list[Finding]) -> list[tuple[Finding, int, tuple[Finding, ...] | None]]:
     """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each,
@@ -283,9 +293,10 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
         op = op_at(views[f.engine].program, f.path)
         if f.rule == R.CB_WRITE_UNRESERVED:
             # A fill past the reserved window may land in a page b's consumer still writes or multicasts out.
-            if not isinstance(op, (ReadTiles, PackAcc)):
+            b_filled = _filled(op)
+            if b_filled is None:
                 continue
-            b = op.into if isinstance(op, ReadTiles) else op.buf
+            b = b_filled
             if any(front_readers.get(x, set()) - {f.engine} for x in (b, *partners.get(b, ()))):
                 add(f.engine, f.path, f"writes into b{b} pages outside its reserved window, which a write or "
                                       "multicast issued from them may still read", b, None)
@@ -302,8 +313,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
                     continue
                 for lf in v.leaves:
                     x = lf.op
-                    if (isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into == b) or (
-                            isinstance(x, PackAcc) and x.buf == b):
+                    if (isinstance(x, Reserve) and x.buf == b) or _filled(x) == b:
                         add(v.key, lf.path, f"{'re-reserves' if isinstance(x, Reserve) else 'writes into'} b{b} pages "
                                             f"{f.engine}'s op at {list(f.path)} reads outside its waited window",
                             b, None)
@@ -327,8 +337,7 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
             for lf in v.leaves:
                 x = lf.op
                 here = v.program.site == site
-                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or (isinstance(x, ReadTiles) and x.into in shared)
-                                 or (isinstance(x, PackAcc) and x.buf in shared))) or (
+                hit = (here and ((isinstance(x, Reserve) and x.buf == b) or _filled(x) in shared)) or (
                     isinstance(x, McastSend) and lands_in(x, shared, site))
                 if not hit:
                     continue

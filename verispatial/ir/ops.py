@@ -150,6 +150,24 @@ class ReadTiles:
 
 
 @attrs.frozen
+class FillTiles:
+    """Local stores by this data-movement engine's own RISC of ``tiles`` tiles into the reserved back of ``into``:
+    a constant tile built in place (reduce scalers, broadcast scalars, masks, index tiles; ``kind`` names which),
+    no NoC transaction and no tensor read.
+
+    Complete when the stores retire, in program order: the next op (a ``Push``) sees them, no barrier between
+    (tt-metal ``generate_bcast_scalar.hpp``: ``generate_bcast_unary_scalar`` is reserve_back, stores, push_back).
+    A helper that zeroes the tile first by a NoC loopback (``noc.async_write_zeros`` then
+    ``write_zeros_l1_barrier``, ``kernel_lib/reduce_helpers_dataflow.inl:167-168``) waits for it inside, so the
+    whole helper is one ``FillTiles``; a zero read with no barrier before the push is a NoC read, not this op.
+    """
+
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
+    tiles: int = attrs.field()
+    kind: str = "const"
+
+
+@attrs.frozen
 class WriteTiles:
     """Asynchronous write of ``tiles`` tiles from the front of buffer ``src`` to ``tensor`` at ``addr``.
 
@@ -303,6 +321,7 @@ Op: TypeAlias = (
     | McastSend
     | McastSetValid
     | ReadTiles
+    | FillTiles
     | WriteTiles
     | ReadBarrier
     | WriteBarrier
@@ -366,6 +385,7 @@ OP_TAGS: dict[type, str] = {
     PackAcc: "pack_acc",
     ReleaseAcc: "release_acc",
     SemIncMcast: "sem_inc_mcast",
+    FillTiles: "fill_tiles",
     Loop: "loop",
     If: "if",
 }
@@ -417,7 +437,7 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
             fields.extend(f"{b(o.buf)}[{o.pages}]" for o in v)
         elif a.name == "terms":
             fields[-1] += "".join(f"{t.coef:+d}*{t.var}" for t in v)
-        elif a.name == "dtype":
+        elif a.name in ("dtype", "kind"):
             fields.append(v)
         else:
             fields.append(str(v))

@@ -53,6 +53,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
+    FillTiles,
     Flush,
     If,
     Loop,
@@ -580,7 +581,7 @@ class _Builder:
             barrier(step(), "writes", "mcasts-unleft")
         elif isinstance(op, AtomicBarrier):
             barrier(step(), "atomics")
-        elif isinstance(op, (AcquireAcc, Compute, PackAcc, ReleaseAcc)):
+        elif isinstance(op, (AcquireAcc, Compute, PackAcc, ReleaseAcc, FillTiles)):
             self._trans(step())
         else:
             raise NetUnsupported(f"{key}: no net encoding for {type(op).__name__}")

@@ -40,6 +40,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   with a token in a second buffer that the consumer waits for before its pop. Broken: the consumer pops without
   waiting for the answer (tt-metal #44366: a data-movement waiter arriving after the pop hangs), or the waiter pops
   too (two consumers, #55996).
+- A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile);
+  broken, the fill is sometimes one tile short of the push or comes before the reserve.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -72,6 +74,7 @@ from verispatial.ir import (
     Dynamic,
     Engine,
     EngineProgram,
+    FillTiles,
     Flush,
     Group,
     Loop,
@@ -133,6 +136,17 @@ def _tensor(name: str, tiles: int, role: Role, dtype: str = "bf16") -> Tensor:
     """A tensor of ``tiles`` 32x32 tiles (one tile row) of ``dtype`` (that of the buffer it moves through: a NoC
     transfer moves the tensor's tiles as they are)."""
     return Tensor(name, (32, 32 * max(tiles, 1)), dtype, role)
+
+
+def _fill_unit(b: int, pages: int, fault: str) -> list[Op]:
+    """A producer's pages built by local stores (``FillTiles``), before the push: after the reserve (``none``), one
+    tile short of the push (``short``, when it has more than one page: ``cb-push-unfilled`` if the pages are read),
+    or before the reserve (``early``: ``cb-write-unreserved``)."""
+    if fault == "early":
+        return [FillTiles(b, pages, "const"), Reserve(b, pages)]
+    if fault == "short" and pages > 1:
+        return [Reserve(b, pages), FillTiles(b, pages - 1, "const")]
+    return [Reserve(b, pages), FillTiles(b, pages, "const")]
 
 
 def _iterations(stage: _Stage, trips: dict[str, int]) -> int:
@@ -230,9 +244,13 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
         # 5 only a 32-bit one (half the DST tiles).
         packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
+        # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
+        # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
+        fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
+        fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
         # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
-        reads = reads or (writes and not packs)
-        if reads or packs:
+        reads = (reads or (writes and not packs)) and not fills
+        if reads or packs or (fills and fill_fault == "none"):
             filled.add(b)
         # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
         acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
@@ -250,6 +268,8 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             unit: list[Op] = [Reserve(b, pages)]
             if packs:
                 unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
+            elif fills:
+                unit = _fill_unit(b, pages, fill_fault)
             elif reads:
                 name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
                 tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))

@@ -29,7 +29,20 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf, pages
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.ops import Compute, Loop, McastSend, Op, PackAcc, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles
+from verispatial.ir.ops import (
+    Compute,
+    FillTiles,
+    Loop,
+    McastSend,
+    Op,
+    PackAcc,
+    Pop,
+    Push,
+    ReadTiles,
+    Reserve,
+    Wait,
+    WriteTiles,
+)
 from verispatial.ir.program import Buffer, Program
 from verispatial.ir.sharing import sharing_waiters
 
@@ -307,7 +320,7 @@ def roles(op: Op) -> list[tuple[int, bool]]:
         return [(op.buf, True)]
     if isinstance(op, (Wait, Pop)):
         return [(op.buf, False)]
-    if isinstance(op, ReadTiles):
+    if isinstance(op, (ReadTiles, FillTiles)):
         return [(op.into, True)]
     if isinstance(op, PackAcc):
         return [(op.buf, True)]
@@ -343,4 +356,10 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
 
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
-HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop}
+def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> State:
+    """Local stores: they count in the fill as a landed read does, and leave nothing outstanding."""
+    return fill(c, s, op.into, op.tiles, path, "fill_tiles")
+
+
+HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop,
+                                              FillTiles: fill_tiles}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Op, Pop, Push, Reserve, Wait
+from verispatial.ir.ops import FillTiles, Op, Pop, Push, Reserve, Wait
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen
@@ -98,4 +98,12 @@ def pop(g: _Gen, e: int, path: tuple[int, ...], op: Pop, st: Step) -> None:
 
 
 #: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
-HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop}
+def fill_tiles(g: _Gen, e: int, path: tuple[int, ...], op: FillTiles, st: Step) -> None:
+    """``FillTiles``: the engine's own stores into the reserved back, complete in the same step (no queue entry):
+    the producer's role, the window and fill count, and the source-reuse check of a pack."""
+    st.body += role(g, e, op.into, True, st.where)
+    lines, p0, np = fill(g, op.into, op.tiles, st.where)
+    st.body += [*lines, *g._source_reuse(op.into, p0, np, "write", st.where)]
+
+
+HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
-from verispatial.ir.ops import Op, Pop, Push, Reserve, Wait, op_text
+from verispatial.ir.ops import FillTiles, Op, Pop, Push, Reserve, Wait, op_text
 from verispatial.petri.position import Violation
 
 if TYPE_CHECKING:
@@ -149,4 +149,15 @@ def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> 
 
 
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
-HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop}
+def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Violation]) -> None:
+    """``FillTiles``: the engine's own stores into the reserved back of ``op.into``, complete at once (they retire in
+    program order, so no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed,
+    with the same window, alias and source-reuse rules; no tensor is read (docs/semantics.md, "Local-store fills")."""
+    b = op.into
+    role(it, s, e, pc, b, True, out)
+    slots = fill(it, s, e, pc, b, op.tiles, op, out)
+    it._alias_write(s, e, pc, b, slots, f"{op_text(op)} writes", out)
+    it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
+
+
+HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}
