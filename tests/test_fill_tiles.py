@@ -17,7 +17,7 @@ from builders import A, ep, prog
 from hypothesis import Phase, find, settings
 from hypothesis.strategies import SearchStrategy
 
-from verispatial.certify.checker import certify
+from verispatial.driver.run import certify
 from verispatial.certify.report import Report, Verdict
 from verispatial.ir import (
     WORMHOLE,
