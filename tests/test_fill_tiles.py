@@ -17,8 +17,8 @@ from builders import A, ep, prog
 from hypothesis import Phase, find, settings
 from hypothesis.strategies import SearchStrategy
 
-from verispatial.driver.run import certify
 from verispatial.certify.report import Report, Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,
