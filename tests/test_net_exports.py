@@ -241,6 +241,21 @@ def test_a_push_fires_only_after_its_reserve_and_only_as_often_as_the_program_ru
                if t.kind in ("step", "branch"))
 
 
+def test_a_sharing_waiter_sees_pops_as_its_engine_does() -> None:
+    # From CI: the compute engine pushes b0 and waits on it without popping it while the writer waits and pops.
+    # The compute unpacker compares ``received`` with its own acked count (0), so its wait fires after the writer's
+    # pop too; a data-movement waiter reads the shared acked word, so the same wait after the pop never fires.
+    pop = (Wait(0, 1), Pop(0, 1))
+    compute_waits = _program(compute=(Reserve(0, 1), Push(0, 1), Wait(0, 1)), writer=pop)
+    assert not _dead(compute_waits)
+    assert explore(compute_waits).verdict != "deadlock"
+    net = net_of(compute_waits)
+    assert [pl.marking for pl in net.places if pl.kind == "pushed"] == [0]
+    reader_waits = _program(reader=(Reserve(0, 1), Push(0, 1), Wait(0, 1)), writer=pop)
+    assert _dead(reader_waits) and explore(reader_waits).verdict == "deadlock"
+    assert not [pl for pl in net_of(reader_waits).places if pl.kind == "pushed"]
+
+
 def test_an_equality_wait_fires_on_its_value_only() -> None:
     # sem0 at (0,0): two increments land in either order before or after the wait arrives; a wait for ==1 may miss
     # its value (both land first) and so can deadlock, a wait for >=1 cannot, a wait for ==2 always fires.

@@ -80,6 +80,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program
+from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 __all__ = ["MAX_TRANSITIONS", "Arc", "Net", "NetPlace", "NetTransition", "NetUnsupported", "net_of"]
 
@@ -250,6 +251,18 @@ class _Builder:
         for buf in program.buffers:
             self.data.append(self._place(f"b{buf.id} {buf.name} data", "data", 0))
             self.free.append(self._place(f"b{buf.id} {buf.name} free", "free", buf.capacity))
+        # A compute engine sharing a buffer's front without popping it compares ``received`` with its own acked
+        # count, which stays 0 (ir/sharing.py, ``llk_wait_tiles``): its waits read the pages ever pushed, a place
+        # of their own that pushes fill and nothing empties. A data-movement sharing waiter reads the shared acked
+        # word, so its waits read ``b data`` like the consumer's.
+        by_key = {ep.key: ep.engine for ep in program.programs}
+        self.own_waiters: dict[int, frozenset[str]] = {}
+        for b, keys in sharing_waiters(program).items():
+            own = frozenset(k for k in keys if sees_own_pops_only(by_key[k]))
+            if own:
+                self.own_waiters[b] = own
+        self.pushed: dict[int, int] = {
+            b: self._place(f"b{b} {program.buffers[b].name} pushed", "pushed", 0) for b in sorted(self.own_waiters)}
         #: per buffer: (transition, place) of every read arc that headroom raises; pages a push or pop may exceed
         self.window_arcs: list[list[tuple[int, int]]] = [[] for _ in program.buffers]
         self.uncovered: list[bool] = [False] * len(program.buffers)
@@ -479,14 +492,19 @@ class _Builder:
             t = step()
             self._take(t, self.free[op.buf], op.pages)
             self._give(t, self.data[op.buf], op.pages)
+            if op.buf in self.pushed:
+                self._give(t, self.pushed[op.buf], op.pages)
             self._trans(t)
             r, w = win.get(op.buf, (0, 0))
             self.uncovered[op.buf] |= op.pages > r
             win[op.buf] = (max(0, r - op.pages), w)
         elif isinstance(op, Wait):
             t = step()
-            self._read(t, self.data[op.buf], op.pages)
-            self.window_arcs[op.buf].append((len(self.trans), self.data[op.buf]))
+            if key in self.own_waiters.get(op.buf, frozenset()):
+                self._read(t, self.pushed[op.buf], op.pages)
+            else:
+                self._read(t, self.data[op.buf], op.pages)
+                self.window_arcs[op.buf].append((len(self.trans), self.data[op.buf]))
             self._trans(t)
             r, w = win.get(op.buf, (0, 0))
             win[op.buf] = (r, max(w, op.pages))
