@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verispatial.driver.run import certify
-from verispatial.errors import ParseError, SourceRefused
+from verispatial.errors import InvalidProgram, ParseError, SourceRefused
 from verispatial.frontends.ttlang import import_file
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.shapes import sym_value
@@ -210,6 +210,20 @@ def test_bad_options_are_bad_input(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "has 2 shape classes" in run.stderr
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_range_past_the_models_numbers_is_bad_input_not_a_proof(tmp_path: Path) -> None:
+    # A fresh user's find: a range up to 10**12 used to be proved, on 32-bit trips the encodings wrap. The imported
+    # program is validated like a loaded program.json: bad input naming the trip, exit 2, nothing written.
+    with pytest.raises(InvalidProgram, match="trip K"):
+        import_file(str(MATMUL), ranges=["K=128:999999999999:64"])
+    for cmd in (["certify", str(MATMUL)], ["import", "ttlang", str(MATMUL), "-o", str(tmp_path / "p.json")]):
+        run = subprocess.run([sys.executable, "-m", "verispatial", *cmd, "--range", "K=128:999999999999:64"],
+                             capture_output=True, text=True, check=False)
+        assert run.returncode == 2, run.stderr
+        assert "trip K" in run.stderr and "too large for the model" in run.stderr
+        assert "Traceback" not in run.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_cli_import_writes_one_file_per_class(tmp_path: Path) -> None:

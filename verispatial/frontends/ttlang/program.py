@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from verispatial.errors import ParseError
+from verispatial.errors import InvalidProgram, ParseError
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import DfbV, TensorV, is_num
 from verispatial.frontends.ttlang.lower import KernelLowering
@@ -25,6 +25,7 @@ from verispatial.ir.core import Engine, Role, Site
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
 from verispatial.ir.target import Target
+from verispatial.ir.validate import validate
 
 
 @attrs.frozen
@@ -207,6 +208,11 @@ def import_operation(src: SourceFile, operation: str | None, shapes: Mapping[str
                                             f"of {e.name}): give a STEP (NAME=LO:HI:STEP) that the block and grid "
                                             "divide") from None
             continue
+        # The program goes through the same checks as a loaded program.json: a shape range past what the model
+        # counts (32-bit trips, tensor sizes) is bad input, not a proof about numbers the encodings wrap.
+        vs = validate(program)
+        if vs:
+            raise InvalidProgram(vs)
         out.append(Imported(program, tuple(classes.values())))
     return out
 
