@@ -99,3 +99,30 @@ def test_the_command_line_refuses_an_unreachable_scheduler_in_one_line(tmp_path:
     assert err[0].startswith("verispatial: error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'")
     assert main(["gate", str(d), "--scheduler", "tcp://127.0.0.1:9", "--jobs", "2", "-q"]) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address", ["nonsense", "tcp://", "tcp://host:port", "ftp://127.0.0.1:9"])
+def test_a_malformed_address_is_refused_at_once_in_a_subprocess_without_a_traceback(tmp_path: Path,
+                                                                                     address: str) -> None:
+    # A fresh user's find: `--scheduler nonsense` printed the error, then hung 20 s in the Client's finalizer and
+    # printed its traceback. Now the address is parsed before any Client exists or any program is read.
+    import subprocess
+    import sys
+    import time
+
+    d = corpus(tmp_path, (SMALL,))
+    t0 = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "verispatial", "gate", str(d), "--scheduler", address, "--no-cache",
+                          "-q"], capture_output=True, text=True, check=False, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("verispatial: error: --scheduler: "), run.stderr
+    assert "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - t0 < 15  # not the 20 s finalizer wait (an import of Dask costs about a second)
+
+
+def test_host_and_port_get_the_default_scheme() -> None:
+    assert cluster.scheduler_address("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert cluster.scheduler_address("tls://h:1") == "tls://h:1"
+    with pytest.raises(ParseError, match="not a scheduler address"):
+        cluster.scheduler_address("nonsense")

@@ -24,6 +24,13 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
     for out in (sarif_out, junit_out):
         if out is not None:
             check_output_path(out)
+    if scheduler is not None:  # a malformed address is bad input before any program is read
+        from verispatial.driver.cluster import scheduler_address
+
+        try:
+            scheduler = scheduler_address(scheduler)
+        except ParseError as e:
+            raise BadInput(e.field, "", e.rule) from None
     store = open_proof_store(cache_dir, no_cache)
 
     try:

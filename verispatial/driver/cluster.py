@@ -24,17 +24,56 @@ R = TypeVar("R")
 CONNECT_TIMEOUT_S = 10
 
 
-def _client(address: str) -> Any:
-    """A ``distributed.Client`` on ``address``. Raises ``ParseError`` (bad input, exit 2) naming ``--scheduler``
-    when Dask is not installed or the scheduler cannot be reached."""
+def scheduler_address(address: str) -> str:
+    """``address`` as a Dask address: ``host:port`` gets Dask's default ``tcp://`` scheme. Raises ``ParseError``
+    naming ``--scheduler`` for an address Dask cannot parse (``distributed.comm.addressing.parse_address``)."""
     try:
-        from distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+        from distributed.comm.registry import get_backend
     except ImportError as e:  # the extra is optional
         raise ParseError("--scheduler", "needs Dask distributed: pip install 'verispatial[cluster]'") from e
+    full = address if "://" in address else f"tcp://{address}"
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        scheme, loc = parse_address(full, strict=True)
+        get_backend(scheme)  # an unknown scheme (ftp://...) is a ValueError naming the known ones
+        if scheme in ("tcp", "tls"):
+            parse_host_port(loc)
+    except (ValueError, TypeError) as e:
+        raise ParseError("--scheduler", f"{address!r} is not a scheduler address (expected tcp://HOST:PORT): {e}"
+                         ) from None
+    return full
+
+
+def _reachable(address: str) -> None:
+    """Open and close one connection to the scheduler before a ``Client`` exists: a ``Client`` that fails to
+    connect leaves a background loop whose finalizer blocks and prints a traceback at exit. Raises ``ParseError``
+    when nothing answers within ``CONNECT_TIMEOUT_S``."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def probe() -> None:
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        await comm.close()
+
+    try:
+        asyncio.run(probe())
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        raise ParseError("--scheduler", f"cannot reach the Dask scheduler at {address!r}: {e}") from None
+
+
+def _client(address: str) -> Any:
+    """A ``distributed.Client`` on ``address``. Raises ``ParseError`` (bad input, exit 2) naming ``--scheduler``
+    when Dask is not installed, the address does not parse or the scheduler cannot be reached."""
+    full = scheduler_address(address)
+    from distributed import Client
+
+    if full.startswith("tcp://"):  # other schemes carry security settings only the Client reads
+        _reachable(full)
+    try:
+        return Client(full, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
-        raise ParseError("--scheduler", f"cannot reach the Dask scheduler at {address!r}: {e}") from e
+        raise ParseError("--scheduler", f"cannot reach the Dask scheduler at {address!r}: {e}") from None
 
 
 def map_on_cluster(address: str, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[R]:
