@@ -474,3 +474,15 @@ def test_junit_validates_against_the_jenkins_schema() -> None:
     root.set("skipped", "1")
     with pytest.raises(xmlschema.XMLSchemaValidationError, match="skipped"):
         schema.validate(ET.tostring(root, encoding="unicode"))
+
+
+def test_a_file_at_the_file_system_root_gets_the_root_directory_uri(tmp_path: Path) -> None:
+    # A fresh user's find: a program at /p.json outside the source tree got the base URI file:////.
+    from verispatial.report.sarif import _Places
+
+    places = _Places(tmp_path)
+    loc = places.location("/p.json")
+    assert loc["uri"] == "p.json"
+    assert places.original_uri_base_ids()[loc["uriBaseId"]]["uri"] == "file:///"
+    inner = places.location(tmp_path.parent / "q.json")
+    assert places.original_uri_base_ids()[inner["uriBaseId"]]["uri"] == tmp_path.parent.as_uri() + "/"

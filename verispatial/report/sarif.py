@@ -317,7 +317,9 @@ class _Places:
         out: dict[str, Any] = {SRCROOT: {"description": {
             "text": "The root of the source tree: the git work tree the analysis ran in (else its directory)."}}}
         for top, base in self.bases.items():
-            out[base] = {"uri": top.as_uri() + "/",
+            # "/" is already a directory URI (file:///); appending another slash would give file:////.
+            uri = top.as_uri()
+            out[base] = {"uri": uri if uri.endswith("/") else uri + "/",
                          "description": {"text": "The directory of a file outside the source tree."}}
         return out
 
