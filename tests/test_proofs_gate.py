@@ -171,6 +171,20 @@ def test_a_program_without_its_certificate_fails(tmp_path: Path) -> None:
     assert o.status == "no-certificate"
 
 
+@pytest.mark.parametrize(("kind", "text", "rule"), [
+    ("certificate", "{", "not valid JSON"), ("certificate", "[]", "a certificate is a JSON object"),
+    ("program", "{", "not valid JSON")])
+def test_a_corrupt_file_is_bad_input_naming_the_file(tmp_path: Path, kind: str, text: str, rule: str) -> None:
+    # A fresh user's find: a corrupt certificate was reported as "(document): not valid JSON" under the program's
+    # name, which has two files.
+    d = corpus(tmp_path, (SMALL,))
+    (d / f"{SMALL}.{kind}.json").write_text(text)
+    (o,) = gate(d).outcomes
+    assert o.status == "bad-input"
+    assert o.detail.startswith(f"{SMALL.split('/')[-1]}.{kind}.json: "), o.detail
+    assert rule in o.detail
+
+
 def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> None:
     d = corpus(tmp_path, (SMALL,))
     m = _manifest(d)

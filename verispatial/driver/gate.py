@@ -280,20 +280,36 @@ class Task:
     rlimit: int | None = None
 
 
+def _in_file(path: str, e: VerispatialError) -> ParseError:
+    """``e`` as a ``ParseError`` whose field starts with the file's name: the gate's line names the program, and a
+    program has two files (its program and its certificate)."""
+    name = Path(path).name
+    if isinstance(e, ParseError):
+        field = e.field if e.field not in ("", path) else ""
+        return ParseError(f"{name}: {field}" if field else name, e.rule)
+    return ParseError(name, str(e))
+
+
 def _load(path: str) -> Any:
     from verispatial.ir.serialize import load_program
 
-    return load_program(path)
+    try:
+        return load_program(path)
+    except VerispatialError as e:
+        raise _in_file(path, e) from None
 
 
 def _load_cert(path: str) -> dict[str, Any]:
     from verispatial.certify.certificate import check_certificate_shape
     from verispatial.ir.serialize import parse_json, read_document
 
-    doc = parse_json(read_document(path, "a certificate .json file"))
-    if not isinstance(doc, dict):
-        raise ParseError(path, "a certificate is a JSON object")
-    check_certificate_shape(doc)
+    try:
+        doc = parse_json(read_document(path, "a certificate .json file"))
+        if not isinstance(doc, dict):
+            raise ParseError("(document)", "a certificate is a JSON object")
+        check_certificate_shape(doc)
+    except VerispatialError as e:
+        raise _in_file(path, e) from None
     return doc
 
 
