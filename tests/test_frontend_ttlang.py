@@ -5,11 +5,13 @@ offline)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -29,6 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "ttlang"
 MATMUL = DATA / "matmul.py"
 ELTWISE = DATA / "eltwise.py"
+
+
+def _json_files(stdout: str) -> list[dict[str, Any]]:
+    """The reports of ``certify --json``: one document, or a list of them for several programs (shape classes)."""
+    doc = json.loads(stdout)
+    return list(doc) if isinstance(doc, list) else [doc]
 
 
 def _mutant(tmp_path: Path, src: Path, *edits: tuple[str, str]) -> Path:
@@ -225,6 +233,19 @@ def test_a_range_past_the_models_numbers_is_bad_input_not_a_proof(tmp_path: Path
         assert "too large for the model" in run.stderr
         assert "Traceback" not in run.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_counterexample_gives_the_range_value_beside_its_trip(tmp_path: Path) -> None:
+    # A fresh user's find: a refutation over --range K=128:1024:64 said "K=0" (the class's trip), not K=128.
+    mut = _mutant(tmp_path, MATMUL, K_LOOP)
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(mut), "--range", "K=128:1024:64",
+                          "--json", "-q"], capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    cexes = [r["counterexample"] for f in _json_files(run.stdout) for r in f["results"]
+             if r["verdict"] == "refuted" and r.get("counterexample", {}).get("trips")]
+    assert cexes
+    for cex in cexes:
+        assert cex["shape"] == {"K": 128 + 64 * cex["trips"]["K"]}
 
 
 def test_cli_import_writes_one_file_per_class(tmp_path: Path) -> None:

@@ -73,11 +73,21 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
                     if value is not None and len(got) > 1:
                         raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
                 for imp in got:
-                    done.append((path, _certify_one(path, certificate, None, jobs, quiet, smt2_dir,
-                                                    _loaded(imp.program))))
+                    fr = _certify_one(path, certificate, None, jobs, quiet, smt2_dir, _loaded(imp.program))
+                    done.append((path, _with_shape(fr, imp.classes)))
                 continue
             done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
     return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
+
+
+def _with_shape(fr: Any, classes: Sequence[Any]) -> Any:
+    """A TT-Lang class's report with its counterexamples' trips also given as the ``--range`` values they stand
+    for (``report.sources.with_shape_values``)."""
+    import attrs
+
+    from verispatial.report.sources import with_shape_values
+
+    return attrs.evolve(fr, report=with_shape_values(fr.report, classes))
 
 
 def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,

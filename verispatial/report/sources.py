@@ -7,6 +7,7 @@ Untrusted presentation only: it adds fields to counterexamples after every verdi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -91,5 +92,34 @@ def with_sources(report: Report, program: Program) -> Report:
     if not any(ep.sources for ep in program.programs):
         return report
     results = tuple(attrs.evolve(r, counterexample=located(program, r.counterexample)[0]) if r.counterexample else r
+                    for r in report.results)
+    return attrs.evolve(report, results=results)
+
+
+def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
+    """``report`` with a ``shape`` field beside the ``trips`` of every counterexample that sets a ``--range``
+    parameter's trip: a TT-Lang shape class runs parameter ``NAME = m * t + base`` as trip ``NAME = t``
+    (``frontends/ttlang/values.SymClass``), so ``K: 0`` of the class ``K in 128..1024 step 64`` is ``K=128``, the
+    value the engineer passed. ``classes``: objects with ``name``, ``m``, ``base`` (a shape class of the import)."""
+    by_name = {c.name: c for c in classes}
+    if not by_name:
+        return report
+
+    def shaped(cex: dict[str, Any]) -> dict[str, Any]:
+        trips = cex.get("trips")
+        if not isinstance(trips, dict) or "shape" in cex:
+            return cex
+        values = {k: by_name[k].m * v + by_name[k].base for k, v in trips.items()
+                  if k in by_name and isinstance(v, int)}
+        if not values:
+            return cex
+        out: dict[str, Any] = {}
+        for k, v in cex.items():  # right after the trips it explains
+            out[k] = v
+            if k == "trips":
+                out["shape"] = values
+        return out
+
+    results = tuple(attrs.evolve(r, counterexample=shaped(r.counterexample)) if r.counterexample else r
                     for r in report.results)
     return attrs.evolve(report, results=results)
