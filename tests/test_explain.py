@@ -44,7 +44,8 @@ from verispatial.report.dot import graphviz_available, render_svg
 from verispatial.report.explain import TIMELINE_EVENTS, Explanation, explain_report, reach_deadlock
 from verispatial.report.html import draw, html_page
 
-BROKEN = Path(__file__).resolve().parent.parent / "examples" / "broken"
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "examples" / "broken"
 EXAMPLES = sorted(p.stem for p in BROKEN.glob("*.json"))
 needs_graphviz = pytest.mark.skipif(not graphviz_available(), reason="Graphviz (Debian graphviz) not installed")
 
@@ -226,6 +227,25 @@ def test_cli_explain_writes_dot_svg_and_html(tmp_path: Path) -> None:
     assert "refuted memory/memory-disjoint:(0,0).local.phase0" in printed
     assert "picture: " in printed
     assert "<svg" in html_path.read_text()
+
+
+def test_cli_explain_reads_a_ttlang_source_and_points_at_its_lines(tmp_path: Path) -> None:
+    # A fresh user's find: explain took only program.json, while certify reads FILE.py and HOST.yaml.
+    src = (ROOT / "examples" / "ttlang" / "matmul_bias_relu.py").read_text()
+    assert "shape=(BLOCK, BLOCK), block_count=2)\n    y_dfb" in src
+    broken = tmp_path / "matmul_bias_relu.py"
+    broken.write_text(src.replace("shape=(BLOCK, BLOCK), block_count=2)\n    y_dfb",
+                                  "shape=(BLOCK, BLOCK), block_count=1)\n    y_dfb"))  # the accumulator: 1 block
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["explain", str(broken), "-o", str(tmp_path / "pics"), "-q"])
+    assert code == 1
+    files = sorted(p.name for p in (tmp_path / "pics").iterdir())
+    assert files
+    assert all(f.startswith("matmul_bias_relu.") and not f.startswith("matmul_bias_relu.py") for f in files)
+    printed = out.getvalue()
+    assert "refuted deadlock/" in printed
+    assert f"at {broken}:51:30: with acc_dfb.reserve() as acc_blk:" in printed
 
 
 def test_cli_explain_says_what_did_not_prove_and_why(tmp_path: Path) -> None:

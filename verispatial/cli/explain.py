@@ -19,14 +19,20 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     """The ``explain`` command: see ``explain_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     if html_out is not None:
         check_output_path(html_out)
-    stem = Path(program_path).name.removesuffix(".json").removesuffix(".program")
+    name = Path(program_path).name
+    stem = Path(name).stem if name.endswith((".py", ".yaml", ".yml")) else name.removesuffix(".json").removesuffix(
+        ".program")
     pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"))
     store = open_proof_store(cache_dir, no_cache)
+    from verispatial.cli.imports import certified_path
     from verispatial.driver.files import certify_file
 
+    loader = load_program_file
+    if program_path.endswith(".py"):  # a TT-Lang source at its own shapes, read as certify reads it
+        loader, store = _ttlang_loader(program_path), None
     try:
-        with stderr_progress(f"explain {program_path}", quiet) as progress:
-            fr = certify_file(program_path, load_program_file, None, load_certificate_file, store=store, jobs=jobs,
+        with certified_path(program_path) as path, stderr_progress(f"explain {program_path}", quiet) as progress:
+            fr = certify_file(path, loader, None, load_certificate_file, store=store, jobs=jobs,
                               progress=progress)
     except BadInput:
         raise
@@ -34,6 +40,12 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         raise bad_input_of(program_path, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
+    if fr.program is not None:
+        import attrs
+
+        from verispatial.report.sources import with_sources
+
+        fr = attrs.evolve(fr, report=with_sources(fr.report, fr.program))  # counterexamples at the source lines
     program = fr.program if fr.program is not None else load_program_file(program_path)
     try:
         from verispatial.report.explain import explain_report, explanation_lines
@@ -58,6 +70,19 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         emit(unproved_lines(fr.report))  # no counterexample to draw, but the reason is what a user acts on
         emit([lines[-1]])
     return fr.report.exit_code
+
+
+def _ttlang_loader(path: str) -> Any:
+    """A loader returning the program of TT-Lang source ``path`` at the shapes of its example call; ``BadInput``
+    when the source does not import or makes more than one program (``--range`` classes are ``certify``'s)."""
+    from verispatial.cli.imports import import_ttlang
+    from verispatial.cli.options import TtlangOptions
+
+    got = import_ttlang(path, TtlangOptions())
+    if len(got) != 1:
+        raise BadInput(path, "", f"has {len(got)} shape classes: import one (verispatial import ttlang) and explain it")
+    program = got[0].program
+    return lambda _path: program
 
 
 def _pictures_dir(pictures_dir: Path) -> Path:
@@ -93,7 +118,7 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
 
 
 @click.command("explain")
-@click.argument("program", metavar="PROGRAM.json")
+@click.argument("program", metavar="PROGRAM.json|FILE.py|HOST.yaml")
 @click.option("-o", "--out", "out_dir", metavar="DIR",
               help="Directory for the pictures, DOT and SVG (default: ./NAME.explain).")
 @click.option("--html", "html_out", metavar="OUT.html", help="Also write one self-contained HTML report page.")
@@ -104,6 +129,7 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
                 cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
-    """Certify PROGRAM.json and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
+    """Certify PROGRAM.json (or a TT-Lang FILE.py at its example's shapes, or a tt-metal HOST.yaml, read as certify
+    reads them; counterexamples then name the source lines) and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
     violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
     return guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))

@@ -94,10 +94,12 @@ class Explanation:
     headline: str
     narrative: tuple[str, ...]
     pictures: tuple[Picture, ...]
+    #: the user-source lines (``file:line:column: text``) the counterexample names, for a program a front end read
+    sources: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"family": self.family, "name": self.name, "rule": self.rule, "headline": self.headline,
-                "narrative": list(self.narrative),
+                "narrative": list(self.narrative), "sources": list(self.sources),
                 "pictures": [{"kind": p.kind, "title": p.title, "layout": p.layout, "dot": p.dot}
                              for p in self.pictures]}
 
@@ -1088,8 +1090,12 @@ def explain_result(program: Program, result: Result) -> Explanation:
 
 
 def explain_report(program: Program, report: Report) -> list[Explanation]:
-    """One explanation per refuted obligation of ``report``, in report order."""
-    return [explain_result(program, r) for r in report.results if r.verdict == Verdict.REFUTED]
+    """One explanation per refuted obligation of ``report``, in report order, with the source lines its
+    counterexample names (``report.sources``: a program read from TT-Lang or C++)."""
+    from verispatial.report.text import source_lines
+
+    return [attrs.evolve(explain_result(program, r), sources=tuple(source_lines(r.counterexample or {})))
+            for r in report.results if r.verdict == Verdict.REFUTED]
 
 
 def explanation_lines(exps: Sequence[Explanation], files: dict[int, list[str]] | None = None) -> list[str]:
@@ -1098,6 +1104,7 @@ def explanation_lines(exps: Sequence[Explanation], files: dict[int, list[str]] |
     out: list[str] = []
     for i, x in enumerate(exps):
         out.append(f"refuted {x.family}/{x.name}: {x.headline}")
+        out += [f"    at {src}" for src in x.sources]
         out += [f"    {ln}" for ln in x.narrative]
         for f in (files or {}).get(i, []):
             out.append(f"    picture: {f}")
