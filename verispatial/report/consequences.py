@@ -16,7 +16,8 @@ A failed result ``F`` is a *consequence* of refuted finding ``X`` when
   exact counting is reported under the kind that broke it: ``sem-set-race:W``, ``sem-overshoot:W``, ...), all of
   which must be explained. ``X`` is the finding the first blocking name leads to. Or
 - ``F.unreplayed`` (the interpreter did not reproduce its candidate) and ``X`` is a refuted deadlock whose run, as
-  the interpreter reproduces it, never executes any op ``F`` is about while an engine of those ops is stuck: an op
+  the interpreter reproduces it, never executes any op ``F`` is about while an engine of those ops, one of ``X``'s
+  component, is stuck: an op
   obligation's op, every op of an ordering, every op of the buffer, word or tensor it names; for a claim checked
   at the end of a run (``balance-*``, ``output-unwritten``, ``async-pending-at-end``) the run never ends.
 
@@ -38,6 +39,7 @@ from verispatial.ir.obligation import (
     AliasRef,
     BadObligationId,
     BufferRef,
+    ComponentRef,
     ObligationId,
     OpRef,
     OrderingRef,
@@ -151,21 +153,36 @@ def _blocked_root(r: Result, of: dict[str, str], by_name: dict[str, list[Result]
 
 @attrs.frozen
 class _Run:
+    """A refuted deadlock's run and the engines of its component (the obligation's: another component's engines
+    may be stuck in the same run, but that is their own deadlock)."""
+
     finding: str
     run: SimResult
+    component: frozenset[str]
 
 
 def _deadlock_runs(program: Program, results: tuple[Result, ...]) -> list[_Run]:
     """The interpreter's run of each refuted deadlock, reproduced as the gate does (its recorded schedule, else
     driving the engines to their stuck positions); a deadlock that does not reproduce explains nothing."""
+    from verispatial.certify.reach import analyse
+
     out = []
+    comps: tuple[frozenset[str], ...] | None = None
     for r in results:
         cex = r.counterexample
-        if r.verdict != Verdict.REFUTED or not isinstance(cex, dict) or cex.get("kind") != R.DEADLOCK:
+        oid = _id(r.name)
+        if (r.verdict != Verdict.REFUTED or not isinstance(cex, dict) or cex.get("kind") != R.DEADLOCK or oid is None
+                or oid.slice is not None or not isinstance(oid.subject, ComponentRef)):
             continue
         run = _reproduce(program, cex)
-        if run is not None and run.status == R.DEADLOCK:
-            out.append(_Run(r.name, run))
+        if run is None or run.status != R.DEADLOCK:
+            continue
+        if comps is None:
+            comps = analyse(program).components
+        first = oid.subject.engine
+        comp = next((c for c in comps if min(c) == first), None)
+        if comp is not None:
+            out.append(_Run(r.name, run, comp))
     return out
 
 
@@ -201,7 +218,7 @@ def _unreached_root(program: Program, r: Result, runs: list[_Run]) -> str | None
         return None
     engines = {e for e, _ in ops}
     for x in runs:
-        stuck = {st.position.engine for st in x.run.stuck}
+        stuck = {st.position.engine for st in x.run.stuck} & x.component
         if not engines & stuck:
             continue
         if at_end or all(x.run.executed.get(op, 0) == 0 for op in ops if op[1]):
