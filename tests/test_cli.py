@@ -81,7 +81,8 @@ refuted deadlock/section-0: a reachable state blocks every engine
     path: [0, 1]
 failed-to-prove memory/site-(0,0): unknown (rlimit 5000000 exhausted)
 error bounds/x: encoder has no rule for op frob
-verdict: refuted (2 proved, 1 refuted, 1 failed-to-prove, 1 error of 5 obligations in 3.75 s)
+verdict: refuted (2 proved, 1 refuted, 1 failed-to-prove, 1 error of 5 obligations in 3.75 s; 1 finding with 0 \
+consequences, 1 other failed-to-prove)
 """
 
 
@@ -162,11 +163,13 @@ def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[s
     assert fake.certify_calls == [{"program": "small", "jobs": 3, "certificate": doc}]
 
 
-def test_json_report_is_report_to_json_only(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_report_is_report_to_json_and_its_counts(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     fake.report = MIXED
     rc, out, err = run(capsys, ["certify", VALID, "--json", "-q"])
     assert rc == 1
-    assert json.loads(out) == MIXED.to_json()
+    # ... plus the counts of findings and of the failures to prove they explain (report/consequences.py)
+    assert json.loads(out) == {**MIXED.to_json(),
+                               "summary": {"findings": 1, "consequences": 0, "other_failed_to_prove": 1}}
     assert err == ""
 
 
@@ -174,7 +177,8 @@ def test_json_report_is_report_to_json_only(fake: Fake, capsys: pytest.CaptureFi
     ((Verdict.PROVED, Verdict.PROVED), 0,
      "verdict: proved (2 proved, 0 refuted, 0 failed-to-prove, 0 error of 2 obligations in 0.50 s)"),
     ((Verdict.PROVED, Verdict.REFUTED, Verdict.FAILED), 1,
-     "verdict: refuted (1 proved, 1 refuted, 1 failed-to-prove, 0 error of 3 obligations in 0.50 s)"),
+     "verdict: refuted (1 proved, 1 refuted, 1 failed-to-prove, 0 error of 3 obligations in 0.50 s; 1 finding with "
+     "0 consequences, 1 other failed-to-prove)"),
     ((Verdict.PROVED, Verdict.FAILED), 3,
      "verdict: failed-to-prove (not accepted) (1 proved, 0 refuted, 1 failed-to-prove, 0 error of 2 obligations "
      "in 0.50 s)"),

@@ -99,7 +99,7 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
             else:
                 out.append(Result(family, name, Verdict.FAILED,
                                   f"{f.message} — on a path the interpreter did not reach (not replayed)",
-                                  seconds=time.perf_counter() - t0))
+                                  seconds=time.perf_counter() - t0, unreplayed=True))
     return out
 
 
@@ -246,7 +246,7 @@ def _confirm(a: Analysis, r: Result) -> Result:
     dt = r.seconds + time.perf_counter() - t0
     if got is None:
         return Result(r.family, r.name, Verdict.FAILED,
-                      f"candidate not replayed by the interpreter: {r.reason}", seconds=dt)
+                      f"candidate not replayed by the interpreter: {r.reason}", seconds=dt, unreplayed=True)
     return Result(r.family, r.name, r.verdict, r.reason, {**cex, "replay": got}, dt)
 
 
@@ -495,7 +495,7 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
             got = confirm_rule(p, {R.ASYNC_SOURCE_REUSE}, None, lf.engine, lf.path)
             if got is None:
                 r = Result(r.family, r.name, Verdict.FAILED, f"{r.reason} — not replayed by the interpreter",
-                           seconds=r.seconds)
+                           seconds=r.seconds, unreplayed=True)
             else:
                 r = Result(r.family, r.name, r.verdict, r.reason,
                            {"kind": "rule", "rule": R.ASYNC_SOURCE_REUSE, "engine": lf.engine, "path": list(lf.path),

@@ -850,7 +850,7 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
                 why = "the tensor is also written by an earlier phase, whose writes the slice does not model"
             if why:
                 verdict, reason = Verdict.FAILED, f"refuted in slice {j} as a standalone program ({reason}), but {why}"
-        out.append(Result(r.family, name, verdict, reason, cex, r.seconds))
+        out.append(Result(r.family, name, verdict, reason, cex, r.seconds, unreplayed=r.unreplayed))
     return out
 
 
@@ -1034,7 +1034,7 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
     if got is None:
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
-                      seconds=time.perf_counter() - t0)
+                      seconds=time.perf_counter() - t0, unreplayed=True)
     return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, str(cex["summary"]), {**cex, "replay": got},
                   time.perf_counter() - t0)
 

@@ -96,9 +96,10 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     # say) leave it with no engine of the component: the stuck query asks that wait's counter model, which it lacks.
     waited = {(lf.op.sem, a.views[e].program.site) for e in comp for lf in a.views[e].leaves
               if isinstance(lf.op, SemWait)}
-    unsupported = sorted({w.name + ": " + w.why for key, w in a.words.items()
-                          if w.kind == "unsupported" and (key in waited or {lf.engine for lf in (
-                              *w.incs, *w.sets, *w.waits, *w.flags)} & comp)})
+    outside = sorted({w.name: w.why for key, w in a.words.items()
+                      if w.kind == "unsupported" and (key in waited or {lf.engine for lf in (
+                          *w.incs, *w.sets, *w.waits, *w.flags)} & comp)}.items())
+    unsupported = [f"{n}: {why}" for n, why in outside]
     # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
     inexact_here = sorted(w.name for w in a.words.values()
                           if w.name in inexact and w.kind in ("reset", "flag", "monotone")
@@ -114,7 +115,11 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         if inexact_here:
             why.append("exact counting of " + ", ".join(inexact_here) + " did not prove (see the semaphore family), "
                        "so the counter model is not known faithful; the interpreter's search found no deadlock")
-        return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0)
+        # Failed because those words' counting did not prove (``sem-exact:W`` names the word's exact counting,
+        # which ``assume.assumptions`` lists for this component too): the report groups it under their findings.
+        blocked = tuple(f"{R.SEM_EXACT}:{n}" for n in sorted({n for n, _ in outside} | set(inexact_here)))
+        return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0,
+                      blocked_by=blocked)
     if method != "search":
         witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
         if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) or method == "schedule":

@@ -35,6 +35,11 @@ class Result:
     dict for refutations (its ``kind`` says how to read it); ``seconds`` is wall time spent on it.
     ``assumes`` names the obligations its proof leans on (e.g. a deadlock proof on the exact counting of the
     semaphore words it models): a proved result stays proved only while each of them is proved (``settle``).
+    ``blocked_by`` names, for a ``failed-to-prove`` result, the assumptions (names as in ``assumes``; ``sem-exact:W``
+    for a word whose exact counting did not prove) whose not being proved is why it failed: ``settle``'s downgrade,
+    or a family that cannot decide without them (a deadlock component on an inexact word). ``unreplayed``: it failed
+    because the interpreter did not reproduce its candidate counterexample. Neither changes a verdict; the report
+    groups such a result under the refuted finding that explains it (``verispatial/report/consequences.py``).
     """
 
     family: str
@@ -44,15 +49,17 @@ class Result:
     counterexample: dict[str, Any] | None = None
     seconds: float = 0.0
     assumes: tuple[str, ...] = ()
+    blocked_by: tuple[str, ...] = ()
+    unreplayed: bool = False
 
 
 def settle(results: Iterable[Result]) -> list[Result]:
     """Every verdict on its own (issue 7): a ``proved`` result one of whose ``assumes`` is not a proved obligation
     (refuted, failed to prove, an error, or no result of that name at all) becomes ``failed-to-prove``, its reason
-    naming the assumption and its verdict; repeated until nothing changes, so a downgrade propagates along chains of
-    assumptions. Mutual assumptions among proved results stay proved: each such group is one joint induction over
-    time (the first state breaking any of them is reached by a history in which all held), as docs/checker.md
-    argues for each. Order and every other field are kept."""
+    naming the assumption and its verdict, ``blocked_by`` the assumptions not proved; repeated until nothing
+    changes, so a downgrade propagates along chains of assumptions. Mutual assumptions among proved results stay
+    proved: each such group is one joint induction over time (the first state breaking any of them is reached by a
+    history in which all held), as docs/checker.md argues for each. Order and every other field are kept."""
     out = list(results)
     while True:
         verdicts: dict[str, list[Verdict]] = {}
@@ -67,7 +74,7 @@ def settle(results: Iterable[Result]) -> list[Result]:
                 continue
             what = ", ".join(f"{n} ({'/'.join(sorted({v.value for v in verdicts[n]})) if n in verdicts else 'no such obligation'})"
                              for n in bad)
-            out[i] = attrs.evolve(r, verdict=Verdict.FAILED,
+            out[i] = attrs.evolve(r, verdict=Verdict.FAILED, blocked_by=tuple(bad),
                                   reason=f"not proved on its own: it assumes {what}; proved only under that assumption: "
                                          f"{r.reason}")
             verdicts[r.name] = [Verdict.FAILED if x == Verdict.PROVED else x for x in verdicts[r.name]]
@@ -110,7 +117,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON report (``certify --json``): ``program``, ``target``, ``exit_code``, ``seconds`` and every result
-        (family, name, verdict, reason, counterexample, the obligations its proof assumes, seconds); ``cached``
+        (family, name, verdict, reason, counterexample, the obligations its proof assumes, seconds; a failure to prove
+        also ``blocked_by`` and ``unreplayed`` when it has them: ``Result``); ``cached``
         names the proof cache entry when every result came from it."""
         out: dict[str, Any] = {
             "program": self.program,
@@ -126,6 +134,8 @@ class Report:
                     "counterexample": r.counterexample,
                     "assumes": list(r.assumes),
                     "seconds": round(r.seconds, 3),
+                    **({"blocked_by": list(r.blocked_by)} if r.blocked_by else {}),
+                    **({"unreplayed": True} if r.unreplayed else {}),
                 }
                 for r in self.results
             ],
@@ -165,6 +175,9 @@ def result_from_data(d: Any) -> Result:
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 raise ValueError("seconds: a number")
             v = float(v)
+        elif f.name == "unreplayed":
+            if not isinstance(v, bool):
+                raise ValueError("unreplayed: a boolean")
         elif f.name == "counterexample":
             if v is not None and not isinstance(v, dict):
                 raise ValueError("counterexample: an object or null")

@@ -124,14 +124,18 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
                      certificate_out: str | None, expect: str = "proved") -> int:
     """Write the reports of a certify run (files first, all computed before any is written) and print them."""
+    from verispatial.report.consequences import annotate_json, grouped
+
     worst = _worst([fr.report.exit_code for _, fr in done])
+    groupings = [grouped(fr.report, fr.program) for _, fr in done]  # consequences under their findings: display only
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
         from verispatial.report.sarif import Artifact, read_text, sarif_log
 
         arts = [Artifact(Path(path).as_posix(), fr.report,
-                         read_text(path) if fr.report.exit_code != EXIT_OK else None) for path, fr in done]
+                         read_text(path) if fr.report.exit_code != EXIT_OK else None, g)
+                for (path, fr), g in zip(done, groupings, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:
         from verispatial.report.junit import junit_xml, report_cases
@@ -158,15 +162,15 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         budget.check_interrupt()
         sys.stderr.write(f"verispatial: no certificate written to {certificate_out}: {refusal}\n")
     if as_json:
-        docs = [fr.report.to_json() for _, fr in done]
+        docs = [annotate_json(fr.report.to_json(), g) for (_, fr), g in zip(done, groupings, strict=True)]
         if certificate_out is not None:
             docs[0]["write_certificate"] = {"path": certificate_out, "written": refusal is None, "reason": refusal}
         write_json(docs[0] if len(docs) == 1 else docs)
     else:
         from verispatial.report.text import report_lines
 
-        for _, fr in done:
-            emit(report_lines(fr.report, fr.shape))
+        for (_, fr), g in zip(done, groupings, strict=True):
+            emit(report_lines(fr.report, fr.shape, g))
     return worst
 
 

@@ -40,6 +40,7 @@ import attrs
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
 from verispatial.report import rule_help
+from verispatial.report.consequences import Grouping
 from verispatial.report.sources import located_sources
 
 #: The ``$schema`` of the documents written: the official schema's own id.
@@ -206,11 +207,14 @@ def locate(text: str, pointers: Iterable[str]) -> dict[str, tuple[int, int]]:
 @attrs.frozen
 class Artifact:
     """One program file of the log: ``path`` as given (relative to the current directory, or absolute), its JSON
-    ``text`` (None when it cannot be read: results then sit at line 1 of the file) and the report on it."""
+    ``text`` (None when it cannot be read: results then sit at line 1 of the file), the report on it and its
+    ``grouping`` (``consequences.py``: a consequence's result names its finding in ``properties.consequenceOf``
+    and relates the finding's place; the finding lists them in ``properties.consequences``)."""
 
     path: str
     report: Report
     text: str | None = None
+    grouping: Grouping | None = None
 
 
 @attrs.frozen
@@ -396,6 +400,14 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                 index = ProgramIndex.of(doc)
         pointers = {id(r): pointer_of(r, index) for r in bad}
         where = locate(art.text, {p for p in pointers.values() if p}) if art.text is not None and doc else {}
+
+        def physical(r: Result, where: dict[str, tuple[int, int]] = where, pointers: dict[int, str] = pointers,
+                     path: str = art.path) -> dict[str, Any]:
+            line, col = where.get(pointers[id(r)], (1, 1))
+            return {"artifactLocation": places.location(path), "region": places.region(path, line, col)}
+
+        grouping = art.grouping
+        finding_at = {r.name: physical(r) for r in bad if grouping is not None and r.name in grouping.findings}
         for r in bad:
             kind = rule_kind(r.name)
             text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {r.reason}" if r.reason else "")
@@ -403,9 +415,7 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
             if isinstance(summary, str) and summary != r.reason:
                 text += f" ({summary})"
             ptr = pointers[id(r)]
-            line, col = where.get(ptr, (1, 1))
-            phys: dict[str, Any] = {"artifactLocation": places.location(art.path),
-                                    "region": places.region(art.path, line, col)}
+            phys: dict[str, Any] = physical(r)
             # A program read by a front end: the alert sits at the line the engineer wrote, the op in program.json
             # (and any further source lines the counterexample names) beside it.
             srcs = located_sources(r.counterexample)
@@ -423,6 +433,14 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                                      "jsonPointer": ptr}
             if r.assumes:
                 props["assumes"] = list(r.assumes)
+            root = grouping.of.get(r.name) if grouping is not None else None
+            if root is not None and root in finding_at:
+                # A consequence of a refuted finding (report/consequences.py): related to that finding's place.
+                props["consequenceOf"] = root
+                related.append({"id": len(related) + 1, "physicalLocation": finding_at[root],
+                                "message": {"text": f"not proved because of the refuted finding {root}"}})
+            elif grouping is not None and grouping.under(r.name):
+                props["consequences"] = grouping.under(r.name)
             if r.counterexample is not None:
                 props["counterexample"] = r.counterexample
             k = rule(kind, r.family)

@@ -1,16 +1,17 @@
 """The human report of one certify run: a header line (program, target, engine programs, ops), one line per
-obligation family (proved / refuted / failed-to-prove / error and seconds), each refutation with its counterexample,
-each failure to prove and each error with its reason, and the verdict line."""
+obligation family (proved / refuted / failed-to-prove / error and seconds), each refutation with its counterexample
+and the failures to prove it explains (its consequences, ``consequences.py``), every other failure to prove and each
+error with its reason, and the verdict line."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from verispatial.certify.report import Report, Verdict
+from verispatial.certify.report import Report, Result, Verdict
 
 if TYPE_CHECKING:
-    pass
+    from verispatial.report.consequences import Grouping
 
 #: Styles (rich) per verdict.
 STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
@@ -87,31 +88,60 @@ def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
             for fam, results in report.by_family().items()}
 
 
-def tally(report: Report) -> str:
-    """``N proved, N refuted, N failed-to-prove, N error of N obligations in S s``."""
+def tally(report: Report, grouping: Grouping | None = None) -> str:
+    """``N proved, N refuted, N failed-to-prove, N error of N obligations in S s``; with ``grouping``, when anything
+    was refuted, also ``; N findings with N consequences, N other failed-to-prove`` (a consequence is one of the
+    failures to prove, counted once there and once here)."""
     counts = {v: sum(1 for r in report.results if r.verdict == v) for v in Verdict}
-    return (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
-            f"{counts[Verdict.FAILED]} failed-to-prove, {counts[Verdict.ERROR]} error "
-            f"of {len(report.results)} obligations in {report.seconds:.2f} s")
-
-
-def unproved_lines(report: Report) -> list[tuple[str, str]]:
-    """(text, style) per obligation that failed to prove or errored: its reason, then what it assumes (shared by
-    ``report_lines`` and ``explain``, which has no picture for these but must say why)."""
-    out: list[tuple[str, str]] = []
-    for r in report.results:
-        if r.verdict in (Verdict.FAILED, Verdict.ERROR):
-            out.append((f"{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}",
-                        STYLE[r.verdict.value]))
-            if r.assumes:
-                out.append((f"    assumes: {', '.join(r.assumes)}", ""))
+    out = (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
+           f"{counts[Verdict.FAILED]} failed-to-prove, {counts[Verdict.ERROR]} error "
+           f"of {len(report.results)} obligations in {report.seconds:.2f} s")
+    if grouping is not None and grouping.findings:
+        c = grouping.counts()
+        out += (f"; {_n(c['findings'], 'finding')} with {_n(c['consequences'], 'consequence')}, "
+                f"{c['other_failed_to_prove']} other failed-to-prove")
     return out
 
 
-def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]]:
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def _unproved(r: Result, indent: str = "") -> list[tuple[str, str]]:
+    out = [(f"{indent}{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}", STYLE[r.verdict.value])]
+    if r.assumes:
+        out.append((f"{indent}    assumes: {', '.join(r.assumes)}", ""))
+    return out
+
+
+def unproved_lines(report: Report, grouping: Grouping | None = None) -> list[tuple[str, str]]:
+    """(text, style) per obligation that failed to prove or errored: its reason, then what it assumes (shared by
+    ``report_lines`` and ``explain``, which has no picture for these but must say why). With ``grouping``, the
+    consequences of a refuted finding are left out (``report_lines`` lists them under it)."""
+    out: list[tuple[str, str]] = []
+    for r in report.results:
+        if r.verdict in (Verdict.FAILED, Verdict.ERROR) and (grouping is None or r.name not in grouping.of):
+            out += _unproved(r)
+    return out
+
+
+def consequence_lines(report: Report, grouping: Grouping, finding: str) -> list[tuple[str, str]]:
+    """The failures to prove grouped under refuted ``finding``, indented under it: a heading, then each with its
+    reason (they stay failed-to-prove: fixing the finding and certifying again decides them)."""
+    names = grouping.under(finding)
+    if not names:
+        return []
+    by = {r.name: r for r in report.results}
+    out = [(f"    consequences ({len(names)} failed-to-prove, not proved because of this finding):", "")]
+    for n in names:
+        out += _unproved(by[n], "      ")
+    return out
+
+
+def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | None = None) -> list[tuple[str, str]]:
     """The human report as (text, style) lines: header, one line per family, each refutation with its
-    counterexample, each failure to prove and each error with its reason, and the verdict. ``shape`` is
-    ``program_summary`` of the program (engine programs, ops)."""
+    counterexample (and, with ``grouping``, its consequences), each other failure to prove and each error with its
+    reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops)."""
     engines, ops = shape
     out: list[tuple[str, str]] = [
         (f"program {report.program}  target {report.target}  engines {engines}  ops {ops}", "bold")
@@ -134,9 +164,11 @@ def report_lines(report: Report, shape: tuple[int, int]) -> list[tuple[str, str]
             if r.counterexample:
                 out += [(f"    at {src}", "bold") for src in source_lines(r.counterexample)]
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
-    out += unproved_lines(report)
+            if grouping is not None:
+                out += consequence_lines(report, grouping, r.name)
+    out += unproved_lines(report, grouping)
     code = report.exit_code
     word = VERDICT_WORD.get(code, "error")
     style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")
-    out.append((f"verdict: {word} ({tally(report)})", "bold " + STYLE[style]))
+    out.append((f"verdict: {word} ({tally(report, grouping)})", "bold " + STYLE[style]))
     return out
