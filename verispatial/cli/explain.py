@@ -130,6 +130,7 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
 def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
                 cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
     """Certify PROGRAM.json (or a TT-Lang FILE.py at its example's shapes, or a tt-metal HOST.yaml, read as certify
-    reads them; counterexamples then name the source lines) and explain each refutation: a narrative and a picture (a deadlock's wait-for graph, a
+    reads them; counterexamples then name the source lines) and explain each refutation: a narrative and a picture
+    (a deadlock's wait-for graph, a
     violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
     return guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))
