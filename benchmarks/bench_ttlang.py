@@ -4,7 +4,10 @@ steps' refusals; then the shipped TT-Lang examples (examples/ttlang/: the pipes 
 The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
 ~/.cache/verispatial/vendor) as the tests do; offline the script says so and exits 2.
 
-    python benchmarks/bench_ttlang.py [--budget SECONDS] [NAME ...]   (NAME: e.g. matmul/step_2)
+    python benchmarks/bench_ttlang.py [--budget SECONDS] [--range NAME=LO:HI[:STEP]] [NAME ...]   (NAME: e.g. matmul/step_2)
+
+With ``--range`` (as ``verispatial certify --range``) each tutorial is read over that shape range: every shape class
+is certified, its CPU seconds summed; a tutorial whose output the parameter shapes is refused, and the line says so.
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
 failed-to-prove, and the line says so. With ``--sim SECONDS`` (and the simulator available: the extra
@@ -31,6 +34,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=300.0)
     ap.add_argument("--sim", type=float, default=0.0, help="also run the simulator once, with this timeout")
+    ap.add_argument("--range", action="append", default=[], dest="ranges", help="NAME=LO:HI[:STEP]")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     import pytest
@@ -50,15 +54,19 @@ def main() -> int:
         name = str(path.relative_to(tut)) if path.is_relative_to(tut) else str(path.relative_to(root))
         t0 = time.process_time()
         try:
-            (imp,) = import_file(str(path))
+            imps = import_file(str(path), ranges=args.ranges if path.is_relative_to(tut) else ())
         except VerispatialError as e:
-            print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {e}")
+            print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {str(e)[-160:]}")
             continue
         t1 = time.process_time()
-        with budget.deadline(args.budget):
-            rep = certify(imp.program)
+        bad = []
+        for imp in imps:
+            with budget.deadline(args.budget):
+                rep = certify(imp.program)
+            bad += [f"{r.name} {r.verdict.value}" for r in rep.results if r.verdict.value != "proved"]
         t2 = time.process_time()
-        bad = [f"{r.name} {r.verdict.value}" for r in rep.results if r.verdict.value != "proved"]
+        if len(imps) > 1:
+            name += f" ({len(imps)} classes)"
         verdict = "proved" if not bad else "; ".join(bad[:3])
         sim = ""
         if args.sim and path.is_relative_to(tut):
@@ -68,7 +76,7 @@ def main() -> int:
             if paths is not None:
                 outcome, cpu, _ = ttlang_sim.run(path, paths, timeout=args.sim)
                 sim = f"  simulator: {outcome} {cpu:.1f} s" if outcome != "timeout" else f"  simulator: >{args.sim:.0f} s"
-        print(f"{name:58} {len(imp.program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}{sim}", flush=True)
+        print(f"{name:58} {len(imps[0].program.programs):7} {t1 - t0:8.2f} {t2 - t1:9.2f}  {verdict}{sim}", flush=True)
     return 0
 
 

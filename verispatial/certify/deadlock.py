@@ -121,9 +121,17 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
         return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED, "; ".join(why), seconds=time.perf_counter() - t0,
                       blocked_by=blocked)
     if method != "search":
-        witness = _by_schedule(a, comp, name, trusted, trip_sets, t0)
+        witness, deferred = _by_schedule(a, comp, name, trusted, trip_sets, t0, long_runs=method == "schedule")
         if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) or method == "schedule":
             return witness
+        if deferred:
+            # The witness's derivation run is long (schedule.LONG_RUN): the search first, the long run only if the
+            # search does not decide. Either proof is sound on its own, so the order changes only the cost.
+            searched = _component(a, comp, name, trusted, trip_sets, rlimit, t0, search)
+            if searched.verdict in (Verdict.PROVED, Verdict.REFUTED):
+                return searched
+            witness, _ = _by_schedule(a, comp, name, trusted, trip_sets, t0)
+            return witness if witness.verdict in (Verdict.PROVED, Verdict.REFUTED) else searched
     return _component(a, comp, name, trusted, trip_sets, rlimit, t0, search)
 
 
@@ -166,25 +174,28 @@ def _falling_waits(a: Analysis, comp: frozenset[str]) -> str:
 
 
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
-                 trip_sets: list[dict[str, int] | None], t0: float) -> Result:
+                 trip_sets: list[dict[str, int] | None], t0: float, long_runs: bool = True) -> tuple[Result, bool]:
     """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), REFUTED when the exhaustive run
     got stuck and the interpreter replays a deadlock there, else FAILED with the reason (a witness that does not
-    check says nothing about the program)."""
+    check says nothing about the program); and whether the attempt was deferred (``schedule.prove``'s
+    ``long_runs``)."""
     untrusted = sorted({b for e in comp for lf in a.views[e].leaves
                         if isinstance(b := getattr(lf.op, "buf", None), int) and b not in trusted})
     if untrusted:
         return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
-                      f"schedule witness needs trusted buffers; untrusted: {untrusted}", seconds=time.perf_counter() - t0)
+                      f"schedule witness needs trusted buffers; untrusted: {untrusted}",
+                      seconds=time.perf_counter() - t0), False
     shared = _falling_waits(a, comp)
     if shared:
-        return Result(R.DEADLOCK, name, Verdict.FAILED, f"schedule witness: {shared}", seconds=time.perf_counter() - t0)
-    got = schedule.prove(a, comp, trip_sets)
+        return Result(R.DEADLOCK, name, Verdict.FAILED, f"schedule witness: {shared}",
+                      seconds=time.perf_counter() - t0), False
+    got = schedule.prove(a, comp, trip_sets, long_runs=long_runs)
     if got.candidate is not None:
         # The exhaustive run got stuck: the interpreter driven to where it stuck may replay the deadlock.
         cex = replay_deadlock(a.program, got.candidate.decoded(), comp)
         if cex is not None:
             return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex.get("summary", R.DEADLOCK), cex,
-                          seconds=time.perf_counter() - t0)
+                          seconds=time.perf_counter() - t0), False
     verdict = Verdict.PROVED if got.proved else Verdict.FAILED
     if not got.proved:
         reason = f"schedule witness: {got.reason}"
@@ -193,7 +204,22 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
     else:
         reason = (f"{len(comp)} engines, schedule witness checked symbolically over loop indices"
                   + (" and trip values" if a.linear and a.program.trips else ""))
-    return Result(R.Family.DEADLOCK.value, name, verdict, reason, seconds=time.perf_counter() - t0)
+    return Result(R.Family.DEADLOCK.value, name, verdict, reason, seconds=time.perf_counter() - t0), got.deferred
+
+
+#: Fraction of the budget of the one symbolic query ``_symbolic_unsat`` asks before the trips are enumerated.
+SYMBOLIC_FIRST = 8
+
+
+def _symbolic_unsat(a: Analysis, comp: frozenset[str], name: str, trusted: set[int], rlimit: int) -> bool:
+    """Whether the stuck query over symbolic trips (each in ``[0, max]``: the very assignments ``Analysis.trip_sets``
+    enumerates when counts are not linear in the loop indices) is unsat within ``rlimit // SYMBOLIC_FIRST``: then no
+    assignment has a stuck state, which the enumeration would ask one query per assignment to show (64 queries of a
+    TT-Lang ``--range K=128:8192:128``). Anything else (sat, unknown) says nothing: the caller enumerates as before."""
+    sq = StateQuery(a, name, comp, trusted, None, max(rlimit // SYMBOLIC_FIRST, 1))
+    sq.q.add(_stuck(sq), "stuck")
+    sq.restrict()
+    return sq.q.check().status == Status.UNSAT
 
 
 def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
@@ -201,6 +227,9 @@ def _component(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     reason = f"{len(comp)} engines, symbolic over loop indices" + (
         " and trip values" if a.linear and a.program.trips else "")
     unreplayed = 0
+    if len(trip_sets) > 1 and _symbolic_unsat(a, comp, name, trusted, rlimit):
+        return Result(R.Family.DEADLOCK.value, name, Verdict.PROVED, reason + " (one query over every trip value)",
+                      seconds=time.perf_counter() - t0)
     for trips in trip_sets:
         sq = StateQuery(a, name, comp, trusted, trips, rlimit)
         sq.q.add(_stuck(sq), "stuck")

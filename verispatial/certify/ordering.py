@@ -203,12 +203,27 @@ def _exact_tiles(lf: Leaf) -> set[int] | None:
     return {x + k for x in starts for k in range(op.tiles)}
 
 
-def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int) -> bool | None:
-    """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile."""
-    h1, h2 = _hull(p, l1), _hull(p, l2)
+Footprints = dict[tuple[str, int], tuple[tuple[int, int] | None, frozenset[int] | None]]
+
+
+def _footprint(p: Program, lf: Leaf, memo: Footprints | None
+               ) -> tuple[tuple[int, int] | None, frozenset[int] | None]:
+    """``(tile_hull, _tile_set)`` of access ``lf``, computed once per leaf when ``memo`` is given."""
+    if memo is None:
+        return _hull(p, lf), _tile_set(p, lf)
+    key = (lf.engine, lf.index)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (_hull(p, lf), _tile_set(p, lf))
+    return got
+
+
+def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int, memo: Footprints | None = None) -> bool | None:
+    """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile.
+    ``memo``: footprints of the accesses already computed (``_footprint``), one dict per program."""
+    (h1, t1), (h2, t2) = _footprint(p, l1, memo), _footprint(p, l2, memo)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
-    t1, t2 = _tile_set(p, l1), _tile_set(p, l2)
     if t1 is not None and t2 is not None and t1.isdisjoint(t2):
         return False  # interleaved but disjoint (a grid's nodes striding over one tensor): no query either
     q = Query("tile-overlap", rlimit)
@@ -451,16 +466,36 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
         read={"engine": r.engine, "path": list(r.path)}, write={"engine": w.engine, "path": list(w.path)})]
 
 
+#: Most (tile, pair of writes) incidences ``_write_write`` enumerates to find the pairs whose tile sets meet
+#: (writes sharing many tiles: then every pair is tested on its own).
+MEET_LIMIT = 200_000
+
+
 def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf], rlimit: int) -> list[Result]:
     """Two engines' writes that may share a tile: neither issues an occurrence of a common tile while the other's
     occurrence of it is incomplete (DESIGN §5: no two sites write the same tile unordered)."""
     out: list[Result] = []
+    memo: Footprints = {}
+    # Pairs whose tile sets (``_tile_set``) meet, from one map tile -> writes (linear in the tiles, where testing
+    # every pair's sets is quadratic in the writes: 32,640 pairs on the 64-node matmul tutorial). A pair with
+    # an unknown set (None) is left to ``_may_share_tile``, as is every pair that meets.
+    sets = [_footprint(a.program, w, memo)[1] for w in writes]
+    by_tile: dict[int, list[int]] = {}
+    for i, ts in enumerate(sets):
+        for tile in ts or ():
+            by_tile.setdefault(tile, []).append(i)
+    meet: set[tuple[int, int]] | None = None
+    if sum(len(ws) * (len(ws) - 1) // 2 for ws in by_tile.values()) <= MEET_LIMIT:
+        meet = {(i, j) for ws in by_tile.values() if len(ws) > 1 for k, i in enumerate(ws) for j in ws[k + 1:]}
     for i, w1 in enumerate(writes):
-        for w2 in writes[i + 1:]:
+        for j in range(i + 1, len(writes)):
+            w2 = writes[j]
             if w1.engine == w2.engine:
                 continue
+            if meet is not None and sets[i] is not None and sets[j] is not None and (i, j) not in meet:
+                continue  # disjoint tile sets: what _may_share_tile would conclude first, without a query
             name = f"{R.HB_WRITE_WRITE}:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
-            share = _may_share_tile(a.program, w1, w2, rlimit)
+            share = _may_share_tile(a.program, w1, w2, rlimit, memo)
             if share is False:
                 continue
             if share is None:

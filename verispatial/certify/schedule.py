@@ -104,7 +104,8 @@ class Outcome:
     """What the schedule route concluded: ``proved`` or not, why, how many order and enabling obligations it
     checked, and how many of those it settled without a query of its own (enumerated, or proved up to renaming);
     ``exhaustive``: proved by a run that executed every occurrence (``by_run``), not by a symbolic check;
-    ``candidate``: where that run got stuck, for the interpreter to replay (not proved)."""
+    ``candidate``: where that run got stuck, for the interpreter to replay (not proved); ``deferred``: not tried
+    to the end, the derivation run being longer than ``LONG_RUN`` (``prove(long_runs=False)``)."""
 
     proved: bool
     reason: str
@@ -112,6 +113,7 @@ class Outcome:
     settled: int = 0
     exhaustive: bool = False
     candidate: Stuck | None = None
+    deferred: bool = False
 
 
 def r_leaves(view: EngineView) -> list[Leaf]:
@@ -121,7 +123,7 @@ def r_leaves(view: EngineView) -> list[Leaf]:
 # ----------------------------------------------------------------------------------------------- derivation
 def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, ...],
                  idx: tuple[int, ...], env: dict[str, tuple[int, int]] | None = None,
-                 wanted: frozenset[tuple[int, ...]] | None = None,
+                 wanted: frozenset[tuple[int, ...]] | None = None, cap: int | None = None,
                  ) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
     """(path, iteration vector over the enclosing loops) of every leaf occurrence, in program order; an ``If``
     runs its body when its guard admits the current iteration of its loop (``env``: var -> (index, count)).
@@ -130,7 +132,8 @@ def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, 
     and all (a loop of 2**31 reads around no wanted leaf costs nothing). A loop whose middle iteration (neither
     first nor last) yields nothing is not iterated further: every middle iteration runs the same ops (an ``If``
     reads only whether its iteration is the first or the last), so the rest jump to the last. Checks the budget
-    at every iteration of a loop."""
+    at every iteration of a loop. ``cap``: every loop runs at most that many iterations (the shrunk run of
+    ``derive_stretched``; an ``If`` then reads first and last of the shrunk count)."""
     env = env or {}
     for i, op in enumerate(ops):
         path = (*prefix, i)
@@ -138,18 +141,20 @@ def _occurrences(ops: tuple[Op, ...], trips: dict[str, int], prefix: tuple[int, 
             continue
         if isinstance(op, Loop):
             n = count_value(op.count, trips)
+            if cap is not None:
+                n = min(n, cap)
             k = 0
             while k < n:
                 budget.check()
                 got = False
-                for occ in _occurrences(op.body, trips, path, (*idx, k), {**env, op.var: (k, n)}, wanted):
+                for occ in _occurrences(op.body, trips, path, (*idx, k), {**env, op.var: (k, n)}, wanted, cap):
                     got = True
                     yield occ
                 k = n - 1 if not got and 0 < k < n - 1 else k + 1
         elif isinstance(op, If):
             k, n = env[op.var]
             if op.when.holds(k, n):
-                yield from _occurrences(op.body, trips, path, idx, env, wanted)
+                yield from _occurrences(op.body, trips, path, idx, env, wanted, cap)
         else:
             yield path, idx
 
@@ -160,9 +165,9 @@ def _prefixes(paths: Iterable[tuple[int, ...]]) -> frozenset[tuple[int, ...]]:
 
 
 def _stream(view: EngineView, leaves: dict[tuple[int, ...], Leaf],
-            trips: dict[str, int]) -> Iterator[tuple[Leaf, tuple[int, ...]]]:
-    """Occurrences of ``view``'s R leaves in program order."""
-    for path, it in _occurrences(view.program.ops, trips, (), (), wanted=_prefixes(leaves)):
+            trips: dict[str, int], cap: int | None = None) -> Iterator[tuple[Leaf, tuple[int, ...]]]:
+    """Occurrences of ``view``'s R leaves in program order (every loop run at most ``cap`` times, if given)."""
+    for path, it in _occurrences(view.program.ops, trips, (), (), wanted=_prefixes(leaves), cap=cap):
         if path in leaves:
             yield leaves[path], it
 
@@ -237,7 +242,7 @@ def _tests(a: Analysis, lf: Leaf) -> object:
 Occ = tuple[int, tuple[int, ...]]  # (leaf index, iteration vector) of one engine
 
 
-def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> int | None:
+def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int], cap: int | None = None) -> int | None:
     """How many R occurrences a run of ``comp`` to its end executes under ``trips`` (each R leaf as often as its
     loops run), or None when an If guards some of them (then only the run itself knows)."""
     total = 0
@@ -247,7 +252,8 @@ def _run_length(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> int
         for lf in r_leaves(a.views[e]):
             n = 1
             for lc in lf.loops:
-                n *= count_value(lc.count, trips)
+                c = count_value(lc.count, trips)
+                n *= c if cap is None else min(c, cap)
             total += n
     return total
 
@@ -265,6 +271,59 @@ def derive(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> Schedule
     return run if isinstance(run, str) else _fit(a, comp, *run)
 
 
+#: Iterations per loop of the shrunk run ``derive_stretched`` derives from (at least 2: a period needs two).
+STRETCH_CAP = 4
+
+
+def derive_stretched(a: Analysis, comp: frozenset[str], trips: dict[str, int],
+                     cap: int = STRETCH_CAP) -> Schedule | None:
+    """A candidate schedule from the as-soon-as-possible run of the program with every loop cut to at most ``cap``
+    iterations, stretched to the full counts (``_stretch``), or None when that run gets stuck or no offsets fit.
+    Like ``derive``, untrusted: only ``check`` proves, and a candidate that does not check sends the caller to
+    ``derive``. Its cost does not grow with the loop counts (``derive``'s run executes every occurrence: 199,683 on
+    the TT-Lang matmul tutorial step 3)."""
+    run = _asap(a, comp, trips, cap)
+    if isinstance(run, (Stuck, str)):
+        return None
+    s = _fit(a, comp, *run)
+    return None if isinstance(s, str) else _stretch(a, comp, s, trips, cap)
+
+
+def _stretch(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int], cap: int) -> Schedule:
+    """``s`` (fitted to a run whose loops ran at most ``cap`` iterations) stretched to the loops' counts under
+    ``trips``: each loop ``M`` of count ``n`` run ``n' = min(n, cap)`` times, whose body's own loops grew by ``cs``
+    time units (the sum of their extras), gets period ``p + cs`` and delays every later op of its engine by its
+    extra ``(n - n') * p + n * cs`` (its last occurrence ends that much later); a leaf's offset grows by the extras
+    of the loops before it in its enclosing bodies. Matched loops of two engines (equal periods in the shrunk run:
+    a producer's and its consumer's) stretch alike, so the shrunk run's precedences keep their slack."""
+    offset = dict(s.offset)
+    period = dict(s.period)
+    for e in sorted(comp):
+        leaf_at = {lf.path: lf for lf in a.views[e].leaves}
+
+        def body(ops: tuple[Op, ...], prefix: tuple[int, ...], base: int, e: str = e,
+                 leaf_at: dict[tuple[int, ...], Leaf] = leaf_at) -> int:
+            shift = 0
+            for i, op in enumerate(ops):
+                path = (*prefix, i)
+                if isinstance(op, Loop):
+                    cs = body(op.body, path, base + shift)
+                    n = count_value(op.count, trips)
+                    if n <= 0:
+                        continue
+                    p = s.period[(e, path)]
+                    period[(e, path)] = p + cs
+                    shift += (n - min(n, cap)) * p + n * cs
+                elif isinstance(op, If):
+                    shift += body(op.body, path, base + shift)
+                elif (key := (e, leaf_at[path].index)) in offset:
+                    offset[key] = s.offset[key] + base + shift
+            return shift
+
+        body(a.views[e].program.ops, (), 0)
+    return Schedule(offset, period)
+
+
 @attrs.frozen
 class Stuck:
     """Where the as-soon-as-possible run of the counter model got stuck: each engine of the component at its next
@@ -277,16 +336,18 @@ class Stuck:
         return Decoded({}, dict(self.at))
 
 
-def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int]) -> tuple[Times, Precedences] | Stuck | str:
+def _asap(a: Analysis, comp: frozenset[str], trips: dict[str, int],
+          cap: int | None = None) -> tuple[Times, Precedences] | Stuck | str:
     """The as-soon-as-possible run of the counter model under ``trips``: in each round every engine of ``comp``
     whose next R occurrence is enabled in the state at the round's start (every occurrence of an earlier round
     executed, none of a later one) executes it. Returns each occurrence's round and the precedences the run
-    exhibits, or why it did not finish (stuck, or longer than ``DERIVE_LIMIT``)."""
-    total = _run_length(a, comp, trips)
+    exhibits, or why it did not finish (stuck, or longer than ``DERIVE_LIMIT``). ``cap``: every loop runs at most
+    that many iterations (a run of a shrunk program, for ``derive_stretched``; never a proof)."""
+    total = _run_length(a, comp, trips, cap)
     if total is not None and total > DERIVE_LIMIT:
         return f"the derivation run would execute {total} occurrences, more than {DERIVE_LIMIT}"
     by_path = {e: {lf.path: lf for lf in r_leaves(a.views[e])} for e in comp}
-    streams = {e: _stream(a.views[e], by_path[e], trips) for e in sorted(comp)}
+    streams = {e: _stream(a.views[e], by_path[e], trips, cap) for e in sorted(comp)}
     nxt: dict[str, tuple[Leaf, tuple[int, ...]] | None] = {e: next(s, None) for e, s in streams.items()}
     state = _Concrete(a, comp)
     times: dict[tuple[str, int], dict[tuple[int, ...], int]] = {}
@@ -623,11 +684,19 @@ def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
                          "(an exhaustive schedule witness)", exhaustive=True)
 
 
+#: Occurrences past which ``prove(long_runs=False)`` leaves a derivation run to the caller's later call: the
+#: run costs about 20 us an occurrence (4 s for the 199,683 of the TT-Lang matmul tutorial step 3, whose run then
+#: fits no affine schedule, while the search proves it in 0.1 s).
+LONG_RUN = 20_000
+
+
 def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | None],
-          rlimit: int = CHECK_RLIMIT) -> Outcome:
+          rlimit: int = CHECK_RLIMIT, long_runs: bool = True) -> Outcome:
     """Derive a schedule for ``comp`` and check it for every entry of ``trip_sets`` (None: symbolic trips; the
     derivation then runs at each trip's maximum). Proved only if every check is unsat. With ``smt.shortcuts``, a
-    component of more than ``RUN_PROOF_LEAVES`` R leaves is first tried ``by_run``."""
+    component of more than ``RUN_PROOF_LEAVES`` R leaves is first tried ``by_run``. Each trip set is first tried
+    with the cheap candidate of ``derive_stretched``, then with ``derive``'s; ``long_runs`` False: a ``derive`` run
+    of more than ``LONG_RUN`` occurrences is not made, the outcome is ``deferred`` (not proved)."""
     if smt.shortcuts() and sum(len(r_leaves(a.views[e])) for e in comp) > RUN_PROOF_LEAVES:
         got = by_run(a, comp)
         if got is not None:
@@ -635,6 +704,17 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
     total = settled = 0
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
+        quick = derive_stretched(a, comp, run_trips)
+        if quick is not None:
+            out = check(a, comp, quick, trips, rlimit)
+            if out.proved:
+                total += out.queries
+                settled += out.settled
+                continue
+        length = _run_length(a, comp, run_trips)
+        if not long_runs and length is not None and LONG_RUN < length <= DERIVE_LIMIT:
+            return Outcome(False, f"the derivation run would execute {length} occurrences (deferred)", total,
+                           settled, deferred=True)
         s = derive(a, comp, run_trips)
         if isinstance(s, str):
             return Outcome(False, s, total)
