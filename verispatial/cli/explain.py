@@ -131,6 +131,6 @@ def explain_cmd(program: str, out_dir: str | None, html_out: str | None, as_json
                 cache_dir: str | None, no_cache: bool, quiet: bool) -> int:
     """Certify PROGRAM.json (or a TT-Lang FILE.py at its example's shapes, or a tt-metal HOST.yaml, read as certify
     reads them; counterexamples then name the source lines) and explain each refutation: a narrative and a picture
-    (a deadlock's wait-for graph, a
-    violation's or race's schedule as a timeline, an overlap on the memory map) as DOT and SVG."""
+    (a deadlock's wait-for graph, a violation's or race's schedule as a timeline, an overlap on the memory map) as
+    DOT and SVG."""
     return guard(as_json, lambda: run_explain(program, out_dir, html_out, as_json, jobs, cache_dir, no_cache, quiet))
