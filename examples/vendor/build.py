@@ -26,6 +26,7 @@ from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,
     Addr,
+    AtomicBarrier,
     Buffer,
     BufferAt,
     Compute,
@@ -50,6 +51,7 @@ from verispatial.ir import (
     Semaphore,
     SemInc,
     SemRole,
+    SemSet,
     SemWait,
     Site,
     Tensor,
@@ -72,6 +74,8 @@ UNARY_WRITER = f"{OPS}/eltwise/unary/device/kernels/dataflow/writer_unary_interl
 MOVE_OVERLAP = f"{OPS}/data_movement/move/device/kernels/dataflow/move_interleaved_with_overlap.cpp"
 SAMPLING_READER = f"{OPS}/reduction/sampling/device/kernels/dataflow/reader_values_indices_tensor.cpp"
 SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cpp"
+SORT = f"{OPS}/data_movement/sort/device/kernels/dataflow"
+SORT_EXCHANGE = f"{SORT}/cross_core_data_exchange_common.hpp"
 SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
 SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
 SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
@@ -326,6 +330,59 @@ def sampling_wt1(name: str = "sampling_wt1_wait2", wt: int = 1) -> Program:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The peer exchange of the cross-core sort: an exact wait on a cumulative counter (tt-metal #54590)
+# ---------------------------------------------------------------------------------------------------------
+
+#: Lines a broken variant quotes as the vendor wrote them before the fix, with the statement the ttnn 0.81.1
+#: wheel holds there now: (file, line) -> (pre-fix text, wheel text). The pre-fix texts are the issue's.
+PRE_FIX: dict[tuple[str, int], tuple[str, str]] = {
+    (SORT_EXCHANGE, 79): ("sem_self.wait(sem_counter);", "sem_self.wait_min(sem_counter);"),
+    (SORT_EXCHANGE, 111): ("sem_self.wait(sem_counter + 1);", "sem_self.wait_min(sem_counter + 1);"),
+}
+
+
+def sort_exchange(name: str = "sort_exchange_wait_min", exact: bool = False) -> Program:
+    """The semaphore handshake of one tile exchange between two peer cores of the cross-core sort
+    (``sort_noc_exchange_Wt_tiles``, ``cross_core_data_exchange_common.hpp:68-119``, called from
+    ``reader_cross_core_data_exchange.cpp:159`` on the reader of both cores of a pair), with
+    ``number_of_tiles_per_core`` = ``Wt`` = 1: each core increments its peer's word of the ``exchange`` semaphore
+    (``sem_self.up``, a remote atomic), waits for its acknowledgement, waits until its own word reaches
+    ``sem_counter`` = 1, increments the peer's word again and waits for 2, and resets its word to 0 after the loop.
+
+    ``exact`` the variant tt-metal #54590 reports: the two waits are ``sem_self.wait`` (``noc_semaphore_wait``, an
+    exact ``==``) on a counter the peer's next increment moves past the value waited for: a fast peer passes its
+    first wait, sends its second increment, and its slow peer's word reads 2 before it ever saw 1 -- both hang. The
+    wheel's fix waits ``wait_min`` (``>=``) at lines 79 and 111 (``PRE_FIX``).
+
+    A slice: the loop runs once at ``Wt`` = 1, so its body is transcribed at ``w`` = 0 with no loop op (line 68
+    has none); left out are the tile moves the handshake orders -- the reserves of the peer buffers (lines 70-71),
+    the waits and pops of this core's tiles (82-83, 105-106), the pushes (114-115), which pair with the compute
+    engine, and the two remote writes into the peer's buffer pages (90-101) with their barrier (103), which the
+    format has no op for (README "What vendor kernels do that the format cannot say yet", row 2). None of them
+    touches the word; the hang of the exact form is in the handshake alone."""
+    k = Kernel(SORT_EXCHANGE)
+    sites = (Site(0, 0), Site(1, 0))
+    cond = WaitCond.EQ if exact else WaitCond.GE
+    wait1, wait2 = (PRE_FIX[(SORT_EXCHANGE, n)][0 if exact else 1] for n in (79, 111))
+    programs = []
+    for i, s in enumerate(sites):
+        peer = sites[1 - i]
+        programs.append(engine(
+            s, Engine.READER,
+            k(77, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+            k(78, "noc.async_atomic_barrier();", AtomicBarrier()),
+            k(79, wait1, SemWait(0, cond, 1)),
+            k(109, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+            k(110, "noc.async_atomic_barrier();", AtomicBarrier()),
+            k(111, wait2, SemWait(0, cond, 2)),
+            k(119, "sem_self.set(0);", SemSet(0, 0))))
+    # sort_program_factory.cpp:1081: SEM_EXCHANGE ("exchange_readers") on every core of the range, initial value 0.
+    return Program(name, WORMHOLE,
+                   semaphores=(Semaphore(0, "exchange", sites, 0, SemRole.COUNTER, host_init=True),),
+                   programs=tuple(programs))
+
+
+# ---------------------------------------------------------------------------------------------------------
 # 4. Softmax along W (ttnn.softmax, interleaved, one core)
 # ---------------------------------------------------------------------------------------------------------
 
@@ -482,6 +539,8 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "broken/move_overlap_atomic_pending.json": move_overlap,
     "broken/sampling_wt1_wait2.json": sampling_wt1,
     "softmax_w.json": softmax,
+    "sort_exchange_wait_min.json": sort_exchange,
+    "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
 }
 
 
