@@ -25,6 +25,7 @@ from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, W
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
+from verispatial.petri.explore import explore
 from verispatial.report.sources import located, source_locations
 
 VENDOR = Path(__file__).resolve().parent.parent / "examples" / "vendor"
@@ -38,6 +39,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/sampling_wt1_wait2.json": ("deadlock",),
     "sort_exchange_wait_min.json": None,
     "broken/sort_exchange_exact_wait.json": ("semaphore", "deadlock"),
+    "broken/argmax_start_exact_wait.json": ("deadlock",),
 }
 
 
@@ -180,6 +182,29 @@ def test_exact_exchange_wait_hangs_when_the_peer_passes_its_value() -> None:
     fixed = _program("sort_exchange_wait_min.json")
     assert [[type(o).__name__ for o in e.ops] for e in fixed.programs] == [
         [type(o).__name__ for o in e.ops] for e in p.programs]
+
+
+def test_argmax_exact_start_wait_hangs_the_lapped_worker() -> None:
+    """tt-metal #50314: the reduce core sets its start word to ``k + 1`` (line 394) and multicasts it; on the
+    reduce_all path nothing holds it back inside the loop, so it sets 3 before the worker sampled 2 and the worker's
+    ``start_sem.wait(k + 1)`` (line 417 before the fix) never returns; the reduce core hangs at ``done_sem.wait``
+    (526). The fix (``wait_min``) is not proved — the word carries several values, which no protocol decides — but
+    the interpreter's search finds no violation in it, and nothing in it is refuted."""
+    rel = "broken/argmax_start_exact_wait.json"
+    p, r = _program(rel), _report(rel)
+    (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
+    assert dl.counterexample is not None
+    assert dl.counterexample["replayed_by"]
+    stuck = {s["position"]["engine"]: s for s in dl.counterexample["stuck"]}
+    assert stuck["(1,0).reader"]["position"]["op"] == "sem_wait(sem0, eq, 1+1*k)"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, dl)] == [
+        ("reader_argmax_interleaved_multicore.cpp", 526, "done_sem.wait(num_cores);"),
+        ("reader_argmax_interleaved_multicore.cpp", 417, "start_sem.wait(k + 1);")]
+    fixed = BUILD.argmax_start("argmax_start_wait_min", exact=False)
+    ok = certify(fixed)
+    assert [x.name for x in ok.results if x.verdict is Verdict.REFUTED] == []
+    assert "deadlock:(0,0).reader+1" in [x.name for x in ok.results if x.verdict is Verdict.FAILED]
+    assert explore(fixed).verdict == "ok"
 
 
 def test_eltwise_binary_ops_follow_the_kernels() -> None:
