@@ -252,7 +252,8 @@ def test_a_sharing_waiter_sees_pops_as_its_engine_does() -> None:
     net = net_of(compute_waits)
     assert [pl.marking for pl in net.places if pl.kind == "pushed"] == [0]
     reader_waits = _program(reader=(Reserve(0, 1), Push(0, 1), Wait(0, 1)), writer=pop)
-    assert _dead(reader_waits) and explore(reader_waits).verdict == "deadlock"
+    assert _dead(reader_waits)
+    assert explore(reader_waits).verdict == "deadlock"
     assert not [pl for pl in net_of(reader_waits).places if pl.kind == "pushed"]
 
 
