@@ -8,6 +8,7 @@ of the time, then mutated) rewritten by one or more *protocol rewrites*, each of
 - ``guard``: wrap an op of a loop body (or a run of them) in ``If(var, guard)`` of an enclosing loop;
 - ``affine``: a trip loop's count ``t`` becomes ``TripCount(t, scale, offset)``; a constant count may become one;
 - ``grow``: a wait inside a loop gets a threshold ``value + coef * index``;
+- ``setgrow``: a SemSet inside a loop stores ``value + coef * index`` (a word carrying several values);
 - ``mcast``: an increment of another site's word becomes a ``SemIncMcast`` to that site;
 - ``src``: a flag multicast reads a constant word other than its own (added as a handshake);
 - ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);

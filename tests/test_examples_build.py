@@ -142,10 +142,13 @@ def test_catalogue_lists_every_file_once() -> None:
         "reduce_scaler.json",
         "three_sections.json",
         "valid_source.json",
+        "vendor/broken/argmax_start_exact_wait.json",
         "vendor/broken/move_overlap_atomic_pending.json",
         "vendor/broken/sampling_wt1_wait2.json",
+        "vendor/broken/sort_exchange_exact_wait.json",
         "vendor/eltwise_binary.json",
         "vendor/softmax_w.json",
+        "vendor/sort_exchange_wait_min.json",
         "vendor/ttlang_multinode_matmul.json",
         "vendor_receiver.json",
     ]

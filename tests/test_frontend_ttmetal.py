@@ -17,7 +17,7 @@ from verispatial.cli import main  # noqa: E402
 from verispatial.errors import ParseError  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
 from verispatial.frontends.ttmetal.preprocess import preprocess  # noqa: E402
-from verispatial.ir.core import Guard, Site  # noqa: E402
+from verispatial.ir.core import Guard, Site, Term  # noqa: E402
 from verispatial.ir.ops import AcquireAcc, If, Loop, ReadTiles, SemInc, SemSet, SemWait, TripCount  # noqa: E402
 from verispatial.ir.program import walk  # noqa: E402
 
@@ -334,6 +334,35 @@ def test_semaphore_set_through_volatile_pointer(tmp_path: Path) -> None:
     p = import_host(tmp_path / "h.json")
     assert p.programs[0].ops[0] == SemSet(0, 0)
     assert str(p.programs[0].source_of((0,))) == "k.cpp:4:5: *p = 0;"
+
+
+def test_semaphore_set_of_the_iteration_number(tmp_path: Path) -> None:
+    """``noc_semaphore_set(p, k + 1)`` in a loop (argmax's ``start_sem.set(k + 1)``) and the same store through
+    the volatile pointer: a SemSet affine in ``k``; a value from a runtime range is refused by name."""
+    k = tmp_path / "k.cpp"
+    body = [
+        '#include "api/dataflow/dataflow_api.h"',
+        "void kernel_main() {",
+        "    volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0));",
+        "    for (uint32_t k = 0; k < 3; ++k) {",
+        "        noc_semaphore_set(p, k + 1);",
+        "        noc_semaphore_wait_min(p, k + 1);",
+        "    }",
+        "}",
+    ]
+    k.write_text("\n".join(body))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "sem", "kernel_root": str(tmp_path),
+            "semaphores": [{"name": "s", "initial_value": 0}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader"}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"]}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    p = import_host(tmp_path / "h.json")
+    (loop,) = p.programs[0].ops
+    assert loop.body[0] == SemSet(0, 1, (Term(loop.var, 1),))  # type: ignore[union-attr]
+    body[4] = "        *p = k + 1;"
+    k.write_text("\n".join(body))
+    (loop,) = import_host(tmp_path / "h.json").programs[0].ops
+    assert loop.body[0] == SemSet(0, 1, (Term(loop.var, 1),))  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------ vendor kernels (the pinned ttnn wheel)

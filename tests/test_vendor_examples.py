@@ -25,6 +25,7 @@ from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, W
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
+from verispatial.petri.explore import explore
 from verispatial.report.sources import located, source_locations
 
 VENDOR = Path(__file__).resolve().parent.parent / "examples" / "vendor"
@@ -36,6 +37,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "softmax_w.json": None,
     "broken/move_overlap_atomic_pending.json": ("async-noc",),
     "broken/sampling_wt1_wait2.json": ("deadlock",),
+    "sort_exchange_wait_min.json": None,
+    "broken/sort_exchange_exact_wait.json": ("semaphore", "deadlock"),
+    "broken/argmax_start_exact_wait.json": ("deadlock",),
 }
 
 
@@ -102,7 +106,9 @@ def test_broken_variant_is_refuted_in_its_family_and_replayed(rel: str) -> None:
     for x in refuted:
         if x.family in want:
             assert x.counterexample is not None
-            assert x.counterexample.get("replayed_by") or x.counterexample.get("kind") == "deadlock", x.name
+            replay = x.counterexample.get("replay") or {}  # a state rule's replay is nested under its name
+            assert (x.counterexample.get("replayed_by") or replay.get("replayed_by")
+                    or x.counterexample.get("kind") == "deadlock"), x.name
 
 
 def test_pending_atomic_names_the_vendor_increment() -> None:
@@ -151,6 +157,54 @@ def test_sampling_hangs_at_the_two_page_wait() -> None:
     # With Wt = 2 the same kernels run to the end.
     ok = certify(BUILD.sampling_wt1("sampling_wt2", wt=2))
     assert not [x.name for x in ok.results if x.family == "deadlock" and x.verdict is not Verdict.PROVED]
+
+
+def test_exact_exchange_wait_hangs_when_the_peer_passes_its_value() -> None:
+    """tt-metal #54590: each core of a sort exchange pair waits ``==`` 1 then ``==`` 2 on the word its peer
+    increments; a fast peer's second increment lands before the slow core sampled 1. The overshoot is refuted at
+    the first wait (cross_core_data_exchange_common.hpp:79, as it was before the fix), the hang is replayed with one
+    core stuck at ``== 1`` reading 2; the wheel's ``wait_min`` proves (above)."""
+    rel = "broken/sort_exchange_exact_wait.json"
+    p, r = _program(rel), _report(rel)
+    over = [x for x in r.results if x.name.startswith("sem-overshoot") and x.verdict is Verdict.REFUTED]
+    assert len(over) == 2
+    for x in over:
+        assert x.counterexample is not None
+        assert x.counterexample["replay"]["violation"]["rule"] == "sem-overshoot"
+        assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, x)][:1] == [
+            ("cross_core_data_exchange_common.hpp", 79, "sem_self.wait(sem_counter);")]
+    (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
+    assert dl.counterexample is not None
+    assert dl.counterexample["replayed_by"]
+    reasons = sorted(s["reason"] for s in dl.counterexample["stuck"])
+    assert "sem0@(1,0)=2, waits ==1" in reasons or "sem0@(0,0)=2, waits ==1" in reasons, reasons
+    # The fix is only the two waits: everything else is the same program.
+    fixed = _program("sort_exchange_wait_min.json")
+    assert [[type(o).__name__ for o in e.ops] for e in fixed.programs] == [
+        [type(o).__name__ for o in e.ops] for e in p.programs]
+
+
+def test_argmax_exact_start_wait_hangs_the_lapped_worker() -> None:
+    """tt-metal #50314: the reduce core sets its start word to ``k + 1`` (line 394) and multicasts it; on the
+    reduce_all path nothing holds it back inside the loop, so it sets 3 before the worker sampled 2 and the worker's
+    ``start_sem.wait(k + 1)`` (line 417 before the fix) never returns; the reduce core hangs at ``done_sem.wait``
+    (526). The fix (``wait_min``) is not proved — the word carries several values, which no protocol decides — but
+    the interpreter's search finds no violation in it, and nothing in it is refuted."""
+    rel = "broken/argmax_start_exact_wait.json"
+    p, r = _program(rel), _report(rel)
+    (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
+    assert dl.counterexample is not None
+    assert dl.counterexample["replayed_by"]
+    stuck = {s["position"]["engine"]: s for s in dl.counterexample["stuck"]}
+    assert stuck["(1,0).reader"]["position"]["op"] == "sem_wait(sem0, eq, 1+1*k)"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, dl)] == [
+        ("reader_argmax_interleaved_multicore.cpp", 526, "done_sem.wait(num_cores);"),
+        ("reader_argmax_interleaved_multicore.cpp", 417, "start_sem.wait(k + 1);")]
+    fixed = BUILD.argmax_start("argmax_start_wait_min", exact=False)
+    ok = certify(fixed)
+    assert [x.name for x in ok.results if x.verdict is Verdict.REFUTED] == []
+    assert "deadlock:(0,0).reader+1" in [x.name for x in ok.results if x.verdict is Verdict.FAILED]
+    assert explore(fixed).verdict == "ok"
 
 
 def test_eltwise_binary_ops_follow_the_kernels() -> None:
@@ -208,6 +262,11 @@ def test_cited_lines_hold_the_quoted_statements(rel: str) -> None:
         pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
     for file, line, text in BUILD.vendor_lines(_program(rel)):
         got = (cpp / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()
+        if rel.startswith("broken/") and (file, line) in BUILD.PRE_FIX:
+            # A statement quoted as it was before the vendor's fix: the wheel holds the fixed one there.
+            before, after = BUILD.PRE_FIX[(file, line)]
+            assert text == before, (file, line, text)
+            text = after
         assert got.startswith(text.strip()) or text.strip() in got, (file, line, got, text)
 
 
@@ -265,6 +324,8 @@ def test_certify_prints_the_vendor_lines() -> None:
         "broken/move_overlap_atomic_pending.json": "    at ttnn/operations/data_movement/move/device/kernels/dataflow/"
                                                    "move_interleaved_with_overlap.cpp:88: sem.up(noc, controller_noc_x, "
                                                    "controller_noc_y, 1);",
+        "broken/sort_exchange_exact_wait.json": "    at ttnn/operations/data_movement/sort/device/kernels/dataflow/"
+                                                "cross_core_data_exchange_common.hpp:79: sem_self.wait(sem_counter);",
     }
     for rel, line in want.items():
         run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(VENDOR / rel), "-q"],

@@ -26,6 +26,7 @@ from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,
     Addr,
+    AtomicBarrier,
     Buffer,
     BufferAt,
     Compute,
@@ -34,6 +35,8 @@ from verispatial.ir import (
     FillTiles,
     Flush,
     Group,
+    Guard,
+    If,
     Loop,
     McastSetValid,
     Op,
@@ -50,6 +53,7 @@ from verispatial.ir import (
     Semaphore,
     SemInc,
     SemRole,
+    SemSet,
     SemWait,
     Site,
     Tensor,
@@ -72,6 +76,9 @@ UNARY_WRITER = f"{OPS}/eltwise/unary/device/kernels/dataflow/writer_unary_interl
 MOVE_OVERLAP = f"{OPS}/data_movement/move/device/kernels/dataflow/move_interleaved_with_overlap.cpp"
 SAMPLING_READER = f"{OPS}/reduction/sampling/device/kernels/dataflow/reader_values_indices_tensor.cpp"
 SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cpp"
+ARGMAX = f"{OPS}/reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp"
+SORT = f"{OPS}/data_movement/sort/device/kernels/dataflow"
+SORT_EXCHANGE = f"{SORT}/cross_core_data_exchange_common.hpp"
 SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
 SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
 SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
@@ -91,8 +98,8 @@ TTLANG_MATMUL = "ttl/tutorials/matmul/step_3_multinode.py"
 
 @attrs.frozen
 class Line:
-    """One transcribed statement: ``op`` (a leaf op, or a ``Loop`` whose body is ``body``) read from ``file:line``,
-    whose statement is ``text`` (one line, as the vendor wrote it)."""
+    """One transcribed statement: ``op`` (a leaf op, or a ``Loop`` or ``If`` whose body is ``body``) read from
+    ``file:line``, whose statement is ``text`` (one line, as the vendor wrote it)."""
 
     file: str
     line: int
@@ -114,6 +121,10 @@ class Kernel:
     def loop(self, line: int, text: str, var: str, count: int, *body: Line) -> Line:
         return Line(self.file, line, text, Loop(var, count, ()), tuple(body))
 
+    def guard(self, line: int, text: str, var: str, when: Guard, *body: Line) -> Line:
+        """An ``if`` on the index of enclosing loop ``var`` (``if (k > 0)``: ``Guard.NOT_FIRST``)."""
+        return Line(self.file, line, text, If(var, when, ()), tuple(body))
+
 
 def lower(lines: tuple[Line, ...], prefix: OpPath = ()) -> tuple[tuple[Op, ...], Sources]:
     """The op list of ``lines`` and its source table (op path -> location)."""
@@ -122,7 +133,7 @@ def lower(lines: tuple[Line, ...], prefix: OpPath = ()) -> tuple[tuple[Op, ...],
     for i, ln in enumerate(lines):
         path = (*prefix, i)
         op = ln.op
-        if isinstance(op, Loop):
+        if isinstance(op, (Loop, If)):
             body, inner = lower(ln.body, path)
             op = attrs.evolve(op, body=body)
             table.append((path, SourceLoc(ln.file, ln.line, 0, ln.text)))
@@ -326,6 +337,125 @@ def sampling_wt1(name: str = "sampling_wt1_wait2", wt: int = 1) -> Program:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The peer exchange of the cross-core sort: an exact wait on a cumulative counter (tt-metal #54590)
+# ---------------------------------------------------------------------------------------------------------
+
+#: Lines a broken variant quotes as the vendor wrote them before the fix, with the statement the ttnn 0.81.1
+#: wheel holds there now: (file, line) -> (pre-fix text, wheel text). The pre-fix texts are the issue's.
+PRE_FIX: dict[tuple[str, int], tuple[str, str]] = {
+    (SORT_EXCHANGE, 79): ("sem_self.wait(sem_counter);", "sem_self.wait_min(sem_counter);"),
+    (SORT_EXCHANGE, 111): ("sem_self.wait(sem_counter + 1);", "sem_self.wait_min(sem_counter + 1);"),
+    (ARGMAX, 417): ("start_sem.wait(k + 1);", "start_sem.wait_min(k + 1);"),
+}
+
+
+def sort_exchange(name: str = "sort_exchange_wait_min", exact: bool = False) -> Program:
+    """The semaphore handshake of one tile exchange between two peer cores of the cross-core sort
+    (``sort_noc_exchange_Wt_tiles``, ``cross_core_data_exchange_common.hpp:68-119``, called from
+    ``reader_cross_core_data_exchange.cpp:159`` on the reader of both cores of a pair), with
+    ``number_of_tiles_per_core`` = ``Wt`` = 1: each core increments its peer's word of the ``exchange`` semaphore
+    (``sem_self.up``, a remote atomic), waits for its acknowledgement, waits until its own word reaches
+    ``sem_counter`` = 1, increments the peer's word again and waits for 2, and resets its word to 0 after the loop.
+
+    ``exact`` the variant tt-metal #54590 reports: the two waits are ``sem_self.wait`` (``noc_semaphore_wait``, an
+    exact ``==``) on a counter the peer's next increment moves past the value waited for: a fast peer passes its
+    first wait, sends its second increment, and its slow peer's word reads 2 before it ever saw 1 -- both hang. The
+    wheel's fix waits ``wait_min`` (``>=``) at lines 79 and 111 (``PRE_FIX``).
+
+    A slice: the loop runs once at ``Wt`` = 1, so its body is transcribed at ``w`` = 0 with no loop op (line 68
+    has none); left out are the tile moves the handshake orders -- the reserves of the peer buffers (lines 70-71),
+    the waits and pops of this core's tiles (82-83, 105-106), the pushes (114-115), which pair with the compute
+    engine, and the two remote writes into the peer's buffer pages (90-101) with their barrier (103), which the
+    format has no op for (README "What vendor kernels do that the format cannot say yet", row 2). None of them
+    touches the word; the hang of the exact form is in the handshake alone."""
+    k = Kernel(SORT_EXCHANGE)
+    sites = (Site(0, 0), Site(1, 0))
+    cond = WaitCond.EQ if exact else WaitCond.GE
+    wait1, wait2 = (PRE_FIX[(SORT_EXCHANGE, n)][0 if exact else 1] for n in (79, 111))
+    programs = []
+    for i, s in enumerate(sites):
+        peer = sites[1 - i]
+        programs.append(engine(
+            s, Engine.READER,
+            k(77, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+            k(78, "noc.async_atomic_barrier();", AtomicBarrier()),
+            k(79, wait1, SemWait(0, cond, 1)),
+            k(109, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+            k(110, "noc.async_atomic_barrier();", AtomicBarrier()),
+            k(111, wait2, SemWait(0, cond, 2)),
+            k(119, "sem_self.set(0);", SemSet(0, 0))))
+    # sort_program_factory.cpp:1081: SEM_EXCHANGE ("exchange_readers") on every core of the range, initial value 0.
+    return Program(name, WORMHOLE,
+                   semaphores=(Semaphore(0, "exchange", sites, 0, SemRole.COUNTER, host_init=True),),
+                   programs=tuple(programs))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Argmax's reduce_all start handshake: an exact wait on a word set to the iteration number (tt-metal #50314)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def argmax_start(name: str = "argmax_start_exact_wait", exact: bool = True, outer: int = 3) -> Program:
+    """The semaphores of multi-core ``ttnn.argmax`` on its reduce_all path (``dim=None``, row major), two cores,
+    ``outer_dim_units`` = ``outer``, one multicast rectangle (``num_cores1`` = 0), as
+    ``reader_argmax_interleaved_multicore.cpp`` runs them: in each iteration ``k`` the reduce core (0,0) resets
+    ``done`` (from the second iteration, line 392), sets its ``start`` word to ``k + 1`` (394), multicasts it to
+    both cores including itself (398, ``MCAST_INCL_SRC``, from the second iteration) and waits for the write
+    (406); every core waits for ``start`` to reach ``k + 1`` from the second iteration (417). After the loop every
+    core increments the reduce core's ``done`` (520-521), the reduce core waits for it ``==`` ``num_cores`` (526),
+    resets both words and multicasts the reset ``start`` (555-563).
+
+    ``exact`` the form tt-metal #50314 reports: ``start_sem.wait(k + 1)`` (``==``). With no ``done`` handshake
+    inside the loop on this path the reduce core runs ahead and sets ``k + 2`` before a lagging worker sampled
+    ``k + 1``: the worker hangs, and the reduce core with it at line 526. The wheel's fix waits ``wait_min``
+    (``PRE_FIX``); that form is not proved (a word carrying several values: docs/semantics.md, "Set values that
+    grow with the loop"), so only the broken form is a committed example.
+
+    A slice: the tensor reads of ``find_argmax_for_core`` (lines 68-74, each ``async_read`` with its barrier) and
+    the partials' remote writes into the reduce core (505-517, no op says them: README row 2) with the output write
+    (536-537) are left out; none touches a semaphore. The program factory is not in the wheel: both words start at
+    0 (the kernel's comment at 381-383: "done_sem is zero-initialized by the dispatcher")."""
+    k = Kernel(ARGMAX)
+    red, wrk = Site(0, 0), Site(1, 0)
+    start, done = 0, 1
+    cond = WaitCond.EQ if exact else WaitCond.GE
+    wait = PRE_FIX[(ARGMAX, 417)][0 if exact else 1]
+    kk = (Term("k", 1),)
+
+    def loop(*body: Line) -> Line:
+        return k.loop(378, "for (uint32_t k = 0; k < outer_dim_units; ++k) {", "k", outer, *body)
+
+    def done_up() -> tuple[Line, ...]:
+        return (k(520, "done_sem.up(noc, reduce_core_x, reduce_core_y, 1);", SemInc(done, red, 1)),
+                k(521, "noc.async_atomic_barrier();", AtomicBarrier()))
+
+    reducer = engine(
+        red, Engine.READER,
+        loop(k.guard(391, "if (k > 0) {", "k", Guard.NOT_FIRST, k(392, "done_sem.set(0);", SemSet(done, 0))),
+             k(394, "start_sem.set(k + 1);", SemSet(start, 1, kk)),
+             k.guard(397, "if (k > 0) {", "k", Guard.NOT_FIRST,
+                     k(398, "start_sem.set_multicast<NocOptions::MCAST_INCL_SRC>(", McastSetValid(start, 0, 2))),
+             k(406, "noc.async_write_barrier();", WriteBarrier()),
+             k.guard(416, "if (k > 0) {", "k", Guard.NOT_FIRST, k(417, wait, SemWait(start, cond, 1, kk)))),
+        *done_up(),
+        k(526, "done_sem.wait(num_cores);", SemWait(done, WaitCond.EQ, 2)),
+        k(555, "done_sem.set(0);", SemSet(done, 0)),
+        k(556, "start_sem.set(0);", SemSet(start, 0)),
+        k(558, "start_sem.set_multicast<NocOptions::MCAST_INCL_SRC>(", McastSetValid(start, 0, 2)),
+        k(563, "noc.async_write_barrier();", WriteBarrier()))
+    worker = engine(
+        wrk, Engine.READER,
+        loop(k.guard(416, "if (k > 0) {", "k", Guard.NOT_FIRST, k(417, wait, SemWait(start, cond, 1, kk)))),
+        *done_up())
+    sites = (red, wrk)
+    return Program(name, WORMHOLE,
+                   semaphores=(Semaphore(start, "start", sites, 0, SemRole.COUNTER, host_init=True),
+                               Semaphore(done, "done", sites, 0, SemRole.COUNTER, host_init=True)),
+                   groups=(Group(0, red, (0, 0, 1, 0), loopback=True),),
+                   programs=(reducer, worker))
+
+
+# ---------------------------------------------------------------------------------------------------------
 # 4. Softmax along W (ttnn.softmax, interleaved, one core)
 # ---------------------------------------------------------------------------------------------------------
 
@@ -482,6 +612,9 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "broken/move_overlap_atomic_pending.json": move_overlap,
     "broken/sampling_wt1_wait2.json": sampling_wt1,
     "softmax_w.json": softmax,
+    "sort_exchange_wait_min.json": sort_exchange,
+    "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
+    "broken/argmax_start_exact_wait.json": argmax_start,
 }
 
 

@@ -51,6 +51,7 @@ from verispatial.ir.ops import (
     If,
     Loop,
     Op,
+    SemSet,
     TripCount,
 )
 
@@ -151,8 +152,11 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
             return ["Loop", op.var, count(op.count), [op_form(x) for x in op.body]]
         if isinstance(op, If):
             return ["If", op.var, op.when.value, [op_form(x) for x in op.body]]
+        # A SemSet's terms are in the form only when it has any: the forms (and cache keys) of programs from
+        # before the field stay what they were.
         return [type(op).__name__, *[[f.name, value(f.metadata.get("id"), getattr(op, f.name))]
-                                     for f in attrs.fields(type(op))]]
+                                     for f in attrs.fields(type(op))
+                                     if not (isinstance(op, SemSet) and f.name == "terms" and not op.terms)]]
 
     programs = []
     for e in engines:

@@ -66,6 +66,7 @@ from verispatial.ir.ops import (
     Op,
     ReadTiles,
     SemInc,
+    SemSet,
     SemWait,
     WriteTiles,
 )
@@ -498,6 +499,8 @@ class _Walker:
         vals: list[Any] = [cls.__name__]
         for name, kind in _FIELDS[cls]:
             v = getattr(op, name)
+            if cls is SemSet and name == "terms" and not v:
+                continue  # in the key only when there are any: keys of programs from before the field are unchanged
             if kind is None or v is None:
                 if isinstance(v, Addr) and v.dynamic is not None and v.dynamic.buf is not None:
                     v = attrs.evolve(v, dynamic=attrs.evolve(v.dynamic, buf=None))  # its renamed id is added below

@@ -247,7 +247,22 @@ def _source_value(p: Program, sem: int, site: Site, sender: EngineView, index: _
         return "increments land on it"
     if index.flags.get((sem, site)):
         return "flag multicasts land on it"
+    affine = _affine_set(touching)
+    if affine:
+        return affine
     return _value_at_sends(sender, sem, p.semaphores[sem].init, index, p.trip_max())
+
+
+def _affine_set(local: list[Leaf] | tuple[Leaf, ...]) -> str:
+    """Why a word is outside every decided protocol when one of its SemSets stores a value that depends on loop
+    indices (a word carrying several values, e.g. argmax's ``start_sem.set(k + 1)``), else the empty string. No
+    protocol reads such a word yet: its obligations fail to prove and the interpreter's search decides deadlock."""
+    for lf in local:
+        if isinstance(lf.op, SemSet) and lf.op.terms:
+            value = f"{lf.op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in lf.op.terms)
+            return (f"{lf.engine} sets it at {list(lf.path)} to {value}, a value that depends on loop indices (a word "
+                    "carrying several values: no protocol decides it)")
+    return ""
 
 
 def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
@@ -289,6 +304,10 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
 
     def unsupported(why: str) -> Word:
         return Word(kind="unsupported", why=why, **base)  # type: ignore[arg-type]
+
+    affine = _affine_set(sets)
+    if affine:
+        return unsupported(affine)
 
     if (sem, site) in sources and not flags and not incs and not waits:
         v = sources[(sem, site)]

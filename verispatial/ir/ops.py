@@ -66,10 +66,19 @@ class SemInc:
 
 @attrs.frozen
 class SemSet:
-    """Local store: this site's word of ``sem`` := ``value`` (noc_semaphore_set)."""
+    """Local store: this site's word of ``sem`` := ``value + sum(coef * index)`` over ``terms`` (enclosing loop
+    indices; noc_semaphore_set). ``terms`` say a word set to a different value in each iteration, e.g. argmax's
+    reduce core setting its start word to the iteration number, ``start_sem.set(k + 1)`` (ttnn
+    ``reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp:394``): ``value`` 1, ``terms``
+    ``(Term("k", 1),)``. Written to the document only when there are any (older documents have none)."""
 
     sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
     value: int = attrs.field()
+    terms: tuple[Term, ...] = ()
+
+    def value_at(self, env: Mapping[str, int]) -> int:
+        """The value stored with loop indices ``env``."""
+        return self.value + sum(t.coef * env[t.var] for t in self.terms)
 
 
 @attrs.frozen

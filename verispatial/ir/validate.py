@@ -544,6 +544,10 @@ class _OpPass:
             for t in op.terms:
                 if t.var not in loops:
                     report(f"threshold uses {t.var!r}, which is not an enclosing loop variable")
+        if isinstance(op, SemSet):
+            for t in op.terms:
+                if t.var not in loops:
+                    report(f"value uses {t.var!r}, which is not an enclosing loop variable")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]
@@ -613,18 +617,18 @@ class _OpPass:
                 self.incs[word] = self.incs.get(word, 0) + op.by * times
         elif isinstance(op, (SemSet, SemWait)):
             lo = hi = op.value
-            if isinstance(op, SemWait):
-                for t in op.terms:
-                    top = t.coef * ranges.get(t.var, 0)
-                    lo, hi = lo + min(0, top), hi + max(0, top)
+            for t in op.terms:
+                top = t.coef * ranges.get(t.var, 0)
+                lo, hi = lo + min(0, top), hi + max(0, top)
             if hi > WORD_MAX:
                 self._report(ep, at, op, f"value {hi} exceeds the 32-bit word (max {WORD_MAX})", self.words)
             if lo < 0:
-                self._report(ep, at, op, f"threshold {lo} is negative in some iteration (a word is never below 0)",
+                what = "threshold" if isinstance(op, SemWait) else "value"
+                self._report(ep, at, op, f"{what} {lo} is negative in some iteration (a word is never below 0)",
                              self.words)
             if isinstance(op, SemSet):
                 word = (op.sem, ep.site)
-                self.start[word] = max(self.start.get(word, 0), op.value)
+                self.start[word] = max(self.start.get(word, 0), hi)
 
     def word_totals(self) -> None:
         start = self.start

@@ -21,7 +21,8 @@ next. What the transitions touch besides:
   is the most the word can reach (initial values, set values and every increment that can land on it). A ``ge v``
   wait reads ``v`` from the word, an ``eq v`` wait also ``bound - v`` from the complement (so it fires on exactly
   ``v``). A SemSet is one transition per value the word may hold (each reads that value exactly and writes the
-  new one).
+  new one: a value affine in loop indices is that occurrence's, the net being unrolled; the bound takes each
+  term at the end of its index range).
 - **Asynchronous NoC ops** issue into an **in-flight place** of their occurrence and land by a transition of
   their own (an increment lands its ``by`` on the word; a multicast first leaves its source, then lands at every
   destination; ``McastSetValid`` reads the source word when it leaves and writes the value at each destination).
@@ -301,13 +302,19 @@ class _Builder:
 
     def _occurrences(self, ops: tuple[Op, ...], mult: int) -> Iterator[tuple[Op, int]]:
         """Every leaf op with how many times it can run at most (trips at their max, guards ignored)."""
+        for op, n, _tops in self._ranged(ops, mult, {}):
+            yield op, n
+
+    def _ranged(self, ops: tuple[Op, ...], mult: int, tops: dict[str, int]) -> Iterator[tuple[Op, int, dict[str, int]]]:
+        """``_occurrences`` with the largest index each enclosing loop variable can take (trips at their max)."""
         for op in ops:
             if isinstance(op, Loop):
-                yield from self._occurrences(op.body, mult * count_value(op.count, self.trip_max))
+                n = count_value(op.count, self.trip_max)
+                yield from self._ranged(op.body, mult * n, {**tops, op.var: max(0, n - 1)})
             elif isinstance(op, If):
-                yield from self._occurrences(op.body, mult)
+                yield from self._ranged(op.body, mult, tops)
             else:
-                yield op, mult
+                yield op, mult, tops
 
     def _bounds(self) -> dict[tuple[int, Site], int]:
         """The most each semaphore word can hold: the largest of its initial value, the values set into it and the
@@ -325,12 +332,15 @@ class _Builder:
                 base[(sem.id, site)] = sem.init
                 incs[(sem.id, site)] = 0
         for ep in p.programs:
-            for op, n in self._occurrences(ep.ops, 1):
+            for op, n, tops in self._ranged(ep.ops, 1, {}):
                 if isinstance(op, SemSet):
-                    if op.value < 0:
+                    # A value affine in loop indices is largest (smallest) at each term's end of its index range.
+                    lo = op.value + sum(min(0, t.coef * tops.get(t.var, 0)) for t in op.terms)
+                    hi = op.value + sum(max(0, t.coef * tops.get(t.var, 0)) for t in op.terms)
+                    if lo < 0:
                         raise NetUnsupported(f"{ep.key}: {op_text(op)} sets a negative value")
                     k = (op.sem, ep.site)
-                    base[k] = max(base[k], op.value)
+                    base[k] = max(base[k], hi)
                 elif isinstance(op, SemInc):
                     incs[(op.sem, op.at)] += n * op.by
                 elif isinstance(op, SemIncMcast):
@@ -532,13 +542,15 @@ class _Builder:
         elif isinstance(op, SemSet):
             word, comp = self.word[(op.sem, site)]
             bound = self.bound[(op.sem, site)]
+            # The net is unrolled: each occurrence stores the value of its own loop indices.
+            value = op.value_at({var: idx for var, (idx, _n) in env.items()}) if op.terms else op.value
             for old in range(bound + 1):
                 t = step()
                 t.label = f"{text} from {old}"
                 self._take(t, word, old)
                 self._take(t, comp, bound - old)
-                self._give(t, word, op.value)
-                self._give(t, comp, bound - op.value)
+                self._give(t, word, value)
+                self._give(t, comp, bound - value)
                 self._trans(t)
         elif isinstance(op, (SemInc, SemIncMcast)):
             dests = [op.at] if isinstance(op, SemInc) else list(p.groups[op.group].destinations())

@@ -334,7 +334,7 @@ def _sem_edges(program: Program, occ: dict[str, list[Occurrence]], site: dict[st
         for o in local:
             op = o.op
             if isinstance(op, SemSet):
-                base, value = need_so_far, op.value
+                base, value = need_so_far, (op.value_at(dict(o.iteration)) if op.terms else op.value)
                 continue
             assert isinstance(op, SemWait)
             want = op.threshold(dict(o.iteration)) if op.terms else op.value

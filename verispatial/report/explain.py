@@ -322,7 +322,9 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
         value = "" if got is None else f" = {got}"
         label = f"{_sem_name(program, op.sem, site)}{value}\nwaits {rel_text} {want}"
         writes = index.writes.get((op.sem, site), ())
-        inert = tuple(r for r in writes if isinstance(r.op, SemSet) and not _set_releases(r.op.value, op.cond, want))
+        # A set whose value depends on loop indices may store the value waited for in some iteration: not inert.
+        inert = tuple(r for r in writes if isinstance(r.op, SemSet) and not r.op.terms
+                      and not _set_releases(r.op.value, op.cond, want))
         rel = tuple(r for r in writes if r not in inert)
         sig = f"{kind}: sem_wait({sem.name} {rel_text} {want if not op.terms else 'threshold'})"
         note = ""

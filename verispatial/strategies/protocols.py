@@ -5,6 +5,8 @@ the program:
 - ``guard``: wrap an op of a loop body (or a run of them) in ``If(var, guard)`` of an enclosing loop;
 - ``affine``: a trip loop's count ``t`` becomes ``TripCount(t, scale, offset)``; a constant count may become one;
 - ``grow``: a wait inside a loop gets a threshold ``value + coef * index``;
+- ``setgrow``: a SemSet inside a loop stores ``value + coef * index`` (a word carrying several values, e.g. a flag
+  set to the iteration number), sometimes with the waits of that word in the same body growing alike;
 - ``mcast``: an increment of another site's word becomes a ``SemIncMcast`` to that site;
 - ``src``: a flag multicast reads a constant word other than its own (added as a handshake);
 - ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);
@@ -130,6 +132,33 @@ def _grow(draw: st.DrawFn, p: Program) -> Program:
     return _with_engine(p, e, attrs.evolve(ep, ops=with_body(ep.ops, where, (*body[:i], new, *body[i + 1:]))))
 
 
+@st.composite
+def _setgrow(draw: st.DrawFn, p: Program) -> Program:
+    e = draw(st.integers(0, len(p.programs) - 1))
+    ep = p.programs[e]
+    cands = [(where, loops, i) for where, loops in _bodies(ep.ops)
+             for i, op in enumerate(body_at(ep.ops, where)) if loops and isinstance(op, SemSet)]
+    if not cands:
+        return p
+    where, loops, i = draw(st.sampled_from(cands))
+    body = body_at(ep.ops, where)
+    op = body[i]
+    assert isinstance(op, SemSet)
+    term = Term(draw(st.sampled_from(loops)), draw(st.sampled_from([1, 1, 2])))
+    value = op.value + draw(st.sampled_from([0, 1]))
+    alike = draw(st.booleans())  # the word's waits in the same body ask for the value of their own iteration
+
+    def grown(x: Op) -> Op:
+        if x is op:
+            return attrs.evolve(op, value=value, terms=(term,))
+        if alike and isinstance(x, SemWait) and x.sem == op.sem and not x.terms:
+            return attrs.evolve(x, value=value, terms=(term,))
+        return x
+
+    new_body = tuple(grown(x) for x in body)
+    return _with_engine(p, e, attrs.evolve(ep, ops=with_body(ep.ops, where, new_body)))
+
+
 def mcast_rewrite(p: Program) -> Program:
     """Every increment of a word on another site becomes a one-destination ``SemIncMcast`` (each sender site gets
     a group per destination)."""
@@ -210,7 +239,8 @@ def _jump(draw: st.DrawFn, p: Program) -> Program:
         if isinstance(op, (SemInc, SemIncMcast)) and op.sem == sem:
             return attrs.evolve(op, by=2 * op.by)
         if isinstance(op, SemSet) and op.sem == sem:
-            return attrs.evolve(op, value=init + 2 * (op.value - init))
+            return attrs.evolve(op, value=init + 2 * (op.value - init),
+                                terms=tuple(attrs.evolve(t, coef=2 * t.coef) for t in op.terms))
         if isinstance(op, SemWait) and op.sem == sem:
             jump = op.cond == WaitCond.GE and op.value > init
             return attrs.evolve(op, value=init + 2 * (op.value - init) - jump,
@@ -234,8 +264,8 @@ def protocol_programs(draw: st.DrawFn) -> Program:
     """A program of ``programs()`` rewritten by 1-3 protocol rewrites (module docstring); a rewrite whose result
     fails ``validate`` is dropped, so every program drawn passes it."""
     p = draw(programs())
-    kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections", "jump"]),
-                          min_size=1, max_size=3))
+    kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections", "jump",
+                                           "setgrow"]), min_size=1, max_size=3))
     for kind in kinds:
         if kind == "guard":
             q = draw(_guard(p))
@@ -243,6 +273,8 @@ def protocol_programs(draw: st.DrawFn) -> Program:
             q = draw(_affine(p))
         elif kind == "grow":
             q = draw(_grow(p))
+        elif kind == "setgrow":
+            q = draw(_setgrow(p))
         elif kind == "mcast":
             q = mcast_rewrite(p)
         elif kind == "src":

@@ -31,7 +31,9 @@ def sem_set(g: _Gen, e: int, path: tuple[int, ...], op: SemSet, st: Step) -> Non
     w = g._word(e, op.sem)
     st.body.append(g._assert(R.SEM_SET_RACE, f"((dirty[{w}] >> {e}) & 1) == 0", st.where))
     st.body += g._word_reuse(w, st.where)
-    st.body += [f"words[{w}] = {op.value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
+    # A value affine in loop indices reads this process's own loop counters (as a wait's threshold does).
+    value = g._affine(op.value, tuple((t.var, t.coef) for t in op.terms), g._env(e, path)) if op.terms else op.value
+    st.body += [f"words[{w}] = {value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
 
 
 def sem_wait(g: _Gen, e: int, path: tuple[int, ...], op: SemWait, st: Step) -> None:

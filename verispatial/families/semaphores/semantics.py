@@ -40,12 +40,13 @@ def sem_set(it: Interp, s: State, e: int, pc: PC, op: SemSet, out: list[Violatio
     """noc_semaphore_set: a plain local store; ``sem-set-race`` when the word received a remote write this engine
     has not observed since (a lost update)."""
     w = it._word(e, op.sem)
+    value = op.value_at(it._env(e, pc)) if op.terms else op.value
     if s.dirty[w] >> e & 1:
         it._v(out, R.SEM_SET_RACE, e, pc,
-              f"sem_set(sem{op.sem}, {op.value}) overwrites sem{op.sem}@{it.word_site[w]}={s.words[w]}, "
+              f"sem_set(sem{op.sem}, {value}) overwrites sem{op.sem}@{it.word_site[w]}={s.words[w]}, "
               f"which received a remote write since this engine last observed it (lost update)")
     it._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
-    s.words[w] = op.value
+    s.words[w] = value
     s.dirty[w] &= ~(1 << e)
 
 

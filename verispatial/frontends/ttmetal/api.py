@@ -294,7 +294,15 @@ def _sem_of(r: KernelReader, v: Any, node: Any) -> int:
 
 def _sem_set(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 2, n, "noc_semaphore_set")
-    r.emit(SemSet(_sem_of(r, vals[0], nodes[0]), r.int_of(vals[1], nodes[1], "semaphore value")), n)
+    sem_set(r, _sem_of(r, vals[0], nodes[0]), vals[1], nodes[1], n)
+
+
+def sem_set(r: KernelReader, sem: int, v: Any, node: Any, n: Any) -> None:
+    """A local store of ``v`` into the word: a constant, or affine in enclosing loop indices (``start_sem.set(k +
+    1)``, ttnn ``reader_argmax_interleaved_multicore.cpp:394``) as a wait's threshold may be."""
+    if not isinstance(v, V.Sym) or v.trip is not None:
+        r.int_of(v, node, "semaphore value")  # refuses, naming why
+    r.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), n)  # as KernelReader.sem_set
 
 
 def sem_wait(r: KernelReader, sem: int, cond: WaitCond, v: Any, node: Any, n: Any) -> None:
@@ -575,7 +583,7 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
 def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
     if name == "set":
         _need(r, vals, 1, n, "Semaphore.set")
-        r.emit(SemSet(sem, r.int_of(vals[0], nodes[0], "semaphore value")), n)
+        sem_set(r, sem, vals[0], nodes[0], n)
         return None
     if name in ("wait", "wait_min"):
         _need(r, vals, 1, n, f"Semaphore.{name}")

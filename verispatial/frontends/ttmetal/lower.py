@@ -271,6 +271,15 @@ class KernelReader:
         t: str = node.text.decode(errors="replace")
         return " ".join(t.split())[:120]
 
+    def sem_set(self, sem: int, v: V.Value, node: Any) -> None:
+        """A local store of ``v`` into the word of ``sem``: a constant, or affine in enclosing loop indices
+        (``start_sem.set(k + 1)``, ttnn ``reader_argmax_interleaved_multicore.cpp:394``) as a wait's threshold may
+        be; anything else is refused by name."""
+        if not isinstance(v, V.Sym) or v.trip is not None:
+            self.int_of(v, node, "semaphore value")  # refuses, naming why
+        assert isinstance(v, V.Sym)
+        self.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), node)
+
     def int_of(self, v: V.Value, node: Any, what: str) -> int:
         if isinstance(v, V.Sym):
             if v.is_const:
@@ -1203,7 +1212,7 @@ class KernelReader:
             target = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(target, V.SemAddr):
                 # a semaphore word written through a volatile pointer: a local store, as noc_semaphore_set
-                self.emit(SemSet(target.sem, self.int_of(rhs, n, "semaphore value")), n)
+                self.sem_set(target.sem, rhs, n)
                 return rhs
             if isinstance(target, V.L1Ptr):
                 self.refuse("plain store into a buffer page", n, self.text(n))
@@ -1214,7 +1223,7 @@ class KernelReader:
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
                 iv = self.expr(idx.named_children[0]) if idx is not None and idx.named_child_count else None
                 if isinstance(iv, V.Sym) and iv.is_const and iv.const == 0:
-                    self.emit(SemSet(base.sem, self.int_of(rhs, n, "semaphore value")), n)
+                    self.sem_set(base.sem, rhs, n)
                     return rhs
             if isinstance(base, V.L1Ptr):
                 self.refuse("plain store into a buffer page", n, self.text(n))
