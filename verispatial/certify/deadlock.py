@@ -21,8 +21,16 @@ import z3
 from verispatial.certify import schedule
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.reach import Analysis, Decoded, StateQuery
-from verispatial.certify.replay import Search, _simulate, deadlock_cex, explored, in_component, replay_deadlock, \
-    replay_schedule, search_confirmed
+from verispatial.certify.replay import (
+    Search,
+    _simulate,
+    deadlock_cex,
+    explored,
+    in_component,
+    replay_deadlock,
+    replay_schedule,
+    search_confirmed,
+)
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
@@ -144,9 +152,9 @@ def _miscounted(a: Analysis, comp: frozenset[str], name: str, counted: dict[str,
         x = explored(a.program, trips)
         for d in x.deadlocks:
             if in_component(comp, d.stuck):
-                cex = replay_schedule(a.program, {"trips": d.trips, "schedule": [t.to_json() for t in d.trace]})
-                if cex is not None:
-                    return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex["summary"], cex,
+                again = replay_schedule(a.program, {"trips": d.trips, "schedule": [t.to_json() for t in d.trace]})
+                if again is not None:
+                    return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, again["summary"], again,
                                   seconds=time.perf_counter() - t0)
     found = search_confirmed(search, a.program, comp)
     if found is not None:
