@@ -2,8 +2,8 @@
 
 A multicast adds its ``num_dests`` to the count its engine's barrier expects (``noc_nonposted_writes_acked`` for
 ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast``, ``noc_nonposted_atomics_acked`` for
-``noc_semaphore_inc_multicast``: tt_metal/hw/inc/internal/tt-1xx/wormhole/noc_nonblocking_api.h:505-506, :1047,
-:1801-1802 of ttnn 0.81.1), while the NoC returns one acknowledgement per core of the rectangle. The program format
+``noc_semaphore_inc_multicast``: tt_metal/hw/inc/internal/tt-1xx/wormhole/noc_nonblocking_api.h:505-506 and :1047
+of ttnn 0.81.1), while the NoC returns one acknowledgement per core of the rectangle. The program format
 keeps what the kernel states; this names where the two differ, for the exports that refuse such programs and the
 checker that decides them by the interpreter.
 """
