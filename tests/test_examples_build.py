@@ -143,6 +143,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "three_sections.json",
         "valid_source.json",
         "vendor/broken/move_overlap_atomic_pending.json",
+        "vendor/broken/move_overlap_num_dests.json",
         "vendor/broken/sampling_wt1_wait2.json",
         "vendor/eltwise_binary.json",
         "vendor/softmax_w.json",
