@@ -475,6 +475,9 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
 
     Sometimes the sender is a *forwarder*: another engine of site 0 fills and pushes the block, the forwarder waits
     for it, multicasts it from its read pointer (``McastSend(front=True)``) and pops it once the multicast left.
+
+    In a broken draw, one in eight data multicasts states ``num_dests`` 2 for its one destination (tt-metal #42100):
+    the sender's write barrier then never passes, a deadlock the checker must refute, never prove.
     """
     s0, s1 = SITES
     ps, cs = draw(st.permutations(by_site[s0]))[:2]
@@ -494,10 +497,13 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
     forward = draw(st.integers(0, 2)) == 0
+    # Now and then (broken draws only) the data multicast states 2 destinations for its group of 1: tt-metal #42100,
+    # the sender's write barrier after it never passes (docs/semantics.md "Acknowledgement counts").
+    nd = 2 if broken and draw(st.integers(0, 7)) == 0 else 1
     fill: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier()]
     send: list[Op] = [SemWait(ready, cond, 1)]
-    send += [McastSend(src, pages, g, 1, front=forward), SemSet(ready, 0)] if late_reset else [
-        SemSet(ready, 0), McastSend(src, pages, g, 1, front=forward)]
+    send += [McastSend(src, pages, g, nd, front=forward), SemSet(ready, 0)] if late_reset else [
+        SemSet(ready, 0), McastSend(src, pages, g, nd, front=forward)]
     if forward:
         # A forwarder: ``ps`` fills and pushes the block, ``cs`` waits for it, multicasts it from its read pointer
         # and pops it once the multicast left — a flush between data and flag (which also orders them on
