@@ -144,6 +144,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "valid_source.json",
         "vendor/broken/argmax_start_exact_wait.json",
         "vendor/broken/move_overlap_atomic_pending.json",
+        "vendor/broken/move_overlap_num_dests.json",
         "vendor/broken/sampling_wt1_wait2.json",
         "vendor/broken/sort_exchange_exact_wait.json",
         "vendor/eltwise_binary.json",

@@ -10,7 +10,7 @@ laid out from ``reserved_base`` per site.
 
 from __future__ import annotations
 
-from builders import CA, A, B, buf
+from builders import CA, RA, A, B, buf
 from builders import prog as bare_prog
 
 from verispatial.certify.report import Report, Result, Verdict
@@ -530,15 +530,17 @@ def test_a_read_landing_in_a_page_its_alias_still_holds_is_a_clobber() -> None:
                                    "b0 and still holds data not yet popped from b0")
 
 
-def test_validate_refuses_a_destination_count_mismatch_and_a_loopback_to_self() -> None:
-    """A write barrier waits for exactly num_dests acknowledgements (dataflow_api.h); a loopback multicast whose
-    only destination is its sender is undefined (reference §1.2)."""
+def test_a_destination_count_mismatch_hangs_the_barrier_and_a_loopback_to_self_is_refused() -> None:
+    """A write barrier waits until the acknowledgements received equal the num_dests issued (noc_nonblocking_api.h
+    ``ncrisc_noc_nonposted_writes_flushed``): a count above the group's is a deadlock at the barrier, not bad input.
+    A loopback multicast whose only destination is its sender is undefined (reference §1.2)."""
     g = Group(0, A, (1, 0, 1, 0))
     wrong = bare_prog(ep(A, Engine.READER, SemSet(0, 1), McastSetValid(0, 0, 2), WriteBarrier()),
+                      ep(B, Engine.READER, SemWait(0, GE, 1), SemSet(0, 0)),
                       sems=(Semaphore(0, "v", (A, B)),), groups=(g,))
-    assert [v.rule for v in validate(wrong)] == [
-        "num_dests 2 disagrees with group 0's 1 destinations (a write barrier waits for exactly num_dests "
-        "acknowledgements)"]
+    assert validate(wrong) == []
+    r = explore(wrong)
+    assert [[(st.position.engine, st.position.path) for st in d.stuck] for d in r.deadlocks] == [[(RA, (2,))]]
     self_only = bare_prog(ep(A, Engine.READER, SemSet(0, 1), McastSetValid(0, 0, 1), WriteBarrier()),
                           sems=(Semaphore(0, "v", (A,)),), groups=(Group(0, A, (0, 0, 0, 0), loopback=True),))
     assert [v.rule for v in validate(self_only)] == [

@@ -18,7 +18,17 @@ from verispatial.errors import ParseError  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
 from verispatial.frontends.ttmetal.preprocess import preprocess  # noqa: E402
 from verispatial.ir.core import Guard, Site, Term  # noqa: E402
-from verispatial.ir.ops import AcquireAcc, If, Loop, ReadTiles, SemInc, SemSet, SemWait, TripCount  # noqa: E402
+from verispatial.ir.ops import (  # noqa: E402
+    AcquireAcc,
+    If,
+    Loop,
+    McastSend,
+    ReadTiles,
+    SemInc,
+    SemSet,
+    SemWait,
+    TripCount,
+)
 from verispatial.ir.program import walk  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
@@ -163,18 +173,31 @@ def test_multicast_handshake_is_proved(capsys: pytest.CaptureFixture[str]) -> No
     assert rc == 0, _refuted(report)
 
 
-def test_wrong_multicast_receiver_count_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """tt-metal #42100's kind: num_dests disagrees with the rectangle; refused at the multicast's line."""
+def test_wrong_multicast_receiver_count_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tt-metal #42100's kind: num_dests disagrees with the rectangle. The front end keeps the kernel's count (at the
+    multicast's line) and the checker refutes the hang as a deadlock; a count below 1 is refused at its line."""
 
-    def edit(d: dict[str, Any]) -> None:
-        for a in _unit_args(d, "sender"):
-            a["num_dests"] = 1
+    def edit(n: int) -> Any:
+        def f(d: dict[str, Any]) -> None:
+            for a in _unit_args(d, "sender"):
+                a["num_dests"] = n
+        return f
 
-    path = _host(tmp_path, "mcast", edit)
-    assert main(["certify", str(path), "-q"]) == 2
+    path = _host(tmp_path, "mcast", edit(3))
+    p = import_host(path)
+    sender = next(ep for ep in p.programs if ep.key == "(0,0).reader")
+    sends = [op for op in walk(sender.ops) if isinstance(op, McastSend)]
+    assert [op.num_dests for op in sends] == [3]
+    assert [str(loc) for _, loc in sender.sources if "noc_async_write_multicast" in loc.text] == [
+        "mcast/sender.cpp:28:9: noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), "
+        "get_tile_size(cb), num_dests);"]
+    rc, report = _certify(path, capsys)
+    assert rc == 1
+    assert {r["family"] for r in _refuted(report)} == {"deadlock"}
+    assert main(["certify", str(_host(tmp_path, "mcast", edit(0))), "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("verispatial: error: mcast/sender.cpp:28: multicast destination count (num_dests 1, but the "
-                          "rectangle (1, 0, 2, 0) holds 2 destinations from (0,0)): the kernel contradicts")
+    assert err.startswith("verispatial: error: mcast/sender.cpp:28: multicast destination count (num_dests 0, but a "
+                          "multicast has at least one destination")
 
 
 def test_semaphore_ops_and_volatile_pointer() -> None:

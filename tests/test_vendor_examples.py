@@ -26,6 +26,8 @@ from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
 from verispatial.petri.explore import explore
+from verispatial.petri.interp import drive
+from verispatial.petri.position import Position
 from verispatial.report.sources import located, source_locations
 
 VENDOR = Path(__file__).resolve().parent.parent / "examples" / "vendor"
@@ -36,6 +38,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "ttlang_multinode_matmul.json": None,
     "softmax_w.json": None,
     "broken/move_overlap_atomic_pending.json": ("async-noc",),
+    "broken/move_overlap_num_dests.json": ("deadlock", "async-noc"),
     "broken/sampling_wt1_wait2.json": ("deadlock",),
     "sort_exchange_wait_min.json": None,
     "broken/sort_exchange_exact_wait.json": ("semaphore", "deadlock"),
@@ -141,6 +144,28 @@ def test_move_overlap_with_the_barrier_raises_no_alarm() -> None:
     assert [x.name for x in r.results if x.verdict is Verdict.REFUTED] == []
     assert {x.name.split(":")[0] for x in r.results if x.verdict is Verdict.FAILED} == {
         "async-source-reuse", "sem-protocol", "balance-sem", "deadlock"}
+
+
+def test_a_wrong_flag_count_hangs_the_controllers_write_barrier() -> None:
+    """tt-metal #42100's kind: ``range_0_size`` = 3 for a region of 2 cores. The controller's write barrier after its
+    first tile write (line 98) waits for an acknowledgement that never comes; the counterexample replays (drive the
+    stuck engine there) and points at that line."""
+    rel = "broken/move_overlap_num_dests.json"
+    p, r = _program(rel), _report(rel)
+    (dl,) = [x for x in r.results if x.family == "deadlock"]
+    assert dl.verdict is Verdict.REFUTED
+    assert dl.counterexample is not None
+    assert [(st["position"]["engine"], st["position"]["path"]) for st in dl.counterexample["stuck"]] == [
+        ("(0,0).reader", [6, 1])]
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, dl)] == [
+        ("move_interleaved_with_overlap.cpp", 98, "noc.async_write_barrier();")]
+    targets = {st["position"]["engine"]: Position.from_json(st["position"]) for st in dl.counterexample["stuck"]}
+    run = drive(p, dl.counterexample["trips"], targets)
+    assert run.status == "deadlock"
+    assert run.reached
+    # The shipped count (2) does not hang there: only the workers' pending increments stay refuted.
+    ok = _report("broken/move_overlap_atomic_pending.json")
+    assert [x.verdict for x in ok.results if x.family == "deadlock"] != [Verdict.REFUTED]
 
 
 def test_sampling_hangs_at_the_two_page_wait() -> None:

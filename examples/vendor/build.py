@@ -241,7 +241,7 @@ def eltwise_binary(name: str = "eltwise_binary", cores: int = 2, tiles_per_core:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def move_overlap(name: str = "move_overlap_atomic_pending") -> Program:
+def move_overlap(name: str = "move_overlap_atomic_pending", range_0_size: int = 2) -> Program:
     """``ttnn.move`` onto an overlapping tensor (``move_interleaved_with_overlap.cpp``, as shipped) on three cores of
     two tiles, the host arguments of ``examples/ttmetal/move_overlap/host.yaml``: every core reads its tiles into a
     2-page c_0 (one reserve, a read and a barrier per tile, one push); the controller (0,0) waits until its word of
@@ -250,7 +250,8 @@ def move_overlap(name: str = "move_overlap_atomic_pending") -> Program:
     and waits for the multicast value; every core then writes its tiles. No worker issues
     ``noc_async_atomic_barrier()``: it ends with the increment's acknowledgement outstanding, what the watcher flags
     as "kernel completing with pending NOC transactions (missing NOC non-posted atomics flushed barrier)" in
-    tt-metal #40879 (``llama_shapes_sharded_writer.cpp``)."""
+    tt-metal #40879 (``llama_shapes_sharded_writer.cpp``). ``range_0_size`` is the host's num_dests for the flag
+    multicast (line 76's last argument, get_arg_val(13) at line 26; the region holds 2 cores)."""
     k = Kernel(MOVE_OVERLAP)
     sites = (Site(0, 0), Site(1, 0), Site(2, 0))
     buffers = tuple(Buffer(i, "c_0", s, 0, 1, 2, "bf16") for i, s in enumerate(sites))
@@ -266,7 +267,7 @@ def move_overlap(name: str = "move_overlap_atomic_pending") -> Program:
         )
         if i == 0:
             sync = (k(70, "sem.wait(control_value);", SemWait(0, WaitCond.EQ, 2)),
-                    k(75, "sem.set_multicast<NocOptions::DEFAULT>(", McastSetValid(0, 0, 2)))
+                    k(75, "sem.set_multicast<NocOptions::DEFAULT>(", McastSetValid(0, 0, range_0_size)))
         else:
             sync = (k(88, "sem.up(noc, controller_noc_x, controller_noc_y, 1);", SemInc(0, sites[0], 1)),
                     k(90, "sem.wait(control_value);", SemWait(0, WaitCond.EQ, 2)))
@@ -285,6 +286,15 @@ def move_overlap(name: str = "move_overlap_atomic_pending") -> Program:
                    semaphores=(Semaphore(0, "barrier", sites, 0, SemRole.COUNTER, host_init=True),),
                    groups=(Group(0, sites[0], (1, 0, 2, 0)),),
                    programs=tuple(programs), memory=pack(buffers))
+
+
+def move_overlap_num_dests(name: str = "move_overlap_num_dests") -> Program:
+    """tt-metal #42100's kind on ``move_interleaved_with_overlap.cpp`` as shipped: the host hands the controller a
+    ``range_0_size`` of 3 for a region of 2 cores. ``sem.set_multicast`` adds 3 to the acknowledgements the
+    controller's write barrier expects while the NoC returns 2, so its first ``noc.async_write_barrier()`` (line 98)
+    never passes (noc_nonblocking_api.h ``ncrisc_noc_nonposted_writes_flushed`` compares with ``==``). The workers'
+    unacknowledged ``sem.up`` of the shipped kernel (``move_overlap_atomic_pending``) stays."""
+    return move_overlap(name, range_0_size=3)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -610,6 +620,7 @@ def multinode_matmul(root: Path | None, committed: Path) -> Program:
 BUILDERS: dict[str, Callable[[], Program]] = {
     "eltwise_binary.json": eltwise_binary,
     "broken/move_overlap_atomic_pending.json": move_overlap,
+    "broken/move_overlap_num_dests.json": move_overlap_num_dests,
     "broken/sampling_wt1_wait2.json": sampling_wt1,
     "softmax_w.json": softmax,
     "sort_exchange_wait_min.json": sort_exchange,

@@ -47,10 +47,10 @@ from verispatial.families.cb.encoding import check_cb_balance, check_straddle, o
 from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
-from verispatial.ir import obligation
+from verispatial.ir import acks, obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
-from verispatial.ir.ops import McastSend, SemWait, WriteTiles
+from verispatial.ir.ops import AtomicBarrier, McastSend, SemIncMcast, SemWait, WriteBarrier, WriteTiles
 from verispatial.ir.program import Program, walk
 from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
@@ -279,7 +279,47 @@ def check(program: Program, certificate: dict[str, Any] | None = None, *, jobs: 
     except BudgetExhausted as e:  # spent before the first obligation was decided (or in a composed program's joins)
         report = Report(program.name, program.target.name, (_budget_result("any obligation", e),),
                         time.perf_counter() - t0)
+    early = understated_counts(program)
+    if early:
+        report = attrs.evolve(report, results=tuple(_barrier_may_pass_early(r, early) for r in report.results))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)
+
+
+#: Families whose proofs do not read a barrier as "the writes before it landed": layout, addresses, one engine's own
+#: accumulator and the certificate (the rest order events by barriers).
+_TIMELESS = frozenset({R.Family.MEMORY.value, R.Family.BOUNDS.value, R.Family.STRUCTURE.value,
+                       R.Family.ACCUMULATOR.value, R.Family.CERTIFICATE.value, R.Family.DEADLOCK.value})
+
+
+def understated_counts(program: Program) -> list[str]:
+    """Each engine with a multicast whose ``num_dests`` is below its group's destinations and a barrier that counts
+    its acknowledgements (``WriteBarrier`` for data and flag multicasts, ``AtomicBarrier`` for increments), as text.
+    Such a barrier sees acked == expected while landings are still due and may pass then (noc_nonblocking_api.h
+    ``ncrisc_noc_nonposted_writes_flushed`` compares with ``==``; docs/semantics.md "Acknowledgement counts"): what
+    the other families read from a barrier — every write before it landed — does not hold after it."""
+    out: dict[str, str] = {}
+    for ep, op, have in acks.miscounted(program):
+        barrier = AtomicBarrier if isinstance(op, SemIncMcast) else WriteBarrier
+        if op.num_dests < have and ep.key not in out and any(isinstance(x, barrier) for x in walk(ep.ops)):
+            out[ep.key] = f"{ep.key}'s {type(op).__name__} states num_dests {op.num_dests} for group {op.group}'s {have} " \
+                          "destinations"
+    return list(out.values())
+
+
+#: Rules decided from one engine's own op order and counters, which no landing and no barrier changes.
+_LOCAL_RULES = frozenset({R.CB_CAPACITY, R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER, R.CB_PUSH_UNCOVERED,
+                          R.CB_POP_UNCOVERED, R.CB_WRITE_UNRESERVED, R.CB_READ_UNWAITED, R.CB_STRADDLE,
+                          R.ASYNC_READ_PUBLISH, R.ASYNC_FLAG_OVERTAKE})
+
+
+def _barrier_may_pass_early(r: Result, early: list[str]) -> Result:
+    """A proof that reads barriers as "landed" does not stand where a barrier may pass early (``understated_counts``):
+    failed to prove instead (the deadlock family refutes such a program when the interpreter reaches the hang)."""
+    if r.verdict != Verdict.PROVED or r.family in _TIMELESS or obligation.parse(r.name).kind in _LOCAL_RULES:
+        return r
+    return Result(r.family, r.name, Verdict.FAILED,
+                  "; ".join(early) + ": a barrier counting its acknowledgements may pass while some are still due, "
+                  "which this proof assumes it does not", seconds=r.seconds)
 
 
 def _budget_result(what: str, e: BudgetExhausted) -> Result:

@@ -21,11 +21,20 @@ import z3
 from verispatial.certify import schedule
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.reach import Analysis, Decoded, StateQuery
-from verispatial.certify.replay import Search, replay_deadlock, search_confirmed
+from verispatial.certify.replay import (
+    Search,
+    _simulate,
+    deadlock_cex,
+    explored,
+    in_component,
+    replay_deadlock,
+    replay_schedule,
+    search_confirmed,
+)
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Pop, SemWait
+from verispatial.ir.ops import AtomicBarrier, McastSend, McastSetValid, Pop, SemIncMcast, SemWait, WriteBarrier
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 REFINEMENTS = 6
@@ -71,11 +80,17 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     inexact = inexact or set()
     out: list[Result] = []
     trip_sets = a.trip_sets()
+    miscounted = miscounted_barriers(a)
     for comp in a.components:
-        if not any(lf.op.__class__.__name__ in ("Reserve", "Wait", "SemWait")
-                   for e in comp for lf in a.views[e].leaves):
+        counted = {e: miscounted[e] for e in sorted(comp) if e in miscounted}
+        if not counted and not any(lf.op.__class__.__name__ in ("Reserve", "Wait", "SemWait")
+                                   for e in comp for lf in a.views[e].leaves):
             continue
         name = f"{R.DEADLOCK}:{min(comp)}" + (f"+{len(comp) - 1}" if len(comp) > 1 else "")
+        if counted:
+            # Outside the counter model and outside the proof cache (whose canonical form ignores num_dests).
+            out.append(_miscounted(a, comp, name, counted, trip_sets, search))
+            continue
 
         def compute(comp: frozenset[str] = comp, name: str = name) -> Result:
             return _decide(a, comp, name, trusted, trip_sets, rlimit, inexact or set(), method, search)
@@ -86,6 +101,68 @@ def check_deadlock(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         bad = sorted(i for w, i in c.words.items() if w in inexact)
         out.append(cache.run(R.DEADLOCK, c, [method, bad, rlimit], name, compute))
     return out
+
+
+def miscounted_barriers(a: Analysis) -> dict[str, str]:
+    """Engine -> why its barriers count acknowledgements the counter model does not: the engine issues a multicast
+    whose ``num_dests`` differs from its group's destinations and has a barrier of the kind that counts them
+    (``WriteBarrier`` for ``McastSend``/``McastSetValid``, ``AtomicBarrier`` for ``SemIncMcast``). Such a barrier
+    waits for acknowledged == expected exactly (noc_nonblocking_api.h ``ncrisc_noc_nonposted_writes_flushed``,
+    ``ncrisc_noc_nonposted_atomics_flushed``): with a larger count it never passes once the multicast is issued,
+    with a smaller one only while landings are due (docs/semantics.md "Acknowledgement counts"). The counter
+    model treats barriers as never blocking, so these engines' components are decided by the interpreter alone.
+    A barrier anywhere on the engine counts (even one before the multicast in the text): an over-approximation,
+    which can only turn a proof into a replayed refutation or a failure to prove."""
+    out: dict[str, str] = {}
+    for e, view in a.views.items():
+        kinds = {type(lf.op) for lf in view.leaves}
+        for lf in view.leaves:
+            op = lf.op
+            if not isinstance(op, (McastSend, McastSetValid, SemIncMcast)):
+                continue
+            have = len(a.program.groups[op.group].destinations())
+            barrier = AtomicBarrier if isinstance(op, SemIncMcast) else WriteBarrier
+            if op.num_dests != have and barrier in kinds:
+                out[e] = (f"{e}'s {type(op).__name__} at {list(lf.path)} states num_dests {op.num_dests} for group "
+                          f"{op.group}'s {have} destinations and the engine has a {barrier.__name__}, whose "
+                          "acknowledgement count the counter model does not track")
+                break
+    return out
+
+
+#: Schedules tried on a component with a miscounted multicast: the seeds of random runs after the round robin.
+MISCOUNT_SEEDS = (1, 2, 3)
+
+
+def _miscounted(a: Analysis, comp: frozenset[str], name: str, counted: dict[str, str],
+                trip_sets: list[dict[str, int] | None], search: Search | None) -> Result:
+    """A component with a miscounted multicast (``miscounted_barriers``): refuted by a deadlock the interpreter
+    reaches (round robin with landings first — every acknowledgement returns before the barrier looks, so a count
+    off in either direction hangs it —, seeded random runs, the explorer on small programs, the driver's search),
+    else failed to prove. Never proved: the counter model cannot see the barrier block."""
+    t0 = time.perf_counter()
+    for trips in trip_sets:
+        runs = [("round robin, landings first", _simulate(a.program, trips, None))]
+        runs += [(f"random schedule (seed {sd})", _simulate(a.program, trips, sd)) for sd in MISCOUNT_SEEDS]
+        for how, r in runs:
+            if r.status == R.DEADLOCK and in_component(comp, r.stuck):
+                cex = deadlock_cex(r, how)
+                return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex["summary"], cex,
+                              seconds=time.perf_counter() - t0)
+        x = explored(a.program, trips)
+        for d in x.deadlocks:
+            if in_component(comp, d.stuck):
+                again = replay_schedule(a.program, {"trips": d.trips, "schedule": [t.to_json() for t in d.trace]})
+                if again is not None:
+                    return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, again["summary"], again,
+                                  seconds=time.perf_counter() - t0)
+    found = search_confirmed(search, a.program, comp)
+    if found is not None:
+        return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, found["summary"], found,
+                      seconds=time.perf_counter() - t0)
+    return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
+                  "; ".join(counted.values()) + "; the interpreter found no deadlock",
+                  seconds=time.perf_counter() - t0)
 
 
 def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],

@@ -104,9 +104,10 @@ class McastSend:
 
     The source pages are the reserved back (``front`` false: the producer multicasts what it filled, from its write
     pointer) or the waited front (``front`` true: a forwarder multicasts pages another engine filled, from its read
-    pointer). ``num_dests`` is the vendor API's destination count (a write barrier waits for exactly that many
-    acknowledgements): it must equal the group's destinations. The source pages are read no later than the next
-    ``Flush``/``WriteBarrier``; the data lands no later than the next ``WriteBarrier``.
+    pointer). ``num_dests`` is the vendor API's destination count: a write barrier waits until the acknowledgements
+    received equal it (one comes back per destination of the group), so a count other than the group's hangs that
+    barrier — a finding, not bad input (docs/semantics.md "Acknowledgement counts"). The source pages are read no
+    later than the next ``Flush``/``WriteBarrier``; the data lands no later than the next ``WriteBarrier``.
     """
 
     buf: int = attrs.field(metadata={"id": ID_BUFFER})
@@ -120,7 +121,7 @@ class McastSend:
 class McastSetValid:
     """Asynchronous multicast of this site's word of ``src`` (default: ``sem`` itself) into the word of ``sem`` at
     every destination of ``group`` (noc_semaphore_set_multicast(src_l1, dst_mcast_addr, num_dests)). The source
-    word is read when the write leaves. ``num_dests`` must equal the group's destinations."""
+    word is read when the write leaves. ``num_dests`` counts acknowledgements as ``McastSend``'s does."""
 
     sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
     group: int = attrs.field(metadata={"id": ID_GROUP})
@@ -137,7 +138,8 @@ class McastSetValid:
 class SemIncMcast:
     """Asynchronous atomic ``+= by`` on the word of ``sem`` at every destination of ``group``
     (noc_semaphore_inc_multicast(mcast_addr, incr, num_dests)). Lands no later than the issuing engine's next
-    ``AtomicBarrier``. The sender is never inside the rectangle (reference §1.2)."""
+    ``AtomicBarrier``, which waits until the responses received equal ``num_dests`` (a count other than the group's
+    hangs it). The sender is never inside the rectangle (reference §1.2)."""
 
     sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
     group: int = attrs.field(metadata={"id": ID_GROUP})

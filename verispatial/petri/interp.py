@@ -17,7 +17,10 @@ Model (DESIGN §5):
   which is why a ``Flush`` between a data multicast and its flag is needed there. Landings are always enabled.
 - A barrier blocks until the engine's own outstanding ops of its class are done: ``ReadBarrier`` reads,
   ``WriteBarrier`` writes and multicasts (landed everywhere), ``Flush`` multicasts (left), ``AtomicBarrier``
-  increments.
+  increments. ``WriteBarrier`` and ``AtomicBarrier`` count acknowledgements: a multicast adds its ``num_dests`` to
+  the count expected and each destination it lands at returns one, and the barrier passes when the two are equal
+  (``State.wack``/``aack``; docs/semantics.md "Acknowledgement counts"). With the group's own count that is "all
+  landed"; a larger count never passes, a smaller one only while landings are still due.
 - A *deadlock* is a state in which some engine is unfinished and no transition (engine step or landing) is
   enabled; the run *terminates* when every engine has finished and nothing is in flight.
 
@@ -129,6 +132,7 @@ class State:
     handed out is never changed. ``key()`` is a hashable canonical form (equal keys = equal futures)."""
 
     __slots__ = (
+        "aack",
         "ab",
         "acc",
         "consumer",
@@ -149,6 +153,7 @@ class State:
         "sreads",
         "swrites",
         "tiles",
+        "wack",
         "wait_end",
         "wb",
         "words",
@@ -178,6 +183,11 @@ class State:
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
     mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
+    # per engine: acknowledgements its write barrier (``wack``) / atomic barrier (``aack``) expects beyond those its
+    # issued ops return: the sum of num_dests - destinations over its multicasts so far (0 when every count matches
+    # its group; docs/semantics.md "Acknowledgement counts")
+    wack: list[int]
+    aack: list[int]
     # per tensor tile (DESIGN §5): (engines with an incomplete write of it, its last completed writer (engine index,
     # -1 none), engines that have issued a write of it). Every tensor rule is decided tile by tile from this.
     tiles: dict[TileKey, tuple[int, int, int]]
@@ -199,7 +209,7 @@ class State:
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
-        s.mc_mask = self.mc_mask.copy()
+        s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
         s.share_end, s.share_drain = self.share_end.copy(), self.share_drain.copy()
@@ -225,6 +235,8 @@ class State:
             tuple(self.wb),
             tuple(self.ab),
             tuple(self.mc_mask),
+            tuple(self.wack),
+            tuple(self.aack),
             # Only whether a tile has a completed write and whether a write was issued decide a rule; which engines
             # did (named in messages) does not change the future, so equal futures keep equal keys.
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
@@ -533,6 +545,7 @@ class Interp:
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
+        s.wack, s.aack = [0] * n, [0] * n
         s.tiles, s.swrites, s.sreads = {}, {}, {}
         s.share_end, s.share_drain = [0] * len(self.share_id), [0] * len(self.share_id)
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
@@ -569,12 +582,20 @@ class Interp:
         if t is ReadBarrier:
             return not any(en[0] == _READ for en in s.pending[e])
         if t is WriteBarrier:
+            if s.wack[e]:
+                return self.write_acks_due(s, e) + s.wack[e] == 0
             return not any(en[0] in (_WRITE, _MCAST, _VALID) for en in s.pending[e])
         if t is Flush:
             return all(en[6] if en[0] >= _MCAST else en[0] != _WRITE for en in s.pending[e])
         if t is AtomicBarrier:
-            return not any(en[0] == _INC for en in s.pending[e])
+            return sum(1 for en in s.pending[e] if en[0] == _INC) + s.aack[e] == 0
         return True
+
+    @staticmethod
+    def write_acks_due(s: State, e: int) -> int:
+        """The write acknowledgements engine ``e``'s in-flight ops have yet to return: one per unicast write, one per
+        destination a multicast has not landed at yet."""
+        return sum(1 if en[0] == _WRITE else len(en[7]) for en in s.pending[e] if en[0] in (_WRITE, _MCAST, _VALID))
 
     def landings(self, s: State) -> list[Transition]:
         """Every enabled leave/land transition, engine by engine, in in-flight order.
@@ -680,6 +701,15 @@ class Interp:
         if type(op) in kinds:
             what, ks = kinds[type(op)]
             k = sum(1 for en in s.pending[e] if en[0] in ks)
+            off = s.wack[e] if isinstance(op, WriteBarrier) else s.aack[e] if isinstance(op, AtomicBarrier) else 0
+            if off:
+                due = self.write_acks_due(s, e) if isinstance(op, WriteBarrier) else k
+                why = (f"its multicasts' num_dests state {abs(off)} destination(s) "
+                       f"{'more' if off > 0 else 'fewer'} than their groups hold, and the acked counter must equal "
+                       "the expected count exactly")
+                if due + off > 0:
+                    return f"expects {due + off} acknowledgement(s) but only {due} can come ({why})"
+                return f"has {-(due + off)} acknowledgement(s) more than it expects ({why})"
             return f"waits for {k} outstanding {what}"
         if isinstance(op, Flush):
             k = sum(1 for en in s.pending[e] if (en[0] >= _MCAST and not en[6]) or en[0] == _WRITE)
@@ -976,6 +1006,7 @@ class Interp:
             s.pending[e] = (*s.pending[e], entry)
             s.mc_mask[e] |= 1 << b
             s.wb[e] = True
+            s.wack[e] += op.num_dests - len(entry[7])
         elif isinstance(op, McastSetValid):
             if not self.ordered and s.mc_mask[e]:
                 bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.mc_mask[e] >> b & 1)
@@ -986,6 +1017,7 @@ class Interp:
                      self._valid_words[(op.sem, op.group)])
             s.pending[e] = (*s.pending[e], entry)
             s.wb[e] = True
+            s.wack[e] += op.num_dests - len(entry[7])
         elif isinstance(op, ReadTiles):
             self._index_window(s, e, pc, op, out)
             cb.role(self, s, e, pc, op.into, True, out)

@@ -23,7 +23,8 @@ independent tool so that a misreading shared by the interpreter and the checker 
 SPIN's verdicts: an *invalid end state* is a deadlock (some engine stopped short of its end with nothing enabled: the
 ``noc`` and ``fin`` processes wait at ``end`` labels), an *assertion violated* is a rule violation, no error is ok.
 Outside the model (``PromelaUnsupported``, raised with the reason, never a model that silently drops a rule):
-programs of several sections (``rendezvous-early``, per-section state versions), aliased buffers
+a multicast whose ``num_dests`` is not its group's (``ir/acks.py``: its barrier counts acknowledgements), programs of
+several sections (``rendezvous-early``, per-section state versions), aliased buffers
 (``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), dynamic (indirect) addresses, more
 than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
@@ -49,6 +50,7 @@ from verispatial.families import assemble
 from verispatial.families.accumulator import promela as accumulator
 from verispatial.families.cb import promela as cb
 from verispatial.families.semaphores import promela as semaphores
+from verispatial.ir import acks
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
@@ -204,6 +206,9 @@ class _Gen:
 
     def _refuse(self) -> None:
         p = self.p
+        why = acks.refusal(p, "the Promela model")
+        if why is not None:
+            raise PromelaUnsupported(why)
         if len(p.sections) > 1:
             raise PromelaUnsupported(f"{len(p.sections)} sections: the Promela model covers one-section programs "
                                      "(rendezvous-early and per-section state versions are not modelled)")

@@ -39,7 +39,8 @@ next. What the transitions touch besides:
 What decides no blocking (data tiles, tensors, accumulators, windows) is not in the net: every rule the
 interpreter reports is the checker's, not the net's. A construct the net cannot express is refused by name
 (``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once to different destination sets that
-share a site, or to any two sets on a target that keeps writes in issue order; a negative semaphore value.
+share a site, or to any two sets on a target that keeps writes in issue order; a negative semaphore value; a
+multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do not count acknowledgements).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.errors import VerispatialError
+from verispatial.ir import acks
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -786,6 +788,9 @@ def net_of(program: Program) -> Net:
     """The behavioural P/T net of ``program`` (module docstring). Raises ``NetUnsupported`` naming the construct for
     a program the net does not express or one that unrolls past ``MAX_TRANSITIONS`` transitions; expects a program
     that passes ``validate``."""
+    why = acks.refusal(program, "the P/T net")
+    if why is not None:
+        raise NetUnsupported(why)
     queued: frozenset[tuple[int, frozenset[Site]]] = frozenset()
     while True:
         b = _Builder(program, queued)

@@ -475,6 +475,9 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
 
     Sometimes the sender is a *forwarder*: another engine of site 0 fills and pushes the block, the forwarder waits
     for it, multicasts it from its read pointer (``McastSend(front=True)``) and pops it once the multicast left.
+
+    In a broken draw, one in eight data multicasts states ``num_dests`` 2 for its one destination (tt-metal #42100):
+    the sender's write barrier then never passes, a deadlock the checker must refute, never prove.
     """
     s0, s1 = SITES
     ps, cs = draw(st.permutations(by_site[s0]))[:2]
@@ -494,10 +497,13 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
     forward = draw(st.integers(0, 2)) == 0
+    # Now and then (broken draws only) the data multicast states 2 destinations for its group of 1: tt-metal #42100,
+    # the sender's write barrier after it never passes (docs/semantics.md "Acknowledgement counts").
+    nd = 2 if broken and draw(st.integers(0, 7)) == 0 else 1
     fill: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier()]
     send: list[Op] = [SemWait(ready, cond, 1)]
-    send += [McastSend(src, pages, g, 1, front=forward), SemSet(ready, 0)] if late_reset else [
-        SemSet(ready, 0), McastSend(src, pages, g, 1, front=forward)]
+    send += [McastSend(src, pages, g, nd, front=forward), SemSet(ready, 0)] if late_reset else [
+        SemSet(ready, 0), McastSend(src, pages, g, nd, front=forward)]
     if forward:
         # A forwarder: ``ps`` fills and pushes the block, ``cs`` waits for it, multicasts it from its read pointer
         # and pops it once the multicast left — a flush between data and flag (which also orders them on
@@ -631,13 +637,17 @@ def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> list[Path]:
 
 
 #: Integer fields a "change a count" mutation may rewrite, with the values it draws from.
-_COUNTS: dict[str, tuple[int, int]] = {"pages": (1, 5), "tiles": (1, 5), "value": (0, 4), "by": (1, 3)}
+#: The range a changed count is drawn from. ``num_dests``: the blueprints' groups have one destination, so 2 is a count
+#: above the group's (tt-metal #42100: the write barrier after it never passes; docs/semantics.md "Acknowledgement
+#: counts"); a count below needs a group of two.
+_COUNTS: dict[str, tuple[int, int]] = {"pages": (1, 5), "tiles": (1, 5), "value": (0, 4), "by": (1, 3),
+                                       "num_dests": (1, 2)}
 
 
 @st.composite
 def mutate(draw: st.DrawFn, p: Program) -> Program:
-    """``p`` with one mutation: drop an op, change a count (pages, tiles, semaphore value or increment, loop
-    count), or swap two ops of one op list. Returns ``p`` itself when the chosen engine has nothing to mutate."""
+    """``p`` with one mutation: drop an op, change a count (pages, tiles, semaphore value or increment, a multicast's
+    num_dests, loop count), or swap two ops of one op list. Returns ``p`` itself when the chosen engine has nothing to mutate."""
     e = draw(st.integers(0, len(p.programs) - 1))
     ep = p.programs[e]
     ops = ep.ops
@@ -671,7 +681,7 @@ def mutate(draw: st.DrawFn, p: Program) -> Program:
 def _count_fields(op: Op) -> list[str]:
     if isinstance(op, Loop):
         return ["count"] if isinstance(op.count, int) else []
-    return [f for f in ("pages", "tiles", "value", "by") if hasattr(op, f)]
+    return [f for f in ("pages", "tiles", "value", "by", "num_dests") if hasattr(op, f)]
 
 
 @st.composite

@@ -34,6 +34,9 @@ def sem_inc_mcast(it: Interp, s: State, e: int, pc: PC, op: SemIncMcast, out: li
     incs = tuple((INC, path, iters, w, op.by) for w in it._valid_words[(op.sem, op.group)])
     s.pending[e] = (*s.pending[e], *incs)
     s.ab[e] = True
+    # The atomic barrier expects num_dests responses; one comes back per destination (docs/semantics.md
+    # "Acknowledgement counts").
+    s.aack[e] += op.num_dests - len(incs)
 
 
 def sem_set(it: Interp, s: State, e: int, pc: PC, op: SemSet, out: list[Violation]) -> None:
