@@ -84,6 +84,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "vendor/softmax_w": None,
     "vendor/broken/move_overlap_atomic_pending": ("async-noc",),
     "vendor/broken/sampling_wt1_wait2": ("deadlock",),
+    "vendor/broken/move_overlap_num_dests": ("deadlock", "async-noc"),
     "vendor/sort_exchange_wait_min": None,
     "vendor/broken/sort_exchange_exact_wait": ("semaphore", "deadlock"),
     "vendor/broken/argmax_start_exact_wait": ("deadlock",),
