@@ -205,6 +205,16 @@ def test_budget_spent_is_failed_to_prove_saying_so(capsys: pytest.CaptureFixture
     assert not any(r["verdict"] == "refuted" for r in results)
 
 
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "x"])
+def test_a_budget_that_is_not_a_positive_finite_number_is_bad_input(capsys: pytest.CaptureFixture[str],
+                                                                     value: str) -> None:
+    # A fresh user's find: --budget inf and nan were checker errors (exit 4), and nan proved from the cache.
+    rc, _out, err = cli(["certify", "-q", "--budget", value, str(MATMUL)], capsys)
+    assert rc == 2
+    assert err.startswith("verispatial: error: --budget: "), err
+    assert "Traceback" not in err
+
+
 def test_budget_is_checked_by_the_interpreter() -> None:
     p = loads(json.dumps(READS_2_31))
     with budget.deadline(0.0), pytest.raises(budget.BudgetExhausted):

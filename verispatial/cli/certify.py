@@ -15,7 +15,7 @@ from verispatial import budget
 from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
 from verispatial.cli.imports import certified_path, import_ttlang
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
-from verispatial.cli.options import TtlangOptions, cache_options, ttlang_options
+from verispatial.cli.options import Seconds, TtlangOptions, cache_options, ttlang_options
 from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
 from verispatial.driver.gate import recording_refusal  # untrusted machinery (verispatial/driver): light imports
 from verispatial.errors import BadInput, CertificateMismatch, CheckerError, ParseError, VerispatialError
@@ -194,7 +194,7 @@ def _worst(codes: Sequence[int]) -> int:
                    "(refuted: a broken program a gate manifest expects refuted).")
 @click.option("--smt2", "smt2_dir", metavar="DIR",
               help="Also write every solver query as SMT-LIB2 into DIR, for re-checking by another solver.")
-@click.option("--budget", "budget_seconds", type=click.FloatRange(min=0, min_open=True),
+@click.option("--budget", "budget_seconds", type=Seconds(),
               default=budget.DEFAULT_SECONDS, show_default=True, metavar="SECONDS",
               help="Wall-clock bound of the whole run: past it every obligation not yet decided is failed-to-prove, "
                    "saying so.")

@@ -25,6 +25,23 @@ class TtlangOptions:
         return [flag for flag, v in named if v]
 
 
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds (``--budget``): ``inf`` and ``nan`` are bad input, not a budget."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(v) or v <= 0:
+            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
+        return v
+
+
 def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--cache-dir DIR`` and ``--no-cache`` (the parameters ``cache_dir`` and ``no_cache``)."""
     f = click.option("--no-cache", is_flag=True, help="Neither read nor write the persistent proof cache.")(f)
