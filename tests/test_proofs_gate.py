@@ -185,6 +185,19 @@ def test_a_corrupt_file_is_bad_input_naming_the_file(tmp_path: Path, kind: str, 
     assert rule in o.detail
 
 
+def test_a_plain_program_json_without_its_certificate_is_not_skipped(tmp_path: Path) -> None:
+    # A fresh user's find: broken.json (a program document) beside a proved program, no manifest, passed the gate
+    # unseen. Other JSON without a certificate is still no program.
+    d = tmp_path / "d"
+    d.mkdir()
+    for kind in ("program", "certificate"):
+        shutil.copy(PROOFS / f"{SMALL}.{kind}.json", d / f"small.{kind}.json")
+    shutil.copy(ROOT / "examples" / "broken" / "f_memory_overlap.json", d / "broken.json")
+    (d / "notes.json").write_text('{"format": "something-else"}')
+    run = gate(d)
+    assert {o.name: o.status for o in run.outcomes} == {"broken": "no-certificate", "small": "holds"}
+
+
 def test_ci_only_leaves_out_the_programs_not_in_the_ci_set(tmp_path: Path) -> None:
     d = corpus(tmp_path, (SMALL,))
     m = _manifest(d)

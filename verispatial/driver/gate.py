@@ -4,6 +4,8 @@ beside it and compared with the verdict the corpus's manifest expects; a lost pr
 **Layout** (the one ``compile`` writes): a program ``NAME.program.json`` (or ``NAME.json``, what ``compile -o
 NAME.json`` writes) with its certificate ``NAME.certificate.json`` beside it, anywhere under the directory; the
 program's gate name is its path relative to the directory without the suffix (``models/mlp_block.wormhole/up``).
+A plain ``NAME.json`` with no certificate is a program (failing as ``no-certificate``) when its first bytes say
+``"format": "verispatial.program"``; other JSON is not.
 
 **Manifest** (``DIR/manifest.json``; ``MANIFEST`` is its format)::
 
@@ -31,6 +33,7 @@ program to a full certify. Nothing but a proof is ever reused, and a refutation 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -150,6 +153,22 @@ class Found:
     certificate: Path | None
 
 
+#: How much of a plain ``NAME.json`` is read to tell a program document from other JSON (its ``format`` field
+#: comes first in every document ``dumps`` writes).
+_PEEK_BYTES = 4096
+
+
+def _says_program(p: Path) -> bool:
+    """Whether ``p`` looks like a program document: ``"format": "verispatial.program"`` in its first bytes. Such a
+    file without a certificate beside it is in the corpus (and fails as ``no-certificate``), never skipped."""
+    try:
+        with p.open("rb") as f:
+            head = f.read(_PEEK_BYTES)
+    except OSError:
+        return False
+    return re.search(rb'"format"\s*:\s*"verispatial\.program"', head) is not None
+
+
 def discover(directory: Path) -> list[Found]:
     """Every program under ``directory`` in the gate's layout (module docstring), by name. Hidden files and
     directories and the manifest are not programs."""
@@ -163,8 +182,8 @@ def discover(directory: Path) -> list[Found]:
             continue
         name = s[: -len(".program.json")] if s.endswith(".program.json") else s[: -len(".json")]
         cert = directory / f"{name}.certificate.json"
-        if not s.endswith(".program.json") and not cert.exists():
-            continue  # a plain .json without a certificate is not in the gate's layout
+        if not s.endswith(".program.json") and not cert.exists() and not _says_program(p):
+            continue  # a plain .json that is no program document and has no certificate is not in the layout
         if name in found:
             raise ParseError(str(p), f"two programs are named {name!r} ({found[name].program.name} and {p.name})")
         found[name] = Found(name, p, cert if cert.exists() else None)
