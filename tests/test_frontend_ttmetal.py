@@ -290,6 +290,9 @@ def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.Capture
     (lambda d: d["work_units"][0]["runtime_args"]["k"].update(num_tiles="9..3"),
      "work_units[0].runtime_args.k.num_tiles", "range 9..3 is empty"),
     (lambda d: d["kernels"][0].update(processor="brisc"), "kernels[0].processor", "brisc"),
+    # a fresh user's find: the schema's regular expression was the message
+    (lambda d: d["work_units"][0]["runtime_args"]["k"].update(num_tiles="x"),
+     "work_units[0].runtime_args.k.num_tiles", "'x' is not a range LO..HI (a trip); a runtime argument is an integer"),
 ])
 def test_bad_host_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, field: str, rule: str) -> None:
     path = _host(tmp_path, "refuse", edit)
@@ -309,6 +312,13 @@ def test_not_yaml_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path.write_text("kernels: [\n")
     assert main(["certify", str(path), "-q"]) == 2
     assert "not YAML" in capsys.readouterr().err
+    # A file of comments only (a truncated host) is YAML of no value: said so, not as a JSON object and a type name.
+    path.write_text("# the eltwise binary host\n# kernels: ...\n")
+    assert main(["certify", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "a host description is a mapping of its fields" in err
+    assert "got nothing" in err
+    assert "JSON" not in err
 
 
 # ------------------------------------------------------------------ preprocessor

@@ -340,8 +340,15 @@ def _original_path(small: Any, path: list[Any], where: dict[int, list[int]]) -> 
 
 def _clipped_message(err: Any) -> str:
     """The validator's message with the quoted input cut to ``limits.QUOTE_MAX`` characters (a message quotes the
-    offending value, which may be a huge array or a number of thousands of digits)."""
+    offending value, which may be a huge array or a number of thousands of digits). A pattern the schema describes
+    (a ``description`` starting "a " or "an ") is said in its words, not as the regular expression."""
     msg = str(err.message)
+    desc = err.schema.get("description") if isinstance(err.schema, dict) else None
+    if err.validator == "pattern" and isinstance(desc, str) and desc.startswith(("a ", "an ")):
+        try:
+            return f"{clip(repr(err.instance))} is not {desc}"
+        except ValueError:  # pragma: no cover - a pattern applies to strings, whose repr never fails
+            pass
     try:
         quoted = repr(err.instance)
     except ValueError:  # an integer too long to print
