@@ -101,7 +101,8 @@ def test_the_command_line_refuses_an_unreachable_scheduler_in_one_line(tmp_path:
     assert "--jobs" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("address", ["nonsense", "tcp://", "tcp://host:port", "ftp://127.0.0.1:9"])
+@pytest.mark.parametrize("address", ["nonsense", "tcp://", "tcp://host:port", "ftp://127.0.0.1:9",
+                                     "tcp://127.0.0.1:99999"])
 def test_a_malformed_address_is_refused_at_once_in_a_subprocess_without_a_traceback(tmp_path: Path,
                                                                                      address: str) -> None:
     # A fresh user's find: `--scheduler nonsense` printed the error, then hung 20 s in the Client's finalizer and

@@ -37,7 +37,9 @@ def scheduler_address(address: str) -> str:
         scheme, loc = parse_address(full, strict=True)
         get_backend(scheme)  # an unknown scheme (ftp://...) is a ValueError naming the known ones
         if scheme in ("tcp", "tls"):
-            parse_host_port(loc)
+            _host, port = parse_host_port(loc)
+            if not 0 < int(port) < 65536:
+                raise ValueError(f"port {port} is not in 1..65535")
     except (ValueError, TypeError) as e:
         raise ParseError("--scheduler", f"{address!r} is not a scheduler address (expected tcp://HOST:PORT): {e}"
                          ) from None
