@@ -177,8 +177,8 @@ def load_host(path: str | Path) -> HostSpec:
     p = Path(path)
     d = parse_document(p)
     if not isinstance(d, dict):
-        got = "nothing (the file holds no fields)" if d is None else {list: "a list", str: "a string"}.get(
-            type(d), f"a {type(d).__name__}")
+        kinds: dict[type, str] = {list: "a list", str: "a string"}
+        got = "nothing (the file holds no fields)" if d is None else kinds.get(type(d), f"a {type(d).__name__}")
         raise ParseError("(document)", f"a host description is a mapping of its fields (name, kernels, work_units, "
                                        f"...), got {got}")
     check_schema(d, schema())
