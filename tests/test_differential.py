@@ -40,7 +40,7 @@ from verispatial.petri.position import Violation, op_at
 from verispatial.strategies import programs
 
 #: States the oracle may visit per program (over all trip assignments); past that the program is skipped. The ``ci``
-#: profile's 600 programs stay cheap with 4,000 (about 85% of the draws finish; measured 0.3 s per program on
+#: profile's 400 programs stay cheap with 4,000 (about 85% of the draws finish; measured 0.3 s per program on
 #: average, explorer and checker); ``thorough`` explores up to 20,000.
 MAX_STATES = 20_000 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "thorough" else 4_000
 
