@@ -9,7 +9,7 @@
   deadlock).
 - Certificates are deterministic and JSON round-trips are the identity (programs, model graphs, certificates).
 
-The checker's verdict against the explorer's on small programs is ``test_differential.py`` (400 programs under
+The checker's verdict against the explorer's on small programs is ``test_differential.py`` (300 programs under
 ``ci``, 20,000 under ``thorough``). Example counts scale with the Hypothesis profile (``tests/conftest.py``).
 """
 
