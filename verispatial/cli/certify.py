@@ -13,7 +13,7 @@ import click
 
 from verispatial import budget
 from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
-from verispatial.cli.imports import certified_path, import_ttlang
+from verispatial.cli.imports import certified_path, import_ttlang, loader_of
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
 from verispatial.cli.options import Seconds, TtlangOptions, cache_options, ttlang_options
 from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
@@ -22,11 +22,6 @@ from verispatial.errors import BadInput, CertificateMismatch, CheckerError, Pars
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
-
-
-def _loaded(program: Program) -> Callable[[str], Program]:
-    """A loader that returns ``program`` (already read, from a TT-Lang source)."""
-    return lambda _path: program
 
 
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
@@ -73,7 +68,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
                     if value is not None and len(got) > 1:
                         raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
                 for imp in got:
-                    fr = _certify_one(path, certificate, None, jobs, quiet, smt2_dir, _loaded(imp.program))
+                    fr = _certify_one(path, certificate, None, jobs, quiet, smt2_dir, loader_of(imp.program))
                     done.append((path, _with_shape(fr, imp.classes)))
                 continue
             done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))

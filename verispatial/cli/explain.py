@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +13,9 @@ from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_pro
 from verispatial.cli.options import cache_options
 from verispatial.cli.output import check_output_path, emit, stderr_progress, write_atomic, write_json
 from verispatial.errors import BadInput, CheckerError, VerispatialError
+
+if TYPE_CHECKING:
+    from verispatial.ir.program import Program
 
 
 def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as_json: bool, jobs: int,
@@ -24,12 +28,12 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         ".program")
     pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"))
     store = open_proof_store(cache_dir, no_cache)
-    from verispatial.cli.imports import certified_path
+    from verispatial.cli.imports import certified_path, ttlang_loader
     from verispatial.driver.files import certify_file
 
-    loader = load_program_file
+    loader: Callable[[str], Program] = load_program_file
     if program_path.endswith(".py"):  # a TT-Lang source at its own shapes, read as certify reads it
-        loader, store = _ttlang_loader(program_path), None
+        loader, store = ttlang_loader(program_path), None
     try:
         with certified_path(program_path) as path, stderr_progress(f"explain {program_path}", quiet) as progress:
             fr = certify_file(path, loader, None, load_certificate_file, store=store, jobs=jobs,
@@ -70,19 +74,6 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         emit(unproved_lines(fr.report))  # no counterexample to draw, but the reason is what a user acts on
         emit([lines[-1]])
     return fr.report.exit_code
-
-
-def _ttlang_loader(path: str) -> Any:
-    """A loader returning the program of TT-Lang source ``path`` at the shapes of its example call; ``BadInput``
-    when the source does not import or makes more than one program (``--range`` classes are ``certify``'s)."""
-    from verispatial.cli.imports import import_ttlang
-    from verispatial.cli.options import TtlangOptions
-
-    got = import_ttlang(path, TtlangOptions())
-    if len(got) != 1:
-        raise BadInput(path, "", f"has {len(got)} shape classes: import one (verispatial import ttlang) and explain it")
-    program = got[0].program
-    return lambda _path: program
 
 
 def _pictures_dir(pictures_dir: Path) -> Path:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,9 @@ from verispatial.cli.inputs import bad_input_of
 from verispatial.cli.options import TtlangOptions, ttlang_options
 from verispatial.cli.output import check_output_path, console, write_atomic
 from verispatial.errors import BadInput, VerispatialError
+
+if TYPE_CHECKING:
+    from verispatial.ir.program import Program
 
 
 def import_ttlang(path: str, opts: TtlangOptions) -> list[Any]:
@@ -29,6 +32,22 @@ def import_ttlang(path: str, opts: TtlangOptions) -> list[Any]:
         raise bad_input_of(path, e) from None
     except RecursionError:
         raise BadInput(path, "", "nested too deeply to read") from None
+
+
+def loader_of(program: Program) -> Callable[[str], Program]:
+    """A program-file loader that returns ``program`` (already read from a source) whatever path it is given: how
+    ``certify`` and ``explain`` hand an imported program to ``driver.files.certify_file``."""
+    return lambda _path: program
+
+
+def ttlang_loader(path: str) -> Callable[[str], Program]:
+    """The loader of TT-Lang source ``path``'s one program at the shapes of its example call (``explain``);
+    ``BadInput`` as ``import_ttlang`` raises it, or when the source makes more than one program (``--range`` shape
+    classes are ``certify``'s: each is certified on its own)."""
+    got = import_ttlang(path, TtlangOptions())
+    if len(got) != 1:
+        raise BadInput(path, "", f"has {len(got)} shape classes: import one (verispatial import ttlang) and explain it")
+    return loader_of(got[0].program)
 
 
 def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> int:
