@@ -239,7 +239,7 @@ def test_dynamic_address_checked_at_both_ends() -> None:
     r = explore(p)
     assert r.rules() == ["bounds"]
     assert r.violations[0].violation.message == (
-        "read_tiles(in, 2, b0) touches tiles [7, 8] of in, which has tiles [0, 7]")
+        "read_tiles(in, 2, b0) touches tiles [7, 9) of in, which has 8 tiles")
 
 
 def test_result_json() -> None:

@@ -392,7 +392,7 @@ def test_bounds_affine_and_dynamic() -> None:
              buffers=(buf(0),), tensors=(IN,))
     v = only(simulate(p))
     assert where(v) == ("bounds", RA, (0, 1), (("k", 2),))
-    assert v.message == "read_tiles(in, 2, b0) touches tiles [7, 8] of in, which has tiles [0, 7]"
+    assert v.message == "read_tiles(in, 2, b0) touches tiles [7, 9) of in, which has 8 tiles"
     dyn = Addr(0, (), Dynamic("idx", 0, 9))
     p2 = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", dyn, 1, 0), ReadBarrier(), Push(0, 1)),
               ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
@@ -402,6 +402,19 @@ def test_bounds_affine_and_dynamic() -> None:
 
 ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles
 ST = Tensor("st", (32, 64), "bf16", Role.STATE)
+
+
+
+def test_bounds_range_is_said_as_certify_says_it() -> None:
+    """A negative address: the interpreter's range and certify's counterexample name the same half-open tiles."""
+    from verispatial.driver.run import certify
+
+    p = prog(ep(A, Engine.READER, Reserve(0, 2), ReadTiles("in", Addr(-1), 2, 0), ReadBarrier(), Push(0, 2)),
+             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),), tensors=(IN,))
+    assert only(simulate(p)).message == "read_tiles(in, 2, b0) touches tiles [-1, 1) of in, which has 8 tiles"
+    bounds = [r for r in certify(p).results if r.family == "bounds" and r.verdict.value == "refuted"]
+    assert len(bounds) == 1
+    assert "touches tiles [-1, 1) of in, which has 8 tiles" in bounds[0].reason
 
 
 def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = True) -> EngineProgram:

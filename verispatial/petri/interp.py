@@ -833,8 +833,9 @@ class Interp:
         for a in starts:
             if a < 0 or a + op.tiles > ntiles:
                 self._v(out, R.BOUNDS, e, pc,
-                        f"{op_text(op)} touches tiles [{a}, {a + op.tiles - 1}] of {op.tensor}, "
-                        f"which has tiles [0, {ntiles - 1}]")
+                        # half-open, as certify's counterexample and every other tile range here says it
+                        f"{op_text(op)} touches tiles [{a}, {a + op.tiles}) of {op.tensor}, "
+                        f"which has {ntiles} tiles")
                 break
         return range(max(start, 0), min(start + op.tiles, ntiles))
 
