@@ -348,6 +348,18 @@ def test_preprocessor_keeps_lines_and_decides_conditionals() -> None:
     assert [(i.name, i.quoted, i.line) for i in none.includes] == [("helper.hpp", True, 9)]
 
 
+
+def test_preprocessor_refuses_a_function_like_macro_it_does_not_know() -> None:
+    """``#if HAS_ACTIVATIONS(LHS)`` (binary_ng) with no definition: refused by name, and no Python warning leaks."""
+    import warnings
+
+    src = "#if HAS_ACTIVATIONS(LHS)\nx();\n#endif\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(Refused) as e:
+            preprocess(src, {}, "k.cpp")
+    assert e.value.line() == "k.cpp:1: not read: #if expression (a function-like macro): #if HAS_ACTIVATIONS(LHS)"
+
 def test_semaphore_set_through_volatile_pointer(tmp_path: Path) -> None:
     """The raw-L1 semaphore pattern: ``*ptr = v`` on a pointer cast from get_semaphore is a SemSet."""
     k = tmp_path / "k.cpp"

@@ -9,6 +9,7 @@ by name when it is read.
 from __future__ import annotations
 
 import re
+import warnings
 
 import attrs
 
@@ -52,6 +53,7 @@ def _cond(expr: str, macros: dict[str, str], file: str, line: int) -> bool:
     """Evaluate a ``#if`` expression: ``defined``, integers, ``! && || == != < <= > >= + - * /`` and parentheses;
     an identifier no macro names is 0 (as in C)."""
     expr = _strip_comment(expr)
+    written = expr.strip()  # what a refusal quotes: the line as the engineer wrote it, not its expansion
     # ``defined`` is decided before expansion, also where a macro expands to ``defined X`` (PRE_SCALE in
     # eltwise_binary_kernel.cpp): one level of expansion at a time, so the operand of a ``defined`` that an expansion
     # brings in is decided, not expanded.
@@ -69,11 +71,15 @@ def _cond(expr: str, macros: dict[str, str], file: str, line: int) -> bool:
     py = expr.replace("&&", " and ").replace("||", " or ").replace("/", "//")
     py = re.sub(r"!(?!=)", " not ", py)
     if not re.fullmatch(r"[\d\s()+\-*/<>=!%andortx]*", py):
-        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {expr.strip()}"))
+        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}"))
+    if re.search(r"\d\s*\(", py):  # a function-like macro not defined here (``HAS_ACTIVATIONS(LHS)`` became ``0(0)``)
+        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}"), "a function-like macro")
     try:
-        return bool(eval(py, {"__builtins__": {}}, {}))  # only digits, operators and and/or/not reach here
+        with warnings.catch_warnings():  # Python's warnings about the text are not the user's business: it refuses
+            warnings.simplefilter("ignore")
+            return bool(eval(py, {"__builtins__": {}}, {}))  # only digits, operators and and/or/not reach here
     except Exception:
-        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {expr.strip()}")) from None
+        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}")) from None
 
 
 def preprocess(text: str, defines: dict[str, str], file: str) -> Preprocessed:
