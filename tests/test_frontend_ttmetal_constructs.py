@@ -354,3 +354,30 @@ def test_angle_bracket_op_header_alias_and_temporary_buffer(tmp_path: Path) -> N
         '#include "api/dataflow/dataflow_api.h"', "#include <ttnn/operations/h.hpp>", "void kernel_main() {",
         "    experimental::CB cb(0);", "    cb.reserve_back(2);", "    CircularBuffer(0).push_back(2);", "}"]))
     assert _ops(ep) == [("Reserve", 2), ("Push", 2)]
+
+
+# ------------------------------------------------------------------ named tensor tokens (Metal 2.0)
+
+
+def test_named_tensor_token_is_the_host_tensor(tmp_path: Path) -> None:
+    """``TensorAccessor(tensor::t)`` (experimental/kernel_args.h: the named-arg form of a tensor's accessor, which
+    the JIT binds to the host tensor of that name) reads the host tensor ``t``; a name the host does not declare
+    is refused at its line."""
+    body = ("    Noc noc;", "    DataflowBuffer b(0);", "    const auto s = TensorAccessor(tensor::t);",
+            "    b.reserve_back(1);", "    noc.async_read(s, b, 2048, {.page_id = 3}, {});")
+    ep = _read(tmp_path, _main(*body))
+    (read,) = [op for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert (read.tensor, read.addr.base) == ("t", 3)
+    with pytest.raises(Refused, match="tensor the host does not declare") as e:
+        _read(tmp_path, _main(*body[:2], "    const auto s = TensorAccessor(tensor::u);", *body[3:]))
+    assert e.value.loc.line == 5
+
+
+def test_numeric_comparison_is_a_value_not_followed(tmp_path: Path) -> None:
+    """``bfloat16_greater`` (api/numeric/bfloat16.h) compares two numbers and touches no memory: a call has no op,
+    and a branch on its result is refused as a branch on a value not followed (argmax's comparator)."""
+    ep = _read(tmp_path, _main("    bool g = bfloat16_greater(1, 2);", "    cb_reserve_back(0, 1);"))
+    assert _ops(ep) == [("Reserve", 1)]
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    if (float32_greater(1, 2)) { cb_reserve_back(0, 1); }"))
+    assert e.value.loc.line == 3

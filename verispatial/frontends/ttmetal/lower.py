@@ -51,8 +51,11 @@ IGNORED_CALLS = frozenset({
 SURVEY_ARG = 2
 
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
+#: Also the device API's value comparisons (api/numeric/bfloat16.h ``bfloat16_greater``, float32.h
+#: ``float32_greater``: two numbers in, a bool out, no memory touched); a branch on their result is a branch on a
+#: value not followed.
 PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
-                          "get_common_arg_addr", "get_arg_addr"})
+                          "get_common_arg_addr", "get_arg_addr", "bfloat16_greater", "float32_greater"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
@@ -188,6 +191,7 @@ class KernelReader:
         self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
+        self.tensor_names = {t["name"] for t in self.host.tensors}
 
     # ------------------------------------------------------------------ entry
 
@@ -1070,6 +1074,12 @@ class KernelReader:
             if last not in self.buf_names:
                 self.refuse("circular buffer the host does not declare", n, last)
             return V.Cb(self.buf_names[last])
+        if parts[0] == "tensor" and len(parts) == 2 and not self.survey:
+            # a named tensor token (experimental/kernel_args.h): TensorAccessor(tensor::src) is the accessor of the
+            # host tensor of that name, which the JIT binds as it binds named runtime args
+            if last not in self.tensor_names:
+                self.refuse("tensor the host does not declare", n, last)
+            return V.TensorAddr(last)
         if parts[0] == "sem" and len(parts) == 2:
             if last not in self.sem_names:
                 self.refuse("semaphore the host does not declare", n, last)
