@@ -354,3 +354,69 @@ def test_angle_bracket_op_header_alias_and_temporary_buffer(tmp_path: Path) -> N
         '#include "api/dataflow/dataflow_api.h"', "#include <ttnn/operations/h.hpp>", "void kernel_main() {",
         "    experimental::CB cb(0);", "    cb.reserve_back(2);", "    CircularBuffer(0).push_back(2);", "}"]))
     assert _ops(ep) == [("Reserve", 2), ("Push", 2)]
+
+
+# ------------------------------------------------------------------ named tensor tokens (Metal 2.0)
+
+
+def test_named_tensor_token_is_the_host_tensor(tmp_path: Path) -> None:
+    """``TensorAccessor(tensor::t)`` (experimental/kernel_args.h: the named-arg form of a tensor's accessor, which
+    the JIT binds to the host tensor of that name) reads the host tensor ``t``; a name the host does not declare
+    is refused at its line."""
+    body = ("    Noc noc;", "    DataflowBuffer b(0);", "    const auto s = TensorAccessor(tensor::t);",
+            "    b.reserve_back(1);", "    noc.async_read(s, b, 2048, {.page_id = 3}, {});")
+    ep = _read(tmp_path, _main(*body))
+    (read,) = [op for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert (read.tensor, read.addr.base) == ("t", 3)
+    with pytest.raises(Refused, match="tensor the host does not declare") as e:
+        _read(tmp_path, _main(*body[:2], "    const auto s = TensorAccessor(tensor::u);", *body[3:]))
+    assert e.value.loc.line == 5
+
+
+def test_numeric_comparison_is_a_value_not_followed(tmp_path: Path) -> None:
+    """``bfloat16_greater`` (api/numeric/bfloat16.h) compares two numbers and touches no memory: a call has no op,
+    and a branch on its result is refused as a branch on a value not followed (argmax's comparator)."""
+    ep = _read(tmp_path, _main("    bool g = bfloat16_greater(1, 2);", "    cb_reserve_back(0, 1);"))
+    assert _ops(ep) == [("Reserve", 1)]
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    if (float32_greater(1, 2)) { cb_reserve_back(0, 1); }"))
+    assert e.value.loc.line == 3
+
+
+# ------------------------------------------------------------------ branches on data whose sides issue no op
+
+
+_L1 = "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));"
+
+
+def test_branch_on_data_with_quiet_sides_is_read_and_forgets_what_it_sets(tmp_path: Path) -> None:
+    """``if (p[0] > best) { best = p[0]; n = 2; }`` (argmax's running maximum): either side runs, invisibly to the
+    choreography, so the reading goes on; ``n`` is no longer followed, and an op that needs it is refused."""
+    head = (_L1, "    uint32_t best = 0;", "    uint32_t n = 1;", "    cb_reserve_back(0, 1);",
+            "    if (p[0] > best) { best = p[0]; n = 2; } else { best = best; }")
+    ep = _read(tmp_path, _main(*head, "    cb_push_back(0, 1);"))
+    assert _ops(ep) == [("Reserve", 1), ("Push", 1)]
+    with pytest.raises(Refused, match="set in a branch on a value not followed") as e:
+        _read(tmp_path, _main(*head, "    cb_push_back(0, n);"))
+    assert e.value.loc.line == 8
+    # a comparator the kernel defines, returning early on a NaN, is quiet too: only its value is not followed
+    ep = _read(tmp_path, _main(*head[:4], "    if (gt(p[0], best)) { best = p[0]; }", "    cb_push_back(0, 1);",
+                               prelude=("inline bool gt(uint32_t a, uint32_t b) {",
+                                        "    if (a == 0x7fc0) { return false; }", "    return a > b;", "}")))
+    assert _ops(ep) == [("Reserve", 1), ("Push", 1)]
+
+
+def test_branch_on_data_that_issues_an_op_or_leaves_the_line_is_refused(tmp_path: Path) -> None:
+    """A side with an op, a condition calling something not known to be quiet (a device call, a store through a
+    pointer), or a side that breaks out of a loop: the branch is refused as before."""
+    cases = [
+        ("    if (p[0] > 3) { cb_push_back(0, 1); }", 4),
+        ("    if (p[0] > 3 && cb_pages_reservable_at_back(0, 1)) { }", 4),
+        ("    if (bump(reinterpret_cast<volatile uint32_t*>(4096)) > 3) { }", 4),
+        ("    for (uint32_t i = 0; i < 4; i++) { if (p[i] > 3) { break; } cb_reserve_back(0, 1); }", 4),
+    ]
+    for line, at in cases:
+        with pytest.raises(Refused, match="branch on a value not known statically") as e:
+            _read(tmp_path, _main(_L1, line, prelude=("inline uint32_t bump(volatile uint32_t* q) { q[1] = 1; "
+                                                      "return q[0]; }",)))
+        assert e.value.loc.line == at + 1, line

@@ -184,11 +184,12 @@ def load_host(path: str | Path) -> HostSpec:
     check_schema(d, schema())
     target = get_target(d.get("target", "wormhole_b0"))
     given_root = d.get("kernel_root", ".")
-    if "VERISPATIAL_TTNN" in given_root and "VERISPATIAL_TTNN" not in os.environ:
-        from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+    from verispatial.frontends.ttmetal.vendor import env_var, version_of_env, wheel_root
 
-        if wheel_root(download=False) is None:  # sets the variable to the user cache's copy when it is there
-            raise ParseError("kernel_root", f"names $VERISPATIAL_TTNN, which is not set, and the ttnn {TTNN_VERSION} "
+    release = version_of_env(given_root)
+    if release is not None and env_var(release) not in os.environ:
+        if wheel_root(download=False, version=release) is None:  # sets the variable to the user cache's copy
+            raise ParseError("kernel_root", f"names ${env_var(release)}, which is not set, and the ttnn {release} "
                                             "wheel is not in the user cache (examples/ttmetal/README.md says how to "
                                             "get it)")
     root = Path(os.path.expandvars(given_root))

@@ -51,8 +51,11 @@ IGNORED_CALLS = frozenset({
 SURVEY_ARG = 2
 
 #: Queries whose result no op needs (a data format, a profiler id): their value is not followed.
+#: Also the device API's value comparisons (api/numeric/bfloat16.h ``bfloat16_greater``, float32.h
+#: ``float32_greater``: two numbers in, a bool out, no memory touched); a branch on their result is a branch on a
+#: value not followed.
 PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
-                          "get_common_arg_addr", "get_arg_addr"})
+                          "get_common_arg_addr", "get_arg_addr", "bfloat16_greater", "float32_greater"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
@@ -188,6 +191,7 @@ class KernelReader:
         self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
+        self.tensor_names = {t["name"] for t in self.host.tensors}
 
     # ------------------------------------------------------------------ entry
 
@@ -752,7 +756,16 @@ class KernelReader:
         then, other = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
         if other is not None and other.type == "else_clause":
             other = other.named_children[0] if other.named_child_count else None
-        g = self.cond(c)
+        saved = self.snapshot()
+        try:
+            g = self.cond(c)
+        except Refused as e:
+            writes: set[str] = set()
+            if e.construct != "branch on a value not known statically" or not self.quiet(c, set(), writes):
+                raise
+            self.restore(saved)
+            self.data_branch(n, then, other, saved, writes, e)
+            return
         if isinstance(g, bool):
             self.stmt(then if g else other)
             return
@@ -770,6 +783,89 @@ class KernelReader:
                 inner.closed = True
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+
+    def quiet(self, node: Any, seen: set[int], writes: set[str]) -> bool:
+        """True when evaluating ``node`` can issue no op and store nowhere but into variables, whatever of it runs:
+        every call in it is a value query (``PURE_QUERIES``), a cast, or a function or lambda of the kernel whose
+        body is quiet in turn, and every assignment is to a plain variable. ``writes`` collects the variables it
+        may change: those assigned, in it or in a body it calls, and those passed to a call (a reference
+        parameter)."""
+        stack = [node]
+        while stack:
+            x = stack.pop()
+            if x.type in ("assignment_expression", "update_expression"):
+                lhs = x.child_by_field_name("left") or x.child_by_field_name("argument")
+                if lhs is None or lhs.type != "identifier":
+                    return False  # a store through a pointer or into an array: a semaphore word, a buffer page
+                writes.add(lhs.text.decode())
+            elif x.type == "call_expression":
+                fn = x.child_by_field_name("function")
+                if fn is None or fn.type == "field_expression":
+                    return False  # a method of a device object
+                name = "".join(fn.text.decode().split()).split("<", 1)[0]
+                bare = name.rsplit("::", 1)[-1]
+                argnode = x.child_by_field_name("arguments")
+                args = [a for a in argnode.named_children if a.type != "comment"] if argnode is not None else []
+                writes.update(a.text.decode() for a in args if a.type == "identifier")
+                if bare in PURE_QUERIES or bare in ("static_cast", "reinterpret_cast", "const_cast"):
+                    pass
+                else:
+                    local = self.lookup(bare) if fn.type == "identifier" else None
+                    if isinstance(local, V.Function):
+                        body = local.body
+                    else:
+                        arity = f"/{len(args)}"
+                        key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions),
+                                   None)
+                        if key is None:
+                            return False
+                        f = self.function(key)
+                        body = f.body if isinstance(f, V.Function) else None
+                    if body is None:
+                        return False
+                    if id(body) not in seen:
+                        seen.add(id(body))
+                        if not self.quiet(body, seen, writes):
+                            return False
+            stack.extend(x.named_children)
+        return True
+
+    def data_branch(self, n: Any, then: Any, other: Any, saved: tuple[Any, ...], writes: set[str],
+                    refusal: Refused) -> None:
+        """An ``if`` on a value not followed (data read from L1, a comparison of such values) whose condition is
+        quiet (``quiet``) and whose sides issue no op: argmax's running maximum. Each side is read with its ops
+        discarded; if either issues an op, changes the accumulator, or leaves the straight line (``return``,
+        ``break``, ``continue``, a refusal of its own), the branch is refused as ``refusal``. Otherwise the kernel
+        runs one side or the other, invisibly to the choreography, and every variable the condition may change
+        (``writes``) or either side sets is no longer followed after the branch: a later op that needs one is
+        refused by name."""
+        after: list[dict[str, V.Value]] = []
+        acc0 = (self.acc.tiles, self.acc.state) if self.acc is not None else None
+        for side in (then, other):
+            if side is None:
+                continue
+            self.blocks.append(Block())
+            self.guarded += 1
+            try:
+                self.stmt(side)
+                clean = not self.blocks[-1].ops and acc0 == ((self.acc.tiles, self.acc.state)
+                                                            if self.acc is not None else None)
+            except (Refused, _Break, _Continue, _Return):
+                clean = False
+            finally:
+                self.guarded -= 1
+                self.blocks.pop()
+            if clean:
+                after.append({name: v for sc in self.scopes for name, v in sc.items()})
+            self.restore(saved)
+            if not clean:
+                raise refusal
+        before = {name: v for sc in self.scopes for name, v in sc.items()}
+        changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
+                         (writes & set(before)))
+        why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
+        for name in changed:
+            self.assign(name, V.Opaque(why), n)
 
     def unroll(self, n: Any, cond: Any, upd: Any, body: Any, construct: str, body_first: bool = False) -> None:
         """A loop not of the counted form (``while (tiles_read < n)``, ``for (; a < n && b < m; ...)``, ``do``):
@@ -1070,6 +1166,12 @@ class KernelReader:
             if last not in self.buf_names:
                 self.refuse("circular buffer the host does not declare", n, last)
             return V.Cb(self.buf_names[last])
+        if parts[0] == "tensor" and len(parts) == 2 and not self.survey:
+            # a named tensor token (experimental/kernel_args.h): TensorAccessor(tensor::src) is the accessor of the
+            # host tensor of that name, which the JIT binds as it binds named runtime args
+            if last not in self.tensor_names:
+                self.refuse("tensor the host does not declare", n, last)
+            return V.TensorAddr(last)
         if parts[0] == "sem" and len(parts) == 2:
             if last not in self.sem_names:
                 self.refuse("semaphore the host does not declare", n, last)

@@ -5,11 +5,17 @@ wheel. Nothing of it is kept in this repository.
 Where: ``$VERISPATIAL_TTNN`` when set (an unpacked wheel), else ``<user cache>/verispatial/ttnn-<version>``, which
 ``wheel_root(download=True)`` fills with ``pip download`` (the wheel is built for CPython 3.12 only, so the download
 names that interpreter; nothing is installed or imported from it).
+
+Other releases (the *before* and *after* kernels of a hang fixed between two releases, ``examples/ttmetal/hangs/``)
+are found the same way under their own variable, ``$VERISPATIAL_TTNN_0_72_0`` for 0.72.0 (``env_var``), and their
+own cache directory; of those only the kernel tree ``ttnn/ttnn/cpp/`` is unpacked (the kernels and the op helper
+headers they include; about 20 MB of a 70-100 MB wheel).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -20,37 +26,67 @@ TTNN_VERSION = "0.81.1"
 ENV = "VERISPATIAL_TTNN"
 #: where the kernels sit inside an unpacked wheel
 KERNELS = Path("ttnn/ttnn/cpp/ttnn/operations")
+#: the part of a non-pinned wheel that is unpacked: the kernel sources and the headers they include by name
+KERNEL_TREE = "ttnn/ttnn/cpp/"
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+#: ``$VERISPATIAL_TTNN`` or ``$VERISPATIAL_TTNN_<a>_<b>_<c>`` inside a host description's kernel_root
+ENV_IN_TEXT = re.compile(r"VERISPATIAL_TTNN(?:_(\d+)_(\d+)_(\d+))?")
 
 
-def cache_dir() -> Path:
+def env_var(version: str = TTNN_VERSION) -> str:
+    """The environment variable naming the unpacked wheel of ``version``: ``VERISPATIAL_TTNN`` for the pinned
+    release, ``VERISPATIAL_TTNN_0_72_0`` for 0.72.0."""
+    if not _VERSION.match(version):
+        raise ValueError(f"a ttnn release is written a.b.c, got {version!r}")
+    return ENV if version == TTNN_VERSION else f"{ENV}_{version.replace('.', '_')}"
+
+
+def version_of_env(text: str) -> str | None:
+    """The release whose variable ``text`` names (``${VERISPATIAL_TTNN_0_72_0}/ttnn`` -> 0.72.0; the bare
+    ``$VERISPATIAL_TTNN`` -> the pinned release), or None when it names neither."""
+    m = ENV_IN_TEXT.search(text)
+    if m is None:
+        return None
+    return TTNN_VERSION if m.group(1) is None else ".".join(m.groups())
+
+
+def cache_dir(version: str = TTNN_VERSION) -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("verispatial")) / f"ttnn-{TTNN_VERSION}"
+    env_var(version)  # checks the form
+    return Path(platformdirs.user_cache_dir("verispatial")) / f"ttnn-{version}"
 
 
-def wheel_root(download: bool = False) -> Path | None:
-    """The unpacked wheel (its ``ttnn/`` holds ``ttnn/cpp`` and ``tt_metal/hw/inc``), or None when it is not there
-    and ``download`` is False or the download fails (offline). Sets ``$VERISPATIAL_TTNN`` to it, which the shipped
-    host descriptions name as their kernel root."""
-    given = os.environ.get(ENV)
-    root = Path(given) if given else cache_dir() / "wheel"
+def wheel_root(download: bool = False, version: str = TTNN_VERSION) -> Path | None:
+    """The unpacked wheel of ``version`` (its ``ttnn/`` holds ``ttnn/cpp``; the pinned one also
+    ``tt_metal/hw/inc``), or None when it is not there and ``download`` is False or the download fails (offline).
+    Sets ``env_var(version)`` to it, which the shipped host descriptions name as their kernel root."""
+    var = env_var(version)
+    given = os.environ.get(var)
+    root = Path(given) if given else cache_dir(version) / "wheel"
     if not (root / KERNELS).is_dir():
-        if given or not download or not _fetch(root):
+        if given or not download or not _fetch(root, version):
             return None
-    os.environ[ENV] = str(root)
+    os.environ[var] = str(root)
     return root
 
 
-def _fetch(root: Path) -> bool:
+def _fetch(root: Path, version: str) -> bool:
     dl = root.parent / "download"
     dl.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", f"ttnn=={TTNN_VERSION}", "--no-deps", "--only-binary=:all:",
+    cmd = [sys.executable, "-m", "pip", "download", f"ttnn=={version}", "--no-deps", "--only-binary=:all:",
            "--python-version", "3.12", "--quiet", "-d", str(dl)]
     try:
         subprocess.run(cmd, check=True, capture_output=True, timeout=900)
-        (wheel,) = dl.glob(f"ttnn-{TTNN_VERSION}-*.whl")
-        with zipfile.ZipFile(wheel) as z:
-            z.extractall(root)
+        (wheel,) = dl.glob(f"ttnn-{version}-*.whl")
+        unpack(wheel, root, whole=version == TTNN_VERSION)
     except (OSError, ValueError, subprocess.SubprocessError, zipfile.BadZipFile):
         return False
     return (root / KERNELS).is_dir()
+
+
+def unpack(wheel: Path, root: Path, whole: bool) -> None:
+    """Unpack ``wheel`` under ``root``: every member (``whole``), else only those under ``KERNEL_TREE``."""
+    with zipfile.ZipFile(wheel) as z:
+        members = None if whole else [n for n in z.namelist() if n.startswith(KERNEL_TREE)]
+        z.extractall(root, members)

@@ -1,0 +1,50 @@
+"""Real hangs from released code (issue 18 item 5): a hang's *before* kernels from a ttnn release older than its
+fix and its *after* kernels from a newer one, each read by the tt-metal front end with a host description
+(``examples/ttmetal/hangs/<report>/{before,after}.yaml``; their notes.md say what the hang is).
+
+A pair is staged before the front end reads it: its test pins what the reading says today (the construct refused
+and its file:line), so the day the constructs land the test fails and becomes the verdict assertion (before refuted
+in the hang's family, after proved). The pinned release 0.81.1 is downloaded like the other wheel tests (skipped
+offline); an older release only under the ``thorough`` profile or when already cached (``$VERISPATIAL_TTNN_0_72_0``
+or the user cache), so CI downloads nothing more."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
+
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+HANGS = Path(__file__).resolve().parent.parent / "examples" / "ttmetal" / "hangs"
+
+
+def _release(version: str) -> Path:
+    download = version == TTNN_VERSION or os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+    root = wheel_root(download=download, version=version)
+    if root is None:
+        pytest.skip(f"the ttnn {version} wheel is not cached" + (" and could not be downloaded" if download else
+                                                                 " (downloaded under HYPOTHESIS_PROFILE=thorough)"))
+    return root
+
+
+ARGMAX = "ttnn/operations/reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp"
+
+
+@pytest.mark.parametrize(("side", "version", "line"), [("before", "0.72.0", 448), ("after", TTNN_VERSION, 500)])
+def test_argmax_50314_is_staged(side: str, version: str, line: int) -> None:
+    """tt-metal #50314 (PR #50315): the reduce_all start handshake of reader_argmax_interleaved_multicore.cpp, exact
+    ``start_sem.wait(k + 1)`` in 0.72.0 (line 379), ``wait_min`` in 0.81.1 (line 417). Both readings pass the
+    handshake and the value comparisons of find_argmax_for_core (branches on data whose sides issue no op) and stop
+    where the kernel stores its partial into a buffer page it never reserves (``red_idxs[0] = max_idx``, lines 448
+    / 500); after that it writes the partials into the reduce core's L1 (452-466 / 505-517): notes.md."""
+    _release(version)
+    with pytest.raises(Refused, match="plain store into a buffer page") as e:
+        import_host(HANGS / "argmax_50314" / f"{side}.yaml")
+    assert (e.value.loc.file, e.value.loc.line) == (ARGMAX, line)
+    assert "red_idxs[0] = max_idx" in (e.value.detail or "")
