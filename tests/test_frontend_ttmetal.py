@@ -20,6 +20,7 @@ from verispatial.frontends.ttmetal.preprocess import preprocess  # noqa: E402
 from verispatial.ir.core import Guard, Site, Term  # noqa: E402
 from verispatial.ir.ops import (  # noqa: E402
     AcquireAcc,
+    FillTiles,
     If,
     Loop,
     McastSend,
@@ -264,7 +265,7 @@ def test_helper_header_lambda_and_last_iteration_guard(tmp_path: Path, capsys: p
 @pytest.mark.parametrize(("source", "line", "construct"), [
     ("while.cpp", 6, "while loop"),
     ("fabric.cpp", 6, "call to fabric_async_write"),
-    ("const_tile.cpp", 9, "plain store into a buffer page"),
+    ("const_tile.cpp", 10, "plain store into a buffer page never pushed"),
 ])
 def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, line: int,
                                           construct: str) -> None:
@@ -587,3 +588,28 @@ def test_vendor_matmul_with_a_block_more_in_compute_deadlocks(ttnn_wheel: Path, 
     rc, report = _certify(bad, capsys)
     assert rc == 1
     assert "deadlock" in {r["family"] for r in _refuted(report)}
+
+
+# ------------------------------------------------------------------ constant tiles built by stores
+
+
+def test_scaler_tile_built_by_stores_proves_and_freed_early_is_refuted(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """generate_reduce_scaler's shape (a zero fill, its barrier, the value's words on some paths): one ``FillTiles``
+    located at the first store, waited once by compute and never popped: proved. Popped after its first use, the
+    pop is beyond its wait window and the next ``mul_tiles`` reads the scaler outside it: both refuted at compute.cpp's
+    lines."""
+    p = import_host(DATA / "scaler" / "host.yaml")
+    reader = next(ep for ep in p.programs if ep.engine.value == "reader")
+    fills = [(path, op) for path, op in enumerate(reader.ops) if isinstance(op, FillTiles)]
+    assert [(p.buffers[op.into].name, op.tiles) for _, op in fills] == [("scaler", 1)]
+    assert str(reader.source_of((fills[0][0],))).startswith("reader.cpp:15:5: noc.async_write_zeros(cb, 2048);")
+    rc, report = _certify(_host(tmp_path, "scaler"), capsys)
+    assert rc == 0, _refuted(report)
+    rc, report = _certify(_host(tmp_path, "scaler", lambda d: _kernel(d, "compute").update(
+        defines={"POP_SCALER": 1})), capsys)
+    assert rc == 1
+    bad = {r["name"].split(":", 1)[0]: r for r in _refuted(report)}
+    assert sorted(bad) == ["cb-pop-uncovered", "cb-read-unwaited"]
+    assert bad["cb-pop-uncovered"]["counterexample"]["source"]["line"] == 20
+    assert bad["cb-read-unwaited"]["counterexample"]["source"]["line"] == 13

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import Compute, Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.ops import Compute, FillTiles, Pop, Push, ReadTiles, Reserve, Wait
 from verispatial.ir.program import walk
 
 
@@ -420,3 +420,77 @@ def test_branch_on_data_that_issues_an_op_or_leaves_the_line_is_refused(tmp_path
             _read(tmp_path, _main(_L1, line, prelude=("inline uint32_t bump(volatile uint32_t* q) { q[1] = 1; "
                                                       "return q[0]; }",)))
         assert e.value.loc.line == at + 1, line
+
+
+# ------------------------------------------------------------------ constant pages built by stores
+
+
+_FILL = "    volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));"
+_ZERO = ("    Noc noc;", "    CircularBuffer cb(0);", "    noc.async_write_zeros(cb, 2048);")
+
+
+def _fills(ep: Any) -> list[tuple[str, int]]:
+    out = []
+    for op in walk(ep.ops):
+        if isinstance(op, (Reserve, Push, Wait, Pop)):
+            out.append((type(op).__name__, op.pages))
+        elif isinstance(op, FillTiles):
+            out.append(("FillTiles", op.tiles))
+    return out
+
+
+def test_stores_into_the_reserved_page_are_one_fill_before_its_push(tmp_path: Path) -> None:
+    """generate_reduce_scaler's shape: reserve one page, store into it through a pointer (a loop of 512 words), push:
+    one ``FillTiles`` of the page's tiles just before the push, located at the first store."""
+    ep = _read(tmp_path, _main("    cb_reserve_back(0, 1);", _FILL,
+                               "    for (uint32_t k = 0; k < 512; k++) { p[k] = 0x3f803f80; }",
+                               "    cb_push_back(0, 1);"))
+    assert _fills(ep) == [("Reserve", 1), ("FillTiles", 1), ("Push", 1)]
+    assert ep.source_of((1,)).line == 5
+
+
+def test_zero_fill_then_stores_on_some_paths(tmp_path: Path) -> None:
+    """``wh_generate_reduce_scaler``: a zero fill by NoC loopback, its barrier, then the scaler's words only
+    ``if (scaler != 0)`` (a branch on a value not followed): the page is filled on every path."""
+    ep = _read(tmp_path, _main("    uint32_t scaler = get_arg_val<uint32_t>(1);", "    cb_reserve_back(0, 1);", _FILL,
+                               *_ZERO, "    noc.write_zeros_l1_barrier();",
+                               "    if (scaler != 0) { for (int j = 0; j < 8; ++j) { p[j] = scaler; } }",
+                               "    cb_push_back(0, 1);"), kernel={"runtime_args": ["addr", "scaler"]},
+               args={"scaler": 7})
+    assert _fills(ep) == [("Reserve", 1), ("FillTiles", 1), ("Push", 1)]
+
+
+@pytest.mark.parametrize(("body", "construct", "line"), [
+    # the stores only on some paths: the pushed page may hold what was there before
+    (("    cb_reserve_back(0, 1);", _FILL, "    if (p[1] != 0) { p[0] = 5; }", "    cb_push_back(0, 1);"),
+     "plain stores into a buffer page on some paths only", 5),
+    # the zero fill's bytes are undefined until its barrier (api/dataflow/noc.h)
+    (("    cb_reserve_back(0, 1);", *_ZERO, "    cb_push_back(0, 1);"), "push before write_zeros_l1_barrier", 7),
+    (("    cb_reserve_back(0, 1);", _FILL, *_ZERO, "    p[0] = 1;", "    noc.write_zeros_l1_barrier();",
+      "    cb_push_back(0, 1);"), "before write_zeros_l1_barrier", 8),
+    # scratch use: stores into pages never reserved, or never published
+    ((_FILL, "    p[0] = 1;", "    cb_reserve_back(0, 1);", "    cb_push_back(0, 1);"),
+     "plain store into a buffer page before its reserve", 4),
+    (("    cb_reserve_back(0, 1);", _FILL, "    p[0] = 1;"), "plain store into a buffer page never pushed", 5),
+    # which of several pushed pages the stores reach is not followed
+    (("    cb_reserve_back(0, 2);", _FILL, "    p[0] = 1;", "    cb_push_back(0, 2);"),
+     "plain stores into a push of more than one page", 6),
+    # a page a NoC read also fills
+    (("    const auto t = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
+      "    cb_reserve_back(0, 1);", "    noc_async_read_page(0, t, get_write_ptr(0));", _FILL, "    p[0] = 1;"),
+     "a page a NoC read also fills", 7),
+])
+def test_stores_the_choreography_cannot_name_are_refused(tmp_path: Path, body: tuple[str, ...], construct: str,
+                                                         line: int) -> None:
+    with pytest.raises(Refused, match=construct) as e:
+        _read(tmp_path, _main(*body), kernel={"runtime_args": ["addr", "s"]}, args={"s": 3})
+    assert e.value.loc.line == line
+
+
+def test_stores_into_the_waited_front_or_by_compute_are_refused(tmp_path: Path) -> None:
+    """An in-place change of a page another engine may read (the waited front), and stores by a compute kernel."""
+    with pytest.raises(Refused, match="into the waited front") as e:
+        _read(tmp_path, _main("    cb_wait_front(0, 1);",
+                              "    volatile uint32_t* q = reinterpret_cast<volatile uint32_t*>(get_read_ptr(0));",
+                              "    q[0] = 1;", "    cb_pop_front(0, 1);"))
+    assert e.value.loc.line == 5

@@ -563,9 +563,36 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
         target = vals[1] if isinstance(vals[1], V.Cb) else dargs.get("addr")
         mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n, target)
         return None
+    if name == "async_write_zeros":
+        _zeros(r, vals, nodes, n)
+        return None
+    if name == "write_zeros_l1_barrier":
+        r.zeros_landed()
+        return None
     if name in ("get_noc_id",):
         return V.Opaque("the NoC id")
     r.refuse(f"Noc.{name}", n)
+
+
+def _zeros(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
+    """``noc.async_write_zeros(cb, size_bytes)``: zeroes ``size_bytes`` from the buffer's write pointer by a NoC
+    loopback, undefined until ``noc.write_zeros_l1_barrier()`` (``tt_metal/hw/inc/api/dataflow/noc.h``,
+    ``async_write_zeros`` overload 1). Part of a constant page built in place (``KernelReader.local_fill``); into
+    anything but one page of a buffer's back it is refused by name."""
+    _need(r, vals, 2, n, "Noc.async_write_zeros")
+    if not isinstance(vals[0], V.Cb):
+        r.refuse("Noc.async_write_zeros into L1 not a buffer's pages", n, _why(r, nodes[0], vals[0]))
+    cb = vals[0].index
+    if len(vals) > 2:
+        off = vals[2].get("offset_bytes") if isinstance(vals[2], V.Designated) else vals[2]
+        if not (isinstance(off, V.Sym) and off.is_const and off.const == 0):
+            r.refuse("Noc.async_write_zeros at an offset", n, r.text(n))
+    if not r.survey:
+        size = r.int_of(vals[1], nodes[1], "zero fill size")
+        if size > r.cb_index[cb].entry_size:
+            r.refuse("Noc.async_write_zeros of more than one page", n,
+                     f"{size} B into {r.cb_index[cb].entry_size} B pages of {r.cb_index[cb].name}")
+    r.local_fill(cb, n, zeros=True)
 
 
 def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:

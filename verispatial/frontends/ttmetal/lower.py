@@ -23,13 +23,17 @@ from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, Tens
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS_MORE
-from verispatial.ir.core import Addr, Guard, Site, Term
+from verispatial.ir.core import Addr, Engine, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
+    FillTiles,
     If,
     Loop,
     Op,
     Operand,
+    Push,
+    ReadTiles,
+    Reserve,
     SemSet,
     TripCount,
 )
@@ -55,6 +59,8 @@ SURVEY_ARG = 2
 #: ``float32_greater``: two numbers in, a bool out, no memory touched); a branch on their result is a branch on a
 #: value not followed.
 PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+                          # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
+                          "__builtin_bit_cast", "bit_cast",
                           "get_common_arg_addr", "get_arg_addr", "bfloat16_greater", "float32_greater"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
@@ -101,6 +107,10 @@ class _Continue(Exception):
     pass
 
 
+class _Abandon(Exception):
+    """A trial reading is given up (``KernelReader.without_ops``)."""
+
+
 class _Return(Exception):
     def __init__(self, value: V.Value) -> None:
         self.value = value
@@ -113,6 +123,9 @@ class Block:
     ops: list[Op] = attrs.field(factory=list)
     locs: list[tuple[OpPath, SourceLoc]] = attrs.field(factory=list)
     closed: bool = False
+    #: the block runs whenever the block around it does: a loop of a constant count (>= 1); not an ``If`` branch
+    #: nor a loop over a runtime range, which may run no time
+    certain: bool = True
 
     def add(self, op: Op, loc: SourceLoc) -> None:
         self.locs.append(((len(self.ops),), loc))
@@ -131,6 +144,17 @@ class _Loop:
     count: int | str | TripCount
     #: the largest index value, as a number over trips (``count - 1``)
     last: V.Sym
+
+
+@attrs.define
+class _Fill:
+    """Stores by this engine's RISC into buffer ``cb``'s reserved back since its last reserve: where the first was
+    read (``lineage``: the blocks open there; ``node``), and whether a zero fill (``Noc.async_write_zeros``) is still
+    in flight — its bytes are undefined until ``write_zeros_l1_barrier`` returns (``api/dataflow/noc.h``)."""
+
+    lineage: tuple[Block, ...]
+    loc: SourceLoc
+    zeros_pending: bool = False
 
 
 @attrs.define
@@ -169,6 +193,10 @@ class KernelReader:
         self.loops: list[_Loop] = []
         self.blocks: list[Block] = [Block()]
         self.acc: _Acc | None = None
+        #: per buffer, the plain stores and zero fills into its reserved back since its reserve (``local_fill``)
+        self.fills: dict[int, _Fill] = {}
+        #: buffers a NoC read has filled pages of since their reserve
+        self.noc_filled: set[int] = set()
         self.depth = 0  # inlining depth
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
@@ -215,6 +243,10 @@ class KernelReader:
             pass
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
+        for cb, f in self.fills.items():
+            # stores no push publishes: a buffer page used as scratch (or as the source of a raw NoC write), which
+            # the choreography does not name; reading on would drop them silently
+            raise Refused("plain store into a buffer page never pushed", f.loc, f"c_{cb}")
         return self.blocks[0]
 
     def bind_entry(self, fn: Any) -> Any:
@@ -256,7 +288,65 @@ class KernelReader:
         self.acc = _Acc(b, len(b.ops))
 
     def emit(self, op: Op, node: Any) -> None:
+        if isinstance(op, Reserve):
+            if op.buf in self.fills:
+                # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
+                # partials), which the choreography does not name
+                raise Refused("plain store into a buffer page before its reserve", self.fills[op.buf].loc,
+                              f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
+            self.noc_filled.discard(op.buf)
+        elif isinstance(op, ReadTiles):
+            self.noc_filled.add(op.into)
+        elif isinstance(op, Push) and op.buf in self.fills:
+            self.filled_by_stores(op, node)
         self.blocks[-1].add(op, self.loc(node))
+
+    # ------------------------------------------------------------------ constant pages filled by stores
+
+    def local_fill(self, cb: int, node: Any, zeros: bool = False) -> None:
+        """A plain store (or, with ``zeros``, a ``Noc.async_write_zeros``) into buffer ``cb``'s reserved back: the
+        constant-tile pattern of ``generate_reduce_scaler`` / ``generate_bcast_scalar`` / the kernel_lib's
+        ``prepare_reduce_scaler`` (reserve one page, zero it, store the values, push). It becomes one ``FillTiles``
+        before the push (``filled_by_stores``). Refused by name: stores by a compute kernel, a store into a page
+        whose zero fill is still in flight (undefined bytes, ``api/dataflow/noc.h`` ``async_write_zeros``)."""
+        if self.kernel.engine == Engine.COMPUTE:
+            self.refuse("plain store into a buffer page", node, "by a compute kernel")
+        if cb in self.noc_filled:
+            self.refuse("plain store into a buffer page", node, "a page a NoC read also fills")
+        f = self.fills.get(cb)
+        if f is not None and f.zeros_pending:
+            self.refuse("plain store into a buffer page", node,
+                        "before write_zeros_l1_barrier: the zero fill may still overwrite it")
+        if f is None:
+            self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros)
+        elif zeros:
+            f.zeros_pending = True
+
+    def zeros_landed(self) -> None:
+        """``Noc.write_zeros_l1_barrier``: every zero fill this engine issued has landed."""
+        for f in self.fills.values():
+            f.zeros_pending = False
+
+    def filled_by_stores(self, push: Push, node: Any) -> None:
+        """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first.
+        Which pages the stores reached is not followed (an offset from the write pointer is not), so only a push of
+        one page is read; the stores must be on every path to the push, and a zero fill must have landed."""
+        f = self.fills.pop(push.buf)
+        if push.pages != 1:
+            self.refuse("plain stores into a push of more than one page", node,
+                        f"{push.pages} pages of c_{push.buf}: which of them the stores fill is not followed")
+        if f.zeros_pending:
+            self.refuse("push before write_zeros_l1_barrier", node,
+                        f"c_{push.buf}: its zero fill may not have landed")
+        here = self.blocks
+        common = 0
+        while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
+            common += 1
+        if not all(b.certain for b in f.lineage[common:]):
+            raise Refused("plain stores into a buffer page on some paths only", f.loc,
+                          f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
+                          "them")
+        self.blocks[-1].add(FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores"), f.loc)
 
     def lookup(self, name: str) -> V.Value | None:
         for s in reversed(self.scopes):
@@ -544,6 +634,10 @@ class KernelReader:
         b = self.expr(cond.child_by_field_name("right"))
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
             why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else "not a number"
+            # a loop with no op in it (the stores of a constant tile, face by face) is read once for its stores
+            self.assign(var, V.Opaque(f"{var}, the index of a loop of a count not known statically"), n)
+            if self.without_ops(body):
+                return
             self.refuse("loop bound not known statically", n, f"{self.text(cond)}: {why}")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
@@ -593,10 +687,12 @@ class KernelReader:
     def snapshot(self) -> tuple[Any, ...]:
         """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
         return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
-                attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget)
+                attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget,
+                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled))
 
     def restore(self, saved: tuple[Any, ...]) -> None:
-        scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget = saved
+        (scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget, self.fills,
+         self.noc_filled) = saved
         for live, old in zip(self.scopes, scopes, strict=True):
             live.clear()
             live.update(old)
@@ -619,7 +715,7 @@ class KernelReader:
             elif isinstance(s0, V.Sym):
                 self.assign(v, V.Opaque(f"{v} changes from one iteration to the next"), n)
         self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
-        self.blocks.append(Block())
+        self.blocks.append(Block(certain=isinstance(count, int) and count > 0))
         try:
             self.stmt(body)
         finally:
@@ -724,6 +820,7 @@ class KernelReader:
         if one did."""
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
+        fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
         for v in marked:
             self.assign(v, start[v] + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),)), n)  # type: ignore[operator]
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
@@ -741,6 +838,7 @@ class KernelReader:
         finally:
             self.loops.pop()
             self.blocks.pop()
+            self.fills, self.noc_filled = fills, noc_filled
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
                 live.clear()
@@ -773,7 +871,7 @@ class KernelReader:
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
             if body_node is None:
                 continue
-            self.blocks.append(Block())
+            self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
                 self.stmt(body_node)
@@ -840,11 +938,12 @@ class KernelReader:
         (``writes``) or either side sets is no longer followed after the branch: a later op that needs one is
         refused by name."""
         after: list[dict[str, V.Value]] = []
+        sides: list[dict[int, _Fill]] = []
         acc0 = (self.acc.tiles, self.acc.state) if self.acc is not None else None
         for side in (then, other):
             if side is None:
                 continue
-            self.blocks.append(Block())
+            self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
                 self.stmt(side)
@@ -857,15 +956,60 @@ class KernelReader:
                 self.blocks.pop()
             if clean:
                 after.append({name: v for sc in self.scopes for name, v in sc.items()})
+                # stores into a buffer page on this side stay recorded, as made on some paths only (their lineage
+                # holds the uncertain side block): a push that needs them is refused unless a certain store, such
+                # as the zero fill before ``if (scaler != 0)``, came first
+                sides.append({cb: attrs.evolve(f) for cb, f in self.fills.items()})
             self.restore(saved)
             if not clean:
                 raise refusal
+        for cb in {cb for side_fills in sides for cb in side_fills}:
+            # a zero fill is in flight after the branch if it is on any path (the path around both sides included)
+            pending = any(side_fills[cb].zeros_pending for side_fills in sides if cb in side_fills)
+            old_f = self.fills.get(cb)
+            if old_f is not None:
+                old_f.zeros_pending = old_f.zeros_pending or pending
+            else:
+                self.fills[cb] = attrs.evolve(next(sf[cb] for sf in sides if cb in sf), zeros_pending=pending)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
         changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
                          (writes & set(before)))
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
             self.assign(name, V.Opaque(why), n)
+
+    def without_ops(self, *bodies: Any) -> bool:
+        """Whether ``bodies`` — the branches of a branch on a value the reading does not follow (``if (scaler !=
+        0)`` around the stores of a constant tile), or the body of a loop whose count it does not follow, read once
+        — leave the choreography as it is on every path: no op, no variable the code after them reads, no
+        accumulator, group or trip change. Then they are read as doing nothing but their stores into buffer pages,
+        which stay recorded as on some paths only (``local_fill``). Otherwise nothing of the reading is kept and
+        False."""
+        saved = self.snapshot()
+        try:
+            for body in bodies:
+                if body is None:
+                    continue
+                self.blocks.append(Block(certain=False))
+                self.guarded += 1
+                try:
+                    self.stmt(body)
+                finally:
+                    self.guarded -= 1
+                    inner = self.blocks.pop()
+                if inner.ops:
+                    raise _Abandon()
+            scopes, groups, trips, acc_copy, _acc = saved[:5]
+            same = (all(live == old for live, old in zip(self.scopes, scopes, strict=True))
+                    and self.shared.groups == groups and self.shared.trips == trips
+                    and (self.acc is None or acc_copy is None
+                         or (self.acc.tiles, self.acc.state) == (acc_copy.tiles, acc_copy.state)))
+            if not same:
+                raise _Abandon()
+        except (Refused, _Abandon, _Break, _Continue, _Return):
+            self.restore(saved)
+            return False
+        return True
 
     def unroll(self, n: Any, cond: Any, upd: Any, body: Any, construct: str, body_first: bool = False) -> None:
         """A loop not of the counted form (``while (tiles_read < n)``, ``for (; a < n && b < m; ...)``, ``do``):
@@ -1095,7 +1239,13 @@ class KernelReader:
         if t == "cast_expression":
             return self.expr(n.child_by_field_name("value"))
         if t == "conditional_expression":
-            g = self.cond(n.child_by_field_name("condition"))
+            try:
+                g = self.cond(n.child_by_field_name("condition"))
+            except Refused as e:
+                arms = (n.child_by_field_name("consequence"), n.child_by_field_name("alternative"))
+                if e.construct != "branch on a value not known statically" or not all(map(_pure, arms)):
+                    raise
+                return V.Opaque(f"a choice on a value not known statically: {self.text(n)}")
             if isinstance(g, bool):
                 return self.expr(n.child_by_field_name("consequence" if g else "alternative"))
             return V.Opaque(f"a choice on a loop index: {self.text(n)}")
@@ -1317,7 +1467,7 @@ class KernelReader:
                 self.sem_set(target.sem, rhs, n)
                 return rhs
             if isinstance(target, V.L1Ptr):
-                self.refuse("plain store into a buffer page", n, self.text(n))
+                self.store_into(target, n)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
@@ -1328,9 +1478,16 @@ class KernelReader:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
             if isinstance(base, V.L1Ptr):
-                self.refuse("plain store into a buffer page", n, self.text(n))
+                self.store_into(base, n)
             return rhs
         return rhs
+
+    def store_into(self, ptr: V.L1Ptr, n: Any) -> None:
+        """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
+        (``local_fill``); into the waited front, an in-place change of pages another engine may read (refused)."""
+        if ptr.front:
+            self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
+        self.local_fill(ptr.cb, n)
 
     # ------------------------------------------------------------------ calls
 
@@ -1553,6 +1710,15 @@ _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAc
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
+
+
+def _pure(n: Any) -> bool:
+    """Whether expression ``n`` has no effect when evaluated: no call, assignment or increment in it."""
+    if n is None:
+        return True
+    if n.type in ("call_expression", "assignment_expression", "update_expression"):
+        return False
+    return all(_pure(c) for c in n.children)
 
 
 def _is_assert(n: Any) -> bool:
