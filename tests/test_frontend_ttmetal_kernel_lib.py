@@ -304,6 +304,8 @@ def _chain_lib(root: Path) -> None:
         "template <Dst Slot = Dst::D0> struct Exp : UnaryOp<Exp<Slot>, Slot> { static void init() {} };",
         "template <Dst In0 = Dst::D0, Dst In1 = Dst::D1, Dst Out = Dst::D0>",
         "struct MulBinary : BinaryOp<MulBinary<In0, In1, Out>, In0, In1, Out> {};",
+        "template <Dst Slot = Dst::D0> struct Sneaky : UnaryOp<Sneaky<Slot>, Slot> {",
+        "    static void exec_impl(uint32_t o) { cb_wait_front(1, 1); } };",
         "template <class... Es> void eltwise_chain(IterationShape shape, Es... elts) { }",
         "}"]))
 
@@ -380,7 +382,8 @@ def test_chain_block_clamped_by_lane_width_and_optional(tmp_path: Path) -> None:
 
 def test_chain_refusals_name_the_policy(tmp_path: Path) -> None:
     """What the model does not cover is refused by name at the element: a tile base, a cumulative wait, L1
-    accumulation, blocks over a runtime count, a buffer other than the spec's, DST already held."""
+    accumulation, blocks over a runtime count, a buffer other than the spec's, a DEST-only element whose body
+    touches buffer pages, DST already held."""
     _chain_lib(tmp_path)
     cases = {
         "eltwise_chain operand with a tile base": "ckl::CopyTile<ckl::input(0, ckl::WaitPolicy::Upfront,"
@@ -407,6 +410,9 @@ def test_chain_refusals_name_the_policy(tmp_path: Path) -> None:
             " ckl::InputTileMapping::Block)>{in},",
             "        ckl::PackTile<ckl::output(16, ckl::ReservePolicy::PerBlockSize,"
             " ckl::PushPolicy::PerBlockSize)>{out});"), args={"n": "1..4"})
+    with pytest.raises(Refused, match="eltwise_chain element Sneaky touching buffer pages"):
+        _read(tmp_path, _chain("    ckl::eltwise_chain(ckl::IterationShape::tiles(1), ckl::CopyTile<ckl::input(0)>{in},",
+                               "        ckl::Sneaky<>{}, ckl::PackTile<ckl::output(16)>{out});"))
     with pytest.raises(Refused, match="eltwise_chain while DST is held"):
         _read(tmp_path, _chain("    tile_regs_acquire();",
                                "    ckl::eltwise_chain(ckl::IterationShape::tiles(1), ckl::CopyTile<ckl::input(0)>{in},",

@@ -22,6 +22,7 @@ count known only at run time, and partial blocks over a count not known statical
 from __future__ import annotations
 
 import itertools
+import re
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import objects
@@ -183,7 +184,16 @@ def element(r: KernelReader, tv: V.TypeInst, vals: list[Any], n: Any) -> V.Value
         if _is_chain_tagged(sd):
             r.refuse(f"eltwise_chain element {name}", n, "a runtime-conditional or caller-defined element")
         return objects.construct(r, sd, vals, n, braced=True)  # an ordinary struct value (``NoAccumulation{}``)
+    if _BUFFER_CALLS.search(sd.node.text.decode(errors="replace")):
+        # an element on the SFPU base that touches buffer pages itself would move pages the model does not issue
+        r.refuse(f"eltwise_chain element {name} touching buffer pages", n, "a DEST-only element's body unpacks, packs "
+                 "or synchronizes a buffer")
     return V.ChainElem("dest", _op_name(name), (), None, _dest_slots(r, sd, base, args, n), loc)
+
+
+#: device calls that move or read circular-buffer pages: a DEST-only element whose body makes one is not DEST-only
+_BUFFER_CALLS = re.compile(r"\b(cb_\w+|\w*wait_front|\w*pop_front|\w*reserve_back|\w*push_back|copy_tile\w*|"
+                           r"pack_\w*tile\w*|unpack\w*|\w+_tiles(?:_bcast\w*)?|reduce_tile)\s*[<(]")
 
 
 def _op_name(name: str) -> str:
