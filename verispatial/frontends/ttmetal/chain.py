@@ -393,8 +393,6 @@ class _Walk:
 
 def run(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
     """``eltwise_chain(shape, elements...)``: its ops appended where it is called. Raises ``Refused``."""
-    from verispatial.frontends.ttmetal.lower import Block
-
     if r.text(n).split("(", 1)[0].split("<", 1)[0].rsplit("::", 1)[-1] == "runtime_if":
         r.refuse("eltwise_chain runtime_if", n, "elements chosen at run time (kernel_lib/eltwise/core/optional.hpp)")
     if r.acc is not None:
@@ -448,7 +446,7 @@ def run(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
                     r.refuse("eltwise_chain upfront wait over a runtime count", n, f"c_{o.cb}")
                 walk.add(here, Wait(o.cb, ht * wt if o.pop == "PerTile" else _window(o, ht, wt)), e.loc)
     # the rows (chain.inl:3260-3370)
-    row = Block(certain=True)
+    row = r.new_block(True)
     for e in elems:
         for o in e.ins[:1] if e.kind == "binary_fpu" and e.ins[0].cb == e.ins[1].cb else e.ins:
             if o.wait == "PerTile" and o.pop == "PerTile" and o.mapping == "Col":
@@ -466,13 +464,13 @@ def run(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
         assert wt_v.trip is not None
         tname, coef = wt_v.trip
         count: int | str | TripCount = tname if (coef, wt_v.const) == (1, 0) else TripCount(tname, coef, wt_v.const)
-        body = Block(certain=False)
+        body = r.new_block(False)
         walk.block_body(body, 1, 1, ht - 1, None, lane_w)
         row.add_container(Loop(f"ckl_w{k}", count, tuple(body.ops)), walk.loc, body)
     else:
         nfull, tail = divmod(wt, bs)
         if nfull:
-            body = Block(certain=True)
+            body = r.new_block(True)
             walk.block_body(body, bs, bs, ht - 1, wt, lane_w)
             if nfull == 1:
                 _splice(row, body)

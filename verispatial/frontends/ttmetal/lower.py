@@ -294,6 +294,10 @@ class KernelReader:
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
 
+    def new_block(self, certain: bool) -> Block:
+        """An op list for a model of a helper (``chain.run``) to fill and splice into the current block."""
+        return Block(certain=certain)
+
     def acquire_dst(self) -> None:
         """``tile_regs_acquire``: DST held from the current block's next op on."""
         b = self.blocks[-1]
