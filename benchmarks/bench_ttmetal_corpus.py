@@ -47,7 +47,7 @@ def read_one(path: Path, root: Path, host: HostSpec) -> str | None:
     engine = Engine.COMPUTE if kind_of(path) == "compute" else Engine.READER
     kernel = HostKernel(path.stem, path, display, engine, 0, (), {}, (), {}, False)
     try:
-        prog = read_kernel(path, display, {}, root, ())
+        prog = read_kernel(path, display, {}, root, (), compute=engine == Engine.COMPUTE)
         KernelReader(Shared(host), kernel, Site(0, 0), {}, prog, survey=True).read()
     except Refused as e:
         return e.construct

@@ -11,7 +11,7 @@ from verispatial.errors import InvalidProgram
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostSpec, load_host
 from verispatial.frontends.ttmetal.lower import KernelReader, Shared
-from verispatial.ir.core import Role, SemRole, Site
+from verispatial.ir.core import Engine, Role, SemRole, Site
 from verispatial.ir.ids import Renaming
 from verispatial.ir.program import (
     Buffer,
@@ -44,7 +44,8 @@ def assemble(host: HostSpec) -> Program:
         for kname in unit.kernels:
             k = host.kernel(kname)
             if kname not in parsed:
-                parsed[kname] = read_kernel(k.source, k.display, k.defines, host.kernel_root, host.include_dirs)
+                parsed[kname] = read_kernel(k.source, k.display, k.defines, host.kernel_root, host.include_dirs,
+                                            compute=k.engine == Engine.COMPUTE)
             for site in unit.cores:
                 block = KernelReader(shared, k, site, unit.runtime_args.get(kname, {}), parsed[kname]).read()
                 programs.append(EngineProgram(site, k.engine, tuple(block.ops), sources=tuple(block.locs)))

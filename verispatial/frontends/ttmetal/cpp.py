@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from verispatial.frontends.ttmetal.preprocess import preprocess
+from verispatial.frontends.ttmetal.preprocess import Include, preprocess
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.source import SourceLoc
 
@@ -34,6 +34,11 @@ OP_PREFIXES = ("ttnn/",)
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
 DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
                  "ALWAYS_INLINE": "inline", "NOINLINE": "", "TT_KERNEL": "static inline"}
+#: What the JIT build defines for a compute kernel (kernel_lib/dest_helpers.hpp:44-83 reads them):
+#: ``DST_SYNC_MODE`` from ``ComputeConfig.dst_full_sync_en`` (half sync: the host format has no full-sync option) and
+#: one TRISC's ``UCK_CHLKC_*`` (each of unpack, math and pack is compiled with its own; the helpers' decisions read
+#: here are the same in all three: ``DST_ACCUM_MODE``, the buffer formats the JIT equalizes, tilize_helpers.inl:22)
+COMPUTE_JIT_MACROS = {"DST_SYNC_MODE": "DstSync::SyncHalf", "UCK_CHLKC_MATH": "1"}
 #: Constants of the device headers: what kernels compare semaphores with (hostdevcommon/common_values.hpp) and the
 #: tile geometry (tt_metal/api/tt-metalium/constants.hpp, ``tt::constants``; named with or without the namespace).
 DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0, "TILE_HEIGHT": 32, "TILE_WIDTH": 32, "TILE_HW": 1024,
@@ -48,6 +53,14 @@ TYPE_SIZES = {"uint8_t": 1, "int8_t": 1, "char": 1, "bool": 1, "uint16_t": 2, "i
 
 #: how deep #includes are followed (helpers include helpers; a cycle is cut by the seen set)
 INCLUDE_DEPTH = 8
+#: how often a header without ``#pragma once`` is read (once per includer that needs another part of it)
+REREADS = 4
+
+
+@functools.cache
+def _once(path: Path) -> bool:
+    """Whether the header at ``path`` says ``#pragma once``."""
+    return re.search(r"^\s*#\s*pragma\s+once", path.read_text(encoding="utf-8", errors="replace"), re.M) is not None
 
 
 @functools.cache
@@ -85,6 +98,35 @@ class Program:
     #: JIT generates ``kernel_main()`` calling it (experimental/kernel_args.h), so its template parameters are named
     #: compile-time args and its parameters named runtime args
     named_entry: bool = False
+    #: every definition of a function by bare name, for overload resolution (``input(cb)`` and ``input(cb,
+    #: BroadcastDim::Col)`` of kernel_lib/eltwise/core/chain.inl:210-242 are five overloads)
+    overloads: dict[str, list[tuple[Any, Unit]]] = attrs.field(factory=dict)
+    #: default arguments a forward declaration states and its definition does not (chain.hpp:381 declares
+    #: ``input(uint32_t cb_id, WaitPolicy wait = WaitPolicy::PerTile, ...)``, chain.inl:210 defines it without them):
+    #: ``name/arity`` -> the declaration's parameter list and its unit; for a class template, ``name`` -> its
+    #: template parameter list
+    declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
+    #: structs and classes the kernel or a followed header defines, by bare and qualified name
+    structs: dict[str, StructDef] = attrs.field(factory=dict)
+    #: variable templates (``template <typename T> inline constexpr bool is_accumulate_v = is_accumulate<T>::value;``,
+    #: kernel_lib/reduce_helpers_compute.hpp): name -> (template parameter list, initializer, unit)
+    var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(eq=False)
+class StructDef:
+    """A struct or class a followed header defines: its fields in declaration order (with their default member
+    initializers), constructors, methods (static or not) and, for a class template, its template parameter list;
+    ``bases`` is the base clause (``UnaryOp<Exp<A, Slot>, Slot>``)."""
+
+    name: str
+    node: Any  # the struct_specifier
+    unit: Unit
+    fields: tuple[tuple[str, str, Any], ...]  # (name, type name, default initializer node or None)
+    ctors: tuple[Any, ...]  # function_definition nodes
+    methods: dict[str, list[Any]]  # name -> function_definition nodes
+    template_params: Any = None  # template_parameter_list node, or None
+    bases: Any = None  # base_class_clause node, or None
 
 
 def _display(path: Path, root: Path) -> str:
@@ -93,44 +135,60 @@ def _display(path: Path, root: Path) -> str:
 
 
 def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
-                include_dirs: tuple[Path, ...]) -> Program:
-    """Parse ``source`` (shown as ``display``) and the helper headers it includes under ``defines``. Raises
-    ``Refused`` for a file with no ``kernel_main``, a syntax error tree-sitter could not recover from in a part
-    that is read, or a preprocessor construct ``preprocess`` refuses."""
+                include_dirs: tuple[Path, ...], compute: bool = False) -> Program:
+    """Parse ``source`` (shown as ``display``) and the helper headers it includes under ``defines`` (and, for a
+    ``compute`` kernel, the JIT's ``COMPUTE_JIT_MACROS``). Raises ``Refused`` for a file with no ``kernel_main``, a
+    syntax error tree-sitter could not recover from in a part that is read, or a preprocessor construct
+    ``preprocess`` refuses."""
     functions: dict[str, tuple[Any, Unit]] = {}
     globals_: list[tuple[Any, Unit]] = []
+    tables = _Tables()
     seen: set[Path] = set()
-    macros = {**DEVICE_MACROS, **defines}
+    macros = {**DEVICE_MACROS, **(COMPUTE_JIT_MACROS if compute else {}), **defines}
 
-    def read(path: Path, name: str, depth: int) -> Unit:
-        nonlocal macros
+    reads: dict[Path, int] = {}
+
+    def read(path: Path, name: str, depth: int, macros: dict[str, str]) -> tuple[Unit, dict[str, str]]:
+        """Read ``path`` with ``macros`` in force: its includes are read where they stand (each with the macros in
+        force at its line); returns its unit and the macros in force at its end."""
         seen.add(path.resolve())
+        reads[path.resolve()] = reads.get(path.resolve(), 0) + 1
         text = path.read_text(encoding="utf-8", errors="replace")
-        pre = preprocess(text, macros, name)
-        macros = {**macros, **pre.macros}
-        for inc in pre.includes:
+
+        def include(inc: Include, now: dict[str, str]) -> dict[str, str]:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
             if not ours or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
-                continue
+                return now
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
             for base in (path.parent, *include_dirs, root, *list(root.parents)[:3]):
                 cand = base / inc.name
-                if cand.is_file() and cand.resolve() not in seen:
-                    read(cand, _display(cand, root), depth + 1)
-                    break
-        unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node)
-        _collect(unit.root, unit, "", functions, globals_)
-        return unit
+                if cand.is_file():
+                    key = cand.resolve()
+                    # a header without ``#pragma once`` is read again at each include (sfpu.inl: one part per
+                    # includer's macro), a few times at most; one with it, once
+                    if key in seen and (_once(key) or reads.get(key, 0) >= REREADS):
+                        return now
+                    _, after = read(cand, _display(cand, root), depth + 1, now)
+                    return after
+            return now
 
-    main_unit = read(source, display, 0)
+        pre = preprocess(text, macros, name, include)
+        unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node)
+        _collect(unit.root, unit, "", functions, globals_, tables)
+        return unit, pre.macros
+
+    main_unit, _ = read(source, display, 0, macros)
     for key in ("kernel_main", "MAIN"):
         if key in functions and functions[key][1] is main_unit:
-            return Program(functions[key][0], main_unit, functions, globals_)
+            return Program(functions[key][0], main_unit, functions, globals_, overloads=tables.overloads,
+                           declared=tables.declared, structs=tables.structs, var_templates=tables.var_templates)
     entry = _TT_KERNEL.search(source.read_text(encoding="utf-8", errors="replace"))
     if entry is not None and entry.group(1) in functions and functions[entry.group(1)][1] is main_unit:
-        return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True)
+        return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True,
+                       overloads=tables.overloads, declared=tables.declared, structs=tables.structs,
+                       var_templates=tables.var_templates)
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
 
 
@@ -138,13 +196,37 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
 _TT_KERNEL = re.compile(r"\bTT_KERNEL\s+void\s+(\w+)\s*\(")
 
 
+@attrs.define
+class _Tables:
+    overloads: dict[str, list[tuple[Any, Unit]]] = attrs.field(factory=dict)
+    declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
+    structs: dict[str, StructDef] = attrs.field(factory=dict)
+    var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
+
+
 def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Unit]],
-             globals_: list[tuple[Any, Unit]]) -> None:
+             globals_: list[tuple[Any, Unit]], tables: _Tables | None = None) -> None:
+    tables = tables if tables is not None else _Tables()
     for c in node.named_children:
         t = c.type
         if t in ("function_definition", "template_declaration"):
-            fn = c if t == "function_definition" else next(
-                (x for x in c.named_children if x.type == "function_definition"), None)
+            inner = c if t == "function_definition" else next(
+                (x for x in c.named_children if x.type in ("function_definition", "struct_specifier",
+                                                           "class_specifier", "declaration")), None)
+            if inner is not None and inner.type in ("struct_specifier", "class_specifier"):
+                _struct(inner, c if t == "template_declaration" else None, unit, ns, tables)
+                continue
+            if inner is not None and inner.type == "declaration":
+                d = inner.child_by_field_name("declarator")
+                if d is not None and d.type == "init_declarator":
+                    name_node = d.child_by_field_name("declarator")
+                    if name_node is not None and name_node.type == "identifier":
+                        tables.var_templates[name_node.text.decode()] = (
+                            c.child_by_field_name("parameters"), d.child_by_field_name("value"), unit)
+                    continue
+                _declared(inner, c, unit, ns, tables)
+                continue
+            fn = inner
             name = _function_name(fn) if fn is not None else ""
             if name:
                 # by name (the last definition) and by name and arity, which tells overloads apart
@@ -153,19 +235,110 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                     functions[key] = (c, unit)
                     if ns:
                         functions[f"{ns}::{key}"] = (c, unit)
+                same = tables.overloads.setdefault(name, [])
+                if not any(u.file == unit.file and x.start_point == c.start_point for x, u in same):
+                    same.append((c, unit))  # a header read again defines it again: one overload
         elif t == "namespace_definition":
             name = c.child_by_field_name("name")
             body = c.child_by_field_name("body")
             if body is not None:
                 inner_ns = f"{ns}::{name.text.decode()}" if ns and name is not None else (
                     name.text.decode() if name is not None else ns)
-                _collect(body, unit, inner_ns, functions, globals_)
+                _collect(body, unit, inner_ns, functions, globals_, tables)
+        elif t in ("struct_specifier", "class_specifier"):
+            _struct(c, None, unit, ns, tables)
         elif t in ("declaration", "alias_declaration", "type_definition"):
+            if t == "declaration":
+                _declared(c, c, unit, ns, tables)
+                spec = c.child_by_field_name("type")
+                if spec is not None and spec.type in ("struct_specifier", "class_specifier"):
+                    _struct(spec, None, unit, ns, tables)
             globals_.append((c, unit))
         elif t == "linkage_specification":
             body = c.child_by_field_name("body")
             if body is not None:
-                _collect(body, unit, ns, functions, globals_)
+                _collect(body, unit, ns, functions, globals_, tables)
+
+
+def _declared(decl: Any, outer: Any, unit: Unit, ns: str, tables: _Tables) -> None:
+    """A function's forward declaration: its parameter list, whose defaults the definition may not repeat."""
+    d = decl.child_by_field_name("declarator")
+    while d is not None and d.type not in ("function_declarator",):
+        d = d.child_by_field_name("declarator")
+    if d is None or d.child_by_field_name("declarator") is None:
+        return
+    name = d.child_by_field_name("declarator").text.decode().rsplit("::", 1)[-1]
+    plist = d.child_by_field_name("parameters")
+    if plist is None:
+        return
+    arity = sum(1 for p in plist.named_children if p.type.endswith("parameter_declaration"))
+    if any(p.type == "optional_parameter_declaration" for p in plist.named_children):
+        tables.declared.setdefault(f"{name}/{arity}", (plist, unit))
+    tplist = outer.child_by_field_name("parameters") if outer.type == "template_declaration" else None
+    if tplist is not None and any(p.type.startswith("optional_") for p in tplist.named_children):
+        # default template arguments the definition does not repeat (tilize_helpers.hpp's ``wait_mode =
+        # WaitMode::WaitBlock``, defined in tilize_helpers.inl:57 without it)
+        tables.declared.setdefault(f"template {name}/{arity}", (tplist, unit))
+
+
+def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables) -> None:
+    """A struct or class definition (or a class template's forward declaration, for its default template
+    arguments: kernel_lib/eltwise/unary/misc.hpp:46 declares ``template <..., Dst Slot = Dst::D0> struct Typecast;``
+    and misc.inl defines it without the default)."""
+    name_node = spec.child_by_field_name("name")
+    if name_node is not None and name_node.type == "template_type":
+        # a specialization (``template <> struct is_accumulate<Accumulate> : std::true_type {};``): by its name
+        # with the arguments' last components, ``is_accumulate<Accumulate>``
+        args = name_node.child_by_field_name("arguments")
+        key = "".join(name_node.child_by_field_name("name").text.decode().split()) + "<" + ",".join(
+            "".join(a.text.decode().split()).rsplit("::", 1)[-1] for a in args.named_children) + ">" \
+            if args is not None else ""
+        if key:
+            tables.structs[key] = StructDef(key, spec, unit, (), (), {}, None, next(
+                (x for x in spec.named_children if x.type == "base_class_clause"), None))
+        return
+    if name_node is None or name_node.type not in ("type_identifier",):
+        return  # an anonymous struct: not a value type
+    name = name_node.text.decode()
+    body = spec.child_by_field_name("body")
+    plist = template.child_by_field_name("parameters") if template is not None else None
+    if body is None:
+        if plist is not None:
+            tables.declared.setdefault(f"struct {name}", (plist, unit))
+        return
+    fields: list[tuple[str, str, Any]] = []
+    ctors: list[Any] = []
+    methods: dict[str, list[Any]] = {}
+    for m in body.named_children:
+        if m.type == "field_declaration":
+            if any(x.type == "storage_class_specifier" and x.text == b"static" for x in m.children):
+                continue  # a static data member is not part of the value
+            typ = m.child_by_field_name("type")
+            tname = "".join(typ.text.decode().split()).rsplit("::", 1)[-1].split("<", 1)[0] if typ is not None else ""
+            for d in m.children_by_field_name("declarator"):
+                if d.type == "field_identifier":
+                    fields.append((d.text.decode(), tname, m.child_by_field_name("default_value")))
+                elif d.type in ("array_declarator", "pointer_declarator", "reference_declarator"):
+                    inner = d
+                    while inner is not None and inner.type != "field_identifier":
+                        inner = inner.child_by_field_name("declarator")
+                    if inner is not None:
+                        fields.append((inner.text.decode(), "", None))
+        elif m.type in ("function_definition", "template_declaration", "declaration"):
+            fn = m if m.type != "template_declaration" else next(
+                (x for x in m.named_children if x.type in ("function_definition", "declaration")), None)
+            if fn is None:
+                continue
+            fname = _function_name(fn)
+            if fname == name:
+                ctors.append(fn)
+            elif fname and fn.type == "function_definition":
+                methods.setdefault(fname, []).append(m)
+    sd = StructDef(name, spec, unit, tuple(fields), tuple(ctors), methods, plist,
+                   next((x for x in spec.named_children if x.type == "base_class_clause"), None))
+    for key in (name, f"{ns}::{name}" if ns else ""):
+        if key:
+            tables.structs[key] = sd
 
 
 def _arity(fn: Any) -> int:

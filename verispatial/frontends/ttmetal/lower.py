@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api
+from verispatial.frontends.ttmetal import api, chain, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
@@ -50,6 +50,14 @@ IGNORED_CALLS = frozenset({
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
     "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
 })
+#: The JIT-generated per-buffer descriptor arrays of compute kernels (chlkc_descriptors.h; which TRISC sees which is
+#: listed at kernel_lib/tilize_helpers.inl:16-23): the data formats are the host buffer's (None here), the tile
+#: geometry that of the 32 x 32 tiles the host format describes.
+JIT_DESCRIPTORS: dict[str, int | None] = {
+    "unpack_src_format": None, "unpack_dst_format": None, "pack_src_format": None, "pack_dst_format": None,
+    "unpack_tile_r_dim": 32, "unpack_tile_c_dim": 32, "pack_tile_r_dim": 32, "pack_tile_c_dim": 32,
+    "unpack_tile_num_faces": 4, "pack_tile_num_faces": 4, "unpack_tile_face_r_dim": 16, "pack_tile_face_r_dim": 16}
+
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
 SURVEY_ARG = 2
@@ -204,6 +212,10 @@ class KernelReader:
         #: the loops read by running their condition that are open, each as the loops + guarded branches open at
         #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
         self.unrolled: list[int] = []
+        #: the structs whose constructor or method is being read, each with its fields as variables (``*this``)
+        self.this_stack: list[tuple[Any, dict[str, Any]]] = []
+        #: the object a method call left behind (its fields as the method set them)
+        self.this_after: V.Value = None
         self.unroll_budget = UNROLL_BUDGET
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
@@ -281,6 +293,10 @@ class KernelReader:
 
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
+
+    def new_block(self, certain: bool) -> Block:
+        """An op list for a model of a helper (``chain.run``) to fill and splice into the current block."""
+        return Block(certain=certain)
 
     def acquire_dst(self) -> None:
         """``tile_regs_acquire``: DST held from the current block's next op on."""
@@ -466,7 +482,18 @@ class KernelReader:
                 self.refuse("return inside a loop or a branch on a loop index", n)
             value = self.expr(n.named_children[0]) if n.named_child_count else None
             raise _Return(value)
-        elif t in ("comment", "static_assert_declaration", "type_definition", "alias_declaration",
+        elif t == "alias_declaration":
+            # ``using D = ckl::Dst;`` in a body: the alias names the type for the rest of the reading; an alias of
+            # a struct template's instance (``using dispatch = UntilizeDispatchConfig<w, in, out>;``,
+            # kernel_lib/untilize_helpers.inl:164) holds its arguments for ``dispatch::use_fast``
+            alias, target = n.child_by_field_name("name"), n.child_by_field_name("type")
+            if alias is not None and target is not None:
+                text = "".join(target.text.decode().split())
+                self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+                tv = self.template_value(target)
+                if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
+                    self.scopes[-1][alias.text.decode()] = tv
+        elif t in ("comment", "static_assert_declaration", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
         elif t == ";":
@@ -555,6 +582,13 @@ class KernelReader:
         args: list[Any] = []
         if init is not None and init.type in ("argument_list", "initializer_list"):
             args = list(init.named_children)
+        sd = objects.struct_of(self, tname) if tname and tname not in _CLASSES else None
+        if sd is not None:
+            # a struct variable: ``Shape t(3);``, ``Pair p{};``, ``Shape s = Shape::tiles(4);``
+            if init is None or init.type in ("argument_list", "initializer_list"):
+                vals = [self.expr(a) for a in args if a.type != "comment"]
+                return objects.construct(self, sd, vals, node, braced=init is None or init.type == "initializer_list")
+            return objects.convert(self, self.expr(init), sd.name, node)
         if tname in ("DataflowBuffer", "CircularBuffer") and (args or init is None or init.type != "call_expression"):
             if not args and init is not None:
                 return self.expr(init)  # a copy: DataflowBuffer b = a;
@@ -1194,6 +1228,9 @@ class KernelReader:
                 return self.function(name)
             if name in DEVICE_CONSTANTS:
                 return V.const(DEVICE_CONSTANTS[name])
+            if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
+                # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
+                return V.const(int(self.kernel.fp32_dest_acc_en))
             return V.Opaque(f"{name} is not defined in the kernel or a followed header")
         if t == "qualified_identifier":
             return self.qualified(n)
@@ -1228,8 +1265,13 @@ class KernelReader:
         if t == "call_expression":
             return self.call(n)
         if t == "field_expression":
-            obj = self.expr(n.child_by_field_name("argument"))
+            arg = n.child_by_field_name("argument")
             field = n.child_by_field_name("field").text.decode()
+            if arg.type == "this" and self.this_stack:
+                return self.this_stack[-1][1].get(field, V.Opaque(f"this->{field}"))
+            obj = self.expr(arg)
+            if isinstance(obj, V.Obj):
+                return obj.get(field)
             if isinstance(obj, V.CbInterface):
                 b = self.cb_index[obj.cb]
                 return V.const({"fifo_page_size": b.entry_size, "fifo_num_pages": b.entries,
@@ -1268,19 +1310,62 @@ class KernelReader:
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
         if t == "template_function":
-            return self.function(n.child_by_field_name("name").text.decode())
+            fname = n.child_by_field_name("name").text.decode()
+            if fname in self.prog.functions:
+                return self.function(fname)
+            return objects.variable_template(self, n)  # ``is_accumulate_v<T>``, ``std::is_same_v<A, B>``
         if t == "pointer_expression":
-            inner = self.expr(n.child_by_field_name("argument"))
+            arg = n.child_by_field_name("argument")
+            if arg.type == "this" and n.children[0].type == "*" and self.this_stack:
+                sd, this_fields = self.this_stack[-1]
+                return V.Obj(sd.name, tuple((f, this_fields.get(f)) for f, _, _ in sd.fields))
+            inner = self.expr(arg)
+            if isinstance(inner, V.Optional) and n.children[0].type == "*":
+                if inner.value is None:
+                    self.refuse("dereference of an empty std::optional", n)
+                return inner.value
             if n.children[0].type == "&":
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
-            return V.Opaque(f"a value read from memory: {self.text(n)}")
+            return self.subscript(n)
         if t == "sizeof_expression":
             return self.size_of(n)
+        if t == "compound_literal_expression":
+            return self.compound_literal(n)
         if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def compound_literal(self, n: Any) -> V.Value:
+        """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
+        typ = n.child_by_field_name("type")
+        init = n.child_by_field_name("value")
+        vals = [self.expr(a) for a in init.named_children if a.type != "comment"] if init is not None else []
+        tv = self.template_value(typ) if typ is not None else None
+        if isinstance(tv, V.TypeInst):
+            return chain.element(self, tv, vals, n)
+        sd = objects.struct_of(self, self.text(typ)) if typ is not None else None
+        if sd is not None:
+            return objects.construct(self, sd, vals, n, braced=True)
+        return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
+
+    def subscript(self, n: Any) -> V.Value:
+        """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
+        ``unpack_src_format[cb]`` and the other formats are the buffer's data format as the host configured it, the
+        tile dimensions 32 x 32 in 4 faces of 16 rows); any other array element is a value read from memory."""
+        base = n.child_by_field_name("argument")
+        idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
+        name = base.text.decode() if base is not None and base.type == "identifier" else ""
+        if name in JIT_DESCRIPTORS and self.kernel.engine == Engine.COMPUTE and self.lookup(name) is None and \
+                idx is not None and idx.named_child_count == 1:
+            cb = self.expr(idx.named_children[0])
+            if isinstance(cb, (V.Sym, V.Cb)) and (isinstance(cb, V.Cb) or cb.is_const):
+                i = cb.index if isinstance(cb, V.Cb) else cb.const
+                if i in self.cb_index:
+                    what = JIT_DESCRIPTORS[name]
+                    return api.data_format(self, i) if what is None else V.const(what)
+        return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
         """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``)."""
@@ -1295,6 +1380,17 @@ class KernelReader:
         return V.Opaque(self.text(n))
 
     def qualified(self, n: Any) -> V.Value:
+        tail = n.child_by_field_name("name")
+        if tail is not None and tail.type == "template_function":
+            return objects.variable_template(self, tail)  # ``std::is_same_v<A, B>``
+        if "".join(n.text.decode().split()) == "std::nullopt":
+            return V.Optional(None)
+        scope = n.child_by_field_name("scope")
+        if scope is not None and scope.type == "template_type":
+            # ``is_accumulate<T>::value``: a trait's value (objects.trait_value)
+            tv = self.template_value(scope)
+            if isinstance(tv, V.TypeInst):
+                return objects.trait_value(self, tv, n.child_by_field_name("name").text.decode(), n)
         text = n.text.decode().replace(" ", "")
         parts = text.split("::")
         last = parts[-1]
@@ -1306,10 +1402,19 @@ class KernelReader:
             ty = self.lookup(parts[0])
             if isinstance(ty, V.TypeOf) and isinstance(ty.value, V.Accessor):
                 return V.const(1)
+        if len(parts) >= 2 and self.type_aliases.get(parts[-2], parts[-2]) == "Dst" and last[:1] == "D" and \
+                last[1:].isdigit():
+            # kernel_lib's DEST slots, ``enum class Dst : uint32_t { D0 = 0, ..., D15 = 15 }`` (eltwise/api/chain.hpp:425)
+            return V.const(int(last[1:]))
         if len(parts) >= 2 and parts[-2] == "CBIndex" and last.startswith("c_") and last[2:].isdigit():
             return V.const(int(last[2:]))
         if parts[0] == "args" and len(parts) == 2:
             return self.runtime_arg(last, n)
+        if len(parts) >= 2:
+            owner = self.lookup(parts[-2]) if parts[-2].isidentifier() else None
+            sd = objects.struct_of(self, owner.name) if isinstance(owner, V.TypeInst) else None
+            if isinstance(owner, V.TypeInst) and sd is not None:
+                return objects.static_member(self, sd, owner.args, last, n)
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
             return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
         if parts[0] == "dfb" and len(parts) == 2:
@@ -1339,11 +1444,19 @@ class KernelReader:
 
     def function(self, name: str) -> V.Value:
         fn, unit = self.prog.functions[name]
+        return self.function_of(fn, unit, name)
+
+    def function_of(self, fn: Any, unit: Unit, name: str, this: Any = None) -> V.Function:
+        """The function (or method, or constructor) definition ``fn`` of ``unit`` as a value to inline; default
+        arguments its forward declaration gives (``cpp.Program.declared``) are added to its own."""
         tparams: tuple[str, ...] = ()
         tdefaults: dict[str, Any] = {}
+        ttypes: tuple[str, ...] = ()
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
             tparams = tuple(self.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+            ttypes = tuple(self.type_name(p.child_by_field_name("type")) if not p.type.endswith(
+                "type_parameter_declaration") else "" for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
         d = fn.child_by_field_name("declarator")
@@ -1353,8 +1466,32 @@ class KernelReader:
         params = self.params(plist)
         ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
                        if c.type.endswith("parameter_declaration")) if plist is not None else ()
+        defaults = self.defaults(plist, params)
+        declared = self.declared_params(fn)
+        if declared is not None:
+            for k, v in self.defaults(declared, params).items():
+                defaults.setdefault(k, v)
+        if tparams:
+            from verispatial.frontends.ttmetal.cpp import _arity, _function_name
+
+            tdecl = self.prog.declared.get(f"template {_function_name(fn)}/{_arity(fn)}")
+            if tdecl is not None:
+                for k, v in self.defaults(tdecl[0], tparams).items():
+                    tdefaults.setdefault(k, v)
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
-                          defaults=self.defaults(plist, params), template_defaults=tdefaults, param_types=ptypes)
+                          defaults=defaults, template_defaults=tdefaults, param_types=ptypes,
+                          returns=self.type_name(fn.child_by_field_name("type")), template_param_types=ttypes,
+                          this=this)
+
+    def declared_params(self, fn: Any) -> Any:
+        """The parameter list of a forward declaration of definition ``fn`` that states default arguments, if any
+        (matched by bare name and parameter count)."""
+        from verispatial.frontends.ttmetal.cpp import _arity, _function_name
+
+        if fn.type == "template_declaration":
+            fn = next((x for x in fn.named_children if x.type == "function_definition"), fn)
+        hit = self.prog.declared.get(f"{_function_name(fn)}/{_arity(fn)}")
+        return hit[0] if hit is not None else None
 
     def template_param_name(self, p: Any) -> str:
         """A template parameter's name: ``uint32_t N`` -> N, ``typename T = uint16_t`` -> T."""
@@ -1501,8 +1638,17 @@ class KernelReader:
             method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
             if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
                 self.refuse(f"posted {method}", n)
-            obj = self.expr(fn.child_by_field_name("argument"))
+            target = fn.child_by_field_name("argument")
+            obj = self.expr(target)
+            if isinstance(obj, V.Obj):
+                return self.call_method(obj, method, target, arg_nodes, n)
+            if isinstance(obj, V.Optional):
+                return objects.optional_method(self, obj, method, [self.expr(a) for a in arg_nodes], n)
             return api.method(self, obj, method, arg_nodes, n)
+        if fn.type == "lambda_expression":  # ``[&]() -> uint32_t { ... }()``, called where it is written
+            lam = self.expr(fn)
+            assert isinstance(lam, V.Function)
+            return self.inline(lam, arg_nodes, [], n)
         targs: list[Any] = []
         last = fn
         while last.type == "qualified_identifier" and last.child_by_field_name("name") is not None:
@@ -1523,6 +1669,26 @@ class KernelReader:
         local = self.lookup(bare) if fn.type == "identifier" else None
         if isinstance(local, V.Function):
             return self.inline(local, arg_nodes, targs, n)
+        if isinstance(local, V.Obj):  # a functor: ``post_reduce_op(i)`` calls its operator()
+            return self.call_method(local, "operator()", fn, arg_nodes, n)
+        parts = name.split("::")
+        owner = objects.struct_of(self, parts[-2]) if len(parts) >= 2 else None
+        if owner is not None and parts[-1] in owner.methods:
+            # a static member function (``IterationShape::tiles(n)``, chain.hpp:159)
+            vals = [self.expr(a) for a in arg_nodes]
+            hit = objects.choose(self, [(m, owner.unit) for m in owner.methods[parts[-1]]], vals,
+                                 self.declared_params)
+            if hit is None:
+                self.refuse(f"call to {owner.name}::{parts[-1]} not resolved", n,
+                            f"{len(owner.methods[parts[-1]])} overloads, none or several fit")
+            return self.inline(self.function_of(hit[0], owner.unit, f"{owner.name}::{parts[-1]}"), arg_nodes, targs,
+                               n, vals=vals)
+        sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
+        if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
+            return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
+        if chain.modelled(self, bare):
+            chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
+            return None
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
             return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
@@ -1539,11 +1705,20 @@ class KernelReader:
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
             return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
+        if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and self.thread_check(arg_nodes[0]):
+            return None  # UNPACK((assert_input_dfb_size<...>(...))): a helper of the kernel's that only asserts
         if bare in PURE_QUERIES:
             return V.Opaque(f"the result of {bare}")
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
                 bare.endswith(IGNORED_SUFFIXES):
             return V.Opaque(f"the result of {bare}")
+        cands = self.prog.overloads.get(bare, [])
+        if len(cands) > 1:
+            # overloads (chain.inl:210-242's five ``input``): chosen by arity, defaults and argument types
+            vals = [self.expr(a) for a in arg_nodes]
+            hit = objects.choose(self, cands, vals, self.declared_params)
+            if hit is not None:
+                return self.inline(self.function_of(hit[0], hit[1], bare), arg_nodes, targs, n, vals=vals)
         arity = f"/{len(arg_nodes)}"
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
         if key is not None:
@@ -1558,22 +1733,77 @@ class KernelReader:
             return None
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
 
-    def inline(self, f: V.Function, arg_nodes: list[Any], targs: list[Any], n: Any) -> V.Value:
-        if self.depth > 16:
-            self.refuse("recursion or inlining deeper than 16", n, f.name)
+    def thread_check(self, arg: Any) -> bool:
+        """Whether ``arg``, the argument of a thread wrapper (``UNPACK((f(...)))``), is a call of a function the
+        kernel or a followed header defines (not an LLK call) that issues no op and changes no variable, DST or
+        buffer state when read: a check run on one TRISC only (kernel_lib/reduce_helpers_compute.inl:414,
+        ``assert_input_dfb_size``), which the choreography does not see."""
+        while arg.type == "parenthesized_expression" and arg.named_child_count:
+            arg = arg.named_children[0]
+        if arg.type != "call_expression":
+            return False
+        fn = arg.child_by_field_name("function")
+        head = fn.child_by_field_name("name") if fn.type == "template_function" else fn
+        name = "".join(head.text.decode().split()).rsplit("::", 1)[-1] if head is not None else ""
+        if name.startswith("llk_") or name not in self.prog.functions:
+            return False
+        saved = self.snapshot()
+        self.blocks.append(Block(certain=False))
+        try:
+            self.expr(arg)
+            inner = self.blocks[-1]
+            scopes, groups, trips, acc_copy, _acc = saved[:5]
+            ok = not inner.ops and all(live == old for live, old in zip(self.scopes, scopes, strict=True)) and \
+                self.shared.groups == groups and self.shared.trips == trips and \
+                (self.acc is None or acc_copy is None or (self.acc.tiles, self.acc.state) ==
+                 (acc_copy.tiles, acc_copy.state))
+        except (Refused, _Break, _Continue, _Return):
+            ok = False
+        finally:
+            self.blocks.pop()
+        if not ok:
+            self.restore(saved)
+        return ok
+
+    def call_method(self, obj: V.Obj, name: str, target: Any, arg_nodes: list[Any], n: Any) -> V.Value:
+        """``obj.name(args)`` on a struct value: its method inlined with the fields as variables; a field it sets
+        is set in the variable ``target`` names (``shape.block_size(b)`` on a variable), or only in the value
+        returned (``*this``) for a temporary."""
+        sd = objects.struct_of(self, obj.struct)
+        if sd is None or name not in sd.methods:
+            self.refuse(f"method {name} of {obj.struct}", n, "not defined in a followed header")
         vals = [self.expr(a) for a in arg_nodes]
+        hit = objects.choose(self, [(m, sd.unit) for m in sd.methods[name]], vals, self.declared_params)
+        if hit is None:
+            self.refuse(f"method {obj.struct}::{name} not resolved", n,
+                        f"{len(sd.methods[name])} overloads, none or several fit")
+        f = self.function_of(hit[0], sd.unit, f"{sd.name}::{name}", this=obj)
+        self.this_after = None
+        result = self.inline(f, arg_nodes, [], n, vals=vals)
+        after = self.this_after
+        if isinstance(after, V.Obj) and after != obj and target is not None and target.type == "identifier":
+            self.assign(target.text.decode(), after, n)
+        return result
+
+    def bind_params(self, f: V.Function, vals: list[Any], n: Any, targs: list[Any] | None = None) -> dict[str, Any]:
+        """A scope binding ``f``'s parameters to ``vals`` (converted to their declared struct or ``std::optional``
+        types), its template parameters to ``targs`` (tree-sitter nodes) and the rest to their defaults."""
+        targs = targs or []
         scope: dict[str, V.Value] = {}
-        for p, v in zip(f.params, vals, strict=False):
-            scope[p.lstrip("&")] = v
-        for p, a in zip(f.template_params, targs, strict=False):
+        for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
+            t = f.param_types[i] if i < len(f.param_types) else ""
+            scope[p.lstrip("&")] = objects.convert(self, v, t, n)
+        for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
-            scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+            v = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+            t = f.template_param_types[i] if i < len(f.template_param_types) else ""
+            scope[p] = objects.convert(self, v, t, n)
         for p in f.template_params[len(targs):]:
             # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
-            i = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
-            if i is not None:
-                scope[p] = V.TypeOf(vals[i])
+            k = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
+            if k is not None:
+                scope[p] = V.TypeOf(vals[k])
         # parameters the call leaves out take their defaults, read in the callee's unit and with the parameters
         # before them bound (``uint32_t n = N``); a defaulted type parameter is a type
         missing = [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]] + \
@@ -1587,9 +1817,20 @@ class KernelReader:
                 if p in table and p not in scope:
                     dv = table[p]
                     types = ("type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
-                    scope[p] = self.template_value(dv) if dv.type in types else self.expr(dv)
+                    v = self.template_value(dv) if dv.type in types else self.expr(dv)
+                    i = f.params.index(p) if p in f.params else f.params.index("&" + p) if "&" + p in f.params else -1
+                    scope[p] = objects.convert(self, v, f.param_types[i], n) if 0 <= i < len(f.param_types) else v
         finally:
             self.scopes, self.unit = saved_scopes, saved_unit
+        return scope
+
+    def inline(self, f: V.Function, arg_nodes: list[Any], targs: list[Any], n: Any,
+               vals: list[Any] | None = None) -> V.Value:
+        if self.depth > 16:
+            self.refuse("recursion or inlining deeper than 16", n, f.name)
+        if vals is None:
+            vals = [self.expr(a) for a in arg_nodes]
+        scope = self.bind_params(f, vals, n, targs)
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
@@ -1598,6 +1839,13 @@ class KernelReader:
             self.scopes = [self.scopes[0], scope]
             if isinstance(f.captures, Unit):
                 self.unit = f.captures
+        this_fields: dict[str, Any] | None = None
+        if isinstance(f.this, V.Obj):
+            # a method: the object's fields are variables of its body, below its parameters
+            sd = objects.struct_of(self, f.this.struct)
+            this_fields = dict(f.this.fields)
+            self.scopes.insert(-1, this_fields)
+            self.this_stack.append((sd, this_fields))
         self.depth += 1
         try:
             self.stmt(f.body)
@@ -1608,6 +1856,13 @@ class KernelReader:
             self.depth -= 1
             self.loop_base = saved_loops
             self.scopes, self.unit = saved_scopes, saved_unit
+            if this_fields is not None:
+                self.this_stack.pop()
+        if this_fields is not None:
+            assert isinstance(f.this, V.Obj)
+            self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
+        if f.returns and not isinstance(result, V.Obj):
+            result = objects.convert(self, result, f.returns, n)
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
                 if a.type != "identifier":
@@ -1621,6 +1876,19 @@ class KernelReader:
         text = "".join(a.text.decode().split())
         if text.isidentifier() and any(text in sc for sc in self.scopes):
             return self.lookup(text)
+        inst = _template_type(a)
+        if inst is not None:
+            # a class template with its arguments (``ckl::Exp<Approx::Fast, Dst::D0>``): kept as a value, made an
+            # object where it is constructed
+            targs = inst.child_by_field_name("arguments")
+            return V.TypeInst(inst.child_by_field_name("name").text.decode(), tuple(
+                self.template_value(x) if x.type == "type_descriptor" else self.expr(x)
+                for x in (targs.named_children if targs is not None else ()) if x.type != "comment"))
+        if "(" in text:
+            # an expression tree-sitter read as a function type (``copy<input(dfb::in), output(dfb::out)>``)
+            return self.expr_text(a.text.decode(), a)
+        if text.isidentifier() and objects.struct_of(self, text) is not None:
+            return V.TypeInst(text, ())
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
             # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
             # any other qualified name an enumerator
@@ -1710,6 +1978,14 @@ _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAc
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
+
+
+def _template_type(a: Any) -> Any:
+    """The ``template_type`` node a type (``ckl::Exp<...>``, possibly in a type descriptor or qualified) names."""
+    x = a
+    while x is not None and x.type in ("type_descriptor", "qualified_identifier"):
+        x = x.child_by_field_name("type") if x.type == "type_descriptor" else x.child_by_field_name("name")
+    return x if x is not None and x.type == "template_type" else None
 
 
 def _pure(n: Any) -> bool:

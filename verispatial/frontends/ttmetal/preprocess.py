@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 
 import attrs
 
@@ -82,10 +83,14 @@ def _cond(expr: str, macros: dict[str, str], file: str, line: int) -> bool:
         raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}")) from None
 
 
-def preprocess(text: str, defines: dict[str, str], file: str) -> Preprocessed:
+def preprocess(text: str, defines: dict[str, str], file: str,
+               on_include: Callable[[Include, dict[str, str]], dict[str, str]] | None = None) -> Preprocessed:
     """``text`` with its conditionals decided under ``defines`` (the host's; the file's own ``#define``s are added
-    as they are read) and object-like macros substituted. Raises ``Refused`` for an ``#if`` it cannot evaluate or an
-    unbalanced ``#endif``."""
+    as they are read) and object-like macros substituted. ``on_include`` is called at each ``#include`` in a taken
+    branch with the macros in force there and returns those in force after it (the header's own ``#define``s and
+    ``#undef``s): kernel_lib/eltwise/binary/sfpu/basic.inl defines ``CKL_ELTWISE_BINARY_SFPU_BASIC``, includes
+    sfpu.inl, which defines its structs only under that macro, and undefines it. Raises ``Refused`` for an ``#if`` it
+    cannot evaluate or an unbalanced ``#endif``."""
     macros = dict(defines)
     lines = text.split("\n")
     out: list[str] = []
@@ -145,7 +150,10 @@ def preprocess(text: str, defines: dict[str, str], file: str) -> Preprocessed:
         elif kw == "include":
             im = re.match(r'\s*(?:"([^"]+)"|<([^>]+)>)', rest)
             if im:
-                includes.append(Include(im[1] or im[2], im[1] is not None, n))
+                inc = Include(im[1] or im[2], im[1] is not None, n)
+                includes.append(inc)
+                if on_include is not None:
+                    macros = dict(on_include(inc, macros))
         # #pragma, #error in an untaken branch, #line: nothing a choreography depends on
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))

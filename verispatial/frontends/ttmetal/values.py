@@ -225,8 +225,72 @@ class Function:
     template_defaults: dict[str, Any] = attrs.field(factory=dict)
     #: each parameter's declared type name (``const AddrGen& s`` -> ``AddrGen``), for deducing type parameters
     param_types: tuple[str, ...] = ()
+    #: the declared return type's name (``IterationShape``): a braced ``return {1, n};`` builds that struct
+    returns: str = ""
+    #: each template parameter's declared type name (``InputSpec AInput`` -> ``InputSpec``; ``typename T`` -> "")
+    template_param_types: tuple[str, ...] = ()
+    #: the object a method is called on: its fields are variables of the body, ``*this`` its value
+    this: Any = None
+
+
+@attrs.frozen
+class Obj:
+    """A value of a struct the kernel or a followed header defines (``IterationShape::tiles(n)``,
+    ``ReduceInputBlockShape::row(Wt)``, ``input(dfb::in)``'s ``InputSpec``): its fields by name, in declaration
+    order. Immutable: a method that changes a field gives the variable a new value."""
+
+    struct: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def get(self, name: str) -> Any:
+        return dict(self.fields).get(name, Opaque(f"{self.struct} has no field {name}"))
+
+
+@attrs.frozen
+class Optional:
+    """A ``std::optional``: ``value`` None is ``std::nullopt``."""
+
+    value: Any
+
+
+@attrs.frozen
+class TypeInst:
+    """A class template named with its arguments as a value (``ckl::Exp<Approx::Fast, Dst::D0>``, a template
+    argument bound to a type parameter): ``args`` are the template arguments as written, read."""
+
+    name: str
+    args: tuple[Any, ...]
+
+
+@attrs.frozen
+class Operand:
+    """One input (``input(...)``) or output (``output(...)``) of a kernel_lib chain element: the buffer and its
+    lifecycle policies (enumerator names: ``Upfront``, ``PerBlockSize``, ...)."""
+
+    cb: int
+    wait: str = "None"  # input: WaitPolicy; output: ReservePolicy
+    pop: str = "None"  # input: PopPolicy; output: PushPolicy
+    mapping: str = "Scalar"  # InputTileMapping (inputs)
+    addressing: str = "Direct"
+    extra: tuple[tuple[str, str], ...] = ()  # outputs: dest_accumulation, l1_accumulation
+
+
+@attrs.frozen
+class ChainElem:
+    """An element of ``compute_kernel_lib::eltwise_chain`` (kernel_lib/eltwise/api/chain.hpp): ``kind`` is
+    ``copy``, ``binary_fpu``, ``dest_reuse``, ``unary_bcast`` (CB readers), ``pack`` (the writer), ``dest`` (a
+    DEST-only SFPU, fill or random element) or ``disabled`` (``Optional<false, ...>``); ``ins`` / ``out`` its
+    operands; ``slots`` the DEST slots it touches; ``name`` the op (``add``, ``exp``, ...); ``loc`` where the
+    kernel wrote it."""
+
+    kind: str
+    name: str
+    ins: tuple[Operand, ...] = ()
+    out: Operand | None = None
+    slots: tuple[int, ...] = (0,)
+    loc: Any = None
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | None
+    | Obj | Optional | TypeInst | ChainElem | None

@@ -1,0 +1,360 @@
+"""Structs, overloads and ``std::optional`` as the kernel helpers use them: values of the small aggregate and
+constexpr structs ttnn's kernel_lib passes around (``IterationShape::tiles(n).block_size(b)``,
+``ReduceInputBlockShape::row(Wt)``, ``input(dfb::in, WaitPolicy::Upfront)``'s ``InputSpec``), read exactly as C++
+builds them: aggregate initialization by field order, constructors with their member initializer lists (delegating
+ones included), static member functions, methods that change fields (``block_size`` sets ``block_tiles`` and returns
+``*this``), and overloads told apart by the enumerators and structs their arguments are.
+
+Only what these say is followed: a field never initialized is a value not followed (``Opaque``), a struct the
+reading cannot build (a base class with state, a constructor it cannot choose) is refused by name where a value of it
+is needed. Nothing here issues an op.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef
+
+if TYPE_CHECKING:
+    from verispatial.frontends.ttmetal.lower import KernelReader
+
+
+def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
+    """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it."""
+    name = "".join(type_name.split())
+    name = r.type_aliases.get(name, name)
+    if name in r.prog.structs:
+        return r.prog.structs[name]
+    bare = name.rsplit("::", 1)[-1].split("<", 1)[0]
+    bare = r.type_aliases.get(bare, bare)
+    return r.prog.structs.get(bare)
+
+
+def compatible(r: KernelReader, v: Any, type_name: str, tparams: tuple[str, ...] = ()) -> bool:
+    """Whether an argument of value ``v`` can bind a parameter declared ``type_name`` — only clear mismatches are
+    False: an enumerator of another enum (``WaitPolicy::Upfront`` for a ``BroadcastDim``), a struct for a number, a
+    number or another struct for a struct no constructor builds from it."""
+    t = type_name
+    if not t or t in ("auto", "T") or t in tparams:
+        return True
+    sd = struct_of(r, t)
+    if isinstance(v, V.EnumConst):
+        enum = v.name.split("::")[0]
+        return t == enum or (sd is None and t in TYPE_SIZES)
+    if isinstance(v, V.Obj):
+        if sd is None:
+            return t not in TYPE_SIZES
+        return v.struct == sd.name or _converting_ctor(r, sd, v) is not None
+    if isinstance(v, (V.Sym, V.Cb)):
+        return sd is None or any(_arity(c) == (1, 1) for c in sd.ctors)
+    return True
+
+
+def _arity(fn: Any) -> tuple[int, int]:
+    """(required, total) parameters of a function definition or declaration."""
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    ps = [p for p in plist.named_children if p.type.endswith("parameter_declaration")] if plist is not None else []
+    if any(p.type == "variadic_parameter_declaration" for p in ps):
+        return (len(ps) - 1, 1 << 16)
+    return (sum(1 for p in ps if p.type == "parameter_declaration"), len(ps))
+
+
+def _param_types(r: KernelReader, fn: Any) -> list[str]:
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    return [r.type_name(p.child_by_field_name("type")) for p in plist.named_children
+            if p.type.endswith("parameter_declaration")] if plist is not None else []
+
+
+def _converting_ctor(r: KernelReader, sd: StructDef, v: V.Obj) -> Any:
+    """A one-argument (non-default-argument-needing) constructor of ``sd`` taking a ``v.struct``
+    (``BroadcastInputSpec(InputSpec spec)``, kernel_lib/eltwise/api/chain.hpp:363)."""
+    for c in sd.ctors:
+        lo, hi = _arity(c)
+        if lo <= 1 <= hi and _param_types(r, c)[:1] == [v.struct]:
+            return c
+    return None
+
+
+def choose(r: KernelReader, cands: list[tuple[Any, Any]], vals: list[Any], declared_key: Any) -> tuple[Any, Any] | None:
+    """The overload of ``cands`` (function definitions with their units) a call with argument values ``vals``
+    selects: arity (counting defaults a forward declaration gives, ``declared_key(fn)``) and ``compatible``
+    argument types. None when no candidate or more than one fits."""
+    fits = []
+    for fn, unit in cands:
+        inner = fn if fn.type == "function_definition" else next(
+            (x for x in fn.named_children if x.type == "function_definition"), fn)
+        lo, hi = _arity(inner)
+        decl = declared_key(inner)
+        if decl is not None:
+            lo = min(lo, sum(1 for p in decl.named_children if p.type == "parameter_declaration"))
+        if not lo <= len(vals) <= hi:
+            continue
+        tparams = _template_params(fn)
+        types = _param_types(r, inner)
+        if all(compatible(r, v, t, tparams) for v, t in zip(vals, types, strict=False)):
+            fits.append((fn, unit, hi == len(vals)))
+    if len(fits) > 1:
+        exact = [f for f in fits if f[2]]
+        fits = exact if len(exact) == 1 else fits
+    return (fits[0][0], fits[0][1]) if len(fits) == 1 else None
+
+
+def _template_params(fn: Any) -> tuple[str, ...]:
+    if fn.type != "template_declaration":
+        return ()
+    plist = fn.child_by_field_name("parameters")
+    out = []
+    for p in plist.named_children if plist is not None else ():
+        name = p.child_by_field_name("name") or next((c for c in p.named_children if c.type in (
+            "type_identifier", "identifier")), None)
+        if name is not None:
+            out.append(name.text.decode())
+    return tuple(out)
+
+
+def construct(r: KernelReader, sd: StructDef, args: list[Any], n: Any, braced: bool = False,
+              arg_nodes: list[Any] | None = None) -> V.Value:
+    """A value of ``sd`` built from ``args`` (already read): by the constructor they select, else, for ``{...}``
+    or no arguments, by aggregate initialization in field order (a ``Designated`` argument list names fields).
+    Refuses by name when no constructor fits."""
+    user = [c for c in sd.ctors if c.child_by_field_name("body") is not None]
+    if len(args) == 1 and isinstance(args[0], V.Obj) and args[0].struct == sd.name:
+        return args[0]  # a copy
+    if braced and len(args) == 1 and isinstance(args[0], V.Designated) and user and all(
+            k.isdigit() for k, _ in args[0].fields):
+        args = [v for _, v in args[0].fields]  # list-initialization ``return {1, n};``: the constructor's arguments
+    if user:
+        fits = [c for c in user if _arity(c)[0] <= len(args) <= _arity(c)[1]
+                and all(compatible(r, v, t) for v, t in zip(args, _param_types(r, c), strict=False))]
+        if len(fits) > 1:
+            exact = [c for c in fits if _arity(c)[1] == len(args)]
+            fits = exact if len(exact) == 1 else fits
+        if len(fits) == 1:
+            return run_ctor(r, sd, fits[0], args, n)
+        defaulted = any(c.child_by_field_name("body") is None and _arity(c) == (0, 0) for c in sd.ctors)
+        if (args or not braced) and not (not args and defaulted):
+            r.refuse(f"constructor of {sd.name} not chosen", n,
+                     f"{len(fits)} of its constructors fit {len(args)} arguments")
+    if len(args) == 1 and isinstance(args[0], V.Designated):
+        fields = dict(args[0].fields)
+        positional = [fields[str(i)] for i in range(len(fields)) if str(i) in fields]
+        named = {k: v for k, v in fields.items() if not k.isdigit()}
+        return aggregate(r, sd, positional, named, n)
+    return aggregate(r, sd, args, {}, n)
+
+
+def aggregate(r: KernelReader, sd: StructDef, positional: list[Any], named: dict[str, Any], n: Any) -> V.Obj:
+    """Aggregate initialization: fields in order from ``positional``, by name from ``named``, the rest from their
+    default member initializers (read in the struct's file) or not followed."""
+    if len(positional) > len(sd.fields):
+        r.refuse(f"initializer of {sd.name} with too many values", n, f"{len(positional)} for {len(sd.fields)} fields")
+    out = []
+    for i, (fname, ftype, default) in enumerate(sd.fields):
+        if i < len(positional):
+            v = convert(r, positional[i], ftype, n)
+        elif fname in named:
+            v = convert(r, named[fname], ftype, n)
+        else:
+            v = default_value(r, sd, ftype, default, n)
+        out.append((fname, v))
+    return V.Obj(sd.name, tuple(out))
+
+
+def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: Any) -> V.Value:
+    if default is None:
+        fsd = struct_of(r, ftype)
+        if fsd is not None and fsd is not sd:
+            return construct(r, fsd, [], n, braced=True)
+        return V.Opaque(f"{sd.name} field of no initializer")
+    saved, r.unit = r.unit, sd.unit
+    try:
+        if default.type == "initializer_list":
+            fsd = struct_of(r, ftype)
+            vals = [r.expr(a) for a in default.named_children]
+            return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
+                vals[0] if len(vals) == 1 else V.Opaque(f"{sd.name} field {r.text(default)}"))
+        return r.expr(default)  # type: ignore[no-any-return]
+    finally:
+        r.unit = saved
+
+
+def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
+    """``v`` bound to a parameter, field or template parameter declared ``type_name``: a struct built from it when
+    the type is a struct and ``v`` is not one (a braced list, a converting constructor), a ``std::optional`` holding
+    it when the type is ``std::optional``; otherwise ``v``."""
+    if type_name == "optional" and not isinstance(v, V.Optional):
+        return V.Optional(v)
+    sd = struct_of(r, type_name) if type_name else None
+    if sd is None or (isinstance(v, V.Obj) and v.struct == sd.name):
+        return v
+    if isinstance(v, V.Designated):
+        return construct(r, sd, [v], n, braced=True)
+    if isinstance(v, V.Obj) and _converting_ctor(r, sd, v) is not None:
+        return run_ctor(r, sd, _converting_ctor(r, sd, v), [v], n)
+    return v
+
+
+def run_ctor(r: KernelReader, sd: StructDef, ctor: Any, args: list[Any], n: Any) -> V.Obj:
+    """Run constructor ``ctor`` of ``sd``: fields from their default member initializers, then the member
+    initializer list (a delegating ``IterationShape(1, n_tiles)`` builds the whole value), then the body with the
+    fields as variables."""
+    fields = {f: default_value(r, sd, t, d, n) for f, t, d in sd.fields}
+    ftypes = {f: t for f, t, _ in sd.fields}
+    f = r.function_of(ctor, sd.unit, sd.name)
+    scope = r.bind_params(f, args, n)
+    saved_scopes, saved_unit = r.scopes, r.unit
+    r.scopes, r.unit = [r.scopes[0], scope], sd.unit
+    try:
+        inits = next((x for x in ctor.named_children if x.type == "field_initializer_list"), None)
+        for fi in inits.named_children if inits is not None else ():
+            if fi.type != "field_initializer":
+                continue
+            name_node = fi.named_children[0]
+            name = name_node.text.decode().rsplit("::", 1)[-1].split("<", 1)[0]
+            arg_list = next((x for x in fi.named_children if x.type in ("argument_list", "initializer_list")), None)
+            vals = [r.expr(a) for a in arg_list.named_children if a.type != "comment"] if arg_list is not None else []
+            if name == sd.name:
+                whole = construct(r, sd, vals, n)
+                assert isinstance(whole, V.Obj)
+                fields.update(dict(whole.fields))
+            elif name in fields:
+                fsd = struct_of(r, ftypes[name])
+                if fsd is not None and not (len(vals) == 1 and isinstance(vals[0], V.Obj)):
+                    fields[name] = construct(r, fsd, vals, n, braced=arg_list is not None
+                                             and arg_list.type == "initializer_list")
+                else:
+                    fields[name] = convert(r, vals[0], ftypes[name], n) if len(vals) == 1 else V.Opaque(
+                        f"{sd.name}.{name} built from {len(vals)} values")
+            # a base class's initializer: its state is not a field of this value
+        body = ctor.child_by_field_name("body")
+        if body is not None and body.named_child_count:
+            r.scopes = [r.scopes[0], fields, scope]
+            r.this_stack.append((sd, fields))
+            try:
+                r.stmt(body)
+            finally:
+                r.this_stack.pop()
+    finally:
+        r.scopes, r.unit = saved_scopes, saved_unit
+    return V.Obj(sd.name, tuple((f, fields[f]) for f, _, _ in sd.fields))
+
+
+def optional_method(r: KernelReader, opt: V.Optional, name: str, vals: list[Any], n: Any) -> Any:
+    """``has_value()`` / ``value()`` / ``value_or(d)`` of a ``std::optional`` the reading follows."""
+    if name == "has_value":
+        return V.const(int(opt.value is not None))
+    if name == "value":
+        if opt.value is None:
+            r.refuse("value() of an empty std::optional", n)
+        return opt.value
+    if name == "value_or":
+        if not vals:
+            r.refuse("value_or without a default", n)
+        return opt.value if opt.value is not None else vals[0]
+    r.refuse(f"std::optional.{name}", n)
+
+
+def static_member(r: KernelReader, sd: StructDef, args: tuple[Any, ...], name: str, n: Any) -> V.Value:
+    """``S<args>::name``: a static constexpr data member of a struct template instance
+    (``UntilizeDispatchConfig<w, in, out>::use_fast``, kernel_lib/untilize_helpers.inl:78-89), read with the template
+    parameters bound to ``args`` (or their defaults) and the members declared before it."""
+    plist = sd.template_params
+    names = tuple(r.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+    defaults = r.defaults(plist, names) if plist is not None else {}
+    scope: dict[str, Any] = dict(zip(names, args, strict=False))
+    saved_scopes, saved_unit = r.scopes, r.unit
+    r.scopes, r.unit = [r.scopes[0], scope], sd.unit
+    try:
+        for p in names[len(args):]:
+            if p in defaults:
+                dv = defaults[p]
+                scope[p] = r.template_value(dv) if dv.type in ("type_descriptor", "type_identifier") else r.expr(dv)
+        body = sd.node.child_by_field_name("body")
+        for m in body.named_children if body is not None else ():
+            if m.type != "field_declaration" or not any(
+                    x.type == "storage_class_specifier" and x.text == b"static" for x in m.children):
+                continue
+            for d in m.children_by_field_name("declarator"):
+                value = m.child_by_field_name("default_value")
+                if d.type == "field_identifier" and value is not None:
+                    scope[d.text.decode()] = r.expr(value)
+                    if d.text.decode() == name:
+                        return scope[name]
+    finally:
+        r.scopes, r.unit = saved_scopes, saved_unit
+    return V.Opaque(f"{sd.name}::{name}, not a static member the reading follows")
+
+
+def _type_key(v: Any) -> str | None:
+    """A type argument's name for matching a specialization (``Accumulate``), or None when not a type followed."""
+    if isinstance(v, V.TypeInst) and not v.args:
+        return v.name.rsplit("::", 1)[-1]
+    if isinstance(v, V.TypeName):
+        return v.name
+    if isinstance(v, V.TypeOf) and isinstance(v.value, V.Obj):
+        return v.value.struct  # a type deduced from a struct argument (``AccumulateT accumulate``)
+    if isinstance(v, V.TypeOf) and isinstance(v.value, V.Function) and v.value.name == "lambda":
+        return "<lambda>"  # a closure type: no named type is it
+    return None
+
+
+def trait_value(r: KernelReader, tv: V.TypeInst, member: str, n: Any) -> V.Value:
+    """``Trait<T>::value`` of a type trait the helpers define (``is_accumulate<T>``: the primary template derives
+    ``std::false_type``, ``template <> struct is_accumulate<Accumulate> : std::true_type``): the full specialization
+    for the argument's type if there is one, else the primary template; its ``std::true_type`` /
+    ``std::false_type`` / ``std::bool_constant<e>`` base, or a static member of that name."""
+    keys = [_type_key(a) for a in tv.args]
+    name = tv.name.rsplit("::", 1)[-1]
+    sd = r.prog.structs.get(f"{name}<{','.join(k for k in keys if k)}>") if all(keys) else None
+    if sd is None:
+        sd = r.prog.structs.get(name)
+        if sd is not None and any(k is None for k in keys):
+            # a type the reading does not follow could match a specialization
+            specialized = any(k.startswith(f"{name}<") for k in r.prog.structs)
+            if specialized:
+                return V.Opaque(f"{name}<...>::{member} of a type not followed")
+    if sd is None:
+        return V.Opaque(f"{tv.name}<...>::{member}: not defined in a followed header")
+    if member == "value" and sd.bases is not None:
+        text = "".join(sd.bases.text.decode().split()).lstrip(":")
+        if text.endswith("true_type"):
+            return V.const(1)
+        if text.endswith("false_type"):
+            return V.const(0)
+    if sd.template_params is not None or not tv.args:
+        return static_member(r, sd, tv.args, member, n)
+    return V.Opaque(f"{tv.name}<...>::{member}")
+
+
+def variable_template(r: KernelReader, n: Any) -> V.Value:
+    """``name<args>`` of a variable template (``is_accumulate_v<T>``) or ``std::is_same_v<A, B>`` of two types the
+    reading follows; anything else a value not followed."""
+    fname = "".join(n.child_by_field_name("name").text.decode().split())
+    targs_node = n.child_by_field_name("arguments")
+    targs = [r.template_value(x) if x.type == "type_descriptor" else r.expr(x)
+             for x in (targs_node.named_children if targs_node is not None else ()) if x.type != "comment"]
+    bare = fname.rsplit("::", 1)[-1]
+    if bare == "is_same_v" and len(targs) == 2:
+        a, b = (_type_key(x) for x in targs)
+        if a is not None and b is not None:
+            return V.const(int(a == b))
+        return V.Opaque(f"{r.text(n)}: a type not followed")
+    hit = r.prog.var_templates.get(bare)
+    if hit is None:
+        return V.Opaque(f"the template {r.text(n)}")
+    plist, init, unit = hit
+    names = tuple(r.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+    saved_scopes, saved_unit = r.scopes, r.unit
+    r.scopes, r.unit = [r.scopes[0], dict(zip(names, targs, strict=False))], unit
+    try:
+        return r.expr(init)  # type: ignore[no-any-return]
+    finally:
+        r.scopes, r.unit = saved_scopes, saved_unit
