@@ -9,16 +9,16 @@ with no entry (fail closed). The rule registry (``ir/rules.py``) names, for ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar
 
-Handler = Callable[..., Any]
+V = TypeVar("V")
 
 
-def assemble(chain: str, *tables: Mapping[type, Handler]) -> dict[type, Handler]:
-    """One dispatch table of ``chain`` from the families' tables; ``ValueError`` naming the op class when two
-    families claim it (an op has one meaning, in one family)."""
-    out: dict[type, Handler] = {}
+def assemble(chain: str, *tables: Mapping[type, V]) -> dict[type, V]:
+    """One dispatch table of ``chain`` from the families' tables (an op class's handler, its landing, its Promela
+    queue); ``ValueError`` naming the op class when two families claim it (an op has one meaning, in one family)."""
+    out: dict[type, V] = {}
     for table in tables:
         for cls, handler in table.items():
             if cls in out:

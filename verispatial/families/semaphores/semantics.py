@@ -18,7 +18,7 @@ from verispatial.petri.pending import INC
 from verispatial.petri.position import Violation, path_text
 
 if TYPE_CHECKING:
-    from verispatial.petri.interp import PC, Interp, State
+    from verispatial.petri.interp import PC, Entry, Interp, State
 
 
 def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violation]) -> None:
@@ -100,6 +100,15 @@ def balance(it: Interp, s: State) -> list[Violation]:
     return out
 
 
+def inc_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """An atomic increment (one of a SemInc, or one destination's of a SemIncMcast) lands on its word: a remote
+    write of the word plus ``by``."""
+    remote_write(it, s, en[3], s.words[en[3]] + en[4], e, (en[1], en[2]), out)
+
+
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
                                             SemWait: sem_wait}
+
+#: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
+LANDINGS: dict[type, Callable[..., Any]] = {SemInc: inc_lands, SemIncMcast: inc_lands}
