@@ -332,7 +332,27 @@ class Interp:
         # slot j of its root's bytes.
         self.root = [b.alias_of if b.alias_of is not None else b.id for b in program.buffers]
 
-        # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
+        self._index_ops()
+        self._number_words(start_words)
+        # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
+        self._mcast_bufs, self._valid_words = multicast.destinations(program, self.word_id)
+        self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
+        self._phases = program.phase_of_section()
+        self._data_tables()
+        # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
+        self.reused = program.counters_reused()
+        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
+        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
+        self.share_id: dict[tuple[int, int], int] = {}
+        for b, keys in sorted(sharing_waiters(program).items()):
+            for key in sorted(keys):
+                self.share_id[(self.index[key], b)] = len(self.share_id)
+        #: engines whose waits count only their own pops (the compute engine's unpacker)
+        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
+        self._rendezvous_tables()
+
+    def _index_ops(self) -> None:
+        """Per engine: the op at every path (``_ops``) and the op list at every container's body (``_bodies``)."""
         self._ops: list[dict[tuple[int, ...], Op]] = []
         self._bodies: list[dict[tuple[int, ...], tuple[Op, ...]]] = []
         for ep in self.engines:
@@ -352,7 +372,11 @@ class Interp:
             self._ops.append(ops)
             self._bodies.append(bodies)
 
-        # Semaphore words, densely numbered.
+    def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
+        """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the
+        value each starts the run at; the engines of each site (``site_mask``). ``ValueError`` for a start word that
+        is not a word of the program."""
+        program = self.program
         self.word_id: dict[tuple[int, Site], int] = {}
         self.word_site: list[Site] = []
         self.word_sem: list[int] = []
@@ -366,12 +390,19 @@ class Interp:
         self.site_mask: dict[Site, int] = {}
         for e, ep in enumerate(self.engines):
             self.site_mask[ep.site] = self.site_mask.get(ep.site, 0) | (1 << e)
+        self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
+        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
+        self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
+        self.start_words = list(self.word_init)
+        for k, v in (start_words or {}).items():
+            if k not in self.word_id:
+                raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
+            self.start_words[self.word_id[k]] = v
 
-        # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
-        self._mcast_bufs, self._valid_words = multicast.destinations(program, self.word_id)
-        phases = program.phase_of_section()
-        self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
-
+    def _data_tables(self) -> None:
+        """The buffers whose pushes publish data (``data_bufs``), the index buffers of indirect addresses, each
+        tensor's index and tile count, and each tensor's first writing engine (``writers``)."""
+        program = self.program
         self.writers: dict[str, int] = {}
         #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
         #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
@@ -389,7 +420,6 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
-        self._phases = phases
         #: The derived index buffer of each indirect address naming none, by (site, phase, index tensor)
         #: (``Program.index_buffers``; a named one is the address's own ``Dynamic.buf``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
@@ -398,27 +428,11 @@ class Interp:
         self.data_bufs.update(self.index_bufs.values())
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
-        self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
-        # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
-        self.reused = program.counters_reused()
-        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
-        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
-        self.share_id: dict[tuple[int, int], int] = {}
-        for b, keys in sorted(sharing_waiters(program).items()):
-            for key in sorted(keys):
-                self.share_id[(self.index[key], b)] = len(self.share_id)
-        #: engines whose waits count only their own pops (the compute engine's unpacker)
-        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
-        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
-        self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
-        self.start_words = list(self.word_init)
-        for k, v in (start_words or {}).items():
-            if k not in self.word_id:
-                raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
-            self.start_words[self.word_id[k]] = v
 
-        # Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
-        # top-level op, and for every closing boundary where its work before that boundary ends.
+    def _rendezvous_tables(self) -> None:
+        """Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
+        top-level op, and for every closing boundary where its work before that boundary ends."""
+        program = self.program
         self._closing = closing_sections(program)
         self._top_section: list[list[int]] = []
         self._work_end: list[dict[int, int]] = []
