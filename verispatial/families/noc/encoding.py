@@ -153,12 +153,16 @@ def _filled(op: Op) -> int | None:
     return None
 
 
-def reuse_consequences(p: Program, views: dict[str, EngineView],
-                       findings: list[Finding]) -> list[tuple[Finding, int, tuple[Finding, ...] | None]]:
-    """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each,
-    ``families/noc/semantics.py`` ``source_reuse``), each with the buffer b whose source it may rewrite and, for a reserve or fill after a
-    premature pop, every such pop's finding (``may_reach_source`` then asks, per pop, whether the op can reach
-    an outstanding source's slot at all; None: no such question, the candidate stays):
+#: A candidate of ``reuse_consequences``: the finding, the buffer whose source it may rewrite, and the premature pops
+#: that may let it through (None: kept unconditionally).
+Consequence = tuple[Finding, int, tuple[Finding, ...] | None]
+
+
+def reuse_consequences(p: Program, views: dict[str, EngineView], findings: list[Finding]) -> list[Consequence]:
+    """``async-source-reuse`` on other engines' ops that another finding lets happen (the interpreter reports each:
+    ``families/noc/semantics.py`` ``source_reuse``), each with the buffer b whose source it may rewrite and, for a
+    reserve or fill after a premature pop, every such pop's finding (``may_reach_source`` then asks, per pop, whether
+    the op can reach an outstanding source's slot at all; None: no such question, the candidate stays):
 
     - after a pop that may free a page still the source of its engine's write or multicast from the front (an
       ``async-source-reuse`` finding at a ``Pop`` of b): b's producer may re-reserve that page, and a read, pack or
@@ -180,95 +184,109 @@ def reuse_consequences(p: Program, views: dict[str, EngineView],
     such a finding no other engine reaches a front source's page before it left: only the reading engine, the
     single consumer, frees it (``cb-single-consumer``), its pops are checked per engine, and every page it reads
     landed before it was published."""
-    partners = p.alias_partners()
-    phases = p.phase_of_section()
-    by_site_cb = {(x.site, phases[x.section], x.cb): x.id for x in p.buffers}
-    front_readers: dict[int, set[str]] = {}
-    for v in views.values():
-        for lf in v.leaves:
-            if isinstance(lf.op, WriteTiles):
-                front_readers.setdefault(lf.op.src, set()).add(v.key)
-            elif isinstance(lf.op, McastSend) and lf.op.front:
-                front_readers.setdefault(lf.op.buf, set()).add(v.key)
-
-    def lands_in(x: McastSend, shared: set[int], site: object) -> bool:
-        """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
-        src = p.buffers[x.buf]
-        return site in p.groups[x.group].destinations() and by_site_cb.get(
-            (site, phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
-
-    out: dict[tuple[str, tuple[int, ...]], tuple[Finding, int, tuple[Finding, ...] | None]] = {}
-
-    def add(engine: str, path: tuple[int, ...], msg: str, b: int, after: Finding | None) -> None:
-        """One candidate per op, with every premature pop that may let it through (None: kept unconditionally)."""
-        old = out.get((engine, path))
-        if old is None:
-            out[(engine, path)] = (Finding(R.ASYNC_SOURCE_REUSE, engine, path, msg, (LATE,)), b,
-                                   None if after is None else (after,))
-        elif old[2] is not None:
-            out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
-
+    c = _Consequences(p, views)
+    cases = {R.CB_WRITE_UNRESERVED: c.after_unreserved_fill, R.CB_READ_UNWAITED: c.after_unwaited_read,
+             R.ASYNC_READ_PUBLISH: c.after_early_publish, R.ASYNC_SOURCE_REUSE: c.after_early_pop}
     for f in findings:
-        if f.path is None or f.rule not in (R.ASYNC_SOURCE_REUSE, R.ASYNC_READ_PUBLISH, R.CB_READ_UNWAITED,
-                                            R.CB_WRITE_UNRESERVED):
-            continue
-        op = op_at(views[f.engine].program, f.path)
-        if f.rule == R.CB_WRITE_UNRESERVED:
-            # A fill past the reserved window may land in a page b's consumer still writes or multicasts out.
-            b_filled = _filled(op)
-            if b_filled is None:
-                continue
-            b = b_filled
-            if any(front_readers.get(x, set()) - {f.engine} for x in (b, *partners.get(b, ()))):
-                add(f.engine, f.path, f"writes into b{b} pages outside its reserved window, which a write or "
-                                      "multicast issued from them may still read", b, None)
-            continue
-        if f.rule == R.CB_READ_UNWAITED:
-            # A write or front multicast of pages outside the waited window reads pages b's producer still owns (or
-            # may reserve while the write is out): its reserves and fills of b are candidates, with no question asked.
-            if not (isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)):
-                continue
-            b = op.src if isinstance(op, WriteTiles) else op.buf
-            site = views[f.engine].program.site
-            for v in views.values():
-                if v.key == f.engine or v.program.site != site:
-                    continue
-                for lf in v.leaves:
-                    x = lf.op
-                    if (isinstance(x, Reserve) and x.buf == b) or _filled(x) == b:
-                        add(v.key, lf.path, f"{'re-reserves' if isinstance(x, Reserve) else 'writes into'} b{b} pages "
-                                            f"{f.engine}'s op at {list(f.path)} reads outside its waited window",
-                            b, None)
-            continue
-        if f.rule == R.ASYNC_READ_PUBLISH:
-            if not isinstance(op, Push) or not front_readers.get(op.buf, set()) - {f.engine}:
-                continue
-            for lf in views[f.engine].leaves:
-                if isinstance(lf.op, ReadTiles) and lf.op.into == op.buf:
-                    add(f.engine, lf.path, f"read_tiles into b{op.buf} may land after the push at {list(f.path)} "
-                                           "published its page and a write or multicast was issued from it", op.buf, None)
-            continue
-        if not isinstance(op, Pop):
-            continue
-        b = op.buf
-        site = views[f.engine].program.site
-        shared = {b, *partners.get(b, ())}
+        case = cases.get(f.rule)
+        if f.path is not None and case is not None:
+            case(f, f.path, op_at(views[f.engine].program, f.path))
+    return list(c.out.values())
+
+
+class _Consequences:
+    """The candidates of ``reuse_consequences`` as they are found, one per op (``out``), and what the four cases
+    read: the aliases of each buffer, the engines reading each buffer's front asynchronously (``front_readers``)."""
+
+    def __init__(self, p: Program, views: dict[str, EngineView]) -> None:
+        self.p, self.views = p, views
+        self.partners = p.alias_partners()
+        self.phases = p.phase_of_section()
+        self.by_site_cb = {(x.site, self.phases[x.section], x.cb): x.id for x in p.buffers}
+        self.front_readers: dict[int, set[str]] = {}
         for v in views.values():
+            for lf in v.leaves:
+                if isinstance(lf.op, WriteTiles):
+                    self.front_readers.setdefault(lf.op.src, set()).add(v.key)
+                elif isinstance(lf.op, McastSend) and lf.op.front:
+                    self.front_readers.setdefault(lf.op.buf, set()).add(v.key)
+        self.out: dict[tuple[str, tuple[int, ...]], Consequence] = {}
+
+    def add(self, engine: str, path: tuple[int, ...], msg: str, b: int, after: Finding | None) -> None:
+        """One candidate per op, with every premature pop that may let it through (None: kept unconditionally)."""
+        old = self.out.get((engine, path))
+        if old is None:
+            self.out[(engine, path)] = (Finding(R.ASYNC_SOURCE_REUSE, engine, path, msg, (LATE,)), b,
+                                        None if after is None else (after,))
+        elif old[2] is not None:
+            self.out[(engine, path)] = (old[0], old[1], None if after is None else (*old[2], after))
+
+    def lands_in(self, x: McastSend, shared: set[int], site: object) -> bool:
+        """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
+        src = self.p.buffers[x.buf]
+        return site in self.p.groups[x.group].destinations() and self.by_site_cb.get(
+            (site, self.phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
+
+    def after_unreserved_fill(self, f: Finding, path: tuple[int, ...], op: Op) -> None:
+        """A fill past the reserved window may land in a page b's consumer still writes or multicasts out."""
+        b = _filled(op)
+        if b is None:
+            return
+        if any(self.front_readers.get(x, set()) - {f.engine} for x in (b, *self.partners.get(b, ()))):
+            self.add(f.engine, path, f"writes into b{b} pages outside its reserved window, which a write or "
+                                     "multicast issued from them may still read", b, None)
+
+    def after_unwaited_read(self, f: Finding, path: tuple[int, ...], op: Op) -> None:
+        """A write or front multicast of pages outside the waited window reads pages b's producer still owns (or
+        may reserve while the write is out): its reserves and fills of b are candidates, with no question asked."""
+        if not (isinstance(op, WriteTiles) or (isinstance(op, McastSend) and op.front)):
+            return
+        b = op.src if isinstance(op, WriteTiles) else op.buf
+        site = self.views[f.engine].program.site
+        for v in self.views.values():
+            if v.key == f.engine or v.program.site != site:
+                continue
+            for lf in v.leaves:
+                x = lf.op
+                if (isinstance(x, Reserve) and x.buf == b) or _filled(x) == b:
+                    self.add(v.key, lf.path, f"{'re-reserves' if isinstance(x, Reserve) else 'writes into'} b{b} "
+                                             f"pages {f.engine}'s op at {list(path)} reads outside its waited window",
+                             b, None)
+
+    def after_early_publish(self, f: Finding, path: tuple[int, ...], op: Op) -> None:
+        """A push of a page whose read may not have landed: the pushing engine's reads into b are candidates when
+        another engine reads b's front asynchronously."""
+        if not isinstance(op, Push) or not self.front_readers.get(op.buf, set()) - {f.engine}:
+            return
+        for lf in self.views[f.engine].leaves:
+            if isinstance(lf.op, ReadTiles) and lf.op.into == op.buf:
+                self.add(f.engine, lf.path, f"read_tiles into b{op.buf} may land after the push at {list(path)} "
+                                            "published its page and a write or multicast was issued from it", op.buf,
+                         None)
+
+    def after_early_pop(self, f: Finding, path: tuple[int, ...], op: Op) -> None:
+        """A pop that may free a front source before it left: other engines' reserves and fills of b's bytes at its
+        site (each with the pop, for ``may_reach_source``) and multicasts landing in them are candidates."""
+        if not isinstance(op, Pop):
+            return
+        b = op.buf
+        site = self.views[f.engine].program.site
+        shared = {b, *self.partners.get(b, ())}
+        for v in self.views.values():
             if v.key == f.engine:
                 continue
             for lf in v.leaves:
                 x = lf.op
                 here = v.program.site == site
                 hit = (here and ((isinstance(x, Reserve) and x.buf == b) or _filled(x) in shared)) or (
-                    isinstance(x, McastSend) and lands_in(x, shared, site))
+                    isinstance(x, McastSend) and self.lands_in(x, shared, site))
                 if not hit:
                     continue
                 what = "re-reserves" if isinstance(x, Reserve) else "lands in" if isinstance(x, McastSend) else \
                     "writes into"
-                add(v.key, lf.path, f"{what} b{b} pages {f.engine}'s pop at {list(f.path)} may free before a write or "
-                                    "multicast issued from them left (no flush/write_barrier before that pop)", b,
-                    None if isinstance(x, McastSend) else f)
-    return list(out.values())
+                self.add(v.key, lf.path, f"{what} b{b} pages {f.engine}'s pop at {list(path)} may free before a "
+                                         "write or multicast issued from them left (no flush/write_barrier before that "
+                                         "pop)", b, None if isinstance(x, McastSend) else f)
 
 
 # ---------------------------------------------------------------- the reuse queries
