@@ -86,6 +86,17 @@ def test_what_an_op_issues_lands_through_its_family_in_the_interpreter_and_the_m
     assert set(interp._LANDINGS) == set(promela._LANDINGS) == set(promela._QUEUES) == issuing
 
 
+def test_every_blocking_op_class_has_its_guard_and_its_detail() -> None:
+    """The ops that may block (a Reserve or Wait on a buffer, a SemWait, a barrier) each have a guard in their
+    family, and a detail saying what blocks them (a stuck engine's reason): the same classes in both tables; every
+    other op class is always enabled."""
+    from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, Reserve, SemWait, Wait, WriteBarrier
+    from verispatial.petri import interp
+
+    blocking = {Reserve, Wait, SemWait, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+    assert set(interp._ENABLED) == set(interp._BLOCKED) == blocking
+
+
 @pytest.mark.parametrize("chain", ["interpreter", "promela"])
 def test_an_in_flight_op_with_no_landing_is_refused(monkeypatch: pytest.MonkeyPatch, chain: str) -> None:
     """A read whose landing no family provides is refused when it would land (interpreter) or when the model's noc

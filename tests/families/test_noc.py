@@ -195,3 +195,5 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
     # What the family issues lands through its own landings, in the interpreter and in the model's noc process.
     assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == {ReadTiles, WriteTiles}
+    # The barriers block until what they wait for is done: their guards and what a stuck one reports live here too.
+    assert set(semantics.ENABLED) == set(semantics.BLOCKED) == {ReadBarrier, WriteBarrier, Flush, AtomicBarrier}

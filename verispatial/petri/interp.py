@@ -40,30 +40,22 @@ from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.accumulator import semantics as accumulator
 from verispatial.families.cb import semantics as cb
-from verispatial.families.cb.shared_semantics import acked_seen
 from verispatial.families.multicast import semantics as multicast
 from verispatial.families.noc import semantics as noc
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
-from verispatial.ir.core import Site, WaitCond
+from verispatial.ir.core import Site
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef
 from verispatial.ir.ops import (
     CONTAINERS,
-    AtomicBarrier,
     Compute,
-    Flush,
     If,
     Loop,
     McastSend,
     Op,
-    ReadBarrier,
-    Reserve,
-    SemWait,
-    Wait,
-    WriteBarrier,
     WriteTiles,
     count_value,
     named_index_buffer,
@@ -105,6 +97,10 @@ _HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumu
 #: op class -> its family's landing of what an op of that class issued ``(interp, state, engine, entry, destination,
 #: violations)``: the in-flight entry's effect once it lands (``verispatial/families``).
 _LANDINGS = assemble("the interpreter's landings", semaphores.LANDINGS, noc.LANDINGS, multicast.LANDINGS)
+#: op class -> when a step of it is enabled ``(interp, state, engine, pc, op) -> bool``, for the ops that block; and
+#: what blocks it, with the counts (``block_detail``).
+_ENABLED = assemble("the interpreter's guards", cb.ENABLED, semaphores.ENABLED, noc.ENABLED)
+_BLOCKED = assemble("the interpreter's block details", cb.BLOCKED, semaphores.BLOCKED, noc.BLOCKED)
 
 
 @attrs.frozen
@@ -575,40 +571,14 @@ class Interp:
         return self.start()[0]
 
     def can_step(self, s: State, e: int) -> bool:
-        """Whether engine ``e``'s next op is enabled (False when finished)."""
+        """Whether engine ``e``'s next op is enabled (False when finished): its family's guard (``_ENABLED``) for a
+        blocking op, else always."""
         pc = s.pcs[e]
         if pc is None:
             return False
         op = self._ops[e][pc[0]]
-        t = type(op)
-        if t is Reserve:
-            assert isinstance(op, Reserve)
-            return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
-        if t is Wait:
-            assert isinstance(op, Wait)
-            return s.pushed[op.buf] - acked_seen(self, s, e, op.buf) >= op.pages
-        if t is SemWait:
-            assert isinstance(op, SemWait)
-            v = s.words[self._word(e, op.sem)]
-            want = op.threshold(self._env(e, pc)) if op.terms else op.value
-            return v == want if op.cond is WaitCond.EQ else v >= want
-        if t is ReadBarrier:
-            return not any(en[0] == _READ for en in s.pending[e])
-        if t is WriteBarrier:
-            if s.wack[e]:
-                return self.write_acks_due(s, e) + s.wack[e] == 0
-            return not any(en[0] in (_WRITE, _MCAST, _VALID) for en in s.pending[e])
-        if t is Flush:
-            return all(en[6] if en[0] >= _MCAST else en[0] != _WRITE for en in s.pending[e])
-        if t is AtomicBarrier:
-            return sum(1 for en in s.pending[e] if en[0] == _INC) + s.aack[e] == 0
-        return True
-
-    @staticmethod
-    def write_acks_due(s: State, e: int) -> int:
-        """The write acknowledgements engine ``e``'s in-flight ops have yet to return: one per unicast write, one per
-        destination a multicast has not landed at yet."""
-        return sum(1 if en[0] == _WRITE else len(en[7]) for en in s.pending[e] if en[0] in (_WRITE, _MCAST, _VALID))
+        guard = _ENABLED.get(type(op))
+        return guard is None or guard(self, s, e, pc, op)
 
     def landings(self, s: State) -> list[Transition]:
         """Every enabled leave/land transition, engine by engine, in in-flight order.
@@ -692,42 +662,10 @@ class Interp:
         if self.can_step(s, e):
             return "enabled"
         op = self._ops[e][pc[0]]
-        if isinstance(op, Reserve):
-            b, cap = op.buf, self.caps[op.buf]
-            if op.pages > cap:
-                return f"waits for space in b{b}: asks {op.pages} pages of a {cap}-page buffer (never fits)"
-            free = cap - (s.pushed[b] - s.popped[b])
-            return (f"waits for space in b{b}: capacity-(pushed-popped)={cap}-({s.pushed[b]}-{s.popped[b]})"
-                    f"={free} < {op.pages}")
-        if isinstance(op, Wait):
-            b = op.buf
-            seen = acked_seen(self, s, e, b)
-            if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
-                return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
-            return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
-        if isinstance(op, SemWait):
-            w = self._word(e, op.sem)
-            rel = "==" if op.cond is WaitCond.EQ else ">="
-            return f"sem{op.sem}@{self.word_site[w]}={s.words[w]}, waits {rel}{op.threshold(self._env(e, pc))}"
-        kinds = {ReadBarrier: ("read(s)", (_READ,)), WriteBarrier: ("write(s)/multicast(s)", (_WRITE, _MCAST, _VALID)),
-                 AtomicBarrier: ("sem_inc(s)", (_INC,))}
-        if type(op) in kinds:
-            what, ks = kinds[type(op)]
-            k = sum(1 for en in s.pending[e] if en[0] in ks)
-            off = s.wack[e] if isinstance(op, WriteBarrier) else s.aack[e] if isinstance(op, AtomicBarrier) else 0
-            if off:
-                due = self.write_acks_due(s, e) if isinstance(op, WriteBarrier) else k
-                why = (f"its multicasts' num_dests state {abs(off)} destination(s) "
-                       f"{'more' if off > 0 else 'fewer'} than their groups hold, and the acked counter must equal "
-                       "the expected count exactly")
-                if due + off > 0:
-                    return f"expects {due + off} acknowledgement(s) but only {due} can come ({why})"
-                return f"has {-(due + off)} acknowledgement(s) more than it expects ({why})"
-            return f"waits for {k} outstanding {what}"
-        if isinstance(op, Flush):
-            k = sum(1 for en in s.pending[e] if (en[0] >= _MCAST and not en[6]) or en[0] == _WRITE)
-            return f"waits for {k} write(s)/multicast(s) to leave the source"
-        return "blocked"  # pragma: no cover - every blocking op is listed above
+        detail = _BLOCKED.get(type(op))
+        if detail is not None:
+            return detail(self, s, e, pc, op)
+        return "blocked"  # pragma: no cover - every blocking op class has its detail (tests/test_fail_closed.py)
 
     def blocked_reason(self, s: State, engine: str | int) -> str:
         """The engine's position (op and iteration) and what blocks it, e.g.

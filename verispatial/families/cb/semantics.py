@@ -163,7 +163,6 @@ def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> 
     s.drain[b] = max(0, s.drain[b] - n * it.page_tiles[b])
 
 
-#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Violation]) -> None:
     """``FillTiles``: the engine's own stores into the reserved back of ``op.into``, complete at once (they retire in
     program order, so no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed,
@@ -175,4 +174,39 @@ def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Vi
     it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
 
 
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}
+
+
+def reserve_enabled(it: Interp, s: State, e: int, pc: PC, op: Reserve) -> bool:
+    """cb_reserve_back returns once ``pages`` pages of the ring are free."""
+    return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= it.caps[op.buf]
+
+
+def wait_enabled(it: Interp, s: State, e: int, pc: PC, op: Wait) -> bool:
+    """cb_wait_front returns once ``pages`` pages arrived past the acked count it reads (``acked_seen``)."""
+    return s.pushed[op.buf] - sharing.acked_seen(it, s, e, op.buf) >= op.pages
+
+
+def reserve_blocked(it: Interp, s: State, e: int, pc: PC, op: Reserve) -> str:
+    b, cap = op.buf, it.caps[op.buf]
+    if op.pages > cap:
+        return f"waits for space in b{b}: asks {op.pages} pages of a {cap}-page buffer (never fits)"
+    free = cap - (s.pushed[b] - s.popped[b])
+    return (f"waits for space in b{b}: capacity-(pushed-popped)={cap}-({s.pushed[b]}-{s.popped[b]})"
+            f"={free} < {op.pages}")
+
+
+def wait_blocked(it: Interp, s: State, e: int, pc: PC, op: Wait) -> str:
+    b = op.buf
+    seen = sharing.acked_seen(it, s, e, b)
+    if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
+        return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
+    return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
+
+
+#: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
+ENABLED: dict[type, Callable[..., bool]] = {Reserve: reserve_enabled, Wait: wait_enabled}
+
+#: What blocks a step of each blocking op class, with the counter values (``Interp.block_detail``).
+BLOCKED: dict[type, Callable[..., str]] = {Reserve: reserve_blocked, Wait: wait_blocked}

@@ -8,7 +8,7 @@ and the list violations are appended to (docs/semantics.md, "Asynchronous NoC" a
 writes"; dataflow_api.h noc_async_read, noc_async_write, noc_async_read_barrier, noc_async_write_barrier,
 noc_async_writes_flushed, noc_async_atomic_barrier). A read or write is issued by its engine step and lands later
 (``LANDINGS``); the in-flight entries are ``petri/pending.py``'s. A barrier's step is enabled only once what it
-waits for is done (``Interp.can_step``), so its handler only clears what the engine has outstanding. The tensor
+waits for is done (``ENABLED``, ``Interp.can_step``), so its handler only clears what the engine has outstanding. The tensor
 rules a read or write applies are the tensors family's (``families/tensors/semantics.py``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from verispatial.families.cb.shared_semantics import shared_read
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
 from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles, op_text
-from verispatial.petri.pending import MCAST, READ, VALID, WRITE
+from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import Violation, iteration_text, path_text
 
 if TYPE_CHECKING:
@@ -163,6 +163,66 @@ def atomic_barrier(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier, out:
     s.ab[e] = False
 
 
+# ---------------------------------------------------------------------- when a barrier may pass
+
+
+def write_acks_due(s: State, e: int) -> int:
+    """The write acknowledgements engine ``e``'s in-flight ops have yet to return: one per unicast write, one per
+    destination a multicast has not landed at yet."""
+    return sum(1 if en[0] == WRITE else len(en[7]) for en in s.pending[e] if en[0] in (WRITE, MCAST, VALID))
+
+
+def read_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier) -> bool:
+    """Every read of the engine landed."""
+    return not any(en[0] == READ for en in s.pending[e])
+
+
+def write_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier) -> bool:
+    """Every write and multicast of the engine landed everywhere; with a miscounted multicast (``State.wack``), the
+    acknowledgements received equal those expected (docs/semantics.md, "Acknowledgement counts")."""
+    if s.wack[e]:
+        return write_acks_due(s, e) + s.wack[e] == 0
+    return not any(en[0] in (WRITE, MCAST, VALID) for en in s.pending[e])
+
+
+def flush_passes(it: Interp, s: State, e: int, pc: PC, op: Flush) -> bool:
+    """Every write and multicast of the engine left its source."""
+    return all(en[6] if en[0] >= MCAST else en[0] != WRITE for en in s.pending[e])
+
+
+def atomic_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier) -> bool:
+    """Every increment of the engine landed, and no acknowledgement is expected beyond them (``State.aack``)."""
+    return sum(1 for en in s.pending[e] if en[0] == INC) + s.aack[e] == 0
+
+
+def barrier_blocked(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier | WriteBarrier | AtomicBarrier) -> str:
+    """What a blocked barrier waits for: its outstanding operations, or the acknowledgements a miscounted multicast
+    leaves it expecting."""
+    what, ks = _BARRIER_KINDS[type(op)]
+    k = sum(1 for en in s.pending[e] if en[0] in ks)
+    off = s.wack[e] if isinstance(op, WriteBarrier) else s.aack[e] if isinstance(op, AtomicBarrier) else 0
+    if off:
+        due = write_acks_due(s, e) if isinstance(op, WriteBarrier) else k
+        why = (f"its multicasts' num_dests state {abs(off)} destination(s) "
+               f"{'more' if off > 0 else 'fewer'} than their groups hold, and the acked counter must equal "
+               "the expected count exactly")
+        if due + off > 0:
+            return f"expects {due + off} acknowledgement(s) but only {due} can come ({why})"
+        return f"has {-(due + off)} acknowledgement(s) more than it expects ({why})"
+    return f"waits for {k} outstanding {what}"
+
+
+#: What each barrier waits for: its words and the in-flight kinds it counts.
+_BARRIER_KINDS: dict[type, tuple[str, tuple[int, ...]]] = {
+    ReadBarrier: ("read(s)", (READ,)), WriteBarrier: ("write(s)/multicast(s)", (WRITE, MCAST, VALID)),
+    AtomicBarrier: ("sem_inc(s)", (INC,))}
+
+
+def flush_blocked(it: Interp, s: State, e: int, pc: PC, op: Flush) -> str:
+    k = sum(1 for en in s.pending[e] if (en[0] >= MCAST and not en[6]) or en[0] == WRITE)
+    return f"waits for {k} write(s)/multicast(s) to leave the source"
+
+
 # ---------------------------------------------------------------------- landings
 
 
@@ -184,6 +244,14 @@ def write_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vi
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
                                             WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier}
+
+#: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
+ENABLED: dict[type, Callable[..., bool]] = {ReadBarrier: read_barrier_passes, WriteBarrier: write_barrier_passes,
+                                            Flush: flush_passes, AtomicBarrier: atomic_barrier_passes}
+
+#: What blocks a step of each blocking op class, with the counts (``Interp.block_detail``).
+BLOCKED: dict[type, Callable[..., str]] = {ReadBarrier: barrier_blocked, WriteBarrier: barrier_blocked,
+                                           AtomicBarrier: barrier_blocked, Flush: flush_blocked}
 
 #: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
 LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands}
