@@ -25,6 +25,11 @@ Model (DESIGN §5):
   enabled; the run *terminates* when every engine has finished and nothing is in flight.
 
 Violations (rule names in ``RULES``) are recorded where they happen and the run continues.
+
+What each op means is its rule family's (``verispatial/families/<family>/semantics.py``): the handler of its step,
+the landing of what it puts in flight and, for an op that blocks, its guard and what a stuck one reports — each
+looked up in one table assembled from the families' (an op class with none raises ``UnhandledOp``). This module is
+the token game around them: program counters, loops, the in-flight list, transitions and runs.
 """
 
 from __future__ import annotations

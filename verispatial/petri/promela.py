@@ -28,6 +28,10 @@ several sections (``rendezvous-early``, per-section state versions), aliased buf
 (``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), dynamic (indirect) addresses, more
 than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
+Each op's ``d_step``, the landings of what it puts in flight and its queue are its rule family's
+(``verispatial/families/<family>/promela.py``), looked up in tables assembled from the families' (an op class with
+none raises ``UnhandledOp``); this module writes the processes, declarations and queues around them.
+
 ``run_spin`` compiles the model once (``spin -a``, ``cc -DSAFETY``) and runs ``pan -c0`` once: the search goes on past
 every error, and pan prints each error's message unless it repeats the one just printed, so every distinct assertion
 and an invalid end state, when reachable, show. Debian's ``spin``
