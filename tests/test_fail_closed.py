@@ -76,6 +76,42 @@ def test_an_unknown_op_class_is_refused_by_every_chain(chain: str) -> None:
         CHAINS[chain](p)
 
 
+def test_what_an_op_issues_lands_through_its_family_in_the_interpreter_and_the_model() -> None:
+    """Every op class a family's handler puts in flight (an asynchronous op) has a landing in the interpreter and in
+    the Promela model's noc process, and a queue in the model: the same classes in the three tables."""
+    from verispatial.ir.ops import McastSend, McastSetValid, ReadTiles, SemInc, SemIncMcast, WriteTiles
+    from verispatial.petri import interp, promela
+
+    issuing = {ReadTiles, WriteTiles, SemInc, SemIncMcast, McastSend, McastSetValid}
+    assert set(interp._LANDINGS) == set(promela._LANDINGS) == set(promela._QUEUES) == issuing
+
+
+def test_every_blocking_op_class_has_its_guard_and_its_detail() -> None:
+    """The ops that may block (a Reserve or Wait on a buffer, a SemWait, a barrier) each have a guard in their
+    family, and a detail saying what blocks them (a stuck engine's reason): the same classes in both tables; every
+    other op class is always enabled."""
+    from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, Reserve, SemWait, Wait, WriteBarrier
+    from verispatial.petri import interp
+
+    blocking = {Reserve, Wait, SemWait, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+    assert set(interp._ENABLED) == set(interp._BLOCKED) == blocking
+
+
+@pytest.mark.parametrize("chain", ["interpreter", "promela"])
+def test_an_in_flight_op_with_no_landing_is_refused(monkeypatch: pytest.MonkeyPatch, chain: str) -> None:
+    """A read whose landing no family provides is refused when it would land (interpreter) or when the model's noc
+    process is written (Promela), never left in flight or dropped."""
+    from verispatial.ir.ops import ReadTiles
+    from verispatial.petri import interp, promela
+
+    table = interp._LANDINGS if chain == "interpreter" else promela._LANDINGS
+    monkeypatch.delitem(table, ReadTiles)
+    p = load_program(ROOT / "examples" / "pipeline_small.json")
+    assert any(isinstance(op, ReadTiles) for ep in p.programs for op in walk(ep.ops))
+    with pytest.raises(UnhandledOp, match="landings has no case for op class ReadTiles"):
+        CHAINS[chain](p)
+
+
 def test_the_cli_reports_an_unhandled_op_as_a_checker_error(tmp_path: Path) -> None:
     """The fault is verispatial's, not the input's: exit 4, one line, no traceback (run in a child process with the
     interpreter's chain shortened, as a forgotten case would leave it)."""

@@ -67,6 +67,18 @@ def test_the_kernel_reaches_no_untrusted_module() -> None:
     assert sorted(m for m in reached if _part(m) in UNTRUSTED) == []
 
 
+def test_every_family_module_the_checker_runs_is_counted_or_the_oracle() -> None:
+    """A family folder's module the checker reaches is either a kernel module (its encoding, counted in the kernel's
+    size) or the reference semantics the replay runs on (the interpreter's side, not counted)."""
+    tools = _tools()
+    mods = tools.modules(PACKAGE)
+    kernel = tools.kernel_modules(mods)
+    reached = nx.descendants(tools.graph(mods), "verispatial.certify.checker")
+    family = sorted(m for m in reached if _part(m) == "families" and m.count(".") > 2)
+    assert [m for m in family if m not in kernel and not m.endswith("semantics")] == []
+    assert "verispatial.families.cb.shared_encoding" in kernel
+
+
 def test_the_untrusted_modules_are_outside_the_kernel_package() -> None:
     tools = _tools()
     kernel = tools.kernel_modules(tools.modules(PACKAGE))

@@ -421,8 +421,8 @@ def test_front_multicast_slot_reads_the_forwarders_read_pointer() -> None:
     """The slot rule of a forwarder compares its read pointer (``popped % capacity``) with each receiver's write
     pointer: congruent when both move one page per handshake, refuted when the forwarder dropped a page first (the
     interpreter reports ``mcast-slot`` at the forwarder's multicast)."""
-    from verispatial.certify.multicast import check_multicast
     from verispatial.certify.reach import analyse
+    from verispatial.families.multicast.encoding import check_multicast
 
     ok = forwarder()
     assert simulate(ok).violations == ()

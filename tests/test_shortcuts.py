@@ -17,11 +17,12 @@ import pytest
 from builders import A, buf, ep, prog
 from hypothesis import given, settings
 
-from verispatial.certify import bounds, memory, schedule, smt
+from verispatial.certify import memory, schedule, smt
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
 from verispatial.driver.run import certify
 from verispatial.families.cb import encoding as ring_family
+from verispatial.families.tensors import encoding as bounds
 from verispatial.ir import (
     WORMHOLE,
     Addr,
@@ -317,7 +318,7 @@ def test_a_derivation_longer_than_its_limit_is_not_run(monkeypatch: pytest.Monke
 
 
 def test_multicast_slots_by_lockstep_counts_agree_with_the_congruence(monkeypatch: pytest.MonkeyPatch) -> None:
-    from verispatial.certify import multicast
+    from verispatial.families.multicast import encoding as multicast
 
     p = grid_matmul(2, 2)
     asked: list[str] = []

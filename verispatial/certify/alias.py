@@ -6,7 +6,7 @@ One reachability query per (buffer, alias) pair covers every op that puts bytes 
 state, consistent with the facts, where
 
 - the producer is about to push ``n`` pages starting at its write pointer, or about to pack into pages at the offsets
-  past its write pointer that the abstract interpretation found (``rules.EngineFacts.written``), or has a read into
+  past its write pointer that the abstract interpretation found (``facts.EngineFacts.written``), or has a read into
   such pages outstanding (between the ``ReadTiles`` and its read barrier; the pages are at the write pointer as it
   stands, which no push moves meanwhile: a push there is ``async-read-publish`` and fails this query closed),
 
@@ -21,11 +21,12 @@ from collections.abc import Mapping
 
 import z3
 
+from verispatial.certify.facts import EngineFacts
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.rules import EngineFacts, multicast_destinations
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf, pages
+from verispatial.families.multicast.encoding import multicast_destinations
 from verispatial.ir import rules as R
 from verispatial.ir.ops import FillTiles, PackAcc, Push, ReadBarrier, ReadTiles
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import attrs
 
-from verispatial.certify.multicast import covering_flag, dest_buffers
+from verispatial.certify.facts import Finding
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result
-from verispatial.certify.rules import Finding
 from verispatial.certify.semaphores import Word
 from verispatial.certify.structure import Leaf
+from verispatial.families.multicast.encoding import covering_flag, dest_buffers
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import ComponentRef, OrderingRef

@@ -21,32 +21,25 @@ from verispatial import budget
 from verispatial.budget import BudgetExhausted
 from verispatial.certify.alias import check_aliases
 from verispatial.certify.assume import Basis, assumptions
-from verispatial.certify.bounds import check_bounds
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.memory import check_memory
-from verispatial.certify.multicast import check_multicast
 from verispatial.certify.ordering import check_ordering
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.certify.reuse import cross_engine, discharge, may_reach_source
-from verispatial.certify.rules import (
-    RULE_FAMILY,
-    EngineFacts,
-    Finding,
-    all_engine_facts,
-    multicast_destinations,
-    reuse_consequences,
-)
+from verispatial.certify.rules import RULE_FAMILY, EngineFacts, Finding, all_engine_facts
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
+from verispatial.families.multicast.encoding import check_multicast, multicast_destinations
+from verispatial.families.noc.encoding import cross_engine, discharge, may_reach_source, reuse_consequences
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
+from verispatial.families.tensors.encoding import check_bounds
 from verispatial.ir import acks, obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
@@ -372,15 +365,16 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
     findings += shared_read_findings(a, trusted, rlimit)
     # A pop that may free a source before it left lets b's producer re-reserve and refill that page, and a push
     # before its read landed lets the landing rewrite what the consumer sends: those ops are candidates too (a
-    # reserve or fill only if it may reach an outstanding source's slot: reuse.may_reach_source).
+    # reserve or fill only if it may reach an outstanding source's slot: may_reach_source).
     known = {(f.rule, f.engine, f.path) for f in findings}
     findings += [f for f, b, pops in reuse_consequences(program, a.views, findings)
                  if (f.rule, f.engine, f.path) not in known and (
                      pops is None or any(may_reach_source(a, facts, f, b, pop, trusted, rlimit) for pop in pops))]
     # A source-reuse candidate the issuing engine alone cannot rule out may still be safe: ask whether its source
-    # can be at home when it runs (reuse.py); the rest are replayed. Past this point the rules' findings (what every
-    # later family's assumptions read) are complete: a budget spent later leaves the families not yet run failed to
-    # prove, each saying so, and every proof that assumes one of their obligations fails with them (settle).
+    # can be at home when it runs (families/noc/encoding.py); the rest are replayed. Past this point the rules'
+    # findings (what every later family's assumptions read) are complete: a budget spent later leaves the families
+    # not yet run failed to prove, each saying so, and every proof that assumes one of their obligations fails with
+    # them (settle).
     discharged = [f for f in findings if f.rule == R.ASYNC_SOURCE_REUSE and discharge(a, facts, f, trusted, rlimit)]
     findings = [f for f in findings if f not in discharged]
     spent: BudgetExhausted | None = None
@@ -526,8 +520,8 @@ def _source_buffers(p: Program) -> tuple[set[int], set[int]]:
 
 def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int], rlimit: int) -> list[Result]:
     """The parts of ``async-source-reuse`` the per-engine run does not see: a flag source word set by another engine
-    of its site or written remotely (reuse.py, each candidate replayed), and sources whose pages something other
-    than their own engines may rewrite (not decided: failed to prove)."""
+    of its site or written remotely (``families/noc/encoding.py``, each candidate replayed), and sources whose pages
+    something other than their own engines may rewrite (not decided: failed to prove)."""
     p = a.program
     out: list[Result] = []
     for r, lf in cross_engine(a, trusted, rlimit):

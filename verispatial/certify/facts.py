@@ -34,8 +34,9 @@ class Finding:
     """A possible violation of ``rule`` at ``path`` of engine ``engine`` (path None: at the engine's end).
 
     ``sources``: for ``async-source-reuse``, the leaf indices of this engine's writes or multicasts whose source
-    may not have left when the op at ``path`` runs (the reuse query in ``reuse.py`` may discharge them); ``LATE``
-    when the op is a read whose landing may rewrite a multicast issued after it (never discharged)."""
+    may not have left when the op at ``path`` runs (the reuse query, ``families/noc/encoding.py`` ``discharge``, may
+    discharge them); ``LATE`` when the op is a read whose landing may rewrite a multicast issued after it (never
+    discharged)."""
 
     rule: str
     engine: str
@@ -68,6 +69,19 @@ def shift(s: State, tag: str, b: int, n: int, cap: int) -> State:
 def tile_pages(start: int, tiles: int, pt: int) -> range:
     """Pages (relative) holding tiles ``[start, start + tiles)`` of a ``pt``-tile page."""
     return range(start // pt, (start + tiles - 1) // pt + 1) if tiles > 0 else range(0)
+
+
+@attrs.frozen
+class EngineFacts:
+    """What the abstract interpretation of one engine found.
+
+    ``findings``: candidate violations. ``written``: for each ReadTiles/PackAcc leaf (by path), the page offsets
+    (relative to the write pointer, in pages) it may write. ``reserve_from``: for each Reserve leaf, the least
+    window size (pages) held before it, so its new pages are ``[from, pages)`` past the write pointer."""
+
+    findings: tuple[Finding, ...]
+    written: dict[tuple[int, ...], frozenset[int]]
+    reserve_from: dict[tuple[int, ...], int]
 
 
 @attrs.define

@@ -31,12 +31,12 @@ from collections.abc import Callable
 
 import z3
 
-from verispatial.certify.bounds import tile_hull as _hull
 from verispatial.certify.positions import Encoder, LoopMath, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
+from verispatial.families.tensors.encoding import tile_hull as _hull
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
 from verispatial.ir.core import Role

@@ -130,7 +130,7 @@ def unsupported_features(p: Program) -> list[str]:
     None today: the last one, a multicast from a buffer's front (a forwarder), is decided by the obligations that
     concern it — ``mcast-slot`` (the read pointer against each receiver's write pointer), ``mcast-publish``,
     ``cb-read-unwaited`` (inside the waited window), ``async-read-publish``, ``async-source-reuse`` at the Pop and at
-    the producer's reserves and fills a premature pop lets through (``rules.reuse_consequences``), and the flag
+    the producer's reserves and fills a premature pop lets through (``noc.encoding.reuse_consequences``), and the flag
     word's exactness. A construct added to the IR before the checker decides it is listed here."""
     del p
     return []

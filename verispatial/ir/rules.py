@@ -111,7 +111,8 @@ class Rule:
 
     @property
     def folder(self) -> str:
-        """The family folder (``verispatial/families/<folder>``) its modules live in; "" while none has moved."""
+        """The family folder (``verispatial/families/<folder>``) its modules live in; "" for a rule decided
+        outside the family folders (the deadlock search, aliases, rendezvous, happens-before queries)."""
         for m in self.modules:
             if m.startswith(FAMILIES_PACKAGE + "."):
                 return m.split(".")[2]
@@ -133,9 +134,17 @@ SEM_SEMANTICS = f"{FAMILIES_PACKAGE}.semaphores.semantics"
 SEM_ENCODING = f"{FAMILIES_PACKAGE}.semaphores.encoding"
 ACC_SEMANTICS = f"{FAMILIES_PACKAGE}.accumulator.semantics"
 ACC_ENCODING = f"{FAMILIES_PACKAGE}.accumulator.encoding"
+NOC_SEMANTICS = f"{FAMILIES_PACKAGE}.noc.semantics"
+NOC_ENCODING = f"{FAMILIES_PACKAGE}.noc.encoding"
+MCAST_SEMANTICS = f"{FAMILIES_PACKAGE}.multicast.semantics"
+MCAST_ENCODING = f"{FAMILIES_PACKAGE}.multicast.encoding"
+TENSOR_SEMANTICS = f"{FAMILIES_PACKAGE}.tensors.semantics"
+TENSOR_ENCODING = f"{FAMILIES_PACKAGE}.tensors.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
+_NOC_PER_ENGINE = f"{NOC_ENCODING}, {PER_ENGINE}"
+_MCAST_PER_ENGINE = f"{MCAST_ENCODING}, {PER_ENGINE}"
 SEM_DOC = "docs/semantics.md"
 
 # The names. Each is spelled once, here.
@@ -244,34 +253,34 @@ RULES: tuple[Rule, ...] = (
          "docs/checker.md#semaphore-protocols", _DATAFLOW, "", SEM_ENCODING, "", Replay.NONE,
          (Subject.WORD,)),
     Rule(ASYNC_READ_PUBLISH, Family.ASYNC_NOC, "a Push or multicast of pages read since the last ReadBarrier", _NOC,
-         f"{_DATAFLOW} noc_async_read_barrier", INTERP, PER_ENGINE, "R_async_read_publish", Replay.AT_OP, _OP,
+         f"{_DATAFLOW} noc_async_read_barrier", NOC_SEMANTICS, PER_ENGINE, "R_async_read_publish", Replay.AT_OP, _OP,
          (ASYNC_READ_PUBLISH,)),
     Rule(ASYNC_FLAG_OVERTAKE, Family.ASYNC_NOC, "a flag multicast with no Flush after the data multicast", _NOC,
-         "tt-metal #12678, PR #12682", INTERP, PER_ENGINE, "R_async_flag_overtake", Replay.AT_OP, _OP,
+         "tt-metal #12678, PR #12682", MCAST_SEMANTICS, _MCAST_PER_ENGINE, "R_async_flag_overtake", Replay.AT_OP, _OP,
          (ASYNC_FLAG_OVERTAKE,)),
     Rule(ASYNC_SOURCE_REUSE, Family.ASYNC_NOC, "the source of a write that has not left is freed or rewritten", _NOC,
-         f"{_DATAFLOW} noc_async_writes_flushed / noc_async_write_barrier before cb_pop_front", INTERP,
-         f"{PER_ENGINE}, verispatial.certify.reuse", "R_async_source_reuse", Replay.CLAIMED,
+         f"{_DATAFLOW} noc_async_writes_flushed / noc_async_write_barrier before cb_pop_front", NOC_SEMANTICS,
+         _NOC_PER_ENGINE, "R_async_source_reuse", Replay.CLAIMED,
          (Subject.OP, Subject.BUFFER), (ASYNC_SOURCE_REUSE,),
          (Family.CIRCULAR_BUFFER,)),
     Rule(ASYNC_PENDING_AT_END, Family.ASYNC_NOC, "an engine ends with NoC transactions outstanding", _NOC,
-         "watcher reports pending NoC transactions: tt-metal PR #55119", INTERP, PER_ENGINE,
+         "watcher reports pending NoC transactions: tt-metal PR #55119", NOC_SEMANTICS, _NOC_PER_ENGINE,
          "R_async_pending_at_end", Replay.AT_OP, _OP, (ASYNC_PENDING_AT_END,)),
     Rule(MCAST_SLOT, Family.ASYNC_NOC, "a multicast lands at a receiver slot other than the sender's", _NOC,
-         f"{_DATAFLOW} noc_async_write_multicast: the same L1 address at every receiver", INTERP,
-         "verispatial.certify.multicast", "R_mcast_slot", Replay.CLAIMED, _OP, (MCAST_SLOT,),
+         f"{_DATAFLOW} noc_async_write_multicast: the same L1 address at every receiver", MCAST_SEMANTICS,
+         MCAST_ENCODING, "R_mcast_slot", Replay.CLAIMED, _OP, (MCAST_SLOT,),
          (Family.CIRCULAR_BUFFER, Family.SEMAPHORE)),
     Rule(MCAST_PUBLISH_EARLY, Family.ASYNC_NOC, "a receiver pushes multicast pages before they landed", _NOC,
-         f"{_DATAFLOW} noc_semaphore_wait on the valid flag before cb_push_back", INTERP,
-         "verispatial.certify.multicast", "R_mcast_publish_early", Replay.CLAIMED, _OP, (MCAST_PUBLISH_EARLY,)),
+         f"{_DATAFLOW} noc_semaphore_wait on the valid flag before cb_push_back", MCAST_SEMANTICS,
+         MCAST_ENCODING, "R_mcast_publish_early", Replay.CLAIMED, _OP, (MCAST_PUBLISH_EARLY,)),
     Rule(MCAST_PUBLISH, Family.ASYNC_NOC, "a receiver publishes multicast pages only after they landed", _NOC,
          f"{_DATAFLOW} noc_semaphore_wait on the valid flag before cb_push_back", "",
-         "verispatial.certify.multicast", "", Replay.DERIVED, _OP, (MCAST_PUBLISH_EARLY,), (Family.SEMAPHORE,)),
+         MCAST_ENCODING, "", Replay.DERIVED, _OP, (MCAST_PUBLISH_EARLY,), (Family.SEMAPHORE,)),
     Rule(MCAST_ADDRESS, Family.ASYNC_NOC, "a multicast lands at the sender's address in a buffer of its shape", _NOC,
-         f"{_DATAFLOW} noc_async_write_multicast dst_noc_addr_multicast", "", "verispatial.certify.multicast", "", Replay.STATIC,
+         f"{_DATAFLOW} noc_async_write_multicast dst_noc_addr_multicast", "", MCAST_ENCODING, "", Replay.STATIC,
          _OP),
-    Rule(BOUNDS, Family.BOUNDS, "an access lies outside its tensor", _TEN, "TensorAccessor page ids", INTERP,
-         "verispatial.certify.bounds", "R_bounds", Replay.CLAIMED, (Subject.TENSOR,), (BOUNDS,)),
+    Rule(BOUNDS, Family.BOUNDS, "an access lies outside its tensor", _TEN, "TensorAccessor page ids", TENSOR_SEMANTICS,
+         TENSOR_ENCODING, "R_bounds", Replay.CLAIMED, (Subject.TENSOR,), (BOUNDS,)),
     Rule(ACC_CAPACITY, Family.ACCUMULATOR, "an AcquireAcc of more tiles than the accumulator holds", _ACC, _REG,
          ACC_SEMANTICS, _ACC_PER_ENGINE, "R_acc_capacity", Replay.AT_OP, _OP, (ACC_CAPACITY,)),
     Rule(ACC_UNACQUIRED, Family.ACCUMULATOR, "math or pack outside an acquired accumulator", _ACC, _REG, ACC_SEMANTICS,
@@ -279,7 +288,7 @@ RULES: tuple[Rule, ...] = (
     Rule(ACC_OVERRUN, Family.ACCUMULATOR, "a Compute or PackAcc of more tiles than the held acquire took", _ACC, _REG,
          ACC_SEMANTICS, _ACC_PER_ENGINE, "R_acc_overrun", Replay.AT_OP, _OP, (ACC_OVERRUN,)),
     Rule(TENSOR_RACE, Family.HAPPENS_BEFORE, "a tensor tile read or written unordered with its writer", _TEN,
-         f"{_DATAFLOW} noc_async_write_barrier completes a write", INTERP, "verispatial.certify.ordering",
+         f"{_DATAFLOW} noc_async_write_barrier completes a write", TENSOR_SEMANTICS, "verispatial.certify.ordering",
          "R_tensor_race", Replay.CLAIMED, (Subject.ORDERING,), (TENSOR_RACE,)),
     Rule(HB_ACTIVATION, Family.HAPPENS_BEFORE, "a read of an activation sees its producer's completed write", _TEN,
          f"{_DATAFLOW} noc_async_write_barrier", "", "verispatial.certify.ordering", "", Replay.DERIVED,
@@ -298,7 +307,7 @@ RULES: tuple[Rule, ...] = (
          "docs/checker.md#the-composition-theorem", _DATAFLOW, "", "verispatial.certify.compositional", "",
          Replay.DERIVED, (Subject.CROSSING,), (TENSOR_RACE,)),
     Rule(OUTPUT_UNWRITTEN, Family.HAPPENS_BEFORE, "an output tile is unwritten at termination", _TEN,
-         "every output tile is written", INTERP, "verispatial.certify.ordering", "R_output_unwritten",
+         "every output tile is written", TENSOR_SEMANTICS, "verispatial.certify.ordering", "R_output_unwritten",
          Replay.CLAIMED, (Subject.TENSOR,), (OUTPUT_UNWRITTEN,)),
     Rule(RENDEZVOUS_EARLY, Family.HAPPENS_BEFORE, "an engine passes a rendezvous before all arrived",
          f"{SEM_DOC}#rendezvous", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", INTERP,

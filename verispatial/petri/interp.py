@@ -25,6 +25,11 @@ Model (DESIGN §5):
   enabled; the run *terminates* when every engine has finished and nothing is in flight.
 
 Violations (rule names in ``RULES``) are recorded where they happen and the run continues.
+
+What each op means is its rule family's (``verispatial/families/<family>/semantics.py``): the handler of its step,
+the landing of what it puts in flight and, for an op that blocks, its guard and what a stuck one reports — each
+looked up in one table assembled from the families' (an op class with none raises ``UnhandledOp``). This module is
+the token game around them: program counters, loops, the in-flight list, transitions and runs.
 """
 
 from __future__ import annotations
@@ -40,30 +45,22 @@ from verispatial.errors import InvalidProgram, UnhandledOp
 from verispatial.families import assemble
 from verispatial.families.accumulator import semantics as accumulator
 from verispatial.families.cb import semantics as cb
-from verispatial.families.cb.shared_semantics import acked_seen, shared_read
+from verispatial.families.multicast import semantics as multicast
+from verispatial.families.noc import semantics as noc
 from verispatial.families.semaphores import semantics as semaphores
+from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
-from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.core import Site
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef, TensorRef
+from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef
 from verispatial.ir.ops import (
     CONTAINERS,
-    AtomicBarrier,
     Compute,
-    Flush,
     If,
     Loop,
     McastSend,
-    McastSetValid,
     Op,
-    ReadBarrier,
-    ReadTiles,
-    Reserve,
-    SemIncMcast,
-    SemWait,
-    Wait,
-    WriteBarrier,
     WriteTiles,
     count_value,
     named_index_buffer,
@@ -73,7 +70,7 @@ from verispatial.ir.program import Program, walk
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
-from verispatial.petri.position import RULES, Cause, Position, Violation, iteration_text, path_text
+from verispatial.petri.position import RULES, Position, Violation, iteration_text, path_text
 
 __all__ = [
     "RULES",
@@ -100,7 +97,15 @@ Entry = tuple[Any, ...]
 TileKey = tuple[int, int]  # (tensor index, tile index)
 
 #: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
-_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
+_HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
+                     multicast.HANDLERS)
+#: op class -> its family's landing of what an op of that class issued ``(interp, state, engine, entry, destination,
+#: violations)``: the in-flight entry's effect once it lands (``verispatial/families``).
+_LANDINGS = assemble("the interpreter's landings", semaphores.LANDINGS, noc.LANDINGS, multicast.LANDINGS)
+#: op class -> when a step of it is enabled ``(interp, state, engine, pc, op) -> bool``, for the ops that block; and
+#: what blocks it, with the counts (``block_detail``).
+_ENABLED = assemble("the interpreter's guards", cb.ENABLED, semaphores.ENABLED, noc.ENABLED)
+_BLOCKED = assemble("the interpreter's block details", cb.BLOCKED, semaphores.BLOCKED, noc.BLOCKED)
 
 
 @attrs.frozen
@@ -291,6 +296,15 @@ class Interp:
     runs well-formed programs) and ``ValueError`` for bad trip values or an unknown word in ``start_words``.
     """
 
+    # The rules of the NoC and multicast families that other families' handlers apply (a push publishes pages that
+    # must have landed; a reserve, pop or write may reuse a pending write's source), bound here so the circular-buffer,
+    # accumulator and semaphore folders reach them through the interpreter they are handed instead of importing the
+    # NoC and multicast folders, which import theirs.
+    _read_publish = noc.read_publish
+    _source_reuse = noc.source_reuse
+    _word_reuse = noc.word_reuse
+    _mcast_publish_early = multicast.publish_early
+
     def __init__(
         self,
         program: Program,
@@ -319,7 +333,27 @@ class Interp:
         # slot j of its root's bytes.
         self.root = [b.alias_of if b.alias_of is not None else b.id for b in program.buffers]
 
-        # Per engine: the op at every path, the op list at every loop-body prefix, the loop var names.
+        self._index_ops()
+        self._number_words(start_words)
+        # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
+        self._mcast_bufs, self._valid_words = multicast.destinations(program, self.word_id)
+        self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
+        self._phases = program.phase_of_section()
+        self._data_tables()
+        # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
+        self.reused = program.counters_reused()
+        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
+        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
+        self.share_id: dict[tuple[int, int], int] = {}
+        for b, keys in sorted(sharing_waiters(program).items()):
+            for key in sorted(keys):
+                self.share_id[(self.index[key], b)] = len(self.share_id)
+        #: engines whose waits count only their own pops (the compute engine's unpacker)
+        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
+        self._rendezvous_tables()
+
+    def _index_ops(self) -> None:
+        """Per engine: the op at every path (``_ops``) and the op list at every container's body (``_bodies``)."""
         self._ops: list[dict[tuple[int, ...], Op]] = []
         self._bodies: list[dict[tuple[int, ...], tuple[Op, ...]]] = []
         for ep in self.engines:
@@ -339,7 +373,11 @@ class Interp:
             self._ops.append(ops)
             self._bodies.append(bodies)
 
-        # Semaphore words, densely numbered.
+    def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
+        """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the
+        value each starts the run at; the engines of each site (``site_mask``). ``ValueError`` for a start word that
+        is not a word of the program."""
+        program = self.program
         self.word_id: dict[tuple[int, Site], int] = {}
         self.word_site: list[Site] = []
         self.word_sem: list[int] = []
@@ -353,26 +391,19 @@ class Interp:
         self.site_mask: dict[Site, int] = {}
         for e, ep in enumerate(self.engines):
             self.site_mask[ep.site] = self.site_mask.get(ep.site, 0) | (1 << e)
+        self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
+        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
+        self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
+        self.start_words = list(self.word_init)
+        for k, v in (start_words or {}).items():
+            if k not in self.word_id:
+                raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
+            self.start_words[self.word_id[k]] = v
 
-        # Multicast destinations: (buf, group) -> destination buffer ids; (sem, group) -> destination word ids.
-        self._mcast_bufs: dict[tuple[int, int], tuple[int, ...]] = {}
-        self._valid_words: dict[tuple[int, int], tuple[int, ...]] = {}
-        # A multicast lands in the buffer of the same cb index at each destination, in the sender buffer's phase (cb
-        # indices are reused across phases).
-        phases = program.phase_of_section()
-        by_site_cb = {(b.site, phases[b.section], b.cb): b.id for b in program.buffers}
-        for ep in self.engines:
-            for op in walk(ep.ops):
-                if isinstance(op, McastSend):
-                    src = program.buffers[op.buf]
-                    dests = program.groups[op.group].destinations()
-                    self._mcast_bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, phases[src.section], src.cb)]
-                                                                 for d in dests)
-                elif isinstance(op, (McastSetValid, SemIncMcast)):
-                    dests = program.groups[op.group].destinations()
-                    self._valid_words[(op.sem, op.group)] = tuple(self.word_id[(op.sem, d)] for d in dests)
-        self.mcast_dests: frozenset[int] = frozenset(b for bs in self._mcast_bufs.values() for b in bs)
-
+    def _data_tables(self) -> None:
+        """The buffers whose pushes publish data (``data_bufs``), the index buffers of indirect addresses, each
+        tensor's index and tile count, and each tensor's first writing engine (``writers``)."""
+        program = self.program
         self.writers: dict[str, int] = {}
         #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
         #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
@@ -390,7 +421,6 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
-        self._phases = phases
         #: The derived index buffer of each indirect address naming none, by (site, phase, index tensor)
         #: (``Program.index_buffers``; a named one is the address's own ``Dynamic.buf``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
@@ -399,27 +429,11 @@ class Interp:
         self.data_bufs.update(self.index_bufs.values())
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
-        self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
-        # Buffers whose counters a later section of the launch uses (the rest the launch's end resets).
-        self.reused = program.counters_reused()
-        #: (engine, buffer) pairs where the engine waits on the buffer without popping it while another engine of the
-        #: site consumes it (ir/sharing.py), densely numbered for the state's ``share_end`` / ``share_drain``.
-        self.share_id: dict[tuple[int, int], int] = {}
-        for b, keys in sorted(sharing_waiters(program).items()):
-            for key in sorted(keys):
-                self.share_id[(self.index[key], b)] = len(self.share_id)
-        #: engines whose waits count only their own pops (the compute engine's unpacker)
-        self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
-        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
-        self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
-        self.start_words = list(self.word_init)
-        for k, v in (start_words or {}).items():
-            if k not in self.word_id:
-                raise ValueError(f"start_words names sem{k[0]}@{k[1]}, which is not a semaphore word")
-            self.start_words[self.word_id[k]] = v
 
-        # Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
-        # top-level op, and for every closing boundary where its work before that boundary ends.
+    def _rendezvous_tables(self) -> None:
+        """Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
+        top-level op, and for every closing boundary where its work before that boundary ends."""
+        program = self.program
         self._closing = closing_sections(program)
         self._top_section: list[list[int]] = []
         self._work_end: list[dict[int, int]] = []
@@ -562,40 +576,14 @@ class Interp:
         return self.start()[0]
 
     def can_step(self, s: State, e: int) -> bool:
-        """Whether engine ``e``'s next op is enabled (False when finished)."""
+        """Whether engine ``e``'s next op is enabled (False when finished): its family's guard (``_ENABLED``) for a
+        blocking op, else always."""
         pc = s.pcs[e]
         if pc is None:
             return False
         op = self._ops[e][pc[0]]
-        t = type(op)
-        if t is Reserve:
-            assert isinstance(op, Reserve)
-            return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= self.caps[op.buf]
-        if t is Wait:
-            assert isinstance(op, Wait)
-            return s.pushed[op.buf] - acked_seen(self, s, e, op.buf) >= op.pages
-        if t is SemWait:
-            assert isinstance(op, SemWait)
-            v = s.words[self._word(e, op.sem)]
-            want = op.threshold(self._env(e, pc)) if op.terms else op.value
-            return v == want if op.cond is WaitCond.EQ else v >= want
-        if t is ReadBarrier:
-            return not any(en[0] == _READ for en in s.pending[e])
-        if t is WriteBarrier:
-            if s.wack[e]:
-                return self.write_acks_due(s, e) + s.wack[e] == 0
-            return not any(en[0] in (_WRITE, _MCAST, _VALID) for en in s.pending[e])
-        if t is Flush:
-            return all(en[6] if en[0] >= _MCAST else en[0] != _WRITE for en in s.pending[e])
-        if t is AtomicBarrier:
-            return sum(1 for en in s.pending[e] if en[0] == _INC) + s.aack[e] == 0
-        return True
-
-    @staticmethod
-    def write_acks_due(s: State, e: int) -> int:
-        """The write acknowledgements engine ``e``'s in-flight ops have yet to return: one per unicast write, one per
-        destination a multicast has not landed at yet."""
-        return sum(1 if en[0] == _WRITE else len(en[7]) for en in s.pending[e] if en[0] in (_WRITE, _MCAST, _VALID))
+        guard = _ENABLED.get(type(op))
+        return guard is None or guard(self, s, e, pc, op)
 
     def landings(self, s: State) -> list[Transition]:
         """Every enabled leave/land transition, engine by engine, in in-flight order.
@@ -679,42 +667,10 @@ class Interp:
         if self.can_step(s, e):
             return "enabled"
         op = self._ops[e][pc[0]]
-        if isinstance(op, Reserve):
-            b, cap = op.buf, self.caps[op.buf]
-            if op.pages > cap:
-                return f"waits for space in b{b}: asks {op.pages} pages of a {cap}-page buffer (never fits)"
-            free = cap - (s.pushed[b] - s.popped[b])
-            return (f"waits for space in b{b}: capacity-(pushed-popped)={cap}-({s.pushed[b]}-{s.popped[b]})"
-                    f"={free} < {op.pages}")
-        if isinstance(op, Wait):
-            b = op.buf
-            seen = acked_seen(self, s, e, b)
-            if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
-                return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
-            return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
-        if isinstance(op, SemWait):
-            w = self._word(e, op.sem)
-            rel = "==" if op.cond is WaitCond.EQ else ">="
-            return f"sem{op.sem}@{self.word_site[w]}={s.words[w]}, waits {rel}{op.threshold(self._env(e, pc))}"
-        kinds = {ReadBarrier: ("read(s)", (_READ,)), WriteBarrier: ("write(s)/multicast(s)", (_WRITE, _MCAST, _VALID)),
-                 AtomicBarrier: ("sem_inc(s)", (_INC,))}
-        if type(op) in kinds:
-            what, ks = kinds[type(op)]
-            k = sum(1 for en in s.pending[e] if en[0] in ks)
-            off = s.wack[e] if isinstance(op, WriteBarrier) else s.aack[e] if isinstance(op, AtomicBarrier) else 0
-            if off:
-                due = self.write_acks_due(s, e) if isinstance(op, WriteBarrier) else k
-                why = (f"its multicasts' num_dests state {abs(off)} destination(s) "
-                       f"{'more' if off > 0 else 'fewer'} than their groups hold, and the acked counter must equal "
-                       "the expected count exactly")
-                if due + off > 0:
-                    return f"expects {due + off} acknowledgement(s) but only {due} can come ({why})"
-                return f"has {-(due + off)} acknowledgement(s) more than it expects ({why})"
-            return f"waits for {k} outstanding {what}"
-        if isinstance(op, Flush):
-            k = sum(1 for en in s.pending[e] if (en[0] >= _MCAST and not en[6]) or en[0] == _WRITE)
-            return f"waits for {k} write(s)/multicast(s) to leave the source"
-        return "blocked"  # pragma: no cover - every blocking op is listed above
+        detail = _BLOCKED.get(type(op))
+        if detail is not None:
+            return detail(self, s, e, pc, op)
+        return "blocked"  # pragma: no cover - every blocking op class has its detail (tests/test_fail_closed.py)
 
     def blocked_reason(self, s: State, engine: str | int) -> str:
         """The engine's position (op and iteration) and what blocks it, e.g.
@@ -758,21 +714,7 @@ class Interp:
         ``Program.counters_reused``), ``output-unwritten`` (every tile of every output tensor was written: at
         termination every issued write has landed) and ``balance-sem`` for a terminated state (every engine finished, nothing in
         flight). ``output-unwritten`` is reported at the first engine that writes the tensor (else engine 0)."""
-        out: list[Violation] = cb.balance(self, s)
-        for ti, t in enumerate(self.program.tensors):
-            if t.role is not Role.OUTPUT:
-                continue
-            # Walk the tiles written (at most the ops' work), never the tensor: it may hold 2**32 tiles.
-            ntiles = self.tensor_tiles[ti]
-            written = {k for (tj, k), got in s.tiles.items() if tj == ti and got[2] and 0 <= k < ntiles}
-            if len(written) < ntiles:
-                first = next(k for k in range(ntiles) if k not in written)  # at most len(written) + 1 tries
-                e = self.writers.get(t.name, 0)
-                out.append(Violation(R.OUTPUT_UNWRITTEN, Position(self.keys[e], None) if self.n else Position("", None),
-                                     f"output {t.name} ends with {ntiles - len(written)} of its {ntiles} tiles "
-                                     f"never written (first: tile {first})", TensorRef(t.name)))
-        out += semaphores.balance(self, s)
-        return out
+        return [*cb.balance(self, s), *tensors.unwritten(self, s), *semaphores.balance(self, s)]
 
     def _site_pos(self, site: Site, e: int) -> Position:
         if e < 0:
@@ -801,16 +743,7 @@ class Interp:
         cb.capacity(self, e, pc, self._ops[e][pc[0]], out)
 
     def _on_finish(self, s: State, e: int, out: list[Violation]) -> None:
-        left = []
-        if s.rb_mask[e]:
-            bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.rb_mask[e] >> b & 1)
-            left.append(f"read_tiles into {bufs} with no read_barrier after")
-        if s.wb[e]:
-            left.append("writes/multicasts with no write_barrier after")
-        if s.ab[e]:
-            left.append("sem_inc with no atomic_barrier after")
-        if left:
-            self._v(out, R.ASYNC_PENDING_AT_END, e, None, "ends with outstanding NoC transactions: " + "; ".join(left))
+        noc.pending_at_end(self, s, e, out)
 
     def _advance(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
@@ -820,24 +753,6 @@ class Interp:
             self._on_finish(s, e, out)
         else:
             self._on_arrive(s, e, out)
-
-    def _tile_range(self, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
-        """The tiles the op touches (with ``dyn`` / ``lo``); reports ``bounds`` (at lo and hi with extremes)."""
-        env = self._env(e, pc)
-        ntiles = self.tensor_tiles[self.tensor_index[op.tensor]]
-        d = op.addr.dynamic
-        start = op.addr.at(env, None if d is None else self.dyn.get(d.name, d.lo))
-        starts = [start]
-        if d is not None and self.dyn_extremes:
-            starts = [op.addr.at(env, d.lo), op.addr.at(env, d.hi)]
-        for a in starts:
-            if a < 0 or a + op.tiles > ntiles:
-                self._v(out, R.BOUNDS, e, pc,
-                        # half-open, as certify's counterexample and every other tile range here says it
-                        f"{op_text(op)} touches tiles [{a}, {a + op.tiles}) of {op.tensor}, "
-                        f"which has {ntiles} tiles")
-                break
-        return range(max(start, 0), min(start + op.tiles, ntiles))
 
     def _alias_clobber(self, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
         """Aliased buffers share bytes page for page (reference §1.1: c_16 and c_24 of the matmul): the pages a
@@ -879,65 +794,6 @@ class Interp:
         """The ring slots of pages ``[first, first + pages)`` of buffer ``b`` (absolute page numbers)."""
         return tuple(sorted(ring_slots(first, pages, self.caps[b])))
 
-    def _source_reuse(self, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
-                      out: list[Violation], *, pop: bool = False, ring: bool = False) -> None:
-        """``async-source-reuse`` on pages: ``slots`` of ``b`` (its root's bytes) are freed (``pop``: only the
-        sources of reads from the front of ``b`` itself, the popping engine's own), re-reserved (``ring``: sources
-        read from ``b`` itself — a reserve is an operation of ``b``'s ring) or rewritten (any buffer sharing the
-        bytes) while they are the source of a write or multicast of any engine that has not left it
-        (dataflow_api.h: noc_async_writes_flushed waits until the writes departed; the source may be reused only
-        then)."""
-        if not slots:
-            return
-        root, want = self.root[b], set(slots)
-        for e2 in range(self.n):
-            for en in s.pending[e2]:
-                if en[0] == _WRITE:
-                    src, front = en[3], True
-                elif en[0] == _MCAST and not en[6]:
-                    src, front = en[8], en[9]
-                else:
-                    continue
-                if (pop and not (front and src[2] == b)) or (ring and src[2] != b) or src[0] != root \
-                        or not want & set(src[1]):
-                    continue
-                page = min(want & set(src[1]))
-                issued = op_text(self._ops[e2][en[1]])
-                self._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
-                        f"{what} page {page} of b{b}, the source of {self.keys[e2]}'s {issued} at {path_text(en[1])} "
-                        f"{iteration_text(self.pos(e2, (en[1], en[2])).iteration)}".rstrip()
-                        + ", which has not left it (no flush/write_barrier since)")
-                return
-
-    def _word_reuse(self, s: State, e: int, pc: PC, w: int, what: str, out: list[Violation]) -> None:
-        """``async-source-reuse`` on a semaphore word: ``w`` changes while a flag multicast reading it (its
-        ``source``) has not left (the value is read when the write departs, reference §1.2)."""
-        for e2 in range(self.n):
-            for en in s.pending[e2]:
-                if en[0] == _VALID and not en[6] and en[3] == w:
-                    issued = op_text(self._ops[e2][en[1]])
-                    self._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
-                            f"{what} sem{self.word_sem[w]}@{self.word_site[w]}, the source word of {self.keys[e2]}'s "
-                            f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
-                    return
-
-    def _index_window(self, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
-        """``cb-read-unwaited`` for an indirect address: its index is read from the front page of its index buffer
-        (``Program.index_buffers``), which must lie in this engine's waited window — waited and not yet popped, by
-        this engine, the buffer's consumer (cb_wait_front .. cb_pop_front bracket get_read_ptr: ``dataflow_api.h``)."""
-        dyn = op.addr.dynamic
-        if dyn is None:
-            return
-        b = self.program.index_buffer(self.engines[e], pc[0][0], op, self.index_bufs, self._phases)
-        if b is None:
-            return
-        if shared_read(self, s, e, pc, op, b, 0, 1, out):
-            return
-        if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
-            self._v(out, R.CB_READ_UNWAITED, e, pc,
-                    f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
-                    f"of b{b} holds no page")
-
     def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
         """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of
         sections ``<= b`` left to execute)."""
@@ -973,223 +829,33 @@ class Interp:
         if self._closing:
             self._rendezvous_early(s, e, pc, out)
         handler = _HANDLERS.get(type(op))
-        if handler is not None:
-            handler(self, s, e, pc, op, out)
-        else:
-            self._exec_other(s, e, pc, op, out)
-        self._advance(s, e, out)
-
-    def _exec_other(self, s: State, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
-        """The op classes whose family has no folder yet (``verispatial/families``)."""
-        path, iters = pc
-        if isinstance(op, McastSend):
-            b = op.buf
-            if s.rb_mask[e] >> b & 1:
-                self._v(out, R.ASYNC_READ_PUBLISH, e, pc,
-                        f"{op_text(op)} publishes pages read into b{b} by read_tiles with no read_barrier since")
-            if op.front:
-                cb.role(self, s, e, pc, b, False, out)
-                if s.popped[b] + op.pages > s.wait_end[b]:
-                    self._v(out, R.CB_READ_UNWAITED, e, pc,
-                            f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
-                            f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
-                first = s.popped[b]
-            else:
-                cb.role(self, s, e, pc, b, True, out)
-                if s.pushed[b] + op.pages > s.rsv_end[b]:
-                    self._v(out, R.CB_WRITE_UNRESERVED, e, pc,
-                            f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
-                            f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-                first = s.pushed[b]
-            src = (self.root[b], self._page_slots(b, first, op.pages), b)
-            entry: Entry = (_MCAST, path, iters, b, op.pages, first % self.caps[b], False,
-                            self._mcast_bufs[(b, op.group)], src, op.front)
-            s.pending[e] = (*s.pending[e], entry)
-            s.mc_mask[e] |= 1 << b
-            s.wb[e] = True
-            s.wack[e] += op.num_dests - len(entry[7])
-        elif isinstance(op, McastSetValid):
-            if not self.ordered and s.mc_mask[e]:
-                bufs = ", ".join(f"b{b}" for b in range(len(self.caps)) if s.mc_mask[e] >> b & 1)
-                self._v(out, R.ASYNC_FLAG_OVERTAKE, e, pc,
-                        f"mcast_set_valid(sem{op.sem}, g{op.group}) may overtake the mcast_send of {bufs}: no "
-                        f"flush/write_barrier between them and {self.program.target.name} does not order writes")
-            entry = (_VALID, path, iters, self._word(e, op.source), None, op.sem, False,
-                     self._valid_words[(op.sem, op.group)])
-            s.pending[e] = (*s.pending[e], entry)
-            s.wb[e] = True
-            s.wack[e] += op.num_dests - len(entry[7])
-        elif isinstance(op, ReadTiles):
-            self._index_window(s, e, pc, op, out)
-            cb.role(self, s, e, pc, op.into, True, out)
-            slots = cb.fill(self, s, e, pc, op.into, op.tiles, op, out)
-            rng = self._tile_range(e, pc, op, out)
-            ti = self.tensor_index[op.tensor]
-            role = self.program.tensors[ti].role
-            state_tiles: tuple[TileKey, ...] = ()
-            if role is Role.ACTIVATION:
-                for t in rng:
-                    got = s.tiles.get((ti, t))
-                    if got is None or got[1] < 0 or got[0]:
-                        why = ("while a write to it by " + self._engines_text(got[0]) + " is not complete"
-                               if got is not None and got[0] else "before any completed write to it")
-                        self._v(out, R.TENSOR_RACE, e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}",
-                                TensorRef(op.tensor))
-                        break
-            elif role is Role.STATE:
-                state_tiles = tuple((ti, t) for t in rng)
-                r = self._section(e, path)
-                nsec = len(self.program.sections)
-                reported = False
-                for key in state_tiles:
-                    _issued, inc = s.swrites.get(key, (0, 0))
-                    early = [(x // nsec, x % nsec) for x in range(inc.bit_length()) if inc >> x & 1 and x % nsec < r]
-                    if early and not reported:
-                        we, ws = early[0]
-                        self._v(out, R.TENSOR_RACE, e, pc,
-                                f"{op_text(op)} reads state {op.tensor} tile {key[1]} (section {r}) while the write of "
-                                f"it by {self.keys[we]} in section {ws} is not complete", TensorRef(op.tensor))
-                        reported = True
-                    s.sreads[key] = s.sreads.get(key, 0) | (1 << r)
-            s.pending[e] = (*s.pending[e], (_READ, path, iters, state_tiles, op.into, slots))
-            s.rb_mask[e] |= 1 << op.into
-        elif isinstance(op, WriteTiles):
-            self._index_window(s, e, pc, op, out)
-            b, pt = op.src, self.page_tiles[op.src]
-            share = self.share_id.get((e, b))
-            if share is not None:
-                shared_read(self, s, e, pc, op, b, s.share_drain[share], op.tiles, out)
-                src = (self.root[b], self._tile_slots(b, s.share_drain[share], op.tiles), b)
-                s.share_drain[share] += op.tiles
-            else:
-                cb.role(self, s, e, pc, b, False, out)
-                room = (s.wait_end[b] - s.popped[b]) * pt
-                if s.drain[b] + op.tiles > room:
-                    self._v(out, R.CB_READ_UNWAITED, e, pc,
-                            f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
-                            f"b{b}, but its waited window holds {max(room, 0)} tiles")
-                src = (self.root[b], self._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
-                s.drain[b] += op.tiles
-            rng = self._tile_range(e, pc, op, out)
-            ti = self.tensor_index[op.tensor]
-            reported = False
-            keys = []
-            is_state = self.program.tensors[ti].role is Role.STATE
-            w_sec = self._section(e, path)
-            nsec = len(self.program.sections)
-            for t in rng:
-                key = (ti, t)
-                m, last, issuers = s.tiles.get(key, (0, -1, 0))
-                others = m & ~(1 << e)
-                if others and not reported:
-                    self._v(out, R.TENSOR_RACE, e, pc,
-                            f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
-                            f"{self._engines_text(others)} is not complete", TensorRef(op.tensor))
-                    reported = True
-                if is_state:
-                    later_reads = s.sreads.get(key, 0) >> (w_sec + 1)
-                    if later_reads and not reported:
-                        rs = w_sec + 1 + (later_reads & -later_reads).bit_length() - 1
-                        self._v(out, R.TENSOR_RACE, e, pc,
-                                f"{op_text(op)} writes state {op.tensor} tile {t} (section {w_sec}) after a read of it "
-                                f"in the later section {rs} was issued (that read must see this version)",
-                                TensorRef(op.tensor), Cause.LATE_STATE_WRITE)
-                        reported = True
-                    issued, inc = s.swrites.get(key, (0, 0))
-                    bit_ew = 1 << (e * nsec + w_sec)
-                    s.swrites[key] = (issued | bit_ew, inc | bit_ew)
-                s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
-                keys.append(key)
-            s.wtiles[e] = (*s.wtiles[e], *keys)
-            s.pending[e] = (*s.pending[e], (_WRITE, path, iters, src))
-            s.wb[e] = True
-        elif isinstance(op, ReadBarrier):
-            s.rb_mask[e] = 0
-        elif isinstance(op, WriteBarrier):
-            s.wb[e] = False
-            s.mc_mask[e] = 0
-            bit = 1 << e
-            nsec = len(self.program.sections)
-            mine = ((1 << nsec) - 1) << (e * nsec)
-            for key in s.wtiles[e]:
-                m, _last, issuers = s.tiles[key]
-                if m & bit:
-                    s.tiles[key] = (m & ~bit, e, issuers)
-                if key in s.swrites:
-                    issued, inc = s.swrites[key]
-                    s.swrites[key] = (issued, inc & ~mine)
-            s.wtiles[e] = ()
-        elif isinstance(op, Flush):
-            s.mc_mask[e] = 0
-        elif isinstance(op, AtomicBarrier):
-            s.ab[e] = False
-        else:
+        if handler is None:
             raise UnhandledOp("the interpreter", op)
-
-    def _engines_text(self, mask: int) -> str:
-        return ", ".join(self.keys[i] for i in range(self.n) if mask >> i & 1)
+        handler(self, s, e, pc, op, out)
+        self._advance(s, e, out)
 
     # ------------------------------------------------------------------ landings
 
     def _land(self, s: State, t: Transition, out: list[Violation]) -> None:
+        """Fire a leave or land transition: the in-flight entry moves or leaves the engine's list (a multicast keeps
+        its entry until it has landed at every destination), then its family's landing applies its effect."""
         e, i = t.engine, t.slot
         pend = s.pending[e]
         en = pend[i]
-        kind = en[0]
-        issue_pc: PC = (en[1], en[2])
         if t.kind == "leave":
-            value = s.words[en[3]] if kind == _VALID else en[4]
-            # Keep the multicasts that left first, in leave order: move this one before every one not yet left.
-            j = next(j for j, x in enumerate(pend) if x[0] >= _MCAST and not x[6])
-            rest = pend[:i] + pend[i + 1 :]
-            s.pending[e] = (*rest[:j], (*en[:4], value, en[5], True, *en[7:]), *rest[j:])
+            multicast.leave(self, s, e, i)
             return
-        if kind < _MCAST:
+        if en[0] < _MCAST:
             s.pending[e] = pend[:i] + pend[i + 1 :]
         else:
             remaining = tuple(d for d in en[7] if d != t.dest)
             rest = ((*en[:7], remaining, *en[8:]),) if remaining else ()
             s.pending[e] = (*pend[:i], *rest, *pend[i + 1 :])
-        if kind == _INC:
-            semaphores.remote_write(self, s, en[3], s.words[en[3]] + en[4], e, issue_pc, out)
-        elif kind == _READ:
-            # A read of a state tile in section r sees the version of the sections before r: it must land before any
-            # write of that tile in a section >= r is issued. Other tiles may already be rewritten (an in-place update
-            # rewrites tile t once t is read), and tiles written by earlier sections are new versions, not races.
-            r = self._section(e, en[1])
-            nsec = len(self.program.sections)
-            for key in en[3]:
-                issued, _inc = s.swrites.get(key, (0, 0))
-                later = [(x // nsec, x % nsec) for x in range(issued.bit_length()) if issued >> x & 1 and x % nsec >= r]
-                if later:
-                    name = self.program.tensors[key[0]].name
-                    who = self._engines_text(sum(1 << we for we, _ in set(later)))
-                    where = "" if nsec == 1 else f" in section {later[0][1]} (the read is in section {r})"
-                    self._v(out, R.TENSOR_RACE, e, issue_pc,
-                            f"reads state {name} tile {key[1]} after a write to it by {who}{where} was issued (a state "
-                            f"is written only after every read of its old value)", TensorRef(name))
-                    break
-            # The bytes change when the read lands: an alias's unconsumed page or an outstanding source is clobbered now.
-            what = f"{op_text(self._ops[e][en[1]])} lands in"
-            self._alias_write(s, e, issue_pc, en[4], en[5], what, out)
-            self._source_reuse(s, e, issue_pc, en[4], en[5], what, out)
-        elif kind == _MCAST:
-            br, pages, ps = t.dest, en[4], en[5]
-            cap = self.caps[br]
-            wp = s.pushed[br] % cap
-            free = cap - (s.pushed[br] - s.popped[br])
-            if ps != wp or free < pages:
-                why = (f"at write offset {ps} but b{br}'s write offset is {wp}" if ps != wp
-                       else f"but b{br} has only {free} free pages")
-                self._v(out, R.MCAST_SLOT, e, issue_pc,
-                        f"mcast_send of {pages} pages lands in b{br} at {self.program.buffers[br].site} {why}")
-            what = f"{op_text(self._ops[e][en[1]])} lands in"
-            slots = self._page_slots(br, s.pushed[br], pages)
-            self._alias_write(s, e, issue_pc, br, slots, what, out)
-            self._source_reuse(s, e, issue_pc, br, slots, what, out)
-            s.landed[br] += pages
-        elif kind == _VALID:
-            semaphores.remote_write(self, s, t.dest, en[4], e, issue_pc, out)
+        op = self._ops[e][en[1]]
+        landing = _LANDINGS.get(type(op))
+        if landing is None:
+            raise UnhandledOp("the interpreter's landings", op)
+        landing(self, s, e, en, t.dest, out)
 
 
 # ---------------------------------------------------------------------- runs

@@ -28,6 +28,10 @@ several sections (``rendezvous-early``, per-section state versions), aliased buf
 (``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), dynamic (indirect) addresses, more
 than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
+Each op's ``d_step``, the landings of what it puts in flight and its queue are its rule family's
+(``verispatial/families/<family>/promela.py``), looked up in tables assembled from the families' (an op class with
+none raises ``UnhandledOp``); this module writes the processes, declarations and queues around them.
+
 ``run_spin`` compiles the model once (``spin -a``, ``cc -DSAFETY``) and runs ``pan -c0`` once: the search goes on past
 every error, and pan prints each error's message unless it repeats the one just printed, so every distinct assertion
 and an invalid end state, when reachable, show. Debian's ``spin``
@@ -49,26 +53,24 @@ from verispatial.errors import UnhandledOp, VerispatialError
 from verispatial.families import assemble
 from verispatial.families.accumulator import promela as accumulator
 from verispatial.families.cb import promela as cb
+from verispatial.families.multicast import promela as multicast
+from verispatial.families.noc import promela as noc
 from verispatial.families.semaphores import promela as semaphores
+from verispatial.families.tensors import promela as tensors
 from verispatial.ir import acks
 from verispatial.ir import rules as R
-from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
-    AtomicBarrier,
     Compute,
-    Flush,
     If,
     Loop,
     McastSend,
     McastSetValid,
     Op,
-    ReadBarrier,
     ReadTiles,
-    SemInc,
     SemIncMcast,
     SemWait,
     TripCount,
-    WriteBarrier,
     WriteTiles,
     count_max,
     op_text,
@@ -99,7 +101,13 @@ def _oid(e: int, path: tuple[int, ...]) -> str:
 _RULE_OF = {_rid(r): r for r in RULES}
 
 #: op class -> its family's handler ``(gen, engine, path, op, step)`` (``verispatial/families``).
-_HANDLERS = assemble("the Promela export", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS)
+_HANDLERS = assemble("the Promela export", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
+                     multicast.HANDLERS)
+#: op class -> the queue an issued op of that class waits in until it lands (``rd``, ``wr``, ``inc``, ``mc``).
+_QUEUES = assemble("the Promela queues", semaphores.QUEUES, noc.QUEUES, multicast.QUEUES)
+#: op class -> its family's landing ``d_step``s of what an op of that class issued ``(gen, issue, queue entry, queue
+#: size, op id) -> lines`` (the ``noc`` process).
+_LANDINGS = assemble("the Promela export's landings", semaphores.LANDINGS, noc.LANDINGS, multicast.LANDINGS)
 
 
 @attrs.define
@@ -126,6 +134,15 @@ class _Issue:
 
 class _Gen:
     """Writes the model of one program (see the module docstring)."""
+
+    # The rules of the NoC and multicast families that other families' parts assert (a push publishes pages that
+    # must have landed; a reserve, pop or write may reuse a pending write's source), bound here so the circular-buffer,
+    # accumulator and semaphore folders reach them through the generator they are handed instead of importing the
+    # NoC and multicast folders, which import theirs.
+    _read_publish = noc.read_publish
+    _source_reuse = noc.source_reuse
+    _word_reuse = noc.word_reuse
+    _mcast_publish_early = multicast.publish_early
 
     def __init__(self, p: Program) -> None:
         self.p = p
@@ -161,8 +178,7 @@ class _Gen:
                     self.loopvars[(e, path)] = f"lv_{e}_" + "_".join(map(str, path))
                 elif isinstance(op, SemWait) and op.cond is WaitCond.EQ:
                     self.at_of[(e, path)] = len([k for k in self.at_of if k[0] == e]) + 1
-                q = {ReadTiles: "rd", WriteTiles: "wr", SemInc: "inc", SemIncMcast: "inc", McastSend: "mc",
-                     McastSetValid: "mc"}.get(type(op))
+                q = _QUEUES.get(type(op))
                 if q is not None:
                     iss = _Issue(len(self.issues), e, path, op, q)
                     self.issues.append(iss)
@@ -185,10 +201,9 @@ class _Gen:
         self.qsize: dict[tuple[int, str], int] = {}
         for e, ep in enumerate(p.programs):
             for path, op, times in self._counted(ep.ops, trip_max):
-                q = {ReadTiles: "rd", WriteTiles: "wr", SemInc: "inc", McastSend: "mc", McastSetValid: "mc"}.get(type(op))
+                q = _QUEUES.get(type(op))
+                # one entry per destination for an increment multicast (each lands on its own)
                 n = times * (len(p.groups[op.group].destinations()) if isinstance(op, SemIncMcast) else 1)
-                if isinstance(op, SemIncMcast):
-                    q = "inc"
                 if q is not None:
                     # at least one entry: a queue of an op that never runs is declared all the same
                     self.qsize[(e, q)] = max(self.qsize.get((e, q), 0) + n, 1)
@@ -308,51 +323,6 @@ class _Gen:
         """Whether ring slot ``j`` is among pages ``[p0, p0 + np)`` of a ``cap``-page ring."""
         return f"({np} >= {cap} || ((({j}) - ({p0}) % {cap} + {cap}) % {cap}) < {np})"
 
-    # ---------------------------------------------------------------- shared checks
-
-    def _source_reuse(self, b: int, p0: str, np: str, mode: str, where: str | None) -> list[str]:
-        """``async-source-reuse`` on pages ``[p0, p0 + np)`` of ``b`` (ring slots): ``pop`` (sources read from the
-        front of ``b``), ``ring`` / ``write`` (any source in ``b``'s bytes; no aliases in the model)."""
-        cap = self.caps[b]
-        flag, j, i = self._tmp(), self._tmp(), self._tmp()
-        lines = [f"{flag} = 0;"]
-        for iss in self.issues:
-            op = iss.op
-            if isinstance(op, WriteTiles) and op.src == b:
-                q, cond = f"wq{iss.e}", ""
-            elif isinstance(op, McastSend) and op.buf == b and (mode != "pop" or op.front):
-                q, cond = f"mq{iss.e}", f" && !mq{iss.e}[{i}].left"
-            else:
-                continue
-            hit = (f"{j} < {cap} && {self._in_ring(j, f'{q}[{i}].p0', f'{q}[{i}].np', cap)}")
-            lines.append(
-                f"for ({i} : 0 .. {self.qsize[(iss.e, iss.queue)] - 1}) {{ if :: {i} < n{q} && {q}[{i}].op == {iss.k}{cond} -> "
-                f"for ({j} : 0 .. {cap - 1}) {{ if :: {self._in_ring(j, p0, np, cap)} && {hit} -> {flag} = 1 :: else -> skip fi }} "
-                f":: else -> skip fi }};")
-        lines.append(self._assert(R.ASYNC_SOURCE_REUSE, f"{flag} == 0", where))
-        return lines
-
-    def _word_reuse(self, w: int, where: str | None) -> list[str]:
-        lines: list[str] = []
-        for iss in self.issues:
-            op = iss.op
-            if isinstance(op, McastSetValid) and self._word(iss.e, op.source) == w:
-                i = self._tmp()
-                q = f"mq{iss.e}"
-                pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
-                lines.append(f"for ({i} : 0 .. {self.qsize[(iss.e, 'mc')] - 1}) {{ "
-                             f"{self._assert(R.ASYNC_SOURCE_REUSE, pending, where)} }};")
-        return lines
-
-    def _tile_range(self, e: int, path: tuple[int, ...], op: ReadTiles | WriteTiles, where: str) -> tuple[list[str], str, str]:
-        ntiles = self.tiles[self.tix[op.tensor]]
-        a = self._affine(op.addr.base, tuple((t.var, t.coef) for t in op.addr.terms), self._env(e, path))
-        lo, hi = self._tmp(), self._tmp()
-        lines = [self._assert(R.BOUNDS, f"{a} >= 0 && {a} + {op.tiles} <= {ntiles}", where),
-                 f"{lo} = ({a} > 0 -> {a} : 0);",
-                 f"{hi} = ({a} + {op.tiles} < {ntiles} -> {a} + {op.tiles} : {ntiles}) - 1;"]
-        return lines, lo, hi
-
     def _push_entry(self, q: str, k: int, fields: dict[str, str]) -> list[str]:
         sets = "; ".join(f"{q}[n{q}].{f} = {v}" for f, v in fields.items())
         return [f"{q}[n{q}].op = {k}; {sets}; n{q}++;" if sets else f"{q}[n{q}].op = {k}; n{q}++;"]
@@ -364,109 +334,13 @@ class _Gen:
         st = Step(_oid(e, path))
         cb.capacity(self, op, st)
         handler = _HANDLERS.get(type(op))
-        if handler is not None:
-            handler(self, e, path, op, st)
-        else:
-            self._step_other(e, path, op, st)
+        if handler is None:
+            raise UnhandledOp("the Promela export", op)
+        handler(self, e, path, op, st)
         out = list(st.pre)
         out.append(f"/* {op_text(op)} */")
         out.append(f"d_step {{ {st.guard} -> " + " ".join(st.body) + " };" if st.body else f"d_step {{ {st.guard} -> skip }};")
         return out
-
-    def _step_other(self, e: int, path: tuple[int, ...], op: Op, st: Step) -> None:
-        """The op classes whose family has no folder yet (``verispatial/families``)."""
-        p, where, body = self.p, st.where, st.body
-        guard = st.guard
-        if isinstance(op, McastSend):
-            b, cap = op.buf, self.caps[op.buf]
-            body.append(self._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
-            if op.front:
-                body += cb.role(self, e, b, False, where)
-                body.append(cb.waited(self, b, op.pages, where))
-                first = f"popped[{b}]"
-            else:
-                body += cb.role(self, e, b, True, where)
-                body.append(self._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
-                first = f"pushed[{b}]"
-            iss = self._issue(e, path)
-            rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
-            body += self._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
-                                                       "ps": f"{first} % {cap}"})
-            body += [f"mc_mask[{e}] = mc_mask[{e}] | {1 << b};", f"wb[{e}] = 1;"]
-        elif isinstance(op, McastSetValid):
-            if not self.t.ordered_writes:
-                body.append(self._assert(R.ASYNC_FLAG_OVERTAKE, f"mc_mask[{e}] == 0", where))
-            iss = self._issue(e, path)
-            rem = sum(1 << s for (k, s) in self.mcast_dest if k == iss.k)
-            body += self._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem)})
-            body.append(f"wb[{e}] = 1;")
-        elif isinstance(op, ReadTiles):
-            b = op.into
-            body += cb.role(self, e, b, True, where)
-            lines, p0, np = cb.fill(self, b, op.tiles, where)
-            body += lines
-            lines, lo, hi = self._tile_range(e, path, op, where)
-            body += lines
-            ti = self.tix[op.tensor]
-            role = p.tensors[ti].role
-            t = self._tmp()
-            if role is Role.ACTIVATION:
-                race = self._tmp()
-                body += [f"{race} = 0;",
-                         f"for ({t} : {lo} .. {hi}) {{ if :: !tdone_{ti}[{t}] || tm_{ti}[{t}] != 0 -> {race} = 1 :: else -> skip fi }};",
-                         self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
-            fields = {"p0": p0, "np": np}
-            if role is Role.STATE:
-                fields |= {"lo": lo, "hi": hi}
-            body += self._push_entry(f"rq{e}", self._issue(e, path).k, fields)
-            body.append(f"rb_mask[{e}] = rb_mask[{e}] | {1 << b};")
-        elif isinstance(op, WriteTiles):
-            b, pt = op.src, self.pt[op.src]
-            body += cb.role(self, e, b, False, where)
-            body.append(self._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
-                                     where))
-            p0, np = self._tmp(), self._tmp()
-            start = f"(popped[{b}] * {pt} + drain[{b}])"
-            if op.tiles > 0:
-                body += [f"{p0} = {start} / {pt};", f"{np} = ({start} + {op.tiles} - 1) / {pt} - {p0} + 1;"]
-            else:
-                body += [f"{p0} = 0;", f"{np} = 0;"]
-            body.append(f"drain[{b}] = drain[{b}] + {op.tiles};")
-            lines, lo, hi = self._tile_range(e, path, op, where)
-            body += lines
-            ti = self.tix[op.tensor]
-            t, race = self._tmp(), self._tmp()
-            body += [f"{race} = 0;",
-                     f"for ({t} : {lo} .. {hi}) {{ if :: (tm_{ti}[{t}] & ~{1 << e}) != 0 -> {race} = 1 :: else -> skip fi; "
-                     f"tm_{ti}[{t}] = tm_{ti}[{t}] | {1 << e}; tiss_{ti}[{t}] = 1 }};",
-                     self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
-            body += self._push_entry(f"wq{e}", self._issue(e, path).k, {"p0": p0, "np": np})
-            body.append(f"wb[{e}] = 1;")
-        elif isinstance(op, ReadBarrier):
-            guard = f"nrq{e} == 0" if (e, "rd") in self.qsize else "true"
-            body.append(f"rb_mask[{e}] = 0;")
-        elif isinstance(op, WriteBarrier):
-            conds = [f"n{q}{e} == 0" for q, k in (("wq", "wr"), ("mq", "mc")) if (e, k) in self.qsize]
-            guard = " && ".join(conds) or "true"
-            body += [f"wb[{e}] = 0;", f"mc_mask[{e}] = 0;"]
-            for ti, tiles in enumerate(self.tiles):
-                if not any(isinstance(x.op, WriteTiles) and x.e == e and self.tix[x.op.tensor] == ti for x in self.issues):
-                    continue
-                t = self._tmp()
-                body.append(f"for ({t} : 0 .. {tiles - 1}) {{ if :: (tm_{ti}[{t}] >> {e}) & 1 -> "
-                            f"tm_{ti}[{t}] = tm_{ti}[{t}] & ~{1 << e}; tdone_{ti}[{t}] = 1 :: else -> skip fi }};")
-        elif isinstance(op, Flush):
-            conds = [f"nwq{e} == 0"] if (e, "wr") in self.qsize else []
-            if (e, "mc") in self.qsize:
-                conds.append(" && ".join(f"({x} >= nmq{e} || mq{e}[{x}].left)" for x in range(self.qsize[(e, "mc")])))
-            guard = " && ".join(conds) or "true"
-            body.append(f"mc_mask[{e}] = 0;")
-        elif isinstance(op, AtomicBarrier):
-            guard = f"niq{e} == 0" if (e, "inc") in self.qsize else "true"
-            body.append(f"ab[{e}] = 0;")
-        else:
-            raise UnhandledOp("the Promela export", op)
-        st.guard = guard
 
     def _issue(self, e: int, path: tuple[int, ...]) -> _Issue:
         return next(x for x in self.issues if x.e == e and x.path == path)
@@ -537,83 +411,15 @@ class _Gen:
                "mq": ["left", "rem", "value", "p0", "np", "ps"]}
 
     def _landings(self) -> list[str]:
+        """The ``noc`` process's alternatives: every leave and landing of every entry an issued op may occupy."""
         out: list[str] = []
         for iss in self.issues:
-            e, k, op = iss.e, iss.k, iss.op
-            size = self.qsize[(e, iss.queue)]
-            where = _oid(e, iss.path)
+            landing = _LANDINGS.get(type(iss.op))
+            if landing is None:
+                raise UnhandledOp("the Promela export's landings", iss.op)
+            size = self.qsize[(iss.e, iss.queue)]
             for x in range(size):
-                i = str(x)
-                if isinstance(op, (SemInc, SemIncMcast)):
-                    q = f"iq{e}"
-                    by = op.by
-                    for w in sorted({self.words[(op.sem, op.at)]} if isinstance(op, SemInc) else
-                                    {self.mcast_dest[(k, s)] for (kk, s) in self.mcast_dest if kk == k}):
-                        body = self._remove(q, i, self._FIELDS["iq"], size) + semaphores.remote_write(self, w, f"words[{w}] + {by}", where)
-                        out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].w == {w} -> "
-                                   + " ".join(body) + " }")
-                elif isinstance(op, ReadTiles):
-                    q = f"rq{e}"
-                    lo, hi, p0, np = self._tmp(), self._tmp(), self._tmp(), self._tmp()
-                    body = [f"{lo} = {q}[{i}].lo; {hi} = {q}[{i}].hi; {p0} = {q}[{i}].p0; {np} = {q}[{i}].np;"]
-                    body += self._remove(q, i, self._FIELDS["rq"], size)
-                    ti = self.tix[op.tensor]
-                    if self.p.tensors[ti].role is Role.STATE:
-                        t, race = self._tmp(), self._tmp()
-                        body += [f"{race} = 0;",
-                                 f"for ({t} : {lo} .. {hi}) {{ if :: tiss_{ti}[{t}] -> {race} = 1 :: else -> skip fi }};",
-                                 self._assert(R.TENSOR_RACE, f"{race} == 0", where)]
-                    body += self._source_reuse(op.into, p0, np, "write", where)
-                    out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} -> " + " ".join(body) + " }")
-                elif isinstance(op, WriteTiles):
-                    q = f"wq{e}"
-                    out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} -> "
-                               + " ".join(self._remove(q, i, self._FIELDS["wq"], size)) + " }")
-                else:
-                    out += self._mcast_landings(iss, x, size, where)
-        return out
-
-    def _mcast_landings(self, iss: _Issue, x: int, size: int, where: str) -> list[str]:
-        e, k, op = iss.e, iss.k, iss.op
-        q, i = f"mq{e}", str(x)
-        out: list[str] = []
-        # leave: the first not yet left (ordered targets) or any; it moves before every entry not yet left
-        first_unleft = "true" if not self.t.ordered_writes or x == 0 else f"{q}[{x - 1}].left"
-        j, m = self._tmp(), self._tmp()
-        fields = ["op", *self._FIELDS["mq"]]
-        save = " ".join(f"s_{f} = {q}[{i}].{f};" for f in fields)
-        shift = "; ".join(f"{q}[{m}].{f} = {q}[{m} - 1].{f}" for f in fields)
-        restore = " ".join(f"{q}[{j}].{f} = s_{f};" for f in fields if f not in ("left", "value"))
-        value = (f"{q}[{j}].value = words[{self._word(e, op.source)}];" if isinstance(op, McastSetValid)
-                 else f"{q}[{j}].value = 0;")
-        body = [save, f"{j} = 0;", f"do :: {j} < {i} && {q}[{j}].left -> {j}++ :: else -> break od;",
-                f"{m} = {i};", f"do :: {m} > {j} -> {shift}; {m}-- :: else -> break od;",
-                restore, f"{q}[{j}].left = 1;", value]
-        out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && !{q}[{i}].left && {first_unleft} -> "
-                   + " ".join(body) + " }")
-        busy = " | ".join(f"{q}[{y}].rem" for y in range(x)) or "0"
-        for (kk, s), dest in sorted(self.mcast_dest.items()):
-            if kk != k:
-                continue
-            bit = 1 << s
-            guard = (f"{i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].left && ({q}[{i}].rem & {bit}) != 0 "
-                     f"&& (({busy}) & {bit}) == 0")
-            body = []
-            if isinstance(op, McastSend):
-                br, cap = dest, self.caps[dest]
-                body.append(self._assert(
-                    R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
-                    where))
-                body += self._source_reuse(br, f"pushed[{br}]", str(op.pages), "write", where)
-                body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
-            else:
-                val = self._tmp()
-                body.append(f"{val} = {q}[{i}].value;")
-                body += semaphores.remote_write(self, dest, val, where)
-            body.append(f"{q}[{i}].rem = {q}[{i}].rem & ~{bit};")
-            body.append(f"if :: {q}[{i}].rem == 0 -> " + " ".join(self._remove(q, i, self._FIELDS["mq"], size))
-                        + " :: else -> skip fi;")
-            out.append(f":: d_step {{ {guard} -> " + " ".join(body) + " }")
+                out += landing(self, iss, x, size, _oid(iss.e, iss.path))
         return out
 
     # ---------------------------------------------------------------- the model
@@ -628,17 +434,12 @@ class _Gen:
             lines += [f"   int {v};" for (ee, _path), v in sorted(self.loopvars.items())
                       if ee == e and v not in self._shared_loopvars()]
             lines += self._block(e, ep.ops, (), "   ")
-            lines.append("   " + self._assert(R.ASYNC_PENDING_AT_END, f"rb_mask[{e}] == 0 && !wb[{e}] && !ab[{e}]"))
+            lines.append("   " + noc.pending_at_end(self, e))
             lines.append(f"   finished[{e}] = 1")
             lines.append("}")
             engines += lines
         landings = self._landings()
-        fin = cb.balance(self)
-        for ti, t in enumerate(p.tensors):
-            if t.role is Role.OUTPUT:
-                x = self._tmp()
-                fin.append(f"for ({x} : 0 .. {self.tiles[ti] - 1}) {{ {self._assert(R.OUTPUT_UNWRITTEN, f'tiss_{ti}[{x}]')} }};")
-        fin += semaphores.balance(self)
+        fin = [*cb.balance(self), *tensors.unwritten(self), *semaphores.balance(self)]
         queues = [f"n{q}{e}" for (e, kind) in sorted(self.qsize) for q in [{"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]]]
         done = " && ".join([f"finished[{e}]" for e in range(self.n)] + [f"{x} == 0" for x in queues]) or "true"
 
@@ -688,9 +489,9 @@ class _Gen:
         if landings:
             init.append("      run noc();")
         init += ["      run fin()", "   }", "}"]
-        noc = ["proctype noc()", "{", "end: do", *landings, "   od", "}"] if landings else []
+        noc_proc = ["proctype noc()", "{", "end: do", *landings, "   od", "}"] if landings else []
         finp = ["proctype fin()", "{", f"end: d_step {{ {done} -> " + " ".join(fin) + " skip }", "}"]
-        return "\n".join([*head, "", *typedefs, "", *[d for d in decl if d], "", *engines, "", *noc, "", *finp, "",
+        return "\n".join([*head, "", *typedefs, "", *[d for d in decl if d], "", *engines, "", *noc_proc, "", *finp, "",
                           *init, ""])
 
 

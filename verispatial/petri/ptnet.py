@@ -45,7 +45,7 @@ multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -229,6 +229,23 @@ class _Queue:
     issued: tuple[int, int]
     left: tuple[int, int]
     landed: dict[Site, tuple[int, int]]
+
+
+@attrs.define
+class _Occurrence:
+    """One occurrence of a leaf op being unrolled (``_Builder._leaf``): the op, its path and loop indices, ``env``
+    (var -> (index, count)), the control points before (``cur``) and after it (``nxt``), its label, and the coverage
+    windows and multicasts in flight along the path, which its case updates."""
+
+    op: Op
+    path: tuple[int, ...]
+    iters: tuple[int, ...]
+    env: dict[str, tuple[int, int]]
+    cur: int
+    nxt: int
+    text: str
+    win: _Windows
+    valid: _Valids
 
 
 class _Builder:
@@ -468,156 +485,190 @@ class _Builder:
 
     def _leaf(self, op: Op, path: tuple[int, ...], iters: tuple[int, ...], env: dict[str, tuple[int, int]],
               cur: int, win: _Windows, valid: _Valids) -> tuple[int, _Windows, _Valids]:
-        p, key, site = self.p, self.key, self.site
+        """The transitions of one occurrence of a leaf op, from control point ``cur`` to a new one after it (its
+        op class's case in ``_LEAVES``; ``NetUnsupported`` for an op class with none)."""
+        key = self.key
+        case = _LEAVES.get(type(op))
+        if case is None:
+            raise NetUnsupported(f"{key}: no net encoding for {type(op).__name__}")
         nxt = self._pc(path, iters)
         # The control point names the op it is before; the one after this op names the next op once it is known.
         self.places[cur].path = path
         self.places[cur].iters = iters
         self.places[cur].name = f"{key} @{list(path)}{list(iters) if iters else ''} {op_text(op)}"
         text = f"{key} {op_text(op)}" + (f" @{list(iters)}" if iters else "")
+        o = _Occurrence(op, path, iters, env, cur, nxt, text, dict(win), valid)
+        case(self, o)
+        return nxt, o.win, o.valid
 
-        def step() -> _T:
-            t = _T(text, "step", key, path, iters, pc_in=cur, pc_out=nxt)
-            self._take(t, cur, 1)
-            self._give(t, nxt, 1)
-            return t
+    def _step(self, o: _Occurrence) -> _T:
+        """The transition of the occurrence's step, from its control point to the next."""
+        t = _T(o.text, "step", self.key, o.path, o.iters, pc_in=o.cur, pc_out=o.nxt)
+        self._take(t, o.cur, 1)
+        self._give(t, o.nxt, 1)
+        return t
 
-        def inflight(what: str) -> int:
-            return self._inflight(f"{text} {what}", path, iters)
+    def _barrier(self, o: _Occurrence, *kinds: str) -> None:
+        """A barrier's step: it reads the engine's idle places of ``kinds`` full (nothing of those kinds in flight)."""
+        t = self._step(o)
+        for k in kinds:
+            self.barrier_reads.append((len(self.trans), self.idle[k]))
+        self._trans(t)
 
-        issue = self._issue
+    # ---------------------------------------------------------------- the cases of _LEAVES
 
-        def barrier(t: _T, *kinds: str) -> None:
-            for k in kinds:
-                self.barrier_reads.append((len(self.trans), self.idle[k]))
-            self._trans(t)
+    def _reserve(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, Reserve)
+        t = self._step(o)
+        self._read(t, self.free[op.buf], op.pages)
+        self.window_arcs[op.buf].append((len(self.trans), self.free[op.buf]))
+        self._trans(t)
+        r, w = o.win.get(op.buf, (0, 0))
+        o.win[op.buf] = (max(r, op.pages), w)
 
-        win = dict(win)
-        if isinstance(op, Reserve):
-            t = step()
-            self._read(t, self.free[op.buf], op.pages)
-            self.window_arcs[op.buf].append((len(self.trans), self.free[op.buf]))
-            self._trans(t)
-            r, w = win.get(op.buf, (0, 0))
-            win[op.buf] = (max(r, op.pages), w)
-        elif isinstance(op, Push):
-            t = step()
-            self._take(t, self.free[op.buf], op.pages)
-            self._give(t, self.data[op.buf], op.pages)
-            if op.buf in self.pushed:
-                self._give(t, self.pushed[op.buf], op.pages)
-            self._trans(t)
-            r, w = win.get(op.buf, (0, 0))
-            self.uncovered[op.buf] |= op.pages > r
-            win[op.buf] = (max(0, r - op.pages), w)
-        elif isinstance(op, Wait):
-            t = step()
-            if key in self.own_waiters.get(op.buf, frozenset()):
-                self._read(t, self.pushed[op.buf], op.pages)
-            else:
-                self._read(t, self.data[op.buf], op.pages)
-                self.window_arcs[op.buf].append((len(self.trans), self.data[op.buf]))
-            self._trans(t)
-            r, w = win.get(op.buf, (0, 0))
-            win[op.buf] = (r, max(w, op.pages))
-        elif isinstance(op, Pop):
-            t = step()
-            self._take(t, self.data[op.buf], op.pages)
-            self._give(t, self.free[op.buf], op.pages)
-            self._trans(t)
-            r, w = win.get(op.buf, (0, 0))
-            self.uncovered[op.buf] |= op.pages > w
-            win[op.buf] = (r, max(0, w - op.pages))
-        elif isinstance(op, SemWait):
-            t = step()
-            word, comp = self.word[(op.sem, site)]
-            v = op.threshold({var: idx for var, (idx, _n) in env.items()}) if op.terms else op.value
-            bound = self.bound[(op.sem, site)]
-            if v > bound or (v < 0 and op.cond is WaitCond.EQ):
-                # Never reached: read one token more than the word can hold, so the transition never fires.
-                self._read(t, word, bound + 1)
-            else:
-                self._read(t, word, v)
-                if op.cond is WaitCond.EQ:
-                    self._read(t, comp, bound - v)
-            self._trans(t)
-        elif isinstance(op, SemSet):
-            word, comp = self.word[(op.sem, site)]
-            bound = self.bound[(op.sem, site)]
-            # The net is unrolled: each occurrence stores the value of its own loop indices.
-            value = op.value_at({var: idx for var, (idx, _n) in env.items()}) if op.terms else op.value
-            for old in range(bound + 1):
-                t = step()
-                t.label = f"{text} from {old}"
-                self._take(t, word, old)
-                self._take(t, comp, bound - old)
-                self._give(t, word, value)
-                self._give(t, comp, bound - value)
-                self._trans(t)
-        elif isinstance(op, (SemInc, SemIncMcast)):
-            dests = [op.at] if isinstance(op, SemInc) else list(p.groups[op.group].destinations())
-            t = step()
-            issue(t, "atomics", len(dests))
-            flights = []
-            for d in dests:
-                f = inflight(f"to {d} in flight" if len(dests) > 1 else "in flight")
-                self._give(t, f, 1)
-                flights.append((d, f))
-            self._trans(t)
-            for d, f in flights:
-                word, comp = self.word[(op.sem, d)]
-                lt = _T(f"{text} lands at {d}", "land", key, path, iters)
-                self._take(lt, f, 1)
-                self._take(lt, comp, op.by)
-                self._give(lt, word, op.by)
-                self._give(lt, self.idle["atomics"], 1)
-                self._trans(lt)
-        elif isinstance(op, (ReadTiles, WriteTiles)):
-            kind = "reads" if isinstance(op, ReadTiles) else "writes"
-            t = step()
-            issue(t, kind)
-            f = inflight("in flight")
-            self._give(t, f, 1)
-            self._trans(t)
-            lt = _T(f"{text} lands", "land", key, path, iters)
-            self._take(lt, f, 1)
-            self._give(lt, self.idle[kind], 1)
-            self._trans(lt)
-        elif isinstance(op, (McastSend, McastSetValid)):
-            at = frozenset(p.groups[op.group].destinations())
-            flag = isinstance(op, McastSetValid)
-            for other, sites, other_flag in valid:
-                # Multicasts that leave one engine land at a site in the order they left, and on a target with
-                # ordered writes they leave in issue order. Those to one destination set are queued by tickets
-                # (``_Queue``). Otherwise a data multicast lands in any order in the net: its landing changes no
-                # blocking counter, so every order reaches the same dead markings; two flag writes whose order
-                # matters are refused.
-                if sites == at:
-                    if (self.e, at) not in self.queued:
-                        raise _NeedsQueue(self.e, at)
-                elif flag and other_flag and (sites & at or p.target.ordered_writes):
-                    why = (f"both land at {min(sites & at)}" if sites & at
-                           else f"{p.target.name} keeps writes in issue order")
-                    raise NetUnsupported(
-                        f"{key}: {op_text(op)} at {list(path)} may be in flight with {op_text(self._op(other))} at "
-                        f"{list(other)} (no write_barrier between), to other destinations, and {why}: the NoC orders "
-                        f"their landings, which a P/T net does not express")
-            valid = (*valid, (path, at, flag))
-            self._mcast(op, text, path, iters, step())
-        elif isinstance(op, ReadBarrier):
-            barrier(step(), "reads")
-        elif isinstance(op, WriteBarrier):
-            barrier(step(), "writes", "mcast-landings")
-            valid = ()
-        elif isinstance(op, Flush):
-            barrier(step(), "writes", "mcasts-unleft")
-        elif isinstance(op, AtomicBarrier):
-            barrier(step(), "atomics")
-        elif isinstance(op, (AcquireAcc, Compute, PackAcc, ReleaseAcc, FillTiles)):
-            self._trans(step())
+    def _push(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, Push)
+        t = self._step(o)
+        self._take(t, self.free[op.buf], op.pages)
+        self._give(t, self.data[op.buf], op.pages)
+        if op.buf in self.pushed:
+            self._give(t, self.pushed[op.buf], op.pages)
+        self._trans(t)
+        r, w = o.win.get(op.buf, (0, 0))
+        self.uncovered[op.buf] |= op.pages > r
+        o.win[op.buf] = (max(0, r - op.pages), w)
+
+    def _wait(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, Wait)
+        t = self._step(o)
+        if self.key in self.own_waiters.get(op.buf, frozenset()):
+            self._read(t, self.pushed[op.buf], op.pages)
         else:
-            raise NetUnsupported(f"{key}: no net encoding for {type(op).__name__}")
-        return nxt, win, valid
+            self._read(t, self.data[op.buf], op.pages)
+            self.window_arcs[op.buf].append((len(self.trans), self.data[op.buf]))
+        self._trans(t)
+        r, w = o.win.get(op.buf, (0, 0))
+        o.win[op.buf] = (r, max(w, op.pages))
+
+    def _pop(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, Pop)
+        t = self._step(o)
+        self._take(t, self.data[op.buf], op.pages)
+        self._give(t, self.free[op.buf], op.pages)
+        self._trans(t)
+        r, w = o.win.get(op.buf, (0, 0))
+        self.uncovered[op.buf] |= op.pages > w
+        o.win[op.buf] = (r, max(0, w - op.pages))
+
+    def _sem_wait(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, SemWait)
+        t = self._step(o)
+        word, comp = self.word[(op.sem, self.site)]
+        v = op.threshold({var: idx for var, (idx, _n) in o.env.items()}) if op.terms else op.value
+        bound = self.bound[(op.sem, self.site)]
+        if v > bound or (v < 0 and op.cond is WaitCond.EQ):
+            # Never reached: read one token more than the word can hold, so the transition never fires.
+            self._read(t, word, bound + 1)
+        else:
+            self._read(t, word, v)
+            if op.cond is WaitCond.EQ:
+                self._read(t, comp, bound - v)
+        self._trans(t)
+
+    def _sem_set(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, SemSet)
+        word, comp = self.word[(op.sem, self.site)]
+        bound = self.bound[(op.sem, self.site)]
+        # The net is unrolled: each occurrence stores the value of its own loop indices.
+        value = op.value_at({var: idx for var, (idx, _n) in o.env.items()}) if op.terms else op.value
+        for old in range(bound + 1):
+            t = self._step(o)
+            t.label = f"{o.text} from {old}"
+            self._take(t, word, old)
+            self._take(t, comp, bound - old)
+            self._give(t, word, value)
+            self._give(t, comp, bound - value)
+            self._trans(t)
+
+    def _sem_inc(self, o: _Occurrence) -> None:
+        op = o.op
+        assert isinstance(op, (SemInc, SemIncMcast))
+        dests = [op.at] if isinstance(op, SemInc) else list(self.p.groups[op.group].destinations())
+        t = self._step(o)
+        self._issue(t, "atomics", len(dests))
+        flights = []
+        for d in dests:
+            f = self._inflight(f"{o.text} {f'to {d} in flight' if len(dests) > 1 else 'in flight'}", o.path, o.iters)
+            self._give(t, f, 1)
+            flights.append((d, f))
+        self._trans(t)
+        for d, f in flights:
+            word, comp = self.word[(op.sem, d)]
+            lt = _T(f"{o.text} lands at {d}", "land", self.key, o.path, o.iters)
+            self._take(lt, f, 1)
+            self._take(lt, comp, op.by)
+            self._give(lt, word, op.by)
+            self._give(lt, self.idle["atomics"], 1)
+            self._trans(lt)
+
+    def _read_or_write(self, o: _Occurrence) -> None:
+        kind = "reads" if isinstance(o.op, ReadTiles) else "writes"
+        t = self._step(o)
+        self._issue(t, kind)
+        f = self._inflight(f"{o.text} in flight", o.path, o.iters)
+        self._give(t, f, 1)
+        self._trans(t)
+        lt = _T(f"{o.text} lands", "land", self.key, o.path, o.iters)
+        self._take(lt, f, 1)
+        self._give(lt, self.idle[kind], 1)
+        self._trans(lt)
+
+    def _multicast(self, o: _Occurrence) -> None:
+        op, p = o.op, self.p
+        assert isinstance(op, (McastSend, McastSetValid))
+        at = frozenset(p.groups[op.group].destinations())
+        flag = isinstance(op, McastSetValid)
+        for other, sites, other_flag in o.valid:
+            # Multicasts that leave one engine land at a site in the order they left, and on a target with
+            # ordered writes they leave in issue order. Those to one destination set are queued by tickets
+            # (``_Queue``). Otherwise a data multicast lands in any order in the net: its landing changes no
+            # blocking counter, so every order reaches the same dead markings; two flag writes whose order
+            # matters are refused.
+            if sites == at:
+                if (self.e, at) not in self.queued:
+                    raise _NeedsQueue(self.e, at)
+            elif flag and other_flag and (sites & at or p.target.ordered_writes):
+                why = (f"both land at {min(sites & at)}" if sites & at
+                       else f"{p.target.name} keeps writes in issue order")
+                raise NetUnsupported(
+                    f"{self.key}: {op_text(op)} at {list(o.path)} may be in flight with {op_text(self._op(other))} at "
+                    f"{list(other)} (no write_barrier between), to other destinations, and {why}: the NoC orders "
+                    f"their landings, which a P/T net does not express")
+        o.valid = (*o.valid, (o.path, at, flag))
+        self._mcast(op, o.text, o.path, o.iters, self._step(o))
+
+    def _read_barrier(self, o: _Occurrence) -> None:
+        self._barrier(o, "reads")
+
+    def _write_barrier(self, o: _Occurrence) -> None:
+        self._barrier(o, "writes", "mcast-landings")
+        o.valid = ()
+
+    def _flush(self, o: _Occurrence) -> None:
+        self._barrier(o, "writes", "mcasts-unleft")
+
+    def _atomic_barrier(self, o: _Occurrence) -> None:
+        self._barrier(o, "atomics")
+
+    def _local(self, o: _Occurrence) -> None:
+        """An op that decides no blocking (accumulator, compute, local fills): one plain step."""
+        self._trans(self._step(o))
 
     def _op(self, path: tuple[int, ...]) -> Op:
         ops = self.p.programs[self.e].ops
@@ -782,6 +833,19 @@ class _Builder:
             for pl, w in t.post.items():
                 arcs.append(Arc(f"a{len(arcs)}", tid, pid[pl], w))
         return Net(p.name, places, tuple(transitions), tuple(arcs))
+
+
+#: op class -> its case in the unrolled net (``_Builder._leaf``): the transitions of one occurrence.
+_LEAVES: dict[type, Callable[[_Builder, _Occurrence], None]] = {
+    Reserve: _Builder._reserve, Push: _Builder._push, Wait: _Builder._wait, Pop: _Builder._pop,
+    SemWait: _Builder._sem_wait, SemSet: _Builder._sem_set, SemInc: _Builder._sem_inc, SemIncMcast: _Builder._sem_inc,
+    ReadTiles: _Builder._read_or_write, WriteTiles: _Builder._read_or_write,
+    McastSend: _Builder._multicast, McastSetValid: _Builder._multicast,
+    ReadBarrier: _Builder._read_barrier, WriteBarrier: _Builder._write_barrier, Flush: _Builder._flush,
+    AtomicBarrier: _Builder._atomic_barrier,
+    AcquireAcc: _Builder._local, Compute: _Builder._local, PackAcc: _Builder._local, ReleaseAcc: _Builder._local,
+    FillTiles: _Builder._local,
+}
 
 
 def net_of(program: Program) -> Net:

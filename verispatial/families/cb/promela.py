@@ -70,9 +70,8 @@ def push(g: _Gen, e: int, path: tuple[int, ...], op: Push, st: Step) -> None:
     if b in g.data_bufs and b not in g.mcast_dests:
         body.append(g._assert(R.CB_PUSH_UNFILLED, f"fill[{b}] >= {n * pt}", where))
     body.append(g._assert(R.CB_STRADDLE, f"pushed[{b}] % {cap} + {n} <= {cap}", where))
-    body.append(g._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where))
-    if b in g.mcast_dests:
-        body.append(g._assert(R.MCAST_PUBLISH_EARLY, f"landed[{b}] >= pushed[{b}] + {n}", where))
+    body.append(g._read_publish(e, b, where))
+    body += g._mcast_publish_early(b, n, where)
     body += [f"pushed[{b}] = pushed[{b}] + {n};",
              f"if :: rsv_end[{b}] < pushed[{b}] -> rsv_end[{b}] = pushed[{b}] :: else -> skip fi;",
              f"fill[{b}] = (fill[{b}] > {n * pt} -> fill[{b}] - {n * pt} : 0);"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
-from verispatial.ir.ops import FillTiles, Op, Pop, Push, Reserve, Wait, op_text
+from verispatial.ir.ops import FillTiles, Op, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles, op_text
 from verispatial.petri.position import Violation
 
 if TYPE_CHECKING:
@@ -64,6 +64,24 @@ def waited(it: Interp, s: State, e: int, pc: PC, b: int, pages: int, what: str, 
               f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
 
 
+def index_window(it: Interp, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
+    """``cb-read-unwaited`` for an indirect address: its index is read from the front page of its index buffer
+    (``Program.index_buffers``), which must lie in this engine's waited window — waited and not yet popped, by
+    this engine, the buffer's consumer (cb_wait_front .. cb_pop_front bracket get_read_ptr: ``dataflow_api.h``)."""
+    dyn = op.addr.dynamic
+    if dyn is None:
+        return
+    b = it.program.index_buffer(it.engines[e], pc[0][0], op, it.index_bufs, it._phases)
+    if b is None:
+        return
+    if sharing.shared_read(it, s, e, pc, op, b, 0, 1, out):
+        return
+    if s.consumer[b] != e or s.wait_end[b] <= s.popped[b]:
+        it._v(out, R.CB_READ_UNWAITED, e, pc,
+              f"{op_text(op)} reads its index {dyn.name} from the front of b{b}, but this engine's waited window "
+              f"of b{b} holds no page")
+
+
 def balance(it: Interp, s: State) -> list[Violation]:
     """``balance-cb`` of a terminated state: pages left in a buffer whose counters a later section of the launch
     uses (``Program.counters_reused``; the firmware resets the others' at the next launch: trisc.cc
@@ -90,7 +108,9 @@ def reserve(it: Interp, s: State, e: int, pc: PC, op: Reserve, out: list[Violati
 
 
 def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -> None:
-    """cb_push_back: publishes ``pages`` reserved, filled pages; the write pointer wraps only on the ring's end."""
+    """cb_push_back: publishes ``pages`` reserved, filled pages; the write pointer wraps only on the ring's end. The
+    pages must have landed: reads into them (``async-read-publish``) and multicasts into a destination buffer
+    (``mcast-publish-early``), the NoC's and the multicast family's rules (reached through the interpreter)."""
     b, n, cap = op.buf, op.pages, it.caps[op.buf]
     pt = it.page_tiles[b]
     role(it, s, e, pc, b, True, out)
@@ -106,13 +126,8 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
         it._v(out, R.CB_STRADDLE, e, pc,
               f"push(b{b}, {n}) at write offset {s.pushed[b] % cap} of a {cap}-page ring straddles its end "
               f"({s.pushed[b] % cap}+{n} > {cap})")
-    if s.rb_mask[e] >> b & 1:
-        it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
-              f"push(b{b}, {n}) publishes pages read into b{b} by read_tiles with no read_barrier since")
-    if b in it.mcast_dests and s.landed[b] < s.pushed[b] + n:
-        it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
-              f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
-              f"only {s.landed[b]} in b{b}")
+    it._read_publish(s, e, pc, b, f"push(b{b}, {n})", out)
+    it._mcast_publish_early(s, e, pc, b, n, out)
     it._alias_clobber(s, e, pc, b, n, out)
     s.pushed[b] += n
     s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
@@ -148,7 +163,6 @@ def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> 
     s.drain[b] = max(0, s.drain[b] - n * it.page_tiles[b])
 
 
-#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Violation]) -> None:
     """``FillTiles``: the engine's own stores into the reserved back of ``op.into``, complete at once (they retire in
     program order, so no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed,
@@ -160,4 +174,39 @@ def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Vi
     it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
 
 
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}
+
+
+def reserve_enabled(it: Interp, s: State, e: int, pc: PC, op: Reserve) -> bool:
+    """cb_reserve_back returns once ``pages`` pages of the ring are free."""
+    return s.pushed[op.buf] - s.popped[op.buf] + op.pages <= it.caps[op.buf]
+
+
+def wait_enabled(it: Interp, s: State, e: int, pc: PC, op: Wait) -> bool:
+    """cb_wait_front returns once ``pages`` pages arrived past the acked count it reads (``acked_seen``)."""
+    return s.pushed[op.buf] - sharing.acked_seen(it, s, e, op.buf) >= op.pages
+
+
+def reserve_blocked(it: Interp, s: State, e: int, pc: PC, op: Reserve) -> str:
+    b, cap = op.buf, it.caps[op.buf]
+    if op.pages > cap:
+        return f"waits for space in b{b}: asks {op.pages} pages of a {cap}-page buffer (never fits)"
+    free = cap - (s.pushed[b] - s.popped[b])
+    return (f"waits for space in b{b}: capacity-(pushed-popped)={cap}-({s.pushed[b]}-{s.popped[b]})"
+            f"={free} < {op.pages}")
+
+
+def wait_blocked(it: Interp, s: State, e: int, pc: PC, op: Wait) -> str:
+    b = op.buf
+    seen = sharing.acked_seen(it, s, e, b)
+    if seen != s.popped[b]:  # a compute sharing waiter: it counts its own pops, none
+        return f"waits for b{b}: pushed-(its own pops)={s.pushed[b]}-{seen}={s.pushed[b] - seen} < {op.pages}"
+    return f"waits for b{b}: pushed-popped={s.pushed[b]}-{s.popped[b]}={s.pushed[b] - s.popped[b]} < {op.pages}"
+
+
+#: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
+ENABLED: dict[type, Callable[..., bool]] = {Reserve: reserve_enabled, Wait: wait_enabled}
+
+#: What blocks a step of each blocking op class, with the counter values (``Interp.block_detail``).
+BLOCKED: dict[type, Callable[..., str]] = {Reserve: reserve_blocked, Wait: wait_blocked}

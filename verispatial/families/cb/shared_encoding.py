@@ -121,7 +121,7 @@ def _pop_frees_shared_source(a: Analysis, trusted: set[int], rlimit: int) -> lis
     WriteTiles from ``b`` still reads: the waiter past the write and not past its next flush or write barrier, the
     consumer about to pop (the pages are not compared: any such pop is a candidate). The interpreter reports the rule
     at that pop (``Interp._source_reuse``); the producer's re-reserve and refill follow as consequences
-    (``rules.reuse_consequences``)."""
+    (``families/noc/encoding.py`` ``reuse_consequences``)."""
     p = a.program
     out: list[Finding] = []
     for b, engines in sorted(sharing_waiters(p).items()):

@@ -12,7 +12,7 @@ from verispatial.ir.core import WaitCond
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
 
 if TYPE_CHECKING:
-    from verispatial.petri.promela import Step, _Gen
+    from verispatial.petri.promela import Step, _Gen, _Issue
 
 
 def sem_inc(g: _Gen, e: int, path: tuple[int, ...], op: SemInc, st: Step) -> None:
@@ -76,6 +76,26 @@ def balance(g: _Gen) -> list[str]:
             if w not in rearmed]
 
 
+def inc_lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
+    """The increment in entry ``x`` of its engine's queue ``iq<e>`` lands on its word (one entry per destination word
+    of a SemIncMcast): a remote write of the word plus ``by``."""
+    op = iss.op
+    assert isinstance(op, (SemInc, SemIncMcast))
+    q, i, out = f"iq{iss.e}", str(x), []
+    words = ({g.words[(op.sem, op.at)]} if isinstance(op, SemInc) else
+             {g.mcast_dest[(iss.k, s)] for (kk, s) in g.mcast_dest if kk == iss.k})
+    for w in sorted(words):
+        body = g._remove(q, i, g._FIELDS["iq"], size) + remote_write(g, w, f"words[{w}] + {op.by}", where)
+        out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {iss.k} && {q}[{i}].w == {w} -> " + " ".join(body) + " }")
+    return out
+
+
 #: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
                                             SemWait: sem_wait}
+
+#: The queue an issued op of each class waits in until it lands (``inc``: atomic increments, one per destination).
+QUEUES: dict[type, str] = {SemInc: "inc", SemIncMcast: "inc"}
+
+#: The landing ``d_step``s of what each op class issues ``(gen, issue, queue entry, queue size, op id) -> lines``.
+LANDINGS: dict[type, Callable[..., list[str]]] = {SemInc: inc_lands, SemIncMcast: inc_lands}

@@ -18,7 +18,7 @@ from verispatial.petri.pending import INC
 from verispatial.petri.position import Violation, path_text
 
 if TYPE_CHECKING:
-    from verispatial.petri.interp import PC, Interp, State
+    from verispatial.petri.interp import PC, Entry, Interp, State
 
 
 def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violation]) -> None:
@@ -100,6 +100,35 @@ def balance(it: Interp, s: State) -> list[Violation]:
     return out
 
 
+def inc_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """An atomic increment (one of a SemInc, or one destination's of a SemIncMcast) lands on its word: a remote
+    write of the word plus ``by``."""
+    remote_write(it, s, en[3], s.words[en[3]] + en[4], e, (en[1], en[2]), out)
+
+
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
                                             SemWait: sem_wait}
+
+def sem_wait_enabled(it: Interp, s: State, e: int, pc: PC, op: SemWait) -> bool:
+    """noc_semaphore_wait returns once the engine's word equals its value; noc_semaphore_wait_min once it is at
+    least it (a threshold affine in loop indices at the current iteration)."""
+    v = s.words[it._word(e, op.sem)]
+    want = op.threshold(it._env(e, pc)) if op.terms else op.value
+    return v == want if op.cond is WaitCond.EQ else v >= want
+
+
+def sem_wait_blocked(it: Interp, s: State, e: int, pc: PC, op: SemWait) -> str:
+    w = it._word(e, op.sem)
+    rel = "==" if op.cond is WaitCond.EQ else ">="
+    return f"sem{op.sem}@{it.word_site[w]}={s.words[w]}, waits {rel}{op.threshold(it._env(e, pc))}"
+
+
+#: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
+ENABLED: dict[type, Callable[..., bool]] = {SemWait: sem_wait_enabled}
+
+#: What blocks a step of each blocking op class, with the word's value (``Interp.block_detail``).
+BLOCKED: dict[type, Callable[..., str]] = {SemWait: sem_wait_blocked}
+
+#: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
+LANDINGS: dict[type, Callable[..., Any]] = {SemInc: inc_lands, SemIncMcast: inc_lands}

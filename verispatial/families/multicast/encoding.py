@@ -1,5 +1,7 @@
-"""Multicast data delivery (reference §2.6 invariants 3 and 4): every multicast lands in a slot its receiver
-reserved, at the same address, and is published by the receiver only after it landed.
+"""The checker's encoding of multicast: the per-engine rules of McastSend and McastSetValid (``certify/rules.py`` runs
+them over every path of an engine; their facts are the NoC family's, ``families/noc/encoding.py``) and multicast data
+delivery (reference §2.6 invariants 3 and 4): every multicast lands in a slot its receiver reserved, at the same
+address, and is published by the receiver only after it landed.
 
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
 - ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's (its write
@@ -19,18 +21,21 @@ reserved, at the same address, and is published by the receiver only after it la
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import z3
 
 from verispatial.certify import smt
+from verispatial.certify.facts import LATE, EngineRun, State, pairs
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
+from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, SemWait, WriteBarrier, count_max
-from verispatial.ir.program import Buffer
+from verispatial.ir.program import Buffer, Program, walk
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -289,3 +294,65 @@ def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, 
 #: Public names for what other modules ask of multicast delivery (``assume.py``).
 dest_buffers = _dest_buffers
 covering_flag = _covering_flag
+
+
+# ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
+
+
+def multicast_destinations(p: Program) -> set[int]:
+    """Buffers some multicast lands in (the buffer of the sender's cb index at each destination, in its phase)."""
+    phases = p.phase_of_section()
+    by_site_cb = {(b.site, phases[b.section], b.cb): b.id for b in p.buffers}
+    out: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, McastSend):
+                src = p.buffers[op.buf]
+                for d in p.groups[op.group].destinations():
+                    got = by_site_cb.get((d, phases[src.section], src.cb))
+                    if got is not None:
+                        out.add(got)
+    return out
+
+
+def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
+    """noc_async_write_multicast: ``async-read-publish`` (reads into its buffer not yet barriered); from the front
+    inside the waited window (``cb-read-unwaited``) or from the back inside the reserved window
+    (``cb-write-unreserved``); a read issued before it may land in its pages (``async-source-reuse``, never discharged:
+    ``LATE``). Its pages are its source until it leaves (``("sb"|"sf", ...)``)."""
+    b = op.buf
+    if ("rd", b) in s:
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while reads into it may not have landed (no read "
+                                         "barrier since)")
+    if op.front:
+        if any(v < op.pages for v, _ in pairs(s, "wt", b)):
+            c.flag(R.CB_READ_UNWAITED, path, f"mcast_send of {op.pages} pages from the front of b{b} beyond its "
+                                           "waited window")
+        tag = "sf"
+    else:
+        if any(v < op.pages for v, _ in pairs(s, "rsv", b)):
+            c.flag(R.CB_WRITE_UNRESERVED, path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
+                                              "its reserved window")
+        tag = "sb"
+        mine = ring_slots(0, op.pages, c.caps[b])
+        for t in s:
+            if t[0] == "rdp" and t[1] == b and t[2] in mine:
+                # The read lands after the multicast was issued from its pages: the landing rewrites them.
+                c.flag(R.ASYNC_SOURCE_REUSE, t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
+                                                  "after it reads (no read barrier between them)", (LATE,))
+    srcs = {(tag, b, j, c.leaf_at[path]) for j in ring_slots(0, op.pages, c.caps[b])}
+    return s | srcs | {("mw",), ("w",)}
+
+
+def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
+    """noc_semaphore_set_multicast: ``async-flag-overtake`` on a target whose writes are not ordered when a data
+    multicast may not have left; its source word is in use until it leaves (``("sw", ...)``)."""
+    if not c.p.target.ordered_writes and ("mw",) in s:
+        c.flag(R.ASYNC_FLAG_OVERTAKE, path,
+             f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
+             "does not keep writes ordered and there is no flush between them")
+    return s | {("sw", op.source, c.leaf_at[path]), ("w",)}
+
+
+#: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., State]] = {McastSend: send, McastSetValid: set_valid}

@@ -1,0 +1,199 @@
+"""The asynchronous-NoC family (verispatial/families/noc/): reads and writes issued now and landing later, their
+barriers, the sources a write reads after it was issued and what an engine leaves outstanding — each rule on a tiny
+program with the exact expected outcome in the reference interpreter, and the same op found by each chain
+(interpreter, per-engine rules, Promela model) that gives ReadTiles, WriteTiles and the barriers their meaning."""
+
+from __future__ import annotations
+
+import re
+
+from builders import EQ, RA, WA, A, B, buf, ep, prog, sem
+
+from verispatial.certify.rules import engine_facts
+from verispatial.certify.structure import engine_views
+from verispatial.families.noc import encoding, promela, semantics
+from verispatial.ir import (
+    AcquireAcc,
+    Addr,
+    AtomicBarrier,
+    Engine,
+    Flush,
+    Group,
+    McastSend,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    SemInc,
+    SemSet,
+    SemWait,
+    Tensor,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir import rules as R
+from verispatial.petri.interp import Interp, SimResult, Transition, simulate
+from verispatial.petri.position import Violation
+from verispatial.petri.promela import to_promela
+
+
+def only(r: SimResult) -> Violation:
+    assert len(r.violations) == 1, r.text()
+    return r.violations[0]
+
+
+def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
+    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
+
+
+def findings(p: Program) -> list[tuple[str, str, tuple[int, ...] | None]]:
+    """The per-engine rules' findings on every engine: (rule, engine, path), sorted."""
+    return sorted((f.rule, f.engine, f.path) for v in engine_views(p).values() for f in engine_facts(p, v).findings)
+
+
+def asserted(model: str, rule: str) -> list[str]:
+    """The op ids (``O_<engine>_<path>``) at which the Promela model asserts ``rule``, in order."""
+    return re.findall(rf"assert\(R_{rule.replace('-', '_')} \|\| (O_\d+(?:_\d+)*) \|\|", model)
+
+
+IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
+
+
+def test_read_tiles_lands_before_read_barrier() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    it = Interp(p)
+    s = it.initial()
+    s = it.fire(it.fire(s, Transition("step", 0)), Transition("step", 0))
+    assert not it.can_step(s, 0)
+    assert it.block_detail(s, 0) == "waits for 1 outstanding read(s)"
+    s = it.fire(s, Transition("land", 0, 0))
+    assert it.can_step(s, 0)
+    assert simulate(p).violations == ()
+
+
+def test_async_read_publish() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), Push(0, 1), ReadBarrier()),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    v = only(simulate(p))
+    assert where(v) == ("async-read-publish", RA, (2,), ())
+    assert v.message == "push(b0, 1) publishes pages read into b0 by read_tiles with no read_barrier since"
+
+
+def test_async_pending_at_end() -> None:
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), SemInc(0, B, 1)),
+             ep(B, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)), buffers=(buf(0),), tensors=(IN,), sems=(sem(0, B),))
+    r = simulate(p)
+    assert [where(v) for v in r.violations] == [("async-pending-at-end", RA, None, ())]
+    assert r.violations[0].message == ("ends with outstanding NoC transactions: read_tiles into b0 with no "
+                                       "read_barrier after; sem_inc with no atomic_barrier after")
+
+
+def test_write_tiles_completes_at_write_barrier() -> None:
+    out1 = Tensor("out", (32, 32), "bf16", Role.OUTPUT)
+
+    def copy(*writer: Op) -> Program:
+        return prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)),
+                    ep(A, Engine.WRITER, *writer), buffers=(buf(0),), tensors=(IN, out1))
+
+    p = copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), WriteBarrier(), Pop(0, 1))
+    it = Interp(p)
+    s = it.initial()
+    for t in (Transition("step", 0), Transition("step", 0), Transition("land", 0, 0), Transition("step", 0),
+              Transition("step", 0), Transition("step", 1), Transition("step", 1)):
+        s = it.fire(s, t)
+    assert it.block_detail(s, 1) == "waits for 1 outstanding write(s)/multicast(s)"
+    assert it.describe(s, Transition("land", 1, 0)) == (
+        "(0,0).writer's write_tiles(b0, out, 1) (issued at ops[1]) completes")
+    assert simulate(p).status == "terminated"
+    # A flush waits for the unicast write to leave its source too (noc_async_writes_flushed): then the page may go.
+    flushed = copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), Flush(), Pop(0, 1), WriteBarrier())
+    it = Interp(flushed)
+    s = it.initial()
+    for t in (Transition("step", 0), Transition("step", 0), Transition("land", 0, 0), Transition("step", 0),
+              Transition("step", 0), Transition("step", 1), Transition("step", 1)):
+        s = it.fire(s, t)
+    assert it.block_detail(s, 1) == "waits for 1 write(s)/multicast(s) to leave the source"
+    assert simulate(flushed).violations == ()
+    r = simulate(copy(Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), Pop(0, 1)))
+    assert where(only(r)) == ("async-pending-at-end", WA, None, ())
+
+
+def test_async_source_reuse_per_page_read_and_pack() -> None:
+    """A page multicast from the back is not rewritten before the multicast left (dataflow_api.h: the source may be
+    reused once noc_async_writes_flushed returns); other pages of the same buffer may be written meanwhile."""
+    g = (Group(0, A, (1, 0, 1, 0)),)
+    bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
+    # Page 0 is multicast; a read then lands in page 0 (the reuse) and a pack writes page 1 (another page: fine).
+    sender = ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0, 1), ReadTiles("in", Addr(0), 1, 0),
+                AcquireAcc(2, "bf16"), PackAcc(0, 1), Flush(), PackAcc(0, 1), ReleaseAcc(), ReadBarrier(),
+                WriteBarrier(), Push(0, 3))
+    p = prog(sender, ep(A, Engine.COMPUTE, Wait(0, 3), Pop(0, 3)), ep(B, Engine.READER, Reserve(1, 1)),
+             buffers=bufs, groups=g, tensors=(IN,))
+    it = Interp(p)
+    s = it.initial()
+    seen: list[Violation] = []
+    for t in [Transition("step", 0)] * 3 + [Transition("land", 0, 1)] + [Transition("step", 0)] * 2:
+        s, vs = it.step(s, t)
+        seen += vs
+    assert [where(v) for v in seen] == [("async-source-reuse", RA, (2,), ())]
+    assert seen[0].message == ("read_tiles(in, 1, b0) lands in page 0 of b0, the source of (0,0).reader's "
+                               "mcast_send(b0, 1, g0, 1 dests) at ops[1], which has not left it (no flush/write_barrier "
+                               "since)")
+    # Round robin lets the multicast leave at once: no reuse there.
+    assert simulate(p).violations == ()
+
+
+# ---------------------------------------------------------------------------------------------- every chain
+
+
+def test_each_chain_finds_the_unbarriered_read_published_at_its_op() -> None:
+    """``async-read-publish``: a push (ops[2]) of a page whose read has no ReadBarrier before it. The interpreter
+    reports it at the push, the per-engine rules find it there and the Promela model asserts it there (its escape is
+    the op's id); the NoC rule is applied by the circular-buffer family's push through the interpreter it is handed."""
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), Push(0, 1), ReadBarrier()),
+             ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    assert [where(v) for v in simulate(p).violations] == [(R.ASYNC_READ_PUBLISH, RA, (2,), ())]
+    assert findings(p) == [(R.ASYNC_READ_PUBLISH, RA, (2,))]
+    assert asserted(to_promela(p), R.ASYNC_READ_PUBLISH) == ["O_0_2"]
+
+
+def test_each_chain_checks_a_write_source_freed_before_it_left() -> None:
+    """``async-source-reuse``: the writer pops (ops[2]) the page its write_tiles still reads, with no flush or write
+    barrier between them. Round robin lands every write before the next step, so the run is clean; the schedule in
+    which the pop comes first shows the violation at the pop. The per-engine rules find it at the pop; the Promela
+    model asserts the rule wherever a source may be reused: the reserve (ops[0] of the reader), the pop, and the
+    read's landing (reported at the read, ops[1])."""
+    out1 = Tensor("out", (32, 32), "bf16", Role.OUTPUT)
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", Addr(0), 1, 0), ReadBarrier(), Push(0, 1)),
+             ep(A, Engine.WRITER, Wait(0, 1), WriteTiles(0, "out", Addr(0), 1), Pop(0, 1), WriteBarrier()),
+             buffers=(buf(0),), tensors=(IN, out1))
+    assert simulate(p).violations == ()
+    it = Interp(p)
+    s = it.initial()
+    seen: list[Violation] = []
+    for t in [Transition("step", 0)] * 2 + [Transition("land", 0, 0)] + [Transition("step", 0)] * 2 \
+            + [Transition("step", 1)] * 3:
+        s, vs = it.step(s, t)
+        seen += vs
+    assert [where(v) for v in seen] == [(R.ASYNC_SOURCE_REUSE, WA, (2,), ())]
+    assert seen[0].message == ("pop(b0, 1) frees page 0 of b0, the source of (0,0).writer's write_tiles(b0, out, 1) "
+                               "at ops[1], which has not left it (no flush/write_barrier since)")
+    assert findings(p) == [(R.ASYNC_SOURCE_REUSE, WA, (2,))]
+    assert asserted(to_promela(p), R.ASYNC_SOURCE_REUSE) == ["O_0_0", "O_1_2", "O_0_1"]
+
+
+def test_the_family_tables_cover_the_family_op_classes() -> None:
+    ops = {ReadTiles, WriteTiles, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+    assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
+    # What the family issues lands through its own landings, in the interpreter and in the model's noc process.
+    assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == {ReadTiles, WriteTiles}
+    # The barriers block until what they wait for is done: their guards and what a stuck one reports live here too.
+    assert set(semantics.ENABLED) == set(semantics.BLOCKED) == {ReadBarrier, WriteBarrier, Flush, AtomicBarrier}

@@ -1,0 +1,186 @@
+"""The tensors family (verispatial/families/tensors/): the tiles an access touches (``bounds``), the order of the reads
+and writes of a tile (``tensor-race``) and the output written by the end (``output-unwritten``) — each rule on a tiny
+program with the exact expected outcome in the reference interpreter, and the same access checked by the Promela
+model."""
+
+from __future__ import annotations
+
+import re
+
+from builders import GE, RA, RB, WA, A, B, buf, ep, prog, sem
+
+from verispatial.certify.rules import engine_facts
+from verispatial.certify.structure import engine_views
+from verispatial.families.tensors import promela, semantics
+from verispatial.ir import (
+    AcquireAcc,
+    Addr,
+    AtomicBarrier,
+    Dynamic,
+    Engine,
+    EngineProgram,
+    Loop,
+    Op,
+    PackAcc,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    ReleaseAcc,
+    Reserve,
+    Role,
+    SemInc,
+    SemSet,
+    SemWait,
+    Site,
+    Tensor,
+    Term,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir import rules as R
+from verispatial.petri.interp import SimResult, simulate
+from verispatial.petri.position import Violation
+from verispatial.petri.promela import to_promela
+
+
+def only(r: SimResult) -> Violation:
+    assert len(r.violations) == 1, r.text()
+    return r.violations[0]
+
+
+def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
+    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
+
+
+def findings(p: Program) -> list[tuple[str, str, tuple[int, ...] | None]]:
+    """The per-engine rules' findings on every engine: (rule, engine, path), sorted."""
+    return sorted((f.rule, f.engine, f.path) for v in engine_views(p).values() for f in engine_facts(p, v).findings)
+
+
+def asserted(model: str, rule: str) -> list[str]:
+    """The op ids (``O_<engine>_<path>``) at which the Promela model asserts ``rule``, in order."""
+    return re.findall(rf"assert\(R_{rule.replace('-', '_')} \|\| (O_\d+(?:_\d+)*) \|\|", model)
+
+
+IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
+
+
+def test_bounds_affine_and_dynamic() -> None:
+    loop = Loop("k", 3, (Reserve(0, 2), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 2)))
+    p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 2), Pop(0, 2)))),
+             buffers=(buf(0),), tensors=(IN,))
+    v = only(simulate(p))
+    assert where(v) == ("bounds", RA, (0, 1), (("k", 2),))
+    assert v.message == "read_tiles(in, 2, b0) touches tiles [7, 9) of in, which has 8 tiles"
+    dyn = Addr(0, (), Dynamic("idx", 0, 9))
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("in", dyn, 1, 0), ReadBarrier(), Push(0, 1)),
+              ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)), buffers=(buf(0),), tensors=(IN,))
+    assert simulate(p2).violations == ()  # lo = 0 is inside
+    assert where(only(simulate(p2, dyn={"idx": 8}))) == ("bounds", RA, (1,), ())
+
+
+ACT = Tensor("act", (32, 64), "bf16", Role.ACTIVATION)  # 2 tiles
+ST = Tensor("st", (32, 64), "bf16", Role.STATE)
+
+
+
+def test_bounds_range_is_said_as_certify_says_it() -> None:
+    """A negative address: the interpreter's range and certify's counterexample name the same half-open tiles."""
+    from verispatial.driver.run import certify
+
+    p = prog(ep(A, Engine.READER, Reserve(0, 2), ReadTiles("in", Addr(-1), 2, 0), ReadBarrier(), Push(0, 2)),
+             ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)), buffers=(buf(0),), tensors=(IN,))
+    assert only(simulate(p)).message == "read_tiles(in, 2, b0) touches tiles [-1, 1) of in, which has 8 tiles"
+    bounds = [r for r in certify(p).results if r.family == "bounds" and r.verdict.value == "refuted"]
+    assert len(bounds) == 1
+    assert "touches tiles [-1, 1) of in, which has 8 tiles" in bounds[0].reason
+
+
+def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = True) -> EngineProgram:
+    b = 0 if site == A else 1
+    # The page is filled (packed) before it is published: its consumer writes it out.
+    ops: list[Op] = [Reserve(b, 1), AcquireAcc(1, "bf16"), PackAcc(b, 1), ReleaseAcc(), Push(b, 1), Wait(b, 1),
+                     WriteTiles(b, tensor, Addr(0), 1)]
+    ops += [WriteBarrier()] if barrier else []
+    ops += [SemInc(0, B, 1), AtomicBarrier()] if signal else []
+    ops += [Pop(b, 1)] + ([] if barrier else [WriteBarrier()])
+    return ep(site, Engine.WRITER, *ops)
+
+
+def _reader(tensor: str) -> EngineProgram:
+    return ep(B, Engine.READER, Reserve(2, 1), SemWait(0, GE, 1), SemSet(0, 0), ReadTiles(tensor, Addr(0), 1, 2),
+              ReadBarrier(), Push(2, 1), Wait(2, 1), Pop(2, 1))
+
+
+def test_tensor_race_activation_read() -> None:
+    bufs = (buf(0, A), buf(1, B), buf(2, B, cb=2))
+    ok = prog(_writer(A, "act"), _reader("act"), buffers=bufs, sems=(sem(0, B),), tensors=(ACT,))
+    assert simulate(ok).violations == ()
+    early = prog(_writer(A, "act", barrier=False), _reader("act"), buffers=bufs, sems=(sem(0, B),), tensors=(ACT,))
+    v = only(simulate(early))
+    assert where(v) == ("tensor-race", RB, (3,), ())
+    assert v.message == ("read_tiles(act, 1, b2) reads activation act tile 0 while a write to it by (0,0).writer "
+                         "is not complete")
+    never = prog(ep(B, Engine.READER, Reserve(2, 1), ReadTiles("act", Addr(0), 1, 2), ReadBarrier(), Push(2, 1),
+                    Wait(2, 1), Pop(2, 1)), buffers=bufs, tensors=(ACT,))
+    assert only(simulate(never)).message == (
+        "read_tiles(act, 1, b2) reads activation act tile 0 before any completed write to it")
+
+
+def test_tensor_race_two_writers() -> None:
+    bufs = (buf(0, A), buf(1, B))
+    out1 = Tensor("out", (32, 32), "bf16", Role.OUTPUT)
+    p = prog(_writer(A, "out", barrier=False, signal=False), _writer(B, "out", barrier=False, signal=False),
+             buffers=bufs, tensors=(out1,))
+    v = only(simulate(p))
+    assert where(v) == ("tensor-race", "(1,0).writer", (6,), ())
+    assert v.message == "write_tiles(b1, out, 1) writes out tile 0 while a write to it by (0,0).writer is not complete"
+
+
+def test_tensor_race_state_read_after_write() -> None:
+    bufs = (buf(0, A), buf(1, B), buf(2, B, cb=2))
+    p = prog(_writer(A, "st"), _reader("st"), buffers=bufs, sems=(sem(0, B),), tensors=(ST,))
+    v = only(simulate(p))
+    assert where(v) == ("tensor-race", RB, (3,), ())
+    assert v.message == ("reads state st tile 0 after a write to it by (0,0).writer was issued (a state is written only "
+                         "after every read of its old value)")
+
+
+def test_output_unwritten_at_the_end() -> None:
+    """An output of two tiles of which one is written: ``output-unwritten`` at the end of a terminated run, reported
+    at the engine that writes it; the Promela model asserts every output tile written once every engine finished."""
+    out2 = Tensor("out", (32, 64), "bf16", Role.OUTPUT)  # 2 tiles
+    p = prog(_writer(A, "out", signal=False), buffers=(buf(0, A),), tensors=(out2,))
+    r = simulate(p)
+    v = only(r)
+    assert (r.status, where(v)) == ("terminated", (R.OUTPUT_UNWRITTEN, WA, None, ()))
+    assert v.message == "output out ends with 1 of its 2 tiles never written (first: tile 1)"
+    assert re.findall(r"assert\(R_output_unwritten \|\| \(tiss_(\d+)\[h\d+\]\)\)", to_promela(p)) == ["0"]
+
+
+# ---------------------------------------------------------------------------------------------- every chain
+
+
+def test_the_promela_model_checks_each_access_where_the_interpreter_does() -> None:
+    """The model asserts ``bounds`` at the read the interpreter reports it at (ops[0].body[1], the loop's read), an
+    activation read's ``tensor-race`` at its issue and a state read's at its landing (both named by the read,
+    ops[3] of the site-B reader), and a write's at the write (ops[6] of the writer)."""
+    loop = Loop("k", 3, (Reserve(0, 2), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 2)))
+    p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 2), Pop(0, 2)))),
+             buffers=(buf(0),), tensors=(IN,))
+    assert where(only(simulate(p))) == (R.BOUNDS, RA, (0, 1), (("k", 2),))
+    assert asserted(to_promela(p), R.BOUNDS) == ["O_0_0_1"]
+    bufs = (buf(0, A), buf(1, B), buf(2, B, cb=2))
+    for tensor in (ACT, ST):
+        race = prog(_writer(A, tensor.name, barrier=False), _reader(tensor.name), buffers=bufs, sems=(sem(0, B),),
+                    tensors=(tensor,))
+        assert asserted(to_promela(race), R.TENSOR_RACE) == ["O_0_6", "O_1_3"]
+
+
+def test_the_family_has_no_op_class_of_its_own() -> None:
+    """Tensor rules are applied by the NoC family's reads and writes: the folder has no handler table."""
+    assert not hasattr(semantics, "HANDLERS")
+    assert not hasattr(promela, "HANDLERS")

@@ -1,0 +1,113 @@
+"""Multicast in the Promela model: the ``d_step`` of McastSend and McastSetValid, a multicast leaving its source and
+landing at each destination site (``mcast-slot``, in the ``noc`` process) and ``mcast-publish-early`` at a receiver's
+push, each rule an ``assert`` mirroring the interpreter's (``families/multicast/semantics.py``).
+
+An issued multicast is an entry of its engine's queue ``mq<e>`` (``left``: it left its source; ``rem``: bit mask of
+the destination sites it has yet to land at; ``value``: a flag's value, read when it leaves; ``p0``/``np``: its
+source pages; ``ps``: the sender's slot). ``landed[b]``: pages multicasts landed in ``b``; ``mc_mask[e]``: buffers
+multicast from since the engine's last Flush or WriteBarrier."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.families.cb import promela as cb
+from verispatial.families.noc import promela as noc
+from verispatial.families.semaphores import promela as semaphores
+from verispatial.ir import rules as R
+from verispatial.ir.ops import McastSend, McastSetValid
+
+if TYPE_CHECKING:
+    from verispatial.petri.promela import Step, _Gen, _Issue
+
+
+def publish_early(g: _Gen, b: int, n: int, where: str) -> list[str]:
+    """``mcast-publish-early``: a receiver's ``push(b, n)`` of a multicast destination while fewer than ``pushed + n``
+    pages have landed in ``b``."""
+    if b not in g.mcast_dests:
+        return []
+    return [g._assert(R.MCAST_PUBLISH_EARLY, f"landed[{b}] >= pushed[{b}] + {n}", where)]
+
+
+def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> None:
+    b, cap, where, body = op.buf, g.caps[op.buf], st.where, st.body
+    body.append(noc.read_publish(g, e, b, where))
+    if op.front:
+        body += cb.role(g, e, b, False, where)
+        body.append(cb.waited(g, b, op.pages, where))
+        first = f"popped[{b}]"
+    else:
+        body += cb.role(g, e, b, True, where)
+        body.append(g._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
+        first = f"pushed[{b}]"
+    iss = g._issue(e, path)
+    rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
+    body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
+                                            "ps": f"{first} % {cap}"})
+    body += [f"mc_mask[{e}] = mc_mask[{e}] | {1 << b};", f"wb[{e}] = 1;"]
+
+
+def set_valid(g: _Gen, e: int, path: tuple[int, ...], op: McastSetValid, st: Step) -> None:
+    if not g.t.ordered_writes:
+        st.body.append(g._assert(R.ASYNC_FLAG_OVERTAKE, f"mc_mask[{e}] == 0", st.where))
+    iss = g._issue(e, path)
+    rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
+    st.body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem)})
+    st.body.append(f"wb[{e}] = 1;")
+
+
+def lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
+    """The multicast in entry ``x`` of its engine's queue leaves its source (the first not yet left on a target whose
+    writes stay ordered, any otherwise; it moves before every entry not yet left) or lands at a destination site no
+    multicast that left before it still has to land at."""
+    e, k, op = iss.e, iss.k, iss.op
+    q, i = f"mq{e}", str(x)
+    out: list[str] = []
+    first_unleft = "true" if not g.t.ordered_writes or x == 0 else f"{q}[{x - 1}].left"
+    j, m = g._tmp(), g._tmp()
+    fields = ["op", *g._FIELDS["mq"]]
+    save = " ".join(f"s_{f} = {q}[{i}].{f};" for f in fields)
+    shift = "; ".join(f"{q}[{m}].{f} = {q}[{m} - 1].{f}" for f in fields)
+    restore = " ".join(f"{q}[{j}].{f} = s_{f};" for f in fields if f not in ("left", "value"))
+    value = (f"{q}[{j}].value = words[{g._word(e, op.source)}];" if isinstance(op, McastSetValid)
+             else f"{q}[{j}].value = 0;")
+    body = [save, f"{j} = 0;", f"do :: {j} < {i} && {q}[{j}].left -> {j}++ :: else -> break od;",
+            f"{m} = {i};", f"do :: {m} > {j} -> {shift}; {m}-- :: else -> break od;",
+            restore, f"{q}[{j}].left = 1;", value]
+    out.append(f":: d_step {{ {i} < n{q} && {q}[{i}].op == {k} && !{q}[{i}].left && {first_unleft} -> "
+               + " ".join(body) + " }")
+    busy = " | ".join(f"{q}[{y}].rem" for y in range(x)) or "0"
+    for (kk, s), dest in sorted(g.mcast_dest.items()):
+        if kk != k:
+            continue
+        bit = 1 << s
+        guard = (f"{i} < n{q} && {q}[{i}].op == {k} && {q}[{i}].left && ({q}[{i}].rem & {bit}) != 0 "
+                 f"&& (({busy}) & {bit}) == 0")
+        body = []
+        if isinstance(op, McastSend):
+            br, cap = dest, g.caps[dest]
+            body.append(g._assert(
+                R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
+                where))
+            body += noc.source_reuse(g, br, f"pushed[{br}]", str(op.pages), "write", where)
+            body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
+        else:
+            val = g._tmp()
+            body.append(f"{val} = {q}[{i}].value;")
+            body += semaphores.remote_write(g, dest, val, where)
+        body.append(f"{q}[{i}].rem = {q}[{i}].rem & ~{bit};")
+        body.append(f"if :: {q}[{i}].rem == 0 -> " + " ".join(g._remove(q, i, g._FIELDS["mq"], size))
+                    + " :: else -> skip fi;")
+        out.append(f":: d_step {{ {guard} -> " + " ".join(body) + " }")
+    return out
+
+
+#: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., Any]] = {McastSend: send, McastSetValid: set_valid}
+
+#: The queue an issued op of each class waits in until it has landed everywhere (``mc``: multicasts).
+QUEUES: dict[type, str] = {McastSend: "mc", McastSetValid: "mc"}
+
+#: The leave and landing ``d_step``s of what each op class issues ``(gen, issue, queue entry, queue size, op id)``.
+LANDINGS: dict[type, Callable[..., list[str]]] = {McastSend: lands, McastSetValid: lands}

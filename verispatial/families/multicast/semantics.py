@@ -1,0 +1,149 @@
+"""Multicast in the reference interpreter: the handlers of McastSend and McastSetValid, a multicast leaving its source
+and landing at each destination (``mcast-slot``), and ``mcast-publish-early`` at a receiver's push.
+
+Each handler takes the interpreter, the state it changes, the engine index ``e``, its program counter ``pc``, the op
+and the list violations are appended to (docs/semantics.md, "Asynchronous NoC" and "Acknowledgement counts";
+dataflow_api.h noc_async_write_multicast, noc_semaphore_set_multicast). A multicast is issued by its engine step,
+*leaves* its source in a later transition (a McastSetValid reads its source word then) and *lands* at each
+destination separately (``LANDINGS``); a write barrier counts its acknowledgements: ``num_dests`` expected, one per
+destination it lands at (``State.wack``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.families.cb import semantics as cb
+from verispatial.families.noc import semantics as noc
+from verispatial.families.semaphores import semantics as semaphores
+from verispatial.ir import rules as R
+from verispatial.ir.ops import McastSend, McastSetValid, SemIncMcast, op_text
+from verispatial.ir.program import Program, walk
+from verispatial.petri.pending import MCAST, VALID
+from verispatial.petri.position import Violation
+
+if TYPE_CHECKING:
+    from verispatial.ir.core import Site
+    from verispatial.petri.interp import PC, Entry, Interp, State
+
+
+def destinations(program: Program, word_id: dict[tuple[int, Site], int]
+                 ) -> tuple[dict[tuple[int, int], tuple[int, ...]], dict[tuple[int, int], tuple[int, ...]]]:
+    """Where each multicast lands: (source buffer, group) -> the destination buffer ids, and (semaphore, group) ->
+    the destination word ids (``word_id``: the interpreter's dense word numbering). A multicast lands in the buffer of
+    the same cb index at each destination, in the sender buffer's phase (cb indices are reused across phases)."""
+    bufs: dict[tuple[int, int], tuple[int, ...]] = {}
+    words: dict[tuple[int, int], tuple[int, ...]] = {}
+    phases = program.phase_of_section()
+    by_site_cb = {(b.site, phases[b.section], b.cb): b.id for b in program.buffers}
+    for ep in program.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, McastSend):
+                src = program.buffers[op.buf]
+                dests = program.groups[op.group].destinations()
+                bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, phases[src.section], src.cb)] for d in dests)
+            elif isinstance(op, (McastSetValid, SemIncMcast)):
+                dests = program.groups[op.group].destinations()
+                words[(op.sem, op.group)] = tuple(word_id[(op.sem, d)] for d in dests)
+    return bufs, words
+
+
+def publish_early(it: Interp, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
+    """``mcast-publish-early``: a receiver's ``push(b, n)`` of a multicast destination ``b`` while fewer than
+    ``pushed + n`` pages have landed in ``b`` by multicast in all (counted cumulatively, whichever slots)."""
+    if b in it.mcast_dests and s.landed[b] < s.pushed[b] + n:
+        it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
+              f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
+              f"only {s.landed[b]} in b{b}")
+
+
+def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violation]) -> None:
+    """noc_async_write_multicast of ``pages`` pages of ``op.buf``: from the front (a forwarder: the waited window,
+    ``cb-read-unwaited``) or from the back (the reserved window, ``cb-write-unreserved``). Its pages stay its source
+    until it leaves; the write barrier expects ``num_dests`` acknowledgements."""
+    path, iters = pc
+    b = op.buf
+    noc.read_publish(it, s, e, pc, b, op_text(op), out)
+    if op.front:
+        cb.role(it, s, e, pc, b, False, out)
+        if s.popped[b] + op.pages > s.wait_end[b]:
+            it._v(out, R.CB_READ_UNWAITED, e, pc,
+                  f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
+                  f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+        first = s.popped[b]
+    else:
+        cb.role(it, s, e, pc, b, True, out)
+        if s.pushed[b] + op.pages > s.rsv_end[b]:
+            it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
+                  f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
+                  f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
+        first = s.pushed[b]
+    src = (it.root[b], it._page_slots(b, first, op.pages), b)
+    entry: Entry = (MCAST, path, iters, b, op.pages, first % it.caps[b], False, it._mcast_bufs[(b, op.group)], src,
+                    op.front)
+    s.pending[e] = (*s.pending[e], entry)
+    s.mc_mask[e] |= 1 << b
+    s.wb[e] = True
+    s.wack[e] += op.num_dests - len(entry[7])
+
+
+def set_valid(it: Interp, s: State, e: int, pc: PC, op: McastSetValid, out: list[Violation]) -> None:
+    """noc_semaphore_set_multicast of the engine's word of ``op.source`` onto ``op.sem`` at every destination;
+    ``async-flag-overtake`` on a target whose writes are not ordered when a data multicast issued before it may not
+    have left (no Flush or WriteBarrier between them: tt-metal #12678)."""
+    path, iters = pc
+    if not it.ordered and s.mc_mask[e]:
+        bufs = ", ".join(f"b{b}" for b in range(len(it.caps)) if s.mc_mask[e] >> b & 1)
+        it._v(out, R.ASYNC_FLAG_OVERTAKE, e, pc,
+              f"mcast_set_valid(sem{op.sem}, g{op.group}) may overtake the mcast_send of {bufs}: no "
+              f"flush/write_barrier between them and {it.program.target.name} does not order writes")
+    entry: Entry = (VALID, path, iters, it._word(e, op.source), None, op.sem, False,
+                    it._valid_words[(op.sem, op.group)])
+    s.pending[e] = (*s.pending[e], entry)
+    s.wb[e] = True
+    s.wack[e] += op.num_dests - len(entry[7])
+
+
+def leave(it: Interp, s: State, e: int, i: int) -> None:
+    """The multicast at slot ``i`` of engine ``e``'s in-flight list leaves its source (a flag reads its source word
+    now). The multicasts that left come first, in leave order: it moves before every one not yet left."""
+    pend = s.pending[e]
+    en = pend[i]
+    value = s.words[en[3]] if en[0] == VALID else en[4]
+    j = next(j for j, x in enumerate(pend) if x[0] >= MCAST and not x[6])
+    rest = pend[:i] + pend[i + 1 :]
+    s.pending[e] = (*rest[:j], (*en[:4], value, en[5], True, *en[7:]), *rest[j:])
+
+
+def data_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A data multicast lands in buffer ``dest``: ``mcast-slot`` when the receiver's write pointer is not the
+    sender's slot or it has fewer free pages than the multicast carries; the bytes change now (``alias-clobber``,
+    ``async-source-reuse``)."""
+    issue_pc: PC = (en[1], en[2])
+    br, pages, ps = dest, en[4], en[5]
+    cap = it.caps[br]
+    wp = s.pushed[br] % cap
+    free = cap - (s.pushed[br] - s.popped[br])
+    if ps != wp or free < pages:
+        why = (f"at write offset {ps} but b{br}'s write offset is {wp}" if ps != wp
+               else f"but b{br} has only {free} free pages")
+        it._v(out, R.MCAST_SLOT, e, issue_pc,
+              f"mcast_send of {pages} pages lands in b{br} at {it.program.buffers[br].site} {why}")
+    what = f"{op_text(it._ops[e][en[1]])} lands in"
+    slots = it._page_slots(br, s.pushed[br], pages)
+    it._alias_write(s, e, issue_pc, br, slots, what, out)
+    noc.source_reuse(it, s, e, issue_pc, br, slots, what, out)
+    s.landed[br] += pages
+
+
+def flag_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A flag multicast lands on word ``dest`` with the value it read when it left (a remote write:
+    ``semaphores.remote_write``)."""
+    semaphores.remote_write(it, s, dest, en[4], e, (en[1], en[2]), out)
+
+
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., Any]] = {McastSend: send, McastSetValid: set_valid}
+
+#: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
+LANDINGS: dict[type, Callable[..., Any]] = {McastSend: data_lands, McastSetValid: flag_lands}

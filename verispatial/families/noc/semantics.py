@@ -1,0 +1,257 @@
+"""The asynchronous NoC in the reference interpreter: the handlers of ReadTiles, WriteTiles, ReadBarrier,
+WriteBarrier, Flush and AtomicBarrier (issue, barrier and landing), and the NoC rules other families' handlers share:
+``async-read-publish`` (``read_publish``), ``async-source-reuse`` (``source_reuse``, ``word_reuse``) and
+``async-pending-at-end`` (``pending_at_end``).
+
+Each handler takes the interpreter, the state it changes, the engine index ``e``, its program counter ``pc``, the op
+and the list violations are appended to (docs/semantics.md, "Asynchronous NoC" and "Sources of asynchronous
+writes"; dataflow_api.h noc_async_read, noc_async_write, noc_async_read_barrier, noc_async_write_barrier,
+noc_async_writes_flushed, noc_async_atomic_barrier). A read or write is issued by its engine step and lands later
+(``LANDINGS``); the in-flight entries are ``petri/pending.py``'s. A barrier's step is enabled only once what it
+waits for is done (``ENABLED``, ``Interp.can_step``), so its handler only clears what the engine has outstanding. The tensor
+rules a read or write applies are the tensors family's (``families/tensors/semantics.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.families.cb import semantics as cb
+from verispatial.families.cb.shared_semantics import shared_read
+from verispatial.families.tensors import semantics as tensors
+from verispatial.ir import rules as R
+from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles, op_text
+from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
+from verispatial.petri.position import Violation, iteration_text, path_text
+
+if TYPE_CHECKING:
+    from verispatial.petri.interp import PC, Entry, Interp, State
+
+
+# ---------------------------------------------------------------------- rules other families' handlers share
+
+
+def read_publish(it: Interp, s: State, e: int, pc: PC, b: int, what: str, out: list[Violation]) -> None:
+    """``async-read-publish``: ``what`` (a Push or a multicast of ``b``) publishes pages of ``b`` while a read into
+    ``b`` by this engine may not have landed (no ReadBarrier since: data is in L1 only after noc_async_read_barrier,
+    dataflow_api.h). Decided per buffer, not per page."""
+    if s.rb_mask[e] >> b & 1:
+        it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
+              f"{what} publishes pages read into b{b} by read_tiles with no read_barrier since")
+
+
+def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
+                 out: list[Violation], *, pop: bool = False, ring: bool = False) -> None:
+    """``async-source-reuse`` on pages: ``slots`` of ``b`` (its root's bytes) are freed (``pop``: only the
+    sources of reads from the front of ``b`` itself, the popping engine's own), re-reserved (``ring``: sources
+    read from ``b`` itself — a reserve is an operation of ``b``'s ring) or rewritten (any buffer sharing the
+    bytes) while they are the source of a write or multicast of any engine that has not left it
+    (dataflow_api.h: noc_async_writes_flushed waits until the writes departed; the source may be reused only
+    then)."""
+    if not slots:
+        return
+    root, want = it.root[b], set(slots)
+    for e2 in range(it.n):
+        for en in s.pending[e2]:
+            if en[0] == WRITE:
+                src, front = en[3], True
+            elif en[0] == MCAST and not en[6]:
+                src, front = en[8], en[9]
+            else:
+                continue
+            if (pop and not (front and src[2] == b)) or (ring and src[2] != b) or src[0] != root \
+                    or not want & set(src[1]):
+                continue
+            page = min(want & set(src[1]))
+            issued = op_text(it._ops[e2][en[1]])
+            it._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
+                  f"{what} page {page} of b{b}, the source of {it.keys[e2]}'s {issued} at {path_text(en[1])} "
+                  f"{iteration_text(it.pos(e2, (en[1], en[2])).iteration)}".rstrip()
+                  + ", which has not left it (no flush/write_barrier since)")
+            return
+
+
+def word_reuse(it: Interp, s: State, e: int, pc: PC, w: int, what: str, out: list[Violation]) -> None:
+    """``async-source-reuse`` on a semaphore word: ``w`` changes while a flag multicast reading it (its
+    ``source``) has not left (the value is read when the write departs, reference §1.2)."""
+    for e2 in range(it.n):
+        for en in s.pending[e2]:
+            if en[0] == VALID and not en[6] and en[3] == w:
+                issued = op_text(it._ops[e2][en[1]])
+                it._v(out, R.ASYNC_SOURCE_REUSE, e, pc,
+                      f"{what} sem{it.word_sem[w]}@{it.word_site[w]}, the source word of {it.keys[e2]}'s "
+                      f"{issued} at {path_text(en[1])}, which has not left (no flush/write_barrier since)")
+                return
+
+
+def pending_at_end(it: Interp, s: State, e: int, out: list[Violation]) -> None:
+    """``async-pending-at-end``: engine ``e`` finishes with reads, writes/multicasts or atomics no final barrier of
+    their kind covers (the watcher reports pending NoC transactions: tt-metal PR #55119)."""
+    left = []
+    if s.rb_mask[e]:
+        bufs = ", ".join(f"b{b}" for b in range(len(it.caps)) if s.rb_mask[e] >> b & 1)
+        left.append(f"read_tiles into {bufs} with no read_barrier after")
+    if s.wb[e]:
+        left.append("writes/multicasts with no write_barrier after")
+    if s.ab[e]:
+        left.append("sem_inc with no atomic_barrier after")
+    if left:
+        it._v(out, R.ASYNC_PENDING_AT_END, e, None, "ends with outstanding NoC transactions: " + "; ".join(left))
+
+
+# ---------------------------------------------------------------------- engine steps
+
+
+def read_tiles(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[Violation]) -> None:
+    """noc_async_read into the reserved back of ``op.into`` (``cb-write-unreserved``: ``cb.fill``), issued now and
+    landing later; the tensor rules of the read (``tensors.read_issued``)."""
+    path, iters = pc
+    cb.index_window(it, s, e, pc, op, out)
+    cb.role(it, s, e, pc, op.into, True, out)
+    slots = cb.fill(it, s, e, pc, op.into, op.tiles, op, out)
+    state_tiles = tensors.read_issued(it, s, e, pc, op, out)
+    s.pending[e] = (*s.pending[e], (READ, path, iters, state_tiles, op.into, slots))
+    s.rb_mask[e] |= 1 << op.into
+
+
+def write_tiles(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list[Violation]) -> None:
+    """noc_async_write of tiles read from the front of ``op.src``, which must lie in the waited window
+    (``cb-read-unwaited``; a sharing waiter's in its own, ``shared_read``): its source pages stay in use until it
+    leaves (``source_reuse``); the tensor rules of the write (``tensors.write_issued``)."""
+    path, iters = pc
+    cb.index_window(it, s, e, pc, op, out)
+    b, pt = op.src, it.page_tiles[op.src]
+    share = it.share_id.get((e, b))
+    if share is not None:
+        shared_read(it, s, e, pc, op, b, s.share_drain[share], op.tiles, out)
+        src = (it.root[b], it._tile_slots(b, s.share_drain[share], op.tiles), b)
+        s.share_drain[share] += op.tiles
+    else:
+        cb.role(it, s, e, pc, b, False, out)
+        room = (s.wait_end[b] - s.popped[b]) * pt
+        if s.drain[b] + op.tiles > room:
+            it._v(out, R.CB_READ_UNWAITED, e, pc,
+                  f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
+                  f"b{b}, but its waited window holds {max(room, 0)} tiles")
+        src = (it.root[b], it._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
+        s.drain[b] += op.tiles
+    tensors.write_issued(it, s, e, pc, op, out)
+    s.pending[e] = (*s.pending[e], (WRITE, path, iters, src))
+    s.wb[e] = True
+
+
+def read_barrier(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier, out: list[Violation]) -> None:
+    """noc_async_read_barrier: every read of the engine has landed (the step waits for it)."""
+    s.rb_mask[e] = 0
+
+
+def write_barrier(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier, out: list[Violation]) -> None:
+    """noc_async_write_barrier: every write and multicast of the engine has landed (the step waits for its
+    acknowledgements), so its writes' tiles are complete (``tensors.writes_complete``)."""
+    s.wb[e] = False
+    s.mc_mask[e] = 0
+    tensors.writes_complete(it, s, e)
+
+
+def flush(it: Interp, s: State, e: int, pc: PC, op: Flush, out: list[Violation]) -> None:
+    """noc_async_writes_flushed: every write and multicast of the engine has left its source."""
+    s.mc_mask[e] = 0
+
+
+def atomic_barrier(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier, out: list[Violation]) -> None:
+    """noc_async_atomic_barrier: every atomic increment of the engine has landed."""
+    s.ab[e] = False
+
+
+# ---------------------------------------------------------------------- when a barrier may pass
+
+
+def write_acks_due(s: State, e: int) -> int:
+    """The write acknowledgements engine ``e``'s in-flight ops have yet to return: one per unicast write, one per
+    destination a multicast has not landed at yet."""
+    return sum(1 if en[0] == WRITE else len(en[7]) for en in s.pending[e] if en[0] in (WRITE, MCAST, VALID))
+
+
+def read_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier) -> bool:
+    """Every read of the engine landed."""
+    return not any(en[0] == READ for en in s.pending[e])
+
+
+def write_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier) -> bool:
+    """Every write and multicast of the engine landed everywhere; with a miscounted multicast (``State.wack``), the
+    acknowledgements received equal those expected (docs/semantics.md, "Acknowledgement counts")."""
+    if s.wack[e]:
+        return write_acks_due(s, e) + s.wack[e] == 0
+    return not any(en[0] in (WRITE, MCAST, VALID) for en in s.pending[e])
+
+
+def flush_passes(it: Interp, s: State, e: int, pc: PC, op: Flush) -> bool:
+    """Every write and multicast of the engine left its source."""
+    return all(en[6] if en[0] >= MCAST else en[0] != WRITE for en in s.pending[e])
+
+
+def atomic_barrier_passes(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier) -> bool:
+    """Every increment of the engine landed, and no acknowledgement is expected beyond them (``State.aack``)."""
+    return sum(1 for en in s.pending[e] if en[0] == INC) + s.aack[e] == 0
+
+
+def barrier_blocked(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier | WriteBarrier | AtomicBarrier) -> str:
+    """What a blocked barrier waits for: its outstanding operations, or the acknowledgements a miscounted multicast
+    leaves it expecting."""
+    what, ks = _BARRIER_KINDS[type(op)]
+    k = sum(1 for en in s.pending[e] if en[0] in ks)
+    off = s.wack[e] if isinstance(op, WriteBarrier) else s.aack[e] if isinstance(op, AtomicBarrier) else 0
+    if off:
+        due = write_acks_due(s, e) if isinstance(op, WriteBarrier) else k
+        why = (f"its multicasts' num_dests state {abs(off)} destination(s) "
+               f"{'more' if off > 0 else 'fewer'} than their groups hold, and the acked counter must equal "
+               "the expected count exactly")
+        if due + off > 0:
+            return f"expects {due + off} acknowledgement(s) but only {due} can come ({why})"
+        return f"has {-(due + off)} acknowledgement(s) more than it expects ({why})"
+    return f"waits for {k} outstanding {what}"
+
+
+#: What each barrier waits for: its words and the in-flight kinds it counts.
+_BARRIER_KINDS: dict[type, tuple[str, tuple[int, ...]]] = {
+    ReadBarrier: ("read(s)", (READ,)), WriteBarrier: ("write(s)/multicast(s)", (WRITE, MCAST, VALID)),
+    AtomicBarrier: ("sem_inc(s)", (INC,))}
+
+
+def flush_blocked(it: Interp, s: State, e: int, pc: PC, op: Flush) -> str:
+    k = sum(1 for en in s.pending[e] if (en[0] >= MCAST and not en[6]) or en[0] == WRITE)
+    return f"waits for {k} write(s)/multicast(s) to leave the source"
+
+
+# ---------------------------------------------------------------------- landings
+
+
+def read_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A read lands in its pages of ``into``: the tensor rule of its state tiles (``tensors.read_lands``); the bytes
+    change now, so an alias's unconsumed page or an outstanding source is clobbered now."""
+    issue_pc: PC = (en[1], en[2])
+    tensors.read_lands(it, s, e, en, out)
+    what = f"{op_text(it._ops[e][en[1]])} lands in"
+    it._alias_write(s, e, issue_pc, en[4], en[5], what, out)
+    source_reuse(it, s, e, issue_pc, en[4], en[5], what, out)
+
+
+def write_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A unicast write leaves its source and lands in one transition (``petri/pending.py``): nothing to check; its
+    tiles count as written at the engine's WriteBarrier."""
+
+
+#: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
+HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
+                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier}
+
+#: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
+ENABLED: dict[type, Callable[..., bool]] = {ReadBarrier: read_barrier_passes, WriteBarrier: write_barrier_passes,
+                                            Flush: flush_passes, AtomicBarrier: atomic_barrier_passes}
+
+#: What blocks a step of each blocking op class, with the counts (``Interp.block_detail``).
+BLOCKED: dict[type, Callable[..., str]] = {ReadBarrier: barrier_blocked, WriteBarrier: barrier_blocked,
+                                           AtomicBarrier: barrier_blocked, Flush: flush_blocked}
+
+#: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
+LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands}
