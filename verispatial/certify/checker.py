@@ -45,6 +45,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.ir import acks, obligation
@@ -480,7 +481,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
-        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
+        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted) + check_shard_overrun(a, rlimit),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from verispatial.families.cb import shard_semantics as shards
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
@@ -98,7 +99,8 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
         it._v(out, R.CB_PUSH_UNCOVERED, e, pc,
               f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
               f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-    if b in it.data_bufs and b not in it.mcast_dests and s.fill[b] < n * pt:
+    # A read shard's pages are its tensor's bytes as they are: its push publishes them unfilled (shard_semantics).
+    if b in it.data_bufs and b not in it.mcast_dests and b not in it.read_shards and s.fill[b] < n * pt:
         it._v(out, R.CB_PUSH_UNFILLED, e, pc,
               f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
               f"since they were reserved")
@@ -113,6 +115,17 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
         it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
               f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
               f"only {s.landed[b]} in b{b}")
+    if b in it.shard_bufs:
+        on = it.shard_pages[b]
+        if s.pushed[b] + n > on:
+            first = max(on, s.pushed[b])
+            where = (f"ring slot {first % cap} again, bytes of tensor {it.shard_bufs[b].shard.tensor} already published"  # type: ignore[union-attr]
+                     if first >= cap else f"past the {on} pages of its shard of {it.shard_bufs[b].shard.tensor}, L1 "  # type: ignore[union-attr]
+                     "that is not the tensor's (the buffer is larger than its shard)")
+            it._v(out, R.CB_SHARD_OVERRUN, e, pc,
+                  f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) of sharded b{b}: page {first} is "
+                  f"{where}", BufferRef(b))
+        shards.push(it, s, e, pc, b, n, out)
     it._alias_clobber(s, e, pc, b, n, out)
     s.pushed[b] += n
     s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])
