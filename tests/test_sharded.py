@@ -9,18 +9,21 @@ not say by name; Promela, compose and mutation know the field."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import attrs
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 
 from verispatial.certify.memory import check_memory
 from verispatial.certify.report import Report, Verdict
 from verispatial.driver.run import certify
 from verispatial.driver.shared import canonical
-from verispatial.errors import ComposeRefused
+from verispatial.errors import ComposeRefused, ParseError
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,
@@ -442,6 +445,81 @@ def test_every_shard_mutant_of_the_vendor_form_is_killed() -> None:
     assert all(o.killed for o in outcomes), [(o.mutant.what, o.status, o.detail) for o in outcomes if not o.killed]
     assert {o.detail.split("/")[1].split(":")[0] for o in outcomes if o.status == "refuted"} == {
         R.CB_PUSH_UNFILLED, R.CB_SHARD_OVERRUN, R.OUTPUT_UNWRITTEN}
+
+
+# --------------------------------------------------------------------------------------------- the tt-metal host
+
+
+DATA = ROOT / "tests" / "data" / "ttmetal" / "sharded"
+
+
+def _host(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """``tests/data/ttmetal/sharded/host.yaml`` changed by ``edit``, its kernel root made absolute."""
+    d = yaml.safe_load((DATA / "host.yaml").read_text())
+    d["kernel_root"] = str(DATA.resolve())
+    edit(d)
+    out = tmp_path / "host.yaml"
+    out.write_text(yaml.safe_dump(d))
+    return out
+
+
+def test_a_globally_allocated_host_buffer_sits_on_its_tensors_shard() -> None:
+    """``globally_allocated: TENSOR`` (``set_globally_allocated_address(*tensor.buffer())``) with the tensor's shard
+    spec: each core's buffer holds that core's shard, at the tensor's one address; the copy proves."""
+    pytest.importorskip("tree_sitter_cpp")
+    from verispatial.frontends.ttmetal import import_host
+
+    p = import_host(DATA / "host.yaml")
+    assert [(b.site, b.shard) for b in p.buffers] == [
+        (S0, Shard("src", 0, 0, 0, 4)), (S0, Shard("dst", 0, 0, 0, 4)),
+        (S1, Shard("src", 4, 0, 0, 4)), (S1, Shard("dst", 4, 0, 0, 4))]
+    at = {m.buf: m.offset for m in p.memory}
+    assert at[0] == at[2] != at[1] == at[3]
+    assert certify(p, cache=False).exit_code == 0
+
+
+@pytest.mark.parametrize(("edit", "field", "rule"), [
+    (lambda d: d["buffers"][0].update(globally_allocated=True), "buffers[0].globally_allocated",
+     "names the sharded tensor whose buffer it sits on"),
+    (lambda d: d["tensors"][0].pop("shard"), "buffers[0].globally_allocated", "got 'src' (sharded tensors: dst)"),
+    (lambda d: (d["tensors"][0].update(shape=[32, 128]), d["tensors"][0]["shard"].update(cores="0,0")),
+     "buffers[0].globally_allocated", "tensor 'src' has no shard on core (1,0)"),
+    (lambda d: d["tensors"][0]["shard"].update(shape=[48, 128]), "tensors[0].shard.shape", "a shard is whole tiles"),
+    (lambda d: d["tensors"][0].update(shape=[96, 128]), "tensors[0].shard", "height sharding takes whole rows"),
+    (lambda d: d["tensors"][0]["shard"].update(layout="block"), "tensors[0].shard", "block sharding puts the 2x1"),
+])
+def test_bad_sharded_host_files_name_the_field(tmp_path: Path, edit: Callable[[dict[str, Any]], None], field: str,
+                                               rule: str) -> None:
+    from verispatial.frontends.ttmetal import import_host
+
+    with pytest.raises(ParseError) as e:
+        import_host(_host(tmp_path, edit))
+    assert e.value.field == field
+    assert rule in e.value.rule
+
+
+def test_the_vendor_host_reads_what_the_transcription_says() -> None:
+    """``examples/ttmetal/eltwise_binary_sharded/host.yaml`` through the front end, reading the wheel's kernels under
+    ``IN0_SHARDED``/``IN1_SHARDED``/``OUT_SHARDED``: the ops, their lines, the buffers and shards and the memory map
+    of ``examples/vendor/eltwise_binary_sharded.json``."""
+    import os
+
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    pytest.importorskip("tree_sitter_cpp")
+    if os.environ.get("VERISPATIAL_TTNN") is None and wheel_root(download=False) is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
+    from verispatial.frontends.ttmetal import import_host
+
+    got = import_host(ROOT / "examples" / "ttmetal" / "eltwise_binary_sharded" / "host.yaml")
+    mine = VENDOR.eltwise_binary_sharded()
+    key = {e.key: e for e in mine.programs}
+    for e in got.programs:
+        assert e.ops == key[e.key].ops, e.key
+        assert [(q, loc.line) for q, loc in e.sources] == [(q, loc.line) for q, loc in key[e.key].sources], e.key
+    assert [attrs.evolve(b, name="") for b in got.buffers] == [attrs.evolve(b, name="") for b in mine.buffers]
+    assert got.memory == mine.memory
+    assert certify(got, cache=False).exit_code == 0
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), database=None)

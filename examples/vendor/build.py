@@ -275,9 +275,9 @@ def eltwise_binary_sharded(name: str = "eltwise_binary_sharded", cores: int = 2,
     for i in range(cores):
         site = Site(i, 0)
         c0, c1, c2 = 3 * i, 3 * i + 1, 3 * i + 2
-        out = Shard("out", width * i, width, cols, 0 if out_rows == 2 else width)
-        buffers += [Buffer(c0, "c_0", site, 0, 1, n, "bf16", shard=Shard("a", width * i, width, cols)),
-                    Buffer(c1, "c_1", site, 1, 1, n, "bf16", shard=Shard("b", width * i, width, cols)),
+        out = Shard("out", width * i, width, cols, n if out_rows == 2 else width)
+        buffers += [Buffer(c0, "c_0", site, 0, 1, n, "bf16", shard=Shard("a", width * i, width, cols, n)),
+                    Buffer(c1, "c_1", site, 1, 1, n, "bf16", shard=Shard("b", width * i, width, cols, n)),
                     Buffer(c2, "c_2", site, 2, 1, n, "bf16", shard=out)]
         programs.append(engine(
             site, Engine.READER,
