@@ -42,6 +42,11 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   too (two consumers, #55996).
 - A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile);
   broken, the fill is sometimes one tile short of the push or comes before the reserve.
+- About 1 buffer in 6 sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an input (the producer
+  only reserves and pushes: each push publishes the tensor's tiles) or a write shard compute packs into (an output,
+  or a state where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
+  trips' max, the shard a run of tiles or rows of them; broken, the shard is sometimes one push short of the ring
+  (``cb-shard-overrun``) or an output written only for the largest trips.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
