@@ -198,6 +198,7 @@ def _refusals() -> list[tuple[str, Program, str]]:
          "reach tile 2 of tensor 'a', past its 2 tiles"),
         ("rows", attrs.evolve(base, buffers=(attrs.evolve(base.buffers[0], shard=Shard("a", 0, 2, 1)), base.buffers[1])),
          "the shard's rows overlap"),
+        ("state", copy_through(in_role=Role.STATE), "a shard of a state is not said yet"),
         ("space", attrs.evolve(base, buffers=(attrs.evolve(base.buffers[0], space=Space.ACC), base.buffers[1])),
          "a sharded buffer lives in local memory"),
         ("input written", copy_through(in_role=Role.INPUT, out_role=Role.INPUT),
@@ -334,24 +335,25 @@ def _activation_written(wait: bool) -> Program:
                             programs=(c, w, r, w1)))
 
 
-def _state_read(wait: bool) -> Program:
-    """State ``s``: S0's reader publishes tiles 0-1 through a read shard, compute takes them and signals S1, whose
-    writer then rewrites them from a buffer of its own (an in-place update), or rewrites them at once (the race)."""
-    s, a = Tensor("s", (32, 64), "bf16", Role.STATE), Tensor("a", (32, 64), "bf16", Role.INPUT)
-    bufs = (Buffer(0, "ss", S0, 0, 1, 2, "bf16", shard=Shard("s")), Buffer(1, "w", S1, 0, 1, 2, "bf16"))
-    r0 = EngineProgram(S0, Engine.READER, (Reserve(0, 2), Push(0, 2)))
-    c0 = EngineProgram(S0, Engine.COMPUTE, (Wait(0, 2), AcquireAcc(2, "bf16"), Compute("copy", 2, (Operand(0, 2),)),
-                                            ReleaseAcc(), Pop(0, 2), SemInc(0, S1, 1), AtomicBarrier()))
-    r1 = EngineProgram(S1, Engine.READER, (Reserve(1, 2), ReadTiles("a", Addr(0), 2, 1), ReadBarrier(), Push(1, 2)))
-    w1 = EngineProgram(S1, Engine.WRITER, ((SemWait(0, WaitCond.EQ, 1), SemSet(0, 0)) if wait else ())
-                       + (Wait(1, 2), WriteTiles(1, "s", Addr(0), 2), WriteBarrier(), Pop(1, 2)))
-    return laid_out(Program("state_read", WORMHOLE, tensors=(s, a), buffers=bufs,
-                            semaphores=(Semaphore(0, "read", (S1,), 0, host_init=not wait),),
-                            programs=(r0, c0, r1, w1)))
+def _written_twice(wait: bool) -> Program:
+    """Output ``o``: S1's writer writes its tile 0 (a WriteTiles, barriered) and signals S0, whose compute then packs
+    tiles 0-1 into its write shard of ``o`` — or packs at once, while S1's write may be incomplete (the race: a shard's
+    write runs from its pack to its push)."""
+    o, a = Tensor("o", (32, 64), "bf16", Role.OUTPUT), Tensor("a", (32, 64), "bf16", Role.INPUT)
+    bufs = (Buffer(0, "os", S0, 0, 1, 2, "bf16", shard=Shard("o")), Buffer(1, "w", S1, 0, 1, 1, "bf16"))
+    c0 = EngineProgram(S0, Engine.COMPUTE, ((SemWait(0, WaitCond.EQ, 1), SemSet(0, 0)) if wait else ()) + (
+        Reserve(0, 2), AcquireAcc(2, "bf16"), Compute("fill", 2), PackAcc(0, 2), ReleaseAcc(), Push(0, 2)))
+    w0 = EngineProgram(S0, Engine.WRITER, (Wait(0, 2), Pop(0, 2)))
+    r1 = EngineProgram(S1, Engine.READER, (Reserve(1, 1), ReadTiles("a", Addr(0), 1, 1), ReadBarrier(), Push(1, 1)))
+    w1 = EngineProgram(S1, Engine.WRITER, (Wait(1, 1), WriteTiles(1, "o", Addr(0), 1), WriteBarrier(), Pop(1, 1),
+                                           SemInc(0, S0, 1), AtomicBarrier()))
+    return laid_out(Program("written_twice", WORMHOLE, tensors=(o, a), buffers=bufs,
+                            semaphores=(Semaphore(0, "done", (S0,), 0, host_init=not wait),),
+                            programs=(c0, w0, r1, w1)))
 
 
 CASES = {"activation read by a shard": _activation_read, "activation written by a shard": _activation_written,
-         "state read by a shard": _state_read}
+         "a tile written by a shard and by a WriteTiles": _written_twice}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -361,12 +363,28 @@ def test_shard_accesses_prove_when_ordered_and_race_when_not(case: str) -> None:
     assert explore(ok).verdict == "ok"
     r = certify(race, cache=False)
     bad = not_proved(r)
-    hb = [n for n in bad if n.startswith(("hb-activation", "hb-state"))]
+    hb = [n for n in bad if n.startswith(("hb-activation", "hb-write-write"))]
     assert hb, bad
     assert all(bad[n] == "refuted" for n in hb), bad
     got = replayed(r, hb[0])
     assert got["violation"]["rule"] == R.TENSOR_RACE
     assert R.TENSOR_RACE in explore(race).rules()
+
+
+def test_a_shards_write_runs_from_its_pack_to_its_push() -> None:
+    """A WriteTiles of a tile issued between compute's pack into its shard's page and the push races the shard's write
+    (the pack began it), and so does the pack of a tile whose WriteTiles is still incomplete."""
+    p = _written_twice(True)
+    c0 = (Reserve(0, 2), AcquireAcc(2, "bf16"), Compute("fill", 2), PackAcc(0, 2), ReleaseAcc(),
+          SemWait(0, WaitCond.EQ, 1), SemSet(0, 0), Push(0, 2))  # packed, then waits for S1's write before its push
+    held = attrs.evolve(p, programs=(attrs.evolve(p.programs[0], ops=c0), *p.programs[1:]))
+    got = [v for v in explore(held).violations if v.violation.rule == R.TENSOR_RACE]
+    # in either order: the WriteTiles issued while the pack's write is incomplete, or the pack while the WriteTiles is
+    assert {(v.violation.position.engine, v.violation.position.path) for v in got} == {("(1,0).writer", (1,)),
+                                                                                       ("(0,0).compute", (3,))}
+    r = certify(held, cache=False)
+    assert not_proved(r) == {"hb-write-write:o:(1,0).writer[1]~(0,0).compute[7]": "refuted"}
+    replayed(r, "hb-write-write:o:(1,0).writer[1]~(0,0).compute[7]")
 
 
 def _output_in_trip_loop(role: Role) -> Program:
@@ -379,15 +397,15 @@ def _output_in_trip_loop(role: Role) -> Program:
                             buffers=(Buffer(0, "c_2", S0, 2, 1, 3, "bf16", shard=Shard("o")),), programs=(c, w)))
 
 
-def test_a_shard_written_for_a_runtime_count_covers_a_state_not_an_output() -> None:
-    assert certify(_output_in_trip_loop(Role.STATE), cache=False).exit_code == 0
+def test_a_shard_written_for_a_runtime_count_covers_an_activation_not_an_output() -> None:
+    assert certify(_output_in_trip_loop(Role.ACTIVATION), cache=False).exit_code == 0
     r = certify(_output_in_trip_loop(Role.OUTPUT), cache=False)
     assert not_proved(r) == {"output-unwritten:o": "refuted"}
     x = next(x for x in r.results if x.name == "output-unwritten:o")
     assert x.counterexample is not None
     assert x.counterexample["trips"]["t"] < 3
-    small = attrs.evolve(_output_in_trip_loop(Role.STATE),
-                         buffers=(attrs.evolve(_output_in_trip_loop(Role.STATE).buffers[0], shard=Shard("o", tiles=2)),))
+    small = attrs.evolve(_output_in_trip_loop(Role.ACTIVATION), buffers=(
+        attrs.evolve(_output_in_trip_loop(Role.ACTIVATION).buffers[0], shard=Shard("o", tiles=2)),))
     r = certify(small, cache=False)
     assert not_proved(r) == {"cb-shard-overrun:b0": "refuted"}
     assert next(x for x in r.results if x.name == "cb-shard-overrun:b0").counterexample["trips"] == {"t": 3}

@@ -46,6 +46,7 @@ from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shard_encoding import check_shard_overrun
+from verispatial.families.cb.shard_ordering import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.ir import acks, obligation
@@ -309,7 +310,7 @@ def understated_counts(program: Program) -> list[str]:
 
 #: Rules decided from one engine's own op order and counters, which no landing and no barrier changes.
 _LOCAL_RULES = frozenset({R.CB_CAPACITY, R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER, R.CB_PUSH_UNCOVERED,
-                          R.CB_POP_UNCOVERED, R.CB_WRITE_UNRESERVED, R.CB_READ_UNWAITED, R.CB_STRADDLE,
+                          R.CB_POP_UNCOVERED, R.CB_WRITE_UNRESERVED, R.CB_READ_UNWAITED, R.CB_STRADDLE, R.CB_SHARD_OVERRUN,
                           R.ASYNC_READ_PUBLISH, R.ASYNC_FLAG_OVERTAKE})
 
 
@@ -486,7 +487,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
-        "happens-before": lambda: check_ordering(a, trusted, rlimit),
+        "happens-before": lambda: check_ordering(a, trusted, rlimit) + check_shard_orderings(a, trusted, rlimit),
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }
     return [_confirm(a, r) for r in runs[label]()]

@@ -37,7 +37,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
-from verispatial.families.cb.shard_encoding import WriteCover, shard_orderings, shard_sides
+from verispatial.families.cb.shard_encoding import WriteCover, shard_sides
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
 from verispatial.ir.core import Role
@@ -259,8 +259,8 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
     p = a.program
     out: list[Result] = []
     leaves = [lf for v in a.views.values() for lf in v.leaves]
-    # Sharded buffers are accesses of their tensors too (their pushes read or write its tiles): the circular-buffer
-    # family's encoding decides the pairs that involve one, and their write shards count among the writes here.
+    # Sharded buffers are accesses of their tensors too (their pushes read or write its tiles): their write shards count
+    # among the writes here, and the pairs that involve one are decided beside this (families/cb/shard_ordering.py).
     shards = shard_sides(a)
     for t in p.tensors:
         reads = [lf for lf in leaves if isinstance(lf.op, ReadTiles) and lf.op.tensor == t.name]
@@ -274,8 +274,6 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
         elif t.role == Role.STATE:
             out.extend(_state(a, trusted, t.name, reads, writes, rlimit))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))
-        if sides[0] or sides[1]:
-            out.extend(shard_orderings(a, trusted, t.name, reads, writes, sides, rlimit))
     out.extend(_rendezvous(a, trusted, rlimit))
     return out
 

@@ -14,9 +14,9 @@ the same bytes of the tensor in every lap: page ``k`` (``0 <= k < shard_pages``)
   (``reader_binary_interleaved_start_id.cpp:46-48``). Each push publishes the tensor's tiles as they are: it is a read
   of those tiles, complete at once (no NoC transfer, no barrier).
 - A **write shard** is one whose producer writes into its back (compute packs into a sharded output: the writer under
-  ``OUT_SHARDED`` only waits and pops, ``writer_unary_interleaved_start_id.cpp:32-36``). Each push publishes pages the
-  producer filled, and those bytes are the tensor's: the push completes a write of those tiles (the packer's
-  ``cb_push_back`` follows its packs, so the bytes are in L1 then).
+  ``OUT_SHARDED`` only waits and pops, ``writer_unary_interleaved_start_id.cpp:32-36``). Its tiles change from the
+  producer's first write into a page (the write is issued then) and the push that publishes the page completes the
+  write (the packer's ``cb_push_back`` raises ``tiles_received`` once its packs are done).
 """
 
 from __future__ import annotations
@@ -29,14 +29,21 @@ def shard_tiles(b: Buffer, first_page: int, pages: int) -> list[int]:
     """The tensor tiles of pages ``[first_page, first_page + pages)`` of sharded buffer ``b``, each page taken at its
     ring slot (``page mod capacity``: the bytes the page occupies), in order; a slot past the shard
     (``shard_pages``) holds no tile of the tensor and adds none. ``ValueError`` for a buffer with no shard."""
+    return page_tiles_of(b, first_page * b.page_tiles, pages * b.page_tiles)
+
+
+def page_tiles_of(b: Buffer, first: int, tiles: int) -> list[int]:
+    """The tensor tiles of the buffer's tiles ``[first, first + tiles)`` (counted from its first page over every lap:
+    tile ``j`` is in ring slot ``(j // page_tiles) mod capacity``), in order, those of slots past the shard left out.
+    ``ValueError`` for a buffer with no shard."""
     if b.shard is None:
         raise ValueError(f"b{b.id} ({b.name}) is not sharded")
-    on = shard_pages(b)
+    on, ring = shard_pages(b), b.capacity * b.page_tiles
     out: list[int] = []
-    for page in range(first_page, first_page + pages):
-        slot = page % b.capacity
-        if slot < on:
-            out.extend(b.shard.tile(slot * b.page_tiles + t) for t in range(b.page_tiles))
+    for j in range(first, first + tiles):
+        slot = j % ring
+        if slot // b.page_tiles < on:
+            out.append(b.shard.tile(slot))
     return out
 
 

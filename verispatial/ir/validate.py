@@ -319,8 +319,9 @@ def _check_shards(p: Program, report: Report) -> None:
     - a tensor's tile lives on one core: two sharded buffers hold a common tile only on one site and only when one
       aliases the other with the same shard (the same bytes, ``alias_of``); an alias of a sharded buffer is sharded alike;
     - a producer that writes into its back writes the tensor (not an input or param), one that only pushes publishes
-      it (not an output); no multicast lands in it and none is sent from its back before a push (a remote write into
-      a tensor's shard is not said by the model yet);
+      it (not an output); the tensor is not a state (its versions would change while a page is held); no multicast
+      lands in it and none is sent from its back before a push (a remote write into a tensor's shard is not said by
+      the model yet);
     - its ring starts at the shard's first tile: no buffer of an earlier phase hands it its counters at the same site
       and cb index (the launch sets the pointers, ``circular_buffer_init.h``; a later phase would start where that
       buffer left off);
@@ -378,6 +379,10 @@ def _check_shards(p: Program, report: Report) -> None:
         if last >= ntiles:
             report(e, f"its shard's {size} tiles reach tile {last} of tensor {sh.tensor!r}, past its {ntiles} tiles")
             continue
+        if t.role is Role.STATE:
+            report(e, f"its pages are tiles of state tensor {sh.tensor!r}: a shard of a state is not said yet (its "
+                      "per-tile versions would change while a page is held, between the pack and the push or the push "
+                      "and the pop)")
         if b.id in written and t.role.value in ("input", "param"):
             report(e, f"is written into, and its pages are tiles of {t.role.value} tensor {sh.tensor!r}: inputs and "
                       "params are read-only")

@@ -44,7 +44,7 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   broken, the fill is sometimes one tile short of the push or comes before the reserve.
 - About 1 buffer in 6 sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an input (the producer
   only reserves and pushes: each push publishes the tensor's tiles) or a write shard compute packs into (an output,
-  or a state where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
+  or an activation nothing reads where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
   trips' max, the shard a run of tiles or rows of them; broken, the shard is sometimes one push short of the ring
   (``cb-shard-overrun``) or an output written only for the largest trips.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
@@ -450,18 +450,19 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
     """Place the last buffer on a tensor's L1 shard (docs/semantics.md "Sharded buffers"): its ring grows to the pages
     its pushes publish in a run at the trips' max (``pages`` a push in every iteration of the stages ``where``), so they
     never pass the shard, and a tensor of its own holds them: an input (``write`` false: the producer only reserves and
-    pushes, each push publishing the tensor's tiles) or, packed into by compute (``write``), an output — a state when
-    some stage may run fewer times than its max (an output must be written whole), now and then an output all the same
-    in a broken draw (``output-unwritten``). The shard is one run of tiles, or sometimes rows of ``w`` tiles ``2 w``
-    apart (a block-sharded tensor twice as wide). Broken (sometimes): the shard holds ``pages`` tiles fewer than the
-    ring, so the last push passes it (``cb-shard-overrun``, tt-metal #15337's kind)."""
+    pushes, each push publishing the tensor's tiles) or, packed into by compute (``write``), an output — an
+    activation nothing reads when some stage may run fewer times than its max (an output must be written whole), now
+    and then an output all the same in a broken draw (``output-unwritten``). The shard is one run of tiles, or
+    sometimes rows of ``w`` tiles ``2 w`` apart (a block-sharded tensor twice as wide). Broken (sometimes): the shard
+    holds ``pages`` tiles fewer than the ring, so the last push passes it (``cb-shard-overrun``, tt-metal #15337's
+    kind)."""
     b = buffers[-1]
     total = sum(pages * _iterations(stages[k], trips) for k in where)
     cap = max(total, b.capacity)
     partial = any(stages[k].count == 0 or isinstance(stages[k].count, str) for k in where)
     role = Role.INPUT
-    if write:
-        role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
+    if write:  # an activation nothing reads, where a stage may run fewer times (a state is never sharded)
+        role = Role.ACTIVATION if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
     name = f"sh{len(tensors)}"
     size = cap * b.page_tiles
     width = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0])) if draw(st.booleans()) else 0

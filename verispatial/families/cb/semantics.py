@@ -52,6 +52,8 @@ def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: 
               f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
               f"its reserved window holds {max(room, 0)} tiles")
     slots = it._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
+    if b in it.write_shards:  # the write changes its tensor's bytes from here to its push (shard_semantics)
+        shards.write_into(it, s, e, pc, b, tiles, out)
     s.fill[b] += tiles
     return slots
 

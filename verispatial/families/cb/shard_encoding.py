@@ -13,13 +13,13 @@
   ordinal is needed. Page ``k`` holds the tensor tiles ``Shard.tile(k * page_tiles + t)`` for ``t`` in
   ``[0, page_tiles)``. A shard's read or write is complete when its page is published, so
 
-  * a read shard's page is published before the completion of a write sharing its tile (``hb-activation``, and
-    ``hb-state`` for a write of an earlier section) exactly when some reachable state has the page published and the
-    write incomplete (published stays published, complete stays complete);
-  * a write of a later section is issued before a read of the old value completed exactly when some reachable state
-    has the write issued and the read's page not yet published (``hb-state``);
-  * a shard's write races another engine's ``WriteTiles`` when its push runs while that write is issued and
-    incomplete (``hb-write-write``; a shard's write is never incomplete itself);
+  * a read shard's page is published before the completion of a write sharing its tile (``hb-activation``) exactly
+    when some reachable state has the page published and the write incomplete (published stays published, complete
+    stays complete); a write shard's page completes at its push;
+  * a write shard's write of a tile is incomplete from the first write into its page (the tiles written into the
+    buffer so far exceed the tile's index) to its push: it races another engine's ``WriteTiles`` when some reachable
+    state has both incomplete (``hb-write-write``);
+  * a state is never sharded (``validate``: its versions would change while a page is held);
   * coverage: every tile a read takes is written by some write in the same run, and every output tile is written
     (``output-unwritten``), with the write shards' pages among the writes (``WriteCover``).
 
@@ -37,17 +37,15 @@ import z3
 from verispatial import budget
 from verispatial.certify import smt
 from verispatial.certify.positions import Encoder, LoopMath
-from verispatial.certify.reach import Analysis, StateQuery
+from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.families.cb.encoding import _constant_total, _iteration
 from verispatial.ir import rules as R
-from verispatial.ir.core import Role
 from verispatial.ir.ops import Push
 from verispatial.ir.program import Buffer, Program, shard_pages
 from verispatial.ir.shards import shard_tiles, written_shards
-from verispatial.petri.position import Cause
 
 
 @attrs.frozen
@@ -125,9 +123,9 @@ def _wrap(a: Analysis, side: ShardSide, rlimit: int) -> Result:
     fam = R.Family.CIRCULAR_BUFFER.value
     if smt.shortcuts():
         total = _constant_total(a, list(side.pushes))
-        if total is not None and total <= cap:
-            return Result(fam, name, Verdict.PROVED, f"b{b}'s pushes publish {total} pages of its {cap}-page shard in "
-                          "all (constant counts)", seconds=time.perf_counter() - t0)
+        if total is not None and total <= cap:  # the reason the queries give: a shortcut changes no verdict or text
+            return Result(fam, name, Verdict.PROVED, f"every push of b{b} stays within its {cap}-page shard of "
+                          f"{side.tensor}", seconds=time.perf_counter() - t0)
     for lf in side.pushes:
         budget.check()
         q = Query(name, rlimit)
@@ -185,6 +183,8 @@ class Pages:
         self.tile = q.int_var(f"{tag}.tile")
         t = q.int_var(f"{tag}.t")
         j = self.k * b.page_tiles + t
+        #: the buffer tile (counted from the ring's first page) that ``tile`` is
+        self.j = j
         conj = [t >= 0, t < b.page_tiles, self.k >= 0, self.k < shard_pages(b)]
         self.qvars = [self.k, t, self.tile]
         if sh.width <= 0:
@@ -228,258 +228,3 @@ class WriteCover:
             pg = Pages(q, side, f"cover{i}")
             out.append(z3.ForAll(pg.qvars, z3.Implies(z3.And(pg.member, pg.in_run(math)), pg.tile != tile)))
         return out
-
-
-# ---------------------------------------------------------------------------------------------- orderings
-
-
-
-
-def shard_orderings(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
-                    sides: tuple[list[ShardSide], list[ShardSide]], rlimit: int) -> list[Result]:
-    """The ordering obligations of ``tensor`` that involve a sharded buffer (the others are ``ordering.py``'s):
-    ``reads`` / ``writes`` are its ``ReadTiles`` / ``WriteTiles`` leaves, ``sides`` its read and write shards."""
-    p = a.program
-    t = p.tensor(tensor)
-    rs, ws = sides
-    out: list[Result] = []
-    cover = WriteCover(tuple(ws)) if ws else None
-    if t.role in (Role.ACTIVATION, Role.STATE):
-        for r in rs:
-            if t.role is Role.ACTIVATION:
-                out.append(_shard_coverage(a, tensor, r, writes, cover, rlimit))
-            for w in writes:
-                if t.role is Role.STATE and min(x.section for x in r.pushes) <= w.section:
-                    out += _write_before_read(a, trusted, tensor, r, w, rlimit)
-                else:
-                    out += _read_before_write(a, trusted, tensor, r, w, rlimit, t.role)
-            for sw in ws:
-                if t.role is Role.STATE and min(x.section for x in r.pushes) <= min(x.section for x in sw.pushes):
-                    out += _write_before_read(a, trusted, tensor, r, sw, rlimit)
-                else:
-                    out += _read_before_write(a, trusted, tensor, r, sw, rlimit, t.role)
-        for rl in reads:
-            for sw in ws:
-                if t.role is Role.STATE and rl.section <= min(x.section for x in sw.pushes):
-                    out += _write_before_read(a, trusted, tensor, rl, sw, rlimit)
-                else:
-                    out += _read_before_write(a, trusted, tensor, rl, sw, rlimit, t.role)
-    for w in writes:
-        for sw in ws:
-            if w.engine not in sw.engines:
-                out += _write_write(a, trusted, tensor, w, sw, rlimit)
-    return out
-
-
-def _shares(p: Program, x: Leaf | ShardSide, y: ShardSide, rlimit: int) -> bool | None:
-    """Whether access ``x`` (a leaf or a shard) may touch a tile of shard ``y`` (a superset test: ``None`` unknown)."""
-    from verispatial.certify.ordering import _footprint
-
-    ys = y.tile_set()
-    if isinstance(x, ShardSide):
-        return bool(x.tile_set() & ys)
-    hull, tiles = _footprint(p, x, None)
-    if hull is not None and (hull[1] <= min(ys) or max(ys) < hull[0]):
-        return False
-    if tiles is not None:
-        return bool(tiles & ys)
-    return True
-
-
-def _name(x: Leaf | ShardSide) -> str:
-    return x.ref if isinstance(x, ShardSide) else f"{x.engine}{list(x.path)}"
-
-
-def _engines(x: Leaf | ShardSide) -> list[str]:
-    return x.engines if isinstance(x, ShardSide) else [x.engine]
-
-
-def _spots(x: Leaf | ShardSide, cause: str = "") -> list[dict[str, object]]:
-    if isinstance(x, ShardSide):
-        return x.spots(cause)
-    return [{"engine": x.engine, "path": list(x.path), **({"cause": cause} if cause else {})}]
-
-
-def _first(x: Leaf | ShardSide) -> dict[str, object]:
-    return x.first() if isinstance(x, ShardSide) else {"engine": x.engine, "path": list(x.path)}
-
-
-def _read_before_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf | ShardSide, w: Leaf | ShardSide,
-                       rlimit: int, role: Role) -> list[Result]:
-    """``hb-activation:T:R<W`` (``hb-state`` for a write of an earlier section): no tile of read ``r`` is taken before
-    the completion of write ``w``'s occurrence of it. At least one of them is a shard (``ordering._read_after_write``
-    decides two leaves)."""
-    from verispatial.certify.ordering import _Access, _completion, _run
-
-    p = a.program
-    kind = R.HB_ACTIVATION if role is Role.ACTIVATION else R.HB_STATE
-    pair = f"{kind}:{tensor}:{_name(r)}<{_name(w)}"
-    shard, other = (w, r) if isinstance(w, ShardSide) else (r, w)
-    assert isinstance(shard, ShardSide)
-    if _shares(p, other, shard, rlimit) is False:
-        return []
-    at = _spots(r)
-    if role is Role.STATE:
-        at += _spots(w, Cause.LATE_STATE_WRITE)
-    cp = None if isinstance(w, ShardSide) else _completion(a, w)
-    if isinstance(w, Leaf) and cp is None:
-        return [Result(R.Family.HAPPENS_BEFORE.value, pair, Verdict.REFUTED,
-                       f"the write of {tensor} by {w.engine} at {list(w.path)} is never completed by a write barrier",
-                       {"kind": "race", "rule": R.TENSOR_RACE, "at": at,
-                        "summary": f"{w.engine} never completes its write of {tensor}"})]
-    held: dict[str, z3.ArithRef] = {}
-
-    def build(sq: StateQuery) -> z3.BoolRef:
-        enc = sq.enc
-        dyn: dict[str, z3.ArithRef] = {}
-        conj: list[z3.BoolRef] = []
-        if isinstance(r, ShardSide):
-            rp = Pages(sq.q, r, "r")
-            conj += [rp.member, rp.published(enc)]
-            tile = rp.tile
-        else:
-            pos = enc.position(r.engine)
-            ra = _Access(sq.q, enc.math, r, "r", dyn, [pos.idx[lc.path] for lc in r.loops])
-            tile = sq.q.int_var("r.tile")
-            conj += [pos.at(r), ra.domain(), tile >= ra.lo, tile < ra.hi]
-        if isinstance(w, ShardSide):
-            wp = Pages(sq.q, w, "w")
-            conj += [wp.member, wp.in_run(enc.math), z3.Not(wp.published(enc)), wp.tile == tile]
-        else:
-            wa = _Access(sq.q, enc.math, w, "w", dyn)
-            conj += [wa.domain(), tile >= wa.lo, tile < wa.hi, z3.Not(wa.complete(enc, cp))]
-        held["tile"] = tile
-        return z3.And(*conj)
-
-    def why(m: z3.ModelRef) -> str:
-        x = model_int(m, held["tile"])
-        return (f"{_name(r)} can take {role.value} {tensor} tile {x} before {_name(w)}'s write of it completed"
-                + (" (a sharded buffer's push publishes its tensor's tiles)" if isinstance(r, ShardSide) else ""))
-
-    return [_run(a, trusted, pair, sorted({*_engines(r), *_engines(w)}), build,
-                 f"{_name(r)} takes each tile of {tensor} after {_name(w)}'s write of it completed",
-                 why, R.TENSOR_RACE, rlimit, at=at, read=_first(r), write=_first(w))]
-
-
-def _write_before_read(a: Analysis, trusted: set[int], tensor: str, r: Leaf | ShardSide, w: Leaf | ShardSide,
-                       rlimit: int) -> list[Result]:
-    """``hb-state:T:W<R``: a write of a section at or after the read's is issued only after the read of the old value
-    completed (landed; a shard's read at its push). At least one of them is a shard."""
-    from verispatial.certify.ordering import _Access, _next_barrier, _run
-    from verispatial.ir.ops import ReadBarrier
-
-    p = a.program
-    shard, other = (r, w) if isinstance(r, ShardSide) else (w, r)
-    assert isinstance(shard, ShardSide)
-    if _shares(p, other, shard, rlimit) is False:
-        return []
-    name = f"{R.HB_STATE}:{tensor}:{_name(w)}<{_name(r)}"
-    done_r = None if isinstance(r, ShardSide) else _next_barrier(a, r, ReadBarrier)
-    held: dict[str, z3.ArithRef] = {}
-
-    def build(sq: StateQuery) -> z3.BoolRef:
-        enc = sq.enc
-        dyn: dict[str, z3.ArithRef] = {}
-        conj: list[z3.BoolRef] = []
-        if isinstance(w, ShardSide):
-            wp = Pages(sq.q, w, "w")
-            conj += [wp.member, wp.published(enc)]
-            tile = wp.tile
-        else:
-            wa = _Access(sq.q, enc.math, w, "w", dyn)
-            tile = sq.q.int_var("w.tile")
-            conj += [wa.domain(), wa.issued(enc), tile >= wa.lo, tile < wa.hi]
-        if isinstance(r, ShardSide):
-            rp = Pages(sq.q, r, "r")
-            conj += [rp.member, rp.in_run(enc.math), z3.Not(rp.published(enc)), rp.tile == tile]
-        else:
-            ra = _Access(sq.q, enc.math, r, "r", dyn)
-            conj += [ra.domain(), tile >= ra.lo, tile < ra.hi, z3.Not(ra.complete(enc, done_r))]
-        held["tile"] = tile
-        return z3.And(*conj)
-
-    def why(m: z3.ModelRef) -> str:
-        return (f"{_name(w)} can write state {tensor} tile {model_int(m, held['tile'])} before {_name(r)}'s read of its "
-                "old value completed")
-
-    here = _first(r)
-    return [_run(a, trusted, name, sorted({*_engines(r), *_engines(w)}), build,
-                 f"every tile {_name(w)} writes of state {tensor} is written after {_name(r)}'s reads of its old value "
-                 "completed", why, R.TENSOR_RACE, rlimit, engine=here["engine"], path=here["path"],
-                 read=_first(r), write=_first(w), at=_spots(r))]
-
-
-def _write_write(a: Analysis, trusted: set[int], tensor: str, w: Leaf, sw: ShardSide, rlimit: int) -> list[Result]:
-    """``hb-write-write:T:W~S``: shard ``sw``'s push never writes a tile while ``WriteTiles`` ``w`` of another engine
-    has issued a write of it that is not complete (a shard's write is complete at its push, so the other order never
-    races)."""
-    from verispatial.certify.ordering import _Access, _completion, _run
-
-    p = a.program
-    if _shares(p, w, sw, rlimit) is False:
-        return []
-    name = f"{R.HB_WRITE_WRITE}:{tensor}:{_name(w)}~{sw.ref}"
-    cw = _completion(a, w)
-    held: dict[str, z3.ArithRef] = {}
-
-    def build(sq: StateQuery) -> z3.BoolRef:
-        enc = sq.enc
-        wa = _Access(sq.q, enc.math, w, "w", {})
-        sp = Pages(sq.q, sw, "s")
-        now = pushed_pages(sw, enc)
-        cases = []
-        for lf in sw.pushes:
-            pos = enc.position(lf.engine)
-            cases.append(z3.And(pos.at(lf), sp.k >= now, sp.k < now + lf.op.pages))  # type: ignore[union-attr]
-        held["tile"] = sp.tile
-        return z3.And(any_of(sq.q.ctx, cases), sp.member, wa.domain(), wa.issued(enc),
-                      z3.Not(wa.complete(enc, cw)), sp.tile >= wa.lo, sp.tile < wa.hi)
-
-    def why(m: z3.ModelRef) -> str:
-        return (f"{sw.ref} can write {tensor} tile {model_int(m, held['tile'])} of its shard while {w.engine}'s write "
-                f"of it at {list(w.path)} is incomplete")
-
-    return [_run(a, trusted, name, sorted({w.engine, *sw.engines}), build,
-                 f"{sw.ref} never writes a tile of {tensor} while {w.engine}'s write of it is incomplete", why,
-                 R.TENSOR_RACE, rlimit, at=[*_spots(w), *sw.spots()])]
-
-
-def _shard_coverage(a: Analysis, tensor: str, r: ShardSide, writes: list[Leaf], cover: WriteCover | None,
-                    rlimit: int) -> Result:
-    """``hb-activation:T:S``: every tile read shard ``r``'s pushes publish in a run is written by some write of
-    ``tensor`` in the same run (a ``WriteTiles`` occurrence or a write shard's page)."""
-    from verispatial.certify.ordering import _Access, _static_count
-
-    p = a.program
-    name = f"{R.HB_ACTIVATION}:{tensor}:{r.ref}"
-    t0 = time.perf_counter()
-    q = Query(name, rlimit)
-    trips: dict[str, z3.ArithRef] = {}
-    count = _static_count(q, trips, p)
-    dyn: dict[str, z3.ArithRef] = {}
-    rp = Pages(q, r, "r")
-    q.add(z3.And(rp.member, rp.in_run(count)))
-    for k, w in enumerate(writes):
-        wa = _Access(q, count, w, f"w{k}", dyn)
-        miss = z3.Implies(wa.domain(), z3.Or(rp.tile < wa.lo, rp.tile >= wa.hi))
-        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
-    if cover is not None:
-        for c in cover.misses(q, count, rp.tile):
-            q.add(c)
-    o = q.check()
-    dt = time.perf_counter() - t0
-    fam = R.Family.HAPPENS_BEFORE.value
-    if o.status == Status.UNSAT:
-        return Result(fam, name, Verdict.PROVED, f"every tile {r.ref} publishes of {tensor} is written by a write of it",
-                      seconds=dt)
-    if o.status == Status.SAT:
-        assert o.model is not None
-        m = o.model
-        x = model_int(m, rp.tile)
-        why = f"{r.ref} publishes {tensor} tile {x} of its shard (page {model_int(m, rp.k)}), which no write of it writes"
-        cex: dict[str, object] = {
-            "kind": "race", "rule": R.TENSOR_RACE, **r.first(), "tile": x, "at": r.spots(),
-            "trips": {n: model_int(m, v) for n, v in trips.items()},
-            "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
-        return Result(fam, name, Verdict.REFUTED, why, cex, dt)
-    return Result(fam, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
