@@ -39,7 +39,7 @@ from verispatial.certify import smt
 from verispatial.certify.positions import Encoder, LoopMath
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, all_of, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.families.cb.encoding import _constant_total, _iteration
 from verispatial.ir import rules as R
@@ -194,7 +194,7 @@ class Pages:
             self.qvars += [row, col]
             conj += [col >= 0, col < sh.width, row >= 0, j == row * sh.width + col,
                      self.tile == row * sh.stride + col + sh.start]
-        self.member = z3.And(*conj)
+        self.member = all_of(q.ctx, conj)
 
     def in_run(self, math: LoopMath) -> z3.BoolRef:
         """Page ``k`` is one the run publishes."""

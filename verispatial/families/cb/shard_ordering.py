@@ -17,7 +17,7 @@ import z3
 from verispatial.certify.ordering import _Access, _completion, _footprint, _run, _static_count
 from verispatial.certify.reach import Analysis, StateQuery
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, all_of, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.families.cb.shard_encoding import Pages, ShardSide, WriteCover, shard_sides
 from verispatial.ir import rules as R
@@ -137,7 +137,7 @@ def _read_before_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf | Sh
             wa = _Access(sq.q, enc.math, w, "w", dyn)
             conj += [wa.domain(), tile >= wa.lo, tile < wa.hi, z3.Not(wa.complete(enc, cp))]
         held["tile"] = tile
-        return z3.And(*conj)
+        return all_of(sq.q.ctx, conj)
 
     def why(m: z3.ModelRef) -> str:
         x = model_int(m, held["tile"])
