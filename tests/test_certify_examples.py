@@ -448,6 +448,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "forwarder.json", "broken/u_forwarder_pops_early.json",
         # Vendor transcriptions: golden tests in tests/test_vendor_examples.py.
         "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json", "vendor/softmax_w.json",
+        "vendor/eltwise_binary_sharded.json", "vendor/broken/eltwise_binary_sharded_cb_overrun.json",
         "vendor/broken/move_overlap_atomic_pending.json", "vendor/broken/move_overlap_num_dests.json",
         "vendor/broken/sampling_wt1_wait2.json",
         "vendor/sort_exchange_wait_min.json", "vendor/broken/sort_exchange_exact_wait.json",

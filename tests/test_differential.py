@@ -53,6 +53,7 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
     "cb-push-uncovered": "circular-buffer",
     "cb-pop-uncovered": "circular-buffer",
     "cb-straddle": "circular-buffer",
+    "cb-shard-overrun": "circular-buffer",
     "sem-overshoot": "semaphore",
     "sem-set-race": "semaphore",
     "async-read-publish": "async-noc",
@@ -126,6 +127,8 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
         return named(f"balance-cb:b{m[1]}")
     if rule == "cb-straddle" and isinstance(op, (Push, Pop)):
         return named(f"cb-straddle:b{op.buf}")
+    if rule == "cb-shard-overrun" and isinstance(op, Push):
+        return named(f"cb-shard-overrun:b{op.buf}")
     if rule == "bounds" and isinstance(op, (ReadTiles, WriteTiles)):
         return named(f"bounds:{op.tensor}")
     if rule == "mcast-slot" and path is not None:
@@ -139,7 +142,25 @@ def claims(p: Program, report: Report, v: Violation) -> list[Result] | None:
         # Every ordering obligation of this tensor that names this access.
         ref = f"{engine}{list(path)}"
         return prefixed("hb-", lambda n: n.split(":")[1] == op.tensor and ref in n)
+    if rule == "tensor-race" and isinstance(op, Push) and p.buffers[op.buf].shard is not None:
+        # A sharded buffer's push reads or writes its tensor: the obligations name the buffer by its first push.
+        shard = p.buffers[op.buf].shard
+        assert shard is not None
+        first = next(f"{e.key}{list(q)}" for e in p.programs for q, x in _pushes(e.ops) if x.buf == op.buf)
+        return prefixed("hb-", lambda n: n.split(":")[1] == shard.tensor and first in n)
     return None
+
+
+def _pushes(ops: tuple[Op, ...], prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Push]]:
+    """Every ``Push`` of an op list with its path, in program order (pre-order, as the checker numbers leaves)."""
+    out: list[tuple[tuple[int, ...], Push]] = []
+    for i, op in enumerate(ops):
+        if isinstance(op, Push):
+            out.append(((*prefix, i), op))
+        body = getattr(op, "body", None)
+        if body is not None:
+            out += _pushes(body, (*prefix, i))
+    return out
 
 
 def disagreements(oracle: ExploreResult, report: Report, p: Program | None = None) -> list[str]:

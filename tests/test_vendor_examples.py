@@ -35,6 +35,8 @@ VENDOR = Path(__file__).resolve().parent.parent / "examples" / "vendor"
 #: file -> None (proved, every obligation) or the families it must be refuted in.
 EXPECTED: dict[str, tuple[str, ...] | None] = {
     "eltwise_binary.json": None,
+    "eltwise_binary_sharded.json": None,
+    "broken/eltwise_binary_sharded_cb_overrun.json": ("circular-buffer", "happens-before"),
     "ttlang_multinode_matmul.json": None,
     "softmax_w.json": None,
     "broken/move_overlap_atomic_pending.json": ("async-noc",),

@@ -7,7 +7,12 @@
 - ``swap``: two adjacent ops of one op list exchanged;
 - ``wait+1`` / ``wait-1``: a semaphore wait's value one larger or smaller (never below 0);
 - ``loop+1`` / ``loop-1``: a constant loop count one larger or smaller (never below 0);
-- ``hoist``: an op of a loop body (not itself a loop) moved out of its loop, right after it.
+- ``hoist``: an op of a loop body (not itself a loop) moved out of its loop, right after it;
+- for a sharded buffer (``Buffer.shard``, docs/semantics.md "Sharded buffers"): ``unshard``, its shard dropped (its
+  pages become an allocation of their own: nothing fills what its producer only pushed, nothing writes its tensor);
+  ``shard-1``, its shard one page smaller than its ring (the last page of the ring is off the shard, tt-metal
+  #15337's kind); ``shard+1``, its shard moved one tile along its tensor (the pages are other tiles). A buffer
+  mutant's ``engine`` is the buffer's site and ``path`` is ``()``.
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -38,14 +43,15 @@ from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import rules as R
 from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier, body_at, with_body
-from verispatial.ir.program import Program
+from verispatial.ir.program import Program, Shard, shard_size
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore, trip_assignments
 from verispatial.petri.interp import simulate
 
 Path = tuple[int, ...]
 
-KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist")
+KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
+         "unshard", "shard-1", "shard+1")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -141,11 +147,25 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
 
 
 def mutants(p: Program) -> Iterator[Mutant]:
-    """Every single-op mutant of ``p`` (module docstring), engine by engine in program order."""
+    """Every single-op mutant of ``p`` (module docstring), engine by engine in program order, then every mutant of a
+    sharded buffer's shard, buffer by buffer."""
     for e, ep in enumerate(p.programs):
         for kind, path, what, ops in _edits(ep.ops):
             progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1:])
             yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
+    for b in p.buffers:
+        sh = b.shard
+        if sh is None:
+            continue
+        edits: list[tuple[str, str, Shard | None]] = [("unshard", "shard dropped", None)]
+        size = shard_size(b)
+        if size > b.page_tiles:
+            edits.append(("shard-1", f"shard {size} -> {size - b.page_tiles} tiles",
+                          attrs.evolve(sh, tiles=size - b.page_tiles)))
+        edits.append(("shard+1", f"shard start {sh.start} -> {sh.start + 1}", attrs.evolve(sh, start=sh.start + 1)))
+        for kind, what, new in edits:
+            bufs = tuple(attrs.evolve(x, shard=new) if x.id == b.id else x for x in p.buffers)
+            yield Mutant(kind, str(b.site), (), f"b{b.id} ({b.name}): {what}", attrs.evolve(p, buffers=bufs))
 
 
 def oracle(p: Program, seeds: int = SEEDS) -> tuple[str, str]:

@@ -55,6 +55,7 @@ from verispatial.ir import (
     SemRole,
     SemSet,
     SemWait,
+    Shard,
     Site,
     Tensor,
     Term,
@@ -233,6 +234,84 @@ def eltwise_binary(name: str = "eltwise_binary", cores: int = 2, tiles_per_core:
     return Program(name, WORMHOLE,
                    tensors=tuple(_tensor(t, cores * n, role) for t, role in
                                  (("a", Role.INPUT), ("b", Role.INPUT), ("out", Role.OUTPUT))),
+                   buffers=bufs, programs=tuple(programs), memory=pack(bufs))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1b. The sharded eltwise binary: every operand on its L1 shard (globally allocated circular buffers)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def eltwise_binary_sharded(name: str = "eltwise_binary_sharded", cores: int = 2, block: int = 6, blocks: int = 2,
+                           out_rows: int = 2, release: str = "0.81.1") -> Program:
+    """``ttnn.add`` of two block-sharded bf16 tensors into a block-sharded output, on a grid of ``cores`` x 1 cores,
+    as ttnn's element-wise multi-core program factory sets up sharded operands
+    (``eltwise/binary/device/element_wise_multi_core_program_factory.cpp``, not in the wheel): each tensor is 2 tile
+    rows x ``cores * block * blocks / 2`` tile columns, and core ``i`` holds the shard of both rows and columns
+    ``[w * i, w * (i + 1))`` (``w = block * blocks / 2``): the shard's tile ``j`` is tensor tile
+    ``w * i + (j // w) * W + j % w`` (``Shard(start, width=w, stride=W)``, ``W`` the tensor's width in tiles).
+    ``num_tiles_per_shard`` = ``block * blocks`` tiles; c_0, c_1 and the output c_2 are sized to it and placed on
+    their tensors' shards (``set_globally_allocated_address(*a.buffer())``, ``*b.buffer()``, ``*output.buffer()``:
+    one address on every core); ``per_core_block_size = find_max_block_size(num_tiles_per_shard)`` = ``block`` and
+    ``per_core_block_cnt`` = ``blocks``. The reader is built with ``IN0_SHARDED`` and ``IN1_SHARDED``: it reserves and
+    pushes each whole shard (lines 46-55) and skips its loops (line 61). The compute kernel is the interleaved form's,
+    ``block`` tiles a block. The writer is built with ``OUT_SHARDED``: it waits for the pages compute packed and pops
+    them, writing nothing (0.81.1, lines 35-36; ``release`` "0.72.0": it waits only, line 25 of that release, which a
+    single launch allows: ``balance-cb``).
+
+    ``out_rows`` 1 is the broken form of tt-metal #15337's kind: the output block-sharded on a ``cores`` x 2 grid
+    (shards of one tile row, ``tiles`` = ``w``) while the factory still sizes c_2 to the inputs'
+    ``num_tiles_per_shard`` — a circular buffer twice its bank's shard ("Circular buffer size ... exceeds allocated L1
+    buffer bank size ... may allow this circular buffer to write outside the allocated buffer space"): compute's
+    second block pushes pages past the output's shard on every core (``cb-shard-overrun`` at line 140), and the
+    output's second row, on cores that run no kernel, is never written (``output-unwritten``)."""
+    r, c = Kernel(BINARY_READER), Kernel(BINARY_COMPUTE)
+    w = Kernel(UNARY_WRITER)  # 0.72.0's lines differ (its writer waits at line 25): ``release`` says which
+    n = block * blocks
+    width = n // 2
+    cols = cores * width
+    buffers: list[Buffer] = []
+    programs: list[EngineProgram] = []
+    for i in range(cores):
+        site = Site(i, 0)
+        c0, c1, c2 = 3 * i, 3 * i + 1, 3 * i + 2
+        out = Shard("out", width * i, width, cols, n if out_rows == 2 else width)
+        buffers += [Buffer(c0, "c_0", site, 0, 1, n, "bf16", shard=Shard("a", width * i, width, cols, n)),
+                    Buffer(c1, "c_1", site, 1, 1, n, "bf16", shard=Shard("b", width * i, width, cols, n)),
+                    Buffer(c2, "c_2", site, 2, 1, n, "bf16", shard=out)]
+        programs.append(engine(
+            site, Engine.READER,
+            r(47, "dfb0.reserve_back(num_tiles);", Reserve(c0, n)),
+            r(48, "dfb0.push_back(num_tiles);", Push(c0, n)),
+            r(54, "dfb1.reserve_back(num_tiles);", Reserve(c1, n)),
+            r(55, "dfb1.push_back(num_tiles);", Push(c1, n)),
+        ))
+        programs.append(engine(site, Engine.COMPUTE, c.loop(
+            45, "for (uint32_t block = 0; block < per_core_block_cnt; ++block) {", "block", blocks,
+            c(109, "dfb_inp0.wait_front(per_core_block_size);", Wait(c0, block)),
+            c(110, "dfb_inp1.wait_front(per_core_block_size);", Wait(c1, block)),
+            c(111, "dfb_out0.reserve_back(per_core_block_size);", Reserve(c2, block)),
+            c(117, "tile_regs_acquire();", AcquireAcc(block, "bf16")),
+            c.loop(118, "for (uint32_t i = 0; i < per_core_block_size; ++i) {", "i", block,
+                   c(119, "ELTWISE_OP(dfb_inp0.get_id(), dfb_inp1.get_id(), i, i, i);",
+                     Compute("add", 1, (Operand(c0, block), Operand(c1, block))))),
+            c.loop(133, "for (uint32_t i = 0; i < per_core_block_size; ++i) {", "i", block,
+                   c(134, "pack_tile(i, dfb_out0.get_id());", PackAcc(c2, 1))),
+            c(136, "tile_regs_release();", ReleaseAcc()),
+            c(138, "dfb_inp0.pop_front(per_core_block_size);", Pop(c0, block)),
+            c(139, "dfb_inp1.pop_front(per_core_block_size);", Pop(c1, block)),
+            c(140, "dfb_out0.push_back(per_core_block_size);", Push(c2, block)),
+        )))
+        if release == "0.81.1":
+            writer = (w(35, "dfb.wait_front(num_pages);", Wait(c2, n)), w(36, "dfb.pop_front(num_pages);", Pop(c2, n)))
+        else:
+            writer = (w(25, "cb.wait_front(num_pages);", Wait(c2, n)),)
+        programs.append(engine(site, Engine.WRITER, *writer))
+    bufs = tuple(buffers)
+    shape = (32 * 2, 32 * cols)
+    return Program(name, WORMHOLE,
+                   tensors=(Tensor("a", shape, "bf16", Role.INPUT), Tensor("b", shape, "bf16", Role.INPUT),
+                            Tensor("out", shape, "bf16", Role.OUTPUT)),
                    buffers=bufs, programs=tuple(programs), memory=pack(bufs))
 
 
@@ -619,6 +698,9 @@ def multinode_matmul(root: Path | None, committed: Path) -> Program:
 
 BUILDERS: dict[str, Callable[[], Program]] = {
     "eltwise_binary.json": eltwise_binary,
+    "eltwise_binary_sharded.json": eltwise_binary_sharded,
+    "broken/eltwise_binary_sharded_cb_overrun.json": lambda: eltwise_binary_sharded(
+        "eltwise_binary_sharded_cb_overrun", out_rows=1),
     "broken/move_overlap_atomic_pending.json": move_overlap,
     "broken/move_overlap_num_dests.json": move_overlap_num_dests,
     "broken/sampling_wt1_wait2.json": sampling_wt1,

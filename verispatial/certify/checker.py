@@ -35,6 +35,8 @@ from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.cb.shard_encoding import check_shard_overrun
+from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.multicast.encoding import check_multicast, multicast_destinations
 from verispatial.families.noc.encoding import cross_engine, discharge, may_reach_source, reuse_consequences
@@ -301,7 +303,7 @@ def understated_counts(program: Program) -> list[str]:
 
 #: Rules decided from one engine's own op order and counters, which no landing and no barrier changes.
 _LOCAL_RULES = frozenset({R.CB_CAPACITY, R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER, R.CB_PUSH_UNCOVERED,
-                          R.CB_POP_UNCOVERED, R.CB_WRITE_UNRESERVED, R.CB_READ_UNWAITED, R.CB_STRADDLE,
+                          R.CB_POP_UNCOVERED, R.CB_WRITE_UNRESERVED, R.CB_READ_UNWAITED, R.CB_STRADDLE, R.CB_SHARD_OVERRUN,
                           R.ASYNC_READ_PUBLISH, R.ASYNC_FLAG_OVERTAKE})
 
 
@@ -474,12 +476,12 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
-        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted),
+        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted) + check_shard_overrun(a, rlimit),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
         "multicast": lambda: check_multicast(a, trusted, rlimit),
-        "happens-before": lambda: check_ordering(a, trusted, rlimit),
+        "happens-before": lambda: check_ordering(a, trusted, rlimit) + check_shard_orderings(a, trusted, rlimit),
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }
     return [_confirm(a, r) for r in runs[label]()]

@@ -343,6 +343,10 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
     (``Program.with_index_buffers``): the slice renames tensors, and an index buffer derived by the index tensor's
     name would be lost there."""
     p = p.with_index_buffers()
+    shards = [b for b in p.buffers if b.shard is not None]
+    if shards:
+        return (f"buffer {shards[0].id} is sharded (its pushes read or write tensor {shards[0].shard.tensor!r}, which "  # type: ignore[union-attr]
+                "a slice would rename away): the whole-program obligations decide it")
     phases = p.phase_of_section()
     n_phases = max(phases) + 1
     secs: list[list[int]] = [[] for _ in range(n_phases)]

@@ -2,7 +2,8 @@
 usable memory (``[reserved_base, local_bytes)`` for local memory) and aligned; so are resident tensors
 (``Program.resident``), each disjoint from every buffer and resident tensor live in a phase with it. A declared alias
 shares its root's bytes exactly (same offset and size, reference §1.1 "Aliasing is allowed"); its safety is the
-protocol's.
+protocol's. A sharded buffer (``Buffer.shard``) sits on its tensor's shard, which the host allocated for the tensor:
+its bytes are taken in every phase, and two buffers on one shard are declared aliases (``validate``).
 
 One Z3 query per (site, space, phase): a model is a byte address inside two buffers — the counterexample. The
 byte ranges are constants, so a sweep over them sorted by start decides the same question exactly
@@ -75,10 +76,14 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     out += _resident_ranges(p)
     # The occupants of each (site, space, phase): buffers of that phase and resident tensors live in it.
     groups: dict[tuple[int, int, str, int], list[_Item]] = {}
+    every = sorted(set(phase))
     for b in p.buffers:
         m = at[b.id]
-        groups.setdefault((b.site.y, b.site.x, b.space.value, phase[b.section]), []).append(
-            _Item(f"b{b.id} ({b.name})", m.offset, m.offset + m.size, ("b", _root(p, b)), b.id))
+        # A sharded buffer's bytes are its tensor's shard, allocated for the tensor (host ``CreateBuffer``), not for
+        # the buffer's phase: they are taken in every phase of the program (docs/semantics.md "Sharded buffers").
+        for ph in every if b.shard is not None else (phase[b.section],):
+            groups.setdefault((b.site.y, b.site.x, b.space.value, ph), []).append(
+                _Item(f"b{b.id} ({b.name})", m.offset, m.offset + m.size, ("b", _root(p, b)), b.id))
     for res in p.resident:
         for ph in sorted(p.resident_phases(res)):
             groups.setdefault((res.site.y, res.site.x, Space.LOCAL.value, ph), []).append(

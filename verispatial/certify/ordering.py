@@ -36,6 +36,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
+from verispatial.families.cb.shard_encoding import WriteCover, shard_sides
 from verispatial.families.tensors.encoding import tile_hull as _hull
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
@@ -258,13 +259,18 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
     p = a.program
     out: list[Result] = []
     leaves = [lf for v in a.views.values() for lf in v.leaves]
+    # Sharded buffers are accesses of their tensors too (their pushes read or write its tiles): their write shards count
+    # among the writes here, and the pairs that involve one are decided beside this (families/cb/shard_ordering_encoding.py).
+    shards = shard_sides(a)
     for t in p.tensors:
         reads = [lf for lf in leaves if isinstance(lf.op, ReadTiles) and lf.op.tensor == t.name]
         writes = [lf for lf in leaves if isinstance(lf.op, WriteTiles) and lf.op.tensor == t.name]
+        sides = shards.get(t.name, ([], []))
+        cover = WriteCover(tuple(sides[1])) if sides[1] else None
         if t.role == Role.OUTPUT:
-            out.append(_output(a.program, t.name, writes, rlimit))
+            out.append(_output(a.program, t.name, writes, rlimit, cover, a))
         if t.role == Role.ACTIVATION:
-            out.extend(_activation(a, trusted, t.name, reads, writes, rlimit))
+            out.extend(_activation(a, trusted, t.name, reads, writes, rlimit, cover))
         elif t.role == Role.STATE:
             out.extend(_state(a, trusted, t.name, reads, writes, rlimit))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))
@@ -319,7 +325,8 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
     return out
 
 
-def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int) -> Result:
+def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int,
+              cover: WriteCover | None = None) -> Result:
     """Every tile any occurrence of ``r`` takes is written by some occurrence of some write of ``tensor`` in the
     same run (same trips and indirect values): "exists a read occurrence and a tile of it that no write occurrence
     covers" is unsat. The writes' occurrences are universally quantified (linear integer arithmetic)."""
@@ -336,6 +343,8 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
         wa = _Access(q, count, w, f"w{k}", dyn)
         miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
         q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    for c in cover.misses(q, count, tile) if cover is not None else ():
+        q.add(c)
     o = q.check()
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
@@ -356,7 +365,8 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int)
     return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
-def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
+def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: WriteCover | None = None,
+            a: Analysis | None = None) -> Result:
     """``output-unwritten``: every tile of output ``tensor`` is written by some occurrence of some write of it, for
     every trip value and indirect value (docs/semantics.md): "exists a run and a tile no write occurrence covers" is
     unsat. The writes' occurrences are universally quantified (linear integer arithmetic), as in ``_coverage``.
@@ -367,7 +377,9 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
     t0 = time.perf_counter()
     ntiles = p.tensor(tensor).tiles(p.target.tile)
     sets = [_exact_tiles(w) for w in writes]
-    if writes and all(x is not None for x in sets) and ntiles <= EXACT_TILES_LIMIT:
+    if cover is not None:  # the write shards' pages (``a``: the analysis their push counts come from)
+        sets.append(cover.exact(p, a) if a is not None else None)
+    if sets and all(x is not None for x in sets) and ntiles <= EXACT_TILES_LIMIT:
         written: set[int] = set().union(*(x for x in sets if x is not None))
         if written.issuperset(range(ntiles)):
             return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED, f"every tile of output {tensor} is written "
@@ -382,6 +394,8 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
         wa = _Access(q, count, w, f"w{k}", dyn)
         miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
         q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    for c in cover.misses(q, count, tile) if cover is not None else ():
+        q.add(c)
     for d, v in dyn.items():
         lo, hi = next((w.op.addr.dynamic.lo, w.op.addr.dynamic.hi) for w in writes  # type: ignore[union-attr]
                       if isinstance(w.op, WriteTiles) and w.op.addr.dynamic is not None and w.op.addr.dynamic.name == d)
@@ -399,7 +413,8 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int) -> Result:
         why = (f"output {tensor} tile {x} is written by no write of it"
                + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(ts.items()))})" if ts else ""))
         # The interpreter reports it at the end, at the first engine that writes the tensor (else the first engine).
-        engine = writes[0].engine if writes else (p.programs[0].key if p.programs else "")
+        engine = writes[0].engine if writes else cover.sides[0].pushes[0].engine if cover is not None else (
+            p.programs[0].key if p.programs else "")
         cex: dict[str, object] = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None,
                                   "tile": x, "trips": ts, "dynamic": {n: model_int(m, v) for n, v in dyn.items()},
                                   "summary": why}
@@ -413,11 +428,11 @@ def _output_coverage_query(p: Program, t: Tensor, writes: list[Leaf], rlimit: in
     return _output(p, t.name, writes, rlimit)
 
 def _activation(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], writes: list[Leaf],
-                rlimit: int) -> list[Result]:
+                rlimit: int, cover: WriteCover | None = None) -> list[Result]:
     out: list[Result] = []
     for r in reads:
         name = f"{R.HB_ACTIVATION}:{tensor}:{_leaf_ref(r)}"
-        out.append(_coverage(a.program, tensor, r, writes, rlimit))
+        out.append(_coverage(a.program, tensor, r, writes, rlimit, cover))
         for w in writes:
             out.extend(_read_after_write(a, trusted, tensor, r, w, name + f"<{_leaf_ref(w)}", rlimit, "activation"))
     return out

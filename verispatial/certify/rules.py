@@ -32,6 +32,7 @@ from verispatial.families.semaphores import encoding as semaphores
 from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import ID_BUFFER, Compute, McastSend, Op, ReadTiles, Reserve, Wait, WriteTiles, named_index_buffer
 from verispatial.ir.program import IndexKey, Program, walk
+from verispatial.ir.shards import sharded, written_shards
 
 #: op class -> its family's per-engine handler ``(run, op, path, state) -> state`` (``verispatial/families``).
 _HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
@@ -41,8 +42,12 @@ _HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS, a
 def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> set[int]:
     """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
     indirect address: ``Dynamic.buf`` or ``Program.index_buffers``): their pushes publish data
-    (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only."""
-    out: set[int] = set()
+    (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only. A sharded
+    buffer's pages are its tensor's bytes (``ir/shards.py``): one its producer writes into publishes what it wrote,
+    so it is a data buffer; one it never writes publishes the tensor's tiles as they are, so it is not."""
+    written = written_shards(p)
+    read_shards = set(sharded(p)) - written
+    out: set[int] = set(written)
     for ep in p.programs:
         for op in walk(ep.ops):
             named = named_index_buffer(op)
@@ -54,7 +59,7 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> s
                 out.update(o.buf for o in op.ins)
             elif isinstance(op, McastSend):
                 out.add(op.buf)
-    return out | set((p.index_buffers() if index_bufs is None else index_bufs).values())
+    return (out | set((p.index_buffers() if index_bufs is None else index_bufs).values())) - read_shards
 
 
 def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:

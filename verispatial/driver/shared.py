@@ -80,7 +80,8 @@ def canonical(p: Program) -> Canonical | None:
     prog = Program(
         "section", q.target,
         tuple(Tensor(tnames[t.name], t.shape, t.dtype, t.role, t.init) for t in q.tensors),
-        q.buffers, q.semaphores, q.groups,
+        tuple(b if b.shard is None else attrs.evolve(b, shard=attrs.evolve(b.shard, tensor=tnames[b.shard.tensor]))
+              for b in q.buffers), q.semaphores, q.groups,
         tuple(Trip(knames[t.name], t.max) for t in q.trips),
         tuple(attrs.evolve(ep, ops=ren.ops(ep.ops), sources=()) for ep in q.programs),
         tuple(SectionSpan(f"s{i}", s.barrier_after) for i, s in enumerate(q.sections)),

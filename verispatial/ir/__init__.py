@@ -40,6 +40,7 @@ from verispatial.ir.program import (
     Resident,
     SectionSpan,
     Semaphore,
+    Shard,
     Tensor,
     Trip,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "SemSet",
     "SemWait",
     "Semaphore",
+    "Shard",
     "Site",
     "Space",
     "Target",

@@ -43,12 +43,64 @@ class Tensor:
 
 
 @attrs.frozen
+class Shard:
+    """The tiles of tensor ``tensor`` that a sharded (globally allocated) circular buffer's pages are: tile ``j`` of
+    the buffer (page ``j // page_tiles``, counted from the ring's first page) is the tensor's tile ``tile(j)``.
+
+    tt-metal places such a buffer on the tensor's L1 shard (host: ``CircularBufferConfig(...)
+    .set_globally_allocated_address(*tensor.buffer())``, ttnn's sharded program factories, e.g. eltwise binary's
+    ``element_wise_multi_core_program_factory.cpp``): the ring starts at the shard's first byte (each launch sets
+    ``fifo_wr_ptr`` and ``fifo_rd_ptr`` to the buffer's address, ``tt_metal/hw/inc/internal/circular_buffer_init.h``
+    ``setup_local_cb_read_write_interfaces``), so ring slot ``k`` holds fixed bytes of the tensor.
+
+    ``start`` is the tensor tile of the shard's tile 0. ``width`` 0: the shard is one run of consecutive tensor tiles
+    (a height-sharded tensor's rows); else the shard is rows of ``width`` consecutive tiles, each ``stride`` tensor
+    tiles after the one before (a block- or width-sharded tensor: ``stride`` is the tensor's width in tiles).
+    ``tiles``: the shard's size on its core (the bank's part of the tensor buffer, ``aligned_size_per_bank``); 0 means
+    the ring's own ``capacity x page_tiles``. A ring larger than its shard is allowed, as tt-metal allows it with a
+    warning ("Circular buffer size exceeds allocated L1 buffer bank size", tt-metal #15337): its pages past the shard
+    are not the tensor's bytes, and a push of them is ``cb-shard-overrun``. Counts are tiles of the target's tile
+    shape."""
+
+    tensor: str
+    start: int = 0
+    width: int = 0
+    stride: int = 0
+    tiles: int = 0
+
+    def tile(self, j: int) -> int:
+        """The tensor tile that tile ``j`` (``>= 0``) of the buffer is."""
+        if self.width <= 0:
+            return self.start + j
+        return self.start + (j // self.width) * self.stride + j % self.width
+
+
+def shard_pages(b: Buffer) -> int:
+    """Pages of sharded buffer ``b``'s ring that lie on its shard: ring slots ``[0, shard_pages)`` are the tensor's
+    bytes (the shard's tiles, or its whole ring when ``Shard.tiles`` is 0, in pages of ``page_tiles``, a page
+    reaching past the shard's end not counted; at most ``capacity``). 0 for a buffer with no shard."""
+    if b.shard is None:
+        return 0
+    if b.shard.tiles <= 0 or b.page_tiles < 1:
+        return b.capacity
+    return min(b.capacity, b.shard.tiles // b.page_tiles)
+
+
+def shard_size(b: Buffer) -> int:
+    """Tiles of sharded buffer ``b``'s shard (``Shard.tiles``, or its ring's ``capacity x page_tiles`` for 0)."""
+    if b.shard is None:
+        return 0
+    return b.shard.tiles if b.shard.tiles > 0 else b.capacity * b.page_tiles
+
+
+@attrs.frozen
 class Buffer:
     """A circular buffer at ``site``: ``capacity`` pages of ``page_tiles`` tiles of ``dtype``.
 
     ``cb`` is its index on the site (the same index on every site names congruent buffers: a multicast
     writes the buffer of the same index at each destination). ``alias_of`` shares another buffer's bytes
     page for page. ``section`` is the section that owns it (buffers of different phases may share bytes).
+    ``shard``: its pages are tiles of a tensor (a globally allocated buffer), not bytes of its own.
     """
 
     id: int
@@ -65,6 +117,9 @@ class Buffer:
     #: without the launch's reset (a persistent kernel, or a composed program's phase cut out alone whose later
     #: phase reuses the index). Such a buffer must end empty (``balance-cb``).
     persistent: bool = False
+    #: Its pages are a tensor's bytes (a sharded, globally allocated buffer: ``Shard``), or None: an allocation of its
+    #: own (docs/semantics.md "Sharded buffers").
+    shard: Shard | None = None
 
 
 @attrs.frozen

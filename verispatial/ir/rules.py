@@ -157,6 +157,7 @@ CB_PUSH_UNFILLED = "cb-push-unfilled"
 CB_STRADDLE = "cb-straddle"
 CB_WRITE_UNRESERVED = "cb-write-unreserved"
 CB_READ_UNWAITED = "cb-read-unwaited"
+CB_SHARD_OVERRUN = "cb-shard-overrun"
 ALIAS_CLOBBER = "alias-clobber"
 SEM_OVERSHOOT = "sem-overshoot"
 SEM_SET_RACE = "sem-set-race"
@@ -234,6 +235,11 @@ RULES: tuple[Rule, ...] = (
     Rule(CB_READ_UNWAITED, Family.CIRCULAR_BUFFER, "a read of the front outside the waited window", _CB,
          "get_read_ptr is valid only between wait and pop", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_read_unwaited", Replay.AT_OP,
          _OP, (CB_READ_UNWAITED,)),
+    Rule(CB_SHARD_OVERRUN, Family.CIRCULAR_BUFFER, "a push of a sharded buffer passes the end of its shard", _CB,
+         "circular_buffer_init.h: the ring starts at the shard (fifo_wr_ptr = the buffer's address) at every launch; "
+         "tt-metal #15337 (a CB larger than its bank's shard writes outside it)",
+         CB_SEMANTICS, f"{FAMILIES_PACKAGE}.cb.shard_encoding", "R_cb_shard_overrun", Replay.CLAIMED, (Subject.BUFFER,),
+         (CB_SHARD_OVERRUN,)),
     Rule(ALIAS_CLOBBER, Family.MEMORY, "a write into a page an aliased buffer still holds unconsumed",
          f"{SEM_DOC}#aliases", "buffers sharing L1 bytes (CircularBufferConfig with several indices)", INTERP,
          "verispatial.certify.alias", "R_alias_clobber", Replay.CLAIMED, (Subject.ALIAS,), (ALIAS_CLOBBER,)),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from verispatial.errors import IrViolation, UnhandledOp
-from verispatial.ir.core import Addr, Role, Site
+from verispatial.ir.core import Addr, Role, Site, Space
 from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
     CONTAINERS,
@@ -39,7 +39,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, walk
+from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, shard_size, walk
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
@@ -209,6 +209,7 @@ def validate(p: Program) -> list[IrViolation]:
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
     _check_resident(p, bad)
+    _check_shards(p, bad)
 
     keys = Counter((ep.site, ep.engine) for ep in p.programs)
     for (site, eng), n in keys.items():
@@ -298,6 +299,175 @@ def _check_resident(p: Program, report: Report) -> None:
         if tensor.dtype in t.tile_bytes and r.size != p.tensor_bytes(tensor):
             report(e, f"size {r.size} B != the tensor's {tensor.tiles(t.tile)} tiles x "
                       f"{t.bytes_per_tile(tensor.dtype)} B = {p.tensor_bytes(tensor)} B")
+
+
+#: Most tensor tiles ``_check_shards`` enumerates over the sharded buffers of one tensor (to find a tile two shards
+#: hold); more is too large for the model.
+SHARD_TILES_MAX = 1 << 20
+
+
+def _check_shards(p: Program, report: Report) -> None:
+    """The rules of sharded buffers (``Buffer.shard``; docs/semantics.md "Sharded buffers"), each from what tt-metal's
+    host and device code require of a globally allocated circular buffer:
+
+    - its tensor is declared and not also resident; the buffer lives in local memory (``set_globally_allocated_address``
+      throws "Only L1 buffers can have an associated circular buffer!"); its dtype is the tensor's (its pages are the
+      tensor's bytes: the host gives the CB the tensor's data format);
+    - its shard's tiles (``Shard.tiles``, else the ring's ``capacity x page_tiles``) lie inside the tensor and its
+      rows do not overlap (``stride >= width``); a ring larger than the shard is allowed, as tt-metal allows it with
+      a warning (tt-metal #15337): a push past the shard is the finding ``cb-shard-overrun``;
+    - a tensor's tile lives on one core: two sharded buffers hold a common tile only on one site and only when one
+      aliases the other with the same shard (the same bytes, ``alias_of``); an alias of a sharded buffer is sharded alike;
+    - a producer that writes into its back writes the tensor (not an input or param), one that only pushes publishes
+      it (not an output); the tensor is not a state (its versions would change while a page is held); no multicast
+      lands in it and none is sent from its back before a push (a remote write into a tensor's shard is not said by
+      the model yet);
+    - its ring starts at the shard's first tile: no buffer of an earlier phase hands it its counters at the same site
+      and cb index (the launch sets the pointers, ``circular_buffer_init.h``; a later phase would start where that
+      buffer left off);
+    - with a memory map, every sharded buffer of one tensor sits at one offset on every site (a sharded L1 buffer has
+      one address on all its cores: ``buffer.address()`` is the CB's address)."""
+    from verispatial.ir.shards import sharded, written_shards
+
+    shards = sharded(p)
+    if not shards:
+        return
+    tensors = {t.name: t for t in p.tensors}
+    resident = {r.tensor for r in p.resident}
+    written = written_shards(p)
+    phases = p.phase_of_section()
+
+    def name(b: Buffer) -> str:
+        return f"buffer {b.id} ({b.name})"
+
+    holders: dict[str, dict[int, list[Buffer]]] = {}
+    counted: Counter[str] = Counter()
+    for b in shards.values():
+        sh = b.shard
+        assert sh is not None
+        e = name(b)
+        if any(too_large(v, U32) for v in (sh.start, sh.width, sh.stride, sh.tiles)):
+            report(e, f"shard start {clip(str(sh.start))}, width {clip(str(sh.width))}, stride {clip(str(sh.stride))} or "
+                      f"tiles {clip(str(sh.tiles))} is too large for the model (tile ids are 32-bit: at most {U32})")
+            continue
+        if sh.start < 0 or sh.width < 0 or sh.stride < 0 or sh.tiles < 0:
+            report(e, "shard start, width, stride and tiles are >= 0")
+            continue
+        if sh.width == 0 and sh.stride != 0:
+            report(e, "shard stride needs a width (width 0: the shard is one run of consecutive tiles)")
+            continue
+        if sh.width > 0 and sh.stride < sh.width:
+            report(e, f"shard stride {sh.stride} is less than its width {sh.width}: the shard's rows overlap")
+            continue
+        t = tensors.get(sh.tensor)
+        if t is None:
+            report(e, f"shard names tensor {clip(repr(sh.tensor))}, which is not declared")
+            continue
+        if sh.tensor in resident:
+            report(e, f"tensor {sh.tensor!r} is both resident and sharded: one placement of its bytes")
+        if b.space is not Space.LOCAL:
+            report(e, "a sharded buffer lives in local memory (tt-metal: only L1 buffers can have an associated "
+                      "circular buffer)")
+        if b.dtype != t.dtype:
+            report(e, f"its pages are tiles of tensor {sh.tensor!r}: its dtype must be the tensor's {t.dtype!r}, got "
+                      f"{b.dtype!r}")
+        if b.page_tiles < 1 or not 1 <= b.capacity < 65536 or t.dtype not in p.target.tile_bytes:
+            continue  # the buffer's own rules say what is wrong
+        ntiles = t.tiles(p.target.tile)
+        size = shard_size(b)
+        last = sh.tile(size - 1)
+        if last >= ntiles:
+            report(e, f"its shard's {size} tiles reach tile {last} of tensor {sh.tensor!r}, past its {ntiles} tiles")
+            continue
+        if t.role is Role.STATE:
+            report(e, f"its pages are tiles of state tensor {sh.tensor!r}: a shard of a state is not said yet (its "
+                      "per-tile versions would change while a page is held, between the pack and the push or the push "
+                      "and the pop)")
+        if b.id in written and t.role.value in ("input", "param"):
+            report(e, f"is written into, and its pages are tiles of {t.role.value} tensor {sh.tensor!r}: inputs and "
+                      "params are read-only")
+        if b.id not in written and t.role.value == "output":
+            report(e, f"publishes tiles of output tensor {sh.tensor!r} without writing them: a tensor that is written "
+                      "and read is an activation")
+        if b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) and p.buffers[b.alias_of].shard != sh:
+            report(e, f"aliases buffer {b.alias_of}, whose pages are not the same shard: an alias of a sharded buffer "
+                      "is the same bytes")
+        for x in p.buffers:
+            if x.site == b.site and x.cb == b.cb and 0 <= x.section < len(phases) and 0 <= b.section < len(phases) \
+                    and phases[x.section] < phases[b.section]:
+                report(e, f"buffer {x.id} ({x.name}) of an earlier phase uses cb index {b.cb} on {b.site}: the ring "
+                          "would start where that buffer left its pointers, not at the shard's first tile (the launch "
+                          "sets them: circular_buffer_init.h)")
+                break
+        counted[sh.tensor] += size
+        if counted[sh.tensor] > SHARD_TILES_MAX:
+            report(e, f"the shards of tensor {sh.tensor!r} hold more than {SHARD_TILES_MAX} tiles: too large for the "
+                      "model")
+            continue
+        per = holders.setdefault(sh.tensor, {})
+        for j in range(size):
+            per.setdefault(sh.tile(j), []).append(b)
+    for b in p.buffers:
+        if b.shard is None and b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) \
+                and p.buffers[b.alias_of].shard is not None:
+            report(name(b), f"aliases sharded buffer {b.alias_of}: its pages are that tensor's bytes, so it is sharded "
+                            "alike (the same shard)")
+    for tensor, per in sorted(holders.items()):
+        said: set[tuple[int, int]] = set()
+        for tile, bs in sorted(per.items()):
+            for i, b1 in enumerate(bs):
+                for b2 in bs[i + 1:]:
+                    if (b1.id, b2.id) in said:
+                        continue
+                    if b1.site != b2.site:
+                        said.add((b1.id, b2.id))
+                        report(name(b2), f"holds tile {tile} of tensor {tensor!r}, which {name(b1)} on {b1.site} holds "
+                                         f"too: a sharded tensor's tile lives on one core")
+                    elif b2.alias_of != b1.id and b1.alias_of != b2.id and (
+                            b1.alias_of is None or b1.alias_of != b2.alias_of):
+                        said.add((b1.id, b2.id))
+                        report(name(b2), f"holds tile {tile} of tensor {tensor!r} on {b2.site}, as {name(b1)} does: two "
+                                         "buffers on one shard share its bytes, so one aliases the other (alias_of)")
+    dests: dict[tuple[Site, int, int], Buffer] = {(b.site, b.cb, phases[b.section]): b for b in shards.values()
+                                                 if 0 <= b.section < len(phases)}
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if not isinstance(op, McastSend) or not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
+                continue
+            src = p.buffers[op.buf]
+            if src.shard is not None and not op.front:
+                report(f"program {ep.key} McastSend", f"multicasts from the back of sharded buffer {src.id} "
+                       f"({src.name}): it would send tiles of tensor {src.shard.tensor!r} before a push publishes them")
+            if not 0 <= src.section < len(phases):
+                continue
+            g = p.groups[op.group]
+            x0, y0, x1, y1 = g.rect
+            if not (_in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))):
+                continue
+            for d in g.destinations():
+                hit = dests.get((d, src.cb, phases[src.section]))
+                if hit is not None:
+                    report(f"program {ep.key} McastSend", f"lands in sharded buffer {hit.id} ({hit.name}) on {d}: "
+                           f"a multicast into a tensor's shard (a remote write of tensor {hit.shard.tensor!r}) is not "  # type: ignore[union-attr]
+                           "modelled")
+    if p.memory:
+        # Compared where each site holds one buffer of the tensor's shard (its aliases sit on its bytes: memory-alias);
+        # two buffers on parts of one core's shard sit at different offsets of it.
+        at = {m.buf: m.offset for m in p.memory}
+        roots: dict[str, dict[Site, list[Buffer]]] = {}
+        for b in shards.values():
+            assert b.shard is not None
+            if b.alias_of is None and b.id in at:
+                roots.setdefault(b.shard.tensor, {}).setdefault(b.site, []).append(b)
+        for tensor, by_site in sorted(roots.items()):
+            if any(len(bs) > 1 for bs in by_site.values()):
+                continue
+            bs = sorted((x[0] for x in by_site.values()), key=lambda x: x.id)
+            for b in bs[1:]:
+                if at[b.id] != at[bs[0].id]:
+                    report(name(b), f"sits at offset {at[b.id]} on {b.site} and {name(bs[0])} at {at[bs[0].id]} on "
+                                    f"{bs[0].site}, both on the shards of tensor {tensor!r}: a sharded L1 buffer has one "
+                                    "address on every core")
 
 
 class _OpPass:

@@ -524,6 +524,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
 
     Raises ``ComposeRefused`` naming the rule: ``no-sections``; ``placement``; ``barrier-after``; ``target``;
     ``section-composed``; ``section-not-scheduled`` (no engine programs, or buffers without a memory map);
+    ``section-sharded`` (a buffer on a tensor's shard, which the layout would move off it);
     ``round-robin-one-site``; ``tensor-conflict`` (name, both shapes and dtypes); ``unknown-state``;
     ``trip-conflict``; ``phase-overflows-cbs``; ``phase-overflows-memory`` (site, space, bytes, capacity);
     ``invalid-program`` (every violation of the joined program).
@@ -548,6 +549,13 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
         if sec.buffers and not sec.memory:
             raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
                                                           "and no memory map", section=k)
+        sharded = next((b for b in sec.buffers if b.shard is not None), None)
+        if sharded is not None:
+            # Its bytes are its tensor's shard (docs/semantics.md "Sharded buffers"): moving it to another site, cb
+            # index or offset, as the layout below does, would place it off the tensor.
+            raise ComposeRefused("section-sharded", f"section {k} ({sec.name}) has sharded buffer {sharded.id} "
+                                                    f"({sharded.name}) on tensor {sharded.shard.tensor!r}: compose "  # type: ignore[union-attr]
+                                                    "does not move a buffer that sits on a tensor's shard", section=k)
     closes, phase = _phases(n, barrier_after)
     tensors = unify_tensors(sections, state)
     trips = unify_trips(sections)

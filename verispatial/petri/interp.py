@@ -61,12 +61,14 @@ from verispatial.ir.ops import (
     Loop,
     McastSend,
     Op,
+    Push,
     WriteTiles,
     count_value,
     named_index_buffer,
     op_text,
 )
-from verispatial.ir.program import Program, walk
+from verispatial.ir.program import Program, shard_pages, walk
+from verispatial.ir.shards import sharded, written_shards
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
@@ -421,6 +423,18 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
+        #: Sharded buffers (their pages are a tensor's bytes: ``ir/shards.py``): by id; those whose producer writes
+        #: into them (their pushes write the tensor: data buffers, filled before a push) and the others (their pushes
+        #: publish the tensor's tiles unfilled).
+        self.shard_bufs = sharded(program)
+        self.shard_pages = {b: shard_pages(x) for b, x in self.shard_bufs.items()}
+        self.write_shards = written_shards(program)
+        self.read_shards = frozenset(self.shard_bufs) - self.write_shards
+        self.data_bufs.update(self.write_shards)
+        for e, ep in enumerate(self.engines):  # a write shard's producer writes its tensor (where output-unwritten says)
+            for op in walk(ep.ops):
+                if isinstance(op, Push) and op.buf in self.write_shards:
+                    self.writers.setdefault(self.shard_bufs[op.buf].shard.tensor, e)  # type: ignore[union-attr]
         #: The derived index buffer of each indirect address naming none, by (site, phase, index tensor)
         #: (``Program.index_buffers``; a named one is the address's own ``Dynamic.buf``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and

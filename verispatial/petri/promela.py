@@ -25,7 +25,8 @@ SPIN's verdicts: an *invalid end state* is a deadlock (some engine stopped short
 Outside the model (``PromelaUnsupported``, raised with the reason, never a model that silently drops a rule):
 a multicast whose ``num_dests`` is not its group's (``ir/acks.py``: its barrier counts acknowledgements), programs of
 several sections (``rendezvous-early``, per-section state versions), aliased buffers
-(``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), dynamic (indirect) addresses, more
+(``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), a sharded buffer other than a read
+shard of an input or param (the tensor tiles its pushes read or write, ``ir/shards.py``), dynamic (indirect) addresses, more
 than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
 Each op's ``d_step``, the landings of what it puts in flight and its queue are its rule family's
@@ -59,7 +60,7 @@ from verispatial.families.semaphores import promela as semaphores
 from verispatial.families.tensors import promela as tensors
 from verispatial.ir import acks
 from verispatial.ir import rules as R
-from verispatial.ir.core import Site, WaitCond
+from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
     Compute,
     If,
@@ -75,7 +76,8 @@ from verispatial.ir.ops import (
     count_max,
     op_text,
 )
-from verispatial.ir.program import Program, walk
+from verispatial.ir.program import Program, shard_pages, walk
+from verispatial.ir.shards import written_shards
 from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.position import RULES
 
@@ -196,6 +198,8 @@ class _Gen:
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
         self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
+        #: Sharded buffers (all read shards of inputs and params: ``_refuse``) -> the pages of their shard.
+        self.shard_pages = {b.id: shard_pages(b) for b in p.buffers if b.shard is not None}
         trip_max = p.trip_max()
         # Queue sizes: every issue of the engine that could be in flight at once (loops at their max).
         self.qsize: dict[tuple[int, str], int] = {}
@@ -229,6 +233,13 @@ class _Gen:
                                      "(rendezvous-early and per-section state versions are not modelled)")
         if any(b.alias_of is not None for b in p.buffers):
             raise PromelaUnsupported("aliased buffers: alias-clobber is not modelled in Promela")
+        written = written_shards(p)
+        for x in p.buffers:
+            if x.shard is not None and (x.id in written or p.tensor(x.shard.tensor).role not in (Role.INPUT, Role.PARAM)):
+                raise PromelaUnsupported(f"b{x.id} is sharded on {p.tensor(x.shard.tensor).role.value} tensor "
+                                         f"{x.shard.tensor!r}: the tensor tiles its pushes "
+                                         f"{'write' if x.id in written else 'read'} are not modelled in Promela (a "
+                                         "read shard of an input or param is)")
         shared = sharing_waiters(p)
         if shared:
             b, keys = min(shared.items())

@@ -42,6 +42,11 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   too (two consumers, #55996).
 - A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile);
   broken, the fill is sometimes one tile short of the push or comes before the reserve.
+- About 1 buffer in 6 sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an input (the producer
+  only reserves and pushes: each push publishes the tensor's tiles) or a write shard compute packs into (an output,
+  or an activation nothing reads where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
+  trips' max, the shard a run of tiles or rows of them; broken, the shard is sometimes one push short of the ring
+  (``cb-shard-overrun``) or an output written only for the largest trips.
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -94,6 +99,7 @@ from verispatial.ir import (
     SemInc,
     SemSet,
     SemWait,
+    Shard,
     Site,
     Target,
     Tensor,
@@ -248,9 +254,18 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
         fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
         fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
+        # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
+        # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
+        # output or state the compute engine packs into.
+        shard = draw(st.sampled_from(("read", "write"))) if draw(st.integers(0, 5)) == 0 and not fills else None
+        if shard == "read" and packs:
+            shard = "write"
+        elif shard == "write" and not packs:
+            shard = None if prod[1] is not Engine.COMPUTE else "write"
+            packs = shard == "write"
         # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
-        reads = (reads or (writes and not packs)) and not fills
-        if reads or packs or (fills and fill_fault == "none"):
+        reads = (reads or (writes and not packs)) and not fills and shard != "read"
+        if reads or packs or (fills and fill_fault == "none") or shard == "read":
             filled.add(b)
         # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
         acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
@@ -262,6 +277,8 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
         state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
         shift = draw(st.sampled_from((0, 0, pages))) if state and broken else 0
+        if shard is not None:
+            _shard(draw, stages, sorted(where), trips, tensors, buffers, pages, shard == "write", broken)
         for k in sorted(where):
             stage = stages[k]
             tiles = pages * _iterations(stage, trips)
@@ -426,6 +443,38 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     p = attrs.evolve(p, memory=tuple(memory))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[str, int], tensors: list[Tensor],
+           buffers: list[Buffer], pages: int, write: bool, broken: bool) -> None:
+    """Place the last buffer on a tensor's L1 shard (docs/semantics.md "Sharded buffers"): its ring grows to the pages
+    its pushes publish in a run at the trips' max (``pages`` a push in every iteration of the stages ``where``), so they
+    never pass the shard, and a tensor of its own holds them: an input (``write`` false: the producer only reserves and
+    pushes, each push publishing the tensor's tiles) or, packed into by compute (``write``), an output — an
+    activation nothing reads when some stage may run fewer times than its max (an output must be written whole), now
+    and then an output all the same in a broken draw (``output-unwritten``). The shard is one run of tiles, or
+    sometimes rows of ``w`` tiles ``2 w`` apart (a block-sharded tensor twice as wide). Broken (sometimes): the shard
+    holds ``pages`` tiles fewer than the ring, so the last push passes it (``cb-shard-overrun``, tt-metal #15337's
+    kind)."""
+    b = buffers[-1]
+    total = sum(pages * _iterations(stages[k], trips) for k in where)
+    cap = max(total, b.capacity)
+    partial = any(stages[k].count == 0 or isinstance(stages[k].count, str) for k in where)
+    role = Role.INPUT
+    if write:  # an activation nothing reads, where a stage may run fewer times (a state is never sharded)
+        role = Role.ACTIVATION if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
+    name = f"sh{len(tensors)}"
+    size = cap * b.page_tiles
+    width = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0])) if draw(st.booleans()) else 0
+    short = pages if broken and size > pages and draw(st.integers(0, 3)) == 0 else 0
+    if width:
+        rows = size // width
+        tensors.append(Tensor(name, (32 * rows, 32 * 2 * width), b.dtype, role))
+        shard = Shard(name, draw(st.sampled_from((0, width))), width, 2 * width, size - short if short else 0)
+    else:
+        tensors.append(Tensor(name, (32, 32 * size), b.dtype, role))
+        shard = Shard(name, 0, 0, 0, size - short if short else 0)
+    buffers[-1] = attrs.evolve(b, capacity=cap, shard=shard)
 
 
 def _shared_wait(draw: st.DrawFn, slots: list[Slot], buffers: list[Buffer], next_cb: dict[Site, int],

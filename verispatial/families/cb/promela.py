@@ -67,8 +67,12 @@ def push(g: _Gen, e: int, path: tuple[int, ...], op: Push, st: Step) -> None:
     body = st.body
     body += role(g, e, b, True, where)
     body.append(g._assert(R.CB_PUSH_UNCOVERED, f"pushed[{b}] + {n} <= rsv_end[{b}]", where))
-    if b in g.data_bufs and b not in g.mcast_dests:
+    if b in g.data_bufs and b not in g.mcast_dests and b not in g.shard_pages:
         body.append(g._assert(R.CB_PUSH_UNFILLED, f"fill[{b}] >= {n * pt}", where))
+    if b in g.shard_pages:
+        # A read shard (the only sharded buffers the export takes) publishes its tensor's tiles unfilled; its pushes
+        # stay on the shard (ir/shards.py).
+        body.append(g._assert(R.CB_SHARD_OVERRUN, f"pushed[{b}] + {n} <= {g.shard_pages[b]}", where))
     body.append(g._assert(R.CB_STRADDLE, f"pushed[{b}] % {cap} + {n} <= {cap}", where))
     body.append(g._read_publish(e, b, where))
     body += g._mcast_publish_early(b, n, where)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from verispatial.families.cb import shard_semantics as shards
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
@@ -51,6 +52,8 @@ def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: 
               f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
               f"its reserved window holds {max(room, 0)} tiles")
     slots = it._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
+    if b in it.write_shards:  # the write changes its tensor's bytes from here to its push (shard_semantics)
+        shards.write_into(it, s, e, pc, b, tiles, out)
     s.fill[b] += tiles
     return slots
 
@@ -118,7 +121,8 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
         it._v(out, R.CB_PUSH_UNCOVERED, e, pc,
               f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but the reserved window is "
               f"[{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-    if b in it.data_bufs and b not in it.mcast_dests and s.fill[b] < n * pt:
+    # A read shard's pages are its tensor's bytes as they are: its push publishes them unfilled (shard_semantics).
+    if b in it.data_bufs and b not in it.mcast_dests and b not in it.read_shards and s.fill[b] < n * pt:
         it._v(out, R.CB_PUSH_UNFILLED, e, pc,
               f"push(b{b}, {n}) publishes {n * pt} tiles but only {s.fill[b]} were written into its back "
               f"since they were reserved")
@@ -128,6 +132,17 @@ def push(it: Interp, s: State, e: int, pc: PC, op: Push, out: list[Violation]) -
               f"({s.pushed[b] % cap}+{n} > {cap})")
     it._read_publish(s, e, pc, b, f"push(b{b}, {n})", out)
     it._mcast_publish_early(s, e, pc, b, n, out)
+    if b in it.shard_bufs:
+        on = it.shard_pages[b]
+        if s.pushed[b] + n > on:
+            first = max(on, s.pushed[b])
+            where = (f"ring slot {first % cap} again, bytes of tensor {it.shard_bufs[b].shard.tensor} already published"  # type: ignore[union-attr]
+                     if first >= cap else f"past the {on} pages of its shard of {it.shard_bufs[b].shard.tensor}, L1 "  # type: ignore[union-attr]
+                     "that is not the tensor's (the buffer is larger than its shard)")
+            it._v(out, R.CB_SHARD_OVERRUN, e, pc,
+                  f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) of sharded b{b}: page {first} is "
+                  f"{where}", BufferRef(b))
+        shards.push(it, s, e, pc, b, n, out)
     it._alias_clobber(s, e, pc, b, n, out)
     s.pushed[b] += n
     s.rsv_end[b] = max(s.rsv_end[b], s.pushed[b])

@@ -52,16 +52,34 @@ def assemble(host: HostSpec) -> Program:
     target = host.target
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []
+    # A sharded tensor's buffer is allocated before the program, at one L1 address on every core of its grid: here
+    # one after another from the L1 base, each as large as a shard; the program's own circular buffers follow.
+    shard_at: dict[str, int] = {}
+    first = target.reserved_base
+    for t in host.tensors:
+        spec = host.shards.get(t["name"])
+        if spec is not None:
+            shard_at[t["name"]] = first
+            size = spec.rows * spec.cols * target.bytes_per_tile(_dtype(t["dtype"]))
+            first += -(-size // target.alignment) * target.alignment
     for site in cores:
-        offset = target.reserved_base
+        offset = first
+        on_shard: dict[str, int] = {}
         for b in host.buffers:
             if b.cores is not None and site not in b.cores:
                 continue
-            buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype)
             size = b.entries * b.page_tiles * target.bytes_per_tile(b.dtype)
-            # tt-metal's allocator places a program's circular buffers one after another from the L1 base
-            memory.append(BufferAt(buf.id, offset, size))
-            offset += -(-size // target.alignment) * target.alignment
+            if b.tensor is not None:
+                # its pages are the tensor's shard there; a second buffer on the shard is the same bytes (an alias)
+                buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype,
+                             alias_of=on_shard.get(b.tensor), shard=host.shards[b.tensor].shard_on(b.tensor, site))
+                on_shard.setdefault(b.tensor, buf.id)
+                memory.append(BufferAt(buf.id, shard_at[b.tensor], size))
+            else:
+                buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype)
+                # tt-metal's allocator places a program's circular buffers one after another from the L1 base
+                memory.append(BufferAt(buf.id, offset, size))
+                offset += -(-size // target.alignment) * target.alignment
             buffers.append(buf)
     by_index = {(b.site, b.cb): b.id for b in buffers}
     programs = [_renumber(ep, by_index) for ep in programs]

@@ -20,6 +20,7 @@ import attrs
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Engine, Site
+from verispatial.ir.program import Shard
 from verispatial.ir.target import Target, get_target
 
 FORMAT = "verispatial.ttmetal-host"
@@ -68,6 +69,41 @@ class HostBuffer:
     producer: str | None
     consumer: str | None
     cores: tuple[Site, ...] | None
+    #: The tensor it is globally allocated on (``set_globally_allocated_address(*tensor.buffer())``), or None.
+    tensor: str | None = None
+
+
+@attrs.frozen
+class HostShardSpec:
+    """A sharded L1 tensor's layout as ttnn states it (``ShardSpec`` and ``TensorMemoryLayout``): ``layout``
+    ``height``, ``width`` or ``block``, the shard grid ``cores`` (in the order ``_cores`` lists a range: row by row),
+    one shard's ``shape`` in tiles ``(rows, columns)`` of the tensor flattened to 2D (``columns`` tiles a row:
+    ``width``), and ``orientation`` (``row_major``: shards in row-major order of the grid)."""
+
+    layout: str
+    cores: tuple[Site, ...]
+    rows: int
+    cols: int
+    width: int
+    orientation: str
+
+    def shard_on(self, tensor: str, site: Site) -> Shard | None:
+        """The tiles of ``tensor`` core ``site`` holds (``Shard``: rows of ``cols`` tiles, ``width`` apart), or None
+        off the grid. Height sharding hands core ``k`` (in grid order) the ``k``-th run of ``rows`` whole tensor rows,
+        width sharding its ``k``-th block of ``cols`` columns; block sharding the shard at the core's row and column
+        of the grid (``col_major``: its column and row)."""
+        if site not in self.cores:
+            return None
+        tiles = self.rows * self.cols
+        if self.layout == "height":
+            k = self.cores.index(site)
+            return Shard(tensor, k * self.rows * self.width, 0, 0, tiles)
+        if self.layout == "width":
+            k = self.cores.index(site)
+            return Shard(tensor, k * self.cols, self.cols, self.width, tiles)
+        x0, y0 = min(c.x for c in self.cores), min(c.y for c in self.cores)
+        r, c = (site.y - y0, site.x - x0) if self.orientation == "row_major" else (site.x - x0, site.y - y0)
+        return Shard(tensor, r * self.rows * self.width + c * self.cols, self.cols, self.width, tiles)
 
 
 @attrs.frozen
@@ -111,6 +147,8 @@ class HostSpec:
     semaphores: tuple[HostSemaphore, ...]
     kernels: tuple[HostKernel, ...]
     work_units: tuple[WorkUnit, ...]
+    #: Sharded tensors' layouts, by tensor name.
+    shards: dict[str, HostShardSpec] = attrs.Factory(dict)
 
     def kernel(self, name: str) -> HostKernel:
         return next(k for k in self.kernels if k.name == name)
@@ -199,10 +237,13 @@ def load_host(path: str | Path) -> HostSpec:
     incs = tuple(root / os.path.expandvars(i) for i in d.get("include_dirs", []))
     tensors = tuple(d.get("tensors", []))
     tnames = [t["name"] for t in tensors]
+    shard_specs: dict[str, HostShardSpec] = {}
     for i, t in enumerate(tensors):
         target.bytes_per_tile(_dtype(t["dtype"], f"tensors[{i}].dtype", target))
         if tnames.count(t["name"]) > 1:
             raise ParseError(f"tensors[{i}].name", f"tensor {t['name']!r} declared twice")
+        if "shard" in t:
+            shard_specs[t["name"]] = _shard_spec(t, f"tensors[{i}].shard", target)
     sems: list[HostSemaphore] = []
     for i, s in enumerate(d.get("semaphores", [])):
         if any(o.name == s["name"] for o in sems):
@@ -256,9 +297,12 @@ def load_host(path: str | Path) -> HostSpec:
     bufs: list[HostBuffer] = []
     for i, b in enumerate(d.get("buffers", [])):
         w = f"buffers[{i}]"
-        if b.get("globally_allocated", False):
-            raise ParseError(f"{w}.globally_allocated", "a globally allocated (sharded) buffer is not in the IR yet "
-                                                        "(the real-kernels constructs, issue 16)")
+        on = b.get("globally_allocated")
+        if isinstance(on, bool) or (on is not None and on not in shard_specs):
+            sharded = ", ".join(sorted(shard_specs)) or "none"
+            raise ParseError(f"{w}.globally_allocated", f"names the sharded tensor whose buffer it sits on "
+                                                        f"(set_globally_allocated_address(*tensor.buffer())), got "
+                                                        f"{on!r} (sharded tensors: {sharded})")
         if any(o.index == b["index"] and (o.cores is None or "cores" not in b) for o in bufs):
             raise ParseError(f"{w}.index", f"buffer index {b['index']} declared twice")
         for role in ("producer", "consumer"):
@@ -270,7 +314,8 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError(f"{w}.entry_size", f"{b['entry_size']} B is not a whole number of {dtype} tiles "
                                                 f"({tile} B each): row-major pages are not in the IR")
         bufs.append(HostBuffer(b["name"], b["index"], b["entry_size"], b["entries"], dtype, b["entry_size"] // tile,
-                               b.get("producer"), b.get("consumer"), _cores(b["cores"]) if "cores" in b else None))
+                               b.get("producer"), b.get("consumer"), _cores(b["cores"]) if "cores" in b else None,
+                               on))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], str] = {}
     for i, u in enumerate(d["work_units"]):
@@ -296,7 +341,55 @@ def load_host(path: str | Path) -> HostSpec:
                                                                   f"(declares: {', '.join(k.runtime_args) or 'none'})")
             args[n] = {a: value(v, f"{w}.runtime_args.{n}.{a}") for a, v in given.items()}
         units.append(WorkUnit(cores, tuple(u["kernels"]), args))
-    return HostSpec(d["name"], target, p, root, incs, tensors, tuple(bufs), tuple(sems), tuple(kernels), tuple(units))
+    every = tuple(dict.fromkeys(c for u in units for c in u.cores))
+    for i, hb in enumerate(bufs):
+        if hb.tensor is not None:
+            off = [c for c in (hb.cores or every) if c not in shard_specs[hb.tensor].cores]
+            if off:
+                raise ParseError(f"buffers[{i}].globally_allocated", f"tensor {hb.tensor!r} has no shard on core "
+                                                                     f"{off[0]}, which the buffer is on")
+    return HostSpec(d["name"], target, p, root, incs, tensors, tuple(bufs), tuple(sems), tuple(kernels), tuple(units),
+                    shard_specs)
+
+
+def _shard_spec(t: dict[str, Any], where: str, target: Target) -> HostShardSpec:
+    """A tensor's ``shard`` (ttnn's ``ShardSpec``) in tiles, checked against its shape: the shard shape whole tiles, the
+    tensor a whole number of shards (uneven last shards are not said: declare the tensor at its padded shape), as
+    many shards as cores, a block grid the shards' rows and columns. ``ParseError`` naming the field otherwise."""
+    sh = t["shard"]
+    th, tw = target.tile
+    shape = list(t["shape"])
+    if len(shape) < 2 or shape[-2] % th or shape[-1] % tw:
+        raise ParseError(f"{where}", f"a sharded tensor's last two dimensions are whole tiles ({th}x{tw}), got "
+                                     f"{shape}")
+    h, w = sh["shape"]
+    if h % th or w % tw:
+        raise ParseError(f"{where}.shape", f"a shard is whole tiles ({th}x{tw}), got {[h, w]}")
+    height = 1
+    for d in shape[:-1]:
+        height *= d
+    ht, wt, rows, cols = height // th, shape[-1] // tw, h // th, w // tw
+    if ht % rows or wt % cols:
+        raise ParseError(f"{where}.shape", f"the tensor's {ht}x{wt} tiles are not a whole number of {rows}x{cols}-tile "
+                                           "shards (uneven shards are not said: declare the tensor at its padded "
+                                           "shape)")
+    cores = _cores(sh["cores"])
+    n_h, n_w = ht // rows, wt // cols
+    layout, orientation = sh["layout"], sh.get("orientation", "row_major")
+    if layout == "height" and (n_w != 1 or n_h != len(cores)):
+        raise ParseError(f"{where}", f"height sharding takes whole rows into one shard a core: {n_h}x{n_w} shards on "
+                                     f"{len(cores)} cores")
+    if layout == "width" and (n_h != 1 or n_w != len(cores)):
+        raise ParseError(f"{where}", f"width sharding takes whole columns into one shard a core: {n_h}x{n_w} shards on "
+                                     f"{len(cores)} cores")
+    if layout == "block":
+        gx = len({c.x for c in cores})
+        gy = len({c.y for c in cores})
+        want = (n_w, n_h) if orientation == "row_major" else (n_h, n_w)
+        if gx * gy != len(cores) or (gx, gy) != want:
+            raise ParseError(f"{where}", f"block sharding puts the {n_h}x{n_w} shards on a grid of as many columns and "
+                                         f"rows ({orientation}), got {gx}x{gy} cores")
+    return HostShardSpec(layout, cores, rows, cols, wt, orientation)
 
 
 def _dtype(name: str, where: str, target: Target) -> str:

@@ -1,0 +1,68 @@
+"""Sharded (globally allocated) circular buffers: which tensor tiles a sharded buffer's pages are, and whether its
+pushes publish the tensor's tiles or write them (docs/semantics.md "Sharded buffers"). One definition the interpreter
+(``families/cb/shard_semantics.py``), the checker (``families/cb/shard_encoding.py``), ``validate`` and the memory
+obligation share.
+
+A sharded buffer's ring starts at the tensor shard's first byte at every launch (``fifo_wr_ptr`` / ``fifo_rd_ptr`` :=
+the buffer's address: ttnn 0.81.1 ``tt_metal/hw/inc/internal/circular_buffer_init.h:54-59``), so ring slot ``k`` is
+the same bytes of the tensor in every lap: page ``k`` (``0 <= k < shard_pages``) holds the buffer's tiles
+``[k * page_tiles, (k + 1) * page_tiles)``, which are the tensor tiles ``Shard.tile`` gives. A push of a page past
+``shard_pages`` (a lap past the ring's end, or a ring larger than its shard) is ``cb-shard-overrun``.
+
+- A **read shard** is one whose producer never writes into its back (no ``ReadTiles`` into it, no ``FillTiles``, no
+  ``PackAcc``): its producer only reserves and pushes, as eltwise binary's reader does under ``IN0_SHARDED``
+  (``reader_binary_interleaved_start_id.cpp:46-48``). Each push publishes the tensor's tiles as they are: it is a read
+  of those tiles, complete at once (no NoC transfer, no barrier).
+- A **write shard** is one whose producer writes into its back (compute packs into a sharded output: the writer under
+  ``OUT_SHARDED`` only waits and pops, ``writer_unary_interleaved_start_id.cpp:32-36``). Its tiles change from the
+  producer's first write into a page (the write is issued then) and the push that publishes the page completes the
+  write (the packer's ``cb_push_back`` raises ``tiles_received`` once its packs are done).
+"""
+
+from __future__ import annotations
+
+from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles
+from verispatial.ir.program import Buffer, Program, shard_pages, walk
+
+
+def shard_tiles(b: Buffer, first_page: int, pages: int) -> list[int]:
+    """The tensor tiles of pages ``[first_page, first_page + pages)`` of sharded buffer ``b``, each page taken at its
+    ring slot (``page mod capacity``: the bytes the page occupies), in order; a slot past the shard
+    (``shard_pages``) holds no tile of the tensor and adds none. ``ValueError`` for a buffer with no shard."""
+    return page_tiles_of(b, first_page * b.page_tiles, pages * b.page_tiles)
+
+
+def page_tiles_of(b: Buffer, first: int, tiles: int) -> list[int]:
+    """The tensor tiles of the buffer's tiles ``[first, first + tiles)`` (counted from its first page over every lap:
+    tile ``j`` is in ring slot ``(j // page_tiles) mod capacity``), in order, those of slots past the shard left out.
+    ``ValueError`` for a buffer with no shard."""
+    if b.shard is None:
+        raise ValueError(f"b{b.id} ({b.name}) is not sharded")
+    on, ring = shard_pages(b), b.capacity * b.page_tiles
+    out: list[int] = []
+    for j in range(first, first + tiles):
+        slot = j % ring
+        if slot // b.page_tiles < on:
+            out.append(b.shard.tile(slot))
+    return out
+
+
+def written_shards(p: Program) -> frozenset[int]:
+    """The sharded buffers some op writes into (``ReadTiles`` into it, ``FillTiles``, ``PackAcc``): their pushes write
+    the tensor's tiles. Every other sharded buffer is a read shard (its pushes publish the tensor's tiles)."""
+    sharded = {b.id for b in p.buffers if b.shard is not None}
+    if not sharded:
+        return frozenset()
+    out: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, (ReadTiles, FillTiles)) and op.into in sharded:
+                out.add(op.into)
+            elif isinstance(op, PackAcc) and op.buf in sharded:
+                out.add(op.buf)
+    return frozenset(out)
+
+
+def sharded(p: Program) -> dict[int, Buffer]:
+    """Every sharded buffer of ``p``, by id."""
+    return {b.id: b for b in p.buffers if b.shard is not None}
