@@ -35,6 +35,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.rules import LATE, EngineFacts, Finding
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.certify.structure import Leaf, op_at
+from verispatial.families.semaphores.encoding import loopback_reuse
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     FillTiles,
@@ -205,17 +206,30 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                 out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED if o.status == Status.SAT else Verdict.FAILED,
                                    msg + " while it may not have left" if o.status == Status.SAT else
                                    f"solver: {o.reason}", seconds=dt), h))
-        # Remote writes landing on a source word: not decided (the word's protocol is outside the fragment).
+        # Remote writes landing on a source word: decided for a sequence's loopback copies of its own word (the
+        # owner's program order, families/semaphores/encoding.py ``loopback_reuse``), else not (the word's protocol
+        # is outside the fragment).
         remote = [x for x in leaves if (isinstance(x.op, SemInc) and x.op.sem == sem and x.op.at == site)
                   or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
                       and site in p.groups[x.op.group].destinations())]
+        word = a.words.get((sem, site))
+        seq = word.seq if word is not None and word.kind == "sequence" and word.seq is not None \
+            and word.seq.is_source(word) else None
+        hazards = dict((lf.path, why) for lf, why in loopback_reuse(a, word)) if seq is not None and word else {}
         for x in remote:
             name = f"{R.ASYNC_SOURCE_REUSE}:{x.engine}:{list(x.path)}"
             if any(r.name == name for r, _ in out):
                 continue
+            msg = f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag multicast"
+            if seq is not None and word is not None and x in word.flags and x.path not in hazards:
+                out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                                   f"{x.engine}'s loopback copy of sequence word sem{sem}@{site} lands on it only once "
+                                   "every flag multicast reading it issued before has left (each copy lands before the "
+                                   "next flag reading the word is issued)"), None))
+                continue
+            why = f" ({hazards[x.path]})" if x.path in hazards else ""
             out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
-                               f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
-                               f"multicast at {list(s.path)}"), x))
+                               f"{msg} at {list(s.path)}{why}"), x))
     return out
 
 
