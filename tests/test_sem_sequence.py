@@ -12,6 +12,8 @@ nothing left, broken ones are refuted in the family that names what breaks, with
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_differential import disagreements
 
 from verispatial.certify.reach import analyse
@@ -41,8 +43,10 @@ from verispatial.ir import (
     WaitCond,
     WriteBarrier,
 )
+from verispatial.ir.serialize import dumps
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
+from verispatial.strategies.protocols import _seq
 
 A, B = Site(0, 0), Site(1, 0)
 K = Term("k", 1)
@@ -232,3 +236,24 @@ def test_a_wait_ahead_of_the_sequence_hangs() -> None:
     r, verdict = _check(steps(waits=(1, 3)))
     assert verdict == "deadlock"
     assert "deadlock:(0,0).reader+1" in {x.name for x in r.results if x.verdict is Verdict.REFUTED}
+
+
+# ------------------------------------------------------------------------------- the strategies draw the protocol
+
+
+BASE = Program("base", WORMHOLE, programs=(EngineProgram(A, Engine.READER, ()), EngineProgram(B, Engine.READER, ()),
+                                           EngineProgram(Site(1, 1), Engine.WRITER, ())))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_the_seq_rewrite_draws_forms_the_checker_decides_as_the_explorer_does(data: st.DataObject) -> None:
+    """``protocol_programs``' ``seq`` rewrite on engines that do nothing else: every draw is valid, a correct one
+    (the explorer finds no violation) proves with nothing left, a broken one is refuted, and each agrees with the
+    explorer obligation by obligation."""
+    p = data.draw(_seq(BASE))
+    r, verdict = _check(p)
+    if verdict == "ok":
+        assert _not_proved(r) == {}, dumps(p)
+    else:
+        assert r.exit_code == 1, dumps(p)

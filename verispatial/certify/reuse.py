@@ -104,9 +104,16 @@ class _Reuse:
         # Flag words every flag of which this engine sends: a passed wait on one needed one of those flags to land.
         self.words = [w for w in a.words.values()
                       if w.kind == "flag" and w.flags and all(f.engine == issuer and f.index in flag_idx for f in w.flags)]
+        # Destinations of this engine's sequence (semaphores.Sequence): a passed wait above the initial value saw a
+        # copy land (only copies write the word), so some flag to it had left. Not which one: what a copy carries
+        # is the source's value when it left, which a reuse elsewhere may have changed.
+        self.copies = [w for w in a.words.values()
+                       if w.kind == "sequence" and w.seq is not None and w.seq.owner == issuer
+                       and not w.seq.is_source(w) and w.flags and w.waits]
 
     def engines(self) -> frozenset[str]:
-        return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner})
+        return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}
+                         | {lf.engine for w in self.copies for lf in w.waits})
 
     def build(self, sq: StateQuery) -> z3.BoolRef:
         p = self.a.program
@@ -127,6 +134,13 @@ class _Reuse:
             for w in self.words:
                 landed = z3.Sum([left.executed(f) for f in w.flags]) if len(w.flags) > 1 else left.executed(w.flags[0])
                 conds.append(sq.cm.waits_done(w) <= landed)
+            for w in self.copies:
+                gone = z3.Sum([left.executed(f) for f in w.flags]) if len(w.flags) > 1 else left.executed(w.flags[0])
+                for lf in w.waits:
+                    if lf.engine not in sq.engines:
+                        continue
+                    some, idx = enc.last_occurrence(lf)
+                    conds.append(z3.Implies(z3.And(some, enc.threshold(lf, idx) > w.init), gone >= 1))
             conds.append(left.executed(self.src) <= at.executed(self.src))  # I has not left
         if self.pages is not None:
             op = self.src.op
