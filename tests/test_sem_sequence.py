@@ -49,7 +49,6 @@ from verispatial.petri.explore import explore
 from verispatial.strategies.protocols import _seq
 
 A, B = Site(0, 0), Site(1, 0)
-K = Term("k", 1)
 START, DONE = 0, 1
 
 
