@@ -37,6 +37,10 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import Flush, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, WriteBarrier
 
+#: One exact-counting check of a word: (rule, message, bad states ``build(StateQuery) -> BoolRef``, where the
+#: interpreter reports it — engine and path, or which flag violation; ``checker._claim``).
+Check = tuple[str, str, object, dict[str, object]]
+
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
     return d.counterexample("state", rule, summary, word=w.name, **where)
@@ -97,7 +101,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
     # (rule, message, bad states, where the interpreter reports it: engine/path, or which flag violation — a
     # ``wiped`` flag shows as sem-set-race at the owner's reset, a ``merged`` one as the owner's hang at its wait;
     # checker._claim)
-    checks: list[tuple[str, str, object, dict[str, object]]] = []
+    checks: list[Check] = []
     if w.kind == "reset":
         for s in w.sets:
             if s in w.fresh:
@@ -113,25 +117,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                            lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), _unseen(sq, w)),
                            {"engine": s.engine, "path": list(s.path)}))
     if w.kind == "sequence" and w.seq is not None and not w.seq.is_source(w):
-        for wt in w.waits:
-            op = wt.op
-            assert isinstance(op, SemWait)
-            if op.cond != WaitCond.EQ:
-                continue
-            want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
-            where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
-                     "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
-            # A copy above the threshold may land while the waiter is at its equality wait (the reduce core of
-            # tt-metal #50314 lapping a worker), or the reset's copy may take the word away from it.
-            checks.append((R.SEM_OVERSHOOT, f"a flag copying {w.seq.name} can take {w.name} past {want} while "
-                           f"{wt.engine} waits for it to equal {want} at {list(wt.path)}: it would wait forever",
-                           lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
-                                                         sq.cm.seq_copied(w) > sq.enc.threshold_now(wt)), where))
-            if any(w.seq.carrier(f).post for f in w.flags):
-                checks.append((R.SEM_OVERSHOOT, f"the flag copying {w.seq.name} after its reset can take {w.name} back "
-                               f"to {w.init} while {wt.engine} waits for it to equal {want} at {list(wt.path)}",
-                               lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
-                                                             sq.cm.post_flags(w) >= 1), where))
+        checks += _copy_overshoots(w)
     if w.kind in ("reset", "monotone"):
         for wt in w.waits:
             op = wt.op
@@ -155,17 +141,9 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                        {"engine": w.owner, "flag": "merged"}))
     result: Result | None = None
     if w.kind == "sequence" and w.seq is not None and w.seq.is_source(w):
-        # The owner's own ops decide its loopback copies (one engine's program order: no solver).
-        for s, why in loopback_unseen(a, w):
-            msg = f"{s.engine} sets {w.name} at {list(s.path)} while {why} (lost update)"
-            race: dict[str, object] = {"kind": "state", "rule": R.SEM_SET_RACE, "trips": {}, "positions": {},
-                                       "summary": msg, "word": w.name, "engine": s.engine, "path": list(s.path)}
-            got = Result(R.Family.SEMAPHORE.value, f"{R.SEM_SET_RACE}:{w.name}", Verdict.REFUTED, msg, race)
-            if confirm is not None:
-                got = confirm(got)
-            if got.verdict == Verdict.REFUTED:
-                return attrs.evolve(got, seconds=time.perf_counter() - t0)
-            result = result or got
+        result = _loopback_races(a, w, confirm)
+        if result is not None and result.verdict == Verdict.REFUTED:
+            return attrs.evolve(result, seconds=time.perf_counter() - t0)
     for rule, msg, build, where in checks:
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
         if o.status == Status.SAT and d is not None:
@@ -189,7 +167,53 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                   time.perf_counter() - t0)
 
 
-def _sequence_text(w: Word, checks: list[tuple[str, str, object, dict[str, object]]]) -> str:
+def _copy_overshoots(w: Word) -> list[Check]:
+    """The ``sem-overshoot`` checks of a sequence destination's equality waits: a copy above the threshold issued
+    while the waiter is at the wait (the reduce core of tt-metal #50314 lapping a worker), or the reset's copy issued
+    then (it takes the word away from the value waited for). Issued, not landed: an over-approximation, so only unsat
+    proves; a candidate is replayed (``sem-overshoot`` there, or the hang)."""
+    s = w.seq
+    assert s is not None
+    out: list[Check] = []
+    for wt in w.waits:
+        op = wt.op
+        assert isinstance(op, SemWait)
+        if op.cond != WaitCond.EQ:
+            continue
+        want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+        where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
+                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
+        out.append((R.SEM_OVERSHOOT, f"a flag copying {s.name} can take {w.name} past {want} while {wt.engine} waits "
+                    f"for it to equal {want} at {list(wt.path)}: it would wait forever",
+                    lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
+                                                  sq.cm.seq_copied(w) > sq.enc.threshold_now(wt)), where))
+        if any(s.carrier(f).post for f in w.flags):
+            out.append((R.SEM_OVERSHOOT, f"the flag copying {s.name} after its reset can take {w.name} back to "
+                        f"{w.init} while {wt.engine} waits for it to equal {want} at {list(wt.path)}",
+                        lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.post_flags(w) >= 1),
+                        where))
+    return out
+
+
+def _loopback_races(a: Analysis, w: Word, confirm: Callable[[Result], Result] | None) -> Result | None:
+    """The ``sem-set-race`` candidates of a sequence's own word (``loopback_unseen``: the owner's program order
+    decides them, no solver), each replayed: the first the interpreter confirms, else the first that did not replay
+    (never proved), else None."""
+    first: Result | None = None
+    for s, why in loopback_unseen(a, w):
+        msg = f"{s.engine} sets {w.name} at {list(s.path)} while {why} (lost update)"
+        race: dict[str, object] = {"kind": "state", "rule": R.SEM_SET_RACE, "trips": {}, "summary": msg,
+                                   "word": w.name, "engine": s.engine, "path": list(s.path)}
+        got = Result(R.Family.SEMAPHORE.value, f"{R.SEM_SET_RACE}:{w.name}", Verdict.REFUTED, msg, race)
+        if confirm is not None:
+            got = confirm(got)
+        if got.verdict == Verdict.REFUTED:
+            return got
+        first = first or got
+    return first
+
+
+def _sequence_text(w: Word, checks: list[Check]) -> str:
     """Why a sequence word's protocol holds (the proved result's reason)."""
     s = w.seq
     assert s is not None
