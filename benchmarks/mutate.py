@@ -12,6 +12,11 @@ survivor grouped by status and kind.
     python benchmarks/mutate.py --corpus --no-examples --max-ops 70 --sample 10  # a sample of the corpus
     python benchmarks/mutate.py --corpus --no-examples --classes --max-ops 400  # one section per structure
     python benchmarks/mutate.py --corpus --no-examples --classes --only attn_norm   # the sections named so
+    python benchmarks/mutate.py --no-examples --program examples/vendor/argmax_start_wait_min.json  # named files
+    python benchmarks/mutate.py --kind dests+1 --kind dests-1    # only the multicast counts of every example
+
+``--program FILE`` (repeatable) adds a program whatever its verdict: mutants of a broken one (a vendor defect) must
+be refused too, or shown correct — the checker never proves a mutant the oracle breaks.
 
 ``--classes`` keeps one section per *structure*: the engines' op lists with every name and number abstracted (the
 same pass over other shapes and tensors gives the same structure; the 157 distinct proved sections of the corpus
@@ -36,7 +41,7 @@ from verispatial.driver.run import certify
 from verispatial.ir.ops import If, Loop, Op
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import load_program
-from verispatial.mutate import Outcome, judge, kill_rate, mutants
+from verispatial.mutate import KINDS, Outcome, judge, kill_rate, mutants
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,12 +87,13 @@ def correct_programs(corpus: bool, max_ops: int, examples: bool = True, classes:
     return chosen
 
 
-def run(programs: list[tuple[str, Program]], sample: int | None, seed: int, verbose: bool = False) -> list[Outcome]:
+def run(programs: list[tuple[str, Program]], sample: int | None, seed: int, verbose: bool = False,
+        kinds: frozenset[str] | None = None) -> list[Outcome]:
     rng = random.Random(seed)
     every: list[Outcome] = []
     print(f"{'program':<52} {'mutants':>7} {'killed':>6} {'correct':>7} {'rate':>6} {'s':>6}")
     for name, p in programs:
-        ms = list(mutants(p))
+        ms = [m for m in mutants(p) if kinds is None or m.kind in kinds]
         if sample is not None and len(ms) > sample:
             ms = rng.sample(ms, sample)
         t0 = time.perf_counter()
@@ -133,10 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--classes", action="store_true", help="one corpus section per structure (module docstring)")
     ap.add_argument("--only", help="only the corpus sections whose name contains this")
     ap.add_argument("--verbose", action="store_true", help="list each program's survivors as soon as it is judged")
+    ap.add_argument("--program", action="append", default=[], metavar="FILE",
+                    help="also this program, proved or not (repeatable)")
+    ap.add_argument("--kind", action="append", default=[], choices=KINDS,
+                    help="only mutants of this kind (repeatable; default every kind)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    outcomes = run(correct_programs(args.corpus, args.max_ops, not args.no_examples, args.classes, args.only,
-                                       args.min_ops), args.sample, args.seed, args.verbose)
+    chosen = correct_programs(args.corpus, args.max_ops, not args.no_examples, args.classes, args.only, args.min_ops)
+    chosen += [(Path(f).with_suffix("").as_posix(), load_program(f)) for f in args.program]
+    outcomes = run(chosen, args.sample, args.seed, args.verbose, frozenset(args.kind) or None)
     code = summary(outcomes)
     print(f"\n{time.perf_counter() - t0:.0f} s")
     return code

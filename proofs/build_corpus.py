@@ -87,7 +87,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "vendor/broken/move_overlap_num_dests": ("deadlock", "async-noc"),
     "vendor/sort_exchange_wait_min": None,
     "vendor/broken/sort_exchange_exact_wait": ("semaphore", "deadlock"),
-    "vendor/broken/argmax_start_exact_wait": ("deadlock",),
+    "vendor/broken/argmax_start_exact_wait": ("semaphore", "deadlock"),
+    "vendor/argmax_start_wait_min": None,
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

@@ -452,7 +452,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "vendor/broken/move_overlap_atomic_pending.json", "vendor/broken/move_overlap_num_dests.json",
         "vendor/broken/sampling_wt1_wait2.json",
         "vendor/sort_exchange_wait_min.json", "vendor/broken/sort_exchange_exact_wait.json",
-        "vendor/broken/argmax_start_exact_wait.json",
+        "vendor/broken/argmax_start_exact_wait.json", "vendor/argmax_start_wait_min.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

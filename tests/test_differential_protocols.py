@@ -12,7 +12,9 @@ of the time, then mutated) rewritten by one or more *protocol rewrites*, each of
 - ``mcast``: an increment of another site's word becomes a ``SemIncMcast`` to that site;
 - ``src``: a flag multicast reads a constant word other than its own (added as a handshake);
 - ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);
-- ``jump``: a counting word's increments double and each ``ge`` wait asks one less, so increments jump past it.
+- ``jump``: a counting word's increments double and each ``ge`` wait asks one less, so increments jump past it;
+- ``seq``: argmax's start handshake, a word carrying a sequence copied to a receiver (the ``sequence`` protocol),
+  correct or broken in one of ``protocols.SEQ_BREAKS``.
 
 Agreement is ``test_differential.disagreements`` with the program, so per obligation: soundness (no obligation
 that claims what the oracle breaks is proved), refutations are real, deadlock verdicts agree. The number of

@@ -142,6 +142,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "reduce_scaler.json",
         "three_sections.json",
         "valid_source.json",
+        "vendor/argmax_start_wait_min.json",
         "vendor/broken/argmax_start_exact_wait.json",
         "vendor/broken/eltwise_binary_sharded_cb_overrun.json",
         "vendor/broken/move_overlap_atomic_pending.json",

@@ -38,6 +38,7 @@ from verispatial.ir.serialize import load_program
 from verispatial.mutate import judge, kill_rate, mutants
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+VENDOR = EXAMPLES / "vendor"
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 #: Small examples the explorer decides in well under a second per mutant.
 SMALL = ("counter_release", "kv_cache_update", "peeled_k_loop", "pipeline_small", "vendor_receiver")
@@ -103,3 +104,32 @@ def test_a_mutant_of_a_small_example_is_refused_or_still_correct(name: str, inde
     m = list(mutants(load_program(EXAMPLES / f"{name}.json")))[index]
     o = judge(m)
     assert o.status not in ("unsound", "error", "unknown"), (m.kind, m.engine, m.path, m.what, o.verdict, o.detail)
+
+
+def test_counts_set_values_and_coefficients_are_mutated() -> None:
+    """The kinds of issue 16 items 6 and 7: a multicast's ``num_dests`` one off (the acknowledgement count), a set's
+    value one off, a loop-index coefficient of a set or a wait one off; the mutated engine's source table is left
+    out (it names the ops as written)."""
+    p = load_program(VENDOR / "argmax_start_wait_min.json")
+    ms = list(mutants(p))
+    got = Counter(m.kind for m in ms if m.kind.startswith(("dests", "set", "coef")))
+    # Two flag multicasts of 2 destinations; four sets (three of 0: no set-1); three terms (set, two waits).
+    assert got == Counter({"dests+1": 2, "dests-1": 2, "set+1": 4, "set-1": 1, "coef+1": 3, "coef-1": 3})
+    m = next(m for m in ms if m.kind == "coef+1" and m.path == (0, 1))
+    assert "coefficient of k 1 -> 2" in m.what
+    red = m.program.programs[0]
+    assert red.sources == ()
+    assert m.program.programs[1].sources == p.programs[1].sources
+
+
+def test_the_sequence_kinds_of_argmax_are_refused_or_still_correct() -> None:
+    """Every ``dests``, ``set`` and ``coef`` mutant of argmax's fixed start handshake is refused (a miscount hangs a
+    write barrier; a start value one lower makes the copy of the first iteration fail its ``wait_min``; a
+    coefficient one lower no longer rises; ...) or shown correct by the explorer — never proved while broken."""
+    p = load_program(VENDOR / "argmax_start_wait_min.json")
+    outs = [judge(m) for m in mutants(p) if m.kind.startswith(("dests", "set", "coef"))]
+    by = Counter(o.status for o in outs)
+    assert by["unsound"] == by["error"] == by["unknown"] == 0, [(o.mutant.what, o.detail) for o in outs]
+    killed, live = kill_rate(outs)
+    assert killed == live
+    assert {o.status for o in outs if o.mutant.kind.startswith("dests")} == {"refuted"}

@@ -5,15 +5,16 @@ The vendor form is argmax's reduce_all start handshake (ttnn 0.81.1
 iteration number, ``start_sem.set(k + 1)`` (line 394), multicasts it to every core including itself
 (``set_multicast<MCAST_INCL_SRC>``, line 398) and every core waits for it, ``start_sem.wait_min(k + 1)`` (line
 417) — an exact ``wait(k + 1)`` before tt-metal #50314's fix, which hangs a worker the reduce core laps. The format
-says the value (``SemSet.terms``), the interpreter, the P/T net and the Promela model run it, and the checker
-refuses every such word by name (no protocol decides it): the exact form is refuted by a replayed deadlock, the
-fixed form is never proved (failed-to-prove).
+says the value (``SemSet.terms``), the interpreter, the P/T net and the Promela model run it, and the checker decides
+it by the ``sequence`` protocol (docs/checker.md, "Semaphore protocols"; tests/test_sem_sequence.py): the exact form
+is refuted (the copy of ``k + 2`` overshoots the worker's wait, and the replayed deadlock), the fixed form proves.
 """
 
 from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from verispatial.certify.report import Verdict
@@ -126,14 +127,33 @@ def test_the_exact_wait_is_refuted_by_a_replayed_deadlock() -> None:
     assert stuck["position"]["op"] == "sem_wait(sem0, eq, 1+1*k)"
 
 
-def test_the_fixed_wait_is_never_proved_and_the_word_is_named() -> None:
-    r = certify(argmax(WaitCond.GE))
-    assert r.exit_code != 0
-    assert not [x.name for x in r.results if x.verdict is Verdict.REFUTED]
+def test_the_fixed_wait_is_decided_as_a_sequence() -> None:
+    """The start words follow the sequence protocol. Without a reset after the loop the worker's word ends at 3
+    (``balance-sem``, refuted and replayed, as the explorer finds); a reset copied to the worker with nothing holding
+    it back until the worker's last wait (argmax's ``done`` handshake, lines 520-526) can land first and hang it (a
+    replayed deadlock). The vendor form with both proves (tests/test_vendor_examples.py)."""
+    p = argmax(WaitCond.GE)
+    r = certify(p)
+    assert [x.name for x in r.results if x.verdict is not Verdict.PROVED] == ["balance-sem:sem0@(1,0)"]
+    assert [v.violation.rule for v in explore(p).violations] == ["balance-sem"]
+    reasons = {x.name: x.reason for x in r.results}
+    assert reasons["sem-exact:sem0@(0,0)"].startswith("sequence protocol of sem0@(0,0)")
+    assert reasons["sem-exact:sem0@(1,0)"].startswith("sequence protocol of sem0@(1,0)")
+    red, wrk = p.programs
+    reset = attrs.evolve(p, programs=(attrs.evolve(red, ops=(
+        *red.ops, SemSet(0, 0), McastSetValid(0, 0, 2), WriteBarrier())), wrk))
+    r = certify(reset)
+    assert [x.name for x in r.results if x.verdict is Verdict.REFUTED] == ["deadlock:(0,0).reader+1"]
+    assert explore(reset).verdict == "deadlock"
+
+
+def test_a_word_set_to_values_that_fall_is_named() -> None:
+    """A set whose value does not rise with the loop is outside the sequence protocol: named, never proved."""
+    falling = _one_set(5, Term("k", -1))
+    r = certify(Program("set", WORMHOLE, semaphores=falling.semaphores, programs=(EngineProgram(A, Engine.READER, (
+        Loop("k", 3, (SemSet(0, 5, (Term("k", -1),)), SemWait(0, WaitCond.GE, 3))),)),)))
     failed = {x.name: x.reason for x in r.results if x.verdict is Verdict.FAILED}
-    assert "deadlock:(0,0).reader+1" in failed
-    assert "a value that depends on loop indices" in failed["sem-protocol:sem0@(0,0)"]
-    assert "(0,0).reader sets it at [0, 0] to 1+1*k" in failed["deadlock:(0,0).reader+1"]
+    assert "a value that falls as a loop index grows" in failed["sem-protocol:sem0@(0,0)"], failed
 
 
 # ------------------------------------------------------------------------------------ the P/T net and Promela

@@ -44,7 +44,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/sampling_wt1_wait2.json": ("deadlock",),
     "sort_exchange_wait_min.json": None,
     "broken/sort_exchange_exact_wait.json": ("semaphore", "deadlock"),
-    "broken/argmax_start_exact_wait.json": ("deadlock",),
+    "broken/argmax_start_exact_wait.json": ("semaphore", "deadlock"),
+    "argmax_start_wait_min.json": None,
 }
 
 
@@ -215,10 +216,16 @@ def test_argmax_exact_start_wait_hangs_the_lapped_worker() -> None:
     """tt-metal #50314: the reduce core sets its start word to ``k + 1`` (line 394) and multicasts it; on the
     reduce_all path nothing holds it back inside the loop, so it sets 3 before the worker sampled 2 and the worker's
     ``start_sem.wait(k + 1)`` (line 417 before the fix) never returns; the reduce core hangs at ``done_sem.wait``
-    (526). The fix (``wait_min``) is not proved — the word carries several values, which no protocol decides — but
-    the interpreter's search finds no violation in it, and nothing in it is refuted."""
+    (526). The copy of 3 landing while the worker waits for ``== 2`` is the finding (``sem-overshoot`` at line 417,
+    replayed); the fix (``wait_min``) proves (the start word carries a sequence) and the explorer agrees."""
     rel = "broken/argmax_start_exact_wait.json"
     p, r = _program(rel), _report(rel)
+    (over,) = [x for x in r.results if x.name.startswith("sem-overshoot") and x.verdict is Verdict.REFUTED]
+    assert over.name == "sem-overshoot:sem0@(1,0)"
+    assert over.counterexample is not None
+    assert over.counterexample["replay"]["violation"]["rule"] == "sem-overshoot"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, over)][:1] == [
+        ("reader_argmax_interleaved_multicore.cpp", 417)]
     (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
     assert dl.counterexample is not None
     assert dl.counterexample["replayed_by"]
@@ -227,11 +234,14 @@ def test_argmax_exact_start_wait_hangs_the_lapped_worker() -> None:
     assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, dl)] == [
         ("reader_argmax_interleaved_multicore.cpp", 526, "done_sem.wait(num_cores);"),
         ("reader_argmax_interleaved_multicore.cpp", 417, "start_sem.wait(k + 1);")]
-    fixed = BUILD.argmax_start("argmax_start_wait_min", exact=False)
-    ok = certify(fixed)
-    assert [x.name for x in ok.results if x.verdict is Verdict.REFUTED] == []
-    assert "deadlock:(0,0).reader+1" in [x.name for x in ok.results if x.verdict is Verdict.FAILED]
+    fixed = _program("argmax_start_wait_min.json")
     assert explore(fixed).verdict == "ok"
+    # The fix is only the waits: everything else is the same program.
+    assert [[type(o).__name__ for o in e.ops] for e in fixed.programs] == [
+        [type(o).__name__ for o in e.ops] for e in p.programs]
+    words = {x.name: x.reason for x in _report("argmax_start_wait_min.json").results}
+    assert words["sem-exact:sem0@(0,0)"].startswith("sequence protocol of sem0@(0,0)")
+    assert words["sem-exact:sem0@(1,0)"].startswith("sequence protocol of sem0@(1,0)")
 
 
 def test_eltwise_binary_ops_follow_the_kernels() -> None:

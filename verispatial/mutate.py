@@ -13,6 +13,12 @@
   ``shard-1``, its shard one page smaller than its ring (the last page of the ring is off the shard, tt-metal
   #15337's kind); ``shard+1``, its shard moved one tile along its tensor (the pages are other tiles). A buffer
   mutant's ``engine`` is the buffer's site and ``path`` is ``()``.
+- ``dests+1`` / ``dests-1``: a multicast's ``num_dests`` one larger or smaller than written (never below 1: the
+  acknowledgement count of tt-metal #42100, docs/semantics.md "Acknowledgement counts");
+- ``set+1`` / ``set-1``: a ``SemSet``'s value one larger or smaller (never below 0);
+- ``coef+1`` / ``coef-1``: a loop-index coefficient of a ``SemSet`` value or ``SemWait`` threshold one larger or
+  smaller (a word carrying a sequence, docs/semantics.md "Set values that grow with the loop"), where the value
+  stays a valid word in every iteration (``validate`` rejects the rest).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -42,7 +48,22 @@ import attrs
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import rules as R
-from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier, body_at, with_body
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    Flush,
+    If,
+    Loop,
+    McastSend,
+    McastSetValid,
+    Op,
+    ReadBarrier,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    WriteBarrier,
+    body_at,
+    with_body,
+)
 from verispatial.ir.program import Program, Shard, shard_size
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore, trip_assignments
@@ -51,7 +72,8 @@ from verispatial.petri.interp import simulate
 Path = tuple[int, ...]
 
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
-         "unshard", "shard-1", "shard+1")
+         "unshard", "shard-1", "shard+1",
+         "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -124,6 +146,25 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         new = attrs.evolve(op, value=op.value + d)
                         yield (f"wait{d:+d}", path, f"SemWait value {op.value} -> {op.value + d}",
                                with_body(ops, where, (*body[:i], new, *body[i + 1:])))
+            if isinstance(op, (McastSend, McastSetValid, SemIncMcast)):
+                for d in (1, -1):
+                    if op.num_dests + d >= 1:
+                        told: Op = attrs.evolve(op, num_dests=op.num_dests + d)
+                        yield (f"dests{d:+d}", path, f"{_name(op)} num_dests {op.num_dests} -> {op.num_dests + d}",
+                               with_body(ops, where, (*body[:i], told, *body[i + 1:])))
+            if isinstance(op, SemSet):
+                for d in (1, -1):
+                    if op.value + d >= 0:
+                        valued: Op = attrs.evolve(op, value=op.value + d)
+                        yield (f"set{d:+d}", path, f"SemSet value {op.value} -> {op.value + d}",
+                               with_body(ops, where, (*body[:i], valued, *body[i + 1:])))
+            if isinstance(op, (SemSet, SemWait)):
+                for t, term in enumerate(op.terms):
+                    for d in (1, -1):
+                        terms = (*op.terms[:t], attrs.evolve(term, coef=term.coef + d), *op.terms[t + 1:])
+                        grown: Op = attrs.evolve(op, terms=tuple(x for x in terms if x.coef != 0))
+                        yield (f"coef{d:+d}", path, f"{_name(op)} coefficient of {term.var} {term.coef} -> "
+                               f"{term.coef + d}", with_body(ops, where, (*body[:i], grown, *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:
@@ -151,7 +192,10 @@ def mutants(p: Program) -> Iterator[Mutant]:
     sharded buffer's shard, buffer by buffer."""
     for e, ep in enumerate(p.programs):
         for kind, path, what, ops in _edits(ep.ops):
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops), *p.programs[e + 1:])
+            # The mutated engine's source table (file:line per op path, front ends and vendor transcriptions) no
+            # longer matches its ops: it is left out, since validate refuses a location naming no op and a mutant
+            # rejected for that would count as killed without the checker seeing it.
+            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
             yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
     for b in p.buffers:
         sh = b.shard

@@ -497,8 +497,8 @@ def argmax_start(name: str = "argmax_start_exact_wait", exact: bool = True, oute
     ``exact`` the form tt-metal #50314 reports: ``start_sem.wait(k + 1)`` (``==``). With no ``done`` handshake
     inside the loop on this path the reduce core runs ahead and sets ``k + 2`` before a lagging worker sampled
     ``k + 1``: the worker hangs, and the reduce core with it at line 526. The wheel's fix waits ``wait_min``
-    (``PRE_FIX``); that form is not proved (a word carrying several values: docs/semantics.md, "Set values that
-    grow with the loop"), so only the broken form is a committed example.
+    (``PRE_FIX``): the start word carries a sequence (docs/checker.md, "Semaphore protocols": ``sequence``), which
+    the checker proves; ``done`` is a reset counter whose in-loop reset (line 392) runs before any increment.
 
     A slice: the tensor reads of ``find_argmax_for_core`` (lines 68-74, each ``async_read`` with its barrier) and
     the partials' remote writes into the reduce core (505-517, no op says them: README row 2) with the output write
@@ -708,6 +708,7 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "sort_exchange_wait_min.json": sort_exchange,
     "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
     "broken/argmax_start_exact_wait.json": argmax_start,
+    "argmax_start_wait_min.json": lambda: argmax_start("argmax_start_wait_min", exact=False),
 }
 
 

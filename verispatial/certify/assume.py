@@ -94,8 +94,16 @@ def _component(a: Analysis, first: str) -> frozenset[str] | None:
 
 def word_assumptions(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
     """What the exact-counting proof of ``w`` assumes: for a flag word, that its flags' source words keep their
-    value until the flags left."""
-    return _source_reuse(a, b, w) if w.kind == "flag" else ()
+    value until the flags left; for a sequence word the same of the flags that write it (each copies the value its
+    source held when it was issued, and copies land in issue order only because the source changes after they
+    left), and for a destination also the sequence's own word's protocol (a late loopback copy could take the source
+    back to an older value, which a later flag would copy)."""
+    if w.kind == "flag":
+        return _source_reuse(a, b, w)
+    if w.kind == "sequence" and w.seq is not None:
+        own = () if w.seq.is_source(w) else (f"{R.SEM_EXACT}:{w.seq.name}",)
+        return (*_source_reuse(a, b, w), *own)
+    return ()
 
 
 def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
@@ -113,9 +121,13 @@ def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
         if comp is not None:
             # The counter model of every word the component touches: faithful only if its counting is exact.
             for w in sorted(a.words.values(), key=lambda x: x.name):
-                if w.kind in ("monotone", "reset", "flag") and {
+                if w.kind in ("monotone", "reset", "flag", "sequence") and {
                         lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp:
                     out.append(f"{R.SEM_EXACT}:{w.name}")
+    elif kind == R.BALANCE_SEM and str(oid.word) in words and words[str(oid.word)].kind == "sequence" and (
+            words[str(oid.word)].sem, words[str(oid.word)].site) not in a.program.rearmed_words():
+        # The write that restores a sequence word lands last only under its protocol (semaphores.Sequence).
+        out.append(f"{R.SEM_EXACT}:{oid.word}")
     elif kind == R.BALANCE_CB and oid.buffer is not None and oid.buffer in b.trusted:
         out += b.coverage()
     elif kind == R.MCAST_SLOT:

@@ -12,10 +12,11 @@ import z3
 
 from verispatial import budget
 from verispatial.certify.positions import Encoder
-from verispatial.certify.semaphores import Word
+from verispatial.certify.semaphores import Sequence, Word
+from verispatial.certify.smt import any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemWait, Wait
+from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemSet, SemWait, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
@@ -112,11 +113,75 @@ class CounterModel:
             assert w.value is not None
             assert w.reset_value is not None
             return z3.If(self.flags_issued(w) - self.waits_done(w) >= 1, w.value, w.reset_value)
+        if w.kind == "sequence":
+            assert w.seq is not None
+            return self.seq_value(w)
         if w.kind == "source":
             return self.enc.q.val(w.value if w.value is not None else w.init)
         if w.kind == "unused":  # no op that ever runs touches it (those in loops that never run take no part)
             return self.enc.q.val(w.init)
         raise ValueError(f"{w.name}: no counter model for a {w.kind} word")
+
+    # --- sequences (semaphores.Sequence) ----------------------------------------------------------------
+    def _set_value(self, t: Leaf, idx: list[z3.ArithRef]) -> z3.ArithRef:
+        """The value the rising set ``t`` stores at its occurrence with loop indices ``idx`` (outer first)."""
+        op = t.op
+        assert isinstance(op, SemSet)
+        env = {lc.var: i for lc, i in zip(t.loops, idx, strict=False)}
+        return self.enc.q.val(op.value) + z3.Sum([self.enc.q.val(0)] + [env[x.var] * x.coef for x in op.terms])
+
+    def seq_top(self, s: Sequence) -> z3.ArithRef:
+        """The largest value the sequence's rising sets stored so far (its initial value when none ran): the latest
+        one's, since they rise in execution order. Every value its word and its destinations ever held is at most
+        this (or the initial value), whatever the protocol's obligations say: the word takes only values its owner
+        set, and the flags copy values it held."""
+        e: z3.ArithRef = self.enc.q.val(s.init)
+        for t in s.rising:
+            some, idx = self.enc.last_occurrence(t)
+            e = z3.If(some, self._set_value(t, idx), e)
+        return e
+
+    def seq_reset(self, s: Sequence) -> z3.BoolRef:
+        """A reset after the sequence ran (the word is back at its initial value)."""
+        return any_of(self.enc.q.ctx, [self.enc.started(r) for r in s.resets])
+
+    def carried(self, s: Sequence, f: Leaf) -> z3.ArithRef:
+        """The value flag ``f`` copied at its most recent occurrence (the initial value when it has not run): the
+        value of the set its ``Carrier`` names, at the flag's own loop indices."""
+        c = s.carrier(f)
+        if c.kind == "init":
+            return self.enc.q.val(s.init)
+        if c.kind == "after":  # every rising set ran before the flag's top-level op: it copies their last value
+            return z3.If(self.enc.started(f), self.seq_top(s), self.enc.q.val(s.init))
+        assert c.rising is not None
+        some, idx = self.enc.last_occurrence(f)
+        return z3.If(some, self._set_value(c.rising, idx[:len(c.rising.loops)]), self.enc.q.val(s.init))
+
+    def post_flags(self, w: Word) -> z3.ArithRef:
+        """Flags landing on ``w`` that copy the word after its reset (the sequence's end)."""
+        assert w.seq is not None
+        return self._sum([f for f in w.flags if w.seq.carrier(f).post], weight=1)
+
+    def seq_copied(self, w: Word) -> z3.ArithRef:
+        """The largest value a flag issued to ``w`` before the reset copied (``init`` when none did): flags land in
+        issue order once the source is not rewritten before they leave, and copy non-decreasing values."""
+        assert w.seq is not None
+        e: z3.ArithRef = self.enc.q.val(w.init)
+        for f in w.flags:
+            if w.seq.carrier(f).kind != "init":
+                c = self.carried(w.seq, f)
+                e = z3.If(c > e, c, e)
+        return e
+
+    def seq_value(self, w: Word) -> z3.ArithRef:
+        """A sequence word's value once every flag issued to it has landed (as in any deadlocked state): the source
+        word holds what its owner set last (its loopback copies land before the next set), a destination what the
+        last flag issued copied — the initial value after a reset — when the protocol's obligations hold."""
+        s = w.seq
+        assert s is not None
+        if s.is_source(w):
+            return z3.If(self.seq_reset(s), self.enc.q.val(s.init), self.seq_top(s))
+        return z3.If(self.post_flags(w) >= 1, self.enc.q.val(w.init), self.seq_copied(w))
 
     # --- facts and conditions ------------------------------------------------------------------------
     def consistency(self, trusted_buffers: set[int], names: set[str] | None = None) -> list[tuple[str, z3.BoolRef]]:
@@ -159,6 +224,14 @@ class CounterModel:
                                                    self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
+            elif w.kind == "sequence":
+                # A passed wait saw a value at least its threshold, and every value the word ever held is at most the
+                # largest its sequence stored so far (``seq_top``): true whatever the protocol does.
+                assert w.seq is not None
+                top = self.seq_top(w.seq)
+                for lf in w.waits:
+                    some, idx = self.enc.last_occurrence(lf)
+                    out.append((w.name, z3.Implies(some, top >= self.enc.threshold(lf, idx))))
         return out
 
     def _window_facts(self, trusted_buffers: set[int]) -> list[tuple[str, z3.BoolRef]]:
@@ -219,6 +292,8 @@ class CounterModel:
             es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)}
             if w.kind == "flag":
                 es |= {lf.engine for lf in w.flags}
+            if w.seq is not None:  # a sequence word's value follows its owner's sets
+                es.add(w.seq.owner)
             out.setdefault(w.name, set()).update(es)
         # Multicast data couples a sender with its receivers only through flags and ready counters, which are
         # words above; McastSend itself never blocks.

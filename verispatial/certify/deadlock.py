@@ -179,7 +179,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     unsupported = [f"{n}: {why}" for n, why in outside]
     # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
     inexact_here = sorted(w.name for w in a.words.values()
-                          if w.name in inexact and w.kind in ("reset", "flag", "monotone")
+                          if w.name in inexact and w.kind in ("reset", "flag", "monotone", "sequence")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
     if unsupported or inexact_here:
         found = search_confirmed(search, a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
@@ -250,6 +250,16 @@ def _falling_waits(a: Analysis, comp: frozenset[str]) -> str:
     return ""
 
 
+def _sequence_waits(a: Analysis, comp: frozenset[str]) -> str:
+    """Why the schedule theorem does not apply to ``comp`` ("" when it does): it waits on a word that carries a
+    sequence (``semaphores.Sequence``), whose value falls back to its initial one at the sequence's reset, so its
+    waits are not monotone in the other engines' progress (the search decides)."""
+    for w in sorted(a.words.values(), key=lambda x: x.name):
+        if w.kind == "sequence" and any(lf.engine in comp for lf in w.waits):
+            return f"{w.name} carries the sequence of {w.seq.name if w.seq else w.name}: its waits are not monotone (the search decides)"
+    return ""
+
+
 def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
                  trip_sets: list[dict[str, int] | None], t0: float, long_runs: bool = True) -> tuple[Result, bool]:
     """PROVED when a schedule witness derived for ``comp`` checks (``schedule.py``), REFUTED when the exhaustive run
@@ -262,7 +272,7 @@ def _by_schedule(a: Analysis, comp: frozenset[str], name: str, trusted: set[int]
         return Result(R.Family.DEADLOCK.value, name, Verdict.FAILED,
                       f"schedule witness needs trusted buffers; untrusted: {untrusted}",
                       seconds=time.perf_counter() - t0), False
-    shared = _falling_waits(a, comp)
+    shared = _falling_waits(a, comp) or _sequence_waits(a, comp)
     if shared:
         return Result(R.DEADLOCK, name, Verdict.FAILED, f"schedule witness: {shared}",
                       seconds=time.perf_counter() - t0), False

@@ -274,7 +274,9 @@ def analyse(p: Program) -> Analysis:
     for b, leaves in probe.buf_leaves.items():
         counter_leaves.setdefault(f"cb{b}", set()).update((lf.engine, lf.index) for lf in leaves)
     for w in words.values():
+        # A sequence word's value follows its owner's rising sets and resets (semaphores.Sequence).
+        seq = (*w.seq.rising, *w.seq.resets) if w.seq is not None else ()
         counter_leaves.setdefault(w.name, set()).update(
-            (lf.engine, lf.index) for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+            (lf.engine, lf.index) for lf in (*w.incs, *w.flags, *w.sets, *w.waits, *seq))
     return Analysis(p, views, words, touches, components(views, touches), is_linear(views),
                     {k: frozenset(v) for k, v in counter_leaves.items()})

@@ -19,6 +19,9 @@ Protocols:
   by 2 past ``ge 1`` consumes 2), which is what it saw once the obligation holds. Other waits consume nothing.
   value = init + increments issued - consumed. Obligation: when the reset runs, exactly the consumed increments have
   been issued (no lost update). A word nothing increments may be reset anywhere (to ``init``: it never leaves it).
+  A reset with no op of the owner on the word before it in the text, or right after another reset (``fresh``:
+  argmax's ``done_sem.set(0)`` at the top of its loop, ``reader_argmax_interleaved_multicore.cpp:392``), consumes
+  nothing: its obligation is that no increment beyond those consumed has been issued when it runs.
 - ``flag``: one engine sets it to ``I`` and waits for ``V``, alternately (set, wait, set, wait ...); remote
   writes are flag multicasts whose source word holds the constant ``V`` (the multicast valid flag). The k-th wait
   returns once k flags have landed. Obligations: flag k is not issued before set k, nor before wait k-1 returns.
@@ -31,6 +34,37 @@ Protocols:
   holding one value ``V`` whenever a multicast reads it (its initial value or one set before its first use), and
   nothing else writes it.
 
+- ``sequence``: a word that carries a sequence of values (``Sequence``; issue 16 item 6) — argmax's start word
+  (ttnn 0.81.1 ``reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp``: ``start_sem.set(k + 1)``
+  at 394, ``set_multicast<MCAST_INCL_SRC>`` at 398, ``wait_min(k + 1)`` at 417, ``start_sem.set(0)`` and its copy
+  at 556-563), or a flag source set to a new constant before each send. Its own word: one engine (the owner) sets
+  it, no increment lands on it, and the only remote writes are the owner's loopback copies of the word itself; the
+  sets are *rising* — values ``v + sum(c * index)`` that strictly increase in execution order, all above ``init``
+  (each ``c >= 0`` and every loop that may run twice outweighs the loops inside it; two rising sets share no such
+  loop, the later starts above the most the earlier reaches) — then *resets* to ``init`` at top level (the argmax
+  reset), with sets to ``init`` before the first rising one allowed. Each flag multicast reading the word copies the
+  value of the latest set before it in the same iteration (``Carrier``: the set must be in the flag's own loop body
+  or an enclosing one, or every rising set in an earlier top-level op; a set later in a loop the flag shares is the
+  previous iteration's value: outside). Its destinations (the words the flags land on, the owner's site too for a
+  loopback group with ``sem == src``) receive nothing else: no increment, no set, no other flag, and are no flag's
+  source; they start at ``init``. Any engine of a word's site may wait on it, ``ge`` or ``eq``, thresholds growing
+  or not.
+
+  Why counters decide it. The word takes only values its owner set (loopback copies carry values it held), so every
+  value a sequence word ever holds is at most the largest rising value set so far: a passed wait saw at least its
+  threshold, so that largest value is at least the threshold (a fact in every run, ``counters.py``). Once the
+  source is not changed before a flag leaves (``async-source-reuse``), a flag copies the value of the set its
+  carrier names, and the flags of one engine reading the word land at each destination in the order they left,
+  which is issue order for flags that copy different values (a set between them waits for the earlier one to
+  leave): a destination holds the latest copy that landed, non-decreasing until the copy of the reset. So once
+  everything landed (as in a deadlock) a destination's value is the largest value a flag issued to it copied, or
+  ``init`` once a copy of the reset was issued; the own word's is its owner's latest set, or ``init`` after a reset,
+  when every loopback copy lands and is seen by a wait of its owner on the word before the owner's next set
+  (obligation ``sem-set-race``, decided on the owner's program order alone: ``encoding.loopback_unseen``; a copy
+  landing after a set would take the word back, and the landing marks the word until the owner observes it). An
+  equality wait on a destination is ``sem-overshoot`` when a copy above its threshold, or the reset's copy, may be
+  issued while its engine waits there (tt-metal #50314: the reduce core laps a worker waiting ``== k + 1``).
+
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
 fragment). Ops inside a loop that never runs take no part in any protocol.
 """
@@ -41,10 +75,56 @@ import math
 
 import attrs
 
-from verispatial.certify.structure import EngineView, Leaf
+from verispatial.certify.structure import EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, count_max
 from verispatial.ir.program import Program
+
+
+@attrs.frozen
+class Carrier:
+    """The value a flag multicast of a sequence copies (``Sequence``), as the source word holds it when the flag is
+    issued (the value leaves with it: ``async-source-reuse`` keeps the word unchanged until then).
+
+    ``kind``: ``init`` — no rising set ran before it (the word's initial value), or, with ``post``, a reset to the
+    initial value after the sequence did (the flag restores the destinations); ``same`` — ``rising``, a rising set of
+    the same loop body or an enclosing one, ran before it in the same iteration: the flag copies that set's value at
+    the flag's own loop indices; ``after`` — every rising set sits in a top-level op before the flag's: it copies the
+    last value the sequence reached."""
+
+    kind: str  # "init" | "same" | "after"
+    rising: Leaf | None = None
+    post: bool = False
+
+
+@attrs.frozen
+class Sequence:
+    """A word that carries a sequence of values (the ``sequence`` protocol of the module docstring): its owner's
+    ``rising`` sets store strictly increasing values (each ``v + sum(c * index)``, in program order; all above
+    ``init``), ``resets`` set it back to ``init`` at top level after every rising set, ``early`` sets store ``init``
+    before any of them; ``flags`` are the owner's flag multicasts that read it, each with the value it copies
+    (``carriers``, same order)."""
+
+    sem: int
+    site: Site
+    owner: str
+    init: int
+    rising: tuple[Leaf, ...]
+    resets: tuple[Leaf, ...]
+    early: tuple[Leaf, ...]
+    flags: tuple[Leaf, ...]
+    carriers: tuple[Carrier, ...]
+
+    @property
+    def name(self) -> str:
+        return f"sem{self.sem}@{self.site}"
+
+    def carrier(self, flag: Leaf) -> Carrier:
+        return self.carriers[self.flags.index(flag)]
+
+    def is_source(self, w: Word) -> bool:
+        """Whether ``w`` is the sequence's own word (else a destination its flags copy it to)."""
+        return (w.sem, w.site) == (self.sem, self.site)
 
 
 @attrs.frozen
@@ -66,6 +146,8 @@ class Word:
     why: str = ""
     primed: bool = False  # flag: the owner waits first, its initial value counting as the first reset
     reset_value: int | None = None  # flag: I (the value the owner's resets write)
+    fresh: tuple[Leaf, ...] = ()  # reset: sets no consuming wait precedes (they consume nothing: none may be due)
+    seq: Sequence | None = None  # sequence: the sequence the word carries (its own, or the one its flags copy)
 
     @property
     def name(self) -> str:
@@ -168,6 +250,8 @@ class _Index:
     incs: dict[tuple[int, Site], list[Leaf]]
     flags: dict[tuple[int, Site], list[Leaf]]
     local: dict[tuple[int, Site], list[Leaf]]
+    #: the ``McastSetValid`` leaves that read the word (their ``source`` at their sender's site)
+    reads: dict[tuple[int, Site], list[Leaf]]
     #: per engine and semaphore: the top-level ops holding a set, wait or flag multicast of it (and any ``If``)
     tops: dict[str, dict[int, set[int]]]
     guarded: dict[str, set[int]]
@@ -177,6 +261,7 @@ class _Index:
         incs: dict[tuple[int, Site], list[Leaf]] = {}
         flags: dict[tuple[int, Site], list[Leaf]] = {}
         local: dict[tuple[int, Site], list[Leaf]] = {}
+        reads: dict[tuple[int, Site], list[Leaf]] = {}
         tops: dict[str, dict[int, set[int]]] = {}
         guarded: dict[str, set[int]] = {}
         trip_max = p.trip_max()
@@ -196,6 +281,7 @@ class _Index:
                 elif isinstance(op, McastSetValid):
                     for d in p.groups[op.group].destinations():
                         flags.setdefault((op.sem, d), []).append(lf)
+                    reads.setdefault((op.source, site), []).append(lf)
                     mine.setdefault(op.sem, set()).add(lf.path[0])
                     mine.setdefault(op.source, set()).add(lf.path[0])  # it reads its source word when it leaves
                 elif isinstance(op, (SemSet, SemWait)):
@@ -203,7 +289,7 @@ class _Index:
                     mine.setdefault(op.sem, set()).add(lf.path[0])
                 elif isinstance(op, If):
                     ifs.add(lf.path[0])
-        return cls(incs, flags, local, tops, guarded)
+        return cls(incs, flags, local, reads, tops, guarded)
 
     def touching(self, view: EngineView, sem: int) -> tuple[Op, ...]:
         """The top-level ops of ``view`` that contain an op on semaphore ``sem`` (``SemSet``, ``SemWait``, a flag
@@ -217,11 +303,150 @@ def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site],
     """The protocol of every word of every semaphore of ``p``."""
     index = _Index.of(p, views)
     sources = _source_words(p, views, index)
+    seqs = _sequences(p, views, index, sources)
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
-            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources, index)
+            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources, seqs, index)
     return out
+
+
+def _sequences(p: Program, views: dict[str, EngineView], index: _Index,
+               sources: dict[tuple[int, Site], int | str]) -> dict[tuple[int, Site], Sequence | str]:
+    """Every word that carries a sequence of values (``Sequence``), or why a word its owner sets to several values
+    (an affine set, or a flag source whose value changes between sends) follows no sequence either. A flag source
+    with one constant value is a ``source`` word and left out. A failed flag source's reason replaces the constant
+    analysis's in ``sources`` (it says more)."""
+    out: dict[tuple[int, Site], Sequence | str] = {}
+    for key, local in index.local.items():
+        if isinstance(sources.get(key), int):
+            continue
+        got = _sequence(p, views, index, key, local)
+        if got is None:
+            continue
+        affine = any(isinstance(lf.op, SemSet) and lf.op.terms for lf in local)
+        if isinstance(got, Sequence) or affine or key in sources:
+            out[key] = got
+            if isinstance(got, str) and key in sources:
+                sources[key] = got
+    return out
+
+
+def _shares_loop(a: Leaf, b: Leaf, trip_max: dict[str, int]) -> LoopCtx | None:
+    """A loop enclosing both leaves that may run more than once (one of them then runs again after the other)."""
+    mine = {lc.path for lc in b.loops}
+    return next((lc for lc in a.loops if lc.path in mine and count_max(lc.count, trip_max) >= 2), None)
+
+
+def _value_text(op: SemSet) -> str:
+    return f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+
+
+def _rises(rising: list[Leaf], init: int, trip_max: dict[str, int]) -> str:
+    """Why the rising sets do not store strictly increasing values in execution order (empty when they do). Each
+    set's occurrences run in lexicographic order of their loop indices, so ``v + sum(c_j * i_j)`` increases from one
+    to the next when every ``c_j >= 0`` and each loop ``j`` that may run twice outweighs everything inside it:
+    ``c_j > sum(c_l * (max_l - 1))`` over the deeper loops ``l`` (counts at their maximum). Two sets in program
+    order share no such loop, and each starts above the most the one before it reaches (the first above ``init``)."""
+    below = init
+    prev: Leaf | None = None
+    for t in rising:
+        op = t.op
+        assert isinstance(op, SemSet)
+        what = f"{t.engine} sets it at {list(t.path)} to {_value_text(op)}"
+        coef: dict[str, int] = {}
+        for term in op.terms:
+            coef[term.var] = coef.get(term.var, 0) + term.coef
+        if any(c < 0 for c in coef.values()):
+            return f"{what}, a value that falls as a loop index grows (a sequence only rises)"
+        if op.value <= below:
+            return (f"{what}, not above {below}, the most the word holds before it (a sequence rises from its initial "
+                    "value)")
+        if prev is not None and (lc := _shares_loop(prev, t, trip_max)) is not None:
+            return (f"{what} in loop {lc.var} with another value set at {list(prev.path)}: each iteration would store "
+                    "both (a sequence rises)")
+        ms = [count_max(lc.count, trip_max) for lc in t.loops]
+        cs = [coef.get(lc.var, 0) for lc in t.loops]
+        for j, lc in enumerate(t.loops):
+            if ms[j] >= 2 and cs[j] <= sum(cs[m] * (ms[m] - 1) for m in range(j + 1, len(cs))):
+                return (f"{what}: a later iteration of loop {lc.var} stores a value no larger than an earlier one (a "
+                        "sequence rises)")
+        below = op.value + sum(c * (m - 1) for c, m in zip(cs, ms, strict=True) if m >= 1)
+        prev = t
+    return ""
+
+
+def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tuple[int, Site],
+              local: list[Leaf]) -> Sequence | str | None:
+    """The sequence word ``key`` carries (module docstring), why it carries none although its owner sets it to
+    values other than its initial one, or None when no set of it stores anything but its initial value."""
+    sem, site = key
+    init = p.semaphores[sem].init
+    sets = [lf for lf in local if isinstance(lf.op, SemSet)]
+    if not any(isinstance(lf.op, SemSet) and (lf.op.terms or lf.op.value != init) for lf in sets):
+        return None
+    owners = sorted({lf.engine for lf in sets})
+    if len(owners) != 1:
+        return f"{len(owners)} engines of the site set it to several values (a sequence has one owner)"
+    owner = owners[0]
+    if index.incs.get(key):
+        return f"increments land on a word {owner} sets to several values"
+    reads = index.reads.get(key, [])
+    other = next((lf for lf in reads if lf.engine != owner), None)
+    if other is not None:
+        return f"{other.engine} multicasts it at {list(other.path)} while {owner} sets it (a sequence has one owner)"
+    for lf in index.flags.get(key, []):
+        if lf.engine != owner or not isinstance(lf.op, McastSetValid) or lf.op.source != sem:
+            return (f"{lf.engine}'s flag multicast at {list(lf.path)} lands on a word {owner} sets to several values "
+                    "(only its owner's copies of the word itself may)")
+    trip_max = p.trip_max()
+    early: list[Leaf] = []
+    rising: list[Leaf] = []
+    resets: list[Leaf] = []
+    for lf in sets:
+        op = lf.op
+        assert isinstance(op, SemSet)
+        if op.value == init and not op.terms:
+            if not rising:
+                early.append(lf)
+            elif lf.containers:
+                return (f"{owner} resets it at {list(lf.path)} inside a loop or guard after its rising values (decided: "
+                        "resets at top level after the sequence)")
+            else:
+                resets.append(lf)
+        elif resets:
+            return (f"{owner} sets it at {list(lf.path)} to {_value_text(op)} after resetting it at "
+                    f"{list(resets[0].path)} (decided: a sequence rises, then is reset)")
+        else:
+            rising.append(lf)
+    late = next((e for e in early if e.path[0] >= rising[0].path[0]), None)
+    if late is not None:
+        return (f"{owner} sets it to its initial value at {list(late.path)} in the loop of its rising value at "
+                f"{list(rising[0].path)} (a sequence rises)")
+    why = _rises(rising, init, trip_max)
+    if why:
+        return why
+    carriers: list[Carrier] = []
+    for f in reads:
+        again = next((x for x in sets if x.index > f.index and _shares_loop(x, f, trip_max)), None)
+        if again is not None:
+            return (f"{owner} multicasts it at {list(f.path)} before setting it at {list(again.path)} in the same loop: "
+                    "a flag would copy the previous iteration's value (decided: the set first)")
+        prev = [x for x in sets if x.index < f.index]
+        last = prev[-1] if prev else None
+        if last is None or last in early:
+            carriers.append(Carrier("init"))
+        elif last in resets:
+            carriers.append(Carrier("init", post=True))
+        elif f.containers[:len(last.containers)] == last.containers:
+            carriers.append(Carrier("same", last))
+        elif all(r.path[0] < f.path[0] for r in rising):
+            carriers.append(Carrier("after"))
+        else:
+            return (f"{owner} multicasts it at {list(f.path)}, whose value was set at {list(last.path)} in another loop "
+                    "body (decided: the set in the same iteration, or every set in an earlier top-level op)")
+    return Sequence(sem, site, owner, init, tuple(rising), tuple(resets), tuple(early), tuple(reads),
+                    tuple(carriers))
 
 
 def _source_words(p: Program, views: dict[str, EngineView], index: _Index) -> dict[tuple[int, Site], int | str]:
@@ -292,8 +517,34 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
     return seen.pop()
 
 
+def _destination(p: Program, sem: int, site: Site, init: int, copied: tuple[Sequence, ...],
+                 sources: dict[tuple[int, Site], int | str], base: dict[str, object]) -> Word:
+    """A word flag multicasts of a sequence land on: a ``sequence`` word when they are the only writes of it (no
+    increment, no set, no flag copying another word), it is no flag's source and it starts where the sequence
+    does."""
+    def unsupported(why: str) -> Word:
+        return Word(kind="unsupported", why=f"a destination of the sequence of {copied[0].name}: {why}",
+                    **base)  # type: ignore[arg-type]
+
+    seq = copied[0]
+    flags: tuple[Leaf, ...] = base["flags"]  # type: ignore[assignment]
+    if len(copied) > 1 or any(lf not in seq.flags for lf in flags):
+        return unsupported("flag multicasts copying other words land on it too")
+    if base["incs"]:
+        return unsupported("increments land on it too")
+    sets: tuple[Leaf, ...] = base["sets"]  # type: ignore[assignment]
+    if sets:
+        return unsupported(f"{sets[0].engine} sets it at {list(sets[0].path)}")
+    if (sem, site) in sources:
+        return unsupported("it is itself the source of a flag multicast")
+    if init != seq.init:
+        return unsupported(f"it starts at {init}, the sequence at {seq.init}")
+    return Word(kind="sequence", seq=seq, **base)  # type: ignore[arg-type]
+
+
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
-                   sources: dict[tuple[int, Site], int | str], index: _Index) -> Word:
+                   sources: dict[tuple[int, Site], int | str], seqs: dict[tuple[int, Site], Sequence | str],
+                   index: _Index) -> Word:
     # The index holds only ops that may run (an op inside a loop that never runs takes no part in any protocol).
     incs = tuple(index.incs.get((sem, site), ()))
     flags = tuple(index.flags.get((sem, site), ()))
@@ -305,9 +556,16 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     def unsupported(why: str) -> Word:
         return Word(kind="unsupported", why=why, **base)  # type: ignore[arg-type]
 
+    seq = seqs.get((sem, site))
+    if isinstance(seq, Sequence):
+        return Word(kind="sequence", owner=seq.owner, seq=seq, **base)  # type: ignore[arg-type]
+    copied = {id(x): x for x in (seqs.get((lf.op.source, views[lf.engine].program.site)) for lf in flags
+                                  if isinstance(lf.op, McastSetValid)) if isinstance(x, Sequence)}
+    if copied:
+        return _destination(p, sem, site, init, tuple(copied.values()), sources, base)
     affine = _affine_set(sets)
     if affine:
-        return unsupported(affine)
+        return unsupported(seq if isinstance(seq, str) and seq else affine)
 
     if (sem, site) in sources and not flags and not incs and not waits:
         v = sources[(sem, site)]
@@ -335,6 +593,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         # it saw. Other waits (e.g. growing thresholds before a final wait and reset) consume nothing.
         mine = [lf for lf in local if lf.engine == owner]  # the owner's sets and waits, in program order
         consuming: list[Leaf] = []
+        fresh: list[Leaf] = []
         for k, lf in enumerate(mine):
             if not isinstance(lf.op, SemSet):
                 continue
@@ -343,7 +602,12 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
             if not incs:
                 continue
             prev = mine[k - 1] if k > 0 else None
-            if prev is None or not isinstance(prev.op, SemWait) or prev.containers != lf.containers:
+            if prev is None or isinstance(prev.op, SemSet):
+                # No wait before it in the text (argmax's done_sem.set(0) in its loop, reader_argmax_interleaved_
+                # multicore.cpp:392, before any increment): it consumes nothing, so it must find nothing due.
+                fresh.append(lf)
+                continue
+            if not isinstance(prev.op, SemWait) or prev.containers != lf.containers:
                 return unsupported(f"{lf.engine} sets it at {list(lf.path)} without a wait on it before, in the "
                                    "same body")
             if prev.op.terms:
@@ -352,7 +616,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
             consuming.append(prev)
         bys = frozenset(lf.op.by for lf in incs if isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by > 0)
         consumes = tuple(consumption(lf.op, init, bys) for lf in consuming if isinstance(lf.op, SemWait))
-        return Word(kind="reset", owner=owner, consuming=tuple(consuming), consumes=consumes,
+        return Word(kind="reset", owner=owner, consuming=tuple(consuming), consumes=consumes, fresh=tuple(fresh),
                     **base)  # type: ignore[arg-type]
     grown = [lf for lf in waits if isinstance(lf.op, SemWait) and lf.op.terms]
     if grown:

@@ -12,7 +12,11 @@ the program:
 - ``sections``: an engine's ops are split into two sections (state reads see the versions of earlier sections);
 - ``jump``: a counting word's increments double and its values scale with them (``init + 2 (x - init)``); each
   ``ge`` wait above ``init`` then asks one less, so an increment jumps past it (the wait sees more than its
-  threshold and a reset after it wipes all it saw) — correct programs stay correct, broken ones stay broken.
+  threshold and a reset after it wipes all it saw) — correct programs stay correct, broken ones stay broken;
+- ``seq``: a word carrying a sequence (argmax's reduce_all start handshake, ``reader_argmax_interleaved_multicore.cpp``
+  378-417, 520-563): a sender sets its word to ``v + c*k`` in each iteration, copies it to a receiver (a loopback
+  group when the two share a row or column) and waits for the write, the receiver waits for ``v + c*k`` in turn, then
+  a done handshake and the reset copied; about half of the draws break one piece of it (``SEQ_BREAKS``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from verispatial.ir import (
+    AtomicBarrier,
     EngineProgram,
+    Flush,
     Group,
     Guard,
     If,
@@ -250,6 +256,71 @@ def _jump(draw: st.DrawFn, p: Program) -> Program:
     return attrs.evolve(p, programs=tuple(attrs.evolve(ep, ops=_map_ops(ep.ops, f)) for ep in p.programs))
 
 
+#: The ways ``_seq`` breaks the handshake (one per broken draw): an exact wait a later copy passes (tt-metal #50314),
+#: no write barrier after the copy (the next set races it), a flush instead (it left, not landed), a threshold one
+#: ahead, waits that lag the values, the copy before the set in the loop (it copies the previous value: outside the
+#: protocol), no done handshake before the reset, no reset, the reset not copied, a value that does not rise.
+SEQ_BREAKS = ("eq", "no-barrier", "flush", "ahead", "lag", "flag-first", "no-done", "no-reset", "no-copy", "flat")
+
+
+@st.composite
+def _seq(draw: st.DrawFn, p: Program) -> Program:
+    """Add argmax's start handshake between two sites (``seq`` in the module docstring): correct about half of the
+    time, else broken in one of ``SEQ_BREAKS``."""
+    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
+    if len(sites) < 2:
+        return p
+    snd, rcv = draw(st.permutations(sites))[:2]
+    se = draw(st.sampled_from([ep for ep in p.programs if ep.site == snd]))
+    re = draw(st.sampled_from([ep for ep in p.programs if ep.site == rcv]))
+    broken = draw(st.sampled_from((None, *SEQ_BREAKS))) if draw(st.booleans()) else None
+    loopback = (snd.x == rcv.x or snd.y == rcv.y) and draw(st.booleans())
+    rect = ((min(snd.x, rcv.x), min(snd.y, rcv.y), max(snd.x, rcv.x), max(snd.y, rcv.y)) if loopback
+            else (rcv.x, rcv.y, rcv.x, rcv.y))
+    g = Group(len(p.groups), snd, rect, loopback=loopback)
+    dests = g.destinations()
+    n = len(p.semaphores)
+    start, done = n, n + 1
+    sems = (*p.semaphores, Semaphore(start, "start", tuple(sorted({snd, *dests}, key=lambda s: (s.y, s.x))), 0),
+            Semaphore(done, "done", (snd,), 0))
+    count = draw(st.integers(1, 3))
+    value, coef = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2]))
+    step = Term("k", 0 if broken == "flat" else coef)
+    wait_step = (Term("k", coef - 1 if broken == "lag" and coef > 1 else coef),) if broken != "lag" or coef > 1 else ()
+    want = value + (broken == "ahead")
+    cond = WaitCond.EQ if broken == "eq" else WaitCond.GE
+    guard = draw(st.booleans())  # argmax copies from the second iteration on (``if (k > 0)``)
+
+    def guarded(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+        return (If("k", Guard.NOT_FIRST, ops),) if guard else ops
+
+    copy: tuple[Op, ...] = (McastSetValid(start, g.id, len(dests)),
+                            *((Flush(),) if broken == "flush" else ()),
+                            *((WriteBarrier(),) if broken not in ("no-barrier", "flush") else ()))
+    body: list[Op] = [SemSet(start, value, (step,)), *guarded(copy)]
+    if broken == "flag-first":
+        body.reverse()
+    if loopback:
+        body += guarded((SemWait(start, cond, want, wait_step),))
+    send: list[Op] = [Loop("k", count, tuple(body))]
+    if broken != "no-done":
+        send += [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
+    if broken != "no-reset":
+        send += [SemSet(start, 0), *((McastSetValid(start, g.id, len(dests)), WriteBarrier())
+                                       if broken != "no-copy" else ())]
+    recv: tuple[Op, ...] = (Loop("k", count, guarded((SemWait(start, cond, want, wait_step),))),
+                            SemInc(done, snd, 1), AtomicBarrier())
+    at_start = draw(st.booleans())
+    progs = []
+    for ep in p.programs:
+        if ep is se:
+            ep = attrs.evolve(ep, ops=(*send, *ep.ops) if at_start else (*ep.ops, *send))
+        elif ep is re:
+            ep = attrs.evolve(ep, ops=(*recv, *ep.ops) if at_start else (*ep.ops, *recv))
+        progs.append(ep)
+    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g), programs=tuple(progs))
+
+
 def _walk(ops: tuple[Op, ...]) -> list[Op]:
     out: list[Op] = []
     for op in ops:
@@ -265,7 +336,7 @@ def protocol_programs(draw: st.DrawFn) -> Program:
     fails ``validate`` is dropped, so every program drawn passes it."""
     p = draw(programs())
     kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections", "jump",
-                                           "setgrow"]), min_size=1, max_size=3))
+                                           "setgrow", "seq"]), min_size=1, max_size=3))
     for kind in kinds:
         if kind == "guard":
             q = draw(_guard(p))
@@ -281,6 +352,8 @@ def protocol_programs(draw: st.DrawFn) -> Program:
             q = draw(_src(p))
         elif kind == "jump":
             q = draw(_jump(p))
+        elif kind == "seq":
+            q = draw(_seq(p))
         else:
             q = draw(_sections(p))
         if not validate(q):

@@ -53,6 +53,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.certify.structure import EngineView, Leaf, op_at
 from verispatial.families.cb import encoding as cb
+from verispatial.families.semaphores.encoding import loopback_reuse
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     AtomicBarrier,
@@ -342,9 +343,16 @@ class _Reuse:
         # Flag words every flag of which this engine sends: a passed wait on one needed one of those flags to land.
         self.words = [w for w in a.words.values()
                       if w.kind == "flag" and w.flags and all(f.engine == issuer and f.index in flag_idx for f in w.flags)]
+        # Destinations of this engine's sequence (semaphores.Sequence): a passed wait above the initial value saw a
+        # copy land (only copies write the word), so some flag to it had left. Not which one: what a copy carries
+        # is the source's value when it left, which a reuse elsewhere may have changed.
+        self.copies = [w for w in a.words.values()
+                       if w.kind == "sequence" and w.seq is not None and w.seq.owner == issuer
+                       and not w.seq.is_source(w) and w.flags and w.waits]
 
     def engines(self) -> frozenset[str]:
-        return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner})
+        return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}
+                         | {lf.engine for w in self.copies for lf in w.waits})
 
     def build(self, sq: StateQuery) -> z3.BoolRef:
         p = self.a.program
@@ -365,6 +373,13 @@ class _Reuse:
             for w in self.words:
                 landed = z3.Sum([left.executed(f) for f in w.flags]) if len(w.flags) > 1 else left.executed(w.flags[0])
                 conds.append(sq.cm.waits_done(w) <= landed)
+            for w in self.copies:
+                gone = z3.Sum([left.executed(f) for f in w.flags]) if len(w.flags) > 1 else left.executed(w.flags[0])
+                for lf in w.waits:
+                    if lf.engine not in sq.engines:
+                        continue
+                    some, idx = enc.last_occurrence(lf)
+                    conds.append(z3.Implies(z3.And(some, enc.threshold(lf, idx) > w.init), gone >= 1))
             conds.append(left.executed(self.src) <= at.executed(self.src))  # I has not left
         if self.pages is not None:
             op = self.src.op
@@ -444,17 +459,30 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                 out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED if o.status == Status.SAT else Verdict.FAILED,
                                    msg + " while it may not have left" if o.status == Status.SAT else
                                    f"solver: {o.reason}", seconds=dt), h))
-        # Remote writes landing on a source word: not decided (the word's protocol is outside the fragment).
+        # Remote writes landing on a source word: decided for a sequence's loopback copies of its own word (the
+        # owner's program order, families/semaphores/encoding.py ``loopback_reuse``), else not (the word's protocol
+        # is outside the fragment).
         remote = [x for x in leaves if (isinstance(x.op, SemInc) and x.op.sem == sem and x.op.at == site)
                   or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
                       and site in p.groups[x.op.group].destinations())]
+        word = a.words.get((sem, site))
+        seq = word.seq if word is not None and word.kind == "sequence" and word.seq is not None \
+            and word.seq.is_source(word) else None
+        hazards = dict((lf.path, why) for lf, why in loopback_reuse(a, word)) if seq is not None and word else {}
         for x in remote:
             name = f"{R.ASYNC_SOURCE_REUSE}:{x.engine}:{list(x.path)}"
             if any(r.name == name for r, _ in out):
                 continue
+            msg = f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag multicast"
+            if seq is not None and word is not None and x in word.flags and x.path not in hazards:
+                out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                                   f"{x.engine}'s loopback copy of sequence word sem{sem}@{site} lands on it only once "
+                                   "every flag multicast reading it issued before has left (each copy lands before the "
+                                   "next flag reading the word is issued)"), None))
+                continue
+            why = f" ({hazards[x.path]})" if x.path in hazards else ""
             out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
-                               f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
-                               f"multicast at {list(s.path)}"), x))
+                               f"{msg} at {list(s.path)}{why}"), x))
     return out
 
 

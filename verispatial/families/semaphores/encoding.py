@@ -21,19 +21,25 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import attrs
 import z3
 
 from verispatial.certify.canon import ProofMemo
-from verispatial.certify.facts import EngineRun, State
+from verispatial.certify.facts import EngineRun, State, run_paths
 from verispatial.certify.handshake import find_handshakes
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import Flush, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, WriteBarrier
+
+#: One exact-counting check of a word: (rule, message, bad states ``build(StateQuery) -> BoolRef``, where the
+#: interpreter reports it — engine and path, or which flag violation; ``checker._claim``).
+Check = tuple[str, str, object, dict[str, object]]
 
 
 def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object]) -> dict[str, object]:
@@ -95,13 +101,23 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
     # (rule, message, bad states, where the interpreter reports it: engine/path, or which flag violation — a
     # ``wiped`` flag shows as sem-set-race at the owner's reset, a ``merged`` one as the owner's hang at its wait;
     # checker._claim)
-    checks: list[tuple[str, str, object, dict[str, object]]] = []
+    checks: list[Check] = []
     if w.kind == "reset":
         for s in w.sets:
+            if s in w.fresh:
+                # No wait before it consumed anything: every increment issued must have been consumed already.
+                checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} while an increment "
+                               "no wait consumed may land (lost update)",
+                               lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s),
+                                                           sq.cm.incs(w) > sq.cm.consumed(w)),
+                               {"engine": s.engine, "path": list(s.path)}))
+                continue
             checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
                            "beyond those its wait consumed was issued (lost update)",
                            lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), _unseen(sq, w)),
                            {"engine": s.engine, "path": list(s.path)}))
+    if w.kind == "sequence" and w.seq is not None and not w.seq.is_source(w):
+        checks += _copy_overshoots(w)
     if w.kind in ("reset", "monotone"):
         for wt in w.waits:
             op = wt.op
@@ -124,6 +140,10 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                        lambda sq, w=w: sq.cm.flags_issued(w) - sq.cm.waits_done(w) >= 2,
                        {"engine": w.owner, "flag": "merged"}))
     result: Result | None = None
+    if w.kind == "sequence" and w.seq is not None and w.seq.is_source(w):
+        result = _loopback_races(a, w, confirm)
+        if result is not None and result.verdict == Verdict.REFUTED:
+            return attrs.evolve(result, seconds=time.perf_counter() - t0)
     for rule, msg, build, where in checks:
         o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
         if o.status == Status.SAT and d is not None:
@@ -138,11 +158,153 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             continue
         if o.status != Status.UNSAT and result is None:
             result = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+    if result is None and w.kind == "sequence" and w.seq is not None:
+        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _sequence_text(w, checks))
     if result is None:
         result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
+
+
+def _copy_overshoots(w: Word) -> list[Check]:
+    """The ``sem-overshoot`` checks of a sequence destination's equality waits: a copy above the threshold issued
+    while the waiter is at the wait (the reduce core of tt-metal #50314 lapping a worker), or the reset's copy issued
+    then (it takes the word away from the value waited for). Issued, not landed: an over-approximation, so only unsat
+    proves; a candidate is replayed (``sem-overshoot`` there, or the hang)."""
+    s = w.seq
+    assert s is not None
+    out: list[Check] = []
+    for wt in w.waits:
+        op = wt.op
+        assert isinstance(op, SemWait)
+        if op.cond != WaitCond.EQ:
+            continue
+        want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+        where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
+                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
+        out.append((R.SEM_OVERSHOOT, f"a flag copying {s.name} can take {w.name} past {want} while {wt.engine} waits "
+                    f"for it to equal {want} at {list(wt.path)}: it would wait forever",
+                    lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
+                                                  sq.cm.seq_copied(w) > sq.enc.threshold_now(wt)), where))
+        if any(s.carrier(f).post for f in w.flags):
+            out.append((R.SEM_OVERSHOOT, f"the flag copying {s.name} after its reset can take {w.name} back to "
+                        f"{w.init} while {wt.engine} waits for it to equal {want} at {list(wt.path)}",
+                        lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.post_flags(w) >= 1),
+                        where))
+    return out
+
+
+def _loopback_races(a: Analysis, w: Word, confirm: Callable[[Result], Result] | None) -> Result | None:
+    """The ``sem-set-race`` candidates of a sequence's own word (``loopback_unseen``: the owner's program order
+    decides them, no solver), each replayed: the first the interpreter confirms, else the first that did not replay
+    (never proved), else None."""
+    first: Result | None = None
+    for s, why in loopback_unseen(a, w):
+        msg = f"{s.engine} sets {w.name} at {list(s.path)} while {why} (lost update)"
+        race: dict[str, object] = {"kind": "state", "rule": R.SEM_SET_RACE, "trips": {}, "summary": msg,
+                                   "word": w.name, "engine": s.engine, "path": list(s.path)}
+        got = Result(R.Family.SEMAPHORE.value, f"{R.SEM_SET_RACE}:{w.name}", Verdict.REFUTED, msg, race)
+        if confirm is not None:
+            got = confirm(got)
+        if got.verdict == Verdict.REFUTED:
+            return got
+        first = first or got
+    return first
+
+
+def _sequence_text(w: Word, checks: list[Check]) -> str:
+    """Why a sequence word's protocol holds (the proved result's reason)."""
+    s = w.seq
+    assert s is not None
+    if s.is_source(w):
+        loop = (f"; its {len(w.flags)} loopback cop{'y lands' if len(w.flags) == 1 else 'ies land'} and "
+                f"{s.owner} sees {'it' if len(w.flags) == 1 else 'them'} before its next set") if w.flags else ""
+        resets = f", then resets it ({len(s.resets)} reset{'s' if len(s.resets) != 1 else ''})" if s.resets else ""
+        return (f"sequence protocol of {w.name}: only {s.owner} sets it, to rising values ({len(s.rising)} "
+                f"set{'s' if len(s.rising) != 1 else ''}){resets}{loop}")
+    eq = sum(1 for rule, *_ in checks if rule == R.SEM_OVERSHOOT)
+    return (f"sequence protocol of {w.name}: only flag multicasts copying {s.name} land on it, in the order they "
+            f"were issued" + (f"; no copy passes an equality wait ({eq} obligation(s))" if eq else ""))
+
+
+def loopback_unseen(a: Analysis, w: Word) -> list[tuple[Leaf, str]]:
+    """The sets of sequence word ``w`` (its own word) that its owner may run while one of its loopback copies of the
+    word (a flag multicast whose group holds the owner's site) has not landed, or landed without the owner seeing it
+    since. Such a landing is a remote write the owner has not observed (``sem-set-race`` at the set: the interpreter
+    marks the word, and only the owner's own wait on it clears the mark, families/semaphores/semantics.py), and a copy
+    landing after the set would take the word back to an older value. A may-analysis of the owner's program alone
+    (``facts.run_paths``: every path, loops to a fixpoint): a copy is pending from its issue until the owner's next
+    ``WriteBarrier`` (every write acknowledged, so landed), then unseen until a wait of the owner on the word returns.
+    Empty: every set finds every copy landed and seen, so copies carry the value the word already holds (the set
+    before them, unchanged until they left: ``async-source-reuse``) and change nothing."""
+    s = w.seq
+    assert s is not None
+    assert s.is_source(w)
+    copies = {lf.path for lf in w.flags}
+    if not copies:
+        return []
+    view = a.views[s.owner]
+    leaf_at = {lf.path: lf for lf in view.leaves}
+    found: dict[tuple[int, ...], str] = {}
+
+    def step(op: Op, path: tuple[int, ...], st: State) -> State:
+        if isinstance(op, McastSetValid) and path in copies:
+            return st | {("pending",)}
+        if isinstance(op, WriteBarrier) and ("pending",) in st:
+            return (st - {("pending",)}) | {("unseen",)}
+        if isinstance(op, SemWait) and op.sem == w.sem:
+            return st - {("unseen",)}
+        if isinstance(op, SemSet) and op.sem == w.sem and st:
+            found.setdefault(path, "a loopback copy of it may not have landed (no write barrier since it was issued)"
+                             if ("pending",) in st else "a loopback copy of it landed and no wait of its owner on it "
+                             "returned since")
+        return st
+
+    run_paths(view.program.ops, (), frozenset(), step, a.program.trip_max())
+    return [(leaf_at[path], why) for path, why in sorted(found.items())]
+
+
+def loopback_reuse(a: Analysis, w: Word) -> list[tuple[Leaf, str]]:
+    """The loopback copies of sequence word ``w`` (its own word) that may land on it while a flag multicast reading
+    it has not left (``async-source-reuse``: a remote write landing on a flag's source word): a copy is pending from
+    its issue until the owner's next ``WriteBarrier``, a flag reading the word has not left until the next ``Flush``
+    or ``WriteBarrier``. A copy is a hazard when a flag reading the word is issued while it is pending, or — on a
+    target whose writes may leave in any order — when it is issued while such a flag has not left (it may leave
+    first and land). Ordered targets leave in issue order, so an earlier flag has left before a later copy lands.
+    Each leaf returned is a copy whose landing may be the reuse; empty when none."""
+    s = w.seq
+    assert s is not None
+    assert s.is_source(w)
+    copies = {lf.path for lf in w.flags}
+    if not copies:
+        return []
+    ordered = a.program.target.ordered_writes
+    view = a.views[s.owner]
+    leaf_at = {lf.path: lf for lf in view.leaves}
+    found: dict[tuple[int, ...], str] = {}
+
+    def step(op: Op, path: tuple[int, ...], st: State) -> State:
+        if isinstance(op, McastSetValid) and op.source == w.sem:
+            for t in st:
+                if t[0] == "copy":
+                    found.setdefault(tuple(t[1]), f"the flag multicast at {list(path)} reads it while the copy "  # type: ignore[arg-type]
+                                     "may not have landed")
+            if path in copies and not ordered and ("read",) in st:
+                found.setdefault(path, "it may leave before an earlier flag reading the word (no flush between) and "
+                                 "land while that one has not left")
+            st = st | {("read",)}
+            if path in copies:
+                st = st | {("copy", path)}
+            return st
+        if isinstance(op, Flush):
+            return st - {("read",)}
+        if isinstance(op, WriteBarrier):
+            return frozenset()
+        return st
+
+    run_paths(view.program.ops, (), frozenset(), step, a.program.trip_max())
+    return [(leaf_at[path], why) for path, why in sorted(found.items())]
 
 
 def check_sem_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo | None = None,
@@ -184,6 +346,8 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
         return Result(R.Family.BALANCE.value, name, Verdict.PROVED,
                       f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
+    if w.kind == "sequence" and w.seq is not None:
+        return _sequence_balance(a, w, name, rlimit, t0)
     # A flag word reset to its initial value as the owner's last op on it (primed: wait, set, ...; or set-first:
     # set, wait, ..., set).
     primed_flag = w.kind == "flag" and w.reset_value == w.init and ends_reset(a.views, w)
@@ -234,6 +398,47 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         cex = {"kind": R.BALANCE_SEM, "rule": R.BALANCE_SEM, "word": w.name, "trips": trips, "end_value": val,
                "init": w.init, "summary": summary}
         return Result(R.Family.BALANCE.value, name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
+    return Result(R.Family.BALANCE.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
+
+
+def _sequence_balance(a: Analysis, w: Word, name: str, rlimit: int, t0: float) -> Result:
+    """``balance-sem`` of a sequence word (not re-armed): it ends at its initial value when the last write of it
+    restores that value in every run that ends — a reset of its own word at top level (no loop, no guard), or, on a
+    destination, a flag copying the word after such a reset at top level (it lands last: flags land in issue order).
+    Otherwise it ends at the initial value only if nothing above it was ever written: one query over the totals asks
+    whether a rising set (own word) or a flag copying a rising value (destination) runs; sat is a refutation the
+    interpreter replays (the word ends at the last value it was given), unsat proves it. The restoring write leans on
+    the protocol (copies land in order, a loopback copy never lands late): ``assume.py`` lists ``sem-exact`` of the
+    word."""
+    s = w.seq
+    assert s is not None
+    if s.is_source(w):
+        last = [r for r in s.resets if not r.containers]
+        writers = list(s.rising)
+        how = f"{s.owner} resets it to {w.init} at {list(last[0].path)}, after its sequence" if last else ""
+    else:
+        last = [f for f in w.flags if s.carrier(f).post and not f.containers]
+        writers = [f for f in w.flags if s.carrier(f).kind != "init"]
+        how = (f"{last[0].engine}'s flag at {list(last[0].path)} copies {s.name} after its reset, last"
+               if last else "")
+    if how:
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}: "
+                      f"{how}", seconds=time.perf_counter() - t0)
+    q = Query(name, rlimit)
+    enc = Encoder(q, a.program, a.views)
+    q.add(z3.Sum([q.val(0)] + [enc.total(lf) for lf in writers]) >= 1)
+    r = q.check()
+    if r.status == Status.UNSAT:
+        return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} ends at its initial value {w.init}: no "
+                      "value of its sequence is ever written to it", seconds=time.perf_counter() - t0)
+    if r.status == Status.SAT:
+        assert r.model is not None
+        trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
+        summary = (f"{w.name} ends at a value of the sequence of {s.name}, not its initial {w.init}, and no reset at "
+                   "its end restores it: the program cannot run again")
+        cex = {"kind": R.BALANCE_SEM, "rule": R.BALANCE_SEM, "word": w.name, "trips": trips, "init": w.init,
+               "summary": summary}
+        return Result(R.Family.BALANCE.value, name, Verdict.REFUTED, summary, cex, time.perf_counter() - t0)  # type: ignore[arg-type]
     return Result(R.Family.BALANCE.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
 
 
