@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.cli import main
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import ReadTiles, WriteTiles
+from verispatial.ir.ops import PackAcc, ReadTiles, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
@@ -478,3 +479,60 @@ def test_a_stride_from_the_buffer_interface_is_followed(tmp_path: Path, capsys: 
             "        dfb.pop_front(2);",
             "    }")
     _proved(_host(tmp_path, _PLAIN_READER, (*_WRITER, *body)), capsys)
+
+
+# ------------------------------------------------------------------ packs into the back (compute)
+
+def _compute(tmp_path: Path, *body: str, entry_size: int = 2048) -> Any:
+    """The compute engine's program of ``body`` (c_0 and c_16: 4 pages of ``entry_size`` bytes of bf16)."""
+    (tmp_path / "compute.cpp").write_text("\n".join(['#include "api/compute/pack.h"', "void kernel_main() {", *body,
+                                                     "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "pack", "kernel_root": str(tmp_path),
+            "tensors": [],
+            "buffers": [{"name": n, "index": i, "entry_size": entry_size, "entries": 4, "data_format": "bf16"}
+                        for n, i in (("in", 0), ("out", 16))],
+            "kernels": [{"name": "compute", "source": "compute.cpp", "processor": "compute"}],
+            "work_units": [{"cores": "0,0", "kernels": ["compute"]}]}
+    (tmp_path / "host.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "host.json").programs[0]
+
+
+#: two tiles packed into c_16 in one acquire, then pushed (lines 3-8 of the kernel)
+def _pack_two(first: str, second: str, push_between: bool = False) -> tuple[str, ...]:
+    return ("    cb_reserve_back(16, 2);",
+            "    tile_regs_acquire(); tile_regs_commit(); tile_regs_wait();",
+            f"    {first}",
+            "    cb_push_back(16, 1);" if push_between else "",
+            f"    {second}",
+            "    tile_regs_release();",
+            "    cb_push_back(16, 2);" if not push_between else "    cb_push_back(16, 1);")
+
+
+def test_packs_in_order_and_at_their_index_are_read(tmp_path: Path) -> None:
+    for first, second in (("pack_tile(0, 16);", "pack_tile(1, 16);"),
+                          ("pack_tile<true>(0, 16, 0);", "pack_tile<true>(1, 16, 1);"),
+                          ("pack_tile_block(0, 16, 1);", "pack_tile(1, 16);")):
+        ep = _compute(tmp_path, *_pack_two(first, second))
+        assert [op.tiles for op in walk(ep.ops) if isinstance(op, PackAcc)] == [1, 1], (first, second)
+
+
+@pytest.mark.parametrize(("first", "second", "between", "line"), [
+    # the second pack at index 0 again: the first tile is overwritten, the second page published unpacked
+    ("pack_tile<true>(0, 16, 0);", "pack_tile<true>(1, 16, 0);", False, 7),
+    # an indexed pack does not move the packer's own position: the in-order pack lands on tile 0 again
+    ("pack_tile<true>(0, 16, 0);", "pack_tile(1, 16);", False, 7),
+    # a push resets the packer's position (llk_io_pack.h:89) while the model's second tile is still unpushed
+    ("pack_tile(0, 16); pack_tile(1, 16);", "pack_tile(2, 16);", True, 7),
+])
+def test_packs_not_at_the_next_unfilled_tile_are_refused(tmp_path: Path, first: str, second: str, between: bool,
+                                                         line: int) -> None:
+    with pytest.raises(Refused, match="pack not at the buffer's next unfilled tile") as e:
+        _compute(tmp_path, *_pack_two(first, second, between))
+    assert e.value.loc.line == line
+
+
+def test_a_pack_into_pages_of_two_tiles_is_refused(tmp_path: Path) -> None:
+    """The packer steps a page per tile (llk_pack_common_api.h:117-120): into 4096-byte bf16 pages it would skip
+    every other tile where the model fills them one after another."""
+    with pytest.raises(Refused, match="pack into a buffer of pages of several tiles"):
+        _compute(tmp_path, *_pack_two("pack_tile(0, 16);", "pack_tile(1, 16);"), entry_size=4096)

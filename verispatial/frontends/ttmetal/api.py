@@ -466,16 +466,31 @@ def _regs_wait(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[A
 
 
 def _pack(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``pack_tile<out_of_order_output = false>(dst, cb, output_tile_index = 0)`` (api/compute/pack.h:86-94): in
+    order, or at ``output_tile_index`` when the first template argument is true."""
     _need(r, vals, 2, n, "pack_tile")
     r.dst_use([vals[0]], n)
-    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), 1), n)
+    cb = r.cb_of(vals[1], nodes[1])
+    indexed = bool(targs) and _template_true(r, targs[0])
+    r.pack_at(cb, 1, (vals[2] if len(vals) > 2 else V.const(0)) if indexed else None, n)
+    r.emit(PackAcc(cb, 1), n)
+
+
+def _template_true(r: KernelReader, node: Any) -> bool:
+    """Whether a bool template argument is true (a literal, a folded constant); one not known is refused."""
+    v = r.template_value(node) if node.type == "type_descriptor" else r.expr(node)
+    return bool(r.int_of(v, node, "template argument"))
 
 
 def _pack_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``pack_tile_block`` / ``pack_block(dst, cb, ntiles)``: ``ntiles`` tiles in order (api/compute/pack.h:96-141,
+    ``llk_matmul_pack`` advances the packer's position)."""
     _need(r, vals, 3, n, "pack_tile_block")
     k = r.int_of(vals[2], nodes[2], "tile count")
     r.dst_use([vals[0] + V.const(k - 1) if isinstance(vals[0], V.Sym) else vals[0]], n)
-    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), k), n)
+    cb = r.cb_of(vals[1], nodes[1])
+    r.pack_at(cb, k, None, n)
+    r.emit(PackAcc(cb, k), n)
 
 
 def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -535,6 +550,7 @@ FUNCTIONS: dict[str, Handler] = {
     "release_dst": _release,
     "pack_tile": _pack,
     "pack_tile_block": _pack_block,
+    "pack_block": _pack_block,
 }
 
 

@@ -114,8 +114,11 @@ UNPACKING = {
 #: The pointer counters (``KernelReader.l1_check``), per buffer: the pages this engine pushed / popped (each moves its
 #: write / read pointer one page), and the tiles its writes filled past its write pointer / its reads drained past its
 #: read pointer (the interpreter's ``fill`` and ``drain``, verispatial/families/cb/semantics.py ``fill``,
-#: petri/interp.py WriteTiles). They are variables of scope 0 named ``%kind:cb``, no C++ name.
-COUNTERS = ("pushed", "fill", "popped", "drain")
+#: petri/interp.py WriteTiles); and the compute engine's in-order packer position, the tiles ``pack_tile`` packed
+#: since the last push (``fifo_wr_tile_ptr``: each in-order pack advances it, each push resets it to 0,
+#: ckernels/wormhole_b0/metal/llk_api/llk_pack_common_api.h:117-120, llk_io/llk_io_pack.h:88-89). They are variables
+#: of scope 0 named ``%kind:cb``, no C++ name.
+COUNTERS = ("pushed", "fill", "popped", "drain", "packed")
 
 
 def counter(kind: str, cb: int) -> str:
@@ -366,6 +369,8 @@ class KernelReader:
         if isinstance(op, Push):
             self.bump("pushed", op.buf, op.pages)
             self.lower_part("fill", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
+            if op.buf in self.cb_index:
+                self.scopes[0][counter("packed", op.buf)] = V.const(0)
         elif isinstance(op, Pop):
             self.bump("popped", op.buf, op.pages)
             self.lower_part("drain", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
@@ -404,11 +409,36 @@ class KernelReader:
         self.fresh_serial += 1
         return V.Sym(0, ((f"%{kind}:{cb}#{self.fresh_serial}", 1),))
 
-    def counters_unknown(self) -> None:
-        """Every counter a fresh symbol (after ops the reading added without ``emit``: ``chain.run``)."""
-        for name in [k for k in self.scopes[0] if is_counter(k)]:
-            kind, cb = name[1:].split(":")
-            self.scopes[0][name] = self.fresh(kind, int(cb))
+    def count_ops(self, ops: Any, budget: int = 4096) -> None:
+        """The counters after ``ops``, added without ``emit`` (``chain.run``'s walk; its packs are in order,
+        chain.inl:1116-1137 with direct addressing): each op counted as it runs, a loop of a constant count as
+        many times; a loop over a runtime count, a guarded branch, or more than ``budget`` ops counted leave the
+        counters of the buffers they touch fresh symbols."""
+        left = [budget]
+
+        def run(ops: Any) -> bool:
+            for op in ops:
+                if isinstance(op, Loop) and isinstance(op.count, int) and left[0] >= 0:
+                    for _ in range(op.count):
+                        if not run(op.body):
+                            return False
+                elif isinstance(op, (Loop, If)):
+                    return False
+                else:
+                    left[0] -= 1
+                    if left[0] < 0:
+                        return False
+                    self.count(op)
+                    if isinstance(op, PackAcc):
+                        self.bump("packed", op.buf, op.tiles)
+            return True
+
+        if not run(ops):
+            touched = {b for op in walk_ops(ops) for b in _bufs_of(op)}
+            for name in [k for k in self.scopes[0] if is_counter(k)]:
+                kind, cb = name[1:].split(":")
+                if int(cb) in touched:
+                    self.scopes[0][name] = self.fresh(kind, int(cb))
 
     def bounds(self, v: V.Sym) -> tuple[int | None, int | None]:
         """The least and greatest value of ``v`` over the enclosing loops' index ranges and its trip's range; None
@@ -534,6 +564,33 @@ class KernelReader:
             return
         self.refuse(construct, node, f"{self.text(node)}: an address from {where} where the model's transfer is at "
                     f"its {ends} pointer, and the reading cannot tell the two apart")
+
+    def pack_at(self, cb: int, tiles: int, index: V.Value, node: Any) -> None:
+        """A pack of ``tiles`` tiles into buffer ``cb``'s reserved back (``PackAcc``, emitted by the caller after
+        this): in order (``index`` None: ``pack_tile``, the packer's own position, ``fifo_wr_tile_ptr``) or at tile
+        ``index`` from the write pointer (``pack_tile<true>(dst, cb, index)``, tilize and untilize blocks:
+        llk_pack_common_api.h:93-95). The model lands a ``PackAcc`` at the tiles already filled past the write
+        pointer, so that is where the pack must be, for every iteration: refused by name otherwise. An in-order pack
+        moves the packer's position; an indexed one does not. The packer steps a page per tile
+        (``fifo_page_size``), so a buffer of pages of several tiles is refused."""
+        b = self.cb_index[cb]
+        if not self.trial and not self.survey:
+            if b.page_tiles != 1:
+                self.refuse("pack into a buffer of pages of several tiles", node,
+                            f"{b.name}: {b.page_tiles} tiles a page; the packer steps a page per tile "
+                            "(llk_pack_common_api.h:117-120)")
+            want = self.ctr("fill", cb)
+            have = self.ctr("packed", cb) if index is None else index
+            if not isinstance(have, V.Sym):
+                self.int_of(have, node, "output tile index")  # refuses, naming why
+            if have != want:
+                assert isinstance(have, V.Sym)
+                how = "the packer's position" if index is None else "the tile index"
+                self.refuse("pack not at the buffer's next unfilled tile", node,
+                            f"{self.text(node)}: {how} is {_tiles(have)} past {b.name}'s write pointer, but the "
+                            f"model's pack is at {_tiles(want)} past it")
+        if index is None:
+            self.bump("packed", cb, tiles)
 
     def pointer(self, cb: int, front: bool, node: Any, offset: V.Sym | V.Opaque | None = None) -> V.L1Ptr:
         """Buffer ``cb``'s read (``front``) or write pointer as this engine's RISC holds it now, plus ``offset``
@@ -1988,8 +2045,10 @@ class KernelReader:
         if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         if chain.modelled(self, bare):
+            here = self.blocks[-1]
+            first = len(here.ops)
             chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
-            self.counters_unknown()  # its ops were added without emit: a pointer taken before it is not placed
+            self.count_ops(here.ops[first:])  # its ops were added without emit
             return None
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
@@ -2317,6 +2376,25 @@ def _mentions(v: Any, var: str) -> bool:
     """Whether number or address ``v`` depends on loop index ``var``."""
     parts = (v.origin, v.offset) if isinstance(v, V.L1Ptr) else (v,)
     return any(isinstance(p, V.Sym) and any(x == var for x, _ in p.loops) for p in parts)
+
+
+def walk_ops(ops: Any) -> Any:
+    """Every op of ``ops``, containers' bodies included."""
+    for op in ops:
+        yield op
+        if isinstance(op, (Loop, If)):
+            yield from walk_ops(op.body)
+
+
+def _bufs_of(op: Op) -> tuple[int, ...]:
+    """The buffers whose pointer counters ``op`` moves."""
+    if isinstance(op, (Push, Pop, PackAcc)):
+        return (op.buf,)
+    if isinstance(op, (ReadTiles, FillTiles)):
+        return (op.into,)
+    if isinstance(op, WriteTiles):
+        return (op.src,)
+    return ()
 
 
 def _max_residue(v: V.Sym, m: int) -> int:
