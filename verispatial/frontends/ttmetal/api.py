@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from verispatial.frontends.ttmetal import tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -552,6 +553,9 @@ FUNCTIONS: dict[str, Handler] = {
     "pack_tile_block": _pack_block,
     "pack_block": _pack_block,
 }
+
+
+FUNCTIONS.update(tilize.FUNCTIONS)
 
 
 # ------------------------------------------------------------------ Metal 2.0 objects

@@ -181,6 +181,8 @@ class _Loop:
     count: int | str | TripCount
     #: the largest index value, as a number over trips (``count - 1``)
     last: V.Sym
+    #: the op list of its body (a statement read straight in it adds its ops there)
+    body: Block | None = None
 
 
 @attrs.define
@@ -1040,8 +1042,8 @@ class KernelReader:
                 self.assign(v, _stepped(s0, V.Sym(0, ((k, inductions[v]),))) if inductions[v] else s0, n)
             elif _steppable(s0):
                 self.assign(v, self.unfollowed(v, s0, f"{v} changes from one iteration to the next"), n)
-        self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
         self.blocks.append(Block(certain=isinstance(count, int) and count > 0))
+        self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         try:
             self.stmt(body)
         finally:
@@ -1174,8 +1176,8 @@ class KernelReader:
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
-        self.loops.append(_Loop(k, count, last))
         self.blocks.append(Block())
+        self.loops.append(_Loop(k, count, last, self.blocks[-1]))
         after: dict[str, V.Value] = {}
         err: Refused | None = None
         self.trial += 1
