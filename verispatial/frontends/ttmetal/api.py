@@ -19,9 +19,11 @@ from verispatial.ir.core import Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
+    Compute,
     Flush,
     McastSend,
     McastSetValid,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -494,6 +496,29 @@ def _pack_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[
     r.emit(PackAcc(cb, k), n)
 
 
+def _matmul_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``matmul_block(in0, in1, in0_tile_index, in1_tile_index, idst, transpose, ct_dim, rt_dim, kt_dim)``
+    (api/compute/matmul.h:258-283): DST tiles ``idst .. idst + ct_dim * rt_dim - 1`` += A x B, unpacking from the
+    read pointers A's tiles ``in0_tile_index + r * kt_dim`` for each of the ``rt_dim`` rows and B's tiles
+    ``in1_tile_index + c`` for each of the ``ct_dim`` columns (tt_llk_wormhole_b0/llk_lib/llk_unpack_AB_matmul.h
+    ``_llk_unpack_AB_matmul_``): a ``Compute`` whose operands reach the largest of each."""
+    _need(r, vals, 9, n, "matmul_block")
+    ct, rt, kt = (r.int_of(vals[i], nodes[i], what) for i, what in ((6, "ct_dim"), (7, "rt_dim"), (8, "kt_dim")))
+    if min(ct, rt, kt) < 1:
+        r.refuse("matmul_block of an empty block", n, f"ct_dim {ct}, rt_dim {rt}, kt_dim {kt}")
+    ins = []
+    for cb_i, idx_i, extent in ((0, 2, (rt - 1) * kt), (1, 3, ct - 1)):
+        cb = r.cb_of(vals[cb_i], nodes[cb_i])
+        idx = vals[idx_i]
+        if not isinstance(idx, V.Sym):
+            r.refuse("tile index not known statically", n, r.text(nodes[idx_i]))
+        top = r.max_of(idx, n) + extent
+        ins.append(Operand(cb, top // r.cb_index[cb].page_tiles + 1))
+    dst = vals[4]
+    r.dst_use([dst + V.const(ct * rt - 1) if isinstance(dst, V.Sym) else dst], n)
+    r.emit(Compute("matmul", ct * rt, tuple(ins)), n)
+
+
 def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     acquire(r, n)
     assert r.acc is not None
@@ -552,6 +577,7 @@ FUNCTIONS: dict[str, Handler] = {
     "pack_tile": _pack,
     "pack_tile_block": _pack_block,
     "pack_block": _pack_block,
+    "matmul_block": _matmul_block,
 }
 
 

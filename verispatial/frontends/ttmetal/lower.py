@@ -2013,7 +2013,7 @@ class KernelReader:
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
             name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
-            targs = list(ta.named_children) if ta is not None else []
+            targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
             name = "".join(fn.text.decode().split())
         bare = name.rsplit("::", 1)[-1]
@@ -2172,9 +2172,11 @@ class KernelReader:
             if k is not None:
                 scope[p] = V.TypeOf(vals[k])
         # parameters the call leaves out take their defaults, read in the callee's unit and with the parameters
-        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type
-        missing = [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]] + \
-            [(p, f.template_defaults) for p in f.template_params[len(targs):]]
+        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type. The template parameters'
+        # come first: a function parameter's default may name them (``AccumulateT accumulate = AccumulateT{}``,
+        # reduce_helpers_compute.hpp:398-403), never the other way round
+        missing = [(p, f.template_defaults) for p in f.template_params[len(targs):]] + \
+            [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]]
         saved_scopes, saved_unit = self.scopes, self.unit
         self.scopes = [*f.captures, scope] if isinstance(f.captures, list) else [self.scopes[0], scope]
         if isinstance(f.captures, Unit):
