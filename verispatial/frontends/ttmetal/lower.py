@@ -84,7 +84,9 @@ PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "no
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
                     "pack_relu")
-IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common")
+#: (``*_tile_init_pack``: the SFPU init the PACK thread runs before a ``*_tile_pack`` op, ``PACK(SFPU_UNARY_INIT(...))``,
+#: eltwise_unary/relu.h:145, selu.h:62, activations.h:57: configuration only)
+IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common", "_init_pack")
 
 #: Compute calls that unpack circular-buffer tiles into DST: name -> (CB argument positions, their tile-index
 #: argument positions, DST-index argument position). tt_metal/hw/inc/api/compute/{matmul,eltwise_binary,
@@ -108,6 +110,11 @@ UNPACKING = {
     "transpose_wh_tile": ((0,), (1,), 2),
     "transpose_tile": ((0,), (1,), 2),
     "unary_bcast": ((0,), (1,), 2),
+    # one operand from a buffer, the other the DST tile it writes back (eltwise_binary.h:421-492)
+    "add_reuse_dest_tiles": ((0,), (1,), 2),
+    "sub_reuse_dest_tiles": ((0,), (1,), 2),
+    "mul_reuse_dest_tiles": ((0,), (1,), 2),
+    "binary_reuse_dest_tiles": ((0,), (1,), 2),
 }
 
 
