@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import Compute, FillTiles, Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.ops import AcquireAcc, Compute, FillTiles, Pop, Push, ReadTiles, Reserve, Wait
 from verispatial.ir.program import walk
 
 
@@ -494,3 +494,49 @@ def test_stores_into_the_waited_front_or_by_compute_are_refused(tmp_path: Path) 
                               "    volatile uint32_t* q = reinterpret_cast<volatile uint32_t*>(get_read_ptr(0));",
                               "    q[0] = 1;", "    cb_pop_front(0, 1);"))
     assert e.value.loc.line == 5
+
+
+# ------------------------------------------------------------------ matmul_block, template defaults
+
+
+def test_matmul_block_unpacks_the_rows_and_columns_of_its_block(tmp_path: Path) -> None:
+    """``matmul_block(in0, in1, ia, ib, idst, transpose, ct, rt, kt)``: A's tiles ``ia + r * kt`` for each of the
+    rt rows and B's ``ib + c`` for each of the ct columns (llk_unpack_AB_matmul.h), into DST idst .. idst + ct*rt-1."""
+    ep = _read(tmp_path, "\n".join([
+        '#include "api/compute/matmul.h"', "void kernel_main() {",
+        "    cb_wait_front(0, 6); cb_wait_front(1, 4);",
+        "    tile_regs_acquire();",
+        "    matmul_block(0, 1, 1, 2, 0, false, 2, 2, 3);",
+        "    tile_regs_commit(); tile_regs_wait(); tile_regs_release();",
+        "    cb_pop_front(0, 6); cb_pop_front(1, 4);", "}"]), processor="compute")
+    (mm,) = [op for op in walk(ep.ops) if isinstance(op, Compute)]
+    # A: 1 + (2 - 1) * 3 = tile 4, so 5 pages; B: 2 + 2 - 1 = tile 3, so 4 pages (buffers c_0, c_1 are ids 0, 1)
+    assert (mm.kind, mm.tiles, [(o.buf, o.pages) for o in mm.ins]) == ("matmul", 4, [(0, 5), (1, 4)])
+    acq = [op for op in walk(ep.ops) if isinstance(op, AcquireAcc)]
+    assert [op.tiles for op in acq] == [4]
+
+
+def test_a_parameter_default_naming_a_template_parameter_default(tmp_path: Path) -> None:
+    """``template <typename T = Plain> void f(T t = T{})`` called as ``f()``: the template parameter's default is
+    bound before the function parameter's (reduce_helpers_compute.hpp:398-403: ``AccumulateT accumulate =
+    AccumulateT{}``), so ``t`` is a ``Plain`` and a callee deducing its type from it decides ``is_special_v``."""
+    ep = _read(tmp_path, _main("    f();", prelude=(
+        "struct Plain {};", "struct Special {};",
+        "template <typename T> struct is_special : std::false_type {};",
+        "template <> struct is_special<Special> : std::true_type {};",
+        "template <typename T> inline constexpr bool is_special_v = is_special<T>::value;",
+        "template <typename U> void g(U u) {",
+        "    if constexpr (is_special_v<U>) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }",
+        "}",
+        "template <typename T = Plain> void f(T t = T{}) { g(t); }")))
+    assert _ops(ep) == [("Reserve", 1)]
+
+
+def test_a_comment_among_template_arguments_is_not_one(tmp_path: Path) -> None:
+    """``pack_tile</*out_of_order_output=*/true>(0, 16, 0)`` (moe_gate_mm's compute.cpp)."""
+    ep = _read(tmp_path, "\n".join([
+        '#include "api/compute/pack.h"', "void kernel_main() {",
+        "    cb_reserve_back(16, 1);", "    tile_regs_acquire(); tile_regs_commit(); tile_regs_wait();",
+        "    pack_tile</*out_of_order_output=*/true>(0, 16, 0);", "    tile_regs_release();",
+        "    cb_push_back(16, 1);", "}"]), processor="compute")
+    assert _ops(ep) == [("Reserve", 1), ("Push", 1)]

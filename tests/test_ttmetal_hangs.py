@@ -37,17 +37,17 @@ ARGMAX = "ttnn/operations/reduction/argmax/device/kernels/reader_argmax_interlea
 
 
 @pytest.mark.parametrize(("side", "version", "line", "construct"), [
-    ("before", "0.72.0", 485, "call to use"),
-    ("after", TTNN_VERSION, 500, "plain store into a buffer page never pushed"),
+    ("before", "0.72.0", 58, "read into L1 not at the buffer's next unfilled tile"),
+    ("after", TTNN_VERSION, 68, "read into L1 not at the buffer's next unfilled tile"),
 ])
 def test_argmax_50314_is_staged(side: str, version: str, line: int, construct: str) -> None:
     """tt-metal #50314 (PR #50315): the reduce_all start handshake of reader_argmax_interleaved_multicore.cpp, exact
     ``start_sem.wait(k + 1)`` in 0.72.0 (line 379), ``wait_min`` in 0.81.1 (line 417). Both readings pass the
-    handshake and the value comparisons of find_argmax_for_core (branches on data whose sides issue no op). On the
-    reduce core, read first, 0.72.0 stops at its ``use<CircularBuffer::AddrSelector::WRITE_PTR>`` selector (485);
-    0.81.1 reads to the kernel's end and refuses the store of the partial into a buffer page no push publishes
-    (``red_idxs[0] = max_idx``, 500: scratch use, refused where the store is, never dropped). The workers then write
-    their partials into the reduce core's L1 (505-517), which no op says yet: notes.md."""
+    handshake. On the reduce core, read first, find_argmax_for_core reads each page of its row into the same bytes of
+    the source buffer, which it never reserves nor pushes (scratch L1: 0.72.0 line 58, 0.81.1 line 68), where the
+    model's ReadTiles would land the second read a tile further: refused at the read (the kernel's address is
+    followed, issue 18). Past it the kernel stores its partial into a page no push publishes (500) and the workers
+    write their partials into the reduce core's L1 (505-517), which no op says yet: notes.md."""
     _release(version)
     with pytest.raises(Refused, match=construct) as e:
         import_host(HANGS / "argmax_50314" / f"{side}.yaml")

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from verispatial.frontends.ttmetal import tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -16,9 +19,11 @@ from verispatial.ir.core import Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
+    Compute,
     Flush,
     McastSend,
     McastSetValid,
+    Operand,
     PackAcc,
     Pop,
     Push,
@@ -66,7 +71,7 @@ def _cb_op(cls: type, name: str) -> Handler:
 def _ptr(front: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 1, n, "get_read_ptr" if front else "get_write_ptr")
-        return V.L1Ptr(r.cb_of(vals[0], nodes[0]), front)
+        return r.pointer(r.cb_of(vals[0], nodes[0]), front, n)
 
     return h
 
@@ -157,11 +162,21 @@ def _semaphore_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: l
     return r.semaphore(vals[0], nodes[0])
 
 
+def _no_page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> None:
+    """An offset into a tensor page (``get_noc_addr(page, s, offset)``, ``noc_async_read_tile(page, s, l1,
+    offset)``, dataflow_api.h:1241-1246, 1416-1422): the ops move whole pages from a page's start, so only 0 is
+    read; a transfer from inside a page reaches into the next one."""
+    if not (isinstance(v, V.Sym) and v == V.const(0)):
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: offset {r.text(node)}")
+
+
 def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset])
+    if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset[, noc]])
         page = vals[0]
         if not isinstance(page, V.Sym):
             r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
+        if len(vals) >= 3:
+            _no_page_offset(r, vals[2], nodes[2], n)
         return V.TensorPage(vals[1].tensor, page)
     if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
         return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
@@ -180,54 +195,78 @@ def _mcast_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[
 
 
 def _page_read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    """noc_async_read_tile / _page(page, accessor, l1_addr)"""
+    """noc_async_read_tile / _page(page, accessor, l1_addr[, offset[, noc]]) (dataflow_api.h:1241-1358)"""
     _need(r, vals, 3, n, "noc_async_read_tile")
     page, acc, dst = vals[0], vals[1], vals[2]
     if not isinstance(acc, V.Accessor):
         r.refuse("read through an accessor not over a host tensor", n, r.text(nodes[1]))
     if not isinstance(page, V.Sym):
         r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
+    if len(vals) > 3:
+        _no_page_offset(r, vals[3], nodes[3], n)
     read_into(r, V.TensorPage(acc.tensor, page), dst, None, n)
 
 
-def _page_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    """noc_async_write_tile / _page(page, accessor, l1_addr)"""
-    _need(r, vals, 3, n, "noc_async_write_tile")
-    page, acc, src = vals[0], vals[1], vals[2]
-    if not isinstance(acc, V.Accessor):
-        r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
-    if not isinstance(page, V.Sym):
-        r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
-    write_from(r, src, V.TensorPage(acc.tensor, page), None, n)
+def _page_write(tile: bool) -> Handler:
+    """noc_async_write_tile(page, accessor, l1_addr[, noc]) and noc_async_write_page(page, accessor, l1_addr[, size[,
+    offset[, noc]]]) (dataflow_api.h:1416-1422, 1503-1547): a page's ``size`` of 0 is the whole page; any other size
+    is the transfer's (part of a page is refused), an offset into the page must be 0."""
+
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 3, n, "noc_async_write_tile" if tile else "noc_async_write_page")
+        page, acc, src = vals[0], vals[1], vals[2]
+        if not isinstance(acc, V.Accessor):
+            r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
+        if not isinstance(page, V.Sym):
+            r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
+        size = None
+        if not tile and len(vals) > 3 and not (isinstance(vals[3], V.Sym) and vals[3] == V.const(0)):
+            size = vals[3]
+        if not tile and len(vals) > 4:
+            _no_page_offset(r, vals[4], nodes[4], n)
+        write_from(r, src, V.TensorPage(acc.tensor, page), size, n)
+
+    return h
 
 
 def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
-    """A NoC read of ``size`` bytes (None: one page) from ``src`` into L1 ``dst``."""
+    """A NoC read of ``size`` bytes (None: one page) from ``src`` into L1 ``dst``: a ``ReadTiles``, whose tiles the
+    model lands one after another from the write pointer (families/cb/semantics.py ``fill``), so ``dst`` must be
+    the write pointer plus the tiles this engine already read into the back since it last moved
+    (``KernelReader.l1_check``: a forgotten advance, a doubled offset or a stale pointer is refused)."""
     if isinstance(src, V.RemoteAddr):
         r.refuse("remote L1 read", n, "another core's buffer pages (issue 16)")
     if not isinstance(src, V.TensorPage):
         r.refuse("read from an address not a tensor page", n, r.text(n))
     if isinstance(dst, V.Cb):
-        dst = V.L1Ptr(dst.index, False)
+        dst = r.pointer(dst.index, False, n)
     if not isinstance(dst, V.L1Ptr):
         r.refuse("read into L1 not a buffer's pages", n, r.text(n))
     if dst.front:
         r.refuse("read into a buffer's front pages", n, r.text(n))
     tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
+    r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
     r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
 
 
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
-    """A NoC write of ``size`` bytes (None: one page) from L1 ``src`` to ``dst``."""
+    """A NoC write of ``size`` bytes (None: one page) from L1 ``src`` to ``dst``: a ``WriteTiles``, which the model
+    reads one tile after another from the read pointer (petri/interp.py WriteTiles, ``drain``), so ``src`` must be
+    the read pointer plus the tiles this engine already wrote from the front since it last moved."""
     if isinstance(src, V.Cb):
-        src = V.L1Ptr(src.index, True)
+        src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
         r.refuse("write from L1 not a buffer's pages", n, r.text(n))
     if isinstance(dst, V.RemoteAddr):
         r.refuse("remote L1 write", n, "into another core's L1 (issue 16)")
     if not isinstance(dst, V.TensorPage):
         r.refuse("write to an address not a tensor page", n, r.text(n))
+    if not src.front:
+        # the model's WriteTiles reads the waited front; a write from the reserved back (pages this engine fills
+        # and has not pushed) is another transfer
+        r.refuse("write from a buffer's back pages", n, r.text(n))
     tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
+    r.l1_check(src, True, True, tiles, "write from L1 not at the buffer's next unread tile", n)
     r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), tiles), n)
 
 
@@ -244,19 +283,28 @@ def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any],
 def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size: Any, num_dests: Any, loopback: bool,
                n: Any, target: Any) -> None:
     """A data multicast of ``src``'s pages to ``target`` (an address in a buffer) on every core of ``rect``. McastSend
-    writes the buffer of the same index at each destination, so a target in another buffer is refused."""
+    writes the buffer of the same index at each destination, so a target in another buffer is refused. The model
+    sends whole pages from the pointer (the reserved back's first page, or the waited front's) and lands them at the
+    same ring slot of each destination (petri/interp.py McastSend), so ``src`` must be that pointer and ``target``
+    the same address (``KernelReader.l1_check``)."""
     if isinstance(src, V.Cb):
-        src = V.L1Ptr(src.index, True)
+        src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
         r.refuse("multicast from L1 not a buffer's pages", n, r.text(n))
-    dst_cb = target.index if isinstance(target, V.Cb) else target.cb if isinstance(target, V.L1Ptr) else None
+    if isinstance(target, V.Cb):
+        target = r.pointer(target.index, False, n)
+    dst_cb = target.cb if isinstance(target, V.L1Ptr) else None
     if dst_cb is None:
         r.refuse("multicast to an address not a buffer's pages", n, r.text(n))
     if dst_cb != src.cb:
         r.refuse("multicast into another buffer", n, f"from c_{src.cb} into c_{dst_cb}")
+    pages = r.pages_bytes(src.cb, size, n)
+    tiles = pages * r.cb_index[src.cb].page_tiles
+    r.l1_check(src, src.front, False, tiles, "multicast from L1 not at the buffer's "
+               f"{'read' if src.front else 'write'} pointer", n)
+    r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
-    r.emit(McastSend(src.cb, r.pages_bytes(src.cb, size, n), g, _num_dests(r, num_dests, rect, loopback, n),
-                     src.front), n)
+    r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), src.front), n)
 
 
 def _num_dests(r: KernelReader, v: Any, rect: tuple[int, int, int, int], loopback: bool, n: Any) -> int:
@@ -421,16 +469,54 @@ def _regs_wait(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[A
 
 
 def _pack(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``pack_tile<out_of_order_output = false>(dst, cb, output_tile_index = 0)`` (api/compute/pack.h:86-94): in
+    order, or at ``output_tile_index`` when the first template argument is true."""
     _need(r, vals, 2, n, "pack_tile")
     r.dst_use([vals[0]], n)
-    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), 1), n)
+    cb = r.cb_of(vals[1], nodes[1])
+    indexed = bool(targs) and _template_true(r, targs[0])
+    r.pack_at(cb, 1, (vals[2] if len(vals) > 2 else V.const(0)) if indexed else None, n)
+    r.emit(PackAcc(cb, 1), n)
+
+
+def _template_true(r: KernelReader, node: Any) -> bool:
+    """Whether a bool template argument is true (a literal, a folded constant); one not known is refused."""
+    v = r.template_value(node) if node.type == "type_descriptor" else r.expr(node)
+    return bool(r.int_of(v, node, "template argument"))
 
 
 def _pack_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``pack_tile_block`` / ``pack_block(dst, cb, ntiles)``: ``ntiles`` tiles in order (api/compute/pack.h:96-141,
+    ``llk_matmul_pack`` advances the packer's position)."""
     _need(r, vals, 3, n, "pack_tile_block")
     k = r.int_of(vals[2], nodes[2], "tile count")
     r.dst_use([vals[0] + V.const(k - 1) if isinstance(vals[0], V.Sym) else vals[0]], n)
-    r.emit(PackAcc(r.cb_of(vals[1], nodes[1]), k), n)
+    cb = r.cb_of(vals[1], nodes[1])
+    r.pack_at(cb, k, None, n)
+    r.emit(PackAcc(cb, k), n)
+
+
+def _matmul_block(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``matmul_block(in0, in1, in0_tile_index, in1_tile_index, idst, transpose, ct_dim, rt_dim, kt_dim)``
+    (api/compute/matmul.h:258-283): DST tiles ``idst .. idst + ct_dim * rt_dim - 1`` += A x B, unpacking from the
+    read pointers A's tiles ``in0_tile_index + r * kt_dim`` for each of the ``rt_dim`` rows and B's tiles
+    ``in1_tile_index + c`` for each of the ``ct_dim`` columns (tt_llk_wormhole_b0/llk_lib/llk_unpack_AB_matmul.h
+    ``_llk_unpack_AB_matmul_``): a ``Compute`` whose operands reach the largest of each."""
+    _need(r, vals, 9, n, "matmul_block")
+    ct, rt, kt = (r.int_of(vals[i], nodes[i], what) for i, what in ((6, "ct_dim"), (7, "rt_dim"), (8, "kt_dim")))
+    if min(ct, rt, kt) < 1:
+        r.refuse("matmul_block of an empty block", n, f"ct_dim {ct}, rt_dim {rt}, kt_dim {kt}")
+    ins = []
+    for cb_i, idx_i, extent in ((0, 2, (rt - 1) * kt), (1, 3, ct - 1)):
+        cb = r.cb_of(vals[cb_i], nodes[cb_i])
+        idx = vals[idx_i]
+        if not isinstance(idx, V.Sym):
+            r.refuse("tile index not known statically", n, r.text(nodes[idx_i]))
+        top = r.max_of(idx, n) + extent
+        ins.append(Operand(cb, top // r.cb_index[cb].page_tiles + 1))
+    dst = vals[4]
+    r.dst_use([dst + V.const(ct * rt - 1) if isinstance(dst, V.Sym) else dst], n)
+    r.emit(Compute("matmul", ct * rt, tuple(ins)), n)
 
 
 def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -465,8 +551,8 @@ FUNCTIONS: dict[str, Handler] = {
     "noc_async_read_tile": _page_read,
     "noc_async_read_page": _page_read,
     "noc_async_write": _write,
-    "noc_async_write_tile": _page_write,
-    "noc_async_write_page": _page_write,
+    "noc_async_write_tile": _page_write(True),
+    "noc_async_write_page": _page_write(False),
     "noc_async_write_multicast": _mcast_write(False),
     "noc_async_write_multicast_loopback_src": _mcast_write(True),
     "noc_async_read_barrier": _plain(ReadBarrier()),
@@ -490,7 +576,12 @@ FUNCTIONS: dict[str, Handler] = {
     "release_dst": _release,
     "pack_tile": _pack,
     "pack_tile_block": _pack_block,
+    "pack_block": _pack_block,
+    "matmul_block": _matmul_block,
 }
+
+
+FUNCTIONS.update(tilize.FUNCTIONS)
 
 
 # ------------------------------------------------------------------ Metal 2.0 objects
@@ -509,7 +600,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             r.emit(ops[name](cb, r.int_of(vals[0], nodes[0], "page count")), n)
             return None
         if name in ("get_write_ptr", "get_read_ptr"):
-            return V.L1Ptr(cb, name == "get_read_ptr")
+            return r.pointer(cb, name == "get_read_ptr", n)
         if name in ("get_id", "get_cb_id"):
             return V.const(cb)
         if name in ("get_tile_size", "get_entry_size"):
@@ -525,6 +616,8 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         _need(r, vals, 1, n, "get_noc_addr")
         if not isinstance(vals[0], V.Sym):
             r.refuse("tensor page not known statically", n, _why(r, nodes[0], vals[0]))
+        if len(vals) >= 2:  # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index)
+            _no_page_offset(r, vals[1], nodes[1], n)
         return V.TensorPage(obj.tensor, vals[0])
     if isinstance(obj, (V.AccessorArgs, V.Accessor)):
         # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
@@ -549,19 +642,25 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
         dargs = vals[4] if len(vals) > 4 else V.Designated(())
         if name == "async_read":
             r_src = _endpoint(r, src, sargs, n)
-            read_into(r, r_src, dst, size, n)
+            read_into(r, r_src, _local(r, dst, dargs, False, n), size, n)
         else:
-            write_from(r, src, _endpoint(r, dst, dargs, n), size, n)
+            write_from(r, _local(r, src, sargs, True, n), _endpoint(r, dst, dargs, n), size, n)
         return None
     if name == "async_write_multicast":
         _need(r, vals, 4, n, name)
+        sargs = vals[4] if len(vals) > 4 else V.Designated(())
         dargs = vals[5] if len(vals) > 5 else None
         if not isinstance(dargs, V.Designated) or dargs.get("noc_x_start") is None:
             r.refuse("multicast without its rectangle", n, r.text(n))
         xs = [r.int_of(dargs.get(k), n, "multicast rectangle corner")
               for k in ("noc_x_start", "noc_y_start", "noc_x_end", "noc_y_end")]
-        target = vals[1] if isinstance(vals[1], V.Cb) else dargs.get("addr")
-        mcast_send(r, vals[0], (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n, target)
+        # a buffer as the target is its write pointer plus .offset_bytes (dataflow_buffer.h:614-620,
+        # circular_buffer.h:198-205); a MulticastEndpoint's target is its .addr
+        target = _local(r, vals[1], dargs, False, n) if isinstance(vals[1], V.Cb) else dargs.get("addr")
+        if not isinstance(vals[1], V.Cb) and dargs.get("offset_bytes") is not None:
+            r.refuse("multicast at an offset from an endpoint address", n, r.text(n))
+        mcast_send(r, _local(r, vals[0], sargs, True, n), (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n,
+                   target)
         return None
     if name == "async_write_zeros":
         _zeros(r, vals, nodes, n)
@@ -592,7 +691,29 @@ def _zeros(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
         if size > r.cb_index[cb].entry_size:
             r.refuse("Noc.async_write_zeros of more than one page", n,
                      f"{size} B into {r.cb_index[cb].entry_size} B pages of {r.cb_index[cb].name}")
+    # from the write pointer: the page the constant is built in must be the next unfilled one
+    r.l1_check(r.pointer(cb, False, n), False, True, r.cb_index[cb].page_tiles,
+               "zero fill not into the buffer's next unfilled page", n)
     r.local_fill(cb, n, zeros=True)
+
+
+def _local(r: KernelReader, obj: Any, args: Any, front: bool, n: Any) -> Any:
+    """The L1 side of an object-API transfer: a ``DataflowBuffer`` / ``CircularBuffer`` is its read pointer (as a
+    source, ``front``) or write pointer (as a destination) plus ``args.offset_bytes`` (api/dataflow/
+    dataflow_buffer.h:595-612, circular_buffer.h:184-197); an address (``CoreLocalMem``) is that address plus
+    ``args.offset_bytes`` (core_local_mem.h:191-199)."""
+    off = args.get("offset_bytes") if isinstance(args, V.Designated) else None
+    if off is not None and not isinstance(off, V.Sym):
+        r.refuse("L1 address at an offset not followed", n, f"{r.text(n)}: "
+                 f"{off.why if isinstance(off, V.Opaque) else type(off).__name__}")
+    if isinstance(obj, V.Cb):
+        return r.pointer(obj.index, front, n, off)
+    if isinstance(obj, V.L1Ptr) and off is not None:
+        return attrs.evolve(obj, offset=obj.offset + off)
+    if off is not None and off != V.const(0):
+        r.refuse("L1 address at an offset not followed", n, f"{r.text(n)}: .offset_bytes of an address not a "
+                 "buffer's")
+    return obj
 
 
 def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:

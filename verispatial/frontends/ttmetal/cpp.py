@@ -19,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from verispatial.frontends.ttmetal.preprocess import Include, preprocess
+from verispatial.frontends.ttmetal.macros import Macros
+from verispatial.frontends.ttmetal.preprocess import Include, host_macros, preprocess
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.source import SourceLoc
 
@@ -144,18 +145,18 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     globals_: list[tuple[Any, Unit]] = []
     tables = _Tables()
     seen: set[Path] = set()
-    macros = {**DEVICE_MACROS, **(COMPUTE_JIT_MACROS if compute else {}), **defines}
+    macros: Macros = {**DEVICE_MACROS, **(COMPUTE_JIT_MACROS if compute else {}), **host_macros(defines)}
 
     reads: dict[Path, int] = {}
 
-    def read(path: Path, name: str, depth: int, macros: dict[str, str]) -> tuple[Unit, dict[str, str]]:
+    def read(path: Path, name: str, depth: int, macros: Macros) -> tuple[Unit, Macros]:
         """Read ``path`` with ``macros`` in force: its includes are read where they stand (each with the macros in
         force at its line); returns its unit and the macros in force at its end."""
         seen.add(path.resolve())
         reads[path.resolve()] = reads.get(path.resolve(), 0) + 1
         text = path.read_text(encoding="utf-8", errors="replace")
 
-        def include(inc: Include, now: dict[str, str]) -> dict[str, str]:
+        def include(inc: Include, now: Macros) -> Macros:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
             if not ours or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:

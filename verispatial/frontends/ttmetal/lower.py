@@ -31,11 +31,14 @@ from verispatial.ir.ops import (
     Loop,
     Op,
     Operand,
+    PackAcc,
+    Pop,
     Push,
     ReadTiles,
     Reserve,
     SemSet,
     TripCount,
+    WriteTiles,
 )
 from verispatial.ir.source import OpPath, SourceLoc
 
@@ -50,13 +53,20 @@ IGNORED_CALLS = frozenset({
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
     "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
 })
-#: The JIT-generated per-buffer descriptor arrays of compute kernels (chlkc_descriptors.h; which TRISC sees which is
-#: listed at kernel_lib/tilize_helpers.inl:16-23): the data formats are the host buffer's (None here), the tile
-#: geometry that of the 32 x 32 tiles the host format describes.
+#: The JIT-generated per-buffer descriptor arrays (chlkc_descriptors.h; which TRISC sees which is listed at
+#: kernel_lib/tilize_helpers.inl:16-23; data-movement kernels read the unpack ones too, kernel_lib/
+#: dfb_helpers_dataflow.inl:11-18 and api/dataflow/dataflow_buffer.h:276-290, so the JIT gives them theirs): the data
+#: formats are the host buffer's (None here), the tile geometry that of the 32 x 32 tiles the host format describes.
 JIT_DESCRIPTORS: dict[str, int | None] = {
     "unpack_src_format": None, "unpack_dst_format": None, "pack_src_format": None, "pack_dst_format": None,
     "unpack_tile_r_dim": 32, "unpack_tile_c_dim": 32, "pack_tile_r_dim": 32, "pack_tile_c_dim": 32,
     "unpack_tile_num_faces": 4, "pack_tile_num_faces": 4, "unpack_tile_face_r_dim": 16, "pack_tile_face_r_dim": 16}
+
+#: The NoC alignments of each target (tt_metal/hw/inc/internal/tt-1xx/wormhole/noc/noc_parameters.h:291-310,
+#: blackhole/noc/noc_parameters.h:375-394: the larger of the read and write alignment), by target name: kernels round a
+#: tile's stride in L1 up to them (``(size + DRAM_ALIGNMENT - 1) & ~(DRAM_ALIGNMENT - 1)``).
+NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
+                 "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64}}
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -74,7 +84,9 @@ PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "no
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
                     "pack_relu")
-IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common")
+#: (``*_tile_init_pack``: the SFPU init the PACK thread runs before a ``*_tile_pack`` op, ``PACK(SFPU_UNARY_INIT(...))``,
+#: eltwise_unary/relu.h:145, selu.h:62, activations.h:57: configuration only)
+IGNORED_SUFFIXES = ("_init", "_init_short", "_uninit", "_init_common", "_init_pack")
 
 #: Compute calls that unpack circular-buffer tiles into DST: name -> (CB argument positions, their tile-index
 #: argument positions, DST-index argument position). tt_metal/hw/inc/api/compute/{matmul,eltwise_binary,
@@ -98,7 +110,31 @@ UNPACKING = {
     "transpose_wh_tile": ((0,), (1,), 2),
     "transpose_tile": ((0,), (1,), 2),
     "unary_bcast": ((0,), (1,), 2),
+    # one operand from a buffer, the other the DST tile it writes back (eltwise_binary.h:421-492)
+    "add_reuse_dest_tiles": ((0,), (1,), 2),
+    "sub_reuse_dest_tiles": ((0,), (1,), 2),
+    "mul_reuse_dest_tiles": ((0,), (1,), 2),
+    "binary_reuse_dest_tiles": ((0,), (1,), 2),
 }
+
+
+#: The pointer counters (``KernelReader.l1_check``), per buffer: the pages this engine pushed / popped (each moves its
+#: write / read pointer one page), and the tiles its writes filled past its write pointer / its reads drained past its
+#: read pointer (the interpreter's ``fill`` and ``drain``, verispatial/families/cb/semantics.py ``fill``,
+#: petri/interp.py WriteTiles); and the compute engine's in-order packer position, the tiles ``pack_tile`` packed
+#: since the last push (``fifo_wr_tile_ptr``: each in-order pack advances it, each push resets it to 0,
+#: ckernels/wormhole_b0/metal/llk_api/llk_pack_common_api.h:117-120, llk_io/llk_io_pack.h:88-89). They are variables
+#: of scope 0 named ``%kind:cb``, no C++ name.
+COUNTERS = ("pushed", "fill", "popped", "drain", "packed")
+
+
+def counter(kind: str, cb: int) -> str:
+    """The name of pointer counter ``kind`` of buffer ``cb`` among the reading's variables."""
+    return f"%{kind}:{cb}"
+
+
+def is_counter(name: str) -> bool:
+    return name.startswith("%")
 
 
 #: iterations a loop read by running its condition (``KernelReader.unroll``) may take, and all such loops of a
@@ -152,6 +188,8 @@ class _Loop:
     count: int | str | TripCount
     #: the largest index value, as a number over trips (``count - 1``)
     last: V.Sym
+    #: the op list of its body (a statement read straight in it adds its ops there)
+    body: Block | None = None
 
 
 @attrs.define
@@ -163,6 +201,9 @@ class _Fill:
     lineage: tuple[Block, ...]
     loc: SourceLoc
     zeros_pending: bool = False
+    #: the pages pushed and tiles filled of the buffer at the first store: the page the stores build is the one the
+    #: ``FillTiles`` at the push fills only if neither moved in between
+    at: tuple[Any, Any] = (None, None)
 
 
 @attrs.define
@@ -232,6 +273,15 @@ class KernelReader:
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
         self.tensor_names = {t["name"] for t in self.host.tensors}
+        #: readings whose ops are thrown away (``_marked_reading``): the L1 address checks are not made there, the
+        #: variables and counters carrying marks rather than values
+        self.trial = 0
+        #: serial of the fresh symbols standing for a pointer counter the reading cannot follow (``fresh``)
+        self.fresh_serial = 0
+        # the pointer counters, kept among the kernel's variables so that loops step them as they step an index
+        for cb in self.cb_index:
+            for kind in COUNTERS:
+                self.scopes[0][counter(kind, cb)] = V.const(0)
 
     # ------------------------------------------------------------------ entry
 
@@ -316,6 +366,247 @@ class KernelReader:
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
         self.blocks[-1].add(op, self.loc(node))
+        self.count(op)
+
+    # ------------------------------------------------------------------ where the buffer pointers point
+
+    def count(self, op: Op) -> None:
+        """The pointer counters after ``op`` (``COUNTERS``): as the interpreter moves ``fill`` and ``drain``
+        (families/cb/semantics.py ``fill`` / ``push`` / ``pop``, petri/interp.py WriteTiles): a write into the back
+        fills ``tiles`` more, a read from the front drains them, a push lowers ``fill`` by its tiles (never below 0)
+        and moves the write pointer, a pop likewise ``drain`` and the read pointer. A multicast moves neither."""
+        if isinstance(op, Push):
+            self.bump("pushed", op.buf, op.pages)
+            self.lower_part("fill", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
+            if op.buf in self.cb_index:
+                self.scopes[0][counter("packed", op.buf)] = V.const(0)
+        elif isinstance(op, Pop):
+            self.bump("popped", op.buf, op.pages)
+            self.lower_part("drain", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
+        elif isinstance(op, (ReadTiles, FillTiles)):
+            self.bump("fill", op.into, op.tiles)
+        elif isinstance(op, PackAcc):
+            self.bump("fill", op.buf, op.tiles)
+        elif isinstance(op, WriteTiles):
+            self.bump("drain", op.src, op.tiles)
+
+    def ctr(self, kind: str, cb: int) -> V.Sym:
+        v = self.scopes[0].get(counter(kind, cb))
+        return v if isinstance(v, V.Sym) else self.fresh(kind, cb)
+
+    def bump(self, kind: str, cb: int, by: int) -> None:
+        if cb in self.cb_index:
+            self.scopes[0][counter(kind, cb)] = self.ctr(kind, cb) + V.const(by)  # type: ignore[assignment]
+
+    def lower_part(self, kind: str, cb: int, by: int) -> None:
+        """``fill`` / ``drain`` := max(0, it - by), or a fresh symbol where the reading cannot tell the sign."""
+        v = self.ctr(kind, cb) + V.const(-by)
+        assert isinstance(v, V.Sym)
+        lo, hi = self.bounds(v)
+        if lo is not None and lo >= 0:
+            out = v
+        elif hi is not None and hi <= 0:
+            out = V.const(0)
+        else:
+            out = self.fresh(kind, cb)
+        self.scopes[0][counter(kind, cb)] = out
+
+    def fresh(self, kind: str, cb: int) -> V.Sym:
+        """A symbol for a counter's value the reading does not follow (after a loop of a runtime count, a branch on a
+        loop index whose sides move it differently): equal only to itself, so a pointer taken after it and used with
+        no push or pop in between is still placed, and one taken before it is not."""
+        self.fresh_serial += 1
+        return V.Sym(0, ((f"%{kind}:{cb}#{self.fresh_serial}", 1),))
+
+    def count_ops(self, ops: Any, budget: int = 4096) -> None:
+        """The counters after ``ops``, added without ``emit`` (``chain.run``'s walk; its packs are in order,
+        chain.inl:1116-1137 with direct addressing): each op counted as it runs, a loop of a constant count as
+        many times; a loop over a runtime count, a guarded branch, or more than ``budget`` ops counted leave the
+        counters of the buffers they touch fresh symbols."""
+        left = [budget]
+
+        def run(ops: Any) -> bool:
+            for op in ops:
+                if isinstance(op, Loop) and isinstance(op.count, int) and left[0] >= 0:
+                    for _ in range(op.count):
+                        if not run(op.body):
+                            return False
+                elif isinstance(op, (Loop, If)):
+                    return False
+                else:
+                    left[0] -= 1
+                    if left[0] < 0:
+                        return False
+                    self.count(op)
+                    if isinstance(op, PackAcc):
+                        self.bump("packed", op.buf, op.tiles)
+            return True
+
+        if not run(ops):
+            touched = {b for op in walk_ops(ops) for b in _bufs_of(op)}
+            for name in [k for k in self.scopes[0] if is_counter(k)]:
+                kind, cb = name[1:].split(":")
+                if int(cb) in touched:
+                    self.scopes[0][name] = self.fresh(kind, int(cb))
+
+    def bounds(self, v: V.Sym) -> tuple[int | None, int | None]:
+        """The least and greatest value of ``v`` over the enclosing loops' index ranges and its trip's range; None
+        where a term is not a loop index in scope (a mark, a fresh symbol)."""
+        lo: int | None = v.const
+        hi: int | None = v.const
+        terms: list[tuple[int, int | None]] = []  # (coefficient, largest value of the variable; its least is 0)
+        for var, coef in v.loops:
+            lp = next((lp for lp in self.loops if lp.var == var), None)
+            if lp is None:
+                return None, None
+            top: int | None
+            if isinstance(lp.count, int):
+                top = max(0, lp.count - 1)
+            else:
+                last = lp.last
+                top = None
+                if not last.loops and last.trip is not None and last.trip[1] >= 0:
+                    m = self.shared.trips.get(last.trip[0])
+                    top = None if m is None else max(0, last.const + last.trip[1] * m)
+            terms.append((coef, top))
+        if v.trip is not None:
+            terms.append((v.trip[1], self.shared.trips.get(v.trip[0])))
+        for coef, top in terms:
+            if coef >= 0:
+                hi = None if hi is None or top is None else hi + coef * top
+            else:
+                lo = None if lo is None or top is None else lo + coef * top
+        return lo, hi
+
+    def l1_check(self, ptr: V.L1Ptr, front: bool, part: bool, tiles: int, construct: str, node: Any,
+                 within: int = 0) -> None:
+        """Refuses, as ``construct``, an L1 address ``ptr`` that is not where the model puts a transfer of ``tiles``
+        tiles: buffer ``ptr.cb``'s write pointer (``front`` False) or read pointer as this engine holds it now,
+        plus, with ``part``, the tiles its writes already filled past it (reads into the back, stores) or its reads
+        drained past it (writes from the front); with ``part`` False, whole pages from the pointer (a multicast).
+
+        ``ptr`` was taken when the engine had pushed (popped) ``origin`` pages, and each push (pop) since moved
+        the hardware pointer a page, wrapping at the ring's end (``values.L1Ptr``). So the address is the model's
+        place, for every loop iteration and trip value, when (1) the pages moved since are a whole number of rings
+        and the offset equals the tiles filled (drained), as a symbolic equality; or (2) the offset equals the
+        pages moved since plus the tiles filled, and the kernel's address stays inside the ring at its greatest,
+        wherever in the ring the origin left the pointer (the kernel advanced its own pointer across pushes:
+        ``l1_write_addr += tile_bytes`` over the whole loop, ``concatenate_heads``; a read at the old pointer plus a
+        tile after pushing the first of two reserved pages); or (3), the pointer being the other one (a multicast's
+        target), every count and the offset are numbers and the two addresses agree. Otherwise the reading cannot
+        say where ``ptr`` points (a forgotten advance, a doubled offset, a pointer kept from before a push) and
+        refuses. With ``within`` (bytes: the stores that build a page), the address may be anywhere in the
+        ``within`` bytes from the model's place. Not checked in trial readings (``trial``); in survey mode only
+        whether the address is followed (its buffer indices alias, its sizes and counts are made up)."""
+        if self.trial:
+            return
+        if isinstance(ptr.offset, V.Opaque):
+            self.refuse("L1 address at an offset not followed", node, f"{self.text(node)}: {ptr.offset.why}")
+        if isinstance(ptr.origin, V.Opaque):
+            self.refuse("L1 pointer not followed", node, f"{self.text(node)}: {ptr.origin.why}")
+        if self.survey:
+            return
+        off, origin = ptr.offset, ptr.origin
+        assert isinstance(off, V.Sym)
+        assert isinstance(origin, V.Sym)
+        b = self.cb_index[ptr.cb]
+        page, pt, cap = b.entry_size, b.page_tiles, b.entries
+        tile_bytes = page // pt
+        moved = self.ctr("popped" if front else "pushed", ptr.cb)
+        done = self.ctr("drain" if front else "fill", ptr.cb) if part else V.const(0)
+        ends = "read" if front else "write"
+        mine = "read" if ptr.front else "write"
+        taken = f" taken at line {ptr.taken.line}" if ptr.taken is not None else ""
+        where = f"{b.name}'s {mine} pointer{taken}"
+        d = moved + (-origin)
+        assert isinstance(d, V.Sym)
+
+        def at(base: V.Sym) -> bool:
+            """Whether the offset is ``base`` (bytes), or within ``within`` bytes of it."""
+            if not within:
+                return off == base
+            delta = off + (-base)
+            assert isinstance(delta, V.Sym)
+            lo, hi = self.bounds(delta)
+            return lo is not None and hi is not None and 0 <= lo and hi < within
+
+        def wrong(base: V.Sym) -> NoReturn:
+            span = f"the {within} B from " if within else ""
+            self.refuse(construct, node, f"{self.text(node)}: {_bytes(off)} past {where}, but the model's "
+                        f"transfer is at {span}{_bytes(base)} past it ({tile_bytes} B a tile)")
+
+        if ptr.front == front:
+            coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
+            if all(c % cap == 0 for c in coefs):  # (1)
+                base = done.scaled(tile_bytes)
+                if not at(base):
+                    if d != V.const(0) and at(d.scaled(page) + done.scaled(tile_bytes)):  # type: ignore[arg-type]
+                        self.refuse(f"L1 pointer taken before a {'pop' if front else 'push'} used after it", node,
+                                    f"{self.text(node)}: {where} advanced past the {cap}-page ring's end "
+                                    f"({_bytes(off)} past it), where the {ends} pointer wraps")
+                    wrong(base)
+                return
+            # (2) the kernel moved its pointer itself across the pushes (pops) since: where the model puts the
+            # transfer as long as neither address wraps, i.e. the kernel's stays inside the ring
+            moves = "pop" if front else "push"
+            moved_bytes = d.scaled(page) + done.scaled(tile_bytes)
+            assert isinstance(moved_bytes, V.Sym)
+            if not at(moved_bytes):
+                span = f"the {within} B from " if within else ""
+                self.refuse(f"L1 pointer taken before a {moves} used after it", node,
+                            f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
+                            f"{ends} pointer and the model's transfer is at {span}{_bytes(moved_bytes)} past it")
+            _, hi = self.bounds(off)
+            first = _max_residue(origin, cap) * page
+            if hi is None or first + hi + (within or tiles * tile_bytes) > cap * page:
+                self.refuse(f"L1 pointer taken before a {moves} used after it", node,
+                            f"{self.text(node)}: {where} advanced past the {cap}-page ring's end (up to "
+                            f"{'an unknown offset' if hi is None else f'byte {first + hi}'} from page "
+                            f"{first // page}), where the {ends} pointer wraps")
+            return
+        if origin.is_const and moved.is_const and done.is_const and off.is_const:  # (3)
+            have = (origin.const % cap) * page + off.const
+            model = (moved.const % cap) * page + done.const * tile_bytes
+            if have != model:
+                self.refuse(construct, node, f"{self.text(node)}: byte {have} of {b.name}'s ring ({where}), but the "
+                            f"model's transfer is at byte {model}")
+            return
+        self.refuse(construct, node, f"{self.text(node)}: an address from {where} where the model's transfer is at "
+                    f"its {ends} pointer, and the reading cannot tell the two apart")
+
+    def pack_at(self, cb: int, tiles: int, index: V.Value, node: Any) -> None:
+        """A pack of ``tiles`` tiles into buffer ``cb``'s reserved back (``PackAcc``, emitted by the caller after
+        this): in order (``index`` None: ``pack_tile``, the packer's own position, ``fifo_wr_tile_ptr``) or at tile
+        ``index`` from the write pointer (``pack_tile<true>(dst, cb, index)``, tilize and untilize blocks:
+        llk_pack_common_api.h:93-95). The model lands a ``PackAcc`` at the tiles already filled past the write
+        pointer, so that is where the pack must be, for every iteration: refused by name otherwise. An in-order pack
+        moves the packer's position; an indexed one does not. The packer steps a page per tile
+        (``fifo_page_size``), so a buffer of pages of several tiles is refused."""
+        b = self.cb_index[cb]
+        if not self.trial and not self.survey:
+            if b.page_tiles != 1:
+                self.refuse("pack into a buffer of pages of several tiles", node,
+                            f"{b.name}: {b.page_tiles} tiles a page; the packer steps a page per tile "
+                            "(llk_pack_common_api.h:117-120)")
+            want = self.ctr("fill", cb)
+            have = self.ctr("packed", cb) if index is None else index
+            if not isinstance(have, V.Sym):
+                self.int_of(have, node, "output tile index")  # refuses, naming why
+            if have != want:
+                assert isinstance(have, V.Sym)
+                how = "the packer's position" if index is None else "the tile index"
+                self.refuse("pack not at the buffer's next unfilled tile", node,
+                            f"{self.text(node)}: {how} is {_tiles(have)} past {b.name}'s write pointer, but the "
+                            f"model's pack is at {_tiles(want)} past it")
+        if index is None:
+            self.bump("packed", cb, tiles)
+
+    def pointer(self, cb: int, front: bool, node: Any, offset: V.Sym | V.Opaque | None = None) -> V.L1Ptr:
+        """Buffer ``cb``'s read (``front``) or write pointer as this engine's RISC holds it now, plus ``offset``
+        bytes (``get_read_ptr`` / ``get_write_ptr``; a ``DataflowBuffer`` as a NoC endpoint, api/dataflow/
+        dataflow_buffer.h:603-618 ``get_noc_read_addr() + args.offset_bytes``)."""
+        return V.L1Ptr(cb, front, self.ctr("popped" if front else "pushed", cb), V.const(0) if offset is None
+                       else offset, 1, self.loc(node))
 
     # ------------------------------------------------------------------ constant pages filled by stores
 
@@ -334,7 +625,8 @@ class KernelReader:
             self.refuse("plain store into a buffer page", node,
                         "before write_zeros_l1_barrier: the zero fill may still overwrite it")
         if f is None:
-            self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros)
+            self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
+                                   (self.ctr("pushed", cb), self.ctr("fill", cb)))
         elif zeros:
             f.zeros_pending = True
 
@@ -354,6 +646,10 @@ class KernelReader:
         if f.zeros_pending:
             self.refuse("push before write_zeros_l1_barrier", node,
                         f"c_{push.buf}: its zero fill may not have landed")
+        if f.at != (self.ctr("pushed", push.buf), self.ctr("fill", push.buf)) and not self.trial:
+            raise Refused("plain stores and another write into one buffer page", f.loc,
+                          f"c_{push.buf}: a read or fill between the stores and the push at "
+                          f"{self.loc(node).file}:{self.loc(node).line} moved its write position")
         here = self.blocks
         common = 0
         while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
@@ -362,7 +658,9 @@ class KernelReader:
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        self.blocks[-1].add(FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores"), f.loc)
+        fill = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        self.blocks[-1].add(fill, f.loc)
+        self.count(fill)
 
     def lookup(self, name: str) -> V.Value | None:
         for s in reversed(self.scopes):
@@ -513,6 +811,8 @@ class KernelReader:
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
+                if isinstance(value, V.L1Ptr):
+                    value = _declared_as(value, tname, d.child_by_field_name("declarator"))
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
                 value = self.construct(tname, None, d)
@@ -739,17 +1039,18 @@ class KernelReader:
         """A counted loop read once with its index as a symbol: a ``Loop`` op."""
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
+        outer += sorted(v for v in self.scopes[0] if is_counter(v))
         start = {v: self.lookup(v) for v in outer}
         inductions = self.inductions(n, body, var, k, a, step, count, last, start)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
         for v in outer:
             s0 = start[v]
-            if v in inductions and isinstance(s0, V.Sym):
-                self.assign(v, s0 + V.Sym(0, ((k, inductions[v]),)) if inductions[v] else s0, n)
-            elif isinstance(s0, V.Sym):
-                self.assign(v, V.Opaque(f"{v} changes from one iteration to the next"), n)
-        self.loops.append(_Loop(k, count, last))  # type: ignore[arg-type]
+            if v in inductions and _steppable(s0):
+                self.assign(v, _stepped(s0, V.Sym(0, ((k, inductions[v]),))) if inductions[v] else s0, n)
+            elif _steppable(s0):
+                self.assign(v, self.unfollowed(v, s0, f"{v} changes from one iteration to the next"), n)
         self.blocks.append(Block(certain=isinstance(count, int) and count > 0))
+        self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         try:
             self.stmt(body)
         finally:
@@ -759,10 +1060,33 @@ class KernelReader:
         if inner.ops:
             self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
         done = isinstance(count, int)
+        for v in outer:
+            if v in inductions:
+                continue
+            # what the body left is an iteration's value in terms of this loop's index: after the loop, the last
+            # iteration's (a loop of a constant count), else not followed
+            after = self.lookup(v)
+            if is_counter(v) or (_mentions(after, k) and not (isinstance(count, int) and count >= 1)):
+                self.assign(v, self.unfollowed(v, after, f"{v} after a loop that changes it"), n)
+            elif _mentions(after, k):
+                assert isinstance(count, int)
+                self.assign(v, _at(after, k, count - 1), n)
         for v, c in ((var, step), *inductions.items()):
             s0 = a if v == var else start[v]
-            self.assign(v, s0 + V.const(c * count) if done and isinstance(s0, V.Sym) and isinstance(count, int)
-                        else V.Opaque(f"{v} after a loop of a runtime count"), n)
+            self.assign(v, _stepped(s0, V.const(c * count)) if done and _steppable(s0) and isinstance(count, int)
+                        else self.unfollowed(v, s0, f"{v} after a loop of a runtime count"), n)
+
+    def unfollowed(self, name: str, v: Any, why: str) -> Any:
+        """What variable ``name`` holds where the reading cannot follow its value (it changes from one iteration to
+        the next, or a branch on a loop index sets it): a pointer counter a fresh symbol; an L1 address the same
+        buffer's pointer, but one whose place is not known (refused where a transfer uses it); anything else
+        ``Opaque``."""
+        if is_counter(name):
+            kind, cb = name[1:].split(":")
+            return self.fresh(kind, int(cb))
+        if isinstance(v, V.L1Ptr):
+            return attrs.evolve(v, origin=V.Opaque(why))
+        return V.Opaque(why)
 
     def loop_var(self, name: str) -> str:
         used = {lp.var for lp in self.loops}
@@ -815,8 +1139,10 @@ class KernelReader:
         passed to a call is marked in a second reading if the first shows it changed. A variable the readings
         cannot follow has no step (it is not known inside the loop)."""
         direct = set(self.assigned_in(body, calls=False))
-        syms = {v for v, s0 in start.items() if isinstance(s0, V.Sym)}
-        marked = syms & direct
+        syms = {v for v, s0 in start.items() if _steppable(s0)}
+        # the pages pushed and popped only grow: marked from the start (one reading fewer); the fill and drain are
+        # lowered by pushes and pops, never below 0, which a mark would hide: they are marked only if they change
+        marked = (syms & direct) | {v for v in syms if v.startswith(("%pushed:", "%popped:"))}
         out: dict[str, int] = {}
         for _ in range(2):
             after, err = self._marked_reading(n, body, var, k, a, step, count, last, start, marked)
@@ -837,10 +1163,9 @@ class KernelReader:
                     else:
                         out[v] = 0
                     continue
-                if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
-                    d = x + (-(s0 + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))))
-                    if isinstance(d, V.Sym) and d.is_const:
-                        out[v] = d.const  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
+                d = _step(s0, x, V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),)))
+                if d is not None:
+                    out[v] = d  # 0: the iteration gives it back its value (i1 -= Wt after Wt steps)
             if not changed:
                 break
             marked |= changed
@@ -856,12 +1181,13 @@ class KernelReader:
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
         fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
         for v in marked:
-            self.assign(v, start[v] + V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),)), n)  # type: ignore[operator]
+            self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
-        self.loops.append(_Loop(k, count, last))
         self.blocks.append(Block())
+        self.loops.append(_Loop(k, count, last, self.blocks[-1]))
         after: dict[str, V.Value] = {}
         err: Refused | None = None
+        self.trial += 1
         try:
             self.stmt(body)
             after = {v: self.lookup(v) for v in start}
@@ -870,6 +1196,7 @@ class KernelReader:
         except _Return:
             err = Refused("return inside a loop or a branch on a loop index", self.loc(n))
         finally:
+            self.trial -= 1
             self.loops.pop()
             self.blocks.pop()
             self.fills, self.noc_filled = fills, noc_filled
@@ -902,9 +1229,17 @@ class KernelReader:
             self.stmt(then if g else other)
             return
         var, guard = g
+        # each side starts from the variables as they are before the branch; after it, a variable the two sides
+        # (or a side and the path around it) leave different is not followed (``merge_sides``)
+        before = [dict(sc) for sc in self.scopes]
+        outcomes: list[list[dict[str, V.Value]]] = []
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
             if body_node is None:
+                outcomes.append(before)
                 continue
+            for live, old in zip(self.scopes, before, strict=True):
+                live.clear()
+                live.update(old)
             self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
@@ -913,8 +1248,21 @@ class KernelReader:
                 self.guarded -= 1
                 inner = self.blocks.pop()
                 inner.closed = True
+            outcomes.append([dict(sc) for sc in self.scopes])
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+        self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
+
+    def merge_sides(self, outcomes: list[list[dict[str, V.Value]]], why: str) -> None:
+        """The variables after a branch whose sides left ``outcomes`` (each the scopes' variables): one the sides
+        agree on keeps its value, any other is not followed (``unfollowed``)."""
+        first, second = outcomes
+        for i, live in enumerate(self.scopes):
+            a, b = first[i], second[i]
+            live.clear()
+            for name in a.keys() | b.keys():
+                x, y = a.get(name), b.get(name)
+                live[name] = x if x == y else self.unfollowed(name, x if x is not None else y, why)
 
     def quiet(self, node: Any, seen: set[int], writes: set[str]) -> bool:
         """True when evaluating ``node`` can issue no op and store nowhere but into variables, whatever of it runs:
@@ -1228,6 +1576,11 @@ class KernelReader:
                 return self.function(name)
             if name in DEVICE_CONSTANTS:
                 return V.const(DEVICE_CONSTANTS[name])
+            if name == "cb_addr_shift" and self.kernel.engine != Engine.COMPUTE:
+                # a RISC's buffer addresses are in bytes (internal/circular_buffer_interface.h:145-149)
+                return V.const(0)
+            if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
+                return V.const(NOC_ALIGNMENT[name][self.host.target.name])
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
                 # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
                 return V.const(int(self.kernel.fp32_dest_acc_en))
@@ -1255,7 +1608,8 @@ class KernelReader:
             arg = n.child_by_field_name("argument")
             old = self.expr(arg)
             step = 1 if b"++" in n.text else -1
-            new = old + V.const(step) if isinstance(old, V.Sym) else V.Opaque(f"{self.text(n)}")
+            new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
+                if isinstance(old, V.L1Ptr) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
             prefix = n.children[0].type in ("++", "--")
@@ -1279,7 +1633,7 @@ class KernelReader:
                     if field in ("fifo_page_size", "fifo_num_pages", "fifo_size") else V.Opaque(f".{field}")
             return V.Opaque(f"the field {self.text(n)}")
         if t == "cast_expression":
-            return self.expr(n.child_by_field_name("value"))
+            return retyped(self.expr(n.child_by_field_name("value")), n.child_by_field_name("type"))
         if t == "conditional_expression":
             try:
                 g = self.cond(n.child_by_field_name("condition"))
@@ -1357,7 +1711,7 @@ class KernelReader:
         base = n.child_by_field_name("argument")
         idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
         name = base.text.decode() if base is not None and base.type == "identifier" else ""
-        if name in JIT_DESCRIPTORS and self.kernel.engine == Engine.COMPUTE and self.lookup(name) is None and \
+        if name in JIT_DESCRIPTORS and self.lookup(name) is None and \
                 idx is not None and idx.named_child_count == 1:
             cb = self.expr(idx.named_children[0])
             if isinstance(cb, (V.Sym, V.Cb)) and (isinstance(cb, V.Cb) or cb.is_const):
@@ -1466,6 +1820,8 @@ class KernelReader:
         params = self.params(plist)
         ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
                        if c.type.endswith("parameter_declaration")) if plist is not None else ()
+        pdecls = tuple(getattr(c.child_by_field_name("declarator"), "type", "") for c in plist.named_children
+                       if c.type.endswith("parameter_declaration")) if plist is not None else ()
         defaults = self.defaults(plist, params)
         declared = self.declared_params(fn)
         if declared is not None:
@@ -1479,7 +1835,7 @@ class KernelReader:
                 for k, v in self.defaults(tdecl[0], tparams).items():
                     tdefaults.setdefault(k, v)
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
-                          defaults=defaults, template_defaults=tdefaults, param_types=ptypes,
+                          defaults=defaults, template_defaults=tdefaults, param_types=ptypes, param_declarators=pdecls,
                           returns=self.type_name(fn.child_by_field_name("type")), template_param_types=ttypes,
                           this=this)
 
@@ -1541,8 +1897,10 @@ class KernelReader:
             return V.LoopCond(g[0], g[1])
         a = self.expr(n.child_by_field_name("left"))
         b = self.expr(n.child_by_field_name("right"))
-        if isinstance(a, V.L1Ptr) and op in ("+", "-") and not isinstance(b, (V.L1Ptr, V.SemAddr)):
-            return a  # an address within the buffer's pages: which page is not followed
+        if isinstance(a, V.L1Ptr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
+            return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
+        if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
+            return b.plus(a)
         if isinstance(a, V.SemAddr) and op == "+":
             return V.Opaque(f"an address past a semaphore: {self.text(n)}")
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
@@ -1576,7 +1934,9 @@ class KernelReader:
         if op != "=":
             cur = self.expr(lhs)
             if isinstance(cur, V.L1Ptr):
-                rhs = cur
+                # ``l1_write_addr += tile_bytes``: the address moves; any other arithmetic on it is not followed
+                rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
+                    rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on an L1 address")
             elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
                 base = op[:-1]
                 if base == "+":
@@ -1625,6 +1985,9 @@ class KernelReader:
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
         self.local_fill(ptr.cb, n)
+        # the stores build the page the FillTiles at the push fills: the next unfilled one
+        self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
+                      within=self.cb_index[ptr.cb].entry_size)
 
     # ------------------------------------------------------------------ calls
 
@@ -1657,12 +2020,16 @@ class KernelReader:
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
             name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
-            targs = list(ta.named_children) if ta is not None else []
+            targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
             name = "".join(fn.text.decode().split())
         bare = name.rsplit("::", 1)[-1]
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
-            return self.expr(arg_nodes[0]) if arg_nodes else None
+            v = self.expr(arg_nodes[0]) if arg_nodes else None
+            if bare == "CoreLocalMem" and isinstance(v, V.L1Ptr):
+                # CoreLocalMem<T>(addr): a T array at addr (api/core_local_mem.h); T defaults to uint32_t
+                return v.retyped(_size_of_type(targs[0].text.decode()) if targs else 4)
+            return retyped(v, targs[0]) if targs else v
         if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
@@ -1687,7 +2054,10 @@ class KernelReader:
         if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         if chain.modelled(self, bare):
+            here = self.blocks[-1]
+            first = len(here.ops)
             chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
+            self.count_ops(here.ops[first:])  # its ops were added without emit
             return None
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
@@ -1792,6 +2162,10 @@ class KernelReader:
         scope: dict[str, V.Value] = {}
         for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
             t = f.param_types[i] if i < len(f.param_types) else ""
+            if isinstance(v, V.L1Ptr) and i < len(f.param_declarators):
+                # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
+                v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
+                    v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
             scope[p.lstrip("&")] = objects.convert(self, v, t, n)
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
@@ -1805,9 +2179,11 @@ class KernelReader:
             if k is not None:
                 scope[p] = V.TypeOf(vals[k])
         # parameters the call leaves out take their defaults, read in the callee's unit and with the parameters
-        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type
-        missing = [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]] + \
-            [(p, f.template_defaults) for p in f.template_params[len(targs):]]
+        # before them bound (``uint32_t n = N``); a defaulted type parameter is a type. The template parameters'
+        # come first: a function parameter's default may name them (``AccumulateT accumulate = AccumulateT{}``,
+        # reduce_helpers_compute.hpp:398-403), never the other way round
+        missing = [(p, f.template_defaults) for p in f.template_params[len(targs):]] + \
+            [(p.lstrip("&"), f.defaults) for p in f.params[len(vals):]]
         saved_scopes, saved_unit = self.scopes, self.unit
         self.scopes = [*f.captures, scope] if isinstance(f.captures, list) else [self.scopes[0], scope]
         if isinstance(f.captures, Unit):
@@ -1978,6 +2354,125 @@ _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAc
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
+
+
+def _steppable(v: Any) -> bool:
+    """A value a loop may step by a constant: a number, or an L1 address whose offset is one."""
+    return isinstance(v, V.Sym) or (isinstance(v, V.L1Ptr) and isinstance(v.offset, V.Sym)
+                                    and isinstance(v.origin, V.Sym))
+
+
+def _stepped(v: Any, by: V.Sym) -> Any:
+    """``v`` (``_steppable``) plus ``by``: a number, or an address ``by`` bytes further."""
+    if isinstance(v, V.L1Ptr):
+        return attrs.evolve(v, offset=v.offset + by)
+    return v + by
+
+
+def _step(s0: Any, x: Any, mark: V.Sym) -> int | None:
+    """What one iteration added to ``s0`` (``_steppable``, marked with ``mark`` at its start) if it left ``x``: a
+    constant, or None (an address retaken from another pointer, a value not stepped by a constant)."""
+    if isinstance(s0, V.L1Ptr):
+        if not isinstance(x, V.L1Ptr) or attrs.evolve(x, offset=V.const(0)) != attrs.evolve(s0, offset=V.const(0)):
+            return None
+        s0, x = s0.offset, x.offset
+    if isinstance(x, V.Sym) and isinstance(s0, V.Sym):
+        d = x + (-(s0 + mark))
+        if isinstance(d, V.Sym) and d.is_const:
+            return d.const
+    return None
+
+
+def _mentions(v: Any, var: str) -> bool:
+    """Whether number or address ``v`` depends on loop index ``var``."""
+    parts = (v.origin, v.offset) if isinstance(v, V.L1Ptr) else (v,)
+    return any(isinstance(p, V.Sym) and any(x == var for x, _ in p.loops) for p in parts)
+
+
+def walk_ops(ops: Any) -> Any:
+    """Every op of ``ops``, containers' bodies included."""
+    for op in ops:
+        yield op
+        if isinstance(op, (Loop, If)):
+            yield from walk_ops(op.body)
+
+
+def _bufs_of(op: Op) -> tuple[int, ...]:
+    """The buffers whose pointer counters ``op`` moves."""
+    if isinstance(op, (Push, Pop, PackAcc)):
+        return (op.buf,)
+    if isinstance(op, (ReadTiles, FillTiles)):
+        return (op.into,)
+    if isinstance(op, WriteTiles):
+        return (op.src,)
+    return ()
+
+
+def _max_residue(v: V.Sym, m: int) -> int:
+    """The greatest value ``v mod m`` can take, whatever its variables are: ``v``'s constant modulo the gcd of ``m``
+    and its coefficients, plus ``m`` minus that gcd."""
+    g = m
+    for _, c in v.loops:
+        g = math.gcd(g, c)
+    if v.trip is not None:
+        g = math.gcd(g, v.trip[1])
+    return v.const % g + m - g
+
+
+def _at(v: Any, var: str, i: int) -> Any:
+    """Number or address ``v`` with loop index ``var`` at ``i``."""
+    def sub(x: Any) -> Any:
+        return x.sub(var, V.const(i)) if isinstance(x, V.Sym) else x
+    if isinstance(v, V.L1Ptr):
+        return attrs.evolve(v, origin=sub(v.origin), offset=sub(v.offset))
+    return sub(v)
+
+
+def _size_of_type(text: str) -> int | None:
+    """``sizeof`` of a fixed-width type as written (``volatile uint16_t``), None if it is not one."""
+    words = [w for w in text.replace("std::", "").replace("*", " ").split() if w not in ("volatile", "const")]
+    return TYPE_SIZES.get(words[-1]) if len(words) == 1 else None
+
+
+def retyped(v: Any, typ: Any) -> Any:
+    """An L1 address ``v`` cast to the type ``typ`` (a tree-sitter type descriptor): as a ``T*`` its arithmetic
+    counts ``sizeof(T)`` bytes (None where T's size is not known), as an integer one byte. Other values as they
+    are."""
+    if not isinstance(v, V.L1Ptr) or typ is None:
+        return v
+    text = typ.text.decode()
+    if "*" in text:
+        return v.retyped(_size_of_type(text))
+    return v.retyped(1) if _size_of_type(text) is not None else v
+
+
+def _declared_as(v: V.L1Ptr, tname: str, declarator: Any) -> V.L1Ptr:
+    """An L1 address held in a variable declared ``T* p`` (``sizeof(T)`` bytes a unit) or ``uint32_t a`` (bytes);
+    ``auto`` and the like keep what the value was."""
+    if declarator is not None and declarator.type == "pointer_declarator":
+        return v.retyped(TYPE_SIZES.get(tname))
+    if declarator is not None and declarator.type == "reference_declarator":
+        return v
+    return v.retyped(1) if tname in TYPE_SIZES else v
+
+
+def _amount(v: V.Sym, unit: str, units: str) -> str:
+    """``v`` as text with its unit: ``2048*j + 2048 B``, ``1 tile``, ``j tiles``."""
+    terms = [f"{c}*{x}" if c != 1 else x for x, c in v.loops]
+    if v.trip is not None:
+        terms.append(f"{v.trip[1]}*{v.trip[0]}" if v.trip[1] != 1 else v.trip[0])
+    if v.const or not terms:
+        terms.append(str(v.const))
+    body = " + ".join(terms).replace("+ -", "- ")
+    return f"{body} {unit if body == '1' else units}"
+
+
+def _bytes(v: V.Sym) -> str:
+    return _amount(v, "B", "B")
+
+
+def _tiles(v: V.Sym, unit: str = "tile") -> str:
+    return _amount(v, unit, unit + "s")
 
 
 def _template_type(a: Any) -> Any:

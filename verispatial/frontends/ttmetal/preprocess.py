@@ -1,19 +1,32 @@
 """The C preprocessor, as far as kernels need it: ``#if``/``#ifdef``/``#elif``/``#else``/``#endif`` decided from the
-host's defines and the file's own ``#define``s, object-like macros substituted, ``#include``s listed.
+host's defines and the file's own ``#define``s, object-like and function-like macros expanded (``macros.py``: ``#``,
+``##``, ``__VA_ARGS__``, rescanning, as GCC does), ``#include``s listed.
 
-Every line keeps its number (directives and lines of untaken branches become empty), so an op read from the result
-is located at the line the engineer wrote. Function-like macros are left in place: a call to one is then refused
-by name when it is read.
+Every line keeps its number (directives and lines of untaken branches become empty; a macro invocation whose
+arguments run over several lines is expanded on its first line and the others left empty), so an op read from the
+result is located at the line the engineer wrote.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from collections.abc import Callable
 
 import attrs
 
+from verispatial.frontends.ttmetal.macros import (
+    ArgCount,
+    Expander,
+    Incomplete,
+    Macro,
+    Macros,
+    Tok,
+    TooDeep,
+    lines_of,
+    tokenize,
+)
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.source import SourceLoc
 
@@ -35,62 +48,100 @@ class Include:
 class Preprocessed:
     text: str
     includes: tuple[Include, ...]
-    #: object-like macros in force at the end of the file (an included header's reach the includer)
-    macros: dict[str, str]
+    #: macros in force at the end of the file (an included header's reach the includer)
+    macros: Macros
 
 
 def _strip_comment(s: str) -> str:
     return re.sub(r"/\*.*?\*/", " ", s.split("//", 1)[0])
 
 
-def _expand(text: str, macros: dict[str, str], depth: int = 0) -> str:
-    if depth > 8:
-        return text
-    out = _IDENT.sub(lambda m: macros.get(m[0], m[0]) if m[0] in macros else m[0], text)
-    return out if out == text else _expand(out, macros, depth + 1)
+def _expand_tokens(toks: list[Tok], macros: Macros, final: bool, loc: SourceLoc, in_if: bool = False) -> list[Tok]:
+    try:
+        return Expander(macros, in_if=in_if).expand(toks, final)
+    except TooDeep:
+        raise Refused("macro expansion that does not end", loc) from None
+    except ArgCount as e:
+        raise Refused("macro invoked with the wrong number of arguments", loc, str(e)) from None
 
 
-def _cond(expr: str, macros: dict[str, str], file: str, line: int) -> bool:
-    """Evaluate a ``#if`` expression: ``defined``, integers, ``! && || == != < <= > >= + - * /`` and parentheses;
-    an identifier no macro names is 0 (as in C)."""
-    expr = _strip_comment(expr)
-    written = expr.strip()  # what a refusal quotes: the line as the engineer wrote it, not its expansion
-    # ``defined`` is decided before expansion, also where a macro expands to ``defined X`` (PRE_SCALE in
-    # eltwise_binary_kernel.cpp): one level of expansion at a time, so the operand of a ``defined`` that an expansion
-    # brings in is decided, not expanded.
-    for _ in range(9):
-        expr = _DEFINED.sub(lambda m: "1" if (m[1] or m[2]) in macros else "0", expr)
-        once = _IDENT.sub(lambda m: macros.get(m[0], m[0]), expr)
-        if once == expr:
-            break
-        expr = once
+def _defined(toks: list[Tok], macros: Macros) -> list[Tok]:
+    """``defined X`` / ``defined(X)`` replaced by 1 or 0."""
+    out: list[Tok] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "id" and t.text == "defined":
+            j = i + 1
+            paren = j < len(toks) and toks[j].text == "("
+            j += paren
+            if j < len(toks) and toks[j].kind == "id" and (not paren or (j + 1 < len(toks) and toks[j + 1].text == ")")):
+                out.append(Tok("1" if toks[j].text in macros else "0", "num", space=t.space))
+                i = j + 1 + paren
+                continue
+        out.append(t)
+        i += 1
+    return out
+
+
+#: C++'s operator words (and ``true`` / ``false``): not names in a ``#if``
+_OPERATOR_WORDS = frozenset({"true", "false", "not", "and", "or"})
+
+
+def _cond(expr: str, macros: Macros, file: str, line: int) -> bool:
+    """Evaluate a ``#if`` expression: ``defined``, macros expanded (function-like ones too), integers,
+    ``! && || == != < <= > >= + - * / %`` and parentheses; an identifier no macro names is 0 (as in C), one followed
+    by ``(`` (a function-like macro not defined) is refused."""
+    written = _strip_comment(expr).strip()  # what a refusal quotes: the line as the engineer wrote it
+    loc = SourceLoc(file, line, 0, f"#if {written}")
+    toks = [t for t in tokenize(expr, line)[0] if t.kind != "comment"]
+    # ``defined`` is decided before expansion, and again where a macro expands to ``defined X`` (PRE_SCALE in
+    # eltwise_binary_kernel.cpp), as GCC does
+    toks = _defined(_expand_tokens(_defined(toks, macros), macros, True, loc, in_if=True), macros)
+    for a, b in itertools.pairwise(toks):
+        if a.kind == "id" and a.text not in _OPERATOR_WORDS and b.text == "(":
+            # a function-like macro not defined here (``HAS_ACTIVATIONS(LHS)`` with no definition): GCC's error
+            raise Refused("#if expression", loc, "a function-like macro")
+    expr = " ".join("1" if t.text == "true" else "0" if t.kind == "id" and t.text not in ("not", "and", "or")
+                    else t.text for t in toks)
     expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", expr)
     expr = re.sub(r"\bnot\b", "!", expr)
     expr = re.sub(r"\band\b", "&&", expr)
     expr = re.sub(r"\bor\b", "||", expr)
-    expr = _IDENT.sub("0", expr)
     py = expr.replace("&&", " and ").replace("||", " or ").replace("/", "//")
     py = re.sub(r"!(?!=)", " not ", py)
     if not re.fullmatch(r"[\d\s()+\-*/<>=!%andortx]*", py):
-        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}"))
-    if re.search(r"\d\s*\(", py):  # a function-like macro not defined here (``HAS_ACTIVATIONS(LHS)`` became ``0(0)``)
-        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}"), "a function-like macro")
+        raise Refused("#if expression", loc)
     try:
         with warnings.catch_warnings():  # Python's warnings about the text are not the user's business: it refuses
             warnings.simplefilter("ignore")
             return bool(eval(py, {"__builtins__": {}}, {}))  # only digits, operators and and/or/not reach here
     except Exception:
-        raise Refused("#if expression", SourceLoc(file, line, 0, f"#if {written}")) from None
+        raise Refused("#if expression", loc) from None
 
 
-def preprocess(text: str, defines: dict[str, str], file: str,
-               on_include: Callable[[Include, dict[str, str]], dict[str, str]] | None = None) -> Preprocessed:
-    """``text`` with its conditionals decided under ``defines`` (the host's; the file's own ``#define``s are added
-    as they are read) and object-like macros substituted. ``on_include`` is called at each ``#include`` in a taken
-    branch with the macros in force there and returns those in force after it (the header's own ``#define``s and
-    ``#undef``s): kernel_lib/eltwise/binary/sfpu/basic.inl defines ``CKL_ELTWISE_BINARY_SFPU_BASIC``, includes
+def host_macros(defines: dict[str, str]) -> Macros:
+    """The macro table of a build's ``-D`` defines: ``NAME: value`` object-like, ``"NAME(i)": value`` function-like
+    (the JIT's ``-D'PROCESS_LHS_ACTIVATIONS(i)=...'``)."""
+    out: Macros = {}
+    for k, v in defines.items():
+        parsed = Macro.parse(k, str(v)) if "(" in k else None
+        if parsed is not None:
+            out[parsed[0]] = parsed[1]
+        else:
+            out[k] = v
+    return out
+
+
+def preprocess(text: str, defines: Macros, file: str,
+               on_include: Callable[[Include, Macros], Macros] | None = None) -> Preprocessed:
+    """``text`` with its conditionals decided under ``defines`` (the host's, ``host_macros``; the file's own
+    ``#define``s are added as they are read) and macros expanded. ``on_include`` is called at each ``#include`` in a
+    taken branch with the macros in force there and returns those in force after it (the header's own ``#define``s
+    and ``#undef``s): kernel_lib/eltwise/binary/sfpu/basic.inl defines ``CKL_ELTWISE_BINARY_SFPU_BASIC``, includes
     sfpu.inl, which defines its structs only under that macro, and undefines it. Raises ``Refused`` for an ``#if`` it
-    cannot evaluate or an unbalanced ``#endif``."""
+    cannot evaluate, an unbalanced ``#endif``, or a macro invocation it cannot expand (its arguments across a
+    directive, the wrong number of them, an expansion that does not end)."""
     macros = dict(defines)
     lines = text.split("\n")
     out: list[str] = []
@@ -99,6 +150,10 @@ def preprocess(text: str, defines: dict[str, str], file: str,
     stack: list[tuple[bool, bool, bool]] = []
     active = True
     i = 0
+    # a block comment open at the start of the line; a macro invocation whose arguments continue on the next line:
+    # its tokens so far, the line it starts on and that line's indentation
+    in_comment = False
+    pending: tuple[list[Tok], int, str] | None = None
     while i < len(lines):
         line = lines[i]
         n = i + 1
@@ -108,11 +163,42 @@ def preprocess(text: str, defines: dict[str, str], file: str,
         while joined.endswith("\\") and i + extra + 1 < len(lines):
             extra += 1
             joined = joined[:-1] + " " + lines[i + extra]
-        m = _DIRECTIVE.match(joined)
+        m = _DIRECTIVE.match(joined) if not in_comment else None
         if m is None:
-            out.append(_expand(line, macros) if active else "")
             i += 1
+            if not active:
+                out.append("")
+                continue
+            if pending is None and not in_comment and "/*" not in line and \
+                    not any(w in macros for w in _IDENT.findall(line)):
+                out.append(line)
+                continue
+            toks, in_comment = tokenize(line, n, in_comment)
+            if pending is not None:
+                toks = pending[0] + toks
+            first, indent = (pending[1], pending[2]) if pending is not None else (n, line[:len(line) - len(line.lstrip())])
+            loc = SourceLoc(file, first, 0, lines[first - 1].strip())
+            try:
+                expanded = _expand_tokens(toks, macros, i >= len(lines), loc)
+            except Incomplete:
+                pending = (toks, first, indent)
+                continue
+            pending = None
+            if expanded == toks and first == n:
+                out.append(line)
+            else:
+                out.extend(lines_of(expanded, first, n, indent))
             continue
+        if pending is not None:
+            # a directive inside a macro invocation's arguments: finish what can be (a name not followed by "(")
+            toks, first, indent = pending
+            loc = SourceLoc(file, first, 0, lines[first - 1].strip())
+            try:
+                expanded = _expand_tokens(toks, macros, True, loc)
+            except Incomplete:
+                raise Refused("macro arguments across a directive", loc, joined.strip()) from None
+            out.extend(lines_of(expanded, first, n - 1, indent))
+            pending = None
         out.extend([""] * (extra + 1))
         i += extra + 1
         kw, rest = m[1], m[2]
@@ -142,9 +228,11 @@ def preprocess(text: str, defines: dict[str, str], file: str,
         elif not active:
             continue
         elif kw == "define":
-            dm = re.match(r"([A-Za-z_]\w*)(\(?)\s*(.*)$", rest)
-            if dm and not dm[2]:
-                macros[dm[1]] = _strip_comment(dm[3]).strip()
+            dm = re.match(r"([A-Za-z_]\w*)(\([^)]*\))?\s*(.*)$", rest)
+            if dm:
+                parsed = Macro.parse(dm[1] + (dm[2] or ""), _strip_comment(dm[3]))
+                if parsed is not None:
+                    macros[parsed[0]] = parsed[1] if dm[2] else parsed[1].body
         elif kw == "undef":
             macros.pop(rest.strip(), None)
         elif kw == "include":
@@ -157,4 +245,5 @@ def preprocess(text: str, defines: dict[str, str], file: str,
         # #pragma, #error in an untaken branch, #line: nothing a choreography depends on
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))
+    assert pending is None  # the last line expands with final=True
     return Preprocessed("\n".join(out), tuple(includes), macros)

@@ -47,7 +47,8 @@ SFPU_OPS = frozenset({
 #: ``transpose_dest`` and ``topk_xl_local_sort`` / ``_rebuild`` (they call UNPACK), ``pack_rows_to_addr`` (it packs to an
 #: L1 address).
 SFPU_OPS_MORE = frozenset({
-    "abs_tile_int32", "add_unary_tile_int32", "clamp_tile_int32", "clamped_silu_glu_tile", "eq_int_tile_dispatch",
+    "abs_tile_int32", "add_unary_tile_int32", "clamp_tile_int32", "clamped_silu_glu_tile",
+    "copy_dest_values", "eq_int_tile_dispatch",
     "eqz_tile_int32", "eqz_tile_uint16", "eqz_tile_uint32", "exp_packthread_tile", "fill_tile_bitcast",
     "fill_tile_int", "gelu_tanh_tile_pack", "gelu_tile_pack", "gez_tile_int32", "gtz_tile_int32",
     "hardsigmoid_tile_pack", "hardtanh_tile_pack", "identity_tile_uint32", "lez_tile_int32", "ltz_tile_int32",
@@ -73,6 +74,7 @@ SFPU_DST_ARGS: dict[str, tuple[int, ...]] = {
     "binary_logical_right_shift_tile": (0, 1, 2), "binary_max_int32_tile": (0, 1, 2), "binary_max_tile": (0, 1, 2),
     "binary_max_uint32_tile": (0, 1, 2), "binary_min_int32_tile": (0, 1, 2), "binary_min_tile": (0, 1, 2),
     "binary_min_uint32_tile": (0, 1, 2), "binary_right_shift_tile": (0, 1, 2), "bitwise_and_binary_tile": (0, 1, 2),
+    "copy_dest_values": (0, 1),  # copy_dest_values.h:33 (idst_in, idst_out)
     "bitwise_or_binary_tile": (0, 1, 2), "bitwise_xor_binary_tile": (0, 1, 2), "clamped_silu_glu_tile": (0, 1, 2),
     "dequant_int8_tile": (0, 1, 2), "dequant_tile": (0, 1, 2), "div_binary_tile": (0, 1, 2),
     "div_int32_floor_tile": (0, 1, 2), "div_int32_tile": (0, 1, 2), "div_int32_trunc_tile": (0, 1, 2),

@@ -161,11 +161,37 @@ class SemAddr:
 
 @attrs.frozen
 class L1Ptr:
-    """An address in buffer ``cb``'s pages: its back (``get_write_ptr``, ``front`` False) or front
-    (``get_read_ptr``), possibly plus an offset the reading does not follow."""
+    """An address in buffer ``cb``'s pages as this engine computes it: its write pointer (``get_write_ptr``,
+    ``front`` False) or read pointer (``get_read_ptr``) as it stood when the kernel took it, plus ``offset`` bytes.
+
+    Each RISC keeps its own copy of the pointers, advanced one page by each of its own ``cb_push_back`` (write
+    pointer) or ``cb_pop_front`` (read pointer) and wrapped at the ring's end (api/dataflow/dataflow_api.h
+    ``cb_push_back`` / ``cb_pop_front``, ``fifo_wr_ptr`` / ``fifo_rd_ptr``). ``origin`` is how many pages this
+    engine had pushed (back) or popped (front) of ``cb`` when the pointer was taken, so that where an old pointer
+    points can be told from the count now (``KernelReader.l1_check``). ``offset`` is in bytes, affine in loop indices
+    and a trip, or ``Opaque`` where the arithmetic is not followed. ``elem`` is the bytes one unit of pointer
+    arithmetic adds: 1 for an address held as an integer (``uint32_t l1 = get_write_ptr(cb)``), ``sizeof(T)`` for a
+    ``T*``, None for a pointer to a type whose size is not known (its arithmetic is not followed). ``taken`` is
+    where the pointer was taken (for messages; not part of its value)."""
 
     cb: int
     front: bool
+    origin: Sym | Opaque = Sym()
+    offset: Sym | Opaque = Sym()
+    elem: int | None = 1
+    taken: Any = attrs.field(default=None, eq=False)
+
+    def plus(self, units: Sym | Opaque) -> L1Ptr:
+        """This pointer advanced by ``units`` of its arithmetic (``p + k``, ``l1 += tile_bytes``)."""
+        if self.elem is None or isinstance(units, Opaque) or isinstance(self.offset, Opaque):
+            why = units.why if isinstance(units, Opaque) else "arithmetic on a pointer to a type of unknown size" \
+                if self.elem is None else self.offset.why  # type: ignore[union-attr]
+            return attrs.evolve(self, offset=Opaque(why))
+        return attrs.evolve(self, offset=self.offset + units.scaled(self.elem))
+
+    def retyped(self, elem: int | None) -> L1Ptr:
+        """The same address held as another type (a cast, a declaration, a parameter): ``elem`` bytes per unit."""
+        return attrs.evolve(self, elem=elem)
 
 
 @attrs.frozen
@@ -225,6 +251,8 @@ class Function:
     template_defaults: dict[str, Any] = attrs.field(factory=dict)
     #: each parameter's declared type name (``const AddrGen& s`` -> ``AddrGen``), for deducing type parameters
     param_types: tuple[str, ...] = ()
+    #: each parameter's declarator kind (``pointer_declarator`` for ``uint16_t* p``), for the L1 addresses it takes
+    param_declarators: tuple[str, ...] = ()
     #: the declared return type's name (``IterationShape``): a braced ``return {1, n};`` builds that struct
     returns: str = ""
     #: each template parameter's declared type name (``InputSpec AInput`` -> ``InputSpec``; ``typename T`` -> "")

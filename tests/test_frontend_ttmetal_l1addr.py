@@ -1,0 +1,538 @@
+"""L1 addresses inside a buffer's pages (issue 18): the model lands a ReadTiles one tile after another from the write
+pointer (families/cb/semantics.py ``fill``) and reads a WriteTiles likewise from the read pointer (``drain``), and a
+multicast sends whole pages from the pointer; a kernel passes an address. The front end follows that address (the
+pointer it was taken from, the pushes and pops since, the offset added) and refuses, at its line, a transfer whose
+address is not where the model puts it: a forgotten advance (two tiles read into the same bytes, two pages pushed:
+stale data published), a doubled offset, a pointer kept from before a push, and the front-side kinds. Each correct form
+is proved end to end with a host."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.cli import main
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.program import walk
+
+_HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
+         '#include "api/dataflow/dataflow_buffer.h"', "void kernel_main() {",
+         "    const uint32_t tile_bytes = get_tile_size(0);")
+#: the reader's accessor over ``src`` and the writer's over ``dst`` (lines 6-7 of every kernel)
+_READER = ("    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), tile_bytes);",
+           "    Noc noc; DataflowBuffer dfb(0);")
+_WRITER = ("    const auto d = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), tile_bytes);",
+           "    Noc noc; DataflowBuffer dfb(0);")
+
+#: a writer of the 8 tiles one page at a time, in the Metal 2.0 form (proved with every correct reader below)
+_PLAIN_WRITER = (*_WRITER,
+                 "    for (uint32_t i = 0; i < 8; ++i) {",
+                 "        dfb.wait_front(1);",
+                 "        noc.async_write(dfb, d, tile_bytes, {}, {.page_id = i});",
+                 "        noc.async_write_barrier();",
+                 "        dfb.pop_front(1);",
+                 "    }")
+#: a reader of the 8 tiles one page at a time (proved with every correct writer below)
+_PLAIN_READER = (*_READER,
+                 "    for (uint32_t i = 0; i < 8; ++i) {",
+                 "        cb_reserve_back(0, 1);",
+                 "        noc_async_read_tile(i, s, get_write_ptr(0));",
+                 "        noc_async_read_barrier();",
+                 "        cb_push_back(0, 1);",
+                 "    }")
+
+
+def _kernel(*body: str) -> str:
+    return "\n".join([*_HEAD, *body, "}"])
+
+
+def _host(tmp_path: Path, reader: tuple[str, ...], writer: tuple[str, ...] = _PLAIN_WRITER, entries: int = 4) -> Path:
+    """Core (0,0): ``reader`` fills c_0 (``entries`` pages of one bf16 tile) from ``src`` (8 tiles), ``writer`` drains
+    it into ``dst``. The reader's runtime arg 1 is ``n``, a value in 1..8 known only at run time (a trip)."""
+    (tmp_path / "reader.cpp").write_text(_kernel(*reader))
+    (tmp_path / "writer.cpp").write_text(_kernel(*writer))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "l1addr", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "src", "shape": [32, 256], "dtype": "bf16", "role": "input"},
+                        {"name": "dst", "shape": [32, 256], "dtype": "bf16", "role": "output"}],
+            "buffers": [{"name": "in", "index": 0, "entry_size": 2048, "entries": entries, "data_format": "bf16"}],
+            "kernels": [{"name": "reader", "source": "reader.cpp", "processor": "reader", "runtime_args": ["src", "n"]},
+                        {"name": "writer", "source": "writer.cpp", "processor": "writer", "runtime_args": ["dst"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["reader", "writer"],
+                            "runtime_args": {"reader": {"src": {"tensor": "src"}, "n": "1..8"},
+                                             "writer": {"dst": {"tensor": "dst"}}}}]}
+    path = tmp_path / "host.yaml"  # JSON is YAML; certify tells a host description by its suffix
+    path.write_text(json.dumps(host))
+    return path
+
+
+def _proved(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0, [r for r in report["results"] if r["verdict"] != "proved"]
+
+
+def _refused(path: Path, construct: str, file: str, line: int) -> Refused:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(path)
+    assert (e.value.loc.file, e.value.loc.line) == (file, line), e.value
+    return e.value
+
+
+# ------------------------------------------------------------------ reads into the back
+
+#: correct readers of the 8 tiles in blocks of two pages
+GOOD_READERS = {
+    # the vendor form: the write pointer taken once after the reserve, advanced a tile per tile
+    "advanced": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                 "        cb_reserve_back(0, 2);",
+                 "        uint32_t l1 = get_write_ptr(0);",
+                 "        for (uint32_t j = 0; j < 2; ++j) {",
+                 "            noc_async_read_tile(b * 2 + j, s, l1);",
+                 "            l1 += tile_bytes;",
+                 "        }",
+                 "        noc_async_read_barrier();",
+                 "        cb_push_back(0, 2);",
+                 "    }"),
+    # the address computed from the index
+    "indexed": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                "        cb_reserve_back(0, 2);",
+                "        for (uint32_t j = 0; j < 2; ++j) {",
+                "            noc_async_read_tile(b * 2 + j, s, get_write_ptr(0) + j * tile_bytes);",
+                "        }",
+                "        noc_async_read_barrier();",
+                "        cb_push_back(0, 2);",
+                "    }"),
+    # Metal 2.0: the buffer as the destination, {.offset_bytes = j * tile}
+    "offset_bytes": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                     "        dfb.reserve_back(2);",
+                     "        for (uint32_t j = 0; j < 2; ++j) {",
+                     "            noc.async_read(s, dfb, tile_bytes, {.page_id = b * 2 + j}, {.offset_bytes = j * tile_bytes});",
+                     "        }",
+                     "        noc.async_read_barrier();",
+                     "        dfb.push_back(2);",
+                     "    }"),
+    # a typed pointer: uint16_t* advanced by a tile's elements
+    "typed_pointer": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                      "        cb_reserve_back(0, 2);",
+                      "        volatile uint16_t* p = reinterpret_cast<volatile uint16_t*>(get_write_ptr(0));",
+                      "        for (uint32_t j = 0; j < 2; ++j) {",
+                      "            noc_async_read_tile(b * 2 + j, s, (uint32_t)(p + j * 1024));",
+                      "        }",
+                      "        noc_async_read_barrier();",
+                      "        cb_push_back(0, 2);",
+                      "    }"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(GOOD_READERS))
+def test_reads_at_the_next_unfilled_tile_are_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    form: str) -> None:
+    path = _host(tmp_path, (*_READER, *GOOD_READERS[form]))
+    reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [op.tiles for op in reads] == [1]
+    _proved(path, capsys)
+
+
+def test_a_pointer_kept_across_pushes_is_placed_while_it_stays_in_the_ring(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """concatenate_heads' form (reader_tm_tile_layout_concat_heads.cpp:31-47): the write pointer taken once before
+    the loop and advanced by the kernel across its pushes. In an 8-page ring it never wraps: each read is where the
+    model puts it. In a 4-page ring the hardware pointer wraps after the second block while the kernel's address runs
+    past the ring's end: refused."""
+    body = ("    uint32_t l1 = get_write_ptr(0);",
+            "    for (uint32_t b = 0; b < 4; ++b) {",
+            "        cb_reserve_back(0, 2);",
+            "        for (uint32_t j = 0; j < 2; ++j) {",
+            "            noc_async_read_tile(b * 2 + j, s, l1);",
+            "            l1 += tile_bytes;",
+            "        }",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 2);",
+            "    }")
+    _proved(_host(tmp_path, (*_READER, *body), entries=8), capsys)
+    e = _refused(_host(tmp_path, (*_READER, *body), entries=4), "L1 pointer taken before a push used after it",
+                 "reader.cpp", 12)
+    assert "past the 4-page ring's end" in e.detail
+
+
+def test_a_one_page_ring_pointer_taken_once_is_placed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In a ring of one page every push brings the write pointer back to the same address: a pointer taken once
+    before the loop points at the next page to fill in every iteration."""
+    body = ("    uint32_t l1 = get_write_ptr(0);",
+            "    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(i, s, l1);",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+    _proved(_host(tmp_path, (*_READER, *body), entries=1), capsys)
+    # in a ring of four the same kernel reads every tile into page 0 and publishes pages 1..3 unfilled
+    _refused(_host(tmp_path, (*_READER, *body), entries=4), "L1 pointer taken before a push used after it",
+             "reader.cpp", 11)
+
+
+#: wrong readers: (body, construct, line of the refusal)
+BAD_READERS = {
+    # two tiles read into the same bytes, two pages pushed: the second page publishes stale data
+    "forgotten_advance": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                           "        cb_reserve_back(0, 2);",
+                           "        uint32_t l1 = get_write_ptr(0);",
+                           "        for (uint32_t j = 0; j < 2; ++j) {",
+                           "            noc_async_read_tile(b * 2 + j, s, l1);",
+                           "        }",
+                           "        noc_async_read_barrier();",
+                           "        cb_push_back(0, 2);",
+                           "    }"), "read into L1 not at the buffer's next unfilled tile", 12),
+    "doubled_offset": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                        "        cb_reserve_back(0, 2);",
+                        "        for (uint32_t j = 0; j < 2; ++j) {",
+                        "            noc_async_read_tile(b * 2 + j, s, get_write_ptr(0) + 2 * j * tile_bytes);",
+                        "        }",
+                        "        noc_async_read_barrier();",
+                        "        cb_push_back(0, 2);",
+                        "    }"), "read into L1 not at the buffer's next unfilled tile", 11),
+    "offset_bytes_doubled": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                              "        dfb.reserve_back(2);",
+                              "        for (uint32_t j = 0; j < 2; ++j) {",
+                              "            noc.async_read(s, dfb, tile_bytes, {.page_id = b * 2 + j}, "
+                              "{.offset_bytes = 2 * j * tile_bytes});",
+                              "        }",
+                              "        noc.async_read_barrier();",
+                              "        dfb.push_back(2);",
+                              "    }"), "read into L1 not at the buffer's next unfilled tile", 11),
+    # page k read into slot 1 - k: the right pages, in the wrong order
+    "swapped": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                 "        cb_reserve_back(0, 2);",
+                 "        uint32_t l1 = get_write_ptr(0);",
+                 "        noc_async_read_tile(b * 2, s, l1 + tile_bytes);",
+                 "        noc_async_read_tile(b * 2 + 1, s, l1);",
+                 "        noc_async_read_barrier();",
+                 "        cb_push_back(0, 2);",
+                 "    }"), "read into L1 not at the buffer's next unfilled tile", 11),
+    # the pointer taken before the first push and used for every block after it
+    "reused_after_push": (("    uint32_t l1 = get_write_ptr(0);",
+                           "    for (uint32_t b = 0; b < 4; ++b) {",
+                           "        cb_reserve_back(0, 2);",
+                           "        noc_async_read_tile(b * 2, s, l1);",
+                           "        noc_async_read_tile(b * 2 + 1, s, l1 + tile_bytes);",
+                           "        noc_async_read_barrier();",
+                           "        cb_push_back(0, 2);",
+                           "    }"), "L1 pointer taken before a push used after it", 11),
+    # the pointer taken after the push it should precede
+    "taken_after_push": (("    for (uint32_t b = 0; b < 8; ++b) {",
+                          "        cb_reserve_back(0, 1);",
+                          "        uint32_t l1 = get_write_ptr(0);",
+                          "        cb_push_back(0, 1);",
+                          "        noc_async_read_tile(b, s, l1);",
+                          "        noc_async_read_barrier();",
+                          "    }"), "L1 pointer taken before a push used after it", 12),
+    # the read pointer as a read's destination
+    "into_the_front": (("    cb_reserve_back(0, 1);",
+                        "    noc_async_read_tile(0, s, get_read_ptr(0));"), "read into a buffer's front pages", 9),
+    # an address chosen in a branch on the index of a loop over a runtime count: which one the loop uses is not
+    # followed (a loop of a constant count is read iteration by iteration, its first iteration refused as swapped)
+    "chosen_in_a_branch": (("    for (uint32_t b = 0; b < get_arg_val<uint32_t>(1); ++b) {",
+                            "        cb_reserve_back(0, 1);",
+                            "        uint32_t l1 = get_write_ptr(0);",
+                            "        if (b == 0) { l1 += tile_bytes; }",
+                            "        noc_async_read_tile(b, s, l1);",
+                            "        noc_async_read_barrier();",
+                            "        cb_push_back(0, 1);",
+                            "    }"), "L1 pointer not followed", 12),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BAD_READERS))
+def test_reads_not_at_the_next_unfilled_tile_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
+    body, construct, line = BAD_READERS[form]
+    _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
+
+
+def test_the_refusal_says_where_the_address_is_and_where_the_model_puts_it(tmp_path: Path) -> None:
+    body, construct, line = BAD_READERS["forgotten_advance"]
+    e = _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
+    # the inner loop of two reads is read iteration by iteration once its symbolic reading is refused: j = 1
+    assert "0 B past in's write pointer taken at line 10, but the model's transfer is at 2048 B past it" in e.detail
+
+
+# ------------------------------------------------------------------ writes from the front
+
+GOOD_WRITERS = {
+    "advanced": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                 "        cb_wait_front(0, 2);",
+                 "        uint32_t l1 = get_read_ptr(0);",
+                 "        for (uint32_t j = 0; j < 2; ++j) {",
+                 "            noc_async_write_tile(b * 2 + j, d, l1);",
+                 "            l1 += tile_bytes;",
+                 "        }",
+                 "        noc_async_write_barrier();",
+                 "        cb_pop_front(0, 2);",
+                 "    }"),
+    "offset_bytes": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                     "        dfb.wait_front(2);",
+                     "        for (uint32_t j = 0; j < 2; ++j) {",
+                     "            noc.async_write(dfb, d, tile_bytes, {.offset_bytes = j * tile_bytes}, {.page_id = b * 2 + j});",
+                     "        }",
+                     "        noc.async_write_barrier();",
+                     "        dfb.pop_front(2);",
+                     "    }"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(GOOD_WRITERS))
+def test_writes_from_the_next_unread_tile_are_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     form: str) -> None:
+    path = _host(tmp_path, _PLAIN_READER, (*_WRITER, *GOOD_WRITERS[form]))
+    writes = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, WriteTiles)]
+    assert [op.tiles for op in writes] == [1]
+    _proved(path, capsys)
+
+
+BAD_WRITERS = {
+    # the same front page written to two tensor pages; the second page is never written out
+    "same_page_twice": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                         "        cb_wait_front(0, 2);",
+                         "        uint32_t l1 = get_read_ptr(0);",
+                         "        for (uint32_t j = 0; j < 2; ++j) {",
+                         "            noc_async_write_tile(b * 2 + j, d, l1);",
+                         "        }",
+                         "        noc_async_write_barrier();",
+                         "        cb_pop_front(0, 2);",
+                         "    }"), "write from L1 not at the buffer's next unread tile", 12),
+    "offset_bytes_doubled": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                              "        dfb.wait_front(2);",
+                              "        for (uint32_t j = 0; j < 2; ++j) {",
+                              "            noc.async_write(dfb, d, tile_bytes, {.offset_bytes = 2 * j * tile_bytes}, "
+                              "{.page_id = b * 2 + j});",
+                              "        }",
+                              "        noc.async_write_barrier();",
+                              "        dfb.pop_front(2);",
+                              "    }"), "write from L1 not at the buffer's next unread tile", 11),
+    "reused_after_pop": (("    uint32_t l1 = get_read_ptr(0);",
+                          "    for (uint32_t b = 0; b < 8; ++b) {",
+                          "        cb_wait_front(0, 1);",
+                          "        noc_async_write_tile(b, d, l1);",
+                          "        noc_async_write_barrier();",
+                          "        cb_pop_front(0, 1);",
+                          "    }"), "L1 pointer taken before a pop used after it", 11),
+    "from_the_back": (("    cb_wait_front(0, 1);",
+                       "    noc_async_write_tile(0, d, get_write_ptr(0));"), "write from a buffer's back pages", 9),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BAD_WRITERS))
+def test_writes_not_from_the_next_unread_tile_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
+    body, construct, line = BAD_WRITERS[form]
+    _refused(_host(tmp_path, _PLAIN_READER, (*_WRITER, *body)), construct, "writer.cpp", line)
+
+
+# ------------------------------------------------------------------ a pointer kept across a push by a read
+
+def test_a_second_read_after_a_push_of_part_of_the_reservation(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Reserve two pages, read the first, push it, read the second at the old pointer plus one tile: where the model
+    puts it (the write pointer moved one page, the offset moved one tile: counts constant, the addresses agree)."""
+    body = ("    for (uint32_t b = 0; b < 4; ++b) {",
+            "        cb_reserve_back(0, 2);",
+            "        uint32_t l1 = get_write_ptr(0);",
+            "        noc_async_read_tile(b * 2, s, l1);",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "        noc_async_read_tile(b * 2 + 1, s, l1 + tile_bytes);",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+    _proved(_host(tmp_path, (*_READER, *body)), capsys)
+    wrong = tuple(x.replace("l1 + tile_bytes", "l1") for x in body)
+    _refused(_host(tmp_path, (*_READER, *wrong)), "L1 pointer taken before a push used after it", "reader.cpp", 14)
+
+
+# ------------------------------------------------------------------ multicast sources and targets
+
+
+def _mcast_reader(src: str, dst: str) -> tuple[str, ...]:
+    return (*_READER,
+            "    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            "        uint32_t l1 = get_write_ptr(0);",
+            "        noc_async_read_tile(i, s, l1);",
+            "        noc_async_read_barrier();",
+            f"        noc_async_write_multicast({src}, get_noc_multicast_addr(1, 0, 1, 0, {dst}), tile_bytes, 1);",
+            "        noc_async_write_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+
+
+@pytest.mark.parametrize(("src", "dst", "construct"), [
+    ("l1 + tile_bytes", "l1 + tile_bytes", "multicast from L1 not at the buffer's write pointer"),
+    ("l1", "l1 + tile_bytes", "multicast target not at its source's address"),
+    ("l1", "get_read_ptr(0)", "multicast target not at its source's address"),
+])
+def test_multicast_not_from_the_pointer_is_refused(tmp_path: Path, src: str, dst: str, construct: str) -> None:
+    """A multicast sends whole pages from the write pointer (the reserved back) to the same address at each
+    destination; tests/data/ttmetal/mcast/sender.cpp is the correct form, proved in test_frontend_ttmetal.py."""
+    path = _host(tmp_path, _mcast_reader(src, dst))
+    _refused(path, construct, "reader.cpp", 13)
+
+
+# ------------------------------------------------------------------ stores building a constant page
+
+def _store_reader(*fill: str) -> tuple[str, ...]:
+    return (*_READER,
+            "    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            *fill,
+            "        cb_push_back(0, 1);",
+            "    }")
+
+
+def test_stores_into_the_page_being_built_are_read(tmp_path: Path) -> None:
+    """Stores anywhere in the reserved page (face by face, as fill_each_face_row0 does) fill it."""
+    fill = ("        volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+            "        for (uint32_t f = 0; f < 4; ++f) { volatile uint32_t* q = p + f * 128; q[0] = 7; }")
+    assert import_host(_host(tmp_path, _store_reader(*fill))).programs
+
+
+@pytest.mark.parametrize(("fill", "construct", "line"), [
+    # a face past the page: the next page's first bytes
+    (("        volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+      "        for (uint32_t f = 0; f < 5; ++f) { volatile uint32_t* q = p + f * 128; q[0] = 7; }"),
+     "plain store not into the buffer's next unfilled page", 11),
+    # a pointer taken once, before the first push
+    (("        p[0] = 7;",), "L1 pointer taken before a push used after it", 10),
+])
+def test_stores_not_into_the_page_being_built_are_refused(tmp_path: Path, fill: tuple[str, ...], construct: str,
+                                                          line: int) -> None:
+    reader = _store_reader(*fill)
+    if fill == ("        p[0] = 7;",):
+        reader = (*reader[:2], "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+                  *reader[2:])
+        line += 1
+    _refused(_host(tmp_path, reader), construct, "reader.cpp", line)
+
+
+# ------------------------------------------------------------------ the tensor side: offsets into a page
+
+@pytest.mark.parametrize(("call", "construct"), [
+    # noc_async_read_tile(id, addrgen, l1, offset) reads from inside the page into the next (dataflow_api.h:1300)
+    ("noc_async_read_tile(i, s, get_write_ptr(0), 1024);", "transfer at an offset into a tensor page"),
+    ("noc_async_read(get_noc_addr(i, s, 64), get_write_ptr(0), tile_bytes);", "transfer at an offset into a tensor page"),
+    ("noc_async_read(s.get_noc_addr(i, 64), get_write_ptr(0), tile_bytes);", "transfer at an offset into a tensor page"),
+    # an offset added to a tensor page's NoC address
+    ("noc_async_read(get_noc_addr(i, s) + 64, get_write_ptr(0), tile_bytes);", "read from an address not a tensor page"),
+])
+def test_reads_from_inside_a_tensor_page_are_refused(tmp_path: Path, call: str, construct: str) -> None:
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            f"        {call}",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+    _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", 10)
+
+
+@pytest.mark.parametrize(("call", "construct"), [
+    # noc_async_write_page(id, addrgen, l1, size, offset) (dataflow_api.h:1416): part of a page, or from inside it
+    ("noc_async_write_page(i, d, get_read_ptr(0), 1024);", "transfer of part of a page"),
+    ("noc_async_write_page(i, d, get_read_ptr(0), 0, 64);", "transfer at an offset into a tensor page"),
+])
+def test_writes_of_part_of_a_tensor_page_are_refused(tmp_path: Path, call: str, construct: str) -> None:
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_wait_front(0, 1);",
+            f"        {call}",
+            "        noc_async_write_barrier();",
+            "        cb_pop_front(0, 1);",
+            "    }")
+    _refused(_host(tmp_path, _PLAIN_READER, (*_WRITER, *body)), construct, "writer.cpp", 10)
+
+
+def test_a_whole_page_write_with_size_zero_is_read(tmp_path: Path) -> None:
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_wait_front(0, 1);",
+            "        noc_async_write_page(i, d, get_read_ptr(0), 0, 0);",
+            "        noc_async_write_barrier();",
+            "        cb_pop_front(0, 1);",
+            "    }")
+    writes = [op for ep in import_host(_host(tmp_path, _PLAIN_READER, (*_WRITER, *body))).programs
+              for op in walk(ep.ops) if isinstance(op, WriteTiles)]
+    assert [op.tiles for op in writes] == [1]
+
+
+def test_a_stride_from_the_buffer_interface_is_followed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """codegen/writer_interleaved.cpp:39: ``fifo_page_size << cb_addr_shift`` (0 on a data-movement RISC,
+    internal/circular_buffer_interface.h:145-149) as the stride of ``{.offset_bytes}``."""
+    body = ("    const uint32_t stride = get_local_cb_interface(0).fifo_page_size << cb_addr_shift;",
+            "    for (uint32_t b = 0; b < 4; ++b) {",
+            "        dfb.wait_front(2);",
+            "        uint32_t off = 0;",
+            "        for (uint32_t j = 0; j < 2; ++j) {",
+            "            noc.async_write(dfb, d, tile_bytes, {.offset_bytes = off}, {.page_id = b * 2 + j});",
+            "            off += stride;",
+            "        }",
+            "        noc.async_write_barrier();",
+            "        dfb.pop_front(2);",
+            "    }")
+    _proved(_host(tmp_path, _PLAIN_READER, (*_WRITER, *body)), capsys)
+
+
+# ------------------------------------------------------------------ packs into the back (compute)
+
+def _compute(tmp_path: Path, *body: str, entry_size: int = 2048) -> Any:
+    """The compute engine's program of ``body`` (c_0 and c_16: 4 pages of ``entry_size`` bytes of bf16)."""
+    (tmp_path / "compute.cpp").write_text("\n".join(['#include "api/compute/pack.h"', "void kernel_main() {", *body,
+                                                     "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "pack", "kernel_root": str(tmp_path),
+            "tensors": [],
+            "buffers": [{"name": n, "index": i, "entry_size": entry_size, "entries": 4, "data_format": "bf16"}
+                        for n, i in (("in", 0), ("out", 16))],
+            "kernels": [{"name": "compute", "source": "compute.cpp", "processor": "compute"}],
+            "work_units": [{"cores": "0,0", "kernels": ["compute"]}]}
+    (tmp_path / "host.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "host.json").programs[0]
+
+
+#: two tiles packed into c_16 in one acquire, then pushed (lines 3-8 of the kernel)
+def _pack_two(first: str, second: str, push_between: bool = False) -> tuple[str, ...]:
+    return ("    cb_reserve_back(16, 2);",
+            "    tile_regs_acquire(); tile_regs_commit(); tile_regs_wait();",
+            f"    {first}",
+            "    cb_push_back(16, 1);" if push_between else "",
+            f"    {second}",
+            "    tile_regs_release();",
+            "    cb_push_back(16, 2);" if not push_between else "    cb_push_back(16, 1);")
+
+
+def test_packs_in_order_and_at_their_index_are_read(tmp_path: Path) -> None:
+    for first, second in (("pack_tile(0, 16);", "pack_tile(1, 16);"),
+                          ("pack_tile<true>(0, 16, 0);", "pack_tile<true>(1, 16, 1);"),
+                          ("pack_tile_block(0, 16, 1);", "pack_tile(1, 16);")):
+        ep = _compute(tmp_path, *_pack_two(first, second))
+        assert [op.tiles for op in walk(ep.ops) if isinstance(op, PackAcc)] == [1, 1], (first, second)
+
+
+@pytest.mark.parametrize(("first", "second", "between", "line"), [
+    # the second pack at index 0 again: the first tile is overwritten, the second page published unpacked
+    ("pack_tile<true>(0, 16, 0);", "pack_tile<true>(1, 16, 0);", False, 7),
+    # an indexed pack does not move the packer's own position: the in-order pack lands on tile 0 again
+    ("pack_tile<true>(0, 16, 0);", "pack_tile(1, 16);", False, 7),
+    # a push resets the packer's position (llk_io_pack.h:89) while the model's second tile is still unpushed
+    ("pack_tile(0, 16); pack_tile(1, 16);", "pack_tile(2, 16);", True, 7),
+])
+def test_packs_not_at_the_next_unfilled_tile_are_refused(tmp_path: Path, first: str, second: str, between: bool,
+                                                         line: int) -> None:
+    with pytest.raises(Refused, match="pack not at the buffer's next unfilled tile") as e:
+        _compute(tmp_path, *_pack_two(first, second, between))
+    assert e.value.loc.line == line
+
+
+def test_a_pack_into_pages_of_two_tiles_is_refused(tmp_path: Path) -> None:
+    """The packer steps a page per tile (llk_pack_common_api.h:117-120): into 4096-byte bf16 pages it would skip
+    every other tile where the model fills them one after another."""
+    with pytest.raises(Refused, match="pack into a buffer of pages of several tiles"):
+        _compute(tmp_path, *_pack_two("pack_tile(0, 16);", "pack_tile(1, 16);"), entry_size=4096)
