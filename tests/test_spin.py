@@ -28,10 +28,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from test_differential import RULE_FAMILY
 
-from verispatial.certify.report import Report, Verdict
+from verispatial.certify.report import Report, Result, Verdict
 from verispatial.driver.run import certify
 from verispatial.ir.program import Program
-from verispatial.ir.serialize import dumps, load_program
+from verispatial.ir.serialize import dumps, load_program, loads
 from verispatial.petri.explore import explore
 from verispatial.petri.promela import PromelaUnsupported, SpinResult, run_spin, spin_available, to_promela
 from verispatial.strategies import programs
@@ -71,9 +71,19 @@ def compare(report: Report, sp: SpinResult) -> list[str]:
         if fam and all(r.verdict == Verdict.PROVED for r in fam):
             out.append(f"SPIN violates {rule}, checker proves every {FAMILY[rule]} obligation")
     for family in sorted(refuted & SPIN_FAMILIES - {"deadlock"} - spin_families):
-        names = [r.name for r in report.results if r.family == family and r.verdict == Verdict.REFUTED]
-        out.append(f"checker refutes {', '.join(names)}, SPIN violates no rule of {family}")
+        names = [r.name for r in report.results if r.family == family and r.verdict == Verdict.REFUTED
+                 and not (sp.deadlock and _overshoot_as_deadlock(r))]
+        if names:
+            out.append(f"checker refutes {', '.join(names)}, SPIN violates no rule of {family}")
     return out
+
+
+def _overshoot_as_deadlock(r: Result) -> bool:
+    """A ``sem-overshoot`` refutation whose replay is the deadlock at the wait: the word was already past the value
+    when its waiter arrived, which the interpreter (and SPIN) see as a wait that never returns, not as the rule
+    (docs/semantics.md, Semaphores: the obligation covers both cases)."""
+    c = r.counterexample or {}
+    return r.name.startswith("sem-overshoot:") and "deadlock" in (c.get("replay") or {})
 
 
 def _spin(p: Program) -> SpinResult:
@@ -137,6 +147,32 @@ def _draw(n: int) -> list[Program]:
 
     collect()
     return list(drawn.values())
+
+
+#: An exact wait whose word starts past the value: the counter only rises, so the wait never returns. The
+#: checker's ``sem-overshoot`` covers it (replayed as the deadlock at the wait); SPIN and the interpreter see the
+#: deadlock only. Drawn by the random-program comparison once remote writes joined the strategies.
+PAST_VALUE = (
+    "{\"format\":\"verispatial.program\",\"version\":2,\"name\":\"past_value\",\"target\":\"blackhole\",\"tensors\":[],\"b"
+    "uffers\":[],\"semaphores\":[{\"id\":0,\"name\":\"sem0\",\"sites\":[[0,0]],\"init\":1,\"role\":\"counter\",\"section\":n"
+    "ull}],\"groups\":[],\"trips\":[],\"programs\":[{\"site\":[0,0],\"engine\":\"reader\",\"section_starts\":[0],\"ops\":"
+    "[{\"op\":\"sem_inc\",\"sem\":0,\"at\":[0,0],\"by\":2},{\"op\":\"atomic_barrier\"}]},{\"site\":[0,0],\"engine\":\"writer"
+    "\",\"section_starts\":[0],\"ops\":[{\"op\":\"sem_wait\",\"sem\":0,\"cond\":\"eq\",\"value\":0,\"terms\":[]}]}],\"section"
+    "s\":[{\"name\":\"main\",\"barrier_after\":false}],\"memory\":[]}"
+)
+
+
+def test_an_overshoot_replayed_as_a_deadlock_agrees_with_spins_deadlock() -> None:
+    p = loads(PAST_VALUE)
+    report = certify(p)
+    (r,) = [x for x in report.results if x.name.startswith("sem-overshoot:")]
+    assert r.verdict == Verdict.REFUTED
+    assert _overshoot_as_deadlock(r)
+    sp = _spin(p)
+    assert sp.finished
+    assert sp.deadlock
+    assert sp.rules == set()
+    assert compare(report, sp) == []
 
 
 def test_spin_agrees_with_the_checker_on_random_programs() -> None:
