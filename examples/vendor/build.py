@@ -38,6 +38,7 @@ from verispatial.ir import (
     Guard,
     If,
     Loop,
+    McastSend,
     McastSetValid,
     Op,
     Operand,
@@ -79,6 +80,8 @@ SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cp
 ARGMAX = f"{OPS}/reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp"
 SORT = f"{OPS}/data_movement/sort/device/kernels/dataflow"
 SORT_EXCHANGE = f"{SORT}/cross_core_data_exchange_common.hpp"
+SORT_COMPUTE = f"{OPS}/data_movement/sort/device/kernels/compute/sort_cross_core_data_exchange.cpp"
+SORT_COMMON = f"{OPS}/data_movement/sort/device/kernels/compute/sort_common.hpp"
 SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
 SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
 SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
@@ -400,6 +403,114 @@ def sort_exchange(name: str = "sort_exchange_wait_min", exact: bool = False) -> 
                    programs=tuple(programs))
 
 
+def sort_exchange_data(name: str = "sort_exchange_data", barrier: bool = True) -> Program:
+    """The cross-core sort's tile exchange with its data (``sort_noc_exchange_Wt_tiles``,
+    ``cross_core_data_exchange_common.hpp:68-119``) between the readers of a core pair at ``number_of_tiles_per_core``
+    = 2, and the compute ops on the four buffers it moves tiles between (``sort_cross_core_data_exchange.cpp``, the
+    exchange branch of stage 2, lines 220-297, for tile ``i`` = 2c and 2c + 1): compute packs its two tiles into
+    ``value_tensor_intermediate`` / ``index_tensor_intermediate``; each reader reserves a page of its own
+    ``value_tensor_peer`` / ``index_tensor_peer``, handshakes with its peer, writes the front tile of its intermediate
+    buffers into the peer's peer buffers at its own write pointer of them (``noc.async_write(value_src,
+    UnicastEndpoint{}, ..., {.noc_x, .noc_y, .addr = dfb_value_peer_local_write_addr})``: a ``McastSend`` from the
+    front into ``dst``, on the one-core group of the peer), waits for the write barrier, pops, increments the peer's
+    word again and waits for the peer's second increment before it pushes the peer pages compute then merges.
+
+    ``barrier`` False is the broken variant of tt-metal PR #43507's kind: without ``noc.async_write_barrier()``
+    (line 103) the writes may still be in flight when ``sem_self.up`` (line 109) tells the peer they are done, so the
+    peer may push a page that has not landed, and the pop (105) frees pages the writes still read.
+
+    A slice, as ``sort_exchange``: the ``w`` loop (line 68, two iterations) is transcribed as its two bodies,
+    ``sem_counter`` 1 and 3, so the reset (119) follows the wait it consumes in one body (the reset protocol the
+    checker decides, README "Sort's peer exchange"); compute's copies read the transposed buffers, whose producer
+    (``sort_Wt_tiles_row_to_bitonic_sequence``) and in-place packs (``pack_tile<true>``, lines 326 and 330: a pack
+    into a waited page at an index, which the format cannot say) are left out with those buffers — the copies are
+    ``Compute`` ops with no operand there; the sync of the packer and unpacker (``sync_packer_unpacker``, line 141:
+    one engine here) touches no buffer of the exchange."""
+    k, c, h = Kernel(SORT_EXCHANGE), Kernel(SORT_COMPUTE), Kernel(SORT_COMMON)
+    sites = (Site(0, 0), Site(1, 0))
+    # sort_program_factory.cpp:1013-1035: the intermediate and peer buffers, cb_scale_factor = 2 one-tile pages each
+    # (uint16 index tiles and bf16 value tiles have the same size). Per site: value/index intermediate, peer.
+    names = ("value_tensor_intermediate", "index_tensor_intermediate", "value_tensor_peer", "index_tensor_peer")
+    buffers = tuple(Buffer(4 * i + j, n, s, j, 1, 2, "bf16") for i, s in enumerate(sites) for j, n in enumerate(names))
+    groups = (Group(0, sites[0], (1, 0, 1, 0)), Group(1, sites[1], (0, 0, 0, 0)))  # each core's peer
+    programs = []
+    for i, s in enumerate(sites):
+        vi, ii, vp, ip = (4 * i + j for j in range(4))
+        peer = sites[1 - i]
+
+        def exchange(w: int, vi: int = vi, ii: int = ii, vp: int = vp, ip: int = ip, peer: Site = peer,
+                     g: int = i) -> tuple[Line, ...]:
+            counter = 1 + 2 * w
+            out = [
+                k(70, "dfb_value_peer.reserve_back(ONE_TILE);", Reserve(vp, 1)),
+                k(71, "dfb_index_peer.reserve_back(ONE_TILE);", Reserve(ip, 1)),
+                k(77, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+                k(78, "noc.async_atomic_barrier();", AtomicBarrier()),
+                k(79, "sem_self.wait_min(sem_counter);", SemWait(0, WaitCond.GE, counter)),
+                k(82, "value_tensor_this_dfb.wait_front(ONE_TILE);", Wait(vi, 1)),
+                k(83, "index_tensor_this_dfb.wait_front(ONE_TILE);", Wait(ii, 1)),
+                k(90, "noc.async_write(", McastSend(vi, 1, g, 1, front=True, dst=vp)),
+                k(96, "noc.async_write(", McastSend(ii, 1, g, 1, front=True, dst=ip)),
+            ]
+            if barrier:
+                out.append(k(103, "noc.async_write_barrier();", WriteBarrier()))
+            out += [
+                k(105, "value_tensor_this_dfb.pop_front(ONE_TILE);", Pop(vi, 1)),
+                k(106, "index_tensor_this_dfb.pop_front(ONE_TILE);", Pop(ii, 1)),
+                k(109, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+                k(110, "noc.async_atomic_barrier();", AtomicBarrier()),
+                k(111, "sem_self.wait_min(sem_counter + 1);", SemWait(0, WaitCond.GE, counter + 1)),
+                k(114, "dfb_value_peer.push_back(ONE_TILE);", Push(vp, 1)),
+                k(115, "dfb_index_peer.push_back(ONE_TILE);", Push(ip, 1)),
+            ]
+            return tuple(out)
+
+        programs.append(engine(s, Engine.READER, *exchange(0), *exchange(1), k(119, "sem_self.set(0);", SemSet(0, 0))))
+
+        def copy(dst: int) -> tuple[Line, ...]:
+            # copy_tile_between_cbs (sort_common.hpp:273-307): acquire, copy the tile into DST 0, pack it at the
+            # end of dst (pack_tile(dest_idx, dst, 0): dst_tile_id 0), release.
+            return (h(285, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                    h(289, "copy_tile(src_dfb.get_id(), src_tile_id, dest_idx);", Compute("copy_tile", 1, ())),
+                    h(303, "pack_tile(dest_idx, dst_dfb.get_id(), 0);  // Append to the end of the CB",
+                      PackAcc(dst, 1)),
+                    h(306, "tile_regs_release();", ReleaseAcc()))
+
+        def merge(vp: int = vp, ip: int = ip) -> tuple[Line, ...]:
+            return (
+                c(272, "tile_regs_acquire();", AcquireAcc(4, "bf16")),
+                c(276, "copy_tile(dfb::index_tensor_transposed, tile_id, local_index_dest);",
+                  Compute("copy_tile", 1, ())),
+                c(280, "copy_tile(dfb::input_tensor_transposed, tile_id, local_value_dest);",
+                  Compute("copy_tile", 1, ())),
+                c(282, "index_tensor_peer_dfb.wait_front(one_tile);", Wait(ip, 1)),
+                c(286, "copy_tile(dfb::index_tensor_peer, FIRST_TILE, peer_index_dest);",
+                  Compute("copy_tile", 1, (Operand(ip, 1),))),
+                c(288, "index_tensor_peer_dfb.pop_front(one_tile);", Pop(ip, 1)),
+                c(291, "value_tensor_peer_dfb.wait_front(one_tile);", Wait(vp, 1)),
+                c(295, "copy_tile(dfb::value_tensor_peer, FIRST_TILE, peer_value_dest);",
+                  Compute("copy_tile", 1, (Operand(vp, 1),))),
+                c(297, "value_tensor_peer_dfb.pop_front(one_tile);", Pop(vp, 1)),
+                c(299, "ckernel::topk_merge<", Compute("topk_merge", 4, ())),
+                c(332, "tile_regs_release();", ReleaseAcc()))
+
+        send_pair: list[Line] = []
+        for base in (220, 236):  # tile_id (lines 220-234), then tile_id + 1 (236-250)
+            send_pair += [
+                c(base, "value_tensor_intermediate_dfb.reserve_back(one_tile);", Reserve(vi, 1)),
+                c(base + 1, "index_tensor_intermediate_dfb.reserve_back(one_tile);", Reserve(ii, 1)),
+                *copy(ii),  # line base + 3
+                c(base + 5, "index_tensor_intermediate_dfb.push_back(one_tile);", Push(ii, 1)),
+                *copy(vi),  # line base + 7
+                c(base + 14, "value_tensor_intermediate_dfb.push_back(one_tile);", Push(vi, 1)),
+            ]
+        programs.append(engine(s, Engine.COMPUTE, *send_pair, *merge(), *merge()))
+    # sort_program_factory.cpp:1081: SEM_EXCHANGE ("exchange_readers") on every core of the range, initial value 0.
+    return Program(name, WORMHOLE, buffers=buffers, groups=groups,
+                   semaphores=(Semaphore(0, "exchange", sites, 0, SemRole.COUNTER, host_init=True),),
+                   programs=tuple(programs), memory=pack(buffers))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Argmax's reduce_all start handshake: an exact wait on a word set to the iteration number (tt-metal #50314)
 # ---------------------------------------------------------------------------------------------------------
@@ -626,6 +737,7 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "sort_exchange_wait_min.json": sort_exchange,
     "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
     "broken/argmax_start_exact_wait.json": argmax_start,
+    "sort_exchange_data.json": sort_exchange_data,
 }
 
 

@@ -108,6 +108,17 @@ class McastSend:
     received equal it (one comes back per destination of the group), so a count other than the group's hangs that
     barrier — a finding, not bad input (docs/semantics.md "Acknowledgement counts"). The source pages are read no
     later than the next ``Flush``/``WriteBarrier``; the data lands no later than the next ``WriteBarrier``.
+
+    A unicast remote write of buffer pages (``noc_async_write(src, get_noc_addr(x, y, addr), size)``; Metal 2.0
+    ``noc.async_write(src, UnicastEndpoint{}, size, {}, {.noc_x, .noc_y, .addr})``) is this op on a group whose
+    rectangle is the one destination core: the NoC acknowledges it once, as a one-destination multicast.
+
+    Where it lands (docs/semantics.md, "Remote writes to an explicit place"): with no ``dst``, at the source pages'
+    own address in the buffer of the same cb index, the source pages starting ``offset`` pages past the source
+    pointer; with ``dst`` (a buffer of this site, which this engine produces), in the buffer of ``dst``'s cb index at
+    each destination, at this engine's write pointer of ``dst`` plus ``offset`` pages — the address the kernel
+    computes from its own copy of that buffer (``get_write_ptr(dst) + offset * page_size``: sort's peer exchange,
+    ``cross_core_data_exchange_common.hpp:73-74, 90-101``), the source pages then starting at the source pointer.
     """
 
     buf: int = attrs.field(metadata={"id": ID_BUFFER})
@@ -115,6 +126,14 @@ class McastSend:
     group: int = attrs.field(metadata={"id": ID_GROUP})
     num_dests: int = attrs.field()
     front: bool = False
+    dst: int | None = attrs.field(default=None, metadata={"id": ID_BUFFER})
+    offset: int = 0
+
+    @property
+    def dest(self) -> int:
+        """The buffer of this site whose circular-buffer index the data lands in at each destination (``dst``, else
+        the source buffer itself)."""
+        return self.buf if self.dst is None else self.dst
 
 
 @attrs.frozen
@@ -442,6 +461,12 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
         elif a.name == "src":
             if v is not None:
                 fields.append(f"src={sm(v)}")
+        elif a.name == "dst":
+            if v is not None:
+                fields.append(f"into {b(v)}")
+        elif a.name == "offset":
+            if v:
+                fields.append(f"+{v} pages")
         elif a.name == "num_dests":
             fields.append(f"{v} dests")
         elif a.name == "ins":

@@ -561,12 +561,14 @@ class _OpPass:
             if isinstance(op, SemIncMcast) and g.loopback:
                 report(f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
             for d in dests:
-                if isinstance(op, McastSend) and 0 <= op.buf < nb:
-                    src = p.buffers[op.buf]
+                if isinstance(op, McastSend) and 0 <= op.dest < nb:
+                    src = p.buffers[op.dest]
                     if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
                         report(f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
                     report(f"destination {d} has no word of semaphore {op.sem}")
+        if isinstance(op, McastSend):
+            self._mcast_place(op, report)
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")
@@ -602,6 +604,25 @@ class _OpPass:
                 report("tiles must be >= 1")
             if op.dtype not in p.target.tile_bytes:
                 report(f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+
+    def _mcast_place(self, op: McastSend, report: Callable[[str], None]) -> None:
+        """Where a multicast or remote write lands (docs/semantics.md, "Remote writes to an explicit place"): an
+        ``offset`` in ``[0, PAGES_MAX]`` that leaves its pages inside the destination's ring, and with ``dst`` pages of
+        the source's size (a transfer moves whole pages of one size: ``get_tile_size``)."""
+        p, nb = self.p, self.nb
+        if not 0 <= op.offset <= PAGES_MAX:
+            report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
+            return
+        if 0 <= op.dest < nb and op.offset + op.pages > p.buffers[op.dest].capacity:
+            d = p.buffers[op.dest]
+            report(f"lands {op.pages} pages {op.offset} pages past its address, past the end of the {d.capacity}-page "
+                   f"ring of cb {d.cb} ({d.name}): no destination can hold them")
+        if op.dst is not None and 0 <= op.dst < nb and 0 <= op.buf < nb:
+            src, dst = p.buffers[op.buf], p.buffers[op.dst]
+            tb = p.target.tile_bytes
+            if src.page_tiles != dst.page_tiles or tb.get(src.dtype) != tb.get(dst.dtype):
+                report(f"moves pages of b{src.id} ({src.page_tiles} {src.dtype} tiles) into cb {dst.cb} "
+                       f"({dst.page_tiles} {dst.dtype} tiles a page): a remote write moves whole pages of one size")
 
     def _word_range(self, ep: EngineProgram, op: Op, at: tuple[int, ...], times: int, ranges: dict[str, int]) -> None:
         """Every semaphore value a program names fits the 32-bit word, and no word can be counted past it: the

@@ -178,7 +178,9 @@ class State:
     acc: list[int]  # per engine: the tiles its held AcquireAcc took (AcquireAcc .. ReleaseAcc), 0 when none is held
     producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
     consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
-    landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
+    # per buffer: bit k set when a multicast landed in page pushed + k and the receiver has not published it yet (a
+    # push checks and shifts it: ``mcast-publish-early``; a landing on a set bit is ``mcast-slot``)
+    landed: list[int]
     words: list[int]  # value of each semaphore word
     dirty: list[int]  # per word: bitmask of engines that have not observed it since its last remote write
     # per engine: in-flight asynchronous ops in issue order, except that the multicasts that have left come
@@ -303,6 +305,7 @@ class Interp:
     _read_publish = noc.read_publish
     _source_reuse = noc.source_reuse
     _word_reuse = noc.word_reuse
+    _inc_overtake = noc.inc_overtake
     _mcast_publish_early = multicast.publish_early
 
     def __init__(

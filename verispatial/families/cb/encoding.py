@@ -327,7 +327,8 @@ def roles(op: Op) -> list[tuple[int, bool]]:
     if isinstance(op, WriteTiles):
         return [(op.src, False)]
     if isinstance(op, McastSend):
-        return [(op.buf, not op.front)]
+        # With dst, the address is this engine's write pointer of dst: a pointer of dst's producer.
+        return [(op.buf, not op.front)] + ([] if op.dst is None else [(op.dst, True)])
     if isinstance(op, Compute):
         return [(o.buf, False) for o in op.ins]
     return []

@@ -13,7 +13,8 @@ Facts of the per-engine abstract state this family keeps (``certify/rules.py`` l
   source of a flag multicast that may not have left; ``("mw",)``: a data multicast since the last Flush or
   WriteBarrier;
 - ``("w",)``: a write or multicast not yet covered by a WriteBarrier; ``("a",)``: an increment not yet covered by an
-  AtomicBarrier.
+  AtomicBarrier; ``("rw", site, leaf)``: the remote write or data multicast at ``leaf`` may not have landed at core
+  ``site`` (no WriteBarrier since), so an increment aimed there may overtake it (``async-inc-overtake``).
 
 ``async-source-reuse`` across occurrences and engines (docs/semantics.md, "Sources of asynchronous writes"): the
 per-engine rules flag every op that may free, re-reserve or rewrite a page (or a flag source word) while a write or
@@ -114,12 +115,23 @@ def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
 
 def write_barrier(c: EngineRun, op: WriteBarrier, path: tuple[int, ...], s: State) -> State:
     """noc_async_write_barrier: every write and multicast left and landed."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w"))
+    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w", "rw"))
 
 
 def atomic_barrier(c: EngineRun, op: AtomicBarrier, path: tuple[int, ...], s: State) -> State:
     """noc_async_atomic_barrier: every increment landed."""
     return frozenset(t for t in s if t[0] != "a")
+
+
+def inc_overtake(c: EngineRun, s: State, sites: tuple[object, ...], path: tuple[int, ...], what: str) -> None:
+    """``async-inc-overtake``: an increment aimed at one of ``sites`` while a remote write of this engine into that
+    core may not have landed (``("rw", site, leaf)``: no WriteBarrier since). The semaphore family's increments apply
+    it (``families/semaphores/encoding.py``)."""
+    hit = sorted({int(t[2]) for t in s if t[0] == "rw" and t[1] in sites})  # type: ignore[call-overload]
+    if hit:
+        where = ", ".join(str(list(c.view.leaves[i].path)) for i in hit)
+        c.flag(R.ASYNC_INC_OVERTAKE, path, f"{what} while the remote write at {where} may not have landed at its core "
+                                         "(no write barrier since: the atomic may land first)")
 
 
 def pending_at_end(c: EngineRun, end: State) -> None:
@@ -223,7 +235,7 @@ class _Consequences:
 
     def lands_in(self, x: McastSend, shared: set[int], site: object) -> bool:
         """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
-        src = self.p.buffers[x.buf]
+        src = self.p.buffers[x.dest]
         return site in self.p.groups[x.group].destinations() and self.by_site_cb.get(
             (site, self.phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
 
@@ -373,7 +385,8 @@ class _Reuse:
             cap = p.buffers[b].capacity
             pushes = [lf for lf in self.a.views[self.issuer].leaves if isinstance(lf.op, Push) and lf.op.buf == b]
             j, h = q.int_var("reuse.j"), q.int_var("reuse.h")
-            conds += [j >= 0, j < op.pages, _within(h, offsets),
+            skip = op.offset if op.dst is None else 0  # its source pages start this far past the write pointer
+            conds += [j >= skip, j < skip + op.pages, _within(h, offsets),
                       (_pushed(at, pushes) + j) % cap == (_pushed(enc, pushes) + h) % cap]
         return all_of(q.ctx, conds)
 

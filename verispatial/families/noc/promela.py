@@ -20,6 +20,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.ops import AtomicBarrier, Flush, McastSend, McastSetValid, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles
 
 if TYPE_CHECKING:
+    from verispatial.ir.core import Site
     from verispatial.petri.promela import Step, _Gen, _Issue
 
 
@@ -53,6 +54,21 @@ def source_reuse(g: _Gen, b: int, p0: str, np: str, mode: str, where: str | None
             f":: else -> skip fi }};")
     lines.append(g._assert(R.ASYNC_SOURCE_REUSE, f"{flag} == 0", where))
     return lines
+
+
+def inc_overtake(g: _Gen, e: int, sites: tuple[Site, ...], where: str) -> list[str]:
+    """``async-inc-overtake``: an increment of engine ``e`` aimed at one of ``sites`` while a data multicast or remote
+    page write of ``e`` still has to land at one of them (its queue entry's ``rem`` bit)."""
+    ks = [iss.k for iss in g.issues if iss.e == e and isinstance(iss.op, McastSend)]
+    bits = sum(1 << g.site_ix[s] for s in sites if s in g.site_ix)
+    if not ks or not bits or (e, "mc") not in g.qsize:
+        return []
+    q = f"mq{e}"
+    conds = []
+    for x in range(g.qsize[(e, "mc")]):
+        data = " || ".join(f"{q}[{x}].op == {k}" for k in ks)
+        conds.append(f"!({x} < n{q} && ({data}) && ({q}[{x}].rem & {bits}) != 0)")
+    return [g._assert(R.ASYNC_INC_OVERTAKE, " && ".join(conds), where)]
 
 
 def word_reuse(g: _Gen, w: int, where: str | None) -> list[str]:

@@ -25,6 +25,7 @@ from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import Violation, iteration_text, path_text
 
 if TYPE_CHECKING:
+    from verispatial.ir.core import Site
     from verispatial.petri.interp import PC, Entry, Interp, State
 
 
@@ -68,6 +69,27 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
                   f"{what} page {page} of b{b}, the source of {it.keys[e2]}'s {issued} at {path_text(en[1])} "
                   f"{iteration_text(it.pos(e2, (en[1], en[2])).iteration)}".rstrip()
                   + ", which has not left it (no flush/write_barrier since)")
+            return
+
+
+def inc_overtake(it: Interp, s: State, e: int, pc: PC, sites: tuple[Site, ...], what: str,
+                 out: list[Violation]) -> None:
+    """``async-inc-overtake``: an atomic increment (``what``) of engine ``e`` aimed at one of ``sites`` is issued while
+    a remote write of the same engine into that core — a data multicast or remote page write not yet landed there —
+    is still in flight (no WriteBarrier between). Writes and atomics are acknowledged by different counters
+    (``NIU_MST_WR_ACK_RECEIVED`` / ``NIU_MST_ATOMIC_RESP_RECEIVED``, noc_nonblocking_api.h) and travel unordered, so
+    the increment may land first and wake its waiter before the data it announces (tt-metal PR #43507, #43699)."""
+    for en in s.pending[e]:
+        if en[0] != MCAST:
+            continue
+        late = [d for d in en[7] if it.program.buffers[d].site in sites]
+        if late:
+            issued = op_text(it._ops[e][en[1]])
+            site = it.program.buffers[late[0]].site
+            it._v(out, R.ASYNC_INC_OVERTAKE, e, pc,
+                  f"{what} is issued while this engine's {issued} at {path_text(en[1])} "
+                  f"{iteration_text(it.pos(e, (en[1], en[2])).iteration)}".rstrip()
+                  + f" has not landed at {site} (no write_barrier between: the atomic may land first)")
             return
 
 

@@ -31,6 +31,7 @@ from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.families.noc import encoding as noc
 from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
@@ -266,7 +267,10 @@ def sem_set(c: EngineRun, op: SemSet, path: tuple[int, ...], s: State) -> State:
 
 
 def sem_inc(c: EngineRun, op: SemInc | SemIncMcast, path: tuple[int, ...], s: State) -> State:
-    """An increment is outstanding until the engine's next AtomicBarrier (``async-pending-at-end``)."""
+    """An increment is outstanding until the engine's next AtomicBarrier (``async-pending-at-end``); a remote write of
+    this engine into its core must have landed first (``async-inc-overtake``, the NoC family's rule)."""
+    sites = (op.at,) if isinstance(op, SemInc) else c.p.groups[op.group].destinations()
+    noc.inc_overtake(c, s, sites, path, "sem_inc" if isinstance(op, SemInc) else "sem_inc_mcast")
     return s | {("a",)}
 
 

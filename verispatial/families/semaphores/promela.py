@@ -16,11 +16,13 @@ if TYPE_CHECKING:
 
 
 def sem_inc(g: _Gen, e: int, path: tuple[int, ...], op: SemInc, st: Step) -> None:
+    st.body += g._inc_overtake(e, (op.at,), st.where)
     st.body += g._push_entry(f"iq{e}", g._issue(e, path).k, {"w": str(g.words[(op.sem, op.at)])})
     st.body.append(f"ab[{e}] = 1;")
 
 
 def sem_inc_mcast(g: _Gen, e: int, path: tuple[int, ...], op: SemIncMcast, st: Step) -> None:
+    st.body += g._inc_overtake(e, g.p.groups[op.group].destinations(), st.where)
     k = g._issue(e, path).k
     for d in g.p.groups[op.group].destinations():
         st.body += g._push_entry(f"iq{e}", k, {"w": str(g.words[(op.sem, d)])})

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violation]) -> None:
-    """noc_semaphore_inc: an atomic increment issued now, landing later (``AtomicBarrier`` waits for it)."""
+    """noc_semaphore_inc: an atomic increment issued now, landing later (``AtomicBarrier`` waits for it); a remote
+    write of this engine into the same core must have landed first (``async-inc-overtake``, the NoC family's)."""
     path, iters = pc
+    it._inc_overtake(s, e, pc, (op.at,), op_text(op), out)
     s.pending[e] = (*s.pending[e], (INC, path, iters, it.word_id[(op.sem, op.at)], op.by))
     s.ab[e] = True
 
@@ -31,6 +33,7 @@ def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violatio
 def sem_inc_mcast(it: Interp, s: State, e: int, pc: PC, op: SemIncMcast, out: list[Violation]) -> None:
     """noc_semaphore_inc_multicast: one atomic per destination core, each landing on its own."""
     path, iters = pc
+    it._inc_overtake(s, e, pc, it.program.groups[op.group].destinations(), op_text(op), out)
     incs = tuple((INC, path, iters, w, op.by) for w in it._valid_words[(op.sem, op.group)])
     s.pending[e] = (*s.pending[e], *incs)
     s.ab[e] = True
