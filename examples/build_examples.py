@@ -35,6 +35,7 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -989,6 +990,38 @@ def valid_source(name: str = "valid_source", reset_first: bool = True) -> Progra
     )
 
 
+def remote_write(name: str = "remote_write", barrier_first: bool = True) -> Program:
+    """A unicast remote write of buffer pages announced by an increment (docs/semantics.md, "Remote writes to an
+    explicit place"): (1,0) reads a tile of X into its c_1 and writes it into the c_1 of (0,0) at the same address
+    (``noc_async_write`` to ``get_noc_addr(x, y, get_write_ptr(c_1))``: a ``McastSend`` on the one-core group of
+    (0,0)), stores its tile count into a mailbox word of (0,0) (``noc_inline_dw_write``: an ``InlineWrite``), waits
+    for both to land (``noc_async_write_barrier``) and only then increments (0,0)'s ``ready`` word; (0,0) reserves its
+    c_1, waits for the increment, pushes the page and writes it out. ``barrier_first`` False is the broken variant of
+    tt-metal PR #43507's kind: the increment is issued before the write barrier, so it may land first and (0,0)
+    publish a page the write has not filled."""
+    recv, sender = S00, Site(1, 0)
+    buffers = (Buffer(0, "c_1", recv, 1, 1, 2, "bf16"), Buffer(1, "c_1", sender, 1, 1, 2, "bf16"))
+    ready, mailbox = 0, 1
+    announce: list[Op] = [WriteBarrier(), SemInc(ready, recv, 1), AtomicBarrier()]
+    if not barrier_first:
+        announce = [SemInc(ready, recv, 1), AtomicBarrier(), WriteBarrier()]
+    send = (Reserve(1, 1), ReadTiles("X", Addr(0), 1, 1), ReadBarrier(),
+            McastSend(1, 1, 0, 1), InlineWrite(mailbox, recv, 1), *announce, Push(1, 1))
+    receive = (Reserve(0, 1), SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), Push(0, 1))
+    drain = (Wait(0, 1), WriteTiles(0, "Y", Addr(0), 1), WriteBarrier(), Pop(0, 1))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32, Role.INPUT), _tensor("Y", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "ready", (recv,), 0), Semaphore(mailbox, "tiles_sent", (recv,), 0)),
+        groups=(Group(0, sender=sender, rect=(0, 0, 0, 0)),),
+        programs=(EngineProgram(recv, Engine.READER, receive), EngineProgram(recv, Engine.WRITER, drain),
+                  EngineProgram(sender, Engine.READER, send)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
 def kv_cache_update(name: str = "kv_cache_update", rendezvous: bool = True) -> Program:
     """The KV-cache update of one decode step followed by attention over ``[0, p]`` (DESIGN §3 scatter; issue 7):
     section 0 on (0,0) copies the new tile ``k_new`` into row ``pos`` of the state ``kv`` (an indirect address
@@ -1097,6 +1130,8 @@ def build_all() -> dict[str, Program]:
         "broken/x_acc_overrun.json": acc_overrun(),
         "reduce_scaler.json": reduce_scaler(),
         "broken/y_scaler_push_unfilled.json": reduce_scaler("y_scaler_push_unfilled", pushed=2),
+        "remote_write.json": remote_write(),
+        "broken/z_remote_write_inc_first.json": remote_write("z_remote_write_inc_first", barrier_first=False),
     }
 
 

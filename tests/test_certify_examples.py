@@ -376,6 +376,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "w_acc_fp32_overflow": ("acc-capacity:(0,0).compute:[0]", "accumulator", "acquire_acc(8, fp32)"),
     "x_acc_overrun": ("acc-overrun:(0,0).compute:[1, 2]", "accumulator", "compute(matmul, 2, b0[1], b1[1])"),
     "y_scaler_push_unfilled": ("cb-push-unfilled:(0,0).reader:[2]", "circular-buffer", "push(b1, 2)"),
+    "z_remote_write_inc_first": ("async-inc-overtake:(1,0).reader:[5]", "async-noc", "sem_inc(sem0, (0,0), 1)"),
 }
 
 

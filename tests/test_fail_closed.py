@@ -79,10 +79,10 @@ def test_an_unknown_op_class_is_refused_by_every_chain(chain: str) -> None:
 def test_what_an_op_issues_lands_through_its_family_in_the_interpreter_and_the_model() -> None:
     """Every op class a family's handler puts in flight (an asynchronous op) has a landing in the interpreter and in
     the Promela model's noc process, and a queue in the model: the same classes in the three tables."""
-    from verispatial.ir.ops import McastSend, McastSetValid, ReadTiles, SemInc, SemIncMcast, WriteTiles
+    from verispatial.ir.ops import InlineWrite, McastSend, McastSetValid, ReadTiles, SemInc, SemIncMcast, WriteTiles
     from verispatial.petri import interp, promela
 
-    issuing = {ReadTiles, WriteTiles, SemInc, SemIncMcast, McastSend, McastSetValid}
+    issuing = {ReadTiles, WriteTiles, SemInc, SemIncMcast, McastSend, McastSetValid, InlineWrite}
     assert set(interp._LANDINGS) == set(promela._LANDINGS) == set(promela._QUEUES) == issuing
 
 

@@ -37,6 +37,7 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -86,6 +87,13 @@ SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
 SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
 SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
 SOFTMAX_WRITER = f"{SOFTMAX}/dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp"
+#: deepseek_prefill's dispatch, as the ttnn 0.72.0 wheel ships it (``OLDER_WHEEL``): tt-metal PR #43507 added the
+#: write barrier at line 100 of the idle cores' writer; 0.81.1 rewrote the op (``dispatch/.../writer_worker_dispatch.cpp``).
+DISPATCH = f"{OPS}/experimental/deepseek_prefill/dispatch/device/kernels/dataflow"
+DISPATCH_IDLE = f"{DISPATCH}/writer_untilize_dispatch.cpp"
+DISPATCH_SENDER = f"{DISPATCH}/reader_dispatch.cpp"
+#: Kernel files cited from an older wheel than the pinned one (file -> ttnn release).
+OLDER_WHEEL: dict[str, str] = {DISPATCH_IDLE: "0.72.0", DISPATCH_SENDER: "0.72.0"}
 #: The kernel helpers softmax's kernels expand to (``dataflow_kernel_lib`` / ``compute_kernel_lib``).
 REDUCE_DATAFLOW = "ttnn/kernel_lib/reduce_helpers_dataflow.inl"
 REDUCE_COMPUTE = "ttnn/kernel_lib/reduce_helpers_compute.inl"
@@ -474,7 +482,7 @@ def sort_exchange_data(name: str = "sort_exchange_data", barrier: bool = True) -
                     h(289, "copy_tile(src_dfb.get_id(), src_tile_id, dest_idx);", Compute("copy_tile", 1, ())),
                     h(303, "pack_tile(dest_idx, dst_dfb.get_id(), 0);  // Append to the end of the CB",
                       PackAcc(dst, 1)),
-                    h(306, "tile_regs_release();", ReleaseAcc()))
+                    h(307, "tile_regs_release();", ReleaseAcc()))
 
         def merge(vp: int = vp, ip: int = ip) -> tuple[Line, ...]:
             return (
@@ -509,6 +517,63 @@ def sort_exchange_data(name: str = "sort_exchange_data", barrier: bool = True) -
     return Program(name, WORMHOLE, buffers=buffers, groups=groups,
                    semaphores=(Semaphore(0, "exchange", sites, 0, SemRole.COUNTER, host_init=True),),
                    programs=tuple(programs), memory=pack(buffers))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# deepseek_prefill dispatch: a one-word remote write announced by an increment (tt-metal PR #43507)
+# ---------------------------------------------------------------------------------------------------------
+
+#: Lines a vendor fix added, absent from the broken variant: (file, line) -> the statement the fixed wheel holds.
+FIX_ADDED: dict[tuple[str, int], str] = {
+    (DISPATCH_IDLE, 100): "noc_async_write_barrier();  // ensure mailbox L1 addr has landed before atomic wakes sender",
+}
+
+
+def dispatch_mailbox(name: str = "dispatch_mailbox_no_barrier", barrier: bool = False, idle: int = 2) -> Program:
+    """The mailbox handshake of deepseek_prefill's dispatch at startup (ttnn 0.72.0): each of ``idle`` idle cores
+    writes its mailbox's L1 address into its slot of the sender's route-table scratch (``noc_inline_dw_write``,
+    ``writer_untilize_dispatch.cpp:99``), then increments the sender's ``mbox_ready`` word (103) and waits for the
+    atomic's acknowledgement (104); the sender waits for ``mbox_ready == num_idle_cores`` (``reader_dispatch.cpp:283``),
+    resets it (284) and reads every slot with plain loads (287-291), using each as the NoC address of that core's
+    mailbox.
+
+    ``barrier`` False is the kernel before tt-metal PR #43507 ("ds_prefill(dispatch hang fix)"): without
+    ``noc_async_write_barrier()`` at line 100 the inline write and the increment travel unordered (the write is
+    acknowledged on ``NIU_MST_WR_ACK_RECEIVED``, the atomic on ``NIU_MST_ATOMIC_RESP_RECEIVED``), so the increment
+    may wake the sender before the address landed and the sender reads a stale slot — the hang the PR fixed. The
+    comment the kernel carried (lines 90-92: "noc_inline_dw_write is ordered before the subsequent
+    noc_semaphore_inc on the NOC") is the belief it corrected. The slice then also ends with the write
+    unacknowledged (``async-pending-at-end``): so does the kernel on an idle core the batch loop gives no batch
+    (``batch_idx = core_id`` past ``total_batches``, line 111), the other half of the PR (its final
+    ``noc_async_full_barrier()``, line 179 after the fix).
+
+    A slice: the address exchange before it (idle lines 77-96, sender 255-277: the sender multicasts the scratch
+    base, the idle cores wait for ``addr_ready``) and everything after (the batch loop) are left out; each slot is a
+    word of its own (``rt_scratch_<c>``, the 32-bit word at ``rt_scratch_base + core_id * 4``), written by one
+    inline write and read by plain loads the format does not say (a mailbox word: docs/semantics.md, "One-word
+    remote writes"). The value written is the idle core's mailbox buffer address (``get_write_ptr(cb_mailbox_id)``,
+    line 93), laid out by ``pack``."""
+    w, r = Kernel(DISPATCH_IDLE), Kernel(DISPATCH_SENDER)
+    sender = Site(0, 0)
+    cores = tuple(Site(1 + c, 0) for c in range(idle))
+    # The mailbox each idle core exchanges (cb_mailbox_id): one page, so its address is what the slot carries.
+    buffers = tuple(Buffer(c, "mailbox", s, 0, 1, 1, "bf16") for c, s in enumerate(cores))
+    memory = pack(buffers)
+    mbox_ready = Semaphore(0, "mbox_ready", (sender,), 0, SemRole.COUNTER)
+    slots = tuple(Semaphore(1 + c, f"rt_scratch_{c}", (sender,), 0, SemRole.COUNTER) for c in range(idle))
+    programs = [engine(sender, Engine.READER,
+                       r(283, "noc_semaphore_wait(mbox_ready_sem_ptr, num_idle_cores);", SemWait(0, WaitCond.EQ, idle)),
+                       r(284, "noc_semaphore_set(mbox_ready_sem_ptr, 0);", SemSet(0, 0)))]
+    for c, s in enumerate(cores):
+        lines = [w(99, "noc_inline_dw_write(sender_scratch_slot_noc_addr, mailbox_l1_addr);",
+                   InlineWrite(1 + c, sender, memory[c].offset))]
+        if barrier:
+            lines.append(w(100, FIX_ADDED[(DISPATCH_IDLE, 100)], WriteBarrier()))
+        lines += [w(103, "noc_semaphore_inc(sender_mbox_ready_noc_addr, 1);", SemInc(0, sender, 1)),
+                  w(104, "noc_async_atomic_barrier();", AtomicBarrier())]
+        programs.append(engine(s, Engine.WRITER, *lines))
+    return Program(name, WORMHOLE, buffers=buffers, semaphores=(mbox_ready, *slots), programs=tuple(programs),
+                   memory=memory)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -738,6 +803,8 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
     "broken/argmax_start_exact_wait.json": argmax_start,
     "sort_exchange_data.json": sort_exchange_data,
+    "dispatch_mailbox.json": lambda: dispatch_mailbox("dispatch_mailbox", barrier=True),
+    "broken/dispatch_mailbox_no_barrier.json": dispatch_mailbox,
 }
 
 

@@ -19,6 +19,7 @@ from verispatial.ir import (
     Engine,
     Flush,
     Group,
+    InlineWrite,
     McastSend,
     Op,
     PackAcc,
@@ -39,6 +40,7 @@ from verispatial.ir import (
     WriteTiles,
 )
 from verispatial.ir import rules as R
+from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, SimResult, Transition, simulate
 from verispatial.petri.position import Violation
 from verispatial.petri.promela import to_promela
@@ -190,10 +192,91 @@ def test_each_chain_checks_a_write_source_freed_before_it_left() -> None:
     assert asserted(to_promela(p), R.ASYNC_SOURCE_REUSE) == ["O_0_0", "O_1_2", "O_0_1"]
 
 
+# ---------------------------------------------------------------------------------------------- one-word writes
+
+
+def inline_program(barrier_first: bool = True, waited: bool = False) -> Program:
+    """(1,0) writes 7 into a word of (0,0) (noc_inline_dw_write) and increments (0,0)'s ``ready`` word; (0,0) waits
+    for the increment and resets it. ``barrier_first``: the write barrier sits between the write and the increment
+    (tt-metal PR #43699's fix), else after the increment. ``waited``: (0,0) also waits for the word to hold 7."""
+    w = [InlineWrite(1, A, 7)]
+    w += [WriteBarrier(), SemInc(0, A, 1), AtomicBarrier()] if barrier_first else [
+        SemInc(0, A, 1), AtomicBarrier(), WriteBarrier()]
+    mine: list[Op] = [SemWait(0, EQ, 1), SemSet(0, 0)] + ([SemWait(1, EQ, 7), SemSet(1, 0)] if waited else [])
+    return prog(ep(A, Engine.READER, *mine), ep(B, Engine.READER, *w), sems=(sem(0, A), sem(1, A)))
+
+
+def test_inline_write_lands_as_a_remote_write_of_its_word() -> None:
+    """An inline write is issued by its step and lands later, on its own, storing its value; the write barrier waits
+    for it, the atomic barrier does not; the word only inline writes write and nothing reads ends at 7 (a mailbox:
+    no balance-sem)."""
+    p = inline_program()
+    it = Interp(p)
+    s = it.fire(it.initial(), Transition("step", 1))  # (1,0) issues the write
+    w = it.word_id[(1, A)]
+    assert s.words[w] == 0
+    assert not it.can_step(s, 1)  # its write barrier waits for the landing
+    assert it.describe(s, Transition("land", 1, 0)) == ("(1,0).reader's inline_write(sem1, (0,0), 7) (issued at ops[0]) "
+                                                        "lands: sem1@(0,0) 0 -> 7")
+    s = it.fire(s, Transition("land", 1, 0))
+    assert s.words[w] == 7
+    assert it.can_step(s, 1)
+    r = simulate(p)
+    assert (r.status, r.violations, r.sems[(1, A)]) == ("terminated", (), 7)
+    assert p.mailbox_words() == frozenset({(1, A)})
+    assert inline_program(waited=True).mailbox_words() == frozenset()
+
+
+def test_async_inc_overtake_in_every_chain() -> None:
+    """``async-inc-overtake``: the increment (ops[1]) issued while the inline write to its core has not landed (the
+    barrier after it, not before). The interpreter reports it when the write is still in flight (not in round robin,
+    which lands it first), the per-engine rules find it at the increment, the Promela model asserts it there; with the
+    barrier first, no chain does."""
+    p = inline_program(barrier_first=False)
+    assert simulate(p).violations == ()  # landings first: the write landed before the increment
+    it = Interp(p)
+    s, vs = it.step(it.initial(), Transition("step", 1))
+    s, vs = it.step(s, Transition("step", 1))
+    assert [where(v) for v in vs] == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (1,), ())]
+    assert vs[0].message == ("sem_inc(sem0, (0,0), 1) is issued while this engine's inline_write(sem1, (0,0), 7) at "
+                             "ops[0] has not landed at (0,0) (no write_barrier between: the atomic may land first)")
+    assert findings(p) == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (1,))]
+    assert asserted(to_promela(p), R.ASYNC_INC_OVERTAKE) == ["O_1_1"]
+    fixed = inline_program()
+    assert findings(fixed) == []
+    assert asserted(to_promela(fixed), R.ASYNC_INC_OVERTAKE) == ["O_1_2"]  # asserted there, and holds
+    assert explore(fixed).rules() == []
+    assert set(explore(p).rules()) == {R.ASYNC_INC_OVERTAKE}
+
+
+def test_a_flush_is_not_a_landing() -> None:
+    """A flush says the write left its source, not that it landed: an increment after it may still overtake it
+    (the interpreter's landing is one transition after the flush may pass)."""
+    p = prog(ep(A, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)),
+             ep(B, Engine.READER, InlineWrite(1, A, 7), Flush(), SemInc(0, A, 1), AtomicBarrier(), WriteBarrier()),
+             sems=(sem(0, A), sem(1, A)))
+    assert findings(p) == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (2,))]
+
+
+def test_an_inline_write_lands_on_a_waited_word_as_a_remote_write() -> None:
+    """The word's owner waits ``== 7`` and resets it: the inline write is a remote write (``sem-set-race`` when it
+    lands after the owner's wait and before a reset it has not seen), decided by no protocol (``sem-protocol`` fails
+    to prove, never proved)."""
+    from verispatial.driver.run import certify
+
+    p = inline_program(waited=True)
+    assert simulate(p).violations == ()
+    report = certify(p)
+    (proto,) = [r for r in report.results if r.name == "sem-protocol:sem1@(0,0)"]
+    assert proto.verdict.value == "failed-to-prove"
+    assert "one-word remote writes" in proto.reason
+
+
 def test_the_family_tables_cover_the_family_op_classes() -> None:
-    ops = {ReadTiles, WriteTiles, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+    ops = {ReadTiles, WriteTiles, InlineWrite, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
     # What the family issues lands through its own landings, in the interpreter and in the model's noc process.
-    assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == {ReadTiles, WriteTiles}
+    assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == {ReadTiles, WriteTiles,
+                                                                                        InlineWrite}
     # The barriers block until what they wait for is done: their guards and what a stuck one reports live here too.
     assert set(semantics.ENABLED) == set(semantics.BLOCKED) == {ReadBarrier, WriteBarrier, Flush, AtomicBarrier}

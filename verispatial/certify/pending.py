@@ -13,6 +13,7 @@ from typing import Any
 from verispatial.certify.structure import Leaf
 from verispatial.ir.ops import (
     AtomicBarrier,
+    InlineWrite,
     McastSend,
     McastSetValid,
     ReadBarrier,
@@ -35,7 +36,7 @@ def outstanding_ops(leaves: tuple[Leaf, ...] | list[Leaf]) -> list[dict[str, Any
             pending["read"].append(lf)
         elif isinstance(op, ReadBarrier):
             pending["read"].clear()
-        elif isinstance(op, (WriteTiles, McastSend, McastSetValid)):
+        elif isinstance(op, (WriteTiles, McastSend, McastSetValid, InlineWrite)):
             pending["write"].append(lf)
         elif isinstance(op, WriteBarrier):
             pending["write"].clear()

@@ -167,6 +167,21 @@ class SemIncMcast:
 
 
 @attrs.frozen
+class InlineWrite:
+    """Asynchronous one-word remote write of the immediate ``value`` into the word of ``sem`` at site ``at``
+    (``noc_inline_dw_write(get_noc_addr(x, y, addr), value)``, ``dataflow_api.h:2216``: the value travels in the
+    command, no local source). A NoC write: the engine's next ``WriteBarrier`` waits for its acknowledgement (one,
+    ``NIU_MST_WR_ACK_RECEIVED``), a ``Flush`` for its departure; an increment aimed at ``at`` before that barrier may
+    land first (``async-inc-overtake``, tt-metal PR #43699). It lands as a remote write of the word
+    (``sem-set-race``, ``sem-overshoot``). The word may be a semaphore's or any L1 word a kernel exchanges (a mailbox
+    slot: ``Semaphore`` declares the 32-bit word and its sites)."""
+
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    at: Site = attrs.field(metadata={"id": ID_SITE})
+    value: int = attrs.field()
+
+
+@attrs.frozen
 class ReadTiles:
     """Asynchronous read of ``tiles`` tiles of ``tensor`` at ``addr`` into the reserved back of ``into``.
 
@@ -362,6 +377,7 @@ Op: TypeAlias = (
     | PackAcc
     | ReleaseAcc
     | SemIncMcast
+    | InlineWrite
     | Loop
     | If
 )
@@ -416,6 +432,7 @@ OP_TAGS: dict[type, str] = {
     ReleaseAcc: "release_acc",
     SemIncMcast: "sem_inc_mcast",
     FillTiles: "fill_tiles",
+    InlineWrite: "inline_write",
     Loop: "loop",
     If: "if",
 }

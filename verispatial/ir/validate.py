@@ -25,6 +25,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     Compute,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -532,8 +533,8 @@ class _OpPass:
                 elif o.pages > PAGES_MAX:
                     report(f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
-        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)) and 0 <= op.sem < ns:
-            here = op.at if isinstance(op, SemInc) else site
+        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
+            here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
                 sem = p.semaphores[op.sem]
                 report(f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
@@ -638,6 +639,12 @@ class _OpPass:
             for site in targets:
                 word = (op.sem, site)
                 self.incs[word] = self.incs.get(word, 0) + op.by * times
+        elif isinstance(op, InlineWrite):
+            # A remote store of a value: the word starts a count from it as from a SemSet's value.
+            if op.value > WORD_MAX:
+                self._report(ep, at, op, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})", self.words)
+            word = (op.sem, op.at)
+            self.start[word] = max(self.start.get(word, 0), op.value)
         elif isinstance(op, (SemSet, SemWait)):
             lo = hi = op.value
             for t in op.terms:
@@ -689,10 +696,10 @@ def _addr_text(a: Addr) -> str:
 
 
 #: Ops whose values the 32-bit word rule reads.
-_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait)
+_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
-                                                   ReadTiles, WriteTiles, AcquireAcc, Loop, If))
+                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, Loop, If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
 #: them), whether it has ``pages`` and whether it has ``tiles``.
 _SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}

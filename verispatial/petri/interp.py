@@ -397,6 +397,8 @@ class Interp:
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
+        #: Mailbox words (only one-word remote writes write them, no op reads them): exempt from end balance.
+        self.mailboxes = frozenset(self.word_id[k] for k in program.mailbox_words())
         self.start_words = list(self.word_init)
         for k, v in (start_words or {}).items():
             if k not in self.word_id:
@@ -710,6 +712,9 @@ class Interp:
         if en[0] == _VALID:
             w = t.dest
             return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {en[4]}"
+        if en[0] == _WRITE and en[3] is None:  # a one-word write (InlineWrite)
+            w = en[4]
+            return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {en[5]}"
         return f"{what} {'lands' if en[0] == _READ else 'completes'}"
 
     def final_violations(self, s: State) -> list[Violation]:

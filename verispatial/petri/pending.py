@@ -5,6 +5,7 @@ handlers that issue them (``verispatial/families``). Entries are tuples so state
   (READ,  path, iters, state_tiles, into, slots)         state_tiles: tile keys of state tensors read; slots: the
                                                           pages of ``into`` it lands in
   (WRITE, path, iters, src)                              src: the source pages (root buffer, slots, buffer)
+  (WRITE, path, iters, None, word, value)                a one-word write (InlineWrite): no local source
   (MCAST, path, iters, buf, pages, ps, left, remaining, src, front, offset)  ps: the ring slot it lands at;
                                                           remaining: dest bufs; src: (root, slots, buffer); offset:
                                                           the pages past each receiver's write pointer it must land

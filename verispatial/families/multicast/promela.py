@@ -96,7 +96,8 @@ def lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
             body.append(g._assert(
                 R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}"
                               f" && landed[{br}] == pushed[{br}]", where))
-            body += noc.source_reuse(g, br, f"pushed[{br}]", str(op.pages), "write", where)
+            # The data lands at the sender's slot (where its address points), whatever the receiver's write pointer.
+            body += noc.source_reuse(g, br, f"{q}[{i}].ps", str(op.pages), "write", where)
             body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
         else:
             val = g._tmp()

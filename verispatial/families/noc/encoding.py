@@ -1,5 +1,5 @@
-"""The checker's encoding of the asynchronous NoC: the per-engine rules of ReadTiles, WriteTiles, ReadBarrier,
-WriteBarrier, Flush and AtomicBarrier (``certify/rules.py`` runs them over every path of an engine),
+"""The checker's encoding of the asynchronous NoC: the per-engine rules of ReadTiles, WriteTiles, InlineWrite,
+ReadBarrier, WriteBarrier, Flush and AtomicBarrier (``certify/rules.py`` runs them over every path of an engine),
 ``async-pending-at-end`` at an engine's end, the ``async-source-reuse`` candidates other findings let happen on other
 engines (``reuse_consequences``) and the queries that discharge or decide a reuse across occurrences and engines.
 
@@ -59,6 +59,7 @@ from verispatial.ir.ops import (
     AtomicBarrier,
     FillTiles,
     Flush,
+    InlineWrite,
     McastSend,
     McastSetValid,
     Op,
@@ -108,6 +109,12 @@ def write_tiles(c: EngineRun, op: WriteTiles, path: tuple[int, ...], s: State) -
     return s | srcs | {("w",)}
 
 
+def inline_write(c: EngineRun, op: InlineWrite, path: tuple[int, ...], s: State) -> State:
+    """noc_inline_dw_write: a write outstanding until a WriteBarrier (``async-pending-at-end``) that may not have
+    landed at its core until then (``async-inc-overtake``); it has no local source."""
+    return s | {("w",), ("rw", op.at, c.leaf_at[path])}
+
+
 def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
     """noc_async_writes_flushed: every write and multicast left its source."""
     return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw"))
@@ -150,7 +157,7 @@ def pending_at_end(c: EngineRun, end: State) -> None:
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., State]] = {ReadTiles: read_tiles, ReadBarrier: read_barrier, WriteTiles: write_tiles, Flush: flush,
-            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier}
+            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier, InlineWrite: inline_write}
 
 
 # ---------------------------------------------------------------- source reuse on other engines
@@ -458,7 +465,7 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
                                    msg + " while it may not have left" if o.status == Status.SAT else
                                    f"solver: {o.reason}", seconds=dt), h))
         # Remote writes landing on a source word: not decided (the word's protocol is outside the fragment).
-        remote = [x for x in leaves if (isinstance(x.op, SemInc) and x.op.sem == sem and x.op.at == site)
+        remote = [x for x in leaves if (isinstance(x.op, (SemInc, InlineWrite)) and x.op.sem == sem and x.op.at == site)
                   or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
                       and site in p.groups[x.op.group].destinations())]
         for x in remote:

@@ -1,4 +1,4 @@
-"""The asynchronous NoC in the reference interpreter: the handlers of ReadTiles, WriteTiles, ReadBarrier,
+"""The asynchronous NoC in the reference interpreter: the handlers of ReadTiles, WriteTiles, InlineWrite, ReadBarrier,
 WriteBarrier, Flush and AtomicBarrier (issue, barrier and landing), and the NoC rules other families' handlers share:
 ``async-read-publish`` (``read_publish``), ``async-source-reuse`` (``source_reuse``, ``word_reuse``) and
 ``async-pending-at-end`` (``pending_at_end``).
@@ -18,9 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from verispatial.families.cb import semantics as cb
 from verispatial.families.cb.shared_semantics import shared_read
+from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
-from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles, op_text
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    Flush,
+    InlineWrite,
+    ReadBarrier,
+    ReadTiles,
+    WriteBarrier,
+    WriteTiles,
+    op_text,
+)
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import Violation, iteration_text, path_text
 
@@ -56,6 +66,8 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
         for en in s.pending[e2]:
             if en[0] == WRITE:
                 src, front = en[3], True
+                if src is None:  # a one-word write carries its value: no source in local memory
+                    continue
             elif en[0] == MCAST and not en[6]:
                 src, front = en[8], en[9]
             else:
@@ -75,17 +87,21 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
 def inc_overtake(it: Interp, s: State, e: int, pc: PC, sites: tuple[Site, ...], what: str,
                  out: list[Violation]) -> None:
     """``async-inc-overtake``: an atomic increment (``what``) of engine ``e`` aimed at one of ``sites`` is issued while
-    a remote write of the same engine into that core — a data multicast or remote page write not yet landed there —
-    is still in flight (no WriteBarrier between). Writes and atomics are acknowledged by different counters
-    (``NIU_MST_WR_ACK_RECEIVED`` / ``NIU_MST_ATOMIC_RESP_RECEIVED``, noc_nonblocking_api.h) and travel unordered, so
-    the increment may land first and wake its waiter before the data it announces (tt-metal PR #43507, #43699)."""
+    a remote write of the same engine into that core — a data multicast or remote page write not yet landed there, or
+    a one-word write (``InlineWrite``) to a word there — is still in flight (no WriteBarrier between). Writes and
+    atomics are acknowledged by different counters (``NIU_MST_WR_ACK_RECEIVED`` / ``NIU_MST_ATOMIC_RESP_RECEIVED``,
+    noc_nonblocking_api.h) and travel unordered, so the increment may land first and wake its waiter before the data
+    it announces (tt-metal PR #43507, #43699)."""
     for en in s.pending[e]:
-        if en[0] != MCAST:
+        if en[0] == MCAST:
+            late = [it.program.buffers[d].site for d in en[7] if it.program.buffers[d].site in sites]
+        elif en[0] == WRITE and en[3] is None:  # a one-word write (InlineWrite): (WRITE, path, iters, None, word, value)
+            late = [it.word_site[en[4]]] if it.word_site[en[4]] in sites else []
+        else:
             continue
-        late = [d for d in en[7] if it.program.buffers[d].site in sites]
         if late:
             issued = op_text(it._ops[e][en[1]])
-            site = it.program.buffers[late[0]].site
+            site = late[0]
             it._v(out, R.ASYNC_INC_OVERTAKE, e, pc,
                   f"{what} is issued while this engine's {issued} at {path_text(en[1])} "
                   f"{iteration_text(it.pos(e, (en[1], en[2])).iteration)}".rstrip()
@@ -159,6 +175,15 @@ def write_tiles(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list[
         s.drain[b] += op.tiles
     tensors.write_issued(it, s, e, pc, op, out)
     s.pending[e] = (*s.pending[e], (WRITE, path, iters, src))
+    s.wb[e] = True
+
+
+def inline_write(it: Interp, s: State, e: int, pc: PC, op: InlineWrite, out: list[Violation]) -> None:
+    """noc_inline_dw_write of ``op.value`` into the word of ``op.sem`` at ``op.at``: a NoC write with no local source
+    (the value travels in the command), landing later on its own (``LANDINGS``); the engine's write barrier waits
+    for its one acknowledgement, a flush for its departure."""
+    path, iters = pc
+    s.pending[e] = (*s.pending[e], (WRITE, path, iters, None, it.word_id[(op.sem, op.at)], op.value))
     s.wb[e] = True
 
 
@@ -263,9 +288,16 @@ def write_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vi
     tiles count as written at the engine's WriteBarrier."""
 
 
+def inline_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A one-word write leaves and lands in one transition: a remote write of its word with its value
+    (``semaphores.remote_write``: ``sem-overshoot``, ``sem-set-race``)."""
+    semaphores.remote_write(it, s, en[4], en[5], e, (en[1], en[2]), out)
+
+
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
-                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier}
+                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier,
+                                            InlineWrite: inline_write}
 
 #: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
 ENABLED: dict[type, Callable[..., bool]] = {ReadBarrier: read_barrier_passes, WriteBarrier: write_barrier_passes,
@@ -276,4 +308,4 @@ BLOCKED: dict[type, Callable[..., str]] = {ReadBarrier: barrier_blocked, WriteBa
                                            AtomicBarrier: barrier_blocked, Flush: flush_blocked}
 
 #: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
-LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands}
+LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands, InlineWrite: inline_lands}

@@ -70,10 +70,11 @@ def remote_write(g: _Gen, w: int, new: str, where: str | None) -> list[str]:
 
 
 def balance(g: _Gen) -> list[str]:
-    """``balance-sem`` at the run's end: a word neither re-armed nor initialized by the host ends at its initial
-    value."""
+    """``balance-sem`` at the run's end: a word neither re-armed, nor initialized by the host, nor a mailbox no op
+    reads ends at its initial value."""
     p = g.p
-    rearmed = {g.words[k] for k in p.rearmed_words()} | {g.words[k] for k in p.host_initialized_words()}
+    rearmed = ({g.words[k] for k in p.rearmed_words()} | {g.words[k] for k in p.host_initialized_words()}
+               | {g.words[k] for k in p.mailbox_words()})
     return [g._assert(R.BALANCE_SEM, f"words[{w}] == {g.word_init[w]}") for w in range(len(g.word_site))
             if w not in rearmed]
 

@@ -90,11 +90,12 @@ def remote_write(it: Interp, s: State, w: int, new: int, src: int, src_pc: PC, o
 
 
 def balance(it: Interp, s: State) -> list[Violation]:
-    """``balance-sem`` of a terminated state: a word neither re-armed by a SemSet nor initialized by the host at
-    launch ends at its initial value (tt_metal/impl/program/dispatch.cpp writes it only at launch)."""
+    """``balance-sem`` of a terminated state: a word neither re-armed by a SemSet, nor initialized by the host at
+    launch (tt_metal/impl/program/dispatch.cpp writes it only at launch), nor a mailbox no op reads
+    (``Program.mailbox_words``) ends at its initial value."""
     out: list[Violation] = []
     for w, site in enumerate(it.word_site):
-        if w not in it.rearmed and w not in it.host_words and s.words[w] != it.word_init[w]:
+        if w not in it.rearmed and w not in it.host_words and w not in it.mailboxes and s.words[w] != it.word_init[w]:
             sem = it.program.semaphores[it.word_sem[w]]
             out.append(Violation(R.BALANCE_SEM, it._site_pos(site, -1),
                                  f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
