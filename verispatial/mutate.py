@@ -7,7 +7,9 @@
 - ``swap``: two adjacent ops of one op list exchanged;
 - ``wait+1`` / ``wait-1``: a semaphore wait's value one larger or smaller (never below 0);
 - ``loop+1`` / ``loop-1``: a constant loop count one larger or smaller (never below 0);
-- ``hoist``: an op of a loop body (not itself a loop) moved out of its loop, right after it.
+- ``hoist``: an op of a loop body (not itself a loop) moved out of its loop, right after it;
+- ``offset+1`` / ``offset-1``: where a multicast or remote write lands, one page further or nearer (``McastSend.offset``,
+  never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -37,7 +39,19 @@ import attrs
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import rules as R
-from verispatial.ir.ops import AtomicBarrier, Flush, If, Loop, Op, ReadBarrier, SemWait, WriteBarrier, body_at, with_body
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    Flush,
+    If,
+    Loop,
+    McastSend,
+    Op,
+    ReadBarrier,
+    SemWait,
+    WriteBarrier,
+    body_at,
+    with_body,
+)
 from verispatial.ir.program import Program
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore, trip_assignments
@@ -45,7 +59,8 @@ from verispatial.petri.interp import simulate
 
 Path = tuple[int, ...]
 
-KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist")
+KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
+         "offset+1", "offset-1", "undst")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -118,6 +133,15 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         new = attrs.evolve(op, value=op.value + d)
                         yield (f"wait{d:+d}", path, f"SemWait value {op.value} -> {op.value + d}",
                                with_body(ops, where, (*body[:i], new, *body[i + 1:])))
+            if isinstance(op, McastSend):
+                for d in (1, -1):
+                    if op.offset + d >= 0:
+                        moved: Op = attrs.evolve(op, offset=op.offset + d)
+                        yield (f"offset{d:+d}", path, f"McastSend offset {op.offset} -> {op.offset + d}",
+                               with_body(ops, where, (*body[:i], moved, *body[i + 1:])))
+                if op.dst is not None:
+                    yield ("undst", path, f"McastSend lands in its own cb index, not b{op.dst}'s",
+                           with_body(ops, where, (*body[:i], attrs.evolve(op, dst=None), *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:

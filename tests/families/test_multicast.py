@@ -288,6 +288,25 @@ def test_two_landings_in_one_slot_before_it_is_published() -> None:
     assert "the landing of its multicast at [5]" in slot.reason
 
 
+def test_a_push_between_two_landings_moves_the_first_behind_the_pointer() -> None:
+    """Two writes of a 2-page ring with a push of one page of the sender's copy between them: the first write's page
+    is behind the pointer once pushed, so the second lands on a fresh page (no overlap: the scan keeps the first
+    landing's leaf while it shifts it, then drops it)."""
+    from verispatial.certify.reach import analyse
+    from verispatial.families.multicast.encoding import _landing_twice
+
+    p = exchange()
+    a = analyse(p)
+    sends = [lf for v in a.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]
+    send = list(p.programs[0].ops)
+    i = next(k for k, x in enumerate(send) if isinstance(x, McastSend))
+    twice = (*send[:i + 1], Push(2, 1), Reserve(2, 1), send[i], *send[i + 1:])
+    q = attrs.evolve(p, programs=(attrs.evolve(p.programs[0], ops=twice), *p.programs[1:]))
+    assert _landing_twice(a, sends) == {}
+    qa = analyse(q)
+    assert _landing_twice(qa, [lf for v in qa.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]) == {}
+
+
 def test_the_exchange_proves_and_the_increment_needs_the_barrier() -> None:
     """The correct exchange proves every obligation (the page published only once a write barrier of the sender
     passed over it); with a flush instead of the barrier before the increment, ``async-inc-overtake`` is refuted

@@ -223,7 +223,9 @@ def _landing_twice(a: Analysis, sends: list[Leaf]) -> dict[tuple[str, int], tupl
                  index: dict[tuple[int, ...], int] = index, key: str = key) -> State:
             if isinstance(op, (Push, Pop)):
                 moved = ("push" if isinstance(op, Push) else "pop", op.buf)
-                return frozenset(t if t[2] != moved else (*t[:3], int(t[3]) - op.pages, int(t[4]) - op.pages)  # type: ignore[call-overload]
+                # (dest, group, anchor, lo, hi, leaf): the landing's pages move back as the anchor pointer advances.
+                return frozenset(t if t[2] != moved else (*t[:3], int(t[3]) - op.pages, int(t[4]) - op.pages,  # type: ignore[call-overload]
+                                                          *t[5:])
                                  for t in st if t[2] != moved or int(t[4]) - op.pages > 0)  # type: ignore[call-overload]
             if not isinstance(op, McastSend):
                 return st
