@@ -48,6 +48,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     SectionSpan,
@@ -1022,6 +1023,41 @@ def remote_write(name: str = "remote_write", barrier_first: bool = True) -> Prog
     )
 
 
+def all_to_all_read(name: str = "all_to_all_read", wait_ready: bool = True) -> Program:
+    """The all-to-all gather of the sharded layernorm in miniature (docs/semantics.md, "Remote reads";
+    ``reader_mcast_*_sharded_ln.cpp``): each of two cores fills its partial (one page of c_0), tells the other
+    it is there, waits for the other's word, reads both partials — its own and the other's, each from the owner's c_0
+    at its own read pointer of c_0 (``RemoteRead``) — into c_1, waits for the reads to land, tells the other it is done
+    and pops its partial only once the other said so; compute combines c_1. ``wait_ready`` False is the broken variant:
+    a core reads before it waits for the other's word, so the page it reads may not be published yet."""
+    a, b = S00, Site(1, 0)
+    ready, done = 0, 1
+    bufs: list[Buffer] = []
+    programs = []
+    for site in (a, b):
+        other = b if site == a else a
+        part, ext = len(bufs), len(bufs) + 1
+        bufs += [Buffer(part, "c_0", site, 0, 1, 1, "bf16"), Buffer(ext, "c_1", site, 1, 1, 2, "bf16")]
+        fill = (Reserve(part, 1), FillTiles(part, 1, "partial"), Push(part, 1), SemInc(ready, other, 1), AtomicBarrier())
+        wait: tuple[Op, ...] = (SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0))
+        reads = (Reserve(ext, 2), RemoteRead(part, a, 1, ext), RemoteRead(part, b, 1, ext), ReadBarrier())
+        gather = (Wait(part, 1), *(wait + reads if wait_ready else reads + wait), Push(ext, 2),
+                  SemInc(done, other, 1), AtomicBarrier(), SemWait(done, WaitCond.EQ, 1), SemSet(done, 0),
+                  Pop(part, 1))
+        combine = (Wait(ext, 2), AcquireAcc(1, "bf16"), Compute("add", 1, (Operand(ext, 2),)), ReleaseAcc(),
+                   Pop(ext, 2))
+        programs += [EngineProgram(site, Engine.READER, fill), EngineProgram(site, Engine.WRITER, gather),
+                     EngineProgram(site, Engine.COMPUTE, combine)]
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        buffers=tuple(bufs),
+        semaphores=(Semaphore(ready, "ready", (a, b), 0), Semaphore(done, "done", (a, b), 0)),
+        programs=tuple(programs),
+        memory=pack_memory(WORMHOLE, bufs),
+    )
+
+
 def kv_cache_update(name: str = "kv_cache_update", rendezvous: bool = True) -> Program:
     """The KV-cache update of one decode step followed by attention over ``[0, p]`` (DESIGN §3 scatter; issue 7):
     section 0 on (0,0) copies the new tile ``k_new`` into row ``pos`` of the state ``kv`` (an indirect address
@@ -1131,6 +1167,8 @@ def build_all() -> dict[str, Program]:
         "reduce_scaler.json": reduce_scaler(),
         "broken/y_scaler_push_unfilled.json": reduce_scaler("y_scaler_push_unfilled", pushed=2),
         "remote_write.json": remote_write(),
+        "all_to_all_read.json": all_to_all_read(),
+        "broken/za_remote_read_unpublished.json": all_to_all_read("za_remote_read_unpublished", wait_ready=False),
         "broken/z_remote_write_inc_first.json": remote_write("z_remote_write_inc_first", barrier_first=False),
     }
 

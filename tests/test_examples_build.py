@@ -105,6 +105,7 @@ def test_generator_reproduces_committed_files(tmp_path: Path) -> None:
 
 def test_catalogue_lists_every_file_once() -> None:
     assert COMMITTED == [
+        "all_to_all_read.json",
         "broken/a_reserve_over_capacity.json",
         "broken/b_ring_straddle.json",
         "broken/c_trip_sender.json",
@@ -132,6 +133,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/x_acc_overrun.json",
         "broken/y_scaler_push_unfilled.json",
         "broken/z_remote_write_inc_first.json",
+        "broken/za_remote_read_unpublished.json",
         "counter_release.json",
         "forwarder.json",
         "kv_cache_update.json",

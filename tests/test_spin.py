@@ -113,7 +113,8 @@ def test_the_model_names_each_rule_in_its_assertion() -> None:
 
 
 @pytest.mark.parametrize(("name", "why"), [("three_sections", "3 sections"), ("kv_cache_update", "sections"),
-                                           ("broken/m_alias_pack_clobber", "aliased buffers")])
+                                           ("broken/m_alias_pack_clobber", "aliased buffers"),
+                                           ("all_to_all_read", "remote reads are not modelled")])
 def test_constructs_outside_the_model_are_refused(name: str, why: str) -> None:
     with pytest.raises(PromelaUnsupported, match=why):
         to_promela(load_program(EXAMPLES / f"{name}.json"))

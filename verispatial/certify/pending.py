@@ -18,6 +18,7 @@ from verispatial.ir.ops import (
     McastSetValid,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     SemInc,
     SemIncMcast,
     WriteBarrier,
@@ -32,7 +33,7 @@ def outstanding_ops(leaves: tuple[Leaf, ...] | list[Leaf]) -> list[dict[str, Any
     pending: dict[str, list[Leaf]] = {"read": [], "write": [], "atomic": []}
     for lf in sorted(leaves, key=lambda x: x.index):
         op = lf.op
-        if isinstance(op, ReadTiles):
+        if isinstance(op, (ReadTiles, RemoteRead)):
             pending["read"].append(lf)
         elif isinstance(op, ReadBarrier):
             pending["read"].clear()

@@ -182,6 +182,24 @@ class InlineWrite:
 
 
 @attrs.frozen
+class RemoteRead:
+    """Asynchronous read of ``pages`` pages of another core's buffer into the reserved back of ``into``:
+    ``noc_async_read(get_noc_addr(x, y, get_read_ptr(buf) + offset * page_size), get_write_ptr(into), size)`` (Metal
+    2.0 ``noc.async_read(UnicastEndpoint{}, into, size, {.noc_x, .noc_y, .addr}, {...})``). The pages are those of the
+    buffer with ``buf``'s cb index at site ``at`` (the owner), starting ``offset`` pages past this engine's read pointer
+    of ``buf`` — the address the kernel computes from its own copy, which it consumes (the sharded layernorm's
+    partials, ``reader_mcast_sender_unary_sharded_ln.cpp:164, 179-184``). They must hold pages the owner published
+    and keep them until the read lands (``remote-read-unpublished``, ``async-source-reuse``); it lands no later than
+    the engine's next ``ReadBarrier`` and fills ``into`` as a ``ReadTiles`` of ``pages`` pages would."""
+
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    at: Site = attrs.field(metadata={"id": ID_SITE})
+    pages: int = attrs.field()
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
+    offset: int = 0
+
+
+@attrs.frozen
 class ReadTiles:
     """Asynchronous read of ``tiles`` tiles of ``tensor`` at ``addr`` into the reserved back of ``into``.
 
@@ -378,6 +396,7 @@ Op: TypeAlias = (
     | ReleaseAcc
     | SemIncMcast
     | InlineWrite
+    | RemoteRead
     | Loop
     | If
 )
@@ -433,6 +452,7 @@ OP_TAGS: dict[type, str] = {
     SemIncMcast: "sem_inc_mcast",
     FillTiles: "fill_tiles",
     InlineWrite: "inline_write",
+    RemoteRead: "remote_read",
     Loop: "loop",
     If: "if",
 }

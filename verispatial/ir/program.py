@@ -394,6 +394,17 @@ class Program:
                     written.update((op.sem, d) for d in self.groups[op.group].destinations())
         return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in written)
 
+    def remote_buffer(self, buf: int, at: Site) -> int | None:
+        """The buffer a ``RemoteRead`` of ``buf`` at site ``at`` reads: the one with ``buf``'s cb index on ``at`` in
+        ``buf``'s phase (None when there is none; ``validate`` refuses such a read)."""
+        phases = self.phase_of_section()
+        if not 0 <= buf < len(self.buffers):
+            return None
+        src = self.buffers[buf]
+        ph = phases[src.section] if 0 <= src.section < len(phases) else 0
+        return next((b.id for b in self.buffers if b.site == at and b.cb == src.cb
+                     and (phases[b.section] if 0 <= b.section < len(phases) else 0) == ph), None)
+
     def mailbox_words(self) -> frozenset[tuple[int, Site]]:
         """Words only one-word remote writes write (``InlineWrite``: a mailbox slot a kernel fills on another core
         with ``noc_inline_dw_write``) and no op of the program reads — no ``SemWait`` on it, no flag multicast from or

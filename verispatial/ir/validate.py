@@ -31,6 +31,7 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     ReadTiles,
+    RemoteRead,
     SemInc,
     SemIncMcast,
     SemSet,
@@ -570,6 +571,8 @@ class _OpPass:
                     report(f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, McastSend):
             self._mcast_place(op, report)
+        if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
+            self._remote_read(op, report)
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")
@@ -605,6 +608,27 @@ class _OpPass:
                 report("tiles must be >= 1")
             if op.dtype not in p.target.tile_bytes:
                 report(f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+
+    def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
+        """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
+        pages of one size (docs/semantics.md, "Remote reads")."""
+        p = self.p
+        owner = p.remote_buffer(op.buf, op.at)
+        b = p.buffers[op.buf]
+        if owner is None:
+            report(f"site {op.at} has no buffer with cb index {b.cb} in this phase to read from")
+            return
+        r, into = p.buffers[owner], p.buffers[op.into]
+        if not 0 <= op.offset <= PAGES_MAX:
+            report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
+        elif op.offset + op.pages > r.capacity:
+            report(f"reads {op.pages} pages {op.offset} pages past its read pointer, past the end of the "
+                   f"{r.capacity}-page ring of cb {r.cb} at {op.at}")
+        tb = p.target.tile_bytes
+        if (r.page_tiles, tb.get(r.dtype)) != (b.page_tiles, tb.get(b.dtype)) or tb.get(r.dtype) != tb.get(into.dtype):
+            report(f"reads pages of cb {r.cb} at {op.at} ({r.page_tiles} {r.dtype} tiles) into b{into.id} "
+                   f"({into.dtype}) through b{b.id} ({b.page_tiles} {b.dtype} tiles): a read moves whole tiles of one "
+                   "size")
 
     def _mcast_place(self, op: McastSend, report: Callable[[str], None]) -> None:
         """Where a multicast or remote write lands (docs/semantics.md, "Remote writes to an explicit place"): an
@@ -699,7 +723,8 @@ def _addr_text(a: Addr) -> str:
 _WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
-                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, Loop, If))
+                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, Loop,
+                                                   If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
 #: them), whether it has ``pages`` and whether it has ``tiles``.
 _SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}

@@ -61,6 +61,7 @@ from verispatial.ir.ops import (
     Loop,
     McastSend,
     Op,
+    RemoteRead,
     WriteTiles,
     count_value,
     named_index_buffer,
@@ -410,6 +411,8 @@ class Interp:
         tensor's index and tile count, and each tensor's first writing engine (``writers``)."""
         program = self.program
         self.writers: dict[str, int] = {}
+        #: (buffer, site) of each remote read -> the buffer it reads there (``Program.remote_buffer``)
+        self.remote_of: dict[tuple[int, Site], int] = {}
         #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
         #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
         #: a synchronisation channel whose pushes publish tokens only.
@@ -426,6 +429,12 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
+                elif isinstance(op, RemoteRead):
+                    # The owner's buffer a remote read takes pages from: its pushes publish data.
+                    owner = program.remote_buffer(op.buf, op.at)
+                    assert owner is not None  # validate: the site has that cb index
+                    self.remote_of[(op.buf, op.at)] = owner
+                    self.data_bufs.add(owner)
         #: The derived index buffer of each indirect address naming none, by (site, phase, index tensor)
         #: (``Program.index_buffers``; a named one is the address's own ``Dynamic.buf``): the
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and

@@ -4,6 +4,8 @@ handlers that issue them (``verispatial/families``). Entries are tuples so state
   (INC,   path, iters, word, by)
   (READ,  path, iters, state_tiles, into, slots)         state_tiles: tile keys of state tensors read; slots: the
                                                           pages of ``into`` it lands in
+  (READ,  path, iters, (), into, slots, src)             a remote read (RemoteRead): src the owner's pages it reads
+                                                          (root buffer, slots, buffer) until it lands
   (WRITE, path, iters, src)                              src: the source pages (root buffer, slots, buffer)
   (WRITE, path, iters, None, word, value)                a one-word write (InlineWrite): no local source
   (MCAST, path, iters, buf, pages, ps, left, remaining, src, front, offset)  ps: the ring slot it lands at;

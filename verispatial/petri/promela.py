@@ -68,6 +68,7 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     ReadTiles,
+    RemoteRead,
     SemIncMcast,
     SemWait,
     TripCount,
@@ -239,6 +240,9 @@ class _Gen:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} has a dynamic address (not modelled)")
+                if isinstance(op, RemoteRead):
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
+                                             "are not modelled in Promela)")
                 if isinstance(op, McastSend) and op.offset:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} lands {op.offset} pages past the write pointer: "
                                              "the model counts landed pages, not which ones (multicast offsets are not "

@@ -43,7 +43,7 @@ share a site, or to any two sets on a target that keeps writes in issue order; a
 multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do not count acknowledgements); a
 one-word remote write (``InlineWrite``) into a word the program reads (one into a mailbox word nothing reads is a
 write in flight until it lands, as a tensor write). Where a multicast lands (``dst``, ``offset``) decides no blocking:
-the net lands it as any multicast.
+the net lands it as any multicast; a remote read (``RemoteRead``) is a read in flight until its read barrier.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ from verispatial.ir.ops import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     SemInc,
     SemIncMcast,
@@ -623,7 +624,7 @@ class _Builder:
             self._trans(lt)
 
     def _read_or_write(self, o: _Occurrence) -> None:
-        kind = "reads" if isinstance(o.op, ReadTiles) else "writes"
+        kind = "reads" if isinstance(o.op, (ReadTiles, RemoteRead)) else "writes"
         t = self._step(o)
         self._issue(t, kind)
         f = self._inflight(f"{o.text} in flight", o.path, o.iters)
@@ -857,6 +858,7 @@ _LEAVES: dict[type, Callable[[_Builder, _Occurrence], None]] = {
     Reserve: _Builder._reserve, Push: _Builder._push, Wait: _Builder._wait, Pop: _Builder._pop,
     SemWait: _Builder._sem_wait, SemSet: _Builder._sem_set, SemInc: _Builder._sem_inc, SemIncMcast: _Builder._sem_inc,
     ReadTiles: _Builder._read_or_write, WriteTiles: _Builder._read_or_write, InlineWrite: _Builder._inline_write,
+    RemoteRead: _Builder._read_or_write,
     McastSend: _Builder._multicast, McastSetValid: _Builder._multicast,
     ReadBarrier: _Builder._read_barrier, WriteBarrier: _Builder._write_barrier, Flush: _Builder._flush,
     AtomicBarrier: _Builder._atomic_barrier,

@@ -68,12 +68,14 @@ from verispatial.ir.ops import (
     Push,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     Reserve,
     SemInc,
     SemIncMcast,
     SemSet,
     WriteBarrier,
     WriteTiles,
+    count_max,
 )
 from verispatial.ir.program import Program
 
@@ -85,6 +87,15 @@ def read_tiles(c: EngineRun, op: ReadTiles, path: tuple[int, ...], s: State) -> 
     address's index page, ``cb.index_window``): outstanding until a ReadBarrier."""
     cb.index_window(c, s, op, path)
     s = cb.fill(c, s, op.into, op.tiles, path, "read_tiles")
+    return s | {("rd", op.into)}
+
+
+def remote_read(c: EngineRun, op: RemoteRead, path: tuple[int, ...], s: State) -> State:
+    """noc_async_read of another core's pages into the reserved back of ``op.into`` (``cb.fill``:
+    ``cb-write-unreserved``): outstanding until a ReadBarrier. What it reads at its owner is ``check_remote_reads``'."""
+    owner = c.p.remote_buffer(op.buf, op.at)
+    pt = c.p.buffers[owner].page_tiles if owner is not None else 1
+    s = cb.fill(c, s, op.into, op.pages * pt, path, "remote_read")
     return s | {("rd", op.into)}
 
 
@@ -157,7 +168,8 @@ def pending_at_end(c: EngineRun, end: State) -> None:
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., State]] = {ReadTiles: read_tiles, ReadBarrier: read_barrier, WriteTiles: write_tiles, Flush: flush,
-            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier, InlineWrite: inline_write}
+            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier, InlineWrite: inline_write,
+            RemoteRead: remote_read}
 
 
 # ---------------------------------------------------------------- source reuse on other engines
@@ -475,6 +487,84 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
                                f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
                                f"multicast at {list(s.path)}"), x))
+    return out
+
+
+def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """Two obligations per remote read (docs/semantics.md, "Remote reads"), each one reachability query:
+
+    - ``remote-read-unpublished``: when it is issued, every page it reads is live at its owner — pushed by the
+      owner's producer and not yet popped by its consumer, ``(slot - popped) mod cap < pushed - popped``, the slot
+      being the reader's read pointer of its own copy plus ``offset`` (a live page holds what its push published).
+      Unsat proves it; sat is a candidate the interpreter replays (a page popped but not yet reserved again still
+      holds its bytes, so a sat answer alone refutes nothing);
+    - ``async-source-reuse`` of the read: while it is in flight (issued, no read barrier of its engine since) those
+      pages stay live: the owner cannot reserve them again, so nothing rewrites them (its producer writes only inside
+      its reserved window, ``cb-write-unreserved``; a landing there is ``mcast-slot``'s, an alias's ``alias-clobber``'s).
+      Unsat proves it; anything else fails to prove (a pop alone rewrites nothing: the interpreter's rule is at the
+      rewrite).
+
+    Both need the reader's and the owner's buffers to be trusted (coverage proved) and of one capacity."""
+    p = a.program
+    out: list[Result] = []
+    trip_max = p.trip_max()
+    for v in a.views.values():
+        readers = [lf for lf in v.leaves if isinstance(lf.op, RemoteRead)]
+        barriers = [lf for lf in v.leaves if isinstance(lf.op, ReadBarrier)]
+        for lf in readers:
+            op = lf.op
+            assert isinstance(op, RemoteRead)
+            owner = p.remote_buffer(op.buf, op.at)
+            assert owner is not None  # validate
+            names = (f"{R.REMOTE_READ_UNPUBLISHED}:{lf.engine}:{list(lf.path)}",
+                     f"{R.ASYNC_SOURCE_REUSE}:{lf.engine}:{list(lf.path)}")
+            if any(count_max(lc.count, trip_max) == 0 for lc in lf.loops):
+                out += [Result(R.Family.ASYNC_NOC.value, n, Verdict.PROVED, "the read never runs (its loop runs no "
+                                                                            "iteration)") for n in names]
+                continue
+            cap = p.buffers[owner].capacity
+            if not {op.buf, owner} <= trusted or p.buffers[op.buf].capacity != cap:
+                out += [Result(R.Family.ASYNC_NOC.value, n, Verdict.FAILED,
+                               f"b{op.buf} and b{owner} must be of one capacity with their coverage proved") for n in names]
+                continue
+            pops = [x for x in v.leaves if isinstance(x.op, Pop) and x.op.buf == op.buf]
+            engines = frozenset([lf.engine] + [x.engine for w in a.views.values() for x in w.leaves
+                                               if getattr(x.op, "buf", None) == owner])
+
+            def unlive(cm: object, first: z3.ArithRef, q: object, pages: int = op.pages, owner: int = owner,
+                       cap: int = cap) -> z3.BoolRef:
+                k = q.int_var("remote.k")  # type: ignore[attr-defined]
+                pu, po = cm.pushed(owner), cm.popped(owner)  # type: ignore[attr-defined]
+                return z3.And(k >= 0, k < pages, (first + k - po) % cap >= pu - po)
+
+            def issue(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset) -> z3.BoolRef:
+                return z3.And(sq.enc.position(lf.engine).at(lf), unlive(sq.cm, _popped(sq.enc, pops) + off, sq.q))
+
+            def flight(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset,
+                       barriers: list[Leaf] = barriers) -> z3.BoolRef:
+                enc, q = sq.enc, sq.q
+                at = Encoder(q, p, a.views, prefix="rr.", trip_vars=enc.trip_vars)
+                conds = [at.position(lf.engine).at(lf), enc.executed(lf) > at.executed(lf)]  # occurrence I issued
+                conds += [enc.executed(x) == at.executed(x) for x in barriers]  # no read barrier since I
+                conds.append(unlive(sq.cm, _popped(at, pops) + off, q))
+                return all_of(q.ctx, conds)
+
+            for name, build, reuse in ((names[0], issue, False), (names[1], flight, True)):
+                t0 = time.perf_counter()
+                o, d, _ = solve_each(a, build, name, engines, trusted, rlimit, extra=[lf])
+                dt = time.perf_counter() - t0
+                if o.status == Status.UNSAT:
+                    why = ("every page it reads stays live at its owner until the read landed" if reuse
+                           else "every page it reads is live at its owner when it is issued")
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, why, seconds=dt))
+                elif o.status == Status.SAT and d is not None and not reuse:
+                    msg = f"{lf.engine} may read pages of b{owner} at {op.at} its owner has not pushed, or already popped"
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, d.counterexample(
+                        "state", R.REMOTE_READ_UNPUBLISHED, msg, engine=lf.engine, path=list(lf.path)), dt))
+                else:
+                    why = (f"b{owner}'s owner may pop pages {lf.engine}'s read has not landed from (not decided: a pop "
+                           "alone rewrites nothing)" if reuse else f"solver: {o.reason}")
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, why, seconds=dt))
     return out
 
 

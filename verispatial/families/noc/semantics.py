@@ -27,6 +27,7 @@ from verispatial.ir.ops import (
     InlineWrite,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     WriteBarrier,
     WriteTiles,
     op_text,
@@ -68,6 +69,8 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
                 src, front = en[3], True
                 if src is None:  # a one-word write carries its value: no source in local memory
                     continue
+            elif en[0] == READ and len(en) > 6:  # a remote read: the owner's pages, until it lands
+                src, front = en[6], False
             elif en[0] == MCAST and not en[6]:
                 src, front = en[8], en[9]
             else:
@@ -187,6 +190,38 @@ def inline_write(it: Interp, s: State, e: int, pc: PC, op: InlineWrite, out: lis
     s.wb[e] = True
 
 
+def published(s: State, b: int, slot: int, cap: int) -> bool:
+    """Whether ring slot ``slot`` of buffer ``b`` holds bytes its producer published: the latest page that slot held
+    — among the ``cap`` pages below ``max(rsv_end, pushed)`` — was pushed (not still in the producer's reserved
+    window, and not a page never written). A popped page keeps its bytes until the producer reserves it again."""
+    top = max(s.rsv_end[b], s.pushed[b])
+    page = top - cap + (slot - (top - cap)) % cap
+    return 0 <= page < s.pushed[b]
+
+
+def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[Violation]) -> None:
+    """noc_async_read of another core's pages: those of the owner buffer (``buf``'s cb index at ``at``) at this
+    engine's read pointer of ``buf`` plus ``offset`` (it consumes ``buf``: ``cb.role``), into the reserved back of
+    ``into`` (``cb.fill``: ``cb-write-unreserved``). ``remote-read-unpublished`` when a page it reads is not one the
+    owner published; its pages are a source until it lands (``source_reuse``: a rewrite or re-reserve by the owner's
+    engines is ``async-source-reuse``). Landing: ``read_lands``."""
+    path, iters = pc
+    b, owner = op.buf, it.remote_of[(op.buf, op.at)]
+    cb.role(it, s, e, pc, b, False, out)
+    cb.role(it, s, e, pc, op.into, True, out)
+    first = s.popped[b] + op.offset
+    slots = it._page_slots(owner, first, op.pages)
+    cap = it.caps[owner]
+    stale = [j for j in slots if not published(s, owner, j, cap)]
+    if stale:
+        it._v(out, R.REMOTE_READ_UNPUBLISHED, e, pc,
+              f"{op_text(op)} reads slot {stale[0]} of b{owner} at {op.at}, which holds no page its producer published "
+              f"(pushed {s.pushed[owner]}, reserved to {max(s.rsv_end[owner], s.pushed[owner])})")
+    filled = cb.fill(it, s, e, pc, op.into, op.pages * it.page_tiles[owner], op, out)
+    s.pending[e] = (*s.pending[e], (READ, path, iters, (), op.into, filled, (it.root[owner], slots, owner)))
+    s.rb_mask[e] |= 1 << op.into
+
+
 def read_barrier(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier, out: list[Violation]) -> None:
     """noc_async_read_barrier: every read of the engine has landed (the step waits for it)."""
     s.rb_mask[e] = 0
@@ -297,7 +332,7 @@ def inline_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[V
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
                                             WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier,
-                                            InlineWrite: inline_write}
+                                            InlineWrite: inline_write, RemoteRead: remote_read}
 
 #: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
 ENABLED: dict[type, Callable[..., bool]] = {ReadBarrier: read_barrier_passes, WriteBarrier: write_barrier_passes,
@@ -308,4 +343,5 @@ BLOCKED: dict[type, Callable[..., str]] = {ReadBarrier: barrier_blocked, WriteBa
                                            AtomicBarrier: barrier_blocked, Flush: flush_blocked}
 
 #: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
-LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands, InlineWrite: inline_lands}
+LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands, InlineWrite: inline_lands,
+                                            RemoteRead: read_lands}
