@@ -35,6 +35,7 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -47,6 +48,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     SectionSpan,
@@ -989,6 +991,73 @@ def valid_source(name: str = "valid_source", reset_first: bool = True) -> Progra
     )
 
 
+def remote_write(name: str = "remote_write", barrier_first: bool = True) -> Program:
+    """A unicast remote write of buffer pages announced by an increment (docs/semantics.md, "Remote writes to an
+    explicit place"): (1,0) reads a tile of X into its c_1 and writes it into the c_1 of (0,0) at the same address
+    (``noc_async_write`` to ``get_noc_addr(x, y, get_write_ptr(c_1))``: a ``McastSend`` on the one-core group of
+    (0,0)), stores its tile count into a mailbox word of (0,0) (``noc_inline_dw_write``: an ``InlineWrite``), waits
+    for both to land (``noc_async_write_barrier``) and only then increments (0,0)'s ``ready`` word; (0,0) reserves its
+    c_1, waits for the increment, pushes the page and writes it out. ``barrier_first`` False is the broken variant of
+    tt-metal PR #43507's kind: the increment is issued before the write barrier, so it may land first and (0,0)
+    publish a page the write has not filled."""
+    recv, sender = S00, Site(1, 0)
+    buffers = (Buffer(0, "c_1", recv, 1, 1, 2, "bf16"), Buffer(1, "c_1", sender, 1, 1, 2, "bf16"))
+    ready, mailbox = 0, 1
+    announce: list[Op] = [WriteBarrier(), SemInc(ready, recv, 1), AtomicBarrier()]
+    if not barrier_first:
+        announce = [SemInc(ready, recv, 1), AtomicBarrier(), WriteBarrier()]
+    send = (Reserve(1, 1), ReadTiles("X", Addr(0), 1, 1), ReadBarrier(),
+            McastSend(1, 1, 0, 1), InlineWrite(mailbox, recv, 1), *announce, Push(1, 1))
+    receive = (Reserve(0, 1), SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), Push(0, 1))
+    drain = (Wait(0, 1), WriteTiles(0, "Y", Addr(0), 1), WriteBarrier(), Pop(0, 1))
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32, Role.INPUT), _tensor("Y", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        semaphores=(Semaphore(ready, "ready", (recv,), 0), Semaphore(mailbox, "tiles_sent", (recv,), 0)),
+        groups=(Group(0, sender=sender, rect=(0, 0, 0, 0)),),
+        programs=(EngineProgram(recv, Engine.READER, receive), EngineProgram(recv, Engine.WRITER, drain),
+                  EngineProgram(sender, Engine.READER, send)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
+def all_to_all_read(name: str = "all_to_all_read", wait_ready: bool = True) -> Program:
+    """The all-to-all gather of the sharded layernorm in miniature (docs/semantics.md, "Remote reads";
+    ``reader_mcast_*_sharded_ln.cpp``): each of two cores fills its partial (one page of c_0), tells the other
+    it is there, waits for the other's word, reads both partials — its own and the other's, each from the owner's c_0
+    at its own read pointer of c_0 (``RemoteRead``) — into c_1, waits for the reads to land, tells the other it is done
+    and pops its partial only once the other said so; compute combines c_1. ``wait_ready`` False is the broken variant:
+    a core reads before it waits for the other's word, so the page it reads may not be published yet."""
+    a, b = S00, Site(1, 0)
+    ready, done = 0, 1
+    bufs: list[Buffer] = []
+    programs = []
+    for site in (a, b):
+        other = b if site == a else a
+        part, ext = len(bufs), len(bufs) + 1
+        bufs += [Buffer(part, "c_0", site, 0, 1, 1, "bf16"), Buffer(ext, "c_1", site, 1, 1, 2, "bf16")]
+        fill = (Reserve(part, 1), FillTiles(part, 1, "partial"), Push(part, 1), SemInc(ready, other, 1), AtomicBarrier())
+        wait: tuple[Op, ...] = (SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0))
+        reads = (Reserve(ext, 2), RemoteRead(part, a, 1, ext), RemoteRead(part, b, 1, ext), ReadBarrier())
+        gather = (Wait(part, 1), *(wait + reads if wait_ready else reads + wait), Push(ext, 2),
+                  SemInc(done, other, 1), AtomicBarrier(), SemWait(done, WaitCond.EQ, 1), SemSet(done, 0),
+                  Pop(part, 1))
+        combine = (Wait(ext, 2), AcquireAcc(1, "bf16"), Compute("add", 1, (Operand(ext, 2),)), ReleaseAcc(),
+                   Pop(ext, 2))
+        programs += [EngineProgram(site, Engine.READER, fill), EngineProgram(site, Engine.WRITER, gather),
+                     EngineProgram(site, Engine.COMPUTE, combine)]
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        buffers=tuple(bufs),
+        semaphores=(Semaphore(ready, "ready", (a, b), 0), Semaphore(done, "done", (a, b), 0)),
+        programs=tuple(programs),
+        memory=pack_memory(WORMHOLE, bufs),
+    )
+
+
 def kv_cache_update(name: str = "kv_cache_update", rendezvous: bool = True) -> Program:
     """The KV-cache update of one decode step followed by attention over ``[0, p]`` (DESIGN §3 scatter; issue 7):
     section 0 on (0,0) copies the new tile ``k_new`` into row ``pos`` of the state ``kv`` (an indirect address
@@ -1097,6 +1166,10 @@ def build_all() -> dict[str, Program]:
         "broken/x_acc_overrun.json": acc_overrun(),
         "reduce_scaler.json": reduce_scaler(),
         "broken/y_scaler_push_unfilled.json": reduce_scaler("y_scaler_push_unfilled", pushed=2),
+        "remote_write.json": remote_write(),
+        "all_to_all_read.json": all_to_all_read(),
+        "broken/za_remote_read_unpublished.json": all_to_all_read("za_remote_read_unpublished", wait_ready=False),
+        "broken/z_remote_write_inc_first.json": remote_write("z_remote_write_inc_first", barrier_first=False),
     }
 
 

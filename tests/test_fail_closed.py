@@ -79,11 +79,22 @@ def test_an_unknown_op_class_is_refused_by_every_chain(chain: str) -> None:
 def test_what_an_op_issues_lands_through_its_family_in_the_interpreter_and_the_model() -> None:
     """Every op class a family's handler puts in flight (an asynchronous op) has a landing in the interpreter and in
     the Promela model's noc process, and a queue in the model: the same classes in the three tables."""
-    from verispatial.ir.ops import McastSend, McastSetValid, ReadTiles, SemInc, SemIncMcast, WriteTiles
+    from verispatial.ir.ops import (
+        InlineWrite,
+        McastSend,
+        McastSetValid,
+        ReadTiles,
+        RemoteRead,
+        SemInc,
+        SemIncMcast,
+        WriteTiles,
+    )
     from verispatial.petri import interp, promela
 
-    issuing = {ReadTiles, WriteTiles, SemInc, SemIncMcast, McastSend, McastSetValid}
-    assert set(interp._LANDINGS) == set(promela._LANDINGS) == set(promela._QUEUES) == issuing
+    issuing = {ReadTiles, WriteTiles, SemInc, SemIncMcast, McastSend, McastSetValid, InlineWrite, RemoteRead}
+    assert set(interp._LANDINGS) == issuing
+    # The model refuses remote reads by name (``_Gen._refuse``): no queue, no landing.
+    assert set(promela._LANDINGS) == set(promela._QUEUES) == issuing - {RemoteRead}
 
 
 def test_every_blocking_op_class_has_its_guard_and_its_detail() -> None:

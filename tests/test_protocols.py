@@ -128,8 +128,8 @@ def t2(name: str, n: int, role: Role = Role.INPUT) -> Tensor:
 def test_front_multicast_no_longer_fails_closed() -> None:
     """Nothing in the IR is outside the decided fragment any more: a forwarder's multicast from the front of its
     buffer is decided obligation by obligation. Here the receiver publishes without any handshake: the multicast
-    may land in a slot the receiver has not reserved (mcast-slot, refuted and replayed) and its push has no flag
-    (mcast-publish, failed to prove: outside the decided protocols)."""
+    may land in a slot the receiver has not reserved (mcast-slot, refuted and replayed) and its push may come before
+    any write barrier of the sender shows the data landed (mcast-publish, refuted: the interpreter publishes first)."""
     guarded = checked(prog(ep(A, Engine.READER, Loop("k", TripCount("t", 2, -1), (If("k", Guard.LAST, (ReadBarrier(),)),))),
                            trips=(Trip("t", 2),)))
     assert unsupported_features(guarded) == []
@@ -141,7 +141,7 @@ def test_front_multicast_no_longer_fails_closed() -> None:
     assert unsupported_features(front) == []
     report = certify(front)
     assert {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED} == {
-        "mcast-slot:(0,0).writer:[1]": Verdict.REFUTED, "mcast-publish:(1,0).reader:[1]": Verdict.FAILED}
+        "mcast-slot:(0,0).writer:[1]": Verdict.REFUTED, "mcast-publish:(1,0).reader:[1]": Verdict.REFUTED}
     (slot,) = [r for r in report.results if r.name == "mcast-slot:(0,0).writer:[1]"]
     assert slot.counterexample is not None
     assert slot.counterexample["replay"]["violation"]["rule"] == "mcast-slot"

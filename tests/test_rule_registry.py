@@ -63,7 +63,8 @@ def test_every_rule_is_documented_where_its_entry_says() -> None:
         assert rule.encoding.startswith("verispatial."), rule.name
         if rule.interpreter:
             assert rule.semantics in (R.INTERP, f"{R.FAMILIES_PACKAGE}.{rule.folder}.semantics"), rule.name
-            assert rule.promela == "R_" + rule.name.replace("-", "_")
+            # "": the Promela export refuses the construct the rule is about (tests/test_spin.py shows the refusal)
+            assert rule.promela in ("R_" + rule.name.replace("-", "_"), ""), rule.name
 
 
 _CONSTANT = {v: k for k, v in vars(R).items() if k.isupper() and isinstance(v, str) and v in R.BY_NAME}

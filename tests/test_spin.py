@@ -95,7 +95,8 @@ def test_examples_agree_with_the_explorer() -> None:
     for name in ("pipeline_small", "mcast_pair", "counter_release", "broken/a_reserve_over_capacity",
                  "broken/b_ring_straddle", "broken/e_read_no_barrier", "broken/h_writer_pops_before_flush",
                  "broken/i_compute_before_wait", "broken/j_no_acquire", "broken/k_output_unwritten",
-                 "broken/l_push_unfilled", "broken/o_mcast_slot_reused"):
+                 "broken/l_push_unfilled", "broken/o_mcast_slot_reused", "remote_write",
+                 "broken/z_remote_write_inc_first"):
         p = load_program(EXAMPLES / f"{name}.json")
         sp = _spin(p)
         ex = explore(p, max_states=200_000)
@@ -122,7 +123,8 @@ def test_the_model_names_each_rule_in_its_assertion() -> None:
 
 
 @pytest.mark.parametrize(("name", "why"), [("three_sections", "3 sections"), ("kv_cache_update", "sections"),
-                                           ("broken/m_alias_pack_clobber", "aliased buffers")])
+                                           ("broken/m_alias_pack_clobber", "aliased buffers"),
+                                           ("all_to_all_read", "remote reads are not modelled")])
 def test_constructs_outside_the_model_are_refused(name: str, why: str) -> None:
     with pytest.raises(PromelaUnsupported, match=why):
         to_promela(load_program(EXAMPLES / f"{name}.json"))

@@ -46,6 +46,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/sort_exchange_exact_wait.json": ("semaphore", "deadlock"),
     "broken/argmax_start_exact_wait.json": ("semaphore", "deadlock"),
     "argmax_start_wait_min.json": None,
+    "sort_exchange_data.json": None,
+    "dispatch_mailbox.json": None,
+    "broken/dispatch_mailbox_no_barrier.json": ("async-noc",),
 }
 
 
@@ -285,10 +288,10 @@ def test_pending_at_end_counterexample_is_located() -> None:
 # --- against the vendor files, when they are at hand ------------------------------------------------------
 
 
-def _ttnn_cpp() -> Path | None:
-    from verispatial.frontends.ttmetal.vendor import wheel_root
+def _ttnn_cpp(version: str | None = None) -> Path | None:
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
 
-    root = wheel_root()
+    root = wheel_root(version=version or TTNN_VERSION)
     return None if root is None else root / "ttnn" / "ttnn" / "cpp"
 
 
@@ -298,13 +301,60 @@ def test_cited_lines_hold_the_quoted_statements(rel: str) -> None:
     if cpp is None:
         pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
     for file, line, text in BUILD.vendor_lines(_program(rel)):
-        got = (cpp / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()
+        older = BUILD.OLDER_WHEEL.get(file)
+        root = cpp if older is None else _ttnn_cpp(older)
+        if root is None:
+            pytest.skip(f"the ttnn {older} wheel is not unpacked ($VERISPATIAL_TTNN_{str(older).replace('.', '_')})")
+        got = (root / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()
         if rel.startswith("broken/") and (file, line) in BUILD.PRE_FIX:
             # A statement quoted as it was before the vendor's fix: the wheel holds the fixed one there.
             before, after = BUILD.PRE_FIX[(file, line)]
             assert text == before, (file, line, text)
             text = after
         assert got.startswith(text.strip()) or text.strip() in got, (file, line, got, text)
+
+
+def test_the_fix_a_broken_variant_leaves_out_is_in_the_wheel() -> None:
+    """A broken variant built by leaving out the statement a vendor fix added (``FIX_ADDED``: PR #43507's write
+    barrier at ``writer_untilize_dispatch.cpp:100``) leaves out exactly that line: the fixed form cites it, the broken
+    one does not, and the wheel holds it there."""
+    for (file, line), text in BUILD.FIX_ADDED.items():
+        fixed = {(f, n) for f, n, _ in BUILD.vendor_lines(_program("dispatch_mailbox.json"))}
+        broken = {(f, n) for f, n, _ in BUILD.vendor_lines(_program("broken/dispatch_mailbox_no_barrier.json"))}
+        assert (file, line) in fixed - broken
+        root = _ttnn_cpp(BUILD.OLDER_WHEEL.get(file))
+        if root is None:
+            pytest.skip("the ttnn wheel holding the fix is not unpacked")
+        assert (root / file).read_text(encoding="utf-8").splitlines()[line - 1].strip() == text
+
+
+def test_pr_43507_is_refuted_at_the_increment_before_the_write_landed() -> None:
+    """The pre-fix dispatch handshake: each idle core's ``noc_semaphore_inc`` (line 103) is refuted by
+    ``async-inc-overtake``, the interpreter issuing it while the inline write (99) has not landed at the sender; the
+    counterexample points at line 103. With the barrier every obligation proves (above)."""
+    r = _report("broken/dispatch_mailbox_no_barrier.json")
+    got = {x.name: x for x in r.results if x.verdict is Verdict.REFUTED}
+    for core in ("(1,0).writer", "(2,0).writer"):
+        x = got[f"async-inc-overtake:{core}:[1]"]
+        assert x.family == "async-noc"
+        assert x.counterexample is not None
+        v = x.counterexample["violation"]
+        assert (v["rule"], v["position"]["path"]) == ("async-inc-overtake", [1])
+    loc = dict(_program("broken/dispatch_mailbox_no_barrier.json").programs[1].sources)[(1,)]
+    assert (loc.line, loc.text) == (103, "noc_semaphore_inc(sender_mbox_ready_noc_addr, 1);")
+
+
+def test_sort_exchange_with_its_data_proves_and_its_barrier_is_needed() -> None:
+    """The sort exchange with its remote writes into the peer's buffers proves (above); without the write barrier
+    (line 103) the increment that announces the writes (109) is refuted (``async-inc-overtake``) and the explorer
+    finds the peer publishing a page that has not landed (``mcast-publish-early``) and the pop freeing a page a write
+    still reads (``async-source-reuse``)."""
+    broken = BUILD.sort_exchange_data("sort_no_barrier", barrier=False)
+    r = certify(broken)
+    assert r.exit_code == 1
+    assert {x.name for x in r.results if x.verdict is Verdict.REFUTED} >= {
+        "async-inc-overtake:(0,0).reader:[11]", "async-inc-overtake:(1,0).reader:[11]"}
+    assert not [x for x in r.results if x.verdict is Verdict.PROVED and x.name.startswith("mcast-publish:")]
 
 
 def test_eltwise_binary_is_what_the_ttmetal_front_end_reads() -> None:

@@ -19,6 +19,8 @@
 - ``coef+1`` / ``coef-1``: a loop-index coefficient of a ``SemSet`` value or ``SemWait`` threshold one larger or
   smaller (a word carrying a sequence, docs/semantics.md "Set values that grow with the loop"), where the value
   stays a valid word in every iteration (``validate`` rejects the rest).
+- ``offset+1`` / ``offset-1``: where a multicast or remote write lands, one page further or nearer (``McastSend.offset``,
+  never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -73,7 +75,8 @@ Path = tuple[int, ...]
 
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
          "unshard", "shard-1", "shard+1",
-         "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1")
+         "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
+         "offset+1", "offset-1", "undst")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -165,6 +168,15 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         grown: Op = attrs.evolve(op, terms=tuple(x for x in terms if x.coef != 0))
                         yield (f"coef{d:+d}", path, f"{_name(op)} coefficient of {term.var} {term.coef} -> "
                                f"{term.coef + d}", with_body(ops, where, (*body[:i], grown, *body[i + 1:])))
+            if isinstance(op, McastSend):
+                for d in (1, -1):
+                    if op.offset + d >= 0:
+                        moved: Op = attrs.evolve(op, offset=op.offset + d)
+                        yield (f"offset{d:+d}", path, f"McastSend offset {op.offset} -> {op.offset + d}",
+                               with_body(ops, where, (*body[:i], moved, *body[i + 1:])))
+                if op.dst is not None:
+                    yield ("undst", path, f"McastSend lands in its own cb index, not b{op.dst}'s",
+                           with_body(ops, where, (*body[:i], attrs.evolve(op, dst=None), *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:

@@ -37,7 +37,9 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InlineWrite,
     Loop,
+    McastSend,
     McastSetValid,
     Op,
     Operand,
@@ -80,10 +82,19 @@ SAMPLING_COMPUTE = f"{OPS}/reduction/sampling/device/kernels/compute/sampling.cp
 ARGMAX = f"{OPS}/reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp"
 SORT = f"{OPS}/data_movement/sort/device/kernels/dataflow"
 SORT_EXCHANGE = f"{SORT}/cross_core_data_exchange_common.hpp"
+SORT_COMPUTE = f"{OPS}/data_movement/sort/device/kernels/compute/sort_cross_core_data_exchange.cpp"
+SORT_COMMON = f"{OPS}/data_movement/sort/device/kernels/compute/sort_common.hpp"
 SOFTMAX = f"{OPS}/normalization/softmax/device/kernels/attention"
 SOFTMAX_READER = f"{SOFTMAX}/dataflow/reader_unary_interleaved_sm.cpp"
 SOFTMAX_COMPUTE = f"{SOFTMAX}/compute/softmax.cpp"
 SOFTMAX_WRITER = f"{SOFTMAX}/dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp"
+#: deepseek_prefill's dispatch, as the ttnn 0.72.0 wheel ships it (``OLDER_WHEEL``): tt-metal PR #43507 added the
+#: write barrier at line 100 of the idle cores' writer; 0.81.1 rewrote the op (``dispatch/.../writer_worker_dispatch.cpp``).
+DISPATCH = f"{OPS}/experimental/deepseek_prefill/dispatch/device/kernels/dataflow"
+DISPATCH_IDLE = f"{DISPATCH}/writer_untilize_dispatch.cpp"
+DISPATCH_SENDER = f"{DISPATCH}/reader_dispatch.cpp"
+#: Kernel files cited from an older wheel than the pinned one (file -> ttnn release).
+OLDER_WHEEL: dict[str, str] = {DISPATCH_IDLE: "0.72.0", DISPATCH_SENDER: "0.72.0"}
 #: The kernel helpers softmax's kernels expand to (``dataflow_kernel_lib`` / ``compute_kernel_lib``).
 REDUCE_DATAFLOW = "ttnn/kernel_lib/reduce_helpers_dataflow.inl"
 REDUCE_COMPUTE = "ttnn/kernel_lib/reduce_helpers_compute.inl"
@@ -479,6 +490,171 @@ def sort_exchange(name: str = "sort_exchange_wait_min", exact: bool = False) -> 
                    programs=tuple(programs))
 
 
+def sort_exchange_data(name: str = "sort_exchange_data", barrier: bool = True) -> Program:
+    """The cross-core sort's tile exchange with its data (``sort_noc_exchange_Wt_tiles``,
+    ``cross_core_data_exchange_common.hpp:68-119``) between the readers of a core pair at ``number_of_tiles_per_core``
+    = 2, and the compute ops on the four buffers it moves tiles between (``sort_cross_core_data_exchange.cpp``, the
+    exchange branch of stage 2, lines 220-297, for tile ``i`` = 2c and 2c + 1): compute packs its two tiles into
+    ``value_tensor_intermediate`` / ``index_tensor_intermediate``; each reader reserves a page of its own
+    ``value_tensor_peer`` / ``index_tensor_peer``, handshakes with its peer, writes the front tile of its intermediate
+    buffers into the peer's peer buffers at its own write pointer of them (``noc.async_write(value_src,
+    UnicastEndpoint{}, ..., {.noc_x, .noc_y, .addr = dfb_value_peer_local_write_addr})``: a ``McastSend`` from the
+    front into ``dst``, on the one-core group of the peer), waits for the write barrier, pops, increments the peer's
+    word again and waits for the peer's second increment before it pushes the peer pages compute then merges.
+
+    ``barrier`` False is the broken variant of tt-metal PR #43507's kind: without ``noc.async_write_barrier()``
+    (line 103) the writes may still be in flight when ``sem_self.up`` (line 109) tells the peer they are done, so the
+    peer may push a page that has not landed, and the pop (105) frees pages the writes still read.
+
+    A slice, as ``sort_exchange``: the ``w`` loop (line 68, two iterations) is transcribed as its two bodies,
+    ``sem_counter`` 1 and 3, so the reset (119) follows the wait it consumes in one body (the reset protocol the
+    checker decides, README "Sort's peer exchange"); compute's copies read the transposed buffers, whose producer
+    (``sort_Wt_tiles_row_to_bitonic_sequence``) and in-place packs (``pack_tile<true>``, lines 326 and 330: a pack
+    into a waited page at an index, which the format cannot say) are left out with those buffers — the copies are
+    ``Compute`` ops with no operand there; the sync of the packer and unpacker (``sync_packer_unpacker``, line 141:
+    one engine here) touches no buffer of the exchange."""
+    k, c, h = Kernel(SORT_EXCHANGE), Kernel(SORT_COMPUTE), Kernel(SORT_COMMON)
+    sites = (Site(0, 0), Site(1, 0))
+    # sort_program_factory.cpp:1013-1035: the intermediate and peer buffers, cb_scale_factor = 2 one-tile pages each
+    # (uint16 index tiles and bf16 value tiles have the same size). Per site: value/index intermediate, peer.
+    names = ("value_tensor_intermediate", "index_tensor_intermediate", "value_tensor_peer", "index_tensor_peer")
+    buffers = tuple(Buffer(4 * i + j, n, s, j, 1, 2, "bf16") for i, s in enumerate(sites) for j, n in enumerate(names))
+    groups = (Group(0, sites[0], (1, 0, 1, 0)), Group(1, sites[1], (0, 0, 0, 0)))  # each core's peer
+    programs = []
+    for i, s in enumerate(sites):
+        vi, ii, vp, ip = (4 * i + j for j in range(4))
+        peer = sites[1 - i]
+
+        def exchange(w: int, vi: int = vi, ii: int = ii, vp: int = vp, ip: int = ip, peer: Site = peer,
+                     g: int = i) -> tuple[Line, ...]:
+            counter = 1 + 2 * w
+            out = [
+                k(70, "dfb_value_peer.reserve_back(ONE_TILE);", Reserve(vp, 1)),
+                k(71, "dfb_index_peer.reserve_back(ONE_TILE);", Reserve(ip, 1)),
+                k(77, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+                k(78, "noc.async_atomic_barrier();", AtomicBarrier()),
+                k(79, "sem_self.wait_min(sem_counter);", SemWait(0, WaitCond.GE, counter)),
+                k(82, "value_tensor_this_dfb.wait_front(ONE_TILE);", Wait(vi, 1)),
+                k(83, "index_tensor_this_dfb.wait_front(ONE_TILE);", Wait(ii, 1)),
+                k(90, "noc.async_write(", McastSend(vi, 1, g, 1, front=True, dst=vp)),
+                k(96, "noc.async_write(", McastSend(ii, 1, g, 1, front=True, dst=ip)),
+            ]
+            if barrier:
+                out.append(k(103, "noc.async_write_barrier();", WriteBarrier()))
+            out += [
+                k(105, "value_tensor_this_dfb.pop_front(ONE_TILE);", Pop(vi, 1)),
+                k(106, "index_tensor_this_dfb.pop_front(ONE_TILE);", Pop(ii, 1)),
+                k(109, "sem_self.up(noc, other_core_x, other_core_y, 1);", SemInc(0, peer, 1)),
+                k(110, "noc.async_atomic_barrier();", AtomicBarrier()),
+                k(111, "sem_self.wait_min(sem_counter + 1);", SemWait(0, WaitCond.GE, counter + 1)),
+                k(114, "dfb_value_peer.push_back(ONE_TILE);", Push(vp, 1)),
+                k(115, "dfb_index_peer.push_back(ONE_TILE);", Push(ip, 1)),
+            ]
+            return tuple(out)
+
+        programs.append(engine(s, Engine.READER, *exchange(0), *exchange(1), k(119, "sem_self.set(0);", SemSet(0, 0))))
+
+        def copy(dst: int) -> tuple[Line, ...]:
+            # copy_tile_between_cbs (sort_common.hpp:273-307): acquire, copy the tile into DST 0, pack it at the
+            # end of dst (pack_tile(dest_idx, dst, 0): dst_tile_id 0), release.
+            return (h(285, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                    h(289, "copy_tile(src_dfb.get_id(), src_tile_id, dest_idx);", Compute("copy_tile", 1, ())),
+                    h(303, "pack_tile(dest_idx, dst_dfb.get_id(), 0);  // Append to the end of the CB",
+                      PackAcc(dst, 1)),
+                    h(307, "tile_regs_release();", ReleaseAcc()))
+
+        def merge(vp: int = vp, ip: int = ip) -> tuple[Line, ...]:
+            return (
+                c(272, "tile_regs_acquire();", AcquireAcc(4, "bf16")),
+                c(276, "copy_tile(dfb::index_tensor_transposed, tile_id, local_index_dest);",
+                  Compute("copy_tile", 1, ())),
+                c(280, "copy_tile(dfb::input_tensor_transposed, tile_id, local_value_dest);",
+                  Compute("copy_tile", 1, ())),
+                c(282, "index_tensor_peer_dfb.wait_front(one_tile);", Wait(ip, 1)),
+                c(286, "copy_tile(dfb::index_tensor_peer, FIRST_TILE, peer_index_dest);",
+                  Compute("copy_tile", 1, (Operand(ip, 1),))),
+                c(288, "index_tensor_peer_dfb.pop_front(one_tile);", Pop(ip, 1)),
+                c(291, "value_tensor_peer_dfb.wait_front(one_tile);", Wait(vp, 1)),
+                c(295, "copy_tile(dfb::value_tensor_peer, FIRST_TILE, peer_value_dest);",
+                  Compute("copy_tile", 1, (Operand(vp, 1),))),
+                c(297, "value_tensor_peer_dfb.pop_front(one_tile);", Pop(vp, 1)),
+                c(299, "ckernel::topk_merge<", Compute("topk_merge", 4, ())),
+                c(332, "tile_regs_release();", ReleaseAcc()))
+
+        send_pair: list[Line] = []
+        for base in (220, 236):  # tile_id (lines 220-234), then tile_id + 1 (236-250)
+            send_pair += [
+                c(base, "value_tensor_intermediate_dfb.reserve_back(one_tile);", Reserve(vi, 1)),
+                c(base + 1, "index_tensor_intermediate_dfb.reserve_back(one_tile);", Reserve(ii, 1)),
+                *copy(ii),  # line base + 3
+                c(base + 5, "index_tensor_intermediate_dfb.push_back(one_tile);", Push(ii, 1)),
+                *copy(vi),  # line base + 7
+                c(base + 14, "value_tensor_intermediate_dfb.push_back(one_tile);", Push(vi, 1)),
+            ]
+        programs.append(engine(s, Engine.COMPUTE, *send_pair, *merge(), *merge()))
+    # sort_program_factory.cpp:1081: SEM_EXCHANGE ("exchange_readers") on every core of the range, initial value 0.
+    return Program(name, WORMHOLE, buffers=buffers, groups=groups,
+                   semaphores=(Semaphore(0, "exchange", sites, 0, SemRole.COUNTER, host_init=True),),
+                   programs=tuple(programs), memory=pack(buffers))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# deepseek_prefill dispatch: a one-word remote write announced by an increment (tt-metal PR #43507)
+# ---------------------------------------------------------------------------------------------------------
+
+#: Lines a vendor fix added, absent from the broken variant: (file, line) -> the statement the fixed wheel holds.
+FIX_ADDED: dict[tuple[str, int], str] = {
+    (DISPATCH_IDLE, 100): "noc_async_write_barrier();  // ensure mailbox L1 addr has landed before atomic wakes sender",
+}
+
+
+def dispatch_mailbox(name: str = "dispatch_mailbox_no_barrier", barrier: bool = False, idle: int = 2) -> Program:
+    """The mailbox handshake of deepseek_prefill's dispatch at startup (ttnn 0.72.0): each of ``idle`` idle cores
+    writes its mailbox's L1 address into its slot of the sender's route-table scratch (``noc_inline_dw_write``,
+    ``writer_untilize_dispatch.cpp:99``), then increments the sender's ``mbox_ready`` word (103) and waits for the
+    atomic's acknowledgement (104); the sender waits for ``mbox_ready == num_idle_cores`` (``reader_dispatch.cpp:283``),
+    resets it (284) and reads every slot with plain loads (287-291), using each as the NoC address of that core's
+    mailbox.
+
+    ``barrier`` False is the kernel before tt-metal PR #43507 ("ds_prefill(dispatch hang fix)"): without
+    ``noc_async_write_barrier()`` at line 100 the inline write and the increment travel unordered (the write is
+    acknowledged on ``NIU_MST_WR_ACK_RECEIVED``, the atomic on ``NIU_MST_ATOMIC_RESP_RECEIVED``), so the increment
+    may wake the sender before the address landed and the sender reads a stale slot — the hang the PR fixed. The
+    comment the kernel carried (lines 90-92: "noc_inline_dw_write is ordered before the subsequent
+    noc_semaphore_inc on the NOC") is the belief it corrected. The slice then also ends with the write
+    unacknowledged (``async-pending-at-end``): so does the kernel on an idle core the batch loop gives no batch
+    (``batch_idx = core_id`` past ``total_batches``, line 111), the other half of the PR (its final
+    ``noc_async_full_barrier()``, line 179 after the fix).
+
+    A slice: the address exchange before it (idle lines 77-96, sender 255-277: the sender multicasts the scratch
+    base, the idle cores wait for ``addr_ready``) and everything after (the batch loop) are left out; each slot is a
+    word of its own (``rt_scratch_<c>``, the 32-bit word at ``rt_scratch_base + core_id * 4``), written by one
+    inline write and read by plain loads the format does not say (a mailbox word: docs/semantics.md, "One-word
+    remote writes"). The value written is the idle core's mailbox buffer address (``get_write_ptr(cb_mailbox_id)``,
+    line 93), laid out by ``pack``."""
+    w, r = Kernel(DISPATCH_IDLE), Kernel(DISPATCH_SENDER)
+    sender = Site(0, 0)
+    cores = tuple(Site(1 + c, 0) for c in range(idle))
+    # The mailbox each idle core exchanges (cb_mailbox_id): one page, so its address is what the slot carries.
+    buffers = tuple(Buffer(c, "mailbox", s, 0, 1, 1, "bf16") for c, s in enumerate(cores))
+    memory = pack(buffers)
+    mbox_ready = Semaphore(0, "mbox_ready", (sender,), 0, SemRole.COUNTER)
+    slots = tuple(Semaphore(1 + c, f"rt_scratch_{c}", (sender,), 0, SemRole.COUNTER) for c in range(idle))
+    programs = [engine(sender, Engine.READER,
+                       r(283, "noc_semaphore_wait(mbox_ready_sem_ptr, num_idle_cores);", SemWait(0, WaitCond.EQ, idle)),
+                       r(284, "noc_semaphore_set(mbox_ready_sem_ptr, 0);", SemSet(0, 0)))]
+    for c, s in enumerate(cores):
+        lines = [w(99, "noc_inline_dw_write(sender_scratch_slot_noc_addr, mailbox_l1_addr);",
+                   InlineWrite(1 + c, sender, memory[c].offset))]
+        if barrier:
+            lines.append(w(100, FIX_ADDED[(DISPATCH_IDLE, 100)], WriteBarrier()))
+        lines += [w(103, "noc_semaphore_inc(sender_mbox_ready_noc_addr, 1);", SemInc(0, sender, 1)),
+                  w(104, "noc_async_atomic_barrier();", AtomicBarrier())]
+        programs.append(engine(s, Engine.WRITER, *lines))
+    return Program(name, WORMHOLE, buffers=buffers, semaphores=(mbox_ready, *slots), programs=tuple(programs),
+                   memory=memory)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Argmax's reduce_all start handshake: an exact wait on a word set to the iteration number (tt-metal #50314)
 # ---------------------------------------------------------------------------------------------------------
@@ -709,6 +885,9 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "broken/sort_exchange_exact_wait.json": lambda: sort_exchange("sort_exchange_exact_wait", exact=True),
     "broken/argmax_start_exact_wait.json": argmax_start,
     "argmax_start_wait_min.json": lambda: argmax_start("argmax_start_wait_min", exact=False),
+    "sort_exchange_data.json": sort_exchange_data,
+    "dispatch_mailbox.json": lambda: dispatch_mailbox("dispatch_mailbox", barrier=True),
+    "broken/dispatch_mailbox_no_barrier.json": dispatch_mailbox,
 }
 
 

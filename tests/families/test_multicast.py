@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 
 from verispatial.certify.rules import engine_facts
@@ -18,12 +19,16 @@ from verispatial.ir import (
     AcquireAcc,
     Addr,
     AtomicBarrier,
+    BufferAt,
+    Compute,
     Engine,
+    FillTiles,
     Flush,
     Group,
     McastSend,
     McastSetValid,
     Op,
+    Operand,
     PackAcc,
     Pop,
     Program,
@@ -37,12 +42,15 @@ from verispatial.ir import (
     SemIncMcast,
     SemSet,
     SemWait,
+    Site,
     Target,
     Tensor,
     Wait,
     WriteBarrier,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.validate import validate
+from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, SimResult, Transition, simulate
 from verispatial.petri.position import Position, Violation
 from verispatial.petri.promela import to_promela
@@ -126,7 +134,7 @@ def test_multicast_leaves_then_lands_and_barriers_track_each_stage() -> None:
     s = it.fire(s, Transition("leave", 0, 1))
     assert Transition("land", 0, 1, 3) not in it.enabled(s)  # word 3 is sem1@(1,0)
     s = it.fire(s, Transition("land", 0, 0, 1))
-    assert s.landed == [0, 2]
+    assert s.landed == [0, 0b11]  # pages 0 and 1 of b1 landed, not yet published
     assert Transition("land", 0, 0, 3) in it.enabled(s)  # the flag is now first in flight
 
 
@@ -205,7 +213,139 @@ def test_mcast_publish_early() -> None:
     r = simulate(mcast_program(receiver_waits=False))
     v = r.violations[0]
     assert where(v) == ("mcast-publish-early", RB, (3,), ())
-    assert v.message == "push(b1, 2) publishes 2 pages in total but multicasts have landed only 0 in b1"
+    assert v.message == "push(b1, 2) publishes pages [0, 2) but no multicast has landed in page 0 of b1 yet"
+
+
+# ---------------------------------------------------------------------------------------------- explicit places
+
+
+def exchange(dst: bool = True, offset: int = 0, barrier: bool = True, twice: bool = False) -> Program:
+    """(0,0)'s reader fills a page of its b0 and writes it from the front into (1,0)'s cb 2 (``McastSend`` on the
+    one-core group of (1,0), ``dst`` b2: its own copy of cb 2, which it reserves, so the address is its write pointer
+    of b2 plus ``offset``), waits for the write to land, then increments (1,0)'s word; (1,0) reserves its cb 2, waits
+    for the increment and publishes the page for its compute. ``dst`` False: the page goes to cb 0 of (1,0) at the
+    source's own address. ``twice``: the sender writes the page a second time into the same slot before the
+    receiver publishes it. ``barrier`` False: a flush instead of the barrier before the increment."""
+    send: list[Op] = [Reserve(0, 1), FillTiles(0, 1), Push(0, 1), Wait(0, 1), Reserve(2, 1)]
+    send += [McastSend(0, 1, 0, 1, front=True, dst=2 if dst else None, offset=offset)] * (2 if twice else 1)
+    send += [WriteBarrier() if barrier else Flush(), SemInc(0, B, 1), AtomicBarrier(), Pop(0, 1), Push(2, 1)]
+    if not barrier:
+        send.append(WriteBarrier())
+    into = 3 if dst else 1
+    recv = [Reserve(into, 1), SemWait(0, EQ, 1), SemSet(0, 0), Push(into, 1)]
+    drain = [Wait(into, 1), AcquireAcc(1, "bf16"), Compute("copy", 1, (Operand(into, 1),)), ReleaseAcc(),
+             Pop(into, 1)]
+    bufs = (buf(0, A, cb=0), buf(1, B, cb=0), buf(2, A, cb=2), buf(3, B, cb=2))
+    p = prog(ep(A, Engine.READER, *send), ep(B, Engine.READER, *recv), ep(B, Engine.COMPUTE, *drain),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    at = [WORMHOLE.reserved_base, WORMHOLE.reserved_base]  # each site's buffers one after another
+    memory = []
+    for b in bufs:
+        size = b.capacity * WORMHOLE.tile_bytes[b.dtype]
+        memory.append(BufferAt(b.id, at[b.site.x], size))
+        at[b.site.x] += size
+    return attrs.evolve(p, memory=tuple(memory))
+
+
+def test_a_remote_write_lands_in_dst_at_the_senders_write_pointer_of_it() -> None:
+    """With ``dst`` the data lands in the receiver's buffer of dst's cb index, at the sender's write pointer of its
+    own dst; the receiver publishes pages that landed. The sender is dst's producer (its pointer is the address)."""
+    p = exchange()
+    it = Interp(p)
+    r = simulate(p)
+    assert (r.status, r.violations) == ("terminated", ())
+    assert r.pushed[3] == 1
+    assert explore(p).rules() == []
+    assert it._mcast_bufs == {(2, 0): (3,)}
+
+
+def test_an_offset_moves_the_landing_past_the_write_pointer() -> None:
+    """``offset`` 1: the page lands one page past the receiver's write pointer, so the page the receiver publishes
+    never landed (``mcast-publish-early``, per page: a count of landed pages would see one page landed and one
+    published)."""
+    p = exchange(offset=1)
+    assert validate(p) == []
+    assert set(simulate(p).rules()) == {R.MCAST_PUBLISH_EARLY}
+    (why,) = validate(exchange(offset=4))
+    assert "lands 1 pages 4 pages past its address, past the end of the 4-page ring of cb 2" in str(why)
+
+
+def test_two_landings_in_one_slot_before_it_is_published() -> None:
+    """Without a push of dst between its two writes the sender's address does not move: the second landing writes
+    the page the first filled before the receiver published it (``mcast-slot``), found by the interpreter and by the
+    checker's static scan of the sender (refuted, replayed)."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = exchange(twice=True)
+    v = next(v for v in simulate(p).violations if v.rule == R.MCAST_SLOT)
+    assert v.message == ("mcast_send of 1 pages lands in b3 at (1,0) on page 0, which an earlier landing filled and b3 "
+                         "has not published yet")
+    report = certify(p)
+    slot = next(r for r in report.results if r.name == "mcast-slot:(0,0).reader:[6]")
+    assert slot.verdict is Verdict.REFUTED
+    assert slot.counterexample is not None
+    assert "the landing of its multicast at [5]" in slot.reason
+
+
+def test_a_push_between_two_landings_moves_the_first_behind_the_pointer() -> None:
+    """Two writes of a 2-page ring with a push of one page of the sender's copy between them: the first write's page
+    is behind the pointer once pushed, so the second lands on a fresh page (no overlap: the scan keeps the first
+    landing's leaf while it shifts it, then drops it)."""
+    from verispatial.certify.reach import analyse
+    from verispatial.families.multicast.encoding import _landing_twice
+
+    p = exchange()
+    a = analyse(p)
+    sends = [lf for v in a.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]
+    send = list(p.programs[0].ops)
+    i = next(k for k, x in enumerate(send) if isinstance(x, McastSend))
+    twice = (*send[:i + 1], Push(2, 1), Reserve(2, 1), send[i], *send[i + 1:])
+    q = attrs.evolve(p, programs=(attrs.evolve(p.programs[0], ops=twice), *p.programs[1:]))
+    assert _landing_twice(a, sends) == {}
+    qa = analyse(q)
+    assert _landing_twice(qa, [lf for v in qa.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]) == {}
+
+
+def test_the_exchange_proves_and_the_increment_needs_the_barrier() -> None:
+    """The correct exchange proves every obligation (the page published only once a write barrier of the sender
+    passed over it); with a flush instead of the barrier before the increment, ``async-inc-overtake`` is refuted
+    at the increment and the publication is not proved."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    good = certify(exchange())
+    assert [r.name for r in good.results if r.verdict is not Verdict.PROVED] == []
+    bad = exchange(barrier=False)
+    assert findings(bad) == [(R.ASYNC_INC_OVERTAKE, RA, (7,))]
+    # The early increment lets (1,0) publish before the page landed, which then finds its write pointer moved.
+    assert set(explore(bad).rules()) == {R.ASYNC_INC_OVERTAKE, R.MCAST_PUBLISH_EARLY, R.MCAST_SLOT}
+    report = certify(bad)
+    assert {r.name for r in report.results if r.verdict is Verdict.REFUTED} >= {"async-inc-overtake:(0,0).reader:[7]"}
+    assert all(r.verdict is not Verdict.PROVED for r in report.results if r.name.startswith("mcast-publish:"))
+
+
+def test_a_landing_overlapping_another_engines_is_not_decided() -> None:
+    """Two engines whose writes land in one buffer at overlapping offsets: which lands first is not decided by the
+    checker, so ``mcast-slot`` of both fails to prove (never proved)."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    c = Site(2, 0)
+    bufs = (buf(0, A, cb=0), buf(1, B, cb=0), buf(2, c, cb=0))
+    send = (Reserve(0, 1), FillTiles(0, 1), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(),
+            Push(0, 1))
+    p = prog(ep(A, Engine.READER, *send), ep(c, Engine.READER, *(attrs.evolve(x, buf=2) if isinstance(x, (
+        Reserve, Push)) else FillTiles(2, 1) if isinstance(x, FillTiles) else McastSend(2, 1, 1, 1)
+        if isinstance(x, McastSend) else x for x in send)),
+        ep(B, Engine.READER, Reserve(1, 1), SemWait(0, GE, 2), SemSet(0, 0), Push(1, 1)),
+        buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)), Group(1, c, (1, 0, 1, 0))), sems=(sem(0, B),))
+    assert validate(p) == []
+    report = certify(p)
+    for eng in ("(0,0).reader", "(2,0).reader"):
+        r = next(x for x in report.results if x.name == f"mcast-slot:{eng}:[2]")
+        assert r.verdict is Verdict.FAILED, r
+    assert R.MCAST_SLOT in set(explore(p).rules())
 
 
 # ---------------------------------------------------------------------------------------------- every chain

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from builders import EQ, RA, WA, A, B, buf, ep, prog, sem
 
 from verispatial.certify.rules import engine_facts
@@ -17,8 +18,10 @@ from verispatial.ir import (
     Addr,
     AtomicBarrier,
     Engine,
+    FillTiles,
     Flush,
     Group,
+    InlineWrite,
     McastSend,
     Op,
     PackAcc,
@@ -28,6 +31,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     SemInc,
@@ -39,7 +43,8 @@ from verispatial.ir import (
     WriteTiles,
 )
 from verispatial.ir import rules as R
-from verispatial.petri.interp import Interp, SimResult, Transition, simulate
+from verispatial.petri.explore import explore
+from verispatial.petri.interp import Interp, SimResult, State, Transition, simulate
 from verispatial.petri.position import Violation
 from verispatial.petri.promela import to_promela
 
@@ -190,10 +195,190 @@ def test_each_chain_checks_a_write_source_freed_before_it_left() -> None:
     assert asserted(to_promela(p), R.ASYNC_SOURCE_REUSE) == ["O_0_0", "O_1_2", "O_0_1"]
 
 
+# ---------------------------------------------------------------------------------------------- one-word writes
+
+
+def inline_program(barrier_first: bool = True, waited: bool = False) -> Program:
+    """(1,0) writes 7 into a word of (0,0) (noc_inline_dw_write) and increments (0,0)'s ``ready`` word; (0,0) waits
+    for the increment and resets it. ``barrier_first``: the write barrier sits between the write and the increment
+    (tt-metal PR #43699's fix), else after the increment. ``waited``: (0,0) also waits for the word to hold 7."""
+    w = [InlineWrite(1, A, 7)]
+    w += [WriteBarrier(), SemInc(0, A, 1), AtomicBarrier()] if barrier_first else [
+        SemInc(0, A, 1), AtomicBarrier(), WriteBarrier()]
+    mine: list[Op] = [SemWait(0, EQ, 1), SemSet(0, 0)] + ([SemWait(1, EQ, 7), SemSet(1, 0)] if waited else [])
+    return prog(ep(A, Engine.READER, *mine), ep(B, Engine.READER, *w), sems=(sem(0, A), sem(1, A)))
+
+
+def test_inline_write_lands_as_a_remote_write_of_its_word() -> None:
+    """An inline write is issued by its step and lands later, on its own, storing its value; the write barrier waits
+    for it, the atomic barrier does not; the word only inline writes write and nothing reads ends at 7 (a mailbox:
+    no balance-sem)."""
+    p = inline_program()
+    it = Interp(p)
+    s = it.fire(it.initial(), Transition("step", 1))  # (1,0) issues the write
+    w = it.word_id[(1, A)]
+    assert s.words[w] == 0
+    assert not it.can_step(s, 1)  # its write barrier waits for the landing
+    assert it.describe(s, Transition("land", 1, 0)) == ("(1,0).reader's inline_write(sem1, (0,0), 7) (issued at ops[0]) "
+                                                        "lands: sem1@(0,0) 0 -> 7")
+    s = it.fire(s, Transition("land", 1, 0))
+    assert s.words[w] == 7
+    assert it.can_step(s, 1)
+    r = simulate(p)
+    assert (r.status, r.violations, r.sems[(1, A)]) == ("terminated", (), 7)
+    assert p.mailbox_words() == frozenset({(1, A)})
+    assert inline_program(waited=True).mailbox_words() == frozenset()
+
+
+def test_async_inc_overtake_in_every_chain() -> None:
+    """``async-inc-overtake``: the increment (ops[1]) issued while the inline write to its core has not landed (the
+    barrier after it, not before). The interpreter reports it when the write is still in flight (not in round robin,
+    which lands it first), the per-engine rules find it at the increment, the Promela model asserts it there; with the
+    barrier first, no chain does."""
+    p = inline_program(barrier_first=False)
+    assert simulate(p).violations == ()  # landings first: the write landed before the increment
+    it = Interp(p)
+    s, vs = it.step(it.initial(), Transition("step", 1))
+    s, vs = it.step(s, Transition("step", 1))
+    assert [where(v) for v in vs] == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (1,), ())]
+    assert vs[0].message == ("sem_inc(sem0, (0,0), 1) is issued while this engine's inline_write(sem1, (0,0), 7) at "
+                             "ops[0] has not landed at (0,0) (no write_barrier between: the atomic may land first)")
+    assert findings(p) == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (1,))]
+    assert asserted(to_promela(p), R.ASYNC_INC_OVERTAKE) == ["O_1_1"]
+    fixed = inline_program()
+    assert findings(fixed) == []
+    assert asserted(to_promela(fixed), R.ASYNC_INC_OVERTAKE) == ["O_1_2"]  # asserted there, and holds
+    assert explore(fixed).rules() == []
+    assert set(explore(p).rules()) == {R.ASYNC_INC_OVERTAKE}
+
+
+def test_a_flush_is_not_a_landing() -> None:
+    """A flush says the write left its source, not that it landed: an increment after it may still overtake it
+    (the interpreter's landing is one transition after the flush may pass)."""
+    p = prog(ep(A, Engine.READER, SemWait(0, EQ, 1), SemSet(0, 0)),
+             ep(B, Engine.READER, InlineWrite(1, A, 7), Flush(), SemInc(0, A, 1), AtomicBarrier(), WriteBarrier()),
+             sems=(sem(0, A), sem(1, A)))
+    assert findings(p) == [(R.ASYNC_INC_OVERTAKE, "(1,0).reader", (2,))]
+
+
+def test_an_inline_write_lands_on_a_waited_word_as_a_remote_write() -> None:
+    """The word's owner waits ``== 7`` and resets it: the inline write is a remote write (``sem-set-race`` when it
+    lands after the owner's wait and before a reset it has not seen), decided by no protocol (``sem-protocol`` fails
+    to prove, never proved)."""
+    from verispatial.driver.run import certify
+
+    p = inline_program(waited=True)
+    assert simulate(p).violations == ()
+    report = certify(p)
+    (proto,) = [r for r in report.results if r.name == "sem-protocol:sem1@(0,0)"]
+    assert proto.verdict.value == "failed-to-prove"
+    assert "one-word remote writes" in proto.reason
+
+
+# ---------------------------------------------------------------------------------------------- remote reads
+
+
+def remote_read_program(wait: bool = True, refill: bool = False, ack_first: bool = False) -> Program:
+    """(1,0) fills a page of its c_0 (b1), pushes it and increments (0,0)'s word 0; (0,0) waits for it (``wait``),
+    reads the page at its own read pointer of c_0 (b0) into b2, waits for the read to land, pushes it and
+    increments (1,0)'s word 1; (1,0)'s consumer waits for that before it pops. ``refill``: then (1,0)'s producer fills
+    the slot again. ``ack_first``: (0,0) increments before its read barrier, so the pop and the refill may come
+    while the read is in flight."""
+    owner: list[Op] = [Reserve(1, 1), FillTiles(1, 1), Push(1, 1), SemInc(0, A, 1), AtomicBarrier()]
+    if refill:
+        owner += [Reserve(1, 1), FillTiles(1, 1), Push(1, 1)]
+    drain = [Wait(1, 1), SemWait(1, EQ, 1), SemSet(1, 0), Pop(1, 1)] + ([Wait(1, 1), Pop(1, 1)] if refill else [])
+    ack: list[Op] = [SemInc(1, B, 1), AtomicBarrier()]
+    landed: list[Op] = [*ack, ReadBarrier()] if ack_first else [ReadBarrier(), *ack]
+    read: list[Op] = [Reserve(2, 1), RemoteRead(0, B, 1, 2), *landed, Push(2, 1)]
+    reader = ([SemWait(0, EQ, 1), SemSet(0, 0)] if wait else []) + read
+    return prog(ep(A, Engine.READER, *reader), ep(A, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
+                ep(B, Engine.READER, *owner), ep(B, Engine.WRITER, *drain),
+                buffers=(buf(0, A, cb=0, cap=1), buf(1, B, cb=0, cap=1), buf(2, A, cb=1)), sems=(sem(0, A), sem(1, B)))
+
+
+def test_remote_read_reads_the_owners_published_page() -> None:
+    """The read takes its pages from the owner (the buffer of ``buf``'s cb index at ``at``), lands by the read
+    barrier into ``into``; run after the owner's push it breaks nothing, and the owner's buffer is a data buffer
+    (its push must be filled)."""
+    p = remote_read_program()
+    it = Interp(p)
+    assert it.remote_of == {(0, B): 1}
+    assert 1 in it.data_bufs
+    assert simulate(p).violations == ()
+    assert explore(p).rules() == []
+
+
+def test_remote_read_unpublished_in_every_chain_that_models_it() -> None:
+    """Read before the owner pushed: the slot holds no page its producer published (``remote-read-unpublished``,
+    at the read); the checker refutes it and replays it; the Promela model refuses remote reads by name."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.promela import PromelaUnsupported
+
+    p = remote_read_program(wait=False)
+    r = simulate(p)
+    v = next(v for v in r.violations if v.rule == R.REMOTE_READ_UNPUBLISHED)
+    assert where(v) == (R.REMOTE_READ_UNPUBLISHED, RA, (1,), ())
+    assert v.message == ("remote_read(b0, (1,0), 1, b2) reads slot 0 of b1 at (1,0), which holds no page its producer "
+                         "published (pushed 0, reserved to 1)")
+    got = {x.name: x for x in certify(p).results}
+    x = got["remote-read-unpublished:(0,0).reader:[1]"]
+    assert x.verdict is Verdict.REFUTED
+    assert x.counterexample is not None
+    assert x.counterexample["replay"]["violation"]["rule"] == R.REMOTE_READ_UNPUBLISHED
+    with pytest.raises(PromelaUnsupported, match="remote reads are not modelled"):
+        to_promela(p)
+
+
+def test_a_popped_page_keeps_its_bytes_until_it_is_reserved_again() -> None:
+    """``noc.published``: a page the owner's consumer popped still holds what its push published; once the
+    producer reserves the slot again it does not (its new bytes are being written)."""
+    p = remote_read_program(refill=True)
+    it = Interp(p)
+
+    def run(s: State, *engines: int) -> State:
+        for e in engines:
+            while not it.can_step(s, e):  # a barrier: land what it waits for
+                s = it.fire(s, it.landings(s)[0])
+            s = it.fire(s, Transition("step", e))
+        return s
+
+    s = run(it.initial(), 2, 2, 2)  # the owner reserves, fills, pushes
+    assert semantics.published(s, 1, 0, 1)
+    s = run(s, 2, 2, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 3)  # its increment; the reader reads and acknowledges; it pops
+    assert it.pos(3, s.pcs[3]).op == "wait(b1, 1)"
+    assert semantics.published(s, 1, 0, 1)
+    s = run(s, 2)  # the producer reserves the slot again
+    assert not semantics.published(s, 1, 0, 1)
+
+
+def test_a_rewrite_while_the_remote_read_is_in_flight() -> None:
+    """The reader acknowledges before its read barrier, so the owner may pop the page and fill the slot again while
+    the read is in flight: the refill rewrites the read's source (``async-source-reuse``); the checker proves the
+    read published (live when issued) but not that it stays live (failed to prove, never proved). With the
+    acknowledgement after the barrier both prove."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = remote_read_program(refill=True, ack_first=True)
+    assert set(explore(p).rules()) == {R.ASYNC_SOURCE_REUSE}
+    got = {x.name: x.verdict for x in certify(p).results}
+    assert got["remote-read-unpublished:(0,0).reader:[3]"] is Verdict.PROVED
+    assert got["async-source-reuse:(0,0).reader:[3]"] is Verdict.FAILED
+    fixed = remote_read_program(refill=True)
+    assert explore(fixed).rules() == []
+    got = {x.name: x.verdict for x in certify(fixed).results}
+    assert got["remote-read-unpublished:(0,0).reader:[3]"] is Verdict.PROVED
+    assert got["async-source-reuse:(0,0).reader:[3]"] is Verdict.PROVED
+
+
 def test_the_family_tables_cover_the_family_op_classes() -> None:
-    ops = {ReadTiles, WriteTiles, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
-    assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
-    # What the family issues lands through its own landings, in the interpreter and in the model's noc process.
-    assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == {ReadTiles, WriteTiles}
+    ops = {ReadTiles, WriteTiles, InlineWrite, RemoteRead, ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+    assert set(semantics.HANDLERS) == set(promela.HANDLERS) | {RemoteRead} == set(encoding.HANDLERS) == ops
+    # What the family issues lands through its own landings, in the interpreter and in the model's noc process (which
+    # refuses remote reads by name).
+    assert set(semantics.LANDINGS) == set(promela.LANDINGS) | {RemoteRead} == set(promela.QUEUES) | {RemoteRead} == {
+        ReadTiles, WriteTiles, InlineWrite, RemoteRead}
     # The barriers block until what they wait for is done: their guards and what a stuck one reports live here too.
     assert set(semantics.ENABLED) == set(semantics.BLOCKED) == {ReadBarrier, WriteBarrier, Flush, AtomicBarrier}

@@ -39,7 +39,7 @@ from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
 from verispatial.families.multicast.encoding import check_multicast, multicast_destinations
-from verispatial.families.noc.encoding import cross_engine, discharge, may_reach_source, reuse_consequences
+from verispatial.families.noc.encoding import check_remote_reads, cross_engine, discharge, may_reach_source, reuse_consequences
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.families.tensors.encoding import check_bounds
 from verispatial.ir import acks, obligation
@@ -480,7 +480,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
-        "multicast": lambda: check_multicast(a, trusted, rlimit),
+        "multicast": lambda: check_multicast(a, trusted, rlimit) + check_remote_reads(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit) + check_shard_orderings(a, trusted, rlimit),
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }

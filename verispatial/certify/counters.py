@@ -289,7 +289,7 @@ class CounterModel:
         for b, leaves in self.buf_leaves.items():
             out.setdefault(f"cb{b}", set()).update(lf.engine for lf in leaves)
         for w in self.words.values():
-            es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)}
+            es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits, *w.inline)}
             if w.kind == "flag":
                 es |= {lf.engine for lf in w.flags}
             if w.seq is not None:  # a sequence word's value follows its owner's sets

@@ -124,6 +124,8 @@ class EngineRun:
                                                   "not have left (no flush/write_barrier since)", tuple(hit))
 
 
+
+
 #: Constant loops up to this count are iterated exactly; longer ones (and trip loops) run to a fixpoint.
 EXACT_LOOP = 256
 

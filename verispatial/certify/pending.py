@@ -13,10 +13,12 @@ from typing import Any
 from verispatial.certify.structure import Leaf
 from verispatial.ir.ops import (
     AtomicBarrier,
+    InlineWrite,
     McastSend,
     McastSetValid,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     SemInc,
     SemIncMcast,
     WriteBarrier,
@@ -31,11 +33,11 @@ def outstanding_ops(leaves: tuple[Leaf, ...] | list[Leaf]) -> list[dict[str, Any
     pending: dict[str, list[Leaf]] = {"read": [], "write": [], "atomic": []}
     for lf in sorted(leaves, key=lambda x: x.index):
         op = lf.op
-        if isinstance(op, ReadTiles):
+        if isinstance(op, (ReadTiles, RemoteRead)):
             pending["read"].append(lf)
         elif isinstance(op, ReadBarrier):
             pending["read"].clear()
-        elif isinstance(op, (WriteTiles, McastSend, McastSetValid)):
+        elif isinstance(op, (WriteTiles, McastSend, McastSetValid, InlineWrite)):
             pending["write"].append(lf)
         elif isinstance(op, WriteBarrier):
             pending["write"].clear()

@@ -30,7 +30,18 @@ from verispatial.families.multicast import encoding as multicast
 from verispatial.families.noc import encoding as noc
 from verispatial.families.semaphores import encoding as semaphores
 from verispatial.ir.ids import op_ids
-from verispatial.ir.ops import ID_BUFFER, Compute, McastSend, Op, ReadTiles, Reserve, Wait, WriteTiles, named_index_buffer
+from verispatial.ir.ops import (
+    ID_BUFFER,
+    Compute,
+    McastSend,
+    Op,
+    ReadTiles,
+    RemoteRead,
+    Reserve,
+    Wait,
+    WriteTiles,
+    named_index_buffer,
+)
 from verispatial.ir.program import IndexKey, Program, walk
 from verispatial.ir.shards import sharded, written_shards
 
@@ -59,6 +70,10 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> s
                 out.update(o.buf for o in op.ins)
             elif isinstance(op, McastSend):
                 out.add(op.buf)
+            elif isinstance(op, RemoteRead):
+                owner = p.remote_buffer(op.buf, op.at)
+                if owner is not None:
+                    out.add(owner)  # its pages are read at the owner's site
     return (out | set((p.index_buffers() if index_bufs is None else index_bufs).values())) - read_shards
 
 

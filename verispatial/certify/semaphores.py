@@ -29,6 +29,10 @@ Protocols:
   receiver's vendor order — wait for VALID, then reset to INVALID (tt-metal
   ``models/demos/deepseek_v3_b1/unified_kernels/mcast.hpp``: ``noc_semaphore_wait(ptr, VALID)`` then
   ``noc_semaphore_set(ptr, INVALID)``) — is the same protocol with set k counted from the launch.
+- ``mailbox``: a word only one-word remote writes (``InlineWrite``, ``noc_inline_dw_write``) write and no op reads
+  (no wait, set, increment or flag touches it): a slot a kernel reads with plain loads. Nothing blocks on it; it is
+  exempt from end balance (``Program.mailbox_words``). A word inline writes land on that anything else touches is
+  ``unsupported``.
 - ``source``: a word a flag multicast reads at its sender's site (``McastSetValid.source``: the flag's own
   semaphore, or another one such as a constant VALID word, noc_semaphore_set_multicast(src, dst, ...)), only ever
   holding one value ``V`` whenever a multicast reads it (its initial value or one set before its first use), and
@@ -77,7 +81,7 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import If, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, count_max
+from verispatial.ir.ops import If, InlineWrite, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, count_max
 from verispatial.ir.program import Program
 
 
@@ -133,7 +137,7 @@ class Word:
 
     sem: int
     site: Site
-    kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "unsupported"
+    kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "mailbox" | "unsupported"
     init: int
     incs: tuple[Leaf, ...] = ()  # SemInc and SemIncMcast leaves that add to this word (each ``by``)
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
@@ -148,6 +152,7 @@ class Word:
     reset_value: int | None = None  # flag: I (the value the owner's resets write)
     fresh: tuple[Leaf, ...] = ()  # reset: sets no consuming wait precedes (they consume nothing: none may be due)
     seq: Sequence | None = None  # sequence: the sequence the word carries (its own, or the one its flags copy)
+    inline: tuple[Leaf, ...] = ()  # InlineWrite leaves (one-word remote writes) that land on it
 
     @property
     def name(self) -> str:
@@ -252,6 +257,8 @@ class _Index:
     local: dict[tuple[int, Site], list[Leaf]]
     #: the ``McastSetValid`` leaves that read the word (their ``source`` at their sender's site)
     reads: dict[tuple[int, Site], list[Leaf]]
+    #: the ``InlineWrite`` leaves (one-word remote writes) that land on the word
+    inline: dict[tuple[int, Site], list[Leaf]]
     #: per engine and semaphore: the top-level ops holding a set, wait or flag multicast of it (and any ``If``)
     tops: dict[str, dict[int, set[int]]]
     guarded: dict[str, set[int]]
@@ -262,6 +269,7 @@ class _Index:
         flags: dict[tuple[int, Site], list[Leaf]] = {}
         local: dict[tuple[int, Site], list[Leaf]] = {}
         reads: dict[tuple[int, Site], list[Leaf]] = {}
+        inline: dict[tuple[int, Site], list[Leaf]] = {}
         tops: dict[str, dict[int, set[int]]] = {}
         guarded: dict[str, set[int]] = {}
         trip_max = p.trip_max()
@@ -287,9 +295,11 @@ class _Index:
                 elif isinstance(op, (SemSet, SemWait)):
                     local.setdefault((op.sem, site), []).append(lf)
                     mine.setdefault(op.sem, set()).add(lf.path[0])
+                elif isinstance(op, InlineWrite):
+                    inline.setdefault((op.sem, op.at), []).append(lf)
                 elif isinstance(op, If):
                     ifs.add(lf.path[0])
-        return cls(incs, flags, local, reads, tops, guarded)
+        return cls(incs, flags, local, reads, inline, tops, guarded)
 
     def touching(self, view: EngineView, sem: int) -> tuple[Op, ...]:
         """The top-level ops of ``view`` that contain an op on semaphore ``sem`` (``SemSet``, ``SemWait``, a flag
@@ -554,7 +564,18 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     base = {"sem": sem, "site": site, "init": init, "incs": incs, "flags": flags, "sets": sets, "waits": waits}
 
     def unsupported(why: str) -> Word:
-        return Word(kind="unsupported", why=why, **base)  # type: ignore[arg-type]
+        return Word(kind="unsupported", why=why, inline=inline, **base)  # type: ignore[arg-type]
+
+    inline = tuple(index.inline.get((sem, site), ()))
+    if inline:
+        # A one-word remote write stores a value no count follows: only a word nothing else touches (a mailbox slot
+        # a kernel reads with plain loads) is decided, and it decides nothing blocking.
+        other = [what for what, there in (("incremented", incs), ("flagged", flags), ("set", sets), ("waited on", waits),
+                                          ("read by a flag multicast", (sem, site) in sources)) if there]
+        if other:
+            return unsupported(f"one-word remote writes (noc_inline_dw_write) land on it and it is also {other[0]}: "
+                               "no protocol decides it")
+        return Word(kind="mailbox", inline=inline, **base)  # type: ignore[arg-type]
 
     seq = seqs.get((sem, site))
     if isinstance(seq, Sequence):

@@ -108,6 +108,17 @@ class McastSend:
     received equal it (one comes back per destination of the group), so a count other than the group's hangs that
     barrier — a finding, not bad input (docs/semantics.md "Acknowledgement counts"). The source pages are read no
     later than the next ``Flush``/``WriteBarrier``; the data lands no later than the next ``WriteBarrier``.
+
+    A unicast remote write of buffer pages (``noc_async_write(src, get_noc_addr(x, y, addr), size)``; Metal 2.0
+    ``noc.async_write(src, UnicastEndpoint{}, size, {}, {.noc_x, .noc_y, .addr})``) is this op on a group whose
+    rectangle is the one destination core: the NoC acknowledges it once, as a one-destination multicast.
+
+    Where it lands (docs/semantics.md, "Remote writes to an explicit place"): with no ``dst``, at the source pages'
+    own address in the buffer of the same cb index, the source pages starting ``offset`` pages past the source
+    pointer; with ``dst`` (a buffer of this site, which this engine produces), in the buffer of ``dst``'s cb index at
+    each destination, at this engine's write pointer of ``dst`` plus ``offset`` pages — the address the kernel
+    computes from its own copy of that buffer (``get_write_ptr(dst) + offset * page_size``: sort's peer exchange,
+    ``cross_core_data_exchange_common.hpp:73-74, 90-101``), the source pages then starting at the source pointer.
     """
 
     buf: int = attrs.field(metadata={"id": ID_BUFFER})
@@ -115,6 +126,14 @@ class McastSend:
     group: int = attrs.field(metadata={"id": ID_GROUP})
     num_dests: int = attrs.field()
     front: bool = False
+    dst: int | None = attrs.field(default=None, metadata={"id": ID_BUFFER})
+    offset: int = 0
+
+    @property
+    def dest(self) -> int:
+        """The buffer of this site whose circular-buffer index the data lands in at each destination (``dst``, else
+        the source buffer itself)."""
+        return self.buf if self.dst is None else self.dst
 
 
 @attrs.frozen
@@ -145,6 +164,39 @@ class SemIncMcast:
     group: int = attrs.field(metadata={"id": ID_GROUP})
     num_dests: int = attrs.field()
     by: int = 1
+
+
+@attrs.frozen
+class InlineWrite:
+    """Asynchronous one-word remote write of the immediate ``value`` into the word of ``sem`` at site ``at``
+    (``noc_inline_dw_write(get_noc_addr(x, y, addr), value)``, ``dataflow_api.h:2216``: the value travels in the
+    command, no local source). A NoC write: the engine's next ``WriteBarrier`` waits for its acknowledgement (one,
+    ``NIU_MST_WR_ACK_RECEIVED``), a ``Flush`` for its departure; an increment aimed at ``at`` before that barrier may
+    land first (``async-inc-overtake``, tt-metal PR #43699). It lands as a remote write of the word
+    (``sem-set-race``, ``sem-overshoot``). The word may be a semaphore's or any L1 word a kernel exchanges (a mailbox
+    slot: ``Semaphore`` declares the 32-bit word and its sites)."""
+
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    at: Site = attrs.field(metadata={"id": ID_SITE})
+    value: int = attrs.field()
+
+
+@attrs.frozen
+class RemoteRead:
+    """Asynchronous read of ``pages`` pages of another core's buffer into the reserved back of ``into``:
+    ``noc_async_read(get_noc_addr(x, y, get_read_ptr(buf) + offset * page_size), get_write_ptr(into), size)`` (Metal
+    2.0 ``noc.async_read(UnicastEndpoint{}, into, size, {.noc_x, .noc_y, .addr}, {...})``). The pages are those of the
+    buffer with ``buf``'s cb index at site ``at`` (the owner), starting ``offset`` pages past this engine's read pointer
+    of ``buf`` — the address the kernel computes from its own copy, which it consumes (the sharded layernorm's
+    partials, ``reader_mcast_sender_unary_sharded_ln.cpp:164, 179-184``). They must hold pages the owner published
+    and keep them until the read lands (``remote-read-unpublished``, ``async-source-reuse``); it lands no later than
+    the engine's next ``ReadBarrier`` and fills ``into`` as a ``ReadTiles`` of ``pages`` pages would."""
+
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    at: Site = attrs.field(metadata={"id": ID_SITE})
+    pages: int = attrs.field()
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
+    offset: int = 0
 
 
 @attrs.frozen
@@ -343,6 +395,8 @@ Op: TypeAlias = (
     | PackAcc
     | ReleaseAcc
     | SemIncMcast
+    | InlineWrite
+    | RemoteRead
     | Loop
     | If
 )
@@ -397,6 +451,8 @@ OP_TAGS: dict[type, str] = {
     ReleaseAcc: "release_acc",
     SemIncMcast: "sem_inc_mcast",
     FillTiles: "fill_tiles",
+    InlineWrite: "inline_write",
+    RemoteRead: "remote_read",
     Loop: "loop",
     If: "if",
 }
@@ -442,6 +498,12 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
         elif a.name == "src":
             if v is not None:
                 fields.append(f"src={sm(v)}")
+        elif a.name == "dst":
+            if v is not None:
+                fields.append(f"into {b(v)}")
+        elif a.name == "offset":
+            if v:
+                fields.append(f"+{v} pages")
         elif a.name == "num_dests":
             fields.append(f"{v} dests")
         elif a.name == "ins":

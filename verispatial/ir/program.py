@@ -433,7 +433,7 @@ class Program:
         multicast (``McastSetValid``) landing on it names the semaphore — so the host's write of ``init`` at the next
         launch is all that brings them back (docs/checker.md). Exempt from end balance; shared by the interpreter and
         the checker. A host_init word a kernel sets is not in it and must balance as any other."""
-        from verispatial.ir.ops import McastSetValid, SemSet
+        from verispatial.ir.ops import InlineWrite, McastSetValid, SemSet
 
         host = [s for s in self.semaphores if s.host_init]
         if not host:
@@ -443,9 +443,48 @@ class Program:
             for op in walk(ep.ops):
                 if isinstance(op, SemSet):
                     written.add((op.sem, ep.site))
+                elif isinstance(op, InlineWrite):
+                    written.add((op.sem, op.at))
                 elif isinstance(op, McastSetValid) and 0 <= op.group < len(self.groups):
                     written.update((op.sem, d) for d in self.groups[op.group].destinations())
         return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in written)
+
+    def remote_buffer(self, buf: int, at: Site) -> int | None:
+        """The buffer a ``RemoteRead`` of ``buf`` at site ``at`` reads: the one with ``buf``'s cb index on ``at`` in
+        ``buf``'s phase (None when there is none; ``validate`` refuses such a read)."""
+        phases = self.phase_of_section()
+        if not 0 <= buf < len(self.buffers):
+            return None
+        src = self.buffers[buf]
+        ph = phases[src.section] if 0 <= src.section < len(phases) else 0
+        return next((b.id for b in self.buffers if b.site == at and b.cb == src.cb
+                     and (phases[b.section] if 0 <= b.section < len(phases) else 0) == ph), None)
+
+    def mailbox_words(self) -> frozenset[tuple[int, Site]]:
+        """Words only one-word remote writes write (``InlineWrite``: a mailbox slot a kernel fills on another core
+        with ``noc_inline_dw_write``) and no op of the program reads — no ``SemWait`` on it, no flag multicast from or
+        onto it, no ``SemSet``, no increment. Its value reaches nothing the format says (a kernel reads it with plain
+        loads, each launch after the write that fills it), so it is exempt from end balance (docs/semantics.md,
+        "One-word remote writes"); shared by the interpreter and the checker."""
+        from verispatial.ir.ops import InlineWrite, McastSetValid, SemInc, SemIncMcast, SemSet, SemWait
+
+        written: set[tuple[int, Site]] = set()
+        other: set[tuple[int, Site]] = set()
+        for ep in self.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, InlineWrite):
+                    written.add((op.sem, op.at))
+                elif isinstance(op, SemInc):
+                    other.add((op.sem, op.at))
+                elif isinstance(op, (SemSet, SemWait)):
+                    other.add((op.sem, ep.site))
+                elif isinstance(op, McastSetValid):
+                    other.add((op.source, ep.site))
+                    if 0 <= op.group < len(self.groups):
+                        other.update((op.sem, d) for d in self.groups[op.group].destinations())
+                elif isinstance(op, SemIncMcast) and 0 <= op.group < len(self.groups):
+                    other.update((op.sem, d) for d in self.groups[op.group].destinations())
+        return frozenset(written - other)
 
     def counters_reused(self) -> dict[int, str]:
         """Per buffer whose pages counters (``tiles_received`` / ``tiles_acked``) outlive its section, who counts on

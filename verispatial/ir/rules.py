@@ -168,6 +168,8 @@ ASYNC_READ_PUBLISH = "async-read-publish"
 ASYNC_FLAG_OVERTAKE = "async-flag-overtake"
 ASYNC_SOURCE_REUSE = "async-source-reuse"
 ASYNC_PENDING_AT_END = "async-pending-at-end"
+ASYNC_INC_OVERTAKE = "async-inc-overtake"
+REMOTE_READ_UNPUBLISHED = "remote-read-unpublished"
 MCAST_SLOT = "mcast-slot"
 MCAST_PUBLISH_EARLY = "mcast-publish-early"
 MCAST_PUBLISH = "mcast-publish"
@@ -272,6 +274,15 @@ RULES: tuple[Rule, ...] = (
     Rule(ASYNC_PENDING_AT_END, Family.ASYNC_NOC, "an engine ends with NoC transactions outstanding", _NOC,
          "watcher reports pending NoC transactions: tt-metal PR #55119", NOC_SEMANTICS, _NOC_PER_ENGINE,
          "R_async_pending_at_end", Replay.AT_OP, _OP, (ASYNC_PENDING_AT_END,)),
+    Rule(ASYNC_INC_OVERTAKE, Family.ASYNC_NOC, "an increment issued while a remote write to its core has not landed",
+         f"{SEM_DOC}#remote-writes-and-the-increment-that-announces-them",
+         "tt-metal PR #43507, #43699; noc_nonblocking_api.h NIU_MST_WR_ACK_RECEIVED vs NIU_MST_ATOMIC_RESP_RECEIVED",
+         NOC_SEMANTICS, f"{FAMILIES_PACKAGE}.noc.inc_overtake, {PER_ENGINE}", "R_async_inc_overtake", Replay.AT_OP, _OP, (ASYNC_INC_OVERTAKE,)),
+    Rule(REMOTE_READ_UNPUBLISHED, Family.ASYNC_NOC, "a remote read of pages its owner has not published",
+         f"{SEM_DOC}#remote-reads",
+         "reader_mcast_sender_unary_sharded_ln.cpp:164, 179-188 (reads after the handshake that follows the pushes)",
+         NOC_SEMANTICS, NOC_ENCODING, "", Replay.CLAIMED, _OP, (REMOTE_READ_UNPUBLISHED,),
+         (Family.CIRCULAR_BUFFER,)),
     Rule(MCAST_SLOT, Family.ASYNC_NOC, "a multicast lands at a receiver slot other than the sender's", _NOC,
          f"{_DATAFLOW} noc_async_write_multicast: the same L1 address at every receiver", MCAST_SEMANTICS,
          MCAST_ENCODING, "R_mcast_slot", Replay.CLAIMED, _OP, (MCAST_SLOT,),

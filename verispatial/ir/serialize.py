@@ -26,7 +26,7 @@ import jsonschema_rs
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
-from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackAcc, SemSet, TripCount
+from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
@@ -86,13 +86,19 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
             # stay byte for byte what they were.
             if v:
                 d["accumulate"] = True
+        elif isinstance(op, McastSend) and a.name in ("dst", "offset"):
+            # Written only when set: documents from before the fields (and their certificates' program digests) stay
+            # byte for byte what they were.
+            if v:
+                d[a.name] = v
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.
             if v:
                 d["terms"] = _conv.unstructure(v)
         else:
             d[a.name] = _conv.unstructure(v)
-    # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate
+    # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate,
+    # mcast_send's dst and offset
     # (and a semaphore's host_init, a dynamic address part's buf).
     return d
 

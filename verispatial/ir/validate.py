@@ -25,11 +25,13 @@ from verispatial.ir.ops import (
     AcquireAcc,
     Compute,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
     Op,
     ReadTiles,
+    RemoteRead,
     SemInc,
     SemIncMcast,
     SemSet,
@@ -702,8 +704,8 @@ class _OpPass:
                 elif o.pages > PAGES_MAX:
                     report(f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
-        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid)) and 0 <= op.sem < ns:
-            here = op.at if isinstance(op, SemInc) else site
+        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
+            here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
                 sem = p.semaphores[op.sem]
                 report(f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
@@ -731,12 +733,16 @@ class _OpPass:
             if isinstance(op, SemIncMcast) and g.loopback:
                 report(f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
             for d in dests:
-                if isinstance(op, McastSend) and 0 <= op.buf < nb:
-                    src = p.buffers[op.buf]
+                if isinstance(op, McastSend) and 0 <= op.dest < nb:
+                    src = p.buffers[op.dest]
                     if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
                         report(f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
                     report(f"destination {d} has no word of semaphore {op.sem}")
+        if isinstance(op, McastSend):
+            self._mcast_place(op, report)
+        if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
+            self._remote_read(op, report)
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")
@@ -773,6 +779,46 @@ class _OpPass:
             if op.dtype not in p.target.tile_bytes:
                 report(f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
 
+    def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
+        """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
+        pages of one size (docs/semantics.md, "Remote reads")."""
+        p = self.p
+        owner = p.remote_buffer(op.buf, op.at)
+        b = p.buffers[op.buf]
+        if owner is None:
+            report(f"site {op.at} has no buffer with cb index {b.cb} in this phase to read from")
+            return
+        r, into = p.buffers[owner], p.buffers[op.into]
+        if not 0 <= op.offset <= PAGES_MAX:
+            report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
+        elif op.offset + op.pages > r.capacity:
+            report(f"reads {op.pages} pages {op.offset} pages past its read pointer, past the end of the "
+                   f"{r.capacity}-page ring of cb {r.cb} at {op.at}")
+        tb = p.target.tile_bytes
+        if (r.page_tiles, tb.get(r.dtype)) != (b.page_tiles, tb.get(b.dtype)) or tb.get(r.dtype) != tb.get(into.dtype):
+            report(f"reads pages of cb {r.cb} at {op.at} ({r.page_tiles} {r.dtype} tiles) into b{into.id} "
+                   f"({into.dtype}) through b{b.id} ({b.page_tiles} {b.dtype} tiles): a read moves whole tiles of one "
+                   "size")
+
+    def _mcast_place(self, op: McastSend, report: Callable[[str], None]) -> None:
+        """Where a multicast or remote write lands (docs/semantics.md, "Remote writes to an explicit place"): an
+        ``offset`` in ``[0, PAGES_MAX]`` that leaves its pages inside the destination's ring, and with ``dst`` pages of
+        the source's size (a transfer moves whole pages of one size: ``get_tile_size``)."""
+        p, nb = self.p, self.nb
+        if not 0 <= op.offset <= PAGES_MAX:
+            report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
+            return
+        if 0 <= op.dest < nb and op.offset + op.pages > p.buffers[op.dest].capacity:
+            d = p.buffers[op.dest]
+            report(f"lands {op.pages} pages {op.offset} pages past its address, past the end of the {d.capacity}-page "
+                   f"ring of cb {d.cb} ({d.name}): no destination can hold them")
+        if op.dst is not None and 0 <= op.dst < nb and 0 <= op.buf < nb:
+            src, dst = p.buffers[op.buf], p.buffers[op.dst]
+            tb = p.target.tile_bytes
+            if src.page_tiles != dst.page_tiles or tb.get(src.dtype) != tb.get(dst.dtype):
+                report(f"moves pages of b{src.id} ({src.page_tiles} {src.dtype} tiles) into cb {dst.cb} "
+                       f"({dst.page_tiles} {dst.dtype} tiles a page): a remote write moves whole pages of one size")
+
     def _word_range(self, ep: EngineProgram, op: Op, at: tuple[int, ...], times: int, ranges: dict[str, int]) -> None:
         """Every semaphore value a program names fits the 32-bit word, and no word can be counted past it: the
         initial value (or the largest value a SemSet writes) plus every increment aimed at the word, each counted
@@ -787,6 +833,12 @@ class _OpPass:
             for site in targets:
                 word = (op.sem, site)
                 self.incs[word] = self.incs.get(word, 0) + op.by * times
+        elif isinstance(op, InlineWrite):
+            # A remote store of a value: the word starts a count from it as from a SemSet's value.
+            if op.value > WORD_MAX:
+                self._report(ep, at, op, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})", self.words)
+            word = (op.sem, op.at)
+            self.start[word] = max(self.start.get(word, 0), op.value)
         elif isinstance(op, (SemSet, SemWait)):
             lo = hi = op.value
             for t in op.terms:
@@ -838,10 +890,11 @@ def _addr_text(a: Addr) -> str:
 
 
 #: Ops whose values the 32-bit word rule reads.
-_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait)
+_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
-                                                   ReadTiles, WriteTiles, AcquireAcc, Loop, If))
+                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, Loop,
+                                                   If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
 #: them), whether it has ``pages`` and whether it has ``tiles``.
 _SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}

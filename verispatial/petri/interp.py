@@ -62,6 +62,7 @@ from verispatial.ir.ops import (
     McastSend,
     Op,
     Push,
+    RemoteRead,
     WriteTiles,
     count_value,
     named_index_buffer,
@@ -180,7 +181,9 @@ class State:
     acc: list[int]  # per engine: the tiles its held AcquireAcc took (AcquireAcc .. ReleaseAcc), 0 when none is held
     producer: list[int]  # engine index that first reserved/pushed each buffer, -1 none yet
     consumer: list[int]  # engine index that first waited/popped each buffer, -1 none yet
-    landed: list[int]  # pages landed into each buffer by multicasts (cumulative)
+    # per buffer: bit k set when a multicast landed in page pushed + k and the receiver has not published it yet (a
+    # push checks and shifts it: ``mcast-publish-early``; a landing on a set bit is ``mcast-slot``)
+    landed: list[int]
     words: list[int]  # value of each semaphore word
     dirty: list[int]  # per word: bitmask of engines that have not observed it since its last remote write
     # per engine: in-flight asynchronous ops in issue order, except that the multicasts that have left come
@@ -305,6 +308,7 @@ class Interp:
     _read_publish = noc.read_publish
     _source_reuse = noc.source_reuse
     _word_reuse = noc.word_reuse
+    _inc_overtake = noc.inc_overtake
     _mcast_publish_early = multicast.publish_early
 
     def __init__(
@@ -396,6 +400,8 @@ class Interp:
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
         #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
+        #: Mailbox words (only one-word remote writes write them, no op reads them): exempt from end balance.
+        self.mailboxes = frozenset(self.word_id[k] for k in program.mailbox_words())
         self.start_words = list(self.word_init)
         for k, v in (start_words or {}).items():
             if k not in self.word_id:
@@ -407,6 +413,8 @@ class Interp:
         tensor's index and tile count, and each tensor's first writing engine (``writers``)."""
         program = self.program
         self.writers: dict[str, int] = {}
+        #: (buffer, site) of each remote read -> the buffer it reads there (``Program.remote_buffer``)
+        self.remote_of: dict[tuple[int, Site], int] = {}
         #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
         #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
         #: a synchronisation channel whose pushes publish tokens only.
@@ -423,6 +431,12 @@ class Interp:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
+                elif isinstance(op, RemoteRead):
+                    # The owner's buffer a remote read takes pages from: its pushes publish data.
+                    owner = program.remote_buffer(op.buf, op.at)
+                    assert owner is not None  # validate: the site has that cb index
+                    self.remote_of[(op.buf, op.at)] = owner
+                    self.data_bufs.add(owner)
         #: Sharded buffers (their pages are a tensor's bytes: ``ir/shards.py``): by id; those whose producer writes
         #: into them (their pushes write the tensor: data buffers, filled before a push) and the others (their pushes
         #: publish the tensor's tiles unfilled).
@@ -721,6 +735,9 @@ class Interp:
         if en[0] == _VALID:
             w = t.dest
             return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {en[4]}"
+        if en[0] == _WRITE and en[3] is None:  # a one-word write (InlineWrite)
+            w = en[4]
+            return f"{what} lands: sem{self.word_sem[w]}@{self.word_site[w]} {s.words[w]} -> {en[5]}"
         return f"{what} {'lands' if en[0] == _READ else 'completes'}"
 
     def final_violations(self, s: State) -> list[Violation]:

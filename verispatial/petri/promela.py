@@ -69,6 +69,7 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     ReadTiles,
+    RemoteRead,
     SemIncMcast,
     SemWait,
     TripCount,
@@ -144,6 +145,7 @@ class _Gen:
     _read_publish = noc.read_publish
     _source_reuse = noc.source_reuse
     _word_reuse = noc.word_reuse
+    _inc_overtake = noc.inc_overtake
     _mcast_publish_early = multicast.publish_early
 
     def __init__(self, p: Program) -> None:
@@ -185,7 +187,7 @@ class _Gen:
                     iss = _Issue(len(self.issues), e, path, op, q)
                     self.issues.append(iss)
                     if isinstance(op, McastSend):
-                        src = p.buffers[op.buf]
+                        src = p.buffers[op.dest]
                         for d in p.groups[op.group].destinations():
                             self.mcast_dest[(iss.k, self.site_ix[d])] = by_site_cb[(d, src.cb)]
                     elif isinstance(op, (McastSetValid, SemIncMcast)):
@@ -249,6 +251,13 @@ class _Gen:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} has a dynamic address (not modelled)")
+                if isinstance(op, RemoteRead):
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
+                                             "are not modelled in Promela)")
+                if isinstance(op, McastSend) and op.offset:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} lands {op.offset} pages past the write pointer: "
+                                             "the model counts landed pages, not which ones (multicast offsets are not "
+                                             "modelled)")
         if len(p.programs) > _MASK_BITS or len(p.buffers) > _MASK_BITS:
             raise PromelaUnsupported(f"{len(p.programs)} engines and {len(p.buffers)} buffers: the model keeps them "
                                      f"in {_MASK_BITS}-bit masks")

@@ -40,7 +40,10 @@ What decides no blocking (data tiles, tensors, accumulators, windows) is not in 
 interpreter reports is the checker's, not the net's. A construct the net cannot express is refused by name
 (``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once to different destination sets that
 share a site, or to any two sets on a target that keeps writes in issue order; a negative semaphore value; a
-multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do not count acknowledgements).
+multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do not count acknowledgements); a
+one-word remote write (``InlineWrite``) into a word the program reads (one into a mailbox word nothing reads is a
+write in flight until it lands, as a tensor write). Where a multicast lands (``dst``, ``offset``) decides no blocking:
+the net lands it as any multicast; a remote read (``RemoteRead``) is a read in flight until its read barrier.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from verispatial.ir.ops import (
     FillTiles,
     Flush,
     If,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -69,6 +73,7 @@ from verispatial.ir.ops import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     SemInc,
     SemIncMcast,
@@ -260,6 +265,7 @@ class _Builder:
         self.trip_place: dict[str, int] = {}
         self.word: dict[tuple[int, Site], tuple[int, int]] = {}
         self.bound = self._bounds()
+        self.mailboxes = program.mailbox_words()
         for sem in program.semaphores:
             for site in sem.sites:
                 b = self.bound[(sem.id, site)]
@@ -618,7 +624,7 @@ class _Builder:
             self._trans(lt)
 
     def _read_or_write(self, o: _Occurrence) -> None:
-        kind = "reads" if isinstance(o.op, ReadTiles) else "writes"
+        kind = "reads" if isinstance(o.op, (ReadTiles, RemoteRead)) else "writes"
         t = self._step(o)
         self._issue(t, kind)
         f = self._inflight(f"{o.text} in flight", o.path, o.iters)
@@ -628,6 +634,18 @@ class _Builder:
         self._take(lt, f, 1)
         self._give(lt, self.idle[kind], 1)
         self._trans(lt)
+
+    def _inline_write(self, o: _Occurrence) -> None:
+        """A one-word remote write (``InlineWrite``) to a mailbox word — one no op of the program reads
+        (``Program.mailbox_words``) — changes nothing that decides blocking: a write in flight until its landing, as
+        a tensor write. The value stored in a word something waits on is not expressed (refused by name)."""
+        op = o.op
+        assert isinstance(op, InlineWrite)
+        if (op.sem, op.at) not in self.mailboxes:
+            raise NetUnsupported(f"{self.key}: {o.text} at {list(o.path)} writes a value into sem{op.sem}@{op.at}, "
+                                 "which the program also waits on, sets, counts or copies: the net does not store a "
+                                 "one-word remote write's value")
+        self._read_or_write(o)
 
     def _multicast(self, o: _Occurrence) -> None:
         op, p = o.op, self.p
@@ -839,7 +857,8 @@ class _Builder:
 _LEAVES: dict[type, Callable[[_Builder, _Occurrence], None]] = {
     Reserve: _Builder._reserve, Push: _Builder._push, Wait: _Builder._wait, Pop: _Builder._pop,
     SemWait: _Builder._sem_wait, SemSet: _Builder._sem_set, SemInc: _Builder._sem_inc, SemIncMcast: _Builder._sem_inc,
-    ReadTiles: _Builder._read_or_write, WriteTiles: _Builder._read_or_write,
+    ReadTiles: _Builder._read_or_write, WriteTiles: _Builder._read_or_write, InlineWrite: _Builder._inline_write,
+    RemoteRead: _Builder._read_or_write,
     McastSend: _Builder._multicast, McastSetValid: _Builder._multicast,
     ReadBarrier: _Builder._read_barrier, WriteBarrier: _Builder._write_barrier, Flush: _Builder._flush,
     AtomicBarrier: _Builder._atomic_barrier,

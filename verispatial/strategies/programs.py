@@ -82,6 +82,7 @@ from verispatial.ir import (
     FillTiles,
     Flush,
     Group,
+    InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
@@ -427,7 +428,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         kinds = {type(op) for op in _walk(tuple(ops))}
         if SemInc in kinds:
             ops.append(AtomicBarrier())
-        if kinds & {WriteTiles, McastSend, McastSetValid}:
+        if kinds & {WriteTiles, McastSend, McastSetValid, InlineWrite}:
             ops.append(WriteBarrier())
         programs.append(EngineProgram(slot[0], slot[1], tuple(ops)))
 
@@ -527,7 +528,12 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
 
     In a broken draw, one in eight data multicasts states ``num_dests`` 2 for its one destination (tt-metal #42100):
     the sender's write barrier then never passes, a deadlock the checker must refute, never prove.
+
+    Sometimes (``_remote``) the block goes by a *remote write* announced by an increment instead of a flag.
     """
+    if draw(st.integers(0, 2)) == 0:
+        _remote(draw, by_site, stage, trips, tensors, buffers, next_cb, semaphore, groups, broken)
+        return
     s0, s1 = SITES
     ps, cs = draw(st.permutations(by_site[s0]))[:2]
     pr, cr = draw(st.permutations(by_site[s1]))[:2]
@@ -573,6 +579,66 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     receiver += ([SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1), SemSet(flag, 0)] if vendor
                  else [SemSet(flag, 0), SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1)])
     receiver.append(Push(dst, pages))
+    stage.give.setdefault(pr, []).append(receiver)
+    stage.after.setdefault(pr, []).append(AtomicBarrier())
+    stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
+
+
+def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
+            tensors: list[Tensor], buffers: list[Buffer], next_cb: dict[Site, int],
+            semaphore: Callable[[tuple[Site, ...], int], int], groups: list[Group], broken: bool) -> None:
+    """A remote write of buffer pages from site 0 into site 1 inside ``stage``, announced by an increment (sort's peer
+    exchange, one way: docs/semantics.md "Remote writes to an explicit place").
+
+    Site 1 reserves its slot of cb 0 and increments site 0's ``ready`` word; site 0 reads a block into cb 1, waits
+    for ``ready`` and resets it, reserves its own copy of cb 0, writes the block into site 1's cb 0 at its write
+    pointer of that copy (``McastSend(dst=copy)`` on the one-core group of site 1), sometimes also a mailbox word of
+    site 1 (``InlineWrite``), waits for the writes to land (``WriteBarrier``) and increments site 1's ``done`` word;
+    site 1 waits for it, resets it and publishes the block. Each site's other engine pops what its site pushed.
+
+    Broken (sometimes, with ``broken``): the increment before the barrier, or a flush instead (``async-inc-overtake``;
+    the receiver may publish a page that has not landed); the block written one page past the write pointer
+    (``offset`` 1: a page published unlanded); the sender's copy not pushed, so the next block lands on the last one
+    before it was published (``mcast-slot``)."""
+    s0, s1 = SITES
+    ps, cs = draw(st.permutations(by_site[s0]))[:2]
+    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    cap = draw(st.integers(1, 4))
+    pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
+    dtype = draw(st.sampled_from(DTYPES))
+    # The copy and the destination are the first buffers of their sites (cb 0 at the reserved base): the write lands
+    # at the address the sender's copy has (mcast-address).
+    copy, src, dst = len(buffers), len(buffers) + 1, len(buffers) + 2
+    buffers.append(Buffer(copy, f"cb{copy}", s0, 0, 1, cap, dtype))
+    buffers.append(Buffer(src, f"cb{src}", s0, 1, 1, cap, dtype))
+    buffers.append(Buffer(dst, f"cb{dst}", s1, 0, 1, cap, dtype))
+    next_cb[s0], next_cb[s1] = 2, 2
+    ready, done = semaphore((s0,), 0), semaphore((s1,), 0)
+    mailbox = semaphore((s1,), 0) if draw(st.booleans()) else None
+    groups.append(Group(len(groups), s0, (1, 0, 1, 0)))
+    g = groups[-1].id
+    fault = draw(st.sampled_from(("none", "none", "inc-first", "flush", "offset", "no-push"))) if broken else "none"
+    offset = 1 if fault == "offset" and cap >= pages + 1 else 0
+    data = f"in{len(tensors)}"
+    tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
+    writes: list[Op] = [McastSend(src, pages, g, 1, dst=copy, offset=offset)]
+    if mailbox is not None:
+        writes.append(InlineWrite(mailbox, s1, 1 + draw(st.integers(0, 2))))
+    announce: list[Op] = [WriteBarrier(), SemInc(done, s1, 1)]
+    if fault == "inc-first":
+        announce = [SemInc(done, s1, 1), WriteBarrier()]
+    elif fault == "flush":
+        announce = [Flush(), SemInc(done, s1, 1)]
+    send: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier(),
+                      SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), Reserve(copy, pages), *writes, *announce,
+                      *([] if fault == "no-push" else [Push(copy, pages)]), Push(src, pages)]
+    stage.give.setdefault(ps, []).append(send)
+    drain: list[Op] = [Wait(src, pages), Pop(src, pages)]
+    if fault != "no-push":
+        drain += [Wait(copy, pages), Pop(copy, pages)]
+    stage.take.setdefault(cs, []).append(drain)
+    receiver: list[Op] = [Reserve(dst, pages), SemInc(ready, s0, 1), SemWait(done, WaitCond.EQ, 1), SemSet(done, 0),
+                          Push(dst, pages)]
     stage.give.setdefault(pr, []).append(receiver)
     stage.after.setdefault(pr, []).append(AtomicBarrier())
     stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])

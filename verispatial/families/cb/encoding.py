@@ -39,6 +39,7 @@ from verispatial.ir.ops import (
     Pop,
     Push,
     ReadTiles,
+    RemoteRead,
     Reserve,
     Wait,
     WriteTiles,
@@ -326,8 +327,12 @@ def roles(op: Op) -> list[tuple[int, bool]]:
         return [(op.buf, True)]
     if isinstance(op, WriteTiles):
         return [(op.src, False)]
+    if isinstance(op, RemoteRead):
+        # It fills ``into``'s back and reads at its read pointer of ``buf``: a pointer of buf's consumer.
+        return [(op.into, True), (op.buf, False)]
     if isinstance(op, McastSend):
-        return [(op.buf, not op.front)]
+        # With dst, the address is this engine's write pointer of dst: a pointer of dst's producer.
+        return [(op.buf, not op.front)] + ([] if op.dst is None else [(op.dst, True)])
     if isinstance(op, Compute):
         return [(o.buf, False) for o in op.ins]
     return []

@@ -26,15 +26,15 @@ from collections.abc import Callable
 import z3
 
 from verispatial.certify import smt
-from verispatial.certify.facts import LATE, EngineRun, State, pairs
+from verispatial.certify.facts import LATE, EngineRun, State, pairs, run_paths
 from verispatial.certify.reach import Analysis, Decoded, solve_each
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
-from verispatial.certify.structure import Leaf
+from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.ops import McastSend, McastSetValid, Push, SemIncMcast, SemWait, WriteBarrier, count_max
+from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
 from verispatial.ir.program import Buffer, Program, walk
 
 
@@ -42,7 +42,7 @@ def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
     p = a.program
     op = lf.op
     assert isinstance(op, McastSend)
-    src = p.buffers[op.buf]
+    src = p.buffers[op.dest]
     dests = set(p.groups[op.group].destinations())
     ph = p.phase_of_section()
     return [b for b in p.buffers if b.site in dests and b.cb == src.cb and ph[b.section] == ph[src.section]]
@@ -60,7 +60,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
     for lf in sends:
         op = lf.op
         assert isinstance(op, McastSend)
-        bs = p.buffers[op.buf]
+        bs = p.buffers[op.dest]  # the address: the source's own, or this engine's copy of dst
         name = f"{R.MCAST_ADDRESS}:{lf.engine}:{list(lf.path)}"
         bad = [b for b in _dest_buffers(a, lf)
                if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
@@ -85,6 +85,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         """Inside a loop that never runs (count 0, or a trip whose maximum is 0)."""
         return any(count_max(lc.count, trip_max) == 0 for lc in lf.loops)
 
+    twice = _landing_twice(a, sends)
     for lf in sends:
         op = lf.op
         assert isinstance(op, McastSend)
@@ -93,30 +94,37 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                               "the multicast never runs (its loop runs no iteration)"))
             continue
         t0 = time.perf_counter()
-        bs = p.buffers[op.buf]
+        name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
+        again = twice.get((lf.engine, lf.index))
+        if again is not None:
+            out.append(_landing_twice_result(name, again))
+            continue
+        # The address the sender computes: its pointer of the anchor buffer (the source's write pointer for a back
+        # multicast, its read pointer for a forwarder, its write pointer of dst), ``offset`` pages further; each
+        # receiver must have that slot ``offset`` pages past its own write pointer, with room for the pages.
+        anchor = p.buffers[op.dest]
         dests = _dest_buffers(a, lf)
         engines = frozenset([lf.engine] + [x.engine for v in a.views.values() for x in v.leaves
                                                 if getattr(x.op, "buf", None) in {b.id for b in dests}])
-        pages = op.pages
+        pages, off = op.pages, op.offset
+        by_pops = op.front and op.dst is None
 
-        def build(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests, pages: int = pages,
-                  front: bool = op.front) -> z3.BoolRef:
+        def build(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
+                  pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
             cm = sq.cm  # type: ignore[attr-defined]
-            # The source pages start at the sender's write pointer (its reserved back) or, for a forwarder, at its
-            # read pointer (the waited front another engine filled): reference §1.1 get_write_ptr / get_read_ptr.
-            ptr = (cm.popped(bs.id) if front else cm.pushed(bs.id)) % bs.capacity
-            wrong = [z3.Or(cm.pushed(b.id) % b.capacity != ptr,
-                           b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
+            # Reference §1.1 get_write_ptr / get_read_ptr: the sender's own pointer of the anchor buffer.
+            ptr = ((cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off) % anchor.capacity
+            wrong = [z3.Or((cm.pushed(b.id) + off) % b.capacity != ptr,
+                           b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < off + pages) for b in dests]
             return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
 
-        name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
-        if smt.shortcuts() and all(b.capacity == bs.capacity for b in dests):
-            def lockstep(sq: object, lf: Leaf = lf, bs: Buffer = bs, dests: list[Buffer] = dests,
-                         pages: int = pages, front: bool = op.front) -> z3.BoolRef:
+        if smt.shortcuts() and all(b.capacity == anchor.capacity for b in dests):
+            def lockstep(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
+                         pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
                 cm = sq.cm  # type: ignore[attr-defined]
-                sent = cm.popped(bs.id) if front else cm.pushed(bs.id)  # the sender's pointer, as in ``build``
+                sent = cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)  # the sender's pointer, as in ``build``
                 wrong = [z3.Or(cm.pushed(b.id) != sent,
-                               b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < pages) for b in dests]
+                               b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < off + pages) for b in dests]
                 return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
 
             o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
@@ -150,15 +158,20 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             if never(lf):
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
                 continue
+            landers = [x for x in sends if br.id in {b.id for b in _dest_buffers(a, x)}]
+            if any(isinstance(x.op, McastSend) and x.op.offset for x in landers):
+                # Publication is per page; the counts below show it only for landings at each receiver's write pointer.
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                                  f"multicasts land in b{br.id} at page offsets past its write pointer: which pages "
+                                  "each push publishes have landed is not decided (outside the decided fragment)"))
+                continue
             word, per_flag = _covering_flag(a, lf.engine, br)
             if word is None:
                 counter = _covering_counter(a, lf, br)
                 if counter is not None:
                     out.append(_publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0))
                     continue
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                                  f"{lf.engine} publishes multicast data in b{br.id} without a flag handshake whose every "
-                                  "flag follows a data multicast into it (outside the decided fragment)"))
+                out.append(_publish_by_barrier(a, lf, br, landers, trusted, rlimit, name, t0))
                 continue
             n = lf.op.pages
             engines = frozenset([lf.engine, *(x.engine for x in word.flags)])
@@ -182,6 +195,78 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
     return out
 
 
+def _anchor(op: McastSend) -> tuple[str, int]:
+    """The pointer a multicast's address is relative to, as the op that moves it: a push of the source (back) or of
+    ``dst``, a pop of the source (a forwarder)."""
+    if op.dst is not None:
+        return ("push", op.dst)
+    return ("pop", op.buf) if op.front else ("push", op.buf)
+
+
+def _landing_twice(a: Analysis, sends: list[Leaf]) -> dict[tuple[str, int], tuple[bool, str]]:
+    """Multicasts that may land on pages an earlier landing filled and the receiver has not published yet (the third
+    case of ``mcast-slot``), by (engine, leaf index): ``(True, why)`` when the same engine issues two whose pages
+    overlap, relative to their anchor pointer, with no move of that pointer between that takes the earlier one's
+    pages behind it (abstract interpretation over every path: ``facts.run_paths``) — a candidate the interpreter
+    replays; ``(False, why)`` when two engines' multicasts land in one buffer at overlapping offsets (their order is
+    not decided here). Otherwise each receiver's write pointer, in lockstep with every sender's anchor (the
+    ``mcast-slot`` query), is past an earlier landing's pages before the next one lands."""
+    p = a.program
+    out: dict[tuple[str, int], tuple[bool, str]] = {}
+    dests = {g.id: frozenset(g.destinations()) for g in p.groups}
+    trip_max = p.trip_max()
+    for key in sorted({lf.engine for lf in sends}):
+        view = a.views[key]
+        index = {lf.path: lf.index for lf in view.leaves}
+
+        def step(op: Op, path: tuple[int, ...], st: State, view: EngineView = view,
+                 index: dict[tuple[int, ...], int] = index, key: str = key) -> State:
+            if isinstance(op, (Push, Pop)):
+                moved = ("push" if isinstance(op, Push) else "pop", op.buf)
+                # (dest, group, anchor, lo, hi, leaf): the landing's pages move back as the anchor pointer advances.
+                return frozenset(t if t[2] != moved else (*t[:3], int(t[3]) - op.pages, int(t[4]) - op.pages,  # type: ignore[call-overload]
+                                                          *t[5:])
+                                 for t in st if t[2] != moved or int(t[4]) - op.pages > 0)  # type: ignore[call-overload]
+            if not isinstance(op, McastSend):
+                return st
+            lo, hi, anchor = op.offset, op.offset + op.pages, _anchor(op)
+            for t in st:
+                if t[0] == op.dest and dests[int(t[1])] & dests[op.group] and (  # type: ignore[call-overload]
+                        int(t[3]) < hi and lo < int(t[4])):  # type: ignore[call-overload]
+                    out[(key, index[path])] = (True, f"{key} may issue it while the landing of its multicast at "
+                                                     f"{list(view.leaves[int(t[5])].path)} into the same pages is "  # type: ignore[call-overload]
+                                                     "not yet published (no push or pop of the anchor buffer between "
+                                                     "that moves past it)")
+            return st | {(op.dest, op.group, anchor, lo, hi, index[path])}
+
+        run_paths(view.program.ops, (), frozenset(), step, trip_max)
+    by_dest: dict[int, list[Leaf]] = {}
+    for lf in sends:
+        for r in _dest_buffers(a, lf):
+            by_dest.setdefault(r.id, []).append(lf)
+    for b, lfs in sorted(by_dest.items()):
+        for x in lfs:
+            for y in lfs:
+                ox, oy = x.op, y.op
+                assert isinstance(ox, McastSend)
+                assert isinstance(oy, McastSend)
+                if x.engine < y.engine and ox.offset < oy.offset + oy.pages and oy.offset < ox.offset + ox.pages:
+                    why = (f"{x.engine} and {y.engine} both multicast into b{b} at overlapping offsets (pages "
+                           f"[{ox.offset}, {ox.offset + ox.pages}) and [{oy.offset}, {oy.offset + oy.pages}) past its "
+                           "write pointer): which lands first is not decided")
+                    for z in (x, y):
+                        out.setdefault((z.engine, z.index), (False, why))
+    return out
+
+
+def _landing_twice_result(name: str, again: tuple[bool, str]) -> Result:
+    replayable, why = again
+    if replayable:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, why,
+                      {"kind": "rule", "rule": R.MCAST_SLOT, "summary": why})
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, why)
+
+
 def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, int]:
     """A flag word owned by ``engine`` whose every flag is preceded, in its sender's program and in the same loop
     body, by a data multicast into ``br``'s cb index with no other multicast between (a flush, a reset of the ready
@@ -201,7 +286,7 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
             if prev is None or prev.containers != f.containers or not isinstance(prev.op, McastSend):
                 ok = False
                 break
-            src = a.program.buffers[prev.op.buf]
+            src = a.program.buffers[prev.op.dest]
             if src.cb != br.cb or br.site not in a.program.groups[prev.op.group].destinations():
                 ok = False
                 break
@@ -291,6 +376,58 @@ def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, 
     return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
+def _landed_at_least(enc: object, x: Leaf) -> z3.ArithRef:
+    """A lower bound of the occurrences of multicast ``x`` that have landed everywhere: those a WriteBarrier of its
+    engine passed after (noc_async_write_barrier returns once every write and multicast it issued is acknowledged;
+    a count below the group's is ``checker.understated_counts``'). Each execution of the first later barrier in the
+    same body follows one of ``x`` in that iteration; else a later top-level barrier, once it ran, covers every
+    occurrence (``x`` runs no more); else none."""
+    leaves = enc.views[x.engine].leaves  # type: ignore[attr-defined]
+    later = [y for y in leaves[x.index + 1:] if isinstance(y.op, WriteBarrier)]
+    same = next((y for y in later if y.containers == x.containers), None)
+    top = next((y for y in later if not y.containers), None)
+    if same is not None:
+        return enc.executed(same)  # type: ignore[attr-defined,no-any-return]
+    if top is not None:
+        return z3.If(enc.started(top), enc.executed(x), 0)  # type: ignore[attr-defined]
+    return enc.q.val(0)  # type: ignore[attr-defined,no-any-return]
+
+
+def _pages(x: Leaf) -> int:
+    assert isinstance(x.op, McastSend)
+    return x.op.pages
+
+
+def _publish_by_barrier(a: Analysis, lf: Leaf, br: Buffer, landers: list[Leaf], trusted: set[int], rlimit: int,
+                        name: str, t0: float) -> Result:
+    """``mcast-publish-early`` by the senders' write barriers, whatever tells the receiver (sort's peer exchange,
+    ``cross_core_data_exchange_common.hpp:90-115``: the remote write, ``noc.async_write_barrier()``, then the
+    increment the peer waits for before it pushes): at the push, the multicasts into ``br`` a write barrier has
+    covered carry ``pushed + n`` pages at least. Landings sit at the receiver's write pointer (every one of them at
+    offset 0, ``mcast-slot``), so a count of covered pages is the pages ``[0, pushed + n)``. The reachability facts
+    that show the barriers passed are the handshake's (a waited count the sender raises only after its barrier)."""
+    assert isinstance(lf.op, Push)
+    n = lf.op.pages
+    engines = frozenset([lf.engine, *(x.engine for x in landers)])
+
+    def build(sq: object) -> z3.BoolRef:
+        enc, cm = sq.enc, sq.cm  # type: ignore[attr-defined]
+        covered = [_landed_at_least(enc, x) * _pages(x) for x in landers]
+        total = z3.Sum(covered) if len(covered) > 1 else (covered[0] if covered else enc.q.val(0))
+        return z3.And(enc.position(lf.engine).at(lf), total < cm.pushed(br.id) + n)
+
+    o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                      f"write barriers of the senders passed over every page of b{br.id} published", seconds=dt)
+    if o.status == Status.SAT and d is not None:
+        msg = (f"{lf.engine} can publish pages of b{br.id} before a write barrier of their sender shows the multicast "
+               "filling them landed")
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
 #: Public names for what other modules ask of multicast delivery (``assume.py``).
 dest_buffers = _dest_buffers
 covering_flag = _covering_flag
@@ -307,7 +444,7 @@ def multicast_destinations(p: Program) -> set[int]:
     for ep in p.programs:
         for op in walk(ep.ops):
             if isinstance(op, McastSend):
-                src = p.buffers[op.buf]
+                src = p.buffers[op.dest]
                 for d in p.groups[op.group].destinations():
                     got = by_site_cb.get((d, phases[src.section], src.cb))
                     if got is not None:
@@ -324,24 +461,29 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     if ("rd", b) in s:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while reads into it may not have landed (no read "
                                          "barrier since)")
+    # With no dst the source pages start ``offset`` pages past the pointer (the same address on both sides).
+    skip = op.offset if op.dst is None else 0
     if op.front:
-        if any(v < op.pages for v, _ in pairs(s, "wt", b)):
+        if any(v < skip + op.pages for v, _ in pairs(s, "wt", b)):
             c.flag(R.CB_READ_UNWAITED, path, f"mcast_send of {op.pages} pages from the front of b{b} beyond its "
                                            "waited window")
         tag = "sf"
     else:
-        if any(v < op.pages for v, _ in pairs(s, "rsv", b)):
+        if any(v < skip + op.pages for v, _ in pairs(s, "rsv", b)):
             c.flag(R.CB_WRITE_UNRESERVED, path, f"mcast_send of {op.pages} pages from the back of b{b} beyond "
                                               "its reserved window")
         tag = "sb"
-        mine = ring_slots(0, op.pages, c.caps[b])
+        mine = ring_slots(skip, op.pages, c.caps[b])
         for t in s:
             if t[0] == "rdp" and t[1] == b and t[2] in mine:
                 # The read lands after the multicast was issued from its pages: the landing rewrites them.
                 c.flag(R.ASYNC_SOURCE_REUSE, t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
                                                   "after it reads (no read barrier between them)", (LATE,))
-    srcs = {(tag, b, j, c.leaf_at[path]) for j in ring_slots(0, op.pages, c.caps[b])}
-    return s | srcs | {("mw",), ("w",)}
+    leaf = c.leaf_at[path]
+    srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
+    # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
+    landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
+    return s | srcs | landing | {("mw",), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:

@@ -41,10 +41,14 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
         body += cb.role(g, e, b, True, where)
         body.append(g._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
         first = f"pushed[{b}]"
+    # With dst the data lands at this engine's write pointer of dst (the model refuses offsets: ``_refuse``).
+    slot = f"{first} % {cap}" if op.dst is None else f"pushed[{op.dst}] % {g.caps[op.dst]}"
+    if op.dst is not None:
+        body += cb.role(g, e, op.dst, True, where)
     iss = g._issue(e, path)
     rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
     body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
-                                            "ps": f"{first} % {cap}"})
+                                            "ps": slot})
     body += [f"mc_mask[{e}] = mc_mask[{e}] | {1 << b};", f"wb[{e}] = 1;"]
 
 
@@ -87,10 +91,13 @@ def lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
         body = []
         if isinstance(op, McastSend):
             br, cap = dest, g.caps[dest]
+            # Landings sit at the write pointer (no offsets here): one overlaps an earlier one the receiver has not
+            # published exactly when some landed page is not yet pushed.
             body.append(g._assert(
-                R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}",
-                where))
-            body += noc.source_reuse(g, br, f"pushed[{br}]", str(op.pages), "write", where)
+                R.MCAST_SLOT, f"{q}[{i}].ps == pushed[{br}] % {cap} && {cap} - (pushed[{br}] - popped[{br}]) >= {op.pages}"
+                              f" && landed[{br}] == pushed[{br}]", where))
+            # The data lands at the sender's slot (where its address points), whatever the receiver's write pointer.
+            body += noc.source_reuse(g, br, f"{q}[{i}].ps", str(op.pages), "write", where)
             body.append(f"landed[{br}] = landed[{br}] + {op.pages};")
         else:
             val = g._tmp()

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 def destinations(program: Program, word_id: dict[tuple[int, Site], int]
                  ) -> tuple[dict[tuple[int, int], tuple[int, ...]], dict[tuple[int, int], tuple[int, ...]]]:
-    """Where each multicast lands: (source buffer, group) -> the destination buffer ids, and (semaphore, group) ->
-    the destination word ids (``word_id``: the interpreter's dense word numbering). A multicast lands in the buffer of
-    the same cb index at each destination, in the sender buffer's phase (cb indices are reused across phases)."""
+    """Where each multicast lands: (its ``dest`` buffer, group) -> the destination buffer ids, and (semaphore, group)
+    -> the destination word ids (``word_id``: the interpreter's dense word numbering). A multicast lands in the buffer
+    of its ``dest``'s cb index (the source's, or ``dst``'s) at each destination, in that buffer's phase (cb indices
+    are reused across phases)."""
     bufs: dict[tuple[int, int], tuple[int, ...]] = {}
     words: dict[tuple[int, int], tuple[int, ...]] = {}
     phases = program.phase_of_section()
@@ -39,9 +40,9 @@ def destinations(program: Program, word_id: dict[tuple[int, Site], int]
     for ep in program.programs:
         for op in walk(ep.ops):
             if isinstance(op, McastSend):
-                src = program.buffers[op.buf]
+                src = program.buffers[op.dest]
                 dests = program.groups[op.group].destinations()
-                bufs[(op.buf, op.group)] = tuple(by_site_cb[(d, phases[src.section], src.cb)] for d in dests)
+                bufs[(op.dest, op.group)] = tuple(by_site_cb[(d, phases[src.section], src.cb)] for d in dests)
             elif isinstance(op, (McastSetValid, SemIncMcast)):
                 dests = program.groups[op.group].destinations()
                 words[(op.sem, op.group)] = tuple(word_id[(op.sem, d)] for d in dests)
@@ -49,12 +50,18 @@ def destinations(program: Program, word_id: dict[tuple[int, Site], int]
 
 
 def publish_early(it: Interp, s: State, e: int, pc: PC, b: int, n: int, out: list[Violation]) -> None:
-    """``mcast-publish-early``: a receiver's ``push(b, n)`` of a multicast destination ``b`` while fewer than
-    ``pushed + n`` pages have landed in ``b`` by multicast in all (counted cumulatively, whichever slots)."""
-    if b in it.mcast_dests and s.landed[b] < s.pushed[b] + n:
+    """``mcast-publish-early``: a receiver's ``push(b, n)`` of a multicast destination ``b`` publishes a page no
+    multicast has landed in since it was last published (``State.landed``: the pages past the write pointer that
+    landed); the push then moves the write pointer past them."""
+    if b not in it.mcast_dests:
+        return
+    need = (1 << n) - 1
+    if s.landed[b] & need != need:
+        missing = next(k for k in range(n) if not s.landed[b] >> k & 1)
         it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
-              f"push(b{b}, {n}) publishes {s.pushed[b] + n} pages in total but multicasts have landed "
-              f"only {s.landed[b]} in b{b}")
+              f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but no multicast has landed in "
+              f"page {s.pushed[b] + missing} of b{b} yet")
+    s.landed[b] >>= n
 
 
 def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violation]) -> None:
@@ -64,23 +71,33 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
     path, iters = pc
     b = op.buf
     noc.read_publish(it, s, e, pc, b, op_text(op), out)
+    # With no dst the source pages sit ``offset`` pages past the source pointer and land at their own address; with
+    # dst they start at the source pointer and land ``offset`` pages past this engine's write pointer of dst.
+    skip = op.offset if op.dst is None else 0
     if op.front:
         cb.role(it, s, e, pc, b, False, out)
-        if s.popped[b] + op.pages > s.wait_end[b]:
+        first = s.popped[b] + skip
+        if first + op.pages > s.wait_end[b]:
             it._v(out, R.CB_READ_UNWAITED, e, pc,
-                  f"{op_text(op)} sends pages [{s.popped[b]}, {s.popped[b] + op.pages}) from the front of "
+                  f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the front of "
                   f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
-        first = s.popped[b]
     else:
         cb.role(it, s, e, pc, b, True, out)
-        if s.pushed[b] + op.pages > s.rsv_end[b]:
+        first = s.pushed[b] + skip
+        if first + op.pages > s.rsv_end[b]:
             it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
-                  f"{op_text(op)} sends pages [{s.pushed[b]}, {s.pushed[b] + op.pages}) from the back of "
+                  f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the back of "
                   f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-        first = s.pushed[b]
+    if op.dst is None:
+        slot = first % it.caps[b]
+    else:
+        # The address is this engine's write pointer of dst (get_write_ptr: the producer's own), so it must be dst's
+        # producer (``cb-single-producer`` otherwise).
+        cb.role(it, s, e, pc, op.dst, True, out)
+        slot = (s.pushed[op.dst] + op.offset) % it.caps[op.dst]
     src = (it.root[b], it._page_slots(b, first, op.pages), b)
-    entry: Entry = (MCAST, path, iters, b, op.pages, first % it.caps[b], False, it._mcast_bufs[(b, op.group)], src,
-                    op.front)
+    entry: Entry = (MCAST, path, iters, b, op.pages, slot, False, it._mcast_bufs[(op.dest, op.group)], src,
+                    op.front, op.offset)
     s.pending[e] = (*s.pending[e], entry)
     s.mc_mask[e] |= 1 << b
     s.wb[e] = True
@@ -116,24 +133,36 @@ def leave(it: Interp, s: State, e: int, i: int) -> None:
 
 
 def data_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
-    """A data multicast lands in buffer ``dest``: ``mcast-slot`` when the receiver's write pointer is not the
-    sender's slot or it has fewer free pages than the multicast carries; the bytes change now (``alias-clobber``,
-    ``async-source-reuse``)."""
+    """A data multicast lands in buffer ``dest`` at the sender's slot: ``mcast-slot`` when that slot is not
+    ``offset`` pages past the receiver's write pointer, when the receiver has fewer free pages than it needs there,
+    or when the pages it writes already hold a landing the receiver has not published (it would overwrite data not
+    yet consumed); the bytes change now (``alias-clobber``, ``async-source-reuse``)."""
     issue_pc: PC = (en[1], en[2])
-    br, pages, ps = dest, en[4], en[5]
+    br, pages, ps, off = dest, en[4], en[5], en[10]
     cap = it.caps[br]
-    wp = s.pushed[br] % cap
+    want = (s.pushed[br] + off) % cap
     free = cap - (s.pushed[br] - s.popped[br])
-    if ps != wp or free < pages:
-        why = (f"at write offset {ps} but b{br}'s write offset is {wp}" if ps != wp
-               else f"but b{br} has only {free} free pages")
+    at = (ps - s.pushed[br]) % cap  # where it lands, in pages past the receiver's write pointer
+    mine = ((1 << pages) - 1) << at
+    site = it.program.buffers[br].site
+    if ps != want:
+        plus = f" (+{off} pages: {want})" if off else ""
+        it._v(out, R.MCAST_SLOT, e, issue_pc, f"mcast_send of {pages} pages lands in b{br} at {site} at write offset "
+                                              f"{ps} but b{br}'s write offset is {s.pushed[br] % cap}{plus}")
+    elif free < off + pages:
+        past = f" {off} pages past its write pointer" if off else ""
+        it._v(out, R.MCAST_SLOT, e, issue_pc, f"mcast_send of {pages} pages lands in b{br} at {site}{past} but b{br} "
+                                              f"has only {free} free pages")
+    elif s.landed[br] & mine:
+        page = s.pushed[br] + next(k for k in range(at, at + pages) if s.landed[br] >> k & 1)
         it._v(out, R.MCAST_SLOT, e, issue_pc,
-              f"mcast_send of {pages} pages lands in b{br} at {it.program.buffers[br].site} {why}")
+              f"mcast_send of {pages} pages lands in b{br} at {site} on page {page}, which an earlier landing filled "
+              f"and b{br} has not published yet")
     what = f"{op_text(it._ops[e][en[1]])} lands in"
-    slots = it._page_slots(br, s.pushed[br], pages)
+    slots = it._page_slots(br, s.pushed[br] + at, pages)
     it._alias_write(s, e, issue_pc, br, slots, what, out)
     noc.source_reuse(it, s, e, issue_pc, br, slots, what, out)
-    s.landed[br] += pages
+    s.landed[br] |= mine & ((1 << cap) - 1)
 
 
 def flag_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:

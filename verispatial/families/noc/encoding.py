@@ -1,5 +1,5 @@
-"""The checker's encoding of the asynchronous NoC: the per-engine rules of ReadTiles, WriteTiles, ReadBarrier,
-WriteBarrier, Flush and AtomicBarrier (``certify/rules.py`` runs them over every path of an engine),
+"""The checker's encoding of the asynchronous NoC: the per-engine rules of ReadTiles, WriteTiles, InlineWrite,
+ReadBarrier, WriteBarrier, Flush and AtomicBarrier (``certify/rules.py`` runs them over every path of an engine),
 ``async-pending-at-end`` at an engine's end, the ``async-source-reuse`` candidates other findings let happen on other
 engines (``reuse_consequences``) and the queries that discharge or decide a reuse across occurrences and engines.
 
@@ -13,7 +13,8 @@ Facts of the per-engine abstract state this family keeps (``certify/rules.py`` l
   source of a flag multicast that may not have left; ``("mw",)``: a data multicast since the last Flush or
   WriteBarrier;
 - ``("w",)``: a write or multicast not yet covered by a WriteBarrier; ``("a",)``: an increment not yet covered by an
-  AtomicBarrier.
+  AtomicBarrier; ``("rw", site, leaf)``: the remote write or data multicast at ``leaf`` may not have landed at core
+  ``site`` (no WriteBarrier since), so an increment aimed there may overtake it (``async-inc-overtake``).
 
 ``async-source-reuse`` across occurrences and engines (docs/semantics.md, "Sources of asynchronous writes"): the
 per-engine rules flag every op that may free, re-reserve or rewrite a page (or a flag source word) while a write or
@@ -59,6 +60,7 @@ from verispatial.ir.ops import (
     AtomicBarrier,
     FillTiles,
     Flush,
+    InlineWrite,
     McastSend,
     McastSetValid,
     Op,
@@ -67,12 +69,14 @@ from verispatial.ir.ops import (
     Push,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     Reserve,
     SemInc,
     SemIncMcast,
     SemSet,
     WriteBarrier,
     WriteTiles,
+    count_max,
 )
 from verispatial.ir.program import Program
 
@@ -84,6 +88,15 @@ def read_tiles(c: EngineRun, op: ReadTiles, path: tuple[int, ...], s: State) -> 
     address's index page, ``cb.index_window``): outstanding until a ReadBarrier."""
     cb.index_window(c, s, op, path)
     s = cb.fill(c, s, op.into, op.tiles, path, "read_tiles")
+    return s | {("rd", op.into)}
+
+
+def remote_read(c: EngineRun, op: RemoteRead, path: tuple[int, ...], s: State) -> State:
+    """noc_async_read of another core's pages into the reserved back of ``op.into`` (``cb.fill``:
+    ``cb-write-unreserved``): outstanding until a ReadBarrier. What it reads at its owner is ``check_remote_reads``'."""
+    owner = c.p.remote_buffer(op.buf, op.at)
+    pt = c.p.buffers[owner].page_tiles if owner is not None else 1
+    s = cb.fill(c, s, op.into, op.pages * pt, path, "remote_read")
     return s | {("rd", op.into)}
 
 
@@ -108,6 +121,12 @@ def write_tiles(c: EngineRun, op: WriteTiles, path: tuple[int, ...], s: State) -
     return s | srcs | {("w",)}
 
 
+def inline_write(c: EngineRun, op: InlineWrite, path: tuple[int, ...], s: State) -> State:
+    """noc_inline_dw_write: a write outstanding until a WriteBarrier (``async-pending-at-end``) that may not have
+    landed at its core until then (``async-inc-overtake``); it has no local source."""
+    return s | {("w",), ("rw", op.at, c.leaf_at[path])}
+
+
 def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
     """noc_async_writes_flushed: every write and multicast left its source."""
     return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw"))
@@ -115,7 +134,7 @@ def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
 
 def write_barrier(c: EngineRun, op: WriteBarrier, path: tuple[int, ...], s: State) -> State:
     """noc_async_write_barrier: every write and multicast left and landed."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w"))
+    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w", "rw"))
 
 
 def atomic_barrier(c: EngineRun, op: AtomicBarrier, path: tuple[int, ...], s: State) -> State:
@@ -139,7 +158,8 @@ def pending_at_end(c: EngineRun, end: State) -> None:
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., State]] = {ReadTiles: read_tiles, ReadBarrier: read_barrier, WriteTiles: write_tiles, Flush: flush,
-            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier}
+            WriteBarrier: write_barrier, AtomicBarrier: atomic_barrier, InlineWrite: inline_write,
+            RemoteRead: remote_read}
 
 
 # ---------------------------------------------------------------- source reuse on other engines
@@ -224,7 +244,7 @@ class _Consequences:
 
     def lands_in(self, x: McastSend, shared: set[int], site: object) -> bool:
         """Whether multicast ``x`` lands in one of ``shared`` (the buffer of its cb index at ``site``)."""
-        src = self.p.buffers[x.buf]
+        src = self.p.buffers[x.dest]
         return site in self.p.groups[x.group].destinations() and self.by_site_cb.get(
             (site, self.phases[src.section], src.cb)) in shared  # type: ignore[comparison-overlap]
 
@@ -388,7 +408,8 @@ class _Reuse:
             cap = p.buffers[b].capacity
             pushes = [lf for lf in self.a.views[self.issuer].leaves if isinstance(lf.op, Push) and lf.op.buf == b]
             j, h = q.int_var("reuse.j"), q.int_var("reuse.h")
-            conds += [j >= 0, j < op.pages, _within(h, offsets),
+            skip = op.offset if op.dst is None else 0  # its source pages start this far past the write pointer
+            conds += [j >= skip, j < skip + op.pages, _within(h, offsets),
                       (_pushed(at, pushes) + j) % cap == (_pushed(enc, pushes) + h) % cap]
         return all_of(q.ctx, conds)
 
@@ -462,7 +483,7 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
         # Remote writes landing on a source word: decided for a sequence's loopback copies of its own word (the
         # owner's program order, families/semaphores/encoding.py ``loopback_reuse``), else not (the word's protocol
         # is outside the fragment).
-        remote = [x for x in leaves if (isinstance(x.op, SemInc) and x.op.sem == sem and x.op.at == site)
+        remote = [x for x in leaves if (isinstance(x.op, (SemInc, InlineWrite)) and x.op.sem == sem and x.op.at == site)
                   or (isinstance(x.op, (McastSetValid, SemIncMcast)) and x.op.sem == sem
                       and site in p.groups[x.op.group].destinations())]
         word = a.words.get((sem, site))
@@ -483,6 +504,84 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             why = f" ({hazards[x.path]})" if x.path in hazards else ""
             out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
                                f"{msg} at {list(s.path)}{why}"), x))
+    return out
+
+
+def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """Two obligations per remote read (docs/semantics.md, "Remote reads"), each one reachability query:
+
+    - ``remote-read-unpublished``: when it is issued, every page it reads is live at its owner — pushed by the
+      owner's producer and not yet popped by its consumer, ``(slot - popped) mod cap < pushed - popped``, the slot
+      being the reader's read pointer of its own copy plus ``offset`` (a live page holds what its push published).
+      Unsat proves it; sat is a candidate the interpreter replays (a page popped but not yet reserved again still
+      holds its bytes, so a sat answer alone refutes nothing);
+    - ``async-source-reuse`` of the read: while it is in flight (issued, no read barrier of its engine since) those
+      pages stay live: the owner cannot reserve them again, so nothing rewrites them (its producer writes only inside
+      its reserved window, ``cb-write-unreserved``; a landing there is ``mcast-slot``'s, an alias's ``alias-clobber``'s).
+      Unsat proves it; anything else fails to prove (a pop alone rewrites nothing: the interpreter's rule is at the
+      rewrite).
+
+    Both need the reader's and the owner's buffers to be trusted (coverage proved) and of one capacity."""
+    p = a.program
+    out: list[Result] = []
+    trip_max = p.trip_max()
+    for v in a.views.values():
+        readers = [lf for lf in v.leaves if isinstance(lf.op, RemoteRead)]
+        barriers = [lf for lf in v.leaves if isinstance(lf.op, ReadBarrier)]
+        for lf in readers:
+            op = lf.op
+            assert isinstance(op, RemoteRead)
+            owner = p.remote_buffer(op.buf, op.at)
+            assert owner is not None  # validate
+            names = (f"{R.REMOTE_READ_UNPUBLISHED}:{lf.engine}:{list(lf.path)}",
+                     f"{R.ASYNC_SOURCE_REUSE}:{lf.engine}:{list(lf.path)}")
+            if any(count_max(lc.count, trip_max) == 0 for lc in lf.loops):
+                out += [Result(R.Family.ASYNC_NOC.value, n, Verdict.PROVED, "the read never runs (its loop runs no "
+                                                                            "iteration)") for n in names]
+                continue
+            cap = p.buffers[owner].capacity
+            if not {op.buf, owner} <= trusted or p.buffers[op.buf].capacity != cap:
+                out += [Result(R.Family.ASYNC_NOC.value, n, Verdict.FAILED,
+                               f"b{op.buf} and b{owner} must be of one capacity with their coverage proved") for n in names]
+                continue
+            pops = [x for x in v.leaves if isinstance(x.op, Pop) and x.op.buf == op.buf]
+            engines = frozenset([lf.engine] + [x.engine for w in a.views.values() for x in w.leaves
+                                               if getattr(x.op, "buf", None) == owner])
+
+            def unlive(cm: object, first: z3.ArithRef, q: object, pages: int = op.pages, owner: int = owner,
+                       cap: int = cap) -> z3.BoolRef:
+                k = q.int_var("remote.k")  # type: ignore[attr-defined]
+                pu, po = cm.pushed(owner), cm.popped(owner)  # type: ignore[attr-defined]
+                return z3.And(k >= 0, k < pages, (first + k - po) % cap >= pu - po)
+
+            def issue(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset) -> z3.BoolRef:
+                return z3.And(sq.enc.position(lf.engine).at(lf), unlive(sq.cm, _popped(sq.enc, pops) + off, sq.q))
+
+            def flight(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset,
+                       barriers: list[Leaf] = barriers) -> z3.BoolRef:
+                enc, q = sq.enc, sq.q
+                at = Encoder(q, p, a.views, prefix="rr.", trip_vars=enc.trip_vars)
+                conds = [at.position(lf.engine).at(lf), enc.executed(lf) > at.executed(lf)]  # occurrence I issued
+                conds += [enc.executed(x) == at.executed(x) for x in barriers]  # no read barrier since I
+                conds.append(unlive(sq.cm, _popped(at, pops) + off, q))
+                return all_of(q.ctx, conds)
+
+            for name, build, reuse in ((names[0], issue, False), (names[1], flight, True)):
+                t0 = time.perf_counter()
+                o, d, _ = solve_each(a, build, name, engines, trusted, rlimit, extra=[lf])
+                dt = time.perf_counter() - t0
+                if o.status == Status.UNSAT:
+                    why = ("every page it reads stays live at its owner until the read landed" if reuse
+                           else "every page it reads is live at its owner when it is issued")
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, why, seconds=dt))
+                elif o.status == Status.SAT and d is not None and not reuse:
+                    msg = f"{lf.engine} may read pages of b{owner} at {op.at} its owner has not pushed, or already popped"
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, d.counterexample(
+                        "state", R.REMOTE_READ_UNPUBLISHED, msg, engine=lf.engine, path=list(lf.path)), dt))
+                else:
+                    why = (f"b{owner}'s owner may pop pages {lf.engine}'s read has not landed from (not decided: a pop "
+                           "alone rewrites nothing)" if reuse else f"solver: {o.reason}")
+                    out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, why, seconds=dt))
     return out
 
 

@@ -15,11 +15,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.families.cb import promela as cb
+from verispatial.families.semaphores import promela as semaphores
 from verispatial.families.tensors import promela as tensors
 from verispatial.ir import rules as R
-from verispatial.ir.ops import AtomicBarrier, Flush, McastSend, McastSetValid, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    Flush,
+    InlineWrite,
+    McastSend,
+    McastSetValid,
+    ReadBarrier,
+    ReadTiles,
+    WriteBarrier,
+    WriteTiles,
+)
 
 if TYPE_CHECKING:
+    from verispatial.ir.core import Site
     from verispatial.petri.promela import Step, _Gen, _Issue
 
 
@@ -53,6 +65,28 @@ def source_reuse(g: _Gen, b: int, p0: str, np: str, mode: str, where: str | None
             f":: else -> skip fi }};")
     lines.append(g._assert(R.ASYNC_SOURCE_REUSE, f"{flag} == 0", where))
     return lines
+
+
+def inc_overtake(g: _Gen, e: int, sites: tuple[Site, ...], where: str) -> list[str]:
+    """``async-inc-overtake``: an increment of engine ``e`` aimed at one of ``sites`` while a data multicast or remote
+    page write of ``e`` still has to land at one of them (its queue entry's ``rem`` bit)."""
+    conds = []
+    ks = [iss.k for iss in g.issues if iss.e == e and isinstance(iss.op, McastSend)]
+    bits = sum(1 << g.site_ix[s] for s in sites if s in g.site_ix)
+    if ks and bits and (e, "mc") in g.qsize:
+        q = f"mq{e}"
+        for x in range(g.qsize[(e, "mc")]):
+            data = " || ".join(f"{q}[{x}].op == {k}" for k in ks)
+            conds.append(f"!({x} < n{q} && ({data}) && ({q}[{x}].rem & {bits}) != 0)")
+    # One-word writes to a word at one of the sites, still in the write queue (they land in one step).
+    words = [iss.k for iss in g.issues if iss.e == e and isinstance(iss.op, InlineWrite) and iss.op.at in sites]
+    if words and (e, "wr") in g.qsize:
+        q = f"wq{e}"
+        for x in range(g.qsize[(e, "wr")]):
+            conds.append(f"!({x} < n{q} && (" + " || ".join(f"{q}[{x}].op == {k}" for k in words) + "))")
+    if not conds:
+        return []
+    return [g._assert(R.ASYNC_INC_OVERTAKE, " && ".join(conds), where)]
 
 
 def word_reuse(g: _Gen, w: int, where: str | None) -> list[str]:
@@ -105,6 +139,12 @@ def write_tiles(g: _Gen, e: int, path: tuple[int, ...], op: WriteTiles, st: Step
     body.append(f"wb[{e}] = 1;")
 
 
+def inline_write(g: _Gen, e: int, path: tuple[int, ...], op: InlineWrite, st: Step) -> None:
+    """noc_inline_dw_write: an entry of the write queue with no source pages, landing as a remote write of its word."""
+    st.body += g._push_entry(f"wq{e}", g._issue(e, path).k, {"p0": "0", "np": "0"})
+    st.body.append(f"wb[{e}] = 1;")
+
+
 def read_barrier(g: _Gen, e: int, path: tuple[int, ...], op: ReadBarrier, st: Step) -> None:
     st.guard = f"nrq{e} == 0" if (e, "rd") in g.qsize else "true"
     st.body.append(f"rb_mask[{e}] = 0;")
@@ -154,12 +194,25 @@ def write_lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str
             + " ".join(g._remove(q, i, g._FIELDS["wq"], size)) + " }"]
 
 
+def inline_lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
+    """The one-word write in entry ``x`` of its engine's write queue leaves and lands: a remote write of its word
+    with its value (``sem-overshoot``, ``sem-set-race``)."""
+    op = iss.op
+    assert isinstance(op, InlineWrite)
+    q, i = f"wq{iss.e}", str(x)
+    body = g._remove(q, i, g._FIELDS["wq"], size) + semaphores.remote_write(g, g.words[(op.sem, op.at)], str(op.value),
+                                                                           where)
+    return [f":: d_step {{ {i} < n{q} && {q}[{i}].op == {iss.k} -> " + " ".join(body) + " }"]
+
+
 #: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
-                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier}
+                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier,
+                                            InlineWrite: inline_write}
 
 #: The queue an issued op of each class waits in until it lands (``rd``: reads, ``wr``: writes).
-QUEUES: dict[type, str] = {ReadTiles: "rd", WriteTiles: "wr"}
+QUEUES: dict[type, str] = {ReadTiles: "rd", WriteTiles: "wr", InlineWrite: "wr"}
 
 #: The landing ``d_step``s of what each op class issues ``(gen, issue, queue entry, queue size, op id) -> lines``.
-LANDINGS: dict[type, Callable[..., list[str]]] = {ReadTiles: read_lands, WriteTiles: write_lands}
+LANDINGS: dict[type, Callable[..., list[str]]] = {ReadTiles: read_lands, WriteTiles: write_lands,
+                                                  InlineWrite: inline_lands}

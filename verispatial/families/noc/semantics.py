@@ -1,4 +1,4 @@
-"""The asynchronous NoC in the reference interpreter: the handlers of ReadTiles, WriteTiles, ReadBarrier,
+"""The asynchronous NoC in the reference interpreter: the handlers of ReadTiles, WriteTiles, InlineWrite, ReadBarrier,
 WriteBarrier, Flush and AtomicBarrier (issue, barrier and landing), and the NoC rules other families' handlers share:
 ``async-read-publish`` (``read_publish``), ``async-source-reuse`` (``source_reuse``, ``word_reuse``) and
 ``async-pending-at-end`` (``pending_at_end``).
@@ -18,13 +18,25 @@ from typing import TYPE_CHECKING, Any
 
 from verispatial.families.cb import semantics as cb
 from verispatial.families.cb.shared_semantics import shared_read
+from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
-from verispatial.ir.ops import AtomicBarrier, Flush, ReadBarrier, ReadTiles, WriteBarrier, WriteTiles, op_text
+from verispatial.ir.ops import (
+    AtomicBarrier,
+    Flush,
+    InlineWrite,
+    ReadBarrier,
+    ReadTiles,
+    RemoteRead,
+    WriteBarrier,
+    WriteTiles,
+    op_text,
+)
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
 from verispatial.petri.position import Violation, iteration_text, path_text
 
 if TYPE_CHECKING:
+    from verispatial.ir.core import Site
     from verispatial.petri.interp import PC, Entry, Interp, State
 
 
@@ -55,6 +67,10 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
         for en in s.pending[e2]:
             if en[0] == WRITE:
                 src, front = en[3], True
+                if src is None:  # a one-word write carries its value: no source in local memory
+                    continue
+            elif en[0] == READ and len(en) > 6:  # a remote read: the owner's pages, until it lands
+                src, front = en[6], False
             elif en[0] == MCAST and not en[6]:
                 src, front = en[8], en[9]
             else:
@@ -68,6 +84,31 @@ def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int,
                   f"{what} page {page} of b{b}, the source of {it.keys[e2]}'s {issued} at {path_text(en[1])} "
                   f"{iteration_text(it.pos(e2, (en[1], en[2])).iteration)}".rstrip()
                   + ", which has not left it (no flush/write_barrier since)")
+            return
+
+
+def inc_overtake(it: Interp, s: State, e: int, pc: PC, sites: tuple[Site, ...], what: str,
+                 out: list[Violation]) -> None:
+    """``async-inc-overtake``: an atomic increment (``what``) of engine ``e`` aimed at one of ``sites`` is issued while
+    a remote write of the same engine into that core — a data multicast or remote page write not yet landed there, or
+    a one-word write (``InlineWrite``) to a word there — is still in flight (no WriteBarrier between). Writes and
+    atomics are acknowledged by different counters (``NIU_MST_WR_ACK_RECEIVED`` / ``NIU_MST_ATOMIC_RESP_RECEIVED``,
+    noc_nonblocking_api.h) and travel unordered, so the increment may land first and wake its waiter before the data
+    it announces (tt-metal PR #43507, #43699)."""
+    for en in s.pending[e]:
+        if en[0] == MCAST:
+            late = [it.program.buffers[d].site for d in en[7] if it.program.buffers[d].site in sites]
+        elif en[0] == WRITE and en[3] is None:  # a one-word write (InlineWrite): (WRITE, path, iters, None, word, value)
+            late = [it.word_site[en[4]]] if it.word_site[en[4]] in sites else []
+        else:
+            continue
+        if late:
+            issued = op_text(it._ops[e][en[1]])
+            site = late[0]
+            it._v(out, R.ASYNC_INC_OVERTAKE, e, pc,
+                  f"{what} is issued while this engine's {issued} at {path_text(en[1])} "
+                  f"{iteration_text(it.pos(e, (en[1], en[2])).iteration)}".rstrip()
+                  + f" has not landed at {site} (no write_barrier between: the atomic may land first)")
             return
 
 
@@ -138,6 +179,47 @@ def write_tiles(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list[
     tensors.write_issued(it, s, e, pc, op, out)
     s.pending[e] = (*s.pending[e], (WRITE, path, iters, src))
     s.wb[e] = True
+
+
+def inline_write(it: Interp, s: State, e: int, pc: PC, op: InlineWrite, out: list[Violation]) -> None:
+    """noc_inline_dw_write of ``op.value`` into the word of ``op.sem`` at ``op.at``: a NoC write with no local source
+    (the value travels in the command), landing later on its own (``LANDINGS``); the engine's write barrier waits
+    for its one acknowledgement, a flush for its departure."""
+    path, iters = pc
+    s.pending[e] = (*s.pending[e], (WRITE, path, iters, None, it.word_id[(op.sem, op.at)], op.value))
+    s.wb[e] = True
+
+
+def published(s: State, b: int, slot: int, cap: int) -> bool:
+    """Whether ring slot ``slot`` of buffer ``b`` holds bytes its producer published: the latest page that slot held
+    — among the ``cap`` pages below ``max(rsv_end, pushed)`` — was pushed (not still in the producer's reserved
+    window, and not a page never written). A popped page keeps its bytes until the producer reserves it again."""
+    top = max(s.rsv_end[b], s.pushed[b])
+    page = top - cap + (slot - (top - cap)) % cap
+    return 0 <= page < s.pushed[b]
+
+
+def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[Violation]) -> None:
+    """noc_async_read of another core's pages: those of the owner buffer (``buf``'s cb index at ``at``) at this
+    engine's read pointer of ``buf`` plus ``offset`` (it consumes ``buf``: ``cb.role``), into the reserved back of
+    ``into`` (``cb.fill``: ``cb-write-unreserved``). ``remote-read-unpublished`` when a page it reads is not one the
+    owner published; its pages are a source until it lands (``source_reuse``: a rewrite or re-reserve by the owner's
+    engines is ``async-source-reuse``). Landing: ``read_lands``."""
+    path, iters = pc
+    b, owner = op.buf, it.remote_of[(op.buf, op.at)]
+    cb.role(it, s, e, pc, b, False, out)
+    cb.role(it, s, e, pc, op.into, True, out)
+    first = s.popped[b] + op.offset
+    slots = it._page_slots(owner, first, op.pages)
+    cap = it.caps[owner]
+    stale = [j for j in slots if not published(s, owner, j, cap)]
+    if stale:
+        it._v(out, R.REMOTE_READ_UNPUBLISHED, e, pc,
+              f"{op_text(op)} reads slot {stale[0]} of b{owner} at {op.at}, which holds no page its producer published "
+              f"(pushed {s.pushed[owner]}, reserved to {max(s.rsv_end[owner], s.pushed[owner])})")
+    filled = cb.fill(it, s, e, pc, op.into, op.pages * it.page_tiles[owner], op, out)
+    s.pending[e] = (*s.pending[e], (READ, path, iters, (), op.into, filled, (it.root[owner], slots, owner)))
+    s.rb_mask[e] |= 1 << op.into
 
 
 def read_barrier(it: Interp, s: State, e: int, pc: PC, op: ReadBarrier, out: list[Violation]) -> None:
@@ -241,9 +323,16 @@ def write_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vi
     tiles count as written at the engine's WriteBarrier."""
 
 
+def inline_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
+    """A one-word write leaves and lands in one transition: a remote write of its word with its value
+    (``semaphores.remote_write``: ``sem-overshoot``, ``sem-set-race``)."""
+    semaphores.remote_write(it, s, en[4], en[5], e, (en[1], en[2]), out)
+
+
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {ReadTiles: read_tiles, WriteTiles: write_tiles, ReadBarrier: read_barrier,
-                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier}
+                                            WriteBarrier: write_barrier, Flush: flush, AtomicBarrier: atomic_barrier,
+                                            InlineWrite: inline_write, RemoteRead: remote_read}
 
 #: When a step of each blocking op class is enabled ``(interp, state, engine, pc, op) -> bool`` (``Interp.can_step``).
 ENABLED: dict[type, Callable[..., bool]] = {ReadBarrier: read_barrier_passes, WriteBarrier: write_barrier_passes,
@@ -254,4 +343,5 @@ BLOCKED: dict[type, Callable[..., str]] = {ReadBarrier: barrier_blocked, WriteBa
                                            AtomicBarrier: barrier_blocked, Flush: flush_blocked}
 
 #: The landing of what each op class issues ``(interp, state, engine, entry, destination, violations)``.
-LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands}
+LANDINGS: dict[type, Callable[..., Any]] = {ReadTiles: read_lands, WriteTiles: write_lands, InlineWrite: inline_lands,
+                                            RemoteRead: read_lands}

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
 
 
 def sem_inc(g: _Gen, e: int, path: tuple[int, ...], op: SemInc, st: Step) -> None:
+    st.body += g._inc_overtake(e, (op.at,), st.where)
     st.body += g._push_entry(f"iq{e}", g._issue(e, path).k, {"w": str(g.words[(op.sem, op.at)])})
     st.body.append(f"ab[{e}] = 1;")
 
 
 def sem_inc_mcast(g: _Gen, e: int, path: tuple[int, ...], op: SemIncMcast, st: Step) -> None:
+    st.body += g._inc_overtake(e, g.p.groups[op.group].destinations(), st.where)
     k = g._issue(e, path).k
     for d in g.p.groups[op.group].destinations():
         st.body += g._push_entry(f"iq{e}", k, {"w": str(g.words[(op.sem, d)])})
@@ -68,10 +70,11 @@ def remote_write(g: _Gen, w: int, new: str, where: str | None) -> list[str]:
 
 
 def balance(g: _Gen) -> list[str]:
-    """``balance-sem`` at the run's end: a word neither re-armed nor initialized by the host ends at its initial
-    value."""
+    """``balance-sem`` at the run's end: a word neither re-armed, nor initialized by the host, nor a mailbox no op
+    reads ends at its initial value."""
     p = g.p
-    rearmed = {g.words[k] for k in p.rearmed_words()} | {g.words[k] for k in p.host_initialized_words()}
+    rearmed = ({g.words[k] for k in p.rearmed_words()} | {g.words[k] for k in p.host_initialized_words()}
+               | {g.words[k] for k in p.mailbox_words()})
     return [g._assert(R.BALANCE_SEM, f"words[{w}] == {g.word_init[w]}") for w in range(len(g.word_site))
             if w not in rearmed]
 

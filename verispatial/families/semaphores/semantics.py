@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violation]) -> None:
-    """noc_semaphore_inc: an atomic increment issued now, landing later (``AtomicBarrier`` waits for it)."""
+    """noc_semaphore_inc: an atomic increment issued now, landing later (``AtomicBarrier`` waits for it); a remote
+    write of this engine into the same core must have landed first (``async-inc-overtake``, the NoC family's)."""
     path, iters = pc
+    it._inc_overtake(s, e, pc, (op.at,), op_text(op), out)
     s.pending[e] = (*s.pending[e], (INC, path, iters, it.word_id[(op.sem, op.at)], op.by))
     s.ab[e] = True
 
@@ -31,6 +33,7 @@ def sem_inc(it: Interp, s: State, e: int, pc: PC, op: SemInc, out: list[Violatio
 def sem_inc_mcast(it: Interp, s: State, e: int, pc: PC, op: SemIncMcast, out: list[Violation]) -> None:
     """noc_semaphore_inc_multicast: one atomic per destination core, each landing on its own."""
     path, iters = pc
+    it._inc_overtake(s, e, pc, it.program.groups[op.group].destinations(), op_text(op), out)
     incs = tuple((INC, path, iters, w, op.by) for w in it._valid_words[(op.sem, op.group)])
     s.pending[e] = (*s.pending[e], *incs)
     s.ab[e] = True
@@ -87,11 +90,12 @@ def remote_write(it: Interp, s: State, w: int, new: int, src: int, src_pc: PC, o
 
 
 def balance(it: Interp, s: State) -> list[Violation]:
-    """``balance-sem`` of a terminated state: a word neither re-armed by a SemSet nor initialized by the host at
-    launch ends at its initial value (tt_metal/impl/program/dispatch.cpp writes it only at launch)."""
+    """``balance-sem`` of a terminated state: a word neither re-armed by a SemSet, nor initialized by the host at
+    launch (tt_metal/impl/program/dispatch.cpp writes it only at launch), nor a mailbox no op reads
+    (``Program.mailbox_words``) ends at its initial value."""
     out: list[Violation] = []
     for w, site in enumerate(it.word_site):
-        if w not in it.rearmed and w not in it.host_words and s.words[w] != it.word_init[w]:
+        if w not in it.rearmed and w not in it.host_words and w not in it.mailboxes and s.words[w] != it.word_init[w]:
             sem = it.program.semaphores[it.word_sem[w]]
             out.append(Violation(R.BALANCE_SEM, it._site_pos(site, -1),
                                  f"sem{sem.id} ({sem.name})@{site} ends at {s.words[w]}, expected its initial "
