@@ -202,6 +202,34 @@ def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path: Path, bod
     assert not (tmp_path / "out.json").exists()
 
 
+MESH = DATA / "mesh_shard.py"
+
+
+def test_a_mesh_of_devices_is_read_at_one_devices_shard(tmp_path: Path) -> None:
+    """ShardTensorToMesh along rows halves them on two devices, ReplicateTensorToMesh keeps b whole; the count comes
+    from --devices where the example asks the machine, from a literal MeshShape otherwise."""
+    with pytest.raises(SourceRefused, match="give it with --devices N") as e:
+        import_file(str(MESH))
+    assert (e.value.construct, e.value.line) == ("ttnn.open_mesh_device", 47)
+    (imp,) = import_file(str(MESH), devices=2)
+    assert {t.name: t.shape for t in imp.program.tensors} == {"a": (128, 64), "b": (128, 64), "y": (128, 64)}
+    assert certify(imp.program).exit_code == 0
+    with pytest.raises(SourceRefused, match="a tensor of 256x64 sharded along dimension 0 over 3 devices"):
+        import_file(str(MESH), devices=3)
+    literal = _mutant(tmp_path, MESH, ("n_devices = ttnn.GetNumAvailableDevices()", "n_devices = 4"))
+    (imp,) = import_file(str(literal))
+    assert {t.name: t.shape for t in imp.program.tensors} == {"a": (64, 64), "b": (64, 64), "y": (64, 64)}
+    with pytest.raises(ParseError, match="--devices: the example does not take its device count from the machine"):
+        import_file(str(literal), devices=4)
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MESH), "--devices", "2", "-q"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MESH), "--devices", "0"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "--devices" in run.stderr
+
+
 def test_bad_options_are_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="--range"):
         import_file(str(MATMUL), ranges=["Q=1:4"])  # a parameter no shape is built from
@@ -323,10 +351,30 @@ def test_single_node_tutorials_prove_at_their_own_shapes(tutorials: Path, name: 
 
 
 @pytest.mark.parametrize("name", MULTI_DEVICE)
-def test_multi_device_tutorials_are_refused_by_name(tutorials: Path, name: str) -> None:
-    with pytest.raises(SourceRefused) as e:
+def test_multi_device_tutorials_are_refused_by_name_without_a_device_count(tutorials: Path, name: str) -> None:
+    """Steps 5-7 shard their tensors over every device of the machine (``ttnn.GetNumAvailableDevices()``): the
+    per-device shapes are unknown until the count is given."""
+    with pytest.raises(SourceRefused, match=r"GetNumAvailableDevices\(\)\): give it with --devices N") as e:
         import_file(str(tutorials / name))
     assert e.value.construct == "ttnn.open_mesh_device"
+
+
+#: One device's shard of the example's 8192 x 8192 tensors over 4 devices: step 5 shards a and c (and y) along M,
+#: steps 6 and 7 shard a along K and b along K (c is stacked per device, device 0's the real one).
+PER_DEVICE = {MULTI_DEVICE[0]: {"a": (2048, 8192), "b": (8192, 8192), "c": (2048, 8192), "y": (2048, 8192)},
+              MULTI_DEVICE[1]: {"a": (8192, 2048), "b": (2048, 8192), "c": (8192, 8192), "y": (8192, 8192)},
+              MULTI_DEVICE[2]: {"a": (8192, 2048), "b": (2048, 8192), "c": (8192, 8192), "y": (8192, 8192)}}
+
+
+@pytest.mark.parametrize("name", MULTI_DEVICE)
+def test_multi_device_tutorials_prove_at_one_devices_shard(tutorials: Path, name: str) -> None:
+    """Given the device count, each device's operation (step 4's, unchanged) is read at its shard and proves; three
+    devices do not split 8192 evenly and are refused naming the dimension."""
+    (imp,) = import_file(str(tutorials / name), devices=4)
+    assert {t.name: t.shape for t in imp.program.tensors} == PER_DEVICE[name]
+    assert certify(imp.program).exit_code == 0
+    with pytest.raises(SourceRefused, match=r"sharded along dimension [01] over 3 devices does not split"):
+        import_file(str(tutorials / name), devices=3)
 
 
 def test_the_shipped_example_proves_at_its_shapes_and_over_k() -> None:

@@ -49,9 +49,10 @@ def _tensor_tiles(shape: tuple[Any, ...], tile: tuple[int, int], classes: Mappin
 
 
 def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
-          classes: Mapping[str, V.SymClass], target: Target) -> Program:
-    """The program of one shape class (``classes`` fixed); raises ``values.Split`` when the class must be cut,
-    ``SourceRefused`` / ``ParseError`` for what cannot be read."""
+          classes: Mapping[str, V.SymClass], target: Target, devices: int | None = None) -> Program:
+    """The program of one shape class (``classes`` fixed); ``devices``: the machine's device count where the example
+    asks for it (``shapes.example_shapes``). Raises ``values.Split`` when the class must be cut, ``SourceRefused`` /
+    ``ParseError`` for what cannot be read."""
     op = pick_operation(src, operation)
     consts = module_constants(src, classes)
     params = [a.arg for a in op.args.args]
@@ -61,11 +62,12 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     given: dict[str, tuple[Any, ...]] = {k: shape_value(v, classes, "--shape") for k, v in shapes.items()}
     used = {d for dims in shapes.values() for d in dims}
     if len(given) < len(params):
-        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules))
-        if mesh is not None:
-            refuse(src.path, mesh, f"ttnn.{ast.unparse(mesh.func).rsplit('.', 1)[-1]}",
-                   "the example spreads its tensors over a mesh of devices, so the operation sees one shard per "
-                   "device: give every tensor's per-device shape with --shape")
+        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules), devices)
+        if mesh is not None and mesh.unknown:
+            # each device runs the operation on its own shard: refuse rather than read the global shapes
+            refuse(src.path, mesh.node, f"ttnn.{ast.unparse(mesh.node.func).rsplit('.', 1)[-1]}",
+                   f"the example spreads its tensors over a mesh of devices, one shard per device; {mesh.unknown} "
+                   "(or every tensor's per-device shape with --shape)")
         used |= assigned
         for p in params:
             if p not in given and p in found and all(is_num(d) for d in found[p]):
@@ -153,10 +155,10 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
                                         "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
-    devices = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
+    suffixes = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
     for p in params:
         rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
-        for dev in devices:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
+        for dev in suffixes:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
             tens.append(Tensor(p + dev, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
     cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
         f".{c.name}{c.base}" for c in classes.values())
@@ -192,15 +194,16 @@ def _at_site(ops: tuple[Any, ...], first: int) -> tuple[Any, ...]:
 
 
 def import_operation(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
-                     ranges: Mapping[str, V.SymClass], target: Target) -> list[Imported]:
+                     ranges: Mapping[str, V.SymClass], target: Target, devices: int | None = None) -> list[Imported]:
     """Every shape class of the operation and its program: the ``--range`` parameters' classes cut wherever a
-    floor division or a comparison needs it (``values.Split``), at most ``MAX_CLASSES``."""
+    floor division or a comparison needs it (``values.Split``), at most ``MAX_CLASSES``; ``devices`` as ``build``
+    takes it."""
     todo: list[dict[str, V.SymClass]] = [dict(ranges)]
     out: list[Imported] = []
     while todo:
         classes = todo.pop(0)
         try:
-            program = build(src, operation, shapes, classes, target)
+            program = build(src, operation, shapes, classes, target, devices)
         except V.Split as e:
             todo[:0] = [{**classes, e.name: part} for part in e.parts]
             if len(out) + len(todo) > MAX_CLASSES:
