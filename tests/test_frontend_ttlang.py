@@ -518,7 +518,8 @@ def _paths(ops: tuple, at: tuple[int, ...] = ()) -> list:
 
 
 @pytest.mark.parametrize(("edit", "families"), [
-    (NARROW, ["circular-buffer"]),  # node 3 is no destination any more: it publishes a block nothing filled
+    # node 3 is in no pipe any more, so it runs no kernel (TT-Lang's active set): its column of y stays unwritten
+    (NARROW, ["happens-before"]),
     (NO_RECV_WAIT, ["async-noc"]),  # receivers publish before the multicast is counted landed
     (LOOPBACK, ["deadlock"]),  # the source waits for its own post, which comes after its send
 ], ids=["endpoints-narrowed", "missing-receive-wait", "source-among-destinations"])
@@ -679,3 +680,42 @@ def test_an_argument_no_kernel_reads_is_an_output_even_unwritten(tmp_path: Path)
     assert imp.program.tensor("y").role.value == "output"
     (out,) = [r for r in certify(imp.program).results if r.name.startswith("output-unwritten")]
     assert out.verdict.value == "refuted"
+
+
+BCAST = ROOT / "examples" / "ttlang" / "pipe_bcast_add.py"
+#: pipe_bcast_add on five nodes, node 4 reading c itself instead of through the pipe (which names nodes 0-3 only)
+FIFTH_NODE = (("@ttl.operation(grid=(4, 1))", "@ttl.operation(grid=(5, 1))"),
+              ("R, C = 128, 256", "R, C = 128, 320"),
+              ("            net.if_src(send)\n",
+               "            if x == 4:\n                tx = ttl.copy(c[0:1, 0:1], c_blk)\n                tx.wait()\n"
+               "            net.if_src(send)\n"))
+
+
+def test_nodes_no_pipe_names_run_no_kernel(tmp_path: Path) -> None:
+    """With a pipe net, TT-Lang runs the kernels only on the nodes some pipe names as source or destination: the
+    compiler guards them with an scf.if on that set, and tt-lang-sim 1.1.6 skips the others (ttl/sim/program.py,
+    ``_is_active``; ttl/_pipenets ``active_node_set``). A fifth node that reads c itself never runs, so its columns of
+    y stay unwritten: refuted, where running its kernels proved the output whole."""
+    mut = _mutant(tmp_path, BCAST, *FIFTH_NODE)
+    (imp,) = import_file(str(mut))
+    assert sorted(str(ep.site) for ep in imp.program.programs if ep.engine.value == "writer") == [
+        "(0,0)", "(1,0)", "(2,0)", "(3,0)"]
+    rep = certify(imp.program)
+    assert {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"} == {"output-unwritten"}
+
+
+IDLE_NODES = (("@ttl.operation(grid=(4, 1))", "@ttl.operation(grid=(8, 1))"),
+              ("    grid_cols, _ = ttl.grid_size(dims=2)\n", "    grid_cols = 4  # the nodes of the pipe net\n"),
+              ("    def read():\n", "    def read():\n        if not net.is_active():\n            return\n"))
+
+
+def test_idle_nodes_outside_every_pipe_net_are_not_a_false_alarm(tmp_path: Path) -> None:
+    """On an 8-node grid whose pipe net names nodes 0-3 (as tt-lang examples/eltwise_pipe.py does on its grid, with
+    the same ``if not net.is_active(): return`` guard), nodes 4-7 run nothing: proved. Lowering their kernels read
+    an early return (refused) or, without the guard, a c block pushed unfilled (refuted)."""
+    (imp,) = import_file(str(_mutant(tmp_path, BCAST, *IDLE_NODES)))
+    assert len(imp.program.programs) == 12  # 4 active nodes x 3 engines
+    assert certify(imp.program).exit_code == 0
+    unguarded = _mutant(tmp_path, BCAST, *IDLE_NODES[:2])
+    (imp,) = import_file(str(unguarded))
+    assert certify(imp.program).exit_code == 0

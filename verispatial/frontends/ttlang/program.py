@@ -15,12 +15,12 @@ import attrs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.frontends.ttlang import values as V
-from verispatial.frontends.ttlang.expr import DfbV, TensorV, is_num
+from verispatial.frontends.ttlang.expr import DfbV, NetV, TensorV, is_num
 from verispatial.frontends.ttlang.lower import KernelLowering
 from verispatial.frontends.ttlang.pipes import PipePlan, check_ends, grid_sites
 from verispatial.frontends.ttlang.refusals import refuse
 from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
-from verispatial.frontends.ttlang.source import BodyReader, SourceFile, grid_of, module_constants, pick_operation
+from verispatial.frontends.ttlang.source import BodyReader, Kernel, SourceFile, grid_of, module_constants, pick_operation
 from verispatial.ir.core import Engine, Role, Site
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
@@ -128,7 +128,10 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     written: set[str] = set()
     uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
     read: set[str] = set()
+    active = active_nodes(captured_nets(body.kernels, body.env))
     for coords, s in nodes:
+        if active is not None and coords not in active:
+            continue  # a node no pipe names runs no kernel (active_nodes); its buffers exist, unused
         for k, engine in engines:
             low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
                                  engine is Engine.COMPUTE, tile_cols, plan, body.nets)
@@ -165,6 +168,33 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),
                    buffers=tuple(buffers), semaphores=_live(plan, programs), groups=tuple(plan.groups), trips=trips,
                    programs=tuple(programs), memory=tuple(memory))
+
+
+def captured_nets(kernels: list[Kernel], env: Mapping[str, Any]) -> list[NetV]:
+    """The pipe nets some kernel refers to (a name of the operation body a kernel, or a function in it, reads), in
+    net order: the nets TT-Lang's compiler and simulator find by walking the kernels' closures (tt-lang-sim 1.1.6
+    ``ttl/sim/pipe.py`` ``discover_pipe_nets_from_closures``: "the compiler's _build_operation_pipenets does the
+    same"); a net no kernel uses does not restrict the nodes that run."""
+    names = {n.id for k in kernels for n in ast.walk(k.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    found: dict[int, NetV] = {}
+    for name, v in env.items():
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if name in names and isinstance(x, NetV):
+                found[x.index] = x
+    return [found[i] for i in sorted(found)]
+
+
+def active_nodes(nets: list[NetV]) -> set[tuple[int, ...]] | None:
+    """The nodes whose kernels run: with pipe nets, those some pipe of some net names as its source or a destination;
+    None (every node) without. TT-Lang's compiler guards the kernels with an ``scf.if`` on this set (tt-lang issue
+    #804: "the compiler evaluates the body once at compile time and guards the kernels with scf.if"), and the
+    simulator skips the others ("Inactive nodes skip every kernel, mirroring the compiler's scf.if guard",
+    tt-lang-sim 1.1.6 ``ttl/sim/program.py`` lines 261-272, from ``OperationPipeNets.active_node_set`` in
+    ``ttl/_pipenets/__init__.py``). A node outside it writes nothing, so outputs it was to write stay unwritten, and
+    what its kernels would wait for is never a deadlock."""
+    if not nets:
+        return None
+    return {c for net in nets for p in net.pipes for c in (p.src, *p.dests())}
 
 
 def _live(plan: PipePlan, programs: list[EngineProgram]) -> tuple[Semaphore, ...]:
