@@ -72,6 +72,7 @@ def drive(argv):
         gs.print_diagnostic_error = quiet
         gs.GreenletScheduler.run = run
         ts._execute_code = execute
+        observe_writes(ran)
         try:
             ts.main()
         except SystemExit as e:
@@ -79,19 +80,60 @@ def drive(argv):
                 out = {"outcome": "error", "message": f"exit {e.code}"}
     except BaseException as e:
         caught.append(e)
+    out["unwritten"] = ran.get("unwritten", [])
     if caught:
         e = caught[0]
         text = f"{type(e).__name__}: {e}"
+        out["exception"] = type(e).__name__
         cause = e.__cause__
         if isinstance(e, RuntimeError) and isinstance(cause, RuntimeError) and str(cause) == "deadlock":
-            out = {"outcome": "deadlock", "message": text[:300]}  # the scheduler's own exception
+            out.update(outcome="deadlock", message=text[:300])  # the scheduler's own exception
         elif not ran["inside"] and ran["done"]:
             # the file's own code after the operation ran to its end: its result check
-            out = {"outcome": "mismatch", "message": text[:300]}
+            out.update(outcome="mismatch", message=text[:300])
         else:
             # a kernel's error (inside the scheduler) or the operation refused before its kernels ran
-            out = {"outcome": "error", "message": text[:300]}
+            out.update(outcome="error", message=text[:300])
     return out
+
+
+def observe_writes(ran):
+    # Which tiles of each tensor the kernels write (the Block -> Tensor copy handler, in dry runs too, where the
+    # handler copies nothing): after each operation run, per tensor written at all, the tiles never written.
+    import ttl.sim.copyhandlers as ch
+
+    handler = next(h for (a, b), h in ch.HANDLER_REGISTRY.items() if a.__name__ == "Block" and b.__name__ == "Tensor")
+    transfer = handler.transfer
+    seen = {}  # id of the root torch tensor -> (root, tiles written)
+
+    def observed(src, dst):
+        t = dst._tensor
+        root = t._base if t._base is not None else t
+        if root.dim() == 2 and t.dim() == 2:
+            off = t.storage_offset() - root.storage_offset()
+            r0, c0 = divmod(off, root.stride(0))
+            tiles = seen.setdefault(id(root), (root, set()))[1]
+            for r in range(r0 // 32, -(-(r0 + t.shape[0]) // 32)):
+                for c in range(c0 // 32, -(-(c0 + t.shape[1]) // 32)):
+                    tiles.add((r, c))
+        return transfer(src, dst)
+
+    handler.transfer = observed
+    import ttl.sim.greenlet_scheduler as gs
+
+    inner = gs.GreenletScheduler.run
+
+    def run(self):
+        inner(self)
+        for root, tiles in seen.values():
+            rows, cols = -(-root.shape[0] // 32), -(-root.shape[1] // 32)
+            gaps = sorted((r, c) for r in range(rows) for c in range(cols) if (r, c) not in tiles)
+            if gaps:
+                ran.setdefault("unwritten", []).append([rows, cols, len(gaps), list(gaps[0])])
+        seen.clear()
+
+    gs.GreenletScheduler.run = run
+
 """
 
 _ONE_SHOT = _DRIVE + r"""
@@ -112,6 +154,11 @@ for line in sys.stdin:
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        try:  # die with the server (Linux: prctl PR_SET_PDEATHSIG = 1, SIGKILL)
+            import ctypes
+            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
         os.dup2(null, 1)
         os.dup2(null, 2)
         try:
@@ -151,11 +198,15 @@ for line in sys.stdin:
 
 @attrs.frozen
 class SimRun:
-    """One simulator run: ``outcome`` (module docstring), the child's CPU seconds, the exception's message."""
+    """One simulator run: ``outcome`` (module docstring), the child's CPU seconds, the exception's message and class
+    name; ``unwritten``: per tensor the kernels wrote, after an operation's run, that they left tiles of unwritten:
+    (tile rows, tile columns, tiles unwritten, the first one), observed on the simulator's Block -> Tensor copies."""
 
     outcome: str
     cpu: float
     message: str
+    exception: str = ""
+    unwritten: tuple[tuple[int, int, int, tuple[int, int]], ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -248,4 +299,7 @@ class Simulator:
         if not line:
             raise RuntimeError(f"the simulator server exited (status {self._proc.poll()})")
         res = json.loads(line)
-        return SimRun(str(res["outcome"]), float(res["cpu"]), str(res["message"]))
+        gaps = tuple((int(r), int(c), int(n), (int(first[0]), int(first[1])))
+                     for r, c, n, first in res.get("unwritten", []))
+        return SimRun(str(res["outcome"]), float(res["cpu"]), str(res["message"]), str(res.get("exception", "")),
+                      gaps)
