@@ -294,7 +294,16 @@ def mutants(text: str) -> list[Mutant]:
         if m.text not in seen:
             seen.add(m.text)
             unique.append(m)
-    return unique
+    # two loops on one line (a comprehension's) make two mutants of one label: number them in source order
+    count = Counter(m.label for m in unique)
+    nth: Counter[str] = Counter()
+    named = []
+    for m in unique:
+        if count[m.label] > 1:
+            nth[m.label] += 1
+            m = attrs.evolve(m, label=f"{m.label} #{nth[m.label]}")
+        named.append(m)
+    return named
 
 
 # ------------------------------------------------------------------------------------------------ verdicts
@@ -310,9 +319,35 @@ class Certified:
     why: str = ""
     #: a deadlock counterexample has an engine stuck at the ready wait of a pipe's sender (``PIPE_READY``)
     pipe_ready: bool = False
+    #: the code at the simulator's shapes, where an example dimension is not a whole number of tiles (``padded``)
+    padded: int | None = None
+
+    @property
+    def at_simulator(self) -> int:
+        """Certify's code for the program the simulator runs."""
+        return self.code if self.padded is None else self.padded
+
+
+def padded(text: str) -> str | None:
+    """``text`` with every example dimension rounded up to whole tiles, as the simulator's ``from_torch`` pads the
+    tensors and reports the padded shape (``PARTIAL_TILE``); None when every dimension is whole tiles already."""
+    lits = shape_literals(text)
+    if all(v % TILE == 0 for _, v in lits):
+        return None
+    return _set_dims(text, {i: -(-v // TILE) * TILE for i, (_, v) in enumerate(lits)})
 
 
 def _verdict(path: Path) -> Certified:
+    v = _verdict_at(path)
+    text = padded(path.read_text())
+    if text is None:
+        return v
+    at = path.with_name("padded_" + path.name)
+    at.write_text(text)
+    return attrs.evolve(v, padded=_verdict_at(at).code)
+
+
+def _verdict_at(path: Path) -> Certified:
     from verispatial.report.text import source_lines
 
     try:
@@ -376,25 +411,29 @@ def verdict(path: Path, cpu_seconds: float = 0.0) -> Certified:
     return out
 
 
-def classify(v: int, sim: SimRun) -> str:
-    """The pair's class: ``sim-unsupported`` (the simulator on Python 3.11 refuses a copy without its wait: it injects
-    waits only on 3.12+), ``agree-proved`` (certify proves, the simulator runs clean), ``disagree`` (certify proves and
-    the simulator does not run clean: a deadlock or an error of its own), ``agree-refuted`` (the simulator deadlocks,
-    certify refutes), ``both-reject`` (certify refutes, the simulator stops on an error of its own, e.g. a read past
-    the tensor), ``certify-only`` (certify refutes, the simulator runs clean), ``refused`` (the front end refuses it by
-    name), ``certify-undecided`` (failed to prove: not a proof, and not the refutation a simulator deadlock asks for),
-    ``certify-error``, or ``other (v, outcome)`` (a simulator timeout)."""
+def classify(v: Certified, sim: SimRun) -> str:
+    """The pair's class, the claims judged on certify's verdict for the program the simulator runs
+    (``Certified.at_simulator``: at its padded shapes where a dimension is not whole tiles): ``sim-unsupported`` (the
+    simulator on Python 3.11 refuses a copy without its wait: it injects waits only on 3.12+), ``disagree`` (certify
+    proves and the simulator does not run clean: a deadlock or an error of its own), ``agree-refuted`` (the simulator
+    deadlocks, certify refutes), ``both-reject`` (certify refutes, the simulator stops on an error of its own, e.g. a
+    read past the tensor), ``certify-only`` (certify refutes, at the simulator's shapes or at the file's own, and the
+    simulator runs clean), ``agree-proved`` (certify proves, at both, and the simulator runs clean), ``refused`` (the
+    front end refuses it by name), ``certify-undecided`` (failed to prove: not a proof, and not the refutation a
+    simulator deadlock asks for), ``certify-error``, or ``other (v, outcome)`` (a simulator timeout)."""
     if sim.outcome == "error" and "requires Python 3.12" in sim.message:
         return "sim-unsupported"
-    if v == 0:
-        return "agree-proved" if sim.clean else "disagree"
-    if v == 1 and sim.outcome == "deadlock":
-        return "agree-refuted"
-    if v == 1 and sim.outcome == "error":
-        return "both-reject"
-    if v == 1 and sim.clean:
-        return "certify-only"
-    return {2: "refused", 3: "certify-undecided", 4: "certify-error"}.get(v, f"other ({v}, {sim.outcome})")
+    vs = v.at_simulator
+    rest = {2: "refused", 3: "certify-undecided", 4: "certify-error"}
+    if vs == 0 and not sim.clean:
+        return "disagree"
+    if sim.outcome in ("deadlock", "error"):
+        return rest.get(vs, "agree-refuted" if sim.outcome == "deadlock" else "both-reject")
+    if sim.clean:
+        if 1 in (v.code, vs):
+            return "certify-only"
+        return "agree-proved" if v.code == vs == 0 else rest.get(max(v.code, vs), f"other ({v.code})")
+    return f"other ({vs}, {sim.outcome})"
 
 
 @attrs.frozen
@@ -478,7 +517,7 @@ class Differential:
                 tried.append(f"{p.label}: the unmutated source is not clean there ({b.outcome})")
                 continue
             v, run = self.run(t, p)
-            kind = classify(v.code, run)
+            kind = classify(v, run)
             if kind == "disagree":
                 self.disagreements.append(f"{name} {m.label} at {p.label}: certify={v.code} sim={run.outcome}")
             tried.append(f"{p.label}: {run.outcome} (certify {v.code})")
@@ -525,10 +564,25 @@ def _stuck_at_pipe_ready(program: Program, cex: dict[str, Any]) -> bool:
     return False
 
 
+#: Why no probe can confirm an unwritten output of a tensor whose dimensions are not whole tiles.
+PARTIAL_TILE = ("a dimension is not a whole number of tiles: ttnn pads the tensor to tiles but its shape stays the "
+                "logical one (ttnn 0.81.1 ttnn/core.py lines 86-96, has_tile_padding: shape vs padded_shape), so the "
+                "operation's shape // TILE leaves the partial tile unwritten, as certify says; the simulator pads the "
+                "data and reports the padded shape (ttl/sim/ttnnsim.py: from_torch pads with _pad_to_tile_alignment, "
+                "Tensor.shape is the padded tensor's), so its kernels count the partial tile as a whole one and write "
+                "it; at a shape of whole tiles there is no partial tile to miss")
+
+
 def unconfirmable(v: Certified) -> str:
     """Why the simulator cannot show certify's refutation ``v`` at any probe: ``PIPE_READY`` when a deadlock's engine
-    is stuck at the ready wait of a pipe's sender; "" when no reason is known (the mutant needs a look)."""
-    return PIPE_READY if v.pipe_ready else ""
+    is stuck at the ready wait of a pipe's sender; ``PARTIAL_TILE`` when certify refutes the file at its own shapes
+    and proves it at the simulator's padded ones (the program the simulator runs is another); "" when no reason is
+    known (the mutant needs a look)."""
+    if v.pipe_ready:
+        return PIPE_READY
+    if v.code == 1 and v.padded == 0:  # refuted at the device's shapes, proved at the simulator's padded ones
+        return PARTIAL_TILE
+    return ""
 
 
 def _children_cpu() -> float:
@@ -581,14 +635,15 @@ def main() -> int:
                 t0 = time.process_time() + _children_cpu()
                 v, run = diff.run(m.text, primary)
                 cert_s = time.process_time() + _children_cpu() - t0  # certify runs in a child (verdict)
-                kind = classify(v.code, run)
+                kind = classify(v, run)
                 tally[kind] += 1
                 if m.kind != "as shipped":
                     tally["mutants"] += 1
                 line = f"{name:52} {m.label:44} certify={v.code} sim={run.outcome:9} {cert_s:5.2f}s {run.cpu:5.2f}s  {kind}"
                 print(line + (f"  [{run.message[:70]}]" if run.outcome == "error" else ""), flush=True)
                 row: dict[str, Any] = {"source": name, "kind": m.kind, "label": m.label, "certify": v.code,
-                                       "sim": run.outcome, "class": kind, "findings": list(v.findings)}
+                                       "certify_padded": v.padded, "sim": run.outcome, "class": kind,
+                                       "findings": list(v.findings), "refusal": v.why}
                 if kind == "disagree":
                     diff.disagreements.append(line)
                 if kind == "certify-only":
@@ -619,6 +674,9 @@ def main() -> int:
             print(f"      why: {why or 'NOT EXPLAINED: look at this mutant'}")
             for t in tried:
                 print(f"      tried {t}")
+    for r in rows:
+        if r["class"] == "refused" and r["sim"] == "deadlock":
+            print(f"  refused by the front end where the simulator deadlocks: {r['source']} {r['label']}: {r['refusal']}")
     for line in diff.disagreements:
         print("DISAGREE", line)
     if args.json:

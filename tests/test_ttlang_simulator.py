@@ -17,7 +17,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import ttlang_sim as S
 from test_frontend_ttlang import tutorials_dir
-from ttlang_differential import PIPE_READY, Differential, Mutant, Probe, classify, mutants, source_text, unconfirmable
+from ttlang_differential import (
+    PARTIAL_TILE,
+    PIPE_READY,
+    Differential,
+    Mutant,
+    Probe,
+    classify,
+    mutants,
+    source_text,
+    unconfirmable,
+)
 
 ELTWISE_1 = "elementwise/step_1_single_node_single_tile_block.py"
 ELTWISE_2 = "elementwise/step_2_single_node_multitile_block.py"
@@ -56,7 +66,7 @@ def _pick(name: str, label: str) -> tuple[str, Mutant]:
 def test_certify_and_the_simulator_agree(diff: Differential, name: str, label: str, expected: str) -> None:
     _, m = _pick(name, label)
     v, run = diff.run(m.text, PRIMARY)
-    kind = classify(v.code, run)
+    kind = classify(v, run)
     assert kind == expected, (v, run)
     if kind == "sim-unsupported":
         assert v.code == 1  # the block is published (or popped) before its transfer completed
@@ -68,7 +78,7 @@ def test_a_writer_one_row_short_is_confirmed_at_a_larger_shape(diff: Differentia
     certify says for every shape (the output rows are never written)."""
     base, m = _pick(ELTWISE_2, "range - 1 @135")
     v, run = diff.run(m.text, PRIMARY)
-    assert (v.code, classify(v.code, run)) == (1, "certify-only")
+    assert (v.code, classify(v, run)) == (1, "certify-only")
     assert any(f.startswith("happens-before/output-unwritten") for f in v.findings)
     conf, _ = diff.confirm(ELTWISE_2, base, m)
     assert conf is not None
@@ -83,7 +93,7 @@ def test_a_loopback_pipe_sent_before_its_own_post_is_refuted_but_unconfirmable(d
     shows it; the benchmark says why from the counterexample's stuck op."""
     base, m = _pick(PIPE, "pipe dst (slice(1, 4), 0): 1->0 @21")
     v, run = diff.run(m.text, PRIMARY)
-    assert classify(v.code, run) == "certify-only"
+    assert classify(v, run) == "certify-only"
     conf, tried = diff.confirm(PIPE, base, m)
     assert conf is None
     assert len(tried) >= 5
@@ -98,9 +108,24 @@ def test_a_node_outside_every_pipe_runs_nothing_in_the_simulator_too(diff: Diffe
 
     text = _mutant(tmp_path, BCAST, *FIFTH_NODE).read_text()
     v, run = diff.run(text, PRIMARY)
-    assert (v.code, classify(v.code, run)) == (1, "certify-only")
+    assert (v.code, classify(v, run)) == (1, "certify-only")
     assert all(f.startswith("happens-before/output-unwritten") for f in v.findings)
     ((rows, cols, n, first),) = run.unwritten
     assert (rows, cols, n, first) == (4, 10, 8, (0, 4))  # columns 4 and 9 of every tile row
     _, math = diff.run(text, Probe(1, None, "fair", False))
     assert (math.outcome, math.exception) == ("mismatch", "AssertionError")  # the file's own result check
+
+
+def test_a_partial_tile_is_judged_at_the_simulators_padded_shape(diff: Differential) -> None:
+    """The simulator pads tensors to whole tiles and reports the padded shape; ttnn keeps the logical one. Matmul step
+    1 at M = 144: certify refutes the device's program (the tutorial's M // 32 leaves rows 128-143 unwritten) and
+    proves the simulator's (M = 160), which runs clean: certify-only, unconfirmable, why said. The #1037 example with 80
+    rows of x: proved at 80 (two row blocks), refuted at the simulator's 96 (a third block written past y), where the
+    simulator stops on that write: both reject, no disagreement."""
+    _, m = _pick("matmul/step_1_single_node_single_tile_block.py", "dim 0 128->144 (half a tile more) @185")
+    v, run = diff.run(m.text, PRIMARY)
+    assert (v.code, v.padded, classify(v, run)) == (1, 0, "certify-only")
+    assert unconfirmable(v) == PARTIAL_TILE
+    _, m = _pick("examples/ttlang/allgather_matmul_1037_fixed.py", "dim 0 64->80 (half a tile more) @91")
+    v, run = diff.run(m.text, PRIMARY)
+    assert (v.code, v.padded, run.outcome, classify(v, run)) == (0, 1, "error", "both-reject")
