@@ -72,14 +72,18 @@ ACC = ("block_count=2)  # acc", "block_count=1)  # acc")
 K_LOOP = ("for _ in range(k_blocks):  # K loop", "for _ in range(k_blocks + 1):  # K loop")
 NO_READ_WAIT = ("                        tx_a.wait()\n                        tx_b.wait()\n", "")
 NO_WRITE_WAIT = ("                    tx.wait()\n", "")
+#: the waits kept but moved past the block's push (the with's exit) / pop: the compiler adds no wait then
+READ_WAIT_AFTER_PUSH = ("                        tx_a.wait()\n                        tx_b.wait()\n",
+                        "                    tx_a.wait()\n                    tx_b.wait()\n")
+WRITE_WAIT_AFTER_POP = ("                    tx.wait()\n", "                tx.wait()\n")
 
 
 @pytest.mark.parametrize(("src", "edit", "family"), [
     (MATMUL, ACC, "deadlock"),  # the accumulator's ping-pong needs two blocks
     (MATMUL, K_LOOP, "deadlock"),  # compute waits for a K block the reader never sends
-    (MATMUL, NO_READ_WAIT, "async-noc"),  # blocks pushed before their reads land
-    (ELTWISE, NO_WRITE_WAIT, "async-noc"),  # a block popped while its write may still read it
-], ids=["block-count-1", "k-loop-one-too-long", "missing-read-wait", "missing-write-wait"])
+    (MATMUL, READ_WAIT_AFTER_PUSH, "async-noc"),  # blocks pushed before their reads land
+    (ELTWISE, WRITE_WAIT_AFTER_POP, "async-noc"),  # a block popped while its write may still read it
+], ids=["block-count-1", "k-loop-one-too-long", "read-wait-after-push", "write-wait-after-pop"])
 def test_broken_forms_are_refuted_in_their_family(tmp_path: Path, src: Path, edit: tuple[str, str], family: str) -> None:
     (_, families), = _refuted(_mutant(tmp_path, src, edit))
     assert families == [family]
@@ -87,9 +91,33 @@ def test_broken_forms_are_refuted_in_their_family(tmp_path: Path, src: Path, edi
 
 def test_one_wait_covers_every_copy_before_it(tmp_path: Path) -> None:
     """``tx.wait()`` lowers to the global read barrier TT-Lang's compiler emits by default, so a second copy's wait
-    dropped after the first's is harmless: proved, as the hardware runs it."""
-    mut = _mutant(tmp_path, ELTWISE, ("                tx_b.wait()  # b wait\n", ""))
+    moved past the pushes is harmless, the first copy's wait covering it: proved, as the hardware runs it."""
+    mut = _mutant(tmp_path, ELTWISE, ("                tx_b.wait()  # b wait\n                a_blk.push()\n"
+                                      "                b_blk.push()\n",
+                                      "                a_blk.push()\n                b_blk.push()\n"
+                                      "                tx_b.wait()  # b wait\n"))
     assert _refuted(mut) == [("eltwise", [])]
+
+
+def test_a_transfer_no_wait_uses_is_waited_right_after_its_copy(tmp_path: Path) -> None:
+    """TT-Lang's compiler inserts a wait right after a copy whose handle has no wait (ttl-insert-copy-wait): the
+    matmul without its read waits, the elementwise writer without its write wait and a bare ``ttl.copy(...)``
+    statement prove, each copy's rows followed at once by the barrier; a handle bound again before its wait gets one
+    too. The same waits moved past the push or pop are real hazards (test_broken_forms_are_refuted_in_their_family)."""
+    from verispatial.ir.ops import ReadBarrier, ReadTiles
+
+    assert _refuted(_mutant(tmp_path, MATMUL, NO_READ_WAIT)) == [("matmul", [])]
+    (tmp_path / "w").mkdir()
+    assert _refuted(_mutant(tmp_path / "w", ELTWISE, NO_WRITE_WAIT)) == [("eltwise", [])]
+    (tmp_path / "b").mkdir()
+    bare = _mutant(tmp_path / "b", MATMUL, ("tx_a = ttl.copy(", "ttl.copy("), ("                        tx_a.wait()\n", ""))
+    (imp,) = import_file(str(bare))
+    reader = next(ep for ep in imp.program.programs if ep.key == "(0,0).reader")
+    body = [op for _, op in _paths(reader.ops)]
+    kinds = [type(op) for op in body if isinstance(op, (ReadTiles, ReadBarrier))]
+    # a's two tile rows, its barrier, b's two rows, b's own wait
+    assert kinds == [ReadTiles, ReadTiles, ReadBarrier, ReadTiles, ReadTiles, ReadBarrier]
+    assert certify(imp.program).exit_code == 0
 
 
 CEIL_WRITER = ("w_blocks = a.shape[0] // TILE // ROWS  # writer", "w_blocks = -(-(a.shape[0] // TILE) // ROWS)  # writer")
@@ -476,8 +504,9 @@ def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
 
 PIPE = DATA / "pipe_mcast.py"
 NARROW = ("dst=(slice(1, 4), 0)", "dst=(slice(1, 3), 0)")
+#: the receive's wait on node 1 only: nodes 2 and 3 never wait (the compiler adds no wait: the handle has one)
 NO_RECV_WAIT = ("                xf = ttl.copy(pipe, c_blk)\n                xf.wait()\n",
-                "                xf = ttl.copy(pipe, c_blk)\n")
+                "                xf = ttl.copy(pipe, c_blk)\n                if x == 1:\n                    xf.wait()\n")
 LOOPBACK = ("dst=(slice(1, 4), 0)", "dst=(slice(0, 4), 0)")
 
 
@@ -520,23 +549,22 @@ def _paths(ops: tuple, at: tuple[int, ...] = ()) -> list:
 @pytest.mark.parametrize(("edit", "families"), [
     # node 3 is in no pipe any more, so it runs no kernel (TT-Lang's active set): its column of y stays unwritten
     (NARROW, ["happens-before"]),
-    (NO_RECV_WAIT, ["async-noc"]),  # receivers publish before the multicast is counted landed
+    (NO_RECV_WAIT, ["async-noc"]),  # nodes 2, 3 publish before the multicast is counted landed
     (LOOPBACK, ["deadlock"]),  # the source waits for its own post, which comes after its send
-], ids=["endpoints-narrowed", "missing-receive-wait", "source-among-destinations"])
+], ids=["endpoints-narrowed", "receive-waited-on-one-node", "source-among-destinations"])
 def test_broken_pipes_are_refuted(tmp_path: Path, edit: tuple[str, str], families: list[str]) -> None:
     (_, got), = _refuted(_mutant(tmp_path, PIPE, edit))
     assert set(families) <= set(got)
 
 
-def test_a_missing_receive_wait_names_the_publish_and_the_line(tmp_path: Path) -> None:
+def test_a_receive_waited_on_one_node_only_leaves_the_others_publishes_unproved(tmp_path: Path) -> None:
     mut = _mutant(tmp_path, PIPE, NO_RECV_WAIT)
     (imp,) = import_file(str(mut))
     rep = certify(imp.program)
     refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
-    assert "async-pending-at-end" in refuted  # the ready increment is never flushed
-    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
-    assert publish
-    assert all(r.verdict.value != "proved" for r in publish)
+    assert "async-pending-at-end" in refuted  # nodes 2 and 3: the ready increment is never flushed
+    publish = {r.name.split(":")[1]: r.verdict.value for r in rep.results if r.name.startswith("mcast-publish")}
+    assert publish == {"(1,0).reader": "proved", "(2,0).reader": "failed-to-prove", "(3,0).reader": "failed-to-prove"}
 
 
 def test_a_pipe_between_two_dataflow_buffers_is_refused(tmp_path: Path) -> None:
@@ -615,11 +643,13 @@ UNICAST = DATA / "pipe_unicast.py"
     (),
     (("block_count=2", "block_count=1"),),
     (("                    xf = ttl.copy(pipe, blk)\n                    xf.wait()\n",
-      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped
+      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped: the compiler adds it
     (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
-      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send
+      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send: added
+    (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
+      "                    xf = ttl.copy(blk, pipe)\n                    tx.wait()\n"),),  # read waited after the send
     (("src=(0, 0), dst=(1, 0)", "src=(1, 0), dst=(0, 0)"),),  # the ends swapped: node 1 reads, sends and writes
-], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "ends-swapped"])
+], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "read-wait-after-send", "ends-swapped"])
 def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[tuple[str, str], ...]) -> None:
     """The oracle: on a unicast pipe and its mutants, certify proves exactly when the interpreter's search of every
     interleaving finds no deadlock and no violation (complete), and each rule certify refutes is one the search
@@ -639,7 +669,8 @@ def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[t
         assert reached
         refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
         assert refuted - {"deadlock"} <= reached | {"mcast-publish", "mcast-slot", "hb-write-write"}
-    assert (rep.exit_code == 0) == (not edits or edits[0][1] in ("block_count=1", "src=(1, 0), dst=(0, 0)"))
+    waited_after_send = bool(edits) and edits[0][1].endswith("xf = ttl.copy(blk, pipe)\n                    tx.wait()\n")
+    assert (rep.exit_code == 0) == (not waited_after_send)
 
 
 def test_a_pipe_onto_its_own_source_is_refused(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import attrs
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import DfbV, NetV, TensorV, is_num
-from verispatial.frontends.ttlang.lower import KernelLowering
+from verispatial.frontends.ttlang.lower import KernelLowering, unwaited_copies
 from verispatial.frontends.ttlang.pipes import PipePlan, check_ends, grid_sites
 from verispatial.frontends.ttlang.refusals import refuse
 from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
@@ -129,12 +129,13 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
     read: set[str] = set()
     active = active_nodes(captured_nets(body.kernels, body.env))
+    unwaited = {id(k.node): unwaited_copies(k.node) for k, _ in engines}
     for coords, s in nodes:
         if active is not None and coords not in active:
             continue  # a node no pipe names runs no kernel (active_nodes); its buffers exist, unused
         for k, engine in engines:
             low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
-                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets)
+                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets, unwaited[id(k.node)])
             low.run(k.node.body)
             ops, sources = low.finish()
             ops = _at_site(ops, first[s])

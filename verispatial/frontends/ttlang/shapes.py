@@ -10,8 +10,10 @@ gives the shapes of its arguments.
 An example that spreads its tensors over a mesh of devices (the multi-device tutorials: ``ttnn.open_mesh_device``,
 ``from_torch(t, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=d))``) runs the operation once per device on that
 device's shard (SPMD): the shapes read are the per-device ones, ``t``'s dimension ``d`` divided by the device count
-(ttnn's ``ShardTensorToMesh`` splits a tensor into equal shards along ``d``, one per device of the mesh, in mesh
-order; ``ReplicateTensorToMesh`` gives every device the whole tensor). The count is the mesh's, ``ttnn.MeshShape(rows,
+(``ShardTensorToMesh`` splits a tensor along ``d`` so that "each device receives M/n_devices rows", tt-lang-sim 1.1.6
+``ttl/tutorials/matmul/step_5_multidevice_shard_m.py`` lines 15-16; in ttnn 0.81.1 it is
+``ttnn.shard_tensor_to_mesh_mapper``, ``ttnn/distributed/distributed.py`` line 731; ``ReplicateTensorToMesh`` gives
+every device the whole tensor). The count is the mesh's, ``ttnn.MeshShape(rows,
 cols)``; where the example takes it from the machine (``ttnn.GetNumAvailableDevices()``) it is ``--devices N``, else
 the shapes are unknown and the example is refused at its mesh.
 """
