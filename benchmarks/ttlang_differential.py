@@ -7,7 +7,8 @@
 extra ``verispatial[ttlang]`` or ``$VERISPATIAL_TTLANG_SIM``, see tests/ttlang_sim.py.)
 
 Mutation kinds (``mutants``): a dataflow buffer's ``block_count`` lowered and raised by one; every loop bound of the
-operation off by one either way; each transfer's ``wait()`` dropped; each copy dropped with its wait; each example
+operation off by one either way; each transfer's ``wait()`` dropped (which TT-Lang's compiler puts back right after the
+copy: docs/ttlang.md) or moved past the ``with`` that releases its block; each copy dropped with its wait; each example
 dimension made one that the blocks do not divide (one tile more) and one that is not a whole number of tiles (half a
 tile more); each pipe endpoint moved by one node along each axis (staying on the grid) and a unicast pipe's ends
 swapped.
@@ -266,6 +267,17 @@ def mutants(text: str) -> list[Mutant]:
     for i, line in enumerate(lines):
         if i + 1 in inside and re.fullmatch(r"\s*\w+\.wait\(\)\s*", line):
             out.append(Mutant("wait dropped", f"wait dropped @{i + 1}", "\n".join([*lines[:i], *lines[i + 1:]])))
+    for node in ast.walk(tree):
+        # a transfer's wait moved past the with that reserved (waited) its block: the block is pushed (popped)
+        # before the transfer completed; the compiler adds no wait, the handle has one
+        if not (isinstance(node, ast.With) and node.lineno in inside):
+            continue
+        for st in node.body:
+            if isinstance(st, ast.Expr) and re.fullmatch(r"\w+\.wait\(\)", ast.unparse(st)) and len(node.body) > 1:
+                end = node.end_lineno or node.lineno
+                moved = [*lines[:st.lineno - 1], *lines[st.lineno:end], " " * node.col_offset + ast.unparse(st),
+                         *lines[end:]]
+                out.append(Mutant("wait past release", f"wait moved past the with @{st.lineno}", "\n".join(moved)))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if not isinstance(body, list):
