@@ -120,6 +120,16 @@ def test_a_transfer_no_wait_uses_is_waited_right_after_its_copy(tmp_path: Path) 
     assert certify(imp.program).exit_code == 0
 
 
+def test_a_block_never_released_is_refused_by_name(tmp_path: Path) -> None:
+    """TT-Lang's compiler pushes (pops) a block that has no release after its last use (ttl-insert-cb-sync); that
+    placement is not lowered, so the block is refused at the line that took it rather than read as never pushed (which
+    refuted a program the compiler makes correct)."""
+    mut = _mutant(tmp_path, ELTWISE, ("                a_blk.push()\n", ""))
+    with pytest.raises(SourceRefused, match=r"with no push\(\) in this kernel") as e:
+        import_file(str(mut))
+    assert (e.value.construct, e.value.line) == ("a_dfb.reserve()", 30)
+
+
 CEIL_WRITER = ("w_blocks = a.shape[0] // TILE // ROWS  # writer", "w_blocks = -(-(a.shape[0] // TILE) // ROWS)  # writer")
 ONE_NODE = ("grid=(2, 1)", "grid=(1, 1)")
 

@@ -101,6 +101,8 @@ class KernelLowering(Evaluator):
         super().__init__(file, dict(env), classes, modules)
         #: (line, column) of the copies whose handle no wait uses: waited right after the copy (``unwaited_copies``)
         self.unwaited = unwaited
+        #: blocks taken and not (yet) pushed or popped, with the call that took them
+        self.held: dict[int, tuple[BlockV, ast.AST]] = {}
         self.lines = lines
         self.target = target
         self.node = node
@@ -414,6 +416,7 @@ class KernelLowering(Evaluator):
     def release(self, blk: BlockV, node: ast.AST) -> None:
         op = Push(blk.dfb.index, 1) if blk.mode == "reserve" else Pop(blk.dfb.index, 1)
         self.out.append(_Item(op, self.loc(node)))
+        self.held.pop(id(blk), None)
 
     # -- calls
     def call(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -461,7 +464,9 @@ class KernelLowering(Evaluator):
     def method(self, node: ast.Call, obj: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(obj, DfbV) and name in ("reserve", "wait") and not args:
             self.emit(Reserve(obj.index, 1) if name == "reserve" else Wait(obj.index, 1), node)
-            return BlockV(obj, name)
+            blk = BlockV(obj, name)
+            self.held[id(blk)] = (blk, node)
+            return blk
         if isinstance(obj, BlockV) and name in ("push", "pop") and not args:
             if (name == "push") != (obj.mode == "reserve"):
                 return self.refuse_value(node, f"{name}() of a block taken by {obj.mode}()")
@@ -662,6 +667,15 @@ class KernelLowering(Evaluator):
 
     # -- the result
     def finish(self) -> tuple[tuple[Op, ...], Sources]:
+        """The kernel's ops and their source locations; refuses a block taken and never released here."""
+        for blk, node in self.held.values():
+            release = "push()" if blk.mode == "reserve" else "pop()"
+            # TT-Lang's compiler inserts the missing release after the block's last use (ttl-insert-cb-sync,
+            # tt-lang lib/Dialect/TTL/Transforms/TTLInsertCBSync.cpp); the simulator releases it at the next take of
+            # its buffer or the kernel's end. Neither placement is lowered: refused, never read as never released.
+            self.refuse_value(node, f"a block taken by {blk.dfb.name}.{blk.mode}() with no {release} in this kernel: "
+                                    "TT-Lang inserts that release after the block's last use, which is not lowered "
+                                    f"(call {release} or take the block with `with`)")
         sources: list[tuple[OpPath, SourceLoc]] = []
 
         def build(items: list[_Item], path: tuple[int, ...]) -> tuple[Op, ...]:
