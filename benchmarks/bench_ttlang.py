@@ -4,9 +4,12 @@ steps' refusals; then the shipped TT-Lang examples (examples/ttlang/: the pipes 
 The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE`` (default
 ~/.cache/verispatial/vendor) as the tests do; offline the script says so and exits 2.
 
-    python benchmarks/bench_ttlang.py [--budget SECONDS] [--range NAME=LO:HI[:STEP]] [NAME ...]   (NAME: e.g. matmul/step_2)
+    python benchmarks/bench_ttlang.py [--budget SECONDS] [--range NAME=LO:HI[:STEP]] [--devices N] [NAME ...]
+                                      (NAME: e.g. matmul/step_2)
 
-With ``--range`` (as ``verispatial certify --range``) each tutorial is read over that shape range: every shape class
+The multi-device steps are read at one device's shard of ``--devices`` devices (default 4, the simulator's default
+``--num-devices``; as ``verispatial certify --devices``). With ``--range`` (as ``verispatial certify --range``) each
+tutorial is read over that shape range: every shape class
 is certified, its CPU seconds summed; a tutorial whose output the parameter shapes is refused, and the line says so.
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
@@ -35,6 +38,7 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=300.0)
     ap.add_argument("--sim", type=float, default=0.0, help="also run the simulator once, with this timeout")
     ap.add_argument("--range", action="append", default=[], dest="ranges", help="NAME=LO:HI[:STEP]")
+    ap.add_argument("--devices", type=int, default=4, help="device count of the multi-device steps")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     import pytest
@@ -54,7 +58,8 @@ def main() -> int:
         name = str(path.relative_to(tut)) if path.is_relative_to(tut) else str(path.relative_to(root))
         t0 = time.process_time()
         try:
-            imps = import_file(str(path), ranges=args.ranges if path.is_relative_to(tut) else ())
+            imps = import_file(str(path), ranges=args.ranges if path.is_relative_to(tut) else (),
+                               devices=args.devices if name in MULTI_DEVICE else None)
         except VerispatialError as e:
             print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {str(e)[-160:]}")
             continue

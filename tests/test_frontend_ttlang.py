@@ -72,14 +72,18 @@ ACC = ("block_count=2)  # acc", "block_count=1)  # acc")
 K_LOOP = ("for _ in range(k_blocks):  # K loop", "for _ in range(k_blocks + 1):  # K loop")
 NO_READ_WAIT = ("                        tx_a.wait()\n                        tx_b.wait()\n", "")
 NO_WRITE_WAIT = ("                    tx.wait()\n", "")
+#: the waits kept but moved past the block's push (the with's exit) / pop: the compiler adds no wait then
+READ_WAIT_AFTER_PUSH = ("                        tx_a.wait()\n                        tx_b.wait()\n",
+                        "                    tx_a.wait()\n                    tx_b.wait()\n")
+WRITE_WAIT_AFTER_POP = ("                    tx.wait()\n", "                tx.wait()\n")
 
 
 @pytest.mark.parametrize(("src", "edit", "family"), [
     (MATMUL, ACC, "deadlock"),  # the accumulator's ping-pong needs two blocks
     (MATMUL, K_LOOP, "deadlock"),  # compute waits for a K block the reader never sends
-    (MATMUL, NO_READ_WAIT, "async-noc"),  # blocks pushed before their reads land
-    (ELTWISE, NO_WRITE_WAIT, "async-noc"),  # a block popped while its write may still read it
-], ids=["block-count-1", "k-loop-one-too-long", "missing-read-wait", "missing-write-wait"])
+    (MATMUL, READ_WAIT_AFTER_PUSH, "async-noc"),  # blocks pushed before their reads land
+    (ELTWISE, WRITE_WAIT_AFTER_POP, "async-noc"),  # a block popped while its write may still read it
+], ids=["block-count-1", "k-loop-one-too-long", "read-wait-after-push", "write-wait-after-pop"])
 def test_broken_forms_are_refuted_in_their_family(tmp_path: Path, src: Path, edit: tuple[str, str], family: str) -> None:
     (_, families), = _refuted(_mutant(tmp_path, src, edit))
     assert families == [family]
@@ -87,9 +91,43 @@ def test_broken_forms_are_refuted_in_their_family(tmp_path: Path, src: Path, edi
 
 def test_one_wait_covers_every_copy_before_it(tmp_path: Path) -> None:
     """``tx.wait()`` lowers to the global read barrier TT-Lang's compiler emits by default, so a second copy's wait
-    dropped after the first's is harmless: proved, as the hardware runs it."""
-    mut = _mutant(tmp_path, ELTWISE, ("                tx_b.wait()  # b wait\n", ""))
+    moved past the pushes is harmless, the first copy's wait covering it: proved, as the hardware runs it."""
+    mut = _mutant(tmp_path, ELTWISE, ("                tx_b.wait()  # b wait\n                a_blk.push()\n"
+                                      "                b_blk.push()\n",
+                                      "                a_blk.push()\n                b_blk.push()\n"
+                                      "                tx_b.wait()  # b wait\n"))
     assert _refuted(mut) == [("eltwise", [])]
+
+
+def test_a_transfer_no_wait_uses_is_waited_right_after_its_copy(tmp_path: Path) -> None:
+    """TT-Lang's compiler inserts a wait right after a copy whose handle has no wait (ttl-insert-copy-wait): the
+    matmul without its read waits, the elementwise writer without its write wait and a bare ``ttl.copy(...)``
+    statement prove, each copy's rows followed at once by the barrier; a handle bound again before its wait gets one
+    too. The same waits moved past the push or pop are real hazards (test_broken_forms_are_refuted_in_their_family)."""
+    from verispatial.ir.ops import ReadBarrier, ReadTiles
+
+    assert _refuted(_mutant(tmp_path, MATMUL, NO_READ_WAIT)) == [("matmul", [])]
+    (tmp_path / "w").mkdir()
+    assert _refuted(_mutant(tmp_path / "w", ELTWISE, NO_WRITE_WAIT)) == [("eltwise", [])]
+    (tmp_path / "b").mkdir()
+    bare = _mutant(tmp_path / "b", MATMUL, ("tx_a = ttl.copy(", "ttl.copy("), ("                        tx_a.wait()\n", ""))
+    (imp,) = import_file(str(bare))
+    reader = next(ep for ep in imp.program.programs if ep.key == "(0,0).reader")
+    body = [op for _, op in _paths(reader.ops)]
+    kinds = [type(op) for op in body if isinstance(op, (ReadTiles, ReadBarrier))]
+    # a's two tile rows, its barrier, b's two rows, b's own wait
+    assert kinds == [ReadTiles, ReadTiles, ReadBarrier, ReadTiles, ReadTiles, ReadBarrier]
+    assert certify(imp.program).exit_code == 0
+
+
+def test_a_block_never_released_is_refused_by_name(tmp_path: Path) -> None:
+    """TT-Lang's compiler pushes (pops) a block that has no release after its last use (ttl-insert-cb-sync); that
+    placement is not lowered, so the block is refused at the line that took it rather than read as never pushed (which
+    refuted a program the compiler makes correct)."""
+    mut = _mutant(tmp_path, ELTWISE, ("                a_blk.push()\n", ""))
+    with pytest.raises(SourceRefused, match=r"with no push\(\) in this kernel") as e:
+        import_file(str(mut))
+    assert (e.value.construct, e.value.line) == ("a_dfb.reserve()", 30)
 
 
 CEIL_WRITER = ("w_blocks = a.shape[0] // TILE // ROWS  # writer", "w_blocks = -(-(a.shape[0] // TILE) // ROWS)  # writer")
@@ -200,6 +238,34 @@ def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path: Path, bod
     assert run.stderr.startswith(f"verispatial: error: {src}:{e.value.line}: {construct}")
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+MESH = DATA / "mesh_shard.py"
+
+
+def test_a_mesh_of_devices_is_read_at_one_devices_shard(tmp_path: Path) -> None:
+    """ShardTensorToMesh along rows halves them on two devices, ReplicateTensorToMesh keeps b whole; the count comes
+    from --devices where the example asks the machine, from a literal MeshShape otherwise."""
+    with pytest.raises(SourceRefused, match="give it with --devices N") as e:
+        import_file(str(MESH))
+    assert (e.value.construct, e.value.line) == ("ttnn.open_mesh_device", 47)
+    (imp,) = import_file(str(MESH), devices=2)
+    assert {t.name: t.shape for t in imp.program.tensors} == {"a": (128, 64), "b": (128, 64), "y": (128, 64)}
+    assert certify(imp.program).exit_code == 0
+    with pytest.raises(SourceRefused, match="a tensor of 256x64 sharded along dimension 0 over 3 devices"):
+        import_file(str(MESH), devices=3)
+    literal = _mutant(tmp_path, MESH, ("n_devices = ttnn.GetNumAvailableDevices()", "n_devices = 4"))
+    (imp,) = import_file(str(literal))
+    assert {t.name: t.shape for t in imp.program.tensors} == {"a": (64, 64), "b": (64, 64), "y": (64, 64)}
+    with pytest.raises(ParseError, match="--devices: the example does not take its device count from the machine"):
+        import_file(str(literal), devices=4)
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MESH), "--devices", "2", "-q"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(MESH), "--devices", "0"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "--devices" in run.stderr
 
 
 def test_bad_options_are_bad_input(tmp_path: Path) -> None:
@@ -323,10 +389,30 @@ def test_single_node_tutorials_prove_at_their_own_shapes(tutorials: Path, name: 
 
 
 @pytest.mark.parametrize("name", MULTI_DEVICE)
-def test_multi_device_tutorials_are_refused_by_name(tutorials: Path, name: str) -> None:
-    with pytest.raises(SourceRefused) as e:
+def test_multi_device_tutorials_are_refused_by_name_without_a_device_count(tutorials: Path, name: str) -> None:
+    """Steps 5-7 shard their tensors over every device of the machine (``ttnn.GetNumAvailableDevices()``): the
+    per-device shapes are unknown until the count is given."""
+    with pytest.raises(SourceRefused, match=r"GetNumAvailableDevices\(\)\): give it with --devices N") as e:
         import_file(str(tutorials / name))
     assert e.value.construct == "ttnn.open_mesh_device"
+
+
+#: One device's shard of the example's 8192 x 8192 tensors over 4 devices: step 5 shards a and c (and y) along M,
+#: steps 6 and 7 shard a along K and b along K (c is stacked per device, device 0's the real one).
+PER_DEVICE = {MULTI_DEVICE[0]: {"a": (2048, 8192), "b": (8192, 8192), "c": (2048, 8192), "y": (2048, 8192)},
+              MULTI_DEVICE[1]: {"a": (8192, 2048), "b": (2048, 8192), "c": (8192, 8192), "y": (8192, 8192)},
+              MULTI_DEVICE[2]: {"a": (8192, 2048), "b": (2048, 8192), "c": (8192, 8192), "y": (8192, 8192)}}
+
+
+@pytest.mark.parametrize("name", MULTI_DEVICE)
+def test_multi_device_tutorials_prove_at_one_devices_shard(tutorials: Path, name: str) -> None:
+    """Given the device count, each device's operation (step 4's, unchanged) is read at its shard and proves; three
+    devices do not split 8192 evenly and are refused naming the dimension."""
+    (imp,) = import_file(str(tutorials / name), devices=4)
+    assert {t.name: t.shape for t in imp.program.tensors} == PER_DEVICE[name]
+    assert certify(imp.program).exit_code == 0
+    with pytest.raises(SourceRefused, match=r"sharded along dimension [01] over 3 devices does not split"):
+        import_file(str(tutorials / name), devices=3)
 
 
 def test_the_shipped_example_proves_at_its_shapes_and_over_k() -> None:
@@ -428,8 +514,9 @@ def test_a_held_block_popped_too_early_is_refuted(tmp_path: Path) -> None:
 
 PIPE = DATA / "pipe_mcast.py"
 NARROW = ("dst=(slice(1, 4), 0)", "dst=(slice(1, 3), 0)")
+#: the receive's wait on node 1 only: nodes 2 and 3 never wait (the compiler adds no wait: the handle has one)
 NO_RECV_WAIT = ("                xf = ttl.copy(pipe, c_blk)\n                xf.wait()\n",
-                "                xf = ttl.copy(pipe, c_blk)\n")
+                "                xf = ttl.copy(pipe, c_blk)\n                if x == 1:\n                    xf.wait()\n")
 LOOPBACK = ("dst=(slice(1, 4), 0)", "dst=(slice(0, 4), 0)")
 
 
@@ -470,24 +557,24 @@ def _paths(ops: tuple, at: tuple[int, ...] = ()) -> list:
 
 
 @pytest.mark.parametrize(("edit", "families"), [
-    (NARROW, ["circular-buffer"]),  # node 3 is no destination any more: it publishes a block nothing filled
-    (NO_RECV_WAIT, ["async-noc"]),  # receivers publish before the multicast is counted landed
+    # node 3 is in no pipe any more, so it runs no kernel (TT-Lang's active set): its column of y stays unwritten
+    (NARROW, ["happens-before"]),
+    (NO_RECV_WAIT, ["async-noc"]),  # nodes 2, 3 publish before the multicast is counted landed
     (LOOPBACK, ["deadlock"]),  # the source waits for its own post, which comes after its send
-], ids=["endpoints-narrowed", "missing-receive-wait", "source-among-destinations"])
+], ids=["endpoints-narrowed", "receive-waited-on-one-node", "source-among-destinations"])
 def test_broken_pipes_are_refuted(tmp_path: Path, edit: tuple[str, str], families: list[str]) -> None:
     (_, got), = _refuted(_mutant(tmp_path, PIPE, edit))
     assert set(families) <= set(got)
 
 
-def test_a_missing_receive_wait_names_the_publish_and_the_line(tmp_path: Path) -> None:
+def test_a_receive_waited_on_one_node_only_leaves_the_others_publishes_unproved(tmp_path: Path) -> None:
     mut = _mutant(tmp_path, PIPE, NO_RECV_WAIT)
     (imp,) = import_file(str(mut))
     rep = certify(imp.program)
     refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
-    assert "async-pending-at-end" in refuted  # the ready increment is never flushed
-    publish = [r for r in rep.results if r.name.startswith("mcast-publish")]
-    assert publish
-    assert all(r.verdict.value != "proved" for r in publish)
+    assert "async-pending-at-end" in refuted  # nodes 2 and 3: the ready increment is never flushed
+    publish = {r.name.split(":")[1]: r.verdict.value for r in rep.results if r.name.startswith("mcast-publish")}
+    assert publish == {"(1,0).reader": "proved", "(2,0).reader": "failed-to-prove", "(3,0).reader": "failed-to-prove"}
 
 
 def test_a_pipe_between_two_dataflow_buffers_is_refused(tmp_path: Path) -> None:
@@ -566,11 +653,13 @@ UNICAST = DATA / "pipe_unicast.py"
     (),
     (("block_count=2", "block_count=1"),),
     (("                    xf = ttl.copy(pipe, blk)\n                    xf.wait()\n",
-      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped
+      "                    xf = ttl.copy(pipe, blk)\n"),),  # the receive's wait dropped: the compiler adds it
     (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
-      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send
+      "                    xf = ttl.copy(blk, pipe)\n"),),  # the read's wait dropped before the send: added
+    (("                    tx.wait()\n                    xf = ttl.copy(blk, pipe)\n",
+      "                    xf = ttl.copy(blk, pipe)\n                    tx.wait()\n"),),  # read waited after the send
     (("src=(0, 0), dst=(1, 0)", "src=(1, 0), dst=(0, 0)"),),  # the ends swapped: node 1 reads, sends and writes
-], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "ends-swapped"])
+], ids=["as-written", "one-block", "no-receive-wait", "no-read-wait", "read-wait-after-send", "ends-swapped"])
 def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[tuple[str, str], ...]) -> None:
     """The oracle: on a unicast pipe and its mutants, certify proves exactly when the interpreter's search of every
     interleaving finds no deadlock and no violation (complete), and each rule certify refutes is one the search
@@ -590,7 +679,8 @@ def test_pipe_verdicts_agree_with_the_interpreter(tmp_path: Path, edits: tuple[t
         assert reached
         refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
         assert refuted - {"deadlock"} <= reached | {"mcast-publish", "mcast-slot", "hb-write-write"}
-    assert (rep.exit_code == 0) == (not edits or edits[0][1] in ("block_count=1", "src=(1, 0), dst=(0, 0)"))
+    waited_after_send = bool(edits) and edits[0][1].endswith("xf = ttl.copy(blk, pipe)\n                    tx.wait()\n")
+    assert (rep.exit_code == 0) == (not waited_after_send)
 
 
 def test_a_pipe_onto_its_own_source_is_refused(tmp_path: Path) -> None:
@@ -631,3 +721,42 @@ def test_an_argument_no_kernel_reads_is_an_output_even_unwritten(tmp_path: Path)
     assert imp.program.tensor("y").role.value == "output"
     (out,) = [r for r in certify(imp.program).results if r.name.startswith("output-unwritten")]
     assert out.verdict.value == "refuted"
+
+
+BCAST = ROOT / "examples" / "ttlang" / "pipe_bcast_add.py"
+#: pipe_bcast_add on five nodes, node 4 reading c itself instead of through the pipe (which names nodes 0-3 only)
+FIFTH_NODE = (("@ttl.operation(grid=(4, 1))", "@ttl.operation(grid=(5, 1))"),
+              ("R, C = 128, 256", "R, C = 128, 320"),
+              ("            net.if_src(send)\n",
+               "            if x == 4:\n                tx = ttl.copy(c[0:1, 0:1], c_blk)\n                tx.wait()\n"
+               "            net.if_src(send)\n"))
+
+
+def test_nodes_no_pipe_names_run_no_kernel(tmp_path: Path) -> None:
+    """With a pipe net, TT-Lang runs the kernels only on the nodes some pipe names as source or destination: the
+    compiler guards them with an scf.if on that set, and tt-lang-sim 1.1.6 skips the others (ttl/sim/program.py,
+    ``_is_active``; ttl/_pipenets ``active_node_set``). A fifth node that reads c itself never runs, so its columns of
+    y stay unwritten: refuted, where running its kernels proved the output whole."""
+    mut = _mutant(tmp_path, BCAST, *FIFTH_NODE)
+    (imp,) = import_file(str(mut))
+    assert sorted(str(ep.site) for ep in imp.program.programs if ep.engine.value == "writer") == [
+        "(0,0)", "(1,0)", "(2,0)", "(3,0)"]
+    rep = certify(imp.program)
+    assert {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"} == {"output-unwritten"}
+
+
+IDLE_NODES = (("@ttl.operation(grid=(4, 1))", "@ttl.operation(grid=(8, 1))"),
+              ("    grid_cols, _ = ttl.grid_size(dims=2)\n", "    grid_cols = 4  # the nodes of the pipe net\n"),
+              ("    def read():\n", "    def read():\n        if not net.is_active():\n            return\n"))
+
+
+def test_idle_nodes_outside_every_pipe_net_are_not_a_false_alarm(tmp_path: Path) -> None:
+    """On an 8-node grid whose pipe net names nodes 0-3 (as tt-lang examples/eltwise_pipe.py does on its grid, with
+    the same ``if not net.is_active(): return`` guard), nodes 4-7 run nothing: proved. Lowering their kernels read
+    an early return (refused) or, without the guard, a c block pushed unfilled (refuted)."""
+    (imp,) = import_file(str(_mutant(tmp_path, BCAST, *IDLE_NODES)))
+    assert len(imp.program.programs) == 12  # 4 active nodes x 3 engines
+    assert certify(imp.program).exit_code == 0
+    unguarded = _mutant(tmp_path, BCAST, *IDLE_NODES[:2])
+    (imp,) = import_file(str(unguarded))
+    assert certify(imp.program).exit_code == 0

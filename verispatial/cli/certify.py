@@ -199,11 +199,11 @@ def _worst(codes: Sequence[int]) -> int:
 def certify_cmd(programs: tuple[str, ...], certificate: str | None, as_json: bool, sarif_out: str | None,
                 junit_out: str | None, jobs: int, certificate_out: str | None, expect: str, smt2_dir: str | None,
                 budget_seconds: float, cache_dir: str | None, no_cache: bool, quiet: bool, operation: str | None,
-                shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None) -> int:
+                shapes: tuple[str, ...], ranges: tuple[str, ...], target: str | None, devices: int | None) -> int:
     """Discharge every obligation of each PROGRAM.json and report each verdict. A FILE.py is a TT-Lang source:
     it is imported (as ``import ttlang``) and each of its shape classes certified; a tt-metal HOST.yaml is imported
     first (as ``import ttmetal``)."""
-    tt = TtlangOptions(operation, shapes, ranges, target)
+    tt = TtlangOptions(operation, shapes, ranges, target, devices)
     return guard(as_json, lambda: run_certify(programs, certificate, as_json, sarif_out, jobs, certificate_out,
                                                smt2_dir, junit_out, cache_dir, no_cache, quiet, budget_seconds,
                                                expect, tt))

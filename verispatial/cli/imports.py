@@ -27,7 +27,7 @@ def import_ttlang(path: str, opts: TtlangOptions) -> list[Any]:
     from verispatial.frontends.ttlang import import_file
 
     try:
-        return import_file(path, opts.operation, opts.shapes, opts.ranges, opts.target or "wormhole")
+        return import_file(path, opts.operation, opts.shapes, opts.ranges, opts.target or "wormhole", opts.devices)
     except VerispatialError as e:
         raise bad_input_of(path, e) from None
     except RecursionError:
@@ -133,10 +133,10 @@ def import_group() -> None:
               help="Where to write the program (one file per shape class: PROGRAM.1.json, ... when several).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
 def import_ttlang_cmd(source: str, operation: str | None, shapes: tuple[str, ...], ranges: tuple[str, ...],
-                      target: str | None, out: str, quiet: bool) -> int:
+                      target: str | None, devices: int | None, out: str, quiet: bool) -> int:
     """Read the @ttl.operation of a TT-Lang source into program.json, every op carrying its file:line."""
-    return guard(False, lambda: run_import_ttlang(source, TtlangOptions(operation, shapes, ranges, target), out,
-                                                   quiet))
+    return guard(False, lambda: run_import_ttlang(source, TtlangOptions(operation, shapes, ranges, target, devices),
+                                                   out, quiet))
 
 
 @import_group.command("ttmetal")

@@ -12,16 +12,17 @@ class TtlangOptions:
     """How to read a TT-Lang source: ``verispatial import ttlang`` and ``certify FILE.py`` share them."""
 
     def __init__(self, operation: str | None = None, shapes: Sequence[str] = (), ranges: Sequence[str] = (),
-                 target: str | None = None) -> None:
+                 target: str | None = None, devices: int | None = None) -> None:
         self.operation = operation
         self.shapes = tuple(shapes)
         self.ranges = tuple(ranges)
         self.target = target
+        self.devices = devices
 
     def given(self) -> list[str]:
         """The options given, by flag."""
         named = (("--operation", self.operation), ("--shape", self.shapes), ("--range", self.ranges),
-                 ("--target", self.target))
+                 ("--target", self.target), ("--devices", self.devices))
         return [flag for flag, v in named if v]
 
 
@@ -51,8 +52,12 @@ def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def ttlang_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """How to read a TT-Lang source: ``--operation``, ``--shape``, ``--range``, ``--target`` (the parameters
-    ``operation``, ``shapes``, ``ranges``, ``target``; ``TtlangOptions`` holds them)."""
+    """How to read a TT-Lang source: ``--operation``, ``--shape``, ``--range``, ``--target``, ``--devices`` (the
+    parameters ``operation``, ``shapes``, ``ranges``, ``target``, ``devices``; ``TtlangOptions`` holds them)."""
+    f = click.option("--devices", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="TT-Lang sources: the machine's device count, for an example that shards its tensors over "
+                          "every device (ttnn.GetNumAvailableDevices()): the operation is read at one device's "
+                          "shard.")(f)
     f = click.option("--target", type=click.Choice(["wormhole", "blackhole"]), default=None,
                      help="TT-Lang sources: the machine (default wormhole).")(f)
     f = click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI[:STEP]",

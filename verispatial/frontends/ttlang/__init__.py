@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from verispatial.errors import ParseError
 from verispatial.frontends.ttlang.program import Imported, import_operation
 from verispatial.frontends.ttlang.shapes import parse_ranges, parse_shapes
 from verispatial.frontends.ttlang.source import parse
@@ -19,10 +20,14 @@ __all__ = ["Imported", "import_file"]
 
 
 def import_file(path: str, operation: str | None = None, shapes: Sequence[str] = (), ranges: Sequence[str] = (),
-                target: str = "wormhole") -> list[Imported]:
+                target: str = "wormhole", devices: int | None = None) -> list[Imported]:
     """The programs of operation ``operation`` (default: the file's only one) of the TT-Lang source ``path``, one per
     shape class. ``shapes``: ``TENSOR=D0xD1`` (elements); ``ranges``: ``NAME=LO:HI[:STEP]``; ``target``:
-    ``wormhole`` or ``blackhole`` (``ir.target.get_target`` names). Raises ``ParseError`` for bad options or an
-    unreadable file and ``SourceRefused`` (file:line) for a construct that is not lowered."""
+    ``wormhole`` or ``blackhole`` (``ir.target.get_target`` names); ``devices``: the machine's device count, for an
+    example that spreads its tensors over a mesh of as many devices as the machine has (the operation then runs on
+    one device's shard: ``shapes`` module docstring). Raises ``ParseError`` for bad options or an unreadable file and
+    ``SourceRefused`` (file:line) for a construct that is not lowered."""
+    if devices is not None and devices < 1:
+        raise ParseError("--devices", f"{devices}: expected a positive number of devices")
     src = parse(path)
-    return import_operation(src, operation, parse_shapes(shapes), parse_ranges(ranges), get_target(target))
+    return import_operation(src, operation, parse_shapes(shapes), parse_ranges(ranges), get_target(target), devices)

@@ -6,6 +6,7 @@
 | ``with dfb.wait() as blk:`` / ``blk = dfb.wait()`` ... ``blk.pop()`` | Wait(1) ... Pop(1) at the exit |
 | ``ttl.copy(tensor[rows, cols], blk)`` / ``tx.wait()`` | ReadTiles per tile row / ReadBarrier |
 | ``ttl.copy(blk, tensor[rows, cols])`` / ``tx.wait()`` | WriteTiles per tile row / WriteBarrier |
+| a copy whose handle no ``wait()`` uses | its wait right after the copy, as TT-Lang's compiler adds it (``unwaited_copies``) |
 | ``blk.store(expr)`` | per accumulator-sized chunk: AcquireAcc, Compute, PackAcc, ReleaseAcc |
 | ``for i in range(n)`` | Loop (n constant, or affine in a ``--range`` trip: TripCount) |
 | ``if`` on a value known at this node | the branch taken |
@@ -96,8 +97,12 @@ class KernelLowering(Evaluator):
     def __init__(self, file: str, lines: list[str], env: dict[str, Any], classes: Mapping[str, V.SymClass],
                  modules: set[str], target: Target, node: tuple[int, ...], grid: tuple[int, ...],
                  is_compute: bool, tile_cols: Mapping[str, int], plan: PipePlan | None = None,
-                 nets: list[NetV] | None = None) -> None:
+                 nets: list[NetV] | None = None, unwaited: frozenset[tuple[int, int]] = frozenset()) -> None:
         super().__init__(file, dict(env), classes, modules)
+        #: (line, column) of the copies whose handle no wait uses: waited right after the copy (``unwaited_copies``)
+        self.unwaited = unwaited
+        #: blocks taken and not (yet) pushed or popped, with the call that took them
+        self.held: dict[int, tuple[BlockV, ast.AST]] = {}
         self.lines = lines
         self.target = target
         self.node = node
@@ -411,6 +416,7 @@ class KernelLowering(Evaluator):
     def release(self, blk: BlockV, node: ast.AST) -> None:
         op = Push(blk.dfb.index, 1) if blk.mode == "reserve" else Pop(blk.dfb.index, 1)
         self.out.append(_Item(op, self.loc(node)))
+        self.held.pop(id(blk), None)
 
     # -- calls
     def call(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -458,7 +464,9 @@ class KernelLowering(Evaluator):
     def method(self, node: ast.Call, obj: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(obj, DfbV) and name in ("reserve", "wait") and not args:
             self.emit(Reserve(obj.index, 1) if name == "reserve" else Wait(obj.index, 1), node)
-            return BlockV(obj, name)
+            blk = BlockV(obj, name)
+            self.held[id(blk)] = (blk, node)
+            return blk
         if isinstance(obj, BlockV) and name in ("push", "pop") and not args:
             if (name == "push") != (obj.mode == "reserve"):
                 return self.refuse_value(node, f"{name}() of a block taken by {obj.mode}()")
@@ -571,6 +579,17 @@ class KernelLowering(Evaluator):
         self.pending[-1].append((item, sem))
 
     def copy(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> TxV:
+        tx = self._copy(node, args, kwargs)
+        if (node.lineno, node.col_offset) in self.unwaited:
+            # TT-Lang's compiler waits for a transfer no wait uses right after its copy (ttl-insert-copy-wait)
+            if tx.kind == "receive":
+                self.receive_wait(node, tx)
+            elif tx.kind in ("read", "write"):
+                self.emit(ReadBarrier() if tx.kind == "read" else WriteBarrier(), node)
+            # a send's wait is a no-op: the send ends with its own barriers
+        return tx
+
+    def _copy(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> TxV:
         if len(args) != 2 or kwargs:
             self.refuse_value(node, "ttl.copy takes a source and a destination")
         src, dst = args
@@ -648,6 +667,15 @@ class KernelLowering(Evaluator):
 
     # -- the result
     def finish(self) -> tuple[tuple[Op, ...], Sources]:
+        """The kernel's ops and their source locations; refuses a block taken and never released here."""
+        for blk, node in self.held.values():
+            release = "push()" if blk.mode == "reserve" else "pop()"
+            # TT-Lang's compiler inserts the missing release after the block's last use (ttl-insert-cb-sync,
+            # tt-lang lib/Dialect/TTL/Transforms/TTLInsertCBSync.cpp); the simulator releases it at the next take of
+            # its buffer or the kernel's end. Neither placement is lowered: refused, never read as never released.
+            self.refuse_value(node, f"a block taken by {blk.dfb.name}.{blk.mode}() with no {release} in this kernel: "
+                                    "TT-Lang inserts that release after the block's last use, which is not lowered "
+                                    f"(call {release} or take the block with `with`)")
         sources: list[tuple[OpPath, SourceLoc]] = []
 
         def build(items: list[_Item], path: tuple[int, ...]) -> tuple[Op, ...]:
@@ -663,6 +691,46 @@ class KernelLowering(Evaluator):
 
         ops = build(self.out, ())
         return ops, tuple(sorted(sources, key=lambda e: e[0]))
+
+
+def unwaited_copies(fn: ast.FunctionDef) -> frozenset[tuple[int, int]]:
+    """(line, column) of the ``ttl.copy`` calls in kernel ``fn`` whose transfer handle no ``wait()`` uses: a copy
+    whose value is dropped (a bare ``ttl.copy(...)`` statement) or assigned to a name with no ``name.wait()`` before
+    the name is bound again (source order; a loop-carried handle is refused elsewhere). TT-Lang's compiler inserts a
+    wait right after each such copy (tt-lang ``lib/Dialect/TTL/Transforms/TTLInsertCopyWait.cpp``: "Inserts missing
+    ttl.wait for asynchronous copy operations whose transfer handle has no wait user. The wait is placed immediately
+    after the copy", run early in ``createTTLToTTKernelPipeline``, before the pipes are lowered), and the simulator
+    mirrors it (tt-lang-sim 1.1.6 ``ttl/sim/analysis.py``, Python 3.12+). A handle used any other way (passed on, kept
+    in a tuple) is taken as waited: no wait is added, so nothing is proved that the hardware does not wait for."""
+    def pos(n: ast.AST) -> tuple[int, int]:
+        return (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))
+
+    out: set[tuple[int, int]] = set()
+    stores: dict[str, list[tuple[tuple[int, int], ast.AST]]] = {}
+    waits: dict[str, list[tuple[int, int]]] = {}
+    assigned: list[tuple[ast.expr, str, ast.AST]] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores.setdefault(node.id, []).append((pos(node), node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "wait" \
+                and isinstance(node.func.value, ast.Name) and not node.args:
+            waits.setdefault(node.func.value.id, []).append(pos(node))
+        elif isinstance(node, ast.Expr) and _is_copy(node.value):
+            out.add(pos(node.value))
+        elif isinstance(node, ast.Assign) and _is_copy(node.value) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            assigned.append((node.value, node.targets[0].id, node.targets[0]))
+    for call, name, target in assigned:
+        start = pos(call)
+        later = [p for p, n in stores.get(name, []) if n is not target and p > start]
+        end = min(later) if later else (1 << 30, 0)
+        if not any(start < w < end for w in waits.get(name, [])):
+            out.add(start)
+    return frozenset(out)
+
+
+def _is_copy(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == "ttl.copy"
 
 
 def _stores(stmts: list[ast.stmt]) -> set[str]:

@@ -15,12 +15,12 @@ import attrs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.frontends.ttlang import values as V
-from verispatial.frontends.ttlang.expr import DfbV, TensorV, is_num
-from verispatial.frontends.ttlang.lower import KernelLowering
+from verispatial.frontends.ttlang.expr import DfbV, NetV, TensorV, is_num
+from verispatial.frontends.ttlang.lower import KernelLowering, unwaited_copies
 from verispatial.frontends.ttlang.pipes import PipePlan, check_ends, grid_sites
 from verispatial.frontends.ttlang.refusals import refuse
 from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
-from verispatial.frontends.ttlang.source import BodyReader, SourceFile, grid_of, module_constants, pick_operation
+from verispatial.frontends.ttlang.source import BodyReader, Kernel, SourceFile, grid_of, module_constants, pick_operation
 from verispatial.ir.core import Engine, Role, Site
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
@@ -49,9 +49,10 @@ def _tensor_tiles(shape: tuple[Any, ...], tile: tuple[int, int], classes: Mappin
 
 
 def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
-          classes: Mapping[str, V.SymClass], target: Target) -> Program:
-    """The program of one shape class (``classes`` fixed); raises ``values.Split`` when the class must be cut,
-    ``SourceRefused`` / ``ParseError`` for what cannot be read."""
+          classes: Mapping[str, V.SymClass], target: Target, devices: int | None = None) -> Program:
+    """The program of one shape class (``classes`` fixed); ``devices``: the machine's device count where the example
+    asks for it (``shapes.example_shapes``). Raises ``values.Split`` when the class must be cut, ``SourceRefused`` /
+    ``ParseError`` for what cannot be read."""
     op = pick_operation(src, operation)
     consts = module_constants(src, classes)
     params = [a.arg for a in op.args.args]
@@ -61,11 +62,12 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     given: dict[str, tuple[Any, ...]] = {k: shape_value(v, classes, "--shape") for k, v in shapes.items()}
     used = {d for dims in shapes.values() for d in dims}
     if len(given) < len(params):
-        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules))
-        if mesh is not None:
-            refuse(src.path, mesh, f"ttnn.{ast.unparse(mesh.func).rsplit('.', 1)[-1]}",
-                   "the example spreads its tensors over a mesh of devices, so the operation sees one shard per "
-                   "device: give every tensor's per-device shape with --shape")
+        found, mesh, assigned = example_shapes(src.path, src.tree, op, classes, set(src.modules), devices)
+        if mesh is not None and mesh.unknown:
+            # each device runs the operation on its own shard: refuse rather than read the global shapes
+            refuse(src.path, mesh.node, f"ttnn.{ast.unparse(mesh.node.func).rsplit('.', 1)[-1]}",
+                   f"the example spreads its tensors over a mesh of devices, one shard per device; {mesh.unknown} "
+                   "(or every tensor's per-device shape with --shape)")
         used |= assigned
         for p in params:
             if p not in given and p in found and all(is_num(d) for d in found[p]):
@@ -126,10 +128,14 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     written: set[str] = set()
     uses: dict[tuple[int, int], dict[str, set[tuple[int, str]]]] = {}
     read: set[str] = set()
+    active = active_nodes(captured_nets(body.kernels, body.env))
+    unwaited = {id(k.node): unwaited_copies(k.node) for k, _ in engines}
     for coords, s in nodes:
+        if active is not None and coords not in active:
+            continue  # a node no pipe names runs no kernel (active_nodes); its buffers exist, unused
         for k, engine in engines:
             low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
-                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets)
+                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets, unwaited[id(k.node)])
             low.run(k.node.body)
             ops, sources = low.finish()
             ops = _at_site(ops, first[s])
@@ -153,16 +159,43 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
                                         "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
-    devices = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
+    suffixes = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
     for p in params:
         rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
-        for dev in devices:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
+        for dev in suffixes:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
             tens.append(Tensor(p + dev, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
     cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
         f".{c.name}{c.base}" for c in classes.values())
     return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),
                    buffers=tuple(buffers), semaphores=_live(plan, programs), groups=tuple(plan.groups), trips=trips,
                    programs=tuple(programs), memory=tuple(memory))
+
+
+def captured_nets(kernels: list[Kernel], env: Mapping[str, Any]) -> list[NetV]:
+    """The pipe nets some kernel refers to (a name of the operation body a kernel, or a function in it, reads), in
+    net order: the nets TT-Lang's compiler and simulator find by walking the kernels' closures (tt-lang-sim 1.1.6
+    ``ttl/sim/pipe.py`` ``discover_pipe_nets_from_closures``: "the compiler's _build_operation_pipenets does the
+    same"); a net no kernel uses does not restrict the nodes that run."""
+    names = {n.id for k in kernels for n in ast.walk(k.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    found: dict[int, NetV] = {}
+    for name, v in env.items():
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if name in names and isinstance(x, NetV):
+                found[x.index] = x
+    return [found[i] for i in sorted(found)]
+
+
+def active_nodes(nets: list[NetV]) -> set[tuple[int, ...]] | None:
+    """The nodes whose kernels run: with pipe nets, those some pipe of some net names as its source or a destination;
+    None (every node) without. TT-Lang's compiler guards the kernels with an ``scf.if`` on this set (tt-lang issue
+    #804: "the compiler evaluates the body once at compile time and guards the kernels with scf.if"), and the
+    simulator skips the others ("Inactive nodes skip every kernel, mirroring the compiler's scf.if guard",
+    tt-lang-sim 1.1.6 ``ttl/sim/program.py`` lines 261-272, from ``OperationPipeNets.active_node_set`` in
+    ``ttl/_pipenets/__init__.py``). A node outside it writes nothing, so outputs it was to write stay unwritten, and
+    what its kernels would wait for is never a deadlock."""
+    if not nets:
+        return None
+    return {c for net in nets for p in net.pipes for c in (p.src, *p.dests())}
 
 
 def _live(plan: PipePlan, programs: list[EngineProgram]) -> tuple[Semaphore, ...]:
@@ -192,15 +225,16 @@ def _at_site(ops: tuple[Any, ...], first: int) -> tuple[Any, ...]:
 
 
 def import_operation(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
-                     ranges: Mapping[str, V.SymClass], target: Target) -> list[Imported]:
+                     ranges: Mapping[str, V.SymClass], target: Target, devices: int | None = None) -> list[Imported]:
     """Every shape class of the operation and its program: the ``--range`` parameters' classes cut wherever a
-    floor division or a comparison needs it (``values.Split``), at most ``MAX_CLASSES``."""
+    floor division or a comparison needs it (``values.Split``), at most ``MAX_CLASSES``; ``devices`` as ``build``
+    takes it."""
     todo: list[dict[str, V.SymClass]] = [dict(ranges)]
     out: list[Imported] = []
     while todo:
         classes = todo.pop(0)
         try:
-            program = build(src, operation, shapes, classes, target)
+            program = build(src, operation, shapes, classes, target, devices)
         except V.Split as e:
             todo[:0] = [{**classes, e.name: part} for part in e.parts]
             if len(out) + len(todo) > MAX_CLASSES:
