@@ -80,7 +80,9 @@ from verispatial.ir.program import (
     Semaphore,
     Tensor,
     Trip,
+    walk,
 )
+from verispatial.ir.templated import TemplatedProgram, dynamic_renamed, indirect
 
 Progress = Callable[[str], None]
 #: ``certify`` itself, passed in by checker.py (it imports this module).
@@ -448,6 +450,169 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
     return Cut(tuple(slices), tuple(accesses), fr, fw)
 
 
+# ------------------------------------------------------------------------------------------- templated programs
+
+
+@attrs.frozen
+class _TemplateWalk:
+    """What ``cut`` gathers of one phase, gathered once per template of a ``TemplatedProgram``: the walk's ids in
+    order of first appearance (template ids), its canonical tokens (an indirect address's index tensor in the
+    template's name: renamed per instance where ``dynamic``), its engines (participant order, those with ops) and
+    its tensor accesses (template op paths and ops)."""
+
+    program: Program
+    phase: _Phase
+    accesses: tuple[Access, ...]
+    dynamic: bool
+
+
+def _template_walk(t: Program) -> _TemplateWalk:
+    q = t.with_index_buffers()
+    ph = _Phase()
+    local: list[Access] = []
+    walker = _Walker(q, [0], set(), local)
+    # The expansion puts every buffer and semaphore of a template in its instance's section (compose does).
+    walker.buffer_phase = [0] * len(q.buffers)
+    walker.sem_phase = [0] * len(q.semaphores)
+    order = sorted((ep for ep in q.programs if ep.ops), key=participant_order)
+    for ep in order:
+        n = len(ep.ops)
+        ph.engines.append((ep, 0, n))
+        ph.tokens.append(("E", ep.site.x, ep.site.y, ep.engine.value, (0,), n))
+        walker.run(ep, 0, n, 0, [(0, n)], 0, ph)
+    for b in q.buffers:  # the phase's buffers no op names still take memory
+        ph.bufs(b.id)
+    for y in q.semaphores:
+        ph.sems(y.id)
+    dynamic = any(indirect(op) for ep in q.programs for op in walk(ep.ops))
+    return _TemplateWalk(q, ph, tuple(local), dynamic)
+
+
+def _dynamic_tokens(tokens: list[Any], tmap: dict[str, str]) -> list[Any]:
+    """``tokens`` with each indirect address's index tensor renamed by ``tmap`` (the expansion's names)."""
+    out: list[Any] = []
+    for tok in tokens:
+        if isinstance(tok, tuple) and any(isinstance(v, Addr) and v.dynamic is not None for v in tok):
+            tok = tuple(attrs.evolve(v, dynamic=attrs.evolve(v.dynamic, name=tmap.get(v.dynamic.name, v.dynamic.name)))
+                        if isinstance(v, Addr) and v.dynamic is not None else v for v in tok)
+        out.append(tok)
+    return out
+
+
+def rendezvous_of(tp: TemplatedProgram) -> Rendezvous:
+    """The rendezvous of ``tp``'s expansion (``Rendezvous``), from its templates: the shape ``recognise`` finds in
+    the expanded program, which the expansion emits by construction (``ir/templated.py``)."""
+    keys = tuple(f"{s}.{e.value}" for s, e in tp.participants)
+    return Rendezvous(tp.gather, tp.release, keys, tp.sites, tp.boundaries, tp.rendezvous_starts())
+
+
+def cut_templated(tp: TemplatedProgram) -> Cut:
+    """``cut`` of ``tp``'s expansion, from its templates: each template walked once (``_template_walk``), each
+    section's slice keyed by the template's tokens and the section's tables — the very keys, tensor and id orders,
+    offsets, accesses and slice programs ``cut(tp.expand(), rendezvous_of(tp))`` gives (tests/test_templated.py),
+    in the size of the templates plus the section's tables and accesses. Slice programs are built on first use."""
+    walks = [_template_walk(t) for t in tp.templates]
+    n = len(tp.instances)
+    by_name = {t.name: t for t in tp.tensors}
+    trip_max = tp.trip_max()
+    target = repr(tp.target)
+    starts = tp.section_starts
+    # Per (site, cb index) the last section using it: a buffer whose index a later phase reuses hands its counters on.
+    last_use: dict[tuple[Site, int], int] = {}
+    for k, inst in enumerate(tp.instances):
+        for b in tp.templates[inst.template].buffers:
+            last_use[(b.site, b.cb)] = k
+    reads: dict[str, set[int]] = {}
+    writes: dict[str, set[int]] = {}
+    for k in range(n):
+        rd, wr = tp.instance_accesses(k)
+        for t in rd:
+            reads.setdefault(t, set()).add(k)
+        for t in wr:
+            writes.setdefault(t, set()).add(k)
+    fr = {t: frozenset(v) for t, v in reads.items()}
+    fw = {t: frozenset(v) for t, v in writes.items()}
+    accesses: list[Access] = []
+    slices: list[Slice] = []
+    for k, inst in enumerate(tp.instances):
+        w = walks[inst.template]
+        ph = w.phase
+        q = w.program
+        tmap, kmap = tp.names(k)
+        nb, ns, ng = tp.shifts[k]
+        offsets = {ep.key: starts[ep.key][k] for ep, _, _ in ph.engines}
+        if w.accesses:
+            ren = _instance_renaming(tp, k, tmap, kmap)
+            for acc in w.accesses:
+                lf = acc.leaf
+                off = offsets[lf.engine]
+                path = (lf.path[0] + off, *lf.path[1:])
+                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var, ren.count(lc.count))
+                              for lc in lf.loops)
+                op = ren.op(lf.op)
+                if w.dynamic:
+                    op = dynamic_renamed(op, tmap)
+                accesses.append(Access(Leaf(lf.engine, -1, path, op, loops, k), k, acc.guarded))
+        globals_ = [tmap[x] for x in ph.tensors.index]
+        roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
+        at = {m.buf: m for m in q.memory}
+        tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
+        tables = (
+            [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
+              None if x.alias_of is None else ph.bufs.index[x.alias_of], 0,
+              None if x.id not in at else (at[x.id].offset, at[x.id].size),
+              x.persistent or last_use[(x.site, x.cb)] > k)
+             for x in (q.buffers[b] for b in ph.bufs.index)],
+            [(tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, 0, host_initialised(y))
+             for y in (q.semaphores[i] for i in ph.sems.index)],
+            [(g.sender.x, g.sender.y, g.rect, g.loopback) for g in (q.groups[i] for i in ph.groups.index)],
+            [trip_max[kmap[t]] for t in ph.trips.index],
+            [(by_name[g].shape, by_name[g].dtype, r.value, by_name[g].init) for g, r in zip(globals_, roles,
+                                                                                           strict=True)],
+            1, target)
+        key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
+
+        def build(w: _TemplateWalk = w, k: int = k, roles: list[Role] = roles, globals_: list[str] = globals_,
+                  tmap: dict[str, str] = tmap, kmap: dict[str, str] = kmap) -> Program:
+            ph, q = w.phase, w.program
+            bi, si, gi = ph.bufs.index, ph.sems.index, ph.groups.index
+            tnames = {name: f"%t{i}" for i, name in enumerate(ph.tensors.index)}
+            knames = {name: f"%k{i}" for i, name in enumerate(ph.trips.index)}
+            ren = Renaming(buffer=bi.__getitem__, semaphore=si.__getitem__, group=gi.__getitem__,
+                           tensor=tnames.__getitem__, trip=knames.__getitem__)
+            programs = tuple(EngineProgram(ep.site, ep.engine, tuple(dynamic_renamed(o, tmap) for o in ren.ops(ep.ops))
+                                           if w.dynamic else ren.ops(ep.ops), (0,))
+                             for ep, _, _ in ph.engines)
+            at = {m.buf: m for m in q.memory}
+            buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
+                                   None if x.alias_of is None else bi[x.alias_of], 0,
+                                   persistent=x.persistent or last_use[(x.site, x.cb)] > k)
+                            for i, x in enumerate(q.buffers[b] for b in bi))
+            semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, 0, host_init=host_initialised(y))
+                               for i, y in enumerate(q.semaphores[s] for s in si))
+            grps = tuple(Group(i, g.sender, g.rect, g.loopback) for i, g in enumerate(q.groups[x] for x in gi))
+            ts = tuple(Tensor(tnames[local], by_name[g].shape, by_name[g].dtype, r, by_name[g].init)
+                       for local, g, r in zip(ph.tensors.index, globals_, roles, strict=True))
+            memory = tuple(BufferAt(i, at[b].offset, at[b].size) for i, b in enumerate(bi) if b in at)
+            return Program("slice", q.target, ts, buffers, semaphores, grps,
+                           tuple(Trip(knames[t], trip_max[kmap[t]]) for t in ph.trips.index), programs,
+                           (SectionSpan("s0"),), memory)
+
+        slices.append(Slice(k, (k,), (inst.name,), key, tuple(globals_), tuple(kmap[t] for t in ph.trips.index),
+                            tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
+                            tuple(x + ng for x in ph.groups.order()), offsets, build))
+    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase.
+    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
+    accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
+    return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+def _instance_renaming(tp: TemplatedProgram, k: int, tmap: dict[str, str], kmap: dict[str, str]) -> Renaming:
+    b, s, g = tp.shifts[k]
+    return Renaming(buffer=lambda x: x + b, semaphore=lambda x: x + s, group=lambda x: x + g,
+                    tensor=tmap.__getitem__, trip=kmap.__getitem__)
+
+
 class _Walker:
     """One pass over a phase's ops of an engine: ids numbered in order of first appearance (checked to belong to
     the phase), canonical tokens (the op with ids renumbered, every other field verbatim), tensor accesses with
@@ -652,7 +817,7 @@ def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result],
     return Result(family, name, Verdict.PROVED, f"{reason} (assumes {shown})", seconds=time.perf_counter() - t0)
 
 
-def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
+def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
                      cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
@@ -744,8 +909,15 @@ def _in_parallel(c: Cut, certify: Certify, pool: Pool, jobs: int, rlimit: int, r
     return out
 
 
-def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
+def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
     """Per site, the latest phase with a section semaphore word there (``Program.rearmed_words``' slot rule)."""
+    if isinstance(p, TemplatedProgram):  # every semaphore of a template is its instance's, one phase per instance
+        latest: dict[Site, int] = {}
+        for k, inst in enumerate(p.instances):
+            for y in p.templates[inst.template].semaphores:
+                for site in y.sites:
+                    latest[site] = k
+        return latest
     phases = p.phase_of_section()
     out: dict[Site, int] = {}
     for s in p.semaphores:
@@ -755,7 +927,7 @@ def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
     return out
 
 
-def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
+def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
                 memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
                 rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
@@ -807,7 +979,7 @@ class _Names:
         return got
 
 
-def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
+def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
                slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
     """Slice ``sl``'s results in the composed program's names (``slice<j>/...``), with every refutation kept only
     where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results. A result
@@ -929,13 +1101,15 @@ def _ref(lf: Leaf) -> str:
     return f"{lf.engine}{list(lf.path)}"
 
 
-def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], rlimit: int) -> list[Result]:
+def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: dict[str, Result],
+                rlimit: int) -> list[Result]:
     """The obligations that cross phases: rendezvous, happens-before across each boundary, coverage of reads by
     earlier phases' writes and of whole-program outputs, the rendezvous words' balance, and deadlock freedom of
     the composition (each resting on the slices' obligations it names)."""
     out: list[Result] = []
     n_parts, root = len(rv.participants), rv.participants[0]
-    g, r = p.semaphores[rv.gather], p.semaphores[rv.release]
+    g, r = p.rendezvous_semaphores if isinstance(p, TemplatedProgram) else (p.semaphores[rv.gather],
+                                                                             p.semaphores[rv.release])
     root_site = g.sites[0]
     for k, b in enumerate(rv.boundaries, start=1):
         out.append(Result(
@@ -1008,7 +1182,7 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     # Resident tensors: inside usable memory, aligned, disjoint from every buffer and resident tensor of each phase
     # they are live in (the slices hold the buffers only: their memory proofs do not depend on where the resident
     # tensors of the phase sit, so equal layers stay equal slices).
-    out += _resident_ranges(p)
+    out += _resident_ranges(_shell(p))
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
@@ -1025,7 +1199,13 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     return out
 
 
-def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float,
+def _shell(p: Program | TemplatedProgram) -> Program:
+    """What the cross-phase queries read of a program: its tensors, trips, target, sections and resident tensors (a
+    templated program's ``shell``: no engine program is built)."""
+    return p.shell if isinstance(p, TemplatedProgram) else p
+
+
+def _refute_on_composition(p: Program | TemplatedProgram, name: str, cex: dict[str, Any], t0: float,
                            at: list[dict[str, Any]] | None = None) -> Result:
     """A candidate violation of the composed program, refuted only if the interpreter replays it on that program
     (that rule, that engine and op; with ``at``, a violation ``confirm_rule`` matches there), else failed-to-prove."""
@@ -1033,7 +1213,8 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
     engine = cex.get("engine") if isinstance(cex.get("engine"), str) else None
     if at is not None:
         engine, path = None, None  # the violation is matched by ``at`` alone
-    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
+    full = p.expand() if isinstance(p, TemplatedProgram) else p  # a replay runs the whole program
+    got = confirm_rule(full, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
     if got is None:
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
@@ -1042,7 +1223,7 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
                   time.perf_counter() - t0)
 
 
-def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
+def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
     """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
     (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
     t0 = time.perf_counter()
@@ -1063,13 +1244,13 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
     if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
-    r = _coverage(p, tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
+    r = _coverage(_shell(p), tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0)
     return attrs.evolve(r, name=name, reason=r.reason + f" (writes of phases <= {acc.phase})")
 
 
-def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> Result:
+def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written, rlimit: int) -> Result:
     """``output-unwritten:<T>``: every tile of output ``T`` is written by some write of some phase."""
     t0 = time.perf_counter()
     name = f"{R.OUTPUT_UNWRITTEN}:{t.name}"
@@ -1084,18 +1265,45 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
         first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
-        engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
+        if isinstance(p, TemplatedProgram):
+            where = f"{p.participants[0][0]}.{p.participants[0][1].value}" if p.participants else ""
+        else:
+            where = p.programs[0].key if p.programs else ""
+        engine = next((x.leaf.engine for x in written.writes(t.name, last)), where)
         cex = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None, "tile": first,
                "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
                           f"unwritten)"}
         return _refute_on_composition(p, name, cex, t0, at=[{"subject": TensorRef(t.name)}])
-    r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)
+    r = attrs.evolve(_output_coverage_query(_shell(p), t, [x.leaf for x in written.writes(t.name, last)], rlimit),
+                     name=name)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0, at=[{"subject": TensorRef(t.name)}])
     return r
 
 
-def resident_disjoint(p: Program) -> list[Result]:
+def _local_buffers(p: Program | TemplatedProgram,
+                   phases: list[int]) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
+    """Every buffer in local memory with a memory-map entry, in id order: its (site row, site column, phase), id,
+    name, the id of its alias root and its memory entry (a templated program's from its templates, as ``expand``
+    names and numbers them)."""
+    if isinstance(p, TemplatedProgram):
+        for k, inst in enumerate(p.instances):
+            t = p.templates[inst.template]
+            nb = p.shifts[k][0]
+            at = {m.buf: m for m in t.memory}
+            for b in t.buffers:
+                if b.space == Space.LOCAL and b.id in at:
+                    root = (b.alias_of if b.alias_of is not None else b.id) + nb
+                    yield (b.site.y, b.site.x, k), b.id + nb, f"s{k}.{b.name}", root, at[b.id]
+        return
+    at = {m.buf: m for m in p.memory}
+    for b in p.buffers:
+        if b.space == Space.LOCAL and b.id in at:
+            yield (b.site.y, b.site.x, phases[b.section]), b.id, b.name, b.alias_of if b.alias_of is not None else b.id, \
+                at[b.id]
+
+
+def resident_disjoint(p: Program | TemplatedProgram) -> list[Result]:
     """``memory-disjoint:(x,y).local.phase<j>`` for every (site, phase) a resident tensor is live in: the buffers of
     that phase on the site and the resident tensors live in it are pairwise disjoint (an alias and its root share
     bytes by declaration). An exact interval sweep over byte ranges, no solver; a refutation names the two
@@ -1103,19 +1311,15 @@ def resident_disjoint(p: Program) -> list[Result]:
     if not p.resident:
         return []
     phases = p.phase_of_section()
-    at = {m.buf: m for m in p.memory}
     # per (site, phase): occupant -> (lo, hi, label, buffer id or None)
     items: dict[tuple[int, int, int], dict[tuple[str, object], tuple[int, int, str, int | None]]] = {}
     for rs in p.resident:
         for ph in p.resident_phases(rs):
             items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
                 rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
-    for b in p.buffers:
-        key = (b.site.y, b.site.x, phases[b.section])
-        if b.space == Space.LOCAL and key in items and b.id in at:
-            root = b.alias_of if b.alias_of is not None else b.id
-            m = at[b.id]
-            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b.id} ({b.name})", b.id))
+    for key, b, name, root, m in _local_buffers(p, phases):
+        if key in items:
+            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b} ({name})", b))
     out: list[Result] = []
     for (y, x, ph), occ in sorted(items.items()):
         t0 = time.perf_counter()

@@ -1,7 +1,10 @@
-"""Lossless, versioned JSON for programs (``verispatial.program`` v1).
+"""Lossless, versioned JSON for programs (``verispatial.program`` versions 2 and 3).
 
 ``load_program`` checks the document against the shipped JSON Schema first (so a bad field is named by its
-JSON path and the rule it breaks), then structures it with cattrs, then runs ``validate``.
+JSON path and the rule it breaks), then structures it with cattrs, then runs ``validate``. A version-3 document
+stores a composed program as its templates and their instances (``ir/templated.py``): ``load_document`` reads it as
+a ``TemplatedProgram`` (validated by ``validate_templated``, never expanded), ``load_program`` as the ``Program`` it
+stands for. Every other document is written as version 2, byte for byte as before.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, Op, PackA
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
+from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
+
+#: The program format versions this verispatial reads.
+READ_VERSIONS = (VERSION, TEMPLATED_VERSION)
+#: A document or the program read from one: the full program, or a composed one as templates and instances.
+Document = Program | TemplatedProgram
 
 # Tuples are written as JSON arrays (lists), so program_to_dict's output is plain JSON data that the schema
 # validator accepts as is.
@@ -221,8 +230,11 @@ def _structure_sources(v: Any, _t: Any = None) -> Sources:
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
 
 
-def program_to_dict(p: Program) -> dict[str, Any]:
-    """The JSON object of ``p`` (a plain dict of lists, strings and ints)."""
+def program_to_dict(p: Document) -> dict[str, Any]:
+    """The JSON object of ``p`` (a plain dict of lists, strings and ints): version 2 for a ``Program``, version 3 for
+    a ``TemplatedProgram``."""
+    if isinstance(p, TemplatedProgram):
+        return _templated_to_dict(p)
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     for a in attrs.fields(Program):
         v = getattr(p, a.name)
@@ -237,7 +249,27 @@ def program_to_dict(p: Program) -> dict[str, Any]:
     return d
 
 
-def dumps(p: Program) -> str:
+def _template_to_dict(t: Program) -> dict[str, Any]:
+    return {"name": t.name, "tensors": _conv.unstructure(t.tensors), "buffers": _conv.unstructure(t.buffers),
+            "semaphores": _conv.unstructure(t.semaphores), "groups": _conv.unstructure(t.groups),
+            "trips": _conv.unstructure(t.trips), "programs": [_unstructure_engine_program(ep) for ep in t.programs],
+            "memory": _conv.unstructure(t.memory)}
+
+
+def _templated_to_dict(p: TemplatedProgram) -> dict[str, Any]:
+    d: dict[str, Any] = {"format": FORMAT, "version": TEMPLATED_VERSION, "name": p.name,
+                         "target": _target_to_json(p.target), "tensors": _conv.unstructure(p.tensors),
+                         "trips": _conv.unstructure(p.trips),
+                         "templates": [_template_to_dict(t) for t in p.templates],
+                         "sections": [{"name": i.name, "barrier_after": i.barrier_after, "template": i.template,
+                                       "tensors": list(i.tensors), **({"trips": list(i.trips)} if i.trips else {})}
+                                      for i in p.instances]}
+    if p.resident:
+        d["resident"] = _conv.unstructure(p.resident)
+    return d
+
+
+def dumps(p: Document) -> str:
     """``p`` as indented JSON text."""
     return json.dumps(program_to_dict(p), indent=1)
 
@@ -379,15 +411,26 @@ def _program_validator() -> Any:
 
 
 def program_from_dict(d: Any) -> Program:
-    """Build a ``Program`` from its JSON object; ``ParseError`` names the first bad field and its rule."""
+    """Build a ``Program`` from its JSON object (a version-3 document expanded, ``TemplatedProgram.expand``);
+    ``ParseError`` names the first bad field and its rule."""
+    got = document_from_dict(d)
+    return got.expand() if isinstance(got, TemplatedProgram) else got
+
+
+def document_from_dict(d: Any) -> Document:
+    """The ``Program`` of a version-2 document or the ``TemplatedProgram`` of a version-3 one, never expanded;
+    ``ParseError`` names the first bad field and its rule (an older version names ``verispatial upgrade``)."""
     if not isinstance(d, dict):
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
     if d.get("format") != FORMAT:
         raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}")
-    if d.get("version") != VERSION:
+    if d.get("version") not in READ_VERSIONS:
         hint = " (format 1: convert it with `verispatial upgrade IN.json -o OUT.json`)" if d.get("version") == 1 else ""
-        raise ParseError("version", f"this verispatial reads version {VERSION}, got {_quote(d.get('version'))}{hint}")
+        raise ParseError("version", f"this verispatial reads versions {VERSION} and {TEMPLATED_VERSION}, got "
+                                    f"{_quote(d.get('version'))}{hint}")
     check_program_schema(d)
+    if d["version"] == TEMPLATED_VERSION:
+        return _structure_templated(d)
     return _structure_program(d)
 
 
@@ -405,6 +448,21 @@ def _structure_program(d: dict[str, Any]) -> Program:
     tgt = body.pop("target")
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
     return attrs.evolve(_structure(body | {"target": _conv.unstructure(target)}, Program, ""), target=target)
+
+
+def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
+    """The ``TemplatedProgram`` of a version-3 document the schema accepted."""
+    tgt = d["target"]
+    target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
+    templates = []
+    for t in d["templates"]:
+        body = {**t, "target": _conv.unstructure(target), "sections": [{"name": t["name"]}]}
+        templates.append(attrs.evolve(_structure(body, Program, ""), target=target))
+    instances = tuple(Instance(str(s["name"]), _int(s["template"]), tuple(s["tensors"]), tuple(s.get("trips", ())),
+                               bool(s.get("barrier_after", False))) for s in d["sections"])
+    rest = _structure({"name": d["name"], "target": _conv.unstructure(target), "tensors": d.get("tensors", []),
+                       "trips": d.get("trips", []), "resident": d.get("resident", [])}, Program, "")
+    return TemplatedProgram(rest.name, target, rest.tensors, rest.trips, tuple(templates), instances, rest.resident)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:
@@ -485,12 +543,20 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def loads(text: str | bytes) -> Program:
-    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
-    from verispatial.ir.validate import validate
+    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``. A version-3 document
+    is validated as templates and instances, then expanded."""
+    got = loads_document(text)
+    return got.expand() if isinstance(got, TemplatedProgram) else got
+
+
+def loads_document(text: str | bytes) -> Document:
+    """Parse program JSON text and validate it, a version-3 document as a ``TemplatedProgram`` (never expanded:
+    ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
+    from verispatial.ir.validate import validate, validate_templated
 
     with _no_cycle_collection():
-        p = program_from_dict(parse_json(text))
-        violations = validate(p)
+        p = document_from_dict(parse_json(text))
+        violations = validate_templated(p) if isinstance(p, TemplatedProgram) else validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p
@@ -499,3 +565,9 @@ def loads(text: str | bytes) -> Program:
 def load_program(path: str | Path) -> Program:
     """Read and validate ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
     return loads(read_document(path, "a program.json file"))
+
+
+def load_document(path: str | Path) -> Document:
+    """Read and validate ``path`` as ``loads_document`` does; ``ParseError`` for a missing, unreadable or malformed
+    file."""
+    return loads_document(read_document(path, "a program.json file"))

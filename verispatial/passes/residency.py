@@ -18,13 +18,14 @@ in device memory (the fragment says so).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from verispatial.ir.core import Role, Site, Space
 from verispatial.ir.ops import ReadTiles, WriteTiles
-from verispatial.ir.program import Program, Resident, walk
+from verispatial.ir.program import Program, Resident, Tensor, walk
 from verispatial.ir.target import Target
 
 Fragment = dict[str, Any]
@@ -77,9 +78,19 @@ class Residency:
             key = (b.site, phases[b.section])
             end[key] = max(end.get(key, target.reserved_base), m.offset + m.size)
         sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
+        placed, frag = self.decide(p.tensors, phases, end, sites, live_ranges(p), target, p.tensor_bytes)
+        return attrs.evolve(p, resident=placed), frag
+
+    def decide(self, tensors: Sequence[Tensor], phases: list[int], end: dict[tuple[Site, int], int],
+               sites: list[Site], ranges: dict[str, tuple[int, int, Site | None]], target: Target,
+               size_of: Callable[[Tensor], int]) -> tuple[tuple[Resident, ...], Fragment]:
+        """The resident tensors and the fragment (module docstring) of a program with ``tensors``, the phase of each
+        of its sections (``phases``), the high-water mark of its buffers per (site, phase) (``end``, bytes of local
+        memory), its participating ``sites`` in site order, each accessed tensor's live range (``live_ranges``) and
+        each tensor's bytes (``size_of``)."""
+        n = len(phases)
         top = target.reserved_base + int((target.local_bytes - target.reserved_base) * self.max_fraction)
-        ranges = live_ranges(p)
-        cands = [t for t in p.tensors if t.role in (Role.ACTIVATION, Role.STATE) and t.name in ranges]
+        cands = [t for t in tensors if t.role in (Role.ACTIVATION, Role.STATE) and t.name in ranges]
         cands.sort(key=lambda t: (t.role != Role.STATE, ranges[t.name][0], ranges[t.name][1], t.name))
         placed: list[Resident] = []
         elsewhere: list[dict[str, Any]] = []
@@ -88,7 +99,7 @@ class Residency:
             if t.role == Role.STATE:
                 lo, hi = 0, n - 1
             live = {phases[k] for k in range(lo, hi + 1)}
-            size = p.tensor_bytes(t)
+            size = size_of(t)
             order = ([first_writer] if first_writer is not None else []) + [s for s in sites if s != first_writer]
             spot: tuple[Site, int] | None = None
             for site in order:
@@ -115,4 +126,4 @@ class Residency:
                           "sections": [r.first_section, r.last_section]} for r in placed],
             "device_memory": elsewhere,
         }
-        return attrs.evolve(p, resident=tuple(placed)), frag
+        return tuple(placed), frag
