@@ -400,7 +400,7 @@ MUTATIONS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "(document): Additional properties are not allowed ('comment' was unexpected)"),
     ("format", _set("format", "verispatial.certificate"),
      "format: expected 'verispatial.program', got 'verispatial.certificate'"),
-    ("version", _set("version", 3), "version: this verispatial reads version 2, got 3"),
+    ("version", _set("version", 4), "version: this verispatial reads versions 2 and 3, got 4"),
 ]
 
 

@@ -54,7 +54,7 @@ def without_operands(p: Program) -> Program:
 def test_a_format_1_program_is_refused_naming_the_upgrade() -> None:
     code, out, err = run(["certify", str(SMALL_V1)])
     assert (code, out) == (2, "")
-    assert err == (f"verispatial: error: {SMALL_V1}: version: this verispatial reads version 2, got 1 (format 1: "
+    assert err == (f"verispatial: error: {SMALL_V1}: version: this verispatial reads versions 2 and 3, got 1 (format 1: "
                    "convert it with `verispatial upgrade IN.json -o OUT.json`)\n")
 
 

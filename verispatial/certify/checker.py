@@ -351,8 +351,9 @@ def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | 
     from verispatial.certify import compositional as comp
 
     t0 = time.perf_counter()
-    rv = comp.rendezvous_of(program)
-    cut = comp.cut_templated(program)
+    with comp.collection(False):
+        rv = comp.rendezvous_of(program)
+        cut = comp.cut_templated(program)
     say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, {len(rv.participants)} "
         f"participants ({len(program.templates)} templates)")
     composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
@@ -365,7 +366,8 @@ def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | 
             composed += compare_templated_certificate(program, composed, certificate)
         except BudgetExhausted as e:
             composed.append(Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}"))
-    return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+    with comp.collection(False):
+        return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,

@@ -28,10 +28,12 @@ slice; it is reported as refuted only where it is a violation of the composition
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any
@@ -458,12 +460,23 @@ class _TemplateWalk:
     """What ``cut`` gathers of one phase, gathered once per template of a ``TemplatedProgram``: the walk's ids in
     order of first appearance (template ids), its canonical tokens (an indirect address's index tensor in the
     template's name: renamed per instance where ``dynamic``), its engines (participant order, those with ops) and
-    its tensor accesses (template op paths and ops)."""
+    its tensor accesses (template op paths and ops). ``head``: the SHA-256 of the start of a slice key, ``repr`` of
+    the tokens included (``cut`` hashes ``repr((tokens, tables))``; the tables are the instance's)."""
 
     program: Program
     phase: _Phase
     accesses: tuple[Access, ...]
     dynamic: bool
+    head: Any
+    #: Per engine of ``phase.engines``, its key; per buffer of the walk's order, its table row but for the
+    #: persistence flag and its (site, cb index); the semaphore and group rows (as ``cut`` writes them).
+    keys: tuple[str, ...] = ()
+    buffer_rows: tuple[tuple[Any, ...], ...] = ()
+    buffer_slots: tuple[tuple[tuple[int, int, int], bool], ...] = ()
+    sem_rows: tuple[tuple[Any, ...], ...] = ()
+    group_rows: tuple[tuple[Any, ...], ...] = ()
+    #: Per access, its enclosing loops (``Leaf.loops``).
+    loops: tuple[tuple[LoopCtx, ...], ...] = ()
 
 
 def _template_walk(t: Program) -> _TemplateWalk:
@@ -485,7 +498,18 @@ def _template_walk(t: Program) -> _TemplateWalk:
     for y in q.semaphores:
         ph.sems(y.id)
     dynamic = any(indirect(op) for ep in q.programs for op in walk(ep.ops))
-    return _TemplateWalk(q, ph, tuple(local), dynamic)
+    at = {m.buf: m for m in q.memory}
+    bufs = [q.buffers[b] for b in ph.bufs.index]
+    rows = tuple((x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
+                  None if x.alias_of is None else ph.bufs.index[x.alias_of], 0,
+                  None if x.id not in at else (at[x.id].offset, at[x.id].size)) for x in bufs)
+    return _TemplateWalk(
+        q, ph, tuple(local), dynamic, hashlib.sha256(f"({ph.tokens!r}, ".encode()),
+        tuple(ep.key for ep, _, _ in ph.engines), rows, tuple(((x.site.x, x.site.y, x.cb), x.persistent) for x in bufs),
+        tuple((tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, 0, host_initialised(y))
+              for y in (q.semaphores[i] for i in ph.sems.index)),
+        tuple((g.sender.x, g.sender.y, g.rect, g.loopback) for g in (q.groups[i] for i in ph.groups.index)),
+        tuple(a.leaf.loops for a in local))
 
 
 def _dynamic_tokens(tokens: list[Any], tmap: dict[str, str]) -> list[Any]:
@@ -518,10 +542,10 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     target = repr(tp.target)
     starts = tp.section_starts
     # Per (site, cb index) the last section using it: a buffer whose index a later phase reuses hands its counters on.
-    last_use: dict[tuple[Site, int], int] = {}
+    last_use: dict[tuple[int, int, int], int] = {}
     for k, inst in enumerate(tp.instances):
         for b in tp.templates[inst.template].buffers:
-            last_use[(b.site, b.cb)] = k
+            last_use[(b.site.x, b.site.y, b.cb)] = k
     reads: dict[str, set[int]] = {}
     writes: dict[str, set[int]] = {}
     for k in range(n):
@@ -537,40 +561,37 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
-        q = w.program
         tmap, kmap = tp.names(k)
         nb, ns, ng = tp.shifts[k]
-        offsets = {ep.key: starts[ep.key][k] for ep, _, _ in ph.engines}
+        offsets = {key: starts[key][k] for key in w.keys}
         if w.accesses:
             ren = _instance_renaming(tp, k, tmap, kmap)
-            for acc in w.accesses:
+            for acc, nest in zip(w.accesses, w.loops, strict=True):
                 lf = acc.leaf
                 off = offsets[lf.engine]
                 path = (lf.path[0] + off, *lf.path[1:])
-                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var, ren.count(lc.count))
-                              for lc in lf.loops)
-                op = ren.op(lf.op)
-                if w.dynamic:
-                    op = dynamic_renamed(op, tmap)
-                accesses.append(Access(Leaf(lf.engine, -1, path, op, loops, k), k, acc.guarded))
+                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
+                                      lc.count if type(lc.count) is int else ren.count(lc.count)) for lc in nest)
+                accesses.append(Access(Leaf(lf.engine, -1, path, _access_op(lf.op, nb, tmap, ren), loops, k), k,
+                                       acc.guarded))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
-        at = {m.buf: m for m in q.memory}
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
         tables = (
-            [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
-              None if x.alias_of is None else ph.bufs.index[x.alias_of], 0,
-              None if x.id not in at else (at[x.id].offset, at[x.id].size),
-              x.persistent or last_use[(x.site, x.cb)] > k)
-             for x in (q.buffers[b] for b in ph.bufs.index)],
-            [(tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, 0, host_initialised(y))
-             for y in (q.semaphores[i] for i in ph.sems.index)],
-            [(g.sender.x, g.sender.y, g.rect, g.loopback) for g in (q.groups[i] for i in ph.groups.index)],
+            [(*row, persistent or last_use[slot] > k)
+             for row, (slot, persistent) in zip(w.buffer_rows, w.buffer_slots, strict=True)],
+            list(w.sem_rows),
+            list(w.group_rows),
             [trip_max[kmap[t]] for t in ph.trips.index],
             [(by_name[g].shape, by_name[g].dtype, r.value, by_name[g].init) for g, r in zip(globals_, roles,
                                                                                            strict=True)],
             1, target)
-        key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
+        if w.dynamic:
+            key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
+        else:  # the tokens' part of the hash once per template
+            h = w.head.copy()
+            h.update(f"{tables!r})".encode())
+            key = h.hexdigest()
 
         def build(w: _TemplateWalk = w, k: int = k, roles: list[Role] = roles, globals_: list[str] = globals_,
                   tmap: dict[str, str] = tmap, kmap: dict[str, str] = kmap) -> Program:
@@ -586,7 +607,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             at = {m.buf: m for m in q.memory}
             buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
                                    None if x.alias_of is None else bi[x.alias_of], 0,
-                                   persistent=x.persistent or last_use[(x.site, x.cb)] > k)
+                                   persistent=x.persistent or last_use[(x.site.x, x.site.y, x.cb)] > k)
                             for i, x in enumerate(q.buffers[b] for b in bi))
             semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, 0, host_init=host_initialised(y))
                                for i, y in enumerate(q.semaphores[s] for s in si))
@@ -605,6 +626,16 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
     accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
     return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+def _access_op(op: Op, nb: int, tmap: dict[str, str], ren: Renaming) -> Op:
+    """A template's ``ReadTiles`` / ``WriteTiles`` as the expansion has it (``TemplatedProgram.instance_ops``): its
+    tensor renamed, its buffer shifted by ``nb``; an indirect address through ``ren`` and ``dynamic_renamed``."""
+    if type(op) is ReadTiles and op.addr.dynamic is None:
+        return ReadTiles(tmap[op.tensor], op.addr, op.tiles, op.into + nb)
+    if type(op) is WriteTiles and op.addr.dynamic is None:
+        return WriteTiles(op.src + nb, tmap[op.tensor], op.addr, op.tiles)
+    return dynamic_renamed(ren.op(op), tmap)
 
 
 def _instance_renaming(tp: TemplatedProgram, k: int, tmap: dict[str, str], kmap: dict[str, str]) -> Renaming:
@@ -775,6 +806,39 @@ def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
     return "".join(out)
 
 
+def _renderer(sl: Slice) -> Callable[[tuple[Piece, ...]], str]:
+    """``render(ps, sl)`` with the slice's names looked up once (what every result of a reused slice is named by)."""
+    tensors, trips, bufs, sems, grps, offsets = sl.tensors, sl.trips, sl.buffers, sl.semaphores, sl.groups, sl.offsets
+    phase = f".phase{sl.index}"
+
+    def shown(ps: tuple[Piece, ...]) -> str:
+        out: list[str] = []
+        for x in ps:
+            if type(x) is str:
+                out.append(x)
+                continue
+            kind, v = x
+            if kind == "t":
+                out.append(tensors[v])
+            elif kind == "b":
+                out.append(f"b{bufs[v]}" if v < len(bufs) else f"b{v}")
+            elif kind == "path":
+                eng, top = v
+                off = offsets.get(eng.rstrip(":"))
+                out.append(f"{eng}[{top if off is None else top + off}")
+            elif kind == "k":
+                out.append(trips[v])
+            elif kind == "s":
+                out.append(f"sem{sems[v]}" if v < len(sems) else f"sem{v}")
+            elif kind == "g":
+                out.append(f"g{grps[v]}" if v < len(grps) else f"g{v}")
+            else:
+                out.append(phase)
+        return "".join(out)
+
+    return shown
+
+
 def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     """``render`` of any text of slice ``sl`` (compiled on the fly)."""
     return lambda text: render(pieces(text), sl, paths) if text else text
@@ -817,12 +881,39 @@ def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result],
     return Result(family, name, Verdict.PROVED, f"{reason} (assumes {shown})", seconds=time.perf_counter() - t0)
 
 
+@contextlib.contextmanager
+def collection(enabled: bool) -> Iterator[None]:
+    """The cyclic garbage collector on (``enabled``) or paused for the block, then as it was. Paused while a composed
+    program's slices are mapped and its cross-phase obligations built: hundreds of thousands of results and
+    accesses, none in a cycle, whose allocations would otherwise set off collections that walk them all again
+    (a third of an 80-layer step's cut). On again while a slice is certified (the solver's objects)."""
+    was = gc.isenabled()
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
 def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
                      cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
     ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
     top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
+    with collection(False):
+        return _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
+
+
+def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, jobs: int,
+                      progress: Progress | None, rlimit: int, cache: ProofMemo | bool,
+                      pool: Pool | None) -> list[Result]:
     say = progress or (lambda _m: None)
     reuse = cache is not False
     pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
@@ -836,7 +927,9 @@ def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cert
     rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
-    ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
+    with collection(True):
+        ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
+    live = True  # every slice so far proved deadlock-free
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
@@ -844,16 +937,18 @@ def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cert
         if src is not None:
             report = own[src]
         else:
-            report = ready[j] if j in ready else certify(
-                sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
-                progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
+            with collection(True):
+                report = ready[j] if j in ready else certify(
+                    sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
+                    progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
-                            all(deadlock_ok), last, names)
+                            live, last, names)
         deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == R.DEADLOCK))
+        live = live and deadlock_ok[-1]
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
         how = (f"equal up to renaming to slice {src}: {len(mapped)} obligations, proofs reused"
@@ -873,9 +968,12 @@ def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> lis
     prove otherwise (the later slice's deadlock is reported on its own)."""
     out: list[Result] = []
     for r in results:
+        if r.family != "balance" or r.verdict != Verdict.REFUTED:  # only a balance refutation changes: parse no other
+            out.append(r)
+            continue
         sl = obligation.parse(r.name).slice
         j = -1 if sl is None else sl
-        if r.family == "balance" and r.verdict == Verdict.REFUTED and j >= 0 and not all(deadlock_ok[j + 1:]):
+        if j >= 0 and not all(deadlock_ok[j + 1:]):
             later = next(k for k in range(j + 1, len(deadlock_ok)) if not deadlock_ok[k])
             r = Result(r.family, r.name, Verdict.FAILED,
                        f"refuted in slice {j} as a standalone program ({r.reason}), but slice {later} is not proved "
@@ -960,11 +1058,18 @@ def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int
 
 class _Names:
     """Result names of the certified slice reports, compiled once (``pieces``), and the names they were given in
-    the slice each report was certified for (what a reused result names as its source)."""
+    the slice each report was certified for (what a reused result names as its source); the program's tensor
+    roles, once."""
 
     def __init__(self) -> None:
         self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
         self.source: dict[int, list[str]] = {}
+        self._roles: dict[str, Role] | None = None
+
+    def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
+        if self._roles is None:
+            self._roles = {t.name: t.role for t in p.tensors}
+        return self._roles
 
     def of(self, j: int, report: Report) -> list[tuple[Piece, ...]]:
         got = self.pieces.get(j)
@@ -989,23 +1094,25 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     names = known.of(j if src is None else src, report)
     src_names = known.source_names(src_slice, report) if src_slice is not None else []
     replaced = {r.name: r for r in slot}
-    roles = {t.name: t.role for t in p.tensors}
+    roles = known.roles(p)
     # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
     # coverage obligation on them is replaced by the composed one (``cross_phase``) and its refutations on them
     # may be artifacts.
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     out: list[Result] = []
+    shown = _renderer(sl)
+    head = f"slice{j}/"
+    tail = "" if src_slice is None else (f" of slice {src} ({src_slice.title}) (equal up to renaming; canonical form "
+                                         f"{sl.key[:12]})")
     for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
-        r = replaced.get(r0.name, r0)
+        r = replaced.get(r0.name, r0) if replaced else r0
         hit = next((e for e in earlier if r.name.startswith(e)), None) if earlier else None
         if hit is not None and "<" not in r.name[len(hit):]:
             continue  # coverage: decided over the writes of every phase up to this one instead
-        name = f"slice{j}/{render(ps, sl)}"
+        name = head + shown(ps)
         if src is not None and src_slice is not None and r is r0:
-            out.append(Result(r.family, name, r.verdict,
-                              f"proved as slice{src}/{src_names[i]} of slice {src} ({src_slice.title}) "
-                              f"(equal up to renaming; canonical form {sl.key[:12]})", None, 0.0))
+            out.append(Result(r.family, name, r.verdict, f"proved as slice{src}/{src_names[i]}{tail}", None, 0.0))
             continue
         dm = demangler(sl, True)
         reason = dm(r.reason)
@@ -1036,14 +1143,34 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
 ENUMERATE_LIMIT = 200_000
 
 
-def _tiles(acc: Access) -> set[int] | None:
+def _tiles(acc: Access) -> frozenset[int] | None:
     """Every tile ``acc`` touches over all its occurrences, when that is a fixed finite set small enough to list:
-    constant loop counts, no indirect part, no guard (else None: the caller asks Z3)."""
+    constant loop counts, no indirect part, no guard (else None: the caller asks Z3). Kept per address, tile count and
+    loop nest (every layer's copy of an access touches the same tiles of its own tensor)."""
     lf = acc.leaf
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))
     if acc.guarded or op.addr.dynamic is not None or any(not isinstance(lc.count, int) for lc in lf.loops):
         return None
+    key = (op.addr, op.tiles, tuple((lc.var, lc.count) for lc in lf.loops))
+    got = _TILES.get(key, _MISSING)
+    if got is _MISSING:
+        if len(_TILES) > _TILES_KEPT:
+            _TILES.clear()
+        got = _TILES[key] = _tile_list(acc)
+    return got  # type: ignore[return-value]
+
+
+#: ``_tiles`` by (address, tiles, loops); cleared past ``_TILES_KEPT`` entries (a bound on the memory it keeps).
+_TILES: dict[tuple[Any, ...], frozenset[int] | None] = {}
+_TILES_KEPT = 100_000
+_MISSING = object()
+
+
+def _tile_list(acc: Access) -> frozenset[int] | None:
+    lf = acc.leaf
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
     counts = [lc.count for lc in lf.loops]
     occurrences = 1
     for k in counts:
@@ -1065,7 +1192,7 @@ def _tiles(acc: Access) -> set[int] | None:
     for k, w in zip(counts, weights, strict=True):
         assert isinstance(k, int)
         starts = {s + w * i for s in starts for i in range(k)} if k else set()
-    return {s + d for s in starts for d in range(op.tiles)}
+    return frozenset(s + d for s in starts for d in range(op.tiles))
 
 
 class _Written:
@@ -1148,9 +1275,9 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
         if not w:
             continue
         state = roles.get(tensor) == Role.STATE
-        for j in range(n_phases - 1):
-            if not ((w[0] <= j < a[-1]) or (a[0] <= j < w[-1])):
-                continue
+        # The boundaries the data crosses: j in [w[0], a[-1]) or [a[0], w[-1]) (the others it does not cross).
+        crossed = sorted(set(range(w[0], min(a[-1], n_phases - 1))) | set(range(a[0], min(w[-1], n_phases - 1))))
+        for j in crossed:
             b = close_b[j]
             t0 = time.perf_counter()
             name = f"{R.HB_CROSS}:{tensor}:after-section-{b}"
@@ -1186,7 +1313,7 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
-    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and obligation.parse(x.name).slice is not None]
+    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and _in_a_slice(x.name)]
     needs += [apae[j] for j in range(n_phases)]
     needs += [f"{R.RENDEZVOUS}:after-section-{b}" for b in rv.boundaries]
     known = {**known, **{x.name: x for x in out}}
@@ -1197,6 +1324,12 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
         f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
         f"(composition theorem, docs/checker.md)", t0))
     return out
+
+
+def _in_a_slice(name: str) -> bool:
+    """Whether obligation ``name`` is a slice's (``slice<j>/...``; ``obligation.parse(name).slice`` is not None)."""
+    head, sep, _ = name.partition("/")
+    return bool(sep) and head.startswith("slice") and head[5:].isdigit()
 
 
 def _shell(p: Program | TemplatedProgram) -> Program:
@@ -1232,7 +1365,7 @@ def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, writ
     have = written.tiles(tensor, acc.phase)
     need = _tiles(acc)
     if have is not None and need is not None:
-        miss = sorted(need - have)
+        miss = [] if need <= have else sorted(need - have)
         if not miss:
             return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "

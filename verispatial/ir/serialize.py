@@ -430,10 +430,23 @@ def document_from_dict(d: Any) -> Document:
         hint = " (format 1: convert it with `verispatial upgrade IN.json -o OUT.json`)" if d.get("version") == 1 else ""
         raise ParseError("version", f"this verispatial reads versions {VERSION} and {TEMPLATED_VERSION}, got "
                                     f"{_quote(d.get('version'))}{hint}")
+    # The two forms' fields, said in words before the schema's conditional does (its message names no field).
+    if d["version"] == TEMPLATED_VERSION:
+        for key in _FULL_FIELDS:
+            if key in d:
+                raise ParseError(key, f"a version-{TEMPLATED_VERSION} program states no {key}: each section's are its "
+                                      "template's (verispatial/ir/templated.py)")
+    elif "templates" in d:
+        raise ParseError("templates", f"only a version-{TEMPLATED_VERSION} program has templates, this one says "
+                                      f"version {VERSION}")
     check_program_schema(d)
     if d["version"] == TEMPLATED_VERSION:
         return _structure_templated(d)
     return _structure_program(d)
+
+
+#: The fields of a program stated in full (version 2) that a templated one (version 3) leaves to its templates.
+_FULL_FIELDS = ("programs", "buffers", "semaphores", "groups", "memory")
 
 
 def _quote(v: Any) -> str:
@@ -456,7 +469,7 @@ def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
     """The ``TemplatedProgram`` of a version-3 document the schema accepted."""
     tgt = d["target"]
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
-    templates = tuple(_fast_program({**t, "sections": [{"name": t["name"]}]}, target) for t in d["templates"])
+    templates = tuple(_fast_program(t, target) for t in d["templates"])
     instances = tuple(Instance(str(s["name"]), _int(s["template"]), tuple(s["tensors"]), tuple(s.get("trips", ())),
                                bool(s.get("barrier_after", False))) for s in d["sections"])
     rest = _fast_program({"name": d["name"], "tensors": d.get("tensors", []), "trips": d.get("trips", []),

@@ -137,7 +137,8 @@ class TemplatedProgram:
         return self.shell.tensor_bytes(t)
 
     def resident_phases(self, r: Resident) -> set[int]:
-        return self.shell.resident_phases(r)
+        """The phases resident tensor ``r`` is live in: its sections' (each section its own phase)."""
+        return set(range(max(r.first_section, 0), min(r.last_section, len(self.instances) - 1) + 1))
 
     @functools.cached_property
     def shifts(self) -> tuple[tuple[int, int, int], ...]:

@@ -758,8 +758,8 @@ def compose_templated(templates: Sequence[Program], instances: Sequence[Instance
         if sec.buffers and not sec.memory:
             raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
                                                           "and no memory map", section=k)
-        # A template is one section of its own name (the document writes no other).
-        tpl.append(attrs.evolve(sec, sections=(SectionSpan(sec.name),)))
+        # A template is one section, of the default name (the document writes none: its section is its instances').
+        tpl.append(attrs.evolve(sec, sections=(SectionSpan("main"),)))
     accessed = [_accesses(t) for t in tpl]
     declared: list[Declared] = []
     for inst in instances:
