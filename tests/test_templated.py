@@ -182,8 +182,8 @@ def _without_last_pop(tp: TemplatedProgram, j: int) -> TemplatedProgram:
     ep = t.programs[k]
     last = max(i for i, o in enumerate(ep.ops) if isinstance(o, Pop))
     ep = attrs.evolve(ep, ops=ep.ops[:last] + ep.ops[last + 1:])
-    t = attrs.evolve(t, programs=t.programs[:k] + (ep,) + t.programs[k + 1:])
-    return attrs.evolve(tp, templates=tp.templates[:j] + (t,) + tp.templates[j + 1:])
+    t = attrs.evolve(t, programs=(*t.programs[:k], ep, *t.programs[k + 1:]))
+    return attrs.evolve(tp, templates=(*tp.templates[:j], t, *tp.templates[j + 1:]))
 
 
 def test_a_broken_template_is_refuted_as_its_expansion_is(tiny: Step) -> None:
@@ -202,7 +202,7 @@ def test_a_broken_template_is_refuted_as_its_expansion_is(tiny: Step) -> None:
 
 def _bind(tp: TemplatedProgram, k: int, **changes: object) -> TemplatedProgram:
     inst = attrs.evolve(tp.instances[k], **changes)  # type: ignore[arg-type]
-    return attrs.evolve(tp, instances=tp.instances[:k] + (inst,) + tp.instances[k + 1:])
+    return attrs.evolve(tp, instances=(*tp.instances[:k], inst, *tp.instances[k + 1:]))
 
 
 def test_a_bad_binding_or_pattern_is_named(tiny: Step) -> None:

@@ -814,7 +814,7 @@ def _renderer(sl: Slice) -> Callable[[tuple[Piece, ...]], str]:
     def shown(ps: tuple[Piece, ...]) -> str:
         out: list[str] = []
         for x in ps:
-            if type(x) is str:
+            if isinstance(x, str):
                 out.append(x)
                 continue
             kind, v = x

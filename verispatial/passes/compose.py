@@ -41,10 +41,10 @@ from typing import Any
 import attrs
 
 from verispatial.errors import ComposeRefused
-from verispatial.ir.core import Engine, Role, SemRole, Site, Space, WaitCond
+from verispatial.ir.core import Engine, Role, SemRole, Site, Space
 from verispatial.ir.ids import Renaming
 from verispatial.ir.limits import NAME_MAX
-from verispatial.ir.ops import AtomicBarrier, Op, ReadTiles, SemInc, SemWait, WriteTiles
+from verispatial.ir.ops import Op, ReadTiles, WriteTiles
 from verispatial.ir.program import (
     Buffer,
     BufferAt,
@@ -59,7 +59,7 @@ from verispatial.ir.program import (
 )
 from verispatial.ir.source import Sources, merged, shifted
 from verispatial.ir.target import Target
-from verispatial.ir.templated import Instance, TemplatedProgram
+from verispatial.ir.templated import Instance, TemplatedProgram, rendezvous_tail
 from verispatial.ir.validate import validate
 
 PLACEMENTS = ("stacked", "round_robin")
@@ -117,14 +117,8 @@ def rendezvous_ops(rv: Rendezvous, who: Participant, k: int) -> tuple[Op, ...]:
     launch (``Semaphore.host_init``; docs/checker.md). Vendor calls: ``noc_semaphore_inc``,
     ``noc_async_atomic_barrier``, ``noc_semaphore_wait_min`` (tt-metal ``tt_metal/hw/inc/dataflow_api.h``).
     """
-    root_site = rv.root[0]
-    ops: list[Op] = [SemInc(rv.gather, root_site, 1), AtomicBarrier()]
-    if who == rv.root:
-        ops.append(SemWait(rv.gather, WaitCond.GE, k * len(rv.participants)))
-        ops += [SemInc(rv.release, s, 1) for s in rv.sites]
-        ops.append(AtomicBarrier())
-    ops.append(SemWait(rv.release, WaitCond.GE, k))
-    return tuple(ops)
+    # One definition with the templated form's expansion (``ir/templated.py``), which emits the same ops.
+    return rendezvous_tail(rv.gather, rv.release, rv.root[0], rv.sites, len(rv.participants), who == rv.root, k)
 
 
 # ------------------------------------------------------------------------------------------------ tensors
