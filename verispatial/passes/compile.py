@@ -13,7 +13,7 @@ import attrs
 
 from verispatial import atomic
 from verispatial.certify.certificate import derive_certificate
-from verispatial.certify.report import Report
+from verispatial.certify.report import Report, Result, Verdict
 from verispatial.driver.cache import ProofCache
 from verispatial.driver.run import certify
 from verispatial.driver.shared import Canonical, canonical, rename_certificate, rename_report
@@ -319,6 +319,28 @@ class ComposedStep:
         if isinstance(self.document, TemplatedProgram):
             return self.document.summary()[1]
         return sum(_count(ep.ops) for ep in self.program.programs)
+
+    def phase_of(self, k: int) -> int:
+        """The phase (the slice) section ``k`` runs in."""
+        return self.document.phase_of_section()[k]
+
+    def slice_codes(self) -> list[int | None]:
+        """Per section, the exit code of its slice's obligations in the composed report (``Report.exit_code`` of
+        the ``slice<j>/...`` results of its phase), None without a report or when the program was not proved from
+        slices."""
+        if self.report is None:
+            return [None] * len(self.document.sections)
+        worst: dict[int, set[Verdict]] = {}
+        for r in self.report.results:
+            head, sep, _ = r.name.partition("/")
+            if sep and head.startswith("slice") and head[5:].isdigit():
+                worst.setdefault(int(head[5:]), set()).add(r.verdict)
+        phases = self.document.phase_of_section()
+        out: list[int | None] = []
+        for k in range(len(phases)):
+            vs = worst.get(phases[k])
+            out.append(None if vs is None else Report("", "", tuple(Result("", "", v) for v in vs)).exit_code)
+        return out
 
 
 def compose_step(graph: ModelGraph, sections: list[CompiledSection], target: Target, *, check: bool = True,

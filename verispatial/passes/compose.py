@@ -798,9 +798,13 @@ def compose_templated(templates: Sequence[Program], instances: Sequence[Instance
         own = _section_places(t, cert)
         key = content_key(own)
         place_table.setdefault(key, own)
-        obligations = None
+        obligations: dict[str, list[str]] | None = None
         if cert is not None and isinstance(cert.get("obligations"), list):
-            obligations = [dict(o) for o in cert["obligations"] if isinstance(o, Mapping)]
+            # The section's own certificate's obligations, names by family (each template once).
+            obligations = {}
+            for o in sorted((o for o in cert["obligations"] if isinstance(o, Mapping)),
+                            key=lambda o: (str(o.get("family")), str(o.get("name")))):
+                obligations.setdefault(str(o.get("family")), []).append(str(o.get("name")))
         frag_templates.append({"index": j, "name": t.name, "places": key, "obligations": obligations})
     gather, release = tp.gather, tp.release
     fragment: Fragment = {
