@@ -287,3 +287,30 @@ def test_random_graphs_compose_to_the_same_program_either_way(graph: ModelGraph)
     assert isinstance(want, comp.Cut)
     assert [s.key for s in comp.cut_templated(doc).slices] == [s.key for s in want.slices]
 
+
+
+def test_upgrade_writes_a_composed_program_as_its_templates_and_back(tiny: Step, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, tp = tiny
+    full = tmp_path / "full.json"
+    assert cli_main(["upgrade", str(tmp_path / "nowhere.json"), "-o", str(full)]) == 2  # a missing file: one line
+    capsys.readouterr()
+    f3 = tmp_path / "step.json"
+    f3.write_text(dumps(tp))
+    assert cli_main(["upgrade", str(f3), "-o", str(full), "--expand"]) == 0
+    assert load_document(full) == tp.expand()
+    again = tmp_path / "again.json"
+    assert cli_main(["upgrade", str(full), "-o", str(again)]) == 0
+    back = load_document(again)
+    assert isinstance(back, TemplatedProgram)
+    assert back.expand() == tp.expand()
+    assert len(back.templates) == len(tp.templates)
+    capsys.readouterr()
+    # A version-3 program needs no upgrade; a composition with resets has no templated form: one line each, exit 2.
+    assert cli_main(["upgrade", str(f3), "-o", str(tmp_path / "x.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith("version 3 needs no upgrade (--expand writes it in full, version 2)")
+    three = Path(__file__).resolve().parent.parent / "examples" / "three_sections.json"
+    assert cli_main(["upgrade", str(three), "-o", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "has no templated form: the program-wide semaphores are not the rendezvous' two" in err[0]

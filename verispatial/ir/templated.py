@@ -390,3 +390,120 @@ def document_summary(p: Program | TemplatedProgram) -> tuple[int, int]:
     from verispatial.ir.program import program_summary
 
     return p.summary() if isinstance(p, TemplatedProgram) else program_summary(p)
+
+
+def templated_of(p: Program) -> TemplatedProgram | str:
+    """The templated form of composed program ``p`` (stated in full, format version 2): each section cut out in its
+    own ids (its buffers, semaphores and groups shifted back to 0, names without ``s<k>.``), sections equal up to
+    their tensor names one template, bound by their own names — or why there is none (a sentence). Whatever is
+    returned expands to ``p`` exactly (``expand`` is compared with ``p`` before it is returned), so the form says no
+    more and no less than ``p``. Linear in ``p``'s ops."""
+    n = len(p.sections)
+    if n < 2:
+        return "a templated program joins two sections or more"
+    if [s.barrier_after for s in p.sections] != [True] * (n - 1) + [False]:
+        return "a templated program closes every section but the last with a rendezvous (one section per phase)"
+    if any(len(ep.section_starts) != n for ep in p.programs):
+        return "an engine program does not state where each section starts"
+    nb = _ranges([b.section for b in p.buffers], n)
+    ns = _ranges([s.section for s in p.semaphores if s.section is not None], n)
+    if nb is None or ns is None:
+        return "the sections' buffers or semaphores are not numbered section by section"
+    if [s.section for s in p.semaphores[ns[-1]:]] != [None, None]:
+        return "the program-wide semaphores are not the rendezvous' two, after the sections' own"
+    used = [-1] * n  # the highest group each section's ops name
+    for ep in p.programs:
+        for k in range(n):
+            lo = ep.section_starts[k]
+            hi = ep.section_starts[k + 1] if k + 1 < n else len(ep.ops)
+            for op in walk(ep.ops[lo:hi]):
+                g = getattr(op, "group", None)
+                if isinstance(g, int):
+                    used[k] = max(used[k], g)
+    ng = [0]
+    for k in range(n):
+        ng.append(max(ng[-1], used[k] + 1))
+    ng[-1] = len(p.groups)
+    parts = sorted({(ep.site, ep.engine) for ep in p.programs}, key=participant_order)
+    root = parts[0]
+    sites = len({s for s, _ in parts})
+    by_key = {(ep.site, ep.engine): ep for ep in p.programs}
+    tensors = {t.name: t for t in p.tensors}
+    trip_of = {t.name: t for t in p.trips}
+    sections: list[tuple[Program, tuple[str, ...], tuple[str, ...]]] = []
+    for k, sec in enumerate(p.sections):
+        b0, s0, g0 = nb[k], ns[k], ng[k]
+        ren = Renaming(buffer=lambda x, b0=b0: x - b0, semaphore=lambda x, s0=s0: x - s0,
+                       group=lambda x, g0=g0: x - g0)
+        programs = []
+        for who in parts:
+            ep = by_key[who]
+            lo = ep.section_starts[k]
+            hi = ep.section_starts[k + 1] if k + 1 < n else len(ep.ops)
+            if k < n - 1:
+                hi -= 3 + (sites + 2 if who == root else 0)  # the rendezvous tail the expansion adds back
+            if hi > lo:
+                local = tuple(((path[0] - lo, *path[1:]), loc) for path, loc in ep.sources if lo <= path[0] < hi)
+                programs.append(EngineProgram(ep.site, ep.engine, ren.ops(ep.ops[lo:hi]), (), local))
+        named: dict[str, None] = {}
+        trips: dict[str, None] = {}
+        for ep in programs:
+            for op in walk(ep.ops):
+                t = getattr(op, "tensor", None)
+                if isinstance(t, str):
+                    named[t] = None
+                addr = getattr(op, "addr", None)
+                if addr is not None and addr.dynamic is not None and addr.dynamic.name in tensors:
+                    named[addr.dynamic.name] = None
+                c = getattr(op, "count", None)
+                trip = c if isinstance(c, str) else getattr(c, "trip", None)
+                if isinstance(trip, str):
+                    trips[trip] = None
+        prefix = f"s{k}."
+        bufs = p.buffers[b0:nb[k + 1]]
+        sems = p.semaphores[s0:ns[k + 1]]
+        if any(not x.name.startswith(prefix) for x in (*bufs, *sems)):
+            return f"section {k} ({sec.name}) names its buffers or semaphores other than s{k}.<name>"
+        t = Program(
+            sec.name, p.target, tuple(tensors[x] for x in named if x in tensors),
+            tuple(Buffer(x.id - b0, x.name[len(prefix):], x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
+                         None if x.alias_of is None else x.alias_of - b0, 0, x.persistent) for x in bufs),
+            tuple(Semaphore(x.id - s0, x.name[len(prefix):], x.sites, x.init, x.role, 0, x.host_init) for x in sems),
+            tuple(Group(x.id - g0, x.sender, x.rect, x.loopback) for x in p.groups[g0:ng[k + 1]]),
+            tuple(trip_of[x] for x in trips if x in trip_of), tuple(programs),
+            memory=tuple(BufferAt(m.buf - b0, m.offset, m.size) for m in p.memory if b0 <= m.buf < nb[k + 1]))
+        sections.append((t, tuple(x.name for x in t.tensors), tuple(x.name for x in t.trips)))
+    templates: list[Program] = []
+    index: dict[str, int] = {}
+    instances: list[Instance] = []
+    from verispatial.ir.serialize import dumps
+
+    for k, (t, names, trips) in enumerate(sections):
+        # Equal up to tensor and trip names: the same text once they are numbered in order of declaration.
+        shape = dumps(renamed(attrs.evolve(t, name="section"), {x: f"t{i}" for i, x in enumerate(names)},
+                              {x: f"k{i}" for i, x in enumerate(trips)}, "section"))
+        j = index.get(shape)
+        if j is None:
+            j = index[shape] = len(templates)
+            templates.append(t)
+        instances.append(Instance(p.sections[k].name, j, names, trips, k < n - 1))
+    tp = TemplatedProgram(p.name, p.target, p.tensors, p.trips, tuple(templates), tuple(instances), p.resident)
+    if tp.expand() != p:
+        return "the program is not the expansion of its sections cut apart (not joined as compose joins them)"
+    return tp
+
+
+def _ranges(owners: list[int | None], n: int) -> list[int] | None:
+    """Where each of ``n`` sections' entities start in a list numbered section by section (one more entry: the end
+    of the last), or None when ``owners`` is not ordered by section."""
+    out = [0] * (n + 1)
+    last = -1
+    for i, k in enumerate(owners):
+        if k is None or k < last or not 0 <= k < n:
+            return None
+        while last < k:
+            last += 1
+            out[last] = i
+    for j in range(last + 1, n + 1):
+        out[j] = len(owners)
+    return out
