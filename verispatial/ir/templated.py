@@ -476,12 +476,11 @@ def templated_of(p: Program) -> TemplatedProgram | str:
     templates: list[Program] = []
     index: dict[str, int] = {}
     instances: list[Instance] = []
-    from verispatial.ir.serialize import dumps
-
     for k, (t, names, trips) in enumerate(sections):
-        # Equal up to tensor and trip names: the same text once they are numbered in order of declaration.
-        shape = dumps(renamed(attrs.evolve(t, name="section"), {x: f"t{i}" for i, x in enumerate(names)},
-                              {x: f"k{i}" for i, x in enumerate(trips)}, "section"))
+        # Equal up to tensor and trip names: the same value (its repr: every field, sources too) once they are
+        # numbered in order of declaration.
+        shape = repr(renamed(t, {x: f"t{i}" for i, x in enumerate(names)}, {x: f"k{i}" for i, x in enumerate(trips)},
+                             "section"))
         j = index.get(shape)
         if j is None:
             j = index[shape] = len(templates)
