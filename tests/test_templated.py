@@ -314,3 +314,21 @@ def test_upgrade_writes_a_composed_program_as_its_templates_and_back(tiny: Step,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "has no templated form: the program-wide semaphores are not the rendezvous' two" in err[0]
+
+
+def test_sarif_locates_a_refutation_in_its_template(tiny: Step, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, tp = tiny
+    j = next(j for j, t in enumerate(tp.templates) if any(isinstance(o, Pop) for ep in t.programs for o in ep.ops))
+    f = tmp_path / "broken.json"
+    f.write_text(dumps(_without_last_pop(tp, j)) + "\n")
+    sarif = tmp_path / "out.sarif"
+    assert cli_main(["certify", str(f), "--sarif", str(sarif), "-q", "--no-cache"]) == 1
+    capsys.readouterr()
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    pointers = [loc["logicalLocations"][0]["fullyQualifiedName"] for r in results if r["level"] == "error"
+                for loc in r["locations"] if loc.get("logicalLocations")]
+    assert pointers
+    # Each points into the document as written: a template's op, buffer or semaphore, or a section entry.
+    assert all(p.startswith(("/templates/", "/sections/")) for p in pointers), pointers
+    assert all("region" in loc["physicalLocation"] for r in results if r["level"] == "error" for loc in r["locations"])

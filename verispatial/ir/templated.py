@@ -31,7 +31,7 @@ to do so.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -433,8 +433,7 @@ def templated_of(p: Program) -> TemplatedProgram | str:
     sections: list[tuple[Program, tuple[str, ...], tuple[str, ...]]] = []
     for k, sec in enumerate(p.sections):
         b0, s0, g0 = nb[k], ns[k], ng[k]
-        ren = Renaming(buffer=lambda x, b0=b0: x - b0, semaphore=lambda x, s0=s0: x - s0,
-                       group=lambda x, g0=g0: x - g0)
+        ren = Renaming(buffer=_minus(b0), semaphore=_minus(s0), group=_minus(g0))
         programs = []
         for who in parts:
             ep = by_key[who]
@@ -462,7 +461,7 @@ def templated_of(p: Program) -> TemplatedProgram | str:
         prefix = f"s{k}."
         bufs = p.buffers[b0:nb[k + 1]]
         sems = p.semaphores[s0:ns[k + 1]]
-        if any(not x.name.startswith(prefix) for x in (*bufs, *sems)):
+        if any(not b.name.startswith(prefix) for b in bufs) or any(not y.name.startswith(prefix) for y in sems):
             return f"section {k} ({sec.name}) names its buffers or semaphores other than s{k}.<name>"
         t = Program(
             sec.name, p.target, tuple(tensors[x] for x in named if x in tensors),
@@ -476,20 +475,24 @@ def templated_of(p: Program) -> TemplatedProgram | str:
     templates: list[Program] = []
     index: dict[str, int] = {}
     instances: list[Instance] = []
-    for k, (t, names, trips) in enumerate(sections):
+    for k, (t, tnames, knames) in enumerate(sections):
         # Equal up to tensor and trip names: the same value (its repr: every field, sources too) once they are
         # numbered in order of declaration.
-        shape = repr(renamed(t, {x: f"t{i}" for i, x in enumerate(names)}, {x: f"k{i}" for i, x in enumerate(trips)},
-                             "section"))
+        shape = repr(renamed(t, {x: f"t{i}" for i, x in enumerate(tnames)},
+                             {x: f"k{i}" for i, x in enumerate(knames)}, "section"))
         j = index.get(shape)
         if j is None:
             j = index[shape] = len(templates)
             templates.append(t)
-        instances.append(Instance(p.sections[k].name, j, names, trips, k < n - 1))
+        instances.append(Instance(p.sections[k].name, j, tnames, knames, k < n - 1))
     tp = TemplatedProgram(p.name, p.target, p.tensors, p.trips, tuple(templates), tuple(instances), p.resident)
     if tp.expand() != p:
         return "the program is not the expansion of its sections cut apart (not joined as compose joins them)"
     return tp
+
+
+def _minus(d: int) -> Callable[[int], int]:
+    return lambda x: x - d
 
 
 def _ranges(owners: list[int | None], n: int) -> list[int] | None:
