@@ -293,8 +293,10 @@ class Slice:
 
 @attrs.frozen
 class Cut:
-    """A composed program cut into slices: the slices (one per phase), every tensor access with its phase, and
-    per tensor the phases that read and write it."""
+    """A composed program cut into slices: the slices (one per phase), every tensor access with its phase but the
+    reads of inputs and params (no phase writes them, so no obligation across phases reads them: ``cross_phase``'s
+    crossings, coverage and outputs are of tensors some phase writes), and per tensor the phases that read and write
+    it (those reads left out likewise)."""
 
     slices: tuple[Slice, ...]
     accesses: tuple[Access, ...]
@@ -372,6 +374,8 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                 walker.run(ep, lo, hi, j, bd, secs[j][0], ph)
     except _BadCut as e:
         return str(e)
+    fixed = {t.name for t in p.tensors if t.role in (Role.INPUT, Role.PARAM)}
+    accesses = [a for a in accesses if a.write or a.leaf.op.tensor not in fixed]  # type: ignore[union-attr]
     reads: dict[str, set[int]] = {}
     writes: dict[str, set[int]] = {}
     for acc in accesses:
@@ -546,11 +550,14 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     for k, inst in enumerate(tp.instances):
         for b in tp.templates[inst.template].buffers:
             last_use[(b.site.x, b.site.y, b.cb)] = k
+    fixed = {t.name for t in tp.tensors if t.role in (Role.INPUT, Role.PARAM)}  # their reads: no cross-phase concern
     reads: dict[str, set[int]] = {}
     writes: dict[str, set[int]] = {}
     for k in range(n):
         rd, wr = tp.instance_accesses(k)
         for t in rd:
+            if t in fixed:
+                continue
             reads.setdefault(t, set()).add(k)
         for t in wr:
             writes.setdefault(t, set()).add(k)
@@ -568,6 +575,8 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             ren = _instance_renaming(tp, k, tmap, kmap)
             for acc, nest in zip(w.accesses, w.loops, strict=True):
                 lf = acc.leaf
+                if not acc.write and tmap[lf.op.tensor] in fixed:  # type: ignore[union-attr]
+                    continue
                 off = offsets[lf.engine]
                 path = (lf.path[0] + off, *lf.path[1:])
                 loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
