@@ -264,7 +264,7 @@ def test_validate_and_certify_read_a_templated_file(tiny: Step, tmp_path: Path,
     assert cli_main(["certify", str(f), "--certificate", str(out), "-q", "--no-cache"]) == 0
 
 
-@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(20, settings().max_examples // 50), suppress_health_check=[HealthCheck.too_slow])
 @given(graph=model_graphs(max_ops=3))
 def test_random_graphs_compose_to_the_same_program_either_way(graph: ModelGraph) -> None:
     """Any model graph that compiles and composes: its templated form (when it has one) expands to the program
