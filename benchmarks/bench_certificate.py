@@ -3,7 +3,8 @@
 The Llama-3.2-1B decode step with ``--layers`` decoder layers (``build_models.decode_step``), compiled for Wormhole
 with one site per section (``--max-cols 1 --max-rows 1 --max-sites 1``, the corpus steps' caps), every section
 certified, composed and certified, written as ``compile -o STEP.program.json`` writes it. Printed: the program's
-bytes; the certificate's bytes as written (version 3: places grouped per counter, the rendezvous one entry, each
+bytes; the certificate's bytes as written (a templated step's version 4: its parts; version 3: places grouped per
+counter, the rendezvous one entry, each
 section's places and pass fragments once per content address), part by part; the same certificate in the version-2
 form (``version2``) and in the version-1 form (every place an op
 pair, each section's places and pass fragments inline: what ``compile`` wrote before), computed from it; and the
@@ -67,6 +68,15 @@ def _sizes(program: Path, cert: dict[str, Any], with_version1: bool = True) -> N
     """Print the certificate's parts and its bytes against the program's, in the three versions' forms (the
     version-1 form only ``with_version1``: its op pairs are quadratic in a buffer's ops)."""
     p_bytes, c_bytes = program.stat().st_size, _bytes(cert)
+    if cert.get("version") == 4:  # a templated program's (compile -o since version 3): its own parts only
+        print("| part | bytes |\n|---|---:|")
+        for k, v in cert.items():
+            for kk, vv in (v.items() if k in ("compose", "obligations") else [("", v)]):
+                if _bytes(vv) > 1000:
+                    print(f"| {k}{'.' + kk if kk else ''} | {_bytes(vv):,} |")
+        print(f"\n| program | certificate (version 4) | ratio |\n|---:|---:|---:|\n| {p_bytes:,} | {c_bytes:,} | "
+              f"{c_bytes / p_bytes:.2f}x |")
+        return
     old = _bytes(version1(cert)) if with_version1 else 0
     two = _bytes(version2(cert))
     print("| part | bytes |")

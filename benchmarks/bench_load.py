@@ -1,8 +1,10 @@
 """Program loading cost against plain ``json.loads`` of the same file, side by side in one process.
 
 ``load_program`` reads a program file, parses it (duplicate keys refused), checks it against the JSON Schema,
-structures it into IR objects and runs ``validate``. Each stage is timed on its own (best of ``--repeat`` runs)
-and as a ratio to ``json.loads`` of the same bytes (CPU seconds of this process): the shipped examples, and a
+structures it into IR objects and runs ``validate``; a templated program (format version 3) is read as
+``load_document`` reads it (templates and section entries, ``validate_templated``: never expanded). Each stage is
+timed on its own (best of ``--repeat`` runs) and as a ratio to ``json.loads`` of the same bytes (CPU seconds of this
+process): the shipped examples, and a
 synthetic program of about ``--ops`` ops (the 48-engine matmul example's engine programs repeated, which still
 validates).
 
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from verispatial.ir import serialize
-from verispatial.ir.validate import validate
+from verispatial.ir.validate import validate, validate_templated
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = [*sorted((ROOT / "examples").glob("*.json")), *sorted((ROOT / "examples" / "broken").glob("*.json"))]
@@ -61,14 +63,22 @@ def row(path: Path, repeat: int, stages: bool) -> None:
     n = sum(count_ops(ep["ops"]) for ep in doc.get("programs", []))
     t_json = best(lambda: json.loads(data), repeat)
     cols = f"{'-':>5} {'-':>6} {'-':>6} {'-':>6}"
+    templated = doc.get("version") == 3
+    if templated:
+        n = sum(count_ops(ep["ops"]) for t in doc["templates"] for ep in t["programs"])
     if stages:
         t_parse = best(lambda: serialize.parse_json(data), repeat)
         t_schema = best(lambda: serialize.check_program_schema(doc), repeat)
-        t_struct = best(lambda: serialize._structure_program(doc), repeat)
-        p = serialize.program_from_dict(doc)
-        t_valid = best(lambda: validate(p), repeat)
+        if templated:
+            t_struct = best(lambda: serialize._structure_templated(doc), repeat)
+            tp = serialize._structure_templated(doc)
+            t_valid = best(lambda: validate_templated(tp), repeat)
+        else:
+            t_struct = best(lambda: serialize._structure_program(doc), repeat)
+            p = serialize.program_from_dict(doc)
+            t_valid = best(lambda: validate(p), repeat)
         cols = f"{t_parse / t_json:5.2f} {t_schema / t_json:6.2f} {t_struct / t_json:6.2f} {t_valid / t_json:6.2f}"
-    t_load = best(lambda: serialize.load_program(path), repeat)
+    t_load = best(lambda: serialize.load_document(path), repeat)
     name = path.name if path.parent.name != "broken" else f"broken/{path.name}"
     print(f"{name:42} {len(data) / 1e6:7.2f} {n:>8} | {t_json * 1e3:9.2f} | {cols} | {t_load * 1e3:9.2f} "
           f"{t_load / t_json:6.2f}x", flush=True)
@@ -83,13 +93,13 @@ def main() -> None:
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
     print("ratios to json.loads of the same bytes; parse = with the duplicate-key check; schema, structure and "
-          "validate alone; load = load_program, all of them from the file")
+          "validate alone; load = load_document, all of them from the file (ops: a templated program's templates')")
     print(f"{'program':42} {'MB':>7} {'ops':>8} | {'json ms':>9} | {'parse':>5} {'schema':>6} {'struct':>6} "
           f"{'valid':>6} | {'load ms':>9} {'load':>7}")
     files = args.files or [*EXAMPLES, synthetic(args.ops)]
     for f in files:
         try:
-            serialize.load_program(f)
+            serialize.load_document(f)
         except Exception as e:  # a shipped bad example that does not load is not timed
             print(f"{f.name:42} does not load: {e}", file=sys.stderr)
             continue

@@ -202,10 +202,11 @@ def build(steps: bool) -> int:
             for target in STEP_TARGETS:
                 graph, sections = _compiled(model, target, STEP_CAPS, check=True, cache=proofs)
                 step = compose_step(graph, sections, get_target(target), cache=proofs, progress=_say)
-                write_program(step.program, step.certificate, PROOFS / "steps" / f"{model}.{target}.program.json")
+                # The step as compile -o writes it: its templated form (program format version 3) when it has one.
+                write_program(step.document, step.certificate, PROOFS / "steps" / f"{model}.{target}.program.json")
                 if step.report is None or step.report.exit_code != 0:
                     bad.append(f"steps/{model}.{target}: not proved")
-                _say(f"steps/{model}.{target}: {len(step.program.programs)} engine programs "
+                _say(f"steps/{model}.{target}: {len(step.document.sections)} sections, {step.ops} ops "
                      f"({time.perf_counter() - t0:.0f} s)")
     if bad:
         for b in bad:

@@ -39,7 +39,7 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (bad("binary.json"), "(document): not UTF-8 text (a binary file?)"),
     (bad("wrong_type_document.json"), "(document): expected a JSON object, got list"),
     (bad("wrong_format.json"), "format: expected 'verispatial.program', got 'tt.program'"),
-    (bad("wrong_version.json"), "version: this verispatial reads version 2, got 3"),
+    (bad("wrong_version.json"), "version: this verispatial reads versions 2 and 3, got 4"),
     (bad("missing_name.json"), "(document): 'name' is a required property"),
     (bad("capacity_string.json"), "buffers[0].capacity: '2' is not of type 'integer'"),
     (bad("capacity_zero.json"), "buffers[0].capacity: 0 is less than the minimum of 1"),

@@ -191,7 +191,10 @@ def test_compile_writes_one_composed_program_and_its_certificate_for_gate(tmp_pa
     assert [s.name for s in prog.sections] == ["mlp_block.up", "mlp_block.down", "mlp_block.residual"]
     cert = json.loads((tmp_path / "proofs" / "mlp.certificate.json").read_text())
     assert cert["compose"]["pass"] == "compose"
-    assert [len(s["obligations"]) > 0 for s in cert["compose"]["sections"]] == [True, True, True]
+    # The templated form (format version 3): each distinct section's obligations once, every section naming its own.
+    assert cert["version"] == 4
+    assert [len(t["obligations"]) > 0 for t in cert["compose"]["templates"]] == [True, True, True]
+    assert [s["template"] for s in cert["compose"]["sections"]] == [0, 1, 2]
     assert sorted(cert["passes"]) == ["down", "residual", "up"]
     assert sorted(p.name for p in (tmp_path / "secs").iterdir()) == [
         f"{op}.{kind}.json" for op in ("down", "residual", "up") for kind in ("certificate", "program")]

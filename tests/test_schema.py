@@ -65,6 +65,7 @@ from verispatial.ir import (
     WriteTiles,
 )
 from verispatial.ir.serialize import program_from_dict, program_to_dict, schema
+from verispatial.ir.templated import Instance
 
 SCHEMA = schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -85,7 +86,7 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
 
 ENTITY_DEFS: list[tuple[str, type]] = [
     ("tensor", Tensor), ("buffer", Buffer), ("semaphore", Semaphore), ("group", Group), ("trip", Trip),
-    ("section", SectionSpan), ("buffer_at", BufferAt), ("target", Target), ("term", Term), ("resident", Resident),
+    ("buffer_at", BufferAt), ("target", Target), ("term", Term), ("resident", Resident),
 ]
 
 
@@ -118,8 +119,23 @@ def test_engine_program_and_program_defs_match_their_classes() -> None:
     assert set(ep["properties"]) == _fields(EngineProgram)[0]
     assert set(ep["required"]) == _fields(EngineProgram)[1]
     every, required = _fields(Program)
-    assert set(SCHEMA["properties"]) == every | {"format", "version"}
+    # Version 3 adds the templates (a templated program, ``ir/templated.py``).
+    assert set(SCHEMA["properties"]) == every | {"format", "version", "templates"}
     assert set(SCHEMA["required"]) == required | {"format", "version"}
+
+
+def test_the_version_3_defs_match_the_templated_classes() -> None:
+    """A section entry lists exactly an ``Instance``'s fields (a version-2 entry the ``SectionSpan``'s, the version-3
+    ones forbidden there); a template every field of a one-section ``Program`` but its target and sections."""
+    every, _ = _fields(Instance)
+    assert set(DEFS["section"]["properties"]) == every
+    assert _fields(SectionSpan)[0] <= every
+    v3 = SCHEMA["allOf"][0]
+    assert set(v3["else"]["properties"]["sections"]["items"]["properties"]) == every - _fields(SectionSpan)[0]
+    assert set(v3["then"]["properties"]["sections"]["items"]["required"]) == {"template", "tensors"}
+    template = DEFS["template"]
+    assert set(template["properties"]) == _fields(Program)[0] - {"target", "sections", "resident"}
+    assert template["additionalProperties"] is False
 
 
 @pytest.mark.parametrize("cls", list(OP_TAGS), ids=list(OP_TAGS.values()))
@@ -400,7 +416,7 @@ MUTATIONS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "(document): Additional properties are not allowed ('comment' was unexpected)"),
     ("format", _set("format", "verispatial.certificate"),
      "format: expected 'verispatial.program', got 'verispatial.certificate'"),
-    ("version", _set("version", 3), "version: this verispatial reads version 2, got 3"),
+    ("version", _set("version", 4), "version: this verispatial reads versions 2 and 3, got 4"),
 ]
 
 

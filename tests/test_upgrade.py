@@ -54,7 +54,7 @@ def without_operands(p: Program) -> Program:
 def test_a_format_1_program_is_refused_naming_the_upgrade() -> None:
     code, out, err = run(["certify", str(SMALL_V1)])
     assert (code, out) == (2, "")
-    assert err == (f"verispatial: error: {SMALL_V1}: version: this verispatial reads version 2, got 1 (format 1: "
+    assert err == (f"verispatial: error: {SMALL_V1}: version: this verispatial reads versions 2 and 3, got 1 (format 1: "
                    "convert it with `verispatial upgrade IN.json -o OUT.json`)\n")
 
 
@@ -101,7 +101,8 @@ def test_cli_upgrade_writes_a_program_that_loads_and_certifies(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d.update(version=2), "version: upgrade reads version 1, got 2 (it needs no upgrade)"),
+    # Marked version 2, a format-1 text is read as version 2: its first break of that version's schema is named.
+    (lambda d: d.update(version=2), "programs[1].ops[0]: 'dtype' is a required property"),
     (lambda d: d.update(format="other"), "format: expected 'verispatial.program', got 'other'"),
     (lambda d: d["buffers"][0].update(capacity="4"), "buffers[0].capacity: '4' is not of type 'integer'"),
 ])
@@ -113,6 +114,18 @@ def test_cli_upgrade_refuses_what_is_not_a_format_1_program(tmp_path: Path, edit
     code, out, err = run(["upgrade", str(src), "-o", str(dest)])
     assert (code, out) == (2, "")
     assert err == f"verispatial: error: {src}: {message}\n"
+    assert not dest.exists()
+
+
+def test_a_version_2_program_of_one_section_needs_no_upgrade(tmp_path: Path) -> None:
+    """Version 2 is read as it is; ``upgrade`` writes a composed one in its templated form (version 3,
+    tests/test_templated.py) and refuses, in one line, a program that has none."""
+    src, dest = tmp_path / "in.json", tmp_path / "out.json"
+    src.write_text(dumps(upgrade_document(json.loads(SMALL_V1.read_text())).program))
+    code, out, err = run(["upgrade", str(src), "-o", str(dest)])
+    assert (code, out) == (2, "")
+    assert err == (f"verispatial: error: {src}: version: version 2 is read as it is; it has no templated form: a "
+                   "templated program joins two sections or more\n")
     assert not dest.exists()
 
 

@@ -161,7 +161,10 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
     programs = []
     for e in engines:
         ep = a.views[e].program
-        programs.append([site(ep.site), ep.engine.value, list(ep.section_starts), [op_form(op) for op in ep.ops]])
+        # ``(0,)`` and ``()`` both say "every op is in section 0": one form (a section certified alone and the same
+        # section cut from a composed program as a slice share their proofs).
+        starts = [] if tuple(ep.section_starts) == (0,) else list(ep.section_starts)
+        programs.append([site(ep.site), ep.engine.value, starts, [op_form(op) for op in ep.ops]])
 
     buffer_table = []
     for b in sorted(bufs.index, key=bufs.index.__getitem__):

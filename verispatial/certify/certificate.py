@@ -25,6 +25,7 @@ from verispatial.ir.limits import format_mismatch
 from verispatial.ir.ops import McastSetValid, Pop, Push, Reserve, SemWait, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
+from verispatial.ir.templated import TemplatedProgram
 
 FORMAT = "verispatial.certificate"
 #: Version 2 states places grouped (``derive_place_groups``: a buffer's pushes to its waits in one entry, not one
@@ -34,13 +35,16 @@ FORMAT = "verispatial.certificate"
 #: one that did not prove keeps it). Certificates of versions 1 and 2 are still read and compared in their own form
 #: (``READ_VERSIONS``); ``verispatial certify --write-certificate`` writes the current one.
 VERSION = 3
-READ_VERSIONS = (1, 2, 3)
+READ_VERSIONS = (1, 2, 3, 4)
+#: The versions of a program stated in full (version 4 is a templated program's, ``TEMPLATED_VERSION``).
+PLAIN_VERSIONS = (1, 2, 3)
 #: The place kinds ``rendezvous_entry`` stands for.
 RENDEZVOUS_KINDS = ("rendezvous-arrival", "rendezvous-release")
 
 
-def program_digest(p: Program) -> str:
-    """sha256 of the program's canonical JSON: a certificate speaks of exactly one program."""
+def program_digest(p: Program | TemplatedProgram) -> str:
+    """sha256 of the program's canonical JSON (a templated program's version-3 document): a certificate speaks of
+    exactly one program."""
     return hashlib.sha256(dumps(p).encode()).hexdigest()
 
 
@@ -219,9 +223,11 @@ def group_places(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_dsts.values())
 
 
-def derive_certificate(program: Program, report: Report) -> dict[str, Any]:
-    """The certificate of ``program``; ``report`` (``certify``'s on it) supplies the obligation list. Raises nothing
-    for a well-formed program."""
+def derive_certificate(program: Program | TemplatedProgram, report: Report) -> dict[str, Any]:
+    """The certificate of ``program``; ``report`` (``certify``'s on it) supplies the obligation list (a templated
+    program's: ``derive_templated_certificate``, version 4). Raises nothing for a well-formed program."""
+    if isinstance(program, TemplatedProgram):
+        return derive_templated_certificate(program, list(report.results))
     a = analyse(program)
     return _certificate(program, a, list(report.results))
 
@@ -262,6 +268,12 @@ def check_certificate_shape(cert: dict[str, Any]) -> None:
         raise ParseError("format", format_mismatch(FORMAT, VERSION, cert))
     if not isinstance(cert.get("program_sha256"), str):
         raise ParseError("program_sha256", "a string (the digest of the program it certifies)")
+    if cert.get("version") == TEMPLATED_VERSION:  # a templated program's: per template, obligations grouped
+        shape = {"templates": (list, "a list"), "obligations": (dict, "an object"), "rendezvous": (dict, "an object")}
+        for section, (kind, what) in shape.items():
+            if section in cert and not isinstance(cert[section], kind):
+                raise ParseError(section, what)
+        return
     for section in ("places", "obligations"):
         if section in cert and not isinstance(cert[section], list):
             raise ParseError(section, "a list")
@@ -274,11 +286,13 @@ def compare_certificate(program: Program, a: Analysis, results: list[Result], ce
     """One ``certificate`` result per section of the certificate: PROVED when it matches the re-derived one,
     REFUTED naming the first omitted or misstated entry otherwise."""
     version = cert.get("version")
-    mine = _certificate(program, a, results, version if version in READ_VERSIONS else VERSION)  # type: ignore[arg-type]
+    mine = _certificate(program, a, results, version if version in PLAIN_VERSIONS else VERSION)  # type: ignore[arg-type]
     out: list[Result] = []
-    if cert.get("format") != FORMAT or version not in READ_VERSIONS:
-        return [Result(R.CERTIFICATE, f"{R.CERTIFICATE}:format", Verdict.REFUTED,
-                       format_mismatch(FORMAT, VERSION, cert),
+    if cert.get("format") != FORMAT or version not in PLAIN_VERSIONS:
+        why = (f"version {TEMPLATED_VERSION} is the certificate of a templated program (a version-3 program "
+               "document); this program is stated in full" if cert.get("format") == FORMAT
+               and version == TEMPLATED_VERSION else format_mismatch(FORMAT, VERSION, cert))
+        return [Result(R.CERTIFICATE, f"{R.CERTIFICATE}:format", Verdict.REFUTED, why,
                        {"kind": R.CERTIFICATE, "summary": "not a verispatial certificate of this version"})]
     if cert.get("program_sha256") != mine["program_sha256"]:
         out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:program", Verdict.REFUTED,
@@ -311,3 +325,247 @@ def compare_certificate(program: Program, a: Analysis, results: list[Result], ce
         out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:witnesses", Verdict.PROVED,
                           f"{len(mine['witnesses']['handshakes'])} handshake witness(es) match"))
     return out
+
+
+# ------------------------------------------------------------------------------------------- templated programs
+
+#: The certificate version of a templated program (``ir/templated.py``): its places per template, its rendezvous as
+#: one entry, its obligations per class of equal slices (``templated_obligations``).
+TEMPLATED_VERSION = 4
+
+
+def derive_templated_certificate(tp: TemplatedProgram, results: list[Result]) -> dict[str, Any]:
+    """The certificate (version 4) of templated program ``tp``, ``results`` its obligations (``certify``'s report):
+    the size of its templates plus a line per section, where the version-3 certificate of its expansion lists every
+    place and obligation of every section.
+
+    ``templates[j]``: template ``j``'s places (``derive_place_groups``, each op written ``ENGINE[path] Op``), program
+    order and handshake witnesses, in its own ids and op paths — section ``k``'s are its template's, ids shifted by
+    ``compose.sections[k].shift`` and op paths by the section's first op on each engine
+    (``TemplatedProgram.section_starts``), as the expansion places them; ``rendezvous``: the one rendezvous entry
+    (``expand_rendezvous`` gives its places, arrivals at ``TemplatedProgram.rendezvous_starts``); ``obligations``:
+    ``templated_obligations``."""
+    from verispatial.certify.compositional import cut_templated
+
+    return {
+        "format": FORMAT,
+        "version": TEMPLATED_VERSION,
+        "program": tp.name,
+        "program_sha256": program_digest(tp),
+        "solver": {"z3": PINNED_Z3},
+        "templates": [_template_part(t) for t in tp.templates],
+        "rendezvous": _templated_rendezvous(tp),
+        "obligations": templated_obligations(cut_templated(tp), results, tp.section_starts),
+    }
+
+
+def _template_part(t: Program) -> dict[str, Any]:
+    a = analyse(t)
+    return {"places": [_op_texts(g) for g in derive_place_groups(a)],
+            "program_order": {v.key: len(v.leaves) for v in a.views.values()},
+            "witnesses": {"handshakes": [{"sender": h.sender, "ready": h.ready, "flags": list(h.flags)}
+                                         for h in find_handshakes(t, a.views, a.words)]}}
+
+
+def _op_texts(group: dict[str, Any]) -> dict[str, Any]:
+    """A place group with each op it names (``{"engine", "path", "op"}``) written as one string,
+    ``ENGINE[i, j] Op`` (``obligation.LeafRef`` and the op's class): version 4's form, a third of the bytes."""
+    def text(x: Any) -> Any:
+        if isinstance(x, list):
+            return [text(v) for v in x]
+        if isinstance(x, dict) and set(x) == {"engine", "path", "op"}:
+            return f"{x['engine']}{list(x['path'])} {x['op']}"
+        return x
+
+    return {k: text(v) if k in ("from", "to") else v for k, v in group.items()}
+
+
+def _by_family(pairs: list[list[str]]) -> dict[str, list[str]]:
+    """``[family, name]`` pairs as ``{family: [names, sorted]}``."""
+    out: dict[str, list[str]] = {}
+    for fam, name in sorted(pairs):
+        out.setdefault(fam, []).append(name)
+    return out
+
+
+def _templated_rendezvous(tp: TemplatedProgram) -> dict[str, Any]:
+    """The version-3 ``rendezvous`` entry without ``starts``: each participant's arrival at boundary ``k`` follows the
+    ops of its section there, the top-level op counts of its templates (``program_order`` of the templates' places
+    gives their leaves; ``TemplatedProgram.rendezvous_starts`` the indices)."""
+    root = tp.participants[0][0]
+    return {"kind": "rendezvous", "gather": f"sem{tp.gather}@{root}", "release": tp.release,
+            "participants": [f"{s}.{e.value}" for s, e in tp.participants], "sites": [str(s) for s in tp.sites],
+            "boundaries": list(tp.boundaries)}
+
+
+def templated_obligations(cut: Any, results: list[Result], starts: dict[str, tuple[int, ...]]) -> dict[str, Any]:
+    """The obligations of a templated program, grouped by slice: ``classes`` maps the key of each class of equal
+    slices (its first 16 hex digits) to the obligations of its first slice in the slice's own names (``%t<i>``,
+    ``b<i>``, op paths from the slice's start, phase 0, the rendezvous after it ``after-section-0``:
+    ``unrendered``), names by family (``{family: [names]}``) — a slice's own (``slice<j>/...``) and those of the whole program
+    about its ops, its phase or its closing rendezvous (a read's coverage across phases, its region's resident
+    memory, its rendezvous; marked ``@``); ``slices[j]`` is slice ``j``'s key when its obligations are its class's,
+    else ``{"class": key, "names": [...]}`` with its own (a slice whose composition drops or adds some);
+    ``composed`` the other obligations of the whole program (crossings, output coverage, the composition's deadlock
+    freedom, the rendezvous words' balance, resident ranges), names by family; ``open`` every obligation not
+    proved, with its reason. ``starts``: each engine's section starts (``TemplatedProgram.section_starts``), which
+    place an op in its slice. Linear in the sections, constant per section."""
+    by_slice: dict[int, list[list[str]]] = {}
+    composed: list[list[str]] = []
+    opened: list[dict[str, str]] = []
+    for r in results:
+        if r.family == R.CERTIFICATE:
+            continue
+        if r.verdict != Verdict.PROVED:
+            opened.append({"family": r.family, "name": r.name, "reason": r.reason})
+        j = _slice_of(r.name)
+        if j is not None:
+            by_slice.setdefault(j, []).append([r.family, _unrendered(r.name, cut.slices[j])])
+            continue
+        j = _slice_about(r.name, starts)
+        local = None if j is None else _unrendered(r.name, cut.slices[j], boundary=j)
+        if j is None or local is None or local == r.name:
+            composed.append([r.family, r.name])
+        else:
+            by_slice.setdefault(j, []).append([r.family, "@" + local])
+    classes: dict[str, dict[str, list[str]]] = {}
+    slices: list[Any] = []
+    for sl in cut.slices:
+        key = sl.key[:16]
+        mine = _by_family(by_slice.get(sl.index, []))
+        have = classes.setdefault(key, mine)
+        slices.append(key if have == mine else {"class": key, "names": mine})
+    return {"classes": classes, "slices": slices, "composed": _by_family(composed),
+            "open": sorted(opened, key=lambda o: (o["family"], o["name"]))}
+
+
+def _slice_about(name: str, starts: dict[str, tuple[int, ...]]) -> int | None:
+    """The slice an obligation of the whole program is about, when it is about one: the section of its (first) op,
+    the phase of its region, the section its rendezvous closes."""
+    import bisect
+
+    from verispatial.ir import obligation as O
+
+    try:
+        s = O.parse(name).subject
+    except O.BadObligationId:
+        return None
+    if isinstance(s, O.OrderingRef):
+        at = starts.get(s.first.engine)
+        return None if at is None or not s.first.path else max(bisect.bisect_right(at, s.first.path[0]) - 1, 0)
+    if isinstance(s, O.RegionRef):
+        return s.phase
+    if isinstance(s, O.BoundaryRef):
+        return s.section
+    return None
+
+
+def _slice_of(name: str) -> int | None:
+    head, sep, _ = name.partition("/")
+    return int(head[5:]) if sep and head.startswith("slice") and head[5:].isdigit() else None
+
+
+def _unrendered(name: str, sl: Any, boundary: int | None = None) -> str:
+    """A slice obligation's name (``slice<j>/...``, in the composed program's names) in the slice's own names: tensors
+    ``%t<i>``, buffers ``b<i>``, semaphores ``sem<i>``, op paths from the slice's first op on each engine, its phase
+    0 — the name the slice's own certification gave it (``compositional.render`` the other way). A name whose
+    subject names something the slice does not hold is kept as it is."""
+    from verispatial.ir import obligation as O
+
+    try:
+        oid = O.parse(name)
+    except O.BadObligationId:
+        return name
+    tensors = {t: f"%t{i}" for i, t in enumerate(sl.tensors)}
+    bufs = {b: i for i, b in enumerate(sl.buffers)}
+    sems = {s: i for i, s in enumerate(sl.semaphores)}
+
+    def path(engine: str, p: tuple[int, ...]) -> tuple[int, ...]:
+        off = sl.offsets.get(engine)
+        if off is None or not p:
+            raise KeyError(engine)
+        return (p[0] - off, *p[1:])
+
+    def leaf(x: O.LeafRef) -> O.LeafRef:
+        return O.LeafRef(x.engine, path(x.engine, x.path))
+
+    s = oid.subject
+    try:
+        if isinstance(s, O.OpRef):
+            s = O.OpRef(s.engine, None if s.path is None else path(s.engine, s.path))
+        elif isinstance(s, O.BufferRef):
+            s = O.BufferRef(bufs[s.buffer])
+        elif isinstance(s, O.AliasRef):
+            s = O.AliasRef(bufs[s.buffer], bufs[s.partner])
+        elif isinstance(s, O.WordRef):
+            s = O.WordRef(sems[s.sem], s.site)
+        elif isinstance(s, O.TensorRef):
+            s = O.TensorRef(tensors[s.tensor])
+        elif isinstance(s, O.RegionRef):
+            s = O.RegionRef(s.site, s.space, 0)
+        elif isinstance(s, O.OrderingRef):
+            s = O.OrderingRef(tensors[s.tensor], leaf(s.first), None if s.second is None else leaf(s.second), s.sep)
+        elif isinstance(s, O.BoundaryRef) and boundary is not None and s.section == boundary:
+            s = O.BoundaryRef(0)
+        elif isinstance(s, (O.ComponentRef, O.LabelRef)) or s is None:
+            pass
+        else:  # crossings belong to the whole program, never to one slice
+            return name
+    except KeyError:
+        return name
+    return str(O.ObligationId(oid.kind, s))
+
+
+def compare_templated_certificate(tp: TemplatedProgram, results: list[Result], cert: dict[str, Any]) -> list[Result]:
+    """``compare_certificate`` for a templated program: one ``certificate`` result each for the program digest (when it
+    differs), the places (every template's and the rendezvous entry), the obligations and the witnesses, PROVED when
+    the certificate states what ``derive_templated_certificate`` re-derives, REFUTED naming the first difference."""
+    version = cert.get("version")
+    if cert.get("format") != FORMAT or version != TEMPLATED_VERSION:
+        return [Result(R.CERTIFICATE, f"{R.CERTIFICATE}:format", Verdict.REFUTED,
+                       f"a templated program's certificate is {FORMAT} version {TEMPLATED_VERSION}, got "
+                       f"{cert.get('format')!r} version {version!r}",
+                       {"kind": R.CERTIFICATE, "summary": "not a certificate of a templated program"})]
+    mine = derive_templated_certificate(tp, results)
+    out: list[Result] = []
+    if cert.get("program_sha256") != mine["program_sha256"]:
+        out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:program", Verdict.REFUTED,
+                          "the certificate is for another program (program_sha256 differs)",
+                          {"kind": R.CERTIFICATE, "summary": "certificate of a different program"}))
+    got_t: list[Any] = cert["templates"] if isinstance(cert.get("templates"), list) else []
+    want_t = mine["templates"]
+    parts = {
+        "places": ([t.get("places") if isinstance(t, dict) else None for t in got_t] + [cert.get("rendezvous")],
+                   [t["places"] for t in want_t] + [mine["rendezvous"]]),
+        "obligations": (cert.get("obligations"), mine["obligations"]),
+        "witnesses": ([(t.get("witnesses"), t.get("program_order")) if isinstance(t, dict) else None for t in got_t],
+                      [(t["witnesses"], t["program_order"]) for t in want_t]),
+    }
+    for section, (got, want) in parts.items():
+        if _key(got) == _key(want):
+            out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:{section}", Verdict.PROVED,
+                              f"the {section} of all {len(want_t)} templates match the re-derived ones"))
+            continue
+        what = _first_difference(got, want)
+        out.append(Result(R.CERTIFICATE, f"{R.CERTIFICATE}:{section}", Verdict.REFUTED, f"{section}: {what}",
+                          {"kind": R.CERTIFICATE, "summary": f"certificate {section} {what}"}))
+    return out
+
+
+def _first_difference(got: Any, want: Any, at: str = "") -> str:
+    """Where ``got`` first departs from ``want`` (a JSON path and the two values, cut short)."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in sorted(set(want) | set(got)):
+            if k not in got:
+                return f"omits {at}/{k}"
+            if k not in want:
+                return f"states {at}/{k}, which the program does not have"
+            if _key(got[k]) != _key(want[k]):
+                return _first_difference(got[k], want[k], f"{at}/{k}")
+    if isinstance(want, list) and isinstance(got, list):
+        for i, (g, w) in enumerate(zip(got, want, strict=False)):
+            if _key(g) != _key(w):
+                return _first_difference(g, w, f"{at}/{i}")
+        if len(got) != len(want):
+            return f"{at} has {len(got)} entries, the program {len(want)}"
+    return f"{at or '(all)'} is {_key(got)[:120]}, the program's {_key(want)[:120]}"

@@ -47,6 +47,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef
 from verispatial.ir.ops import AtomicBarrier, McastSend, SemIncMcast, SemWait, WriteBarrier, WriteTiles
 from verispatial.ir.program import Program, walk
+from verispatial.ir.templated import TemplatedProgram
 from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
 
@@ -245,7 +246,7 @@ def _confirm(a: Analysis, r: Result) -> Result:
     return Result(r.family, r.name, r.verdict, r.reason, {**cex, "replay": got}, dt)
 
 
-def check(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
+def check(program: Program | TemplatedProgram, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
           progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
           cache: ProofMemo | bool = True, compositional: bool = True,
           pool: Pool | None = None, search: Search | None = None) -> Report:
@@ -264,11 +265,25 @@ def check(program: Program, certificate: dict[str, Any] | None = None, *, jobs: 
     whole-program obligations. ``search``: the interpreter's deadlock search (``driver.search.propose_deadlock``)
     for deadlocks the solver cannot decide; only what the interpreter reproduces refutes (``replay.confirm_lead``),
     and without a search such an obligation fails to prove.
+    A ``TemplatedProgram`` (a composed program as templates and instances, ``ir/templated.py``) is proved from its
+    templates (``compositional.cut_templated``), never expanded to do so; it is expanded and checked as a whole only
+    when ``compositional`` is False or a template states a multicast count other than its group's (whose barriers
+    the whole-program families judge, ``understated_counts``).
     Raises nothing for a well-formed program: solver trouble becomes ``failed-to-prove``.
     """
     say = progress or (lambda _m: None)
     t0 = time.perf_counter()
     pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
+    if isinstance(program, TemplatedProgram) and (not compositional or any(acks.miscounted(t)
+                                                                            for t in program.templates)):
+        program = program.expand()
+    if isinstance(program, TemplatedProgram):
+        try:
+            report = _certify_templated(program, certificate, jobs, say, rlimit, pc, cache, progress, pool, search)
+        except BudgetExhausted as e:
+            report = Report(program.name, program.target.name, (_budget_result("any obligation", e),),
+                            time.perf_counter() - t0)
+        return attrs.evolve(report, seconds=time.perf_counter() - t0)
     try:
         report = _certify(program, certificate, jobs, say, rlimit, pc, cache, compositional, progress, pool, search)
     except BudgetExhausted as e:  # spent before the first obligation was decided (or in a composed program's joins)
@@ -320,6 +335,34 @@ def _barrier_may_pass_early(r: Result, early: list[str]) -> Result:
 def _budget_result(what: str, e: BudgetExhausted) -> Result:
     """The failed-to-prove result standing for obligations the run's budget left undecided (``budget.py``)."""
     return Result(R.BUDGET, f"{R.BUDGET}:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
+
+
+def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | None, jobs: int, say: Progress,
+                       rlimit: int, pc: ProofMemo | None, cache: ProofMemo | bool = True,
+                       progress: Progress | None = None, pool: Pool | None = None,
+                       search: Search | None = None) -> Report:
+    """``_certify``'s compositional route for a templated program: the rendezvous its expansion has by construction
+    (``compositional.rendezvous_of``), the slices cut from its templates (``cut_templated``), then as ``_certify``."""
+    from verispatial.certify import compositional as comp
+
+    t0 = time.perf_counter()
+    with comp.collection(False):
+        rv = comp.rendezvous_of(program)
+        cut = comp.cut_templated(program)
+    say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, {len(rv.participants)} "
+        f"participants ({len(program.templates)} templates)")
+    composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
+                                     progress=progress, rlimit=rlimit, cache=pc if pc is not None else cache, pool=pool)
+    if certificate is not None:
+        from verispatial.certify.certificate import compare_templated_certificate
+
+        say(R.CERTIFICATE)
+        try:
+            composed += compare_templated_certificate(program, composed, certificate)
+        except BudgetExhausted as e:
+            composed.append(Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}"))
+    with comp.collection(False):
+        return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,

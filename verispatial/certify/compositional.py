@@ -28,10 +28,12 @@ slice; it is reported as refuted only where it is a violation of the composition
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any
@@ -80,7 +82,9 @@ from verispatial.ir.program import (
     Semaphore,
     Tensor,
     Trip,
+    walk,
 )
+from verispatial.ir.templated import TemplatedProgram, dynamic_renamed, indirect
 
 Progress = Callable[[str], None]
 #: ``certify`` itself, passed in by checker.py (it imports this module).
@@ -289,8 +293,10 @@ class Slice:
 
 @attrs.frozen
 class Cut:
-    """A composed program cut into slices: the slices (one per phase), every tensor access with its phase, and
-    per tensor the phases that read and write it."""
+    """A composed program cut into slices: the slices (one per phase), every tensor access with its phase but the
+    reads of inputs and params (no phase writes them, so no obligation across phases reads them: ``cross_phase``'s
+    crossings, coverage and outputs are of tensors some phase writes), and per tensor the phases that read and write
+    it (those reads left out likewise)."""
 
     slices: tuple[Slice, ...]
     accesses: tuple[Access, ...]
@@ -372,6 +378,8 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                 walker.run(ep, lo, hi, j, bd, secs[j][0], ph)
     except _BadCut as e:
         return str(e)
+    fixed = {t.name for t in p.tensors if t.role in (Role.INPUT, Role.PARAM)}
+    accesses = [a for a in accesses if a.write or a.leaf.op.tensor not in fixed]  # type: ignore[union-attr]
     reads: dict[str, set[int]] = {}
     writes: dict[str, set[int]] = {}
     for acc in accesses:
@@ -450,6 +458,203 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                             tuple(ph.sems.order()), tuple(ph.groups.order()),
                             {ep.key: lo for ep, lo, _ in ph.engines}, build))
     return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+# ------------------------------------------------------------------------------------------- templated programs
+
+
+@attrs.frozen
+class _TemplateWalk:
+    """What ``cut`` gathers of one phase, gathered once per template of a ``TemplatedProgram``: the walk's ids in
+    order of first appearance (template ids), its canonical tokens (an indirect address's index tensor in the
+    template's name: renamed per instance where ``dynamic``), its engines (participant order, those with ops) and
+    its tensor accesses (template op paths and ops). ``head``: the SHA-256 of the start of a slice key, ``repr`` of
+    the tokens included (``cut`` hashes ``repr((tokens, tables))``; the tables are the instance's)."""
+
+    program: Program
+    phase: _Phase
+    accesses: tuple[Access, ...]
+    dynamic: bool
+    head: Any
+    #: Per engine of ``phase.engines``, its key; per buffer of the walk's order, its table row but for the
+    #: persistence flag and its (site, cb index); the semaphore and group rows (as ``cut`` writes them).
+    keys: tuple[str, ...] = ()
+    buffer_rows: tuple[tuple[Any, ...], ...] = ()
+    buffer_slots: tuple[tuple[tuple[int, int, int], bool], ...] = ()
+    sem_rows: tuple[tuple[Any, ...], ...] = ()
+    group_rows: tuple[tuple[Any, ...], ...] = ()
+    #: Per access, its enclosing loops (``Leaf.loops``).
+    loops: tuple[tuple[LoopCtx, ...], ...] = ()
+
+
+def _template_walk(t: Program) -> _TemplateWalk:
+    q = t.with_index_buffers()
+    ph = _Phase()
+    local: list[Access] = []
+    walker = _Walker(q, [0], set(), local)
+    # The expansion puts every buffer and semaphore of a template in its instance's section (compose does).
+    walker.buffer_phase = [0] * len(q.buffers)
+    walker.sem_phase = [0] * len(q.semaphores)
+    order = sorted((ep for ep in q.programs if ep.ops), key=participant_order)
+    for ep in order:
+        n = len(ep.ops)
+        ph.engines.append((ep, 0, n))
+        ph.tokens.append(("E", ep.site.x, ep.site.y, ep.engine.value, (0,), n))
+        walker.run(ep, 0, n, 0, [(0, n)], 0, ph)
+    for b in q.buffers:  # the phase's buffers no op names still take memory
+        ph.bufs(b.id)
+    for y in q.semaphores:
+        ph.sems(y.id)
+    dynamic = any(indirect(op) for ep in q.programs for op in walk(ep.ops))
+    at = {m.buf: m for m in q.memory}
+    bufs = [q.buffers[b] for b in ph.bufs.index]
+    rows = tuple((x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
+                  None if x.alias_of is None else ph.bufs.index[x.alias_of], 0,
+                  None if x.id not in at else (at[x.id].offset, at[x.id].size)) for x in bufs)
+    return _TemplateWalk(
+        q, ph, tuple(local), dynamic, hashlib.sha256(f"({ph.tokens!r}, ".encode()),
+        tuple(ep.key for ep, _, _ in ph.engines), rows, tuple(((x.site.x, x.site.y, x.cb), x.persistent) for x in bufs),
+        tuple((tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, 0, host_initialised(y))
+              for y in (q.semaphores[i] for i in ph.sems.index)),
+        tuple((g.sender.x, g.sender.y, g.rect, g.loopback) for g in (q.groups[i] for i in ph.groups.index)),
+        tuple(a.leaf.loops for a in local))
+
+
+def _dynamic_tokens(tokens: list[Any], tmap: dict[str, str]) -> list[Any]:
+    """``tokens`` with each indirect address's index tensor renamed by ``tmap`` (the expansion's names)."""
+    out: list[Any] = []
+    for tok in tokens:
+        if isinstance(tok, tuple) and any(isinstance(v, Addr) and v.dynamic is not None for v in tok):
+            tok = tuple(attrs.evolve(v, dynamic=attrs.evolve(v.dynamic, name=tmap.get(v.dynamic.name, v.dynamic.name)))
+                        if isinstance(v, Addr) and v.dynamic is not None else v for v in tok)
+        out.append(tok)
+    return out
+
+
+def rendezvous_of(tp: TemplatedProgram) -> Rendezvous:
+    """The rendezvous of ``tp``'s expansion (``Rendezvous``), from its templates: the shape ``recognise`` finds in
+    the expanded program, which the expansion emits by construction (``ir/templated.py``)."""
+    keys = tuple(f"{s}.{e.value}" for s, e in tp.participants)
+    return Rendezvous(tp.gather, tp.release, keys, tp.sites, tp.boundaries, tp.rendezvous_starts())
+
+
+def cut_templated(tp: TemplatedProgram) -> Cut:
+    """``cut`` of ``tp``'s expansion, from its templates: each template walked once (``_template_walk``), each
+    section's slice keyed by the template's tokens and the section's tables — the very keys, tensor and id orders,
+    offsets, accesses and slice programs ``cut(tp.expand(), rendezvous_of(tp))`` gives (tests/test_templated.py),
+    in the size of the templates plus the section's tables and accesses. Slice programs are built on first use."""
+    walks = [_template_walk(t) for t in tp.templates]
+    n = len(tp.instances)
+    by_name = {t.name: t for t in tp.tensors}
+    trip_max = tp.trip_max()
+    target = repr(tp.target)
+    starts = tp.section_starts
+    # Per (site, cb index) the last section using it: a buffer whose index a later phase reuses hands its counters on.
+    last_use: dict[tuple[int, int, int], int] = {}
+    for k, inst in enumerate(tp.instances):
+        for b in tp.templates[inst.template].buffers:
+            last_use[(b.site.x, b.site.y, b.cb)] = k
+    fixed = {t.name for t in tp.tensors if t.role in (Role.INPUT, Role.PARAM)}  # their reads: no cross-phase concern
+    reads: dict[str, set[int]] = {}
+    writes: dict[str, set[int]] = {}
+    for k in range(n):
+        rd, wr = tp.instance_accesses(k)
+        for t in rd:
+            if t in fixed:
+                continue
+            reads.setdefault(t, set()).add(k)
+        for t in wr:
+            writes.setdefault(t, set()).add(k)
+    fr = {t: frozenset(v) for t, v in reads.items()}
+    fw = {t: frozenset(v) for t, v in writes.items()}
+    accesses: list[Access] = []
+    slices: list[Slice] = []
+    for k, inst in enumerate(tp.instances):
+        w = walks[inst.template]
+        ph = w.phase
+        tmap, kmap = tp.names(k)
+        nb, ns, ng = tp.shifts[k]
+        offsets = {key: starts[key][k] for key in w.keys}
+        if w.accesses:
+            ren = _instance_renaming(tp, k, tmap, kmap)
+            for acc, nest in zip(w.accesses, w.loops, strict=True):
+                lf = acc.leaf
+                if not acc.write and tmap[lf.op.tensor] in fixed:  # type: ignore[union-attr]
+                    continue
+                off = offsets[lf.engine]
+                path = (lf.path[0] + off, *lf.path[1:])
+                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
+                                      lc.count if type(lc.count) is int else ren.count(lc.count)) for lc in nest)
+                accesses.append(Access(Leaf(lf.engine, -1, path, _access_op(lf.op, nb, tmap, ren), loops, k), k,
+                                       acc.guarded))
+        globals_ = [tmap[x] for x in ph.tensors.index]
+        roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
+        tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
+        tables = (
+            [(*row, persistent or last_use[slot] > k)
+             for row, (slot, persistent) in zip(w.buffer_rows, w.buffer_slots, strict=True)],
+            list(w.sem_rows),
+            list(w.group_rows),
+            [trip_max[kmap[t]] for t in ph.trips.index],
+            [(by_name[g].shape, by_name[g].dtype, r.value, by_name[g].init) for g, r in zip(globals_, roles,
+                                                                                           strict=True)],
+            1, target)
+        if w.dynamic:
+            key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
+        else:  # the tokens' part of the hash once per template
+            h = w.head.copy()
+            h.update(f"{tables!r})".encode())
+            key = h.hexdigest()
+
+        def build(w: _TemplateWalk = w, k: int = k, roles: list[Role] = roles, globals_: list[str] = globals_,
+                  tmap: dict[str, str] = tmap, kmap: dict[str, str] = kmap) -> Program:
+            ph, q = w.phase, w.program
+            bi, si, gi = ph.bufs.index, ph.sems.index, ph.groups.index
+            tnames = {name: f"%t{i}" for i, name in enumerate(ph.tensors.index)}
+            knames = {name: f"%k{i}" for i, name in enumerate(ph.trips.index)}
+            ren = Renaming(buffer=bi.__getitem__, semaphore=si.__getitem__, group=gi.__getitem__,
+                           tensor=tnames.__getitem__, trip=knames.__getitem__)
+            programs = tuple(EngineProgram(ep.site, ep.engine, tuple(dynamic_renamed(o, tmap) for o in ren.ops(ep.ops))
+                                           if w.dynamic else ren.ops(ep.ops), (0,))
+                             for ep, _, _ in ph.engines)
+            at = {m.buf: m for m in q.memory}
+            buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
+                                   None if x.alias_of is None else bi[x.alias_of], 0,
+                                   persistent=x.persistent or last_use[(x.site.x, x.site.y, x.cb)] > k)
+                            for i, x in enumerate(q.buffers[b] for b in bi))
+            semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, 0, host_init=host_initialised(y))
+                               for i, y in enumerate(q.semaphores[s] for s in si))
+            grps = tuple(Group(i, g.sender, g.rect, g.loopback) for i, g in enumerate(q.groups[x] for x in gi))
+            ts = tuple(Tensor(tnames[local], by_name[g].shape, by_name[g].dtype, r, by_name[g].init)
+                       for local, g, r in zip(ph.tensors.index, globals_, roles, strict=True))
+            memory = tuple(BufferAt(i, at[b].offset, at[b].size) for i, b in enumerate(bi) if b in at)
+            return Program("slice", q.target, ts, buffers, semaphores, grps,
+                           tuple(Trip(knames[t], trip_max[kmap[t]]) for t in ph.trips.index), programs,
+                           (SectionSpan("s0"),), memory)
+
+        slices.append(Slice(k, (k,), (inst.name,), key, tuple(globals_), tuple(kmap[t] for t in ph.trips.index),
+                            tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
+                            tuple(x + ng for x in ph.groups.order()), offsets, build))
+    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase.
+    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
+    accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
+    return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+def _access_op(op: Op, nb: int, tmap: dict[str, str], ren: Renaming) -> Op:
+    """A template's ``ReadTiles`` / ``WriteTiles`` as the expansion has it (``TemplatedProgram.instance_ops``): its
+    tensor renamed, its buffer shifted by ``nb``; an indirect address through ``ren`` and ``dynamic_renamed``."""
+    if type(op) is ReadTiles and op.addr.dynamic is None:
+        return ReadTiles(tmap[op.tensor], op.addr, op.tiles, op.into + nb)
+    if type(op) is WriteTiles and op.addr.dynamic is None:
+        return WriteTiles(op.src + nb, tmap[op.tensor], op.addr, op.tiles)
+    return dynamic_renamed(ren.op(op), tmap)
+
+
+def _instance_renaming(tp: TemplatedProgram, k: int, tmap: dict[str, str], kmap: dict[str, str]) -> Renaming:
+    b, s, g = tp.shifts[k]
+    return Renaming(buffer=lambda x: x + b, semaphore=lambda x: x + s, group=lambda x: x + g,
+                    tensor=tmap.__getitem__, trip=kmap.__getitem__)
 
 
 class _Walker:
@@ -614,6 +819,39 @@ def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
     return "".join(out)
 
 
+def _renderer(sl: Slice) -> Callable[[tuple[Piece, ...]], str]:
+    """``render(ps, sl)`` with the slice's names looked up once (what every result of a reused slice is named by)."""
+    tensors, trips, bufs, sems, grps, offsets = sl.tensors, sl.trips, sl.buffers, sl.semaphores, sl.groups, sl.offsets
+    phase = f".phase{sl.index}"
+
+    def shown(ps: tuple[Piece, ...]) -> str:
+        out: list[str] = []
+        for x in ps:
+            if isinstance(x, str):
+                out.append(x)
+                continue
+            kind, v = x
+            if kind == "t":
+                out.append(tensors[v])
+            elif kind == "b":
+                out.append(f"b{bufs[v]}" if v < len(bufs) else f"b{v}")
+            elif kind == "path":
+                eng, top = v
+                off = offsets.get(eng.rstrip(":"))
+                out.append(f"{eng}[{top if off is None else top + off}")
+            elif kind == "k":
+                out.append(trips[v])
+            elif kind == "s":
+                out.append(f"sem{sems[v]}" if v < len(sems) else f"sem{v}")
+            elif kind == "g":
+                out.append(f"g{grps[v]}" if v < len(grps) else f"g{v}")
+            else:
+                out.append(phase)
+        return "".join(out)
+
+    return shown
+
+
 def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     """``render`` of any text of slice ``sl`` (compiled on the fly)."""
     return lambda text: render(pieces(text), sl, paths) if text else text
@@ -656,12 +894,39 @@ def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result],
     return Result(family, name, Verdict.PROVED, f"{reason} (assumes {shown})", seconds=time.perf_counter() - t0)
 
 
-def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
+@contextlib.contextmanager
+def collection(enabled: bool) -> Iterator[None]:
+    """The cyclic garbage collector on (``enabled``) or paused for the block, then as it was. Paused while a composed
+    program's slices are mapped and its cross-phase obligations built: hundreds of thousands of results and
+    accesses, none in a cycle, whose allocations would otherwise set off collections that walk them all again
+    (a third of an 80-layer step's cut). On again while a slice is certified (the solver's objects)."""
+    was = gc.isenabled()
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
                      cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
     ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
     top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
+    with collection(False):
+        return _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
+
+
+def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, jobs: int,
+                      progress: Progress | None, rlimit: int, cache: ProofMemo | bool,
+                      pool: Pool | None) -> list[Result]:
     say = progress or (lambda _m: None)
     reuse = cache is not False
     pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
@@ -675,7 +940,9 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
     rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
-    ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
+    with collection(True):
+        ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
+    live = True  # every slice so far proved deadlock-free
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
@@ -683,16 +950,18 @@ def certify_composed(p: Program, rv: Rendezvous, c: Cut, certify: Certify, *, jo
         if src is not None:
             report = own[src]
         else:
-            report = ready[j] if j in ready else certify(
-                sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
-                progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
+            with collection(True):
+                report = ready[j] if j in ready else certify(
+                    sl.program, rlimit=rlimit, cache=pc if reuse else False, compositional=False,
+                    progress=lambda m, j=j, sl=sl: say(f"slice {j} of {n} ({sl.title}): {m}"))
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
-                            all(deadlock_ok), last, names)
+                            live, last, names)
         deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == R.DEADLOCK))
+        live = live and deadlock_ok[-1]
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
         how = (f"equal up to renaming to slice {src}: {len(mapped)} obligations, proofs reused"
@@ -712,9 +981,12 @@ def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> lis
     prove otherwise (the later slice's deadlock is reported on its own)."""
     out: list[Result] = []
     for r in results:
+        if r.family != "balance" or r.verdict != Verdict.REFUTED:  # only a balance refutation changes: parse no other
+            out.append(r)
+            continue
         sl = obligation.parse(r.name).slice
         j = -1 if sl is None else sl
-        if r.family == "balance" and r.verdict == Verdict.REFUTED and j >= 0 and not all(deadlock_ok[j + 1:]):
+        if j >= 0 and not all(deadlock_ok[j + 1:]):
             later = next(k for k in range(j + 1, len(deadlock_ok)) if not deadlock_ok[k])
             r = Result(r.family, r.name, Verdict.FAILED,
                        f"refuted in slice {j} as a standalone program ({r.reason}), but slice {later} is not proved "
@@ -748,8 +1020,15 @@ def _in_parallel(c: Cut, certify: Certify, pool: Pool, jobs: int, rlimit: int, r
     return out
 
 
-def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
+def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
     """Per site, the latest phase with a section semaphore word there (``Program.rearmed_words``' slot rule)."""
+    if isinstance(p, TemplatedProgram):  # every semaphore of a template is its instance's, one phase per instance
+        latest: dict[Site, int] = {}
+        for k, inst in enumerate(p.instances):
+            for y in p.templates[inst.template].semaphores:
+                for site in y.sites:
+                    latest[site] = k
+        return latest
     phases = p.phase_of_section()
     out: dict[Site, int] = {}
     for s in p.semaphores:
@@ -759,7 +1038,7 @@ def _latest_semaphore_phase(p: Program) -> dict[Site, int]:
     return out
 
 
-def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
+def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
                 memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
                 rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
@@ -792,11 +1071,18 @@ def _slot_reuse(p: Program, sl: Slice, latest: dict[Site, int], rlimit: int,
 
 class _Names:
     """Result names of the certified slice reports, compiled once (``pieces``), and the names they were given in
-    the slice each report was certified for (what a reused result names as its source)."""
+    the slice each report was certified for (what a reused result names as its source); the program's tensor
+    roles, once."""
 
     def __init__(self) -> None:
         self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
         self.source: dict[int, list[str]] = {}
+        self._roles: dict[str, Role] | None = None
+
+    def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
+        if self._roles is None:
+            self._roles = {t.name: t.role for t in p.tensors}
+        return self._roles
 
     def of(self, j: int, report: Report) -> list[tuple[Piece, ...]]:
         got = self.pieces.get(j)
@@ -811,7 +1097,7 @@ class _Names:
         return got
 
 
-def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
+def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
                slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
     """Slice ``sl``'s results in the composed program's names (``slice<j>/...``), with every refutation kept only
     where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results. A result
@@ -821,23 +1107,25 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
     names = known.of(j if src is None else src, report)
     src_names = known.source_names(src_slice, report) if src_slice is not None else []
     replaced = {r.name: r for r in slot}
-    roles = {t.name: t.role for t in p.tensors}
+    roles = known.roles(p)
     # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
     # coverage obligation on them is replaced by the composed one (``cross_phase``) and its refutations on them
     # may be artifacts.
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     out: list[Result] = []
+    shown = _renderer(sl)
+    head = f"slice{j}/"
+    tail = "" if src_slice is None else (f" of slice {src} ({src_slice.title}) (equal up to renaming; canonical form "
+                                         f"{sl.key[:12]})")
     for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
-        r = replaced.get(r0.name, r0)
+        r = replaced.get(r0.name, r0) if replaced else r0
         hit = next((e for e in earlier if r.name.startswith(e)), None) if earlier else None
         if hit is not None and "<" not in r.name[len(hit):]:
             continue  # coverage: decided over the writes of every phase up to this one instead
-        name = f"slice{j}/{render(ps, sl)}"
+        name = head + shown(ps)
         if src is not None and src_slice is not None and r is r0:
-            out.append(Result(r.family, name, r.verdict,
-                              f"proved as slice{src}/{src_names[i]} of slice {src} ({src_slice.title}) "
-                              f"(equal up to renaming; canonical form {sl.key[:12]})", None, 0.0))
+            out.append(Result(r.family, name, r.verdict, f"proved as slice{src}/{src_names[i]}{tail}", None, 0.0))
             continue
         dm = demangler(sl, True)
         reason = dm(r.reason)
@@ -868,14 +1156,34 @@ def _map_slice(p: Program, c: Cut, sl: Slice, report: Report, src: int | None, s
 ENUMERATE_LIMIT = 200_000
 
 
-def _tiles(acc: Access) -> set[int] | None:
+def _tiles(acc: Access) -> frozenset[int] | None:
     """Every tile ``acc`` touches over all its occurrences, when that is a fixed finite set small enough to list:
-    constant loop counts, no indirect part, no guard (else None: the caller asks Z3)."""
+    constant loop counts, no indirect part, no guard (else None: the caller asks Z3). Kept per address, tile count and
+    loop nest (every layer's copy of an access touches the same tiles of its own tensor)."""
     lf = acc.leaf
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))
     if acc.guarded or op.addr.dynamic is not None or any(not isinstance(lc.count, int) for lc in lf.loops):
         return None
+    key = (op.addr, op.tiles, tuple((lc.var, lc.count) for lc in lf.loops))
+    got = _TILES.get(key, _MISSING)
+    if got is _MISSING:
+        if len(_TILES) > _TILES_KEPT:
+            _TILES.clear()
+        got = _TILES[key] = _tile_list(acc)
+    return got  # type: ignore[return-value]
+
+
+#: ``_tiles`` by (address, tiles, loops); cleared past ``_TILES_KEPT`` entries (a bound on the memory it keeps).
+_TILES: dict[tuple[Any, ...], frozenset[int] | None] = {}
+_TILES_KEPT = 100_000
+_MISSING = object()
+
+
+def _tile_list(acc: Access) -> frozenset[int] | None:
+    lf = acc.leaf
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
     counts = [lc.count for lc in lf.loops]
     occurrences = 1
     for k in counts:
@@ -897,7 +1205,7 @@ def _tiles(acc: Access) -> set[int] | None:
     for k, w in zip(counts, weights, strict=True):
         assert isinstance(k, int)
         starts = {s + w * i for s in starts for i in range(k)} if k else set()
-    return {s + d for s in starts for d in range(op.tiles)}
+    return frozenset(s + d for s in starts for d in range(op.tiles))
 
 
 class _Written:
@@ -933,13 +1241,15 @@ def _ref(lf: Leaf) -> str:
     return f"{lf.engine}{list(lf.path)}"
 
 
-def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], rlimit: int) -> list[Result]:
+def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: dict[str, Result],
+                rlimit: int) -> list[Result]:
     """The obligations that cross phases: rendezvous, happens-before across each boundary, coverage of reads by
     earlier phases' writes and of whole-program outputs, the rendezvous words' balance, and deadlock freedom of
     the composition (each resting on the slices' obligations it names)."""
     out: list[Result] = []
     n_parts, root = len(rv.participants), rv.participants[0]
-    g, r = p.semaphores[rv.gather], p.semaphores[rv.release]
+    g, r = p.rendezvous_semaphores if isinstance(p, TemplatedProgram) else (p.semaphores[rv.gather],
+                                                                             p.semaphores[rv.release])
     root_site = g.sites[0]
     for k, b in enumerate(rv.boundaries, start=1):
         out.append(Result(
@@ -978,9 +1288,9 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
         if not w:
             continue
         state = roles.get(tensor) == Role.STATE
-        for j in range(n_phases - 1):
-            if not ((w[0] <= j < a[-1]) or (a[0] <= j < w[-1])):
-                continue
+        # The boundaries the data crosses: j in [w[0], a[-1]) or [a[0], w[-1]) (the others it does not cross).
+        crossed = sorted(set(range(w[0], min(a[-1], n_phases - 1))) | set(range(a[0], min(w[-1], n_phases - 1))))
+        for j in crossed:
             b = close_b[j]
             t0 = time.perf_counter()
             name = f"{R.HB_CROSS}:{tensor}:after-section-{b}"
@@ -1012,11 +1322,11 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     # Resident tensors: inside usable memory, aligned, disjoint from every buffer and resident tensor of each phase
     # they are live in (the slices hold the buffers only: their memory proofs do not depend on where the resident
     # tensors of the phase sit, so equal layers stay equal slices).
-    out += _resident_ranges(p)
+    out += _resident_ranges(_shell(p))
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
-    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and obligation.parse(x.name).slice is not None]
+    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and _in_a_slice(x.name)]
     needs += [apae[j] for j in range(n_phases)]
     needs += [f"{R.RENDEZVOUS}:after-section-{b}" for b in rv.boundaries]
     known = {**known, **{x.name: x for x in out}}
@@ -1029,7 +1339,19 @@ def cross_phase(p: Program, rv: Rendezvous, c: Cut, results: dict[str, Result], 
     return out
 
 
-def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float,
+def _in_a_slice(name: str) -> bool:
+    """Whether obligation ``name`` is a slice's (``slice<j>/...``; ``obligation.parse(name).slice`` is not None)."""
+    head, sep, _ = name.partition("/")
+    return bool(sep) and head.startswith("slice") and head[5:].isdigit()
+
+
+def _shell(p: Program | TemplatedProgram) -> Program:
+    """What the cross-phase queries read of a program: its tensors, trips, target, sections and resident tensors (a
+    templated program's ``shell``: no engine program is built)."""
+    return p.shell if isinstance(p, TemplatedProgram) else p
+
+
+def _refute_on_composition(p: Program | TemplatedProgram, name: str, cex: dict[str, Any], t0: float,
                            at: list[dict[str, Any]] | None = None) -> Result:
     """A candidate violation of the composed program, refuted only if the interpreter replays it on that program
     (that rule, that engine and op; with ``at``, a violation ``confirm_rule`` matches there), else failed-to-prove."""
@@ -1037,7 +1359,8 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
     engine = cex.get("engine") if isinstance(cex.get("engine"), str) else None
     if at is not None:
         engine, path = None, None  # the violation is matched by ``at`` alone
-    got = confirm_rule(p, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
+    full = p.expand() if isinstance(p, TemplatedProgram) else p  # a replay runs the whole program
+    got = confirm_rule(full, {str(cex["rule"])}, cex.get("trips") or None, engine, path, at=at)
     if got is None:
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED,
                       f"candidate not replayed by the interpreter: {cex['summary']}",
@@ -1046,7 +1369,7 @@ def _refute_on_composition(p: Program, name: str, cex: dict[str, Any], t0: float
                   time.perf_counter() - t0)
 
 
-def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
+def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
     """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
     (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
     t0 = time.perf_counter()
@@ -1055,7 +1378,7 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
     have = written.tiles(tensor, acc.phase)
     need = _tiles(acc)
     if have is not None and need is not None:
-        miss = sorted(need - have)
+        miss = [] if need <= have else sorted(need - have)
         if not miss:
             return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
@@ -1067,13 +1390,13 @@ def _read_coverage(p: Program, tensor: str, acc: Access, written: _Written, rlim
     if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
-    r = _coverage(p, tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
+    r = _coverage(_shell(p), tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0)
     return attrs.evolve(r, name=name, reason=r.reason + f" (writes of phases <= {acc.phase})")
 
 
-def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> Result:
+def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written, rlimit: int) -> Result:
     """``output-unwritten:<T>``: every tile of output ``T`` is written by some write of some phase."""
     t0 = time.perf_counter()
     name = f"{R.OUTPUT_UNWRITTEN}:{t.name}"
@@ -1088,18 +1411,45 @@ def _output_coverage(p: Program, t: Tensor, written: _Written, rlimit: int) -> R
                           f"every one of the {ntiles} tiles of output {t.name} is written (exact)",
                           seconds=time.perf_counter() - t0)
         first = next(x for x in range(ntiles) if x not in have)  # at most len(have) + 1 steps
-        engine = next((x.leaf.engine for x in written.writes(t.name, last)), p.programs[0].key if p.programs else "")
+        if isinstance(p, TemplatedProgram):
+            where = f"{p.participants[0][0]}.{p.participants[0][1].value}" if p.participants else ""
+        else:
+            where = p.programs[0].key if p.programs else ""
+        engine = next((x.leaf.engine for x in written.writes(t.name, last)), where)
         cex = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None, "tile": first,
                "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
                           f"unwritten)"}
         return _refute_on_composition(p, name, cex, t0, at=[{"subject": TensorRef(t.name)}])
-    r = attrs.evolve(_output_coverage_query(p, t, [x.leaf for x in written.writes(t.name, last)], rlimit), name=name)
+    r = attrs.evolve(_output_coverage_query(_shell(p), t, [x.leaf for x in written.writes(t.name, last)], rlimit),
+                     name=name)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0, at=[{"subject": TensorRef(t.name)}])
     return r
 
 
-def resident_disjoint(p: Program) -> list[Result]:
+def _local_buffers(p: Program | TemplatedProgram,
+                   phases: list[int]) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
+    """Every buffer in local memory with a memory-map entry, in id order: its (site row, site column, phase), id,
+    name, the id of its alias root and its memory entry (a templated program's from its templates, as ``expand``
+    names and numbers them)."""
+    if isinstance(p, TemplatedProgram):
+        for k, inst in enumerate(p.instances):
+            t = p.templates[inst.template]
+            nb = p.shifts[k][0]
+            at = {m.buf: m for m in t.memory}
+            for b in t.buffers:
+                if b.space == Space.LOCAL and b.id in at:
+                    root = (b.alias_of if b.alias_of is not None else b.id) + nb
+                    yield (b.site.y, b.site.x, k), b.id + nb, f"s{k}.{b.name}", root, at[b.id]
+        return
+    at = {m.buf: m for m in p.memory}
+    for b in p.buffers:
+        if b.space == Space.LOCAL and b.id in at:
+            yield (b.site.y, b.site.x, phases[b.section]), b.id, b.name, b.alias_of if b.alias_of is not None else b.id, \
+                at[b.id]
+
+
+def resident_disjoint(p: Program | TemplatedProgram) -> list[Result]:
     """``memory-disjoint:(x,y).local.phase<j>`` for every (site, phase) a resident tensor is live in: the buffers of
     that phase on the site and the resident tensors live in it are pairwise disjoint (an alias and its root share
     bytes by declaration). An exact interval sweep over byte ranges, no solver; a refutation names the two
@@ -1107,19 +1457,15 @@ def resident_disjoint(p: Program) -> list[Result]:
     if not p.resident:
         return []
     phases = p.phase_of_section()
-    at = {m.buf: m for m in p.memory}
     # per (site, phase): occupant -> (lo, hi, label, buffer id or None)
     items: dict[tuple[int, int, int], dict[tuple[str, object], tuple[int, int, str, int | None]]] = {}
     for rs in p.resident:
         for ph in p.resident_phases(rs):
             items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
                 rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
-    for b in p.buffers:
-        key = (b.site.y, b.site.x, phases[b.section])
-        if b.space == Space.LOCAL and key in items and b.id in at:
-            root = b.alias_of if b.alias_of is not None else b.id
-            m = at[b.id]
-            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b.id} ({b.name})", b.id))
+    for key, b, name, root, m in _local_buffers(p, phases):
+        if key in items:
+            items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b} ({name})", b))
     out: list[Result] = []
     for (y, x, ph), occ in sorted(items.items()):
         t0 = time.perf_counter()

@@ -14,7 +14,7 @@ import click
 from verispatial import budget
 from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
 from verispatial.cli.imports import certified_path, import_ttlang, loader_of
-from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
+from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_document_file, open_proof_store
 from verispatial.cli.options import Seconds, TtlangOptions, cache_options, ttlang_options
 from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
 from verispatial.driver.gate import recording_refusal  # untrusted machinery (verispatial/driver): light imports
@@ -22,6 +22,7 @@ from verispatial.errors import BadInput, CertificateMismatch, CheckerError, Pars
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
+    from verispatial.ir.templated import TemplatedProgram
 
 
 def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: bool, sarif_out: str | None,
@@ -86,8 +87,9 @@ def _with_shape(fr: Any, classes: Sequence[Any]) -> Any:
 
 
 def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quiet: bool,
-                 smt2_dir: str | None, loader: Callable[[str], Program] | None = None) -> Any:
-    """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_program_file``);
+                 smt2_dir: str | None, loader: Callable[[str], Program | TemplatedProgram] | None = None) -> Any:
+    """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_document_file``: a
+    templated program stays one);
     ``BadInput`` / ``CheckerError`` for what goes wrong."""
     from verispatial.certify.smt import export_smt2
     from verispatial.driver.files import certify_file
@@ -96,7 +98,7 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
         export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
         # a host description (.yaml) is imported first: the program certified is the one its kernels make
         with certified_path(path) as program_path, export, stderr_progress(f"certify {path}", quiet) as progress:
-            fr = certify_file(program_path, loader or load_program_file, certificate, load_certificate_file,
+            fr = certify_file(program_path, loader or load_document_file, certificate, load_certificate_file,
                               store=store,
                               jobs=jobs, progress=progress)
     except BadInput:
@@ -107,13 +109,24 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
         raise bad_input_of(blame, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
-    if fr.program is None:
+    shown = _shown(fr.program, fr.report)
+    if shown is None:
         return fr
     import attrs
 
     from verispatial.report.sources import with_sources
 
-    return attrs.evolve(fr, report=with_sources(fr.report, fr.program))
+    return attrs.evolve(fr, report=with_sources(fr.report, shown))
+
+
+def _shown(program: Program | TemplatedProgram | None, report: Any) -> Program | None:
+    """The program a report's counterexamples and consequences are shown in: a templated program's expansion, built
+    only when something did not prove (a proof names nothing to locate)."""
+    from verispatial.ir.templated import TemplatedProgram
+
+    if isinstance(program, TemplatedProgram):
+        return None if report.exit_code == EXIT_OK else program.expand()
+    return program
 
 
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
@@ -122,7 +135,7 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     from verispatial.report.consequences import annotate_json, grouped
 
     worst = _worst([fr.report.exit_code for _, fr in done])
-    groupings = [grouped(fr.report, fr.program) for _, fr in done]  # consequences under their findings: display only
+    groupings = [grouped(fr.report, _shown(fr.program, fr.report)) for _, fr in done]  # consequences under their findings: display only
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
@@ -145,7 +158,7 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         try:
             from verispatial.certify.certificate import derive_certificate
 
-            derived = derive_certificate(fr.program if fr.program is not None else load_program_file(path), fr.report)
+            derived = derive_certificate(fr.program if fr.program is not None else load_document_file(path), fr.report)
             outputs.append((certificate_out, json.dumps(derived, indent=1) + "\n"))
         except BadInput:
             raise

@@ -119,13 +119,16 @@ def _compile(model: str, graph: ModelGraph, machine: Target, caps: tuple[int | N
     try:
         pipeline = Pipeline(capped_passes(*caps, acc_form=acc_form, one_mover=one_mover))
         proofs = ProofCache(store)
-        sections = compile_model(graph, machine, None, progress, check=check, pipeline=pipeline, cache=proofs)
+        # Composed (-o), every section is certified as its slice of the composed program, which is what runs; alone
+        # only where its own certificate is written (--sections) or there is no composition.
+        alone = check and (out is None or out_dir is not None)
+        sections = compile_model(graph, machine, None, progress, check=alone, pipeline=pipeline, cache=proofs)
         step = None if out is None else compose_step(graph, sections, machine, check=check, progress=progress,
                                                      cache=proofs)
         if out_dir is not None:
             write_sections(sections, Path(out_dir))
         if step is not None and out is not None:
-            write_program(step.program, step.certificate, out)
+            write_program(step.document, step.certificate, out)
     except ComposeRefused as e:
         raise BadInput(model, "", str(e)) from None
     except PassRefused as e:
@@ -142,14 +145,22 @@ def _summary(graph: ModelGraph, machine: Target, sections: list[CompiledSection]
     from verispatial.passes.compile import certificate_path
 
     worst = 0
-    for s in sections:
-        code = s.report.exit_code if s.report is not None else 0
-        write(f"{s.name}: {s.op}, {len(s.program.programs)} engine programs, {s.ops} ops, "
-              f"compiled in {s.compile_seconds:.3f} s, {verdict(s.report)} in {s.certify_seconds:.2f} s\n")
-        worst = worse(worst, code)
+    in_step = step.slice_codes() if step is not None and out is not None else None
+    for k, s in enumerate(sections):
+        code = s.exit_code
+        how = f"{verdict_of(code)} in {s.certify_seconds:.2f} s"
+        if code is None and in_step is not None and in_step[k] is not None:
+            code = in_step[k]
+            how = f"{verdict_of(code)} as slice {step.phase_of(k)} of the composed program"  # type: ignore[union-attr]
+        write(f"{s.name}: {s.op}, {s.engine_programs} engine programs, {s.ops} ops, "
+              f"compiled in {s.compile_seconds:.3f} s, {how}\n")
+        worst = worse(worst, code if code is not None else 0)
     if step is not None and out is not None:
-        write(f"{step.program.name}: composed, {len(step.program.sections)} sections, "
-              f"{len(step.program.programs)} engine programs, {step.ops} ops, composed in "
+        from verispatial.ir.templated import document_summary
+
+        engines, _ = document_summary(step.document)
+        write(f"{step.document.name}: composed, {len(step.document.sections)} sections, "
+              f"{engines} engine programs, {step.ops} ops, composed in "
               f"{step.compose_seconds:.2f} s, {verdict(step.report)} in {step.certify_seconds:.2f} s, written to "
               f"{out} and {certificate_path(out)}\n")
         worst = worse(worst, step.report.exit_code if step.report is not None else 0)
@@ -159,7 +170,11 @@ def _summary(graph: ModelGraph, machine: Target, sections: list[CompiledSection]
 
 def verdict(report: object) -> str:
     """A report's verdict in the summary's words (``not certified`` for none)."""
-    code = getattr(report, "exit_code", None)
+    return verdict_of(getattr(report, "exit_code", None))
+
+
+def verdict_of(code: int | None) -> str:
+    """An exit code's verdict in the summary's words (``not certified`` for None)."""
     return "not certified" if code is None else {0: "proved", 1: "REFUTED", 3: "failed to prove", 4: "checker error"}[code]
 
 

@@ -44,13 +44,17 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         raise bad_input_of(program_path, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
+    from verispatial.ir.templated import TemplatedProgram
+
+    program = fr.program if fr.program is not None else load_program_file(program_path)
+    if isinstance(program, TemplatedProgram):
+        program = program.expand()  # explained in full: the stuck ops of every section
     if fr.program is not None:
         import attrs
 
         from verispatial.report.sources import with_sources
 
-        fr = attrs.evolve(fr, report=with_sources(fr.report, fr.program))  # counterexamples at the source lines
-    program = fr.program if fr.program is not None else load_program_file(program_path)
+        fr = attrs.evolve(fr, report=with_sources(fr.report, program))  # counterexamples at the source lines
     try:
         from verispatial.report.explain import explain_report, explanation_lines
         from verispatial.report.html import draw, html_page

@@ -20,6 +20,7 @@ from verispatial.errors import (
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
+    from verispatial.ir.templated import TemplatedProgram
 
 
 def bad_input_of(where: str, err: VerispatialError) -> BadInput:
@@ -47,6 +48,23 @@ def load_program_file(path: str) -> Program:
 
     try:
         return load_program(path)
+    except VerispatialError as e:
+        raise bad_input_of(path, e) from None
+    except OSError as e:
+        raise BadInput(path, "", f"cannot read: {e.strerror or e}") from None
+    except RecursionError:
+        raise BadInput(path, "(document)", "JSON nested too deeply") from None
+    except Exception as e:
+        raise CheckerError(f"loading {path}: {type(e).__name__}: {e}") from None
+
+
+def load_document_file(path: str) -> Program | TemplatedProgram:
+    """``load_program_file``, a templated program (format version 3) kept as its templates and instances (what
+    ``certify``, ``validate`` and ``gate`` read: they never expand it)."""
+    from verispatial.ir.serialize import load_document
+
+    try:
+        return load_document(path)
     except VerispatialError as e:
         raise bad_input_of(path, e) from None
     except OSError as e:

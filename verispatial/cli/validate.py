@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from verispatial.cli.exits import EXIT_OK, guard
-from verispatial.cli.inputs import load_program_file
+from verispatial.cli.inputs import load_document_file
 from verispatial.cli.output import write, write_json
 from verispatial.errors import BadInput
 from verispatial.ir.limits import QUOTE_MAX, clip
@@ -16,15 +16,15 @@ def run_validate(program_path: str, as_json: bool) -> int:
     """The ``validate`` command: prints every structural violation (one per line on stdout) and the one-line
     error on stderr; raises ``BadInput`` for unreadable or malformed files."""
     try:
-        program = load_program_file(program_path)
+        program = load_document_file(program_path)
     except BadInput as e:
         if e.violations and not as_json:
             for entity, rule in e.violations:
                 write(f"{program_path}: {clip(entity, 2 * QUOTE_MAX)}: {clip(rule, 2 * QUOTE_MAX)}\n")
         raise
-    from verispatial.ir.program import program_summary
+    from verispatial.ir.templated import document_summary
 
-    engines, ops = program_summary(program)
+    engines, ops = document_summary(program)
     if as_json:
         write_json({"file": program_path, "valid": True, "program": program.name, "target": program.target.name,
                      "engines": engines, "ops": ops, "violations": []})

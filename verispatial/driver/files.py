@@ -21,6 +21,7 @@ from verispatial.certify.report import Report
 from verispatial.driver.store import ProofStore, get_report, program_key
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
+from verispatial.ir.templated import TemplatedProgram
 
 Say = Callable[[str], None]
 
@@ -33,7 +34,7 @@ class FileReport:
 
     report: Report
     shape: tuple[int, int]
-    program: Program | None
+    program: Program | TemplatedProgram | None
     how: str
 
 
@@ -42,7 +43,7 @@ def file_key(store: ProofStore, program_bytes: bytes, certificate_bytes: bytes |
     return store.key("file", program_bytes, certificate_bytes, rlimit, True)
 
 
-def certify_file(program_path: str | Path, load_program: Callable[[str], Program],
+def certify_file(program_path: str | Path, load_program: Callable[[str], Program | TemplatedProgram],
                  certificate_path: str | Path | None = None,
                  load_certificate: Callable[[str], dict[str, Any]] | None = None, *,
                  store: ProofStore | None = None, jobs: int = 1, progress: Say | None = None,
@@ -56,7 +57,7 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     from verispatial.certify.smt import DEFAULT_RLIMIT
     from verispatial.driver.cache import ProofCache
     from verispatial.driver.run import certify
-    from verispatial.ir.program import program_summary
+    from verispatial.ir.templated import document_summary
 
     limit = DEFAULT_RLIMIT if rlimit is None else rlimit
     t0 = time.perf_counter()
@@ -89,7 +90,7 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     if store is not None or cache is not None:
         kwargs["cache"] = pc
     report = certify(program, **kwargs)
-    shape = program_summary(program)
+    shape = document_summary(program)
     how = "cache" if report.cached else "computed"
     if store is not None and fkey and report.exit_code == 0:
         store.put("file", fkey, {"program": program_key(store, program, cert, limit)})

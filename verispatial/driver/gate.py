@@ -310,10 +310,12 @@ def _in_file(path: str, e: VerispatialError) -> ParseError:
 
 
 def _load(path: str) -> Any:
-    from verispatial.ir.serialize import load_program
+    """The program of ``path``: a templated one as it is (``serialize.load_document``; the checker proves it from its
+    templates)."""
+    from verispatial.ir.serialize import load_document
 
     try:
-        return load_program(path)
+        return load_document(path)
     except VerispatialError as e:
         raise _in_file(path, e) from None
 
@@ -345,7 +347,7 @@ def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
     """The expected refutations re-established from cached candidates, or None (then certify in full)."""
     from verispatial.certify.checker import replay_refutation
     from verispatial.driver.search import propose_deadlock
-    from verispatial.ir.program import program_summary
+    from verispatial.ir.templated import TemplatedProgram, document_summary
 
     exp = t.expected
     assert exp is not None
@@ -360,6 +362,8 @@ def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
         store.reject()
         return None
     program = _load(str(t.found.program))
+    if isinstance(program, TemplatedProgram):
+        program = program.expand()  # a replay runs the whole program
     replayed: list[Result] = []
     for fam in exp.refuted:
         mine = sorted((c for c in cands if c.family == fam and c.verdict == Verdict.REFUTED), key=lambda c: c.seconds)
@@ -376,7 +380,7 @@ def _replayed(t: Task, store: ProofStore, say: Say | None) -> Outcome | None:
     report = Report(program_name, target, tuple(replayed), time.perf_counter() - t0)
     return Outcome(t.found.name, "holds",
                    f"refuted as expected in {', '.join(exp.refuted)} (candidates replayed by the interpreter)",
-                   exp, t.found.program, report, program_summary(program), "replayed", time.perf_counter() - t0)
+                   exp, t.found.program, report, document_summary(program), "replayed", time.perf_counter() - t0)
 
 
 def check_one(t: Task, say: Say | None = None, cache: Any = None) -> tuple[Outcome, dict[str, int]]:

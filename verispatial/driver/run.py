@@ -24,10 +24,11 @@ from verispatial.driver.cache import ProofCache
 from verispatial.driver.search import propose_deadlock
 from verispatial.driver.store import get_report, program_key, put_report
 from verispatial.driver.workers import worker_pool
-from verispatial.ir.program import Program, program_summary
+from verispatial.ir.program import Program
+from verispatial.ir.templated import TemplatedProgram, document_summary
 
 
-def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
+def certify(program: Program | TemplatedProgram, certificate: dict[str, Any] | None = None, *, jobs: int = 1,
             progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
             cache: ProofMemo | bool = True, compositional: bool = True) -> Report:
     """Every obligation of ``program`` decided by the kernel (``checker.check``; the arguments are its own) with
@@ -53,5 +54,5 @@ def certify(program: Program, certificate: dict[str, Any] | None = None, *, jobs
                    cache=memo if memo is not None else False, compositional=compositional,
                    pool=worker_pool, search=propose_deadlock)
     if store is not None:
-        put_report(store, "program", pkey, report, program_summary(program))
+        put_report(store, "program", pkey, report, document_summary(program))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)

@@ -46,6 +46,7 @@ from typing import Any
 from verispatial import atomic
 from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
 from verispatial.ir.program import Program
+from verispatial.ir.templated import TemplatedProgram
 
 FORMAT = "verispatial.proof-cache"
 VERSION = 1
@@ -222,10 +223,11 @@ def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[in
                   cached=f"entry {key[:16]}, proved in {float(got['seconds']):.2f} s by checker {checker_version()}"), shape
 
 
-_LAST_KEY: list[tuple[Program, Any, int, bool, str]] = []
+_LAST_KEY: list[tuple[Program | TemplatedProgram, Any, int, bool, str]] = []
 
 
-def program_key(store: ProofStore, program: Program, certificate: dict[str, Any] | None, rlimit: int) -> str:
+def program_key(store: ProofStore, program: Program | TemplatedProgram, certificate: dict[str, Any] | None,
+                rlimit: int) -> str:
     """The ``program`` entry's key (``store.py``): the program's canonical JSON (``serialize.dumps``), the
     certificate compared with it, the resource limit and whether the exact shortcuts are on. The last key is
     remembered for the same objects (a large program's text is not built twice)."""

@@ -1,7 +1,10 @@
-"""Lossless, versioned JSON for programs (``verispatial.program`` v1).
+"""Lossless, versioned JSON for programs (``verispatial.program`` versions 2 and 3).
 
 ``load_program`` checks the document against the shipped JSON Schema first (so a bad field is named by its
-JSON path and the rule it breaks), then structures it with cattrs, then runs ``validate``.
+JSON path and the rule it breaks), then structures it with cattrs, then runs ``validate``. A version-3 document
+stores a composed program as its templates and their instances (``ir/templated.py``): ``load_document`` reads it as
+a ``TemplatedProgram`` (validated by ``validate_templated``, never expanded), ``load_program`` as the ``Program`` it
+stands for. Every other document is written as version 2, byte for byte as before.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
+from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
+
+#: The program format versions this verispatial reads.
+READ_VERSIONS = (VERSION, TEMPLATED_VERSION)
+#: A document or the program read from one: the full program, or a composed one as templates and instances.
+Document = Program | TemplatedProgram
 
 # Tuples are written as JSON arrays (lists), so program_to_dict's output is plain JSON data that the schema
 # validator accepts as is.
@@ -130,6 +139,8 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
     args = typing.get_args(tp)
     if typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
         return f"tuple([{_field_code(args[0], 'x', env)} for x in {v}])"
+    if typing.get_origin(tp) is tuple and args and all(a is int for a in args):  # a fixed tuple of ints (a rectangle)
+        return f"tuple([_int(x) for x in {v}])"
     if len(args) == 2 and type(None) in args and typing.get_origin(tp) in (typing.Union, types.UnionType):
         inner = next(a for a in args if a is not type(None))
         return f"(None if {v} is None else {_field_code(inner, v, env)})"
@@ -229,8 +240,11 @@ def _structure_sources(v: Any, _t: Any = None) -> Sources:
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
 
 
-def program_to_dict(p: Program) -> dict[str, Any]:
-    """The JSON object of ``p`` (a plain dict of lists, strings and ints)."""
+def program_to_dict(p: Document) -> dict[str, Any]:
+    """The JSON object of ``p`` (a plain dict of lists, strings and ints): version 2 for a ``Program``, version 3 for
+    a ``TemplatedProgram``."""
+    if isinstance(p, TemplatedProgram):
+        return _templated_to_dict(p)
     d: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     for a in attrs.fields(Program):
         v = getattr(p, a.name)
@@ -245,7 +259,27 @@ def program_to_dict(p: Program) -> dict[str, Any]:
     return d
 
 
-def dumps(p: Program) -> str:
+def _template_to_dict(t: Program) -> dict[str, Any]:
+    return {"name": t.name, "tensors": _conv.unstructure(t.tensors), "buffers": _conv.unstructure(t.buffers),
+            "semaphores": _conv.unstructure(t.semaphores), "groups": _conv.unstructure(t.groups),
+            "trips": _conv.unstructure(t.trips), "programs": [_unstructure_engine_program(ep) for ep in t.programs],
+            "memory": _conv.unstructure(t.memory)}
+
+
+def _templated_to_dict(p: TemplatedProgram) -> dict[str, Any]:
+    d: dict[str, Any] = {"format": FORMAT, "version": TEMPLATED_VERSION, "name": p.name,
+                         "target": _target_to_json(p.target), "tensors": _conv.unstructure(p.tensors),
+                         "trips": _conv.unstructure(p.trips),
+                         "templates": [_template_to_dict(t) for t in p.templates],
+                         "sections": [{"name": i.name, "barrier_after": i.barrier_after, "template": i.template,
+                                       "tensors": list(i.tensors), **({"trips": list(i.trips)} if i.trips else {})}
+                                      for i in p.instances]}
+    if p.resident:
+        d["resident"] = _conv.unstructure(p.resident)
+    return d
+
+
+def dumps(p: Document) -> str:
     """``p`` as indented JSON text."""
     return json.dumps(program_to_dict(p), indent=1)
 
@@ -387,16 +421,40 @@ def _program_validator() -> Any:
 
 
 def program_from_dict(d: Any) -> Program:
-    """Build a ``Program`` from its JSON object; ``ParseError`` names the first bad field and its rule."""
+    """Build a ``Program`` from its JSON object (a version-3 document expanded, ``TemplatedProgram.expand``);
+    ``ParseError`` names the first bad field and its rule."""
+    got = document_from_dict(d)
+    return got.expand() if isinstance(got, TemplatedProgram) else got
+
+
+def document_from_dict(d: Any) -> Document:
+    """The ``Program`` of a version-2 document or the ``TemplatedProgram`` of a version-3 one, never expanded;
+    ``ParseError`` names the first bad field and its rule (an older version names ``verispatial upgrade``)."""
     if not isinstance(d, dict):
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
     if d.get("format") != FORMAT:
         raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}")
-    if d.get("version") != VERSION:
+    if d.get("version") not in READ_VERSIONS:
         hint = " (format 1: convert it with `verispatial upgrade IN.json -o OUT.json`)" if d.get("version") == 1 else ""
-        raise ParseError("version", f"this verispatial reads version {VERSION}, got {_quote(d.get('version'))}{hint}")
+        raise ParseError("version", f"this verispatial reads versions {VERSION} and {TEMPLATED_VERSION}, got "
+                                    f"{_quote(d.get('version'))}{hint}")
+    # The two forms' fields, said in words before the schema's conditional does (its message names no field).
+    if d["version"] == TEMPLATED_VERSION:
+        for key in _FULL_FIELDS:
+            if key in d:
+                raise ParseError(key, f"a version-{TEMPLATED_VERSION} program states no {key}: each section's are its "
+                                      "template's (verispatial/ir/templated.py)")
+    elif "templates" in d:
+        raise ParseError("templates", f"only a version-{TEMPLATED_VERSION} program has templates, this one says "
+                                      f"version {VERSION}")
     check_program_schema(d)
+    if d["version"] == TEMPLATED_VERSION:
+        return _structure_templated(d)
     return _structure_program(d)
+
+
+#: The fields of a program stated in full (version 2) that a templated one (version 3) leaves to its templates.
+_FULL_FIELDS = ("programs", "buffers", "semaphores", "groups", "memory")
 
 
 def _quote(v: Any) -> str:
@@ -412,7 +470,52 @@ def _structure_program(d: dict[str, Any]) -> Program:
     body = {k: v for k, v in d.items() if k not in ("format", "version")}
     tgt = body.pop("target")
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
-    return attrs.evolve(_structure(body | {"target": _conv.unstructure(target)}, Program, ""), target=target)
+    return _fast_program(body, target)
+
+
+def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
+    """The ``TemplatedProgram`` of a version-3 document the schema accepted."""
+    tgt = d["target"]
+    target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
+    templates = tuple(_fast_program(t, target) for t in d["templates"])
+    instances = tuple(Instance(str(s["name"]), _int(s["template"]), tuple(s["tensors"]), tuple(s.get("trips", ())),
+                               bool(s.get("barrier_after", False))) for s in d["sections"])
+    rest = _fast_program({"name": d["name"], "tensors": d.get("tensors", []), "trips": d.get("trips", []),
+                          "resident": d.get("resident", [])}, target)
+    return TemplatedProgram(rest.name, target, rest.tensors, rest.trips, templates, instances, rest.resident)
+
+
+@functools.cache
+def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
+
+    return {cls: _builder(cls) for cls in (Tensor, Buffer, Semaphore, Group, Trip, SectionSpan, BufferAt, Resident)}
+
+
+def _fast_program(d: dict[str, Any], target: Target) -> Program:
+    """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
+    generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
+    twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
+
+    b = _builders()
+    kw: dict[str, Any] = {"name": d["name"], "target": target}
+    for field, cls in (("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group),
+                       ("trips", Trip), ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)):
+        if field in d:
+            build = b[cls]
+            kw[field] = tuple([build(x) for x in d[field]])
+    if "programs" in d:
+        kw["programs"] = tuple([_engine_program(ep) for ep in d["programs"]])
+    return Program(**kw)
+
+
+def _engine_program(d: dict[str, Any]) -> EngineProgram:
+    from verispatial.ir.core import Engine
+
+    return EngineProgram(_site(d["site"]), Engine(d["engine"]), tuple([_structure_op(o) for o in d["ops"]]),
+                         tuple([_int(x) for x in d.get("section_starts", ())]),
+                         _structure_sources(d["sources"]) if "sources" in d else ())
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:
@@ -493,12 +596,20 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def loads(text: str | bytes) -> Program:
-    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``."""
-    from verispatial.ir.validate import validate
+    """Parse program JSON text and validate it; raises ``ParseError`` or ``InvalidProgram``. A version-3 document
+    is validated as templates and instances, then expanded."""
+    got = loads_document(text)
+    return got.expand() if isinstance(got, TemplatedProgram) else got
+
+
+def loads_document(text: str | bytes) -> Document:
+    """Parse program JSON text and validate it, a version-3 document as a ``TemplatedProgram`` (never expanded:
+    ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
+    from verispatial.ir.validate import validate, validate_templated
 
     with _no_cycle_collection():
-        p = program_from_dict(parse_json(text))
-        violations = validate(p)
+        p = document_from_dict(parse_json(text))
+        violations = validate_templated(p) if isinstance(p, TemplatedProgram) else validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p
@@ -507,3 +618,9 @@ def loads(text: str | bytes) -> Program:
 def load_program(path: str | Path) -> Program:
     """Read and validate ``path``; ``ParseError`` for a missing, unreadable or malformed file."""
     return loads(read_document(path, "a program.json file"))
+
+
+def load_document(path: str | Path) -> Document:
+    """Read and validate ``path`` as ``loads_document`` does; ``ParseError`` for a missing, unreadable or malformed
+    file."""
+    return loads_document(read_document(path, "a program.json file"))

@@ -42,6 +42,7 @@ from verispatial.ir.ops import (
     count_trip,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, shard_size, walk
+from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
@@ -89,29 +90,7 @@ def validate(p: Program) -> list[IrViolation]:
         for i, it in enumerate(items):
             if it.id != i:
                 bad(f"{kind} {it.id}", f"ids are dense: expected id {i} at position {i}")
-    for name, n in Counter(t.name for t in p.tensors).items():
-        if n > 1:
-            bad(f"tensor {name}", "tensor names are unique")
-    for name, n in Counter(t.name for t in p.trips).items():
-        if n > 1:
-            bad(f"trip {name}", "trip names are unique")
-    _check_target(p, bad)
-    for trip in p.trips:
-        if trip.max < 0:
-            bad(f"trip {trip.name}", f"max must be >= 0, got {trip.max}")
-        elif trip.max > U32:
-            bad(f"trip {trip.name}", f"max {clip(str(trip.max))} is too large for the model (trips are 32-bit "
-                                     f"runtime arguments: at most {U32})")
-    for t in p.tensors:
-        if t.dtype not in p.target.tile_bytes:
-            bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
-        if len(t.shape) > RANK_MAX:
-            bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
-        elif any(d <= 0 for d in t.shape):
-            bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
-        elif t.tiles(p.target.tile) > U32:
-            bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
-                                    "tiles: tile ids are 32-bit)")
+    _check_tensors_and_trips(p, bad, _check_target)
 
     phases = p.phase_of_section()
 
@@ -252,6 +231,136 @@ def validate(p: Program) -> list[IrViolation]:
     return out
 
 
+def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
+    """All structural violations of a templated program (``ir/templated.py``), in the size of its templates plus a
+    line per section: each template as the one-section program it is (``validate``), each section's binding of its
+    template's tensors and trips to the program's (declared, one to one, the same shape, tile size and trip maximum,
+    no input or param written and no output read), every section but the last closed by a rendezvous, and the
+    program-wide parts (names, tensors, trips, target, the rendezvous words' semaphore slots and 32-bit range,
+    resident tensors). Whatever passes here expands (``TemplatedProgram.expand``) to a program ``validate`` accepts:
+    per phase the expansion is one instance of one template, renamed one to one, and what the rendezvous adds is
+    checked here (tests/test_templated.py)."""
+    out: list[IrViolation] = []
+
+    def bad(entity: str, rule: str) -> None:
+        out.append(IrViolation(entity, rule))
+
+    shell = tp.shell
+    named: list[tuple[str, str]] = [("program", tp.name)]
+    named += [(f"tensor #{i}", t.name) for i, t in enumerate(tp.tensors)]
+    named += [(f"trip #{i}", t.name) for i, t in enumerate(tp.trips)]
+    named += [(f"section {i}", x.name) for i, x in enumerate(tp.instances)]
+    last_use = {inst.template: k for k, inst in enumerate(tp.instances)}
+    for j, t in enumerate(tp.templates):
+        # The expansion names a section's buffers and semaphores s<k>.<name>: the longest k must still fit.
+        k = last_use.get(j, 0)
+        named += [(f"template {j} buffer {b.id}", f"s{k}.{b.name}") for b in t.buffers]
+        named += [(f"template {j} semaphore {x.id}", f"s{k}.{x.name}") for x in t.semaphores]
+    for entity, name in named:
+        rule = name_rule(name)
+        if rule is not None:
+            bad(f"{entity} {clip(ascii(name), 40)}", rule)
+    if out:
+        return out
+    _check_tensors_and_trips(shell, bad, _check_target)
+    for j, t in enumerate(tp.templates):
+        where = f"template {j} ({clip(t.name, 40)})"
+        if t.buffers and not t.memory:
+            bad(where, f"has {len(t.buffers)} buffers and no memory map (a section is scheduled before it is composed)")
+        for v in validate(t):
+            out.append(IrViolation(f"{where} {v.entity}", v.rule))
+    n = len(tp.instances)
+    tensors = {t.name: t for t in tp.tensors}
+    trips = tp.trip_max()
+    tb = tp.target.tile_bytes
+    for k, inst in enumerate(tp.instances):
+        e = f"section {k} ({clip(inst.name, 40)})"
+        if inst.barrier_after != (k < n - 1):
+            bad(e, "every section but the last is closed by a rendezvous (barrier_after true), the last is not: a "
+                   "version-3 program has one section per phase")
+        if not 0 <= inst.template < len(tp.templates):
+            bad(e, f"template {inst.template} does not exist ({len(tp.templates)} templates)")
+            continue
+        t = tp.templates[inst.template]
+        if len(inst.tensors) != len(t.tensors):
+            bad(e, f"binds {len(inst.tensors)} tensors, its template declares {len(t.tensors)}")
+            continue
+        if len(inst.trips) != len(t.trips):
+            bad(e, f"binds {len(inst.trips)} trips, its template declares {len(t.trips)}")
+            continue
+        if len(set(inst.tensors)) != len(inst.tensors) or len(set(inst.trips)) != len(inst.trips):
+            bad(e, "binds two of its template's tensors (or trips) to one of the program's: the binding is one to one")
+        reads, writes = tp.accesses(inst.template)
+        for local, name in zip(t.tensors, inst.tensors, strict=True):
+            g = tensors.get(name)
+            if g is None:
+                bad(e, f"binds template tensor {local.name!r} to {clip(repr(name))}, which is not a declared tensor")
+                continue
+            if g.shape != local.shape:
+                bad(e, f"binds template tensor {local.name!r} {list(local.shape)} to {name!r} {list(g.shape)}: the "
+                       "shapes differ")
+            if tb.get(g.dtype) != tb.get(local.dtype):
+                bad(e, f"binds template tensor {local.name!r} ({local.dtype}) to {name!r} ({g.dtype}): a NoC transfer "
+                       "moves the tensor's tiles as they are, so the tile sizes agree")
+            if local.name in writes and g.role in (Role.INPUT, Role.PARAM):
+                bad(e, f"writes {g.role.value} tensor {name!r}: inputs and params are read-only")
+            if local.name in reads and g.role == Role.OUTPUT:
+                bad(e, f"reads output tensor {name!r}: a tensor that is written and read is an activation")
+        for local_trip, name in zip(t.trips, inst.trips, strict=True):
+            if name not in trips:
+                bad(e, f"binds template trip {local_trip.name!r} to {clip(repr(name))}, which is not a declared trip")
+            elif trips[name] != local_trip.max:
+                bad(e, f"binds template trip {local_trip.name!r} (max {local_trip.max}) to {name!r} (max "
+                       f"{trips[name]}): the maxima differ")
+    if out or not tp.participants:
+        return out
+    # The rendezvous: one program-wide word on the root's site, one on every participating site.
+    root = tp.participants[0][0]
+    closing = len(tp.boundaries)
+    for site in tp.sites:
+        wide = 1 + (site == root)
+        most = max((sum(1 for x in t.semaphores if site in x.sites) for t in tp.templates), default=0)
+        if wide + most > tp.target.max_semaphores:
+            bad(f"site {site}", f"{wide + most} semaphores live at once (in one phase) exceed the target's "
+                                f"{tp.target.max_semaphores}")
+    if closing * len(tp.participants) > WORD_MAX:
+        bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
+                          f"(max {WORD_MAX})")
+    _check_resident(shell, bad, set(tp.sites))
+    return out
+
+
+def _check_tensors_and_trips(p: Program, bad: Report,
+                             target: Callable[[Program, Report], None] | None = None) -> None:
+    """Tensor and trip names unique, trip maxima in range, tensor dtypes the target's and shapes in the model
+    (``target``, when given, checks the target between the names and the rest: the order of ``validate``'s
+    messages)."""
+    for name, n in Counter(t.name for t in p.tensors).items():
+        if n > 1:
+            bad(f"tensor {name}", "tensor names are unique")
+    for name, n in Counter(t.name for t in p.trips).items():
+        if n > 1:
+            bad(f"trip {name}", "trip names are unique")
+    if target is not None:
+        target(p, bad)
+    for trip in p.trips:
+        if trip.max < 0:
+            bad(f"trip {trip.name}", f"max must be >= 0, got {trip.max}")
+        elif trip.max > U32:
+            bad(f"trip {trip.name}", f"max {clip(str(trip.max))} is too large for the model (trips are 32-bit "
+                                     f"runtime arguments: at most {U32})")
+    for t in p.tensors:
+        if t.dtype not in p.target.tile_bytes:
+            bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
+        if len(t.shape) > RANK_MAX:
+            bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
+        elif any(d <= 0 for d in t.shape):
+            bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
+        elif t.tiles(p.target.tile) > U32:
+            bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
+                                    "tiles: tile ids are 32-bit)")
+
+
 def _check_target(p: Program, report: Report) -> None:
     """An inline target's numbers lie in the model's range (``limits.py``): a mesh of at most ``MESH_MAX`` columns and
     rows, 32-bit memory sizes, tile shapes and per-tile byte counts (the built-in targets always do)."""
@@ -267,13 +376,14 @@ def _check_target(p: Program, report: Report) -> None:
             report(e, f"{name} {clip(str(list(values)))} is too large for the model (at most {U32})")
 
 
-def _check_resident(p: Program, report: Report) -> None:
-    """Each resident tensor is declared and resident once, on a site that runs an engine program, over sections that
-    exist, inside the site's usable local memory ``[reserved_base, local_bytes)``, aligned, and ``size`` is the
-    tensor's bytes. Whether it is disjoint from the buffers and other resident tensors of its phases is the memory
-    obligation's (certify/memory.py)."""
+def _check_resident(p: Program, report: Report, sites: set[Site] | None = None) -> None:
+    """Each resident tensor is declared and resident once, on a site that runs an engine program (``sites``: those
+    sites, by default ``p``'s), over sections that exist, inside the site's usable local memory ``[reserved_base,
+    local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the buffers and other
+    resident tensors of its phases is the memory obligation's (certify/memory.py)."""
     tensors = {t.name: t for t in p.tensors}
-    sites = {ep.site for ep in p.programs}
+    if sites is None:
+        sites = {ep.site for ep in p.programs}
     times = Counter(r.tensor for r in p.resident)
     t = p.target
     for r in p.resident:

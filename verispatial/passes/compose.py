@@ -41,10 +41,10 @@ from typing import Any
 import attrs
 
 from verispatial.errors import ComposeRefused
-from verispatial.ir.core import Engine, Role, SemRole, Site, Space, WaitCond
+from verispatial.ir.core import Engine, Role, SemRole, Site, Space
 from verispatial.ir.ids import Renaming
 from verispatial.ir.limits import NAME_MAX
-from verispatial.ir.ops import AtomicBarrier, Op, ReadTiles, SemInc, SemWait, WriteTiles
+from verispatial.ir.ops import Op, ReadTiles, WriteTiles
 from verispatial.ir.program import (
     Buffer,
     BufferAt,
@@ -59,6 +59,7 @@ from verispatial.ir.program import (
 )
 from verispatial.ir.source import Sources, merged, shifted
 from verispatial.ir.target import Target
+from verispatial.ir.templated import Instance, TemplatedProgram, rendezvous_tail
 from verispatial.ir.validate import validate
 
 PLACEMENTS = ("stacked", "round_robin")
@@ -116,14 +117,8 @@ def rendezvous_ops(rv: Rendezvous, who: Participant, k: int) -> tuple[Op, ...]:
     launch (``Semaphore.host_init``; docs/checker.md). Vendor calls: ``noc_semaphore_inc``,
     ``noc_async_atomic_barrier``, ``noc_semaphore_wait_min`` (tt-metal ``tt_metal/hw/inc/dataflow_api.h``).
     """
-    root_site = rv.root[0]
-    ops: list[Op] = [SemInc(rv.gather, root_site, 1), AtomicBarrier()]
-    if who == rv.root:
-        ops.append(SemWait(rv.gather, WaitCond.GE, k * len(rv.participants)))
-        ops += [SemInc(rv.release, s, 1) for s in rv.sites]
-        ops.append(AtomicBarrier())
-    ops.append(SemWait(rv.release, WaitCond.GE, k))
-    return tuple(ops)
+    # One definition with the templated form's expansion (``ir/templated.py``), which emits the same ops.
+    return rendezvous_tail(rv.gather, rv.release, rv.root[0], rv.sites, len(rv.participants), who == rv.root, k)
 
 
 # ------------------------------------------------------------------------------------------------ tensors
@@ -168,17 +163,25 @@ def _accesses(p: Program) -> tuple[set[str], set[str]]:
 def unify_tensors(sections: Sequence[Program], state: Sequence[str]) -> tuple[Tensor, ...]:
     """The composed program's tensors, in order of first declaration, with their dtypes, initial values and roles
     decided as the module docstring says; ``ComposeRefused`` (``tensor-conflict``, ``unknown-state``)."""
+    return unify_declarations([(sec.tensors, *_accesses(sec)) for sec in sections], state)
+
+
+#: One section's tensors as ``unify_declarations`` reads them: its declarations, the names it reads, the names it writes.
+Declared = tuple[Sequence[Tensor], set[str] | frozenset[str], set[str] | frozenset[str]]
+
+
+def unify_declarations(sections: Sequence[Declared], state: Sequence[str]) -> tuple[Tensor, ...]:
+    """``unify_tensors`` of sections given as (declarations, tensors read, tensors written) each."""
     merged: dict[str, _Decl] = {}
     reads_in: dict[str, list[int]] = {}
     writes_in: dict[str, list[int]] = {}
     first_role: dict[str, Role] = {}
-    for k, sec in enumerate(sections):
-        reads, writes = _accesses(sec)
+    for k, (decls, reads, writes) in enumerate(sections):
         for name in reads:
             reads_in.setdefault(name, []).append(k)
         for name in writes:
             writes_in.setdefault(name, []).append(k)
-        for t in sec.tensors:
+        for t in decls:
             writes_it = t.name in writes
             if t.role in (Role.INPUT, Role.PARAM):
                 first_role.setdefault(t.name, t.role)
@@ -707,3 +710,172 @@ class Compose:
     def run(self, sections: Sequence[Program], target: Target) -> tuple[Program, Fragment]:
         return compose(sections, state=self.state, placement=self.placement, barrier_after=self.barrier_after,
                        target=target)
+
+
+# ------------------------------------------------------------------------------------------- the templated form
+
+
+def compose_templated(templates: Sequence[Program], instances: Sequence[Instance], *, state: Sequence[str] = (),
+                      target: Target, certificates: Sequence[Mapping[str, Any] | None] | None = None,
+                      residency: bool = True) -> tuple[TemplatedProgram, Fragment]:
+    """``compose`` of the sections ``instances`` make of ``templates`` (each instance: a template, the tensors and
+    trips its template's stand for, and whether a rendezvous closes it), with ``stacked`` placement and every
+    boundary but the last closed — kept as a ``TemplatedProgram`` (``ir/templated.py``), whose expansion is the program
+    ``compose`` joins from the instantiated sections, never built here: its tensors are unified, its memory checked
+    per phase, its resident tensors decided and the result validated (``validate_templated``) from the templates and a
+    line per section. ``certificates`` (one per template, in the template's names, or None) supply the fragment's
+    places and obligations, once per template.
+
+    Raises ``ComposeRefused`` as ``compose`` does (``no-sections``, ``target``, ``section-composed``,
+    ``section-not-scheduled``, ``tensor-conflict``, ``unknown-state``, ``trip-conflict``,
+    ``phase-overflows-memory``, ``invalid-program``), and ``templated-form`` for instances that are not one per
+    phase with every boundary but the last closed (``compose`` joins those)."""
+    from verispatial.ir.validate import validate_templated
+    from verispatial.passes.residency import Residency
+
+    n = len(instances)
+    if n < 2:
+        raise ComposeRefused("templated-form", f"{n} section(s): the templated form joins two or more")
+    if certificates is not None and len(certificates) != len(templates):
+        raise ComposeRefused("certificates", f"{len(certificates)} certificates for {len(templates)} templates")
+    for k, inst in enumerate(instances):
+        if inst.barrier_after != (k < n - 1):
+            raise ComposeRefused("templated-form", f"section {k} ({inst.name}): every section but the last is closed "
+                                                   "by a rendezvous in the templated form", section=k)
+        if not 0 <= inst.template < len(templates):
+            raise ComposeRefused("templated-form", f"section {k} ({inst.name}) names template {inst.template} of "
+                                                   f"{len(templates)}", section=k)
+    tpl: list[Program] = []
+    for j, sec in enumerate(templates):
+        k = next((i for i, inst in enumerate(instances) if inst.template == j), 0)
+        if sec.target != target:
+            raise ComposeRefused("target", f"section {k} ({sec.name}) is for target {sec.target.name}, not "
+                                           f"{target.name}", section=k)
+        if len(sec.sections) > 1:
+            raise ComposeRefused("section-composed", f"section {k} ({sec.name}) is itself composed of "
+                                                     f"{len(sec.sections)} sections: compose those instead", section=k)
+        if not sec.programs:
+            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has no engine programs",
+                                 section=k)
+        if sec.buffers and not sec.memory:
+            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
+                                                          "and no memory map", section=k)
+        # A template is one section, of the default name (the document writes none: its section is its instances').
+        tpl.append(attrs.evolve(sec, sections=(SectionSpan("main"),)))
+    accessed = [_accesses(t) for t in tpl]
+    declared: list[Declared] = []
+    for inst in instances:
+        t = tpl[inst.template]
+        tmap = dict(zip((x.name for x in t.tensors), inst.tensors, strict=True))
+        reads, writes = accessed[inst.template]
+        declared.append((tuple(attrs.evolve(x, name=tmap[x.name]) for x in t.tensors),
+                         {tmap[x] for x in reads}, {tmap[x] for x in writes}))
+    tensors = unify_declarations(declared, state)
+    trips = unify_trips([attrs.evolve(tpl[inst.template], trips=tuple(
+        attrs.evolve(x, name=name) for x, name in zip(tpl[inst.template].trips, inst.trips, strict=True)))
+        for inst in instances])
+    # The name compose gives a joined program: its output the last section writes, else its first output.
+    outputs = [t.name for t in tensors if t.role == Role.OUTPUT]
+    out_name = next((t for t in outputs if t in declared[-1][2]), outputs[0] if outputs else "result")
+    name = f"{out_name[: NAME_MAX - len(f'_{n}_sections')]}_{n}_sections"
+    phases = list(range(n))
+    ends = [_template_ends(t, target) for t in tpl]
+    for k, inst in enumerate(instances):  # each phase one section: its high-water mark is its template's
+        for site, top in sorted(ends[inst.template].items(), key=lambda kv: (kv[0].y, kv[0].x)):
+            if top > target.local_bytes:
+                raise ComposeRefused("phase-overflows-memory",
+                                     f"phase {k} (sections {k}..{k}) needs {top - target.reserved_base} bytes of "
+                                     f"local memory on site {site}, which has {target.local_bytes - target.reserved_base}"
+                                     f" usable (space local)", section=k)
+    tp = TemplatedProgram(name, target, tensors, trips, tuple(tpl), tuple(instances))
+    res_frag: Fragment | None = None
+    if residency:
+        end = {(site, k): max(top, target.reserved_base) for k, inst in enumerate(instances)
+               for site, top in ends[inst.template].items()}
+        placed, res_frag = Residency().decide(tensors, phases, end, list(tp.sites), _templated_ranges(tp), target,
+                                              tp.tensor_bytes)
+        tp = attrs.evolve(tp, resident=placed)
+    violations = validate_templated(tp)
+    if violations:
+        raise ComposeRefused("invalid-program", f"the joined program breaks {len(violations)} structural rule(s): "
+                                                + "; ".join(str(v) for v in violations), violations=violations)
+    place_table: dict[str, list[Any]] = {}
+    frag_templates = []
+    for j, t in enumerate(tpl):
+        cert = certificates[j] if certificates is not None else None
+        own = _section_places(t, cert)
+        key = content_key(own)
+        place_table.setdefault(key, own)
+        obligations: dict[str, list[str]] | None = None
+        if cert is not None and isinstance(cert.get("obligations"), list):
+            # The section's own certificate's obligations, names by family (each template once).
+            obligations = {}
+            for o in sorted((o for o in cert["obligations"] if isinstance(o, Mapping)),
+                            key=lambda o: (str(o.get("family")), str(o.get("name")))):
+                obligations.setdefault(str(o.get("family")), []).append(str(o.get("name")))
+        frag_templates.append({"index": j, "name": t.name, "places": key, "obligations": obligations})
+    gather, release = tp.gather, tp.release
+    fragment: Fragment = {
+        "pass": "compose",
+        "placement": "stacked",
+        "form": "templated",
+        "templates": frag_templates,
+        "sections": [{"index": k, "name": inst.name, "template": inst.template, "phase": k,
+                      "barrier_after": inst.barrier_after,
+                      "shift": {"buffers": tp.shifts[k][0], "semaphores": tp.shifts[k][1], "groups": tp.shifts[k][2]}}
+                     for k, inst in enumerate(instances)],
+        "places": place_table,
+        "participants": [participant_key(p) for p in tp.participants],
+        "rendezvous": {
+            "gather": gather, "release": release, "root": participant_key(tp.participants[0]),
+            "sites": [[s.x, s.y] for s in tp.sites],
+            "boundaries": [{"after_section": b, "k": k + 1, "ops": 2 * len(tp.participants) + len(tp.sites) + 1,
+                            "places": len(tp.participants) + len(tp.sites)} for k, b in enumerate(tp.boundaries)],
+            "places": "places: the entry of kind rendezvous",
+            "reinit": "host: both words only count up and are re-initialized at launch (Semaphore.host_init)",
+        },
+        "residency": res_frag,
+    }
+    return tp, fragment
+
+
+def _template_ends(t: Program, target: Target) -> dict[Site, int]:
+    """Per site, one past the highest local-memory byte of template ``t``'s buffers (its phase's high-water mark)."""
+    at = {m.buf: m for m in t.memory}
+    out: dict[Site, int] = {}
+    for b in t.buffers:
+        m = at.get(b.id)
+        if m is not None and b.space == Space.LOCAL:
+            out[b.site] = max(out.get(b.site, 0), m.offset + m.size)
+    return out
+
+
+def _templated_ranges(tp: TemplatedProgram) -> dict[str, tuple[int, int, Site | None]]:
+    """``residency.live_ranges`` of the expansion of ``tp``, from its templates: per accessed tensor the first and
+    last section reading or writing it and the site (row, column order) of the first section's first writer."""
+    per: list[tuple[frozenset[str], dict[str, Site]]] = []
+    for t in tp.templates:
+        touched: set[str] = set()
+        writer: dict[str, Site] = {}
+        for ep in t.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, (ReadTiles, WriteTiles)):
+                    touched.add(op.tensor)
+                if isinstance(op, WriteTiles):
+                    have = writer.get(op.tensor)
+                    if have is None or (ep.site.y, ep.site.x) < (have.y, have.x):
+                        writer[op.tensor] = ep.site
+        per.append((frozenset(touched), writer))
+    spans: dict[str, tuple[int, int]] = {}
+    first_writer: dict[tuple[str, int], Site] = {}
+    for k, inst in enumerate(tp.instances):
+        t = tp.templates[inst.template]
+        tmap = dict(zip((x.name for x in t.tensors), inst.tensors, strict=True))
+        touched_by, writer = per[inst.template]
+        for local in touched_by:
+            g = tmap[local]
+            lo, hi = spans.get(g, (k, k))
+            spans[g] = (min(lo, k), max(hi, k))
+            if local in writer:
+                first_writer[(g, k)] = writer[local]
+    return {g: (lo, hi, first_writer.get((g, lo))) for g, (lo, hi) in spans.items()}

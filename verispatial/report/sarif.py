@@ -26,6 +26,7 @@ base of its own, ``ROOT<k>`` (its directory, whose ``file:`` URI ``originalUriBa
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -71,10 +72,12 @@ def rule_kind(name: str) -> str:
 
 @attrs.frozen
 class ProgramIndex:
-    """What locating needs of one program file: its engine keys in file order, its tensors' names."""
+    """What locating needs of one program file: its engine keys in file order, its tensors' names; for a templated
+    program (format version 3), where each of its sections sits instead (``TemplatedSections``)."""
 
     engines: tuple[str, ...]
     tensors: tuple[str, ...]
+    templated: TemplatedSections | None = None
 
     @classmethod
     def of(cls, doc: dict[str, Any]) -> ProgramIndex:
@@ -83,7 +86,68 @@ class ProgramIndex:
         for ep in doc.get("programs", []):
             site = ep.get("site", [0, 0])
             engines.append(f"({site[0]},{site[1]}).{ep.get('engine')}")
-        return cls(tuple(engines), tuple(str(t.get("name")) for t in doc.get("tensors", [])))
+        tensors = tuple(str(t.get("name")) for t in doc.get("tensors", []))
+        if doc.get("version") == 3:
+            from verispatial.errors import VerispatialError
+            from verispatial.ir.serialize import document_from_dict
+            from verispatial.ir.templated import TemplatedProgram
+
+            try:
+                tp = document_from_dict(doc)
+            except VerispatialError:
+                tp = None
+            if isinstance(tp, TemplatedProgram):
+                return cls((), tensors, TemplatedSections.of(tp))
+        return cls(tuple(engines), tensors)
+
+
+@attrs.frozen
+class TemplatedSections:
+    """Where the ops, buffers and semaphores of a templated program's expansion are stated in its document: per engine
+    key, each section's first top-level op there with its template and the engine program's position in it (None:
+    the template does not run there); per section its buffer and semaphore shifts."""
+
+    starts: dict[str, tuple[int, ...]]
+    placed: dict[str, tuple[tuple[int, int | None, int], ...]]  # per engine: (template, program index, ops) per section
+    shifts: tuple[tuple[int, int, int], ...]
+    templates: tuple[int, ...]
+
+    @classmethod
+    def of(cls, tp: Any) -> TemplatedSections:
+        placed: dict[str, list[tuple[int, int | None, int]]] = {}
+        where = [{(ep.site, ep.engine): i for i, ep in enumerate(t.programs)} for t in tp.templates]
+        for who in tp.participants:
+            key = f"{who[0]}.{who[1].value}"
+            mine = placed[key] = []
+            for inst in tp.instances:
+                i = where[inst.template].get(who)
+                mine.append((inst.template, i, 0 if i is None else len(tp.templates[inst.template].programs[i].ops)))
+        return cls(dict(tp.section_starts), {k: tuple(v) for k, v in placed.items()}, tp.shifts,
+                   tuple(i.template for i in tp.instances))
+
+    def op(self, engine: str, path: Sequence[int] | None) -> str | None:
+        """The pointer of the op (``path`` in the expansion) in its section's template, or of the section entry for
+        a rendezvous op; None for an engine the program does not have."""
+        starts = self.starts.get(engine)
+        if starts is None:
+            return None
+        if not path:
+            return ""
+        k = max(bisect.bisect_right(starts, path[0]) - 1, 0)
+        j, i, n = self.placed[engine][k]
+        top = path[0] - starts[k]
+        if i is None or top >= n:
+            return f"/sections/{k}"  # the rendezvous after the section
+        out = f"/templates/{j}/programs/{i}/ops/{top}"
+        for x in path[1:]:
+            out += f"/body/{x}"
+        return out
+
+    def entity(self, kind: str, ident: int) -> str:
+        """The pointer of buffer or semaphore ``ident`` of the expansion in its section's template."""
+        col = 0 if kind == "buffers" else 1
+        k = max(bisect.bisect_right([s[col] for s in self.shifts[:-1]], ident) - 1, 0)
+        return f"/templates/{self.templates[k]}/{kind}/{ident - self.shifts[k][col]}"
 
 
 def escape(token: str | int) -> str:
@@ -94,6 +158,8 @@ def escape(token: str | int) -> str:
 def op_pointer(index: ProgramIndex, engine: str, path: Sequence[int] | None) -> str | None:
     """The JSON pointer of the op at ``path`` of engine ``engine`` (of its engine program when ``path`` is None or
     empty); None when the program has no such engine."""
+    if index.templated is not None:
+        return index.templated.op(engine, path)
     if engine not in index.engines:
         return None
     out = f"/programs/{index.engines.index(engine)}"
@@ -136,12 +202,13 @@ def pointer_of(r: Result, index: ProgramIndex) -> str:
         if got is not None:
             return got
     buffers = cex.get("buffers")
+    in_templates = index.templated
     if isinstance(buffers, list) and buffers and isinstance(buffers[0], int):
-        return f"/buffers/{buffers[0]}"
+        return in_templates.entity("buffers", buffers[0]) if in_templates else f"/buffers/{buffers[0]}"
     if oid.buffer is not None:
-        return f"/buffers/{oid.buffer}"
+        return in_templates.entity("buffers", oid.buffer) if in_templates else f"/buffers/{oid.buffer}"
     if oid.word is not None:
-        return f"/semaphores/{oid.word.sem}"
+        return in_templates.entity("semaphores", oid.word.sem) if in_templates else f"/semaphores/{oid.word.sem}"
     if op is not None:
         got = op_pointer(index, op.engine, None)
         if got is not None:
