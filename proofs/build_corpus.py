@@ -71,6 +71,10 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/s_flag_reset_late": ("semaphore", "deadlock"),
     "broken/t_kv_no_rendezvous": ("happens-before",),
     "broken/v1_vendor_receiver_no_ack": ("semaphore", "deadlock"),
+    "remote_write": None,
+    "all_to_all_read": None,
+    "broken/z_remote_write_inc_first": ("async-noc",),
+    "broken/za_remote_read_unpublished": ("async-noc",),
     "broken/v2_ready_reset_after_flag": ("semaphore", "deadlock"),
     # A forwarder: multicast from a buffer's front (issue 7).
     "forwarder": None,
@@ -89,6 +93,11 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "vendor/broken/sort_exchange_exact_wait": ("semaphore", "deadlock"),
     "vendor/broken/argmax_start_exact_wait": ("semaphore", "deadlock"),
     "vendor/argmax_start_wait_min": None,
+    "vendor/eltwise_binary_sharded": None,
+    "vendor/broken/eltwise_binary_sharded_cb_overrun": ("circular-buffer", "happens-before"),
+    "vendor/sort_exchange_data": None,
+    "vendor/dispatch_mailbox": None,
+    "vendor/broken/dispatch_mailbox_no_barrier": ("async-noc",),
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

@@ -259,7 +259,7 @@ def test_cli_explain_says_what_did_not_prove_and_why(tmp_path: Path) -> None:
     ftp = [ln for ln in lines if ln.startswith("failed-to-prove ")]
     assert ftp == [ln for ln in lines if ln.startswith("failed-to-prove circular-buffer/cb-straddle:b0: ")]
     assert len(ftp) == 1
-    assert lines[-1].startswith("verdict: refuted (19 proved, 3 refuted, 1 failed-to-prove")
+    assert lines[-1].startswith("verdict: refuted (20 proved, 3 refuted, 1 failed-to-prove")
 
 
 needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="Chromium (Debian chromium) not installed")

@@ -567,14 +567,22 @@ def test_broken_pipes_are_refuted(tmp_path: Path, edit: tuple[str, str], familie
     assert set(families) <= set(got)
 
 
-def test_a_receive_waited_on_one_node_only_leaves_the_others_publishes_unproved(tmp_path: Path) -> None:
+def test_a_receive_waited_on_one_node_only_leaves_the_others_publishes_refuted(tmp_path: Path) -> None:
+    # Nodes 2 and 3 publish the received block without waiting for it: since landings are tracked per page the
+    # checker refutes their publish, and the interpreter replays it (mcast-publish-early at the push).
     mut = _mutant(tmp_path, PIPE, NO_RECV_WAIT)
     (imp,) = import_file(str(mut))
     rep = certify(imp.program)
     refuted = {r.name.split(":")[0] for r in rep.results if r.verdict.value == "refuted"}
     assert "async-pending-at-end" in refuted  # nodes 2 and 3: the ready increment is never flushed
-    publish = {r.name.split(":")[1]: r.verdict.value for r in rep.results if r.name.startswith("mcast-publish")}
-    assert publish == {"(1,0).reader": "proved", "(2,0).reader": "failed-to-prove", "(3,0).reader": "failed-to-prove"}
+    publish = {r.name.split(":")[1]: r for r in rep.results if r.name.startswith("mcast-publish")}
+    assert {k: r.verdict.value for k, r in publish.items()} == {
+        "(1,0).reader": "proved", "(2,0).reader": "refuted", "(3,0).reader": "refuted"}
+    for node in ("(2,0).reader", "(3,0).reader"):
+        c = publish[node].counterexample
+        assert c is not None
+        assert c["replay"]["violation"]["rule"] == "mcast-publish-early"
+        assert c["replay"]["violation"]["position"]["engine"] == node
 
 
 def test_a_pipe_between_two_dataflow_buffers_is_refused(tmp_path: Path) -> None:

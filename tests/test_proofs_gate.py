@@ -314,7 +314,7 @@ def test_the_summary_table_and_the_closing_line(tmp_path: Path, capsys: pytest.C
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["program", "expected", "outcome", "proved", "seconds", "how"]
     assert lines[2].split()[:3] == [OVERLAP, "refuted", "(memory)"]
-    assert lines[3].split()[:4] == [SMALL, "proved", "holds", "30/30"]
+    assert lines[3].split()[:4] == [SMALL, "proved", "holds", "31/31"]
     assert lines[-1].startswith("gate: 2 passed, 0 failed in ")
     assert main(["gate", str(d), "--cache-dir", str(tmp_path / "c")]) == 0
     cap = capsys.readouterr()

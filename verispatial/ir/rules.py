@@ -277,7 +277,7 @@ RULES: tuple[Rule, ...] = (
     Rule(ASYNC_INC_OVERTAKE, Family.ASYNC_NOC, "an increment issued while a remote write to its core has not landed",
          f"{SEM_DOC}#remote-writes-and-the-increment-that-announces-them",
          "tt-metal PR #43507, #43699; noc_nonblocking_api.h NIU_MST_WR_ACK_RECEIVED vs NIU_MST_ATOMIC_RESP_RECEIVED",
-         NOC_SEMANTICS, f"{FAMILIES_PACKAGE}.noc.inc_overtake, {PER_ENGINE}", "R_async_inc_overtake", Replay.AT_OP,
+         NOC_SEMANTICS, f"{FAMILIES_PACKAGE}.noc.inc_overtake_encoding, {PER_ENGINE}", "R_async_inc_overtake", Replay.AT_OP,
          _OP, (ASYNC_INC_OVERTAKE,)),
     Rule(REMOTE_READ_UNPUBLISHED, Family.ASYNC_NOC, "a remote read of pages its owner has not published",
          f"{SEM_DOC}#remote-reads",

@@ -97,8 +97,8 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
                 d["accumulate"] = True
         elif isinstance(op, McastSend) and a.name in ("dst", "offset"):
             # Written only when set: documents from before the fields (and their certificates' program digests) stay
-            # byte for byte what they were.
-            if v:
+            # byte for byte what they were. ``dst`` is a buffer id, and buffer 0 is set.
+            if v if a.name == "offset" else v is not None:
                 d[a.name] = v
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.

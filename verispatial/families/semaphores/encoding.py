@@ -33,7 +33,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word, ends_reset
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
-from verispatial.families.noc.inc_overtake import inc_overtake
+from verispatial.families.noc.inc_overtake_encoding import inc_overtake
 from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import Flush, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, WriteBarrier
