@@ -465,9 +465,9 @@ def sort_exchange(name: str = "sort_exchange_wait_min", exact: bool = False) -> 
     A slice: the loop runs once at ``Wt`` = 1, so its body is transcribed at ``w`` = 0 with no loop op (line 68
     has none); left out are the tile moves the handshake orders -- the reserves of the peer buffers (lines 70-71),
     the waits and pops of this core's tiles (82-83, 105-106), the pushes (114-115), which pair with the compute
-    engine, and the two remote writes into the peer's buffer pages (90-101) with their barrier (103), which the
-    format has no op for (README "What vendor kernels do that the format cannot say yet", row 2). None of them
-    touches the word; the hang of the exact form is in the handshake alone."""
+    engine, and the two remote writes into the peer's buffer pages (90-101) with their barrier (103), which
+    ``sort_exchange_data`` transcribes (README "What vendor kernels do that the format cannot say yet", row 10).
+    None of them touches the word; the hang of the exact form is in the handshake alone."""
     k = Kernel(SORT_EXCHANGE)
     sites = (Site(0, 0), Site(1, 0))
     cond = WaitCond.EQ if exact else WaitCond.GE
@@ -677,9 +677,10 @@ def argmax_start(name: str = "argmax_start_exact_wait", exact: bool = True, oute
     the checker proves; ``done`` is a reset counter whose in-loop reset (line 392) runs before any increment.
 
     A slice: the tensor reads of ``find_argmax_for_core`` (lines 68-74, each ``async_read`` with its barrier) and
-    the partials' remote writes into the reduce core (505-517, no op says them: README row 2) with the output write
-    (536-537) are left out; none touches a semaphore. The program factory is not in the wheel: both words start at
-    0 (the kernel's comment at 381-383: "done_sem is zero-initialized by the dispatcher")."""
+    the partials' remote writes into the reduce core (505-517, raw L1 past a buffer's base, read with plain loads:
+    README rows 3 and 1) with the output write (536-537) are left out; none touches a semaphore. The program factory
+    is not in the wheel: both words start at 0 (the kernel's comment at 381-383: "done_sem is zero-initialized by the
+    dispatcher")."""
     k = Kernel(ARGMAX)
     red, wrk = Site(0, 0), Site(1, 0)
     start, done = 0, 1
