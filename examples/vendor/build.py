@@ -928,7 +928,7 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             *scaler(b("scaler_global"))))
 
         # -- compute (layernorm_sharded.cpp) --
-        def row_reduce(src: tuple[Operand, ...], out: int, line: int) -> Line:
+        def row_reduce(src: tuple[Operand, ...], out: int) -> Line:
             # compute_kernel_lib::reduce<AVG, REDUCE_ROW, ..., NoWaitNoPop> (reduce_helpers_compute.inl:399-558):
             # block_h rows of num_reduce_tiles_per_block_h = 1 tile, indexed access, one output tile per row.
             return rc.loop(493, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", block_h,
@@ -941,46 +941,50 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
                            rc(557, "tile_regs_release();", ReleaseAcc()),
                            rc(558, "output_dfb.push_back(onetile);", Push(out, 1)))
 
-        def global_reduce(first: int, external: str, ex: str) -> tuple[Line, ...]:
+        def global_reduce(lines: tuple[int, ...], external: str, ex: str) -> tuple[Line, ...]:
             # lines 311-332 (E[x]) and 479-501 (Var): num_tiles_per_allgather_worker = 1, num_blocks_reduce = 2.
-            f = first
+            rsv, loop, wait_s, acq, wloop, wait_e, red, pop_e, pk, rel, push = lines
+            two = "2" if ex == "ex2" else ""
             return (
-                cm(f, "dfb_ex.reserve_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Reserve(b(ex), 1)),
-                cm.loop(f + 2, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
-                        cm(f + 3, "dfb_scaler_global.wait_front(1);", Wait(b("scaler_global"), 1)),
-                        cm(f + 4, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
-                        cm.loop(f + 5, "for (uint32_t w = 0; w < num_blocks_reduce; w++) {", "w", 2,
-                                cm(f + 6, "dfb_ex_external.wait_front(1);", Wait(b(external), 1)),
-                                cm(f + 7, "reduce_tile<PoolType::AVG, ReduceDim::REDUCE_ROW>(", Compute(
+                cm(rsv, f"dfb_ex{two}.reserve_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));",
+                   Reserve(b(ex), 1)),
+                cm.loop(loop, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
+                        cm(wait_s, "dfb_scaler_global.wait_front(1);", Wait(b("scaler_global"), 1)),
+                        cm(acq, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                        cm.loop(wloop, "for (uint32_t w = 0; w < num_blocks_reduce; w++) {", "w", 2,
+                                cm(wait_e, f"dfb_ex_external{two}.wait_front(1);", Wait(b(external), 1)),
+                                cm(red, "reduce_tile<PoolType::AVG, ReduceDim::REDUCE_ROW>(", Compute(
                                     "reduce_tile_avg_row", 1,
                                     (Operand(b(external), 1), Operand(b("scaler_global"), 1)))),
-                                cm(f + 9, "dfb_ex_external.pop_front(1);", Pop(b(external), 1))),
-                        cm(f + 17, "pack_tile(dst0, dfb_ex_id);", PackAcc(b(ex), 1)),
-                        cm(f + 18, "tile_regs_release();", ReleaseAcc())),
-                cm(f + 21, "dfb_ex.push_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Push(b(ex), 1)))
+                                cm(pop_e, f"dfb_ex_external{two}.pop_front(1);", Pop(b(external), 1))),
+                        cm(pk, f"pack_tile(dst0, dfb_ex{two}_id);", PackAcc(b(ex), 1)),
+                        cm(rel, "tile_regs_release();", ReleaseAcc())),
+                cm(push, f"dfb_ex{two}.push_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));",
+                   Push(b(ex), 1)))
 
-        def block(line: int, text: str, out: int, *compute: Line, wait: Line | None = None,
+        def block(lines: tuple[int, ...], text: str, out: int, *compute: Line, wait: Line | None = None,
                   pop: Line | None = None) -> Line:
             # for i < block_h { [wait]; for j < num_subblocks_w { acquire; for w < subblock_w {..}; pack; release } [pop] }
-            inner = cm.loop(line + 3, "for (uint32_t j = 0; j < num_subblocks_w; j++) {", "j", 1,
-                            cm(line + 4, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
-                            cm.loop(line + 5, "for (uint32_t w = 0; w < subblock_w; w++) {", "w", 1, *compute),
-                            cm.loop(line + 11, "for (uint32_t dst_i = 0; dst_i < subblock_w; dst_i++) {", "d", 1,
-                                    cm(line + 12, text, PackAcc(out, 1))),
-                            cm(line + 14, "tile_regs_release();", ReleaseAcc()))
+            iloop, jloop, acq, wloop, dloop, pk, rel = lines
+            inner = cm.loop(jloop, "for (uint32_t j = 0; j < num_subblocks_w; j++) {", "j", 1,
+                            cm(acq, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                            cm.loop(wloop, "for (uint32_t w = 0; w < subblock_w; w++) {", "w", 1, *compute),
+                            cm.loop(dloop, "for (uint32_t dst_i = 0; dst_i < subblock_w; dst_i++) {", "d", 1,
+                                    cm(pk, text, PackAcc(out, 1))),
+                            cm(rel, "tile_regs_release();", ReleaseAcc()))
             body = tuple(x for x in (wait, inner, pop) if x is not None)
-            return cm.loop(line, "for (uint32_t i = 0; i < block_h; i++) {", "i", block_h, *body)
+            return cm.loop(iloop, "for (uint32_t i = 0; i < block_h; i++) {", "i", block_h, *body)
 
         exg = b("ex_global")
         programs.append(engine(
             site, Engine.COMPUTE,
             # E[x]: the reduce helper reads in0 by index (NoWaitNoPop): the resident shard, no operand (docstring)
             rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(b("scaler"), 1)),
-            row_reduce((), b("ex_partial"), 286),
-            *global_reduce(311, "ex_external", "ex"),
+            row_reduce((), b("ex_partial")),
+            *global_reduce((311, 313, 314, 315, 316, 317, 318, 320, 328, 329, 332), "ex_external", "ex"),
             # x - E[x] (lines 349-381)
             cm(349, "dfb_xmm.reserve_back(num_tiles_per_block);", Reserve(b("xmm"), 2)),
-            block(350, "pack_tile(dst_i, dfb_xmm_id);", b("xmm"),
+            block((350, 353, 354, 355, 361, 362, 364), "pack_tile(dst_i, dfb_xmm_id);", b("xmm"),
                   cm(357, "sub_tiles_bcast_cols(dfb_in_id, dfb_ex_global_id, index, 0, w);",
                      Compute("sub_tiles_bcast_cols", 1, (Operand(exg, 1),))),
                   wait=cm(352, "dfb_ex_global.wait_front(1);", Wait(exg, 1)),
@@ -989,16 +993,16 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             cm(381, "dfb_xmm.wait_front(num_tiles_per_block);", Wait(b("xmm"), 2)),
             # (x - E[x])^2 (lines 410-429)
             cm(410, "dfb_xmm2.reserve_back(num_tiles_per_block);", Reserve(b("x"), 2)),
-            block(411, "pack_tile(dst_i, dfb_xmm2_id);", b("x"),
+            block((411, 413, 414, 415, 421, 422, 424), "pack_tile(dst_i, dfb_xmm2_id);", b("x"),
                   cm(417, "mul_tiles(dfb_xmm_id, dfb_xmm_id, index, index, w);",
                      Compute("mul_tiles", 1, (Operand(b("xmm"), 2),)))),
             cm(429, "dfb_xmm2.push_back(num_tiles_per_block);", Push(b("x"), 2)),
             cm(447, "dfb_xmm2.wait_front(num_tiles_per_block);", Wait(b("x"), 2)),
             # Var(x) (line 456: the same helper over xmm2)
             rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(b("scaler"), 1)),
-            row_reduce((Operand(b("x"), 2),), b("ex_partial2"), 456),
+            row_reduce((Operand(b("x"), 2),), b("ex_partial2")),
             cm(467, "dfb_xmm2.pop_front(num_tiles_per_block);", Pop(b("x"), 2)),
-            *global_reduce(479, "ex_external2", "ex2"),
+            *global_reduce((479, 481, 482, 484, 485, 486, 487, 489, 497, 498, 501), "ex_external2", "ex2"),
             # 1/sqrt(Var + eps) (lines 514-533, enable_sqrt): eps read at index 0 with no wait (docstring)
             cm(514, "dfb_ex2.wait_front(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Wait(b("ex2"), 1)),
             cm.loop(515, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
@@ -1013,7 +1017,7 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             cm(533, "dfb_ex2.pop_front(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Pop(b("ex2"), 1)),
             # (x - E[x]) * 1/sqrt(Var + eps) into out (dfb_im: no gamma, no beta; lines 554-593)
             cm(554, "dfb_im.reserve_back(num_tiles_per_block);", Reserve(b("out"), 2)),
-            block(555, "pack_tile(dst_i, dfb_im_id);", b("out"),
+            block((555, 558, 559, 560, 577, 578, 580), "pack_tile(dst_i, dfb_im_id);", b("out"),
                   cm(562, "mul_tiles_bcast_cols(dfb_xmm_id, dfb_ex_global_id, index, 0, w);",
                      Compute("mul_tiles_bcast_cols", 1, (Operand(b("xmm"), 2), Operand(exg, 1)))),
                   wait=cm(557, "dfb_ex_global.wait_front(1);", Wait(exg, 1)),
