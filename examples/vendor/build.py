@@ -104,7 +104,6 @@ CHAIN = "ttnn/kernel_lib/eltwise/core/chain.inl"
 LN = f"{OPS}/normalization/layernorm/device/kernels"
 LN_SENDER = f"{LN}/dataflow/reader_mcast_sender_unary_sharded_ln.cpp"
 LN_RECEIVER = f"{LN}/dataflow/reader_mcast_receiver_unary_sharded_ln.cpp"
-LN_WRITER = f"{LN}/dataflow/writer_unary_sharded_ln.cpp"
 LN_COMPUTE = f"{LN}/compute/layernorm_sharded.cpp"
 BCAST_SCALAR = "ttnn/kernel/dataflow/generate_bcast_scalar_metal2.hpp"
 #: The TT-Lang tutorial, relative to the unpacked tt-lang-sim 1.1.6 wheel.
@@ -895,7 +894,7 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
     ``handshake`` False is the broken variant: the receiver gathers the partials before it waits for the sender's
     VALID (line 157 moved after the gather, line 191), so it may read the sender's partial before the sender's compute
     pushed it (``remote-read-unpublished``)."""
-    snd, rcv, wr, cm = Kernel(LN_SENDER), Kernel(LN_RECEIVER), Kernel(LN_WRITER), Kernel(LN_COMPUTE)
+    snd, rcv, cm = Kernel(LN_SENDER), Kernel(LN_RECEIVER), Kernel(LN_COMPUTE)
     rc, sd, bc = Kernel(REDUCE_COMPUTE), Kernel(REDUCE_DATAFLOW), Kernel(BCAST_SCALAR)
     sites = (Site(0, 0), Site(1, 0))
     n = len(LN_BUFFERS)
@@ -1028,7 +1027,7 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             cm(707, "dfb_scaler_global.pop_front(1);", Pop(b("scaler_global"), 1))))
 
         # -- readers --
-        def sender(partial: str, external: str, ex: str) -> tuple[Line, ...]:
+        def sender(partial: str, external: str, ex: str, exg: int = exg) -> tuple[Line, ...]:
             k = snd
             gather_partials = tuple(
                 k(179, "noc.async_read<NocOptions::DEFAULT, NOC_MAX_BURST_SIZE>(",
@@ -1073,7 +1072,7 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
                 k(308, "dfb_ex_obj.pop_front(static_cast<uint16_t>(num_tiles_per_worker * num_tiles_scaler));",
                   Pop(b(ex), 1)))
 
-        def receiver(partial: str, external: str, ex: str) -> tuple[Line, ...]:
+        def receiver(partial: str, external: str, ex: str, exg: int = exg) -> tuple[Line, ...]:
             k = rcv
             wait_valid = k(157, "reduce_sender_sem.wait(VALID);", SemWait(sender_sem, WaitCond.EQ, 1))
             gather = k.loop(
