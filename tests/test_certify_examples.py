@@ -470,6 +470,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "vendor/broken/argmax_start_exact_wait.json", "vendor/argmax_start_wait_min.json",
         "vendor/sort_exchange_data.json", "vendor/dispatch_mailbox.json",
         "vendor/broken/dispatch_mailbox_no_barrier.json",
+        "vendor/layernorm_sharded.json", "vendor/broken/layernorm_sharded_read_before_valid.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

@@ -49,6 +49,10 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "sort_exchange_data.json": None,
     "dispatch_mailbox.json": None,
     "broken/dispatch_mailbox_no_barrier.json": ("async-noc",),
+    # Not proved as written: examples/vendor/README.md, "Sharded layernorm" (two mcast-slot false alarms of the
+    # model, one pending atomic the vendor kernel really leaves).
+    "layernorm_sharded.json": ("async-noc",),
+    "broken/layernorm_sharded_read_before_valid.json": ("async-noc",),
 }
 
 
@@ -95,7 +99,7 @@ def test_every_op_cites_its_vendor_line(rel: str) -> None:
             assert loc.line > 0
             assert loc.text
             # A kernel's own file, or the kernel_lib helper it calls (expanded to the ops the helper issues).
-            assert loc.file.startswith(("ttnn/operations/", "ttnn/kernel_lib/", "ttl/tutorials/")), loc.file
+            assert loc.file.startswith(("ttnn/operations/", "ttnn/kernel_lib/", "ttnn/kernel/", "ttl/tutorials/")), loc.file
 
 
 @pytest.mark.parametrize("rel", [r for r, want in EXPECTED.items() if want is None])
@@ -438,3 +442,44 @@ def test_softmax_fills_its_scalers_by_local_stores_and_waits_for_them_once() -> 
     assert compute.ops[-2:] == (Pop(1, 1), Pop(2, 1))
     report = _report("softmax_w.json")
     assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
+
+
+def _refuted_rules(rel: str) -> dict[str, set[tuple[str, int]]]:
+    """Rule -> the (kernel file name, line) its refutations point at."""
+    p, r = _program(rel), _report(rel)
+    out: dict[str, set[tuple[str, int]]] = {}
+    for x in r.results:
+        if x.verdict is Verdict.REFUTED:
+            rule = x.name.split(":", 1)[0].rsplit("/", 1)[-1]
+            out.setdefault(rule, set()).update(
+                (loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, x))
+    return out
+
+
+def test_layernorm_sharded_findings_as_written() -> None:
+    """The sharded layernorm as the vendor wrote it (2 cores) is refuted on exactly three findings, each at its
+    vendor line: the receiver's ``reduce_receiver_sem.up`` increments (lines 156, 248) are never acknowledged before the kernel
+    ends (no atomic barrier: a finding of #40879's class), and the sender's result multicast (278) in both passes,
+    which the model's ``mcast-slot`` refuses because the receiver reserves one page per block (its write pointer
+    runs ahead of the sender's by the block): a false alarm of the model (README). The gather reads are not
+    refuted: every read of a partial follows the handshake."""
+    rules = _refuted_rules("layernorm_sharded.json")
+    assert rules == {"async-pending-at-end": {("reader_mcast_receiver_unary_sharded_ln.cpp", 156),
+                                              ("reader_mcast_receiver_unary_sharded_ln.cpp", 248)},
+                     "mcast-slot": {("reader_mcast_sender_unary_sharded_ln.cpp", 278)}}
+
+
+def test_layernorm_read_before_valid_is_an_unpublished_remote_read() -> None:
+    """The receiver gathering partials before it waits for the sender's VALID (line 157 after the gather) reads the
+    sender's partial before compute pushed it: ``remote-read-unpublished`` at the receiver's read (line 180), in
+    both passes, replayed; the correct order has no such refutation (above)."""
+    r = _report("broken/layernorm_sharded_read_before_valid.json")
+    rules = _refuted_rules("broken/layernorm_sharded_read_before_valid.json")
+    assert rules["remote-read-unpublished"] == {("reader_mcast_receiver_unary_sharded_ln.cpp", 180)}
+    unpublished = [x for x in r.results
+                   if x.verdict is Verdict.REFUTED and "remote-read-unpublished" in x.name]
+    assert len(unpublished) == 2
+    for x in unpublished:
+        assert x.counterexample is not None
+        replay = x.counterexample.get("replay") or {}  # a state rule's replay is nested under its name
+        assert replay.get("replayed_by"), x.name

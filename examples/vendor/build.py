@@ -50,6 +50,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     Semaphore,
@@ -99,6 +100,12 @@ OLDER_WHEEL: dict[str, str] = {DISPATCH_IDLE: "0.72.0", DISPATCH_SENDER: "0.72.0
 REDUCE_DATAFLOW = "ttnn/kernel_lib/reduce_helpers_dataflow.inl"
 REDUCE_COMPUTE = "ttnn/kernel_lib/reduce_helpers_compute.inl"
 CHAIN = "ttnn/kernel_lib/eltwise/core/chain.inl"
+#: The sharded layernorm (ttnn.layer_norm on a block-sharded input), its kernels as the program factory names them.
+LN = f"{OPS}/normalization/layernorm/device/kernels"
+LN_SENDER = f"{LN}/dataflow/reader_mcast_sender_unary_sharded_ln.cpp"
+LN_RECEIVER = f"{LN}/dataflow/reader_mcast_receiver_unary_sharded_ln.cpp"
+LN_COMPUTE = f"{LN}/compute/layernorm_sharded.cpp"
+BCAST_SCALAR = "ttnn/kernel/dataflow/generate_bcast_scalar_metal2.hpp"
 #: The TT-Lang tutorial, relative to the unpacked tt-lang-sim 1.1.6 wheel.
 TTLANG_MATMUL = "ttl/tutorials/matmul/step_3_multinode.py"
 
@@ -839,6 +846,286 @@ def softmax(name: str = "softmax_w") -> Program:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# 4b. The sharded layernorm (ttnn.layer_norm, block-sharded, two cores in one row)
+# ---------------------------------------------------------------------------------------------------------
+
+#: The sharded layernorm's circular buffers on each core: (name as the kernels call it, cb index, pages). Indices
+#: and sizes from the sharded program factory (tt-metal ``normalization/layernorm/device/
+#: layernorm_op_multi_core_sharded.cpp`` and ``sharded_layernorm_factory_helpers.cpp``, not in the wheel):
+#: ``x``/``xmm``/``out`` ``in0_block_tiles`` = block_h x block_w, ``ex_partial``/``ex``/``ex_global``
+#: ``in0_block_tiles / block_wt`` = block_h, ``ex_external`` ``div_up(Kt, block_wt)`` = num_blocks, ``ex2pe``
+#: ``num_rows_per_all_to_all_worker``, the scalers and eps one tile each.
+LN_BUFFERS: tuple[tuple[str, int, int], ...] = (
+    ("in0", 0, 2), ("scaler", 2, 1), ("eps", 3, 1), ("scaler_global", 4, 1), ("ex_partial", 8, 2), ("ex", 9, 2),
+    ("ex_external", 10, 2), ("ex_partial2", 11, 2), ("ex2", 12, 2), ("ex_external2", 13, 2), ("ex_global", 15, 2),
+    ("out", 16, 2), ("xmm", 18, 2), ("ex2pe", 20, 1), ("x", 24, 2))
+
+
+def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -> Program:
+    """``ttnn.layer_norm`` of a block-sharded bf16 tensor of 2 x 2 tiles on a 2 x 1 grid of cores (row-major, one
+    multicast row), no gamma, beta, residual or column mask, not RMSNorm, not Welford, as the sharded program factory
+    sets it up: each core holds one tile column, ``block_h`` = 2 tile rows x ``block_w`` = 1 (its input and output
+    circular buffers ``in0``/``out`` on the tensors' shards, ``Shard(start=i, width=1, stride=2)``), ``num_blocks`` = 2
+    (``Kt / block_wt``), one stage (``use_two_stage_reduce`` 0), ``num_rows_per_all_to_all_worker`` = div_up(2, 2) = 1,
+    so both cores are all-to-all workers: core (0,0) runs the sender reader and combines tile row 0, core (1,0) the
+    receiver reader (``is_all_to_all_worker`` 1, ``all_to_all_tile_offset_bytes`` one tile) and combines row 1.
+    ``num_tiles_per_worker`` = ``num_tiles_per_worker_last`` = 1, ``num_all_to_all_workers_first_stage`` = 2,
+    ``num_mcast_dests`` = ``num_blocks - 1`` = 1 (a non-loopback multicast over the row), ``subblock_w`` = 1,
+    ``num_reduce_tiles_per_block_h`` = 1; the writer is built with ``SKIP_WRITE_BACK`` (output sharded as the input:
+    no reshard) and fills the scaler, eps and (on all-to-all workers) the global scaler.
+
+    Each reader runs its kernel's lambda twice, E[x] (buffers ``ex_partial``, ``ex_external``, ``ex``) and then
+    1/sqrt(Var + eps) (``ex_partial2``, ``ex_external2``, ``ex2pe``), both into ``ex_global``: wait for the partial
+    compute pushed; the handshake (receivers reset their ``reduce_sender`` word to INVALID, increment the sender's
+    ``reduce_receiver`` and wait for VALID; the sender sets VALID, waits for ``num_blocks - 1`` increments, resets and
+    multicasts VALID); the all-to-all gather of partials (``RemoteRead`` of each core's partial at the reader's own
+    read pointer plus its row offset); compute's combine; the sender waits for the other worker's increment, gathers
+    every worker's combined row into ``ex_global`` and multicasts it block by block, each followed by its flag
+    (``set(block + 2)``, ``set_multicast``, write barrier), which the receivers take with ``wait_min(block + 2)``.
+
+    Transcribed with these differences, each because the format cannot say the vendor's statement (README,
+    "Sharded layernorm"): the sender's ``push_back`` of ``ex_global`` (sender line 268) is placed after its multicast
+    loop, because a ``McastSend`` sends the reserved back or the waited front and the vendor multicasts pages it has
+    already pushed, from its read pointer; compute's reads of ``in0`` by tile index (lines 289, 357: the resident
+    shard nothing pushes or waits) and of ``eps`` (line 520: never waited, ordered behind the ``scaler_global`` wait
+    because the writer pushes eps first) are ``Compute`` ops without that operand. The loops over the remote cores
+    (sender 178, 244, 271; receiver 179) are written out, one op per core, since a ``RemoteRead`` names one site and a
+    ``McastSend`` one offset. ``reduce_second_stage`` (unused with one stage) is not declared.
+
+    ``handshake`` False is the broken variant: the receiver gathers the partials before it waits for the sender's
+    VALID (line 157 moved after the gather, line 191), so it may read the sender's partial before the sender's compute
+    pushed it (``remote-read-unpublished``)."""
+    snd, rcv, cm = Kernel(LN_SENDER), Kernel(LN_RECEIVER), Kernel(LN_COMPUTE)
+    rc, sd, bc = Kernel(REDUCE_COMPUTE), Kernel(REDUCE_DATAFLOW), Kernel(BCAST_SCALAR)
+    sites = (Site(0, 0), Site(1, 0))
+    n = len(LN_BUFFERS)
+    ids = {nm: k for k, (nm, _, _) in enumerate(LN_BUFFERS)}
+    block_h, cols = 2, 2
+    sender_sem, receiver_sem = 0, 1
+    group = 0
+    buffers: list[Buffer] = []
+    programs: list[EngineProgram] = []
+    for i, site in enumerate(sites):
+        def b(nm: str, i: int = i) -> int:
+            return n * i + ids[nm]
+        for nm, cb, cap in LN_BUFFERS:
+            shard = (Shard("x", i, 1, cols, block_h) if nm == "in0"
+                     else Shard("y", i, 1, cols, block_h) if nm == "out" else None)
+            buffers.append(Buffer(b(nm), nm, site, cb, 1, cap, "bf16", shard=shard))
+
+        # -- writer: the constant tiles (lines 62-83; SKIP_WRITE_BACK: nothing else) --
+        def scaler(buf: int) -> tuple[Line, ...]:
+            return (sd(163, "dfb.reserve_back(1);", Reserve(buf, 1)),
+                    sd(176, "fill_each_face_row0<data_format, num_faces>(addr_to_l1_ptr(write_addr), scaler);",
+                       FillTiles(buf, 1, "reduce_scaler")),
+                    sd(203, "dfb.push_back(1);", Push(buf, 1)))
+        programs.append(engine(
+            site, Engine.WRITER,
+            *scaler(b("scaler")),
+            bc(16, "dfb.reserve_back(1);", Reserve(b("eps"), 1)),
+            bc(21, "ptr[idx + j] = scalar_val;", FillTiles(b("eps"), 1, "bcast_scalar")),
+            bc(24, "dfb.push_back(1);", Push(b("eps"), 1)),
+            *scaler(b("scaler_global"))))
+
+        # -- compute (layernorm_sharded.cpp) --
+        def row_reduce(src: tuple[Operand, ...], out: int) -> Line:
+            # compute_kernel_lib::reduce<AVG, REDUCE_ROW, ..., NoWaitNoPop> (reduce_helpers_compute.inl:399-558):
+            # block_h rows of num_reduce_tiles_per_block_h = 1 tile, indexed access, one output tile per row.
+            return rc.loop(493, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", block_h,
+                           rc(499, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                           rc.loop(512, "for (uint32_t wt = 0; wt < Wt; ++wt) {", "wt", 1,
+                                   rc(538, "reduce_tile<reduce_type, reduce_dim>(",
+                                      Compute("reduce_tile_avg_row", 1, (*src, Operand(b("scaler"), 1))))),
+                           rc(553, "output_dfb.reserve_back(onetile);", Reserve(out, 1)),
+                           rc(556, "pack_tile(dst_idx, output_dfb_id);", PackAcc(out, 1)),
+                           rc(557, "tile_regs_release();", ReleaseAcc()),
+                           rc(558, "output_dfb.push_back(onetile);", Push(out, 1)))
+
+        def global_reduce(lines: tuple[int, ...], external: str, ex: str) -> tuple[Line, ...]:
+            # lines 311-332 (E[x]) and 479-501 (Var): num_tiles_per_allgather_worker = 1, num_blocks_reduce = 2.
+            rsv, loop, wait_s, acq, wloop, wait_e, red, pop_e, pk, rel, push = lines
+            two = "2" if ex == "ex2" else ""
+            return (
+                cm(rsv, f"dfb_ex{two}.reserve_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));",
+                   Reserve(b(ex), 1)),
+                cm.loop(loop, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
+                        cm(wait_s, "dfb_scaler_global.wait_front(1);", Wait(b("scaler_global"), 1)),
+                        cm(acq, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                        cm.loop(wloop, "for (uint32_t w = 0; w < num_blocks_reduce; w++) {", "w", 2,
+                                cm(wait_e, f"dfb_ex_external{two}.wait_front(1);", Wait(b(external), 1)),
+                                cm(red, "reduce_tile<PoolType::AVG, ReduceDim::REDUCE_ROW>(", Compute(
+                                    "reduce_tile_avg_row", 1,
+                                    (Operand(b(external), 1), Operand(b("scaler_global"), 1)))),
+                                cm(pop_e, f"dfb_ex_external{two}.pop_front(1);", Pop(b(external), 1))),
+                        cm(pk, f"pack_tile(dst0, dfb_ex{two}_id);", PackAcc(b(ex), 1)),
+                        cm(rel, "tile_regs_release();", ReleaseAcc())),
+                cm(push, f"dfb_ex{two}.push_back(static_cast<uint16_t>(num_tiles_per_allgather_worker));",
+                   Push(b(ex), 1)))
+
+        def block(lines: tuple[int, ...], text: str, out: int, *compute: Line, wait: Line | None = None,
+                  pop: Line | None = None) -> Line:
+            # for i < block_h { [wait]; for j < num_subblocks_w { acquire; for w < subblock_w {..}; pack; release } [pop] }
+            iloop, jloop, acq, wloop, dloop, pk, rel = lines
+            inner = cm.loop(jloop, "for (uint32_t j = 0; j < num_subblocks_w; j++) {", "j", 1,
+                            cm(acq, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                            cm.loop(wloop, "for (uint32_t w = 0; w < subblock_w; w++) {", "w", 1, *compute),
+                            cm.loop(dloop, "for (uint32_t dst_i = 0; dst_i < subblock_w; dst_i++) {", "d", 1,
+                                    cm(pk, text, PackAcc(out, 1))),
+                            cm(rel, "tile_regs_release();", ReleaseAcc()))
+            body = tuple(x for x in (wait, inner, pop) if x is not None)
+            return cm.loop(iloop, "for (uint32_t i = 0; i < block_h; i++) {", "i", block_h, *body)
+
+        exg = b("ex_global")
+        programs.append(engine(
+            site, Engine.COMPUTE,
+            # E[x]: the reduce helper reads in0 by index (NoWaitNoPop): the resident shard, no operand (docstring)
+            rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(b("scaler"), 1)),
+            row_reduce((), b("ex_partial")),
+            *global_reduce((311, 313, 314, 315, 316, 317, 318, 320, 328, 329, 332), "ex_external", "ex"),
+            # x - E[x] (lines 349-381)
+            cm(349, "dfb_xmm.reserve_back(num_tiles_per_block);", Reserve(b("xmm"), 2)),
+            block((350, 353, 354, 355, 361, 362, 364), "pack_tile(dst_i, dfb_xmm_id);", b("xmm"),
+                  cm(357, "sub_tiles_bcast_cols(dfb_in_id, dfb_ex_global_id, index, 0, w);",
+                     Compute("sub_tiles_bcast_cols", 1, (Operand(exg, 1),))),
+                  wait=cm(352, "dfb_ex_global.wait_front(1);", Wait(exg, 1)),
+                  pop=cm(367, "dfb_ex_global.pop_front(1);", Pop(exg, 1))),
+            cm(380, "dfb_xmm.push_back(num_tiles_per_block);", Push(b("xmm"), 2)),
+            cm(381, "dfb_xmm.wait_front(num_tiles_per_block);", Wait(b("xmm"), 2)),
+            # (x - E[x])^2 (lines 410-429)
+            cm(410, "dfb_xmm2.reserve_back(num_tiles_per_block);", Reserve(b("x"), 2)),
+            block((411, 413, 414, 415, 421, 422, 424), "pack_tile(dst_i, dfb_xmm2_id);", b("x"),
+                  cm(417, "mul_tiles(dfb_xmm_id, dfb_xmm_id, index, index, w);",
+                     Compute("mul_tiles", 1, (Operand(b("xmm"), 2),)))),
+            cm(429, "dfb_xmm2.push_back(num_tiles_per_block);", Push(b("x"), 2)),
+            cm(447, "dfb_xmm2.wait_front(num_tiles_per_block);", Wait(b("x"), 2)),
+            # Var(x) (line 456: the same helper over xmm2)
+            rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(b("scaler"), 1)),
+            row_reduce((Operand(b("x"), 2),), b("ex_partial2")),
+            cm(467, "dfb_xmm2.pop_front(num_tiles_per_block);", Pop(b("x"), 2)),
+            *global_reduce((479, 481, 482, 484, 485, 486, 487, 489, 497, 498, 501), "ex_external2", "ex2"),
+            # 1/sqrt(Var + eps) (lines 514-533, enable_sqrt): eps read at index 0 with no wait (docstring)
+            cm(514, "dfb_ex2.wait_front(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Wait(b("ex2"), 1)),
+            cm.loop(515, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
+                    cm(517, "dfb_ex2pe.reserve_back(1);", Reserve(b("ex2pe"), 1)),
+                    cm(518, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                    cm(520, "add_tiles(dfb_ex2_id, dfb_eps, i, 0, dst0);",
+                       Compute("add_tiles", 1, (Operand(b("ex2"), 1),))),
+                    cm(523, "rsqrt_tile(dst0);", Compute("rsqrt_tile", 1)),
+                    cm(526, "pack_tile(dst0, dfb_ex2pe_id);", PackAcc(b("ex2pe"), 1)),
+                    cm(527, "dfb_ex2pe.push_back(1);", Push(b("ex2pe"), 1)),
+                    cm(528, "tile_regs_release();", ReleaseAcc())),
+            cm(533, "dfb_ex2.pop_front(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Pop(b("ex2"), 1)),
+            # (x - E[x]) * 1/sqrt(Var + eps) into out (dfb_im: no gamma, no beta; lines 554-593)
+            cm(554, "dfb_im.reserve_back(num_tiles_per_block);", Reserve(b("out"), 2)),
+            block((555, 558, 559, 560, 577, 578, 580), "pack_tile(dst_i, dfb_im_id);", b("out"),
+                  cm(562, "mul_tiles_bcast_cols(dfb_xmm_id, dfb_ex_global_id, index, 0, w);",
+                     Compute("mul_tiles_bcast_cols", 1, (Operand(b("xmm"), 2), Operand(exg, 1)))),
+                  wait=cm(557, "dfb_ex_global.wait_front(1);", Wait(exg, 1)),
+                  pop=cm(585, "dfb_ex_global.pop_front(1);", Pop(exg, 1))),
+            cm(587, "dfb_im.push_back(num_tiles_per_block);", Push(b("out"), 2)),
+            cm(593, "dfb_xmm.pop_front(num_tiles_per_block);", Pop(b("xmm"), 2)),
+            cm(702, "dfb_scaler.pop_front(1);", Pop(b("scaler"), 1)),
+            cm(707, "dfb_scaler_global.pop_front(1);", Pop(b("scaler_global"), 1))))
+
+        # -- readers --
+        def sender(partial: str, external: str, ex: str, exg: int = exg) -> tuple[Line, ...]:
+            k = snd
+            gather_partials = tuple(
+                k(179, "noc.async_read<NocOptions::DEFAULT, NOC_MAX_BURST_SIZE>(",
+                  RemoteRead(b(partial), sites[blk], 1, b(external), 0)) for blk in range(2))
+            gather_ex = tuple(
+                k(249, "noc.async_read<NocOptions::DEFAULT, NOC_MAX_BURST_SIZE>(",
+                  RemoteRead(b(ex), sites[blk], 1, exg, 0)) for blk in range(2))
+            mcast: list[Line] = []
+            for blk in range(2):
+                mcast += [k(272, "reduce_sender_sem.set(block + 2);", SemSet(sender_sem, blk + 2)),
+                          k(278, "noc.async_write_multicast(", McastSend(exg, 1, group, 1, offset=blk)),
+                          k(290, "reduce_sender_sem.set_multicast(", McastSetValid(sender_sem, group, 1)),
+                          k(299, "noc.async_write_barrier();", WriteBarrier())]
+            return (
+                k(135, "dfb_partial_obj.wait_front(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Wait(b(partial), block_h)),
+                k(138, "reduce_sender_sem.set(VALID);", SemSet(sender_sem, 1)),
+                k(139, "reduce_receiver_sem.wait(num_blocks - 1);", SemWait(receiver_sem, WaitCond.EQ, 1)),
+                k(140, "reduce_receiver_sem.set(0);", SemSet(receiver_sem, 0)),
+                k(141, "reduce_sender_sem.set_multicast(", McastSetValid(sender_sem, group, 1)),
+                k.loop(175, "for (uint32_t i = 0; i < num_tiles_per_worker; ++i) {", "i", 1,
+                       k(176, "dfb_external_obj.reserve_back(static_cast<uint16_t>(num_blocks_first_stage * "
+                              "num_tiles_scaler));", Reserve(b(external), 2)),
+                       *gather_partials,
+                       k(188, "noc.async_read_barrier();", ReadBarrier()),
+                       k(189, "dfb_external_obj.push_back(static_cast<uint16_t>(num_blocks_first_stage * "
+                              "num_tiles_scaler));", Push(b(external), 2))),
+                k(225, "dfb_ex_obj.wait_front(static_cast<uint16_t>(num_tiles_per_worker * num_tiles_scaler));",
+                  Wait(b(ex), 1)),
+                k(226, "dfb_partial_obj.pop_front(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Pop(b(partial), block_h)),
+                k(229, "reduce_receiver_sem.wait(num_all_to_all_workers_first_stage - 1);",
+                  SemWait(receiver_sem, WaitCond.EQ, 1)),
+                k(230, "reduce_receiver_sem.set(0);", SemSet(receiver_sem, 0)),
+                k(239, "dfb_ex_global_obj.reserve_back(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Reserve(exg, block_h)),
+                *gather_ex,
+                k(265, "noc.async_read_barrier();", ReadBarrier()),
+                *mcast,
+                k(268, "dfb_ex_global_obj.push_back(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Push(exg, block_h)),
+                k(308, "dfb_ex_obj.pop_front(static_cast<uint16_t>(num_tiles_per_worker * num_tiles_scaler));",
+                  Pop(b(ex), 1)))
+
+        def receiver(partial: str, external: str, ex: str, exg: int = exg) -> tuple[Line, ...]:
+            k = rcv
+            wait_valid = k(157, "reduce_sender_sem.wait(VALID);", SemWait(sender_sem, WaitCond.EQ, 1))
+            gather = k.loop(
+                176, "for (uint32_t i = 0; i < num_tiles_to_read; i++) {", "i", 1,
+                k(177, "dfb_external_obj.reserve_back(static_cast<uint16_t>(num_blocks_first_stage * "
+                       "num_tiles_scaler));", Reserve(b(external), 2)),
+                *(k(180, "noc.async_read<NocOptions::DEFAULT, NOC_MAX_BURST_SIZE>(",
+                    RemoteRead(b(partial), sites[blk], 1, b(external), 1)) for blk in range(2)),
+                k(191, "noc.async_read_barrier();", ReadBarrier()),
+                k(192, "dfb_external_obj.push_back(static_cast<uint16_t>(num_blocks_first_stage * "
+                       "num_tiles_scaler));", Push(b(external), 2)))
+            handshake_part = (wait_valid, gather) if handshake else (gather, wait_valid)
+            return (
+                k(153, "dfb_partial_obj.wait_front(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Wait(b(partial), block_h)),
+                k(155, "reduce_sender_sem.set(INVALID);", SemSet(sender_sem, 0)),
+                k(156, "reduce_receiver_sem.up(noc, in0_remote_noc_x[0], in0_remote_noc_y[0], 1);",
+                  SemInc(receiver_sem, sites[0], 1)),
+                *handshake_part,
+                k(247, "dfb_ex_obj.wait_front(static_cast<uint16_t>(num_tiles_to_read * num_tiles_scaler));",
+                  Wait(b(ex), 1)),
+                k(248, "reduce_receiver_sem.up(noc, in0_remote_noc_x[0], in0_remote_noc_y[0], 1);",
+                  SemInc(receiver_sem, sites[0], 1)),
+                k.loop(255, "for (uint32_t block = 0; block < num_all_to_all_workers; ++block) {", "block", 2,
+                       k(258, "dfb_ex_global_obj.reserve_back(static_cast<uint16_t>(num_tiles * num_tiles_scaler));",
+                         Reserve(exg, 1)),
+                       k(259, "reduce_sender_sem.wait_min(block + 2);",
+                         SemWait(sender_sem, WaitCond.GE, 2, (Term("block", 1),))),
+                       k(260, "dfb_ex_global_obj.push_back(static_cast<uint16_t>(num_tiles * num_tiles_scaler));",
+                         Push(exg, 1))),
+                k(266, "dfb_partial_obj.pop_front(static_cast<uint16_t>(block_h * num_tiles_scaler));",
+                  Pop(b(partial), block_h)),
+                k(277, "dfb_ex_obj.pop_front(static_cast<uint16_t>(num_tiles_to_read * num_tiles_scaler));",
+                  Pop(b(ex), 1)))
+
+        passes = (("ex_partial", "ex_external", "ex"), ("ex_partial2", "ex_external2", "ex2pe"))
+        body = sender if i == 0 else receiver
+        programs.append(engine(site, Engine.READER, *(ln for p in passes for ln in body(*p))))
+    bufs = tuple(buffers)
+    shape = (32 * block_h, 32 * cols)
+    return Program(name, WORMHOLE,
+                   tensors=(Tensor("x", shape, "bf16", Role.INPUT), Tensor("y", shape, "bf16", Role.OUTPUT)),
+                   buffers=bufs,
+                   # SEM_REDUCE_SENDER / SEM_REDUCE_RECEIVER on every core, set by the host at each launch
+                   semaphores=(Semaphore(sender_sem, "reduce_sender", sites, 0, SemRole.COUNTER, host_init=True),
+                               Semaphore(receiver_sem, "reduce_receiver", sites, 0, SemRole.COUNTER,
+                                         host_init=True)),
+                   groups=(Group(group, sites[0], (0, 0, 1, 0)),),
+                   programs=tuple(programs), memory=pack(bufs))
+
+
+# ---------------------------------------------------------------------------------------------------------
 # 5. TT-Lang's multinode matmul tutorial, read by the TT-Lang front end
 # ---------------------------------------------------------------------------------------------------------
 
@@ -887,6 +1174,9 @@ BUILDERS: dict[str, Callable[[], Program]] = {
     "broken/argmax_start_exact_wait.json": argmax_start,
     "argmax_start_wait_min.json": lambda: argmax_start("argmax_start_wait_min", exact=False),
     "sort_exchange_data.json": sort_exchange_data,
+    "layernorm_sharded.json": layernorm_sharded,
+    "broken/layernorm_sharded_read_before_valid.json": lambda: layernorm_sharded(
+        "layernorm_sharded_read_before_valid", handshake=False),
     "dispatch_mailbox.json": lambda: dispatch_mailbox("dispatch_mailbox", barrier=True),
     "broken/dispatch_mailbox_no_barrier.json": dispatch_mailbox,
 }
