@@ -7,24 +7,15 @@ from __future__ import annotations
 import re
 
 from builders import CA, RA, WA, A, buf, ep, prog
+from family_checks import only, where
 
 from verispatial.certify.rules import engine_facts
 from verispatial.certify.structure import engine_views
 from verispatial.families.cb import encoding, promela, semantics
 from verispatial.ir import Engine, FillTiles, Pop, Program, Push, ReadBarrier, Reserve, Wait
 from verispatial.ir import rules as R
-from verispatial.petri.interp import SimResult, simulate
-from verispatial.petri.position import Violation
+from verispatial.petri.interp import simulate
 from verispatial.petri.promela import to_promela
-
-
-def only(r: SimResult) -> Violation:
-    assert len(r.violations) == 1, r.text()
-    return r.violations[0]
-
-
-def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
-    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
 
 
 def test_cb_capacity_reserve_5_on_4() -> None:

@@ -5,13 +5,10 @@ Promela model)."""
 
 from __future__ import annotations
 
-import re
-
 import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
+from family_checks import asserted, findings, only, where
 
-from verispatial.certify.rules import engine_facts
-from verispatial.certify.structure import engine_views
 from verispatial.families.multicast import encoding, promela, semantics
 from verispatial.ir import (
     BLACKHOLE,
@@ -51,29 +48,9 @@ from verispatial.ir import (
 from verispatial.ir import rules as R
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
-from verispatial.petri.interp import Interp, SimResult, Transition, simulate
-from verispatial.petri.position import Position, Violation
+from verispatial.petri.interp import Interp, Transition, simulate
+from verispatial.petri.position import Position
 from verispatial.petri.promela import to_promela
-
-
-def only(r: SimResult) -> Violation:
-    assert len(r.violations) == 1, r.text()
-    return r.violations[0]
-
-
-def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
-    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
-
-
-def findings(p: Program) -> list[tuple[str, str, tuple[int, ...] | None]]:
-    """The per-engine rules' findings on every engine: (rule, engine, path), sorted."""
-    return sorted((f.rule, f.engine, f.path) for v in engine_views(p).values() for f in engine_facts(p, v).findings)
-
-
-def asserted(model: str, rule: str) -> list[str]:
-    """The op ids (``O_<engine>_<path>``) at which the Promela model asserts ``rule``, in order."""
-    return re.findall(rf"assert\(R_{rule.replace('-', '_')} \|\| (O_\d+(?:_\d+)*) \|\|", model)
-
 
 IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 

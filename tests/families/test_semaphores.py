@@ -7,24 +7,15 @@ from __future__ import annotations
 import re
 
 from builders import EQ, GE, RA, RB, A, B, ep, prog, sem
+from family_checks import only, where
 
 from verispatial.certify.rules import engine_facts
 from verispatial.certify.structure import engine_views
 from verispatial.families.semaphores import encoding, promela, semantics
 from verispatial.ir import AtomicBarrier, Engine, McastSetValid, ReadBarrier, SemInc, SemIncMcast, SemSet, SemWait, WaitCond
 from verispatial.ir import rules as R
-from verispatial.petri.interp import Interp, SimResult, Transition, simulate
-from verispatial.petri.position import Violation
+from verispatial.petri.interp import Interp, Transition, simulate
 from verispatial.petri.promela import to_promela
-
-
-def only(r: SimResult) -> Violation:
-    assert len(r.violations) == 1, r.text()
-    return r.violations[0]
-
-
-def where(v: Violation) -> tuple[str, str, tuple[int, ...] | None, tuple[tuple[str, int], ...]]:
-    return (v.rule, v.position.engine, v.position.path, v.position.iteration)
 
 
 def test_sem_inc_is_asynchronous_and_atomic_barrier_waits_for_it() -> None:
