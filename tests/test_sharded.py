@@ -67,9 +67,10 @@ from verispatial.ir import rules as R
 from verispatial.ir.program import shard_pages
 from verispatial.ir.serialize import dumps, loads, program_from_dict, program_to_dict
 from verispatial.ir.shards import shard_tiles, written_shards
+from verispatial.ir.templated import Instance
 from verispatial.ir.validate import validate
 from verispatial.mutate import judge, mutants
-from verispatial.passes.compose import compose
+from verispatial.passes.compose import compose, compose_templated
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import PromelaUnsupported, run_spin, spin_available, to_promela
@@ -449,6 +450,10 @@ def test_compose_refuses_a_sharded_section_and_the_canonical_form_renames_its_te
     p = copy_through()
     with pytest.raises(ComposeRefused, match="section-sharded"):
         compose([p, attrs.evolve(p, name="again")], target=WORMHOLE)
+    # The templated route (compile -o) checks its templates alike: it lacked the check.
+    names = tuple(x.name for x in p.tensors)
+    with pytest.raises(ComposeRefused, match="section-sharded"):
+        compose_templated([p], [Instance("a", 0, names, barrier_after=True), Instance("b", 0, names)], target=WORMHOLE)
     c = canonical(p)
     assert c is not None
     assert [b.shard.tensor for b in c.program.buffers if b.shard is not None] == ["%t0", "%t1"]

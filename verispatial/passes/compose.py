@@ -505,6 +505,30 @@ def _rendezvous_places(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str
 # ------------------------------------------------------------------------------------------------ the pass
 
 
+def _check_section(k: int, sec: Program, target: Target) -> None:
+    """``ComposeRefused`` naming section ``k`` when it cannot be composed as it is: another target, itself composed,
+    not scheduled, or holding a sharded buffer (its bytes are its tensor's shard: the layout would move it)."""
+    if sec.target != target:
+        raise ComposeRefused("target", f"section {k} ({sec.name}) is for target {sec.target.name}, not "
+                                       f"{target.name}", section=k)
+    if len(sec.sections) > 1:
+        raise ComposeRefused("section-composed", f"section {k} ({sec.name}) is itself composed of "
+                                                 f"{len(sec.sections)} sections: compose those instead", section=k)
+    if not sec.programs:
+        raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has no engine programs",
+                             section=k)
+    if sec.buffers and not sec.memory:
+        raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
+                                                      "and no memory map", section=k)
+    sharded = next((b for b in sec.buffers if b.shard is not None), None)
+    if sharded is not None:
+        # Its bytes are its tensor's shard (docs/semantics.md "Sharded buffers"): moving it to another site, cb
+        # index or offset, as the layout below does, would place it off the tensor.
+        raise ComposeRefused("section-sharded", f"section {k} ({sec.name}) has sharded buffer {sharded.id} "
+                                                f"({sharded.name}) on tensor {sharded.shard.tensor!r}: compose "  # type: ignore[union-attr]
+                                                "does not move a buffer that sits on a tensor's shard", section=k)
+
+
 def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement: str = "stacked",
             barrier_after: Sequence[bool] | None = None, target: Target,
             certificates: Sequence[Mapping[str, Any] | None] | None = None,
@@ -540,25 +564,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     if certificates is not None and len(certificates) != n:
         raise ComposeRefused("certificates", f"{len(certificates)} certificates for {n} sections")
     for k, sec in enumerate(sections):
-        if sec.target != target:
-            raise ComposeRefused("target", f"section {k} ({sec.name}) is for target {sec.target.name}, not "
-                                           f"{target.name}", section=k)
-        if len(sec.sections) > 1:
-            raise ComposeRefused("section-composed", f"section {k} ({sec.name}) is itself composed of "
-                                                     f"{len(sec.sections)} sections: compose those instead", section=k)
-        if not sec.programs:
-            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has no engine programs",
-                                 section=k)
-        if sec.buffers and not sec.memory:
-            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
-                                                          "and no memory map", section=k)
-        sharded = next((b for b in sec.buffers if b.shard is not None), None)
-        if sharded is not None:
-            # Its bytes are its tensor's shard (docs/semantics.md "Sharded buffers"): moving it to another site, cb
-            # index or offset, as the layout below does, would place it off the tensor.
-            raise ComposeRefused("section-sharded", f"section {k} ({sec.name}) has sharded buffer {sharded.id} "
-                                                    f"({sharded.name}) on tensor {sharded.shard.tensor!r}: compose "  # type: ignore[union-attr]
-                                                    "does not move a buffer that sits on a tensor's shard", section=k)
+        _check_section(k, sec, target)
     closes, phase = _phases(n, barrier_after)
     tensors = unify_tensors(sections, state)
     trips = unify_trips(sections)
@@ -748,18 +754,7 @@ def compose_templated(templates: Sequence[Program], instances: Sequence[Instance
     tpl: list[Program] = []
     for j, sec in enumerate(templates):
         k = next((i for i, inst in enumerate(instances) if inst.template == j), 0)
-        if sec.target != target:
-            raise ComposeRefused("target", f"section {k} ({sec.name}) is for target {sec.target.name}, not "
-                                           f"{target.name}", section=k)
-        if len(sec.sections) > 1:
-            raise ComposeRefused("section-composed", f"section {k} ({sec.name}) is itself composed of "
-                                                     f"{len(sec.sections)} sections: compose those instead", section=k)
-        if not sec.programs:
-            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has no engine programs",
-                                 section=k)
-        if sec.buffers and not sec.memory:
-            raise ComposeRefused("section-not-scheduled", f"section {k} ({sec.name}) has {len(sec.buffers)} buffers "
-                                                          "and no memory map", section=k)
+        _check_section(k, sec, target)
         # A template is one section, of the default name (the document writes none: its section is its instances').
         tpl.append(attrs.evolve(sec, sections=(SectionSpan("main"),)))
     accessed = [_accesses(t) for t in tpl]
