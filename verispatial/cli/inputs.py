@@ -3,9 +3,9 @@ everything wrong with them raises ``BadInput`` naming the file, the field and th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from verispatial.driver.store import open_store  # untrusted machinery (verispatial/driver): a light import
 from verispatial.errors import (
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from verispatial.ir.program import Program
     from verispatial.ir.templated import TemplatedProgram
 
+
+_Doc = TypeVar("_Doc")
 
 def bad_input_of(where: str, err: VerispatialError) -> BadInput:
     """Translate a ``VerispatialError`` about file ``where`` into a ``BadInput`` with one line."""
@@ -46,16 +48,7 @@ def load_program_file(path: str) -> Program:
     fault of the loader itself."""
     from verispatial.ir.serialize import load_program
 
-    try:
-        return load_program(path)
-    except VerispatialError as e:
-        raise bad_input_of(path, e) from None
-    except OSError as e:
-        raise BadInput(path, "", f"cannot read: {e.strerror or e}") from None
-    except RecursionError:
-        raise BadInput(path, "(document)", "JSON nested too deeply") from None
-    except Exception as e:
-        raise CheckerError(f"loading {path}: {type(e).__name__}: {e}") from None
+    return _loading(path, load_program)
 
 
 def load_document_file(path: str) -> Program | TemplatedProgram:
@@ -63,8 +56,13 @@ def load_document_file(path: str) -> Program | TemplatedProgram:
     ``certify``, ``validate`` and ``gate`` read: they never expand it)."""
     from verispatial.ir.serialize import load_document
 
+    return _loading(path, load_document)
+
+
+def _loading(path: str, load: Callable[[str], _Doc]) -> _Doc:
+    """``load(path)`` with every failure told as ``BadInput`` (the file's fault) or ``CheckerError`` (the loader's)."""
     try:
-        return load_document(path)
+        return load(path)
     except VerispatialError as e:
         raise bad_input_of(path, e) from None
     except OSError as e:
