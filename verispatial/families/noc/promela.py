@@ -89,8 +89,9 @@ def inc_overtake(g: _Gen, e: int, sites: tuple[Site, ...], where: str) -> list[s
     return [g._assert(R.ASYNC_INC_OVERTAKE, " && ".join(conds), where)]
 
 
-def word_reuse(g: _Gen, w: int, where: str | None) -> list[str]:
-    """``async-source-reuse`` on word ``w``: it changes while a flag multicast reading it has not left."""
+def word_reuse(g: _Gen, w: int, where: str | None, new: str | None = None) -> list[str]:
+    """``async-source-reuse`` on word ``w``: it changes (its value becomes ``new``, a Promela expression: only a value
+    other than the word's changes a byte) while a flag multicast reading it has not left."""
     lines: list[str] = []
     for iss in g.issues:
         op = iss.op
@@ -98,6 +99,8 @@ def word_reuse(g: _Gen, w: int, where: str | None) -> list[str]:
             i = g._tmp()
             q = f"mq{iss.e}"
             pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
+            if new is not None:
+                pending = f"(({new}) == words[{w}] || {pending})"
             lines.append(f"for ({i} : 0 .. {g.qsize[(iss.e, 'mc')] - 1}) {{ "
                          f"{g._assert(R.ASYNC_SOURCE_REUSE, pending, where)} }};")
     return lines

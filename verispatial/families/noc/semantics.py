@@ -114,7 +114,8 @@ def inc_overtake(it: Interp, s: State, e: int, pc: PC, sites: tuple[Site, ...], 
 
 def word_reuse(it: Interp, s: State, e: int, pc: PC, w: int, what: str, out: list[Violation]) -> None:
     """``async-source-reuse`` on a semaphore word: ``w`` changes while a flag multicast reading it (its
-    ``source``) has not left (the value is read when the write departs, reference §1.2)."""
+    ``source``) has not left (the value is read when the write departs, reference §1.2). Callers call it only for a
+    store or landing of another value: the same value rewrites no byte the flag could read differently."""
     for e2 in range(it.n):
         for en in s.pending[e2]:
             if en[0] == VALID and not en[6] and en[3] == w:

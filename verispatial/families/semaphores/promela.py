@@ -32,9 +32,9 @@ def sem_inc_mcast(g: _Gen, e: int, path: tuple[int, ...], op: SemIncMcast, st: S
 def sem_set(g: _Gen, e: int, path: tuple[int, ...], op: SemSet, st: Step) -> None:
     w = g._word(e, op.sem)
     st.body.append(g._assert(R.SEM_SET_RACE, f"((dirty[{w}] >> {e}) & 1) == 0", st.where))
-    st.body += g._word_reuse(w, st.where)
     # A value affine in loop indices reads this process's own loop counters (as a wait's threshold does).
     value = g._affine(op.value, tuple((t.var, t.coef) for t in op.terms), g._env(e, path)) if op.terms else op.value
+    st.body += g._word_reuse(w, st.where, str(value))
     st.body += [f"words[{w}] = {value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
 
 
@@ -64,7 +64,7 @@ def remote_write(g: _Gen, w: int, new: str, where: str | None) -> list[str]:
                     R.SEM_OVERSHOOT,
                     f"!({new} != {old} && at{e} == {g.at_of[(e, path)]} && ({want} == {old} || ({old} < {want} && {want} < {new})))",
                     where))
-    lines += g._word_reuse(w, where)
+    lines += g._word_reuse(w, where, new)
     lines += [f"words[{w}] = {new};", f"dirty[{w}] = {g._site_mask(site)};"]
     return lines
 
