@@ -653,8 +653,9 @@ def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: boo
     """(0,0) multicasts a 2-tile block of X per K block (4 blocks) into (1,0)'s c_0 with the reference protocol
     (reference §2.5: ready counter, VALID flag), on Wormhole, without a per-block flush; each site's compute drains
     its c_0. ``pages``: c_0's capacity on both sites (4: double-buffered). ``barrier_after_send`` moves the sender's
-    ReadBarrier after the data multicast (variant n). ``source_set_by_compute`` has (0,0)'s compute store VALID
-    into the flag's source word while a flag may still read it (variant p)."""
+    ReadBarrier after the data multicast (variant n). ``source_set_by_compute`` has (0,0)'s compute store INVALID
+    into the flag's source word (a reset) while a flag may still read it (variant p): the flag may carry INVALID.
+    (Storing the value the word holds would change no byte: no hazard, docs/semantics.md.)"""
     k, blk = 4, 2
     buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=pages, dtype="bf16"),
                Buffer(1, "c_0", S10, cb=0, page_tiles=1, capacity=pages, dtype="bf16"))
@@ -675,7 +676,7 @@ def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: boo
 
     compute0 = drain(0)
     if source_set_by_compute:
-        compute0 = (*compute0, SemSet(valid, VALID))
+        compute0 = (*compute0, SemSet(valid, INVALID))
     return Program(
         name=name,
         target=WORMHOLE,

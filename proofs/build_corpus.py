@@ -57,7 +57,7 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/m_alias_pack_clobber": ("memory",),
     "broken/n_mcast_before_read_barrier": ("async-noc",),
     "broken/o_mcast_slot_reused": ("async-noc",),
-    "broken/p_flag_source_set_by_compute": ("async-noc",),
+    "broken/p_flag_source_set_by_compute": ("async-noc", "deadlock"),
     "broken/w_acc_fp32_overflow": ("accumulator",),
     "broken/x_acc_overrun": ("accumulator",),
     # Protocols (issue 7).

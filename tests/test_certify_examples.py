@@ -383,7 +383,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "n_mcast_before_read_barrier": ("async-read-publish:(0,0).reader:[1, 4]", "async-noc",
                                     "mcast_send(b0, 2, g0, 1 dests)"),
     "o_mcast_slot_reused": ("async-source-reuse:(0,0).reader:[1, 0]", "async-noc", "reserve(b0, 2)"),
-    "p_flag_source_set_by_compute": ("async-source-reuse:(0,0).compute:[1]", "async-noc", "sem_set(sem1, 1)"),
+    "p_flag_source_set_by_compute": ("async-source-reuse:(0,0).compute:[1]", "async-noc", "sem_set(sem1, 0)"),
     "w_acc_fp32_overflow": ("acc-capacity:(0,0).compute:[0]", "accumulator", "acquire_acc(8, fp32)"),
     "x_acc_overrun": ("acc-overrun:(0,0).compute:[1, 2]", "accumulator", "compute(matmul, 2, b0[1], b1[1])"),
     "y_scaler_push_unfilled": ("cb-push-unfilled:(0,0).reader:[2]", "circular-buffer", "push(b1, 2)"),
@@ -393,6 +393,11 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
 }
 
 
+#: Families refuted besides the rule's own, as a consequence the interpreter replays: the reset flag source may be
+#: what the flag carries, and the receiver then waits forever.
+ALSO_REFUTED: dict[str, set[str]] = {"p_flag_source_set_by_compute": {"deadlock"}}
+
+
 @pytest.mark.parametrize("stem", sorted(FIDELITY))
 def test_fidelity_rule_examples_are_refuted_in_their_family(reports: Reports, stem: str) -> None:
     name, family, op = FIDELITY[stem]
@@ -400,7 +405,7 @@ def test_fidelity_rule_examples_are_refuted_in_their_family(reports: Reports, st
     assert report.exit_code == 1
     r = named(report, name)
     assert (r.family, r.verdict) == (family, Verdict.REFUTED)
-    assert {x.family for x in refuted(report)} == {family}
+    assert {x.family for x in refuted(report)} == {family} | ALSO_REFUTED.get(stem, set())
     c = cex(r)
     violation = c.get("violation") or c["replay"]["violation"]
     assert violation["rule"] == name.split(":")[0]

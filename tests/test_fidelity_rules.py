@@ -331,17 +331,18 @@ def test_blackhole_flush_between_data_and_flag_covers_the_reuse() -> None:
 
 
 def flag_source(set_by: Engine, handshake: bool) -> Program:
-    """(0,0)'s reader multicasts a flag from its word of sem1 (VALID) to (1,0); then an engine of (0,0) stores VALID
-    into that word again. With ``handshake`` the reader flushes first and signals the engine that stores."""
+    """(0,0)'s reader multicasts a flag from its word of sem1 (VALID) to (1,0); then an engine of (0,0) resets that
+    word (stores 0: a store of the value it holds would change no byte). With ``handshake`` the reader flushes first
+    and signals the engine that stores."""
     send: list[Op] = [SemSet(1, 1), McastSetValid(1, 0, 1)]
     other: list[Op] = []
     if set_by is Engine.READER:
         send += [Flush()] if handshake else []
-        send += [SemSet(1, 1)]
+        send += [SemSet(1, 0)]
     else:
         send += [Flush(), SemInc(2, A, 1), AtomicBarrier()] if handshake else []
         other = [SemWait(2, GE, 1), SemSet(2, 0)] if handshake else []
-        other += [SemSet(1, 1)]
+        other += [SemSet(1, 0)]
     send += [WriteBarrier()]
     programs = [ep(A, Engine.READER, *send), ep(B, Engine.READER, SemWait(1, EQ, 1), SemSet(1, 0))]
     if other:
