@@ -902,7 +902,7 @@ class _OpPass:
         if not 0 <= op.offset <= PAGES_MAX:
             report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
         elif op.offset + op.pages > r.capacity:
-            report(f"reads {op.pages} pages {op.offset} pages past its read pointer, past the end of the "
+            report(f"reads pages [{op.offset}, {op.offset + op.pages}) past its read pointer, past the end of the "
                    f"{r.capacity}-page ring of cb {r.cb} at {op.at}")
         tb = p.target.tile_bytes
         if (r.page_tiles, tb.get(r.dtype)) != (b.page_tiles, tb.get(b.dtype)) or tb.get(r.dtype) != tb.get(into.dtype):
