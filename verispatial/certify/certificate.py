@@ -2,7 +2,11 @@
 that make it correct, and the witnesses the checker evaluates — a claim, never trusted.
 
 ``derive_certificate`` builds it from the program (and the checker's report for the obligation list);
-``compare_certificate`` re-derives it and refuses one that omits, adds or misstates anything.
+``compare_certificate`` re-derives it and refuses one that omits, adds or misstates anything it derives: the program
+digest, places, obligations and witnesses (with ``program_order``). The sections ``compile`` and ``compose`` add —
+``compose``, ``passes``, ``pass_fragments``: what each pass claimed of its output — record provenance; the checker
+does not re-derive the passes, so ``certify --certificate`` does not compare them (a change there proves nothing
+about the program, whose claims are all re-derived).
 
 Places name ops by (site, engine, op path); a place from producer op P to consumer op C with ``tokens`` initial
 tokens says "occurrence n of C needs the n-th token P produces (counted in ``weight`` units: pages or
