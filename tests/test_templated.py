@@ -262,6 +262,15 @@ def test_validate_and_certify_read_a_templated_file(tiny: Step, tmp_path: Path,
     capsys.readouterr()
     assert json.loads(out.read_text())["version"] == 4
     assert cli_main(["certify", str(f), "--certificate", str(out), "-q", "--no-cache"]) == 0
+    capsys.readouterr()
+    # A certificate of the other kind of program is bad input (exit 2, one line), as one of an unknown version is.
+    plain = Path(__file__).resolve().parent.parent / "proofs" / "examples" / "pipeline_small"
+    for prog, cert, want in ((f, Path(f"{plain}.certificate.json"), "a certificate of version 4"),
+                             (Path(f"{plain}.program.json"), out, "a certificate of version 1-3")):
+        assert cli_main(["certify", str(prog), "--certificate", str(cert), "-q", "--no-cache"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"{cert}: version: {want}" in err
 
 
 @settings(max_examples=max(20, settings().max_examples // 50), suppress_health_check=[HealthCheck.too_slow])

@@ -83,6 +83,8 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
                 return FileReport(attrs.evolve(hit[0], seconds=time.perf_counter() - t0), hit[1], None, "cache")
     program = load_program(str(program_path))
     cert = load_certificate(str(certificate_path)) if certificate_path is not None and load_certificate else None
+    if cert is not None:
+        _check_certificate_kind(str(certificate_path), program, cert)
     pc = cache if cache is not None else ProofCache(store)
     kwargs: dict[str, Any] = {"certificate": cert, "jobs": jobs, "progress": progress}
     if rlimit is not None:
@@ -95,3 +97,19 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     if store is not None and fkey and report.exit_code == 0:
         store.put("file", fkey, {"program": program_key(store, program, cert, limit)})
     return FileReport(report, shape, program, how)
+
+
+def _check_certificate_kind(path: str, program: Program | TemplatedProgram, cert: dict[str, Any]) -> None:
+    """``BadInput`` when ``cert`` is of the other kind of program: version 4 is a templated program's (a version-3
+    document), versions 1-3 a program stated in full's — a certificate of the wrong kind is bad input, as one of an
+    unknown version is, not a certificate the checker refutes."""
+    from verispatial.certify.certificate import TEMPLATED_VERSION
+    from verispatial.errors import BadInput
+
+    templated = isinstance(program, TemplatedProgram)
+    if (cert.get("version") == TEMPLATED_VERSION) != templated:
+        want = (f"version {TEMPLATED_VERSION} (the program is templated: a version-3 document)" if templated
+                else f"version 1-3 (version {TEMPLATED_VERSION} certifies a templated program; this one is stated "
+                     "in full)")
+        raise BadInput(path, "version", f"a certificate of {want}, got version {cert.get('version')}")
+
