@@ -359,9 +359,9 @@ def blocks(offsets: tuple[int, ...] = (0, 1), own_page: bool = False, pushes: in
     """The sharded layernorm's result multicast in small (reader_mcast_sender_unary_sharded_ln.cpp:270-282,
     reader_mcast_receiver_unary_sharded_ln.cpp:254-261, ttnn 0.81.1): (0,0)'s reader reserves ``len(offsets)`` pages
     of b0 and sends page ``k`` at ``offsets[k]`` past its write pointer, a write barrier and an increment of (1,0)'s
-    word after each, then pushes them; (1,0)'s reader, per page, reserves one page of b1, waits for the count and
-    pushes it (``pushes`` pages in all; the count waited for stops at the pages sent), so its write pointer runs ahead of the sender's. ``own_page``: (1,0)'s
-    reader first publishes a page of its own that its compute pops only at the end."""
+    word after each, then pushes them; (1,0)'s reader, per page, reserves one page of b1, waits for the count (at
+    most the pages sent) and pushes it (``pushes`` pages in all), so its write pointer runs ahead of the sender's.
+    ``own_page``: (1,0)'s reader first publishes a page of its own that its compute pops only at the end."""
     send: list[Op] = [Reserve(0, len(offsets)), FillTiles(0, len(offsets))]
     for off in offsets:
         send += [McastSend(0, 1, 0, 1, offset=off), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
