@@ -4,15 +4,15 @@ delivery (reference §2.6 invariants 3 and 4): every multicast lands in a slot i
 address, and is published by the receiver only after it landed.
 
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
-- ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's (its write
-  pointer ``pushed % capacity``; a forwarder's multicast from the front of a buffer another engine fills: its read
-  pointer ``popped % capacity``) and the receiver has at least that many free pages. Until the receiver publishes
-  (``mcast-publish-early``) its write pointer cannot move and its free space only grows, so the condition still holds
-  when the data lands. Where the rings have equal capacities the checker first asks a stronger question
-  (``smt.shortcuts``): that each receiver has *pushed* exactly as many pages as the sender has pushed (popped, for a
-  forwarder): equal counts give equal pointers modulo the common capacity. Its unsat proves the obligation, with one
-  query the solver finds far easier than the congruence; otherwise the congruence query decides, and gives the
-  counterexample.
+- ``mcast-slot``: the pages the multicast lands on (the sender's slot: its pointer of the anchor buffer plus
+  ``offset``) are free at each receiver and hold no landing it has not published (``semantics.data_lands``). Asked
+  when the sender issues it, first by the stronger lockstep question (``smt.shortcuts``: each receiver has pushed
+  exactly as many pages as the sender's anchor counts, with the room), then the window (a sole sender: the landing's
+  pages, counted as the receiver counts, inside ``[pushed, popped + capacity)``), then the congruence of the
+  receiver's write pointer plus ``offset`` with the slot; unsat of any proves it (landings over unpublished ones:
+  ``_landing_twice``). Otherwise the interpreter's rule at a landing right after the issue gives the counterexample,
+  or the obligation fails to prove. Until the receiver publishes (``mcast-publish-early``) its write pointer moves
+  only past landed pages and its free space only grows, so the condition still holds when the data lands.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
   every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
   (ordered target, or a flush between them: ``async-flag-overtake``).
