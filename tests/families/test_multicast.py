@@ -452,6 +452,35 @@ def test_two_blocks_landing_on_one_page_before_it_is_published() -> None:
     assert all(_replayed(r) for r in slots if r.verdict is Verdict.REFUTED)
 
 
+def test_a_receiver_a_whole_ring_behind_is_not_proved_by_the_congruence() -> None:
+    """A one-page ring: the sender sends two pages with a push between and no flow control; the receiver publishes
+    only after both increments, so the second lands on the first, unpublished (``mcast-slot`` in the interpreter).
+    Its write pointer is congruent with the sender's modulo 1 and has the room, so the congruence query alone proved
+    it (before the window question); the window refutes it, replayed."""
+    from verispatial.certify.report import Verdict
+
+    send: list[Op] = []
+    for _ in range(2):
+        send += [Reserve(0, 1), FillTiles(0, 1), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1),
+                 AtomicBarrier(), Push(0, 1)]
+    bufs = (buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Wait(0, 1), Pop(0, 1)),
+             ep(B, Engine.READER, Reserve(1, 1), SemWait(0, GE, 2), SemSet(0, 0), Push(1, 1)),
+             ep(B, Engine.COMPUTE, Wait(1, 1), Pop(1, 1)),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    p = attrs.evolve(p, memory=tuple(BufferAt(b.id, WORMHOLE.reserved_base, WORMHOLE.tile_bytes[b.dtype])
+                                     for b in bufs))
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SLOT)
+    assert found is not None
+    assert found.violation.message == ("mcast_send of 1 pages lands in b1 at (1,0) on page 0, which an earlier "
+                                       "landing filled and b1 has not published yet")
+    first, second = _slot_results(p)
+    assert first.verdict is Verdict.PROVED
+    assert second.verdict is Verdict.REFUTED, second
+    assert _replayed(second), second.counterexample
+
+
 def test_a_push_publishing_a_page_no_landing_filled() -> None:
     """One page lands; the receiver publishes two: ``mcast-publish-early`` at its second push, in the interpreter and
     refuted (replayed) by the checker."""
