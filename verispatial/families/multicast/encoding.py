@@ -130,7 +130,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
             if o.status == Status.UNSAT:
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                                  f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer",
+                                  f"each of {len(dests)} receivers has the pages the sender's slot names free",
                                   seconds=time.perf_counter() - t0))
                 continue
         windowed = all(b.capacity == anchor.capacity for b in dests) and _sole_sender(a, sends, lf, dests)
@@ -157,7 +157,7 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
         cong = None if windowed else solve_each(a, build, f"{name}:congruence", engines, trusted, rlimit)[0]
         if cong is not None and cong.status == Status.UNSAT:
             out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                              f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer",
+                              f"each of {len(dests)} receivers has the pages the sender's slot names free",
                               seconds=time.perf_counter() - t0))
             continue
 
