@@ -418,9 +418,10 @@ def forwarder(skip_first: bool = False) -> Program:
 
 
 def test_front_multicast_slot_reads_the_forwarders_read_pointer() -> None:
-    """The slot rule of a forwarder compares its read pointer (``popped % capacity``) with each receiver's write
-    pointer: congruent when both move one page per handshake, refuted when the forwarder dropped a page first (the
-    interpreter reports ``mcast-slot`` at the forwarder's multicast)."""
+    """The slot rule of a forwarder asks the pages its read pointer (``popped % capacity``) names to be free at each
+    receiver: proved when both move one page per handshake, refuted when the forwarder dropped a page first (the
+    interpreter reports ``mcast-publish-early`` at the receiver's push and, in another interleaving, ``mcast-slot``
+    at the forwarder's multicast)."""
     from verispatial.certify.reach import analyse
     from verispatial.families.multicast.encoding import check_multicast
 
@@ -432,9 +433,13 @@ def test_front_multicast_slot_reads_the_forwarders_read_pointer() -> None:
     bad = forwarder(skip_first=True)
     (slot,) = [r for r in check_multicast(analyse(bad), {0, 1}) if r.name.startswith("mcast-slot")]
     assert slot.verdict == Verdict.REFUTED
-    assert "differs from the sender's read pointer" in slot.reason
-    (v,) = [v for v in simulate(bad).violations if v.rule == "mcast-slot"]
-    assert (v.position.engine, v.position.path) == ("(0,0).writer", (2, 3))
+    assert "the pages its read pointer names are not free at a receiver" in slot.reason
+    # The page lands one past the receiver's write pointer, on a free page: the receiver then publishes a page that
+    # never landed; in another interleaving the next landing overwrites the page the receiver published.
+    assert [v.rule for v in simulate(bad).violations] == ["mcast-publish-early"]
+    found = explore(bad).violation("mcast-slot")
+    assert found is not None
+    assert (found.violation.position.engine, found.violation.position.path) == ("(0,0).writer", (2, 3))
 
 
 def test_an_op_no_iteration_admits_asks_for_nothing() -> None:

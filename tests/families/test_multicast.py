@@ -9,6 +9,7 @@ import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 from family_checks import asserted, findings, only, where
 
+from verispatial.certify.report import Result
 from verispatial.families.multicast import encoding, promela, semantics
 from verispatial.ir import (
     BLACKHOLE,
@@ -175,15 +176,18 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
     r = simulate(p)
     # (b1's pages left at the end fault nothing: the launch's end resets the buffer.)
     assert [where(v) for v in r.violations] == [("mcast-publish-early", RB, (1,), ()), ("mcast-slot", RA, (3,), ())]
-    assert r.violations[1].message == "mcast_send of 4 pages lands in b1 at (1,0) but b1 has only 0 free pages"
-    # The sender's ring is one push ahead of the receiver's: the slots do not line up.
+    assert r.violations[1].message == ("mcast_send of 4 pages lands in b1 at (1,0) 0 pages past its write pointer but "
+                                       "b1 has only 0 free pages (it overwrites page 0, pushed and not popped)")
+    # The sender's ring is one push ahead of the receiver's: the data lands on free pages past the receiver's write
+    # pointer (no fault: the hardware writes an address), but the pages the receiver publishes never got it.
     p2 = prog(ep(A, Engine.READER, AcquireAcc(4, "bf16"), Reserve(0, 4), PackAcc(0, 4), Push(0, 2),
                  McastSend(0, 2, 0, 1), ReleaseAcc(), WriteBarrier(), Push(0, 2)),
               ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
               ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, ReadBarrier()), buffers=bufs, groups=g)
-    v = only(simulate(p2))
-    assert where(v) == ("mcast-slot", RA, (4,), ())
-    assert v.message == "mcast_send of 2 pages lands in b1 at (1,0) at write offset 2 but b1's write offset is 0"
+    assert simulate(p2).violations == ()
+    p3 = attrs.evolve(p2, programs=(*p2.programs[:2], ep(B, Engine.READER, Reserve(1, 2), ReadBarrier(), Push(1, 2)),
+                                    ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2))))
+    assert set(explore(p3).rules()) == {R.MCAST_PUBLISH_EARLY}
 
 
 def test_mcast_publish_early() -> None:
@@ -323,6 +327,150 @@ def test_a_landing_overlapping_another_engines_is_not_decided() -> None:
         r = next(x for x in report.results if x.name == f"mcast-slot:{eng}:[2]")
         assert r.verdict is Verdict.FAILED, r
     assert R.MCAST_SLOT in set(explore(p).rules())
+
+
+# ---------------------------------------------------------------------------------------------- landing past the pointer
+
+
+def blocks(offsets: tuple[int, ...] = (0, 1), own_page: bool = False, pushes: int = 2, cap: int = 2) -> Program:
+    """The sharded layernorm's result multicast in small (reader_mcast_sender_unary_sharded_ln.cpp:270-282,
+    reader_mcast_receiver_unary_sharded_ln.cpp:254-261, ttnn 0.81.1): (0,0)'s reader reserves ``len(offsets)`` pages
+    of b0 and sends page ``k`` at ``offsets[k]`` past its write pointer, a write barrier and an increment of (1,0)'s
+    word after each, then pushes them; (1,0)'s reader, per page, reserves one page of b1, waits for the count (at
+    most the pages sent) and pushes it (``pushes`` pages in all), so its write pointer runs ahead of the sender's.
+    ``own_page``: (1,0)'s reader first publishes a page of its own that its compute pops only at the end."""
+    send: list[Op] = [Reserve(0, len(offsets)), FillTiles(0, len(offsets))]
+    for off in offsets:
+        send += [McastSend(0, 1, 0, 1, offset=off), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
+    send.append(Push(0, len(offsets)))
+    recv: list[Op] = [Reserve(1, 1), FillTiles(1, 1), Push(1, 1)] if own_page else []
+    for k in range(pushes):
+        recv += [Reserve(1, 1), SemWait(0, GE, min(k + 1, len(offsets))), Push(1, 1)]
+    recv.append(SemSet(0, 0))  # the word ends as it started (``balance-sem``)
+    held = pushes + (1 if own_page else 0)
+    bufs = (buf(0, A, cap=cap, cb=0), buf(1, B, cap=cap, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, len(offsets)), Pop(0, len(offsets))),
+             ep(B, Engine.READER, *recv), ep(B, Engine.COMPUTE, *((Wait(1, held), Pop(1, held)) if held else ())),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    memory = [BufferAt(b.id, WORMHOLE.reserved_base, b.capacity * WORMHOLE.tile_bytes[b.dtype]) for b in bufs]
+    return attrs.evolve(p, memory=tuple(memory))
+
+
+def _slot_results(p: Program) -> list[Result]:
+    from verispatial.driver.run import certify
+
+    return [r for r in certify(p).results if r.name.startswith(f"{R.MCAST_SLOT}:")]
+
+
+def _replayed(r: Result) -> bool:
+    cex = r.counterexample or {}
+    return bool(cex.get("replayed_by") or (cex.get("replay") or {}).get("replayed_by") or cex.get("kind") == "rule")
+
+
+def test_a_landing_past_the_receivers_write_pointer_on_a_free_page_is_sound() -> None:
+    """Block 1 lands one page past the sender's write pointer, which is where the receiver's write pointer already is
+    once it pushed block 0 (or one page past it, before): a free page no landing holds, so no interleaving faults
+    and the checker proves ``mcast-slot`` at both sends (the false alarm of the sharded layernorm)."""
+    from verispatial.certify.report import Verdict
+
+    p = blocks()
+    assert validate(p) == []
+    assert explore(p).rules() == []
+    slots = _slot_results(p)
+    assert [r.verdict for r in slots] == [Verdict.PROVED, Verdict.PROVED], slots
+
+
+def test_a_landing_on_a_page_the_receiver_pushed_and_not_popped() -> None:
+    """The receiver publishes a page of its own first: the sender's page 0 lands on it (pushed, not popped)."""
+    from verispatial.certify.report import Verdict
+
+    p = blocks(offsets=(0,), own_page=True, pushes=1)
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SLOT)
+    assert found is not None
+    assert found.violation.message == ("mcast_send of 1 pages lands in b1 at (1,0) 1 pages past its write pointer but "
+                                       "b1 has only 1 free pages (it overwrites page 0, pushed and not popped)")
+    (r,) = _slot_results(p)
+    assert r.verdict is Verdict.REFUTED, r
+    assert _replayed(r), r.counterexample
+
+
+def test_a_landing_partly_outside_the_free_pages() -> None:
+    """Two pages at offset 0 into a 2-page ring whose receiver holds one page of its own: the second page lands on
+    it."""
+    from verispatial.certify.report import Verdict
+
+    bufs_p = blocks(offsets=(0,), own_page=True, pushes=1)
+    send = [Reserve(0, 2), FillTiles(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(), SemInc(0, B, 1),
+            AtomicBarrier(), Push(0, 2)]
+    p = attrs.evolve(bufs_p, programs=(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
+                                       *bufs_p.programs[2:]))
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SLOT)
+    assert found is not None
+    assert found.violation.message == ("mcast_send of 2 pages lands in b1 at (1,0) 1 pages past its write pointer but b1 has only 1 "
+                         "free pages (it overwrites page 0, pushed and not popped)")
+    (r,) = _slot_results(p)
+    assert r.verdict is Verdict.REFUTED, r
+    assert _replayed(r), r.counterexample
+
+
+def test_two_blocks_landing_on_one_page_before_it_is_published() -> None:
+    """Both blocks at offset 0 with no push of the sender between: the second lands on the page the first filled
+    (the receiver may not have published it yet)."""
+    from verispatial.certify.report import Verdict
+
+    p = blocks(offsets=(0, 0))
+    assert validate(p) == []
+    assert R.MCAST_SLOT in set(explore(p).rules())
+    slots = _slot_results(p)
+    assert Verdict.REFUTED in {r.verdict for r in slots}
+    assert Verdict.PROVED not in {r.verdict for r in slots[1:]}
+    assert all(_replayed(r) for r in slots if r.verdict is Verdict.REFUTED)
+
+
+def test_a_receiver_a_whole_ring_behind_is_not_proved_by_the_congruence() -> None:
+    """A one-page ring: the sender sends two pages with a push between and no flow control; the receiver publishes
+    only after both increments, so the second lands on the first, unpublished (``mcast-slot`` in the interpreter).
+    Its write pointer is congruent with the sender's modulo 1 and has the room, so the congruence query alone proved
+    it (before the window question); the window refutes it, replayed."""
+    from verispatial.certify.report import Verdict
+
+    send: list[Op] = []
+    for _ in range(2):
+        send += [Reserve(0, 1), FillTiles(0, 1), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1),
+                 AtomicBarrier(), Push(0, 1)]
+    bufs = (buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Wait(0, 1), Pop(0, 1)),
+             ep(B, Engine.READER, Reserve(1, 1), SemWait(0, GE, 2), SemSet(0, 0), Push(1, 1)),
+             ep(B, Engine.COMPUTE, Wait(1, 1), Pop(1, 1)),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    p = attrs.evolve(p, memory=tuple(BufferAt(b.id, WORMHOLE.reserved_base, WORMHOLE.tile_bytes[b.dtype])
+                                     for b in bufs))
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SLOT)
+    assert found is not None
+    assert found.violation.message == ("mcast_send of 1 pages lands in b1 at (1,0) on page 0, which an earlier "
+                                       "landing filled and b1 has not published yet")
+    first, second = _slot_results(p)
+    assert first.verdict is Verdict.PROVED
+    assert second.verdict is Verdict.REFUTED, second
+    assert _replayed(second), second.counterexample
+
+
+def test_a_push_publishing_a_page_no_landing_filled() -> None:
+    """One page lands; the receiver publishes two: ``mcast-publish-early`` at its second push, in the interpreter and
+    refuted (replayed) by the checker."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = blocks(offsets=(0,), pushes=2)
+    assert validate(p) == []
+    assert set(explore(p).rules()) >= {R.MCAST_PUBLISH_EARLY}
+    assert R.MCAST_SLOT not in set(explore(p).rules())
+    pub = [r for r in certify(p).results if r.name.startswith(f"{R.MCAST_PUBLISH}:")]
+    assert Verdict.REFUTED in {r.verdict for r in pub}, pub
+    assert all(_replayed(r) for r in pub if r.verdict is Verdict.REFUTED)
 
 
 # ---------------------------------------------------------------------------------------------- every chain

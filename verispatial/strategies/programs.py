@@ -599,7 +599,9 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     Broken (sometimes, with ``broken``): the increment before the barrier, or a flush instead (``async-inc-overtake``;
     the receiver may publish a page that has not landed); the block written one page past the write pointer
     (``offset`` 1: a page published unlanded); the sender's copy not pushed, so the next block lands on the last one
-    before it was published (``mcast-slot``)."""
+    (``mcast-slot`` while the receiver has not published or not popped it; once it has, the block lands on free
+    pages behind the receiver's write pointer a lap on, and the receiver publishes pages it never filled:
+    ``mcast-publish-early``)."""
     s0, s1 = SITES
     ps, cs = draw(st.permutations(by_site[s0]))[:2]
     pr, cr = draw(st.permutations(by_site[s1]))[:2]

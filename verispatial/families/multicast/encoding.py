@@ -4,15 +4,15 @@ delivery (reference §2.6 invariants 3 and 4): every multicast lands in a slot i
 address, and is published by the receiver only after it landed.
 
 - ``mcast-address``: the destination buffer (same cb index) has the sender's byte offset, page size, capacity.
-- ``mcast-slot``: when the sender issues the multicast, each receiver's write pointer equals the sender's (its write
-  pointer ``pushed % capacity``; a forwarder's multicast from the front of a buffer another engine fills: its read
-  pointer ``popped % capacity``) and the receiver has at least that many free pages. Until the receiver publishes
-  (``mcast-publish-early``) its write pointer cannot move and its free space only grows, so the condition still holds
-  when the data lands. Where the rings have equal capacities the checker first asks a stronger question
-  (``smt.shortcuts``): that each receiver has *pushed* exactly as many pages as the sender has pushed (popped, for a
-  forwarder): equal counts give equal pointers modulo the common capacity. Its unsat proves the obligation, with one
-  query the solver finds far easier than the congruence; otherwise the congruence query decides, and gives the
-  counterexample.
+- ``mcast-slot``: the pages the multicast lands on (the sender's slot: its pointer of the anchor buffer plus
+  ``offset``) are free at each receiver and hold no landing it has not published (``semantics.data_lands``). Asked
+  when the sender issues it, first by the stronger lockstep question (``smt.shortcuts``: each receiver has pushed
+  exactly as many pages as the sender's anchor counts, with the room), then the window (a sole sender: the landing's
+  pages, counted as the receiver counts, inside ``[pushed, popped + capacity)``), then the congruence of the
+  receiver's write pointer plus ``offset`` with the slot; unsat of any proves it (landings over unpublished ones:
+  ``_landing_twice``). Otherwise the interpreter's rule at a landing right after the issue gives the counterexample,
+  or the obligation fails to prove. Until the receiver publishes (``mcast-publish-early``) its write pointer moves
+  only past landed pages and its free space only grows, so the condition still holds when the data lands.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
   every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
   (ordered target, or a flush between them: ``async-flag-overtake``).
@@ -130,19 +130,65 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
             if o.status == Status.UNSAT:
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                                  f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer",
+                                  f"each of {len(dests)} receivers has the pages the sender's slot names free",
                                   seconds=time.perf_counter() - t0))
                 continue
-        o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
-        dt = time.perf_counter() - t0
-        if o.status == Status.UNSAT:
+        windowed = all(b.capacity == anchor.capacity for b in dests) and _sole_sender(a, sends, lf, dests)
+        wd: Decoded | None = None
+        if windowed:
+            def window(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
+                       pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
+                cm = sq.cm  # type: ignore[attr-defined]
+                # The landing's first page, counted as the receiver counts its pages (equal capacities: page k sits
+                # in ring slot k % capacity on both sides): it must lie in [pushed, popped + capacity).
+                first = (cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off
+                wrong = [z3.Or(first < cm.pushed(b.id), first + pages > cm.popped(b.id) + b.capacity) for b in dests]
+                return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
+
+            o, wd, _ = solve_each(a, window, f"{name}:window", engines, trusted, rlimit)
+            if o.status == Status.UNSAT:
+                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                                  f"each of {len(dests)} receivers has the pages the sender's slot names free",
+                                  seconds=time.perf_counter() - t0))
+                continue
+        # The congruence is asked only where the window is not: where it is, a state the congruence accepts and the
+        # window does not is a receiver a whole ring away from the sender's count, which lands on pages that may
+        # hold unpublished landings (``_landing_twice`` dropped them) or publishes pages that never landed.
+        cong = None if windowed else solve_each(a, build, f"{name}:congruence", engines, trusted, rlimit)[0]
+        if cong is not None and cong.status == Status.UNSAT:
             out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                              f"each of {len(dests)} receivers has the slot reserved at the sender's write pointer", seconds=dt))
-        elif o.status == Status.SAT and d is not None:
+                              f"each of {len(dests)} receivers has the pages the sender's slot names free",
+                              seconds=time.perf_counter() - t0))
+            continue
+
+        def outside(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
+                    pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
+            cm = sq.cm  # type: ignore[attr-defined]
+            # The interpreter's rule (``semantics.data_lands``) at a landing right after the issue: the pages past
+            # the receiver's write pointer where the sender's slot falls are not all free.
+            ptr = ((cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off) % anchor.capacity
+            wrong = [(ptr - cm.pushed(b.id)) % b.capacity + pages > b.capacity - (cm.pushed(b.id) - cm.popped(b.id))
+                     for b in dests]
+            return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
+
+        o, d, _ = solve_each(a, outside, name, engines, trusted, rlimit)
+        dt = time.perf_counter() - t0
+        if o.status == Status.SAT and d is not None:
             where = "read" if op.front else "write"
-            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's slot is not free or its write "
-                   f"pointer differs from the sender's {where} pointer")
+            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when the pages its {where} pointer names "
+                   "are not free at a receiver")
             out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt))
+        elif o.status == Status.UNSAT and windowed and wd is not None:
+            # Free modulo the ring, but a whole ring from the sender's count: the pages under the slot may hold
+            # landings not yet published (a candidate: the interpreter replays it or it fails to prove).
+            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's count of pages is a whole "
+                   "ring away from the sender's: the pages under its slot may hold a landing not yet published")
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, wd, msg), dt))
+        elif o.status == Status.UNSAT:
+            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                              "the pages it lands on are free at each receiver, but not inside its window counted from "
+                              "the sender's pointer, nor congruent with it: whether they hold a landing not yet "
+                              "published is not decided (outside the decided fragment)", seconds=dt))
         else:
             out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
 
@@ -159,11 +205,16 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
                 continue
             landers = [x for x in sends if br.id in {b.id for b in _dest_buffers(a, x)}]
-            if any(isinstance(x.op, McastSend) and x.op.offset for x in landers):
-                # Publication is per page; the counts below show it only for landings at each receiver's write pointer.
+            sole = bool(landers) and _sole_sender(a, sends, landers[0], [br])
+            if (sole and not _fills_in_order(a, landers, br)) or (
+                    not sole and any(isinstance(x.op, McastSend) and x.op.offset for x in landers)):
+                # Publication is per page; the counts below show it only for landings that fill the receiver's
+                # pages in the order they are issued (``_fills_in_order``), or at its write pointer (``mcast-slot``
+                # in step, several senders at offset 0).
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                                  f"multicasts land in b{br.id} at page offsets past its write pointer: which pages "
-                                  "each push publishes have landed is not decided (outside the decided fragment)"))
+                                  f"multicasts land in b{br.id} at page offsets that do not fill its pages in the order "
+                                  "they are issued: which pages each push publishes have landed is not decided "
+                                  "(outside the decided fragment)"))
                 continue
             word, per_flag = _covering_flag(a, lf.engine, br)
             if word is None:
@@ -193,6 +244,53 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
             else:
                 out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
     return out
+
+
+def _fills_in_order(a: Analysis, landers: list[Leaf], br: Buffer) -> bool:
+    """The multicasts of one sender into ``br`` (``_sole_sender``) fill the pages past its anchor pointer in the order
+    they are issued: each lands ``offset`` pages past the anchor where the one before it ended, and the anchor never
+    moves past a page no multicast was sent to (abstract interpretation over every path of the sender: the next
+    page, relative to the anchor). Then the pages landed, counted as the receiver counts (``mcast-slot``: the window
+    query), are always a prefix ``[0, k)`` of them, in issue order, so a count of covered pages is what each push
+    may publish (the sharded layernorm's sender: block ``b`` at offset ``b``, then one push of them all)."""
+    lf = landers[0]
+    op = lf.op
+    assert isinstance(op, McastSend)
+    anchor = _anchor(op)
+    cap = a.program.buffers[op.dest].capacity
+    mine = {x.path for x in landers}
+    bad: list[bool] = []
+
+    def step(o: Op, path: tuple[int, ...], st: State) -> State:
+        if bad:
+            return st
+        if isinstance(o, McastSend) and path in mine:
+            if any(t[1] != o.offset for t in st):  # type: ignore[index]
+                bad.append(True)
+            return frozenset({("next", o.offset + o.pages)})
+        if isinstance(o, (Push, Pop)) and ("push" if isinstance(o, Push) else "pop", o.buf) == anchor:
+            moved = frozenset(("next", int(t[1]) - o.pages) for t in st)  # type: ignore[call-overload]
+            if any(int(t[1]) < 0 or int(t[1]) > cap for t in moved):  # type: ignore[call-overload]
+                bad.append(True)  # past a page nothing was sent to (or more pages than the ring holds)
+            return moved
+        return st
+
+    run_paths(a.views[lf.engine].program.ops, (), frozenset({("next", 0)}), step, a.program.trip_max())
+    return not bad
+
+
+def _sole_sender(a: Analysis, sends: list[Leaf], lf: Leaf, dests: list[Buffer]) -> bool:
+    """Every multicast landing in ``dests`` is issued by ``lf``'s engine with ``lf``'s anchor pointer, so the landings
+    in each receiver buffer are ordered by one sender's count of that pointer (``_landing_twice`` compares them)."""
+    op = lf.op
+    assert isinstance(op, McastSend)
+    ids = {b.id for b in dests}
+    for x in sends:
+        assert isinstance(x.op, McastSend)
+        if ids & {b.id for b in _dest_buffers(a, x)} and (
+                x.engine != lf.engine or x.op.dest != op.dest or _anchor(x.op) != _anchor(op)):
+            return False
+    return True
 
 
 def _anchor(op: McastSend) -> tuple[str, int]:

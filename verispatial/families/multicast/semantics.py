@@ -133,26 +133,28 @@ def leave(it: Interp, s: State, e: int, i: int) -> None:
 
 
 def data_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:
-    """A data multicast lands in buffer ``dest`` at the sender's slot: ``mcast-slot`` when that slot is not
-    ``offset`` pages past the receiver's write pointer, when the receiver has fewer free pages than it needs there,
-    or when the pages it writes already hold a landing the receiver has not published (it would overwrite data not
-    yet consumed); the bytes change now (``alias-clobber``, ``async-source-reuse``)."""
+    """A data multicast lands in buffer ``dest`` at the sender's slot (the L1 address it computed), wherever that is
+    relative to the receiver's write pointer: ``mcast-slot`` when a page it writes is not one of the receiver's free
+    pages (the ring past the write pointer up to the read pointer: a page pushed and not popped holds published data
+    it would overwrite) or already holds a landing the receiver has not published (data not yet consumed). Which
+    pages each push publishes is ``mcast-publish-early``'s (``State.landed``, per page). The hardware asks no more:
+    the sharded layernorm's sender writes block ``b`` at ``b`` pages past its own unpushed write pointer
+    (reader_mcast_sender_unary_sharded_ln.cpp:270-282, ttnn 0.81.1) while each receiver reserves, waits and pushes
+    one page per block (reader_mcast_receiver_unary_sharded_ln.cpp:254-261), so its write pointer has moved on by
+    the time block 1 lands. The bytes change now (``alias-clobber``, ``async-source-reuse``)."""
     issue_pc: PC = (en[1], en[2])
-    br, pages, ps, off = dest, en[4], en[5], en[10]
+    br, pages, ps = dest, en[4], en[5]
     cap = it.caps[br]
-    want = (s.pushed[br] + off) % cap
     free = cap - (s.pushed[br] - s.popped[br])
     at = (ps - s.pushed[br]) % cap  # where it lands, in pages past the receiver's write pointer
     mine = ((1 << pages) - 1) << at
     site = it.program.buffers[br].site
-    if ps != want:
-        plus = f" (+{off} pages: {want})" if off else ""
-        it._v(out, R.MCAST_SLOT, e, issue_pc, f"mcast_send of {pages} pages lands in b{br} at {site} at write offset "
-                                              f"{ps} but b{br}'s write offset is {s.pushed[br] % cap}{plus}")
-    elif free < off + pages:
-        past = f" {off} pages past its write pointer" if off else ""
-        it._v(out, R.MCAST_SLOT, e, issue_pc, f"mcast_send of {pages} pages lands in b{br} at {site}{past} but b{br} "
-                                              f"has only {free} free pages")
+    if at + pages > free:
+        # The first page it writes that is not free holds page ``pushed + held - cap``: pushed, not popped.
+        held = s.pushed[br] + max(at, free) - cap
+        it._v(out, R.MCAST_SLOT, e, issue_pc,
+              f"mcast_send of {pages} pages lands in b{br} at {site} {at} pages past its write pointer but b{br} has "
+              f"only {free} free pages (it overwrites page {held}, pushed and not popped)")
     elif s.landed[br] & mine:
         page = s.pushed[br] + next(k for k in range(at, at + pages) if s.landed[br] >> k & 1)
         it._v(out, R.MCAST_SLOT, e, issue_pc,

@@ -20,8 +20,9 @@ and the receivers' *completion counter* (at each destination node).
 
 The receiver publishes its reserved block's address to the sender in TT-Lang (``emitReceiverAddressPublish``);
 program.json's multicast lands at the sender's own address in the buffer of the same index (``McastSend``), so
-a pipe must carry a block of one dataflow buffer at both ends (refused otherwise) and the checker proves that the
-sender's and each receiver's ring pointers agree (``mcast-slot``): stricter than the hardware, never weaker.
+a pipe must carry a block of one dataflow buffer at both ends (refused otherwise) and the data lands at the sender's
+ring slot, which each receiver must publish (``mcast-slot``, ``mcast-publish-early``): stricter than TT-Lang's
+receiver-addressed write, never weaker.
 
 A multi-device grid ``grid=(rows, cols, node_cols, node_rows)`` (TT-Lang's device-mesh axes first, as in tt-lang
 ``examples/eltwise_pipe_multidevice.py``) puts device ``(r, c)``'s node ``(x, y)`` at site
