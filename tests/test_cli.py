@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from verispatial.certify.certificate import check_certificate_shape
+from verispatial.certify.certificate import TEMPLATED_VERSION, check_certificate_shape
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.cli import main
 from verispatial.ir.serialize import schema
@@ -128,6 +128,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
     certificate.derive_certificate = derive_certificate  # type: ignore[attr-defined]
     # The input check is the real one: only the checker's work is faked.
     certificate.check_certificate_shape = check_certificate_shape  # type: ignore[attr-defined]
+    certificate.TEMPLATED_VERSION = TEMPLATED_VERSION  # type: ignore[attr-defined]
     interp.simulate = simulate  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verispatial.driver.run", checker)
     monkeypatch.setitem(sys.modules, "verispatial.certify.certificate", certificate)
@@ -159,7 +160,7 @@ def test_arguments_reach_the_checker(fake: Fake, capsys: pytest.CaptureFixture[s
     doc = {"format": "verispatial.certificate", "version": 1, "program_sha256": "0" * 64, "places": [1]}
     cert.write_text(json.dumps(doc))
     rc, _out, _err = run(capsys, ["certify", VALID, "--certificate", str(cert), "--jobs", "3"])
-    assert rc == 0
+    assert rc == 0, _err
     assert fake.certify_calls == [{"program": "small", "jobs": 3, "certificate": doc}]
 
 
