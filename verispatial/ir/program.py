@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
-from verispatial.ir.ops import CONTAINERS, Op, named_index_buffer
+from verispatial.ir.ops import CONTAINERS, Op, ReadTiles, WriteTiles, named_index_buffer
 from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
@@ -536,6 +536,20 @@ def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
         yield op
         if isinstance(op, CONTAINERS):
             yield from walk(op.body)
+
+
+def tensor_accesses(p: Program) -> tuple[frozenset[str], frozenset[str]]:
+    """(the tensors ``p``'s ``ReadTiles`` read, the tensors its ``WriteTiles`` write), by name: what a section of a
+    composed program reads and writes (``compose``'s roles and ``TemplatedProgram.instance_accesses``)."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, ReadTiles):
+                reads.add(op.tensor)
+            elif isinstance(op, WriteTiles):
+                writes.add(op.tensor)
+    return frozenset(reads), frozenset(writes)
 
 
 def program_summary(p: Program) -> tuple[int, int]:

@@ -37,7 +37,7 @@ import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, WaitCond
 from verispatial.ir.ids import Renaming
-from verispatial.ir.ops import AtomicBarrier, Op, ReadTiles, SemInc, SemWait, WriteTiles
+from verispatial.ir.ops import AtomicBarrier, Op, SemInc, SemWait
 from verispatial.ir.program import (
     Buffer,
     BufferAt,
@@ -49,6 +49,7 @@ from verispatial.ir.program import (
     Semaphore,
     Tensor,
     Trip,
+    tensor_accesses,
     walk,
 )
 from verispatial.ir.source import Sources, merged, shifted
@@ -318,18 +319,7 @@ class TemplatedProgram:
 
     @functools.cached_property
     def _accesses(self) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
-        out = []
-        for t in self.templates:
-            reads: set[str] = set()
-            writes: set[str] = set()
-            for ep in t.programs:
-                for op in walk(ep.ops):
-                    if isinstance(op, ReadTiles):
-                        reads.add(op.tensor)
-                    elif isinstance(op, WriteTiles):
-                        writes.add(op.tensor)
-            out.append((frozenset(reads), frozenset(writes)))
-        return tuple(out)
+        return tuple(tensor_accesses(t) for t in self.templates)
 
     def instance_accesses(self, k: int) -> tuple[frozenset[str], frozenset[str]]:
         """(tensors read, tensors written) by instance ``k``, in the program's names."""

@@ -55,6 +55,7 @@ from verispatial.ir.program import (
     Semaphore,
     Tensor,
     Trip,
+    tensor_accesses,
     walk,
 )
 from verispatial.ir.source import Sources, merged, shifted
@@ -147,23 +148,10 @@ def _conflict(name: str, have: Tensor, have_k: int, got: Tensor, got_k: int, why
                           f"{list(got.shape)} {got.dtype} ({why})", section=got_k)
 
 
-def _accesses(p: Program) -> tuple[set[str], set[str]]:
-    """(tensors read, tensors written) by ``p``'s ops."""
-    reads: set[str] = set()
-    writes: set[str] = set()
-    for ep in p.programs:
-        for op in walk(ep.ops):
-            if isinstance(op, ReadTiles):
-                reads.add(op.tensor)
-            elif isinstance(op, WriteTiles):
-                writes.add(op.tensor)
-    return reads, writes
-
-
 def unify_tensors(sections: Sequence[Program], state: Sequence[str]) -> tuple[Tensor, ...]:
     """The composed program's tensors, in order of first declaration, with their dtypes, initial values and roles
     decided as the module docstring says; ``ComposeRefused`` (``tensor-conflict``, ``unknown-state``)."""
-    return unify_declarations([(sec.tensors, *_accesses(sec)) for sec in sections], state)
+    return unify_declarations([(sec.tensors, *tensor_accesses(sec)) for sec in sections], state)
 
 
 #: One section's tensors as ``unify_declarations`` reads them: its declarations, the names it reads, the names it writes.
@@ -642,7 +630,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
                      for i, p in enumerate(order))
 
     last = sections[-1]
-    _, last_writes = _accesses(last)
+    _, last_writes = tensor_accesses(last)
     outputs = [t.name for t in tensors if t.role == Role.OUTPUT]
     out_name = next((t for t in outputs if t in last_writes), outputs[0] if outputs else "result")
     # A label of at most NAME_MAX characters (an output tensor's name may take them all).
@@ -757,7 +745,7 @@ def compose_templated(templates: Sequence[Program], instances: Sequence[Instance
         _check_section(k, sec, target)
         # A template is one section, of the default name (the document writes none: its section is its instances').
         tpl.append(attrs.evolve(sec, sections=(SectionSpan("main"),)))
-    accessed = [_accesses(t) for t in tpl]
+    accessed = [tensor_accesses(t) for t in tpl]
     declared: list[Declared] = []
     for inst in instances:
         t = tpl[inst.template]
