@@ -89,7 +89,7 @@ def inc_overtake(g: _Gen, e: int, sites: tuple[Site, ...], where: str) -> list[s
     return [g._assert(R.ASYNC_INC_OVERTAKE, " && ".join(conds), where)]
 
 
-def word_reuse(g: _Gen, w: int, where: str | None, new: str | None = None) -> list[str]:
+def word_reuse(g: _Gen, w: int, where: str | None, new: str) -> list[str]:
     """``async-source-reuse`` on word ``w``: it changes (its value becomes ``new``, a Promela expression: only a value
     other than the word's changes a byte) while a flag multicast reading it has not left."""
     lines: list[str] = []
@@ -98,9 +98,7 @@ def word_reuse(g: _Gen, w: int, where: str | None, new: str | None = None) -> li
         if isinstance(op, McastSetValid) and g._word(iss.e, op.source) == w:
             i = g._tmp()
             q = f"mq{iss.e}"
-            pending = f"!({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left)"
-            if new is not None:
-                pending = f"(({new}) == words[{w}] || {pending})"
+            pending = f"(({new}) == words[{w}] || !({i} < n{q} && {q}[{i}].op == {iss.k} && !{q}[{i}].left))"
             lines.append(f"for ({i} : 0 .. {g.qsize[(iss.e, 'mc')] - 1}) {{ "
                          f"{g._assert(R.ASYNC_SOURCE_REUSE, pending, where)} }};")
     return lines

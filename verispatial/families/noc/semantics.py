@@ -112,10 +112,12 @@ def inc_overtake(it: Interp, s: State, e: int, pc: PC, sites: tuple[Site, ...], 
             return
 
 
-def word_reuse(it: Interp, s: State, e: int, pc: PC, w: int, what: str, out: list[Violation]) -> None:
+def word_reuse(it: Interp, s: State, e: int, pc: PC, w: int, new: int, what: str, out: list[Violation]) -> None:
     """``async-source-reuse`` on a semaphore word: ``w`` changes while a flag multicast reading it (its
-    ``source``) has not left (the value is read when the write departs, reference §1.2). Callers call it only for a
-    store or landing of another value: the same value rewrites no byte the flag could read differently."""
+    ``source``) has not left (the value is read when the write departs, reference §1.2). ``new`` is the value the
+    store or landing leaves: the value the word holds rewrites no byte the flag could read differently."""
+    if new == s.words[w]:
+        return
     for e2 in range(it.n):
         for en in s.pending[e2]:
             if en[0] == VALID and not en[6] and en[3] == w:

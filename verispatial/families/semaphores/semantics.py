@@ -51,8 +51,7 @@ def sem_set(it: Interp, s: State, e: int, pc: PC, op: SemSet, out: list[Violatio
         it._v(out, R.SEM_SET_RACE, e, pc,
               f"sem_set(sem{op.sem}, {value}) overwrites sem{op.sem}@{it.word_site[w]}={s.words[w]}, "
               f"which received a remote write since this engine last observed it (lost update)")
-    if value != s.words[w]:  # a store of the value the word holds changes no byte a flag reading it may still take
-        it._word_reuse(s, e, pc, w, f"{op_text(op)} changes", out)
+    it._word_reuse(s, e, pc, w, value, f"{op_text(op)} changes", out)
     s.words[w] = value
     s.dirty[w] &= ~(1 << e)
 
@@ -85,8 +84,7 @@ def remote_write(it: Interp, s: State, w: int, new: int, src: int, src_pc: PC, o
                 it._v(out, R.SEM_OVERSHOOT, e2, pc,
                       f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
                       f"({src_op} issued by {it.keys[src]} at {path_text(src_pc[0])} lands)")
-    if new != old:  # a landing of the value the word holds (a loopback copy of it) changes no byte
-        it._word_reuse(s, src, src_pc, w, f"{op_text(it._ops[src][src_pc[0]])} lands in", out)
+    it._word_reuse(s, src, src_pc, w, new, f"{op_text(it._ops[src][src_pc[0]])} lands in", out)
     s.words[w] = new
     s.dirty[w] = it.site_mask.get(site, 0)
 
