@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
+import attrs
 import z3
 
 from verispatial.certify import smt
@@ -53,197 +55,208 @@ def _cex(rule: str, d: Decoded, summary: str, **extra: object) -> dict[str, obje
 
 
 def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """The multicast obligations of ``a.program``, in this order: ``mcast-address`` of every McastSend,
+    ``mcast-slot`` of every McastSend (``_check_slot``), ``mcast-publish`` of every receiver push of a multicast
+    destination buffer (``_check_publish``); ``rlimit`` is each query's Z3 resource limit."""
     p = a.program
-    out: list[Result] = []
     sends = [lf for v in a.views.values() for lf in v.leaves if isinstance(lf.op, McastSend)]
     offsets = {m.buf: m.offset for m in p.memory}
-    for lf in sends:
-        op = lf.op
-        assert isinstance(op, McastSend)
-        bs = p.buffers[op.dest]  # the address: the source's own, or this engine's copy of dst
-        name = f"{R.MCAST_ADDRESS}:{lf.engine}:{list(lf.path)}"
-        bad = [b for b in _dest_buffers(a, lf)
-               if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
-               or (p.memory and offsets.get(b.id) != offsets.get(bs.id))]
-        if not p.memory:
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                              "no memory map: multicast address congruence needs byte offsets"))
-        elif bad:
-            b = bad[0]
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
-                              f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
-                              f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
-                              {"kind": R.MCAST_ADDRESS, "rule": R.MCAST_ADDRESS, "sender_buffer": bs.id, "receiver_buffer": b.id,
-                               "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"}))
-        else:
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                              "every destination buffer has the sender's address and shape"))
-
-    trip_max = p.trip_max()
-
-    def never(lf: Leaf) -> bool:
-        """Inside a loop that never runs (count 0, or a trip whose maximum is 0)."""
-        return any(count_max(lc.count, trip_max) == 0 for lc in lf.loops)
-
+    out = [_check_address(a, lf, offsets) for lf in sends]
     twice = _landing_twice(a, sends)
-    for lf in sends:
-        op = lf.op
-        assert isinstance(op, McastSend)
-        if never(lf):
-            out.append(Result(R.Family.ASYNC_NOC.value, f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}", Verdict.PROVED,
-                              "the multicast never runs (its loop runs no iteration)"))
-            continue
-        t0 = time.perf_counter()
-        name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
-        again = twice.get((lf.engine, lf.index))
-        if again is not None:
-            out.append(_landing_twice_result(name, again))
-            continue
-        # The address the sender computes: its pointer of the anchor buffer (the source's write pointer for a back
-        # multicast, its read pointer for a forwarder, its write pointer of dst), ``offset`` pages further; each
-        # receiver must have that slot ``offset`` pages past its own write pointer, with room for the pages.
-        anchor = p.buffers[op.dest]
-        dests = _dest_buffers(a, lf)
-        engines = frozenset([lf.engine] + [x.engine for v in a.views.values() for x in v.leaves
-                                                if getattr(x.op, "buf", None) in {b.id for b in dests}])
-        pages, off = op.pages, op.offset
-        by_pops = op.front and op.dst is None
-
-        def build(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
-                  pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
-            cm = sq.cm  # type: ignore[attr-defined]
-            # Reference §1.1 get_write_ptr / get_read_ptr: the sender's own pointer of the anchor buffer.
-            ptr = ((cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off) % anchor.capacity
-            wrong = [z3.Or((cm.pushed(b.id) + off) % b.capacity != ptr,
-                           b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < off + pages) for b in dests]
-            return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
-
-        if smt.shortcuts() and all(b.capacity == anchor.capacity for b in dests):
-            def lockstep(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
-                         pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
-                cm = sq.cm  # type: ignore[attr-defined]
-                sent = cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)  # the sender's pointer, as in ``build``
-                wrong = [z3.Or(cm.pushed(b.id) != sent,
-                               b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < off + pages) for b in dests]
-                return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
-
-            o, _, _ = solve_each(a, lockstep, f"{name}:lockstep", engines, trusted, rlimit)
-            if o.status == Status.UNSAT:
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                                  f"each of {len(dests)} receivers has the pages the sender's slot names free",
-                                  seconds=time.perf_counter() - t0))
-                continue
-        windowed = all(b.capacity == anchor.capacity for b in dests) and _sole_sender(a, sends, lf, dests)
-        wd: Decoded | None = None
-        if windowed:
-            def window(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
-                       pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
-                cm = sq.cm  # type: ignore[attr-defined]
-                # The landing's first page, counted as the receiver counts its pages (equal capacities: page k sits
-                # in ring slot k % capacity on both sides): it must lie in [pushed, popped + capacity).
-                first = (cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off
-                wrong = [z3.Or(first < cm.pushed(b.id), first + pages > cm.popped(b.id) + b.capacity) for b in dests]
-                return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
-
-            o, wd, _ = solve_each(a, window, f"{name}:window", engines, trusted, rlimit)
-            if o.status == Status.UNSAT:
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                                  f"each of {len(dests)} receivers has the pages the sender's slot names free",
-                                  seconds=time.perf_counter() - t0))
-                continue
-        # The congruence is asked only where the window is not: where it is, a state the congruence accepts and the
-        # window does not is a receiver a whole ring away from the sender's count, which lands on pages that may
-        # hold unpublished landings (``_landing_twice`` dropped them) or publishes pages that never landed.
-        cong = None if windowed else solve_each(a, build, f"{name}:congruence", engines, trusted, rlimit)[0]
-        if cong is not None and cong.status == Status.UNSAT:
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                              f"each of {len(dests)} receivers has the pages the sender's slot names free",
-                              seconds=time.perf_counter() - t0))
-            continue
-
-        def outside(sq: object, lf: Leaf = lf, anchor: Buffer = anchor, dests: list[Buffer] = dests,
-                    pages: int = pages, off: int = off, by_pops: bool = by_pops) -> z3.BoolRef:
-            cm = sq.cm  # type: ignore[attr-defined]
-            # The interpreter's rule (``semantics.data_lands``) at a landing right after the issue: the pages past
-            # the receiver's write pointer where the sender's slot falls are not all free.
-            ptr = ((cm.popped(anchor.id) if by_pops else cm.pushed(anchor.id)) + off) % anchor.capacity
-            wrong = [(ptr - cm.pushed(b.id)) % b.capacity + pages > b.capacity - (cm.pushed(b.id) - cm.popped(b.id))
-                     for b in dests]
-            return z3.And(sq.enc.position(lf.engine).at(lf), any_of(sq.q.ctx, wrong))  # type: ignore[attr-defined]
-
-        o, d, _ = solve_each(a, outside, name, engines, trusted, rlimit)
-        dt = time.perf_counter() - t0
-        if o.status == Status.SAT and d is not None:
-            where = "read" if op.front else "write"
-            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when the pages its {where} pointer names "
-                   "are not free at a receiver")
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt))
-        elif o.status == Status.UNSAT and windowed and wd is not None:
-            # Free modulo the ring, but a whole ring from the sender's count: the pages under the slot may hold
-            # landings not yet published (a candidate: the interpreter replays it or it fails to prove).
-            msg = (f"{lf.engine} can multicast {pages} pages of b{bs.id} when a receiver's count of pages is a whole "
-                   "ring away from the sender's: the pages under its slot may hold a landing not yet published")
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, wd, msg), dt))
-        elif o.status == Status.UNSAT:
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                              "the pages it lands on are free at each receiver, but not inside its window counted from "
-                              "the sender's pointer, nor congruent with it: whether they hold a landing not yet "
-                              "published is not decided (outside the decided fragment)", seconds=dt))
-        else:
-            out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
-
+    out += [_check_slot(a, lf, sends, twice, trusted, rlimit) for lf in sends]
     # Publishing: each receiver push of a multicast destination buffer.
     dest_ids = {b.id for lf in sends for b in _dest_buffers(a, lf)}
-    for v in a.views.values():
-        for lf in v.leaves:
-            if not (isinstance(lf.op, Push) and lf.op.buf in dest_ids):
-                continue
-            t0 = time.perf_counter()
-            br = p.buffers[lf.op.buf]
-            name = f"{R.MCAST_PUBLISH}:{lf.engine}:{list(lf.path)}"
-            if never(lf):
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, "the push never runs (its loop runs no iteration)"))
-                continue
-            landers = [x for x in sends if br.id in {b.id for b in _dest_buffers(a, x)}]
-            sole = bool(landers) and _sole_sender(a, sends, landers[0], [br])
-            if (sole and not _fills_in_order(a, landers, br)) or (
-                    not sole and any(isinstance(x.op, McastSend) and x.op.offset for x in landers)):
-                # Publication is per page; the counts below show it only for landings that fill the receiver's
-                # pages in the order they are issued (``_fills_in_order``), or at its write pointer (``mcast-slot``
-                # in step, several senders at offset 0).
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                                  f"multicasts land in b{br.id} at page offsets that do not fill its pages in the order "
-                                  "they are issued: which pages each push publishes have landed is not decided "
-                                  "(outside the decided fragment)"))
-                continue
-            word, per_flag = _covering_flag(a, lf.engine, br)
-            if word is None:
-                counter = _covering_counter(a, lf, br)
-                if counter is not None:
-                    out.append(_publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0))
-                    continue
-                out.append(_publish_by_barrier(a, lf, br, landers, trusted, rlimit, name, t0))
-                continue
-            n = lf.op.pages
-            engines = frozenset([lf.engine, *(x.engine for x in word.flags)])
-
-            def build2(sq: object, lf: Leaf = lf, br: Buffer = br, word: Word = word, per_flag: int = per_flag,
-                       n: int = n) -> z3.BoolRef:
-                cm = sq.cm  # type: ignore[attr-defined]
-                return z3.And(sq.enc.position(lf.engine).at(lf),  # type: ignore[attr-defined]
-                              cm.waits_done(word) * per_flag < cm.pushed(br.id) + n)
-
-            o, d, _ = solve_each(a, build2, name, engines, trusted, rlimit)
-            dt = time.perf_counter() - t0
-            if o.status == Status.UNSAT:
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
-                                  f"flags seen on {word.name} cover every page published", seconds=dt))
-            elif o.status == Status.SAT and d is not None:
-                msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt))
-            else:
-                out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+    out += [_check_publish(a, lf, sends, trusted, rlimit) for v in a.views.values() for lf in v.leaves
+            if isinstance(lf.op, Push) and lf.op.buf in dest_ids]
     return out
+
+
+def _never(a: Analysis, lf: Leaf) -> bool:
+    """``lf`` is inside a loop that never runs (count 0, or a trip whose maximum is 0)."""
+    trip_max = a.program.trip_max()
+    return any(count_max(lc.count, trip_max) == 0 for lc in lf.loops)
+
+
+def _check_address(a: Analysis, lf: Leaf, offsets: dict[int, int]) -> Result:
+    """``mcast-address`` of the McastSend at ``lf``: every destination buffer has the sender's byte offset
+    (``offsets``: buffer id to byte offset in the memory map), page size, capacity and dtype."""
+    p = a.program
+    op = lf.op
+    assert isinstance(op, McastSend)
+    bs = p.buffers[op.dest]  # the address: the source's own, or this engine's copy of dst
+    name = f"{R.MCAST_ADDRESS}:{lf.engine}:{list(lf.path)}"
+    bad = [b for b in _dest_buffers(a, lf)
+           if (b.page_tiles, b.capacity, b.dtype) != (bs.page_tiles, bs.capacity, bs.dtype)
+           or (p.memory and offsets.get(b.id) != offsets.get(bs.id))]
+    if not p.memory:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                      "no memory map: multicast address congruence needs byte offsets")
+    if bad:
+        b = bad[0]
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
+                      f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
+                      f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
+                      {"kind": R.MCAST_ADDRESS, "rule": R.MCAST_ADDRESS, "sender_buffer": bs.id, "receiver_buffer": b.id,
+                       "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"})
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                  "every destination buffer has the sender's address and shape")
+
+
+@attrs.frozen
+class _Slot:
+    """The slot question of one McastSend (``lf``): the address the sender computes is its pointer of the anchor
+    buffer (the source's write pointer for a back multicast, its read pointer for a forwarder — ``by_pops`` —, its
+    write pointer of dst), ``off`` pages further; each receiver (``dests``) must have that slot ``off`` pages past
+    its own write pointer, with room for the ``pages``. Each method is one query's violation at the issue."""
+
+    lf: Leaf
+    anchor: Buffer
+    dests: list[Buffer]
+    pages: int
+    off: int
+    by_pops: bool
+
+    def _sent(self, cm: Any) -> z3.ArithRef:
+        # Reference §1.1 get_write_ptr / get_read_ptr: the sender's own pointer of the anchor buffer.
+        return cm.popped(self.anchor.id) if self.by_pops else cm.pushed(self.anchor.id)
+
+    def _at(self, sq: Any, wrong: list[z3.BoolRef]) -> z3.BoolRef:
+        return z3.And(sq.enc.position(self.lf.engine).at(self.lf), any_of(sq.q.ctx, wrong))
+
+    def congruence(self, sq: Any) -> z3.BoolRef:
+        cm = sq.cm
+        ptr = (self._sent(cm) + self.off) % self.anchor.capacity
+        return self._at(sq, [z3.Or((cm.pushed(b.id) + self.off) % b.capacity != ptr,
+                                   b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < self.off + self.pages)
+                             for b in self.dests])
+
+    def lockstep(self, sq: Any) -> z3.BoolRef:
+        cm = sq.cm
+        sent = self._sent(cm)
+        return self._at(sq, [z3.Or(cm.pushed(b.id) != sent,
+                                   b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) < self.off + self.pages)
+                             for b in self.dests])
+
+    def window(self, sq: Any) -> z3.BoolRef:
+        cm = sq.cm
+        # The landing's first page, counted as the receiver counts its pages (equal capacities: page k sits in ring
+        # slot k % capacity on both sides): it must lie in [pushed, popped + capacity).
+        first = self._sent(cm) + self.off
+        return self._at(sq, [z3.Or(first < cm.pushed(b.id), first + self.pages > cm.popped(b.id) + b.capacity)
+                             for b in self.dests])
+
+    def outside(self, sq: Any) -> z3.BoolRef:
+        cm = sq.cm
+        # The interpreter's rule (``semantics.data_lands``) at a landing right after the issue: the pages past the
+        # receiver's write pointer where the sender's slot falls are not all free.
+        ptr = (self._sent(cm) + self.off) % self.anchor.capacity
+        return self._at(sq, [(ptr - cm.pushed(b.id)) % b.capacity + self.pages
+                             > b.capacity - (cm.pushed(b.id) - cm.popped(b.id)) for b in self.dests])
+
+
+def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str, int], tuple[bool, str]],
+                trusted: set[int], rlimit: int) -> Result:
+    """``mcast-slot`` of the McastSend at ``lf`` (module docstring): landings over unpublished ones (``twice``, from
+    ``_landing_twice``) first, then the lockstep, window and congruence questions, any of which proves it; else the
+    interpreter's rule at the issue refutes it or it fails to prove."""
+    p = a.program
+    op = lf.op
+    assert isinstance(op, McastSend)
+    name = f"{R.MCAST_SLOT}:{lf.engine}:{list(lf.path)}"
+    if _never(a, lf):
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                      "the multicast never runs (its loop runs no iteration)")
+    t0 = time.perf_counter()
+    again = twice.get((lf.engine, lf.index))
+    if again is not None:
+        return _landing_twice_result(name, again)
+    anchor = p.buffers[op.dest]
+    dests = _dest_buffers(a, lf)
+    engines = frozenset([lf.engine] + [x.engine for v in a.views.values() for x in v.leaves
+                                            if getattr(x.op, "buf", None) in {b.id for b in dests}])
+    slot = _Slot(lf, anchor, dests, op.pages, op.offset, op.front and op.dst is None)
+    free = f"each of {len(dests)} receivers has the pages the sender's slot names free"
+    if smt.shortcuts() and all(b.capacity == anchor.capacity for b in dests):
+        o, _, _ = solve_each(a, slot.lockstep, f"{name}:lockstep", engines, trusted, rlimit)
+        if o.status == Status.UNSAT:
+            return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
+    windowed = all(b.capacity == anchor.capacity for b in dests) and _sole_sender(a, sends, lf, dests)
+    wd: Decoded | None = None
+    if windowed:
+        o, wd, _ = solve_each(a, slot.window, f"{name}:window", engines, trusted, rlimit)
+        if o.status == Status.UNSAT:
+            return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
+    # The congruence is asked only where the window is not: where it is, a state the congruence accepts and the
+    # window does not is a receiver a whole ring away from the sender's count, which lands on pages that may hold
+    # unpublished landings (``_landing_twice`` dropped them) or publishes pages that never landed.
+    cong = None if windowed else solve_each(a, slot.congruence, f"{name}:congruence", engines, trusted, rlimit)[0]
+    if cong is not None and cong.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
+    o, d, _ = solve_each(a, slot.outside, name, engines, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    bs = p.buffers[op.dest]
+    if o.status == Status.SAT and d is not None:
+        where = "read" if op.front else "write"
+        msg = (f"{lf.engine} can multicast {op.pages} pages of b{bs.id} when the pages its {where} pointer names "
+               "are not free at a receiver")
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt)
+    if o.status == Status.UNSAT and windowed and wd is not None:
+        # Free modulo the ring, but a whole ring from the sender's count: the pages under the slot may hold landings
+        # not yet published (a candidate: the interpreter replays it or it fails to prove).
+        msg = (f"{lf.engine} can multicast {op.pages} pages of b{bs.id} when a receiver's count of pages is a whole "
+               "ring away from the sender's: the pages under its slot may hold a landing not yet published")
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, wd, msg), dt)
+    if o.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                      "the pages it lands on are free at each receiver, but not inside its window counted from "
+                      "the sender's pointer, nor congruent with it: whether they hold a landing not yet "
+                      "published is not decided (outside the decided fragment)", seconds=dt)
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
+def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], rlimit: int) -> Result:
+    """``mcast-publish`` of the receiver Push at ``lf`` into a multicast destination buffer: the pages it publishes
+    have landed, shown by the flags its engine saw (one query), else by a counter (``_publish_by_counter``) or the
+    senders' barriers (``_publish_by_barrier``)."""
+    assert isinstance(lf.op, Push)
+    t0 = time.perf_counter()
+    br = a.program.buffers[lf.op.buf]
+    name = f"{R.MCAST_PUBLISH}:{lf.engine}:{list(lf.path)}"
+    if _never(a, lf):
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, "the push never runs (its loop runs no iteration)")
+    landers = [x for x in sends if br.id in {b.id for b in _dest_buffers(a, x)}]
+    sole = bool(landers) and _sole_sender(a, sends, landers[0], [br])
+    if (sole and not _fills_in_order(a, landers, br)) or (
+            not sole and any(isinstance(x.op, McastSend) and x.op.offset for x in landers)):
+        # Publication is per page; the counts below show it only for landings that fill the receiver's pages in the
+        # order they are issued (``_fills_in_order``), or at its write pointer (``mcast-slot`` in step, several
+        # senders at offset 0).
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
+                      f"multicasts land in b{br.id} at page offsets that do not fill its pages in the order "
+                      "they are issued: which pages each push publishes have landed is not decided "
+                      "(outside the decided fragment)")
+    word, per_flag = _covering_flag(a, lf.engine, br)
+    if word is None:
+        counter = _covering_counter(a, lf, br)
+        if counter is not None:
+            return _publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0)
+        return _publish_by_barrier(a, lf, br, landers, trusted, rlimit, name, t0)
+    n = lf.op.pages
+    engines = frozenset([lf.engine, *(x.engine for x in word.flags)])
+
+    def build(sq: Any) -> z3.BoolRef:
+        cm = sq.cm
+        return z3.And(sq.enc.position(lf.engine).at(lf), cm.waits_done(word) * per_flag < cm.pushed(br.id) + n)
+
+    o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                      f"flags seen on {word.name} cover every page published", seconds=dt)
+    if o.status == Status.SAT and d is not None:
+        msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
 def _fills_in_order(a: Analysis, landers: list[Leaf], br: Buffer) -> bool:
