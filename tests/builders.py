@@ -54,10 +54,10 @@ def ep(site: Site, engine: Engine, *ops: Op) -> EngineProgram:
 
 def prog(*programs: EngineProgram, buffers: tuple[Buffer, ...] = (), sems: tuple[Semaphore, ...] = (),
          groups: tuple[Group, ...] = (), tensors: tuple[Tensor, ...] = (), trips: tuple[Trip, ...] = (),
-         target: Target = WORMHOLE) -> Program:
-    """A program called ``t`` of ``programs`` and the given entities."""
+         target: Target = WORMHOLE, memory: tuple[BufferAt, ...] = ()) -> Program:
+    """A program called ``t`` of ``programs`` and the given entities (``memory``: its memory map, none by default)."""
     return Program("t", target, tensors=tensors, buffers=buffers, semaphores=sems, groups=groups, trips=trips,
-                   programs=programs)
+                   programs=programs, memory=memory)
 
 
 #: Tiles a ``copy_section`` moves.

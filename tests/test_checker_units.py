@@ -303,37 +303,6 @@ def test_dynamic_address_range_one_past_the_end() -> None:
     assert one(certify(dyn(3)), "bounds:X").reason == "every access of X is inside its 4 tiles"
 
 
-# ---------------------------------------------------------------------------------------------- memory
-
-
-def test_memory_overlap_names_both_buffers_and_a_shared_byte() -> None:
-    p = two_bufs((BASE, BASE + TILE))
-    report = certify(p)
-    assert not_proved(report) == {"memory-disjoint:(0,0).local.phase0": Verdict.REFUTED}
-    c = cex(one(report, "memory-disjoint:(0,0).local.phase0"))
-    assert (c["rule"], c["site"], c["space"], c["buffers"]) == ("memory-overlap", [0, 0], "local", [0, 1])
-    addr = c["address"]
-    assert isinstance(addr, int)
-    assert all(m.offset <= addr < m.offset + m.size for m in p.memory)
-
-
-@pytest.mark.parametrize(("mem", "name", "rule", "address", "reason"), [
-    ((BASE, BASE + 2 * TILE + 8), "memory-range:b1", "memory-align", BASE + 2 * TILE + 8,
-     f"b1 at offset {BASE + 2 * TILE + 8} is not 16-byte aligned"),
-    ((BASE - 16, BASE + 2 * TILE), "memory-range:b0", "memory-range", BASE - 16,
-     f"b0 (c0) on (0,0) occupies [{BASE - 16}, {BASE - 16 + 2 * TILE}) outside usable [{BASE}, 1499136)"),
-    ((BASE, WORMHOLE.local_bytes - TILE), "memory-range:b1", "memory-range", WORMHOLE.local_bytes,
-     f"b1 (c1) on (0,0) occupies [{WORMHOLE.local_bytes - TILE}, {WORMHOLE.local_bytes + TILE}) outside usable "
-     f"[{BASE}, 1499136)"),
-], ids=["misaligned", "below-reserved-base", "past-the-end"])
-def test_memory_alignment_and_range(mem: tuple[int, int], name: str, rule: str, address: int, reason: str) -> None:
-    report = certify(two_bufs(mem))
-    assert not_proved(report) == {name: Verdict.REFUTED}
-    r = one(report, name)
-    assert r.reason == reason
-    assert (cex(r)["rule"], cex(r)["address"]) == (rule, address)
-
-
 # ---------------------------------------------------------------------------------------------- semaphores
 
 

@@ -19,11 +19,11 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from verispatial.certify.memory import check_memory
 from verispatial.certify.report import Report, Verdict
 from verispatial.driver.run import certify
 from verispatial.driver.shared import canonical
 from verispatial.errors import ComposeRefused, ParseError
+from verispatial.families.memory.encoding import check_memory
 from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,

@@ -17,11 +17,12 @@ import pytest
 from builders import A, buf, ep, prog
 from hypothesis import given, settings
 
-from verispatial.certify import memory, schedule, smt
+from verispatial.certify import schedule, smt
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Report, Verdict
 from verispatial.driver.run import certify
 from verispatial.families.cb import encoding as ring_family
+from verispatial.families.memory import encoding as memory
 from verispatial.families.tensors import encoding as bounds
 from verispatial.ir import (
     WORMHOLE,

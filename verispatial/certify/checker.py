@@ -23,7 +23,6 @@ from verispatial.certify.alias import check_aliases
 from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.deadlock import check_deadlock
-from verispatial.certify.memory import check_memory
 from verispatial.certify.ordering import check_ordering
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
@@ -38,6 +37,7 @@ from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
+from verispatial.families.memory.encoding import check_memory
 from verispatial.families.multicast.encoding import check_multicast, multicast_destinations
 from verispatial.families.noc.encoding import check_remote_reads, cross_engine, discharge, may_reach_source, reuse_consequences
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance

@@ -140,6 +140,7 @@ MCAST_SEMANTICS = f"{FAMILIES_PACKAGE}.multicast.semantics"
 MCAST_ENCODING = f"{FAMILIES_PACKAGE}.multicast.encoding"
 TENSOR_SEMANTICS = f"{FAMILIES_PACKAGE}.tensors.semantics"
 TENSOR_ENCODING = f"{FAMILIES_PACKAGE}.tensors.encoding"
+MEMORY_ENCODING = f"{FAMILIES_PACKAGE}.memory.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -336,21 +337,21 @@ RULES: tuple[Rule, ...] = (
          "verispatial.certify.compositional", "", Replay.DERIVED, (Subject.BOUNDARY,), (RENDEZVOUS_EARLY,)),
     Rule(MEMORY_DISJOINT, Family.MEMORY, "buffers live at once on one site and space share no byte",
          "docs/checker.md#families-and-how-each-is-decided", "L1 layout: tt_metal/hw/inc/dev_mem_map.h", "",
-         "verispatial.certify.memory", "", Replay.STATIC, (Subject.REGION,)),
+         MEMORY_ENCODING, "", Replay.STATIC, (Subject.REGION,)),
     Rule(MEMORY_OVERLAP, Family.MEMORY, "two buffers live at once share a byte (a memory-disjoint counterexample)",
          "docs/checker.md#families-and-how-each-is-decided", "L1 layout: tt_metal/hw/inc/dev_mem_map.h", "",
-         "verispatial.certify.memory", "", Replay.STATIC, (Subject.REGION,)),
+         MEMORY_ENCODING, "", Replay.STATIC, (Subject.REGION,)),
     Rule(MEMORY_RANGE, Family.MEMORY, "a buffer lies outside the site's usable memory",
          "docs/checker.md#families-and-how-each-is-decided", "L1 layout: tt_metal/hw/inc/dev_mem_map.h", "",
-         "verispatial.certify.memory", "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
+         MEMORY_ENCODING, "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
     Rule(MEMORY_ALIGN, Family.MEMORY, "a buffer's address is not aligned as the target requires",
          "docs/checker.md#families-and-how-each-is-decided", "NoC alignment: tt_metal/hw/inc/dataflow_api.h", "",
-         "verispatial.certify.memory", "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
+         MEMORY_ENCODING, "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
     Rule(MEMORY_ALIAS, Family.MEMORY, "an aliased buffer does not sit on the bytes of the buffer it aliases",
          "docs/checker.md#families-and-how-each-is-decided", "L1 layout: tt_metal/hw/inc/dev_mem_map.h", "",
-         "verispatial.certify.memory", "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
+         MEMORY_ENCODING, "", Replay.STATIC, (Subject.BUFFER, Subject.LABEL)),
     Rule(MEMORY_MAP, Family.MEMORY, "the program has a memory map to prove disjointness from",
-         "docs/checker.md#families-and-how-each-is-decided", "DESIGN §4 MemoryMap", "", "verispatial.certify.memory",
+         "docs/checker.md#families-and-how-each-is-decided", "DESIGN §4 MemoryMap", "", MEMORY_ENCODING,
          "", Replay.NONE, ()),
     Rule(DEADLOCK, Family.DEADLOCK, "some engine has not finished and every unfinished engine is blocked",
          f"{SEM_DOC}#op-semantics--the-ground-truth", _DATAFLOW, INTERP, "verispatial.certify.deadlock",

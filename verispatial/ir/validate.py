@@ -380,7 +380,7 @@ def _check_resident(p: Program, report: Report, sites: set[Site] | None = None) 
     """Each resident tensor is declared and resident once, on a site that runs an engine program (``sites``: those
     sites, by default ``p``'s), over sections that exist, inside the site's usable local memory ``[reserved_base,
     local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the buffers and other
-    resident tensors of its phases is the memory obligation's (certify/memory.py)."""
+    resident tensors of its phases is the memory obligation's (families/memory/encoding.py)."""
     tensors = {t.name: t for t in p.tensors}
     if sites is None:
         sites = {ep.site for ep in p.programs}

@@ -6,7 +6,7 @@ site's local memory over its live range instead: the sections from the first tha
 last (its last reader). Carried state is placed once for the whole deployment: it is live in every phase. The
 engines still move the tensor's tiles with NoC reads and writes (a core's L1 is addressable from every core,
 reference §1.3); only where its bytes sit changes, so the ops are untouched and only the memory obligations grow:
-``certify/memory.py`` keeps every resident tensor disjoint from every buffer and resident tensor live in the same
+``families/memory/encoding.py`` keeps every resident tensor disjoint from every buffer and resident tensor live in the same
 phase on its site, inside usable memory, aligned.
 
 The decision, per tensor (carried state first, then activations in order of their live ranges): try the site of
