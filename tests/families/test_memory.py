@@ -1,6 +1,8 @@
 """The memory family (verispatial/families/memory/): the memory map's rules — buffers live at once disjoint
 (``memory-disjoint``, refuted as ``memory-overlap``), inside usable memory (``memory-range``) and aligned
-(``memory-align``) — each on a tiny program with the exact expected verdicts and counterexample."""
+(``memory-align``) — and aliased buffers, which share bytes page for page: nothing may write (pack, read landing,
+multicast landing) or publish a page of one while the other still holds it unconsumed (``alias-clobber``,
+``alias_encoding.py``); each on a tiny program with the exact expected verdicts and counterexample."""
 
 from __future__ import annotations
 
@@ -12,23 +14,33 @@ from verispatial.driver.run import certify
 from verispatial.families.memory.encoding import check_memory
 from verispatial.ir import (
     WORMHOLE,
+    AcquireAcc,
     Addr,
+    Buffer,
     BufferAt,
     Engine,
+    EngineProgram,
+    Loop,
+    Op,
+    PackAcc,
     Pop,
     Program,
     Push,
     ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     Reserve,
     Role,
+    Site,
     Tensor,
+    Trip,
     Wait,
     WriteBarrier,
     WriteTiles,
 )
 from verispatial.ir import rules as R
 from verispatial.ir.validate import validate
+from verispatial.petri.explore import explore
 
 BASE = WORMHOLE.reserved_base
 TILE = 2048  # one bf16 tile, one page
@@ -93,3 +105,76 @@ def test_memory_alignment_and_range(mem: tuple[int, int], name: str, rule: str, 
     r = one(report, name)
     assert r.reason == reason
     assert (cex(r)["rule"], cex(r)["address"]) == (rule, address)
+
+
+# ---------------------------------------------------------------------------------------------- aliases
+
+S = Site(0, 0)
+
+
+def aliased(pop_first: bool) -> Program:
+    pop: tuple[Op, ...] = (Pop(0, 1),)
+    pack: tuple[Op, ...] = (AcquireAcc(1, "bf16"), Reserve(1, 1), PackAcc(1, 1), Push(1, 1), ReleaseAcc())
+    compute = (Wait(0, 1), *(pop + pack if pop_first else pack + pop))
+    base = WORMHOLE.reserved_base
+    return Program(
+        "alias", WORMHOLE,
+        tensors=(Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT)),
+        buffers=(Buffer(0, "c_0", S, 0, 1, 1, "bf16"), Buffer(1, "c_16", S, 16, 1, 1, "bf16", alias_of=0)),
+        programs=(EngineProgram(S, Engine.READER, (Reserve(0, 1), ReadTiles("X", Addr(), 1, 0), ReadBarrier(),
+                                                   Push(0, 1))),
+                  EngineProgram(S, Engine.COMPUTE, compute),
+                  EngineProgram(S, Engine.WRITER, (Wait(1, 1), WriteTiles(1, "Y", Addr(), 1), WriteBarrier(),
+                                                   Pop(1, 1)))),
+        memory=(BufferAt(0, base, 2048), BufferAt(1, base, 2048)))
+
+
+def test_consuming_before_reusing_the_bytes_proves() -> None:
+    p = aliased(pop_first=True)
+    report = certify(p)
+    assert report.exit_code == 0
+    names = [r.name for r in report.results if r.name.startswith("alias-clobber")]
+    assert names == ["alias-clobber:b0~b1", "alias-clobber:b1~b0"]
+    assert explore(p).verdict == "ok"
+
+
+def test_publishing_over_unconsumed_alias_pages_is_refuted_and_replayed() -> None:
+    p = aliased(pop_first=False)
+    assert explore(p).rules() == ["alias-clobber"]
+    report = certify(p)
+    bad = [r for r in report.results if r.verdict == Verdict.REFUTED]
+    assert [r.name for r in bad] == ["alias-clobber:b1~b0"]
+    cex = bad[0].counterexample
+    assert cex is not None
+    assert cex["engine"] == "(0,0).compute"
+    assert cex["path"] == [3]  # the pack into c_16's page already clobbers c_0's unread page (before the push)
+    assert cex["replay"]["violation"]["rule"] == "alias-clobber"
+
+
+def never_packing() -> Program:
+    """The aliased pair with the pack into c_16 inside a loop of trip ``t`` whose max is 0: no pack ever runs, so the
+    offsets it writes are empty and the clobber query over them is an empty disjunction."""
+    pack = (AcquireAcc(1, "bf16"), Reserve(1, 1), PackAcc(1, 1), Push(1, 1), ReleaseAcc())
+    base = WORMHOLE.reserved_base
+    return Program(
+        "alias_trip0", WORMHOLE,
+        tensors=(Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT)),
+        buffers=(Buffer(0, "c_0", S, 0, 1, 1, "bf16"), Buffer(1, "c_16", S, 16, 1, 1, "bf16", alias_of=0)),
+        programs=(EngineProgram(S, Engine.READER, (Reserve(0, 1), ReadTiles("X", Addr(), 1, 0), ReadBarrier(),
+                                                   Push(0, 1))),
+                  EngineProgram(S, Engine.COMPUTE, (Loop("i", "t", pack),)),
+                  EngineProgram(S, Engine.WRITER, (Wait(0, 1), WriteTiles(0, "Y", Addr(), 1), WriteBarrier(),
+                                                   Pop(0, 1), Loop("j", "t", (Wait(1, 1), Pop(1, 1)))))),
+        memory=(BufferAt(0, base, 2048), BufferAt(1, base, 2048)), trips=(Trip("t", 0),))
+
+
+def test_a_pack_under_a_trip_of_max_0_proves_instead_of_crashing() -> None:
+    # This raised ``Z3Exception: Context mismatch`` (exit 4): ``z3.Or()`` of no offsets is built in Z3's global
+    # context, not the query's.
+    p = never_packing()
+    assert validate(p) == []
+    assert explore(p).verdict == "ok"
+    report = certify(p)
+    assert [(r.name, r.verdict) for r in report.results if r.name.startswith("alias-clobber")] == [
+        ("alias-clobber:b0~b1", Verdict.PROVED), ("alias-clobber:b1~b0", Verdict.PROVED)]
+    assert report.exit_code == 0

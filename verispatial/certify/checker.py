@@ -19,7 +19,6 @@ import attrs
 
 from verispatial import budget
 from verispatial.budget import BudgetExhausted
-from verispatial.certify.alias import check_aliases
 from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.deadlock import check_deadlock
@@ -37,6 +36,7 @@ from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
+from verispatial.families.memory.alias_encoding import check_aliases
 from verispatial.families.memory.encoding import check_memory
 from verispatial.families.multicast.encoding import check_multicast, multicast_destinations
 from verispatial.families.noc.encoding import check_remote_reads, cross_engine, discharge, may_reach_source, reuse_consequences

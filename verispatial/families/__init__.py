@@ -9,7 +9,8 @@ Promela part (``promela.py``); its tests are ``tests/families/test_<family>.py``
   rules on outstanding transactions other families apply (reads published early, write sources reused, transactions
   left at the end);
 - ``multicast/``: McastSend and McastSetValid, leaving the source and landing at each destination;
-- ``tensors/``: bounds, tensor races and unwritten outputs, applied by the NoC family's reads and writes (no op class).
+- ``tensors/``: bounds, tensor races and unwritten outputs, applied by the NoC family's reads and writes (no op class);
+- ``memory/``: the memory map (disjoint, in range, aligned) and aliased buffers' pages (``alias-clobber``; no op class).
 
 The chains that give ops their meaning — ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` — each
 assemble one ``{op class: handler}`` table from the families' ``HANDLERS`` and raise ``errors.UnhandledOp`` for an op

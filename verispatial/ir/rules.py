@@ -141,6 +141,7 @@ MCAST_ENCODING = f"{FAMILIES_PACKAGE}.multicast.encoding"
 TENSOR_SEMANTICS = f"{FAMILIES_PACKAGE}.tensors.semantics"
 TENSOR_ENCODING = f"{FAMILIES_PACKAGE}.tensors.encoding"
 MEMORY_ENCODING = f"{FAMILIES_PACKAGE}.memory.encoding"
+ALIAS_ENCODING = f"{FAMILIES_PACKAGE}.memory.alias_encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -245,7 +246,7 @@ RULES: tuple[Rule, ...] = (
          (CB_SHARD_OVERRUN,)),
     Rule(ALIAS_CLOBBER, Family.MEMORY, "a write into a page an aliased buffer still holds unconsumed",
          f"{SEM_DOC}#aliases", "buffers sharing L1 bytes (CircularBufferConfig with several indices)", INTERP,
-         "verispatial.certify.alias", "R_alias_clobber", Replay.CLAIMED, (Subject.ALIAS,), (ALIAS_CLOBBER,)),
+         ALIAS_ENCODING, "", Replay.CLAIMED, (Subject.ALIAS,), (ALIAS_CLOBBER,)),
     Rule(SEM_OVERSHOOT, Family.SEMAPHORE, "a write jumps an equality wait's word past the value it waits for", _SEM,
          f"{_DATAFLOW} noc_semaphore_wait spins for equality", SEM_SEMANTICS, SEM_ENCODING, "R_sem_overshoot",
          Replay.CLAIMED, (Subject.WORD,), (SEM_OVERSHOOT,)),
