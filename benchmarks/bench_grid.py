@@ -2,8 +2,9 @@
 
 The section is a prefill-like matmul (bf16, [M,256] @ [256,256], M = 128, or 256 for the 8x8 grid so that every
 row of sites has a tile row) compiled for Wormhole with the grid capped at cols x rows. For each grid the deadlock
-obligation is decided twice: ``search`` (one query over every engine of the component, deadlock.py) and
-``schedule`` (a derived schedule witness checked with one query per blocking op and per engine, schedule.py).
+obligation is decided twice: ``search`` (one query over every engine of the component,
+families/deadlock/encoding.py) and ``schedule`` (a derived schedule witness checked with one query per blocking op
+and per engine, schedule.py).
 
     python benchmarks/bench_grid.py [--grids 2x2 4x4 8x4 8x8]
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
 from verispatial.driver.search import propose_deadlock
+from verispatial.families.deadlock.encoding import check_deadlock
 from verispatial.ir.graph import GraphBuilder
 from verispatial.ir.program import Program
 from verispatial.ir.target import WORMHOLE

@@ -19,12 +19,12 @@ import pytest
 
 from verispatial import budget
 from verispatial.certify import rules, schedule
-from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.reach import analyse
 from verispatial.certify.report import Verdict
 from verispatial.certify.structure import engine_views
 from verispatial.cli import main
 from verispatial.driver.search import propose_deadlock
+from verispatial.families.deadlock.encoding import check_deadlock
 from verispatial.ir.serialize import ParseError, check_program_schema, loads, schema
 
 #: A bound no run of these programs comes near (they end in seconds), generous for a loaded 2-core CI machine.

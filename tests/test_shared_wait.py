@@ -257,8 +257,8 @@ def test_a_sharing_waiter_that_flushes_before_it_tells_proves() -> None:
 def test_the_schedule_witness_never_proves_a_falling_wait() -> None:
     """The schedule theorem needs every wait monotone in the other engines' progress; the consumer's pops take pages
     from what a data-movement sharing waiter counts, so such a component goes to the search."""
-    from verispatial.certify.deadlock import check_deadlock
     from verispatial.certify.reach import analyse
+    from verispatial.families.deadlock.encoding import check_deadlock
 
     for hs in (False, True):
         p = sdpa_cur_pos(handshake=hs)

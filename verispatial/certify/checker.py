@@ -21,7 +21,6 @@ from verispatial import budget
 from verispatial.budget import BudgetExhausted
 from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.canon import ProofMemo
-from verispatial.certify.deadlock import check_deadlock
 from verispatial.certify.ordering import check_ordering
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
@@ -36,6 +35,7 @@ from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
+from verispatial.families.deadlock.encoding import check_deadlock
 from verispatial.families.memory.alias_encoding import check_aliases
 from verispatial.families.memory.encoding import check_memory
 from verispatial.families.multicast.encoding import check_multicast, multicast_destinations

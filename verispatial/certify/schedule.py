@@ -1,7 +1,7 @@
 """Deadlock freedom from a schedule witness (DESIGN §7, "certificates carry witnesses; the checker evaluates them").
 
-The search of ``deadlock.py`` asks one query over every engine of a component at once; on a wide multicast grid
-(32-64 sites, ~100-200 engines) that query exhausts its resource limit. Here a *schedule* is checked instead, one
+The search of ``families/deadlock/encoding.py`` asks one query over every engine of a component at once; on a wide
+multicast grid (32-64 sites, ~100-200 engines) that query exhausts its resource limit. Here a *schedule* is checked instead, one
 small query per blocking leaf and one per engine, none of which grows with the grid.
 
 Witness. ``R`` are the leaves that block (Reserve, Wait, SemWait) or change a counter (Push, Pop, SemInc, SemIncMcast,

@@ -10,7 +10,8 @@ Promela part (``promela.py``); its tests are ``tests/families/test_<family>.py``
   left at the end);
 - ``multicast/``: McastSend and McastSetValid, leaving the source and landing at each destination;
 - ``tensors/``: bounds, tensor races and unwritten outputs, applied by the NoC family's reads and writes (no op class);
-- ``memory/``: the memory map (disjoint, in range, aligned) and aliased buffers' pages (``alias-clobber``; no op class).
+- ``memory/``: the memory map (disjoint, in range, aligned) and aliased buffers' pages (``alias-clobber``; no op class);
+- ``deadlock/``: no reachable state where every unfinished engine is blocked (no op class: the interpreter's run status).
 
 The chains that give ops their meaning — ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` — each
 assemble one ``{op class: handler}`` table from the families' ``HANDLERS`` and raise ``errors.UnhandledOp`` for an op

@@ -142,6 +142,7 @@ TENSOR_SEMANTICS = f"{FAMILIES_PACKAGE}.tensors.semantics"
 TENSOR_ENCODING = f"{FAMILIES_PACKAGE}.tensors.encoding"
 MEMORY_ENCODING = f"{FAMILIES_PACKAGE}.memory.encoding"
 ALIAS_ENCODING = f"{FAMILIES_PACKAGE}.memory.alias_encoding"
+DEADLOCK_ENCODING = f"{FAMILIES_PACKAGE}.deadlock.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -355,7 +356,7 @@ RULES: tuple[Rule, ...] = (
          "docs/checker.md#families-and-how-each-is-decided", "DESIGN §4 MemoryMap", "", MEMORY_ENCODING,
          "", Replay.NONE, ()),
     Rule(DEADLOCK, Family.DEADLOCK, "some engine has not finished and every unfinished engine is blocked",
-         f"{SEM_DOC}#op-semantics--the-ground-truth", _DATAFLOW, INTERP, "verispatial.certify.deadlock",
+         f"{SEM_DOC}#op-semantics--the-ground-truth", _DATAFLOW, INTERP, DEADLOCK_ENCODING,
          "invalid end state", Replay.DEADLOCK, (Subject.COMPONENT, Subject.LABEL), (), (Family.SEMAPHORE,)),
     Rule(BALANCE_CB, Family.BALANCE, "a buffer whose counters outlive its section is not empty at its end", _CB,
          "tt_metal/hw/firmware/src/tt-1xx/trisc.cc init_sync_registers; circular_buffer_init.h", CB_SEMANTICS,
