@@ -1,7 +1,8 @@
 """The tensors family (verispatial/families/tensors/): the tiles an access touches (``bounds``), the order of the reads
 and writes of a tile (``tensor-race``) and the output written by the end (``output-unwritten``) — each rule on a tiny
 program with the exact expected outcome in the reference interpreter, and the same access checked by the Promela
-model."""
+model; and the tile-range hull that spares the happens-before queries (``ordering_encoding.py``) a solver query for
+write pairs that cannot share a tile."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ import re
 from builders import GE, RA, RB, WA, A, B, buf, ep, prog, sem
 from family_checks import asserted, only, where
 
+from verispatial.certify.reach import analyse
+from verispatial.certify.structure import Leaf
 from verispatial.families.tensors import promela, semantics
+from verispatial.families.tensors.ordering_encoding import _hull, _may_share_tile
 from verispatial.ir import (
+    WORMHOLE,
     AcquireAcc,
     Addr,
     AtomicBarrier,
+    Buffer,
+    BufferAt,
     Dynamic,
     Engine,
     EngineProgram,
@@ -22,6 +29,7 @@ from verispatial.ir import (
     Op,
     PackAcc,
     Pop,
+    Program,
     Push,
     ReadBarrier,
     ReadTiles,
@@ -34,11 +42,13 @@ from verispatial.ir import (
     Site,
     Tensor,
     Term,
+    Trip,
     Wait,
     WriteBarrier,
     WriteTiles,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.validate import validate
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import to_promela
 
@@ -161,3 +171,53 @@ def test_the_family_has_no_op_class_of_its_own() -> None:
     """Tensor rules are applied by the NoC family's reads and writes: the folder has no handler table."""
     assert not hasattr(semantics, "HANDLERS")
     assert not hasattr(promela, "HANDLERS")
+
+
+# ---------------------------------------------------------------------------------------------- tile hull
+
+
+def writer_pair(addr_a: Addr, addr_b: Addr, count: int | str = 4) -> Program:
+    """Sites (0,0) and (1,0) each write ``count`` tiles of Y from their own buffer (one tile per iteration)."""
+    progs: list[EngineProgram] = []
+    bufs = []
+    for b, (site, addr) in enumerate(((Site(0, 0), addr_a), (Site(1, 0), addr_b))):
+        bufs.append(Buffer(b, f"c{b}", site, 0, 1, 2, "bf16"))
+        fill: tuple[Op, ...] = (Loop("k", count, (Reserve(b, 1), Push(b, 1))),)
+        drain: tuple[Op, ...] = (Loop("k", count, (Wait(b, 1), WriteTiles(b, "Y", addr, 1), WriteBarrier(), Pop(b, 1))),)
+        progs += [EngineProgram(site, Engine.READER, fill), EngineProgram(site, Engine.WRITER, drain)]
+    p = Program("pair", WORMHOLE, tensors=(Tensor("Y", (32, 32 * 16), "bf16", Role.OUTPUT),), buffers=tuple(bufs),
+                trips=(Trip("t", 3),), programs=tuple(progs),
+                memory=tuple(BufferAt(b.id, WORMHOLE.reserved_base, 2 * 2048) for b in bufs))
+    assert validate(p) == []
+    return p
+
+
+def leaves(p: Program) -> list[Leaf]:
+    a = analyse(p)
+    return [lf for v in a.views.values() for lf in v.leaves if isinstance(lf.op, WriteTiles)]
+
+
+def test_hull_is_exact_for_affine_counts_and_trips() -> None:
+    p = writer_pair(Addr(0, (Term("k", 1),)), Addr(4, (Term("k", -1),)))
+    a = analyse(p)
+    w0, w1 = leaves(p)
+    assert _hull(a.program, w0) == (0, 4)  # k in [0, 3]: tiles 0..3
+    assert _hull(a.program, w1) == (1, 5)  # 4 - k: tiles 1..4
+    assert _may_share_tile(a.program, w0, w1, 10**6) is True
+    p = writer_pair(Addr(0, (Term("k", 1),)), Addr(4, (Term("k", 1),)))
+    a = analyse(p)
+    w0, w1 = leaves(p)
+    assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 4), (4, 8))
+    assert _may_share_tile(a.program, w0, w1, 10**6) is False  # decided by the hulls, no query
+    # a trip count runs up to its max (3): tiles 0..2 and 2..4 overlap at tile 2
+    p = writer_pair(Addr(0, (Term("k", 1),)), Addr(2, (Term("k", 1),)), count="t")
+    a = analyse(p)
+    w0, w1 = leaves(p)
+    assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 3), (2, 5))
+    assert _may_share_tile(a.program, w0, w1, 10**6) is True
+    # an indirect part widens the hull by scale * [lo, hi]
+    p = writer_pair(Addr(0, (), Dynamic("i", 0, 3, 2)), Addr(8, (Term("k", 1),)))
+    a = analyse(p)
+    w0, w1 = leaves(p)
+    assert (_hull(a.program, w0), _hull(a.program, w1)) == ((0, 7), (8, 12))
+    assert _may_share_tile(a.program, w0, w1, 10**6) is False

@@ -21,7 +21,6 @@ from verispatial import budget
 from verispatial.budget import BudgetExhausted
 from verispatial.certify.assume import Basis, assumptions
 from verispatial.certify.canon import ProofMemo
-from verispatial.certify.ordering import check_ordering
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
@@ -42,6 +41,7 @@ from verispatial.families.multicast.encoding import check_multicast, multicast_d
 from verispatial.families.noc.encoding import check_remote_reads, cross_engine, discharge, may_reach_source, reuse_consequences
 from verispatial.families.semaphores.encoding import check_exact, check_sem_balance
 from verispatial.families.tensors.encoding import check_bounds
+from verispatial.families.tensors.ordering_encoding import check_ordering
 from verispatial.ir import acks, obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import AliasRef, BoundaryRef, BufferRef, ComponentRef, TensorRef

@@ -41,12 +41,12 @@ from typing import Any
 import attrs
 
 from verispatial.certify.canon import ProofMemo
-from verispatial.certify.ordering import _coverage, _output_coverage_query
 from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.families.memory.encoding import _resident_ranges
+from verispatial.families.tensors.ordering_encoding import _coverage, _output_coverage_query
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds

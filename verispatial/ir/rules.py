@@ -143,6 +143,7 @@ TENSOR_ENCODING = f"{FAMILIES_PACKAGE}.tensors.encoding"
 MEMORY_ENCODING = f"{FAMILIES_PACKAGE}.memory.encoding"
 ALIAS_ENCODING = f"{FAMILIES_PACKAGE}.memory.alias_encoding"
 DEADLOCK_ENCODING = f"{FAMILIES_PACKAGE}.deadlock.encoding"
+ORDERING_ENCODING = f"{FAMILIES_PACKAGE}.tensors.ordering_encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -309,26 +310,26 @@ RULES: tuple[Rule, ...] = (
     Rule(ACC_OVERRUN, Family.ACCUMULATOR, "a Compute or PackAcc of more tiles than the held acquire took", _ACC, _REG,
          ACC_SEMANTICS, _ACC_PER_ENGINE, "R_acc_overrun", Replay.AT_OP, _OP, (ACC_OVERRUN,)),
     Rule(TENSOR_RACE, Family.HAPPENS_BEFORE, "a tensor tile read or written unordered with its writer", _TEN,
-         f"{_DATAFLOW} noc_async_write_barrier completes a write", TENSOR_SEMANTICS, "verispatial.certify.ordering",
+         f"{_DATAFLOW} noc_async_write_barrier completes a write", TENSOR_SEMANTICS, ORDERING_ENCODING,
          "R_tensor_race", Replay.CLAIMED, (Subject.ORDERING,), (TENSOR_RACE,)),
     Rule(HB_ACTIVATION, Family.HAPPENS_BEFORE, "a read of an activation sees its producer's completed write", _TEN,
-         f"{_DATAFLOW} noc_async_write_barrier", "", "verispatial.certify.ordering", "", Replay.DERIVED,
+         f"{_DATAFLOW} noc_async_write_barrier", "", ORDERING_ENCODING, "", Replay.DERIVED,
          (Subject.ORDERING,), (TENSOR_RACE,), (Family.DEADLOCK,)),
     Rule(HB_STATE, Family.HAPPENS_BEFORE, "a state's write comes after every read of its old value", _TEN,
-         f"{_DATAFLOW} noc_async_read_barrier", "", "verispatial.certify.ordering", "", Replay.DERIVED,
+         f"{_DATAFLOW} noc_async_read_barrier", "", ORDERING_ENCODING, "", Replay.DERIVED,
          (Subject.ORDERING,), (TENSOR_RACE,), (Family.DEADLOCK,)),
     Rule(HB_WRITE_WRITE, Family.HAPPENS_BEFORE, "no two sites write the same tile unordered", _TEN,
-         f"{_DATAFLOW} noc_async_write_barrier", "", "verispatial.certify.ordering", "", Replay.DERIVED,
+         f"{_DATAFLOW} noc_async_write_barrier", "", ORDERING_ENCODING, "", Replay.DERIVED,
          (Subject.ORDERING,), (TENSOR_RACE,), (Family.DEADLOCK,)),
     Rule(HB_RENDEZVOUS, Family.HAPPENS_BEFORE, "every op before a rendezvous precedes every op after it",
          f"{SEM_DOC}#rendezvous", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", "",
-         "verispatial.certify.ordering", "", Replay.DERIVED, (Subject.BOUNDARY,), (RENDEZVOUS_EARLY,),
+         ORDERING_ENCODING, "", Replay.DERIVED, (Subject.BOUNDARY,), (RENDEZVOUS_EARLY,),
          (Family.SEMAPHORE,)),
     Rule(HB_CROSS, Family.HAPPENS_BEFORE, "data crossing a rendezvous is written before it is read",
          "docs/checker.md#the-composition-theorem", _DATAFLOW, "", "verispatial.certify.compositional", "",
          Replay.DERIVED, (Subject.CROSSING,), (TENSOR_RACE,)),
     Rule(OUTPUT_UNWRITTEN, Family.HAPPENS_BEFORE, "an output tile is unwritten at termination", _TEN,
-         "every output tile is written", TENSOR_SEMANTICS, "verispatial.certify.ordering", "R_output_unwritten",
+         "every output tile is written", TENSOR_SEMANTICS, ORDERING_ENCODING, "R_output_unwritten",
          Replay.CLAIMED, (Subject.TENSOR,), (OUTPUT_UNWRITTEN,)),
     Rule(RENDEZVOUS_EARLY, Family.HAPPENS_BEFORE, "an engine passes a rendezvous before all arrived",
          f"{SEM_DOC}#rendezvous", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", INTERP,

@@ -1,6 +1,6 @@
 """The happens-before obligations of sharded buffers (docs/semantics.md "Sharded buffers"): a sharded buffer as one
 access of its tensor made of pages (``shard_encoding.Pages``), against the tensor's ``ReadTiles``/``WriteTiles`` and
-its other shards. The method is ``shard_encoding``'s module docstring; the queries are ``certify/ordering.py``'s
+its other shards. The method is ``shard_encoding``'s module docstring; the queries are ``tensors/ordering_encoding.py``'s
 (``_Access``, ``_run``), which this module uses, so ordering itself never imports it (``check_shard_orderings`` runs
 beside ``check_ordering`` in the checker's happens-before stage).
 
@@ -14,12 +14,12 @@ import time
 
 import z3
 
-from verispatial.certify.ordering import _Access, _completion, _footprint, _run, _static_count
 from verispatial.certify.reach import Analysis, StateQuery
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, all_of, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.families.cb.shard_encoding import Pages, ShardSide, WriteCover, shard_sides
+from verispatial.families.tensors.ordering_encoding import _Access, _completion, _footprint, _run, _static_count
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role
 from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles, WriteTiles
