@@ -12,10 +12,26 @@ from family_checks import only, where
 from verispatial.certify.rules import engine_facts
 from verispatial.certify.structure import engine_views
 from verispatial.families.cb import encoding, promela, semantics
-from verispatial.ir import Engine, FillTiles, Pop, Program, Push, ReadBarrier, Reserve, Wait
+from verispatial.ir import (
+    Addr,
+    Engine,
+    FillTiles,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
+    Tensor,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
 from verispatial.ir import rules as R
-from verispatial.petri.interp import simulate
-from verispatial.petri.promela import to_promela
+from verispatial.ir.data import data_buffers
+from verispatial.petri.interp import Interp, simulate
+from verispatial.petri.promela import _Gen, to_promela
 
 
 def test_cb_capacity_reserve_5_on_4() -> None:
@@ -126,3 +142,18 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
     ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` is assembled from them)."""
     ops = {Reserve, Push, Wait, Pop, FillTiles}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
+
+
+def test_the_interpreter_and_the_promela_model_take_the_one_definition_of_data_buffers() -> None:
+    """b0 carries tiles the writer writes out (a data buffer: its push must publish filled pages); b1 only signals
+    (nothing reads its pages: a token channel). The interpreter and the Promela export use ``ir/data.py``'s set, as
+    the checker's per-engine rules do (``certify/rules.py``)."""
+    tensors = (Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT))
+    p = prog(ep(A, Engine.READER, Reserve(0, 1), ReadTiles("X", Addr(), 1, 0), ReadBarrier(), Push(0, 1),
+                Reserve(1, 1), Push(1, 1)),
+             ep(A, Engine.WRITER, Wait(0, 1), WriteTiles(0, "Y", Addr(), 1), WriteBarrier(), Pop(0, 1),
+                Wait(1, 1), Pop(1, 1)),
+             buffers=(buf(0), buf(1)), tensors=tensors)
+    assert data_buffers(p) == {0}
+    assert Interp(p).data_bufs == data_buffers(p)
+    assert _Gen(p).data_bufs == data_buffers(p)

@@ -95,7 +95,7 @@ class EngineRun:
 
     p: Program
     view: EngineView
-    data: set[int]
+    data: frozenset[int]
     dests: set[int]
     index_bufs: dict[IndexKey, int]
     phases: list[int]

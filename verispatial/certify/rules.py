@@ -29,52 +29,21 @@ from verispatial.families.cb import encoding as cb
 from verispatial.families.multicast import encoding as multicast
 from verispatial.families.noc import encoding as noc
 from verispatial.families.semaphores import encoding as semaphores
+from verispatial.ir.data import data_buffers
 from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
     ID_BUFFER,
-    Compute,
-    McastSend,
     Op,
     ReadTiles,
-    RemoteRead,
     Reserve,
     Wait,
     WriteTiles,
-    named_index_buffer,
 )
-from verispatial.ir.program import IndexKey, Program, walk
-from verispatial.ir.shards import sharded, written_shards
+from verispatial.ir.program import IndexKey, Program
 
 #: op class -> its family's per-engine handler ``(run, op, path, state) -> state`` (``verispatial/families``).
 _HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
                      multicast.HANDLERS)
-
-
-def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> set[int]:
-    """Buffers whose pages some op reads (WriteTiles source, Compute operand, multicast source, the index buffer of an
-    indirect address: ``Dynamic.buf`` or ``Program.index_buffers``): their pushes publish data
-    (``cb-push-unfilled``); the others are synchronisation channels whose pushes publish tokens only. A sharded
-    buffer's pages are its tensor's bytes (``ir/shards.py``): one its producer writes into publishes what it wrote,
-    so it is a data buffer; one it never writes publishes the tensor's tiles as they are, so it is not."""
-    written = written_shards(p)
-    read_shards = set(sharded(p)) - written
-    out: set[int] = set(written)
-    for ep in p.programs:
-        for op in walk(ep.ops):
-            named = named_index_buffer(op)
-            if named is not None:
-                out.add(named)
-            if isinstance(op, WriteTiles):
-                out.add(op.src)
-            elif isinstance(op, Compute):
-                out.update(o.buf for o in op.ins)
-            elif isinstance(op, McastSend):
-                out.add(op.buf)
-            elif isinstance(op, RemoteRead):
-                owner = p.remote_buffer(op.buf, op.at)
-                if owner is not None:
-                    out.add(owner)  # its pages are read at the owner's site
-    return (out | set((p.index_buffers() if index_bufs is None else index_bufs).values())) - read_shards
 
 
 def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:
@@ -85,7 +54,7 @@ def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, Engi
     return {k: engine_facts(p, v, data, dests, index_bufs) for k, v in views.items()}
 
 
-def engine_facts(p: Program, view: EngineView, data: set[int] | None = None,
+def engine_facts(p: Program, view: EngineView, data: frozenset[int] | None = None,
                  dests: set[int] | None = None, index_bufs: dict[IndexKey, int] | None = None) -> EngineFacts:
     """Coverage, windows, asynchronous-NoC and accumulator findings for one engine, over every path. ``data`` and
     ``dests``, ``index_bufs``: ``data_buffers(p)``, ``multicast.multicast_destinations(p)`` and ``p.index_buffers()`` when the

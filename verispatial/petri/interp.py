@@ -52,20 +52,18 @@ from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Site
+from verispatial.ir.data import data_buffers
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef
 from verispatial.ir.ops import (
     CONTAINERS,
-    Compute,
     If,
     Loop,
-    McastSend,
     Op,
     Push,
     RemoteRead,
     WriteTiles,
     count_value,
-    named_index_buffer,
     op_text,
 )
 from verispatial.ir.program import Program, shard_pages, walk
@@ -415,28 +413,15 @@ class Interp:
         self.writers: dict[str, int] = {}
         #: (buffer, site) of each remote read -> the buffer it reads there (``Program.remote_buffer``)
         self.remote_of: dict[tuple[int, Site], int] = {}
-        #: Buffers whose pages some op reads (a WriteTiles source, a Compute operand, a multicast source): their
-        #: pushes publish data, so the pages must have been filled (``cb-push-unfilled``). A buffer nothing reads is
-        #: a synchronisation channel whose pushes publish tokens only.
-        self.data_bufs: set[int] = set()
         for e, ep in enumerate(self.engines):
             for op in walk(ep.ops):
-                named = named_index_buffer(op)
-                if named is not None:
-                    self.data_bufs.add(named)  # a named index buffer (``Dynamic.buf``)
                 if isinstance(op, WriteTiles):
                     self.writers.setdefault(op.tensor, e)
-                    self.data_bufs.add(op.src)
-                elif isinstance(op, Compute):
-                    self.data_bufs.update(o.buf for o in op.ins)
-                elif isinstance(op, McastSend):
-                    self.data_bufs.add(op.buf)
                 elif isinstance(op, RemoteRead):
-                    # The owner's buffer a remote read takes pages from: its pushes publish data.
+                    # The owner's buffer a remote read takes pages from (a data buffer: ``ir/data.py``).
                     owner = program.remote_buffer(op.buf, op.at)
                     assert owner is not None  # validate: the site has that cb index
                     self.remote_of[(op.buf, op.at)] = owner
-                    self.data_bufs.add(owner)
         #: Sharded buffers (their pages are a tensor's bytes: ``ir/shards.py``): by id; those whose producer writes
         #: into them (their pushes write the tensor: data buffers, filled before a push) and the others (their pushes
         #: publish the tensor's tiles unfilled).
@@ -444,7 +429,6 @@ class Interp:
         self.shard_pages = {b: shard_pages(x) for b, x in self.shard_bufs.items()}
         self.write_shards = written_shards(program)
         self.read_shards = frozenset(self.shard_bufs) - self.write_shards
-        self.data_bufs.update(self.write_shards)
         for e, ep in enumerate(self.engines):  # a write shard's producer writes its tensor (where output-unwritten says)
             for op in walk(ep.ops):
                 if isinstance(op, Push) and op.buf in self.write_shards:
@@ -454,7 +438,9 @@ class Interp:
         #: address reads its index from that buffer's front page, so the page must be filled (a data buffer) and
         #: inside the engine's waited window when the address is used (``cb-read-unwaited``).
         self.index_bufs = program.index_buffers()
-        self.data_bufs.update(self.index_bufs.values())
+        #: Buffers whose pushes publish data, so the pages must have been filled (``cb-push-unfilled``): the one
+        #: definition the checker and the Promela export share (``ir/data.py``).
+        self.data_bufs = data_buffers(program, self.index_bufs)
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
 

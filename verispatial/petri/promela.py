@@ -61,8 +61,8 @@ from verispatial.families.tensors import promela as tensors
 from verispatial.ir import acks
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
+from verispatial.ir.data import data_buffers
 from verispatial.ir.ops import (
-    Compute,
     If,
     Loop,
     McastSend,
@@ -171,7 +171,6 @@ class _Gen:
         self.tiles = [t.tiles(p.target.tile) for t in p.tensors]
         self.tix = {t.name: i for i, t in enumerate(p.tensors)}
         by_site_cb = {(b.site, b.cb): b.id for b in p.buffers}
-        self.data_bufs: set[int] = set()
         self.mcast_dest: dict[tuple[int, int], int] = {}  # (issue k, site index) -> dest buffer / word
         self.issues: list[_Issue] = []
         self.at_of: dict[tuple[int, tuple[int, ...]], int] = {}  # eq SemWait -> its marker value (>= 1)
@@ -193,12 +192,9 @@ class _Gen:
                     elif isinstance(op, (McastSetValid, SemIncMcast)):
                         for d in p.groups[op.group].destinations():
                             self.mcast_dest[(iss.k, self.site_ix[d])] = self.words[(op.sem, d)]
-                if isinstance(op, WriteTiles):
-                    self.data_bufs.add(op.src)
-                elif isinstance(op, Compute):
-                    self.data_bufs.update(o.buf for o in op.ins)
-                elif isinstance(op, McastSend):
-                    self.data_bufs.add(op.buf)
+        #: Buffers whose pushes publish data (``cb-push-unfilled``): the interpreter's and the checker's definition
+        #: (``ir/data.py``; the export refuses what else it takes in: indirect addresses, remote reads, written shards).
+        self.data_bufs = data_buffers(p)
         self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
         #: Sharded buffers (all read shards of inputs and params: ``_refuse``) -> the pages of their shard.
         self.shard_pages = {b.id: shard_pages(b) for b in p.buffers if b.shard is not None}
