@@ -573,6 +573,47 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     rv_sites = tuple(sorted({s for s, _ in order}, key=lambda s: (s.y, s.x)))
     rv = Rendezvous(ns, ns + 1, order, rv_sites) if any(closes) else None
 
+    buffers, memory, semaphores, groups = _shifted_entities(sections, shifts, rv)
+    programs, boundaries, section_starts = _joined_programs(sections, shifts, order, closes, rv)
+    program = Program(
+        name=_composed_name(sections, tensors), target=target, tensors=tensors, buffers=buffers,
+        semaphores=semaphores, groups=groups, trips=trips, programs=programs,
+        sections=tuple(SectionSpan(sec.name, closes[k]) for k, sec in enumerate(sections)), memory=memory)
+    _check_phase_memory(program)
+    res_frag: Fragment | None = None
+    if residency:
+        from verispatial.passes.residency import Residency
+
+        program, res_frag = Residency().run(program, target)
+    violations = validate(program)
+    if violations:
+        raise ComposeRefused("invalid-program", f"the joined program breaks {len(violations)} structural rule(s): "
+                                                + "; ".join(str(v) for v in violations), violations=violations)
+
+    frag_sections, place_table = _fragment_sections(sections, shifts, section_starts, phase, closes, certificates)
+    fragment: Fragment = {
+        "pass": "compose",
+        "placement": placement,
+        "sections": frag_sections,
+        "places": place_table,
+        "participants": [participant_key(p) for p in order],
+        "rendezvous": None if rv is None else {
+            "gather": rv.gather, "release": rv.release, "root": participant_key(rv.root),
+            "sites": [[s.x, s.y] for s in rv.sites],
+            "boundaries": [{"after_section": b, "k": k, "ops": 2 * len(order) + len(rv.sites) + 1,
+                            "places": len(order) + len(rv.sites)} for b, k, _ in boundaries],
+            "places": _rendezvous_places(rv, boundaries),
+            "reinit": "host: both words only count up and are re-initialized at launch (Semaphore.host_init)",
+        },
+        "residency": res_frag,
+    }
+    return program, fragment
+
+
+def _shifted_entities(sections: Sequence[Program], shifts: list[_Shift], rv: Rendezvous | None,
+                      ) -> tuple[tuple[Buffer, ...], tuple[BufferAt, ...], tuple[Semaphore, ...], tuple[Group, ...]]:
+    """The buffers (with their memory map), semaphores and groups of the composed program: each section's, shifted
+    into the composed ids, sites, cb indices and bytes (``shifts[k]``), then the rendezvous's two words (``rv``)."""
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []
     semaphores: list[Semaphore] = []
@@ -599,8 +640,15 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
                                     host_init=True))
         semaphores.append(Semaphore(rv.release, "rendezvous_release", rv.sites, 0, SemRole.RENDEZVOUS_RELEASE, None,
                                     host_init=True))
+    return tuple(buffers), tuple(memory), tuple(semaphores), tuple(groups)
 
-    # Join the engine programs per participant, section by section, each closing section ending in the rendezvous.
+
+def _joined_programs(sections: Sequence[Program], shifts: list[_Shift], order: tuple[Participant, ...],
+                     closes: list[bool], rv: Rendezvous | None,
+                     ) -> tuple[tuple[EngineProgram, ...], list[tuple[int, int, dict[str, int]]], list[dict[str, int]]]:
+    """The engine programs of the participants (``order``), joined section by section, each closing section ending in
+    the rendezvous; with the boundaries (section, closing count ``k``, each participant's first rendezvous op) and
+    each section's first op per participant key (``section_starts``)."""
     index = {p: i for i, p in enumerate(order)}
     ops: list[list[Op]] = [[] for _ in order]
     sources: list[list[Sources]] = [[] for _ in order]
@@ -628,29 +676,24 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
             boundaries.append((k, kclose, first))
     programs = tuple(EngineProgram(p[0], p[1], tuple(ops[i]), tuple(starts[i]), merged(sources[i]))
                      for i, p in enumerate(order))
+    return programs, boundaries, section_starts
 
-    last = sections[-1]
-    _, last_writes = tensor_accesses(last)
+
+def _composed_name(sections: Sequence[Program], tensors: tuple[Tensor, ...]) -> str:
+    """The composed program's name: the one section's, else the output the last section writes (or the first
+    output), ``_<n>_sections``; a label of at most NAME_MAX characters (an output tensor's name may take them all)."""
+    n = len(sections)
+    _, last_writes = tensor_accesses(sections[-1])
     outputs = [t.name for t in tensors if t.role == Role.OUTPUT]
     out_name = next((t for t in outputs if t in last_writes), outputs[0] if outputs else "result")
-    # A label of at most NAME_MAX characters (an output tensor's name may take them all).
-    name = sections[0].name if n == 1 else f"{out_name[: NAME_MAX - len(f'_{n}_sections')]}_{n}_sections"
-    program = Program(
-        name=name, target=target, tensors=tensors, buffers=tuple(buffers), semaphores=tuple(semaphores),
-        groups=tuple(groups), trips=trips, programs=programs,
-        sections=tuple(SectionSpan(sec.name, closes[k]) for k, sec in enumerate(sections)),
-        memory=tuple(memory))
-    _check_phase_memory(program)
-    res_frag: Fragment | None = None
-    if residency:
-        from verispatial.passes.residency import Residency
+    return sections[0].name if n == 1 else f"{out_name[: NAME_MAX - len(f'_{n}_sections')]}_{n}_sections"
 
-        program, res_frag = Residency().run(program, target)
-    violations = validate(program)
-    if violations:
-        raise ComposeRefused("invalid-program", f"the joined program breaks {len(violations)} structural rule(s): "
-                                                + "; ".join(str(v) for v in violations), violations=violations)
 
+def _fragment_sections(sections: Sequence[Program], shifts: list[_Shift], section_starts: list[dict[str, int]],
+                       phase: list[int], closes: list[bool], certificates: Sequence[Mapping[str, Any] | None] | None,
+                       ) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    """The fragment's per-section entries (index, name, phase, shift, places by content address, obligations with
+    their names shifted into the composed program) and the table of places by content address, each once."""
     frag_sections = []
     place_table: dict[str, list[Any]] = {}
     for k, sec in enumerate(sections):
@@ -671,23 +714,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
             "places": key,
             "obligations": obligations,
         })
-    fragment: Fragment = {
-        "pass": "compose",
-        "placement": placement,
-        "sections": frag_sections,
-        "places": place_table,
-        "participants": [participant_key(p) for p in order],
-        "rendezvous": None if rv is None else {
-            "gather": rv.gather, "release": rv.release, "root": participant_key(rv.root),
-            "sites": [[s.x, s.y] for s in rv.sites],
-            "boundaries": [{"after_section": b, "k": k, "ops": 2 * len(order) + len(rv.sites) + 1,
-                            "places": len(order) + len(rv.sites)} for b, k, _ in boundaries],
-            "places": _rendezvous_places(rv, boundaries),
-            "reinit": "host: both words only count up and are re-initialized at launch (Semaphore.host_init)",
-        },
-        "residency": res_frag,
-    }
-    return program, fragment
+    return frag_sections, place_table
 
 
 @attrs.frozen
