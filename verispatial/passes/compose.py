@@ -564,15 +564,7 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
     for k, sec in enumerate(sections):
         shifts.append(_Shift(nb, ns, ng, site_maps[k], cbmaps[k], offsets[k]))
         nb, ns, ng = nb + len(sec.buffers), ns + len(sec.semaphores), ng + len(sec.groups)
-
-    # The participants: every (site, engine) that runs any section, in site order, then reader, compute, writer.
-    seen: set[Participant] = set()
-    for k, sec in enumerate(sections):
-        seen.update((shifts[k].at(ep.site), ep.engine) for ep in sec.programs)
-    order = tuple(sorted(seen, key=participant_order))
-    rv_sites = tuple(sorted({s for s, _ in order}, key=lambda s: (s.y, s.x)))
-    rv = Rendezvous(ns, ns + 1, order, rv_sites) if any(closes) else None
-
+    order, rv = _participants(sections, shifts, ns, any(closes))
     buffers, memory, semaphores, groups = _shifted_entities(sections, shifts, rv)
     programs, boundaries, section_starts = _joined_programs(sections, shifts, order, closes, rv)
     program = Program(
@@ -597,17 +589,36 @@ def compose(sections: Sequence[Program], *, state: Sequence[str] = (), placement
         "sections": frag_sections,
         "places": place_table,
         "participants": [participant_key(p) for p in order],
-        "rendezvous": None if rv is None else {
-            "gather": rv.gather, "release": rv.release, "root": participant_key(rv.root),
-            "sites": [[s.x, s.y] for s in rv.sites],
-            "boundaries": [{"after_section": b, "k": k, "ops": 2 * len(order) + len(rv.sites) + 1,
-                            "places": len(order) + len(rv.sites)} for b, k, _ in boundaries],
-            "places": _rendezvous_places(rv, boundaries),
-            "reinit": "host: both words only count up and are re-initialized at launch (Semaphore.host_init)",
-        },
+        "rendezvous": None if rv is None else _rendezvous_fragment(rv, boundaries),
         "residency": res_frag,
     }
     return program, fragment
+
+
+def _rendezvous_fragment(rv: Rendezvous, boundaries: list[tuple[int, int, dict[str, int]]]) -> dict[str, Any]:
+    """The fragment's rendezvous: its words, root and sites, each closing boundary's ops and places (``P`` arrivals
+    and ``S`` releases) and the places themselves."""
+    order = rv.participants
+    return {
+        "gather": rv.gather, "release": rv.release, "root": participant_key(rv.root),
+        "sites": [[s.x, s.y] for s in rv.sites],
+        "boundaries": [{"after_section": b, "k": k, "ops": 2 * len(order) + len(rv.sites) + 1,
+                        "places": len(order) + len(rv.sites)} for b, k, _ in boundaries],
+        "places": _rendezvous_places(rv, boundaries),
+        "reinit": "host: both words only count up and are re-initialized at launch (Semaphore.host_init)",
+    }
+
+
+def _participants(sections: Sequence[Program], shifts: list[_Shift], semaphores: int, closes: bool,
+                  ) -> tuple[tuple[Participant, ...], Rendezvous | None]:
+    """The participants: every (site, engine) that runs any section, in site order, then reader, compute, writer; and
+    the rendezvous when some boundary ``closes``, its two words numbered after the sections' ``semaphores``."""
+    seen: set[Participant] = set()
+    for k, sec in enumerate(sections):
+        seen.update((shifts[k].at(ep.site), ep.engine) for ep in sec.programs)
+    order = tuple(sorted(seen, key=participant_order))
+    rv_sites = tuple(sorted({s for s, _ in order}, key=lambda s: (s.y, s.x)))
+    return order, (Rendezvous(semaphores, semaphores + 1, order, rv_sites) if closes else None)
 
 
 def _shifted_entities(sections: Sequence[Program], shifts: list[_Shift], rv: Rendezvous | None,
