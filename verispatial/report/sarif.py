@@ -437,114 +437,15 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
     from verispatial import __version__
 
     places = _Places(Path(root).resolve() if root is not None else source_root())
-    docs_base = docs if docs is not None else docs_url()
-    rules: list[dict[str, Any]] = []
-    rule_index: dict[str, int] = {}
-
-    def rule(kind: str, family: str) -> int:
-        if kind not in rule_index:
-            rule_index[kind] = len(rules)
-            rules.append(rule_descriptor(kind, family, docs_base))
-        return rule_index[kind]
-
+    rules = _Rules(docs if docs is not None else docs_url())
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
     for art in artifacts:
         places.location(art.path)  # every program is an artifact, in order, whatever its results
         places.text(art.path, art.text)
     for art in artifacts:
-        bad = [r for r in art.report.results if r.verdict != Verdict.PROVED]
-        if not bad:
-            continue
-        index = ProgramIndex((), ())
-        doc: Any = None
-        if art.text is not None:
-            try:
-                doc = json.loads(art.text)
-            except ValueError:
-                doc = None
-            if isinstance(doc, dict):
-                index = ProgramIndex.of(doc)
-        pointers = {id(r): pointer_of(r, index) for r in bad}
-        where = locate(art.text, {p for p in pointers.values() if p}) if art.text is not None and doc else {}
-
-        def physical(r: Result, where: dict[str, tuple[int, int]] = where, pointers: dict[int, str] = pointers,
-                     path: str = art.path) -> dict[str, Any]:
-            line, col = where.get(pointers[id(r)], (1, 1))
-            return {"artifactLocation": places.location(path), "region": places.region(path, line, col)}
-
-        grouping = art.grouping
-        finding_at = {r.name: physical(r) for r in bad if grouping is not None and r.name in grouping.findings}
-        for r in bad:
-            kind = rule_kind(r.name)
-            text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {r.reason}" if r.reason else "")
-            summary = (r.counterexample or {}).get("summary")
-            if isinstance(summary, str) and summary != r.reason:
-                text += f" ({summary})"
-            ptr = pointers[id(r)]
-            phys: dict[str, Any] = physical(r)
-            # A program read by a front end: the alert sits at the line the engineer wrote, the op in program.json
-            # (and any further source lines the counterexample names) beside it.
-            srcs = located_sources(r.counterexample)
-            related: list[dict[str, Any]] = []
-            if srcs:
-                related.append({"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}})
-                phys = {"artifactLocation": places.location(srcs[0].file),
-                        "region": places.region(srcs[0].file, srcs[0].line, max(srcs[0].column, 1))}
-                related += [{"id": i + 2, "message": {"text": loc.text or str(loc)},
-                             "physicalLocation": {"artifactLocation": places.location(loc.file),
-                                                  "region": places.region(loc.file, loc.line, max(loc.column, 1))}}
-                            for i, loc in enumerate(srcs[1:])]
-            props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
-                                     "program": art.report.program, "seconds": round(r.seconds, 3),
-                                     "jsonPointer": ptr}
-            if r.assumes:
-                props["assumes"] = list(r.assumes)
-            root = grouping.of.get(r.name) if grouping is not None else None
-            if root is not None and root in finding_at:
-                # A consequence of a refuted finding (report/consequences.py): related to that finding's place.
-                props["consequenceOf"] = root
-                related.append({"id": len(related) + 1, "physicalLocation": finding_at[root],
-                                "message": {"text": f"not proved because of the refuted finding {root}"}})
-            elif grouping is not None and grouping.under(r.name):
-                props["consequences"] = grouping.under(r.name)
-            if r.counterexample is not None:
-                props["counterexample"] = r.counterexample
-            k = rule(kind, r.family)
-            results.append({
-                "ruleId": kind,
-                "ruleIndex": k,
-                "level": LEVEL[r.verdict],
-                "kind": KIND[r.verdict],
-                "message": {"text": text},
-                "locations": [{"physicalLocation": phys,
-                               "logicalLocations": [{"fullyQualifiedName": ptr or "/", "kind": "element"}]}],
-                "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}",
-                                                     phys["artifactLocation"]["uri"]),
-                "properties": props,
-                **({"relatedLocations": related} if related else {}),
-            })
-            if r.verdict == Verdict.ERROR:
-                notifications.append({"level": "error", "associatedRule": {"id": kind, "index": k},
-                                      "message": {"text": f"checker error on {art.report.program}: {text}"}})
-    for x in extra:
-        family = str(x.properties.get("family", "gate"))
-        at = places.physical(x.path, x.pointer)
-        res: dict[str, Any] = {
-            "ruleId": x.rule,
-            "ruleIndex": rule(x.rule, family),
-            "level": "error",
-            "kind": "fail",
-            "message": {"text": x.message},
-            "locations": [{"physicalLocation": at}],
-            "partialFingerprints": _fingerprints("finding/v1", f"{x.rule}:{x.properties.get('program', x.path)}",
-                                                 at["artifactLocation"]["uri"]),
-            "properties": {**x.properties, "family": family},
-        }
-        if x.related:
-            res["relatedLocations"] = [{"id": i + 1, "physicalLocation": places.physical(path, ptr)}
-                                       for i, (path, ptr) in enumerate(x.related)]
-        results.append(res)
+        _artifact_results(art, places, rules, results, notifications)
+    results += [_extra_result(x, places, rules) for x in extra]
     invocation: dict[str, Any] = {"executionSuccessful": exit_code not in (2, 4) and not notifications,
                                   "exitCode": exit_code}
     if notifications:
@@ -553,7 +454,7 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules}},
+            "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules.rules}},
             "originalUriBaseIds": places.original_uri_base_ids(),
             "columnKind": "unicodeCodePoints",  # locate counts characters, not UTF-16 code units (the default)
             "artifacts": places.artifacts,
@@ -563,6 +464,127 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                            "targets": sorted({a.report.target for a in artifacts})},
         }],
     }
+
+
+class _Rules:
+    """The run's rule descriptors, each kind once, in order of first use (a result's ``ruleIndex``)."""
+
+    def __init__(self, docs_base: str | None) -> None:
+        self.docs_base = docs_base
+        self.rules: list[dict[str, Any]] = []
+        self._index: dict[str, int] = {}
+
+    def index(self, kind: str, family: str) -> int:
+        if kind not in self._index:
+            self._index[kind] = len(self.rules)
+            self.rules.append(rule_descriptor(kind, family, self.docs_base))
+        return self._index[kind]
+
+
+def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: list[dict[str, Any]],
+                      notifications: list[dict[str, Any]]) -> None:
+    """Append to ``results`` one result per obligation of ``art``'s report not proved, located at its op in the
+    program's text (or the front end's source line), and to ``notifications`` one per checker error."""
+    bad = [r for r in art.report.results if r.verdict != Verdict.PROVED]
+    if not bad:
+        return
+    index = ProgramIndex((), ())
+    doc: Any = None
+    if art.text is not None:
+        try:
+            doc = json.loads(art.text)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            index = ProgramIndex.of(doc)
+    pointers = {id(r): pointer_of(r, index) for r in bad}
+    where = locate(art.text, {p for p in pointers.values() if p}) if art.text is not None and doc else {}
+
+    def physical(r: Result) -> dict[str, Any]:
+        line, col = where.get(pointers[id(r)], (1, 1))
+        return {"artifactLocation": places.location(art.path), "region": places.region(art.path, line, col)}
+
+    grouping = art.grouping
+    finding_at = {r.name: physical(r) for r in bad if grouping is not None and r.name in grouping.findings}
+    for r in bad:
+        kind = rule_kind(r.name)
+        text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {r.reason}" if r.reason else "")
+        summary = (r.counterexample or {}).get("summary")
+        if isinstance(summary, str) and summary != r.reason:
+            text += f" ({summary})"
+        ptr = pointers[id(r)]
+        phys, related = _source_locations(r, physical(r), places)
+        props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
+                                 "program": art.report.program, "seconds": round(r.seconds, 3),
+                                 "jsonPointer": ptr}
+        if r.assumes:
+            props["assumes"] = list(r.assumes)
+        root = grouping.of.get(r.name) if grouping is not None else None
+        if root is not None and root in finding_at:
+            # A consequence of a refuted finding (report/consequences.py): related to that finding's place.
+            props["consequenceOf"] = root
+            related.append({"id": len(related) + 1, "physicalLocation": finding_at[root],
+                            "message": {"text": f"not proved because of the refuted finding {root}"}})
+        elif grouping is not None and grouping.under(r.name):
+            props["consequences"] = grouping.under(r.name)
+        if r.counterexample is not None:
+            props["counterexample"] = r.counterexample
+        k = rules.index(kind, r.family)
+        results.append({
+            "ruleId": kind,
+            "ruleIndex": k,
+            "level": LEVEL[r.verdict],
+            "kind": KIND[r.verdict],
+            "message": {"text": text},
+            "locations": [{"physicalLocation": phys,
+                           "logicalLocations": [{"fullyQualifiedName": ptr or "/", "kind": "element"}]}],
+            "partialFingerprints": _fingerprints("obligation/v1", f"{art.report.program}:{r.name}",
+                                                 phys["artifactLocation"]["uri"]),
+            "properties": props,
+            **({"relatedLocations": related} if related else {}),
+        })
+        if r.verdict == Verdict.ERROR:
+            notifications.append({"level": "error", "associatedRule": {"id": kind, "index": k},
+                                  "message": {"text": f"checker error on {art.report.program}: {text}"}})
+
+
+def _source_locations(r: Result, phys: dict[str, Any], places: _Places,
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A result's physical location and related locations: for a program read by a front end, the alert sits at the
+    line the engineer wrote, the op in program.json (``phys``) and any further source lines the counterexample names
+    beside it; otherwise at ``phys``, with none."""
+    srcs = located_sources(r.counterexample)
+    if not srcs:
+        return phys, []
+    related: list[dict[str, Any]] = [{"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}}]
+    at = {"artifactLocation": places.location(srcs[0].file),
+          "region": places.region(srcs[0].file, srcs[0].line, max(srcs[0].column, 1))}
+    related += [{"id": i + 2, "message": {"text": loc.text or str(loc)},
+                 "physicalLocation": {"artifactLocation": places.location(loc.file),
+                                      "region": places.region(loc.file, loc.line, max(loc.column, 1))}}
+                for i, loc in enumerate(srcs[1:])]
+    return at, related
+
+
+def _extra_result(x: Finding, places: _Places, rules: _Rules) -> dict[str, Any]:
+    """The result of one of the gate's own findings."""
+    family = str(x.properties.get("family", "gate"))
+    at = places.physical(x.path, x.pointer)
+    res: dict[str, Any] = {
+        "ruleId": x.rule,
+        "ruleIndex": rules.index(x.rule, family),
+        "level": "error",
+        "kind": "fail",
+        "message": {"text": x.message},
+        "locations": [{"physicalLocation": at}],
+        "partialFingerprints": _fingerprints("finding/v1", f"{x.rule}:{x.properties.get('program', x.path)}",
+                                             at["artifactLocation"]["uri"]),
+        "properties": {**x.properties, "family": family},
+    }
+    if x.related:
+        res["relatedLocations"] = [{"id": i + 1, "physicalLocation": places.physical(path, ptr)}
+                                   for i, (path, ptr) in enumerate(x.related)]
+    return res
 
 
 def read_text(path: str | Path) -> str | None:
