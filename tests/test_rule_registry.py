@@ -75,7 +75,8 @@ def test_each_rule_names_modules_of_its_family_folder() -> None:
     folder per rule; each of them, and the folder's Promela part when the rule has an assertion, handles the rule
     (names its registry constant ``R.X``)."""
     moved = [r for r in R.RULES if r.folder]
-    assert {r.folder for r in moved} == {"cb", "semaphores", "accumulator", "noc", "multicast", "tensors", "memory", "deadlock"}
+    assert {r.folder for r in moved} == {"cb", "semaphores", "accumulator", "noc", "multicast", "tensors", "memory",
+                                         "deadlock", "rendezvous"}
     for rule in R.RULES:
         for module in rule.modules:
             assert importlib.util.find_spec(module) is not None, (rule.name, module)

@@ -12,7 +12,9 @@ Promela part (``promela.py``); its tests are ``tests/families/test_<family>.py``
 - ``tensors/``: bounds, tensor races and unwritten outputs, applied by the NoC family's reads and writes (no op class),
   and the checker's happens-before queries (``ordering_encoding.py``);
 - ``memory/``: the memory map (disjoint, in range, aligned) and aliased buffers' pages (``alias-clobber``; no op class);
-- ``deadlock/``: no reachable state where every unfinished engine is blocked (no op class: the interpreter's run status).
+- ``deadlock/``: no reachable state where every unfinished engine is blocked (no op class: the interpreter's run status);
+- ``rendezvous/``: no engine passes a closing boundary before every engine arrived (``rendezvous-early``, checked
+  before every engine step; no op class).
 
 The chains that give ops their meaning — ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` — each
 assemble one ``{op class: handler}`` table from the families' ``HANDLERS`` and raise ``errors.UnhandledOp`` for an op

@@ -112,7 +112,8 @@ class Rule:
     @property
     def folder(self) -> str:
         """The family folder (``verispatial/families/<folder>``) its modules live in; "" for a rule decided
-        outside the family folders (the deadlock search, aliases, rendezvous, happens-before queries)."""
+        outside the family folders (the compose rendezvous's and cross-phase rules in ``certify/compositional.py``;
+        the certificate, budget and fragment, which belong to no rule family)."""
         for m in self.modules:
             if m.startswith(FAMILIES_PACKAGE + "."):
                 return m.split(".")[2]
@@ -144,6 +145,7 @@ MEMORY_ENCODING = f"{FAMILIES_PACKAGE}.memory.encoding"
 ALIAS_ENCODING = f"{FAMILIES_PACKAGE}.memory.alias_encoding"
 DEADLOCK_ENCODING = f"{FAMILIES_PACKAGE}.deadlock.encoding"
 ORDERING_ENCODING = f"{FAMILIES_PACKAGE}.tensors.ordering_encoding"
+RENDEZVOUS_SEMANTICS = f"{FAMILIES_PACKAGE}.rendezvous.semantics"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -332,8 +334,8 @@ RULES: tuple[Rule, ...] = (
          "every output tile is written", TENSOR_SEMANTICS, ORDERING_ENCODING, "R_output_unwritten",
          Replay.CLAIMED, (Subject.TENSOR,), (OUTPUT_UNWRITTEN,)),
     Rule(RENDEZVOUS_EARLY, Family.HAPPENS_BEFORE, "an engine passes a rendezvous before all arrived",
-         f"{SEM_DOC}#rendezvous", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", INTERP,
-         "verispatial.certify.compositional", "R_rendezvous_early", Replay.CLAIMED, (Subject.BOUNDARY,),
+         f"{SEM_DOC}#rendezvous", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", RENDEZVOUS_SEMANTICS,
+         "verispatial.certify.compositional", "", Replay.CLAIMED, (Subject.BOUNDARY,),
          (RENDEZVOUS_EARLY,)),
     Rule(RENDEZVOUS, Family.HAPPENS_BEFORE, "the compose rendezvous at a boundary holds (its lemma)",
          "docs/checker.md#the-rendezvous-lemma", f"{_DATAFLOW} noc_semaphore_inc / noc_semaphore_wait_min", "",

@@ -47,14 +47,14 @@ from verispatial.families.accumulator import semantics as accumulator
 from verispatial.families.cb import semantics as cb
 from verispatial.families.multicast import semantics as multicast
 from verispatial.families.noc import semantics as noc
+from verispatial.families.rendezvous import semantics as rendezvous
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
-from verispatial.ir.boundaries import closing_sections, section_bounds, work_ends
 from verispatial.ir.core import Site
 from verispatial.ir.data import data_buffers
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef
+from verispatial.ir.obligation import AliasRef, SubjectRef
 from verispatial.ir.ops import (
     CONTAINERS,
     If,
@@ -354,7 +354,8 @@ class Interp:
                 self.share_id[(self.index[key], b)] = len(self.share_id)
         #: engines whose waits count only their own pops (the compute engine's unpacker)
         self.own_pops_only = [sees_own_pops_only(ep.engine) for ep in self.engines]
-        self._rendezvous_tables()
+        #: Rendezvous ordering (``rendezvous-early``, ir/boundaries.py): ``families/rendezvous/semantics.py``.
+        self.rendezvous = rendezvous.tables(program, self.engines)
 
     def _index_ops(self) -> None:
         """Per engine: the op at every path (``_ops``) and the op list at every container's body (``_bodies``)."""
@@ -443,23 +444,6 @@ class Interp:
         self.data_bufs = data_buffers(program, self.index_bufs)
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
-
-    def _rendezvous_tables(self) -> None:
-        """Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each
-        top-level op, and for every closing boundary where its work before that boundary ends."""
-        program = self.program
-        self._closing = closing_sections(program)
-        self._top_section: list[list[int]] = []
-        self._work_end: list[dict[int, int]] = []
-        for ep in self.engines:
-            tops = [0] * len(ep.ops)
-            for sec, (lo, hi) in enumerate(section_bounds(ep, len(program.sections))):
-                for i in range(lo, hi):
-                    tops[i] = sec
-            self._top_section.append(tops)
-            self._work_end.append(work_ends(program, ep))
-        # per section: the closing boundaries before it (every op of the section comes after each of them)
-        self._boundaries_before = [[b for b in self._closing if b < sec] for sec in range(len(program.sections))]
 
     # ------------------------------------------------------------------ static helpers
 
@@ -811,40 +795,12 @@ class Interp:
         """The ring slots of pages ``[first, first + pages)`` of buffer ``b`` (absolute page numbers)."""
         return tuple(sorted(ring_slots(first, pages, self.caps[b])))
 
-    def _not_arrived(self, s: State, e: int, b: int) -> list[int]:
-        """The engines other than ``e`` that have not arrived at the rendezvous after section ``b`` (work of
-        sections ``<= b`` left to execute)."""
-        out = []
-        for e2 in range(self.n):
-            pc = s.pcs[e2]
-            if e2 != e and pc is not None and pc[0][0] < self._work_end[e2][b]:
-                out.append(e2)
-        return out
-
-    def _rendezvous_early(self, s: State, e: int, pc: PC, out: list[Violation]) -> None:
-        """``rendezvous-early``: engine ``e`` executes an op of a section after a closing boundary while another
-        engine has not arrived at that boundary (ir/boundaries.py). Reported for the earliest such boundary."""
-        k = self._top_section[e][pc[0][0]]
-        before = self._boundaries_before[k]
-        if not before or not self._not_arrived(s, e, before[-1]):
-            return  # arrivals are monotone in the boundary: arrived at the last means arrived at every earlier one
-        for b in before:
-            late = self._not_arrived(s, e, b)
-            if late:
-                names = ", ".join(str(self.pos(x, s.pcs[x])) for x in late[:3])
-                more = f" (+{len(late) - 3} more)" if len(late) > 3 else ""
-                self._v(out, R.RENDEZVOUS_EARLY, e, pc,
-                        f"executes an op of section {k} ({self.program.sections[k].name}) before every engine arrived "
-                        f"at the rendezvous after section {b} ({self.program.sections[b].name}): {names}{more} still "
-                        f"has work of sections <= {b} to do", BoundaryRef(b))
-                return
-
     def _exec(self, s: State, e: int, out: list[Violation]) -> None:
         pc = s.pcs[e]
         assert pc is not None
         op = self._ops[e][pc[0]]
-        if self._closing:
-            self._rendezvous_early(s, e, pc, out)
+        if self.rendezvous.closing:
+            rendezvous.rendezvous_early(self, s, e, pc, out)
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise UnhandledOp("the interpreter", op)

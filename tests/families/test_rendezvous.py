@@ -1,9 +1,9 @@
-"""RENDEZVOUS LOCK (issue 8, deliverable 4): on a small composed program — 3 sections on 2 sites, every participant
-with work in every section, built by ``compose`` (tests/composed.py ``exchange_chain``: each section reads what the
-other site wrote in the previous one, so only the rendezvous orders them) — break each rendezvous op in turn. Each
-mutant must be refused: refuted with a counterexample the interpreter replayed (naming the rule: a deadlock, or the
-``rendezvous-early`` / ``tensor-race`` violation), or rejected by ``validate`` by name. Only the unbroken program
-proves.
+"""The rendezvous family (verispatial/families/rendezvous/). RENDEZVOUS LOCK (issue 8, deliverable 4): on a small
+composed program — 3 sections on 2 sites, every participant with work in every section, built by ``compose``
+(tests/composed.py ``exchange_chain``: each section reads what the other site wrote in the previous one, so only the
+rendezvous orders them) — break each rendezvous op in turn. Each mutant must be refused: refuted with a
+counterexample the interpreter replayed (naming the rule: a deadlock, or the ``rendezvous-early`` / ``tensor-race``
+violation), or rejected by ``validate`` by name. Only the unbroken program proves.
 
 A mutant whose rendezvous is no longer exactly the compose shape goes to the whole-program checker; an op moved
 across the boundary names a buffer of its section from the other phase, which ``validate`` refuses by name.
