@@ -44,14 +44,42 @@ def _disjoint(items: list[_Item]) -> bool:
 
 
 def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
+    """The memory obligations of ``p``: ``memory-range`` of each buffer out of place (``_buffer_ranges``) and each
+    resident tensor (``_resident_ranges``), then ``memory-disjoint`` of each (site, space, phase) with occupants
+    (``_disjoint_result``); ``memory-map`` failed to prove when ``p`` has buffers and no memory map. ``rlimit`` is each
+    query's Z3 resource limit."""
     if not p.buffers and not p.resident:
         return []
     if not p.memory:
         return [Result(R.Family.MEMORY.value, R.MEMORY_MAP, Verdict.FAILED,
                        "the program has no memory map (memory): nothing to prove disjointness from")]
-    out: list[Result] = []
+    out = _buffer_ranges(p)
+    out += _resident_ranges(p)
     at = {m.buf: m for m in p.memory}
     phase = p.phase_of_section()
+    # The occupants of each (site, space, phase): buffers of that phase and resident tensors live in it.
+    groups: dict[tuple[int, int, str, int], list[_Item]] = {}
+    every = sorted(set(phase))
+    for b in p.buffers:
+        m = at[b.id]
+        # A sharded buffer's bytes are its tensor's shard, allocated for the tensor (host ``CreateBuffer``), not for
+        # the buffer's phase: they are taken in every phase of the program (docs/semantics.md "Sharded buffers").
+        for ph in every if b.shard is not None else (phase[b.section],):
+            groups.setdefault((b.site.y, b.site.x, b.space.value, ph), []).append(
+                _Item(f"b{b.id} ({b.name})", m.offset, m.offset + m.size, ("b", _root(p, b)), b.id))
+    for res in p.resident:
+        for ph in sorted(p.resident_phases(res)):
+            groups.setdefault((res.site.y, res.site.x, Space.LOCAL.value, ph), []).append(
+                _Item(f"resident {res.tensor}", res.offset, res.offset + res.size, ("r", res.tensor), None))
+    out += [_disjoint_result(key, items, rlimit) for key, items in sorted(groups.items(), key=lambda kv: kv[0])]
+    return out
+
+
+def _buffer_ranges(p: Program) -> list[Result]:
+    """``memory-range:b<id>`` of each buffer out of place, refuted: outside usable local memory
+    (``[reserved_base, local_bytes)``), misaligned (``alignment``), or an alias not on its root's bytes."""
+    out: list[Result] = []
+    at = {m.buf: m for m in p.memory}
     t = p.target
     for b in p.buffers:
         m = at[b.id]
@@ -73,64 +101,52 @@ def check_memory(p: Program, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                               f"b{b.id} aliases b{b.alias_of} but sits at [{m.offset}, +{m.size}) instead of its bytes",
                               {"kind": "memory", "rule": R.MEMORY_ALIAS, "buffer": b.id, "address": m.offset,
                                "summary": f"alias b{b.id} is not page for page on b{b.alias_of}"}))
-    out += _resident_ranges(p)
-    # The occupants of each (site, space, phase): buffers of that phase and resident tensors live in it.
-    groups: dict[tuple[int, int, str, int], list[_Item]] = {}
-    every = sorted(set(phase))
-    for b in p.buffers:
-        m = at[b.id]
-        # A sharded buffer's bytes are its tensor's shard, allocated for the tensor (host ``CreateBuffer``), not for
-        # the buffer's phase: they are taken in every phase of the program (docs/semantics.md "Sharded buffers").
-        for ph in every if b.shard is not None else (phase[b.section],):
-            groups.setdefault((b.site.y, b.site.x, b.space.value, ph), []).append(
-                _Item(f"b{b.id} ({b.name})", m.offset, m.offset + m.size, ("b", _root(p, b)), b.id))
-    for res in p.resident:
-        for ph in sorted(p.resident_phases(res)):
-            groups.setdefault((res.site.y, res.site.x, Space.LOCAL.value, ph), []).append(
-                _Item(f"resident {res.tensor}", res.offset, res.offset + res.size, ("r", res.tensor), None))
-    for (y, x, space, ph), items in sorted(groups.items(), key=lambda kv: kv[0]):
-        t0 = time.perf_counter()
-        name = f"{R.MEMORY_DISJOINT}:({x},{y}).{space}.phase{ph}"
-        nr = sum(1 for i in items if i.buffer is None)
-        what = f"{len(items) - nr} buffers" + (f" and {nr} resident tensor(s)" if nr else "")
-        if len({i.root for i in items}) < 2:
-            few = f"{len(items) - nr} buffer(s)" + (f" and {nr} resident tensor(s)" if nr else "")
-            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{few}, no distinct pair", seconds=time.perf_counter() - t0))
-            continue
-        if smt.shortcuts() and _disjoint(items):
-            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=time.perf_counter() - t0))
-            continue
-        q = Query(name, rlimit)
-        addr = q.int_var("addr")
-        pairs = []
-        for i, b1 in enumerate(items):
-            for b2 in items[i + 1:]:
-                if b1.root == b2.root:
-                    continue
-                inside = z3.And(addr >= b1.lo, addr < b1.hi, addr >= b2.lo, addr < b2.hi)
-                pairs.append((b1, b2, inside))
-        sel = q.int_var("pair")
-        q.add(any_of(q.ctx, [z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
-        r = q.check()
-        dt = time.perf_counter() - t0
-        if r.status == Status.UNSAT:
-            out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=dt))
-        elif r.status == Status.SAT:
-            assert r.model is not None
-            k = model_int(r.model, sel)
-            b1, b2, _ = pairs[k]
-            a = model_int(r.model, addr)
-            summary = f"{b1.label} and {b2.label} on ({x},{y}) both hold byte {a}"
-            cex: dict[str, object] = {"kind": "memory", "rule": R.MEMORY_OVERLAP, "site": [x, y], "space": space,
-                                      "buffers": [i.buffer for i in (b1, b2) if i.buffer is not None],
-                                      "address": a, "summary": summary}
-            residents = [i.root[1] for i in (b1, b2) if i.buffer is None]
-            if residents:
-                cex["residents"] = residents
-            out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED, summary, cex, dt))  # type: ignore[arg-type]
-        else:
-            out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=dt))
     return out
+
+
+def _disjoint_result(key: tuple[int, int, str, int], items: list[_Item], rlimit: int) -> Result:
+    """``memory-disjoint`` of the occupants ``items`` of one (row ``y``, column ``x``, space, phase) ``key``: proved
+    with no distinct pair, by the interval sweep (``smt.shortcuts``), or by one query; a model is a byte two
+    occupants hold (the ``memory-overlap`` counterexample)."""
+    y, x, space, ph = key
+    t0 = time.perf_counter()
+    name = f"{R.MEMORY_DISJOINT}:({x},{y}).{space}.phase{ph}"
+    nr = sum(1 for i in items if i.buffer is None)
+    what = f"{len(items) - nr} buffers" + (f" and {nr} resident tensor(s)" if nr else "")
+    if len({i.root for i in items}) < 2:
+        few = f"{len(items) - nr} buffer(s)" + (f" and {nr} resident tensor(s)" if nr else "")
+        return Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{few}, no distinct pair", seconds=time.perf_counter() - t0)
+    if smt.shortcuts() and _disjoint(items):
+        return Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=time.perf_counter() - t0)
+    q = Query(name, rlimit)
+    addr = q.int_var("addr")
+    pairs = []
+    for i, b1 in enumerate(items):
+        for b2 in items[i + 1:]:
+            if b1.root == b2.root:
+                continue
+            inside = z3.And(addr >= b1.lo, addr < b1.hi, addr >= b2.lo, addr < b2.hi)
+            pairs.append((b1, b2, inside))
+    sel = q.int_var("pair")
+    q.add(any_of(q.ctx, [z3.And(sel == k, c) for k, (_, _, c) in enumerate(pairs)]))
+    r = q.check()
+    dt = time.perf_counter() - t0
+    if r.status == Status.UNSAT:
+        return Result(R.Family.MEMORY.value, name, Verdict.PROVED, f"{what} pairwise disjoint", seconds=dt)
+    if r.status == Status.SAT:
+        assert r.model is not None
+        k = model_int(r.model, sel)
+        b1, b2, _ = pairs[k]
+        a = model_int(r.model, addr)
+        summary = f"{b1.label} and {b2.label} on ({x},{y}) both hold byte {a}"
+        cex: dict[str, object] = {"kind": "memory", "rule": R.MEMORY_OVERLAP, "site": [x, y], "space": space,
+                                  "buffers": [i.buffer for i in (b1, b2) if i.buffer is not None],
+                                  "address": a, "summary": summary}
+        residents = [i.root[1] for i in (b1, b2) if i.buffer is None]
+        if residents:
+            cex["residents"] = residents
+        return Result(R.Family.MEMORY.value, name, Verdict.REFUTED, summary, cex, dt)  # type: ignore[arg-type]
+    return Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=dt)
 
 
 @attrs.frozen
