@@ -41,7 +41,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, shard_size, walk
+from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
 from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
@@ -448,73 +448,18 @@ def _check_shards(p: Program, report: Report) -> None:
     resident = {r.tensor for r in p.resident}
     written = written_shards(p)
     phases = p.phase_of_section()
-
-    def name(b: Buffer) -> str:
-        return f"buffer {b.id} ({b.name})"
-
     holders: dict[str, dict[int, list[Buffer]]] = {}
     counted: Counter[str] = Counter()
     for b in shards.values():
         sh = b.shard
         assert sh is not None
-        e = name(b)
-        if any(too_large(v, U32) for v in (sh.start, sh.width, sh.stride, sh.tiles)):
-            report(e, f"shard start {clip(str(sh.start))}, width {clip(str(sh.width))}, stride {clip(str(sh.stride))} or "
-                      f"tiles {clip(str(sh.tiles))} is too large for the model (tile ids are 32-bit: at most {U32})")
+        size = _check_shard_buffer(p, b, tensors, sh.tensor in resident, b.id in written, phases, report)
+        if size is None:
             continue
-        if sh.start < 0 or sh.width < 0 or sh.stride < 0 or sh.tiles < 0:
-            report(e, "shard start, width, stride and tiles are >= 0")
-            continue
-        if sh.width == 0 and sh.stride != 0:
-            report(e, "shard stride needs a width (width 0: the shard is one run of consecutive tiles)")
-            continue
-        if sh.width > 0 and sh.stride < sh.width:
-            report(e, f"shard stride {sh.stride} is less than its width {sh.width}: the shard's rows overlap")
-            continue
-        t = tensors.get(sh.tensor)
-        if t is None:
-            report(e, f"shard names tensor {clip(repr(sh.tensor))}, which is not declared")
-            continue
-        if sh.tensor in resident:
-            report(e, f"tensor {sh.tensor!r} is both resident and sharded: one placement of its bytes")
-        if b.space is not Space.LOCAL:
-            report(e, "a sharded buffer lives in local memory (tt-metal: only L1 buffers can have an associated "
-                      "circular buffer)")
-        if b.dtype != t.dtype:
-            report(e, f"its pages are tiles of tensor {sh.tensor!r}: its dtype must be the tensor's {t.dtype!r}, got "
-                      f"{b.dtype!r}")
-        if b.page_tiles < 1 or not 1 <= b.capacity < 65536 or t.dtype not in p.target.tile_bytes:
-            continue  # the buffer's own rules say what is wrong
-        ntiles = t.tiles(p.target.tile)
-        size = shard_size(b)
-        last = sh.tile(size - 1)
-        if last >= ntiles:
-            report(e, f"its shard's {size} tiles reach tile {last} of tensor {sh.tensor!r}, past its {ntiles} tiles")
-            continue
-        if t.role is Role.STATE:
-            report(e, f"its pages are tiles of state tensor {sh.tensor!r}: a shard of a state is not said yet (its "
-                      "per-tile versions would change while a page is held, between the pack and the push or the push "
-                      "and the pop)")
-        if b.id in written and t.role.value in ("input", "param"):
-            report(e, f"is written into, and its pages are tiles of {t.role.value} tensor {sh.tensor!r}: inputs and "
-                      "params are read-only")
-        if b.id not in written and t.role.value == "output":
-            report(e, f"publishes tiles of output tensor {sh.tensor!r} without writing them: a tensor that is written "
-                      "and read is an activation")
-        if b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) and p.buffers[b.alias_of].shard != sh:
-            report(e, f"aliases buffer {b.alias_of}, whose pages are not the same shard: an alias of a sharded buffer "
-                      "is the same bytes")
-        for x in p.buffers:
-            if x.site == b.site and x.cb == b.cb and 0 <= x.section < len(phases) and 0 <= b.section < len(phases) \
-                    and phases[x.section] < phases[b.section]:
-                report(e, f"buffer {x.id} ({x.name}) of an earlier phase uses cb index {b.cb} on {b.site}: the ring "
-                          "would start where that buffer left its pointers, not at the shard's first tile (the launch "
-                          "sets them: circular_buffer_init.h)")
-                break
         counted[sh.tensor] += size
         if counted[sh.tensor] > SHARD_TILES_MAX:
-            report(e, f"the shards of tensor {sh.tensor!r} hold more than {SHARD_TILES_MAX} tiles: too large for the "
-                      "model")
+            report(_buffer_name(b), f"the shards of tensor {sh.tensor!r} hold more than {SHARD_TILES_MAX} tiles: too "
+                                    "large for the model")
             continue
         per = holders.setdefault(sh.tensor, {})
         for j in range(size):
@@ -522,8 +467,85 @@ def _check_shards(p: Program, report: Report) -> None:
     for b in p.buffers:
         if b.shard is None and b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) \
                 and p.buffers[b.alias_of].shard is not None:
-            report(name(b), f"aliases sharded buffer {b.alias_of}: its pages are that tensor's bytes, so it is sharded "
-                            "alike (the same shard)")
+            report(_buffer_name(b), f"aliases sharded buffer {b.alias_of}: its pages are that tensor's bytes, so it is "
+                                    "sharded alike (the same shard)")
+    _check_shard_holders(holders, report)
+    _check_shard_multicasts(p, shards, phases, report)
+    if p.memory:
+        _check_shard_offsets(p, shards, report)
+
+
+def _buffer_name(b: Buffer) -> str:
+    return f"buffer {b.id} ({b.name})"
+
+
+def _check_shard_buffer(p: Program, b: Buffer, tensors: dict[str, Tensor], resident: bool, written: bool,
+                        phases: list[int], report: Report) -> int | None:
+    """The rules of one sharded buffer ``b`` on its own (``_check_shards``: its shard's numbers, its tensor, space,
+    dtype, role and alias, no earlier phase at its cb index); ``resident``: its tensor is resident too; ``written``:
+    its producer writes into it. The tiles its shard holds, or None when a rule stops the tensor-wide checks."""
+    sh = b.shard
+    assert sh is not None
+    e = _buffer_name(b)
+    if any(too_large(v, U32) for v in (sh.start, sh.width, sh.stride, sh.tiles)):
+        report(e, f"shard start {clip(str(sh.start))}, width {clip(str(sh.width))}, stride {clip(str(sh.stride))} or "
+                  f"tiles {clip(str(sh.tiles))} is too large for the model (tile ids are 32-bit: at most {U32})")
+        return None
+    if sh.start < 0 or sh.width < 0 or sh.stride < 0 or sh.tiles < 0:
+        report(e, "shard start, width, stride and tiles are >= 0")
+        return None
+    if sh.width == 0 and sh.stride != 0:
+        report(e, "shard stride needs a width (width 0: the shard is one run of consecutive tiles)")
+        return None
+    if sh.width > 0 and sh.stride < sh.width:
+        report(e, f"shard stride {sh.stride} is less than its width {sh.width}: the shard's rows overlap")
+        return None
+    t = tensors.get(sh.tensor)
+    if t is None:
+        report(e, f"shard names tensor {clip(repr(sh.tensor))}, which is not declared")
+        return None
+    if resident:
+        report(e, f"tensor {sh.tensor!r} is both resident and sharded: one placement of its bytes")
+    if b.space is not Space.LOCAL:
+        report(e, "a sharded buffer lives in local memory (tt-metal: only L1 buffers can have an associated "
+                  "circular buffer)")
+    if b.dtype != t.dtype:
+        report(e, f"its pages are tiles of tensor {sh.tensor!r}: its dtype must be the tensor's {t.dtype!r}, got "
+                  f"{b.dtype!r}")
+    if b.page_tiles < 1 or not 1 <= b.capacity < 65536 or t.dtype not in p.target.tile_bytes:
+        return None  # the buffer's own rules say what is wrong
+    ntiles = t.tiles(p.target.tile)
+    size = shard_size(b)
+    last = sh.tile(size - 1)
+    if last >= ntiles:
+        report(e, f"its shard's {size} tiles reach tile {last} of tensor {sh.tensor!r}, past its {ntiles} tiles")
+        return None
+    if t.role is Role.STATE:
+        report(e, f"its pages are tiles of state tensor {sh.tensor!r}: a shard of a state is not said yet (its "
+                  "per-tile versions would change while a page is held, between the pack and the push or the push "
+                  "and the pop)")
+    if written and t.role.value in ("input", "param"):
+        report(e, f"is written into, and its pages are tiles of {t.role.value} tensor {sh.tensor!r}: inputs and "
+                  "params are read-only")
+    if not written and t.role.value == "output":
+        report(e, f"publishes tiles of output tensor {sh.tensor!r} without writing them: a tensor that is written "
+                  "and read is an activation")
+    if b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) and p.buffers[b.alias_of].shard != sh:
+        report(e, f"aliases buffer {b.alias_of}, whose pages are not the same shard: an alias of a sharded buffer "
+                  "is the same bytes")
+    for x in p.buffers:
+        if x.site == b.site and x.cb == b.cb and 0 <= x.section < len(phases) and 0 <= b.section < len(phases) \
+                and phases[x.section] < phases[b.section]:
+            report(e, f"buffer {x.id} ({x.name}) of an earlier phase uses cb index {b.cb} on {b.site}: the ring "
+                      "would start where that buffer left its pointers, not at the shard's first tile (the launch "
+                      "sets them: circular_buffer_init.h)")
+            break
+    return size
+
+
+def _check_shard_holders(holders: dict[str, dict[int, list[Buffer]]], report: Report) -> None:
+    """A tensor's tile lives on one core: two sharded buffers holding one tile (``holders``: tensor -> tile -> the
+    buffers whose shard holds it) are on one site and one aliases the other."""
     for tensor, per in sorted(holders.items()):
         said: set[tuple[int, int]] = set()
         for tile, bs in sorted(per.items()):
@@ -533,13 +555,19 @@ def _check_shards(p: Program, report: Report) -> None:
                         continue
                     if b1.site != b2.site:
                         said.add((b1.id, b2.id))
-                        report(name(b2), f"holds tile {tile} of tensor {tensor!r}, which {name(b1)} on {b1.site} holds "
-                                         f"too: a sharded tensor's tile lives on one core")
+                        report(_buffer_name(b2), f"holds tile {tile} of tensor {tensor!r}, which {_buffer_name(b1)} on "
+                                                 f"{b1.site} holds too: a sharded tensor's tile lives on one core")
                     elif b2.alias_of != b1.id and b1.alias_of != b2.id and (
                             b1.alias_of is None or b1.alias_of != b2.alias_of):
                         said.add((b1.id, b2.id))
-                        report(name(b2), f"holds tile {tile} of tensor {tensor!r} on {b2.site}, as {name(b1)} does: two "
-                                         "buffers on one shard share its bytes, so one aliases the other (alias_of)")
+                        report(_buffer_name(b2), f"holds tile {tile} of tensor {tensor!r} on {b2.site}, as "
+                                                 f"{_buffer_name(b1)} does: two buffers on one shard share its bytes, so "
+                                                 "one aliases the other (alias_of)")
+
+
+def _check_shard_multicasts(p: Program, shards: dict[int, Buffer], phases: list[int], report: Report) -> None:
+    """No multicast is sent from a sharded buffer's back (before a push publishes its tiles), and none lands in a
+    sharded buffer (a remote write into a tensor's shard is not modelled)."""
     dests: dict[tuple[Site, int, int], Buffer] = {(b.site, b.cb, phases[b.section]): b for b in shards.values()
                                                  if 0 <= b.section < len(phases)}
     for ep in p.programs:
@@ -562,24 +590,27 @@ def _check_shards(p: Program, report: Report) -> None:
                     report(f"program {ep.key} McastSend", f"lands in sharded buffer {hit.id} ({hit.name}) on {d}: "
                            f"a multicast into a tensor's shard (a remote write of tensor {hit.shard.tensor!r}) is not "  # type: ignore[union-attr]
                            "modelled")
-    if p.memory:
-        # Compared where each site holds one buffer of the tensor's shard (its aliases sit on its bytes: memory-alias);
-        # two buffers on parts of one core's shard sit at different offsets of it.
-        at = {m.buf: m.offset for m in p.memory}
-        roots: dict[str, dict[Site, list[Buffer]]] = {}
-        for b in shards.values():
-            assert b.shard is not None
-            if b.alias_of is None and b.id in at:
-                roots.setdefault(b.shard.tensor, {}).setdefault(b.site, []).append(b)
-        for tensor, by_site in sorted(roots.items()):
-            if any(len(bs) > 1 for bs in by_site.values()):
-                continue
-            bs = sorted((x[0] for x in by_site.values()), key=lambda x: x.id)
-            for b in bs[1:]:
-                if at[b.id] != at[bs[0].id]:
-                    report(name(b), f"sits at offset {at[b.id]} on {b.site} and {name(bs[0])} at {at[bs[0].id]} on "
-                                    f"{bs[0].site}, both on the shards of tensor {tensor!r}: a sharded L1 buffer has one "
-                                    "address on every core")
+
+
+def _check_shard_offsets(p: Program, shards: dict[int, Buffer], report: Report) -> None:
+    """With a memory map: every sharded buffer of one tensor sits at one offset on every site (a sharded L1 buffer
+    has one address on all its cores). Compared where each site holds one buffer of the tensor's shard (its aliases
+    sit on its bytes: memory-alias); two buffers on parts of one core's shard sit at different offsets of it."""
+    at = {m.buf: m.offset for m in p.memory}
+    roots: dict[str, dict[Site, list[Buffer]]] = {}
+    for b in shards.values():
+        assert b.shard is not None
+        if b.alias_of is None and b.id in at:
+            roots.setdefault(b.shard.tensor, {}).setdefault(b.site, []).append(b)
+    for tensor, by_site in sorted(roots.items()):
+        if any(len(bs) > 1 for bs in by_site.values()):
+            continue
+        bs = sorted((x[0] for x in by_site.values()), key=lambda x: x.id)
+        for b in bs[1:]:
+            if at[b.id] != at[bs[0].id]:
+                report(_buffer_name(b), f"sits at offset {at[b.id]} on {b.site} and {_buffer_name(bs[0])} at "
+                                        f"{at[bs[0].id]} on {bs[0].site}, both on the shards of tensor {tensor!r}: a "
+                                        "sharded L1 buffer has one address on every core")
 
 
 class _OpPass:
