@@ -84,7 +84,11 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
         for f in fs:
             t0 = time.perf_counter()
             name = f"{rule}:{f.engine}:{list(f.path) if f.path is not None else 'end'}"
-            got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
+            if f.at:
+                got = confirm_rule(a.program, {rule}, None, at=[{"engine": e, "path": list(p), "subject": f.subject}
+                                                                for e, p in f.at])
+            else:
+                got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
             if got is not None:
                 cex = {"kind": "rule", "rule": rule, "engine": f.engine,
                        "path": list(f.path) if f.path is not None else None, "summary": f"{f.engine}: {f.message}", **got}
