@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
-from builders import A, CA, WA, buf, ep, prog
+from builders import CA, WA, A, buf, ep, prog
 
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
@@ -34,6 +35,9 @@ from verispatial.ir import (
 )
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
+from verispatial.ir.templated import TemplatedProgram
+from verispatial.passes import Pipeline
+from verispatial.passes.pipeline import capped_passes
 from verispatial.petri.interp import simulate
 
 # ---------------------------------------------------------------- 1. a second consumer replayed whichever comes first
@@ -76,12 +80,14 @@ def _two_consumers(writer: str, compute: str) -> Program:
 def test_a_second_consumer_is_refuted_and_replayed_whichever_engine_comes_first(writer: str, compute: str) -> None:
     p = _two_consumers(writer, compute)
     seen = [v for v in simulate(p).violations if v.rule == R.CB_SINGLE_CONSUMER]
-    assert seen and seen[0].position.engine == CA  # the interpreter meets compute second
+    assert seen
+    assert seen[0].position.engine == CA
     assert seen[0].subject == BufferRef(0)
     got = [r for r in certify(p).results if r.name.startswith(f"{R.CB_SINGLE_CONSUMER}:")]
     assert [r.verdict for r in got] == [Verdict.REFUTED]
     cex = got[0].counterexample
-    assert cex is not None and cex["violation"]["rule"] == R.CB_SINGLE_CONSUMER
+    assert cex is not None
+    assert cex["violation"]["rule"] == R.CB_SINGLE_CONSUMER
     assert cex["violation"]["position"]["engine"] in (CA, WA)
 
 
@@ -94,6 +100,52 @@ def test_a_second_producer_is_refuted_and_replayed_whichever_engine_comes_first(
         buffers=(buf(0), buf(1), buf(2)),
     )
     seen = [v for v in simulate(p).violations if v.rule == R.CB_SINGLE_PRODUCER]
-    assert seen and seen[0].position.engine == CA and seen[0].subject == BufferRef(0)
+    assert seen
+    assert seen[0].position.engine == CA
+    assert seen[0].subject == BufferRef(0)
     got = [r for r in certify(p).results if r.name.startswith(f"{R.CB_SINGLE_PRODUCER}:")]
     assert [r.verdict for r in got] == [Verdict.REFUTED]
+
+
+# ---------------------------------------------------------------- 2. a composed program's memory findings name buffers
+
+
+def _tiny_templated() -> TemplatedProgram:
+    from test_templated import _step, _tiny
+
+    return _step(_tiny(), Pipeline(capped_passes(2, 1, 2)))[2]
+
+
+def _overlapping(tp: TemplatedProgram) -> TemplatedProgram:
+    """``tp`` with template 1's second buffer moved onto its first one's bytes."""
+    t = tp.templates[1]
+    mem = list(t.memory)
+    mem[1] = attrs.evolve(mem[1], offset=mem[0].offset)
+    bad = attrs.evolve(t, memory=tuple(mem))
+    return attrs.evolve(tp, templates=tuple(bad if i == 1 else x for i, x in enumerate(tp.templates)))
+
+
+@pytest.fixture(scope="module")
+def overlapping() -> TemplatedProgram:
+    return _overlapping(_tiny_templated())
+
+
+@pytest.mark.parametrize("form", ["templated", "expanded"])
+def test_a_composed_programs_memory_findings_name_each_buffer(overlapping: TemplatedProgram, form: str) -> None:
+    p = overlapping if form == "templated" else overlapping.expand()
+    names = {b.id: b.name for b in overlapping.expand().buffers}
+    refuted = [r for r in certify(p).results if r.verdict == Verdict.REFUTED and r.family == "memory"]
+    assert len(refuted) == 14  # 7 instances of the template, each by its slice and by the composed sweep
+    for r in refuted:
+        cex = r.counterexample
+        assert cex is not None
+        ids = cex["buffers"]
+        assert [names[i].split(".", 1)[1] for i in ids] == ["c_0", "c_1"]  # the ids are the program's
+        for i in ids:
+            assert f"b{i} ({names[i]})" in r.reason
+            assert f"b{i} ({names[i]})" in cex["summary"]
+
+
+def test_a_templated_program_names_a_buffer_by_its_instance(overlapping: TemplatedProgram) -> None:
+    expanded = overlapping.expand()
+    assert [overlapping.buffer_name(b.id) for b in expanded.buffers] == [b.name for b in expanded.buffers]

@@ -11,8 +11,9 @@ that does not replay fails to prove.
 from __future__ import annotations
 
 import functools
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -52,7 +53,7 @@ from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
 
 if TYPE_CHECKING:
-    from verispatial.certify.compositional import Pool
+    from verispatial.certify.compositional import Pool, Slice
 
 #: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation), and the
 #: refutations that are concrete arithmetic on the program text: both from the rule registry.
@@ -341,6 +342,39 @@ def _budget_result(what: str, e: BudgetExhausted) -> Result:
     return Result(R.BUDGET, f"{R.BUDGET}:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
 
 
+def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], results: list[Result]) -> list[Result]:
+    """``results`` of a composed program with the findings decided on its slices naming the program's buffers.
+
+    A slice is a canonical program whose buffer ``i`` is named ``b<i>`` (equal slices share proofs whatever their
+    buffers are called); its texts come back in the program's ids, so a finding that names a buffer reads
+    ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a memory counterexample's buffer ids
+    (``buffer``, ``buffers``: the slice's own) become the program's."""
+    name = p.buffer_name if isinstance(p, TemplatedProgram) else (lambda b: p.buffers[b].name)
+    out: list[Result] = []
+    for r in results:
+        cex = r.counterexample
+        where = cex.get("slice") if cex is not None else None
+        if r.verdict == Verdict.PROVED or not isinstance(where, dict) or not isinstance(where.get("index"), int):
+            out.append(r)
+            continue
+        ids = slices[where["index"]].buffers
+        labels = {f"b{b} (b{b})": f"b{b} ({name(b)})" for b in ids}
+        pattern = re.compile("|".join(rf"\b{re.escape(x)}" for x in labels))
+
+        def named(text: str, pattern: re.Pattern[str] = pattern, labels: dict[str, str] = labels) -> str:
+            return pattern.sub(lambda m: labels[m.group(0)], text) if labels else text
+
+        assert cex is not None
+        cex = {k: named(v) if isinstance(v, str) else v for k, v in cex.items()}
+        if cex.get("kind") == "memory":
+            if isinstance(cex.get("buffer"), int):
+                cex["buffer"] = ids[cex["buffer"]]
+            if isinstance(cex.get("buffers"), list):
+                cex["buffers"] = [ids[b] for b in cex["buffers"]]
+        out.append(attrs.evolve(r, reason=named(r.reason), counterexample=cex))
+    return out
+
+
 def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | None, jobs: int, say: Progress,
                        rlimit: int, pc: ProofMemo | None, cache: ProofMemo | bool = True,
                        progress: Progress | None = None, pool: Pool | None = None,
@@ -357,6 +391,7 @@ def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | 
         f"participants ({len(program.templates)} templates)")
     composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
                                      progress=progress, rlimit=rlimit, cache=pc if pc is not None else cache, pool=pool)
+    composed = _buffers_named(program, cut.slices, composed)
     if certificate is not None:
         from verispatial.certify.certificate import compare_templated_certificate
 
@@ -385,6 +420,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
                                              progress=progress, rlimit=rlimit,
                                              cache=pc if pc is not None else cache, pool=pool)
+            composed = _buffers_named(program, cut.slices, composed)
             if certificate is not None:
 
                 say(R.CERTIFICATE)

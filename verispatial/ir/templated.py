@@ -30,6 +30,7 @@ to do so.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Callable, Iterator
 
@@ -151,6 +152,17 @@ class TemplatedProgram:
             b, s, g = out[-1]
             out.append((b + len(t.buffers), s + len(t.semaphores), g + len(t.groups)))
         return tuple(out)
+
+    def buffer_name(self, b: int) -> str:
+        """The name buffer ``b`` (an id of the expansion) has in the expansion: ``s<k>.<its template's name>``, with
+        ``k`` the instance it belongs to. Found without expanding (one bisection of the shifts); raises IndexError for
+        an id past the last buffer."""
+        shifts = self.shifts
+        k = bisect.bisect_right(shifts, b, key=lambda x: x[0]) - 1
+        if not 0 <= b < shifts[-1][0] or k >= len(self.instances):
+            raise IndexError(f"buffer b{b} is not one of the {shifts[-1][0]} buffers of {self.name}")
+        t = self.templates[self.instances[k].template]
+        return f"s{k}.{t.buffers[b - shifts[k][0]].name}"
 
     @property
     def gather(self) -> int:
