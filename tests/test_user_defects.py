@@ -6,11 +6,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 import pytest
 from builders import CA, WA, A, buf, ep, prog
 
 from verispatial.certify.report import Verdict
+from verispatial.cli import main as cli_main
 from verispatial.driver.run import certify
 from verispatial.ir import (
     AcquireAcc,
@@ -149,3 +152,36 @@ def test_a_composed_programs_memory_findings_name_each_buffer(overlapping: Templ
 def test_a_templated_program_names_a_buffer_by_its_instance(overlapping: TemplatedProgram) -> None:
     expanded = overlapping.expand()
     assert [overlapping.buffer_name(b.id) for b in expanded.buffers] == [b.name for b in expanded.buffers]
+
+
+# ---------------------------------------------------------------- 4. an output into a missing directory is bad input
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+_PROGRAM = str(EXAMPLES / "all_to_all_read.json")
+_MODEL = str(EXAMPLES / "models" / "mlp_block.json")
+
+#: Every command's option that writes a file or a directory, with the rest of its command line: OUT stands for the
+#: output path. One rule for all: what is written is created, the directory it goes into is not.
+_OUTPUTS: dict[str, list[str]] = {
+    "compile --sections": ["compile", _MODEL, "--target", "wormhole", "--no-certify", "--sections", "OUT"],
+    "compile -o": ["compile", _MODEL, "--target", "wormhole", "--no-certify", "-o", "OUT"],
+    "compose -o": ["compose", _PROGRAM, _PROGRAM, "-o", "OUT"],
+    "certify --sarif": ["certify", _PROGRAM, "--sarif", "OUT"],
+    "certify --junit": ["certify", _PROGRAM, "--junit", "OUT"],
+    "certify --write-certificate": ["certify", _PROGRAM, "--write-certificate", "OUT"],
+    "certify --smt2": ["certify", _PROGRAM, "--smt2", "OUT"],
+    "upgrade -o": ["upgrade", _PROGRAM, "-o", "OUT"],
+    "explain -o": ["explain", str(EXAMPLES / "broken" / "p_flag_source_set_by_compute.json"), "-o", "OUT"],
+    "export -o": ["export", "--promela", _PROGRAM, "-o", "OUT"],
+}
+
+
+@pytest.mark.parametrize("option", sorted(_OUTPUTS))
+def test_an_output_into_a_missing_directory_is_one_line_of_bad_input(option: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "missing" / "deeper" / "out"
+    argv = [str(out) if a == "OUT" else a for a in _OUTPUTS[option]]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"verispatial: error: {out}: cannot write: directory {str(out.parent)!r} does not exist\n"
+    assert list(tmp_path.iterdir()) == []  # nothing written, no directory made
