@@ -10,7 +10,8 @@ from pathlib import Path
 
 import attrs
 import pytest
-from builders import CA, WA, A, buf, ep, prog
+from builders import CA, WA, A, B, buf, ep, prog, sem
+from hypothesis import HealthCheck, assume, given, settings
 
 from verispatial.certify.report import Verdict
 from verispatial.cli import main as cli_main
@@ -18,30 +19,54 @@ from verispatial.driver.run import certify
 from verispatial.ir import (
     AcquireAcc,
     Addr,
+    AtomicBarrier,
     Compute,
     Engine,
     FillTiles,
+    Flush,
+    Group,
+    If,
+    InlineWrite,
+    Loop,
+    McastSend,
+    McastSetValid,
     Op,
     Operand,
+    PackAcc,
     Pop,
     Program,
     Push,
     ReadBarrier,
+    ReadTiles,
     ReleaseAcc,
     RemoteRead,
     Reserve,
     Role,
+    Semaphore,
+    SemInc,
+    SemIncMcast,
+    SemRole,
+    SemSet,
+    SemWait,
     Tensor,
     Wait,
+    WaitCond,
     WriteBarrier,
     WriteTiles,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.graph import ModelGraph
 from verispatial.ir.obligation import BufferRef
-from verispatial.ir.templated import TemplatedProgram
+from verispatial.ir.ops import OP_TAGS
+from verispatial.ir.serialize import dumps
+from verispatial.ir.target import WORMHOLE
+from verispatial.ir.templated import TemplatedProgram, templated_of
+from verispatial.ir.validate import ISSUED_BY, validate
 from verispatial.passes import Pipeline
+from verispatial.passes.compile import compile_model, compose_step
 from verispatial.passes.pipeline import capped_passes
 from verispatial.petri.interp import simulate
+from verispatial.strategies import model_graphs
 
 # ---------------------------------------------------------------- 1. a second consumer replayed whichever comes first
 
@@ -185,3 +210,97 @@ def test_an_output_into_a_missing_directory_is_one_line_of_bad_input(option: str
     err = capsys.readouterr().err
     assert err == f"verispatial: error: {out}: cannot write: directory {str(out.parent)!r} does not exist\n"
     assert list(tmp_path.iterdir()) == []  # nothing written, no directory made
+
+
+# ---------------------------------------------------------------- 5. upgrade 3 -> 2 -> 3 is the identity
+
+
+def test_upgrade_3_to_2_to_3_gives_back_the_very_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tiny decode step: its template tensors' roles (a section's own: an activation it writes is its output),
+    their order and its semaphores' sections come back as they were."""
+    tp = _tiny_templated()
+    v3, v2, back = tmp_path / "v3.json", tmp_path / "v2.json", tmp_path / "back.json"
+    v3.write_text(dumps(tp))
+    assert cli_main(["upgrade", str(v3), "-o", str(v2), "--expand"]) == 0
+    assert cli_main(["upgrade", str(v2), "-o", str(back)]) == 0
+    capsys.readouterr()
+    assert back.read_text() == v3.read_text()
+    assert templated_of(tp.expand()) == tp
+
+
+@settings(max_examples=max(20, settings().max_examples // 50), suppress_health_check=[HealthCheck.too_slow],
+          deadline=None)
+@given(graph=model_graphs(max_ops=3))
+def test_a_composed_programs_templated_form_is_the_one_its_expansion_gives(graph: ModelGraph) -> None:
+    secs = compile_model(graph, WORMHOLE, pipeline=Pipeline(capped_passes(2, 2, 4)), check=False)
+    doc = compose_step(graph, secs, WORMHOLE, check=False).document
+    assume(isinstance(doc, TemplatedProgram))
+    assert isinstance(doc, TemplatedProgram)
+    assert templated_of(doc.expand()) == doc
+
+
+# ---------------------------------------------------------------- 3. each op on the engines that can issue it
+
+_DM_ONLY: list[Op] = [
+    FillTiles(0, 1), ReadTiles("X", Addr(0, ()), 1, 0), WriteTiles(0, "Y", Addr(0, ()), 1), RemoteRead(0, A, 1, 1),
+    McastSend(0, 1, 0, 1), McastSetValid(0, 0, 1), SemInc(0, A, 1), SemIncMcast(0, 0, 1), InlineWrite(0, A, 1),
+    ReadBarrier(), WriteBarrier(), Flush(),
+]
+_COMPUTE_ONLY: list[Op] = [AcquireAcc(1, "bf16"), Compute("copy", 1), PackAcc(0, 1), ReleaseAcc()]
+_ANY_ENGINE: list[Op] = [Reserve(0, 1), Push(0, 1), Wait(0, 1), Pop(0, 1), SemSet(0, 0), SemWait(0, WaitCond.GE, 0)]
+
+
+def _on(engine: Engine, op: Op) -> Program:
+    """``op`` alone on ``engine`` of site A, with every entity it may name (buffers 0 and 1, a semaphore, a group
+    from A to B, tensors X and Y)."""
+    return prog(ep(A, engine, op), buffers=(buf(0), buf(1)), sems=(sem(0, A, B),),
+                groups=(Group(0, A, (1, 0, 1, 0)),),
+                tensors=(Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT)))
+
+
+def _engine_rule(p: Program) -> list[str]:
+    return [str(v) for v in validate(p) if "engine" in v.rule and "cannot issue" in v.rule]
+
+
+@pytest.mark.parametrize("op", _DM_ONLY, ids=lambda op: OP_TAGS[type(op)])
+def test_a_data_movement_op_on_the_compute_engine_is_refused(op: Op) -> None:
+    tag = OP_TAGS[type(op)]
+    assert _engine_rule(_on(Engine.COMPUTE, op)) == [
+        f"program (0,0).compute ops[0] {type(op).__name__}: {tag} is a data-movement op (a NoC transaction or a "
+        "data-movement RISC's own stores): the compute engine cannot issue it"]
+    assert _engine_rule(_on(Engine.READER, op)) == []
+    assert _engine_rule(_on(Engine.WRITER, op)) == []
+
+
+@pytest.mark.parametrize("op", _COMPUTE_ONLY, ids=lambda op: OP_TAGS[type(op)])
+def test_a_compute_op_on_a_data_movement_engine_is_refused(op: Op) -> None:
+    tag = OP_TAGS[type(op)]
+    for engine in (Engine.READER, Engine.WRITER):
+        assert _engine_rule(_on(engine, op)) == [
+            f"program (0,0).{engine.value} ops[0] {type(op).__name__}: {tag} is a compute op (the accumulator, DST, "
+            f"belongs to the compute engine's TRISCs): a data-movement engine ({engine.value}) cannot issue it"]
+    assert _engine_rule(_on(Engine.COMPUTE, op)) == []
+
+
+@pytest.mark.parametrize("op", _ANY_ENGINE, ids=lambda op: OP_TAGS[type(op)])
+def test_circular_buffer_and_local_word_ops_run_on_every_engine(op: Op) -> None:
+    for engine in Engine:
+        assert _engine_rule(_on(engine, op)) == []
+
+
+def test_the_compose_rendezvous_passes_on_the_compute_engine_and_nothing_else_does() -> None:
+    """The compose pass's rendezvous has every engine increment the gather word and wait for it (an exception
+    docs/semantics.md states); an increment of any other word stays a data-movement op."""
+    rendezvous = prog(ep(A, Engine.COMPUTE, SemInc(0, A, 1), AtomicBarrier()),
+                      sems=(Semaphore(0, "gather", (A,), 0, SemRole.RENDEZVOUS_GATHER),))
+    assert _engine_rule(rendezvous) == []
+    counter = attrs.evolve(rendezvous, semaphores=(Semaphore(0, "count", (A,), 0, SemRole.COUNTER),))
+    assert _engine_rule(counter) == [
+        "program (0,0).compute ops[0] SemInc: sem_inc is a data-movement op (a NoC transaction or a data-movement "
+        "RISC's own stores): the compute engine cannot issue it"]
+
+
+def test_every_op_class_says_which_engines_issue_it() -> None:
+    leaves = {type(op) for op in _DM_ONLY + _COMPUTE_ONLY + _ANY_ENGINE} | {AtomicBarrier}
+    assert leaves | {Loop, If} == set(OP_TAGS)
+    assert set(ISSUED_BY) == set(OP_TAGS)

@@ -247,10 +247,14 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
         where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
         reads, writes = draw(st.booleans()), draw(st.booleans())
+        # Only a data-movement engine reads or writes over the NoC (``ir/validate.py`` ``ISSUED_BY``): a compute
+        # consumer writes nothing out, a compute producer packs its pages (always, when they are written out) or
+        # pushes tokens only.
+        writes = writes and cons[1] is not Engine.COMPUTE
         # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
         # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
         # 5 only a 32-bit one (half the DST tiles).
-        packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
+        packs = prod[1] is Engine.COMPUTE and (writes or draw(st.booleans()))
         # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
         # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
         fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
@@ -265,7 +269,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             shard = None if prod[1] is not Engine.COMPUTE else "write"
             packs = shard == "write"
         # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
-        reads = (reads or (writes and not packs)) and not fills and shard != "read"
+        reads = (reads or (writes and not packs)) and not fills and shard != "read" and prod[1] is not Engine.COMPUTE
         if reads or packs or (fills and fill_fault == "none") or shard == "read":
             filled.add(b)
         # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
@@ -318,8 +322,11 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             stage.take.setdefault(cons, []).append(unit)
 
     n_sems = draw(st.integers(0, 3)) if counted else 0
+    movers = [x for x in slots if x[1] is not Engine.COMPUTE]  # the engines that issue NoC transactions
     for _ in range(n_sems):
-        inc, waiter = draw(st.permutations(slots))[:2]
+        # The increment is a NoC atomic (a data-movement engine's); any engine waits on and resets its own word.
+        inc = draw(st.sampled_from(movers))
+        waiter = draw(st.sampled_from([x for x in slots if x != inc]))
         init = draw(st.integers(0, 1))
         sem_id = semaphore((waiter[0],) if draw(st.booleans()) else tuple(by_site), init)
         by = draw(st.integers(1, 2))
@@ -332,7 +339,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
                  and not any(isinstance(op, WriteTiles) for op in u)]
         readers = [x for x in by_site[waiter[0]] if x != waiter]
         act, host, into = None, None, None
-        if n >= 1 and hosts and readers and draw(st.integers(0, 2)) == 0:
+        if n >= 1 and hosts and readers and waiter[1] is not Engine.COMPUTE and draw(st.integers(0, 2)) == 0:
             act = f"act{len(tensors)}"
             host = draw(st.sampled_from(hosts))
             # The activation's tiles are the host page's (written from it) and the reading buffer's (read into it).
@@ -380,8 +387,8 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     # Sometimes a ping-pong handshake inside a stage: each iteration A signals B and waits for B's answer; each
     # word is reset by its waiter before the answer that allows the next signal (no lost update). Correct by
     # construction only without a multicast handshake (two engines waiting on each other's sites may cycle).
-    if (broken or not mcast) and draw(st.integers(0, 2)) == 0:
-        a, bb = draw(st.permutations(slots))[:2]
+    if len(movers) >= 2 and (broken or not mcast) and draw(st.integers(0, 2)) == 0:
+        a, bb = draw(st.permutations(movers))[:2]
         stage = draw(st.sampled_from(stages))
         sa, sb = semaphore((a[0],), 0), semaphore((bb[0],), 0)
         stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
@@ -397,7 +404,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     # still small (no multicast handshake, at most two semaphores), which the explorer finishes and the checker
     # certifies cheaply: the differential test's budget. Hypothesis, which favours the bounds of a range, draws 0 of
     # 0..3 about once in 3 (about 1 program in 6 overall).
-    if not mcast and len(semaphores) <= 2 and draw(st.integers(0, 3)) == 0:
+    if not mcast and len(semaphores) <= 2 and _two_movers(by_site) and draw(st.integers(0, 3)) == 0:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
@@ -535,8 +542,8 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         _remote(draw, by_site, stage, trips, tensors, buffers, next_cb, semaphore, groups, broken)
         return
     s0, s1 = SITES
-    ps, cs = draw(st.permutations(by_site[s0]))[:2]
-    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    ps, cs = _mover_first(draw, by_site[s0])
+    pr, cr = _mover_first(draw, by_site[s1])
     cap = draw(st.integers(1, 4))
     pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
     dtype = draw(st.sampled_from(DTYPES))
@@ -551,7 +558,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     late_reset = draw(st.booleans())
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
-    forward = draw(st.integers(0, 2)) == 0
+    forward = draw(st.integers(0, 2)) == 0 and cs[1] is not Engine.COMPUTE  # a forwarder multicasts: a mover
     # Now and then (broken draws only) the data multicast states 2 destinations for its group of 1: tt-metal #42100,
     # the sender's write barrier after it never passes (docs/semantics.md "Acknowledgement counts").
     nd = 2 if broken and draw(st.integers(0, 7)) == 0 else 1
@@ -603,8 +610,8 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     pages behind the receiver's write pointer a lap on, and the receiver publishes pages it never filled:
     ``mcast-publish-early``)."""
     s0, s1 = SITES
-    ps, cs = draw(st.permutations(by_site[s0]))[:2]
-    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    ps, cs = _mover_first(draw, by_site[s0])
+    pr, cr = _mover_first(draw, by_site[s1])
     cap = draw(st.integers(1, 4))
     pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
     dtype = draw(st.sampled_from(DTYPES))
@@ -664,8 +671,8 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
     touch one tile whatever their indices. The ``Dynamic`` part names the index buffer (``buf``) or not (derived:
     the one buffer a read of the index tensor fills). With ``broken`` the accesses sometimes come before the index
     page's wait or after its pop (``cb-read-unwaited``)."""
-    site = draw(st.sampled_from([s for s, ss in by_site.items() if len(ss) >= 2]))
-    prod, cons = draw(st.permutations(by_site[site]))[:2]
+    site = draw(st.sampled_from(_two_movers(by_site)))
+    prod, cons = draw(st.permutations([x for x in by_site[site] if x[1] is not Engine.COMPUTE]))[:2]
     n = _iterations(stage, trips)
     pages = draw(st.integers(1, 2))
     lo = draw(st.integers(0, 1))
@@ -714,6 +721,18 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
         stage.take.setdefault(cons, []).append(access)
     else:
         stage.take.setdefault(cons, []).append([*first, *access, *last])
+
+
+def _mover_first(draw: st.DrawFn, slots: list[Slot]) -> tuple[Slot, Slot]:
+    """Two engines of a site's ``slots`` (two or more, at most one of them compute): the first a data-movement engine
+    (it issues the NoC transactions), the second any other."""
+    first = draw(st.sampled_from([x for x in slots if x[1] is not Engine.COMPUTE]))
+    return first, draw(st.sampled_from([x for x in slots if x != first]))
+
+
+def _two_movers(by_site: dict[Site, list[Slot]]) -> list[Site]:
+    """The sites running both data-movement engines."""
+    return [s for s, ss in by_site.items() if sum(x[1] is not Engine.COMPUTE for x in ss) >= 2]
 
 
 def _waits(unit: list[Op]) -> bool:
