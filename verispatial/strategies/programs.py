@@ -47,6 +47,13 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   or an activation nothing reads where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
   trips' max, the shard a run of tiles or rows of them; broken, the shard is sometimes one push short of the ring
   (``cb-shard-overrun``) or an output written only for the largest trips.
+- Sometimes (two sites of two engines or more, no multicast handshake) a remote read: site 1 reads each block site 0
+  publishes straight from site 0's pages, at its read pointer of its own copy (``_remote_read``); broken, before the
+  block is published, one page past the pointer, with the owner popping before the read is counted done, or
+  publishing the pages before the read barrier.
+- Every NoC transaction (reads, writes, multicasts, increments and their barriers) and every local-store fill is a
+  data-movement engine's; the compute engine packs, waits, pops and sets or waits on its site's words
+  (``ir/validate.py`` ``ISSUED_BY``).
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -94,6 +101,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     Semaphore,
@@ -233,6 +241,9 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     if mcast:
         _multicast(draw, target, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                    semaphore, groups, prologue, broken)
+    elif n_sites == 2 and all(len(by_site[s]) >= 2 for s in SITES) and draw(st.integers(0, 2)) > 0:
+        # Otherwise, on two sites of two engines or more, sometimes a remote read of one site's pages by the other.
+        _remote_read(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], buffers, next_cb, semaphore, broken)
     for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
         site = draw(st.sampled_from(cb_sites))
         prod, cons = draw(st.permutations(by_site[site]))[:2]
@@ -651,6 +662,63 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     stage.give.setdefault(pr, []).append(receiver)
     stage.after.setdefault(pr, []).append(AtomicBarrier())
     stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
+
+
+def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, buffers: list[Buffer],
+                 next_cb: dict[Site, int], semaphore: Callable[[tuple[Site, ...], int], int], broken: bool) -> None:
+    """A remote read inside ``stage``: site 1 reads each block site 0 publishes, straight from site 0's buffer pages
+    (the sharded layernorm's partials, docs/semantics.md "Remote reads"; ``RemoteRead``).
+
+    Site 0's owner fills a block of cb 0 by local stores, pushes it and increments site 1's ``ready`` word; its other
+    engine waits until ``done`` counts that block read (a ``ge`` wait on the running count) before it pops it, so no
+    page is reserved again while a read of it is in flight. Site 1 keeps its own copy of cb 0 in step (its other engine
+    pushes a token page per block, the reader pops it after the read): the reader's read pointer of that copy is the
+    address it reads at the owner. The reader waits until ``ready`` counts the block, reserves pages of cb 1, reads
+    the block into them, waits for the read (``ReadBarrier``), publishes them, pops its copy and increments ``done``;
+    its other engine drains cb 1. Both words are reset after the stage.
+
+    Broken (sometimes, with ``broken``): the read before the ``ready`` wait or one page past the read pointer
+    (``offset`` 1: ``remote-read-unpublished``), the owner popping without waiting for ``done`` (its producer may
+    refill a page the read has not taken yet: ``async-source-reuse``), or the pages published before the read
+    barrier (``async-read-publish``)."""
+    s0, s1 = SITES
+    owner, drain = _mover_first(draw, by_site[s0])
+    reader, other = _mover_first(draw, by_site[s1])
+    pages = draw(st.integers(1, 2))
+    cap = pages * draw(st.integers(1, 2))
+    dtype = draw(st.sampled_from(DTYPES))
+    # The owner's buffer and the reader's copy share cb 0 (a remote read addresses the owner's pages by the copy's
+    # read pointer, so they are of one capacity); the pages land in cb 1 of site 1.
+    src, copy, into = len(buffers), len(buffers) + 1, len(buffers) + 2
+    buffers.append(Buffer(src, f"cb{src}", s0, 0, 1, cap, dtype))
+    buffers.append(Buffer(copy, f"cb{copy}", s1, 0, 1, cap, dtype))
+    buffers.append(Buffer(into, f"cb{into}", s1, 1, 1, pages, dtype))
+    next_cb[s0], next_cb[s1] = 1, 2
+    ready, done = semaphore((s1,), 0), semaphore((s0,), 0)
+    fault = draw(st.sampled_from(("none", "none", "early", "offset", "pop-early", "publish-early"))) if broken \
+        else "none"
+    # The k-th block (k = i * inner + j, as the stage's tile addresses count) is waited for as the (k+1)-th count.
+    count = _addr(stage, 1, 1)
+    read: Op = RemoteRead(copy, s0, pages, into, offset=1 if fault == "offset" and cap >= 2 * pages else 0)
+    arrive: list[Op] = [SemWait(ready, WaitCond.GE, count.base, count.terms)]
+    take: list[Op] = [Reserve(into, pages), read, ReadBarrier(), Push(into, pages)]
+    if fault == "early":
+        take = [Reserve(into, pages), read, *arrive, ReadBarrier(), Push(into, pages)]
+    else:
+        take = [*arrive, *take]
+    if fault == "publish-early":
+        take = [x for x in take if not isinstance(x, ReadBarrier)]
+        take += [ReadBarrier()]
+    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial"), Push(src, pages),
+                                             SemInc(ready, s1, 1)])
+    stage.after.setdefault(owner, []).append(AtomicBarrier())
+    let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.GE, count.base, count.terms)]
+    stage.take.setdefault(drain, []).append([*let_go, Wait(src, pages), Pop(src, pages)])
+    stage.after.setdefault(drain, []).append(SemSet(done, 0))
+    stage.give.setdefault(other, []).append([Reserve(copy, pages), Push(copy, pages)])
+    stage.give.setdefault(reader, []).append([Wait(copy, pages), *take, Pop(copy, pages), SemInc(done, s0, 1)])
+    stage.after.setdefault(reader, []).extend([SemSet(ready, 0), AtomicBarrier()])
+    stage.take.setdefault(other, []).append([Wait(into, pages), Pop(into, pages)])
 
 
 def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
