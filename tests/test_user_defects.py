@@ -2,7 +2,16 @@
 
 1. A second engine claiming a circular buffer's end (``cb-single-consumer`` / ``cb-single-producer``) is reported
    by the interpreter at whichever engine reaches the buffer second; the checker's candidate named the other one, so
-   the refutation was never replayed and the program failed to prove where ``simulate`` found the violation."""
+   the refutation was never replayed and the program failed to prove where ``simulate`` found the violation.
+2. A composed program's memory findings, decided on its slices (canonical programs whose buffers are named by number),
+   printed ``b96 (b96)`` and the slice's own buffer ids; they name the program's buffers and ids.
+3. ``validate`` accepted a data-movement op (a NoC transaction, a data-movement RISC's own stores) on the compute
+   engine and a compute op on a data-movement engine; each op class now says which engines issue it.
+4. ``compile --sections a/b/DIR`` made the missing ``a/b``; every command's output into a missing directory is one
+   line of bad input (exit 2), nothing written: an output is created, never the directory it goes into.
+5. ``upgrade`` 3 -> 2 -> 3 changed a template tensor's role, the order of its tensors and a semaphore's section: the
+   templated form compose writes is now the one ``templated_of`` derives from its expansion.
+6. The random-program generators never drew a ``RemoteRead``; they draw correct and broken ones now."""
 
 from __future__ import annotations
 
@@ -11,7 +20,7 @@ from pathlib import Path
 import attrs
 import pytest
 from builders import CA, WA, A, B, buf, ep, prog, sem
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, find, given, settings
 
 from verispatial.certify.report import Verdict
 from verispatial.cli import main as cli_main
@@ -58,6 +67,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import OP_TAGS
+from verispatial.ir.program import walk
 from verispatial.ir.serialize import dumps
 from verispatial.ir.target import WORMHOLE
 from verispatial.ir.templated import TemplatedProgram, templated_of
@@ -66,7 +76,7 @@ from verispatial.passes import Pipeline
 from verispatial.passes.compile import compile_model, compose_step
 from verispatial.passes.pipeline import capped_passes
 from verispatial.petri.interp import simulate
-from verispatial.strategies import model_graphs
+from verispatial.strategies import blueprints, correct_programs, model_graphs
 
 # ---------------------------------------------------------------- 1. a second consumer replayed whichever comes first
 
@@ -304,3 +314,37 @@ def test_every_op_class_says_which_engines_issue_it() -> None:
     leaves = {type(op) for op in _DM_ONLY + _COMPUTE_ONLY + _ANY_ENGINE} | {AtomicBarrier}
     assert leaves | {Loop, If} == set(OP_TAGS)
     assert set(ISSUED_BY) == set(OP_TAGS)
+
+
+# ---------------------------------------------------------------- 6. the generators draw remote reads
+
+
+def _reads_remotely(p: Program) -> bool:
+    return any(isinstance(op, RemoteRead) for x in p.programs for op in walk(x.ops))
+
+
+#: The first program drawn that fits, unshrunk (shrinking would cost ten times the search).
+_FIND = settings(max_examples=3000, database=None, derandomize=True, phases=(Phase.generate,),
+                 suppress_health_check=list(HealthCheck), deadline=None)
+
+
+def test_correct_programs_draw_a_remote_read_the_checker_proves() -> None:
+    p = find(correct_programs(), _reads_remotely, settings=_FIND)
+    assert certify(p).exit_code == 0
+
+
+def test_broken_blueprints_draw_a_remote_read_of_unpublished_pages() -> None:
+    """The read issued before the wait for the owner's publication: refuted, replayed by the interpreter."""
+
+    def early(p: Program) -> bool:
+        for x in p.programs:
+            ops = list(walk(x.ops))
+            reads = [i for i, op in enumerate(ops) if isinstance(op, RemoteRead)]
+            waits = [i for i, op in enumerate(ops) if isinstance(op, SemWait)]
+            if reads and waits and reads[0] < waits[0] and isinstance(ops[reads[0] - 1], Reserve):
+                return True
+        return False
+
+    p = find(blueprints(), lambda p: _reads_remotely(p) and early(p), settings=_FIND)
+    got = [r for r in certify(p).results if r.name.startswith(f"{R.REMOTE_READ_UNPUBLISHED}:")]
+    assert Verdict.REFUTED in {r.verdict for r in got}

@@ -670,22 +670,23 @@ def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage
     (the sharded layernorm's partials, docs/semantics.md "Remote reads"; ``RemoteRead``).
 
     Site 0's owner fills a block of cb 0 by local stores, pushes it and increments site 1's ``ready`` word; its other
-    engine waits until ``done`` counts that block read (a ``ge`` wait on the running count) before it pops it, so no
-    page is reserved again while a read of it is in flight. Site 1 keeps its own copy of cb 0 in step (its other engine
-    pushes a token page per block, the reader pops it after the read): the reader's read pointer of that copy is the
-    address it reads at the owner. The reader waits until ``ready`` counts the block, reserves pages of cb 1, reads
-    the block into them, waits for the read (``ReadBarrier``), publishes them, pops its copy and increments ``done``;
-    its other engine drains cb 1. Both words are reset after the stage.
+    engine waits for ``done`` (and resets it) before it pops the block, so no page is reserved again while a read of
+    it is in flight. Site 1 keeps its own copy of cb 0 in step (its other engine pushes a token page per block, the
+    reader pops it after the read): the reader's read pointer of that copy is the address it reads at the owner. The
+    reader waits for ``ready`` and resets it, reserves pages of cb 1, reads the block into them, waits for the read
+    (``ReadBarrier``), publishes them, pops its copy and increments ``done``; its other engine drains cb 1. The ring
+    holds one block, so the owner's next increment comes after the pop, after ``done``, after the reader's reset: no
+    increment races a reset.
 
     Broken (sometimes, with ``broken``): the read before the ``ready`` wait or one page past the read pointer
-    (``offset`` 1: ``remote-read-unpublished``), the owner popping without waiting for ``done`` (its producer may
-    refill a page the read has not taken yet: ``async-source-reuse``), or the pages published before the read
-    barrier (``async-read-publish``)."""
+    (``offset`` 1, in a ring of two blocks: ``remote-read-unpublished``), the owner popping without waiting for
+    ``done`` (its producer may refill a page the read has not taken yet: ``async-source-reuse``), or the pages
+    published before the read barrier (``async-read-publish``)."""
     s0, s1 = SITES
     owner, drain = _mover_first(draw, by_site[s0])
     reader, other = _mover_first(draw, by_site[s1])
     pages = draw(st.integers(1, 2))
-    cap = pages * draw(st.integers(1, 2))
+    cap = pages * (draw(st.integers(1, 2)) if broken else 1)
     dtype = draw(st.sampled_from(DTYPES))
     # The owner's buffer and the reader's copy share cb 0 (a remote read addresses the owner's pages by the copy's
     # read pointer, so they are of one capacity); the pages land in cb 1 of site 1.
@@ -697,10 +698,8 @@ def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage
     ready, done = semaphore((s1,), 0), semaphore((s0,), 0)
     fault = draw(st.sampled_from(("none", "none", "early", "offset", "pop-early", "publish-early"))) if broken \
         else "none"
-    # The k-th block (k = i * inner + j, as the stage's tile addresses count) is waited for as the (k+1)-th count.
-    count = _addr(stage, 1, 1)
     read: Op = RemoteRead(copy, s0, pages, into, offset=1 if fault == "offset" and cap >= 2 * pages else 0)
-    arrive: list[Op] = [SemWait(ready, WaitCond.GE, count.base, count.terms)]
+    arrive: list[Op] = [SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0)]
     take: list[Op] = [Reserve(into, pages), read, ReadBarrier(), Push(into, pages)]
     if fault == "early":
         take = [Reserve(into, pages), read, *arrive, ReadBarrier(), Push(into, pages)]
@@ -712,12 +711,11 @@ def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage
     stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial"), Push(src, pages),
                                              SemInc(ready, s1, 1)])
     stage.after.setdefault(owner, []).append(AtomicBarrier())
-    let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.GE, count.base, count.terms)]
+    let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
     stage.take.setdefault(drain, []).append([*let_go, Wait(src, pages), Pop(src, pages)])
-    stage.after.setdefault(drain, []).append(SemSet(done, 0))
     stage.give.setdefault(other, []).append([Reserve(copy, pages), Push(copy, pages)])
     stage.give.setdefault(reader, []).append([Wait(copy, pages), *take, Pop(copy, pages), SemInc(done, s0, 1)])
-    stage.after.setdefault(reader, []).extend([SemSet(ready, 0), AtomicBarrier()])
+    stage.after.setdefault(reader, []).append(AtomicBarrier())
     stage.take.setdefault(other, []).append([Wait(into, pages), Pop(into, pages)])
 
 
