@@ -419,49 +419,60 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
-    programs: list[EngineProgram] = []
-    for slot in slots:
-        ops: list[Op] = list(prologue.get(slot, []))
-        for stage in stages:
-            give = list(stage.give.get(slot, []))
-            take = list(stage.take.get(slot, []))
-            gives, takes = draw(st.permutations(give)), draw(st.permutations(take))
-            if not broken:
-                # A give that waits (a handshake's signal and wait) comes after every other give, a take that
-                # waits (the ping-pong's answer) before every other take: no engine blocks before it has produced.
-                gives = sorted(gives, key=_waits)
-                takes = sorted(takes, key=lambda u: not _waits(u))
-            units = gives + takes
-            # Mostly everything given before anything taken (live); sometimes any order (may deadlock).
-            if broken and draw(st.integers(0, 4)) == 0:
-                units = draw(st.permutations(units))
-            body = tuple(op for u in units for op in u)
-            ops += stage.before.get(slot, [])
-            if body and stage.inner is not None:
-                body = (Loop("j" + stage.var, stage.inner, body),)
-            if body:
-                ops += [Loop(stage.var, stage.count, body)] if stage.count is not None else list(body)
-            ops += stage.after.get(slot, [])
-        # Nothing outstanding at the end: one barrier per kind of asynchronous op the engine issued.
-        kinds = {type(op) for op in _walk(tuple(ops))}
-        if SemInc in kinds:
-            ops.append(AtomicBarrier())
-        if kinds & {WriteTiles, McastSend, McastSetValid, InlineWrite}:
-            ops.append(WriteBarrier())
-        programs.append(EngineProgram(slot[0], slot[1], tuple(ops)))
-
-    memory: list[BufferAt] = []
-    offset: dict[Site, int] = {}
+    programs = [_engine_program(draw, slot, stages, prologue.get(slot, []), broken) for slot in slots]
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
-    for buf in buffers:
-        at = offset.get(buf.site, target.reserved_base)
-        size = p.buffer_bytes(buf)
-        memory.append(BufferAt(buf.id, at, size))
-        offset[buf.site] = at + -(-size // target.alignment) * target.alignment
-    p = attrs.evolve(p, memory=tuple(memory))
+    p = attrs.evolve(p, memory=_packed(p))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue: list[Op],
+                    broken: bool) -> EngineProgram:
+    """The op list of engine ``slot``: its ``prologue``, then per stage its ops before the stage's loop, the loop over
+    its units (each stage's gives before its takes; in a broken draw sometimes any order) and its ops after; then one
+    barrier per kind of asynchronous op it issued, so nothing is outstanding at its end."""
+    ops: list[Op] = list(prologue)
+    for stage in stages:
+        give = list(stage.give.get(slot, []))
+        take = list(stage.take.get(slot, []))
+        gives, takes = draw(st.permutations(give)), draw(st.permutations(take))
+        if not broken:
+            # A give that waits (a handshake's signal and wait) comes after every other give, a take that
+            # waits (the ping-pong's answer) before every other take: no engine blocks before it has produced.
+            gives = sorted(gives, key=_waits)
+            takes = sorted(takes, key=lambda u: not _waits(u))
+        units = gives + takes
+        # Mostly everything given before anything taken (live); sometimes any order (may deadlock).
+        if broken and draw(st.integers(0, 4)) == 0:
+            units = draw(st.permutations(units))
+        body = tuple(op for u in units for op in u)
+        ops += stage.before.get(slot, [])
+        if body and stage.inner is not None:
+            body = (Loop("j" + stage.var, stage.inner, body),)
+        if body:
+            ops += [Loop(stage.var, stage.count, body)] if stage.count is not None else list(body)
+        ops += stage.after.get(slot, [])
+    kinds = {type(op) for op in _walk(tuple(ops))}
+    if SemInc in kinds:
+        ops.append(AtomicBarrier())
+    if kinds & {WriteTiles, McastSend, McastSetValid, InlineWrite}:
+        ops.append(WriteBarrier())
+    return EngineProgram(slot[0], slot[1], tuple(ops))
+
+
+def _packed(p: Program) -> tuple[BufferAt, ...]:
+    """``p``'s memory map: every site's buffers one after another from the target's reserved base, each at an
+    aligned offset (bytes), in id order: disjoint by construction."""
+    t = p.target
+    memory: list[BufferAt] = []
+    offset: dict[Site, int] = {}
+    for buf in p.buffers:
+        at = offset.get(buf.site, t.reserved_base)
+        size = p.buffer_bytes(buf)
+        memory.append(BufferAt(buf.id, at, size))
+        offset[buf.site] = at + -(-size // t.alignment) * t.alignment
+    return tuple(memory)
 
 
 def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[str, int], tensors: list[Tensor],
