@@ -347,8 +347,8 @@ def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], resul
 
     A slice is a canonical program whose buffer ``i`` is named ``b<i>`` (equal slices share proofs whatever their
     buffers are called); its texts come back in the program's ids, so a finding that names a buffer reads
-    ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a memory counterexample's buffer ids
-    (``buffer``, ``buffers``: the slice's own) become the program's."""
+    ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a counterexample's buffer ids
+    (``_program_ids``: the slice's own) become the program's."""
     name = p.buffer_name if isinstance(p, TemplatedProgram) else (lambda b: p.buffers[b].name)
     out: list[Result] = []
     for r in results:
@@ -366,12 +366,26 @@ def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], resul
 
         assert cex is not None
         cex = {k: named(v) if isinstance(v, str) else v for k, v in cex.items()}
-        if cex.get("kind") == "memory":
-            if isinstance(cex.get("buffer"), int):
-                cex["buffer"] = ids[cex["buffer"]]
-            if isinstance(cex.get("buffers"), list):
-                cex["buffers"] = [ids[b] for b in cex["buffers"]]
-        out.append(attrs.evolve(r, reason=named(r.reason), counterexample=cex))
+        out.append(attrs.evolve(r, reason=named(r.reason), counterexample=_program_ids(cex, ids)))
+    return out
+
+
+def _program_ids(x: Any, ids: Sequence[int]) -> Any:
+    """Counterexample ``x`` of a slice with its buffer ids (a ``buffer`` number, a ``buffers`` list of numbers or of
+    objects with an ``id``: memory, ring, balance and deadlock counterexamples) turned into the program's: slice
+    buffer ``i`` is the program's ``ids[i]``. Strings are left to the slice's renderer."""
+    def one(b: Any) -> Any:
+        return ids[b] if isinstance(b, int) and not isinstance(b, bool) and 0 <= b < len(ids) else b
+
+    if isinstance(x, list):
+        return [_program_ids(v, ids) for v in x]
+    if not isinstance(x, dict):
+        return x
+    out = {k: _program_ids(v, ids) for k, v in x.items()}
+    if "buffer" in out:
+        out["buffer"] = one(out["buffer"])
+    if isinstance(out.get("buffers"), list):
+        out["buffers"] = [{**b, "id": one(b.get("id"))} if isinstance(b, dict) else one(b) for b in out["buffers"]]
     return out
 
 
