@@ -67,11 +67,11 @@ from verispatial.ir import rules as R
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import OP_TAGS
-from verispatial.ir.program import walk
+from verispatial.ir.program import Shard, walk
 from verispatial.ir.serialize import dumps
 from verispatial.ir.target import WORMHOLE
 from verispatial.ir.templated import TemplatedProgram, templated_of
-from verispatial.ir.validate import ISSUED_BY, validate
+from verispatial.ir.validate import ISSUED_BY, validate, validate_templated
 from verispatial.passes import Pipeline
 from verispatial.passes.compile import compile_model, compose_step
 from verispatial.passes.pipeline import capped_passes
@@ -348,3 +348,17 @@ def test_broken_blueprints_draw_a_remote_read_of_unpublished_pages() -> None:
     p = find(blueprints(), lambda p: _reads_remotely(p) and early(p), settings=_FIND)
     got = [r for r in certify(p).results if r.name.startswith(f"{R.REMOTE_READ_UNPUBLISHED}:")]
     assert Verdict.REFUTED in {r.verdict for r in got}
+
+
+def test_a_templated_program_with_a_sharded_buffer_is_refused(overlapping: TemplatedProgram) -> None:
+    """Found on the way (item 5): the expansion and the slices of a templated program carry no shard, so a sharded
+    buffer in a template would have had its rules (``cb-shard-overrun``, a push reading the tensor) unchecked. compose
+    never writes one (``section-sharded``); ``validate_templated`` refuses one written by hand."""
+    t = overlapping.templates[2]
+    sharded = attrs.evolve(t.buffers[0], shard=Shard("x", 0, 0, 0, 0))
+    bad = attrs.evolve(overlapping, templates=(*overlapping.templates[:2], attrs.evolve(
+        t, buffers=(sharded, *t.buffers[1:])), *overlapping.templates[3:]))
+    got = [str(v) for v in validate_templated(bad) if "shard of tensor" in v.rule]
+    assert got == [f"template 2 ({t.name}) buffer 0 ({t.buffers[0].name}): sits on a shard of tensor 'x': a templated "
+                   "program's sections are compose's, which moves no sharded buffer (section-sharded); state the "
+                   "program in full (version 2)"]

@@ -323,6 +323,13 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         where = f"template {j} ({clip(t.name, 40)})"
         if t.buffers and not t.memory:
             bad(where, f"has {len(t.buffers)} buffers and no memory map (a section is scheduled before it is composed)")
+        for b in t.buffers:
+            if b.shard is not None:
+                # compose refuses a sharded section (section-sharded), and neither the expansion nor the slices
+                # carry a shard: its rules would go unchecked.
+                bad(f"{where} buffer {b.id} ({clip(b.name, 40)})",
+                    f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
+                    "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
         for v in validate(t):
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
     n = len(tp.instances)
