@@ -245,92 +245,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         # Otherwise, on two sites of two engines or more, sometimes a remote read of one site's pages by the other.
         _remote_read(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], buffers, next_cb, semaphore, broken)
     for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
-        site = draw(st.sampled_from(cb_sites))
-        prod, cons = draw(st.permutations(by_site[site]))[:2]
-        cap = draw(st.integers(1, 4))
-        cb = next_cb.get(site, 0)
-        next_cb[site] = cb + 1
-        # A persistent buffer (its counters outlive the program) must end empty; the others the launch resets.
-        persistent = draw(st.integers(0, 3)) == 0
-        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES)), persistent=persistent))
-        divisors = [d for d in range(1, cap + 1) if cap % d == 0]
-        pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
-            if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
-        where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
-        reads, writes = draw(st.booleans()), draw(st.booleans())
-        # Only a data-movement engine reads or writes over the NoC (``ir/validate.py`` ``ISSUED_BY``): a compute
-        # consumer writes nothing out, a compute producer packs its pages (always, when they are written out) or
-        # pushes tokens only.
-        writes = writes and cons[1] is not Engine.COMPUTE
-        # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
-        # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
-        # 5 only a 32-bit one (half the DST tiles).
-        packs = prod[1] is Engine.COMPUTE and (writes or draw(st.booleans()))
-        # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
-        # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
-        fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
-        fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
-        # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
-        # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
-        # output or state the compute engine packs into.
-        shard = draw(st.sampled_from(("read", "write"))) if draw(st.integers(0, 5)) == 0 and not fills else None
-        if shard == "read" and packs:
-            shard = "write"
-        elif shard == "write" and not packs:
-            shard = None if prod[1] is not Engine.COMPUTE else "write"
-            packs = shard == "write"
-        # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
-        reads = (reads or (writes and not packs)) and not fills and shard != "read" and prod[1] is not Engine.COMPUTE
-        if reads or packs or (fills and fill_fault == "none") or shard == "read":
-            filled.add(b)
-        # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
-        acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
-        acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
-        # The consumer may take each push in smaller chunks (a divisor of the push size).
-        chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
-        # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
-        # writes them back at the same address (each tile read before its own write); sometimes one iteration
-        # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
-        state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
-        shift = draw(st.sampled_from((0, 0, pages))) if state and broken else 0
-        if shard is not None:
-            _shard(draw, stages, sorted(where), trips, tensors, buffers, pages, shard == "write", broken)
-        for k in sorted(where):
-            stage = stages[k]
-            tiles = pages * _iterations(stage, trips)
-            unit: list[Op] = [Reserve(b, pages)]
-            if packs:
-                unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
-            elif fills:
-                unit = _fill_unit(b, pages, fill_fault)
-            elif reads:
-                name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
-                tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
-                unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
-            unit.append(Push(b, pages))
-            stage.give.setdefault(prod, []).append(unit)
-            unit = []
-            if not state:
-                name = f"out{len(tensors)}"
-                # A stage that may run fewer times than its max writes a state (an output must be written whole).
-                partial = stage.count == 0 or isinstance(stage.count, str)
-                role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
-                if writes:
-                    tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
-            for c in range(pages // chunk):
-                unit.append(Wait(b, chunk))
-                if writes:
-                    unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
-                    # The page is read until the write left it: a write barrier or a flush before the pop (the
-                    # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
-                    leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none") if broken
-                                                 else ("barrier", "flush")))
-                    if leave == "barrier":
-                        unit.append(WriteBarrier())
-                    elif leave == "flush":
-                        unit.append(Flush())
-                unit.append(Pop(b, chunk))
-            stage.take.setdefault(cons, []).append(unit)
+        _circular_buffer(draw, b, by_site, cb_sites, stages, trips, tensors, buffers, next_cb, filled, broken)
 
     n_sems = draw(st.integers(0, 3)) if counted else 0
     movers = [x for x in slots if x[1] is not Engine.COMPUTE]  # the engines that issue NoC transactions
@@ -363,7 +278,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             next_cb[waiter[0]] = cb + 1
             buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, dtype))
             stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
-        unit = [SemInc(sem_id, waiter[0], by)]
+        unit: list[Op] = [SemInc(sem_id, waiter[0], by)]
         barrier_inside = draw(st.booleans())
         if barrier_inside:
             unit.append(AtomicBarrier())
@@ -426,6 +341,101 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     assert validate(p) == [], validate(p)
     return p
 
+
+def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], cb_sites: list[Site],
+                     stages: list[_Stage], trips: dict[str, int], tensors: list[Tensor], buffers: list[Buffer],
+                     next_cb: dict[Site, int], filled: set[int], broken: bool) -> None:
+    """Circular buffer ``b`` of the module docstring on a site of two engines or more: its producer's units (reserve,
+    then a read, a local-store fill, a pack or nothing, then push) and its consumer's (wait, sometimes a write out and
+    its barrier or flush, pop) in one or two stages, now and then on a tensor's shard or carrying a state updated in
+    place; added to ``buffers``, ``tensors`` and the stages' units, ``b`` to ``filled`` when its producer writes every
+    page it pushes."""
+    site = draw(st.sampled_from(cb_sites))
+    prod, cons = draw(st.permutations(by_site[site]))[:2]
+    cap = draw(st.integers(1, 4))
+    cb = next_cb.get(site, 0)
+    next_cb[site] = cb + 1
+    # A persistent buffer (its counters outlive the program) must end empty; the others the launch resets.
+    persistent = draw(st.integers(0, 3)) == 0
+    buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES)), persistent=persistent))
+    divisors = [d for d in range(1, cap + 1) if cap % d == 0]
+    pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
+        if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
+    where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
+    reads, writes = draw(st.booleans()), draw(st.booleans())
+    # Only a data-movement engine reads or writes over the NoC (``ir/validate.py`` ``ISSUED_BY``): a compute
+    # consumer writes nothing out, a compute producer packs its pages (always, when they are written out) or
+    # pushes tokens only.
+    writes = writes and cons[1] is not Engine.COMPUTE
+    # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
+    # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
+    # 5 only a 32-bit one (half the DST tiles).
+    packs = prod[1] is Engine.COMPUTE and (writes or draw(st.booleans()))
+    # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
+    # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
+    fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
+    fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
+    # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
+    # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
+    # output or state the compute engine packs into.
+    shard = draw(st.sampled_from(("read", "write"))) if draw(st.integers(0, 5)) == 0 and not fills else None
+    if shard == "read" and packs:
+        shard = "write"
+    elif shard == "write" and not packs:
+        shard = None if prod[1] is not Engine.COMPUTE else "write"
+        packs = shard == "write"
+    # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
+    reads = (reads or (writes and not packs)) and not fills and shard != "read" and prod[1] is not Engine.COMPUTE
+    if reads or packs or (fills and fill_fault == "none") or shard == "read":
+        filled.add(b)
+    # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
+    acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
+    acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
+    # The consumer may take each push in smaller chunks (a divisor of the push size).
+    chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
+    # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
+    # writes them back at the same address (each tile read before its own write); sometimes one iteration
+    # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
+    state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
+    shift = draw(st.sampled_from((0, 0, pages))) if state and broken else 0
+    if shard is not None:
+        _shard(draw, stages, sorted(where), trips, tensors, buffers, pages, shard == "write", broken)
+    for k in sorted(where):
+        stage = stages[k]
+        tiles = pages * _iterations(stage, trips)
+        unit: list[Op] = [Reserve(b, pages)]
+        if packs:
+            unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
+        elif fills:
+            unit = _fill_unit(b, pages, fill_fault)
+        elif reads:
+            name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
+            tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
+            unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
+        unit.append(Push(b, pages))
+        stage.give.setdefault(prod, []).append(unit)
+        unit = []
+        if not state:
+            name = f"out{len(tensors)}"
+            # A stage that may run fewer times than its max writes a state (an output must be written whole).
+            partial = stage.count == 0 or isinstance(stage.count, str)
+            role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
+            if writes:
+                tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
+        for c in range(pages // chunk):
+            unit.append(Wait(b, chunk))
+            if writes:
+                unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
+                # The page is read until the write left it: a write barrier or a flush before the pop (the
+                # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
+                leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none") if broken
+                                             else ("barrier", "flush")))
+                if leave == "barrier":
+                    unit.append(WriteBarrier())
+                elif leave == "flush":
+                    unit.append(Flush())
+            unit.append(Pop(b, chunk))
+        stage.take.setdefault(cons, []).append(unit)
 
 def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue: list[Op],
                     broken: bool) -> EngineProgram:
