@@ -29,6 +29,7 @@ from verispatial.ir import (
     AcquireAcc,
     Addr,
     AtomicBarrier,
+    BufferAt,
     Compute,
     Engine,
     FillTiles,
@@ -75,6 +76,7 @@ from verispatial.ir.validate import ISSUED_BY, validate, validate_templated
 from verispatial.passes import Pipeline
 from verispatial.passes.compile import compile_model, compose_step
 from verispatial.passes.pipeline import capped_passes
+from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.strategies import blueprints, correct_programs, model_graphs
 
@@ -362,3 +364,23 @@ def test_a_templated_program_with_a_sharded_buffer_is_refused(overlapping: Templ
     assert got == [f"template 2 ({t.name}) buffer 0 ({t.buffers[0].name}): sits on a shard of tensor 'x': a templated "
                    "program's sections are compose's, which moves no sharded buffer (section-sharded); state the "
                    "program in full (version 2)"]
+
+
+def test_a_sharing_waiter_reads_remotely_at_its_own_read_pointer() -> None:
+    """Found with item 1: read pointers are private to each RISC (``circular_buffer_init.h``), so an engine that waits
+    on its copy of cb 0 without popping it (a sharing waiter) reads the owner's pages at the ring's start whatever
+    the copy's consumer popped. The interpreter took the consumer's pops (slot 1 here, never published: a false
+    ``remote-read-unpublished``) where the checker, rightly, took the reader's own (slot 0, published): the checker
+    proved what the oracle broke."""
+    p = prog(
+        ep(B, Engine.READER, Reserve(2, 1), FillTiles(2, 1), Push(2, 1), SemInc(0, A, 1), AtomicBarrier()),
+        ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)),
+        ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Reserve(3, 1), Push(3, 1), Wait(1, 1), Pop(1, 1)),
+        ep(A, Engine.WRITER, Wait(0, 1), Wait(3, 1), Pop(3, 1), SemWait(0, WaitCond.EQ, 1), SemSet(0, 0),
+           Reserve(1, 1), RemoteRead(0, B, 1, 1), ReadBarrier(), Push(1, 1)),
+        buffers=(buf(0, A, cap=2, cb=0), buf(1, A, cap=1, cb=1), buf(2, B, cap=2, cb=0), buf(3, A, cap=1, cb=2)),
+        sems=(sem(0, A),))
+    p = attrs.evolve(p, memory=(BufferAt(0, 103712, 4096), BufferAt(1, 107808, 2048), BufferAt(2, 103712, 4096),
+                                BufferAt(3, 109856, 2048)))
+    assert list(explore(p).violations) == []
+    assert certify(p).exit_code == 0
