@@ -235,8 +235,8 @@ def test_compile_output_path_that_is_a_directory_is_refused_before_any_work(tmp_
                                        "program\n")
     assert run_compile([str(MODELS / "mlp_block.json"), "--target", "wormhole", "-o",
                         str(tmp_path / "no" / "step.json")]) == 2
-    assert capsys.readouterr().err == (f"verispatial: error: {tmp_path / 'no' / 'step.json'}: the directory "
-                                       f"{tmp_path / 'no'} does not exist\n")
+    assert capsys.readouterr().err == (f"verispatial: error: {tmp_path / 'no' / 'step.json'}: cannot write: "
+                                       f"directory {str(tmp_path / 'no')!r} does not exist\n")
 
 
 def test_the_acc_forms_offered_are_the_ones_tile_knows() -> None:

@@ -27,6 +27,7 @@ from verispatial.ir import (
     Push,
     ReadBarrier,
     ReadTiles,
+    RemoteRead,
     Reserve,
     Role,
     Site,
@@ -133,3 +134,29 @@ def test_the_sequence_kinds_of_argmax_are_refused_or_still_correct() -> None:
     killed, live = kill_rate(outs)
     assert killed == live
     assert {o.status for o in outs if o.mutant.kind.startswith("dests")} == {"refuted"}
+
+
+def test_a_remote_read_gets_its_own_kinds() -> None:
+    """A remote read's offset one page further or nearer (``read-offset+1``/``-1``, never below 0) and its owner moved
+    to each other site holding the buffer's cb index (``unsite``): all_to_all_read's four reads of offset 0 give four
+    ``read-offset+1`` and, each read naming one of the two sites, four ``unsite``."""
+    p = load_program(EXAMPLES / "all_to_all_read.json")
+    ms = list(mutants(p))
+    got = Counter(m.kind for m in ms if m.kind in ("read-offset+1", "read-offset-1", "unsite"))
+    assert got == Counter({"read-offset+1": 4, "unsite": 4})
+    m = next(m for m in ms if m.kind == "unsite" and m.engine == "(0,0).writer" and m.path == (4,))
+    assert m.what == "remote_read(b0, (0,0), 1, b1) reads at (1,0) instead"
+    moved = m.program.programs[1].ops[4]
+    assert isinstance(moved, RemoteRead)
+    assert moved.at == Site(1, 0)
+
+
+def test_the_remote_read_kinds_of_all_to_all_read_are_refused_or_still_correct() -> None:
+    p = load_program(EXAMPLES / "all_to_all_read.json")
+    outs = [judge(m) for m in mutants(p) if m.kind in ("read-offset+1", "read-offset-1", "unsite")]
+    by = Counter(o.status for o in outs)
+    assert by["unsound"] == by["error"] == by["unknown"] == 0, [(o.mutant.what, o.detail) for o in outs]
+    # One page past the pointer of a one-page ring is past its end: validate refuses it. Reading the other site's
+    # page instead is as safe (both pages are published before either read and popped after both): still correct.
+    assert {o.status for o in outs if o.mutant.kind == "read-offset+1"} == {"rejected"}
+    assert {o.status for o in outs if o.mutant.kind == "unsite"} == {"still-correct"}

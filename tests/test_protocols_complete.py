@@ -18,6 +18,7 @@ from verispatial.driver.run import certify
 from verispatial.ir import (
     BLACKHOLE,
     WORMHOLE,
+    AcquireAcc,
     Addr,
     AtomicBarrier,
     BufferAt,
@@ -28,11 +29,13 @@ from verispatial.ir import (
     McastSend,
     McastSetValid,
     Op,
+    PackAcc,
     Pop,
     Program,
     Push,
     ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     Reserve,
     Role,
     SemInc,
@@ -174,18 +177,20 @@ def test_a_read_between_a_wait_and_its_later_reset_is_reachable() -> None:
     writer signals without completing its write: the read races it, and the checker refutes, replayed."""
     writer = ep(A, Engine.WRITER, Wait(0, 1), WriteTiles(0, "act", Addr(0), 1), SemInc(0, A, 1), Pop(0, 1),
                 Wait(1, 1), Pop(1, 1), AtomicBarrier(), WriteBarrier())
-    reader = ep(A, Engine.READER, Reserve(0, 1), ReadTiles("x", Addr(0), 1, 0), ReadBarrier(), Push(0, 1))
-    waiter = ep(A, Engine.COMPUTE, SemWait(0, GE, 1), Reserve(1, 1), ReadTiles("act", Addr(0), 1, 1), ReadBarrier(),
+    # The page the writer writes out is packed by the compute engine; the waiter, which reads over the NoC, is the
+    # reader (a compute engine issues no NoC read).
+    filler = ep(A, Engine.COMPUTE, Reserve(0, 1), AcquireAcc(1, "bf16"), PackAcc(0, 1), ReleaseAcc(), Push(0, 1))
+    waiter = ep(A, Engine.READER, SemWait(0, GE, 1), Reserve(1, 1), ReadTiles("act", Addr(0), 1, 1), ReadBarrier(),
                 Push(1, 1), SemSet(0, 0))
-    p = prog(reader, writer, waiter, buffers=(buf(0, A, cap=1), buf(1, A, cap=1, cb=1)), sems=(sem(0, A),),
-             tensors=(Tensor("x", (32, 32), "bf16", Role.INPUT), Tensor("act", (32, 32), "bf16", Role.ACTIVATION)))
+    p = prog(filler, writer, waiter, buffers=(buf(0, A, cap=1), buf(1, A, cap=1, cb=1)), sems=(sem(0, A),),
+             tensors=(Tensor("act", (32, 32), "bf16", Role.ACTIVATION),))
     p = Program(p.name, p.target, tensors=p.tensors, buffers=p.buffers, semaphores=p.semaphores,
                 programs=p.programs, memory=(BufferAt(0, WORMHOLE.reserved_base, 2048),
                                              BufferAt(1, WORMHOLE.reserved_base + 2048, 2048)))
     assert validate(p) == []
     assert "tensor-race" in explore(p).rules()
     report = certify(p)
-    r = one(report, "hb-activation:act:(0,0).compute[2]<(0,0).writer[1]")
+    r = one(report, "hb-activation:act:(0,0).reader[2]<(0,0).writer[1]")
     assert r.verdict == Verdict.REFUTED, r.reason
     assert r.counterexample is not None
     assert r.counterexample["replay"]["violation"]["rule"] == "tensor-race"

@@ -21,6 +21,9 @@
   stays a valid word in every iteration (``validate`` rejects the rest).
 - ``offset+1`` / ``offset-1``: where a multicast or remote write lands, one page further or nearer (``McastSend.offset``,
   never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address).
+- ``read-offset+1`` / ``read-offset-1``: a remote read's pages one further or nearer past its read pointer
+  (``RemoteRead.offset``, never below 0); ``unsite``: a remote read's owner moved to another site holding a buffer of
+  its cb index in its phase (one mutant per such site: the kernel computed the wrong core's NoC coordinates).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -59,11 +62,13 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     ReadBarrier,
+    RemoteRead,
     SemIncMcast,
     SemSet,
     SemWait,
     WriteBarrier,
     body_at,
+    op_text,
     with_body,
 )
 from verispatial.ir.program import Program, Shard, shard_size
@@ -76,7 +81,7 @@ Path = tuple[int, ...]
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
          "unshard", "shard-1", "shard+1",
          "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
-         "offset+1", "offset-1", "undst")
+         "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -177,6 +182,12 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                 if op.dst is not None:
                     yield ("undst", path, f"McastSend lands in its own cb index, not b{op.dst}'s",
                            with_body(ops, where, (*body[:i], attrs.evolve(op, dst=None), *body[i + 1:])))
+            if isinstance(op, RemoteRead):
+                for d in (1, -1):
+                    if op.offset + d >= 0:
+                        shifted: Op = attrs.evolve(op, offset=op.offset + d)
+                        yield (f"read-offset{d:+d}", path, f"RemoteRead offset {op.offset} -> {op.offset + d}",
+                               with_body(ops, where, (*body[:i], shifted, *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:
@@ -199,6 +210,23 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                            with_body(ops, outer, (*parent[:j], inner, op, *parent[j + 1:])))
 
 
+def _unsited(p: Program, ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, tuple[Op, ...]]]:
+    """Every ``unsite`` edit of one engine's ops: a ``RemoteRead`` reading at each other site where its buffer's cb
+    index has a buffer in its phase (``Program.remote_buffer``; elsewhere ``validate`` would refuse it), sites in
+    row, column order."""
+    sites = sorted({b.site for b in p.buffers}, key=lambda x: (x.y, x.x))
+    for where in _lists(ops):
+        body = body_at(ops, where)
+        for i, op in enumerate(body):
+            if not isinstance(op, RemoteRead):
+                continue
+            for site in sites:
+                if site != op.at and p.remote_buffer(op.buf, site) is not None:
+                    moved = attrs.evolve(op, at=site)
+                    yield ((*where, i), f"{op_text(op)} reads at {site} instead",
+                           with_body(ops, where, (*body[:i], moved, *body[i + 1:])))
+
+
 def mutants(p: Program) -> Iterator[Mutant]:
     """Every single-op mutant of ``p`` (module docstring), engine by engine in program order, then every mutant of a
     sharded buffer's shard, buffer by buffer."""
@@ -209,6 +237,9 @@ def mutants(p: Program) -> Iterator[Mutant]:
             # rejected for that would count as killed without the checker seeing it.
             progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
             yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
+        for path, what, ops in _unsited(p, ep.ops):
+            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
+            yield Mutant("unsite", ep.key, path, what, attrs.evolve(p, programs=progs))
     for b in p.buffers:
         sh = b.shard
         if sh is None:

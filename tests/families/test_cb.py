@@ -44,8 +44,8 @@ def test_cb_capacity_reserve_5_on_4() -> None:
 
 
 def test_cb_capacity_wait_reported_when_reached() -> None:
-    r = simulate(prog(ep(A, Engine.COMPUTE, ReadBarrier(), Wait(0, 6)), buffers=(buf(0),)))
-    assert where(only(r)) == ("cb-capacity", CA, (1,), ())
+    r = simulate(prog(ep(A, Engine.WRITER, ReadBarrier(), Wait(0, 6)), buffers=(buf(0),)))
+    assert where(only(r)) == ("cb-capacity", WA, (1,), ())
 
 
 def test_cb_single_producer() -> None:

@@ -124,15 +124,16 @@ def test_an_overshot_equality_wait_is_never_read_as_at_least() -> None:
     # Two increments of one word, one ``== 1`` wait: whichever lands second overshoots and the wait never returns.
     # The schedule witness reads an equality as ">=" only where exact counting proved no overshoot; here it did
     # not, so the search decides and refutes (it used to be reported proved next to the refuted overshoot).
-    a = Site(0, 0)
+    # (The second increment comes from another core: a compute engine issues no NoC atomic.)
+    a, b = Site(0, 0), Site(1, 0)
     p = _sem_program("overshoot", (
         EngineProgram(a, Engine.READER, (SemWait(0, WaitCond.EQ, 1),)),
         EngineProgram(a, Engine.WRITER, (SemInc(0, a, 1), AtomicBarrier())),
-        EngineProgram(a, Engine.COMPUTE, (SemInc(0, a, 1), AtomicBarrier())),
+        EngineProgram(b, Engine.WRITER, (SemInc(0, a, 1), AtomicBarrier())),
     ), (a,))
     report = certify(p)
     deadlock = [r for r in report.results if r.family == "deadlock"]
-    assert [(r.name, r.verdict) for r in deadlock] == [("deadlock:(0,0).compute+2", Verdict.REFUTED)]
+    assert [(r.name, r.verdict) for r in deadlock] == [("deadlock:(0,0).reader+2", Verdict.REFUTED)]
     assert deadlock[0].reason.startswith("deadlock after ")
     assert "sem_wait(sem0, eq, 1): sem0@(0,0)=2, waits ==1" in deadlock[0].reason
     # Even when the witness is asked for, a word without proved exact counting sends the component to the search.

@@ -27,7 +27,6 @@ from verispatial.ir import (
     McastSetValid,
     Op,
     Operand,
-    PackAcc,
     Pop,
     Program,
     Push,
@@ -169,21 +168,20 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
     # The receiver publishes its slot before the data comes: its ring is full when the data lands.
-    p = prog(ep(A, Engine.READER, AcquireAcc(4, "bf16"), Reserve(0, 4), PackAcc(0, 4), McastSend(0, 4, 0, 1),
-                ReleaseAcc(), WriteBarrier(), Push(0, 4)),
+    p = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4), McastSend(0, 4, 0, 1), WriteBarrier(), Push(0, 4)),
              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
              ep(B, Engine.READER, Reserve(1, 4), Push(1, 4)), buffers=bufs, groups=g)
     r = simulate(p)
     # (b1's pages left at the end fault nothing: the launch's end resets the buffer.)
-    assert [where(v) for v in r.violations] == [("mcast-publish-early", RB, (1,), ()), ("mcast-slot", RA, (3,), ())]
+    assert [where(v) for v in r.violations] == [("mcast-publish-early", RB, (1,), ()), ("mcast-slot", RA, (2,), ())]
     assert r.violations[1].message == ("mcast_send of 4 pages lands in b1 at (1,0) 0 pages past its write pointer but "
                                        "b1 has only 0 free pages (it overwrites page 0, pushed and not popped)")
     # The sender's ring is one push ahead of the receiver's: the data lands on free pages past the receiver's write
     # pointer (no fault: the hardware writes an address), but the pages the receiver publishes never got it.
-    p2 = prog(ep(A, Engine.READER, AcquireAcc(4, "bf16"), Reserve(0, 4), PackAcc(0, 4), Push(0, 2),
-                 McastSend(0, 2, 0, 1), ReleaseAcc(), WriteBarrier(), Push(0, 2)),
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4), Push(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(),
+                 Push(0, 2)),
               ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
-              ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.COMPUTE, ReadBarrier()), buffers=bufs, groups=g)
+              ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.WRITER, ReadBarrier()), buffers=bufs, groups=g)
     assert simulate(p2).violations == ()
     p3 = attrs.evolve(p2, programs=(*p2.programs[:2], ep(B, Engine.READER, Reserve(1, 2), ReadBarrier(), Push(1, 2)),
                                     ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2))))

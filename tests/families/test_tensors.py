@@ -17,7 +17,6 @@ from verispatial.families.tensors import promela, semantics
 from verispatial.families.tensors.ordering_encoding import _hull, _may_share_tile
 from verispatial.ir import (
     WORMHOLE,
-    AcquireAcc,
     Addr,
     AtomicBarrier,
     Buffer,
@@ -25,15 +24,14 @@ from verispatial.ir import (
     Dynamic,
     Engine,
     EngineProgram,
+    FillTiles,
     Loop,
     Op,
-    PackAcc,
     Pop,
     Program,
     Push,
     ReadBarrier,
     ReadTiles,
-    ReleaseAcc,
     Reserve,
     Role,
     SemInc,
@@ -88,9 +86,9 @@ def test_bounds_range_is_said_as_certify_says_it() -> None:
 
 def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = True) -> EngineProgram:
     b = 0 if site == A else 1
-    # The page is filled (packed) before it is published: its consumer writes it out.
-    ops: list[Op] = [Reserve(b, 1), AcquireAcc(1, "bf16"), PackAcc(b, 1), ReleaseAcc(), Push(b, 1), Wait(b, 1),
-                     WriteTiles(b, tensor, Addr(0), 1)]
+    # The page is filled (by the engine's own stores: a data-movement engine packs nothing) before it is
+    # published: its consumer writes it out.
+    ops: list[Op] = [Reserve(b, 1), FillTiles(b, 1), Push(b, 1), Wait(b, 1), WriteTiles(b, tensor, Addr(0), 1)]
     ops += [WriteBarrier()] if barrier else []
     ops += [SemInc(0, B, 1), AtomicBarrier()] if signal else []
     ops += [Pop(b, 1)] + ([] if barrier else [WriteBarrier()])
@@ -123,7 +121,7 @@ def test_tensor_race_two_writers() -> None:
     p = prog(_writer(A, "out", barrier=False, signal=False), _writer(B, "out", barrier=False, signal=False),
              buffers=bufs, tensors=(out1,))
     v = only(simulate(p))
-    assert where(v) == ("tensor-race", "(1,0).writer", (6,), ())
+    assert where(v) == ("tensor-race", "(1,0).writer", (4,), ())
     assert v.message == "write_tiles(b1, out, 1) writes out tile 0 while a write to it by (0,0).writer is not complete"
 
 
@@ -154,7 +152,7 @@ def test_output_unwritten_at_the_end() -> None:
 def test_the_promela_model_checks_each_access_where_the_interpreter_does() -> None:
     """The model asserts ``bounds`` at the read the interpreter reports it at (ops[0].body[1], the loop's read), an
     activation read's ``tensor-race`` at its issue and a state read's at its landing (both named by the read,
-    ops[3] of the site-B reader), and a write's at the write (ops[6] of the writer)."""
+    ops[3] of the site-B reader), and a write's at the write (ops[4] of the writer)."""
     loop = Loop("k", 3, (Reserve(0, 2), ReadTiles("in", Addr(5, (Term("k", 1),)), 2, 0), ReadBarrier(), Push(0, 2)))
     p = prog(ep(A, Engine.READER, loop), ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 2), Pop(0, 2)))),
              buffers=(buf(0),), tensors=(IN,))
@@ -164,7 +162,7 @@ def test_the_promela_model_checks_each_access_where_the_interpreter_does() -> No
     for tensor in (ACT, ST):
         race = prog(_writer(A, tensor.name, barrier=False), _reader(tensor.name), buffers=bufs, sems=(sem(0, B),),
                     tensors=(tensor,))
-        assert asserted(to_promela(race), R.TENSOR_RACE) == ["O_0_6", "O_1_3"]
+        assert asserted(to_promela(race), R.TENSOR_RACE) == ["O_0_4", "O_1_3"]
 
 
 def test_the_family_has_no_op_class_of_its_own() -> None:

@@ -11,8 +11,9 @@ that does not replay fails to prove.
 from __future__ import annotations
 
 import functools
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -52,7 +53,7 @@ from verispatial.petri.interp import SimResult
 from verispatial.petri.position import Position, Violation
 
 if TYPE_CHECKING:
-    from verispatial.certify.compositional import Pool
+    from verispatial.certify.compositional import Pool, Slice
 
 #: checker rule -> interpreter rules that reproduce it (at the ops ``_claim`` names for the obligation), and the
 #: refutations that are concrete arithmetic on the program text: both from the rule registry.
@@ -84,7 +85,11 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
         for f in fs:
             t0 = time.perf_counter()
             name = f"{rule}:{f.engine}:{list(f.path) if f.path is not None else 'end'}"
-            got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
+            if f.at:
+                got = confirm_rule(a.program, {rule}, None, at=[{"engine": e, "path": list(p), "subject": f.subject}
+                                                                for e, p in f.at])
+            else:
+                got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
             if got is not None:
                 cex = {"kind": "rule", "rule": rule, "engine": f.engine,
                        "path": list(f.path) if f.path is not None else None, "summary": f"{f.engine}: {f.message}", **got}
@@ -337,6 +342,53 @@ def _budget_result(what: str, e: BudgetExhausted) -> Result:
     return Result(R.BUDGET, f"{R.BUDGET}:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
 
 
+def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], results: list[Result]) -> list[Result]:
+    """``results`` of a composed program with the findings decided on its slices naming the program's buffers.
+
+    A slice is a canonical program whose buffer ``i`` is named ``b<i>`` (equal slices share proofs whatever their
+    buffers are called); its texts come back in the program's ids, so a finding that names a buffer reads
+    ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a counterexample's buffer ids
+    (``_program_ids``: the slice's own) become the program's."""
+    name = p.buffer_name if isinstance(p, TemplatedProgram) else (lambda b: p.buffers[b].name)
+    out: list[Result] = []
+    for r in results:
+        cex = r.counterexample
+        where = cex.get("slice") if cex is not None else None
+        if r.verdict == Verdict.PROVED or not isinstance(where, dict) or not isinstance(where.get("index"), int):
+            out.append(r)
+            continue
+        ids = slices[where["index"]].buffers
+        labels = {f"b{b} (b{b})": f"b{b} ({name(b)})" for b in ids}
+        pattern = re.compile("|".join(rf"\b{re.escape(x)}" for x in labels))
+
+        def named(text: str, pattern: re.Pattern[str] = pattern, labels: dict[str, str] = labels) -> str:
+            return pattern.sub(lambda m: labels[m.group(0)], text) if labels else text
+
+        assert cex is not None
+        cex = {k: named(v) if isinstance(v, str) else v for k, v in cex.items()}
+        out.append(attrs.evolve(r, reason=named(r.reason), counterexample=_program_ids(cex, ids)))
+    return out
+
+
+def _program_ids(x: Any, ids: Sequence[int]) -> Any:
+    """Counterexample ``x`` of a slice with its buffer ids (a ``buffer`` number, a ``buffers`` list of numbers or of
+    objects with an ``id``: memory, ring, balance and deadlock counterexamples) turned into the program's: slice
+    buffer ``i`` is the program's ``ids[i]``. Strings are left to the slice's renderer."""
+    def one(b: Any) -> Any:
+        return ids[b] if isinstance(b, int) and not isinstance(b, bool) and 0 <= b < len(ids) else b
+
+    if isinstance(x, list):
+        return [_program_ids(v, ids) for v in x]
+    if not isinstance(x, dict):
+        return x
+    out = {k: _program_ids(v, ids) for k, v in x.items()}
+    if "buffer" in out:
+        out["buffer"] = one(out["buffer"])
+    if isinstance(out.get("buffers"), list):
+        out["buffers"] = [{**b, "id": one(b.get("id"))} if isinstance(b, dict) else one(b) for b in out["buffers"]]
+    return out
+
+
 def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | None, jobs: int, say: Progress,
                        rlimit: int, pc: ProofMemo | None, cache: ProofMemo | bool = True,
                        progress: Progress | None = None, pool: Pool | None = None,
@@ -353,6 +405,7 @@ def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | 
         f"participants ({len(program.templates)} templates)")
     composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
                                      progress=progress, rlimit=rlimit, cache=pc if pc is not None else cache, pool=pool)
+    composed = _buffers_named(program, cut.slices, composed)
     if certificate is not None:
         from verispatial.certify.certificate import compare_templated_certificate
 
@@ -381,6 +434,7 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
                                              progress=progress, rlimit=rlimit,
                                              cache=pc if pc is not None else cache, pool=pool)
+            composed = _buffers_named(program, cut.slices, composed)
             if certificate is not None:
 
                 say(R.CERTIFICATE)

@@ -16,6 +16,7 @@ from verispatial import budget
 from verispatial.certify.structure import EngineView
 from verispatial.ir import rules as R
 from verispatial.ir.core import Guard
+from verispatial.ir.obligation import SubjectRef
 from verispatial.ir.ops import If, Loop, Op, TripCount, count_trip, count_value
 from verispatial.ir.program import IndexKey, Program, walk
 from verispatial.ir.rules import PER_ENGINE_RULES
@@ -36,13 +37,19 @@ class Finding:
     ``sources``: for ``async-source-reuse``, the leaf indices of this engine's writes or multicasts whose source
     may not have left when the op at ``path`` runs (the reuse query, ``families/noc/encoding.py`` ``discharge``, may
     discharge them); ``LATE`` when the op is a read whose landing may rewrite a multicast issued after it (never
-    discharged)."""
+    discharged).
+
+    ``at``: where else the interpreter may show the same violation — a conflict between engines (two engines owning
+    one end of a buffer) is reported at whichever of them the run reaches second — each an ``(engine, path)``, all
+    about ``subject``; empty: only at ``engine`` and ``path``."""
 
     rule: str
     engine: str
     path: tuple[int, ...] | None
     message: str
     sources: tuple[int, ...] = ()
+    at: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    subject: SubjectRef | None = None
 
     @property
     def family(self) -> str:

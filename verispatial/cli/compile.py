@@ -21,7 +21,7 @@ import click
 
 from verispatial.cli.inputs import bad_input_of, open_proof_store
 from verispatial.cli.options import progress_options
-from verispatial.cli.output import check_program_out, write
+from verispatial.cli.output import check_output_dir, check_program_out, write
 from verispatial.errors import BadInput, ComposeRefused, PassRefused, VerispatialError
 
 if TYPE_CHECKING:
@@ -95,8 +95,8 @@ def _check_outputs(out: str | None, out_dir: str | None) -> None:
     results must not run for minutes first."""
     from verispatial.passes.compile import foreign_files
 
-    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
-        raise BadInput(out_dir, "", "exists and is not a directory, expected an output directory")
+    if out_dir is not None:
+        check_output_dir(out_dir, "the sections")
     foreign = foreign_files(Path(out_dir)) if out_dir is not None else []
     if out_dir is not None and foreign:
         # A sections directory is replaced whole (stale sections do not linger): never one holding anything else.

@@ -11,7 +11,7 @@ import click
 from verispatial.cli.exits import guard
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
 from verispatial.cli.options import cache_options
-from verispatial.cli.output import check_output_path, emit, stderr_progress, write_atomic, write_json
+from verispatial.cli.output import check_output_dir, check_output_path, emit, stderr_progress, write_atomic, write_json
 from verispatial.errors import BadInput, CheckerError, VerispatialError
 
 if TYPE_CHECKING:
@@ -82,11 +82,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
 
 def _pictures_dir(pictures_dir: Path) -> Path:
     """``pictures_dir``, checked before any work: ``BadInput`` when it is a file or its parent does not exist."""
-    if pictures_dir.exists() and not pictures_dir.is_dir():
-        raise BadInput(str(pictures_dir), "", "exists and is not a directory, expected a directory for the pictures")
-    parent = pictures_dir.parent if str(pictures_dir.parent) else Path(".")
-    if not pictures_dir.exists() and not parent.is_dir():
-        raise BadInput(str(pictures_dir), "", f"cannot write: directory {str(parent)!r} does not exist")
+    check_output_dir(str(pictures_dir), "the pictures")
     return pictures_dir
 
 

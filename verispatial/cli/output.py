@@ -15,17 +15,32 @@ from verispatial import budget
 from verispatial.errors import BadInput
 
 
+def _parent_exists(path: str) -> None:
+    """The one rule of every output (a file or, for a directory option, the directory): it is created, the directory
+    it goes into is not — ``BadInput`` when that directory does not exist, so a mistyped path writes nothing instead
+    of making directories nobody asked for."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise BadInput(path, "", f"cannot write: directory {str(parent)!r} does not exist")
+
+
 def check_output_path(path: str) -> None:
     """``BadInput`` unless ``path`` can be created: its directory exists and it is not itself a directory.
 
     Checked before any work so that bad input writes nothing.
     """
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
+    if Path(path).is_dir():
         raise BadInput(path, "", "is a directory, expected an output file path")
-    if not parent.is_dir():
-        raise BadInput(path, "", f"cannot write: directory {str(parent)!r} does not exist")
+    _parent_exists(path)
+
+
+def check_output_dir(path: str, what: str) -> None:
+    """``BadInput`` unless the output directory ``path`` (holding ``what``) can be used or made: not a file, and its
+    parent exists (``_parent_exists``; the directory itself is created when it is missing). Checked before any work."""
+    if Path(path).exists() and not Path(path).is_dir():
+        raise BadInput(path, "", f"exists and is not a directory, expected a directory for {what}")
+    _parent_exists(path)
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -75,14 +90,8 @@ def stderr_progress(label: str, quiet: bool, total: int | None = None) -> Any:
 
 
 def check_smt2_dir(smt2_dir: str) -> None:
-    """``BadInput`` unless ``--smt2 DIR`` can be made or used: not a file, and its parent exists."""
-    d = Path(smt2_dir)
-    if d.exists() and not d.is_dir():
-        raise BadInput(smt2_dir, "", "exists and is not a directory, expected a directory for the SMT-LIB2 queries")
-    # Like the other outputs, its parent must exist; the directory itself is created (checked before any work).
-    parent = d.parent if str(d.parent) else Path(".")
-    if not d.exists() and not parent.is_dir():
-        raise BadInput(smt2_dir, "", f"cannot write: directory {str(parent)!r} does not exist")
+    """``BadInput`` unless ``--smt2 DIR`` can be made or used (``check_output_dir``)."""
+    check_output_dir(smt2_dir, "the SMT-LIB2 queries")
 
 
 def check_program_out(out: str) -> None:
@@ -93,5 +102,4 @@ def check_program_out(out: str) -> None:
     for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
         if path.is_dir():
             raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
-    if not Path(out).parent.is_dir():
-        raise BadInput(out, "", f"the directory {Path(out).parent} does not exist")
+    _parent_exists(out)

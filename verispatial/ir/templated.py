@@ -30,8 +30,9 @@ to do so.
 
 from __future__ import annotations
 
+import bisect
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 
 import attrs
 
@@ -151,6 +152,17 @@ class TemplatedProgram:
             b, s, g = out[-1]
             out.append((b + len(t.buffers), s + len(t.semaphores), g + len(t.groups)))
         return tuple(out)
+
+    def buffer_name(self, b: int) -> str:
+        """The name buffer ``b`` (an id of the expansion) has in the expansion: ``s<k>.<its template's name>``, with
+        ``k`` the instance it belongs to. Found without expanding (one bisection of the shifts); raises IndexError for
+        an id past the last buffer."""
+        shifts = self.shifts
+        k = bisect.bisect_right(shifts, b, key=lambda x: x[0]) - 1
+        if not 0 <= b < shifts[-1][0] or k >= len(self.instances):
+            raise IndexError(f"buffer b{b} is not one of the {shifts[-1][0]} buffers of {self.name}")
+        t = self.templates[self.instances[k].template]
+        return f"s{k}.{t.buffers[b - shifts[k][0]].name}"
 
     @property
     def gather(self) -> int:
@@ -382,6 +394,59 @@ def document_summary(p: Program | TemplatedProgram) -> tuple[int, int]:
     return p.summary() if isinstance(p, TemplatedProgram) else program_summary(p)
 
 
+def section_role(program: Role, read: bool, written: bool) -> Role:
+    """The role a tensor of a composed program has in one of its sections, as compile gives a section its tensors:
+    one the section writes is its output (a state stays a state; one it also reads is an activation of it), one it
+    only reads its input (a param stays a param). The inverse of what ``compose`` joins (``passes/compose.py``: a
+    tensor written and read across sections is an activation, written only an output), so a templated program's
+    templates say no more than its expansion (``templated_of``, ``canonical_template``)."""
+    if written:
+        if program == Role.STATE:
+            return Role.STATE
+        return Role.ACTIVATION if read else Role.OUTPUT
+    return Role.PARAM if program == Role.PARAM else Role.INPUT
+
+
+def _appearance(programs: Iterable[EngineProgram], tensors: Container[str]) -> tuple[list[str], list[str]]:
+    """(tensor names, trip names) ``programs`` name, each once, in order of first appearance (programs in order, each
+    op list walked in order; an op's tensor before the index tensor of its indirect address); tensors only those in
+    ``tensors``."""
+    named: dict[str, None] = {}
+    trips: dict[str, None] = {}
+    for ep in programs:
+        for op in walk(ep.ops):
+            t = getattr(op, "tensor", None)
+            if isinstance(t, str):
+                named[t] = None
+            addr = getattr(op, "addr", None)
+            if addr is not None and addr.dynamic is not None and addr.dynamic.name in tensors:
+                named[addr.dynamic.name] = None
+            c = getattr(op, "count", None)
+            trip = c if isinstance(c, str) else getattr(c, "trip", None)
+            if isinstance(trip, str):
+                trips[trip] = None
+    return [x for x in named if x in tensors], list(trips)
+
+
+def canonical_template(t: Program, roles: Mapping[str, Role]) -> tuple[Program, list[int], list[int]]:
+    """Template ``t`` as a templated program states it: the tensors and trips its ops name, in order of first
+    appearance (``_appearance``), each tensor with its ``section_role`` (``roles``: the program's role of each of
+    ``t``'s tensors, by ``t``'s name), its semaphores of no section (the expansion puts each in its instance's).
+    Everything else as it is. Also returns, per new tensor and per new trip, its index in ``t`` (to rebind an
+    instance: ``Instance.tensors`` and ``trips`` follow the template's order). What ``templated_of`` derives from an
+    expansion, so 3 -> 2 -> 3 is the identity."""
+    tix = {x.name: i for i, x in enumerate(t.tensors)}
+    kix = {x.name: i for i, x in enumerate(t.trips)}
+    order, trip_order = _appearance(t.programs, tix)
+    trip_order = [x for x in trip_order if x in kix]
+    reads, writes = tensor_accesses(t)
+    tensors = tuple(attrs.evolve(t.tensors[tix[x]], role=section_role(roles[x], x in reads, x in writes))
+                    for x in order)
+    sems = tuple(attrs.evolve(x, section=None) for x in t.semaphores)
+    out = attrs.evolve(t, tensors=tensors, trips=tuple(t.trips[kix[x]] for x in trip_order), semaphores=sems)
+    return out, [tix[x] for x in order], [kix[x] for x in trip_order]
+
+
 def templated_of(p: Program) -> TemplatedProgram | str:
     """The templated form of composed program ``p`` (stated in full, format version 2): each section cut out in its
     own ids (its buffers, semaphores and groups shifted back to 0, names without ``s<k>.``), sections equal up to
@@ -434,30 +499,19 @@ def templated_of(p: Program) -> TemplatedProgram | str:
             if hi > lo:
                 local = tuple(((path[0] - lo, *path[1:]), loc) for path, loc in ep.sources if lo <= path[0] < hi)
                 programs.append(EngineProgram(ep.site, ep.engine, ren.ops(ep.ops[lo:hi]), (), local))
-        named: dict[str, None] = {}
-        trips: dict[str, None] = {}
-        for ep in programs:
-            for op in walk(ep.ops):
-                t = getattr(op, "tensor", None)
-                if isinstance(t, str):
-                    named[t] = None
-                addr = getattr(op, "addr", None)
-                if addr is not None and addr.dynamic is not None and addr.dynamic.name in tensors:
-                    named[addr.dynamic.name] = None
-                c = getattr(op, "count", None)
-                trip = c if isinstance(c, str) else getattr(c, "trip", None)
-                if isinstance(trip, str):
-                    trips[trip] = None
+        named, trips = _appearance(programs, tensors)
         prefix = f"s{k}."
         bufs = p.buffers[b0:nb[k + 1]]
         sems = p.semaphores[s0:ns[k + 1]]
         if any(not b.name.startswith(prefix) for b in bufs) or any(not y.name.startswith(prefix) for y in sems):
             return f"section {k} ({sec.name}) names its buffers or semaphores other than s{k}.<name>"
+        reads, writes = tensor_accesses(Program(sec.name, p.target, programs=tuple(programs)))
         t = Program(
-            sec.name, p.target, tuple(tensors[x] for x in named if x in tensors),
+            sec.name, p.target, tuple(attrs.evolve(tensors[x], role=section_role(tensors[x].role, x in reads,
+                                                                                 x in writes)) for x in named),
             tuple(Buffer(x.id - b0, x.name[len(prefix):], x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
                          None if x.alias_of is None else x.alias_of - b0, 0, x.persistent) for x in bufs),
-            tuple(Semaphore(x.id - s0, x.name[len(prefix):], x.sites, x.init, x.role, 0, x.host_init) for x in sems),
+            tuple(Semaphore(x.id - s0, x.name[len(prefix):], x.sites, x.init, x.role, None, x.host_init) for x in sems),
             tuple(Group(x.id - g0, x.sender, x.rect, x.loopback) for x in p.groups[g0:ng[k + 1]]),
             tuple(trip_of[x] for x in trips if x in trip_of), tuple(programs),
             memory=tuple(BufferAt(m.buf - b0, m.offset, m.size) for m in p.memory if b0 <= m.buf < nb[k + 1]))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from verispatial.errors import IrViolation, UnhandledOp
-from verispatial.ir.core import Addr, Role, Site, Space
+from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
 from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
     CONTAINERS,
@@ -23,20 +23,31 @@ from verispatial.ir.ops import (
     ID_SEMAPHORE,
     OP_TAGS,
     AcquireAcc,
+    AtomicBarrier,
     Compute,
+    FillTiles,
+    Flush,
     If,
     InlineWrite,
     Loop,
     McastSend,
     McastSetValid,
     Op,
+    PackAcc,
+    Pop,
+    Push,
+    ReadBarrier,
     ReadTiles,
+    ReleaseAcc,
     RemoteRead,
+    Reserve,
     SemInc,
     SemIncMcast,
     SemSet,
     SemWait,
     TripCount,
+    Wait,
+    WriteBarrier,
     WriteTiles,
     count_max,
     count_trip,
@@ -46,6 +57,51 @@ from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
 Report = Callable[[str, str], None]
+
+_DATA_MOVEMENT = frozenset({Engine.READER, Engine.WRITER})
+_EVERY_ENGINE = frozenset(Engine)
+#: Per op class, the engines that can issue it (docs/semantics.md, "Which engine issues an op"). NoC transactions —
+#: reads, writes, multicasts, atomic increments, inline writes and their barriers — only the two data-movement RISCs:
+#: a compute kernel (TRISC) is built without the NoC API (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
+#: circular_buffer.h:7-19``: under ``COMPILE_FOR_TRISC`` only the circular-buffer interface and ``llk_io`` are
+#: included, ``api/dataflow/noc.h`` only in the ``!COMPILE_FOR_TRISC`` branch); so are a data-movement RISC's own
+#: stores into a circular buffer (``FillTiles``). The accumulator (DST) ops only the compute engine, whose TRISCs
+#: own DST (``tt_metal/hw/inc/api/compute/reg_api.h``: ``tile_regs_acquire`` ... ``tile_regs_release``). Circular-
+#: buffer ops and a semaphore word's local set and wait (plain L1 stores and loads) every engine: compute kernels
+#: spin on and set L1 words themselves (``reduce_scatter_minimal_direct_compute.cpp:25-30``, ``moe_gpt/device/kernels/
+#: compute.cpp:23-26``: "Compute-side semaphore wait: spin on L1 value (no NOC API needed)").
+#:
+#: One exception, the compose pass's own convention: its rendezvous has every engine, compute too, increment the
+#: gather word and wait for its increments (``templated.rendezvous_tail``), so a ``SemInc`` of a rendezvous word and an
+#: ``AtomicBarrier`` pass on the compute engine (``engine_rule``). On tt-metal the compute kernel would hand its
+#: arrival to a data-movement kernel of its core (a circular-buffer token); docs/semantics.md says so.
+ISSUED_BY: dict[type, frozenset[Engine]] = {
+    **{cls: _DATA_MOVEMENT for cls in (ReadTiles, WriteTiles, RemoteRead, McastSend, McastSetValid, SemInc,
+                                       SemIncMcast, InlineWrite, ReadBarrier, WriteBarrier, Flush, AtomicBarrier,
+                                       FillTiles)},
+    **{cls: frozenset({Engine.COMPUTE}) for cls in (AcquireAcc, Compute, PackAcc, ReleaseAcc)},
+    **{cls: _EVERY_ENGINE for cls in (Reserve, Push, Wait, Pop, SemSet, SemWait, Loop, If)},
+}
+_RENDEZVOUS_WORDS = frozenset({SemRole.RENDEZVOUS_GATHER, SemRole.RENDEZVOUS_RELEASE})
+
+
+def engine_rule(op: Op, engine: Engine, semaphores: Sequence[Semaphore] = ()) -> str | None:
+    """Why ``engine`` cannot issue ``op`` (``ISSUED_BY``; ``semaphores``: the program's, for the rendezvous
+    exception), or None when it can. Raises ``UnhandledOp`` for an op class the table does not know (fail closed)."""
+    kinds = ISSUED_BY.get(type(op))
+    if kinds is None:
+        raise UnhandledOp("validate (engine kinds)", op)
+    if engine in kinds:
+        return None
+    if engine is Engine.COMPUTE and (isinstance(op, AtomicBarrier) or (
+            isinstance(op, SemInc) and 0 <= op.sem < len(semaphores) and semaphores[op.sem].role in _RENDEZVOUS_WORDS)):
+        return None
+    tag = OP_TAGS[type(op)]
+    if engine is Engine.COMPUTE:
+        return (f"{tag} is a data-movement op (a NoC transaction or a data-movement RISC's own stores): the compute "
+                "engine cannot issue it")
+    return (f"{tag} is a compute op (the accumulator, DST, belongs to the compute engine's TRISCs): a data-movement "
+            f"engine ({engine.value}) cannot issue it")
 #: A semaphore is one 32-bit word per site (reference §1.2: L1 semaphores are uint32); larger values wrap.
 WORD_MAX = 2**32 - 1
 
@@ -267,6 +323,13 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         where = f"template {j} ({clip(t.name, 40)})"
         if t.buffers and not t.memory:
             bad(where, f"has {len(t.buffers)} buffers and no memory map (a section is scheduled before it is composed)")
+        for b in t.buffers:
+            if b.shard is not None:
+                # compose refuses a sharded section (section-sharded), and neither the expansion nor the slices
+                # carry a shard: its rules would go unchecked.
+                bad(f"{where} buffer {b.id} ({clip(b.name, 40)})",
+                    f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
+                    "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
         for v in validate(t):
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
     n = len(tp.instances)
@@ -789,6 +852,10 @@ class _OpPass:
 
         def report(rule: str) -> None:
             self._report(ep, at, op, rule)
+
+        wrong_engine = engine_rule(op, ep.engine, p.semaphores)
+        if wrong_engine is not None:
+            report(wrong_engine)
 
         def use(rule: str) -> None:
             self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))

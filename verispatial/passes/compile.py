@@ -451,13 +451,12 @@ def write_sections(sections: list[CompiledSection], out_dir: Path) -> None:
     ``out_dir/<op>.certificate.json`` — the layout ``gate`` reads — replacing everything ``out_dir`` held: the new
     directory is written beside it and swapped in by two renames, so a reader sees the old sections or the new ones,
     never a mixture, and sections that no longer exist do not linger. Raises ``FileExistsError`` when ``out_dir``
-    holds anything else (``foreign_files``; nothing is replaced) and ``OSError`` when its parent cannot be
-    written."""
+    holds anything else (``foreign_files``; nothing is replaced) and ``OSError`` when its parent does not exist or
+    cannot be written (the parent is never made: README.md, "Bad input")."""
     foreign = foreign_files(out_dir)
     if foreign:
         raise FileExistsError(f"{out_dir} holds files compile did not write ({', '.join(foreign[:3])}"
                               + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): not replaced")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     for s in sections:
         cert = s.certificate if s.certificate is not None else {"passes": list(s.fragments)}

@@ -60,7 +60,7 @@ from verispatial.ir.program import (
 )
 from verispatial.ir.source import Sources, merged, shifted
 from verispatial.ir.target import Target
-from verispatial.ir.templated import Instance, TemplatedProgram, rendezvous_tail
+from verispatial.ir.templated import Instance, TemplatedProgram, canonical_template, rendezvous_tail
 from verispatial.ir.validate import validate
 
 PLACEMENTS = ("stacked", "round_robin")
@@ -808,6 +808,19 @@ def compose_templated(templates: Sequence[Program], instances: Sequence[Instance
                                      f"phase {k} (sections {k}..{k}) needs {top - target.reserved_base} bytes of "
                                      f"local memory on site {site}, which has {target.local_bytes - target.reserved_base}"
                                      f" usable (space local)", section=k)
+    # Each template as the templated form states it (``canonical_template``: the roles, order and sections its
+    # expansion implies), so upgrading the written program to version 2 and back gives it again.
+    roles = {t.name: t.role for t in tensors}
+    rebind: dict[int, tuple[list[int], list[int]]] = {}
+    for j in range(len(tpl)):
+        first = next((i for i, inst in enumerate(instances) if inst.template == j), None)
+        if first is None:
+            continue
+        bound = dict(zip((x.name for x in tpl[j].tensors), instances[first].tensors, strict=True))
+        tpl[j], ti, ki = canonical_template(tpl[j], {x: roles[bound[x]] for x in bound})
+        rebind[j] = (ti, ki)
+    instances = [attrs.evolve(inst, tensors=tuple(inst.tensors[i] for i in rebind[inst.template][0]),
+                              trips=tuple(inst.trips[i] for i in rebind[inst.template][1])) for inst in instances]
     tp = TemplatedProgram(name, target, tensors, trips, tuple(tpl), tuple(instances))
     res_frag: Fragment | None = None
     if residency:

@@ -22,8 +22,8 @@ Section graphs and composed programs (``verispatial.passes.compose``; ``strategi
 Scheduled programs (``strategies/programs.py``, ``strategies/protocols.py``):
 
 - ``correct_programs()``: correct by construction (circular buffers, counting semaphores, ping-pong and multicast
-  handshakes, remote writes announced by an increment, accumulators, carried states, nested and trip loops on 1-2
-  sites): the checker must prove them.
+  handshakes, remote writes announced by an increment, remote reads of published pages, accumulators, carried
+  states, nested and trip loops on 1-2 sites): the checker must prove them.
 - ``blueprints(broken=True)``: the same blueprint, sometimes broken by design; ``programs(max_mutations=2)``:
   blueprints mutated (an op dropped, a count changed, two ops swapped) about half of the time — arbitrary
   programs that still pass ``validate``; ``mutate(p)``: one such mutation of a program of yours.

@@ -47,6 +47,13 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   or an activation nothing reads where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
   trips' max, the shard a run of tiles or rows of them; broken, the shard is sometimes one push short of the ring
   (``cb-shard-overrun``) or an output written only for the largest trips.
+- Sometimes (two sites of two engines or more, no multicast handshake) a remote read: site 1 reads each block site 0
+  publishes straight from site 0's pages, at its read pointer of its own copy (``_remote_read``); broken, before the
+  block is published, one page past the pointer, with the owner popping before the read is counted done, or
+  publishing the pages before the read barrier.
+- Every NoC transaction (reads, writes, multicasts, increments and their barriers) and every local-store fill is a
+  data-movement engine's; the compute engine packs, waits, pops and sets or waits on its site's words
+  (``ir/validate.py`` ``ISSUED_BY``).
 - The compute engine may fill pages from the accumulator (``AcquireAcc``..``PackAcc``); consumers may take a push
   in smaller chunks; a stage may have an inner loop (nested loops, two-term addresses).
 - 1-3 stages, each straight-line or a ``Loop`` with count 0-3 or a ``Trip`` (max 0-3). Every engine that takes
@@ -94,6 +101,7 @@ from verispatial.ir import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     Role,
     Semaphore,
@@ -233,93 +241,18 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     if mcast:
         _multicast(draw, target, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                    semaphore, groups, prologue, broken)
+    elif n_sites == 2 and all(len(by_site[s]) >= 2 for s in SITES) and draw(st.integers(0, 2)) > 0:
+        # Otherwise, on two sites of two engines or more, sometimes a remote read of one site's pages by the other.
+        _remote_read(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], buffers, next_cb, semaphore, broken)
     for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
-        site = draw(st.sampled_from(cb_sites))
-        prod, cons = draw(st.permutations(by_site[site]))[:2]
-        cap = draw(st.integers(1, 4))
-        cb = next_cb.get(site, 0)
-        next_cb[site] = cb + 1
-        # A persistent buffer (its counters outlive the program) must end empty; the others the launch resets.
-        persistent = draw(st.integers(0, 3)) == 0
-        buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES)), persistent=persistent))
-        divisors = [d for d in range(1, cap + 1) if cap % d == 0]
-        pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
-            if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
-        where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
-        reads, writes = draw(st.booleans()), draw(st.booleans())
-        # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
-        # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
-        # 5 only a 32-bit one (half the DST tiles).
-        packs = prod[1] is Engine.COMPUTE and draw(st.booleans())
-        # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
-        # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
-        fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
-        fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
-        # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
-        # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
-        # output or state the compute engine packs into.
-        shard = draw(st.sampled_from(("read", "write"))) if draw(st.integers(0, 5)) == 0 and not fills else None
-        if shard == "read" and packs:
-            shard = "write"
-        elif shard == "write" and not packs:
-            shard = None if prod[1] is not Engine.COMPUTE else "write"
-            packs = shard == "write"
-        # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
-        reads = (reads or (writes and not packs)) and not fills and shard != "read"
-        if reads or packs or (fills and fill_fault == "none") or shard == "read":
-            filled.add(b)
-        # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
-        acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
-        acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
-        # The consumer may take each push in smaller chunks (a divisor of the push size).
-        chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
-        # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
-        # writes them back at the same address (each tile read before its own write); sometimes one iteration
-        # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
-        state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
-        shift = draw(st.sampled_from((0, 0, pages))) if state and broken else 0
-        if shard is not None:
-            _shard(draw, stages, sorted(where), trips, tensors, buffers, pages, shard == "write", broken)
-        for k in sorted(where):
-            stage = stages[k]
-            tiles = pages * _iterations(stage, trips)
-            unit: list[Op] = [Reserve(b, pages)]
-            if packs:
-                unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
-            elif fills:
-                unit = _fill_unit(b, pages, fill_fault)
-            elif reads:
-                name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
-                tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
-                unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
-            unit.append(Push(b, pages))
-            stage.give.setdefault(prod, []).append(unit)
-            unit = []
-            if not state:
-                name = f"out{len(tensors)}"
-                # A stage that may run fewer times than its max writes a state (an output must be written whole).
-                partial = stage.count == 0 or isinstance(stage.count, str)
-                role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
-                if writes:
-                    tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
-            for c in range(pages // chunk):
-                unit.append(Wait(b, chunk))
-                if writes:
-                    unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
-                    # The page is read until the write left it: a write barrier or a flush before the pop (the
-                    # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
-                    leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none") if broken
-                                                 else ("barrier", "flush")))
-                    if leave == "barrier":
-                        unit.append(WriteBarrier())
-                    elif leave == "flush":
-                        unit.append(Flush())
-                unit.append(Pop(b, chunk))
-            stage.take.setdefault(cons, []).append(unit)
+        _circular_buffer(draw, b, by_site, cb_sites, stages, trips, tensors, buffers, next_cb, filled, broken)
 
     n_sems = draw(st.integers(0, 3)) if counted else 0
+    movers = [x for x in slots if x[1] is not Engine.COMPUTE]  # the engines that issue NoC transactions
     for _ in range(n_sems):
-        inc, waiter = draw(st.permutations(slots))[:2]
+        # The increment is a NoC atomic (a data-movement engine's); any engine waits on and resets its own word.
+        inc = draw(st.sampled_from(movers))
+        waiter = draw(st.sampled_from([x for x in slots if x != inc]))
         init = draw(st.integers(0, 1))
         sem_id = semaphore((waiter[0],) if draw(st.booleans()) else tuple(by_site), init)
         by = draw(st.integers(1, 2))
@@ -332,7 +265,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
                  and not any(isinstance(op, WriteTiles) for op in u)]
         readers = [x for x in by_site[waiter[0]] if x != waiter]
         act, host, into = None, None, None
-        if n >= 1 and hosts and readers and draw(st.integers(0, 2)) == 0:
+        if n >= 1 and hosts and readers and waiter[1] is not Engine.COMPUTE and draw(st.integers(0, 2)) == 0:
             act = f"act{len(tensors)}"
             host = draw(st.sampled_from(hosts))
             # The activation's tiles are the host page's (written from it) and the reading buffer's (read into it).
@@ -345,7 +278,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             next_cb[waiter[0]] = cb + 1
             buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, dtype))
             stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
-        unit = [SemInc(sem_id, waiter[0], by)]
+        unit: list[Op] = [SemInc(sem_id, waiter[0], by)]
         barrier_inside = draw(st.booleans())
         if barrier_inside:
             unit.append(AtomicBarrier())
@@ -380,8 +313,8 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     # Sometimes a ping-pong handshake inside a stage: each iteration A signals B and waits for B's answer; each
     # word is reset by its waiter before the answer that allows the next signal (no lost update). Correct by
     # construction only without a multicast handshake (two engines waiting on each other's sites may cycle).
-    if (broken or not mcast) and draw(st.integers(0, 2)) == 0:
-        a, bb = draw(st.permutations(slots))[:2]
+    if len(movers) >= 2 and (broken or not mcast) and draw(st.integers(0, 2)) == 0:
+        a, bb = draw(st.permutations(movers))[:2]
         stage = draw(st.sampled_from(stages))
         sa, sb = semaphore((a[0],), 0), semaphore((bb[0],), 0)
         stage.give.setdefault(a, []).append([SemInc(sb, bb[0], 1), SemWait(sa, WaitCond.EQ, 1), SemSet(sa, 0)])
@@ -397,53 +330,159 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     # still small (no multicast handshake, at most two semaphores), which the explorer finishes and the checker
     # certifies cheaply: the differential test's budget. Hypothesis, which favours the bounds of a range, draws 0 of
     # 0..3 about once in 3 (about 1 program in 6 overall).
-    if not mcast and len(semaphores) <= 2 and draw(st.integers(0, 3)) == 0:
+    if not mcast and len(semaphores) <= 2 and _two_movers(by_site) and draw(st.integers(0, 3)) == 0:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
-    programs: list[EngineProgram] = []
-    for slot in slots:
-        ops: list[Op] = list(prologue.get(slot, []))
-        for stage in stages:
-            give = list(stage.give.get(slot, []))
-            take = list(stage.take.get(slot, []))
-            gives, takes = draw(st.permutations(give)), draw(st.permutations(take))
-            if not broken:
-                # A give that waits (a handshake's signal and wait) comes after every other give, a take that
-                # waits (the ping-pong's answer) before every other take: no engine blocks before it has produced.
-                gives = sorted(gives, key=_waits)
-                takes = sorted(takes, key=lambda u: not _waits(u))
-            units = gives + takes
-            # Mostly everything given before anything taken (live); sometimes any order (may deadlock).
-            if broken and draw(st.integers(0, 4)) == 0:
-                units = draw(st.permutations(units))
-            body = tuple(op for u in units for op in u)
-            ops += stage.before.get(slot, [])
-            if body and stage.inner is not None:
-                body = (Loop("j" + stage.var, stage.inner, body),)
-            if body:
-                ops += [Loop(stage.var, stage.count, body)] if stage.count is not None else list(body)
-            ops += stage.after.get(slot, [])
-        # Nothing outstanding at the end: one barrier per kind of asynchronous op the engine issued.
-        kinds = {type(op) for op in _walk(tuple(ops))}
-        if SemInc in kinds:
-            ops.append(AtomicBarrier())
-        if kinds & {WriteTiles, McastSend, McastSetValid, InlineWrite}:
-            ops.append(WriteBarrier())
-        programs.append(EngineProgram(slot[0], slot[1], tuple(ops)))
-
-    memory: list[BufferAt] = []
-    offset: dict[Site, int] = {}
+    programs = [_engine_program(draw, slot, stages, prologue.get(slot, []), broken) for slot in slots]
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
-    for buf in buffers:
-        at = offset.get(buf.site, target.reserved_base)
-        size = p.buffer_bytes(buf)
-        memory.append(BufferAt(buf.id, at, size))
-        offset[buf.site] = at + -(-size // target.alignment) * target.alignment
-    p = attrs.evolve(p, memory=tuple(memory))
+    p = attrs.evolve(p, memory=_packed(p))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], cb_sites: list[Site],
+                     stages: list[_Stage], trips: dict[str, int], tensors: list[Tensor], buffers: list[Buffer],
+                     next_cb: dict[Site, int], filled: set[int], broken: bool) -> None:
+    """Circular buffer ``b`` of the module docstring on a site of two engines or more: its producer's units (reserve,
+    then a read, a local-store fill, a pack or nothing, then push) and its consumer's (wait, sometimes a write out and
+    its barrier or flush, pop) in one or two stages, now and then on a tensor's shard or carrying a state updated in
+    place; added to ``buffers``, ``tensors`` and the stages' units, ``b`` to ``filled`` when its producer writes every
+    page it pushes."""
+    site = draw(st.sampled_from(cb_sites))
+    prod, cons = draw(st.permutations(by_site[site]))[:2]
+    cap = draw(st.integers(1, 4))
+    cb = next_cb.get(site, 0)
+    next_cb[site] = cb + 1
+    # A persistent buffer (its counters outlive the program) must end empty; the others the launch resets.
+    persistent = draw(st.integers(0, 3)) == 0
+    buffers.append(Buffer(b, f"cb{b}", site, cb, 1, cap, draw(st.sampled_from(DTYPES)), persistent=persistent))
+    divisors = [d for d in range(1, cap + 1) if cap % d == 0]
+    pages = draw(st.one_of(st.sampled_from(divisors), st.integers(1, cap + 1))) \
+        if broken and draw(st.integers(0, 4)) == 0 else draw(st.sampled_from(divisors))
+    where = draw(st.lists(st.integers(0, len(stages) - 1), min_size=1, max_size=2, unique=True))
+    reads, writes = draw(st.booleans()), draw(st.booleans())
+    # Only a data-movement engine reads or writes over the NoC (``ir/validate.py`` ``ISSUED_BY``): a compute
+    # consumer writes nothing out, a compute producer packs its pages (always, when they are written out) or
+    # pushes tokens only.
+    writes = writes and cons[1] is not Engine.COMPUTE
+    # The compute engine fills its pages from the accumulator instead of reading them, at the buffer's precision
+    # (an fp32 buffer takes a 32-bit accumulator, as the compiler emits it): 9 tiles overflow every accumulator,
+    # 5 only a 32-bit one (half the DST tiles).
+    packs = prod[1] is Engine.COMPUTE and (writes or draw(st.booleans()))
+    # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
+    # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
+    fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
+    fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
+    # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
+    # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
+    # output or state the compute engine packs into.
+    shard = draw(st.sampled_from(("read", "write"))) if draw(st.integers(0, 5)) == 0 and not fills else None
+    if shard == "read" and packs:
+        shard = "write"
+    elif shard == "write" and not packs:
+        shard = None if prod[1] is not Engine.COMPUTE else "write"
+        packs = shard == "write"
+    # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
+    reads = (reads or (writes and not packs)) and not fills and shard != "read" and prod[1] is not Engine.COMPUTE
+    if reads or packs or (fills and fill_fault == "none") or shard == "read":
+        filled.add(b)
+    # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
+    acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
+    acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
+    # The consumer may take each push in smaller chunks (a divisor of the push size).
+    chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
+    # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
+    # writes them back at the same address (each tile read before its own write); sometimes one iteration
+    # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
+    state = reads and writes and not packs and draw(st.integers(0, 2)) == 0
+    shift = draw(st.sampled_from((0, 0, pages))) if state and broken else 0
+    if shard is not None:
+        _shard(draw, stages, sorted(where), trips, tensors, buffers, pages, shard == "write", broken)
+    for k in sorted(where):
+        stage = stages[k]
+        tiles = pages * _iterations(stage, trips)
+        unit: list[Op] = [Reserve(b, pages)]
+        if packs:
+            unit += [AcquireAcc(acc, acc_dtype), Compute("copy", pages), PackAcc(b, pages), ReleaseAcc()]
+        elif fills:
+            unit = _fill_unit(b, pages, fill_fault)
+        elif reads:
+            name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
+            tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
+            unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
+        unit.append(Push(b, pages))
+        stage.give.setdefault(prod, []).append(unit)
+        unit = []
+        if not state:
+            name = f"out{len(tensors)}"
+            # A stage that may run fewer times than its max writes a state (an output must be written whole).
+            partial = stage.count == 0 or isinstance(stage.count, str)
+            role = Role.STATE if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
+            if writes:
+                tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
+        for c in range(pages // chunk):
+            unit.append(Wait(b, chunk))
+            if writes:
+                unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
+                # The page is read until the write left it: a write barrier or a flush before the pop (the
+                # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
+                leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none") if broken
+                                             else ("barrier", "flush")))
+                if leave == "barrier":
+                    unit.append(WriteBarrier())
+                elif leave == "flush":
+                    unit.append(Flush())
+            unit.append(Pop(b, chunk))
+        stage.take.setdefault(cons, []).append(unit)
+
+def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue: list[Op],
+                    broken: bool) -> EngineProgram:
+    """The op list of engine ``slot``: its ``prologue``, then per stage its ops before the stage's loop, the loop over
+    its units (each stage's gives before its takes; in a broken draw sometimes any order) and its ops after; then one
+    barrier per kind of asynchronous op it issued, so nothing is outstanding at its end."""
+    ops: list[Op] = list(prologue)
+    for stage in stages:
+        give = list(stage.give.get(slot, []))
+        take = list(stage.take.get(slot, []))
+        gives, takes = draw(st.permutations(give)), draw(st.permutations(take))
+        if not broken:
+            # A give that waits (a handshake's signal and wait) comes after every other give, a take that
+            # waits (the ping-pong's answer) before every other take: no engine blocks before it has produced.
+            gives = sorted(gives, key=_waits)
+            takes = sorted(takes, key=lambda u: not _waits(u))
+        units = gives + takes
+        # Mostly everything given before anything taken (live); sometimes any order (may deadlock).
+        if broken and draw(st.integers(0, 4)) == 0:
+            units = draw(st.permutations(units))
+        body = tuple(op for u in units for op in u)
+        ops += stage.before.get(slot, [])
+        if body and stage.inner is not None:
+            body = (Loop("j" + stage.var, stage.inner, body),)
+        if body:
+            ops += [Loop(stage.var, stage.count, body)] if stage.count is not None else list(body)
+        ops += stage.after.get(slot, [])
+    kinds = {type(op) for op in _walk(tuple(ops))}
+    if SemInc in kinds:
+        ops.append(AtomicBarrier())
+    if kinds & {WriteTiles, McastSend, McastSetValid, InlineWrite}:
+        ops.append(WriteBarrier())
+    return EngineProgram(slot[0], slot[1], tuple(ops))
+
+
+def _packed(p: Program) -> tuple[BufferAt, ...]:
+    """``p``'s memory map: every site's buffers one after another from the target's reserved base, each at an
+    aligned offset (bytes), in id order: disjoint by construction."""
+    t = p.target
+    memory: list[BufferAt] = []
+    offset: dict[Site, int] = {}
+    for buf in p.buffers:
+        at = offset.get(buf.site, t.reserved_base)
+        size = p.buffer_bytes(buf)
+        memory.append(BufferAt(buf.id, at, size))
+        offset[buf.site] = at + -(-size // t.alignment) * t.alignment
+    return tuple(memory)
 
 
 def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[str, int], tensors: list[Tensor],
@@ -535,8 +574,8 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         _remote(draw, by_site, stage, trips, tensors, buffers, next_cb, semaphore, groups, broken)
         return
     s0, s1 = SITES
-    ps, cs = draw(st.permutations(by_site[s0]))[:2]
-    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    ps, cs = _mover_first(draw, by_site[s0])
+    pr, cr = _mover_first(draw, by_site[s1])
     cap = draw(st.integers(1, 4))
     pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
     dtype = draw(st.sampled_from(DTYPES))
@@ -551,7 +590,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     late_reset = draw(st.booleans())
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
-    forward = draw(st.integers(0, 2)) == 0
+    forward = draw(st.integers(0, 2)) == 0 and cs[1] is not Engine.COMPUTE  # a forwarder multicasts: a mover
     # Now and then (broken draws only) the data multicast states 2 destinations for its group of 1: tt-metal #42100,
     # the sender's write barrier after it never passes (docs/semantics.md "Acknowledgement counts").
     nd = 2 if broken and draw(st.integers(0, 7)) == 0 else 1
@@ -603,8 +642,8 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     pages behind the receiver's write pointer a lap on, and the receiver publishes pages it never filled:
     ``mcast-publish-early``)."""
     s0, s1 = SITES
-    ps, cs = draw(st.permutations(by_site[s0]))[:2]
-    pr, cr = draw(st.permutations(by_site[s1]))[:2]
+    ps, cs = _mover_first(draw, by_site[s0])
+    pr, cr = _mover_first(draw, by_site[s1])
     cap = draw(st.integers(1, 4))
     pages = draw(st.sampled_from([d for d in range(1, cap + 1) if cap % d == 0]))
     dtype = draw(st.sampled_from(DTYPES))
@@ -646,6 +685,61 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
 
 
+def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, buffers: list[Buffer],
+                 next_cb: dict[Site, int], semaphore: Callable[[tuple[Site, ...], int], int], broken: bool) -> None:
+    """A remote read inside ``stage``: site 1 reads each block site 0 publishes, straight from site 0's buffer pages
+    (the sharded layernorm's partials, docs/semantics.md "Remote reads"; ``RemoteRead``).
+
+    Site 0's owner fills a block of cb 0 by local stores, pushes it and increments site 1's ``ready`` word; its other
+    engine waits for ``done`` (and resets it) before it pops the block, so no page is reserved again while a read of
+    it is in flight. Site 1 keeps its own copy of cb 0 in step (its other engine pushes a token page per block, the
+    reader pops it after the read): the reader's read pointer of that copy is the address it reads at the owner. The
+    reader waits for ``ready`` and resets it, reserves pages of cb 1, reads the block into them, waits for the read
+    (``ReadBarrier``), publishes them, pops its copy and increments ``done``; its other engine drains cb 1. The ring
+    holds one block, so the owner's next increment comes after the pop, after ``done``, after the reader's reset: no
+    increment races a reset.
+
+    Broken (sometimes, with ``broken``): the read before the ``ready`` wait or one page past the read pointer
+    (``offset`` 1, in a ring of two blocks: ``remote-read-unpublished``), the owner popping without waiting for
+    ``done`` (its producer may refill a page the read has not taken yet: ``async-source-reuse``), or the pages
+    published before the read barrier (``async-read-publish``)."""
+    s0, s1 = SITES
+    owner, drain = _mover_first(draw, by_site[s0])
+    reader, other = _mover_first(draw, by_site[s1])
+    pages = draw(st.integers(1, 2))
+    cap = pages * (draw(st.integers(1, 2)) if broken else 1)
+    dtype = draw(st.sampled_from(DTYPES))
+    # The owner's buffer and the reader's copy share cb 0 (a remote read addresses the owner's pages by the copy's
+    # read pointer, so they are of one capacity); the pages land in cb 1 of site 1.
+    src, copy, into = len(buffers), len(buffers) + 1, len(buffers) + 2
+    buffers.append(Buffer(src, f"cb{src}", s0, 0, 1, cap, dtype))
+    buffers.append(Buffer(copy, f"cb{copy}", s1, 0, 1, cap, dtype))
+    buffers.append(Buffer(into, f"cb{into}", s1, 1, 1, pages, dtype))
+    next_cb[s0], next_cb[s1] = 1, 2
+    ready, done = semaphore((s1,), 0), semaphore((s0,), 0)
+    fault = draw(st.sampled_from(("none", "none", "early", "offset", "pop-early", "publish-early"))) if broken \
+        else "none"
+    read: Op = RemoteRead(copy, s0, pages, into, offset=1 if fault == "offset" and cap >= 2 * pages else 0)
+    arrive: list[Op] = [SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0)]
+    take: list[Op] = [Reserve(into, pages), read, ReadBarrier(), Push(into, pages)]
+    if fault == "early":
+        take = [Reserve(into, pages), read, *arrive, ReadBarrier(), Push(into, pages)]
+    else:
+        take = [*arrive, *take]
+    if fault == "publish-early":
+        take = [x for x in take if not isinstance(x, ReadBarrier)]
+        take += [ReadBarrier()]
+    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial"), Push(src, pages),
+                                             SemInc(ready, s1, 1)])
+    stage.after.setdefault(owner, []).append(AtomicBarrier())
+    let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
+    stage.take.setdefault(drain, []).append([*let_go, Wait(src, pages), Pop(src, pages)])
+    stage.give.setdefault(other, []).append([Reserve(copy, pages), Push(copy, pages)])
+    stage.give.setdefault(reader, []).append([Wait(copy, pages), *take, Pop(copy, pages), SemInc(done, s0, 1)])
+    stage.after.setdefault(reader, []).append(AtomicBarrier())
+    stage.take.setdefault(other, []).append([Wait(into, pages), Pop(into, pages)])
+
+
 def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],
               tensors: list[Tensor], buffers: list[Buffer], next_cb: dict[Site, int], broken: bool = True) -> None:
     """An indirect access inside ``stage``, as tt-metal's embedding reader (gather) and KV-cache writer (scatter) do
@@ -664,8 +758,8 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
     touch one tile whatever their indices. The ``Dynamic`` part names the index buffer (``buf``) or not (derived:
     the one buffer a read of the index tensor fills). With ``broken`` the accesses sometimes come before the index
     page's wait or after its pop (``cb-read-unwaited``)."""
-    site = draw(st.sampled_from([s for s, ss in by_site.items() if len(ss) >= 2]))
-    prod, cons = draw(st.permutations(by_site[site]))[:2]
+    site = draw(st.sampled_from(_two_movers(by_site)))
+    prod, cons = draw(st.permutations([x for x in by_site[site] if x[1] is not Engine.COMPUTE]))[:2]
     n = _iterations(stage, trips)
     pages = draw(st.integers(1, 2))
     lo = draw(st.integers(0, 1))
@@ -714,6 +808,18 @@ def _indirect(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, t
         stage.take.setdefault(cons, []).append(access)
     else:
         stage.take.setdefault(cons, []).append([*first, *access, *last])
+
+
+def _mover_first(draw: st.DrawFn, slots: list[Slot]) -> tuple[Slot, Slot]:
+    """Two engines of a site's ``slots`` (two or more, at most one of them compute): the first a data-movement engine
+    (it issues the NoC transactions), the second any other."""
+    first = draw(st.sampled_from([x for x in slots if x[1] is not Engine.COMPUTE]))
+    return first, draw(st.sampled_from([x for x in slots if x != first]))
+
+
+def _two_movers(by_site: dict[Site, list[Slot]]) -> list[Site]:
+    """The sites running both data-movement engines."""
+    return [s for s, ss in by_site.items() if sum(x[1] is not Engine.COMPUTE for x in ss) >= 2]
 
 
 def _waits(unit: list[Op]) -> bool:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from verispatial.ir import (
     AtomicBarrier,
+    Engine,
     EngineProgram,
     Flush,
     Group,
@@ -192,8 +193,12 @@ def _src(draw: st.DrawFn, p: Program) -> Program:
     if len(sites) < 2:
         return p
     snd, rcv = draw(st.permutations(sites))[:2]
-    se = draw(st.sampled_from([ep for ep in p.programs if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in p.programs if ep.site == rcv]))
+    # Both sides issue NoC transactions (a flag multicast, an increment): data-movement engines only.
+    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
+    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
+        return p
+    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
+    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
     n = len(p.semaphores)
     ready, flag, const = n, n + 1, n + 2
     valid = draw(st.sampled_from([1, 1, 2]))
@@ -271,8 +276,12 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
     if len(sites) < 2:
         return p
     snd, rcv = draw(st.permutations(sites))[:2]
-    se = draw(st.sampled_from([ep for ep in p.programs if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in p.programs if ep.site == rcv]))
+    # Both sides issue NoC transactions (a flag multicast, an increment): data-movement engines only.
+    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
+    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
+        return p
+    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
+    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
     broken = draw(st.sampled_from((None, *SEQ_BREAKS))) if draw(st.booleans()) else None
     loopback = (snd.x == rcv.x or snd.y == rcv.y) and draw(st.booleans())
     rect = ((min(snd.x, rcv.x), min(snd.y, rcv.y), max(snd.x, rcv.x), max(snd.y, rcv.y)) if loopback

@@ -29,6 +29,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf, pages
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
+from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import (
     Compute,
     FillTiles,
@@ -355,8 +356,11 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
         for b, uses in sorted(table.items()):
             engines = sorted({e for e, _ in uses})
             if len(engines) > 1:
+                # Named at the second engine by key; the interpreter shows it at whichever the run reaches second.
                 second = next(u for u in uses if u[0] == engines[1])
-                out.append(Finding(rule, second[0], second[1], f"b{b} has {len(engines)} engines that {what} it: {', '.join(engines)}"))
+                out.append(Finding(rule, second[0], second[1],
+                                   f"b{b} has {len(engines)} engines that {what} it: {', '.join(engines)}",
+                                   at=tuple(dict.fromkeys(uses)), subject=BufferRef(b)))
     return out
 
 

@@ -30,7 +30,8 @@ def capacity(it: Interp, e: int, pc: PC, op: Op, out: list[Violation]) -> None:
 
 def role(it: Interp, s: State, e: int, pc: PC, b: int, producer: bool, out: list[Violation]) -> None:
     """``cb-single-producer`` / ``cb-single-consumer``: the first engine to produce (consume) ``b`` owns that end; a
-    sharing waiter's waits and reads claim no end (``families/cb/shared_semantics.py``)."""
+    sharing waiter's waits and reads claim no end (``families/cb/shared_semantics.py``). The violation names the buffer
+    and shows at whichever engine reaches it second (the checker's replay accepts either engine's uses)."""
     if not producer and (e, b) in it.share_id:
         return
     owners = s.producer if producer else s.consumer
@@ -38,7 +39,7 @@ def role(it: Interp, s: State, e: int, pc: PC, b: int, producer: bool, out: list
         owners[b] = e
     elif owners[b] != e:
         rule, verb = (R.CB_SINGLE_PRODUCER, "produces") if producer else (R.CB_SINGLE_CONSUMER, "consumes")
-        it._v(out, rule, e, pc, f"b{b} already has {it.keys[owners[b]]} as the engine that {verb} it")
+        it._v(out, rule, e, pc, f"b{b} already has {it.keys[owners[b]]} as the engine that {verb} it", BufferRef(b))
 
 
 def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: list[Violation]) -> tuple[int, ...]:

@@ -204,7 +204,8 @@ def published(s: State, b: int, slot: int, cap: int) -> bool:
 
 def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[Violation]) -> None:
     """noc_async_read of another core's pages: those of the owner buffer (``buf``'s cb index at ``at``) at this
-    engine's read pointer of ``buf`` plus ``offset`` (it consumes ``buf``: ``cb.role``), into the reserved back of
+    engine's own read pointer of ``buf`` plus ``offset`` (it consumes ``buf``, ``cb.role``, unless it is a sharing
+    waiter of it, whose pointer never moves), into the reserved back of
     ``into`` (``cb.fill``: ``cb-write-unreserved``). ``remote-read-unpublished`` when a page it reads is not one the
     owner published; its pages are a source until it lands (``source_reuse``: a rewrite or re-reserve by the owner's
     engines is ``async-source-reuse``). Landing: ``read_lands``."""
@@ -212,7 +213,9 @@ def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[
     b, owner = op.buf, it.remote_of[(op.buf, op.at)]
     cb.role(it, s, e, pc, b, False, out)
     cb.role(it, s, e, pc, op.into, True, out)
-    first = s.popped[b] + op.offset
+    # Read pointers are private to each RISC (circular_buffer_init.h): the consumer's moves with its pops; a sharing
+    # waiter never pops, so its pointer stays at the ring's start whatever the consumer popped.
+    first = (0 if (e, b) in it.share_id else s.popped[b]) + op.offset
     slots = it._page_slots(owner, first, op.pages)
     cap = it.caps[owner]
     stale = [j for j in slots if not published(s, owner, j, cap)]
