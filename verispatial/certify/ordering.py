@@ -389,7 +389,10 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: Wri
     count = _static_count(q, trips, p)
     dyn: dict[str, z3.ArithRef] = {}
     tile = q.int_var("tile")
-    q.add(z3.And(tile >= 0, tile < ntiles))
+    t = p.tensor(tensor)
+    # a tensor sized by a trip: its tiles at the run's trip value, a prefix of those at the max
+    size = q.val(ntiles) if t.trip_rows is None else count_expr(q, t.trip_rows, trips) * t.col_tiles(p.target.tile)
+    q.add(z3.And(tile >= 0, tile < size))
     for k, w in enumerate(writes):
         wa = _Access(q, count, w, f"w{k}", dyn)
         miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))

@@ -41,7 +41,7 @@ from verispatial.ir.ops import (
     count_max,
     count_trip,
 )
-from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, shard_size, walk
+from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
 from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
@@ -359,6 +359,30 @@ def _check_tensors_and_trips(p: Program, bad: Report,
         elif t.tiles(p.target.tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
                                     "tiles: tile ids are 32-bit)")
+        elif t.trip_rows is not None:
+            _check_trip_rows(p, t, bad)
+
+
+def _check_trip_rows(p: Program, t: Tensor, bad: Report) -> None:
+    """A tensor sized by a trip (``Tensor.trip_rows``): a trip of the program, two dimensions, and as many tile rows
+    at the trip's max as ``shape`` has (``shape`` is the tensor at the max)."""
+    tr = t.trip_rows
+    assert tr is not None
+    trips = {x.name: x.max for x in p.trips}
+    if tr.trip not in trips:
+        bad(f"tensor {t.name}", f"trip_rows names trip {tr.trip!r}, which the program does not declare")
+    elif tr.scale < 1:
+        bad(f"tensor {t.name}", f"trip_rows scale must be >= 1, got {tr.scale}")
+    elif len(t.shape) != 2:
+        bad(f"tensor {t.name}", f"trip_rows needs a 2-dimensional shape, got {len(t.shape)} dimensions")
+    elif tr.value(trips[tr.trip]) != -(-t.shape[0] // p.target.tile[0]):
+        bad(f"tensor {t.name}", f"trip_rows gives {tr.value(trips[tr.trip])} tile rows at trip {tr.trip}'s max "
+                                f"{trips[tr.trip]}, but its shape has {-(-t.shape[0] // p.target.tile[0])} (shape is "
+                                "the tensor at the trip's max)")
+    # where a tensor's bytes sit in local memory its size is fixed: not modelled for a tensor sized by a trip
+    if any(r.tensor == t.name for r in p.resident) or any(b.shard is not None and b.shard.tensor == t.name
+                                                          for b in p.buffers):
+        bad(f"tensor {t.name}", "a tensor sized by a trip (trip_rows) cannot be resident or sharded")
 
 
 def _check_target(p: Program, report: Report) -> None:

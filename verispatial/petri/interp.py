@@ -456,7 +456,8 @@ class Interp:
         self.index_bufs = program.index_buffers()
         self.data_bufs.update(self.index_bufs.values())
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
-        self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
+        # at this run's trip values: a tensor sized by a trip (Tensor.trip_rows) has that many tiles
+        self.tensor_tiles = [t.tiles_at(program.target.tile, self.trips) for t in program.tensors]
 
     def _rendezvous_tables(self) -> None:
         """Rendezvous ordering (rule ``rendezvous-early``, ir/boundaries.py): per engine, the section of each

@@ -1,0 +1,122 @@
+"""A tensor sized by a trip (``Tensor.trip_rows``): at trip value ``t`` it has ``trip_rows.value(t)`` rows of tiles.
+Its accesses are bounds-checked against that size and an output's every tile of it is written, for every trip value;
+the checker and the interpreter agree on each (docs/semantics.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
+from verispatial.ir import (
+    WORMHOLE,
+    Addr,
+    Buffer,
+    BufferAt,
+    Engine,
+    EngineProgram,
+    Loop,
+    Op,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
+    Site,
+    Tensor,
+    Term,
+    Trip,
+    TripCount,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.serialize import dumps, loads
+from verispatial.ir.validate import validate
+from verispatial.petri.interp import simulate
+
+A = Site(0, 0)
+ROWS = TripCount("t", 1, 1)  # t + 1 rows of tiles: 1..4 for t in 0..3
+COLS = 2
+
+
+def _rows_prog(rows: int | str | TripCount, trip_rows: TripCount | None = ROWS) -> Program:
+    """The reader copies ``rows`` rows of 2 tiles of X into a 4-page ring, the writer drains them to Y; X and Y have
+    ``trip_rows`` rows (4 at the trip's max)."""
+    def row(k: str) -> Addr:
+        return Addr(0, (Term("r", COLS), Term(k, 1)))
+    rd: tuple[Op, ...] = (Reserve(0, 1), ReadTiles("X", row("c"), 1, 0), ReadBarrier(), Push(0, 1))
+    wr: tuple[Op, ...] = (Wait(0, 1), WriteTiles(0, "Y", row("c"), 1), WriteBarrier(), Pop(0, 1))
+    tensors = tuple(Tensor(n, (32 * 4, 32 * COLS), "bf16", role, trip_rows=trip_rows)
+                    for n, role in (("X", Role.INPUT), ("Y", Role.OUTPUT)))
+    p = Program("rows", WORMHOLE, tensors=tensors, buffers=(Buffer(0, "c0", A, 0, 1, 4, "bf16"),),
+                trips=(Trip("t", 3),), memory=(BufferAt(0, WORMHOLE.reserved_base, 4 * 2048),),
+                programs=(EngineProgram(A, Engine.READER, (Loop("r", rows, (Loop("c", COLS, rd),)),)),
+                          EngineProgram(A, Engine.WRITER, (Loop("r", rows, (Loop("c", COLS, wr),)),))))
+    assert validate(p) == []
+    return p
+
+
+def _verdicts(p: Program) -> dict[str, Verdict]:
+    return {r.name: r.verdict for r in certify(p).results if r.verdict != Verdict.PROVED}
+
+
+def test_rows_counted_by_the_trip_prove_for_every_trip_value() -> None:
+    p = _rows_prog(ROWS)
+    assert [simulate(p, {"t": t}).status for t in range(4)] == ["terminated"] * 4
+    assert all(not simulate(p, {"t": t}).violations for t in range(4))
+    report = certify(p)
+    assert report.exit_code == 0, _verdicts(p)
+
+
+def test_one_row_short_is_unwritten_at_every_trip_value() -> None:
+    p = _rows_prog("t")
+    report = certify(p)
+    (r,) = [r for r in report.results if r.name == "output-unwritten:Y"]
+    assert r.verdict == Verdict.REFUTED
+    assert r.counterexample is not None
+    t = r.counterexample["trips"]["t"]  # type: ignore[index]
+    run = simulate(p, {"t": t})
+    assert [v.rule for v in run.violations] == ["output-unwritten"]
+
+
+def test_constant_rows_leave_the_tensor_below_the_max() -> None:
+    # four rows are inside the tensor at the trip's max only: the accesses leave it for t < 3
+    p = _rows_prog(4)
+    assert [bool(simulate(p, {"t": t}).violations) for t in range(4)] == [True, True, True, False]
+    assert {v.rule for v in simulate(p, {"t": 1}).violations} == {"bounds"}
+    report = certify(p)
+    bad = [r for r in report.results if r.verdict != Verdict.PROVED]
+    assert {r.name for r in bad} == {"bounds:X", "bounds:Y"}
+    for r in bad:
+        assert r.verdict == Verdict.REFUTED
+        assert r.counterexample is not None
+        t = r.counterexample["trips"]["t"]  # type: ignore[index]
+        assert t < 3
+        assert r.counterexample["tensor_tiles"] == (t + 1) * COLS
+        assert "bounds" in {v.rule for v in simulate(p, {"t": t}).violations}
+    # the same program with tensors of one size is correct: only trip_rows makes them smaller
+    assert certify(_rows_prog(4, trip_rows=None)).exit_code == 0
+
+
+def test_trip_rows_round_trips_and_is_omitted_when_unset() -> None:
+    p = _rows_prog(ROWS)
+    text = dumps(p)
+    assert '"trip_rows"' in text
+    q = loads(text)
+    assert q.tensor("Y").trip_rows == ROWS
+    assert '"trip_rows"' not in dumps(_rows_prog(4, trip_rows=None))
+
+
+@pytest.mark.parametrize(("trip_rows", "message"), [
+    (TripCount("u", 1, 1), "trip_rows names trip 'u', which the program does not declare"),
+    (TripCount("t", 1, 0), "trip_rows gives 3 tile rows at trip t's max 3, but its shape has 4 (shape is the tensor at the trip's max)"),
+])
+def test_trip_rows_must_name_a_trip_and_match_the_shape(trip_rows: TripCount, message: str) -> None:
+    p = _rows_prog(ROWS)
+    bad = Program(p.name, p.target, tensors=(Tensor("X", (128, 64), "bf16", Role.INPUT, trip_rows=trip_rows),
+                                             p.tensors[1]),
+                  buffers=p.buffers, trips=p.trips, memory=p.memory, programs=p.programs)
+    assert [str(e) for e in validate(bad)] == [f"tensor X: {message}"]
