@@ -75,6 +75,17 @@ from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
 
+@attrs.frozen
+class TileLayout:
+    """How an argument's tiles are numbered in program.json. Row-major (``transposed`` False): tile ``(r, c)`` is
+    ``r * stride + c``, ``stride`` its tile columns. Column-major (True): ``c * stride + r``, ``stride`` its tile rows,
+    for a tensor whose columns a ``--range`` changes: the numbering keeps addresses affine in loop indices (the stride
+    is fixed) and the range changes program.json's first dimension, as ``Tensor.trip_rows`` says it."""
+
+    stride: int
+    transposed: bool = False
+
+
 @attrs.define
 class _Item:
     """An op being built with where it came from; ``body`` for a Loop/If under construction."""
@@ -96,7 +107,7 @@ class KernelLowering(Evaluator):
 
     def __init__(self, file: str, lines: list[str], env: dict[str, Any], classes: Mapping[str, V.SymClass],
                  modules: set[str], target: Target, node: tuple[int, ...], grid: tuple[int, ...],
-                 is_compute: bool, tile_cols: Mapping[str, int], plan: PipePlan | None = None,
+                 is_compute: bool, layouts: Mapping[str, TileLayout], plan: PipePlan | None = None,
                  nets: list[NetV] | None = None, unwaited: frozenset[tuple[int, int]] = frozenset()) -> None:
         super().__init__(file, dict(env), classes, modules)
         #: (line, column) of the copies whose handle no wait uses: waited right after the copy (``unwaited_copies``)
@@ -108,7 +119,7 @@ class KernelLowering(Evaluator):
         self.node = node
         self.grid = grid
         self.is_compute = is_compute
-        self.tile_cols = tile_cols
+        self.layouts = layouts
         self.out: list[_Item] = []
         self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
         self.used_vars: set[str] = set()
@@ -624,19 +635,23 @@ class KernelLowering(Evaluator):
             refuse(self.file, node, snippet(node), f"copies a {_txt(rows)}x{_txt(cols)} tile slice of "
                                                    f"{sl.tensor.name} into a {blk.dfb.rows}x{blk.dfb.cols} block: "
                                                    "the slice must have the block's shape")
-        width = self.tile_cols[sl.tensor.name]
-        for r in range(blk.dfb.rows):
-            at = V.aff(V.add(V.scale(V.add(sl.rows[0], r), width), sl.cols[0]))
+        lay = self.layouts[sl.tensor.name]
+        # one op per run of consecutive tiles: a tile row of the block (row-major), or a tile column (column-major)
+        outer, inner = (sl.cols[0], sl.rows[0]) if lay.transposed else (sl.rows[0], sl.cols[0])
+        runs, run = (blk.dfb.cols, blk.dfb.rows) if lay.transposed else (blk.dfb.rows, blk.dfb.cols)
+        for r in range(runs):
+            at = V.aff(V.add(V.scale(V.add(outer, r), lay.stride), inner))
             if at.syms:
                 refuse(self.file, node, snippet(node), f"a tile address that depends on --range parameter "
                                                        f"{at.syms[0][0]} is not expressible (addresses are affine in "
-                                                       "loop indices only)")
+                                                       "loop indices only: a block's place that moves with the "
+                                                       "range, as a node's share of a grid does)")
             addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
             name = sl.tensor.name + self.device_suffix()
             if read:
-                self.emit(ReadTiles(name, addr, blk.dfb.cols, blk.dfb.index), node)
+                self.emit(ReadTiles(name, addr, run, blk.dfb.index), node)
             else:
-                self.emit(WriteTiles(blk.dfb.index, name, addr, blk.dfb.cols), node)
+                self.emit(WriteTiles(blk.dfb.index, name, addr, run), node)
 
     def store(self, node: ast.Call, dst: BlockV, value: Any) -> None:
         if not self.is_compute:
