@@ -120,3 +120,52 @@ def test_trip_rows_must_name_a_trip_and_match_the_shape(trip_rows: TripCount, me
                                              p.tensors[1]),
                   buffers=p.buffers, trips=p.trips, memory=p.memory, programs=p.programs)
     assert [str(e) for e in validate(bad)] == [f"tensor X: {message}"]
+
+
+def _halves(shift: int) -> Program:
+    """Y has 2t + 2 rows of 2 tiles; the writer drains the first t + 1 rows, then the next t + 1 at an address that
+    names the trip: row ``r2 + 1 + t`` for ``shift`` 1 (``Addr`` base 2 and term ``shift * 2 * t``)."""
+    def rd(r: str) -> tuple[Op, ...]:
+        return (Loop("c", COLS, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term(r, COLS), Term("c", 1))), 1, 0),
+                                 ReadBarrier(), Push(0, 1))),)
+
+    def wr(addr: Addr) -> tuple[Op, ...]:
+        return (Loop("c", COLS, (Wait(0, 1), WriteTiles(0, "Y", addr, 1), WriteBarrier(), Pop(0, 1))),)
+    rows = TripCount("t", 2, 2)
+    second = Addr(COLS, (Term("r2", COLS), Term("c", 1), Term("t", shift * COLS)))
+    tensors = tuple(Tensor(n, (32 * 8, 32 * COLS), "bf16", role, trip_rows=rows)
+                    for n, role in (("X", Role.INPUT), ("Y", Role.OUTPUT)))
+    p = Program("halves", WORMHOLE, tensors=tensors, buffers=(Buffer(0, "c0", A, 0, 1, 4, "bf16"),),
+                trips=(Trip("t", 3),), memory=(BufferAt(0, WORMHOLE.reserved_base, 4 * 2048),),
+                programs=(EngineProgram(A, Engine.READER, (Loop("r", rows, rd("r")),)),
+                          EngineProgram(A, Engine.WRITER, (
+                              Loop("r", ROWS, wr(Addr(0, (Term("r", COLS), Term("c", 1))))),
+                              Loop("r2", ROWS, wr(second))))))
+    assert validate(p) == []
+    return p
+
+
+def test_an_address_may_name_a_trip() -> None:
+    """The second half's rows start t + 1 rows down: proved for every t, and run clean at each."""
+    p = _halves(1)
+    assert all(simulate(p, {"t": t}).status == "terminated" and not simulate(p, {"t": t}).violations
+               for t in range(4))
+    assert certify(p).exit_code == 0, _verdicts(p)
+
+
+@pytest.mark.parametrize(("shift", "rule", "bad_trips"), [(0, "output-unwritten", {1, 2, 3}),
+                                                           (2, "bounds", {1, 2, 3})])
+def test_a_trip_term_off_is_refuted_where_it_breaks(shift: int, rule: str, bad_trips: set[int]) -> None:
+    """Shift 0: the second half starts one row down whatever t, so rows t + 2 .. 2t + 1 stay unwritten (for t >= 1;
+    at t = 0 it is right). Shift 2: it starts 2t + 1 rows down and leaves the tensor for t >= 1."""
+    p = _halves(shift)
+    assert {t for t in range(4) if rule in {v.rule for v in simulate(p, {"t": t}).violations}} == bad_trips
+    report = certify(p)
+    bad = [r for r in report.results if r.verdict != Verdict.PROVED]
+    assert bad
+    assert {r.verdict for r in bad} == {Verdict.REFUTED}
+    (r,) = [r for r in bad if r.name == f"{rule}:Y"]
+    assert r.counterexample is not None
+    t = r.counterexample["trips"]["t"]  # type: ignore[index]
+    assert t in bad_trips
+    assert rule in {v.rule for v in simulate(p, {"t": t}).violations}

@@ -95,7 +95,9 @@ class _Access:
         env: dict[str, z3.ArithRef] = {}
         for i, lc in zip(self.idx, lf.loops, strict=True):
             env[lc.var] = i  # an inner loop's variable shadows an outer one of the same name, as in the interpreter
-        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
+        # a term naming no enclosing loop names a trip (validate): its term in this query (LoopMath.count)
+        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [(env[t.var] if t.var in env else math.count(t.var)) * t.coef
+                                                         for t in op.addr.terms])
         d = op.addr.dynamic
         self.dyn_range: list[z3.BoolRef] = []
         if d is not None:
@@ -191,7 +193,9 @@ def _exact_tiles(lf: Leaf, trips: dict[str, int] | None = None) -> set[int] | No
         return None
     # an inner variable shadows an outer one, as in the encoding
     counts = {lc.var: count_value(lc.count, trips or {}) for lc in lf.loops}
-    if any(t.var not in counts for t in op.addr.terms):
+    # a term naming no enclosing loop names a trip (validate): a constant part at the given trip values
+    fixed = sum(t.coef * (trips or {})[t.var] for t in op.addr.terms if t.var not in counts and t.var in (trips or {}))
+    if any(t.var not in counts and t.var not in (trips or {}) for t in op.addr.terms):
         return None
     total = op.tiles
     for lc in lf.loops:
@@ -200,8 +204,10 @@ def _exact_tiles(lf: Leaf, trips: dict[str, int] | None = None) -> set[int] | No
         return None
     if any(count_value(lc.count, trips or {}) == 0 for lc in lf.loops):
         return set()
-    starts = {op.addr.base}
+    starts = {op.addr.base + fixed}
     for t in op.addr.terms:
+        if t.var not in counts:
+            continue
         n = counts[t.var]
         assert isinstance(n, int)
         starts = {x + t.coef * i for x in starts for i in range(n)}

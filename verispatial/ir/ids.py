@@ -22,6 +22,7 @@ from verispatial.ir.ops import (
     ID_SEMAPHORE,
     ID_SITE,
     ID_TENSOR,
+    Loop,
     Op,
     Operand,
     ReadTiles,
@@ -58,8 +59,9 @@ class Renaming:
             return attrs.evolve(c, trip=self.trip(c.trip))
         return c
 
-    def op(self, op: Op) -> Op:
-        """``op`` with every id field renamed, containers' bodies included."""
+    def op(self, op: Op, loops: frozenset[str] = frozenset()) -> Op:
+        """``op`` with every id field renamed, containers' bodies included; ``loops``: the enclosing loops'
+        variables (an address term naming none of them names a trip, ``ir.core.Addr``, and is renamed as one)."""
         changes: dict[str, Any] = {}
         for f in attrs.fields(type(op)):
             kind = f.metadata.get("id")
@@ -86,8 +88,13 @@ class Renaming:
             # An indirect address's index buffer: the one id held inside a value class (tests/test_ids.py).
             changes["addr"] = attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic,
                                                                          buf=self.buffer(op.addr.dynamic.buf)))
+        if isinstance(op, (ReadTiles, WriteTiles)) and any(t.var not in loops for t in op.addr.terms):
+            terms = tuple(t if t.var in loops else attrs.evolve(t, var=self.trip(t.var)) for t in op.addr.terms)
+            if terms != op.addr.terms:
+                changes["addr"] = attrs.evolve(changes.get("addr", op.addr), terms=terms)
         if isinstance(op, CONTAINERS):
-            changes["body"] = tuple(self.op(o) for o in op.body)
+            inner = loops | {op.var} if isinstance(op, Loop) else loops
+            changes["body"] = tuple(self.op(o, inner) for o in op.body)
         return attrs.evolve(op, **changes) if changes else op
 
     def ops(self, ops: tuple[Op, ...]) -> tuple[Op, ...]:

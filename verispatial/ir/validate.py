@@ -884,8 +884,10 @@ class _OpPass:
                 report(f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
                        f"coefficients and dynamic range at most {U32} in magnitude)")
             for t in op.addr.terms:
-                if t.var not in loops:
-                    report(f"address uses {t.var!r}, which is not an enclosing loop variable")
+                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
+                # loop of the same name shadows it, as everywhere
+                if t.var not in loops and t.var not in self.trips:
+                    report(f"address uses {t.var!r}, which is neither an enclosing loop variable nor a trip")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report("dynamic address range has lo > hi")
             bid = op.into if isinstance(op, ReadTiles) else op.src

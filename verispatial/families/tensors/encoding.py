@@ -75,7 +75,7 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             enc = Encoder(q, p, a.views)
             pos = enc.position(lf.engine)
             q.add(pos.at(lf))
-            env = {lc.var: pos.idx[lc.path] for lc in lf.loops}
+            env = {**enc.trip_vars, **{lc.var: pos.idx[lc.path] for lc in lf.loops}}  # a term may name a trip
             addr = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
             dyn = None
             if op.addr.dynamic is not None:
