@@ -9,6 +9,8 @@ query decides, and its model is the counterexample.
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 
 import z3
@@ -20,8 +22,8 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip
-from verispatial.ir.program import Program
+from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip, count_value
+from verispatial.ir.program import Program, Tensor
 
 
 def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
@@ -52,6 +54,47 @@ def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
     return lo, hi + op.tiles
 
 
+#: Most trip-value combinations ``_inside_at_every_trip`` enumerates (past it the solver decides).
+TRIP_VALUES_LIMIT = 4096
+
+
+def tile_hull_at(lf: Leaf, trips: dict[str, int]) -> tuple[int, int] | None:
+    """``tile_hull`` at the trip values ``trips`` (every trip of the program): each loop index over
+    ``[0, max(count - 1, 0)]`` with its count at those values, an address term naming a trip (``ir.core.Addr``) at its
+    value. A superset of the tiles the occurrences at those values touch; None for an indirect address."""
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if op.addr.dynamic is not None:
+        return None
+    top = {lc.var: max(count_value(lc.count, trips) - 1, 0) for lc in lf.loops}
+    lo = hi = op.addr.base
+    for t in op.addr.terms:
+        if t.var in top:
+            lo += min(0, t.coef * top[t.var])
+            hi += max(0, t.coef * top[t.var])
+        else:  # a trip (validate): one value here
+            lo += t.coef * trips[t.var]
+            hi += t.coef * trips[t.var]
+    return lo, hi + op.tiles
+
+
+def _inside_at_every_trip(p: Program, lf: Leaf, tensor: Tensor) -> bool:
+    """Every occurrence of access ``lf`` is inside ``tensor`` at every combination of trip values (at most
+    ``TRIP_VALUES_LIMIT`` of them): its ``tile_hull_at`` each value inside the tensor's tiles at that value. A sound
+    shortcut for a tensor sized by a trip or an address naming one, where ``tile_hull`` (at the trips' max) says
+    nothing; False when it cannot tell (the solver decides)."""
+    values = [range(t.max + 1) for t in p.trips]
+    if math.prod(len(v) for v in values) > TRIP_VALUES_LIMIT:
+        return False
+    names = [t.name for t in p.trips]
+    for combo in itertools.product(*values):
+        at = dict(zip(names, combo, strict=True))
+        hull = tile_hull_at(lf, at)
+        if hull is None or hull[0] < 0 or hull[1] > tensor.tiles_at(p.target.tile, at):
+            return False
+    return True
+
+
 def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     """One result per tensor that is accessed."""
     p = a.program
@@ -64,9 +107,10 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             t0 = time.perf_counter()
             tensor = p.tensor(op.tensor)
             tiles = tensor.tiles(p.target.tile)
-            # a tensor sized by a trip has fewer tiles below the trip's max: the solver decides (no hull shortcut)
+            # a tensor sized by a trip has fewer tiles below the trip's max: its hull at each trip value instead
             hull = tile_hull(p, lf) if smt.shortcuts() and tensor.trip_rows is None else None
-            if hull is not None and hull[0] >= 0 and hull[1] <= tiles:
+            if (hull is not None and hull[0] >= 0 and hull[1] <= tiles) or (
+                    smt.shortcuts() and hull is None and _inside_at_every_trip(p, lf, tensor)):
                 per_tensor.setdefault(op.tensor, []).append(Result(
                     R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles",
                     seconds=time.perf_counter() - t0))

@@ -122,7 +122,8 @@ class KernelLowering(Evaluator):
         self.layouts = layouts
         self.out: list[_Item] = []
         self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
-        self.used_vars: set[str] = set()
+        # a loop never takes a --range parameter's name: an address term naming it names the trip (ir.core.Addr)
+        self.used_vars: set[str] = set(classes)
         self.written: set[str] = set()
         self.read_tensors: set[str] = set()
         self.stmt: ast.AST | None = None
@@ -641,12 +642,8 @@ class KernelLowering(Evaluator):
         runs, run = (blk.dfb.cols, blk.dfb.rows) if lay.transposed else (blk.dfb.rows, blk.dfb.cols)
         for r in range(runs):
             at = V.aff(V.add(V.scale(V.add(outer, r), lay.stride), inner))
-            if at.syms:
-                refuse(self.file, node, snippet(node), f"a tile address that depends on --range parameter "
-                                                       f"{at.syms[0][0]} is not expressible (addresses are affine in "
-                                                       "loop indices only: a block's place that moves with the "
-                                                       "range, as a node's share of a grid does)")
-            addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
+            # a part affine in a --range parameter (a node's share of a grid moves with it) is a term of its trip
+            addr = Addr(at.const, tuple(Term(v, c) for v, c in (*at.terms, *at.syms)))
             name = sl.tensor.name + self.device_suffix()
             if read:
                 self.emit(ReadTiles(name, addr, run, blk.dfb.index), node)
