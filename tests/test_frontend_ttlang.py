@@ -792,12 +792,14 @@ def test_idle_nodes_outside_every_pipe_net_are_not_a_false_alarm(tmp_path: Path)
 
 #: The elementwise and broadcast tutorials over a range of an output dimension (issue 17): the example's tensors given
 #: with --shape at a small fixed other dimension, rows M (or, for the multitile broadcast, columns N, numbered
-#: column-major) ranging; each is one shape class proved for every value. On step 3's 4x4 grid a node's share moves
-#: with M (its addresses name the trip).
+#: column-major) ranging; each is one shape class proved for every value. On the grids of steps 3 and 4 a node's
+#: share moves with M (its addresses name the trip); step 4's `if row < rows` guards are prefixes of its loops whose
+#: length M sets (4 block columns on 8 grid columns: half the nodes idle).
 OUTPUT_RANGES = {
     "elementwise/step_1_single_node_single_tile_block.py": (("a=Mx128", "b=Mx128", "c=Mx128", "y=Mx128"), "M=32:512:32"),
     "elementwise/step_2_single_node_multitile_block.py": (("a=Mx128", "b=Mx128", "c=Mx128", "y=Mx128"), "M=128:1024:128"),
     "elementwise/step_3_multinode.py": (("a=Mx512", "b=Mx512", "c=Mx512", "y=Mx512"), "M=512:2048:512"),
+    "elementwise/step_4_multinode_grid_full.py": (("a=Mx512", "b=Mx512", "c=Mx512", "y=Mx512"), "M=1024:4096:1024"),
     "broadcast/single_node_broadcast_single_tile_block.py": (("a=Mx1", "b=1x128", "c=1x1", "y=Mx128"), "M=32:512:32"),
     "broadcast/single_node_broadcast_multitile_blocks.py": (("a=128x1", "b=1xN", "c=1x1", "y=128xN"), "N=128:1024:128"),
 }
@@ -811,7 +813,7 @@ def test_single_node_tutorials_prove_over_a_range_of_an_output_dimension(tutoria
     assert y.trip_rows is not None
     assert y.trip_rows.trip == rng[0]
     # at the range's top; a tensor whose columns range is declared transposed (its tiles numbered column-major)
-    assert y.shape == (int(rng.split(":")[1]), 512 if "step_3" in name else 128)
+    assert y.shape == (int(rng.split(":")[1]), 512 if "multinode" in name else 128)
     assert certify(imp.program).exit_code == 0
 
 
@@ -856,3 +858,17 @@ def test_a_ceil_writer_is_refuted_only_in_the_classes_where_ceil_and_floor_diffe
                          capture_output=True, text=True, check=False)
     assert run.returncode == 1, run.stderr
     assert f"{mut.name}:{line}:" in run.stdout
+
+
+def test_guards_on_a_ceil_share_split_an_uneven_range_into_classes_that_each_prove() -> None:
+    """Step 4's pattern on a 2x1 grid (tests/data/ttlang/eltwise_ceil.py): each node takes ``ceil(blocks / 2)``
+    block rows and guards the trailing ones with ``if row < blocks``. Over R in 128..640 step 128 (1 to 5 blocks)
+    the ceil splits R by its residue modulo the two nodes and node 1's guarded prefix where it crosses zero; every
+    class is a program of its own, the classes cover the values exactly, and each proves."""
+    src = DATA / "eltwise_ceil.py"
+    imps = import_file(str(src), ranges=["R=128:640:128"])
+    covered = sorted(c.value(t) for imp in imps for c in imp.classes for t in range(c.top + 1))
+    assert covered == list(range(128, 641, 128))
+    assert len(imps) > 1
+    for imp in imps:
+        assert certify(imp.program).exit_code == 0, imp.label

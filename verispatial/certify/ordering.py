@@ -180,6 +180,8 @@ def _tile_set(p: Program, lf: Leaf) -> frozenset[int] | None:
 
 #: Most tiles ``_exact_tiles`` enumerates for one write (past it the solver decides coverage).
 EXACT_TILES_LIMIT = 1 << 18
+#: Most tiles ``_output_by_trip_value`` enumerates over all trip values together (about a second of set work).
+TRIP_TILES_LIMIT = 1 << 20
 
 
 def _exact_tiles(lf: Leaf, trips: dict[str, int] | None = None, guards: bool = True) -> set[int] | None:
@@ -489,10 +491,12 @@ def _output_by_trip_value(p: Program, tensor: str, writes: list[Leaf], cover: Wr
         return None
     names = [x.name for x in p.trips]
     values = [range(x.max + 1) for x in p.trips]
-    if math.prod(len(v) for v in values) * t.tiles(p.target.tile) > EXACT_TILES_LIMIT:
+    combos = list(itertools.product(*values)) if math.prod(len(v) for v in values) <= TRIP_VALUES_LIMIT else []
+    if not combos or sum(t.tiles_at(p.target.tile, dict(zip(names, c, strict=True))) for c in combos) > \
+            TRIP_TILES_LIMIT:
         return None
     name = f"{R.OUTPUT_UNWRITTEN}:{tensor}"
-    for combo in itertools.product(*values):
+    for combo in combos:
         at = dict(zip(names, combo, strict=True))
         sets = [_exact_tiles(w, at) for w in writes]
         if any(x is None for x in sets):

@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from verispatial.errors import SourceRefused
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import (
     COMPARISONS,
@@ -267,18 +268,22 @@ class KernelLowering(Evaluator):
         # `for i in range(n): <pure statements>; if <prefix of i>: ...` is a shorter loop (the tutorials' guard
         # against a node's trailing blocks): fold the prefix into the count, exactly.
         *pre, last = body
-        if isinstance(last, ast.If) and not last.orelse and isinstance(n, int) \
+        if isinstance(last, ast.If) and not last.orelse \
                 and all(isinstance(x, (ast.Assign, ast.AnnAssign, ast.Pass)) for x in pre):
             probe = dict(self.env)
             self.loops.append((var, n))
             try:
                 self.run(pre)
-                admitted = self.admitted(last.test, var, n)
+                admitted = self.admitted(last.test, var, n) if isinstance(n, int) else None
+                # a prefix whose length a --range changes (a grid's last nodes idle for some shapes)
+                prefix = self.range_prefix(last.test, var, n) if admitted is None else None
             finally:
                 self.loops.pop()
                 self.env = probe
             if admitted is not None and admitted == list(range(len(admitted))):
                 n, body = len(admitted), [*pre, *last.body]
+            elif prefix is not None:
+                n, body = prefix, [*pre, *last.body]
         count = self._count(st.iter, n)
         item = _Item(Loop(var, count, ()), self.loc(st), [])
         self.out.append(item)
@@ -334,6 +339,37 @@ class KernelLowering(Evaluator):
         if diff is None:
             return None
         return [i for i in range(n) if diff(i)]
+
+    def range_prefix(self, test: ast.expr, var: str, n: int | V.Aff) -> int | V.Aff | None:
+        """The iterations ``0 <= i < n`` of loop ``var`` that ``test`` admits, when they are a prefix whose length is
+        affine in the ``--range`` parameters: ``test`` one comparison ``i + r < 0`` (``<=``, or the index negated
+        with ``>`` / ``>=``) with ``r`` free of loop indices; the length ``min(n, max(0, -r))`` in this shape class
+        (``values.sign_of`` cuts the class where a comparison changes truth, so each class has one affine length).
+        None for any other test (the caller refuses it by name)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        kind = type(test.ops[0])
+        try:
+            left, right = self.ev(test.left), self.ev(test.comparators[0])
+        except SourceRefused:
+            return None
+        if not (is_num(left) and is_num(right)):
+            return None
+        d = V.aff(V.add(left, right, -1))  # test: d OP 0
+        if d.terms != ((var, 1),) and d.terms != ((var, -1),):
+            return None
+        rest = V.simplify(V.Aff(d.const, d.syms, ()))
+        coef = d.terms[0][1]
+        bounds = {(1, ast.Lt): V.scale(rest, -1), (1, ast.LtE): V.add(V.scale(rest, -1), 1),
+                  (-1, ast.Gt): rest, (-1, ast.GtE): V.add(rest, 1)}
+        length = bounds.get((coef, kind))
+        if length is None:
+            return None
+        if V.sign_of(V.add(length, n, -1), self.classes) >= 0:
+            return n
+        if V.sign_of(length, self.classes) <= 0:
+            return 0
+        return length
 
     def _difference(self, test: ast.expr) -> Any:
         """A predicate of the index for a comparison chain / and / or / not of integers affine in one loop index."""
