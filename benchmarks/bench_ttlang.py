@@ -12,9 +12,9 @@ The multi-device steps are read at one device's shard of ``--devices`` devices (
 tutorial is read over that shape range: every shape class
 is certified, its CPU seconds summed.
 
-With ``--output-ranges`` the four single-node elementwise and broadcast tutorials are read over a range of their
-output's rows (columns for the multitile broadcast) instead, the other dimension at the example's 2048
-(``OUTPUT_RANGES`` below): one shape class each, the output sized by the trip (docs/ttlang.md).
+With ``--output-ranges`` the elementwise and broadcast tutorials are read over a range of their output's rows
+(columns for the multitile broadcast) instead, the other dimension at the example's 2048 (``OUTPUT_RANGES`` below):
+one shape class each, the output sized by the trip (docs/ttlang.md).
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
 failed-to-prove, and the line says so. With ``--sim SECONDS`` (and the simulator available: the extra
@@ -42,6 +42,10 @@ OUTPUT_RANGES = {
                                                             "M=128:2048:128"),
     "elementwise/step_2_single_node_multitile_block.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"),
                                                           "M=128:2048:128"),
+    # the grids: a step the nodes' blocks divide (4 x 4 tiles x 32 on 4 rows; 8 rows of the full grid)
+    "elementwise/step_3_multinode.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"), "M=512:8192:512"),
+    "elementwise/step_4_multinode_grid_full.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"),
+                                                  "M=1024:8192:1024"),
     "broadcast/single_node_broadcast_single_tile_block.py": (("a=Mx1", "b=1x2048", "c=1x1", "y=Mx2048"),
                                                              "M=128:2048:128"),
     "broadcast/single_node_broadcast_multitile_blocks.py": (("a=2048x1", "b=1xN", "c=1x1", "y=2048xN"),
