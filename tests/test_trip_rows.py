@@ -169,3 +169,46 @@ def test_a_trip_term_off_is_refuted_where_it_breaks(shift: int, rule: str, bad_t
     t = r.counterexample["trips"]["t"]  # type: ignore[index]
     assert t in bad_trips
     assert rule in {v.rule for v in simulate(p, {"t": t}).violations}
+
+
+def _two_sites(shift_rows: int) -> Program:
+    """Sites A and B each copy 2 rows of X to Y (4 rows of 2 tiles, one size): A rows 0-1, B rows from
+    ``shift_rows + t`` on, an address naming trip t in [0, 1]."""
+    b_site = Site(1, 0)
+
+    def pair(site: Site, buf: int, at: Addr) -> tuple[EngineProgram, EngineProgram]:
+        rd = (Loop("r", 2, (Loop("c", COLS, (Reserve(buf, 1), ReadTiles("X", at, 1, buf), ReadBarrier(),
+                                             Push(buf, 1))),)),)
+        wr = (Loop("r", 2, (Loop("c", COLS, (Wait(buf, 1), WriteTiles(buf, "Y", at, 1), WriteBarrier(),
+                                             Pop(buf, 1))),)),)
+        return EngineProgram(site, Engine.READER, rd), EngineProgram(site, Engine.WRITER, wr)
+    rows = (Term("r", COLS), Term("c", 1))
+    a = pair(A, 0, Addr(0, rows))
+    b = pair(b_site, 1, Addr(shift_rows * COLS, (*rows, Term("t", COLS))))
+    tensors = tuple(Tensor(n, (32 * 4, 32 * COLS), "bf16", role) for n, role in (("X", Role.INPUT),
+                                                                              ("Y", Role.OUTPUT)))
+    p = Program("two", WORMHOLE, tensors=tensors,
+                buffers=(Buffer(0, "c0", A, 0, 1, 4, "bf16"), Buffer(1, "c0", b_site, 0, 1, 4, "bf16")),
+                trips=(Trip("t", 1),), memory=(BufferAt(0, WORMHOLE.reserved_base, 4 * 2048),
+                                               BufferAt(1, WORMHOLE.reserved_base, 4 * 2048)),
+                programs=(*a, *b))
+    assert validate(p) == []
+    return p
+
+
+def test_writes_placed_by_a_trip_that_meet_at_one_value_are_a_race() -> None:
+    """B's rows start at 1 + t: at t = 1 the two sites write disjoint halves (proved for that value alone), at t = 0
+    both write row 1. The per-value tile sets meet at t = 0, so the check goes to the solver, which refutes it there;
+    the interpreter replays the race. Starting at 2 + t instead is disjoint at both values (and at t = 1 leaves the
+    tensor, row 2 unwritten)."""
+    p = _two_sites(1)
+    assert not simulate(p, {"t": 1}).violations
+    report = certify(p)
+    (race,) = [r for r in report.results if r.name.startswith("hb-write-write") and r.verdict != Verdict.PROVED]
+    assert race.verdict == Verdict.REFUTED  # kept only when the interpreter replayed it (checker._confirm)
+    assert race.counterexample is not None
+    assert race.counterexample["trips"] == {"t": 0}
+    q = _two_sites(2)
+    assert not [r for r in certify(q).results if r.name.startswith("hb-write-write") and r.verdict != Verdict.PROVED]
+    assert {r.name for r in certify(q).results if r.verdict == Verdict.REFUTED} == {"bounds:X", "bounds:Y",
+                                                                                 "output-unwritten:Y"}
