@@ -33,6 +33,7 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.program import walk
 from verispatial.ir.serialize import dumps, loads
 from verispatial.ir.validate import validate
 from verispatial.petri.interp import simulate
@@ -212,3 +213,18 @@ def test_writes_placed_by_a_trip_that_meet_at_one_value_are_a_race() -> None:
     assert not [r for r in certify(q).results if r.name.startswith("hb-write-write") and r.verdict != Verdict.PROVED]
     assert {r.name for r in certify(q).results if r.verdict == Verdict.REFUTED} == {"bounds:X", "bounds:Y",
                                                                                  "output-unwritten:Y"}
+
+
+def test_renaming_a_trip_renames_the_address_terms_that_name_it() -> None:
+    """Through a whole op list (``Renaming.ops``) a term naming no enclosing loop is the trip's and is renamed with
+    it; a loop's own term is not. An op taken out of its nest (``Renaming.op`` alone) keeps its terms: the cut of a
+    templated program does that, and validate_templated refuses addresses naming trips."""
+    from verispatial.ir.ids import Renaming
+
+    p = _halves(1)
+    ren = Renaming(trip={"t": "u"}.__getitem__)
+    (_, second) = ren.ops(p.programs[1].ops)
+    leaf = next(op for op in walk((second,)) if isinstance(op, WriteTiles))
+    assert {t.var for t in leaf.addr.terms} == {"r2", "c", "u"}
+    alone = next(op for op in walk(p.programs[1].ops[1:]) if isinstance(op, WriteTiles))
+    assert ren.op(alone) == alone

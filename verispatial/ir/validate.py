@@ -269,6 +269,9 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
             bad(where, f"has {len(t.buffers)} buffers and no memory map (a section is scheduled before it is composed)")
         for v in validate(t):
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
+        if _names_trips(t):
+            # an op taken out of its template (the cut of a composition) cannot tell a trip's term from a loop's
+            bad(where, "an address names a trip, or a tensor is sized by one: not supported in a templated program")
     n = len(tp.instances)
     tensors = {t.name: t for t in tp.tensors}
     trips = tp.trip_max()
@@ -361,6 +364,22 @@ def _check_tensors_and_trips(p: Program, bad: Report,
                                     "tiles: tile ids are 32-bit)")
         elif t.trip_rows is not None:
             _check_trip_rows(p, t, bad)
+
+
+def _names_trips(p: Program) -> bool:
+    """Whether some ``ReadTiles`` / ``WriteTiles`` address of ``p`` has a term naming no enclosing loop (a trip's,
+    ``ir.core.Addr``) or some tensor is sized by a trip (``Tensor.trip_rows``)."""
+    if any(t.trip_rows is not None for t in p.tensors):
+        return True
+
+    def nest(ops: tuple[Op, ...], loops: frozenset[str]) -> bool:
+        for op in ops:
+            if isinstance(op, (ReadTiles, WriteTiles)) and any(t.var not in loops for t in op.addr.terms):
+                return True
+            if isinstance(op, (Loop, If)) and nest(op.body, loops | {op.var} if isinstance(op, Loop) else loops):
+                return True
+        return False
+    return any(nest(ep.ops, frozenset()) for ep in p.programs)
 
 
 def _check_trip_rows(p: Program, t: Tensor, bad: Report) -> None:
