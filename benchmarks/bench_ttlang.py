@@ -10,7 +10,11 @@ The tutorials come from the wheel, downloaded into ``$VERISPATIAL_VENDOR_CACHE``
 The multi-device steps are read at one device's shard of ``--devices`` devices (default 4, the simulator's default
 ``--num-devices``; as ``verispatial certify --devices``). With ``--range`` (as ``verispatial certify --range``) each
 tutorial is read over that shape range: every shape class
-is certified, its CPU seconds summed; a tutorial whose output the parameter shapes is refused, and the line says so.
+is certified, its CPU seconds summed.
+
+With ``--output-ranges`` the elementwise and broadcast tutorials are read over a range of their output's rows
+(columns for the multitile broadcast) instead, the other dimension at the example's 2048 (``OUTPUT_RANGES`` below):
+one shape class each, the output sized by the trip (docs/ttlang.md).
 
 Each certify runs under its own wall-clock budget (default 300 s): past it the undecided obligations are
 failed-to-prove, and the line says so. With ``--sim SECONDS`` (and the simulator available: the extra
@@ -32,6 +36,22 @@ from verispatial.driver.run import certify
 from verispatial.errors import VerispatialError
 from verispatial.frontends.ttlang import import_file
 
+#: ``--output-ranges``: per tutorial, its arguments' shapes and the range over an output dimension.
+OUTPUT_RANGES = {
+    "elementwise/step_1_single_node_single_tile_block.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"),
+                                                            "M=128:2048:128"),
+    "elementwise/step_2_single_node_multitile_block.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"),
+                                                          "M=128:2048:128"),
+    # the grids: a step the nodes' blocks divide (4 x 4 tiles x 32 on 4 rows; 8 rows of the full grid)
+    "elementwise/step_3_multinode.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"), "M=512:8192:512"),
+    "elementwise/step_4_multinode_grid_full.py": (("a=Mx2048", "b=Mx2048", "c=Mx2048", "y=Mx2048"),
+                                                  "M=1024:8192:1024"),
+    "broadcast/single_node_broadcast_single_tile_block.py": (("a=Mx1", "b=1x2048", "c=1x1", "y=Mx2048"),
+                                                             "M=128:2048:128"),
+    "broadcast/single_node_broadcast_multitile_blocks.py": (("a=2048x1", "b=1xN", "c=1x1", "y=2048xN"),
+                                                            "N=128:2048:128"),
+}
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
@@ -39,6 +59,8 @@ def main() -> int:
     ap.add_argument("--sim", type=float, default=0.0, help="also run the simulator once, with this timeout")
     ap.add_argument("--range", action="append", default=[], dest="ranges", help="NAME=LO:HI[:STEP]")
     ap.add_argument("--devices", type=int, default=4, help="device count of the multi-device steps")
+    ap.add_argument("--output-ranges", action="store_true", help="the elementwise and broadcast tutorials over a "
+                                                                  "range of an output dimension (OUTPUT_RANGES)")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     import pytest
@@ -50,15 +72,19 @@ def main() -> int:
         print(f"offline: {e}")
         return 2
     names = [n for n in SINGLE_DEVICE + MULTI_DEVICE if not args.names or any(n.startswith(a) for a in args.names)]
+    if args.output_ranges:
+        names = [n for n in names if n in OUTPUT_RANGES]
     root = Path(__file__).resolve().parent.parent
     paths = [tut / n for n in names] + [p for p in sorted((root / "examples" / "ttlang").glob("*.py"))
-                                        if not args.names or any(p.name.startswith(a) for a in args.names)]
+                                        if not args.output_ranges and (
+                                            not args.names or any(p.name.startswith(a) for a in args.names))]
     print(f"{'tutorial':58} {'engines':>7} {'import s':>8} {'certify s':>9}  verdict")
     for path in paths:
         name = str(path.relative_to(tut)) if path.is_relative_to(tut) else str(path.relative_to(root))
         t0 = time.process_time()
         try:
-            imps = import_file(str(path), ranges=args.ranges if path.is_relative_to(tut) else (),
+            shapes, ranges = (OUTPUT_RANGES[name][0], [OUTPUT_RANGES[name][1]]) if args.output_ranges else ((), args.ranges)
+            imps = import_file(str(path), shapes=shapes, ranges=ranges if path.is_relative_to(tut) else (),
                                devices=args.devices if name in MULTI_DEVICE else None)
         except VerispatialError as e:
             print(f"{name:58} {'-':>7} {time.process_time() - t0:8.2f} {'-':>9}  refused: {str(e)[-160:]}")

@@ -5,6 +5,7 @@ offline)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -156,9 +157,28 @@ def test_ceil_k_loop_is_refuted_in_the_shape_classes_where_it_differs(tmp_path: 
     assert _refuted(mut, "K=128:256:32") == [("matmul.K128+64t", []), ("matmul.K160+64t", ["deadlock"])]
 
 
-def test_a_range_that_sizes_an_output_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ParseError, match="changes the shape of output y"):
-        import_file(str(_mutant(tmp_path, ELTWISE, ONE_NODE)), ranges=["R=128:512:32"])
+def test_a_range_over_an_output_dimension_is_one_trip_and_one_proof(tmp_path: Path) -> None:
+    """R (the rows of a, b and y) in 128..512 step 128: the block loops count ``TripCount(R, 1, 1)`` and y has as
+    many tile rows as the trip says (``Tensor.trip_rows``), so its coverage and bounds are asked at every R."""
+    (imp,) = import_file(str(_mutant(tmp_path, ELTWISE, ONE_NODE)), ranges=["R=128:512:128"])
+    p = imp.program
+    assert [(t.name, t.max) for t in p.trips] == [("R", 3)]
+    assert {t.name: t.trip_rows for t in p.tensors} == {n: TripCount("R", 4, 4) for n in ("a", "b", "y")}
+    assert certify(p).exit_code == 0
+
+
+def test_a_range_that_moves_a_nodes_share_is_an_address_naming_the_trip() -> None:
+    """On the 2x1 grid node 1's first block row is ``per_node`` blocks down, which R changes: its addresses name
+    the trip (``ir.core.Addr``), and the program proves for every R of the class (R a multiple of the two nodes'
+    blocks)."""
+    from verispatial.ir.ops import ReadTiles
+
+    (imp,) = import_file(str(ELTWISE), ranges=["R=256:1024:256"])
+    node1 = next(ep for ep in imp.program.programs if ep.key == "(1,0).reader")
+    reads = [op for op in walk(node1.ops) if isinstance(op, ReadTiles)]
+    assert reads
+    assert all("R" in {t.var for t in op.addr.terms} for op in reads)
+    assert certify(imp.program).exit_code == 0
 
 
 def test_a_range_is_one_trip_and_one_proof(tmp_path: Path) -> None:
@@ -768,3 +788,87 @@ def test_idle_nodes_outside_every_pipe_net_are_not_a_false_alarm(tmp_path: Path)
     unguarded = _mutant(tmp_path, BCAST, *IDLE_NODES[:2])
     (imp,) = import_file(str(unguarded))
     assert certify(imp.program).exit_code == 0
+
+
+#: The elementwise and broadcast tutorials over a range of an output dimension (issue 17): the example's tensors given
+#: with --shape at a small fixed other dimension, rows M (or, for the multitile broadcast, columns N, numbered
+#: column-major) ranging; each is one shape class proved for every value. On the grids of steps 3 and 4 a node's
+#: share moves with M (its addresses name the trip); step 4's `if row < rows` guards are prefixes of its loops whose
+#: length M sets (4 block columns on 8 grid columns: half the nodes idle).
+OUTPUT_RANGES = {
+    "elementwise/step_1_single_node_single_tile_block.py": (("a=Mx128", "b=Mx128", "c=Mx128", "y=Mx128"), "M=32:512:32"),
+    "elementwise/step_2_single_node_multitile_block.py": (("a=Mx128", "b=Mx128", "c=Mx128", "y=Mx128"), "M=128:1024:128"),
+    "elementwise/step_3_multinode.py": (("a=Mx512", "b=Mx512", "c=Mx512", "y=Mx512"), "M=512:2048:512"),
+    "elementwise/step_4_multinode_grid_full.py": (("a=Mx512", "b=Mx512", "c=Mx512", "y=Mx512"), "M=1024:4096:1024"),
+    "broadcast/single_node_broadcast_single_tile_block.py": (("a=Mx1", "b=1x128", "c=1x1", "y=Mx128"), "M=32:512:32"),
+    "broadcast/single_node_broadcast_multitile_blocks.py": (("a=128x1", "b=1xN", "c=1x1", "y=128xN"), "N=128:1024:128"),
+}
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_RANGES))
+def test_single_node_tutorials_prove_over_a_range_of_an_output_dimension(tutorials: Path, name: str) -> None:
+    shapes, rng = OUTPUT_RANGES[name]
+    (imp,) = import_file(str(tutorials / name), shapes=shapes, ranges=[rng])
+    y = imp.program.tensor("y")
+    assert y.trip_rows is not None
+    assert y.trip_rows.trip == rng[0]
+    # at the range's top; a tensor whose columns range is declared transposed (its tiles numbered column-major)
+    assert y.shape == (int(rng.split(":")[1]), 512 if "multinode" in name else 128)
+    assert certify(imp.program).exit_code == 0
+
+
+STEP_2 = "elementwise/step_2_single_node_multitile_block.py"
+STEP_2_ARGS = ["--shape", "a=Mx128", "--shape", "b=Mx128", "--shape", "c=Mx128", "--shape", "y=Mx128",
+               "--range", "M=128:256:32"]
+
+
+def _classes(path: Path, args: list[str]) -> list[tuple[str, list[str]]]:
+    """Per shape class of ``path`` under CLI options ``args``: its program name and the families refuted in it."""
+    shapes = [a for k, a in itertools.pairwise(args) if k == "--shape"]
+    (rng,) = [a for k, a in itertools.pairwise(args) if k == "--range"]
+    out = []
+    for imp in import_file(str(path), shapes=shapes, ranges=[rng]):
+        rep = certify(imp.program)
+        refuted = sorted({r.family for r in rep.results if r.verdict.value == "refuted"})
+        assert refuted or rep.exit_code == 0
+        out.append((imp.program.name, refuted))
+    return out
+
+
+def test_a_ceil_writer_is_refuted_only_in_the_classes_where_ceil_and_floor_differ(tutorials: Path,
+                                                                                  tmp_path: Path) -> None:
+    """Step 2's writer counts block rows with ceil where the reader and compute use floor. Over M in 128..256 step
+    32 the rows split by M's residue modulo the block (4 tiles): where the block divides M (128, 256) ceil is floor
+    and the class proves for both values; in the three others the writer waits for a block nobody pushes (a
+    deadlock at its ``y_dfb.wait()``, named by file:line). The tutorial itself proves in the first class and, in the
+    others, leaves the partial block's rows unwritten (floor), refuted as such and not as a deadlock."""
+    src = (tutorials / STEP_2).read_text()
+    old = "        for row in range(rows):"
+    at = src.rindex(old)  # the writer's loop, the last of the three
+    mut = tmp_path / "step_2_ceil_writer.py"
+    mut.write_text(src[:at] + "        for row in range(-(-(a.shape[0] // TILE_SIZE) // row_tiles_per_block)):"
+                   + src[at + len(old):])
+    names = ["tutorial_operation.M128+128t", "tutorial_operation.M160", "tutorial_operation.M192",
+             "tutorial_operation.M224"]
+    assert _classes(mut, STEP_2_ARGS) == [(names[0], []), *((n, ["deadlock"]) for n in names[1:])]
+    assert _classes(tutorials / STEP_2, STEP_2_ARGS) == [(names[0], []), *((n, ["happens-before"]) for n in names[1:])]
+    line = next(i for i, x in enumerate(mut.read_text().splitlines(), 1)
+                if "with y_dfb.wait() as y_blk:" in x)
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(mut), *STEP_2_ARGS[:-1], "M=160:160"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    assert f"{mut.name}:{line}:" in run.stdout
+
+
+def test_guards_on_a_ceil_share_split_an_uneven_range_into_classes_that_each_prove() -> None:
+    """Step 4's pattern on a 2x1 grid (tests/data/ttlang/eltwise_ceil.py): each node takes ``ceil(blocks / 2)``
+    block rows and guards the trailing ones with ``if row < blocks``. Over R in 128..640 step 128 (1 to 5 blocks)
+    the ceil splits R by its residue modulo the two nodes and node 1's guarded prefix where it crosses zero; every
+    class is a program of its own, the classes cover the values exactly, and each proves."""
+    src = DATA / "eltwise_ceil.py"
+    imps = import_file(str(src), ranges=["R=128:640:128"])
+    covered = sorted(c.value(t) for imp in imps for c in imp.classes for t in range(c.top + 1))
+    assert covered == list(range(128, 641, 128))
+    assert len(imps) > 1
+    for imp in imps:
+        assert certify(imp.program).exit_code == 0, imp.label

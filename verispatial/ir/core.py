@@ -95,7 +95,7 @@ class Guard(str, enum.Enum):
 
 @attrs.frozen
 class Term:
-    """``coef * var`` where ``var`` is the name of an enclosing loop's index."""
+    """``coef * var`` where ``var`` is the name of an enclosing loop's index (in an address, also a trip's: ``Addr``)."""
 
     var: str
     coef: int
@@ -123,7 +123,9 @@ class Dynamic:
 
 @attrs.frozen
 class Addr:
-    """A tile address inside a tensor: ``base + sum(coef * index) [+ scale * dynamic]``, in tiles."""
+    """A tile address inside a tensor: ``base + sum(coef * index) [+ scale * dynamic]``, in tiles. A term's ``var``
+    names an enclosing loop's index or, where no enclosing loop has that name, a trip of the program (its value in
+    the run)."""
 
     base: int = 0
     terms: tuple[Term, ...] = ()

@@ -22,6 +22,7 @@ from verispatial.ir.ops import (
     ID_SEMAPHORE,
     ID_SITE,
     ID_TENSOR,
+    Loop,
     Op,
     Operand,
     ReadTiles,
@@ -58,8 +59,11 @@ class Renaming:
             return attrs.evolve(c, trip=self.trip(c.trip))
         return c
 
-    def op(self, op: Op) -> Op:
-        """``op`` with every id field renamed, containers' bodies included."""
+    def op(self, op: Op, loops: frozenset[str] | None = None) -> Op:
+        """``op`` with every id field renamed, containers' bodies included. ``loops``: the enclosing loops' variables,
+        when known (``ops`` gives them): an address term naming none of them names a trip (``ir.core.Addr``) and is
+        renamed as one. None (an op taken out of its nest): address terms are kept, so a program whose addresses
+        name trips is renamed through ``ops`` only (a templated program refuses them, ``validate_templated``)."""
         changes: dict[str, Any] = {}
         for f in attrs.fields(type(op)):
             kind = f.metadata.get("id")
@@ -86,12 +90,19 @@ class Renaming:
             # An indirect address's index buffer: the one id held inside a value class (tests/test_ids.py).
             changes["addr"] = attrs.evolve(op.addr, dynamic=attrs.evolve(op.addr.dynamic,
                                                                          buf=self.buffer(op.addr.dynamic.buf)))
+        if loops is not None and isinstance(op, (ReadTiles, WriteTiles)) and any(t.var not in loops
+                                                                                  for t in op.addr.terms):
+            terms = tuple(t if t.var in loops else attrs.evolve(t, var=self.trip(t.var)) for t in op.addr.terms)
+            if terms != op.addr.terms:
+                changes["addr"] = attrs.evolve(changes.get("addr", op.addr), terms=terms)
         if isinstance(op, CONTAINERS):
-            changes["body"] = tuple(self.op(o) for o in op.body)
+            inner = None if loops is None else loops | {op.var} if isinstance(op, Loop) else loops
+            changes["body"] = tuple(self.op(o, inner) for o in op.body)
         return attrs.evolve(op, **changes) if changes else op
 
     def ops(self, ops: tuple[Op, ...]) -> tuple[Op, ...]:
-        return tuple(self.op(o) for o in ops)
+        """A whole op list (an engine's), renamed with its loops known (``op``)."""
+        return tuple(self.op(o, frozenset()) for o in ops)
 
 
 def op_ids(op: Op) -> Iterator[tuple[str, Any]]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
-from verispatial.ir.ops import CONTAINERS, Op, ReadTiles, WriteTiles, named_index_buffer
+from verispatial.ir.ops import CONTAINERS, Op, ReadTiles, TripCount, WriteTiles, count_value, named_index_buffer
 from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
@@ -31,15 +31,31 @@ class Tensor:
     dtype: str
     role: Role
     init: str | None = None
+    #: A tensor whose size a trip sets (a front end's ``--range`` over a dimension): at trip value ``t`` it has
+    #: ``trip_rows.value(t)`` rows of tiles, the first rows of its row-major tiles, each of its ``shape``'s tile
+    #: columns; ``shape`` is its shape at the trip's max (``validate``: two dimensions, as many tile rows as
+    #: ``trip_rows`` gives at the max). None: ``shape`` at every trip value.
+    trip_rows: TripCount | None = None
 
     def tiles(self, tile: tuple[int, int]) -> int:
-        """Number of tiles when the last two dims are cut into ``tile``-shaped tiles (padded up)."""
+        """Number of tiles when the last two dims are cut into ``tile``-shaped tiles (padded up); at the trips' max
+        for a tensor with ``trip_rows`` (``tiles_at``)."""
         dims = list(self.shape) if self.shape else [1]
         if len(dims) == 1:
             dims = [1, *dims]
         lead = math.prod(dims[:-2]) if len(dims) > 2 else 1
         # Integer ceiling division: exact for every size (a float quotient overflows past 10**308).
         return lead * -(-dims[-2] // tile[0]) * -(-dims[-1] // tile[1])
+
+    def col_tiles(self, tile: tuple[int, int]) -> int:
+        """Tiles per row of tiles (the last dimension cut into ``tile[1]``-wide tiles, padded up)."""
+        return -(-(self.shape[-1] if self.shape else 1) // tile[1])
+
+    def tiles_at(self, tile: tuple[int, int], trips: dict[str, int]) -> int:
+        """Number of tiles at trip values ``trips`` (every trip of the program): ``tiles`` unless ``trip_rows``."""
+        if self.trip_rows is None:
+            return self.tiles(tile)
+        return count_value(self.trip_rows, trips) * self.col_tiles(tile)
 
 
 @attrs.frozen

@@ -30,7 +30,7 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
-from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore
+from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
@@ -70,6 +70,17 @@ def _unstructure_buffer(b: Buffer) -> dict[str, Any]:
 
 
 _conv.register_unstructure_hook(Buffer, _unstructure_buffer)
+
+
+def _unstructure_tensor(t: Tensor) -> dict[str, Any]:
+    # trip_rows is written only when set, as host_init above.
+    d = {a.name: _conv.unstructure(getattr(t, a.name)) for a in attrs.fields(Tensor)}
+    if t.trip_rows is None:
+        del d["trip_rows"]
+    return d
+
+
+_conv.register_unstructure_hook(Tensor, _unstructure_tensor)
 
 
 def _unstructure_dynamic(x: Dynamic) -> dict[str, Any]:

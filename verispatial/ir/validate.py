@@ -332,6 +332,9 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
                     "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
         for v in validate(t):
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
+        if _names_trips(t):
+            # an op taken out of its template (the cut of a composition) cannot tell a trip's term from a loop's
+            bad(where, "an address names a trip, or a tensor is sized by one: not supported in a templated program")
     n = len(tp.instances)
     tensors = {t.name: t for t in tp.tensors}
     trips = tp.trip_max()
@@ -422,6 +425,46 @@ def _check_tensors_and_trips(p: Program, bad: Report,
         elif t.tiles(p.target.tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
                                     "tiles: tile ids are 32-bit)")
+        elif t.trip_rows is not None:
+            _check_trip_rows(p, t, bad)
+
+
+def _names_trips(p: Program) -> bool:
+    """Whether some ``ReadTiles`` / ``WriteTiles`` address of ``p`` has a term naming no enclosing loop (a trip's,
+    ``ir.core.Addr``) or some tensor is sized by a trip (``Tensor.trip_rows``)."""
+    if any(t.trip_rows is not None for t in p.tensors):
+        return True
+
+    def nest(ops: tuple[Op, ...], loops: frozenset[str]) -> bool:
+        for op in ops:
+            if isinstance(op, (ReadTiles, WriteTiles)) and any(t.var not in loops for t in op.addr.terms):
+                return True
+            if isinstance(op, (Loop, If)) and nest(op.body, loops | {op.var} if isinstance(op, Loop) else loops):
+                return True
+        return False
+    return any(nest(ep.ops, frozenset()) for ep in p.programs)
+
+
+def _check_trip_rows(p: Program, t: Tensor, bad: Report) -> None:
+    """A tensor sized by a trip (``Tensor.trip_rows``): a trip of the program, two dimensions, and as many tile rows
+    at the trip's max as ``shape`` has (``shape`` is the tensor at the max)."""
+    tr = t.trip_rows
+    assert tr is not None
+    trips = {x.name: x.max for x in p.trips}
+    if tr.trip not in trips:
+        bad(f"tensor {t.name}", f"trip_rows names trip {tr.trip!r}, which the program does not declare")
+    elif tr.scale < 1:
+        bad(f"tensor {t.name}", f"trip_rows scale must be >= 1, got {tr.scale}")
+    elif len(t.shape) != 2:
+        bad(f"tensor {t.name}", f"trip_rows needs a 2-dimensional shape, got {len(t.shape)} dimensions")
+    elif tr.value(trips[tr.trip]) != -(-t.shape[0] // p.target.tile[0]):
+        bad(f"tensor {t.name}", f"trip_rows gives {tr.value(trips[tr.trip])} tile rows at trip {tr.trip}'s max "
+                                f"{trips[tr.trip]}, but its shape has {-(-t.shape[0] // p.target.tile[0])} (shape is "
+                                "the tensor at the trip's max)")
+    # where a tensor's bytes sit in local memory its size is fixed: not modelled for a tensor sized by a trip
+    if any(r.tensor == t.name for r in p.resident) or any(b.shard is not None and b.shard.tensor == t.name
+                                                          for b in p.buffers):
+        bad(f"tensor {t.name}", "a tensor sized by a trip (trip_rows) cannot be resident or sharded")
 
 
 def _check_target(p: Program, report: Report) -> None:
@@ -958,8 +1001,10 @@ class _OpPass:
                 report(f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
                        f"coefficients and dynamic range at most {U32} in magnitude)")
             for t in op.addr.terms:
-                if t.var not in loops:
-                    report(f"address uses {t.var!r}, which is not an enclosing loop variable")
+                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
+                # loop of the same name shadows it, as everywhere
+                if t.var not in loops and t.var not in self.trips:
+                    report(f"address uses {t.var!r}, which is neither an enclosing loop variable nor a trip")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
                 report("dynamic address range has lo > hi")
             bid = op.into if isinstance(op, ReadTiles) else op.src

@@ -443,7 +443,8 @@ class Interp:
         #: definition the checker and the Promela export share (``ir/data.py``).
         self.data_bufs = data_buffers(program, self.index_bufs)
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
-        self.tensor_tiles = [t.tiles(program.target.tile) for t in program.tensors]
+        # at this run's trip values: a tensor sized by a trip (Tensor.trip_rows) has that many tiles
+        self.tensor_tiles = [t.tiles_at(program.target.tile, self.trips) for t in program.tensors]
 
     # ------------------------------------------------------------------ static helpers
 

@@ -231,6 +231,15 @@ class _Gen:
                                      "(rendezvous-early and per-section state versions are not modelled)")
         if any(b.alias_of is not None for b in p.buffers):
             raise PromelaUnsupported("aliased buffers: alias-clobber is not modelled in Promela")
+        for ep in p.programs:
+            for op in walk(ep.ops):
+                if isinstance(op, (ReadTiles, WriteTiles)) and any(t.var in {x.name for x in p.trips}
+                                                                    for t in op.addr.terms):
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)}'s address names a trip (not modelled)")
+        sized = next((t.name for t in p.tensors if t.trip_rows is not None), None)
+        if sized is not None:
+            raise PromelaUnsupported(f"tensor {sized!r} is sized by a trip (trip_rows): the model's tile arrays have "
+                                     "one size")
         written = written_shards(p)
         for x in p.buffers:
             if x.shard is not None and (x.id in written or p.tensor(x.shard.tensor).role not in (Role.INPUT, Role.PARAM)):

@@ -9,6 +9,8 @@ query decides, and its model is the counterexample.
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 
 import z3
@@ -20,8 +22,8 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip
-from verispatial.ir.program import Program
+from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip, count_value
+from verispatial.ir.program import Program, Tensor
 
 
 def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
@@ -52,6 +54,47 @@ def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
     return lo, hi + op.tiles
 
 
+#: Most trip-value combinations ``_inside_at_every_trip`` enumerates (past it the solver decides).
+TRIP_VALUES_LIMIT = 4096
+
+
+def tile_hull_at(lf: Leaf, trips: dict[str, int]) -> tuple[int, int] | None:
+    """``tile_hull`` at the trip values ``trips`` (every trip of the program): each loop index over
+    ``[0, max(count - 1, 0)]`` with its count at those values, an address term naming a trip (``ir.core.Addr``) at its
+    value. A superset of the tiles the occurrences at those values touch; None for an indirect address."""
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    if op.addr.dynamic is not None:
+        return None
+    top = {lc.var: max(count_value(lc.count, trips) - 1, 0) for lc in lf.loops}
+    lo = hi = op.addr.base
+    for t in op.addr.terms:
+        if t.var in top:
+            lo += min(0, t.coef * top[t.var])
+            hi += max(0, t.coef * top[t.var])
+        else:  # a trip (validate): one value here
+            lo += t.coef * trips[t.var]
+            hi += t.coef * trips[t.var]
+    return lo, hi + op.tiles
+
+
+def _inside_at_every_trip(p: Program, lf: Leaf, tensor: Tensor) -> bool:
+    """Every occurrence of access ``lf`` is inside ``tensor`` at every combination of trip values (at most
+    ``TRIP_VALUES_LIMIT`` of them): its ``tile_hull_at`` each value inside the tensor's tiles at that value. A sound
+    shortcut for a tensor sized by a trip or an address naming one, where ``tile_hull`` (at the trips' max) says
+    nothing; False when it cannot tell (the solver decides)."""
+    values = [range(t.max + 1) for t in p.trips]
+    if math.prod(len(v) for v in values) > TRIP_VALUES_LIMIT:
+        return False
+    names = [t.name for t in p.trips]
+    for combo in itertools.product(*values):
+        at = dict(zip(names, combo, strict=True))
+        hull = tile_hull_at(lf, at)
+        if hull is None or hull[0] < 0 or hull[1] > tensor.tiles_at(p.target.tile, at):
+            return False
+    return True
+
+
 def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     """One result per tensor that is accessed."""
     p = a.program
@@ -62,9 +105,12 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             if not isinstance(op, (ReadTiles, WriteTiles)):
                 continue
             t0 = time.perf_counter()
-            tiles = p.tensor(op.tensor).tiles(p.target.tile)
-            hull = tile_hull(p, lf) if smt.shortcuts() else None
-            if hull is not None and hull[0] >= 0 and hull[1] <= tiles:
+            tensor = p.tensor(op.tensor)
+            tiles = tensor.tiles(p.target.tile)
+            # a tensor sized by a trip has fewer tiles below the trip's max: its hull at each trip value instead
+            hull = tile_hull(p, lf) if smt.shortcuts() and tensor.trip_rows is None else None
+            if (hull is not None and hull[0] >= 0 and hull[1] <= tiles) or (
+                    smt.shortcuts() and hull is None and _inside_at_every_trip(p, lf, tensor)):
                 per_tensor.setdefault(op.tensor, []).append(Result(
                     R.BOUNDS, f"{R.BOUNDS}:{op.tensor}", Verdict.PROVED, f"every access of {op.tensor} is inside its {tiles} tiles",
                     seconds=time.perf_counter() - t0))
@@ -73,7 +119,7 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
             enc = Encoder(q, p, a.views)
             pos = enc.position(lf.engine)
             q.add(pos.at(lf))
-            env = {lc.var: pos.idx[lc.path] for lc in lf.loops}
+            env = {**enc.trip_vars, **{lc.var: pos.idx[lc.path] for lc in lf.loops}}  # a term may name a trip
             addr = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
             dyn = None
             if op.addr.dynamic is not None:
@@ -81,7 +127,9 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 dyn = q.int_var(f"dyn[{d.name}]")
                 q.add(z3.And(dyn >= d.lo, dyn <= d.hi))
                 addr = addr + dyn * d.scale
-            q.add(z3.Or(addr < 0, addr + op.tiles > tiles))
+            size = q.val(tiles) if tensor.trip_rows is None else (
+                enc.count_val(tensor.trip_rows) * tensor.col_tiles(p.target.tile))  # its tiles at this run's trip value
+            q.add(z3.Or(addr < 0, addr + op.tiles > size))
             r = q.check()
             res: Result
             if r.status == Status.SAT:
@@ -89,12 +137,14 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                 m = r.model
                 it = {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
                 first = model_int(m, addr)
+                has = tiles if tensor.trip_rows is None else model_int(m, size)
                 cex = {"kind": R.BOUNDS, "rule": R.BOUNDS, "engine": lf.engine, "path": list(lf.path),
                        "iteration": it, "trips": {n: model_int(m, t) for n, t in enc.trip_vars.items()},
-                       "tensor": op.tensor, "first_tile": first, "tiles": op.tiles, "tensor_tiles": tiles,
+                       "tensor": op.tensor, "first_tile": first, "tiles": op.tiles,
+                       "tensor_tiles": has,
                        "dynamic": None if dyn is None else model_int(m, dyn),
                        "summary": f"{lf.engine} {type(op).__name__} touches tiles [{first}, {first + op.tiles}) of "
-                                  f"{op.tensor}, which has {tiles} tiles, at {it}"}
+                                  f"{op.tensor}, which has {has} tiles, at {it}"}
                 res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
             elif r.status == Status.UNKNOWN:
                 res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")

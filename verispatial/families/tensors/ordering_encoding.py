@@ -26,6 +26,8 @@ boundary for ``hb-rendezvous``); one that does not replay fails to prove (never 
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from collections.abc import Callable
 
@@ -37,6 +39,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
 from verispatial.families.cb.shard_encoding import WriteCover, shard_sides
+from verispatial.families.tensors.encoding import TRIP_VALUES_LIMIT
 from verispatial.families.tensors.encoding import tile_hull as _hull
 from verispatial.ir import rules as R
 from verispatial.ir.boundaries import closing_sections, work_ends
@@ -48,6 +51,7 @@ from verispatial.ir.ops import (
     WriteTiles,
     count_max,
     count_trip,
+    count_value,
 )
 from verispatial.ir.program import Program, Tensor
 from verispatial.petri.position import Cause
@@ -92,7 +96,9 @@ class _Access:
         env: dict[str, z3.ArithRef] = {}
         for i, lc in zip(self.idx, lf.loops, strict=True):
             env[lc.var] = i  # an inner loop's variable shadows an outer one of the same name, as in the interpreter
-        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [env[t.var] * t.coef for t in op.addr.terms])
+        # a term naming no enclosing loop names a trip (validate): its term in this query (LoopMath.count)
+        lo = q.val(op.addr.base) + z3.Sum([q.val(0)] + [(env[t.var] if t.var in env else math.count(t.var)) * t.coef
+                                                         for t in op.addr.terms])
         d = op.addr.dynamic
         self.dyn_range: list[z3.BoolRef] = []
         if d is not None:
@@ -174,30 +180,38 @@ def _tile_set(p: Program, lf: Leaf) -> frozenset[int] | None:
 
 #: Most tiles ``_exact_tiles`` enumerates for one write (past it the solver decides coverage).
 EXACT_TILES_LIMIT = 1 << 18
+#: Most tiles ``_output_by_trip_value`` enumerates over all trip values together (about a second of set work).
+TRIP_TILES_LIMIT = 1 << 20
 
 
-def _exact_tiles(lf: Leaf) -> set[int] | None:
+def _exact_tiles(lf: Leaf, trips: dict[str, int] | None = None, guards: bool = True) -> set[int] | None:
     """Exactly the tiles the occurrences of access ``lf`` touch, when that is a finite set known without the
-    solver: constant loop counts, no enclosing ``If``, a direct address, at most ``EXACT_TILES_LIMIT`` tiles; else
-    None. Measured: the 256x256-tile single-tile matmul tutorial's output coverage (a quantified query) came back
-    unknown after 9 s; its 65,536 tiles enumerate in milliseconds."""
+    solver: constant loop counts (or every trip's value given in ``trips``), no enclosing ``If``, a direct address,
+    at most ``EXACT_TILES_LIMIT`` tiles; else None. ``guards`` False: the enclosing ``If``s are ignored, so the set
+    is a superset (for disjointness, never for coverage). Measured: the 256x256-tile single-tile matmul tutorial's output
+    coverage (a quantified query) came back unknown after 9 s; its 65,536 tiles enumerate in milliseconds."""
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))
-    if op.addr.dynamic is not None or lf.guards or any(not isinstance(lc.count, int) for lc in lf.loops):
+    if op.addr.dynamic is not None or (guards and lf.guards) or (
+            trips is None and any(not isinstance(lc.count, int) for lc in lf.loops)):
         return None
-    counts = {lc.var: lc.count for lc in lf.loops}  # an inner variable shadows an outer one, as in the encoding
-    if any(t.var not in counts for t in op.addr.terms):
+    # an inner variable shadows an outer one, as in the encoding
+    counts = {lc.var: count_value(lc.count, trips or {}) for lc in lf.loops}
+    # a term naming no enclosing loop names a trip (validate): a constant part at the given trip values
+    fixed = sum(t.coef * (trips or {})[t.var] for t in op.addr.terms if t.var not in counts and t.var in (trips or {}))
+    if any(t.var not in counts and t.var not in (trips or {}) for t in op.addr.terms):
         return None
     total = op.tiles
     for lc in lf.loops:
-        assert isinstance(lc.count, int)
-        total *= lc.count
+        total *= count_value(lc.count, trips or {})
     if total > EXACT_TILES_LIMIT:
         return None
-    if any(lc.count == 0 for lc in lf.loops):
+    if any(count_value(lc.count, trips or {}) == 0 for lc in lf.loops):
         return set()
-    starts = {op.addr.base}
+    starts = {op.addr.base + fixed}
     for t in op.addr.terms:
+        if t.var not in counts:
+            continue
         n = counts[t.var]
         assert isinstance(n, int)
         starts = {x + t.coef * i for x in starts for i in range(n)}
@@ -219,14 +233,49 @@ def _footprint(p: Program, lf: Leaf, memo: Footprints | None
     return got
 
 
-def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int, memo: Footprints | None = None) -> bool | None:
+#: Per access (engine, leaf index): its tiles at each combination of trip values (``_disjoint_at_every_trip``).
+TripSets = dict[tuple[str, int], list[set[int] | None]]
+
+
+def _disjoint_at_every_trip(p: Program, l1: Leaf, l2: Leaf, memo: TripSets | None) -> bool:
+    """True when at every combination of trip values (at most ``TRIP_VALUES_LIMIT``) the two accesses' tiles, each
+    enumerated at those values (``_exact_tiles`` with the guards ignored: a superset), are disjoint; False when they
+    meet at some value or cannot be enumerated (the solver decides). For addresses that name a trip, whose
+    ``_tile_set`` (at the trips' max) is None. Measured: elementwise step 3 over 8 row counts asked the solver 1,824
+    tile-overlap queries (43 s of fresh contexts) that this answers in milliseconds."""
+    values = [range(t.max + 1) for t in p.trips]
+    if not values or math.prod(len(v) for v in values) > TRIP_VALUES_LIMIT:
+        return False
+    names = [t.name for t in p.trips]
+    combos = [dict(zip(names, c, strict=True)) for c in itertools.product(*values)]
+
+    def sets(lf: Leaf) -> list[set[int] | None]:
+        key = (lf.engine, lf.index)
+        got = memo.get(key) if memo is not None else None
+        if got is None:
+            got = [_exact_tiles(lf, at, guards=False) for at in combos]
+            if memo is not None:
+                memo[key] = got
+        return got
+
+    for a, b in zip(sets(l1), sets(l2), strict=True):
+        if a is None or b is None or not a.isdisjoint(b):
+            return False
+    return True
+
+
+def _may_share_tile(p: Program, l1: Leaf, l2: Leaf, rlimit: int, memo: Footprints | None = None,
+                    trip_memo: TripSets | None = None) -> bool | None:
     """Whether some occurrences of the two accesses (for some trips and indirect values) touch a common tile.
-    ``memo``: footprints of the accesses already computed (``_footprint``), one dict per program."""
+    ``memo``: footprints of the accesses already computed (``_footprint``), one dict per program; ``trip_memo``
+    likewise their tiles at each trip value (``_disjoint_at_every_trip``)."""
     (h1, t1), (h2, t2) = _footprint(p, l1, memo), _footprint(p, l2, memo)
     if h1 is not None and h2 is not None and (h1[1] <= h2[0] or h2[1] <= h1[0]):
         return False  # disjoint hulls: no query needed (a fresh Z3 context per pair dominates wide grids)
     if t1 is not None and t2 is not None and t1.isdisjoint(t2):
         return False  # interleaved but disjoint (a grid's nodes striding over one tensor): no query either
+    if (t1 is None or t2 is None) and _disjoint_at_every_trip(p, l1, l2, trip_memo):
+        return False  # blocks placed by a trip (an address naming one): disjoint at each trip value
     q = Query("tile-overlap", rlimit)
     count = _static_count(q, {}, p)
     dyn: dict[str, z3.ArithRef] = {}
@@ -384,12 +433,18 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: Wri
         if written.issuperset(range(ntiles)):
             return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED, f"every tile of output {tensor} is written "
                           "(its writes' tiles enumerated: constant counts)", seconds=time.perf_counter() - t0)
+    sized = _output_by_trip_value(p, tensor, writes, cover, t0)
+    if sized is not None:
+        return sized
     q = Query(name, rlimit)
     trips: dict[str, z3.ArithRef] = {}
     count = _static_count(q, trips, p)
     dyn: dict[str, z3.ArithRef] = {}
     tile = q.int_var("tile")
-    q.add(z3.And(tile >= 0, tile < ntiles))
+    t = p.tensor(tensor)
+    # a tensor sized by a trip: its tiles at the run's trip value, a prefix of those at the max
+    size = q.val(ntiles) if t.trip_rows is None else count_expr(q, t.trip_rows, trips) * t.col_tiles(p.target.tile)
+    q.add(z3.And(tile >= 0, tile < size))
     for k, w in enumerate(writes):
         wa = _Access(q, count, w, f"w{k}", dyn)
         miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
@@ -421,6 +476,42 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: Wri
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, dt)
     return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
+
+
+def _output_by_trip_value(p: Program, tensor: str, writes: list[Leaf], cover: WriteCover | None,
+                          t0: float) -> Result | None:
+    """``output-unwritten`` of an output sized by a trip (``Tensor.trip_rows``), decided exactly by enumerating its
+    writes' tiles at every trip value, when every write's tiles enumerate (``_exact_tiles``) and the tiles of all the
+    values together are at most ``EXACT_TILES_LIMIT``; None otherwise (the solver decides). Exact: the trips are the
+    finite ranges ``[0, max]`` and each value's set is the writes' every occurrence at it. Measured: the coverage
+    query of elementwise step 1 over 16 row counts (a quantified query) came back unknown; its 35,000 tiles
+    enumerate in milliseconds."""
+    t = p.tensor(tensor)
+    if t.trip_rows is None or cover is not None or not writes:
+        return None
+    names = [x.name for x in p.trips]
+    values = [range(x.max + 1) for x in p.trips]
+    combos = list(itertools.product(*values)) if math.prod(len(v) for v in values) <= TRIP_VALUES_LIMIT else []
+    if not combos or sum(t.tiles_at(p.target.tile, dict(zip(names, c, strict=True))) for c in combos) > \
+            TRIP_TILES_LIMIT:
+        return None
+    name = f"{R.OUTPUT_UNWRITTEN}:{tensor}"
+    for combo in combos:
+        at = dict(zip(names, combo, strict=True))
+        sets = [_exact_tiles(w, at) for w in writes]
+        if any(x is None for x in sets):
+            return None
+        ntiles = t.tiles_at(p.target.tile, at)
+        written: set[int] = set().union(*(x for x in sets if x is not None))
+        missing = next((k for k in range(ntiles) if k not in written), None)  # at most len(written) + 1 steps
+        if missing is not None:
+            why = (f"output {tensor} tile {missing} is written by no write of it"
+                   + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(at.items()))})" if at else ""))
+            cex: dict[str, object] = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": writes[0].engine,
+                                      "path": None, "tile": missing, "trips": at, "dynamic": {}, "summary": why}
+            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, time.perf_counter() - t0)
+    return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED, f"every tile of output {tensor} is written, "
+                  "for every trip value (its writes' tiles enumerated at each)", seconds=time.perf_counter() - t0)
 
 
 def _output_coverage_query(p: Program, t: Tensor, writes: list[Leaf], rlimit: int) -> Result:
@@ -491,6 +582,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
     occurrence of it is incomplete (DESIGN §5: no two sites write the same tile unordered)."""
     out: list[Result] = []
     memo: Footprints = {}
+    trip_memo: TripSets = {}
     # Pairs whose tile sets (``_tile_set``) meet, from one map tile -> writes (linear in the tiles, where testing
     # every pair's sets is quadratic in the writes: 32,640 pairs on the 64-node matmul tutorial). A pair with
     # an unknown set (None) is left to ``_may_share_tile``, as is every pair that meets.
@@ -510,7 +602,7 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
             if meet is not None and sets[i] is not None and sets[j] is not None and (i, j) not in meet:
                 continue  # disjoint tile sets: what _may_share_tile would conclude first, without a query
             name = f"{R.HB_WRITE_WRITE}:{tensor}:{_leaf_ref(w1)}~{_leaf_ref(w2)}"
-            share = _may_share_tile(a.program, w1, w2, rlimit, memo)
+            share = _may_share_tile(a.program, w1, w2, rlimit, memo, trip_memo)
             if share is False:
                 continue
             if share is None:

@@ -30,7 +30,7 @@ def engines_text(it: Interp, mask: int) -> str:
 def tile_range(it: Interp, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> range:
     """The tiles of its tensor the op touches (an indirect part at its ``dyn`` value, else ``lo``), clipped to the
     tensor; ``bounds`` when they leave it (with ``dyn_extremes``: at ``lo`` and at ``hi``)."""
-    env = it._env(e, pc)
+    env = {**it.trips, **it._env(e, pc)}  # an address may name a trip (Addr); an enclosing loop shadows it
     ntiles = it.tensor_tiles[it.tensor_index[op.tensor]]
     d = op.addr.dynamic
     start = op.addr.at(env, None if d is None else it.dyn.get(d.name, d.lo))

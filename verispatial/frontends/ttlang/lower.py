@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from verispatial.errors import SourceRefused
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import (
     COMPARISONS,
@@ -75,6 +76,17 @@ from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
 
+@attrs.frozen
+class TileLayout:
+    """How an argument's tiles are numbered in program.json. Row-major (``transposed`` False): tile ``(r, c)`` is
+    ``r * stride + c``, ``stride`` its tile columns. Column-major (True): ``c * stride + r``, ``stride`` its tile rows,
+    for a tensor whose columns a ``--range`` changes: the numbering keeps addresses affine in loop indices (the stride
+    is fixed) and the range changes program.json's first dimension, as ``Tensor.trip_rows`` says it."""
+
+    stride: int
+    transposed: bool = False
+
+
 @attrs.define
 class _Item:
     """An op being built with where it came from; ``body`` for a Loop/If under construction."""
@@ -96,7 +108,7 @@ class KernelLowering(Evaluator):
 
     def __init__(self, file: str, lines: list[str], env: dict[str, Any], classes: Mapping[str, V.SymClass],
                  modules: set[str], target: Target, node: tuple[int, ...], grid: tuple[int, ...],
-                 is_compute: bool, tile_cols: Mapping[str, int], plan: PipePlan | None = None,
+                 is_compute: bool, layouts: Mapping[str, TileLayout], plan: PipePlan | None = None,
                  nets: list[NetV] | None = None, unwaited: frozenset[tuple[int, int]] = frozenset()) -> None:
         super().__init__(file, dict(env), classes, modules)
         #: (line, column) of the copies whose handle no wait uses: waited right after the copy (``unwaited_copies``)
@@ -108,10 +120,11 @@ class KernelLowering(Evaluator):
         self.node = node
         self.grid = grid
         self.is_compute = is_compute
-        self.tile_cols = tile_cols
+        self.layouts = layouts
         self.out: list[_Item] = []
         self.loops: list[tuple[str, Any]] = []  # (var, count) of enclosing loops, outermost first
-        self.used_vars: set[str] = set()
+        # a loop never takes a --range parameter's name: an address term naming it names the trip (ir.core.Addr)
+        self.used_vars: set[str] = set(classes)
         self.written: set[str] = set()
         self.read_tensors: set[str] = set()
         self.stmt: ast.AST | None = None
@@ -255,18 +268,22 @@ class KernelLowering(Evaluator):
         # `for i in range(n): <pure statements>; if <prefix of i>: ...` is a shorter loop (the tutorials' guard
         # against a node's trailing blocks): fold the prefix into the count, exactly.
         *pre, last = body
-        if isinstance(last, ast.If) and not last.orelse and isinstance(n, int) \
+        if isinstance(last, ast.If) and not last.orelse \
                 and all(isinstance(x, (ast.Assign, ast.AnnAssign, ast.Pass)) for x in pre):
             probe = dict(self.env)
             self.loops.append((var, n))
             try:
                 self.run(pre)
-                admitted = self.admitted(last.test, var, n)
+                admitted = self.admitted(last.test, var, n) if isinstance(n, int) else None
+                # a prefix whose length a --range changes (a grid's last nodes idle for some shapes)
+                prefix = self.range_prefix(last.test, var, n) if admitted is None else None
             finally:
                 self.loops.pop()
                 self.env = probe
             if admitted is not None and admitted == list(range(len(admitted))):
                 n, body = len(admitted), [*pre, *last.body]
+            elif prefix is not None:
+                n, body = prefix, [*pre, *last.body]
         count = self._count(st.iter, n)
         item = _Item(Loop(var, count, ()), self.loc(st), [])
         self.out.append(item)
@@ -322,6 +339,37 @@ class KernelLowering(Evaluator):
         if diff is None:
             return None
         return [i for i in range(n) if diff(i)]
+
+    def range_prefix(self, test: ast.expr, var: str, n: int | V.Aff) -> int | V.Aff | None:
+        """The iterations ``0 <= i < n`` of loop ``var`` that ``test`` admits, when they are a prefix whose length is
+        affine in the ``--range`` parameters: ``test`` one comparison ``i + r < 0`` (``<=``, or the index negated
+        with ``>`` / ``>=``) with ``r`` free of loop indices; the length ``min(n, max(0, -r))`` in this shape class
+        (``values.sign_of`` cuts the class where a comparison changes truth, so each class has one affine length).
+        None for any other test (the caller refuses it by name)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        kind = type(test.ops[0])
+        try:
+            left, right = self.ev(test.left), self.ev(test.comparators[0])
+        except SourceRefused:
+            return None
+        if not (is_num(left) and is_num(right)):
+            return None
+        d = V.aff(V.add(left, right, -1))  # test: d OP 0
+        if d.terms != ((var, 1),) and d.terms != ((var, -1),):
+            return None
+        rest = V.simplify(V.Aff(d.const, d.syms, ()))
+        coef = d.terms[0][1]
+        bounds = {(1, ast.Lt): V.scale(rest, -1), (1, ast.LtE): V.add(V.scale(rest, -1), 1),
+                  (-1, ast.Gt): rest, (-1, ast.GtE): V.add(rest, 1)}
+        length = bounds.get((coef, kind))
+        if length is None:
+            return None
+        if V.sign_of(V.add(length, n, -1), self.classes) >= 0:
+            return n
+        if V.sign_of(length, self.classes) <= 0:
+            return 0
+        return length
 
     def _difference(self, test: ast.expr) -> Any:
         """A predicate of the index for a comparison chain / and / or / not of integers affine in one loop index."""
@@ -624,19 +672,19 @@ class KernelLowering(Evaluator):
             refuse(self.file, node, snippet(node), f"copies a {_txt(rows)}x{_txt(cols)} tile slice of "
                                                    f"{sl.tensor.name} into a {blk.dfb.rows}x{blk.dfb.cols} block: "
                                                    "the slice must have the block's shape")
-        width = self.tile_cols[sl.tensor.name]
-        for r in range(blk.dfb.rows):
-            at = V.aff(V.add(V.scale(V.add(sl.rows[0], r), width), sl.cols[0]))
-            if at.syms:
-                refuse(self.file, node, snippet(node), f"a tile address that depends on --range parameter "
-                                                       f"{at.syms[0][0]} is not expressible (addresses are affine in "
-                                                       "loop indices only)")
-            addr = Addr(at.const, tuple(Term(v, c) for v, c in at.terms))
+        lay = self.layouts[sl.tensor.name]
+        # one op per run of consecutive tiles: a tile row of the block (row-major), or a tile column (column-major)
+        outer, inner = (sl.cols[0], sl.rows[0]) if lay.transposed else (sl.rows[0], sl.cols[0])
+        runs, run = (blk.dfb.cols, blk.dfb.rows) if lay.transposed else (blk.dfb.rows, blk.dfb.cols)
+        for r in range(runs):
+            at = V.aff(V.add(V.scale(V.add(outer, r), lay.stride), inner))
+            # a part affine in a --range parameter (a node's share of a grid moves with it) is a term of its trip
+            addr = Addr(at.const, tuple(Term(v, c) for v, c in (*at.terms, *at.syms)))
             name = sl.tensor.name + self.device_suffix()
             if read:
-                self.emit(ReadTiles(name, addr, blk.dfb.cols, blk.dfb.index), node)
+                self.emit(ReadTiles(name, addr, run, blk.dfb.index), node)
             else:
-                self.emit(WriteTiles(blk.dfb.index, name, addr, blk.dfb.cols), node)
+                self.emit(WriteTiles(blk.dfb.index, name, addr, run), node)
 
     def store(self, node: ast.Call, dst: BlockV, value: Any) -> None:
         if not self.is_compute:

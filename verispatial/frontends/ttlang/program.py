@@ -16,13 +16,13 @@ import attrs
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.frontends.ttlang import values as V
 from verispatial.frontends.ttlang.expr import DfbV, NetV, TensorV, is_num
-from verispatial.frontends.ttlang.lower import KernelLowering, unwaited_copies
+from verispatial.frontends.ttlang.lower import KernelLowering, TileLayout, unwaited_copies
 from verispatial.frontends.ttlang.pipes import PipePlan, check_ends, grid_sites
 from verispatial.frontends.ttlang.refusals import refuse
 from verispatial.frontends.ttlang.shapes import MAX_CLASSES, example_shapes, shape_value
 from verispatial.frontends.ttlang.source import BodyReader, Kernel, SourceFile, grid_of, module_constants, pick_operation
 from verispatial.ir.core import Engine, Role, Site
-from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait, TripCount
 from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
@@ -41,11 +41,37 @@ class Imported:
         return ", ".join(str(c) for c in self.classes) or "the given shapes"
 
 
-def _tensor_tiles(shape: tuple[Any, ...], tile: tuple[int, int], classes: Mapping[str, V.SymClass]) -> tuple[int, int]:
-    dims = [V.at_max(d, classes) for d in shape]
-    if len(dims) == 1:
-        dims = [1, *dims]
-    return -(-dims[-2] // tile[0]), -(-dims[-1] // tile[1])
+def _sized(file: str, t: TensorV, tile: tuple[int, int], classes: Mapping[str, V.SymClass]
+           ) -> tuple[TileLayout, tuple[int, int], TripCount | None]:
+    """Argument ``t`` as program.json declares it: its tile numbering, its shape there (elements, at the trips' max)
+    and, when a ``--range`` changes one of its dimensions, that dimension's tiles as a trip count
+    (``Tensor.trip_rows``: a tensor of that many tile rows at each value, so ``bounds`` and ``output-unwritten`` are
+    asked at every value's own shape). Rows are program.json's first dimension; a tensor whose columns the range
+    changes is numbered column-major and declared transposed (``TileLayout``). Raises ``ParseError`` for a tensor
+    both of whose dimensions, or one dimension by two parameters, a range changes (its tile addresses would not be
+    affine), and ``values.Split`` where the tile count needs a finer class."""
+    rows, cols = t.shape
+    varies = [isinstance(d, V.Aff) and bool(d.syms) for d in (rows, cols)]
+    if all(varies):
+        raise ParseError("--range", f"a range changes both dimensions of {t.name}: its tile addresses would not be "
+                                    "affine; range one dimension and give the other with --shape")
+    n_rows, n_cols = (V.floordiv(V.add(d, size - 1), size, classes) for d, size in zip((rows, cols), tile, strict=True))
+    if not varies[1]:
+        lay, shape, grows = TileLayout(V.at_max(n_cols, classes)), (V.at_max(rows, classes), V.at_max(cols, classes)), \
+            n_rows
+    else:
+        lay, shape, grows = TileLayout(V.at_max(n_rows, classes), transposed=True), \
+            (V.at_max(cols, classes), V.at_max(rows, classes)), n_cols
+    if not (isinstance(grows, V.Aff) and grows.syms):
+        return lay, shape, None
+    if len(grows.syms) != 1 or grows.terms:
+        raise ParseError("--range", f"a dimension of {t.name} depends on two range parameters "
+                                    f"({', '.join(s for s, _ in grows.syms)}): range one of them")
+    (sym, coef), = grows.syms
+    if coef < 1:
+        raise ParseError("--range", f"a dimension of {t.name} shrinks as {sym} grows: not modelled")
+    # ceil(d / tile) is affine in the class (values.floordiv split it otherwise): that many tiles at each value
+    return lay, shape, TripCount(sym, coef, grows.const)
 
 
 def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str, ...]],
@@ -107,7 +133,8 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     if len(dfbs) > target.max_cbs:
         refuse(src.path, None, "make_dataflow_buffer_like", f"{len(dfbs)} dataflow buffers, more than the "
                                                             f"target's {target.max_cbs}")
-    tile_cols = {p: _tensor_tiles(t.shape, target.tile, classes)[1] for p, t in tensors.items()}
+    sized = {p: _sized(src.path, t, target.tile, classes) for p, t in tensors.items()}
+    layouts = {p: x[0] for p, x in sized.items()}
     nodes = grid_sites(grid)
     sites = [s for _, s in nodes]
     plan = PipePlan(body.nets, grid, src.path)
@@ -135,7 +162,7 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
             continue  # a node no pipe names runs no kernel (active_nodes); its buffers exist, unused
         for k, engine in engines:
             low = KernelLowering(src.path, src.lines, env, classes, set(src.modules), target, coords, grid,
-                                 engine is Engine.COMPUTE, tile_cols, plan, body.nets, unwaited[id(k.node)])
+                                 engine is Engine.COMPUTE, layouts, plan, body.nets, unwaited[id(k.node)])
             low.run(k.node.body)
             ops, sources = low.finish()
             ops = _at_site(ops, first[s])
@@ -149,21 +176,14 @@ def build(src: SourceFile, operation: str | None, shapes: Mapping[str, tuple[str
     # An argument no kernel reads is an output, written or not (an input nobody reads has no purpose): so a writer
     # that drops its only copy leaves an output unwritten (refuted) rather than turning the tensor into an input.
     written |= {p for p in params if p not in read}
-    for p in params:
-        syms = {s for d in tensors[p].shape if isinstance(d, V.Aff) for s, _ in d.syms}
-        if p in written and syms:
-            # The IR's tensors have one shape: an output sized by a trip would be declared at its largest shape,
-            # whose tail smaller values leave unwritten. Refuse rather than report that as the user's fault.
-            raise ParseError("--range", f"{', '.join(sorted(syms))} changes the shape of output {p}: range only "
-                                        "parameters the outputs do not depend on (e.g. a reduction dimension), or "
-                                        "give the shapes with --shape")
     trips = tuple(Trip(c.name, c.top) for c in classes.values() if c.top > 0)
     tens = []
     suffixes = [""] if len(grid) == 2 else [f"@{r},{c}" for r in range(grid[0]) for c in range(grid[1])]
     for p in params:
-        rows, cols = (V.at_max(d, classes) for d in tensors[p].shape)
+        _lay, shape, trip_rows = sized[p]
         for dev in suffixes:  # a mesh of devices: one shard of each tensor per device (lower.device_suffix)
-            tens.append(Tensor(p + dev, (rows, cols), tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT))
+            tens.append(Tensor(p + dev, shape, tensors[p].dtype, Role.OUTPUT if p in written else Role.INPUT,
+                               trip_rows=trip_rows))
     cls = "".join(f".{c.name}{c.base}+{c.m}t" for c in classes.values() if c.top > 0) or "".join(
         f".{c.name}{c.base}" for c in classes.values())
     return Program(name=f"{op.name.lstrip('_') or op.name}{cls}", target=target, tensors=tuple(tens),
