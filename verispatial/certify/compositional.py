@@ -902,6 +902,8 @@ def collection(enabled: bool) -> Iterator[None]:
     (a third of an 80-layer step's cut). On again while a slice is certified (the solver's objects)."""
     was = gc.isenabled()
     if enabled:
+        if _FREEZING and _FREEZING[-1]:
+            gc.freeze()
         gc.enable()
     else:
         gc.disable()
@@ -914,13 +916,37 @@ def collection(enabled: bool) -> Iterator[None]:
             gc.disable()
 
 
+#: Whether ``collection(True)`` freezes the heap first (inside ``frozen_heap``, when it owns the freeze).
+_FREEZING: list[bool] = []
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Within the block, every ``collection(True)`` first moves the objects alive then out of the collector's
+    generations (``gc.freeze``): a slice is certified with the collector on, and each collection it set off walked
+    again every result, access and slice program of the slices before it, all alive, none garbage (the objects made
+    while it was paused are all young, so the first collections walked each of them up to three times; 0.9 s of the
+    80-layer step's certify, 0.5 s of the 16-layer step's). Objects freed by their reference count are freed as
+    ever, and the block ends with ``gc.unfreeze``, so nothing is kept past it that a collection would have freed
+    (cyclic garbage made before a freeze waits until then). A caller that froze objects of its own
+    (``gc.get_freeze_count()``) is left alone: no freeze and no unfreeze here."""
+    owner = not _FREEZING and gc.get_freeze_count() == 0
+    _FREEZING.append(owner or (bool(_FREEZING) and _FREEZING[-1]))
+    try:
+        yield
+    finally:
+        _FREEZING.pop()
+        if owner:
+            gc.unfreeze()
+
+
 def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
                      cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
     ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
     top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
-    with collection(False):
+    with collection(False), frozen_heap():
         return _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
 
 
