@@ -463,3 +463,16 @@ def test_rendezvous_early_names_the_boundary(seed: int | None) -> None:
 
 def test_every_compose_section_is_one_phase_of_its_own() -> None:
     assert len(exchange(0).sections) == 1
+
+
+def test_compiled_names_are_the_rendered_names() -> None:
+    """``_Compiled`` (a report's names as formats, each slice's tokens rendered once) writes every name as ``render``
+    does: every kind of slice-local name, ids past the slice's tables, a path of an engine without an offset, and
+    literal ``%`` signs."""
+    texts = ["deadlock:component[(0,0).reader]", "balance-cb:b0@(1,2)", "x:%t1:(0,0).reader[3, 1]", "sem0 and sem9 g0 g4",
+             "%k0 loops; 100% of b12 .phase0", "(5,5).writer:[2 %t0%", "", "plain", "b1b2 sem1x %%s %t0"]
+    sl = comp.Slice(7, (7,), ("l0.q",), "k" * 64, ("T.a", "T.b"), ("K",), (40, 41), (9,), (3,),
+                    {"(0,0).reader": 100}, lambda: None)  # type: ignore[arg-type,return-value]
+    ps = [comp.pieces(t) for t in texts]
+    assert comp._Compiled(ps).names(sl) == [comp.render(p, sl) for p in ps]
+    assert any(isinstance(x, tuple) for p in ps for x in p)  # tokens were found

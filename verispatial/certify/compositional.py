@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import operator
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -819,39 +820,6 @@ def render(ps: tuple[Piece, ...], sl: Slice, paths: bool = True) -> str:
     return "".join(out)
 
 
-def _renderer(sl: Slice) -> Callable[[tuple[Piece, ...]], str]:
-    """``render(ps, sl)`` with the slice's names looked up once (what every result of a reused slice is named by)."""
-    tensors, trips, bufs, sems, grps, offsets = sl.tensors, sl.trips, sl.buffers, sl.semaphores, sl.groups, sl.offsets
-    phase = f".phase{sl.index}"
-
-    def shown(ps: tuple[Piece, ...]) -> str:
-        out: list[str] = []
-        for x in ps:
-            if isinstance(x, str):
-                out.append(x)
-                continue
-            kind, v = x
-            if kind == "t":
-                out.append(tensors[v])
-            elif kind == "b":
-                out.append(f"b{bufs[v]}" if v < len(bufs) else f"b{v}")
-            elif kind == "path":
-                eng, top = v
-                off = offsets.get(eng.rstrip(":"))
-                out.append(f"{eng}[{top if off is None else top + off}")
-            elif kind == "k":
-                out.append(trips[v])
-            elif kind == "s":
-                out.append(f"sem{sems[v]}" if v < len(sems) else f"sem{v}")
-            elif kind == "g":
-                out.append(f"g{grps[v]}" if v < len(grps) else f"g{v}")
-            else:
-                out.append(phase)
-        return "".join(out)
-
-    return shown
-
-
 def demangler(sl: Slice, paths: bool) -> Callable[[str], str]:
     """``render`` of any text of slice ``sl`` (compiled on the fly)."""
     return lambda text: render(pieces(text), sl, paths) if text else text
@@ -1103,6 +1071,8 @@ class _Names:
     def __init__(self) -> None:
         self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
         self.source: dict[int, list[str]] = {}
+        self._compiled: dict[int, _Compiled] = {}
+        self._reasons: dict[int, list[str]] = {}
         self._roles: dict[str, Role] | None = None
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
@@ -1122,6 +1092,80 @@ class _Names:
             got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
         return got
 
+    def compiled(self, j: int, report: Report) -> _Compiled:
+        """The result names of slice ``j``'s report compiled for rendering (``_Compiled``), once."""
+        got = self._compiled.get(j)
+        if got is None:
+            got = self._compiled[j] = _Compiled(self.of(j, report))
+        return got
+
+    def reused_reasons(self, src: Slice, report: Report) -> list[str]:
+        """Per result of ``src``'s report, the reason a slice equal to ``src`` gives for reusing its proof (the same
+        text for every such slice: equal keys), built once and shared."""
+        got = self._reasons.get(src.index)
+        if got is None:
+            tail = f" of slice {src.index} ({src.title}) (equal up to renaming; canonical form {src.key[:12]})"
+            got = self._reasons[src.index] = [f"proved as slice{src.index}/{n}{tail}"
+                                              for n in self.source_names(src, report)]
+        return got
+
+
+class _Compiled:
+    """Names of one report compiled for rendering in any slice of its key: the distinct slice-local names they
+    mention (``tokens``) and per name a ``%`` format of its literal text with a ``%s`` per mention and a getter of
+    the mentions' texts. A slice renders each distinct token once (``_token_text``) and each name with one format:
+    what ``render(ps, sl)`` gives, at a fraction of its cost per name (hundreds of thousands of names in an
+    80-layer step)."""
+
+    def __init__(self, names: list[tuple[Piece, ...]]) -> None:
+        index: dict[tuple[str, Any], int] = {}
+        self.tokens: list[tuple[str, Any]] = []
+        self.forms: list[tuple[str, Callable[[list[str]], Any]]] = []
+        for ps in names:
+            fmt: list[str] = []
+            at: list[int] = []
+            for x in ps:
+                if isinstance(x, str):
+                    fmt.append(x.replace("%", "%%"))
+                    continue
+                i = index.get(x)
+                if i is None:
+                    i = index[x] = len(self.tokens)
+                    self.tokens.append(x)
+                fmt.append("%s")
+                at.append(i)
+            # itemgetter of one index gives the text itself, which ``%`` takes as its one argument; of none, ().
+            self.forms.append(("".join(fmt), operator.itemgetter(*at) if at else _no_tokens))
+
+    def names(self, sl: Slice) -> list[str]:
+        """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each)."""
+        vals = [_token_text(t, sl) for t in self.tokens]
+        return [fmt % get(vals) for fmt, get in self.forms]
+
+
+def _no_tokens(_vals: list[str]) -> tuple[()]:
+    return ()
+
+
+def _token_text(x: tuple[str, Any], sl: Slice) -> str:
+    """One slice-local name of ``pieces`` in slice ``sl``'s composed names (as ``render`` writes it, paths shifted)."""
+    kind, v = x
+    if kind == "t":
+        return sl.tensors[v]
+    if kind == "k":
+        return sl.trips[v]
+    if kind == "b":
+        return f"b{sl.buffers[v]}" if v < len(sl.buffers) else f"b{v}"
+    if kind == "s":
+        return f"sem{sl.semaphores[v]}" if v < len(sl.semaphores) else f"sem{v}"
+    if kind == "g":
+        return f"g{sl.groups[v]}" if v < len(sl.groups) else f"g{v}"
+    if kind == "phase":
+        return f".phase{sl.index}"
+    eng, top = v
+    off = sl.offsets.get(eng.rstrip(":"))
+    return f"{eng}[{top if off is None else top + off}"
+
 
 def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
                slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
@@ -1130,8 +1174,6 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     reused from slice ``src`` says ``proved as <its name there> of slice <src> (...)``."""
     j = sl.index
     known = known or _Names()
-    names = known.of(j if src is None else src, report)
-    src_names = known.source_names(src_slice, report) if src_slice is not None else []
     replaced = {r.name: r for r in slot}
     roles = known.roles(p)
     # Activations the slice writes that an earlier phase writes too: the slice sees only its own writes, so its
@@ -1140,20 +1182,21 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     out: list[Result] = []
-    shown = _renderer(sl)
     head = f"slice{j}/"
-    tail = "" if src_slice is None else (f" of slice {src} ({src_slice.title}) (equal up to renaming; canonical form "
-                                         f"{sl.key[:12]})")
-    for i, (r0, ps) in enumerate(zip(report.results, names, strict=True)):
+    shown = known.compiled(j if src is None else src, report).names(sl)
+    reasons = known.reused_reasons(src_slice, report) if src_slice is not None else []
+    reused = src is not None and src_slice is not None
+    starts = tuple(earlier)
+    dm = demangler(sl, True)
+    for i, r0 in enumerate(report.results):
         r = replaced.get(r0.name, r0) if replaced else r0
-        hit = next((e for e in earlier if r.name.startswith(e)), None) if earlier else None
+        hit = next((e for e in earlier if r.name.startswith(e)), None) if starts and r.name.startswith(starts) else None
         if hit is not None and "<" not in r.name[len(hit):]:
             continue  # coverage: decided over the writes of every phase up to this one instead
-        name = head + shown(ps)
-        if src is not None and src_slice is not None and r is r0:
-            out.append(Result(r.family, name, r.verdict, f"proved as slice{src}/{src_names[i]}{tail}", None, 0.0))
+        name = head + shown[i]
+        if reused and r is r0:
+            out.append(Result(r.family, name, r.verdict, reasons[i], None, 0.0))
             continue
-        dm = demangler(sl, True)
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
