@@ -570,6 +570,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     fw = {t: frozenset(v) for t, v in writes.items()}
     accesses: list[Access] = []
     slices: list[Slice] = []
+    buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
@@ -591,9 +592,9 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
+        handed_on = tuple([persistent or last_use[slot] > k for slot, persistent in w.buffer_slots])
         tables = (
-            [(*row, persistent or last_use[slot] > k)
-             for row, (slot, persistent) in zip(w.buffer_rows, w.buffer_slots, strict=True)],
+            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)],
             list(w.sem_rows),
             list(w.group_rows),
             [trip_max[kmap[t]] for t in ph.trips.index],
@@ -604,7 +605,11 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
         else:  # the tokens' part of the hash once per template
             h = w.head.copy()
-            h.update(f"{tables!r})".encode())
+            # ``repr(tables)``, its buffer table's part written once per template and flags (every layer's is equal)
+            rows = buffer_text.get((inst.template, handed_on))
+            if rows is None:
+                rows = buffer_text[(inst.template, handed_on)] = repr(tables[0])
+            h.update(("(" + ", ".join([rows, *map(repr, tables[1:])]) + "))").encode())
             key = h.hexdigest()
 
         def build(w: _TemplateWalk = w, k: int = k, roles: list[Role] = roles, globals_: list[str] = globals_,
