@@ -476,3 +476,36 @@ def test_compiled_names_are_the_rendered_names() -> None:
     ps = [comp.pieces(t) for t in texts]
     assert comp._Compiled(ps).names(sl) == [comp.render(p, sl) for p in ps]
     assert any(isinstance(x, tuple) for p in ps for x in p)  # tokens were found
+
+
+def test_a_frozen_heap_keeps_no_cyclic_garbage() -> None:
+    """Within ``frozen_heap`` each ``collection(True)`` block collects the cyclic garbage made while the collector
+    was paused before it freezes the heap, and its own on the way out: a freeze never keeps garbage (a 16-layer
+    step's certify reached 1.5 GB that way); live objects stay, and nothing is frozen afterwards."""
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    def cycle() -> weakref.ref[Node]:
+        return weakref.ref(Node())  # unreachable at once, freed only by a collection
+
+    was = gc.isenabled()
+    try:
+        with comp.frozen_heap():
+            with comp.collection(False):
+                paused = cycle()
+                kept = Node()
+            assert paused() is not None  # the collector is paused
+            with comp.collection(True):
+                assert paused() is None  # collected before the freeze
+                assert gc.get_freeze_count() > 0
+                inside = cycle()
+            assert inside() is None
+            assert kept.me is kept
+        assert gc.get_freeze_count() == 0
+    finally:
+        if was:
+            gc.enable()
