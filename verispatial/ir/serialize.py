@@ -216,7 +216,7 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is None:
         raise ValueError(f"unknown op {tag!r}")
     if cls is Loop:
-        body = tuple([_structure_op(o) for o in v.get("body", [])])
+        body = _ops(v.get("body", []))
         count = v["count"]
         if isinstance(count, dict):
             count = _conv.structure(count, TripCount)
@@ -224,8 +224,19 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
             count = int(count)
         return Loop(var=v["var"], count=count, body=body)
     if cls is If:
-        return If(var=v["var"], when=Guard(v["when"]), body=tuple([_structure_op(o) for o in v.get("body", [])]))
+        return If(var=v["var"], when=Guard(v["when"]), body=_ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
+
+
+def _ops(vs: list[Any]) -> tuple[Op, ...]:
+    """``_structure_op`` of each of ``vs``, a leaf op built by its tag's constructor directly (one call per op, not
+    two: thousands of ops per load)."""
+    builders = _OP_BUILDERS
+    out: list[Op] = []
+    for v in vs:
+        build = builders.get(v["op"]) if type(v) is dict and type(v.get("op")) is str else None
+        out.append(build(v) if build is not None else _structure_op(v))
+    return tuple(out)
 
 
 _conv.register_unstructure_hook_func(lambda t: t is Op, _unstructure_op)
@@ -587,7 +598,7 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
     from verispatial.ir.core import Engine
 
-    return EngineProgram(_site(d["site"]), Engine(d["engine"]), tuple([_structure_op(o) for o in d["ops"]]),
+    return EngineProgram(_site(d["site"]), Engine(d["engine"]), _ops(d["ops"]),
                          tuple([int(x) for x in d.get("section_starts", ())]),
                          _structure_sources(d["sources"]) if "sources" in d else ())
 

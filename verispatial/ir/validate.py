@@ -72,14 +72,23 @@ def name_violations(p: Program) -> list[IrViolation]:
     # worded only for a bad one.
     rules: dict[str, str | None] = {}
     for ep in p.programs:
-        for op in walk(ep.ops):
+        for var in _loop_vars(ep.ops, []):
+            if var not in rules:
+                rules[var] = name_rule(var)
+            rule = rules[var]
+            if rule is not None:
+                out.append(IrViolation(f"{ep.site}.{ep.engine.value} loop {clip(ascii(var), 40)}", rule))
+    return out
+
+
+def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
+    """``out`` with the variable of every loop in ``ops`` appended, in program order (``walk``'s, without a generator
+    per op)."""
+    for op in ops:
+        if isinstance(op, (Loop, If)):
             if isinstance(op, Loop):
-                var = op.var
-                if var not in rules:
-                    rules[var] = name_rule(var)
-                rule = rules[var]
-                if rule is not None:
-                    out.append(IrViolation(f"{ep.site}.{ep.engine.value} loop {clip(ascii(var), 40)}", rule))
+                out.append(op.var)
+            _loop_vars(op.body, out)
     return out
 
 
