@@ -12,7 +12,9 @@ CPU far less than wall. In order:
 4. ``compile --no-certify`` of the 32-layer Llama-3.1-8B and 80-layer Llama-3.1-70B steps, then their ``certify
    --no-cache`` cold against the 16-layer step's (target: the 80-layer step at most 1.5x);
 5. ``load_document`` (read, schema, structure, validate) of each step file against ``json.loads`` of its bytes, best
-   of ``--repeat`` (target: at most 5x).
+   of ``--repeat`` (target: at most 5x);
+6. the schema check of the 16-layer step by the compiled validator on the shipped schema against on the form it is
+   compiled in (``serialize.dispatch_trees``), side by side.
 
 With ``--expanded``, the 16-layer step is also written in full (program format version 2, ``TemplatedProgram.expand``)
 and certified cold the same way: the baseline of what the templated form saves.
@@ -71,6 +73,20 @@ def load_ratio(path: Path, repeat: int) -> tuple[float, float]:
 
     data = path.read_bytes()
     return best(lambda: json.loads(data), repeat) * 1e3, best(lambda: loads_document(data), repeat) * 1e3
+
+
+def schema_side_by_side(path: Path, repeat: int) -> tuple[float, float]:
+    """(ms, ms): the compiled validator (jsonschema-rs) on the shipped program schema against on the form it is
+    compiled in (``serialize.dispatch_trees``: the op dispatch as a tree), on the parsed ``path``, best of ``repeat``."""
+    import jsonschema_rs
+
+    from verispatial.ir.serialize import dispatch_trees, parse_json, schema
+
+    d = parse_json(path.read_bytes())
+    shipped, tree = jsonschema_rs.validator_for(schema()), jsonschema_rs.validator_for(dispatch_trees(schema()))
+    assert shipped.is_valid(d)
+    assert tree.is_valid(d)
+    return best(lambda: shipped.is_valid(d), repeat) * 1e3, best(lambda: tree.is_valid(d), repeat) * 1e3
 
 
 def line(what: str, value: str, target: str, ratio: str) -> None:
@@ -138,6 +154,10 @@ def main() -> None:
             j, ld = load_ratio(f, args.repeat)
             line(f"load_document of the {layers}-layer step ({f.stat().st_size / 1e6:.2f} MB) against json.loads",
                  f"{ld:.1f} ms / {j:.1f} ms", "5x", f"{ld / j:.2f}x")
+
+    plain, tree = schema_side_by_side(step, args.repeat)
+    line("schema check of the 16-layer step: shipped schema / compiled form (dispatch tree), jsonschema-rs",
+         f"{plain:.1f} ms / {tree:.1f} ms", "-", f"{tree / plain:.2f}x")
 
     if args.expanded:
         from verispatial.ir.serialize import dumps, load_document

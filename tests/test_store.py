@@ -103,7 +103,7 @@ def test_the_checker_version_covers_every_source_file() -> None:
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "digest", "kind", "foreign-checker", "foreign-solver",
-                                    "not-an-object"])
+                                    "not-an-object", "payload-bytes"])
 def test_a_corrupt_or_foreign_entry_is_ignored_and_recomputed(damage: str, tmp_path: Path) -> None:
     st = ProofStore(tmp_path)
     p = load_program(SMALL)
@@ -114,7 +114,9 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_recomputed(damage: str, tmp_p
             "digest": json.dumps({**env, "sha256": "0" * 64}), "kind": json.dumps({**env, "kind": "component"}),
             "foreign-checker": json.dumps({**env, "checker": "0.0.1+someone-else"}),
             "foreign-solver": json.dumps({**env, "solver": "z3-solver 4.8.0"}),
-            "not-an-object": "[1, 2]"}[damage]
+            "not-an-object": "[1, 2]",
+            # one result's name changed in the file's payload text, its digest left as written
+            "payload-bytes": entry.read_text().replace('"name":"', '"name":"x', 1)}[damage]
     entry.write_text(text, errors="surrogateescape")
     st2 = ProofStore(tmp_path)
     again = certify(load_program(SMALL), cache=ProofCache(st2))
@@ -123,6 +125,26 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_recomputed(damage: str, tmp_p
     assert [(r.name, r.verdict) for r in again.results] == [(r.name, r.verdict) for r in cold.results]
     assert ProofStore(tmp_path).get("program", env["key"]) is not None  # ... and the entry replaced by a good one
     assert certify(load_program(SMALL), cache=ProofCache(ProofStore(tmp_path))).cached
+
+
+def test_an_entry_is_its_payload_in_canonical_text_last_and_an_older_layout_still_reads(tmp_path: Path) -> None:
+    """``put`` writes the payload last in its canonical text, whose SHA-256 the reader checks on the bytes (no
+    second serialization); an entry written the older way (the payload's keys in any order) reads the same."""
+    st = ProofStore(tmp_path)
+    payload = {"results": [{"z": 1, "a": [2, "é"]}], "b": None}
+    key = st.key("program", "some material")
+    assert st.put("program", key, payload)
+    (entry,) = _entries(tmp_path, "program")
+    text = entry.read_bytes()
+    assert text.endswith(b',"payload":' + json.dumps(payload, sort_keys=True, separators=(",", ":")).encode() + b"}")
+    assert ProofStore(tmp_path).get("program", key) == payload
+    env = json.loads(text)
+    older = {k: v for k, v in env.items() if k != "payload"}
+    older["payload"] = {"b": None, "results": [{"a": [2, "é"], "z": 1}]}  # keys not sorted, spaces after separators
+    entry.write_text(json.dumps(older, ensure_ascii=False))
+    st2 = ProofStore(tmp_path)
+    assert st2.get("program", key) == payload
+    assert st2.hits == 1
 
 
 @pytest.mark.parametrize("verdict", [Verdict.REFUTED, Verdict.FAILED, Verdict.ERROR])

@@ -18,6 +18,7 @@ two-layer Llama-3.2-1B step with capped grids, random model graphs):
 from __future__ import annotations
 
 import copy
+import gc
 import importlib.util
 import json
 from pathlib import Path
@@ -154,6 +155,32 @@ def test_the_slices_cut_from_the_templates_are_the_expansions(which: str, reques
                   "offsets"):
             assert getattr(a, f) == getattr(b, f), (a.index, f)
         assert a.program == b.program, a.index
+
+
+def test_certify_freezes_the_heap_only_while_it_runs(tiny: Step, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices are certified with the objects made before them frozen (``compositional.frozen_heap``), nothing is left
+    frozen afterwards, and a caller's own freeze is neither added to nor undone."""
+    _, _, tp = tiny
+    real = gc.freeze
+    frozen: list[int] = []
+
+    def freeze() -> None:
+        real()
+        frozen.append(gc.get_freeze_count())
+
+    monkeypatch.setattr(gc, "freeze", freeze)
+    want = _facts(certify(tp, cache=False))
+    assert frozen
+    assert max(frozen) > 0
+    assert gc.get_freeze_count() == 0
+    real()  # the caller's freeze
+    try:
+        frozen.clear()
+        assert _facts(certify(tp, cache=False)) == want
+        assert frozen == []
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_certify_proves_the_templated_form_as_its_expansion(tiny: Step) -> None:

@@ -397,6 +397,15 @@ def _certify_templated(program: TemplatedProgram, certificate: dict[str, Any] | 
     (``compositional.rendezvous_of``), the slices cut from its templates (``cut_templated``), then as ``_certify``."""
     from verispatial.certify import compositional as comp
 
+    with comp.frozen_heap():  # through the report: its results are not walked by the collector again
+        return _certify_templated_frozen(program, certificate, jobs, say, rlimit, pc, cache, progress, pool, search)
+
+
+def _certify_templated_frozen(program: TemplatedProgram, certificate: dict[str, Any] | None, jobs: int,
+                              say: Progress, rlimit: int, pc: ProofMemo | None, cache: ProofMemo | bool,
+                              progress: Progress | None, pool: Pool | None, search: Search | None) -> Report:
+    from verispatial.certify import compositional as comp
+
     t0 = time.perf_counter()
     with comp.collection(False):
         rv = comp.rendezvous_of(program)

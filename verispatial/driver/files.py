@@ -55,9 +55,6 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     ``ProofCache`` to share across several files (it must hold the same store). Raises what the loaders raise.
     """
     from verispatial.certify.smt import DEFAULT_RLIMIT
-    from verispatial.driver.cache import ProofCache
-    from verispatial.driver.run import certify
-    from verispatial.ir.templated import document_summary
 
     limit = DEFAULT_RLIMIT if rlimit is None else rlimit
     t0 = time.perf_counter()
@@ -81,6 +78,12 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
                 if progress is not None:
                     progress("every obligation from the proof cache")
                 return FileReport(attrs.evolve(hit[0], seconds=time.perf_counter() - t0), hit[1], None, "cache")
+    # The kernel is imported only now: a run the file index answers never needs it (its modules' imports were most
+    # of a warm run's time).
+    from verispatial.driver.cache import ProofCache
+    from verispatial.driver.run import certify
+    from verispatial.ir.templated import document_summary
+
     program = load_program(str(program_path))
     cert = load_certificate(str(certificate_path)) if certificate_path is not None and load_certificate else None
     if cert is not None:

@@ -25,7 +25,8 @@ counterexample and a failure to prove is re-derived.
 **On disk**, one JSON file per entry, ``ROOT/v1/<kind>/<key[:2]>/<key>.json``; ``ROOT`` is ``--cache-dir``, else
 ``$VERISPATIAL_CACHE_DIR``, else the user's cache directory (``platformdirs.user_cache_dir("verispatial")``: on
 Linux ``$XDG_CACHE_HOME/verispatial`` or ``~/.cache/verispatial``). Each file is an envelope — format, version,
-kind, key, checker and solver versions, the payload and the SHA-256 of the payload — written to a temporary file
+kind, key, checker and solver versions, the SHA-256 of the payload and, last, the payload in its canonical text (the
+text the SHA-256 is of, so a reader checks it on those bytes) — written to a temporary file
 in the same directory and renamed into place (``os.replace`` is atomic), so concurrent writers (``--jobs``, several
 CI jobs on one cache) never leave a half-written entry: a reader sees the old file, the new one, or none. An entry
 that does not parse, whose envelope or digest does not match, that was written by another checker or solver, or
@@ -100,6 +101,37 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(norm, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def _canonical(x: Any) -> bytes:
+    """The canonical JSON text of ``x`` (as ``digest`` writes each part)."""
+    return json.dumps(x, sort_keys=True, separators=(",", ":")).encode()
+
+
+#: What separates an entry's envelope from its payload, written last (``ProofStore.put``).
+_PAYLOAD = b',"payload":'
+
+
+def _canonical_entry(data: bytes) -> dict[str, Any] | None:
+    """The envelope of an entry ``put`` wrote (its payload last, in canonical text) with the payload read from the
+    very bytes its digest is checked on; None when ``data`` is not such an entry (another layout, or a digest that
+    does not match these bytes: the caller then parses and checks it the general way). The payload's SHA-256 over
+    its bytes equals the recorded one only if those bytes are the canonical text ``put`` hashed, so the payload
+    parsed from them is the one written: a warm read hashes 17.6 MB (the 16-layer decode step's report) instead of
+    parsing them and writing them out again to hash."""
+    at = data.find(_PAYLOAD)
+    if at < 0 or not data.endswith(b"}"):
+        return None
+    try:
+        head = json.loads(data[:at] + b"}")
+    except (ValueError, RecursionError):
+        return None
+    body = data[at + len(_PAYLOAD):-1]
+    if not isinstance(head, dict) or "payload" in head or not isinstance(head.get("sha256"), str) \
+            or hashlib.sha256(b"[" + body + b"]").hexdigest() != head["sha256"]:
+        return None
+    head["payload"] = json.loads(body)
+    return head
+
+
 class ProofStore:
     """Entries on disk under ``root`` (module docstring). ``get`` and ``put`` never raise for a problem with the
     cache itself; the counters say what happened (``hits``, ``misses``, ``ignored``, ``written``, ``write_errors``)."""
@@ -136,12 +168,19 @@ class ProofStore:
         except OSError:
             self.misses += 1
             return None
+        env: Any = None
         try:
-            env = json.loads(data)
-            ok = (isinstance(env, dict) and env.get("format") == FORMAT and env.get("version") == VERSION
+            # An entry ``put`` wrote has its digest checked on its payload's bytes; any other (an older layout, a
+            # damaged file) is parsed whole and its payload written out again to be hashed.
+            env = _canonical_entry(data)
+            if env is None:
+                env = json.loads(data)
+                ok = isinstance(env, dict) and "payload" in env and env.get("sha256") == digest(env["payload"])
+            else:
+                ok = True
+            ok = (ok and isinstance(env, dict) and env.get("format") == FORMAT and env.get("version") == VERSION
                   and env.get("kind") == kind and env.get("key") == key and env.get("checker") == checker_version()
-                  and env.get("solver") == solver_version() and "payload" in env
-                  and env.get("sha256") == digest(env["payload"]))
+                  and env.get("solver") == solver_version())
         except (ValueError, RecursionError):
             ok = False
         if not ok:
@@ -160,9 +199,17 @@ class ProofStore:
         """Write ``payload`` under ``key`` atomically (temporary file in the same directory, then a rename); False
         when the cache cannot be written (``write_errors``)."""
         p = self.path(kind, key)
-        env = {"format": FORMAT, "version": VERSION, "kind": kind, "key": key, "checker": checker_version(),
-               "solver": solver_version(), "sha256": digest(payload), "payload": payload}
-        text = json.dumps(env, separators=(",", ":"))
+        head = {"format": FORMAT, "version": VERSION, "kind": kind, "key": key, "checker": checker_version(),
+                "solver": solver_version()}
+        try:
+            # The payload in its canonical text (what ``digest`` hashes), last: a reader checks the digest on these
+            # very bytes (``_canonical_entry``) instead of writing the payload out again.
+            body = _canonical(payload)
+        except (TypeError, ValueError):
+            self.write_errors += 1
+            return False
+        head["sha256"] = hashlib.sha256(b"[" + body + b"]").hexdigest()
+        text = json.dumps(head, separators=(",", ":"))[:-1] + _PAYLOAD.decode() + body.decode() + "}"
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_text(p, text, prefix=key[:12])  # mode 0o666 & ~umask: a team's shared cache is shared

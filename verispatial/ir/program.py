@@ -559,12 +559,15 @@ def tensor_accesses(p: Program) -> tuple[frozenset[str], frozenset[str]]:
     composed program reads and writes (``compose``'s roles and ``TemplatedProgram.instance_accesses``)."""
     reads: set[str] = set()
     writes: set[str] = set()
-    for ep in p.programs:
-        for op in walk(ep.ops):
+    bodies = [ep.ops for ep in p.programs]  # a stack of op lists, not ``walk``'s generators: it runs on every load
+    while bodies:
+        for op in bodies.pop():
             if isinstance(op, ReadTiles):
                 reads.add(op.tensor)
             elif isinstance(op, WriteTiles):
                 writes.add(op.tensor)
+            elif isinstance(op, CONTAINERS):
+                bodies.append(op.body)
     return frozenset(reads), frozenset(writes)
 
 

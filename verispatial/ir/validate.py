@@ -119,13 +119,32 @@ def name_violations(p: Program) -> list[IrViolation]:
     named += [(f"semaphore {x.id}", x.name) for x in p.semaphores]
     named += [(f"trip #{i}", t.name) for i, t in enumerate(p.trips)]
     named += [(f"section {i}", x.name) for i, x in enumerate(p.sections)]
-    named += [(f"{ep.site}.{ep.engine.value} loop", op.var) for ep in p.programs for op in walk(ep.ops)
-              if isinstance(op, Loop)]
     out = []
     for entity, name in named:
         rule = name_rule(name)
         if rule is not None:
             out.append(IrViolation(f"{entity} {clip(ascii(name), 40)}", rule))
+    # Loop variables: thousands of loops reuse a few names, so each distinct name is judged once and the entity is
+    # worded only for a bad one.
+    rules: dict[str, str | None] = {}
+    for ep in p.programs:
+        for var in _loop_vars(ep.ops, []):
+            if var not in rules:
+                rules[var] = name_rule(var)
+            rule = rules[var]
+            if rule is not None:
+                out.append(IrViolation(f"{ep.site}.{ep.engine.value} loop {clip(ascii(var), 40)}", rule))
+    return out
+
+
+def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
+    """``out`` with the variable of every loop in ``ops`` appended, in program order (``walk``'s, without a generator
+    per op)."""
+    for op in ops:
+        if isinstance(op, (Loop, If)):
+            if isinstance(op, Loop):
+                out.append(op.var)
+            _loop_vars(op.body, out)
     return out
 
 
@@ -383,9 +402,11 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     # The rendezvous: one program-wide word on the root's site, one on every participating site.
     root = tp.participants[0][0]
     closing = len(tp.boundaries)
+    # Per template, how many of its semaphores have a word at each site (counted once, not per site and word).
+    live = [Counter(site for x in t.semaphores for site in set(x.sites)) for t in tp.templates]
     for site in tp.sites:
         wide = 1 + (site == root)
-        most = max((sum(1 for x in t.semaphores if site in x.sites) for t in tp.templates), default=0)
+        most = max((c[site] for c in live), default=0)
         if wide + most > tp.target.max_semaphores:
             bad(f"site {site}", f"{wide + most} semaphores live at once (in one phase) exceed the target's "
                                 f"{tp.target.max_semaphores}")
@@ -806,6 +827,9 @@ class _OpPass:
         name = f"program {ep.key} ops" + "".join(f"[{j}]" if n == 0 else f".body[{j}]" for n, j in enumerate(at))
         (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule))
 
+    def _use(self, ep: EngineProgram, top: int, op: Op, rule: str) -> None:
+        self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))
+
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
         if op.var in loops:
@@ -893,15 +917,11 @@ class _OpPass:
         nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
         site = ep.site
 
-        def report(rule: str) -> None:
-            self._report(ep, at, op, rule)
-
+        # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
+        # builds its message through ``_report`` / ``_use``.
         wrong_engine = engine_rule(op, ep.engine, p.semaphores)
         if wrong_engine is not None:
-            report(wrong_engine)
-
-        def use(rule: str) -> None:
-            self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))
+            self._report(ep, at, op, wrong_engine)
 
         cls = type(op)
         ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
@@ -917,96 +937,97 @@ class _OpPass:
             for x in xs:
                 if kind == ID_BUFFER:
                     if not 0 <= x < nb:
-                        report(f"buffer {x} is not a buffer")
+                        self._report(ep, at, op, f"buffer {x} is not a buffer")
                         continue
                     b = p.buffers[x]
                     if b.site is not site and b.site != site:
-                        report(f"buffer {x} lives on {b.site}, not on this engine's site {site}")
+                        self._report(ep, at, op, f"buffer {x} lives on {b.site}, not on this engine's site {site}")
                     sec: int | None = b.section
                     what = "buffer"
                 elif kind == ID_SEMAPHORE:
                     if not 0 <= x < ns:
-                        report(f"sem {x} is not a semaphore")
+                        self._report(ep, at, op, f"sem {x} is not a semaphore")
                         continue
                     sec, what = p.semaphores[x].section, "semaphore"
                 else:
                     if kind == ID_GROUP and not 0 <= x < len(p.groups):
-                        report(f"group {x} is not a multicast group")
+                        self._report(ep, at, op, f"group {x} is not a multicast group")
                     continue
                 if phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase:
-                    use(f"uses {what} {x} of section {sec} (phase {phases[sec]}) from phase {phase}: a {what} "
+                    self._use(ep, top, op, f"uses {what} {x} of section {sec} (phase {phases[sec]}) from phase {phase}: a {what} "
                         "is used only in its own phase")
         if has_pages and op.pages < 1:  # type: ignore[union-attr]
-            report(f"pages must be >= 1, got {op.pages}")  # type: ignore[union-attr]
+            self._report(ep, at, op, f"pages must be >= 1, got {op.pages}")  # type: ignore[union-attr]
         elif has_pages and op.pages > PAGES_MAX:  # type: ignore[union-attr]
-            report(f"pages {clip(str(op.pages))} is too large for the model (16-bit CB counters: at most "  # type: ignore[union-attr]
+            self._report(ep, at, op, f"pages {clip(str(op.pages))} is too large for the model (16-bit CB counters: at most "  # type: ignore[union-attr]
                    f"{PAGES_MAX})")
         if has_tiles and op.tiles < 1:  # type: ignore[union-attr]
-            report(f"tiles must be >= 1, got {op.tiles}")  # type: ignore[union-attr]
+            self._report(ep, at, op, f"tiles must be >= 1, got {op.tiles}")  # type: ignore[union-attr]
         elif has_tiles and op.tiles > TILES_MAX:  # type: ignore[union-attr]
-            report(f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
+            self._report(ep, at, op, f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
                    f"{TILES_MAX} tiles)")
         if cls in _PLAIN:
             return
         if isinstance(op, Compute):
             for o in op.ins:
                 if o.pages < 1:
-                    report(f"operand pages must be >= 1, got {o.pages}")
+                    self._report(ep, at, op, f"operand pages must be >= 1, got {o.pages}")
                 elif o.pages > PAGES_MAX:
-                    report(f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
+                    self._report(ep, at, op, f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
         if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
                 sem = p.semaphores[op.sem]
-                report(f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
+                self._report(ep, at, op, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
         if isinstance(op, McastSetValid) and op.src is not None and 0 <= op.src < ns \
                 and site not in self.sem_sites[op.src]:
-            report(f"source semaphore {op.src} has no word on this engine's site {site}")
+            self._report(ep, at, op, f"source semaphore {op.src} has no word on this engine's site {site}")
         if isinstance(op, SemWait):
             for t in op.terms:
                 if t.var not in loops:
-                    report(f"threshold uses {t.var!r}, which is not an enclosing loop variable")
+                    self._report(ep, at, op, f"threshold uses {t.var!r}, which is not an enclosing loop variable")
         if isinstance(op, SemSet):
             for t in op.terms:
                 if t.var not in loops:
-                    report(f"value uses {t.var!r}, which is not an enclosing loop variable")
+                    self._report(ep, at, op, f"value uses {t.var!r}, which is not an enclosing loop variable")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and not 1 <= op.num_dests <= U32:
-            report(f"num_dests must be in [1, {U32}] (a uint32_t count of destinations; 0 acknowledgements expected is "
+            self._report(ep, at, op, f"num_dests must be in [1, {U32}] (a uint32_t count of destinations; 0 acknowledgements expected is "
                    f"no multicast), got {clip(str(op.num_dests))}")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]
             if g.sender != site:
-                report(f"group {g.id}'s sender is {g.sender}, not this engine's site {site}")
+                self._report(ep, at, op, f"group {g.id}'s sender is {g.sender}, not this engine's site {site}")
             # A num_dests other than the group's destinations is a finding, not bad input: the barrier that counts
             # the acknowledgements hangs (docs/semantics.md "Acknowledgement counts"; the deadlock family decides it).
             if isinstance(op, SemIncMcast) and g.loopback:
-                report(f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
+                self._report(ep, at, op, f"group {g.id} is loopback: noc_semaphore_inc_multicast's sender is never in its rectangle")
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.dest < nb:
                     src = p.buffers[op.dest]
                     if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
-                        report(f"destination {d} has no buffer with cb index {src.cb} in this phase")
+                        self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
-                    report(f"destination {d} has no word of semaphore {op.sem}")
+                    self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, McastSend):
-            self._mcast_place(op, report)
+            self._mcast_place(op, lambda rule: self._report(ep, at, op, rule))
         if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
-            self._remote_read(op, report)
+            self._remote_read(op, lambda rule: self._report(ep, at, op, rule))
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
-                report(f"tensor {clip(repr(op.tensor))} is not declared")
+                self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
             if _addr_too_large(op.addr):
-                report(f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
+                self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
                        f"coefficients and dynamic range at most {U32} in magnitude)")
             for t in op.addr.terms:
                 # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
                 # loop of the same name shadows it, as everywhere
                 if t.var not in loops and t.var not in self.trips:
-                    report(f"address uses {t.var!r}, which is neither an enclosing loop variable nor a trip")
+                    self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
+                                 "nor a trip")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
-                report("dynamic address range has lo > hi")
+                self._report(ep, at, op, "dynamic address range has lo > hi")
             bid = op.into if isinstance(op, ReadTiles) else op.src
             tensor = self.tensor_of.get(op.tensor)
             if tensor is not None and 0 <= bid < nb:
@@ -1014,7 +1035,7 @@ class _OpPass:
                 # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
                 tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
                 if tb is not None and bb is not None and tb != bb:
-                    report(f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
+                    self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
                            f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
                            "transfer moves the tensor's tiles as they are")
             if isinstance(op, ReadTiles):
@@ -1023,14 +1044,14 @@ class _OpPass:
                 self.index_uses.append((ep, op, at, top, phase))
             role = self.roles.get(op.tensor)
             if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
-                use(f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and role == Role.OUTPUT:
-                use(f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
+                self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
         if isinstance(op, AcquireAcc):
             if op.tiles < 1:
-                report("tiles must be >= 1")
+                self._report(ep, at, op, "tiles must be >= 1")
             if op.dtype not in p.target.tile_bytes:
-                report(f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+                self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
 
     def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
         """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
