@@ -33,6 +33,7 @@ from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
     ID_BUFFER,
     Compute,
+    CopyTiles,
     McastSend,
     Op,
     ReadTiles,
@@ -68,6 +69,8 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> s
                 out.add(op.src)
             elif isinstance(op, Compute):
                 out.update(o.buf for o in op.ins)
+            elif isinstance(op, CopyTiles):
+                out.add(op.src)  # its loads read data the pushes published
             elif isinstance(op, McastSend):
                 out.add(op.buf)
             elif isinstance(op, RemoteRead):

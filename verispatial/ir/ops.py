@@ -231,6 +231,26 @@ class FillTiles:
 
 
 @attrs.frozen
+class CopyTiles:
+    """Local loads and stores by this data-movement engine's own RISC: ``tiles`` tiles read from the waited front of
+    ``src`` and stored into the reserved back of ``into``, both buffers of this site (a copy of one buffer's pages
+    into another's with ``volatile tt_l1_ptr`` pointers: ``src_ptr = get_read_ptr(src)``, ``dst_ptr =
+    get_write_ptr(into)``, ``dst_ptr[i] = src_ptr[i]``; tt-metal's contributed multicast example,
+    ``inbound_kernel.cpp:9-15``, ``copy_tile_between_cb``). No NoC transaction and no tensor.
+
+    The source tiles are the next ``tiles`` past what this engine already read from the front since its pop (as
+    ``WriteTiles`` counts them) and must lie in the waited window (``cb-read-unwaited``); the stores land at the fill
+    pointer, inside the reserved window (``cb-write-unreserved``), counted in ``into``'s fill. Complete when the
+    stores retire, in program order (``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``, ``risc_attribs.h:13``: plain
+    loads and stores of the core's RISC-V into its L1): the next op (a ``Push`` of ``into``, a ``Pop`` of ``src``)
+    sees them, no barrier between."""
+
+    src: int = attrs.field(metadata={"id": ID_BUFFER})
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
+    tiles: int = attrs.field()
+
+
+@attrs.frozen
 class WriteTiles:
     """Asynchronous write of ``tiles`` tiles from the front of buffer ``src`` to ``tensor`` at ``addr``.
 
@@ -385,6 +405,7 @@ Op: TypeAlias = (
     | McastSetValid
     | ReadTiles
     | FillTiles
+    | CopyTiles
     | WriteTiles
     | ReadBarrier
     | WriteBarrier
@@ -453,6 +474,7 @@ OP_TAGS: dict[type, str] = {
     FillTiles: "fill_tiles",
     InlineWrite: "inline_write",
     RemoteRead: "remote_read",
+    CopyTiles: "copy_tiles",
     Loop: "loop",
     If: "if",
 }

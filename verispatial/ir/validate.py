@@ -24,6 +24,7 @@ from verispatial.ir.ops import (
     OP_TAGS,
     AcquireAcc,
     Compute,
+    CopyTiles,
     If,
     InlineWrite,
     Loop,
@@ -853,6 +854,17 @@ class _OpPass:
             self._mcast_place(op, report)
         if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
             self._remote_read(op, report)
+        if isinstance(op, CopyTiles) and 0 <= op.src < nb and 0 <= op.into < nb:
+            # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows; the
+            # loads and stores move bytes as they are, so both pages hold tiles of one size.
+            src, into = p.buffers[op.src], p.buffers[op.into]
+            if op.src == op.into:
+                report(f"copies b{op.src} into itself: a copy reads one buffer's waited front and stores into "
+                       "another's reserved back")
+            tb = p.target.tile_bytes
+            if tb.get(src.dtype) != tb.get(into.dtype):
+                report(f"copies {src.dtype} tiles of b{src.id} ({tb.get(src.dtype)} bytes) into b{into.id}, whose "
+                       f"{into.dtype} pages hold {tb.get(into.dtype)}-byte tiles: a copy moves bytes as they are")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")
@@ -1003,8 +1015,8 @@ def _addr_text(a: Addr) -> str:
 _WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
-                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, Loop,
-                                                   If))
+                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
+                                                   Loop, If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
 #: them), whether it has ``pages`` and whether it has ``tiles``.
 _SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}

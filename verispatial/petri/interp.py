@@ -57,6 +57,7 @@ from verispatial.ir.obligation import AliasRef, BoundaryRef, SubjectRef
 from verispatial.ir.ops import (
     CONTAINERS,
     Compute,
+    CopyTiles,
     If,
     Loop,
     McastSend,
@@ -429,6 +430,8 @@ class Interp:
                     self.data_bufs.add(op.src)
                 elif isinstance(op, Compute):
                     self.data_bufs.update(o.buf for o in op.ins)
+                elif isinstance(op, CopyTiles):
+                    self.data_bufs.add(op.src)  # its loads read data the pushes published
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
                 elif isinstance(op, RemoteRead):

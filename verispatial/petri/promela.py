@@ -63,6 +63,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.ops import (
     Compute,
+    CopyTiles,
     If,
     Loop,
     McastSend,
@@ -199,6 +200,8 @@ class _Gen:
                     self.data_bufs.update(o.buf for o in op.ins)
                 elif isinstance(op, McastSend):
                     self.data_bufs.add(op.buf)
+                elif isinstance(op, CopyTiles):
+                    self.data_bufs.add(op.src)
         self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
         #: Sharded buffers (all read shards of inputs and params: ``_refuse``) -> the pages of their shard.
         self.shard_pages = {b.id: shard_pages(b) for b in p.buffers if b.shard is not None}

@@ -31,6 +31,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import (
     Compute,
+    CopyTiles,
     FillTiles,
     Loop,
     McastSend,
@@ -323,6 +324,8 @@ def roles(op: Op) -> list[tuple[int, bool]]:
         return [(op.buf, False)]
     if isinstance(op, (ReadTiles, FillTiles)):
         return [(op.into, True)]
+    if isinstance(op, CopyTiles):
+        return [(op.into, True), (op.src, False)]
     if isinstance(op, PackAcc):
         return [(op.buf, True)]
     if isinstance(op, WriteTiles):
@@ -366,5 +369,19 @@ def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> 
     return fill(c, s, op.into, op.tiles, path, "fill_tiles")
 
 
+def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> State:
+    """Local loads and stores: the loads take the next tiles of ``op.src``'s waited window (``cb-read-unwaited``, the
+    read cursor a ``WriteTiles`` moves; nothing stays a source), the stores count in ``op.into``'s fill as a
+    ``FillTiles`` of as many tiles."""
+    b = op.src
+    pt = c.p.buffers[b].page_tiles
+    top = c.most[b] * pt + 1
+    for v, r in pairs(s, "wt", b):
+        if r + op.tiles > v * pt:
+            c.flag(R.CB_READ_UNWAITED, path, f"copy_tiles loads tiles past the waited window of b{b}")
+    s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
+    return fill(c, s, op.into, op.tiles, path, "copy_tiles")
+
+
 HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop,
-                                              FillTiles: fill_tiles}
+                                              FillTiles: fill_tiles, CopyTiles: copy_tiles}

@@ -1,0 +1,161 @@
+"""``CopyTiles``: a data-movement engine's own L1 loads and stores copying pages of one buffer's waited front into
+another's reserved back (tt-metal's contributed multicast example, ``inbound_kernel.cpp:9-15``:
+``copy_tile_between_cb``). The receiver's form — wait the source, reserve the destination, copy, push, pop — proves;
+a copy before the source's wait or after its pop (``cb-read-unwaited``), before the destination's reserve
+(``cb-write-unreserved``) or a push ahead of the copy (``cb-push-unfilled``) is refuted in the interpreter, the
+per-engine rules, the checker (replayed) and the Promela model, at the op."""
+
+from __future__ import annotations
+
+import attrs
+import jsonschema
+import pytest
+from builders import RA, A, buf, ep, prog
+from family_checks import asserted, findings
+
+from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
+from verispatial.families.cb import encoding, promela, semantics
+from verispatial.ir import (
+    WORMHOLE,
+    Addr,
+    BufferAt,
+    CopyTiles,
+    Engine,
+    Loop,
+    Op,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    ReadTiles,
+    Reserve,
+    Role,
+    Tensor,
+    Term,
+    Wait,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir import rules as R
+from verispatial.ir.ops import op_text
+from verispatial.ir.serialize import dumps, loads, program_to_dict, schema
+from verispatial.ir.validate import validate
+from verispatial.petri.explore import explore
+from verispatial.petri.interp import simulate
+from verispatial.petri.promela import to_promela
+
+SRC, DST = 0, 1  # c_0 (what the NoC read fills) and c_16's stand-in (what the copy fills)
+K = (Term("k", 1),)
+COPY = (Wait(SRC, 1), Reserve(DST, 1), CopyTiles(SRC, DST, 1), Push(DST, 1), Pop(SRC, 1))
+
+
+def copier(copy: tuple[Op, ...] = COPY, tiles: int = 3) -> Program:
+    """Reader: per tile, X into c_0 by a NoC read, then ``copy`` (default the receiver's: wait c_0, reserve c_1,
+    copy one tile, push c_1, pop c_0). Writer: c_1 to Y."""
+    reader = ep(A, Engine.READER, Loop("k", tiles, (Reserve(SRC, 1), ReadTiles("X", Addr(0, K), 1, SRC), ReadBarrier(),
+                                                    Push(SRC, 1), *copy)))
+    writer = ep(A, Engine.WRITER, Loop("k", tiles, (Wait(DST, 1), WriteTiles(DST, "Y", Addr(0, K), 1), WriteBarrier(),
+                                                    Pop(DST, 1))))
+    tensors = (Tensor("X", (32, 32 * tiles), "bf16", Role.INPUT), Tensor("Y", (32, 32 * tiles), "bf16", Role.OUTPUT))
+    return mapped(prog(reader, writer, buffers=(buf(SRC, cap=2), buf(DST, cap=2)), tensors=tensors))
+
+
+def mapped(p: Program) -> Program:
+    """``p`` with its buffers laid out one after another from the target's first free L1 byte (2 KiB pages)."""
+    at, mem = WORMHOLE.reserved_base, []
+    for b in p.buffers:
+        mem.append(BufferAt(b.id, at, b.capacity * 2048))
+        at += b.capacity * 2048
+    return attrs.evolve(p, memory=tuple(mem))
+
+
+def _bad(p: Program) -> dict[str, Verdict]:
+    return {r.name: r.verdict for r in certify(p, cache=False).results if r.verdict != Verdict.PROVED}
+
+
+def test_the_receivers_copy_between_two_buffers_proves() -> None:
+    p = copier()
+    assert validate(p) == []
+    assert simulate(p).violations == ()
+    assert explore(p).verdict == "ok"
+    report = certify(p, cache=False)
+    assert report.exit_code == 0, [(r.name, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
+
+
+def test_two_copies_take_successive_tiles_of_the_waited_front() -> None:
+    """Two one-tile copies after one two-page wait read tiles 0 and 1 (the read cursor a WriteTiles moves); a third
+    reads past the window."""
+    two = (Wait(SRC, 2), Reserve(DST, 2), CopyTiles(SRC, DST, 1), CopyTiles(SRC, DST, 1), Push(DST, 2), Pop(SRC, 2))
+    reader = ep(A, Engine.READER, Reserve(SRC, 2), ReadTiles("X", Addr(0), 2, SRC), ReadBarrier(), Push(SRC, 2), *two)
+    writer = ep(A, Engine.WRITER, Wait(DST, 2), WriteTiles(DST, "Y", Addr(0), 2), WriteBarrier(), Pop(DST, 2))
+    tensors = (Tensor("X", (32, 64), "bf16", Role.INPUT), Tensor("Y", (32, 64), "bf16", Role.OUTPUT))
+    p = mapped(prog(reader, writer, buffers=(buf(SRC, cap=2), buf(DST, cap=4)), tensors=tensors))
+    assert simulate(p).violations == ()
+    assert certify(p, cache=False).exit_code == 0
+    three = (*two[:4], CopyTiles(SRC, DST, 1), Push(DST, 3), Pop(SRC, 2))
+    q = attrs.evolve(p, programs=(ep(A, Engine.READER, *reader.ops[:4], Reserve(DST, 3), *three[:1], *three[2:]),
+                                  writer))
+    assert (R.CB_READ_UNWAITED, RA, (8,)) in findings(q)
+    assert R.CB_READ_UNWAITED in simulate(q).rules()
+
+
+@pytest.mark.parametrize(("copy", "rule", "at"), [
+    # the copy before c_0's wait: get_read_ptr is valid only between cb_wait_front and cb_pop_front
+    ((Reserve(DST, 1), CopyTiles(SRC, DST, 1), Wait(SRC, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_READ_UNWAITED, 5),
+    # c_0 popped before the copy reads it
+    ((Wait(SRC, 1), Reserve(DST, 1), Pop(SRC, 1), CopyTiles(SRC, DST, 1), Push(DST, 1)), R.CB_READ_UNWAITED, 7),
+    # the copy before c_1's reserve: get_write_ptr is valid only between cb_reserve_back and cb_push_back
+    ((Wait(SRC, 1), CopyTiles(SRC, DST, 1), Reserve(DST, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_WRITE_UNRESERVED, 5),
+])
+def test_a_copy_outside_its_windows_is_refuted_at_the_copy(copy: tuple[Op, ...], rule: str, at: int) -> None:
+    p = copier(copy)
+    assert validate(p) == []
+    sim = simulate(p)
+    assert rule in sim.rules()
+    assert any(v.rule == rule and v.position.path == (0, at) for v in sim.violations)
+    assert (rule, RA, (0, at)) in findings(p)
+    bad = _bad(p)
+    name = next(n for n in bad if n.startswith(rule))
+    assert bad[name] == Verdict.REFUTED
+    assert asserted(to_promela(p), rule)
+
+
+def test_a_push_before_the_copy_publishes_an_unfilled_page() -> None:
+    p = copier((Wait(SRC, 1), Reserve(DST, 1), Push(DST, 1), CopyTiles(SRC, DST, 1), Pop(SRC, 1)))
+    sim = simulate(p)
+    assert R.CB_PUSH_UNFILLED in sim.rules()
+    bad = _bad(p)
+    assert any(n.startswith(R.CB_PUSH_UNFILLED) and v == Verdict.REFUTED for n, v in bad.items())
+
+
+def test_the_copy_needs_no_barrier_before_its_push() -> None:
+    """The loads and stores retire in program order: nothing is outstanding after the copy (no pending entry, no
+    ``async-pending-at-end``), unlike a NoC read of the same page."""
+    p = copier()
+    facts = [f for f in findings(p) if f[1] == RA]
+    assert facts == []
+    model = to_promela(p)
+    assert "/* copy_tiles(b0, b1, 1) */" in model
+
+
+def test_copy_tiles_round_trips_and_meets_the_schema() -> None:
+    p = copier()
+    text = dumps(p)
+    assert loads(text) == p
+    jsonschema.Draft202012Validator(schema()).validate(program_to_dict(p))
+    assert op_text(CopyTiles(0, 1, 2)) == "copy_tiles(b0, b1, 2)"
+
+
+def test_validate_refuses_a_copy_into_its_own_buffer_and_between_tile_sizes() -> None:
+    p = copier((Wait(SRC, 1), CopyTiles(SRC, SRC, 1), Pop(SRC, 1)))
+    assert any("into itself" in v.rule for v in validate(p))
+    q = copier()
+    q = attrs.evolve(q, buffers=(q.buffers[0], attrs.evolve(q.buffers[1], dtype="fp32")))
+    assert any("moves bytes as they are" in v.rule for v in validate(q))
+
+
+def test_the_family_tables_carry_the_copy() -> None:
+    assert CopyTiles in semantics.HANDLERS
+    assert CopyTiles in encoding.HANDLERS
+    assert CopyTiles in promela.HANDLERS
