@@ -391,7 +391,8 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "z_remote_write_inc_first": ("async-inc-overtake:(1,0).reader:[5]", "async-noc", "sem_inc(sem0, (0,0), 1)"),
     "za_remote_read_unpublished": ("remote-read-unpublished:(0,0).writer:[3]", "async-noc",
                                    "remote_read(b0, (1,0), 1, b1)"),
-    "zl_copy_before_wait": ("cb-read-unwaited:(0,0).reader:[0, 5]", "circular-buffer", "copy_tiles(b0, b1, 1)"),
+    "zl_copy_before_wait": ("cb-read-unwaited:(0,0).reader:[0, 5]", "circular-buffer", "copy_tiles(b0, b1, 1, drain)"),
+    "zm_copy_undrained": ("async-read-publish:(0,0).reader:[0, 7]", "async-noc", "push(b1, 1)"),
 }
 
 

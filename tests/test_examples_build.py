@@ -135,6 +135,7 @@ def test_catalogue_lists_every_file_once() -> None:
         "broken/z_remote_write_inc_first.json",
         "broken/za_remote_read_unpublished.json",
         "broken/zl_copy_before_wait.json",
+        "broken/zm_copy_undrained.json",
         "counter_release.json",
         "forwarder.json",
         "kv_cache_update.json",

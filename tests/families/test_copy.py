@@ -47,12 +47,12 @@ from verispatial.petri.promela import to_promela
 
 SRC, DST = 0, 1  # c_0 (what the NoC read fills) and c_16's stand-in (what the copy fills)
 K = (Term("k", 1),)
-COPY = (Wait(SRC, 1), Reserve(DST, 1), CopyTiles(SRC, DST, 1), Push(DST, 1), Pop(SRC, 1))
+COPY = (Wait(SRC, 1), Reserve(DST, 1), CopyTiles(SRC, DST, 1, drain=True), Push(DST, 1), Pop(SRC, 1))
 
 
 def copier(copy: tuple[Op, ...] = COPY, tiles: int = 3) -> Program:
-    """Reader: per tile, X into c_0 by a NoC read, then ``copy`` (default the receiver's: wait c_0, reserve c_1,
-    copy one tile, push c_1, pop c_0). Writer: c_1 to Y."""
+    """Reader: per tile, X into c_0 by a NoC read, then ``copy`` (default the receiver's after tt-metal PR #50183:
+    wait c_0, reserve c_1, copy one tile ending with a drain, push c_1, pop c_0). Writer: c_1 to Y."""
     reader = ep(A, Engine.READER, Loop("k", tiles, (Reserve(SRC, 1), ReadTiles("X", Addr(0, K), 1, SRC), ReadBarrier(),
                                                     Push(SRC, 1), *copy)))
     writer = ep(A, Engine.WRITER, Loop("k", tiles, (Wait(DST, 1), WriteTiles(DST, "Y", Addr(0, K), 1), WriteBarrier(),
@@ -85,15 +85,17 @@ def test_the_receivers_copy_between_two_buffers_proves() -> None:
 
 def test_two_copies_take_successive_tiles_of_the_waited_front() -> None:
     """Two one-tile copies after one two-page wait read tiles 0 and 1 (the read cursor a WriteTiles moves); a third
-    reads past the window."""
-    two = (Wait(SRC, 2), Reserve(DST, 2), CopyTiles(SRC, DST, 1), CopyTiles(SRC, DST, 1), Push(DST, 2), Pop(SRC, 2))
+    reads past the window. The second copy's drain lands the first's stores too (same-region stores are processed
+    in order, ``common.hpp:166-179``)."""
+    two = (Wait(SRC, 2), Reserve(DST, 2), CopyTiles(SRC, DST, 1), CopyTiles(SRC, DST, 1, drain=True), Push(DST, 2),
+           Pop(SRC, 2))
     reader = ep(A, Engine.READER, Reserve(SRC, 2), ReadTiles("X", Addr(0), 2, SRC), ReadBarrier(), Push(SRC, 2), *two)
     writer = ep(A, Engine.WRITER, Wait(DST, 2), WriteTiles(DST, "Y", Addr(0), 2), WriteBarrier(), Pop(DST, 2))
     tensors = (Tensor("X", (32, 64), "bf16", Role.INPUT), Tensor("Y", (32, 64), "bf16", Role.OUTPUT))
     p = mapped(prog(reader, writer, buffers=(buf(SRC, cap=2), buf(DST, cap=4)), tensors=tensors))
     assert simulate(p).violations == ()
     assert certify(p, cache=False).exit_code == 0
-    three = (*two[:4], CopyTiles(SRC, DST, 1), Push(DST, 3), Pop(SRC, 2))
+    three = (*two[:4], CopyTiles(SRC, DST, 1, drain=True), Push(DST, 3), Pop(SRC, 2))
     q = attrs.evolve(p, programs=(ep(A, Engine.READER, *reader.ops[:4], Reserve(DST, 3), *three[:1], *three[2:]),
                                   writer))
     assert (R.CB_READ_UNWAITED, RA, (8,)) in findings(q)
@@ -102,11 +104,13 @@ def test_two_copies_take_successive_tiles_of_the_waited_front() -> None:
 
 @pytest.mark.parametrize(("copy", "rule", "at"), [
     # the copy before c_0's wait: get_read_ptr is valid only between cb_wait_front and cb_pop_front
-    ((Reserve(DST, 1), CopyTiles(SRC, DST, 1), Wait(SRC, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_READ_UNWAITED, 5),
+    ((Reserve(DST, 1), CopyTiles(SRC, DST, 1, True), Wait(SRC, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_READ_UNWAITED, 5),
     # c_0 popped before the copy reads it
-    ((Wait(SRC, 1), Reserve(DST, 1), Pop(SRC, 1), CopyTiles(SRC, DST, 1), Push(DST, 1)), R.CB_READ_UNWAITED, 7),
+    ((Wait(SRC, 1), Reserve(DST, 1), Pop(SRC, 1), CopyTiles(SRC, DST, 1, True), Push(DST, 1)), R.CB_READ_UNWAITED, 7),
     # the copy before c_1's reserve: get_write_ptr is valid only between cb_reserve_back and cb_push_back
-    ((Wait(SRC, 1), CopyTiles(SRC, DST, 1), Reserve(DST, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_WRITE_UNRESERVED, 5),
+    ((Wait(SRC, 1), CopyTiles(SRC, DST, 1, True), Reserve(DST, 1), Push(DST, 1), Pop(SRC, 1)), R.CB_WRITE_UNRESERVED, 5),
+    # no drain before the push: tt-metal PR #50183, the contributed multicast example's copy before its fix
+    ((Wait(SRC, 1), Reserve(DST, 1), CopyTiles(SRC, DST, 1), Push(DST, 1), Pop(SRC, 1)), R.ASYNC_READ_PUBLISH, 7),
 ])
 def test_a_copy_outside_its_windows_is_refuted_at_the_copy(copy: tuple[Op, ...], rule: str, at: int) -> None:
     p = copier(copy)
@@ -122,21 +126,44 @@ def test_a_copy_outside_its_windows_is_refuted_at_the_copy(copy: tuple[Op, ...],
 
 
 def test_a_push_before_the_copy_publishes_an_unfilled_page() -> None:
-    p = copier((Wait(SRC, 1), Reserve(DST, 1), Push(DST, 1), CopyTiles(SRC, DST, 1), Pop(SRC, 1)))
+    p = copier((Wait(SRC, 1), Reserve(DST, 1), Push(DST, 1), CopyTiles(SRC, DST, 1, True), Pop(SRC, 1)))
     sim = simulate(p)
     assert R.CB_PUSH_UNFILLED in sim.rules()
     bad = _bad(p)
     assert any(n.startswith(R.CB_PUSH_UNFILLED) and v == Verdict.REFUTED for n, v in bad.items())
 
 
-def test_the_copy_needs_no_barrier_before_its_push() -> None:
-    """The loads and stores retire in program order: nothing is outstanding after the copy (no pending entry, no
-    ``async-pending-at-end``), unlike a NoC read of the same page."""
+def test_a_drained_copy_needs_no_noc_barrier_before_its_push() -> None:
+    """A drained copy leaves nothing outstanding (no pending NoC entry, no ``async-pending-at-end``), unlike a NoC
+    read of the same page; a later undrained copy into the same buffer is unlanded again at the push."""
     p = copier()
-    facts = [f for f in findings(p) if f[1] == RA]
-    assert facts == []
-    model = to_promela(p)
-    assert "/* copy_tiles(b0, b1, 1) */" in model
+    assert [f for f in findings(p) if f[1] == RA] == []
+    assert "/* copy_tiles(b0, b1, 1, drain) */" in to_promela(p)
+    again = copier((Wait(SRC, 1), Reserve(DST, 2), CopyTiles(SRC, DST, 1, True), Push(DST, 1), Pop(SRC, 1)))
+    assert findings(again) == []
+
+
+def test_a_drain_lands_every_earlier_store_of_the_engine() -> None:
+    """An undrained copy then a drained one of another buffer: the drain (a blocking load of the last word) lands
+    the earlier stores too, so the push after it is clean; the push between them is not."""
+    def with_second(first_push: bool) -> Program:
+        copies = (Wait(SRC, 2), Reserve(DST, 1), CopyTiles(SRC, DST, 1), *((Push(DST, 1),) if first_push else ()),
+                  Reserve(2, 1), CopyTiles(SRC, 2, 1, True), *(() if first_push else (Push(DST, 1),)), Push(2, 1),
+                  Pop(SRC, 2))
+        reader = ep(A, Engine.READER, Reserve(SRC, 2), ReadTiles("X", Addr(0), 2, SRC), ReadBarrier(), Push(SRC, 2),
+                    *copies)
+        writer = ep(A, Engine.WRITER, Wait(DST, 1), WriteTiles(DST, "Y", Addr(0), 1), WriteBarrier(), Pop(DST, 1))
+        sink = ep(A, Engine.COMPUTE, Wait(2, 1), Pop(2, 1))
+        tensors = (Tensor("X", (32, 64), "bf16", Role.INPUT), Tensor("Y", (32, 32), "bf16", Role.OUTPUT))
+        return mapped(prog(reader, writer, sink, buffers=(buf(SRC, cap=2), buf(DST, cap=2), buf(2, cap=2)),
+                           tensors=tensors))
+    assert simulate(with_second(False)).violations == ()
+    assert findings(with_second(False)) == []
+    late = with_second(True)
+    assert [v.rule for v in simulate(late).violations] == [R.ASYNC_READ_PUBLISH]
+    assert (R.ASYNC_READ_PUBLISH, RA, (7,)) in findings(late)
+    assert certify(late, cache=False).exit_code == 1
+    assert certify(with_second(False), cache=False).exit_code == 0
 
 
 def test_copy_tiles_round_trips_and_meets_the_schema() -> None:

@@ -861,10 +861,10 @@ class _OpPass:
             if op.src == op.into:
                 report(f"copies b{op.src} into itself: a copy reads one buffer's waited front and stores into "
                        "another's reserved back")
-            tb = p.target.tile_bytes
-            if tb.get(src.dtype) != tb.get(into.dtype):
-                report(f"copies {src.dtype} tiles of b{src.id} ({tb.get(src.dtype)} bytes) into b{into.id}, whose "
-                       f"{into.dtype} pages hold {tb.get(into.dtype)}-byte tiles: a copy moves bytes as they are")
+            sb, ib = p.target.tile_bytes.get(src.dtype), p.target.tile_bytes.get(into.dtype)
+            if sb != ib:
+                report(f"copies {src.dtype} tiles of b{src.id} ({sb} bytes) into b{into.id}, whose {into.dtype} pages "
+                       f"hold {ib}-byte tiles: a copy moves bytes as they are")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")

@@ -259,6 +259,9 @@ def push(c: EngineRun, op: Push, path: tuple[int, ...], s: State) -> State:
                                          "were reserved")
     if ("rd", b) in s:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
+    if ("st", b) in s:
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while copy_tiles stores into it may not have landed (no "
+                                           "drain since)")
     s = shift(s, "sb", b, n, c.caps[b])
     s = frozenset(("rdp", b, (int(t[2]) - n) % c.caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
                   for t in s)
@@ -372,7 +375,7 @@ def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> 
 def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> State:
     """Local loads and stores: the loads take the next tiles of ``op.src``'s waited window (``cb-read-unwaited``, the
     read cursor a ``WriteTiles`` moves; nothing stays a source), the stores count in ``op.into``'s fill as a
-    ``FillTiles`` of as many tiles."""
+    ``FillTiles`` of as many tiles and stay unlanded (``("st", into)``) until a drained copy."""
     b = op.src
     pt = c.p.buffers[b].page_tiles
     top = c.most[b] * pt + 1
@@ -380,7 +383,9 @@ def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> 
         if r + op.tiles > v * pt:
             c.flag(R.CB_READ_UNWAITED, path, f"copy_tiles loads tiles past the waited window of b{b}")
     s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
-    return fill(c, s, op.into, op.tiles, path, "copy_tiles")
+    s = fill(c, s, op.into, op.tiles, path, "copy_tiles")
+    # A drain lands every earlier store of the engine; without one the stores into ``into`` stay unlanded.
+    return frozenset(t for t in s if t[0] != "st") if op.drain else s | {("st", op.into)}
 
 
 HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop,

@@ -194,7 +194,7 @@ def copy_tiles(it: Interp, s: State, e: int, pc: PC, op: CopyTiles, out: list[Vi
     ``op.into``, complete at once (docs/semantics.md, "Local copies"). The loads take the next ``op.tiles`` tiles past
     what the engine read since its pop, inside the waited window (``cb-read-unwaited``, as a ``WriteTiles`` counts
     them; nothing stays a source: the loads are done when the op is); the stores are a ``FillTiles`` of as many tiles
-    (``cb-write-unreserved``, alias and source-reuse rules)."""
+    (``cb-write-unreserved``, alias and source-reuse rules), undrained until a drained copy (``st_mask``)."""
     b, pt = op.src, it.page_tiles[op.src]
     role(it, s, e, pc, b, False, out)
     room = (s.wait_end[b] - s.popped[b]) * pt
@@ -207,6 +207,9 @@ def copy_tiles(it: Interp, s: State, e: int, pc: PC, op: CopyTiles, out: list[Vi
     slots = fill(it, s, e, pc, op.into, op.tiles, op, out)
     it._alias_write(s, e, pc, op.into, slots, f"{op_text(op)} writes", out)
     it._source_reuse(s, e, pc, op.into, slots, f"{op_text(op)} rewrites", out)
+    # Retired stores land in L1 only at a drain, which lands every earlier store of the engine too (``async-read-
+    # publish`` at a push or multicast of a buffer with undrained stores: ``noc.read_publish``).
+    s.st_mask[e] = 0 if op.drain else s.st_mask[e] | 1 << op.into
 
 
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
