@@ -21,6 +21,8 @@
   stays a valid word in every iteration (``validate`` rejects the rest).
 - ``offset+1`` / ``offset-1``: where a multicast or remote write lands, one page further or nearer (``McastSend.offset``,
   never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address).
+- ``undrain``: a local copy's drain dropped (``CopyTiles.drain``: its stores may land after the push that publishes
+  them, tt-metal PR #50183's pre-fix form).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -52,6 +54,7 @@ from verispatial.driver.run import certify
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     AtomicBarrier,
+    CopyTiles,
     Flush,
     If,
     Loop,
@@ -76,7 +79,7 @@ Path = tuple[int, ...]
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
          "unshard", "shard-1", "shard+1",
          "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
-         "offset+1", "offset-1", "undst")
+         "offset+1", "offset-1", "undst", "undrain")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -177,6 +180,9 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                 if op.dst is not None:
                     yield ("undst", path, f"McastSend lands in its own cb index, not b{op.dst}'s",
                            with_body(ops, where, (*body[:i], attrs.evolve(op, dst=None), *body[i + 1:])))
+            if isinstance(op, CopyTiles) and op.drain:
+                yield ("undrain", path, "CopyTiles without its drain",
+                       with_body(ops, where, (*body[:i], attrs.evolve(op, drain=False), *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):
                 for d in (1, -1):
                     if op.count + d >= 0:

@@ -7,11 +7,16 @@ per-engine rules, the checker (replayed) and the Promela model, at the op."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import attrs
 import jsonschema
 import pytest
 from builders import RA, A, buf, ep, prog
 from family_checks import asserted, findings
+from hypothesis import Phase, find, settings
+from hypothesis.strategies import SearchStrategy
 
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
@@ -39,11 +44,14 @@ from verispatial.ir import (
 )
 from verispatial.ir import rules as R
 from verispatial.ir.ops import op_text
-from verispatial.ir.serialize import dumps, loads, program_to_dict, schema
+from verispatial.ir.program import walk
+from verispatial.ir.serialize import dumps, load_program, loads, program_to_dict, schema
 from verispatial.ir.validate import validate
+from verispatial.mutate import judge, mutants
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import to_promela
+from verispatial.strategies import blueprints, correct_programs
 
 SRC, DST = 0, 1  # c_0 (what the NoC read fills) and c_16's stand-in (what the copy fills)
 K = (Term("k", 1),)
@@ -186,3 +194,43 @@ def test_the_family_tables_carry_the_copy() -> None:
     assert CopyTiles in semantics.HANDLERS
     assert CopyTiles in encoding.HANDLERS
     assert CopyTiles in promela.HANDLERS
+
+
+def _copies(p: Program) -> bool:
+    return any(isinstance(op, CopyTiles) for e in p.programs for op in walk(e.ops))
+
+
+def _first(strategy: SearchStrategy[Program], pred: Callable[[Program], bool]) -> Program:
+    """The first program ``strategy`` draws (derandomized, no shrinking) that ``pred`` admits."""
+    return find(strategy, pred, settings=settings(database=None, max_examples=3000, derandomize=True,
+                                                  phases=(Phase.generate,)))
+
+
+def test_the_correct_strategy_draws_drained_copies_and_the_checker_proves_them() -> None:
+    p = _first(correct_programs(), lambda p: _copies(p) and len(p.programs) <= 3)
+    assert all(op.drain for e in p.programs for op in walk(e.ops) if isinstance(op, CopyTiles))
+    report = certify(p, cache=False)
+    assert report.exit_code == 0, [(r.name, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
+    assert simulate(p).violations == ()
+
+
+def test_the_broken_strategy_draws_undrained_copies_refuted_and_replayed() -> None:
+    p = _first(blueprints(), lambda p: any(isinstance(op, CopyTiles) and not op.drain
+                                           for e in p.programs for op in walk(e.ops)) and len(p.programs) <= 3)
+    assert R.ASYNC_READ_PUBLISH in {v.violation.rule for v in explore(p).violations}
+    report = certify(p, cache=False)
+    refuted = [r for r in report.results if r.name.startswith(R.ASYNC_READ_PUBLISH) and r.verdict == Verdict.REFUTED]
+    assert refuted
+    assert all(r.counterexample is not None for r in refuted)
+
+
+def test_every_mutant_of_the_copy_is_killed() -> None:
+    """Mutation testing around the copy of ``examples/local_copy.json``: dropping it, a tile more or less, swapping it
+    with its neighbours, dropping its drain (``undrain``) — each rejected, refuted or failed-to-prove with the oracle
+    showing it broken, never proved while broken."""
+    p = load_program(Path(__file__).resolve().parent.parent.parent / "examples" / "local_copy.json")
+    near = [m for m in mutants(p) if m.engine == RA and m.path in ((0, 5), (0, 6)) and "CopyTiles" in m.what]
+    assert {m.kind for m in near} >= {"drop", "pages+1", "swap", "undrain"}
+    for m in near:
+        o = judge(m)
+        assert o.killed, (m.what, o.status, o.verdict, o.detail)
