@@ -236,7 +236,9 @@ class CopyTiles:
     ``src`` and stored into the reserved back of ``into``, both buffers of this site (a copy of one buffer's pages
     into another's with ``volatile tt_l1_ptr`` pointers: ``src_ptr = get_read_ptr(src)``, ``dst_ptr =
     get_write_ptr(into)``, ``dst_ptr[i] = src_ptr[i]``; tt-metal's contributed multicast example,
-    ``inbound_kernel.cpp:9-15``, ``copy_tile_between_cb``). No NoC transaction and no tensor.
+    ``inbound_kernel.cpp:9-15``, ``copy_tile_between_cb``). No NoC transaction and no tensor. Tile for tile: the stores
+    may convert each element, so the two buffers' tile sizes may differ (sort's fp32 -> uint16 staging, ttnn
+    ``data_movement/sort/device/kernels/dataflow/writer_single_row_single_core.cpp:78-96``).
 
     The source tiles are the next ``tiles`` past what this engine already read from the front since its pop (as
     ``WriteTiles`` counts them) and must lie in the waited window (``cb-read-unwaited``); the stores land at the fill

@@ -854,17 +854,10 @@ class _OpPass:
             self._mcast_place(op, report)
         if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
             self._remote_read(op, report)
-        if isinstance(op, CopyTiles) and 0 <= op.src < nb and 0 <= op.into < nb:
-            # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows; the
-            # loads and stores move bytes as they are, so both pages hold tiles of one size.
-            src, into = p.buffers[op.src], p.buffers[op.into]
-            if op.src == op.into:
-                report(f"copies b{op.src} into itself: a copy reads one buffer's waited front and stores into "
-                       "another's reserved back")
-            sb, ib = p.target.tile_bytes.get(src.dtype), p.target.tile_bytes.get(into.dtype)
-            if sb != ib:
-                report(f"copies {src.dtype} tiles of b{src.id} ({sb} bytes) into b{into.id}, whose {into.dtype} pages "
-                       f"hold {ib}-byte tiles: a copy moves bytes as they are")
+        if isinstance(op, CopyTiles) and op.src == op.into:
+            # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows.
+            report(f"copies b{op.src} into itself: a copy reads one buffer's waited front and stores into another's "
+                   "reserved back")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 report(f"tensor {clip(repr(op.tensor))} is not declared")
