@@ -491,7 +491,9 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
     kind)."""
     b = buffers[-1]
     total = sum(pages * _iterations(stages[k], trips) for k in where)
-    cap = max(total, b.capacity)
+    # A write shard's ring is exactly the pages its pushes publish: a larger ring would make its tensor larger than
+    # what is written (an output must be written whole, ``output-unwritten``).
+    cap = total if write and total >= 1 else max(total, b.capacity)
     partial = any(stages[k].count == 0 or isinstance(stages[k].count, str) for k in where)
     role = Role.INPUT
     if write:  # an activation nothing reads, where a stage may run fewer times (a state is never sharded)
