@@ -27,6 +27,7 @@ from verispatial.ir import (
     Buffer,
     BufferAt,
     Compute,
+    CopyTiles,
     Dynamic,
     Engine,
     EngineProgram,
@@ -625,6 +626,41 @@ def reduce_scaler(name: str = "reduce_scaler", pushed: int = 1) -> Program:
     )
 
 
+def local_copy(name: str = "local_copy", wait_first: bool = True, drain: bool = True) -> Program:
+    """The receiving side of tt-metal's contributed multicast example on one core, its page read from X instead of
+    multicast: the reader fills c_0 by a NoC read, then copies c_0's page into c_16 with its own L1 loads and stores
+    (``CopyTiles``, ``copy_tile_between_cb`` of ``inbound_kernel.cpp:9-15``: wait c_0, reserve c_16, copy, push c_16,
+    pop c_0), ending with the blocking load of the last word tt-metal PR #50183 added; the writer writes c_16 to Y.
+    ``wait_first`` false: the copy before c_0's wait (broken variant zl, ``cb-read-unwaited``: get_read_ptr is valid
+    only between cb_wait_front and cb_pop_front). ``drain`` false: the copy as the example had it before PR #50183,
+    no blocking load before the push (broken variant zm, ``async-read-publish``: the push's stream-register store may
+    be processed before the copy's L1 stores land)."""
+    k = 4
+    c0, c16 = 0, 1
+    buffers = (
+        Buffer(c0, "c_0", S00, cb=0, page_tiles=1, capacity=2, dtype="bf16"),
+        Buffer(c16, "c_16", S00, cb=16, page_tiles=1, capacity=2, dtype="bf16"),
+    )
+    at_k = Addr(0, (Term("k", 1),))
+    copy: tuple[Op, ...] = (Wait(c0, 1), Reserve(c16, 1), CopyTiles(c0, c16, 1, drain), Push(c16, 1), Pop(c0, 1))
+    if not wait_first:
+        copy = (Reserve(c16, 1), CopyTiles(c0, c16, 1, drain), Wait(c0, 1), Push(c16, 1), Pop(c0, 1))
+    reader: tuple[Op, ...] = (
+        Loop("k", k, (Reserve(c0, 1), ReadTiles("X", at_k, 1, c0), ReadBarrier(), Push(c0, 1), *copy)),
+    )
+    writer: tuple[Op, ...] = (
+        Loop("k", k, (Wait(c16, 1), WriteTiles(c16, "Y", at_k, 1), WriteBarrier(), Pop(c16, 1))),
+    )
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * k, Role.INPUT), _tensor("Y", 32, 32 * k, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(EngineProgram(S00, Engine.READER, reader), EngineProgram(S00, Engine.WRITER, writer)),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
 def alias_pack_clobber() -> Program:
     """(m) c_16 aliases c_0 (one CircularBufferConfig, reference §1.1). The compute packs its result into c_16's
     only page while c_0 still holds the input tile there unpopped: the pack itself clobbers it."""
@@ -1171,6 +1207,9 @@ def build_all() -> dict[str, Program]:
         "all_to_all_read.json": all_to_all_read(),
         "broken/za_remote_read_unpublished.json": all_to_all_read("za_remote_read_unpublished", wait_ready=False),
         "broken/z_remote_write_inc_first.json": remote_write("z_remote_write_inc_first", barrier_first=False),
+        "local_copy.json": local_copy(),
+        "broken/zl_copy_before_wait.json": local_copy("zl_copy_before_wait", wait_first=False),
+        "broken/zm_copy_undrained.json": local_copy("zm_copy_undrained", drain=False),
     }
 
 

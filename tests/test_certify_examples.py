@@ -169,7 +169,8 @@ def test_blackhole_matmul_proves_every_family(reports: Reports) -> None:
     assert_matmul_proved(reports(BLACKHOLE), reports.program(BLACKHOLE))
 
 
-@pytest.mark.parametrize(("file", "engines"), [("pipeline_small.json", 3), ("three_sections.json", 4), ("reduce_scaler.json", 3)])
+@pytest.mark.parametrize(("file", "engines"), [("pipeline_small.json", 3), ("three_sections.json", 4), ("reduce_scaler.json", 3),
+                                                ("local_copy.json", 2)])
 def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None:
     report = reports(EXAMPLES / file)
     assert report.exit_code == 0
@@ -390,6 +391,8 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
     "z_remote_write_inc_first": ("async-inc-overtake:(1,0).reader:[5]", "async-noc", "sem_inc(sem0, (0,0), 1)"),
     "za_remote_read_unpublished": ("remote-read-unpublished:(0,0).writer:[3]", "async-noc",
                                    "remote_read(b0, (1,0), 1, b1)"),
+    "zl_copy_before_wait": ("cb-read-unwaited:(0,0).reader:[0, 5]", "circular-buffer", "copy_tiles(b0, b1, 1, drain)"),
+    "zm_copy_undrained": ("async-read-publish:(0,0).reader:[0, 7]", "async-noc", "push(b1, 1)"),
 }
 
 
@@ -464,7 +467,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
         "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
-        "remote_write.json", "all_to_all_read.json",
+        "remote_write.json", "all_to_all_read.json", "local_copy.json",
         "forwarder.json", "broken/u_forwarder_pops_early.json",
         # Vendor transcriptions: golden tests in tests/test_vendor_examples.py.
         "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json", "vendor/softmax_w.json",

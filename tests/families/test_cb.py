@@ -14,6 +14,7 @@ from verispatial.certify.structure import engine_views
 from verispatial.families.cb import encoding, promela, semantics
 from verispatial.ir import (
     Addr,
+    CopyTiles,
     Engine,
     FillTiles,
     Pop,
@@ -138,9 +139,9 @@ def test_each_chain_finds_the_uncovered_push_at_its_op() -> None:
 
 
 def test_the_family_tables_cover_the_family_op_classes() -> None:
-    """Each chain's table of this family holds exactly Reserve, Push, Wait, Pop and FillTiles (the dispatch of
-    ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` is assembled from them)."""
-    ops = {Reserve, Push, Wait, Pop, FillTiles}
+    """Each chain's table of this family holds exactly Reserve, Push, Wait, Pop, FillTiles and CopyTiles (the
+    dispatch of ``petri/interp.py``, ``petri/promela.py`` and ``certify/rules.py`` is assembled from them)."""
+    ops = {Reserve, Push, Wait, Pop, FillTiles, CopyTiles}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
 
 

@@ -2,7 +2,7 @@
 interpreter's handlers for the family's op classes), its checker encoding (``encoding.py``, a kernel module) and its
 Promela part (``promela.py``); its tests are ``tests/families/test_<family>.py``.
 
-- ``cb/``: circular buffers (Reserve, Push, Wait, Pop, FillTiles; several waiters on one buffer in ``shared_*.py``);
+- ``cb/``: circular buffers (Reserve, Push, Wait, Pop, FillTiles, CopyTiles; several waiters on one buffer in ``shared_*.py``);
 - ``semaphores/``: SemInc, SemIncMcast, SemSet, SemWait and remote writes landing on a word;
 - ``accumulator/``: AcquireAcc, ReleaseAcc, Compute, PackAcc;
 - ``noc/``: the asynchronous NoC (ReadTiles, WriteTiles, ReadBarrier, WriteBarrier, Flush, AtomicBarrier), and the

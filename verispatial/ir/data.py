@@ -3,7 +3,7 @@
 the Promela export's assertion (``families/cb/promela.py``) share, as ``ir/boundaries.py`` is shared.
 
 A buffer is a data buffer when some op reads its pages: a ``WriteTiles`` source, a ``Compute`` operand, a
-multicast source, the index buffer of an indirect address (``Dynamic.buf``, or the one ``Program.index_buffers``
+``CopyTiles`` source, a multicast source, the index buffer of an indirect address (``Dynamic.buf``, or the one ``Program.index_buffers``
 derives), or the owner's buffer a ``RemoteRead`` takes pages from. Its pushes must publish pages that were written
 (``cb-push-unfilled``). A buffer nothing reads is a synchronisation channel whose pushes publish tokens only. A
 sharded buffer's pages are its tensor's bytes (``ir/shards.py``): one its producer writes into publishes what it
@@ -13,7 +13,7 @@ not, whoever reads it.
 
 from __future__ import annotations
 
-from verispatial.ir.ops import Compute, McastSend, RemoteRead, WriteTiles, named_index_buffer
+from verispatial.ir.ops import Compute, CopyTiles, McastSend, RemoteRead, WriteTiles, named_index_buffer
 from verispatial.ir.program import IndexKey, Program, walk
 from verispatial.ir.shards import sharded, written_shards
 
@@ -33,6 +33,8 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> f
                 out.add(op.src)
             elif isinstance(op, Compute):
                 out.update(o.buf for o in op.ins)
+            elif isinstance(op, CopyTiles):
+                out.add(op.src)  # its loads read data the pushes published
             elif isinstance(op, McastSend):
                 out.add(op.buf)
             elif isinstance(op, RemoteRead):

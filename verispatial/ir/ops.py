@@ -231,6 +231,38 @@ class FillTiles:
 
 
 @attrs.frozen
+class CopyTiles:
+    """Local loads and stores by this data-movement engine's own RISC: ``tiles`` tiles read from the waited front of
+    ``src`` and stored into the reserved back of ``into``, both buffers of this site (a copy of one buffer's pages
+    into another's with ``volatile tt_l1_ptr`` pointers: ``src_ptr = get_read_ptr(src)``, ``dst_ptr =
+    get_write_ptr(into)``, ``dst_ptr[i] = src_ptr[i]``; tt-metal's contributed multicast example,
+    ``inbound_kernel.cpp:9-15``, ``copy_tile_between_cb``). No NoC transaction and no tensor. Tile for tile: the stores
+    may convert each element, so the two buffers' tile sizes may differ (sort's fp32 -> uint16 staging, ttnn
+    ``data_movement/sort/device/kernels/dataflow/writer_single_row_single_core.cpp:78-96``).
+
+    The source tiles are the next ``tiles`` past what this engine already read from the front since its pop (as
+    ``WriteTiles`` counts them) and must lie in the waited window (``cb-read-unwaited``); the stores land at the fill
+    pointer, inside the reserved window (``cb-write-unreserved``), counted in ``into``'s fill. Complete when the
+    stores retire, in program order for this engine (``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``,
+    ``risc_attribs.h:19``: plain loads and stores of the core's RISC-V into its L1): a ``Pop`` of ``src`` after it
+    frees pages already read, no barrier between.
+
+    A retired store is not yet in L1 for the other agents: "a store can retire before its write-request lands in L1,
+    and the RISCV core and the NoC are different L1 clients with no program-order guarantee between them"
+    (``ttnn/operations/data_movement/common/kernels/common.hpp:91-96``), and ``cb_push_back`` is a store to a stream
+    register, another region (``dataflow_api.h:208-213``), which may be processed first — tt-metal PR #50183, the
+    contributed example's own copy. ``drain``: the copy ends with a blocking load of the last word it wrote
+    (``ckernel::load_blocking``; same-region stores are processed in order, so every earlier store of the engine has
+    landed: ``common.hpp:166-179``, PR #50183's fix). Without it the stores stay unlanded until a later drained copy
+    of the engine, and a ``Push`` or multicast of ``into`` before that publishes them early (``async-read-publish``)."""
+
+    src: int = attrs.field(metadata={"id": ID_BUFFER})
+    into: int = attrs.field(metadata={"id": ID_BUFFER})
+    tiles: int = attrs.field()
+    drain: bool = False
+
+
+@attrs.frozen
 class WriteTiles:
     """Asynchronous write of ``tiles`` tiles from the front of buffer ``src`` to ``tensor`` at ``addr``.
 
@@ -385,6 +417,7 @@ Op: TypeAlias = (
     | McastSetValid
     | ReadTiles
     | FillTiles
+    | CopyTiles
     | WriteTiles
     | ReadBarrier
     | WriteBarrier
@@ -453,6 +486,7 @@ OP_TAGS: dict[type, str] = {
     FillTiles: "fill_tiles",
     InlineWrite: "inline_write",
     RemoteRead: "remote_read",
+    CopyTiles: "copy_tiles",
     Loop: "loop",
     If: "if",
 }
@@ -491,7 +525,7 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
             fields.append(v.value)
         elif a.name == "addr":
             continue
-        elif a.name in ("accumulate", "front"):
+        elif a.name in ("accumulate", "front", "drain"):
             # Only the non-default form says so: the plain form reads as it always has.
             if v:
                 fields.append(a.name)

@@ -9,7 +9,7 @@ the same bytes of the tensor in every lap: page ``k`` (``0 <= k < shard_pages``)
 ``[k * page_tiles, (k + 1) * page_tiles)``, which are the tensor tiles ``Shard.tile`` gives. A push of a page past
 ``shard_pages`` (a lap past the ring's end, or a ring larger than its shard) is ``cb-shard-overrun``.
 
-- A **read shard** is one whose producer never writes into its back (no ``ReadTiles`` into it, no ``FillTiles``, no
+- A **read shard** is one whose producer never writes into its back (no ``ReadTiles`` into it, no ``FillTiles`` or ``CopyTiles``, no
   ``PackAcc``): its producer only reserves and pushes, as eltwise binary's reader does under ``IN0_SHARDED``
   (``reader_binary_interleaved_start_id.cpp:46-48``). Each push publishes the tensor's tiles as they are: it is a read
   of those tiles, complete at once (no NoC transfer, no barrier).
@@ -21,7 +21,7 @@ the same bytes of the tensor in every lap: page ``k`` (``0 <= k < shard_pages``)
 
 from __future__ import annotations
 
-from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles
+from verispatial.ir.ops import CopyTiles, FillTiles, PackAcc, ReadTiles
 from verispatial.ir.program import Buffer, Program, shard_pages, walk
 
 
@@ -48,7 +48,7 @@ def page_tiles_of(b: Buffer, first: int, tiles: int) -> list[int]:
 
 
 def written_shards(p: Program) -> frozenset[int]:
-    """The sharded buffers some op writes into (``ReadTiles`` into it, ``FillTiles``, ``PackAcc``): their pushes write
+    """The sharded buffers some op writes into (``ReadTiles`` into it, ``FillTiles``, ``CopyTiles``, ``PackAcc``): their pushes write
     the tensor's tiles. Every other sharded buffer is a read shard (its pushes publish the tensor's tiles)."""
     sharded = {b.id for b in p.buffers if b.shard is not None}
     if not sharded:
@@ -56,7 +56,7 @@ def written_shards(p: Program) -> frozenset[int]:
     out: set[int] = set()
     for ep in p.programs:
         for op in walk(ep.ops):
-            if isinstance(op, (ReadTiles, FillTiles)) and op.into in sharded:
+            if isinstance(op, (ReadTiles, FillTiles, CopyTiles)) and op.into in sharded:
                 out.add(op.into)
             elif isinstance(op, PackAcc) and op.buf in sharded:
                 out.add(op.buf)

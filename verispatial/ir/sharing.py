@@ -25,8 +25,9 @@ from verispatial.ir.program import Program, walk
 
 def _front_uses(op: Op) -> list[tuple[int, bool]]:
     """(buffer, shareable) for each buffer ``op`` uses from the front: a Wait, a read through ``get_read_ptr`` (a
-    WriteTiles source, a Compute operand, a named index buffer) is shareable; a Pop and a front multicast are not."""
-    from verispatial.ir.ops import McastSend
+    WriteTiles source, a Compute operand, a named index buffer) is shareable; a Pop, a front multicast and a local
+    copy's source are not (the copy's source tiles follow the consumer's read cursor)."""
+    from verispatial.ir.ops import CopyTiles, McastSend
 
     if isinstance(op, Wait):
         return [(op.buf, True)]
@@ -39,6 +40,8 @@ def _front_uses(op: Op) -> list[tuple[int, bool]]:
         out += [(o.buf, True) for o in op.ins]
     if isinstance(op, McastSend) and op.front:
         out.append((op.buf, False))
+    if isinstance(op, CopyTiles):
+        out.append((op.src, False))
     named = named_index_buffer(op)
     if named is not None:
         out.append((named, True))

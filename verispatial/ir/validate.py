@@ -25,6 +25,7 @@ from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
     Compute,
+    CopyTiles,
     FillTiles,
     Flush,
     If,
@@ -65,7 +66,7 @@ _EVERY_ENGINE = frozenset(Engine)
 #: a compute kernel (TRISC) is built without the NoC API (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
 #: circular_buffer.h:7-19``: under ``COMPILE_FOR_TRISC`` only the circular-buffer interface and ``llk_io`` are
 #: included, ``api/dataflow/noc.h`` only in the ``!COMPILE_FOR_TRISC`` branch); so are a data-movement RISC's own
-#: stores into a circular buffer (``FillTiles``). The accumulator (DST) ops only the compute engine, whose TRISCs
+#: stores into a circular buffer (``FillTiles``) and its own loads and stores between two (``CopyTiles``). The accumulator (DST) ops only the compute engine, whose TRISCs
 #: own DST (``tt_metal/hw/inc/api/compute/reg_api.h``: ``tile_regs_acquire`` ... ``tile_regs_release``). Circular-
 #: buffer ops and a semaphore word's local set and wait (plain L1 stores and loads) every engine: compute kernels
 #: spin on and set L1 words themselves (``reduce_scatter_minimal_direct_compute.cpp:25-30``, ``moe_gpt/device/kernels/
@@ -78,7 +79,7 @@ _EVERY_ENGINE = frozenset(Engine)
 ISSUED_BY: dict[type, frozenset[Engine]] = {
     **{cls: _DATA_MOVEMENT for cls in (ReadTiles, WriteTiles, RemoteRead, McastSend, McastSetValid, SemInc,
                                        SemIncMcast, InlineWrite, ReadBarrier, WriteBarrier, Flush, AtomicBarrier,
-                                       FillTiles)},
+                                       FillTiles, CopyTiles)},
     **{cls: frozenset({Engine.COMPUTE}) for cls in (AcquireAcc, Compute, PackAcc, ReleaseAcc)},
     **{cls: _EVERY_ENGINE for cls in (Reserve, Push, Wait, Pop, SemSet, SemWait, Loop, If)},
 }
@@ -1014,6 +1015,10 @@ class _OpPass:
             self._mcast_place(op, lambda rule: self._report(ep, at, op, rule))
         if isinstance(op, RemoteRead) and 0 <= op.buf < nb and 0 <= op.into < nb:
             self._remote_read(op, lambda rule: self._report(ep, at, op, rule))
+        if isinstance(op, CopyTiles) and op.src == op.into:
+            # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows.
+            self._report(ep, at, op, f"copies b{op.src} into itself: a copy reads one buffer's waited front and "
+                         "stores into another's reserved back")
         if isinstance(op, (ReadTiles, WriteTiles)):
             if op.tensor not in self.tensors:
                 self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
@@ -1167,8 +1172,8 @@ def _addr_text(a: Addr) -> str:
 _WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
-                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, Loop,
-                                                   If))
+                                                   ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
+                                                   Loop, If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads
 #: them), whether it has ``pages`` and whether it has ``tiles``.
 _SHAPE: dict[type, tuple[tuple[tuple[str, str], ...], bool, bool]] = {}

@@ -157,6 +157,7 @@ class State:
         "share_drain",
         "share_end",
         "sreads",
+        "st_mask",
         "swrites",
         "tiles",
         "wack",
@@ -188,6 +189,7 @@ class State:
     # before those that have not, in the order they left
     pending: list[tuple[Entry, ...]]
     rb_mask: list[int]  # per engine: buffers read into (ReadTiles) since its last ReadBarrier
+    st_mask: list[int]  # per engine: buffers its CopyTiles stored into with no drain since (docs/semantics.md "Local copies")
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
     mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
@@ -217,6 +219,7 @@ class State:
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
+        s.st_mask = self.st_mask.copy()
         s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
@@ -240,6 +243,7 @@ class State:
             tuple(self.dirty),
             tuple(self.pending),
             tuple(self.rb_mask),
+            tuple(self.st_mask),
             tuple(self.wb),
             tuple(self.ab),
             tuple(self.mc_mask),
@@ -557,6 +561,7 @@ class Interp:
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
+        s.st_mask = [0] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.wack, s.aack = [0] * n, [0] * n
         s.tiles, s.swrites, s.sreads = {}, {}, {}

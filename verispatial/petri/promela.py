@@ -484,7 +484,7 @@ class _Gen:
         decl += [f"int pushed[{nb}], popped[{nb}], rsv_end[{nb}], wait_end[{nb}], fill[{nb}], drain[{nb}], landed[{nb}];",
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
-                 f"int rb_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
+                 f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"
                         f" /* {p.tensors[ti].name} ({p.tensors[ti].role.value}) */")

@@ -42,6 +42,9 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   too (two consumers, #55996).
 - A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile);
   broken, the fill is sometimes one tile short of the push or comes before the reserve.
+- A data-movement consumer that writes a buffer out may first copy each page it waited for into a buffer of its own
+  with local loads and stores (``Wait Reserve CopyTiles Push Pop``, ``_copy_unit``) and write that one out; broken, the
+  copy sometimes has no drain before its push (tt-metal PR #50183) or comes before its wait.
 - About 1 buffer in 6 sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an input (the producer
   only reserves and pushes: each push publishes the tensor's tiles) or a write shard compute packs into (an output,
   or an activation nothing reads where a stage may run fewer times than its max); its ring holds every page its pushes publish at the
@@ -83,6 +86,7 @@ from verispatial.ir import (
     Buffer,
     BufferAt,
     Compute,
+    CopyTiles,
     Dynamic,
     Engine,
     EngineProgram,
@@ -162,6 +166,16 @@ def _fill_unit(b: int, pages: int, fault: str) -> list[Op]:
     if fault == "short" and pages > 1:
         return [Reserve(b, pages), FillTiles(b, pages - 1, "const")]
     return [Reserve(b, pages), FillTiles(b, pages, "const")]
+
+
+def _copy_unit(b: int, into: int, chunk: int, fault: str) -> list[Op]:
+    """A consumer's copy of ``chunk`` waited pages of ``b`` into the back of ``into`` by local loads and stores
+    (``CopyTiles``), published by a push: drained (``none``), with no drain before the push (``undrained``:
+    ``async-read-publish``) or before the wait (``early``: ``cb-read-unwaited``). The caller pops ``b``."""
+    copy = CopyTiles(b, into, chunk, drain=fault != "undrained")
+    if fault == "early":
+        return [Reserve(into, chunk), copy, Wait(b, chunk), Push(into, chunk)]
+    return [Wait(b, chunk), Reserve(into, chunk), copy, Push(into, chunk)]
 
 
 def _iterations(stage: _Stage, trips: dict[str, int]) -> int:
@@ -244,8 +258,13 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
     elif n_sites == 2 and all(len(by_site[s]) >= 2 for s in SITES) and draw(st.integers(0, 2)) > 0:
         # Otherwise, on two sites of two engines or more, sometimes a remote read of one site's pages by the other.
         _remote_read(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], buffers, next_cb, semaphore, broken)
-    for b in range(len(buffers), len(buffers) + draw(st.integers(1, 3))):
-        _circular_buffer(draw, b, by_site, cb_sites, stages, trips, tensors, buffers, next_cb, filled, broken)
+    first_data, n_data = len(buffers), draw(st.integers(1, 3))
+    # The buffers consumers copy pages into (``_copy_unit``): their ids follow the data buffers', appended after them.
+    copies: list[Buffer] = []
+    for b in range(first_data, first_data + n_data):
+        _circular_buffer(draw, b, by_site, cb_sites, stages, trips, tensors, buffers, next_cb, filled, broken,
+                         copies, first_data + n_data)
+    buffers += copies
 
     n_sems = draw(st.integers(0, 3)) if counted else 0
     movers = [x for x in slots if x[1] is not Engine.COMPUTE]  # the engines that issue NoC transactions
@@ -344,12 +363,14 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
 
 def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], cb_sites: list[Site],
                      stages: list[_Stage], trips: dict[str, int], tensors: list[Tensor], buffers: list[Buffer],
-                     next_cb: dict[Site, int], filled: set[int], broken: bool) -> None:
+                     next_cb: dict[Site, int], filled: set[int], broken: bool, copies: list[Buffer],
+                     first_copy: int) -> None:
     """Circular buffer ``b`` of the module docstring on a site of two engines or more: its producer's units (reserve,
     then a read, a local-store fill, a pack or nothing, then push) and its consumer's (wait, sometimes a write out and
     its barrier or flush, pop) in one or two stages, now and then on a tensor's shard or carrying a state updated in
     place; added to ``buffers``, ``tensors`` and the stages' units, ``b`` to ``filled`` when its producer writes every
-    page it pushes."""
+    page it pushes. A consumer that writes out sometimes copies each chunk into a buffer of its own first
+    (``_copy_unit``): that buffer is appended to ``copies``, numbered from ``first_copy``."""
     site = draw(st.sampled_from(cb_sites))
     prod, cons = draw(st.permutations(by_site[site]))[:2]
     cap = draw(st.integers(1, 4))
@@ -393,6 +414,16 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
     acc_dtype = "fp32" if buffers[-1].dtype == "fp32" else "bf16"
     # The consumer may take each push in smaller chunks (a divisor of the push size).
     chunk = draw(st.sampled_from([d for d in range(1, pages + 1) if pages % d == 0]))
+    # A data-movement consumer that writes the pages out sometimes copies each chunk into a buffer of its own
+    # first (``CopyTiles``) and writes that one; broken, the copy is sometimes undrained or before its wait.
+    copy_to: int | None = None
+    copy_fault = "none"
+    if writes and draw(st.integers(0, 3)) == 0:
+        copy_to = first_copy + len(copies)
+        cb_copy = next_cb.get(site, 0)
+        next_cb[site] = cb_copy + 1
+        copies.append(Buffer(copy_to, f"cb{copy_to}", site, cb_copy, 1, chunk, buffers[b].dtype))
+        copy_fault = draw(st.sampled_from(("none", "none", "undrained", "early"))) if broken else "none"
     # Sometimes the pages carry a state updated in place: the producer reads the state's old tiles, the consumer
     # writes them back at the same address (each tile read before its own write); sometimes one iteration
     # ahead (``shift`` = the push size: a tile is rewritten before the next iteration reads its old value).
@@ -423,9 +454,13 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
             if writes:
                 tensors.append(_tensor(name, tiles, role, buffers[b].dtype))
         for c in range(pages // chunk):
-            unit.append(Wait(b, chunk))
+            out = b
+            if copy_to is not None:
+                unit += [*_copy_unit(b, copy_to, chunk, copy_fault), Pop(b, chunk)]
+                out = copy_to
+            unit.append(Wait(out, chunk))
             if writes:
-                unit.append(WriteTiles(b, name, _addr(stage, c * chunk + shift, pages), chunk))
+                unit.append(WriteTiles(out, name, _addr(stage, c * chunk + shift, pages), chunk))
                 # The page is read until the write left it: a write barrier or a flush before the pop (the
                 # engine's final write barrier then completes the writes); sometimes neither (async-source-reuse).
                 leave = draw(st.sampled_from(("barrier", "flush", "barrier", "flush", "none") if broken
@@ -434,8 +469,9 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
                     unit.append(WriteBarrier())
                 elif leave == "flush":
                     unit.append(Flush())
-            unit.append(Pop(b, chunk))
+            unit.append(Pop(out, chunk))
         stage.take.setdefault(cons, []).append(unit)
+
 
 def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue: list[Op],
                     broken: bool) -> EngineProgram:
@@ -498,7 +534,9 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
     kind)."""
     b = buffers[-1]
     total = sum(pages * _iterations(stages[k], trips) for k in where)
-    cap = max(total, b.capacity)
+    # A write shard's ring is exactly the pages its pushes publish: a larger ring would make its tensor larger than
+    # what is written (an output must be written whole, ``output-unwritten``).
+    cap = total if write and total >= 1 else max(total, b.capacity)
     partial = any(stages[k].count == 0 or isinstance(stages[k].count, str) for k in where)
     role = Role.INPUT
     if write:  # an activation nothing reads, where a stage may run fewer times (a state is never sharded)

@@ -32,6 +32,7 @@ from verispatial.ir.limits import ring_slots
 from verispatial.ir.obligation import BufferRef
 from verispatial.ir.ops import (
     Compute,
+    CopyTiles,
     FillTiles,
     Loop,
     McastSend,
@@ -259,6 +260,9 @@ def push(c: EngineRun, op: Push, path: tuple[int, ...], s: State) -> State:
                                          "were reserved")
     if ("rd", b) in s:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
+    if ("st", b) in s:
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while copy_tiles stores into it may not have landed (no "
+                                           "drain since)")
     s = shift(s, "sb", b, n, c.caps[b])
     s = frozenset(("rdp", b, (int(t[2]) - n) % c.caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
                   for t in s)
@@ -324,6 +328,8 @@ def roles(op: Op) -> list[tuple[int, bool]]:
         return [(op.buf, False)]
     if isinstance(op, (ReadTiles, FillTiles)):
         return [(op.into, True)]
+    if isinstance(op, CopyTiles):
+        return [(op.into, True), (op.src, False)]
     if isinstance(op, PackAcc):
         return [(op.buf, True)]
     if isinstance(op, WriteTiles):
@@ -370,5 +376,21 @@ def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> 
     return fill(c, s, op.into, op.tiles, path, "fill_tiles")
 
 
+def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> State:
+    """Local loads and stores: the loads take the next tiles of ``op.src``'s waited window (``cb-read-unwaited``, the
+    read cursor a ``WriteTiles`` moves; nothing stays a source), the stores count in ``op.into``'s fill as a
+    ``FillTiles`` of as many tiles and stay unlanded (``("st", into)``) until a drained copy."""
+    b = op.src
+    pt = c.p.buffers[b].page_tiles
+    top = c.most[b] * pt + 1
+    for v, r in pairs(s, "wt", b):
+        if r + op.tiles > v * pt:
+            c.flag(R.CB_READ_UNWAITED, path, f"copy_tiles loads tiles past the waited window of b{b}")
+    s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
+    s = fill(c, s, op.into, op.tiles, path, "copy_tiles")
+    # A drain lands every earlier store of the engine; without one the stores into ``into`` stay unlanded.
+    return frozenset(t for t in s if t[0] != "st") if op.drain else s | {("st", op.into)}
+
+
 HANDLERS: dict[type, Callable[..., State]] = {Reserve: reserve, Wait: wait, Push: push, Pop: pop,
-                                              FillTiles: fill_tiles}
+                                              FillTiles: fill_tiles, CopyTiles: copy_tiles}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.ir import rules as R
-from verispatial.ir.ops import FillTiles, Op, Pop, Push, Reserve, Wait
+from verispatial.ir.ops import CopyTiles, FillTiles, Op, Pop, Push, Reserve, Wait
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen
@@ -109,4 +109,20 @@ def fill_tiles(g: _Gen, e: int, path: tuple[int, ...], op: FillTiles, st: Step) 
     st.body += [*lines, *g._source_reuse(op.into, p0, np, "write", st.where)]
 
 
-HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}
+def copy_tiles(g: _Gen, e: int, path: tuple[int, ...], op: CopyTiles, st: Step) -> None:
+    """``CopyTiles``: the engine's own loads from the front of ``src`` (the consumer's role, the waited window past
+    its read cursor, ``drain``) and stores into the reserved back of ``into`` (as ``fill_tiles``), in one step; the
+    stores stay unlanded (``st_mask``, read by ``async-read-publish``) until a drained copy."""
+    b, pt = op.src, g.pt[op.src]
+    st.body += role(g, e, b, False, st.where)
+    st.body.append(g._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
+                             st.where))
+    st.body.append(f"drain[{b}] = drain[{b}] + {op.tiles};")
+    st.body += role(g, e, op.into, True, st.where)
+    lines, p0, np = fill(g, op.into, op.tiles, st.where)
+    st.body += [*lines, *g._source_reuse(op.into, p0, np, "write", st.where)]
+    st.body.append(f"st_mask[{e}] = 0;" if op.drain else f"st_mask[{e}] = st_mask[{e}] | {1 << op.into};")
+
+
+HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles,
+                                            CopyTiles: copy_tiles}

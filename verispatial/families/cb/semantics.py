@@ -14,7 +14,7 @@ from verispatial.families.cb import shard_semantics as shards
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
-from verispatial.ir.ops import FillTiles, Op, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles, op_text
+from verispatial.ir.ops import CopyTiles, FillTiles, Op, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles, op_text
 from verispatial.petri.position import Violation
 
 if TYPE_CHECKING:
@@ -190,8 +190,32 @@ def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Vi
     it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
 
 
+def copy_tiles(it: Interp, s: State, e: int, pc: PC, op: CopyTiles, out: list[Violation]) -> None:
+    """``CopyTiles``: the engine's own loads from the front of ``op.src`` and stores into the reserved back of
+    ``op.into``, complete at once (docs/semantics.md, "Local copies"). The loads take the next ``op.tiles`` tiles past
+    what the engine read since its pop, inside the waited window (``cb-read-unwaited``, as a ``WriteTiles`` counts
+    them; nothing stays a source: the loads are done when the op is); the stores are a ``FillTiles`` of as many tiles
+    (``cb-write-unreserved``, alias and source-reuse rules), undrained until a drained copy (``st_mask``)."""
+    b, pt = op.src, it.page_tiles[op.src]
+    role(it, s, e, pc, b, False, out)
+    room = (s.wait_end[b] - s.popped[b]) * pt
+    if s.drain[b] + op.tiles > room:
+        it._v(out, R.CB_READ_UNWAITED, e, pc,
+              f"{op_text(op)} loads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of b{b}, but "
+              f"its waited window holds {max(room, 0)} tiles")
+    s.drain[b] += op.tiles
+    role(it, s, e, pc, op.into, True, out)
+    slots = fill(it, s, e, pc, op.into, op.tiles, op, out)
+    it._alias_write(s, e, pc, op.into, slots, f"{op_text(op)} writes", out)
+    it._source_reuse(s, e, pc, op.into, slots, f"{op_text(op)} rewrites", out)
+    # Retired stores land in L1 only at a drain, which lands every earlier store of the engine too (``async-read-
+    # publish`` at a push or multicast of a buffer with undrained stores: ``noc.read_publish``).
+    s.st_mask[e] = 0 if op.drain else s.st_mask[e] | 1 << op.into
+
+
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
-HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles}
+HANDLERS: dict[type, Callable[..., Any]] = {Reserve: reserve, Push: push, Wait: wait, Pop: pop, FillTiles: fill_tiles,
+                                            CopyTiles: copy_tiles}
 
 
 def reserve_enabled(it: Interp, s: State, e: int, pc: PC, op: Reserve) -> bool:

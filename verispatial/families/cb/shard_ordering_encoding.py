@@ -22,7 +22,7 @@ from verispatial.families.cb.shard_encoding import Pages, ShardSide, WriteCover,
 from verispatial.families.tensors.ordering_encoding import _Access, _completion, _footprint, _run, _static_count
 from verispatial.ir import rules as R
 from verispatial.ir.core import Role
-from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.ops import CopyTiles, FillTiles, PackAcc, ReadTiles, WriteTiles
 from verispatial.ir.program import Program
 
 
@@ -182,19 +182,20 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, w: Leaf, sw: Shard
 
 
 def _writes_into(a: Analysis, b: int) -> list[Leaf]:
-    """The leaves that write into the back of buffer ``b`` (``ReadTiles`` into it, ``FillTiles``, ``PackAcc``)."""
+    """The leaves that write into the back of buffer ``b`` (``ReadTiles`` into it, ``FillTiles``, ``CopyTiles``,
+    ``PackAcc``)."""
     out: list[Leaf] = []
     for v in a.views.values():
         for lf in v.leaves:
             op = lf.op
-            if (isinstance(op, (ReadTiles, FillTiles)) and op.into == b) or (isinstance(op, PackAcc) and op.buf == b):
+            if (isinstance(op, (ReadTiles, FillTiles, CopyTiles)) and op.into == b) or (isinstance(op, PackAcc) and op.buf == b):
                 out.append(lf)
     return out
 
 
 def _tiles(lf: Leaf) -> int:
     op = lf.op
-    assert isinstance(op, (ReadTiles, FillTiles, PackAcc))
+    assert isinstance(op, (ReadTiles, FillTiles, CopyTiles, PackAcc))
     return op.tiles
 
 

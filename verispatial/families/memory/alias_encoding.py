@@ -28,7 +28,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf, pages
 from verispatial.families.multicast.encoding import multicast_destinations
 from verispatial.ir import rules as R
-from verispatial.ir.ops import FillTiles, PackAcc, Push, ReadBarrier, ReadTiles
+from verispatial.ir.ops import CopyTiles, FillTiles, PackAcc, Push, ReadBarrier, ReadTiles
 
 
 def _read_span(a: Analysis, lf: Leaf) -> tuple[Leaf, Leaf] | None:
@@ -100,7 +100,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]] = []
         undecided = ""
         for lf in leaves:
-            if (isinstance(lf.op, PackAcc) and lf.op.buf == b) or (isinstance(lf.op, FillTiles) and lf.op.into == b):
+            if (isinstance(lf.op, PackAcc) and lf.op.buf == b) or (isinstance(lf.op, (FillTiles, CopyTiles)) and lf.op.into == b):
                 writes.append((lf, facts[lf.engine].written.get(lf.path, frozenset()), lf, lf))
             elif isinstance(lf.op, ReadTiles) and lf.op.into == b:
                 span = _read_span(a, lf)

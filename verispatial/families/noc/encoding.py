@@ -58,6 +58,7 @@ from verispatial.families.semaphores.encoding import loopback_reuse
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     AtomicBarrier,
+    CopyTiles,
     FillTiles,
     Flush,
     InlineWrite,
@@ -166,8 +167,8 @@ HANDLERS: dict[type, Callable[..., State]] = {ReadTiles: read_tiles, ReadBarrier
 
 
 def _filled(op: Op) -> int | None:
-    """The buffer whose reserved back ``op`` writes (a ReadTiles, PackAcc or FillTiles), or None."""
-    if isinstance(op, (ReadTiles, FillTiles)):
+    """The buffer whose reserved back ``op`` writes (a ReadTiles, PackAcc, FillTiles or CopyTiles), or None."""
+    if isinstance(op, (ReadTiles, FillTiles, CopyTiles)):
         return op.into
     if isinstance(op, PackAcc):
         return op.buf
@@ -341,7 +342,7 @@ def _hazard_pages(facts: EngineFacts, lf: Leaf) -> tuple[int, set[int]] | None:
     if isinstance(op, Reserve):
         lo = facts.reserve_from.get(lf.path, 0)
         return op.buf, set(range(lo, op.pages))
-    if isinstance(op, (ReadTiles, PackAcc, FillTiles)):
+    if isinstance(op, (ReadTiles, PackAcc, FillTiles, CopyTiles)):
         b = op.buf if isinstance(op, PackAcc) else op.into
         return b, set(facts.written.get(lf.path, frozenset()))
     return None
@@ -612,7 +613,7 @@ def may_reach_source(a: Analysis, facts: dict[str, EngineFacts], f: Finding, fre
     op = op_at(view.program, f.path)
     if isinstance(op, Reserve):
         b, reach = op.buf, op.pages
-    elif isinstance(op, (ReadTiles, PackAcc, FillTiles)):
+    elif isinstance(op, (ReadTiles, PackAcc, FillTiles, CopyTiles)):
         b = op.buf if isinstance(op, PackAcc) else op.into
         written = facts[f.engine].written.get(f.path, frozenset())
         reach = max(written, default=0) + 1

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 def read_publish(g: _Gen, e: int, b: int, where: str) -> str:
     """``async-read-publish``: a Push or multicast of ``b`` while a read into ``b`` by engine ``e`` has no ReadBarrier
     after it."""
-    return g._assert(R.ASYNC_READ_PUBLISH, f"((rb_mask[{e}] >> {b}) & 1) == 0", where)
+    return g._assert(R.ASYNC_READ_PUBLISH, f"(((rb_mask[{e}] | st_mask[{e}]) >> {b}) & 1) == 0", where)
 
 
 def source_reuse(g: _Gen, b: int, p0: str, np: str, mode: str, where: str | None) -> list[str]:

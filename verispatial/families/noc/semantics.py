@@ -46,10 +46,17 @@ if TYPE_CHECKING:
 def read_publish(it: Interp, s: State, e: int, pc: PC, b: int, what: str, out: list[Violation]) -> None:
     """``async-read-publish``: ``what`` (a Push or a multicast of ``b``) publishes pages of ``b`` while a read into
     ``b`` by this engine may not have landed (no ReadBarrier since: data is in L1 only after noc_async_read_barrier,
-    dataflow_api.h). Decided per buffer, not per page."""
+    dataflow_api.h), or while its own stores into ``b`` by a ``CopyTiles`` have not been drained. Decided per buffer,
+    not per page."""
     if s.rb_mask[e] >> b & 1:
         it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
               f"{what} publishes pages read into b{b} by read_tiles with no read_barrier since")
+    elif s.st_mask[e] >> b & 1:
+        # The engine's own L1 stores (CopyTiles) retire before they land; the push's stream-register store may be
+        # processed first (tt-metal PR #50183): only a drain (a blocking load of the last word) orders them.
+        it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
+              f"{what} publishes pages of b{b} stored by copy_tiles with no drain since (a retired store may not "
+              "have landed in L1)")
 
 
 def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
