@@ -66,11 +66,12 @@ _EVERY_ENGINE = frozenset(Engine)
 #: a compute kernel (TRISC) is built without the NoC API (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
 #: circular_buffer.h:7-19``: under ``COMPILE_FOR_TRISC`` only the circular-buffer interface and ``llk_io`` are
 #: included, ``api/dataflow/noc.h`` only in the ``!COMPILE_FOR_TRISC`` branch); so are a data-movement RISC's own
-#: stores into a circular buffer (``FillTiles``) and its own loads and stores between two (``CopyTiles``). The accumulator (DST) ops only the compute engine, whose TRISCs
-#: own DST (``tt_metal/hw/inc/api/compute/reg_api.h``: ``tile_regs_acquire`` ... ``tile_regs_release``). Circular-
-#: buffer ops and a semaphore word's local set and wait (plain L1 stores and loads) every engine: compute kernels
-#: spin on and set L1 words themselves (``reduce_scatter_minimal_direct_compute.cpp:25-30``, ``moe_gpt/device/kernels/
-#: compute.cpp:23-26``: "Compute-side semaphore wait: spin on L1 value (no NOC API needed)").
+#: stores into a circular buffer (``FillTiles``) and its own loads and stores between two (``CopyTiles``). The
+#: accumulator (DST) ops only the compute engine, whose TRISCs own DST (``tt_metal/hw/inc/api/compute/reg_api.h``:
+#: ``tile_regs_acquire`` ... ``tile_regs_release``). Circular-buffer ops and a semaphore word's local set and wait
+#: (plain L1 stores and loads) every engine: compute kernels spin on and set L1 words themselves
+#: (``reduce_scatter_minimal_direct_compute.cpp:25-30``, ``moe_gpt/device/kernels/compute.cpp:23-26``:
+#: "Compute-side semaphore wait: spin on L1 value (no NOC API needed)").
 #:
 #: One exception, the compose pass's own convention: its rendezvous has every engine, compute too, increment the
 #: gather word and wait for its increments (``templated.rendezvous_tail``), so a ``SemInc`` of a rendezvous word and an
