@@ -222,9 +222,10 @@ def test_ids_are_renamed_by_their_id_space_not_their_field_name() -> None:
                     semaphores=(Semaphore(0, "ready", (A,)), Semaphore(1, "valid", (A, B)), Semaphore(2, "v2", (A, B))),
                     groups=(Group(0, A, (1, 0, 1, 0)),),
                     programs=(EngineProgram(A, Engine.READER, (
-                        SemSet(2, 1), McastSetValid(2, 0, 1, src=src), WriteBarrier(), Reserve(0, 1),
-                        Compute("x", 1, (Operand(0, 1),)), Push(0, 1))),
-                              EngineProgram(A, Engine.WRITER, (Wait(0, 1), Pop(0, 1))),
+                        SemSet(2, 1), McastSetValid(2, 0, 1, src=src), WriteBarrier(), Reserve(0, 1), Push(0, 1))),
+                              # the compute engine reads the page (a reader cannot issue a Compute: ISSUED_BY)
+                              EngineProgram(A, Engine.COMPUTE, (Wait(0, 1), Compute("x", 1, (Operand(0, 1),)),
+                                                                Pop(0, 1))),
                               EngineProgram(B, Engine.READER, (SemWait(2, WaitCond.GE, 1), SemSet(2, 0)))))
         assert validate(q) == []
         return q
