@@ -78,8 +78,8 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(capsys: pyte
                                        "directory for the SMT-LIB2 queries\n")
     assert main(["compile", str(ROOT / "examples" / "models" / "mlp_block.json"), "--target", "wormhole",
                  "--sections", readme]) == 2
-    assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected an "
-                                       "output directory\n")
+    assert capsys.readouterr().err == (f"verispatial: error: {readme}: exists and is not a directory, expected a "
+                                       "directory for the sections\n")
 
 
 @pytest.mark.parametrize(("field", "length", "expect"), [

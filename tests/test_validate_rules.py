@@ -163,7 +163,7 @@ CASES: list[tuple[str, Callable[[Program], Program], list[str]]] = [
     ("tensor-undeclared", edit(AR, (1, 1), ReadTiles("Z", Addr(0, (K,)), 1, 0)),
      [f"{PA} ops[1].body[1] ReadTiles: tensor 'Z' is not declared"]),
     ("address-var", edit(AR, (1, 1), ReadTiles("X", Addr(0, (Term("j", 1),)), 1, 0)),
-     [f"{PA} ops[1].body[1] ReadTiles: address uses 'j', which is not an enclosing loop variable"]),
+     [f"{PA} ops[1].body[1] ReadTiles: address uses 'j', which is neither an enclosing loop variable nor a trip"]),
     ("dynamic-range", edit(AR, (1, 1), ReadTiles("X", Addr(0, (), Dynamic("i", 3, 1)), 1, 0)),
      [f"{PA} ops[1].body[1] ReadTiles: dynamic address range has lo > hi"]),
     ("acquire", edit(BC, (0, 1), AcquireAcc(0, "fp64")),
