@@ -60,6 +60,8 @@ from verispatial.ir import (
     SemSet,
     SemWait,
     Tensor,
+    Term,
+    TripCount,
     Wait,
     WaitCond,
     WriteBarrier,
@@ -387,3 +389,37 @@ def test_a_sharing_waiter_reads_remotely_at_its_own_read_pointer() -> None:
                                 BufferAt(3, 109856, 2048)))
     assert list(explore(p).violations) == []
     assert certify(p).exit_code == 0
+
+
+def test_a_templated_program_naming_a_trip_in_an_address_or_a_size_is_refused() -> None:
+    """A template's address term that names no enclosing loop (a trip's: a block whose place a front end's --range
+    moves) or a tensor sized by a trip (``Tensor.trip_rows``): an op cut out of its template cannot tell a trip's term
+    from a loop's, so ``validate_templated`` refuses both by name (the TT-Lang line's rule, untested until now)."""
+    tp = _tiny_templated()
+    assert validate_templated(tp) == []
+    why = "an address names a trip, or a tensor is sized by one: not supported in a templated program"
+    j = next(i for i, t in enumerate(tp.templates) if t.tensors)
+    t = tp.templates[j]
+    sized = attrs.evolve(t, tensors=(attrs.evolve(t.tensors[0], trip_rows=TripCount("t", 1)), *t.tensors[1:]))
+    bad = attrs.evolve(tp, templates=tuple(sized if i == j else x for i, x in enumerate(tp.templates)))
+    assert f"template {j} ({t.name}): {why}" in [str(v) for v in validate_templated(bad)]
+
+    def with_trip_term(ops: tuple[Op, ...]) -> tuple[tuple[Op, ...], bool]:
+        out: list[Op] = []
+        done = False
+        for op in ops:
+            if not done and isinstance(op, ReadTiles):
+                op, done = attrs.evolve(op, addr=attrs.evolve(op.addr, terms=(*op.addr.terms, Term("t", 1)))), True
+            elif not done and isinstance(op, Loop):
+                body, done = with_trip_term(op.body)
+                op = attrs.evolve(op, body=body)
+            out.append(op)
+        return tuple(out), done
+
+    k, e, ops = next((k, e, r[0]) for k, x in enumerate(tp.templates) for e, ep in enumerate(x.programs)
+                     if (r := with_trip_term(ep.ops))[1])
+    x = tp.templates[k]
+    moved = attrs.evolve(x, programs=tuple(attrs.evolve(ep, ops=ops) if i == e else ep
+                                           for i, ep in enumerate(x.programs)))
+    bad = attrs.evolve(tp, templates=tuple(moved if i == k else y for i, y in enumerate(tp.templates)))
+    assert f"template {k} ({x.name}): {why}" in [str(v) for v in validate_templated(bad)]
