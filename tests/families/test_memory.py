@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 from builders import A, buf, ep, prog
+from test_checker_units import cex, not_proved, one
 
-from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.families.memory.encoding import check_memory
 from verispatial.ir import (
@@ -57,20 +58,6 @@ def two_bufs(mem: tuple[int, int]) -> Program:
              memory=(BufferAt(0, mem[0], 2 * TILE), BufferAt(1, mem[1], 2 * TILE)))
     assert validate(p) == []
     return p
-
-
-def not_proved(report: Report) -> dict[str, Verdict]:
-    return {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED}
-
-
-def one(report: Report, name: str) -> Result:
-    (r,) = [r for r in report.results if r.name == name]
-    return r
-
-
-def cex(r: Result) -> dict[str, object]:
-    assert r.counterexample is not None, r.name
-    return r.counterexample
 
 
 def test_disjoint_buffers_prove_the_memory_family() -> None:
