@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import pytest
+from verdicts import cex
 
 from verispatial import cli
 from verispatial.certify import checker
@@ -107,11 +108,6 @@ def refuted(report: Report) -> list[Result]:
 
 def refuted_names(report: Report) -> set[str]:
     return {r.name for r in refuted(report)}
-
-
-def cex(r: Result) -> dict[str, Any]:
-    assert r.counterexample is not None, f"{r.name} has no counterexample"
-    return r.counterexample
 
 
 def assert_replayed(report: Report) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from verdicts import cex, not_proved, one
 
-from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
@@ -210,20 +211,6 @@ def sections(arrivals: int = 4) -> Program:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def not_proved(report: Report) -> dict[str, Verdict]:
-    return {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED}
-
-
-def one(report: Report, name: str) -> Result:
-    (r,) = [r for r in report.results if r.name == name]
-    return r
-
-
-def cex(r: Result) -> dict[str, object]:
-    assert r.counterexample is not None, r.name
-    return r.counterexample
 
 
 @pytest.mark.parametrize("build", [good_copy, no_straddle, exact_ok, acked, handshake,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from builders import CA, RA, A, B, buf
 from builders import prog as bare_prog
+from verdicts import not_proved
 
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.driver.run import certify
@@ -85,10 +86,6 @@ def prog(*programs: EngineProgram, target: Target = WORMHOLE, **kw: object) -> P
     p = attrs.evolve(p, memory=tuple(mem))
     assert validate(p) == [], validate(p)
     return p
-
-
-def not_proved(report: Report) -> dict[str, Verdict]:
-    return {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED}
 
 
 def named(report: Report, name: str) -> Result:

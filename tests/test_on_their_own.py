@@ -16,11 +16,12 @@ from typing import Any
 
 import attrs
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
+from verdicts import one
 
 from verispatial.certify.assume import COVERAGE_RULES
 from verispatial.certify.checker import _confirm
 from verispatial.certify.reach import analyse
-from verispatial.certify.report import Report, Result, Verdict, settle
+from verispatial.certify.report import Result, Verdict, settle
 from verispatial.driver.run import certify
 from verispatial.driver.search import search_deadlock
 from verispatial.ir import (
@@ -50,11 +51,6 @@ from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.report.sarif import Artifact, sarif_log
 from verispatial.report.text import report_lines
-
-
-def one(report: Report, name: str) -> Result:
-    (r,) = [x for x in report.results if x.name == name]
-    return r
 
 
 def leans_on(r: Result) -> tuple[str, ...]:

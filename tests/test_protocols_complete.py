@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
+from verdicts import not_proved, one
 
 from verispatial.certify import reach
-from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import (
     BLACKHOLE,
@@ -55,15 +56,6 @@ from verispatial.petri.explore import explore
 K = 3
 FLAG, READY = 0, 1
 VALID, INVALID = 1, 0
-
-
-def one(report: Report, name: str) -> Result:
-    (r,) = [x for x in report.results if x.name == name]
-    return r
-
-
-def not_proved(report: Report) -> dict[str, Verdict]:
-    return {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED}
 
 
 def handshake(receiver: list[Op], sender_tail: list[Op] | None = None, target: Target = WORMHOLE) -> Program:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 from builders import GE, A, B, ep, prog
+from verdicts import not_proved
 
 from verispatial.certify.certificate import derive_certificate
 from verispatial.certify.reach import analyse
@@ -59,10 +60,6 @@ def jump_past_mcast() -> Program:
     g = Group(0, A, (1, 0, 1, 0))
     return prog(ep(A, Engine.READER, SemIncMcast(0, 0, 1, 2), AtomicBarrier()),
                 ep(B, Engine.READER, SemWait(0, GE, 1), SemSet(0, 0)), sems=(WORD,), groups=(g,))
-
-
-def not_proved(report: Report) -> dict[str, Verdict]:
-    return {r.name: r.verdict for r in report.results if r.verdict != Verdict.PROVED}
 
 
 @pytest.mark.parametrize("build", [jump_past, jump_past_acked, two_past, signalled, jump_past_mcast],

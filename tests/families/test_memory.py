@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from builders import A, buf, ep, prog
-from test_checker_units import cex, not_proved, one
+from verdicts import cex, not_proved, one
 
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
