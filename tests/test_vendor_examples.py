@@ -21,8 +21,8 @@ from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.report import Report, Verdict
 from verispatial.certify.structure import Leaf, engine_views
 from verispatial.driver.run import certify
-from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, WriteBarrier
-from verispatial.ir.program import Program
+from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, McastSend, Push, SemInc, WriteBarrier
+from verispatial.ir.program import Program, walk
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
 from verispatial.petri.explore import explore
@@ -470,6 +470,22 @@ def test_layernorm_sharded_findings_as_written() -> None:
     slots = [x for x in _report("layernorm_sharded.json").results if x.name.startswith("mcast-slot:")]
     assert len(slots) == 4
     assert all(x.verdict is Verdict.FAILED for x in slots), slots
+
+
+def test_layernorm_sender_pushes_then_multicasts_the_pages_it_pushed() -> None:
+    """As the vendor wrote it (reader_mcast_sender_unary_sharded_ln.cpp:267-282): the sender pushes ``ex_global``
+    (268) before its multicast loop and multicasts the pages already pushed (``behind``) from the read pointer it
+    took at 267; the checker proves their source (``mcast-source-unpublished``: pushed, their slots not reserved
+    again before the send). The transcription used to move the push after the loop."""
+    p = _program("layernorm_sharded.json")
+    sender = next(ep for ep in p.programs if ep.key == "(0,0).reader")
+    exg = next(op.buf for op in walk(sender.ops) if isinstance(op, McastSend) and op.behind)
+    order = [("push" if isinstance(op, Push) else f"send +{op.offset}, {op.behind} behind")
+             for op in walk(sender.ops) if isinstance(op, (Push, McastSend)) and op.buf == exg]
+    assert order == ["push", "send +0, 2 behind", "send +1, 2 behind"] * 2  # two passes
+    results = [x for x in _report("layernorm_sharded.json").results
+               if x.name.split(":")[0] == "mcast-source-unpublished"]
+    assert [x.verdict for x in results] == [Verdict.PROVED]
 
 
 def test_layernorm_read_before_valid_is_an_unpublished_remote_read() -> None:

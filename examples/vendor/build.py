@@ -882,11 +882,11 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
     read pointer plus its row offset); compute's combine; the sender waits for the other worker's increment, gathers
     every worker's combined row into ``ex_global`` and multicasts it block by block, each followed by its flag
     (``set(block + 2)``, ``set_multicast``, write barrier), which the receivers take with ``wait_min(block + 2)``.
+    As the vendor wrote it, the sender pushes ``ex_global`` (268) before the multicast loop and multicasts the pages
+    it already pushed from the read pointer it took at 267 (``McastSend.behind`` = ``block_h``).
 
     Transcribed with these differences, each because the format cannot say the vendor's statement (README,
-    "Sharded layernorm"): the sender's ``push_back`` of ``ex_global`` (sender line 268) is placed after its multicast
-    loop, because a ``McastSend`` sends the reserved back or the waited front and the vendor multicasts pages it has
-    already pushed, from its read pointer; compute's reads of ``in0`` by tile index (lines 289, 357: the resident
+    "Sharded layernorm"): compute's reads of ``in0`` by tile index (lines 289, 357: the resident
     shard nothing pushes or waits) and of ``eps`` (line 520: never waited, ordered behind the ``scaler_global`` wait
     because the writer pushes eps first) are ``Compute`` ops without that operand. The loops over the remote cores
     (sender 178, 244, 271; receiver 179) are written out, one op per core, since a ``RemoteRead`` names one site and a
@@ -1039,7 +1039,10 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             mcast: list[Line] = []
             for blk in range(2):
                 mcast += [k(272, "reduce_sender_sem.set(block + 2);", SemSet(sender_sem, blk + 2)),
-                          k(278, "noc.async_write_multicast(", McastSend(exg, 1, group, 1, offset=blk)),
+                          # The source is the read pointer taken before the push (267) plus the block's offset
+                          # (dataflow_buffer.h:595-603): block_h pages behind the write pointer once pushed.
+                          k(278, "noc.async_write_multicast(", McastSend(exg, 1, group, 1, offset=blk,
+                                                                           behind=block_h)),
                           k(290, "reduce_sender_sem.set_multicast(", McastSetValid(sender_sem, group, 1)),
                           k(299, "noc.async_write_barrier();", WriteBarrier())]
             return (
@@ -1067,9 +1070,9 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
                   Reserve(exg, block_h)),
                 *gather_ex,
                 k(265, "noc.async_read_barrier();", ReadBarrier()),
-                *mcast,
                 k(268, "dfb_ex_global_obj.push_back(static_cast<uint16_t>(block_h * num_tiles_scaler));",
                   Push(exg, block_h)),
+                *mcast,
                 k(308, "dfb_ex_obj.pop_front(static_cast<uint16_t>(num_tiles_per_worker * num_tiles_scaler));",
                   Pop(b(ex), 1)))
 
