@@ -176,7 +176,10 @@ def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str,
                                             if getattr(x.op, "buf", None) in {b.id for b in dests}])
     slot = _Slot(lf, anchor, dests, op.pages, _rel(op), op.front and op.dst is None)
     free = f"each of {len(dests)} receivers has the pages the sender's slot names free"
-    if smt.shortcuts() and all(b.capacity == anchor.capacity for b in dests):
+    # The lockstep and congruence questions read the landing as ``off`` pages past a receiver's write pointer with
+    # room for ``off + pages``: pages already pushed land behind the sender's write pointer (``off`` negative), where
+    # only the window and the interpreter's own rule say whether they are free.
+    if smt.shortcuts() and not op.behind and all(b.capacity == anchor.capacity for b in dests):
         o, _, _ = solve_each(a, slot.lockstep, f"{name}:lockstep", engines, trusted, rlimit)
         if o.status == Status.UNSAT:
             return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
@@ -189,7 +192,6 @@ def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str,
     # The congruence is asked only where the window is not: where it is, a state the congruence accepts and the
     # window does not is a receiver a whole ring away from the sender's count, which lands on pages that may hold
     # unpublished landings (``_landing_twice`` dropped them) or publishes pages that never landed.
-    # Pages already pushed sit behind the write pointer (a negative ``off``): the congruence's room is not asked.
     cong = None if windowed or op.behind else solve_each(a, slot.congruence, f"{name}:congruence", engines, trusted, rlimit)[0]
     if cong is not None and cong.status == Status.UNSAT:
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
