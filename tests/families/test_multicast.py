@@ -557,7 +557,8 @@ def test_a_multicast_of_a_page_not_yet_pushed_is_refuted_at_the_send() -> None:
     assert found is not None
     assert found.violation.position.path == (3,)
     (r,) = [x for x in _verdicts(p, R.MCAST_SOURCE_UNPUBLISHED) if x.verdict is not Verdict.PROVED]
-    assert r.verdict is Verdict.REFUTED and r.name == f"{R.MCAST_SOURCE_UNPUBLISHED}:(0,0).reader:[3]", r
+    assert r.verdict is Verdict.REFUTED, r
+    assert r.name == f"{R.MCAST_SOURCE_UNPUBLISHED}:(0,0).reader:[3]"
     assert _replayed(r), r.counterexample
 
 
@@ -600,3 +601,19 @@ def test_promela_refuses_pages_already_pushed_by_name() -> None:
 
     with pytest.raises(PromelaUnsupported, match="multicasts pages it already pushed"):
         to_promela(pushed())
+
+
+def test_the_behind_mutants_are_refused_or_still_correct() -> None:
+    """``behind+1``/``behind-1`` of the pushed-pages multicast (``mutate.py``): the address one page further back is
+    past the 2-page ring (validate refuses it); one page nearer sends page 1 where page 0 was meant, so two landings
+    fall on one page before the receiver publishes it — refused, never proved while broken."""
+    from collections import Counter
+
+    from verispatial.mutate import judge, mutants
+
+    ms = [m for m in mutants(pushed()) if m.kind.startswith("behind")]
+    assert Counter(m.kind for m in ms) == Counter({"behind+1": 2, "behind-1": 1})
+    outs = [judge(m) for m in ms]
+    assert {o.status for o in outs if o.mutant.kind == "behind+1"} == {"rejected"}
+    assert [o.status for o in outs if o.mutant.kind == "behind-1"] == ["refuted"], [(o.mutant.what, o.detail)
+                                                                               for o in outs]
