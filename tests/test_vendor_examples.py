@@ -538,7 +538,8 @@ def test_contributed_multicast_pr_50183_race_alone() -> None:
     refuted = [x for x in r.results if x.verdict is Verdict.REFUTED]
     assert sorted(x.name for x in refuted) == [f"async-read-publish:({i},0).writer:[9]" for i in (1, 2, 3)]
     for x in refuted:
-        assert x.counterexample is not None and x.counterexample.get("kind") == "rule", x.name
+        assert x.counterexample is not None
+        assert x.counterexample.get("kind") == "rule", x.name
         assert {(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, x)} == {("inbound_kernel.cpp", 69)}
 
 
