@@ -617,3 +617,28 @@ def test_the_behind_mutants_are_refused_or_still_correct() -> None:
     assert {o.status for o in outs if o.mutant.kind == "behind+1"} == {"rejected"}
     assert [o.status for o in outs if o.mutant.kind == "behind-1"] == ["refuted"], [(o.mutant.what, o.detail)
                                                                                for o in outs]
+
+
+def test_reserving_pages_already_pushed_again_before_the_multicast_left() -> None:
+    """The reader pushes two pages, multicasts them (``behind`` 2) and reserves the ring again before its write
+    barrier: once the compute popped them, the reserve hands their slots to the next fill while the multicast may
+    still be reading them — ``async-source-reuse`` at the reserve, refuted by the checker and replayed (the consumer's
+    pops before it are no reuse: pages already pushed are a back multicast's source)."""
+    from verispatial.certify.report import Verdict
+
+    send: list[Op] = [Reserve(0, 2), FillTiles(0, 2), Push(0, 2), McastSend(0, 2, 0, 1, behind=2), Reserve(0, 2),
+                      FillTiles(0, 2), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(), Push(0, 2)]
+    recv: list[Op] = [Reserve(1, 2), SemWait(0, GE, 1), Push(1, 2), SemSet(0, 0)]
+    bufs = (buf(0, A, cap=2, cb=0), buf(1, B, cap=2, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Wait(0, 2), Pop(0, 2)),
+             ep(B, Engine.READER, *recv), ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    p = attrs.evolve(p, memory=tuple(BufferAt(b.id, WORMHOLE.reserved_base, b.capacity * WORMHOLE.tile_bytes[b.dtype])
+                                     for b in bufs))
+    assert validate(p) == []
+    found = explore(p).violation(R.ASYNC_SOURCE_REUSE)
+    assert found is not None
+    assert found.violation.position.path == (4,)
+    rs = [x for x in _verdicts(p, R.ASYNC_SOURCE_REUSE) if x.name.endswith(":(0,0).reader:[4]")]
+    assert [x.verdict for x in rs] == [Verdict.REFUTED], rs
+    assert _replayed(rs[0]), rs[0].counterexample
