@@ -158,8 +158,8 @@ def data_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vio
     pages (the ring past the write pointer up to the read pointer: a page pushed and not popped holds published data
     it would overwrite) or already holds a landing the receiver has not published (data not yet consumed). Which
     pages each push publishes is ``mcast-publish-early``'s (``State.landed``, per page). The hardware asks no more:
-    the sharded layernorm's sender writes block ``b`` at ``b`` pages past its own unpushed write pointer
-    (reader_mcast_sender_unary_sharded_ln.cpp:270-282, ttnn 0.81.1) while each receiver reserves, waits and pushes
+    the sharded layernorm's sender writes block ``b`` at ``b`` pages past the address of ``ex_global`` it took before
+    pushing it (reader_mcast_sender_unary_sharded_ln.cpp:267-282, ttnn 0.81.1) while each receiver reserves, waits and pushes
     one page per block (reader_mcast_receiver_unary_sharded_ln.cpp:254-261), so its write pointer has moved on by
     the time block 1 lands. The bytes change now (``alias-clobber``, ``async-source-reuse``)."""
     issue_pc: PC = (en[1], en[2])
