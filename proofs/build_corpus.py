@@ -100,6 +100,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "vendor/broken/dispatch_mailbox_no_barrier": ("async-noc",),
     "vendor/layernorm_sharded": ("async-noc",),
     "vendor/broken/layernorm_sharded_read_before_valid": ("async-noc",),
+    "vendor/contributed_multicast": None,
+    "vendor/broken/contributed_multicast_as_shipped": ("circular-buffer", "async-noc"),
 }
 #: The layer and block graphs (the whole decode steps are ``STEPS``), the targets, the tests' caps.
 GRAPHS = ("mlp_block", "state_accumulate", "llama3_2_1b_decode", "qwen2_5_0_5b_decode", "llama3_2_1b_prefill",

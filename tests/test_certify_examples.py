@@ -475,6 +475,8 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "vendor/sort_exchange_data.json", "vendor/dispatch_mailbox.json",
         "vendor/broken/dispatch_mailbox_no_barrier.json",
         "vendor/layernorm_sharded.json", "vendor/broken/layernorm_sharded_read_before_valid.json",
+        # Golden tests in tests/test_vendor_examples.py.
+        "vendor/contributed_multicast.json", "vendor/broken/contributed_multicast_as_shipped.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

@@ -21,8 +21,8 @@ from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.report import Report, Verdict
 from verispatial.certify.structure import Leaf, engine_views
 from verispatial.driver.run import certify
-from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, SemInc, WriteBarrier
-from verispatial.ir.program import Program
+from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, McastSend, Push, SemInc, WriteBarrier
+from verispatial.ir.program import Program, walk
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
 from verispatial.petri.explore import explore
@@ -53,6 +53,10 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     # really leaves).
     "layernorm_sharded.json": ("async-noc",),
     "broken/layernorm_sharded_read_before_valid.json": ("async-noc",),
+    # tt-metal's contributed multicast example: with PR #50183's drain and the contract's statements it proves; as
+    # shipped it is refuted at the lines README "The contributed multicast example" names.
+    "contributed_multicast.json": None,
+    "broken/contributed_multicast_as_shipped.json": ("circular-buffer", "async-noc"),
 }
 
 
@@ -99,7 +103,9 @@ def test_every_op_cites_its_vendor_line(rel: str) -> None:
             assert loc.line > 0
             assert loc.text
             # A kernel's own file, or the kernel_lib helper it calls (expanded to the ops the helper issues).
-            assert loc.file.startswith(("ttnn/operations/", "ttnn/kernel_lib/", "ttnn/kernel/", "ttl/tutorials/")), loc.file
+            # tt-metal's contributed multicast example: the tt-metal repository at the commits ``TT_METAL_COMMITS`` names.
+            assert loc.file.startswith(("ttnn/operations/", "ttnn/kernel_lib/", "ttnn/kernel/", "ttl/tutorials/",
+                                        "tt_metal/programming_examples/")), loc.file
 
 
 @pytest.mark.parametrize("rel", [r for r, want in EXPECTED.items() if want is None])
@@ -305,6 +311,8 @@ def test_cited_lines_hold_the_quoted_statements(rel: str) -> None:
     if cpp is None:
         pytest.skip("the ttnn 0.81.1 wheel is not unpacked ($VERISPATIAL_TTNN; examples/ttmetal/README.md)")
     for file, line, text in BUILD.vendor_lines(_program(rel)):
+        if file in BUILD.TT_METAL_COMMITS:
+            continue  # not in any wheel: the tt-metal repository at that commit (checked by hand, README)
         older = BUILD.OLDER_WHEEL.get(file)
         root = cpp if older is None else _ttnn_cpp(older)
         if root is None:
@@ -472,6 +480,22 @@ def test_layernorm_sharded_findings_as_written() -> None:
     assert all(x.verdict is Verdict.FAILED for x in slots), slots
 
 
+def test_layernorm_sender_pushes_then_multicasts_the_pages_it_pushed() -> None:
+    """As the vendor wrote it (reader_mcast_sender_unary_sharded_ln.cpp:267-282): the sender pushes ``ex_global``
+    (268) before its multicast loop and multicasts the pages already pushed (``behind``) from the read pointer it
+    took at 267; the checker proves their source (``mcast-source-unpublished``: pushed, their slots not reserved
+    again before the send). The transcription used to move the push after the loop."""
+    p = _program("layernorm_sharded.json")
+    sender = next(ep for ep in p.programs if ep.key == "(0,0).reader")
+    exg = next(op.buf for op in walk(sender.ops) if isinstance(op, McastSend) and op.behind)
+    order = [("push" if isinstance(op, Push) else f"send +{op.offset}, {op.behind} behind")
+             for op in walk(sender.ops) if isinstance(op, (Push, McastSend)) and op.buf == exg]
+    assert order == ["push", "send +0, 2 behind", "send +1, 2 behind"] * 2  # two passes
+    results = [x for x in _report("layernorm_sharded.json").results
+               if x.name.split(":")[0] == "mcast-source-unpublished"]
+    assert [x.verdict for x in results] == [Verdict.PROVED]
+
+
 def test_layernorm_read_before_valid_is_an_unpublished_remote_read() -> None:
     """The receiver gathering partials before it waits for the sender's VALID (line 157 after the gather) reads the
     sender's partial before compute pushed it: ``remote-read-unpublished`` at the receiver's read (line 180), in
@@ -486,3 +510,43 @@ def test_layernorm_read_before_valid_is_an_unpublished_remote_read() -> None:
         assert x.counterexample is not None
         replay = x.counterexample.get("replay") or {}  # a state rule's replay is nested under its name
         assert replay.get("replayed_by"), x.name
+
+
+def test_contributed_multicast_as_shipped_findings() -> None:
+    """tt-metal's contributed multicast example at the commits read (README, "The contributed multicast example"):
+    the coordinator reads into c_0 and pushes it with no reserve (coordinator_kernel.cpp:31, 38), each receiver copies
+    c_0 with no wait (inbound_kernel.cpp:68), pushes c_16 before the copy's stores landed (69, tt-metal PR #50183's
+    race) and ends with its increment (41) unacknowledged; the coordinator's multicast of the page it pushed (58) is
+    no finding (its source is proved)."""
+    rules = _refuted_rules("broken/contributed_multicast_as_shipped.json")
+    assert rules == {"cb-write-unreserved": {("coordinator_kernel.cpp", 31)},
+                     "cb-push-uncovered": {("coordinator_kernel.cpp", 38)},
+                     "cb-read-unwaited": {("inbound_kernel.cpp", 68)},
+                     "async-read-publish": {("inbound_kernel.cpp", 69)},
+                     "async-pending-at-end": {("inbound_kernel.cpp", 41)}}
+    src = [x for x in _report("broken/contributed_multicast_as_shipped.json").results
+           if x.name.split(":")[0] == "mcast-source-unpublished"]
+    assert [x.verdict for x in src] == [Verdict.PROVED]
+
+
+def test_contributed_multicast_pr_50183_race_alone() -> None:
+    """With the contract's statements but not PR #50183's drain, the example is refuted by the PR's race alone: each
+    receiver's push of c_16 (inbound_kernel.cpp:69) while the copy's stores may not have landed, replayed; with the
+    drain every obligation proves (``contributed_multicast.json``, above)."""
+    p = BUILD.contributed_multicast("contributed_multicast_undrained", contract=True)
+    r = certify(p)
+    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED]
+    assert sorted(x.name for x in refuted) == [f"async-read-publish:({i},0).writer:[9]" for i in (1, 2, 3)]
+    for x in refuted:
+        assert x.counterexample is not None
+        assert x.counterexample.get("kind") == "rule", x.name
+        assert {(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, x)} == {("inbound_kernel.cpp", 69)}
+
+
+def test_contributed_multicast_coordinator_multicasts_the_page_it_pushed() -> None:
+    """The coordinator's order as written: push c_0 (38), then multicast it from the address taken before the push
+    (58: one page behind the write pointer), no reserve or wait of c_0 between."""
+    p = _program("contributed_multicast.json")
+    coord = next(ep for ep in p.programs if ep.key == "(0,0).writer")
+    ops = [op for op in walk(coord.ops) if isinstance(op, (Push, McastSend))]
+    assert [(type(op).__name__, getattr(op, "behind", None)) for op in ops] == [("Push", None), ("McastSend", 1)]

@@ -20,7 +20,9 @@
   smaller (a word carrying a sequence, docs/semantics.md "Set values that grow with the loop"), where the value
   stays a valid word in every iteration (``validate`` rejects the rest).
 - ``offset+1`` / ``offset-1``: where a multicast or remote write lands, one page further or nearer (``McastSend.offset``,
-  never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address).
+  never below 0); ``undst``: a remote write's ``dst`` dropped (it lands in the source's own cb index, at its address);
+  ``behind+1`` / ``behind-1``: a multicast of pages already pushed sent from one page further behind or nearer to the
+  write pointer (``McastSend.behind``, never below the pages it sends past that address).
 - ``read-offset+1`` / ``read-offset-1``: a remote read's pages one further or nearer past its read pointer
   (``RemoteRead.offset``, never below 0); ``unsite``: a remote read's owner moved to another site holding a buffer of
   its cb index in its phase (one mutant per such site: the kernel computed the wrong core's NoC coordinates).
@@ -182,6 +184,14 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         moved: Op = attrs.evolve(op, offset=op.offset + d)
                         yield (f"offset{d:+d}", path, f"McastSend offset {op.offset} -> {op.offset + d}",
                                with_body(ops, where, (*body[:i], moved, *body[i + 1:])))
+                if op.behind:
+                    # Pages already pushed: the address taken one page nearer to or further from the write pointer
+                    # (never 0: that is the reserved back; never short of the pages sent past it).
+                    for d in (1, -1):
+                        if op.behind + d >= max(1, op.offset + op.pages):
+                            back: Op = attrs.evolve(op, behind=op.behind + d)
+                            yield (f"behind{d:+d}", path, f"McastSend behind {op.behind} -> {op.behind + d}",
+                                   with_body(ops, where, (*body[:i], back, *body[i + 1:])))
                 if op.dst is not None:
                     yield ("undst", path, f"McastSend lands in its own cb index, not b{op.dst}'s",
                            with_body(ops, where, (*body[:i], attrs.evolve(op, dst=None), *body[i + 1:])))

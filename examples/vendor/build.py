@@ -30,6 +30,7 @@ from verispatial.ir import (
     Buffer,
     BufferAt,
     Compute,
+    CopyTiles,
     Engine,
     EngineProgram,
     FillTiles,
@@ -882,11 +883,11 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
     read pointer plus its row offset); compute's combine; the sender waits for the other worker's increment, gathers
     every worker's combined row into ``ex_global`` and multicasts it block by block, each followed by its flag
     (``set(block + 2)``, ``set_multicast``, write barrier), which the receivers take with ``wait_min(block + 2)``.
+    As the vendor wrote it, the sender pushes ``ex_global`` (268) before the multicast loop and multicasts the pages
+    it already pushed from the read pointer it took at 267 (``McastSend.behind`` = ``block_h``).
 
     Transcribed with these differences, each because the format cannot say the vendor's statement (README,
-    "Sharded layernorm"): the sender's ``push_back`` of ``ex_global`` (sender line 268) is placed after its multicast
-    loop, because a ``McastSend`` sends the reserved back or the waited front and the vendor multicasts pages it has
-    already pushed, from its read pointer; compute's reads of ``in0`` by tile index (lines 289, 357: the resident
+    "Sharded layernorm"): compute's reads of ``in0`` by tile index (lines 289, 357: the resident
     shard nothing pushes or waits) and of ``eps`` (line 520: never waited, ordered behind the ``scaler_global`` wait
     because the writer pushes eps first) are ``Compute`` ops without that operand. The loops over the remote cores
     (sender 178, 244, 271; receiver 179) are written out, one op per core, since a ``RemoteRead`` names one site and a
@@ -1039,7 +1040,10 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             mcast: list[Line] = []
             for blk in range(2):
                 mcast += [k(272, "reduce_sender_sem.set(block + 2);", SemSet(sender_sem, blk + 2)),
-                          k(278, "noc.async_write_multicast(", McastSend(exg, 1, group, 1, offset=blk)),
+                          # The source is the read pointer taken before the push (267) plus the block's offset
+                          # (dataflow_buffer.h:595-603): block_h pages behind the write pointer once pushed.
+                          k(278, "noc.async_write_multicast(", McastSend(exg, 1, group, 1, offset=blk,
+                                                                           behind=block_h)),
                           k(290, "reduce_sender_sem.set_multicast(", McastSetValid(sender_sem, group, 1)),
                           k(299, "noc.async_write_barrier();", WriteBarrier())]
             return (
@@ -1067,9 +1071,9 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
                   Reserve(exg, block_h)),
                 *gather_ex,
                 k(265, "noc.async_read_barrier();", ReadBarrier()),
-                *mcast,
                 k(268, "dfb_ex_global_obj.push_back(static_cast<uint16_t>(block_h * num_tiles_scaler));",
                   Push(exg, block_h)),
+                *mcast,
                 k(308, "dfb_ex_obj.pop_front(static_cast<uint16_t>(num_tiles_per_worker * num_tiles_scaler));",
                   Pop(b(ex), 1)))
 
@@ -1160,6 +1164,107 @@ def multinode_matmul(root: Path | None, committed: Path) -> Program:
 # The catalogue
 # ---------------------------------------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------------------------------------
+# tt-metal's contributed multicast example (not in the wheel: the tt-metal repository at the commits below)
+# ---------------------------------------------------------------------------------------------------------
+
+#: The example's kernels, as tt-metal's host code names them (``multicast.cpp``), and the commits read
+#: (examples/vendor/README.md, "The contributed multicast example").
+MCAST_EXAMPLE = "tt_metal/programming_examples/contributed/multicast/kernels/dataflow"
+COORDINATOR = f"{MCAST_EXAMPLE}/coordinator_kernel.cpp"
+INBOUND = f"{MCAST_EXAMPLE}/inbound_kernel.cpp"
+OUTBOUND = f"{MCAST_EXAMPLE}/outbound_kernel.cpp"
+TT_METAL_COMMITS: dict[str, str] = {
+    COORDINATOR: "182752ce268e44fa116bf29d2f177865a90e88ac",
+    INBOUND: "1c7215148e847c7f47b73e018707e5971c8c826b",
+    OUTBOUND: "04b3405067aa1e0a4f142aad0f7d3937337f0e12",
+}
+
+
+def contributed_multicast(name: str = "contributed_multicast_as_shipped", drain: bool = False,
+                          contract: bool = False) -> Program:
+    """tt-metal's contributed multicast example whole (``multicast.cpp``): c_0 and c_16 (one bf16 page each) and
+    the semaphores ``sender`` and ``receiver`` (both 0) on (0,0)-(3,0); the coordinator (RISCV_0: the writer
+    engine) on (0,0), the inbound (RISCV_0) and outbound (RISCV_1: the reader engine) kernels on (1,0)-(3,0),
+    ``num_dests`` = 3; the void compute kernel issues nothing (no engine program).
+
+    The coordinator reads the tile from DRAM into ``get_write_ptr(c_0)`` (28, 31), waits for it (32), pushes it (38),
+    waits for the three receivers' increments and resets its word (45, 48), multicasts the page it pushed from the
+    address it took before the push (58: ``McastSend.behind`` = 1, a row 4 form), stores VALID in its ``receiver``
+    word and multicasts it (61, 64) and waits for both writes (66). Each inbound kernel reserves c_0 (36), sets its
+    ``receiver`` word INVALID (37), increments the coordinator's ``sender`` word (41), waits for VALID (44), pushes
+    c_0 (59), reserves c_16 (67), copies c_0's page into it with L1 loads and stores (68, ``copy_tile_between_cb``
+    at 9-15: ``CopyTiles``) and pushes c_16 (69); each outbound kernel waits c_16 (18), writes its page to DRAM
+    tile ``tile_offset`` (23), waits for the write (24) and pops (26). Neither c_0 is popped: one launch.
+
+    As the commits read have it (``drain`` false, ``contract`` false), the kernels break the documented contract
+    (``dataflow_api.h:309-312, 331-334``, ttnn 0.81.1: ``get_write_ptr`` is valid between ``cb_reserve_back`` and
+    ``cb_push_back``, ``get_read_ptr`` between ``cb_wait_front`` and ``cb_pop_front``): the coordinator reads into c_0
+    and pushes it with no reserve (31, 38), the receivers copy from c_0 with no wait (68); each receiver's
+    ``noc_semaphore_inc`` (41, non-posted) is never followed by an atomic barrier (#40879's class); and the push of
+    c_16 (69) right after the copy's stores is tt-metal PR #50183's race (its fix: a blocking load of the last word
+    written before the push). ``drain``: the copy with PR #50183's fix (the commit read does not have it; cited at
+    68). ``contract``: the statements the contract asks for added where the kernels leave them out (not the vendor's
+    code, each cited at the line it guards): ``cb_reserve_back(c_0)`` before the read, ``cb_wait_front(c_0)`` before
+    the copy, ``noc_async_atomic_barrier()`` after the increment."""
+    co, ib, ob = Kernel(COORDINATOR), Kernel(INBOUND), Kernel(OUTBOUND)
+    coord = Site(0, 0)
+    recv = tuple(Site(1 + i, 0) for i in range(3))
+    sites = (coord, *recv)
+    c0 = {s: 2 * i for i, s in enumerate(sites)}
+    c16 = {s: 2 * i + 1 for i, s in enumerate(sites)}
+    buffers = tuple(b for s in sites for b in (Buffer(c0[s], "c_0", s, 0, 1, 1, "bf16"),
+                                               Buffer(c16[s], "c_16", s, 16, 1, 1, "bf16")))
+    sender_sem, receiver_sem = 0, 1
+    sems = (Semaphore(sender_sem, "sender", sites, 0, SemRole.MCAST_READY),
+            Semaphore(receiver_sem, "receiver", sites, 0, SemRole.MCAST_VALID))
+    group = 0
+    tensors = (_tensor("src0", 1, Role.INPUT), _tensor("output", 3, Role.OUTPUT))
+    reserve = [co(28, "uint32_t tile_l1_addr = get_write_ptr(cb_id_in0);", Reserve(c0[coord], 1))] if contract else []
+    coordinator = engine(
+        coord, Engine.WRITER, *reserve,
+        co(31, "noc_async_read(src0_dram_noc_addr, tile_l1_addr, ublock_size_bytes);",
+           ReadTiles("src0", Addr(0), 1, c0[coord])),
+        co(32, "noc_async_read_barrier();", ReadBarrier()),
+        co(38, "cb_push_back(cb_id_in0, 1);", Push(c0[coord], 1)),
+        co(45, "noc_semaphore_wait(sender_addr_ptr, num_dests);", SemWait(sender_sem, WaitCond.EQ, 3)),
+        co(48, "noc_semaphore_set(sender_addr_ptr, 0);", SemSet(sender_sem, 0)),
+        co(58, "noc_async_write_multicast(tile_l1_addr, identity_tile_global_multicast_addr, single_tile_size, "
+               "num_dests);", McastSend(c0[coord], 1, group, 3, behind=1)),
+        co(61, "*(receiver_addr_ptr) = VALID;", SemSet(receiver_sem, 1)),
+        co(64, "noc_semaphore_set_multicast(receiver_addr, validity_global_multicast_addr, num_dests);",
+           McastSetValid(receiver_sem, group, 3)),
+        co(66, "noc_async_write_barrier();", WriteBarrier()))
+    programs = [coordinator]
+    for i, s in enumerate(recv):
+        barrier = [ib(41, "noc_semaphore_inc(remote_sender_semaphore_noc_addr, 1);", AtomicBarrier())] if contract \
+            else []
+        wait = [ib(68, "copy_tile_between_cb(get_read_ptr(cb_id_in0), get_write_ptr(cb_id_out0), "
+                       "ublock_size_bytes);", Wait(c0[s], 1))] if contract else []
+        programs.append(engine(
+            s, Engine.WRITER,
+            ib(36, "cb_reserve_back(cb_id_in0, 1);", Reserve(c0[s], 1)),
+            ib(37, "noc_semaphore_set(receiver_addr_ptr, INVALID);", SemSet(receiver_sem, 0)),
+            ib(41, "noc_semaphore_inc(remote_sender_semaphore_noc_addr, 1);", SemInc(sender_sem, coord, 1)),
+            *barrier,
+            ib(44, "noc_semaphore_wait(receiver_addr_ptr, VALID);", SemWait(receiver_sem, WaitCond.EQ, 1)),
+            ib(59, "cb_push_back(cb_id_in0, 1);", Push(c0[s], 1)),
+            ib(67, "cb_reserve_back(cb_id_out0, 1);", Reserve(c16[s], 1)),
+            *wait,
+            ib(68, "copy_tile_between_cb(get_read_ptr(cb_id_in0), get_write_ptr(cb_id_out0), ublock_size_bytes);",
+               CopyTiles(c0[s], c16[s], 1, drain)),
+            ib(69, "cb_push_back(cb_id_out0, 1);", Push(c16[s], 1))))
+        programs.append(engine(
+            s, Engine.READER,
+            ob(18, "cb_wait_front(cb_id_out0, 1);", Wait(c16[s], 1)),
+            ob(23, "noc_async_write_page(dram_tile_id, dram_writer, l1_read_addr);",
+               WriteTiles(c16[s], "output", Addr(i), 1)),
+            ob(24, "noc_async_write_barrier();", WriteBarrier()),
+            ob(26, "cb_pop_front(cb_id_out0, 1);", Pop(c16[s], 1))))
+    return Program(name, WORMHOLE, tensors=tensors, buffers=buffers, semaphores=sems,
+                   groups=(Group(group, coord, (1, 0, 3, 0)),), programs=tuple(programs), memory=pack(buffers))
+
+
 BUILDERS: dict[str, Callable[[], Program]] = {
     "eltwise_binary.json": eltwise_binary,
     "eltwise_binary_sharded.json": eltwise_binary_sharded,
@@ -1179,6 +1284,8 @@ BUILDERS: dict[str, Callable[[], Program]] = {
         "layernorm_sharded_read_before_valid", handshake=False),
     "dispatch_mailbox.json": lambda: dispatch_mailbox("dispatch_mailbox", barrier=True),
     "broken/dispatch_mailbox_no_barrier.json": dispatch_mailbox,
+    "contributed_multicast.json": lambda: contributed_multicast("contributed_multicast", drain=True, contract=True),
+    "broken/contributed_multicast_as_shipped.json": contributed_multicast,
 }
 
 

@@ -492,3 +492,153 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
     assert set(semantics.LANDINGS) == set(promela.LANDINGS) == set(promela.QUEUES) == ops
     assert SemIncMcast not in ops  # the increment multicast is the semaphore family's
+
+
+# ------------------------------------------------------------------------------------------ pages already pushed
+
+
+def pushed(offsets: tuple[int, ...] = (0, 1), behind: int = 2, reserve_again: bool = False,
+           pushes_first: int | None = None) -> Program:
+    """The sharded layernorm's result multicast as the vendor wrote it (reader_mcast_sender_unary_sharded_ln.cpp:
+    267-282, ttnn 0.81.1): (0,0)'s reader fills and pushes ``len(offsets)`` pages of b0 (``pushes_first`` pages only,
+    when given), then multicasts page ``k`` from ``offsets[k]`` past the address it took before the push
+    (``behind`` pages before its write pointer), a write barrier and an increment of (1,0)'s word after each; its
+    compute waits and pops them meanwhile. ``reserve_again``: the reader reserves a page of b0 again before the
+    multicasts (the slot of page 0, once the compute popped it)."""
+    n = len(offsets)
+    first = n if pushes_first is None else pushes_first
+    send: list[Op] = [Reserve(0, n), FillTiles(0, n), Push(0, first)]
+    send += [Reserve(0, 1)] if reserve_again else []
+    for off in offsets:
+        send += [McastSend(0, 1, 0, 1, offset=off, behind=behind), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
+    send += [FillTiles(0, 1), Push(0, 1)] if reserve_again else []
+    send += [Push(0, n - first)] if first < n else []
+    popped = n + (1 if reserve_again else 0)
+    recv: list[Op] = []
+    for k in range(n):
+        recv += [Reserve(1, 1), SemWait(0, GE, k + 1), Push(1, 1)]
+    recv.append(SemSet(0, 0))
+    bufs = (buf(0, A, cap=2, cb=0), buf(1, B, cap=2, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, popped), Pop(0, popped)) if popped <= 2 else
+             ep(A, Engine.COMPUTE, Wait(0, n), Pop(0, n), Wait(0, 1), Pop(0, 1)),
+             ep(B, Engine.READER, *recv), ep(B, Engine.COMPUTE, Wait(1, n), Pop(1, n)),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    memory = [BufferAt(b.id, WORMHOLE.reserved_base, b.capacity * WORMHOLE.tile_bytes[b.dtype]) for b in bufs]
+    return attrs.evolve(p, memory=tuple(memory))
+
+
+def _verdicts(p: Program, rule: str) -> list[Result]:
+    from verispatial.driver.run import certify
+
+    return [r for r in certify(p).results if r.name == rule or r.name.startswith(f"{rule}:")]
+
+
+def test_a_multicast_of_pages_already_pushed_proves() -> None:
+    """Push, then multicast the pushed pages block by block from the address taken before the push: the compute's
+    pop in between changes no byte, so no interleaving faults, and every obligation proves."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = pushed()
+    assert validate(p) == []
+    assert explore(p).rules() == []
+    bad = [r for r in certify(p).results if r.verdict is not Verdict.PROVED]
+    assert bad == []
+
+
+def test_a_multicast_of_a_page_not_yet_pushed_is_refuted_at_the_send() -> None:
+    """Only one page pushed before the multicasts: the address two pages behind the write pointer names a page the
+    reader never pushed (nothing says it was filled or published), refuted at the first send."""
+    from verispatial.certify.report import Verdict
+
+    p = pushed(behind=2, pushes_first=1)
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SOURCE_UNPUBLISHED)
+    assert found is not None
+    assert found.violation.position.path == (3,)
+    (r,) = [x for x in _verdicts(p, R.MCAST_SOURCE_UNPUBLISHED) if x.verdict is not Verdict.PROVED]
+    assert r.verdict is Verdict.REFUTED, r
+    assert r.name == f"{R.MCAST_SOURCE_UNPUBLISHED}:(0,0).reader:[3]"
+    assert _replayed(r), r.counterexample
+
+
+def test_a_multicast_of_pages_whose_slot_was_reserved_again_is_refuted() -> None:
+    """The reader reserves a page again (page 2: page 0's slot, free once the compute popped it) before it
+    multicasts page 0: that slot is now its own to refill, so page 0's bytes are not what it pushed."""
+    from verispatial.certify.report import Verdict
+
+    p = pushed(reserve_again=True)
+    assert validate(p) == []
+    found = explore(p).violation(R.MCAST_SOURCE_UNPUBLISHED)
+    assert found is not None
+    assert "page 0's slot is reserved again" in found.violation.message
+    rs = [x for x in _verdicts(p, R.MCAST_SOURCE_UNPUBLISHED) if x.verdict is not Verdict.PROVED]
+    assert [(x.name, x.verdict) for x in rs] == [(f"{R.MCAST_SOURCE_UNPUBLISHED}:(0,0).reader:[4]", Verdict.REFUTED)]
+    assert _replayed(rs[0]), rs[0].counterexample
+
+
+def test_validate_places_pages_already_pushed() -> None:
+    """``behind`` names pages before the write pointer: not with front or dst, the pages inside them, at most a ring."""
+    base = pushed()
+    def with_send(op: McastSend) -> Program:
+        reader = base.programs[0]
+        return attrs.evolve(base, programs=(attrs.evolve(reader, ops=(*reader.ops[:3], op)), *base.programs[1:]))
+
+    msgs = [validate(with_send(McastSend(0, 1, 0, 1, front=True, behind=1)))[0].rule,
+            validate(with_send(McastSend(0, 1, 0, 1, offset=1, behind=1)))[0].rule,
+            validate(with_send(McastSend(0, 1, 0, 1, behind=3)))[0].rule]
+    assert msgs == ["behind 1 names pages already pushed, before this engine's write pointer: not with front (the read "
+                    "pointer) or dst (a landing at another buffer's write pointer)",
+                    "sends pages [1, 2) past a pointer 1 pages behind the write pointer: the source pages must be "
+                    "pages already pushed (offset + pages <= behind)",
+                    "behind 3 pages is more than the 2-page ring of b0 holds pushed"]
+
+
+def test_promela_refuses_pages_already_pushed_by_name() -> None:
+    import pytest
+
+    from verispatial.petri.promela import PromelaUnsupported
+
+    with pytest.raises(PromelaUnsupported, match="multicasts pages it already pushed"):
+        to_promela(pushed())
+
+
+def test_the_behind_mutants_are_refused_or_still_correct() -> None:
+    """``behind+1``/``behind-1`` of the pushed-pages multicast (``mutate.py``): the address one page further back is
+    past the 2-page ring (validate refuses it); one page nearer sends page 1 where page 0 was meant, so two landings
+    fall on one page before the receiver publishes it — refused, never proved while broken."""
+    from collections import Counter
+
+    from verispatial.mutate import judge, mutants
+
+    ms = [m for m in mutants(pushed()) if m.kind.startswith("behind")]
+    assert Counter(m.kind for m in ms) == Counter({"behind+1": 2, "behind-1": 1})
+    outs = [judge(m) for m in ms]
+    assert {o.status for o in outs if o.mutant.kind == "behind+1"} == {"rejected"}
+    assert [o.status for o in outs if o.mutant.kind == "behind-1"] == ["refuted"], [(o.mutant.what, o.detail)
+                                                                               for o in outs]
+
+
+def test_reserving_pages_already_pushed_again_before_the_multicast_left() -> None:
+    """The reader pushes two pages, multicasts them (``behind`` 2) and reserves the ring again before its write
+    barrier: once the compute popped them, the reserve hands their slots to the next fill while the multicast may
+    still be reading them — ``async-source-reuse`` at the reserve, refuted by the checker and replayed (the consumer's
+    pops before it are no reuse: pages already pushed are a back multicast's source)."""
+    from verispatial.certify.report import Verdict
+
+    send: list[Op] = [Reserve(0, 2), FillTiles(0, 2), Push(0, 2), McastSend(0, 2, 0, 1, behind=2), Reserve(0, 2),
+                      FillTiles(0, 2), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(), Push(0, 2)]
+    recv: list[Op] = [Reserve(1, 2), SemWait(0, GE, 1), Push(1, 2), SemSet(0, 0)]
+    bufs = (buf(0, A, cap=2, cb=0), buf(1, B, cap=2, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Wait(0, 2), Pop(0, 2)),
+             ep(B, Engine.READER, *recv), ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B),))
+    p = attrs.evolve(p, memory=tuple(BufferAt(b.id, WORMHOLE.reserved_base, b.capacity * WORMHOLE.tile_bytes[b.dtype])
+                                     for b in bufs))
+    assert validate(p) == []
+    found = explore(p).violation(R.ASYNC_SOURCE_REUSE)
+    assert found is not None
+    assert found.violation.position.path == (4,)
+    rs = [x for x in _verdicts(p, R.ASYNC_SOURCE_REUSE) if x.name.endswith(":(0,0).reader:[4]")]
+    assert [x.verdict for x in rs] == [Verdict.REFUTED], rs
+    assert _replayed(rs[0]), rs[0].counterexample

@@ -63,6 +63,15 @@ STATIC_KINDS = R.STATIC_KINDS
 Progress = Callable[[str], None]
 
 
+def _applies(p: Program, rule: str) -> bool:
+    """Whether ``p`` has an op the per-engine ``rule`` is about, for rules only some op forms carry: a multicast of
+    pages already pushed (``McastSend.behind``) for ``mcast-source-unpublished``. A program without one has no such
+    obligation (its certificate lists none), as it has no obligation of a rule no op of it can break."""
+    if rule == R.MCAST_SOURCE_UNPUBLISHED:
+        return any(isinstance(op, McastSend) and op.behind for ep in p.programs for op in walk(ep.ops))
+    return True
+
+
 def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding] | None = None) -> list[Result]:
     out: list[Result] = []
     by_rule: dict[str, list[Finding]] = {}
@@ -74,6 +83,8 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
     n = len(a.views)
     for rule, family in RULE_FAMILY.items():
         fs = by_rule.get(rule, [])
+        if not fs and not _applies(a.program, rule):
+            continue
         if not fs:
             why = f"no path of the {n} engine programs breaks it"
             if gone.get(rule):

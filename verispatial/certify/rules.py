@@ -9,7 +9,8 @@ here; an op class no family handles raises ``UnhandledOp``. The facts, each docu
 per buffer ``b`` and relative to the engine's own pointers, the windows ``("rsv", ...)`` and ``("wt", ...)``
 (``families/cb/encoding.py``; docs/semantics.md, "Circular-buffer windows"); the outstanding reads, writes, sources
 and increments ``("rd", ...)``, ``("rdp", ...)``, ``("sb", ...)``, ``("sf", ...)``, ``("sw", ...)``, ``("mw",)``,
-``("w",)``, ``("a",)`` (``families/noc/encoding.py``); the accumulator ``("acc", ...)``, ``("acct", ...)``
+``("w",)``, ``("a",)`` (``families/noc/encoding.py``); the pages a path pushed while fewer than a ring ``("few", ...)``
+(``families/cb/encoding.py``, read by a multicast of pages already pushed); the accumulator ``("acc", ...)``, ``("acct", ...)``
 (``families/accumulator/encoding.py``). Slots are kept modulo the capacity (the bytes a page occupies), so the
 lattice is finite.
 
@@ -33,6 +34,7 @@ from verispatial.ir.data import data_buffers
 from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
     ID_BUFFER,
+    McastSend,
     Op,
     ReadTiles,
     Reserve,
@@ -87,12 +89,19 @@ def engine_facts(p: Program, view: EngineView, data: frozenset[int] | None = Non
             ib = p.index_buffer(view.program, lf.path[0], lf.op, index_bufs, c.phases)
             if ib is not None:
                 bufs.add(ib)
-    init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs} | {("acc", False)})
+    init: State = frozenset({("rsv", b, 0, 0) for b in bufs} | {("wt", b, 0, 0) for b in bufs} | {("acc", False)}
+                            | {("few", b, 0) for b in _pushed_sources(view)})
     end = run_paths(view.program.ops, (), init, step, p.trip_max())
     noc.pending_at_end(c, end)
     cb.capacity(c)
     findings = tuple(sorted(c.found.values(), key=lambda f: (f.rule, f.path or ())))
     return EngineFacts(findings, {k: frozenset(v) for k, v in c.written.items()}, c.reserve_from)
+
+
+def _pushed_sources(view: EngineView) -> set[int]:
+    """Buffers this engine multicasts pages of that it already pushed (``McastSend.behind``): only those count their
+    pushes (``("few", ...)``), so no other buffer's ring adds facts."""
+    return {lf.op.buf for lf in view.leaves if isinstance(lf.op, McastSend) and lf.op.behind}
 
 
 def engine_findings(p: Program, view: EngineView) -> list[Finding]:

@@ -119,6 +119,15 @@ class McastSend:
     each destination, at this engine's write pointer of ``dst`` plus ``offset`` pages — the address the kernel
     computes from its own copy of that buffer (``get_write_ptr(dst) + offset * page_size``: sort's peer exchange,
     ``cross_core_data_exchange_common.hpp:73-74, 90-101``), the source pages then starting at the source pointer.
+
+    Pages already pushed (``behind`` > 0, docs/semantics.md "Multicast of pages already pushed"): the source pointer is
+    ``behind`` pages before this engine's write pointer of ``buf`` — the address it took before pushing them — and
+    the source pages, ``offset`` pages past it, must be pages it pushed whose slots it has not reserved again
+    (``mcast-source-unpublished``); they land at their own address (no ``dst``, no ``front``). The sharded
+    layernorm's sender pushes ``ex_global`` and then multicasts it block by block from the address it took before the
+    push (``reader_mcast_sender_unary_sharded_ln.cpp:267-282``, ttnn 0.81.1); the contributed multicast example's
+    coordinator pushes the tile it read and multicasts it from the same address (``coordinator_kernel.cpp:28, 38,
+    58``, tt-metal).
     """
 
     buf: int = attrs.field(metadata={"id": ID_BUFFER})
@@ -128,6 +137,7 @@ class McastSend:
     front: bool = False
     dst: int | None = attrs.field(default=None, metadata={"id": ID_BUFFER})
     offset: int = 0
+    behind: int = 0
 
     @property
     def dest(self) -> int:
@@ -538,6 +548,9 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
         elif a.name == "offset":
             if v:
                 fields.append(f"+{v} pages")
+        elif a.name == "behind":
+            if v:
+                fields.append(f"pushed {v} back")
         elif a.name == "num_dests":
             fields.append(f"{v} dests")
         elif a.name == "ins":

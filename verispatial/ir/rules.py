@@ -179,6 +179,7 @@ REMOTE_READ_UNPUBLISHED = "remote-read-unpublished"
 MCAST_SLOT = "mcast-slot"
 MCAST_PUBLISH_EARLY = "mcast-publish-early"
 MCAST_PUBLISH = "mcast-publish"
+MCAST_SOURCE_UNPUBLISHED = "mcast-source-unpublished"
 MCAST_ADDRESS = "mcast-address"
 BOUNDS = "bounds"
 ACC_CAPACITY = "acc-capacity"
@@ -300,6 +301,12 @@ RULES: tuple[Rule, ...] = (
     Rule(MCAST_PUBLISH, Family.ASYNC_NOC, "a receiver publishes multicast pages only after they landed", _NOC,
          f"{_DATAFLOW} noc_semaphore_wait on the valid flag before cb_push_back", "",
          MCAST_ENCODING, "", Replay.DERIVED, _OP, (MCAST_PUBLISH_EARLY,), (Family.SEMAPHORE,)),
+    Rule(MCAST_SOURCE_UNPUBLISHED, Family.ASYNC_NOC,
+         "a multicast of pages already pushed names pages its engine has not pushed, or has reserved again",
+         f"{SEM_DOC}#multicast-of-pages-already-pushed",
+         "reader_mcast_sender_unary_sharded_ln.cpp:267-282 (push_back, then async_write_multicast from the read pointer); "
+         "dataflow_buffer.h:595-603 (the source is get_read_ptr + offset_bytes)",
+         MCAST_SEMANTICS, _MCAST_PER_ENGINE, "", Replay.AT_OP, _OP, (MCAST_SOURCE_UNPUBLISHED,)),
     Rule(MCAST_ADDRESS, Family.ASYNC_NOC, "a multicast lands at the sender's address in a buffer of its shape", _NOC,
          f"{_DATAFLOW} noc_async_write_multicast dst_noc_addr_multicast", "", MCAST_ENCODING, "", Replay.STATIC,
          _OP),

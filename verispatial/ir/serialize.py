@@ -106,10 +106,10 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
             # stay byte for byte what they were.
             if v:
                 d["accumulate"] = True
-        elif isinstance(op, McastSend) and a.name in ("dst", "offset"):
+        elif isinstance(op, McastSend) and a.name in ("dst", "offset", "behind"):
             # Written only when set: documents from before the fields (and their certificates' program digests) stay
             # byte for byte what they were. ``dst`` is a buffer id, and buffer 0 is set.
-            if v if a.name == "offset" else v is not None:
+            if v if a.name != "dst" else v is not None:
                 d[a.name] = v
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.
@@ -118,7 +118,7 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
         else:
             d[a.name] = _conv.unstructure(v)
     # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate,
-    # mcast_send's dst and offset
+    # mcast_send's dst, offset and behind
     # (and a semaphore's host_init, a dynamic address part's buf).
     return d
 

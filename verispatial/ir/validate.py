@@ -704,7 +704,7 @@ def _check_shard_multicasts(p: Program, shards: dict[int, Buffer], phases: list[
             if not isinstance(op, McastSend) or not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
                 continue
             src = p.buffers[op.buf]
-            if src.shard is not None and not op.front:
+            if src.shard is not None and not op.front and not op.behind:
                 report(f"program {ep.key} McastSend", f"multicasts from the back of sharded buffer {src.id} "
                        f"({src.name}): it would send tiles of tensor {src.shard.tensor!r} before a push publishes them")
             if not 0 <= src.section < len(phases):
@@ -1083,7 +1083,9 @@ class _OpPass:
     def _mcast_place(self, op: McastSend, report: Callable[[str], None]) -> None:
         """Where a multicast or remote write lands (docs/semantics.md, "Remote writes to an explicit place"): an
         ``offset`` in ``[0, PAGES_MAX]`` that leaves its pages inside the destination's ring, and with ``dst`` pages of
-        the source's size (a transfer moves whole pages of one size: ``get_tile_size``)."""
+        the source's size (a transfer moves whole pages of one size: ``get_tile_size``). Pages already pushed
+        (``behind``, "Multicast of pages already pushed"): no ``front`` or ``dst``, the source pages inside the
+        ``behind`` pages before the write pointer, ``behind`` at most the capacity."""
         p, nb = self.p, self.nb
         if not 0 <= op.offset <= PAGES_MAX:
             report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
@@ -1092,6 +1094,20 @@ class _OpPass:
             d = p.buffers[op.dest]
             report(f"lands {op.pages} pages {op.offset} pages past its address, past the end of the {d.capacity}-page "
                    f"ring of cb {d.cb} ({d.name}): no destination can hold them")
+        if not 0 <= op.behind <= PAGES_MAX:
+            report(f"behind must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.behind))}")
+            return
+        if op.behind:
+            # Pages already pushed are this engine's own (its write pointer) and land at their own address.
+            if op.front or op.dst is not None:
+                report(f"behind {op.behind} names pages already pushed, before this engine's write pointer: not with "
+                       "front (the read pointer) or dst (a landing at another buffer's write pointer)")
+            elif op.offset + op.pages > op.behind:
+                report(f"sends pages [{op.offset}, {op.offset + op.pages}) past a pointer {op.behind} pages behind the "
+                       "write pointer: the source pages must be pages already pushed (offset + pages <= behind)")
+            elif 0 <= op.buf < nb and op.behind > p.buffers[op.buf].capacity:
+                report(f"behind {op.behind} pages is more than the {p.buffers[op.buf].capacity}-page ring of "
+                       f"b{op.buf} holds pushed")
         if op.dst is not None and 0 <= op.dst < nb and 0 <= op.buf < nb:
             src, dst = p.buffers[op.buf], p.buffers[op.dst]
             tb = p.target.tile_bytes

@@ -259,6 +259,10 @@ class _Gen:
                 if isinstance(op, RemoteRead):
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
                                              "are not modelled in Promela)")
+                if isinstance(op, McastSend) and op.behind:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} multicasts pages it already pushed: the model "
+                                             "keeps no page's bytes after its push (multicasts of pages already "
+                                             "pushed are not modelled)")
                 if isinstance(op, McastSend) and op.offset:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} lands {op.offset} pages past the write pointer: "
                                              "the model counts landed pages, not which ones (multicast offsets are not "

@@ -602,6 +602,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
 
     Sometimes the sender is a *forwarder*: another engine of site 0 fills and pushes the block, the forwarder waits
     for it, multicasts it from its read pointer (``McastSend(front=True)``) and pops it once the multicast left.
+    Sometimes it multicasts pages it already pushed (``McastSend(behind=pages)``, after its push).
 
     In a broken draw, one in eight data multicasts states ``num_dests`` 2 for its one destination (tt-metal #42100):
     the sender's write barrier then never passes, a deadlock the checker must refute, never prove.
@@ -646,6 +647,17 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         prologue.setdefault(cs, []).append(SemSet(flag, 1))
         stage.give.setdefault(ps, []).append([*fill, Push(src, pages)])
         stage.take.setdefault(cs, []).append([Wait(src, pages), *send])
+    elif draw(st.integers(0, 3)) == 0:
+        # Pages already pushed (``McastSend.behind``): the producer publishes the block to its consumer first and then
+        # multicasts it from the address it took before the push (the sharded layernorm's ex_global,
+        # reader_mcast_sender_unary_sharded_ln.cpp:267-282). In a broken draw the address is sometimes taken one page
+        # too far back for a block of fewer pages than the ring (a page it pushed earlier, or never pushed).
+        back = pages + 1 if broken and pages < cap and draw(st.integers(0, 3)) == 0 else pages
+        send = [s if not isinstance(s, McastSend) else attrs.evolve(s, behind=back) for s in send]
+        send += [Flush(), McastSetValid(flag, g, 1)]
+        prologue.setdefault(ps, []).append(SemSet(flag, 1))
+        stage.give.setdefault(ps, []).append([*fill, Push(src, pages), *send])
+        stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
     else:
         send += [Flush(), McastSetValid(flag, g, 1), Push(src, pages)]
         prologue.setdefault(ps, []).append(SemSet(flag, 1))

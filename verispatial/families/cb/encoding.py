@@ -266,6 +266,10 @@ def push(c: EngineRun, op: Push, path: tuple[int, ...], s: State) -> State:
     s = shift(s, "sb", b, n, c.caps[b])
     s = frozenset(("rdp", b, (int(t[2]) - n) % c.caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
                   for t in s)
+    # A path's pushes so far while fewer than a ring (``("few", b, n)``: what a multicast of pages already pushed
+    # may name, ``multicast.encoding._send_pushed``); saturated, the fact goes.
+    s = frozenset(t for t in s if not (t[0] == "few" and t[1] == b)) | {
+        ("few", b, int(t[2]) + n) for t in s if t[0] == "few" and t[1] == b and int(t[2]) + n < c.caps[b]}  # type: ignore[call-overload]
     return map_facts(s, "rsv", b, lambda v, f: (max(v - n, 0), max(f - n * pt, 0)))
 
 

@@ -174,9 +174,12 @@ def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str,
     dests = _dest_buffers(a, lf)
     engines = frozenset([lf.engine] + [x.engine for v in a.views.values() for x in v.leaves
                                             if getattr(x.op, "buf", None) in {b.id for b in dests}])
-    slot = _Slot(lf, anchor, dests, op.pages, op.offset, op.front and op.dst is None)
+    slot = _Slot(lf, anchor, dests, op.pages, _rel(op), op.front and op.dst is None)
     free = f"each of {len(dests)} receivers has the pages the sender's slot names free"
-    if smt.shortcuts() and all(b.capacity == anchor.capacity for b in dests):
+    # The lockstep and congruence questions read the landing as ``off`` pages past a receiver's write pointer with
+    # room for ``off + pages``: pages already pushed land behind the sender's write pointer (``off`` negative), where
+    # only the window and the interpreter's own rule say whether they are free.
+    if smt.shortcuts() and not op.behind and all(b.capacity == anchor.capacity for b in dests):
         o, _, _ = solve_each(a, slot.lockstep, f"{name}:lockstep", engines, trusted, rlimit)
         if o.status == Status.UNSAT:
             return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
@@ -189,7 +192,7 @@ def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str,
     # The congruence is asked only where the window is not: where it is, a state the congruence accepts and the
     # window does not is a receiver a whole ring away from the sender's count, which lands on pages that may hold
     # unpublished landings (``_landing_twice`` dropped them) or publishes pages that never landed.
-    cong = None if windowed else solve_each(a, slot.congruence, f"{name}:congruence", engines, trusted, rlimit)[0]
+    cong = None if windowed or op.behind else solve_each(a, slot.congruence, f"{name}:congruence", engines, trusted, rlimit)[0]
     if cong is not None and cong.status == Status.UNSAT:
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, free, seconds=time.perf_counter() - t0)
     o, d, _ = solve_each(a, slot.outside, name, engines, trusted, rlimit)
@@ -227,7 +230,7 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
     landers = [x for x in sends if br.id in {b.id for b in _dest_buffers(a, x)}]
     sole = bool(landers) and _sole_sender(a, sends, landers[0], [br])
     if (sole and not _fills_in_order(a, landers, br)) or (
-            not sole and any(isinstance(x.op, McastSend) and x.op.offset for x in landers)):
+            not sole and any(isinstance(x.op, McastSend) and _rel(x.op) for x in landers)):
         # Publication is per page; the counts below show it only for landings that fill the receiver's pages in the
         # order they are issued (``_fills_in_order``), or at its write pointer (``mcast-slot`` in step, several
         # senders at offset 0).
@@ -272,18 +275,22 @@ def _fills_in_order(a: Analysis, landers: list[Leaf], br: Buffer) -> bool:
     anchor = _anchor(op)
     cap = a.program.buffers[op.dest].capacity
     mine = {x.path for x in landers}
+    behind = any(isinstance(x.op, McastSend) and x.op.behind for x in landers)
     bad: list[bool] = []
 
     def step(o: Op, path: tuple[int, ...], st: State) -> State:
         if bad:
             return st
         if isinstance(o, McastSend) and path in mine:
-            if any(t[1] != o.offset for t in st):  # type: ignore[index]
+            if any(t[1] != _rel(o) for t in st):  # type: ignore[index]
                 bad.append(True)
-            return frozenset({("next", o.offset + o.pages)})
+            return frozenset({("next", _rel(o) + o.pages)})
         if isinstance(o, (Push, Pop)) and ("push" if isinstance(o, Push) else "pop", o.buf) == anchor:
             moved = frozenset(("next", int(t[1]) - o.pages) for t in st)  # type: ignore[call-overload]
-            if any(int(t[1]) < 0 or int(t[1]) > cap for t in moved):  # type: ignore[call-overload]
+            # A sender of pages already pushed moves its anchor first and sends the pages behind it next (down to a
+            # ring behind); every send must still be the next page, so the landings stay one run in issue order.
+            low = -cap if behind else 0
+            if any(int(t[1]) < low or int(t[1]) > cap for t in moved):  # type: ignore[call-overload]
                 bad.append(True)  # past a page nothing was sent to (or more pages than the ring holds)
             return moved
         return st
@@ -304,6 +311,12 @@ def _sole_sender(a: Analysis, sends: list[Leaf], lf: Leaf, dests: list[Buffer]) 
                 x.engine != lf.engine or x.op.dest != op.dest or _anchor(x.op) != _anchor(op)):
             return False
     return True
+
+
+def _rel(op: McastSend) -> int:
+    """Where the landing's first page sits, in pages past the anchor pointer (``_anchor``): ``offset``, less
+    ``behind`` for pages already pushed (negative: behind the write pointer; ``validate`` allows no ``dst`` then)."""
+    return op.offset - op.behind
 
 
 def _anchor(op: McastSend) -> tuple[str, int]:
@@ -340,7 +353,7 @@ def _landing_twice(a: Analysis, sends: list[Leaf]) -> dict[tuple[str, int], tupl
                                  for t in st if t[2] != moved or int(t[4]) - op.pages > 0)  # type: ignore[call-overload]
             if not isinstance(op, McastSend):
                 return st
-            lo, hi, anchor = op.offset, op.offset + op.pages, _anchor(op)
+            lo, hi, anchor = _rel(op), _rel(op) + op.pages, _anchor(op)
             for t in st:
                 if t[0] == op.dest and dests[int(t[1])] & dests[op.group] and (  # type: ignore[call-overload]
                         int(t[3]) < hi and lo < int(t[4])):  # type: ignore[call-overload]
@@ -361,9 +374,10 @@ def _landing_twice(a: Analysis, sends: list[Leaf]) -> dict[tuple[str, int], tupl
                 ox, oy = x.op, y.op
                 assert isinstance(ox, McastSend)
                 assert isinstance(oy, McastSend)
-                if x.engine < y.engine and ox.offset < oy.offset + oy.pages and oy.offset < ox.offset + ox.pages:
+                rx, ry = _rel(ox), _rel(oy)
+                if x.engine < y.engine and rx < ry + oy.pages and ry < rx + ox.pages:
                     why = (f"{x.engine} and {y.engine} both multicast into b{b} at overlapping offsets (pages "
-                           f"[{ox.offset}, {ox.offset + ox.pages}) and [{oy.offset}, {oy.offset + oy.pages}) past its "
+                           f"[{rx}, {rx + ox.pages}) and [{ry}, {ry + oy.pages}) past its "
                            "write pointer): which lands first is not decided")
                     for z in (x, y):
                         out.setdefault((z.engine, z.index), (False, why))
@@ -569,6 +583,8 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     (``cb-write-unreserved``); a read issued before it may land in its pages (``async-source-reuse``, never discharged:
     ``LATE``). Its pages are its source until it leaves (``("sb"|"sf", ...)``)."""
     b = op.buf
+    if op.behind:
+        return _send_pushed(c, op, path, s)
     if ("rd", b) in s:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while reads into it may not have landed (no read "
                                          "barrier since)")
@@ -596,6 +612,32 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     leaf = c.leaf_at[path]
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
+    landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
+    return s | srcs | landing | {("mw",), ("w",)}
+
+
+def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
+    """A multicast of pages this engine already pushed (``behind``): ``mcast-source-unpublished`` where a path has
+    pushed fewer than the pages it names (``("few", b, n)``: a path that pushed only ``n`` < capacity pages of ``b``,
+    ``cb.push``) or has reserved one of their slots again (the reserved window past the write pointer reaches a ring
+    past the first page). The pages are then a back multicast's source (``("sb", ...)``, relative to the write
+    pointer: a re-reserve or rewrite of them before it left is ``async-source-reuse``)."""
+    b = op.buf
+    cap = c.caps[b]
+    start = op.offset - op.behind  # the first source page, relative to the write pointer (negative: behind it)
+    if any(t[0] == "few" and t[1] == b and int(t[2]) < -start for t in s):  # type: ignore[call-overload]
+        c.flag(R.MCAST_SOURCE_UNPUBLISHED, path, f"mcast_send of {op.pages} pages {op.behind} pages behind the write "
+                                                 f"pointer of b{b} where this engine may have pushed fewer")
+    if any(v > cap + start for v, _ in pairs(s, "rsv", b)):
+        c.flag(R.MCAST_SOURCE_UNPUBLISHED, path, f"mcast_send of pages of b{b} {op.behind} pages behind the write "
+                                                 "pointer after this engine reserved their slot again")
+    leaf = c.leaf_at[path]
+    mine = ring_slots(start % cap, op.pages, cap)
+    for t in s:
+        if t[0] == "rdp" and t[1] == b and t[2] in mine:
+            c.flag(R.ASYNC_SOURCE_REUSE, t[3], f"read_tiles into b{b} may land in pages a mcast_send issued "  # type: ignore[arg-type]
+                                              "after it reads (no read barrier between them)", (LATE,))
+    srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
     return s | srcs | landing | {("mw",), ("w",)}
 

@@ -66,15 +66,35 @@ def publish_early(it: Interp, s: State, e: int, pc: PC, b: int, n: int, out: lis
 
 def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violation]) -> None:
     """noc_async_write_multicast of ``pages`` pages of ``op.buf``: from the front (a forwarder: the waited window,
-    ``cb-read-unwaited``) or from the back (the reserved window, ``cb-write-unreserved``). Its pages stay its source
-    until it leaves; the write barrier expects ``num_dests`` acknowledgements."""
+    ``cb-read-unwaited``), from the back (the reserved window, ``cb-write-unreserved``) or from pages this engine
+    already pushed (``behind``: pushed, its slot not reserved again, ``mcast-source-unpublished``). Its pages stay its source
+    until it leaves (pages already pushed are a back multicast's: their consumer's pop is not a reuse, the
+    producer's re-reserve is); the write barrier expects ``num_dests`` acknowledgements."""
     path, iters = pc
     b = op.buf
-    noc.read_publish(it, s, e, pc, b, op_text(op), out)
+    if not op.behind:
+        # Pages already pushed were published by that push, which asked for their reads' barrier.
+        noc.read_publish(it, s, e, pc, b, op_text(op), out)
     # With no dst the source pages sit ``offset`` pages past the source pointer and land at their own address; with
     # dst they start at the source pointer and land ``offset`` pages past this engine's write pointer of dst.
     skip = op.offset if op.dst is None else 0
-    if op.front:
+    if op.behind:
+        # The address this engine took ``behind`` pages before its write pointer (before the push that published
+        # them, reader_mcast_sender_unary_sharded_ln.cpp:267-282): the pages must be ones it pushed, whose bytes it
+        # has not reserved again since (a consumer's pop alone changes no byte; the producer's next reserve of the
+        # slot hands it to its own writes).
+        cb.role(it, s, e, pc, b, True, out)
+        first = s.pushed[b] - op.behind + skip
+        cap = it.caps[b]
+        if first < 0:
+            it._v(out, R.MCAST_SOURCE_UNPUBLISHED, e, pc,
+                  f"{op_text(op)} sends pages [{first}, {first + op.pages}) of b{b}, but this engine has pushed only "
+                  f"{s.pushed[b]} pages: page {first} was never pushed")
+        elif s.rsv_end[b] > first + cap:
+            it._v(out, R.MCAST_SOURCE_UNPUBLISHED, e, pc,
+                  f"{op_text(op)} sends pages [{first}, {first + op.pages}) of b{b}, but this engine reserved "
+                  f"[{s.pushed[b]}, {s.rsv_end[b]}) since: page {first}'s slot is reserved again")
+    elif op.front:
         cb.role(it, s, e, pc, b, False, out)
         first = s.popped[b] + skip
         if first + op.pages > s.wait_end[b]:
@@ -138,8 +158,8 @@ def data_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vio
     pages (the ring past the write pointer up to the read pointer: a page pushed and not popped holds published data
     it would overwrite) or already holds a landing the receiver has not published (data not yet consumed). Which
     pages each push publishes is ``mcast-publish-early``'s (``State.landed``, per page). The hardware asks no more:
-    the sharded layernorm's sender writes block ``b`` at ``b`` pages past its own unpushed write pointer
-    (reader_mcast_sender_unary_sharded_ln.cpp:270-282, ttnn 0.81.1) while each receiver reserves, waits and pushes
+    the sharded layernorm's sender writes block ``b`` at ``b`` pages past the address of ``ex_global`` it took before
+    pushing it (reader_mcast_sender_unary_sharded_ln.cpp:267-282, ttnn 0.81.1) while each receiver reserves, waits and pushes
     one page per block (reader_mcast_receiver_unary_sharded_ln.cpp:254-261), so its write pointer has moved on by
     the time block 1 lands. The bytes change now (``alias-clobber``, ``async-source-reuse``)."""
     issue_pc: PC = (en[1], en[2])

@@ -25,7 +25,8 @@ flag multicast that some receiver has seen land implies that every earlier multi
 source leaf can still be at home when the op runs:
 
 - ``at``: a second position of the issuing engine, at the source leaf in occurrence ``I`` (its page arithmetic: the
-  pages ``I`` read are ``[pushed, pushed + pages)`` of its buffer at that moment);
+  pages ``I`` read are ``[pushed, pushed + pages)`` of its buffer at that moment, ``behind`` pages back for pages
+  already pushed);
 - ``I`` issued (the engine executed it) and no Flush/WriteBarrier of the engine passed since it;
 - on ordered targets, a *leave frontier* ``L``: a third position of the engine such that the multicasts it issued
   before ``L`` are exactly those that left (they leave in issue order). ``L`` is at or before now and at or after
@@ -409,7 +410,8 @@ class _Reuse:
             cap = p.buffers[b].capacity
             pushes = [lf for lf in self.a.views[self.issuer].leaves if isinstance(lf.op, Push) and lf.op.buf == b]
             j, h = q.int_var("reuse.j"), q.int_var("reuse.h")
-            skip = op.offset if op.dst is None else 0  # its source pages start this far past the write pointer
+            # Its source pages start this far past the write pointer (behind it for pages already pushed).
+            skip = op.offset - op.behind if op.dst is None else 0
             conds += [j >= skip, j < skip + op.pages, _within(h, offsets),
                       (_pushed(at, pushes) + j) % cap == (_pushed(enc, pushes) + h) % cap]
         return all_of(q.ctx, conds)
