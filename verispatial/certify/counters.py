@@ -224,6 +224,11 @@ class CounterModel:
                                                    self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
+            elif w.kind == "unsupported":
+                # No protocol, but every run shows it (semaphores.landings): each passed wait that only a flag
+                # landing since its reset can pass took a landing of its own.
+                for waits, flags in w.landed_by:
+                    out.append((w.name, self._sum(list(waits), weight=1) <= self._sum(list(flags), weight=1)))
             elif w.kind == "sequence":
                 # A passed wait saw a value at least its threshold, and every value the word ever held is at most the
                 # largest its sequence stored so far (``seq_top``): true whatever the protocol does.
