@@ -18,6 +18,7 @@ from verispatial.ir import (
     Engine,
     FillTiles,
     Group,
+    Loop,
     McastSetValid,
     Op,
     Pop,
@@ -30,6 +31,7 @@ from verispatial.ir import (
     SemIncMcast,
     SemSet,
     SemWait,
+    Term,
     Wait,
     WaitCond,
     WriteBarrier,
@@ -234,4 +236,80 @@ def test_a_flag_counts_for_every_value_its_source_may_hold_until_it_left() -> No
     assert [[f.path for f in fs] for _ws, fs in w.landed_by] == [[(1,)]]
     assert R.REMOTE_READ_UNPUBLISHED in explore(p).rules()
     x = _verdicts(p)["remote-read-unpublished:(1,0).reader:[3]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+
+
+def valid_source_reuse_program(ack_after_valid: bool = True) -> Program:
+    """The sharded layernorm's sender sets its word to 2 (``reader_mcast_sender_unary_sharded_ln.cpp:272``) after its
+    VALID multicast (``:141``) with no flush between, ordered only by the handshake: (0,0) sets VALID, multicasts it
+    to (1,0) once (1,0) reset its copy and incremented (0,0)'s word 1, waits for a second increment, sets 2 and
+    multicasts it (then a write barrier); (1,0) waits for VALID, increments again and waits for at least 2. The
+    increment shows VALID landed, so its flag had left. ``ack_after_valid`` False: (1,0) increments before its
+    VALID wait, so the set may come while the VALID flag has not left (it would carry 2: ``async-source-reuse``)."""
+    g = Group(0, A, (1, 0, 1, 0))
+    ack: list[Op] = [SemInc(1, A, 1)]
+    valid: list[Op] = [SemWait(0, EQ, 1)]
+    mid = [*valid, *ack] if ack_after_valid else [*ack, *valid]
+    return prog(ep(A, Engine.READER, SemSet(0, 1), SemWait(1, GE, 1), McastSetValid(0, 0, 1), SemWait(1, GE, 2),
+                   SemSet(0, 2), McastSetValid(0, 0, 1), WriteBarrier()),
+                ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), *mid, AtomicBarrier(), SemWait(0, GE, 2)),
+                sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def test_a_flag_source_set_again_after_the_handshake_shows_it_left() -> None:
+    """The set of 2 is flagged per engine (no flush since the VALID multicast); the query discharges it with
+    ``landings``: the sender passed its wait, so the receiver passed its VALID wait after its reset, which only the
+    VALID flag's landing allows, so that flag had left. Proved, the explorer agreeing; the broken neighbour (the
+    increment before the VALID wait) is refuted and replayed."""
+    from verispatial.certify.report import Verdict
+
+    p = valid_source_reuse_program()
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    # the per-engine flag at [4] discharged: no obligation of its own left, the family's proved
+    assert "async-source-reuse:(0,0).reader:[4]" not in got
+    assert got["async-source-reuse"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    broken = valid_source_reuse_program(ack_after_valid=False)
+    assert R.ASYNC_SOURCE_REUSE in explore(broken).rules()
+    x = _verdicts(broken)["async-source-reuse:(0,0).reader:[4]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+    assert x.counterexample["violation"]["rule"] == R.ASYNC_SOURCE_REUSE  # type: ignore[attr-defined]
+    assert x.counterexample["replayed_by"]  # type: ignore[attr-defined]
+
+
+def valid_then_loop_program(read_after_loop: bool = True) -> Program:
+    """The layernorm's result loop in small (``reader_mcast_sender_unary_sharded_ln.cpp:270-299``,
+    ``reader_mcast_receiver_unary_sharded_ln.cpp:255-261``): (0,0) multicasts VALID once (1,0) reset its copy and
+    incremented word 1, waits for a second increment, fills and pushes its partial, then for ``block`` < 2 sets
+    ``block + 2``, multicasts it and waits for the write. (1,0) waits for VALID, increments, waits
+    ``wait_min(block + 2)`` in its loop and then reads the partial. Only the latest occurrence of the growing wait,
+    at 3, orders the read after the push: no set stores 3, so a flag that may carry it (the loop's) was issued.
+    ``read_after_loop`` False: the read comes right after the VALID wait, before the increment the push waits for."""
+    g = Group(0, A, (1, 0, 1, 0))
+    read: list[Op] = [Reserve(2, 1), RemoteRead(1, A, 1, 2), ReadBarrier(), Push(2, 1)]
+    loop = Loop("block", 2, (SemWait(0, GE, 2, (Term("block", 1),)),))
+    tail: list[Op] = [SemInc(1, A, 1), AtomicBarrier(), loop, *read] if read_after_loop else [
+        *read, SemInc(1, A, 1), AtomicBarrier(), loop]
+    sender = ep(A, Engine.READER, SemSet(0, 1), SemWait(1, GE, 1), McastSetValid(0, 0, 1), WriteBarrier(),
+                SemWait(1, GE, 2), Reserve(0, 1), FillTiles(0, 1, "x"), Push(0, 1),
+                Loop("block", 2, (SemSet(0, 2, (Term("block", 1),)), McastSetValid(0, 0, 1), WriteBarrier())))
+    return prog(sender, ep(A, Engine.WRITER, Wait(0, 1), Pop(0, 1)),
+                ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), SemWait(0, EQ, 1), *tail),
+                ep(B, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
+                buffers=(buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0), buf(2, B, cap=1, cb=1)),
+                sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def test_the_latest_pass_of_a_growing_wait_shows_a_flag_that_may_carry_it() -> None:
+    """``wait_min(block + 2)`` at its latest occurrence (3) accepts no stored value (the reset's 0), so a flag that
+    may carry 3 was issued: the loop's, after the push. The read proves, the explorer agreeing; read before the
+    loop it is refuted and replayed."""
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_loop_program()
+    assert explore(p).rules() == []
+    assert _verdicts(p)["remote-read-unpublished:(1,0).reader:[7]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    broken = valid_then_loop_program(read_after_loop=False)
+    assert R.REMOTE_READ_UNPUBLISHED in explore(broken).rules()
+    x = _verdicts(broken)["remote-read-unpublished:(1,0).reader:[4]"]
     assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]

@@ -169,6 +169,11 @@ class Word:
     #: unsupported: per engine, its waits that only a flag landing since its reset before them can pass, with the
     #: flag multicasts that may carry a value they accept (``landings``: a reachability fact, no protocol)
     landed_by: tuple[tuple[tuple[Leaf, ...], tuple[Leaf, ...]], ...] = ()
+    #: unsupported, written only by sets and flag multicasts: the values sets and the launch store (``stored``), and
+    #: every flag multicast landing on it with the values it may carry (None: any), for ``counters.py``'s fact that a
+    #: passed wait accepting none of ``stored`` saw a landing of a flag that may carry a value it accepts
+    stored: tuple[tuple[int, int] | None, ...] = ()
+    carriers: tuple[tuple[Leaf, tuple[tuple[int, int] | None, ...]], ...] = ()
 
     @property
     def name(self) -> str:
@@ -334,10 +339,9 @@ def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site],
     for s in p.semaphores:
         for site in s.sites:
             w = _classify_word(p, views, s.id, site, s.init, sources, seqs, index)
-            if w.kind == "unsupported" and len(p.sections) == 1:
-                landed = landings(p, views, index, w)
-                if landed:
-                    w = attrs.evolve(w, landed_by=landed)
+            if w.kind == "unsupported" and len(p.sections) == 1 and w.flags and not (w.incs or w.inline):
+                landed, stored, carriers = landings(p, views, index, w)
+                w = attrs.evolve(w, landed_by=landed, stored=stored, carriers=carriers)
             out[(s.id, site)] = w
     return out
 
@@ -400,7 +404,7 @@ def _carried(p: Program, sender: EngineView, source: int) -> dict[tuple[int, ...
 
 
 def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -> tuple[
-        tuple[tuple[Leaf, ...], tuple[Leaf, ...]], ...]:
+        tuple[tuple[tuple[Leaf, ...], tuple[Leaf, ...]], ...], tuple[_Range, ...], tuple[tuple[Leaf, tuple[_Range, ...]], ...]]:
     """What every run shows of a word written only by sets and flag multicasts (no increment, no inline write),
     whatever protocol it follows: a wait with a constant threshold that accepts no value a set of the word stores and
     not its initial value, whose engine's previous op on the word, in the same body, is a set (its reset), returns
@@ -408,11 +412,12 @@ def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -
     disjoint (one engine runs them in order), so each passed wait took its own landing, and a landing is one flag's.
     Per engine: its such waits, and the flag multicasts to the word that may carry a value one of them accepts
     (``_carried``; every flag when its source is written otherwise). The counter model's fact (``counters.py``): the
-    waits passed are at most the flags issued. (Found by the sharded layernorm's VALID flag, examples/vendor/README.md:
+    waits passed are at most the flags issued. Also returned: the values the launch and the sets store, and every
+    flag with the values it may carry, for a weaker fact about any wait, growing thresholds included: the latest
+    passed occurrence of a wait whose threshold there accepts no stored value saw a landing, so some flag that may
+    carry a value it accepts was issued. (Found by the sharded layernorm's VALID flag, examples/vendor/README.md:
     the receivers reset ``reduce_sender`` to INVALID and wait for VALID twice, a word the sender also multicasts 2
     and 3 to, so it follows no decided protocol, yet each VALID it passed shows a VALID multicast issued.)"""
-    if w.incs or w.inline or not w.flags:
-        return ()
     trip_max = p.trip_max()
     stored: list[_Range] = [(w.init, w.init), *(_set_range(lf, trip_max) for lf in w.sets)]
     carries: dict[str, dict[tuple[int, ...], set[_Range]] | None] = {}
@@ -449,7 +454,12 @@ def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -
             if got is None or any(_accepts(x.op, r) for x in waits for r in got):  # type: ignore[arg-type]
                 flags.append(f)
         out.append((tuple(waits), tuple(flags)))
-    return tuple(out)
+    carriers = []
+    for f in w.flags:
+        c = carries[f.engine]
+        got = {None} if c is None else c.get(f.path, {None})
+        carriers.append((f, tuple(sorted(got, key=lambda r: (r is None, r)))))
+    return tuple(out), tuple(dict.fromkeys(stored)), tuple(carriers)
 
 
 def _sequences(p: Program, views: dict[str, EngineView], index: _Index,

@@ -370,10 +370,14 @@ class _Reuse:
         self.copies = [w for w in a.words.values()
                        if w.kind == "sequence" and w.seq is not None and w.seq.owner == issuer
                        and not w.seq.is_source(w) and w.flags and w.waits]
+        # Words outside the protocols that only sets and this engine's flags write (semaphores.landings): a passed
+        # wait accepting no stored value saw a landing of a flag that may carry a value it accepts, so that flag left.
+        self.landed = [w for w in a.words.values()
+                       if w.kind == "unsupported" and w.carriers and all(f.engine == issuer for f, _ in w.carriers)]
 
     def engines(self) -> frozenset[str]:
         return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}
-                         | {lf.engine for w in self.copies for lf in w.waits})
+                         | {lf.engine for w in (*self.copies, *self.landed) for lf in w.waits})
 
     def build(self, sq: StateQuery) -> z3.BoolRef:
         p = self.a.program
@@ -401,6 +405,8 @@ class _Reuse:
                         continue
                     some, idx = enc.last_occurrence(lf)
                     conds.append(z3.Implies(z3.And(some, enc.threshold(lf, idx) > w.init), gone >= 1))
+            for w in self.landed:
+                conds += sq.cm.landings(w, left)
             conds.append(left.executed(self.src) <= at.executed(self.src))  # I has not left
         if self.pages is not None:
             op = self.src.op
