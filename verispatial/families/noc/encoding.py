@@ -517,8 +517,8 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
 def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
     """Two obligations per remote read (docs/semantics.md, "Remote reads"; docs/checker.md, "Remote writes"), each
     one reachability query over the interpreter's own rule (``noc.published``): the page ring slot ``slot`` holds is
-    the latest among the ``cap`` pages below ``top = max(reserved, pushed)`` of the owner, the slot being the
-    reader's read pointer of its own copy plus ``offset``.
+    the latest among the ``cap`` pages below the owner's reserved end (a variable between its pushes and its
+    reserves' pages added up), the slot being the reader's read pointer of its own copy plus ``offset``.
 
     - ``remote-read-unpublished``: when it is issued, every page it reads was published by the owner's producer
       (``>= 0`` and below ``pushed``). A popped page keeps its bytes until the producer reserves it again (the
@@ -526,7 +526,7 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
       interpreter replays;
     - ``async-source-reuse`` of the read: while it is in flight (occurrence ``I`` issued, no read barrier of its
       engine since) no page it read — published at ``I``'s issue (the obligation above, assumed by ``assume.py``) —
-      is reserved again: ``reserved >= page + cap + 1`` now. The owner's engines at ``I``'s issue are any positions
+      is reserved again: the reserves' pages added up ``>= page + cap + 1`` now (and the page not live now). The owner's engines at ``I``'s issue are any positions
       no later than now (an over-approximation of that past state). Only a reserve rewrites them: the producer writes
       inside its reserved window (``cb-write-unreserved``), a landing there is ``mcast-slot``'s, an alias's
       ``alias-clobber``'s. Unsat proves it; anything else fails to prove (the interpreter's rule is at the rewrite).
@@ -563,18 +563,22 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
             rsv = [x for x in owned if isinstance(x.op, Reserve)]
             psh = [x for x in owned if isinstance(x.op, Push)]
 
-            def latest(enc: Encoder, slot: z3.ArithRef, rsv: list[Leaf] = rsv, psh: list[Leaf] = psh,
-                       cap: int = cap) -> tuple[z3.ArithRef, z3.ArithRef]:
-                # The page ring slot ``slot`` holds (the latest among the cap pages below max(reserved, pushed),
-                # negative when never written) and the pages pushed, at the encoder's positions (noc.published).
-                pu, rs = _pages(enc, psh), _pages(enc, rsv)
-                top = z3.If(rs > pu, rs, pu)
-                return top - cap + (slot - (top - cap)) % cap, pu
+            def latest(enc: Encoder, slot: z3.ArithRef, tag: str, rsv: list[Leaf] = rsv, psh: list[Leaf] = psh,
+                       cap: int = cap) -> tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]:
+                # The page ring slot ``slot`` holds (the latest among the cap pages below the producer's reserved end,
+                # negative when never written), the pages pushed, and what bounds that end, at the encoder's
+                # positions (noc.published). The end (State.rsv_end) is no sum of counts — a reserve moves it to
+                # pushed + n, not by n — so it is a variable between pushed (it never falls below) and every reserve's
+                # pages added up (a covered push stays inside it: each reserve raises it by at most its n).
+                pu = _pages(enc, psh)
+                top = enc.q.int_var(f"remote.rsv.{tag}")
+                bound = z3.And(top >= pu, top <= _pages(enc, rsv))
+                return top - cap + (slot - (top - cap)) % cap, pu, bound
 
             def unpublished(enc: Encoder, first: z3.ArithRef, q: object, pages: int = op.pages) -> z3.BoolRef:
                 k = q.int_var("remote.k")  # type: ignore[attr-defined]
-                page, pu = latest(enc, first + k)
-                return z3.And(k >= 0, k < pages, z3.Or(page < 0, page >= pu))
+                page, pu, bound = latest(enc, first + k, "now")
+                return z3.And(k >= 0, k < pages, bound, z3.Or(page < 0, page >= pu))
 
             def issue(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset) -> z3.BoolRef:
                 return z3.And(sq.enc.position(lf.engine).at(lf), unpublished(sq.enc, _popped(sq.enc, pops) + off, sq.q))
@@ -594,9 +598,10 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
                 # sound, and neither alone proves every case the other does.
                 k = q.int_var("remote.k")
                 first = _popped(at, pops) + off
-                page, pu = latest(at, first + k)
+                page, pu, bound = latest(at, first + k, "issue")
                 po = sq.cm.popped(owner)
-                conds += [k >= 0, k < pages, page >= 0, page < pu, _pages(enc, rsv) >= page + cap + 1,
+                # Reserved again: the end now reached page + cap (at most every reserve's pages added up).
+                conds += [k >= 0, k < pages, bound, page >= 0, page < pu, _pages(enc, rsv) >= page + cap + 1,
                           (first + k - po) % cap >= sq.cm.pushed(owner) - po]
                 return all_of(q.ctx, conds)
 
