@@ -526,8 +526,9 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
       interpreter replays;
     - ``async-source-reuse`` of the read: while it is in flight (occurrence ``I`` issued, no read barrier of its
       engine since) no page it read — published at ``I``'s issue (the obligation above, assumed by ``assume.py``) —
-      is reserved again: the reserves' pages added up ``>= page + cap + 1`` now (and the page not live now). The owner's engines at ``I``'s issue are any positions
-      no later than now (an over-approximation of that past state). Only a reserve rewrites them: the producer writes
+      is reserved again: the reserves' pages added up ``>= page + cap + 1`` now (and the page not live now). The
+      owner's engines at ``I``'s issue are any positions no later than now (an over-approximation of that past
+      state). Only a reserve rewrites them: the producer writes
       inside its reserved window (``cb-write-unreserved``), a landing there is ``mcast-slot``'s, an alias's
       ``alias-clobber``'s. Unsat proves it; anything else fails to prove (the interpreter's rule is at the rewrite).
 
