@@ -71,6 +71,11 @@ Protocols:
 
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
 fragment). Ops inside a loop that never runs take no part in any protocol.
+
+A word outside every protocol (``unsupported``) that only sets and flag multicasts write still carries what every
+run shows of it (``landings``): a wait accepting no value a set or the launch stores passed on a flag landing, so a
+flag that may carry a value it accepts was issued and had left; the counter model states it (docs/checker.md,
+"Words outside the protocols").
 """
 
 from __future__ import annotations
