@@ -252,16 +252,21 @@ def test_an_inline_write_lands_on_a_waited_word_as_a_remote_write() -> None:
 # ---------------------------------------------------------------------------------------------- remote reads
 
 
-def remote_read_program(wait: bool = True, refill: bool = False, ack_first: bool = False) -> Program:
+def remote_read_program(wait: bool = True, refill: bool = False, ack_first: bool = False,
+                        pop_first: bool = False) -> Program:
     """(1,0) fills a page of its c_0 (b1), pushes it and increments (0,0)'s word 0; (0,0) waits for it (``wait``),
     reads the page at its own read pointer of c_0 (b0) into b2, waits for the read to land, pushes it and
     increments (1,0)'s word 1; (1,0)'s consumer waits for that before it pops. ``refill``: then (1,0)'s producer fills
     the slot again. ``ack_first``: (0,0) increments before its read barrier, so the pop and the refill may come
-    while the read is in flight."""
+    while the read is in flight. ``pop_first``: the consumer pops before it waits for the increment (the sharded
+    layernorm's coordinator, ``reader_mcast_sender_unary_sharded_ln.cpp:226`` before ``:229``), so the read may be
+    issued after the pop."""
     owner: list[Op] = [Reserve(1, 1), FillTiles(1, 1), Push(1, 1), SemInc(0, A, 1), AtomicBarrier()]
     if refill:
         owner += [Reserve(1, 1), FillTiles(1, 1), Push(1, 1)]
-    drain = [Wait(1, 1), SemWait(1, EQ, 1), SemSet(1, 0), Pop(1, 1)] + ([Wait(1, 1), Pop(1, 1)] if refill else [])
+    handshake: list[Op] = [SemWait(1, EQ, 1), SemSet(1, 0)]
+    drain = ([Wait(1, 1), Pop(1, 1), *handshake] if pop_first else [Wait(1, 1), *handshake, Pop(1, 1)]) + (
+        [Wait(1, 1), Pop(1, 1)] if refill else [])
     ack: list[Op] = [SemInc(1, B, 1), AtomicBarrier()]
     landed: list[Op] = [*ack, ReadBarrier()] if ack_first else [ReadBarrier(), *ack]
     read: list[Op] = [Reserve(2, 1), RemoteRead(0, B, 1, 2), *landed, Push(2, 1)]
@@ -330,7 +335,7 @@ def test_a_popped_page_keeps_its_bytes_until_it_is_reserved_again() -> None:
 def test_a_rewrite_while_the_remote_read_is_in_flight() -> None:
     """The reader acknowledges before its read barrier, so the owner may pop the page and fill the slot again while
     the read is in flight: the refill rewrites the read's source (``async-source-reuse``); the checker proves the
-    read published (live when issued) but not that it stays live (failed to prove, never proved). With the
+    read published when issued but not that no reserve reaches it in flight (failed to prove, never proved). With the
     acknowledgement after the barrier both prove."""
     from verispatial.certify.report import Verdict
     from verispatial.driver.run import certify
@@ -345,6 +350,37 @@ def test_a_rewrite_while_the_remote_read_is_in_flight() -> None:
     got = {x.name: x.verdict for x in certify(fixed).results}
     assert got["remote-read-unpublished:(0,0).reader:[3]"] is Verdict.PROVED
     assert got["async-source-reuse:(0,0).reader:[3]"] is Verdict.PROVED
+
+
+def test_a_read_of_a_popped_page_nothing_reserves_again_proves() -> None:
+    """The owner's consumer pops the page before the reader's acknowledgement, or while its read is in flight
+    (the sharded layernorm's partials): a pop changes no byte and nothing reserves the slot again, so the explorer
+    finds nothing and the checker proves both obligations by the interpreter's own rule (the slot's latest page was
+    pushed; no reserve reached it again), where it used to ask the page to be live (pushed, not popped) and failed."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    for p, at in ((remote_read_program(pop_first=True), 3), (remote_read_program(ack_first=True), 3)):
+        assert explore(p).rules() == []
+        got = {x.name: x for x in certify(p).results}
+        assert got[f"remote-read-unpublished:(0,0).reader:[{at}]"].verdict is Verdict.PROVED
+        reuse = got[f"async-source-reuse:(0,0).reader:[{at}]"]
+        assert reuse.verdict is Verdict.PROVED
+        assert f"remote-read-unpublished:(0,0).reader:[{at}]" in reuse.assumes
+
+
+def test_a_read_after_the_popped_slot_was_reserved_again_is_refuted() -> None:
+    """The broken neighbour: the owner pops first and its producer reserves the slot again, so the read may be
+    issued while the slot is in the producer's reserved window: ``remote-read-unpublished``, refuted and replayed."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = remote_read_program(pop_first=True, refill=True)
+    assert R.REMOTE_READ_UNPUBLISHED in explore(p).rules()
+    x = {x.name: x for x in certify(p).results}["remote-read-unpublished:(0,0).reader:[3]"]
+    assert x.verdict is Verdict.REFUTED
+    assert x.counterexample is not None
+    assert x.counterexample["replay"]["violation"]["rule"] == R.REMOTE_READ_UNPUBLISHED
 
 
 def test_the_family_tables_cover_the_family_op_classes() -> None:

@@ -6,14 +6,38 @@ from __future__ import annotations
 
 import re
 
-from builders import EQ, GE, RA, RB, A, B, ep, prog, sem
+import attrs
+from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 from family_checks import only, where
 
 from verispatial.certify.rules import engine_facts
 from verispatial.certify.structure import engine_views
 from verispatial.families.semaphores import encoding, promela, semantics
-from verispatial.ir import AtomicBarrier, Engine, McastSetValid, ReadBarrier, SemInc, SemIncMcast, SemSet, SemWait, WaitCond
+from verispatial.ir import (
+    AtomicBarrier,
+    Engine,
+    FillTiles,
+    Group,
+    Loop,
+    McastSetValid,
+    Op,
+    Pop,
+    Program,
+    Push,
+    ReadBarrier,
+    RemoteRead,
+    Reserve,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    Term,
+    Wait,
+    WaitCond,
+    WriteBarrier,
+)
 from verispatial.ir import rules as R
+from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, Transition, simulate
 from verispatial.petri.promela import to_promela
 
@@ -127,3 +151,165 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
     ops = {SemInc, SemIncMcast, SemSet, SemWait}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
     assert McastSetValid not in ops  # the flag multicast is the multicast family's
+
+
+# ---------------------------------------------------------------- words outside the protocols: what every run shows
+
+
+def valid_then_values_program(wait_first: bool = True, late_valid: bool = False) -> Program:
+    """The sharded layernorm's VALID handshake in small (``reader_mcast_sender_unary_sharded_ln.cpp:135-141``,
+    ``reader_mcast_receiver_unary_sharded_ln.cpp:155-157``, ``:180``): (0,0)'s writer fills and pushes its partial
+    (b0); its reader waits for it, sets its word 0 to VALID (1) and multicasts it to (1,0), then sends 2 the same
+    way, each after (1,0) increments its word 1. (1,0)'s reader resets its copy to INVALID (0), increments, waits for
+    VALID, reads the partial remotely (at its own read pointer of its c_0, b1) into b2, increments again and waits
+    for at least 2. Word 0 at (1,0) follows no decided protocol (its
+    owner resets a word a rising sequence is copied to), so only ``semaphores.landings`` orders the read after the
+    push. ``wait_first`` False: the read comes before the wait for VALID. ``late_valid``: the sender sets 2,
+    multicasts it, sets VALID before any flush (that flag may leave carrying VALID), and only then fills and pushes
+    the partial itself; the receiver waits for VALID and reads."""
+    g = Group(0, A, (1, 0, 1, 0))
+    fill: list[Op] = [Reserve(0, 1), FillTiles(0, 1, "x"), Push(0, 1)]
+    read: list[Op] = [Reserve(2, 1), RemoteRead(1, A, 1, 2), ReadBarrier(), Push(2, 1)]
+    valid: list[Op] = [SemWait(0, EQ, 1)]
+    if late_valid:
+        engines = [ep(A, Engine.READER, SemSet(0, 2), McastSetValid(0, 0, 1), SemSet(0, 1), WriteBarrier(), *fill),
+                   ep(B, Engine.READER, SemSet(0, 0), *valid, *read)]
+    else:
+        sender: list[Op] = [Wait(0, 1), SemWait(1, GE, 1), SemSet(0, 1), McastSetValid(0, 0, 1), WriteBarrier(),
+                            SemWait(1, GE, 2), SemSet(0, 2), McastSetValid(0, 0, 1), WriteBarrier(), Pop(0, 1)]
+        rest = [*valid, *read] if wait_first else [*read, *valid]
+        engines = [ep(A, Engine.READER, *sender), ep(A, Engine.WRITER, *fill),
+                   ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), *rest, SemInc(1, A, 1), AtomicBarrier(),
+                      SemWait(0, GE, 2))]
+    return prog(*engines, ep(B, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
+                buffers=(buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0), buf(2, B, cap=1, cb=1)),
+                # set by the host at each launch, as the layernorm's (so neither word need end where it started)
+        sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def _verdicts(p: Program) -> dict[str, object]:
+    from verispatial.driver.run import certify
+
+    return {x.name: x for x in certify(p).results}
+
+
+def test_a_wait_only_a_flag_landing_passes_shows_the_flag_issued() -> None:
+    """The receiver's word follows no decided protocol, but its wait for VALID, right after its reset, accepts no
+    value a set stores: it passes only on a flag landing since the reset, and only the first flag may carry VALID.
+    The counter model knows it (``landings``), so the remote read after the wait proves, with the explorer finding
+    nothing; the word's protocol obligation still fails to prove (never proved)."""
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_values_program()
+    w = analyse(p).words[(0, B)]
+    assert w.kind == "unsupported"
+    assert [([x.path for x in ws], [f.path for f in fs]) for ws, fs in w.landed_by] == [([(2,)], [(3,)])]
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    assert got["remote-read-unpublished:(1,0).reader:[4]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    assert got["async-source-reuse:(1,0).reader:[4]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    assert got["sem-protocol:sem0@(1,0)"].verdict is Verdict.FAILED  # type: ignore[attr-defined]
+
+
+def test_a_read_before_the_valid_wait_is_refuted() -> None:
+    """The broken neighbour: the receiver reads before it waits for VALID (``remote-read-unpublished``, refuted and
+    replayed)."""
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_values_program(wait_first=False)
+    assert R.REMOTE_READ_UNPUBLISHED in explore(p).rules()
+    x = _verdicts(p)["remote-read-unpublished:(1,0).reader:[3]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+    assert x.counterexample["replay"]["violation"]["rule"] == R.REMOTE_READ_UNPUBLISHED  # type: ignore[attr-defined]
+
+
+def test_a_flag_counts_for_every_value_its_source_may_hold_until_it_left() -> None:
+    """A flag reads its source when it leaves (before the next flush or write barrier): multicast while holding 2,
+    then set to VALID with no flush between, it may carry VALID, so the receiver's VALID wait may pass on it before
+    the partial is pushed. ``landings`` counts that flag for VALID; the read is refuted and replayed, never proved."""
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_values_program(late_valid=True)
+    w = analyse(p).words[(0, B)]
+    assert [[f.path for f in fs] for _ws, fs in w.landed_by] == [[(1,)]]
+    assert R.REMOTE_READ_UNPUBLISHED in explore(p).rules()
+    x = _verdicts(p)["remote-read-unpublished:(1,0).reader:[3]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+
+
+def valid_source_reuse_program(ack_after_valid: bool = True) -> Program:
+    """The sharded layernorm's sender sets its word to 2 (``reader_mcast_sender_unary_sharded_ln.cpp:272``) after its
+    VALID multicast (``:141``) with no flush between, ordered only by the handshake: (0,0) sets VALID, multicasts it
+    to (1,0) once (1,0) reset its copy and incremented (0,0)'s word 1, waits for a second increment, sets 2 and
+    multicasts it (then a write barrier); (1,0) waits for VALID, increments again and waits for at least 2. The
+    increment shows VALID landed, so its flag had left. ``ack_after_valid`` False: (1,0) increments before its
+    VALID wait, so the set may come while the VALID flag has not left (it would carry 2: ``async-source-reuse``)."""
+    g = Group(0, A, (1, 0, 1, 0))
+    ack: list[Op] = [SemInc(1, A, 1)]
+    valid: list[Op] = [SemWait(0, EQ, 1)]
+    mid = [*valid, *ack] if ack_after_valid else [*ack, *valid]
+    return prog(ep(A, Engine.READER, SemSet(0, 1), SemWait(1, GE, 1), McastSetValid(0, 0, 1), SemWait(1, GE, 2),
+                   SemSet(0, 2), McastSetValid(0, 0, 1), WriteBarrier()),
+                ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), *mid, AtomicBarrier(), SemWait(0, GE, 2)),
+                sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def test_a_flag_source_set_again_after_the_handshake_shows_it_left() -> None:
+    """The set of 2 is flagged per engine (no flush since the VALID multicast); the query discharges it with
+    ``landings``: the sender passed its wait, so the receiver passed its VALID wait after its reset, which only the
+    VALID flag's landing allows, so that flag had left. Proved, the explorer agreeing; the broken neighbour (the
+    increment before the VALID wait) is refuted and replayed."""
+    from verispatial.certify.report import Verdict
+
+    p = valid_source_reuse_program()
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    # the per-engine flag at [4] discharged: no obligation of its own left, the family's proved
+    assert "async-source-reuse:(0,0).reader:[4]" not in got
+    assert got["async-source-reuse"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    broken = valid_source_reuse_program(ack_after_valid=False)
+    assert R.ASYNC_SOURCE_REUSE in explore(broken).rules()
+    x = _verdicts(broken)["async-source-reuse:(0,0).reader:[4]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+    assert x.counterexample["violation"]["rule"] == R.ASYNC_SOURCE_REUSE  # type: ignore[attr-defined]
+    assert x.counterexample["replayed_by"]  # type: ignore[attr-defined]
+
+
+def valid_then_loop_program(read_after_loop: bool = True) -> Program:
+    """The layernorm's result loop in small (``reader_mcast_sender_unary_sharded_ln.cpp:270-299``,
+    ``reader_mcast_receiver_unary_sharded_ln.cpp:255-261``): (0,0) multicasts VALID once (1,0) reset its copy and
+    incremented word 1, waits for a second increment, fills and pushes its partial, then for ``block`` < 2 sets
+    ``block + 2``, multicasts it and waits for the write. (1,0) waits for VALID, increments, waits
+    ``wait_min(block + 2)`` in its loop and then reads the partial. Only the latest occurrence of the growing wait,
+    at 3, orders the read after the push: no set stores 3, so a flag that may carry it (the loop's) was issued.
+    ``read_after_loop`` False: the read comes right after the VALID wait, before the increment the push waits for."""
+    g = Group(0, A, (1, 0, 1, 0))
+    read: list[Op] = [Reserve(2, 1), RemoteRead(1, A, 1, 2), ReadBarrier(), Push(2, 1)]
+    loop = Loop("block", 2, (SemWait(0, GE, 2, (Term("block", 1),)),))
+    tail: list[Op] = [SemInc(1, A, 1), AtomicBarrier(), loop, *read] if read_after_loop else [
+        *read, SemInc(1, A, 1), AtomicBarrier(), loop]
+    sender = ep(A, Engine.READER, SemSet(0, 1), SemWait(1, GE, 1), McastSetValid(0, 0, 1), WriteBarrier(),
+                SemWait(1, GE, 2), Reserve(0, 1), FillTiles(0, 1, "x"), Push(0, 1),
+                Loop("block", 2, (SemSet(0, 2, (Term("block", 1),)), McastSetValid(0, 0, 1), WriteBarrier())))
+    return prog(sender, ep(A, Engine.WRITER, Wait(0, 1), Pop(0, 1)),
+                ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), SemWait(0, EQ, 1), *tail),
+                ep(B, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
+                buffers=(buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0), buf(2, B, cap=1, cb=1)),
+                sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def test_the_latest_pass_of_a_growing_wait_shows_a_flag_that_may_carry_it() -> None:
+    """``wait_min(block + 2)`` at its latest occurrence (3) accepts no stored value (the reset's 0), so a flag that
+    may carry 3 was issued: the loop's, after the push. The read proves, the explorer agreeing; read before the
+    loop it is refuted and replayed."""
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_loop_program()
+    assert explore(p).rules() == []
+    assert _verdicts(p)["remote-read-unpublished:(1,0).reader:[7]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    broken = valid_then_loop_program(read_after_loop=False)
+    assert R.REMOTE_READ_UNPUBLISHED in explore(broken).rules()
+    x = _verdicts(broken)["remote-read-unpublished:(1,0).reader:[4]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from verispatial.families.multicast.encoding import covering_flag, dest_buffers
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import ComponentRef, OrderingRef
-from verispatial.ir.ops import McastSend, McastSetValid, Push, SemSet
+from verispatial.ir.ops import McastSend, McastSetValid, Push, RemoteRead, SemSet
 
 #: The per-engine rules whose proof makes a buffer trusted (its occupancy facts usable by every query).
 COVERAGE_RULES = (R.CB_SINGLE_PRODUCER, R.CB_SINGLE_CONSUMER, R.CB_PUSH_UNCOVERED, R.CB_POP_UNCOVERED)
@@ -148,4 +148,11 @@ def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
             if word is not None:
                 for f in word.flags:
                     out += b.rule_at(R.ASYNC_FLAG_OVERTAKE, f.engine, f.path)
+    elif kind == R.ASYNC_SOURCE_REUSE:
+        # A remote read's pages stay its source only if they held what their owner published when it was issued:
+        # the in-flight query starts from that page (families/noc/encoding.py, check_remote_reads).
+        op = oid.op
+        leaf = _leaf(a, op.engine, op.path) if op is not None and op.path is not None else None
+        if leaf is not None and isinstance(leaf.op, RemoteRead):
+            out.append(f"{R.REMOTE_READ_UNPUBLISHED}:{leaf.engine}:{list(leaf.path)}")
     return tuple(dict.fromkeys(out))

@@ -21,6 +21,13 @@ from verispatial.ir.program import Program
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 
+def _accepts(cond: WaitCond, r: tuple[int, int] | None, t: z3.ArithRef) -> z3.BoolRef:
+    """Whether a wait ``cond`` at threshold ``t`` may return on a value in range ``r`` (None: any value)."""
+    if r is None:
+        return z3.BoolVal(True, t.ctx)
+    return z3.And(r[0] <= t, t <= r[1]) if cond == WaitCond.EQ else t <= r[1]
+
+
 class CounterModel:
     """Counters of ``program`` in the encoder's query, for the engines in ``engines`` (others are absent:
     their contributions are taken as unknown, so a query over a subset stays an over-approximation only if the
@@ -183,6 +190,28 @@ class CounterModel:
             return z3.If(self.seq_reset(s), self.enc.q.val(s.init), self.seq_top(s))
         return z3.If(self.post_flags(w) >= 1, self.enc.q.val(w.init), self.seq_copied(w))
 
+    def landings(self, w: Word, sent: Encoder) -> list[z3.BoolRef]:
+        """What a word outside the protocols that only sets and flag multicasts write shows in every run
+        (``semaphores.landings``), the flags counted at ``sent``'s positions (issued, or, for an encoder of flags
+        that left, left): each passed wait that only a landing since its reset can pass took a landing of its own,
+        so those waits passed are at most the flags that may carry a value they accept; and the latest passed
+        occurrence of any wait whose threshold there accepts no stored value saw a landing of such a flag."""
+        out: list[z3.BoolRef] = []
+        for waits, flags in w.landed_by:
+            count = [sent.executed(f) for f in flags]
+            out.append(self._sum(list(waits), weight=1) <= (z3.Sum(count) if count else self.enc.q.val(0)))
+        if not w.carriers:
+            return out
+        for lf in w.waits:
+            assert isinstance(lf.op, SemWait)
+            some, idx = self.enc.last_occurrence(lf)
+            t = self.enc.threshold(lf, idx)
+            cond = lf.op.cond
+            rejects = z3.And([z3.Not(_accepts(cond, r, t)) for r in w.stored])
+            issued = [z3.If(z3.Or([_accepts(cond, r, t) for r in rs]), sent.executed(f), 0) for f, rs in w.carriers]
+            out.append(z3.Implies(z3.And(some, rejects), z3.Sum(issued) >= 1))
+        return out
+
     # --- facts and conditions ------------------------------------------------------------------------
     def consistency(self, trusted_buffers: set[int], names: set[str] | None = None) -> list[tuple[str, z3.BoolRef]]:
         """Necessary conditions of reachability, each labelled.
@@ -224,6 +253,9 @@ class CounterModel:
                                                    self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
+            elif w.kind == "unsupported":
+                # No protocol, but every run shows it (semaphores.landings).
+                out += [(w.name, fact) for fact in self.landings(w, self.enc)]
             elif w.kind == "sequence":
                 # A passed wait saw a value at least its threshold, and every value the word ever held is at most the
                 # largest its sequence stored so far (``seq_top``): true whatever the protocol does.

@@ -71,6 +71,11 @@ Protocols:
 
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
 fragment). Ops inside a loop that never runs take no part in any protocol.
+
+A word outside every protocol (``unsupported``) that only sets and flag multicasts write still carries what every
+run shows of it (``landings``): a wait accepting no value a set or the launch stores passed on a flag landing, so a
+flag that may carry a value it accepts was issued and had left; the counter model states it (docs/checker.md,
+"Words outside the protocols").
 """
 
 from __future__ import annotations
@@ -81,7 +86,20 @@ import attrs
 
 from verispatial.certify.structure import EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import If, InlineWrite, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, count_max
+from verispatial.ir.ops import (
+    Flush,
+    If,
+    InlineWrite,
+    Loop,
+    McastSetValid,
+    Op,
+    SemInc,
+    SemIncMcast,
+    SemSet,
+    SemWait,
+    WriteBarrier,
+    count_max,
+)
 from verispatial.ir.program import Program
 
 
@@ -153,6 +171,14 @@ class Word:
     fresh: tuple[Leaf, ...] = ()  # reset: sets no consuming wait precedes (they consume nothing: none may be due)
     seq: Sequence | None = None  # sequence: the sequence the word carries (its own, or the one its flags copy)
     inline: tuple[Leaf, ...] = ()  # InlineWrite leaves (one-word remote writes) that land on it
+    #: unsupported: per engine, its waits that only a flag landing since its reset before them can pass, with the
+    #: flag multicasts that may carry a value they accept (``landings``: a reachability fact, no protocol)
+    landed_by: tuple[tuple[tuple[Leaf, ...], tuple[Leaf, ...]], ...] = ()
+    #: unsupported, written only by sets and flag multicasts: the values sets and the launch store (``stored``), and
+    #: every flag multicast landing on it with the values it may carry (None: any), for ``counters.py``'s fact that a
+    #: passed wait accepting none of ``stored`` saw a landing of a flag that may carry a value it accepts
+    stored: tuple[tuple[int, int] | None, ...] = ()
+    carriers: tuple[tuple[Leaf, tuple[tuple[int, int] | None, ...]], ...] = ()
 
     @property
     def name(self) -> str:
@@ -317,8 +343,128 @@ def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site],
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
-            out[(s.id, site)] = _classify_word(p, views, s.id, site, s.init, sources, seqs, index)
+            w = _classify_word(p, views, s.id, site, s.init, sources, seqs, index)
+            if w.kind == "unsupported" and len(p.sections) == 1 and w.flags and not (w.incs or w.inline):
+                landed, stored, carriers = landings(p, views, index, w)
+                w = attrs.evolve(w, landed_by=landed, stored=stored, carriers=carriers)
+            out[(s.id, site)] = w
     return out
+
+
+#: A value range ``(lo, hi)`` a word may hold, or None for any value.
+_Range = tuple[int, int] | None
+
+
+def _set_range(lf: Leaf, trip_max: dict[str, int]) -> _Range:
+    """The values ``SemSet`` leaf ``lf`` may store over every iteration of its loops."""
+    op = lf.op
+    assert isinstance(op, SemSet)
+    loops = {lc.var: count_max(lc.count, trip_max) for lc in lf.loops}
+    lo = hi = op.value
+    for t in op.terms:
+        m = loops.get(t.var)
+        if m is None:
+            return None
+        span = t.coef * max(m - 1, 0)
+        lo, hi = lo + min(0, span), hi + max(0, span)
+    return (lo, hi)
+
+
+def _accepts(op: SemWait, r: _Range) -> bool:
+    """Whether a constant-threshold wait may return on a value in range ``r``."""
+    if r is None:
+        return True
+    return r[0] <= op.value <= r[1] if op.cond == WaitCond.EQ else r[1] >= op.value
+
+
+def _carried(p: Program, sender: EngineView, source: int) -> dict[tuple[int, ...], set[_Range]] | None:
+    """Per flag multicast of ``sender`` reading its word ``source``, the values that word may hold from the flag's
+    issue until it has left (it reads the word when it leaves: the next Flush or WriteBarrier of the engine waits for
+    that, the engine's end does not), by a may-analysis of every path. None when something other than the
+    sender's own sets writes the word (an increment, a flag, an inline write, another engine's set: not followed)."""
+    from verispatial.certify.facts import run_paths as _run
+
+    trip_max = p.trip_max()
+    by_path = {lf.path: lf for lf in sender.leaves}
+    carry: dict[tuple[int, ...], set[_Range]] = {}
+
+    def step(op: Op, path: tuple[int, ...], st: frozenset[tuple[object, ...]]) -> frozenset[tuple[object, ...]]:
+        if isinstance(op, SemSet) and op.sem == source:
+            r = _set_range(by_path[path], trip_max)
+            for t in st:
+                if t[0] == "p":
+                    carry.setdefault(t[1], set()).add(r)  # type: ignore[arg-type]
+            return frozenset({t for t in st if t[0] == "p"} | {("v", r)})
+        if isinstance(op, McastSetValid) and op.source == source:
+            got = carry.setdefault(path, set())
+            got.update(t[1] for t in st if t[0] == "v")  # type: ignore[misc]
+            return st | {("p", path)}
+        if isinstance(op, (Flush, WriteBarrier)):
+            return frozenset(t for t in st if t[0] != "p")
+        return st
+
+    init = p.semaphores[source].init
+    _run(sender.program.ops, (), frozenset({("v", (init, init))}), step, trip_max)
+    return carry
+
+
+def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -> tuple[
+        tuple[tuple[tuple[Leaf, ...], tuple[Leaf, ...]], ...], tuple[_Range, ...], tuple[tuple[Leaf, tuple[_Range, ...]], ...]]:
+    """What every run shows of a word written only by sets and flag multicasts (no increment, no inline write),
+    whatever protocol it follows: a wait with a constant threshold that accepts no value a set of the word stores and
+    not its initial value, whose engine's previous op on the word, in the same body, is a set (its reset), returns
+    only on a value a flag multicast landed since that reset; the intervals from each such reset to its wait are
+    disjoint (one engine runs them in order), so each passed wait took its own landing, and a landing is one flag's.
+    Per engine: its such waits, and the flag multicasts to the word that may carry a value one of them accepts
+    (``_carried``; every flag when its source is written otherwise). The counter model's fact (``counters.py``): the
+    waits passed are at most the flags issued. Also returned: the values the launch and the sets store, and every
+    flag with the values it may carry, for a weaker fact about any wait, growing thresholds included: the latest
+    passed occurrence of a wait whose threshold there accepts no stored value saw a landing, so some flag that may
+    carry a value it accepts was issued. (Found by the sharded layernorm's VALID flag, examples/vendor/README.md:
+    the receivers reset ``reduce_sender`` to INVALID and wait for VALID twice, a word the sender also multicasts 2
+    and 3 to, so it follows no decided protocol, yet each VALID it passed shows a VALID multicast issued.)"""
+    trip_max = p.trip_max()
+    stored: list[_Range] = [(w.init, w.init), *(_set_range(lf, trip_max) for lf in w.sets)]
+    carries: dict[str, dict[tuple[int, ...], set[_Range]] | None] = {}
+    for f in w.flags:
+        op = f.op
+        assert isinstance(op, McastSetValid)
+        if f.engine not in carries:
+            site = views[f.engine].program.site
+            key = (op.source, site)
+            other = (index.incs.get(key) or index.flags.get(key) or index.inline.get(key)
+                     or any(lf.engine != f.engine and isinstance(lf.op, SemSet) for lf in index.local.get(key, ())))
+            carries[f.engine] = None if other else _carried(p, views[f.engine], op.source)
+    local = sorted((*w.sets, *w.waits), key=lambda lf: (lf.engine, lf.index))
+    out: list[tuple[tuple[Leaf, ...], tuple[Leaf, ...]]] = []
+    for engine in sorted({lf.engine for lf in w.waits}):
+        mine = [lf for lf in local if lf.engine == engine]
+        waits: list[Leaf] = []
+        for k, lf in enumerate(mine):
+            op = lf.op
+            if not isinstance(op, SemWait) or op.terms or k == 0:
+                continue
+            prev = mine[k - 1]
+            if not isinstance(prev.op, SemSet) or prev.containers != lf.containers:
+                continue
+            if any(_accepts(op, r) for r in stored):
+                continue
+            waits.append(lf)
+        if not waits:
+            continue
+        flags = []
+        for f in w.flags:
+            c = carries[f.engine]
+            got = None if c is None else c.get(f.path, {None})
+            if got is None or any(_accepts(x.op, r) for x in waits for r in got):  # type: ignore[arg-type]
+                flags.append(f)
+        out.append((tuple(waits), tuple(flags)))
+    carriers = []
+    for f in w.flags:
+        c = carries[f.engine]
+        got = {None} if c is None else c.get(f.path, {None})
+        carriers.append((f, tuple(sorted(got, key=lambda r: (r is None, r)))))
+    return tuple(out), tuple(dict.fromkeys(stored)), tuple(carriers)
 
 
 def _sequences(p: Program, views: dict[str, EngineView], index: _Index,

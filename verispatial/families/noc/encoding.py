@@ -371,10 +371,14 @@ class _Reuse:
         self.copies = [w for w in a.words.values()
                        if w.kind == "sequence" and w.seq is not None and w.seq.owner == issuer
                        and not w.seq.is_source(w) and w.flags and w.waits]
+        # Words outside the protocols that only sets and this engine's flags write (semaphores.landings): a passed
+        # wait accepting no stored value saw a landing of a flag that may carry a value it accepts, so that flag left.
+        self.landed = [w for w in a.words.values()
+                       if w.kind == "unsupported" and w.carriers and all(f.engine == issuer for f, _ in w.carriers)]
 
     def engines(self) -> frozenset[str]:
         return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}
-                         | {lf.engine for w in self.copies for lf in w.waits})
+                         | {lf.engine for w in (*self.copies, *self.landed) for lf in w.waits})
 
     def build(self, sq: StateQuery) -> z3.BoolRef:
         p = self.a.program
@@ -402,6 +406,8 @@ class _Reuse:
                         continue
                     some, idx = enc.last_occurrence(lf)
                     conds.append(z3.Implies(z3.And(some, enc.threshold(lf, idx) > w.init), gone >= 1))
+            for w in self.landed:
+                conds += sq.cm.landings(w, left)
             conds.append(left.executed(self.src) <= at.executed(self.src))  # I has not left
         if self.pages is not None:
             op = self.src.op
@@ -511,18 +517,22 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
 
 
 def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
-    """Two obligations per remote read (docs/semantics.md, "Remote reads"), each one reachability query:
+    """Two obligations per remote read (docs/semantics.md, "Remote reads"; docs/checker.md, "Remote writes"), each
+    one reachability query over the interpreter's own rule (``noc.published``): the page ring slot ``slot`` holds is
+    the latest among the ``cap`` pages below the owner's reserved end (a variable between its pushes and its
+    reserves' pages added up), the slot being the reader's read pointer of its own copy plus ``offset``.
 
-    - ``remote-read-unpublished``: when it is issued, every page it reads is live at its owner — pushed by the
-      owner's producer and not yet popped by its consumer, ``(slot - popped) mod cap < pushed - popped``, the slot
-      being the reader's read pointer of its own copy plus ``offset`` (a live page holds what its push published).
-      Unsat proves it; sat is a candidate the interpreter replays (a page popped but not yet reserved again still
-      holds its bytes, so a sat answer alone refutes nothing);
-    - ``async-source-reuse`` of the read: while it is in flight (issued, no read barrier of its engine since) those
-      pages stay live: the owner cannot reserve them again, so nothing rewrites them (its producer writes only inside
-      its reserved window, ``cb-write-unreserved``; a landing there is ``mcast-slot``'s, an alias's ``alias-clobber``'s).
-      Unsat proves it; anything else fails to prove (a pop alone rewrites nothing: the interpreter's rule is at the
-      rewrite).
+    - ``remote-read-unpublished``: when it is issued, every page it reads was published by the owner's producer
+      (``>= 0`` and below ``pushed``). A popped page keeps its bytes until the producer reserves it again (the
+      sharded layernorm's coordinator pops a partial others still read). Unsat proves it; sat is a candidate the
+      interpreter replays;
+    - ``async-source-reuse`` of the read: while it is in flight (occurrence ``I`` issued, no read barrier of its
+      engine since) no page it read — published at ``I``'s issue (the obligation above, assumed by ``assume.py``) —
+      is reserved again: the reserves' pages added up ``>= page + cap + 1`` now (and the page not live now). The
+      owner's engines at ``I``'s issue are any positions no later than now (an over-approximation of that past
+      state). Only a reserve rewrites them: the producer writes
+      inside its reserved window (``cb-write-unreserved``), a landing there is ``mcast-slot``'s, an alias's
+      ``alias-clobber``'s. Unsat proves it; anything else fails to prove (the interpreter's rule is at the rewrite).
 
     Both need the reader's and the owner's buffers to be trusted (coverage proved) and of one capacity."""
     p = a.program
@@ -551,22 +561,51 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
             engines = frozenset([lf.engine] + [x.engine for w in a.views.values() for x in w.leaves
                                                if getattr(x.op, "buf", None) == owner])
 
-            def unlive(cm: object, first: z3.ArithRef, q: object, pages: int = op.pages, owner: int = owner,
-                       cap: int = cap) -> z3.BoolRef:
+            owned = [x for w in a.views.values() for x in w.leaves
+                     if isinstance(x.op, (Reserve, Push)) and x.op.buf == owner]
+            rsv = [x for x in owned if isinstance(x.op, Reserve)]
+            psh = [x for x in owned if isinstance(x.op, Push)]
+
+            def latest(enc: Encoder, slot: z3.ArithRef, tag: str, rsv: list[Leaf] = rsv, psh: list[Leaf] = psh,
+                       cap: int = cap) -> tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]:
+                # The page ring slot ``slot`` holds (the latest among the cap pages below the producer's reserved end,
+                # negative when never written), the pages pushed, and what bounds that end, at the encoder's
+                # positions (noc.published). The end (State.rsv_end) is no sum of counts — a reserve moves it to
+                # pushed + n, not by n — so it is a variable between pushed (it never falls below) and every reserve's
+                # pages added up (a covered push stays inside it: each reserve raises it by at most its n).
+                pu = _pages(enc, psh)
+                top = enc.q.int_var(f"remote.rsv.{tag}")
+                bound = z3.And(top >= pu, top <= _pages(enc, rsv))
+                return top - cap + (slot - (top - cap)) % cap, pu, bound
+
+            def unpublished(enc: Encoder, first: z3.ArithRef, q: object, pages: int = op.pages) -> z3.BoolRef:
                 k = q.int_var("remote.k")  # type: ignore[attr-defined]
-                pu, po = cm.pushed(owner), cm.popped(owner)  # type: ignore[attr-defined]
-                return z3.And(k >= 0, k < pages, (first + k - po) % cap >= pu - po)
+                page, pu, bound = latest(enc, first + k, "now")
+                return z3.And(k >= 0, k < pages, bound, z3.Or(page < 0, page >= pu))
 
             def issue(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset) -> z3.BoolRef:
-                return z3.And(sq.enc.position(lf.engine).at(lf), unlive(sq.cm, _popped(sq.enc, pops) + off, sq.q))
+                return z3.And(sq.enc.position(lf.engine).at(lf), unpublished(sq.enc, _popped(sq.enc, pops) + off, sq.q))
 
             def flight(sq: StateQuery, lf: Leaf = lf, pops: list[Leaf] = pops, off: int = op.offset,
-                       barriers: list[Leaf] = barriers) -> z3.BoolRef:
+                       barriers: list[Leaf] = barriers, pages: int = op.pages, rsv: list[Leaf] = rsv,
+                       owned: list[Leaf] = owned, cap: int = cap, owner: int = owner) -> z3.BoolRef:
                 enc, q = sq.enc, sq.q
                 at = Encoder(q, p, a.views, prefix="rr.", trip_vars=enc.trip_vars)
                 conds = [at.position(lf.engine).at(lf), enc.executed(lf) > at.executed(lf)]  # occurrence I issued
                 conds += [enc.executed(x) == at.executed(x) for x in barriers]  # no read barrier since I
-                conds.append(unlive(sq.cm, _popped(at, pops) + off, q))
+                # The owner's engines at I's issue: any positions no later than now (counts only grow).
+                conds += [at.executed(x) <= enc.executed(x) for x in owned]
+                # A page I read — published when I was issued (remote-read-unpublished, assumed) — whose ring slot
+                # the owner's producer has reserved again since: a reserve reached page + cap.
+                # Right after that reserve the page is also not live (pushed, not popped) now: asking both is
+                # sound, and neither alone proves every case the other does.
+                k = q.int_var("remote.k")
+                first = _popped(at, pops) + off
+                page, pu, bound = latest(at, first + k, "issue")
+                po = sq.cm.popped(owner)
+                # Reserved again: the end now reached page + cap (at most every reserve's pages added up).
+                conds += [k >= 0, k < pages, bound, page >= 0, page < pu, _pages(enc, rsv) >= page + cap + 1,
+                          (first + k - po) % cap >= sq.cm.pushed(owner) - po]
                 return all_of(q.ctx, conds)
 
             for name, build, reuse in ((names[0], issue, False), (names[1], flight, True)):
@@ -574,18 +613,26 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
                 o, d, _ = solve_each(a, build, name, engines, trusted, rlimit, extra=[lf])
                 dt = time.perf_counter() - t0
                 if o.status == Status.UNSAT:
-                    why = ("every page it reads stays live at its owner until the read landed" if reuse
-                           else "every page it reads is live at its owner when it is issued")
+                    why = ("no page it reads is reserved again by its owner until the read landed" if reuse
+                           else "every page it reads holds what its owner published when it is issued")
                     out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, why, seconds=dt))
                 elif o.status == Status.SAT and d is not None and not reuse:
-                    msg = f"{lf.engine} may read pages of b{owner} at {op.at} its owner has not pushed, or already popped"
+                    msg = f"{lf.engine} may read pages of b{owner} at {op.at} its owner has not pushed, or has reserved again"
                     out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, d.counterexample(
                         "state", R.REMOTE_READ_UNPUBLISHED, msg, engine=lf.engine, path=list(lf.path)), dt))
                 else:
-                    why = (f"b{owner}'s owner may pop pages {lf.engine}'s read has not landed from (not decided: a pop "
-                           "alone rewrites nothing)" if reuse else f"solver: {o.reason}")
+                    why = (f"b{owner}'s owner may reserve again pages {lf.engine}'s read has not landed from (a candidate "
+                           "of the counters, not replayed)" if reuse else f"solver: {o.reason}")
                     out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, why, seconds=dt))
     return out
+
+
+def _pages(enc: Encoder, leaves: list[Leaf]) -> z3.ArithRef:
+    """The pages the Reserve or Push ``leaves`` moved at the encoder's positions."""
+    terms = [enc.executed(lf) * lf.op.pages for lf in leaves if isinstance(lf.op, (Reserve, Push))]
+    if not terms:
+        return enc.q.val(0)
+    return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
 def _popped(enc: Encoder, pops: list[Leaf]) -> z3.ArithRef:
