@@ -40,6 +40,21 @@ def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> Non
     ``.<prefix or name>.*.tmp`` beside ``path`` and is removed when anything fails; raises ``OSError`` (the
     destination is then untouched)."""
     p = Path(path)
+    if p.exists() and not p.is_file() and not p.is_dir():
+        # A FIFO, a device or a descriptor's link (``/dev/stdout``, ``/dev/null``): a stream to write into. A rename
+        # would replace the node itself (as root, ``/dev/full`` became a regular file) and its reader would get nothing.
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    if p.is_symlink():
+        if os.path.realpath(p.parent).startswith("/proc/") or os.readlink(p).startswith("/proc/"):
+            # A descriptor's link (``/dev/stdout`` redirected to a file): the file is the shell's, open; write into it.
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        # The link's target is the file meant (it may not exist yet); renaming over the link would replace the link
+        # and leave its target stale.
+        p = Path(os.path.realpath(p))
     parent = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{prefix or p.name}.", suffix=".tmp")
     try:

@@ -4,7 +4,9 @@ progress on stderr; nothing is printed or written after an interrupt."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,35 @@ def check_output_path(path: str) -> None:
     if Path(path).is_dir():
         raise BadInput(path, "", "is a directory, expected an output file path")
     _parent_exists(path)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """``a`` and ``b`` name one file: the same path once links are resolved, or (both existing) the same inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs_apart(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[str | None]) -> None:
+    """``BadInput`` when an output ``(option, path)`` names one of the run's ``inputs`` (the rename at the end would
+    replace it: ``certify p.json --write-certificate p.json`` replaced the program by its certificate) or the file of
+    an earlier output (one would replace the other). Streams (``/dev/null``, ``/dev/stdout``, FIFOs) are written
+    into, not replaced: they may be named twice. Checked before any work."""
+    seen: list[tuple[str, str]] = []
+    for option, out in outputs:
+        if out is None:
+            continue
+        if any(i is not None and Path(i).is_file() and _same_file(out, i) for i in inputs):
+            raise BadInput(out, option, "is an input of this run, an output would replace it")
+        if Path(out).exists() and not Path(out).is_file():
+            continue
+        for other_option, other in seen:
+            if _same_file(out, other):
+                raise BadInput(out, option, f"is also the {other_option} output, one would replace the other")
+        seen.append((option, out))
 
 
 def check_output_dir(path: str, what: str) -> None:

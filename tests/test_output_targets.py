@@ -1,0 +1,112 @@
+"""Where an output goes when its path is not a plain file: a symbolic link, a FIFO, a character device, or one of the
+run's own inputs.
+
+Found by trying it: ``certify p.json --sarif /dev/full`` (run as root) replaced the device node ``/dev/full`` by a
+regular file holding the SARIF and exited 0, because the atomic writer renames a temporary file over whatever the
+path names; ``--sarif link.sarif`` replaced the link by a file and left its target stale, ``--junit fifo`` replaced the
+FIFO its reader waited on; and ``certify p.json --write-certificate p.json`` replaced the program by its certificate.
+Now a link's target is written (the link kept), a FIFO or device is written into as a stream (``/dev/stdout``,
+``/dev/null``: a full device is one line of bad input, exit 2), and an output that is one of the inputs is refused
+before any work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from verispatial import atomic
+from verispatial.cli import main
+
+HERE = Path(__file__).parent
+VALID = HERE / "badinput" / "small_valid.json"
+
+
+def program(tmp_path: Path) -> Path:
+    p = tmp_path / "p.json"
+    p.write_text(VALID.read_text(encoding="utf-8"), encoding="utf-8")
+    return p
+
+
+def test_a_link_s_target_is_written_and_the_link_kept(tmp_path: Path) -> None:
+    real = tmp_path / "real.sarif"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.sarif"
+    link.symlink_to("real.sarif")
+    atomic.write_text(link, "new")
+    assert link.is_symlink()
+    assert real.read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.sarif", "real.sarif"]
+
+
+def test_a_dangling_link_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "link.sarif"
+    link.symlink_to("made.sarif")
+    atomic.write_text(link, "new")
+    assert link.is_symlink()
+    assert (tmp_path / "made.sarif").read_text(encoding="utf-8") == "new"
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    atomic.write_text(fifo, "through the pipe")
+    reader.join(timeout=10)
+    assert got == ["through the pipe"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_dev_null_stays_a_device(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", "-q", "--no-cache", str(VALID), "--junit", "/dev/null"]) == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert "verdict: proved" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_device_is_bad_input_and_stays_a_device(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", "-q", "--no-cache", str(VALID), "--sarif", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert err == "verispatial: error: /dev/full: cannot write: No space left on device\n"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+@pytest.mark.parametrize("option", ["--write-certificate", "--sarif", "--junit"])
+def test_certify_refuses_to_write_over_its_program(tmp_path: Path, option: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    p = program(tmp_path)
+    before = p.read_bytes()
+    assert main(["certify", "-q", "--no-cache", str(p), option, str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"verispatial: error: {p}: {option}: is an input of this run, an output would replace it\n"
+    assert p.read_bytes() == before
+
+
+def test_certify_refuses_to_write_over_its_program_through_a_link(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    p = program(tmp_path)
+    link = tmp_path / "cert.json"
+    link.symlink_to("p.json")
+    assert main(["certify", "-q", "--no-cache", str(p), "--write-certificate", str(link)]) == 2
+    assert "is an input of this run" in capsys.readouterr().err
+    assert json.loads(p.read_text(encoding="utf-8"))["format"] == "verispatial.program"
+
+
+def test_certify_refuses_to_write_over_the_certificate_it_compares(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    p = program(tmp_path)
+    cert = tmp_path / "c.json"
+    assert main(["certify", "-q", "--no-cache", str(p), "--write-certificate", str(cert)]) == 0
+    before = cert.read_bytes()
+    capsys.readouterr()
+    assert main(["certify", "-q", "--no-cache", str(p), "--certificate", str(cert), "--sarif", str(cert)]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {cert}: --sarif: is an input of this run, an output "
+                                       "would replace it\n")
+    assert cert.read_bytes() == before
