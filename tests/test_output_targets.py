@@ -110,3 +110,14 @@ def test_certify_refuses_to_write_over_the_certificate_it_compares(tmp_path: Pat
     assert capsys.readouterr().err == (f"verispatial: error: {cert}: --sarif: is an input of this run, an output "
                                        "would replace it\n")
     assert cert.read_bytes() == before
+
+
+def test_a_link_to_a_directory_written_whole_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "sections"
+    real.mkdir()
+    (real / "stale.json").write_text("{}", encoding="utf-8")
+    link = tmp_path / "out"
+    link.symlink_to("sections")
+    atomic.write_dir(link, {"a.json": "1"})
+    assert link.is_symlink()
+    assert sorted(p.name for p in real.iterdir()) == ["a.json"]

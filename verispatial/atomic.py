@@ -72,8 +72,11 @@ def write_dir(path: str | Path, files: Mapping[str, str]) -> None:
     """Replace the directory ``path`` (created if absent) by one holding exactly ``files`` (name -> UTF-8 text):
     the new directory is written beside it and swapped in by two renames, so a reader sees the old directory or the
     new one, never a mixture, and files the new one lacks do not linger. The directory gets the mode ``mkdir``
-    would give it (``0o777 & ~umask``). Raises ``OSError`` (``path`` is then untouched); the parent must exist."""
+    would give it (``0o777 & ~umask``). Raises ``OSError`` (``path`` is then untouched); the parent must exist. A
+    link to a directory keeps pointing there: its target is replaced, not the link."""
     p = Path(path)
+    if p.is_symlink():
+        p = Path(os.path.realpath(p))
     parent = p.parent if str(p.parent) else Path(".")
     tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.", dir=parent))
     try:
