@@ -121,3 +121,23 @@ def test_a_link_to_a_directory_written_whole_keeps_the_link(tmp_path: Path) -> N
     atomic.write_dir(link, {"a.json": "1"})
     assert link.is_symlink()
     assert sorted(p.name for p in real.iterdir()) == ["a.json"]
+
+
+def test_compose_refuses_to_write_over_a_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = program(tmp_path)
+    before = p.read_bytes()
+    assert main(["compose", str(p), str(p), "-o", str(p), "-q"]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {p}: -o: is an input of this run, an output would "
+                                       "replace it\n")
+    assert p.read_bytes() == before
+    assert not (tmp_path / "p.certificate.json").exists()
+
+
+def test_compile_refuses_to_write_over_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "mlp.json"
+    model.write_text((HERE.parent / "examples" / "models" / "mlp_block.json").read_text(encoding="utf-8"),
+                     encoding="utf-8")
+    before = model.read_bytes()
+    assert main(["compile", str(model), "--target", "wormhole", "-o", str(model), "-q"]) == 2
+    assert "-o: is an input of this run, an output would replace it" in capsys.readouterr().err
+    assert model.read_bytes() == before

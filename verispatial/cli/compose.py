@@ -53,7 +53,7 @@ def compose_cmd(inputs: tuple[str, ...], out: str, states: tuple[str, ...], plac
     for k in opens:
         if not 0 <= k < n - 1:
             raise BadInput("--open", "", f"boundary {k} does not exist: {n} sections have boundaries 0..{n - 2}")
-    check_program_out(out)
+    check_program_out(out, inputs)
     sections = [load_program_file(path) for path in inputs]
     from verispatial.report.progress import progress as progress_on
 

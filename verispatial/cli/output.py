@@ -125,12 +125,14 @@ def check_smt2_dir(smt2_dir: str) -> None:
     check_output_dir(smt2_dir, "the SMT-LIB2 queries")
 
 
-def check_program_out(out: str) -> None:
+def check_program_out(out: str, inputs: Sequence[str] = ()) -> None:
     """``BadInput`` unless a program and its certificate (``passes.compile.certificate_path``) can be written to
-    ``out`` and beside it: neither is a directory and ``out``'s directory exists. Checked before any work."""
+    ``out`` and beside it: neither is a directory nor one of the run's ``inputs``, and ``out``'s directory exists.
+    Checked before any work."""
     from verispatial.passes.compile import certificate_path
 
     for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
         if path.is_dir():
             raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
     _parent_exists(out)
+    check_outputs_apart((("-o", out), ("-o (its certificate)", str(certificate_path(out)))), inputs)
