@@ -141,3 +141,17 @@ def test_compile_refuses_to_write_over_its_model(tmp_path: Path, capsys: pytest.
     assert main(["compile", str(model), "--target", "wormhole", "-o", str(model), "-q"]) == 2
     assert "-o: is an input of this run, an output would replace it" in capsys.readouterr().err
     assert model.read_bytes() == before
+
+
+@pytest.mark.parametrize(("language", "source"), [
+    ("ttlang", HERE / "data" / "ttlang" / "eltwise.py"),
+    ("ttmetal", HERE / "data" / "ttmetal" / "copy" / "host.yaml"),
+])
+def test_import_refuses_to_write_over_its_source(tmp_path: Path, capsys: pytest.CaptureFixture[str], language: str,
+                                                 source: Path) -> None:
+    src = tmp_path / source.name
+    src.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["import", language, str(src), "-o", str(src)]) == 2
+    assert capsys.readouterr().err == (f"verispatial: error: {src}: -o: is an input of this run, an output would "
+                                       "replace it\n")
+    assert src.read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
