@@ -155,3 +155,13 @@ def test_import_refuses_to_write_over_its_source(tmp_path: Path, capsys: pytest.
     assert capsys.readouterr().err == (f"verispatial: error: {src}: -o: is an input of this run, an output would "
                                        "replace it\n")
     assert src.read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args", [["export", "{p}", "--dot", "-o", "{p}"], ["explain", "{p}", "--html", "{p}", "-q"]])
+def test_export_and_explain_refuse_to_write_over_the_program(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             args: list[str]) -> None:
+    p = program(tmp_path)
+    before = p.read_bytes()
+    assert main([a.format(p=p) for a in args]) == 2
+    assert "is an input of this run, an output would replace it" in capsys.readouterr().err
+    assert p.read_bytes() == before
