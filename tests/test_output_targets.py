@@ -165,3 +165,15 @@ def test_export_and_explain_refuse_to_write_over_the_program(tmp_path: Path, cap
     assert main([a.format(p=p) for a in args]) == 2
     assert "is an input of this run, an output would replace it" in capsys.readouterr().err
     assert p.read_bytes() == before
+
+
+def test_compose_refuses_an_unknown_state_before_certifying_anything(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Found with the rest: ``compose A B -o C --state NOPE`` certified both sections (printing a line for each on
+    stdout) before it said the state was unknown."""
+    p = program(tmp_path)
+    assert main(["compose", str(p), str(p), "-o", str(tmp_path / "c.json"), "--state", "NOPE", "-q"]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""
+    assert got.err == ("verispatial: error: compose: unknown-state: carried state 'NOPE' is not a tensor of any "
+                       "section\n")
