@@ -177,3 +177,22 @@ def test_compose_refuses_an_unknown_state_before_certifying_anything(tmp_path: P
     assert got.out == ""
     assert got.err == ("verispatial: error: compose: unknown-state: carried state 'NOPE' is not a tensor of any "
                        "section\n")
+
+
+@pytest.mark.skipif(not os.path.lexists("/dev/stdout"), reason="needs /dev/stdout")
+def test_dev_stdout_redirected_to_a_file_keeps_the_report(tmp_path: Path) -> None:
+    """``certify --junit /dev/stdout > out.txt``: the JUnit XML and then the report, neither overwriting the other (an
+    open of /dev/stdout starts at offset 0 of the file the shell opened, under what stdout already wrote)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    with out.open("w", encoding="utf-8") as f:
+        rc = subprocess.run([sys.executable, "-m", "verispatial", "certify", "-q", "--no-cache", str(VALID), "--junit",
+                             "/dev/stdout"], stdout=f, check=False).returncode
+    assert rc == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<?xml")
+    assert "</testsuites>" in text
+    assert "verdict: proved" in text
+    assert not stat.S_ISREG(os.lstat("/dev/stdout").st_mode)  # still the link (a rename replaced it once)

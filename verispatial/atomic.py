@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,20 +36,44 @@ def file_mode() -> int:
     return 0o666 & ~current_umask()
 
 
+def _own_descriptor(p: Path) -> int | None:
+    """The descriptor number when ``p`` names one of this process's open descriptors (``/dev/stdout``,
+    ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``), else None."""
+    text = str(p)
+    with contextlib.suppress(OSError):
+        while p.is_symlink() and not text.startswith(("/proc/self/fd/", f"/proc/{os.getpid()}/fd/")):
+            p = Path(os.path.join(p.parent, os.readlink(p)))
+            text = str(p)
+    for head in ("/proc/self/fd/", f"/proc/{os.getpid()}/fd/", "/dev/fd/"):
+        if text.startswith(head) and text[len(head):].isdigit():
+            return int(text[len(head):])
+    return None
+
+
 def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically with the mode ``file_mode`` gives. The temporary file is
     ``.<prefix or name>.*.tmp`` beside ``path`` and is removed when anything fails; raises ``OSError`` (the
     destination is then untouched)."""
     p = Path(path)
+    own = _own_descriptor(p)
+    if own is not None:
+        # /dev/stdout, /dev/fd/1: written through the process's own descriptor, after what stdout holds already, so a
+        # report on stdout redirected to a file follows the output instead of overwriting it from offset 0.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(own, data):]
+        return
     if p.exists() and not p.is_file() and not p.is_dir():
-        # A FIFO, a device or a descriptor's link (``/dev/stdout``, ``/dev/null``): a stream to write into. A rename
-        # would replace the node itself (as root, ``/dev/full`` became a regular file) and its reader would get nothing.
+        # A FIFO, a device or another descriptor's link (``/dev/null``): a stream to write into. A rename would replace
+        # the node itself (as root, ``/dev/full`` became a regular file) and its reader would get nothing.
         with open(p, "w", encoding="utf-8") as f:
             f.write(text)
         return
     if p.is_symlink():
         if os.path.realpath(p.parent).startswith("/proc/") or os.readlink(p).startswith("/proc/"):
-            # A descriptor's link (``/dev/stdout`` redirected to a file): the file is the shell's, open; write into it.
+            # Another process's descriptor's link: the file is open there; write into it.
             with open(p, "w", encoding="utf-8") as f:
                 f.write(text)
             return
