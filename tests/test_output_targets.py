@@ -196,3 +196,13 @@ def test_dev_stdout_redirected_to_a_file_keeps_the_report(tmp_path: Path) -> Non
     assert "</testsuites>" in text
     assert "verdict: proved" in text
     assert not stat.S_ISREG(os.lstat("/dev/stdout").st_mode)  # still the link (a rename replaced it once)
+
+
+def test_a_cycle_of_links_is_bad_input_not_a_hang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.sarif").symlink_to("b.sarif")
+    (tmp_path / "b.sarif").symlink_to("a.sarif")
+    assert main(["certify", "-q", "--no-cache", str(VALID), "--sarif", str(tmp_path / "a.sarif")]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""  # refused before any work
+    assert got.err.startswith(f"verispatial: error: {tmp_path / 'a.sarif'}: cannot write: ")
+    assert got.err.count("\n") == 1

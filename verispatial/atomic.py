@@ -41,7 +41,9 @@ def _own_descriptor(p: Path) -> int | None:
     ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``), else None."""
     text = str(p)
     with contextlib.suppress(OSError):
-        while p.is_symlink() and not text.startswith(("/proc/self/fd/", f"/proc/{os.getpid()}/fd/")):
+        for _ in range(40):  # the kernel's own bound on links followed (MAXSYMLINKS): a cycle of links ends here
+            if not p.is_symlink() or text.startswith(("/proc/self/fd/", f"/proc/{os.getpid()}/fd/")):
+                break
             p = Path(os.path.join(p.parent, os.readlink(p)))
             text = str(p)
     for head in ("/proc/self/fd/", f"/proc/{os.getpid()}/fd/", "/dev/fd/"):
@@ -78,8 +80,11 @@ def write_text(path: str | Path, text: str, *, prefix: str | None = None) -> Non
                 f.write(text)
             return
         # The link's target is the file meant (it may not exist yet); renaming over the link would replace the link
-        # and leave its target stale.
-        p = Path(os.path.realpath(p))
+        # and leave its target stale. A cycle of links raises (ELOOP), as an open would.
+        try:
+            p = Path(os.path.realpath(p, strict=True))
+        except FileNotFoundError:
+            p = Path(os.path.realpath(p))
     parent = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{prefix or p.name}.", suffix=".tmp")
     try:

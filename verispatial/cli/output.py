@@ -34,6 +34,13 @@ def check_output_path(path: str) -> None:
     """
     if Path(path).is_dir():
         raise BadInput(path, "", "is a directory, expected an output file path")
+    if Path(path).is_symlink():  # a link's target is written (atomic.write_text): a cycle of links is refused now
+        try:
+            os.path.realpath(path, strict=True)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
     _parent_exists(path)
 
 
