@@ -16,7 +16,15 @@ from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT
 from verispatial.cli.imports import certified_path, import_ttlang, loader_of
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_document_file, open_proof_store
 from verispatial.cli.options import Seconds, TtlangOptions, cache_options, ttlang_options
-from verispatial.cli.output import check_output_path, check_smt2_dir, emit, stderr_progress, write_atomic, write_json
+from verispatial.cli.output import (
+    check_output_path,
+    check_outputs_apart,
+    check_smt2_dir,
+    emit,
+    stderr_progress,
+    write_atomic,
+    write_json,
+)
 from verispatial.driver.gate import recording_refusal  # untrusted machinery (verispatial/driver): light imports
 from verispatial.errors import BadInput, CertificateMismatch, CheckerError, ParseError, VerispatialError
 
@@ -46,6 +54,8 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     for out in (sarif_out, certificate_out, junit_out):
         if out is not None:
             check_output_path(out)
+    check_outputs_apart((("--sarif", sarif_out), ("--junit", junit_out), ("--write-certificate", certificate_out)),
+                        (*program_paths, certificate))
     if smt2_dir is not None:
         check_smt2_dir(smt2_dir)
     store = open_proof_store(cache_dir, no_cache) if smt2_dir is None and certificate_out is None else None

@@ -62,7 +62,7 @@ def compile_cmd(model: str, target: str, out: str | None, out_dir: str | None, n
     """Compile a model graph into one certified program (MODEL.json --target wormhole|blackhole|gpu -o STEP.json
     [--sections DIR])."""
     graph, machine = _load(model, target)
-    _check_outputs(out, out_dir)
+    _check_outputs(out, out_dir, model)
     caps = (max_cols, max_rows, max_sites)
     if any(c is not None and c < 1 for c in caps):
         raise BadInput("", "", "--max-cols, --max-rows and --max-sites take a positive number")
@@ -90,7 +90,7 @@ def _load(model: str, target: str) -> tuple[ModelGraph, Target]:
         raise bad_input_of(model, e) from None
 
 
-def _check_outputs(out: str | None, out_dir: str | None) -> None:
+def _check_outputs(out: str | None, out_dir: str | None, model: str) -> None:
     """``BadInput`` for an output that cannot be written, checked before any work: a compile that cannot write its
     results must not run for minutes first."""
     from verispatial.passes.compile import foreign_files
@@ -104,7 +104,7 @@ def _check_outputs(out: str | None, out_dir: str | None) -> None:
                        + (f", +{len(foreign) - 3} more" if len(foreign) > 3 else "") + "): expected a sections "
                        "directory (only <op>.program.json and <op>.certificate.json) or a new one")
     if out is not None:
-        check_program_out(out)
+        check_program_out(out, (model,))
 
 
 def _compile(model: str, graph: ModelGraph, machine: Target, caps: tuple[int | None, int | None, int | None],

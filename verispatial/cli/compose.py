@@ -53,8 +53,11 @@ def compose_cmd(inputs: tuple[str, ...], out: str, states: tuple[str, ...], plac
     for k in opens:
         if not 0 <= k < n - 1:
             raise BadInput("--open", "", f"boundary {k} does not exist: {n} sections have boundaries 0..{n - 2}")
-    check_program_out(out)
+    check_program_out(out, inputs)
     sections = [load_program_file(path) for path in inputs]
+    unknown = sorted(set(states) - {t.name for sec in sections for t in sec.tensors})
+    if unknown:  # compose's own refusal (passes/compose.py), said before any section is certified
+        raise BadInput("compose", "unknown-state", f"carried state {unknown[0]!r} is not a tensor of any section")
     from verispatial.report.progress import progress as progress_on
 
     with progress_on(f"compose {out}", quiet=quiet, terminal=False if plain_progress else None) as shown:

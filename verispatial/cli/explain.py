@@ -11,7 +11,15 @@ import click
 from verispatial.cli.exits import guard
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_program_file, open_proof_store
 from verispatial.cli.options import cache_options
-from verispatial.cli.output import check_output_dir, check_output_path, emit, stderr_progress, write_atomic, write_json
+from verispatial.cli.output import (
+    check_output_dir,
+    check_output_path,
+    check_outputs_apart,
+    emit,
+    stderr_progress,
+    write_atomic,
+    write_json,
+)
 from verispatial.errors import BadInput, CheckerError, VerispatialError
 
 if TYPE_CHECKING:
@@ -23,6 +31,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     """The ``explain`` command: see ``explain_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     if html_out is not None:
         check_output_path(html_out)
+        check_outputs_apart((("--html", html_out),), (program_path,))
     name = Path(program_path).name
     stem = Path(name).stem if name.endswith((".py", ".yaml", ".yml")) else name.removesuffix(".json").removesuffix(
         ".program")

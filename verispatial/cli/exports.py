@@ -6,7 +6,7 @@ import click
 
 from verispatial.cli.exits import EXIT_OK
 from verispatial.cli.inputs import load_program_file
-from verispatial.cli.output import check_output_path, write, write_atomic
+from verispatial.cli.output import check_output_path, check_outputs_apart, write, write_atomic
 from verispatial.errors import BadInput, CheckerError
 
 
@@ -17,6 +17,7 @@ def run_export(program_path: str, fmt: str, out: str | None) -> int:
     construct."""
     if out is not None:
         check_output_path(out)
+        check_outputs_apart((("-o", out),), (program_path,))
     program = load_program_file(program_path)
     try:
         if fmt == "promela":

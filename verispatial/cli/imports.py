@@ -14,7 +14,7 @@ import click
 from verispatial.cli.exits import EXIT_OK, guard
 from verispatial.cli.inputs import bad_input_of
 from verispatial.cli.options import TtlangOptions, ttlang_options
-from verispatial.cli.output import check_output_path, console, write_atomic
+from verispatial.cli.output import check_output_path, check_outputs_apart, console, write_atomic
 from verispatial.errors import BadInput, VerispatialError
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> 
     from verispatial.ir.serialize import dumps
 
     check_output_path(out)
+    check_outputs_apart((("-o", out),), (path,))
     got = import_ttlang(path, opts)
     o = Path(out)
     names = [out] if len(got) == 1 else [str(o.with_name(f"{o.stem}.{i + 1}{o.suffix}")) for i in range(len(got))]
@@ -99,6 +100,7 @@ def run_import_ttmetal(host_path: str, out: str) -> int:
     from verispatial.ir.serialize import dumps
 
     check_output_path(out)
+    check_outputs_apart((("-o", out),), (host_path,))
     program = ttmetal_program(host_path)
     write_atomic(out, dumps(program))
     return 0

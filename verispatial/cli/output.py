@@ -4,7 +4,9 @@ progress on stderr; nothing is printed or written after an interrupt."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,43 @@ def check_output_path(path: str) -> None:
     """
     if Path(path).is_dir():
         raise BadInput(path, "", "is a directory, expected an output file path")
+    if Path(path).is_symlink():  # a link's target is written (atomic.write_text): a cycle of links is refused now
+        try:
+            os.path.realpath(path, strict=True)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise BadInput(path, "", f"cannot write: {e.strerror or e}") from None
     _parent_exists(path)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """``a`` and ``b`` name one file: the same path once links are resolved, or (both existing) the same inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs_apart(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[str | None]) -> None:
+    """``BadInput`` when an output ``(option, path)`` names one of the run's ``inputs`` (the rename at the end would
+    replace it: ``certify p.json --write-certificate p.json`` replaced the program by its certificate) or the file of
+    an earlier output (one would replace the other). Streams (``/dev/null``, ``/dev/stdout``, FIFOs) are written
+    into, not replaced: they may be named twice. Checked before any work."""
+    seen: list[tuple[str, str]] = []
+    for option, out in outputs:
+        if out is None:
+            continue
+        if any(i is not None and Path(i).is_file() and _same_file(out, i) for i in inputs):
+            raise BadInput(out, option, "is an input of this run, an output would replace it")
+        if Path(out).exists() and not Path(out).is_file():
+            continue
+        for other_option, other in seen:
+            if _same_file(out, other):
+                raise BadInput(out, option, f"is also the {other_option} output, one would replace the other")
+        seen.append((option, out))
 
 
 def check_output_dir(path: str, what: str) -> None:
@@ -94,12 +132,14 @@ def check_smt2_dir(smt2_dir: str) -> None:
     check_output_dir(smt2_dir, "the SMT-LIB2 queries")
 
 
-def check_program_out(out: str) -> None:
+def check_program_out(out: str, inputs: Sequence[str] = ()) -> None:
     """``BadInput`` unless a program and its certificate (``passes.compile.certificate_path``) can be written to
-    ``out`` and beside it: neither is a directory and ``out``'s directory exists. Checked before any work."""
+    ``out`` and beside it: neither is a directory nor one of the run's ``inputs``, and ``out``'s directory exists.
+    Checked before any work."""
     from verispatial.passes.compile import certificate_path
 
     for path, what in ((Path(out), "the program"), (certificate_path(out), "its certificate")):
         if path.is_dir():
             raise BadInput(str(path), "", f"is a directory, expected a file path for {what}")
     _parent_exists(out)
+    check_outputs_apart((("-o", out), ("-o (its certificate)", str(certificate_path(out)))), inputs)

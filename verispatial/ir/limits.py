@@ -76,13 +76,24 @@ def ring_slots(first: int, n: int, cap: int) -> set[int]:
     return {(first + j) % cap for j in range(n)}
 
 
+#: The Unicode bidirectional formatting characters (Unicode Standard Annex #9, table 2: the embeddings, overrides,
+#: isolates and marks): printed in a report, one reorders how the rest of its line reads ("Trojan Source",
+#: CVE-2021-42574).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def name_rule(name: str) -> str | None:
     """Why ``name`` cannot be a name, or None: at most ``NAME_MAX`` characters, none a control character (a
-    newline or an ANSI escape in a name would forge report lines or drive the user's terminal)."""
+    newline or an ANSI escape in a name would forge report lines or drive the user's terminal), a bidirectional
+    control (``BIDI_CONTROLS``) or an unpaired surrogate (which no report can print)."""
     if len(name) > NAME_MAX:
         return f"a name has at most {NAME_MAX} characters, got {len(name)}"
     if name.isascii() and name.isprintable():  # no control character (the common case, one C call)
         return None
     if any(unicodedata.category(c) == "Cc" for c in name):
         return "a name holds no control characters (newlines, tabs, escapes)"
+    if not BIDI_CONTROLS.isdisjoint(name):
+        return "a name holds no bidirectional controls (they reorder a report line on the terminal)"
+    if any(unicodedata.category(c) == "Cs" for c in name):  # a JSON "\udcff" escape: UTF-8 cannot print it
+        return "a name holds no unpaired surrogates (not Unicode text)"
     return None

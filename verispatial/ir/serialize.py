@@ -638,11 +638,39 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _unpaired_surrogate(doc: Any) -> tuple[str, str] | None:
+    """The path (``buffers[0].name``) and the character of the first string (or key) of ``doc`` holding an unpaired
+    surrogate, or None. ``json.loads`` joins an escaped pair into one character, so any surrogate left is alone."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, str):
+            bad = next((c for c in v if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return path or "(document)", bad
+        elif isinstance(v, dict):
+            for k in reversed(list(v)):
+                stack.append((f"{path}.{k}" if path else str(k), v[k]))
+                stack.append((path or "(document)", k))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", v[i]) for i in reversed(range(len(v))))
+    return None
+
+
 def parse_json(text: str | bytes) -> Any:
     """JSON text as Python values; ``ParseError`` (field ``(document)``) for text that is not UTF-8, not JSON, or
-    has one key twice in an object. Shared by every document verispatial reads (programs, graphs, certificates)."""
+    has one key twice in an object; ``ParseError`` naming the field for a string holding an unpaired surrogate (a
+    ``\\udcff`` escape: not Unicode text, no report could print it). Shared by every document verispatial reads
+    (programs, graphs, certificates)."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        # Only an escape spells a surrogate (UTF-8 cannot encode one), so the walk runs only when there is one.
+        escapes = (b"\\ud", b"\\uD") if isinstance(text, bytes) else ("\\ud", "\\uD")
+        if any(e in text for e in escapes):  # type: ignore[operator]  # bytes in bytes, str in str
+            found = _unpaired_surrogate(doc)
+            if found is not None:
+                raise ParseError(found[0], f"an unpaired surrogate ({found[1]!a}) is not Unicode text")
+        return doc
     except UnicodeDecodeError:
         raise ParseError("(document)", "not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:

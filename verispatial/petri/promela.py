@@ -97,6 +97,12 @@ def _rid(rule: str) -> str:
     return "R_" + rule.replace("-", "_")
 
 
+def _comment(text: str) -> str:
+    """``text`` (a name, an op's text) safe inside a ``/* ... */`` comment: a ``*/`` in a name would close it and the
+    rest of the name would be read as Promela."""
+    return text.replace("*/", "*\\/")
+
+
 def _oid(e: int, path: tuple[int, ...]) -> str:
     return f"O_{e}_" + "_".join(str(i) for i in path)
 
@@ -152,6 +158,8 @@ class _Gen:
         self.p = p
         self._refuse()
         self.t = p.target
+        #: Each trip's variable in the model, by position: a trip's name is any printable text, never code.
+        self.trip_ids = {t.name: f"trip_{i}" for i, t in enumerate(p.trips)}
         self.n = len(p.programs)
         self.sites: list[Site] = sorted({ep.site for ep in p.programs} | {b.site for b in p.buffers}
                                         | {s for sem in p.semaphores for s in sem.sites}, key=lambda s: (s.x, s.y))
@@ -331,8 +339,8 @@ class _Gen:
         if isinstance(count, int):
             return str(count)
         if isinstance(count, str):
-            return f"trip_{count}"
-        v = f"({count.scale}*trip_{count.trip}+({count.offset}))"
+            return self.trip_ids[count]
+        v = f"({count.scale}*{self.trip_ids[count.trip]}+({count.offset}))"
         return f"({v} > 0 -> {v} : 0)"
 
     def _affine(self, base: int, terms: tuple[tuple[str, int], ...], env: dict[str, str]) -> str:
@@ -367,7 +375,7 @@ class _Gen:
             raise UnhandledOp("the Promela export", op)
         handler(self, e, path, op, st)
         out = list(st.pre)
-        out.append(f"/* {op_text(op)} */")
+        out.append(f"/* {_comment(op_text(op))} */")
         out.append(f"d_step {{ {st.guard} -> " + " ".join(st.body) + " };" if st.body else f"d_step {{ {st.guard} -> skip }};")
         return out
 
@@ -472,7 +480,8 @@ class _Gen:
         queues = [f"n{q}{e}" for (e, kind) in sorted(self.qsize) for q in [{"rd": "rq", "wr": "wq", "inc": "iq", "mc": "mq"}[kind]]]
         done = " && ".join([f"finished[{e}]" for e in range(self.n)] + [f"{x} == 0" for x in queues]) or "true"
 
-        head = [f"/* verispatial Promela model of program {p.name!r} on {self.t.name} (docs/semantics.md;",
+        head = [f"/* verispatial Promela model of program {_comment(repr(p.name))} on {_comment(self.t.name)} "
+                "(docs/semantics.md;",
                 "   verispatial/petri/promela.py). SPIN: invalid end state = deadlock, assertion violated = the rule",
                 "   its expression names (R_<rule>), at the op O_<engine>_<path> when it names one. */",
                 f"/* engines: {', '.join(f'E{e} = {ep.key}' for e, ep in enumerate(p.programs))} */"]
@@ -484,14 +493,14 @@ class _Gen:
         decl.append(f"hidden int {', '.join(f'h{i}' for i in range(1, self.h + 1))};" if self.h else "")
         decl.append("hidden int s_op, s_left, s_rem, s_value, s_p0, s_np, s_ps;")
         for trip in p.trips:
-            decl.append(f"int trip_{trip.name};")
+            decl.append(f"int {self.trip_ids[trip.name]}; /* {_comment(trip.name)} */")
         decl += [f"int pushed[{nb}], popped[{nb}], rsv_end[{nb}], wait_end[{nb}], fill[{nb}], drain[{nb}], landed[{nb}];",
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
                  f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"
-                        f" /* {p.tensors[ti].name} ({p.tensors[ti].role.value}) */")
+                        f" /* {_comment(p.tensors[ti].name)} ({p.tensors[ti].role.value}) */")
         for e in range(self.n):
             if any(k[0] == e for k in self.at_of):
                 decl.append(f"byte at{e};")
@@ -509,7 +518,7 @@ class _Gen:
             decl.append(f"{types[q]} {q}{e}[{size}]; byte n{q}{e};")
         init = ["init {", "   atomic {"]
         for trip in p.trips:
-            init.append(f"      select(trip_{trip.name} : 0 .. {trip.max});")
+            init.append(f"      select({self.trip_ids[trip.name]} : 0 .. {trip.max});")
         for bi in range(len(p.buffers)):
             init.append(f"      producer[{bi}] = 255; consumer[{bi}] = 255;")
         for wi, v0 in enumerate(self.word_init):

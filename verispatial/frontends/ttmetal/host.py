@@ -168,12 +168,21 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def _cores(v: Any) -> tuple[Site, ...]:
+def _cores(v: Any, where: str) -> tuple[Site, ...]:
+    """The cores ``"X,Y"`` or ``"X0,Y0-X1,Y1"`` (inclusive), or a list of them, at ``where``. ``ParseError`` for a
+    core past the largest mesh the model takes (``ir/limits.py`` ``MESH_MAX``), before enumerating the range: a typo
+    such as ``0,0-99999999,99999999`` would otherwise list 10**16 sites."""
+    from verispatial.ir.limits import MESH_MAX
+
     out: list[Site] = []
     for part in [v] if isinstance(v, str) else v:
         a, _, b = part.partition("-")
         x0, y0 = (int(t) for t in a.split(","))
         x1, y1 = (int(t) for t in b.split(",")) if b else (x0, y0)
+        for x, y in ((x0, y0), (x1, y1)):
+            if x >= MESH_MAX or y >= MESH_MAX:
+                raise ParseError(where, f"core ({x},{y}) is past the largest mesh the model takes, {MESH_MAX} x "
+                                        f"{MESH_MAX}")
         for y in range(min(y0, y1), max(y0, y1) + 1):
             for x in range(min(x0, x1), max(x0, x1) + 1):
                 out.append(Site(x, y))
@@ -181,6 +190,39 @@ def _cores(v: Any) -> tuple[Site, ...]:
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``ParseError`` naming the first given twice)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ParseError("(document)", f"key {k!r} appears twice in one object (readers disagree on which wins)")
+        out[k] = v
+    return out
+
+
+def _unique_key_loader() -> type:
+    """A YAML ``SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last silently, so a
+    repeated runtime argument or field would be read as whichever came last): ``ParseError`` at its line."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    again = key in seen
+                except TypeError:  # an unhashable key: SafeLoader's own message says so
+                    break
+                if again:
+                    raise ParseError(f"line {key_node.start_mark.line + 1}", f"key {key!r} appears twice in one "
+                                                                             "mapping (readers disagree on which wins)")
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
 
 
 def parse_document(path: Path) -> Any:
@@ -194,15 +236,19 @@ def parse_document(path: Path) -> Any:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: plain values only
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark is not None else "(document)"
             raise ParseError(where, f"not YAML: {getattr(e, 'problem', None) or e}") from None
+        except RecursionError:  # the document itself, before any kernel is read
+            raise ParseError("(document)", "nested too deeply to read") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise ParseError(f"line {e.lineno}", f"not JSON: {e.msg}") from None
+    except RecursionError:
+        raise ParseError("(document)", "nested too deeply to read") from None
 
 
 def load_host(path: str | Path) -> HostSpec:
@@ -248,7 +294,8 @@ def load_host(path: str | Path) -> HostSpec:
     for i, s in enumerate(d.get("semaphores", [])):
         if any(o.name == s["name"] for o in sems):
             raise ParseError(f"semaphores[{i}].name", f"semaphore {s['name']!r} declared twice")
-        sems.append(HostSemaphore(s["name"], s.get("initial_value", 0), _cores(s["cores"]) if "cores" in s else None))
+        sems.append(HostSemaphore(s["name"], s.get("initial_value", 0), _cores(s["cores"], f"semaphores[{i}].cores")
+                                 if "cores" in s else None))
     trips: dict[str, tuple[int, int]] = {}
 
     def value(v: Any, where: str) -> Value:
@@ -314,13 +361,14 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError(f"{w}.entry_size", f"{b['entry_size']} B is not a whole number of {dtype} tiles "
                                                 f"({tile} B each): row-major pages are not in the IR")
         bufs.append(HostBuffer(b["name"], b["index"], b["entry_size"], b["entries"], dtype, b["entry_size"] // tile,
-                               b.get("producer"), b.get("consumer"), _cores(b["cores"]) if "cores" in b else None,
+                               b.get("producer"), b.get("consumer"),
+                               _cores(b["cores"], f"{w}.cores") if "cores" in b else None,
                                on))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], str] = {}
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
-        cores = _cores(u["cores"])
+        cores = _cores(u["cores"], f"{w}.cores")
         for n in u["kernels"]:
             if n not in knames:
                 raise ParseError(f"{w}.kernels", f"no kernel {n!r} (declared: {', '.join(knames)})")
@@ -373,7 +421,7 @@ def _shard_spec(t: dict[str, Any], where: str, target: Target) -> HostShardSpec:
         raise ParseError(f"{where}.shape", f"the tensor's {ht}x{wt} tiles are not a whole number of {rows}x{cols}-tile "
                                            "shards (uneven shards are not said: declare the tensor at its padded "
                                            "shape)")
-    cores = _cores(sh["cores"])
+    cores = _cores(sh["cores"], f"{where}.cores")
     n_h, n_w = ht // rows, wt // cols
     layout, orientation = sh["layout"], sh.get("orientation", "row_major")
     if layout == "height" and (n_w != 1 or n_h != len(cores)):
