@@ -53,6 +53,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     # really leaves).
     "layernorm_sharded.json": ("async-noc",),
     "broken/layernorm_sharded_read_before_valid.json": ("async-noc",),
+    "sdpa_decode_cur_pos.json": None,
+    "broken/sdpa_decode_cur_pos_shared.json": ("deadlock",),
 }
 
 
@@ -486,3 +488,26 @@ def test_layernorm_read_before_valid_is_an_unpublished_remote_read() -> None:
         assert x.counterexample is not None
         replay = x.counterexample.get("replay") or {}  # a state rule's replay is nested under its name
         assert replay.get("replayed_by"), x.name
+
+
+def test_issue_44366_the_writer_waits_for_the_page_compute_popped() -> None:
+    """SDPA decode's cur_pos before tt-metal PR #45142: the writer shares c_8 with compute, which pops it; the
+    deadlock is the writer at its ``cb_wait_front`` (``writer_decode_all.cpp:123``) after the pop, replayed. The fix
+    gives each consumer its own buffer: no engine shares one, and every obligation proves."""
+    from verispatial.ir.sharing import sharing_waiters
+
+    broken = _program("broken/sdpa_decode_cur_pos_shared.json")
+    assert sharing_waiters(broken) == {0: frozenset({"(0,0).writer"})}
+    assert sharing_waiters(_program("sdpa_decode_cur_pos.json")) == {}
+    dead = [x for x in _report("broken/sdpa_decode_cur_pos_shared.json").results if x.family == "deadlock"]
+    assert [x.verdict for x in dead] == [Verdict.REFUTED]
+    cex = dead[0].counterexample or {}
+    assert cex.get("replayed_by")
+    (stuck,) = cex["stuck"]
+    assert stuck["position"]["engine"] == "(0,0).writer"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(broken, dead[0])] == [
+        ("writer_decode_all.cpp", 123, "cb_wait_front(cb_index_id, 1);")]
+    r = explore(broken)
+    assert r.complete
+    assert [s.position.engine for s in r.deadlocks[0].stuck] == ["(0,0).writer"]
+    assert not explore(_program("sdpa_decode_cur_pos.json")).deadlocks

@@ -1193,3 +1193,100 @@ def vendor_lines(p: Program) -> list[tuple[str, int, str]]:
     """Every (file, line, text) the program's source tables cite (the check against the vendor files)."""
     return sorted({(loc.file, loc.line, loc.text) for ep in p.programs for _, loc in ep.sources})
 
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SDPA decode's cur_pos page: two consumers of one buffer (tt-metal #44366, fixed by PR #45142)
+# ---------------------------------------------------------------------------------------------------------
+
+SDPA_DECODE = f"{OPS}/transformer/sdpa_decode/device/kernels"
+SDPA_READER = f"{SDPA_DECODE}/dataflow/reader_decode_all.cpp"
+SDPA_WRITER = f"{SDPA_DECODE}/dataflow/writer_decode_all.cpp"
+SDPA_COMPUTE = f"{SDPA_DECODE}/compute/sdpa_flash_decode.cpp"
+
+#: The statements before tt-metal PR #45142 (read at tenstorrent/tt-metal forks' history: the reader and compute
+#: kernels at TT-nking/tt-metal 2c57767d2011c09a50816ed407643a77ecd17838, the writer at 2ec8a6b5533f53dff360c5508261c320a58b7205,
+#: the same statements as Dairus01/tt-metal 6752a0da1fcc50a64da0fac1b453f89424034567), each at the line of the
+#: 0.81.1 wheel that holds its fixed form: one buffer, ``cb_index_id = tt::CBIndex::c_8``, for both consumers.
+PRE_FIX.update({
+    (SDPA_READER, 128): ("cb_reserve_back(cb_index_id, 1);", "cb_writer.reserve_back(1);"),
+    (SDPA_READER, 133): ("noc_async_read(tensor_index_noc_addr, index_cb_wr_ptr, index_stick_size_B);",
+                         "noc.async_read(addrg, CoreLocalMem<uint32_t>(index_cb_wr_ptr), index_stick_size_B,"),
+    (SDPA_READER, 134): ("noc_async_read_barrier();", "noc.async_read_barrier();"),
+    (SDPA_READER, 150): ("cb_push_back(cb_index_id, 1);", "cb_writer.push_back(1);"),
+    (SDPA_WRITER, 123): ("cb_wait_front(cb_index_id, 1);", "cb_index.wait_front(1);"),
+    (SDPA_COMPUTE, 173): ("cb_wait_front(cb_index_id, 1);", "CircularBuffer(cb_cur_pos).wait_front(1);"),
+    (SDPA_COMPUTE, 184): ("cb_pop_front(cb_index_id, 1);", "CircularBuffer(cb_cur_pos).pop_front(1);"),
+})
+
+
+def sdpa_cur_pos(name: str = "sdpa_decode_cur_pos", fixed: bool = True) -> Program:
+    """The ``cur_pos`` hand-off of SDPA decode (``ttnn.transformer.scaled_dot_product_attention_decode``, causal, the
+    positions given as an interleaved ``cur_pos_tensor``: ``cur_pos_arg == UINT32_MAX``, ``spec_multi_pos`` off) on
+    one core: the reader reads the one page of the position tensor into a circular buffer, the writer and compute
+    each wait for it and read this batch's position from it.
+
+    ``fixed`` (the 0.81.1 wheel, tt-metal PR #45142): one buffer per consumer. The reader reserves c_8
+    (``reader_decode_all.cpp:128``), reads the page (133) and waits for it (134), reserves c_15 (137), copies the
+    stick into it by a NoC read from its own L1 (143-148) and waits (149), and pushes both (150-151); the writer waits
+    for c_8, reads its entry and pops it (``writer_decode_all.cpp:123, 145, 147``), compute waits for c_15, reads
+    its entry by ``read_tile_value`` and pops it (``sdpa_flash_decode.cpp:173, 182, 184``).
+
+    ``fixed`` False, the form tt-metal #44366 reports (``PRE_FIX``): the reader fills and pushes c_8 alone, compute
+    waits for it and pops it, the writer waits for it and never pops — so if compute pops before the writer's
+    ``cb_wait_front`` reads the shared ``tiles_acked``, the writer waits forever for a page no one will push
+    (docs/semantics.md, "Several engines waiting on one buffer").
+
+    A slice: the ops on the position buffers only. Left out, because no op says them: the L1 loads of the position
+    (the writer's ``index_ptr[...]``, line 145, and the reader's own load after its push, 170: plain loads, README
+    row 1) and compute's ``read_tile_value`` (182: a scalar read of a tile, ``api/compute/cb_api.h:140``), and
+    everything the position then decides (the KV chunk range, the causal mask, the tree reduction: control flow on a
+    value read at run time, row 8). They change no buffer counter, so the waits and pops alone decide the hang.
+    Said differently: the copy into c_15 (143-148, ``UnicastEndpoint`` at this core's own NoC coordinates, source
+    address c_8's write pointer) reads c_8's reserved back, which no op reads (a ``RemoteRead`` reads published
+    pages); it is a ``ReadTiles`` of page 0 of ``cur_pos``, the bytes c_8's page holds after the barrier at 134.
+    Capacities: one page each, as the kernels reserve them (the program factory is not in the wheel); one page of
+    the row-major ``[B]`` int32 tensor is one int32 page here."""
+    rd, wr, cm = Kernel(SDPA_READER), Kernel(SDPA_WRITER), Kernel(SDPA_COMPUTE)
+    site = Site(0, 0)
+    c8, c15 = 0, 1
+
+    def pre(file: str, line: int, fixed_text: str) -> str:
+        return fixed_text if fixed else PRE_FIX[(file, line)][0]
+
+    cur_pos = 0 if fixed else c8  # the buffer compute waits on and pops
+    reader_ops = [
+        rd(128, pre(SDPA_READER, 128, "cb_writer.reserve_back(1);"), Reserve(c8, 1)),
+        rd(133, pre(SDPA_READER, 133, "noc.async_read(addrg, CoreLocalMem<uint32_t>(index_cb_wr_ptr), "
+                                      "index_stick_size_B, {.page_id = 0}, {});"),
+           ReadTiles("cur_pos", Addr(0), 1, c8)),
+        rd(134, pre(SDPA_READER, 134, "noc.async_read_barrier();"), ReadBarrier())]
+    if fixed:
+        cur_pos = c15
+        reader_ops += [
+            rd(137, "cb_compute.reserve_back(1);", Reserve(c15, 1)),
+            rd(143, "noc.async_read(", ReadTiles("cur_pos", Addr(0), 1, c15)),
+            rd(149, "noc.async_read_barrier();", ReadBarrier())]
+    reader_ops.append(rd(150, pre(SDPA_READER, 150, "cb_writer.push_back(1);"), Push(c8, 1)))
+    if fixed:
+        reader_ops.append(rd(151, "cb_compute.push_back(1);", Push(c15, 1)))
+    writer_ops = [wr(123, pre(SDPA_WRITER, 123, "cb_index.wait_front(1);"), Wait(c8, 1))]
+    if fixed:
+        writer_ops.append(wr(147, "cb_index.pop_front(1);", Pop(c8, 1)))
+    compute_ops = [
+        cm(173, pre(SDPA_COMPUTE, 173, "CircularBuffer(cb_cur_pos).wait_front(1);"), Wait(cur_pos, 1)),
+        cm(184, pre(SDPA_COMPUTE, 184, "CircularBuffer(cb_cur_pos).pop_front(1);"), Pop(cur_pos, 1))]
+    buffers = [Buffer(c8, "cb_writer_cur_pos" if fixed else "cb_index_id", site, 8, 1, 1, "int32")]
+    if fixed:
+        buffers.append(Buffer(c15, "cb_compute_cur_pos", site, 15, 1, 1, "int32"))
+    bufs = tuple(buffers)
+    return Program(name, WORMHOLE, tensors=(Tensor("cur_pos", (32, 32), "int32", Role.INPUT),), buffers=bufs,
+                   programs=(engine(site, Engine.READER, *reader_ops), engine(site, Engine.COMPUTE, *compute_ops),
+                             engine(site, Engine.WRITER, *writer_ops)),
+                   memory=pack(bufs))
+
+
+BUILDERS.update({
+    "sdpa_decode_cur_pos.json": sdpa_cur_pos,
+    "broken/sdpa_decode_cur_pos_shared.json": lambda: sdpa_cur_pos("sdpa_decode_cur_pos_shared", fixed=False),
+})
