@@ -55,6 +55,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/layernorm_sharded_read_before_valid.json": ("async-noc",),
     "sdpa_decode_cur_pos.json": None,
     "broken/sdpa_decode_cur_pos_shared.json": ("deadlock",),
+    "softmax_w_scale_mask.json": None,
+    "softmax_w_causal_mask.json": None,
+    "broken/softmax_w_causal_compute_batch_mask_reader.json": ("deadlock",),
 }
 
 
@@ -511,3 +514,61 @@ def test_issue_44366_the_writer_waits_for_the_page_compute_popped() -> None:
     assert r.complete
     assert [s.position.engine for s in r.deadlocks[0].stuck] == ["(0,0).writer"]
     assert not explore(_program("sdpa_decode_cur_pos.json")).deadlocks
+
+
+def _without_end_pops(p: Program, bufs: set[int], *, persistent: bool) -> Program:
+    """``p`` with compute's top-level pops of ``bufs`` left out (ttnn 0.72.0's ``softmax.cpp:317-318``, "// we don't
+    actually have to do this"), the buffers ``persistent`` or not."""
+    from verispatial.ir import Pop
+
+    progs = tuple(attrs.evolve(e, ops=tuple(o for o in e.ops if not (isinstance(o, Pop) and o.buf in bufs)),
+                               sources=()) if e.engine is Engine.COMPUTE else e for e in p.programs)
+    buffers = tuple(attrs.evolve(b, persistent=persistent) if b.id in bufs else b for b in p.buffers)
+    return attrs.evolve(p, programs=progs, buffers=buffers)
+
+
+def test_softmax_batch_mask_is_read_once_and_held_across_the_rows() -> None:
+    """FUSED_SCALE_MASK without CAUSAL_MASK: the reader reads the batch's mask row once (``read_mask``, line 138),
+    compute waits for it on the batch's first row (241) and pops it after the last (281); the fused scale is a
+    FillTiles (generate_bcast_unary_scalar) waited once (187) and popped at the end (411). Both forms prove."""
+    from verispatial.ir import FillTiles, If, Pop, Wait
+    from verispatial.ir.program import walk
+
+    p = _program("softmax_w_scale_mask.json")
+    reader, compute = p.programs[0], p.programs[1]
+    assert [o for o in walk(reader.ops) if isinstance(o, FillTiles)] == [
+        FillTiles(6, 1, "bcast_scalar"), FillTiles(1, 1, "reduce_scaler"), FillTiles(2, 1, "reduce_scaler")]
+    guards = [o for o in walk(compute.ops) if isinstance(o, If)]
+    assert [(g.when.value, g.body) for g in guards] == [("first", (Wait(7, 4),)), ("last", (Pop(7, 4),))]
+    causal = _program("softmax_w_causal_mask.json").programs[1]
+    assert [o.pages for o in walk(causal.ops) if isinstance(o, Wait) and o.buf == 7] == [2, 4]  # cumulative
+    for rel in ("softmax_w_scale_mask.json", "softmax_w_causal_mask.json"):
+        assert [x.name for x in _report(rel).results if x.verdict is not Verdict.PROVED] == []
+
+
+def test_constant_pages_left_in_their_buffers_fault_only_a_persistent_program() -> None:
+    """The scalers and the fused scale waited once and never popped (0.72.0; PR #46662 re-added the pops, claiming a
+    program-cache hit skips the CB re-init): one launch proves, because the firmware zeroes every buffer's
+    received/acked counters after each run (tt_metal/hw/firmware/src/tt-1xx/brisc.cc:550-556, trisc.cc:97-106),
+    cache hit or not; where the counters are handed on (``persistent``) each left page is a balance-cb finding."""
+    p = _program("softmax_w_scale_mask.json")
+    constants = {1, 2, 6}
+    once = certify(_without_end_pops(p, constants, persistent=False))
+    assert [x.name for x in once.results if x.verdict is not Verdict.PROVED] == []
+    kept = certify(_without_end_pops(p, constants, persistent=True))
+    bad = {x.name: x.verdict for x in kept.results if x.verdict is not Verdict.PROVED}
+    assert bad == {f"balance-cb:b{b}": Verdict.REFUTED for b in sorted(constants)}, bad
+
+
+def test_a_compute_kernel_built_causal_against_a_batch_mask_reader_hangs_on_the_second_row() -> None:
+    """CAUSAL_MASK defined for compute only: compute pops the mask row after row 0 and waits cumulatively for a new one
+    in row 1, which the batch-mask reader never sends: one deadlock, at the chain's wait (chain.inl:2514) of row 1."""
+    rel = "broken/softmax_w_causal_compute_batch_mask_reader.json"
+    p, r = _program(rel), _report(rel)
+    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED]
+    assert [x.family for x in refuted] == ["deadlock"]
+    assert [x.name for x in r.results if x.verdict is Verdict.FAILED] == []
+    stuck = {s["position"]["engine"]: s for s in (refuted[0].counterexample or {})["stuck"]}
+    assert stuck["(0,0).compute"]["position"]["op"] == "wait(b7, 2)"
+    assert stuck["(0,0).compute"]["position"]["iteration"] == [["ncht", 1], ["ht", 0]]
+    assert ("chain.inl", 2514) in {(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, refuted[0])}
