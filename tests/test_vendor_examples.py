@@ -38,7 +38,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "eltwise_binary_sharded.json": None,
     "broken/eltwise_binary_sharded_cb_overrun.json": ("circular-buffer", "happens-before"),
     "ttlang_multinode_matmul.json": None,
-    "softmax_w.json": None,
+    # The reduce scalers' stores are pushed with no drain (docs/semantics.md "Local-store fills"): async-read-publish.
+    "softmax_w.json": ("async-noc",),
     "broken/move_overlap_atomic_pending.json": ("async-noc",),
     "broken/move_overlap_num_dests.json": ("deadlock", "async-noc"),
     "broken/sampling_wt1_wait2.json": ("deadlock",),
@@ -55,9 +56,9 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "broken/layernorm_sharded_read_before_valid.json": ("async-noc",),
     "sdpa_decode_cur_pos.json": None,
     "broken/sdpa_decode_cur_pos_shared.json": ("deadlock",),
-    "softmax_w_scale_mask.json": None,
-    "softmax_w_causal_mask.json": None,
-    "broken/softmax_w_causal_compute_batch_mask_reader.json": ("deadlock",),
+    "softmax_w_scale_mask.json": ("async-noc",),
+    "softmax_w_causal_mask.json": ("async-noc",),
+    "broken/softmax_w_causal_compute_batch_mask_reader.json": ("deadlock", "async-noc"),
 }
 
 
@@ -432,9 +433,48 @@ def test_certify_prints_the_vendor_lines() -> None:
         assert out[first + 1] == line, out[first:first + 3]
 
 
+def _drained(p: Program) -> Program:
+    """``p`` with every ``FillTiles`` drained (a blocking load of its last word before the push), which the vendor's
+    scaler and broadcast helpers do not issue on Wormhole and Blackhole."""
+    from verispatial.ir import FillTiles, If, Op
+
+    def fix(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+        out: list[Op] = []
+        for op in ops:
+            if isinstance(op, FillTiles):
+                op = attrs.evolve(op, drain=True)
+            elif isinstance(op, (Loop, If)):
+                op = attrs.evolve(op, body=fix(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return attrs.evolve(p, programs=tuple(attrs.evolve(e, ops=fix(e.ops)) for e in p.programs))
+
+
+def _findings_beside_the_fills(rel: str) -> list[str]:
+    """The refuted results of ``rel`` other than ``async-read-publish`` at a push right after an undrained fill (the
+    vendor helpers' pushes), each of those checked to cite the helper's push."""
+    p, r = _program(rel), _report(rel)
+    out = []
+    for x in r.results:
+        if x.verdict is not Verdict.REFUTED:
+            continue
+        if x.name.startswith("async-read-publish:"):
+            (loc,) = source_locations(p, x)
+            assert (loc.file.rsplit("/", 1)[1], loc.text) in {
+                ("reduce_helpers_dataflow.inl", "dfb.push_back(1);"),
+                ("generate_bcast_scalar.hpp", "cb.push_back(1);"),
+                ("generate_bcast_scalar_metal2.hpp", "dfb.push_back(1);")}, (x.name, loc)
+            continue
+        out.append(x.name)
+    return out
+
+
 def test_softmax_fills_its_scalers_by_local_stores_and_waits_for_them_once() -> None:
     """Softmax along W as the vendor writes it: the reader's two reduce scalers are FillTiles between reserve and
-    push (prepare_reduce_scaler), no NoC read; compute waits for each once before its row loop and pops it after."""
+    push (prepare_reduce_scaler), no NoC read; compute waits for each once before its row loop and pops it after.
+    The helper pushes its stores with no drain, so each scaler push is async-read-publish (the unpacker may read the
+    page before the stores land); with the drain the transcription proves."""
     from verispatial.ir import FillTiles, Pop, Wait
 
     p = _program("softmax_w.json")
@@ -445,7 +485,10 @@ def test_softmax_fills_its_scalers_by_local_stores_and_waits_for_them_once() -> 
     assert [type(o).__name__ for o in reader.ops[:6]] == ["Reserve", "FillTiles", "Push"] * 2
     assert compute.ops[:2] == (Wait(1, 1), Wait(2, 1))
     assert compute.ops[-2:] == (Pop(1, 1), Pop(2, 1))
-    report = _report("softmax_w.json")
+    assert _findings_beside_the_fills("softmax_w.json") == []
+    assert [x.name for x in _report("softmax_w.json").results if x.verdict is Verdict.REFUTED] == [
+        "async-read-publish:(0,0).reader:[2]", "async-read-publish:(0,0).reader:[5]"]
+    report = certify(_drained(p))
     assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
 
 
@@ -471,7 +514,11 @@ def test_layernorm_sharded_findings_as_written() -> None:
     reads are not refuted: every read of a partial follows the handshake."""
     rules = _refuted_rules("layernorm_sharded.json")
     assert rules == {"async-pending-at-end": {("reader_mcast_receiver_unary_sharded_ln.cpp", 156),
-                                              ("reader_mcast_receiver_unary_sharded_ln.cpp", 248)}}
+                                              ("reader_mcast_receiver_unary_sharded_ln.cpp", 248)},
+                     # the writer's scalers and eps pushed with no drain of their stores (docs/semantics.md
+                     # "Local-store fills")
+                     "async-read-publish": {("generate_bcast_scalar_metal2.hpp", 24),
+                                            ("reduce_helpers_dataflow.inl", 203)}}
     slots = [x for x in _report("layernorm_sharded.json").results if x.name.startswith("mcast-slot:")]
     assert len(slots) == 4
     assert all(x.verdict is Verdict.FAILED for x in slots), slots
@@ -530,7 +577,8 @@ def _without_end_pops(p: Program, bufs: set[int], *, persistent: bool) -> Progra
 def test_softmax_batch_mask_is_read_once_and_held_across_the_rows() -> None:
     """FUSED_SCALE_MASK without CAUSAL_MASK: the reader reads the batch's mask row once (``read_mask``, line 138),
     compute waits for it on the batch's first row (241) and pops it after the last (281); the fused scale is a
-    FillTiles (generate_bcast_unary_scalar) waited once (187) and popped at the end (411). Both forms prove."""
+    FillTiles (generate_bcast_unary_scalar) waited once (187) and popped at the end (411). Both forms are refuted only
+    by the helpers' undrained pushes, and prove with the drain."""
     from verispatial.ir import FillTiles, If, Pop, Wait
     from verispatial.ir.program import walk
 
@@ -543,7 +591,9 @@ def test_softmax_batch_mask_is_read_once_and_held_across_the_rows() -> None:
     causal = _program("softmax_w_causal_mask.json").programs[1]
     assert [o.pages for o in walk(causal.ops) if isinstance(o, Wait) and o.buf == 7] == [2, 4]  # cumulative
     for rel in ("softmax_w_scale_mask.json", "softmax_w_causal_mask.json"):
-        assert [x.name for x in _report(rel).results if x.verdict is not Verdict.PROVED] == []
+        assert _findings_beside_the_fills(rel) == []
+        drained = certify(_drained(_program(rel)))
+        assert [x.name for x in drained.results if x.verdict is not Verdict.PROVED] == []
 
 
 def test_constant_pages_left_in_their_buffers_fault_only_a_persistent_program() -> None:
@@ -551,7 +601,7 @@ def test_constant_pages_left_in_their_buffers_fault_only_a_persistent_program() 
     program-cache hit skips the CB re-init): one launch proves, because the firmware zeroes every buffer's
     received/acked counters after each run (tt_metal/hw/firmware/src/tt-1xx/brisc.cc:550-556, trisc.cc:97-106),
     cache hit or not; where the counters are handed on (``persistent``) each left page is a balance-cb finding."""
-    p = _program("softmax_w_scale_mask.json")
+    p = _drained(_program("softmax_w_scale_mask.json"))
     constants = {1, 2, 6}
     once = certify(_without_end_pops(p, constants, persistent=False))
     assert [x.name for x in once.results if x.verdict is not Verdict.PROVED] == []
@@ -565,9 +615,10 @@ def test_a_compute_kernel_built_causal_against_a_batch_mask_reader_hangs_on_the_
     in row 1, which the batch-mask reader never sends: one deadlock, at the chain's wait (chain.inl:2514) of row 1."""
     rel = "broken/softmax_w_causal_compute_batch_mask_reader.json"
     p, r = _program(rel), _report(rel)
-    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED]
-    assert [x.family for x in refuted] == ["deadlock"]
-    assert [x.name for x in r.results if x.verdict is Verdict.FAILED] == []
+    assert [n.split(":", 1)[0] for n in _findings_beside_the_fills(rel)] == ["deadlock"]
+    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED and x.family == "deadlock"]
+    drained = certify(_drained(p))
+    assert [x.family for x in drained.results if x.verdict is not Verdict.PROVED] == ["deadlock"]
     stuck = {s["position"]["engine"]: s for s in (refuted[0].counterexample or {})["stuck"]}
     assert stuck["(0,0).compute"]["position"]["op"] == "wait(b7, 2)"
     assert stuck["(0,0).compute"]["position"]["iteration"] == [["ncht", 1], ["ht", 0]]
