@@ -770,8 +770,8 @@ def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage
     if fault == "publish-early":
         take = [x for x in take if not isinstance(x, ReadBarrier)]
         take += [ReadBarrier()]
-    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial"), Push(src, pages),
-                                             SemInc(ready, s1, 1)])
+    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial", drain=True),
+                                             Push(src, pages), SemInc(ready, s1, 1)])
     stage.after.setdefault(owner, []).append(AtomicBarrier())
     let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
     stage.take.setdefault(drain, []).append([*let_go, Wait(src, pages), Pop(src, pages)])
