@@ -589,10 +589,10 @@ def reduce_scaler(name: str = "reduce_scaler", pushed: int = 1) -> Program:
     """A row reduction with its scaler tile as ttnn's reduce and softmax kernels write it: the reader fills c_2 once
     by local stores (``FillTiles``, ``prepare_reduce_scaler`` of ``kernel_lib/reduce_helpers_dataflow.inl:163-176``:
     reserve_back(1), zero and fill the tile, push_back(1)) and drains them before the push (a blocking load of the
-    last word, which the vendor helper does not issue on Wormhole: ``vendor/softmax_w.json``), then streams the 4 tiles of A through c_0; compute waits
-    for the scaler once and never pops it (the launch's end resets the buffer), reducing each A tile with it into
-    c_16; the writer writes C. ``pushed``: the pages the scaler push publishes (2: one more than was filled, the
-    broken variant (y); c_2 then holds 2 pages)."""
+    last word, which the vendor helper does not issue on Wormhole: ``vendor/softmax_w.json``), then streams the 4
+    tiles of A through c_0; compute waits for the scaler once and never pops it (the launch's end resets the buffer),
+    reducing each A tile with it into c_16; the writer writes C. ``pushed``: the pages the scaler push publishes (2:
+    one more than was filled, the broken variant (y); c_2 then holds 2 pages)."""
     k = 4
     c0, c2, c16 = 0, 1, 2
     buffers = (

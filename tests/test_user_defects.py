@@ -137,7 +137,8 @@ def test_a_second_consumer_is_refuted_and_replayed_whichever_engine_comes_first(
 def test_a_second_producer_is_refuted_and_replayed_whichever_engine_comes_first() -> None:
     """The writer produces b0 first, then tells compute (through b2) to pack into b0 as well."""
     p = prog(
-        ep(A, Engine.WRITER, Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1), Reserve(2, 1), FillTiles(2, 1, drain=True), Push(2, 1)),
+        ep(A, Engine.WRITER, Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1), Reserve(2, 1),
+           FillTiles(2, 1, drain=True), Push(2, 1)),
         ep(A, Engine.COMPUTE, Wait(2, 1), Pop(2, 1), Reserve(0, 1), Push(0, 1)),
         ep(A, Engine.READER, Wait(0, 2), Pop(0, 2)),
         buffers=(buf(0), buf(1), buf(2)),
