@@ -623,3 +623,34 @@ def test_a_compute_kernel_built_causal_against_a_batch_mask_reader_hangs_on_the_
     assert stuck["(0,0).compute"]["position"]["op"] == "wait(b7, 2)"
     assert stuck["(0,0).compute"]["position"]["iteration"] == [["ncht", 1], ["ht", 0]]
     assert ("chain.inl", 2514) in {(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, refuted[0])}
+
+
+def test_the_vendor_fill_helpers_drain_nothing_on_wormhole_and_blackhole() -> None:
+    """The evidence for ``FillTiles.drain`` (docs/semantics.md, "Local-store fills"), read from both wheels: between
+    the stores and the ``push_back`` of ``prepare_reduce_scaler`` and ``generate_bcast_unary_scalar`` nothing drains
+    them outside Quasar (``flush_l2_cache_range`` under ``ARCH_QUASAR`` only; no ``load_blocking``) in 0.72.0 or
+    0.81.1, while 0.81.1's ``generate_index_tile`` drains its seed with ``ckernel::load_blocking`` before reading it
+    by NoC loopback."""
+    import re
+
+    for version, (lo, hi) in (("0.72.0", (222, 302)), ("0.81.1", (139, 204))):
+        root = _ttnn_cpp(version)
+        if root is None:
+            pytest.skip(f"the ttnn {version} wheel is not unpacked")
+        lines = (root / "ttnn/kernel_lib/reduce_helpers_dataflow.inl").read_text(encoding="utf-8").splitlines()
+        body = "\n".join(ln for ln in lines[lo - 1:hi] if not ln.strip().startswith("//"))  # code, not comments
+        assert body.count("push_back(1);") == 1, version
+        assert "load_blocking" not in body, version
+        # the only flush sits under the Quasar guard
+        guarded = re.search(r"#if defined\(ARCH_QUASAR\) && defined\(COMPILE_FOR_DM\)(.*?)#endif", body, re.S)
+        assert guarded is not None, version
+        assert "flush_l2_cache_range" in guarded.group(1), version
+        assert "flush_l2_cache_range" not in body.replace(guarded.group(0), ""), version
+        bcast = (root / "ttnn/kernel/dataflow/generate_bcast_scalar.hpp").read_text(encoding="utf-8")
+        unary = bcast[bcast.index("generate_bcast_unary_scalar("):]
+        unary = unary[:unary.index("}")]
+        assert "ptr[0] = scalar" in unary, version  # one store (0.72.0: ``scalar >> 16``), then the push
+        assert "push_back(" in unary, version
+        assert "load_blocking" not in unary, version
+    index = (_ttnn_cpp("0.81.1") or Path()) / "ttnn/kernel_lib/index_tile_dataflow.hpp"
+    assert "(void)ckernel::load_blocking(seed + (seed_words - 1));" in index.read_text(encoding="utf-8")
