@@ -1254,7 +1254,7 @@ def sdpa_cur_pos(name: str = "sdpa_decode_cur_pos", fixed: bool = True) -> Progr
     def pre(file: str, line: int, fixed_text: str) -> str:
         return fixed_text if fixed else PRE_FIX[(file, line)][0]
 
-    cur_pos = 0 if fixed else c8  # the buffer compute waits on and pops
+    cur_pos = c15 if fixed else c8  # the buffer compute waits on and pops
     reader_ops = [
         rd(128, pre(SDPA_READER, 128, "cb_writer.reserve_back(1);"), Reserve(c8, 1)),
         rd(133, pre(SDPA_READER, 133, "noc.async_read(addrg, CoreLocalMem<uint32_t>(index_cb_wr_ptr), "
@@ -1262,7 +1262,6 @@ def sdpa_cur_pos(name: str = "sdpa_decode_cur_pos", fixed: bool = True) -> Progr
            ReadTiles("cur_pos", Addr(0), 1, c8)),
         rd(134, pre(SDPA_READER, 134, "noc.async_read_barrier();"), ReadBarrier())]
     if fixed:
-        cur_pos = c15
         reader_ops += [
             rd(137, "cb_compute.reserve_back(1);", Reserve(c15, 1)),
             rd(143, "noc.async_read(", ReadTiles("cur_pos", Addr(0), 1, c15)),
