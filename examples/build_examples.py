@@ -588,10 +588,11 @@ def push_unfilled() -> Program:
 def reduce_scaler(name: str = "reduce_scaler", pushed: int = 1) -> Program:
     """A row reduction with its scaler tile as ttnn's reduce and softmax kernels write it: the reader fills c_2 once
     by local stores (``FillTiles``, ``prepare_reduce_scaler`` of ``kernel_lib/reduce_helpers_dataflow.inl:163-176``:
-    reserve_back(1), zero and fill the tile, push_back(1)), then streams the 4 tiles of A through c_0; compute waits
-    for the scaler once and never pops it (the launch's end resets the buffer), reducing each A tile with it into
-    c_16; the writer writes C. ``pushed``: the pages the scaler push publishes (2: one more than was filled, the
-    broken variant (y); c_2 then holds 2 pages)."""
+    reserve_back(1), zero and fill the tile, push_back(1)) and drains them before the push (a blocking load of the
+    last word, which the vendor helper does not issue on Wormhole: ``vendor/softmax_w.json``), then streams the 4
+    tiles of A through c_0; compute waits for the scaler once and never pops it (the launch's end resets the buffer),
+    reducing each A tile with it into c_16; the writer writes C. ``pushed``: the pages the scaler push publishes (2:
+    one more than was filled, the broken variant (y); c_2 then holds 2 pages)."""
     k = 4
     c0, c2, c16 = 0, 1, 2
     buffers = (
@@ -601,7 +602,7 @@ def reduce_scaler(name: str = "reduce_scaler", pushed: int = 1) -> Program:
     )
     at_k = Addr(0, (Term("k", 1),))
     reader: tuple[Op, ...] = (
-        Reserve(c2, pushed), FillTiles(c2, 1, "reduce_scaler"), Push(c2, pushed),
+        Reserve(c2, pushed), FillTiles(c2, 1, "reduce_scaler", drain=True), Push(c2, pushed),
         Loop("k", k, (Reserve(c0, 1), ReadTiles("A", at_k, 1, c0), ReadBarrier(), Push(c0, 1))),
     )
     compute: tuple[Op, ...] = (
@@ -1075,7 +1076,8 @@ def all_to_all_read(name: str = "all_to_all_read", wait_ready: bool = True) -> P
         other = b if site == a else a
         part, ext = len(bufs), len(bufs) + 1
         bufs += [Buffer(part, "c_0", site, 0, 1, 1, "bf16"), Buffer(ext, "c_1", site, 1, 1, 2, "bf16")]
-        fill = (Reserve(part, 1), FillTiles(part, 1, "partial"), Push(part, 1), SemInc(ready, other, 1), AtomicBarrier())
+        fill = (Reserve(part, 1), FillTiles(part, 1, "partial", drain=True), Push(part, 1), SemInc(ready, other, 1),
+                AtomicBarrier())
         wait: tuple[Op, ...] = (SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0))
         reads = (Reserve(ext, 2), RemoteRead(part, a, 1, ext), RemoteRead(part, b, 1, ext), ReadBarrier())
         gather = (Wait(part, 1), *(wait + reads if wait_ready else reads + wait), Push(ext, 2),

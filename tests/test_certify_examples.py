@@ -477,6 +477,10 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "vendor/layernorm_sharded.json", "vendor/broken/layernorm_sharded_read_before_valid.json",
         # Golden tests in tests/test_vendor_examples.py.
         "vendor/contributed_multicast.json", "vendor/broken/contributed_multicast_as_shipped.json",
+        # golden tests in tests/test_vendor_examples.py
+        "vendor/sdpa_decode_cur_pos.json", "vendor/broken/sdpa_decode_cur_pos_shared.json",
+        "vendor/softmax_w_scale_mask.json", "vendor/softmax_w_causal_mask.json",
+        "vendor/broken/softmax_w_causal_compute_batch_mask_reader.json",
     } | {f"broken/{stem}.json" for stem in FIDELITY}
 
 

@@ -220,7 +220,7 @@ def test_state_read_landing_after_the_update_is_a_race() -> None:
         read += [ReadBarrier(), SemInc(0, B, 1)] if barrier_first else [SemInc(0, B, 1), ReadBarrier()]
         read += [AtomicBarrier(), Push(0, 1)]
         return prog(ep(A, Engine.READER, *read), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1)),
-                    ep(B, Engine.WRITER, SemWait(0, GE, 1), SemSet(0, 0), Reserve(1, 1), FillTiles(1, 1),
+                    ep(B, Engine.WRITER, SemWait(0, GE, 1), SemSet(0, 0), Reserve(1, 1), FillTiles(1, 1, drain=True),
                        Push(1, 1), Wait(1, 1), WriteTiles(1, "st", Addr(0), 1), WriteBarrier(), Pop(1, 1)),
                     buffers=(buf(0, A), buf(1, B)), sems=(Semaphore(0, "s", (B,)),), tensors=(st,))
 
@@ -254,7 +254,7 @@ def test_result_json() -> None:
 
 
 def test_flag_that_lands_before_the_receivers_reset_is_lost() -> None:
-    p = prog(ep(A, Engine.READER, SemSet(0, 1), Reserve(0, 1), FillTiles(0, 1),
+    p = prog(ep(A, Engine.READER, SemSet(0, 1), Reserve(0, 1), FillTiles(0, 1, drain=True),
                 McastSend(0, 1, 0, 1), Flush(), McastSetValid(0, 0, 1), WriteBarrier(), Push(0, 1)),
              ep(A, Engine.COMPUTE, Wait(0, 1), AcquireAcc(1, "bf16"), Compute("x"), ReleaseAcc(), Pop(0, 1)),
              ep(B, Engine.READER, SemSet(0, 0), Reserve(1, 1), SemWait(0, EQ, 1), Push(1, 1)),

@@ -1,8 +1,11 @@
 """``FillTiles``: pages a data-movement engine writes by its own L1 stores (reduce scalers, broadcast scalars,
-masks), no NoC transaction and no tensor read. Counted in the producer's fill as a landed read, complete in program
-order (no barrier before the push), under the same window rules. The vendor form — a reduce scaler filled once,
-waited once, never popped (``reduce_helpers_dataflow.inl:163-176`` then ``cb_wait_front`` in the compute kernel) —
-proves; a fill before its reserve and a push of more pages than were filled are refuted and replayed."""
+masks), no NoC transaction and no tensor read. Counted in the producer's fill as a landed read, under the same window
+rules; the stores land for the other agents of the core only at a drain (a blocking load of the last word written),
+as a ``CopyTiles``'s do (tt-isa-documentation ``WormholeB0/TensixTile/BabyRISCV/MemoryOrdering.md``; docs/semantics.md
+"Local-store fills"). A reduce scaler filled once and drained, waited once, never popped proves; the vendor helper as
+written on Wormhole and Blackhole (``reduce_helpers_dataflow.inl:163-203``: stores, then ``push_back``, no drain) is
+refuted by ``async-read-publish`` at its push; a fill before its reserve and a push of more pages than were filled are
+refuted and replayed."""
 
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ from verispatial.mutate import judge, mutants
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import run_spin, spin_available, to_promela
+from verispatial.report.consequences import group
 from verispatial.strategies import blueprints, correct_programs
 
 SCALER = 2  # c_2, the scaler buffer (one page), as softmax's program factory numbers it
@@ -64,7 +68,7 @@ def reduce_with_scaler(scaler_ops: tuple[Op, ...] | None = None, scaler_pages: i
     of X through c_0. Compute: waits for the scaler once, reduces each X tile with it into c_16, never pops c_2.
     Writer: c_16 to Y."""
     if scaler_ops is None:
-        scaler_ops = (Reserve(SCALER, 1), FillTiles(SCALER, 1, "reduce_scaler"), Push(SCALER, 1))
+        scaler_ops = (Reserve(SCALER, 1), FillTiles(SCALER, 1, "reduce_scaler", drain=True), Push(SCALER, 1))
     reader = ep(A, Engine.READER, *scaler_ops,
                 Loop("k", 4, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("k", 1),)), 1, 0), ReadBarrier(),
                               Push(0, 1))))
@@ -157,14 +161,16 @@ def test_a_fill_tiles_document_without_kind_takes_the_default() -> None:
     p = reduce_with_scaler()
     d = program_to_dict(p)
     fill = d["programs"][0]["ops"][1]
-    assert fill == {"op": "fill_tiles", "into": SCALER, "tiles": 1, "kind": "reduce_scaler"}
-    del fill["kind"]
+    assert fill == {"op": "fill_tiles", "into": SCALER, "tiles": 1, "kind": "reduce_scaler", "drain": True}
+    del fill["kind"], fill["drain"]
     assert program_from_dict(d).programs[0].ops[1] == FillTiles(SCALER, 1)
+    assert not FillTiles(SCALER, 1).drain  # a document without it says the stores are not drained
 
 
 def test_the_promela_model_carries_the_fill_and_its_window_check() -> None:
     model = to_promela(reduce_with_scaler())
-    assert "/* fill_tiles(b2, 1, reduce_scaler) */" in model
+    assert "/* fill_tiles(b2, 1, reduce_scaler, drain) */" in model
+    assert "st_mask[0] = 0;" in model
     broken = to_promela(reduce_with_scaler((FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1))))
     assert "fill[2] + 1 <= (rsv_end[2] - pushed[2])" in broken
 
@@ -222,10 +228,11 @@ def _bodies(ops: tuple[Op, ...]) -> list[tuple[Op, ...]]:
 
 
 @pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
-@pytest.mark.parametrize("variant", ["proved", "early", "short"])
+@pytest.mark.parametrize("variant", ["proved", "early", "short", "undrained"])
 def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
     """The Promela model's fill: SPIN's violated rules and their sites equal the explorer's (every interleaving)."""
     ops = {"proved": None,
+           "undrained": (Reserve(SCALER, 1), FillTiles(SCALER, 1), Push(SCALER, 1)),
            "early": (FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1)),
            "short": (Reserve(SCALER, 2), FillTiles(SCALER, 1), Push(SCALER, 2))}[variant]
     p = reduce_with_scaler(ops, scaler_pages=2 if variant == "short" else 1)
@@ -240,3 +247,45 @@ def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
         for f in ex.violations if f.violation.position.path is not None}
     assert sp.deadlock == bool(ex.deadlocks)
     assert (sp.rules == set()) == (variant == "proved")
+
+
+def test_the_vendor_scaler_helper_pushes_stores_no_drain_has_landed() -> None:
+    """``prepare_reduce_scaler`` and ``generate_bcast_unary_scalar`` as the ttnn 0.72.0 and 0.81.1 wheels write them
+    for Wormhole and Blackhole: stores, then ``push_back``, nothing between (only Quasar flushes). The push's
+    stream-register store may be processed before the stores land in L1 ("Store then store", different regions), so
+    the unpacker may read the old bytes: ``async-read-publish`` at the push, replayed; the explorer finds it too.
+    With the drain (a blocking load of the last word, ``ckernel::load_blocking``) it proves, and ``undrain`` is the
+    mutant that breaks it."""
+    undrained = reduce_with_scaler((Reserve(SCALER, 1), FillTiles(SCALER, 1, "reduce_scaler"), Push(SCALER, 1)))
+    assert [(v.rule, v.position.path) for v in simulate(undrained).violations] == [(R.ASYNC_READ_PUBLISH, (2,))]
+    report = certify(undrained, cache=False)
+    (r,) = [r for r in report.results if r.verdict is Verdict.REFUTED]
+    assert r.name == f"{R.ASYNC_READ_PUBLISH}:(0,0).reader:[2]"
+    assert "fill_tiles or copy_tiles" in r.reason
+    assert r.counterexample is not None
+    assert "replay" in r.counterexample or "replayed_by" in r.counterexample
+    # what assumed the publish (the source-reuse proof) is grouped under it, nothing else fails
+    grouping = group(report, undrained)
+    assert grouping.others == ()
+    assert any(f.violation.rule == R.ASYNC_READ_PUBLISH for f in explore(undrained).violations)
+    drained = reduce_with_scaler()
+    (m,) = [m for m in mutants(drained) if m.kind == "undrain"]
+    assert m.path == (1,)
+    assert judge(m).status == "refuted"
+
+
+def test_a_drain_of_a_later_fill_lands_the_earlier_stores_too() -> None:
+    """Same-region stores are processed in order: a drained fill of another buffer lands every earlier store of the
+    engine (the blocking load reads the last word written), so only the first push, before it, is a finding."""
+    other = 1
+    ops = (Reserve(SCALER, 1), FillTiles(SCALER, 1), Reserve(other, 1), FillTiles(other, 1, drain=True),
+           Push(SCALER, 1), Push(other, 1))
+    p = reduce_with_scaler(ops)
+    compute = p.programs[1]  # type: ignore[attr-defined]
+    q = attrs.evolve(p, programs=(p.programs[0], attrs.evolve(compute, ops=(Wait(other, 1), Pop(other, 1),  # type: ignore[attr-defined]
+                                                                             *compute.ops)), *p.programs[2:]))  # type: ignore[attr-defined]
+    assert simulate(q).violations == ()
+    late = attrs.evolve(q, programs=(attrs.evolve(q.programs[0], ops=(*ops[:2], Push(SCALER, 1), *ops[2:4],  # type: ignore[attr-defined]
+                                                                      Push(other, 1), *q.programs[0].ops[6:])),  # type: ignore[attr-defined]
+                                     *q.programs[1:]))  # type: ignore[attr-defined]
+    assert [(v.rule, v.position.path) for v in simulate(late).violations] == [(R.ASYNC_READ_PUBLISH, (2,))]

@@ -225,7 +225,7 @@ def _signalled(write_at: int, read_at: int, loop: int = 1) -> Program:
 
     a, b = Site(0, 0), Site(1, 0)
     # The writer fills its page (by its own stores) before publishing it, then writes it out.
-    body: tuple[Op, ...] = (Reserve(0, 1), FillTiles(0, 1), Push(0, 1), Wait(0, 1),
+    body: tuple[Op, ...] = (Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1), Wait(0, 1),
                             WriteTiles(0, "act", Addr(write_at, (Term("i", 1),)), 1), WriteBarrier(), Pop(0, 1))
     writer = EngineProgram(a, Engine.WRITER, (Loop("i", loop, body), SemInc(0, b, 1), AtomicBarrier()))
     reader = EngineProgram(b, Engine.READER, (Reserve(1, 1), SemWait(0, WaitCond.GE, 1), SemSet(0, 0),

@@ -103,7 +103,8 @@ def test_softmax_w_reads_as_transcribed_and_is_proved(ttnn_wheel: Path, capsys: 
     """ttnn.softmax along W (examples/ttmetal/softmax_w): the reader's two reduce scalers (prepare_reduce_scaler's
     zero fill and stores, one FillTiles each), the compute kernel's kernel_lib chain (``ckl::unary`` Exp, the row
     reduce with its reciprocal, ``ckl::mul`` by the column broadcast) and the blocked writer read from the wheel give,
-    engine by engine, the buffer and transfer ops examples/vendor/softmax_w.json transcribes by hand; certified."""
+    engine by engine, the buffer and transfer ops examples/vendor/softmax_w.json transcribes by hand; certified, it
+    is refuted as the transcription is, at the scalers' undrained pushes only."""
     from verispatial.frontends.ttmetal import import_host
     from verispatial.ir.serialize import load_program
 
@@ -120,8 +121,11 @@ def test_softmax_w_reads_as_transcribed_and_is_proved(ttnn_wheel: Path, capsys: 
         "ttnn/operations/normalization/softmax/device/kernels/attention/compute/softmax.cpp",
         "ttnn/kernel_lib/reduce_helpers_compute.inl", "ttnn/kernel_lib/eltwise/api/convenience.inl"}
     rc, report = _certify(host, capsys)
-    assert rc == 0, [r for r in report["results"] if r["verdict"] != "proved"]
-    assert len(report["results"]) == 33
+    # prepare_reduce_scaler pushes its stores with no drain (docs/semantics.md "Local-store fills"): refuted there only
+    assert rc == 1
+    refuted = [r["name"] for r in report["results"] if r["verdict"] == "refuted"]
+    assert refuted == ["async-read-publish:(0,0).reader:[2]", "async-read-publish:(0,0).reader:[5]"], refuted
+    assert {r["name"] for r in report["results"] if r["verdict"] == "failed-to-prove"} <= {"async-source-reuse"}
 
 
 def test_softmax_w_with_a_row_more_in_compute_deadlocks(ttnn_wheel: Path, tmp_path: Path,

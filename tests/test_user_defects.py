@@ -110,8 +110,8 @@ def _two_consumers(writer: str, compute: str) -> Program:
         c_ops += [Wait(1, 1), Pop(1, 1)]
     c_ops += _COMPUTE_CONSUMES[compute]
     return prog(
-        ep(A, Engine.READER, Reserve(0, 2), FillTiles(0, 2), Push(0, 2)),
-        ep(A, Engine.WRITER, *w_ops, Reserve(2, 1), FillTiles(2, 1), Push(2, 1)),
+        ep(A, Engine.READER, Reserve(0, 2), FillTiles(0, 2, drain=True), Push(0, 2)),
+        ep(A, Engine.WRITER, *w_ops, Reserve(2, 1), FillTiles(2, 1, drain=True), Push(2, 1)),
         ep(A, Engine.COMPUTE, *c_ops),
         buffers=(buf(0), buf(1), buf(2)),
         tensors=(Tensor("Y", (32, 32), "bf16", Role.OUTPUT),),
@@ -137,7 +137,8 @@ def test_a_second_consumer_is_refuted_and_replayed_whichever_engine_comes_first(
 def test_a_second_producer_is_refuted_and_replayed_whichever_engine_comes_first() -> None:
     """The writer produces b0 first, then tells compute (through b2) to pack into b0 as well."""
     p = prog(
-        ep(A, Engine.WRITER, Reserve(0, 1), FillTiles(0, 1), Push(0, 1), Reserve(2, 1), FillTiles(2, 1), Push(2, 1)),
+        ep(A, Engine.WRITER, Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1), Reserve(2, 1),
+           FillTiles(2, 1, drain=True), Push(2, 1)),
         ep(A, Engine.COMPUTE, Wait(2, 1), Pop(2, 1), Reserve(0, 1), Push(0, 1)),
         ep(A, Engine.READER, Wait(0, 2), Pop(0, 2)),
         buffers=(buf(0), buf(1), buf(2)),
@@ -257,7 +258,7 @@ def test_a_composed_programs_templated_form_is_the_one_its_expansion_gives(graph
 # ---------------------------------------------------------------- 3. each op on the engines that can issue it
 
 _DM_ONLY: list[Op] = [
-    FillTiles(0, 1), ReadTiles("X", Addr(0, ()), 1, 0), WriteTiles(0, "Y", Addr(0, ()), 1), RemoteRead(0, A, 1, 1),
+    FillTiles(0, 1, drain=True), ReadTiles("X", Addr(0, ()), 1, 0), WriteTiles(0, "Y", Addr(0, ()), 1), RemoteRead(0, A, 1, 1),
     McastSend(0, 1, 0, 1), McastSetValid(0, 0, 1), SemInc(0, A, 1), SemIncMcast(0, 0, 1), InlineWrite(0, A, 1),
     ReadBarrier(), WriteBarrier(), Flush(), CopyTiles(0, 1, 1),
 ]
@@ -378,7 +379,7 @@ def test_a_sharing_waiter_reads_remotely_at_its_own_read_pointer() -> None:
     ``remote-read-unpublished``) where the checker, rightly, took the reader's own (slot 0, published): the checker
     proved what the oracle broke."""
     p = prog(
-        ep(B, Engine.READER, Reserve(2, 1), FillTiles(2, 1), Push(2, 1), SemInc(0, A, 1), AtomicBarrier()),
+        ep(B, Engine.READER, Reserve(2, 1), FillTiles(2, 1, drain=True), Push(2, 1), SemInc(0, A, 1), AtomicBarrier()),
         ep(A, Engine.READER, Reserve(0, 2), Push(0, 2)),
         ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Reserve(3, 1), Push(3, 1), Wait(1, 1), Pop(1, 1)),
         ep(A, Engine.WRITER, Wait(0, 1), Wait(3, 1), Pop(3, 1), SemWait(0, WaitCond.EQ, 1), SemSet(0, 0),

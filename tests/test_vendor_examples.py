@@ -38,7 +38,8 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     "eltwise_binary_sharded.json": None,
     "broken/eltwise_binary_sharded_cb_overrun.json": ("circular-buffer", "happens-before"),
     "ttlang_multinode_matmul.json": None,
-    "softmax_w.json": None,
+    # The reduce scalers' stores are pushed with no drain (docs/semantics.md "Local-store fills"): async-read-publish.
+    "softmax_w.json": ("async-noc",),
     "broken/move_overlap_atomic_pending.json": ("async-noc",),
     "broken/move_overlap_num_dests.json": ("deadlock", "async-noc"),
     "broken/sampling_wt1_wait2.json": ("deadlock",),
@@ -57,6 +58,11 @@ EXPECTED: dict[str, tuple[str, ...] | None] = {
     # shipped it is refuted at the lines README "The contributed multicast example" names.
     "contributed_multicast.json": None,
     "broken/contributed_multicast_as_shipped.json": ("circular-buffer", "async-noc"),
+    "sdpa_decode_cur_pos.json": None,
+    "broken/sdpa_decode_cur_pos_shared.json": ("deadlock",),
+    "softmax_w_scale_mask.json": ("async-noc",),
+    "softmax_w_causal_mask.json": ("async-noc",),
+    "broken/softmax_w_causal_compute_batch_mask_reader.json": ("deadlock", "async-noc"),
 }
 
 
@@ -435,9 +441,48 @@ def test_certify_prints_the_vendor_lines() -> None:
         assert out[first + 1] == line, out[first:first + 3]
 
 
+def _drained(p: Program) -> Program:
+    """``p`` with every ``FillTiles`` drained (a blocking load of its last word before the push), which the vendor's
+    scaler and broadcast helpers do not issue on Wormhole and Blackhole."""
+    from verispatial.ir import FillTiles, If, Op
+
+    def fix(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+        out: list[Op] = []
+        for op in ops:
+            if isinstance(op, FillTiles):
+                op = attrs.evolve(op, drain=True)
+            elif isinstance(op, (Loop, If)):
+                op = attrs.evolve(op, body=fix(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return attrs.evolve(p, programs=tuple(attrs.evolve(e, ops=fix(e.ops)) for e in p.programs))
+
+
+def _findings_beside_the_fills(rel: str) -> list[str]:
+    """The refuted results of ``rel`` other than ``async-read-publish`` at a push right after an undrained fill (the
+    vendor helpers' pushes), each of those checked to cite the helper's push."""
+    p, r = _program(rel), _report(rel)
+    out = []
+    for x in r.results:
+        if x.verdict is not Verdict.REFUTED:
+            continue
+        if x.name.startswith("async-read-publish:"):
+            (loc,) = source_locations(p, x)
+            assert (loc.file.rsplit("/", 1)[1], loc.text) in {
+                ("reduce_helpers_dataflow.inl", "dfb.push_back(1);"),
+                ("generate_bcast_scalar.hpp", "cb.push_back(1);"),
+                ("generate_bcast_scalar_metal2.hpp", "dfb.push_back(1);")}, (x.name, loc)
+            continue
+        out.append(x.name)
+    return out
+
+
 def test_softmax_fills_its_scalers_by_local_stores_and_waits_for_them_once() -> None:
     """Softmax along W as the vendor writes it: the reader's two reduce scalers are FillTiles between reserve and
-    push (prepare_reduce_scaler), no NoC read; compute waits for each once before its row loop and pops it after."""
+    push (prepare_reduce_scaler), no NoC read; compute waits for each once before its row loop and pops it after.
+    The helper pushes its stores with no drain, so each scaler push is async-read-publish (the unpacker may read the
+    page before the stores land); with the drain the transcription proves."""
     from verispatial.ir import FillTiles, Pop, Wait
 
     p = _program("softmax_w.json")
@@ -448,7 +493,10 @@ def test_softmax_fills_its_scalers_by_local_stores_and_waits_for_them_once() -> 
     assert [type(o).__name__ for o in reader.ops[:6]] == ["Reserve", "FillTiles", "Push"] * 2
     assert compute.ops[:2] == (Wait(1, 1), Wait(2, 1))
     assert compute.ops[-2:] == (Pop(1, 1), Pop(2, 1))
-    report = _report("softmax_w.json")
+    assert _findings_beside_the_fills("softmax_w.json") == []
+    assert [x.name for x in _report("softmax_w.json").results if x.verdict is Verdict.REFUTED] == [
+        "async-read-publish:(0,0).reader:[2]", "async-read-publish:(0,0).reader:[5]"]
+    report = certify(_drained(p))
     assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
 
 
@@ -477,7 +525,11 @@ def test_layernorm_sharded_findings_as_written() -> None:
     word's protocol and what rests on it, nothing else."""
     rules = _refuted_rules("layernorm_sharded.json")
     assert rules == {"async-pending-at-end": {("reader_mcast_receiver_unary_sharded_ln.cpp", 156),
-                                              ("reader_mcast_receiver_unary_sharded_ln.cpp", 248)}}
+                                              ("reader_mcast_receiver_unary_sharded_ln.cpp", 248)},
+                     # the writer's scalers and eps pushed with no drain of their stores (docs/semantics.md
+                     # "Local-store fills")
+                     "async-read-publish": {("generate_bcast_scalar_metal2.hpp", 24),
+                                            ("reduce_helpers_dataflow.inl", 203)}}
     results = _report("layernorm_sharded.json").results
     slots = [x for x in results if x.name.startswith("mcast-slot:")]
     assert len(slots) == 4
@@ -559,3 +611,119 @@ def test_contributed_multicast_coordinator_multicasts_the_page_it_pushed() -> No
     coord = next(ep for ep in p.programs if ep.key == "(0,0).writer")
     ops = [op for op in walk(coord.ops) if isinstance(op, (Push, McastSend))]
     assert [(type(op).__name__, getattr(op, "behind", None)) for op in ops] == [("Push", None), ("McastSend", 1)]
+
+
+def test_issue_44366_the_writer_waits_for_the_page_compute_popped() -> None:
+    """SDPA decode's cur_pos before tt-metal PR #45142: the writer shares c_8 with compute, which pops it; the
+    deadlock is the writer at its ``cb_wait_front`` (``writer_decode_all.cpp:123``) after the pop, replayed. The fix
+    gives each consumer its own buffer: no engine shares one, and every obligation proves."""
+    from verispatial.ir.sharing import sharing_waiters
+
+    broken = _program("broken/sdpa_decode_cur_pos_shared.json")
+    assert sharing_waiters(broken) == {0: frozenset({"(0,0).writer"})}
+    assert sharing_waiters(_program("sdpa_decode_cur_pos.json")) == {}
+    dead = [x for x in _report("broken/sdpa_decode_cur_pos_shared.json").results if x.family == "deadlock"]
+    assert [x.verdict for x in dead] == [Verdict.REFUTED]
+    cex = dead[0].counterexample or {}
+    assert cex.get("replayed_by")
+    (stuck,) = cex["stuck"]
+    assert stuck["position"]["engine"] == "(0,0).writer"
+    assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(broken, dead[0])] == [
+        ("writer_decode_all.cpp", 123, "cb_wait_front(cb_index_id, 1);")]
+    r = explore(broken)
+    assert r.complete
+    assert [s.position.engine for s in r.deadlocks[0].stuck] == ["(0,0).writer"]
+    assert not explore(_program("sdpa_decode_cur_pos.json")).deadlocks
+
+
+def _without_end_pops(p: Program, bufs: set[int], *, persistent: bool) -> Program:
+    """``p`` with compute's top-level pops of ``bufs`` left out (ttnn 0.72.0's ``softmax.cpp:317-318``, "// we don't
+    actually have to do this"), the buffers ``persistent`` or not."""
+    from verispatial.ir import Pop
+
+    progs = tuple(attrs.evolve(e, ops=tuple(o for o in e.ops if not (isinstance(o, Pop) and o.buf in bufs)),
+                               sources=()) if e.engine is Engine.COMPUTE else e for e in p.programs)
+    buffers = tuple(attrs.evolve(b, persistent=persistent) if b.id in bufs else b for b in p.buffers)
+    return attrs.evolve(p, programs=progs, buffers=buffers)
+
+
+def test_softmax_batch_mask_is_read_once_and_held_across_the_rows() -> None:
+    """FUSED_SCALE_MASK without CAUSAL_MASK: the reader reads the batch's mask row once (``read_mask``, line 138),
+    compute waits for it on the batch's first row (241) and pops it after the last (281); the fused scale is a
+    FillTiles (generate_bcast_unary_scalar) waited once (187) and popped at the end (411). Both forms are refuted only
+    by the helpers' undrained pushes, and prove with the drain."""
+    from verispatial.ir import FillTiles, If, Pop, Wait
+    from verispatial.ir.program import walk
+
+    p = _program("softmax_w_scale_mask.json")
+    reader, compute = p.programs[0], p.programs[1]
+    assert [o for o in walk(reader.ops) if isinstance(o, FillTiles)] == [
+        FillTiles(6, 1, "bcast_scalar"), FillTiles(1, 1, "reduce_scaler"), FillTiles(2, 1, "reduce_scaler")]
+    guards = [o for o in walk(compute.ops) if isinstance(o, If)]
+    assert [(g.when.value, g.body) for g in guards] == [("first", (Wait(7, 4),)), ("last", (Pop(7, 4),))]
+    causal = _program("softmax_w_causal_mask.json").programs[1]
+    assert [o.pages for o in walk(causal.ops) if isinstance(o, Wait) and o.buf == 7] == [2, 4]  # cumulative
+    for rel in ("softmax_w_scale_mask.json", "softmax_w_causal_mask.json"):
+        assert _findings_beside_the_fills(rel) == []
+        drained = certify(_drained(_program(rel)))
+        assert [x.name for x in drained.results if x.verdict is not Verdict.PROVED] == []
+
+
+def test_constant_pages_left_in_their_buffers_fault_only_a_persistent_program() -> None:
+    """The scalers and the fused scale waited once and never popped (0.72.0; PR #46662 re-added the pops, claiming a
+    program-cache hit skips the CB re-init): one launch proves, because the firmware zeroes every buffer's
+    received/acked counters after each run (tt_metal/hw/firmware/src/tt-1xx/brisc.cc:550-556, trisc.cc:97-106),
+    cache hit or not; where the counters are handed on (``persistent``) each left page is a balance-cb finding."""
+    p = _drained(_program("softmax_w_scale_mask.json"))
+    constants = {1, 2, 6}
+    once = certify(_without_end_pops(p, constants, persistent=False))
+    assert [x.name for x in once.results if x.verdict is not Verdict.PROVED] == []
+    kept = certify(_without_end_pops(p, constants, persistent=True))
+    bad = {x.name: x.verdict for x in kept.results if x.verdict is not Verdict.PROVED}
+    assert bad == {f"balance-cb:b{b}": Verdict.REFUTED for b in sorted(constants)}, bad
+
+
+def test_a_compute_kernel_built_causal_against_a_batch_mask_reader_hangs_on_the_second_row() -> None:
+    """CAUSAL_MASK defined for compute only: compute pops the mask row after row 0 and waits cumulatively for a new one
+    in row 1, which the batch-mask reader never sends: one deadlock, at the chain's wait (chain.inl:2514) of row 1."""
+    rel = "broken/softmax_w_causal_compute_batch_mask_reader.json"
+    p, r = _program(rel), _report(rel)
+    assert [n.split(":", 1)[0] for n in _findings_beside_the_fills(rel)] == ["deadlock"]
+    refuted = [x for x in r.results if x.verdict is Verdict.REFUTED and x.family == "deadlock"]
+    drained = certify(_drained(p))
+    assert [x.family for x in drained.results if x.verdict is not Verdict.PROVED] == ["deadlock"]
+    stuck = {s["position"]["engine"]: s for s in (refuted[0].counterexample or {})["stuck"]}
+    assert stuck["(0,0).compute"]["position"]["op"] == "wait(b7, 2)"
+    assert stuck["(0,0).compute"]["position"]["iteration"] == [["ncht", 1], ["ht", 0]]
+    assert ("chain.inl", 2514) in {(loc.file.rsplit("/", 1)[1], loc.line) for loc in source_locations(p, refuted[0])}
+
+
+def test_the_vendor_fill_helpers_drain_nothing_on_wormhole_and_blackhole() -> None:
+    """The evidence for ``FillTiles.drain`` (docs/semantics.md, "Local-store fills"), read from both wheels: between
+    the stores and the ``push_back`` of ``prepare_reduce_scaler`` and ``generate_bcast_unary_scalar`` nothing drains
+    them outside Quasar (``flush_l2_cache_range`` under ``ARCH_QUASAR`` only; no ``load_blocking``) in 0.72.0 or
+    0.81.1, while 0.81.1's ``generate_index_tile`` drains its seed with ``ckernel::load_blocking`` before reading it
+    by NoC loopback."""
+    import re
+
+    for version, (lo, hi) in (("0.72.0", (222, 302)), ("0.81.1", (139, 204))):
+        root = _ttnn_cpp(version)
+        if root is None:
+            pytest.skip(f"the ttnn {version} wheel is not unpacked")
+        lines = (root / "ttnn/kernel_lib/reduce_helpers_dataflow.inl").read_text(encoding="utf-8").splitlines()
+        body = "\n".join(ln for ln in lines[lo - 1:hi] if not ln.strip().startswith("//"))  # code, not comments
+        assert body.count("push_back(1);") == 1, version
+        assert "load_blocking" not in body, version
+        # the only flush sits under the Quasar guard
+        guarded = re.search(r"#if defined\(ARCH_QUASAR\) && defined\(COMPILE_FOR_DM\)(.*?)#endif", body, re.S)
+        assert guarded is not None, version
+        assert "flush_l2_cache_range" in guarded.group(1), version
+        assert "flush_l2_cache_range" not in body.replace(guarded.group(0), ""), version
+        bcast = (root / "ttnn/kernel/dataflow/generate_bcast_scalar.hpp").read_text(encoding="utf-8")
+        unary = bcast[bcast.index("generate_bcast_unary_scalar("):]
+        unary = unary[:unary.index("}")]
+        assert "ptr[0] = scalar" in unary, version  # one store (0.72.0: ``scalar >> 16``), then the push
+        assert "push_back(" in unary, version
+        assert "load_blocking" not in unary, version
+    index = (_ttnn_cpp("0.81.1") or Path()) / "ttnn/kernel_lib/index_tile_dataflow.hpp"
+    assert "(void)ckernel::load_blocking(seed + (seed_words - 1));" in index.read_text(encoding="utf-8")

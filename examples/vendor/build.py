@@ -1300,3 +1300,274 @@ def vendor_lines(p: Program) -> list[tuple[str, int, str]]:
     """Every (file, line, text) the program's source tables cite (the check against the vendor files)."""
     return sorted({(loc.file, loc.line, loc.text) for ep in p.programs for _, loc in ep.sources})
 
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SDPA decode's cur_pos page: two consumers of one buffer (tt-metal #44366, fixed by PR #45142)
+# ---------------------------------------------------------------------------------------------------------
+
+SDPA_DECODE = f"{OPS}/transformer/sdpa_decode/device/kernels"
+SDPA_READER = f"{SDPA_DECODE}/dataflow/reader_decode_all.cpp"
+SDPA_WRITER = f"{SDPA_DECODE}/dataflow/writer_decode_all.cpp"
+SDPA_COMPUTE = f"{SDPA_DECODE}/compute/sdpa_flash_decode.cpp"
+
+#: The statements before tt-metal PR #45142 (read at tenstorrent/tt-metal forks' history: the reader and compute
+#: kernels at TT-nking/tt-metal 2c57767d2011c09a50816ed407643a77ecd17838, the writer at 2ec8a6b5533f53dff360c5508261c320a58b7205,
+#: the same statements as Dairus01/tt-metal 6752a0da1fcc50a64da0fac1b453f89424034567), each at the line of the
+#: 0.81.1 wheel that holds its fixed form: one buffer, ``cb_index_id = tt::CBIndex::c_8``, for both consumers.
+PRE_FIX.update({
+    (SDPA_READER, 128): ("cb_reserve_back(cb_index_id, 1);", "cb_writer.reserve_back(1);"),
+    (SDPA_READER, 133): ("noc_async_read(tensor_index_noc_addr, index_cb_wr_ptr, index_stick_size_B);",
+                         "noc.async_read(addrg, CoreLocalMem<uint32_t>(index_cb_wr_ptr), index_stick_size_B,"),
+    (SDPA_READER, 134): ("noc_async_read_barrier();", "noc.async_read_barrier();"),
+    (SDPA_READER, 150): ("cb_push_back(cb_index_id, 1);", "cb_writer.push_back(1);"),
+    (SDPA_WRITER, 123): ("cb_wait_front(cb_index_id, 1);", "cb_index.wait_front(1);"),
+    (SDPA_COMPUTE, 173): ("cb_wait_front(cb_index_id, 1);", "CircularBuffer(cb_cur_pos).wait_front(1);"),
+    (SDPA_COMPUTE, 184): ("cb_pop_front(cb_index_id, 1);", "CircularBuffer(cb_cur_pos).pop_front(1);"),
+})
+
+
+def sdpa_cur_pos(name: str = "sdpa_decode_cur_pos", fixed: bool = True) -> Program:
+    """The ``cur_pos`` hand-off of SDPA decode (``ttnn.transformer.scaled_dot_product_attention_decode``, causal, the
+    positions given as an interleaved ``cur_pos_tensor``: ``cur_pos_arg == UINT32_MAX``, ``spec_multi_pos`` off) on
+    one core: the reader reads the one page of the position tensor into a circular buffer, the writer and compute
+    each wait for it and read this batch's position from it.
+
+    ``fixed`` (the 0.81.1 wheel, tt-metal PR #45142): one buffer per consumer. The reader reserves c_8
+    (``reader_decode_all.cpp:128``), reads the page (133) and waits for it (134), reserves c_15 (137), copies the
+    stick into it by a NoC read from its own L1 (143-148) and waits (149), and pushes both (150-151); the writer waits
+    for c_8, reads its entry and pops it (``writer_decode_all.cpp:123, 145, 147``), compute waits for c_15, reads
+    its entry by ``read_tile_value`` and pops it (``sdpa_flash_decode.cpp:173, 182, 184``).
+
+    ``fixed`` False, the form tt-metal #44366 reports (``PRE_FIX``): the reader fills and pushes c_8 alone, compute
+    waits for it and pops it, the writer waits for it and never pops — so if compute pops before the writer's
+    ``cb_wait_front`` reads the shared ``tiles_acked``, the writer waits forever for a page no one will push
+    (docs/semantics.md, "Several engines waiting on one buffer").
+
+    A slice: the ops on the position buffers only. Left out, because no op says them: the L1 loads of the position
+    (the writer's ``index_ptr[...]``, line 145, and the reader's own load after its push, 170: plain loads, README
+    row 1) and compute's ``read_tile_value`` (182: a scalar read of a tile, ``api/compute/cb_api.h:140``), and
+    everything the position then decides (the KV chunk range, the causal mask, the tree reduction: control flow on a
+    value read at run time, row 8). They change no buffer counter, so the waits and pops alone decide the hang.
+    Said differently: the copy into c_15 (143-148, ``UnicastEndpoint`` at this core's own NoC coordinates, source
+    address c_8's write pointer) reads c_8's reserved back, which no op reads (a ``RemoteRead`` reads published
+    pages); it is a ``ReadTiles`` of page 0 of ``cur_pos``, the bytes c_8's page holds after the barrier at 134.
+    Capacities: one page each, as the kernels reserve them (the program factory is not in the wheel); one page of
+    the row-major ``[B]`` int32 tensor is one int32 page here."""
+    rd, wr, cm = Kernel(SDPA_READER), Kernel(SDPA_WRITER), Kernel(SDPA_COMPUTE)
+    site = Site(0, 0)
+    c8, c15 = 0, 1
+
+    def pre(file: str, line: int, fixed_text: str) -> str:
+        return fixed_text if fixed else PRE_FIX[(file, line)][0]
+
+    cur_pos = c15 if fixed else c8  # the buffer compute waits on and pops
+    reader_ops = [
+        rd(128, pre(SDPA_READER, 128, "cb_writer.reserve_back(1);"), Reserve(c8, 1)),
+        rd(133, pre(SDPA_READER, 133, "noc.async_read(addrg, CoreLocalMem<uint32_t>(index_cb_wr_ptr), "
+                                      "index_stick_size_B, {.page_id = 0}, {});"),
+           ReadTiles("cur_pos", Addr(0), 1, c8)),
+        rd(134, pre(SDPA_READER, 134, "noc.async_read_barrier();"), ReadBarrier())]
+    if fixed:
+        reader_ops += [
+            rd(137, "cb_compute.reserve_back(1);", Reserve(c15, 1)),
+            rd(143, "noc.async_read(", ReadTiles("cur_pos", Addr(0), 1, c15)),
+            rd(149, "noc.async_read_barrier();", ReadBarrier())]
+    reader_ops.append(rd(150, pre(SDPA_READER, 150, "cb_writer.push_back(1);"), Push(c8, 1)))
+    if fixed:
+        reader_ops.append(rd(151, "cb_compute.push_back(1);", Push(c15, 1)))
+    writer_ops = [wr(123, pre(SDPA_WRITER, 123, "cb_index.wait_front(1);"), Wait(c8, 1))]
+    if fixed:
+        writer_ops.append(wr(147, "cb_index.pop_front(1);", Pop(c8, 1)))
+    compute_ops = [
+        cm(173, pre(SDPA_COMPUTE, 173, "CircularBuffer(cb_cur_pos).wait_front(1);"), Wait(cur_pos, 1)),
+        cm(184, pre(SDPA_COMPUTE, 184, "CircularBuffer(cb_cur_pos).pop_front(1);"), Pop(cur_pos, 1))]
+    buffers = [Buffer(c8, "cb_writer_cur_pos" if fixed else "cb_index_id", site, 8, 1, 1, "int32")]
+    if fixed:
+        buffers.append(Buffer(c15, "cb_compute_cur_pos", site, 15, 1, 1, "int32"))
+    bufs = tuple(buffers)
+    return Program(name, WORMHOLE, tensors=(Tensor("cur_pos", (32, 32), "int32", Role.INPUT),), buffers=bufs,
+                   programs=(engine(site, Engine.READER, *reader_ops), engine(site, Engine.COMPUTE, *compute_ops),
+                             engine(site, Engine.WRITER, *writer_ops)),
+                   memory=pack(bufs))
+
+
+BUILDERS.update({
+    "sdpa_decode_cur_pos.json": sdpa_cur_pos,
+    "broken/sdpa_decode_cur_pos_shared.json": lambda: sdpa_cur_pos("sdpa_decode_cur_pos_shared", fixed=False),
+})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Softmax along W with the fused scale and the attention mask (FUSED_SCALE_MASK, with and without CAUSAL_MASK)
+# ---------------------------------------------------------------------------------------------------------
+
+BCAST_SCALAR_LEGACY = "ttnn/kernel/dataflow/generate_bcast_scalar.hpp"
+
+
+def _acc_block(c: Kernel, blk: int, compute: tuple[Line, ...], out: int) -> tuple[Line, ...]:
+    """The body of one ``eltwise_chain`` block (``chain.inl:3280-3335``): acquire, ``compute``, reserve, pack and
+    push ``blk`` tiles of ``out``, release."""
+    return (c(3280, "tile_regs_acquire();", AcquireAcc(blk, "bf16")),
+            *compute,
+            c(2528, "buffer.reserve_back(count);", Reserve(out, blk)),
+            c(2924, "elem.exec(i_arg, ht, wt + j, j * chain_lane_width);", PackAcc(out, blk)),
+            c(2535, "buffer.push_back(count);", Push(out, blk)),
+            c(3335, "tile_regs_release();", ReleaseAcc()))
+
+
+def softmax_scale_mask(name: str = "softmax_w_scale_mask", causal: bool = False,
+                       reader_causal: bool | None = None) -> Program:
+    """``ttnn.softmax`` along W fused with a scale and an attention mask (``FUSED_SCALE_MASK``; the
+    ``scale_mask_softmax`` path), interleaved, one core, ``NCHt`` = ``Ht`` = 2 tile rows (one batch) of ``Wt`` = 4
+    tiles in blocks of ``blk`` = 2, not numerically stable, W a multiple of 32 (no ``MASK_PADDED_DATA``), so every
+    pad is 0. The scaler, sum and writer paths are ``softmax``'s (above).
+
+    Reader (``reader_unary_interleaved_sm.cpp``): the fused scale by ``generate_bcast_unary_scalar`` (line 59;
+    ``generate_bcast_scalar.hpp:51-54``: reserve, one store, push — a ``FillTiles``), the two reduce scalers (69,
+    73), then per row the input blocks (82-95) and the mask: ``causal`` False, a row-broadcast mask of ``Wt`` tiles
+    read once per batch (``read_mask``, lines 138-162: true on the batch's first row, ``If(i, FIRST)`` here);
+    ``causal`` (``CAUSAL_MASK``), ``Wt`` mask tiles every row (106-122), tile ``i * Wt + j + wb``.
+    Compute (``softmax.cpp``): waits for the scalers and the fused scale once (183-184, 187); per row the scale
+    (``ckl::mul``, 212-221: ``in0`` waited and popped per block, the scale never waited or popped in the chain,
+    ``scale_mask`` reserved and pushed per block), the mask add with exp (``eltwise_chain``, 246-263: ``scale_mask``
+    per block; the mask row-broadcast with no wait in the chain, waited for ``Wt`` at 241 on the batch's first row
+    and popped at 281 after its last, or, causal, ``WaitPolicy::Cumulative``: the chain waits ``i_flat +
+    inner_count`` = 2, then 4 (``chain.inl:2821``), popped after the row at 273), then the row sum and the multiply
+    as without the mask, and at the end pops the scalers and the scale (408-411). The final ``if (!wait_mask)`` pop
+    (417-419) does not run: the core's rows end on the batch's end (``wait_mask`` true).
+
+    Capacities as ``softmax.cpp`` states the factory's: ``fused_attn`` ``in4_t`` = round_up(Wt, blk) = 4 (line 24 of
+    the reader), ``scale_mask`` ``im3_t`` = ``exps_t + ndst`` = 6 (``softmax.cpp:123``), ``fused_scale`` one page.
+    The causal chain's block loop is written as its two bodies (the cumulative wait grows with the block).
+
+    ``reader_causal`` (default ``causal``) the reader's ``CAUSAL_MASK``, which the program factory defines for each
+    kernel separately: ``causal`` True with ``reader_causal`` False is the broken variant, compute built for the
+    causal mask (a fresh mask row every row, popped every row) and the reader for the batch mask (one mask row per
+    batch): compute's second row waits for mask pages the reader never sends (a deadlock at the cumulative wait),
+    the class of tt-metal #45200 (PR #46320: ``softmax_large_tensor.cpp`` consumed more mask tiles than its reader
+    pushed and deadlocked), which is not transcribed here."""
+    if reader_causal is None:
+        reader_causal = causal
+    rd, cm, wr = Kernel(SOFTMAX_READER), Kernel(SOFTMAX_COMPUTE), Kernel(SOFTMAX_WRITER)
+    sd, rc, ch, bs = Kernel(REDUCE_DATAFLOW), Kernel(REDUCE_COMPUTE), Kernel(CHAIN), Kernel(BCAST_SCALAR_LEGACY)
+    site = Site(0, 0)
+    rows, wt, blk = 2, 4, 2
+    in0, max_s, sum_s, exps, recip, out0, scale, attn, scale_mask = range(9)
+    names = ("in0", "max_scaler", "sum_scaler", "exps", "recip_sum_exps", "out0", "fused_scale", "fused_attn",
+             "scale_mask")
+    caps = (4, 1, 1, 4, 1, 4, 1, 4, 6)
+    buffers = tuple(Buffer(i, names[i], site, i, 1, caps[i], "bf16") for i in range(9))
+    if reader_causal:
+        mask_blocks = rd.loop(106, "for (std::uint32_t j = 0; j < Wt; j += blk) {", "j", wt // blk,
+                              rd(108, "dfb_id_attn_obj.reserve_back(rem);", Reserve(attn, blk)),
+                              rd.loop(110, "for (std::uint32_t wb = 0; wb < rem; ++wb) {", "wb", blk,
+                                      rd(111, "noc.async_read(", ReadTiles(
+                                          "mask", Addr(0, (Term("i", wt), Term("j", blk), Term("wb", 1))), 1, attn))),
+                              rd(120, "noc.async_read_barrier();", ReadBarrier()),
+                              rd(121, "dfb_id_attn_obj.push_back(rem);", Push(attn, blk)))
+    else:
+        mask_blocks = rd.guard(138, "if (read_mask) {", "i", Guard.FIRST,
+                               rd.loop(139, "for (std::uint32_t j = 0; j < Wt; j += blk) {", "j", wt // blk,
+                                       rd(142, "dfb_id_attn_obj.reserve_back(rem);", Reserve(attn, blk)),
+                                       rd.loop(144, "for (std::uint32_t wb = 0; wb < rem; ++wb) {", "wb", blk,
+                                               rd(145, "noc.async_read(", ReadTiles(
+                                                   "mask", Addr(0, (Term("j", blk), Term("wb", 1))), 1, attn))),
+                                       rd(154, "noc.async_read_barrier();", ReadBarrier()),
+                                       rd(155, "dfb_id_attn_obj.push_back(rem);", Push(attn, blk))))
+    reader = engine(
+        site, Engine.READER,
+        bs(51, "cb.reserve_back(1);", Reserve(scale, 1)),
+        bs(53, "ptr[0] = scalar_val;", FillTiles(scale, 1, "bcast_scalar")),
+        bs(54, "cb.push_back(1);", Push(scale, 1)),
+        *_scaler(sd, max_s), *_scaler(sd, sum_s),
+        rd.loop(82, "for (std::uint32_t i = 0; i < num_blks; ++i) {", "i", rows,
+                rd.loop(83, "for (std::uint32_t j = 0; j < Wt; j += blk) {", "j", wt // blk,
+                        rd(85, "dfb_id_in0_obj.reserve_back(static_cast<uint16_t>(rem));", Reserve(in0, blk)),
+                        rd.loop(87, "for (std::uint32_t r = 0; r < rem; ++r) {", "r", blk,
+                                rd(88, "noc.async_read(", ReadTiles(
+                                    "src", Addr(0, (Term("i", wt), Term("j", blk), Term("r", 1))), 1, in0))),
+                        rd(93, "noc.async_read_barrier();", ReadBarrier()),
+                        rd(94, "dfb_id_in0_obj.push_back(static_cast<uint16_t>(rem));", Push(in0, blk))),
+                mask_blocks))
+    scale_block = _chain_block(ch, blk, (
+        ch(2514, "buffer.wait_front(count);", Wait(in0, blk)),
+        ch(2845, "elem.exec(", Compute("mul_tiles_bcast_scalar", blk, (Operand(in0, blk), Operand(scale, 1)))),
+        ch(2521, "buffer.pop_front(count);", Pop(in0, blk))), scale_mask)
+
+    def mask_compute(waited: int) -> tuple[Line, ...]:
+        causal_wait = (ch(2514, "buffer.wait_front(count);", Wait(attn, waited)),) if causal else ()
+        kind = "add_tiles" if causal else "add_tiles_bcast_rows"
+        return (ch(2514, "buffer.wait_front(count);", Wait(scale_mask, blk)),
+                *causal_wait,
+                ch(2845, "elem.exec(", Compute(kind, blk, (Operand(scale_mask, blk), Operand(attn, waited)))),
+                ch(2884, "elem.exec(i_flat + j, SlotBase + j * chain_lane_width);", Compute("exp_tile", blk)),
+                ch(2521, "buffer.pop_front(count);", Pop(scale_mask, blk)))
+
+    if causal:
+        mask_chain: tuple[Line, ...] = (
+            ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1,
+                    *_acc_block(ch, blk, mask_compute(blk), exps),
+                    *_acc_block(ch, blk, mask_compute(2 * blk), exps)),
+            cm(273, "dfb_fused_attn_obj.pop_front(Wt);", Pop(attn, wt)))
+    else:
+        mask_chain = (
+            cm.guard(240, "if (wait_mask) {", "ncht", Guard.FIRST,
+                     cm(241, "dfb_fused_attn_obj.wait_front(Wt);", Wait(attn, wt))),
+            ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1,
+                    _chain_block(ch, blk, mask_compute(wt), exps)),
+            cm.guard(280, "if (ht == Ht) {", "ncht", Guard.LAST,
+                     cm(281, "dfb_fused_attn_obj.pop_front(Wt);", Pop(attn, wt))))
+    mul_block = _chain_block(ch, blk, (
+        ch(2845, "elem.exec(", Compute("mul_tiles_bcast_cols", blk, (Operand(exps, wt), Operand(recip, 1)))),), out0)
+    compute = engine(
+        site, Engine.COMPUTE,
+        cm(183, "dfb_max_scaler_obj.wait_front(1);  // comes from the reader", Wait(max_s, 1)),
+        cm(184, "dfb_sum_scaler_obj.wait_front(1);  // comes from the reader", Wait(sum_s, 1)),
+        cm(187, "dfb_fused_scale_obj.wait_front(1);", Wait(scale, 1)),
+        cm.loop(203, "for (std::uint32_t ncht = 0; ncht < NCHt; ncht++) {", "ncht", rows,
+                ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1, scale_block),
+                *mask_chain,
+                rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(sum_s, 1)),
+                rc(488, "input_dfb.wait_front(total_input_tiles);", Wait(exps, wt)),
+                rc.loop(493, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "h", 1,
+                        rc(499, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
+                        rc.loop(512, "for (uint32_t wt = 0; wt < Wt; ++wt) {", "w", wt,
+                                rc(538, "reduce_tile<reduce_type, reduce_dim>(",
+                                   Compute("reduce_tile_sum_row", 1, (Operand(exps, wt), Operand(sum_s, 1))))),
+                        cm(377, "recip_tile(0);", Compute("recip_tile", 1)),
+                        rc(553, "output_dfb.reserve_back(onetile);", Reserve(recip, 1)),
+                        rc(556, "pack_tile(dst_idx, output_dfb_id);", PackAcc(recip, 1)),
+                        rc(557, "tile_regs_release();", ReleaseAcc()),
+                        rc(558, "output_dfb.push_back(onetile);", Push(recip, 1))),
+                ch(2514, "buffer.wait_front(count);", Wait(exps, wt)),
+                ch(2514, "buffer.wait_front(count);", Wait(recip, 1)),
+                ch.loop(3259, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", 1, mul_block),
+                ch(2521, "buffer.pop_front(count);", Pop(exps, wt)),
+                ch(2521, "buffer.pop_front(count);", Pop(recip, 1))),
+        cm(408, "dfb_max_scaler_obj.pop_front(1);", Pop(max_s, 1)),
+        cm(409, "dfb_sum_scaler_obj.pop_front(1);", Pop(sum_s, 1)),
+        cm(411, "dfb_fused_scale_obj.pop_front(1);", Pop(scale, 1)))
+    writer = engine(
+        site, Engine.WRITER,
+        wr.loop(62, "for (std::uint32_t row = 0; row < num_rows; ++row) {", "row", rows,
+                wr.loop(63, "for (std::uint32_t wt = 0; wt < Wt; wt += blk) {", "wt", wt // blk,
+                        wr(65, "dfb_id_out0_obj.wait_front(static_cast<uint16_t>(rem));", Wait(out0, blk)),
+                        wr.loop(68, "for (std::uint32_t j = 0; j < rem; j++) {", "j", blk,
+                                wr(69, "noc.async_write(", WriteTiles(
+                                    out0, "dst", Addr(0, (Term("row", wt), Term("wt", blk), Term("j", 1))), 1))),
+                        wr(74, "noc.async_write_barrier();", WriteBarrier()),
+                        wr(75, "dfb_id_out0_obj.pop_front(static_cast<uint16_t>(rem));", Pop(out0, blk)))))
+    tensors = (Tensor("src", (32 * rows, 32 * wt), "bf16", Role.INPUT),
+               Tensor("mask", (32 * (rows if reader_causal else 1), 32 * wt), "bf16", Role.INPUT),
+               Tensor("dst", (32 * rows, 32 * wt), "bf16", Role.OUTPUT))
+    return Program(name, WORMHOLE, tensors=tensors, buffers=buffers, programs=(reader, compute, writer),
+                   memory=pack(buffers))
+
+
+BUILDERS.update({
+    "softmax_w_scale_mask.json": softmax_scale_mask,
+    "softmax_w_causal_mask.json": lambda: softmax_scale_mask("softmax_w_causal_mask", causal=True),
+    "broken/softmax_w_causal_compute_batch_mask_reader.json": lambda: softmax_scale_mask(
+        "softmax_w_causal_compute_batch_mask_reader", causal=True, reader_causal=False),
+})

@@ -168,7 +168,7 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
     g = (Group(0, A, (1, 0, 1, 0)),)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0))
     # The receiver publishes its slot before the data comes: its ring is full when the data lands.
-    p = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4), McastSend(0, 4, 0, 1), WriteBarrier(), Push(0, 4)),
+    p = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4, drain=True), McastSend(0, 4, 0, 1), WriteBarrier(), Push(0, 4)),
              ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
              ep(B, Engine.READER, Reserve(1, 4), Push(1, 4)), buffers=bufs, groups=g)
     r = simulate(p)
@@ -178,7 +178,7 @@ def test_mcast_slot_free_pages_and_write_offset() -> None:
                                        "b1 has only 0 free pages (it overwrites page 0, pushed and not popped)")
     # The sender's ring is one push ahead of the receiver's: the data lands on free pages past the receiver's write
     # pointer (no fault: the hardware writes an address), but the pages the receiver publishes never got it.
-    p2 = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4), Push(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(),
+    p2 = prog(ep(A, Engine.READER, Reserve(0, 4), FillTiles(0, 4, drain=True), Push(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(),
                  Push(0, 2)),
               ep(A, Engine.COMPUTE, Wait(0, 4), Pop(0, 4)),
               ep(B, Engine.READER, Reserve(1, 2)), ep(B, Engine.WRITER, ReadBarrier()), buffers=bufs, groups=g)
@@ -205,7 +205,7 @@ def exchange(dst: bool = True, offset: int = 0, barrier: bool = True, twice: boo
     for the increment and publishes the page for its compute. ``dst`` False: the page goes to cb 0 of (1,0) at the
     source's own address. ``twice``: the sender writes the page a second time into the same slot before the
     receiver publishes it. ``barrier`` False: a flush instead of the barrier before the increment."""
-    send: list[Op] = [Reserve(0, 1), FillTiles(0, 1), Push(0, 1), Wait(0, 1), Reserve(2, 1)]
+    send: list[Op] = [Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1), Wait(0, 1), Reserve(2, 1)]
     send += [McastSend(0, 1, 0, 1, front=True, dst=2 if dst else None, offset=offset)] * (2 if twice else 1)
     send += [WriteBarrier() if barrier else Flush(), SemInc(0, B, 1), AtomicBarrier(), Pop(0, 1), Push(2, 1)]
     if not barrier:
@@ -312,10 +312,10 @@ def test_a_landing_overlapping_another_engines_is_not_decided() -> None:
 
     c = Site(2, 0)
     bufs = (buf(0, A, cb=0), buf(1, B, cb=0), buf(2, c, cb=0))
-    send = (Reserve(0, 1), FillTiles(0, 1), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(),
+    send = (Reserve(0, 1), FillTiles(0, 1, drain=True), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(),
             Push(0, 1))
     p = prog(ep(A, Engine.READER, *send), ep(c, Engine.READER, *(attrs.evolve(x, buf=2) if isinstance(x, (
-        Reserve, Push)) else FillTiles(2, 1) if isinstance(x, FillTiles) else McastSend(2, 1, 1, 1)
+        Reserve, Push)) else FillTiles(2, 1, drain=True) if isinstance(x, FillTiles) else McastSend(2, 1, 1, 1)
         if isinstance(x, McastSend) else x for x in send)),
         ep(B, Engine.READER, Reserve(1, 1), SemWait(0, GE, 2), SemSet(0, 0), Push(1, 1)),
         buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)), Group(1, c, (1, 0, 1, 0))), sems=(sem(0, B),))
@@ -337,11 +337,11 @@ def blocks(offsets: tuple[int, ...] = (0, 1), own_page: bool = False, pushes: in
     word after each, then pushes them; (1,0)'s reader, per page, reserves one page of b1, waits for the count (at
     most the pages sent) and pushes it (``pushes`` pages in all), so its write pointer runs ahead of the sender's.
     ``own_page``: (1,0)'s reader first publishes a page of its own that its compute pops only at the end."""
-    send: list[Op] = [Reserve(0, len(offsets)), FillTiles(0, len(offsets))]
+    send: list[Op] = [Reserve(0, len(offsets)), FillTiles(0, len(offsets), drain=True)]
     for off in offsets:
         send += [McastSend(0, 1, 0, 1, offset=off), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
     send.append(Push(0, len(offsets)))
-    recv: list[Op] = [Reserve(1, 1), FillTiles(1, 1), Push(1, 1)] if own_page else []
+    recv: list[Op] = [Reserve(1, 1), FillTiles(1, 1, drain=True), Push(1, 1)] if own_page else []
     for k in range(pushes):
         recv += [Reserve(1, 1), SemWait(0, GE, min(k + 1, len(offsets))), Push(1, 1)]
     recv.append(SemSet(0, 0))  # the word ends as it started (``balance-sem``)
@@ -399,7 +399,7 @@ def test_a_landing_partly_outside_the_free_pages() -> None:
     from verispatial.certify.report import Verdict
 
     bufs_p = blocks(offsets=(0,), own_page=True, pushes=1)
-    send = [Reserve(0, 2), FillTiles(0, 2), McastSend(0, 2, 0, 1), WriteBarrier(), SemInc(0, B, 1),
+    send = [Reserve(0, 2), FillTiles(0, 2, drain=True), McastSend(0, 2, 0, 1), WriteBarrier(), SemInc(0, B, 1),
             AtomicBarrier(), Push(0, 2)]
     p = attrs.evolve(bufs_p, programs=(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
                                        *bufs_p.programs[2:]))
@@ -436,7 +436,7 @@ def test_a_receiver_a_whole_ring_behind_is_not_proved_by_the_congruence() -> Non
 
     send: list[Op] = []
     for _ in range(2):
-        send += [Reserve(0, 1), FillTiles(0, 1), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1),
+        send += [Reserve(0, 1), FillTiles(0, 1, drain=True), McastSend(0, 1, 0, 1), WriteBarrier(), SemInc(0, B, 1),
                  AtomicBarrier(), Push(0, 1)]
     bufs = (buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0))
     p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Wait(0, 1), Pop(0, 1)),

@@ -113,7 +113,7 @@ def test_async_source_reuse_per_page_read_and_fill() -> None:
     # Page 0 is multicast; a read then lands in page 0 (the reuse) and a local-store fill writes page 1 (another
     # page: fine).
     sender = ep(A, Engine.READER, Reserve(0, 3), McastSend(0, 1, 0, 1), ReadTiles("in", Addr(0), 1, 0),
-                FillTiles(0, 1), Flush(), FillTiles(0, 1), ReadBarrier(), WriteBarrier(), Push(0, 3))
+                FillTiles(0, 1, drain=True), Flush(), FillTiles(0, 1, drain=True), ReadBarrier(), WriteBarrier(), Push(0, 3))
     p = prog(sender, ep(A, Engine.COMPUTE, Wait(0, 3), Pop(0, 3)), ep(B, Engine.READER, Reserve(1, 1)),
              buffers=bufs, groups=g, tensors=(IN,))
     it = Interp(p)
@@ -261,9 +261,9 @@ def remote_read_program(wait: bool = True, refill: bool = False, ack_first: bool
     while the read is in flight. ``pop_first``: the consumer pops before it waits for the increment (the sharded
     layernorm's coordinator, ``reader_mcast_sender_unary_sharded_ln.cpp:226`` before ``:229``), so the read may be
     issued after the pop."""
-    owner: list[Op] = [Reserve(1, 1), FillTiles(1, 1), Push(1, 1), SemInc(0, A, 1), AtomicBarrier()]
+    owner: list[Op] = [Reserve(1, 1), FillTiles(1, 1, drain=True), Push(1, 1), SemInc(0, A, 1), AtomicBarrier()]
     if refill:
-        owner += [Reserve(1, 1), FillTiles(1, 1), Push(1, 1)]
+        owner += [Reserve(1, 1), FillTiles(1, 1, drain=True), Push(1, 1)]
     handshake: list[Op] = [SemWait(1, EQ, 1), SemSet(1, 0)]
     drain = ([Wait(1, 1), Pop(1, 1), *handshake] if pop_first else [Wait(1, 1), *handshake, Pop(1, 1)]) + (
         [Wait(1, 1), Pop(1, 1)] if refill else [])

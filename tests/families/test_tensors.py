@@ -88,7 +88,7 @@ def _writer(site: Site, tensor: str, *, barrier: bool = True, signal: bool = Tru
     b = 0 if site == A else 1
     # The page is filled (by the engine's own stores: a data-movement engine packs nothing) before it is
     # published: its consumer writes it out.
-    ops: list[Op] = [Reserve(b, 1), FillTiles(b, 1), Push(b, 1), Wait(b, 1), WriteTiles(b, tensor, Addr(0), 1)]
+    ops: list[Op] = [Reserve(b, 1), FillTiles(b, 1, drain=True), Push(b, 1), Wait(b, 1), WriteTiles(b, tensor, Addr(0), 1)]
     ops += [WriteBarrier()] if barrier else []
     ops += [SemInc(0, B, 1), AtomicBarrier()] if signal else []
     ops += [Pop(b, 1)] + ([] if barrier else [WriteBarrier()])

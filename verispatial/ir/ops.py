@@ -228,16 +228,27 @@ class FillTiles:
     a constant tile built in place (reduce scalers, broadcast scalars, masks, index tiles; ``kind`` names which),
     no NoC transaction and no tensor read.
 
-    Complete when the stores retire, in program order: the next op (a ``Push``) sees them, no barrier between
-    (tt-metal ``generate_bcast_scalar.hpp``: ``generate_bcast_unary_scalar`` is reserve_back, stores, push_back).
-    A helper that zeroes the tile first by a NoC loopback (``noc.async_write_zeros`` then
-    ``write_zeros_l1_barrier``, ``kernel_lib/reduce_helpers_dataflow.inl:167-168``) waits for it inside, so the
-    whole helper is one ``FillTiles``; a zero read with no barrier before the push is a NoC read, not this op.
+    The stores retire in program order but land in L1 for the other agents of the core only at a drain, as a
+    ``CopyTiles``'s do: a store can retire before its write-request is processed, and ``cb_push_back`` is a store
+    to a stream register, another memory region, which may be processed first — so a consumer, the NoC or the
+    unpacker alike, may read the page before the stores land (tt-isa-documentation
+    ``WormholeB0/TensixTile/BabyRISCV/MemoryOrdering.md``, "Store then store" and "Cross-core signalling using
+    mailboxes"; tt-metal PR #50183, #50374; docs/semantics.md, "Local-store fills"). ``drain``: the fill ends with
+    a blocking load of the last word it wrote (``ckernel::load_blocking``, as ``generate_index_tile`` does,
+    ``kernel_lib/index_tile_dataflow.hpp``), which lands every earlier store of the engine; without it a ``Push`` or
+    multicast of ``into`` before a later drain of the engine publishes the stores early (``async-read-publish``).
+    The vendor's scaler and broadcast helpers drain nothing on Wormhole and Blackhole (``generate_bcast_scalar.hpp:
+    49-55``: reserve_back, one store, push_back; ``reduce_helpers_dataflow.inl:163-203``, in 0.72.0 and 0.81.1
+    alike: only Quasar flushes). A helper that zeroes the tile first by a NoC loopback (``noc.async_write_zeros``
+    then ``write_zeros_l1_barrier``, ``kernel_lib/reduce_helpers_dataflow.inl:167-168``) waits for it inside,
+    before its stores, so the whole helper is one ``FillTiles``; a zero read with no barrier before the push is a
+    NoC read, not this op.
     """
 
     into: int = attrs.field(metadata={"id": ID_BUFFER})
     tiles: int = attrs.field()
     kind: str = "const"
+    drain: bool = False
 
 
 @attrs.frozen

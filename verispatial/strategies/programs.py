@@ -40,8 +40,9 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   with a token in a second buffer that the consumer waits for before its pop. Broken: the consumer pops without
   waiting for the answer (tt-metal #44366: a data-movement waiter arriving after the pop hangs), or the waiter pops
   too (two consumers, #55996).
-- A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile);
-  broken, the fill is sometimes one tile short of the push or comes before the reserve.
+- A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile,
+  drained); broken, the fill is sometimes one tile short of the push, comes before the reserve or has no drain before
+  the push (its stores may land after it: ``async-read-publish``).
 - A data-movement consumer that writes a buffer out may first copy each page it waited for into a buffer of its own
   with local loads and stores (``Wait Reserve CopyTiles Push Pop``, ``_copy_unit``) and write that one out; broken, the
   copy sometimes has no drain before its push (tt-metal PR #50183) or comes before its wait.
@@ -158,14 +159,15 @@ def _tensor(name: str, tiles: int, role: Role, dtype: str = "bf16") -> Tensor:
 
 
 def _fill_unit(b: int, pages: int, fault: str) -> list[Op]:
-    """A producer's pages built by local stores (``FillTiles``), before the push: after the reserve (``none``), one
-    tile short of the push (``short``, when it has more than one page: ``cb-push-unfilled`` if the pages are read),
-    or before the reserve (``early``: ``cb-write-unreserved``)."""
+    """A producer's pages built by local stores (``FillTiles``), before the push: after the reserve and drained
+    (``none``), one tile short of the push (``short``, when it has more than one page: ``cb-push-unfilled`` if the
+    pages are read), before the reserve (``early``: ``cb-write-unreserved``) or with no drain before the push
+    (``undrained``: ``async-read-publish``)."""
     if fault == "early":
-        return [FillTiles(b, pages, "const"), Reserve(b, pages)]
+        return [FillTiles(b, pages, "const", drain=True), Reserve(b, pages)]
     if fault == "short" and pages > 1:
-        return [Reserve(b, pages), FillTiles(b, pages - 1, "const")]
-    return [Reserve(b, pages), FillTiles(b, pages, "const")]
+        return [Reserve(b, pages), FillTiles(b, pages - 1, "const", drain=True)]
+    return [Reserve(b, pages), FillTiles(b, pages, "const", drain=fault != "undrained")]
 
 
 def _copy_unit(b: int, into: int, chunk: int, fault: str) -> list[Op]:
@@ -393,9 +395,10 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
     # 5 only a 32-bit one (half the DST tiles).
     packs = prod[1] is Engine.COMPUTE and (writes or draw(st.booleans()))
     # A data-movement producer sometimes builds its pages by local stores instead (a scaler or mask tile,
-    # ``FillTiles``); broken, sometimes one tile short of its push or before its reserve (``_fill_unit``).
+    # ``FillTiles``, drained); broken, sometimes one tile short of its push, before its reserve or undrained
+    # (``_fill_unit``).
     fills = not packs and prod[1] is not Engine.COMPUTE and draw(st.integers(0, 3)) == 0
-    fill_fault = draw(st.sampled_from(("none", "none", "short", "early"))) if fills and broken else "none"
+    fill_fault = draw(st.sampled_from(("none", "none", "short", "early", "undrained"))) if fills and broken else "none"
     # Now and then (1 in 6) the buffer sits on a tensor's shard (``Buffer.shard``, ``_shard``): a read shard of an
     # input, whose producer only reserves and pushes (its pages are the tensor's tiles), or a write shard of an
     # output or state the compute engine packs into.
@@ -407,7 +410,7 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
         packs = shard == "write"
     # Pages the consumer writes out must have been filled (cb-push-unfilled): then the producer reads them.
     reads = (reads or (writes and not packs)) and not fills and shard != "read" and prod[1] is not Engine.COMPUTE
-    if reads or packs or (fills and fill_fault == "none") or shard == "read":
+    if reads or packs or (fills and fill_fault in ("none", "undrained")) or shard == "read":
         filled.add(b)
     # Broken: an acquire past the accumulator's capacity (5, 9), or narrower than the math and pack (acc-overrun).
     acc = draw(st.sampled_from((pages, pages, 5, 9, max(pages - 1, 1)))) if broken else pages
@@ -779,8 +782,8 @@ def _remote_read(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage
     if fault == "publish-early":
         take = [x for x in take if not isinstance(x, ReadBarrier)]
         take += [ReadBarrier()]
-    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial"), Push(src, pages),
-                                             SemInc(ready, s1, 1)])
+    stage.give.setdefault(owner, []).append([Reserve(src, pages), FillTiles(src, pages, "partial", drain=True),
+                                             Push(src, pages), SemInc(ready, s1, 1)])
     stage.after.setdefault(owner, []).append(AtomicBarrier())
     let_go: list[Op] = [] if fault == "pop-early" else [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
     stage.take.setdefault(drain, []).append([*let_go, Wait(src, pages), Pop(src, pages)])

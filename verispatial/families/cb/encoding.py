@@ -261,8 +261,8 @@ def push(c: EngineRun, op: Push, path: tuple[int, ...], s: State) -> State:
     if ("rd", b) in s:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while reads into it may not have landed (no read barrier since)")
     if ("st", b) in s:
-        c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while copy_tiles stores into it may not have landed (no "
-                                           "drain since)")
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"push of b{b} while fill_tiles or copy_tiles stores into it may not have "
+                                           "landed (no drain since)")
     s = shift(s, "sb", b, n, c.caps[b])
     s = frozenset(("rdp", b, (int(t[2]) - n) % c.caps[b], t[3]) if t[0] == "rdp" and t[1] == b else t  # type: ignore[call-overload]
                   for t in s)
@@ -376,8 +376,10 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
 def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> State:
-    """Local stores: they count in the fill as a landed read does, and leave nothing outstanding."""
-    return fill(c, s, op.into, op.tiles, path, "fill_tiles")
+    """Local stores: they count in the fill as a landed read does, leave no NoC transaction outstanding, and stay
+    unlanded (``("st", into)``) until a drain of the engine, as a copy's stores do."""
+    s = fill(c, s, op.into, op.tiles, path, "fill_tiles")
+    return frozenset(t for t in s if t[0] != "st") if op.drain else s | {("st", op.into)}
 
 
 def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> State:

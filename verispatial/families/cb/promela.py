@@ -102,11 +102,13 @@ def pop(g: _Gen, e: int, path: tuple[int, ...], op: Pop, st: Step) -> None:
 
 #: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
 def fill_tiles(g: _Gen, e: int, path: tuple[int, ...], op: FillTiles, st: Step) -> None:
-    """``FillTiles``: the engine's own stores into the reserved back, complete in the same step (no queue entry):
-    the producer's role, the window and fill count, and the source-reuse check of a pack."""
+    """``FillTiles``: the engine's own stores into the reserved back, in the same step (no queue entry): the
+    producer's role, the window and fill count, and the source-reuse check of a pack; the stores stay unlanded
+    (``st_mask``, read by ``async-read-publish``) until a drain of the engine."""
     st.body += role(g, e, op.into, True, st.where)
     lines, p0, np = fill(g, op.into, op.tiles, st.where)
     st.body += [*lines, *g._source_reuse(op.into, p0, np, "write", st.where)]
+    st.body.append(f"st_mask[{e}] = 0;" if op.drain else f"st_mask[{e}] = st_mask[{e}] | {1 << op.into};")
 
 
 def copy_tiles(g: _Gen, e: int, path: tuple[int, ...], op: CopyTiles, st: Step) -> None:

@@ -180,14 +180,16 @@ def pop(it: Interp, s: State, e: int, pc: PC, op: Pop, out: list[Violation]) -> 
 
 
 def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Violation]) -> None:
-    """``FillTiles``: the engine's own stores into the reserved back of ``op.into``, complete at once (they retire in
-    program order, so no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed,
-    with the same window, alias and source-reuse rules; no tensor is read (docs/semantics.md, "Local-store fills")."""
+    """``FillTiles``: the engine's own stores into the reserved back of ``op.into`` (they retire in program order, so
+    no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed, with the same window,
+    alias and source-reuse rules; no tensor is read. The stores stay unlanded for the other agents until a drain of
+    the engine (``st_mask``, as a ``CopyTiles``'s; docs/semantics.md, "Local-store fills")."""
     b = op.into
     role(it, s, e, pc, b, True, out)
     slots = fill(it, s, e, pc, b, op.tiles, op, out)
     it._alias_write(s, e, pc, b, slots, f"{op_text(op)} writes", out)
     it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
+    s.st_mask[e] = 0 if op.drain else s.st_mask[e] | 1 << b
 
 
 def copy_tiles(it: Interp, s: State, e: int, pc: PC, op: CopyTiles, out: list[Violation]) -> None:

@@ -589,8 +589,8 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
         c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while reads into it may not have landed (no read "
                                          "barrier since)")
     if ("st", b) in s:
-        c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while copy_tiles stores into it may not have landed "
-                                         "(no drain since)")
+        c.flag(R.ASYNC_READ_PUBLISH, path, f"mcast_send of b{b} while fill_tiles or copy_tiles stores into it may not "
+                                         "have landed (no drain since)")
     # With no dst the source pages start ``offset`` pages past the pointer (the same address on both sides).
     skip = op.offset if op.dst is None else 0
     if op.front:

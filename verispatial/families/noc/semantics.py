@@ -52,11 +52,11 @@ def read_publish(it: Interp, s: State, e: int, pc: PC, b: int, what: str, out: l
         it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
               f"{what} publishes pages read into b{b} by read_tiles with no read_barrier since")
     elif s.st_mask[e] >> b & 1:
-        # The engine's own L1 stores (CopyTiles) retire before they land; the push's stream-register store may be
-        # processed first (tt-metal PR #50183): only a drain (a blocking load of the last word) orders them.
+        # The engine's own L1 stores (FillTiles, CopyTiles) retire before they land; the push's stream-register store
+        # may be processed first (tt-metal PR #50183): only a drain (a blocking load of the last word) orders them.
         it._v(out, R.ASYNC_READ_PUBLISH, e, pc,
-              f"{what} publishes pages of b{b} stored by copy_tiles with no drain since (a retired store may not "
-              "have landed in L1)")
+              f"{what} publishes pages of b{b} stored by fill_tiles or copy_tiles with no drain since (a retired "
+              "store may not have landed in L1)")
 
 
 def source_reuse(it: Interp, s: State, e: int, pc: PC, b: int, slots: tuple[int, ...], what: str,
