@@ -507,11 +507,11 @@ def pushed(offsets: tuple[int, ...] = (0, 1), behind: int = 2, reserve_again: bo
     multicasts (the slot of page 0, once the compute popped it)."""
     n = len(offsets)
     first = n if pushes_first is None else pushes_first
-    send: list[Op] = [Reserve(0, n), FillTiles(0, n), Push(0, first)]
+    send: list[Op] = [Reserve(0, n), FillTiles(0, n, drain=True), Push(0, first)]
     send += [Reserve(0, 1)] if reserve_again else []
     for off in offsets:
         send += [McastSend(0, 1, 0, 1, offset=off, behind=behind), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
-    send += [FillTiles(0, 1), Push(0, 1)] if reserve_again else []
+    send += [FillTiles(0, 1, drain=True), Push(0, 1)] if reserve_again else []
     send += [Push(0, n - first)] if first < n else []
     popped = n + (1 if reserve_again else 0)
     recv: list[Op] = []
@@ -626,8 +626,8 @@ def test_reserving_pages_already_pushed_again_before_the_multicast_left() -> Non
     pops before it are no reuse: pages already pushed are a back multicast's source)."""
     from verispatial.certify.report import Verdict
 
-    send: list[Op] = [Reserve(0, 2), FillTiles(0, 2), Push(0, 2), McastSend(0, 2, 0, 1, behind=2), Reserve(0, 2),
-                      FillTiles(0, 2), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(), Push(0, 2)]
+    send: list[Op] = [Reserve(0, 2), FillTiles(0, 2, drain=True), Push(0, 2), McastSend(0, 2, 0, 1, behind=2), Reserve(0, 2),
+                      FillTiles(0, 2, drain=True), WriteBarrier(), SemInc(0, B, 1), AtomicBarrier(), Push(0, 2)]
     recv: list[Op] = [Reserve(1, 2), SemWait(0, GE, 1), Push(1, 2), SemSet(0, 0)]
     bufs = (buf(0, A, cap=2, cb=0), buf(1, B, cap=2, cb=0))
     p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2), Wait(0, 2), Pop(0, 2)),

@@ -168,7 +168,7 @@ def valid_then_values_program(wait_first: bool = True, late_valid: bool = False)
     multicasts it, sets VALID before any flush (that flag may leave carrying VALID), and only then fills and pushes
     the partial itself; the receiver waits for VALID and reads."""
     g = Group(0, A, (1, 0, 1, 0))
-    fill: list[Op] = [Reserve(0, 1), FillTiles(0, 1, "x"), Push(0, 1)]
+    fill: list[Op] = [Reserve(0, 1), FillTiles(0, 1, "x", drain=True), Push(0, 1)]
     read: list[Op] = [Reserve(2, 1), RemoteRead(1, A, 1, 2), ReadBarrier(), Push(2, 1)]
     valid: list[Op] = [SemWait(0, EQ, 1)]
     if late_valid:
@@ -291,7 +291,7 @@ def valid_then_loop_program(read_after_loop: bool = True) -> Program:
     tail: list[Op] = [SemInc(1, A, 1), AtomicBarrier(), loop, *read] if read_after_loop else [
         *read, SemInc(1, A, 1), AtomicBarrier(), loop]
     sender = ep(A, Engine.READER, SemSet(0, 1), SemWait(1, GE, 1), McastSetValid(0, 0, 1), WriteBarrier(),
-                SemWait(1, GE, 2), Reserve(0, 1), FillTiles(0, 1, "x"), Push(0, 1),
+                SemWait(1, GE, 2), Reserve(0, 1), FillTiles(0, 1, "x", drain=True), Push(0, 1),
                 Loop("block", 2, (SemSet(0, 2, (Term("block", 1),)), McastSetValid(0, 0, 1), WriteBarrier())))
     return prog(sender, ep(A, Engine.WRITER, Wait(0, 1), Pop(0, 1)),
                 ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), SemWait(0, EQ, 1), *tail),
