@@ -26,6 +26,7 @@ from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS
 from verispatial.ir.core import Addr, Engine, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
+    CopyTiles,
     FillTiles,
     If,
     Loop,
@@ -35,6 +36,7 @@ from verispatial.ir.ops import (
     Pop,
     Push,
     ReadTiles,
+    RemoteRead,
     Reserve,
     SemSet,
     TripCount,
@@ -361,7 +363,7 @@ class KernelReader:
                 raise Refused("plain store into a buffer page before its reserve", self.fills[op.buf].loc,
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
-        elif isinstance(op, ReadTiles):
+        elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
@@ -384,6 +386,11 @@ class KernelReader:
             self.bump("popped", op.buf, op.pages)
             self.lower_part("drain", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
         elif isinstance(op, (ReadTiles, FillTiles)):
+            self.bump("fill", op.into, op.tiles)
+        elif isinstance(op, RemoteRead):
+            self.bump("fill", op.into, op.pages * self.cb_index[op.buf].page_tiles)
+        elif isinstance(op, CopyTiles):
+            self.bump("drain", op.src, op.tiles)
             self.bump("fill", op.into, op.tiles)
         elif isinstance(op, PackAcc):
             self.bump("fill", op.buf, op.tiles)
@@ -898,6 +905,8 @@ class KernelReader:
             return V.Cb(self.cb_of(v, node))
         if tname == "Noc" and init is None:
             return V.NocObj()
+        if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
+            return V.Unicast()
         if tname == "Semaphore" and args:
             return self.semaphore(self.expr(args[0]), node)
         if tname in ("InterleavedAddrGen", "InterleavedAddrGenFast", "InterleavedPow2AddrGen",
@@ -1702,6 +1711,8 @@ class KernelReader:
         sd = objects.struct_of(self, self.text(typ)) if typ is not None else None
         if sd is not None:
             return objects.construct(self, sd, vals, n, braced=True)
+        if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
+            return V.Unicast()
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
     def subscript(self, n: Any) -> V.Value:
@@ -1719,6 +1730,11 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
+        if name in ("my_x", "my_y") and self.lookup(name) is None:
+            # this core's NoC coordinates (firmware globals indexed by the NoC,
+            # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
+            # (docs/ttmetal.md, "The host description")
+            return V.const(self.site.x if name == "my_x" else self.site.y)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
@@ -2401,10 +2417,12 @@ def _bufs_of(op: Op) -> tuple[int, ...]:
     """The buffers whose pointer counters ``op`` moves."""
     if isinstance(op, (Push, Pop, PackAcc)):
         return (op.buf,)
-    if isinstance(op, (ReadTiles, FillTiles)):
+    if isinstance(op, (ReadTiles, FillTiles, RemoteRead)):
         return (op.into,)
     if isinstance(op, WriteTiles):
         return (op.src,)
+    if isinstance(op, CopyTiles):
+        return (op.src, op.into)
     return ()
 
 

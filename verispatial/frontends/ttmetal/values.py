@@ -203,6 +203,13 @@ class RemoteAddr:
 
 
 @attrs.frozen
+class Unicast:
+    """A ``UnicastEndpoint`` (api/dataflow/endpoints.h): the NoC side of an object-API transfer whose destination or
+    source is ``{.noc_x, .noc_y, .addr}`` on one core (noc.h ``async_read`` / ``async_write``), as
+    ``get_noc_addr(x, y, addr)`` is for the free functions."""
+
+
+@attrs.frozen
 class McastAddr:
     """``get_noc_multicast_addr(x0, y0, x1, y1, addr)``: ``addr`` on every core of the rectangle."""
 
@@ -320,5 +327,5 @@ class ChainElem:
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
+    | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | Obj | Optional | TypeInst | ChainElem | None

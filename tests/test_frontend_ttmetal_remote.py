@@ -1,0 +1,315 @@
+"""Remote L1 data movement in the tt-metal front end (issue 18): a NoC read of another core's buffer pages
+(``RemoteRead``), a NoC write of this core's pages into another core's buffer pages (``McastSend`` to a one-core
+group, with ``dst`` / ``offset``), a one-word remote write (``noc_inline_dw_write``: ``InlineWrite``). Each construct
+is read from a small kernel written here, proved where the kernel is correct and refuted, with a counterexample at
+its C++ line, where it is broken; what cannot be mapped exactly is refused by name at its line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.cli import main
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.core import Site
+from verispatial.ir.ops import InlineWrite, McastSend, RemoteRead
+from verispatial.ir.program import walk
+
+_HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
+         '#include "api/dataflow/dataflow_buffer.h"', "void kernel_main() {",
+         "    const uint32_t tile_bytes = get_tile_size(0);",
+         "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), tile_bytes);",
+         "    const auto d = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(1), tile_bytes);",
+         "    volatile tt_l1_ptr uint32_t* sem0 = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0));",
+         "    volatile tt_l1_ptr uint32_t* sem1 = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(1));")
+#: the line of a kernel's first body statement
+FIRST = len(_HEAD) + 1
+
+#: (1,0)'s reader: tile 0 of src into its c_0, published, then (0,0)'s word 0 incremented
+OWNER = ("    cb_reserve_back(0, 1);",
+         "    noc_async_read_tile(0, s, get_write_ptr(0));",
+         "    noc_async_read_barrier();",
+         "    cb_push_back(0, 1);",
+         "    noc_semaphore_inc(get_noc_addr(0, 0, get_semaphore(0)), 1);",
+         "    noc_async_atomic_barrier();")
+#: (1,0)'s writer: pops c_0 once (0,0) said its read landed (word 1)
+DRAIN = ("    cb_wait_front(0, 1);",
+         "    noc_semaphore_wait(sem1, 1);",
+         "    noc_semaphore_set(sem1, 0);",
+         "    cb_pop_front(0, 1);")
+#: (0,0)'s writer: c_1's page to dst
+WRITER = ("    cb_wait_front(1, 1);",
+          "    noc_async_write_tile(0, d, get_read_ptr(1));",
+          "    noc_async_write_barrier();",
+          "    cb_pop_front(1, 1);")
+
+
+def _puller(read: str, wait: bool = True) -> tuple[str, ...]:
+    """(0,0)'s reader: waits for (1,0)'s word (``wait``), reads (1,0)'s c_0 page into c_1 with ``read``, tells
+    (1,0) the read landed, publishes c_1."""
+    return (*(("    noc_semaphore_wait(sem0, 1);", "    noc_semaphore_set(sem0, 0);") if wait else ()),
+            "    cb_reserve_back(1, 1);",
+            read,
+            "    noc_async_read_barrier();",
+            "    noc_semaphore_inc(get_noc_addr(1, 0, get_semaphore(1)), 1);",
+            "    noc_async_atomic_barrier();",
+            "    cb_push_back(1, 1);")
+
+
+def _host(tmp_path: Path, kernels: dict[str, tuple[str, tuple[str, ...]]],
+          units: dict[str, tuple[str, ...]], io: bool = True) -> Path:
+    """Cores (0,0) and (1,0), each with c_0, c_1 and c_2 (two pages of one bf16 tile) and words 0 and 1 (initially
+    0); ``kernels`` by name: processor and body; ``units``: per core, its kernels (an empty body where none is
+    given). Every kernel's runtime args are the tensors ``src`` and ``dst`` (one tile each; without ``io``, no
+    tensors and the args 0)."""
+    kernels = {**kernels, "idle": ("reader", ())}
+    units = {core: ks or ("idle",) for core, ks in units.items()}
+    for name, (_, body) in kernels.items():
+        (tmp_path / f"{name}.cpp").write_text("\n".join([*_HEAD, *body, "}"]))
+    args: dict[str, Any] = {"src": {"tensor": "src"}, "dst": {"tensor": "dst"}} if io else {"src": 0, "dst": 0}
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "remote", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "src", "shape": [32, 32], "dtype": "bf16", "role": "input"},
+                        {"name": "dst", "shape": [32, 32], "dtype": "bf16", "role": "output"}] if io else [],
+            "buffers": [{"name": f"c_{i}", "index": i, "entry_size": 2048, "entries": 2, "data_format": "bf16"}
+                        for i in (0, 1, 2)],
+            "semaphores": [{"name": "w0", "initial_value": 0}, {"name": "w1", "initial_value": 0}],
+            "kernels": [{"name": k, "source": f"{k}.cpp", "processor": p, "runtime_args": ["src", "dst"]}
+                        for k, (p, _) in kernels.items()],
+            "work_units": [{"cores": core, "kernels": list(ks),
+                            "runtime_args": {k: args for k in ks}}
+                           for core, ks in units.items()]}
+    path = tmp_path / "host.yaml"  # JSON is YAML
+    path.write_text(json.dumps(host))
+    return path
+
+
+def _pull(tmp_path: Path, read: str, wait: bool = True) -> Path:
+    return _host(tmp_path, {"owner": ("reader", OWNER), "drain": ("writer", DRAIN),
+                            "puller": ("reader", _puller(read, wait)), "writer": ("writer", WRITER)},
+                 {"0,0": ("puller", "writer"), "1,0": ("owner", "drain")})
+
+
+def _certify(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]]]:
+    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
+    return rc, json.loads(capsys.readouterr().out)["results"]
+
+
+def _proved(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, results = _certify(path, capsys)
+    assert rc == 0, [r for r in results if r["verdict"] != "proved"]
+
+
+def _refuted(path: Path, capsys: pytest.CaptureFixture[str], rule: str) -> dict[str, Any]:
+    rc, results = _certify(path, capsys)
+    assert rc != 0
+    hits = [r for r in results if r["verdict"] == "refuted" and rule in r["name"]]
+    assert hits, [(r["name"], r["verdict"]) for r in results if r["verdict"] != "proved"]
+    return hits[0]
+
+
+def _refused(path: Path, construct: str, file: str, line: int) -> Refused:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(path)
+    assert (e.value.loc.file, e.value.loc.line) == (file, line), e.value
+    return e.value
+
+
+def _ops(path: Path, cls: type) -> list[tuple[Site, Any]]:
+    return [(ep.site, op) for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, cls)]
+
+
+# ------------------------------------------------------------------ remote reads
+
+READS = {
+    "classic": "    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0)), get_write_ptr(1), tile_bytes);",
+    "endpoint": "    { Noc noc; DataflowBuffer c1(1); DataflowBuffer c0(0); noc.async_read(UnicastEndpoint{}, c1, "
+                "tile_bytes, {.noc_x = 1, .noc_y = 0, .addr = c0.get_read_ptr()}, {}); }",
+}
+
+
+@pytest.mark.parametrize("form", sorted(READS))
+def test_remote_read_of_a_published_page_is_proved(tmp_path: Path, form: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """(0,0) reads (1,0)'s c_0 page at its own read pointer of c_0 after (1,0) announced it: one RemoteRead of
+    (1,0)'s page 0 into c_1, located at the read's line; the program proves."""
+    path = _pull(tmp_path, READS[form])
+    ((site, op),) = _ops(path, RemoteRead)
+    assert (site, op) == (Site(0, 0), RemoteRead(0, Site(1, 0), 1, 1, 0))
+    _proved(path, capsys)
+
+
+def test_remote_read_before_the_owner_published_is_refuted(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the wait for (1,0)'s word, the read may run before (1,0) pushed its page: remote-read-unpublished,
+    its counterexample at the read's line."""
+    path = _pull(tmp_path, READS["classic"], wait=False)
+    hit = _refuted(path, capsys, "remote-read-unpublished")
+    assert "puller.cpp:" + str(FIRST + 1) in json.dumps(hit)
+
+
+@pytest.mark.parametrize(("read", "construct"), [
+    ("    noc_async_read(get_noc_addr(1, 0, get_write_ptr(0)), get_write_ptr(1), tile_bytes);",
+     "remote L1 read at a buffer's write pointer"),
+    ("    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0) + 64), get_write_ptr(1), tile_bytes);",
+     "remote L1 read at an offset not of whole pages"),
+    ("    noc_async_read(get_noc_addr(1, 0, get_semaphore(1)), get_write_ptr(1), tile_bytes);",
+     "remote L1 read of an address not a buffer's pages"),
+    ("    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0)), get_write_ptr(1) + tile_bytes, tile_bytes);",
+     "read into L1 not at the buffer's next unfilled tile"),
+])
+def test_remote_reads_the_op_cannot_say_are_refused_at_their_line(tmp_path: Path, read: str, construct: str) -> None:
+    _refused(_pull(tmp_path, read), construct, "puller.cpp", FIRST + 3)
+
+
+def test_remote_read_a_page_on(tmp_path: Path) -> None:
+    """``get_read_ptr(0) + tile_bytes``: the owner's page one past this engine's read pointer (offset 1)."""
+    path = _pull(tmp_path, "    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0) + tile_bytes), get_write_ptr(1), "
+                           "tile_bytes);")
+    assert [op for _, op in _ops(path, RemoteRead)] == [RemoteRead(0, Site(1, 0), 1, 1, 1)]
+
+
+# ------------------------------------------------------------------ remote writes into another core's pages
+
+#: (0,0)'s writer: c_0's front page into (1,0)'s c_2 at its own write pointer of c_2, once (1,0) reserved it
+#: (word 0), then tells (1,0) it landed (word 1): sort's peer exchange, one way
+def _sender(write: str, barrier: bool = True) -> tuple[str, ...]:
+    return ("    noc_semaphore_wait(sem0, 1);",
+            "    noc_semaphore_set(sem0, 0);",
+            "    cb_wait_front(0, 1);",
+            write,
+            *(("    noc_async_write_barrier();",) if barrier else ()),
+            "    noc_semaphore_inc(get_noc_addr(1, 0, get_semaphore(1)), 1);",
+            "    noc_async_atomic_barrier();",
+            "    cb_pop_front(0, 1);",
+            "    noc_async_write_barrier();")
+
+
+SOURCE = ("    cb_reserve_back(0, 1);",
+          "    noc_async_read_tile(0, s, get_write_ptr(0));",
+          "    noc_async_read_barrier();",
+          "    cb_push_back(0, 1);")
+#: (1,0)'s reader: reserves c_2, says so, waits for the landing, publishes it
+RECEIVER = ("    cb_reserve_back(2, 1);",
+            "    noc_semaphore_inc(get_noc_addr(0, 0, get_semaphore(0)), 1);",
+            "    noc_async_atomic_barrier();",
+            "    noc_semaphore_wait(sem1, 1);",
+            "    noc_semaphore_set(sem1, 0);",
+            "    cb_push_back(2, 1);")
+SINK = ("    cb_wait_front(2, 1);",
+        "    noc_async_write_tile(0, d, get_read_ptr(2));",
+        "    noc_async_write_barrier();",
+        "    cb_pop_front(2, 1);")
+
+WRITES = {
+    "classic": "    noc_async_write(get_read_ptr(0), get_noc_addr(1, 0, get_write_ptr(2)), tile_bytes);",
+    "endpoint": "    { Noc noc; DataflowBuffer c2(2); CoreLocalMem<uint32_t> src(get_read_ptr(0)); noc.async_write(src, "
+                "UnicastEndpoint{}, tile_bytes, {.offset_bytes = 0}, {.noc_x = 1, .noc_y = 0, "
+                ".addr = c2.get_write_ptr()}); }",
+}
+
+
+def _push(tmp_path: Path, write: str, barrier: bool = True) -> Path:
+    return _host(tmp_path, {"source": ("reader", SOURCE), "sender": ("writer", _sender(write, barrier)),
+                            "receiver": ("reader", RECEIVER), "sink": ("writer", SINK)},
+                 {"0,0": ("source", "sender"), "1,0": ("receiver", "sink")})
+
+
+@pytest.mark.parametrize("form", sorted(WRITES))
+def test_remote_write_into_the_peers_page_is_proved(tmp_path: Path, form: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A remote write of c_0's front page into (1,0)'s c_2 at (0,0)'s own write pointer of c_2 is a McastSend to
+    the one-core group (1,0) with ``dst`` c_2 and one destination; barriered before the increment that announces it,
+    the exchange proves."""
+    path = _push(tmp_path, WRITES[form])
+    ((site, op),) = _ops(path, McastSend)
+    assert site == Site(0, 0)
+    assert (op.buf, op.pages, op.num_dests, op.front, op.dst, op.offset) == (0, 1, 1, True, 2, 0)
+    program = import_host(path)
+    assert program.groups[op.group].destinations() == (Site(1, 0),)
+    _proved(path, capsys)
+
+
+def test_remote_write_announced_before_its_barrier_is_refuted(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The increment issued while the write is in flight may land first (tt-metal PR #43507's hang):
+    async-inc-overtake, at the increment's line."""
+    path = _push(tmp_path, WRITES["classic"], barrier=False)
+    hit = _refuted(path, capsys, "async-inc-overtake")
+    assert "sender.cpp:" + str(FIRST + 4) in json.dumps(hit)
+
+
+@pytest.mark.parametrize(("write", "construct"), [
+    ("    noc_async_write(get_read_ptr(0), get_noc_addr(1, 0, get_read_ptr(2)), tile_bytes);",
+     "remote L1 write at a buffer's read pointer"),
+    ("    noc_async_write(get_read_ptr(0), get_noc_addr(1, 0, get_write_ptr(2) + 8), tile_bytes);",
+     "remote L1 write at an offset not of whole pages"),
+    ("    noc_async_write(get_read_ptr(0), get_noc_addr(1, 0, get_semaphore(1)), tile_bytes);",
+     "data write onto a semaphore word"),
+    ("    noc_async_write(get_read_ptr(0) + tile_bytes, get_noc_addr(1, 0, get_write_ptr(2)), tile_bytes);",
+     "remote L1 write from L1 not at the buffer's read pointer"),
+])
+def test_remote_writes_the_op_cannot_say_are_refused_at_their_line(tmp_path: Path, write: str,
+                                                                   construct: str) -> None:
+    _refused(_push(tmp_path, write), construct, "sender.cpp", FIRST + 3)
+
+
+def test_remote_write_of_the_backs_own_page_lands_at_its_address(tmp_path: Path) -> None:
+    """The back's own page to the same address on the peer (argmax's partial ``k`` at ``k`` pages on both sides):
+    the op without ``dst``, at ``offset`` 1."""
+    body = ("    cb_reserve_back(2, 2);",
+            "    noc_async_write(get_write_ptr(2) + tile_bytes, get_noc_addr(1, 0, get_write_ptr(2) + tile_bytes), "
+            "tile_bytes);",
+            "    noc_async_write_barrier();")
+    path = _host(tmp_path, {"k": ("writer", body)}, {"0,0": ("k",), "1,0": ()}, io=False)
+    ((_, op),) = _ops(path, McastSend)
+    assert (op.buf, op.pages, op.front, op.dst, op.offset) == (2, 1, False, None, 1)
+
+
+# ------------------------------------------------------------------ one-word remote writes
+
+def _mailbox(tmp_path: Path, barrier: bool) -> Path:
+    """(0,0)'s writer writes 7 into (1,0)'s word 1 (a mailbox: no op reads it), then increments (1,0)'s word 0,
+    which (1,0)'s reader waits for; ``barrier``: a write barrier between the two (tt-metal PR #43507's fix)."""
+    sender = ("    noc_inline_dw_write(get_noc_addr(1, 0, get_semaphore(1)), 7);",
+              *(("    noc_async_write_barrier();",) if barrier else ()),
+              "    noc_semaphore_inc(get_noc_addr(1, 0, get_semaphore(0)), 1);",
+              "    noc_async_atomic_barrier();",
+              "    noc_async_write_barrier();")
+    waiter = ("    noc_semaphore_wait(sem0, 1);",
+              "    noc_semaphore_set(sem0, 0);")
+    return _host(tmp_path, {"sender": ("writer", sender), "waiter": ("reader", waiter)},
+                 {"0,0": ("sender",), "1,0": ("waiter",)}, io=False)
+
+
+def test_inline_write_into_a_mailbox_then_barriered_increment_is_proved(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = _mailbox(tmp_path, barrier=True)
+    assert _ops(path, InlineWrite) == [(Site(0, 0), InlineWrite(1, Site(1, 0), 7))]
+    _proved(path, capsys)
+
+
+def test_inline_write_overtaken_by_its_increment_is_refuted(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    hit = _refuted(_mailbox(tmp_path, barrier=False), capsys, "async-inc-overtake")
+    assert f"sender.cpp:{FIRST + 1}" in json.dumps(hit)
+
+
+@pytest.mark.parametrize(("call", "construct"), [
+    ("    noc_inline_dw_write<InlineWriteDst::DEFAULT, true>(get_noc_addr(1, 0, get_semaphore(1)), 7);",
+     "posted or register noc_inline_dw_write"),
+    ("    noc_inline_dw_write(get_noc_addr(1, 0, get_semaphore(1)), 7, 0x3);",
+     "noc_inline_dw_write of part of a word"),
+    ("    noc_inline_dw_write(get_noc_addr(1, 0, get_write_ptr(0)), 7);",
+     "semaphore word not from get_semaphore"),
+    ("    noc_inline_dw_write(get_noc_addr(1, 0, get_semaphore(1)), sem0[1]);",
+     "inline write value"),
+])
+def test_inline_writes_the_op_cannot_say_are_refused(tmp_path: Path, call: str, construct: str) -> None:
+    path = _host(tmp_path, {"k": ("writer", (call, "    noc_async_write_barrier();"))}, {"0,0": ("k",), "1,0": ()},
+                 io=False)
+    _refused(path, construct, "k.cpp", FIRST)
