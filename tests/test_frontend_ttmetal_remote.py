@@ -313,3 +313,76 @@ def test_inline_writes_the_op_cannot_say_are_refused(tmp_path: Path, call: str, 
     path = _host(tmp_path, {"k": ("writer", (call, "    noc_async_write_barrier();"))}, {"0,0": ("k",), "1,0": ()},
                  io=False)
     _refused(path, construct, "k.cpp", FIRST)
+
+
+# ------------------------------------------------------------------ local copies between two buffers' pages
+
+def _copier(*, drain: bool = True, wait: bool = True, pop_first: bool = False,
+            store: str = "        dst[i] = src[i];") -> tuple[str, ...]:
+    """(0,0)'s reader: tile 0 of src into c_0, then c_0's page copied word by word into c_1 through volatile
+    pointers (tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``), ``drain``: ended by a blocking load of
+    the last word written (``common.hpp:166-179``, PR #50183), then c_1 pushed and c_0 popped (``pop_first``: the
+    other order)."""
+    tail = ("    cb_pop_front(0, 1);", "    cb_push_back(1, 1);") if pop_first else \
+        ("    cb_push_back(1, 1);", "    cb_pop_front(0, 1);")
+    return ("    cb_reserve_back(0, 1);",
+            "    noc_async_read_tile(0, s, get_write_ptr(0));",
+            "    noc_async_read_barrier();",
+            "    cb_push_back(0, 1);",
+            *(("    cb_wait_front(0, 1);",) if wait else ()),
+            "    cb_reserve_back(1, 1);",
+            "    volatile tt_l1_ptr uint32_t* src = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_read_ptr(0));",
+            "    volatile tt_l1_ptr uint32_t* dst = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));",
+            "    for (uint32_t i = 0; i < 512; i++) {",
+            store,
+            "    }",
+            *(("    (void)ckernel::load_blocking(dst + 511);",) if drain else ()),
+            *tail)
+
+
+def _copy(tmp_path: Path, **kw: Any) -> Path:
+    return _host(tmp_path, {"copier": ("reader", _copier(**kw)), "writer": ("writer", WRITER)},
+                 {"0,0": ("copier", "writer"), "1,0": ()})
+
+
+@pytest.mark.parametrize("pop_first", [False, True])
+def test_drained_copy_between_two_buffers_is_proved(tmp_path: Path, pop_first: bool,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """One CopyTiles of c_0's page into c_1, drained, located at the store; before the pop of c_0 when that comes
+    first (the loads are done before the pages are freed)."""
+    from verispatial.ir.ops import CopyTiles, Pop, Push
+
+    path = _copy(tmp_path, pop_first=pop_first)
+    (ep,) = [ep for ep in import_host(path).programs if ep.site == Site(0, 0) and ep.engine.value == "reader"]
+    ops = [op for op in walk(ep.ops) if isinstance(op, (CopyTiles, Push, Pop))]
+    tail = [Pop(0, 1), Push(1, 1)] if pop_first else [Push(1, 1), Pop(0, 1)]
+    assert ops == [Push(0, 1), CopyTiles(0, 1, 1, True), *tail]
+    _proved(path, capsys)
+
+
+@pytest.mark.parametrize("pop_first", [False, True])
+def test_copy_published_without_its_drain_is_refuted(tmp_path: Path, pop_first: bool,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the blocking load the push may publish the page before the stores land (tt-metal PR #50183):
+    async-read-publish. Read as a constant fill before, this was proved."""
+    _refuted(_copy(tmp_path, drain=False, pop_first=pop_first), capsys, "async-read-publish")
+
+
+def test_copy_from_a_page_not_waited_is_refuted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _refuted(_copy(tmp_path, wait=False), capsys, "cb-read-unwaited")
+
+
+@pytest.mark.parametrize(("store", "construct"), [
+    ("        dst[i] = dst[i + 1];", "plain store of a load from a buffer's back pages"),
+    ("        dst[i] = src[i + 512];", "copy load not from the buffer's next unread page"),
+])
+def test_copies_the_op_cannot_say_are_refused(tmp_path: Path, store: str, construct: str) -> None:
+    _refused(_copy(tmp_path, store=store), construct, "copier.cpp", FIRST + 9)
+
+
+def test_a_drain_not_of_the_last_word_is_refused(tmp_path: Path) -> None:
+    body = list(_copier())
+    body[11] = "    (void)ckernel::load_blocking(dst);"
+    path = _host(tmp_path, {"copier": ("reader", tuple(body)), "writer": ("writer", WRITER)},
+                 {"0,0": ("copier", "writer"), "1,0": ()})
+    _refused(path, "blocking load not of the page's last word", "copier.cpp", FIRST + 11)

@@ -387,6 +387,17 @@ def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
     r.emit(InlineWrite(sem, dst.site, r.int_of(vals[1], nodes[1], "inline write value")), n)
 
 
+def _load_blocking(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``ckernel::load_blocking(p)``: a load that returns only once it is serviced; of the last word a copy's stores
+    wrote, it lands every earlier store of the engine (``data_movement/common/kernels/common.hpp:166-179``), the
+    ``drain`` of ``CopyTiles`` (``KernelReader.drain_load``)."""
+    _need(r, vals, 1, n, "load_blocking")
+    if not isinstance(vals[0], V.L1Ptr):
+        r.refuse("blocking load not of a page being built by stores", n, _why(r, nodes[0], vals[0]))
+    r.drain_load(vals[0], n)
+    return V.Opaque("a word loaded from L1")
+
+
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_read")
     read_into(r, vals[0], vals[1], vals[2], n)
@@ -686,6 +697,7 @@ FUNCTIONS: dict[str, Handler] = {
     "noc_semaphore_set_remote": _sem_set_remote,
     "noc_semaphore_inc_multicast": _sem_inc_mcast,
     "noc_inline_dw_write": _inline_write,
+    "load_blocking": _load_blocking,
     "tile_regs_acquire": _acquire,
     "tile_regs_commit": _commit,
     "tile_regs_wait": _regs_wait,

@@ -206,6 +206,10 @@ class _Fill:
     #: the pages pushed and tiles filled of the buffer at the first store: the page the stores build is the one the
     #: ``FillTiles`` at the push fills only if neither moved in between
     at: tuple[Any, Any] = (None, None)
+    #: the buffer whose waited front the stores copy (``dst[i] = src[i]``: a ``CopyTiles``), None for constants
+    copy: int | None = None
+    #: whether a blocking load of the page's last word followed the stores (``ckernel::load_blocking``)
+    drained: bool = False
 
 
 @attrs.define
@@ -367,6 +371,11 @@ class KernelReader:
             self.noc_filled.add(op.into)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
+        elif isinstance(op, Pop):
+            for into, f in list(self.fills.items()):
+                if f.copy == op.buf:
+                    # the copy's loads are done before the source's pages are freed: the CopyTiles comes here
+                    self.filled_by_stores(Push(into, 1), node, publish=False)
         self.blocks[-1].add(op, self.loc(node))
         self.count(op)
 
@@ -617,7 +626,7 @@ class KernelReader:
 
     # ------------------------------------------------------------------ constant pages filled by stores
 
-    def local_fill(self, cb: int, node: Any, zeros: bool = False) -> None:
+    def local_fill(self, cb: int, node: Any, zeros: bool = False, copy: int | None = None) -> None:
         """A plain store (or, with ``zeros``, a ``Noc.async_write_zeros``) into buffer ``cb``'s reserved back: the
         constant-tile pattern of ``generate_reduce_scaler`` / ``generate_bcast_scalar`` / the kernel_lib's
         ``prepare_reduce_scaler`` (reserve one page, zero it, store the values, push). It becomes one ``FillTiles``
@@ -631,9 +640,16 @@ class KernelReader:
         if f is not None and f.zeros_pending:
             self.refuse("plain store into a buffer page", node,
                         "before write_zeros_l1_barrier: the zero fill may still overwrite it")
+        if f is not None and f.copy != copy:
+            self.refuse("plain stores and a copy into one buffer page", node,
+                        f"{self.text(node)}: the page of c_{cb} holds stores of "
+                        f"{'constants' if f.copy is None else f'c_{f.copy} pages'} already")
+        if f is not None and f.drained:
+            self.refuse("plain store into a buffer page after its blocking load", node,
+                        f"{self.text(node)}: the drain lands only the stores before it (common.hpp:91-96)")
         if f is None:
             self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
-                                   (self.ctr("pushed", cb), self.ctr("fill", cb)))
+                                   (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
         elif zeros:
             f.zeros_pending = True
 
@@ -642,10 +658,27 @@ class KernelReader:
         for f in self.fills.values():
             f.zeros_pending = False
 
-    def filled_by_stores(self, push: Push, node: Any) -> None:
-        """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first.
-        Which pages the stores reached is not followed (an offset from the write pointer is not), so only a push of
-        one page is read; the stores must be on every path to the push, and a zero fill must have landed."""
+    def drain_load(self, ptr: V.L1Ptr, node: Any) -> None:
+        """``ckernel::load_blocking(p)`` of the last word of the page this engine's stores are building: L1 processes
+        one client's stores in order, so the load returning lands them all (``ttnn/operations/data_movement/common/
+        kernels/common.hpp:166-179``, tt-metal PR #50183); the copy becomes ``CopyTiles(..., drain=True)``. A
+        blocking load of anything else is refused by name."""
+        f = self.fills.get(ptr.cb)
+        if ptr.front or f is None:
+            self.refuse("blocking load not of a page being built by stores", node, self.text(node))
+        page = self.cb_index[ptr.cb].entry_size
+        if isinstance(ptr.offset, V.Sym):
+            ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
+        self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
+        f.drained = True
+
+    def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
+        """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
+        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles`` (with
+        ``drain`` when a blocking load of the page's last word followed them). Which pages the stores reached is
+        not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
+        be on every path to the push, and a zero fill must have landed. Without ``publish`` (the copy's source is
+        popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
@@ -665,7 +698,11 @@ class KernelReader:
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        fill = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        if f.copy is not None:
+            fill = CopyTiles(f.copy, push.buf, self.cb_index[push.buf].page_tiles, f.drained)
+        elif not publish:  # pragma: no cover - only a copy has a source to pop
+            raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
 
@@ -1995,12 +2032,45 @@ class KernelReader:
             return rhs
         return rhs
 
+    def loaded_from(self, node: Any) -> V.L1Ptr | None:
+        """The buffer address a load ``node`` reads (``src[i]``, ``*src``, through a cast), or None when ``node`` is
+        not a load through a pointer into a buffer's pages."""
+        while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+            node = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
+        if node is None:
+            return None
+        if node.type == "subscript_expression":
+            base = self.expr(node.child_by_field_name("argument"))
+            idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+            if isinstance(base, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
+                return base.plus(self.expr(idx.named_children[0]))
+        elif node.type == "pointer_expression" and node.children[0].type == "*":
+            base = self.expr(node.child_by_field_name("argument"))
+            if isinstance(base, V.L1Ptr):
+                return base
+        return None
+
     def store_into(self, ptr: V.L1Ptr, n: Any) -> None:
         """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
-        (``local_fill``); into the waited front, an in-place change of pages another engine may read (refused)."""
+        (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
+        (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
+        the waited front, an in-place change of pages another engine may read (refused)."""
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
-        self.local_fill(ptr.cb, n)
+        src = self.loaded_from(n.child_by_field_name("right"))
+        copy = None
+        if src is not None:
+            if not src.front:
+                self.refuse("plain store of a load from a buffer's back pages", n, self.text(n))
+            if src.cb == ptr.cb:
+                self.refuse("plain store of a buffer's page into itself", n, self.text(n))
+            if self.kernel.engine == Engine.COMPUTE:
+                self.refuse("plain store into a buffer page", n, "by a compute kernel")
+            # the loads read the next page of the source's front past what this engine read since its pop
+            self.l1_check(src, True, True, 0, "copy load not from the buffer's next unread page", n,
+                          within=self.cb_index[src.cb].entry_size)
+            copy = src.cb
+        self.local_fill(ptr.cb, n, copy=copy)
         # the stores build the page the FillTiles at the push fills: the next unfilled one
         self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
                       within=self.cb_index[ptr.cb].entry_size)
