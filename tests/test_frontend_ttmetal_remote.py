@@ -386,3 +386,15 @@ def test_a_drain_not_of_the_last_word_is_refused(tmp_path: Path) -> None:
     path = _host(tmp_path, {"copier": ("reader", tuple(body)), "writer": ("writer", WRITER)},
                  {"0,0": ("copier", "writer"), "1,0": ()})
     _refused(path, "blocking load not of the page's last word", "copier.cpp", FIRST + 11)
+
+
+def test_stores_after_the_drain_are_not_drained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A blocking load lands only the stores before it: a copy store after it leaves the copy undrained, refuted."""
+    body = list(_copier())
+    body[12:12] = ["    dst[0] = src[0];"]
+    path = _host(tmp_path, {"copier": ("reader", tuple(body)), "writer": ("writer", WRITER)},
+                 {"0,0": ("copier", "writer"), "1,0": ()})
+    from verispatial.ir.ops import CopyTiles
+
+    assert [op for _, op in _ops(path, CopyTiles)] == [CopyTiles(0, 1, 1, False)]
+    _refuted(path, capsys, "async-read-publish")

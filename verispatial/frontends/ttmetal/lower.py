@@ -644,9 +644,8 @@ class KernelReader:
             self.refuse("plain stores and a copy into one buffer page", node,
                         f"{self.text(node)}: the page of c_{cb} holds stores of "
                         f"{'constants' if f.copy is None else f'c_{f.copy} pages'} already")
-        if f is not None and f.drained:
-            self.refuse("plain store into a buffer page after its blocking load", node,
-                        f"{self.text(node)}: the drain lands only the stores before it (common.hpp:91-96)")
+        if f is not None:
+            f.drained = False  # a blocking load lands only the stores before it (common.hpp:91-96)
         if f is None:
             self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
                                    (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
