@@ -166,10 +166,16 @@ def test_remote_reads_the_op_cannot_say_are_refused_at_their_line(tmp_path: Path
     _refused(_pull(tmp_path, read), construct, "puller.cpp", FIRST + 3)
 
 
-def test_remote_read_a_page_on(tmp_path: Path) -> None:
-    """``get_read_ptr(0) + tile_bytes``: the owner's page one past this engine's read pointer (offset 1)."""
-    path = _pull(tmp_path, "    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0) + tile_bytes), get_write_ptr(1), "
-                           "tile_bytes);")
+@pytest.mark.parametrize("read", [
+    "    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0) + tile_bytes), get_write_ptr(1), tile_bytes);",
+    # NoC-address arithmetic counts bytes, whatever the local pointer's type
+    "    { uint64_t a = get_noc_addr(1, 0, get_read_ptr(0)); a += tile_bytes; "
+    "noc_async_read(a, get_write_ptr(1), tile_bytes); }",
+    "    noc_async_read(get_noc_addr(1, 0, get_read_ptr(0)) + tile_bytes, get_write_ptr(1), tile_bytes);",
+])
+def test_remote_read_a_page_on(tmp_path: Path, read: str) -> None:
+    """The owner's page one past this engine's read pointer (offset 1)."""
+    path = _pull(tmp_path, read)
     assert [op for _, op in _ops(path, RemoteRead)] == [RemoteRead(0, Site(1, 0), 1, 1, 1)]
 
 

@@ -1953,6 +1953,10 @@ class KernelReader:
             return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
         if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
             return b.plus(a)
+        if isinstance(a, V.RemoteAddr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
+            return _noc_plus(a, b if op == "+" else -b)
+        if isinstance(b, V.RemoteAddr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
+            return _noc_plus(b, a)
         if isinstance(a, V.SemAddr) and op == "+":
             return V.Opaque(f"an address past a semaphore: {self.text(n)}")
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
@@ -1989,6 +1993,9 @@ class KernelReader:
                 # ``l1_write_addr += tile_bytes``: the address moves; any other arithmetic on it is not followed
                 rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on an L1 address")
+            elif isinstance(cur, V.RemoteAddr):
+                rhs = _noc_plus(cur, rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
+                    rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a NoC address")
             elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
                 base = op[:-1]
                 if base == "+":
@@ -2466,6 +2473,16 @@ def _step(s0: Any, x: Any, mark: V.Sym) -> int | None:
         if isinstance(d, V.Sym) and d.is_const:
             return d.const
     return None
+
+
+def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
+    """``get_noc_addr(x, y, a) + by``: a 64-bit NoC address counts bytes, whatever type ``a`` pointed at
+    (dataflow_api.h ``get_noc_addr``: the core's coordinates above the 32-bit local address)."""
+    t = addr.target
+    if isinstance(t, V.L1Ptr):
+        return V.RemoteAddr(addr.site, attrs.evolve(t, elem=1).plus(by).retyped(t.elem))
+    why = by.why if isinstance(by, V.Opaque) else "an address past a word not a buffer's"
+    return V.Opaque(f"a NoC address past {why}")
 
 
 def _mentions(v: Any, var: str) -> bool:
