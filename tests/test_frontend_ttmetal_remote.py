@@ -404,3 +404,44 @@ def test_stores_after_the_drain_are_not_drained(tmp_path: Path, capsys: pytest.C
 
     assert [op for _, op in _ops(path, CopyTiles)] == [CopyTiles(0, 1, 1, False)]
     _refuted(path, capsys, "async-read-publish")
+
+
+# ------------------------------------------------------------------ a NoC loopback read inside a constant page
+
+def _seeded(*, drain: bool = True, barrier: bool = True) -> tuple[str, ...]:
+    """(0,0)'s reader: builds c_1's page as ``generate_index_tile`` does (kernel_lib/index_tile_dataflow.hpp:85-115):
+    seed words stored, drained by a blocking load (``drain``), copied down the page by NoC reads from its own L1,
+    landed by a read barrier (``barrier``), pushed."""
+    return ("    cb_reserve_back(1, 1);",
+            "    const uint32_t page = get_write_ptr(1);",
+            "    volatile tt_l1_ptr uint32_t* seed = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(page);",
+            "    for (uint32_t m = 0; m < 16; ++m) { seed[m] = m; }",
+            *(("    (void)ckernel::load_blocking(seed + 15);",) if drain else ()),
+            "    for (uint32_t k = 1; k < 32; ++k) {",
+            "        noc_async_read(get_noc_addr(my_x[0], my_y[0], page), page + k * 64, 64);",
+            "    }",
+            *(("    noc_async_read_barrier();",) if barrier else ()),
+            "    cb_push_back(1, 1);")
+
+
+def test_loopback_reads_inside_a_seeded_page_are_part_of_its_fill(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from verispatial.ir.ops import FillTiles, ReadBarrier
+
+    path = _host(tmp_path, {"seeder": ("reader", _seeded()), "writer": ("writer", WRITER)},
+                 {"0,0": ("seeder", "writer"), "1,0": ()})
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 1, "stores")]
+    assert _ops(path, RemoteRead) == []
+    assert len(_ops(path, ReadBarrier)) == 1
+    _proved(path, capsys)
+
+
+@pytest.mark.parametrize(("kw", "construct", "line"), [
+    ({"drain": False}, "NoC read of stores not drained", FIRST + 5),
+    ({"barrier": False}, "push before the read barrier of a NoC read inside the page", FIRST + 8),
+])
+def test_loopback_reads_not_ordered_are_refused(tmp_path: Path, kw: dict[str, bool], construct: str,
+                                                line: int) -> None:
+    path = _host(tmp_path, {"seeder": ("reader", _seeded(**kw)), "writer": ("writer", WRITER)},
+                 {"0,0": ("seeder", "writer"), "1,0": ()})
+    _refused(path, construct, "seeder.cpp", line)

@@ -306,6 +306,10 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
         target = r.pointer(target.index, True, n)
     if not isinstance(target, V.L1Ptr):
         r.refuse("remote L1 read of an address not a buffer's pages", n, f"{r.text(n)}: {_why(r, n, target)}")
+    if isinstance(dst, V.L1Ptr) and src.site == r.site and not target.front and not dst.front and \
+            target.cb == dst.cb and dst.cb in r.fills:
+        r.loopback_fill(target, dst, n)  # inside the page its stores are building: part of the constant page
+        return
     if not target.front:
         r.refuse("remote L1 read at a buffer's write pointer", n,
                  f"{r.text(n)}: RemoteRead reads the owner's pages at this engine's read pointer of the buffer")

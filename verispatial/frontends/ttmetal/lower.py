@@ -35,6 +35,7 @@ from verispatial.ir.ops import (
     PackAcc,
     Pop,
     Push,
+    ReadBarrier,
     ReadTiles,
     RemoteRead,
     Reserve,
@@ -210,6 +211,8 @@ class _Fill:
     copy: int | None = None
     #: whether a blocking load of the page's last word followed the stores (``ckernel::load_blocking``)
     drained: bool = False
+    #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
+    reads_pending: bool = False
 
 
 @attrs.define
@@ -371,6 +374,9 @@ class KernelReader:
             self.noc_filled.add(op.into)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
+        elif isinstance(op, ReadBarrier):
+            for f in self.fills.values():
+                f.reads_pending = False
         elif isinstance(op, Pop):
             for into, f in list(self.fills.items()):
                 if f.copy == op.buf:
@@ -640,6 +646,9 @@ class KernelReader:
         if f is not None and f.zeros_pending:
             self.refuse("plain store into a buffer page", node,
                         "before write_zeros_l1_barrier: the zero fill may still overwrite it")
+        if f is not None and f.reads_pending:
+            self.refuse("plain store into a buffer page", node,
+                        "before the read barrier of a NoC read inside it: the read may still overwrite it")
         if f is not None and f.copy != copy:
             self.refuse("plain stores and a copy into one buffer page", node,
                         f"{self.text(node)}: the page of c_{cb} holds stores of "
@@ -657,6 +666,29 @@ class KernelReader:
         for f in self.fills.values():
             f.zeros_pending = False
 
+    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, node: Any) -> None:
+        """A NoC read from this core's own L1 (``{.noc_x = my_x, .noc_y = my_y}``) out of the page this engine's
+        stores are building into the same page: ``generate_index_tile`` replicates its stored seed rows down the
+        tile so (ttnn 0.81.1 ``ttnn/kernel_lib/index_tile_dataflow.hpp:85-115``: stores, a blocking load of the
+        seed's last word, the loopback reads, ``noc.async_read_barrier()``, the push). Part of the constant page
+        (``FillTiles`` at the push): the stores must have been drained before the NoC reads them (the RISC and
+        the NoC are different L1 clients, ``data_movement/common/kernels/common.hpp:91-96``), and the read must
+        have landed, by a read barrier, before another store into the page and before its push. Refused by name
+        otherwise."""
+        f = self.fills.get(dst.cb)
+        assert f is not None
+        if f.copy is not None:
+            self.refuse("NoC read inside a page being copied", node, self.text(node))
+        if not f.drained:
+            self.refuse("NoC read of stores not drained", node,
+                        f"{self.text(node)}: no blocking load since the last store into c_{dst.cb}; the NoC may read "
+                        "bytes the RISC's stores have not landed yet")
+        page = self.cb_index[dst.cb].entry_size
+        for ptr in (src, dst):
+            self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
+                          within=page)
+        f.reads_pending = True
+
     def drain_load(self, ptr: V.L1Ptr, node: Any) -> None:
         """``ckernel::load_blocking(p)`` of the last word of the page this engine's stores are building: L1 processes
         one client's stores in order, so the load returning lands them all (``ttnn/operations/data_movement/common/
@@ -666,9 +698,14 @@ class KernelReader:
         if ptr.front or f is None:
             self.refuse("blocking load not of a page being built by stores", node, self.text(node))
         page = self.cb_index[ptr.cb].entry_size
-        if isinstance(ptr.offset, V.Sym):
-            ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
-        self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
+        if f.copy is None:
+            # a constant page: FillTiles takes its stores as landed in program order anyway (docs/semantics.md,
+            # "Local-store fills"); the load orders a loopback read after them (loopback_fill), any word of the page
+            self.l1_check(ptr, False, True, 0, "blocking load not within the page being built", node, within=page)
+        else:
+            if isinstance(ptr.offset, V.Sym):
+                ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
+            self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
         f.drained = True
 
     def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
@@ -685,6 +722,9 @@ class KernelReader:
         if f.zeros_pending:
             self.refuse("push before write_zeros_l1_barrier", node,
                         f"c_{push.buf}: its zero fill may not have landed")
+        if f.reads_pending:
+            self.refuse("push before the read barrier of a NoC read inside the page", node,
+                        f"c_{push.buf}: the read that builds part of it may not have landed")
         if f.at != (self.ctr("pushed", push.buf), self.ctr("fill", push.buf)) and not self.trial:
             raise Refused("plain stores and another write into one buffer page", f.loc,
                           f"c_{push.buf}: a read or fill between the stores and the push at "
