@@ -378,8 +378,18 @@ def test_copy_from_a_page_not_waited_is_refuted(tmp_path: Path, capsys: pytest.C
     _refuted(_copy(tmp_path, wait=False), capsys, "cb-read-unwaited")
 
 
+@pytest.mark.parametrize("store", ["        dst[i] = (src[i] >> 16) << 16;", "        dst[i] = (uint32_t)(*(src + i));"])
+def test_a_converting_copy_is_a_copy(tmp_path: Path, store: str) -> None:
+    """The stores may convert each loaded element (sort's fp32 -> uint16 staging): still a copy of c_0's page, not
+    a constant."""
+    from verispatial.ir.ops import CopyTiles
+
+    assert [op for _, op in _ops(_copy(tmp_path, store=store), CopyTiles)] == [CopyTiles(0, 1, 1, True)]
+
+
 @pytest.mark.parametrize(("store", "construct"), [
     ("        dst[i] = dst[i + 1];", "plain store of a load from a buffer's back pages"),
+    ("        dst[i] = src[i] + src[i + 1];", "plain store of loads from several buffer addresses"),
     ("        dst[i] = src[i + 512];", "copy load not from the buffer's next unread page"),
 ])
 def test_copies_the_op_cannot_say_are_refused(tmp_path: Path, store: str, construct: str) -> None:

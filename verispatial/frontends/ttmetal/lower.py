@@ -2079,22 +2079,29 @@ class KernelReader:
         return rhs
 
     def loaded_from(self, node: Any) -> V.L1Ptr | None:
-        """The buffer address a load ``node`` reads (``src[i]``, ``*src``, through a cast), or None when ``node`` is
-        not a load through a pointer into a buffer's pages."""
-        while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
-            node = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
-        if node is None:
-            return None
-        if node.type == "subscript_expression":
-            base = self.expr(node.child_by_field_name("argument"))
-            idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
-            if isinstance(base, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
-                return base.plus(self.expr(idx.named_children[0]))
-        elif node.type == "pointer_expression" and node.children[0].type == "*":
-            base = self.expr(node.child_by_field_name("argument"))
-            if isinstance(base, V.L1Ptr):
-                return base
-        return None
+        """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:
+        ``(uint16_t)src[i]``, ``f(src[i] >> 16)``), or None when it loads nothing through a pointer into a buffer's
+        pages. Loads from two addresses in one value (a merge) are refused by name."""
+        found: list[V.L1Ptr] = []
+        todo = [node] if node is not None else []
+        while todo:
+            m = todo.pop()
+            base = None
+            if m.type == "subscript_expression":
+                base = self.expr(m.child_by_field_name("argument"))
+                idx = m.child_by_field_name("indices") or m.child_by_field_name("index")
+                if isinstance(base, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
+                    found.append(base.plus(self.expr(idx.named_children[0])))
+                    continue
+            elif m.type == "pointer_expression" and m.children[0].type == "*":
+                base = self.expr(m.child_by_field_name("argument"))
+                if isinstance(base, V.L1Ptr):
+                    found.append(base)
+                    continue
+            todo.extend(m.named_children)
+        if len(found) > 1:
+            self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
+        return found[0] if found else None
 
     def store_into(self, ptr: V.L1Ptr, n: Any) -> None:
         """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
