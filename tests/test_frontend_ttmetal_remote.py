@@ -455,3 +455,60 @@ def test_loopback_reads_not_ordered_are_refused(tmp_path: Path, kw: dict[str, bo
     path = _host(tmp_path, {"seeder": ("reader", _seeded(**kw)), "writer": ("writer", WRITER)},
                  {"0,0": ("seeder", "writer"), "1,0": ()})
     _refused(path, construct, "seeder.cpp", line)
+
+
+# ------------------------------------------------------------------ vendor kernels (the pinned ttnn wheel)
+
+def _survey(path: Path, root: Path) -> Refused | None:
+    """``path`` read as benchmarks/bench_ttmetal_corpus.py reads it (no host description: every arg 2, every buffer
+    index and semaphore declared): None when it reads fully, else its first refusal."""
+    from verispatial.frontends.ttmetal.cpp import read_kernel
+    from verispatial.frontends.ttmetal.host import HostBuffer, HostKernel, HostSemaphore, HostSpec
+    from verispatial.frontends.ttmetal.lower import KernelReader, Shared
+    from verispatial.ir.core import Engine
+    from verispatial.ir.target import WORMHOLE
+
+    bufs = tuple(HostBuffer(f"c_{i}", i, 2048, 8, "bf16", 1, None, None, None) for i in range(64))
+    sems = tuple(HostSemaphore(f"s{i}", 0, None) for i in range(16))
+    host = HostSpec("survey", WORMHOLE, root, root, (), (), bufs, sems, (), ())
+    display = path.relative_to(root).as_posix()
+    kernel = HostKernel(path.stem, path, display, Engine.READER, 0, (), {}, (), {}, False)
+    try:
+        prog = read_kernel(path, display, {}, root, ())
+        KernelReader(Shared(host), kernel, Site(0, 0), {}, prog, survey=True).read()
+    except Refused as e:
+        return e
+    return None
+
+
+@pytest.fixture(scope="module")
+def ttnn_cpp() -> Path:
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    root = wheel_root(download=True)
+    if root is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
+    return root / "ttnn" / "ttnn" / "cpp"
+
+
+SORT = "ttnn/operations/data_movement/sort/device/kernels/dataflow/"
+
+
+@pytest.mark.parametrize("kernel", [
+    SORT + "writer_cross_core_data_exchange.cpp",  # generate_index_tile: stores, drain, loopback reads, barrier
+    SORT + "coordinator_single_row_multi_core.cpp",
+    "ttnn/operations/reduction/topk/device/kernels/dataflow/reader_create_index_tensor.cpp",
+])
+def test_vendor_kernels_building_index_tiles_read_fully(ttnn_cpp: Path, kernel: str) -> None:
+    assert _survey(ttnn_cpp / kernel, ttnn_cpp) is None
+
+
+def test_vendor_loopback_read_of_undrained_stores_is_refused(ttnn_cpp: Path) -> None:
+    """deepseek_grouped_gate's writer stores its group indices into a page, then copies them down the page by NoC
+    reads of its own L1 with no blocking load between (the hazard tt-metal's audit #50154 fixed in
+    generate_index_tile): refused by name at the read."""
+    e = _survey(ttnn_cpp / "ttnn/operations/experimental/reduction/deepseek_grouped_gate/device/kernels/dataflow/"
+                           "writer_deepseek_grouped_gate.cpp", ttnn_cpp)
+    assert e is not None
+    assert e.construct == "NoC read of stores not drained"
+    assert e.loc.line == 120
