@@ -378,7 +378,9 @@ def test_copy_from_a_page_not_waited_is_refuted(tmp_path: Path, capsys: pytest.C
     _refuted(_copy(tmp_path, wait=False), capsys, "cb-read-unwaited")
 
 
-@pytest.mark.parametrize("store", ["        dst[i] = (src[i] >> 16) << 16;", "        dst[i] = (uint32_t)(*(src + i));"])
+@pytest.mark.parametrize("store", ["        dst[i] = (src[i] >> 16) << 16;", "        dst[i] = (uint32_t)(*(src + i));",
+                                   "        uint32_t v = src[i]; dst[i] = v;",
+                                   "        uint32_t v = src[i] >> 16; v = v << 16; dst[i] = v;"])
 def test_a_converting_copy_is_a_copy(tmp_path: Path, store: str) -> None:
     """The stores may convert each loaded element (sort's fp32 -> uint16 staging): still a copy of c_0's page, not
     a constant."""
@@ -390,6 +392,7 @@ def test_a_converting_copy_is_a_copy(tmp_path: Path, store: str) -> None:
 @pytest.mark.parametrize(("store", "construct"), [
     ("        dst[i] = dst[i + 1];", "plain store of a load from a buffer's back pages"),
     ("        dst[i] = src[i] + src[i + 1];", "plain store of loads from several buffer addresses"),
+    ("        uint32_t v = src[i] + src[i + 1]; dst[i] = v;", "plain store of loads from several buffer addresses"),
     ("        dst[i] = src[i + 512];", "copy load not from the buffer's next unread page"),
 ])
 def test_copies_the_op_cannot_say_are_refused(tmp_path: Path, store: str, construct: str) -> None:

@@ -1806,6 +1806,10 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
+        ptr = self.lookup(name) if name else None
+        if isinstance(ptr, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
+            # a load from a buffer's pages: a store of it elsewhere is a copy (store_into)
+            return V.Loaded(f"a value loaded from L1: {self.text(n)}", ptr.plus(self.expr(idx.named_children[0])))
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
@@ -2001,6 +2005,10 @@ class KernelReader:
             return V.Opaque(f"an address past a semaphore: {self.text(n)}")
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
             why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else self.text(n)
+            loads = [x for x in (a, b) if isinstance(x, V.Loaded)]
+            if loads:  # computed from loaded values: still what a store of it copies from
+                src = loads[0].src if all(x.src == loads[0].src for x in loads) else None
+                return V.Loaded(why, src)
             return V.Opaque(why)
         if op == "+":
             return a + b
@@ -2063,7 +2071,7 @@ class KernelReader:
                 self.sem_set(target.sem, rhs, n)
                 return rhs
             if isinstance(target, V.L1Ptr):
-                self.store_into(target, n)
+                self.store_into(target, n, rhs)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
@@ -2074,7 +2082,7 @@ class KernelReader:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
             if isinstance(base, V.L1Ptr):
-                self.store_into(base, n)
+                self.store_into(base, n, rhs)
             return rhs
         return rhs
 
@@ -2103,7 +2111,7 @@ class KernelReader:
             self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
         return found[0] if found else None
 
-    def store_into(self, ptr: V.L1Ptr, n: Any) -> None:
+    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None) -> None:
         """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
         (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
         (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
@@ -2111,6 +2119,10 @@ class KernelReader:
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
         src = self.loaded_from(n.child_by_field_name("right"))
+        if src is None and isinstance(value, V.Loaded):  # a loaded value kept in a variable first
+            if value.src is None:
+                self.refuse("plain store of loads from several buffer addresses", n, self.text(n))
+            src = value.src
         copy = None
         if src is not None:
             if not src.front:

@@ -104,6 +104,15 @@ class Opaque:
 
 
 @attrs.frozen
+class Loaded(Opaque):
+    """A value loaded from a buffer's pages (``v = src[i]`` through a pointer into them), or computed from such
+    values: not followed, but a store of it into another buffer's page copies from ``src`` (``CopyTiles``); ``src``
+    None when it mixes loads from several addresses."""
+
+    src: Any = None
+
+
+@attrs.frozen
 class Cb:
     """A circular buffer handle: its index (a ``DataflowBuffer``/``CircularBuffer`` object or a plain CB id)."""
 
