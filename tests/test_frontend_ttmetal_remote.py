@@ -515,3 +515,13 @@ def test_vendor_loopback_read_of_undrained_stores_is_refused(ttnn_cpp: Path) -> 
     assert e is not None
     assert e.construct == "NoC read of stores not drained"
     assert e.loc.line == 120
+
+
+def test_paged_cache_writer_stops_at_its_in_place_update(ttnn_cpp: Path) -> None:
+    """PR #46658's paged-cache writer: its NoC read of its own L1 (``{.noc_x = my_noc_x, ...}``) is followed now, and
+    it stops at what the read does, a row stick landed inside the waited ``untilized_cache`` page (an in-place
+    update, which no op says), named at the read's line."""
+    e = _survey(ttnn_cpp / "ttnn/operations/experimental/paged_cache/device/kernels/dataflow/"
+                           "writer_update_cache_interleaved_start_id.cpp", ttnn_cpp)
+    assert e is not None
+    assert (e.construct, e.loc.line) == ("read into a buffer's front pages", 156)
