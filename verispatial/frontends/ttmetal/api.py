@@ -21,6 +21,7 @@ from verispatial.ir.ops import (
     AtomicBarrier,
     Compute,
     Flush,
+    InlineWrite,
     McastSend,
     McastSetValid,
     Operand,
@@ -30,6 +31,7 @@ from verispatial.ir.ops import (
     ReadBarrier,
     ReadTiles,
     ReleaseAcc,
+    RemoteRead,
     Reserve,
     SemInc,
     SemIncMcast,
@@ -235,7 +237,8 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     the write pointer plus the tiles this engine already read into the back since it last moved
     (``KernelReader.l1_check``: a forgotten advance, a doubled offset or a stale pointer is refused)."""
     if isinstance(src, V.RemoteAddr):
-        r.refuse("remote L1 read", n, "another core's buffer pages (issue 16)")
+        remote_read(r, src, dst, size, n)
+        return
     if not isinstance(src, V.TensorPage):
         r.refuse("read from an address not a tensor page", n, r.text(n))
     if isinstance(dst, V.Cb):
@@ -258,7 +261,8 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     if not isinstance(src, V.L1Ptr):
         r.refuse("write from L1 not a buffer's pages", n, r.text(n))
     if isinstance(dst, V.RemoteAddr):
-        r.refuse("remote L1 write", n, "into another core's L1 (issue 16)")
+        remote_write(r, src, dst, size, n)
+        return
     if not isinstance(dst, V.TensorPage):
         r.refuse("write to an address not a tensor page", n, r.text(n))
     if not src.front:
@@ -268,6 +272,134 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
     r.l1_check(src, True, True, tiles, "write from L1 not at the buffer's next unread tile", n)
     r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), tiles), n)
+
+
+def _whole_pages(r: KernelReader, ptr: V.L1Ptr, n: Any, construct: str) -> tuple[V.L1Ptr, int]:
+    """``ptr`` split into the pointer it was taken from and the whole pages past it (``RemoteRead.offset``,
+    ``McastSend.offset``: an int). An offset that is not a number of whole pages (part of a page, or one that
+    changes from one iteration to the next) is refused as ``construct``; in the survey, whose entry sizes are made
+    up, any number is read as 0 pages."""
+    off = ptr.offset
+    if isinstance(off, V.Opaque):
+        r.refuse("L1 address at an offset not followed", n, f"{r.text(n)}: {off.why}")
+    if not off.is_const:
+        r.refuse(construct, n, f"{r.text(n)}: {_why(r, n, off)} past the pointer, not a number of pages")
+    page = r.cb_index[ptr.cb].entry_size
+    if r.survey:
+        return attrs.evolve(ptr, offset=V.const(0)), 0
+    if off.const % page:
+        r.refuse(construct, n, f"{r.text(n)}: {off.const} B past the pointer, in {page} B pages of "
+                 f"{r.cb_index[ptr.cb].name}")
+    return attrs.evolve(ptr, offset=V.const(0)), off.const // page
+
+
+def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any) -> None:
+    """A NoC read of another core's (or this core's own, through its NoC address) buffer pages into L1 ``dst``:
+    ``noc_async_read(get_noc_addr(x, y, get_read_ptr(buf) + k * page), get_write_ptr(into), size)`` is
+    ``RemoteRead(buf, (x, y), pages, into, k)`` (docs/semantics.md, "Remote reads": the owner's pages at this
+    engine's read pointer of ``buf`` plus ``k`` pages; the sharded layernorm's partials, ttnn 0.81.1
+    ``reader_mcast_sender_unary_sharded_ln.cpp:164, 175-188``). Refused by name: an address not in a buffer's pages
+    (a semaphore word, scratch L1), one at a buffer's write pointer (the op reads at the read pointer), a pointer
+    the reading cannot place at the read pointer as this engine holds it now, an offset not of whole pages."""
+    target = src.target
+    if isinstance(target, V.Cb):
+        target = r.pointer(target.index, True, n)
+    if not isinstance(target, V.L1Ptr):
+        r.refuse("remote L1 read of an address not a buffer's pages", n, f"{r.text(n)}: {_why(r, n, target)}")
+    if isinstance(dst, V.L1Ptr) and src.site == r.site and not target.front and not dst.front and \
+            target.cb == dst.cb and dst.cb in r.fills:
+        r.loopback_fill(target, dst, n)  # inside the page its stores are building: part of the constant page
+        return
+    if not target.front:
+        r.refuse("remote L1 read at a buffer's write pointer", n,
+                 f"{r.text(n)}: RemoteRead reads the owner's pages at this engine's read pointer of the buffer")
+    if isinstance(dst, V.Cb):
+        dst = r.pointer(dst.index, False, n)
+    if not isinstance(dst, V.L1Ptr):
+        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
+    if dst.front:
+        r.refuse("read into a buffer's front pages", n, r.text(n))
+    at, k = _whole_pages(r, target, n, "remote L1 read at an offset not of whole pages")
+    pages = r.pages_bytes(target.cb, size, n) if size is not None else 1
+    tiles = pages * r.cb_index[target.cb].page_tiles
+    # the source is the read pointer as this engine holds it now (its pops since it took it: a whole ring, or
+    # advanced by the kernel itself)
+    r.l1_check(at, True, False, tiles, "remote L1 read not at the buffer's read pointer", n)
+    r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
+    r.emit(RemoteRead(target.cb, src.site, pages, dst.cb, k), n)
+
+
+def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any) -> None:
+    """A NoC write of this core's buffer pages into another core's buffer pages: ``noc_async_write(get_read_ptr(b),
+    get_noc_addr(x, y, get_write_ptr(d) + k * page), size)`` (Metal 2.0 ``noc.async_write(src, UnicastEndpoint{},
+    size, {...}, {.noc_x, .noc_y, .addr})``) is a ``McastSend`` to the one-core group (x, y) (the NoC acknowledges
+    it once, as a multicast to one core: docs/semantics.md, "Remote writes to an explicit place"), landing in ``d``
+    at this engine's write pointer of it plus ``k`` pages (``dst``; sort's peer exchange, ttnn 0.81.1
+    ``cross_core_data_exchange_common.hpp:73-74, 90-101``). A write of the back of ``d`` itself to its own address
+    (``get_write_ptr(d) + k * page`` on both sides) is the op without ``dst`` at offset ``k`` (argmax's partial
+    ``k``). The source is whole pages from the buffer's read pointer (front) or write pointer (back). Refused by
+    name: a target not in a buffer's pages (a semaphore word: a data write onto it; scratch L1), one at a read
+    pointer, a pointer the reading cannot place, an offset not of whole pages."""
+    if isinstance(src, V.Cb):
+        src = r.pointer(src.index, True, n)
+    if not isinstance(src, V.L1Ptr):
+        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+    target = dst.target
+    if isinstance(target, V.SemAddr):
+        r.refuse("data write onto a semaphore word", n, r.text(n))
+    if not isinstance(target, V.L1Ptr):
+        r.refuse("remote L1 write to an address not a buffer's pages", n, f"{r.text(n)}: {_why(r, n, target)}")
+    if target.front:
+        r.refuse("remote L1 write at a buffer's read pointer", n,
+                 f"{r.text(n)}: the data lands at the sender's write pointer of the buffer (McastSend.dst)")
+    tgt, k = _whole_pages(r, target, n, "remote L1 write at an offset not of whole pages")
+    own = target.cb == src.cb and not src.front
+    if own:  # the back's own pages, at the same address on both sides
+        at, k_src = _whole_pages(r, src, n, "remote L1 write at an offset not of whole pages")
+        if k_src != k:
+            r.refuse("remote L1 write target not at its source's address", n,
+                     f"{r.text(n)}: from {k_src} pages past the write pointer of {r.cb_index[src.cb].name} to {k} "
+                     "pages past it")
+        src = at
+    ends = "read" if src.front else "write"
+    pages = r.pages_bytes(src.cb, size, n) if size is not None else 1
+    tiles = pages * r.cb_index[src.cb].page_tiles
+    r.l1_check(src, src.front, False, tiles, f"remote L1 write from L1 not at the buffer's {ends} pointer", n)
+    r.l1_check(tgt, False, False, tiles, "remote L1 write not at the buffer's write pointer", n)
+    site = dst.site
+    g = r.shared.group(r.site, (site.x, site.y, site.x, site.y), site == r.site)
+    r.emit(McastSend(src.cb, pages, g, 1, src.front, None if own else target.cb, k), n)
+
+
+def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``noc_inline_dw_write(addr, val[, be[, noc[, vc[, src]]]])`` (dataflow_api.h:2214-2225): the 32-bit ``val``
+    written into the word at ``addr``, ``get_noc_addr(x, y, word)`` of a semaphore or L1 word the host declares:
+    ``InlineWrite`` (docs/semantics.md, "One-word remote writes"). Refused by name: the posted form (no
+    acknowledgement: the op's write is the acknowledged kind), a byte enable other than the whole word (``0xF``), a
+    stream-register target, a word the host does not declare, a value not known statically."""
+    _need(r, vals, 2, n, "noc_inline_dw_write")
+    for t in targs:
+        text = t.text.decode().strip()
+        if text in ("true", "InlineWriteDst::REG") or text.endswith("::REG"):
+            r.refuse("posted or register noc_inline_dw_write", n, r.text(n))
+    if len(vals) > 2 and not (isinstance(vals[2], V.Sym) and vals[2].is_const and vals[2].const == 0xF):
+        r.refuse("noc_inline_dw_write of part of a word", n, f"{r.text(n)}: byte enable {r.text(nodes[2])}")
+    dst = vals[0]
+    if not isinstance(dst, V.RemoteAddr):
+        r.refuse("one-word write to an address not from get_noc_addr", n, r.text(nodes[0]))
+    sem = _sem_of(r, dst.target, nodes[0])
+    r.emit(InlineWrite(sem, dst.site, r.int_of(vals[1], nodes[1], "inline write value")), n)
+
+
+def _load_blocking(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``ckernel::load_blocking(p)``: a load that returns only once it is serviced; of the last word a copy's stores
+    wrote, it lands every earlier store of the engine (``data_movement/common/kernels/common.hpp:166-179``), the
+    ``drain`` of ``CopyTiles`` (``KernelReader.drain_load``)."""
+    _need(r, vals, 1, n, "load_blocking")
+    if not isinstance(vals[0], V.L1Ptr):
+        r.refuse("blocking load not of a page being built by stores", n, _why(r, nodes[0], vals[0]))
+    r.drain_load(vals[0], n)
+    return V.Opaque("a word loaded from L1")
 
 
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -568,6 +700,8 @@ FUNCTIONS: dict[str, Handler] = {
     "noc_semaphore_set_multicast_loopback_src": _sem_set_mcast(True),
     "noc_semaphore_set_remote": _sem_set_remote,
     "noc_semaphore_inc_multicast": _sem_inc_mcast,
+    "noc_inline_dw_write": _inline_write,
+    "load_blocking": _load_blocking,
     "tile_regs_acquire": _acquire,
     "tile_regs_commit": _commit,
     "tile_regs_wait": _regs_wait,
@@ -727,6 +861,18 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
             # a transfer from inside a page reaches into the next one: not the op's whole pages
             r.refuse("transfer at an offset into a tensor page", n, r.text(n))
         return V.TensorPage(obj.tensor, page)
+    if isinstance(obj, V.Unicast):
+        # {.noc_x, .noc_y, .addr} on one core (api/dataflow/endpoints.h), as get_noc_addr(x, y, addr)
+        d = args if isinstance(args, V.Designated) else V.Designated(())
+        if d.get("noc_x") is None or d.get("noc_y") is None or d.get("addr") is None:
+            r.refuse("UnicastEndpoint without its core and address", n, r.text(n))
+        addr = d.get("addr")
+        if isinstance(addr, V.L1Ptr) and d.get("offset_bytes") is not None:
+            addr = _local(r, addr, d, False, n)
+        elif d.get("offset_bytes") is not None and d.get("offset_bytes") != V.const(0):
+            r.refuse("L1 address at an offset not followed", n, f"{r.text(n)}: .offset_bytes of an address not a "
+                     "buffer's")
+        return V.RemoteAddr(r.site_of(d.get("noc_x"), d.get("noc_y"), n), addr)
     return obj
 
 

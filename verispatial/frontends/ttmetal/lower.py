@@ -26,6 +26,7 @@ from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS
 from verispatial.ir.core import Addr, Engine, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
+    CopyTiles,
     FillTiles,
     If,
     Loop,
@@ -34,7 +35,9 @@ from verispatial.ir.ops import (
     PackAcc,
     Pop,
     Push,
+    ReadBarrier,
     ReadTiles,
+    RemoteRead,
     Reserve,
     SemSet,
     TripCount,
@@ -204,6 +207,12 @@ class _Fill:
     #: the pages pushed and tiles filled of the buffer at the first store: the page the stores build is the one the
     #: ``FillTiles`` at the push fills only if neither moved in between
     at: tuple[Any, Any] = (None, None)
+    #: the buffer whose waited front the stores copy (``dst[i] = src[i]``: a ``CopyTiles``), None for constants
+    copy: int | None = None
+    #: whether a blocking load of the page's last word followed the stores (``ckernel::load_blocking``)
+    drained: bool = False
+    #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
+    reads_pending: bool = False
 
 
 @attrs.define
@@ -361,10 +370,18 @@ class KernelReader:
                 raise Refused("plain store into a buffer page before its reserve", self.fills[op.buf].loc,
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
-        elif isinstance(op, ReadTiles):
+        elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
+        elif isinstance(op, ReadBarrier):
+            for f in self.fills.values():
+                f.reads_pending = False
+        elif isinstance(op, Pop):
+            for into, f in list(self.fills.items()):
+                if f.copy == op.buf:
+                    # the copy's loads are done before the source's pages are freed: the CopyTiles comes here
+                    self.filled_by_stores(Push(into, 1), node, publish=False)
         self.blocks[-1].add(op, self.loc(node))
         self.count(op)
 
@@ -384,6 +401,11 @@ class KernelReader:
             self.bump("popped", op.buf, op.pages)
             self.lower_part("drain", op.buf, op.pages * self.cb_index[op.buf].page_tiles)
         elif isinstance(op, (ReadTiles, FillTiles)):
+            self.bump("fill", op.into, op.tiles)
+        elif isinstance(op, RemoteRead):
+            self.bump("fill", op.into, op.pages * self.cb_index[op.buf].page_tiles)
+        elif isinstance(op, CopyTiles):
+            self.bump("drain", op.src, op.tiles)
             self.bump("fill", op.into, op.tiles)
         elif isinstance(op, PackAcc):
             self.bump("fill", op.buf, op.tiles)
@@ -610,7 +632,7 @@ class KernelReader:
 
     # ------------------------------------------------------------------ constant pages filled by stores
 
-    def local_fill(self, cb: int, node: Any, zeros: bool = False) -> None:
+    def local_fill(self, cb: int, node: Any, zeros: bool = False, copy: int | None = None) -> None:
         """A plain store (or, with ``zeros``, a ``Noc.async_write_zeros``) into buffer ``cb``'s reserved back: the
         constant-tile pattern of ``generate_reduce_scaler`` / ``generate_bcast_scalar`` / the kernel_lib's
         ``prepare_reduce_scaler`` (reserve one page, zero it, store the values, push). It becomes one ``FillTiles``
@@ -624,9 +646,18 @@ class KernelReader:
         if f is not None and f.zeros_pending:
             self.refuse("plain store into a buffer page", node,
                         "before write_zeros_l1_barrier: the zero fill may still overwrite it")
+        if f is not None and f.reads_pending:
+            self.refuse("plain store into a buffer page", node,
+                        "before the read barrier of a NoC read inside it: the read may still overwrite it")
+        if f is not None and f.copy != copy:
+            self.refuse("plain stores and a copy into one buffer page", node,
+                        f"{self.text(node)}: the page of c_{cb} holds stores of "
+                        f"{'constants' if f.copy is None else f'c_{f.copy} pages'} already")
+        if f is not None:
+            f.drained = False  # a blocking load lands only the stores before it (common.hpp:91-96)
         if f is None:
             self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
-                                   (self.ctr("pushed", cb), self.ctr("fill", cb)))
+                                   (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
         elif zeros:
             f.zeros_pending = True
 
@@ -635,10 +666,55 @@ class KernelReader:
         for f in self.fills.values():
             f.zeros_pending = False
 
-    def filled_by_stores(self, push: Push, node: Any) -> None:
-        """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first.
-        Which pages the stores reached is not followed (an offset from the write pointer is not), so only a push of
-        one page is read; the stores must be on every path to the push, and a zero fill must have landed."""
+    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, node: Any) -> None:
+        """A NoC read from this core's own L1 (``{.noc_x = my_x, .noc_y = my_y}``) out of the page this engine's
+        stores are building into the same page: ``generate_index_tile`` replicates its stored seed rows down the
+        tile so (ttnn 0.81.1 ``ttnn/kernel_lib/index_tile_dataflow.hpp:85-115``: stores, a blocking load of the
+        seed's last word, the loopback reads, ``noc.async_read_barrier()``, the push). Part of the constant page
+        (``FillTiles`` at the push): the stores must have been drained before the NoC reads them (the RISC and
+        the NoC are different L1 clients, ``data_movement/common/kernels/common.hpp:91-96``), and the read must
+        have landed, by a read barrier, before another store into the page and before its push. Refused by name
+        otherwise."""
+        f = self.fills.get(dst.cb)
+        assert f is not None
+        if f.copy is not None:
+            self.refuse("NoC read inside a page being copied", node, self.text(node))
+        if not f.drained:
+            self.refuse("NoC read of stores not drained", node,
+                        f"{self.text(node)}: no blocking load since the last store into c_{dst.cb}; the NoC may read "
+                        "bytes the RISC's stores have not landed yet")
+        page = self.cb_index[dst.cb].entry_size
+        for ptr in (src, dst):
+            self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
+                          within=page)
+        f.reads_pending = True
+
+    def drain_load(self, ptr: V.L1Ptr, node: Any) -> None:
+        """``ckernel::load_blocking(p)`` of the last word of the page this engine's stores are building: L1 processes
+        one client's stores in order, so the load returning lands them all (``ttnn/operations/data_movement/common/
+        kernels/common.hpp:166-179``, tt-metal PR #50183); the copy becomes ``CopyTiles(..., drain=True)``. A
+        blocking load of anything else is refused by name."""
+        f = self.fills.get(ptr.cb)
+        if ptr.front or f is None:
+            self.refuse("blocking load not of a page being built by stores", node, self.text(node))
+        page = self.cb_index[ptr.cb].entry_size
+        if f.copy is None:
+            # a constant page: FillTiles takes its stores as landed in program order anyway (docs/semantics.md,
+            # "Local-store fills"); the load orders a loopback read after them (loopback_fill), any word of the page
+            self.l1_check(ptr, False, True, 0, "blocking load not within the page being built", node, within=page)
+        else:
+            if isinstance(ptr.offset, V.Sym):
+                ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
+            self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
+        f.drained = True
+
+    def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
+        """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
+        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles`` (with
+        ``drain`` when a blocking load of the page's last word followed them). Which pages the stores reached is
+        not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
+        be on every path to the push, and a zero fill must have landed. Without ``publish`` (the copy's source is
+        popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
@@ -646,6 +722,9 @@ class KernelReader:
         if f.zeros_pending:
             self.refuse("push before write_zeros_l1_barrier", node,
                         f"c_{push.buf}: its zero fill may not have landed")
+        if f.reads_pending:
+            self.refuse("push before the read barrier of a NoC read inside the page", node,
+                        f"c_{push.buf}: the read that builds part of it may not have landed")
         if f.at != (self.ctr("pushed", push.buf), self.ctr("fill", push.buf)) and not self.trial:
             raise Refused("plain stores and another write into one buffer page", f.loc,
                           f"c_{push.buf}: a read or fill between the stores and the push at "
@@ -658,7 +737,11 @@ class KernelReader:
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        fill = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        if f.copy is not None:
+            fill = CopyTiles(f.copy, push.buf, self.cb_index[push.buf].page_tiles, f.drained)
+        elif not publish:  # pragma: no cover - only a copy has a source to pop
+            raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
 
@@ -898,6 +981,8 @@ class KernelReader:
             return V.Cb(self.cb_of(v, node))
         if tname == "Noc" and init is None:
             return V.NocObj()
+        if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
+            return V.Unicast()
         if tname == "Semaphore" and args:
             return self.semaphore(self.expr(args[0]), node)
         if tname in ("InterleavedAddrGen", "InterleavedAddrGenFast", "InterleavedPow2AddrGen",
@@ -1702,6 +1787,8 @@ class KernelReader:
         sd = objects.struct_of(self, self.text(typ)) if typ is not None else None
         if sd is not None:
             return objects.construct(self, sd, vals, n, braced=True)
+        if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
+            return V.Unicast()
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
     def subscript(self, n: Any) -> V.Value:
@@ -1719,6 +1806,15 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
+        ptr = self.lookup(name) if name else None
+        if isinstance(ptr, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
+            # a load from a buffer's pages: a store of it elsewhere is a copy (store_into)
+            return V.Loaded(f"a value loaded from L1: {self.text(n)}", ptr.plus(self.expr(idx.named_children[0])))
+        if name in ("my_x", "my_y") and self.lookup(name) is None:
+            # this core's NoC coordinates (firmware globals indexed by the NoC,
+            # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
+            # (docs/ttmetal.md, "The host description")
+            return V.const(self.site.x if name == "my_x" else self.site.y)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
@@ -1901,10 +1997,18 @@ class KernelReader:
             return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
         if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
             return b.plus(a)
+        if isinstance(a, V.RemoteAddr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
+            return _noc_plus(a, b if op == "+" else -b)
+        if isinstance(b, V.RemoteAddr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
+            return _noc_plus(b, a)
         if isinstance(a, V.SemAddr) and op == "+":
             return V.Opaque(f"an address past a semaphore: {self.text(n)}")
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
             why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else self.text(n)
+            loads = [x for x in (a, b) if isinstance(x, V.Loaded)]
+            if loads:  # computed from loaded values: still what a store of it copies from
+                src = loads[0].src if all(x.src == loads[0].src for x in loads) else None
+                return V.Loaded(why, src)
             return V.Opaque(why)
         if op == "+":
             return a + b
@@ -1937,6 +2041,9 @@ class KernelReader:
                 # ``l1_write_addr += tile_bytes``: the address moves; any other arithmetic on it is not followed
                 rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on an L1 address")
+            elif isinstance(cur, V.RemoteAddr):
+                rhs = _noc_plus(cur, rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
+                    rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a NoC address")
             elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
                 base = op[:-1]
                 if base == "+":
@@ -1964,7 +2071,7 @@ class KernelReader:
                 self.sem_set(target.sem, rhs, n)
                 return rhs
             if isinstance(target, V.L1Ptr):
-                self.store_into(target, n)
+                self.store_into(target, n, rhs)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
@@ -1975,16 +2082,60 @@ class KernelReader:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
             if isinstance(base, V.L1Ptr):
-                self.store_into(base, n)
+                self.store_into(base, n, rhs)
             return rhs
         return rhs
 
-    def store_into(self, ptr: V.L1Ptr, n: Any) -> None:
+    def loaded_from(self, node: Any) -> V.L1Ptr | None:
+        """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:
+        ``(uint16_t)src[i]``, ``f(src[i] >> 16)``), or None when it loads nothing through a pointer into a buffer's
+        pages. Loads from two addresses in one value (a merge) are refused by name."""
+        found: list[V.L1Ptr] = []
+        todo = [node] if node is not None else []
+        while todo:
+            m = todo.pop()
+            base = None
+            if m.type == "subscript_expression":
+                base = self.expr(m.child_by_field_name("argument"))
+                idx = m.child_by_field_name("indices") or m.child_by_field_name("index")
+                if isinstance(base, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
+                    found.append(base.plus(self.expr(idx.named_children[0])))
+                    continue
+            elif m.type == "pointer_expression" and m.children[0].type == "*":
+                base = self.expr(m.child_by_field_name("argument"))
+                if isinstance(base, V.L1Ptr):
+                    found.append(base)
+                    continue
+            todo.extend(m.named_children)
+        if len(found) > 1:
+            self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
+        return found[0] if found else None
+
+    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None) -> None:
         """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
-        (``local_fill``); into the waited front, an in-place change of pages another engine may read (refused)."""
+        (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
+        (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
+        the waited front, an in-place change of pages another engine may read (refused)."""
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
-        self.local_fill(ptr.cb, n)
+        src = self.loaded_from(n.child_by_field_name("right"))
+        if src is None and isinstance(value, V.Loaded):  # a loaded value kept in a variable first
+            if value.src is None:
+                self.refuse("plain store of loads from several buffer addresses", n, self.text(n))
+            src = value.src
+        copy = None
+        if src is not None:
+            if not src.front:
+                self.refuse("plain store of a load from a buffer's back pages", n, self.text(n))
+            if src.cb == ptr.cb:
+                self.refuse("plain store of a buffer's page into itself", n, self.text(n))
+            if self.kernel.engine == Engine.COMPUTE:
+                self.refuse("plain store into a buffer page", n, "by a compute kernel")
+            # the loads read the next page of the source's front past what this engine read since its pop
+            self.l1_check(src, True, True, 0, "copy load not from the buffer's next unread page", n,
+                          within=self.cb_index[src.cb].entry_size)
+            copy = src.cb
+        self.local_fill(ptr.cb, n, copy=copy)
         # the stores build the page the FillTiles at the push fills: the next unfilled one
         self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
                       within=self.cb_index[ptr.cb].entry_size)
@@ -2383,6 +2534,16 @@ def _step(s0: Any, x: Any, mark: V.Sym) -> int | None:
     return None
 
 
+def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
+    """``get_noc_addr(x, y, a) + by``: a 64-bit NoC address counts bytes, whatever type ``a`` pointed at
+    (dataflow_api.h ``get_noc_addr``: the core's coordinates above the 32-bit local address)."""
+    t = addr.target
+    if isinstance(t, V.L1Ptr):
+        return V.RemoteAddr(addr.site, attrs.evolve(t, elem=1).plus(by).retyped(t.elem))
+    why = by.why if isinstance(by, V.Opaque) else "an address past a word not a buffer's"
+    return V.Opaque(f"a NoC address past {why}")
+
+
 def _mentions(v: Any, var: str) -> bool:
     """Whether number or address ``v`` depends on loop index ``var``."""
     parts = (v.origin, v.offset) if isinstance(v, V.L1Ptr) else (v,)
@@ -2401,10 +2562,12 @@ def _bufs_of(op: Op) -> tuple[int, ...]:
     """The buffers whose pointer counters ``op`` moves."""
     if isinstance(op, (Push, Pop, PackAcc)):
         return (op.buf,)
-    if isinstance(op, (ReadTiles, FillTiles)):
+    if isinstance(op, (ReadTiles, FillTiles, RemoteRead)):
         return (op.into,)
     if isinstance(op, WriteTiles):
         return (op.src,)
+    if isinstance(op, CopyTiles):
+        return (op.src, op.into)
     return ()
 
 

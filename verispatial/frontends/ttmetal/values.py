@@ -104,6 +104,15 @@ class Opaque:
 
 
 @attrs.frozen
+class Loaded(Opaque):
+    """A value loaded from a buffer's pages (``v = src[i]`` through a pointer into them), or computed from such
+    values: not followed, but a store of it into another buffer's page copies from ``src`` (``CopyTiles``); ``src``
+    None when it mixes loads from several addresses."""
+
+    src: Any = None
+
+
+@attrs.frozen
 class Cb:
     """A circular buffer handle: its index (a ``DataflowBuffer``/``CircularBuffer`` object or a plain CB id)."""
 
@@ -200,6 +209,13 @@ class RemoteAddr:
 
     site: Site
     target: Any
+
+
+@attrs.frozen
+class Unicast:
+    """A ``UnicastEndpoint`` (api/dataflow/endpoints.h): the NoC side of an object-API transfer whose destination or
+    source is ``{.noc_x, .noc_y, .addr}`` on one core (noc.h ``async_read`` / ``async_write``), as
+    ``get_noc_addr(x, y, addr)`` is for the free functions."""
 
 
 @attrs.frozen
@@ -320,5 +336,5 @@ class ChainElem:
 
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
+    | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | Obj | Optional | TypeInst | ChainElem | None
