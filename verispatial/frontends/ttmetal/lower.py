@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, objects
+from verispatial.frontends.ttmetal import api, chain, intrinsics, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
@@ -2053,6 +2053,8 @@ class KernelReader:
         sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
         if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
+        if intrinsics.modelled(name):  # __builtin_clz and friends, std::optional<T>(x)
+            return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
         if chain.modelled(self, bare):
             here = self.blocks[-1]
             first = len(here.ops)

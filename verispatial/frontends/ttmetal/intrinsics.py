@@ -1,0 +1,101 @@
+"""GCC builtins and standard-library value constructors kernels compute with, folded when their arguments are numbers
+the reading knows.
+
+Each is evaluated as the RISC-V GCC of tt_metal/hw defines it for the kernels' ILP32 target (``int``, ``long`` and
+``unsigned`` 32 bits, ``long long`` 64): ``__builtin_clz(x)`` counts the leading zero bits of the 32-bit ``x``,
+``__builtin_ctz`` the trailing ones, ``__builtin_popcount`` the ones, ``__builtin_ffs`` is one more than the index of
+the lowest set bit (0 for 0), ``__builtin_expect(x, c)`` is ``x`` (GCC manual, "Other Built-in Functions"). ``clz``
+and ``ctz`` of 0 are undefined (the manual: "the result is undefined"): refused by name, never given a value. The
+kernels use them for logarithms of known counts (sdpa_flash_decode.cpp:144 ``32 - __builtin_clz(n - 1)``, sort's
+``ilog2``, cross_core_data_exchange_common.hpp:26) and power-of-two divisions (gather_reader.cpp:111).
+
+A value not known statically gives a value not followed (``Opaque``), refused only where an op needs it.
+``std::optional<T>(x)`` / ``std::make_optional(x)`` build an engaged optional of ``x`` (values.Optional).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from verispatial.frontends.ttmetal import values as V
+
+if TYPE_CHECKING:
+    from verispatial.frontends.ttmetal.lower import KernelReader
+
+#: the bit width of each builtin's operand on the kernels' RV32 ILP32 target (``l``: long, 32 bits; ``ll``: 64)
+_WIDTH = {"": 32, "l": 32, "ll": 64}
+
+
+def _clz(x: int, w: int) -> int:
+    return w - x.bit_length()
+
+
+def _ctz(x: int, w: int) -> int:
+    return (x & -x).bit_length() - 1
+
+
+def _popcount(x: int, w: int) -> int:
+    return bin(x).count("1")
+
+
+def _ffs(x: int, w: int) -> int:
+    return (x & -x).bit_length()
+
+
+def _parity(x: int, w: int) -> int:
+    return bin(x).count("1") & 1
+
+
+#: name stem -> (its value of a w-bit unsigned x, whether 0 is undefined)
+_BIT_BUILTINS: dict[str, tuple[Callable[[int, int], int], bool]] = {
+    "clz": (_clz, True), "ctz": (_ctz, True), "popcount": (_popcount, False), "ffs": (_ffs, False),
+    "parity": (_parity, False)}
+
+
+def _bit_builtin(name: str) -> tuple[Callable[[int, int], int], bool, int] | None:
+    """``__builtin_clzll`` -> (clz, undefined at 0, 64)."""
+    if not name.startswith("__builtin_"):
+        return None
+    stem = name.removeprefix("__builtin_")
+    for base, (f, undef0) in _BIT_BUILTINS.items():
+        if stem.startswith(base) and stem[len(base):] in _WIDTH:
+            return f, undef0, _WIDTH[stem[len(base):]]
+    return None
+
+
+def modelled(name: str) -> bool:
+    """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
+    return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
+                                                      "optional", "make_optional")
+
+
+def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
+    """The value of builtin ``name`` applied to ``vals``. Raises ``Refused`` for ``clz`` / ``ctz`` of 0 (undefined)
+    and for a call with the wrong number of arguments."""
+    bit = _bit_builtin(name)
+    if bit is not None:
+        f, undef0, width = bit
+        if len(vals) != 1:
+            r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes one")
+        x = vals[0]
+        if not isinstance(x, V.Sym) or not x.is_const:
+            why = x.why if isinstance(x, V.Opaque) else r.text(arg_nodes[0])
+            return V.Opaque(f"{name} of a value not known statically: {why}")
+        u = x.const & ((1 << width) - 1)  # the operand converted to the builtin's unsigned type, as C converts it
+        if u == 0 and undef0:
+            r.refuse(f"{name} of 0", n, "undefined in GCC: the hardware's result is not known")
+        return V.const(f(u, width))
+    if name == "__builtin_expect":
+        if len(vals) != 2:
+            r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes two")
+        return vals[0]  # a branch-prediction hint: its value is its first argument
+    # std::optional<T>(x): an engaged optional; std::optional<T>() an empty one
+    if len(vals) > 1:
+        r.refuse(f"call to {name} with {len(vals)} arguments", n, "in-place construction is not followed")
+    if not vals:
+        if name.endswith("make_optional"):
+            r.refuse(f"call to {name} without an argument", n)
+        return V.Optional(None)
+    v = vals[0]
+    return v if isinstance(v, V.Optional) else V.Optional(v)
