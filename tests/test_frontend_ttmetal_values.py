@@ -90,3 +90,37 @@ def test_optional_of_a_value_not_known(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="page count not known statically") as e:
         _read(tmp_path, src)
     assert e.value.loc.line == 6
+
+
+# ------------------------------------------------------------------ next_compile_time_args_offset
+
+
+def _after_accessor(*body: str) -> str:
+    return _main("    constexpr auto a = TensorAccessorArgs<1>();", *body)
+
+
+@pytest.mark.parametrize(("cfg", "rest", "pages"), [
+    (2, [9, 3], 3),  # interleaved DRAM: config word + page size, the next arg is index 3
+    (0x82, [9, 3], 9),  # RuntimePageSize: no page-size word, the next arg is index 2
+    # sharded, rank 2, 3 banks: config, page size, rank, banks, 2 + 2 shape words, 2 bank-coordinate words
+    (1, [2048, 2, 3, 1, 1, 1, 1, 7, 7, 5], 5),
+    (1 | 1 << 6, [2048, 2, 3, 1, 1, 1, 1, 6], 6),  # runtime bank coordinates: none among the compile-time args
+    (0x102, [9, 3], 3),  # the config word is 8 bits (ArgsConfig::Underlying is uint8_t)
+])
+def test_next_compile_time_args_offset(tmp_path: Path, cfg: int, rest: list[int], pages: int) -> None:
+    """tensor_accessor_args.h:21-111's ``NumArgsCT``: the compile-time arg after an accessor's is read at the right
+    index (reader_bmm_tile_layout_in0_sender_padding.cpp:96 reads it with ``decltype(args)::``)."""
+    for form in ("a.next_compile_time_args_offset()", "decltype(a)::next_compile_time_args_offset()",
+                 "1 + a.num_compile_time_args()"):
+        src = _after_accessor(f"    constexpr uint32_t n = get_compile_time_arg_val({form});",
+                              "    cb_reserve_back(0, n);")
+        assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0, cfg, *rest]})) == [("Reserve", pages)]
+
+
+def test_next_offset_of_a_config_word_not_known_is_refused(tmp_path: Path) -> None:
+    src = _after_accessor("    constexpr uint32_t n = get_compile_time_arg_val(a.next_compile_time_args_offset());",
+                          "    cb_reserve_back(0, n);")
+    with pytest.raises(Refused, match="compile-time arg the host does not give"):
+        _read(tmp_path, src, kernel={"compile_time_args": [0]})
+    with pytest.raises(Refused, match="compile-time arg index"):
+        _read(tmp_path, src, kernel={"compile_time_args": [0, "0..3"]})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import tilize
+from verispatial.frontends.ttmetal import objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -145,7 +145,11 @@ def _named_ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
 
 
 def _accessor_args(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    return V.AccessorArgs()
+    if not targs:
+        return V.AccessorArgs()
+    # TensorAccessorArgs<CTA_OFFSET, ...>(): where its compile-time args start (tensor_accessor_args.h:20)
+    a = targs[0]
+    return V.AccessorArgs(r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
 
 
 def _accessor(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -619,6 +623,9 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         if len(vals) >= 2:  # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index)
             _no_page_offset(r, vals[1], nodes[1], n)
         return V.TensorPage(obj.tensor, vals[0])
+    if isinstance(obj, V.AccessorArgs) and name in ("num_compile_time_args", "next_compile_time_args_offset"):
+        count = objects.accessor_args_count(r, obj, n)
+        return count if name == "num_compile_time_args" else obj.cta + count
     if isinstance(obj, (V.AccessorArgs, V.Accessor)):
         # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
         return V.Opaque(f"{type(obj).__name__}.{name}")

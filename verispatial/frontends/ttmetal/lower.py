@@ -2055,6 +2055,11 @@ class KernelReader:
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         if intrinsics.modelled(name):  # __builtin_clz and friends, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
+        if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
+            # ``decltype(args)::next_compile_time_args_offset()``: a static member function of the variable's type
+            held = self.lookup(name.split("::")[0][9:-1])
+            if isinstance(held, V.AccessorArgs):
+                return api.method(self, held, bare, arg_nodes, n)
         if chain.modelled(self, bare):
             here = self.blocks[-1]
             first = len(here.ops)

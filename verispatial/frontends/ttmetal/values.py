@@ -126,7 +126,11 @@ class NocObj:
 @attrs.frozen
 class AccessorArgs:
     """``TensorAccessorArgs<N>()``: the compile-time layout of an accessor; which tensor it reads comes with the
-    address it is paired with."""
+    address it is paired with. ``cta`` is ``N``, the index of its first compile-time arg (its config word), where
+    the kernel's later args start is counted from (``next_compile_time_args_offset()``,
+    ``objects.accessor_args_count``)."""
+
+    cta: Any = attrs.field(factory=lambda: Opaque("the accessor's compile-time arg offset"))
 
 
 @attrs.frozen
