@@ -120,7 +120,53 @@ def test_next_compile_time_args_offset(tmp_path: Path, cfg: int, rest: list[int]
 def test_next_offset_of_a_config_word_not_known_is_refused(tmp_path: Path) -> None:
     src = _after_accessor("    constexpr uint32_t n = get_compile_time_arg_val(a.next_compile_time_args_offset());",
                           "    cb_reserve_back(0, n);")
-    with pytest.raises(Refused, match="compile-time arg the host does not give"):
-        _read(tmp_path, src, kernel={"compile_time_args": [0]})
+    with pytest.raises(Refused, match="compile-time arg index not known statically") as e:
+        _read(tmp_path, src, kernel={"compile_time_args": [0]})  # the accessor's words left out
+    assert "config word of TensorAccessorArgs<1>" in str(e.value)
     with pytest.raises(Refused, match="compile-time arg index"):
         _read(tmp_path, src, kernel={"compile_time_args": [0, "0..3"]})
+
+
+# ------------------------------------------------------------------ arrays of runtime args
+
+
+def test_runtime_args_read_through_get_arg_addr(tmp_path: Path) -> None:
+    """``(uint32_t*)get_arg_addr(i)`` is the address of runtime arg i (dataflow_api.h:108-113): ``p[k]``, ``*p`` and
+    ``p + k`` read the args after it, as reader_decode_all.cpp:203-205 reads its cores' coordinates."""
+    src = _main("    uint32_t idx = 1;",
+                "    tt_l1_ptr uint32_t* xs = (tt_l1_ptr uint32_t*)(get_arg_addr(idx));",
+                "    idx += 2;",
+                "    uint32_t* ys = (uint32_t*)get_arg_addr(idx);",
+                "    cb_reserve_back(0, xs[1]);",
+                "    cb_reserve_back(0, *ys);",
+                "    cb_reserve_back(0, *(xs + 1) + ys[1]);",
+                "    xs++;",
+                "    cb_reserve_back(0, xs[0]);",
+                "    uint32_t a = get_arg_addr(0);",
+                "    cb_reserve_back(0, ((uint32_t*)(a + 8))[0]);")
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "x0", "x1", "y0", "y1"]},
+               args={"x0": 3, "x1": 5, "y0": 6, "y1": 7})
+    assert _ops(ep) == [("Reserve", 5), ("Reserve", 6), ("Reserve", 12), ("Reserve", 5), ("Reserve", 5)]
+
+
+def test_runtime_arg_array_in_a_loop_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """``ns[i]`` over a loop of constant count: each iteration reads its own arg."""
+    src = _main("    uint32_t* ns = (uint32_t*)get_arg_addr(1);",
+                "    for (uint32_t i = 0; i < 2; i++) { cb_reserve_back(0, ns[i]); }")
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "n0", "n1"]}, args={"n0": 2, "n1": 4})
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 4)]
+
+
+def test_runtime_arg_array_beyond_the_args_or_misread_is_refused(tmp_path: Path) -> None:
+    kernel = {"runtime_args": ["addr", "n0"]}
+    with pytest.raises(Refused, match="runtime arg the host does not declare") as e:
+        _read(tmp_path, _main("    uint32_t* ns = (uint32_t*)get_arg_addr(1);", "    cb_reserve_back(0, ns[1]);"),
+              kernel=kernel, args={"n0": 2})
+    assert e.value.loc.line == 4
+    # a half word of an arg, an index read from L1: not followed, refused where a count needs them
+    for body in ("    uint16_t* h = (uint16_t*)get_arg_addr(1);\n    cb_reserve_back(0, h[0]);",
+                 "    uint32_t* ns = (uint32_t*)get_arg_addr(1);\n"
+                 "    uint32_t j = *reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));\n"
+                 "    cb_reserve_back(0, ns[j]);"):
+        with pytest.raises(Refused, match="page count not known statically"):
+            _read(tmp_path, _main(body), kernel=kernel, args={"n0": 2})

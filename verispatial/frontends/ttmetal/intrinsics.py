@@ -11,6 +11,9 @@ kernels use them for logarithms of known counts (sdpa_flash_decode.cpp:144 ``32 
 
 A value not known statically gives a value not followed (``Opaque``), refused only where an op needs it.
 ``std::optional<T>(x)`` / ``std::make_optional(x)`` build an engaged optional of ``x`` (values.Optional).
+``get_arg_addr(i)`` is the address of runtime arg ``i`` (values.ArgArray): an array of runtime args read through it
+(``noc_x[j]`` of ``(uint32_t*)get_arg_addr(i)``, the cores' coordinates of reader_decode_all.cpp:203-205) reads the
+args themselves.
 """
 
 from __future__ import annotations
@@ -67,12 +70,19 @@ def _bit_builtin(name: str) -> tuple[Callable[[int, int], int], bool, int] | Non
 def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
     return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
-                                                      "optional", "make_optional")
+                                                      "optional", "make_optional", "get_arg_addr")
 
 
 def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
     """The value of builtin ``name`` applied to ``vals``. Raises ``Refused`` for ``clz`` / ``ctz`` of 0 (undefined)
     and for a call with the wrong number of arguments."""
+    if name == "get_arg_addr":
+        if len(vals) != 1:
+            r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes one")
+        i = vals[0]
+        if not isinstance(i, V.Sym):
+            return V.Opaque(f"the address of a runtime arg at an index not followed: {r.text(arg_nodes[0])}")
+        return V.ArgArray(i)
     bit = _bit_builtin(name)
     if bit is not None:
         f, undef0, width = bit
@@ -99,3 +109,22 @@ def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: A
         return V.Optional(None)
     v = vals[0]
     return v if isinstance(v, V.Optional) else V.Optional(v)
+
+
+def arg_word(r: KernelReader, arr: V.ArgArray, k: Any, n: Any) -> V.Value:
+    """``arr[k]`` (``*arr`` is ``k`` 0) read through a pointer among the runtime args: the runtime arg whose word it
+    is, as ``get_arg_val`` reads it (the host's value; every arg 2 in survey mode). Through a type not 32 bits wide,
+    at an index not a number, or between two words, the value is not followed."""
+    if arr.elem != 4:
+        return V.Opaque(f"a runtime arg read through a pointer of {arr.elem} B units: {r.text(n)}")
+    if not isinstance(k, V.Sym):
+        return k if isinstance(k, V.Opaque) else V.Opaque(f"a runtime arg at an index not followed: {r.text(n)}")
+    byte = arr.offset + k.scaled(4)
+    if not isinstance(byte, V.Sym) or not byte.is_const or byte.const % 4:
+        return V.Opaque(f"a runtime arg at an index not known statically: {r.text(n)}")
+    word = arr.index + V.const(byte.const // 4)
+    if not isinstance(word, V.Sym) or not word.is_const:
+        return V.Opaque(f"a runtime arg at an index not known statically: {r.text(n)}")
+    from verispatial.frontends.ttmetal import api
+
+    return api.FUNCTIONS["get_arg_val"](r, [word], [n], [], n)

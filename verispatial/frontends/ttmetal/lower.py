@@ -79,7 +79,7 @@ SURVEY_ARG = 2
 PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
                           # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
                           "__builtin_bit_cast", "bit_cast",
-                          "get_common_arg_addr", "get_arg_addr", "bfloat16_greater", "float32_greater"})
+                          "get_common_arg_addr", "bfloat16_greater", "float32_greater"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
@@ -811,7 +811,7 @@ class KernelReader:
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
-                if isinstance(value, V.L1Ptr):
+                if isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
@@ -1609,7 +1609,7 @@ class KernelReader:
             old = self.expr(arg)
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
-                if isinstance(old, V.L1Ptr) else V.Opaque(f"{self.text(n)}")
+                if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
             prefix = n.children[0].type in ("++", "--")
@@ -1680,6 +1680,8 @@ class KernelReader:
                 return inner.value
             if n.children[0].type == "&":
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
+            if isinstance(inner, V.ArgArray):
+                return intrinsics.arg_word(self, inner, V.const(0), n)
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return self.subscript(n)
@@ -1719,6 +1721,10 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
+        held = self.expr(base) if base is not None and base.type in ("identifier", "parenthesized_expression") \
+            else None
+        if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
@@ -1897,6 +1903,10 @@ class KernelReader:
             return V.LoopCond(g[0], g[1])
         a = self.expr(n.child_by_field_name("left"))
         b = self.expr(n.child_by_field_name("right"))
+        if isinstance(a, V.ArgArray) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
+            return a.plus(b if op == "+" else -b)
+        if isinstance(b, V.ArgArray) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
+            return b.plus(a)
         if isinstance(a, V.L1Ptr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
             return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
         if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
@@ -1933,7 +1943,11 @@ class KernelReader:
         rhs = self.expr(n.child_by_field_name("right"))
         if op != "=":
             cur = self.expr(lhs)
-            if isinstance(cur, V.L1Ptr):
+            if isinstance(cur, V.ArgArray):
+                # ``rt_args += n``: an address among the runtime args moves
+                rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
+                    rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a runtime arg address")
+            elif isinstance(cur, V.L1Ptr):
                 # ``l1_write_addr += tile_bytes``: the address moves; any other arithmetic on it is not followed
                 rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on an L1 address")
@@ -2445,6 +2459,9 @@ def retyped(v: Any, typ: Any) -> Any:
     """An L1 address ``v`` cast to the type ``typ`` (a tree-sitter type descriptor): as a ``T*`` its arithmetic
     counts ``sizeof(T)`` bytes (None where T's size is not known), as an integer one byte. Other values as they
     are."""
+    if isinstance(v, V.ArgArray) and typ is not None:
+        text = typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
+        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem)
     if not isinstance(v, V.L1Ptr) or typ is None:
         return v
     text = typ.text.decode()
@@ -2453,9 +2470,14 @@ def retyped(v: Any, typ: Any) -> Any:
     return v.retyped(1) if _size_of_type(text) is not None else v
 
 
-def _declared_as(v: V.L1Ptr, tname: str, declarator: Any) -> V.L1Ptr:
-    """An L1 address held in a variable declared ``T* p`` (``sizeof(T)`` bytes a unit) or ``uint32_t a`` (bytes);
-    ``auto`` and the like keep what the value was."""
+def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
+    """An L1 address (or a runtime arg address) held in a variable declared ``T* p`` (``sizeof(T)`` bytes a unit) or
+    ``uint32_t a`` (bytes); ``auto`` and the like keep what the value was."""
+    if isinstance(v, V.ArgArray):
+        if declarator is not None and declarator.type == "pointer_declarator":
+            return attrs.evolve(v, elem=TYPE_SIZES.get(tname))
+        return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
+            declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":
         return v.retyped(TYPE_SIZES.get(tname))
     if declarator is not None and declarator.type == "reference_declarator":

@@ -373,8 +373,9 @@ def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym 
     at ``N`` (its low 8 bits, ``ArgsConfig::Underlying`` is ``uint8_t``); interleaved, the config word and the aligned
     page size (one word without the page size when ``RuntimePageSize`` is set); sharded, also the rank, the bank
     count, the tensor and shard shapes (rank words each) and the bank coordinates (one word per two banks), each
-    left out when the config says it is a runtime arg. The args it reads must be numbers the host gives; a value not
-    known gives a value not followed."""
+    left out when the config says it is a runtime arg. The args it reads must be numbers the host gives; an arg the
+    host does not give or that is not a number gives a value not followed (refused where an op or an index needs
+    it)."""
     if not isinstance(args.cta, V.Sym) or not args.cta.is_const:
         return V.Opaque(args.cta.why if isinstance(args.cta, V.Opaque) else "an accessor's offset not known statically")
     base = args.cta.const
@@ -382,12 +383,15 @@ def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym 
     def ct(i: int) -> int | None:
         from verispatial.frontends.ttmetal import api
 
+        if not r.survey and not 0 <= i < len(r.kernel.compile_time_args):
+            return None  # the host leaves the accessor's words out: only a use of what follows them is refused
         v = api.FUNCTIONS["get_compile_time_arg_val"](r, [V.const(i)], [n], [], n)
         return v.const if isinstance(v, V.Sym) and v.is_const else None
 
     cfg = ct(base)
     if cfg is None:
-        return V.Opaque(f"the config word of TensorAccessorArgs<{base}> is not a number")
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}>, compile-time arg {base}, is not a number "
+                        "the host gives")
     cfg &= 0xFF
 
     def runtime(bit: int) -> bool:

@@ -199,6 +199,28 @@ class L1Ptr:
 
 
 @attrs.frozen
+class ArgArray:
+    """An address among this core's runtime args: ``get_arg_addr(i)`` is ``&rta_l1_base[i]``, the args being
+    consecutive 32-bit words (api/dataflow/dataflow_api.h:108-113, ``get_arg_val`` reads through it, :148-152), plus
+    ``offset`` bytes. ``elem`` is the bytes one unit of its arithmetic adds: 1 as the ``uintptr_t`` it is returned
+    as, ``sizeof(T)`` once cast to a ``T*``, None for a pointer to a type of unknown size. Reading ``p[k]`` through a
+    32-bit type is the runtime arg at word ``(offset + k * elem) / 4`` past ``index`` (``intrinsics.arg_word``)."""
+
+    index: Sym
+    offset: Sym = Sym()
+    elem: int | None = 1
+
+    def plus(self, units: Sym | Opaque) -> ArgArray | Opaque:
+        """This address advanced by ``units`` of its arithmetic."""
+        if isinstance(units, Opaque):
+            return units
+        if self.elem is None:
+            return Opaque("arithmetic on a pointer to a type of unknown size among the runtime args")
+        moved = self.offset + units.scaled(self.elem)
+        return attrs.evolve(self, offset=moved) if isinstance(moved, Sym) else moved
+
+
+@attrs.frozen
 class RemoteAddr:
     """``get_noc_addr(x, y, addr)``: ``addr`` on the core at (x, y)."""
 
@@ -323,6 +345,7 @@ class ChainElem:
     loc: Any = None
 
 
-Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
+Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | ArgArray \
+    | RemoteAddr \
     | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | Obj | Optional | TypeInst | ChainElem | None
