@@ -170,3 +170,30 @@ def test_runtime_arg_array_beyond_the_args_or_misread_is_refused(tmp_path: Path)
                  "    cb_reserve_back(0, ns[j]);"):
         with pytest.raises(Refused, match="page count not known statically"):
             _read(tmp_path, _main(body), kernel=kernel, args={"n0": 2})
+
+
+# ------------------------------------------------------------------ constant tables
+
+
+def test_constant_tables_are_read(tmp_path: Path) -> None:
+    """``constexpr uint32_t step_inc[6] = {...}`` (writer_decode_all.cpp:88), at file scope and in the body, one and
+    two dimensions, ``std::array``, elements past the list zero."""
+    ep = _read(tmp_path, _main(
+        "    constexpr uint32_t inc[4] = {1, 16, 256};",
+        "    const uint32_t rows[2][2] = {{2, 3}, {4, 5}};",
+        "    constexpr std::array<uint32_t, 3> arr = {7, 8, 9};",
+        "    cb_reserve_back(0, inc[1] / 8 + g[2]);",
+        "    cb_reserve_back(0, rows[1][0] + inc[3] + arr[2]);",
+        "    for (uint32_t i = 0; i < 2; i++) { cb_reserve_back(0, g[i]); }",
+        prelude=("constexpr uint32_t g[] = {1, 2, 6};",)))
+    assert _ops(ep) == [("Reserve", 8), ("Reserve", 13), ("Reserve", 1), ("Reserve", 2)]
+
+
+def test_tables_not_constant_or_read_past_their_end_are_refused(tmp_path: Path) -> None:
+    """An array that is not const may have been written: its elements are not followed; a read past a constant
+    table's end is undefined."""
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main("    uint32_t a[2] = {1, 2};", "    a[0] = 5;", "    cb_reserve_back(0, a[0]);"))
+    with pytest.raises(Refused, match=r"index past the end of a constant table \(2 of 2") as e:
+        _read(tmp_path, _main("    constexpr uint32_t a[2] = {1, 2};", "    cb_reserve_back(0, a[2]);"))
+    assert e.value.loc.line == 4

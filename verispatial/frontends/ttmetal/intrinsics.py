@@ -128,3 +128,45 @@ def arg_word(r: KernelReader, arr: V.ArgArray, k: Any, n: Any) -> V.Value:
     from verispatial.frontends.ttmetal import api
 
     return api.FUNCTIONS["get_arg_val"](r, [word], [n], [], n)
+
+
+def table(r: KernelReader, init: V.Designated, declarator: Any, tname: str, typ: Any) -> V.Value:
+    """The ``const`` array ``declarator`` declares, initialised by the list ``init``: a ``Table`` of its elements
+    (nested lists are the rows of a ``[m][n]`` array), its size the declared one (or the list's). A list with
+    designators, or anything not an array, stays what it was."""
+    if not all(k.isdigit() for k, _ in init.fields):
+        return init
+    dims: list[int | None] = []
+    d = declarator
+    while d is not None and d.type == "array_declarator":
+        size = d.child_by_field_name("size")
+        v = r.expr(size) if size is not None else None
+        dims.insert(0, v.const if isinstance(v, V.Sym) and v.is_const else None)
+        d = d.child_by_field_name("declarator")
+    while typ is not None and typ.type == "qualified_identifier":  # std::array<T, N>
+        typ = typ.child_by_field_name("name")
+    if not dims:
+        if tname != "array" or typ is None or typ.type != "template_type":
+            return init  # a struct or a scalar braced
+        targs = typ.child_by_field_name("arguments")
+        v = r.expr(targs.named_children[-1]) if targs is not None and targs.named_child_count == 2 else None
+        dims = [v.const if isinstance(v, V.Sym) and v.is_const else None]
+
+    def build(d: V.Designated, level: int) -> V.Table:
+        items = tuple(build(x, level + 1) if isinstance(x, V.Designated) and level + 1 < len(dims) else x
+                      for _, x in d.fields)
+        size = dims[level]
+        return V.Table(items, size if size is not None else len(items))
+
+    return build(init, 0)
+
+
+def element(r: KernelReader, t: V.Table, k: Any, n: Any) -> V.Value:
+    """``t[k]`` of a constant table: the element, at an index known statically inside its bounds; past them the
+    read is refused by name (undefined in C++); at an index not known, a value not followed."""
+    if not isinstance(k, V.Sym) or not k.is_const:
+        return k if isinstance(k, V.Opaque) else V.Opaque(f"an element of a constant table at an index not known "
+                                                          f"statically: {r.text(n)}")
+    if not 0 <= k.const < t.size:
+        r.refuse("index past the end of a constant table", n, f"{k.const} of {t.size} elements")
+    return t.at(k.const)

@@ -813,6 +813,8 @@ class KernelReader:
                 value = self.construct(tname, init, d)
                 if isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
+                if isinstance(value, V.Designated) and _is_const(n):
+                    value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
                 value = self.construct(tname, None, d)
@@ -1721,10 +1723,12 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
-        held = self.expr(base) if base is not None and base.type in ("identifier", "parenthesized_expression") \
-            else None
+        held = self.expr(base) if base is not None and base.type in (
+            "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
         if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
             return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
+        if isinstance(held, V.Table) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.element(self, held, self.expr(idx.named_children[0]), n)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
@@ -2468,6 +2472,11 @@ def retyped(v: Any, typ: Any) -> Any:
     if "*" in text:
         return v.retyped(_size_of_type(text))
     return v.retyped(1) if _size_of_type(text) is not None else v
+
+
+def _is_const(decl: Any) -> bool:
+    """Whether declaration ``decl`` declares its variables ``const`` or ``constexpr`` (never written after)."""
+    return any(c.type == "type_qualifier" and c.text in (b"const", b"constexpr") for c in decl.children)
 
 
 def _declared_as(v: Any, tname: str, declarator: Any) -> Any:

@@ -247,6 +247,19 @@ class Designated:
 
 
 @attrs.frozen
+class Table:
+    """A ``const`` / ``constexpr`` array with an initializer list (``constexpr uint32_t step_inc[6] = {1, 16, ...}``,
+    writer_decode_all.cpp:88; ``std::array``): its elements, in order; an element past the list is 0, as C++
+    zero-initializes it, up to ``size``. Never written (it is const), so an element read is the element."""
+
+    items: tuple[Any, ...]
+    size: int
+
+    def at(self, i: int) -> Any:
+        return self.items[i] if i < len(self.items) else Sym(0)
+
+
+@attrs.frozen
 class TypeName:
     """A template argument that is a fixed-width type (``f<uint16_t>``): only its size is read."""
 
@@ -347,5 +360,5 @@ class ChainElem:
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | ArgArray \
     | RemoteAddr \
-    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
+    | McastAddr | Designated | Table | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | Obj | Optional | TypeInst | ChainElem | None
