@@ -197,3 +197,53 @@ def test_tables_not_constant_or_read_past_their_end_are_refused(tmp_path: Path) 
     with pytest.raises(Refused, match=r"index past the end of a constant table \(2 of 2") as e:
         _read(tmp_path, _main("    constexpr uint32_t a[2] = {1, 2};", "    cb_reserve_back(0, a[2]);"))
     assert e.value.loc.line == 4
+
+
+# ------------------------------------------------------------------ enumerators as numbers
+
+
+def test_enumerators_of_the_kernel_are_numbers(tmp_path: Path) -> None:
+    """Scoped and unscoped enums the kernel defines: implicit and explicit values, a compile-time arg compared with
+    an enumerator, a switch on a converted enumerator, an unscoped enumerator as a template argument."""
+    src = _main(
+        "    constexpr auto mode = static_cast<Mode>(get_compile_time_arg_val(0));",
+        "    if constexpr (mode == Mode::Sharded) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "    cb_reserve_back(0, static_cast<uint32_t>(Mode::Last) + (uint32_t)OP_SUB);",
+        "    switch ((uint32_t)Mode::Sharded & 0x3) { case 2: cb_reserve_back(0, 7); break; default: break; }",
+        "    op<OP_SUB>();",
+        prelude=("namespace k { enum class Mode : uint8_t { Interleaved = 0, Other, Sharded = Other << 1, Last }; }",
+                 "enum BinaryOp { OP_ADD, OP_SUB = 4 };",
+                 "template <BinaryOp OP> void op() { if constexpr (OP == OP_SUB) { cb_reserve_back(0, 5); } }"))
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [2]})) == [
+        ("Reserve", 1), ("Reserve", 7), ("Reserve", 7), ("Reserve", 5)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]}))[0] == ("Reserve", 2)
+
+
+def test_device_enumerators_are_numbers(tmp_path: Path) -> None:
+    """moreh_common.hpp:98's ``switch ((uint)data_format & 0x1F)`` on a buffer's DataFormat (tensix_types.h:214-234:
+    Float16_b is 5), and a layout arg compared with ``TensorMemoryLayout::INTERLEAVED`` (buffer_types.hpp:12-20)."""
+    src = _main(
+        "    DataflowBuffer cb(0);",
+        "    const DataFormat f = cb.get_dataformat();",
+        "    switch ((uint)f & 0x1F) {",
+        "        case ((uint8_t)DataFormat::Float32): cb_reserve_back(0, 4); break;",
+        "        case ((uint8_t)DataFormat::Float16_b): cb_reserve_back(0, 2); break;",
+        "        default: cb_reserve_back(0, 8); break;",
+        "    }",
+        "    constexpr auto layout = static_cast<TensorMemoryLayout>(get_compile_time_arg_val(0));",
+        "    if constexpr (layout == tt::tt_metal::TensorMemoryLayout::INTERLEAVED) { cb_reserve_back(0, 1); }",
+        "    cb_reserve_back(0, (bool)DataFormat::Float16_b + (uint8_t)DataFormat::Invalid - 254);")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [
+        ("Reserve", 2), ("Reserve", 1), ("Reserve", 2)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [3]})) == [("Reserve", 2), ("Reserve", 2)]
+
+
+def test_enumerators_whose_value_is_not_known_are_refused(tmp_path: Path) -> None:
+    """An enumerator of an enum neither the kernel nor the transcribed headers define, or one after an initializer
+    that is not a constant expression, is no number: a branch comparing it with a number is refused."""
+    for prelude, name in (("", "Unknown::A"), ("enum class E { A = SOME_FN(), B };", "E::B")):
+        with pytest.raises(Refused, match="branch on a value not known statically") as e:
+            _read(tmp_path, _main("    constexpr uint32_t x = get_compile_time_arg_val(0);",
+                                  f"    if (x == (uint32_t){name}) {{ cb_reserve_back(0, 1); }}", prelude=(prelude,)),
+                  kernel={"compile_time_args": [0]})
+        assert e.value.loc.line == 5

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, intrinsics, objects
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
@@ -1448,6 +1448,8 @@ class KernelReader:
                 default = i
                 continue
             lv = self.expr(label)
+            if isinstance(v, V.EnumConst) != isinstance(lv, V.EnumConst):
+                v, lv = enums.number(self, v), enums.number(self, lv)
             if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
                 hit = lv == v
             elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
@@ -1496,6 +1498,9 @@ class KernelReader:
                 self.refuse("branch on two loop conditions", c, self.text(c))
             if op in ("==", "!=", "<", "<=", ">", ">="):
                 lv, rv = self.expr(c.child_by_field_name("left")), self.expr(c.child_by_field_name("right"))
+                if isinstance(lv, V.EnumConst) != isinstance(rv, V.EnumConst):
+                    # an enumerator against a number (a compile-time arg cast to the enum): by its value
+                    lv, rv = enums.number(self, lv), enums.number(self, rv)
                 if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
                     return (lv == rv) == (op == "==")
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
@@ -1583,6 +1588,8 @@ class KernelReader:
                 return V.const(0)
             if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
+            if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
+                return V.const(self.prog.unscoped[name])
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
                 # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
                 return V.const(int(self.kernel.fp32_dest_acc_en))
@@ -1635,7 +1642,7 @@ class KernelReader:
                     if field in ("fifo_page_size", "fifo_num_pages", "fifo_size") else V.Opaque(f".{field}")
             return V.Opaque(f"the field {self.text(n)}")
         if t == "cast_expression":
-            return retyped(self.expr(n.child_by_field_name("value")), n.child_by_field_name("type"))
+            return self.cast(self.expr(n.child_by_field_name("value")), n.child_by_field_name("type"))
         if t == "conditional_expression":
             try:
                 g = self.cond(n.child_by_field_name("condition"))
@@ -1694,6 +1701,24 @@ class KernelReader:
         if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def cast(self, v: V.Value, typ: Any) -> V.Value:
+        """``v`` converted to the type ``typ`` (a C cast or a ``static_cast``): an L1 or runtime arg address retyped
+        (``retyped``); an enumerator converted to an integer type is its value (enums.py)."""
+        text = " ".join(typ.text.decode().split()) if typ is not None else ""
+        width = _size_of_type(text)
+        if isinstance(v, V.EnumConst) and width is not None and "*" not in text and "float" not in text and \
+                "double" not in text:
+            k = enums.number(self, v)
+            if not isinstance(k, V.Sym):
+                return k
+            # the integer conversion C++ makes: to bool 0 or 1, to an N-byte type modulo 2**(8N), signed or not
+            if text.endswith("bool"):
+                return V.const(int(k.const != 0))
+            u = k.const & ((1 << 8 * width) - 1)
+            signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
+            return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
+        return retyped(v, typ)
 
     def compound_literal(self, n: Any) -> V.Value:
         """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
@@ -1802,7 +1827,7 @@ class KernelReader:
         v = self.lookup(last)
         if v is not None:
             return v
-        if len(parts) >= 2 and not parts[-1][:1].islower():
+        if len(parts) >= 2 and (not parts[-1][:1].islower() or parts[-2] in self.prog.enums):
             return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
 
@@ -1905,8 +1930,8 @@ class KernelReader:
             if isinstance(g, bool):
                 return V.const(int(g))
             return V.LoopCond(g[0], g[1])
-        a = self.expr(n.child_by_field_name("left"))
-        b = self.expr(n.child_by_field_name("right"))
+        a = enums.number(self, self.expr(n.child_by_field_name("left")))
+        b = enums.number(self, self.expr(n.child_by_field_name("right")))
         if isinstance(a, V.ArgArray) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
             return a.plus(b if op == "+" else -b)
         if isinstance(b, V.ArgArray) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
@@ -2047,7 +2072,7 @@ class KernelReader:
             if bare == "CoreLocalMem" and isinstance(v, V.L1Ptr):
                 # CoreLocalMem<T>(addr): a T array at addr (api/core_local_mem.h); T defaults to uint32_t
                 return v.retyped(_size_of_type(targs[0].text.decode()) if targs else 4)
-            return retyped(v, targs[0]) if targs else v
+            return self.cast(v, targs[0]) if targs else v
         if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
@@ -2297,6 +2322,8 @@ class KernelReader:
             return q if not isinstance(q, V.Opaque) else V.EnumConst.of(text)
         if text in TYPE_SIZES:
             return V.TypeName(text)  # f<uint16_t>: sizeof(T) in the callee is known
+        if text in self.prog.unscoped:  # f<OP_ADD>: an unscoped enumerator (enums.py)
+            return V.const(self.prog.unscoped[text])
         return V.Opaque("a type")
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
