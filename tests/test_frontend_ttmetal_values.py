@@ -247,3 +247,15 @@ def test_enumerators_whose_value_is_not_known_are_refused(tmp_path: Path) -> Non
                                   f"    if (x == (uint32_t){name}) {{ cb_reserve_back(0, 1); }}", prelude=(prelude,)),
                   kernel={"compile_time_args": [0]})
         assert e.value.loc.line == 5
+
+
+def test_integer_conversions_of_constants(tmp_path: Path) -> None:
+    """Casts and functional casts (``uint16_t(value >> 16)``, moreh_common.hpp:78 ``T(0)``) convert a constant as C++
+    does: modulo the type's width, signed or not; to bool 0 or 1."""
+    ep = _read(tmp_path, _main(
+        "    cb_reserve_back(0, uint16_t(0x30002));",
+        "    cb_reserve_back(0, (uint8_t)259 + (bool)7);",
+        "    cb_reserve_back(0, static_cast<int8_t>(0xFF) + 4);",
+        "    put<uint16_t>(0x10003);",
+        prelude=("template <typename T> void put(uint32_t v) { cb_reserve_back(0, T(v)); }",)))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 4), ("Reserve", 3), ("Reserve", 3)]

@@ -1706,19 +1706,25 @@ class KernelReader:
         """``v`` converted to the type ``typ`` (a C cast or a ``static_cast``): an L1 or runtime arg address retyped
         (``retyped``); an enumerator converted to an integer type is its value (enums.py)."""
         text = " ".join(typ.text.decode().split()) if typ is not None else ""
-        width = _size_of_type(text)
-        if isinstance(v, V.EnumConst) and width is not None and "*" not in text and "float" not in text and \
-                "double" not in text:
-            k = enums.number(self, v)
-            if not isinstance(k, V.Sym):
-                return k
-            # the integer conversion C++ makes: to bool 0 or 1, to an N-byte type modulo 2**(8N), signed or not
-            if text.endswith("bool"):
-                return V.const(int(k.const != 0))
-            u = k.const & ((1 << 8 * width) - 1)
-            signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
-            return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
+        if "*" not in text:
+            v = self.to_integer(v, text)
         return retyped(v, typ)
+
+    def to_integer(self, v: V.Value, text: str) -> V.Value:
+        """``v`` converted to the integer type named ``text`` (``uint16_t``, ``bool``, ``uint``), as C++ converts a
+        number or an enumerator: to bool 0 or 1, to an N-byte type modulo 2**(8N), signed or not. A number that is
+        not a constant (affine in loop indices) is kept as it is; other types and values are not changed."""
+        width = _size_of_type(text)
+        if width is None or "float" in text or "double" in text:
+            return v
+        k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if not isinstance(k, V.Sym) or not k.is_const:
+            return k
+        if text.endswith("bool"):
+            return V.const(int(k.const != 0))
+        u = k.const & ((1 << 8 * width) - 1)
+        signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
+        return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
 
     def compound_literal(self, n: Any) -> V.Value:
         """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
@@ -2096,6 +2102,10 @@ class KernelReader:
         sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
         if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
+        held = self.lookup(name) if name.isidentifier() else None
+        cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
+        if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
+            return self.to_integer(self.expr(arg_nodes[0]), cast_to)
         if intrinsics.modelled(name):  # __builtin_clz and friends, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
         if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
