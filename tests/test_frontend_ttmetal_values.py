@@ -259,3 +259,13 @@ def test_integer_conversions_of_constants(tmp_path: Path) -> None:
         "    put<uint16_t>(0x10003);",
         prelude=("template <typename T> void put(uint32_t v) { cb_reserve_back(0, T(v)); }",)))
     assert _ops(ep) == [("Reserve", 2), ("Reserve", 4), ("Reserve", 3), ("Reserve", 3)]
+
+
+def test_tile_geometry_queries(tmp_path: Path) -> None:
+    """``get_tile_hw(cb)`` (dataflow_api.h:292-295) and the DataflowBuffer methods: the host's 32 x 32 tiles."""
+    ep = _read(tmp_path, _main("    DataflowBuffer b(1);",
+                               "    cb_reserve_back(0, get_tile_hw(1) / 512 + get_tile_num_faces(0));",
+                               "    cb_reserve_back(0, b.get_tile_r_dim() / 16 + b.get_tile_hw() / 1024);"))
+    assert _ops(ep) == [("Reserve", 6), ("Reserve", 3)]
+    with pytest.raises(Refused, match="circular buffer the host does not declare"):
+        _read(tmp_path, _main("    cb_reserve_back(0, get_tile_hw(5));"))

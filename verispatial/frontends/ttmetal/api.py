@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import objects, tilize
+from verispatial.frontends.ttmetal import intrinsics, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -611,6 +611,8 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             return V.const(r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
             return data_format(r, cb)
+        if name in intrinsics.TILE_GEOMETRY and not vals:
+            return V.const(intrinsics.TILE_GEOMETRY[name])
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)

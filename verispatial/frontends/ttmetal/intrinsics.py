@@ -67,15 +67,28 @@ def _bit_builtin(name: str) -> tuple[Callable[[int, int], int], bool, int] | Non
     return None
 
 
+#: The tile geometry queries of a buffer (api/dataflow/dataflow_api.h:292-300: ``get_tile_hw`` is
+#: ``unpack_tile_r_dim[cb] * unpack_tile_c_dim[cb]``, ``get_tile_num_faces`` ``unpack_tile_num_faces[cb]``;
+#: dataflow_buffer.h:276-300 the methods): every host buffer holds 32 x 32 tiles in four 16-row faces
+#: (lower.JIT_DESCRIPTORS).
+TILE_GEOMETRY = {"get_tile_hw": 32 * 32, "get_tile_num_faces": 4, "get_tile_r_dim": 32, "get_tile_c_dim": 32}
+
+
 def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
     return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
-                                                      "optional", "make_optional", "get_arg_addr")
+                                                      "optional", "make_optional", "get_arg_addr") \
+        or name in ("get_tile_hw", "get_tile_num_faces")
 
 
 def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
     """The value of builtin ``name`` applied to ``vals``. Raises ``Refused`` for ``clz`` / ``ctz`` of 0 (undefined)
     and for a call with the wrong number of arguments."""
+    if name in ("get_tile_hw", "get_tile_num_faces"):
+        if len(vals) != 1:
+            r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes a buffer")
+        r.cb_of(vals[0], arg_nodes[0])
+        return V.const(TILE_GEOMETRY[name])
     if name == "get_arg_addr":
         if len(vals) != 1:
             r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes one")

@@ -76,7 +76,7 @@ SURVEY_ARG = 2
 #: Also the device API's value comparisons (api/numeric/bfloat16.h ``bfloat16_greater``, float32.h
 #: ``float32_greater``: two numbers in, a bool out, no memory touched); a branch on their result is a branch on a
 #: value not followed.
-PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+PURE_QUERIES = frozenset({"get_noc_id", "noc_index",
                           # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
                           "__builtin_bit_cast", "bit_cast",
                           "get_common_arg_addr", "bfloat16_greater", "float32_greater"})
@@ -2106,7 +2106,7 @@ class KernelReader:
         cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
         if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
             return self.to_integer(self.expr(arg_nodes[0]), cast_to)
-        if intrinsics.modelled(name):  # __builtin_clz and friends, std::optional<T>(x)
+        if intrinsics.modelled(name) and bare not in self.prog.functions:  # __builtin_clz, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
         if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
             # ``decltype(args)::next_compile_time_args_offset()``: a static member function of the variable's type
