@@ -269,3 +269,14 @@ def test_tile_geometry_queries(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 6), ("Reserve", 3)]
     with pytest.raises(Refused, match="circular buffer the host does not declare"):
         _read(tmp_path, _main("    cb_reserve_back(0, get_tile_hw(5));"))
+
+
+def test_named_arg_given_as_a_compile_time_arg(tmp_path: Path) -> None:
+    """``constexpr auto w = get_arg(args::block_w)`` with ``block_w`` a named compile-time arg of the host
+    (experimental/kernel_args.h:17-19: the host chooses the kind); a name given as neither stays refused."""
+    src = _main("    constexpr auto w = get_arg(args::block_w);", "    cb_reserve_back(0, w + get_arg(args::n));")
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"], "named_compile_time_args": {"block_w": 3}},
+               args={"n": 1})
+    assert _ops(ep) == [("Reserve", 4)]
+    with pytest.raises(Refused, match="runtime arg the host does not declare"):
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": 1})

@@ -2337,8 +2337,14 @@ class KernelReader:
         return V.Opaque("a type")
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
+        """The value of the arg ``name`` (``get_arg(args::name)``, the named entry point's parameters): a runtime
+        arg's on this core, or, for a name the host gives as a named compile-time arg and not as a runtime arg, that
+        (experimental/kernel_args.h:17-19: ``get_arg`` reads runtime, common runtime and compile-time args alike,
+        which kind being the host's choice)."""
         if self.survey:
             return V.const(SURVEY_ARG)
+        if name not in self.kernel.runtime_args and name in self.kernel.named_compile_time_args:
+            return self.host_value(self.kernel.named_compile_time_args[name])
         if name not in self.kernel.runtime_args:
             self.refuse("runtime arg the host does not declare", node,
                         f"{name} (kernel {self.kernel.name} declares: {', '.join(self.kernel.runtime_args) or 'none'})")
