@@ -280,3 +280,30 @@ def test_named_arg_given_as_a_compile_time_arg(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 4)]
     with pytest.raises(Refused, match="runtime arg the host does not declare"):
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": 1})
+
+
+def test_zero_page_buffer_calls_do_nothing(tmp_path: Path) -> None:
+    """``wait_front(0)`` / ``pop_front(0)`` (matmul's writers with no padded tiles to skip) hold at once and move
+    nothing (dataflow_api.h:479-490): no op, where a Wait of 0 pages is no program."""
+    ep = _read(tmp_path, _main("    DataflowBuffer b(0);", "    constexpr uint32_t skip = get_compile_time_arg_val(0);",
+                               "    b.wait_front(skip);", "    b.pop_front(skip);", "    cb_reserve_back(0, skip);",
+                               "    cb_push_back(0, skip + 1);"), kernel={"compile_time_args": [0]})
+    assert _ops(ep) == [("Push", 1)]
+
+
+def test_copy_block_is_its_copy_tiles(tmp_path: Path) -> None:
+    """``copy_block(cb, 1, 0, 2)`` (tile_move_copy.h:136-176): copies of front tiles 1 and 2 into DST 0 and 1."""
+    from verispatial.ir.ops import AcquireAcc, Compute, Operand
+    from verispatial.ir.program import walk
+
+    src = "\n".join(['#include "api/compute/tile_move_copy.h"', "void kernel_main() {",
+                     "    cb_wait_front(0, 3);", "    tile_regs_acquire();", "    copy_block(0, 1, 0, 2);",
+                     "    tile_regs_commit();", "    tile_regs_wait();", "    pack_tile(0, 16);", "    pack_tile(1, 16);",
+                     "    tile_regs_release();", "    cb_pop_front(0, 3);", "}"])
+    ep = _read(tmp_path, src, processor="compute")
+    ops = list(walk(ep.ops))
+    assert [o.ins for o in ops if isinstance(o, Compute)] == [(Operand(0, 2),), (Operand(0, 3),)]
+    assert next(o for o in ops if isinstance(o, AcquireAcc)).tiles == 2
+    with pytest.raises(Refused, match="copy_block tile count from a runtime range"):
+        _read(tmp_path, src.replace("copy_block(0, 1, 0, 2)", "copy_block(0, 1, 0, get_arg_val<uint32_t>(1))"),
+              processor="compute", kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..2"})

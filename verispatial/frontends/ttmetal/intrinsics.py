@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
+from verispatial.ir.ops import Compute, Operand
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -78,12 +79,14 @@ def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
     return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
                                                       "optional", "make_optional", "get_arg_addr") \
-        or name in ("get_tile_hw", "get_tile_num_faces")
+        or name in ("get_tile_hw", "get_tile_num_faces", "copy_block")
 
 
 def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
     """The value of builtin ``name`` applied to ``vals``. Raises ``Refused`` for ``clz`` / ``ctz`` of 0 (undefined)
     and for a call with the wrong number of arguments."""
+    if name == "copy_block":
+        return _copy_block(r, vals, arg_nodes, n)
     if name in ("get_tile_hw", "get_tile_num_faces"):
         if len(vals) != 1:
             r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes a buffer")
@@ -183,3 +186,21 @@ def element(r: KernelReader, t: V.Table, k: Any, n: Any) -> V.Value:
     if not 0 <= k.const < t.size:
         r.refuse("index past the end of a constant table", n, f"{k.const} of {t.size} elements")
     return t.at(k.const)
+
+
+def _copy_block(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
+    """``copy_block(cb, start_in, start_dst, ntiles)`` (api/compute/tile_move_copy.h:136-176): ``ntiles``
+    consecutive tiles of ``cb``'s front from ``start_in`` into DST ``start_dst`` on: read as the ``ntiles``
+    ``copy_tile(cb, start_in + i, start_dst + i)`` it does (one ``Compute`` each, as ``copy_tile`` is read). The tile
+    count must be a number."""
+    if len(vals) != 4:
+        r.refuse(f"call to copy_block with {len(vals)} arguments", n, "it takes four")
+    cb = r.cb_of(vals[0], nodes[0])
+    count = r.int_of(vals[3], nodes[3], "copy_block tile count")
+    start_in, start_dst = vals[1], vals[2]
+    if not isinstance(start_in, V.Sym) or not isinstance(start_dst, V.Sym):
+        r.refuse("tile index not known statically", n, r.text(n))
+    for i in range(count):
+        top = r.max_of(start_in + V.const(i), n)  # type: ignore[arg-type]
+        r.dst_use([start_dst + V.const(i)], n)
+        r.emit(Compute("copy", 1, (Operand(cb, top // r.cb_index[cb].page_tiles + 1),)), n)

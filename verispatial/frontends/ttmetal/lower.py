@@ -38,6 +38,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemSet,
     TripCount,
+    Wait,
     WriteTiles,
 )
 from verispatial.ir.source import OpPath, SourceLoc
@@ -354,6 +355,11 @@ class KernelReader:
         self.acc = _Acc(b, len(b.ops))
 
     def emit(self, op: Op, node: Any) -> None:
+        if isinstance(op, (Reserve, Push, Wait, Pop)) and op.pages == 0:
+            # a reserve, push, wait or pop of 0 pages does nothing: the waits' conditions hold at once and the
+            # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
+            # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
+            return
         if isinstance(op, Reserve):
             if op.buf in self.fills:
                 # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
