@@ -307,3 +307,16 @@ def test_copy_block_is_its_copy_tiles(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="copy_block tile count from a runtime range"):
         _read(tmp_path, src.replace("copy_block(0, 1, 0, 2)", "copy_block(0, 1, 0, get_arg_val<uint32_t>(1))"),
               processor="compute", kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..2"})
+
+
+def test_accessor_offset_named_by_an_enumerator(tmp_path: Path) -> None:
+    """``TensorAccessorArgs<ct_arg::END>()`` (sparse_sdpa_reader.cpp:67): the enumerator's value is the offset; an
+    offset that is no number (an enumerator not defined) leaves the next offset not followed, refused where used
+    (before, a crash of the reader)."""
+    body = ("    constexpr auto a = TensorAccessorArgs<ct_arg::END>();",
+            "    cb_reserve_back(0, get_compile_time_arg_val(a.next_compile_time_args_offset()));")
+    ep = _read(tmp_path, _main(*body, prelude=("namespace ct_arg { enum : uint32_t { A, END }; }",)),
+               kernel={"compile_time_args": [0, 2, 9, 5]})
+    assert _ops(ep) == [("Reserve", 5)]
+    with pytest.raises(Refused, match="compile-time arg index not known statically"):
+        _read(tmp_path, _main(*body), kernel={"compile_time_args": [0, 2, 9, 5]})

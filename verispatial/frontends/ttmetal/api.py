@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import intrinsics, objects, tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -149,7 +149,9 @@ def _accessor_args(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
         return V.AccessorArgs()
     # TensorAccessorArgs<CTA_OFFSET, ...>(): where its compile-time args start (tensor_accessor_args.h:20)
     a = targs[0]
-    return V.AccessorArgs(r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
+    cta = enums.number(r, r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
+    return V.AccessorArgs(cta if isinstance(cta, (V.Sym, V.Opaque)) else V.Opaque(
+        f"the offset {r.text(a)} of TensorAccessorArgs is not a number"))
 
 
 def _accessor(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:

@@ -225,8 +225,10 @@ def _enum(spec: Any, tables: _Tables) -> None:
     name two enums give different values is left out of those."""
     name_node = spec.child_by_field_name("name")
     body = spec.child_by_field_name("body")
-    if name_node is None or body is None:
+    if body is None:
         return
+    if name_node is not None and (name_node.is_missing or not name_node.text):
+        name_node = None  # an anonymous enum (``enum : uint32_t { A, END };``): its enumerators by bare name only
     scoped = any(c.type in ("class", "struct") for c in spec.children)
     values: dict[str, int] = {}
     nxt: int | None = 0
@@ -241,9 +243,10 @@ def _enum(spec: Any, tables: _Tables) -> None:
             continue
         values[ename] = v
         nxt = v + 1
-    key = name_node.text.decode().rsplit("::", 1)[-1]
-    # two enums of one bare name (in two namespaces) that differ: neither is known
-    tables.enums[key] = values if tables.enums.get(key, values) == values else {}
+    if name_node is not None:
+        key = name_node.text.decode().rsplit("::", 1)[-1]
+        # two enums of one bare name (in two namespaces) that differ: neither is known
+        tables.enums[key] = values if tables.enums.get(key, values) == values else {}
     if not scoped:
         for k, v in values.items():
             tables.unscoped[k] = v if tables.unscoped.get(k, v) == v else None
