@@ -320,3 +320,22 @@ def test_accessor_offset_named_by_an_enumerator(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 5)]
     with pytest.raises(Refused, match="compile-time arg index not known statically"):
         _read(tmp_path, _main(*body), kernel={"compile_time_args": [0, 2, 9, 5]})
+
+
+# ------------------------------------------------------------------ structured bindings
+
+
+def test_structured_bindings(tmp_path: Path) -> None:
+    """``auto [a, b, c] = f();`` of a braced tuple return (rt_args_common.hpp:91), ``std::make_pair`` and a struct:
+    each name its element (before, the first name took the whole value and the others were not defined)."""
+    ep = _read(tmp_path, _main(
+        "    auto [a, b, c] = work(2);",
+        "    const auto& [p, q] = std::make_pair(4u, 5u);",
+        "    auto [x, y] = Pt{6, 7};",
+        "    cb_reserve_back(0, a + c);",
+        "    cb_reserve_back(0, b + p + q + x + y);",
+        prelude=("struct Pt { uint32_t x; uint32_t y; };",
+                 "inline std::tuple<uint32_t, uint32_t, uint32_t> work(uint32_t n) { return {n, n + 1, n * 3}; }")))
+    assert _ops(ep) == [("Reserve", 8), ("Reserve", 25)]
+    with pytest.raises(Refused, match=r"structured binding of another number of elements \(2 names, 3 elements\)"):
+        _read(tmp_path, _main("    auto [a, b] = std::make_tuple(1, 2, 3);"))

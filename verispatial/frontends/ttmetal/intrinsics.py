@@ -75,11 +75,15 @@ def _bit_builtin(name: str) -> tuple[Callable[[int, int], int], bool, int] | Non
 TILE_GEOMETRY = {"get_tile_hw": 32 * 32, "get_tile_num_faces": 4, "get_tile_r_dim": 32, "get_tile_c_dim": 32}
 
 
+#: the standard library's tuple and pair builders (their elements in order, as a braced ``return {a, b};`` is)
+_TUPLES = frozenset({"std::make_tuple", "std::tuple", "std::make_pair", "std::pair", "make_tuple", "make_pair"})
+
+
 def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
     return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
                                                       "optional", "make_optional", "get_arg_addr") \
-        or name in ("get_tile_hw", "get_tile_num_faces", "copy_block")
+        or name in ("get_tile_hw", "get_tile_num_faces", "copy_block") or name in _TUPLES
 
 
 def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
@@ -87,6 +91,8 @@ def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: A
     and for a call with the wrong number of arguments."""
     if name == "copy_block":
         return _copy_block(r, vals, arg_nodes, n)
+    if name in _TUPLES:  # std::make_tuple(a, b), std::pair<A, B>(a, b): the elements in order
+        return V.Designated(tuple((str(i), v) for i, v in enumerate(vals)))
     if name in ("get_tile_hw", "get_tile_num_faces"):
         if len(vals) != 1:
             r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes a buffer")
@@ -204,3 +210,22 @@ def _copy_block(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> N
         top = r.max_of(start_in + V.const(i), n)  # type: ignore[arg-type]
         r.dst_use([start_dst + V.const(i)], n)
         r.emit(Compute("copy", 1, (Operand(cb, top // r.cb_index[cb].page_tiles + 1),)), n)
+
+
+def elements(r: KernelReader, v: Any, count: int, n: Any) -> list[Any]:
+    """The ``count`` values a structured binding ``auto [a, b, ...] = v`` names: the elements of a braced list or
+    tuple, of a constant table, or the fields of a struct in declaration order; of a value not followed, values not
+    followed. Raises ``Refused`` when the value has another number of elements (ill-formed C++) or is none of these."""
+    if isinstance(v, V.Opaque):
+        return [v] * count
+    if isinstance(v, V.Designated) and all(k.isdigit() for k, _ in v.fields):
+        items: list[Any] = [x for _, x in v.fields]
+    elif isinstance(v, V.Table):
+        items = [v.at(i) for i in range(v.size)]
+    elif isinstance(v, V.Obj):
+        items = [x for _, x in v.fields]
+    else:
+        r.refuse("structured binding of a value not followed", n, f"{r.text(n)}: a {type(v).__name__}")
+    if len(items) != count:
+        r.refuse("structured binding of another number of elements", n, f"{count} names, {len(items)} elements")
+    return items

@@ -813,6 +813,17 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
+            inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+            while inner is not None and inner.type == "reference_declarator" and inner.named_child_count == 1:
+                inner = inner.named_children[0]
+            if inner is not None and inner.type == "structured_binding_declarator":
+                # ``auto [a, b, c] = f();`` (rt_args_common.hpp:91 returns a braced tuple): one variable an element
+                names = [c.text.decode() for c in inner.named_children if c.type == "identifier"]
+                init = d.child_by_field_name("value")
+                whole = self.construct(tname, init, d) if init is not None else V.Opaque("no initializer")
+                for bname, value in zip(names, intrinsics.elements(self, whole, len(names), d), strict=True):
+                    self.scopes[-1][bname] = value
+                continue
             if d.type == "init_declarator":
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
