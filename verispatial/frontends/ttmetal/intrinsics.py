@@ -90,7 +90,8 @@ def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: A
     """The value of builtin ``name`` applied to ``vals``. Raises ``Refused`` for ``clz`` / ``ctz`` of 0 (undefined)
     and for a call with the wrong number of arguments."""
     if name == "copy_block":
-        return _copy_block(r, vals, arg_nodes, n)
+        _copy_block(r, vals, arg_nodes, n)
+        return None
     if name in _TUPLES:  # std::make_tuple(a, b), std::pair<A, B>(a, b): the elements in order
         return V.Designated(tuple((str(i), v) for i, v in enumerate(vals)))
     if name in ("get_tile_hw", "get_tile_num_faces"):
