@@ -339,3 +339,11 @@ def test_structured_bindings(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 8), ("Reserve", 25)]
     with pytest.raises(Refused, match=r"structured binding of another number of elements \(2 names, 3 elements\)"):
         _read(tmp_path, _main("    auto [a, b] = std::make_tuple(1, 2, 3);"))
+
+
+def test_casts_to_the_word_keep_negative_numbers(tmp_path: Path) -> None:
+    """``(uint32_t)(-(int32_t)n)`` (writer_untilize.cpp:349, a semaphore decrement) stays ``-n``: the reading's
+    numbers stand for 32-bit words, and an increment by it must be the ``-n`` it adds, not 2**32 - n."""
+    ep = _read(tmp_path, _main("    constexpr uint32_t n = 3;", "    cb_reserve_back(0, (uint32_t)(-(int32_t)n) + 5);",
+                               "    cb_reserve_back(0, static_cast<uint32_t>(-1) + 2);"))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 1)]

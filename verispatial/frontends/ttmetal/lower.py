@@ -1729,8 +1729,11 @@ class KernelReader:
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
         """``v`` converted to the integer type named ``text`` (``uint16_t``, ``bool``, ``uint``), as C++ converts a
-        number or an enumerator: to bool 0 or 1, to an N-byte type modulo 2**(8N), signed or not. A number that is
-        not a constant (affine in loop indices) is kept as it is; other types and values are not changed."""
+        number or an enumerator: to bool 0 or 1, to a type narrower than the RISC's 32-bit word modulo 2**(8N),
+        signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
+        32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
+        stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
+        indices) is kept as it is; other types and values are not changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
@@ -1739,6 +1742,8 @@ class KernelReader:
             return k
         if text.endswith("bool"):
             return V.const(int(k.const != 0))
+        if width >= 4:
+            return k
         u = k.const & ((1 << 8 * width) - 1)
         signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
         return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
