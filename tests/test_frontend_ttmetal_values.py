@@ -158,7 +158,14 @@ def test_runtime_arg_array_in_a_loop_is_read_iteration_by_iteration(tmp_path: Pa
 
 
 def test_runtime_arg_array_beyond_the_args_or_misread_is_refused(tmp_path: Path) -> None:
+    """An index past the declared args, a half word, an index read from L1; and a store into an arg (every read of it
+    is the host's value, so a kernel that changes its args is not read)."""
     kernel = {"runtime_args": ["addr", "n0"]}
+    for store in ("ns[0] = 4;", "*ns = 4;", "ns[0]++;"):
+        with pytest.raises(Refused, match="store into a runtime arg") as e:
+            _read(tmp_path, _main("    uint32_t* ns = (uint32_t*)get_arg_addr(1);", f"    {store}"),
+                  kernel=kernel, args={"n0": 2})
+        assert e.value.loc.line == 4
     with pytest.raises(Refused, match="runtime arg the host does not declare") as e:
         _read(tmp_path, _main("    uint32_t* ns = (uint32_t*)get_arg_addr(1);", "    cb_reserve_back(0, ns[1]);"),
               kernel=kernel, args={"n0": 2})

@@ -1638,6 +1638,9 @@ class KernelReader:
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+            elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
+                    arg.child_by_field_name("argument")), V.ArgArray):
+                self.refuse("store into a runtime arg", n, self.text(n))
             prefix = n.children[0].type in ("++", "--")
             return new if prefix else old
         if t == "assignment_expression":
@@ -2030,6 +2033,9 @@ class KernelReader:
             return rhs
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(target, V.ArgArray):
+                # the reading gives every later read of the arg the host's value: a kernel changing its args is not
+                self.refuse("store into a runtime arg", n, self.text(n))
             if isinstance(target, V.SemAddr):
                 # a semaphore word written through a volatile pointer: a local store, as noc_semaphore_set
                 self.sem_set(target.sem, rhs, n)
@@ -2039,6 +2045,8 @@ class KernelReader:
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(base, V.ArgArray):
+                self.refuse("store into a runtime arg", n, self.text(n))
             if isinstance(base, V.SemAddr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
                 iv = self.expr(idx.named_children[0]) if idx is not None and idx.named_child_count else None
