@@ -1767,9 +1767,17 @@ class KernelReader:
     def subscript(self, n: Any) -> V.Value:
         """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
         ``unpack_src_format[cb]`` and the other formats are the buffer's data format as the host configured it, the
-        tile dimensions 32 x 32 in 4 faces of 16 rows); any other array element is a value read from memory."""
+        tile dimensions 32 x 32 in 4 faces of 16 rows); a constant table's element and a runtime arg read through
+        ``get_arg_addr`` (intrinsics.py); any other array element is a value read from memory."""
         base = n.child_by_field_name("argument")
         idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
+        # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
+        held = self.expr(base) if base is not None and base.type in (
+            "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
+        if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
+        if isinstance(held, V.Table) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.element(self, held, self.expr(idx.named_children[0]), n)
         name = base.text.decode() if base is not None and base.type == "identifier" else ""
         if name in JIT_DESCRIPTORS and self.lookup(name) is None and \
                 idx is not None and idx.named_child_count == 1:
@@ -1779,12 +1787,6 @@ class KernelReader:
                 if i in self.cb_index:
                     what = JIT_DESCRIPTORS[name]
                     return api.data_format(self, i) if what is None else V.const(what)
-        held = self.expr(base) if base is not None and base.type in (
-            "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
-        if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
-            return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
-        if isinstance(held, V.Table) and idx is not None and idx.named_child_count == 1:
-            return intrinsics.element(self, held, self.expr(idx.named_children[0]), n)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
