@@ -358,7 +358,6 @@ class ChainElem:
     loc: Any = None
 
 
-Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | ArgArray \
-    | RemoteAddr \
-    | McastAddr | Designated | Table | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | Obj | Optional | TypeInst | ChainElem | None
+Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
+    | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
+    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | None
