@@ -266,6 +266,8 @@ def test_integer_conversions_of_constants(tmp_path: Path) -> None:
         "    put<uint16_t>(0x10003);",
         prelude=("template <typename T> void put(uint32_t v) { cb_reserve_back(0, T(v)); }",)))
     assert _ops(ep) == [("Reserve", 2), ("Reserve", 4), ("Reserve", 3), ("Reserve", 3)]
+    with pytest.raises(Refused, match="branch on a value not known statically"):  # 3.5 > 3 in floating point
+        _read(tmp_path, _main("    if (float(7) / 2 > 3) { cb_reserve_back(0, 1); }"))
 
 
 def test_tile_geometry_queries(tmp_path: Path) -> None:

@@ -2137,6 +2137,8 @@ class KernelReader:
         held = self.lookup(name) if name.isidentifier() else None
         cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
         if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
+            if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
+                return V.Opaque(f"a floating-point value: {self.text(n)}")
             return self.to_integer(self.expr(arg_nodes[0]), cast_to)
         if intrinsics.modelled(name) and bare not in self.prog.functions:  # __builtin_clz, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
