@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent
@@ -147,7 +147,13 @@ def _named_ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
 
 
 def _accessor_args(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    return V.AccessorArgs()
+    if not targs:
+        return V.AccessorArgs()
+    # TensorAccessorArgs<CTA_OFFSET, ...>(): where its compile-time args start (tensor_accessor_args.h:20)
+    a = targs[0]
+    cta = enums.number(r, r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
+    return V.AccessorArgs(cta if isinstance(cta, (V.Sym, V.Opaque)) else V.Opaque(
+        f"the offset {r.text(a)} of TensorAccessorArgs is not a number"))
 
 
 def _accessor(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -741,6 +747,8 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             return V.const(r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
             return data_format(r, cb)
+        if name in intrinsics.TILE_GEOMETRY and not vals:
+            return V.const(intrinsics.TILE_GEOMETRY[name])
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)
@@ -753,6 +761,9 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         if len(vals) >= 2:  # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index)
             _no_page_offset(r, vals[1], nodes[1], n)
         return V.TensorPage(obj.tensor, vals[0])
+    if isinstance(obj, V.AccessorArgs) and name in ("num_compile_time_args", "next_compile_time_args_offset"):
+        count = objects.accessor_args_count(r, obj, n)
+        return count if name == "num_compile_time_args" else obj.cta + count
     if isinstance(obj, (V.AccessorArgs, V.Accessor)):
         # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
         return V.Opaque(f"{type(obj).__name__}.{name}")

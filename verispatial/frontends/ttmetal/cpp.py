@@ -112,6 +112,11 @@ class Program:
     #: variable templates (``template <typename T> inline constexpr bool is_accumulate_v = is_accumulate<T>::value;``,
     #: kernel_lib/reduce_helpers_compute.hpp): name -> (template parameter list, initializer, unit)
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
+    #: the enums the kernel and its followed headers define, by bare name: enumerator -> value (``enums.py``)
+    enums: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    #: the enumerators of unscoped enums (``enum Op { OP_ADD, OP_SUB };``), usable without their enum's name: name ->
+    #: value, only names one value is given to
+    unscoped: dict[str, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen(eq=False)
@@ -184,13 +189,18 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     for key in ("kernel_main", "MAIN"):
         if key in functions and functions[key][1] is main_unit:
             return Program(functions[key][0], main_unit, functions, globals_, overloads=tables.overloads,
-                           declared=tables.declared, structs=tables.structs, var_templates=tables.var_templates)
+                           declared=tables.declared, structs=tables.structs, var_templates=tables.var_templates,
+                           enums=tables.enums, unscoped=_known(tables.unscoped))
     entry = _TT_KERNEL.search(source.read_text(encoding="utf-8", errors="replace"))
     if entry is not None and entry.group(1) in functions and functions[entry.group(1)][1] is main_unit:
         return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True,
                        overloads=tables.overloads, declared=tables.declared, structs=tables.structs,
-                       var_templates=tables.var_templates)
+                       var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
+
+
+def _known(unscoped: dict[str, int | None]) -> dict[str, int]:
+    return {k: v for k, v in unscoped.items() if v is not None}
 
 
 #: the named-arg entry point's declaration: ``TT_KERNEL void NAME(``
@@ -203,6 +213,75 @@ class _Tables:
     declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
     structs: dict[str, StructDef] = attrs.field(factory=dict)
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
+    enums: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    unscoped: dict[str, int | None] = attrs.field(factory=dict)
+
+
+def _enum(spec: Any, tables: _Tables) -> None:
+    """An enum definition: its enumerators' values, as C++ gives them (the first 0 unless initialised, each next
+    one more than the one before). An initializer that is not an integer constant expression of numbers and earlier
+    enumerators (``+ - * << >> | & ~``, parentheses, casts) ends what is known of the enum: it and the enumerators
+    after it are left out. An unscoped enumerator (``enum``, not ``enum class``) is also usable by its bare name; a
+    name two enums give different values is left out of those."""
+    name_node = spec.child_by_field_name("name")
+    body = spec.child_by_field_name("body")
+    if body is None:
+        return
+    if name_node is not None and (name_node.is_missing or not name_node.text):
+        name_node = None  # an anonymous enum (``enum : uint32_t { A, END };``): its enumerators by bare name only
+    scoped = any(c.type in ("class", "struct") for c in spec.children)
+    values: dict[str, int] = {}
+    nxt: int | None = 0
+    for e in body.named_children:
+        if e.type != "enumerator" or nxt is None:
+            continue
+        ename = e.child_by_field_name("name").text.decode()
+        init = e.child_by_field_name("value")
+        v = _const_int(init, values) if init is not None else nxt
+        if v is None:
+            nxt = None
+            continue
+        values[ename] = v
+        nxt = v + 1
+    if name_node is not None:
+        key = name_node.text.decode().rsplit("::", 1)[-1]
+        # two enums of one bare name (in two namespaces) that differ: neither is known
+        tables.enums[key] = values if tables.enums.get(key, values) == values else {}
+    if not scoped:
+        for k, v in values.items():
+            tables.unscoped[k] = v if tables.unscoped.get(k, v) == v else None
+
+
+def _const_int(n: Any, known: dict[str, int]) -> int | None:
+    """The value of an integer constant expression of numbers and the names in ``known``, or None."""
+    t = n.type
+    if t == "number_literal":
+        try:
+            return int(n.text.decode().rstrip("uUlL").replace("'", ""), 0)
+        except ValueError:
+            return None
+    if t == "identifier":
+        return known.get(n.text.decode())
+    if t == "parenthesized_expression" and n.named_child_count == 1:
+        return _const_int(n.named_children[0], known)
+    if t == "cast_expression":
+        return _const_int(n.child_by_field_name("value"), known)
+    if t == "unary_expression":
+        a = _const_int(n.child_by_field_name("argument"), known)
+        op = n.child_by_field_name("operator").type
+        return None if a is None else -a if op == "-" else ~a if op == "~" else a if op == "+" else None
+    if t == "binary_expression":
+        a = _const_int(n.child_by_field_name("left"), known)
+        b = _const_int(n.child_by_field_name("right"), known)
+        op = n.child_by_field_name("operator").type
+        if a is None or b is None:
+            return None
+        ops = {"+": a + b, "-": a - b, "*": a * b, "|": a | b, "&": a & b, "^": a ^ b}
+        if op in ops:
+            return ops[op]
+        if op in ("<<", ">>") and 0 <= b < 64:
+            return a << b if op == "<<" else a >> b
+    return None
 
 
 def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Unit]],
@@ -248,12 +327,16 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                 _collect(body, unit, inner_ns, functions, globals_, tables)
         elif t in ("struct_specifier", "class_specifier"):
             _struct(c, None, unit, ns, tables)
+        elif t == "enum_specifier":
+            _enum(c, tables)
         elif t in ("declaration", "alias_declaration", "type_definition"):
             if t == "declaration":
                 _declared(c, c, unit, ns, tables)
                 spec = c.child_by_field_name("type")
                 if spec is not None and spec.type in ("struct_specifier", "class_specifier"):
                     _struct(spec, None, unit, ns, tables)
+                if spec is not None and spec.type == "enum_specifier":
+                    _enum(spec, tables)
             globals_.append((c, unit))
         elif t == "linkage_specification":
             body = c.child_by_field_name("body")

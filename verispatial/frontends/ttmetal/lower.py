@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, objects
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
@@ -41,6 +41,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemSet,
     TripCount,
+    Wait,
     WriteTiles,
 )
 from verispatial.ir.source import OpPath, SourceLoc
@@ -79,10 +80,10 @@ SURVEY_ARG = 2
 #: Also the device API's value comparisons (api/numeric/bfloat16.h ``bfloat16_greater``, float32.h
 #: ``float32_greater``: two numbers in, a bool out, no memory touched); a branch on their result is a branch on a
 #: value not followed.
-PURE_QUERIES = frozenset({"get_tile_hw", "get_tile_num_faces", "get_noc_id", "noc_index",
+PURE_QUERIES = frozenset({"get_noc_id", "noc_index",
                           # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
                           "__builtin_bit_cast", "bit_cast",
-                          "get_common_arg_addr", "get_arg_addr", "bfloat16_greater", "float32_greater"})
+                          "get_common_arg_addr", "bfloat16_greater", "float32_greater"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
@@ -363,6 +364,11 @@ class KernelReader:
         self.acc = _Acc(b, len(b.ops))
 
     def emit(self, op: Op, node: Any) -> None:
+        if isinstance(op, (Reserve, Push, Wait, Pop)) and op.pages == 0:
+            # a reserve, push, wait or pop of 0 pages does nothing: the waits' conditions hold at once and the
+            # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
+            # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
+            return
         if isinstance(op, Reserve):
             if op.buf in self.fills:
                 # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
@@ -890,12 +896,25 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
+            inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+            while inner is not None and inner.type == "reference_declarator" and inner.named_child_count == 1:
+                inner = inner.named_children[0]
+            if inner is not None and inner.type == "structured_binding_declarator":
+                # ``auto [a, b, c] = f();`` (rt_args_common.hpp:91 returns a braced tuple): one variable an element
+                names = [c.text.decode() for c in inner.named_children if c.type == "identifier"]
+                init = d.child_by_field_name("value")
+                whole = self.construct(tname, init, d) if init is not None else V.Opaque("no initializer")
+                for bname, value in zip(names, intrinsics.elements(self, whole, len(names), d), strict=True):
+                    self.scopes[-1][bname] = value
+                continue
             if d.type == "init_declarator":
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
-                if isinstance(value, V.L1Ptr):
+                if isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
+                if isinstance(value, V.Designated) and _is_const(n):
+                    value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
                 value = self.construct(tname, None, d)
@@ -1531,6 +1550,8 @@ class KernelReader:
                 default = i
                 continue
             lv = self.expr(label)
+            if isinstance(v, V.EnumConst) != isinstance(lv, V.EnumConst):
+                v, lv = enums.number(self, v), enums.number(self, lv)
             if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
                 hit = lv == v
             elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
@@ -1579,6 +1600,9 @@ class KernelReader:
                 self.refuse("branch on two loop conditions", c, self.text(c))
             if op in ("==", "!=", "<", "<=", ">", ">="):
                 lv, rv = self.expr(c.child_by_field_name("left")), self.expr(c.child_by_field_name("right"))
+                if isinstance(lv, V.EnumConst) != isinstance(rv, V.EnumConst):
+                    # an enumerator against a number (a compile-time arg cast to the enum): by its value
+                    lv, rv = enums.number(self, lv), enums.number(self, rv)
                 if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
                     return (lv == rv) == (op == "==")
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
@@ -1666,6 +1690,8 @@ class KernelReader:
                 return V.const(0)
             if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
+            if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
+                return V.const(self.prog.unscoped[name])
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
                 # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
                 return V.const(int(self.kernel.fp32_dest_acc_en))
@@ -1694,9 +1720,12 @@ class KernelReader:
             old = self.expr(arg)
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
-                if isinstance(old, V.L1Ptr) else V.Opaque(f"{self.text(n)}")
+                if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+            elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
+                    arg.child_by_field_name("argument")), V.ArgArray):
+                self.refuse("store into a runtime arg", n, self.text(n))
             prefix = n.children[0].type in ("++", "--")
             return new if prefix else old
         if t == "assignment_expression":
@@ -1718,7 +1747,7 @@ class KernelReader:
                     if field in ("fifo_page_size", "fifo_num_pages", "fifo_size") else V.Opaque(f".{field}")
             return V.Opaque(f"the field {self.text(n)}")
         if t == "cast_expression":
-            return retyped(self.expr(n.child_by_field_name("value")), n.child_by_field_name("type"))
+            return self.cast(self.expr(n.child_by_field_name("value")), n.child_by_field_name("type"))
         if t == "conditional_expression":
             try:
                 g = self.cond(n.child_by_field_name("condition"))
@@ -1765,6 +1794,8 @@ class KernelReader:
                 return inner.value
             if n.children[0].type == "&":
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
+            if isinstance(inner, V.ArgArray):
+                return intrinsics.arg_word(self, inner, V.const(0), n)
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return self.subscript(n)
@@ -1775,6 +1806,35 @@ class KernelReader:
         if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def cast(self, v: V.Value, typ: Any) -> V.Value:
+        """``v`` converted to the type ``typ`` (a C cast or a ``static_cast``): an L1 or runtime arg address retyped
+        (``retyped``); an enumerator converted to an integer type is its value (enums.py)."""
+        text = " ".join(typ.text.decode().split()) if typ is not None else ""
+        if "*" not in text:
+            v = self.to_integer(v, text)
+        return retyped(v, typ)
+
+    def to_integer(self, v: V.Value, text: str) -> V.Value:
+        """``v`` converted to the integer type named ``text`` (``uint16_t``, ``bool``, ``uint``), as C++ converts a
+        number or an enumerator: to bool 0 or 1, to a type narrower than the RISC's 32-bit word modulo 2**(8N),
+        signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
+        32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
+        stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
+        indices) is kept as it is; other types and values are not changed."""
+        width = _size_of_type(text)
+        if width is None or "float" in text or "double" in text:
+            return v
+        k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if not isinstance(k, V.Sym) or not k.is_const:
+            return k
+        if text.endswith("bool"):
+            return V.const(int(k.const != 0))
+        if width >= 4:
+            return k
+        u = k.const & ((1 << 8 * width) - 1)
+        signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
+        return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
 
     def compound_literal(self, n: Any) -> V.Value:
         """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
@@ -1794,9 +1854,17 @@ class KernelReader:
     def subscript(self, n: Any) -> V.Value:
         """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
         ``unpack_src_format[cb]`` and the other formats are the buffer's data format as the host configured it, the
-        tile dimensions 32 x 32 in 4 faces of 16 rows); any other array element is a value read from memory."""
+        tile dimensions 32 x 32 in 4 faces of 16 rows); a constant table's element and a runtime arg read through
+        ``get_arg_addr`` (intrinsics.py); any other array element is a value read from memory."""
         base = n.child_by_field_name("argument")
         idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
+        # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
+        held = self.expr(base) if base is not None and base.type in (
+            "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
+        if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
+        if isinstance(held, V.Table) and idx is not None and idx.named_child_count == 1:
+            return intrinsics.element(self, held, self.expr(idx.named_children[0]), n)
         name = base.text.decode() if base is not None and base.type == "identifier" else ""
         if name in JIT_DESCRIPTORS and self.lookup(name) is None and \
                 idx is not None and idx.named_child_count == 1:
@@ -1888,7 +1956,7 @@ class KernelReader:
         v = self.lookup(last)
         if v is not None:
             return v
-        if len(parts) >= 2 and not parts[-1][:1].islower():
+        if len(parts) >= 2 and (not parts[-1][:1].islower() or parts[-2] in self.prog.enums):
             return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
 
@@ -1991,8 +2059,12 @@ class KernelReader:
             if isinstance(g, bool):
                 return V.const(int(g))
             return V.LoopCond(g[0], g[1])
-        a = self.expr(n.child_by_field_name("left"))
-        b = self.expr(n.child_by_field_name("right"))
+        a = enums.number(self, self.expr(n.child_by_field_name("left")))
+        b = enums.number(self, self.expr(n.child_by_field_name("right")))
+        if isinstance(a, V.ArgArray) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
+            return a.plus(b if op == "+" else -b)
+        if isinstance(b, V.ArgArray) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
+            return b.plus(a)
         if isinstance(a, V.L1Ptr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
             return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
         if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
@@ -2037,7 +2109,11 @@ class KernelReader:
         rhs = self.expr(n.child_by_field_name("right"))
         if op != "=":
             cur = self.expr(lhs)
-            if isinstance(cur, V.L1Ptr):
+            if isinstance(cur, V.ArgArray):
+                # ``rt_args += n``: an address among the runtime args moves
+                rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
+                    rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a runtime arg address")
+            elif isinstance(cur, V.L1Ptr):
                 # ``l1_write_addr += tile_bytes``: the address moves; any other arithmetic on it is not followed
                 rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on an L1 address")
@@ -2066,6 +2142,9 @@ class KernelReader:
             return rhs
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(target, V.ArgArray):
+                # the reading gives every later read of the arg the host's value: a kernel changing its args is not
+                self.refuse("store into a runtime arg", n, self.text(n))
             if isinstance(target, V.SemAddr):
                 # a semaphore word written through a volatile pointer: a local store, as noc_semaphore_set
                 self.sem_set(target.sem, rhs, n)
@@ -2075,6 +2154,8 @@ class KernelReader:
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(base, V.ArgArray):
+                self.refuse("store into a runtime arg", n, self.text(n))
             if isinstance(base, V.SemAddr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
                 iv = self.expr(idx.named_children[0]) if idx is not None and idx.named_child_count else None
@@ -2180,7 +2261,7 @@ class KernelReader:
             if bare == "CoreLocalMem" and isinstance(v, V.L1Ptr):
                 # CoreLocalMem<T>(addr): a T array at addr (api/core_local_mem.h); T defaults to uint32_t
                 return v.retyped(_size_of_type(targs[0].text.decode()) if targs else 4)
-            return retyped(v, targs[0]) if targs else v
+            return self.cast(v, targs[0]) if targs else v
         if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
@@ -2204,6 +2285,19 @@ class KernelReader:
         sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
         if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
+        held = self.lookup(name) if name.isidentifier() else None
+        cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
+        if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
+            if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
+                return V.Opaque(f"a floating-point value: {self.text(n)}")
+            return self.to_integer(self.expr(arg_nodes[0]), cast_to)
+        if intrinsics.modelled(name) and bare not in self.prog.functions:  # __builtin_clz, std::optional<T>(x)
+            return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
+        if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
+            # ``decltype(args)::next_compile_time_args_offset()``: a static member function of the variable's type
+            held = self.lookup(name.split("::")[0][9:-1])
+            if isinstance(held, V.AccessorArgs):
+                return api.method(self, held, bare, arg_nodes, n)
         if chain.modelled(self, bare):
             here = self.blocks[-1]
             first = len(here.ops)
@@ -2423,11 +2517,19 @@ class KernelReader:
             return q if not isinstance(q, V.Opaque) else V.EnumConst.of(text)
         if text in TYPE_SIZES:
             return V.TypeName(text)  # f<uint16_t>: sizeof(T) in the callee is known
+        if text in self.prog.unscoped:  # f<OP_ADD>: an unscoped enumerator (enums.py)
+            return V.const(self.prog.unscoped[text])
         return V.Opaque("a type")
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
+        """The value of the arg ``name`` (``get_arg(args::name)``, the named entry point's parameters): a runtime
+        arg's on this core, or, for a name the host gives as a named compile-time arg and not as a runtime arg, that
+        (experimental/kernel_args.h:17-19: ``get_arg`` reads runtime, common runtime and compile-time args alike,
+        which kind being the host's choice)."""
         if self.survey:
             return V.const(SURVEY_ARG)
+        if name not in self.kernel.runtime_args and name in self.kernel.named_compile_time_args:
+            return self.host_value(self.kernel.named_compile_time_args[name])
         if name not in self.kernel.runtime_args:
             self.refuse("runtime arg the host does not declare", node,
                         f"{name} (kernel {self.kernel.name} declares: {', '.join(self.kernel.runtime_args) or 'none'})")
@@ -2601,6 +2703,9 @@ def retyped(v: Any, typ: Any) -> Any:
     """An L1 address ``v`` cast to the type ``typ`` (a tree-sitter type descriptor): as a ``T*`` its arithmetic
     counts ``sizeof(T)`` bytes (None where T's size is not known), as an integer one byte. Other values as they
     are."""
+    if isinstance(v, V.ArgArray) and typ is not None:
+        text = typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
+        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem)
     if not isinstance(v, V.L1Ptr) or typ is None:
         return v
     text = typ.text.decode()
@@ -2609,9 +2714,19 @@ def retyped(v: Any, typ: Any) -> Any:
     return v.retyped(1) if _size_of_type(text) is not None else v
 
 
-def _declared_as(v: V.L1Ptr, tname: str, declarator: Any) -> V.L1Ptr:
-    """An L1 address held in a variable declared ``T* p`` (``sizeof(T)`` bytes a unit) or ``uint32_t a`` (bytes);
-    ``auto`` and the like keep what the value was."""
+def _is_const(decl: Any) -> bool:
+    """Whether declaration ``decl`` declares its variables ``const`` or ``constexpr`` (never written after)."""
+    return any(c.type == "type_qualifier" and c.text in (b"const", b"constexpr") for c in decl.children)
+
+
+def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
+    """An L1 address (or a runtime arg address) held in a variable declared ``T* p`` (``sizeof(T)`` bytes a unit) or
+    ``uint32_t a`` (bytes); ``auto`` and the like keep what the value was."""
+    if isinstance(v, V.ArgArray):
+        if declarator is not None and declarator.type == "pointer_declarator":
+            return attrs.evolve(v, elem=TYPE_SIZES.get(tname))
+        return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
+            declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":
         return v.retyped(TYPE_SIZES.get(tname))
     if declarator is not None and declarator.type == "reference_declarator":

@@ -358,3 +358,55 @@ def variable_template(r: KernelReader, n: Any) -> V.Value:
         return r.expr(init)  # type: ignore[no-any-return]
     finally:
         r.scopes, r.unit = saved_scopes, saved_unit
+
+
+#: tensor_accessor::ArgConfig's bits (hostdevcommon/api/hostdevcommon/tensor_accessor/arg_config.hpp:17-29)
+_SHARDED, _RUNTIME_RANK, _RUNTIME_NUM_BANKS, _RUNTIME_TENSOR_SHAPE, _RUNTIME_SHARD_SHAPE, _RUNTIME_BANK_COORDS, \
+    _RUNTIME_PAGE_SIZE = 1 << 0, 1 << 2, 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 7
+#: the shard-contiguous flag in the top bit of the num_banks word (arg_config.hpp:43-48)
+_SHARD_CONTIGUOUS_BIT = 1 << 31
+
+
+def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym | V.Opaque:
+    """``TensorAccessorArgs<N>::num_compile_time_args()``, the compile-time args the accessor's layout takes from
+    index ``N`` on, as api/tensor/tensor_accessor_args.h:21-111 computes ``NumArgsCT`` from them: the config word
+    at ``N`` (its low 8 bits, ``ArgsConfig::Underlying`` is ``uint8_t``); interleaved, the config word and the aligned
+    page size (one word without the page size when ``RuntimePageSize`` is set); sharded, also the rank, the bank
+    count, the tensor and shard shapes (rank words each) and the bank coordinates (one word per two banks), each
+    left out when the config says it is a runtime arg. The args it reads must be numbers the host gives; an arg the
+    host does not give or that is not a number gives a value not followed (refused where an op or an index needs
+    it)."""
+    if not isinstance(args.cta, V.Sym) or not args.cta.is_const:
+        return V.Opaque(args.cta.why if isinstance(args.cta, V.Opaque) else "an accessor's offset not known statically")
+    base = args.cta.const
+
+    def ct(i: int) -> int | None:
+        from verispatial.frontends.ttmetal import api
+
+        if not r.survey and not 0 <= i < len(r.kernel.compile_time_args):
+            return None  # the host leaves the accessor's words out: only a use of what follows them is refused
+        v = api.FUNCTIONS["get_compile_time_arg_val"](r, [V.const(i)], [n], [], n)
+        return v.const if isinstance(v, V.Sym) and v.is_const else None
+
+    cfg = ct(base)
+    if cfg is None:
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}>, compile-time arg {base}, is not a number "
+                        "the host gives")
+    cfg &= 0xFF
+
+    def runtime(bit: int) -> bool:
+        return bool(cfg & bit)
+
+    if not cfg & _SHARDED:
+        return V.const(1 if runtime(_RUNTIME_PAGE_SIZE) else 2)
+    rank_at = base + 2  # a sharded accessor never has a runtime page size (tensor_accessor_args.h:44-48)
+    banks_at = rank_at + (0 if runtime(_RUNTIME_RANK) else 1)
+    rank = 0 if runtime(_RUNTIME_RANK) else ct(rank_at)
+    raw = 0 if runtime(_RUNTIME_NUM_BANKS) else ct(banks_at)
+    if rank is None or raw is None:
+        return V.Opaque(f"the rank or bank count of TensorAccessorArgs<{base}> is not a number")
+    banks = raw & ~_SHARD_CONTIGUOUS_BIT & 0xFFFFFFFF
+    shape_at = banks_at + (0 if runtime(_RUNTIME_NUM_BANKS) else 1)
+    shard_at = shape_at + (0 if runtime(_RUNTIME_TENSOR_SHAPE) else rank)
+    coords_at = shard_at + (0 if runtime(_RUNTIME_SHARD_SHAPE) else rank)
+    return V.const(coords_at + (0 if runtime(_RUNTIME_BANK_COORDS) else (banks + 1) // 2) - base)

@@ -135,7 +135,11 @@ class NocObj:
 @attrs.frozen
 class AccessorArgs:
     """``TensorAccessorArgs<N>()``: the compile-time layout of an accessor; which tensor it reads comes with the
-    address it is paired with."""
+    address it is paired with. ``cta`` is ``N``, the index of its first compile-time arg (its config word), where
+    the kernel's later args start is counted from (``next_compile_time_args_offset()``,
+    ``objects.accessor_args_count``)."""
+
+    cta: Any = attrs.field(factory=lambda: Opaque("the accessor's compile-time arg offset"))
 
 
 @attrs.frozen
@@ -204,6 +208,28 @@ class L1Ptr:
 
 
 @attrs.frozen
+class ArgArray:
+    """An address among this core's runtime args: ``get_arg_addr(i)`` is ``&rta_l1_base[i]``, the args being
+    consecutive 32-bit words (api/dataflow/dataflow_api.h:108-113, ``get_arg_val`` reads through it, :148-152), plus
+    ``offset`` bytes. ``elem`` is the bytes one unit of its arithmetic adds: 1 as the ``uintptr_t`` it is returned
+    as, ``sizeof(T)`` once cast to a ``T*``, None for a pointer to a type of unknown size. Reading ``p[k]`` through a
+    32-bit type is the runtime arg at word ``(offset + k * elem) / 4`` past ``index`` (``intrinsics.arg_word``)."""
+
+    index: Sym
+    offset: Sym = Sym()
+    elem: int | None = 1
+
+    def plus(self, units: Sym | Opaque) -> ArgArray | Opaque:
+        """This address advanced by ``units`` of its arithmetic."""
+        if isinstance(units, Opaque):
+            return units
+        if self.elem is None:
+            return Opaque("arithmetic on a pointer to a type of unknown size among the runtime args")
+        moved = self.offset + units.scaled(self.elem)
+        return attrs.evolve(self, offset=moved) if isinstance(moved, Sym) else moved
+
+
+@attrs.frozen
 class RemoteAddr:
     """``get_noc_addr(x, y, addr)``: ``addr`` on the core at (x, y)."""
 
@@ -234,6 +260,19 @@ class Designated:
 
     def get(self, name: str) -> Any:
         return dict(self.fields).get(name)
+
+
+@attrs.frozen
+class Table:
+    """A ``const`` / ``constexpr`` array with an initializer list (``constexpr uint32_t step_inc[6] = {1, 16, ...}``,
+    writer_decode_all.cpp:88; ``std::array``): its elements, in order; an element past the list is 0, as C++
+    zero-initializes it, up to ``size``. Never written (it is const), so an element read is the element."""
+
+    items: tuple[Any, ...]
+    size: int
+
+    def at(self, i: int) -> Any:
+        return self.items[i] if i < len(self.items) else Sym(0)
 
 
 @attrs.frozen
@@ -337,4 +376,4 @@ class ChainElem:
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | Obj | Optional | TypeInst | ChainElem | None
+    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | None

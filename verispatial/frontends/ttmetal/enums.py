@@ -1,0 +1,66 @@
+"""Enumerators as numbers: the values of the enums kernels convert to integers, compare with compile-time args or
+switch on (``switch ((uint)data_format & 0x1F)`` in kernel/dataflow/moreh_common.hpp:98,
+``tensor_layout == TensorMemoryLayout::INTERLEAVED`` with ``tensor_layout`` a compile-time arg).
+
+Two sources. Enums the kernel or a followed header defines are read from their definitions (``cpp.Program.enums``:
+an enumerator without an initializer is one more than the one before it, the first 0, as C++ numbers them). The
+device and host headers the front end does not follow are transcribed here, with the file and line each comes from
+(ttnn 0.81.1 wheel); an enum that differs between targets is given per target, and an enumerator one target lacks
+is not a number on the other.
+
+An enumerator whose value is not known stays an ``EnumConst``, compared with another only by name (values.EnumConst).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from verispatial.frontends.ttmetal import values as V
+
+if TYPE_CHECKING:
+    from verispatial.frontends.ttmetal.lower import KernelReader
+
+#: DataFormat, tt_metal/hw/inc/internal/tt-1xx/wormhole/wormhole_b0_defines/tensix_types.h:214-234 (Blackhole's,
+#: internal/tt-1xx/blackhole/tensix_types.h:213-235, adds Fp8_e4m3 = 26 and Uint8 = 129)
+_DATA_FORMAT = {"Float32": 0, "Float16": 1, "Bfp8": 2, "Bfp4": 3, "Bfp2": 11, "Float16_b": 5, "Bfp8_b": 6,
+                "Bfp4_b": 7, "Bfp2_b": 15, "Lf8": 10, "Int8": 14, "UInt8": 30, "UInt16": 9, "Int32": 8,
+                "UInt32": 24, "Tf32": 4, "testMan7": 0x82, "testMan2": 0x8A, "Invalid": 0xFF}
+
+#: The device and host enums kernels compare, by target name, then enum name.
+DEVICE_ENUMS: dict[str, dict[str, dict[str, int]]] = {}
+_COMMON: dict[str, dict[str, int]] = {
+    # tt_metal/api/tt-metalium/buffer_types.hpp:12-20 and :22-25
+    "TensorMemoryLayout": {"INTERLEAVED": 0, "HEIGHT_SHARDED": 2, "WIDTH_SHARDED": 3, "BLOCK_SHARDED": 4,
+                           "ND_SHARDED": 5},
+    "ShardOrientation": {"ROW_MAJOR": 0, "COL_MAJOR": 1},
+    # tt_metal/tt-llk/tt_llk_wormhole_b0/llk_lib/llk_defs.h:24-37 (tt_llk_blackhole the same)
+    "ReduceDim": {"REDUCE_ROW": 0, "REDUCE_COL": 1, "REDUCE_SCALAR": 2},
+    "PoolType": {"SUM": 0, "AVG": 1, "MAX": 2, "MIN": 3},
+}
+DEVICE_ENUMS["wormhole_b0"] = {**_COMMON, "DataFormat": _DATA_FORMAT}
+DEVICE_ENUMS["blackhole"] = {**_COMMON, "DataFormat": {**_DATA_FORMAT, "Fp8_e4m3": 26, "Uint8": 129}}
+
+
+def value(r: KernelReader, e: V.EnumConst) -> int | None:
+    """The number enumerator ``e`` (``Enum::NAME``, its last two name components) stands for, or None: the kernel's
+    own enums first (a name it defines hides a device enum of that name), then the device and host headers'; a
+    qualification that names no enum (``ns::NAME``) finds an unscoped enumerator of that name, if only one enum of
+    the kernel defines one."""
+    scope, _, name = e.name.rpartition("::")
+    own = r.prog.enums.get(scope)
+    if own is not None:
+        return own.get(name)
+    dev = DEVICE_ENUMS.get(r.host.target.name, {}).get(scope)
+    if dev is not None:
+        return dev.get(name)
+    return r.prog.unscoped.get(name)
+
+
+def number(r: KernelReader, v: V.Value) -> V.Value:
+    """``v`` as a number where it is an enumerator of known value (C++'s conversion of an enumerator to its
+    underlying integer, ``static_cast<uint32_t>(E::X)``); anything else as it is."""
+    if isinstance(v, V.EnumConst):
+        k = value(r, v)
+        if k is not None:
+            return V.const(k)
+    return v
