@@ -532,7 +532,8 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
     pushes, each push publishing the tensor's tiles) or, packed into by compute (``write``), an output — an
     activation nothing reads when some stage may run fewer times than its max (an output must be written whole), now
     and then an output all the same in a broken draw (``output-unwritten``). The shard is one run of tiles, or
-    sometimes rows of ``w`` tiles ``2 w`` apart (a block-sharded tensor twice as wide). Broken (sometimes): the shard
+    sometimes rows of ``w`` tiles ``2 w`` apart (a block-sharded tensor twice as wide: an input, an activation, or an
+    output in a broken draw, which leaves half of it unwritten). Broken (sometimes): the shard
     holds ``pages`` tiles fewer than the ring, so the last push passes it (``cb-shard-overrun``, tt-metal #15337's
     kind)."""
     b = buffers[-1]
@@ -546,7 +547,10 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
         role = Role.ACTIVATION if partial and (not broken or draw(st.integers(0, 3)) > 0) else Role.OUTPUT
     name = f"sh{len(tensors)}"
     size = cap * b.page_tiles
-    width = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0])) if draw(st.booleans()) else 0
+    # Rows ``2 w`` apart hold half their tensor: an output so sharded is written only in part (``output-unwritten``),
+    # so that form is drawn for an output in a broken draw only.
+    block = draw(st.booleans()) and (role is not Role.OUTPUT or broken)
+    width = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0])) if block else 0
     short = pages if broken and size > pages and draw(st.integers(0, 3)) == 0 else 0
     if width:
         rows = size // width
