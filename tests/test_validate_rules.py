@@ -249,3 +249,21 @@ def test_a_transfer_moves_tiles_of_the_buffers_size() -> None:
     # Equal tile sizes pass (bf16 and fp16 tiles are both 2048 bytes on Wormhole).
     narrow = attrs.evolve(p, tensors=tuple(attrs.evolve(x, dtype="fp16") if x is t else x for x in p.tensors))
     assert not any("moves" in str(v) for v in validate(narrow))
+
+
+def test_two_buffers_of_one_name_on_a_site_are_refused() -> None:
+    """A finding names a buffer ``name@site`` (explain, SARIF, the counterexample): two buffers named alike on one
+    site (within one section) would make it name either, so the second is bad input. The same name on another site,
+    or in another section, is a name of its own."""
+    p = base()
+    b1, b2 = p.buffers[1], p.buffers[2]
+    assert b1.site == b2.site
+    assert b1.name != b2.name
+    twin = attrs.evolve(p, buffers=tuple(attrs.evolve(b, name=b1.name) if b is b2 else b for b in p.buffers))
+    assert [str(v) for v in validate(twin)] == [
+        f"buffer 2 ({b1.name}): buffer names are unique on a site (within a section): another buffer on {b1.site} "
+        f"is named {b1.name!r}"]
+    elsewhere = attrs.evolve(p, buffers=tuple(attrs.evolve(b, name=p.buffers[0].name) if b is b1 else b
+                                              for b in p.buffers))
+    assert p.buffers[0].site != b1.site
+    assert validate(elsewhere) == []

@@ -175,8 +175,14 @@ def validate(p: Program) -> list[IrViolation]:
         return phases[section] if section is not None and 0 <= section < len(phases) else None
 
     seen_cb: set[tuple[Site, int | None, int]] = set()
+    # A finding names a buffer by its name and site (``c_0@(0,0)``): two alike would make it name either.
+    named_at: set[tuple[str, Site, int | None]] = set()
     for b in p.buffers:
         e = f"buffer {b.id} ({b.name})"
+        if (b.name, b.site, b.section) in named_at:
+            bad(e, f"buffer names are unique on a site (within a section): another buffer on {b.site} is named "
+                   f"{b.name!r}")
+        named_at.add((b.name, b.site, b.section))
         if not _in_mesh(p, b.site):
             bad(e, f"site {b.site} is outside the {p.target.mesh[0]}x{p.target.mesh[1]} mesh")
         if b.page_tiles < 1:
