@@ -218,7 +218,8 @@ def test_a_short_run_proves_alone_and_a_stuck_one_changes_nothing(monkeypatch: p
         assert [(r.name, r.verdict) for r in fast] == [("deadlock:(0,0).compute+1", Verdict.REFUTED)]
         assert [(r.name, r.verdict, r.reason, r.counterexample) for r in fast] == [
             (r.name, r.verdict, r.reason, r.counterexample) for r in slow]
-        assert fast[0].counterexample is not None and fast[0].counterexample["replayed_by"]
+        assert fast[0].counterexample is not None
+        assert fast[0].counterexample["replayed_by"]
 
 
 def test_a_stretched_candidate_proves_long_loops_without_the_full_run(monkeypatch: pytest.MonkeyPatch) -> None:
