@@ -555,7 +555,7 @@ def _enabling_key(a: Analysis, e: str, lf: Leaf, movers: list[str], s: Schedule,
 
 
 def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] | None,
-          rlimit: int = CHECK_RLIMIT) -> Outcome:
+          rlimit: int = CHECK_RLIMIT, proved: set[str] | None = None) -> Outcome:
     """Check ``s`` against the program: the *order* query per engine and the *enabling* query per blocking leaf
     (see the module docstring). ``trips`` fixes trip values (None: symbolic over ``[0, max]``).
 
@@ -613,7 +613,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                  _tau_at(s, pa, rl[e]) >= _tau_at(s, pb, rl[e]))
         if st != Status.UNSAT:
             return Outcome(False, f"schedule order of {e}: {st.value}", n)
-    proved: set[str] = set()
+    proved = set() if proved is None else proved
     by_buf = _buffer_movers(a)
     forms: dict[frozenset[str], Canon] = {}
     rearmed = a.program.rearmed_words() if smt.shortcuts() else frozenset()
@@ -722,11 +722,12 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
             if got is not None and got.proved:
                 return got
     total = settled = 0
+    proved: set[str] = set()  # enabling keys proved (``_enabling_key``): a later candidate reuses them
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
         quick = derive_stretched(a, comp, run_trips)
         if quick is not None:
-            out = check(a, comp, quick, trips, rlimit)
+            out = check(a, comp, quick, trips, rlimit, proved)
             if out.proved:
                 total += out.queries
                 settled += out.settled
@@ -738,7 +739,7 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
         s = derive(a, comp, run_trips)
         if isinstance(s, str):
             return Outcome(False, s, total)
-        out = check(a, comp, s, trips, rlimit)
+        out = check(a, comp, s, trips, rlimit, proved)
         total += out.queries
         settled += out.settled
         if not out.proved:
