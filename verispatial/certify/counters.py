@@ -20,7 +20,6 @@ from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemSet, SemWai
 from verispatial.ir.program import Program
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
-
 #: The tables of the last (program, views) a counter model was made for: every query over one analysis builds its
 #: own counter model (``reach.StateQuery``: 121 in the 16-layer decode step's certify, each walking the whole
 #: program twice), and these depend on the program and views alone. Held by identity (both are immutable: a frozen
