@@ -562,7 +562,8 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
     With ``smt.shortcuts``, an engine's order is shown by enumerating its occurrences where that is finite
     (``order_by_enumeration``), and a blocking leaf whose enabling query equals one already proved up to
     renaming (``_enabling_key``: engines isomorphic up to translation, e.g. the columns of a multicast grid)
-    reuses that proof."""
+    reuses that proof. ``proved``: the keys proved so far, shared by the candidates ``prove`` checks for one
+    component (a key holds the schedule restricted to the query's engines, so an equal key is the same query)."""
     n = settled = 0
     rl = {e: r_leaves(a.views[e]) for e in comp}
     q = _Shared(f"schedule:{min(comp)}", rlimit)
