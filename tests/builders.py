@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from verispatial.ir import (
     WORMHOLE,
     Addr,
@@ -85,3 +87,12 @@ def chain(*sites: Site) -> list[Program]:
     """Sections copying X -> A0 -> A1 -> ... -> Y, section k on ``sites[k]``."""
     names = ["X", *(f"A{k}" for k in range(len(sites) - 1)), "Y"]
     return [copy_section(f"copy{k}", s, names[k], names[k + 1]) for k, s in enumerate(sites)]
+
+
+def witnessed(reason: str, engines: int, tail: str = "") -> bool:
+    """Whether a deadlock proof's ``reason`` says a schedule witness proved it (not the whole-component search):
+    the affine one checked symbolically (``tail``: " and trip values" when trips are symbolic), or, for loops of
+    constant counts whose run is short (``schedule.RUN_PER_LEAF``), the as-soon-as-possible run itself."""
+    return reason == f"{engines} engines, schedule witness checked symbolically over loop indices{tail}" or (
+        re.fullmatch(rf"{engines} engines, every one of its \d+ counter occurrences executed in an as-soon-as-possible "
+                     r"run \(an exhaustive schedule witness\)", reason) is not None)

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import pytest
+from builders import witnessed
 from verdicts import cex
 
 from verispatial import cli
@@ -143,7 +144,7 @@ def assert_matmul_proved(report: Report, program: Program) -> None:
     bad = [(r.name, r.verdict.value, r.reason) for r in report.results if r.verdict != Verdict.PROVED]
     assert bad == []
     (dl,) = [r for r in report.results if r.family == "deadlock"]
-    assert dl.reason == f"{len(program.programs)} engines, schedule witness checked symbolically over loop indices"
+    assert witnessed(dl.reason, len(program.programs))
     assert len(program.programs) == 48
     # Every obligation family the matmul has obligations of is reported (no structure/happens-before: it has
     # neither certificate nor activations; its happens-before obligation is that every output tile is written).
@@ -172,7 +173,7 @@ def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None
     assert report.exit_code == 0
     assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
     (dl,) = [r for r in report.results if r.family == "deadlock"]
-    assert dl.reason == f"{engines} engines, schedule witness checked symbolically over loop indices"
+    assert witnessed(dl.reason, engines)
 
 
 @pytest.mark.parametrize(("file", "remote"), [("remote_write.json", "async-inc-overtake"),

@@ -53,8 +53,21 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def results(r: Report) -> list[tuple[str, str, str, str, str]]:
-    return [(x.family, x.name, x.verdict.value, x.reason, json.dumps(x.counterexample, sort_keys=True, default=str))
-            for x in r.results]
+    return [(x.family, x.name, x.verdict.value, _method_free(x.family, x.verdict, x.reason),
+             json.dumps(x.counterexample, sort_keys=True, default=str)) for x in r.results]
+
+
+def _method_free(family: str, verdict: Verdict, reason: str) -> str:
+    """``reason``, less the method of a deadlock proof: a short constant-count run proves by itself with the shortcuts
+    (``schedule.RUN_PER_LEAF``, an exhaustive witness) where the reference route checks the affine witness, and each
+    reason names its own method; what is compared of such a proof is its verdict and its component's size."""
+    if family == "deadlock" and verdict == Verdict.PROVED and " counter occurrences executed in an as-soon-as-possible " \
+            "run" in reason:
+        return reason.split(", ")[0] + ", (method)"
+    if family == "deadlock" and verdict == Verdict.PROVED and reason.endswith(" engines, schedule witness checked "
+                                                                              "symbolically over loop indices"):
+        return reason.split(", ")[0] + ", (method)"
+    return reason
 
 
 def same_as_reference(p: Program) -> Report:
@@ -249,10 +262,13 @@ def grid_matmul(cols: int, rows: int) -> Program:
     return p
 
 
-def test_isomorphic_enabling_queries_are_asked_once() -> None:
+def test_isomorphic_enabling_queries_are_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     p = grid_matmul(4, 2)
     a = analyse(p)
     (comp,) = a.components
+    run = schedule.prove(a, comp, a.trip_sets())  # its run is short: it proves by itself, no query asked
+    assert (run.proved, run.exhaustive, run.queries) == (True, True, 0)
+    monkeypatch.setattr(schedule, "RUN_PER_LEAF", 0)  # the symbolic check, whose shortcuts are what is tested here
     fast = schedule.prove(a, comp, a.trip_sets())
     with smt.reference_route():
         ref = schedule.prove(a, comp, a.trip_sets())

@@ -64,13 +64,19 @@ def _map(ops: tuple[Op, ...], fn: object) -> tuple[Op, ...]:
     return tuple(out)
 
 
-def test_8x4_matmul_deadlock_proves_by_schedule_witness() -> None:
+def test_8x4_matmul_deadlock_proves_by_schedule_witness(monkeypatch: pytest.MonkeyPatch) -> None:
     p = grid(8, 4)
     assert len(p.programs) == 96
     a = analyse(p)
     trusted = {b.id for b in p.buffers}
     (search,) = check_deadlock(a, trusted, method="search", search=propose_deadlock)
     assert search.verdict == Verdict.FAILED  # the whole-component query exhausts its budget
+    # Its loops have constant counts and its run is short (2,356 occurrences over 1,140 counter ops): the run proves.
+    (run,) = check_deadlock(a, trusted, method="schedule", search=propose_deadlock)
+    assert (run.name, run.verdict) == ("deadlock:(0,0).compute+95", Verdict.PROVED)
+    assert run.reason == ("96 engines, every one of its 2356 counter occurrences executed in an as-soon-as-possible "
+                          "run (an exhaustive schedule witness)")
+    monkeypatch.setattr(schedule, "RUN_PER_LEAF", 0)  # the affine witness, checked symbolically, proves it too
     (dl,) = check_deadlock(a, trusted, method="schedule", search=propose_deadlock)
     assert (dl.name, dl.verdict) == ("deadlock:(0,0).compute+95", Verdict.PROVED)
     assert dl.reason == "96 engines, schedule witness checked symbolically over loop indices"
@@ -190,6 +196,30 @@ def nested(outer: int | str, inner: int | str, extra_wait: bool = False, trips: 
 
 def _no_full_run(*_: object) -> object:
     raise AssertionError("the full derivation run was made")
+
+
+@pytest.mark.parametrize("extra_wait", [False, True])
+def test_a_short_run_proves_alone_and_a_stuck_one_changes_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                                   extra_wait: bool) -> None:
+    # A component of few counter ops whose loops have constant counts and whose run is short (schedule.RUN_PER_LEAF):
+    # its as-soon-as-possible run proves it without a query. A run that gets stuck proves nothing and is dropped: the
+    # result is the one of the route without the run, counterexample and all (the deadlock replayed).
+    p = nested(3, 4, extra_wait=extra_wait)
+    fast = [r for r in certify(p).results if r.family == "deadlock"]
+    monkeypatch.setattr(schedule, "RUN_PER_LEAF", 0)
+    slow = [r for r in certify(p).results if r.family == "deadlock"]
+    if not extra_wait:
+        assert [(r.name, r.verdict, r.reason) for r in fast] == [
+            ("deadlock:(0,0).compute+1", Verdict.PROVED, "2 engines, every one of its 48 counter occurrences executed "
+             "in an as-soon-as-possible run (an exhaustive schedule witness)")]
+        assert [(r.name, r.verdict) for r in slow] == [("deadlock:(0,0).compute+1", Verdict.PROVED)]
+        assert slow[0].reason != fast[0].reason
+    else:
+        assert [(r.name, r.verdict) for r in fast] == [("deadlock:(0,0).compute+1", Verdict.REFUTED)]
+        assert [(r.name, r.verdict, r.reason, r.counterexample) for r in fast] == [
+            (r.name, r.verdict, r.reason, r.counterexample) for r in slow]
+        assert fast[0].counterexample is not None
+        assert fast[0].counterexample["replayed_by"]
 
 
 def test_a_stretched_candidate_proves_long_loops_without_the_full_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ multicast landing) or publish a page of one while the other still holds it uncon
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from builders import A, buf, ep, prog
 from verdicts import cex, not_proved, one
@@ -40,6 +41,7 @@ from verispatial.ir import (
     WriteTiles,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.ids import Renaming
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 
@@ -165,3 +167,32 @@ def test_a_pack_under_a_trip_of_max_0_proves_instead_of_crashing() -> None:
     assert [(r.name, r.verdict) for r in report.results if r.name.startswith("alias-clobber")] == [
         ("alias-clobber:b0~b1", Verdict.PROVED), ("alias-clobber:b1~b0", Verdict.PROVED)]
     assert report.exit_code == 0
+
+
+def aliased_on_two_sites(pop_first: bool) -> Program:
+    """``aliased`` on sites (0,0) and (1,0): translated copies, one component each (they share no counter)."""
+    one_site = aliased(pop_first)
+    t = Site(1, 0)
+    moved = {0: 2, 1: 3}
+    rename = Renaming(buffer=moved.__getitem__, tensor=lambda n: n + "1")
+    buffers = (*one_site.buffers, *(attrs.evolve(b, id=moved[b.id], site=t, alias_of=None if b.alias_of is None
+                                                 else moved[b.alias_of]) for b in one_site.buffers))
+    programs = (*one_site.programs, *(attrs.evolve(ep, site=t, ops=rename.ops(ep.ops)) for ep in one_site.programs))
+    memory = (*one_site.memory, *(attrs.evolve(m, buf=moved[m.buf]) for m in one_site.memory))
+    tensors = (*one_site.tensors, *(attrs.evolve(x, name=x.name + "1") for x in one_site.tensors))
+    return attrs.evolve(one_site, tensors=tensors, buffers=buffers, programs=programs, memory=memory)
+
+
+def test_an_alias_proof_is_reused_for_a_translated_copy_and_a_refutation_never() -> None:
+    p = aliased_on_two_sites(pop_first=True)
+    got = [(r.name, r.verdict) for r in certify(p).results if r.name.startswith("alias-clobber")]
+    assert got == [("alias-clobber:b0~b1", Verdict.PROVED), ("alias-clobber:b1~b0", Verdict.PROVED),
+                   ("alias-clobber:b2~b3", Verdict.PROVED), ("alias-clobber:b3~b2", Verdict.PROVED)]
+    reasons = {r.name: r.reason for r in certify(p).results if r.name.startswith("alias-clobber")}
+    assert reasons["alias-clobber:b2~b3"].startswith("proved as alias-clobber:b0~b1 for the isomorphic component")
+    assert reasons["alias-clobber:b3~b2"].startswith("proved as alias-clobber:b1~b0 for the isomorphic component")
+    bad = aliased_on_two_sites(pop_first=False)
+    refuted = [r for r in certify(bad).results if r.verdict == Verdict.REFUTED]
+    assert [r.name for r in refuted] == ["alias-clobber:b1~b0", "alias-clobber:b3~b2"]
+    assert all(r.counterexample is not None and r.counterexample["replay"]["violation"]["rule"] == "alias-clobber"
+               for r in refuted)

@@ -10,11 +10,13 @@ the whole target, every trip maximum of the program and whether counts are linea
 the component's key.
 
 The families cached here (``FAMILIES``) speak only of counters over that content — circular-buffer ring
-alignment (``cb-straddle``), buffer and semaphore balance, exact semaphore counting and deadlock: each of their
-queries is built from the component's ops, buffer capacities, semaphore words and trips alone, so an isomorphism
-of canonical forms maps a proof for one component onto a proof for the other. Tensor names and the *base* of
-tile addresses are left out of the key: none of those families reads them (bounds, memory and happens-before do,
-and are never cached). Address coefficients and indirect ranges stay in the key anyway (more than needed).
+alignment (``cb-straddle``), buffer and semaphore balance, exact semaphore counting, deadlock and aliased buffers
+(``alias-clobber``: positions and counters of the pair's pushes and writes, at page offsets its item states): each
+of their queries is built from the component's ops, buffer capacities, semaphore words and trips alone, so an
+isomorphism of canonical forms maps a proof for one component onto a proof for the other. Tensor names and the
+*base* of tile addresses are left out of the key: none of those families reads them (bounds, the memory map's
+byte ranges and happens-before do, and are never cached). Address coefficients and indirect ranges stay in the
+key anyway (more than needed).
 
 Only ``proved`` verdicts are reused. A refutation needs its own replayed counterexample and a failure to prove
 is re-derived, so both are always computed for the component itself. A reused result keeps its own name
@@ -57,7 +59,7 @@ from verispatial.ir.ops import (
 
 #: Obligation families whose verdicts are invariant under renaming buffers, semaphores, groups, trips and
 #: translating sites, and read no tensor address: only these are reused.
-FAMILIES = (R.CB_STRADDLE, R.BALANCE_CB, R.BALANCE_SEM, R.SEM_EXACT, R.DEADLOCK)
+FAMILIES = (R.CB_STRADDLE, R.BALANCE_CB, R.BALANCE_SEM, R.SEM_EXACT, R.DEADLOCK, R.ALIAS_CLOBBER)
 
 
 @attrs.frozen

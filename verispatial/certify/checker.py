@@ -596,7 +596,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted) + check_shard_overrun(a, rlimit),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
-        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts),
+        "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts, cache),
         "multicast": lambda: check_multicast(a, trusted, rlimit) + check_remote_reads(a, trusted, rlimit),
         "happens-before": lambda: check_ordering(a, trusted, rlimit) + check_shard_orderings(a, trusted, rlimit),
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),

@@ -20,6 +20,28 @@ from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemSet, SemWai
 from verispatial.ir.program import Program
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
+#: The tables of the last (program, views) a counter model was made for: every query over one analysis builds its
+#: own counter model (``reach.StateQuery``: 121 in the 16-layer decode step's certify, each walking the whole
+#: program twice), and these depend on the program and views alone. Held by identity (both are immutable: a frozen
+#: program, views built once per analysis), one entry so no finished slice is kept alive.
+_LAST: list[tuple[Program, dict[str, EngineView], dict[int, list[Leaf]], dict[int, frozenset[str]]]] = []
+
+
+def _tables(program: Program, views: dict[str, EngineView]) -> tuple[dict[int, list[Leaf]], dict[int, frozenset[str]]]:
+    """Per buffer of ``program``, its Reserve/Push/Wait/Pop leaves in ``views`` (engine by engine, in leaf order),
+    and ``sharing_waiters(program)``; the lists are shared by every counter model of the pair: read, never changed."""
+    if _LAST and _LAST[0][0] is program and _LAST[0][1] is views:
+        return _LAST[0][2], _LAST[0][3]
+    buf_leaves: dict[int, list[Leaf]] = {}
+    for v in views.values():
+        for lf in v.leaves:
+            b = getattr(lf.op, "buf", None)
+            if isinstance(lf.op, (Reserve, Push, Wait, Pop)) and b is not None:
+                buf_leaves.setdefault(b, []).append(lf)
+    sharing = sharing_waiters(program)
+    _LAST[:] = [(program, views, buf_leaves, sharing)]
+    return buf_leaves, sharing
+
 
 def _accepts(cond: WaitCond, r: tuple[int, int] | None, t: z3.ArithRef) -> z3.BoolRef:
     """Whether a wait ``cond`` at threshold ``t`` may return on a value in range ``r`` (None: any value)."""
@@ -39,15 +61,9 @@ class CounterModel:
         self.p = program
         self.views = views
         self.words = words
-        self.buf_leaves: dict[int, list[Leaf]] = {}
-        #: per buffer, the engines waiting on it without popping it (ir/sharing.py): their passed waits do not hold
-        #: while another engine pops, and a compute one counts only its own pops (none)
-        self.sharing = sharing_waiters(program)
-        for v in views.values():
-            for lf in v.leaves:
-                b = getattr(lf.op, "buf", None)
-                if isinstance(lf.op, (Reserve, Push, Wait, Pop)) and b is not None:
-                    self.buf_leaves.setdefault(b, []).append(lf)
+        #: per buffer, its Reserve/Push/Wait/Pop leaves; the engines waiting on it without popping it (ir/sharing.py):
+        #: their passed waits do not hold while another engine pops, and a compute one counts only its own pops (none)
+        self.buf_leaves, self.sharing = _tables(program, views)
 
     def _sum(self, leaves: list[Leaf], weight: int | None = None) -> z3.ArithRef:
         budget.check()  # a counter sums every leaf of its buffer or word: on a long program, long work between queries

@@ -555,14 +555,15 @@ def _enabling_key(a: Analysis, e: str, lf: Leaf, movers: list[str], s: Schedule,
 
 
 def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] | None,
-          rlimit: int = CHECK_RLIMIT) -> Outcome:
+          rlimit: int = CHECK_RLIMIT, proved: set[str] | None = None) -> Outcome:
     """Check ``s`` against the program: the *order* query per engine and the *enabling* query per blocking leaf
     (see the module docstring). ``trips`` fixes trip values (None: symbolic over ``[0, max]``).
 
     With ``smt.shortcuts``, an engine's order is shown by enumerating its occurrences where that is finite
     (``order_by_enumeration``), and a blocking leaf whose enabling query equals one already proved up to
     renaming (``_enabling_key``: engines isomorphic up to translation, e.g. the columns of a multicast grid)
-    reuses that proof."""
+    reuses that proof. ``proved``: the keys proved so far, shared by the candidates ``prove`` checks for one
+    component (a key holds the schedule restricted to the query's engines, so an equal key is the same query)."""
     n = settled = 0
     rl = {e: r_leaves(a.views[e]) for e in comp}
     q = _Shared(f"schedule:{min(comp)}", rlimit)
@@ -613,7 +614,7 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
                  _tau_at(s, pa, rl[e]) >= _tau_at(s, pb, rl[e]))
         if st != Status.UNSAT:
             return Outcome(False, f"schedule order of {e}: {st.value}", n)
-    proved: set[str] = set()
+    proved = set() if proved is None else proved
     by_buf = _buffer_movers(a)
     forms: dict[frozenset[str], Canon] = {}
     rearmed = a.program.rearmed_words() if smt.shortcuts() else frozenset()
@@ -656,8 +657,14 @@ def check(a: Analysis, comp: frozenset[str], s: Schedule, trips: dict[str, int] 
 #: program took minutes), the run is linear in the occurrences. (A multicast matmul of 96 engines has 1,140.)
 RUN_PROOF_LEAVES = 5_000
 
+#: Below ``RUN_PROOF_LEAVES``, a component whose run executes at most this many R occurrences per R leaf is first
+#: tried ``by_run``: the run costs about 5 us an occurrence, the symbolic check about 3 ms a query (one per blocking
+#: leaf and per engine). The decode step's 24-engine matmul slices: 5,439-22,567 occurrences over 127-295 leaves,
+#: 0.03-0.11 s by the run against 0.36-0.52 s by the check (0.1 s to find the check deferred, then the search).
+RUN_PER_LEAF = 200
 
-def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
+
+def by_run(a: Analysis, comp: frozenset[str], limit: int | None = None) -> Outcome | None:
     """Deadlock freedom of ``comp`` by an exhaustive finite check, when its engines' loops all have constant counts
     (so every trip value gives the same occurrences) and every engine that moves a counter one of them tests is in
     ``comp``: the as-soon-as-possible run (``_asap``) executing every R occurrence is a schedule witness with
@@ -666,7 +673,8 @@ def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
     occurrences of rounds ``< t`` were executed; the module docstring's monotonicity covers engines further on),
     so the theorem above applies as it does to an affine witness. None when this does not apply or the run is too
     long; not proved, with the ``candidate`` where it got stuck, when it got stuck (a stuck run of the counter model
-    is no deadlock of the program until the interpreter replays it)."""
+    is no deadlock of the program until the interpreter replays it). ``limit``: None too when the run would execute
+    more than that many occurrences, or when how many it executes is not known before it runs (an If guards some)."""
     by_buf = _buffer_movers(a)
     for e in comp:
         if any(isinstance(op, Loop) and not isinstance(op.count, int) for op in walk(a.views[e].program.ops)):
@@ -674,6 +682,10 @@ def by_run(a: Analysis, comp: frozenset[str]) -> Outcome | None:
         for lf in r_leaves(a.views[e]):
             if isinstance(lf.op, BLOCKING) and not _movers(a, lf, by_buf) <= comp:
                 return None
+    if limit is not None:
+        length = _run_length(a, comp, {})  # every count is a constant here: no trip is read
+        if length is None or length > limit:
+            return None
     run = _asap(a, comp, {})
     if isinstance(run, Stuck):
         return Outcome(False, run.reason, candidate=run)
@@ -694,19 +706,29 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
           rlimit: int = CHECK_RLIMIT, long_runs: bool = True) -> Outcome:
     """Derive a schedule for ``comp`` and check it for every entry of ``trip_sets`` (None: symbolic trips; the
     derivation then runs at each trip's maximum). Proved only if every check is unsat. With ``smt.shortcuts``, a
-    component of more than ``RUN_PROOF_LEAVES`` R leaves is first tried ``by_run``. Each trip set is first tried
-    with the cheap candidate of ``derive_stretched``, then with ``derive``'s; ``long_runs`` False: a ``derive`` run
-    of more than ``LONG_RUN`` occurrences is not made, the outcome is ``deferred`` (not proved)."""
-    if smt.shortcuts() and sum(len(r_leaves(a.views[e])) for e in comp) > RUN_PROOF_LEAVES:
-        got = by_run(a, comp)
-        if got is not None:
-            return got  # proved, or stuck: the derivation below would get stuck at the same round
+    component of more than ``RUN_PROOF_LEAVES`` R leaves is first tried ``by_run``, and so is a smaller one whose run
+    is short (at most ``RUN_PER_LEAF`` occurrences per R leaf): only its proof is taken, a stuck run leaves the
+    component to the route below exactly as before (the run's proof is an exhaustive schedule witness: the theorem
+    holds under the same conditions as for the affine one the checks prove). Each trip set is first tried with the
+    cheap candidate of ``derive_stretched``, then with ``derive``'s; ``long_runs`` False: a ``derive`` run of more
+    than ``LONG_RUN`` occurrences is not made, the outcome is ``deferred`` (not proved)."""
+    if smt.shortcuts():
+        leaves = sum(len(r_leaves(a.views[e])) for e in comp)
+        if leaves > RUN_PROOF_LEAVES:
+            got = by_run(a, comp)
+            if got is not None:
+                return got  # proved, or stuck: the derivation below would get stuck at the same round
+        else:
+            got = by_run(a, comp, limit=RUN_PER_LEAF * leaves)
+            if got is not None and got.proved:
+                return got
     total = settled = 0
+    proved: set[str] = set()  # enabling keys proved (``_enabling_key``): a later candidate reuses them
     for trips in trip_sets:
         run_trips = trips if trips is not None else {t.name: t.max for t in a.program.trips}
         quick = derive_stretched(a, comp, run_trips)
         if quick is not None:
-            out = check(a, comp, quick, trips, rlimit)
+            out = check(a, comp, quick, trips, rlimit, proved)
             if out.proved:
                 total += out.queries
                 settled += out.settled
@@ -718,7 +740,7 @@ def prove(a: Analysis, comp: frozenset[str], trip_sets: list[dict[str, int] | No
         s = derive(a, comp, run_trips)
         if isinstance(s, str):
             return Outcome(False, s, total)
-        out = check(a, comp, s, trips, rlimit)
+        out = check(a, comp, s, trips, rlimit, proved)
         total += out.queries
         settled += out.settled
         if not out.proved:

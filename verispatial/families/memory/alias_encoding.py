@@ -16,11 +16,13 @@ multicast landing into an aliased buffer is not decided (failed to prove).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 
 import z3
 
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.facts import EngineFacts
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
@@ -82,8 +84,13 @@ def _blame(at: Mapping[str, tuple[Leaf | None, object]], pushes: list[Leaf],
 
 
 def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                  facts: dict[str, EngineFacts] | None = None) -> list[Result]:
-    """One result per (buffer, alias) pair, covering every push, pack and read landing into the buffer."""
+                  facts: dict[str, EngineFacts] | None = None, cache: ProofMemo | None = None) -> list[Result]:
+    """One result per (buffer, alias) pair, covering every push, pack and read landing into the buffer. With
+    ``cache``, a pair whose component (``a.component_of`` of the engines the query starts from: every scope
+    ``solve_each`` widens to lies inside it) is isomorphic to one proved before (``canon.py``), with the same pair,
+    pushes, writes and page offsets in canonical ids, reuses that proof: the query reads only the component's ops
+    (positions and counters), buffer capacities and those offsets, never a tensor address or a byte offset. The
+    matmul slices of the decode step: 16 pairs each, on 8 sites that are translations of each other."""
     from verispatial.certify.rules import all_engine_facts
 
     out: list[Result] = []
@@ -121,19 +128,33 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                 continue
             focus = {lf.engine for lf in leaves if getattr(lf.op, "buf", None) in (b, other)}
             focus |= {lf.engine for lf, *_ in writes}
-            o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, frozenset(focus), trusted, rlimit)
-            dt = time.perf_counter() - t0
-            n = len(pushes) + len(writes)
-            if o.status == Status.UNSAT:
-                out.append(Result(R.Family.MEMORY.value, name, Verdict.PROVED,
-                                  f"{n} push(es) and write(s) into b{b} never touch a page its alias b{other} still "
-                                  f"holds", seconds=dt))
-            elif o.status == Status.SAT and d is not None:
-                blame = _blame(d.at, pushes, writes)
-                where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
-                msg = f"a push or write into b{b} can touch pages its alias b{other} still holds unconsumed"
-                out.append(Result(R.Family.MEMORY.value, name, Verdict.REFUTED, msg,
-                                  d.counterexample("state", R.ALIAS_CLOBBER, msg, **where), dt))
-            else:
-                out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt))
+            if cache is None:
+                out.append(_clobber(a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0))
+                continue
+            c = cache.canon(a, a.component_of(focus), trusted)
+            item = [c.buffers.get(b), c.buffers.get(other), cap, sorted([c.engines[x.engine], x.index] for x in pushes),
+                    sorted([c.engines[w.engine], w.index, sorted(offs), first.index, last.index]
+                           for w, offs, first, last in writes), sorted(c.engines[e] for e in focus), rlimit]
+            out.append(cache.run(R.ALIAS_CLOBBER, c, item, name, functools.partial(
+                _clobber, a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0)))
     return out
+
+
+def _clobber(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
+             writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]], name: str, focus: frozenset[str],
+             trusted: set[int], rlimit: int, t0: float) -> Result:
+    """The ``alias-clobber`` result of ``b`` against ``other`` (``_clobbers``' query from the ``focus`` engines)."""
+    o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, focus, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    n = len(pushes) + len(writes)
+    if o.status == Status.UNSAT:
+        return Result(R.Family.MEMORY.value, name, Verdict.PROVED,
+                      f"{n} push(es) and write(s) into b{b} never touch a page its alias b{other} still holds",
+                      seconds=dt)
+    if o.status == Status.SAT and d is not None:
+        blame = _blame(d.at, pushes, writes)
+        where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
+        msg = f"a push or write into b{b} can touch pages its alias b{other} still holds unconsumed"
+        return Result(R.Family.MEMORY.value, name, Verdict.REFUTED, msg,
+                      d.counterexample("state", R.ALIAS_CLOBBER, msg, **where), dt)
+    return Result(R.Family.MEMORY.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
