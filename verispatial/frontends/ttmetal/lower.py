@@ -751,6 +751,11 @@ class KernelReader:
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
 
+    def call_api(self, name: str, vals: list[V.Value], node: Any) -> V.Value:
+        """The value of the device API function ``name`` (``api.FUNCTIONS``) on ``vals``, read at ``node``: for the
+        modules ``api`` itself imports (``intrinsics``, ``objects``), which so need not import it back."""
+        return api.FUNCTIONS[name](self, vals, [node], [], node)
+
     def lookup(self, name: str) -> V.Value | None:
         for s in reversed(self.scopes):
             if name in s:
