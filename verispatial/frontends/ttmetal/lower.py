@@ -174,6 +174,9 @@ class Block:
     #: the block runs whenever the block around it does: a loop of a constant count (>= 1); not an ``If`` branch
     #: nor a loop over a runtime range, which may run no time
     certain: bool = True
+    #: an ``If`` branch that runs in the last iteration of its loop (``i == last``): what it does there is not
+    #: followed by that loop's later iterations (``drain_load``)
+    last: bool = False
 
     def add(self, op: Op, loc: SourceLoc) -> None:
         self.locs.append(((len(self.ops),), loc))
@@ -712,7 +715,15 @@ class KernelReader:
             if isinstance(ptr.offset, V.Sym):
                 ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
             self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
-        f.drained = True
+        # The load lands the stores before it only where it runs after the last of them: a load in a branch or a loop
+        # that may not run in the last iteration of a loop holding the stores (``if (i == 0)``, a loop over a runtime
+        # count) leaves the later iterations' stores unlanded. Read from the blocks it sits in beyond those of the
+        # first store: each must run whenever its parent does, or be the branch of a loop's last iteration.
+        here, common = self.blocks, 0
+        while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
+            common += 1
+        if all(b.certain or b.last for b in here[common:]):
+            f.drained = True
 
     def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
         """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
@@ -1349,7 +1360,7 @@ class KernelReader:
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
                 live.update(old)
-            self.blocks.append(Block(certain=False))
+            self.blocks.append(Block(certain=False, last=gd == Guard.LAST))
             self.guarded += 1
             try:
                 self.stmt(body_node)
