@@ -356,3 +356,41 @@ def test_casts_to_the_word_keep_negative_numbers(tmp_path: Path) -> None:
     ep = _read(tmp_path, _main("    constexpr uint32_t n = 3;", "    cb_reserve_back(0, (uint32_t)(-(int32_t)n) + 5);",
                                "    cb_reserve_back(0, static_cast<uint32_t>(-1) + 2);"))
     assert _ops(ep) == [("Reserve", 2), ("Reserve", 1)]
+
+
+# ------------------------------------------------------------------ SDPA decode's kernels (issue 18 item 4)
+
+
+def test_tensor_address_against_zero_is_an_allocated_buffer(tmp_path: Path) -> None:
+    """``if (q_addr == 0) return;`` (reader_decode_all.cpp:110-113, "idle core"): a host tensor's base address is an
+    allocated buffer's, never 0, so the early return is not taken; a literal 0 from the host takes it; another
+    comparison of the address is still not followed."""
+    src = _main("    uint32_t a = get_arg_val<uint32_t>(0);", "    if (a == 0) { return; }",
+                "    if (0 != a) { cb_reserve_back(0, 2); }")
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 2)]
+    assert _ops(_read(tmp_path, src, args={"addr": 0})) == []
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a = get_arg_val<uint32_t>(0);", "    if (a > 4) { return; }"))
+    assert e.value.loc.line == 4
+
+
+def test_const_reference_parameter_takes_any_argument(tmp_path: Path) -> None:
+    """``const bool& transpose`` (compute_common.hpp:1071, called with ``true``, sdpa_flash_decode.cpp:427): a
+    reference to const cannot be assigned by the callee, so the argument need not be a variable; a reference the
+    callee may assign still writes back and still needs one."""
+    prelude = ("inline void put(const uint32_t& n, uint32_t& m) { m = n + 1; cb_reserve_back(0, n); }",)
+    ep = _read(tmp_path, _main("    uint32_t m = 0;", "    put(2, m);", "    cb_push_back(0, m);", prelude=prelude))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 3)]
+    with pytest.raises(Refused, match="reference argument not a variable"):
+        _read(tmp_path, _main("    put(2, 3);", prelude=prelude))
+
+
+def test_packer_relu_config_is_configuration(tmp_path: Path) -> None:
+    """``PACK((llk_pack_relu_config(ReluConfig::zero())))`` (compute_common.hpp:372) programs a packer register
+    only; another LLK call in the wrapper is still refused by name."""
+    src = "\n".join(['#include "api/compute/compute_kernel_api.h"', "void kernel_main() {",
+                     "    PACK((llk_pack_relu_config(ReluConfig::zero())));", "    cb_wait_front(0, 1);",
+                     "    cb_pop_front(0, 1);", "}"])
+    assert _ops(_read(tmp_path, src, processor="compute")) == [("Wait", 1), ("Pop", 1)]
+    with pytest.raises(Refused, match="call to PACK"):
+        _read(tmp_path, src.replace("llk_pack_relu_config", "llk_pack_init"), processor="compute")

@@ -1605,6 +1605,10 @@ class KernelReader:
                     lv, rv = enums.number(self, lv), enums.number(self, rv)
                 if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
                     return (lv == rv) == (op == "==")
+                if op in ("==", "!=") and _tensor_addr_vs_zero(lv, rv):
+                    # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
+                    # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
+                    return op == "!="
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -2036,14 +2040,17 @@ class KernelReader:
 
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
-        final value."""
+        final value. A reference to const (``const bool& transpose``, compute_common.hpp:1060-1074) cannot be
+        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``)."""
         if plist is None:
             return ()
         out = []
         for p in plist.named_children:
             if p.type in ("parameter_declaration", "optional_parameter_declaration"):
                 d = p.child_by_field_name("declarator")
-                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&")
+                const = any(x.type == "type_qualifier" and x.text == b"const" for x in p.children)
+                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&") and \
+                    not const
                 out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
                 out.append("...")
@@ -2320,6 +2327,8 @@ class KernelReader:
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
             return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
+        if bare == "PACK" and len(arg_nodes) == 1 and _is_config_llk(arg_nodes[0]):
+            return None  # PACK((llk_pack_relu_config(...))): a packer register, no effect on the choreography
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and self.thread_check(arg_nodes[0]):
             return None  # UNPACK((assert_input_dfb_size<...>(...))): a helper of the kernel's that only asserts
         if bare in PURE_QUERIES:
@@ -2778,6 +2787,30 @@ def _is_assert(n: Any) -> bool:
         return False
     fn = n.child_by_field_name("function")
     return fn is not None and fn.text.decode().strip() == "ASSERT"
+
+
+#: LLK calls that only program a configuration register of their thread, touching no circular buffer, DST or
+#: semaphore: read as doing nothing inside ``PACK(...)``. ``llk_pack_relu_config`` writes the packer's STACC_RELU
+#: word (ckernels/wormhole_b0/metal/llk_api/llk_pack_common_api.h:240-243,
+#: tt_llk_wormhole_b0/llk_lib/llk_pack_common.h:204-219), as the compute API's ``pack_relu_config`` (ignored) does.
+CONFIG_LLK_CALLS = frozenset({"llk_pack_relu_config"})
+
+
+def _is_config_llk(n: Any) -> bool:
+    """``n`` is a call of a configuration-only LLK function (``CONFIG_LLK_CALLS``), parenthesized or not."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    if n.type != "call_expression":
+        return False
+    fn = n.child_by_field_name("function")
+    return fn is not None and fn.type == "identifier" and fn.text.decode() in CONFIG_LLK_CALLS
+
+
+def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are a host tensor's base address and the number 0, in either order."""
+    def zero(v: Any) -> bool:
+        return isinstance(v, V.Sym) and v.is_const and v.const == 0
+    return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
 
 
 def _holds(op: str, x: int) -> bool:
