@@ -435,6 +435,10 @@ def test_local_array_not_followed_where_it_could_have_changed(tmp_path: Path) ->
         _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    set(a);", "    cb_reserve_back(0, a[0]);",
                               prelude=prelude))
     assert "a value read from memory: a[0]" in str(e.value)  # the array itself is no longer followed
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t* p = &a[0];", "    *p = 5;",
+                              "    cb_reserve_back(0, a[0]);"))
+    assert "a value read from memory: a[0]" in str(e.value)
     with pytest.raises(Refused, match="local array index out of bounds"):
         _read(tmp_path, _main("    uint32_t a[2];", "    a[2] = 1;"))
     with pytest.raises(Refused, match="page count not known statically") as e:
@@ -460,3 +464,29 @@ def test_math_thread_sfpu_init_and_header_op(tmp_path: Path) -> None:
     assert len(computes) == 2  # the copy, the reciprocal
     with pytest.raises(Refused, match="call to MATH"):
         _read(tmp_path, src.replace("recip_tile_first_column", "llk_math_foo"), processor="compute")
+
+
+def test_local_array_in_loops_read_once(tmp_path: Path) -> None:
+    """One symbolic reading of a loop body stands for every iteration, so a local array declared outside it and
+    stored (or its address taken) inside is read iteration by iteration when the count is constant, else refused;
+    one declared inside the body is followed in it."""
+    rt = {"kernel": {"runtime_args": ["addr", "n"]}, "args": {"n": "0..3"}}
+    ep = _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;",
+                               "    for (uint32_t i = 0; i < 3; i++) { a[0] = a[0] + 1; }", "    cb_push_back(0, a[0]);"))
+    assert _ops(ep) == [("Push", 4)]
+    ep = _read(tmp_path, _main("    uint32_t a[4];", "    for (uint32_t i = 0; i < 4; i++) { a[i] = i * 2; }",
+                               "    cb_push_back(0, a[3]);"))
+    assert _ops(ep) == [("Push", 6)]
+    with pytest.raises(Refused, match="store into a local array in a loop read once"):
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t n = get_arg_val<uint32_t>(1);",
+                              "    for (uint32_t i = 0; i < n; i++) {", "        a[0] = 2;", "    }",
+                              "    cb_push_back(0, a[0]);"), **rt)
+    with pytest.raises(Refused, match="local array's address taken in a loop read once"):
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t n = get_arg_val<uint32_t>(1);",
+                              "    for (uint32_t i = 0; i < n; i++) {", "        cb_reserve_back(0, a[0]);",
+                              "        set(a);", "    }", prelude=("inline void set(uint32_t* p) { p[0] = 5; }",)),
+              **rt)
+    ep = _read(tmp_path, _main("    uint32_t n = get_arg_val<uint32_t>(1);", "    for (uint32_t i = 0; i < n; i++) {",
+                               "        uint32_t t[2];", "        t[1] = 3;", "        cb_reserve_back(0, t[1]);", "    }"),
+               **rt)
+    assert _ops(ep) == [("Reserve", 3)]

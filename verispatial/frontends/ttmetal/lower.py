@@ -1686,7 +1686,11 @@ class KernelReader:
             name = n.text.decode()
             v = self.lookup(name)
             if isinstance(v, V.LocalArray):
-                # the array's address leaves the reading (an argument, a pointer): its elements are not followed
+                # the array's address leaves the reading (an argument, a pointer): its elements are not followed;
+                # inside a loop read once, earlier iterations' reads of it would be wrong: refused (a loop of a
+                # constant count is then read iteration by iteration)
+                if len(self.loops) > v.depth:
+                    self.refuse("local array's address taken in a loop read once", n, self.text(n))
                 why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
                 self.assign(name, why, n)
                 return why
@@ -1800,6 +1804,13 @@ class KernelReader:
             if arg.type == "this" and n.children[0].type == "*" and self.this_stack:
                 sd, this_fields = self.this_stack[-1]
                 return V.Obj(sd.name, tuple((f, this_fields.get(f)) for f, _, _ in sd.fields))
+            held = _unparen(arg)
+            if n.children[0].type == "&" and held.type == "subscript_expression":
+                base = held.child_by_field_name("argument")
+                if base is not None and base.type == "identifier" and \
+                        isinstance(self.lookup(base.text.decode()), V.LocalArray):
+                    # ``&a[i]``: the array's address leaves the reading, as ``a`` alone does
+                    return self.expr(base)
             inner = self.expr(arg)
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
@@ -1873,7 +1884,7 @@ class KernelReader:
         n = self.expr(size)
         if not isinstance(n, V.Sym) or not n.is_const or not 0 < n.const <= UNROLL_LIMIT:
             return None
-        return V.LocalArray((None,) * n.const)
+        return V.LocalArray((None,) * n.const, len(self.loops))
 
     def local_index(self, arr: V.LocalArray, idx: Any, n: Any) -> int | V.Sym | V.Opaque:
         """The element ``idx`` names in ``arr``: a number in range, the index as a symbol of enclosing loops, or
@@ -1910,20 +1921,22 @@ class KernelReader:
                                                          f"statically: {self.text(n)}")
 
     def local_store(self, lhs: Any, value: Any, n: Any) -> bool:
-        """``a[i] = value`` into a local array (``lhs`` is ``a[i]``): the element at a known index; at an index that
-        is a symbol of enclosing loops of constant counts the loops are read iteration by iteration (the refusal
-        ``_counted`` catches), at any other the array is no longer followed. False when ``a`` is no local array."""
+        """``a[i] = value`` into a local array (``lhs`` is ``a[i]``): the element at a known index, at any other the
+        array is no longer followed. Inside a loop read once for all its iterations (declared outside it) it is
+        refused: a loop of a constant count is then read iteration by iteration (``_for`` catches the refusal), any
+        other stays refused. False when ``a`` is no local array."""
         base = lhs.child_by_field_name("argument")
         arr = self.lookup(base.text.decode()) if base is not None and base.type == "identifier" else None
         if not isinstance(arr, V.LocalArray):
             return False
         name = base.text.decode()
+        if len(self.loops) > arr.depth:
+            # one reading of the loop's body stands for every iteration: what an iteration stores, the next reads
+            self.refuse("store into a local array in a loop read once", n, self.text(n))
         i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs)
         if isinstance(i, int):
             self.assign(name, arr.stored(i, value), n)
             return True
-        if self.unrollable(i):
-            self.refuse("store into a local array at a loop index", n, self.text(n))
         self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
                                    f"({self.text(n)})"), n)
         return True
