@@ -442,6 +442,9 @@ def test_local_array_not_followed_where_it_could_have_changed(tmp_path: Path) ->
     with pytest.raises(Refused, match="local array index out of bounds"):
         _read(tmp_path, _main("    uint32_t a[2];", "    a[2] = 1;"))
     with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[1] = 1;", "    cb_reserve_back(0, a[2]);"))
+    assert "past its end" in str(e.value)
+    with pytest.raises(Refused, match="page count not known statically") as e:
         _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t i = get_arg_val<uint32_t>(1);",
                               "    a[i] = 4;", "    cb_reserve_back(0, a[0]);"),
               kernel={"runtime_args": ["addr", "i"]}, args={"i": "0..1"})

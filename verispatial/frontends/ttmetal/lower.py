@@ -1886,15 +1886,19 @@ class KernelReader:
             return None
         return V.LocalArray((None,) * n.const, len(self.loops))
 
-    def local_index(self, arr: V.LocalArray, idx: Any, n: Any) -> int | V.Sym | V.Opaque:
+    def local_index(self, arr: V.LocalArray, idx: Any, n: Any, store: bool) -> int | V.Sym | V.Opaque:
         """The element ``idx`` names in ``arr``: a number in range, the index as a symbol of enclosing loops, or
-        why it is not followed. An index past the end is refused (undefined behaviour)."""
+        why it is not followed. An index past the end (undefined behaviour) is refused for a ``store`` (it may
+        overwrite other variables) and not followed for a load (the survey's made-up args reach it too)."""
         if idx is None or idx.named_child_count != 1:
             return V.Opaque(f"a local array indexed by several values: {self.text(n)}")
         i = self.expr(idx.named_children[0])
         if isinstance(i, V.Sym) and i.is_const:
             if not 0 <= i.const < len(arr.items):
-                self.refuse("local array index out of bounds", n, f"{self.text(n)}: {i.const} of {len(arr.items)}")
+                if store:
+                    self.refuse("local array index out of bounds", n,
+                                f"{self.text(n)}: {i.const} of {len(arr.items)}")
+                return V.Opaque(f"a local array element past its end: {self.text(n)}")
             return i.const
         if isinstance(i, V.Sym):
             return i
@@ -1911,7 +1915,7 @@ class KernelReader:
 
     def local_element(self, arr: V.LocalArray, idx: Any, n: Any) -> V.Value:
         """``a[i]`` of a local array: the value last stored there."""
-        i = self.local_index(arr, idx, n)
+        i = self.local_index(arr, idx, n, False)
         if isinstance(i, int):
             v = arr.items[i]
             return v if v is not None else V.Opaque(f"an element of a local array never stored: {self.text(n)}")
@@ -1933,7 +1937,7 @@ class KernelReader:
         if len(self.loops) > arr.depth:
             # one reading of the loop's body stands for every iteration: what an iteration stores, the next reads
             self.refuse("store into a local array in a loop read once", n, self.text(n))
-        i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs)
+        i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs, True)
         if isinstance(i, int):
             self.assign(name, arr.stored(i, value), n)
             return True
