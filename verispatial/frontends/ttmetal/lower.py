@@ -933,7 +933,9 @@ class KernelReader:
                     value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
-                value = self.construct(tname, None, d)
+                value = self.local_array(d) if d.type == "array_declarator" and not _is_const(n) else None
+                if value is None:
+                    value = self.construct(tname, None, d)
             elif d.type == "function_declarator" and tname in _CLASSES:
                 # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
                 # "parameters" are the constructor's arguments
@@ -1621,6 +1623,10 @@ class KernelReader:
                     lv, rv = enums.number(self, lv), enums.number(self, rv)
                 if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
                     return (lv == rv) == (op == "==")
+                if op in ("==", "!=") and _tensor_addr_vs_zero(lv, rv):
+                    # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
+                    # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
+                    return op == "!="
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -1695,6 +1701,15 @@ class KernelReader:
         if t == "identifier":
             name = n.text.decode()
             v = self.lookup(name)
+            if isinstance(v, V.LocalArray):
+                # the array's address leaves the reading (an argument, a pointer): its elements are not followed;
+                # inside a loop read once, earlier iterations' reads of it would be wrong: refused (a loop of a
+                # constant count is then read iteration by iteration)
+                if len(self.loops) > v.depth:
+                    self.refuse("local array's address taken in a loop read once", n, self.text(n))
+                why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
+                self.assign(name, why, n)
+                return why
             if v is not None or any(name in s for s in self.scopes):
                 return v
             if name in self.prog.functions:
@@ -1739,6 +1754,8 @@ class KernelReader:
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+            elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
+                pass
             elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
                     arg.child_by_field_name("argument")), V.ArgArray):
                 self.refuse("store into a runtime arg", n, self.text(n))
@@ -1803,6 +1820,13 @@ class KernelReader:
             if arg.type == "this" and n.children[0].type == "*" and self.this_stack:
                 sd, this_fields = self.this_stack[-1]
                 return V.Obj(sd.name, tuple((f, this_fields.get(f)) for f, _, _ in sd.fields))
+            held = _unparen(arg)
+            if n.children[0].type == "&" and held.type == "subscript_expression":
+                base = held.child_by_field_name("argument")
+                if base is not None and base.type == "identifier" and \
+                        isinstance(self.lookup(base.text.decode()), V.LocalArray):
+                    # ``&a[i]``: the array's address leaves the reading, as ``a`` alone does
+                    return self.expr(base)
             inner = self.expr(arg)
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
@@ -1867,6 +1891,76 @@ class KernelReader:
             return V.Unicast()
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
+    def local_array(self, d: Any) -> V.LocalArray | None:
+        """``T a[N];`` with ``N`` known statically (1 to ``UNROLL_LIMIT``, one dimension): an array of unstored
+        elements; None for any other array declarator."""
+        inner, size = d.child_by_field_name("declarator"), d.child_by_field_name("size")
+        if inner is None or inner.type != "identifier" or size is None:
+            return None
+        n = self.expr(size)
+        if not isinstance(n, V.Sym) or not n.is_const or not 0 < n.const <= UNROLL_LIMIT:
+            return None
+        return V.LocalArray((None,) * n.const, len(self.loops))
+
+    def local_index(self, arr: V.LocalArray, idx: Any, n: Any, store: bool) -> int | V.Sym | V.Opaque:
+        """The element ``idx`` names in ``arr``: a number in range, the index as a symbol of enclosing loops, or
+        why it is not followed. An index past the end (undefined behaviour) is refused for a ``store`` (it may
+        overwrite other variables) and not followed for a load (the survey's made-up args reach it too)."""
+        if idx is None or idx.named_child_count != 1:
+            return V.Opaque(f"a local array indexed by several values: {self.text(n)}")
+        i = self.expr(idx.named_children[0])
+        if isinstance(i, V.Sym) and i.is_const:
+            if not 0 <= i.const < len(arr.items):
+                if store:
+                    self.refuse("local array index out of bounds", n,
+                                f"{self.text(n)}: {i.const} of {len(arr.items)}")
+                return V.Opaque(f"a local array element past its end: {self.text(n)}")
+            return i.const
+        if isinstance(i, V.Sym):
+            return i
+        return i if isinstance(i, V.Opaque) else V.Opaque(f"a local array index not followed: {self.text(n)}")
+
+    def unrollable(self, i: Any) -> bool:
+        """Whether ``i`` is a symbol of enclosing loops that are all of constant counts of at most
+        ``UNROLL_LIMIT``: a refusal at it makes ``for_stmt`` read those loops iteration by iteration, where it is a
+        number."""
+        if not isinstance(i, V.Sym) or not i.loops:
+            return False
+        counts = [lp.count for lp in self.loops if any(v == lp.var for v, _ in i.loops)]
+        return len(counts) == len(i.loops) and all(isinstance(c, int) and c <= UNROLL_LIMIT for c in counts)
+
+    def local_element(self, arr: V.LocalArray, idx: Any, n: Any) -> V.Value:
+        """``a[i]`` of a local array: the value last stored there."""
+        i = self.local_index(arr, idx, n, False)
+        if isinstance(i, int):
+            v = arr.items[i]
+            return v if v is not None else V.Opaque(f"an element of a local array never stored: {self.text(n)}")
+        if self.unrollable(i):
+            self.refuse("local array read at a loop index", n, self.text(n))
+        return i if isinstance(i, V.Opaque) else V.Opaque(f"a local array element at an index not known "
+                                                         f"statically: {self.text(n)}")
+
+    def local_store(self, lhs: Any, value: Any, n: Any) -> bool:
+        """``a[i] = value`` into a local array (``lhs`` is ``a[i]``): the element at a known index, at any other the
+        array is no longer followed. Inside a loop read once for all its iterations (declared outside it) it is
+        refused: a loop of a constant count is then read iteration by iteration (``_for`` catches the refusal), any
+        other stays refused. False when ``a`` is no local array."""
+        base = lhs.child_by_field_name("argument")
+        arr = self.lookup(base.text.decode()) if base is not None and base.type == "identifier" else None
+        if not isinstance(arr, V.LocalArray):
+            return False
+        name = base.text.decode()
+        if len(self.loops) > arr.depth:
+            # one reading of the loop's body stands for every iteration: what an iteration stores, the next reads
+            self.refuse("store into a local array in a loop read once", n, self.text(n))
+        i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs, True)
+        if isinstance(i, int):
+            self.assign(name, arr.stored(i, value), n)
+            return True
+        self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
+                                   f"({self.text(n)})"), n)
+        return True
+
     def subscript(self, n: Any) -> V.Value:
         """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
         ``unpack_src_format[cb]`` and the other formats are the buffer's data format as the host configured it, the
@@ -1874,6 +1968,9 @@ class KernelReader:
         ``get_arg_addr`` (intrinsics.py); any other array element is a value read from memory."""
         base = n.child_by_field_name("argument")
         idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
+        arr = self.lookup(base.text.decode()) if base is not None and base.type == "identifier" else None
+        if isinstance(arr, V.LocalArray):
+            return self.local_element(arr, idx, n)
         # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
         held = self.expr(base) if base is not None and base.type in (
             "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
@@ -2052,14 +2149,17 @@ class KernelReader:
 
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
-        final value."""
+        final value. A reference to const (``const bool& transpose``, compute_common.hpp:1060-1074) cannot be
+        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``)."""
         if plist is None:
             return ()
         out = []
         for p in plist.named_children:
             if p.type in ("parameter_declaration", "optional_parameter_declaration"):
                 d = p.child_by_field_name("declarator")
-                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&")
+                const = any(x.type == "type_qualifier" and x.text == b"const" for x in p.children)
+                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&") and \
+                    not const
                 out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
                 out.append("...")
@@ -2168,6 +2268,8 @@ class KernelReader:
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
+        if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
+            return rhs
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(base, V.ArgArray):
@@ -2336,6 +2438,18 @@ class KernelReader:
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
             return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
+        if bare == "PACK" and len(arg_nodes) == 1 and _is_config_llk(arg_nodes[0]):
+            return None  # PACK((llk_pack_relu_config(...))): a packer register, no effect on the choreography
+        inner = _unparen(arg_nodes[0]) if bare == "MATH" and len(arg_nodes) == 1 else None
+        if inner is not None and inner.type == "call_expression":
+            callee = inner.child_by_field_name("function").text.decode().strip()
+            if callee in SFPU_INIT_MACROS:
+                return None  # MATH(SFPU_UNARY_INIT_FN(...)): the SFPU's configuration, no DST tile touched
+            if callee in HEADER_SFPU_OPS and callee not in self.prog.functions:
+                vals = [self.expr(a) for a in inner.child_by_field_name("arguments").named_children]
+                self.dst_use([vals[i] for i in HEADER_SFPU_OPS[callee] if i < len(vals)], n)
+                self.emit(Compute(callee.removesuffix("_tile")), n)
+                return None
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and self.thread_check(arg_nodes[0]):
             return None  # UNPACK((assert_input_dfb_size<...>(...))): a helper of the kernel's that only asserts
         if bare in PURE_QUERIES:
@@ -2794,6 +2908,48 @@ def _is_assert(n: Any) -> bool:
         return False
     fn = n.child_by_field_name("function")
     return fn is not None and fn.text.decode().strip() == "ASSERT"
+
+
+#: LLK calls that only program a configuration register of their thread, touching no circular buffer, DST or
+#: semaphore: read as doing nothing inside ``PACK(...)``. ``llk_pack_relu_config`` writes the packer's STACC_RELU
+#: word (ckernels/wormhole_b0/metal/llk_api/llk_pack_common_api.h:240-243,
+#: tt_llk_wormhole_b0/llk_lib/llk_pack_common.h:204-219), as the compute API's ``pack_relu_config`` (ignored) does.
+CONFIG_LLK_CALLS = frozenset({"llk_pack_relu_config"})
+
+
+def _is_config_llk(n: Any) -> bool:
+    """``n`` is a call of a configuration-only LLK function (``CONFIG_LLK_CALLS``), parenthesized or not."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    if n.type != "call_expression":
+        return False
+    fn = n.child_by_field_name("function")
+    return fn is not None and fn.type == "identifier" and fn.text.decode() in CONFIG_LLK_CALLS
+
+
+#: The SFPU init macros (ckernels/wormhole_b0/metal/llk_api/llk_sfpu/llk_math_eltwise_unary_sfpu_macros.h:61-86):
+#: ``llk_math_eltwise_unary_sfpu_init`` with an init callback, "no dst index involved": configuration only, read as
+#: doing nothing inside ``MATH(...)`` (compute_common.hpp:324).
+SFPU_INIT_MACROS = frozenset({"SFPU_UNARY_INIT", "SFPU_UNARY_INIT_FN", "SFPU_UNARY_INIT_FN_ARGS"})
+#: SFPU operations an op's compute header defines for the MATH thread only (under ``#ifdef TRISC_MATH``, which the
+#: reading does not define), called as ``MATH((f(idst)))``: name -> the positions of their DST-index arguments.
+#: ``recip_tile_first_column`` is one ``SFPU_UNARY_CALL`` on DST tile ``idst`` (sdpa/.../compute_common.hpp:306-312),
+#: a DST-only operation like the compute API's ``recip_tile``.
+HEADER_SFPU_OPS: dict[str, tuple[int, ...]] = {"recip_tile_first_column": (0,)}
+
+
+def _unparen(n: Any) -> Any:
+    """``n`` without the parentheses around it (``MATH((f(x)))``'s argument)."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    return n
+
+
+def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are a host tensor's base address and the number 0, in either order."""
+    def zero(v: Any) -> bool:
+        return isinstance(v, V.Sym) and v.is_const and v.const == 0
+    return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
 
 
 def _holds(op: str, x: int) -> bool:
