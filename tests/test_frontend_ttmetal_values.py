@@ -493,3 +493,23 @@ def test_local_array_in_loops_read_once(tmp_path: Path) -> None:
                                "        uint32_t t[2];", "        t[1] = 3;", "        cb_reserve_back(0, t[1]);", "    }"),
                **rt)
     assert _ops(ep) == [("Reserve", 3)]
+
+
+# ------------------------------------------------------------------ values after a loop that may not run
+
+
+def test_a_value_set_in_a_loop_that_may_run_no_time_is_not_the_bodys(tmp_path: Path) -> None:
+    """``x = 1; for (i < n) x = 2;`` with ``n`` a runtime range from 0: after the loop ``x`` is 1 when it ran no
+    time, 2 otherwise, so its value is not followed (a use of it is refused, naming why); it was read as 2 (found by
+    the SDPA decode reading). With a range from 1 the loop runs, and ``x`` is the body's."""
+    src = _main("    uint32_t n = get_arg_val<uint32_t>(1);",
+                "    uint32_t x = 1;",
+                "    for (uint32_t i = 0; i < n; i++) { x = 2; }",
+                "    cb_reserve_back(0, x);")
+    kernel = {"runtime_args": ["addr", "n"]}
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, src, kernel=kernel, args={"n": {"range": "0..3", "trip": "n"}})
+    assert e.value.loc.line == 6
+    assert "x after a loop that may run no time" in str(e.value)
+    assert _ops(_read(tmp_path, src, kernel=kernel, args={"n": {"range": "1..3", "trip": "n"}})) == [("Reserve", 2)]
+    assert _ops(_read(tmp_path, src, kernel=kernel, args={"n": 3})) == [("Reserve", 2)]

@@ -1182,14 +1182,21 @@ class KernelReader:
         if inner.ops:
             self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
         done = isinstance(count, int)
+        # a trip is any value in [0, max] (ir.Trip): a loop of ``t`` runs no time at t = 0, one of ``s t + o`` runs
+        # at least once only where o >= 1
+        may_skip = (count < 1 if isinstance(count, int) else
+                    count.offset < 1 if isinstance(count, TripCount) else True)
         for v in outer:
             if v in inductions:
                 continue
             # what the body left is an iteration's value in terms of this loop's index: after the loop, the last
-            # iteration's (a loop of a constant count), else not followed
+            # iteration's (a loop of a constant count), else not followed; where the loop may run no time, the
+            # value before it is as possible as the body's
             after = self.lookup(v)
             if is_counter(v) or (_mentions(after, k) and not (isinstance(count, int) and count >= 1)):
                 self.assign(v, self.unfollowed(v, after, f"{v} after a loop that changes it"), n)
+            elif may_skip and after != start[v]:
+                self.assign(v, self.unfollowed(v, after, f"{v} after a loop that may run no time"), n)
             elif _mentions(after, k):
                 assert isinstance(count, int)
                 self.assign(v, _at(after, k, count - 1), n)
