@@ -752,9 +752,9 @@ class KernelReader:
 
     def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
         """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
-        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles`` (with
-        ``drain`` when a blocking load of the page's last word followed them). Which pages the stores reached is
-        not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
+        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles``; either with
+        ``drain`` when a blocking load of the word of the last store followed them (``drain_load``). Which pages the
+        stores reached is not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
         be on every path to the push, and a zero fill must have landed. Without ``publish`` (the copy's source is
         popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
