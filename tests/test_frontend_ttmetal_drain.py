@@ -99,6 +99,35 @@ def test_a_second_load_of_the_new_last_word_drains_again(tmp_path: Path,
     _proved(path, capsys)
 
 
+def test_a_branch_on_the_loop_index_leaves_the_last_store_unknown_where_its_sides_differ(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last iteration stores word 0 (its ``then`` side), the others their own word: the page's last store is
+    word 0, not word 15, so the load of word 15 drains nothing (the sides are read from the same state and merged,
+    not one after the other)."""
+    stores = ("    seed[0] = 0;",
+              "    for (uint32_t m = 0; m < 16; ++m) {",
+              "        if (m == 15) { seed[0] = 1; } else { seed[m] = m; }",
+              "    }")
+    path = _path(tmp_path, _filler(stores, "seed + 15"))
+    assert _fills(path) == [FillTiles(1, 1, "stores", False)]
+    _refuted(path, capsys, "async-read-publish")
+
+
+@pytest.mark.parametrize(("side", "drain"), [
+    ("if (sem0[0] == 7) { seed[0] = 1; }", False),  # the path through the side stores after the drain
+    ("if (sem0[0] == 7) { seed[0] = 1; (void)ckernel::load_blocking(seed); }", True),  # every path drained
+    ("if (sem0[0] == 7) { seed[0] = 1; (void)ckernel::load_blocking(seed); } else { seed[1] = 1; }", False),
+])
+def test_a_branch_on_a_value_not_followed_is_drained_only_if_every_path_is(tmp_path: Path, side: str, drain: bool,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = _path(tmp_path, _filler(FORWARD, f"seed + {WORDS - 1}", (f"    {side}",)))
+    assert _fills(path) == [FillTiles(1, 1, "stores", drain)]
+    if drain:
+        _proved(path, capsys)
+    else:
+        _refuted(path, capsys, "async-read-publish")
+
+
 def test_a_drain_in_each_iteration_of_a_face_loop_is_the_last_iterations(tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``generate_index_tile``'s shape (index_tile_dataflow.hpp:85-115): per face, seed words stored in nested
@@ -151,6 +180,19 @@ def test_a_store_later_in_the_loop_of_a_loopback_read_is_refused(tmp_path: Path,
                     "        seed[0] = k;",
                     "    }"))
     _refused(_path(tmp_path, body), construct, "filler.cpp", line)
+
+
+def test_a_store_earlier_in_the_loop_of_a_read_relying_on_the_state_before_it_is_refused(tmp_path: Path) -> None:
+    """The first iteration's store is on the side read first, the later iterations' reads on the other: they rely
+    on the drain before the loop, which that store has undone. Refused at the loop."""
+    body = _filler(("    seed[0] = 1;",), "seed",
+                   ("    for (uint32_t k = 0; k < 300; ++k) {",
+                    "        if (k == 0) { seed[0] = k; } else {",
+                    "        noc_async_read(get_noc_addr(my_x[0], my_y[0], page), page + 64, 64);",
+                    "        noc_async_read_barrier(); }",
+                    "    }"))
+    _refused(_path(tmp_path, body), "plain store after a read of the page earlier in its loop", "filler.cpp",
+             FIRST + 5)
 
 
 # ------------------------------------------------------------------ the vendor helper (the pinned ttnn wheel)

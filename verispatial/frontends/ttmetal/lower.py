@@ -223,6 +223,8 @@ class _Fill:
     #: before the loop (a blocking load or a NoC loopback read of the page in them, before any store of theirs): a
     #: store into the page while one of them is open is refused (``KernelReader.consult``)
     consulted: tuple[object, ...] = ()
+    #: the stores read into the page so far (a loop that changed it stored into the page: ``fills_after_loop``)
+    stores: int = 0
     #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
     reads_pending: bool = False
 
@@ -692,6 +694,7 @@ class KernelReader:
         f.drained = False
         if not zeros:
             f.last = at
+            f.stores += 1
         f.fresh = len(self.repeats)
 
     def zeros_landed(self) -> None:
@@ -1192,15 +1195,15 @@ class KernelReader:
         self.blocks.append(Block(certain=isinstance(count, int) and count > 0))
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         self.repeats.append(self.loops[-1])
-        drained_before = {cb: f.drained for cb, f in self.fills.items()}
+        before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         try:
             self.stmt(body)
         finally:
             self.loops.pop()
-            self.repeats.pop()
+            loop = self.repeats.pop()
             inner = self.blocks.pop()
             inner.closed = True
-        self.fills_after_loop(k, count if isinstance(count, int) else None, drained_before)
+        self.fills_after_loop(k, count if isinstance(count, int) else None, before, loop, n)
         if inner.ops:
             self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
         done = isinstance(count, int)
@@ -1220,19 +1223,53 @@ class KernelReader:
             self.assign(v, _stepped(s0, V.const(c * count)) if done and _steppable(s0) and isinstance(count, int)
                         else self.unfollowed(v, s0, f"{v} after a loop of a runtime count"), n)
 
-    def fills_after_loop(self, k: str | None, count: int | None, drained_before: dict[int, bool]) -> None:
-        """The last store and drain of each page whose stores or drain the body of the loop with index ``k`` set
-        (read once, as its iterations; ``count`` None: not a constant): after a loop of a constant count of at least
-        1, the last iteration's (the index at ``count - 1``); after one that may run no iteration, drained only if
-        drained both before it and after its body, and its last store's word not known (``drain_load``)."""
+    def drain_state(self) -> dict[int, tuple[Any, ...]]:
+        """Each page's ``drained``, ``last``, ``fresh`` and ``consulted``: what a branch's sides are read from and
+        merged into (``merge_drains``)."""
+        return {cb: (f.drained, f.last, f.fresh, f.consulted) for cb, f in self.fills.items()}
+
+    def set_drains(self, state: dict[int, tuple[Any, ...]]) -> None:
+        """The pages ``state`` names back to it, but what the reads in them relied on (``consulted``), which a
+        store on any path after them must still see."""
         for cb, f in self.fills.items():
+            if cb in state:
+                f.drained, f.last, f.fresh, _ = state[cb]
+
+    def merge_drains(self, paths: list[dict[int, tuple[Any, ...]]]) -> None:
+        """The pages after a branch whose paths left ``paths`` (``drain_state``): drained only if every path
+        drained it, its last store the word every path left at the same loops, else not known; relied on as any
+        path relied on it."""
+        for cb, f in self.fills.items():
+            got = [p[cb] for p in paths if cb in p]
+            if not got:
+                continue
+            f.drained = all(g[0] for g in got)
+            f.last = got[0][1] if all(g[1:3] == got[0][1:3] for g in got) else None
+            f.fresh = min(g[2] for g in got)  # the outermost: a read in a loop relies on it (consult)
+            seen = {id(lp): lp for g in [*got, (None, None, 0, f.consulted)] for lp in g[3]}
+            f.consulted = tuple(seen.values())
+
+    def fills_after_loop(self, k: str | None, count: int | None, before: dict[int, tuple[bool, int]],
+                         loop: object, node: Any) -> None:
+        """The last store and drain of each page whose stores or drain the body of the loop ``loop`` with index
+        ``k`` set (read once, as its iterations; ``count`` None: not a constant; ``before``: each page's ``drained``
+        and ``stores`` before it): after a loop of a constant count of at least 1, the last iteration's (the index
+        at ``count - 1``); after one that may run no iteration, drained only if drained both before it and after
+        its body, and its last store's word not known (``drain_load``). A body that read the page as it stood
+        before the loop (``consult``) and stores into it is refused by name: its next iteration's read follows
+        this iteration's store."""
+        for cb, f in self.fills.items():
+            if any(lp is loop for lp in f.consulted) and f.stores != before.get(cb, (False, 0))[1] and not self.trial:
+                self.refuse("plain store after a read of the page earlier in its loop", node,
+                            f"c_{cb}: a blocking load or NoC read in the loop relies on the stores before it, and the "
+                            "loop stores into the page")
             if f.fresh <= len(self.repeats):
                 continue  # set before the loop: the body did not change it
             if k is not None and count is not None and count >= 1:
                 f.last = _at(f.last, k, count - 1) if f.last is not None else None
             else:
                 f.last = None
-                f.drained = f.drained and drained_before.get(cb, True)
+                f.drained = f.drained and before.get(cb, (True, 0))[0]
             f.fresh = len(self.repeats)
 
     def unfollowed(self, name: str, v: Any, why: str) -> Any:
@@ -1392,9 +1429,13 @@ class KernelReader:
         # (or a side and the path around it) leave different is not followed (``merge_sides``)
         before = [dict(sc) for sc in self.scopes]
         outcomes: list[list[dict[str, V.Value]]] = []
+        pre = self.drain_state()  # the pages' drains likewise (merge_drains)
+        drains: list[dict[int, tuple[Any, ...]]] = []
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
+            self.set_drains(pre)
             if body_node is None:
                 outcomes.append(before)
+                drains.append(pre)
                 continue
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
@@ -1408,8 +1449,10 @@ class KernelReader:
                 inner = self.blocks.pop()
                 inner.closed = True
             outcomes.append([dict(sc) for sc in self.scopes])
+            drains.append(self.drain_state())
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+        self.merge_drains(drains)
         self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
 
     def merge_sides(self, outcomes: list[list[dict[str, V.Value]]], why: str) -> None:
@@ -1480,11 +1523,15 @@ class KernelReader:
         refused by name."""
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
-        pre = {cb: attrs.evolve(f) for cb, f in self.fills.items()}
+        # each side is read from the pages' drains as they are before the branch; after it, what every path
+        # leaves (the path around a missing else included: merge_drains)
+        pre = self.drain_state()
+        drains: list[dict[int, tuple[Any, ...]]] = [] if other is not None else [pre]
         acc0 = (self.acc.tiles, self.acc.state) if self.acc is not None else None
         for side in (then, other):
             if side is None:
                 continue
+            self.set_drains(pre)
             self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
@@ -1502,6 +1549,7 @@ class KernelReader:
                 # holds the uncertain side block): a push that needs them is refused unless a certain store, such
                 # as the zero fill before ``if (scaler != 0)``, came first
                 sides.append({cb: attrs.evolve(f) for cb, f in self.fills.items()})
+                drains.append(self.drain_state())
             self.restore(saved)
             if not clean:
                 raise refusal
@@ -1513,15 +1561,7 @@ class KernelReader:
                 old_f.zeros_pending = old_f.zeros_pending or pending
             else:
                 self.fills[cb] = attrs.evolve(next(sf[cb] for sf in sides if cb in sf), zeros_pending=pending)
-            # the page's last store and drain after the branch: what every path leaves (the path around a missing
-            # else included), else its last store's word is not known and it is drained only if every path drained
-            paths = [sf[cb] for sf in sides if cb in sf] + ([pre[cb]] if cb in pre and len(sides) < 2 else [])
-            f = self.fills[cb]
-            f.drained = all(p.drained for p in paths)
-            same = all((p.last, p.fresh) == (paths[0].last, paths[0].fresh) for p in paths)
-            f.last = paths[0].last if same else None
-            f.consulted = tuple(lp for p in paths for lp in p.consulted)
-            f.fresh = min(p.fresh for p in paths)  # the outermost: a read in a loop relies on it (consult)
+        self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
         changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
                          (writes & set(before)))
@@ -1537,7 +1577,7 @@ class KernelReader:
         which stay recorded as on some paths only (``local_fill``). Otherwise nothing of the reading is kept and
         False."""
         saved = self.snapshot()
-        drained_before = {cb: f.drained for cb, f in self.fills.items()}
+        before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         try:
             for body in bodies:
                 if body is None:
@@ -1553,7 +1593,7 @@ class KernelReader:
                     inner = self.blocks.pop()
                 if inner.ops:
                     raise _Abandon()
-                self.fills_after_loop(None, None, drained_before)
+                self.fills_after_loop(None, None, before, body, body)
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             same = (all(live == old for live, old in zip(self.scopes, scopes, strict=True))
                     and self.shared.groups == groups and self.shared.trips == trips
