@@ -757,9 +757,9 @@ class KernelReader:
         """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
         or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles``; either with
         ``drain`` when a blocking load of the word of the last store followed them (``drain_load``). Which pages the
-        stores reached is not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
-        be on every path to the push, and a zero fill must have landed. Without ``publish`` (the copy's source is
-        popped first) the ``CopyTiles`` comes before that pop."""
+        stores reached is not followed (an offset from the write pointer is not), so only a push of one page is
+        read; the stores must be on every path to the push, and a zero fill must have landed. Without ``publish``
+        (the copy's source is popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
