@@ -128,6 +128,28 @@ def test_a_branch_on_a_value_not_followed_is_drained_only_if_every_path_is(tmp_p
         _refuted(path, capsys, "async-read-publish")
 
 
+@pytest.mark.parametrize(("stores", "drain"), [
+    # each iteration loads the page's last word after its store: the last iteration's load is of its last store
+    (f"    for (uint32_t m = 0; m < {WORDS}; ++m) {{ seed[m] = m; (void)ckernel::load_blocking(seed + {WORDS - 1}); }}",
+     True),
+    (f"    for (uint32_t m = 0; m < {WORDS}; ++m) {{ seed[m] = m; if (m == {WORDS - 1}) {{ "
+     f"(void)ckernel::load_blocking(seed + {WORDS - 1}); }} }}", True),
+    # a store after the load in the same iteration, or the load in the first iteration only: no drain
+    (f"    for (uint32_t m = 0; m < {WORDS}; ++m) {{ seed[m] = m; (void)ckernel::load_blocking(seed + {WORDS - 1}); "
+     "seed[0] = 1; }", False),
+    (f"    for (uint32_t m = 0; m < {WORDS}; ++m) {{ seed[m] = m; if (m == 0) {{ "
+     f"(void)ckernel::load_blocking(seed + {WORDS - 1}); }} }}", False),
+])
+def test_a_load_in_the_loop_drains_where_the_last_iteration_loads_its_last_store(
+        tmp_path: Path, stores: str, drain: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _path(tmp_path, _filler((stores,), None))
+    assert _fills(path) == [FillTiles(1, 1, "stores", drain)]
+    if drain:
+        _proved(path, capsys)
+    else:
+        _refuted(path, capsys, "async-read-publish")
+
+
 def test_a_drain_in_each_iteration_of_a_face_loop_is_the_last_iterations(tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``generate_index_tile``'s shape (index_tile_dataflow.hpp:85-115): per face, seed words stored in nested

@@ -451,6 +451,8 @@ def test_loopback_reads_inside_a_seeded_page_are_part_of_its_fill(tmp_path: Path
     assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 1, "stores", True)]  # the load drains it
     assert _ops(path, RemoteRead) == []
     assert len(_ops(path, ReadBarrier)) == 1
+    # the blocking load of the seed's last stored word lands every store before the loopback reads and the push
+    # (docs/ttmetal.md "Drains"): proved
     _proved(path, capsys)
 
 

@@ -13,6 +13,8 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 from test_frontend_ttmetal_constructs import _main, _ops, _read
 
 from verispatial.frontends.ttmetal import Refused
+from verispatial.ir.ops import Compute
+from verispatial.ir.program import walk
 
 # ------------------------------------------------------------------ GCC builtins
 
@@ -302,8 +304,7 @@ def test_zero_page_buffer_calls_do_nothing(tmp_path: Path) -> None:
 
 def test_copy_block_is_its_copy_tiles(tmp_path: Path) -> None:
     """``copy_block(cb, 1, 0, 2)`` (tile_move_copy.h:136-176): copies of front tiles 1 and 2 into DST 0 and 1."""
-    from verispatial.ir.ops import AcquireAcc, Compute, Operand
-    from verispatial.ir.program import walk
+    from verispatial.ir.ops import AcquireAcc, Operand
 
     src = "\n".join(['#include "api/compute/tile_move_copy.h"', "void kernel_main() {",
                      "    cb_wait_front(0, 3);", "    tile_regs_acquire();", "    copy_block(0, 1, 0, 2);",
@@ -356,3 +357,139 @@ def test_casts_to_the_word_keep_negative_numbers(tmp_path: Path) -> None:
     ep = _read(tmp_path, _main("    constexpr uint32_t n = 3;", "    cb_reserve_back(0, (uint32_t)(-(int32_t)n) + 5);",
                                "    cb_reserve_back(0, static_cast<uint32_t>(-1) + 2);"))
     assert _ops(ep) == [("Reserve", 2), ("Reserve", 1)]
+
+
+# ------------------------------------------------------------------ SDPA decode's kernels (issue 18 item 4)
+
+
+def test_tensor_address_against_zero_is_an_allocated_buffer(tmp_path: Path) -> None:
+    """``if (q_addr == 0) return;`` (reader_decode_all.cpp:110-113, "idle core"): a host tensor's base address is an
+    allocated buffer's, never 0, so the early return is not taken; a literal 0 from the host takes it; another
+    comparison of the address is still not followed."""
+    src = _main("    uint32_t a = get_arg_val<uint32_t>(0);", "    if (a == 0) { return; }",
+                "    if (0 != a) { cb_reserve_back(0, 2); }")
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 2)]
+    assert _ops(_read(tmp_path, src, args={"addr": 0})) == []
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a = get_arg_val<uint32_t>(0);", "    if (a > 4) { return; }"))
+    assert e.value.loc.line == 4
+
+
+def test_const_reference_parameter_takes_any_argument(tmp_path: Path) -> None:
+    """``const bool& transpose`` (compute_common.hpp:1071, called with ``true``, sdpa_flash_decode.cpp:427): a
+    reference to const cannot be assigned by the callee, so the argument need not be a variable; a reference the
+    callee may assign still writes back and still needs one."""
+    prelude = ("inline void put(const uint32_t& n, uint32_t& m) { m = n + 1; cb_reserve_back(0, n); }",)
+    ep = _read(tmp_path, _main("    uint32_t m = 0;", "    put(2, m);", "    cb_push_back(0, m);", prelude=prelude))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 3)]
+    with pytest.raises(Refused, match="reference argument not a variable"):
+        _read(tmp_path, _main("    put(2, 3);", prelude=prelude))
+
+
+def test_packer_relu_config_is_configuration(tmp_path: Path) -> None:
+    """``PACK((llk_pack_relu_config(ReluConfig::zero())))`` (compute_common.hpp:372) programs a packer register
+    only; another LLK call in the wrapper is still refused by name."""
+    src = "\n".join(['#include "api/compute/compute_kernel_api.h"', "void kernel_main() {",
+                     "    PACK((llk_pack_relu_config(ReluConfig::zero())));", "    cb_wait_front(0, 1);",
+                     "    cb_pop_front(0, 1);", "}"])
+    assert _ops(_read(tmp_path, src, processor="compute")) == [("Wait", 1), ("Pop", 1)]
+    with pytest.raises(Refused, match="call to PACK"):
+        _read(tmp_path, src.replace("llk_pack_relu_config", "llk_pack_init"), processor="compute")
+
+
+def _children(args: dict[str, int], body: str = "") -> str:
+    """writer_decode_all.cpp:92-198's form: a local array filled from runtime args in one loop and read in another."""
+    return _main("    uint32_t arg_idx = 1;", "    uint32_t ch[6];",
+                 "    for (uint32_t r = 0; r < 6; ++r) { ch[r] = get_arg_val<uint32_t>(arg_idx++); }",
+                 "    uint32_t n = 0;",
+                 "    for (uint32_t r = 0; r < 6; ++r) {",
+                 "        uint32_t c = ch[r];",
+                 "        if (c != UINT32_MAX && c < 3) { n++; }",
+                 "    }", body, "    cb_reserve_back(0, n + 1);")
+
+
+_CHILD_ARGS = {"runtime_args": ["addr", "a", "b", "c", "d", "e", "f"]}
+
+
+def test_local_array_stored_and_read_at_known_indices(tmp_path: Path) -> None:
+    """A local array's elements are what the kernel last stored at each index (the loops are read iteration by
+    iteration); ``UINT32_MAX`` is <stdint.h>'s."""
+    none = 0xFFFFFFFF
+    args = {"a": 0, "b": none, "c": 2, "d": 5, "e": none, "f": 1}
+    assert _ops(_read(tmp_path, _children(args), kernel=_CHILD_ARGS, args=args)) == [("Reserve", 4)]
+    args = {"a": none, "b": none, "c": none, "d": none, "e": none, "f": none}
+    assert _ops(_read(tmp_path, _children(args), kernel=_CHILD_ARGS, args=args)) == [("Reserve", 1)]
+    ep = _read(tmp_path, _main("    uint32_t a[2];", "    a[1] = 3;", "    a[1] += 2;", "    a[1]++;",
+                               "    cb_reserve_back(0, a[1]);"))
+    assert _ops(ep) == [("Reserve", 6)]
+
+
+def test_local_array_not_followed_where_it_could_have_changed(tmp_path: Path) -> None:
+    """An element never stored, an array whose address is taken (a callee may store through it), an index past the
+    end, a store at an index not known: refused or not followed, never a stale element."""
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    cb_reserve_back(0, a[1]);"))
+    assert "never stored" in str(e.value)
+    prelude = ("inline void set(uint32_t* p) { p[0] = 5; }",)
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    set(a);", "    cb_reserve_back(0, a[0]);",
+                              prelude=prelude))
+    assert "a value read from memory: a[0]" in str(e.value)  # the array itself is no longer followed
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t* p = &a[0];", "    *p = 5;",
+                              "    cb_reserve_back(0, a[0]);"))
+    assert "a value read from memory: a[0]" in str(e.value)
+    with pytest.raises(Refused, match="local array index out of bounds"):
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[2] = 1;"))
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[1] = 1;", "    cb_reserve_back(0, a[2]);"))
+    assert "past its end" in str(e.value)
+    with pytest.raises(Refused, match="page count not known statically") as e:
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t i = get_arg_val<uint32_t>(1);",
+                              "    a[i] = 4;", "    cb_reserve_back(0, a[0]);"),
+              kernel={"runtime_args": ["addr", "i"]}, args={"i": "0..1"})
+    assert "a value read from memory: a[0]" in str(e.value)
+
+
+def test_math_thread_sfpu_init_and_header_op(tmp_path: Path) -> None:
+    """``MATH(SFPU_UNARY_INIT_FN(...))`` is the SFPU's configuration (llk_math_eltwise_unary_sfpu_macros.h:75-76);
+    ``MATH((recip_tile_first_column(0)))``, defined for the MATH thread only (compute_common.hpp:306-312), is a
+    compute on DST tile 0 (recip_block_inplace, compute_common.hpp:316-339); another MATH call is refused."""
+    src = "\n".join(['#include "api/compute/compute_kernel_api.h"', "void kernel_main() {",
+                     "    MATH(SFPU_UNARY_INIT_FN(reciprocal, sfpu::sfpu_reciprocal_init, (APPROX)));",
+                     "    cb_wait_front(0, 1);", "    tile_regs_acquire();", "    copy_tile(0, 0, 0);",
+                     "    MATH((recip_tile_first_column(0)));", "    tile_regs_commit();", "    tile_regs_wait();",
+                     "    cb_reserve_back(16, 1);", "    pack_tile(0, 16);", "    tile_regs_release();",
+                     "    cb_push_back(16, 1);", "    cb_pop_front(0, 1);", "}"])
+    ep = _read(tmp_path, src, processor="compute")
+    computes = [op for op in walk(ep.ops) if isinstance(op, Compute)]
+    assert [op.kind for op in computes][-1] == "recip_tile_first_column"
+    assert len(computes) == 2  # the copy, the reciprocal
+    with pytest.raises(Refused, match="call to MATH"):
+        _read(tmp_path, src.replace("recip_tile_first_column", "llk_math_foo"), processor="compute")
+
+
+def test_local_array_in_loops_read_once(tmp_path: Path) -> None:
+    """One symbolic reading of a loop body stands for every iteration, so a local array declared outside it and
+    stored (or its address taken) inside is read iteration by iteration when the count is constant, else refused;
+    one declared inside the body is followed in it."""
+    rt = {"kernel": {"runtime_args": ["addr", "n"]}, "args": {"n": "0..3"}}
+    ep = _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;",
+                               "    for (uint32_t i = 0; i < 3; i++) { a[0] = a[0] + 1; }", "    cb_push_back(0, a[0]);"))
+    assert _ops(ep) == [("Push", 4)]
+    ep = _read(tmp_path, _main("    uint32_t a[4];", "    for (uint32_t i = 0; i < 4; i++) { a[i] = i * 2; }",
+                               "    cb_push_back(0, a[3]);"))
+    assert _ops(ep) == [("Push", 6)]
+    with pytest.raises(Refused, match="store into a local array in a loop read once"):
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t n = get_arg_val<uint32_t>(1);",
+                              "    for (uint32_t i = 0; i < n; i++) {", "        a[0] = 2;", "    }",
+                              "    cb_push_back(0, a[0]);"), **rt)
+    with pytest.raises(Refused, match="local array's address taken in a loop read once"):
+        _read(tmp_path, _main("    uint32_t a[2];", "    a[0] = 1;", "    uint32_t n = get_arg_val<uint32_t>(1);",
+                              "    for (uint32_t i = 0; i < n; i++) {", "        cb_reserve_back(0, a[0]);",
+                              "        set(a);", "    }", prelude=("inline void set(uint32_t* p) { p[0] = 5; }",)),
+              **rt)
+    ep = _read(tmp_path, _main("    uint32_t n = get_arg_val<uint32_t>(1);", "    for (uint32_t i = 0; i < n; i++) {",
+                               "        uint32_t t[2];", "        t[1] = 3;", "        cb_reserve_back(0, t[1]);", "    }"),
+               **rt)
+    assert _ops(ep) == [("Reserve", 3)]

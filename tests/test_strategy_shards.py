@@ -1,4 +1,5 @@
-"""The random-program strategies' sharded buffers: a correct program's sharded output is written whole.
+"""The random-program strategies' correct programs: a sharded output is written whole; increments follow the writes
+they may overtake.
 
 Found by drawing ``correct_programs()`` and exploring each: 3 of 500 were refuted by ``output-unwritten``, each a
 block-sharded output (rows of ``w`` tiles ``2 w`` apart) whose tensor is twice the shard's width, so the other half
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from verispatial.ir import Program, Role
+from verispatial.ir import If, InlineWrite, Loop, McastSend, McastSetValid, Op, Program, Role, SemInc, Site, WriteBarrier
 from verispatial.ir.serialize import load_program
 from verispatial.petri.explore import explore
 from verispatial.strategies import correct_programs
@@ -46,3 +47,53 @@ def test_the_program_that_showed_it_is_refuted_by_the_explorer() -> None:
     assert _unwritten_output_tiles(p) == {"sh0": {0}}
     assert "output-unwritten" in explore(p, max_states=4_000).rules()
 
+
+
+def _increments_overtaking_writes(p: Program) -> list[str]:
+    """Each increment an engine issues into a site while a multicast or one-word write of its to that site may not
+    have landed (no ``WriteBarrier`` between, in program order, a loop body once): what ``async-inc-overtake`` refutes
+    (docs/semantics.md, "Remote writes to an explicit place") where nothing else orders the landing first. A body's
+    end meeting its start is left out: there the handshake orders the landing (the receiver waits for the flag that
+    follows the data, the sender for the receiver's next ready), which the explorer confirms."""
+    groups = {g.id: g for g in p.groups}
+
+    def sites_of(op: Op) -> set[Site]:
+        if isinstance(op, (McastSend, McastSetValid)):
+            g = groups[op.group]
+            x0, y0, x1, y1 = g.rect
+            return {Site(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+        if isinstance(op, InlineWrite):
+            return {op.at}
+        return set()
+
+    found: list[str] = []
+    for ep in p.programs:
+        def walk(ops: tuple[Op, ...], pending: set[Site], key: str) -> None:
+            for op in ops:
+                if isinstance(op, (Loop, If)):
+                    walk(op.body, pending, key)
+                elif isinstance(op, WriteBarrier):
+                    pending.clear()
+                elif isinstance(op, SemInc) and op.at in pending:
+                    found.append(f"{key}: {op}")
+                else:
+                    pending.update(sites_of(op))
+
+        walk(ep.ops, set(), ep.key)
+    return found
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(correct_programs())
+def test_a_correct_programs_increments_follow_the_writes_they_may_overtake(p: Program) -> None:
+    """Found by exploring 500 draws: 2 were refuted by ``async-inc-overtake`` (a multicast handshake's sender then,
+    a stage later, a counting increment into the receiver's site with no write barrier between), which the explorer
+    replays (``data/inc_after_handshake.json``)."""
+    assert _increments_overtaking_writes(p) == []
+
+
+def test_the_increment_after_a_handshake_is_refuted_by_the_explorer() -> None:
+    """The program the strategy used to draw: the explorer finds the increment overtaking the multicast."""
+    p = load_program(Path(__file__).parent / "data" / "inc_after_handshake.json")
+    assert _increments_overtaking_writes(p) != []
+    assert "async-inc-overtake" in explore(p, max_states=4_000).rules()

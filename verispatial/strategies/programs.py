@@ -678,6 +678,10 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     stage.give.setdefault(pr, []).append(receiver)
     stage.after.setdefault(pr, []).append(AtomicBarrier())
     stage.take.setdefault(cr, []).append([Wait(dst, pages), Pop(dst, pages)])
+    # The sender's multicasts land by a write barrier before it leaves the stage: a later stage's increment into
+    # site 1 must not overtake them (``async-inc-overtake``; correct_programs drew 2 of 500 so, once multicasts of
+    # pages already pushed were drawn).
+    stage.after.setdefault(cs if forward else ps, []).append(WriteBarrier())
 
 
 def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],

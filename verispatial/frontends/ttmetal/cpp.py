@@ -43,7 +43,10 @@ COMPUTE_JIT_MACROS = {"DST_SYNC_MODE": "DstSync::SyncHalf", "UCK_CHLKC_MATH": "1
 #: Constants of the device headers: what kernels compare semaphores with (hostdevcommon/common_values.hpp) and the
 #: tile geometry (tt_metal/api/tt-metalium/constants.hpp, ``tt::constants``; named with or without the namespace).
 DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0, "TILE_HEIGHT": 32, "TILE_WIDTH": 32, "TILE_HW": 1024,
-                    "FACE_HEIGHT": 16, "FACE_WIDTH": 16, "FACE_HW": 256}
+                    "FACE_HEIGHT": 16, "FACE_WIDTH": 16, "FACE_HW": 256,
+                    # <stdint.h>'s limits of the fixed-width types (``child_id != UINT32_MAX``,
+                    # writer_decode_all.cpp:190: the host's "no child" marker)
+                    "UINT8_MAX": 0xFF, "UINT16_MAX": 0xFFFF, "UINT32_MAX": 0xFFFFFFFF, "INT32_MAX": 0x7FFFFFFF}
 #: namespaces a device constant is named from
 CONSTANT_NAMESPACES = frozenset({"constants", "tt::constants", "tt::tt_metal::constants"})
 #: ``sizeof`` of the fixed-width and built-in types kernels take sizes of (RISC-V ILP32: int, long and pointers are

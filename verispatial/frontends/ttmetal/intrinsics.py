@@ -148,9 +148,7 @@ def arg_word(r: KernelReader, arr: V.ArgArray, k: Any, n: Any) -> V.Value:
     word = arr.index + V.const(byte.const // 4)
     if not isinstance(word, V.Sym) or not word.is_const:
         return V.Opaque(f"a runtime arg at an index not known statically: {r.text(n)}")
-    from verispatial.frontends.ttmetal import api
-
-    return api.FUNCTIONS["get_arg_val"](r, [word], [n], [], n)
+    return r.call_api("get_arg_val", [word], n)
 
 
 def table(r: KernelReader, init: V.Designated, declarator: Any, tname: str, typ: Any) -> V.Value:

@@ -174,6 +174,9 @@ class Block:
     #: the block runs whenever the block around it does: a loop of a constant count (>= 1); not an ``If`` branch
     #: nor a loop over a runtime range, which may run no time
     certain: bool = True
+    #: an ``If`` branch that runs in the last iteration of its loop (``i == last``): what it does there is not
+    #: followed by that loop's later iterations (``drain_load``)
+    last: bool = False
 
     def add(self, op: Op, loc: SourceLoc) -> None:
         self.locs.append(((len(self.ops),), loc))
@@ -225,6 +228,10 @@ class _Fill:
     consulted: tuple[object, ...] = ()
     #: the stores read into the page so far (a loop that changed it stored into the page: ``fills_after_loop``)
     stores: int = 0
+    #: the indices of the loops (opened since the first store, of a constant count) in whose last iterations a
+    #: blocking load of the last store's word runs after it (``dst[i] = v; load_blocking(dst + 511)`` in every
+    #: iteration): the page is drained once they have all closed (``fills_after_loop``)
+    drained_last: tuple[str, ...] = ()
     #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
     reads_pending: bool = False
 
@@ -692,6 +699,7 @@ class KernelReader:
         # a blocking load lands only the stores up to the last store to its word (common.hpp:91-96): a store after
         # it is not landed, and is the one a drain must load now
         f.drained = False
+        f.drained_last = ()
         if not zeros:
             f.last = at
             f.stores += 1
@@ -749,9 +757,30 @@ class KernelReader:
         if ptr.front or f is None:
             self.refuse("blocking load not of a page being built by stores", node, self.text(node))
         self.consult(f)
+        # A load in a branch or a loop that may not run is merged with the paths around it (merge_drains,
+        # fills_after_loop): ``if (i == 0)`` or a loop over a runtime count holding the stores drains nothing.
         if _same_word(f.last, ptr):
             f.drained = True
             f.fresh = len(self.repeats)
+            return
+        # the same word in the last iteration of the loops whose index the two addresses differ by (``dst[i] = v;
+        # load_blocking(dst + 511)`` in each iteration): drained once those loops close, each a constant count of
+        # at least 1, unless a store follows in them (local_fill clears it)
+        if f.last is None or not isinstance(f.last.offset, V.Sym) or not isinstance(ptr.offset, V.Sym) \
+                or not isinstance(f.last.origin, V.Sym) or not isinstance(ptr.origin, V.Sym):
+            return
+        d_off, d_org = f.last.offset + (-ptr.offset), f.last.origin + (-ptr.origin)
+        names = {v for d in (d_off, d_org) if isinstance(d, V.Sym) for v, _ in d.loops}
+        inner = [lp for lp in self.loops if lp.var in names]
+        if not inner or len(inner) != len(names) or \
+                not all(isinstance(lp.count, int) and lp.count >= 1 for lp in inner):
+            return
+        stored, loaded = f.last, ptr
+        for lp in inner:
+            assert isinstance(lp.count, int)
+            stored, loaded = _at(stored, lp.var, lp.count - 1), _at(loaded, lp.var, lp.count - 1)
+        if _same_word(stored, loaded):
+            f.drained_last = tuple(lp.var for lp in inner)
 
     def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
         """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
@@ -789,6 +818,11 @@ class KernelReader:
             raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
+
+    def call_api(self, name: str, vals: list[V.Value], node: Any) -> V.Value:
+        """The value of the device API function ``name`` (``api.FUNCTIONS``) on ``vals``, read at ``node``: for the
+        modules ``api`` itself imports (``intrinsics``, ``objects``), which so need not import it back."""
+        return api.FUNCTIONS[name](self, vals, [node], [], node)
 
     def lookup(self, name: str) -> V.Value | None:
         for s in reversed(self.scopes):
@@ -956,7 +990,9 @@ class KernelReader:
                     value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
-                value = self.construct(tname, None, d)
+                value = self.local_array(d) if d.type == "array_declarator" and not _is_const(n) else None
+                if value is None:
+                    value = self.construct(tname, None, d)
             elif d.type == "function_declarator" and tname in _CLASSES:
                 # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
                 # "parameters" are the constructor's arguments
@@ -1226,19 +1262,20 @@ class KernelReader:
     def drain_state(self) -> dict[int, tuple[Any, ...]]:
         """Each page's ``drained``, ``last``, ``fresh`` and ``consulted``: what a branch's sides are read from and
         merged into (``merge_drains``)."""
-        return {cb: (f.drained, f.last, f.fresh, f.consulted) for cb, f in self.fills.items()}
+        return {cb: (f.drained, f.last, f.fresh, f.consulted, f.drained_last) for cb, f in self.fills.items()}
 
     def set_drains(self, state: dict[int, tuple[Any, ...]]) -> None:
         """The pages ``state`` names back to it, but what the reads in them relied on (``consulted``), which a
         store on any path after them must still see."""
         for cb, f in self.fills.items():
             if cb in state:
-                f.drained, f.last, f.fresh, _ = state[cb]
+                f.drained, f.last, f.fresh, _, f.drained_last = state[cb]
 
-    def merge_drains(self, paths: list[dict[int, tuple[Any, ...]]]) -> None:
+    def merge_drains(self, paths: list[dict[int, tuple[Any, ...]]], last: int | None = None) -> None:
         """The pages after a branch whose paths left ``paths`` (``drain_state``): drained only if every path
         drained it, its last store the word every path left at the same loops, else not known; relied on as any
-        path relied on it."""
+        path relied on it. ``last``: the path of a loop's last iteration (``if (i == last)``), the only one whose
+        drain in that iteration (``drained_last``) counts."""
         for cb, f in self.fills.items():
             got = [p[cb] for p in paths if cb in p]
             if not got:
@@ -1248,6 +1285,9 @@ class KernelReader:
             f.fresh = min(g[2] for g in got)  # the outermost: a read in a loop relies on it (consult)
             seen = {id(lp): lp for g in [*got, (None, None, 0, f.consulted)] for lp in g[3]}
             f.consulted = tuple(seen.values())
+            f.drained_last = got[0][4] if all(g[4] == got[0][4] for g in got) else ()
+            if last is not None and cb in paths[last]:
+                f.drained_last = paths[last][cb][4]
 
     def fills_after_loop(self, k: str | None, count: int | None, before: dict[int, tuple[bool, int]],
                          loop: object, node: Any) -> None:
@@ -1267,9 +1307,13 @@ class KernelReader:
                 continue  # set before the loop: the body did not change it
             if k is not None and count is not None and count >= 1:
                 f.last = _at(f.last, k, count - 1) if f.last is not None else None
+                if k in f.drained_last:
+                    f.drained_last = tuple(v for v in f.drained_last if v != k)
+                    f.drained = f.drained or not f.drained_last
             else:
                 f.last = None
                 f.drained = f.drained and before.get(cb, (True, 0))[0]
+                f.drained_last = ()
             f.fresh = len(self.repeats)
 
     def unfollowed(self, name: str, v: Any, why: str) -> Any:
@@ -1440,7 +1484,7 @@ class KernelReader:
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
                 live.update(old)
-            self.blocks.append(Block(certain=False))
+            self.blocks.append(Block(certain=False, last=gd == Guard.LAST))
             self.guarded += 1
             try:
                 self.stmt(body_node)
@@ -1452,7 +1496,7 @@ class KernelReader:
             drains.append(self.drain_state())
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
-        self.merge_drains(drains)
+        self.merge_drains(drains, 0 if guard == Guard.LAST else 1 if _COMPLEMENT[guard] == Guard.LAST else None)
         self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
 
     def merge_sides(self, outcomes: list[list[dict[str, V.Value]]], why: str) -> None:
@@ -1714,6 +1758,10 @@ class KernelReader:
                     lv, rv = enums.number(self, lv), enums.number(self, rv)
                 if isinstance(lv, V.EnumConst) and isinstance(rv, V.EnumConst) and op in ("==", "!="):
                     return (lv == rv) == (op == "==")
+                if op in ("==", "!=") and _tensor_addr_vs_zero(lv, rv):
+                    # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
+                    # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
+                    return op == "!="
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -1788,6 +1836,15 @@ class KernelReader:
         if t == "identifier":
             name = n.text.decode()
             v = self.lookup(name)
+            if isinstance(v, V.LocalArray):
+                # the array's address leaves the reading (an argument, a pointer): its elements are not followed;
+                # inside a loop read once, earlier iterations' reads of it would be wrong: refused (a loop of a
+                # constant count is then read iteration by iteration)
+                if len(self.loops) > v.depth:
+                    self.refuse("local array's address taken in a loop read once", n, self.text(n))
+                why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
+                self.assign(name, why, n)
+                return why
             if v is not None or any(name in s for s in self.scopes):
                 return v
             if name in self.prog.functions:
@@ -1832,6 +1889,8 @@ class KernelReader:
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+            elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
+                pass
             elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
                     arg.child_by_field_name("argument")), V.ArgArray):
                 self.refuse("store into a runtime arg", n, self.text(n))
@@ -1896,6 +1955,13 @@ class KernelReader:
             if arg.type == "this" and n.children[0].type == "*" and self.this_stack:
                 sd, this_fields = self.this_stack[-1]
                 return V.Obj(sd.name, tuple((f, this_fields.get(f)) for f, _, _ in sd.fields))
+            held = _unparen(arg)
+            if n.children[0].type == "&" and held.type == "subscript_expression":
+                base = held.child_by_field_name("argument")
+                if base is not None and base.type == "identifier" and \
+                        isinstance(self.lookup(base.text.decode()), V.LocalArray):
+                    # ``&a[i]``: the array's address leaves the reading, as ``a`` alone does
+                    return self.expr(base)
             inner = self.expr(arg)
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
@@ -1960,6 +2026,76 @@ class KernelReader:
             return V.Unicast()
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
+    def local_array(self, d: Any) -> V.LocalArray | None:
+        """``T a[N];`` with ``N`` known statically (1 to ``UNROLL_LIMIT``, one dimension): an array of unstored
+        elements; None for any other array declarator."""
+        inner, size = d.child_by_field_name("declarator"), d.child_by_field_name("size")
+        if inner is None or inner.type != "identifier" or size is None:
+            return None
+        n = self.expr(size)
+        if not isinstance(n, V.Sym) or not n.is_const or not 0 < n.const <= UNROLL_LIMIT:
+            return None
+        return V.LocalArray((None,) * n.const, len(self.loops))
+
+    def local_index(self, arr: V.LocalArray, idx: Any, n: Any, store: bool) -> int | V.Sym | V.Opaque:
+        """The element ``idx`` names in ``arr``: a number in range, the index as a symbol of enclosing loops, or
+        why it is not followed. An index past the end (undefined behaviour) is refused for a ``store`` (it may
+        overwrite other variables) and not followed for a load (the survey's made-up args reach it too)."""
+        if idx is None or idx.named_child_count != 1:
+            return V.Opaque(f"a local array indexed by several values: {self.text(n)}")
+        i = self.expr(idx.named_children[0])
+        if isinstance(i, V.Sym) and i.is_const:
+            if not 0 <= i.const < len(arr.items):
+                if store:
+                    self.refuse("local array index out of bounds", n,
+                                f"{self.text(n)}: {i.const} of {len(arr.items)}")
+                return V.Opaque(f"a local array element past its end: {self.text(n)}")
+            return i.const
+        if isinstance(i, V.Sym):
+            return i
+        return i if isinstance(i, V.Opaque) else V.Opaque(f"a local array index not followed: {self.text(n)}")
+
+    def unrollable(self, i: Any) -> bool:
+        """Whether ``i`` is a symbol of enclosing loops that are all of constant counts of at most
+        ``UNROLL_LIMIT``: a refusal at it makes ``for_stmt`` read those loops iteration by iteration, where it is a
+        number."""
+        if not isinstance(i, V.Sym) or not i.loops:
+            return False
+        counts = [lp.count for lp in self.loops if any(v == lp.var for v, _ in i.loops)]
+        return len(counts) == len(i.loops) and all(isinstance(c, int) and c <= UNROLL_LIMIT for c in counts)
+
+    def local_element(self, arr: V.LocalArray, idx: Any, n: Any) -> V.Value:
+        """``a[i]`` of a local array: the value last stored there."""
+        i = self.local_index(arr, idx, n, False)
+        if isinstance(i, int):
+            v = arr.items[i]
+            return v if v is not None else V.Opaque(f"an element of a local array never stored: {self.text(n)}")
+        if self.unrollable(i):
+            self.refuse("local array read at a loop index", n, self.text(n))
+        return i if isinstance(i, V.Opaque) else V.Opaque(f"a local array element at an index not known "
+                                                         f"statically: {self.text(n)}")
+
+    def local_store(self, lhs: Any, value: Any, n: Any) -> bool:
+        """``a[i] = value`` into a local array (``lhs`` is ``a[i]``): the element at a known index, at any other the
+        array is no longer followed. Inside a loop read once for all its iterations (declared outside it) it is
+        refused: a loop of a constant count is then read iteration by iteration (``_for`` catches the refusal), any
+        other stays refused. False when ``a`` is no local array."""
+        base = lhs.child_by_field_name("argument")
+        arr = self.lookup(base.text.decode()) if base is not None and base.type == "identifier" else None
+        if not isinstance(arr, V.LocalArray):
+            return False
+        name = base.text.decode()
+        if len(self.loops) > arr.depth:
+            # one reading of the loop's body stands for every iteration: what an iteration stores, the next reads
+            self.refuse("store into a local array in a loop read once", n, self.text(n))
+        i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs, True)
+        if isinstance(i, int):
+            self.assign(name, arr.stored(i, value), n)
+            return True
+        self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
+                                   f"({self.text(n)})"), n)
+        return True
+
     def subscript(self, n: Any) -> V.Value:
         """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
         ``unpack_src_format[cb]`` and the other formats are the buffer's data format as the host configured it, the
@@ -1967,6 +2103,9 @@ class KernelReader:
         ``get_arg_addr`` (intrinsics.py); any other array element is a value read from memory."""
         base = n.child_by_field_name("argument")
         idx = n.child_by_field_name("indices") or n.child_by_field_name("index")
+        arr = self.lookup(base.text.decode()) if base is not None and base.type == "identifier" else None
+        if isinstance(arr, V.LocalArray):
+            return self.local_element(arr, idx, n)
         # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
         held = self.expr(base) if base is not None and base.type in (
             "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
@@ -2145,14 +2284,17 @@ class KernelReader:
 
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
-        final value."""
+        final value. A reference to const (``const bool& transpose``, compute_common.hpp:1060-1074) cannot be
+        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``)."""
         if plist is None:
             return ()
         out = []
         for p in plist.named_children:
             if p.type in ("parameter_declaration", "optional_parameter_declaration"):
                 d = p.child_by_field_name("declarator")
-                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&")
+                const = any(x.type == "type_qualifier" and x.text == b"const" for x in p.children)
+                ref = d is not None and d.type == "reference_declarator" and not d.text.startswith(b"&&") and \
+                    not const
                 out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
                 out.append("...")
@@ -2261,6 +2403,8 @@ class KernelReader:
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
+        if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
+            return rhs
         if lhs.type == "subscript_expression":
             base = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(base, V.ArgArray):
@@ -2438,6 +2582,18 @@ class KernelReader:
             return V.Opaque(f"{bare} of values not known statically: {self.text(n)}")
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and _is_assert(arg_nodes[0]):
             return None  # PACK(ASSERT(...)): a debug assertion on one thread, no effect on the choreography
+        if bare == "PACK" and len(arg_nodes) == 1 and _is_config_llk(arg_nodes[0]):
+            return None  # PACK((llk_pack_relu_config(...))): a packer register, no effect on the choreography
+        inner = _unparen(arg_nodes[0]) if bare == "MATH" and len(arg_nodes) == 1 else None
+        if inner is not None and inner.type == "call_expression":
+            callee = inner.child_by_field_name("function").text.decode().strip()
+            if callee in SFPU_INIT_MACROS:
+                return None  # MATH(SFPU_UNARY_INIT_FN(...)): the SFPU's configuration, no DST tile touched
+            if callee in HEADER_SFPU_OPS and callee not in self.prog.functions:
+                vals = [self.expr(a) for a in inner.child_by_field_name("arguments").named_children]
+                self.dst_use([vals[i] for i in HEADER_SFPU_OPS[callee] if i < len(vals)], n)
+                self.emit(Compute(callee.removesuffix("_tile")), n)
+                return None
         if bare in ("PACK", "UNPACK", "MATH") and len(arg_nodes) == 1 and self.thread_check(arg_nodes[0]):
             return None  # UNPACK((assert_input_dfb_size<...>(...))): a helper of the kernel's that only asserts
         if bare in PURE_QUERIES:
@@ -2906,6 +3062,48 @@ def _is_assert(n: Any) -> bool:
         return False
     fn = n.child_by_field_name("function")
     return fn is not None and fn.text.decode().strip() == "ASSERT"
+
+
+#: LLK calls that only program a configuration register of their thread, touching no circular buffer, DST or
+#: semaphore: read as doing nothing inside ``PACK(...)``. ``llk_pack_relu_config`` writes the packer's STACC_RELU
+#: word (ckernels/wormhole_b0/metal/llk_api/llk_pack_common_api.h:240-243,
+#: tt_llk_wormhole_b0/llk_lib/llk_pack_common.h:204-219), as the compute API's ``pack_relu_config`` (ignored) does.
+CONFIG_LLK_CALLS = frozenset({"llk_pack_relu_config"})
+
+
+def _is_config_llk(n: Any) -> bool:
+    """``n`` is a call of a configuration-only LLK function (``CONFIG_LLK_CALLS``), parenthesized or not."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    if n.type != "call_expression":
+        return False
+    fn = n.child_by_field_name("function")
+    return fn is not None and fn.type == "identifier" and fn.text.decode() in CONFIG_LLK_CALLS
+
+
+#: The SFPU init macros (ckernels/wormhole_b0/metal/llk_api/llk_sfpu/llk_math_eltwise_unary_sfpu_macros.h:61-86):
+#: ``llk_math_eltwise_unary_sfpu_init`` with an init callback, "no dst index involved": configuration only, read as
+#: doing nothing inside ``MATH(...)`` (compute_common.hpp:324).
+SFPU_INIT_MACROS = frozenset({"SFPU_UNARY_INIT", "SFPU_UNARY_INIT_FN", "SFPU_UNARY_INIT_FN_ARGS"})
+#: SFPU operations an op's compute header defines for the MATH thread only (under ``#ifdef TRISC_MATH``, which the
+#: reading does not define), called as ``MATH((f(idst)))``: name -> the positions of their DST-index arguments.
+#: ``recip_tile_first_column`` is one ``SFPU_UNARY_CALL`` on DST tile ``idst`` (sdpa/.../compute_common.hpp:306-312),
+#: a DST-only operation like the compute API's ``recip_tile``.
+HEADER_SFPU_OPS: dict[str, tuple[int, ...]] = {"recip_tile_first_column": (0,)}
+
+
+def _unparen(n: Any) -> Any:
+    """``n`` without the parentheses around it (``MATH((f(x)))``'s argument)."""
+    while n.type == "parenthesized_expression" and n.named_child_count:
+        n = n.named_children[0]
+    return n
+
+
+def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are a host tensor's base address and the number 0, in either order."""
+    def zero(v: Any) -> bool:
+        return isinstance(v, V.Sym) and v.is_const and v.const == 0
+    return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
 
 
 def _holds(op: str, x: int) -> bool:

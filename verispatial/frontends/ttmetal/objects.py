@@ -381,11 +381,9 @@ def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym 
     base = args.cta.const
 
     def ct(i: int) -> int | None:
-        from verispatial.frontends.ttmetal import api
-
         if not r.survey and not 0 <= i < len(r.kernel.compile_time_args):
             return None  # the host leaves the accessor's words out: only a use of what follows them is refused
-        v = api.FUNCTIONS["get_compile_time_arg_val"](r, [V.const(i)], [n], [], n)
+        v = r.call_api("get_compile_time_arg_val", [V.const(i)], n)
         return v.const if isinstance(v, V.Sym) and v.is_const else None
 
     cfg = ct(base)

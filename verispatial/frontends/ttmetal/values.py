@@ -276,6 +276,23 @@ class Table:
 
 
 @attrs.frozen
+class LocalArray:
+    """A local array declared without an initializer (``uint32_t children_per_round[6];``,
+    writer_decode_all.cpp:94) whose elements the kernel stores and loads at indices known statically: ``items[i]`` is
+    the value last stored at ``i`` (None: never stored, indeterminate). Its address never leaves the kernel's reading:
+    the array named other than as ``a[i]`` (passed to a function, decayed to a pointer) is no longer followed.
+    ``depth``: the symbolic loops (read once for all their iterations) around its declaration; a store into it or its
+    address taken inside a deeper one is refused, as one reading cannot give every iteration its elements."""
+
+    items: tuple[Any, ...]
+    depth: int = 0
+
+    def stored(self, i: int, value: Any) -> LocalArray:
+        """The array after ``a[i] = value``."""
+        return LocalArray((*self.items[:i], value, *self.items[i + 1:]), self.depth)
+
+
+@attrs.frozen
 class TypeName:
     """A template argument that is a fixed-width type (``f<uint16_t>``): only its size is read."""
 
@@ -376,4 +393,4 @@ class ChainElem:
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | None
+    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | None
