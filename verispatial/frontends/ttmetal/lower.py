@@ -174,9 +174,6 @@ class Block:
     #: the block runs whenever the block around it does: a loop of a constant count (>= 1); not an ``If`` branch
     #: nor a loop over a runtime range, which may run no time
     certain: bool = True
-    #: an ``If`` branch that runs in the last iteration of its loop (``i == last``): what it does there is not
-    #: followed by that loop's later iterations (``drain_load``)
-    last: bool = False
 
     def add(self, op: Op, loc: SourceLoc) -> None:
         self.locs.append(((len(self.ops),), loc))
@@ -1484,7 +1481,7 @@ class KernelReader:
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
                 live.update(old)
-            self.blocks.append(Block(certain=False, last=gd == Guard.LAST))
+            self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
                 self.stmt(body_node)
