@@ -398,9 +398,10 @@ def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
 
 
 def _load_blocking(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    """``ckernel::load_blocking(p)``: a load that returns only once it is serviced; of the last word a copy's stores
-    wrote, it lands every earlier store of the engine (``data_movement/common/kernels/common.hpp:166-179``), the
-    ``drain`` of ``CopyTiles`` (``KernelReader.drain_load``)."""
+    """``ckernel::load_blocking(p)``: a load that returns only once it is serviced; of the word of the last store
+    into a page, it lands every earlier store of the engine (``data_movement/common/kernels/common.hpp:91-96,
+    166-179``), the ``drain`` of the page's ``FillTiles`` or ``CopyTiles`` (``KernelReader.drain_load``); of another
+    word, no drain."""
     _need(r, vals, 1, n, "load_blocking")
     if not isinstance(vals[0], V.L1Ptr):
         r.refuse("blocking load not of a page being built by stores", n, _why(r, nodes[0], vals[0]))

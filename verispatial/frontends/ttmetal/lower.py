@@ -174,9 +174,6 @@ class Block:
     #: the block runs whenever the block around it does: a loop of a constant count (>= 1); not an ``If`` branch
     #: nor a loop over a runtime range, which may run no time
     certain: bool = True
-    #: an ``If`` branch that runs in the last iteration of its loop (``i == last``): what it does there is not
-    #: followed by that loop's later iterations (``drain_load``)
-    last: bool = False
 
     def add(self, op: Op, loc: SourceLoc) -> None:
         self.locs.append(((len(self.ops),), loc))
@@ -213,8 +210,25 @@ class _Fill:
     at: tuple[Any, Any] = (None, None)
     #: the buffer whose waited front the stores copy (``dst[i] = src[i]``: a ``CopyTiles``), None for constants
     copy: int | None = None
-    #: whether a blocking load of the page's last word followed the stores (``ckernel::load_blocking``)
+    #: whether a blocking load of the word of the last store followed the stores (``ckernel::load_blocking``;
+    #: ``KernelReader.drain_load``): every store into the page has landed in L1
     drained: bool = False
+    #: the address of the last store into the page (its word), as the reading follows L1 pointers; None where it
+    #: cannot say which word that is (a loop that may run no iteration, a branch whose sides differ)
+    last: V.L1Ptr | None = None
+    #: the loops open when ``last`` and ``drained`` were last set: a read of them deeper in a loop is read once
+    #: for every iteration, so it holds for later iterations only if no store into the page follows in the loop
+    fresh: int = 0
+    #: the loops (``KernelReader.repeats``) whose later iterations rely on ``last`` / ``drained`` as they stood
+    #: before the loop (a blocking load or a NoC loopback read of the page in them, before any store of theirs): a
+    #: store into the page while one of them is open is refused (``KernelReader.consult``)
+    consulted: tuple[object, ...] = ()
+    #: the stores read into the page so far (a loop that changed it stored into the page: ``fills_after_loop``)
+    stores: int = 0
+    #: the indices of the loops (opened since the first store, of a constant count) in whose last iterations a
+    #: blocking load of the last store's word runs after it (``dst[i] = v; load_blocking(dst + 511)`` in every
+    #: iteration): the page is drained once they have all closed (``fills_after_loop``)
+    drained_last: tuple[str, ...] = ()
     #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
     reads_pending: bool = False
 
@@ -253,6 +267,9 @@ class KernelReader:
         self.unit: Unit = prog.main_unit
         self.scopes: list[dict[str, V.Value]] = [{}]
         self.loops: list[_Loop] = []
+        #: the bodies open that are read once for several iterations: the counted loops (their ``_Loop``) and the
+        #: loops of a count not followed read for their stores (``without_ops``); a page's ``_Fill.fresh`` counts them
+        self.repeats: list[object] = []
         self.blocks: list[Block] = [Block()]
         self.acc: _Acc | None = None
         #: per buffer, the plain stores and zero fills into its reserved back since its reserve (``local_fill``)
@@ -641,12 +658,15 @@ class KernelReader:
 
     # ------------------------------------------------------------------ constant pages filled by stores
 
-    def local_fill(self, cb: int, node: Any, zeros: bool = False, copy: int | None = None) -> None:
+    def local_fill(self, cb: int, node: Any, zeros: bool = False, copy: int | None = None,
+                   at: V.L1Ptr | None = None) -> None:
         """A plain store (or, with ``zeros``, a ``Noc.async_write_zeros``) into buffer ``cb``'s reserved back: the
         constant-tile pattern of ``generate_reduce_scaler`` / ``generate_bcast_scalar`` / the kernel_lib's
         ``prepare_reduce_scaler`` (reserve one page, zero it, store the values, push). It becomes one ``FillTiles``
-        before the push (``filled_by_stores``). Refused by name: stores by a compute kernel, a store into a page
-        whose zero fill is still in flight (undefined bytes, ``api/dataflow/noc.h`` ``async_write_zeros``)."""
+        before the push (``filled_by_stores``). ``at``: the store's address (None where the reading does not follow
+        it), the page's last store now (``drain_load``). Refused by name: stores by a compute kernel, a store into a
+        page whose zero fill is still in flight (undefined bytes, ``api/dataflow/noc.h`` ``async_write_zeros``), a
+        store later in a loop whose earlier part read the page as drained before it (``consult``)."""
         if self.kernel.engine == Engine.COMPUTE:
             self.refuse("plain store into a buffer page", node, "by a compute kernel")
         if cb in self.noc_filled:
@@ -662,13 +682,25 @@ class KernelReader:
             self.refuse("plain stores and a copy into one buffer page", node,
                         f"{self.text(node)}: the page of c_{cb} holds stores of "
                         f"{'constants' if f.copy is None else f'c_{f.copy} pages'} already")
-        if f is not None:
-            f.drained = False  # a blocking load lands only the stores before it (common.hpp:91-96)
+        if f is not None and not self.trial and any(lp is open_ for lp in f.consulted for open_ in self.repeats):
+            # the loop's next iteration reads the page as drained, but this store comes after that in the previous
+            # one and no load of that iteration drains it first: the reading, once per loop, cannot say that
+            self.refuse("plain store after a read of the page earlier in its loop", node,
+                        f"{self.text(node)}: the next iteration's blocking load or NoC read of c_{cb} relies on the "
+                        "stores before the loop being the last")
         if f is None:
-            self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
-                                   (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
+            f = self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
+                                       (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
         elif zeros:
             f.zeros_pending = True
+        # a blocking load lands only the stores up to the last store to its word (common.hpp:91-96): a store after
+        # it is not landed, and is the one a drain must load now
+        f.drained = False
+        f.drained_last = ()
+        if not zeros:
+            f.last = at
+            f.stores += 1
+        f.fresh = len(self.repeats)
 
     def zeros_landed(self) -> None:
         """``Noc.write_zeros_l1_barrier``: every zero fill this engine issued has landed."""
@@ -688,50 +720,72 @@ class KernelReader:
         assert f is not None
         if f.copy is not None:
             self.refuse("NoC read inside a page being copied", node, self.text(node))
+        self.consult(f)
         if not f.drained:
             self.refuse("NoC read of stores not drained", node,
-                        f"{self.text(node)}: no blocking load since the last store into c_{dst.cb}; the NoC may read "
-                        "bytes the RISC's stores have not landed yet")
+                        f"{self.text(node)}: no blocking load of the word of the last store into c_{dst.cb} since "
+                        "it; the NoC may read bytes the RISC's stores have not landed yet")
         page = self.cb_index[dst.cb].entry_size
         for ptr in (src, dst):
             self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
                           within=page)
         f.reads_pending = True
 
+    def consult(self, f: _Fill) -> None:
+        """A read of ``f``'s ``last`` / ``drained`` (a blocking load, a NoC loopback read) inside loops opened since
+        they were set: read once, it stands for every iteration, which holds only if no store into the page follows
+        it in those loops (``local_fill`` refuses one)."""
+        if f.fresh < len(self.repeats):
+            f.consulted = (*f.consulted, *self.repeats[f.fresh:])
+
     def drain_load(self, ptr: V.L1Ptr, node: Any) -> None:
-        """``ckernel::load_blocking(p)`` of the last word of the page this engine's stores are building: L1 processes
-        one client's stores in order, so the load returning lands them all (``ttnn/operations/data_movement/common/
-        kernels/common.hpp:166-179``, tt-metal PR #50183); the copy becomes ``CopyTiles(..., drain=True)``. A
-        blocking load of anything else is refused by name."""
+        """``ckernel::load_blocking(p)`` into the page this engine's stores are building. A load waits only for a
+        store to the same address in the store queue, and L1 processes one client's stores in order, so a blocking
+        load of the word of the LAST store lands every earlier store of the engine (tt-isa-documentation
+        ``WormholeB0/TensixTile/BabyRISCV/MemoryOrdering.md``; ttnn 0.81.1 ``ttnn/kernel_lib/
+        index_tile_dataflow.hpp:85-115``, ``ttnn/operations/data_movement/common/kernels/common.hpp:91-96,
+        166-179``; tt-metal PR #50183): the page is drained (``FillTiles(..., drain=True)`` or ``CopyTiles(...,
+        drain=True)`` at its push) when ``p`` is provably that word — the same buffer's write pointer, taken at the
+        same count, at the same byte offset for every loop index and trip, loaded at the width it was stored. A
+        load of any other word lands only the stores up to the last store to it: no drain (a later push stays
+        ``async-read-publish``, a NoC loopback read stays refused). A blocking load not into a page being built by
+        stores is refused by name."""
         f = self.fills.get(ptr.cb)
         if ptr.front or f is None:
             self.refuse("blocking load not of a page being built by stores", node, self.text(node))
-        page = self.cb_index[ptr.cb].entry_size
-        if f.copy is None:
-            # a constant page: FillTiles takes its stores as landed in program order anyway (docs/semantics.md,
-            # "Local-store fills"); the load orders a loopback read after them (loopback_fill), any word of the page
-            self.l1_check(ptr, False, True, 0, "blocking load not within the page being built", node, within=page)
-        else:
-            if isinstance(ptr.offset, V.Sym):
-                ptr = attrs.evolve(ptr, offset=ptr.offset + V.const(-(page - 4)))
-            self.l1_check(ptr, False, True, 0, "blocking load not of the page's last word", node)
-        # The load lands the stores before it only where it runs after the last of them: a load in a branch or a loop
-        # that may not run in the last iteration of a loop holding the stores (``if (i == 0)``, a loop over a runtime
-        # count) leaves the later iterations' stores unlanded. Read from the blocks it sits in beyond those of the
-        # first store: each must run whenever its parent does, or be the branch of a loop's last iteration.
-        here, common = self.blocks, 0
-        while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
-            common += 1
-        if all(b.certain or b.last for b in here[common:]):
+        self.consult(f)
+        # A load in a branch or a loop that may not run is merged with the paths around it (merge_drains,
+        # fills_after_loop): ``if (i == 0)`` or a loop over a runtime count holding the stores drains nothing.
+        if _same_word(f.last, ptr):
             f.drained = True
+            f.fresh = len(self.repeats)
+            return
+        # the same word in the last iteration of the loops whose index the two addresses differ by (``dst[i] = v;
+        # load_blocking(dst + 511)`` in each iteration): drained once those loops close, each a constant count of
+        # at least 1, unless a store follows in them (local_fill clears it)
+        if f.last is None or not isinstance(f.last.offset, V.Sym) or not isinstance(ptr.offset, V.Sym) \
+                or not isinstance(f.last.origin, V.Sym) or not isinstance(ptr.origin, V.Sym):
+            return
+        d_off, d_org = f.last.offset + (-ptr.offset), f.last.origin + (-ptr.origin)
+        names = {v for d in (d_off, d_org) if isinstance(d, V.Sym) for v, _ in d.loops}
+        inner = [lp for lp in self.loops if lp.var in names]
+        if not inner or len(inner) != len(names) or \
+                not all(isinstance(lp.count, int) and lp.count >= 1 for lp in inner):
+            return
+        stored, loaded = f.last, ptr
+        for lp in inner:
+            assert isinstance(lp.count, int)
+            stored, loaded = _at(stored, lp.var, lp.count - 1), _at(loaded, lp.var, lp.count - 1)
+        if _same_word(stored, loaded):
+            f.drained_last = tuple(lp.var for lp in inner)
 
     def filled_by_stores(self, push: Push, node: Any, publish: bool = True) -> None:
         """``push`` publishes pages this engine filled by stores (``local_fill``): a ``FillTiles`` of them first,
-        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles`` (with
-        ``drain`` when a blocking load of the page's last word followed them). Which pages the stores reached is
-        not followed (an offset from the write pointer is not), so only a push of one page is read; the stores must
-        be on every path to the push, and a zero fill must have landed. Without ``publish`` (the copy's source is
-        popped first) the ``CopyTiles`` comes before that pop."""
+        or, where the stores copy another buffer's waited front (``dst[i] = src[i]``), a ``CopyTiles``; either with
+        ``drain`` when a blocking load of the word of the last store followed them (``drain_load``). Which pages the
+        stores reached is not followed (an offset from the write pointer is not), so only a push of one page is
+        read; the stores must be on every path to the push, and a zero fill must have landed. Without ``publish``
+        (the copy's source is popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
@@ -754,7 +808,7 @@ class KernelReader:
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores")
+        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores", f.drained)
         if f.copy is not None:
             fill = CopyTiles(f.copy, push.buf, self.cb_index[push.buf].page_tiles, f.drained)
         elif not publish:  # pragma: no cover - only a copy has a source to pop
@@ -1173,12 +1227,16 @@ class KernelReader:
                 self.assign(v, self.unfollowed(v, s0, f"{v} changes from one iteration to the next"), n)
         self.blocks.append(Block(certain=isinstance(count, int) and count > 0))
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
+        self.repeats.append(self.loops[-1])
+        before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         try:
             self.stmt(body)
         finally:
             self.loops.pop()
+            loop = self.repeats.pop()
             inner = self.blocks.pop()
             inner.closed = True
+        self.fills_after_loop(k, count if isinstance(count, int) else None, before, loop, n)
         if inner.ops:
             self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
         done = isinstance(count, int)
@@ -1204,6 +1262,63 @@ class KernelReader:
             s0 = a if v == var else start[v]
             self.assign(v, _stepped(s0, V.const(c * count)) if done and _steppable(s0) and isinstance(count, int)
                         else self.unfollowed(v, s0, f"{v} after a loop of a runtime count"), n)
+
+    def drain_state(self) -> dict[int, tuple[Any, ...]]:
+        """Each page's ``drained``, ``last``, ``fresh`` and ``consulted``: what a branch's sides are read from and
+        merged into (``merge_drains``)."""
+        return {cb: (f.drained, f.last, f.fresh, f.consulted, f.drained_last) for cb, f in self.fills.items()}
+
+    def set_drains(self, state: dict[int, tuple[Any, ...]]) -> None:
+        """The pages ``state`` names back to it, but what the reads in them relied on (``consulted``), which a
+        store on any path after them must still see."""
+        for cb, f in self.fills.items():
+            if cb in state:
+                f.drained, f.last, f.fresh, _, f.drained_last = state[cb]
+
+    def merge_drains(self, paths: list[dict[int, tuple[Any, ...]]], last: int | None = None) -> None:
+        """The pages after a branch whose paths left ``paths`` (``drain_state``): drained only if every path
+        drained it, its last store the word every path left at the same loops, else not known; relied on as any
+        path relied on it. ``last``: the path of a loop's last iteration (``if (i == last)``), the only one whose
+        drain in that iteration (``drained_last``) counts."""
+        for cb, f in self.fills.items():
+            got = [p[cb] for p in paths if cb in p]
+            if not got:
+                continue
+            f.drained = all(g[0] for g in got)
+            f.last = got[0][1] if all(g[1:3] == got[0][1:3] for g in got) else None
+            f.fresh = min(g[2] for g in got)  # the outermost: a read in a loop relies on it (consult)
+            seen = {id(lp): lp for g in [*got, (None, None, 0, f.consulted)] for lp in g[3]}
+            f.consulted = tuple(seen.values())
+            f.drained_last = got[0][4] if all(g[4] == got[0][4] for g in got) else ()
+            if last is not None and cb in paths[last]:
+                f.drained_last = paths[last][cb][4]
+
+    def fills_after_loop(self, k: str | None, count: int | None, before: dict[int, tuple[bool, int]],
+                         loop: object, node: Any) -> None:
+        """The last store and drain of each page whose stores or drain the body of the loop ``loop`` with index
+        ``k`` set (read once, as its iterations; ``count`` None: not a constant; ``before``: each page's ``drained``
+        and ``stores`` before it): after a loop of a constant count of at least 1, the last iteration's (the index
+        at ``count - 1``); after one that may run no iteration, drained only if drained both before it and after
+        its body, and its last store's word not known (``drain_load``). A body that read the page as it stood
+        before the loop (``consult``) and stores into it is refused by name: its next iteration's read follows
+        this iteration's store."""
+        for cb, f in self.fills.items():
+            if any(lp is loop for lp in f.consulted) and f.stores != before.get(cb, (False, 0))[1] and not self.trial:
+                self.refuse("plain store after a read of the page earlier in its loop", node,
+                            f"c_{cb}: a blocking load or NoC read in the loop relies on the stores before it, and the "
+                            "loop stores into the page")
+            if f.fresh <= len(self.repeats):
+                continue  # set before the loop: the body did not change it
+            if k is not None and count is not None and count >= 1:
+                f.last = _at(f.last, k, count - 1) if f.last is not None else None
+                if k in f.drained_last:
+                    f.drained_last = tuple(v for v in f.drained_last if v != k)
+                    f.drained = f.drained or not f.drained_last
+            else:
+                f.last = None
+                f.drained = f.drained and before.get(cb, (True, 0))[0]
+                f.drained_last = ()
+            f.fresh = len(self.repeats)
 
     def unfollowed(self, name: str, v: Any, why: str) -> Any:
         """What variable ``name`` holds where the reading cannot follow its value (it changes from one iteration to
@@ -1362,14 +1477,18 @@ class KernelReader:
         # (or a side and the path around it) leave different is not followed (``merge_sides``)
         before = [dict(sc) for sc in self.scopes]
         outcomes: list[list[dict[str, V.Value]]] = []
+        pre = self.drain_state()  # the pages' drains likewise (merge_drains)
+        drains: list[dict[int, tuple[Any, ...]]] = []
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
+            self.set_drains(pre)
             if body_node is None:
                 outcomes.append(before)
+                drains.append(pre)
                 continue
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
                 live.update(old)
-            self.blocks.append(Block(certain=False, last=gd == Guard.LAST))
+            self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
                 self.stmt(body_node)
@@ -1378,8 +1497,10 @@ class KernelReader:
                 inner = self.blocks.pop()
                 inner.closed = True
             outcomes.append([dict(sc) for sc in self.scopes])
+            drains.append(self.drain_state())
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+        self.merge_drains(drains, 0 if guard == Guard.LAST else 1 if _COMPLEMENT[guard] == Guard.LAST else None)
         self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
 
     def merge_sides(self, outcomes: list[list[dict[str, V.Value]]], why: str) -> None:
@@ -1450,10 +1571,15 @@ class KernelReader:
         refused by name."""
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
+        # each side is read from the pages' drains as they are before the branch; after it, what every path
+        # leaves (the path around a missing else included: merge_drains)
+        pre = self.drain_state()
+        drains: list[dict[int, tuple[Any, ...]]] = [] if other is not None else [pre]
         acc0 = (self.acc.tiles, self.acc.state) if self.acc is not None else None
         for side in (then, other):
             if side is None:
                 continue
+            self.set_drains(pre)
             self.blocks.append(Block(certain=False))
             self.guarded += 1
             try:
@@ -1471,6 +1597,7 @@ class KernelReader:
                 # holds the uncertain side block): a push that needs them is refused unless a certain store, such
                 # as the zero fill before ``if (scaler != 0)``, came first
                 sides.append({cb: attrs.evolve(f) for cb, f in self.fills.items()})
+                drains.append(self.drain_state())
             self.restore(saved)
             if not clean:
                 raise refusal
@@ -1482,6 +1609,7 @@ class KernelReader:
                 old_f.zeros_pending = old_f.zeros_pending or pending
             else:
                 self.fills[cb] = attrs.evolve(next(sf[cb] for sf in sides if cb in sf), zeros_pending=pending)
+        self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
         changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
                          (writes & set(before)))
@@ -1497,19 +1625,23 @@ class KernelReader:
         which stay recorded as on some paths only (``local_fill``). Otherwise nothing of the reading is kept and
         False."""
         saved = self.snapshot()
+        before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         try:
             for body in bodies:
                 if body is None:
                     continue
                 self.blocks.append(Block(certain=False))
                 self.guarded += 1
+                self.repeats.append(body)  # the body stands for its iterations (a page's drain, local_fill)
                 try:
                     self.stmt(body)
                 finally:
                     self.guarded -= 1
+                    self.repeats.pop()
                     inner = self.blocks.pop()
                 if inner.ops:
                     raise _Abandon()
+                self.fills_after_loop(None, None, before, body, body)
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             same = (all(live == old for live, old in zip(self.scopes, scopes, strict=True))
                     and self.shared.groups == groups and self.shared.trips == trips
@@ -2273,7 +2405,7 @@ class KernelReader:
                 self.sem_set(target.sem, rhs, n)
                 return rhs
             if isinstance(target, V.L1Ptr):
-                self.store_into(target, n, rhs)
+                self.store_into(target, n, rhs, target)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
@@ -2288,7 +2420,15 @@ class KernelReader:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
             if isinstance(base, V.L1Ptr):
-                self.store_into(base, n, rhs)
+                idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
+                at = None
+                if idx is not None and idx.named_child_count == 1:
+                    try:
+                        i = self.expr(idx.named_children[0])
+                    except Refused:  # an index the reading cannot evaluate: the store's word is not followed
+                        i = None
+                    at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
+                self.store_into(base, n, rhs, at)
             return rhs
         return rhs
 
@@ -2317,8 +2457,9 @@ class KernelReader:
             self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
         return found[0] if found else None
 
-    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None) -> None:
-        """A plain store through a pointer into buffer pages: into the reserved back, a constant page being built
+    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None, at: V.L1Ptr | None = None) -> None:
+        """A plain store through a pointer ``ptr`` into buffer pages, at address ``at`` (``ptr`` plus the index;
+        None where the reading does not follow it): into the reserved back, a constant page being built
         (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
         (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
         the waited front, an in-place change of pages another engine may read (refused)."""
@@ -2341,7 +2482,7 @@ class KernelReader:
             self.l1_check(src, True, True, 0, "copy load not from the buffer's next unread page", n,
                           within=self.cb_index[src.cb].entry_size)
             copy = src.cb
-        self.local_fill(ptr.cb, n, copy=copy)
+        self.local_fill(ptr.cb, n, copy=copy, at=at)
         # the stores build the page the FillTiles at the push fills: the next unfilled one
         self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
                       within=self.cb_index[ptr.cb].entry_size)
@@ -2819,6 +2960,16 @@ def _max_residue(v: V.Sym, m: int) -> int:
     if v.trip is not None:
         g = math.gcd(g, v.trip[1])
     return v.const % g + m - g
+
+
+def _same_word(stored: V.L1Ptr | None, loaded: V.L1Ptr) -> bool:
+    """Whether ``loaded`` is provably the address ``stored`` (the last store into a page) wrote, at its width: the
+    same buffer's write pointer taken at the same count, the same byte offset as a symbolic equality (for every loop
+    index and trip value), the same element size."""
+    return (stored is not None and not stored.front and not loaded.front and stored.cb == loaded.cb
+            and isinstance(stored.origin, V.Sym) and stored.origin == loaded.origin
+            and isinstance(stored.offset, V.Sym) and stored.offset == loaded.offset
+            and stored.elem is not None and stored.elem == loaded.elem)
 
 
 def _at(v: Any, var: str, i: int) -> Any:
