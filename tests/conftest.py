@@ -17,6 +17,7 @@ Every test runs with its own empty persistent proof cache (``_own_proof_cache``)
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,3 +44,16 @@ def example_reports() -> dict[str, Any]:
     """The checker's reports on the shipped examples, by path, shared by every module that certifies them (each
     example at most once per session: the big ones take seconds)."""
     return _EXAMPLE_REPORTS
+
+
+@pytest.fixture(scope="module")
+def ttnn_cpp() -> Path:
+    """The pinned ttnn wheel's ``ttnn/ttnn/cpp`` (kernel sources and device headers), downloaded into the user cache
+    on first use (``verispatial.frontends.ttmetal.vendor``); the test is skipped when it is not cached and cannot be
+    downloaded (offline)."""
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    root = wheel_root(download=True)
+    if root is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
+    return root / "ttnn" / "ttnn" / "cpp"

@@ -219,14 +219,6 @@ def test_a_store_earlier_in_the_loop_of_a_read_relying_on_the_state_before_it_is
 
 # ------------------------------------------------------------------ the vendor helper (the pinned ttnn wheel)
 
-@pytest.fixture(scope="module")
-def ttnn_cpp() -> Path:
-    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
-
-    root = wheel_root(download=True)
-    if root is None:
-        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
-    return root / "ttnn" / "ttnn" / "cpp"
 
 
 def _index_tile_host(tmp_path: Path, ttnn_cpp: Path, call: str) -> Path:

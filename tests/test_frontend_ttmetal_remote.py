@@ -491,15 +491,6 @@ def _survey(path: Path, root: Path) -> Refused | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def ttnn_cpp() -> Path:
-    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
-
-    root = wheel_root(download=True)
-    if root is None:
-        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
-    return root / "ttnn" / "ttnn" / "cpp"
-
 
 SORT = "ttnn/operations/data_movement/sort/device/kernels/dataflow/"
 

@@ -18,17 +18,8 @@ HOST = EXAMPLES / "matmul_2d_mcast" / "host.yaml"
 RECEIVER = "ttnn/operations/matmul/device/kernels/dataflow/reader_bmm_tile_layout_in1_receiver_writer_padding_metal2.cpp"
 
 
-@pytest.fixture(scope="module")
-def cpp_root() -> Path:
-    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
 
-    root = wheel_root(download=True)
-    if root is None:
-        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
-    return root / "ttnn" / "ttnn" / "cpp"
-
-
-def test_in1_receiver_ends_with_its_atomics_pending(cpp_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_in1_receiver_ends_with_its_atomics_pending(ttnn_cpp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Each in1 receiver (row 1) tells its sender ``sender_sem.up(...)`` per block, a non-posted NoC atomic, and
     ends with no atomic barrier (the in0 receiver ends with one, :104 of its file; the in1 sender's comment cites
     tt-metal #53329 for the same rule): ``async-pending-at-end`` on both, at the increment's line; nothing else."""
@@ -41,16 +32,16 @@ def test_in1_receiver_ends_with_its_atomics_pending(cpp_root: Path, capsys: pyte
     assert sum(r["verdict"] == "proved" for r in report["results"]) == 88
 
 
-def test_in1_receiver_with_an_atomic_barrier_proves(cpp_root: Path, tmp_path: Path,
+def test_in1_receiver_with_an_atomic_barrier_proves(ttnn_cpp: Path, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """The receiver as shipped plus ``noc.async_atomic_barrier();`` before its end: the whole program proves."""
-    text = (cpp_root / RECEIVER).read_text()
+    text = (ttnn_cpp / RECEIVER).read_text()
     end = text.rstrip().rfind("}")
     (tmp_path / "receiver.cpp").write_text(text[:end] + "    noc.async_atomic_barrier();\n}\n")
     d = yaml.safe_load(HOST.read_text())
-    d["kernel_root"] = str(cpp_root)
-    d["include_dirs"] = [str(cpp_root / Path(RECEIVER).parent)]
-    _kernel(d, "in1_receiver_writer")["source"] = os.path.relpath(tmp_path / "receiver.cpp", cpp_root)
+    d["kernel_root"] = str(ttnn_cpp)
+    d["include_dirs"] = [str(ttnn_cpp / Path(RECEIVER).parent)]
+    _kernel(d, "in1_receiver_writer")["source"] = os.path.relpath(tmp_path / "receiver.cpp", ttnn_cpp)
     fixed = tmp_path / "fixed.yaml"
     fixed.write_text(yaml.safe_dump(d))
     rc, report = _certify(fixed, capsys)

@@ -26,15 +26,6 @@ FINDINGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def cpp_root() -> Path:
-    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
-
-    root = wheel_root(download=True)
-    if root is None:
-        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
-    return root / "ttnn" / "ttnn" / "cpp"
-
 
 def _findings(report: dict) -> list[tuple[str, str, str, int]]:
     out = []
@@ -45,7 +36,7 @@ def _findings(report: dict) -> list[tuple[str, str, str, int]]:
     return sorted(out)
 
 
-def test_sdpa_decode_as_shipped(cpp_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sdpa_decode_as_shipped(ttnn_cpp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The five findings at their lines (notes.md), 45 obligations proved; the one failed-to-prove is a consequence
     of them, never a pass."""
     rc, report = _certify(HOST, capsys)
@@ -55,18 +46,18 @@ def test_sdpa_decode_as_shipped(cpp_root: Path, capsys: pytest.CaptureFixture[st
     assert sum(r["verdict"] == "failed-to-prove" for r in report["results"]) == 1
 
 
-def test_a_wait_before_the_last_pop_removes_that_finding(cpp_root: Path, tmp_path: Path,
+def test_a_wait_before_the_last_pop_removes_that_finding(ttnn_cpp: Path, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``CircularBuffer(cb_prev_max).pop_front(Sq_chunk_t)`` (:700) with the ``wait_front`` it lacks before it: the
     other four findings stay, cb-pop-uncovered is proved."""
-    lines = (cpp_root / COMPUTE).read_text().splitlines(keepends=True)
+    lines = (ttnn_cpp / COMPUTE).read_text().splitlines(keepends=True)
     assert "CircularBuffer(cb_prev_max).pop_front(Sq_chunk_t);" in lines[699]
     lines.insert(699, "            CircularBuffer(cb_prev_max).wait_front(Sq_chunk_t);\n")
     (tmp_path / "compute.cpp").write_text("".join(lines))
     d = yaml.safe_load(HOST.read_text())
-    d["kernel_root"] = str(cpp_root)
-    d["include_dirs"] = [str(cpp_root / Path(COMPUTE).parent)]
-    _kernel(d, "compute")["source"] = os.path.relpath(tmp_path / "compute.cpp", cpp_root)
+    d["kernel_root"] = str(ttnn_cpp)
+    d["include_dirs"] = [str(ttnn_cpp / Path(COMPUTE).parent)]
+    _kernel(d, "compute")["source"] = os.path.relpath(tmp_path / "compute.cpp", ttnn_cpp)
     fixed = tmp_path / "fixed.yaml"
     fixed.write_text(yaml.safe_dump(d))
     rc, report = _certify(fixed, capsys)

@@ -237,6 +237,18 @@ def _page_write(tile: bool) -> Handler:
     return h
 
 
+def _read_destination(r: KernelReader, dst: Any, n: Any) -> V.L1Ptr:
+    """Where a NoC read lands: a buffer (its write pointer) or an L1 pointer into a buffer's back. Refused by name:
+    L1 that is not a buffer's pages, a buffer's front (waited) pages."""
+    if isinstance(dst, V.Cb):
+        dst = r.pointer(dst.index, False, n)
+    if not isinstance(dst, V.L1Ptr):
+        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
+    if dst.front:
+        r.refuse("read into a buffer's front pages", n, r.text(n))
+    return dst
+
+
 def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     """A NoC read of ``size`` bytes (None: one page) from ``src`` into L1 ``dst``: a ``ReadTiles``, whose tiles the
     model lands one after another from the write pointer (families/cb/semantics.py ``fill``), so ``dst`` must be
@@ -247,12 +259,7 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         return
     if not isinstance(src, V.TensorPage):
         r.refuse("read from an address not a tensor page", n, r.text(n))
-    if isinstance(dst, V.Cb):
-        dst = r.pointer(dst.index, False, n)
-    if not isinstance(dst, V.L1Ptr):
-        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
-    if dst.front:
-        r.refuse("read into a buffer's front pages", n, r.text(n))
+    dst = _read_destination(r, dst, n)
     tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
     r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
     r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
@@ -319,12 +326,7 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
     if not target.front:
         r.refuse("remote L1 read at a buffer's write pointer", n,
                  f"{r.text(n)}: RemoteRead reads the owner's pages at this engine's read pointer of the buffer")
-    if isinstance(dst, V.Cb):
-        dst = r.pointer(dst.index, False, n)
-    if not isinstance(dst, V.L1Ptr):
-        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
-    if dst.front:
-        r.refuse("read into a buffer's front pages", n, r.text(n))
+    dst = _read_destination(r, dst, n)
     at, k = _whole_pages(r, target, n, "remote L1 read at an offset not of whole pages")
     pages = r.pages_bytes(target.cb, size, n) if size is not None else 1
     tiles = pages * r.cb_index[target.cb].page_tiles
