@@ -388,12 +388,7 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int,
     ra = _Access(q, count, r, "r", dyn)
     tile = q.int_var("tile")
     q.add(z3.And(ra.domain(), tile >= ra.lo, tile < ra.hi))
-    for k, w in enumerate(writes):
-        wa = _Access(q, count, w, f"w{k}", dyn)
-        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
-        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
-    for c in cover.misses(q, count, tile) if cover is not None else ():
-        q.add(c)
+    _no_write_covers(q, count, tile, writes, cover, dyn)
     o = q.check()
     dt = time.perf_counter() - t0
     if o.status == Status.UNSAT:
@@ -412,6 +407,18 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int,
             "dynamic": {n: model_int(m, v) for n, v in dyn.items()}, "summary": why}
         return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, dt)
     return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
+def _no_write_covers(q: Query, count: LoopMath, tile: z3.ArithRef, writes: list[Leaf], cover: WriteCover | None,
+                     dyn: dict[str, z3.ArithRef]) -> None:
+    """Asserts that no occurrence of any of ``writes`` (quantified over its loop indices) and no page of the write
+    shards ``cover`` writes tensor tile ``tile``: the shared half of the read-coverage and output-coverage queries."""
+    for k, w in enumerate(writes):
+        wa = _Access(q, count, w, f"w{k}", dyn)
+        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
+        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
+    for c in cover.misses(q, count, tile) if cover is not None else ():
+        q.add(c)
 
 
 def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: WriteCover | None = None,
@@ -445,12 +452,7 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: Wri
     # a tensor sized by a trip: its tiles at the run's trip value, a prefix of those at the max
     size = q.val(ntiles) if t.trip_rows is None else count_expr(q, t.trip_rows, trips) * t.col_tiles(p.target.tile)
     q.add(z3.And(tile >= 0, tile < size))
-    for k, w in enumerate(writes):
-        wa = _Access(q, count, w, f"w{k}", dyn)
-        miss = z3.Implies(wa.domain(), z3.Or(tile < wa.lo, tile >= wa.hi))
-        q.add(z3.ForAll(wa.idx, miss) if wa.idx else miss)
-    for c in cover.misses(q, count, tile) if cover is not None else ():
-        q.add(c)
+    _no_write_covers(q, count, tile, writes, cover, dyn)
     for d, v in dyn.items():
         lo, hi = next((w.op.addr.dynamic.lo, w.op.addr.dynamic.hi) for w in writes  # type: ignore[union-attr]
                       if isinstance(w.op, WriteTiles) and w.op.addr.dynamic is not None and w.op.addr.dynamic.name == d)
