@@ -392,3 +392,60 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
         ReadTiles, WriteTiles, InlineWrite, RemoteRead}
     # The barriers block until what they wait for is done: their guards and what a stuck one reports live here too.
     assert set(semantics.ENABLED) == set(semantics.BLOCKED) == {ReadBarrier, WriteBarrier, Flush, AtomicBarrier}
+
+
+def rereserve_program(ack_first: bool) -> Program:
+    """(1,0)'s producer reserves two pages of its two-page c_0, pushes one and reserves one again (the reserved end
+    stays at 2 while the reserves add up to 3), announces it; (0,0) reads slot 0 (page 0), acknowledges and lands the
+    read; the owner then pushes page 1 and reserves page 2 — slot 0 again — and fills it. ``ack_first``: the
+    acknowledgement comes before the read barrier, so that refill may rewrite the read's source in flight."""
+    owner: list[Op] = [Reserve(1, 2), FillTiles(1, 1, drain=True), Push(1, 1), Reserve(1, 1), SemInc(0, A, 1),
+                       AtomicBarrier(), SemWait(1, EQ, 1), SemSet(1, 0), FillTiles(1, 1, drain=True), Push(1, 1),
+                       Reserve(1, 1), FillTiles(1, 1, drain=True), Push(1, 1)]
+    drain: list[Op] = [Wait(1, 1), Pop(1, 1)] * 3
+    ack: list[Op] = [SemInc(1, B, 1), AtomicBarrier()]
+    landed: list[Op] = [*ack, ReadBarrier()] if ack_first else [ReadBarrier(), *ack]
+    reader: list[Op] = [SemWait(0, EQ, 1), SemSet(0, 0), Reserve(2, 1), RemoteRead(0, B, 1, 2), *landed, Push(2, 1)]
+    return prog(ep(A, Engine.READER, *reader), ep(A, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
+                ep(B, Engine.READER, *owner), ep(B, Engine.WRITER, *drain),
+                buffers=(buf(0, A, cb=0, cap=2), buf(1, B, cb=0, cap=2), buf(2, A, cb=1)), sems=(sem(0, A), sem(1, B)))
+
+
+def test_the_reserved_end_lies_between_pushed_and_popped_plus_capacity() -> None:
+    """What ``check_remote_reads`` assumes of the producer's reserved end (``State.rsv_end``), checked in every state
+    the interpreter reaches: ``pushed <= rsv_end <= popped + cap`` — here the reserves add up to 4 and the end never
+    passes 3 (a reserve moves it to ``max(end, pushed + n)``)."""
+    for ack_first in (False, True):
+        p = rereserve_program(ack_first)
+        it = Interp(p)
+        s0, _ = it.start()
+        seen, todo, ends = {s0.key()}, [s0], set()
+        while todo:
+            s = todo.pop()
+            b = 1
+            assert s.pushed[b] <= s.rsv_end[b]
+            assert s.rsv_end[b] <= s.popped[b] + it.caps[b]
+            ends.add(s.rsv_end[b])
+            for t in it.enabled(s):
+                s2, _ = it.step(s, t, check=False)
+                if s2.key() not in seen:
+                    seen.add(s2.key())
+                    todo.append(s2)
+        assert max(ends) == 3
+
+
+def test_a_refill_after_a_reserve_again_is_never_proved_harmless() -> None:
+    """The source of an in-flight read rewritten by a reserve of the same slot, after the owner reserved more than it
+    pushed and reserved again: the explorer finds ``async-source-reuse``; the checker must not prove it (a reserved
+    end taken as the reserves' sum would put the read's page a ring above the real one and prove it). With the
+    acknowledgement after the read barrier the explorer finds nothing and the checker refutes nothing."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    broken = rereserve_program(ack_first=True)
+    assert set(explore(broken).rules()) == {R.ASYNC_SOURCE_REUSE}
+    got = {x.name: x.verdict for x in certify(broken).results}
+    assert got["async-source-reuse:(0,0).reader:[3]"] is not Verdict.PROVED
+    fixed = rereserve_program(ack_first=False)
+    assert explore(fixed).rules() == []
+    assert all(x.verdict is not Verdict.REFUTED for x in certify(fixed).results)

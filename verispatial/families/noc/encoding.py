@@ -562,20 +562,23 @@ def check_remote_reads(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLI
                                                if getattr(x.op, "buf", None) == owner])
 
             owned = [x for w in a.views.values() for x in w.leaves
-                     if isinstance(x.op, (Reserve, Push)) and x.op.buf == owner]
+                     if isinstance(x.op, (Reserve, Push, Pop)) and x.op.buf == owner]
             rsv = [x for x in owned if isinstance(x.op, Reserve)]
             psh = [x for x in owned if isinstance(x.op, Push)]
+            drained = [x for x in owned if isinstance(x.op, Pop)]
 
             def latest(enc: Encoder, slot: z3.ArithRef, tag: str, rsv: list[Leaf] = rsv, psh: list[Leaf] = psh,
-                       cap: int = cap) -> tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]:
+                       drained: list[Leaf] = drained, cap: int = cap) -> tuple[z3.ArithRef, z3.ArithRef, z3.BoolRef]:
                 # The page ring slot ``slot`` holds (the latest among the cap pages below the producer's reserved end,
                 # negative when never written), the pages pushed, and what bounds that end, at the encoder's
                 # positions (noc.published). The end (State.rsv_end) is no sum of counts — a reserve moves it to
-                # pushed + n, not by n — so it is a variable between pushed (it never falls below) and every reserve's
-                # pages added up (a covered push stays inside it: each reserve raises it by at most its n).
+                # max(end, pushed + n), not by n — so it is a variable between pushed (it never falls below) and
+                # every reserve's pages added up (a covered push stays inside it: each reserve raises it by at most
+                # its n), and at most popped + cap (a reserve returns only when pushed + n - popped <= cap, and the
+                # pops only grow: cb.semantics.reserve_enabled).
                 pu = _pages(enc, psh)
                 top = enc.q.int_var(f"remote.rsv.{tag}")
-                bound = z3.And(top >= pu, top <= _pages(enc, rsv))
+                bound = z3.And(top >= pu, top <= _pages(enc, rsv), top <= _popped(enc, drained) + cap)
                 return top - cap + (slot - (top - cap)) % cap, pu, bound
 
             def unpublished(enc: Encoder, first: z3.ArithRef, q: object, pages: int = op.pages) -> z3.BoolRef:
