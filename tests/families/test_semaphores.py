@@ -376,7 +376,8 @@ def test_a_restarting_sequence_proves() -> None:
     words = analyse(p).words
     assert (words[(0, A)].kind, words[(0, B)].kind) == ("epochs", "epochs")
     e = words[(0, A)].epochs
-    assert e is not None and (e.epoch_of, e.carried, e.flag_epoch) == ((0, 0, 1, 1), (1, 2, 1, 2), (0, 0, 1, 1))
+    assert e is not None
+    assert (e.epoch_of, e.carried, e.flag_epoch) == ((0, 0, 1, 1), (1, 2, 1, 2), (0, 0, 1, 1))
     assert explore(p).rules() == []
     got = _verdicts(p)
     assert {n: r.verdict for n, r in got.items() if r.verdict is not Verdict.PROVED} == {}  # type: ignore[attr-defined]

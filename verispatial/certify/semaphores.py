@@ -665,8 +665,8 @@ def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[
     reads = index.reads.get(key, [])
     sets = [lf for lf in local if isinstance(lf.op, SemSet)]
     if not reads or not sets or len(sets) != len(local) or index.incs.get(key) or index.flags.get(key) \
-            or index.inline.get(key):
-        return None
+            or index.inline.get(key) or len(p.sections) != 1:
+        return None  # (a composed program's sections each start again: decided on one section)
     owner = sets[0].engine
     for lf in (*sets, *reads):
         if lf.engine != owner or lf.containers:

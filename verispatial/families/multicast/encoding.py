@@ -240,7 +240,8 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
                       "(outside the decided fragment)")
     word, per_flag = _covering_flag(a, lf.engine, br)
     if word is None:
-        restart = _covering_epochs(a, lf, br, landers)
+        # Only one sender's landings in issue order make the pages before a flag a prefix of the receiver's.
+        restart = _covering_epochs(a, lf, br, landers) if sole else None
         if restart is not None:
             return _publish_by_epochs(a, lf, br, landers, restart, trusted, rlimit, name, t0)
         counter = _covering_counter(a, lf, br)
