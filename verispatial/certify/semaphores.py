@@ -69,6 +69,13 @@ Protocols:
   equality wait on a destination is ``sem-overshoot`` when a copy above its threshold, or the reset's copy, may be
   issued while its engine waits there (tt-metal #50314: the reduce core laps a worker waiting ``== k + 1``).
 
+- ``epochs``: a flag source whose sequence restarts and the words its flags land on (``Epochs``; the sharded
+  layernorm's VALID word, ``reader_mcast_sender_unary_sharded_ln.cpp:138, 141, 272, 290`` and
+  ``reader_mcast_receiver_unary_sharded_ln.cpp:155, 157, 259``): the own word set at top level to values rising
+  within each epoch, each destination reset by its owner once per epoch, its wait before each later reset accepting
+  only the previous epoch's last flag. Obligation (``sem-flag-early``): each epoch's first flag is issued after its
+  reset. docs/checker.md, "Words that carry a sequence which restarts".
+
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
 fragment). Ops inside a loop that never runs take no part in any protocol.
 
@@ -471,7 +478,8 @@ def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -
     passed occurrence of a wait whose threshold there accepts no stored value saw a landing, so some flag that may
     carry a value it accepts was issued. (Found by the sharded layernorm's VALID flag, examples/vendor/README.md:
     the receivers reset ``reduce_sender`` to INVALID and wait for VALID twice, a word the sender also multicasts 2
-    and 3 to, so it follows no decided protocol, yet each VALID it passed shows a VALID multicast issued.)"""
+    and 3 to; each VALID it passed shows a VALID multicast issued. The word is now an ``epochs`` word, which keeps
+    these facts: they hold in every run, the protocol's only under its obligations.)"""
     trip_max = p.trip_max()
     stored: list[_Range] = [(w.init, w.init), *(_set_range(lf, trip_max) for lf in w.sets)]
     carries: dict[str, dict[tuple[int, ...], set[_Range]] | None] = {}
