@@ -434,3 +434,29 @@ def test_the_flag_a_wait_saw_shows_its_epochs_data_landed() -> None:
     x = _verdicts(broken)["mcast-publish:(1,0).reader:[5]"]
     assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
     assert x.counterexample["replay"]["violation"]["rule"] == R.MCAST_PUBLISH_EARLY  # type: ignore[attr-defined]
+
+
+def test_every_adjacent_swap_of_the_restarting_receiver_agrees_with_the_explorer() -> None:
+    """Each program one adjacent swap away from the restarting receiver (``restart_program``): the checker proves it
+    only where the exhaustive explorer finds nothing, and refutes only where the explorer finds a deadlock or a
+    violation (a fallback fails to prove, never proves)."""
+    from verispatial.certify.report import Verdict
+
+    p = restart_program()
+    k = next(i for i, x in enumerate(p.programs) if x.key == RB)
+    ops = p.programs[k].ops
+    seen = set()
+    for j in range(len(ops) - 1):
+        swapped = (*ops[:j], ops[j + 1], ops[j], *ops[j + 2:])
+        q = attrs.evolve(p, programs=tuple(attrs.evolve(x, ops=swapped) if i == k else x
+                                           for i, x in enumerate(p.programs)))
+        ex = explore(q)
+        assert ex.complete or ex.verdict != "ok"
+        verdicts = [r.verdict for r in _verdicts(q).values()]
+        if all(v is Verdict.PROVED for v in verdicts):
+            assert ex.verdict == "ok", j
+            seen.add("proved")
+        if Verdict.REFUTED in verdicts:
+            assert ex.verdict != "ok", j
+            seen.add("refuted")
+    assert seen == {"proved", "refuted"}
