@@ -161,12 +161,13 @@ class Epochs:
     """A flag source that carries a sequence which restarts (issue 16 item 6; the sharded layernorm's VALID word,
     ``reader_mcast_sender_unary_sharded_ln.cpp:138, 141, 272, 290``: VALID, then ``block + 2`` for each block, then
     VALID again in the next pass) and the words its flags land on, each reset by its owner once per pass
-    (``reader_mcast_receiver_unary_sharded_ln.cpp:155``). Decided in a restricted form (``_epochs``): the owner's
+    (``reader_mcast_receiver_unary_sharded_ln.cpp:155``). Decided in a restricted form (``_epoch_source``,
+    ``_epoch_destination``): the owner's
     ``sets`` and ``flags`` of the own word are all top-level ops (each runs once, in text order), the values split
     into *epochs*, maximal runs that rise strictly from above ``init`` (``epoch_of`` per set, a new epoch at every
     set not above the one before it); each flag copies the latest set before it (``carried``, its epoch
     ``flag_epoch``). Nothing waits on the own word and nothing else writes it. A destination (``Word.kind``
-    ``epochs``, ``Word.resets``) is reset by its owner to its initial value once per epoch, at top level, reset
+    ``epochs``, its resets ``Word.sets``) is reset by its owner to its initial value once per epoch, at top level, reset
     ``k`` before epoch ``k``; before reset ``k + 1`` its owner's last op on the word is a wait that accepts, of the
     values epoch ``k``'s flags to it carry and its initial value, only the last flag's (docs/checker.md, "Words that
     carry a sequence which restarts")."""
