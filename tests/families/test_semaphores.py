@@ -15,10 +15,12 @@ from verispatial.certify.structure import engine_views
 from verispatial.families.semaphores import encoding, promela, semantics
 from verispatial.ir import (
     AtomicBarrier,
+    Buffer,
     Engine,
     FillTiles,
     Group,
     Loop,
+    McastSend,
     McastSetValid,
     Op,
     Pop,
@@ -313,3 +315,148 @@ def test_the_latest_pass_of_a_growing_wait_shows_a_flag_that_may_carry_it() -> N
     assert R.REMOTE_READ_UNPUBLISHED in explore(broken).rules()
     x = _verdicts(broken)["remote-read-unpublished:(1,0).reader:[4]"]
     assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- a restarting sequence (semaphores.Epochs)
+
+
+def restart_program(data: bool = False, broken: str = "") -> Program:
+    """The sharded layernorm's VALID word over its two passes, in small (``reader_mcast_sender_unary_sharded_ln.cpp``
+    :138-141, 272-299; ``reader_mcast_receiver_unary_sharded_ln.cpp`` :155-157, 255-260): in each pass (0,0) waits for
+    (1,0)'s increment of its word 1 and resets it, sets its word 0 to VALID (1), multicasts it to (1,0) and waits for
+    the write, waits for a second increment, sets 2, multicasts it and waits for the write; so word 0 at (0,0) holds
+    1, 2, 1, 2 (a sequence that restarts). (1,0) resets its copy to INVALID (0), increments, waits for VALID,
+    increments again and waits ``wait_min(2)``. ``data``: (0,0) also fills and pushes a page each pass and
+    multicasts it (pages already pushed) right before the 2 flag; (1,0) reserves that page before its second
+    increment and pushes it after its ``wait_min(2)``, its writer popping it. ``broken``: ``inc_first`` — in the second
+    pass (1,0) increments before it resets, so the VALID flag may land before the reset wipes it; ``reset_early`` —
+    (1,0)'s second reset comes before its first ``wait_min(2)``; ``push_early`` — (1,0) pushes before its
+    ``wait_min(2)``."""
+    g = Group(0, A, (1, 0, 1, 0))
+    snd: list[Op] = []
+    rcv: list[Op] = []
+    for k in range(2):
+        snd += [SemWait(1, EQ, 1), SemSet(1, 0), SemSet(0, 1), McastSetValid(0, 0, 1), WriteBarrier(),
+                SemWait(1, EQ, 1), SemSet(1, 0)]
+        if data:
+            snd += [Reserve(0, 1), FillTiles(0, 1, "x", drain=True), Push(0, 1)]
+        snd += [SemSet(0, 2), *([McastSend(0, 1, 0, 1, behind=1)] if data else []), McastSetValid(0, 0, 1),
+                WriteBarrier()]
+        reset: list[Op] = [SemInc(1, A, 1), SemSet(0, 0)] if broken == "inc_first" and k == 1 else [
+            SemSet(0, 0), SemInc(1, A, 1)]
+        got: list[Op] = [Reserve(1, 1), SemInc(1, A, 1), SemWait(0, GE, 2), Push(1, 1)] if data else [
+            SemInc(1, A, 1), SemWait(0, GE, 2)]
+        if broken == "push_early":
+            got = [Reserve(1, 1), SemInc(1, A, 1), Push(1, 1), SemWait(0, GE, 2)]
+        if broken == "reset_early":
+            # pass 0 ends with the second pass's reset before its wait_min(2); pass 1 starts with its increment
+            got = [*got[:-1], SemSet(0, 0), got[-1]] if k == 0 else got
+            reset = reset if k == 0 else reset[1:]
+        rcv += [*reset, SemWait(0, EQ, 1), *got]
+    rcv.append(AtomicBarrier())
+    engines = [ep(A, Engine.READER, *snd), ep(B, Engine.READER, *rcv)]
+    bufs: tuple[Buffer, ...] = ()
+    if data:
+        engines += [ep(A, Engine.WRITER, Loop("k", 2, (Wait(0, 1), Pop(0, 1)))),
+                    ep(B, Engine.WRITER, Loop("k", 2, (Wait(1, 1), Pop(1, 1))))]
+        bufs = (buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0))
+    return prog(*engines, buffers=bufs,
+                sems=tuple(attrs.evolve(x, host_init=True) for x in (sem(0, A, B), sem(1, A))), groups=(g,))
+
+
+def test_a_restarting_sequence_proves() -> None:
+    """Both words follow the restarting sequence (``Epochs``): the sender's own word, set 1, 2, 1, 2 at top level,
+    and the receiver's copy it resets once per pass, whose ``wait_min(2)`` before the second reset accepts only the
+    first pass's last flag. Every obligation proves (the deadlock with the word's counter model), the explorer
+    agreeing; before, both words were outside the protocols and the deadlock failed to prove."""
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.report import Verdict
+
+    p = restart_program()
+    words = analyse(p).words
+    assert (words[(0, A)].kind, words[(0, B)].kind) == ("epochs", "epochs")
+    e = words[(0, A)].epochs
+    assert e is not None
+    assert (e.epoch_of, e.carried, e.flag_epoch) == ((0, 0, 1, 1), (1, 2, 1, 2), (0, 0, 1, 1))
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    assert {n: r.verdict for n, r in got.items() if r.verdict is not Verdict.PROVED} == {}  # type: ignore[attr-defined]
+    assert got["sem-exact:sem0@(1,0)"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    assert "deadlock:(0,0).reader+1" in got
+
+
+def test_a_flag_issued_before_its_epochs_reset_is_refuted() -> None:
+    """The broken neighbour: in the second pass the receiver increments before it resets, so the sender's second
+    VALID may land before that reset wipes it. ``sem-flag-early`` of the receiver's word is refuted and replayed as
+    the interpreter's ``sem-set-race`` at the reset."""
+    from verispatial.certify.report import Verdict
+
+    p = restart_program(broken="inc_first")
+    assert R.SEM_SET_RACE in explore(p).rules()
+    x = _verdicts(p)["sem-flag-early:sem0@(1,0)"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+    assert x.counterexample["replay"]["violation"]["rule"] == R.SEM_SET_RACE  # type: ignore[attr-defined]
+
+
+def test_a_reset_before_the_epochs_last_flag_stays_outside_the_protocol() -> None:
+    """The receiver resets its copy for the second pass before it waited for the first pass's last flag (2), which
+    may then land after the reset. The word is outside the protocol (never proved: ``sem-protocol`` fails to prove)
+    and the interpreter's search finds the deadlock, replayed."""
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.report import Verdict
+
+    p = restart_program(broken="reset_early")
+    w = analyse(p).words[(0, B)]
+    assert w.kind == "unsupported"
+    assert "does not accept only epoch 0's last flag" in w.why
+    assert explore(p).rules() != []
+    got = _verdicts(p)
+    assert got["sem-protocol:sem0@(1,0)"].verdict is Verdict.FAILED  # type: ignore[attr-defined]
+    assert not any(r.verdict is Verdict.PROVED for n, r in got.items()  # type: ignore[attr-defined]
+                   if n.startswith("deadlock"))
+
+
+def test_the_flag_a_wait_saw_shows_its_epochs_data_landed() -> None:
+    """With data: the receiver's ``wait_min(2)`` in pass ``k`` passed on pass ``k``'s flag 2, which lands after the
+    multicast issued before it, so each push publishes a landed page (``mcast-publish`` by the restarting sequence),
+    and each multicast lands on a free page (``mcast-slot``). Proved, the explorer agreeing; pushing before the wait
+    is refuted and replayed (``mcast-publish-early``)."""
+    from verispatial.certify.report import Verdict
+
+    p = restart_program(data=True)
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    for name in ("mcast-publish:(1,0).reader:[6]", "mcast-publish:(1,0).reader:[13]",
+                 "mcast-slot:(0,0).reader:[11]", "mcast-slot:(0,0).reader:[25]", "sem-exact:sem0@(1,0)"):
+        assert got[name].verdict is Verdict.PROVED, name  # type: ignore[attr-defined]
+    broken = restart_program(data=True, broken="push_early")
+    assert R.MCAST_PUBLISH_EARLY in explore(broken).rules()
+    x = _verdicts(broken)["mcast-publish:(1,0).reader:[5]"]
+    assert x.verdict is Verdict.REFUTED  # type: ignore[attr-defined]
+    assert x.counterexample["replay"]["violation"]["rule"] == R.MCAST_PUBLISH_EARLY  # type: ignore[attr-defined]
+
+
+def test_every_adjacent_swap_of_the_restarting_receiver_agrees_with_the_explorer() -> None:
+    """Each program one adjacent swap away from the restarting receiver (``restart_program``): the checker proves it
+    only where the exhaustive explorer finds nothing, and refutes only where the explorer finds a deadlock or a
+    violation (a fallback fails to prove, never proves)."""
+    from verispatial.certify.report import Verdict
+
+    p = restart_program()
+    k = next(i for i, x in enumerate(p.programs) if x.key == RB)
+    ops = p.programs[k].ops
+    seen = set()
+    for j in range(len(ops) - 1):
+        swapped = (*ops[:j], ops[j + 1], ops[j], *ops[j + 2:])
+        q = attrs.evolve(p, programs=tuple(attrs.evolve(x, ops=swapped) if i == k else x
+                                           for i, x in enumerate(p.programs)))
+        ex = explore(q)
+        assert ex.complete or ex.verdict != "ok"
+        verdicts = [r.verdict for r in _verdicts(q).values()]
+        if all(v is Verdict.PROVED for v in verdicts):
+            assert ex.verdict == "ok", j
+            seen.add("proved")
+        if Verdict.REFUTED in verdicts:
+            assert ex.verdict != "ok", j
+            seen.add("refuted")
+    assert seen == {"proved", "refuted"}

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import attrs
 
-from verispatial.certify.facts import Finding
+from verispatial.certify.facts import RULE_FAMILY, Finding
 from verispatial.certify.reach import Analysis
-from verispatial.certify.report import Result
+from verispatial.certify.report import Result, Verdict
 from verispatial.certify.semaphores import Word
 from verispatial.certify.structure import Leaf
-from verispatial.families.multicast.encoding import covering_flag, dest_buffers
+from verispatial.families.multicast.encoding import covering_epochs, covering_flag, dest_buffers
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import ComponentRef, OrderingRef
@@ -103,6 +103,10 @@ def word_assumptions(a: Analysis, b: Basis, w: Word) -> tuple[str, ...]:
     if w.kind == "sequence" and w.seq is not None:
         own = () if w.seq.is_source(w) else (f"{R.SEM_EXACT}:{w.seq.name}",)
         return (*_source_reuse(a, b, w), *own)
+    if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w):
+        # Each flag carries the value of the set before it, and flags carrying different values land in issue
+        # order, only because the own word is set again after the flag before left (as for a sequence).
+        return (*_source_reuse(a, b, w), f"{R.SEM_EXACT}:{w.epochs.name}")
     return ()
 
 
@@ -121,7 +125,7 @@ def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
         if comp is not None:
             # The counter model of every word the component touches: faithful only if its counting is exact.
             for w in sorted(a.words.values(), key=lambda x: x.name):
-                if w.kind in ("monotone", "reset", "flag", "sequence") and {
+                if w.kind in ("monotone", "reset", "flag", "sequence", "epochs") and {
                         lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp:
                     out.append(f"{R.SEM_EXACT}:{w.name}")
     elif kind == R.BALANCE_SEM and str(oid.word) in words and words[str(oid.word)].kind == "sequence" and (
@@ -148,6 +152,14 @@ def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
             if word is not None:
                 for f in word.flags:
                     out += b.rule_at(R.ASYNC_FLAG_OVERTAKE, f.engine, f.path)
+            else:
+                br = a.program.buffers[leaf.op.buf]
+                landers = [x for v in a.views.values() for x in v.leaves
+                           if isinstance(x.op, McastSend) and br.id in {d.id for d in dest_buffers(a, x)}]
+                restart = covering_epochs(a, leaf, br, landers)
+                if restart is not None:
+                    # The flag its wait saw shows its epoch's earlier data landed only under the word's protocol.
+                    out.append(f"{R.SEM_EXACT}:{restart[0].name}")
     elif kind == R.ASYNC_SOURCE_REUSE:
         # A remote read's pages stay its source only if they held what their owner published when it was issued:
         # the in-flight query starts from that page (families/noc/encoding.py, check_remote_reads).
@@ -155,4 +167,17 @@ def assumptions(a: Analysis, b: Basis, r: Result) -> tuple[str, ...]:
         leaf = _leaf(a, op.engine, op.path) if op is not None and op.path is not None else None
         if leaf is not None and isinstance(leaf.op, RemoteRead):
             out.append(f"{R.REMOTE_READ_UNPUBLISHED}:{leaf.engine}:{list(leaf.path)}")
+    # The counter model's facts of a restarting sequence's destination hold under its protocol (counters.epoch_seen):
+    # a proof that may have read them leans on it, all but the protocol's own obligations — the word's, its own
+    # word's and the source reuse they assume — which hold together by induction over time (the facts hold in every
+    # state up to the first that breaks one of them).
+    # A per-engine rule with no finding (its bare name) is decided on each engine's paths alone, no state query; one
+    # whose findings a query discharged is async-source-reuse's (noc._Reuse), which reads the facts.
+    per_engine = r.name in RULE_FAMILY and r.name != R.ASYNC_SOURCE_REUSE
+    if r.verdict == Verdict.PROVED and not per_engine and kind != R.MCAST_ADDRESS:
+        for w in sorted(a.words.values(), key=lambda x: x.name):
+            if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w) and not (
+                    r.name.endswith(f":{w.name}") or r.name.endswith(f":{w.epochs.name}")
+                    or r.name in word_assumptions(a, b, w)):
+                out.append(f"{R.SEM_EXACT}:{w.name}")
     return tuple(dict.fromkeys(out))

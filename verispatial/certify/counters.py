@@ -139,6 +139,9 @@ class CounterModel:
         if w.kind == "sequence":
             assert w.seq is not None
             return self.seq_value(w)
+        if w.kind == "epochs":
+            assert w.epochs is not None
+            return self.epoch_value(w)
         if w.kind == "source":
             return self.enc.q.val(w.value if w.value is not None else w.init)
         if w.kind == "unused":  # no op that ever runs touches it (those in loops that never run take no part)
@@ -206,6 +209,59 @@ class CounterModel:
             return z3.If(self.seq_reset(s), self.enc.q.val(s.init), self.seq_top(s))
         return z3.If(self.post_flags(w) >= 1, self.enc.q.val(w.init), self.seq_copied(w))
 
+    # --- restarting sequences (semaphores.Epochs) ---------------------------------------------------------
+    def epoch_value(self, w: Word) -> z3.ArithRef:
+        """An ``epochs`` word's value once every flag issued has landed (as in any deadlocked state), when its
+        protocol's obligations hold. The own word: its owner's latest set (top-level sets run once each, in text
+        order), or its initial value. A destination: its initial value before its owner's first reset; after reset
+        ``k`` (and before reset ``k + 1``), what the latest flag of epoch ``k`` issued to it carries, or its initial
+        value when none was: epoch ``k``'s flags are issued after reset ``k`` (``sem-flag-early``) and have all landed
+        before reset ``k + 1`` (the owner's wait before it accepts only the epoch's last flag, which lands after the
+        others), and flags land in issue order."""
+        e = w.epochs
+        assert e is not None
+        val = self.enc.q.val
+        if e.is_source(w):
+            out: z3.ArithRef = val(w.init)
+            for x in e.sets:
+                assert isinstance(x.op, SemSet)
+                out = z3.If(self.enc.started(x), val(x.op.value), out)
+            return out
+        out = val(w.init)
+        for k, r in enumerate(w.sets):
+            got: z3.ArithRef = val(w.init)
+            for f in e.epoch_flags(k, w.flags):
+                got = z3.If(self.enc.started(f), val(e.value_of(f)), got)
+            out = z3.If(self.enc.started(r), got, out)
+        return out
+
+    def epoch_seen(self, w: Word) -> list[z3.BoolRef]:
+        """What a passed wait on a destination of a restarting sequence shows under its protocol (so every query
+        that reads it assumes the word's ``sem-exact``, ``assume.py``; the word's own obligations may read it, by
+        induction over time: the first state breaking one was reached while the protocol held). The latest passed
+        occurrence of a wait in epoch ``k`` (the owner's resets before it in the text: they are top-level ops)
+        whose threshold ``t`` there does not accept the initial value passed on a flag of epoch ``k`` that landed
+        since reset ``k``: earlier epochs' flags all landed before it, later ones are issued after reset ``k + 1``,
+        which follows the wait. So a flag of epoch ``k`` carrying a value ``t`` accepts was issued."""
+        e = w.epochs
+        assert e is not None
+        out: list[z3.BoolRef] = []
+        for lf in w.waits:
+            op = lf.op
+            assert isinstance(op, SemWait)
+            k = sum(1 for r in w.sets if r.index < lf.index) - 1
+            if k < 0:
+                continue
+            some, idx = self.enc.last_occurrence(lf)
+            t = self.enc.threshold(lf, idx)
+
+            def accepts(v: int, t: z3.ArithRef = t, cond: WaitCond = op.cond) -> z3.BoolRef:
+                return t == v if cond == WaitCond.EQ else t <= v
+            issued = [z3.If(accepts(e.value_of(f)), self.enc.executed(f), 0) for f in e.epoch_flags(k, w.flags)]
+            total = z3.Sum(issued) if len(issued) > 1 else (issued[0] if issued else self.enc.q.val(0))
+            out.append(z3.Implies(z3.And(some, z3.Not(accepts(w.init))), total >= 1))
+        return out
+
     def landings(self, w: Word, sent: Encoder) -> list[z3.BoolRef]:
         """What a word outside the protocols that only sets and flag multicasts write shows in every run
         (``semaphores.landings``), the flags counted at ``sent``'s positions (issued, or, for an encoder of flags
@@ -269,9 +325,11 @@ class CounterModel:
                                                    self.value(w) >= self.enc.threshold(lf, idx))))
             elif w.kind == "flag":
                 out.append((w.name, self.flags_issued(w) >= self.waits_done(w)))
-            elif w.kind == "unsupported":
-                # No protocol, but every run shows it (semaphores.landings).
+            elif w.kind in ("unsupported", "epochs"):
+                # No protocol (or one whose obligations may not hold), but every run shows it (semaphores.landings).
                 out += [(w.name, fact) for fact in self.landings(w, self.enc)]
+                if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w):
+                    out += [(w.name, fact) for fact in self.epoch_seen(w)]
             elif w.kind == "sequence":
                 # A passed wait saw a value at least its threshold, and every value the word ever held is at most the
                 # largest its sequence stored so far (``seq_top``): true whatever the protocol does.

@@ -69,6 +69,13 @@ Protocols:
   equality wait on a destination is ``sem-overshoot`` when a copy above its threshold, or the reset's copy, may be
   issued while its engine waits there (tt-metal #50314: the reduce core laps a worker waiting ``== k + 1``).
 
+- ``epochs``: a flag source whose sequence restarts and the words its flags land on (``Epochs``; the sharded
+  layernorm's VALID word, ``reader_mcast_sender_unary_sharded_ln.cpp:138, 141, 272, 290`` and
+  ``reader_mcast_receiver_unary_sharded_ln.cpp:155, 157, 259``): the own word set at top level to values rising
+  within each epoch, each destination reset by its owner once per epoch, its wait before each later reset accepting
+  only the previous epoch's last flag. Obligation (``sem-flag-early``): each epoch's first flag is issued after its
+  reset. docs/checker.md, "Words that carry a sequence which restarts".
+
 Flag words and the consuming waits of reset words keep constant thresholds (a growing one there is outside the decided
 fragment). Ops inside a loop that never runs take no part in any protocol.
 
@@ -150,12 +157,58 @@ class Sequence:
 
 
 @attrs.frozen
+class Epochs:
+    """A flag source that carries a sequence which restarts (issue 16 item 6; the sharded layernorm's VALID word,
+    ``reader_mcast_sender_unary_sharded_ln.cpp:138, 141, 272, 290``: VALID, then ``block + 2`` for each block, then
+    VALID again in the next pass) and the words its flags land on, each reset by its owner once per pass
+    (``reader_mcast_receiver_unary_sharded_ln.cpp:155``). Decided in a restricted form (``_epoch_source``,
+    ``_epoch_destination``): the owner's
+    ``sets`` and ``flags`` of the own word are all top-level ops (each runs once, in text order), the values split
+    into *epochs*, maximal runs that rise strictly from above ``init`` (``epoch_of`` per set, a new epoch at every
+    set not above the one before it); each flag copies the latest set before it (``carried``, its epoch
+    ``flag_epoch``). Nothing waits on the own word and nothing else writes it. A destination (``Word.kind``
+    ``epochs``, its resets ``Word.sets``) is reset by its owner to its initial value once per epoch, at top level, reset
+    ``k`` before epoch ``k``; before reset ``k + 1`` its owner's last op on the word is a wait that accepts, of the
+    values epoch ``k``'s flags to it carry and its initial value, only the last flag's (docs/checker.md, "Words that
+    carry a sequence which restarts")."""
+
+    sem: int
+    site: Site
+    owner: str
+    init: int
+    sets: tuple[Leaf, ...]
+    epoch_of: tuple[int, ...]
+    flags: tuple[Leaf, ...]
+    carried: tuple[int, ...]
+    flag_epoch: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"sem{self.sem}@{self.site}"
+
+    @property
+    def count(self) -> int:
+        """How many epochs the sequence runs."""
+        return self.epoch_of[-1] + 1
+
+    def is_source(self, w: Word) -> bool:
+        return (w.sem, w.site) == (self.sem, self.site)
+
+    def value_of(self, f: Leaf) -> int:
+        return self.carried[self.flags.index(f)]
+
+    def epoch_flags(self, k: int, onto: tuple[Leaf, ...]) -> tuple[Leaf, ...]:
+        """The flags of epoch ``k`` among ``onto`` (those landing on one destination), in issue order."""
+        return tuple(f for f, e in zip(self.flags, self.flag_epoch, strict=True) if e == k and f in onto)
+
+
+@attrs.frozen
 class Word:
     """How one semaphore word is used and which protocol it follows (``kind``; ``why`` when unsupported)."""
 
     sem: int
     site: Site
-    kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "mailbox" | "unsupported"
+    kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "mailbox" | "sequence" | "epochs" | "unsupported"
     init: int
     incs: tuple[Leaf, ...] = ()  # SemInc and SemIncMcast leaves that add to this word (each ``by``)
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
@@ -170,6 +223,7 @@ class Word:
     reset_value: int | None = None  # flag: I (the value the owner's resets write)
     fresh: tuple[Leaf, ...] = ()  # reset: sets no consuming wait precedes (they consume nothing: none may be due)
     seq: Sequence | None = None  # sequence: the sequence the word carries (its own, or the one its flags copy)
+    epochs: Epochs | None = None  # epochs: the restarting sequence the word carries (its own, or its flags')
     inline: tuple[Leaf, ...] = ()  # InlineWrite leaves (one-word remote writes) that land on it
     #: unsupported: per engine, its waits that only a flag landing since its reset before them can pass, with the
     #: flag multicasts that may carry a value they accept (``landings``: a reachability fact, no protocol)
@@ -340,11 +394,14 @@ def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site],
     index = _Index.of(p, views)
     sources = _source_words(p, views, index)
     seqs = _sequences(p, views, index, sources)
+    eps = {key: e for key, local in index.local.items() if (e := _epoch_source(p, index, key, local)) is not None}
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
-            w = _classify_word(p, views, s.id, site, s.init, sources, seqs, index)
-            if w.kind == "unsupported" and len(p.sections) == 1 and w.flags and not (w.incs or w.inline):
+            w = _classify_word(p, views, s.id, site, s.init, sources, seqs, index, eps)
+            shows = w.kind == "unsupported" or (w.kind == "epochs" and w.epochs is not None
+                                                and not w.epochs.is_source(w))
+            if shows and len(p.sections) == 1 and w.flags and not (w.incs or w.inline):
                 landed, stored, carriers = landings(p, views, index, w)
                 w = attrs.evolve(w, landed_by=landed, stored=stored, carriers=carriers)
             out[(s.id, site)] = w
@@ -422,7 +479,8 @@ def landings(p: Program, views: dict[str, EngineView], index: _Index, w: Word) -
     passed occurrence of a wait whose threshold there accepts no stored value saw a landing, so some flag that may
     carry a value it accepts was issued. (Found by the sharded layernorm's VALID flag, examples/vendor/README.md:
     the receivers reset ``reduce_sender`` to INVALID and wait for VALID twice, a word the sender also multicasts 2
-    and 3 to, so it follows no decided protocol, yet each VALID it passed shows a VALID multicast issued.)"""
+    and 3 to; each VALID it passed shows a VALID multicast issued. The word is now an ``epochs`` word, which keeps
+    these facts: they hold in every run, the protocol's only under its obligations.)"""
     trip_max = p.trip_max()
     stored: list[_Range] = [(w.init, w.init), *(_set_range(lf, trip_max) for lf in w.sets)]
     carries: dict[str, dict[tuple[int, ...], set[_Range]] | None] = {}
@@ -605,6 +663,122 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
                     tuple(carriers))
 
 
+def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[Leaf]) -> Epochs | None:
+    """The restarting sequence (``Epochs``) word ``key`` carries as a flag source, or None when it is not one: one
+    engine sets it, all at top level, to constants above its initial value that split into two or more epochs (a
+    new one at each set not above the one before); nothing waits on it and nothing else writes it; every flag
+    multicast reading it is its owner's, at top level, after a set, to a group without the owner's site (the copy
+    does not land on the word it reads)."""
+    sem, site = key
+    init = p.semaphores[sem].init
+    reads = index.reads.get(key, [])
+    sets = [lf for lf in local if isinstance(lf.op, SemSet)]
+    if not reads or not sets or len(sets) != len(local) or index.incs.get(key) or index.flags.get(key) \
+            or index.inline.get(key) or len(p.sections) != 1:
+        return None  # (a composed program's sections each start again: decided on one section)
+    owner = sets[0].engine
+    for lf in (*sets, *reads):
+        if lf.engine != owner or lf.containers:
+            return None
+    for f in reads:
+        if not isinstance(f.op, McastSetValid) or site in p.groups[f.op.group].destinations():
+            return None
+    epoch_of: list[int] = []
+    prev, e = init, -1
+    for lf in sets:
+        op = lf.op
+        assert isinstance(op, SemSet)
+        if op.terms or op.value <= init:
+            return None
+        if e < 0 or op.value <= prev:
+            e += 1
+        epoch_of.append(e)
+        prev = op.value
+    if e < 1:
+        return None  # one epoch: the sequence protocol's (``_sequence``)
+    carried: list[int] = []
+    flag_epoch: list[int] = []
+    for f in reads:
+        before = [(x, k) for x, k in zip(sets, epoch_of, strict=True) if x.index < f.index]
+        if not before:
+            return None
+        x, k = before[-1]
+        assert isinstance(x.op, SemSet)
+        carried.append(x.op.value)
+        flag_epoch.append(k)
+    return Epochs(sem, site, owner, init, tuple(sets), tuple(epoch_of), tuple(reads), tuple(carried),
+                  tuple(flag_epoch))
+
+
+def _final_threshold(lf: Leaf) -> int | None:
+    """The threshold of wait ``lf`` at the last iteration of its loops, when each loop has a constant count of at
+    least one and no ``If`` encloses it (so that occurrence runs whenever the loops finish); else None."""
+    op = lf.op
+    assert isinstance(op, SemWait)
+    last: dict[str, int] = {}
+    for lc in lf.loops:
+        if not isinstance(lc.count, int) or lc.count < 1:
+            return None
+        last[lc.var] = lc.count - 1
+    if len(lf.loops) != len(lf.containers):
+        return None
+    return op.value + sum(t.coef * last[t.var] for t in op.terms)
+
+
+def _epoch_destination(p: Program, key: tuple[int, Site], e: Epochs, sources: dict[tuple[int, Site], int | str],
+                       base: dict[str, object], inline: tuple[Leaf, ...]) -> Word:
+    """A word the flags of restarting sequence ``e`` land on: an ``epochs`` word (``Epochs``) when nothing else
+    writes it, one engine (its owner) sets it, to its initial value at top level, once per epoch with its first op
+    on the word a reset, and before each reset after the first the owner's last op on the word is a wait that runs
+    whenever the ops before it finish and accepts, of the values the previous epoch's flags to it carry and its
+    initial value, only the last flag's. Else ``unsupported``, saying which condition fails."""
+    def unsupported(why: str) -> Word:
+        return Word(kind="unsupported", why=f"a destination of the restarting sequence of {e.name}: {why}",
+                    inline=inline, **base)  # type: ignore[arg-type]
+
+    init: int = base["init"]  # type: ignore[assignment]
+    flags: tuple[Leaf, ...] = base["flags"]  # type: ignore[assignment]
+    sets: tuple[Leaf, ...] = base["sets"]  # type: ignore[assignment]
+    waits: tuple[Leaf, ...] = base["waits"]  # type: ignore[assignment]
+    if any(f not in e.flags for f in flags):
+        return unsupported("flag multicasts copying other words land on it too")
+    if base["incs"] or inline:
+        return unsupported("increments or one-word remote writes land on it too")
+    if key in sources:
+        return unsupported("it is itself the source of a flag multicast")
+    owners = {lf.engine for lf in (*sets, *waits)}
+    if len(owners) != 1:
+        return unsupported(f"{len(owners)} engines of the site set or wait on it (one owner is decided)")
+    owner = next(iter(owners))
+    for r in sets:
+        op = r.op
+        assert isinstance(op, SemSet)
+        if op.terms or op.value != init or r.containers:
+            return unsupported(f"{owner} sets it at {list(r.path)} to {_value_text(op)}, not to its initial value "
+                               f"{init} at top level")
+    if len(sets) != e.count:
+        return unsupported(f"{owner} resets it {len(sets)} times for the {e.count} epochs of the sequence")
+    mine = sorted((*sets, *waits), key=lambda lf: lf.index)
+    if mine[0] is not sets[0]:
+        return unsupported(f"{owner}'s first op on it, at {list(mine[0].path)}, is not its reset")
+    for k in range(e.count - 1):
+        nxt = sets[k + 1]
+        last = mine[mine.index(nxt) - 1]
+        mark = e.epoch_flags(k, flags)
+        if not isinstance(last.op, SemWait) or not mark:
+            return unsupported(f"{owner} resets it at {list(nxt.path)} with no wait for epoch {k}'s last flag "
+                               "before it")
+        t = _final_threshold(last)
+        cond = last.op.cond
+
+        def accepts(v: int, t: int | None = t, cond: WaitCond = cond) -> bool:
+            return t is not None and (v == t if cond == WaitCond.EQ else v >= t)
+        if not accepts(e.value_of(mark[-1])) or accepts(init) or any(accepts(e.value_of(f)) for f in mark[:-1]):
+            return unsupported(f"{owner}'s wait at {list(last.path)} before its reset at {list(nxt.path)} does not "
+                               f"accept only epoch {k}'s last flag (at {list(mark[-1].path)})")
+    return Word(kind="epochs", owner=owner, epochs=e, **base)  # type: ignore[arg-type]
+
+
 def _source_words(p: Program, views: dict[str, EngineView], index: _Index) -> dict[tuple[int, Site], int | str]:
     """For every word read as a flag-multicast source: its constant value, or why it is not constant."""
     out: dict[tuple[int, Site], int | str] = {}
@@ -700,7 +874,7 @@ def _destination(p: Program, sem: int, site: Site, init: int, copied: tuple[Sequ
 
 def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Site, init: int,
                    sources: dict[tuple[int, Site], int | str], seqs: dict[tuple[int, Site], Sequence | str],
-                   index: _Index) -> Word:
+                   index: _Index, eps: dict[tuple[int, Site], Epochs] | None = None) -> Word:
     # The index holds only ops that may run (an op inside a loop that never runs takes no part in any protocol).
     incs = tuple(index.incs.get((sem, site), ()))
     flags = tuple(index.flags.get((sem, site), ()))
@@ -726,6 +900,14 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     seq = seqs.get((sem, site))
     if isinstance(seq, Sequence):
         return Word(kind="sequence", owner=seq.owner, seq=seq, **base)  # type: ignore[arg-type]
+    eps = eps or {}
+    own = eps.get((sem, site))
+    if own is not None:
+        return Word(kind="epochs", owner=own.owner, epochs=own, **base)  # type: ignore[arg-type]
+    restarting = {id(x): x for x in (eps.get((lf.op.source, views[lf.engine].program.site)) for lf in flags
+                                     if isinstance(lf.op, McastSetValid)) if x is not None}
+    if len(restarting) == 1 and not seqs.get((sem, site)):
+        return _epoch_destination(p, (sem, site), next(iter(restarting.values())), sources, base, inline)
     copied = {id(x): x for x in (seqs.get((lf.op.source, views[lf.engine].program.site)) for lf in flags
                                   if isinstance(lf.op, McastSetValid)) if isinstance(x, Sequence)}
     if copied:

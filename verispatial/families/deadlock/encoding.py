@@ -179,7 +179,7 @@ def _decide(a: Analysis, comp: frozenset[str], name: str, trusted: set[int],
     unsupported = [f"{n}: {why}" for n, why in outside]
     # A monotone word counts too: its equality waits are read as >= only because overshoot was excluded.
     inexact_here = sorted(w.name for w in a.words.values()
-                          if w.name in inexact and w.kind in ("reset", "flag", "monotone", "sequence")
+                          if w.name in inexact and w.kind in ("reset", "flag", "monotone", "sequence", "epochs")
                           and {lf.engine for lf in (*w.incs, *w.sets, *w.waits, *w.flags)} & comp)
     if unsupported or inexact_here:
         found = search_confirmed(search, a.program, comp, _candidates(a, comp, trusted, trip_sets, rlimit))
@@ -257,6 +257,9 @@ def _sequence_waits(a: Analysis, comp: frozenset[str]) -> str:
     for w in sorted(a.words.values(), key=lambda x: x.name):
         if w.kind == "sequence" and any(lf.engine in comp for lf in w.waits):
             return f"{w.name} carries the sequence of {w.seq.name if w.seq else w.name}: its waits are not monotone (the search decides)"
+        if w.kind == "epochs" and any(lf.engine in comp for lf in w.waits):
+            return (f"{w.name} carries the restarting sequence of {w.epochs.name if w.epochs else w.name}: its waits "
+                    "are not monotone (the search decides)")
     return ""
 
 

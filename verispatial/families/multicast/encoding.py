@@ -240,6 +240,10 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
                       "(outside the decided fragment)")
     word, per_flag = _covering_flag(a, lf.engine, br)
     if word is None:
+        # Only one sender's landings in issue order make the pages before a flag a prefix of the receiver's.
+        restart = _covering_epochs(a, lf, br, landers) if sole else None
+        if restart is not None:
+            return _publish_by_epochs(a, lf, br, landers, restart, trusted, rlimit, name, t0)
         counter = _covering_counter(a, lf, br)
         if counter is not None:
             return _publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0)
@@ -474,6 +478,86 @@ def _covering_counter(a: Analysis, push: Leaf, br: Buffer) -> tuple[Word, Leaf, 
     return word, wait, pages.pop()
 
 
+def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -> tuple[Word, Leaf] | None:
+    """The restarting-sequence handshake (``semaphores.Epochs``; the sharded layernorm's result multicast,
+    ``reader_mcast_sender_unary_sharded_ln.cpp:272-299`` and ``reader_mcast_receiver_unary_sharded_ln.cpp:255-260``):
+    the pushing engine's nearest wait before ``push`` (in its body or an enclosing one, no push of ``br`` and no
+    reset of the word between) is on an ``epochs`` destination word at ``br``'s site, and every multicast landing in
+    ``br`` is a top-level op of the sequence's owner (so issue order is text order), on a target whose writes from
+    one engine land in issue order. Returns the word and that wait; None when the handshake is not this one."""
+    if not a.program.target.ordered_writes or not landers:
+        return None
+    leaves = a.views[push.engine].leaves
+    wait: Leaf | None = None
+    for x in reversed(leaves[: push.index]):
+        if isinstance(x.op, Push) and x.op.buf == br.id:
+            return None
+        if isinstance(x.op, SemWait) and push.containers[: len(x.containers)] == x.containers:
+            wait = x
+            break
+    if wait is None:
+        return None
+    assert isinstance(wait.op, SemWait)
+    word = a.words.get((wait.op.sem, br.site))
+    if word is None or word.kind != "epochs" or word.epochs is None or word.epochs.is_source(word):
+        return None
+    if any(wait.index < r.index < push.index for r in word.sets):
+        return None
+    if any(x.engine != word.epochs.owner or x.containers for x in landers):
+        return None
+    return word, wait
+
+
+def _publish_by_epochs(a: Analysis, lf: Leaf, br: Buffer, landers: list[Leaf], restart: tuple[Word, Leaf],
+                       trusted: set[int], rlimit: int, name: str, t0: float) -> Result:
+    """``mcast-publish-early`` under the restarting-sequence handshake (``_covering_epochs``), assuming the word's
+    protocol (``sem-exact``): the wait before the push passed at threshold ``t`` in epoch ``k`` (its owner's resets
+    done), so a flag of epoch ``k`` carrying a value ``t`` accepts landed (the flags of earlier epochs landed before
+    reset ``k``, those of later ones are not issued yet; the initial value, when ``t`` accepts it, shows nothing).
+    The first such flag in issue order landed at the latest, and every multicast its sender issued before it landed
+    first (one engine's writes land in issue order): the pages of those multicasts, a prefix of the receiver's pages
+    (``_fills_in_order``), must cover ``pushed + n``."""
+    assert isinstance(lf.op, Push)
+    word, wait = restart
+    e = word.epochs
+    assert e is not None
+    n = lf.op.pages
+    engines = frozenset([lf.engine, e.owner, *(x.engine for x in landers)])
+
+    def build(sq: Any) -> z3.BoolRef:
+        enc, cm = sq.enc, sq.cm
+        val = enc.q.val
+        need = cm.pushed(br.id) + n
+        some, idx = enc.last_occurrence(wait)
+        t = enc.threshold(wait, idx)
+        assert isinstance(wait.op, SemWait)
+        eq = wait.op.cond.value == "eq"
+
+        def accepts(v: int) -> z3.BoolRef:
+            return t == v if eq else t <= v
+        covered: z3.ArithRef = val(0)  # before the first reset: nothing shown
+        for k, r in enumerate(word.sets):
+            got: z3.ArithRef = need  # no flag of the epoch accepts t: the wait cannot have passed
+            for f in reversed(e.epoch_flags(k, word.flags)):
+                before = sum(_pages(x) for x in landers if x.index < f.index)
+                got = z3.If(accepts(e.value_of(f)), val(before), got)
+            covered = z3.If(enc.started(r), got, covered)
+        covered = z3.If(accepts(word.init), val(0), covered)
+        return z3.And(enc.position(lf.engine).at(lf), z3.Or(z3.Not(some), covered < need))
+
+    o, d, _ = solve_each(a, build, name, engines, trusted, rlimit)
+    dt = time.perf_counter() - t0
+    if o.status == Status.UNSAT:
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
+                      f"the flag of {e.name}'s restarting sequence its wait on {word.name} saw follows every page "
+                      "published", seconds=dt)
+    if o.status == Status.SAT and d is not None:
+        msg = (f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on "
+               f"{word.name}")
+        return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
+    return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
+
+
 def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, Leaf, int], trusted: set[int],
                         rlimit: int, name: str, t0: float) -> Result:
     """``mcast-publish-early`` under the completion-counter handshake: at the push, the last passed wait saw the
@@ -556,6 +640,7 @@ def _publish_by_barrier(a: Analysis, lf: Leaf, br: Buffer, landers: list[Leaf], 
 #: Public names for what other modules ask of multicast delivery (``assume.py``).
 dest_buffers = _dest_buffers
 covering_flag = _covering_flag
+covering_epochs = _covering_epochs
 
 
 # ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)

@@ -374,7 +374,8 @@ class _Reuse:
         # Words outside the protocols that only sets and this engine's flags write (semaphores.landings): a passed
         # wait accepting no stored value saw a landing of a flag that may carry a value it accepts, so that flag left.
         self.landed = [w for w in a.words.values()
-                       if w.kind == "unsupported" and w.carriers and all(f.engine == issuer for f, _ in w.carriers)]
+                       if w.kind in ("unsupported", "epochs") and w.carriers
+                       and all(f.engine == issuer for f, _ in w.carriers)]
 
     def engines(self) -> frozenset[str]:
         return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}

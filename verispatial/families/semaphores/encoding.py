@@ -119,6 +119,8 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                            {"engine": s.engine, "path": list(s.path)}))
     if w.kind == "sequence" and w.seq is not None and not w.seq.is_source(w):
         checks += _copy_overshoots(w)
+    if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w):
+        checks += _epoch_early(w)
     if w.kind in ("reset", "monotone"):
         for wt in w.waits:
             op = wt.op
@@ -159,6 +161,8 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             continue
         if o.status != Status.UNSAT and result is None:
             result = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+    if result is None and w.kind == "epochs" and w.epochs is not None:
+        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _epochs_text(w))
     if result is None and w.kind == "sequence" and w.seq is not None:
         result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _sequence_text(w, checks))
     if result is None:
@@ -194,6 +198,38 @@ def _copy_overshoots(w: Word) -> list[Check]:
                         lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt), sq.cm.post_flags(w) >= 1),
                         where))
     return out
+
+
+def _epoch_early(w: Word) -> list[Check]:
+    """The ``sem-flag-early`` checks of a destination of a restarting sequence (``semaphores.Epochs``): epoch ``k``'s
+    first flag to it is not issued before its owner's reset ``k`` (the reset could wipe it, or a flag of the next
+    epoch land before the owner saw the last one of this). The other half of the protocol — every flag of epoch
+    ``k`` landed before reset ``k + 1`` — is the classification's: the owner's wait before that reset accepts only
+    the epoch's last flag, which lands after the epoch's others (issue order), and by this check no flag of a later
+    epoch was issued then."""
+    e = w.epochs
+    assert e is not None
+    out: list[Check] = []
+    for k, r in enumerate(w.sets):
+        first = e.epoch_flags(k, w.flags)[:1]
+        for f in first:
+            out.append((R.SEM_FLAG_EARLY, f"{f.engine} can issue epoch {k}'s first flag for {w.name} (at "
+                        f"{list(f.path)}) before {w.owner} resets the word for it (at {list(r.path)})",
+                        lambda sq, f=f, r=r: z3.And(sq.enc.started(f), z3.Not(sq.enc.started(r))),
+                        {"engine": w.owner, "flag": "wiped"}))
+    return out
+
+
+def _epochs_text(w: Word) -> str:
+    """Why a restarting sequence's word follows its protocol (the proved result's reason)."""
+    e = w.epochs
+    assert e is not None
+    if e.is_source(w):
+        return (f"restarting sequence of {w.name}: only {e.owner} sets it, at top level, to values rising within each "
+                f"of {e.count} epochs; nothing else writes it and nothing waits on it")
+    return (f"restarting sequence of {e.name} on {w.name}: {w.owner} resets it once per epoch ({e.count}), each "
+            "epoch's flags are issued after its reset, and its wait before the next reset accepts only the epoch's "
+            "last flag, which lands after the others")
 
 
 def _loopback_races(a: Analysis, w: Word, confirm: Callable[[Result], Result] | None) -> Result | None:
