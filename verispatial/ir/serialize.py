@@ -25,6 +25,7 @@ import attrs
 import cattrs
 import jsonschema
 import jsonschema_rs
+import orjson
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
@@ -244,9 +245,14 @@ def _ops(vs: list[Any]) -> tuple[Op, ...]:
     two: thousands of ops per load)."""
     builders = _OP_BUILDERS
     out: list[Op] = []
+    append = out.append
     for v in vs:
-        build = builders.get(v["op"]) if type(v) is dict and type(v.get("op")) is str else None
-        out.append(build(v) if build is not None else _structure_op(v))
+        try:
+            build = builders[v["op"]]
+        except (KeyError, TypeError):  # a container (loop, if), or not an op object: the general way says which
+            append(_structure_op(v))
+        else:
+            append(build(v))
     return tuple(out)
 
 
@@ -657,11 +663,56 @@ def _unpaired_surrogate(doc: Any) -> tuple[str, str] | None:
     return None
 
 
+#: Byte map for ``_fast_parse``'s integer-width test: each ASCII digit to ``0``, every other byte to a space.
+_DIGITS_ONLY = bytes(48 if 48 <= i < 58 else 32 for i in range(256))
+#: 19 digits in a row: the shortest integer literal orjson might read past 64 bits (2**63 has 19 digits).
+_LONG_NUMBER = b"0" * 19
+
+
+def _fast_parse(text: str | bytes) -> Any | None:
+    """``text`` read by orjson (Rust) when that is certain to give what ``json.loads`` with the duplicate-key hook
+    gives, else None (then ``parse_json`` reads it the general way, so every error and message is the same).
+
+    orjson reads a document in about 0.6x of ``json.loads``; the hook that refuses duplicate keys costs another
+    0.8x (a Python call per object), benchmarks/bench_load.py. orjson differs from ``json`` on four known inputs,
+    each sent the general way: NaN/Infinity, a number past a double's range, an unpaired surrogate, a UTF-8 BOM or
+    bytes that are not UTF-8 (orjson raises); an integer past 64 bits (orjson reads it as a float: any run of 19
+    digits is sent back); and a duplicate key (orjson keeps the last, as ``json`` does, silently). Duplicates are
+    found by counting colons: outside strings a colon separates exactly one key from its value, so with no ``\\u``
+    escape (which could spell a colon) the text holds one colon per key plus those inside strings, and orjson's
+    compact re-serialisation of what it read holds the same number exactly when no key was dropped (a dropped
+    pair loses its key's colon, and never adds one)."""
+    raw = text if isinstance(text, bytes) else None
+    if raw is None:
+        try:
+            raw = text.encode()  # type: ignore[union-attr]
+        except UnicodeEncodeError:  # a lone surrogate character in a str
+            return None
+    if (b"\\" in raw and b"\\u" in raw) or _LONG_NUMBER in raw.translate(_DIGITS_ONLY):  # a byte's search first
+        return None
+    try:
+        doc = orjson.loads(raw)
+    except (orjson.JSONDecodeError, MemoryError):
+        return None
+    try:
+        written = orjson.dumps(doc)
+    except TypeError:  # nested past orjson's writing depth (it reads deeper than it writes)
+        return None
+    return doc if written.count(b":") == raw.count(b":") else None
+
+
 def parse_json(text: str | bytes) -> Any:
     """JSON text as Python values; ``ParseError`` (field ``(document)``) for text that is not UTF-8, not JSON, or
     has one key twice in an object; ``ParseError`` naming the field for a string holding an unpaired surrogate (a
     ``\\udcff`` escape: not Unicode text, no report could print it). Shared by every document verispatial reads
-    (programs, graphs, certificates)."""
+    (programs, graphs, certificates). Read by orjson where it is certain to agree (``_fast_parse``), else by
+    ``json``."""
+    fast = _fast_parse(text)
+    return fast if fast is not None else _parse_general(text)
+
+
+def _parse_general(text: str | bytes) -> Any:
+    """``parse_json`` by ``json.loads`` with the duplicate-key hook: every document, every message."""
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         # Only an escape spells a surrogate (UTF-8 cannot encode one), so the walk runs only when there is one.

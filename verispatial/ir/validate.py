@@ -153,9 +153,15 @@ def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
 def validate(p: Program) -> list[IrViolation]:
     """All structural violations of ``p`` (empty when it is well formed). A bad name (``name_violations``) is
     reported alone: every other message would print it."""
+    return _validate(p)[0]
+
+
+def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
+    """``validate``'s violations and its op walk (None when a bad name stopped it before the walk): what the walk
+    saw on the way (``_OpPass.names_non_loop``) spares ``validate_templated`` a walk of its own."""
     names = name_violations(p)
     if names:
-        return names
+        return names, None
     out: list[IrViolation] = []
 
     def bad(entity: str, rule: str) -> None:
@@ -311,7 +317,7 @@ def validate(p: Program) -> list[IrViolation]:
     out.extend(ops.words)
     ops.index_rules()
     out.extend(ops.found)
-    return out
+    return out, ops
 
 
 def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
@@ -357,9 +363,12 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
                 bad(f"{where} buffer {b.id} ({clip(b.name, 40)})",
                     f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
                     "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
-        for v in validate(t):
+        found, walk = _validate(t)
+        for v in found:
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
-        if _names_trips(t):
+        # The walk saw every address unless it stopped (a bad name, a nest too deep): then ``_names_trips`` looks.
+        if any(x.trip_rows is not None for x in t.tensors) or (
+                walk.names_non_loop if walk is not None and not walk.cut_short else _names_trips(t)):
             # an op taken out of its template (the cut of a composition) cannot tell a trip's term from a loop's
             bad(where, "an address names a trip, or a tensor is sized by one: not supported in a templated program")
     n = len(tp.instances)
@@ -777,6 +786,10 @@ class _OpPass:
         self.index_derived: dict[IndexKey, int] = {}
         self.index_ambiguous: dict[IndexKey, set[int]] = {}
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
+        #: Some ReadTiles / WriteTiles address has a term naming no enclosing loop (``_names_trips``'s question,
+        #: answered on the way); ``cut_short``: some body was not walked (nested too deep), so the answer is partial.
+        self.names_non_loop = False
+        self.cut_short = False
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _in_mesh(p, Site(g.rect[0], g.rect[1])) and _in_mesh(p, Site(g.rect[2], g.rect[3]))
@@ -821,6 +834,7 @@ class _OpPass:
             assert isinstance(op, If)
             if len(at) > NEST_MAX:
                 self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+                self.cut_short = True
                 return
             if op.var not in loops:
                 self._report(ep, at, op, f"if tests {op.var!r}, which is not an enclosing loop variable")
@@ -844,6 +858,7 @@ class _OpPass:
             self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
             self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+            self.cut_short = True
             return
         if isinstance(op.count, str):
             if op.count not in self.trips:
@@ -927,11 +942,13 @@ class _OpPass:
 
         # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
         # builds its message through ``_report`` / ``_use``.
-        wrong_engine = engine_rule(op, ep.engine, p.semaphores)
-        if wrong_engine is not None:
-            self._report(ep, at, op, wrong_engine)
-
         cls = type(op)
+        kinds = ISSUED_BY.get(cls)
+        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
+            if wrong_engine is not None:
+                self._report(ep, at, op, wrong_engine)
+
         ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
         for fname, kind in ids:
             x = getattr(op, fname)
@@ -1035,6 +1052,8 @@ class _OpPass:
             for t in op.addr.terms:
                 # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
                 # loop of the same name shadows it, as everywhere
+                if t.var not in loops:
+                    self.names_non_loop = True
                 if t.var not in loops and t.var not in self.trips:
                     self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
                                  "nor a trip")
@@ -1192,7 +1211,7 @@ def _addr_text(a: Addr) -> str:
 
 
 #: Ops whose values the 32-bit word rule reads.
-_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
+_WORD_OPS = frozenset((SemInc, SemIncMcast, SemSet, SemWait, InlineWrite))
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
                                                    ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
