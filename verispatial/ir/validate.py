@@ -815,7 +815,13 @@ class _OpPass:
             else:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
-            self.op(ep, top, (i,), (), 1, {}, i, phase)
+            cls = type(top)
+            if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
+                self._leaf(ep, top, (i,), (), i, phase)
+                if cls in _WORD_OPS:
+                    self._word_range(ep, top, (i,), 1, {})
+            else:
+                self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
         self.uses = []
 
@@ -880,8 +886,16 @@ class _OpPass:
             op.count, int) else 0
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
+        leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         for j, x in enumerate(op.body):
-            self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+            cls = type(x)
+            if cls in leaves:  # ``op``'s leaf case without its call
+                where = (*at, j)
+                leaf(ep, x, where, body_loops, top, phase)
+                if cls in word_ops:
+                    self._word_range(ep, x, where, times * n, inner)
+            else:
+                self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
     def index_rules(self) -> None:
         """The index buffer rules of every indirect address the walk saw (``_index_buffer``), into ``found``."""
@@ -993,13 +1007,61 @@ class _OpPass:
                    f"{TILES_MAX} tiles)")
         if cls in _PLAIN:
             return
-        if isinstance(op, Compute):
+        # The commonest classes with rules of their own first, each returning: no branch after applies to it (one
+        # isinstance chain per op was a tenth of validation).
+        if cls is Compute:
+            assert isinstance(op, Compute)
             for o in op.ins:
                 if o.pages < 1:
                     self._report(ep, at, op, f"operand pages must be >= 1, got {o.pages}")
                 elif o.pages > PAGES_MAX:
                     self._report(ep, at, op, f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
+            return
+        if cls is ReadTiles or cls is WriteTiles:
+            assert isinstance(op, (ReadTiles, WriteTiles))
+            if op.tensor not in self.tensors:
+                self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
+            if _addr_too_large(op.addr):
+                self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
+                       f"coefficients and dynamic range at most {U32} in magnitude)")
+            for t in op.addr.terms:
+                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
+                # loop of the same name shadows it, as everywhere
+                if t.var not in loops:
+                    self.names_non_loop = True
+                if t.var not in loops and t.var not in self.trips:
+                    self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
+                                 "nor a trip")
+            if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
+                self._report(ep, at, op, "dynamic address range has lo > hi")
+            bid = op.into if isinstance(op, ReadTiles) else op.src
+            tensor = self.tensor_of.get(op.tensor)
+            if tensor is not None and 0 <= bid < nb:
+                # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
+                # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
+                tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
+                if tb is not None and bb is not None and tb != bb:
+                    self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
+                           f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
+                           "transfer moves the tensor's tiles as they are")
+            if isinstance(op, ReadTiles):
+                self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
+            if op.addr.dynamic is not None:
+                self.index_uses.append((ep, op, at, top, phase))
+            role = self.roles.get(op.tensor)
+            if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
+                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+            if isinstance(op, ReadTiles) and role == Role.OUTPUT:
+                self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
+            return
+        if cls is AcquireAcc:
+            assert isinstance(op, AcquireAcc)
+            if op.tiles < 1:
+                self._report(ep, at, op, "tiles must be >= 1")
+            if op.dtype not in p.target.tile_bytes:
+                self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+            return
         if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
@@ -1043,46 +1105,6 @@ class _OpPass:
             # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows.
             self._report(ep, at, op, f"copies b{op.src} into itself: a copy reads one buffer's waited front and "
                          "stores into another's reserved back")
-        if isinstance(op, (ReadTiles, WriteTiles)):
-            if op.tensor not in self.tensors:
-                self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
-            if _addr_too_large(op.addr):
-                self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
-                       f"coefficients and dynamic range at most {U32} in magnitude)")
-            for t in op.addr.terms:
-                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
-                # loop of the same name shadows it, as everywhere
-                if t.var not in loops:
-                    self.names_non_loop = True
-                if t.var not in loops and t.var not in self.trips:
-                    self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
-                                 "nor a trip")
-            if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
-                self._report(ep, at, op, "dynamic address range has lo > hi")
-            bid = op.into if isinstance(op, ReadTiles) else op.src
-            tensor = self.tensor_of.get(op.tensor)
-            if tensor is not None and 0 <= bid < nb:
-                # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
-                # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
-                tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
-                if tb is not None and bb is not None and tb != bb:
-                    self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
-                           f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
-                           "transfer moves the tensor's tiles as they are")
-            if isinstance(op, ReadTiles):
-                self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
-            if op.addr.dynamic is not None:
-                self.index_uses.append((ep, op, at, top, phase))
-            role = self.roles.get(op.tensor)
-            if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
-                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
-            if isinstance(op, ReadTiles) and role == Role.OUTPUT:
-                self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
-        if isinstance(op, AcquireAcc):
-            if op.tiles < 1:
-                self._report(ep, at, op, "tiles must be >= 1")
-            if op.dtype not in p.target.tile_bytes:
-                self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
 
     def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
         """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
@@ -1212,6 +1234,8 @@ def _addr_text(a: Addr) -> str:
 
 #: Ops whose values the 32-bit word rule reads.
 _WORD_OPS = frozenset((SemInc, SemIncMcast, SemSet, SemWait, InlineWrite))
+#: Every leaf op class (not a loop or an if): ``op`` sends each to ``_leaf``.
+_LEAVES = frozenset(c for c in OP_TAGS if c not in (Loop, If))
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
                                                    ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
