@@ -142,7 +142,10 @@ def name_violations(p: Program) -> list[IrViolation]:
 def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
     """``out`` with the variable of every loop in ``ops`` appended, in program order (``walk``'s, without a generator
     per op)."""
+    leaves = _LEAVES
     for op in ops:
+        if type(op) in leaves:  # most ops: one set lookup instead of two isinstance calls
+            continue
         if isinstance(op, (Loop, If)):
             if isinstance(op, Loop):
                 out.append(op.var)
@@ -180,33 +183,40 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     def phase(section: int | None) -> int | None:
         return phases[section] if section is not None and 0 <= section < len(phases) else None
 
-    seen_cb: set[tuple[Site, int | None, int]] = set()
+    # Sites keyed by their coordinates (a tuple of ints hashes in C; a ``Site`` through its Python ``__hash__``):
+    # thousands of buffers per load.
+    seen_cb: set[tuple[int, int, int | None, int]] = set()
     # A finding names a buffer by its name and site (``c_0@(0,0)``): two alike would make it name either.
-    named_at: set[tuple[str, Site, int | None]] = set()
+    named_at: set[tuple[str, int, int, int | None]] = set()
+    mesh_x, mesh_y = p.target.mesh[0], p.target.mesh[1]
+    tile_bytes, max_cbs, n_sections = p.target.tile_bytes, p.target.max_cbs, len(p.sections)
     for b in p.buffers:
+        site, section = b.site, b.section
         e = f"buffer {b.id} ({b.name})"
-        if (b.name, b.site, b.section) in named_at:
-            bad(e, f"buffer names are unique on a site (within a section): another buffer on {b.site} is named "
+        key = (b.name, site.x, site.y, section)
+        if key in named_at:
+            bad(e, f"buffer names are unique on a site (within a section): another buffer on {site} is named "
                    f"{b.name!r}")
-        named_at.add((b.name, b.site, b.section))
-        if not _in_mesh(p, b.site):
-            bad(e, f"site {b.site} is outside the {p.target.mesh[0]}x{p.target.mesh[1]} mesh")
+        named_at.add(key)
+        if not (0 <= site.x < mesh_x and 0 <= site.y < mesh_y):  # _in_mesh
+            bad(e, f"site {site} is outside the {mesh_x}x{mesh_y} mesh")
         if b.page_tiles < 1:
             bad(e, f"page_tiles must be >= 1, got {b.page_tiles}")
         elif b.page_tiles > U32:
             bad(e, f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
         if not 1 <= b.capacity < 65536:
             bad(e, f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
-        if b.dtype not in p.target.tile_bytes:
+        if b.dtype not in tile_bytes:
             bad(e, f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
-        if not 0 <= b.cb < p.target.max_cbs:
-            bad(e, f"cb index must be in [0, {p.target.max_cbs}), got {b.cb}")
+        if not 0 <= b.cb < max_cbs:
+            bad(e, f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        if (b.site, phase(b.section), b.cb) in seen_cb:
-            bad(e, f"cb index {b.cb} is used twice on site {b.site} in one phase")
-        seen_cb.add((b.site, phase(b.section), b.cb))
-        if not 0 <= b.section < len(p.sections):
-            bad(e, f"section {b.section} does not exist ({len(p.sections)} sections)")
+        cb_key = (site.x, site.y, phase(section), b.cb)
+        if cb_key in seen_cb:
+            bad(e, f"cb index {b.cb} is used twice on site {site} in one phase")
+        seen_cb.add(cb_key)
+        if not 0 <= section < n_sections:
+            bad(e, f"section {section} does not exist ({n_sections} sections)")
         if b.alias_of is not None:
             if not 0 <= b.alias_of < len(p.buffers) or b.alias_of == b.id:
                 bad(e, f"alias_of {b.alias_of} is not another buffer")
