@@ -64,6 +64,11 @@ def agree(text: str | bytes) -> None:
     b'{"x": [{"op": "push", "buf": 0, "pages": 1, "pages": 2}]}',  # ... and deep
     b'{"a": "k:v", "b": {"c": 1, "c": "x:y"}}',  # a duplicate beside colons inside strings
     b'{"a": 1, "b\\u003a": 2}',  # an escaped colon (the count would miss it): the general way
+    b'{"x": 1, "x": 2, "y": "\\u003a"}', b'{"x": 1, "x": 2, "y": "\\u003A"}',  # a duplicate the escape would hide
+    b'{"a": 1, "\\u0061": 2}',  # a duplicate spelled with an escape
+    b'{"a": 0.00035299300361657515}', b'{"a": 0.1234567890123456789012345}', b'{"a": 1e0000000000000000000005}',
+    b'12345678901234567890', b'-12345678901234567890.5', b'{"a": 1.5e-0000000000000000000300}',
+    b'{"a": "\\u00e9\\u2192 \\u0000"}', b'{"a": "\\udcff"}', b'{"a": "x\\ude00"}',
     b'{"a": NaN}', b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": 1e400}', b'{"a": -1e400}',
     b'{"a": 18446744073709551616}', b'{"a": -9223372036854775809}', b'{"a": 123456789012345678901234567890}',
     b'{"a": 9223372036854775807}', b'{"a": 18446744073709551615}', b'{"a": 1.2345678901234567890123}',
@@ -86,13 +91,16 @@ def test_duplicates_and_big_integers_never_take_the_fast_way() -> None:
     assert _fast_parse(b'{"a": 18446744073709551616}') is None
     assert _fast_parse(b'{"a": NaN}') is None
     assert _fast_parse(b'{"a": "\\ud800"}') is None
+    assert _fast_parse(b'{"x": 1, "x": 2, "y": "\\u003a"}') is None
+    assert _fast_parse(b'{"a": "\\u00e9 k:v"}') == {"a": "\u00e9 k:v"}  # an escape that is no colon: the fast way
     assert _fast_parse(b'{"a": "k:v", "b": [1, 2.5, null, true]}') == {"a": "k:v", "b": [1, 2.5, None, True]}
     with pytest.raises(ParseError, match="key 'a' appears twice in one object"):
         parse_json(b'{"a": {"k": "x:y"}, "a": 2}')
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+    | st.sampled_from(["\ud800", "x\udcff", "\ude00\ud83d", "k:v", ":"]),  # lone surrogates (st.text has none), colons
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
     max_leaves=20)
 
@@ -108,6 +116,13 @@ def test_any_json_text_reads_as_before(value: Any, ensure_ascii: bool, duplicate
         agree(text.encode())
     except UnicodeEncodeError:  # a lone surrogate in a str: bytes cannot hold it
         pass
+
+
+@settings(max_examples=300)
+@given(whole=st.integers(min_value=-10**25, max_value=10**25), fraction=st.text("0123456789", min_size=1, max_size=40),
+       exponent=st.sampled_from(["", "e5", "E-300", "e+22", "e-0000000000000000000001"]))
+def test_long_numbers_read_as_before(whole: int, fraction: str, exponent: str) -> None:
+    agree(f'{{"a": [{whole}, {whole}.{fraction}{exponent}, 0.{fraction}]}}')
 
 
 @settings(max_examples=200)

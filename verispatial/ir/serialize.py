@@ -25,10 +25,10 @@ import attrs
 import cattrs
 import jsonschema
 import jsonschema_rs
-import orjson
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
+from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
@@ -661,44 +661,6 @@ def _unpaired_surrogate(doc: Any) -> tuple[str, str] | None:
         elif isinstance(v, list):
             stack.extend((f"{path}[{i}]", v[i]) for i in reversed(range(len(v))))
     return None
-
-
-#: Byte map for ``_fast_parse``'s integer-width test: each ASCII digit to ``0``, every other byte to a space.
-_DIGITS_ONLY = bytes(48 if 48 <= i < 58 else 32 for i in range(256))
-#: 19 digits in a row: the shortest integer literal orjson might read past 64 bits (2**63 has 19 digits).
-_LONG_NUMBER = b"0" * 19
-
-
-def _fast_parse(text: str | bytes) -> Any | None:
-    """``text`` read by orjson (Rust) when that is certain to give what ``json.loads`` with the duplicate-key hook
-    gives, else None (then ``parse_json`` reads it the general way, so every error and message is the same).
-
-    orjson reads a document in about 0.6x of ``json.loads``; the hook that refuses duplicate keys costs another
-    0.8x (a Python call per object), benchmarks/bench_load.py. orjson differs from ``json`` on four known inputs,
-    each sent the general way: NaN/Infinity, a number past a double's range, an unpaired surrogate, a UTF-8 BOM or
-    bytes that are not UTF-8 (orjson raises); an integer past 64 bits (orjson reads it as a float: any run of 19
-    digits is sent back); and a duplicate key (orjson keeps the last, as ``json`` does, silently). Duplicates are
-    found by counting colons: outside strings a colon separates exactly one key from its value, so with no ``\\u``
-    escape (which could spell a colon) the text holds one colon per key plus those inside strings, and orjson's
-    compact re-serialisation of what it read holds the same number exactly when no key was dropped (a dropped
-    pair loses its key's colon, and never adds one)."""
-    raw = text if isinstance(text, bytes) else None
-    if raw is None:
-        try:
-            raw = text.encode()  # type: ignore[union-attr]
-        except UnicodeEncodeError:  # a lone surrogate character in a str
-            return None
-    if (b"\\" in raw and b"\\u" in raw) or _LONG_NUMBER in raw.translate(_DIGITS_ONLY):  # a byte's search first
-        return None
-    try:
-        doc = orjson.loads(raw)
-    except (orjson.JSONDecodeError, MemoryError):
-        return None
-    try:
-        written = orjson.dumps(doc)
-    except TypeError:  # nested past orjson's writing depth (it reads deeper than it writes)
-        return None
-    return doc if written.count(b":") == raw.count(b":") else None
 
 
 def parse_json(text: str | bytes) -> Any:
