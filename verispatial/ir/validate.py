@@ -115,17 +115,18 @@ def _in_mesh(p: Program, s: Site) -> bool:
 def name_violations(p: Program) -> list[IrViolation]:
     """A violation per bad name (``limits.name_rule``), each entity named by kind and position with the name quoted
     safely (escaped, cut to 40 characters)."""
-    named: list[tuple[str, str]] = [("program", p.name)]
-    named += [(f"tensor #{i}", t.name) for i, t in enumerate(p.tensors)]
-    named += [(f"buffer {b.id}", b.name) for b in p.buffers]
-    named += [(f"semaphore {x.id}", x.name) for x in p.semaphores]
-    named += [(f"trip #{i}", t.name) for i, t in enumerate(p.trips)]
-    named += [(f"section {i}", x.name) for i, x in enumerate(p.sections)]
+    # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
+    named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
+    named += [("tensor #", i, t.name) for i, t in enumerate(p.tensors)]
+    named += [("buffer ", b.id, b.name) for b in p.buffers]
+    named += [("semaphore ", x.id, x.name) for x in p.semaphores]
+    named += [("trip #", i, t.name) for i, t in enumerate(p.trips)]
+    named += [("section ", i, x.name) for i, x in enumerate(p.sections)]
     out = []
-    for entity, name in named:
+    for kind, at, name in named:
         rule = name_rule(name)
         if rule is not None:
-            out.append(IrViolation(f"{entity} {clip(ascii(name), 40)}", rule))
+            out.append(IrViolation(f"{kind}{at} {clip(ascii(name), 40)}", rule))
     # Loop variables: thousands of loops reuse a few names, so each distinct name is judged once and the entity is
     # worded only for a bad one.
     rules: dict[str, str | None] = {}
@@ -192,43 +193,42 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     tile_bytes, max_cbs, n_sections = p.target.tile_bytes, p.target.max_cbs, len(p.sections)
     for b in p.buffers:
         site, section = b.site, b.section
-        e = f"buffer {b.id} ({b.name})"
         key = (b.name, site.x, site.y, section)
         if key in named_at:
-            bad(e, f"buffer names are unique on a site (within a section): another buffer on {site} is named "
+            bad(_buffer_name(b), f"buffer names are unique on a site (within a section): another buffer on {site} is named "
                    f"{b.name!r}")
         named_at.add(key)
         if not (0 <= site.x < mesh_x and 0 <= site.y < mesh_y):  # _in_mesh
-            bad(e, f"site {site} is outside the {mesh_x}x{mesh_y} mesh")
+            bad(_buffer_name(b), f"site {site} is outside the {mesh_x}x{mesh_y} mesh")
         if b.page_tiles < 1:
-            bad(e, f"page_tiles must be >= 1, got {b.page_tiles}")
+            bad(_buffer_name(b), f"page_tiles must be >= 1, got {b.page_tiles}")
         elif b.page_tiles > U32:
-            bad(e, f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
+            bad(_buffer_name(b), f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
         if not 1 <= b.capacity < 65536:
-            bad(e, f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
+            bad(_buffer_name(b), f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
         if b.dtype not in tile_bytes:
-            bad(e, f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
+            bad(_buffer_name(b), f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
         if not 0 <= b.cb < max_cbs:
-            bad(e, f"cb index must be in [0, {max_cbs}), got {b.cb}")
+            bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
         cb_key = (site.x, site.y, phase(section), b.cb)
         if cb_key in seen_cb:
-            bad(e, f"cb index {b.cb} is used twice on site {site} in one phase")
+            bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
         seen_cb.add(cb_key)
         if not 0 <= section < n_sections:
-            bad(e, f"section {section} does not exist ({n_sections} sections)")
+            bad(_buffer_name(b), f"section {section} does not exist ({n_sections} sections)")
         if b.alias_of is not None:
             if not 0 <= b.alias_of < len(p.buffers) or b.alias_of == b.id:
-                bad(e, f"alias_of {b.alias_of} is not another buffer")
+                bad(_buffer_name(b), f"alias_of {b.alias_of} is not another buffer")
             else:
                 a = p.buffers[b.alias_of]
                 if a.site != b.site or a.space != b.space:
-                    bad(e, f"alias_of {a.id} lives on another site or space")
+                    bad(_buffer_name(b), f"alias_of {a.id} lives on another site or space")
                 elif b.dtype in p.target.tile_bytes and a.dtype in p.target.tile_bytes:
                     if p.buffer_bytes(a) != p.buffer_bytes(b) or a.page_tiles != b.page_tiles:
-                        bad(e, f"alias_of {a.id} must have the same page size and capacity (page for page)")
+                        bad(_buffer_name(b), f"alias_of {a.id} must have the same page size and capacity (page for page)")
                 if a.alias_of is not None:
-                    bad(e, f"alias_of {a.id} which is itself an alias (alias the root buffer)")
+                    bad(_buffer_name(b), f"alias_of {a.id} which is itself an alias (alias the root buffer)")
 
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
@@ -345,20 +345,22 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         out.append(IrViolation(entity, rule))
 
     shell = tp.shell
-    named: list[tuple[str, str]] = [("program", tp.name)]
-    named += [(f"tensor #{i}", t.name) for i, t in enumerate(tp.tensors)]
-    named += [(f"trip #{i}", t.name) for i, t in enumerate(tp.trips)]
-    named += [(f"section {i}", x.name) for i, x in enumerate(tp.instances)]
+    # (kind, position, name): the entity is worded only for a bad name (``name_violations``).
+    named: list[tuple[str, int | str, str]] = [("program", "", tp.name)]
+    named += [("tensor #", i, t.name) for i, t in enumerate(tp.tensors)]
+    named += [("trip #", i, t.name) for i, t in enumerate(tp.trips)]
+    named += [("section ", i, x.name) for i, x in enumerate(tp.instances)]
     last_use = {inst.template: k for k, inst in enumerate(tp.instances)}
     for j, t in enumerate(tp.templates):
         # The expansion names a section's buffers and semaphores s<k>.<name>: the longest k must still fit.
-        k = last_use.get(j, 0)
-        named += [(f"template {j} buffer {b.id}", f"s{k}.{b.name}") for b in t.buffers]
-        named += [(f"template {j} semaphore {x.id}", f"s{k}.{x.name}") for x in t.semaphores]
-    for entity, name in named:
+        prefix = f"s{last_use.get(j, 0)}."
+        buffer_kind, semaphore_kind = f"template {j} buffer ", f"template {j} semaphore "
+        named += [(buffer_kind, b.id, prefix + b.name) for b in t.buffers]
+        named += [(semaphore_kind, x.id, prefix + x.name) for x in t.semaphores]
+    for kind, at, name in named:
         rule = name_rule(name)
         if rule is not None:
-            bad(f"{entity} {clip(ascii(name), 40)}", rule)
+            bad(f"{kind}{at} {clip(ascii(name), 40)}", rule)
     if out:
         return out
     _check_tensors_and_trips(shell, bad, _check_target)
