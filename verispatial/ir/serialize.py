@@ -228,22 +228,27 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is None:
         raise ValueError(f"unknown op {tag!r}")
     if cls is Loop:
-        body = _ops(v.get("body", []))
-        count = v["count"]
-        if isinstance(count, dict):
-            count = _conv.structure(count, TripCount)
-        elif isinstance(count, float):
-            count = int(count)
-        return Loop(var=v["var"], count=count, body=body)
+        return _loop_op(v)
     if cls is If:
         return If(var=v["var"], when=Guard(v["when"]), body=_ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
+def _loop_op(v: dict[str, Any]) -> Loop:
+    """The ``Loop`` of a loop object (its count an int, a trip's name or a ``TripCount``; 8.0 read as 8)."""
+    count = v["count"]
+    if type(count) is not int:
+        if isinstance(count, dict):
+            count = _conv.structure(count, TripCount)
+        elif isinstance(count, float):
+            count = int(count)
+    return Loop(v["var"], count, _ops(v.get("body", [])))
+
+
 def _ops(vs: list[Any]) -> tuple[Op, ...]:
-    """``_structure_op`` of each of ``vs``, a leaf op built by its tag's constructor directly (one call per op, not
-    two: thousands of ops per load)."""
-    builders = _OP_BUILDERS
+    """``_structure_op`` of each of ``vs``, a leaf op or a loop built by its tag's constructor directly (one call per
+    op, not two: thousands of ops per load)."""
+    builders = _OPS_BUILDERS
     out: list[Op] = []
     append = out.append
     for v in vs:
@@ -255,6 +260,9 @@ def _ops(vs: list[Any]) -> tuple[Op, ...]:
             append(build(v))
     return tuple(out)
 
+
+#: ``_ops``'s constructors by tag: every leaf op's and the loop's (an ``if`` takes the general way).
+_OPS_BUILDERS: dict[str, Callable[[dict[str, Any]], Op]] = {**_OP_BUILDERS, OP_TAGS[Loop]: _loop_op}
 
 _conv.register_unstructure_hook_func(lambda t: t is Op, _unstructure_op)
 _conv.register_structure_hook_func(lambda t: t is Op, _structure_op)
@@ -615,7 +623,7 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
     from verispatial.ir.core import Engine
 
-    return EngineProgram(_site(d["site"]), Engine(d["engine"]), _ops(d["ops"]),
+    return EngineProgram(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine), _ops(d["ops"]),
                          tuple([int(x) for x in d.get("section_starts", ())]),
                          _structure_sources(d["sources"]) if "sources" in d else ())
 
