@@ -79,9 +79,21 @@ def row(path: Path, repeat: int, stages: bool) -> None:
             t_valid = best(lambda: validate(p), repeat)
         cols = f"{t_parse / t_json:5.2f} {t_schema / t_json:6.2f} {t_struct / t_json:6.2f} {t_valid / t_json:6.2f}"
     t_load = best(lambda: serialize.load_document(path), repeat)
+    t_old = best(lambda: json_only(path), repeat) if hasattr(serialize, "_fast_parse") else float("nan")
     name = path.name if path.parent.name != "broken" else f"broken/{path.name}"
     print(f"{name:42} {len(data) / 1e6:7.2f} {n:>8} | {t_json * 1e3:9.2f} | {cols} | {t_load * 1e3:9.2f} "
-          f"{t_load / t_json:6.2f}x", flush=True)
+          f"{t_load / t_json:6.2f}x | {t_old / t_json:6.2f}x", flush=True)
+
+
+def json_only(path: Path) -> Any:
+    """``load_document`` reading the text with ``json`` alone (the orjson reading, ``serialize._fast_parse``, off):
+    the path before it, measured beside it."""
+    fast = serialize._fast_parse
+    serialize._fast_parse = lambda _text: None  # type: ignore[assignment]
+    try:
+        return serialize.load_document(path)
+    finally:
+        serialize._fast_parse = fast  # type: ignore[assignment]
 
 
 def main() -> None:
@@ -93,9 +105,10 @@ def main() -> None:
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
     print("ratios to json.loads of the same bytes; parse = with the duplicate-key check; schema, structure and "
-          "validate alone; load = load_document, all of them from the file (ops: a templated program's templates')")
+          "validate alone; load = load_document, all of them from the file (ops: a templated program's templates'); "
+          "json-only = load_document with the text read by json alone (orjson off)")
     print(f"{'program':42} {'MB':>7} {'ops':>8} | {'json ms':>9} | {'parse':>5} {'schema':>6} {'struct':>6} "
-          f"{'valid':>6} | {'load ms':>9} {'load':>7}")
+          f"{'valid':>6} | {'load ms':>9} {'load':>7} | {'json-only':>7}")
     files = args.files or [*EXAMPLES, synthetic(args.ops)]
     for f in files:
         try:

@@ -326,11 +326,12 @@ def test_a_document_past_the_size_limit_is_bad_input(tmp_path: Path, capsys: pyt
 def test_values_that_do_not_fit_in_memory_are_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """A document under the size limit whose parse still runs out of memory is bad input, not a checker error."""
     from verispatial.errors import ParseError
-    from verispatial.ir import serialize
+    from verispatial.ir import fastjson, serialize
 
     def no_memory(*_a: Any, **_k: Any) -> Any:
         raise MemoryError
 
     monkeypatch.setattr(serialize.json, "loads", no_memory)
+    monkeypatch.setattr(fastjson.orjson, "loads", no_memory)  # the fast reader falls back to json's, which says so
     with pytest.raises(ParseError, match="do not fit in memory"):
         serialize.parse_json("[1]")

@@ -101,11 +101,14 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
     """Certify one program file (``certify_file``; ``loader`` reads it, by default ``load_document_file``: a
     templated program stays one);
     ``BadInput`` / ``CheckerError`` for what goes wrong."""
-    from verispatial.certify.smt import export_smt2
     from verispatial.driver.files import certify_file
 
     try:
-        export = export_smt2(smt2_dir) if smt2_dir is not None else contextlib.nullcontext()
+        export: Any = contextlib.nullcontext()
+        if smt2_dir is not None:  # z3 is imported only here or on a miss of the file index, never by a warm run
+            from verispatial.certify.smt import export_smt2
+
+            export = export_smt2(smt2_dir)
         # a host description (.yaml) is imported first: the program certified is the one its kernels make
         with certified_path(path) as program_path, export, stderr_progress(f"certify {path}", quiet) as progress:
             fr = certify_file(program_path, loader or load_document_file, certificate, load_certificate_file,
@@ -142,10 +145,8 @@ def _shown(program: Program | TemplatedProgram | None, report: Any) -> Program |
 def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str | None, junit_out: str | None,
                      certificate_out: str | None, expect: str = "proved") -> int:
     """Write the reports of a certify run (files first, all computed before any is written) and print them."""
-    from verispatial.report.consequences import annotate_json, grouped
-
     worst = _worst([fr.report.exit_code for _, fr in done])
-    groupings = [grouped(fr.report, _shown(fr.program, fr.report)) for _, fr in done]  # consequences under their findings: display only
+    groupings = [_grouped(fr.report, fr.program) for _, fr in done]  # consequences under their findings: display only
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
@@ -180,6 +181,8 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         budget.check_interrupt()
         sys.stderr.write(f"verispatial: no certificate written to {certificate_out}: {refusal}\n")
     if as_json:
+        from verispatial.report.consequences import annotate_json
+
         docs = [annotate_json(fr.report.to_json(), g) for (_, fr), g in zip(done, groupings, strict=True)]
         if certificate_out is not None:
             docs[0]["write_certificate"] = {"path": certificate_out, "written": refusal is None, "reason": refusal}
@@ -190,6 +193,18 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         for (_, fr), g in zip(done, groupings, strict=True):
             emit(report_lines(fr.report, fr.shape, g))
     return worst
+
+
+def _grouped(report: Any, program: Program | TemplatedProgram | None) -> Any:
+    """``consequences.grouped`` of ``report`` (None when nothing is refuted: nothing to group under), its module and
+    the program's expansion (``_shown``) touched only then: a proved report, the warm run's, needs neither."""
+    from verispatial.certify.report import Verdict
+
+    if not any(r.verdict == Verdict.REFUTED for r in report.results):
+        return None
+    from verispatial.report.consequences import grouped
+
+    return grouped(report, _shown(program, report))
 
 
 def _worst(codes: Sequence[int]) -> int:

@@ -54,7 +54,7 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     With ``store``, the file index and the store's proofs are used (module docstring); ``cache`` may pass a
     ``ProofCache`` to share across several files (it must hold the same store). Raises what the loaders raise.
     """
-    from verispatial.certify.smt import DEFAULT_RLIMIT
+    from verispatial.certify.rlimits import DEFAULT_RLIMIT
 
     limit = DEFAULT_RLIMIT if rlimit is None else rlimit
     t0 = time.perf_counter()

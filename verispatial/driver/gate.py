@@ -335,7 +335,7 @@ def _load_cert(path: str) -> dict[str, Any]:
 
 
 def _candidates_key(store: ProofStore, t: Task) -> str:
-    from verispatial.certify.smt import DEFAULT_RLIMIT
+    from verispatial.certify.rlimits import DEFAULT_RLIMIT
     from verispatial.driver.files import file_key
 
     cert = t.found.certificate.read_bytes() if t.found.certificate is not None else None

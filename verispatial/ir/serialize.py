@@ -28,6 +28,7 @@ import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
+from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
@@ -227,28 +228,41 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is None:
         raise ValueError(f"unknown op {tag!r}")
     if cls is Loop:
-        body = _ops(v.get("body", []))
-        count = v["count"]
-        if isinstance(count, dict):
-            count = _conv.structure(count, TripCount)
-        elif isinstance(count, float):
-            count = int(count)
-        return Loop(var=v["var"], count=count, body=body)
+        return _loop_op(v)
     if cls is If:
         return If(var=v["var"], when=Guard(v["when"]), body=_ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
+def _loop_op(v: dict[str, Any]) -> Loop:
+    """The ``Loop`` of a loop object (its count an int, a trip's name or a ``TripCount``; 8.0 read as 8)."""
+    count = v["count"]
+    if type(count) is not int:
+        if isinstance(count, dict):
+            count = _conv.structure(count, TripCount)
+        elif isinstance(count, float):
+            count = int(count)
+    return Loop(v["var"], count, _ops(v.get("body", [])))
+
+
 def _ops(vs: list[Any]) -> tuple[Op, ...]:
-    """``_structure_op`` of each of ``vs``, a leaf op built by its tag's constructor directly (one call per op, not
-    two: thousands of ops per load)."""
-    builders = _OP_BUILDERS
+    """``_structure_op`` of each of ``vs``, a leaf op or a loop built by its tag's constructor directly (one call per
+    op, not two: thousands of ops per load)."""
+    builders = _OPS_BUILDERS
     out: list[Op] = []
+    append = out.append
     for v in vs:
-        build = builders.get(v["op"]) if type(v) is dict and type(v.get("op")) is str else None
-        out.append(build(v) if build is not None else _structure_op(v))
+        try:
+            build = builders[v["op"]]
+        except (KeyError, TypeError):  # a container (loop, if), or not an op object: the general way says which
+            append(_structure_op(v))
+        else:
+            append(build(v))
     return tuple(out)
 
+
+#: ``_ops``'s constructors by tag: every leaf op's and the loop's (an ``if`` takes the general way).
+_OPS_BUILDERS: dict[str, Callable[[dict[str, Any]], Op]] = {**_OP_BUILDERS, OP_TAGS[Loop]: _loop_op}
 
 _conv.register_unstructure_hook_func(lambda t: t is Op, _unstructure_op)
 _conv.register_structure_hook_func(lambda t: t is Op, _structure_op)
@@ -609,7 +623,7 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
     from verispatial.ir.core import Engine
 
-    return EngineProgram(_site(d["site"]), Engine(d["engine"]), _ops(d["ops"]),
+    return EngineProgram(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine), _ops(d["ops"]),
                          tuple([int(x) for x in d.get("section_starts", ())]),
                          _structure_sources(d["sources"]) if "sources" in d else ())
 
@@ -661,7 +675,14 @@ def parse_json(text: str | bytes) -> Any:
     """JSON text as Python values; ``ParseError`` (field ``(document)``) for text that is not UTF-8, not JSON, or
     has one key twice in an object; ``ParseError`` naming the field for a string holding an unpaired surrogate (a
     ``\\udcff`` escape: not Unicode text, no report could print it). Shared by every document verispatial reads
-    (programs, graphs, certificates)."""
+    (programs, graphs, certificates). Read by orjson where it is certain to agree (``_fast_parse``), else by
+    ``json``."""
+    fast = _fast_parse(text)
+    return fast if fast is not None else _parse_general(text)
+
+
+def _parse_general(text: str | bytes) -> Any:
+    """``parse_json`` by ``json.loads`` with the duplicate-key hook: every document, every message."""
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         # Only an escape spells a surrogate (UTF-8 cannot encode one), so the walk runs only when there is one.

@@ -115,17 +115,18 @@ def _in_mesh(p: Program, s: Site) -> bool:
 def name_violations(p: Program) -> list[IrViolation]:
     """A violation per bad name (``limits.name_rule``), each entity named by kind and position with the name quoted
     safely (escaped, cut to 40 characters)."""
-    named: list[tuple[str, str]] = [("program", p.name)]
-    named += [(f"tensor #{i}", t.name) for i, t in enumerate(p.tensors)]
-    named += [(f"buffer {b.id}", b.name) for b in p.buffers]
-    named += [(f"semaphore {x.id}", x.name) for x in p.semaphores]
-    named += [(f"trip #{i}", t.name) for i, t in enumerate(p.trips)]
-    named += [(f"section {i}", x.name) for i, x in enumerate(p.sections)]
+    # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
+    named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
+    named += [("tensor #", i, t.name) for i, t in enumerate(p.tensors)]
+    named += [("buffer ", b.id, b.name) for b in p.buffers]
+    named += [("semaphore ", x.id, x.name) for x in p.semaphores]
+    named += [("trip #", i, t.name) for i, t in enumerate(p.trips)]
+    named += [("section ", i, x.name) for i, x in enumerate(p.sections)]
     out = []
-    for entity, name in named:
+    for kind, at, name in named:
         rule = name_rule(name)
         if rule is not None:
-            out.append(IrViolation(f"{entity} {clip(ascii(name), 40)}", rule))
+            out.append(IrViolation(f"{kind}{at} {clip(ascii(name), 40)}", rule))
     # Loop variables: thousands of loops reuse a few names, so each distinct name is judged once and the entity is
     # worded only for a bad one.
     rules: dict[str, str | None] = {}
@@ -142,7 +143,10 @@ def name_violations(p: Program) -> list[IrViolation]:
 def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
     """``out`` with the variable of every loop in ``ops`` appended, in program order (``walk``'s, without a generator
     per op)."""
+    leaves = _LEAVES
     for op in ops:
+        if type(op) in leaves:  # most ops: one set lookup instead of two isinstance calls
+            continue
         if isinstance(op, (Loop, If)):
             if isinstance(op, Loop):
                 out.append(op.var)
@@ -153,9 +157,15 @@ def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
 def validate(p: Program) -> list[IrViolation]:
     """All structural violations of ``p`` (empty when it is well formed). A bad name (``name_violations``) is
     reported alone: every other message would print it."""
+    return _validate(p)[0]
+
+
+def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
+    """``validate``'s violations and its op walk (None when a bad name stopped it before the walk): what the walk
+    saw on the way (``_OpPass.names_non_loop``) spares ``validate_templated`` a walk of its own."""
     names = name_violations(p)
     if names:
-        return names
+        return names, None
     out: list[IrViolation] = []
 
     def bad(entity: str, rule: str) -> None:
@@ -174,45 +184,51 @@ def validate(p: Program) -> list[IrViolation]:
     def phase(section: int | None) -> int | None:
         return phases[section] if section is not None and 0 <= section < len(phases) else None
 
-    seen_cb: set[tuple[Site, int | None, int]] = set()
+    # Sites keyed by their coordinates (a tuple of ints hashes in C; a ``Site`` through its Python ``__hash__``):
+    # thousands of buffers per load.
+    seen_cb: set[tuple[int, int, int | None, int]] = set()
     # A finding names a buffer by its name and site (``c_0@(0,0)``): two alike would make it name either.
-    named_at: set[tuple[str, Site, int | None]] = set()
+    named_at: set[tuple[str, int, int, int | None]] = set()
+    mesh_x, mesh_y = p.target.mesh[0], p.target.mesh[1]
+    tile_bytes, max_cbs, n_sections = p.target.tile_bytes, p.target.max_cbs, len(p.sections)
     for b in p.buffers:
-        e = f"buffer {b.id} ({b.name})"
-        if (b.name, b.site, b.section) in named_at:
-            bad(e, f"buffer names are unique on a site (within a section): another buffer on {b.site} is named "
+        site, section = b.site, b.section
+        key = (b.name, site.x, site.y, section)
+        if key in named_at:
+            bad(_buffer_name(b), f"buffer names are unique on a site (within a section): another buffer on {site} is named "
                    f"{b.name!r}")
-        named_at.add((b.name, b.site, b.section))
-        if not _in_mesh(p, b.site):
-            bad(e, f"site {b.site} is outside the {p.target.mesh[0]}x{p.target.mesh[1]} mesh")
+        named_at.add(key)
+        if not (0 <= site.x < mesh_x and 0 <= site.y < mesh_y):  # _in_mesh
+            bad(_buffer_name(b), f"site {site} is outside the {mesh_x}x{mesh_y} mesh")
         if b.page_tiles < 1:
-            bad(e, f"page_tiles must be >= 1, got {b.page_tiles}")
+            bad(_buffer_name(b), f"page_tiles must be >= 1, got {b.page_tiles}")
         elif b.page_tiles > U32:
-            bad(e, f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
+            bad(_buffer_name(b), f"page_tiles {clip(str(b.page_tiles))} is too large for the model (at most {U32})")
         if not 1 <= b.capacity < 65536:
-            bad(e, f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
-        if b.dtype not in p.target.tile_bytes:
-            bad(e, f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
-        if not 0 <= b.cb < p.target.max_cbs:
-            bad(e, f"cb index must be in [0, {p.target.max_cbs}), got {b.cb}")
+            bad(_buffer_name(b), f"capacity must be in [1, 65535] pages (16-bit CB counters), got {b.capacity}")
+        if b.dtype not in tile_bytes:
+            bad(_buffer_name(b), f"dtype {b.dtype!r} is not one of target {p.target.name}'s")
+        if not 0 <= b.cb < max_cbs:
+            bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        if (b.site, phase(b.section), b.cb) in seen_cb:
-            bad(e, f"cb index {b.cb} is used twice on site {b.site} in one phase")
-        seen_cb.add((b.site, phase(b.section), b.cb))
-        if not 0 <= b.section < len(p.sections):
-            bad(e, f"section {b.section} does not exist ({len(p.sections)} sections)")
+        cb_key = (site.x, site.y, phase(section), b.cb)
+        if cb_key in seen_cb:
+            bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
+        seen_cb.add(cb_key)
+        if not 0 <= section < n_sections:
+            bad(_buffer_name(b), f"section {section} does not exist ({n_sections} sections)")
         if b.alias_of is not None:
             if not 0 <= b.alias_of < len(p.buffers) or b.alias_of == b.id:
-                bad(e, f"alias_of {b.alias_of} is not another buffer")
+                bad(_buffer_name(b), f"alias_of {b.alias_of} is not another buffer")
             else:
                 a = p.buffers[b.alias_of]
                 if a.site != b.site or a.space != b.space:
-                    bad(e, f"alias_of {a.id} lives on another site or space")
+                    bad(_buffer_name(b), f"alias_of {a.id} lives on another site or space")
                 elif b.dtype in p.target.tile_bytes and a.dtype in p.target.tile_bytes:
                     if p.buffer_bytes(a) != p.buffer_bytes(b) or a.page_tiles != b.page_tiles:
-                        bad(e, f"alias_of {a.id} must have the same page size and capacity (page for page)")
+                        bad(_buffer_name(b), f"alias_of {a.id} must have the same page size and capacity (page for page)")
                 if a.alias_of is not None:
-                    bad(e, f"alias_of {a.id} which is itself an alias (alias the root buffer)")
+                    bad(_buffer_name(b), f"alias_of {a.id} which is itself an alias (alias the root buffer)")
 
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
@@ -311,7 +327,7 @@ def validate(p: Program) -> list[IrViolation]:
     out.extend(ops.words)
     ops.index_rules()
     out.extend(ops.found)
-    return out
+    return out, ops
 
 
 def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
@@ -329,20 +345,22 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         out.append(IrViolation(entity, rule))
 
     shell = tp.shell
-    named: list[tuple[str, str]] = [("program", tp.name)]
-    named += [(f"tensor #{i}", t.name) for i, t in enumerate(tp.tensors)]
-    named += [(f"trip #{i}", t.name) for i, t in enumerate(tp.trips)]
-    named += [(f"section {i}", x.name) for i, x in enumerate(tp.instances)]
+    # (kind, position, name): the entity is worded only for a bad name (``name_violations``).
+    named: list[tuple[str, int | str, str]] = [("program", "", tp.name)]
+    named += [("tensor #", i, t.name) for i, t in enumerate(tp.tensors)]
+    named += [("trip #", i, t.name) for i, t in enumerate(tp.trips)]
+    named += [("section ", i, x.name) for i, x in enumerate(tp.instances)]
     last_use = {inst.template: k for k, inst in enumerate(tp.instances)}
     for j, t in enumerate(tp.templates):
         # The expansion names a section's buffers and semaphores s<k>.<name>: the longest k must still fit.
-        k = last_use.get(j, 0)
-        named += [(f"template {j} buffer {b.id}", f"s{k}.{b.name}") for b in t.buffers]
-        named += [(f"template {j} semaphore {x.id}", f"s{k}.{x.name}") for x in t.semaphores]
-    for entity, name in named:
+        prefix = f"s{last_use.get(j, 0)}."
+        buffer_kind, semaphore_kind = f"template {j} buffer ", f"template {j} semaphore "
+        named += [(buffer_kind, b.id, prefix + b.name) for b in t.buffers]
+        named += [(semaphore_kind, x.id, prefix + x.name) for x in t.semaphores]
+    for kind, at, name in named:
         rule = name_rule(name)
         if rule is not None:
-            bad(f"{entity} {clip(ascii(name), 40)}", rule)
+            bad(f"{kind}{at} {clip(ascii(name), 40)}", rule)
     if out:
         return out
     _check_tensors_and_trips(shell, bad, _check_target)
@@ -357,9 +375,12 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
                 bad(f"{where} buffer {b.id} ({clip(b.name, 40)})",
                     f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
                     "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
-        for v in validate(t):
+        found, walk = _validate(t)
+        for v in found:
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
-        if _names_trips(t):
+        # The walk saw every address unless it stopped (a bad name, a nest too deep): then ``_names_trips`` looks.
+        if any(x.trip_rows is not None for x in t.tensors) or (
+                walk.names_non_loop if walk is not None and not walk.cut_short else _names_trips(t)):
             # an op taken out of its template (the cut of a composition) cannot tell a trip's term from a loop's
             bad(where, "an address names a trip, or a tensor is sized by one: not supported in a templated program")
     n = len(tp.instances)
@@ -777,6 +798,10 @@ class _OpPass:
         self.index_derived: dict[IndexKey, int] = {}
         self.index_ambiguous: dict[IndexKey, set[int]] = {}
         self.nb, self.ns = len(p.buffers), len(p.semaphores)
+        #: Some ReadTiles / WriteTiles address has a term naming no enclosing loop (``_names_trips``'s question,
+        #: answered on the way); ``cut_short``: some body was not walked (nested too deep), so the answer is partial.
+        self.names_non_loop = False
+        self.cut_short = False
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _in_mesh(p, Site(g.rect[0], g.rect[1])) and _in_mesh(p, Site(g.rect[2], g.rect[3]))
@@ -802,7 +827,13 @@ class _OpPass:
             else:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
-            self.op(ep, top, (i,), (), 1, {}, i, phase)
+            cls = type(top)
+            if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
+                self._leaf(ep, top, (i,), (), i, phase)
+                if cls in _WORD_OPS:
+                    self._word_range(ep, top, (i,), 1, {})
+            else:
+                self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
         self.uses = []
 
@@ -821,6 +852,7 @@ class _OpPass:
             assert isinstance(op, If)
             if len(at) > NEST_MAX:
                 self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+                self.cut_short = True
                 return
             if op.var not in loops:
                 self._report(ep, at, op, f"if tests {op.var!r}, which is not an enclosing loop variable")
@@ -844,6 +876,7 @@ class _OpPass:
             self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
             self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
+            self.cut_short = True
             return
         if isinstance(op.count, str):
             if op.count not in self.trips:
@@ -865,8 +898,16 @@ class _OpPass:
             op.count, int) else 0
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
+        leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         for j, x in enumerate(op.body):
-            self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+            cls = type(x)
+            if cls in leaves:  # ``op``'s leaf case without its call
+                where = (*at, j)
+                leaf(ep, x, where, body_loops, top, phase)
+                if cls in word_ops:
+                    self._word_range(ep, x, where, times * n, inner)
+            else:
+                self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
     def index_rules(self) -> None:
         """The index buffer rules of every indirect address the walk saw (``_index_buffer``), into ``found``."""
@@ -927,11 +968,13 @@ class _OpPass:
 
         # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
         # builds its message through ``_report`` / ``_use``.
-        wrong_engine = engine_rule(op, ep.engine, p.semaphores)
-        if wrong_engine is not None:
-            self._report(ep, at, op, wrong_engine)
-
         cls = type(op)
+        kinds = ISSUED_BY.get(cls)
+        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
+            if wrong_engine is not None:
+                self._report(ep, at, op, wrong_engine)
+
         ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
         for fname, kind in ids:
             x = getattr(op, fname)
@@ -976,13 +1019,61 @@ class _OpPass:
                    f"{TILES_MAX} tiles)")
         if cls in _PLAIN:
             return
-        if isinstance(op, Compute):
+        # The commonest classes with rules of their own first, each returning: no branch after applies to it (one
+        # isinstance chain per op was a tenth of validation).
+        if cls is Compute:
+            assert isinstance(op, Compute)
             for o in op.ins:
                 if o.pages < 1:
                     self._report(ep, at, op, f"operand pages must be >= 1, got {o.pages}")
                 elif o.pages > PAGES_MAX:
                     self._report(ep, at, op, f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
+            return
+        if cls is ReadTiles or cls is WriteTiles:
+            assert isinstance(op, (ReadTiles, WriteTiles))
+            if op.tensor not in self.tensors:
+                self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
+            if _addr_too_large(op.addr):
+                self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
+                       f"coefficients and dynamic range at most {U32} in magnitude)")
+            for t in op.addr.terms:
+                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
+                # loop of the same name shadows it, as everywhere
+                if t.var not in loops:
+                    self.names_non_loop = True
+                if t.var not in loops and t.var not in self.trips:
+                    self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
+                                 "nor a trip")
+            if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
+                self._report(ep, at, op, "dynamic address range has lo > hi")
+            bid = op.into if isinstance(op, ReadTiles) else op.src
+            tensor = self.tensor_of.get(op.tensor)
+            if tensor is not None and 0 <= bid < nb:
+                # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
+                # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
+                tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
+                if tb is not None and bb is not None and tb != bb:
+                    self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
+                           f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
+                           "transfer moves the tensor's tiles as they are")
+            if isinstance(op, ReadTiles):
+                self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
+            if op.addr.dynamic is not None:
+                self.index_uses.append((ep, op, at, top, phase))
+            role = self.roles.get(op.tensor)
+            if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
+                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+            if isinstance(op, ReadTiles) and role == Role.OUTPUT:
+                self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
+            return
+        if cls is AcquireAcc:
+            assert isinstance(op, AcquireAcc)
+            if op.tiles < 1:
+                self._report(ep, at, op, "tiles must be >= 1")
+            if op.dtype not in p.target.tile_bytes:
+                self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+            return
         if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
@@ -1026,44 +1117,6 @@ class _OpPass:
             # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows.
             self._report(ep, at, op, f"copies b{op.src} into itself: a copy reads one buffer's waited front and "
                          "stores into another's reserved back")
-        if isinstance(op, (ReadTiles, WriteTiles)):
-            if op.tensor not in self.tensors:
-                self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
-            if _addr_too_large(op.addr):
-                self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
-                       f"coefficients and dynamic range at most {U32} in magnitude)")
-            for t in op.addr.terms:
-                # a trip's value may take part too (a block whose place a front end's --range moves): an enclosing
-                # loop of the same name shadows it, as everywhere
-                if t.var not in loops and t.var not in self.trips:
-                    self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
-                                 "nor a trip")
-            if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
-                self._report(ep, at, op, "dynamic address range has lo > hi")
-            bid = op.into if isinstance(op, ReadTiles) else op.src
-            tensor = self.tensor_of.get(op.tensor)
-            if tensor is not None and 0 <= bid < nb:
-                # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
-                # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
-                tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
-                if tb is not None and bb is not None and tb != bb:
-                    self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
-                           f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
-                           "transfer moves the tensor's tiles as they are")
-            if isinstance(op, ReadTiles):
-                self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
-            if op.addr.dynamic is not None:
-                self.index_uses.append((ep, op, at, top, phase))
-            role = self.roles.get(op.tensor)
-            if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
-                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
-            if isinstance(op, ReadTiles) and role == Role.OUTPUT:
-                self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
-        if isinstance(op, AcquireAcc):
-            if op.tiles < 1:
-                self._report(ep, at, op, "tiles must be >= 1")
-            if op.dtype not in p.target.tile_bytes:
-                self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
 
     def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
         """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
@@ -1192,7 +1245,9 @@ def _addr_text(a: Addr) -> str:
 
 
 #: Ops whose values the 32-bit word rule reads.
-_WORD_OPS = (SemInc, SemIncMcast, SemSet, SemWait, InlineWrite)
+_WORD_OPS = frozenset((SemInc, SemIncMcast, SemSet, SemWait, InlineWrite))
+#: Every leaf op class (not a loop or an if): ``op`` sends each to ``_leaf``.
+_LEAVES = frozenset(c for c in OP_TAGS if c not in (Loop, If))
 #: Leaf ops with no rule beyond ids, pages and tiles.
 _PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
                                                    ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
