@@ -161,3 +161,38 @@ def test_topk_past_the_acquired_tiles_is_refuted_as_one_tile_sfpu_is(
     assert rc == 1
     assert [(r["name"].split(":")[0], r["verdict"]) for r in open_] == [("acc-capacity", "refuted")]
     assert held in json.dumps(open_[0])
+
+
+# ------------------------------------------------------------------ per-kernel tensor bindings (sort's factories)
+
+
+def _bound(tmp_path: Path, kernel: dict[str, Any]) -> Any:
+    (tmp_path / "k.cpp").write_text("\n".join([
+        '#include "api/dataflow/dataflow_api.h"', '#include "experimental/kernel_args.h"', "void kernel_main() {",
+        "    const auto s = TensorAccessor(tensor::input_tensor);", "    cb_reserve_back(0, 1);",
+        "    noc_async_read_tile(3, s, get_write_ptr(0));", "    noc_async_read_barrier();", "    cb_push_back(0, 1);",
+        "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "bind", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "value", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 2, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", **kernel}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"]}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json")
+
+
+def test_tensor_binding_names_the_host_tensor_of_an_accessor(tmp_path: Path) -> None:
+    """``TensorBinding{.tensor_parameter_name = VALUE_PARAM, .accessor_name = "input_tensor"}``
+    (sort_program_factory.cpp:596 in 0.81.1): the reader's ``tensor::input_tensor`` is the host tensor ``value``."""
+    p = _bound(tmp_path, {"tensor_bindings": {"input_tensor": "value"}})
+    (read,) = [op for op in walk(p.programs[0].ops) if type(op).__name__ == "ReadTiles"]
+    assert read.tensor == "value"
+    with pytest.raises(Refused, match="tensor the host does not declare"):
+        _bound(tmp_path, {})
+
+
+def test_tensor_binding_to_an_undeclared_tensor_is_a_host_error(tmp_path: Path) -> None:
+    from verispatial.errors import ParseError
+
+    with pytest.raises(ParseError, match=r"kernels\[0\]\.tensor_bindings\.input_tensor: no tensor 'nope'"):
+        _bound(tmp_path, {"tensor_bindings": {"input_tensor": "nope"}})

@@ -2199,7 +2199,9 @@ class KernelReader:
             return V.Cb(self.buf_names[last])
         if parts[0] == "tensor" and len(parts) == 2 and not self.survey:
             # a named tensor token (experimental/kernel_args.h): TensorAccessor(tensor::src) is the accessor of the
-            # host tensor of that name, which the JIT binds as it binds named runtime args
+            # host tensor of that name (or the one the kernel's tensor_bindings name), which the JIT binds as it
+            # binds named runtime args
+            last = self.kernel.tensor_bindings.get(last, last)
             if last not in self.tensor_names:
                 self.refuse("tensor the host does not declare", n, last)
             return V.TensorAddr(last)
