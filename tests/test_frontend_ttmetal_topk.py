@@ -183,7 +183,7 @@ def _bound(tmp_path: Path, kernel: dict[str, Any]) -> Any:
 
 def test_tensor_binding_names_the_host_tensor_of_an_accessor(tmp_path: Path) -> None:
     """``TensorBinding{.tensor_parameter_name = VALUE_PARAM, .accessor_name = "input_tensor"}``
-    (sort_program_factory.cpp:596 in 0.81.1): the reader's ``tensor::input_tensor`` is the host tensor ``value``."""
+    (sort_program_factory.cpp:2019 in 0.81.1): the reader's ``tensor::input_tensor`` is the host tensor ``value``."""
     p = _bound(tmp_path, {"tensor_bindings": {"input_tensor": "value"}})
     (read,) = [op for op in walk(p.programs[0].ops) if type(op).__name__ == "ReadTiles"]
     assert read.tensor == "value"

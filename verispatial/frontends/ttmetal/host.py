@@ -128,7 +128,7 @@ class HostKernel:
     fp32_dest_acc_en: bool
     #: accessor name -> host tensor: ``TensorBinding{.tensor_parameter_name, .accessor_name}`` of the kernel's
     #: ``KernelSpec``, which names what ``TensorAccessor(tensor::NAME)`` reads (an accessor not bound is the tensor
-    #: of its own name); sort's reader binds ``input_tensor`` to the value output (sort_program_factory.cpp:596)
+    #: of its own name); sort's reader binds ``input_tensor`` to the value output (sort_program_factory.cpp:2019)
     tensor_bindings: dict[str, str] = attrs.field(factory=dict)
 
 
