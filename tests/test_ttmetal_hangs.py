@@ -92,7 +92,7 @@ def test_sort_50312_after_counts_apart_but_loses_a_go() -> None:
     (VALID)``, reader_single_row_multi_core.cpp:74): a second "go" landing before that store is overwritten and the
     reader waits at :87 forever. The interpreter finds it in seeded runs (``sem-set-race`` at :74); notes.md."""
     _release(TTNN_VERSION)
-    found = _violations("after", range(6))
+    found = _violations("after", range(12))
     assert not [f for f in found if f[0] == "sem-overshoot"]
     assert {f[0] for f in found} == {"sem-set-race"}
     assert {(f[2], f[3]) for f in found} == {(SORT_DM + "reader_single_row_multi_core.cpp", 74)}
