@@ -81,7 +81,7 @@ SFPU_OPS_MORE = frozenset({
 class DstTiles:
     """The DST tiles (indices into the acquired half, as ``AcquireAcc`` counts them) one topk-family call reads or
     writes, as its LLK addresses them (ttnn 0.81.1; 0.72.0's ``topk_local_sort`` / ``_merge`` / ``_rebuild``,
-    compute_kernel_api.h:546, 584, 622, call the same LLK, its ckernel_sfpu_topk.h:24-30, 32-48, 398-566).
+    compute_kernel_api.h:546, 584, 622, call the same LLK, its ckernel_sfpu_topk.h:24-30, 32-47, 398-569).
 
     Two addressing rules of tt_llk_wormhole_b0/common/inc/sfpu/ckernel_sfpu_topk.h decide them: an SFPU address
     counts DST rows, 64 a tile (``dst_indices_offset = 128; // 2 tile x 64 rows per tile``, :492), and the topk
