@@ -114,15 +114,15 @@ _NETWORK = ("; four passes of the network, the first at the SFPU base idst (valu
 #: nothing); ``topk_tie_order_from_global_direction`` is a ``constexpr`` value (``tie_order_from_global_direction``).
 TOPK_DST_TILES: dict[str, DstTiles] = {
     "topk_local_sort": DstTiles(
-        "topk.h:79-97 SFPU_UNARY_CALL(calculate_bitonic_topk_phases_steps, idst, RC_custom) -> "
+        "topk.h:79-96 SFPU_UNARY_CALL(calculate_bitonic_topk_phases_steps, idst, RC_custom) -> "
         "_bitonic_topk_phases_steps, ckernel_sfpu_topk.h:948-1165" + _NETWORK + ", :1159-1162)",
         at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
     "topk_merge": DstTiles(
-        "topk.h:141-167 SFPU_UNARY_CALL(calculate_bitonic_topk_merge, idst, RC_custom) -> _bitonic_topk_merge, "
+        "topk.h:141-162 SFPU_UNARY_CALL(calculate_bitonic_topk_merge, idst, RC_custom) -> _bitonic_topk_merge, "
         "ckernel_sfpu_topk.h:1176-1314" + _NETWORK + ", :1309-1312)",
         at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
     "topk_rebuild": DstTiles(
-        "topk.h:206-226 SFPU_UNARY_CALL(calculate_bitonic_topk_rebuild, idst, RC_custom) -> _bitonic_topk_rebuild, "
+        "topk.h:206-222 SFPU_UNARY_CALL(calculate_bitonic_topk_rebuild, idst, RC_custom) -> _bitonic_topk_rebuild, "
         "ckernel_sfpu_topk.h:1323-1598" + _NETWORK + ", :1592-1595)",
         at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
     "topk_fuse_tile": DstTiles(
@@ -130,7 +130,7 @@ TOPK_DST_TILES: dict[str, DstTiles] = {
         "rows at rows 0 (values, tiles 0..1) and 128 (indices, tiles 2..3) of the half; idst is only the start",
         absolute=(0, 1, 2, 3)),
     "topk_defuse_tile": DstTiles(
-        "topk.h:284-295 -> _topk_defuse_tile_(num_tiles), ckernel_sfpu_topk.h:257-292: set_dst_write_addr(0), the "
+        "topk.h:284-293 -> _topk_defuse_tile_(num_tiles), ckernel_sfpu_topk.h:257-292: set_dst_write_addr(0), the "
         "recorded body once (rows 0 and 128: tiles 0 and 2) then 32 * num_tiles - 1 replays, values at tiles "
         "0..num_tiles-1, indices at tiles 2..num_tiles+1",
         absolute=(0, 2), runs=((1, 0), (1, 2))),
@@ -139,7 +139,7 @@ TOPK_DST_TILES: dict[str, DstTiles] = {
         "_topk_stamp_tile_rank_range_ on tiles 0 and 1 (set_dst_write_addr(dst_tile_index * 64), :363)",
         absolute=(0, 1)),
     "topk_stamp_tile_rank_range": DstTiles(
-        "topk.h:352-361 -> _topk_stamp_tile_rank_range_(dst_tile_index, rank_base), ckernel_sfpu_topk.h:348-421: "
+        "topk.h:352-362 -> _topk_stamp_tile_rank_range_(dst_tile_index, rank_base), ckernel_sfpu_topk.h:348-421: "
         "set_dst_write_addr(dst_tile_index * 64), one tile (:363)",
         at=((1, 0),)),
     "topk_canonicalize_negzero_values": DstTiles(
