@@ -52,3 +52,47 @@ def test_argmax_50314_is_staged(side: str, version: str, line: int, construct: s
     with pytest.raises(Refused, match=construct) as e:
         import_host(HANGS / "argmax_50314" / f"{side}.yaml")
     assert (e.value.loc.file, e.value.loc.line) == (ARGMAX, line)
+
+
+SORT_DM = "ttnn/operations/data_movement/sort/device/kernels/dataflow/"
+
+
+def _violations(side: str, seeds: range) -> list[tuple[str, str, str, int]]:
+    """The reference interpreter's violations of ``sort_50312/{side}.yaml`` over the round-robin run and the seeded
+    random runs ``seeds``: (rule, engine, file, line), the op's kernel line."""
+    from verispatial.petri.interp import simulate
+
+    p = import_host(HANGS / "sort_50312" / f"{side}.yaml")
+    eps = {ep.key: ep for ep in p.programs}
+    out = set()
+    for seed in (None, *seeds):
+        run = simulate(p) if seed is None else simulate(p, seed=seed)
+        for v in run.violations:
+            loc = eps[v.position.engine].source_of(v.position.path)
+            out.add((v.rule, v.position.engine, loc.file, loc.line))
+    return sorted(out)
+
+
+def test_sort_50312_before_overshoots_the_shared_counter() -> None:
+    """tt-metal #50312: in 0.72.0 the readers' "ready" and the writers' "done" increments share the coordinator's
+    one ``cores_to_coordinator`` word, which it waits for exactly (``noc_semaphore_wait(semaphore_ptr,
+    number_of_confirmations)``, coordinator_single_row_multi_core.cpp:116): a reader of the next row announces
+    itself while the coordinator still counts the last sub-stage's dones, the count passes Wt / 2 and the wait never
+    returns. The interpreter reaches it (``sem-overshoot`` at :116) on its round-robin run."""
+    _release("0.72.0")
+    found = _violations("before", range(0))
+    assert ("sem-overshoot", "(1,1).reader", SORT_DM + "coordinator_single_row_multi_core.cpp", 116) in found
+
+
+def test_sort_50312_after_counts_apart_but_loses_a_go() -> None:
+    """0.81.1 splits the word into ``cores_to_coordinator_ready`` and ``_done``: no run overshoots either. What
+    stays is a race of both releases on the workers' ``coordinator_to_cores`` word: the coordinator multicasts "go"
+    twice in a row (coordinator_single_row_multi_core.cpp:204 then :222, its write barrier in between waiting only
+    for the first to land), and a reader resets the word to VALID after the first (``coordinator_to_cores_sem.set
+    (VALID)``, reader_single_row_multi_core.cpp:74): a second "go" landing before that store is overwritten and the
+    reader waits at :87 forever. The interpreter finds it in seeded runs (``sem-set-race`` at :74); notes.md."""
+    _release(TTNN_VERSION)
+    found = _violations("after", range(12))
+    assert not [f for f in found if f[0] == "sem-overshoot"]
+    assert {f[0] for f in found} == {"sem-set-race"}
+    assert {(f[2], f[3]) for f in found} == {(SORT_DM + "reader_single_row_multi_core.cpp", 74)}

@@ -126,6 +126,10 @@ class HostKernel:
     runtime_args: tuple[str, ...]
     defines: dict[str, str]
     fp32_dest_acc_en: bool
+    #: accessor name -> host tensor: ``TensorBinding{.tensor_parameter_name, .accessor_name}`` of the kernel's
+    #: ``KernelSpec``, which names what ``TensorAccessor(tensor::NAME)`` reads (an accessor not bound is the tensor
+    #: of its own name); sort's reader binds ``input_tensor`` to the value output (sort_program_factory.cpp:2019)
+    tensor_bindings: dict[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -334,12 +338,17 @@ def load_host(path: str | Path) -> HostSpec:
         rt = tuple(k.get("runtime_args", []))
         if len(set(rt)) != len(rt):
             raise ParseError(f"{w}.runtime_args", "a runtime arg is named twice")
+        bindings = dict(k.get("tensor_bindings", {}))
+        for acc, t in bindings.items():
+            if t not in tnames:
+                raise ParseError(f"{w}.tensor_bindings.{acc}",
+                                 f"no tensor {t!r} (declared: {', '.join(tnames) or 'none'})")
         kernels.append(HostKernel(
             k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
             tuple(value(v, f"{w}.compile_time_args[{j}]") for j, v in enumerate(k.get("compile_time_args", []))),
             {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
             rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
-            bool(k.get("fp32_dest_acc_en", False))))
+            bool(k.get("fp32_dest_acc_en", False)), bindings))
     knames = [k.name for k in kernels]
     bufs: list[HostBuffer] = []
     for i, b in enumerate(d.get("buffers", [])):

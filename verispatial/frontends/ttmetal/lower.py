@@ -22,7 +22,13 @@ from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
 from verispatial.frontends.ttmetal.refusals import Refused
-from verispatial.frontends.ttmetal.sfpu import SFPU_DST_ARGS, SFPU_OPS, SFPU_OPS_MORE
+from verispatial.frontends.ttmetal.sfpu import (
+    SFPU_DST_ARGS,
+    SFPU_OPS,
+    SFPU_OPS_MORE,
+    TOPK_DST_TILES,
+    tie_order_from_global_direction,
+)
 from verispatial.ir.core import Addr, Engine, Guard, Site, Term
 from verispatial.ir.ops import (
     Compute,
@@ -2193,7 +2199,9 @@ class KernelReader:
             return V.Cb(self.buf_names[last])
         if parts[0] == "tensor" and len(parts) == 2 and not self.survey:
             # a named tensor token (experimental/kernel_args.h): TensorAccessor(tensor::src) is the accessor of the
-            # host tensor of that name, which the JIT binds as it binds named runtime args
+            # host tensor of that name (or the one the kernel's tensor_bindings name), which the JIT binds as it
+            # binds named runtime args
+            last = self.kernel.tensor_bindings.get(last, last)
             if last not in self.tensor_names:
                 self.refuse("tensor the host does not declare", n, last)
             return V.TensorAddr(last)
@@ -2624,7 +2632,41 @@ class KernelReader:
             self.dst_use([vals[i] for i in SFPU_DST_ARGS.get(bare, (0,)) if i < len(vals)], n)
             self.emit(Compute(bare.removesuffix("_tile")), n)
             return None
+        if bare in TOPK_DST_TILES:
+            # a topk-family call: the DST tiles its LLK reads and writes, named by its arguments or not (sfpu.py)
+            self.dst_use(self.topk_tiles(bare, [self.expr(a) for a in arg_nodes], n), n)
+            self.emit(Compute(bare), n)
+            return None
+        if bare == "topk_tie_order_from_global_direction" and len(arg_nodes) == 1:
+            d = self.expr(arg_nodes[0])
+            if not (isinstance(d, V.Sym) and d.is_const):
+                return V.Opaque(f"a tie order of a direction not known statically: {self.text(n)}")
+            return V.EnumConst(tie_order_from_global_direction(d.const != 0))
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
+
+    def topk_tiles(self, name: str, vals: list[V.Value], n: Any) -> list[V.Value]:
+        """The DST tiles topk-family call ``name(vals)`` reads or writes (``sfpu.TOPK_DST_TILES``), as values for
+        ``dst_use``: an argument plus an offset, an absolute tile, ``min(argument, cap)`` (the argument's value known
+        statically, else the cap: a tile of the half no higher), or a run's last tile. Raises ``Refused`` for a
+        call with fewer arguments than its DST arguments, or a run's count not known statically."""
+        spec = TOPK_DST_TILES[name]
+        used = [p for p, _ in spec.at] + [p for p, _ in spec.capped] + [p for p, _ in spec.runs]
+        if used and len(vals) <= max(used):
+            self.refuse(f"call to {name} with too few arguments", n, f"its DST tiles: {spec.source}")
+        tiles: list[V.Value] = [V.const(k) for k in spec.absolute]
+        for pos, off in spec.at:
+            v = vals[pos]
+            tiles.append(v + V.const(off) if isinstance(v, V.Sym) else v)
+        for pos, cap in spec.capped:
+            v = vals[pos]
+            tiles.append(V.const(min(v.const, cap)) if isinstance(v, V.Sym) and v.is_const else V.const(cap))
+        for pos, first in spec.runs:
+            count = vals[pos]
+            if not (isinstance(count, V.Sym) and count.is_const):
+                self.refuse(f"{name} of a tile count not known statically", n, self.text(n))
+            if count.const > 0:
+                tiles.append(V.const(first + count.const - 1))
+        return tiles
 
     def thread_check(self, arg: Any) -> bool:
         """Whether ``arg``, the argument of a thread wrapper (``UNPACK((f(...)))``), is a call of a function the

@@ -2,7 +2,14 @@
 work on DST tiles only, never on a circular buffer (``ALWI void NAME_tile(uint32_t idst, ...)`` in
 tt_metal/hw/inc/api/compute/**, ttnn 0.81.1). A compute call of one of these is a ``Compute`` on the accumulator;
 any other unknown call is refused, so a function that unpacks circular-buffer pages is never read as one of these.
+
+The topk family (``TOPK_DST_TILES``) works on DST tiles its arguments do not name; each function's set of tiles is
+transcribed from its LLK (below), so the accumulator's count holds every tile it reads or writes.
 """
+
+from __future__ import annotations
+
+import attrs
 
 SFPU_OPS = frozenset({
     "abs_tile", "acos_tile", "acosh_tile", "add_binary_tile", "add_int_tile", "add_rsqrt_tile", "add_unary_tile",
@@ -61,9 +68,108 @@ SFPU_OPS_MORE = frozenset({
     "unary_lt_tile_int32", "unary_ne_tile_int32",
 })
 
-#: Left out of both: the ``topk_*`` family, ``block_max8``, ``csa_index_remap`` and ``sfpu_reduce``, which work on
-#: several DST tiles from their ``idst`` (topk.h: value tiles at idst..idst+1, index tiles at idst+2..idst+3) that
-#: their arguments do not name; read as one-tile ops they would under-count DST, so they are refused by name.
+#: Left out of both: the ``topk_*`` family (modelled below, ``TOPK_DST_TILES``), ``block_max8``, ``csa_index_remap``
+#: and ``sfpu_reduce``, which work on several DST tiles from their ``idst`` that their arguments do not name; read as
+#: one-tile ops they would under-count DST. The last three stay refused by name: ``block_max8`` and
+#: ``csa_index_remap`` exist on Blackhole only (experimental/block_max8.h, csa_index_remap.h:14 ``#if
+#: defined(ARCH_BLACKHOLE)``), and ``sfpu_reduce``'s tiles depend on its ``ct_dim`` / ``rt_dim`` and reduce
+#: direction (compute_kernel_api.h:757), not transcribed yet. ``topk_xl_*`` (experimental/topk_xl.h) unpack
+#: circular-buffer pages themselves (``UNPACK``) and stay refused by name too.
+
+
+@attrs.frozen
+class DstTiles:
+    """The DST tiles (indices into the acquired half, as ``AcquireAcc`` counts them) one topk-family call reads or
+    writes, as its LLK addresses them (ttnn 0.81.1; 0.72.0's ``topk_local_sort`` / ``_merge`` / ``_rebuild``,
+    compute_kernel_api.h:546, 584, 622, call the same LLK, its ckernel_sfpu_topk.h:24-30, 32-47, 398-569).
+
+    Two addressing rules of tt_llk_wormhole_b0/common/inc/sfpu/ckernel_sfpu_topk.h decide them: an SFPU address
+    counts DST rows, 64 a tile (``dst_indices_offset = 128; // 2 tile x 64 rows per tile``, :492), and the topk
+    ``set_dst_write_addr(addr)`` (:33-38) sets the row address from the start of the acquired half, *not* from the
+    ``idst`` ``SFPU_UNARY_CALL`` started at (llk_math_eltwise_sfpu_common.h:17-22), so a call reaches tiles 0..3 of
+    the half whatever its ``idst``.
+
+    - ``at``: (argument position, offset) pairs, tile ``args[pos] + offset`` (the argument a DST index);
+    - ``absolute``: tiles of the half whatever the arguments;
+    - ``capped``: (argument position, cap), tile ``min(args[pos], cap)`` (an ``if (i == 0) ... else`` or a
+      ``switch`` whose last branch is the default, release builds not checking the ``LLK_ASSERT``);
+    - ``runs``: (argument position, first tile), tiles ``first .. first + args[pos] - 1`` (a count of tiles).
+    ``source`` cites the header and LLK lines."""
+
+    source: str
+    at: tuple[tuple[int, int], ...] = ()
+    absolute: tuple[int, ...] = ()
+    capped: tuple[tuple[int, int], ...] = ()
+    runs: tuple[tuple[int, int], ...] = ()
+
+
+_NETWORK = ("; four passes of the network, the first at the SFPU base idst (values rows 0..127, index rows "
+            "128..255 = tiles idst..idst+3: bitonic_topk_load8/store8, ckernel_sfpu_topk.h:490-532), the next three "
+            "at absolute rows 2, 16, 18 of the half (set_dst_write_addr(dst_addr_offset)")
+
+#: The topk family (api/compute/topk.h, ttnn 0.81.1): per function, the DST tiles it reads or writes. Index
+#: tracking (the index tiles at +2, +3) is counted in every mode: the fused mode's network leaves them alone
+#: (``ldst_count = FUSED ? 4 : 8``, :961) but its slab's ``topk_fuse_tile`` reads them, and counting a tile not
+#: touched can only refuse or refute, never prove. ``topk_tile_init`` configures the SFPU only (an ``_init``, read as
+#: nothing); ``topk_tie_order_from_global_direction`` is a ``constexpr`` value (``tie_order_from_global_direction``).
+TOPK_DST_TILES: dict[str, DstTiles] = {
+    "topk_local_sort": DstTiles(
+        "topk.h:79-96 SFPU_UNARY_CALL(calculate_bitonic_topk_phases_steps, idst, RC_custom) -> "
+        "_bitonic_topk_phases_steps, ckernel_sfpu_topk.h:948-1165" + _NETWORK + ", :1159-1162)",
+        at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
+    "topk_merge": DstTiles(
+        "topk.h:141-162 SFPU_UNARY_CALL(calculate_bitonic_topk_merge, idst, RC_custom) -> _bitonic_topk_merge, "
+        "ckernel_sfpu_topk.h:1176-1314" + _NETWORK + ", :1309-1312)",
+        at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
+    "topk_rebuild": DstTiles(
+        "topk.h:206-222 SFPU_UNARY_CALL(calculate_bitonic_topk_rebuild, idst, RC_custom) -> _bitonic_topk_rebuild, "
+        "ckernel_sfpu_topk.h:1323-1598" + _NETWORK + ", :1592-1595)",
+        at=((0, 0), (0, 1), (0, 2), (0, 3)), absolute=(0, 1, 2, 3)),
+    "topk_fuse_tile": DstTiles(
+        "topk.h:256-264 -> _topk_fuse_tile_, ckernel_sfpu_topk.h:220-254: set_dst_write_addr(0), 64 vectors of 2 "
+        "rows at rows 0 (values, tiles 0..1) and 128 (indices, tiles 2..3) of the half; idst is only the start",
+        absolute=(0, 1, 2, 3)),
+    "topk_defuse_tile": DstTiles(
+        "topk.h:284-293 -> _topk_defuse_tile_(num_tiles), ckernel_sfpu_topk.h:257-292: set_dst_write_addr(0), the "
+        "recorded body once (rows 0 and 128: tiles 0 and 2) then 32 * num_tiles - 1 replays, values at tiles "
+        "0..num_tiles-1, indices at tiles 2..num_tiles+1",
+        absolute=(0, 2), runs=((1, 0), (1, 2))),
+    "topk_stamp_local_positions": DstTiles(
+        "topk.h:319-327 -> _topk_stamp_local_positions_, ckernel_sfpu_topk.h:431-435: "
+        "_topk_stamp_tile_rank_range_ on tiles 0 and 1 (set_dst_write_addr(dst_tile_index * 64), :363)",
+        absolute=(0, 1)),
+    "topk_stamp_tile_rank_range": DstTiles(
+        "topk.h:352-362 -> _topk_stamp_tile_rank_range_(dst_tile_index, rank_base), ckernel_sfpu_topk.h:348-421: "
+        "set_dst_write_addr(dst_tile_index * 64), one tile (:363)",
+        at=((1, 0),)),
+    "topk_canonicalize_negzero_values": DstTiles(
+        "topk.h:370-378 -> calculate_topk_canonicalize_negzero (llk_sfpu/ckernel_sfpu_topk.h:101-106, a no-op "
+        "unless 32-bit DEST) -> _topk_canonicalize_negzero_value_tiles_, ckernel_sfpu_topk.h:907-927: "
+        "set_dst_write_addr(0), rows 0..127 = tiles 0..1 of the half (counted in every build)",
+        absolute=(0, 1)),
+    "topk_strip_rank_tags": DstTiles(
+        "topk.h:398-402 -> _topk_strip_rank_tags_(idst), ckernel_sfpu_topk.h:447-467: set_dst_write_addr(0), tile 0 "
+        "if idst == 0 else tile 1",
+        capped=((0, 1),)),
+    "topk_finalize_uint16_indices": DstTiles(
+        "topk.h:411-416 -> _topk_finalize_hi16_index_tile_(idst), ckernel_sfpu_topk.h:470-487: rows idst * 64 .. + 63 "
+        "of the half, tile idst",
+        at=((0, 0),)),
+    "topk_uint16_prepare_value_tile_for_pack": DstTiles(
+        "topk.h:423-425 -> topk_uint16_prepare_value_tile_for_pack(idst), ckernel_sfpu_topk.h:149-176: tile 0 if "
+        "idst == 0 else tile 1 (a no-op unless built with TOPK_UINT16_FP32_DEST; counted in every build)",
+        capped=((0, 1),)),
+    "topk_uint16_move_dest_tile_to_pack_half": DstTiles(
+        "topk.h:435-440 -> _topk_uint16_move_dest_tile_to_pack_half_(idst), ckernel_sfpu_topk.h:182-209: "
+        "switch (idst) cases 0, 1, 2, default tile 3",
+        capped=((0, 3),)),
+}
+
+
+def tie_order_from_global_direction(descending: bool) -> str:
+    """``topk_tie_order_from_global_direction(descending)`` (topk.h:26-28, a ``constexpr`` function): the
+    ``TopkTieOrder`` enumerator's name, ``Descending`` or ``Ascending``."""
+    return "TopkTieOrder::Descending" if descending else "TopkTieOrder::Ascending"
 
 #: The arguments that are DST indices, where they are not just the first (``add_binary_tile(idst0, idst1, odst)``;
 #: parameters named ``idst*`` / ``odst`` / ``dst_index`` in api/compute/**, ttnn 0.81.1): every one counts towards the
