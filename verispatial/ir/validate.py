@@ -765,6 +765,7 @@ class _OpPass:
         self.tensors = {t.name for t in p.tensors}
         self.roles = {t.name: t.role for t in p.tensors}
         self.tensor_of = {t.name: t for t in p.tensors}
+        self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
         ph = self.phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
@@ -1046,7 +1047,9 @@ class _OpPass:
                 # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
                 # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
                 tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
-                if tb is not None and bb is not None and tb != bb:
+                if op.part is not None:
+                    self._part(op, tb, bb, p.buffers[bid].name, lambda rule: self._report(ep, at, op, rule))
+                elif tb is not None and bb is not None and tb != bb:
                     self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
                            f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
                            "transfer moves the tensor's tiles as they are")
@@ -1059,11 +1062,43 @@ class _OpPass:
                 self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and role == Role.OUTPUT:
                 self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
+            if op.part is not None and op.tensor in self.sharded:
+                # A sharded buffer's pages are the tensor's tiles, ordered against its transfers per tile
+                # (families/cb/shard_semantics.py): a part of one is not counted there.
+                self._use(ep, top, op, f"part: moves part of a page of {op.tensor!r}, which a sharded buffer holds: "
+                          "part-page transfers of a sharded tensor are not modelled (its shards are whole tiles)")
+            if op.part is not None and role == Role.STATE:
+                # A state tile's versions are counted per tile and section (docs/semantics.md, "Tensors"): a part of
+                # one is a version of some of its bytes, which no rule counts yet.
+                self._use(ep, top, op, f"part: moves part of a page of state tensor {op.tensor!r}: part-page "
+                          "transfers of carried state are not modelled (a state's versions are whole tiles)")
         if isinstance(op, AcquireAcc):
             if op.tiles < 1:
                 self._report(ep, at, op, "tiles must be >= 1")
             if op.dtype not in p.target.tile_bytes:
                 self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
+
+    def _part(self, op: ReadTiles | WriteTiles, tb: int | None, bb: int | None, bname: str,
+              report: Callable[[str], None]) -> None:
+        """A transfer of part of a page moves one tile's byte range (``Part``): ``offset + size`` inside the tensor's
+        page (``tb`` bytes per tile of its dtype), ``at + size`` inside the buffer's tile (``bb``); a range past either
+        end reaches into the next page (``get_noc_addr(page, s, offset)``, dataflow_api.h). ``None``: a dtype the
+        target lacks, reported elsewhere."""
+        part = op.part
+        assert part is not None
+        if op.tiles != 1:
+            report(f"part: a transfer of part of a page moves one tile, got tiles={op.tiles}")
+        if part.offset < 0 or part.at < 0 or part.size < 1:
+            report(f"part: offset and at must be >= 0 and size >= 1, got offset={part.offset}, size={part.size}, "
+                   f"at={part.at}")
+            return
+        if tb is not None and part.offset + part.size > tb:
+            report(f"part: offset + size = {part.offset + part.size} bytes passes the end of a page of "
+                   f"{op.tensor!r} ({tb} bytes)")
+        if bb is not None and part.at + part.size > bb:
+            bid = op.into if isinstance(op, ReadTiles) else op.src
+            report(f"part: at + size = {part.at + part.size} bytes passes the end of a tile of b{bid} ({bname}, "
+                   f"{bb} bytes)")
 
     def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
         """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves
