@@ -49,9 +49,11 @@ from verispatial.petri.promela import PromelaUnsupported, to_promela
 
 TILE = WORMHOLE.tile_bytes["bf16"]  # 2048: a 32x32 bf16 tile, the tensor's page
 STICK = 64  # one row of a 32-wide bf16 tile
+#: A row stick at the start of a page, into the start of a buffer tile.
+ROW = Part(0, STICK, 0)
 
 
-def stick_reader(part: Part | None = Part(0, STICK, 0)) -> Program:
+def stick_reader(part: Part | None = ROW) -> Program:
     """``copy_section`` of two tiles X -> Y whose reader reads only ``part`` of each X page into its buffer tile
     (a row stick of a tile-sized page); the writer writes whole tiles."""
     p = copy_section("sticks", A, "X", "Y")
@@ -162,7 +164,8 @@ def test_two_cores_writing_overlapping_bytes_of_a_tile_is_a_race_refuted_and_rep
     refuted = [r for r in report.results if r.verdict == Verdict.REFUTED and r.name.startswith(R.HB_WRITE_WRITE)]
     assert refuted, _bad(report)
     cex = refuted[0].counterexample
-    assert cex is not None and ("replay" in cex or "replayed_by" in cex)
+    assert cex is not None
+    assert "replay" in cex or "replayed_by" in cex
 
 
 def test_two_cores_writing_disjoint_halves_of_a_tile_is_no_race_and_never_refuted() -> None:
@@ -173,7 +176,8 @@ def test_two_cores_writing_disjoint_halves_of_a_tile_is_no_race_and_never_refute
     p = halves(Part(1024, 1024, 1024))
     assert validate(p) == []
     ex = explore(p)
-    assert ex.complete and ex.verdict == "ok", [f.violation for f in ex.violations]
+    assert ex.complete
+    assert ex.verdict == "ok", [f.violation for f in ex.violations]
     report = certify(p, cache=False)
     bad = _bad(report)
     assert Verdict.REFUTED not in bad.values(), bad
