@@ -301,6 +301,10 @@ def _part_size(r: KernelReader, cb: int, page: V.TensorPage, size: Any, n: Any) 
     nbytes = r.int_of(size, n, "transfer size")
     if not off and nbytes % r.cb_index[cb].entry_size == 0:
         return None
+    page_bytes = r.page_bytes.get(page.tensor, 0)
+    if page_bytes and off + nbytes > page_bytes:
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {off} B into a "
+                 f"{page_bytes} B page of {page.tensor} reaches into the next page")
     return nbytes
 
 

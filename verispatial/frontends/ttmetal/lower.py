@@ -303,6 +303,8 @@ class KernelReader:
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
         self.tensor_names = {t["name"] for t in self.host.tensors}
+        #: bytes of a page of each host tensor: a tile of its dtype on the target (a part-page transfer's bound)
+        self.page_bytes = {t["name"]: self.host.target.tile_bytes.get(str(t.get("dtype")), 0) for t in self.host.tensors}
         #: readings whose ops are thrown away (``_marked_reading``): the L1 address checks are not made there, the
         #: variables and counters carrying marks rather than values
         self.trial = 0
