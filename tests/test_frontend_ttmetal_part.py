@@ -135,3 +135,18 @@ def test_whole_pages_read_as_before(tmp_path: Path) -> None:
     """A transfer at offset 0 of whole pages keeps no part (documents and digests of whole-tile programs unchanged)."""
     path = _host(tmp_path, _PLAIN_READER, _PLAIN_WRITER)
     assert all(o.part is None for o in _ops(path, ReadTiles) + _ops(path, WriteTiles))  # type: ignore[attr-defined]
+
+
+def test_two_sticks_packed_into_one_tile_are_refused_at_the_second(tmp_path: Path) -> None:
+    """Each part takes a tile of its own (docs/semantics.md, "Part-page transfers"): the second stick at ``l1 + 64``
+    lies before the next unfilled tile, refused at its line, not read as a second tile."""
+    reader = (*_READER,
+              "    for (uint32_t i = 0; i < 4; ++i) {",
+              "        cb_reserve_back(0, 1);",
+              "        uint32_t l1 = get_write_ptr(0);",
+              "        noc_async_read(get_noc_addr(2 * i, s, 0), l1, 64);",
+              "        noc_async_read(get_noc_addr(2 * i + 1, s, 0), l1 + 64, 64);",
+              "        noc_async_read_barrier();",
+              "        cb_push_back(0, 1);",
+              "    }")
+    _refused(_host(tmp_path, reader), "read into L1 not inside the buffer's next unfilled tile", "reader.cpp", 12)
