@@ -150,3 +150,22 @@ def test_two_sticks_packed_into_one_tile_are_refused_at_the_second(tmp_path: Pat
               "        cb_push_back(0, 1);",
               "    }")
     _refused(_host(tmp_path, reader), "read into L1 not inside the buffer's next unfilled tile", "reader.cpp", 12)
+
+
+def test_a_row_read_in_chunks_at_a_growing_offset_is_read(tmp_path: Path) -> None:
+    """``{.page_id = i, .offset_bytes = c * 512}`` in a loop over the chunks (typecast's ``reader_typecast_rm_chunked``
+    form): a part whose offset grows with the chunk loop, each chunk into a tile of its own."""
+    reader = (*_READER,
+              "    for (uint32_t i = 0; i < 2; ++i) {",
+              "        for (uint32_t c = 0; c < 4; ++c) {",
+              "            dfb.reserve_back(1);",
+              "            noc.async_read(s, dfb, 512, {.page_id = i, .offset_bytes = c * 512}, {});",
+              "            noc.async_read_barrier();",
+              "            dfb.push_back(1);",
+              "        }",
+              "    }")
+    (read,) = _ops(_host(tmp_path, reader), ReadTiles)
+    assert isinstance(read, ReadTiles)
+    assert read.part is not None
+    assert (read.part.offset, read.part.size, read.part.at) == (0, 512, 0)
+    assert [(t.coef,) for t in read.part.terms] == [(512,)]

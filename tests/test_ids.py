@@ -48,7 +48,7 @@ NESTED_NOT_IDS = {
     Dynamic: {"name", "lo", "hi", "scale"},  # ``buf`` is tagged: a buffer id
     TripCount: {"trip", "scale", "offset"},
     Operand: {"pages"},
-    Part: {"offset", "size", "at"},  # byte counts inside one page
+    Part: {"offset", "size", "at", "terms"},  # byte counts inside one page; terms name enclosing loops only
 }
 
 

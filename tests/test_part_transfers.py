@@ -248,3 +248,38 @@ def test_the_correct_strategy_draws_stick_reads_and_the_checker_proves_them() ->
     report = certify(p, cache=False)
     assert report.exit_code == 0, _bad(report)
     assert simulate(p).violations == ()
+
+
+# ------------------------------------------------------------------------------------ offsets that grow with a loop
+
+
+def _chunks(coef: int, count: int = 4) -> Program:
+    """Y (one tile, an activation of site A's writer, then read back): the writer writes the tile in ``count``
+    chunks of 512 bytes, chunk ``j`` at ``coef * j`` bytes (``{.page_id = 0, .offset_bytes = j * 512}``), one barrier
+    after the loop; then it reads the whole tile back."""
+    from verispatial.ir import Term
+
+    bufs = (Buffer(0, "c_0", A, 0, 1, count, "bf16"), Buffer(1, "c_1", A, 1, 1, 1, "bf16"))
+    w = ep(A, Engine.WRITER, Reserve(0, count), Push(0, count), Wait(0, count),
+           Loop("j", count, (WriteTiles(0, "T", Addr(0), 1, Part(0, 512, 0, (Term("j", coef),))),)),
+           WriteBarrier(), Pop(0, count), Reserve(1, 1), ReadTiles("T", Addr(0), 1, 1), ReadBarrier(), Push(1, 1),
+           Wait(1, 1), Pop(1, 1))
+    return prog(w, buffers=bufs, tensors=(Tensor("T", (32, 32), "bf16", Role.ACTIVATION),))
+
+
+def test_an_offset_growing_with_a_loop_is_evaluated_per_occurrence() -> None:
+    """Chunks at 512 * j cover the tile: the whole read after the barrier is ordered. At 256 * j they cover only
+    [0, 1280): the read of the whole tile is a race (before any completed write of its other bytes)."""
+    assert R.TENSOR_RACE not in simulate(_chunks(512)).rules()
+    assert R.TENSOR_RACE in simulate(_chunks(256)).rules()
+    assert op_text(_chunks(512).programs[0].ops[3].body[0]) == "write_tiles(b0, T, 1, bytes [0+512*j, +512) at +0)"  # type: ignore[attr-defined]
+
+
+def test_validate_bounds_a_growing_offset_at_its_greatest() -> None:
+    got = [v.rule for v in validate(_chunks(600))]
+    assert "part: offset + size = 2312 bytes at its greatest passes the end of a page of 'T' (2048 bytes)" in got, got
+    p = _chunks(512)
+    d = program_to_dict(p)
+    assert d["programs"][0]["ops"][3]["body"][0]["part"]["terms"] == [{"var": "j", "coef": 512}]
+    assert loads(dumps(p)) == p
+    jsonschema.Draft202012Validator(schema()).validate(d)

@@ -225,6 +225,13 @@ class Part:
     offset: int = attrs.field()
     size: int = attrs.field()
     at: int = 0
+    #: The offset grows with enclosing loops' indices: ``offset + sum(coef * index)`` bytes (a row's chunks read one
+    #: after another, ``{.page_id = row, .offset_bytes = chunk * chunk_bytes}``); each ``var`` names an enclosing loop.
+    terms: tuple[Term, ...] = ()
+
+    def offset_at(self, env: Mapping[str, int]) -> int:
+        """The offset in bytes at loop indices ``env``."""
+        return self.offset + sum(t.coef * env[t.var] for t in self.terms)
 
 
 @attrs.frozen
@@ -573,7 +580,9 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
         elif a.name == "part":
             # A whole-tile transfer reads as it always has; a part names its bytes.
             if v is not None:
-                fields.append(f"bytes [{v.offset}, {v.offset + v.size}) at +{v.at}")
+                grows = "".join(f"{t.coef:+d}*{t.var}" for t in v.terms)
+                fields.append(f"bytes [{v.offset}{grows}, +{v.size}) at +{v.at}" if grows
+                              else f"bytes [{v.offset}, {v.offset + v.size}) at +{v.at}")
         elif a.name in ("accumulate", "front", "drain"):
             # Only the non-default form says so: the plain form reads as it always has.
             if v:

@@ -38,6 +38,7 @@ from verispatial.ir.ops import (
     McastSend,
     Op,
     PackAcc,
+    Part,
     ReadTiles,
     SemSet,
     TripCount,
@@ -106,6 +107,17 @@ def _unstructure_dynamic(x: Dynamic) -> dict[str, Any]:
 
 
 _conv.register_unstructure_hook(Dynamic, _unstructure_dynamic)
+
+
+def _unstructure_part(x: Part) -> dict[str, Any]:
+    # terms are written only when the offset grows with a loop.
+    d = {a.name: _conv.unstructure(getattr(x, a.name)) for a in attrs.fields(Part)}
+    if not x.terms:
+        del d["terms"]
+    return d
+
+
+_conv.register_unstructure_hook(Part, _unstructure_part)
 
 
 def _unstructure_op(op: Op) -> dict[str, Any]:

@@ -828,7 +828,7 @@ class _OpPass:
             for j, x in enumerate(op.body):
                 self.op(ep, x, (*at, j), loops, times, ranges, top, phase)
             return
-        self._leaf(ep, op, at, loops, top, phase)
+        self._leaf(ep, op, at, loops, top, phase, ranges)
         if cls in _WORD_OPS:
             self._word_range(ep, op, at, times, ranges)
 
@@ -917,7 +917,7 @@ class _OpPass:
                 f"{phase}: a buffer is used only in its own phase"))
 
     def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
-              phase: int | None) -> None:
+              phase: int | None, ranges: dict[str, int] | None = None) -> None:
         """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
         phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
         written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
@@ -1048,7 +1048,8 @@ class _OpPass:
                 # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
                 tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
                 if op.part is not None:
-                    self._part(op, tb, bb, p.buffers[bid].name, lambda rule: self._report(ep, at, op, rule))
+                    self._part(op, tb, bb, p.buffers[bid].name, loops, ranges or {},
+                               lambda rule: self._report(ep, at, op, rule))
                 elif tb is not None and bb is not None and tb != bb:
                     self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
                            f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
@@ -1078,23 +1079,31 @@ class _OpPass:
             if op.dtype not in p.target.tile_bytes:
                 self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
 
-    def _part(self, op: ReadTiles | WriteTiles, tb: int | None, bb: int | None, bname: str,
-              report: Callable[[str], None]) -> None:
+    def _part(self, op: ReadTiles | WriteTiles, tb: int | None, bb: int | None, bname: str, loops: tuple[str, ...],
+              ranges: dict[str, int], report: Callable[[str], None]) -> None:
         """A transfer of part of a page moves one tile's byte range (``Part``): ``offset + size`` inside the tensor's
-        page (``tb`` bytes per tile of its dtype), ``at + size`` inside the buffer's tile (``bb``); a range past either
-        end reaches into the next page (``get_noc_addr(page, s, offset)``, dataflow_api.h). ``None``: a dtype the
-        target lacks, reported elsewhere."""
+        page (``tb`` bytes per tile of its dtype) at every index of the enclosing loops (``ranges``: each loop's
+        greatest index), ``at + size`` inside the buffer's tile (``bb``); a range past either end reaches into the
+        next page (``get_noc_addr(page, s, offset)``, dataflow_api.h). ``None``: a dtype the target lacks, reported
+        elsewhere."""
         part = op.part
         assert part is not None
         if op.tiles != 1:
             report(f"part: a transfer of part of a page moves one tile, got tiles={op.tiles}")
-        if part.offset < 0 or part.at < 0 or part.size < 1:
-            report(f"part: offset and at must be >= 0 and size >= 1, got offset={part.offset}, size={part.size}, "
-                   f"at={part.at}")
+        bad = [t.var for t in part.terms if t.var not in loops]
+        if bad:
+            report(f"part: offset term {bad[0]!r} is not an enclosing loop variable")
             return
-        if tb is not None and part.offset + part.size > tb:
-            report(f"part: offset + size = {part.offset + part.size} bytes passes the end of a page of "
-                   f"{op.tensor!r} ({tb} bytes)")
+        # The offset's least and greatest value over the loops' index ranges (each term is monotone in its index).
+        lo = part.offset + sum(min(0, t.coef * ranges.get(t.var, 0)) for t in part.terms)
+        hi = part.offset + sum(max(0, t.coef * ranges.get(t.var, 0)) for t in part.terms)
+        if lo < 0 or part.at < 0 or part.size < 1:
+            report(f"part: offset and at must be >= 0 and size >= 1, got offset={lo}{' at its least' if part.terms else ''}, "
+                   f"size={part.size}, at={part.at}")
+            return
+        if tb is not None and hi + part.size > tb:
+            report(f"part: offset + size = {hi + part.size} bytes{' at its greatest' if part.terms else ''} passes "
+                   f"the end of a page of {op.tensor!r} ({tb} bytes)")
         if bb is not None and part.at + part.size > bb:
             bid = op.into if isinstance(op, ReadTiles) else op.src
             report(f"part: at + size = {part.at + part.size} bytes passes the end of a tile of b{bid} ({bname}, "

@@ -47,11 +47,12 @@ def tile_range(it: Interp, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list
     return range(max(start, 0), min(start + op.tiles, ntiles))
 
 
-def byte_range(it: Interp, ti: int, op: ReadTiles | WriteTiles) -> tuple[int, int]:
-    """The bytes of each tensor tile ``op`` touches, ``[lo, hi)``: its ``part``'s, else the whole tile (the target's
-    bytes per tile of the tensor's dtype)."""
+def byte_range(it: Interp, e: int, pc: PC, ti: int, op: ReadTiles | WriteTiles) -> tuple[int, int]:
+    """The bytes of each tensor tile ``op`` touches, ``[lo, hi)``: its ``part``'s at this occurrence's loop indices,
+    else the whole tile (the target's bytes per tile of the tensor's dtype)."""
     if op.part is not None:
-        return op.part.offset, op.part.offset + op.part.size
+        lo = op.part.offset_at(it._env(e, pc)) if op.part.terms else op.part.offset
+        return lo, lo + op.part.size
     return 0, it.program.target.tile_bytes[it.program.tensors[ti].dtype]
 
 
@@ -85,7 +86,7 @@ def read_issued(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[V
     ti = it.tensor_index[op.tensor]
     role = it.program.tensors[ti].role
     if role is Role.ACTIVATION:
-        lo, hi = byte_range(it, ti, op)
+        lo, hi = byte_range(it, e, pc, ti, op)
         for t in rng:
             got = s.tiles.get((ti, t))
             # Per byte: the bytes read need completed writes (whole, or parts that cover them) and no incomplete
@@ -131,7 +132,7 @@ def write_issued(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list
     is_state = it.program.tensors[ti].role is Role.STATE
     w_sec = it._section(e, pc[0])
     nsec = len(it.program.sections)
-    lo, hi = byte_range(it, ti, op)
+    lo, hi = byte_range(it, e, pc, ti, op)
     tb = it.program.target.tile_bytes[it.program.tensors[ti].dtype]
     for t in rng:
         key = (ti, t)

@@ -183,12 +183,12 @@ def _no_page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> None:
 def _page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> V.Sym:
     """The bytes into a tensor page an address names (``get_noc_addr(page, s, offset)``, ``TensorAccessor::
     get_noc_addr(page_id, offset)``, tensor_accessor.h:155; ``noc_async_write_page(..., size, offset)``,
-    dataflow_api.h:1416-1422): a number, which a transfer of part of the page takes (``Part.offset``). One that
-    changes with the loop or comes from a runtime arg is refused by name."""
-    if isinstance(v, V.Sym) and not v.is_const:
-        how = (f"a runtime value in a range ({v.trip[0]})" if v.trip is not None
-               else "changes with loop index " + ", ".join(x for x, _ in v.loops))
-        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: offset {r.text(node)} {how}")
+    dataflow_api.h:1416-1422): a number, or one affine in the enclosing loops' indices (``Part.offset`` and
+    ``Part.terms``: a row's chunks one after another), which a transfer of part of the page takes. One that comes
+    from a runtime range or data is refused by name."""
+    if isinstance(v, V.Sym) and v.trip is not None:
+        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: offset {r.text(node)}, a runtime value in a "
+                 f"range ({v.trip[0]})")
     if not isinstance(v, V.Sym):
         r.refuse("tensor page offset not a number", n, f"{r.text(n)}: offset {r.text(node)}: {_why(r, node, v)}")
     assert isinstance(v, V.Sym)
@@ -278,7 +278,7 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     part = _part_size(r, dst.cb, src, size, n)
     if part is not None:
         at = r.part_at(dst, False, part, "read into L1 not inside the buffer's next unfilled tile", n)
-        r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), 1, dst.cb, Part(src.offset.const, part, at)), n)
+        r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), 1, dst.cb, _part(src, part, at)), n)
         return
     tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
     r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
@@ -292,20 +292,29 @@ def _part_size(r: KernelReader, cb: int, page: V.TensorPage, size: Any, n: Any) 
     sizes are made up, a transfer at offset 0 is whole pages."""
     off = page.offset.const
     if size is None:
-        if off:
+        if off or not page.offset.is_const:
             r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: a whole page from {off} B into "
                      "the page reaches into the next page")
         return None
     if r.survey:
         return None
     nbytes = r.int_of(size, n, "transfer size")
-    if not off and nbytes % r.cb_index[cb].entry_size == 0:
+    if page.offset == V.const(0) and nbytes % r.cb_index[cb].entry_size == 0:
         return None
     page_bytes = r.page_bytes.get(page.tensor, 0)
-    if page_bytes and off + nbytes > page_bytes:
-        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {off} B into a "
+    _, hi = r.bounds(page.offset)
+    if hi is None:
+        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: an offset the reading cannot bound")
+    assert hi is not None
+    if page_bytes and hi + nbytes > page_bytes:
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {hi} B into a "
                  f"{page_bytes} B page of {page.tensor} reaches into the next page")
     return nbytes
+
+
+def _part(page: V.TensorPage, size: int, at: int) -> Part:
+    """The ``Part`` of a transfer of ``size`` bytes at ``page``'s offset, ``at`` bytes into the buffer tile."""
+    return Part(page.offset.const, size, at, tuple(Term(v, c) for v, c in page.offset.loops))
 
 
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
@@ -328,7 +337,7 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     part = _part_size(r, src.cb, dst, size, n)
     if part is not None:
         at = r.part_at(src, True, part, "write from L1 not inside the buffer's next unread tile", n)
-        r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), 1, Part(dst.offset.const, part, at)), n)
+        r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), 1, _part(dst, part, at)), n)
         return
     tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
     r.l1_check(src, True, True, tiles, "write from L1 not at the buffer's next unread tile", n)
