@@ -56,6 +56,8 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (bad("target_object_incomplete.json"), "target: 'tile' is a required property"),
     (bad("structural_one.json"), "program (0,0).compute ops[0] Loop: count 'u' is not a declared trip"),
     (bad("structural_many.json"), "buffer 0 (c_0): site (9,0) is outside the 8x8 mesh (+6 more)"),
+    (bad("part_past_page.json"), "program (0,0).reader ops[0].body[1] ReadTiles: part: offset + size = 2064 bytes "
+     "passes the end of a page of 'X' (2048 bytes)"),
     (bad("dm_op_on_compute.json"), "program (0,0).compute ops[0].body[1] ReadTiles: read_tiles is a data-movement op "
      "(a NoC transaction or a data-movement RISC's own stores): the compute engine cannot issue it (+1 more)"),
 ]
@@ -73,6 +75,8 @@ STRUCTURAL_MANY = [
 STRUCTURAL = {
     "structural_one.json": [("program (0,0).compute ops[0] Loop", "count 'u' is not a declared trip")],
     "structural_many.json": STRUCTURAL_MANY,
+    "part_past_page.json": [("program (0,0).reader ops[0].body[1] ReadTiles",
+                             "part: offset + size = 2064 bytes passes the end of a page of 'X' (2048 bytes)")],
     "dm_op_on_compute.json": [
         (f"program (0,0).compute ops[0].body[{i}] {cls}", f"{tag} is a data-movement op (a NoC transaction or a "
          "data-movement RISC's own stores): the compute engine cannot issue it")

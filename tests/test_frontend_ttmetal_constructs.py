@@ -173,7 +173,8 @@ def test_deduced_accessor_type_is_interleaved(tmp_path: Path) -> None:
 
 
 def test_transfer_at_an_offset_into_a_tensor_page_is_refused(tmp_path: Path) -> None:
-    """``{.page_id = p, .offset_bytes = 64}`` with a whole page reaches into page p + 1: not ReadTiles' pages."""
+    """``{.page_id = p, .offset_bytes = 64}`` with a whole page reaches into page p + 1: not ReadTiles' pages (part
+    of the page is read: tests/test_frontend_ttmetal_part.py)."""
     body = ("    Noc noc;", "    DataflowBuffer b(0);",
             "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
             "    b.reserve_back(1);")

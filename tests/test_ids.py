@@ -20,6 +20,7 @@ from verispatial.ir import (
     McastSend,
     McastSetValid,
     Operand,
+    Part,
     ReadTiles,
     SemInc,
     SemWait,
@@ -33,7 +34,7 @@ from verispatial.ir.ids import Renaming, op_ids
 
 #: Op fields that name no entity (sizes, values, flags, loop structure).
 NOT_IDS = {"pages", "tiles", "by", "value", "cond", "terms", "num_dests", "front", "addr", "kind", "accumulate", "dtype",
-           "var", "body", "when", "offset", "drain", "behind"}
+           "var", "body", "when", "offset", "drain", "behind", "part"}
 ID_KINDS = {"buffer", "semaphore", "group", "tensor", "count", "site", "operands"}
 
 
@@ -47,6 +48,7 @@ NESTED_NOT_IDS = {
     Dynamic: {"name", "lo", "hi", "scale"},  # ``buf`` is tagged: a buffer id
     TripCount: {"trip", "scale", "offset"},
     Operand: {"pages"},
+    Part: {"offset", "size", "at", "terms"},  # byte counts inside one page; terms name enclosing loops only
 }
 
 

@@ -26,6 +26,9 @@
 - ``read-offset+1`` / ``read-offset-1``: a remote read's pages one further or nearer past its read pointer
   (``RemoteRead.offset``, never below 0); ``unsite``: a remote read's owner moved to another site holding a buffer of
   its cb index in its phase (one mutant per such site: the kernel computed the wrong core's NoC coordinates).
+- ``part-offset+`` / ``part-offset-`` / ``part-size+``: a part-page transfer's byte range one range further, nearer
+  (never below 0) or twice as long (``ReadTiles.part``, ``WriteTiles.part``; docs/semantics.md "Part-page transfers":
+  a range past the page is ``validate``'s); ``unpart``: its part dropped (the whole page moves).
 - ``undrain``: a local copy's or fill's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``: its stores may land
   after the push that publishes them, tt-metal PR #50183's pre-fix form).
 
@@ -68,11 +71,13 @@ from verispatial.ir.ops import (
     McastSetValid,
     Op,
     ReadBarrier,
+    ReadTiles,
     RemoteRead,
     SemIncMcast,
     SemSet,
     SemWait,
     WriteBarrier,
+    WriteTiles,
     body_at,
     op_text,
     with_body,
@@ -202,6 +207,19 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         shifted: Op = attrs.evolve(op, offset=op.offset + d)
                         yield (f"read-offset{d:+d}", path, f"RemoteRead offset {op.offset} -> {op.offset + d}",
                                with_body(ops, where, (*body[:i], shifted, *body[i + 1:])))
+            if isinstance(op, (ReadTiles, WriteTiles)) and op.part is not None:
+                # A byte range one stick off, or the whole page: the kernel's offset or size computed wrong (a
+                # range past the page is validate's; a part widened to the page is a whole-tile transfer).
+                part = op.part
+                for field, d in (("offset", part.size), ("offset", -part.size), ("size", part.size)):
+                    span = attrs.evolve(part, **{field: getattr(part, field) + d})
+                    if span.offset >= 0:
+                        yield (f"part-{field}{'+' if d > 0 else '-'}", path,
+                               f"{_name(op)} part {field} {getattr(part, field)} -> {getattr(span, field)}",
+                               with_body(ops, where, (*body[:i], attrs.evolve(op, part=span), *body[i + 1:])))
+                yield ("unpart", path, f"{_name(op)} moves its whole page, not bytes [{part.offset}, "
+                       f"{part.offset + part.size})", with_body(ops, where, (*body[:i], attrs.evolve(op, part=None),
+                                                                           *body[i + 1:])))
             if isinstance(op, (CopyTiles, FillTiles)) and op.drain:
                 yield ("undrain", path, f"{type(op).__name__} without its drain",
                        with_body(ops, where, (*body[:i], attrs.evolve(op, drain=False), *body[i + 1:])))

@@ -651,9 +651,9 @@ def _access_op(op: Op, nb: int, tmap: dict[str, str], ren: Renaming) -> Op:
     """A template's ``ReadTiles`` / ``WriteTiles`` as the expansion has it (``TemplatedProgram.instance_ops``): its
     tensor renamed, its buffer shifted by ``nb``; an indirect address through ``ren`` and ``dynamic_renamed``."""
     if type(op) is ReadTiles and op.addr.dynamic is None:
-        return ReadTiles(tmap[op.tensor], op.addr, op.tiles, op.into + nb)
+        return ReadTiles(tmap[op.tensor], op.addr, op.tiles, op.into + nb, op.part)
     if type(op) is WriteTiles and op.addr.dynamic is None:
-        return WriteTiles(op.src + nb, tmap[op.tensor], op.addr, op.tiles)
+        return WriteTiles(op.src + nb, tmap[op.tensor], op.addr, op.tiles, op.part)
     return dynamic_renamed(ren.op(op), tmap)
 
 
@@ -716,6 +716,8 @@ class _Walker:
             v = getattr(op, name)
             if cls is SemSet and name == "terms" and not v:
                 continue  # in the key only when there are any: keys of programs from before the field are unchanged
+            if name == "part" and v is None:
+                continue  # in the key only when set: keys of whole-tile transfers are what they were
             if kind is None or v is None:
                 if isinstance(v, Addr) and v.dynamic is not None and v.dynamic.buf is not None:
                     v = attrs.evolve(v, dynamic=attrs.evolve(v.dynamic, buf=None))  # its renamed id is added below
@@ -1301,6 +1303,11 @@ class _Written:
             if acc.write:
                 op = acc.leaf.op
                 assert isinstance(op, WriteTiles)
+                if op.part is not None:
+                    # A part of a page writes the tile only together with others (docs/semantics.md, "Part-page
+                    # transfers"): coverage rests on whole writes alone, so a proof never counts a part as the tile;
+                    # a tile written only in parts is a candidate the interpreter must replay, else failed-to-prove.
+                    continue
                 self.by.setdefault(op.tensor, {}).setdefault(acc.phase, []).append(acc)
         self._sets: dict[tuple[str, int], set[int] | None] = {}
 

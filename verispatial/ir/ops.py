@@ -210,16 +210,44 @@ class RemoteRead:
 
 
 @attrs.frozen
+class Part:
+    """A byte range of one tensor page and of one buffer tile: what a transfer of part of a page moves.
+
+    ``offset`` (bytes) is where the range starts inside the tensor page (tile) the op's ``addr`` names, ``size``
+    (bytes, >= 1) its length, ``at`` (bytes) where it starts inside the buffer tile the op takes (the next unfilled
+    tile of a read's reserved back, the next unread tile of a write's waited front). ``validate``: ``offset + size``
+    is at most the tensor's bytes per tile and ``at + size`` the buffer's (``part-range``). tt-metal says it as
+    ``noc_async_read(get_noc_addr(page, s, offset), get_write_ptr(cb) + at, size)`` (``dataflow_api.h``
+    ``get_noc_addr(id, AddrGen, offset)``; ``TensorAccessor::get_noc_addr(page_id, offset)``, ``tensor_accessor.h``):
+    a row-major stick inside a tile-sized page, or a stick landed at a byte offset into a buffer page (the paged-cache
+    writer, ``writer_update_cache_interleaved_start_id.cpp:102-103``). docs/semantics.md, "Part-page transfers"."""
+
+    offset: int = attrs.field()
+    size: int = attrs.field()
+    at: int = 0
+    #: The offset grows with enclosing loops' indices: ``offset + sum(coef * index)`` bytes (a row's chunks read one
+    #: after another, ``{.page_id = row, .offset_bytes = chunk * chunk_bytes}``); each ``var`` names an enclosing loop.
+    terms: tuple[Term, ...] = ()
+
+    def offset_at(self, env: Mapping[str, int]) -> int:
+        """The offset in bytes at loop indices ``env``."""
+        return self.offset + sum(t.coef * env[t.var] for t in self.terms)
+
+
+@attrs.frozen
 class ReadTiles:
     """Asynchronous read of ``tiles`` tiles of ``tensor`` at ``addr`` into the reserved back of ``into``.
 
-    Lands no later than the engine's next ``ReadBarrier`` (noc_async_read + noc_async_read_barrier).
+    Lands no later than the engine's next ``ReadBarrier`` (noc_async_read + noc_async_read_barrier). ``part``: only
+    a byte range of one page (``tiles`` is 1): ``Part``'s bytes of tensor tile ``addr`` into its bytes of the next
+    unfilled tile of ``into``, which the op takes as a whole-tile read does (the fill pointer moves one tile).
     """
 
     tensor: str = attrs.field(metadata={"id": ID_TENSOR})
     addr: Addr = attrs.field()
     tiles: int = attrs.field()
     into: int = attrs.field(metadata={"id": ID_BUFFER})
+    part: Part | None = None
 
 
 @attrs.frozen
@@ -287,13 +315,16 @@ class CopyTiles:
 class WriteTiles:
     """Asynchronous write of ``tiles`` tiles from the front of buffer ``src`` to ``tensor`` at ``addr``.
 
-    Complete (acknowledged) no later than the engine's next ``WriteBarrier``.
+    Complete (acknowledged) no later than the engine's next ``WriteBarrier``. ``part``: only a byte range of one page
+    (``tiles`` is 1): ``Part``'s bytes of the next unread tile of ``src`` into its bytes of tensor tile ``addr``; the
+    tile counts as written only once such writes cover all its bytes (docs/semantics.md, "Part-page transfers").
     """
 
     src: int = attrs.field(metadata={"id": ID_BUFFER})
     tensor: str = attrs.field(metadata={"id": ID_TENSOR})
     addr: Addr = attrs.field()
     tiles: int = attrs.field()
+    part: Part | None = None
 
 
 @attrs.frozen
@@ -546,6 +577,12 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
             fields.append(v.value)
         elif a.name == "addr":
             continue
+        elif a.name == "part":
+            # A whole-tile transfer reads as it always has; a part names its bytes.
+            if v is not None:
+                grows = "".join(f"{t.coef:+d}*{t.var}" for t in v.terms)
+                fields.append(f"bytes [{v.offset}{grows}, +{v.size}) at +{v.at}" if grows
+                              else f"bytes [{v.offset}, {v.offset + v.size}) at +{v.at}")
         elif a.name in ("accumulate", "front", "drain"):
             # Only the non-default form says so: the plain form reads as it always has.
             if v:

@@ -30,7 +30,21 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
-from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
+from verispatial.ir.ops import (
+    CONTAINERS,
+    OP_TAGS,
+    TAG_OPS,
+    If,
+    Loop,
+    McastSend,
+    Op,
+    PackAcc,
+    Part,
+    ReadTiles,
+    SemSet,
+    TripCount,
+    WriteTiles,
+)
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
@@ -96,6 +110,17 @@ def _unstructure_dynamic(x: Dynamic) -> dict[str, Any]:
 _conv.register_unstructure_hook(Dynamic, _unstructure_dynamic)
 
 
+def _unstructure_part(x: Part) -> dict[str, Any]:
+    # terms are written only when the offset grows with a loop.
+    d = {a.name: _conv.unstructure(getattr(x, a.name)) for a in attrs.fields(Part)}
+    if not x.terms:
+        del d["terms"]
+    return d
+
+
+_conv.register_unstructure_hook(Part, _unstructure_part)
+
+
 def _unstructure_op(op: Op) -> dict[str, Any]:
     d: dict[str, Any] = {"op": OP_TAGS[type(op)]}
     for a in attrs.fields(type(op)):
@@ -112,6 +137,10 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
             # byte for byte what they were. ``dst`` is a buffer id, and buffer 0 is set.
             if v if a.name != "dst" else v is not None:
                 d[a.name] = v
+        elif isinstance(op, (ReadTiles, WriteTiles)) and a.name == "part":
+            # Written only when set: whole-tile transfers (and their certificates' program digests) keep their bytes.
+            if v is not None:
+                d["part"] = _conv.unstructure(v)
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.
             if v:

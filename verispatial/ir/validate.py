@@ -786,6 +786,7 @@ class _OpPass:
         self.tensors = {t.name for t in p.tensors}
         self.roles = {t.name: t.role for t in p.tensors}
         self.tensor_of = {t.name: t for t in p.tensors}
+        self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
         ph = self.phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
@@ -859,7 +860,7 @@ class _OpPass:
             for j, x in enumerate(op.body):
                 self.op(ep, x, (*at, j), loops, times, ranges, top, phase)
             return
-        self._leaf(ep, op, at, loops, top, phase)
+        self._leaf(ep, op, at, loops, top, phase, ranges)
         if cls in _WORD_OPS:
             self._word_range(ep, op, at, times, ranges)
 
@@ -903,7 +904,7 @@ class _OpPass:
             cls = type(x)
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
-                leaf(ep, x, where, body_loops, top, phase)
+                leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in word_ops:
                     self._word_range(ep, x, where, times * n, inner)
             else:
@@ -957,7 +958,7 @@ class _OpPass:
                 f"{phase}: a buffer is used only in its own phase"))
 
     def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
-              phase: int | None) -> None:
+              phase: int | None, ranges: dict[str, int] | None = None) -> None:
         """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
         phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
         written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
@@ -1053,7 +1054,10 @@ class _OpPass:
                 # The NoC moves whole tiles of the tensor's format (its page size) to or from the buffer's pages: a
                 # tile of another size overruns the page or leaves it part filled (get_tile_size, dataflow_api.h).
                 tb, bb = p.target.tile_bytes.get(tensor.dtype), p.target.tile_bytes.get(p.buffers[bid].dtype)
-                if tb is not None and bb is not None and tb != bb:
+                if op.part is not None:
+                    self._part(op, tb, bb, p.buffers[bid].name, loops, ranges or {},
+                               lambda rule: self._report(ep, at, op, rule))
+                elif tb is not None and bb is not None and tb != bb:
                     self._report(ep, at, op, f"moves {tensor.dtype} tiles of {op.tensor!r} ({tb} bytes) through b{bid} "
                            f"({p.buffers[bid].name}), whose {p.buffers[bid].dtype} pages hold {bb}-byte tiles: a NoC "
                            "transfer moves the tensor's tiles as they are")
@@ -1066,6 +1070,16 @@ class _OpPass:
                 self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and role == Role.OUTPUT:
                 self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
+            if op.part is not None and op.tensor in self.sharded:
+                # A sharded buffer's pages are the tensor's tiles, ordered against its transfers per tile
+                # (families/cb/shard_semantics.py): a part of one is not counted there.
+                self._use(ep, top, op, f"part: moves part of a page of {op.tensor!r}, which a sharded buffer holds: "
+                          "part-page transfers of a sharded tensor are not modelled (its shards are whole tiles)")
+            if op.part is not None and role == Role.STATE:
+                # A state tile's versions are counted per tile and section (docs/semantics.md, "Tensors"): a part of
+                # one is a version of some of its bytes, which no rule counts yet.
+                self._use(ep, top, op, f"part: moves part of a page of state tensor {op.tensor!r}: part-page "
+                          "transfers of carried state are not modelled (a state's versions are whole tiles)")
             return
         if cls is AcquireAcc:
             assert isinstance(op, AcquireAcc)
@@ -1117,6 +1131,36 @@ class _OpPass:
             # One buffer's pages copied onto themselves is an in-place update, not a copy between two windows.
             self._report(ep, at, op, f"copies b{op.src} into itself: a copy reads one buffer's waited front and "
                          "stores into another's reserved back")
+
+    def _part(self, op: ReadTiles | WriteTiles, tb: int | None, bb: int | None, bname: str, loops: tuple[str, ...],
+              ranges: dict[str, int], report: Callable[[str], None]) -> None:
+        """A transfer of part of a page moves one tile's byte range (``Part``): ``offset + size`` inside the tensor's
+        page (``tb`` bytes per tile of its dtype) at every index of the enclosing loops (``ranges``: each loop's
+        greatest index), ``at + size`` inside the buffer's tile (``bb``); a range past either end reaches into the
+        next page (``get_noc_addr(page, s, offset)``, dataflow_api.h). ``None``: a dtype the target lacks, reported
+        elsewhere."""
+        part = op.part
+        assert part is not None
+        if op.tiles != 1:
+            report(f"part: a transfer of part of a page moves one tile, got tiles={op.tiles}")
+        bad = [t.var for t in part.terms if t.var not in loops]
+        if bad:
+            report(f"part: offset term {bad[0]!r} is not an enclosing loop variable")
+            return
+        # The offset's least and greatest value over the loops' index ranges (each term is monotone in its index).
+        lo = part.offset + sum(min(0, t.coef * ranges.get(t.var, 0)) for t in part.terms)
+        hi = part.offset + sum(max(0, t.coef * ranges.get(t.var, 0)) for t in part.terms)
+        if lo < 0 or part.at < 0 or part.size < 1:
+            report(f"part: offset and at must be >= 0 and size >= 1, got offset={lo}{' at its least' if part.terms else ''}, "
+                   f"size={part.size}, at={part.at}")
+            return
+        if tb is not None and hi + part.size > tb:
+            report(f"part: offset + size = {hi + part.size} bytes{' at its greatest' if part.terms else ''} passes "
+                   f"the end of a page of {op.tensor!r} ({tb} bytes)")
+        if bb is not None and part.at + part.size > bb:
+            bid = op.into if isinstance(op, ReadTiles) else op.src
+            report(f"part: at + size = {part.at + part.size} bytes passes the end of a tile of b{bid} ({bname}, "
+                   f"{bb} bytes)")
 
     def _remote_read(self, op: RemoteRead, report: Callable[[str], None]) -> None:
         """A remote read names a buffer of its cb index at ``at`` (in its phase), reads inside that ring, and moves

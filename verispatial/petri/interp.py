@@ -147,6 +147,7 @@ class State:
         "fill",
         "landed",
         "mc_mask",
+        "parts",
         "pcs",
         "pending",
         "popped",
@@ -205,6 +206,9 @@ class State:
     # per state tile, its versions by section (semantics.md "tensor-race"): (issued writes, incomplete writes), each
     # a bitmask over (engine, section) pairs: bit engine * sections + section
     swrites: dict[TileKey, tuple[int, int]]
+    # per tensor tile written in part (``Part``): its part writes as (engine, first byte, one past the last, complete),
+    # sorted; the tile counts as written once they cover its bytes (docs/semantics.md, "Part-page transfers")
+    parts: dict[TileKey, tuple[tuple[int, int, int, bool], ...]]
     sreads: dict[TileKey, int]  # per state tile: sections with an issued read of it
     # per (sharing waiter, buffer) pair (``Interp.share_id``): its own waited window [0, share_end) and the tiles it
     # read from its read pointer, which only its own pops would move (it never pops: ir/sharing.py)
@@ -223,6 +227,7 @@ class State:
         s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
+        s.parts = self.parts.copy()
         s.share_end, s.share_drain = self.share_end.copy(), self.share_drain.copy()
         return s
 
@@ -253,6 +258,7 @@ class State:
             # did (named in messages) does not change the future, so equal futures keep equal keys.
             tuple(sorted((k, (m, last >= 0, issuers != 0)) for k, (m, last, issuers) in self.tiles.items())),
             tuple(sorted(self.swrites.items())),
+            tuple(sorted(self.parts.items())),
             tuple(sorted(self.sreads.items())),
             tuple(self.share_end),
             tuple(self.share_drain),
@@ -564,7 +570,7 @@ class Interp:
         s.st_mask = [0] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.wack, s.aack = [0] * n, [0] * n
-        s.tiles, s.swrites, s.sreads = {}, {}, {}
+        s.tiles, s.swrites, s.sreads, s.parts = {}, {}, {}, {}
         s.share_end, s.share_drain = [0] * len(self.share_id), [0] * len(self.share_id)
         s.pcs = [self._normalize(e, [0], []) if self.engines[e].ops else None for e in range(n)]
         out: list[Violation] = []

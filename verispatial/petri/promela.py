@@ -26,7 +26,8 @@ Outside the model (``PromelaUnsupported``, raised with the reason, never a model
 a multicast whose ``num_dests`` is not its group's (``ir/acks.py``: its barrier counts acknowledgements), programs of
 several sections (``rendezvous-early``, per-section state versions), aliased buffers
 (``alias-clobber``), several engines waiting on one buffer (``ir/sharing.py``), a sharded buffer other than a read
-shard of an input or param (the tensor tiles its pushes read or write, ``ir/shards.py``), dynamic (indirect) addresses, more
+shard of an input or param (the tensor tiles its pushes read or write, ``ir/shards.py``), dynamic (indirect) addresses,
+transfers of part of a page (``Part``: the model's tiles are whole), more
 than 31 engines, buffers or sites (bit masks in an ``int``) and numbers past a 32-bit signed ``int``.
 
 Each op's ``d_step``, the landings of what it puts in flight and its queue are its rule family's
@@ -264,6 +265,9 @@ class _Gen:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} has a dynamic address (not modelled)")
+                if isinstance(op, (ReadTiles, WriteTiles)) and op.part is not None:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} moves part of a page: the model's tensor tiles "
+                                             "are whole (part-page transfers are not modelled in Promela)")
                 if isinstance(op, RemoteRead):
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
                                              "are not modelled in Promela)")

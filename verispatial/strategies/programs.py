@@ -40,6 +40,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   with a token in a second buffer that the consumer waits for before its pop. Broken: the consumer pops without
   waiting for the answer (tt-metal #44366: a data-movement waiter arriving after the pop hangs), or the waiter pops
   too (two consumers, #55996).
+- A one-page read of an input sometimes (about 1 in 6) moves one row stick of the page into one row of the buffer's
+  tile (``ReadTiles.part``, docs/semantics.md "Part-page transfers").
 - A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile,
   drained); broken, the fill is sometimes one tile short of the push, comes before the reserve or has no drain before
   the push (its stores may land after it: ``async-read-publish``).
@@ -100,6 +102,7 @@ from verispatial.ir import (
     McastSetValid,
     Op,
     PackAcc,
+    Part,
     Pop,
     Program,
     Push,
@@ -445,7 +448,13 @@ def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], c
         elif reads:
             name = f"st{len(tensors)}" if state else f"in{len(tensors)}"
             tensors.append(_tensor(name, tiles + shift, Role.STATE if state else Role.INPUT, buffers[-1].dtype))
-            unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b), ReadBarrier()]
+            # A one-page read of an input sometimes takes a row stick of its page only (``Part``: docs/semantics.md
+            # "Part-page transfers"), at a row of the page into a row of the buffer's tile.
+            part = None
+            if pages == 1 and not state and draw(st.integers(0, 5)) == 0:
+                row = WORMHOLE.tile_bytes[buffers[b].dtype] // 32  # both targets' tiles have these sizes
+                part = Part(row * draw(st.integers(0, 31)), row, row * draw(st.integers(0, 31)))
+            unit += [ReadTiles(name, _addr(stage, 0, pages), pages, b, part), ReadBarrier()]
         unit.append(Push(b, pages))
         stage.give.setdefault(prod, []).append(unit)
         unit = []

@@ -31,6 +31,7 @@ import math
 import time
 from collections.abc import Callable
 
+import attrs
 import z3
 
 from verispatial.certify.positions import Encoder, LoopMath, count_expr
@@ -300,6 +301,21 @@ def _run(a: Analysis, trusted: set[int], name: str, engines: list[str], build: B
     return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
+def _part(lf: Leaf) -> bool:
+    """Whether leaf ``lf`` transfers part of a page (``ReadTiles`` / ``WriteTiles`` with a ``part``)."""
+    return isinstance(lf.op, (ReadTiles, WriteTiles)) and lf.op.part is not None
+
+
+def _not_claimed(r: Result, tensor: str) -> Result:
+    """A proof about ``tensor`` that counted a part-page write as its whole tile: failed-to-prove instead (fail
+    closed). Refutations (replayed) and failures stand."""
+    if r.verdict != Verdict.PROVED:
+        return r
+    return attrs.evolve(r, verdict=Verdict.FAILED, reason=f"{tensor} is written in parts of pages: a read's bytes "
+                        "covered by completed part writes is outside the fragment the checker decides (the "
+                        "interpreter decides it per byte)")
+
+
 def _leaf_ref(lf: Leaf) -> str:
     return f"{lf.engine}{list(lf.path)}"
 
@@ -316,10 +332,19 @@ def check_ordering(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
         writes = [lf for lf in leaves if isinstance(lf.op, WriteTiles) and lf.op.tensor == t.name]
         sides = shards.get(t.name, ([], []))
         cover = WriteCover(tuple(sides[1])) if sides[1] else None
+        # Part-page writes (docs/semantics.md, "Part-page transfers"): a tile counts as written only when parts cover
+        # its bytes, which these queries do not count. Output coverage is asked of the whole writes alone (a proof
+        # then never counts a part as its tile; a refutation is replayed by the byte-exact interpreter, else it fails
+        # to prove); an activation's read-after-write proof would take a part for its tile, so it is not claimed. The
+        # write-write queries take a part as its whole tile: stricter than per byte, so their proofs stand.
+        whole = [w for w in writes if not _part(w)]
         if t.role == Role.OUTPUT:
-            out.append(_output(a.program, t.name, writes, rlimit, cover, a))
+            out.append(_output(a.program, t.name, whole, rlimit, cover, a))
         if t.role == Role.ACTIVATION:
-            out.extend(_activation(a, trusted, t.name, reads, writes, rlimit, cover))
+            got = _activation(a, trusted, t.name, reads, writes, rlimit, cover)
+            if len(whole) < len(writes):
+                got = [_not_claimed(r, t.name) for r in got]
+            out.extend(got)
         elif t.role == Role.STATE:
             out.extend(_state(a, trusted, t.name, reads, writes, rlimit))
         out.extend(_write_write(a, trusted, t.name, writes, rlimit))

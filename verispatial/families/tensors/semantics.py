@@ -47,6 +47,36 @@ def tile_range(it: Interp, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list
     return range(max(start, 0), min(start + op.tiles, ntiles))
 
 
+def byte_range(it: Interp, e: int, pc: PC, ti: int, op: ReadTiles | WriteTiles) -> tuple[int, int]:
+    """The bytes of each tensor tile ``op`` touches, ``[lo, hi)``: its ``part``'s at this occurrence's loop indices,
+    else the whole tile (the target's bytes per tile of the tensor's dtype)."""
+    if op.part is not None:
+        lo = op.part.offset_at(it._env(e, pc)) if op.part.terms else op.part.offset
+        return lo, lo + op.part.size
+    return 0, it.program.target.tile_bytes[it.program.tensors[ti].dtype]
+
+
+def covers(ranges: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    """Whether the union of the half-open byte ranges ``ranges`` covers ``[lo, hi)``."""
+    at = lo
+    for a, b in sorted(ranges):
+        if a > at:
+            break
+        at = max(at, b)
+        if at >= hi:
+            return True
+    return at >= hi
+
+
+def _part_overlap(s: State, key: TileKey, lo: int, hi: int, mask: int) -> int:
+    """Engines in ``mask`` (a bit mask) with an incomplete part write of tile ``key`` that overlaps ``[lo, hi)``."""
+    got = 0
+    for pe, a, b, done in s.parts.get(key, ()):
+        if not done and a < hi and lo < b and mask >> pe & 1:
+            got |= 1 << pe
+    return got
+
+
 def read_issued(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[Violation]) -> tuple[TileKey, ...]:
     """A ReadTiles is issued: ``bounds``; ``tensor-race`` for an activation tile with no completed write or an
     incomplete one, and for a state tile an incomplete write of an earlier section would have to complete first.
@@ -56,11 +86,18 @@ def read_issued(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[V
     ti = it.tensor_index[op.tensor]
     role = it.program.tensors[ti].role
     if role is Role.ACTIVATION:
+        lo, hi = byte_range(it, e, pc, ti, op)
         for t in rng:
             got = s.tiles.get((ti, t))
-            if got is None or got[1] < 0 or got[0]:
-                why = ("while a write to it by " + engines_text(it, got[0]) + " is not complete"
-                       if got is not None and got[0] else "before any completed write to it")
+            # Per byte: the bytes read need completed writes (whole, or parts that cover them) and no incomplete
+            # write over them (a part write of other bytes of the tile is no race).
+            busy = (got[0] if got is not None else 0) | _part_overlap(s, (ti, t), lo, hi, -1)
+            done = [(a, b) for _pe, a, b, fin in s.parts.get((ti, t), ()) if fin]
+            if ((got is None or got[1] < 0) and not covers(done, lo, hi)) or busy:
+                why = ("while a write to it by " + engines_text(it, busy) + " is not complete"
+                       if busy else "before any completed write to it")
+                if op.part is not None:
+                    why = f"(bytes [{lo}, {hi})) {why}"
                 it._v(out, R.TENSOR_RACE, e, pc, f"{op_text(op)} reads activation {op.tensor} tile {t} {why}",
                       TensorRef(op.tensor))
                 break
@@ -95,10 +132,13 @@ def write_issued(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list
     is_state = it.program.tensors[ti].role is Role.STATE
     w_sec = it._section(e, pc[0])
     nsec = len(it.program.sections)
+    lo, hi = byte_range(it, e, pc, ti, op)
+    tb = it.program.target.tile_bytes[it.program.tensors[ti].dtype]
     for t in rng:
         key = (ti, t)
         m, last, issuers = s.tiles.get(key, (0, -1, 0))
-        others = m & ~(1 << e)
+        # Per byte: another engine's incomplete write races with this one only where their bytes meet.
+        others = (m & ~(1 << e)) | _part_overlap(s, key, lo, hi, ~(1 << e))
         if others and not reported:
             it._v(out, R.TENSOR_RACE, e, pc,
                   f"{op_text(op)} writes {op.tensor} tile {t} while a write to it by "
@@ -116,7 +156,15 @@ def write_issued(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list
             issued, inc = s.swrites.get(key, (0, 0))
             bit_ew = 1 << (e * nsec + w_sec)
             s.swrites[key] = (issued | bit_ew, inc | bit_ew)
-        s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
+        if op.part is None:
+            s.tiles[key] = (m | (1 << e), last, issuers | (1 << e))
+        else:
+            ps = tuple(sorted({*s.parts.get(key, ()), (e, lo, hi, False)}))
+            s.parts[key] = ps
+            # ``output-unwritten`` counts issued writes: a tile written in parts counts once they cover its bytes,
+            # never for one part alone.
+            if covers([(a, b) for _pe, a, b, _fin in ps], 0, tb):
+                s.tiles[key] = (m, last, issuers | (1 << e))
         keys.append(key)
     s.wtiles[e] = (*s.wtiles[e], *keys)
 
@@ -127,9 +175,17 @@ def writes_complete(it: Interp, s: State, e: int) -> None:
     nsec = len(it.program.sections)
     mine = ((1 << nsec) - 1) << (e * nsec)
     for key in s.wtiles[e]:
-        m, _last, issuers = s.tiles[key]
+        m, _last, issuers = s.tiles.get(key, (0, -1, 0))
         if m & bit:
             s.tiles[key] = (m & ~bit, e, issuers)
+        ps = s.parts.get(key)
+        if ps and any(pe == e and not fin for pe, _a, _b, fin in ps):
+            ps = tuple(sorted({(pe, a, b, fin or pe == e) for pe, a, b, fin in ps}))
+            s.parts[key] = ps
+            tb = it.program.target.tile_bytes[it.program.tensors[key[0]].dtype]
+            if covers([(a, b) for _pe, a, b, fin in ps if fin], 0, tb):
+                m, _last, issuers = s.tiles.get(key, (0, -1, 0))
+                s.tiles[key] = (m, e, issuers)
         if key in s.swrites:
             issued, inc = s.swrites[key]
             s.swrites[key] = (issued, inc & ~mine)

@@ -26,6 +26,7 @@ from verispatial.ir.ops import (
     McastSetValid,
     Operand,
     PackAcc,
+    Part,
     Pop,
     Push,
     ReadBarrier,
@@ -171,11 +172,27 @@ def _semaphore_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: l
 
 
 def _no_page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> None:
-    """An offset into a tensor page (``get_noc_addr(page, s, offset)``, ``noc_async_read_tile(page, s, l1,
-    offset)``, dataflow_api.h:1241-1246, 1416-1422): the ops move whole pages from a page's start, so only 0 is
-    read; a transfer from inside a page reaches into the next one."""
+    """An offset into a tensor page where the transfer moves a whole page from it (``noc_async_read_tile(page, s,
+    l1, offset)`` / ``noc_async_read_page``: ``page_size`` bytes from ``offset``, dataflow_api.h:1241-1264): only 0
+    is read; a whole page from inside a page reaches into the next one."""
     if not (isinstance(v, V.Sym) and v == V.const(0)):
-        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: offset {r.text(node)}")
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: offset {r.text(node)}, a whole page "
+                 "from it reaches into the next page")
+
+
+def _page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> V.Sym:
+    """The bytes into a tensor page an address names (``get_noc_addr(page, s, offset)``, ``TensorAccessor::
+    get_noc_addr(page_id, offset)``, tensor_accessor.h:155; ``noc_async_write_page(..., size, offset)``,
+    dataflow_api.h:1416-1422): a number, or one affine in the enclosing loops' indices (``Part.offset`` and
+    ``Part.terms``: a row's chunks one after another), which a transfer of part of the page takes. One that comes
+    from a runtime range or data is refused by name."""
+    if isinstance(v, V.Sym) and v.trip is not None:
+        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: offset {r.text(node)}, a runtime value in a "
+                 f"range ({v.trip[0]})")
+    if not isinstance(v, V.Sym):
+        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: offset {r.text(node)}: {_why(r, node, v)}")
+    assert isinstance(v, V.Sym)
+    return v
 
 
 def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -183,9 +200,8 @@ def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[An
         page = vals[0]
         if not isinstance(page, V.Sym):
             r.refuse("tensor page not known statically", n, _why(r, nodes[0], page))
-        if len(vals) >= 3:
-            _no_page_offset(r, vals[2], nodes[2], n)
-        return V.TensorPage(vals[1].tensor, page)
+        off = _page_offset(r, vals[2], nodes[2], n) if len(vals) >= 3 else V.const(0)
+        return V.TensorPage(vals[1].tensor, page, off)
     if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
         return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
     if len(vals) >= 1:
@@ -218,7 +234,7 @@ def _page_read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[A
 def _page_write(tile: bool) -> Handler:
     """noc_async_write_tile(page, accessor, l1_addr[, noc]) and noc_async_write_page(page, accessor, l1_addr[, size[,
     offset[, noc]]]) (dataflow_api.h:1416-1422, 1503-1547): a page's ``size`` of 0 is the whole page; any other size
-    is the transfer's (part of a page is refused), an offset into the page must be 0."""
+    is the transfer's, from ``offset`` bytes into the page (part of a page: ``write_from``)."""
 
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, "noc_async_write_tile" if tile else "noc_async_write_page")
@@ -230,9 +246,8 @@ def _page_write(tile: bool) -> Handler:
         size = None
         if not tile and len(vals) > 3 and not (isinstance(vals[3], V.Sym) and vals[3] == V.const(0)):
             size = vals[3]
-        if not tile and len(vals) > 4:
-            _no_page_offset(r, vals[4], nodes[4], n)
-        write_from(r, src, V.TensorPage(acc.tensor, page), size, n)
+        off = _page_offset(r, vals[4], nodes[4], n) if not tile and len(vals) > 4 else V.const(0)
+        write_from(r, src, V.TensorPage(acc.tensor, page, off), size, n)
 
     return h
 
@@ -260,9 +275,46 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     if not isinstance(src, V.TensorPage):
         r.refuse("read from an address not a tensor page", n, r.text(n))
     dst = _read_destination(r, dst, n)
+    part = _part_size(r, dst.cb, src, size, n)
+    if part is not None:
+        at = r.part_at(dst, False, part, "read into L1 not inside the buffer's next unfilled tile", n)
+        r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), 1, dst.cb, _part(src, part, at)), n)
+        return
     tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
     r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
     r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
+
+
+def _part_size(r: KernelReader, cb: int, page: V.TensorPage, size: Any, n: Any) -> int | None:
+    """The bytes a transfer between tensor page ``page`` and buffer ``cb`` moves when it is part of a page (a
+    ``Part``: an offset into the page, or a size not a whole number of ``cb``'s pages), else None (whole pages).
+    A whole page from an offset (``size`` None) reaches into the next page and is refused; in the survey, whose entry
+    sizes are made up, a transfer at offset 0 is whole pages."""
+    off = page.offset.const
+    if size is None:
+        if off or not page.offset.is_const:
+            r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: a whole page from {off} B into "
+                     "the page reaches into the next page")
+        return None
+    if r.survey:
+        return None
+    nbytes = r.int_of(size, n, "transfer size")
+    if page.offset == V.const(0) and nbytes % r.cb_index[cb].entry_size == 0:
+        return None
+    page_bytes = r.page_bytes.get(page.tensor, 0)
+    _, hi = r.bounds(page.offset)
+    if hi is None:
+        r.refuse("tensor page offset not a number", n, f"{r.text(n)}: an offset the reading cannot bound")
+    assert hi is not None
+    if page_bytes and hi + nbytes > page_bytes:
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {hi} B into a "
+                 f"{page_bytes} B page of {page.tensor} reaches into the next page")
+    return nbytes
+
+
+def _part(page: V.TensorPage, size: int, at: int) -> Part:
+    """The ``Part`` of a transfer of ``size`` bytes at ``page``'s offset, ``at`` bytes into the buffer tile."""
+    return Part(page.offset.const, size, at, tuple(Term(v, c) for v, c in page.offset.loops))
 
 
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
@@ -282,6 +334,11 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         # the model's WriteTiles reads the waited front; a write from the reserved back (pages this engine fills
         # and has not pushed) is another transfer
         r.refuse("write from a buffer's back pages", n, r.text(n))
+    part = _part_size(r, src.cb, dst, size, n)
+    if part is not None:
+        at = r.part_at(src, True, part, "write from L1 not inside the buffer's next unread tile", n)
+        r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), 1, _part(dst, part, at)), n)
+        return
     tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
     r.l1_check(src, True, True, tiles, "write from L1 not at the buffer's next unread tile", n)
     r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), tiles), n)
@@ -761,9 +818,9 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         _need(r, vals, 1, n, "get_noc_addr")
         if not isinstance(vals[0], V.Sym):
             r.refuse("tensor page not known statically", n, _why(r, nodes[0], vals[0]))
-        if len(vals) >= 2:  # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index)
-            _no_page_offset(r, vals[1], nodes[1], n)
-        return V.TensorPage(obj.tensor, vals[0])
+        # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index), tensor_accessor.h:155
+        off = _page_offset(r, vals[1], nodes[1], n) if len(vals) >= 2 else V.const(0)
+        return V.TensorPage(obj.tensor, vals[0], off)
     if isinstance(obj, V.AccessorArgs) and name in ("num_compile_time_args", "next_compile_time_args_offset"):
         count = objects.accessor_args_count(r, obj, n)
         return count if name == "num_compile_time_args" else obj.cta + count
@@ -871,9 +928,8 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
         if not isinstance(page, V.Sym):
             r.refuse("tensor page not known statically", n, _why(r, n, page))
         off = args.get("offset_bytes") if isinstance(args, V.Designated) else None
-        if off is not None and not (isinstance(off, V.Sym) and off.is_const and off.const == 0):
-            # a transfer from inside a page reaches into the next one: not the op's whole pages
-            r.refuse("transfer at an offset into a tensor page", n, r.text(n))
+        if off is not None:  # bytes into the page: a transfer of part of it (``write_from``, ``read_into``)
+            return V.TensorPage(obj.tensor, page, _page_offset(r, off, n, n))
         return V.TensorPage(obj.tensor, page)
     if isinstance(obj, V.Unicast):
         # {.noc_x, .noc_y, .addr} on one core (api/dataflow/endpoints.h), as get_noc_addr(x, y, addr)

@@ -309,6 +309,8 @@ class KernelReader:
         self.sem_names = [s.name for s in self.host.semaphores]
         self.buf_names = {b.name: b.index for b in self.host.buffers}
         self.tensor_names = {t["name"] for t in self.host.tensors}
+        #: bytes of a page of each host tensor: a tile of its dtype on the target (a part-page transfer's bound)
+        self.page_bytes = {t["name"]: self.host.target.tile_bytes.get(str(t.get("dtype")), 0) for t in self.host.tensors}
         #: readings whose ops are thrown away (``_marked_reading``): the L1 address checks are not made there, the
         #: variables and counters carrying marks rather than values
         self.trial = 0
@@ -627,6 +629,39 @@ class KernelReader:
             return
         self.refuse(construct, node, f"{self.text(node)}: an address from {where} where the model's transfer is at "
                     f"its {ends} pointer, and the reading cannot tell the two apart")
+
+    def part_at(self, ptr: V.L1Ptr, front: bool, size: int, construct: str, node: Any) -> int:
+        """Where a transfer of part of a page (``size`` bytes, ``Part``) lands in (reads: ``front`` False) or leaves
+        (writes: the read pointer) the buffer tile the model gives it — the next unfilled (unread) tile — as bytes
+        from that tile's start (``Part.at``): ``ptr`` must lie inside that tile with its ``size`` bytes, at a number
+        of bytes past the tile's start that no loop index changes (``l1_check`` with ``within``). Refused as
+        ``construct`` otherwise; 0 in trial and survey readings, which place nothing."""
+        b = self.cb_index[ptr.cb]
+        tile_bytes = b.entry_size // b.page_tiles
+        if size > tile_bytes:
+            self.refuse("transfer of part of a page longer than a tile", node,
+                        f"{self.text(node)}: {size} B into {tile_bytes} B tiles of {b.name}")
+        self.l1_check(ptr, front, True, 1, construct, node, within=tile_bytes - size + 1)
+        if self.trial or self.survey:
+            return 0
+        off, origin = ptr.offset, ptr.origin
+        assert isinstance(off, V.Sym)
+        assert isinstance(origin, V.Sym)
+        done = self.ctr("drain" if front else "fill", ptr.cb)
+        d = self.ctr("popped" if front else "pushed", ptr.cb) + (-origin)
+        assert isinstance(d, V.Sym)
+        # The tile's start as l1_check places it: the tiles done past the pointer, plus the pages moved since the
+        # pointer was taken unless those are whole rings (l1_check's cases (1) and (2)).
+        coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
+        base = done.scaled(tile_bytes)
+        if not all(c % b.entries == 0 for c in coefs):
+            base = d.scaled(b.entry_size) + base  # type: ignore[assignment]
+        delta = off + (-base)
+        if not (isinstance(delta, V.Sym) and delta.is_const):
+            self.refuse(construct, node, f"{self.text(node)}: {_bytes(off)} past {b.name}'s pointer, at bytes from "
+                        f"the model's tile that change with the loop")
+        assert isinstance(delta, V.Sym)
+        return delta.const
 
     def pack_at(self, cb: int, tiles: int, index: V.Value, node: Any) -> None:
         """A pack of ``tiles`` tiles into buffer ``cb``'s reserved back (``PackAcc``, emitted by the caller after

@@ -158,10 +158,12 @@ class TensorAddr:
 
 @attrs.frozen
 class TensorPage:
-    """The NoC address of page ``page`` of ``tensor`` (``get_noc_addr(page, accessor)``)."""
+    """The NoC address of page ``page`` of ``tensor`` (``get_noc_addr(page, accessor)``), ``offset`` bytes into it
+    (``get_noc_addr(page, accessor, offset)``, ``TensorAccessor::get_noc_addr(page_id, offset)``)."""
 
     tensor: str
     page: Sym
+    offset: Sym = Sym()
 
 
 @attrs.frozen
