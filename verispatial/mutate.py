@@ -26,8 +26,9 @@
 - ``read-offset+1`` / ``read-offset-1``: a remote read's pages one further or nearer past its read pointer
   (``RemoteRead.offset``, never below 0); ``unsite``: a remote read's owner moved to another site holding a buffer of
   its cb index in its phase (one mutant per such site: the kernel computed the wrong core's NoC coordinates).
-- ``undrain``: a local copy's or fill's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``: its stores may land
-  after the push that publishes them, tt-metal PR #50183's pre-fix form).
+- ``undrain``: a local copy's, fill's or scratch store's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``,
+  ``ScratchAccess.drain``: its stores may land after the push that publishes them or the write that sends them,
+  tt-metal PR #50183's pre-fix form).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -69,6 +70,7 @@ from verispatial.ir.ops import (
     Op,
     ReadBarrier,
     RemoteRead,
+    ScratchAccess,
     SemIncMcast,
     SemSet,
     SemWait,
@@ -202,7 +204,7 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         shifted: Op = attrs.evolve(op, offset=op.offset + d)
                         yield (f"read-offset{d:+d}", path, f"RemoteRead offset {op.offset} -> {op.offset + d}",
                                with_body(ops, where, (*body[:i], shifted, *body[i + 1:])))
-            if isinstance(op, (CopyTiles, FillTiles)) and op.drain:
+            if isinstance(op, (CopyTiles, FillTiles, ScratchAccess)) and op.drain:
                 yield ("undrain", path, f"{type(op).__name__} without its drain",
                        with_body(ops, where, (*body[:i], attrs.evolve(op, drain=False), *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):

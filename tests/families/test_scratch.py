@@ -40,6 +40,7 @@ from verispatial.ir import (
 from verispatial.ir import rules as R
 from verispatial.ir.serialize import dumps, loads
 from verispatial.ir.validate import validate
+from verispatial.mutate import judge, mutants
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import PromelaUnsupported, to_promela
@@ -143,3 +144,15 @@ def test_what_would_make_scratch_bytes_not_private_is_refused_by_name() -> None:
 def test_the_promela_model_refuses_scratch_buffers_by_name() -> None:
     with pytest.raises(PromelaUnsupported, match="scratch buffer"):
         to_promela(scratcher())
+
+
+def test_every_mutant_of_the_scratch_reader_is_killed_or_still_correct() -> None:
+    """Mutation testing of the argmax slice reader: dropping, swapping, hoisting an op, a tile more, a loop one
+    longer or shorter, the store's drain dropped — each rejected, refuted, or shown still correct by the oracle (a
+    dropped load or read changes no rule: the model has no values); never proved while broken."""
+    p = scratcher()
+    outcomes = [judge(m, cache=False) for m in mutants(p)]
+    assert {o.mutant.kind for o in outcomes} >= {"drop", "swap", "no-barrier", "undrain", "hoist", "loop+1"}
+    assert all(o.killed or o.status == "still-correct" for o in outcomes), [
+        (o.mutant.what, o.status, o.detail) for o in outcomes if not (o.killed or o.status == "still-correct")]
+    assert sum(o.status == "refuted" for o in outcomes) >= 8
