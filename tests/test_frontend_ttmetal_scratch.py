@@ -74,6 +74,10 @@ def test_reads_into_the_same_bytes_read_as_scratch_prove(tmp_path: Path, capsys:
 @pytest.mark.parametrize(("body", "rule", "line"), [
     # the value loaded before the read barrier
     ((*GOOD[:2], GOOD[3], GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
+    # ... by a dereference
+    ((*GOOD[:2], "        acc += *vals;", GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
+    # ... as the value of a store into the same bytes (the store is unlanded too, and sent undrained)
+    ((*GOOD[:2], "        vals[1] = vals[0];", GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
     # the next tile read into the bytes before the write from them left
     ((*GOOD[:5], *GOOD[6:], "    noc_async_write_barrier();"), "scratch-reuse", 10),
     # a partial stored into the bytes and sent with no drain (argmax 0.81.1 :500-505, :529-536)
@@ -85,8 +89,9 @@ def test_scratch_bytes_used_early_are_refuted_at_their_line(tmp_path: Path, caps
     rc, results = _certify(_host(tmp_path, body), capsys)
     assert rc == 1
     refuted = [r for r in results.values() if r["verdict"] == "refuted"]
-    assert [r["name"].split(":")[0] for r in refuted] == [rule]
-    assert refuted[0]["counterexample"]["violation"]["position"]["source"]["line"] == line
+    assert {r["name"].split(":")[0] for r in refuted} <= {"scratch-unlanded", "scratch-reuse"}
+    assert (rule, line) in {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
+                            for r in refuted}
 
 
 def test_a_buffer_a_ring_op_also_names_is_refused_at_the_read(tmp_path: Path) -> None:

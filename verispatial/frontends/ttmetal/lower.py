@@ -2004,6 +2004,8 @@ class KernelReader:
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
             if isinstance(inner, V.ArgArray):
                 return intrinsics.arg_word(self, inner, V.const(0), n)
+            if isinstance(inner, V.L1Ptr) and inner.cb in self.scratch_cbs:
+                self.scratch_load(inner, n)  # ``*p`` of scratch bytes: a load, as ``p[i]``
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return self.subscript(n)
@@ -2507,7 +2509,11 @@ class KernelReader:
         copy = None
         if src is not None:
             if not src.front:
-                self.refuse("plain store of a load from a buffer's back pages", n, self.text(n))
+                refused = Refused("plain store of a load from a buffer's back pages", self.loc(n), self.text(n))
+                if src.cb not in self.ringed and src.cb not in self.scratch_cbs and not self.trial and \
+                        self.kernel.engine != Engine.COMPUTE:
+                    raise ScratchHint(src.cb, refused)  # loads of bytes no ring names: scratch, perhaps
+                raise refused
             if src.cb == ptr.cb:
                 self.refuse("plain store of a buffer's page into itself", n, self.text(n))
             if self.kernel.engine == Engine.COMPUTE:
@@ -2528,6 +2534,8 @@ class KernelReader:
         src = self.loaded_from(n.child_by_field_name("right"))
         if src is not None and src.cb not in self.scratch_cbs:
             self.refuse("plain store into scratch L1 of a load from a buffer's pages", n, self.text(n))
+        if src is not None:
+            self.scratch_load(src, n)  # the stored value's load (``loaded_from`` reads no op)
         if isinstance(ptr.offset, V.Opaque):
             self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: {ptr.offset.why}")
         self.emit(ScratchAccess(ptr.cb, store=True), n)
