@@ -21,7 +21,7 @@ from pathlib import Path
 
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostBuffer, HostKernel, HostSemaphore, HostSpec
-from verispatial.frontends.ttmetal.lower import KernelReader, Shared
+from verispatial.frontends.ttmetal.lower import Shared, read_scratch
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.frontends.ttmetal.vendor import KERNELS, TTNN_VERSION, wheel_root
 from verispatial.ir.core import Engine, Site
@@ -48,7 +48,7 @@ def read_one(path: Path, root: Path, host: HostSpec) -> str | None:
     kernel = HostKernel(path.stem, path, display, engine, 0, (), {}, (), {}, False)
     try:
         prog = read_kernel(path, display, {}, root, (), compute=engine == Engine.COMPUTE)
-        KernelReader(Shared(host), kernel, Site(0, 0), {}, prog, survey=True).read()
+        read_scratch(Shared(host), kernel, Site(0, 0), {}, prog, survey=True)
     except Refused as e:
         return e.construct
     except RecursionError:

@@ -52,6 +52,7 @@ from verispatial.ir import (
     RemoteRead,
     Reserve,
     Role,
+    ScratchAccess,
     SectionSpan,
     Semaphore,
     SemInc,
@@ -662,6 +663,36 @@ def local_copy(name: str = "local_copy", wait_first: bool = True, drain: bool = 
     )
 
 
+def scratch_slices(name: str = "scratch_slices", barrier_first: bool = True) -> Program:
+    """argmax's ``reduce_all`` reader on one core with its buffers used as scratch L1 (``Buffer.scratch``; ttnn 0.81.1
+    ``reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp``): each outer slice ``k`` of X is read
+    into the same bytes of ``src`` (:68-73, never reserved nor pushed), barriered (:74) and loaded (``in_vals[i]``,
+    :85); after the loop the partial is stored into ``red_idxs`` (:500), drained, and written to Y from it. The
+    vendor's own write (:536) follows its store with no drain: a finding of its own (docs/semantics.md "Scratch
+    buffers"), not this example's. ``barrier_first`` false: the values loaded before the read barrier (broken variant
+    zn, ``scratch-unlanded``)."""
+    k = 3
+    src, red = 0, 1
+    buffers = (
+        Buffer(src, "src", S00, cb=0, page_tiles=1, capacity=1, dtype="bf16", scratch=True),
+        Buffer(red, "red_idxs", S00, cb=2, page_tiles=1, capacity=1, dtype="bf16", scratch=True),
+    )
+    at_k = Addr(0, (Term("k", 1),))
+    land: tuple[Op, ...] = (ReadBarrier(), ScratchAccess(src)) if barrier_first else (ScratchAccess(src), ReadBarrier())
+    reader: tuple[Op, ...] = (
+        Loop("k", k, (ReadTiles("X", at_k, 1, src), *land)),
+        ScratchAccess(red, store=True, drain=True), WriteTiles(red, "Y", Addr(0), 1), WriteBarrier(),
+    )
+    return Program(
+        name=name,
+        target=WORMHOLE,
+        tensors=(_tensor("X", 32, 32 * k, Role.INPUT), _tensor("Y", 32, 32, Role.OUTPUT)),
+        buffers=buffers,
+        programs=(EngineProgram(S00, Engine.READER, reader),),
+        memory=pack_memory(WORMHOLE, buffers),
+    )
+
+
 def alias_pack_clobber() -> Program:
     """(m) c_16 aliases c_0 (one CircularBufferConfig, reference §1.1). The compute packs its result into c_16's
     only page while c_0 still holds the input tile there unpopped: the pack itself clobbers it."""
@@ -1212,6 +1243,8 @@ def build_all() -> dict[str, Program]:
         "local_copy.json": local_copy(),
         "broken/zl_copy_before_wait.json": local_copy("zl_copy_before_wait", wait_first=False),
         "broken/zm_copy_undrained.json": local_copy("zm_copy_undrained", drain=False),
+        "scratch_slices.json": scratch_slices(),
+        "broken/zn_scratch_load_unlanded.json": scratch_slices("zn_scratch_load_unlanded", barrier_first=False),
     }
 
 

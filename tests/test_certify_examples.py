@@ -176,6 +176,15 @@ def test_small_programs_prove(reports: Reports, file: str, engines: int) -> None
     assert witnessed(dl.reason, engines)
 
 
+def test_scratch_slices_proves_with_its_rules_and_no_ring_rule(reports: Reports) -> None:
+    """argmax's slices read into the same scratch bytes (no reserve, no push): every obligation proved, the scratch
+    rules among them, and no circular-buffer obligation names the scratch buffers' windows as broken."""
+    report = reports(EXAMPLES / "scratch_slices.json")
+    assert report.exit_code == 0
+    assert [r.name for r in report.results if r.verdict != Verdict.PROVED] == []
+    assert {"scratch-unlanded", "scratch-reuse"} <= {r.name.split(":")[0] for r in report.results}
+
+
 @pytest.mark.parametrize(("file", "remote"), [("remote_write.json", "async-inc-overtake"),
                                               ("all_to_all_read.json", "remote-read-unpublished")])
 def test_remote_access_examples_prove(reports: Reports, file: str, remote: str) -> None:
@@ -390,6 +399,7 @@ FIDELITY: dict[str, tuple[str, str, str | None]] = {
                                    "remote_read(b0, (1,0), 1, b1)"),
     "zl_copy_before_wait": ("cb-read-unwaited:(0,0).reader:[0, 5]", "circular-buffer", "copy_tiles(b0, b1, 1, drain)"),
     "zm_copy_undrained": ("async-read-publish:(0,0).reader:[0, 7]", "async-noc", "push(b1, 1)"),
+    "zn_scratch_load_unlanded": ("scratch-unlanded:(0,0).reader:[0, 1]", "async-noc", "scratch_access(b0)"),
 }
 
 
@@ -464,7 +474,7 @@ def test_every_example_is_covered(reports: Reports) -> None:
         "broken/q_peel_reload_first.json", "broken/r_release_overshoot.json", "broken/s_flag_reset_late.json",
         "broken/t_kv_no_rendezvous.json", "vendor_receiver.json",
         "broken/v1_vendor_receiver_no_ack.json", "broken/v2_ready_reset_after_flag.json",
-        "remote_write.json", "all_to_all_read.json", "local_copy.json",
+        "remote_write.json", "all_to_all_read.json", "local_copy.json", "scratch_slices.json",
         "forwarder.json", "broken/u_forwarder_pops_early.json",
         # Vendor transcriptions: golden tests in tests/test_vendor_examples.py.
         "vendor/eltwise_binary.json", "vendor/ttlang_multinode_matmul.json", "vendor/softmax_w.json",

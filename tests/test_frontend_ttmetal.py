@@ -538,6 +538,24 @@ def test_vendor_move_overlap_ends_with_an_atomic_pending(ttnn_wheel: Path, capsy
         ("async-noc", "async-pending-at-end", "(1,0).reader"), ("async-noc", "async-pending-at-end", "(2,0).reader")]
 
 
+def test_vendor_argmax_reduce_all_reads_its_scratch_and_sends_undrained_stores(
+        ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """reader_argmax_interleaved_multicore.cpp on one core (argmax_reduce_all/notes.md): every buffer is scratch L1
+    (no circular-buffer op names them), each row read into the same bytes of src, barriered, its values loaded; the
+    output written from dst right after the collation's store into it (:529, :536): refuted ``scratch-unlanded`` at
+    the write, replayed. The one-core ``done`` increment no wait consumes is the semaphore family's finding."""
+    host = EXAMPLES / "argmax_reduce_all" / "host.yaml"
+    p = import_host(host)
+    assert [(b.name, b.scratch) for b in p.buffers] == [("src", True), ("dst", True), ("red_idxs", True),
+                                                        ("red_vals", True)]
+    rc, report = _certify(host, capsys)
+    assert rc == 1
+    refuted = {r["counterexample"]["rule"] if r["counterexample"].get("kind") == "rule" else r["name"].split(":")[0]: r
+               for r in _refuted(report)}
+    assert sorted(refuted) == ["scratch-unlanded", "sem-set-race"]
+    assert refuted["scratch-unlanded"]["counterexample"]["violation"]["position"]["source"]["line"] == 536
+
+
 def test_multicast_into_another_buffer_is_refused(tmp_path: Path) -> None:
     """McastSend writes the buffer of the source's index at each destination: a target in another buffer is not
     that op."""

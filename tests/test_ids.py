@@ -34,7 +34,7 @@ from verispatial.ir.ids import Renaming, op_ids
 
 #: Op fields that name no entity (sizes, values, flags, loop structure).
 NOT_IDS = {"pages", "tiles", "by", "value", "cond", "terms", "num_dests", "front", "addr", "kind", "accumulate", "dtype",
-           "var", "body", "when", "offset", "drain", "behind", "part"}
+           "var", "body", "when", "offset", "drain", "behind", "part", "store"}
 ID_KINDS = {"buffer", "semaphore", "group", "tensor", "count", "site", "operands"}
 
 

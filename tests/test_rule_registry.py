@@ -76,7 +76,7 @@ def test_each_rule_names_modules_of_its_family_folder() -> None:
     (names its registry constant ``R.X``)."""
     moved = [r for r in R.RULES if r.folder]
     assert {r.folder for r in moved} == {"cb", "semaphores", "accumulator", "noc", "multicast", "tensors", "memory",
-                                         "deadlock", "rendezvous"}
+                                         "deadlock", "rendezvous", "scratch"}
     for rule in R.RULES:
         for module in rule.modules:
             assert importlib.util.find_spec(module) is not None, (rule.name, module)

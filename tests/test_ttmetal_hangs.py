@@ -37,17 +37,16 @@ ARGMAX = "ttnn/operations/reduction/argmax/device/kernels/reader_argmax_interlea
 
 
 @pytest.mark.parametrize(("side", "version", "line", "construct"), [
-    ("before", "0.72.0", 58, "read into L1 not at the buffer's next unfilled tile"),
-    ("after", TTNN_VERSION, 68, "read into L1 not at the buffer's next unfilled tile"),
+    ("before", "0.72.0", 453, "remote write from scratch L1"),
+    ("after", TTNN_VERSION, 505, "remote write from scratch L1"),
 ])
 def test_argmax_50314_is_staged(side: str, version: str, line: int, construct: str) -> None:
     """tt-metal #50314 (PR #50315): the reduce_all start handshake of reader_argmax_interleaved_multicore.cpp, exact
     ``start_sem.wait(k + 1)`` in 0.72.0 (line 379), ``wait_min`` in 0.81.1 (line 417). Both readings pass the
-    handshake. On the reduce core, read first, find_argmax_for_core reads each page of its row into the same bytes of
-    the source buffer, which it never reserves nor pushes (scratch L1: 0.72.0 line 58, 0.81.1 line 68), where the
-    model's ReadTiles would land the second read a tile further: refused at the read (the kernel's address is
-    followed, issue 18). Past it the kernel stores its partial into a page no push publishes (500) and the workers
-    write their partials into the reduce core's L1 (505-517), which no op says yet: notes.md."""
+    handshake and the scratch L1 of find_argmax_for_core (each page of a row read into the same bytes of a buffer no
+    circular-buffer op names: scratch buffers, 0.72.0 line 58, 0.81.1 line 68); on the worker core they stop at the
+    write of its scratch partial into the reduce core's scratch (0.72.0 :453, 0.81.1 :505), a landing in another
+    core's scratch bytes ordered by a semaphore, which no op says yet: notes.md."""
     _release(version)
     with pytest.raises(Refused, match=construct) as e:
         import_host(HANGS / "argmax_50314" / f"{side}.yaml")

@@ -29,8 +29,9 @@
 - ``part-offset+`` / ``part-offset-`` / ``part-size+``: a part-page transfer's byte range one range further, nearer
   (never below 0) or twice as long (``ReadTiles.part``, ``WriteTiles.part``; docs/semantics.md "Part-page transfers":
   a range past the page is ``validate``'s); ``unpart``: its part dropped (the whole page moves).
-- ``undrain``: a local copy's or fill's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``: its stores may land
-  after the push that publishes them, tt-metal PR #50183's pre-fix form).
+- ``undrain``: a local copy's, fill's or scratch store's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``,
+  ``ScratchAccess.drain``: its stores may land after the push that publishes them or the write that sends them,
+  tt-metal PR #50183's pre-fix form).
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -73,6 +74,7 @@ from verispatial.ir.ops import (
     ReadBarrier,
     ReadTiles,
     RemoteRead,
+    ScratchAccess,
     SemIncMcast,
     SemSet,
     SemWait,
@@ -220,7 +222,7 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                 yield ("unpart", path, f"{_name(op)} moves its whole page, not bytes [{part.offset}, "
                        f"{part.offset + part.size})", with_body(ops, where, (*body[:i], attrs.evolve(op, part=None),
                                                                            *body[i + 1:])))
-            if isinstance(op, (CopyTiles, FillTiles)) and op.drain:
+            if isinstance(op, (CopyTiles, FillTiles, ScratchAccess)) and op.drain:
                 yield ("undrain", path, f"{type(op).__name__} without its drain",
                        with_body(ops, where, (*body[:i], attrs.evolve(op, drain=False), *body[i + 1:])))
             if isinstance(op, Loop) and isinstance(op.count, int):

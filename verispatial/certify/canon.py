@@ -172,8 +172,9 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
     for b in sorted(bufs.index, key=bufs.index.__getitem__):
         x = p.buffers[b]
         alias = None if x.alias_of is None else (["b", bufs.index[x.alias_of]] if x.alias_of in bufs.index else "outside")
+        # A scratch buffer (private L1, no ring) is marked only when it is one: the forms of other programs stay.
         buffer_table.append([site(x.site), x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value, alias, x.section,
-                             b in trusted])
+                             b in trusted, *(["scratch"] if x.scratch else [])])
     comp_words = {w.name: w for w in a.words.values()
                   if {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits)} & comp}
     rearmed = p.rearmed_words() if rearmed is None else rearmed

@@ -65,10 +65,13 @@ Progress = Callable[[str], None]
 
 def _applies(p: Program, rule: str) -> bool:
     """Whether ``p`` has an op the per-engine ``rule`` is about, for rules only some op forms carry: a multicast of
-    pages already pushed (``McastSend.behind``) for ``mcast-source-unpublished``. A program without one has no such
+    pages already pushed (``McastSend.behind``) for ``mcast-source-unpublished``, a scratch buffer
+    (``Buffer.scratch``) for ``scratch-unlanded`` and ``scratch-reuse``. A program without one has no such
     obligation (its certificate lists none), as it has no obligation of a rule no op of it can break."""
     if rule == R.MCAST_SOURCE_UNPUBLISHED:
         return any(isinstance(op, McastSend) and op.behind for ep in p.programs for op in walk(ep.ops))
+    if rule in (R.SCRATCH_UNLANDED, R.SCRATCH_REUSE):
+        return any(b.scratch for b in p.buffers)
     return True
 
 

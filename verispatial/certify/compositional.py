@@ -350,6 +350,11 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
     (``Program.with_index_buffers``): the slice renames tensors, and an index buffer derived by the index tensor's
     name would be lost there."""
     p = p.with_index_buffers()
+    scratch = next((b for b in p.buffers if b.scratch), None)
+    if scratch is not None:
+        # A slice rebuilds its buffers as rings; the scratch rules are per engine and decided on the whole program.
+        return (f"buffer {scratch.id} is a scratch buffer (private L1 of one engine, no ring): the whole-program "
+                "obligations decide it")
     shards = [b for b in p.buffers if b.shard is not None]
     if shards:
         return (f"buffer {shards[0].id} is sharded (its pushes read or write tensor {shards[0].shard.tensor!r}, which "  # type: ignore[union-attr]
@@ -441,7 +446,7 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                              for ep, lo, hi in ph.engines)
             buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
                                    None if x.alias_of is None else bi[x.alias_of], sec_map[x.section],
-                                   persistent=x.id in reused)
+                                   persistent=x.id in reused, scratch=x.scratch)
                             for i, x in enumerate(p.buffers[b] for b in bi))
             semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, sec_map[y.section],  # type: ignore[index]
                                          host_init=host_initialised(y))
@@ -626,7 +631,8 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             at = {m.buf: m for m in q.memory}
             buffers = tuple(Buffer(i, f"b{i}", x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
                                    None if x.alias_of is None else bi[x.alias_of], 0,
-                                   persistent=x.persistent or last_use[(x.site.x, x.site.y, x.cb)] > k)
+                                   persistent=x.persistent or last_use[(x.site.x, x.site.y, x.cb)] > k,
+                                   scratch=x.scratch)
                             for i, x in enumerate(q.buffers[b] for b in bi))
             semaphores = tuple(Semaphore(i, f"sem{i}", y.sites, y.init, y.role, 0, host_init=host_initialised(y))
                                for i, y in enumerate(q.semaphores[s] for s in si))

@@ -29,6 +29,7 @@ from verispatial.families.accumulator import encoding as accumulator
 from verispatial.families.cb import encoding as cb
 from verispatial.families.multicast import encoding as multicast
 from verispatial.families.noc import encoding as noc
+from verispatial.families.scratch import encoding as scratch
 from verispatial.families.semaphores import encoding as semaphores
 from verispatial.ir.data import data_buffers
 from verispatial.ir.ids import op_ids
@@ -45,7 +46,7 @@ from verispatial.ir.program import IndexKey, Program
 
 #: op class -> its family's per-engine handler ``(run, op, path, state) -> state`` (``verispatial/families``).
 _HANDLERS = assemble("the per-engine rules", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
-                     multicast.HANDLERS)
+                     multicast.HANDLERS, scratch.HANDLERS)
 
 
 def all_engine_facts(p: Program, views: dict[str, EngineView]) -> dict[str, EngineFacts]:

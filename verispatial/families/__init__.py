@@ -9,6 +9,8 @@ Promela part (``promela.py``); its tests are ``tests/families/test_<family>.py``
   rules on outstanding transactions other families apply (reads published early, write sources reused, transactions
   left at the end);
 - ``multicast/``: McastSend and McastSetValid, leaving the source and landing at each destination;
+- ``scratch/``: ScratchAccess, and what a ReadTiles into or a WriteTiles from a scratch buffer (private L1 of one
+  engine, ``Buffer.scratch``) checks: ``scratch-unlanded``, ``scratch-reuse``;
 - ``tensors/``: bounds, tensor races and unwritten outputs, applied by the NoC family's reads and writes (no op class),
   and the checker's happens-before queries (``ordering_encoding.py``);
 - ``memory/``: the memory map (disjoint, in range, aligned) and aliased buffers' pages (``alias-clobber``; no op class);

@@ -312,6 +312,28 @@ class CopyTiles:
 
 
 @attrs.frozen
+class ScratchAccess:
+    """Local loads (``store`` false) or stores (``store`` true) by this data-movement engine's own RISC of the bytes
+    of ``buf``, a scratch buffer (``Buffer.scratch``: private L1 of this engine, no Reserve/Push/Wait/Pop): values
+    read from or written into it through a ``volatile tt_l1_ptr`` pointer taken from ``get_write_ptr`` (argmax's
+    ``in_vals[i]`` and ``red_idxs[0] = max_idx``, ttnn ``reduction/argmax/device/kernels/
+    reader_argmax_interleaved_multicore.cpp:85, 500-501``). No NoC transaction; the whole buffer, not counted pages.
+
+    The engine's NoC reads into ``buf`` must have landed first — a ReadBarrier of this engine since its last read
+    into ``buf`` (``scratch-unlanded``: ``noc_async_read`` returns at issue, the data is in L1 only after
+    ``noc_async_read_barrier``, ``dataflow_api.h``) — and a store may not rewrite bytes a NoC write of this engine
+    still reads (``scratch-reuse``: no Flush or WriteBarrier since the write). Stores retire before they land in L1
+    for the NoC, a different L1 client (ttnn ``data_movement/common/kernels/common.hpp:91-96``): a NoC write from
+    ``buf`` before a drain of the engine may send stale bytes (``scratch-unlanded``). ``drain``: the stores end with a
+    blocking load of the last word written (``ckernel::load_blocking``), which lands every earlier store of the
+    engine, as ``FillTiles.drain`` does. docs/semantics.md "Scratch buffers"."""
+
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    store: bool = False
+    drain: bool = False
+
+
+@attrs.frozen
 class WriteTiles:
     """Asynchronous write of ``tiles`` tiles from the front of buffer ``src`` to ``tensor`` at ``addr``.
 
@@ -470,6 +492,7 @@ Op: TypeAlias = (
     | ReadTiles
     | FillTiles
     | CopyTiles
+    | ScratchAccess
     | WriteTiles
     | ReadBarrier
     | WriteBarrier
@@ -539,6 +562,7 @@ OP_TAGS: dict[type, str] = {
     InlineWrite: "inline_write",
     RemoteRead: "remote_read",
     CopyTiles: "copy_tiles",
+    ScratchAccess: "scratch_access",
     Loop: "loop",
     If: "if",
 }
@@ -583,7 +607,7 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
                 grows = "".join(f"{t.coef:+d}*{t.var}" for t in v.terms)
                 fields.append(f"bytes [{v.offset}{grows}, +{v.size}) at +{v.at}" if grows
                               else f"bytes [{v.offset}, {v.offset + v.size}) at +{v.at}")
-        elif a.name in ("accumulate", "front", "drain"):
+        elif a.name in ("accumulate", "front", "drain", "store"):
             # Only the non-default form says so: the plain form reads as it always has.
             if v:
                 fields.append(a.name)

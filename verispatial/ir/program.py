@@ -136,6 +136,12 @@ class Buffer:
     #: Its pages are a tensor's bytes (a sharded, globally allocated buffer: ``Shard``), or None: an allocation of its
     #: own (docs/semantics.md "Sharded buffers").
     shard: Shard | None = None
+    #: Private scratch L1 of one data-movement engine, not a circular buffer: the engine reads tensor pages into it
+    #: (``ReadTiles``), loads and stores its bytes through raw pointers (``ScratchAccess``) and writes from it
+    #: (``WriteTiles``), with no Reserve, Push, Wait or Pop — ``get_write_ptr`` taken once and used as an address
+    #: (ttnn ``reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp:339-360``). Each op uses the
+    #: whole buffer (its pages are not counted); no other engine binds it (docs/semantics.md "Scratch buffers").
+    scratch: bool = False
 
 
 @attrs.frozen

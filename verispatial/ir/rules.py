@@ -146,6 +146,8 @@ ALIAS_ENCODING = f"{FAMILIES_PACKAGE}.memory.alias_encoding"
 DEADLOCK_ENCODING = f"{FAMILIES_PACKAGE}.deadlock.encoding"
 ORDERING_ENCODING = f"{FAMILIES_PACKAGE}.tensors.ordering_encoding"
 RENDEZVOUS_SEMANTICS = f"{FAMILIES_PACKAGE}.rendezvous.semantics"
+SCRATCH_SEMANTICS = f"{FAMILIES_PACKAGE}.scratch.semantics"
+SCRATCH_ENCODING = f"{FAMILIES_PACKAGE}.scratch.encoding"
 #: A per-engine rule whose case is in the circular-buffer family: that family's encoding, run by ``certify/rules.py``.
 _CB_PER_ENGINE = f"{CB_ENCODING}, {PER_ENGINE}"
 _ACC_PER_ENGINE = f"{ACC_ENCODING}, {PER_ENGINE}"
@@ -176,6 +178,8 @@ ASYNC_SOURCE_REUSE = "async-source-reuse"
 ASYNC_PENDING_AT_END = "async-pending-at-end"
 ASYNC_INC_OVERTAKE = "async-inc-overtake"
 REMOTE_READ_UNPUBLISHED = "remote-read-unpublished"
+SCRATCH_UNLANDED = "scratch-unlanded"
+SCRATCH_REUSE = "scratch-reuse"
 MCAST_SLOT = "mcast-slot"
 MCAST_PUBLISH_EARLY = "mcast-publish-early"
 MCAST_PUBLISH = "mcast-publish"
@@ -291,6 +295,12 @@ RULES: tuple[Rule, ...] = (
          "reader_mcast_sender_unary_sharded_ln.cpp:164, 179-188 (reads after the handshake that follows the pushes)",
          NOC_SEMANTICS, NOC_ENCODING, "", Replay.CLAIMED, _OP, (REMOTE_READ_UNPUBLISHED,),
          (Family.CIRCULAR_BUFFER,)),
+    Rule(SCRATCH_UNLANDED, Family.ASYNC_NOC, "scratch bytes used while a read into them has not landed",
+         f"{SEM_DOC}#scratch-buffers", f"{_DATAFLOW} noc_async_read_barrier; reader_argmax_interleaved_multicore.cpp:68-74",
+         SCRATCH_SEMANTICS, f"{SCRATCH_ENCODING}, {PER_ENGINE}", "", Replay.AT_OP, _OP, (SCRATCH_UNLANDED,)),
+    Rule(SCRATCH_REUSE, Family.ASYNC_NOC, "scratch bytes rewritten while a write from them has not left",
+         f"{SEM_DOC}#scratch-buffers", f"{_DATAFLOW} noc_async_writes_flushed / noc_async_write_barrier",
+         SCRATCH_SEMANTICS, f"{SCRATCH_ENCODING}, {PER_ENGINE}", "", Replay.AT_OP, _OP, (SCRATCH_REUSE,)),
     Rule(MCAST_SLOT, Family.ASYNC_NOC, "a multicast lands at a receiver slot other than the sender's", _NOC,
          f"{_DATAFLOW} noc_async_write_multicast: the same L1 address at every receiver", MCAST_SEMANTICS,
          MCAST_ENCODING, "R_mcast_slot", Replay.CLAIMED, _OP, (MCAST_SLOT,),

@@ -75,12 +75,14 @@ _conv.register_unstructure_hook(Semaphore, _unstructure_semaphore)
 
 
 def _unstructure_buffer(b: Buffer) -> dict[str, Any]:
-    # persistent is written only when true and shard only when set, as host_init above.
+    # persistent and scratch are written only when true and shard only when set, as host_init above.
     d = {a.name: _conv.unstructure(getattr(b, a.name)) for a in attrs.fields(Buffer)}
     if not b.persistent:
         del d["persistent"]
     if b.shard is None:
         del d["shard"]
+    if not b.scratch:
+        del d["scratch"]
     return d
 
 

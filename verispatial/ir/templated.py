@@ -510,7 +510,8 @@ def templated_of(p: Program) -> TemplatedProgram | str:
             sec.name, p.target, tuple(attrs.evolve(tensors[x], role=section_role(tensors[x].role, x in reads,
                                                                                  x in writes)) for x in named),
             tuple(Buffer(x.id - b0, x.name[len(prefix):], x.site, x.cb, x.page_tiles, x.capacity, x.dtype, x.space,
-                         None if x.alias_of is None else x.alias_of - b0, 0, x.persistent) for x in bufs),
+                         None if x.alias_of is None else x.alias_of - b0, 0, x.persistent, scratch=x.scratch)
+                  for x in bufs),
             tuple(Semaphore(x.id - s0, x.name[len(prefix):], x.sites, x.init, x.role, None, x.host_init) for x in sems),
             tuple(Group(x.id - g0, x.sender, x.rect, x.loopback) for x in p.groups[g0:ng[k + 1]]),
             tuple(trip_of[x] for x in trips if x in trip_of), tuple(programs),

@@ -14,6 +14,7 @@ import attrs
 
 from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
+from verispatial.ir.ids import op_ids
 from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
 from verispatial.ir.ops import (
     CONTAINERS,
@@ -42,6 +43,7 @@ from verispatial.ir.ops import (
     ReleaseAcc,
     RemoteRead,
     Reserve,
+    ScratchAccess,
     SemInc,
     SemIncMcast,
     SemSet,
@@ -52,6 +54,8 @@ from verispatial.ir.ops import (
     WriteTiles,
     count_max,
     count_trip,
+    named_index_buffer,
+    op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
 from verispatial.ir.templated import TemplatedProgram
@@ -80,7 +84,7 @@ _EVERY_ENGINE = frozenset(Engine)
 ISSUED_BY: dict[type, frozenset[Engine]] = {
     **{cls: _DATA_MOVEMENT for cls in (ReadTiles, WriteTiles, RemoteRead, McastSend, McastSetValid, SemInc,
                                        SemIncMcast, InlineWrite, ReadBarrier, WriteBarrier, Flush, AtomicBarrier,
-                                       FillTiles, CopyTiles)},
+                                       FillTiles, CopyTiles, ScratchAccess)},
     **{cls: frozenset({Engine.COMPUTE}) for cls in (AcquireAcc, Compute, PackAcc, ReleaseAcc)},
     **{cls: _EVERY_ENGINE for cls in (Reserve, Push, Wait, Pop, SemSet, SemWait, Loop, If)},
 }
@@ -290,6 +294,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
 
     _check_resident(p, bad)
     _check_shards(p, bad)
+    _check_scratch(p, bad)
 
     keys = Counter((ep.site, ep.engine) for ep in p.programs)
     for (site, eng), n in keys.items():
@@ -629,6 +634,79 @@ def _check_shards(p: Program, report: Report) -> None:
     _check_shard_multicasts(p, shards, phases, report)
     if p.memory:
         _check_shard_offsets(p, shards, report)
+
+
+def _check_scratch(p: Program, report: Report) -> None:
+    """The rules of scratch buffers (``Buffer.scratch``; docs/semantics.md "Scratch buffers"): private L1 of one
+    data-movement engine, which the scratch family's rules decide in that engine's program order, so nothing else may
+    reach its bytes:
+
+    - it is its own allocation in local memory: not an alias nor aliased, not sharded, not persistent (it has no ring
+      counters to carry);
+    - only ``ReadTiles`` into it, ``WriteTiles`` from it and ``ScratchAccess`` name it, and all on one program, of
+      its own site — no Reserve, Push, Wait, Pop, compute operand, pack, fill, copy, multicast or remote read (those
+      move ring counters or reach the bytes from another engine), and no index read of an indirect address;
+    - no multicast or remote read names it from another core (a buffer of its cb index at a multicast destination, the
+      owner of a remote read): a remote write into, or read of, scratch bytes is not said yet;
+    - a read into it or a write from it moves at most its ``capacity x page_tiles`` tiles;
+    - a ``ScratchAccess`` names a scratch buffer."""
+    scratch = {b.id: b for b in p.buffers if b.scratch}
+    for b in scratch.values():
+        e = _buffer_name(b)
+        if b.alias_of is not None or any(x.alias_of == b.id for x in p.buffers):
+            report(e, "a scratch buffer is its own bytes: it neither aliases nor is aliased by another buffer")
+        if b.shard is not None:
+            report(e, "a scratch buffer is not sharded: its bytes are its own, not a tensor's")
+        if b.persistent:
+            report(e, "a scratch buffer has no ring counters to outlive the program: it is not persistent")
+        if b.space != Space.LOCAL:
+            report(e, "a scratch buffer lives in local memory (L1)")
+    phases = p.phase_of_section()
+    ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
+    at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
+    for i in sorted(set(p.index_buffers().values()) & set(scratch) if scratch else ()):
+        report(_buffer_name(scratch[i]), "a scratch buffer is no index buffer: an indirect address reads its index "
+                                         "from a waited page")
+    owner: dict[int, str] = {}
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if type(op) not in OP_TAGS:
+                continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
+            where = f"program {ep.key} {op_text(op)}"
+            if isinstance(op, ScratchAccess):
+                if op.buf not in scratch and 0 <= op.buf < len(p.buffers):
+                    report(where, f"scratch_access names buffer {op.buf}, which is not a scratch buffer (scratch: true)")
+            if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers):
+                cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
+                for d in p.groups[op.group].destinations():
+                    hit = at.get((d, cb, ph[op.buf]))
+                    if hit is not None:
+                        report(where, f"lands in scratch buffer {hit} on {d}: a remote write into scratch bytes is not "
+                                      "said yet (only its own engine's NoC reads fill a scratch buffer)")
+            if isinstance(op, RemoteRead):
+                hit = p.remote_buffer(op.buf, op.at)
+                if hit in scratch:
+                    report(where, f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes is not said "
+                                  "yet")
+            named = {v for kind, v in op_ids(op) if kind == ID_BUFFER and v in scratch}
+            for i in named:
+                x = scratch[i]
+                allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
+                    or (isinstance(op, WriteTiles) and op.src == i and named_index_buffer(op) != i) \
+                    or isinstance(op, ScratchAccess)
+                if not allowed:
+                    report(where, f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular buffer; "
+                                  "only read_tiles into it, write_tiles from it and scratch_access use it")
+                    continue
+                if ep.site != x.site:
+                    report(where, f"uses scratch buffer {i} ({x.name}) of site {x.site} from site {ep.site}")
+                first = owner.setdefault(i, ep.key)
+                if first != ep.key:
+                    report(where, f"uses scratch buffer {i} ({x.name}), which program {first} uses: a scratch "
+                                  "buffer is private to one engine")
+                if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
+                    report(where, f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} x "
+                                  f"{x.page_tiles}")
 
 
 def _buffer_name(b: Buffer) -> str:

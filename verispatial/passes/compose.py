@@ -635,7 +635,8 @@ def _shifted_entities(sections: Sequence[Program], shifts: list[_Shift], rv: Ren
         for b in sec.buffers:
             buffers.append(Buffer(b.id + sh.buffer, f"s{k}.{b.name}", sh.at(b.site), sh.cb[b.cb], b.page_tiles,
                                   b.capacity, b.dtype, b.space,
-                                  None if b.alias_of is None else b.alias_of + sh.buffer, k, b.persistent))
+                                  None if b.alias_of is None else b.alias_of + sh.buffer, k, b.persistent,
+                                  scratch=b.scratch))
             m = mem.get(b.id)
             if m is not None:
                 memory.append(BufferAt(m.buf + sh.buffer, m.offset + sh.offset.get(b.space, 0), m.size))

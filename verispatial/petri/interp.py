@@ -48,6 +48,7 @@ from verispatial.families.cb import semantics as cb
 from verispatial.families.multicast import semantics as multicast
 from verispatial.families.noc import semantics as noc
 from verispatial.families.rendezvous import semantics as rendezvous
+from verispatial.families.scratch import semantics as scratch
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
@@ -99,7 +100,7 @@ TileKey = tuple[int, int]  # (tensor index, tile index)
 
 #: op class -> its family's handler ``(interp, state, engine, pc, op, violations)`` (``verispatial/families``).
 _HANDLERS = assemble("the interpreter", cb.HANDLERS, semaphores.HANDLERS, accumulator.HANDLERS, noc.HANDLERS,
-                     multicast.HANDLERS)
+                     multicast.HANDLERS, scratch.HANDLERS)
 #: op class -> its family's landing of what an op of that class issued ``(interp, state, engine, entry, destination,
 #: violations)``: the in-flight entry's effect once it lands (``verispatial/families``).
 _LANDINGS = assemble("the interpreter's landings", semaphores.LANDINGS, noc.LANDINGS, multicast.LANDINGS)
@@ -155,6 +156,7 @@ class State:
         "pushed",
         "rb_mask",
         "rsv_end",
+        "sc_mask",
         "share_drain",
         "share_end",
         "sreads",
@@ -194,6 +196,7 @@ class State:
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
     mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
+    sc_mask: list[int]  # per engine: scratch buffers written from (WriteTiles) since its last Flush/WriteBarrier
     # per engine: acknowledgements its write barrier (``wack``) / atomic barrier (``aack``) expects beyond those its
     # issued ops return: the sum of num_dests - destinations over its multicasts so far (0 when every count matches
     # its group; docs/semantics.md "Acknowledgement counts")
@@ -223,7 +226,7 @@ class State:
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
-        s.st_mask = self.st_mask.copy()
+        s.st_mask, s.sc_mask = self.st_mask.copy(), self.sc_mask.copy()
         s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
@@ -252,6 +255,7 @@ class State:
             tuple(self.wb),
             tuple(self.ab),
             tuple(self.mc_mask),
+            tuple(self.sc_mask),
             tuple(self.wack),
             tuple(self.aack),
             # Only whether a tile has a completed write and whether a write was issued decide a rule; which engines
@@ -452,6 +456,8 @@ class Interp:
         #: Buffers whose pushes publish data, so the pages must have been filled (``cb-push-unfilled``): the one
         #: definition the checker and the Promela export share (``ir/data.py``).
         self.data_bufs = data_buffers(program, self.index_bufs)
+        #: Scratch buffers (``Buffer.scratch``: private L1 of one engine, no ring counters; families/scratch/).
+        self.scratch = frozenset(b.id for b in program.buffers if b.scratch)
         self.tensor_index = {t.name: i for i, t in enumerate(program.tensors)}
         # at this run's trip values: a tensor sized by a trip (Tensor.trip_rows) has that many tiles
         self.tensor_tiles = [t.tiles_at(program.target.tile, self.trips) for t in program.tensors]
@@ -567,7 +573,7 @@ class Interp:
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
         s.words, s.dirty = list(self.start_words), [0] * nw
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
-        s.st_mask = [0] * n
+        s.st_mask, s.sc_mask = [0] * n, [0] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
         s.wack, s.aack = [0] * n, [0] * n
         s.tiles, s.swrites, s.sreads, s.parts = {}, {}, {}, {}

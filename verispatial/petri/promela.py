@@ -240,6 +240,10 @@ class _Gen:
                                      "(rendezvous-early and per-section state versions are not modelled)")
         if any(b.alias_of is not None for b in p.buffers):
             raise PromelaUnsupported("aliased buffers: alias-clobber is not modelled in Promela")
+        scratch = next((b for b in p.buffers if b.scratch), None)
+        if scratch is not None:
+            raise PromelaUnsupported(f"b{scratch.id} is a scratch buffer: scratch-unlanded and scratch-reuse are not "
+                                     "modelled in Promela (the model's reads land in a buffer's reserved back)")
         for ep in p.programs:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and any(t.var in {x.name for x in p.trips}

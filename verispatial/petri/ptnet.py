@@ -76,6 +76,7 @@ from verispatial.ir.ops import (
     ReleaseAcc,
     RemoteRead,
     Reserve,
+    ScratchAccess,
     SemInc,
     SemIncMcast,
     SemSet,
@@ -864,7 +865,7 @@ _LEAVES: dict[type, Callable[[_Builder, _Occurrence], None]] = {
     ReadBarrier: _Builder._read_barrier, WriteBarrier: _Builder._write_barrier, Flush: _Builder._flush,
     AtomicBarrier: _Builder._atomic_barrier,
     AcquireAcc: _Builder._local, Compute: _Builder._local, PackAcc: _Builder._local, ReleaseAcc: _Builder._local,
-    FillTiles: _Builder._local, CopyTiles: _Builder._local,
+    FillTiles: _Builder._local, CopyTiles: _Builder._local, ScratchAccess: _Builder._local,
 }
 
 

@@ -57,6 +57,11 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   publishes straight from site 0's pages, at its read pointer of its own copy (``_remote_read``); broken, before the
   block is published, one page past the pointer, with the owner popping before the read is counted done, or
   publishing the pages before the read barrier.
+- Now and then (about 1 program in 4) a data-movement engine uses a scratch buffer of its own (``Buffer.scratch``,
+  ``_scratch``; argmax's ``find_argmax_for_core``): in one stage it reads a tile of an input into the same scratch
+  bytes each iteration, barriers and loads them (``ScratchAccess``); after the stage it sometimes stores a partial
+  (drained), writes it to an output and waits for the write. Broken: the load before the barrier, no barrier between
+  two reads, the store undrained before the write, or a store while the write has not left.
 - Every NoC transaction (reads, writes, multicasts, increments and their barriers) and every local-store fill is a
   data-movement engine's; the compute engine packs, waits, pops and sets or waits on its site's words
   (``ir/validate.py`` ``ISSUED_BY``).
@@ -112,6 +117,7 @@ from verispatial.ir import (
     RemoteRead,
     Reserve,
     Role,
+    ScratchAccess,
     Semaphore,
     SemInc,
     SemSet,
@@ -358,6 +364,10 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
+    if movers and draw(st.integers(0, 3)) == 0:
+        _scratch(draw, draw(st.sampled_from(movers)), stages[draw(st.integers(0, len(stages) - 1))], trips, tensors,
+                 buffers, next_cb, broken)
+
     programs = [_engine_program(draw, slot, stages, prologue.get(slot, []), broken) for slot in slots]
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
@@ -569,6 +579,41 @@ def _shard(draw: st.DrawFn, stages: list[_Stage], where: list[int], trips: dict[
         tensors.append(Tensor(name, (32, 32 * size), b.dtype, role))
         shard = Shard(name, 0, 0, 0, size - short if short else 0)
     buffers[-1] = attrs.evolve(b, capacity=cap, shard=shard)
+
+
+def _scratch(draw: st.DrawFn, slot: Slot, stage: _Stage, trips: dict[str, int], tensors: list[Tensor],
+             buffers: list[Buffer], next_cb: dict[Site, int], broken: bool) -> None:
+    """A scratch buffer of engine ``slot`` (docs/semantics.md "Scratch buffers"): each iteration of ``stage`` reads
+    its tile of a fresh input into the same one-page scratch bytes, barriers and loads them; after the stage,
+    sometimes a drained store of a partial, its write to a fresh one-tile output and a write barrier. Broken
+    (sometimes): the load before the barrier or no barrier until after the stage (``scratch-unlanded``), the store
+    undrained before the write (``scratch-unlanded``), or a second store before the barrier (``scratch-reuse``)."""
+    n = _iterations(stage, trips)
+    b = len(buffers)
+    cb = next_cb.get(slot[0], 0)
+    next_cb[slot[0]] = cb + 1
+    buffers.append(Buffer(b, f"scratch{b}", slot[0], cb, 1, 1, "bf16", scratch=True))
+    x = f"sx{b}"
+    tensors.append(_tensor(x, n, Role.INPUT))
+    faults = ("none", "none", "load_early", "no_barrier", "undrained", "store_late") if broken else ("none",)
+    fault = draw(st.sampled_from(faults))
+    read = ReadTiles(x, _addr(stage, 0, 1), 1, b)
+    if fault == "load_early":
+        unit: list[Op] = [read, ScratchAccess(b), ReadBarrier()]
+    elif fault == "no_barrier":
+        unit = [read]
+        stage.after.setdefault(slot, []).append(ReadBarrier())
+    else:
+        unit = [read, ReadBarrier(), ScratchAccess(b)]
+    stage.give.setdefault(slot, []).append(unit)
+    if fault in ("undrained", "store_late") or draw(st.booleans()):
+        y = f"sy{b}"
+        tensors.append(_tensor(y, 1, Role.OUTPUT))
+        store = ScratchAccess(b, store=True, drain=fault != "undrained")
+        tail: list[Op] = [store, WriteTiles(b, y, Addr(0), 1)]
+        if fault == "store_late":
+            tail.append(ScratchAccess(b, store=True, drain=True))
+        stage.after.setdefault(slot, []).extend([*tail, WriteBarrier()])
 
 
 def _shared_wait(draw: st.DrawFn, slots: list[Slot], buffers: list[Buffer], next_cb: dict[Site, int],

@@ -55,6 +55,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.certify.structure import EngineView, Leaf, op_at
 from verispatial.families.cb import encoding as cb
+from verispatial.families.scratch import encoding as scratch
 from verispatial.families.semaphores.encoding import loopback_reuse
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
@@ -87,8 +88,11 @@ from verispatial.ir.program import Program
 
 def read_tiles(c: EngineRun, op: ReadTiles, path: tuple[int, ...], s: State) -> State:
     """noc_async_read into the reserved back of ``op.into`` (``cb.fill``: ``cb-write-unreserved``; an indirect
-    address's index page, ``cb.index_window``): outstanding until a ReadBarrier."""
+    address's index page, ``cb.index_window``), or into a scratch buffer (``scratch.read_into``): outstanding until a
+    ReadBarrier."""
     cb.index_window(c, s, op, path)
+    if c.p.buffers[op.into].scratch:
+        return scratch.read_into(c, s, op.into, path)
     s = cb.fill(c, s, op.into, op.tiles, path, "read_tiles")
     return s | {("rd", op.into)}
 
@@ -109,9 +113,11 @@ def read_barrier(c: EngineRun, op: ReadBarrier, path: tuple[int, ...], s: State)
 
 def write_tiles(c: EngineRun, op: WriteTiles, path: tuple[int, ...], s: State) -> State:
     """noc_async_write of tiles from the front of ``op.src``: inside the waited window (``cb-read-unwaited``); the
-    pages it reads are its source until it leaves (``("sf", ...)``)."""
+    pages it reads are its source until it leaves (``("sf", ...)``); from a scratch buffer, ``scratch.write_from``."""
     cb.index_window(c, s, op, path)
     b = op.src
+    if c.p.buffers[b].scratch:
+        return scratch.write_from(c, s, b, path)
     pt = c.p.buffers[b].page_tiles
     top = c.most[b] * pt + 1
     srcs: set[tuple[object, ...]] = set()
@@ -131,12 +137,12 @@ def inline_write(c: EngineRun, op: InlineWrite, path: tuple[int, ...], s: State)
 
 def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
     """noc_async_writes_flushed: every write and multicast left its source."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw"))
+    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "sc"))
 
 
 def write_barrier(c: EngineRun, op: WriteBarrier, path: tuple[int, ...], s: State) -> State:
     """noc_async_write_barrier: every write and multicast left and landed."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w", "rw"))
+    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w", "rw", "sc"))
 
 
 def atomic_barrier(c: EngineRun, op: AtomicBarrier, path: tuple[int, ...], s: State) -> State:

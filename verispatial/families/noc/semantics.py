@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from verispatial.families.cb import semantics as cb
 from verispatial.families.cb.shared_semantics import shared_read
+from verispatial.families.scratch import semantics as scratch
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.families.tensors import semantics as tensors
 from verispatial.ir import rules as R
@@ -154,12 +155,16 @@ def pending_at_end(it: Interp, s: State, e: int, out: list[Violation]) -> None:
 
 
 def read_tiles(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[Violation]) -> None:
-    """noc_async_read into the reserved back of ``op.into`` (``cb-write-unreserved``: ``cb.fill``), issued now and
-    landing later; the tensor rules of the read (``tensors.read_issued``)."""
+    """noc_async_read into the reserved back of ``op.into`` (``cb-write-unreserved``: ``cb.fill``), or into the whole
+    of a scratch buffer (``scratch.read_into``), issued now and landing later; the tensor rules of the read
+    (``tensors.read_issued``)."""
     path, iters = pc
     cb.index_window(it, s, e, pc, op, out)
-    cb.role(it, s, e, pc, op.into, True, out)
-    slots = cb.fill(it, s, e, pc, op.into, op.tiles, op, out)
+    if op.into in it.scratch:
+        slots = scratch.read_into(it, s, e, pc, op, op.into, out)
+    else:
+        cb.role(it, s, e, pc, op.into, True, out)
+        slots = cb.fill(it, s, e, pc, op.into, op.tiles, op, out)
     state_tiles = tensors.read_issued(it, s, e, pc, op, out)
     s.pending[e] = (*s.pending[e], (READ, path, iters, state_tiles, op.into, slots))
     s.rb_mask[e] |= 1 << op.into
@@ -167,13 +172,16 @@ def read_tiles(it: Interp, s: State, e: int, pc: PC, op: ReadTiles, out: list[Vi
 
 def write_tiles(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list[Violation]) -> None:
     """noc_async_write of tiles read from the front of ``op.src``, which must lie in the waited window
-    (``cb-read-unwaited``; a sharing waiter's in its own, ``shared_read``): its source pages stay in use until it
+    (``cb-read-unwaited``; a sharing waiter's in its own, ``shared_read``), or of a scratch buffer
+    (``scratch.write_from``): its source pages stay in use until it
     leaves (``source_reuse``); the tensor rules of the write (``tensors.write_issued``)."""
     path, iters = pc
     cb.index_window(it, s, e, pc, op, out)
     b, pt = op.src, it.page_tiles[op.src]
     share = it.share_id.get((e, b))
-    if share is not None:
+    if b in it.scratch:
+        src = (it.root[b], scratch.write_from(it, s, e, pc, op, b, out), b)
+    elif share is not None:
         shared_read(it, s, e, pc, op, b, s.share_drain[share], op.tiles, out)
         src = (it.root[b], it._tile_slots(b, s.share_drain[share], op.tiles), b)
         s.share_drain[share] += op.tiles
@@ -244,13 +252,13 @@ def write_barrier(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier, out: l
     """noc_async_write_barrier: every write and multicast of the engine has landed (the step waits for its
     acknowledgements), so its writes' tiles are complete (``tensors.writes_complete``)."""
     s.wb[e] = False
-    s.mc_mask[e] = 0
+    s.mc_mask[e] = s.sc_mask[e] = 0
     tensors.writes_complete(it, s, e)
 
 
 def flush(it: Interp, s: State, e: int, pc: PC, op: Flush, out: list[Violation]) -> None:
     """noc_async_writes_flushed: every write and multicast of the engine has left its source."""
-    s.mc_mask[e] = 0
+    s.mc_mask[e] = s.sc_mask[e] = 0
 
 
 def atomic_barrier(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier, out: list[Violation]) -> None:
@@ -328,7 +336,8 @@ def read_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Vio
     tensors.read_lands(it, s, e, en, out)
     what = f"{op_text(it._ops[e][en[1]])} lands in"
     it._alias_write(s, e, issue_pc, en[4], en[5], what, out)
-    source_reuse(it, s, e, issue_pc, en[4], en[5], what, out)
+    if en[4] not in it.scratch:  # a scratch buffer's sources are its engine's own, decided at issue (scratch-reuse)
+        source_reuse(it, s, e, issue_pc, en[4], en[5], what, out)
 
 
 def write_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Violation]) -> None:

@@ -14,8 +14,8 @@ import attrs
 from verispatial.frontends.ttmetal import enums, intrinsics, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
-from verispatial.frontends.ttmetal.refusals import Inconsistent
-from verispatial.ir.core import Term, WaitCond
+from verispatial.frontends.ttmetal.refusals import Inconsistent, Refused, ScratchHint
+from verispatial.ir.core import Engine, Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
     AtomicBarrier,
@@ -77,6 +77,18 @@ def _ptr(front: bool) -> Handler:
         return r.pointer(r.cb_of(vals[0], nodes[0]), front, n)
 
     return h
+
+
+def _use(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``use<CircularBuffer::AddrSelector::WRITE_PTR>(cb)`` (``READ_PTR``): the buffer as a NoC source at its write
+    (read) pointer, the object API of ttnn 0.72.0 (``reduction/argmax/.../reader_argmax_interleaved_multicore.cpp:
+    453, 485``; ``normalization/layernorm/.../layernorm_dataflow_utils.h:250``): that pointer, as ``get_write_ptr``
+    (``get_read_ptr``) gives it. Another selector is refused by name."""
+    _need(r, vals, 1, n, "use")
+    sel = "".join(r.text(t) for t in targs)
+    if not sel.endswith(("AddrSelector::WRITE_PTR", "AddrSelector::READ_PTR")):
+        r.refuse("use of a selector not followed", n, r.text(n))
+    return r.pointer(r.cb_of(vals[0], nodes[0]), sel.endswith("READ_PTR"), n)
 
 
 def _tile_size(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -274,6 +286,13 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         return
     if not isinstance(src, V.TensorPage):
         r.refuse("read from an address not a tensor page", n, r.text(n))
+    if isinstance(dst, V.Cb) and dst.index in r.scratch_cbs:
+        dst = r.pointer(dst.index, False, n)
+    if isinstance(dst, V.L1Ptr) and dst.cb in r.scratch_cbs:
+        tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
+        _scratch_bytes(r, dst, tiles, n)
+        r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
+        return
     dst = _read_destination(r, dst, n)
     part = _part_size(r, dst.cb, src, size, n)
     if part is not None:
@@ -281,7 +300,13 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), 1, dst.cb, _part(src, part, at)), n)
         return
     tiles = r.cb_index[dst.cb].page_tiles if size is None else r.tiles_bytes(dst.cb, size, n)
-    r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
+    try:
+        r.l1_check(dst, False, True, tiles, "read into L1 not at the buffer's next unfilled tile", n)
+    except Refused as e:
+        # no circular-buffer op named the buffer yet: it may be scratch L1 (``lower.read_scratch`` reads again)
+        if dst.cb not in r.ringed and r.kernel.engine != Engine.COMPUTE and not r.trial:
+            raise ScratchHint(dst.cb, e) from None
+        raise
     r.emit(ReadTiles(src.tensor, r.addr_of(src.page, n), tiles, dst.cb), n)
 
 
@@ -317,6 +342,21 @@ def _part(page: V.TensorPage, size: int, at: int) -> Part:
     return Part(page.offset.const, size, at, tuple(Term(v, c) for v, c in page.offset.loops))
 
 
+def _scratch_bytes(r: KernelReader, ptr: V.L1Ptr, tiles: int, n: Any) -> None:
+    """A NoC transfer of ``tiles`` tiles into or out of scratch buffer ``ptr.cb``: its address must be followed and
+    the transfer inside the buffer (``validate``: at most ``entries x page_tiles`` tiles; the model takes the whole
+    buffer as its bytes, docs/semantics.md "Scratch buffers")."""
+    b = r.cb_index[ptr.cb]
+    if isinstance(ptr.offset, V.Opaque):
+        r.refuse("L1 address at an offset not followed", n, f"{r.text(n)}: {ptr.offset.why}")
+    lo, hi = r.bounds(ptr.offset)
+    size = tiles * (b.entry_size // b.page_tiles)
+    if lo is None or hi is None or lo < 0 or hi + size > b.entry_size * b.entries:
+        r.refuse("scratch L1 transfer outside the buffer", n,
+                 f"{r.text(n)}: {size} B at {_why(r, n, ptr.offset)} past {b.name}'s base, which holds "
+                 f"{b.entry_size * b.entries} B")
+
+
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     """A NoC write of ``size`` bytes (None: one page) from L1 ``src`` to ``dst``: a ``WriteTiles``, which the model
     reads one tile after another from the read pointer (petri/interp.py WriteTiles, ``drain``), so ``src`` must be
@@ -325,6 +365,17 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
         r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+    if src.cb in r.scratch_cbs:
+        if isinstance(dst, V.RemoteAddr):
+            # argmax's workers send their partials into the reduce core's scratch (0.81.1 :505-517): the landing
+            # there, ordered by a semaphore, is a cross-core question the scratch rules do not decide yet
+            r.refuse("remote write from scratch L1", n, r.text(n))
+        if not isinstance(dst, V.TensorPage):
+            r.refuse("write to an address not a tensor page", n, r.text(n))
+        tiles = r.cb_index[src.cb].page_tiles if size is None else r.tiles_bytes(src.cb, size, n)
+        _scratch_bytes(r, src, tiles, n)
+        r.emit(WriteTiles(src.cb, dst.tensor, r.addr_of(dst.page, n), tiles), n)
+        return
     if isinstance(dst, V.RemoteAddr):
         remote_write(r, src, dst, size, n)
         return
@@ -332,8 +383,11 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
         r.refuse("write to an address not a tensor page", n, r.text(n))
     if not src.front:
         # the model's WriteTiles reads the waited front; a write from the reserved back (pages this engine fills
-        # and has not pushed) is another transfer
-        r.refuse("write from a buffer's back pages", n, r.text(n))
+        # and has not pushed) is another transfer — or, with no circular-buffer op on the buffer, scratch L1
+        refused = Refused("write from a buffer's back pages", r.loc(n), r.text(n))
+        if src.cb not in r.ringed and r.kernel.engine != Engine.COMPUTE and not r.trial:
+            raise ScratchHint(src.cb, refused)
+        raise refused
     part = _part_size(r, src.cb, dst, size, n)
     if part is not None:
         at = r.part_at(src, True, part, "write from L1 not inside the buffer's next unread tile", n)
@@ -409,6 +463,14 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
         r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+    if src.cb in r.scratch_cbs or (src.cb in r.fills and src.cb not in r.ringed and not r.trial):
+        # stores no push publishes sent to another core: argmax's workers send their partials into the reduce
+        # core's scratch (0.81.1 :505-517), a landing there ordered by a semaphore that the scratch rules do not
+        # decide yet (docs/semantics.md "Scratch buffers", not said yet)
+        refused = Refused("remote write from scratch L1", r.loc(n), r.text(n))
+        if src.cb in r.scratch_cbs:
+            raise refused
+        raise ScratchHint(src.cb, refused)
     target = dst.target
     if isinstance(target, V.SemAddr):
         r.refuse("data write onto a semaphore word", n, r.text(n))
@@ -730,6 +792,7 @@ FUNCTIONS: dict[str, Handler] = {
     "cb_pop_front": _cb_op(Pop, "cb_pop_front"),
     "get_write_ptr": _ptr(False),
     "get_read_ptr": _ptr(True),
+    "use": _use,
     "get_tile_size": _tile_size,
     "get_dataformat": _dataformat,
     "get_local_cb_interface": _cb_interface,

@@ -10,7 +10,7 @@ import attrs
 from verispatial.errors import InvalidProgram
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostSpec, load_host
-from verispatial.frontends.ttmetal.lower import KernelReader, Shared
+from verispatial.frontends.ttmetal.lower import Shared, read_scratch
 from verispatial.ir.core import Engine, Role, SemRole, Site
 from verispatial.ir.ids import Renaming
 from verispatial.ir.program import (
@@ -47,7 +47,7 @@ def assemble(host: HostSpec) -> Program:
                 parsed[kname] = read_kernel(k.source, k.display, k.defines, host.kernel_root, host.include_dirs,
                                             compute=k.engine == Engine.COMPUTE)
             for site in unit.cores:
-                block = KernelReader(shared, k, site, unit.runtime_args.get(kname, {}), parsed[kname]).read()
+                block = read_scratch(shared, k, site, unit.runtime_args.get(kname, {}), parsed[kname])
                 programs.append(EngineProgram(site, k.engine, tuple(block.ops), sources=tuple(block.locs)))
     target = host.target
     buffers: list[Buffer] = []
@@ -76,7 +76,9 @@ def assemble(host: HostSpec) -> Program:
                 on_shard.setdefault(b.tensor, buf.id)
                 memory.append(BufferAt(buf.id, shard_at[b.tensor], size))
             else:
-                buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype)
+                # a buffer a kernel uses as scratch L1 there (lower.read_scratch): private bytes, no ring
+                buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype,
+                             scratch=(site, b.index) in shared.scratch)
                 # tt-metal's allocator places a program's circular buffers one after another from the L1 base
                 memory.append(BufferAt(buf.id, offset, size))
                 offset += -(-size // target.alignment) * target.alignment

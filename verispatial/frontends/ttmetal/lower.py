@@ -21,7 +21,7 @@ from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTA
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
-from verispatial.frontends.ttmetal.refusals import Refused
+from verispatial.frontends.ttmetal.refusals import Refused, ScratchHint, ScratchRinged
 from verispatial.frontends.ttmetal.sfpu import (
     SFPU_DST_ARGS,
     SFPU_OPS,
@@ -30,7 +30,9 @@ from verispatial.frontends.ttmetal.sfpu import (
     tie_order_from_global_direction,
 )
 from verispatial.ir.core import Addr, Engine, Guard, Site, Term
+from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
+    ID_BUFFER,
     Compute,
     CopyTiles,
     FillTiles,
@@ -45,10 +47,12 @@ from verispatial.ir.ops import (
     ReadTiles,
     RemoteRead,
     Reserve,
+    ScratchAccess,
     SemSet,
     TripCount,
     Wait,
     WriteTiles,
+    op_text,
 )
 from verispatial.ir.source import OpPath, SourceLoc
 
@@ -254,6 +258,8 @@ class Shared:
     host: HostSpec
     groups: dict[tuple[Site, tuple[int, int, int, int], bool], int] = attrs.field(factory=dict)
     trips: dict[str, int] = attrs.field(factory=dict)
+    #: (core, cb index) of the buffers a kernel there uses as scratch L1 (``read_scratch``)
+    scratch: set[tuple[Site, int]] = attrs.field(factory=set)
 
     def group(self, sender: Site, rect: tuple[int, int, int, int], loopback: bool) -> int:
         return self.groups.setdefault((sender, rect, loopback), len(self.groups))
@@ -263,8 +269,14 @@ class KernelReader:
     """Reads ``prog`` (kernel ``kernel``) as it runs on core ``site`` with runtime args ``args``."""
 
     def __init__(self, shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue],
-                 prog: CppProgram, survey: bool = False) -> None:
+                 prog: CppProgram, survey: bool = False, scratch: frozenset[int] = frozenset()) -> None:
         self.shared = shared
+        #: buffers read as scratch L1 of this kernel (``Buffer.scratch``, docs/semantics.md "Scratch buffers"): NoC
+        #: reads land in and writes leave from their bytes, plain loads and stores are ``ScratchAccess``; no
+        #: circular-buffer op may name them (``emit``)
+        self.scratch_cbs = scratch
+        #: buffers a circular-buffer op of this kernel named so far (not scratch: ``ScratchHint`` is not raised)
+        self.ringed: set[int] = set()
         self.host = shared.host
         self.kernel = kernel
         self.site = site
@@ -344,9 +356,12 @@ class KernelReader:
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
         for cb, f in self.fills.items():
-            # stores no push publishes: a buffer page used as scratch (or as the source of a raw NoC write), which
-            # the choreography does not name; reading on would drop them silently
-            raise Refused("plain store into a buffer page never pushed", f.loc, f"c_{cb}")
+            # stores no push publishes: a buffer page used as scratch (or as the source of a raw NoC write); read
+            # again with the buffer as scratch L1 when no circular-buffer op names it
+            refused = Refused("plain store into a buffer page never pushed", f.loc, f"c_{cb}")
+            if cb not in self.ringed and self.kernel.engine != Engine.COMPUTE:
+                raise ScratchHint(cb, refused)
+            raise refused
         return self.blocks[0]
 
     def bind_entry(self, fn: Any) -> Any:
@@ -397,6 +412,13 @@ class KernelReader:
             # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
             # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
             return
+        named = {v for kind, v in op_ids(op) if kind == ID_BUFFER}
+        if not isinstance(op, (ReadTiles, WriteTiles, ScratchAccess)):
+            self.ringed |= named
+            if named & self.scratch_cbs:
+                cb = min(named & self.scratch_cbs)
+                raise ScratchRinged(cb, self.loc(node), f"{op_text(op)}: c_{cb} is used as scratch elsewhere in the "
+                                                        "kernel")
         if isinstance(op, Reserve):
             if op.buf in self.fills:
                 # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
@@ -1617,6 +1639,9 @@ class KernelReader:
         pre = self.drain_state()
         drains: list[dict[int, tuple[Any, ...]]] = [] if other is not None else [pre]
         acc0 = (self.acc.tiles, self.acc.state) if self.acc is not None else None
+        # scratch loads on either side (the running maximum's ``in_vals[i]``, argmax) are checks, not effects: they
+        # are made once after the branch, as if on every path (stricter than the path the data takes)
+        loaded: set[int] = set()
         for side in (then, other):
             if side is None:
                 continue
@@ -1625,8 +1650,10 @@ class KernelReader:
             self.guarded += 1
             try:
                 self.stmt(side)
-                clean = not self.blocks[-1].ops and acc0 == ((self.acc.tiles, self.acc.state)
-                                                            if self.acc is not None else None)
+                loads = [o for o in self.blocks[-1].ops if isinstance(o, ScratchAccess) and not o.store]
+                loaded |= {o.buf for o in loads}
+                clean = len(loads) == len(self.blocks[-1].ops) and acc0 == ((self.acc.tiles, self.acc.state)
+                                                                            if self.acc is not None else None)
             except (Refused, _Break, _Continue, _Return):
                 clean = False
             finally:
@@ -1657,6 +1684,8 @@ class KernelReader:
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
             self.assign(name, V.Opaque(why), n)
+        for cb in sorted(loaded):
+            self.emit(ScratchAccess(cb), n)
 
     def without_ops(self, *bodies: Any) -> bool:
         """Whether ``bodies`` — the branches of a branch on a value the reading does not follow (``if (scaler !=
@@ -2016,6 +2045,8 @@ class KernelReader:
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
             if isinstance(inner, V.ArgArray):
                 return intrinsics.arg_word(self, inner, V.const(0), n)
+            if isinstance(inner, V.L1Ptr) and inner.cb in self.scratch_cbs:
+                self.scratch_load(inner, n)  # ``*p`` of scratch bytes: a load, as ``p[i]``
             return V.Opaque(f"a value read from L1: {self.text(n)}")
         if t == "subscript_expression":
             return self.subscript(n)
@@ -2169,7 +2200,9 @@ class KernelReader:
                     return api.data_format(self, i) if what is None else V.const(what)
         ptr = self.lookup(name) if name else None
         if isinstance(ptr, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
-            # a load from a buffer's pages: a store of it elsewhere is a copy (store_into)
+            # a load from a buffer's pages: a store of it elsewhere is a copy (store_into); of scratch, an op
+            if ptr.cb in self.scratch_cbs:
+                self.scratch_load(ptr, n)
             return V.Loaded(f"a value loaded from L1: {self.text(n)}", ptr.plus(self.expr(idx.named_children[0])))
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
@@ -2506,6 +2539,9 @@ class KernelReader:
         (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
         (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
         the waited front, an in-place change of pages another engine may read (refused)."""
+        if ptr.cb in self.scratch_cbs:
+            self.scratch_store(ptr, n)
+            return
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
         src = self.loaded_from(n.child_by_field_name("right"))
@@ -2516,7 +2552,11 @@ class KernelReader:
         copy = None
         if src is not None:
             if not src.front:
-                self.refuse("plain store of a load from a buffer's back pages", n, self.text(n))
+                refused = Refused("plain store of a load from a buffer's back pages", self.loc(n), self.text(n))
+                if src.cb not in self.ringed and src.cb not in self.scratch_cbs and not self.trial and \
+                        self.kernel.engine != Engine.COMPUTE:
+                    raise ScratchHint(src.cb, refused)  # loads of bytes no ring names: scratch, perhaps
+                raise refused
             if src.cb == ptr.cb:
                 self.refuse("plain store of a buffer's page into itself", n, self.text(n))
             if self.kernel.engine == Engine.COMPUTE:
@@ -2529,6 +2569,25 @@ class KernelReader:
         # the stores build the page the FillTiles at the push fills: the next unfilled one
         self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
                       within=self.cb_index[ptr.cb].entry_size)
+
+    def scratch_store(self, ptr: V.L1Ptr, n: Any) -> None:
+        """A plain store into a scratch buffer's bytes (``red_idxs[0] = max_idx``, argmax 0.81.1 :500): a
+        ``ScratchAccess`` store, undrained (no ``load_blocking`` is read after it here). A stored value loaded from a
+        circular buffer's pages is refused by name (a copy out of a ring into scratch is not said)."""
+        src = self.loaded_from(n.child_by_field_name("right"))
+        if src is not None and src.cb not in self.scratch_cbs:
+            self.refuse("plain store into scratch L1 of a load from a buffer's pages", n, self.text(n))
+        if src is not None:
+            self.scratch_load(src, n)  # the stored value's load (``loaded_from`` reads no op)
+        if isinstance(ptr.offset, V.Opaque):
+            self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: {ptr.offset.why}")
+        self.emit(ScratchAccess(ptr.cb, store=True), n)
+
+    def scratch_load(self, ptr: V.L1Ptr, n: Any) -> None:
+        """A plain load of a scratch buffer's bytes (``in_vals[i]``, argmax 0.81.1 :85): a ``ScratchAccess`` load.
+        Not emitted in trial readings, whose ops are thrown away."""
+        if not self.trial:
+            self.emit(ScratchAccess(ptr.cb), n)
 
     # ------------------------------------------------------------------ calls
 
@@ -3189,3 +3248,28 @@ def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
 
 def _holds(op: str, x: int) -> bool:
     return {"==": x == 0, "!=": x != 0, "<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[op]
+
+
+def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue], prog: CppProgram,
+                 survey: bool = False) -> Block:
+    """``KernelReader.read`` of the kernel, read again with a buffer as scratch L1 each time a reading stops at a
+    ``ScratchHint`` (a NoC read into, or stores into, pages of a buffer no circular-buffer op of the kernel names:
+    argmax's ``find_argmax_for_core``), at most once per buffer; the scratch buffers are recorded in
+    ``shared.scratch`` for the assembly (``Buffer.scratch``). A hint for a buffer already read as scratch, or a
+    kernel whose reading with it refuses elsewhere, gives the refusal it stood for."""
+    scratch: frozenset[int] = frozenset()
+    hints: dict[int, Refused] = {}
+    while True:
+        try:
+            block = KernelReader(shared, kernel, site, args, prog, survey, scratch).read()
+        except ScratchHint as h:
+            if h.cb in scratch:
+                raise h.refused from None
+            scratch |= {h.cb}
+            hints[h.cb] = h.refused
+            continue
+        except ScratchRinged as e:
+            # the buffer is a ring after all: what made it look like scratch is the refusal to give
+            raise hints[e.cb] from None
+        shared.scratch |= {(site, cb) for cb in scratch}
+        return block

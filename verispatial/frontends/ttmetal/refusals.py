@@ -34,3 +34,23 @@ class Inconsistent(Refused):
     destination count is not its rectangle's): reported at the C++ line, exit 2, as bad input."""
 
     rule = "the kernel contradicts the program rules"
+
+
+class ScratchHint(Refused):
+    """A refusal that goes away if buffer ``cb`` is read as scratch L1 (``Buffer.scratch``): a NoC read into, or plain
+    stores into, its pages with no circular-buffer op of the kernel on it so far (``read_scratch`` reads the kernel
+    again with ``cb`` as scratch)."""
+
+    def __init__(self, cb: int, refused: Refused) -> None:
+        super().__init__(refused.construct, refused.loc, refused.detail)
+        self.cb = cb
+        self.refused = refused
+
+
+class ScratchRinged(Refused):
+    """A circular-buffer op on buffer ``cb``, which the reading took as scratch L1 after a ``ScratchHint``: the buffer
+    is a ring after all, and the hint's refusal is the one to give (``lower.read_scratch``)."""
+
+    def __init__(self, cb: int, loc: SourceLoc, detail: str = "") -> None:
+        super().__init__("circular-buffer op on a buffer read as scratch L1", loc, detail)
+        self.cb = cb
