@@ -29,7 +29,7 @@ import jsonschema_rs
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Dynamic, Guard, Site
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
-from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
+from verispatial.ir.ops import CONTAINERS, OP_TAGS, TAG_OPS, Compute, If, Loop, McastSend, Op, PackAcc, SemSet, TripCount
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
 from verispatial.ir.source import SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
@@ -111,6 +111,10 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
             # byte for byte what they were. ``dst`` is a buffer id, and buffer 0 is set.
             if v if a.name != "dst" else v is not None:
                 d[a.name] = v
+        elif isinstance(op, Compute) and a.name == "in_place":
+            # Written only when the step reads pages in place: documents from before the field keep their bytes.
+            if v:
+                d["in_place"] = _conv.unstructure(v)
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.
             if v:

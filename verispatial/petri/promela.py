@@ -63,6 +63,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.data import data_buffers
 from verispatial.ir.ops import (
+    Compute,
     If,
     Loop,
     McastSend,
@@ -264,6 +265,9 @@ class _Gen:
             for op in walk(ep.ops):
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} has a dynamic address (not modelled)")
+                if isinstance(op, Compute) and op.in_place:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads pages in place with no wait "
+                                             f"({R.CB_READ_UNPUBLISHED} is not modelled in Promela)")
                 if isinstance(op, RemoteRead):
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
                                              "are not modelled in Promela)")
