@@ -36,6 +36,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.program import Shard
 from verispatial.ir.serialize import dumps, loads
 from verispatial.ir.shards import resident_shards
+from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
 from verispatial.petri.promela import PromelaUnsupported, to_promela
@@ -135,3 +136,14 @@ def test_in_place_reads_round_trip_and_old_documents_keep_their_bytes() -> None:
 def test_promela_refuses_reads_in_place_by_name() -> None:
     with pytest.raises(PromelaUnsupported, match="cb-read-unpublished is not modelled in Promela"):
         to_promela(eps())
+
+
+def test_validate_names_a_bad_in_place_page() -> None:
+    bad = resident()
+    ops = list(bad.programs[0].ops)
+    ops[1] = Loop("i", 2, (Compute("sub", 1, (), (InPlace(0, 0, (Term("j", 1),)),)),))
+    bad = attrs.evolve(bad, programs=(attrs.evolve(bad.programs[0], ops=tuple(ops)),))
+    assert [str(v) for v in validate(bad)] == [
+        "program (0,0).compute ops[1].body[0] Compute: in-place page uses 'j', which is not an enclosing loop "
+        "variable"]
+    assert validate(resident()) == []
