@@ -69,15 +69,16 @@ def resident(reads: int = 2, shard_tiles: int = 2, pushed: bool = False) -> Prog
                 buffers=(b0,), tensors=(Tensor("x", (64, 32), "bf16", Role.INPUT),)))
 
 
-def eps(ordered: bool = True) -> Program:
+def eps(ordered: bool = True, looped: bool = False) -> Program:
     """The writer fills and pushes eps (b0) and a scaler (b1); compute waits for the scaler only and reads eps at
     index 0 with no wait. ``ordered``: eps is pushed first, so the scaler's wait orders the read after eps's push
-    (``layernorm_sharded.cpp:520`` behind ``:314``); else the scaler first and eps may not be pushed yet."""
+    (``layernorm_sharded.cpp:520`` behind ``:314``); else the scaler first and eps may not be pushed yet.
+    ``looped``: the scaler's wait sits in a loop before the read, as the layernorm's (313-314)."""
     fill_eps = (Reserve(0, 1), FillTiles(0, 1, "bcast_scalar", drain=True), Push(0, 1))
     fill_scaler = (Reserve(1, 1), FillTiles(1, 1, "reduce_scaler", drain=True), Push(1, 1))
     writer = (*fill_eps, *fill_scaler) if ordered else (*fill_scaler, *fill_eps)
     return mapped(prog(ep(A, Engine.WRITER, *writer),
-                ep(A, Engine.COMPUTE, Wait(1, 1), AcquireAcc(1, "bf16"),
+                ep(A, Engine.COMPUTE, Loop("k", 1, (Wait(1, 1),)) if looped else Wait(1, 1), AcquireAcc(1, "bf16"),
                    Compute("add_tiles", 1, (), (InPlace(0),)), ReleaseAcc(), Pop(1, 1)),
                 buffers=(buf(0, cap=1), buf(1, cap=1))))
 
@@ -115,6 +116,15 @@ def test_eps_read_with_no_wait_ordered_through_another_buffer_proves() -> None:
     assert simulate(p).violations == ()
     assert explore(p).rules() == []
     assert verdicts(p) == {}
+
+
+def test_eps_ordered_by_a_wait_in_an_earlier_loop_proves() -> None:
+    """The wait's window ends with its loop body; what still holds after it is that pushed reached its count."""
+    p = eps(looped=True)
+    assert explore(p).rules() == []
+    assert verdicts(p) == {}
+    assert explore(eps(ordered=False, looped=True)).rules() == [R.CB_READ_UNPUBLISHED]
+    assert verdicts(eps(ordered=False, looped=True)) == {f"{R.CB_READ_UNPUBLISHED}:{CA}:[2]": "refuted"}
 
 
 def test_eps_read_before_its_push_is_refuted_and_replayed() -> None:

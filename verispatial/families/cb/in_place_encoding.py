@@ -6,7 +6,9 @@ query over the counters, the interpreter's own rule (``families/cb/semantics.rea
   indices at that position) outside ``[0, shard_pages)``;
 - any other buffer: the engine at the read with the page (its own pops plus the index) outside ``[popped, pushed)``
   of the buffer's counters at that state — never pushed yet (eps read before the writer's push: nothing orders it),
-  or already freed.
+  or already freed. With it, a fact of every Wait the engine passed: ``pushed >= n`` (the wait saw ``pushed - popped >=
+  n``, and ``pushed`` only grows), which orders a read behind a push of another buffer the engine waited in an
+  earlier loop (the layernorm's eps behind ``scaler_global``).
 
 Unsat proves it (the query is an over-approximation of the reachable states: ``certify/reach.py``); sat is a
 candidate the interpreter replays at the op (``Replay.CLAIMED``), refuted only when it shows the violation; unknown,
@@ -23,7 +25,7 @@ from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
-from verispatial.ir.ops import Compute, InPlace, Pop, count_max
+from verispatial.ir.ops import Compute, InPlace, Pop, Wait, count_max
 from verispatial.ir.program import shard_pages
 from verispatial.ir.shards import resident_shards
 
@@ -54,8 +56,10 @@ def check_in_place(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
             engines = frozenset([lf.engine] + [x.engine for w in a.views.values() for x in w.leaves
                                                if getattr(x.op, "buf", None) in bufs - resident])
 
+            waits = [x for x in v.leaves if isinstance(x.op, Wait) and x.op.buf in trusted]
+
             def bad(sq: StateQuery, lf: Leaf = lf, reads: tuple[InPlace, ...] = op.in_place,
-                    pops: dict[int, list[Leaf]] = pops) -> z3.BoolRef:
+                    pops: dict[int, list[Leaf]] = pops, waits: list[Leaf] = waits) -> z3.BoolRef:
                 enc = sq.enc
                 pos = enc.position(lf.engine)
                 env = {lc.var: pos.idx[lc.path] for lc in lf.loops}
@@ -68,7 +72,11 @@ def check_in_place(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
                     own = [enc.executed(x) * x.op.pages for x in pops[r.buf] if isinstance(x.op, Pop)]
                     page = k + (z3.Sum(own) if own else enc.q.val(0))
                     outs.append(z3.Or(page < sq.cm.popped(r.buf), page >= sq.cm.pushed(r.buf)))
-                return z3.And(pos.at(lf), any_of(enc.q.ctx, outs))
+                # A Wait this engine passed saw pushed - popped >= n, and pushed only grows: pushed >= n still. The
+                # window facts keep a wait only inside its loop body; eps is ordered by a wait in an earlier loop
+                # (layernorm_sharded.cpp:314, then 520).
+                seen = [z3.Implies(enc.executed(w) >= 1, sq.cm.pushed(w.op.buf) >= w.op.pages) for w in waits]
+                return z3.And(pos.at(lf), any_of(enc.q.ctx, outs), *seen)
 
             t0 = time.perf_counter()
             o, d, _ = solve_each(a, bad, name, engines, trusted, rlimit, extra=[lf])
