@@ -75,7 +75,8 @@ def check_in_place(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
                 # A Wait this engine passed saw pushed - popped >= n, and pushed only grows: pushed >= n still. The
                 # window facts keep a wait only inside its loop body; eps is ordered by a wait in an earlier loop
                 # (layernorm_sharded.cpp:314, then 520).
-                seen = [z3.Implies(enc.executed(w) >= 1, sq.cm.pushed(w.op.buf) >= w.op.pages) for w in waits]
+                seen = [z3.Implies(enc.executed(w) >= 1, sq.cm.pushed(w.op.buf) >= w.op.pages)
+                        for w in waits if isinstance(w.op, Wait)]
                 return z3.And(pos.at(lf), any_of(enc.q.ctx, outs), *seen)
 
             t0 = time.perf_counter()
