@@ -157,3 +157,16 @@ def test_validate_names_a_bad_in_place_page() -> None:
         "program (0,0).compute ops[1].body[0] Compute: in-place page uses 'j', which is not an enclosing loop "
         "variable"]
     assert validate(resident()) == []
+
+
+def test_the_index_mutants_are_killed_or_still_correct() -> None:
+    """``index+1`` (verispatial/mutate.py; ``index-1`` never goes below page 0): the resident read of page ``i``
+    moved to ``i + 1`` (page 2 of a two-page shard at i = 1) and eps's page 0 moved to 1 (never pushed) are refuted,
+    the oracle agreeing."""
+    from collections import Counter
+
+    from verispatial.mutate import judge, mutants
+
+    outs = [judge(m) for p in (resident(reads=2), eps()) for m in mutants(p) if m.kind.startswith("index")]
+    got = Counter((o.mutant.kind, o.mutant.what, o.status) for o in outs)
+    assert got == Counter({("index+1", "Compute reads b0 at page 0 -> 1", "refuted"): 2})
