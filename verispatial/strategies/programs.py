@@ -356,17 +356,20 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         _indirect(draw, by_site, stages[draw(st.integers(0, len(stages) - 1))], trips, tensors, buffers, next_cb,
                   broken)
 
-    # Now and then reads in place (a resident input shard, a constant tile ordered through a token) at the end of a
-    # compute engine's program, on a site with a data-movement engine too.
-    ends: dict[Slot, list[Op]] = {}
-    computes = [ss for ss in by_site.values() if any(x[1] is Engine.COMPUTE for x in ss) and len(ss) >= 2]
-    if computes and draw(st.integers(0, 3)) == 0:
-        comp, unit = _in_place(draw, draw(st.sampled_from(computes)), tensors, buffers, next_cb, prologue, broken)
-        ends[comp] = unit
-
     programs = [_engine_program(draw, slot, stages, prologue.get(slot, []), broken) for slot in slots]
-    programs = [attrs.evolve(ep, ops=(*ep.ops, *ends[(ep.site, ep.engine)])) if (ep.site, ep.engine) in ends else ep
-                for ep in programs]
+    # Now and then reads in place (a resident input shard, a constant tile ordered through a token): a unit at the end
+    # of a compute engine's program, on a site with a data-movement engine too, its fills and token first in the
+    # engines' programs; only in a program still small (no multicast handshake, at most one semaphore), whose
+    # interleavings the explorer finishes. Drawn last, so the draws before it make the programs they made before
+    # (the derandomized differential tests keep their programs): drawn in every program that allowed it, the net
+    # test's explorer ran out of states on 48 of 260 (196 decided, 200 wanted).
+    computes = [ss for ss in by_site.values() if any(x[1] is Engine.COMPUTE for x in ss) and len(ss) >= 2]
+    if computes and not mcast and len(semaphores) <= 1 and draw(st.integers(0, 5)) == 0:
+        first_ops: dict[Slot, list[Op]] = {}
+        comp, unit = _in_place(draw, draw(st.sampled_from(computes)), tensors, buffers, next_cb, first_ops, broken)
+        programs = [attrs.evolve(ep, ops=(*first_ops.get((ep.site, ep.engine), []), *ep.ops,
+                                           *(unit if (ep.site, ep.engine) == comp else ())))
+                    for ep in programs]
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
     p = attrs.evolve(p, memory=_packed(p))
