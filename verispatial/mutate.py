@@ -63,6 +63,7 @@ from verispatial.driver.run import certify
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
     AtomicBarrier,
+    Compute,
     CopyTiles,
     FillTiles,
     Flush,
@@ -94,7 +95,7 @@ Path = tuple[int, ...]
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
          "unshard", "shard-1", "shard+1",
          "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
-         "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite", "undrain")
+         "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite", "undrain", "index+1", "index-1")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -209,6 +210,16 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         shifted: Op = attrs.evolve(op, offset=op.offset + d)
                         yield (f"read-offset{d:+d}", path, f"RemoteRead offset {op.offset} -> {op.offset + d}",
                                with_body(ops, where, (*body[:i], shifted, *body[i + 1:])))
+            if isinstance(op, Compute):
+                # A read in place one page further or nearer (docs/semantics.md "Reads in place"): past a resident
+                # shard's pages, or a page not yet pushed, is cb-read-unpublished.
+                for k, r in enumerate(op.in_place):
+                    for d in (1, -1):
+                        if r.page + d >= 0:
+                            reads = (*op.in_place[:k], attrs.evolve(r, page=r.page + d), *op.in_place[k + 1:])
+                            indexed: Op = attrs.evolve(op, in_place=reads)
+                            yield (f"index{d:+d}", path, f"{_name(op)} reads b{r.buf} at page {r.page} -> "
+                                   f"{r.page + d}", with_body(ops, where, (*body[:i], indexed, *body[i + 1:])))
             if isinstance(op, (ReadTiles, WriteTiles)) and op.part is not None:
                 # A byte range one stick off, or the whole page: the kernel's offset or size computed wrong (a
                 # range past the page is validate's; a part widened to the page is a whole-tile transfer).

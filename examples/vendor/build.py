@@ -39,6 +39,7 @@ from verispatial.ir import (
     Guard,
     If,
     InlineWrite,
+    InPlace,
     Loop,
     McastSend,
     McastSetValid,
@@ -886,10 +887,12 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
     As the vendor wrote it, the sender pushes ``ex_global`` (268) before the multicast loop and multicasts the pages
     it already pushed from the read pointer it took at 267 (``McastSend.behind`` = ``block_h``).
 
+    Compute reads ``in0`` by tile index (lines 286-295, 357: the resident input shard nothing pushes or waits,
+    373-375) and ``eps`` (line 520: never waited, ordered behind the ``scaler_global`` wait because the writer pushes
+    eps first) in place (``Compute.in_place``, docs/semantics.md "Reads in place").
+
     Transcribed with these differences, each because the format cannot say the vendor's statement (README,
-    "Sharded layernorm"): compute's reads of ``in0`` by tile index (lines 289, 357: the resident
-    shard nothing pushes or waits) and of ``eps`` (line 520: never waited, ordered behind the ``scaler_global`` wait
-    because the writer pushes eps first) are ``Compute`` ops without that operand. The loops over the remote cores
+    "Sharded layernorm"): the loops over the remote cores
     (sender 178, 244, 271; receiver 179) are written out, one op per core, since a ``RemoteRead`` names one site and a
     ``McastSend`` one offset. ``reduce_second_stage`` (unused with one stage) is not declared.
 
@@ -929,14 +932,16 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             *scaler(b("scaler_global"))))
 
         # -- compute (layernorm_sharded.cpp) --
-        def row_reduce(src: tuple[Operand, ...], out: int) -> Line:
+        def row_reduce(src: tuple[Operand, ...], out: int, resident: tuple[InPlace, ...] = ()) -> Line:
             # compute_kernel_lib::reduce<AVG, REDUCE_ROW, ..., NoWaitNoPop> (reduce_helpers_compute.inl:399-558):
-            # block_h rows of num_reduce_tiles_per_block_h = 1 tile, indexed access, one output tile per row.
+            # block_h rows of num_reduce_tiles_per_block_h = 1 tile, indexed access (tile wt + index_offset, the
+            # offset growing by the row stride block_w = 1 per row: 539, 567), one output tile per row.
             return rc.loop(493, "for (uint32_t ht = 0; ht < Ht; ++ht) {", "ht", block_h,
                            rc(499, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
                            rc.loop(512, "for (uint32_t wt = 0; wt < Wt; ++wt) {", "wt", 1,
                                    rc(538, "reduce_tile<reduce_type, reduce_dim>(",
-                                      Compute("reduce_tile_avg_row", 1, (*src, Operand(b("scaler"), 1))))),
+                                      Compute("reduce_tile_avg_row", 1, (*src, Operand(b("scaler"), 1)),
+                                              resident))),
                            rc(553, "output_dfb.reserve_back(onetile);", Reserve(out, 1)),
                            rc(556, "pack_tile(dst_idx, output_dfb_id);", PackAcc(out, 1)),
                            rc(557, "tile_regs_release();", ReleaseAcc()),
@@ -979,15 +984,18 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
         exg = b("ex_global")
         programs.append(engine(
             site, Engine.COMPUTE,
-            # E[x]: the reduce helper reads in0 by index (NoWaitNoPop): the resident shard, no operand (docstring)
+            # E[x]: the reduce helper reads in0 by index (NoWaitNoPop, lines 286-295): the resident input shard,
+            # nothing pushes or waits it (373-375), read in place at tile ht * block_w + wt
             rc(399, "scaler_dfb.wait_front(1);  // Wait for scaler tile", Wait(b("scaler"), 1)),
-            row_reduce((), b("ex_partial")),
+            row_reduce((), b("ex_partial"), (InPlace(b("in0"), 0, (Term("ht", 1), Term("wt", 1))),)),
             *global_reduce((311, 313, 314, 315, 316, 317, 318, 320, 328, 329, 332), "ex_external", "ex"),
             # x - E[x] (lines 349-381)
             cm(349, "dfb_xmm.reserve_back(num_tiles_per_block);", Reserve(b("xmm"), 2)),
             block((350, 353, 354, 355, 361, 362, 364), "pack_tile(dst_i, dfb_xmm_id);", b("xmm"),
                   cm(357, "sub_tiles_bcast_cols(dfb_in_id, dfb_ex_global_id, index, 0, w);",
-                     Compute("sub_tiles_bcast_cols", 1, (Operand(exg, 1),))),
+                     Compute("sub_tiles_bcast_cols", 1, (Operand(exg, 1),),
+                             # index = w + index_subblock_w_offset + index_h_offset (356): in0 in place
+                             (InPlace(b("in0"), 0, (Term("i", 1), Term("j", 1), Term("w", 1))),))),
                   wait=cm(352, "dfb_ex_global.wait_front(1);", Wait(exg, 1)),
                   pop=cm(367, "dfb_ex_global.pop_front(1);", Pop(exg, 1))),
             cm(380, "dfb_xmm.push_back(num_tiles_per_block);", Push(b("xmm"), 2)),
@@ -1004,13 +1012,14 @@ def layernorm_sharded(name: str = "layernorm_sharded", handshake: bool = True) -
             row_reduce((Operand(b("x"), 2),), b("ex_partial2")),
             cm(467, "dfb_xmm2.pop_front(num_tiles_per_block);", Pop(b("x"), 2)),
             *global_reduce((479, 481, 482, 484, 485, 486, 487, 489, 497, 498, 501), "ex_external2", "ex2"),
-            # 1/sqrt(Var + eps) (lines 514-533, enable_sqrt): eps read at index 0 with no wait (docstring)
+            # 1/sqrt(Var + eps) (lines 514-533, enable_sqrt): eps read in place at index 0 with no wait, ordered
+            # behind the scaler_global wait (314) because the writer pushes eps first
             cm(514, "dfb_ex2.wait_front(static_cast<uint16_t>(num_tiles_per_allgather_worker));", Wait(b("ex2"), 1)),
             cm.loop(515, "for (uint32_t i = 0; i < num_tiles_per_allgather_worker; i++) {", "i", 1,
                     cm(517, "dfb_ex2pe.reserve_back(1);", Reserve(b("ex2pe"), 1)),
                     cm(518, "tile_regs_acquire();", AcquireAcc(1, "bf16")),
                     cm(520, "add_tiles(dfb_ex2_id, dfb_eps, i, 0, dst0);",
-                       Compute("add_tiles", 1, (Operand(b("ex2"), 1),))),
+                       Compute("add_tiles", 1, (Operand(b("ex2"), 1),), (InPlace(b("eps"), 0),))),
                     cm(523, "rsqrt_tile(dst0);", Compute("rsqrt_tile", 1)),
                     cm(526, "pack_tile(dst0, dfb_ex2pe_id);", PackAcc(b("ex2pe"), 1)),
                     cm(527, "dfb_ex2pe.push_back(1);", Push(b("ex2pe"), 1)),

@@ -53,6 +53,7 @@ from verispatial.ir.ops import (
     If,
     Loop,
     Op,
+    Operand,
     SemSet,
     TripCount,
 )
@@ -136,7 +137,9 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
         if kind == ID_COUNT:
             return count(v)
         if kind == ID_OPERANDS:
-            return [[["b", bufs(o.buf)], o.pages] for o in v]
+            # An Operand's page count, or an InPlace's index (its page and loop terms).
+            return [[["b", bufs(o.buf)], o.pages] if isinstance(o, Operand)
+                     else [["b", bufs(o.buf)], o.page, [[t.var, t.coef] for t in o.terms]] for o in v]
         if kind == ID_SITE or isinstance(v, Site):
             return site(v)
         if isinstance(v, Addr):

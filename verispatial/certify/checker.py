@@ -32,6 +32,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
+from verispatial.families.cb.in_place_encoding import check_in_place
 from verispatial.families.cb.shard_encoding import check_shard_overrun
 from verispatial.families.cb.shard_ordering_encoding import check_shard_orderings
 from verispatial.families.cb.shared_encoding import ownership_consequences, shared_read_findings
@@ -600,7 +601,9 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts, cache),
-        "multicast": lambda: check_multicast(a, trusted, rlimit) + check_remote_reads(a, trusted, rlimit),
+        # Remote reads and reads in place: each read's pages published, one counter query per read.
+        "multicast": lambda: (check_multicast(a, trusted, rlimit) + check_remote_reads(a, trusted, rlimit)
+                              + check_in_place(a, trusted, rlimit)),
         "happens-before": lambda: check_ordering(a, trusted, rlimit) + check_shard_orderings(a, trusted, rlimit),
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }

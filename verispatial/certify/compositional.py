@@ -67,6 +67,7 @@ from verispatial.ir.ops import (
     If,
     Loop,
     Op,
+    Operand,
     ReadTiles,
     SemInc,
     SemSet,
@@ -747,7 +748,9 @@ class _Walker:
                 for o in v:
                     if not 0 <= o.buf < len(self.buffer_phase) or self.buffer_phase[o.buf] != j:
                         raise self._bad(ep, path, f"uses buffer {o.buf} outside its phase")
-                    out.append((ph.bufs(o.buf), o.pages))
+                    # An Operand's page count, or an InPlace's index (page and loop terms).
+                    out.append((ph.bufs(o.buf), o.pages) if isinstance(o, Operand)
+                               else (ph.bufs(o.buf), o.page, tuple((t.var, t.coef) for t in o.terms)))
                 vals.append(tuple(out))
             elif kind == ID_SITE:
                 vals.append((v.x, v.y))

@@ -33,6 +33,7 @@ def data_buffers(p: Program, index_bufs: dict[IndexKey, int] | None = None) -> f
                 out.add(op.src)
             elif isinstance(op, Compute):
                 out.update(o.buf for o in op.ins)
+                out.update(r.buf for r in op.in_place)  # read by index: its pushes must be filled too
             elif isinstance(op, CopyTiles):
                 out.add(op.src)  # its loads read data the pushes published
             elif isinstance(op, McastSend):

@@ -24,7 +24,6 @@ from verispatial.ir.ops import (
     ID_TENSOR,
     Loop,
     Op,
-    Operand,
     ReadTiles,
     TripCount,
     WriteTiles,
@@ -83,7 +82,7 @@ class Renaming:
             elif kind == ID_COUNT:
                 changes[f.name] = self.count(v)
             elif kind == ID_OPERANDS:
-                changes[f.name] = tuple(Operand(self.buffer(o.buf), o.pages) for o in v)
+                changes[f.name] = tuple(attrs.evolve(o, buf=self.buffer(o.buf)) for o in v)
             else:  # pragma: no cover - a new tag must be handled here (fail closed)
                 raise TypeError(f"{type(op).__name__}.{f.name}: id kind {kind!r} has no renaming")
         if isinstance(op, (ReadTiles, WriteTiles)) and op.addr.dynamic is not None and op.addr.dynamic.buf is not None:

@@ -389,13 +389,34 @@ class Operand:
 
 
 @attrs.frozen
+class InPlace:
+    """One page a ``Compute`` unpacks from buffer ``buf`` by tile index, with no wait of its own: page
+    ``page + sum(coef * index)`` over ``terms`` (enclosing loop indices) counted from the buffer's read pointer, as
+    the unpacker addresses it (``get_read_ptr + index * page_size``: ``sub_tiles_bcast_cols(dfb_in_id, ..., index,
+    ...)``, ``layernorm_sharded.cpp:357`` in ttnn 0.81.1). The page must hold published bytes when it is read
+    (``cb-read-unpublished``, docs/semantics.md "Reads in place"): a resident input shard (the buffer on an input
+    tensor's shard that no op but such reads names: its bytes are the tensor's from launch), else a page pushed and not
+    popped (``pushed - popped > page``)."""
+
+    buf: int = attrs.field(metadata={"id": ID_BUFFER})
+    page: int = attrs.field(default=0)
+    terms: tuple[Term, ...] = ()
+
+    def at(self, env: Mapping[str, int]) -> int:
+        """The page read with loop indices ``env`` (pages past the read pointer)."""
+        return self.page + sum(t.coef * env[t.var] for t in self.terms)
+
+
+@attrs.frozen
 class Compute:
     """A math step on the accumulator (matmul tiles, elementwise, bias, ...); ``kind`` names it. ``ins`` are the
-    circular-buffer pages it unpacks (none: it works on the accumulator alone)."""
+    circular-buffer pages it unpacks from their waited fronts (none: it works on the accumulator alone);
+    ``in_place`` the pages it unpacks by index with no wait (``InPlace``)."""
 
     kind: str
     tiles: int = 1
     ins: tuple[Operand, ...] = attrs.field(default=(), metadata={"id": ID_OPERANDS})
+    in_place: tuple[InPlace, ...] = attrs.field(default=(), metadata={"id": ID_OPERANDS})
 
 
 @attrs.frozen
@@ -627,6 +648,8 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
             fields.append(f"{v} dests")
         elif a.name == "ins":
             fields.extend(f"{b(o.buf)}[{o.pages}]" for o in v)
+        elif a.name == "in_place":
+            fields.extend(f"{b(o.buf)}@{o.page}" + "".join(f"{t.coef:+d}*{t.var}" for t in o.terms) for o in v)
         elif a.name == "terms":
             fields[-1] += "".join(f"{t.coef:+d}*{t.var}" for t in v)
         elif a.name in ("dtype", "kind"):

@@ -165,6 +165,7 @@ CB_PUSH_UNFILLED = "cb-push-unfilled"
 CB_STRADDLE = "cb-straddle"
 CB_WRITE_UNRESERVED = "cb-write-unreserved"
 CB_READ_UNWAITED = "cb-read-unwaited"
+CB_READ_UNPUBLISHED = "cb-read-unpublished"
 CB_SHARD_OVERRUN = "cb-shard-overrun"
 ALIAS_CLOBBER = "alias-clobber"
 SEM_OVERSHOOT = "sem-overshoot"
@@ -248,6 +249,12 @@ RULES: tuple[Rule, ...] = (
     Rule(CB_READ_UNWAITED, Family.CIRCULAR_BUFFER, "a read of the front outside the waited window", _CB,
          "get_read_ptr is valid only between wait and pop", CB_SEMANTICS, _CB_PER_ENGINE, "R_cb_read_unwaited", Replay.AT_OP,
          _OP, (CB_READ_UNWAITED,)),
+    Rule(CB_READ_UNPUBLISHED, Family.CIRCULAR_BUFFER, "a read in place of a page holding no published bytes",
+         f"{SEM_DOC}#reads-in-place",
+         "layernorm_sharded.cpp:289, 357, 373-375 (in0, a resident input shard read by index), 520 (eps, read with no "
+         "wait_front); circular_buffer_init.h:54-59",
+         CB_SEMANTICS, f"{FAMILIES_PACKAGE}.cb.in_place_encoding", "", Replay.CLAIMED, _OP, (CB_READ_UNPUBLISHED,),
+         (Family.CIRCULAR_BUFFER,)),
     Rule(CB_SHARD_OVERRUN, Family.CIRCULAR_BUFFER, "a push of a sharded buffer passes the end of its shard", _CB,
          "circular_buffer_init.h: the ring starts at the shard (fifo_wr_ptr = the buffer's address) at every launch; "
          "tt-metal #15337 (a CB larger than its bank's shard writes outside it)",

@@ -34,6 +34,7 @@ from verispatial.ir.ops import (
     CONTAINERS,
     OP_TAGS,
     TAG_OPS,
+    Compute,
     If,
     Loop,
     McastSend,
@@ -143,6 +144,10 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
             # Written only when set: whole-tile transfers (and their certificates' program digests) keep their bytes.
             if v is not None:
                 d["part"] = _conv.unstructure(v)
+        elif isinstance(op, Compute) and a.name == "in_place":
+            # Written only when the step reads pages in place: documents from before the field keep their bytes.
+            if v:
+                d["in_place"] = _conv.unstructure(v)
         elif isinstance(op, SemSet) and a.name == "terms":
             # Written only when the value depends on loop indices: documents from before the field keep their bytes.
             if v:

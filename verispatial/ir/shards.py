@@ -21,7 +21,9 @@ the same bytes of the tensor in every lap: page ``k`` (``0 <= k < shard_pages``)
 
 from __future__ import annotations
 
-from verispatial.ir.ops import CopyTiles, FillTiles, PackAcc, ReadTiles
+from verispatial.ir.core import Role
+from verispatial.ir.ids import op_ids
+from verispatial.ir.ops import ID_BUFFER, Compute, CopyTiles, FillTiles, McastSend, PackAcc, ReadTiles
 from verispatial.ir.program import Buffer, Program, shard_pages, walk
 
 
@@ -66,3 +68,29 @@ def written_shards(p: Program) -> frozenset[int]:
 def sharded(p: Program) -> dict[int, Buffer]:
     """Every sharded buffer of ``p``, by id."""
     return {b.id: b for b in p.buffers if b.shard is not None}
+
+
+def resident_shards(p: Program) -> frozenset[int]:
+    """The *resident* input shards of ``p``: buffers globally allocated on a shard of an ``INPUT`` tensor that no op
+    names except as an ``InPlace`` read (no reserve, push, wait, pop, fill, landing or front read of any engine), that
+    no multicast lands on (no ``McastSend`` names a buffer of its cb index) and that no alias shares. Their pages hold
+    the tensor's bytes from launch to end (``circular_buffer_init.h:54-59``: the ring starts at the shard; nothing
+    writes it), so a read in place of page ``k`` is published exactly when ``0 <= k < shard_pages`` — the layernorm's
+    ``in0`` without ``FUSE_PRE_ADD`` (``layernorm_sharded.cpp:373-375`` in ttnn 0.81.1: "nothing ever pushes it, so
+    it is read by index and never popped"). docs/semantics.md "Reads in place"."""
+    inputs = {t.name for t in p.tensors if t.role == Role.INPUT}
+    cands = {b.id for b in p.buffers if b.shard is not None and b.shard.tensor in inputs and b.alias_of is None}
+    cands -= {b.alias_of for b in p.buffers if b.alias_of is not None}
+    if not cands:
+        return frozenset()
+    landed: set[int] = set()
+    for ep in p.programs:
+        for op in walk(ep.ops):
+            if isinstance(op, Compute):
+                named = [o.buf for o in op.ins]
+            else:
+                named = [v for kind, v in op_ids(op) if kind == ID_BUFFER]
+            cands -= set(named)
+            if isinstance(op, McastSend):
+                landed |= {p.buffers[x].cb for x in (op.buf, op.dst) if x is not None and 0 <= x < len(p.buffers)}
+    return frozenset(b for b in cands if p.buffers[b].cb not in landed)

@@ -1108,6 +1108,17 @@ class _OpPass:
                 elif o.pages > PAGES_MAX:
                     self._report(ep, at, op, f"operand pages {clip(str(o.pages))} is too large for the model (16-bit CB counters: at "
                            f"most {PAGES_MAX})")
+            for r in op.in_place:
+                # A read in place names a page past the read pointer: a negative base or a term over anything but an
+                # enclosing loop's index has no page (docs/semantics.md "Reads in place").
+                if not 0 <= r.page <= PAGES_MAX:
+                    self._report(ep, at, op, f"in-place page must be in [0, {PAGES_MAX}], got {clip(str(r.page))}")
+                for t in r.terms:
+                    if t.var not in loops:
+                        self._report(ep, at, op, f"in-place page uses {t.var!r}, which is not an enclosing loop variable")
+                    elif abs(t.coef) > PAGES_MAX:
+                        self._report(ep, at, op, f"in-place page coefficient {clip(str(t.coef))} is too large for the "
+                                                 f"model (at most {PAGES_MAX})")
             return
         if cls is ReadTiles or cls is WriteTiles:
             assert isinstance(op, (ReadTiles, WriteTiles))

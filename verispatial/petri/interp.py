@@ -68,7 +68,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program, shard_pages, walk
-from verispatial.ir.shards import sharded, written_shards
+from verispatial.ir.shards import resident_shards, sharded, written_shards
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
 from verispatial.petri.pending import INC, MCAST, READ, VALID, WRITE
@@ -443,6 +443,8 @@ class Interp:
         self.shard_bufs = sharded(program)
         self.shard_pages = {b: shard_pages(x) for b, x in self.shard_bufs.items()}
         self.write_shards = written_shards(program)
+        #: Resident input shards: read in place, their bytes the tensor's from launch (``cb.read_in_place``).
+        self.resident = resident_shards(program)
         self.read_shards = frozenset(self.shard_bufs) - self.write_shards
         for e, ep in enumerate(self.engines):  # a write shard's producer writes its tensor (where output-unwritten says)
             for op in walk(ep.ops):

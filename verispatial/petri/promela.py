@@ -64,6 +64,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Role, Site, WaitCond
 from verispatial.ir.data import data_buffers
 from verispatial.ir.ops import (
+    Compute,
     If,
     Loop,
     McastSend,
@@ -272,6 +273,9 @@ class _Gen:
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.part is not None:
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} moves part of a page: the model's tensor tiles "
                                              "are whole (part-page transfers are not modelled in Promela)")
+                if isinstance(op, Compute) and op.in_place:
+                    raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads pages in place with no wait "
+                                             f"({R.CB_READ_UNPUBLISHED} is not modelled in Promela)")
                 if isinstance(op, RemoteRead):
                     raise PromelaUnsupported(f"{ep.key}: {op_text(op)} reads another core's buffer (remote reads "
                                              "are not modelled in Promela)")

@@ -59,13 +59,16 @@ def release(it: Interp, s: State, e: int, pc: PC, op: ReleaseAcc, out: list[Viol
 
 def compute(it: Interp, s: State, e: int, pc: PC, op: Compute, out: list[Violation]) -> None:
     """Math into the held accumulator, unpacking its operand pages from the front of their buffers (the waited
-    window: ``cb-read-unwaited``; a sharing waiter's operands from its own window, ``shared_read``)."""
+    window: ``cb-read-unwaited``; a sharing waiter's operands from its own window, ``shared_read``), and its pages
+    read in place from published bytes (``cb-read-unpublished``)."""
     held(it, s, e, pc, op, out)
     for o in op.ins:
         if shared_read(it, s, e, pc, op, o.buf, 0, o.pages * it.page_tiles[o.buf], out):
             continue
         cb.role(it, s, e, pc, o.buf, False, out)
         cb.waited(it, s, e, pc, o.buf, o.pages, f"{op_text(op)} unpacks", out)
+    for r in op.in_place:
+        cb.read_in_place(it, s, e, pc, op, r, out)
 
 
 def pack(it: Interp, s: State, e: int, pc: PC, op: PackAcc, out: list[Violation]) -> None:

@@ -14,7 +14,8 @@ from verispatial.families.cb import shard_semantics as shards
 from verispatial.families.cb import shared_semantics as sharing
 from verispatial.ir import rules as R
 from verispatial.ir.obligation import BufferRef
-from verispatial.ir.ops import CopyTiles, FillTiles, Op, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles, op_text
+from verispatial.ir.ops import CopyTiles, FillTiles, InPlace, Op, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles, op_text
+from verispatial.ir.program import shard_pages
 from verispatial.petri.position import Violation
 
 if TYPE_CHECKING:
@@ -66,6 +67,28 @@ def waited(it: Interp, s: State, e: int, pc: PC, b: int, pages: int, what: str, 
         it._v(out, R.CB_READ_UNWAITED, e, pc,
               f"{what} pages [{s.popped[b]}, {s.popped[b] + pages}) of b{b}, but the waited window is "
               f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+
+
+def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out: list[Violation]) -> None:
+    """``cb-read-unpublished`` for a page a Compute reads by index with no wait (docs/semantics.md "Reads in place").
+    The page is ``r``'s index past this engine's read pointer (its own pops: the consumer's are the buffer's
+    ``popped``, any other engine never pops it). A resident input shard (``ir/shards.resident_shards``) holds the
+    tensor's bytes from launch: published for ``0 <= index < shard_pages``. Any other buffer: the page must be pushed
+    and not popped, ``popped <= page < pushed`` (a popped slot may be reserved and rewritten; ``pushed - popped <=
+    capacity`` keeps a live page's slot out of every reservation)."""
+    k = r.at(it._env(e, pc))
+    b = r.buf
+    if b in it.resident:
+        on = shard_pages(it.program.buffers[b])
+        if not 0 <= k < on:
+            it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
+                  f"{op_text(op)} reads page {k} of resident shard b{b}, which holds pages [0, {on})")
+        return
+    page = (s.popped[b] if s.consumer[b] == e else 0) + k
+    if not s.popped[b] <= page < s.pushed[b]:
+        it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
+              f"{op_text(op)} reads page {page} of b{b} in place, but its published pages are "
+              f"[{s.popped[b]}, {max(s.pushed[b], s.popped[b])})")
 
 
 def index_window(it: Interp, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
