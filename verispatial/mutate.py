@@ -95,7 +95,8 @@ Path = tuple[int, ...]
 KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1", "loop+1", "loop-1", "hoist",
          "unshard", "shard-1", "shard+1",
          "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
-         "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite", "undrain", "index+1", "index-1")
+         "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite", "undrain", "index+1", "index-1",
+         "part-offset+", "part-offset-", "part-size+", "unpart")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
