@@ -288,6 +288,11 @@ class KernelReader:
         #: the object a method call left behind (its fields as the method set them)
         self.this_after: V.Value = None
         self.unroll_budget = UNROLL_BUDGET
+        #: the type each variable name is declared with in the kernel, "" when with several (``declaration``), and
+        #: the names declared at least once of an integer type narrower than the 32-bit word (``uint8_t``, ``bool``):
+        #: ``assign`` converts a value to such a variable's type
+        self.declared: dict[str, str] = {}
+        self.narrow: set[str] = set()
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
         for decl, _ in prog.globals:
@@ -828,6 +833,15 @@ class KernelReader:
         return None
 
     def assign(self, name: str, value: V.Value, node: Any) -> None:
+        """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
+        on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
+        holds a number outside ``[0, 128)`` only as a value not followed."""
+        if name in self.narrow and isinstance(value, V.Sym) and value.is_const:
+            t = self.declared[name]
+            if t:
+                value = self.to_integer(value, t)
+            elif not 0 <= value.const < 128:
+                value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
         for s in reversed(self.scopes):
             if name in s:
                 s[name] = value
@@ -1000,6 +1014,12 @@ class KernelReader:
             else:
                 continue  # function declarations and the like
             if name:
+                inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                if inner is not None and inner.type == "identifier":
+                    self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
+                    if _narrow(tname):
+                        self.narrow.add(name)
+                        value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
 
     def expr_text(self, text: str, node: Any) -> V.Value:
@@ -1149,6 +1169,13 @@ class KernelReader:
             if self.without_ops(body):
                 return
             self.refuse("loop bound not known statically", n, f"{self.text(cond)}: {why}")
+        if a.is_const and b.is_const:
+            # the index and its bound as 32-bit words (``_word``): a bound past the word has wrapped; a negative
+            # start or bound against a non-negative one runs 0 times signed and about 2**32 times unsigned
+            a, b = V.const(_word(a.const)), V.const(_word(b.const))
+            if (a.const < 0) != (b.const < 0):
+                self.refuse("loop between a negative and a non-negative number", n,
+                            f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
             span = b + (-a)
@@ -1167,6 +1194,8 @@ class KernelReader:
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
             count = max(0, -(-span.const // abs(step)))
+            if count >= 1 << 32:
+                self.refuse("loop of 2**32 iterations or more", n, f"{self.text(cond)}: {count}")
             last = V.const(count - 1)
         else:
             if abs(step) != 1:
@@ -1178,14 +1207,25 @@ class KernelReader:
             last = span + V.const(-1)  # type: ignore[assignment]
         if count == 0:
             return
+        # the index's first value that fails the condition: an unsigned index cannot go below 0 (nor a 32-bit one
+        # past 2**32 - 1), it wraps and the condition holds again (``for (uint32_t i = n - 1; i >= 0; --i)`` never
+        # ends)
+        end = (a + V.const(step * count)) if isinstance(count, int) else (
+            b + V.const(-1 if op == ">=" else 1 if op == "<=" else 0))
+        if isinstance(end, V.Sym) and end.trip is None and not end.loops and (
+                (end.const < 0 and not _signed(init)) or end.const >= 1 << 32):
+            self.refuse("for loop whose index wraps before its condition ends it", n,
+                        f"{self.text(cond)}: {var} reaches {end.const}"
+                        + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
                 self.unroll(n, cond, upd, body, "loop index assigned in its body")
                 return
             self.refuse("loop index assigned in its body", n, var)
         saved = self.snapshot()
+        bound = {x.text.decode() for x in _identifiers(cond.child_by_field_name("right"))}
         try:
-            self._counted(n, var, a, step, count, last, body)
+            self._counted(n, var, a, step, count, last, body, bound)
         except Refused:
             # the body does not read with the index as a symbol (a page id of i / Wt, a branch on i % 2, a bound
             # varying with i): a loop of a constant count is read as it runs, iteration by iteration
@@ -1211,8 +1251,11 @@ class KernelReader:
         self.acc = acc
 
     def _counted(self, n: Any, var: str, a: V.Sym, step: int, count: int | str | TripCount, last: V.Sym,
-                 body: Any) -> None:
-        """A counted loop read once with its index as a symbol: a ``Loop`` op."""
+                 body: Any, bound: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """A counted loop read once with its index as a symbol: a ``Loop`` op. Refused (``loop index assigned in
+        its body``, ``loop bound assigned in its body``) when an iteration leaves the index other than the step
+        makes it or changes a variable of the bound (``bump(i)`` through a reference parameter, ``n = 7``): the
+        count is then not ``(bound - start) / step``; the caller reads a loop of a constant count as it runs."""
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
         outer += sorted(v for v in self.scopes[0] if is_counter(v))
@@ -1229,8 +1272,15 @@ class KernelReader:
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         self.repeats.append(self.loops[-1])
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
+        index = self.lookup(var)
+        entry = {v: self.lookup(v) for v in bound}
         try:
             self.stmt(body)
+            if self.lookup(var) != index:
+                self.refuse("loop index assigned in its body", n, var)
+            for v in sorted(bound):
+                if self.lookup(v) != entry[v]:
+                    self.refuse("loop bound assigned in its body", n, v)
         finally:
             self.loops.pop()
             loop = self.repeats.pop()
@@ -1766,6 +1816,8 @@ class KernelReader:
                     # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
                     # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
                     return op == "!="
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
+                    return self.compare(op, lv.const, rv.const, c)
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -1783,6 +1835,20 @@ class KernelReader:
             return self.guard(v, "!=", c)
         why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
+
+    def compare(self, op: str, x: int, y: int, node: Any) -> bool:
+        """``x OP y`` of two numbers as the RISC's 32-bit words compare them. The reading's numbers are integers
+        without their C++ type: one past the word (``(1u << 31) * 2``, an unsigned wrap) is taken modulo 2**32;
+        ``==`` and ``!=`` compare the words (``0u - 1u == UINT32_MAX``); an order between a negative number and a
+        non-negative one depends on the signedness the reading does not follow (C++ converts both to unsigned when
+        either is: ``-1 < 3u`` is false) and is refused by name."""
+        x, y = _word(x), _word(y)
+        if op in ("==", "!="):
+            return ((x - y) % (1 << 32) == 0) == (op == "==")
+        if (x < 0) != (y < 0):
+            self.refuse("order of a negative and a non-negative number", node,
+                        f"{self.text(node)}: {x} and {y} (signed or unsigned comparison not followed)")
+        return _holds(op, x - y)
 
     def guard(self, d: V.Sym, op: str, node: Any) -> bool | tuple[str, Guard]:
         """``d OP 0`` as a guard: ``d`` affine in one enclosing loop's index."""
@@ -1893,6 +1959,8 @@ class KernelReader:
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+                if n.children[0].type in ("++", "--"):
+                    return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
             elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
                 pass
             elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
@@ -2349,14 +2417,9 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
-        x, y = a.const, b.const
-        try:
-            r = {"/": lambda: int(x / y) if y else None, "%": lambda: math.fmod(x, y) if y else None,
-                 "<<": lambda: x << y, ">>": lambda: x >> y, "&": lambda: x & y, "|": lambda: x | y,
-                 "^": lambda: x ^ y}[op]()
-        except (KeyError, ValueError, OverflowError):
-            r = None
-        return V.Opaque(f"{self.text(n)}") if r is None else V.const(int(r))
+        r = _fold(op, a.const, b.const)
+        return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
+            r, int) else V.const(r)
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
@@ -2383,18 +2446,15 @@ class KernelReader:
                     rhs = cur + (-rhs)
                 elif base == "*" and rhs.is_const:
                     rhs = cur.scaled(rhs.const)
-                elif cur.is_const and rhs.is_const and base in ("/", "%", "<<", ">>", "&", "|", "^") and (
-                        rhs.const or base not in ("/", "%")):
-                    x, y = cur.const, rhs.const
-                    rhs = V.const({"/": int(x / y) if y else 0, "%": int(math.fmod(x, y)) if y else 0,
-                                   "<<": x << y, ">>": x >> y, "&": x & y, "|": x | y, "^": x ^ y}[base])
+                elif cur.is_const and rhs.is_const and isinstance(r := _fold(base, cur.const, rhs.const), int):
+                    rhs = V.const(r)
                 else:
                     rhs = V.Opaque(self.text(n))
             else:
                 rhs = V.Opaque(self.text(n))
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
-            return rhs
+            return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(target, V.ArgArray):
@@ -2924,6 +2984,17 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
     return V.Opaque(f"a NoC address past {why}")
 
 
+def _identifiers(node: Any) -> list[Any]:
+    """The identifier nodes under ``node`` (itself included)."""
+    out, stack = [], [node]
+    while stack:
+        x = stack.pop()
+        if x.type == "identifier":
+            out.append(x)
+        stack.extend(x.named_children)
+    return out
+
+
 def _mentions(v: Any, var: str) -> bool:
     """Whether number or address ``v`` depends on loop index ``var``."""
     parts = (v.origin, v.offset) if isinstance(v, V.L1Ptr) else (v,)
@@ -3108,6 +3179,51 @@ def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
     def zero(v: Any) -> bool:
         return isinstance(v, V.Sym) and v.is_const and v.const == 0
     return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
+
+
+def _narrow(tname: str) -> bool:
+    """Whether ``tname`` (a declaration's type, qualifiers dropped) is an integer type narrower than the RISC's
+    32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
+    words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
+    return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
+
+
+def _signed(init: Any) -> bool:
+    """Whether the ``for`` initializer ``init`` declares a signed integer index (``int i = 7``, ``int32_t``,
+    ``auto i = 7``); False for an unsigned one and for an index not declared there (its type is not followed)."""
+    if init is None or init.type != "declaration":
+        return False
+    words = init.child_by_field_name("type").text.decode().replace("std::", "").split()
+    return not any(w.startswith(("u", "size_t", "bool", "char")) for w in words) and any(
+        w in ("int", "long", "short", "signed", "auto", "int8_t", "int16_t", "int32_t", "int64_t") for w in words)
+
+
+def _word(x: int) -> int:
+    """``x`` as a 32-bit word: itself in ``[-2**31, 2**32)`` (an int or a uint32_t), else modulo 2**32 (C++'s
+    unsigned wrap; a signed overflow is undefined)."""
+    return x if -(1 << 31) <= x < 1 << 32 else x % (1 << 32)
+
+
+def _fold(op: str, x: int, y: int) -> int | str | None:
+    """``x OP y`` of two numbers for the operators whose result is not affine (``/ % << >> & | ^``), as C++ computes
+    it on 32-bit words: division truncating toward zero (exactly, not through a float). Operands are words
+    (``_word``). The result's meaning where C++'s depends on a signedness the reading does not follow -- ``/``, ``%``
+    or ``>>`` with a negative operand (``(0u - 1u) >> 29`` is 7 unsigned, -1 signed), a shift by 32 or more or by a
+    negative amount (undefined) -- is not followed: a string saying why (None: not an operator of this kind, or a
+    division by 0)."""
+    x, y = _word(x), _word(y)
+    if op in ("/", "%", ">>") and (x < 0 or y < 0):
+        return f"a negative operand of '{op}' (signed or unsigned not followed)"
+    if op in ("<<", ">>") and not 0 <= y < 32:
+        return f"a shift by {y} (undefined)"
+    if op in ("/", "%") and y == 0:
+        return None
+    if op == "/":
+        return x // y
+    if op == "%":
+        return x % y
+    return {"<<": lambda: x << y, ">>": lambda: x >> y, "&": lambda: x & y, "|": lambda: x | y,
+            "^": lambda: x ^ y}.get(op, lambda: None)()
 
 
 def _holds(op: str, x: int) -> bool:
