@@ -60,7 +60,7 @@ def test_unsigned_index_counting_down_to_zero_never_ends_and_is_refused(tmp_path
     reading once counted 8 iterations and proved it); with ``int`` it runs 8 times."""
     with pytest.raises(Refused, match="index wraps before its condition ends it") as e:
         _read(tmp_path, "    for (uint32_t i = 7; i >= 0; --i) { cb_push_back(0, 1); }")
-    assert e.value.loc is not None and e.value.loc.line == 4
+    assert e.value.loc.line == 4
     with pytest.raises(Refused, match="index wraps"):  # over a runtime range: the same at every value
         _read(tmp_path, "    for (uint32_t i = n - 1; i >= 0; --i) { cb_push_back(0, 1); }", args={"n": "1..8"})
     with pytest.raises(Refused, match="index wraps"):  # stepping over 0: 15, 13, ..., 1, then 2**32 - 1
