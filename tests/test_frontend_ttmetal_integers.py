@@ -158,3 +158,13 @@ def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(t
     ep = _read(tmp_path, "    uint32_t z = 20;", "    { uint8_t z = 3; (void)z; }", "    z += 14;",
                "    cb_reserve_back(0, z - 26);")
     assert _reserved(ep) == [8]
+
+
+def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
+    """``for (uint32_t i = 0; i <= n - 1; ++i)`` with ``n`` in ``0..8``: at n = 0 the bound is 2**32 - 1 and the loop
+    never ends (the reading once counted n iterations, none at 0, and proved it); from ``1..8`` it is n iterations."""
+    for cond in ("i <= n - 1", "i < n - 1"):
+        with pytest.raises(Refused, match="loop bound below 0 at a runtime range's low end"):
+            _read(tmp_path, f"    for (uint32_t i = 0; {cond}; ++i) {{ cb_push_back(0, 1); }}", args={"n": "0..8"})
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i <= n - 1; ++i) { cb_push_back(0, 1); }", args={"n": "1..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]

@@ -1176,6 +1176,13 @@ class KernelReader:
             if (a.const < 0) != (b.const < 0):
                 self.refuse("loop between a negative and a non-negative number", n,
                             f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
+        for v in (a, b):
+            if v.trip is not None and v.trip[1] > 0 and v.const < 0:
+                # ``n - 1`` with n = 0 at the range's low end: as a uint32_t it is 2**32 - 1, not -1, and
+                # ``i <= n - 1`` / ``i < n - 1`` never end there (the reading would count no iteration)
+                self.refuse("loop bound below 0 at a runtime range's low end", n,
+                            f"{self.text(cond)}: {'start' if v is a else 'bound'} {v.const} where trip {v.trip[0]} "
+                            "is 0 (an unsigned word wraps)")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
             span = b + (-a)
