@@ -2019,8 +2019,16 @@ class KernelReader:
         if t == "lambda_expression":
             decl = n.child_by_field_name("declarator")
             params = self.params(decl.child_by_field_name("parameters")) if decl is not None else ()
+            by_value, by_ref = _capture_modes(n.child_by_field_name("captures"))
+            if by_value and by_ref:
+                self.refuse("lambda capturing by value and by reference", n, self.text(n.child_by_field_name(
+                    "captures")))
+            # by reference (``[&]``) the body sees the variables as they are when it runs; by value (``[=]``,
+            # ``[n]``) as they were when the lambda was made: copies (a ``mutable`` body changes its copies only).
+            # The outermost scope (the pointer counters, file-scope variables) is the machine's, never copied
+            captures = self.scopes[:] if not by_value else [self.scopes[0], *(dict(sc) for sc in self.scopes[1:])]
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
-                              captures=self.scopes[:])
+                              captures=captures)
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
@@ -2756,7 +2764,10 @@ class KernelReader:
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
                     v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
-            scope[p.lstrip("&")] = objects.convert(self, v, t, n)
+            v = objects.convert(self, v, t, n)
+            if _narrow(t) and isinstance(v, V.Sym) and v.is_const and not p.startswith("&"):
+                v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
+            scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
@@ -2794,6 +2805,18 @@ class KernelReader:
                vals: list[Any] | None = None) -> V.Value:
         if self.depth > 16:
             self.refuse("recursion or inlining deeper than 16", n, f.name)
+        # a variable passed to a reference parameter and to another reference parameter (``f(x, x)`` with
+        # ``f(uint32_t& a, uint32_t& b)`` or ``const uint32_t& b``): in C++ both names are the one variable and
+        # each write is seen through the other; the reading binds each parameter to a value of its own
+        refs: dict[str, list[str]] = {}
+        for i, (p, a) in enumerate(zip(f.params, arg_nodes, strict=False)):
+            if a.type == "identifier" and (p.startswith("&") or (
+                    i < len(f.param_declarators) and f.param_declarators[i] == "reference_declarator")):
+                refs.setdefault(a.text.decode(), []).append(p.lstrip("&"))
+        for name, ps in refs.items():
+            if len(ps) > 1 and any("&" + q in f.params for q in ps):
+                self.refuse("one variable passed to two reference parameters", n,
+                            f"{name} as {' and '.join(ps)} of {f.name}")
         if vals is None:
             vals = [self.expr(a) for a in arg_nodes]
         scope = self.bind_params(f, vals, n, targs)
@@ -2829,6 +2852,8 @@ class KernelReader:
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
         if f.returns and not isinstance(result, V.Obj):
             result = objects.convert(self, result, f.returns, n)
+            if _narrow(f.returns) and isinstance(result, V.Sym) and result.is_const:
+                result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
                 if a.type != "identifier":
@@ -3186,6 +3211,23 @@ def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
     def zero(v: Any) -> bool:
         return isinstance(v, V.Sym) and v.is_const and v.const == 0
     return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
+
+
+def _capture_modes(spec: Any) -> tuple[bool, bool]:
+    """Whether a lambda's capture clause ``spec`` captures by value (``=``, ``n``, ``x = e``) and whether by
+    reference (``&``, ``&m``); ``this`` counts as neither."""
+    by_value = by_ref = False
+    amp = False
+    for c in spec.children if spec is not None else ():
+        if c.type == "lambda_default_capture":
+            by_value, by_ref = by_value or c.text == b"=", by_ref or c.text == b"&"
+        elif c.type == "&":
+            amp = True
+            continue
+        elif c.type in ("identifier", "lambda_capture_initializer"):
+            by_ref, by_value = by_ref or amp, by_value or not amp
+        amp = False
+    return by_value, by_ref
 
 
 def _narrow(tname: str) -> bool:
