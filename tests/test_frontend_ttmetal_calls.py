@@ -43,7 +43,7 @@ def test_one_variable_passed_to_two_reference_parameters_is_refused(tmp_path: Pa
             _reserved(tmp_path, "    uint32_t x = 2;", f"    {call}", "    cb_reserve_back(0, x);", prelude=prelude)
         assert e.value.loc.line == 6
     assert _reserved(tmp_path, "    uint32_t x = 2, y = 3;", "    set2(x, y);", "    cb_reserve_back(0, x);",
-                     "    addto(y, x);", "    cb_reserve_back(0, y);", prelude=prelude) == [7, 8]
+                     "    addto(y, x);", "    cb_reserve_back(0, y);", prelude=prelude) == [7, 22]
 
 
 def test_narrow_parameters_and_results_convert(tmp_path: Path) -> None:
