@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.core import Guard
 from verispatial.ir.ops import Loop, Push, Reserve
 from verispatial.ir.program import walk
 
@@ -168,3 +169,12 @@ def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: P
             _read(tmp_path, f"    for (uint32_t i = 0; {cond}; ++i) {{ cb_push_back(0, 1); }}", args={"n": "0..8"})
     ep = _read(tmp_path, "    for (uint32_t i = 0; i <= n - 1; ++i) { cb_push_back(0, 1); }", args={"n": "1..8"})
     assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+
+
+def test_order_of_a_loop_index_expression_below_zero_is_refused(tmp_path: Path) -> None:
+    """``if (i - 1 < 7)`` for a uint32_t i in 0..7: at i = 0, ``i - 1`` is 2**32 - 1 and the branch is not taken (7
+    pushes); the reading once took it in every iteration (8) and proved a program the board hangs on."""
+    with pytest.raises(Refused, match="order of a negative and a non-negative number"):
+        _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i - 1 < 7) { cb_push_back(0, 1); } }")
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i + 1 < 8) { cb_push_back(0, 1); } }")
+    assert ep.ops[0].body[0].when == Guard.NOT_LAST  # 7 of the 8 iterations

@@ -1825,6 +1825,15 @@ class KernelReader:
                     return op == "!="
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
                     return self.compare(op, lv.const, rv.const, c)
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and op not in ("==", "!="):
+                    # an order of values affine in loop indices: as ``compare``, one side negative in some
+                    # iteration and the other not (``i - 1 < 7`` at i = 0 is false for a uint32_t i)
+                    (l0, l1), (r0, r1) = self.bounds(lv), self.bounds(rv)
+                    if any(x is not None and x < 0 for x in (l0, r0)) and not (
+                            l1 is not None and r1 is not None and l1 < 0 and r1 < 0):
+                        self.refuse("order of a negative and a non-negative number", c,
+                                    f"{self.text(c)}: a side below 0 in some iteration (signed or unsigned "
+                                    "comparison not followed)")
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
