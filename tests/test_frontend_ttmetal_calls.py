@@ -68,3 +68,12 @@ def test_lambda_capturing_by_value_sees_the_values_it_was_made_with(tmp_path: Pa
     with pytest.raises(Refused, match="lambda capturing by value and by reference"):
         _reserved(tmp_path, "    uint32_t n = 7, m = 1;", "    auto f = [=, &m]() { return n + m; };",
                   "    cb_reserve_back(0, f());")
+
+
+def test_a_namespaced_function_of_the_kernel_is_not_the_device_api_of_its_name(tmp_path: Path) -> None:
+    """``my::cb_reserve_back(0, 4)`` calls the kernel's ``my::cb_reserve_back``, here one that reserves 2 pages;
+    the reading once took it for the device API's (4 pages; an empty ``my::noc_async_read_barrier`` likewise for a
+    barrier, so a race was proved)."""
+    prelude = ("namespace my {", "inline void cb_reserve_back(uint32_t cb, uint32_t n) { ::cb_reserve_back(cb, 2); }",
+               "}")
+    assert _reserved(tmp_path, "    my::cb_reserve_back(0, 4);", "    cb_reserve_back(0, 4);", prelude=prelude) == [2, 4]

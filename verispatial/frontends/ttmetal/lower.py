@@ -2648,6 +2648,13 @@ class KernelReader:
             held = self.lookup(name.split("::")[0][9:-1])
             if isinstance(held, V.AccessorArgs):
                 return api.method(self, held, bare, arg_nodes, n)
+        arity = f"/{len(arg_nodes)}"
+        if "::" in name and (name + arity in self.prog.functions or name in self.prog.functions):
+            # ``my::noc_async_read_barrier()`` the kernel or a followed header defines: C++ calls that function,
+            # not the device API of the same bare name (which an empty definition would otherwise stand for)
+            f = self.function(name + arity if name + arity in self.prog.functions else name)
+            assert isinstance(f, V.Function)
+            return self.inline(f, arg_nodes, targs, n)
         if chain.modelled(self, bare):
             here = self.blocks[-1]
             first = len(here.ops)
@@ -2696,7 +2703,6 @@ class KernelReader:
             hit = objects.choose(self, cands, vals, self.declared_params)
             if hit is not None:
                 return self.inline(self.function_of(hit[0], hit[1], bare), arg_nodes, targs, n, vals=vals)
-        arity = f"/{len(arg_nodes)}"
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
         if key is not None:
             f = self.function(key)
