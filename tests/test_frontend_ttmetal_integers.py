@@ -178,3 +178,14 @@ def test_order_of_a_loop_index_expression_below_zero_is_refused(tmp_path: Path) 
         _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i - 1 < 7) { cb_push_back(0, 1); } }")
     ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i + 1 < 8) { cb_push_back(0, 1); } }")
     assert ep.ops[0].body[0].when == Guard.NOT_LAST  # 7 of the 8 iterations
+
+
+def test_switch_case_label_inside_a_nested_block_is_refused(tmp_path: Path) -> None:
+    """``switch (3) { case 1: { ...; case 3: ; } break; default: ... }`` jumps to the inner ``case 3`` and runs no
+    reserve; the reading once saw no top-level ``case 3``, ran ``default`` and proved a program the board hangs on.
+    A case label of -1 matches a uint32_t of 2**32 - 1."""
+    with pytest.raises(Refused, match="switch case label inside a nested statement"):
+        _read(tmp_path, "    switch (3) { case 1: { cb_reserve_back(0, 1); case 3: ; } break; "
+                        "default: cb_reserve_back(0, 2); }")
+    ep = _read(tmp_path, "    switch (4294967295u) { case -1: cb_reserve_back(0, 1); break; default: cb_reserve_back(0, 2); }")
+    assert _reserved(ep) == [1]

@@ -1757,6 +1757,14 @@ class KernelReader:
             self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
         body = n.child_by_field_name("body")
         cases = [x for x in body.named_children if x.type == "case_statement"]
+        stack = [x for cs in cases for x in cs.named_children] + [
+            x for x in body.named_children if x.type != "case_statement"]
+        while stack:  # a label inside a nested statement (a block, a loop) jumps into it: not read as it runs
+            x = stack.pop()
+            if x.type == "case_statement":
+                self.refuse("switch case label inside a nested statement", x, self.text(x))
+            if x.type != "switch_statement":
+                stack.extend(x.named_children)
         start = default = None
         for i, cs in enumerate(cases):
             label = cs.child_by_field_name("value")
@@ -1769,7 +1777,7 @@ class KernelReader:
             if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
                 hit = lv == v
             elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
-                hit = lv.const == v.const
+                hit = (lv.const - v.const) % (1 << 32) == 0  # as 32-bit words: case -1 of a uint32_t
             else:
                 self.refuse("switch case label not known statically", label, self.text(label))
             if hit:
