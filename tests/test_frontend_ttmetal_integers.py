@@ -189,3 +189,13 @@ def test_switch_case_label_inside_a_nested_block_is_refused(tmp_path: Path) -> N
                         "default: cb_reserve_back(0, 2); }")
     ep = _read(tmp_path, "    switch (4294967295u) { case -1: cb_reserve_back(0, 1); break; default: cb_reserve_back(0, 2); }")
     assert _reserved(ep) == [1]
+
+
+def test_a_statement_the_parser_completed_is_refused(tmp_path: Path) -> None:
+    """``noc_async_read_barrier() cb_push_back(0, 1);`` lacks a ';' (GCC rejects the kernel); tree-sitter's recovery
+    inserted one and the reading once proved what it made of it. Likewise a block missing its '}'."""
+    with pytest.raises(Refused, match=r"C\+\+ the parser could not read") as e:
+        _read(tmp_path, "    cb_reserve_back(0, 1);", "    noc_async_read_barrier()", "    cb_push_back(0, 1);")
+    assert "missing ';'" in e.value.detail
+    with pytest.raises(Refused, match="missing '}'"):
+        _read(tmp_path, "    for (uint32_t i = 0; i < 2; ++i) { cb_push_back(0, 1);")
