@@ -199,3 +199,14 @@ def test_a_statement_the_parser_completed_is_refused(tmp_path: Path) -> None:
     assert "missing ';'" in e.value.detail
     with pytest.raises(Refused, match="missing '}'"):
         _read(tmp_path, "    for (uint32_t i = 0; i < 2; ++i) { cb_push_back(0, 1);")
+
+
+def test_not_equal_bound_below_the_start_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
+    """``for (uint32_t i = 5; i != n; ++i)`` with n in ``0..8``: at n < 5 the index passes n and wraps (about 2**32
+    iterations); the reading once counted n - 5, none there. With ``<`` it is n - 5 (none below 5)."""
+    with pytest.raises(Refused, match="'!=' bound is stepped over"):
+        _read(tmp_path, "    for (uint32_t i = 5; i != n; ++i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    ep = _read(tmp_path, "    for (uint32_t i = 5; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+    ep = _read(tmp_path, "    for (uint32_t i = 5; i != n; ++i) { cb_push_back(0, 1); }", args={"n": "5..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]

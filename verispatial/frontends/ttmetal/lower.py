@@ -1219,6 +1219,11 @@ class KernelReader:
             tname, coef = span.trip
             if coef < 1:
                 self.refuse("loop count falling as a runtime range grows", n, self.text(cond))
+            if op == "!=" and span.const < 0:
+                # ``for (i = 5; i != n; ++i)`` with n < 5 at the range's low end: the index passes n, wraps and
+                # runs about 2**32 iterations, where ``<`` would run none
+                self.refuse("for loop whose '!=' bound is stepped over", n,
+                            f"{self.text(cond)}: at {tname} = 0 the bound is {-span.const} below the start")
             count = tname if (coef, span.const) == (1, 0) else TripCount(tname, coef, span.const)
             last = span + V.const(-1)  # type: ignore[assignment]
         if count == 0:
