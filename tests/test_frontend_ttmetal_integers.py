@@ -210,3 +210,11 @@ def test_not_equal_bound_below_the_start_at_a_runtime_range_low_end_is_refused(t
     assert [type(op).__name__ for op in ep.ops] == ["Loop"]
     ep = _read(tmp_path, "    for (uint32_t i = 5; i != n; ++i) { cb_push_back(0, 1); }", args={"n": "5..8"})
     assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+
+
+def test_signed_index_from_below_zero_at_a_runtime_range_low_end(tmp_path: Path) -> None:
+    """``for (int i = n - 1; i >= 0; --i)``: at n = 0, i starts at -1 and the loop runs no iteration (n in all);
+    with a uint32_t index it never ends (refused above)."""
+    ep = _read(tmp_path, "    for (int i = n - 1; i >= 0; --i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+    assert ep.ops[0].count == "n"

@@ -1185,7 +1185,7 @@ class KernelReader:
             if (a.const < 0) != (b.const < 0):
                 self.refuse("loop between a negative and a non-negative number", n,
                             f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
-        for v in (a, b):
+        for v in (a, b) if not _signed(init) else (b,):  # ``int i = n - 1`` is -1 at n = 0: no iteration
             if v.trip is not None and v.trip[1] > 0 and v.const < 0:
                 # ``n - 1`` with n = 0 at the range's low end: as a uint32_t it is 2**32 - 1, not -1, and
                 # ``i <= n - 1`` / ``i < n - 1`` never end there (the reading would count no iteration)
