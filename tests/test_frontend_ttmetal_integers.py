@@ -218,3 +218,14 @@ def test_signed_index_from_below_zero_at_a_runtime_range_low_end(tmp_path: Path)
     ep = _read(tmp_path, "    for (int i = n - 1; i >= 0; --i) { cb_push_back(0, 1); }", args={"n": "0..8"})
     assert [type(op).__name__ for op in ep.ops] == ["Loop"]
     assert ep.ops[0].count == "n"
+
+
+def test_order_of_two_signed_operands_is_read_as_numbers(tmp_path: Path) -> None:
+    """``int`` variables and literals compare as numbers in C++ (``int x = -2; x > 0`` is false): no refusal. The
+    vendor's reverse loops ``for (int i = d - 1; i >= 0; --i)`` (permute's readers) read as they run."""
+    ep = _read(tmp_path, "    int x = -2;", "    if (x > 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    for (int i = 3; i >= 0; --i) { cb_reserve_back(0, i % 2 + 3); }",
+               "    for (int i = 0 - 1; i >= 0; --i) { cb_reserve_back(0, 7); }")
+    assert _reserved(ep) == [2, 4, 3, 4, 3]
+    with pytest.raises(Refused, match="order of a negative and a non-negative number"):
+        _read(tmp_path, "    int x = -2;", "    uint32_t z = 0;", "    if (x > z) { cb_reserve_back(0, 1); }")

@@ -1182,7 +1182,8 @@ class KernelReader:
             # the index and its bound as 32-bit words (``_word``): a bound past the word has wrapped; a negative
             # start or bound against a non-negative one runs 0 times signed and about 2**32 times unsigned
             a, b = V.const(_word(a.const)), V.const(_word(b.const))
-            if (a.const < 0) != (b.const < 0):
+            if (a.const < 0) != (b.const < 0) and not (_signed(init) and self.signed_operand(
+                    cond.child_by_field_name("right"))):
                 self.refuse("loop between a negative and a non-negative number", n,
                             f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
         for v in (a, b) if not _signed(init) else (b,):  # ``int i = n - 1`` is -1 at n = 0: no iteration
@@ -1845,9 +1846,11 @@ class KernelReader:
                     # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
                     # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
                     return op == "!="
+                signed = self.signed_operand(c.child_by_field_name("left")) and self.signed_operand(
+                    c.child_by_field_name("right"))
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
-                    return self.compare(op, lv.const, rv.const, c)
-                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and op not in ("==", "!="):
+                    return self.compare(op, lv.const, rv.const, c, signed)
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and op not in ("==", "!=") and not signed:
                     # an order of values affine in loop indices: as ``compare``, one side negative in some
                     # iteration and the other not (``i - 1 < 7`` at i = 0 is false for a uint32_t i)
                     (l0, l1), (r0, r1) = self.bounds(lv), self.bounds(rv)
@@ -1874,7 +1877,27 @@ class KernelReader:
         why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
 
-    def compare(self, op: str, x: int, y: int, node: Any) -> bool:
+    def signed_operand(self, n: Any) -> bool:
+        """Whether expression ``n`` has a signed integer type as far as its text says: a literal without a ``u``
+        suffix, a variable declared ``int`` / ``int32_t`` / ... (``declared``, one type in the kernel), and ``+ - *``,
+        unary minus and parentheses of such. A comparison of two signed operands is C++'s signed one."""
+        t = n.type
+        if t == "parenthesized_expression" and n.named_child_count == 1:
+            return self.signed_operand(n.named_children[0])
+        if t == "number_literal":
+            text = n.text.decode().lower()
+            return "u" not in text and not text.startswith(("0x", "0b")) and "." not in text
+        if t == "identifier":
+            words = self.declared.get(n.text.decode(), "").replace("std::", "").split()
+            return bool(words) and words[-1] in _SIGNED_TYPES
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+"):
+            return self.signed_operand(n.child_by_field_name("argument"))
+        if t == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
+            return self.signed_operand(n.child_by_field_name("left")) and self.signed_operand(
+                n.child_by_field_name("right"))
+        return False
+
+    def compare(self, op: str, x: int, y: int, node: Any, signed: bool = False) -> bool:
         """``x OP y`` of two numbers as the RISC's 32-bit words compare them. The reading's numbers are integers
         without their C++ type: one past the word (``(1u << 31) * 2``, an unsigned wrap) is taken modulo 2**32;
         ``==`` and ``!=`` compare the words (``0u - 1u == UINT32_MAX``); an order between a negative number and a
@@ -1883,7 +1906,7 @@ class KernelReader:
         x, y = _word(x), _word(y)
         if op in ("==", "!="):
             return ((x - y) % (1 << 32) == 0) == (op == "==")
-        if (x < 0) != (y < 0):
+        if (x < 0) != (y < 0) and not signed:  # two signed operands (``int i``, ``0``): C++ compares as numbers
             self.refuse("order of a negative and a non-negative number", node,
                         f"{self.text(node)}: {x} and {y} (signed or unsigned comparison not followed)")
         return _holds(op, x - y)
@@ -3278,6 +3301,10 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
             by_ref, by_value = by_ref or amp, by_value or not amp
         amp = False
     return by_value, by_ref
+
+
+#: the signed integer types a declaration may name (``signed_operand``)
+_SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
 
 
 def _narrow(tname: str) -> bool:
