@@ -104,11 +104,14 @@ def test_loop_bound_past_the_word_wraps(tmp_path: Path) -> None:
 
 
 def test_order_of_a_negative_and_a_non_negative_number_is_refused(tmp_path: Path) -> None:
-    """``int a = -1; uint32_t b = 3; a < b`` is false in C++ (a converts to 4294967295); the reading, which keeps
-    no types, once took it true."""
+    """``int a = -1; uint32_t b = 3; a < b`` is false in C++ (a converts to 4294967295); the reading once took it
+    true. With b declared uint32_t it is read as C++ reads it; where no operand's type is known (``auto``, a literal
+    ``3u``) it is refused."""
+    ep = _read(tmp_path, "    int a = -1;", "    uint32_t b = 3;",
+               "    if (a < b) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+    assert _reserved(ep) == [2]
     with pytest.raises(Refused, match="order of a negative and a non-negative number"):
-        _read(tmp_path, "    int a = -1;", "    uint32_t b = 3;",
-              "    if (a < b) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+        _read(tmp_path, "    auto a = -1;", "    if (a < 3u) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
     ep = _read(tmp_path, "    int a = -1;", "    int b = -3;",
                "    if (b < a) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
     assert _reserved(ep) == [1]  # both negative: the same order signed or unsigned
@@ -227,5 +230,13 @@ def test_order_of_two_signed_operands_is_read_as_numbers(tmp_path: Path) -> None
                "    for (int i = 3; i >= 0; --i) { cb_reserve_back(0, i % 2 + 3); }",
                "    for (int i = 0 - 1; i >= 0; --i) { cb_reserve_back(0, 7); }")
     assert _reserved(ep) == [2, 4, 3, 4, 3]
-    with pytest.raises(Refused, match="order of a negative and a non-negative number"):
-        _read(tmp_path, "    int x = -2;", "    uint32_t z = 0;", "    if (x > z) { cb_reserve_back(0, 1); }")
+    ep = _read(tmp_path, "    int x = -2;", "    uint32_t z = 0;", "    if (x > z) { cb_reserve_back(0, 1); }")
+    assert _reserved(ep) == [1]  # against a uint32_t: unsigned, x is 2**32 - 2
+
+
+def test_order_with_a_uint32_variable_compares_words(tmp_path: Path) -> None:
+    """``uint32_t r = 2 - 4; r < 32`` is false in C++ (r is 2**32 - 2), read as such, not refused; the same with a
+    uint32_t declared in an inner scope shadowing an int."""
+    ep = _read(tmp_path, "    uint32_t r = 2 - 4;", "    if (r < 32) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    int k = -1;", "    { uint32_t k = 0 - 1; if (k > 5) { cb_reserve_back(0, 3); } }")
+    assert _reserved(ep) == [2, 3]

@@ -1026,6 +1026,7 @@ class KernelReader:
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 if inner is not None and inner.type == "identifier":
                     self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
+                    self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
                     if _narrow(tname):
                         self.narrow.add(name)
                         value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
@@ -1848,7 +1849,11 @@ class KernelReader:
                     return op == "!="
                 signed = self.signed_operand(c.child_by_field_name("left")) and self.signed_operand(
                     c.child_by_field_name("right"))
+                unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
+                    c.child_by_field_name("right"), _UNSIGNED_WORDS)
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
+                    if unsigned:  # a uint32_t variable against an int: C++ compares the two as unsigned words
+                        return _holds(op, lv.const % (1 << 32) - rv.const % (1 << 32))
                     return self.compare(op, lv.const, rv.const, c, signed)
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and op not in ("==", "!=") and not signed:
                     # an order of values affine in loop indices: as ``compare``, one side negative in some
@@ -1888,14 +1893,25 @@ class KernelReader:
             text = n.text.decode().lower()
             return "u" not in text and not text.startswith(("0x", "0b")) and "." not in text
         if t == "identifier":
-            words = self.declared.get(n.text.decode(), "").replace("std::", "").split()
-            return bool(words) and words[-1] in _SIGNED_TYPES
+            return self.declared_as(n, _SIGNED_TYPES)
         if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+"):
             return self.signed_operand(n.child_by_field_name("argument"))
         if t == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
             return self.signed_operand(n.child_by_field_name("left")) and self.signed_operand(
                 n.child_by_field_name("right"))
         return False
+
+    def declared_as(self, n: Any, types: frozenset[str]) -> bool:
+        """Whether ``n`` is a variable whose declaration in scope names one of ``types``."""
+        while n.type == "parenthesized_expression" and n.named_child_count == 1:
+            n = n.named_children[0]
+        if n.type != "identifier":
+            return False
+        name = n.text.decode()
+        scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
+        typ = scope.get(name + _TYPE_KEY) if scope is not None else None
+        words = typ.why.replace("std::", "").split() if isinstance(typ, V.Opaque) else []
+        return bool(words) and words[-1] in types
 
     def compare(self, op: str, x: int, y: int, node: Any, signed: bool = False) -> bool:
         """``x OP y`` of two numbers as the RISC's 32-bit words compare them. The reading's numbers are integers
@@ -2693,6 +2709,12 @@ class KernelReader:
             held = self.lookup(name.split("::")[0][9:-1])
             if isinstance(held, V.AccessorArgs):
                 return api.method(self, held, bare, arg_nodes, n)
+        if chain.modelled(self, bare):
+            here = self.blocks[-1]
+            first = len(here.ops)
+            chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
+            self.count_ops(here.ops[first:])  # its ops were added without emit
+            return None
         arity = f"/{len(arg_nodes)}"
         if "::" in name and (name + arity in self.prog.functions or name in self.prog.functions):
             # ``my::noc_async_read_barrier()`` the kernel or a followed header defines: C++ calls that function,
@@ -2700,12 +2722,6 @@ class KernelReader:
             f = self.function(name + arity if name + arity in self.prog.functions else name)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
-        if chain.modelled(self, bare):
-            here = self.blocks[-1]
-            first = len(here.ops)
-            chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
-            self.count_ops(here.ops[first:])  # its ops were added without emit
-            return None
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
             return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
@@ -2874,7 +2890,9 @@ class KernelReader:
                     i < len(f.param_declarators) and f.param_declarators[i] == "reference_declarator")):
                 refs.setdefault(a.text.decode(), []).append(p.lstrip("&"))
         for name, ps in refs.items():
-            if len(ps) > 1 and any("&" + q in f.params for q in ps):
+            # a number only: a buffer or accessor object passed twice (moreh's add(dfb, dfb, out)) is a handle the
+            # callee uses, not a variable whose writes one name would hide from the other
+            if len(ps) > 1 and any("&" + q in f.params for q in ps) and isinstance(self.lookup(name), V.Sym):
                 self.refuse("one variable passed to two reference parameters", n,
                             f"{name} as {' and '.join(ps)} of {f.name}")
         if vals is None:
@@ -3302,6 +3320,12 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
         amp = False
     return by_value, by_ref
 
+
+#: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
+_TYPE_KEY = "\0type"
+
+#: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
+_UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
 
 #: the signed integer types a declaration may name (``signed_operand``)
 _SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
