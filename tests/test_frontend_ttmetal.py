@@ -294,6 +294,11 @@ def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.Capture
     # a fresh user's find: the schema's regular expression was the message
     (lambda d: d["work_units"][0]["runtime_args"]["k"].update(num_tiles="x"),
      "work_units[0].runtime_args.k.num_tiles", "'x' is not a range LO..HI (a trip); a runtime argument is an integer"),
+    # the next fresh user's: a core's regular expression, and a core in two work units named as an IR program
+    (lambda d: d["work_units"][0].update(cores="a,b"), "work_units[0].cores",
+     "'a,b' is not a core \"x,y\" or a rectangle"),
+    (lambda d: d["work_units"].append({"cores": "0,0-1,0", "kernels": ["k"]}), "work_units[1].cores",
+     "core (0,0) is also in work_units[0], which runs 'k' on its reader processor"),
 ])
 def test_bad_host_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, field: str, rule: str) -> None:
     path = _host(tmp_path, "refuse", edit)

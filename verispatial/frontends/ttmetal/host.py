@@ -374,7 +374,7 @@ def load_host(path: str | Path) -> HostSpec:
                                _cores(b["cores"], f"{w}.cores") if "cores" in b else None,
                                on))
     units: list[WorkUnit] = []
-    placed: dict[tuple[Site, Engine], str] = {}
+    placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores")
@@ -383,7 +383,10 @@ def load_host(path: str | Path) -> HostSpec:
                 raise ParseError(f"{w}.kernels", f"no kernel {n!r} (declared: {', '.join(knames)})")
             k = kernels[knames.index(n)]
             for c in cores:
-                other = placed.setdefault((c, k.engine), n)
+                other, j = placed.setdefault((c, k.engine), (n, i))
+                if j != i:  # a core in two work units: one program per processor (the IR's rule, said here)
+                    raise ParseError(f"{w}.cores", f"core {c} is also in work_units[{j}], which runs {other!r} on "
+                                                   f"its {k.engine.value} processor")
                 if other != n:
                     raise ParseError(f"{w}.kernels", f"core {c} runs {other!r} and {n!r} on one {k.engine.value} "
                                                      f"processor")

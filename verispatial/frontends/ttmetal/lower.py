@@ -306,6 +306,11 @@ class KernelReader:
         #: the object a method call left behind (its fields as the method set them)
         self.this_after: V.Value = None
         self.unroll_budget = UNROLL_BUDGET
+        #: the type each variable name is declared with in the kernel, "" when with several (``declaration``), and
+        #: the names declared at least once of an integer type narrower than the 32-bit word (``uint8_t``, ``bool``):
+        #: ``assign`` converts a value to such a variable's type
+        self.declared: dict[str, str] = {}
+        self.narrow: set[str] = set()
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
         for decl, _ in prog.globals:
@@ -891,6 +896,15 @@ class KernelReader:
         return None
 
     def assign(self, name: str, value: V.Value, node: Any) -> None:
+        """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
+        on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
+        holds a number outside ``[0, 128)`` only as a value not followed."""
+        if name in self.narrow and isinstance(value, V.Sym) and value.is_const:
+            t = self.declared[name]
+            if t:
+                value = self.to_integer(value, t)
+            elif not 0 <= value.const < 128:
+                value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
         for s in reversed(self.scopes):
             if name in s:
                 s[name] = value
@@ -958,6 +972,15 @@ class KernelReader:
     def stmt(self, n: Any) -> None:
         if n is None:
             return
+        self._stmt(n)
+        gap = _missing_token(n)
+        if gap is not None:
+            # tree-sitter's recovery inserted a token the text lacks (``f() g();``: a ';'): the statement is not
+            # C++ the board could run, and what the recovery made of it is a guess. Checked after the reading, so
+            # that a construct refused by its own name (``UNPACK(x = f();)``) keeps it
+            self.refuse("C++ the parser could not read", n, f"a missing '{gap.type}'")
+
+    def _stmt(self, n: Any) -> None:
         self.node = n
         t = n.type
         if t == "compound_statement":
@@ -1063,6 +1086,13 @@ class KernelReader:
             else:
                 continue  # function declarations and the like
             if name:
+                inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                if inner is not None and inner.type == "identifier":
+                    self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
+                    self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
+                    if _narrow(tname):
+                        self.narrow.add(name)
+                        value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
 
     def expr_text(self, text: str, node: Any) -> V.Value:
@@ -1212,6 +1242,21 @@ class KernelReader:
             if self.without_ops(body):
                 return
             self.refuse("loop bound not known statically", n, f"{self.text(cond)}: {why}")
+        if a.is_const and b.is_const:
+            # the index and its bound as 32-bit words (``_word``): a bound past the word has wrapped; a negative
+            # start or bound against a non-negative one runs 0 times signed and about 2**32 times unsigned
+            a, b = V.const(_word(a.const)), V.const(_word(b.const))
+            if (a.const < 0) != (b.const < 0) and not (_signed(init) and self.signed_operand(
+                    cond.child_by_field_name("right"))):
+                self.refuse("loop between a negative and a non-negative number", n,
+                            f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
+        for v in (a, b) if not _signed(init) else (b,):  # ``int i = n - 1`` is -1 at n = 0: no iteration
+            if v.trip is not None and v.trip[1] > 0 and v.const < 0:
+                # ``n - 1`` with n = 0 at the range's low end: as a uint32_t it is 2**32 - 1, not -1, and
+                # ``i <= n - 1`` / ``i < n - 1`` never end there (the reading would count no iteration)
+                self.refuse("loop bound below 0 at a runtime range's low end", n,
+                            f"{self.text(cond)}: {'start' if v is a else 'bound'} {v.const} where trip {v.trip[0]} "
+                            "is 0 (an unsigned word wraps)")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
             span = b + (-a)
@@ -1230,6 +1275,8 @@ class KernelReader:
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
             count = max(0, -(-span.const // abs(step)))
+            if count >= 1 << 32:
+                self.refuse("loop of 2**32 iterations or more", n, f"{self.text(cond)}: {count}")
             last = V.const(count - 1)
         else:
             if abs(step) != 1:
@@ -1237,18 +1284,34 @@ class KernelReader:
             tname, coef = span.trip
             if coef < 1:
                 self.refuse("loop count falling as a runtime range grows", n, self.text(cond))
+            if op == "!=" and span.const < 0:
+                # ``for (i = 5; i != n; ++i)`` with n < 5 at the range's low end: the index passes n, wraps and
+                # runs about 2**32 iterations, where ``<`` would run none
+                self.refuse("for loop whose '!=' bound is stepped over", n,
+                            f"{self.text(cond)}: at {tname} = 0 the bound is {-span.const} below the start")
             count = tname if (coef, span.const) == (1, 0) else TripCount(tname, coef, span.const)
             last = span + V.const(-1)  # type: ignore[assignment]
         if count == 0:
             return
+        # the index's first value that fails the condition: an unsigned index cannot go below 0 (nor a 32-bit one
+        # past 2**32 - 1), it wraps and the condition holds again (``for (uint32_t i = n - 1; i >= 0; --i)`` never
+        # ends)
+        end = (a + V.const(step * count)) if isinstance(count, int) else (
+            b + V.const(-1 if op == ">=" else 1 if op == "<=" else 0))
+        if isinstance(end, V.Sym) and end.trip is None and not end.loops and (
+                (end.const < 0 and not _signed(init)) or end.const >= 1 << 32):
+            self.refuse("for loop whose index wraps before its condition ends it", n,
+                        f"{self.text(cond)}: {var} reaches {end.const}"
+                        + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
                 self.unroll(n, cond, upd, body, "loop index assigned in its body")
                 return
             self.refuse("loop index assigned in its body", n, var)
         saved = self.snapshot()
+        bound = {x.text.decode() for x in _identifiers(cond.child_by_field_name("right"))}
         try:
-            self._counted(n, var, a, step, count, last, body)
+            self._counted(n, var, a, step, count, last, body, bound)
         except Refused:
             # the body does not read with the index as a symbol (a page id of i / Wt, a branch on i % 2, a bound
             # varying with i): a loop of a constant count is read as it runs, iteration by iteration
@@ -1274,8 +1337,11 @@ class KernelReader:
         self.acc = acc
 
     def _counted(self, n: Any, var: str, a: V.Sym, step: int, count: int | str | TripCount, last: V.Sym,
-                 body: Any) -> None:
-        """A counted loop read once with its index as a symbol: a ``Loop`` op."""
+                 body: Any, bound: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """A counted loop read once with its index as a symbol: a ``Loop`` op. Refused (``loop index assigned in
+        its body``, ``loop bound assigned in its body``) when an iteration leaves the index other than the step
+        makes it or changes a variable of the bound (``bump(i)`` through a reference parameter, ``n = 7``): the
+        count is then not ``(bound - start) / step``; the caller reads a loop of a constant count as it runs."""
         k = self.loop_var(var)
         outer = sorted(v for v in self.assigned_in(body) if v != var and any(v in sc for sc in self.scopes))
         outer += sorted(v for v in self.scopes[0] if is_counter(v))
@@ -1292,8 +1358,15 @@ class KernelReader:
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         self.repeats.append(self.loops[-1])
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
+        index = self.lookup(var)
+        entry = {v: self.lookup(v) for v in bound}
         try:
             self.stmt(body)
+            if self.lookup(var) != index:
+                self.refuse("loop index assigned in its body", n, var)
+            for v in sorted(bound):
+                if self.lookup(v) != entry[v]:
+                    self.refuse("loop bound assigned in its body", n, v)
         finally:
             self.loops.pop()
             loop = self.repeats.pop()
@@ -1770,6 +1843,14 @@ class KernelReader:
             self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
         body = n.child_by_field_name("body")
         cases = [x for x in body.named_children if x.type == "case_statement"]
+        stack = [x for cs in cases for x in cs.named_children] + [
+            x for x in body.named_children if x.type != "case_statement"]
+        while stack:  # a label inside a nested statement (a block, a loop) jumps into it: not read as it runs
+            x = stack.pop()
+            if x.type == "case_statement":
+                self.refuse("switch case label inside a nested statement", x, self.text(x))
+            if x.type != "switch_statement":
+                stack.extend(x.named_children)
         start = default = None
         for i, cs in enumerate(cases):
             label = cs.child_by_field_name("value")
@@ -1782,7 +1863,7 @@ class KernelReader:
             if isinstance(v, V.EnumConst) and isinstance(lv, V.EnumConst):
                 hit = lv == v
             elif isinstance(v, V.Sym) and isinstance(lv, V.Sym) and lv.is_const:
-                hit = lv.const == v.const
+                hit = (lv.const - v.const) % (1 << 32) == 0  # as 32-bit words: case -1 of a uint32_t
             else:
                 self.refuse("switch case label not known statically", label, self.text(label))
             if hit:
@@ -1836,6 +1917,23 @@ class KernelReader:
                     # a host tensor's base address is an allocated buffer's, never 0: 0 is what the host passes
                     # for an idle core ("idle core", reader_decode_all.cpp:110-113, writer_decode_all.cpp:105-108)
                     return op == "!="
+                signed = self.signed_operand(c.child_by_field_name("left")) and self.signed_operand(
+                    c.child_by_field_name("right"))
+                unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
+                    c.child_by_field_name("right"), _UNSIGNED_WORDS)
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
+                    if unsigned:  # a uint32_t variable against an int: C++ compares the two as unsigned words
+                        return _holds(op, lv.const % (1 << 32) - rv.const % (1 << 32))
+                    return self.compare(op, lv.const, rv.const, c, signed)
+                if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and op not in ("==", "!=") and not signed:
+                    # an order of values affine in loop indices: as ``compare``, one side negative in some
+                    # iteration and the other not (``i - 1 < 7`` at i = 0 is false for a uint32_t i)
+                    (l0, l1), (r0, r1) = self.bounds(lv), self.bounds(rv)
+                    if any(x is not None and x < 0 for x in (l0, r0)) and not (
+                            l1 is not None and r1 is not None and l1 < 0 and r1 < 0):
+                        self.refuse("order of a negative and a non-negative number", c,
+                                    f"{self.text(c)}: a side below 0 in some iteration (signed or unsigned "
+                                    "comparison not followed)")
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym):
                     d = lv + (-rv)
                     if isinstance(d, V.Sym):
@@ -1853,6 +1951,51 @@ class KernelReader:
             return self.guard(v, "!=", c)
         why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
+
+    def signed_operand(self, n: Any) -> bool:
+        """Whether expression ``n`` has a signed integer type as far as its text says: a literal without a ``u``
+        suffix, a variable declared ``int`` / ``int32_t`` / ... (``declared``, one type in the kernel), and ``+ - *``,
+        unary minus and parentheses of such. A comparison of two signed operands is C++'s signed one."""
+        t = n.type
+        if t == "parenthesized_expression" and n.named_child_count == 1:
+            return self.signed_operand(n.named_children[0])
+        if t == "number_literal":
+            text = n.text.decode().lower()
+            return "u" not in text and not text.startswith(("0x", "0b")) and "." not in text
+        if t == "identifier":
+            return self.declared_as(n, _SIGNED_TYPES)
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+"):
+            return self.signed_operand(n.child_by_field_name("argument"))
+        if t == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
+            return self.signed_operand(n.child_by_field_name("left")) and self.signed_operand(
+                n.child_by_field_name("right"))
+        return False
+
+    def declared_as(self, n: Any, types: frozenset[str]) -> bool:
+        """Whether ``n`` is a variable whose declaration in scope names one of ``types``."""
+        while n.type == "parenthesized_expression" and n.named_child_count == 1:
+            n = n.named_children[0]
+        if n.type != "identifier":
+            return False
+        name = n.text.decode()
+        scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
+        typ = scope.get(name + _TYPE_KEY) if scope is not None else None
+        words = typ.why.replace("std::", "").split() if isinstance(typ, V.Opaque) else []
+        return bool(words) and words[-1] in types
+
+    def compare(self, op: str, x: int, y: int, node: Any, signed: bool = False) -> bool:
+        """``x OP y`` of two numbers as the RISC's 32-bit words compare them. The reading's numbers are integers
+        without their C++ type: one past the word (``(1u << 31) * 2``, an unsigned wrap) is taken modulo 2**32;
+        ``==`` and ``!=`` compare the words (``0u - 1u == UINT32_MAX``); an order between a negative number and a
+        non-negative one depends on the signedness the reading does not follow (C++ converts both to unsigned when
+        either is: ``-1 < 3u`` is false) and is refused by name."""
+        x, y = _word(x), _word(y)
+        if op in ("==", "!="):
+            return ((x - y) % (1 << 32) == 0) == (op == "==")
+        if (x < 0) != (y < 0) and not signed:  # two signed operands (``int i``, ``0``): C++ compares as numbers
+            self.refuse("order of a negative and a non-negative number", node,
+                        f"{self.text(node)}: {x} and {y} (signed or unsigned comparison not followed)")
+        return _holds(op, x - y)
 
     def guard(self, d: V.Sym, op: str, node: Any) -> bool | tuple[str, Guard]:
         """``d OP 0`` as a guard: ``d`` affine in one enclosing loop's index."""
@@ -1963,6 +2106,8 @@ class KernelReader:
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
+                if n.children[0].type in ("++", "--"):
+                    return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
             elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
                 pass
             elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
@@ -2014,8 +2159,16 @@ class KernelReader:
         if t == "lambda_expression":
             decl = n.child_by_field_name("declarator")
             params = self.params(decl.child_by_field_name("parameters")) if decl is not None else ()
+            by_value, by_ref = _capture_modes(n.child_by_field_name("captures"))
+            if by_value and by_ref:
+                self.refuse("lambda capturing by value and by reference", n, self.text(n.child_by_field_name(
+                    "captures")))
+            # by reference (``[&]``) the body sees the variables as they are when it runs; by value (``[=]``,
+            # ``[n]``) as they were when the lambda was made: copies (a ``mutable`` body changes its copies only).
+            # The outermost scope (the pointer counters, file-scope variables) is the machine's, never copied
+            captures = self.scopes[:] if not by_value else [self.scopes[0], *(dict(sc) for sc in self.scopes[1:])]
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
-                              captures=self.scopes[:])
+                              captures=captures)
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
@@ -2425,14 +2578,9 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
-        x, y = a.const, b.const
-        try:
-            r = {"/": lambda: int(x / y) if y else None, "%": lambda: math.fmod(x, y) if y else None,
-                 "<<": lambda: x << y, ">>": lambda: x >> y, "&": lambda: x & y, "|": lambda: x | y,
-                 "^": lambda: x ^ y}[op]()
-        except (KeyError, ValueError, OverflowError):
-            r = None
-        return V.Opaque(f"{self.text(n)}") if r is None else V.const(int(r))
+        r = _fold(op, a.const, b.const)
+        return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
+            r, int) else V.const(r)
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
@@ -2459,18 +2607,15 @@ class KernelReader:
                     rhs = cur + (-rhs)
                 elif base == "*" and rhs.is_const:
                     rhs = cur.scaled(rhs.const)
-                elif cur.is_const and rhs.is_const and base in ("/", "%", "<<", ">>", "&", "|", "^") and (
-                        rhs.const or base not in ("/", "%")):
-                    x, y = cur.const, rhs.const
-                    rhs = V.const({"/": int(x / y) if y else 0, "%": int(math.fmod(x, y)) if y else 0,
-                                   "<<": x << y, ">>": x >> y, "&": x & y, "|": x | y, "^": x ^ y}[base])
+                elif cur.is_const and rhs.is_const and isinstance(r := _fold(base, cur.const, rhs.const), int):
+                    rhs = V.const(r)
                 else:
                     rhs = V.Opaque(self.text(n))
             else:
                 rhs = V.Opaque(self.text(n))
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
-            return rhs
+            return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(target, V.ArgArray):
@@ -2672,6 +2817,13 @@ class KernelReader:
             chain.run(self, [self.expr(a) for a in arg_nodes], arg_nodes, n)
             self.count_ops(here.ops[first:])  # its ops were added without emit
             return None
+        arity = f"/{len(arg_nodes)}"
+        if "::" in name and (name + arity in self.prog.functions or name in self.prog.functions):
+            # ``my::noc_async_read_barrier()`` the kernel or a followed header defines: C++ calls that function,
+            # not the device API of the same bare name (which an empty definition would otherwise stand for)
+            f = self.function(name + arity if name + arity in self.prog.functions else name)
+            assert isinstance(f, V.Function)
+            return self.inline(f, arg_nodes, targs, n)
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
             return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
@@ -2714,7 +2866,6 @@ class KernelReader:
             hit = objects.choose(self, cands, vals, self.declared_params)
             if hit is not None:
                 return self.inline(self.function_of(hit[0], hit[1], bare), arg_nodes, targs, n, vals=vals)
-        arity = f"/{len(arg_nodes)}"
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
         if key is not None:
             f = self.function(key)
@@ -2825,7 +2976,10 @@ class KernelReader:
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
                     v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
-            scope[p.lstrip("&")] = objects.convert(self, v, t, n)
+            v = objects.convert(self, v, t, n)
+            if _narrow(t) and isinstance(v, V.Sym) and v.is_const and not p.startswith("&"):
+                v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
+            scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
@@ -2863,6 +3017,20 @@ class KernelReader:
                vals: list[Any] | None = None) -> V.Value:
         if self.depth > 16:
             self.refuse("recursion or inlining deeper than 16", n, f.name)
+        # a variable passed to a reference parameter and to another reference parameter (``f(x, x)`` with
+        # ``f(uint32_t& a, uint32_t& b)`` or ``const uint32_t& b``): in C++ both names are the one variable and
+        # each write is seen through the other; the reading binds each parameter to a value of its own
+        refs: dict[str, list[str]] = {}
+        for i, (p, a) in enumerate(zip(f.params, arg_nodes, strict=False)):
+            if a.type == "identifier" and (p.startswith("&") or (
+                    i < len(f.param_declarators) and f.param_declarators[i] == "reference_declarator")):
+                refs.setdefault(a.text.decode(), []).append(p.lstrip("&"))
+        for name, ps in refs.items():
+            # a number only: a buffer or accessor object passed twice (moreh's add(dfb, dfb, out)) is a handle the
+            # callee uses, not a variable whose writes one name would hide from the other
+            if len(ps) > 1 and any("&" + q in f.params for q in ps) and isinstance(self.lookup(name), V.Sym):
+                self.refuse("one variable passed to two reference parameters", n,
+                            f"{name} as {' and '.join(ps)} of {f.name}")
         if vals is None:
             vals = [self.expr(a) for a in arg_nodes]
         scope = self.bind_params(f, vals, n, targs)
@@ -2898,6 +3066,8 @@ class KernelReader:
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
         if f.returns and not isinstance(result, V.Obj):
             result = objects.convert(self, result, f.returns, n)
+            if _narrow(f.returns) and isinstance(result, V.Sym) and result.is_const:
+                result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
                 if a.type != "identifier":
@@ -3058,6 +3228,30 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
         return V.RemoteAddr(addr.site, attrs.evolve(t, elem=1).plus(by).retyped(t.elem))
     why = by.why if isinstance(by, V.Opaque) else "an address past a word not a buffer's"
     return V.Opaque(f"a NoC address past {why}")
+
+
+def _missing_token(n: Any) -> Any:
+    """A token tree-sitter's error recovery inserted (``is_missing``) in statement ``n`` itself -- not in a block
+    nested in it, whose statements are checked when they are read -- or None."""
+    stack = list(n.children)
+    while stack:
+        c = stack.pop()
+        if c.is_missing:
+            return c
+        if c.type != "compound_statement":
+            stack.extend(c.children)
+    return None
+
+
+def _identifiers(node: Any) -> list[Any]:
+    """The identifier nodes under ``node`` (itself included)."""
+    out, stack = [], [node]
+    while stack:
+        x = stack.pop()
+        if x.type == "identifier":
+            out.append(x)
+        stack.extend(x.named_children)
+    return out
 
 
 def _mentions(v: Any, var: str) -> bool:
@@ -3244,6 +3438,78 @@ def _tensor_addr_vs_zero(a: Any, b: Any) -> bool:
     def zero(v: Any) -> bool:
         return isinstance(v, V.Sym) and v.is_const and v.const == 0
     return (isinstance(a, V.TensorAddr) and zero(b)) or (isinstance(b, V.TensorAddr) and zero(a))
+
+
+def _capture_modes(spec: Any) -> tuple[bool, bool]:
+    """Whether a lambda's capture clause ``spec`` captures by value (``=``, ``n``, ``x = e``) and whether by
+    reference (``&``, ``&m``); ``this`` counts as neither."""
+    by_value = by_ref = False
+    amp = False
+    for c in spec.children if spec is not None else ():
+        if c.type == "lambda_default_capture":
+            by_value, by_ref = by_value or c.text == b"=", by_ref or c.text == b"&"
+        elif c.type == "&":
+            amp = True
+            continue
+        elif c.type in ("identifier", "lambda_capture_initializer"):
+            by_ref, by_value = by_ref or amp, by_value or not amp
+        amp = False
+    return by_value, by_ref
+
+
+#: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
+_TYPE_KEY = "\0type"
+
+#: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
+_UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
+
+#: the signed integer types a declaration may name (``signed_operand``)
+_SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
+
+
+def _narrow(tname: str) -> bool:
+    """Whether ``tname`` (a declaration's type, qualifiers dropped) is an integer type narrower than the RISC's
+    32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
+    words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
+    return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
+
+
+def _signed(init: Any) -> bool:
+    """Whether the ``for`` initializer ``init`` declares a signed integer index (``int i = 7``, ``int32_t``,
+    ``auto i = 7``); False for an unsigned one and for an index not declared there (its type is not followed)."""
+    if init is None or init.type != "declaration":
+        return False
+    words = init.child_by_field_name("type").text.decode().replace("std::", "").split()
+    return not any(w.startswith(("u", "size_t", "bool", "char")) for w in words) and any(
+        w in ("int", "long", "short", "signed", "auto", "int8_t", "int16_t", "int32_t", "int64_t") for w in words)
+
+
+def _word(x: int) -> int:
+    """``x`` as a 32-bit word: itself in ``[-2**31, 2**32)`` (an int or a uint32_t), else modulo 2**32 (C++'s
+    unsigned wrap; a signed overflow is undefined)."""
+    return x if -(1 << 31) <= x < 1 << 32 else x % (1 << 32)
+
+
+def _fold(op: str, x: int, y: int) -> int | str | None:
+    """``x OP y`` of two numbers for the operators whose result is not affine (``/ % << >> & | ^``), as C++ computes
+    it on 32-bit words: division truncating toward zero (exactly, not through a float). Operands are words
+    (``_word``). The result's meaning where C++'s depends on a signedness the reading does not follow -- ``/``, ``%``
+    or ``>>`` with a negative operand (``(0u - 1u) >> 29`` is 7 unsigned, -1 signed), a shift by 32 or more or by a
+    negative amount (undefined) -- is not followed: a string saying why (None: not an operator of this kind, or a
+    division by 0)."""
+    x, y = _word(x), _word(y)
+    if op in ("/", "%", ">>") and (x < 0 or y < 0):
+        return f"a negative operand of '{op}' (signed or unsigned not followed)"
+    if op in ("<<", ">>") and not 0 <= y < 32:
+        return f"a shift by {y} (undefined)"
+    if op in ("/", "%") and y == 0:
+        return None
+    if op == "/":
+        return x // y
+    if op == "%":
+        return x % y
+    return {"<<": lambda: x << y, ">>": lambda: x >> y, "&": lambda: x & y, "|": lambda: x | y,
+            "^": lambda: x ^ y}.get(op, lambda: None)()
 
 
 def _holds(op: str, x: int) -> bool:

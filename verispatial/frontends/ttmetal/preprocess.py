@@ -9,10 +9,12 @@ result is located at the line the engineer wrote.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -104,20 +106,102 @@ def _cond(expr: str, macros: Macros, file: str, line: int) -> bool:
             raise Refused("#if expression", loc, "a function-like macro")
     expr = " ".join("1" if t.text == "true" else "0" if t.kind == "id" and t.text not in ("not", "and", "or")
                     else t.text for t in toks)
-    expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", expr)
     expr = re.sub(r"\bnot\b", "!", expr)
     expr = re.sub(r"\band\b", "&&", expr)
     expr = re.sub(r"\bor\b", "||", expr)
     py = expr.replace("&&", " and ").replace("||", " or ").replace("/", "//")
-    py = re.sub(r"!(?!=)", " not ", py)
-    if not re.fullmatch(r"[\d\s()+\-*/<>=!%andortx]*", py):
+    if not re.fullmatch(r"[\d\s()+\-*/<>=!%a-fA-FnortxXuUlL]*", py):
         raise Refused("#if expression", loc)
+    # C's ``!`` binds as tightly as unary minus (``!2 == 1`` is ``(!2) == 1``); Python's ``not`` binds looser than
+    # ``==``: ``~``, which _PPInt defines as the logical not, binds as C's ``!``
+    py = re.sub(r"!(?!=)", " ~", py).strip()
     try:
+        # every number a _PPInt: C's #if arithmetic (intmax_t, uintmax_t where an operand is unsigned, division
+        # toward zero), not Python's
+        py = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)\b", lambda m: f"_I({_pp_number(m[1])}, "
+                                                                    f"{'u' in m[2].lower()})", py)
+        if re.search(r"[a-zA-Z]", re.sub(r"_I\(\d+, (True|False)\)|\b(and|or)\b", "", py)):
+            raise ValueError("a name or suffix not read")
+        if any(isinstance(x, ast.Compare) and len(x.ops) > 1 for x in ast.walk(ast.parse(py, mode="eval"))):
+            raise ValueError("chained comparison")  # C's 3 > 2 > 1 is (3 > 2) > 1, false; Python's is true
         with warnings.catch_warnings():  # Python's warnings about the text are not the user's business: it refuses
             warnings.simplefilter("ignore")
-            return bool(eval(py, {"__builtins__": {}}, {}))  # only digits, operators and and/or/not reach here
+            # only numbers, operators and and/or/not reach here
+            return bool(eval(py, {"__builtins__": {}, "_I": _PPInt}, {}))
+    except ValueError as e:  # said by the reading: a chained comparison, a name or suffix not read
+        raise Refused("#if expression", loc, str(e)) from None
     except Exception:
         raise Refused("#if expression", loc) from None
+
+
+class _PPInt:
+    """A number of a ``#if``: C evaluates it in intmax_t, or uintmax_t (64 bits here) when either operand of an
+    operator is unsigned (``-1 > 0u`` holds), divides toward zero (``-7 / 2`` is -3, ``-7 % 3`` is -1); a signed
+    overflow or a division by 0 is an error (``ZeroDivisionError``/``OverflowError``: the caller refuses)."""
+
+    _MOD = 1 << 64
+
+    def __init__(self, v: int, unsigned: bool = False) -> None:
+        self.unsigned = unsigned
+        self.v = v % self._MOD if unsigned else v
+        if not unsigned and not -(1 << 63) <= self.v < 1 << 63:
+            raise OverflowError("signed overflow in #if")
+
+    @staticmethod
+    def of(x: Any) -> _PPInt:
+        return x if isinstance(x, _PPInt) else _PPInt(int(x))
+
+    def _bin(self, o: Any, f: Callable[[int, int], int], rev: bool = False) -> _PPInt:
+        a, b = (self.of(o), self) if rev else (self, self.of(o))
+        return _PPInt(f(a.v, b.v), a.unsigned or b.unsigned)
+
+    def _cmp(self, o: Any, f: Callable[[int, int], bool]) -> _PPInt:
+        b = self.of(o)
+        return _PPInt(int(f(self.v if not b.unsigned else self.v % self._MOD,
+                             b.v if not self.unsigned else b.v % self._MOD)))
+
+    def __add__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a + b)
+    def __radd__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a + b, True)
+    def __sub__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a - b)
+    def __rsub__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a - b, True)
+    def __mul__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a * b)
+    def __rmul__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a * b, True)
+    def __floordiv__(self, o: Any) -> _PPInt: return self._bin(o, _c_div)
+    def __mod__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: a - _c_div(a, b) * b)
+    def __lt__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a < b)  # type: ignore[override]
+    def __le__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a <= b)  # type: ignore[override]
+    def __gt__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a > b)  # type: ignore[override]
+    def __ge__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a >= b)  # type: ignore[override]
+    def __eq__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a == b)  # type: ignore[override]
+    def __ne__(self, o: Any) -> _PPInt: return self._cmp(o, lambda a, b: a != b)  # type: ignore[override]
+    def __lshift__(self, o: Any) -> _PPInt: return self._bin(o, _c_shift)
+    def __rshift__(self, o: Any) -> _PPInt: return self._bin(o, lambda a, b: _c_shift(a, -b) if b >= 0 else 1 // 0)
+    def __neg__(self) -> _PPInt: return _PPInt(-self.v, self.unsigned)
+    def __pos__(self) -> _PPInt: return self
+    def __invert__(self) -> _PPInt: return _PPInt(int(self.v == 0))  # C's logical ``!`` (see _cond)
+    def __bool__(self) -> bool: return self.v != 0
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _pp_number(text: str) -> int:
+    """A ``#if`` integer literal: hexadecimal, octal (a leading 0; ``ValueError`` for a digit 8 or 9) or decimal."""
+    if text[:2] in ("0x", "0X"):
+        return int(text, 16)
+    return int(text, 8) if text.startswith("0") else int(text)
+
+
+def _c_shift(a: int, b: int) -> int:
+    """``a << b`` (``a >> -b`` for a negative ``b``) of a 64-bit intmax_t / uintmax_t: a count past the width is
+    undefined (``ZeroDivisionError``), as is a right shift of a negative number (implementation-defined)."""
+    if abs(b) >= 64 or (b < 0 and a < 0):
+        raise ZeroDivisionError("shift not defined")
+    return a << b if b >= 0 else a >> -b
+
+
+def _c_div(a: int, b: int) -> int:
+    """``a / b`` toward zero, as C divides (``ZeroDivisionError`` for 0)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def host_macros(defines: dict[str, str]) -> Macros:
@@ -167,6 +251,10 @@ def preprocess(text: str, defines: Macros, file: str,
         if m is None:
             i += 1
             if not active:
+                # comments are removed before directives are read (translation phase 3), in skipped groups too:
+                # a ``#else`` inside a ``/* ... */`` of an ``#if 0`` group is no directive
+                if in_comment or "/*" in line:
+                    in_comment = tokenize(line, n, in_comment)[1]
                 out.append("")
                 continue
             if pending is None and not in_comment and "/*" not in line and \
@@ -202,6 +290,10 @@ def preprocess(text: str, defines: Macros, file: str,
         out.extend([""] * (extra + 1))
         i += extra + 1
         kw, rest = m[1], m[2]
+        if "/*" in joined and tokenize(joined, n)[1]:
+            # a comment opened in a directive and closed lines later is one space: the directive runs on past it
+            # (``#if 0 /* ... */ || 1``)
+            raise Refused("block comment from a directive across lines", SourceLoc(file, n, 0, joined.strip()))
         if kw in ("if", "ifdef", "ifndef"):
             if not active:
                 stack.append((False, True, False))

@@ -1,0 +1,242 @@
+"""The tt-metal front end's integer arithmetic against C++'s: 32-bit words that wrap, narrow types that convert,
+comparisons whose result depends on signedness, and counted loops whose count the body or the index's type changes.
+Each kernel here is one a board runs differently from a naive reading (a loop of the wrong count, a branch taken the
+wrong way) and that the reading once proved; the expected value is what the C++ computes, or a refusal by name where
+the reading cannot know it (the reading keeps numbers without their C++ type)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.core import Guard
+from verispatial.ir.ops import Loop, Push, Reserve
+from verispatial.ir.program import walk
+
+
+def _read(tmp_path: Path, *body: str, prelude: tuple[str, ...] = (), args: dict[str, Any] | None = None) -> Any:
+    """The reader engine of a kernel ``body`` (statements of ``kernel_main``) on core (0,0), buffer c_0 (one bf16
+    tile a page, 8 pages); runtime arg ``n`` (default 8; a range ``"lo..hi"`` makes it a trip)."""
+    src = "\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude, "void kernel_main() {",
+                     "    uint32_t n = get_arg_val<uint32_t>(0);", *body, "}"])
+    (tmp_path / "k.cpp").write_text(src)
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "ints", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", "runtime_args": ["n"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"n": 8, **(args or {})}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def _pushes(ep: Any) -> int:
+    """How many pages the engine pushes in all (loops of constant counts multiplied out)."""
+    def count(ops: Any) -> int:
+        total = 0
+        for op in ops:
+            if isinstance(op, Loop):
+                assert isinstance(op.count, int)
+                total += op.count * count(op.body)
+            elif isinstance(op, Push):
+                total += op.pages
+        return total
+    return count(ep.ops)
+
+
+def _reserved(ep: Any) -> list[int]:
+    return [op.pages for op in walk(ep.ops) if isinstance(op, Reserve)]
+
+
+# ------------------------------------------------------------------ loops
+
+
+def test_unsigned_index_counting_down_to_zero_never_ends_and_is_refused(tmp_path: Path) -> None:
+    """``for (uint32_t i = 7; i >= 0; --i)``: an unsigned ``i`` is always >= 0, the loop wraps and runs forever (the
+    reading once counted 8 iterations and proved it); with ``int`` it runs 8 times."""
+    with pytest.raises(Refused, match="index wraps before its condition ends it") as e:
+        _read(tmp_path, "    for (uint32_t i = 7; i >= 0; --i) { cb_push_back(0, 1); }")
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="index wraps"):  # over a runtime range: the same at every value
+        _read(tmp_path, "    for (uint32_t i = n - 1; i >= 0; --i) { cb_push_back(0, 1); }", args={"n": "1..8"})
+    with pytest.raises(Refused, match="index wraps"):  # stepping over 0: 15, 13, ..., 1, then 2**32 - 1
+        _read(tmp_path, "    for (uint32_t i = 15; i > 0; i -= 2) { cb_push_back(0, 1); }")
+    with pytest.raises(Refused, match="index wraps"):  # i <= UINT32_MAX always holds
+        _read(tmp_path, "    for (uint32_t i = 4294967288u; i <= 4294967295u; ++i) { cb_push_back(0, 1); }")
+    assert _pushes(_read(tmp_path, "    for (int i = 7; i >= 0; --i) { cb_push_back(0, 1); }")) == 8
+    assert _pushes(_read(tmp_path, "    for (uint32_t i = 8; i > 0; --i) { cb_push_back(0, 1); }")) == 8
+
+
+def test_loop_index_changed_through_a_reference_parameter(tmp_path: Path) -> None:
+    """``bump(i)`` with ``void bump(uint32_t& x)`` steps the index a second time each iteration: 4 pushes, not 8."""
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { cb_push_back(0, 1); bump(i); }",
+               prelude=("void bump(uint32_t& x) { x++; }",))
+    assert _pushes(ep) == 4
+
+
+def test_loop_bound_changed_in_the_body(tmp_path: Path) -> None:
+    """The condition is evaluated each iteration: ``n = 7`` in the body ends the loop after 7 iterations;
+    ``n--; n++;`` leaves it 8."""
+    assert _pushes(_read(tmp_path, "    uint32_t m = 8;",
+                         "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); m = 7; }")) == 7
+    assert _pushes(_read(tmp_path, "    uint32_t m = 8;",
+                         "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); m--; m++; }")) == 8
+    with pytest.raises(Refused, match="loop bound assigned in its body"):  # a runtime count: not read as it runs
+        _read(tmp_path, "    uint32_t m = n;",
+              "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); m = 7; }", args={"n": "1..8"})
+
+
+def test_loop_bound_past_the_word_wraps(tmp_path: Path) -> None:
+    """``(1u << 31) * 2 + 3`` is 3 as a uint32_t (once a loop count of 2**32 + 3 the IR rejected without a line)."""
+    ep = _read(tmp_path, "    uint32_t z = (1u << 31) * 2 + 3;", "    for (uint32_t i = 0; i < z; ++i) { cb_push_back(0, 1); }")
+    assert _pushes(ep) == 3
+    with pytest.raises(Refused, match="loop between a negative and a non-negative number"):
+        # 0u - 1u is UINT32_MAX unsigned (2**32 - 1 iterations), -1 signed (none): the reading keeps no type
+        _read(tmp_path, "    uint32_t z = 0u - 1u;", "    for (uint32_t i = 0; i < z; ++i) { cb_push_back(0, 1); }")
+
+
+# ------------------------------------------------------------------ comparisons and operators
+
+
+def test_order_of_a_negative_and_a_non_negative_number_is_refused(tmp_path: Path) -> None:
+    """``int a = -1; uint32_t b = 3; a < b`` is false in C++ (a converts to 4294967295); the reading once took it
+    true. With b declared uint32_t it is read as C++ reads it; where no operand's type is known (``auto``, a literal
+    ``3u``) it is refused."""
+    ep = _read(tmp_path, "    int a = -1;", "    uint32_t b = 3;",
+               "    if (a < b) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+    assert _reserved(ep) == [2]
+    with pytest.raises(Refused, match="order of a negative and a non-negative number"):
+        _read(tmp_path, "    auto a = -1;", "    if (a < 3u) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+    ep = _read(tmp_path, "    int a = -1;", "    int b = -3;",
+               "    if (b < a) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+    assert _reserved(ep) == [1]  # both negative: the same order signed or unsigned
+
+
+def test_equality_compares_32_bit_words(tmp_path: Path) -> None:
+    """``0u - 1u == UINT32_MAX`` and ``(1u << 31) * 2 == 0`` hold on the RISC."""
+    ep = _read(tmp_path, "    uint32_t z = 0u - 1u;",
+               "    if (z == UINT32_MAX) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    if ((1u << 31) * 2 == 0) { cb_reserve_back(0, 3); } else { cb_reserve_back(0, 4); }")
+    assert _reserved(ep) == [1, 3]
+
+
+def test_shift_and_division_of_a_negative_number_are_not_followed(tmp_path: Path) -> None:
+    """``(0u - 1u) >> 29`` is 7 unsigned and -1 signed; the reading once made it -1 (a loop of no iteration). Exact
+    folds stay: ``7 / 2``, ``17 % 5``, a shift by a known amount."""
+    with pytest.raises(Refused, match=r"page count not known statically.*negative operand of '>>'"):
+        _read(tmp_path, "    uint32_t z = 0u - 1u;", "    cb_reserve_back(0, z >> 29);")
+    with pytest.raises(Refused, match="negative operand of '/'"):
+        _read(tmp_path, "    int z = -17 / 2;", "    cb_reserve_back(0, z + 9);")
+    with pytest.raises(Refused, match=r"a shift by 32 \(undefined\)"):
+        _read(tmp_path, "    cb_reserve_back(0, 1u << 32);")
+    ep = _read(tmp_path, "    cb_reserve_back(0, 7 / 2);", "    cb_reserve_back(0, 17 % 5);",
+               "    uint32_t w = 4294967295u;", "    w /= 4294967294u;", "    cb_reserve_back(0, w + (1u << 2));")
+    assert _reserved(ep) == [3, 2, 5]
+
+
+# ------------------------------------------------------------------ narrow types
+
+
+def test_narrow_integer_variables_convert_on_initialisation_and_assignment(tmp_path: Path) -> None:
+    """``uint8_t z = 264`` holds 8; ``z = 250; z += 14`` holds 8; ``bool b = 5`` holds 1; ``++`` of a uint8_t 255
+    is 0 (the reading once kept 264, 256, 5: a loop of the wrong count, a branch the wrong way)."""
+    ep = _read(tmp_path, "    uint8_t z = 264;", "    cb_reserve_back(0, z);",
+               "    uint8_t y = 250;", "    y += 14;", "    cb_reserve_back(0, y);",
+               "    bool b = 5;", "    cb_reserve_back(0, 6 + b);",
+               "    uint8_t c = 255;", "    if (++c == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    uint16_t h = 256;", "    h = h * 256 + 7;", "    cb_reserve_back(0, h);")
+    assert _reserved(ep) == [8, 8, 7, 1, 7]
+
+
+def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:
+    """An outer ``uint32_t z`` and an inner ``uint8_t z``: the reading does not know which one an assignment writes,
+    so a value a uint8_t would wrap is not followed (its page count is refused)."""
+    with pytest.raises(Refused, match="declared with several types"):
+        _read(tmp_path, "    uint32_t z = 250;", "    { uint8_t z = 3; (void)z; }", "    z += 14;",
+              "    cb_reserve_back(0, z - 256);")
+    ep = _read(tmp_path, "    uint32_t z = 20;", "    { uint8_t z = 3; (void)z; }", "    z += 14;",
+               "    cb_reserve_back(0, z - 26);")
+    assert _reserved(ep) == [8]
+
+
+def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
+    """``for (uint32_t i = 0; i <= n - 1; ++i)`` with ``n`` in ``0..8``: at n = 0 the bound is 2**32 - 1 and the loop
+    never ends (the reading once counted n iterations, none at 0, and proved it); from ``1..8`` it is n iterations."""
+    for cond in ("i <= n - 1", "i < n - 1"):
+        with pytest.raises(Refused, match="loop bound below 0 at a runtime range's low end"):
+            _read(tmp_path, f"    for (uint32_t i = 0; {cond}; ++i) {{ cb_push_back(0, 1); }}", args={"n": "0..8"})
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i <= n - 1; ++i) { cb_push_back(0, 1); }", args={"n": "1..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+
+
+def test_order_of_a_loop_index_expression_below_zero_is_refused(tmp_path: Path) -> None:
+    """``if (i - 1 < 7)`` for a uint32_t i in 0..7: at i = 0, ``i - 1`` is 2**32 - 1 and the branch is not taken (7
+    pushes); the reading once took it in every iteration (8) and proved a program the board hangs on."""
+    with pytest.raises(Refused, match="order of a negative and a non-negative number"):
+        _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i - 1 < 7) { cb_push_back(0, 1); } }")
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { if (i + 1 < 8) { cb_push_back(0, 1); } }")
+    assert ep.ops[0].body[0].when == Guard.NOT_LAST  # 7 of the 8 iterations
+
+
+def test_switch_case_label_inside_a_nested_block_is_refused(tmp_path: Path) -> None:
+    """``switch (3) { case 1: { ...; case 3: ; } break; default: ... }`` jumps to the inner ``case 3`` and runs no
+    reserve; the reading once saw no top-level ``case 3``, ran ``default`` and proved a program the board hangs on.
+    A case label of -1 matches a uint32_t of 2**32 - 1."""
+    with pytest.raises(Refused, match="switch case label inside a nested statement"):
+        _read(tmp_path, "    switch (3) { case 1: { cb_reserve_back(0, 1); case 3: ; } break; "
+                        "default: cb_reserve_back(0, 2); }")
+    ep = _read(tmp_path, "    switch (4294967295u) { case -1: cb_reserve_back(0, 1); break; default: cb_reserve_back(0, 2); }")
+    assert _reserved(ep) == [1]
+
+
+def test_a_statement_the_parser_completed_is_refused(tmp_path: Path) -> None:
+    """``noc_async_read_barrier() cb_push_back(0, 1);`` lacks a ';' (GCC rejects the kernel); tree-sitter's recovery
+    inserted one and the reading once proved what it made of it. Likewise a block missing its '}'."""
+    with pytest.raises(Refused, match=r"C\+\+ the parser could not read") as e:
+        _read(tmp_path, "    cb_reserve_back(0, 1);", "    noc_async_read_barrier()", "    cb_push_back(0, 1);")
+    assert "missing ';'" in e.value.detail
+    with pytest.raises(Refused, match="missing '}'"):
+        _read(tmp_path, "    for (uint32_t i = 0; i < 2; ++i) { cb_push_back(0, 1);")
+
+
+def test_not_equal_bound_below_the_start_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
+    """``for (uint32_t i = 5; i != n; ++i)`` with n in ``0..8``: at n < 5 the index passes n and wraps (about 2**32
+    iterations); the reading once counted n - 5, none there. With ``<`` it is n - 5 (none below 5)."""
+    with pytest.raises(Refused, match="'!=' bound is stepped over"):
+        _read(tmp_path, "    for (uint32_t i = 5; i != n; ++i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    ep = _read(tmp_path, "    for (uint32_t i = 5; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+    ep = _read(tmp_path, "    for (uint32_t i = 5; i != n; ++i) { cb_push_back(0, 1); }", args={"n": "5..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+
+
+def test_signed_index_from_below_zero_at_a_runtime_range_low_end(tmp_path: Path) -> None:
+    """``for (int i = n - 1; i >= 0; --i)``: at n = 0, i starts at -1 and the loop runs no iteration (n in all);
+    with a uint32_t index it never ends (refused above)."""
+    ep = _read(tmp_path, "    for (int i = n - 1; i >= 0; --i) { cb_push_back(0, 1); }", args={"n": "0..8"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+    assert ep.ops[0].count == "n"
+
+
+def test_order_of_two_signed_operands_is_read_as_numbers(tmp_path: Path) -> None:
+    """``int`` variables and literals compare as numbers in C++ (``int x = -2; x > 0`` is false): no refusal. The
+    vendor's reverse loops ``for (int i = d - 1; i >= 0; --i)`` (permute's readers) read as they run."""
+    ep = _read(tmp_path, "    int x = -2;", "    if (x > 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    for (int i = 3; i >= 0; --i) { cb_reserve_back(0, i % 2 + 3); }",
+               "    for (int i = 0 - 1; i >= 0; --i) { cb_reserve_back(0, 7); }")
+    assert _reserved(ep) == [2, 4, 3, 4, 3]
+    ep = _read(tmp_path, "    int x = -2;", "    uint32_t z = 0;", "    if (x > z) { cb_reserve_back(0, 1); }")
+    assert _reserved(ep) == [1]  # against a uint32_t: unsigned, x is 2**32 - 2
+
+
+def test_order_with_a_uint32_variable_compares_words(tmp_path: Path) -> None:
+    """``uint32_t r = 2 - 4; r < 32`` is false in C++ (r is 2**32 - 2), read as such, not refused; the same with a
+    uint32_t declared in an inner scope shadowing an int."""
+    ep = _read(tmp_path, "    uint32_t r = 2 - 4;", "    if (r < 32) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+               "    int k = -1;", "    { uint32_t k = 0 - 1; if (k > 5) { cb_reserve_back(0, 3); } }")
+    assert _reserved(ep) == [2, 3]
