@@ -136,3 +136,32 @@ def test_sarif_reads_no_device_a_location_names(tmp_path: Path) -> None:
     res = next(r for r in json.loads(sarif.read_text())["runs"][0]["results"]
                if r["properties"]["obligation"] == "cb-capacity:(0,0).reader:[0]")
     assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 40
+
+
+def test_a_result_with_no_counterexample_sits_at_the_line_of_the_op_it_names() -> None:
+    """A failed-to-prove obligation carries no counterexample, yet its name says the op (``ObligationId.op``): SARIF
+    places it at the line the engineer wrote, the op in program.json beside it — not at line 1 of the file."""
+    from verispatial.certify.report import Result, Verdict
+    from verispatial.driver.run import certify
+    from verispatial.report.sarif import Artifact, sarif_log
+    from verispatial.report.sources import obligation_sources
+
+    text = _with_sources(BROKEN)
+    p = loads(text)
+    key = p.programs[0].key
+    name = f"async-source-reuse:{key}:[0]"
+    rep = attrs.evolve(certify(p), results=(Result("async-noc", name, Verdict.FAILED, "a candidate, not replayed"),))
+    got = obligation_sources(p, rep)
+    assert got == {name: SourceLoc("kernels/reader.cpp", 40, 5, "cb_reserve_back(cb_in, 0)")}
+    assert obligation_sources(load_program(BROKEN), rep) == {}  # no front end: nothing to point at
+    (res,) = sarif_log([Artifact("kernel.json", rep, text, None, got)], 1)["runs"][0]["results"]
+    where = res["locations"][0]["physicalLocation"]
+    assert (where["artifactLocation"]["uri"], where["region"]["startLine"]) == ("kernels/reader.cpp", 40)
+    assert res["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernel.json"
+    (bare,) = sarif_log([Artifact("kernel.json", rep, text)], 1)["runs"][0]["results"]
+    assert bare["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernel.json"
+    from verispatial.report.text import report_lines
+
+    lines = [t for t, _ in report_lines(rep, (1, 1), None, got)]
+    at = lines.index(f"failed-to-prove async-noc/{name}: a candidate, not replayed")
+    assert lines[at + 1] == "    at kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"

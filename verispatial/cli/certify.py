@@ -153,7 +153,8 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         from verispatial.report.sarif import Artifact, read_text, sarif_log
 
         arts = [Artifact(Path(path).as_posix(), fr.report,
-                         read_text(path) if fr.report.exit_code != EXIT_OK else None, g)
+                         read_text(path) if fr.report.exit_code != EXIT_OK else None, g,
+                         _op_sources(fr))
                 for (path, fr), g in zip(done, groupings, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:
@@ -191,8 +192,17 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
         from verispatial.report.text import report_lines
 
         for (_, fr), g in zip(done, groupings, strict=True):
-            emit(report_lines(fr.report, fr.shape, g))
+            emit(report_lines(fr.report, fr.shape, g, _op_sources(fr)))
     return worst
+
+
+def _op_sources(fr: Any) -> dict[str, Any]:
+    """``sources.obligation_sources`` of a run: the source lines of the ops its unproved obligations without a
+    counterexample name (empty for a proved run or a program no front end read)."""
+    from verispatial.report.sources import obligation_sources
+
+    shown = _shown(fr.program, fr.report) if fr.report.exit_code != EXIT_OK else None
+    return obligation_sources(shown, fr.report) if shown is not None else {}
 
 
 def _grouped(report: Any, program: Program | TemplatedProgram | None) -> Any:

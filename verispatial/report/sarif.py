@@ -32,7 +32,7 @@ import json
 import os
 import re
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ import attrs
 
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
+from verispatial.ir.source import SourceLoc
 from verispatial.report import rule_help
 from verispatial.report.consequences import Grouping
 from verispatial.report.sources import located_sources
@@ -282,6 +283,9 @@ class Artifact:
     report: Report
     text: str | None = None
     grouping: Grouping | None = None
+    #: The user's source line of the op each unproved obligation without a counterexample names
+    #: (``sources.obligation_sources``): such a result sits there, the op in the program beside it.
+    op_sources: Mapping[str, SourceLoc] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -513,7 +517,7 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
         if isinstance(summary, str) and summary != r.reason:
             text += f" ({summary})"
         ptr = pointers[id(r)]
-        phys, related = _source_locations(r, physical(r), places)
+        phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name))
         props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                  "program": art.report.program, "seconds": round(r.seconds, 3),
                                  "jsonPointer": ptr}
@@ -548,12 +552,13 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
                                   "message": {"text": f"checker error on {art.report.program}: {text}"}})
 
 
-def _source_locations(r: Result, phys: dict[str, Any], places: _Places,
+def _source_locations(r: Result, phys: dict[str, Any], places: _Places, op_source: SourceLoc | None = None,
                       ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A result's physical location and related locations: for a program read by a front end, the alert sits at the
     line the engineer wrote, the op in program.json (``phys``) and any further source lines the counterexample names
-    beside it; otherwise at ``phys``, with none."""
-    srcs = located_sources(r.counterexample)
+    beside it — for a result with no counterexample, the line of the op its obligation names (``op_source``);
+    otherwise at ``phys``, with none."""
+    srcs = located_sources(r.counterexample) or ([op_source] if op_source is not None else [])
     if not srcs:
         return phys, []
     related: list[dict[str, Any]] = [{"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}}]

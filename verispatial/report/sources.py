@@ -86,6 +86,29 @@ def source_locations(program: Program, r: Result) -> list[SourceLoc]:
     return located(program, r.counterexample)[1]
 
 
+def obligation_sources(program: Program, report: Report) -> dict[str, SourceLoc]:
+    """Where the op each unproved obligation names without a counterexample came from (a failed-to-prove result has
+    none to locate), by obligation name: its own op, an ordering's first op, a deadlock component's engine
+    (``ObligationId.op``). Obligations naming no op, or an op no front end located, are left out."""
+    from verispatial.ir import obligation
+
+    out: dict[str, SourceLoc] = {}
+    if not any(ep.sources for ep in program.programs):
+        return out
+    for r in report.results:
+        if r.verdict.value == "proved" or located_sources(r.counterexample):
+            continue
+        try:
+            op = obligation.parse(r.name).op
+        except obligation.BadObligationId:
+            continue
+        if op is not None and op.path:
+            loc = program.source_of(op.engine, op.path)
+            if loc is not None:
+                out[r.name] = loc
+    return out
+
+
 def with_sources(report: Report, program: Program) -> Report:
     """``report`` with every counterexample located in the user's source; the same report when the program records
     no source locations (every program not read by a front end)."""

@@ -6,6 +6,7 @@ error with its reason, and the verdict line."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
@@ -107,21 +108,25 @@ def _n(k: int, word: str) -> str:
     return f"{k} {word}{'' if k == 1 else 's'}"
 
 
-def _unproved(r: Result, indent: str = "") -> list[tuple[str, str]]:
+def _unproved(r: Result, indent: str = "", sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
     out = [(f"{indent}{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}", STYLE[r.verdict.value])]
+    if sources and r.name in sources:  # the line of the op the obligation names (sources.obligation_sources)
+        out.append((f"{indent}    at {sources[r.name]}", "bold"))
     if r.assumes:
         out.append((f"{indent}    assumes: {', '.join(r.assumes)}", ""))
     return out
 
 
-def unproved_lines(report: Report, grouping: Grouping | None = None) -> list[tuple[str, str]]:
-    """(text, style) per obligation that failed to prove or errored: its reason, then what it assumes (shared by
-    ``report_lines`` and ``explain``, which has no picture for these but must say why). With ``grouping``, the
+def unproved_lines(report: Report, grouping: Grouping | None = None,
+                   sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(text, style) per obligation that failed to prove or errored: its reason, the user's source line of the op it
+    names (``sources``: ``sources.obligation_sources``, for a program a front end read), then what it assumes (shared
+    by ``report_lines`` and ``explain``, which has no picture for these but must say why). With ``grouping``, the
     consequences of a refuted finding are left out (``report_lines`` lists them under it)."""
     out: list[tuple[str, str]] = []
     for r in report.results:
         if r.verdict in (Verdict.FAILED, Verdict.ERROR) and (grouping is None or r.name not in grouping.of):
-            out += _unproved(r)
+            out += _unproved(r, sources=sources)
     return out
 
 
@@ -138,7 +143,8 @@ def consequence_lines(report: Report, grouping: Grouping, finding: str) -> list[
     return out
 
 
-def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | None = None) -> list[tuple[str, str]]:
+def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | None = None,
+                 sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
     """The human report as (text, style) lines: header, one line per family, each refutation with its
     counterexample (and, with ``grouping``, its consequences), each other failure to prove and each error with its
     reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops)."""
@@ -166,7 +172,7 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
             if grouping is not None:
                 out += consequence_lines(report, grouping, r.name)
-    out += unproved_lines(report, grouping)
+    out += unproved_lines(report, grouping, sources)
     code = report.exit_code
     word = VERDICT_WORD.get(code, "error")
     style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")
