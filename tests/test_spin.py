@@ -137,7 +137,7 @@ def _draw(n: int) -> list[Program]:
     then: those programs are left to the explorer (``test_differential.py``)."""
     drawn: dict[str, Program] = {}
 
-    @settings(max_examples=4 * n, database=None, deadline=None, derandomize=not THOROUGH, phases=[Phase.generate],
+    @settings(max_examples=8 * n, database=None, deadline=None, derandomize=not THOROUGH, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(programs())
     def collect(p: Program) -> None:

@@ -267,3 +267,21 @@ def test_two_buffers_of_one_name_on_a_site_are_refused() -> None:
                                               for b in p.buffers))
     assert p.buffers[0].site != b1.site
     assert validate(elsewhere) == []
+
+
+@pytest.mark.parametrize("corner", range(4))
+def test_a_rectangle_far_outside_the_mesh_is_reported_not_walked(corner: int) -> None:
+    """A fuzzed corner of 2**32 (``test_fuzz``, seed 9): the scratch check listed the rectangle's sites — billions —
+    until the address-space bound raised MemoryError (exit 4). Every check that lists a group's sites skips a
+    rectangle that leaves the mesh, which validate reports instead."""
+    import json
+    from pathlib import Path
+
+    from verispatial.ir.serialize import program_from_dict
+
+    root = Path(__file__).resolve().parent.parent
+    for name in ("examples/broken/c_trip_sender.json", "examples/mcast_pair.json"):
+        d = json.loads((root / name).read_text())
+        d["groups"][0]["rect"][corner] = 2**32
+        rules = [v.rule for v in validate(program_from_dict(d))]
+        assert any("leaves the mesh" in r for r in rules), rules

@@ -266,8 +266,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         e = f"group {g.id}"
         if not _in_mesh(p, g.sender):
             bad(e, f"sender {g.sender} is outside the mesh")
-        x0, y0, x1, y1 = g.rect
-        if not (_in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))):
+        if not _rect_in_mesh(p, g):
             bad(e, f"rectangle {list(g.rect)} leaves the mesh")
         elif not g.destinations():
             bad(e, "a multicast has at least one destination (num_dests = 0 hangs)")
@@ -636,6 +635,13 @@ def _check_shards(p: Program, report: Report) -> None:
         _check_shard_offsets(p, shards, report)
 
 
+def _rect_in_mesh(p: Program, g: Group) -> bool:
+    """Whether both corners of ``g``'s rectangle are in the mesh: only then may its sites be listed (a fuzzed corner
+    of 2**32 would list billions)."""
+    x0, y0, x1, y1 = g.rect
+    return _in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))
+
+
 def _check_scratch(p: Program, report: Report) -> None:
     """The rules of scratch buffers (``Buffer.scratch``; docs/semantics.md "Scratch buffers"): private L1 of one
     data-movement engine, which the scratch family's rules decide in that engine's program order, so nothing else may
@@ -676,7 +682,8 @@ def _check_scratch(p: Program, report: Report) -> None:
             if isinstance(op, ScratchAccess):
                 if op.buf not in scratch and 0 <= op.buf < len(p.buffers):
                     report(where, f"scratch_access names buffer {op.buf}, which is not a scratch buffer (scratch: true)")
-            if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers):
+            if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
+                    and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
