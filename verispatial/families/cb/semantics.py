@@ -75,7 +75,11 @@ def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out:
     ``popped``, any other engine never pops it). A resident input shard (``ir/shards.resident_shards``) holds the
     tensor's bytes from launch: published for ``0 <= index < shard_pages``. Any other buffer: the page must be pushed
     and not popped, ``popped <= page < pushed`` (a popped slot may be reserved and rewritten; ``pushed - popped <=
-    capacity`` keeps a live page's slot out of every reservation)."""
+    capacity`` keeps a live page's slot out of every reservation), and its index must not pass the ring's end from
+    the read pointer's slot, ``read_slot + index < capacity``: the unpacker addresses ``fifo_rd_ptr + index *
+    page_size`` with no wrap (``llk_unpack_A_api.h:78-82``; ``cb_access_within_bounds``,
+    ``tt_metal/hw/inc/internal/circular_buffer_interface.h:139-143``, ttnn 0.81.1), so past it lies no page of the
+    ring."""
     k = r.at(it._env(e, pc))
     b = r.buf
     if b in it.resident:
@@ -84,11 +88,18 @@ def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out:
             it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
                   f"{op_text(op)} reads page {k} of resident shard b{b}, which holds pages [0, {on})")
         return
-    page = (s.popped[b] if s.consumer[b] == e else 0) + k
+    own = s.popped[b] if s.consumer[b] == e else 0
+    page = own + k
     if not s.popped[b] <= page < s.pushed[b]:
         it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
               f"{op_text(op)} reads page {page} of b{b} in place, but its published pages are "
               f"[{s.popped[b]}, {max(s.pushed[b], s.popped[b])})")
+    elif own % it.caps[b] + k >= it.caps[b]:
+        # The unpacker adds index * page_size to its read pointer with no wrap: a page whose slot lies past the
+        # ring's end is not where the index points (cb_access_within_bounds asserts it, circular_buffer_interface.h).
+        it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
+              f"{op_text(op)} reads index {k} past the read pointer at slot {own % it.caps[b]} of b{b}'s "
+              f"{it.caps[b]}-page ring: past the ring's end, not page {page}")
 
 
 def index_window(it: Interp, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:
