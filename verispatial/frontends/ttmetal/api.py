@@ -352,9 +352,11 @@ def _scratch_bytes(r: KernelReader, ptr: V.L1Ptr, tiles: int, n: Any) -> None:
     lo, hi = r.bounds(ptr.offset)
     size = tiles * (b.entry_size // b.page_tiles)
     if lo is None or hi is None or lo < 0 or hi + size > b.entry_size * b.entries:
+        # a followed offset is said as the byte range it reaches (not the value's class name)
+        where = f"bytes [{lo}, {hi + size})" if lo is not None and hi is not None else \
+            f"{size} B at an offset not bounded ({r.text(n)})"
         r.refuse("scratch L1 transfer outside the buffer", n,
-                 f"{r.text(n)}: {size} B at {_why(r, n, ptr.offset)} past {b.name}'s base, which holds "
-                 f"{b.entry_size * b.entries} B")
+                 f"{r.text(n)}: {where} past {b.name}'s base, which holds {b.entry_size * b.entries} B")
 
 
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
