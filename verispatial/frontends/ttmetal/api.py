@@ -326,11 +326,18 @@ def _part_size(r: KernelReader, cb: int, page: V.TensorPage, size: Any, n: Any) 
     nbytes = r.int_of(size, n, "transfer size")
     if page.offset == V.const(0) and nbytes % r.cb_index[cb].entry_size == 0:
         return None
+    if nbytes < 1:
+        r.refuse("transfer of no bytes", n, f"{r.text(n)}: size {nbytes}")
     page_bytes = r.page_bytes.get(page.tensor, 0)
-    _, hi = r.bounds(page.offset)
-    if hi is None:
+    lo, hi = r.bounds(page.offset)
+    if lo is None or hi is None:
         r.refuse("tensor page offset not a number", n, f"{r.text(n)}: an offset the reading cannot bound")
+    assert lo is not None
     assert hi is not None
+    if lo < 0:
+        # the accessor's offset is a uint32_t (tensor_accessor.h:155): a negative one wraps far past the page
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: offset {lo} B, before the page's start "
+                 "(an unsigned offset wraps past its end)")
     if page_bytes and hi + nbytes > page_bytes:
         r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {hi} B into a "
                  f"{page_bytes} B page of {page.tensor} reaches into the next page")
