@@ -69,6 +69,20 @@ def waited(it: Interp, s: State, e: int, pc: PC, b: int, pages: int, what: str, 
               f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
 
 
+def unpack_in_ring(it: Interp, s: State, e: int, pc: PC, op: Op, b: int, pages: int, out: list[Violation]) -> None:
+    """``cb-straddle`` for a Compute of the consumer unpacking the first ``pages`` pages of ``b``'s front: tile index
+    ``k`` is read at ``fifo_rd_ptr + k * page_size`` with no wrap (``llk_unpack_A_api.h:78-82``; asserted by
+    ``cb_access_within_bounds``, ``tt_metal/hw/inc/internal/circular_buffer_interface.h:139-143``, ttnn 0.81.1), so
+    the pages must not pass the ring's end from the read pointer's slot: ``popped % capacity + pages <= capacity``.
+    A ``cb_wait_front`` itself may span the end (its pages wrap); only an indexed read past it does not."""
+    cap = it.caps[b]
+    at = s.popped[b] % cap
+    if s.consumer[b] == e and at + pages > cap:
+        it._v(out, R.CB_STRADDLE, e, pc,
+              f"{op_text(op)} unpacks pages 0..{pages - 1} of b{b} from read offset {at} of a {cap}-page ring: "
+              f"past its end ({at}+{pages} > {cap}; the unpacker does not wrap)")
+
+
 def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out: list[Violation]) -> None:
     """``cb-read-unpublished`` for a page a Compute reads by index with no wait (docs/semantics.md "Reads in place").
     The page is ``r``'s index past this engine's read pointer (its own pops: the consumer's are the buffer's
