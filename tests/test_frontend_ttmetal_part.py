@@ -169,3 +169,24 @@ def test_a_row_read_in_chunks_at_a_growing_offset_is_read(tmp_path: Path) -> Non
     assert read.part is not None
     assert (read.part.offset, read.part.size, read.part.at) == (0, 512, 0)
     assert [(t.coef,) for t in read.part.terms] == [(512,)]
+
+
+@pytest.mark.parametrize(("call", "construct", "said"), [
+    # the accessor's offset is a uint32_t (tensor_accessor.h:155): -64 wraps far past the page, not 64 B before it
+    ("noc_async_read(get_noc_addr(i, s, -64), get_write_ptr(0), 64);", "transfer at an offset into a tensor page",
+     "offset -64 B, before the page's start"),
+    ("noc_async_read(get_noc_addr(i, s, 64), get_write_ptr(0), 0);", "transfer of no bytes", "size 0"),
+])
+def test_a_negative_offset_or_an_empty_part_is_refused_at_its_line(tmp_path: Path, call: str, construct: str,
+                                                                    said: str) -> None:
+    """Both were read into a ``Part`` that ``validate`` then refused with no kernel line (exit 2 naming the IR's
+    ``part``); the reading refuses them by name at the call."""
+    reader = (*_READER,
+              "    for (uint32_t i = 0; i < 8; ++i) {",
+              "        cb_reserve_back(0, 1);",
+              f"        {call}",
+              "        noc_async_read_barrier();",
+              "        cb_push_back(0, 1);",
+              "    }")
+    e = _refused(_host(tmp_path, reader), construct, "reader.cpp", 10)
+    assert said in str(e)

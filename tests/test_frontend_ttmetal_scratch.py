@@ -112,3 +112,28 @@ def test_a_remote_write_from_scratch_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="remote write from scratch L1") as e:
         import_host(_host(tmp_path, body))
     assert e.value.loc.line == 17
+
+
+@pytest.mark.parametrize(("body", "line", "where"), [
+    # a store one element past a one-tile buffer (uint16_t: byte 2048): L1 the buffer does not hold
+    ((*GOOD, "    vals[1024] = acc;"), 16, "vals[1024] = acc: bytes [2048, 2050)"),
+    # a load past it in the loop's last iteration (i = 7: byte 2048)
+    ((*GOOD[:3], "        acc += vals[i + 1017];", *GOOD[4:]), 12, "vals[i + 1017]: bytes [2048, 2050)"),
+    # a dereference of a pointer moved past it
+    ((*GOOD, "    acc += *(vals + 1024);"), 16, "bytes [2048, 2050)"),
+])
+def test_a_scratch_load_or_store_outside_the_buffer_is_refused(tmp_path: Path, body: tuple[str, ...], line: int,
+                                                                where: str) -> None:
+    """The scratch rules take the buffer's bytes as the access's, so a plain store past the buffer's end (into L1
+    another buffer may hold) was read as a private store and proved; it is refused like a NoC transfer outside it."""
+    with pytest.raises(Refused, match="scratch L1 access outside the buffer") as e:
+        import_host(_host(tmp_path, body))
+    assert e.value.loc.line == line
+    assert where in str(e.value)
+    assert "which holds 2048 B" in str(e.value)
+
+
+def test_a_scratch_transfer_outside_the_buffer_names_the_bytes_it_reaches(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match=r"scratch L1 transfer outside the buffer .*bytes \[1024, 3072\) past scratch's "
+                                      r"base, which holds 2048 B"):
+        import_host(_host(tmp_path, (GOOD[0], "        noc_async_read_tile(i, s, l1 + 1024);", *GOOD[2:])))

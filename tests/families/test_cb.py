@@ -158,3 +158,47 @@ def test_the_interpreter_and_the_promela_model_take_the_one_definition_of_data_b
     assert data_buffers(p) == {0}
     assert Interp(p).data_bufs == data_buffers(p)
     assert _Gen(p).data_bufs == data_buffers(p)
+
+
+def unpack_from_slot_1(pages: int) -> Program:
+    """Compute pops one page of b0 (a 3-page ring, four pages filled and pushed one by one), waits for three, and
+    unpacks the first ``pages`` of its front: from slot 1, three pages pass the ring's end, which the unpacker does
+    not wrap (``llk_unpack_A_api.h:78-82``; ``cb_access_within_bounds``, ``circular_buffer_interface.h:139-143``).
+    Its pops 1, 2, 1 land on the ring's multiples, so the pops themselves do not straddle."""
+    from test_copy import mapped
+
+    from verispatial.ir import AcquireAcc, Compute, Loop, Operand, ReleaseAcc
+
+    writer = ep(A, Engine.WRITER, Loop("k", 4, (Reserve(0, 1), FillTiles(0, 1, "mask", drain=True), Push(0, 1))))
+    compute = ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Wait(0, 3), AcquireAcc(1, "bf16"),
+                 Compute("add_tiles", 1, (Operand(0, pages),)), ReleaseAcc(), Pop(0, 2), Wait(0, 1), Pop(0, 1))
+    return mapped(prog(writer, compute, buffers=(buf(0, cap=3),)))
+
+
+def test_an_unpack_inside_the_ring_from_the_read_pointer_proves() -> None:
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.explore import explore
+
+    p = unpack_from_slot_1(2)
+    assert explore(p).rules() == []
+    assert {r.name: r.verdict for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"] is Verdict.PROVED
+
+
+def test_an_unpack_past_the_ring_end_from_the_read_pointer_is_a_straddle_refuted_and_replayed() -> None:
+    """Three waited pages from slot 1 of a 3-page ring: the wait is legal (its pages wrap), the indexed unpack of
+    page 2 is not. It was proved before (no rule looked at an unpack's ring position)."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.explore import explore
+
+    p = unpack_from_slot_1(3)
+    v = only(simulate(p))
+    assert where(v) == (R.CB_STRADDLE, CA, (4,), ())
+    assert v.message == ("compute(add_tiles, 1, b0[3]) unpacks pages 0..2 of b0 from read offset 1 of a 3-page ring: "
+                         "past its end (1+3 > 3; the unpacker does not wrap)")
+    assert explore(p).rules() == [R.CB_STRADDLE]
+    r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample is not None
+    assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE

@@ -170,3 +170,31 @@ def test_the_index_mutants_are_killed_or_still_correct() -> None:
     outs = [judge(m) for p in (resident(reads=2), eps()) for m in mutants(p) if m.kind.startswith("index")]
     got = Counter((o.mutant.kind, o.mutant.what, o.status) for o in outs)
     assert got == Counter({("index+1", "Compute reads b0 at page 0 -> 1", "refuted"): 2})
+
+
+def past_the_ring(index: int) -> Program:
+    """Compute pops one page of b0 (a 3-page ring, four pages filled and pushed one by one), so its read pointer
+    sits at slot 1; with pages 1-3 live it reads index ``index`` in place. Index 2 is page 3, live, but its slot
+    wrapped to 0 while ``fifo_rd_ptr + 2 * page_size`` is the ring's limit: the unpacker does not wrap
+    (``llk_unpack_A_api.h:78-82``; ``cb_access_within_bounds``, ``circular_buffer_interface.h:139-143``)."""
+    writer = ep(A, Engine.WRITER, Loop("k", 4, (Reserve(0, 1), FillTiles(0, 1, "mask", drain=True), Push(0, 1))))
+    compute = ep(A, Engine.COMPUTE, Wait(0, 1), Pop(0, 1), Wait(0, 3), AcquireAcc(1, "bf16"),
+                 Compute("add_tiles", 1, (), (InPlace(0, index),)), ReleaseAcc(), Pop(0, 2), Wait(0, 1), Pop(0, 1))
+    return mapped(prog(writer, compute, buffers=(buf(0, cap=3),)))
+
+
+def test_an_in_place_index_within_the_ring_from_the_read_pointer_proves() -> None:
+    p = past_the_ring(1)
+    assert validate(p) == []
+    assert explore(p).rules() == []
+    assert verdicts(p) == {}
+
+
+def test_an_in_place_index_past_the_ring_end_from_the_read_pointer_is_refuted_and_replayed() -> None:
+    """A live page is not enough: from slot 1 of a 3-page ring, index 2 addresses the ring's limit (it was proved
+    before: the rule asked only popped <= page < pushed)."""
+    p = past_the_ring(2)
+    (v,) = simulate(p).violations
+    assert where(v) == (R.CB_READ_UNPUBLISHED, CA, (4,), ())
+    assert explore(p).rules() == [R.CB_READ_UNPUBLISHED]
+    assert verdicts(p) == {f"{R.CB_READ_UNPUBLISHED}:{CA}:[4]": "refuted"}

@@ -38,6 +38,9 @@ def compute(g: _Gen, e: int, path: tuple[int, ...], op: Compute, st: Step) -> No
     for o in op.ins:
         st.body += cb.role(g, e, o.buf, False, st.where)
         st.body.append(cb.waited(g, o.buf, o.pages, st.where))
+        # the unpacker does not wrap (cb.semantics.unpack_in_ring); sharing waiters are refused by the export
+        st.body.append(g._assert(R.CB_STRADDLE, f"popped[{o.buf}] % {g.caps[o.buf]} + {o.pages} <= {g.caps[o.buf]}",
+                                 st.where))
 
 
 def pack(g: _Gen, e: int, path: tuple[int, ...], op: PackAcc, st: Step) -> None:

@@ -67,6 +67,7 @@ def compute(it: Interp, s: State, e: int, pc: PC, op: Compute, out: list[Violati
             continue
         cb.role(it, s, e, pc, o.buf, False, out)
         cb.waited(it, s, e, pc, o.buf, o.pages, f"{op_text(op)} unpacks", out)
+        cb.unpack_in_ring(it, s, e, pc, op, o.buf, o.pages, out)
     for r in op.in_place:
         cb.read_in_place(it, s, e, pc, op, r, out)
 

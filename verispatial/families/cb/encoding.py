@@ -67,6 +67,12 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo |
         for lf in v.leaves:
             if isinstance(lf.op, (Push, Pop)):
                 by_buf.setdefault(lf.op.buf, []).append(lf)
+    for v in a.views.values():
+        for lf in v.leaves:
+            # an unpack moves no counter: it joins a buffer's obligation only where pops move its read pointer
+            if isinstance(lf.op, Compute):
+                for read in sorted({o.buf for o in lf.op.ins} & by_buf.keys()):
+                    by_buf[read].append(lf)
     for b, leaves in sorted(by_buf.items()):
         def compute(b: int = b, leaves: list[Leaf] = leaves) -> Result:
             return _straddle(a, b, leaves, rlimit)
@@ -121,11 +127,56 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
                 verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
         if verdict is not None and verdict.verdict == Verdict.REFUTED:
             break
+    if verdict is None or verdict.verdict != Verdict.REFUTED:
+        verdict = _unpack_straddle(a, b, leaves, rlimit) or verdict
     if verdict is None:
         verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.PROVED,
                          f"every push and pop of b{b} lands inside the {cap}-page ring")
     return Result(verdict.family, verdict.name, verdict.verdict, verdict.reason, verdict.counterexample,
                   time.perf_counter() - t0)
+
+
+def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result | None:
+    """A Compute of the engine that pops ``b`` unpacking its first ``n`` front pages past the ring's end from the read
+    pointer's slot (``cb.semantics.unpack_in_ring``: the unpacker does not wrap), one query per such Compute: its
+    engine at it with its own running sum of pops ``before`` and ``before % cap + n > cap``. Returns the refutation
+    (replayed, ``Replay.CLAIMED``) or the first failure to prove, else None. Skipped by arithmetic when every pop of
+    the engine moves the same ``m`` pages, ``m`` divides ``cap`` and ``n <= m`` (the sum is a multiple of ``m``, so
+    at most ``cap - m`` past a lap's start)."""
+    p = a.program
+    cap = p.buffers[b].capacity
+    name = f"{R.CB_STRADDLE}:b{b}"
+    pops = [lf for lf in leaves if isinstance(lf.op, Pop)]
+    failed: Result | None = None
+    for lf in leaves:
+        if not isinstance(lf.op, Compute):
+            continue
+        same = [x for x in pops if x.engine == lf.engine]
+        sizes = {pages(x.op) for x in same}
+        for n in sorted({o.pages for o in lf.op.ins if o.buf == b}):
+            budget.check()
+            if not same or (smt.shortcuts() and len(sizes) == 1 and cap % min(sizes) == 0 and n <= min(sizes)):
+                continue  # no pop of its own: the read pointer stays at the ring's start (n > cap is unwaited)
+            q = Query(name, rlimit)
+            enc = Encoder(q, p, a.views)
+            pos = enc.position(lf.engine)
+            before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
+            q.add(pos.at(lf))
+            q.add(before % cap + n > cap)
+            r = q.check()
+            if r.status == Status.SAT:
+                assert r.model is not None
+                run = model_int(r.model, before)
+                summary = (f"{lf.engine} unpacks {n} pages of b{b} at running pops {run} ({run % cap} into a "
+                           f"{cap}-page ring): the indexed read passes the ring's end")
+                cex = {"kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path),
+                       "iteration": _iteration(enc, r.model, lf),
+                       "trips": {t: model_int(r.model, v) for t, v in enc.trip_vars.items()}, "buffer": b,
+                       "capacity": cap, "running_sum": run, "pages": n, "summary": summary}
+                return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
+            if r.status == Status.UNKNOWN and failed is None:
+                failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
+    return failed
 
 
 def _page_multiples(n: int, sizes: set[int], cap: int) -> bool:
@@ -152,6 +203,12 @@ def check_cb_balance(a: Analysis, rlimit: int = DEFAULT_RLIMIT, trusted: set[int
         for lf in v.leaves:
             if isinstance(lf.op, (Push, Pop)):
                 by_buf.setdefault(lf.op.buf, []).append(lf)
+    for v in a.views.values():
+        for lf in v.leaves:
+            # an unpack moves no counter: it joins a buffer's obligation only where pops move its read pointer
+            if isinstance(lf.op, Compute):
+                for read in sorted({o.buf for o in lf.op.ins} & by_buf.keys()):
+                    by_buf[read].append(lf)
     reused = p.counters_reused()
     for b in p.buffers:
         leaves = by_buf.get(b.id, [])

@@ -6,9 +6,12 @@ query over the counters, the interpreter's own rule (``families/cb/semantics.rea
   indices at that position) outside ``[0, shard_pages)``;
 - any other buffer: the engine at the read with the page (its own pops plus the index) outside ``[popped, pushed)``
   of the buffer's counters at that state — never pushed yet (eps read before the writer's push: nothing orders it),
-  or already freed. With it, a fact of every Wait the engine passed: ``pushed >= n`` (the wait saw ``pushed - popped >=
-  n``, and ``pushed`` only grows), which orders a read behind a push of another buffer the engine waited in an
-  earlier loop (the layernorm's eps behind ``scaler_global``).
+  or already freed — or the index from the read pointer's slot past the ring's end (``own_pops % capacity + index >=
+  capacity``: the unpacker adds ``index * page_size`` with no wrap, ``cb_access_within_bounds``,
+  ``tt_metal/hw/inc/internal/circular_buffer_interface.h:139-143``, ttnn 0.81.1). With it, a fact of every Wait the
+  engine passed: ``pushed >= n`` (the wait saw ``pushed - popped >= n``, and ``pushed`` only grows), which orders
+  a read behind a push of another buffer the engine waited in an earlier loop (the layernorm's eps behind
+  ``scaler_global``).
 
 Unsat proves it (the query is an over-approximation of the reachable states: ``certify/reach.py``); sat is a
 candidate the interpreter replays at the op (``Replay.CLAIMED``), refuted only when it shows the violation; unknown,
@@ -70,8 +73,11 @@ def check_in_place(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT)
                         outs.append(z3.Or(k < 0, k >= shard_pages(p.buffers[r.buf])))
                         continue
                     own = [enc.executed(x) * x.op.pages for x in pops[r.buf] if isinstance(x.op, Pop)]
-                    page = k + (z3.Sum(own) if own else enc.q.val(0))
-                    outs.append(z3.Or(page < sq.cm.popped(r.buf), page >= sq.cm.pushed(r.buf)))
+                    mine = z3.Sum(own) if own else enc.q.val(0)
+                    page, cap = k + mine, p.buffers[r.buf].capacity
+                    # The index from the read pointer's slot past the ring's end: no wrap (module docstring).
+                    outs.append(z3.Or(page < sq.cm.popped(r.buf), page >= sq.cm.pushed(r.buf),
+                                      mine % cap + k >= cap))
                 # A Wait this engine passed saw pushed - popped >= n, and pushed only grows: pushed >= n still. The
                 # window facts keep a wait only inside its loop body; eps is ordered by a wait in an earlier loop
                 # (layernorm_sharded.cpp:314, then 520).

@@ -69,13 +69,31 @@ def waited(it: Interp, s: State, e: int, pc: PC, b: int, pages: int, what: str, 
               f"[{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
 
 
+def unpack_in_ring(it: Interp, s: State, e: int, pc: PC, op: Op, b: int, pages: int, out: list[Violation]) -> None:
+    """``cb-straddle`` for a Compute of the consumer unpacking the first ``pages`` pages of ``b``'s front: tile index
+    ``k`` is read at ``fifo_rd_ptr + k * page_size`` with no wrap (``llk_unpack_A_api.h:78-82``; asserted by
+    ``cb_access_within_bounds``, ``tt_metal/hw/inc/internal/circular_buffer_interface.h:139-143``, ttnn 0.81.1), so
+    the pages must not pass the ring's end from the read pointer's slot: ``popped % capacity + pages <= capacity``.
+    A ``cb_wait_front`` itself may span the end (its pages wrap); only an indexed read past it does not."""
+    cap = it.caps[b]
+    at = s.popped[b] % cap
+    if s.consumer[b] == e and at + pages > cap:
+        it._v(out, R.CB_STRADDLE, e, pc,
+              f"{op_text(op)} unpacks pages 0..{pages - 1} of b{b} from read offset {at} of a {cap}-page ring: "
+              f"past its end ({at}+{pages} > {cap}; the unpacker does not wrap)")
+
+
 def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out: list[Violation]) -> None:
     """``cb-read-unpublished`` for a page a Compute reads by index with no wait (docs/semantics.md "Reads in place").
     The page is ``r``'s index past this engine's read pointer (its own pops: the consumer's are the buffer's
     ``popped``, any other engine never pops it). A resident input shard (``ir/shards.resident_shards``) holds the
     tensor's bytes from launch: published for ``0 <= index < shard_pages``. Any other buffer: the page must be pushed
     and not popped, ``popped <= page < pushed`` (a popped slot may be reserved and rewritten; ``pushed - popped <=
-    capacity`` keeps a live page's slot out of every reservation)."""
+    capacity`` keeps a live page's slot out of every reservation), and its index must not pass the ring's end from
+    the read pointer's slot, ``read_slot + index < capacity``: the unpacker addresses ``fifo_rd_ptr + index *
+    page_size`` with no wrap (``llk_unpack_A_api.h:78-82``; ``cb_access_within_bounds``,
+    ``tt_metal/hw/inc/internal/circular_buffer_interface.h:139-143``, ttnn 0.81.1), so past it lies no page of the
+    ring."""
     k = r.at(it._env(e, pc))
     b = r.buf
     if b in it.resident:
@@ -84,11 +102,18 @@ def read_in_place(it: Interp, s: State, e: int, pc: PC, op: Op, r: InPlace, out:
             it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
                   f"{op_text(op)} reads page {k} of resident shard b{b}, which holds pages [0, {on})")
         return
-    page = (s.popped[b] if s.consumer[b] == e else 0) + k
+    own = s.popped[b] if s.consumer[b] == e else 0
+    page = own + k
     if not s.popped[b] <= page < s.pushed[b]:
         it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
               f"{op_text(op)} reads page {page} of b{b} in place, but its published pages are "
               f"[{s.popped[b]}, {max(s.pushed[b], s.popped[b])})")
+    elif own % it.caps[b] + k >= it.caps[b]:
+        # The unpacker adds index * page_size to its read pointer with no wrap: a page whose slot lies past the
+        # ring's end is not where the index points (cb_access_within_bounds asserts it, circular_buffer_interface.h).
+        it._v(out, R.CB_READ_UNPUBLISHED, e, pc,
+              f"{op_text(op)} reads index {k} past the read pointer at slot {own % it.caps[b]} of b{b}'s "
+              f"{it.caps[b]}-page ring: past the ring's end, not page {page}")
 
 
 def index_window(it: Interp, s: State, e: int, pc: PC, op: ReadTiles | WriteTiles, out: list[Violation]) -> None:

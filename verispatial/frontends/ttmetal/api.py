@@ -326,11 +326,18 @@ def _part_size(r: KernelReader, cb: int, page: V.TensorPage, size: Any, n: Any) 
     nbytes = r.int_of(size, n, "transfer size")
     if page.offset == V.const(0) and nbytes % r.cb_index[cb].entry_size == 0:
         return None
+    if nbytes < 1:
+        r.refuse("transfer of no bytes", n, f"{r.text(n)}: size {nbytes}")
     page_bytes = r.page_bytes.get(page.tensor, 0)
-    _, hi = r.bounds(page.offset)
-    if hi is None:
+    lo, hi = r.bounds(page.offset)
+    if lo is None or hi is None:
         r.refuse("tensor page offset not a number", n, f"{r.text(n)}: an offset the reading cannot bound")
+    assert lo is not None
     assert hi is not None
+    if lo < 0:
+        # the accessor's offset is a uint32_t (tensor_accessor.h:155): a negative one wraps far past the page
+        r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: offset {lo} B, before the page's start "
+                 "(an unsigned offset wraps past its end)")
     if page_bytes and hi + nbytes > page_bytes:
         r.refuse("transfer at an offset into a tensor page", n, f"{r.text(n)}: {nbytes} B from {hi} B into a "
                  f"{page_bytes} B page of {page.tensor} reaches into the next page")
@@ -352,9 +359,11 @@ def _scratch_bytes(r: KernelReader, ptr: V.L1Ptr, tiles: int, n: Any) -> None:
     lo, hi = r.bounds(ptr.offset)
     size = tiles * (b.entry_size // b.page_tiles)
     if lo is None or hi is None or lo < 0 or hi + size > b.entry_size * b.entries:
+        # a followed offset is said as the byte range it reaches (not the value's class name)
+        where = f"bytes [{lo}, {hi + size})" if lo is not None and hi is not None else \
+            f"{size} B at an offset not bounded ({r.text(n)})"
         r.refuse("scratch L1 transfer outside the buffer", n,
-                 f"{r.text(n)}: {size} B at {_why(r, n, ptr.offset)} past {b.name}'s base, which holds "
-                 f"{b.entry_size * b.entries} B")
+                 f"{r.text(n)}: {where} past {b.name}'s base, which holds {b.entry_size * b.entries} B")
 
 
 def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:

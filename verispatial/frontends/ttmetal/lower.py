@@ -2354,9 +2354,10 @@ class KernelReader:
         ptr = self.lookup(name) if name else None
         if isinstance(ptr, V.L1Ptr) and idx is not None and idx.named_child_count == 1:
             # a load from a buffer's pages: a store of it elsewhere is a copy (store_into); of scratch, an op
+            at = ptr.plus(self.expr(idx.named_children[0]))
             if ptr.cb in self.scratch_cbs:
-                self.scratch_load(ptr, n)
-            return V.Loaded(f"a value loaded from L1: {self.text(n)}", ptr.plus(self.expr(idx.named_children[0])))
+                self.scratch_load(at, n)
+            return V.Loaded(f"a value loaded from L1: {self.text(n)}", at)
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
@@ -2685,7 +2686,7 @@ class KernelReader:
         (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
         the waited front, an in-place change of pages another engine may read (refused)."""
         if ptr.cb in self.scratch_cbs:
-            self.scratch_store(ptr, n)
+            self.scratch_store(ptr if at is None else at, n)
             return
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
@@ -2724,15 +2725,39 @@ class KernelReader:
             self.refuse("plain store into scratch L1 of a load from a buffer's pages", n, self.text(n))
         if src is not None:
             self.scratch_load(src, n)  # the stored value's load (``loaded_from`` reads no op)
-        if isinstance(ptr.offset, V.Opaque):
-            self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: {ptr.offset.why}")
+        self.scratch_within(ptr, n)
         self.emit(ScratchAccess(ptr.cb, store=True), n)
 
     def scratch_load(self, ptr: V.L1Ptr, n: Any) -> None:
-        """A plain load of a scratch buffer's bytes (``in_vals[i]``, argmax 0.81.1 :85): a ``ScratchAccess`` load.
-        Not emitted in trial readings, whose ops are thrown away."""
+        """A plain load of a scratch buffer's bytes (``in_vals[i]``, argmax 0.81.1 :85) at address ``ptr``: a
+        ``ScratchAccess`` load. Not emitted in trial readings, whose ops are thrown away."""
         if not self.trial:
+            self.scratch_within(ptr, n, store=False)
             self.emit(ScratchAccess(ptr.cb), n)
+
+    def scratch_within(self, ptr: V.L1Ptr, n: Any, store: bool = True) -> None:
+        """Refuses a plain store at ``ptr`` (its element: ``ptr.elem`` bytes, 1 where unknown) that is not followed
+        or not inside scratch buffer ``ptr.cb``'s ``entries x entry_size`` bytes at every loop index: the model takes
+        the buffer's bytes as the access's (``ScratchAccess``), so a store past its end — into L1 another buffer may
+        hold — would be read as private and proved (``vals[1024] = x`` of a one-tile ``uint16_t*`` buffer). A load
+        (``store`` False) is refused only where its followed address is outside: it changes no byte, and argmax
+        loads at an index the reading does not follow (``in_vals[i - red_dim_offset]``, 0.81.1 :85). The NoC
+        transfers' bound is ``api._scratch_bytes``."""
+        if isinstance(ptr.offset, V.Opaque):
+            if not store:
+                return
+            self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: {ptr.offset.why}")
+        if self.survey:
+            return
+        b = self.cb_index[ptr.cb]
+        lo, hi = self.bounds(ptr.offset)
+        width, size = ptr.elem or 1, b.entry_size * b.entries
+        if (lo is None or hi is None) and not store:
+            return
+        if lo is None or hi is None or lo < 0 or hi + width > size:
+            where = f"bytes [{lo}, {hi + width})" if lo is not None and hi is not None else "an offset not bounded"
+            self.refuse("scratch L1 access outside the buffer", n,
+                        f"{self.text(n)}: {where} past {b.name}'s base, which holds {size} B")
 
     # ------------------------------------------------------------------ calls
 

@@ -198,6 +198,8 @@ class L1Ptr:
 
     def plus(self, units: Sym | Opaque) -> L1Ptr:
         """This pointer advanced by ``units`` of its arithmetic (``p + k``, ``l1 += tile_bytes``)."""
+        if isinstance(units, Sym) and units.is_const and units.const == 0:
+            return self  # p[0] is p whatever its element's size
         if self.elem is None or isinstance(units, Opaque) or isinstance(self.offset, Opaque):
             why = units.why if isinstance(units, Opaque) else "arithmetic on a pointer to a type of unknown size" \
                 if self.elem is None else self.offset.why  # type: ignore[union-attr]
