@@ -36,19 +36,18 @@ A cache that cannot be written is not an error: the run goes on without it (``wr
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from verispatial import atomic
 from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
 from verispatial.ir.program import Program
+from verispatial.ir.serialize import no_cycle_collection
 from verispatial.ir.templated import TemplatedProgram
 
 FORMAT = "verispatial.proof-cache"
@@ -255,23 +254,8 @@ def put_report(store: ProofStore, kind: str, key: str, report: Report, shape: tu
 def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:
     """The report kept under ``key`` and its program's shape, marked ``cached``; None when there is none, or it is
     not a report whose every obligation proved (then it is ignored)."""
-    with _no_cycle_collection():
+    with no_cycle_collection():
         return _read_report(store, kind, key)
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a report is read: its 54,817 results (the 16-layer decode step's)
-    and their JSON are all kept alive until the read ends and none is in a cycle, so each collection the
-    allocations trigger only walks the growing heap again (reading and building them: 374 ms with it, 194 ms
-    without; benchmarks/bench_scale.py's warm certify)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _read_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:

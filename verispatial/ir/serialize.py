@@ -763,10 +763,11 @@ def read_document(path: str | Path, expected: str) -> bytes:
 
 
 @contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector: reading a program allocates one container per JSON object and IR value,
-    all kept alive and none in a cycle, so each collection the allocations trigger would only walk the growing
-    heap again (more than half of a large document's parse time)."""
+def no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a document is read: reading a program (or a stored report) allocates
+    one container per JSON object and IR value, all kept alive and none in a cycle, so each collection the
+    allocations trigger would only walk the growing heap again (more than half of a large document's parse time; a
+    stored report of the 16-layer step: 374 ms with it, 194 ms without, benchmarks/bench_scale.py's warm certify)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -788,7 +789,7 @@ def loads_document(text: str | bytes) -> Document:
     ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
     from verispatial.ir.validate import validate, validate_templated
 
-    with _no_cycle_collection():
+    with no_cycle_collection():
         p = document_from_dict(parse_json(text))
         violations = validate_templated(p) if isinstance(p, TemplatedProgram) else validate(p)
     if violations:
