@@ -822,8 +822,7 @@ def _check_shard_multicasts(p: Program, shards: dict[int, Buffer], phases: list[
             if not 0 <= src.section < len(phases):
                 continue
             g = p.groups[op.group]
-            x0, y0, x1, y1 = g.rect
-            if not (_in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))):
+            if not _rect_in_mesh(p, g):
                 continue
             for d in g.destinations():
                 hit = dests.get((d, src.cb, phases[src.section]))
@@ -890,8 +889,7 @@ class _OpPass:
         self.cut_short = False
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
-        self.dests = [g.destinations() if _in_mesh(p, Site(g.rect[0], g.rect[1])) and _in_mesh(p, Site(g.rect[2], g.rect[3]))
-                      else () for g in p.groups]
+        self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
         self.start: dict[tuple[int, Site], int] = {}
         self.incs: dict[tuple[int, Site], int] = {}
         for x in p.semaphores:

@@ -25,7 +25,7 @@ from verispatial.certify.facts import EngineRun, Finding, State, map_facts, pair
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
-from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, model_int
+from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf, pages
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
@@ -99,16 +99,9 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
             budget.check()
             if smt.shortcuts() and _page_multiples(pages(lf.op), sizes[lf.engine], cap):
                 continue
-            q = Query(name, rlimit)
-            enc = Encoder(q, p, a.views)
-            pos = enc.position(lf.engine)
             # Running sum of this kind on this buffer by this engine (one producer / one consumer).
-            same = [x for x in mine if x.engine == lf.engine]
             n = pages(lf.op)
-            before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
-            q.add(pos.at(lf))
-            q.add(before % cap + n > cap)
-            r = q.check()
+            enc, before, r = _past_ring_end(a, name, lf, [x for x in mine if x.engine == lf.engine], n, cap, rlimit)
             if r.status == Status.SAT:
                 assert r.model is not None
                 it = _iteration(enc, r.model, lf)
@@ -157,13 +150,7 @@ def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Re
             budget.check()
             if not same or (smt.shortcuts() and len(sizes) == 1 and cap % min(sizes) == 0 and n <= min(sizes)):
                 continue  # no pop of its own: the read pointer stays at the ring's start (n > cap is unwaited)
-            q = Query(name, rlimit)
-            enc = Encoder(q, p, a.views)
-            pos = enc.position(lf.engine)
-            before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
-            q.add(pos.at(lf))
-            q.add(before % cap + n > cap)
-            r = q.check()
+            enc, before, r = _past_ring_end(a, name, lf, same, n, cap, rlimit)
             if r.status == Status.SAT:
                 assert r.model is not None
                 run = model_int(r.model, before)
@@ -177,6 +164,19 @@ def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Re
             if r.status == Status.UNKNOWN and failed is None:
                 failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
     return failed
+
+
+def _past_ring_end(a: Analysis, name: str, lf: Leaf, same: list[Leaf], n: int, cap: int,
+                   rlimit: int) -> tuple[Encoder, z3.ArithRef, Outcome]:
+    """The straddle query of both kinds (a push or pop block, an unpack from the read pointer): ``lf``'s engine at
+    ``lf`` with ``before``, the pages the ``same`` leaves moved so far, and ``before % cap + n > cap``: ``n`` pages
+    from there pass the ring's end. Returns the encoder, ``before`` and the check's result."""
+    q = Query(name, rlimit)
+    enc = Encoder(q, a.program, a.views)
+    before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
+    q.add(enc.position(lf.engine).at(lf))
+    q.add(before % cap + n > cap)
+    return enc, before, q.check()
 
 
 def _page_multiples(n: int, sizes: set[int], cap: int) -> bool:
