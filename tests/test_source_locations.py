@@ -165,3 +165,49 @@ def test_a_result_with_no_counterexample_sits_at_the_line_of_the_op_it_names() -
     lines = [t for t, _ in report_lines(rep, (1, 1), None, got)]
     at = lines.index(f"failed-to-prove async-noc/{name}: a candidate, not replayed")
     assert lines[at + 1] == "    at kernels/reader.cpp:40:5: cb_reserve_back(cb_in, 0)"
+
+
+def test_a_word_or_buffer_obligation_sits_at_the_line_of_an_op_it_is_about() -> None:
+    """An obligation about a semaphore word (``sem-exact:sem0@(1,0)``) or a buffer (``balance-cb:b0``) names no op,
+    yet the engineer wrote the ops it is about: a word's result sits at its first wait (before its sets and the
+    remote writes landing on it), a buffer's at the first op naming it — not at line 1 of the program file."""
+    from verispatial.certify.report import Report, Result, Verdict
+    from verispatial.ir import (
+        WORMHOLE,
+        Buffer,
+        Engine,
+        EngineProgram,
+        Program,
+        Push,
+        Reserve,
+        Semaphore,
+        SemInc,
+        SemSet,
+        SemWait,
+        Site,
+        WaitCond,
+    )
+    from verispatial.report.sources import obligation_sources, subject_ops
+
+    a, b = Site(0, 0), Site(1, 0)
+    inc, reset, wait = (SourceLoc("k/sender.cpp", 12, 0, "noc_semaphore_inc(addr, 1)"),
+                        SourceLoc("k/receiver.cpp", 20, 0, "noc_semaphore_set(sem, 0)"),
+                        SourceLoc("k/receiver.cpp", 21, 0, "noc_semaphore_wait(sem, 1)"))
+    p = Program("w", WORMHOLE, semaphores=(Semaphore(0, "s", (b,), 0),),
+                buffers=(Buffer(0, "c", a, 0, 1, 2, "bf16"),),
+                programs=(EngineProgram(a, Engine.READER, (Reserve(0, 1), Push(0, 1), SemInc(0, b, 1)),
+                                        sources=(((0,), SourceLoc("k/sender.cpp", 10, 0, "cb_reserve_back(c, 1)")),
+                                                 ((2,), inc))),
+                          EngineProgram(b, Engine.READER, (SemSet(0, 0), SemWait(0, WaitCond.EQ, 1)),
+                                        sources=(((0,), reset), ((1,), wait)))))
+    from verispatial.ir.obligation import BufferRef, WordRef
+
+    assert subject_ops(p, WordRef(0, b)) == [("(1,0).reader", (1,)), ("(1,0).reader", (0,)), ("(0,0).reader", (2,))]
+    assert subject_ops(p, WordRef(0, a)) == []
+    assert subject_ops(p, BufferRef(0)) == [("(0,0).reader", (0,)), ("(0,0).reader", (1,))]
+    rep = Report("w", "wormhole", (Result("semaphores", "sem-exact:sem0@(1,0)", Verdict.FAILED, "undecided"),
+                                   Result("cb", "balance-cb:b0", Verdict.FAILED, "undecided"),
+                                   Result("cb", "balance-cb:b1", Verdict.FAILED, "no op names it")))
+    got = obligation_sources(p, rep)
+    assert got == {"sem-exact:sem0@(1,0)": wait, "balance-cb:b0": SourceLoc("k/sender.cpp", 10, 0,
+                                                                             "cb_reserve_back(c, 1)")}

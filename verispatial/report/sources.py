@@ -7,14 +7,15 @@ Untrusted presentation only: it adds fields to counterexamples after every verdi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
 
 from verispatial.certify.report import Report, Result
+from verispatial.ir.ops import CONTAINERS, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Program
-from verispatial.ir.source import SourceLoc
+from verispatial.ir.source import OpPath, SourceLoc
 
 
 def _spot_loc(program: Program, x: dict[str, Any]) -> SourceLoc | None:
@@ -86,10 +87,46 @@ def source_locations(program: Program, r: Result) -> list[SourceLoc]:
     return located(program, r.counterexample)[1]
 
 
+def _ops_with_paths(ops: tuple[Op, ...], prefix: OpPath = ()) -> Iterator[tuple[OpPath, Op]]:
+    for i, op in enumerate(ops):
+        path = (*prefix, i)
+        yield path, op
+        if isinstance(op, CONTAINERS):
+            yield from _ops_with_paths(op.body, path)
+
+
+def subject_ops(program: Program, subject: object) -> list[tuple[str, OpPath]]:
+    """The ops an obligation about a semaphore word, a buffer or a tensor is about, as (engine key, op path), most
+    telling first: for word ``sem@site`` the waits on it, then its sets, then the remote writes landing on it
+    (``SemInc`` at the site, ``SemIncMcast`` / ``McastSetValid`` to a group holding it); for a buffer or a tensor
+    every op naming it (``ids.op_ids``), in program order. Empty for any other subject."""
+    from verispatial.ir.ids import op_ids
+    from verispatial.ir.obligation import BufferRef, TensorRef, WordRef
+
+    tiers: list[list[tuple[str, OpPath]]] = [[], [], []]
+    for ep in program.programs:
+        for path, op in _ops_with_paths(ep.ops):
+            if isinstance(subject, WordRef):
+                if isinstance(op, SemWait | SemSet) and op.sem == subject.sem and ep.site == subject.site:
+                    tiers[0 if isinstance(op, SemWait) else 1].append((ep.key, path))
+                elif isinstance(op, SemInc) and op.sem == subject.sem and op.at == subject.site:
+                    tiers[2].append((ep.key, path))
+                elif isinstance(op, SemIncMcast | McastSetValid) and op.sem == subject.sem and \
+                        subject.site in program.groups[op.group].destinations():
+                    tiers[2].append((ep.key, path))
+            elif isinstance(subject, BufferRef | TensorRef):
+                kind, want = ("buffer", subject.buffer) if isinstance(subject, BufferRef) else ("tensor", subject.tensor)
+                if any(k == kind and v == want for k, v in op_ids(op)):
+                    tiers[0].append((ep.key, path))
+    return [x for tier in tiers for x in tier]
+
+
 def obligation_sources(program: Program, report: Report) -> dict[str, SourceLoc]:
     """Where the op each unproved obligation names without a counterexample came from (a failed-to-prove result has
     none to locate), by obligation name: its own op, an ordering's first op, a deadlock component's engine
-    (``ObligationId.op``). Obligations naming no op, or an op no front end located, are left out."""
+    (``ObligationId.op``); for an obligation about a semaphore word, a buffer or a tensor, the first of the ops it is
+    about that a front end located (``subject_ops``: a word's first wait). Obligations naming none of these, or ops no
+    front end located, are left out."""
     from verispatial.ir import obligation
 
     out: dict[str, SourceLoc] = {}
@@ -99,13 +136,16 @@ def obligation_sources(program: Program, report: Report) -> dict[str, SourceLoc]
         if r.verdict.value == "proved" or located_sources(r.counterexample):
             continue
         try:
-            op = obligation.parse(r.name).op
+            oid = obligation.parse(r.name)
         except obligation.BadObligationId:
             continue
-        if op is not None and op.path:
-            loc = program.source_of(op.engine, op.path)
+        op = oid.op
+        spots = [(op.engine, op.path)] if op is not None and op.path else subject_ops(program, oid.subject)
+        for engine, path in spots:
+            loc = program.source_of(engine, path)
             if loc is not None:
                 out[r.name] = loc
+                break
     return out
 
 
