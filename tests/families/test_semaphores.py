@@ -158,15 +158,15 @@ def test_the_family_tables_cover_the_family_op_classes() -> None:
 # ---------------------------------------------------------------- words outside the protocols: what every run shows
 
 
-def valid_then_values_program(wait_first: bool = True, late_valid: bool = False) -> Program:
+def valid_then_values_program(wait_first: bool = True, late_valid: bool = False, resets: int = 1) -> Program:
     """The sharded layernorm's VALID handshake in small (``reader_mcast_sender_unary_sharded_ln.cpp:135-141``,
     ``reader_mcast_receiver_unary_sharded_ln.cpp:155-157``, ``:180``): (0,0)'s writer fills and pushes its partial
     (b0); its reader waits for it, sets its word 0 to VALID (1) and multicasts it to (1,0), then sends 2 the same
     way, each after (1,0) increments its word 1. (1,0)'s reader resets its copy to INVALID (0), increments, waits for
     VALID, reads the partial remotely (at its own read pointer of its c_0, b1) into b2, increments again and waits
-    for at least 2. Word 0 at (1,0) follows no decided protocol (its
-    owner resets a word a rising sequence is copied to), so only ``semaphores.landings`` orders the read after the
-    push. ``wait_first`` False: the read comes before the wait for VALID. ``late_valid``: the sender sets 2,
+    for at least 2: a one-pass restarting sequence (``semaphores.Epochs``, one epoch its destination resets).
+    ``resets``: how many times (1,0) resets its copy first; with two the word follows no decided protocol (one reset
+    per epoch is decided), so only ``semaphores.landings`` orders the read after the push. ``wait_first`` False: the read comes before the wait for VALID. ``late_valid``: the sender sets 2,
     multicasts it, sets VALID before any flush (that flag may leave carrying VALID), and only then fills and pushes
     the partial itself; the receiver waits for VALID and reads."""
     g = Group(0, A, (1, 0, 1, 0))
@@ -181,8 +181,8 @@ def valid_then_values_program(wait_first: bool = True, late_valid: bool = False)
                             SemWait(1, GE, 2), SemSet(0, 2), McastSetValid(0, 0, 1), WriteBarrier(), Pop(0, 1)]
         rest = [*valid, *read] if wait_first else [*read, *valid]
         engines = [ep(A, Engine.READER, *sender), ep(A, Engine.WRITER, *fill),
-                   ep(B, Engine.READER, SemSet(0, 0), SemInc(1, A, 1), *rest, SemInc(1, A, 1), AtomicBarrier(),
-                      SemWait(0, GE, 2))]
+                   ep(B, Engine.READER, *[SemSet(0, 0)] * resets, SemInc(1, A, 1), *rest, SemInc(1, A, 1),
+                      AtomicBarrier(), SemWait(0, GE, 2))]
     return prog(*engines, ep(B, Engine.WRITER, Wait(2, 1), Pop(2, 1)),
                 buffers=(buf(0, A, cap=1, cb=0), buf(1, B, cap=1, cb=0), buf(2, B, cap=1, cb=1)),
                 # set by the host at each launch, as the layernorm's (so neither word need end where it started)
@@ -195,22 +195,40 @@ def _verdicts(p: Program) -> dict[str, object]:
     return {x.name: x for x in certify(p).results}
 
 
-def test_a_wait_only_a_flag_landing_passes_shows_the_flag_issued() -> None:
-    """The receiver's word follows no decided protocol, but its wait for VALID, right after its reset, accepts no
-    value a set stores: it passes only on a flag landing since the reset, and only the first flag may carry VALID.
-    The counter model knows it (``landings``), so the remote read after the wait proves, with the explorer finding
-    nothing; the word's protocol obligation still fails to prove (never proved)."""
+def test_a_one_pass_restarting_sequence_proves_the_read_after_its_valid() -> None:
+    """One reset of the receiver's copy before the one pass: the restarting sequence of one epoch (the destination
+    resets it), so the word's protocol proves and the remote read after the wait for VALID proves with it, the
+    explorer finding nothing (before, the word was outside the protocols: ``sem-protocol`` failed to prove)."""
     from verispatial.certify.reach import analyse
     from verispatial.certify.report import Verdict
 
     p = valid_then_values_program()
     w = analyse(p).words[(0, B)]
-    assert w.kind == "unsupported"
-    assert [([x.path for x in ws], [f.path for f in fs]) for ws, fs in w.landed_by] == [([(2,)], [(3,)])]
+    assert w.kind == "epochs"
     assert explore(p).rules() == []
     got = _verdicts(p)
-    assert got["remote-read-unpublished:(1,0).reader:[4]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
-    assert got["async-source-reuse:(1,0).reader:[4]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    assert "sem-protocol:sem0@(1,0)" not in got  # a decided word has no protocol obligation
+    for name in ("sem-exact:sem0@(1,0)", "balance-sem:sem0@(1,0)", "remote-read-unpublished:(1,0).reader:[4]",
+                 "async-source-reuse:(1,0).reader:[4]", "deadlock:(0,0).reader+3"):
+        assert got[name].verdict is Verdict.PROVED, name  # type: ignore[attr-defined]
+
+
+def test_a_wait_only_a_flag_landing_passes_shows_the_flag_issued() -> None:
+    """The receiver resets its word twice, so it follows no decided protocol, but its wait for VALID, right after
+    its resets, accepts no value a set stores: it passes only on a flag landing since the reset, and only the first
+    flag may carry VALID. The counter model knows it (``landings``), so the remote read after the wait proves, with
+    the explorer finding nothing; the word's protocol obligation still fails to prove (never proved)."""
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.report import Verdict
+
+    p = valid_then_values_program(resets=2)
+    w = analyse(p).words[(0, B)]
+    assert w.kind == "unsupported"
+    assert [([x.path for x in ws], [f.path for f in fs]) for ws, fs in w.landed_by] == [([(3,)], [(3,)])]
+    assert explore(p).rules() == []
+    got = _verdicts(p)
+    assert got["remote-read-unpublished:(1,0).reader:[5]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
+    assert got["async-source-reuse:(1,0).reader:[5]"].verdict is Verdict.PROVED  # type: ignore[attr-defined]
     assert got["sem-protocol:sem0@(1,0)"].verdict is Verdict.FAILED  # type: ignore[attr-defined]
 
 

@@ -395,6 +395,8 @@ def classify(p: Program, views: dict[str, EngineView]) -> dict[tuple[int, Site],
     sources = _source_words(p, views, index)
     seqs = _sequences(p, views, index, sources)
     eps = {key: e for key, local in index.local.items() if (e := _epoch_source(p, index, key, local)) is not None}
+    for key in eps:
+        seqs.pop(key, None)  # a one-pass restarting sequence whose destinations reset: the epochs protocol decides it
     out: dict[tuple[int, Site], Word] = {}
     for s in p.semaphores:
         for site in s.sites:
@@ -666,9 +668,9 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
 def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[Leaf]) -> Epochs | None:
     """The restarting sequence (``Epochs``) word ``key`` carries as a flag source, or None when it is not one: one
     engine sets it, all at top level, to constants above its initial value that split into two or more epochs (a
-    new one at each set not above the one before); nothing waits on it and nothing else writes it; every flag
-    multicast reading it is its owner's, at top level, after a set, to a group without the owner's site (the copy
-    does not land on the word it reads)."""
+    new one at each set not above the one before), or of two or more sets into one that a destination resets;
+    nothing waits on it and nothing else writes it; every flag multicast reading it is its owner's, at top level,
+    after a set, to a group without the owner's site (the copy does not land on the word it reads)."""
     sem, site = key
     init = p.semaphores[sem].init
     reads = index.reads.get(key, [])
@@ -694,8 +696,10 @@ def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[
             e += 1
         epoch_of.append(e)
         prev = op.value
-    if e < 1:
-        return None  # one epoch: the sequence protocol's (``_sequence``)
+    if e < 1 and (len(sets) < 2 or not _reset_where_it_lands(p, index, sem, reads)):
+        # one value: a constant flag source (the handshake's, ``handshake.py``); one epoch its destinations never
+        # reset: the sequence protocol's (``_sequence``)
+        return None
     carried: list[int] = []
     flag_epoch: list[int] = []
     for f in reads:
@@ -708,6 +712,21 @@ def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[
         flag_epoch.append(k)
     return Epochs(sem, site, owner, init, tuple(sets), tuple(epoch_of), tuple(reads), tuple(carried),
                   tuple(flag_epoch))
+
+
+def _reset_where_it_lands(p: Program, index: _Index, sem: int, reads: list[Leaf]) -> bool:
+    """Whether some site the flags ``reads`` land on resets its copy of ``sem`` (a ``SemSet`` to the initial value
+    at top level): a one-pass restarting sequence (the sharded layernorm with one block,
+    ``reader_mcast_receiver_unary_sharded_ln.cpp:155`` resetting its VALID word before the pass), which the
+    sequence protocol, whose destinations no engine sets, does not decide."""
+    init = p.semaphores[sem].init
+    for f in reads:
+        assert isinstance(f.op, McastSetValid)
+        for d in p.groups[f.op.group].destinations():
+            for lf in index.local.get((sem, d), []):
+                if isinstance(lf.op, SemSet) and not lf.op.terms and lf.op.value == init and not lf.containers:
+                    return True
+    return False
 
 
 def _final_threshold(lf: Leaf) -> int | None:

@@ -16,7 +16,12 @@ the program:
 - ``seq``: a word carrying a sequence (argmax's reduce_all start handshake, ``reader_argmax_interleaved_multicore.cpp``
   378-417, 520-563): a sender sets its word to ``v + c*k`` in each iteration, copies it to a receiver (a loopback
   group when the two share a row or column) and waits for the write, the receiver waits for ``v + c*k`` in turn, then
-  a done handshake and the reset copied; about half of the draws break one piece of it (``SEQ_BREAKS``).
+  a done handshake and the reset copied; about half of the draws break one piece of it (``SEQ_BREAKS``);
+- ``epochs``: a VALID word whose sequence restarts (the sharded layernorm's, ``reader_mcast_sender_unary_sharded_ln.cpp``
+  :138-141, 272-299 and ``reader_mcast_receiver_unary_sharded_ln.cpp`` :155-157, 255-260): in each of 1-3 passes the
+  sender sets its word to 1, 2, (3) in turn, each after an acknowledgement and each multicast to the receiver and
+  waited for, the receiver resetting its copy at each pass's start and waiting for each value; about half of the
+  draws break one piece of it (``EPOCH_BREAKS``).
 """
 
 from __future__ import annotations
@@ -330,6 +335,93 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
     return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g), programs=tuple(progs))
 
 
+#: The ways ``_epochs`` breaks the restarting sequence (one per broken draw): the receiver acknowledges before its
+#: reset in a pass (the next VALID may land before the reset wipes it), resets for the next pass before its
+#: last wait of this one, never resets, the sender's last multicast of a pass not waited for, a value that does not
+#: rise, a wait one value ahead of what is sent, two resets in one pass.
+EPOCH_BREAKS = ("inc-first", "reset-early", "no-reset", "no-barrier", "flat", "ahead", "double-reset")
+
+
+def epochs_handshake(p: Program, se: EngineProgram, re: EngineProgram, passes: int, values: int,
+                     broken: str | None = None, bad_pass: int = 0, bad_value: int = 1,
+                     conds: tuple[WaitCond, ...] = (), looped: bool = False, at_start: bool = True) -> Program:
+    """``p`` with the sharded layernorm's restarting VALID sequence from engine ``se`` to engine ``re`` (two sites):
+    ``passes`` passes of ``values`` VALID values each, unrolled at top level (``looped``: the passes as one loop,
+    outside the restarting protocol), broken in ``broken`` (one of ``EPOCH_BREAKS``) at pass ``bad_pass`` and value
+    ``bad_value``; ``conds`` the receiver's wait conditions in order (``GE`` where it runs out). The ops go before
+    the engines' own (``at_start``) or after them. Raises ``ValueError`` for an unknown break."""
+    if broken is not None and broken not in EPOCH_BREAKS:
+        raise ValueError(f"unknown epochs break {broken!r}: one of {EPOCH_BREAKS}")
+    snd, rcv = se.site, re.site
+    g = Group(len(p.groups), snd, (rcv.x, rcv.y, rcv.x, rcv.y))
+    n = len(p.semaphores)
+    valid, ack = n, n + 1
+    sems = (*p.semaphores, Semaphore(valid, "valid", tuple(sorted({snd, rcv}, key=lambda s: (s.y, s.x))), 0,
+                                     host_init=True),
+            Semaphore(ack, "ack", (snd,), 0, host_init=True))
+    wait_conds = iter(conds)
+    send: list[Op] = []
+    recv: list[Op] = []
+    for k in range(passes):
+        for j in range(1, values + 1):
+            v = 1 if broken == "flat" else j
+            send += [SemWait(ack, WaitCond.EQ, 1), SemSet(ack, 0), SemSet(valid, v), McastSetValid(valid, g.id, 1)]
+            if not (broken == "no-barrier" and k == bad_pass and j == values):
+                send.append(WriteBarrier())
+        reset: list[Op] = [] if broken == "no-reset" else [SemSet(valid, 0)]
+        if broken == "double-reset" and k == bad_pass:
+            reset = [*reset, SemSet(valid, 0)]
+        got: list[Op] = []
+        for j in range(1, values + 1):
+            want = j + (broken == "ahead" and k == bad_pass and j == bad_value)
+            got += [SemInc(ack, snd, 1), SemWait(valid, next(wait_conds, WaitCond.GE), want)]
+        if broken == "inc-first" and k == bad_pass:
+            recv += [got[0], *reset, *got[1:]]
+        elif broken == "reset-early" and k == bad_pass and k + 1 < passes:
+            # this pass's last wait comes after the next pass's reset, which is then not repeated
+            recv += [*reset, *got[:-1], SemSet(valid, 0), got[-1]]
+        elif broken == "reset-early" and k == bad_pass + 1:
+            recv += got
+        else:
+            recv += [*reset, *got]
+    recv.append(AtomicBarrier())
+    if looped and passes > 1 and broken is None:
+        # every pass is the same ops: one loop of them (its sets are then inside a loop)
+        per_s, per_r = len(send) // passes, (len(recv) - 1) // passes
+        send = [Loop("p", passes, tuple(send[:per_s]))]
+        recv = [Loop("p", passes, tuple(recv[:per_r])), AtomicBarrier()]
+    progs = []
+    for ep in p.programs:
+        if ep is se:
+            ep = attrs.evolve(ep, ops=(*send, *ep.ops) if at_start else (*ep.ops, *send))
+        elif ep is re:
+            ep = attrs.evolve(ep, ops=(*recv, *ep.ops) if at_start else (*ep.ops, *recv))
+        progs.append(ep)
+    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g), programs=tuple(progs))
+
+
+@st.composite
+def _epochs(draw: st.DrawFn, p: Program) -> Program:
+    """Add the sharded layernorm's restarting VALID sequence between two sites (``epochs`` in the module docstring,
+    ``epochs_handshake``): correct about half of the time, else broken in one of ``EPOCH_BREAKS``."""
+    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
+    if len(sites) < 2:
+        return p
+    snd, rcv = draw(st.permutations(sites))[:2]
+    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
+    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
+        return p
+    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
+    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
+    broken = draw(st.sampled_from((None, *EPOCH_BREAKS))) if draw(st.booleans()) else None
+    passes, values = draw(st.integers(1, 3)), draw(st.integers(2, 3))
+    conds = tuple(draw(st.lists(st.sampled_from([WaitCond.EQ, WaitCond.GE]), min_size=passes * values,
+                                max_size=passes * values)))
+    return epochs_handshake(p, se, re, passes, values, broken, bad_pass=draw(st.integers(0, passes - 1)),
+                            bad_value=draw(st.integers(1, values)), conds=conds, looped=draw(st.booleans()),
+                            at_start=draw(st.booleans()))
+
+
 def _walk(ops: tuple[Op, ...]) -> list[Op]:
     out: list[Op] = []
     for op in ops:
@@ -345,7 +437,7 @@ def protocol_programs(draw: st.DrawFn) -> Program:
     fails ``validate`` is dropped, so every program drawn passes it."""
     p = draw(programs())
     kinds = draw(st.lists(st.sampled_from(["guard", "guard", "affine", "grow", "mcast", "src", "sections", "jump",
-                                           "setgrow", "seq"]), min_size=1, max_size=3))
+                                           "setgrow", "seq", "epochs"]), min_size=1, max_size=3))
     for kind in kinds:
         if kind == "guard":
             q = draw(_guard(p))
@@ -363,6 +455,8 @@ def protocol_programs(draw: st.DrawFn) -> Program:
             q = draw(_jump(p))
         elif kind == "seq":
             q = draw(_seq(p))
+        elif kind == "epochs":
+            q = draw(_epochs(p))
         else:
             q = draw(_sections(p))
         if not validate(q):
