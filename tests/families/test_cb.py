@@ -202,3 +202,86 @@ def test_an_unpack_past_the_ring_end_from_the_read_pointer_is_a_straddle_refuted
     assert r.verdict is Verdict.REFUTED
     assert r.counterexample is not None
     assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE
+
+
+# ---------------------------------------------------------------- accesses from a pointer do not wrap (past_end)
+
+
+def fill_two_then_push_one_by_one(cap: int) -> Program:
+    """The reader reserves two pages, fills both with one FillTiles (stores from ``get_write_ptr`` on), and pushes
+    them one at a time, twice; the compute engine waits and pops page by page. The pushes of 1 never straddle, but
+    in a 3-page ring the second fill starts at slot 2 and its second tile lands past the ring's end: the write pointer
+    wraps only at ``cb_push_back`` (``dataflow_api.h``), not inside the stores."""
+    from test_copy import mapped
+
+    from verispatial.ir import Loop
+
+    reader = ep(A, Engine.READER, Loop("k", 2, (Reserve(0, 2), FillTiles(0, 2, "mask", drain=True), Push(0, 1),
+                                                 Push(0, 1))))
+    compute = ep(A, Engine.COMPUTE, Loop("k", 4, (Wait(0, 1), Pop(0, 1))))
+    return mapped(prog(reader, compute, buffers=(buf(0, cap=cap),)))
+
+
+def write_two_then_pop_one_by_one(cap: int) -> Program:
+    """The writer waits for two pages and writes both to the output with one WriteTiles (``get_read_ptr`` plus a
+    tile's bytes per tile), then pops them one at a time, twice: in a 3-page ring the second write reads from slot 2
+    past the ring's end (the read pointer wraps only at ``cb_pop_front``)."""
+    from test_copy import mapped
+
+    from verispatial.ir import Loop, Term
+
+    out = Tensor("out", (32, 128), "bf16", Role.OUTPUT)
+    reader = ep(A, Engine.READER, Loop("k", 4, (Reserve(0, 1), FillTiles(0, 1, "x", drain=True), Push(0, 1))))
+    writer = ep(A, Engine.WRITER, Loop("k", 2, (Wait(0, 2), WriteTiles(0, "out", Addr(0, (Term("k", 2),)), 2),
+                                                 WriteBarrier(), Pop(0, 1), Pop(0, 1))))
+    return mapped(prog(reader, writer, buffers=(buf(0, cap=cap),), tensors=(out,)))
+
+
+def test_an_access_inside_the_ring_from_its_pointer_proves() -> None:
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.explore import explore
+
+    for p in (fill_two_then_push_one_by_one(4), write_two_then_pop_one_by_one(4)):
+        assert explore(p).rules() == []
+        got = {r.name: r.verdict for r in certify(p, cache=False).results}
+        assert got[f"{R.CB_STRADDLE}:b0"] is Verdict.PROVED
+        assert {n: v for n, v in got.items() if v is not Verdict.PROVED} == {}
+
+
+def test_stores_past_the_ring_end_from_the_write_pointer_are_a_straddle_refuted_and_replayed() -> None:
+    """Proved before: the model wrapped a write into the back at the ring's end, which the hardware does not."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.explore import explore
+
+    p = fill_two_then_push_one_by_one(3)
+    v = only(simulate(p))
+    assert where(v) == (R.CB_STRADDLE, RA, (0, 1), (("k", 1),))
+    assert v.message == ("fill_tiles(b0, 2, mask, drain) writes tiles [0, 2) past the write pointer of b0, at slot 2 "
+                         "of a 3-page ring of 1-tile pages: past its end (2*1+2 > 3; the pointer does not wrap inside "
+                         "an access)")
+    assert explore(p).rules() == [R.CB_STRADDLE]
+    r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample is not None
+    assert r.counterexample["path"] == [0, 1] and r.counterexample["running_sum"] == 2
+    assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE
+    text = to_promela(p)
+    assert "(pushed[0] % 3) * 1 + fill[0] + 2 <= 3" in text
+
+
+def test_a_write_past_the_ring_end_from_the_read_pointer_is_a_straddle_refuted_and_replayed() -> None:
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.petri.explore import explore
+
+    p = write_two_then_pop_one_by_one(3)
+    v = only(simulate(p))
+    assert where(v) == (R.CB_STRADDLE, WA, (0, 1), (("k", 1),))
+    assert explore(p).rules() == [R.CB_STRADDLE]
+    r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample is not None
+    assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE
+    assert "(popped[0] % 3) * 1 + drain[0] + 2 <= 3" in to_promela(p)

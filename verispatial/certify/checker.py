@@ -597,7 +597,7 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
-        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted) + check_shard_overrun(a, rlimit),
+        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted, facts) + check_shard_overrun(a, rlimit),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts, cache),

@@ -82,13 +82,16 @@ def tile_pages(start: int, tiles: int, pt: int) -> range:
 class EngineFacts:
     """What the abstract interpretation of one engine found.
 
-    ``findings``: candidate violations. ``written``: for each ReadTiles/PackAcc leaf (by path), the page offsets
-    (relative to the write pointer, in pages) it may write. ``reserve_from``: for each Reserve leaf, the least
-    window size (pages) held before it, so its new pages are ``[from, pages)`` past the write pointer."""
+    ``findings``: candidate violations. ``written``: for each leaf writing into a buffer's back (ReadTiles,
+    RemoteRead, FillTiles, CopyTiles, PackAcc; by path), the page offsets (relative to the write pointer, in pages)
+    it may write. ``reserve_from``: for each Reserve leaf, the least window size (pages) held before it, so its new
+    pages are ``[from, pages)`` past the write pointer. ``read``: for each WriteTiles or CopyTiles leaf, the page
+    offsets (relative to the read pointer) its tiles may come from."""
 
     findings: tuple[Finding, ...]
     written: dict[tuple[int, ...], frozenset[int]]
     reserve_from: dict[tuple[int, ...], int]
+    read: dict[tuple[int, ...], frozenset[int]] = attrs.Factory(dict)
 
 
 @attrs.define
@@ -98,7 +101,8 @@ class EngineRun:
     ``data``: buffers whose pushes must publish written pages; ``dests``: multicast destinations; ``caps``: capacity
     per buffer; ``most``: the most pages a window of each buffer can hold (the saturation bound of the tile counts);
     ``leaf_at``: leaf index per path. Recorded: ``found`` (one finding per rule and path), ``written`` (the pages
-    each ReadTiles/PackAcc leaf may write), ``reserve_from`` (the least window before each Reserve), ``reached``."""
+    each write into a back may write), ``reserve_from`` (the least window before each Reserve), ``read`` (the pages
+    each WriteTiles / CopyTiles may read past the read pointer), ``reached``."""
 
     p: Program
     view: EngineView
@@ -112,6 +116,7 @@ class EngineRun:
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = attrs.Factory(dict)
     written: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
     reserve_from: dict[tuple[int, ...], int] = attrs.Factory(dict)
+    read: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
     reached: set[tuple[int, ...]] = attrs.Factory(set)
 
     def flag(self, rule: str, path: tuple[int, ...] | None, msg: str, sources: tuple[int, ...] = ()) -> None:

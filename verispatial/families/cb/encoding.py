@@ -21,7 +21,7 @@ import z3
 from verispatial import budget
 from verispatial.certify import smt
 from verispatial.certify.canon import ProofMemo
-from verispatial.certify.facts import EngineRun, Finding, State, map_facts, pairs, shift, tile_pages
+from verispatial.certify.facts import EngineFacts, EngineRun, Finding, State, map_facts, pairs, shift, tile_pages
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
 from verispatial.certify.report import Result, Verdict
@@ -56,26 +56,41 @@ def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
 
 
 def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo | None = None,
-                   trusted: set[int] | None = None) -> list[Result]:
+                   trusted: set[int] | None = None, facts: dict[str, EngineFacts] | None = None) -> list[Result]:
     """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum.
 
     With ``cache``, a buffer whose component is isomorphic (``canon.py``; ``trusted`` is part of the key) to one
-    already proved reuses that proof."""
+    already proved reuses that proof. ``facts``: the per-engine rules' facts (``rules.all_engine_facts``), which say
+    how far past its pointer each access of a ring may reach; computed for an engine only when one of its accesses
+    needs them."""
     out: list[Result] = []
     by_buf: dict[int, list[Leaf]] = {}
     for v in a.views.values():
         for lf in v.leaves:
             if isinstance(lf.op, (Push, Pop)):
                 by_buf.setdefault(lf.op.buf, []).append(lf)
+    scratch = {x.id for x in a.program.buffers if x.scratch}
     for v in a.views.values():
         for lf in v.leaves:
-            # an unpack moves no counter: it joins a buffer's obligation only where pops move its read pointer
+            # an unpack or an access from a pointer moves no counter: it joins a buffer's obligation only where
+            # pushes or pops move that pointer
             if isinstance(lf.op, Compute):
                 for read in sorted({o.buf for o in lf.op.ins} & by_buf.keys()):
                     by_buf[read].append(lf)
+            for b in sorted({b for b, _, _ in _pointer_accesses(lf.op)} & by_buf.keys() - scratch):
+                by_buf[b].append(lf)
+    known = dict(facts or {})
+
+    def facts_of(engine: str) -> EngineFacts:
+        if engine not in known:
+            from verispatial.certify.rules import engine_facts
+
+            known[engine] = engine_facts(a.program, a.views[engine])
+        return known[engine]
+
     for b, leaves in sorted(by_buf.items()):
         def compute(b: int = b, leaves: list[Leaf] = leaves) -> Result:
-            return _straddle(a, b, leaves, rlimit)
+            return _straddle(a, b, leaves, rlimit, facts_of)
         if cache is None:
             out.append(compute())
             continue
@@ -84,7 +99,8 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo |
     return out
 
 
-def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
+def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
+              facts_of: Callable[[str], EngineFacts] | None = None) -> Result:
     p = a.program
     t0 = time.perf_counter()
     cap = p.buffers[b].capacity
@@ -122,6 +138,8 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Result:
             break
     if verdict is None or verdict.verdict != Verdict.REFUTED:
         verdict = _unpack_straddle(a, b, leaves, rlimit) or verdict
+    if (verdict is None or verdict.verdict != Verdict.REFUTED) and facts_of is not None:
+        verdict = _access_straddle(a, b, leaves, rlimit, facts_of) or verdict
     if verdict is None:
         verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.PROVED,
                          f"every push and pop of b{b} lands inside the {cap}-page ring")
@@ -160,6 +178,87 @@ def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Re
                        "iteration": _iteration(enc, r.model, lf),
                        "trips": {t: model_int(r.model, v) for t, v in enc.trip_vars.items()}, "buffer": b,
                        "capacity": cap, "running_sum": run, "pages": n, "summary": summary}
+                return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
+            if r.status == Status.UNKNOWN and failed is None:
+                failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
+    return failed
+
+
+def _pointer_accesses(op: Op) -> list[tuple[int, bool, str]]:
+    """(buffer, from the read pointer, what) for each ring access of ``op`` addressed from a pointer plus an offset:
+    ``tiles`` — a write into the back (``ReadTiles``, ``RemoteRead``, ``FillTiles``, ``CopyTiles``, ``PackAcc``) or a
+    read of the front (``WriteTiles``, ``CopyTiles``); ``source`` — a multicast's source pages, front or back (not
+    ``behind``, whose address was taken before a push); ``landing`` — its pages landing at its own write pointer of
+    ``dst``."""
+    if isinstance(op, (ReadTiles, FillTiles, RemoteRead)):
+        return [(op.into, False, "tiles")]
+    if isinstance(op, PackAcc):
+        return [(op.buf, False, "tiles")]
+    if isinstance(op, CopyTiles):
+        return [(op.src, True, "tiles"), (op.into, False, "tiles")]
+    if isinstance(op, WriteTiles):
+        return [(op.src, True, "tiles")]
+    if isinstance(op, McastSend):
+        out = [] if op.behind else [(op.buf, op.front, "source")]
+        return out + ([] if op.dst is None else [(op.dst, False, "landing")])
+    return []
+
+
+def _reach(op: Op, front: bool, what: str, f: EngineFacts, path: tuple[int, ...]) -> int:
+    """How many pages past its pointer an access (``_pointer_accesses``) of ``op`` may end: a multicast's offset and
+    pages, else the furthest page the per-engine facts say its tiles touch (``EngineFacts.read`` / ``written``: a
+    may-set, so its most is an upper bound), 0 for a leaf they never reached."""
+    if isinstance(op, McastSend):
+        if what == "landing":
+            return op.offset + op.pages
+        return (op.offset if op.dst is None else 0) + op.pages
+    got = (f.read if front else f.written).get(path, frozenset())
+    return max(got) + 1 if got else 0
+
+
+def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
+                     facts_of: Callable[[str], EngineFacts]) -> Result | None:
+    """An access of ``b`` addressed from a pointer plus an offset (``_pointer_accesses``) that passes the ring's end
+    from the pointer's slot: the kernel adds byte offsets to ``get_write_ptr`` / ``get_read_ptr``, which only
+    ``cb_push_back`` / ``cb_pop_front`` wrap, at the ring's limit (``cb.semantics.past_end``). One query per access
+    whose reach (``_reach``, pages past the pointer) arithmetic does not settle: its engine at it with the pages it
+    pushed (a write) or popped (a read) so far, ``before``, and ``before % cap + reach > cap``. Settled by
+    arithmetic when the pointer moves by one size ``m`` only, ``m`` divides the capacity and the reach is at most
+    ``m`` (``before`` is a multiple of ``m``, so at most ``cap - m``); an engine that never moves it keeps its own
+    at the ring's start (a sharing waiter: its reads are ``shared_encoding``'s). Returns the refutation (replayed
+    by the interpreter) or the first failure to prove, else None."""
+    p = a.program
+    cap = p.buffers[b].capacity
+    name = f"{R.CB_STRADDLE}:b{b}"
+    movers: dict[bool, list[Leaf]] = {True: [lf for lf in leaves if isinstance(lf.op, Pop)],
+                                      False: [lf for lf in leaves if isinstance(lf.op, Push)]}
+    failed: Result | None = None
+    for lf in leaves:
+        for buf, front, what in _pointer_accesses(lf.op):
+            if buf != b:
+                continue
+            # The pointer is the one engine's that moves it (a reader that only waits, a sharing waiter, keeps its
+            # own at the ring's start); the running sum is every such op's, as the interpreter counts it.
+            same = movers[front]
+            if not any(x.engine == lf.engine for x in same):
+                continue
+            sizes = {pages(x.op) for x in same}
+            reach = _reach(lf.op, front, what, facts_of(lf.engine), lf.path)
+            if reach <= 0 or (smt.shortcuts() and len(sizes) == 1 and cap % min(sizes) == 0 and reach <= min(sizes)):
+                continue
+            budget.check()
+            enc, before, r = _past_ring_end(a, name, lf, same, reach, cap, rlimit)
+            if r.status == Status.SAT:
+                assert r.model is not None
+                run = model_int(r.model, before)
+                where = "read" if front else "write"
+                summary = (f"{lf.engine} {type(lf.op).__name__} reaches {reach} pages of b{b} past its {where} pointer "
+                           f"at running {'pops' if front else 'pushes'} {run} ({run % cap} into a {cap}-page ring): "
+                           "past the ring's end (only a push or pop wraps the pointer)")
+                cex = {"kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path),
+                       "iteration": _iteration(enc, r.model, lf),
+                       "trips": {t: model_int(r.model, v) for t, v in enc.trip_vars.items()}, "buffer": b,
+                       "capacity": cap, "running_sum": run, "pages": reach, "summary": summary}
                 return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
             if r.status == Status.UNKNOWN and failed is None:
                 failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
@@ -449,6 +548,7 @@ def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> 
     for v, r in pairs(s, "wt", b):
         if r + op.tiles > v * pt:
             c.flag(R.CB_READ_UNWAITED, path, f"copy_tiles loads tiles past the waited window of b{b}")
+        c.read.setdefault(path, set()).update(tile_pages(r, op.tiles, pt))
     s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
     s = fill(c, s, op.into, op.tiles, path, "copy_tiles")
     # A drain lands every earlier store of the engine; without one the stores into ``into`` stay unlanded.

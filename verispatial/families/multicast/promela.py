@@ -36,15 +36,18 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
     if op.front:
         body += cb.role(g, e, b, False, where)
         body.append(cb.waited(g, b, op.pages, where))
+        body.append(cb.past_end(g, b, "popped", "0", op.pages * g.pt[b], where))
         first = f"popped[{b}]"
     else:
         body += cb.role(g, e, b, True, where)
         body.append(g._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
+        body.append(cb.past_end(g, b, "pushed", "0", op.pages * g.pt[b], where))
         first = f"pushed[{b}]"
     # With dst the data lands at this engine's write pointer of dst (the model refuses offsets: ``_refuse``).
     slot = f"{first} % {cap}" if op.dst is None else f"pushed[{op.dst}] % {g.caps[op.dst]}"
     if op.dst is not None:
         body += cb.role(g, e, op.dst, True, where)
+        body.append(cb.past_end(g, op.dst, "pushed", "0", op.pages * g.pt[op.dst], where))
     iss = g._issue(e, path)
     rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
     body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),

@@ -101,6 +101,8 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
             it._v(out, R.CB_READ_UNWAITED, e, pc,
                   f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the front of "
                   f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
+        pt = it.page_tiles[b]
+        cb.past_end(it, e, pc, b, s.popped[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "read", out)
     else:
         cb.role(it, s, e, pc, b, True, out)
         first = s.pushed[b] + skip
@@ -108,12 +110,17 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
             it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                   f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the back of "
                   f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
+        pt = it.page_tiles[b]
+        cb.past_end(it, e, pc, b, s.pushed[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "write", out)
     if op.dst is None:
         slot = first % it.caps[b]
     else:
         # The address is this engine's write pointer of dst (get_write_ptr: the producer's own), so it must be dst's
-        # producer (``cb-single-producer`` otherwise).
+        # producer (``cb-single-producer`` otherwise); the pages land from there on, as the address runs (no wrap).
         cb.role(it, s, e, pc, op.dst, True, out)
+        dpt = it.page_tiles[op.dst]
+        cb.past_end(it, e, pc, op.dst, s.pushed[op.dst], op.offset * dpt, op.pages * dpt,
+                    f"{op_text(op)} lands", "write", out)
         slot = (s.pushed[op.dst] + op.offset) % it.caps[op.dst]
     src = (it.root[b], it._page_slots(b, first, op.pages), b)
     entry: Entry = (MCAST, path, iters, b, op.pages, slot, False, it._mcast_bufs[(op.dest, op.group)], src,
