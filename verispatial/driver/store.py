@@ -304,12 +304,12 @@ def put_report(store: ProofStore, kind: str, key: str, report: Report, shape: tu
     obligation proved; False when it is not kept. A ``program`` entry also gets its ``summary`` entry under the same
     key (``get_summary``: what the human report prints of it), written after it: a summary names a report that is
     there."""
-    from verispatial.certify.report import Verdict, result_to_data
+    from verispatial.certify.report import Verdict, results_to_columns
 
     if report.exit_code != 0 or not report.results or any(r.verdict != Verdict.PROVED for r in report.results):
         return False
     kept = store.put(kind, key, {"program": report.program, "target": report.target, "seconds": report.seconds,
-                                 "shape": list(shape), "results": [result_to_data(r) for r in report.results]})
+                                 "shape": list(shape), "columns": results_to_columns(report.results)})
     if kept and kind == "program":
         from verispatial.report.text import family_rows
 
@@ -361,13 +361,13 @@ def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[in
 
 
 def _read_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:
-    from verispatial.certify.report import Report, Verdict, result_from_data
+    from verispatial.certify.report import Report, Verdict, results_from_columns
 
     got = store.get(kind, key)
     if got is None:
         return None
     try:
-        results = tuple(result_from_data(d) for d in got["results"])
+        results = results_from_columns(got["columns"])
         shape = (int(got["shape"][0]), int(got["shape"][1]))
         if not results or any(r.verdict != Verdict.PROVED for r in results) or not isinstance(got["program"], str) \
                 or not isinstance(got["target"], str) or not isinstance(got["seconds"], (int, float)):
