@@ -678,10 +678,16 @@ def _check_scratch(p: Program, report: Report) -> None:
         for op in walk(ep.ops):
             if type(op) not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
-            where = f"program {ep.key} {op_text(op)}"
             if isinstance(op, ScratchAccess):
                 if op.buf not in scratch and 0 <= op.buf < len(p.buffers):
-                    report(where, f"scratch_access names buffer {op.buf}, which is not a scratch buffer (scratch: true)")
+                    report(_op_where(ep, op), f"scratch_access names buffer {op.buf}, which is not a scratch buffer "
+                                              "(scratch: true)")
+            if not scratch:
+                # Every rule below is about a buffer of ``scratch``: with none, only the one above can break. (The
+                # op's name is worded only for a report: formatting it per op was most of validate's time on the
+                # 16-layer decode step, 7,440 ops in templates walked 16 times: validate 4.2x json.loads -> 1.9x.)
+                continue
+            where = _op_where(ep, op)
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
@@ -714,6 +720,11 @@ def _check_scratch(p: Program, report: Report) -> None:
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
                     report(where, f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} x "
                                   f"{x.page_tiles}")
+
+
+def _op_where(ep: EngineProgram, op: Op) -> str:
+    """How a scratch rule names an op: its program and its text."""
+    return f"program {ep.key} {op_text(op)}"
 
 
 def _buffer_name(b: Buffer) -> str:
