@@ -16,7 +16,7 @@ import pytest
 
 from verispatial.cli import main
 from verispatial.cli.app import main as full_command
-from verispatial.cli.warm import _options, _printable, answer
+from verispatial.cli.warm import _options, answer
 from verispatial.driver import store as store_module
 from verispatial.driver.store import ProofStore
 
@@ -127,15 +127,25 @@ def test_any_doubt_runs_the_full_command(tmp_path: Path, capsys: pytest.CaptureF
     summary.write_bytes(good)
     assert answer(args) == 0
     capsys.readouterr()
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # rich colours a terminal
-    assert answer(args) is None
-    monkeypatch.undo()
-    monkeypatch.setenv("FORCE_COLOR", "1")
-    assert answer(args) is None
-    monkeypatch.delenv("FORCE_COLOR")
     other = tmp_path / "other.json"
     other.write_bytes(SMALL.read_bytes() + b"\n")  # other bytes: a miss, whatever they load to
     assert answer(["certify", str(other), "-q", "--cache-dir", str(tmp_path)]) is None
+
+
+@pytest.mark.parametrize("env", ["FORCE_COLOR", "TTY_COMPATIBLE"])
+def test_where_rich_colours_the_lines_the_shortcut_prints_through_it(env: str, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["certify", str(SMALL), "--cache-dir", str(tmp_path)]
+    assert main([*args, "-q"]) == 0
+    monkeypatch.setenv(env, "1")  # as a terminal would: rich colours stdout (and draws a bar on stderr)
+    rc, fast_out, fast_err = _run(answer, args, capsys)
+    assert rc == 0
+    assert "\x1b[" in fast_out
+    rc, full_out, full_err = _run(full_command, args, capsys)
+    assert rc == 0
+    assert _timeless(fast_out) == _timeless(full_out)
+    assert _timeless(fast_err) == _timeless(full_err)
 
 
 def test_a_refuted_program_has_no_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,12 +180,6 @@ def test_a_refuted_program_has_no_summary(tmp_path: Path, capsys: pytest.Capture
 def test_which_command_lines_the_warm_path_answers(argv: list[str],
                                                    expected: tuple[str, bool, str | None] | None) -> None:
     assert _options(argv) == expected
-
-
-def test_only_printable_ascii_is_printed_by_the_shortcut() -> None:
-    assert _printable("logits_243_sections wormhole_b0")
-    for s in ("a\tb", "a\rb", "é", "\x1b[31m"):
-        assert not _printable(s)
 
 
 def test_the_checker_version_hashes_every_source_in_path_order() -> None:

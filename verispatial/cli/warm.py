@@ -1,18 +1,18 @@
 """A warm ``certify``, answered before the command line is built: ``verispatial certify PROGRAM.json`` whose bytes
 the proof store's file index knows as proved prints its report from the store's ``summary`` entry, importing no
-click, rich, attrs, IR or solver module (they were 0.2 s of a 0.55 s warm run of the 16-layer decode step, reading
-its 17.7 MB stored report 0.24 s more).
+click, attrs, IR or solver module, nor rich unless stdout is a terminal (they were 0.2 s of a 0.55 s warm run of the
+16-layer decode step, reading its 17.7 MB stored report 0.24 s more).
 
-What it answers is what the full command would print, byte for byte (``tests/test_warm_cli.py``): the key is the
-one ``certify_file`` looks up (``store.file_key``: the program file's bytes, no certificate, the default resource
-limit, the checker's version — every ``.py`` and ``.json`` of the package, this module and the loader included —
-and the solver's), the ``summary`` entry is written only for a report whose every obligation proved and is checked
-to be one when read (``store.get_summary``), and the lines come from the functions ``report_lines`` prints them
-with (``report/summary.py``). Anything else runs the full command, which looks the same file index up and finds
-the same entry or certifies: another option than ``-q``, ``--cache-dir DIR`` and ``--jobs N`` (``--json``,
-``--sarif``, ``--junit``, ``--certificate``, ``--budget``, ...), not one ``.json`` file, a terminal on stdout (rich
-colours it) or on stderr without ``-q`` (a progress bar), a program or target name rich would print otherwise than
-as given (outside printable ASCII), a miss, an entry that does not check, any error at all.
+What it answers is what the full command would print, byte for byte but the run's seconds (``tests/test_warm_cli.py``):
+the key is the one ``certify_file`` looks up (``store.file_key``: the program file's bytes, no certificate, the
+default resource limit, the checker's version — every ``.py`` and ``.json`` of the package, this module and the
+loader included — and the solver's); the ``summary`` entry is written only for a report whose every obligation
+proved and is checked to be one when read (``store.get_summary``); the lines come from the functions
+``report_lines`` prints them with (``report/summary.py``), the progress from the one the full command reports with,
+and stdout goes through ``cli.output.emit`` unless rich would print the lines as they are. Anything else runs the
+full command, which looks the same file index up and finds the same entry or certifies: another option than
+``-q``, ``--cache-dir DIR`` and ``--jobs N`` (``--json``, ``--sarif``, ``--junit``, ``--certificate``, ``--budget``,
+...), not one ``.json`` file, a miss, an entry that does not check, a noted interrupt, any error at all.
 """
 
 from __future__ import annotations
@@ -63,9 +63,14 @@ def _options(args: Sequence[str]) -> tuple[str, bool, str | None] | None:
     return program, quiet, cache_dir
 
 
-def _printable(text: str) -> bool:
-    """Printed by rich exactly as given: printable ASCII only (rich drops some control characters and expands tabs)."""
-    return all(" " <= c <= "~" for c in text)
+def _plain() -> bool:
+    """Whether rich would print stdout as plain text (no terminal, no colour forced, no notebook): then the lines are
+    written as they are, without importing rich."""
+    if sys.stdout.isatty() or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return False
+    import builtins
+
+    return not hasattr(builtins, "get_ipython")  # rich prints into a notebook's display there
 
 
 def answer(argv: Sequence[str] | None = None) -> int | None:
@@ -76,13 +81,6 @@ def answer(argv: Sequence[str] | None = None) -> int | None:
     if opts is None:
         return None
     program, quiet, cache_dir = opts
-    if sys.stdout.isatty() or (not quiet and sys.stderr.isatty()) or "FORCE_COLOR" in os.environ \
-            or "TTY_COMPATIBLE" in os.environ:
-        return None
-    import builtins
-
-    if hasattr(builtins, "get_ipython"):  # rich prints into a notebook's display there
-        return None
     t0 = time.perf_counter()
     try:
         st = os.stat(program)
@@ -103,18 +101,23 @@ def answer(argv: Sequence[str] | None = None) -> int | None:
     summary = get_summary(store, pkey) if isinstance(pkey, str) else None
     if summary is None:
         return None
-    if not all(_printable(t) for t in (summary.program, summary.target, *(r.family for r in summary.families))):
-        return None
-    from verispatial.report.summary import summary_lines
-
-    elapsed = time.perf_counter() - t0
-    text = "".join(line + "\n" for line, _style in summary_lines(summary._replace(seconds=elapsed)))
     from verispatial import budget
+    from verispatial.report.progress import progress
+    from verispatial.report.summary import summary_lines
 
     if budget.interrupted():  # a SIGINT noted (``budget.defer_sigint``): the full command exits 130, printing nothing
         return None
-    if not quiet:
-        sys.stderr.write(f"certify {program}: every obligation from the proof cache ({elapsed:.1f} s)\n")
-        sys.stderr.flush()
-    sys.stdout.write(text)
+    # The progress and the lines as the full command writes them (``cli.certify._certify_one``, ``cli.output.emit``):
+    # a bar or a plain line on stderr, then rich's rendering of the lines on stdout — written directly when rich
+    # would print them as they are (``_plain``; printable ASCII, as rich drops some control characters and expands
+    # tabs), which spares its import.
+    with progress(f"certify {program}", quiet=quiet) as say:
+        say("every obligation from the proof cache")
+    lines = summary_lines(summary._replace(seconds=time.perf_counter() - t0))
+    if _plain() and all(" " <= c <= "~" for line, _style in lines for c in line):
+        sys.stdout.write("".join(line + "\n" for line, _style in lines))
+    else:
+        from verispatial.cli.output import emit
+
+        emit(lines)
     return 0
