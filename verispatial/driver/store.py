@@ -9,7 +9,7 @@
   already canonical, equal up to renaming), the certificate it was compared with (canonical JSON), the resource
   limit, whether the exact shortcuts were on and the checker's options;
 - ``summary``: under a ``program`` entry's own key, what the human report of that proved report prints (its
-  program, target and shape, per family the count and seconds: ``report/summary.py``), a few hundred bytes where the
+  program, target and shape, per family the count and seconds: ``certify/summary.py``), a few hundred bytes where the
   report is the size of its obligations (17.7 MB for the 16-layer decode step's 54,817): a warm ``certify``
   (``cli/warm.py``) prints from it alone;
 - ``file``: the bytes of a program file and of its certificate file with the same options: an index from the
@@ -53,9 +53,9 @@ from typing import TYPE_CHECKING, Any
 # imported; the report's classes are imported by the functions that build or read a report.
 if TYPE_CHECKING:
     from verispatial.certify.report import Report
+    from verispatial.certify.summary import Summary
     from verispatial.ir.program import Program
     from verispatial.ir.templated import TemplatedProgram
-    from verispatial.report.summary import Summary
 
 FORMAT = "verispatial.proof-cache"
 VERSION = 1
@@ -311,7 +311,7 @@ def put_report(store: ProofStore, kind: str, key: str, report: Report, shape: tu
     kept = store.put(kind, key, {"program": report.program, "target": report.target, "seconds": report.seconds,
                                  "shape": list(shape), "columns": results_to_columns(report.results)})
     if kept and kind == "program":
-        from verispatial.report.text import family_rows
+        from verispatial.certify.summary import family_rows
 
         store.put("summary", key, {"program": report.program, "target": report.target, "seconds": report.seconds,
                                    "shape": list(shape), "families": [list(r) for r in family_rows(report)]})
@@ -325,10 +325,10 @@ def _cached_note(key: str, seconds: float) -> str:
 
 def get_summary(store: ProofStore, key: str) -> Summary | None:
     """The ``summary`` entry of the proved report kept under ``program`` entry ``key`` (``put_report``), as the
-    ``report.summary.Summary`` its human report prints (``cached`` naming the entry, ``seconds`` 0: the caller
+    ``certify.summary.Summary`` its human report prints (``cached`` naming the entry, ``seconds`` 0: the caller
     measures its run); None when there is none or it is not the summary of a report whose every obligation proved
     (then it is ignored, as ``get_report`` ignores such a report)."""
-    from verispatial.report.summary import FamilyRow, Summary
+    from verispatial.certify.summary import FamilyRow, Summary
 
     got = store.get("summary", key)
     if got is None:

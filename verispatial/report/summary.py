@@ -1,62 +1,27 @@
 """The parts of the human report that a report's counts decide: its header, the proof cache line, one line per
 obligation family and the verdict line (``text.report_lines`` prints them around a report's findings).
 
-A report whose every obligation proved prints nothing else, so its whole text follows from a ``Summary`` — program,
-target, the program's shape, per family the count of each verdict and the seconds spent, the run's seconds and the
-proof cache entry it came from — which the proof store keeps beside the report (``driver/store.py``, kind
-``summary``). A warm ``certify`` (``cli/warm.py``) prints it from that entry alone, through these very functions, so
-its text is the text ``report_lines`` prints for the full report. Light on purpose: this module imports nothing but
-the standard library (a warm run imports no IR, attrs or rich)."""
+A report whose every obligation proved prints nothing else, so its whole text follows from its
+``certify.summary.Summary`` — program, target, the program's shape, per family the count of each verdict and the
+seconds spent, the run's seconds and the proof cache entry it came from — which the proof store keeps beside the
+report (``driver/store.py``, kind ``summary``). A warm ``certify`` (``cli/warm.py``) prints it from that entry alone,
+through these very functions, so its text is the text ``report_lines`` prints for the full report. Light on purpose:
+this module imports only ``certify.summary`` (a warm run imports no IR, attrs or rich)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
-#: Verdict words in report order (``certify.report.Verdict``'s values).
-VERDICTS = ("proved", "refuted", "failed-to-prove", "error")
+from verispatial.certify.summary import FamilyRow, Summary, exit_code
+
+__all__ = ["STYLE", "VERDICT_WORD", "FamilyRow", "Summary", "family_lines", "header_lines", "summary_lines",
+           "tally_text", "verdict_line"]
 
 #: Styles (rich) per verdict.
 STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
 
 #: The verdict word per exit code (README "Exit codes").
 VERDICT_WORD = {0: "proved", 1: "refuted", 3: "failed-to-prove (not accepted)", 4: "checker error"}
-
-
-class FamilyRow(NamedTuple):
-    """One obligation family's line: how many obligations got each verdict, and the seconds spent on them (the sum
-    of their ``Result.seconds``, in report order)."""
-
-    family: str
-    proved: int
-    refuted: int
-    failed: int
-    error: int
-    seconds: float
-
-
-class Summary(NamedTuple):
-    """What the human report of a run with no finding prints: ``program``, ``target``, ``shape`` (engine programs,
-    ops), ``families`` in report order, ``seconds`` of the run and ``cached`` (the proof cache entry, empty for a
-    computed report)."""
-
-    program: str
-    target: str
-    shape: tuple[int, int]
-    families: tuple[FamilyRow, ...]
-    seconds: float
-    cached: str
-
-
-def exit_code(rows: Sequence[FamilyRow]) -> int:
-    """As ``Report.exit_code``: 1 something refuted, 4 a checker error, 3 something failed to prove, else 0."""
-    if any(r.refuted for r in rows):
-        return 1
-    if any(r.error for r in rows):
-        return 4
-    if any(r.failed for r in rows):
-        return 3
-    return 0
 
 
 def header_lines(program: str, target: str, shape: tuple[int, int], cached: str) -> list[tuple[str, str]]:

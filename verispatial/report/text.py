@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
-from verispatial.report.summary import STYLE, VERDICT_WORD, FamilyRow, family_lines, header_lines, tally_text, verdict_line
+from verispatial.certify.summary import family_rows
+from verispatial.report.summary import STYLE, VERDICT_WORD, family_lines, header_lines, tally_text, verdict_line
 
 if TYPE_CHECKING:
     from verispatial.report.consequences import Grouping
@@ -84,17 +85,6 @@ def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
     """Per family (report order), how many obligations got each verdict."""
     return {fam: {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
             for fam, results in report.by_family().items()}
-
-
-def family_rows(report: Report) -> tuple[FamilyRow, ...]:
-    """Per family (report order) its count of each verdict and its seconds (``summary.FamilyRow``): what the family
-    lines print, and what the proof store keeps of a proved report for a warm run to print (``store.put_report``)."""
-    rows = []
-    for fam, results in report.by_family().items():
-        n = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
-        rows.append(FamilyRow(fam, n[Verdict.PROVED], n[Verdict.REFUTED], n[Verdict.FAILED], n[Verdict.ERROR],
-                              sum(r.seconds for r in results)))
-    return tuple(rows)
 
 
 def tally(report: Report, grouping: Grouping | None = None) -> str:
