@@ -148,6 +148,28 @@ def test_where_rich_colours_the_lines_the_shortcut_prints_through_it(env: str, t
     assert _timeless(fast_err) == _timeless(full_err)
 
 
+def test_a_fault_while_printing_is_reported_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the shortcut has written its progress, a fault is worded as the full command words one (exit 4), and the
+    full command does not run a second time."""
+    args = ["certify", str(SMALL), "--cache-dir", str(tmp_path)]
+    assert main([*args, "-q"]) == 0
+    capsys.readouterr()
+
+    class Broken:
+        def write(self, _text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def isatty(self) -> bool:
+            return False
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert err.count("every obligation from the proof cache") == 1
+    assert err.endswith("verispatial: checker error: BrokenPipeError: [Errno 32] Broken pipe\n")
+
+
 def test_a_refuted_program_has_no_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["certify", str(BROKEN), "-q", "--cache-dir", str(tmp_path)]
     assert main(args) == 1

@@ -111,13 +111,21 @@ def answer(argv: Sequence[str] | None = None) -> int | None:
     # a bar or a plain line on stderr, then rich's rendering of the lines on stdout — written directly when rich
     # would print them as they are (``_plain``; printable ASCII, as rich drops some control characters and expands
     # tabs), which spares its import.
-    with progress(f"certify {program}", quiet=quiet) as say:
-        say("every obligation from the proof cache")
-    lines = summary_lines(summary._replace(seconds=time.perf_counter() - t0))
-    if _plain() and all(" " <= c <= "~" for line, _style in lines for c in line):
-        sys.stdout.write("".join(line + "\n" for line, _style in lines))
-    else:
-        from verispatial.cli.output import emit
+    try:
+        with progress(f"certify {program}", quiet=quiet) as say:
+            say("every obligation from the proof cache")
+        lines = summary_lines(summary._replace(seconds=time.perf_counter() - t0))
+        if _plain() and all(" " <= c <= "~" for line, _style in lines for c in line):
+            sys.stdout.write("".join(line + "\n" for line, _style in lines))
+        else:
+            from verispatial.cli.output import emit
 
-        emit(lines)
+            emit(lines)
+    # Once something is written the full command must not run too: a fault is worded as ``cli.exits.run`` words it.
+    except budget.Interrupted:
+        sys.stderr.write("verispatial: interrupted\n")
+        return 130
+    except Exception as e:
+        sys.stderr.write(f"verispatial: checker error: {type(e).__name__}: {e}\n")
+        return 4
     return 0
