@@ -218,15 +218,18 @@ def results_to_columns(results: Iterable[Result]) -> dict[str, Any]:
     reasons: dict[str, int] = {}
     verdicts: dict[str, int] = {}
     cols: dict[str, list[Any]] = {"family": [], "name": [], "verdict": [], "reason": [], "seconds": [], "more": []}
+    fam_i, names, verd_i, reason_i, seconds, more = (cols["family"], cols["name"], cols["verdict"], cols["reason"],
+                                                     cols["seconds"], cols["more"])
     for i, r in enumerate(results):
-        cols["family"].append(families.setdefault(r.family, len(families)))
-        cols["name"].append(r.name)
-        cols["verdict"].append(verdicts.setdefault(r.verdict.value, len(verdicts)))
-        cols["reason"].append(reasons.setdefault(r.reason, len(reasons)))
-        cols["seconds"].append(r.seconds)
-        more = {k: v for k, v in result_to_data(r).items() if k in _SPARSE and v != _SPARSE[k]}
-        if more:
-            cols["more"].append([i, more])
+        fam_i.append(families.setdefault(r.family, len(families)))
+        names.append(r.name)
+        verd_i.append(verdicts.setdefault(r.verdict.value, len(verdicts)))
+        reason_i.append(reasons.setdefault(r.reason, len(reasons)))
+        seconds.append(r.seconds)
+        # ``result_to_data`` only for the rare result with a sparse field set (per result it was 0.17 s of 0.23 for
+        # the 16-layer step's 54,817)
+        if r.counterexample is not None or r.assumes or r.blocked_by or r.unreplayed:
+            more.append([i, {k: v for k, v in result_to_data(r).items() if k in _SPARSE and v != _SPARSE[k]}])
     return {"families": list(families), "reasons": list(reasons), "verdicts": list(verdicts), **cols}
 
 
