@@ -17,7 +17,7 @@ import networkx as nx
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.checker import check
 from verispatial.certify.replay import Lead, confirm_lead, search_confirmed
-from verispatial.certify.report import Report, Result, Verdict, result_to_data
+from verispatial.certify.report import Report, Result, Verdict, results_to_columns
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.driver.cache import ProofCache
 from verispatial.driver.run import certify
@@ -115,7 +115,7 @@ class _LyingStore(ProofStore):
     def get(self, kind: str, key: str) -> Any:
         self.hits += 1
         return {"program": "forged", "target": "forged", "seconds": 0.0, "shape": [0, 0],
-                "results": [result_to_data(Result(MEMORY, "forged", Verdict.PROVED, "forged"))]}
+                "columns": results_to_columns([Result(MEMORY, "forged", Verdict.PROVED, "forged")])}
 
     def put(self, kind: str, key: str, payload: Any) -> bool:
         return False

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from verispatial.certify.report import Report, Result, Verdict, result_from_data, result_to_data
+from verispatial.certify.report import (
+    Report,
+    Result,
+    Verdict,
+    result_from_data,
+    result_to_data,
+    results_from_columns,
+    results_to_columns,
+)
 from verispatial.cli import main
 from verispatial.driver import store as store_module
 from verispatial.driver.cache import ProofCache
@@ -41,6 +49,27 @@ def test_a_result_round_trips_losslessly() -> None:
                 {**d, "seconds": "1"}, {**d, "counterexample": [1]}, [d]):
         with pytest.raises(ValueError):  # noqa: PT011 - each malformed form raises ValueError with its own message
             result_from_data(bad)
+
+
+def test_results_round_trip_through_columns_losslessly() -> None:
+    rs = (Result("deadlock", "deadlock:(0,0).reader+2", Verdict.REFUTED, "why", {"kind": "deadlock", "stuck": [1]}, 1.5),
+          Result("memory", "overlap:s0", Verdict.PROVED, "same reason", seconds=0.25),
+          Result("memory", "overlap:s1", Verdict.PROVED, "same reason", assumes=("a", "b")),
+          Result("balance", "balance-cb:b1", Verdict.FAILED, "x", blocked_by=("sem-exact:W",), unreplayed=True),
+          Result("memory", "overlap:s2", Verdict.PROVED, "same reason", seconds=3))
+    cols = json.loads(json.dumps(results_to_columns(rs)))
+    assert cols["reasons"] == ["why", "same reason", "x"]
+    assert [i for i, _ in cols["more"]] == [0, 2, 3]
+    assert results_from_columns(cols) == rs
+    assert results_from_columns(results_to_columns(())) == ()
+    for bad in ({**cols, "name": cols["name"][:-1]}, {k: v for k, v in cols.items() if k != "reasons"},
+                {**cols, "reason": [0, 1, 1, 2, 3]}, {**cols, "verdicts": ["refuted", "maybe", "x"]},
+                {**cols, "seconds": [0, 0, "1", 0, 0]}, {**cols, "family": [0, 1, 1, 2, True]},
+                {**cols, "more": [[0, {"extra": 1}]]}, {**cols, "more": [[9, {"assumes": ["a"]}]]},
+                {**cols, "more": [[1, {"assumes": ["a"]}], [1, {"assumes": ["b"]}]]},
+                {**cols, "more": [[1, {"assumes": "a"}]]}, [cols]):
+        with pytest.raises(ValueError):  # noqa: PT011 - each malformed form raises ValueError with its own message
+            results_from_columns(bad)
 
 
 def test_cold_then_warm_certify_reuses_the_proved_report(tmp_path: Path) -> None:
@@ -116,7 +145,7 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_recomputed(damage: str, tmp_p
             "foreign-solver": json.dumps({**env, "solver": "z3-solver 4.8.0"}),
             "not-an-object": "[1, 2]",
             # one result's name changed in the file's payload text, its digest left as written
-            "payload-bytes": entry.read_text().replace('"name":"', '"name":"x', 1)}[damage]
+            "payload-bytes": entry.read_text().replace('"name":["', '"name":["x', 1)}[damage]
     entry.write_text(text, errors="surrogateescape")
     st2 = ProofStore(tmp_path)
     again = certify(load_program(SMALL), cache=ProofCache(st2))
@@ -156,7 +185,8 @@ def test_a_stored_verdict_other_than_proved_is_never_reused(verdict: Verdict, tm
     env = json.loads(entry.read_text())
     # A well-formed entry (good envelope, good digest) whose payload holds one non-proved verdict: ignored.
     payload = env["payload"]
-    payload["results"][0]["verdict"] = verdict.value
+    payload["columns"]["verdicts"].append(verdict.value)
+    payload["columns"]["verdict"][0] = len(payload["columns"]["verdicts"]) - 1
     entry.write_text(json.dumps({**env, "payload": payload, "sha256": digest(payload)}))
     st2 = ProofStore(tmp_path)
     assert get_report(st2, "program", env["key"]) is None

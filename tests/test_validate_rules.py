@@ -285,3 +285,34 @@ def test_a_rectangle_far_outside_the_mesh_is_reported_not_walked(corner: int) ->
         d["groups"][0]["rect"][corner] = 2**32
         rules = [v.rule for v in validate(program_from_dict(d))]
         assert any("leaves the mesh" in r for r in rules), rules
+
+
+def test_scratch_access_of_a_program_without_scratch_buffers_in_its_place_among_the_violations() -> None:
+    """With no scratch buffer, "a scratch_access names a scratch buffer" is decided from the ops the op pass meets
+    (no walk of its own) and reported where the scratch rules report, before the op pass's violations; a body nested
+    past the model's depth, which the op pass does not walk, is still searched."""
+    from pathlib import Path
+
+    from verispatial.ir.limits import NEST_MAX
+    from verispatial.ir.ops import ScratchAccess
+    from verispatial.ir.serialize import load_program
+
+    p = load_program(Path(__file__).resolve().parent.parent / "examples" / "pipeline_small.json")
+    assert not any(b.scratch for b in p.buffers)
+    ep = p.programs[0]
+    deep: Op = ScratchAccess(1)
+    for i in range(NEST_MAX + 2):
+        deep = Loop(f"v{i}", 1, (deep,))
+    ops = (ScratchAccess(0), *ep.ops, Loop("i", 2, (ScratchAccess(1),)), Push(99, 1), deep)
+    q = attrs.evolve(p, programs=(attrs.evolve(ep, ops=ops), *p.programs[1:]))
+    rule = "scratch_access names buffer {0}, which is not a scratch buffer (scratch: true)"
+    assert [(v.entity, v.rule) for v in validate(q)] == [
+        ("program (0,0).reader scratch_access(b0)", rule.format(0)),
+        ("program (0,0).reader scratch_access(b1)", rule.format(1)),
+        ("program (0,0).reader scratch_access(b1)", rule.format(1)),
+        ("program (0,0).reader ops[3] Push", "buffer 99 is not a buffer"),
+        ("program (0,0).reader ops[4]" + ".body[0]" * NEST_MAX + " Loop",
+         f"nests {NEST_MAX + 1} loops and ifs deep, more than the model's {NEST_MAX}"),
+    ]
+    shallow = attrs.evolve(p, programs=(attrs.evolve(ep, ops=ops[:-1]), *p.programs[1:]))
+    assert [v.rule for v in validate(shallow)] == [rule.format(0), rule.format(1), "buffer 99 is not a buffer"]

@@ -18,12 +18,14 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report
-from verispatial.driver.store import ProofStore, get_report, program_key
+from verispatial.driver.store import ProofStore, file_key, get_report, program_key
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
 from verispatial.ir.templated import TemplatedProgram
 
 Say = Callable[[str], None]
+
+__all__ = ["FileReport", "certify_file", "file_key"]
 
 
 @attrs.frozen(eq=False)
@@ -36,11 +38,6 @@ class FileReport:
     shape: tuple[int, int]
     program: Program | TemplatedProgram | None
     how: str
-
-
-def file_key(store: ProofStore, program_bytes: bytes, certificate_bytes: bytes | None, rlimit: int) -> str:
-    """The ``file`` entry's key: both files' bytes and the resource limit (the CLI never turns the shortcuts off)."""
-    return store.key("file", program_bytes, certificate_bytes, rlimit, True)
 
 
 def certify_file(program_path: str | Path, load_program: Callable[[str], Program | TemplatedProgram],

@@ -8,6 +8,10 @@
 - ``program``: one whole program (its canonical JSON, ``serialize.dumps``; the compositional checker's slices are
   already canonical, equal up to renaming), the certificate it was compared with (canonical JSON), the resource
   limit, whether the exact shortcuts were on and the checker's options;
+- ``summary``: under a ``program`` entry's own key, what the human report of that proved report prints (its
+  program, target and shape, per family the count and seconds: ``certify/summary.py``), a few hundred bytes where the
+  report is the size of its obligations (17.7 MB for the 16-layer decode step's 54,817): a warm ``certify``
+  (``cli/warm.py``) prints from it alone;
 - ``file``: the bytes of a program file and of its certificate file with the same options: an index from the
   bytes to the ``program`` key, so a warm ``certify`` or ``gate`` never parses the file (the loader is part of the
   checker's version below, so equal bytes always load to the same program);
@@ -40,19 +44,22 @@ import functools
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from verispatial import atomic
-from verispatial.certify.report import Report, Verdict, result_from_data, result_to_data
-from verispatial.ir.program import Program
-from verispatial.ir.serialize import no_cycle_collection
-from verispatial.ir.templated import TemplatedProgram
+# Light on purpose: a warm ``certify`` (``cli/warm.py``) reads the store before any IR, attrs or solver module is
+# imported; the report's classes are imported by the functions that build or read a report.
+if TYPE_CHECKING:
+    from verispatial.certify.report import Report
+    from verispatial.certify.summary import Summary
+    from verispatial.ir.program import Program
+    from verispatial.ir.templated import TemplatedProgram
 
 FORMAT = "verispatial.proof-cache"
 VERSION = 1
-KINDS = ("component", "program", "file", "refutations")
+KINDS = ("component", "program", "summary", "file", "refutations")
 #: Environment variable naming the cache directory (below ``--cache-dir``, above the user's cache directory).
 ENV = "VERISPATIAL_CACHE_DIR"
 
@@ -63,12 +70,22 @@ def checker_version() -> str:
     (relative path and bytes, in sorted order): the checker, its interpreter and its loader as they are now."""
     from verispatial import __version__
 
-    root = Path(__file__).resolve().parent.parent
+    root = str(Path(__file__).resolve().parent.parent)
+    files: list[tuple[list[str], str]] = []
+    # os.walk without descending into __pycache__ (every warm run pays this walk: 5 ms against rglob's 9 ms);
+    # sorted by path components, as the Path objects it replaced sorted
+    for d, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        rel = os.path.relpath(d, root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        files += [([*parts, n], os.path.join(d, n)) for n in names
+                  if n.endswith((".py", ".json")) and os.path.isfile(os.path.join(d, n))]
     h = hashlib.sha256()
-    for f in sorted(root.rglob("*")):
-        if f.suffix in (".py", ".json") and f.is_file() and "__pycache__" not in f.parts:
-            h.update(f.relative_to(root).as_posix().encode() + b"\0")
-            h.update(f.read_bytes() + b"\0")
+    for parts, path in sorted(files):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        h.update("/".join(parts).encode() + b"\0")
+        h.update(data + b"\0")
     return f"{__version__}+{h.hexdigest()[:20]}"
 
 
@@ -76,6 +93,9 @@ def checker_version() -> str:
 def solver_version() -> str:
     """``z3-solver <version>`` from the installed distribution's metadata (no import of z3), else the library's
     own ``z3.get_full_version()``."""
+    found = _dist_info_version("z3_solver")
+    if found is not None:
+        return f"z3-solver {found}"
     from importlib import metadata
 
     try:
@@ -84,6 +104,36 @@ def solver_version() -> str:
         import z3
 
         return f"z3 {z3.get_full_version()}"
+
+
+def _dist_info_version(name: str) -> str | None:
+    """The ``Version`` of distribution ``name`` (normalised: lower case, ``_`` for ``-``) as ``importlib.metadata``
+    finds it — the first entry of ``sys.path`` holding a ``<name>-<version>.dist-info`` directory — read from that
+    directory's ``METADATA``; None when the first entry that holds the distribution holds it any other way (an
+    ``.egg-info``, two versions, an unreadable file): then ``importlib.metadata`` answers. Importing
+    ``importlib.metadata`` costs a warm run 9 ms, this scan a fraction of one."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        hits = [n for n in names if n.lower().endswith((".dist-info", ".egg-info"))
+                and n.rsplit(".", 1)[0].split("-", 1)[0].lower().replace(".", "_").replace("-", "_") == name]
+        if not hits:
+            continue
+        if len(hits) != 1 or not hits[0].endswith(".dist-info"):
+            return None
+        try:
+            with open(os.path.join(entry or ".", hits[0], "METADATA"), encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("Version:"):
+                        return line[len("Version:"):].strip() or None
+                    if not line.strip():  # the end of the headers
+                        return None
+        except OSError:
+            return None
+        return None
+    return None
 
 
 def default_root() -> Path:
@@ -211,6 +261,8 @@ class ProofStore:
             return False
         head["sha256"] = hashlib.sha256(b"[" + body + b"]").hexdigest()
         text = json.dumps(head, separators=(",", ":"))[:-1] + _PAYLOAD.decode() + body.decode() + "}"
+        from verispatial import atomic  # tempfile and shutil: only a run that writes needs them
+
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_text(p, text, prefix=key[:12])  # mode 0o666 & ~umask: a team's shared cache is shared
@@ -242,28 +294,80 @@ def open_store(cache_dir: str | None, no_cache: bool) -> ProofStore | None:
     return ProofStore(cache_dir) if cache_dir else ProofStore.default()
 
 
+def file_key(store: ProofStore, program_bytes: bytes, certificate_bytes: bytes | None, rlimit: int) -> str:
+    """The ``file`` entry's key: both files' bytes and the resource limit (the CLI never turns the shortcuts off)."""
+    return store.key("file", program_bytes, certificate_bytes, rlimit, True)
+
+
 def put_report(store: ProofStore, kind: str, key: str, report: Report, shape: tuple[int, int]) -> bool:
     """Keep ``report`` (with ``shape``: engine programs and ops of its program) under ``key``, only when every
-    obligation proved; False when it is not kept."""
+    obligation proved; False when it is not kept. A ``program`` entry also gets its ``summary`` entry under the same
+    key (``get_summary``: what the human report prints of it), written after it: a summary names a report that is
+    there."""
+    from verispatial.certify.report import Verdict, results_to_columns
+
     if report.exit_code != 0 or not report.results or any(r.verdict != Verdict.PROVED for r in report.results):
         return False
-    return store.put(kind, key, {"program": report.program, "target": report.target, "seconds": report.seconds,
-                                 "shape": list(shape), "results": [result_to_data(r) for r in report.results]})
+    kept = store.put(kind, key, {"program": report.program, "target": report.target, "seconds": report.seconds,
+                                 "shape": list(shape), "columns": results_to_columns(report.results)})
+    if kept and kind == "program":
+        from verispatial.certify.summary import family_rows
+
+        store.put("summary", key, {"program": report.program, "target": report.target, "seconds": report.seconds,
+                                   "shape": list(shape), "families": [list(r) for r in family_rows(report)]})
+    return kept
+
+
+def _cached_note(key: str, seconds: float) -> str:
+    """``Report.cached`` of a report read from the ``program`` entry ``key`` that took ``seconds`` to prove."""
+    return f"entry {key[:16]}, proved in {seconds:.2f} s by checker {checker_version()}"
+
+
+def get_summary(store: ProofStore, key: str) -> Summary | None:
+    """The ``summary`` entry of the proved report kept under ``program`` entry ``key`` (``put_report``), as the
+    ``certify.summary.Summary`` its human report prints (``cached`` naming the entry, ``seconds`` 0: the caller
+    measures its run); None when there is none or it is not the summary of a report whose every obligation proved
+    (then it is ignored, as ``get_report`` ignores such a report)."""
+    from verispatial.certify.summary import FamilyRow, Summary
+
+    got = store.get("summary", key)
+    if got is None:
+        return None
+    try:
+        rows = tuple(FamilyRow(f, p, x, u, e, s) for f, p, x, u, e, s in got["families"])
+        shape = got["shape"]
+        ok = (bool(rows) and type(got["program"]) is str and type(got["target"]) is str
+              and type(got["seconds"]) in (int, float) and type(shape) is list and len(shape) == 2
+              and all(type(v) is int and v >= 0 for v in shape)
+              and all(type(r.family) is str and type(r.proved) is int and r.proved > 0 and r.refuted == 0
+                      and r.failed == 0 and r.error == 0 and type(r.seconds) in (int, float) for r in rows)
+              and len({r.family for r in rows}) == len(rows))
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        store.reject()
+        return None
+    return Summary(got["program"], got["target"], (shape[0], shape[1]), rows, 0.0,
+                   _cached_note(key, float(got["seconds"])))
 
 
 def get_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:
     """The report kept under ``key`` and its program's shape, marked ``cached``; None when there is none, or it is
     not a report whose every obligation proved (then it is ignored)."""
+    from verispatial.ir.serialize import no_cycle_collection
+
     with no_cycle_collection():
         return _read_report(store, kind, key)
 
 
 def _read_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[int, int]] | None:
+    from verispatial.certify.report import Report, Verdict, results_from_columns
+
     got = store.get(kind, key)
     if got is None:
         return None
     try:
-        results = tuple(result_from_data(d) for d in got["results"])
+        results = results_from_columns(got["columns"])
         shape = (int(got["shape"][0]), int(got["shape"][1]))
         if not results or any(r.verdict != Verdict.PROVED for r in results) or not isinstance(got["program"], str) \
                 or not isinstance(got["target"], str) or not isinstance(got["seconds"], (int, float)):
@@ -272,8 +376,7 @@ def _read_report(store: ProofStore, kind: str, key: str) -> tuple[Report, tuple[
         store.reject()
         return None
     # ``seconds`` is the time of this run, which the caller measures; the entry's own time is in ``cached``.
-    return Report(got["program"], got["target"], results, 0.0,
-                  cached=f"entry {key[:16]}, proved in {float(got['seconds']):.2f} s by checker {checker_version()}"), shape
+    return Report(got["program"], got["target"], results, 0.0, cached=_cached_note(key, float(got["seconds"]))), shape
 
 
 _LAST_KEY: list[tuple[Program | TemplatedProgram, Any, int, bool, str]] = []

@@ -10,15 +10,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.summary import family_rows
+from verispatial.report.summary import STYLE, VERDICT_WORD, family_lines, header_lines, tally_text, verdict_line
 
 if TYPE_CHECKING:
     from verispatial.report.consequences import Grouping
 
-#: Styles (rich) per verdict.
-STYLE = {"proved": "green", "refuted": "bold red", "failed-to-prove": "yellow", "error": "bold magenta"}
-
-#: The verdict word per exit code (README "Exit codes").
-VERDICT_WORD = {0: "proved", 1: "refuted", 3: "failed-to-prove (not accepted)", 4: "checker error"}
+__all__ = ["STYLE", "VERDICT_WORD", "family_rows", "report_lines", "tally"]
 
 
 def _scalar(v: Any) -> str:
@@ -93,10 +91,7 @@ def tally(report: Report, grouping: Grouping | None = None) -> str:
     """``N proved, N refuted, N failed-to-prove, N error of N obligations in S s``; with ``grouping``, when anything
     was refuted, also ``; N findings with N consequences, N other failed-to-prove`` (a consequence is one of the
     failures to prove, counted once there and once here)."""
-    counts = {v: sum(1 for r in report.results if r.verdict == v) for v in Verdict}
-    out = (f"{counts[Verdict.PROVED]} proved, {counts[Verdict.REFUTED]} refuted, "
-           f"{counts[Verdict.FAILED]} failed-to-prove, {counts[Verdict.ERROR]} error "
-           f"of {len(report.results)} obligations in {report.seconds:.2f} s")
+    out = tally_text(family_rows(report), report.seconds)
     if grouping is not None and grouping.findings:
         c = grouping.counts()
         out += (f"; {_n(c['findings'], 'finding')} with {_n(c['consequences'], 'consequence')}, "
@@ -148,22 +143,8 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
     """The human report as (text, style) lines: header, one line per family, each refutation with its
     counterexample (and, with ``grouping``, its consequences), each other failure to prove and each error with its
     reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops)."""
-    engines, ops = shape
-    out: list[tuple[str, str]] = [
-        (f"program {report.program}  target {report.target}  engines {engines}  ops {ops}", "bold")
-    ]
-    if report.cached:
-        out.append((f"  every obligation from the proof cache ({report.cached})", ""))
-    families = report.by_family()
-    width = max((len(f) for f in families), default=0)
-    for fam, results in families.items():
-        n = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
-        secs = sum(r.seconds for r in results)
-        out.append((
-            f"  {fam:<{width}}  {n[Verdict.PROVED]:>4} proved  {n[Verdict.REFUTED]:>3} refuted  "
-            f"{n[Verdict.FAILED]:>3} failed-to-prove  {n[Verdict.ERROR]:>3} error  {secs:8.2f} s",
-            "",
-        ))
+    out = header_lines(report.program, report.target, shape, report.cached)
+    out += family_lines(family_rows(report))
     for r in report.results:
         if r.verdict == Verdict.REFUTED:
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
@@ -173,8 +154,5 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
             if grouping is not None:
                 out += consequence_lines(report, grouping, r.name)
     out += unproved_lines(report, grouping, sources)
-    code = report.exit_code
-    word = VERDICT_WORD.get(code, "error")
-    style = {0: "proved", 1: "refuted", 3: "failed-to-prove"}.get(code, "error")
-    out.append((f"verdict: {word} ({tally(report, grouping)})", "bold " + STYLE[style]))
+    out.append(verdict_line(report.exit_code, tally(report, grouping)))
     return out
