@@ -16,7 +16,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.frontends.ttmetal import Refused, import_host
 from verispatial.ir.core import Guard
-from verispatial.ir.ops import Loop, Push, Reserve
+from verispatial.ir.ops import Loop, Push, Reserve, TripCount
 from verispatial.ir.program import walk
 
 
@@ -70,6 +70,29 @@ def test_unsigned_index_counting_down_to_zero_never_ends_and_is_refused(tmp_path
         _read(tmp_path, "    for (uint32_t i = 4294967288u; i <= 4294967295u; ++i) { cb_push_back(0, 1); }")
     assert _pushes(_read(tmp_path, "    for (int i = 7; i >= 0; --i) { cb_push_back(0, 1); }")) == 8
     assert _pushes(_read(tmp_path, "    for (uint32_t i = 8; i > 0; --i) { cb_push_back(0, 1); }")) == 8
+
+
+def test_narrow_index_that_cannot_reach_its_bound_never_ends_and_is_refused(tmp_path: Path) -> None:
+    """``for (uint8_t i = 0; i < 300; ++i)``: ``i`` wraps from 255 to 0, ``i < 300`` always holds and the loop runs
+    forever (the reading once counted 300 iterations and proved a reader that hangs on its reserve); the same over a
+    runtime range reaching past 255, and for a signed ``int8_t`` past 127. Where the index can hold every value up
+    to the one that ends the loop, the count is the condition's."""
+    with pytest.raises(Refused, match=r"index wraps before its condition ends it \(i < 300: a uint8_t i holds "
+                                      r"0\.\.255, and reaches 300\)") as e:
+        _read(tmp_path, "    for (uint8_t i = 0; i < 300; ++i) { cb_reserve_back(0, 1); cb_push_back(0, 1); }")
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match="a uint8_t i holds 0..255, and reaches 256"):  # i <= 255 always holds
+        _read(tmp_path, "    for (uint8_t i = 0; i <= 255; ++i) { cb_push_back(0, 1); }")
+    with pytest.raises(Refused, match="a uint8_t i holds 0..255, and reaches 300"):
+        _read(tmp_path, "    for (uint8_t i = 0; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "1..300"})
+    with pytest.raises(Refused, match="a int8_t i holds -128..127, and reaches 200"):
+        _read(tmp_path, "    for (int8_t i = 0; i < 200; ++i) { cb_push_back(0, 1); }")
+    with pytest.raises(Refused, match="a uint16_t j holds 0..65535, and reaches 65536"):  # an index of an outer loop
+        _read(tmp_path, "    for (uint32_t k = 0; k < 2; ++k) {",
+              "        for (uint16_t j = k * 65535; j < 65536; ++j) { cb_push_back(0, 1); } }")
+    assert _pushes(_read(tmp_path, "    for (uint8_t i = 0; i < 255; ++i) { cb_push_back(0, 1); }")) == 255
+    ep = _read(tmp_path, "    for (uint8_t i = 0; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "1..255"})
+    assert [op.count for op in ep.ops if isinstance(op, Loop)] == [TripCount("n", 1, 1)]  # n is 1 + trip n
 
 
 def test_loop_index_changed_through_a_reference_parameter(tmp_path: Path) -> None:

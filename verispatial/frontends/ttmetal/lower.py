@@ -1303,6 +1303,8 @@ class KernelReader:
             self.refuse("for loop whose index wraps before its condition ends it", n,
                         f"{self.text(cond)}: {var} reaches {end.const}"
                         + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
+        if var in self.narrow:
+            self.narrow_index(n, var, cond, a, end)
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
                 self.unroll(n, cond, upd, body, "loop index assigned in its body")
@@ -1319,6 +1321,57 @@ class KernelReader:
                 raise
             self.restore(saved)
             self.unroll(n, cond, upd, body, "counted loop read iteration by iteration")
+
+    def narrow_index(self, n: Any, var: str, cond: Any, start: V.Sym, end: V.Value) -> None:
+        """Refuses a loop whose index, of a type narrower than the 32-bit word (``uint8_t i``), cannot hold every
+        value from its start to the first one that fails the condition: ``for (uint8_t i = 0; i < 300; ++i)``
+        wraps from 255 to 0 and never ends on the RISC (the comparison promotes ``i`` to int, C++ [conv.prom]), where
+        the count read from the condition would be 300. The values are bounded over every enclosing loop index and
+        trip value (``value_range``); a name declared with several types is checked against the narrowest rule
+        there is, 8 unsigned bits."""
+        t = self.declared.get(var, "")
+        width = _size_of_type(t) if t else 1
+        if width is None or width >= 4 or t.endswith("bool"):
+            return
+        signed = bool(t) and t.split()[-1].startswith("int")
+        lo, hi = (-(1 << (8 * width - 1)), (1 << (8 * width - 1)) - 1) if signed else (0, (1 << 8 * width) - 1)
+        for v in (start, end):
+            got = self.value_range(v) if isinstance(v, V.Sym) else None
+            if got is None or got[0] < lo or got[1] > hi:
+                self.refuse("for loop whose index wraps before its condition ends it", n,
+                            f"{self.text(cond)}: a {t or 'narrow'} {var} holds {lo}..{hi}, "
+                            + (f"and reaches {got[1] if got[1] > hi else got[0]}" if got is not None else "a value not followed"))
+
+    def value_range(self, v: V.Sym) -> tuple[int, int] | None:
+        """The least and greatest value of ``v`` over the open loops' index ranges (``[0, count - 1]``, a count
+        over a trip at the trip's largest value) and its trip's range ``[0, max]``; None when a loop or trip it
+        names is not known here."""
+        lo = hi = v.const
+        counts = {lp.var: lp.count for lp in self.loops}
+        for k, c in v.loops:
+            count = counts.get(k)
+            if count is None:
+                return None
+            top = (count if isinstance(count, int) else self.trip_top(count))
+            if top is None:
+                return None
+            span = c * max(0, top - 1)
+            lo, hi = lo + min(0, span), hi + max(0, span)
+        if v.trip is not None:
+            tmax = self.shared.trips.get(v.trip[0])
+            if tmax is None:
+                return None
+            span = v.trip[1] * tmax
+            lo, hi = lo + min(0, span), hi + max(0, span)
+        return lo, hi
+
+    def trip_top(self, count: str | TripCount) -> int | None:
+        """The largest value of a loop count over a trip (the trip at its largest value), None if not known."""
+        name = count if isinstance(count, str) else count.trip
+        tmax = self.shared.trips.get(name)
+        if tmax is None:
+            return None
+        return tmax if isinstance(count, str) else count.value(tmax)
 
     def snapshot(self) -> tuple[Any, ...]:
         """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
