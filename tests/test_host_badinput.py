@@ -92,3 +92,38 @@ def test_a_document_nested_too_deeply_says_so(tmp_path: Path, capsys: pytest.Cap
     path.write_text("x: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == f"verispatial: error: {path}: (document): nested too deeply to read\n"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('  - cores: "1,0"', '  - cores: "8,0"'),
+     "work_units[1].cores: core (8,0) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (('  - cores: "1,0"', '  - cores: ["1,0", "0,3-0,8"]'),
+     "work_units[1].cores: core (0,8) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (("entries: 4, data_format: Float16_b, producer: reader,", 'entries: 4, cores: "9,9", data_format: Float16_b, '
+                                                               "producer: reader,"),
+     "buffers[0].cores: core (9,9) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (("name: copy\n", 'name: copy\ntarget: blackhole\nsemaphores: [{name: s, initial_value: 0, cores: "13,0"}]\n'),
+     "semaphores[0].cores: core (13,0) is outside the target's 13x10 compute grid (logical cores 0,0-12,9)"),
+])
+def test_a_core_outside_the_target_grid_names_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             edit: tuple[str, str], message: str) -> None:
+    """A work unit, buffer or semaphore on a core off the device's compute grid: the message once named the IR
+    buffer or semaphore the core would hold (``buffer 0 (in): site (8,8) is outside the 8x8 mesh (+2 more)``), not
+    the host field the user wrote."""
+    path = host(tmp_path, edit)
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("target", ["gpu_sm80", "gpu"])
+def test_a_gpu_target_is_not_a_tt_metal_device(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               target: str) -> None:
+    """``target: gpu_sm80`` was read against a GPU's 16x16 tiles and shared memory, so the copy's 32x32 tiles were
+    counted wrong (``output dst tile 11 is written by no write of it``); the certify verdict was about another
+    machine."""
+    path = host(tmp_path, ("name: copy\n", f"name: copy\ntarget: {target}\n"))
+    err = bad(["certify", str(path), "-q", "--no-cache"], capsys)
+    assert err == (f"verispatial: error: {path}: target: '{target}' is not a tt-metal device (known: blackhole, "
+                   "wormhole_b0)\n")
