@@ -127,3 +127,15 @@ def test_a_gpu_target_is_not_a_tt_metal_device(tmp_path: Path, capsys: pytest.Ca
     err = bad(["certify", str(path), "-q", "--no-cache"], capsys)
     assert err == (f"verispatial: error: {path}: target: '{target}' is not a tt-metal device (known: blackhole, "
                    "wormhole_b0)\n")
+
+
+def test_a_page_larger_than_l1_names_the_entry_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``entry_size: 2147483648`` (a whole number of bf16 tiles) was reported as ``program (0,0).reader ops[0].body[1]
+    ReadTiles: tiles 1048576 is too large for the model``: an op of the program, not the field."""
+    path = host(tmp_path, ("entry_size: 2048, entries: 4, data_format: Float16_b, producer: reader",
+                           "entry_size: 2147483648, entries: 4, data_format: Float16_b, producer: reader"))
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == (f"verispatial: error: {path}: buffers[0].entry_size: a page of 2147483648 B is larger than a core's "
+                   "usable L1 (1395424 B on wormhole_b0)\n")
+    assert not out.exists()

@@ -384,6 +384,11 @@ def load_host(path: str | Path) -> HostSpec:
         if b["entry_size"] % tile:
             raise ParseError(f"{w}.entry_size", f"{b['entry_size']} B is not a whole number of {dtype} tiles "
                                                 f"({tile} B each): row-major pages are not in the IR")
+        usable = target.local_bytes - target.reserved_base
+        if b["entry_size"] > usable:
+            # checked here: a page past L1 would first be refused by the IR's limit on one op's tiles, far from it
+            raise ParseError(f"{w}.entry_size", f"a page of {b['entry_size']} B is larger than a core's usable L1 "
+                                                f"({usable} B on {target.name})")
         bufs.append(HostBuffer(b["name"], b["index"], b["entry_size"], b["entries"], dtype, b["entry_size"] // tile,
                                b.get("producer"), b.get("consumer"),
                                _cores(b["cores"], f"{w}.cores", mesh) if "cores" in b else None,
