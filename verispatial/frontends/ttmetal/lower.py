@@ -905,6 +905,17 @@ class KernelReader:
                 value = self.to_integer(value, t)
             elif not 0 <= value.const < 128:
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
+        self._bind(name, value)
+        # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to either is
+        # a store to both (the innermost scope saying so decides; a later declaration of the name ends it)
+        for s in reversed(self.scopes):
+            if name + _REF_KEY in s:
+                other = s[name + _REF_KEY]
+                if isinstance(other, V.Opaque):
+                    self._bind(other.why, self.lookup(name))
+                break
+
+    def _bind(self, name: str, value: V.Value) -> None:
         for s in reversed(self.scopes):
             if name in s:
                 s[name] = value
@@ -1086,6 +1097,9 @@ class KernelReader:
             else:
                 continue  # function declarations and the like
             if name:
+                # a new variable of this name in this scope is no reference to, nor referred to by, another
+                self.scopes[-1][name + _REF_KEY] = None
+                self.bind_reference(name, d, n)
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 if inner is not None and inner.type == "identifier":
                     self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
@@ -1094,6 +1108,24 @@ class KernelReader:
                         self.narrow.add(name)
                         value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
+
+    def bind_reference(self, name: str, d: Any, decl: Any) -> None:
+        """``T& name = other;`` (an lvalue reference to the variable ``other``, not ``&&``): from here on a store to
+        either is a store to both (``assign``). A reference read as the copy it was initialised with once proved a
+        reader whose loop count the kernel raised through it (``uint32_t& r = n; r = r + 1;``: 9 tiles read of an
+        8-tile tensor, read as 8)."""
+        if d.type != "init_declarator":
+            return
+        ref = d.child_by_field_name("declarator")
+        init = d.child_by_field_name("value")
+        if ref is None or ref.type != "reference_declarator" or ref.text.startswith(b"&&") or init is None:
+            return
+        held = _unparen(init)
+        if held.type != "identifier" or self.lookup(held.text.decode()) is None:
+            return
+        other = held.text.decode()
+        self.scopes[-1][name + _REF_KEY] = V.Opaque(other)  # the name held as an Opaque's text, as _TYPE_KEY's
+        self.scopes[-1][other + _REF_KEY] = V.Opaque(name)
 
     def expr_text(self, text: str, node: Any) -> V.Value:
         """The value of an expression given as text (re-parsed alone; only its value is used)."""
@@ -2248,6 +2280,14 @@ class KernelReader:
                     self.refuse("dereference of an empty std::optional", n)
                 return inner.value
             if n.children[0].type == "&":
+                if held.type == "identifier" and isinstance(inner, (V.Sym, V.L1Ptr)):
+                    # ``uint32_t* p = &n; *p = 9;``: a store through the pointer changes ``n``, which the reading
+                    # does not follow, so from here on ``n`` is not known (a loop over it is refused, not counted
+                    # with its old value and proved)
+                    name = held.text.decode()
+                    self.assign(name, self.unfollowed(name, inner, f"{name}, whose address is taken "
+                                                                   f"({self.text(n)}): a store through it is not "
+                                                                   "followed"), n)
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
             if isinstance(inner, V.ArgArray):
                 return intrinsics.arg_word(self, inner, V.const(0), n)
@@ -3537,6 +3577,9 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 
 #: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
 _TYPE_KEY = "\0type"
+#: a scope's key ``name + _REF_KEY``: the variable ``name`` is one object with (a local reference ``T& r = x``; the
+#: other's name as an ``Opaque``'s text), or None where a declaration of ``name`` in that scope ends an outer one's
+_REF_KEY = "\0ref"
 
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
