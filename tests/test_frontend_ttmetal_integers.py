@@ -300,3 +300,19 @@ def test_address_of_a_local_leaves_it_not_followed(tmp_path: Path) -> None:
     ep = _read(tmp_path, "    uint32_t m = n;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
                "    uint32_t* p = &m;", "    *p = 9;")
     assert _pushes(ep) == 8
+
+
+def test_static_local_of_a_called_function_is_refused(tmp_path: Path) -> None:
+    """``uint32_t calls() { static uint32_t c = 0; return ++c; }`` called twice returns 1, then 2; inlined at each call
+    it was set up again and returned 1 both times, so ``n + calls() - 1`` was read as 8 iterations where the RISC runs
+    9 (a read past the tensor, proved). A static const, and a static local of ``kernel_main`` (run once), are read."""
+    with pytest.raises(Refused, match="static local variable of a called function") as e:
+        _read(tmp_path, "    calls();", "    uint32_t extra = calls() - 1;",
+              "    for (uint32_t i = 0; i < n + extra; ++i) { cb_push_back(0, 1); }",
+              prelude=("uint32_t calls() {", "    static uint32_t c = 0;", "    return ++c;", "}"))
+    assert e.value.loc.line == 3
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i < n + two(); ++i) { cb_push_back(0, 1); }",
+               prelude=("uint32_t two() { static const uint32_t k = 2; return k; }",))
+    assert _pushes(ep) == 10
+    ep = _read(tmp_path, "    static uint32_t m = 3;", "    m++;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")
+    assert _pushes(ep) == 4

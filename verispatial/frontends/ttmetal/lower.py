@@ -1060,6 +1060,12 @@ class KernelReader:
             self.refuse(names.get(t, f"statement {t}"), n)
 
     def declaration(self, n: Any) -> None:
+        if self.depth and not _is_const(n) and any(
+                c.type == "storage_class_specifier" and c.text == b"static" for c in n.children):
+            # a function is inlined at each call, which would set its static local up again at every call, where
+            # C++ sets it up once and keeps its value from one call to the next (``static uint32_t c = 0; ++c``)
+            self.refuse("static local variable of a called function", n, "its value lives on from one call to the "
+                                                                          "next")
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
