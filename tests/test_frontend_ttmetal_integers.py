@@ -316,3 +316,38 @@ def test_static_local_of_a_called_function_is_refused(tmp_path: Path) -> None:
     assert _pushes(ep) == 10
     ep = _read(tmp_path, "    static uint32_t m = 3;", "    m++;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")
     assert _pushes(ep) == 4
+
+
+def test_a_variable_an_iteration_leaves_as_it_was_is_known_after_a_runtime_loop(tmp_path: Path) -> None:
+    """``cb`` passed to each call in a loop over a runtime range is a candidate induction (a reference parameter
+    could step it) whose step the reading finds 0; after the loop it was still made unknown, so the next iteration of
+    the enclosing loop (read iteration by iteration: the page pointer moves by a runtime count) refused
+    ``cb_reserve_back(cb, 1)`` with "circular buffer index not known statically (cb: cb after a loop of a runtime
+    count)". Any number of iterations leaves it 0: the reading now goes on, to the refusal that belongs to this
+    kernel (its read at a write pointer the runtime push count moved)."""
+    (tmp_path / "k.cpp").write_text("\n".join([
+        '#include "api/dataflow/dataflow_api.h"',
+        "void kernel_main() {",
+        "    uint32_t src = get_arg_val<uint32_t>(0);",
+        "    uint32_t flag = get_arg_val<uint32_t>(1);",
+        "    constexpr uint32_t cb = 0;",
+        "    const InterleavedAddrGenFast<true> s = {.bank_base_address = src, .page_size = 2048};",
+        "    for (uint32_t i = 0; i < 4; ++i) {",
+        "        cb_reserve_back(cb, 1);",
+        "        uint32_t l1 = get_write_ptr(cb);",
+        "        noc_async_read_tile(i, s, l1);",
+        "        noc_async_read_barrier();",
+        "        for (uint32_t j = 0; j < flag; ++j) { cb_push_back(cb, 1); }",
+        "    }",
+        "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "ints", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", "runtime_args": ["src", "flag"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"src": {"tensor": "t"}, "flag": "0..1"}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    with pytest.raises(Refused, match="read into L1 not at the buffer's next unfilled tile") as e:
+        import_host(tmp_path / "h.json")
+    assert "circular buffer index" not in str(e.value)
+    assert e.value.loc.line == 10

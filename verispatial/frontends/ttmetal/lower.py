@@ -1487,6 +1487,11 @@ class KernelReader:
                 self.assign(v, _at(after, k, count - 1), n)
         for v, c in ((var, step), *inductions.items()):
             s0 = a if v == var else start[v]
+            if v != var and c == 0:
+                # an iteration leaves it as it was (a buffer index passed to each cb call): so does any number of
+                # them, a runtime count's included
+                self.assign(v, s0, n)
+                continue
             self.assign(v, _stepped(s0, V.const(c * count)) if done and _steppable(s0) and isinstance(count, int)
                         else self.unfollowed(v, s0, f"{v} after a loop of a runtime count"), n)
 
