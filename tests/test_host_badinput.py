@@ -139,3 +139,23 @@ def test_a_page_larger_than_l1_names_the_entry_size(tmp_path: Path, capsys: pyte
     assert err == (f"verispatial: error: {path}: buffers[0].entry_size: a page of 2147483648 B is larger than a core's "
                    "usable L1 (1395424 B on wormhole_b0)\n")
     assert not out.exists()
+
+
+def test_a_kernel_op_the_host_does_not_allow_names_its_kernel_line(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The receivers' flag word declared on two of the three cores the sender multicasts it to: the program's
+    validation named only the op it read (``program (0,0).reader ops[1].body[6] McastSetValid``); the kernel line
+    it came from is in front of it now."""
+    data = COPY.parent
+    for sub in ("mcast", "copy"):
+        shutil.copytree(data / sub, tmp_path / sub)
+    text = (data / "mcast" / "host.yaml").read_text(encoding="utf-8")
+    text = text.replace("  - {name: receiver_sem, initial_value: 0}",
+                        '  - {name: receiver_sem, initial_value: 0, cores: "0,0-1,0"}')
+    path = tmp_path / "mcast" / "host.yaml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err.startswith(f"verispatial: error: {path}: mcast/sender.cpp:29: program (0,0).reader ops[1].body[6] "
+                          "McastSetValid: destination (2,0) has no word of semaphore 1")
+    assert not out.exists()

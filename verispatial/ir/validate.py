@@ -976,10 +976,10 @@ class _OpPass:
 
     def _report(self, ep: EngineProgram, at: tuple[int, ...], op: Op, rule: str, to: list[IrViolation] | None = None) -> None:
         name = f"program {ep.key} ops" + "".join(f"[{j}]" if n == 0 else f".body[{j}]" for n, j in enumerate(at))
-        (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule))
+        (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule, ep.key, at))
 
     def _use(self, ep: EngineProgram, top: int, op: Op, rule: str) -> None:
-        self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))
+        self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule, ep.key, (top,)))
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
