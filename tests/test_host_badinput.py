@@ -159,3 +159,22 @@ def test_a_kernel_op_the_host_does_not_allow_names_its_kernel_line(tmp_path: Pat
     assert err.startswith(f"verispatial: error: {path}: mcast/sender.cpp:29: program (0,0).reader ops[1].body[6] "
                           "McastSetValid: destination (2,0) has no word of semaphore 1")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "option", "kernel"), [
+    (["import", "ttmetal", "{host}", "-o", "{kernel}"], "-o", "reader.cpp"),
+    (["certify", "{host}", "-q", "--no-cache", "--sarif", "{kernel}"], "--sarif", "writer.cpp"),
+    (["certify", "{host}", "-q", "--no-cache", "--write-certificate", "{kernel}"], "--write-certificate",
+     "compute.cpp"),
+])
+def test_an_output_never_replaces_a_kernel_source(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  args: list[str], option: str, kernel: str) -> None:
+    """``import ttmetal h.yaml -o reader.cpp`` wrote the program over the user's kernel (only the host file itself was
+    counted as an input of the run): the kernels a host names are inputs too."""
+    path = host(tmp_path)
+    before = (tmp_path / kernel).read_bytes()
+    argv = [a.format(host=path, kernel=tmp_path / kernel) for a in args]
+    err = bad(argv, capsys)
+    assert err == f"verispatial: error: {tmp_path / kernel}: {option}: is an input of this run, an output would " \
+                  "replace it\n"
+    assert (tmp_path / kernel).read_bytes() == before
