@@ -9,6 +9,7 @@ said "a kernel nested too deeply", though no kernel was read yet.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -178,3 +179,19 @@ def test_an_output_never_replaces_a_kernel_source(tmp_path: Path, capsys: pytest
     assert err == f"verispatial: error: {tmp_path / kernel}: {option}: is an input of this run, an output would " \
                   "replace it\n"
     assert (tmp_path / kernel).read_bytes() == before
+
+
+def test_certify_of_a_json_host_says_how_to_read_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A host description may be JSON (docs/ttmetal.md), which ``import ttmetal`` reads; ``certify`` tells hosts from
+    programs by the ``.yaml`` suffix, so it read ``h.json`` as a program and said only that its format was not a
+    program's."""
+    import yaml
+
+    path = tmp_path / "h.json"
+    host(tmp_path)
+    path.write_text(json.dumps(yaml.safe_load((tmp_path / "h.yaml").read_text(encoding="utf-8"))), encoding="utf-8")
+    err = bad(["certify", str(path), "-q", "--no-cache"], capsys)
+    assert err == (f"verispatial: error: {path}: format: expected 'verispatial.program', got 'verispatial.ttmetal-host' "
+                   "(a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "
+                   "certify reads it directly as HOST.yaml)\n")
+    assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0
