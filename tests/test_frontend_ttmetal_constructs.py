@@ -542,3 +542,13 @@ def test_a_comment_among_template_arguments_is_not_one(tmp_path: Path) -> None:
         "    pack_tile</*out_of_order_output=*/true>(0, 16, 0);", "    tile_regs_release();",
         "    cb_push_back(16, 1);", "}"]), processor="compute")
     assert _ops(ep) == [("Reserve", 1), ("Push", 1)]
+
+
+def test_kernel_main_defined_twice_is_refused(tmp_path: Path) -> None:
+    """A second ``kernel_main`` is a C++ error; the reading took the last definition silently (a kernel whose first
+    definition pushed a page no one reserved was read as the second and proved)."""
+    src = _main("    cb_reserve_back(0, 1);", "    cb_push_back(0, 1);",
+                prelude=("void kernel_main() { cb_push_back(0, 1); }",))
+    with pytest.raises(Refused, match=r"kernel_main defined twice \(first at line 2\)") as e:
+        _read(tmp_path, src)
+    assert e.value.loc.line == 3

@@ -7,6 +7,7 @@ the reading cannot know it (the reading keeps numbers without their C++ type).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.frontends.ttmetal import Refused, import_host
 from verispatial.ir.core import Guard
-from verispatial.ir.ops import Loop, Push, Reserve
+from verispatial.ir.ops import Loop, Push, Reserve, TripCount
 from verispatial.ir.program import walk
 
 
@@ -70,6 +71,29 @@ def test_unsigned_index_counting_down_to_zero_never_ends_and_is_refused(tmp_path
         _read(tmp_path, "    for (uint32_t i = 4294967288u; i <= 4294967295u; ++i) { cb_push_back(0, 1); }")
     assert _pushes(_read(tmp_path, "    for (int i = 7; i >= 0; --i) { cb_push_back(0, 1); }")) == 8
     assert _pushes(_read(tmp_path, "    for (uint32_t i = 8; i > 0; --i) { cb_push_back(0, 1); }")) == 8
+
+
+def test_narrow_index_that_cannot_reach_its_bound_never_ends_and_is_refused(tmp_path: Path) -> None:
+    """``for (uint8_t i = 0; i < 300; ++i)``: ``i`` wraps from 255 to 0, ``i < 300`` always holds and the loop runs
+    forever (the reading once counted 300 iterations and proved a reader that hangs on its reserve); the same over a
+    runtime range reaching past 255, and for a signed ``int8_t`` past 127. Where the index can hold every value up
+    to the one that ends the loop, the count is the condition's."""
+    with pytest.raises(Refused, match=r"index wraps before its condition ends it \(i < 300: a uint8_t i holds "
+                                      r"0\.\.255, and reaches 300\)") as e:
+        _read(tmp_path, "    for (uint8_t i = 0; i < 300; ++i) { cb_reserve_back(0, 1); cb_push_back(0, 1); }")
+    assert e.value.loc.line == 4
+    with pytest.raises(Refused, match=re.escape("a uint8_t i holds 0..255, and reaches 256")):  # i <= 255 always holds
+        _read(tmp_path, "    for (uint8_t i = 0; i <= 255; ++i) { cb_push_back(0, 1); }")
+    with pytest.raises(Refused, match=re.escape("a uint8_t i holds 0..255, and reaches 300")):
+        _read(tmp_path, "    for (uint8_t i = 0; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "1..300"})
+    with pytest.raises(Refused, match=re.escape("a int8_t i holds -128..127, and reaches 200")):
+        _read(tmp_path, "    for (int8_t i = 0; i < 200; ++i) { cb_push_back(0, 1); }")
+    with pytest.raises(Refused, match=re.escape("a uint16_t j holds 0..65535, and reaches 65536")):  # an index of an outer loop
+        _read(tmp_path, "    for (uint32_t k = 0; k < 2; ++k) {",
+              "        for (uint16_t j = k * 65535; j < 65536; ++j) { cb_push_back(0, 1); } }")
+    assert _pushes(_read(tmp_path, "    for (uint8_t i = 0; i < 255; ++i) { cb_push_back(0, 1); }")) == 255
+    ep = _read(tmp_path, "    for (uint8_t i = 0; i < n; ++i) { cb_push_back(0, 1); }", args={"n": "1..255"})
+    assert [op.count for op in ep.ops if isinstance(op, Loop)] == [TripCount("n", 1, 1)]  # n is 1 + trip n
 
 
 def test_loop_index_changed_through_a_reference_parameter(tmp_path: Path) -> None:
@@ -240,3 +264,90 @@ def test_order_with_a_uint32_variable_compares_words(tmp_path: Path) -> None:
     ep = _read(tmp_path, "    uint32_t r = 2 - 4;", "    if (r < 32) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
                "    int k = -1;", "    { uint32_t k = 0 - 1; if (k > 5) { cb_reserve_back(0, 3); } }")
     assert _reserved(ep) == [2, 3]
+
+
+# ------------------------------------------------------------------ references and addresses of locals
+
+
+@pytest.mark.parametrize(("body", "pushes"), [
+    # a store through a local reference is a store to the variable it names (read once as a copy: 8, proved)
+    (("    uint32_t m = n;", "    uint32_t& r = m;", "    r = r + 1;"), 9),
+    (("    uint32_t m = n;", "    auto& r = m;", "    r += 2;"), 10),
+    # ... and the other way round: the reference sees the variable's stores
+    (("    uint32_t m = 1;", "    uint32_t& r = m;", "    m = n;", "    m = r * 2;"), 16),
+    # stepped in a loop through the reference
+    (("    uint32_t m = 0;", "    uint32_t& r = m;", "    for (uint32_t j = 0; j < 3; ++j) { r++; }"), 3),
+    # a reference in an inner scope ends with it; a new variable of the name there is another object
+    (("    uint32_t m = n;", "    { uint32_t& r = m; r = 5; }", "    { uint32_t r = 7; r++; }"), 5),
+    (("    uint32_t m = n;", "    uint32_t& r = m;", "    { uint32_t m = 3; m++; }", "    r = r - 1;"), 7),
+    # a reference to const, and a copy, change nothing
+    (("    uint32_t m = n;", "    const uint32_t& r = m;", "    uint32_t c = r;", "    c = 1;"), 8),
+])
+def test_local_reference_is_the_variable_it_names(tmp_path: Path, body: tuple[str, ...], pushes: int) -> None:
+    ep = _read(tmp_path, *body, "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")
+    assert _pushes(ep) == pushes
+
+
+def test_address_of_a_local_leaves_it_not_followed(tmp_path: Path) -> None:
+    """``uint32_t* p = &m; *p = 9;`` changes ``m`` through the pointer, which the reading does not follow: a loop over
+    ``m`` was counted 8 times (its value before) and proved; it is refused by name now, at the loop."""
+    with pytest.raises(Refused, match=r"loop bound not known statically \(i < m: m, whose address is taken \(&m\)") \
+            as e:
+        _read(tmp_path, "    uint32_t m = n;", "    uint32_t* p = &m;", "    *p = 9;",
+              "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")
+    assert e.value.loc.line == 7
+    # taking the address after the loop leaves the loop as it is
+    ep = _read(tmp_path, "    uint32_t m = n;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+               "    uint32_t* p = &m;", "    *p = 9;")
+    assert _pushes(ep) == 8
+
+
+def test_static_local_of_a_called_function_is_refused(tmp_path: Path) -> None:
+    """``uint32_t calls() { static uint32_t c = 0; return ++c; }`` called twice returns 1, then 2; inlined at each call
+    it was set up again and returned 1 both times, so ``n + calls() - 1`` was read as 8 iterations where the RISC runs
+    9 (a read past the tensor, proved). A static const, and a static local of ``kernel_main`` (run once), are read."""
+    with pytest.raises(Refused, match="static local variable of a called function") as e:
+        _read(tmp_path, "    calls();", "    uint32_t extra = calls() - 1;",
+              "    for (uint32_t i = 0; i < n + extra; ++i) { cb_push_back(0, 1); }",
+              prelude=("uint32_t calls() {", "    static uint32_t c = 0;", "    return ++c;", "}"))
+    assert e.value.loc.line == 3
+    ep = _read(tmp_path, "    for (uint32_t i = 0; i < n + two(); ++i) { cb_push_back(0, 1); }",
+               prelude=("uint32_t two() { static const uint32_t k = 2; return k; }",))
+    assert _pushes(ep) == 10
+    ep = _read(tmp_path, "    static uint32_t m = 3;", "    m++;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")
+    assert _pushes(ep) == 4
+
+
+def test_a_variable_an_iteration_leaves_as_it_was_is_known_after_a_runtime_loop(tmp_path: Path) -> None:
+    """``cb`` passed to each call in a loop over a runtime range is a candidate induction (a reference parameter
+    could step it) whose step the reading finds 0; after the loop it was still made unknown, so the next iteration of
+    the enclosing loop (read iteration by iteration: the page pointer moves by a runtime count) refused
+    ``cb_reserve_back(cb, 1)`` with "circular buffer index not known statically (cb: cb after a loop of a runtime
+    count)". Any number of iterations leaves it 0: the reading now goes on, to the refusal that belongs to this
+    kernel (its read at a write pointer the runtime push count moved)."""
+    (tmp_path / "k.cpp").write_text("\n".join([
+        '#include "api/dataflow/dataflow_api.h"',
+        "void kernel_main() {",
+        "    uint32_t src = get_arg_val<uint32_t>(0);",
+        "    uint32_t flag = get_arg_val<uint32_t>(1);",
+        "    constexpr uint32_t cb = 0;",
+        "    const InterleavedAddrGenFast<true> s = {.bank_base_address = src, .page_size = 2048};",
+        "    for (uint32_t i = 0; i < 4; ++i) {",
+        "        cb_reserve_back(cb, 1);",
+        "        uint32_t l1 = get_write_ptr(cb);",
+        "        noc_async_read_tile(i, s, l1);",
+        "        noc_async_read_barrier();",
+        "        for (uint32_t j = 0; j < flag; ++j) { cb_push_back(cb, 1); }",
+        "    }",
+        "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "ints", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "t", "shape": [32, 256], "dtype": "bf16", "role": "input"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", "runtime_args": ["src", "flag"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"src": {"tensor": "t"}, "flag": "0..1"}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    with pytest.raises(Refused, match="read into L1 not at the buffer's next unfilled tile") as e:
+        import_host(tmp_path / "h.json")
+    assert "circular buffer index" not in str(e.value)
+    assert e.value.loc.line == 10

@@ -9,6 +9,7 @@ said "a kernel nested too deeply", though no kernel was read yet.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -92,3 +93,105 @@ def test_a_document_nested_too_deeply_says_so(tmp_path: Path, capsys: pytest.Cap
     path.write_text("x: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == f"verispatial: error: {path}: (document): nested too deeply to read\n"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('  - cores: "1,0"', '  - cores: "8,0"'),
+     "work_units[1].cores: core (8,0) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (('  - cores: "1,0"', '  - cores: ["1,0", "0,3-0,8"]'),
+     "work_units[1].cores: core (0,8) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (("entries: 4, data_format: Float16_b, producer: reader,", 'entries: 4, cores: "9,9", data_format: Float16_b, '
+                                                               "producer: reader,"),
+     "buffers[0].cores: core (9,9) is outside the target's 8x8 compute grid (logical cores 0,0-7,7)"),
+    (("name: copy\n", 'name: copy\ntarget: blackhole\nsemaphores: [{name: s, initial_value: 0, cores: "13,0"}]\n'),
+     "semaphores[0].cores: core (13,0) is outside the target's 13x10 compute grid (logical cores 0,0-12,9)"),
+])
+def test_a_core_outside_the_target_grid_names_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             edit: tuple[str, str], message: str) -> None:
+    """A work unit, buffer or semaphore on a core off the device's compute grid: the message once named the IR
+    buffer or semaphore the core would hold (``buffer 0 (in): site (8,8) is outside the 8x8 mesh (+2 more)``), not
+    the host field the user wrote."""
+    path = host(tmp_path, edit)
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("target", ["gpu_sm80", "gpu"])
+def test_a_gpu_target_is_not_a_tt_metal_device(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               target: str) -> None:
+    """``target: gpu_sm80`` was read against a GPU's 16x16 tiles and shared memory, so the copy's 32x32 tiles were
+    counted wrong (``output dst tile 11 is written by no write of it``); the certify verdict was about another
+    machine."""
+    path = host(tmp_path, ("name: copy\n", f"name: copy\ntarget: {target}\n"))
+    err = bad(["certify", str(path), "-q", "--no-cache"], capsys)
+    assert err == (f"verispatial: error: {path}: target: '{target}' is not a tt-metal device (known: blackhole, "
+                   "wormhole_b0)\n")
+
+
+def test_a_page_larger_than_l1_names_the_entry_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``entry_size: 2147483648`` (a whole number of bf16 tiles) was reported as ``program (0,0).reader ops[0].body[1]
+    ReadTiles: tiles 1048576 is too large for the model``: an op of the program, not the field."""
+    path = host(tmp_path, ("entry_size: 2048, entries: 4, data_format: Float16_b, producer: reader",
+                           "entry_size: 2147483648, entries: 4, data_format: Float16_b, producer: reader"))
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == (f"verispatial: error: {path}: buffers[0].entry_size: a page of 2147483648 B is larger than a core's "
+                   "usable L1 (1395424 B on wormhole_b0)\n")
+    assert not out.exists()
+
+
+def test_a_kernel_op_the_host_does_not_allow_names_its_kernel_line(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The receivers' flag word declared on two of the three cores the sender multicasts it to: the program's
+    validation named only the op it read (``program (0,0).reader ops[1].body[6] McastSetValid``); the kernel line
+    it came from is in front of it now."""
+    data = COPY.parent
+    for sub in ("mcast", "copy"):
+        shutil.copytree(data / sub, tmp_path / sub)
+    text = (data / "mcast" / "host.yaml").read_text(encoding="utf-8")
+    text = text.replace("  - {name: receiver_sem, initial_value: 0}",
+                        '  - {name: receiver_sem, initial_value: 0, cores: "0,0-1,0"}')
+    path = tmp_path / "mcast" / "host.yaml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err.startswith(f"verispatial: error: {path}: mcast/sender.cpp:29: program (0,0).reader ops[1].body[6] "
+                          "McastSetValid: destination (2,0) has no word of semaphore 1")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "option", "kernel"), [
+    (["import", "ttmetal", "{host}", "-o", "{kernel}"], "-o", "reader.cpp"),
+    (["certify", "{host}", "-q", "--no-cache", "--sarif", "{kernel}"], "--sarif", "writer.cpp"),
+    (["certify", "{host}", "-q", "--no-cache", "--write-certificate", "{kernel}"], "--write-certificate",
+     "compute.cpp"),
+])
+def test_an_output_never_replaces_a_kernel_source(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  args: list[str], option: str, kernel: str) -> None:
+    """``import ttmetal h.yaml -o reader.cpp`` wrote the program over the user's kernel (only the host file itself was
+    counted as an input of the run): the kernels a host names are inputs too."""
+    path = host(tmp_path)
+    before = (tmp_path / kernel).read_bytes()
+    argv = [a.format(host=path, kernel=tmp_path / kernel) for a in args]
+    err = bad(argv, capsys)
+    assert err == f"verispatial: error: {tmp_path / kernel}: {option}: is an input of this run, an output would " \
+                  "replace it\n"
+    assert (tmp_path / kernel).read_bytes() == before
+
+
+def test_certify_of_a_json_host_says_how_to_read_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A host description may be JSON (docs/ttmetal.md), which ``import ttmetal`` reads; ``certify`` tells hosts from
+    programs by the ``.yaml`` suffix, so it read ``h.json`` as a program and said only that its format was not a
+    program's."""
+    import yaml
+
+    path = tmp_path / "h.json"
+    host(tmp_path)
+    path.write_text(json.dumps(yaml.safe_load((tmp_path / "h.yaml").read_text(encoding="utf-8"))), encoding="utf-8")
+    err = bad(["certify", str(path), "-q", "--no-cache"], capsys)
+    assert err == (f"verispatial: error: {path}: format: expected 'verispatial.program', got 'verispatial.ttmetal-host' "
+                   "(a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "
+                   "certify reads it directly as HOST.yaml)\n")
+    assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0

@@ -257,6 +257,24 @@ def test_a_bad_binding_or_pattern_is_named(tiny: Step) -> None:
     assert any("the shapes differ" in v.rule for v in validate_templated(_bind(tp, k, tensors=(other.name, *ts[1:]))))
 
 
+def test_a_resident_tensor_used_outside_its_sections_is_named(tiny: Step) -> None:
+    """A resident tensor's bytes are taken only in its sections' phases, so a section outside them that reads or
+    writes it may find a buffer of its own phase on them. Found by hand-editing ``compile``'s output (mlp_block:
+    ``h`` resident over sections 0..0 while section 1 reads it, and section 1's ``c_16`` moved onto its bytes): it was
+    proved; both forms name the resident tensor now."""
+    _, _, tp = tiny
+    assert validate_templated(tp) == []
+    r = next(r for r in tp.resident if r.last_section > r.first_section)
+    short = attrs.evolve(r, last_section=r.first_section)
+    bad = attrs.evolve(tp, resident=tuple(short if x is r else x for x in tp.resident))
+    # the first section past the shortened range that names the tensor (a state's: its first reader after it)
+    k = min(j for j, inst in enumerate(tp.instances) if j > r.first_section and any(
+        r.tensor == name for name in inst.tensors))
+    want = f"is read or written in section {k}, outside its sections {r.first_section}..{r.first_section}"
+    assert [(v.entity, v.rule.split(" (")[0]) for v in validate_templated(bad)] == [(f"resident {r.tensor}", want)]
+    assert any(v.entity == f"resident {r.tensor}" and v.rule.startswith(want) for v in validate(bad.expand()))
+
+
 def test_bad_templated_documents_are_one_line_of_bad_input(tiny: Step, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     _, _, tp = tiny

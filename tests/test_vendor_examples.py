@@ -21,7 +21,21 @@ from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.report import Report, Verdict
 from verispatial.certify.structure import Leaf, engine_views
 from verispatial.driver.run import certify
-from verispatial.ir import AtomicBarrier, Engine, EngineProgram, Loop, McastSend, Push, SemInc, WriteBarrier
+from verispatial.ir import (
+    AtomicBarrier,
+    Engine,
+    EngineProgram,
+    Loop,
+    McastSend,
+    Push,
+    ReadTiles,
+    Reserve,
+    SemInc,
+    TripCount,
+    WriteBarrier,
+    WriteTiles,
+)
+from verispatial.ir.core import Addr
 from verispatial.ir.program import Program, walk
 from verispatial.ir.serialize import load_program
 from verispatial.ir.source import SourceLoc
@@ -730,3 +744,19 @@ def test_the_vendor_fill_helpers_drain_nothing_on_wormhole_and_blackhole() -> No
         assert "load_blocking" not in unary, version
     index = (_ttnn_cpp("0.81.1") or Path()) / "ttnn/kernel_lib/index_tile_dataflow.hpp"
     assert "(void)ckernel::load_blocking(seed + (seed_words - 1));" in index.read_text(encoding="utf-8")
+
+
+def test_outstanding_ops_name_a_write_whose_barrier_may_not_run() -> None:
+    """A write barrier in a loop over a trip covers nothing where the trip is 0 (the tt-metal kernel's
+    ``for (j = 0; j < flag; ++j) noc_async_write_barrier();`` with ``flag`` in ``0..1``): the refutation
+    ``async-pending-at-end`` named no kernel line; the write is named now. A loop of a constant count, or of
+    ``t + 1``, covers it as before."""
+    def body(count: object) -> EngineProgram:
+        return ep(A, Engine.WRITER, Reserve(0, 1), ReadTiles("t", Addr(0), 1, 0), WriteTiles(0, "t", Addr(0), 1),
+                  Loop("j", count, (WriteBarrier(),)))  # type: ignore[arg-type]
+
+    assert outstanding_ops(leaves_of(body("flag"))) == [{"engine": "(0,0).writer", "path": [1], "kind": "read"},
+                                                        {"engine": "(0,0).writer", "path": [2], "kind": "write"}]
+    assert outstanding_ops(leaves_of(body(1))) == [{"engine": "(0,0).writer", "path": [1], "kind": "read"}]
+    assert outstanding_ops(leaves_of(body(TripCount("flag", 1, 1)))) == [
+        {"engine": "(0,0).writer", "path": [1], "kind": "read"}]

@@ -27,11 +27,16 @@ class ParseError(VerispatialError):
 
 
 class IrViolation(VerispatialError):
-    """A structural rule of the IR is broken. ``entity`` names the kind and id, ``rule`` the rule."""
+    """A structural rule of the IR is broken. ``entity`` names the kind and id, ``rule`` the rule; for a rule an op
+    breaks, ``engine`` (its program's key, ``"(x,y).reader"``) and ``path`` (its op path) say which op, so a front end
+    can name the source line it read the op from."""
 
-    def __init__(self, entity: str, rule: str) -> None:
+    def __init__(self, entity: str, rule: str, engine: str | None = None,
+                 path: tuple[int, ...] | None = None) -> None:
         self.entity = entity
         self.rule = rule
+        self.engine = engine
+        self.path = path
         super().__init__(f"{entity}: {rule}")
 
 

@@ -13,7 +13,7 @@ import click
 
 from verispatial import budget
 from verispatial.cli.exits import EXIT_CHECKER_ERROR, EXIT_FAILED, EXIT_OK, EXIT_REFUTED, guard
-from verispatial.cli.imports import certified_path, import_ttlang, loader_of
+from verispatial.cli.imports import certified_path, host_sources, import_ttlang, loader_of
 from verispatial.cli.inputs import bad_input_of, load_certificate_file, load_document_file, open_proof_store
 from verispatial.cli.options import Seconds, TtlangOptions, cache_options, ttlang_options
 from verispatial.cli.output import (
@@ -55,7 +55,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
         if out is not None:
             check_output_path(out)
     check_outputs_apart((("--sarif", sarif_out), ("--junit", junit_out), ("--write-certificate", certificate_out)),
-                        (*program_paths, certificate))
+                        (*program_paths, certificate, *(s for p in program_paths for s in host_sources(p))))
     if smt2_dir is not None:
         check_smt2_dir(smt2_dir)
     store = open_proof_store(cache_dir, no_cache) if smt2_dir is None and certificate_out is None else None

@@ -95,12 +95,26 @@ def ttmetal_program(host_path: str) -> Any:
         raise BadInput(host_path, "", "a kernel nested too deeply to read") from None
 
 
+def host_sources(path: str) -> list[str]:
+    """The kernel sources the host description ``path`` names (none for a program.json, or for a host file that does
+    not read: its read reports that): inputs of the run, which an output must not replace (``import ttmetal h.yaml
+    -o reader.cpp`` wrote the program over the user's kernel)."""
+    if Path(path).suffix not in HOST_SUFFIXES:
+        return []
+    from verispatial.frontends.ttmetal.host import load_host
+
+    try:
+        return [str(k.source) for k in load_host(path).kernels]
+    except (VerispatialError, OSError, RecursionError):
+        return []
+
+
 def run_import_ttmetal(host_path: str, out: str) -> int:
     """``verispatial import ttmetal``: write the program of ``host_path`` to ``out`` (whole or not at all)."""
     from verispatial.ir.serialize import dumps
 
     check_output_path(out)
-    check_outputs_apart((("-o", out),), (host_path,))
+    check_outputs_apart((("-o", out),), (host_path, *host_sources(host_path)))
     program = ttmetal_program(host_path)
     write_atomic(out, dumps(program))
     return 0

@@ -579,7 +579,10 @@ def document_from_dict(d: Any) -> Document:
     if not isinstance(d, dict):
         raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
     if d.get("format") != FORMAT:
-        raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}")
+        # a tt-metal host description in JSON: certify and explain tell hosts from programs by the .yaml suffix
+        hint = (" (a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "
+                "certify reads it directly as HOST.yaml)" if d.get("format") == "verispatial.ttmetal-host" else "")
+        raise ParseError("format", f"expected {FORMAT!r}, got {_quote(d.get('format'))}{hint}")
     if d.get("version") not in READ_VERSIONS:
         hint = " (format 1: convert it with `verispatial upgrade IN.json -o OUT.json`)" if d.get("version") == 1 else ""
         raise ParseError("version", f"this verispatial reads versions {VERSION} and {TEMPLATED_VERSION}, got "

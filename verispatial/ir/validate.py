@@ -459,7 +459,12 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     if closing * len(tp.participants) > WORD_MAX:
         bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
                           f"(max {WORD_MAX})")
-    _check_resident(shell, bad, set(tp.sites))
+    used: dict[str, set[int]] = {}
+    for k, inst in enumerate(tp.instances if tp.resident else ()):
+        names = dict(zip((x.name for x in tp.templates[inst.template].tensors), inst.tensors, strict=True))
+        for own in _tensor_sections(tp.templates[inst.template].programs):
+            used.setdefault(names.get(own, own), set()).add(k)
+    _check_resident(shell, bad, set(tp.sites), used)
     return out
 
 
@@ -549,14 +554,32 @@ def _check_target(p: Program, report: Report) -> None:
             report(e, f"{name} {clip(str(list(values)))} is too large for the model (at most {U32})")
 
 
-def _check_resident(p: Program, report: Report, sites: set[Site] | None = None) -> None:
+def _tensor_sections(programs: Sequence[EngineProgram]) -> dict[str, set[int]]:
+    """Per tensor name, the sections whose ops (a read, a write, an indirect address's index) name it."""
+    out: dict[str, set[int]] = {}
+    for ep in programs:
+        for i, top in enumerate(ep.ops):
+            k = ep.section_of(i)
+            for op in walk((top,)):
+                for kind, v in op_ids(op):
+                    if kind == "tensor":
+                        out.setdefault(v, set()).add(k)
+    return out
+
+
+def _check_resident(p: Program, report: Report, sites: set[Site] | None = None,
+                    used: dict[str, set[int]] | None = None) -> None:
     """Each resident tensor is declared and resident once, on a site that runs an engine program (``sites``: those
-    sites, by default ``p``'s), over sections that exist, inside the site's usable local memory ``[reserved_base,
-    local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the buffers and other
-    resident tensors of its phases is the memory obligation's (families/memory/encoding.py)."""
+    sites, by default ``p``'s), over sections that exist and that hold every section whose ops name it (``used``:
+    tensor -> sections, by default ``p``'s; its bytes are free outside its sections, so a buffer of another phase may
+    sit on them while an op reads or writes the tensor there), inside the site's usable local memory
+    ``[reserved_base, local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the
+    buffers and other resident tensors of its phases is the memory obligation's (families/memory/encoding.py)."""
     tensors = {t.name: t for t in p.tensors}
     if sites is None:
         sites = {ep.site for ep in p.programs}
+    if used is None:
+        used = _tensor_sections(p.programs) if p.resident else {}  # one more walk of the ops only where it matters
     times = Counter(r.tensor for r in p.resident)
     t = p.target
     for r in p.resident:
@@ -575,6 +598,10 @@ def _check_resident(p: Program, report: Report, sites: set[Site] | None = None) 
         if not 0 <= r.first_section <= r.last_section < len(p.sections):
             report(e, f"sections {r.first_section}..{r.last_section} are not a range of the {len(p.sections)} "
                       "sections")
+        outside = sorted(k for k in used.get(r.tensor, ()) if not r.first_section <= k <= r.last_section)
+        if outside:
+            report(e, f"is read or written in section {outside[0]}, outside its sections {r.first_section}.."
+                      f"{r.last_section} (its bytes are free there: a buffer of that phase may hold them)")
         if r.offset < t.reserved_base or r.offset + r.size > t.local_bytes:
             report(e, f"occupies [{r.offset}, {r.offset + r.size}) outside usable local memory "
                       f"[{t.reserved_base}, {t.local_bytes})")
@@ -980,10 +1007,10 @@ class _OpPass:
 
     def _report(self, ep: EngineProgram, at: tuple[int, ...], op: Op, rule: str, to: list[IrViolation] | None = None) -> None:
         name = f"program {ep.key} ops" + "".join(f"[{j}]" if n == 0 else f".body[{j}]" for n, j in enumerate(at))
-        (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule))
+        (self.found if to is None else to).append(IrViolation(f"{name} {type(op).__name__}", rule, ep.key, at))
 
     def _use(self, ep: EngineProgram, top: int, op: Op, rule: str) -> None:
-        self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule))
+        self.uses.append(IrViolation(f"program {ep.key} ops[{top}] {type(op).__name__}", rule, ep.key, (top,)))
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from verispatial.errors import InvalidProgram
+from verispatial.errors import InvalidProgram, IrViolation
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostSpec, load_host
 from verispatial.frontends.ttmetal.lower import Shared, read_scratch
@@ -96,8 +96,17 @@ def assemble(host: HostSpec) -> Program:
     p = Program(host.name, target, tensors, tuple(buffers), sems, groups, trips, tuple(order), memory=tuple(memory))
     vs = validate(p)
     if vs:
-        raise InvalidProgram(vs)
+        raise InvalidProgram([_located(p, v) for v in vs])
     return p
+
+
+def _located(p: Program, v: IrViolation) -> IrViolation:
+    """``v`` with the kernel's file:line it was read from in front of its entity, where an op breaks it (a kernel
+    multicasting a flag to a core the host gives no word of the semaphore): the user wrote the line, not the op."""
+    loc = p.source_of(v.engine, v.path) if v.engine is not None and v.path is not None else None
+    if loc is None:
+        return v
+    return IrViolation(f"{loc.file}:{loc.line}: {v.entity}", v.rule, v.engine, v.path)
 
 
 def _dtype(name: str) -> str:

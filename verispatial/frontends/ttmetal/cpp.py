@@ -190,6 +190,10 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
 
     main_unit, _ = read(source, display, 0, macros)
     for key in ("kernel_main", "MAIN"):
+        defs = [x for x, u in tables.overloads.get(key, []) if u is main_unit]
+        if len(defs) > 1:
+            # C++ refuses a second definition; the reading would take the last one silently
+            raise Refused(f"{key} defined twice", main_unit.loc(defs[1]), f"first at line {defs[0].start_point[0] + 1}")
         if key in functions and functions[key][1] is main_unit:
             return Program(functions[key][0], main_unit, functions, globals_, overloads=tables.overloads,
                            declared=tables.declared, structs=tables.structs, var_templates=tables.var_templates,

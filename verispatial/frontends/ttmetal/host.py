@@ -172,10 +172,16 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def _cores(v: Any, where: str) -> tuple[Site, ...]:
+#: the targets a host description may name: the Tensix devices whose kernels the front end reads
+_TTMETAL_TARGETS = frozenset({"wormhole_b0", "blackhole"})
+
+
+def _cores(v: Any, where: str, mesh: tuple[int, int] | None = None) -> tuple[Site, ...]:
     """The cores ``"X,Y"`` or ``"X0,Y0-X1,Y1"`` (inclusive), or a list of them, at ``where``. ``ParseError`` for a
     core past the largest mesh the model takes (``ir/limits.py`` ``MESH_MAX``), before enumerating the range: a typo
-    such as ``0,0-99999999,99999999`` would otherwise list 10**16 sites."""
+    such as ``0,0-99999999,99999999`` would otherwise list 10**16 sites; and for a core outside the target's
+    compute grid ``mesh`` (columns, rows), named here rather than by the program's validation of what the core
+    holds."""
     from verispatial.ir.limits import MESH_MAX
 
     out: list[Site] = []
@@ -187,6 +193,9 @@ def _cores(v: Any, where: str) -> tuple[Site, ...]:
             if x >= MESH_MAX or y >= MESH_MAX:
                 raise ParseError(where, f"core ({x},{y}) is past the largest mesh the model takes, {MESH_MAX} x "
                                         f"{MESH_MAX}")
+            if mesh is not None and (x >= mesh[0] or y >= mesh[1]):
+                raise ParseError(where, f"core ({x},{y}) is outside the target's {mesh[0]}x{mesh[1]} compute grid "
+                                        f"(logical cores 0,0-{mesh[0] - 1},{mesh[1] - 1})")
         for y in range(min(y0, y1), max(y0, y1) + 1):
             for x in range(min(x0, x1), max(x0, x1) + 1):
                 out.append(Site(x, y))
@@ -271,6 +280,12 @@ def load_host(path: str | Path) -> HostSpec:
                                        f"...), got {got}")
     check_schema(d, schema())
     target = get_target(d.get("target", "wormhole_b0"))
+    if target.name not in _TTMETAL_TARGETS:
+        # a GPU target's tiles, accumulators and memory are not a Tensix core's: the kernels would be read against
+        # the wrong machine (a 32x32 tile of the kernel counted as several of the target's)
+        raise ParseError("target", f"{d['target']!r} is not a tt-metal device (known: "
+                                   f"{', '.join(sorted(_TTMETAL_TARGETS))})")
+    mesh = target.mesh
     given_root = d.get("kernel_root", ".")
     from verispatial.frontends.ttmetal.vendor import env_var, version_of_env, wheel_root
 
@@ -298,7 +313,7 @@ def load_host(path: str | Path) -> HostSpec:
     for i, s in enumerate(d.get("semaphores", [])):
         if any(o.name == s["name"] for o in sems):
             raise ParseError(f"semaphores[{i}].name", f"semaphore {s['name']!r} declared twice")
-        sems.append(HostSemaphore(s["name"], s.get("initial_value", 0), _cores(s["cores"], f"semaphores[{i}].cores")
+        sems.append(HostSemaphore(s["name"], s.get("initial_value", 0), _cores(s["cores"], f"semaphores[{i}].cores", mesh)
                                  if "cores" in s else None))
     trips: dict[str, tuple[int, int]] = {}
 
@@ -369,15 +384,20 @@ def load_host(path: str | Path) -> HostSpec:
         if b["entry_size"] % tile:
             raise ParseError(f"{w}.entry_size", f"{b['entry_size']} B is not a whole number of {dtype} tiles "
                                                 f"({tile} B each): row-major pages are not in the IR")
+        usable = target.local_bytes - target.reserved_base
+        if b["entry_size"] > usable:
+            # checked here: a page past L1 would first be refused by the IR's limit on one op's tiles, far from it
+            raise ParseError(f"{w}.entry_size", f"a page of {b['entry_size']} B is larger than a core's usable L1 "
+                                                f"({usable} B on {target.name})")
         bufs.append(HostBuffer(b["name"], b["index"], b["entry_size"], b["entries"], dtype, b["entry_size"] // tile,
                                b.get("producer"), b.get("consumer"),
-                               _cores(b["cores"], f"{w}.cores") if "cores" in b else None,
+                               _cores(b["cores"], f"{w}.cores", mesh) if "cores" in b else None,
                                on))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
-        cores = _cores(u["cores"], f"{w}.cores")
+        cores = _cores(u["cores"], f"{w}.cores", mesh)
         for n in u["kernels"]:
             if n not in knames:
                 raise ParseError(f"{w}.kernels", f"no kernel {n!r} (declared: {', '.join(knames)})")
@@ -433,7 +453,7 @@ def _shard_spec(t: dict[str, Any], where: str, target: Target) -> HostShardSpec:
         raise ParseError(f"{where}.shape", f"the tensor's {ht}x{wt} tiles are not a whole number of {rows}x{cols}-tile "
                                            "shards (uneven shards are not said: declare the tensor at its padded "
                                            "shape)")
-    cores = _cores(sh["cores"], f"{where}.cores")
+    cores = _cores(sh["cores"], f"{where}.cores", target.mesh)
     n_h, n_w = ht // rows, wt // cols
     layout, orientation = sh["layout"], sh.get("orientation", "row_major")
     if layout == "height" and (n_w != 1 or n_h != len(cores)):

@@ -905,6 +905,17 @@ class KernelReader:
                 value = self.to_integer(value, t)
             elif not 0 <= value.const < 128:
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
+        self._bind(name, value)
+        # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to either is
+        # a store to both (the innermost scope saying so decides; a later declaration of the name ends it)
+        for s in reversed(self.scopes):
+            if name + _REF_KEY in s:
+                other = s[name + _REF_KEY]
+                if isinstance(other, V.Opaque):
+                    self._bind(other.why, self.lookup(name))
+                break
+
+    def _bind(self, name: str, value: V.Value) -> None:
         for s in reversed(self.scopes):
             if name in s:
                 s[name] = value
@@ -1049,6 +1060,12 @@ class KernelReader:
             self.refuse(names.get(t, f"statement {t}"), n)
 
     def declaration(self, n: Any) -> None:
+        if self.depth and not _is_const(n) and any(
+                c.type == "storage_class_specifier" and c.text == b"static" for c in n.children):
+            # a function is inlined at each call, which would set its static local up again at every call, where
+            # C++ sets it up once and keeps its value from one call to the next (``static uint32_t c = 0; ++c``)
+            self.refuse("static local variable of a called function", n, "its value lives on from one call to the "
+                                                                          "next")
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
@@ -1086,6 +1103,9 @@ class KernelReader:
             else:
                 continue  # function declarations and the like
             if name:
+                # a new variable of this name in this scope is no reference to, nor referred to by, another
+                self.scopes[-1][name + _REF_KEY] = None
+                self.bind_reference(name, d, n)
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 if inner is not None and inner.type == "identifier":
                     self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
@@ -1094,6 +1114,24 @@ class KernelReader:
                         self.narrow.add(name)
                         value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
+
+    def bind_reference(self, name: str, d: Any, decl: Any) -> None:
+        """``T& name = other;`` (an lvalue reference to the variable ``other``, not ``&&``): from here on a store to
+        either is a store to both (``assign``). A reference read as the copy it was initialised with once proved a
+        reader whose loop count the kernel raised through it (``uint32_t& r = n; r = r + 1;``: 9 tiles read of an
+        8-tile tensor, read as 8)."""
+        if d.type != "init_declarator":
+            return
+        ref = d.child_by_field_name("declarator")
+        init = d.child_by_field_name("value")
+        if ref is None or ref.type != "reference_declarator" or ref.text.startswith(b"&&") or init is None:
+            return
+        held = _unparen(init)
+        if held.type != "identifier" or self.lookup(held.text.decode()) is None:
+            return
+        other = held.text.decode()
+        self.scopes[-1][name + _REF_KEY] = V.Opaque(other)  # the name held as an Opaque's text, as _TYPE_KEY's
+        self.scopes[-1][other + _REF_KEY] = V.Opaque(name)
 
     def expr_text(self, text: str, node: Any) -> V.Value:
         """The value of an expression given as text (re-parsed alone; only its value is used)."""
@@ -1303,6 +1341,8 @@ class KernelReader:
             self.refuse("for loop whose index wraps before its condition ends it", n,
                         f"{self.text(cond)}: {var} reaches {end.const}"
                         + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
+        if var in self.narrow:
+            self.narrow_index(n, var, cond, a, end)
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
                 self.unroll(n, cond, upd, body, "loop index assigned in its body")
@@ -1319,6 +1359,57 @@ class KernelReader:
                 raise
             self.restore(saved)
             self.unroll(n, cond, upd, body, "counted loop read iteration by iteration")
+
+    def narrow_index(self, n: Any, var: str, cond: Any, start: V.Sym, end: V.Value) -> None:
+        """Refuses a loop whose index, of a type narrower than the 32-bit word (``uint8_t i``), cannot hold every
+        value from its start to the first one that fails the condition: ``for (uint8_t i = 0; i < 300; ++i)``
+        wraps from 255 to 0 and never ends on the RISC (the comparison promotes ``i`` to int, C++ [conv.prom]), where
+        the count read from the condition would be 300. The values are bounded over every enclosing loop index and
+        trip value (``value_range``); a name declared with several types is checked against the narrowest rule
+        there is, 8 unsigned bits."""
+        t = self.declared.get(var, "")
+        width = _size_of_type(t) if t else 1
+        if width is None or width >= 4 or t.endswith("bool"):
+            return
+        signed = bool(t) and t.split()[-1].startswith("int")
+        lo, hi = (-(1 << (8 * width - 1)), (1 << (8 * width - 1)) - 1) if signed else (0, (1 << 8 * width) - 1)
+        for v in (start, end):
+            got = self.value_range(v) if isinstance(v, V.Sym) else None
+            if got is None or got[0] < lo or got[1] > hi:
+                self.refuse("for loop whose index wraps before its condition ends it", n,
+                            f"{self.text(cond)}: a {t or 'narrow'} {var} holds {lo}..{hi}, "
+                            + (f"and reaches {got[1] if got[1] > hi else got[0]}" if got is not None else "a value not followed"))
+
+    def value_range(self, v: V.Sym) -> tuple[int, int] | None:
+        """The least and greatest value of ``v`` over the open loops' index ranges (``[0, count - 1]``, a count
+        over a trip at the trip's largest value) and its trip's range ``[0, max]``; None when a loop or trip it
+        names is not known here."""
+        lo = hi = v.const
+        counts = {lp.var: lp.count for lp in self.loops}
+        for k, c in v.loops:
+            count = counts.get(k)
+            if count is None:
+                return None
+            top = (count if isinstance(count, int) else self.trip_top(count))
+            if top is None:
+                return None
+            span = c * max(0, top - 1)
+            lo, hi = lo + min(0, span), hi + max(0, span)
+        if v.trip is not None:
+            tmax = self.shared.trips.get(v.trip[0])
+            if tmax is None:
+                return None
+            span = v.trip[1] * tmax
+            lo, hi = lo + min(0, span), hi + max(0, span)
+        return lo, hi
+
+    def trip_top(self, count: str | TripCount) -> int | None:
+        """The largest value of a loop count over a trip (the trip at its largest value), None if not known."""
+        name = count if isinstance(count, str) else count.trip
+        tmax = self.shared.trips.get(name)
+        if tmax is None:
+            return None
+        return tmax if isinstance(count, str) else count.value(tmax)
 
     def snapshot(self) -> tuple[Any, ...]:
         """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
@@ -1396,6 +1487,11 @@ class KernelReader:
                 self.assign(v, _at(after, k, count - 1), n)
         for v, c in ((var, step), *inductions.items()):
             s0 = a if v == var else start[v]
+            if v != var and c == 0:
+                # an iteration leaves it as it was (a buffer index passed to each cb call): so does any number of
+                # them, a runtime count's included
+                self.assign(v, s0, n)
+                continue
             self.assign(v, _stepped(s0, V.const(c * count)) if done and _steppable(s0) and isinstance(count, int)
                         else self.unfollowed(v, s0, f"{v} after a loop of a runtime count"), n)
 
@@ -2195,6 +2291,14 @@ class KernelReader:
                     self.refuse("dereference of an empty std::optional", n)
                 return inner.value
             if n.children[0].type == "&":
+                if held.type == "identifier" and isinstance(inner, (V.Sym, V.L1Ptr)):
+                    # ``uint32_t* p = &n; *p = 9;``: a store through the pointer changes ``n``, which the reading
+                    # does not follow, so from here on ``n`` is not known (a loop over it is refused, not counted
+                    # with its old value and proved)
+                    name = held.text.decode()
+                    self.assign(name, self.unfollowed(name, inner, f"{name}, whose address is taken "
+                                                                   f"({self.text(n)}): a store through it is not "
+                                                                   "followed"), n)
                 return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
             if isinstance(inner, V.ArgArray):
                 return intrinsics.arg_word(self, inner, V.const(0), n)
@@ -3484,6 +3588,9 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 
 #: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
 _TYPE_KEY = "\0type"
+#: a scope's key ``name + _REF_KEY``: the variable ``name`` is one object with (a local reference ``T& r = x``; the
+#: other's name as an ``Opaque``'s text), or None where a declaration of ``name`` in that scope ends an outer one's
+_REF_KEY = "\0ref"
 
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
