@@ -265,7 +265,8 @@ def test_stores_past_the_ring_end_from_the_write_pointer_are_a_straddle_refuted_
     r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
     assert r.verdict is Verdict.REFUTED
     assert r.counterexample is not None
-    assert r.counterexample["path"] == [0, 1] and r.counterexample["running_sum"] == 2
+    assert r.counterexample["path"] == [0, 1]
+    assert r.counterexample["running_sum"] == 2
     assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE
     text = to_promela(p)
     assert "(pushed[0] % 3) * 1 + fill[0] + 2 <= 3" in text

@@ -166,9 +166,10 @@ def valid_then_values_program(wait_first: bool = True, late_valid: bool = False,
     VALID, reads the partial remotely (at its own read pointer of its c_0, b1) into b2, increments again and waits
     for at least 2: a one-pass restarting sequence (``semaphores.Epochs``, one epoch its destination resets).
     ``resets``: how many times (1,0) resets its copy first; with two the word follows no decided protocol (one reset
-    per epoch is decided), so only ``semaphores.landings`` orders the read after the push. ``wait_first`` False: the read comes before the wait for VALID. ``late_valid``: the sender sets 2,
-    multicasts it, sets VALID before any flush (that flag may leave carrying VALID), and only then fills and pushes
-    the partial itself; the receiver waits for VALID and reads."""
+    per epoch is decided), so only ``semaphores.landings`` orders the read after the push. ``wait_first`` False: the
+    read comes before the wait for VALID. ``late_valid``: the sender sets 2, multicasts it, sets VALID before any
+    flush (that flag may leave carrying VALID), and only then fills and pushes the partial itself; the receiver waits
+    for VALID and reads."""
     g = Group(0, A, (1, 0, 1, 0))
     fill: list[Op] = [Reserve(0, 1), FillTiles(0, 1, "x", drain=True), Push(0, 1)]
     read: list[Op] = [Reserve(2, 1), RemoteRead(1, A, 1, 2), ReadBarrier(), Push(2, 1)]
