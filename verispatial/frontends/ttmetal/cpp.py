@@ -292,6 +292,11 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
     tables = tables if tables is not None else _Tables()
     for c in node.named_children:
         t = c.type
+        if t == "template_declaration" and any(x.type == "alias_declaration" for x in c.named_children):
+            # ``template <uint32_t N> using Coords = Coord[N];`` (layernorm_dataflow_utils.h:31-32): an alias
+            # template, read with the file's other aliases (``KernelReader.array_aliases``)
+            globals_.append((next(x for x in c.named_children if x.type == "alias_declaration"), unit))
+            continue
         if t in ("function_definition", "template_declaration"):
             inner = c if t == "function_definition" else next(
                 (x for x in c.named_children if x.type in ("function_definition", "struct_specifier",
