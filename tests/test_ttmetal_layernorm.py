@@ -124,3 +124,21 @@ def test_receiver_gathering_before_valid_reads_an_unpushed_partial(
                    r["name"].startswith("remote-read-unpublished:(1,0).reader")]
     assert unpublished
     assert "receiver.cpp:179" in json.dumps(unpublished[0])  # line 180 of the vendor file, one line up here
+
+
+def test_on_four_cores_a_non_all_to_all_receiver_can_miss_valid(ttnn_wheel: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """host_4cores.yaml: (2,0) and (3,0) only wait for the multicast; the sender's later flags of a pass are not
+    ordered after their exact ``wait(VALID)`` (:157), so a deadlock is refuted there, replayed; the vendor's other
+    findings on every core (notes.md, "Four cores")."""
+    rc, report = _certify(EXAMPLE / "host_4cores.yaml", capsys)
+    assert rc == 1
+    refuted = _verdicts(report, "refuted")
+    assert not _verdicts(report, "failed-to-prove")
+    assert {n for n in refuted if n.startswith("async-pending-at-end")} == {
+        f"async-pending-at-end:({x},0).reader:end" for x in (1, 2, 3)}
+    dead = [r for r in report["results"] if r["verdict"] == "refuted" and r["family"] == "deadlock"]
+    assert len(dead) == 1
+    text = json.dumps(dead[0])
+    assert "replayed_by" in text
+    assert f"{RECEIVER}:157" in text
