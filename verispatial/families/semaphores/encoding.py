@@ -121,6 +121,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         checks += _copy_overshoots(w)
     if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w):
         checks += _epoch_early(w)
+        checks += _epoch_overtakes(w)
     if w.kind in ("reset", "monotone"):
         for wt in w.waits:
             op = wt.op
@@ -220,6 +221,44 @@ def _epoch_early(w: Word) -> list[Check]:
     return out
 
 
+def _epoch_overtakes(w: Word) -> list[Check]:
+    """The ``sem-overshoot`` checks of a restarting sequence's destination's equality waits: a flag of the wait's
+    epoch carrying another value, issued after the epoch's first flag the wait accepts, issued while the owner is
+    still at the wait (it may land before the owner read the accepted value: the wait then waits forever). Found by
+    the sharded layernorm on four cores: a receiver that only waits for the multicast reads VALID exactly
+    (``reader_mcast_receiver_unary_sharded_ln.cpp:157``) and nothing orders the sender's ``block + 2`` flags of the
+    pass (``reader_mcast_sender_unary_sharded_ln.cpp:272, 290``) after it; on two cores the receiver's second
+    increment (:248), which the sender waits for, does. The epoch of a wait is the number of the owner's resets before
+    it (resets and the word's protocol ops are top level: ``_epoch_destination``). A threshold that is not a number
+    (terms over a loop) is checked against every flag of the epoch of another value. Issued, not landed: an
+    over-approximation, so only unsat proves; a candidate is replayed (``sem-overshoot`` there, or the hang)."""
+    e = w.epochs
+    assert e is not None
+    out: list[Check] = []
+    for wt in w.waits:
+        op = wt.op
+        assert isinstance(op, SemWait)
+        if op.cond != WaitCond.EQ:
+            continue
+        k = sum(1 for r in w.sets if r.path[:1] < wt.path[:1]) - 1
+        flags = e.epoch_flags(k, w.flags) if k >= 0 else ()
+        if op.terms:
+            later = tuple(flags)
+        else:
+            first = next((i for i, f in enumerate(flags) if e.value_of(f) == op.value), None)
+            later = () if first is None else tuple(f for f in flags[first + 1:] if e.value_of(f) != op.value)
+        want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+        where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
+                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
+        for f in later:
+            out.append((R.SEM_OVERSHOOT, f"{f.engine} can issue epoch {k}'s flag {e.value_of(f)} for {w.name} (at "
+                        f"{list(f.path)}) while {wt.engine} waits for it to equal {want} at {list(wt.path)}: it may "
+                        "land first, and the wait waits forever",
+                        lambda sq, wt=wt, f=f: z3.And(sq.enc.position(wt.engine).at(wt), sq.enc.started(f),
+                                                      sq.enc.threshold_now(wt) != e.value_of(f)), where))
+    return out
+
+
 def _epochs_text(w: Word) -> str:
     """Why a restarting sequence's word follows its protocol (the proved result's reason)."""
     e = w.epochs
@@ -228,8 +267,9 @@ def _epochs_text(w: Word) -> str:
         return (f"restarting sequence of {w.name}: only {e.owner} sets it, at top level, to values rising within each "
                 f"of {e.count} epochs; nothing else writes it and nothing waits on it")
     return (f"restarting sequence of {e.name} on {w.name}: {w.owner} resets it once per epoch ({e.count}), each "
-            "epoch's flags are issued after its reset, and its wait before the next reset accepts only the epoch's "
-            "last flag, which lands after the others")
+            "epoch's flags are issued after its reset, its exact waits return before the epoch's next flag of another "
+            "value is issued, and its wait before the next reset accepts only the epoch's last flag, which lands "
+            "after the others")
 
 
 def _loopback_races(a: Analysis, w: Word, confirm: Callable[[Result], Result] | None) -> Result | None:

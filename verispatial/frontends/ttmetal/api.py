@@ -127,6 +127,25 @@ def _arg_val(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
     return r.runtime_arg(r.kernel.runtime_args[i], n)
 
 
+def _vararg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``get_vararg(i)`` (Metal 2.0, experimental/kernel_args.h, not in the wheel): the ``i``-th positional runtime
+    arg, which follows the kernel's named ones ("Native get_vararg accounts for the final named-RTA section",
+    kernel_lib/mcast/kernel/mcast_args_metal2.hpp:16) -- the host's ``num_runtime_varargs`` values of this core
+    (reshard_program_factory_generic.cpp:798, 856-860), never a named arg by position. Refused: an index not known
+    statically, one past the kernel's ``varargs``, a core its work unit gives none."""
+    _need(r, vals, 1, n, "get_vararg")
+    if r.survey:
+        return r.runtime_arg("", n)
+    i = r.int_of(vals[0], nodes[0], "vararg index")
+    if not 0 <= i < r.kernel.varargs:
+        r.refuse("vararg the host does not declare", n, f"index {i}; kernel {r.kernel.name} declares "
+                                                        f"{r.kernel.varargs} varargs")
+    given = r.host.varargs_of(r.kernel.name, r.site)
+    if given is None:
+        r.refuse("vararg the host gives no value", n, f"index {i} on core {r.site}")
+    return r.host_value(given[i])
+
+
 def _common_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     if r.survey:
         return r.runtime_arg("", n)
@@ -569,11 +588,59 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
         r.refuse("multicast into another buffer", n, f"from c_{src.cb} into c_{dst_cb}")
     pages = r.pages_bytes(src.cb, size, n)
     tiles = pages * r.cb_index[src.cb].page_tiles
-    r.l1_check(src, src.front, False, tiles, "multicast from L1 not at the buffer's "
-               f"{'read' if src.front else 'write'} pointer", n)
+    # a producer's own read pointer (it pushes the buffer and never pops it): pages it already pushed, if anything
+    offset = _pushed_source(r, src, target, pages) if src.front and r.ctr("popped", src.cb) == V.const(0) else None
+    if offset is not None:
+        g = r.shared.group(r.site, rect, loopback)
+        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), offset=offset,
+                         behind=r.cb_index[src.cb].entries), n)
+        return
+    try:
+        r.l1_check(src, src.front, False, tiles, "multicast from L1 not at the buffer's "
+                   f"{'read' if src.front else 'write'} pointer", n)
+    except Refused:
+        offset = _pushed_source(r, src, target, pages)
+        if offset is None:
+            raise
+        g = r.shared.group(r.site, rect, loopback)
+        cap = r.cb_index[src.cb].entries
+        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), offset=offset, behind=cap),
+               n)
+        return
     r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
     r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), src.front), n)
+
+
+def _pushed_source(r: KernelReader, src: V.L1Ptr, target: Any, pages: int) -> int | None:
+    """Where a multicast of pages this engine already pushed starts (docs/semantics.md "Multicast of pages already
+    pushed"): ``offset`` pages past the address the write pointer had one ring (``entries`` pages) ago, for a
+    ``McastSend(..., offset, behind=entries)``; None when ``src`` is not such a source. The sharded layernorm's sender
+    pushes ``ex_global`` and multicasts it block by block from its read pointer plus the block's bytes
+    (ttnn 0.81.1 ``reader_mcast_sender_unary_sharded_ln.cpp:267-289``: the producer never pops, so its read pointer
+    is the ring's base, dataflow_buffer.h:398, 603). Every count and byte must be a number (the reading compares
+    addresses, as ``l1_check``'s case (3)): ``src`` whole pages into the ring, the ``pages`` inside the last ring
+    this engine pushed (``offset + pages <= entries``), and ``target`` the same address of the same buffer (they land
+    at their own address). Whether the pages are pushed and not reserved again is the checker's
+    (``mcast-source-unpublished``)."""
+    if r.trial or r.survey or not isinstance(target, V.L1Ptr) or target.cb != src.cb:
+        return None
+    b = r.cb_index[src.cb]
+    cap, page = b.entries, b.entry_size
+    pushed = r.ctr("pushed", src.cb)
+
+    def byte(p: V.L1Ptr) -> int | None:
+        """``p``'s byte in the ring: its pointer's slot when taken (its count then modulo the ring) plus its offset."""
+        if not (isinstance(p.origin, V.Sym) and p.origin.is_const and isinstance(p.offset, V.Sym) and
+                p.offset.is_const):
+            return None
+        return (p.origin.const % cap) * page + p.offset.const
+
+    at, to = byte(src), byte(target)
+    if at is None or to != at or not pushed.is_const or pushed.const < 1 or at % page or not 0 <= at < cap * page:
+        return None
+    offset = (at // page - pushed.const % cap) % cap
+    return offset if offset + pages <= cap else None
 
 
 def _num_dests(r: KernelReader, v: Any, rect: tuple[int, int, int, int], loopback: bool, n: Any) -> int:
@@ -806,7 +873,7 @@ FUNCTIONS: dict[str, Handler] = {
     "get_dataformat": _dataformat,
     "get_local_cb_interface": _cb_interface,
     "get_arg_val": _arg_val,
-    "get_vararg": _arg_val,
+    "get_vararg": _vararg,
     "get_arg": _get_arg,
     "get_common_arg_val": _common_arg,
     "get_common_vararg": _common_arg,

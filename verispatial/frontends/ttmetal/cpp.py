@@ -296,6 +296,17 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
     tables = tables if tables is not None else _Tables()
     for c in node.named_children:
         t = c.type
+        alias = next((x for x in c.named_children if x.type == "alias_declaration"), None) \
+            if t == "template_declaration" else None
+        if alias is not None:
+            # ``template <uint32_t N> using Coords = Coord[N];`` (layernorm_dataflow_utils.h:31-32): an alias template
+            # of an array type, read with the file's other aliases (``KernelReader.array_aliases``); other alias
+            # templates are not read (as before)
+            target = alias.child_by_field_name("type")
+            arr = target.child_by_field_name("declarator") if target is not None else None
+            if arr is not None and arr.type == "abstract_array_declarator":
+                globals_.append((alias, unit))
+            continue
         if t in ("function_definition", "template_declaration"):
             inner = c if t == "function_definition" else next(
                 (x for x in c.named_children if x.type in ("function_definition", "struct_specifier",

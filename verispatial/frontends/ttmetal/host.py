@@ -130,6 +130,10 @@ class HostKernel:
     #: ``KernelSpec``, which names what ``TensorAccessor(tensor::NAME)`` reads (an accessor not bound is the tensor
     #: of its own name); sort's reader binds ``input_tensor`` to the value output (sort_program_factory.cpp:2019)
     tensor_bindings: dict[str, str] = attrs.field(factory=dict)
+    #: how many positional runtime args follow the named ones (Metal 2.0 ``KernelSpec``
+    #: ``advanced_options.num_runtime_varargs``, read by ``get_vararg(i)``; ttnn 0.81.1
+    #: ``data_movement/sharded/reshard/device/reshard_program_factory_generic.cpp:798``)
+    varargs: int = 0
 
 
 @attrs.frozen
@@ -137,6 +141,9 @@ class WorkUnit:
     cores: tuple[Site, ...]
     kernels: tuple[str, ...]
     runtime_args: dict[str, dict[str, Value]]
+    #: per kernel, its ``varargs`` values on every core of the unit, in ``get_vararg`` order (the run args'
+    #: ``advanced_options.runtime_varargs[node]``, reshard_program_factory_generic.cpp:856-860)
+    varargs: dict[str, tuple[Value, ...]] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -156,6 +163,13 @@ class HostSpec:
 
     def kernel(self, name: str) -> HostKernel:
         return next(k for k in self.kernels if k.name == name)
+
+    def varargs_of(self, kernel: str, site: Site) -> tuple[Value, ...] | None:
+        """The varargs the work unit running ``kernel`` on ``site`` gives it, or None where it gives none."""
+        for u in self.work_units:
+            if kernel in u.kernels and site in u.cores:
+                return u.varargs.get(kernel)
+        return None
 
     def all_cores(self) -> tuple[Site, ...]:
         """Every core of every work unit, in first-seen order."""
@@ -363,7 +377,7 @@ def load_host(path: str | Path) -> HostSpec:
             tuple(value(v, f"{w}.compile_time_args[{j}]") for j, v in enumerate(k.get("compile_time_args", []))),
             {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
             rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
-            bool(k.get("fp32_dest_acc_en", False)), bindings))
+            bool(k.get("fp32_dest_acc_en", False)), bindings, k.get("varargs", 0)))
     knames = [k.name for k in kernels]
     bufs: list[HostBuffer] = []
     for i, b in enumerate(d.get("buffers", [])):
@@ -420,7 +434,18 @@ def load_host(path: str | Path) -> HostSpec:
                     raise ParseError(f"{w}.runtime_args.{n}.{a}", f"kernel {n!r} declares no runtime arg {a!r} "
                                                                   f"(declares: {', '.join(k.runtime_args) or 'none'})")
             args[n] = {a: value(v, f"{w}.runtime_args.{n}.{a}") for a, v in given.items()}
-        units.append(WorkUnit(cores, tuple(u["kernels"]), args))
+        varargs: dict[str, tuple[Value, ...]] = {}
+        for n, given in u.get("varargs", {}).items():
+            if n not in u["kernels"]:
+                raise ParseError(f"{w}.varargs.{n}", f"kernel {n!r} is not in this work unit")
+            k = kernels[knames.index(n)]
+            if len(given) != k.varargs:
+                # the run args hold exactly the kernel's count on every node (the factory pads shorter blocks:
+                # reshard_program_factory_generic.cpp:856, Varargs(num_varargs, 0u))
+                raise ParseError(f"{w}.varargs.{n}", f"kernel {n!r} declares {k.varargs} varargs, got "
+                                                     f"{len(given)} values")
+            varargs[n] = tuple(value(v, f"{w}.varargs.{n}[{j}]") for j, v in enumerate(given))
+        units.append(WorkUnit(cores, tuple(u["kernels"]), args, varargs))
     every = tuple(dict.fromkeys(c for u in units for c in u.cores))
     for i, hb in enumerate(bufs):
         if hb.tensor is not None:

@@ -37,6 +37,7 @@ from verispatial.ir.ops import (
     CopyTiles,
     FillTiles,
     If,
+    InPlace,
     Loop,
     Op,
     Operand,
@@ -80,7 +81,11 @@ JIT_DESCRIPTORS: dict[str, int | None] = {
 #: blackhole/noc/noc_parameters.h:375-394: the larger of the read and write alignment), by target name: kernels round a
 #: tile's stride in L1 up to them (``(size + DRAM_ALIGNMENT - 1) & ~(DRAM_ALIGNMENT - 1)``).
 NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
-                 "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64}}
+                 "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64},
+                 # the largest NoC packet, NOC_MAX_BURST_WORDS * NOC_WORD_BYTES (wormhole/noc/noc_parameters.h:215-221,
+                 # 256 words of 32 bytes off RISC_A0_HW; blackhole/noc/noc_parameters.h:286-290, of 64 bytes): the
+                 # sharded layernorm's gather picks its one-packet read by it (reader_mcast_sender_unary_sharded_ln.cpp:248)
+                 "NOC_MAX_BURST_SIZE": {"wormhole_b0": 8192, "blackhole": 16384}}
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -294,6 +299,9 @@ class KernelReader:
         self.fills: dict[int, _Fill] = {}
         #: buffers a NoC read has filled pages of since their reserve
         self.noc_filled: set[int] = set()
+        #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
+        #: waits on reads it in place)
+        self.waited: set[int] = set()
         self.depth = 0  # inlining depth
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
@@ -313,9 +321,24 @@ class KernelReader:
         self.narrow: set[str] = set()
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
+        #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
+        #: (element type name, the size expression, the alias template's parameter names)
+        self.array_aliases: dict[str, tuple[str, Any, tuple[str, ...]]] = {}
         for decl, _ in prog.globals:
             if decl.type == "alias_declaration":
                 alias, target = decl.child_by_field_name("name"), decl.child_by_field_name("type")
+                arr = target.child_by_field_name("declarator") if target is not None else None
+                if alias is not None and target is not None and arr is not None and \
+                        arr.type == "abstract_array_declarator" and arr.child_by_field_name("size") is not None:
+                    tpl = decl.parent if decl.parent is not None and decl.parent.type == "template_declaration" \
+                        else None
+                    plist = tpl.child_by_field_name("parameters") if tpl is not None else None
+                    params = tuple(self.decl_name(q.child_by_field_name("declarator"))
+                                   for q in (plist.named_children if plist is not None else ())
+                                   if q.child_by_field_name("declarator") is not None)
+                    elem = self.type_name(target.child_by_field_name("type"))
+                    self.array_aliases[alias.text.decode()] = (elem, arr.child_by_field_name("size"), params)
+                    continue
                 if alias is not None and target is not None:
                     text = "".join(target.text.decode().split())
                     self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
@@ -424,6 +447,8 @@ class KernelReader:
                 cb = min(named & self.scratch_cbs)
                 raise ScratchRinged(cb, self.loc(node), f"{op_text(op)}: c_{cb} is used as scratch elsewhere in the "
                                                         "kernel")
+        if isinstance(op, Wait):
+            self.waited.add(op.buf)
         if isinstance(op, Reserve):
             if op.buf in self.fills:
                 # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
@@ -1080,7 +1105,11 @@ class KernelReader:
                 for bname, value in zip(names, intrinsics.elements(self, whole, len(names), d), strict=True):
                     self.scopes[-1][bname] = value
                 continue
-            if d.type == "init_declarator":
+            if d.type == "init_declarator" and tname in self.array_aliases and \
+                    d.child_by_field_name("declarator").type == "identifier":
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                value = self.aliased_array(tname, typ, d.child_by_field_name("value"), d)
+            elif d.type == "init_declarator":
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
@@ -1090,7 +1119,9 @@ class KernelReader:
                     value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
             elif d.type in ("identifier", "pointer_declarator", "reference_declarator", "array_declarator"):
                 name = self.decl_name(d)
-                value = self.local_array(d) if d.type == "array_declarator" and not _is_const(n) else None
+                value = self.local_array(d, tname) if d.type == "array_declarator" and not _is_const(n) else None
+                if value is None and d.type == "identifier" and tname in self.array_aliases:
+                    value = self.aliased_array(tname, typ, None, d)
                 if value is None:
                     value = self.construct(tname, None, d)
             elif d.type == "function_declarator" and tname in _CLASSES:
@@ -2149,12 +2180,17 @@ class KernelReader:
         if t == "identifier":
             name = n.text.decode()
             v = self.lookup(name)
+            if isinstance(v, V.ArrayRef):
+                return self.array_ref_use(name, v, n)
             if isinstance(v, V.LocalArray):
                 # the array's address leaves the reading (an argument, a pointer): its elements are not followed;
                 # inside a loop read once, earlier iterations' reads of it would be wrong: refused (a loop of a
                 # constant count is then read iteration by iteration)
                 if len(self.loops) > v.depth:
                     self.refuse("local array's address taken in a loop read once", n, self.text(n))
+                if self.word_pointer_cast(n, v):
+                    # ``L1Ptr p = reinterpret_cast<L1Ptr>(a)``: a pointer the reading follows (``ArrayRef``)
+                    return V.ArrayRef(name, next(s for s in reversed(self.scopes) if name in s))
                 why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
                 self.assign(name, why, n)
                 return why
@@ -2359,16 +2395,55 @@ class KernelReader:
             return V.Unicast()
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
-    def local_array(self, d: Any) -> V.LocalArray | None:
+    def local_array(self, d: Any, elem: str = "") -> V.LocalArray | None:
         """``T a[N];`` with ``N`` known statically (1 to ``UNROLL_LIMIT``, one dimension): an array of unstored
-        elements; None for any other array declarator."""
+        elements of type ``elem``; None for any other array declarator."""
         inner, size = d.child_by_field_name("declarator"), d.child_by_field_name("size")
         if inner is None or inner.type != "identifier" or size is None:
             return None
         n = self.expr(size)
         if not isinstance(n, V.Sym) or not n.is_const or not 0 < n.const <= UNROLL_LIMIT:
             return None
-        return V.LocalArray((None,) * n.const, len(self.loops))
+        return V.LocalArray((None,) * n.const, len(self.loops), elem)
+
+    def aliased_array(self, alias: str, typ: Any, init: Any, d: Any) -> V.Value:
+        """A local array declared through an array type alias (``df::RemoteNocCoords<num_blocks> remote_coords{};``,
+        reader_mcast_sender_unary_sharded_ln.cpp:109, of ``template <NumNocAddrs N> using RemoteNocCoords =
+        RemoteNocCoord[N];``, layernorm_dataflow_utils.h:31-32): its size the alias's, the alias template's
+        parameters bound to the type's template arguments; an empty ``{}`` value-initializes every element (a struct's
+        fields to their defaults or 0), no initializer leaves them unstored. Any other initializer, or a size not a
+        number from 1 to ``UNROLL_LIMIT``, is no array the reading follows (a value not followed)."""
+        elem, size_node, params = self.array_aliases[alias]
+        targs: list[Any] = []
+        stack = [typ]
+        while stack and not targs:
+            x = stack.pop()
+            if x.type == "template_argument_list":
+                targs = list(x.named_children)
+            stack.extend(x.named_children)
+        if len(targs) != len(params):
+            return V.Opaque(f"{self.text(d)}: the array alias {alias} with {len(targs)} template arguments")
+        scope: dict[str, V.Value] = {}
+        for p, a in zip(params, targs, strict=True):
+            scope[p] = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
+        self.scopes.append(scope)
+        try:
+            n = self.expr(size_node)
+        finally:
+            self.scopes.pop()
+        if not isinstance(n, V.Sym) or not n.is_const or not 0 < n.const <= UNROLL_LIMIT:
+            return V.Opaque(f"{self.text(d)}: an array of a size not known statically")
+        if init is not None and (init.type != "initializer_list" or init.named_child_count):
+            return V.Opaque(f"{self.text(d)}: an array initialized other than by {{}}")
+        sd = objects.struct_of(self, elem)
+        zero: V.Value = None
+        if init is not None:
+            # ``{}`` value-initializes: a field with no default member initializer is zero, as a scalar element
+            zero = objects.construct(self, sd, [], d, braced=True) if sd is not None else V.const(0)
+            if isinstance(zero, V.Obj) and sd is not None:
+                plain = {f for f, _, default in sd.fields if default is None and objects.struct_of(self, _) is None}
+                zero = V.Obj(zero.struct, tuple((f, V.const(0) if f in plain else v) for f, v in zero.fields))
+        return V.LocalArray((zero,) * n.const, len(self.loops), elem)
 
     def local_index(self, arr: V.LocalArray, idx: Any, n: Any, store: bool) -> int | V.Sym | V.Opaque:
         """The element ``idx`` names in ``arr``: a number in range, the index as a symbol of enclosing loops, or
@@ -2423,11 +2498,70 @@ class KernelReader:
             self.refuse("store into a local array in a loop read once", n, self.text(n))
         i = self.local_index(arr, lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"), lhs, True)
         if isinstance(i, int):
-            self.assign(name, arr.stored(i, value), n)
+            # ``coords[i] = {x, y}`` builds the element's struct (objects.convert; a number stays a number)
+            self.assign(name, arr.stored(i, objects.convert(self, value, arr.elem, n)), n)
             return True
         self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
                                    f"({self.text(n)})"), n)
         return True
+
+    def word_pointer_cast(self, n: Any, arr: V.LocalArray) -> bool:
+        """Whether the local array named at ``n`` is cast to a pointer to 32-bit words to initialise a pointer
+        variable (``df::L1Ptr p = reinterpret_cast<df::L1Ptr>(remote_noc_x);`` of a ``uint32_t`` array,
+        reader_mcast_sender_unary_sharded_ln.cpp:87-88; ``L1Ptr`` is ``volatile tt_l1_ptr uint32_t*``,
+        layernorm_dataflow_utils.h:34): the one way an ``ArrayRef`` is made."""
+        if arr.elem not in ("uint32_t", "int32_t"):
+            return False
+        parent = n.parent
+        cast_type = None
+        if parent is not None and parent.type == "argument_list" and parent.named_child_count == 1 and \
+                parent.parent is not None and parent.parent.type == "call_expression":
+            fn = parent.parent.child_by_field_name("function")
+            if fn is not None and fn.type == "template_function" and \
+                    fn.child_by_field_name("name").text.decode() in ("reinterpret_cast", "static_cast"):
+                tl = fn.child_by_field_name("arguments")
+                cast_type = tl.named_children[0] if tl is not None and tl.named_child_count == 1 else None
+                parent = parent.parent
+        elif parent is not None and parent.type == "cast_expression":
+            cast_type = parent.child_by_field_name("type")
+        if cast_type is None or parent.parent is None or parent.parent.type != "init_declarator":
+            return False
+        text = "".join(cast_type.text.decode().split())
+        bare = text.rsplit("::", 1)[-1]
+        for alias, target in ((d.child_by_field_name("name"), d.child_by_field_name("type"))
+                              for d, _ in self.prog.globals if d.type == "alias_declaration"):
+            if alias is not None and target is not None and alias.text.decode() == bare:
+                text = "".join(target.text.decode().split())
+        return text.endswith(("uint32_t*", "int32_t*"))
+
+    def array_ref_use(self, name: str, ref: V.ArrayRef, n: Any) -> V.Value:
+        """``p`` of an ``ArrayRef`` at ``n``: followed as ``p[i]`` read, as an argument of a function the reading
+        inlines and copied into a pointer variable. A store through it (``p[i] = v``, ``p[i]++``) is refused by
+        name; any other use (``p + 1``, ``&p[i]``, a device API given it) ends what is known of the array: it may be
+        written there, so its elements are no longer followed, as when a local array's address is taken."""
+        parent = n.parent
+        if parent is not None and parent.type == "subscript_expression" and \
+                parent.child_by_field_name("argument").start_byte == n.start_byte:
+            up = parent.parent
+            if up is not None and ((up.type == "assignment_expression" and
+                                    up.child_by_field_name("left").start_byte == parent.start_byte) or
+                                   up.type == "update_expression"):
+                self.refuse("store through a pointer to a local array", up, self.text(up))
+            if up is None or up.type != "pointer_expression":
+                return ref
+        if parent is not None and parent.type == "init_declarator":
+            return ref
+        if parent is not None and parent.type == "argument_list" and parent.parent is not None and \
+                parent.parent.type == "call_expression":
+            fn = parent.parent.child_by_field_name("function")
+            callee = fn.child_by_field_name("name") if fn is not None and fn.type == "template_function" else fn
+            text = "".join(callee.text.decode().split()).split("<", 1)[0] if callee is not None else ""
+            if text in self.prog.functions or text.rsplit("::", 1)[-1] in self.prog.functions or \
+                    isinstance(self.lookup(text), V.Function):
+                return ref
+        why = V.Opaque(f"the local array {ref.name}, whose address was used in {self.text(parent or n)}")
+        ref.scope[ref.name] = why
+        return why
 
     def subscript(self, n: Any) -> V.Value:
         """``a[i]``: the JIT's per-buffer descriptor arrays (chlkc_descriptors.h, kernel_lib/tilize_helpers.inl:16-23:
@@ -2442,6 +2576,11 @@ class KernelReader:
         # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
         held = self.expr(base) if base is not None and base.type in (
             "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
+        if isinstance(held, V.ArrayRef):
+            arr = held.scope.get(held.name)
+            if isinstance(arr, V.LocalArray):
+                return self.local_element(arr, idx, n)  # the array as it is now (``array_ref_use``)
+            return arr if isinstance(arr, V.Opaque) else V.Opaque(f"{self.text(n)}: the array is not followed")
         if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
             return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
         if isinstance(held, V.Table) and idx is not None and idx.named_child_count == 1:
@@ -3161,7 +3300,12 @@ class KernelReader:
                 self.refuse("one variable passed to two reference parameters", n,
                             f"{name} as {' and '.join(ps)} of {f.name}")
         if vals is None:
-            vals = [self.expr(a) for a in arg_nodes]
+            # a local array passed to a reference parameter (``RemoteNocCoords<N>& coords``,
+            # layernorm_dataflow_utils.h:123-131) is the caller's array: bound as it is, written back on return
+            vals = [held if a.type == "identifier" and isinstance(held := self.lookup(a.text.decode()), V.LocalArray)
+                    and i < len(f.params) and (f.params[i].startswith("&") or (
+                        i < len(f.param_declarators) and f.param_declarators[i] == "reference_declarator"))
+                    else self.expr(a) for i, a in enumerate(arg_nodes)]
         scope = self.bind_params(f, vals, n, targs)
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
         self.loop_base = len(self.loops) + self.guarded
@@ -3291,15 +3435,23 @@ class KernelReader:
         if len(vals) <= max(*cbs, *tiles, dst):
             self.refuse(f"call to {name} with too few arguments", n)
         ins = []
+        in_place = []
         for c, t in zip(cbs, tiles, strict=True):
             cb = self.cb_of(vals[c], n)
             tile = vals[t]
             if not isinstance(tile, V.Sym):
                 self.refuse("tile index not known statically", n, self.text(arg_nodes[t]))
             top = self.max_of(tile, n)
+            if cb not in self.waited and self.cb_index[cb].page_tiles == 1 and not self.survey:
+                # a buffer this kernel never waits on, read by tile index from the read pointer as the unpacker
+                # addresses it: a read in place (``InPlace``, docs/semantics.md "Reads in place"), whose page the
+                # checker asks to hold published bytes -- layernorm's resident input shard and its eps tile
+                # (ttnn 0.81.1 layernorm_sharded.cpp:286-295, 357, 520)
+                in_place.append(InPlace(cb, tile.const, tuple(Term(v, k) for v, k in tile.loops)))
+                continue
             ins.append(Operand(cb, top // self.cb_index[cb].page_tiles + 1))
         self.dst_use([vals[dst]], n)
-        self.emit(Compute(name.removesuffix("_tiles").removesuffix("_tile"), 1, tuple(ins)), n)
+        self.emit(Compute(name.removesuffix("_tiles").removesuffix("_tile"), 1, tuple(ins), tuple(in_place)), n)
         return None
 
     def max_of(self, v: V.Sym, n: Any) -> int:

@@ -290,10 +290,26 @@ class LocalArray:
 
     items: tuple[Any, ...]
     depth: int = 0
+    #: the element type when it is a struct the reading knows (``RemoteNocCoord``, an array type alias's element:
+    #: layernorm_dataflow_utils.h:26-32): a braced list stored into an element builds it; else ""
+    elem: str = ""
 
     def stored(self, i: int, value: Any) -> LocalArray:
         """The array after ``a[i] = value``."""
-        return LocalArray((*self.items[:i], value, *self.items[i + 1:]), self.depth)
+        return LocalArray((*self.items[:i], value, *self.items[i + 1:]), self.depth, self.elem)
+
+
+@attrs.frozen
+class ArrayRef:
+    """A pointer to the first element of the local array ``name`` of 32-bit words, taken by a cast into a pointer
+    variable (``L1Ptr p = reinterpret_cast<L1Ptr>(remote_noc_x)``, reader_mcast_sender_unary_sharded_ln.cpp:87).
+    ``scope`` is the variable scope the array is declared in (the reading's own dict, kept across ``restore``), so
+    ``p[i]`` reads the array as it is now, never a copy taken earlier. Only reads ``p[i]`` and passing ``p`` to a
+    function the reading inlines are followed; any other use of ``p`` (arithmetic, a device API, a store through it)
+    is refused or ends what is known of the array (``KernelReader.array_ref_use``)."""
+
+    name: str
+    scope: dict[str, Any] = attrs.field(eq=False, hash=False, repr=False)
 
 
 @attrs.frozen
@@ -397,4 +413,4 @@ class ChainElem:
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | None
+    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | ArrayRef | None
