@@ -338,8 +338,10 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
 #: The ways ``_epochs`` breaks the restarting sequence (one per broken draw): the receiver acknowledges before its
 #: reset in a pass (the next VALID may land before the reset wipes it), resets for the next pass before its
 #: last wait of this one, never resets, the sender's last multicast of a pass not waited for, a value that does not
-#: rise, a wait one value ahead of what is sent, two resets in one pass.
-EPOCH_BREAKS = ("inc-first", "reset-early", "no-reset", "no-barrier", "flat", "ahead", "double-reset")
+#: rise, a wait one value ahead of what is sent, two resets in one pass, a value sent without waiting for the
+#: acknowledgement of the one before (an exact wait for that one may see the next: tt-metal #50314's kind, the sharded
+#: layernorm's receivers that only wait, ``reader_mcast_receiver_unary_sharded_ln.cpp:157``).
+EPOCH_BREAKS = ("inc-first", "reset-early", "no-reset", "no-barrier", "flat", "ahead", "double-reset", "unacked")
 
 
 def epochs_handshake(p: Program, se: EngineProgram, re: EngineProgram, passes: int, values: int,
@@ -365,7 +367,9 @@ def epochs_handshake(p: Program, se: EngineProgram, re: EngineProgram, passes: i
     for k in range(passes):
         for j in range(1, values + 1):
             v = 1 if broken == "flat" else j
-            send += [SemWait(ack, WaitCond.EQ, 1), SemSet(ack, 0), SemSet(valid, v), McastSetValid(valid, g.id, 1)]
+            if not (broken == "unacked" and k == bad_pass and j == max(bad_value, 2)):
+                send += [SemWait(ack, WaitCond.EQ, 1), SemSet(ack, 0)]
+            send += [SemSet(valid, v), McastSetValid(valid, g.id, 1)]
             if not (broken == "no-barrier" and k == bad_pass and j == values):
                 send.append(WriteBarrier())
         reset: list[Op] = [] if broken == "no-reset" else [SemSet(valid, 0)]
