@@ -17,7 +17,13 @@ import attrs
 
 from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
+from verispatial.frontends.ttmetal.cpp import (
+    CONSTANT_NAMESPACES,
+    DEVICE_CONSTANTS,
+    TYPE_SIZES,
+    Unit,
+    function_declarator,
+)
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
@@ -80,7 +86,20 @@ JIT_DESCRIPTORS: dict[str, int | None] = {
 #: blackhole/noc/noc_parameters.h:375-394: the larger of the read and write alignment), by target name: kernels round a
 #: tile's stride in L1 up to them (``(size + DRAM_ALIGNMENT - 1) & ~(DRAM_ALIGNMENT - 1)``).
 NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
-                 "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64}}
+                 "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64},
+                 # the parameters they come from and the largest burst (noc_parameters.h, Wormhole :214-221 and
+                 # :291-297, Blackhole :286-290 and :375-381; ``RISC_A0_HW``'s 512 B burst is no target here):
+                 # kernels choose a transfer's form by them (``coalesced_read_bytes <= NOC_MAX_BURST_SIZE``,
+                 # reader_depthwise_conv1d.cpp:87)
+                 "NOC_WORD_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_MAX_BURST_WORDS": {"wormhole_b0": 256, "blackhole": 256},
+                 "NOC_MAX_BURST_SIZE": {"wormhole_b0": 256 * 32, "blackhole": 256 * 64},
+                 "NOC_L1_READ_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_L1_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_PCIE_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_PCIE_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_DRAM_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -387,9 +406,7 @@ class KernelReader:
                 else:
                     self.refuse("compile-time arg the host does not give", p, f"template parameter {name}")
             fn = next(x for x in fn.named_children if x.type == "function_definition")
-        d = fn.child_by_field_name("declarator")
-        while d is not None and d.type != "function_declarator":
-            d = d.child_by_field_name("declarator")
+        d = function_declarator(fn)
         for name in self.params(d.child_by_field_name("parameters") if d is not None else None):
             scope[name.lstrip("&")] = self.runtime_arg(name.lstrip("&"), fn)
         return fn
@@ -1016,6 +1033,12 @@ class KernelReader:
                             "do-while loop", body_first=True)
             finally:
                 self.scopes.pop()
+        elif t == "for_range_loop":
+            self.scopes.append({})
+            try:
+                self.range_for(n)
+            finally:
+                self.scopes.pop()
         elif t in ("break_statement", "continue_statement") and self.unrolled and \
                 self.unrolled[-1] == len(self.loops) + self.guarded:
             raise _Break() if t == "break_statement" else _Continue()
@@ -1044,7 +1067,7 @@ class KernelReader:
         else:
             names = {"break_statement": "break",
                      "continue_statement": "continue", "goto_statement": "goto",
-                     "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
+                     "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
 
@@ -1831,6 +1854,92 @@ class KernelReader:
         finally:
             self.unrolled.pop()
 
+    def range_for(self, n: Any) -> None:
+        """``for (T x : range) body``, read as the kernel runs it (``unroll``): one iteration per element of a
+        ``const`` table, a local array (its elements as stored) or a braced list; over a struct value, the
+        iterators C++ desugars it into (``auto it = range.begin(), end = range.end(); it != end; ++it``, ``x =
+        *it``: normalization/kernel_util/generic/blocked_range.h's ``BlockedRange``), the comparison a number at
+        every iteration. ``break`` and ``continue`` directly in the body end the loop or the iteration. Refused
+        as ``range-for loop``: a range of anything else, an iterator comparison not a number (a count from a
+        runtime range or data), a loop variable bound by a non-const reference that the body assigns (a write
+        into the range), more iterations than ``unroll`` reads."""
+        decl, rng, body = (n.child_by_field_name(f) for f in ("declarator", "right", "body"))
+        name = self.decl_name(decl)
+        if decl.type == "reference_declarator" and not _is_const(n) and name in self.assigned_in(body):
+            self.refuse("range-for loop", n, f"{name} bound by reference and assigned: a write into the range")
+        items: list[Any] | None = None
+        held = self.lookup(rng.text.decode()) if rng.type == "identifier" else None
+        if isinstance(held, V.Table):
+            items = [held.at(i) for i in range(held.size)]
+        elif isinstance(held, V.LocalArray):
+            items = [V.Opaque(f"the local array {rng.text.decode()}'s element {i}, never stored") if x is None else x
+                     for i, x in enumerate(held.items)]
+        elif rng.type == "initializer_list":
+            items = [self.expr(x) for x in rng.named_children if x.type != "comment"]
+        if items is not None:
+            self.range_iterations(n, body, name, iter(items))
+            return
+        obj = self.expr(rng)
+        if not isinstance(obj, V.Obj):
+            why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+            self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
+        self.range_iterations(n, body, name, self.iterate(obj, n))
+
+    def iterate(self, obj: V.Obj, n: Any) -> Any:
+        """The elements of range-for over ``obj``: its ``begin()`` / ``end()`` iterators stepped by ``operator++``
+        while ``operator!=`` holds, each element ``operator*`` (the methods a followed header defines)."""
+        it, end = self.method_value(obj, "begin", [], n)[0], self.method_value(obj, "end", [], n)[0]
+        while True:
+            if not isinstance(it, V.Obj):
+                self.refuse("range-for loop", n, f"an iterator not followed: {it!r}"[:200])
+            more = self.method_value(it, "operator!=", [end], n)[0]
+            if not (isinstance(more, V.Sym) and more.is_const):
+                why = more.why if isinstance(more, V.Opaque) else "not a number"
+                self.refuse("range-for loop", n, f"the end of {self.text(n.child_by_field_name('right'))} not known "
+                            f"statically: {why}")
+            if not more.const:
+                return
+            yield self.method_value(it, "operator*", [], n)[0]
+            _, after = self.method_value(it, "operator++", [], n)
+            it = after if isinstance(after, V.Obj) else it
+
+    def method_value(self, obj: V.Obj, name: str, vals: list[Any], n: Any) -> tuple[Any, Any]:
+        """``obj.name(vals)`` of a struct value's method, with the object as the method left it."""
+        sd = objects.struct_of(self, obj.struct)
+        if sd is None or name not in sd.methods:
+            self.refuse("range-for loop", n, f"{obj.struct} has no method {name} in a followed header")
+        hit = objects.choose(self, [(m, sd.unit) for m in sd.methods[name]], vals, self.declared_params)
+        if hit is None:
+            self.refuse("range-for loop", n, f"{obj.struct}::{name}: none or several overloads fit")
+        f = self.function_of(hit[0], sd.unit, f"{sd.name}::{name}", this=obj)
+        self.this_after = None
+        result = self.inline(f, [], [], n, vals=vals)
+        return result, self.this_after
+
+    def range_iterations(self, n: Any, body: Any, name: str, items: Any) -> None:
+        """Each of ``items`` bound to the loop variable ``name`` in turn, ``body`` read once for each (``unroll``'s
+        limits)."""
+        self.unrolled.append(len(self.loops) + self.guarded)
+        try:
+            for i, x in enumerate(items):
+                if i == UNROLL_LIMIT:
+                    self.refuse("range-for loop", n, f"more than {UNROLL_LIMIT} iterations")
+                self.unroll_budget -= 1
+                if self.unroll_budget < 0:
+                    self.refuse("range-for loop", n,
+                                f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
+                self.scopes.append({name: x})
+                try:
+                    self.stmt(body)
+                except _Break:
+                    return
+                except _Continue:
+                    pass
+                finally:
+                    self.scopes.pop()
+        finally:
+            self.unrolled.pop()
+
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
         ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
@@ -2075,6 +2184,10 @@ class KernelReader:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
             if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
                 return V.const(self.prog.unscoped[name])
+            if name == "noc_index" and self.kernel.engine != Engine.COMPUTE:
+                # ``constexpr uint8_t noc_index = NOC_INDEX;`` (internal/dataflow/dataflow_api_common.h:10), the
+                # JIT's define of the kernel's ``DataMovementConfig.noc``
+                return V.const(self.kernel.noc)
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
                 # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
                 return V.const(int(self.kernel.fp32_dest_acc_en))
@@ -2127,6 +2240,8 @@ class KernelReader:
             obj = self.expr(arg)
             if isinstance(obj, V.Obj):
                 return obj.get(field)
+            if isinstance(obj, V.ArgArray) and obj.struct is not None and n.children[1].type == "->":
+                return intrinsics.arg_field(self, obj, field, n)
             if isinstance(obj, V.CbInterface):
                 b = self.cb_index[obj.cb]
                 return V.const({"fifo_page_size": b.entry_size, "fifo_num_pages": b.entries,
@@ -2217,6 +2332,12 @@ class KernelReader:
         text = " ".join(typ.text.decode().split()) if typ is not None else ""
         if "*" not in text:
             v = self.to_integer(v, text)
+        elif isinstance(v, V.ArgArray):
+            # a struct laid over the runtime args (reader_tile_interleaved_unified.cpp:179): its fields are words
+            base = [w for w in text.replace("*", " ").split() if w not in ("const", "volatile", "tt_l1_ptr")]
+            sd = objects.struct_of(self, base[-1]) if len(base) == 1 else None
+            if sd is not None:
+                return attrs.evolve(v, elem=None, struct=sd.name)
         return retyped(v, typ)
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
@@ -2459,9 +2580,7 @@ class KernelReader:
                 "type_parameter_declaration") else "" for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
-        d = fn.child_by_field_name("declarator")
-        while d is not None and d.type != "function_declarator":
-            d = d.child_by_field_name("declarator")
+        d = function_declarator(fn)
         plist = d.child_by_field_name("parameters") if d is not None else None
         params = self.params(plist)
         ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
@@ -2821,7 +2940,11 @@ class KernelReader:
             return self.inline(self.function_of(hit[0], owner.unit, f"{owner.name}::{parts[-1]}"), arg_nodes, targs,
                                n, vals=vals)
         sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
-        if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
+        if sd is not None and (not targs or (sd.template_params is not None and all(
+                p.type in ("type_parameter_declaration", "optional_type_parameter_declaration")
+                for p in sd.template_params.named_children))):
+            # a constructor call ``ReduceInputMemoryLayout(s)``; of a class template whose parameters are all types
+            # (``BlockedRange<SizeT>(total, block_size)``, blocked_range.h:131-133) no value depends on them
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         held = self.lookup(name) if name.isidentifier() else None
         cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
@@ -3119,6 +3242,8 @@ class KernelReader:
             return self.expr_text(a.text.decode(), a)
         if text.isidentifier() and objects.struct_of(self, text) is not None:
             return V.TypeInst(text, ())
+        if text.startswith("std::") and text[5:] in TYPE_SIZES:
+            return V.TypeName(text[5:])  # f<std::uint32_t> (reader_moreh_softmax_w.cpp:43): <cstdint>'s same type
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
             # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
             # any other qualified name an enumerator
@@ -3348,7 +3473,8 @@ def retyped(v: Any, typ: Any) -> Any:
     are."""
     if isinstance(v, V.ArgArray) and typ is not None:
         text = typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
-        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem)
+        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem,
+                            struct=None)
     if not isinstance(v, V.L1Ptr) or typ is None:
         return v
     text = typ.text.decode()
@@ -3367,7 +3493,9 @@ def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
     ``uint32_t a`` (bytes); ``auto`` and the like keep what the value was."""
     if isinstance(v, V.ArgArray):
         if declarator is not None and declarator.type == "pointer_declarator":
-            return attrs.evolve(v, elem=TYPE_SIZES.get(tname))
+            if tname == "auto" or tname == v.struct:  # ``const auto* a = reinterpret_cast<const Args*>(...)``
+                return v
+            return attrs.evolve(v, elem=TYPE_SIZES.get(tname), struct=None)
         return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
             declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -25,6 +25,14 @@ def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
     """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it."""
     name = "".join(type_name.split())
     name = r.type_aliases.get(name, name)
+    if r.this_stack and "::" not in name:
+        # inside a method, a class nested in its class or an enclosing one first (C++'s class scope lookup)
+        scope = r.this_stack[-1][0].name if r.this_stack[-1][0] is not None else ""
+        bare_t = name.split("<", 1)[0]
+        while scope:
+            if f"{scope}::{bare_t}" in r.prog.structs:
+                return r.prog.structs[f"{scope}::{bare_t}"]
+            scope = scope.rsplit("::", 1)[0] if "::" in scope else ""
     if name in r.prog.structs:
         return r.prog.structs[name]
     bare = name.rsplit("::", 1)[-1].split("<", 1)[0]
@@ -54,9 +62,7 @@ def compatible(r: KernelReader, v: Any, type_name: str, tparams: tuple[str, ...]
 
 def _arity(fn: Any) -> tuple[int, int]:
     """(required, total) parameters of a function definition or declaration."""
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     plist = d.child_by_field_name("parameters") if d is not None else None
     ps = [p for p in plist.named_children if p.type.endswith("parameter_declaration")] if plist is not None else []
     if any(p.type == "variadic_parameter_declaration" for p in ps):
@@ -65,9 +71,7 @@ def _arity(fn: Any) -> tuple[int, int]:
 
 
 def _param_types(r: KernelReader, fn: Any) -> list[str]:
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     plist = d.child_by_field_name("parameters") if d is not None else None
     return [r.type_name(p.child_by_field_name("type")) for p in plist.named_children
             if p.type.endswith("parameter_declaration")] if plist is not None else []

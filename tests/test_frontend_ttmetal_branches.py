@@ -1,0 +1,203 @@
+"""The tt-metal front end's control flow on values it can fold: branches, ``while`` loops and range-for loops whose
+condition or range is known statically once the reading folds what the kernel's build and the device headers say
+(the kernel's NoC, the NoC parameters, ``std::``-qualified fixed-width types, a struct laid over the runtime args,
+an array's elements), and, beside each, the refusal kept where the value is data. Small kernels written here (the
+corpus figures these move are in benchmarks/README.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+import json
+from typing import Any
+
+from test_frontend_ttmetal_constructs import _main, _ops, _read
+
+from verispatial.frontends.ttmetal import Refused, import_host
+
+
+def _read_on(tmp_path: Path, source: str, target: str) -> Any:
+    """``_read``'s kernel and host on the ``target`` named."""
+    _read(tmp_path, _main())
+    host = json.loads((tmp_path / "h.json").read_text())
+    (tmp_path / "k.cpp").write_text(source)
+    (tmp_path / "h.json").write_text(json.dumps({**host, "target": target}))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+# ------------------------------------------------------------------ std:: fixed-width types as template arguments
+
+
+def test_std_qualified_type_argument_is_the_type(tmp_path: Path) -> None:
+    """moreh_common.hpp:142-149's ``get_mask_value<T>``: ``std::is_same_v<T, uint16_t>`` of ``T`` bound to
+    ``std::uint16_t`` / ``std::uint32_t`` (reader_moreh_softmax_w.cpp:43-45), and ``sizeof(T)`` of it."""
+    ep = _read(tmp_path, _main("    put<std::uint16_t>();", "    put<std::uint32_t>();", prelude=(
+        "template <typename T> void put() {",
+        "    if constexpr (std::is_same_v<T, uint16_t>) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
+        "    cb_push_back(0, sizeof(T));",
+        "}")))
+    assert _ops(ep) == [("Reserve", 1), ("Push", 2), ("Reserve", 2), ("Push", 4)]
+
+
+def test_type_not_followed_stays_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    put<MyType>();", prelude=(
+            "template <typename T> void put() {",
+            "    if constexpr (std::is_same_v<T, uint16_t>) { cb_reserve_back(0, 1); }",
+            "}")))
+    assert e.value.loc.line == 3
+
+
+# ------------------------------------------------------------------ the kernel's NoC and the NoC parameters
+
+
+@pytest.mark.parametrize(("noc", "pages"), [(0, 2), (1, 1)])
+def test_noc_index_is_the_kernels_noc(tmp_path: Path, noc: int, pages: int) -> None:
+    """``noc_index`` is ``NOC_INDEX``, the kernel's NoC (internal/dataflow/dataflow_api_common.h:10, the JIT's
+    define of ``DataMovementConfig.noc``); reader_full_width_sharded.cpp:41 branches on it."""
+    src = _main("    if (noc_index == 1) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+    assert _ops(_read(tmp_path, src, kernel={"noc": noc})) == [("Reserve", pages)]
+
+
+@pytest.mark.parametrize(("target", "pages"), [("wormhole_b0", 8192 // 2048 + 32 // 16), ("blackhole", 16384 // 2048 + 64 // 16)])
+def test_noc_parameters_of_the_target(tmp_path: Path, target: str, pages: int) -> None:
+    """noc_parameters.h's ``NOC_MAX_BURST_SIZE`` (256 words of 32 B on Wormhole, 64 B on Blackhole) and the
+    alignment of each kind of transfer, by target (reader_depthwise_conv1d.cpp:87, moreh_common.hpp:767)."""
+    src = _main("    cb_reserve_back(0, NOC_MAX_BURST_SIZE / 2048 + NOC_DRAM_READ_ALIGNMENT_BYTES / 16);")
+    ep = _read_on(tmp_path, src, target)
+    assert _ops(ep) == [("Reserve", pages)]
+
+
+def test_an_unknown_device_macro_stays_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="branch on a value not known statically") as e:
+        _read(tmp_path, _main("    if (NOC_NOT_A_PARAMETER > 1) { cb_reserve_back(0, 1); }"))
+    assert "NOC_NOT_A_PARAMETER is not defined" in str(e.value)
+
+
+# ------------------------------------------------------------------ a struct laid over the runtime args
+
+
+_ARGS = ("struct Args {", "    uint32_t start_id;", "    uint32_t num_pages;", "};")
+
+
+def test_struct_over_runtime_args_counts_a_while_loop(tmp_path: Path) -> None:
+    """reader_tile_interleaved_unified.cpp:179-181: ``const auto* a = reinterpret_cast<const ArgsRepeat*>(
+    get_arg_addr(0))`` and ``a->num_pages`` the count of a ``while`` loop: the field is the runtime arg at its word."""
+    src = _main("    const auto* a = reinterpret_cast<const Args*>(get_arg_addr(1));",
+                "    uint32_t left = a->num_pages;",
+                "    while (left > 0) { cb_reserve_back(0, a->start_id); left--; }", prelude=_ARGS)
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "n"]}, args={"start": 2, "n": 3})
+    assert _ops(ep) == [("Reserve", 2)] * 3
+
+
+def test_struct_over_runtime_args_with_a_narrow_field_is_not_followed(tmp_path: Path) -> None:
+    """A field after one not 32 bits wide (or itself narrower) is not at a whole word the reading follows."""
+    src = _main("    const auto* a = reinterpret_cast<const Args*>(get_arg_addr(1));",
+                "    while (a->num_pages > 0) { cb_reserve_back(0, 1); }",
+                prelude=("struct Args {", "    uint16_t start_id;", "    uint32_t num_pages;", "};"))
+    with pytest.raises(Refused, match="while loop") as e:
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "n"]}, args={"start": 2, "n": 3})
+    assert e.value.loc.line == 8
+
+
+# ------------------------------------------------------------------ range-for loops
+
+
+def test_range_for_over_a_constant_array(tmp_path: Path) -> None:
+    """reader_llama_reduce_scatter.cpp:94's ``for (uint32_t target_device_id : device_order)``: one iteration per
+    element, the loop variable the element."""
+    src = _main("    constexpr uint32_t order[] = {3, 1, 2};",
+                "    for (uint32_t d : order) { cb_reserve_back(0, d); }",
+                "    for (auto d : {4u, 5u}) { cb_push_back(0, d); }")
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 3), ("Reserve", 1), ("Reserve", 2), ("Push", 4), ("Push", 5)]
+
+
+def test_range_for_over_a_local_array_with_break(tmp_path: Path) -> None:
+    src = _main("    uint32_t order[3];", "    order[0] = 1; order[1] = 7; order[2] = 2;",
+                "    for (const auto& d : order) { if (d == 7) { break; } cb_reserve_back(0, d); }")
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 1)]
+
+
+def test_range_for_over_an_array_not_followed_is_refused(tmp_path: Path) -> None:
+    src = _main("    uint32_t order[3];", "    order[0] = 1;",
+                "    for (uint32_t d : order) { cb_reserve_back(0, d); }")
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, src)
+    with pytest.raises(Refused, match="range-for loop") as e:
+        _read(tmp_path, _main("    for (uint32_t d : some_global_list) { cb_reserve_back(0, d); }"))
+    assert e.value.loc.line == 3
+
+
+_BLOCKED = (
+    "template <typename SizeT = uint32_t>",
+    "class Blocked {",
+    "public:",
+    "    class Block {",
+    "    public:",
+    "        class Iterator {",
+    "        public:",
+    "            Iterator(SizeT val) : val_(val) {}",
+    "            SizeT operator*() const { return val_; }",
+    "            Iterator& operator++() { ++val_; return *this; }",
+    "            bool operator!=(const Iterator& other) const { return val_ != other.val_; }",
+    "        private:",
+    "            SizeT val_;",
+    "        };",
+    "        Block(SizeT start, SizeT end, SizeT block_size) : start_(start), end_(end), block_size_(block_size) {}",
+    "        SizeT size() const { return end_ - start_; }",
+    "        SizeT start() const { return start_; }",
+    "        SizeT full_block_size() const { return block_size_; }",
+    "        Iterator begin() const { return Iterator(start_); }",
+    "        Iterator end() const { return Iterator(end_); }",
+    "    private:",
+    "        SizeT start_;",
+    "        SizeT end_;",
+    "        SizeT block_size_;",
+    "    };",
+    "    class Iterator {",
+    "    public:",
+    "        Iterator(SizeT pos, SizeT block_size, SizeT total) : pos_(pos), block_size_(block_size), total_(total) {}",
+    "        Block operator*() const { return Block{pos_, std::min(pos_ + block_size_, total_), block_size_}; }",
+    "        Iterator& operator++() { pos_ += block_size_; return *this; }",
+    "        bool operator!=(const Iterator& other) const { return pos_ < other.pos_; }",
+    "    private:",
+    "        SizeT pos_;",
+    "        SizeT block_size_;",
+    "        SizeT total_;",
+    "    };",
+    "    Blocked(SizeT total, SizeT block_size) : total_(total), block_size_(block_size) {}",
+    "    Iterator begin() const { return Iterator(0, block_size_, total_); }",
+    "    Iterator end() const { return Iterator(total_, block_size_, total_); }",
+    "private:",
+    "    SizeT total_;",
+    "    SizeT block_size_;",
+    "};",
+    "template <typename SizeT = uint32_t>",
+    "inline Blocked<SizeT> blocks(SizeT total, SizeT block_size) { return Blocked<SizeT>(total, block_size); }")
+
+
+def test_range_for_over_a_class_with_iterators(tmp_path: Path) -> None:
+    """normalization/kernel_util/generic/blocked_range.h's ``BlockedRange``: ``for (auto block : blocks(Wt, b))``
+    runs the iterators C++ desugars a range-for into (``begin()``, ``end()``, ``operator!=``, ``operator++``,
+    ``operator*``), nested classes and all; 5 tiles in blocks of 2 are blocks of 2, 2 and 1."""
+    src = _main("    for (auto block : blocks(5u, 2u)) {",
+                "        cb_reserve_back(0, block.full_block_size());",
+                "        for (auto i : block) { cb_push_back(0, i + 1); }",
+                "    }", prelude=_BLOCKED)
+    assert _ops(_read(tmp_path, src)) == [
+        ("Reserve", 2), ("Push", 1), ("Push", 2), ("Reserve", 2), ("Push", 3), ("Push", 4), ("Reserve", 2),
+        ("Push", 5)]
+
+
+def test_range_for_over_a_runtime_count_is_refused(tmp_path: Path) -> None:
+    """A range whose end is a runtime range is not a number at every iteration: refused by the loop's name."""
+    src = _main("    uint32_t n = get_arg_val<uint32_t>(1);",
+                "    for (auto block : blocks(n, 2u)) { cb_reserve_back(0, block.full_block_size()); }",
+                prelude=_BLOCKED)
+    with pytest.raises(Refused, match="range-for loop") as e:
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..8"})
+    assert e.value.loc.line == len(_BLOCKED) + 4
