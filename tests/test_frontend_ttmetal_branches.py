@@ -151,7 +151,8 @@ _BLOCKED = (
     "        SizeT size() const { return end_ - start_; }",
     "        SizeT start() const { return start_; }",
     "        SizeT full_block_size() const { return block_size_; }",
-    "        Iterator begin() const { return Iterator(start_); }",
+    "        SizeT remainder() const { return block_size_ - size(); }",
+    "        Iterator begin() const { return Iterator(start_ + SizeT(0)); }",
     "        Iterator end() const { return Iterator(end_); }",
     "    private:",
     "        SizeT start_;",
@@ -170,7 +171,7 @@ _BLOCKED = (
     "        SizeT total_;",
     "    };",
     "    Blocked(SizeT total, SizeT block_size) : total_(total), block_size_(block_size) {}",
-    "    Iterator begin() const { return Iterator(0, block_size_, total_); }",
+    "    Iterator begin() const { return Iterator(SizeT(0), block_size_, total_); }",
     "    Iterator end() const { return Iterator(total_, block_size_, total_); }",
     "private:",
     "    SizeT total_;",
@@ -187,10 +188,11 @@ def test_range_for_over_a_class_with_iterators(tmp_path: Path) -> None:
     src = _main("    for (auto block : blocks(5u, 2u)) {",
                 "        cb_reserve_back(0, block.full_block_size());",
                 "        for (auto i : block) { cb_push_back(0, i + 1); }",
+                "        if (block.remainder() > 0) { cb_wait_front(0, block.remainder()); }",
                 "    }", prelude=_BLOCKED)
     assert _ops(_read(tmp_path, src)) == [
         ("Reserve", 2), ("Push", 1), ("Push", 2), ("Reserve", 2), ("Push", 3), ("Push", 4), ("Reserve", 2),
-        ("Push", 5)]
+        ("Push", 5), ("Wait", 1)]
 
 
 def test_range_for_over_a_runtime_count_is_refused(tmp_path: Path) -> None:

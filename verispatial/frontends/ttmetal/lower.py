@@ -2923,6 +2923,16 @@ class KernelReader:
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
+        this_sd = self.this_stack[-1][0] if self.this_stack else None
+        if fn.type == "identifier" and local is None and this_sd is not None and bare in this_sd.methods:
+            # a method of the object calling another of its own (``LocalRange{size()}``, blocked_range.h:76): on the
+            # object as its fields stand, which it may change
+            fields = self.this_stack[-1][1]
+            result = self.call_method(V.Obj(this_sd.name, tuple((k, fields.get(k)) for k, _, _ in this_sd.fields)),
+                                      bare, None, arg_nodes, n)
+            if isinstance(self.this_after, V.Obj):
+                fields.update(dict(self.this_after.fields))
+            return result
         if isinstance(local, V.Function):
             return self.inline(local, arg_nodes, targs, n)
         if isinstance(local, V.Obj):  # a functor: ``post_reduce_op(i)`` calls its operator()
@@ -2948,6 +2958,15 @@ class KernelReader:
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         held = self.lookup(name) if name.isidentifier() else None
         cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
+        if cast_to is None and held is None and this_sd is not None and len(arg_nodes) == 1 and \
+                name in self.class_type_params(this_sd):
+            # ``SizeT(0)`` in a method of a class template (or a class nested in one) whose type parameter the
+            # reading does not bind (blocked_range.h:56): a small non-negative number is itself in every arithmetic
+            # type; others are not followed
+            v = self.expr(arg_nodes[0])
+            if isinstance(v, V.Sym) and v.is_const and 0 <= v.const < 128:
+                return v
+            return V.Opaque(f"a conversion to the class's type parameter {name}: {self.text(n)}")
         if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
             if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
                 return V.Opaque(f"a floating-point value: {self.text(n)}")
@@ -3112,6 +3131,19 @@ class KernelReader:
         if isinstance(after, V.Obj) and after != obj and target is not None and target.type == "identifier":
             self.assign(target.text.decode(), after, n)
         return result
+
+    def class_type_params(self, sd: Any) -> set[str]:
+        """The type template parameters of class ``sd`` and of the classes it is nested in (``BlockedRange<SizeT>``
+        for ``BlockedRange::Block::LocalRange``)."""
+        out: set[str] = set()
+        name = sd.name
+        while name:
+            outer = self.prog.structs.get(name)
+            plist = outer.template_params if outer is not None else None
+            out |= {self.template_param_name(p) for p in (plist.named_children if plist is not None else ())
+                    if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration")}
+            name = name.rsplit("::", 1)[0] if "::" in name else ""
+        return out
 
     def bind_params(self, f: V.Function, vals: list[Any], n: Any, targs: list[Any] | None = None) -> dict[str, Any]:
         """A scope binding ``f``'s parameters to ``vals`` (converted to their declared struct or ``std::optional``
