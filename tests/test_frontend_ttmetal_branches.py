@@ -18,6 +18,8 @@ from typing import Any
 from test_frontend_ttmetal_constructs import _main, _ops, _read
 
 from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import ReadTiles
+from verispatial.ir.program import walk
 
 
 def _read_on(tmp_path: Path, source: str, target: str) -> Any:
@@ -92,6 +94,15 @@ def test_struct_over_runtime_args_counts_a_while_loop(tmp_path: Path) -> None:
                 "    while (left > 0) { cb_reserve_back(0, a->start_id); left--; }", prelude=_ARGS)
     ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "n"]}, args={"start": 2, "n": 3})
     assert _ops(ep) == [("Reserve", 2)] * 3
+
+
+def test_struct_over_runtime_args_with_a_base_class(tmp_path: Path) -> None:
+    """``struct ArgsSlice : ArgsBase`` (reader_tile_interleaved_unified.cpp:51-57): the base's fields come first."""
+    src = _main("    const auto* a = reinterpret_cast<const Derived*>(get_arg_addr(1));",
+                "    cb_reserve_back(0, a->num_pages);", "    cb_push_back(0, a->extra);",
+                prelude=(*_ARGS, "struct Derived : Args { uint32_t extra; };"))
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "n", "x"]}, args={"start": 2, "n": 3, "x": 5})
+    assert _ops(ep) == [("Reserve", 3), ("Push", 5)]
 
 
 def test_struct_over_runtime_args_with_a_narrow_field_is_not_followed(tmp_path: Path) -> None:
@@ -203,3 +214,22 @@ def test_range_for_over_a_runtime_count_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="range-for loop") as e:
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..8"})
     assert e.value.loc.line == len(_BLOCKED) + 4
+
+
+def test_range_for_over_a_tensors_pages(tmp_path: Path) -> None:
+    """nd_reshard_copy_pages_reader.cpp:26-33: ``for (const auto& page : accessor.pages(start, end))``, each page's
+    ``page_id()`` its global page id (api/tensor/tensor_accessor.h:290-294, page.h:37)."""
+    src = _main("    auto s = TensorAccessor(tensor::t);", "    Noc noc;", "    DataflowBuffer dfb(0);",
+                "    auto pages = s.pages(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2));",
+                "    for (const auto& page : pages) {",
+                "        dfb.reserve_back(1);",
+                "        noc.async_read(s, dfb, 2048, {.page_id = page.page_id()}, {.offset_bytes = 0});",
+                "        noc.async_read_barrier();",
+                "        dfb.push_back(1);",
+                "    }")
+    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "end"]}, args={"start": 3, "end": 5})
+    assert [o.addr.base for o in walk(ep.ops) if isinstance(o, ReadTiles)] == [3, 4]
+    assert _ops(ep) == [("Reserve", 1), ("Push", 1)] * 2
+    with pytest.raises(Refused, match="range-for loop") as e:  # end 0 is the whole tensor: not followed
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "end"]}, args={"start": 3, "end": 0})
+    assert e.value.loc.line == 7

@@ -1869,17 +1869,17 @@ class KernelReader:
             self.refuse("range-for loop", n, f"{name} bound by reference and assigned: a write into the range")
         items: list[Any] | None = None
         held = self.lookup(rng.text.decode()) if rng.type == "identifier" else None
-        if isinstance(held, V.Table):
-            items = [held.at(i) for i in range(held.size)]
-        elif isinstance(held, V.LocalArray):
+        if isinstance(held, V.LocalArray):
             items = [V.Opaque(f"the local array {rng.text.decode()}'s element {i}, never stored") if x is None else x
                      for i, x in enumerate(held.items)]
         elif rng.type == "initializer_list":
             items = [self.expr(x) for x in rng.named_children if x.type != "comment"]
+        obj = self.expr(rng) if items is None and held is None else held
+        if isinstance(obj, V.Table):  # also a tensor's pages (``accessor.pages(start, end)``, api._pages)
+            items = [obj.at(i) for i in range(obj.size)]
         if items is not None:
             self.range_iterations(n, body, name, iter(items))
             return
-        obj = self.expr(rng)
         if not isinstance(obj, V.Obj):
             why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
             self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
