@@ -80,6 +80,20 @@ def test_an_unknown_device_macro_stays_refused(tmp_path: Path) -> None:
     assert "NOC_NOT_A_PARAMETER is not defined" in str(e.value)
 
 
+def test_fabric_topology_is_a_number(tmp_path: Path) -> None:
+    """minimal_default_reader.cpp:32 and :150-163: ``static_cast<Topology>(get_compile_time_arg_val(7))`` compared
+    with ``Topology::Linear`` / ``Topology::Ring`` (fabric_edm_types.hpp:11) decides the count of the loop at :196."""
+    src = _main("    constexpr Topology topology = static_cast<Topology>(get_compile_time_arg_val(0));",
+                "    uint32_t expected = 0;",
+                "    if constexpr (topology == Topology::Linear) { expected = 1; }",
+                "    else if constexpr (topology == Topology::Ring) { expected = 2; }",
+                "    uint32_t received = 0;",
+                "    while (received < expected) { cb_reserve_back(0, 1); received++; }")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [2]})) == [("Reserve", 1)] * 2
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [1]})) == [("Reserve", 1)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [3]})) == []
+
+
 # ------------------------------------------------------------------ a struct laid over the runtime args
 
 
