@@ -45,6 +45,16 @@ def test_std_qualified_type_argument_is_the_type(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 1), ("Push", 2), ("Reserve", 2), ("Push", 4)]
 
 
+def test_cast_as_a_template_argument_is_its_value(tmp_path: Path) -> None:
+    """dit_rmsnorm_fused_writer.cpp:111-117: ``f<..., static_cast<bool>(fuse_rope)>(...)``, which tree-sitter reads
+    as a type, is the cast's value."""
+    src = _main("    constexpr uint32_t fuse = get_compile_time_arg_val(0);", "    put<static_cast<bool>(fuse)>();",
+                prelude=("template <bool on> void put() {",
+                         "    if constexpr (on) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }", "}"))
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [5]})) == [("Reserve", 1)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [("Reserve", 2)]
+
+
 def test_type_not_followed_stays_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="branch on a value not known statically") as e:
         _read(tmp_path, _main("    put<MyType>();", prelude=(
@@ -92,6 +102,18 @@ def test_fabric_topology_is_a_number(tmp_path: Path) -> None:
     assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [2]})) == [("Reserve", 1)] * 2
     assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [1]})) == [("Reserve", 1)]
     assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [3]})) == []
+
+
+@pytest.mark.parametrize(("cfg", "pages"), [(2, 1), (3, 2)])
+def test_accessor_args_flags(tmp_path: Path, cfg: int, pages: int) -> None:
+    """``TensorAccessorArgs<0>().is_sharded`` is bit 0 of its config word (tensor_accessor_args.h:25,
+    arg_config.hpp:19), ``is_dram`` bit 1; non_zero_indices_sc_reader.cpp:57 branches on the first."""
+    src = _main("    constexpr auto args = TensorAccessorArgs<0>();",
+                "    if constexpr (args.is_sharded) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }",
+                "    if constexpr (!args.is_dram) { cb_push_back(0, 7); }")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [cfg, 2048]})) == [("Reserve", pages)]
+    with pytest.raises(Refused, match="branch on a value not known statically"):  # no config word given
+        _read(tmp_path, src)
 
 
 # ------------------------------------------------------------------ a struct laid over the runtime args

@@ -2240,6 +2240,8 @@ class KernelReader:
             obj = self.expr(arg)
             if isinstance(obj, V.Obj):
                 return obj.get(field)
+            if isinstance(obj, V.AccessorArgs):
+                return objects.accessor_args_flag(self, obj, field, n)
             if isinstance(obj, V.ArgArray) and obj.struct is not None and n.children[1].type == "->":
                 return intrinsics.arg_field(self, obj, field, n)
             if isinstance(obj, V.CbInterface):
@@ -3261,6 +3263,10 @@ class KernelReader:
         text = "".join(a.text.decode().split())
         if text.isidentifier() and any(text in sc for sc in self.scopes):
             return self.lookup(text)
+        if text.startswith(("static_cast<", "const_cast<")) and "(" in text:
+            # an expression tree-sitter read as a type (``f<..., static_cast<bool>(fuse_rope)>``,
+            # dit_rmsnorm_fused_writer.cpp:117): the cast's value
+            return self.expr_text(a.text.decode(), a)
         inst = _template_type(a)
         if inst is not None:
             # a class template with its arguments (``ckl::Exp<Approx::Fast, Dst::D0>``): kept as a value, made an

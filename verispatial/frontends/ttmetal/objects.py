@@ -412,3 +412,22 @@ def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym 
     shard_at = shape_at + (0 if runtime(_RUNTIME_TENSOR_SHAPE) else rank)
     coords_at = shard_at + (0 if runtime(_RUNTIME_SHARD_SHAPE) else rank)
     return V.const(coords_at + (0 if runtime(_RUNTIME_BANK_COORDS) else (banks + 1) // 2) - base)
+
+
+#: the config word's flags an accessor's args expose as ``static constexpr bool`` members
+#: (api/tensor/tensor_accessor_args.h:25-26)
+_ARG_FLAGS = {"is_sharded": _SHARDED, "is_dram": 1 << 1}
+
+
+def accessor_args_flag(r: KernelReader, args: V.AccessorArgs, field: str, n: Any) -> V.Value:
+    """``TensorAccessorArgs<N>().is_sharded`` / ``.is_dram``: the bit of the config word, compile-time arg ``N``
+    (non_zero_indices_sc_reader.cpp:57 branches on it); a config word not a number the host gives is not followed."""
+    if field not in _ARG_FLAGS or not isinstance(args.cta, V.Sym) or not args.cta.is_const:
+        return V.Opaque(f"the accessor args' {field}: {r.text(n)}")
+    base = args.cta.const
+    if not r.survey and not 0 <= base < len(r.kernel.compile_time_args):
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}> is not a compile-time arg the host gives")
+    cfg = r.call_api("get_compile_time_arg_val", [V.const(base)], n)
+    if not isinstance(cfg, V.Sym) or not cfg.is_const:
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}> is not a number")
+    return V.const(int(bool(cfg.const & _ARG_FLAGS[field])))
