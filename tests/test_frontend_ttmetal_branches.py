@@ -141,6 +141,16 @@ def test_struct_over_runtime_args_with_a_base_class(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 3), ("Push", 5)]
 
 
+@pytest.mark.parametrize("store", ["a->num_pages = 1;", "a->num_pages++;", "a->num_pages += 1;"])
+def test_store_into_a_struct_over_runtime_args_is_refused(tmp_path: Path, store: str) -> None:
+    """Every read of an arg is the host's value: a kernel changing one through the struct is not read."""
+    src = _main("    auto* a = reinterpret_cast<Args*>(get_arg_addr(1));", f"    {store}",
+                "    cb_reserve_back(0, a->num_pages);", prelude=_ARGS)
+    with pytest.raises(Refused, match="store into a runtime arg") as e:
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "n"]}, args={"start": 2, "n": 3})
+    assert e.value.loc.line == 8
+
+
 def test_struct_over_runtime_args_with_a_narrow_field_is_not_followed(tmp_path: Path) -> None:
     """A field after one not 32 bits wide (or itself narrower) is not at a whole word the reading follows."""
     src = _main("    const auto* a = reinterpret_cast<const Args*>(get_arg_addr(1));",
@@ -167,6 +177,13 @@ def test_range_for_over_a_local_array_with_break(tmp_path: Path) -> None:
     src = _main("    uint32_t order[3];", "    order[0] = 1; order[1] = 7; order[2] = 2;",
                 "    for (const auto& d : order) { if (d == 7) { break; } cb_reserve_back(0, d); }")
     assert _ops(_read(tmp_path, src)) == [("Reserve", 1)]
+
+
+def test_range_for_over_a_local_array_sees_stores_of_its_body(tmp_path: Path) -> None:
+    """Each element is read when its iteration starts: the body's store into a later element is seen."""
+    src = _main("    uint32_t order[2];", "    order[0] = 1; order[1] = 2;",
+                "    for (uint32_t d : order) { order[1] = 5; cb_reserve_back(0, d); }")
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 1), ("Reserve", 5)]
 
 
 def test_range_for_over_an_array_not_followed_is_refused(tmp_path: Path) -> None:

@@ -1870,9 +1870,9 @@ class KernelReader:
         items: list[Any] | None = None
         held = self.lookup(rng.text.decode()) if rng.type == "identifier" else None
         if isinstance(held, V.LocalArray):
-            items = [V.Opaque(f"the local array {rng.text.decode()}'s element {i}, never stored") if x is None else x
-                     for i, x in enumerate(held.items)]
-        elif rng.type == "initializer_list":
+            self.range_iterations(n, body, name, self.local_elements(rng.text.decode(), len(held.items), n))
+            return
+        if rng.type == "initializer_list":
             items = [self.expr(x) for x in rng.named_children if x.type != "comment"]
         obj = self.expr(rng) if items is None and held is None else held
         if isinstance(obj, V.Table):  # also a tensor's pages (``accessor.pages(start, end)``, api._pages)
@@ -1884,6 +1884,17 @@ class KernelReader:
             why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
             self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
         self.range_iterations(n, body, name, self.iterate(obj, n))
+
+    def local_elements(self, array: str, size: int, n: Any) -> Any:
+        """The elements of local array ``array`` for a range-for, each read when its iteration starts (as C++'s
+        iterator reads it: a store by the body into a later element is seen); an array no longer followed (its
+        address taken in the body) is refused, an element never stored not followed."""
+        for i in range(size):
+            arr = self.lookup(array)
+            if not isinstance(arr, V.LocalArray):
+                self.refuse("range-for loop", n, f"over {array}, no longer followed: {getattr(arr, 'why', arr)}")
+            x = arr.items[i]
+            yield V.Opaque(f"the local array {array}'s element {i}, never stored") if x is None else x
 
     def iterate(self, obj: V.Obj, n: Any) -> Any:
         """The elements of range-for over ``obj``: its ``begin()`` / ``end()`` iterators stepped by ``operator++``
@@ -2223,8 +2234,8 @@ class KernelReader:
                     return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
             elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
                 pass
-            elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
-                    arg.child_by_field_name("argument")), V.ArgArray):
+            elif arg.type in ("subscript_expression", "pointer_expression", "field_expression") and isinstance(
+                    self.expr(arg.child_by_field_name("argument")), V.ArgArray):
                 self.refuse("store into a runtime arg", n, self.text(n))
             prefix = n.children[0].type in ("++", "--")
             return new if prefix else old
@@ -2750,6 +2761,9 @@ class KernelReader:
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
+        if lhs.type == "field_expression" and lhs.children[1].type == "->" and isinstance(
+                self.expr(lhs.child_by_field_name("argument")), V.ArgArray):
+            self.refuse("store into a runtime arg", n, self.text(n))  # a field of a struct laid over the args
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
         if lhs.type == "subscript_expression":
