@@ -286,3 +286,35 @@ def test_range_for_over_a_tensors_pages(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="range-for loop") as e:  # end 0 is the whole tensor: not followed
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "end"]}, args={"start": 3, "end": 0})
     assert e.value.loc.line == 7
+
+
+# ------------------------------------------------------------------ stores into struct fields
+
+_S = ("struct S { uint32_t a; uint8_t b; };", "inline void bump(S& t) { t.a = 5; }")
+
+
+@pytest.mark.parametrize(("stmt", "pages"), [
+    ("s.a = 3;", 3), ("s.a++;", 2), ("++s.a;", 2), ("s.a += 2;", 3), ("bump(s);", 5),
+    ("s.b = 258; s.a = s.b;", 2),  # a uint8_t field holds its value converted
+])
+def test_store_into_a_struct_field_is_read_back(tmp_path: Path, stmt: str, pages: int) -> None:
+    """A store into a field of a struct variable changes it: the reading used to drop it and read the field's old
+    value back (``s.a = 2; cb_reserve_back(0, s.a)`` read as a reserve of 1, a count the kernel never asks)."""
+    src = _main("    S s{1, 0};", f"    {stmt}", "    cb_reserve_back(0, s.a);", prelude=_S)
+    assert _ops(_read(tmp_path, src)) == [("Reserve", pages)]
+
+
+def test_store_into_a_nested_field_and_through_this(tmp_path: Path) -> None:
+    src = _main("    Outer o{{1, 0}, 1};", "    o.in.a = 4;", "    o.set(6);",
+                "    cb_reserve_back(0, o.in.a);", "    cb_push_back(0, o.n);", prelude=(
+                    *_S, "struct Outer {", "    S in;", "    uint32_t n;",
+                    "    void set(uint32_t v) { this->n = v; }", "};"))
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 4), ("Push", 6)]
+
+
+def test_store_into_a_field_not_followed_is_refused(tmp_path: Path) -> None:
+    """A field the struct does not declare (or of an object the reading cannot name) is not silently dropped."""
+    src = _main("    S s{1, 0};", "    s.zz = 3;", "    cb_reserve_back(0, s.a);", prelude=_S)
+    with pytest.raises(Refused, match="store into a field not followed") as e:
+        _read(tmp_path, src)
+    assert e.value.loc.line == 6

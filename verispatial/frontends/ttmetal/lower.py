@@ -2228,10 +2228,14 @@ class KernelReader:
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
+            stored = self.store_field(arg, new, n) if arg.type == "field_expression" else None
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
                 if n.children[0].type in ("++", "--"):
                     return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
+            elif stored is not None:
+                if n.children[0].type in ("++", "--"):
+                    return stored
             elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
                 pass
             elif arg.type in ("subscript_expression", "pointer_expression", "field_expression") and isinstance(
@@ -2749,6 +2753,9 @@ class KernelReader:
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
             return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
+        stored = self.store_field(lhs, rhs, n)
+        if stored is not None:
+            return stored
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(target, V.ArgArray):
@@ -2788,6 +2795,44 @@ class KernelReader:
                 self.store_into(base, n, rhs, at)
             return rhs
         return rhs
+
+    def store_field(self, lhs: Any, value: Any, n: Any) -> Any:
+        """A store into a field of a struct the reading follows: ``s.a = v`` (also ``s.in.a``, a reference
+        parameter's ``t.a``) gives the variable a new value with the field changed, ``this->a = v`` changes the
+        object's field in a method; the value is converted to a narrow field's type. Returns the value stored, or
+        None when ``lhs`` is not a field of such a struct (a field through a pointer into L1: memory the
+        choreography does not name). A field the struct does not declare, or a struct value not held by a variable,
+        is refused (``store into a field not followed``): a dropped store would leave the old value to be read."""
+        if lhs.type != "field_expression":
+            return None
+        base, field = lhs.child_by_field_name("argument"), lhs.child_by_field_name("field").text.decode()
+        arrow = lhs.children[1].type == "->"
+        if arrow and base.type == "this" and self.this_stack:
+            sd, fields = self.this_stack[-1]
+            if field not in fields:
+                self.refuse("store into a field not followed", n, f"{self.text(lhs)}: no field {field}")
+            fields[field] = self._field_value(sd, field, value)
+            return fields[field]
+        if arrow:
+            return None
+        obj = self.lookup(base.text.decode()) if base.type == "identifier" else \
+            self.expr(base) if base.type == "field_expression" else None
+        if not isinstance(obj, V.Obj):
+            return None
+        if field not in dict(obj.fields):
+            self.refuse("store into a field not followed", n, f"{self.text(lhs)}: {obj.struct} has no field {field}")
+        stored = self._field_value(objects.struct_of(self, obj.struct), field, value)
+        new = V.Obj(obj.struct, tuple((k, stored if k == field else v) for k, v in obj.fields))
+        if base.type == "identifier":
+            self.assign(base.text.decode(), new, n)
+        elif self.store_field(base, new, n) is None:
+            self.refuse("store into a field not followed", n, self.text(lhs))
+        return stored
+
+    def _field_value(self, sd: Any, field: str, value: Any) -> Any:
+        """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
+        ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
+        return self.to_integer(value, ftype) if _narrow(ftype) else value
 
     def loaded_from(self, node: Any) -> V.L1Ptr | None:
         """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:
