@@ -116,6 +116,16 @@ def test_accessor_args_flags(tmp_path: Path, cfg: int, pages: int) -> None:
         _read(tmp_path, src)
 
 
+def test_unscoped_enumerator_named_by_its_namespace(tmp_path: Path) -> None:
+    """dispatch_fabric2d_kernel_interface.hpp:182-223: ``enum ScratchBlock : uint32_t { kBlkIndices, ... }`` in a
+    namespace, switched on as ``dspf2d::kBlkIndices``."""
+    src = _main("    cb_reserve_back(0, ns::sz(ns::kB));", "    cb_push_back(0, ns::kC);", prelude=(
+        "namespace ns {", "enum Blk : uint32_t { kA, kB, kC };",
+        "constexpr uint32_t sz(uint32_t b) { switch (b) { case kA: return 1; case kB: return 5; default: return 3; } }",
+        "}"))
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 5), ("Push", 2)]
+
+
 # ------------------------------------------------------------------ a struct laid over the runtime args
 
 

@@ -2576,6 +2576,10 @@ class KernelReader:
         v = self.lookup(last)
         if v is not None:
             return v
+        if len(parts) >= 2 and parts[-2] not in self.prog.enums and self.prog.unscoped.get(last) is not None:
+            # an unscoped enumerator named by its namespace (``dspf2d::kBlkIndices``,
+            # dispatch_fabric2d_kernel_interface.hpp:182-183): its value, as by its bare name (enums.py)
+            return V.const(self.prog.unscoped[last])
         if len(parts) >= 2 and (not parts[-1][:1].islower() or parts[-2] in self.prog.enums):
             return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
