@@ -328,3 +328,27 @@ def test_store_into_a_field_not_followed_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="store into a field not followed") as e:
         _read(tmp_path, src)
     assert e.value.loc.line == 6
+
+
+_SEQ = ("struct St { uint32_t lo; uint32_t n; };",
+        "inline St init(uint32_t a) { uint32_t lo = a % 3; return {lo, 3}; }",
+        "inline uint32_t next(St& st) { if (++st.lo == st.n) { st.lo = 0; } return st.lo; }")
+
+
+def test_a_struct_a_loop_changes_is_read_iteration_by_iteration(tmp_path: Path) -> None:
+    """sequencers.h:186-199's ``seq_repeat_interleave_next(st)``, a state struct stepped through a reference
+    parameter, called in a loop: each iteration sees the state the one before left. A loop read once (a ``Loop`` op
+    with one body) would give every iteration the first one's value (reserves of 3, 3 for the kernel's 3, 1)."""
+    src = _main("    auto s = init(1);",
+                "    for (uint32_t t = 0; t < 2; t++) { uint32_t x = next(s); cb_reserve_back(0, x + 1); }",
+                "    cb_push_back(0, s.lo + 1);", prelude=_SEQ)
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 3), ("Reserve", 1), ("Push", 1)]
+
+
+def test_a_struct_a_loop_of_a_runtime_count_changes_is_refused(tmp_path: Path) -> None:
+    src = _main("    auto s = init(1);", "    uint32_t n = get_arg_val<uint32_t>(1);",
+                "    for (uint32_t t = 0; t < n; t++) { uint32_t x = next(s); cb_reserve_back(0, x + 1); }",
+                prelude=_SEQ)
+    with pytest.raises(Refused, match="value changed from one iteration to the next") as e:
+        _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
+    assert e.value.loc.line == 8

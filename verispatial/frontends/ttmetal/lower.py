@@ -1387,6 +1387,17 @@ class KernelReader:
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
+            for v in outer:
+                # a struct (or other value no step describes) the body changes — a field stored, a method or a
+                # reference parameter changing it (sequencers.h:186-199's ``seq_repeat_interleave_next(st)``): the
+                # body was read with its value before the loop, which only the first iteration sees. Refused here,
+                # so that a loop of a constant count is read iteration by iteration (``_for``)
+                s0 = start[v]
+                if not _steppable(s0) and s0 is not None and not isinstance(s0, (V.Opaque, V.LocalArray)) and \
+                        self.lookup(v) != s0:
+                    self.refuse("value changed from one iteration to the next", n,
+                                f"{v}: the loop body changes it, and a loop read once reads every iteration with its "
+                                "value before the loop")
             for v in sorted(bound):
                 if self.lookup(v) != entry[v]:
                     self.refuse("loop bound assigned in its body", n, v)
