@@ -55,6 +55,18 @@ def test_cast_as_a_template_argument_is_its_value(tmp_path: Path) -> None:
     assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [("Reserve", 2)]
 
 
+def test_namespaced_struct_as_a_template_argument(tmp_path: Path) -> None:
+    """layernorm.cpp:237-238 passes ``policies::FullBlockWithoutPopPolicy``; numeric.h:75 reads its static
+    ``pop`` (normalization/kernel_util/compute/policies.h:24-39)."""
+    src = _main("    put<policies::WithPop>();", "    put<policies::WithoutPop>();", prelude=(
+        "namespace policies {", "struct WithPop { static constexpr bool pop = true; };",
+        "struct WithoutPop { static constexpr bool pop = false; };", "}",
+        "template <typename P> void put() {",
+        "    constexpr bool p = P::pop;",
+        "    if constexpr (p) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }", "}"))
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 1), ("Reserve", 2)]
+
+
 def test_type_not_followed_stays_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="branch on a value not known statically") as e:
         _read(tmp_path, _main("    put<MyType>();", prelude=(

@@ -3356,6 +3356,11 @@ class KernelReader:
             return V.TypeInst(text, ())
         if text.startswith("std::") and text[5:] in TYPE_SIZES:
             return V.TypeName(text[5:])  # f<std::uint32_t> (reader_moreh_softmax_w.cpp:43): <cstdint>'s same type
+        if "::" in text and all(part.isidentifier() for part in text.split("::")) and \
+                objects.struct_of(self, text) is not None:
+            # a struct named with its namespace (``policies::FullBlockWithoutPopPolicy``, layernorm.cpp:237-238):
+            # the type, whose static members the callee reads (``input_policy::pop``, numeric.h:75)
+            return V.TypeInst(text.rsplit("::", 1)[-1], ())
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
             # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
             # any other qualified name an enumerator
