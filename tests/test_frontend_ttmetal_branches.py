@@ -191,8 +191,10 @@ def test_range_for_over_a_constant_array(tmp_path: Path) -> None:
     element, the loop variable the element."""
     src = _main("    constexpr uint32_t order[] = {3, 1, 2};",
                 "    for (uint32_t d : order) { cb_reserve_back(0, d); }",
-                "    for (auto d : {4u, 5u}) { cb_push_back(0, d); }")
-    assert _ops(_read(tmp_path, src)) == [("Reserve", 3), ("Reserve", 1), ("Reserve", 2), ("Push", 4), ("Push", 5)]
+                "    for (auto d : {4u, 5u}) { cb_push_back(0, d); }",
+                "    for (uint8_t d : {258u}) { cb_wait_front(0, d); }")  # a narrow loop variable converts
+    assert _ops(_read(tmp_path, src)) == [("Reserve", 3), ("Reserve", 1), ("Reserve", 2), ("Push", 4), ("Push", 5),
+                                          ("Wait", 2)]
 
 
 def test_range_for_over_a_local_array_with_break(tmp_path: Path) -> None:

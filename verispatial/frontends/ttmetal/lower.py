@@ -1950,7 +1950,9 @@ class KernelReader:
                 if self.unroll_budget < 0:
                     self.refuse("range-for loop", n,
                                 f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
-                self.scopes.append({name: x})
+                typ = n.child_by_field_name("type")
+                tname = self.type_name(typ) if typ is not None else ""
+                self.scopes.append({name: self.to_integer(x, tname) if _narrow(tname) else x})
                 try:
                     self.stmt(body)
                 except _Break:
