@@ -960,6 +960,11 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         # TensorAccessor::get_noc_addr(page_id, offset = 0, noc = noc_index), tensor_accessor.h:155
         off = _page_offset(r, vals[1], nodes[1], n) if len(vals) >= 2 else V.const(0)
         return V.TensorPage(obj.tensor, vals[0], off)
+    if isinstance(obj, V.Accessor) and name == "pages":
+        return _pages(r, obj, vals, nodes, n)
+    if isinstance(obj, V.TensorPage) and name in ("page_id", "noc_addr") and not vals:
+        # a page the range yields (api/tensor/page.h:29-37: its global page id, and its NoC address)
+        return obj.page if name == "page_id" else obj
     if isinstance(obj, V.AccessorArgs) and name in ("num_compile_time_args", "next_compile_time_args_offset"):
         count = objects.accessor_args_count(r, obj, n)
         return count if name == "num_compile_time_args" else obj.cta + count
@@ -968,6 +973,24 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         return V.Opaque(f"{type(obj).__name__}.{name}")
     why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
     r.refuse(f"method {name} of a value not followed", n, f"{r.text(n)}: {why}")
+
+
+def _pages(r: KernelReader, acc: V.Accessor, vals: list[Any], nodes: list[Any], n: Any) -> Any:
+    """``accessor.pages(start, end)`` (api/tensor/tensor_accessor.h:290-294, pages_address_iterator.h:404-440): the
+    pages ``start .. end - 1`` of the tensor in order, stride 1, each a ``TensorPage`` whose ``page_id()`` is its
+    global page id, as a table a range-for reads one by one. Both bounds must be numbers (an ``end`` of 0, the whole
+    tensor, is not followed); a range longer than a loop read iteration by iteration may run is not made."""
+    from verispatial.frontends.ttmetal.lower import UNROLL_LIMIT  # here: lower imports this module
+
+    bounds = [vals[i] if len(vals) > i else V.const(0) for i in (0, 1)]
+    if not all(isinstance(b, V.Sym) and b.is_const for b in bounds) or bounds[1].const == 0:
+        why = next((b.why for b in bounds if isinstance(b, V.Opaque)), "bounds not known statically, or end 0")
+        return V.Opaque(f"pages of {acc.tensor}: {why}")
+    start, end = bounds[0].const, bounds[1].const
+    if end - start > UNROLL_LIMIT:
+        return V.Opaque(f"pages of {acc.tensor}: {end - start} pages, more than {UNROLL_LIMIT}")
+    ids = range(start, end) if start <= end else range(0)  # an inverted range yields nothing (:424)
+    return V.Table(tuple(V.TensorPage(acc.tensor, V.const(i)) for i in ids), len(ids))
 
 
 def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:

@@ -364,9 +364,7 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
 
 def _declared(decl: Any, outer: Any, unit: Unit, ns: str, tables: _Tables) -> None:
     """A function's forward declaration: its parameter list, whose defaults the definition may not repeat."""
-    d = decl.child_by_field_name("declarator")
-    while d is not None and d.type not in ("function_declarator",):
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(decl)
     if d is None or d.child_by_field_name("declarator") is None:
         return
     name = d.child_by_field_name("declarator").text.decode().rsplit("::", 1)[-1]
@@ -383,7 +381,7 @@ def _declared(decl: Any, outer: Any, unit: Unit, ns: str, tables: _Tables) -> No
         tables.declared.setdefault(f"template {name}/{arity}", (tplist, unit))
 
 
-def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables) -> None:
+def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables, outer: str = "") -> None:
     """A struct or class definition (or a class template's forward declaration, for its default template
     arguments: kernel_lib/eltwise/unary/misc.hpp:46 declares ``template <..., Dst Slot = Dst::D0> struct Typecast;``
     and misc.inl defines it without the default)."""
@@ -401,7 +399,7 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables) -> N
         return
     if name_node is None or name_node.type not in ("type_identifier",):
         return  # an anonymous struct: not a value type
-    name = name_node.text.decode()
+    name = f"{outer}::{name_node.text.decode()}" if outer else name_node.text.decode()
     body = spec.child_by_field_name("body")
     plist = template.child_by_field_name("parameters") if template is not None else None
     if body is None:
@@ -416,6 +414,11 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables) -> N
             if any(x.type == "storage_class_specifier" and x.text == b"static" for x in m.children):
                 continue  # a static data member is not part of the value
             typ = m.child_by_field_name("type")
+            if typ is not None and typ.type in ("struct_specifier", "class_specifier") and \
+                    typ.child_by_field_name("body") is not None:
+                # a nested class (blocked_range.h:25-87's ``BlockedRange::Block::Iterator``): named by its outer
+                # classes only, so two nested ``Iterator``s stay apart (objects.struct_of finds it from inside)
+                _struct(typ, None, unit, "", tables, name)
             tname = "".join(typ.text.decode().split()).rsplit("::", 1)[-1].split("<", 1)[0] if typ is not None else ""
             for d in m.children_by_field_name("declarator"):
                 if d.type == "field_identifier":
@@ -432,29 +435,38 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables) -> N
             if fn is None:
                 continue
             fname = _function_name(fn)
-            if fname == name:
+            if fname == name.rsplit("::", 1)[-1]:
                 ctors.append(fn)
             elif fname and fn.type == "function_definition":
                 methods.setdefault(fname, []).append(m)
     sd = StructDef(name, spec, unit, tuple(fields), tuple(ctors), methods, plist,
                    next((x for x in spec.named_children if x.type == "base_class_clause"), None))
-    for key in (name, f"{ns}::{name}" if ns else ""):
+    for key in (name, f"{ns}::{name}" if ns and not outer else ""):
         if key:
             tables.structs[key] = sd
 
 
 def _arity(fn: Any) -> int:
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     params = d.child_by_field_name("parameters") if d is not None else None
     return sum(1 for p in params.named_children if p.type.endswith("parameter_declaration")) if params else 0
 
 
+def function_declarator(node: Any) -> Any:
+    """The ``function_declarator`` inside a definition's or declaration's declarator, through the pointer and
+    reference declarators of its return type (``Iterator& operator++()``, whose ``reference_declarator`` holds it as
+    an unnamed child); None if there is none."""
+    d = node.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None and d.type == "reference_declarator":
+            nxt = next((c for c in d.named_children if c.type.endswith("declarator")), None)
+        d = nxt
+    return d
+
+
 def _function_name(fn: Any) -> str:
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type not in ("function_declarator",):
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     if d is None:
         return ""
     n = d.child_by_field_name("declarator")

@@ -36,6 +36,9 @@ _COMMON: dict[str, dict[str, int]] = {
     # tt_metal/tt-llk/tt_llk_wormhole_b0/llk_lib/llk_defs.h:24-37 (tt_llk_blackhole the same)
     "ReduceDim": {"REDUCE_ROW": 0, "REDUCE_COL": 1, "REDUCE_SCALAR": 2},
     "PoolType": {"SUM": 0, "AVG": 1, "MAX": 2, "MIN": 3},
+    # tt_metal/api/tt-metalium/experimental/fabric/fabric_edm_types.hpp:11 (``using tt::tt_fabric::Topology`` in
+    # ttnn/operations/ccl/ccl_host_types.hpp:13): the CCL kernels' compile-time topology
+    "Topology": {"NeighborExchange": 0, "Linear": 1, "Ring": 2, "Mesh": 3, "Torus": 4},
 }
 DEVICE_ENUMS["wormhole_b0"] = {**_COMMON, "DataFormat": _DATA_FORMAT}
 DEVICE_ENUMS["blackhole"] = {**_COMMON, "DataFormat": {**_DATA_FORMAT, "Fp8_e4m3": 26, "Uint8": 129}}

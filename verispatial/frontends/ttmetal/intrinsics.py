@@ -21,7 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from verispatial.frontends.ttmetal import objects
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES
 from verispatial.ir.ops import Compute, Operand
 
 if TYPE_CHECKING:
@@ -149,6 +153,42 @@ def arg_word(r: KernelReader, arr: V.ArgArray, k: Any, n: Any) -> V.Value:
     if not isinstance(word, V.Sym) or not word.is_const:
         return V.Opaque(f"a runtime arg at an index not known statically: {r.text(n)}")
     return r.call_api("get_arg_val", [word], n)
+
+
+def arg_field(r: KernelReader, arr: V.ArgArray, field: str, n: Any) -> V.Value:
+    """``a->field`` of a struct laid over the runtime args (``reinterpret_cast<const ArgsRepeat*>(get_arg_addr(0))``,
+    data_movement/common/kernels/codegen/reader_tile_interleaved_unified.cpp:179-181): the field at its byte offset
+    in the struct (fixed-width fields at their natural alignment, RISC-V ILP32), read as ``arg_word`` reads a word.
+    A field of a 32-bit type after fixed-width fields only is followed; a field after one of another type (an array,
+    a struct) or not 32 bits wide is a value not followed."""
+    at = 0
+    for fname, ftype in _layout(r, arr.struct or ""):
+        size = TYPE_SIZES.get(ftype)
+        if size is None or ftype in ("float", "double"):
+            break
+        at = (at + size - 1) // size * size
+        if fname == field:
+            if size != 4:
+                break
+            return arg_word(r, attrs.evolve(arr, elem=4, struct=None), V.const(at // 4), n)
+        at += size
+    return V.Opaque(f"a field of {arr.struct} among the runtime args not at a word followed: {r.text(n)}")
+
+
+def _layout(r: KernelReader, struct: str) -> list[tuple[str, str]]:
+    """The fields of ``struct`` in memory order, (name, type name): a single base class's first
+    (``struct ArgsSlice : ArgsBase``, reader_tile_interleaved_unified.cpp:51-57: the base subobject at offset 0),
+    then its own. A base not followed or several bases end the list with a field of no known type."""
+    sd = objects.struct_of(r, struct)
+    if sd is None:
+        return [("", "")]
+    out: list[tuple[str, str]] = []
+    if sd.bases is not None:
+        names = [x for x in sd.bases.named_children if x.type in ("type_identifier", "qualified_identifier")]
+        if len(names) != 1 or len(sd.bases.named_children) != 1:
+            return [("", "")]
+        out = _layout(r, names[0].text.decode())
+    return out + [(f, t) for f, t, _ in sd.fields]
 
 
 def table(r: KernelReader, init: V.Designated, declarator: Any, tname: str, typ: Any) -> V.Value:

@@ -17,7 +17,13 @@ import attrs
 
 from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
+from verispatial.frontends.ttmetal.cpp import (
+    CONSTANT_NAMESPACES,
+    DEVICE_CONSTANTS,
+    TYPE_SIZES,
+    Unit,
+    function_declarator,
+)
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
 from verispatial.frontends.ttmetal.host import Value as HostValue
@@ -82,10 +88,20 @@ JIT_DESCRIPTORS: dict[str, int | None] = {
 #: tile's stride in L1 up to them (``(size + DRAM_ALIGNMENT - 1) & ~(DRAM_ALIGNMENT - 1)``).
 NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "DRAM_ALIGNMENT": {"wormhole_b0": 32, "blackhole": 64},
-                 # the largest NoC packet, NOC_MAX_BURST_WORDS * NOC_WORD_BYTES (wormhole/noc/noc_parameters.h:215-221,
-                 # 256 words of 32 bytes off RISC_A0_HW; blackhole/noc/noc_parameters.h:286-290, of 64 bytes): the
-                 # sharded layernorm's gather picks its one-packet read by it (reader_mcast_sender_unary_sharded_ln.cpp:248)
-                 "NOC_MAX_BURST_SIZE": {"wormhole_b0": 8192, "blackhole": 16384}}
+                 # the parameters they come from and the largest burst (noc_parameters.h, Wormhole :214-221 and
+                 # :291-297, Blackhole :286-290 and :375-381; ``RISC_A0_HW``'s 512 B burst is no target here):
+                 # kernels choose a transfer's form by them (``coalesced_read_bytes <= NOC_MAX_BURST_SIZE``,
+                 # reader_depthwise_conv1d.cpp:87; the sharded layernorm's gather picks its one-packet read by it,
+                 # reader_mcast_sender_unary_sharded_ln.cpp:248)
+                 "NOC_WORD_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_MAX_BURST_WORDS": {"wormhole_b0": 256, "blackhole": 256},
+                 "NOC_MAX_BURST_SIZE": {"wormhole_b0": 256 * 32, "blackhole": 256 * 64},
+                 "NOC_L1_READ_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_L1_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_PCIE_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_PCIE_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
+                 "NOC_DRAM_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
+                 "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -410,9 +426,7 @@ class KernelReader:
                 else:
                     self.refuse("compile-time arg the host does not give", p, f"template parameter {name}")
             fn = next(x for x in fn.named_children if x.type == "function_definition")
-        d = fn.child_by_field_name("declarator")
-        while d is not None and d.type != "function_declarator":
-            d = d.child_by_field_name("declarator")
+        d = function_declarator(fn)
         for name in self.params(d.child_by_field_name("parameters") if d is not None else None):
             scope[name.lstrip("&")] = self.runtime_arg(name.lstrip("&"), fn)
         return fn
@@ -1052,6 +1066,12 @@ class KernelReader:
                             "do-while loop", body_first=True)
             finally:
                 self.scopes.pop()
+        elif t == "for_range_loop":
+            self.scopes.append({})
+            try:
+                self.range_for(n)
+            finally:
+                self.scopes.pop()
         elif t in ("break_statement", "continue_statement") and self.unrolled and \
                 self.unrolled[-1] == len(self.loops) + self.guarded:
             raise _Break() if t == "break_statement" else _Continue()
@@ -1080,7 +1100,7 @@ class KernelReader:
         else:
             names = {"break_statement": "break",
                      "continue_statement": "continue", "goto_statement": "goto",
-                     "for_range_loop": "range-for loop", "ERROR": "C++ the parser could not read",
+                     "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
 
@@ -1486,6 +1506,17 @@ class KernelReader:
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
+            for v in outer:
+                # a struct (or other value no step describes) the body changes — a field stored, a method or a
+                # reference parameter changing it (sequencers.h:186-199's ``seq_repeat_interleave_next(st)``): the
+                # body was read with its value before the loop, which only the first iteration sees. Refused here,
+                # so that a loop of a constant count is read iteration by iteration (``_for``)
+                s0 = start[v]
+                if not _steppable(s0) and s0 is not None and not isinstance(s0, (V.Opaque, V.LocalArray)) and \
+                        self.lookup(v) != s0:
+                    self.refuse("value changed from one iteration to the next", n,
+                                f"{v}: the loop body changes it, and a loop read once reads every iteration with its "
+                                "value before the loop")
             for v in sorted(bound):
                 if self.lookup(v) != entry[v]:
                     self.refuse("loop bound assigned in its body", n, v)
@@ -1958,6 +1989,105 @@ class KernelReader:
         finally:
             self.unrolled.pop()
 
+    def range_for(self, n: Any) -> None:
+        """``for (T x : range) body``, read as the kernel runs it (``unroll``): one iteration per element of a
+        ``const`` table, a local array (its elements as stored) or a braced list; over a struct value, the
+        iterators C++ desugars it into (``auto it = range.begin(), end = range.end(); it != end; ++it``, ``x =
+        *it``: normalization/kernel_util/generic/blocked_range.h's ``BlockedRange``), the comparison a number at
+        every iteration. ``break`` and ``continue`` directly in the body end the loop or the iteration. Refused
+        as ``range-for loop``: a range of anything else, an iterator comparison not a number (a count from a
+        runtime range or data), a loop variable bound by a non-const reference that the body assigns (a write
+        into the range), more iterations than ``unroll`` reads."""
+        decl, rng, body = (n.child_by_field_name(f) for f in ("declarator", "right", "body"))
+        name = self.decl_name(decl)
+        if decl.type == "reference_declarator" and not _is_const(n) and name in self.assigned_in(body):
+            self.refuse("range-for loop", n, f"{name} bound by reference and assigned: a write into the range")
+        items: list[Any] | None = None
+        held = self.lookup(rng.text.decode()) if rng.type == "identifier" else None
+        if isinstance(held, V.LocalArray):
+            self.range_iterations(n, body, name, self.local_elements(rng.text.decode(), len(held.items), n))
+            return
+        if rng.type == "initializer_list":
+            items = [self.expr(x) for x in rng.named_children if x.type != "comment"]
+        obj = self.expr(rng) if items is None and held is None else held
+        if isinstance(obj, V.Table):  # also a tensor's pages (``accessor.pages(start, end)``, api._pages)
+            items = [obj.at(i) for i in range(obj.size)]
+        if items is not None:
+            self.range_iterations(n, body, name, iter(items))
+            return
+        if not isinstance(obj, V.Obj):
+            why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+            self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
+        self.range_iterations(n, body, name, self.iterate(obj, n))
+
+    def local_elements(self, array: str, size: int, n: Any) -> Any:
+        """The elements of local array ``array`` for a range-for, each read when its iteration starts (as C++'s
+        iterator reads it: a store by the body into a later element is seen); an array no longer followed (its
+        address taken in the body) is refused, an element never stored not followed."""
+        for i in range(size):
+            arr = self.lookup(array)
+            if not isinstance(arr, V.LocalArray):
+                self.refuse("range-for loop", n, f"over {array}, no longer followed: {getattr(arr, 'why', arr)}")
+            x = arr.items[i]
+            yield V.Opaque(f"the local array {array}'s element {i}, never stored") if x is None else x
+
+    def iterate(self, obj: V.Obj, n: Any) -> Any:
+        """The elements of range-for over ``obj``: its ``begin()`` / ``end()`` iterators stepped by ``operator++``
+        while ``operator!=`` holds, each element ``operator*`` (the methods a followed header defines)."""
+        it, end = self.method_value(obj, "begin", [], n)[0], self.method_value(obj, "end", [], n)[0]
+        while True:
+            if not isinstance(it, V.Obj):
+                self.refuse("range-for loop", n, f"an iterator not followed: {it!r}"[:200])
+            more = self.method_value(it, "operator!=", [end], n)[0]
+            if not (isinstance(more, V.Sym) and more.is_const):
+                why = more.why if isinstance(more, V.Opaque) else "not a number"
+                self.refuse("range-for loop", n, f"the end of {self.text(n.child_by_field_name('right'))} not known "
+                            f"statically: {why}")
+            if not more.const:
+                return
+            yield self.method_value(it, "operator*", [], n)[0]
+            _, after = self.method_value(it, "operator++", [], n)
+            it = after if isinstance(after, V.Obj) else it
+
+    def method_value(self, obj: V.Obj, name: str, vals: list[Any], n: Any) -> tuple[Any, Any]:
+        """``obj.name(vals)`` of a struct value's method, with the object as the method left it."""
+        sd = objects.struct_of(self, obj.struct)
+        if sd is None or name not in sd.methods:
+            self.refuse("range-for loop", n, f"{obj.struct} has no method {name} in a followed header")
+        hit = objects.choose(self, [(m, sd.unit) for m in sd.methods[name]], vals, self.declared_params)
+        if hit is None:
+            self.refuse("range-for loop", n, f"{obj.struct}::{name}: none or several overloads fit")
+        f = self.function_of(hit[0], sd.unit, f"{sd.name}::{name}", this=obj)
+        self.this_after = None
+        result = self.inline(f, [], [], n, vals=vals)
+        return result, self.this_after
+
+    def range_iterations(self, n: Any, body: Any, name: str, items: Any) -> None:
+        """Each of ``items`` bound to the loop variable ``name`` in turn, ``body`` read once for each (``unroll``'s
+        limits)."""
+        self.unrolled.append(len(self.loops) + self.guarded)
+        try:
+            for i, x in enumerate(items):
+                if i == UNROLL_LIMIT:
+                    self.refuse("range-for loop", n, f"more than {UNROLL_LIMIT} iterations")
+                self.unroll_budget -= 1
+                if self.unroll_budget < 0:
+                    self.refuse("range-for loop", n,
+                                f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
+                typ = n.child_by_field_name("type")
+                tname = self.type_name(typ) if typ is not None else ""
+                self.scopes.append({name: self.to_integer(x, tname) if _narrow(tname) else x})
+                try:
+                    self.stmt(body)
+                except _Break:
+                    return
+                except _Continue:
+                    pass
+                finally:
+                    self.scopes.pop()
+        finally:
+            self.unrolled.pop()
+
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
         ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
@@ -2207,6 +2337,10 @@ class KernelReader:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
             if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
                 return V.const(self.prog.unscoped[name])
+            if name == "noc_index" and self.kernel.engine != Engine.COMPUTE:
+                # ``constexpr uint8_t noc_index = NOC_INDEX;`` (internal/dataflow/dataflow_api_common.h:10), the
+                # JIT's define of the kernel's ``DataMovementConfig.noc``
+                return V.const(self.kernel.noc)
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
                 # the JIT's chlkc_dst_accum_mode.h: ``constexpr bool DST_ACCUM_MODE`` = ComputeConfig.fp32_dest_acc_en
                 return V.const(int(self.kernel.fp32_dest_acc_en))
@@ -2236,14 +2370,18 @@ class KernelReader:
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
+            stored = self.store_field(arg, new, n) if arg.type == "field_expression" else None
             if arg.type == "identifier":
                 self.assign(arg.text.decode(), new, n)
                 if n.children[0].type in ("++", "--"):
                     return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
+            elif stored is not None:
+                if n.children[0].type in ("++", "--"):
+                    return stored
             elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
                 pass
-            elif arg.type in ("subscript_expression", "pointer_expression") and isinstance(self.expr(
-                    arg.child_by_field_name("argument")), V.ArgArray):
+            elif arg.type in ("subscript_expression", "pointer_expression", "field_expression") and isinstance(
+                    self.expr(arg.child_by_field_name("argument")), V.ArgArray):
                 self.refuse("store into a runtime arg", n, self.text(n))
             prefix = n.children[0].type in ("++", "--")
             return new if prefix else old
@@ -2259,6 +2397,10 @@ class KernelReader:
             obj = self.expr(arg)
             if isinstance(obj, V.Obj):
                 return obj.get(field)
+            if isinstance(obj, V.AccessorArgs):
+                return objects.accessor_args_flag(self, obj, field, n)
+            if isinstance(obj, V.ArgArray) and obj.struct is not None and n.children[1].type == "->":
+                return intrinsics.arg_field(self, obj, field, n)
             if isinstance(obj, V.CbInterface):
                 b = self.cb_index[obj.cb]
                 return V.const({"fifo_page_size": b.entry_size, "fifo_num_pages": b.entries,
@@ -2357,6 +2499,12 @@ class KernelReader:
         text = " ".join(typ.text.decode().split()) if typ is not None else ""
         if "*" not in text:
             v = self.to_integer(v, text)
+        elif isinstance(v, V.ArgArray):
+            # a struct laid over the runtime args (reader_tile_interleaved_unified.cpp:179): its fields are words
+            base = [w for w in text.replace("*", " ").split() if w not in ("const", "volatile", "tt_l1_ptr")]
+            sd = objects.struct_of(self, base[-1]) if len(base) == 1 else None
+            if sd is not None:
+                return attrs.evolve(v, elem=None, struct=sd.name)
         return retyped(v, typ)
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
@@ -2681,6 +2829,10 @@ class KernelReader:
         v = self.lookup(last)
         if v is not None:
             return v
+        if len(parts) >= 2 and parts[-2] not in self.prog.enums and self.prog.unscoped.get(last) is not None:
+            # an unscoped enumerator named by its namespace (``dspf2d::kBlkIndices``,
+            # dispatch_fabric2d_kernel_interface.hpp:182-183): its value, as by its bare name (enums.py)
+            return V.const(self.prog.unscoped[last])
         if len(parts) >= 2 and (not parts[-1][:1].islower() or parts[-2] in self.prog.enums):
             return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
@@ -2702,9 +2854,7 @@ class KernelReader:
                 "type_parameter_declaration") else "" for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
             fn = next(x for x in fn.named_children if x.type == "function_definition")
-        d = fn.child_by_field_name("declarator")
-        while d is not None and d.type != "function_declarator":
-            d = d.child_by_field_name("declarator")
+        d = function_declarator(fn)
         plist = d.child_by_field_name("parameters") if d is not None else None
         params = self.params(plist)
         ptypes = tuple(self.type_name(c.child_by_field_name("type")) for c in plist.named_children
@@ -2860,6 +3010,9 @@ class KernelReader:
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
             return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
+        stored = self.store_field(lhs, rhs, n)
+        if stored is not None:
+            return stored
         if lhs.type == "pointer_expression" and lhs.children[0].type == "*":
             target = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(target, V.ArgArray):
@@ -2872,6 +3025,9 @@ class KernelReader:
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
             return rhs  # a store to memory the choreography does not name (a local scratch word)
+        if lhs.type == "field_expression" and lhs.children[1].type == "->" and isinstance(
+                self.expr(lhs.child_by_field_name("argument")), V.ArgArray):
+            self.refuse("store into a runtime arg", n, self.text(n))  # a field of a struct laid over the args
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
         if lhs.type == "subscript_expression":
@@ -2896,6 +3052,44 @@ class KernelReader:
                 self.store_into(base, n, rhs, at)
             return rhs
         return rhs
+
+    def store_field(self, lhs: Any, value: Any, n: Any) -> Any:
+        """A store into a field of a struct the reading follows: ``s.a = v`` (also ``s.in.a``, a reference
+        parameter's ``t.a``) gives the variable a new value with the field changed, ``this->a = v`` changes the
+        object's field in a method; the value is converted to a narrow field's type. Returns the value stored, or
+        None when ``lhs`` is not a field of such a struct (a field through a pointer into L1: memory the
+        choreography does not name). A field the struct does not declare, or a struct value not held by a variable,
+        is refused (``store into a field not followed``): a dropped store would leave the old value to be read."""
+        if lhs.type != "field_expression":
+            return None
+        base, field = lhs.child_by_field_name("argument"), lhs.child_by_field_name("field").text.decode()
+        arrow = lhs.children[1].type == "->"
+        if arrow and base.type == "this" and self.this_stack:
+            sd, fields = self.this_stack[-1]
+            if field not in fields:
+                self.refuse("store into a field not followed", n, f"{self.text(lhs)}: no field {field}")
+            fields[field] = self._field_value(sd, field, value)
+            return fields[field]
+        if arrow:
+            return None
+        obj = self.lookup(base.text.decode()) if base.type == "identifier" else \
+            self.expr(base) if base.type == "field_expression" else None
+        if not isinstance(obj, V.Obj):
+            return None
+        if field not in dict(obj.fields):
+            self.refuse("store into a field not followed", n, f"{self.text(lhs)}: {obj.struct} has no field {field}")
+        stored = self._field_value(objects.struct_of(self, obj.struct), field, value)
+        new = V.Obj(obj.struct, tuple((k, stored if k == field else v) for k, v in obj.fields))
+        if base.type == "identifier":
+            self.assign(base.text.decode(), new, n)
+        elif self.store_field(base, new, n) is None:
+            self.refuse("store into a field not followed", n, self.text(lhs))
+        return stored
+
+    def _field_value(self, sd: Any, field: str, value: Any) -> Any:
+        """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
+        ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
+        return self.to_integer(value, ftype) if _narrow(ftype) else value
 
     def loaded_from(self, node: Any) -> V.L1Ptr | None:
         """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:
@@ -3047,6 +3241,16 @@ class KernelReader:
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
+        this_sd = self.this_stack[-1][0] if self.this_stack else None
+        if fn.type == "identifier" and local is None and this_sd is not None and bare in this_sd.methods:
+            # a method of the object calling another of its own (``LocalRange{size()}``, blocked_range.h:76): on the
+            # object as its fields stand, which it may change
+            fields = self.this_stack[-1][1]
+            result = self.call_method(V.Obj(this_sd.name, tuple((k, fields.get(k)) for k, _, _ in this_sd.fields)),
+                                      bare, None, arg_nodes, n)
+            if isinstance(self.this_after, V.Obj):
+                fields.update(dict(self.this_after.fields))
+            return result
         if isinstance(local, V.Function):
             return self.inline(local, arg_nodes, targs, n)
         if isinstance(local, V.Obj):  # a functor: ``post_reduce_op(i)`` calls its operator()
@@ -3064,10 +3268,23 @@ class KernelReader:
             return self.inline(self.function_of(hit[0], owner.unit, f"{owner.name}::{parts[-1]}"), arg_nodes, targs,
                                n, vals=vals)
         sd = objects.struct_of(self, name) if bare not in self.prog.functions else None
-        if sd is not None and not targs:  # a constructor call ``ReduceInputMemoryLayout(s)``
+        if sd is not None and (not targs or (sd.template_params is not None and all(
+                p.type in ("type_parameter_declaration", "optional_type_parameter_declaration")
+                for p in sd.template_params.named_children))):
+            # a constructor call ``ReduceInputMemoryLayout(s)``; of a class template whose parameters are all types
+            # (``BlockedRange<SizeT>(total, block_size)``, blocked_range.h:131-133) no value depends on them
             return objects.construct(self, sd, [self.expr(a) for a in arg_nodes], n)
         held = self.lookup(name) if name.isidentifier() else None
         cast_to = name if name in TYPE_SIZES else held.name if isinstance(held, V.TypeName) else None
+        if cast_to is None and held is None and this_sd is not None and len(arg_nodes) == 1 and \
+                name in self.class_type_params(this_sd):
+            # ``SizeT(0)`` in a method of a class template (or a class nested in one) whose type parameter the
+            # reading does not bind (blocked_range.h:56): a small non-negative number is itself in every arithmetic
+            # type; others are not followed
+            v = self.expr(arg_nodes[0])
+            if isinstance(v, V.Sym) and v.is_const and 0 <= v.const < 128:
+                return v
+            return V.Opaque(f"a conversion to the class's type parameter {name}: {self.text(n)}")
         if cast_to is not None and len(arg_nodes) == 1:  # a functional cast, ``uint16_t(x)``, ``T(0)``
             if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
                 return V.Opaque(f"a floating-point value: {self.text(n)}")
@@ -3233,6 +3450,19 @@ class KernelReader:
             self.assign(target.text.decode(), after, n)
         return result
 
+    def class_type_params(self, sd: Any) -> set[str]:
+        """The type template parameters of class ``sd`` and of the classes it is nested in (``BlockedRange<SizeT>``
+        for ``BlockedRange::Block::LocalRange``)."""
+        out: set[str] = set()
+        name = sd.name
+        while name:
+            outer = self.prog.structs.get(name)
+            plist = outer.template_params if outer is not None else None
+            out |= {self.template_param_name(p) for p in (plist.named_children if plist is not None else ())
+                    if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration")}
+            name = name.rsplit("::", 1)[0] if "::" in name else ""
+        return out
+
     def bind_params(self, f: V.Function, vals: list[Any], n: Any, targs: list[Any] | None = None) -> dict[str, Any]:
         """A scope binding ``f``'s parameters to ``vals`` (converted to their declared struct or ``std::optional``
         types), its template parameters to ``targs`` (tree-sitter nodes) and the rest to their defaults."""
@@ -3354,6 +3584,10 @@ class KernelReader:
         text = "".join(a.text.decode().split())
         if text.isidentifier() and any(text in sc for sc in self.scopes):
             return self.lookup(text)
+        if text.startswith(("static_cast<", "const_cast<")) and "(" in text:
+            # an expression tree-sitter read as a type (``f<..., static_cast<bool>(fuse_rope)>``,
+            # dit_rmsnorm_fused_writer.cpp:117): the cast's value
+            return self.expr_text(a.text.decode(), a)
         inst = _template_type(a)
         if inst is not None:
             # a class template with its arguments (``ckl::Exp<Approx::Fast, Dst::D0>``): kept as a value, made an
@@ -3367,6 +3601,13 @@ class KernelReader:
             return self.expr_text(a.text.decode(), a)
         if text.isidentifier() and objects.struct_of(self, text) is not None:
             return V.TypeInst(text, ())
+        if text.startswith("std::") and text[5:] in TYPE_SIZES:
+            return V.TypeName(text[5:])  # f<std::uint32_t> (reader_moreh_softmax_w.cpp:43): <cstdint>'s same type
+        if "::" in text and all(part.isidentifier() for part in text.split("::")) and \
+                objects.struct_of(self, text) is not None:
+            # a struct named with its namespace (``policies::FullBlockWithoutPopPolicy``, layernorm.cpp:237-238):
+            # the type, whose static members the callee reads (``input_policy::pop``, numeric.h:75)
+            return V.TypeInst(text.rsplit("::", 1)[-1], ())
         if "::" in text and all(part.isidentifier() for part in text.split("::")):
             # a buffer, semaphore or arg token (``f<dfb::scaler>``), CBIndex::c_N, a device constant: their value;
             # any other qualified name an enumerator
@@ -3604,7 +3845,8 @@ def retyped(v: Any, typ: Any) -> Any:
     are."""
     if isinstance(v, V.ArgArray) and typ is not None:
         text = typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
-        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem)
+        return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem,
+                            struct=None)
     if not isinstance(v, V.L1Ptr) or typ is None:
         return v
     text = typ.text.decode()
@@ -3623,7 +3865,9 @@ def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
     ``uint32_t a`` (bytes); ``auto`` and the like keep what the value was."""
     if isinstance(v, V.ArgArray):
         if declarator is not None and declarator.type == "pointer_declarator":
-            return attrs.evolve(v, elem=TYPE_SIZES.get(tname))
+            if tname == "auto" or tname == v.struct:  # ``const auto* a = reinterpret_cast<const Args*>(...)``
+                return v
+            return attrs.evolve(v, elem=TYPE_SIZES.get(tname), struct=None)
         return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
             declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -25,6 +25,14 @@ def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
     """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it."""
     name = "".join(type_name.split())
     name = r.type_aliases.get(name, name)
+    if r.this_stack and "::" not in name:
+        # inside a method, a class nested in its class or an enclosing one first (C++'s class scope lookup)
+        scope = r.this_stack[-1][0].name if r.this_stack[-1][0] is not None else ""
+        bare_t = name.split("<", 1)[0]
+        while scope:
+            if f"{scope}::{bare_t}" in r.prog.structs:
+                return r.prog.structs[f"{scope}::{bare_t}"]
+            scope = scope.rsplit("::", 1)[0] if "::" in scope else ""
     if name in r.prog.structs:
         return r.prog.structs[name]
     bare = name.rsplit("::", 1)[-1].split("<", 1)[0]
@@ -54,9 +62,7 @@ def compatible(r: KernelReader, v: Any, type_name: str, tparams: tuple[str, ...]
 
 def _arity(fn: Any) -> tuple[int, int]:
     """(required, total) parameters of a function definition or declaration."""
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     plist = d.child_by_field_name("parameters") if d is not None else None
     ps = [p for p in plist.named_children if p.type.endswith("parameter_declaration")] if plist is not None else []
     if any(p.type == "variadic_parameter_declaration" for p in ps):
@@ -65,9 +71,7 @@ def _arity(fn: Any) -> tuple[int, int]:
 
 
 def _param_types(r: KernelReader, fn: Any) -> list[str]:
-    d = fn.child_by_field_name("declarator")
-    while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+    d = function_declarator(fn)
     plist = d.child_by_field_name("parameters") if d is not None else None
     return [r.type_name(p.child_by_field_name("type")) for p in plist.named_children
             if p.type.endswith("parameter_declaration")] if plist is not None else []
@@ -408,3 +412,22 @@ def accessor_args_count(r: KernelReader, args: V.AccessorArgs, n: Any) -> V.Sym 
     shard_at = shape_at + (0 if runtime(_RUNTIME_TENSOR_SHAPE) else rank)
     coords_at = shard_at + (0 if runtime(_RUNTIME_SHARD_SHAPE) else rank)
     return V.const(coords_at + (0 if runtime(_RUNTIME_BANK_COORDS) else (banks + 1) // 2) - base)
+
+
+#: the config word's flags an accessor's args expose as ``static constexpr bool`` members
+#: (api/tensor/tensor_accessor_args.h:25-26)
+_ARG_FLAGS = {"is_sharded": _SHARDED, "is_dram": 1 << 1}
+
+
+def accessor_args_flag(r: KernelReader, args: V.AccessorArgs, field: str, n: Any) -> V.Value:
+    """``TensorAccessorArgs<N>().is_sharded`` / ``.is_dram``: the bit of the config word, compile-time arg ``N``
+    (non_zero_indices_sc_reader.cpp:57 branches on it); a config word not a number the host gives is not followed."""
+    if field not in _ARG_FLAGS or not isinstance(args.cta, V.Sym) or not args.cta.is_const:
+        return V.Opaque(f"the accessor args' {field}: {r.text(n)}")
+    base = args.cta.const
+    if not r.survey and not 0 <= base < len(r.kernel.compile_time_args):
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}> is not a compile-time arg the host gives")
+    cfg = r.call_api("get_compile_time_arg_val", [V.const(base)], n)
+    if not isinstance(cfg, V.Sym) or not cfg.is_const:
+        return V.Opaque(f"the config word of TensorAccessorArgs<{base}> is not a number")
+    return V.const(int(bool(cfg.const & _ARG_FLAGS[field])))

@@ -217,11 +217,13 @@ class ArgArray:
     consecutive 32-bit words (api/dataflow/dataflow_api.h:108-113, ``get_arg_val`` reads through it, :148-152), plus
     ``offset`` bytes. ``elem`` is the bytes one unit of its arithmetic adds: 1 as the ``uintptr_t`` it is returned
     as, ``sizeof(T)`` once cast to a ``T*``, None for a pointer to a type of unknown size. Reading ``p[k]`` through a
-    32-bit type is the runtime arg at word ``(offset + k * elem) / 4`` past ``index`` (``intrinsics.arg_word``)."""
+    32-bit type is the runtime arg at word ``(offset + k * elem) / 4`` past ``index`` (``intrinsics.arg_word``).
+    ``struct`` names the struct a ``S*`` cast lays over the words (``a->num_pages``, ``intrinsics.arg_field``)."""
 
     index: Sym
     offset: Sym = Sym()
     elem: int | None = 1
+    struct: str | None = None
 
     def plus(self, units: Sym | Opaque) -> ArgArray | Opaque:
         """This address advanced by ``units`` of its arithmetic."""
