@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import CONSTANT_NAMESPACES, DEVICE_CONSTANTS, TYPE_SIZES, Unit
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
@@ -37,7 +37,10 @@ from verispatial.ir.ops import (
     CopyTiles,
     FillTiles,
     If,
+    InlineWrite,
     Loop,
+    McastSend,
+    McastSetValid,
     Op,
     Operand,
     PackAcc,
@@ -48,6 +51,8 @@ from verispatial.ir.ops import (
     RemoteRead,
     Reserve,
     ScratchAccess,
+    SemInc,
+    SemIncMcast,
     SemSet,
     TripCount,
     Wait,
@@ -294,6 +299,13 @@ class KernelReader:
         self.fills: dict[int, _Fill] = {}
         #: buffers a NoC read has filled pages of since their reserve
         self.noc_filled: set[int] = set()
+        #: what the read and write command buffers' stateful registers hold (``nocstate``): a ``CmdState``, or
+        #: ``Opaque`` saying why it is not known; absent before any ``set_state``
+        self.noc_cmd: dict[str, Any] = {}
+        #: serials of the states a ``with_state`` call used (``nocstate``: a loop whose body changes the state it
+        #: used is refused) and the next serial
+        self.noc_used: set[int] = set()
+        self.noc_serial = 0
         self.depth = 0  # inlining depth
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
@@ -433,6 +445,10 @@ class KernelReader:
             self.noc_filled.discard(op.buf)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
+        if isinstance(op, (ReadTiles, RemoteRead)):
+            self.noc_reprogrammed(nocstate.READ, node)
+        elif isinstance(op, (WriteTiles, McastSend, McastSetValid, SemInc, SemIncMcast, InlineWrite)):
+            self.noc_reprogrammed(nocstate.WRITE, node)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
         elif isinstance(op, ReadBarrier):
@@ -1083,6 +1099,16 @@ class KernelReader:
                 params = d.child_by_field_name("parameters")
                 args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
                 value = self.construct_values(tname, args, d)
+            elif d.type == "function_declarator" and tname == "CoreLocalMem" and _one_param(d):
+                # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);``: a ``T`` array at the address
+                # (api/core_local_mem.h), as the call ``CoreLocalMem<uint32_t>(addr)`` is read
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                param = d.child_by_field_name("parameters").named_children[0]
+                value = self.expr_text(param.text.decode(), param)
+                targ = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
+                if isinstance(value, V.L1Ptr):
+                    value = value.retyped(_size_of_type(targ.named_children[0].text.decode())
+                                          if targ is not None and targ.named_child_count else 4)
             else:
                 continue  # function declarations and the like
             if name:
@@ -1324,11 +1350,12 @@ class KernelReader:
         """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
         return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                 attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget,
-                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled))
+                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled), dict(self.noc_cmd))
 
     def restore(self, saved: tuple[Any, ...]) -> None:
         (scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget, self.fills,
-         self.noc_filled) = saved
+         self.noc_filled, noc_cmd) = saved
+        self.noc_cmd = dict(noc_cmd)
         for live, old in zip(self.scopes, scopes, strict=True):
             live.clear()
             live.update(old)
@@ -1360,6 +1387,8 @@ class KernelReader:
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         index = self.lookup(var)
         entry = {v: self.lookup(v) for v in bound}
+        # the states this body's with_state calls use, apart from those of earlier readings (``inductions``'s)
+        cmd0, used_outside, self.noc_used = dict(self.noc_cmd), self.noc_used, set()
         try:
             self.stmt(body)
             if self.lookup(var) != index:
@@ -1367,7 +1396,9 @@ class KernelReader:
             for v in sorted(bound):
                 if self.lookup(v) != entry[v]:
                     self.refuse("loop bound assigned in its body", n, v)
+            self.noc_cmd_after_loop(cmd0, self.noc_used, k, count, n)
         finally:
+            self.noc_used |= used_outside
             self.loops.pop()
             loop = self.repeats.pop()
             inner = self.blocks.pop()
@@ -1560,6 +1591,7 @@ class KernelReader:
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
         fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
+        noc_cmd = dict(self.noc_cmd)
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
@@ -1579,7 +1611,7 @@ class KernelReader:
             self.trial -= 1
             self.loops.pop()
             self.blocks.pop()
-            self.fills, self.noc_filled = fills, noc_filled
+            self.fills, self.noc_filled, self.noc_cmd = fills, noc_filled, noc_cmd
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
                 live.clear()
@@ -1615,11 +1647,14 @@ class KernelReader:
         outcomes: list[list[dict[str, V.Value]]] = []
         pre = self.drain_state()  # the pages' drains likewise (merge_drains)
         drains: list[dict[int, tuple[Any, ...]]] = []
+        cmd0, cmds = dict(self.noc_cmd), []  # the command buffers' states likewise (merge_noc_cmd)
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
             self.set_drains(pre)
+            self.noc_cmd = dict(cmd0)
             if body_node is None:
                 outcomes.append(before)
                 drains.append(pre)
+                cmds.append(cmd0)
                 continue
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
@@ -1634,8 +1669,10 @@ class KernelReader:
                 inner.closed = True
             outcomes.append([dict(sc) for sc in self.scopes])
             drains.append(self.drain_state())
+            cmds.append(dict(self.noc_cmd))
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+        self.merge_noc_cmd(cmds, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
         self.merge_drains(drains, 0 if guard == Guard.LAST else 1 if _COMPLEMENT[guard] == Guard.LAST else None)
         self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
 
@@ -1649,6 +1686,42 @@ class KernelReader:
             for name in a.keys() | b.keys():
                 x, y = a.get(name), b.get(name)
                 live[name] = x if x == y else self.unfollowed(name, x if x is not None else y, why)
+
+    def noc_reprogrammed(self, key: str, node: Any) -> None:
+        """An ordinary NoC transfer of kind ``key`` (read, or write / atomic / one-word write) programs its command
+        buffer's registers: the state a ``set_state`` left there is gone (``nocstate``)."""
+        loc = self.loc(node)
+        self.noc_cmd[key] = V.Opaque(f"the NoC {key} command buffer was reprogrammed by the transfer at "
+                                     f"{loc.file}:{loc.line}")
+
+    def merge_noc_cmd(self, paths: list[dict[str, Any]], why: str) -> None:
+        """The command buffers' states after a branch whose paths left ``paths`` (``nocstate``): one every path
+        leaves the same keeps it, any other is not known."""
+        merged: dict[str, Any] = {}
+        for key in {k for p in paths for k in p}:
+            got = [p.get(key) for p in paths]
+            merged[key] = got[0] if all(g == got[0] for g in got) else V.Opaque(f"the NoC {key} state {why}")
+        self.noc_cmd = merged
+
+    def noc_cmd_after_loop(self, cmd0: dict[str, Any], used: set[int], k: str, count: int | str | TripCount,
+                           n: Any) -> None:
+        """The command buffers' states after a loop read once for all its iterations (``_counted``), whose body
+        was entered with ``cmd0`` and whose with_state calls used the states ``used`` (``nocstate``). A body that
+        changes a state it used (a ``with_state`` before a ``set_state`` or an ordinary transfer in the same body) is
+        refused: its second iteration uses another state than the reading gave the first. A changed state holds
+        after the loop if the loop surely ran and the state does not name the loop's index; otherwise it is not
+        known."""
+        for key in sorted(set(cmd0) | set(self.noc_cmd)):
+            before, after = cmd0.get(key), self.noc_cmd.get(key)
+            if after == before:
+                continue
+            if isinstance(before, nocstate.CmdState) and before.serial in used:
+                self.refuse(f"NoC {key} state changed in a loop that uses it", n,
+                            "an iteration uses the state it was entered with, then changes it: the next iteration "
+                            "uses the changed one")
+            sure = isinstance(count, int) and count >= 1
+            if not sure or (isinstance(after, nocstate.CmdState) and _mentions_loop(after, k)):
+                self.noc_cmd[key] = V.Opaque(f"the NoC {key} state after a loop that changes it")
 
     def quiet(self, node: Any, seen: set[int], writes: set[str]) -> bool:
         """True when evaluating ``node`` can issue no op and store nowhere but into variables, whatever of it runs:
@@ -1707,6 +1780,7 @@ class KernelReader:
         refused by name."""
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
+        changed_cmd = False
         # each side is read from the pages' drains as they are before the branch; after it, what every path
         # leaves (the path around a missing else included: merge_drains)
         pre = self.drain_state()
@@ -1732,6 +1806,9 @@ class KernelReader:
             finally:
                 self.guarded -= 1
                 self.blocks.pop()
+            if clean and self.noc_cmd != saved[-1]:
+                # a ``set_state`` or a transfer on one side only: which state the buffer holds after is data's
+                changed_cmd = True
             if clean:
                 after.append({name: v for sc in self.scopes for name, v in sc.items()})
                 # stores into a buffer page on this side stay recorded, as made on some paths only (their lineage
@@ -1757,6 +1834,8 @@ class KernelReader:
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
             self.assign(name, V.Opaque(why), n)
+        if changed_cmd:
+            self.noc_cmd = {key: V.Opaque(f"the NoC {key} state {why}") for key in (nocstate.READ, nocstate.WRITE)}
         for cb in sorted(loaded):
             self.emit(ScratchAccess(cb), n)
 
@@ -1787,7 +1866,7 @@ class KernelReader:
                 self.fills_after_loop(None, None, before, body, body)
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             same = (all(live == old for live, old in zip(self.scopes, scopes, strict=True))
-                    and self.shared.groups == groups and self.shared.trips == trips
+                    and self.shared.groups == groups and self.shared.trips == trips and self.noc_cmd == saved[-1]
                     and (self.acc is None or acc_copy is None
                          or (self.acc.tiles, self.acc.state) == (acc_copy.tiles, acc_copy.state)))
             if not same:
@@ -2073,6 +2152,8 @@ class KernelReader:
                 return V.const(0)
             if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
+            if name == "NOC_MAX_BURST_SIZE" and self.host.target.name in nocstate.NOC_MAX_BURST_SIZE:
+                return V.const(nocstate.NOC_MAX_BURST_SIZE[self.host.target.name])
             if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
                 return V.const(self.prog.unscoped[name])
             if name == "DST_ACCUM_MODE" and self.kernel.engine == Engine.COMPUTE:
@@ -2253,6 +2334,11 @@ class KernelReader:
             return objects.construct(self, sd, vals, n, braced=True)
         if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
             return V.Unicast()
+        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
+                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
+            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
+            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
+            return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
     def local_array(self, d: Any) -> V.LocalArray | None:
@@ -2767,8 +2853,11 @@ class KernelReader:
         arg_nodes = list(argnode.named_children) if argnode is not None else []
         arg_nodes = [a for a in arg_nodes if a.type != "comment"]
         if fn.type == "field_expression":
-            raw = fn.child_by_field_name("field").text.decode()
+            field = fn.child_by_field_name("field")
+            raw = field.text.decode()
             method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
+            ta = field.child_by_field_name("arguments") if field.type == "template_method" else None
+            mtargs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
             if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
                 self.refuse(f"posted {method}", n)
             target = fn.child_by_field_name("argument")
@@ -2777,7 +2866,7 @@ class KernelReader:
                 return self.call_method(obj, method, target, arg_nodes, n)
             if isinstance(obj, V.Optional):
                 return objects.optional_method(self, obj, method, [self.expr(a) for a in arg_nodes], n)
-            return api.method(self, obj, method, arg_nodes, n)
+            return api.method(self, obj, method, arg_nodes, n, mtargs)
         if fn.type == "lambda_expression":  # ``[&]() -> uint32_t { ... }()``, called where it is written
             lam = self.expr(fn)
             assert isinstance(lam, V.Function)
@@ -2959,7 +3048,7 @@ class KernelReader:
             inner = self.blocks[-1]
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             ok = not inner.ops and all(live == old for live, old in zip(self.scopes, scopes, strict=True)) and \
-                self.shared.groups == groups and self.shared.trips == trips and \
+                self.shared.groups == groups and self.shared.trips == trips and self.noc_cmd == saved[-1] and \
                 (self.acc is None or acc_copy is None or (self.acc.tiles, self.acc.state) ==
                  (acc_copy.tiles, acc_copy.state))
         except (Refused, _Break, _Continue, _Return):
@@ -3214,6 +3303,15 @@ class KernelReader:
 #: classes whose construction the reading follows
 _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
 
+
+def _one_param(d: Any) -> bool:
+    """Whether function declarator ``d``'s one "parameter" is a bare name: C++'s most vexing parse of a variable
+    direct-initialised from that name (``CoreLocalMem<uint32_t> dst(addr);``), not a function declaration."""
+    params = d.child_by_field_name("parameters")
+    kids = [c for c in params.named_children if c.type != "comment"] if params is not None else []
+    return len(kids) == 1 and kids[0].type == "parameter_declaration" and kids[0].named_child_count == 1 and \
+        kids[0].named_children[0].type in ("type_identifier", "identifier")
+
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
 
@@ -3277,6 +3375,12 @@ def _identifiers(node: Any) -> list[Any]:
             out.append(x)
         stack.extend(x.named_children)
     return out
+
+
+def _mentions_loop(st: nocstate.CmdState, var: str) -> bool:
+    """Whether a command buffer's state depends on loop index ``var`` (its tensor page, its length)."""
+    parts = [st.length, st.coord[1] if isinstance(st.coord, tuple) else None]
+    return any(_mentions(p, var) for p in parts if p is not None)
 
 
 def _mentions(v: Any, var: str) -> bool:
