@@ -1174,7 +1174,7 @@ class KernelReader:
         an initializer list or None) holds."""
         args: list[Any] = []
         if init is not None and init.type in ("argument_list", "initializer_list"):
-            args = list(init.named_children)
+            args = [a for a in init.named_children if a.type != "comment"]
         sd = objects.struct_of(self, tname) if tname and tname not in _CLASSES else None
         if sd is not None:
             # a struct variable: ``Shape t(3);``, ``Pair p{};``, ``Shape s = Shape::tiles(4);``
@@ -2229,7 +2229,8 @@ class KernelReader:
             return V.Opaque(f"a choice on a loop index: {self.text(n)}")
         if t == "initializer_list":
             fields: list[tuple[str, Any]] = []
-            for i, c in enumerate(n.named_children):
+            # a comment is no element (``{/*nb=*/a, /*nq=*/b}``, q_chunk_remapping.hpp:83-87)
+            for i, c in enumerate(c for c in n.named_children if c.type != "comment"):
                 if c.type == "initializer_pair":
                     des = c.child_by_field_name("designator")
                     key = des.text.decode().lstrip(".") if des is not None else str(i)
