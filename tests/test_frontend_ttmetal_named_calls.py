@@ -10,6 +10,11 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from test_frontend_ttmetal_calls import _reserved
+from test_frontend_ttmetal_remote import _ops, _pull
+
+from verispatial.frontends.ttmetal import Refused
+from verispatial.ir.core import Site
+from verispatial.ir.ops import RemoteRead
 
 
 def test_comments_in_a_braced_initializer_are_no_elements(tmp_path: Path) -> None:
@@ -20,3 +25,24 @@ def test_comments_in_a_braced_initializer_are_no_elements(tmp_path: Path) -> Non
     assert _reserved(tmp_path, "    const auto p = make(3);", "    cb_reserve_back(0, p.a);",
                      "    cb_reserve_back(0, p.b);", "    Pair q{/*a=*/1, /*b=*/2};", "    cb_reserve_back(0, q.b);",
                      prelude=prelude) == [4, 6, 2]
+
+
+def test_bfloat16_conversions_are_values_not_followed(tmp_path: Path) -> None:
+    """``bf16_to_fp32`` / ``fp32_to_bf16`` / ``fp32_to_bf16_truncate`` (api/numeric/bfloat16.h:23-53) convert a value
+    and do nothing else: read as values not followed (once ``call to bf16_to_fp32``, groupnorm's welford_combine.h);
+    a page count from one is refused by name."""
+    assert _reserved(tmp_path, "    const float m = bf16_to_fp32(0x3f80);",
+                     "    const uint16_t b = fp32_to_bf16(m) + fp32_to_bf16_truncate(m);",
+                     "    cb_reserve_back(0, 1);") == [1]
+    with pytest.raises(Refused, match="page count not known statically"):
+        _reserved(tmp_path, "    cb_reserve_back(0, fp32_to_bf16_truncate(bf16_to_fp32(2)));")
+
+
+def test_extract_local_address_of_a_core_address_is_its_local_address(tmp_path: Path) -> None:
+    """``noc_address_backend::extract_local_address(get_noc_addr(x, y, a))`` is ``a`` (noc_address_backend_xy.h:61):
+    a remote read at (1,0) of that address is the RemoteRead of (1,0)'s page (once ``call to
+    extract_local_address``)."""
+    read = ("    { Noc noc; DataflowBuffer c1(1); "
+            "uint32_t a = noc_address_backend::extract_local_address(get_noc_addr(1, 0, get_read_ptr(0))); "
+            "noc.async_read(UnicastEndpoint{}, c1, tile_bytes, {.noc_x = 1, .noc_y = 0, .addr = a}, {}); }")
+    assert _ops(_pull(tmp_path, read), RemoteRead) == [(Site(0, 0), RemoteRead(0, Site(1, 0), 1, 1, 0))]

@@ -719,6 +719,16 @@ def _classic_stateful(kind: str) -> Handler:
     return h
 
 
+def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``noc_address_backend::extract_local_address(noc_addr)``: the address's low 32 bits, the local address on its
+    core (tt_metal/hw/inc/internal/dataflow/noc_address_backend_xy.h:61, Wormhole and Blackhole): of
+    ``get_noc_addr(x, y, a)`` it is ``a``; of a tensor page, an address in a bank, which the reading does not follow."""
+    _need(r, vals, 1, n, "extract_local_address")
+    if isinstance(vals[0], V.RemoteAddr):
+        return vals[0].target
+    return V.Opaque(f"the local address of {_why(r, nodes[0], vals[0])}")
+
+
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_read")
     read_into(r, vals[0], vals[1], vals[2], n)
@@ -997,6 +1007,7 @@ FUNCTIONS: dict[str, Handler] = {
     "get_semaphore": _semaphore_addr,
     "get_noc_addr": _noc_addr,
     "get_noc_multicast_addr": _mcast_addr,
+    "extract_local_address": _local_address,
     "noc_async_read": _read,
     "noc_async_read_tile": _page_read,
     "noc_async_read_page": _page_read,

@@ -98,7 +98,9 @@ SURVEY_ARG = 2
 PURE_QUERIES = frozenset({"get_noc_id", "noc_index",
                           # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
                           "__builtin_bit_cast", "bit_cast",
-                          "get_common_arg_addr", "bfloat16_greater", "float32_greater"})
+                          "get_common_arg_addr", "bfloat16_greater", "float32_greater",
+                          # bfloat16 <-> float conversions of a value (api/numeric/bfloat16.h:23-53): no effect
+                          "bf16_to_fp32", "fp32_to_bf16", "fp32_to_bf16_truncate"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
