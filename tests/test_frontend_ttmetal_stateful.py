@@ -151,3 +151,20 @@ def test_object_api_spellings_of_a_remote_read(tmp_path: Path, read: str) -> Non
     dst(l1_write_addr)``, the pool helpers' typed ``src_args_type``): the RemoteRead of the plain form (once
     ``read into L1 not a buffer's pages`` and ``UnicastEndpoint without its core and address``)."""
     assert _ops(_pull(tmp_path, read), RemoteRead) == [(Site(0, 0), RemoteRead(0, Site(1, 0), 1, 1, 0))]
+
+
+_WEP = "{.noc_x = 1, .noc_y = 0, .addr = get_write_ptr(2)}"
+
+
+def test_object_api_stateful_write_and_its_lost_state(tmp_path: Path) -> None:
+    """``noc.set_async_write_state`` / ``async_write_with_state`` of c_0's front page into (1,0)'s c_2: the McastSend
+    the plain ``noc.async_write`` gives; an ordinary NoC write between them reprograms the write command buffer, so
+    the with_state is refused by name."""
+    write = ("    { Noc noc; DataflowBuffer c0(0); "
+             f"noc.set_async_write_state(UnicastEndpoint{{}}, 0, {_WEP}); "
+             f"noc.async_write_with_state(c0, UnicastEndpoint{{}}, tile_bytes, {{}}, {_WEP}); }}")
+    sends = [op for _, op in _ops(_push(tmp_path, write), McastSend)]
+    assert [(op.buf, op.pages, op.front, op.dst, op.offset) for op in sends] == [(0, 1, True, 2, 0)]
+    lost = write.replace("noc.async_write_with_state(",
+                         "noc_async_write_tile(0, d, get_read_ptr(0)); noc.async_write_with_state(")
+    _refused(_push(tmp_path, lost), "NoC write with state not known", "sender.cpp", FIRST + 3)
