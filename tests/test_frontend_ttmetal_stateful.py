@@ -168,3 +168,18 @@ def test_object_api_stateful_write_and_its_lost_state(tmp_path: Path) -> None:
     lost = write.replace("noc.async_write_with_state(",
                          "noc_async_write_tile(0, d, get_read_ptr(0)); noc.async_write_with_state(")
     _refused(_push(tmp_path, lost), "NoC write with state not known", "sender.cpp", FIRST + 3)
+
+
+def test_one_packet_transfers_are_the_plain_ones(tmp_path: Path) -> None:
+    """``noc_async_read_one_packet`` / ``noc_async_write_one_packet`` (dataflow_api.h:515, :840) are the plain read
+    and write issued as one packet: the same ops; a size past ``NOC_MAX_BURST_SIZE`` (8,192 B on Wormhole) and a
+    posted write are refused by name (once ``call to noc_async_read_one_packet``)."""
+    read = "    noc_async_read_one_packet(get_noc_addr(1, 0, get_read_ptr(0)), get_write_ptr(1), tile_bytes);"
+    assert _ops(_pull(tmp_path, read), RemoteRead) == [(Site(0, 0), RemoteRead(0, Site(1, 0), 1, 1, 0))]
+    _refused(_pull(tmp_path, read.replace("tile_bytes", "4 * 4096")),
+             "noc_async_read_one_packet of a size not known to fit one packet", "puller.cpp", FIRST + 3)
+    write = "    noc_async_write_one_packet(get_read_ptr(0), get_noc_addr(1, 0, get_write_ptr(2)), tile_bytes);"
+    sends = [op for _, op in _ops(_push(tmp_path, write), McastSend)]
+    assert [(op.buf, op.dst) for op in sends] == [(0, 2)]
+    _refused(_push(tmp_path, write.replace("one_packet(", "one_packet<true, true>(")),
+             "posted noc_async_write_one_packet", "sender.cpp", FIRST + 3)

@@ -729,6 +729,29 @@ def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
     return V.Opaque(f"the local address of {_why(r, nodes[0], vals[0])}")
 
 
+def _one_packet_transfer(read: bool) -> Handler:
+    """``noc_async_read_one_packet(src, dst_l1, size[, noc[, vc]])`` / ``noc_async_write_one_packet<trace,
+    posted>(src_l1, dst, size[, noc[, vc]])`` (api/dataflow/dataflow_api.h:515-523, :840-848): the ordinary read or
+    write, issued as one packet, so of at most ``NOC_MAX_BURST_SIZE`` bytes; a size not known to fit one packet and a
+    posted write are refused by name."""
+    name = "noc_async_read_one_packet" if read else "noc_async_write_one_packet"
+
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 3, n, name)
+        if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
+            r.refuse(f"posted {name}", n, r.text(n))
+        size = vals[2]
+        if not (isinstance(size, V.Sym) and size.is_const and 0 < size.const <= _burst(r)):
+            r.refuse(f"{name} of a size not known to fit one packet", n,
+                     f"{r.text(n)}: {_why(r, nodes[2], size)}, at most {_burst(r)} B")
+        if read:
+            read_into(r, vals[0], vals[1], size, n)
+        else:
+            write_from(r, vals[0], vals[1], size, n)
+
+    return h
+
+
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_read")
     read_into(r, vals[0], vals[1], vals[2], n)
@@ -1009,6 +1032,8 @@ FUNCTIONS: dict[str, Handler] = {
     "get_noc_multicast_addr": _mcast_addr,
     "extract_local_address": _local_address,
     "noc_async_read": _read,
+    "noc_async_read_one_packet": _one_packet_transfer(True),
+    "noc_async_write_one_packet": _one_packet_transfer(False),
     "noc_async_read_tile": _page_read,
     "noc_async_read_page": _page_read,
     "noc_async_write": _write,
