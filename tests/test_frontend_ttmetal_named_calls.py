@@ -10,11 +10,11 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from test_frontend_ttmetal_calls import _reserved
-from test_frontend_ttmetal_remote import _ops, _pull
+from test_frontend_ttmetal_remote import _host, _ops, _proved, _pull
 
 from verispatial.frontends.ttmetal import Refused
 from verispatial.ir.core import Site
-from verispatial.ir.ops import RemoteRead
+from verispatial.ir.ops import ReadTiles, RemoteRead, WriteTiles
 
 
 def test_comments_in_a_braced_initializer_are_no_elements(tmp_path: Path) -> None:
@@ -46,3 +46,23 @@ def test_extract_local_address_of_a_core_address_is_its_local_address(tmp_path: 
             "uint32_t a = noc_address_backend::extract_local_address(get_noc_addr(1, 0, get_read_ptr(0))); "
             "noc.async_read(UnicastEndpoint{}, c1, tile_bytes, {.noc_x = 1, .noc_y = 0, .addr = a}, {}); }")
     assert _ops(_pull(tmp_path, read), RemoteRead) == [(Site(0, 0), RemoteRead(0, Site(1, 0), 1, 1, 0))]
+
+
+def test_tensor_accessor_tuples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``make_tensor_accessor_args_tuple<2, 0>()``, ``make_tensor_accessor_tuple(args, 0)`` (accessor ``i`` over runtime
+    arg ``i``), ``make_abstract_tensor_accessor_wrappers`` indexed in a loop and ``std::get<1>`` (tensor_accessor.h:
+    696-804; once ``call to make_tensor_accessor_args_tuple``): the reader reads ``src``'s tile through element 0, the
+    writer writes ``dst``'s through element 1, and the program proves."""
+    tup = ("    constexpr auto args = make_tensor_accessor_args_tuple<2, 0>();",
+           "    const auto t = make_tensor_accessor_tuple(args, 0);")
+    reader = (*tup, "    auto acc = make_abstract_tensor_accessor_wrappers(t);",
+              "    for (uint32_t i = 0; i < 1; ++i) {", "        cb_reserve_back(0, 1);",
+              "        noc_async_read_tile(0, acc[i], get_write_ptr(0));", "        noc_async_read_barrier();",
+              "        cb_push_back(0, 1);", "    }")
+    writer = (*tup, "    cb_wait_front(0, 1);", "    noc_async_write_tile(0, std::get<1>(t), get_read_ptr(0));",
+              "    noc_async_write_barrier();", "    cb_pop_front(0, 1);")
+    path = _host(tmp_path, {"reader": ("reader", reader), "writer": ("writer", writer)},
+                 {"0,0": ("reader", "writer")})
+    assert [op.tensor for _, op in _ops(path, ReadTiles)] == ["src"]
+    assert [op.tensor for _, op in _ops(path, WriteTiles)] == ["dst"]
+    _proved(path, capsys)

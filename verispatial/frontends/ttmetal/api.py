@@ -752,6 +752,58 @@ def _one_packet_transfer(read: bool) -> Handler:
     return h
 
 
+def _template_number(r: KernelReader, a: Any, what: str, n: Any) -> Any:
+    """A template argument that is a number (``<num_inputs - 1>``), or a value not followed."""
+    return enums.number(r, r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
+
+
+def _accessor_args_tuple(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_tensor_accessor_args_tuple<NUM_TENSORS, CTA_OFFSET>()`` (api/tensor/tensor_accessor_args.h:214-246): the
+    ``TensorAccessorArgs`` of ``NUM_TENSORS`` tensors one after another from compile-time arg ``CTA_OFFSET``, each
+    starting at its predecessor's ``next_compile_time_args_offset()``; a constant table of them (``std::get<i>``).
+    A count not known statically is refused by name."""
+    if len(targs) != 2:
+        r.refuse("make_tensor_accessor_args_tuple without its two template arguments", n, r.text(n))
+    count = _template_number(r, targs[0], "tensor count", n)
+    if not (isinstance(count, V.Sym) and count.is_const and 0 <= count.const <= 256):
+        r.refuse("tensor accessor tuple of a count not known statically", n, f"{r.text(n)}: {r.text(targs[0])}")
+    cta = _template_number(r, targs[1], "compile-time arg offset", n)
+    items: list[Any] = []
+    for _ in range(count.const):
+        args = V.AccessorArgs(cta if isinstance(cta, (V.Sym, V.Opaque)) else V.Opaque(
+            f"the offset {r.text(targs[1])} of make_tensor_accessor_args_tuple is not a number"))
+        items.append(args)
+        step = objects.accessor_args_count(r, args, n)
+        cta = args.cta + step if isinstance(args.cta, V.Sym) and isinstance(step, V.Sym) else V.Opaque(
+            "the offset of an accessor after one whose compile-time args are not followed")
+    return V.Table(tuple(items), len(items))
+
+
+def _accessor_tuple(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_tensor_accessor_tuple(args_tuple, address_rt_arg_index_start)`` (api/tensor/tensor_accessor.h:696-709):
+    accessor ``i`` over ``args_tuple``'s element ``i`` and the address in runtime arg ``start + i``."""
+    _need(r, vals, 2, n, "make_tensor_accessor_tuple")
+    t = vals[0]
+    if not isinstance(t, V.Table):
+        r.refuse("make_tensor_accessor_tuple of a value not followed", n, _why(r, nodes[0], t))
+    start = vals[1]
+    items = []
+    for i in range(t.size):
+        at = start + V.const(i) if isinstance(start, V.Sym) else start
+        addr = _arg_val(r, [at], [nodes[1]], [], n)
+        items.append(r.accessor([t.at(i), addr], n))
+    return V.Table(tuple(items), t.size)
+
+
+def _accessor_wrappers(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_abstract_tensor_accessor_wrappers(accessors)`` (api/tensor/tensor_accessor.h:786-804): an array of the
+    same accessors, type-erased, indexed at run time (``accessors[i]``)."""
+    _need(r, vals, 1, n, "make_abstract_tensor_accessor_wrappers")
+    if not isinstance(vals[0], V.Table):
+        r.refuse("make_abstract_tensor_accessor_wrappers of a value not followed", n, _why(r, nodes[0], vals[0]))
+    return vals[0]
+
+
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_read")
     read_into(r, vals[0], vals[1], vals[2], n)
@@ -1032,6 +1084,9 @@ FUNCTIONS: dict[str, Handler] = {
     "get_noc_multicast_addr": _mcast_addr,
     "extract_local_address": _local_address,
     "noc_async_read": _read,
+    "make_tensor_accessor_args_tuple": _accessor_args_tuple,
+    "make_tensor_accessor_tuple": _accessor_tuple,
+    "make_abstract_tensor_accessor_wrappers": _accessor_wrappers,
     "noc_async_read_one_packet": _one_packet_transfer(True),
     "noc_async_write_one_packet": _one_packet_transfer(False),
     "noc_async_read_tile": _page_read,

@@ -2921,6 +2921,14 @@ class KernelReader:
             if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
                 return V.Opaque(f"a floating-point value: {self.text(n)}")
             return self.to_integer(self.expr(arg_nodes[0]), cast_to)
+        if name == "std::get" and len(targs) == 1 and len(arg_nodes) == 1:
+            # std::get<i>(t) of a tuple the reading holds as a table (api.make_tensor_accessor_args_tuple)
+            t = self.expr(arg_nodes[0])
+            if isinstance(t, V.Table):
+                i = targs[0]
+                return intrinsics.element(self, t, enums.number(self, self.expr(i) if i.type != "type_descriptor"
+                                                                else self.template_value(i)), n)
+            return V.Opaque(f"std::get of a value not followed: {self.text(n)}")
         if intrinsics.modelled(name) and bare not in self.prog.functions:  # __builtin_clz, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
         if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
