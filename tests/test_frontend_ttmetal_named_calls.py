@@ -66,3 +66,13 @@ def test_tensor_accessor_tuples(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert [op.tensor for _, op in _ops(path, ReadTiles)] == ["src"]
     assert [op.tensor for _, op in _ops(path, WriteTiles)] == ["dst"]
     _proved(path, capsys)
+
+
+def test_alignment_helpers_are_computed(tmp_path: Path) -> None:
+    """api/alignment.h's ``align`` (round up to a multiple), ``align_power_of_2`` and ``is_power_of_2`` on numbers,
+    as 32-bit words (once ``call to align``, reduce_to_root's receivers); ``align`` to 0 divides by zero: refused."""
+    assert _reserved(tmp_path, "    cb_reserve_back(0, align(5, 4) / 4);", "    cb_reserve_back(0, align(12, 6));",
+                     "    cb_reserve_back(0, align_power_of_2(5, 4) / 4 + is_power_of_2(8) + is_power_of_2(6));",
+                     "    cb_reserve_back(0, align(0xFFFFFFFFu, 2) + 1);") == [2, 12, 3, 1]
+    with pytest.raises(Refused, match="align to 0"):
+        _reserved(tmp_path, "    cb_reserve_back(0, align(3, 0));")
