@@ -586,7 +586,7 @@ def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool
     coord = _state_coord(r, addr, n, key)
     old = r.noc_cmd.get(key)
     if one_packet:
-        length = size if isinstance(size, V.Sym) and not isinstance(size, V.Opaque) else None
+        length = size if isinstance(size, V.Sym) else None
     else:
         length = old.length if isinstance(old, nocstate.CmdState) else None
     r.noc_serial += 1
