@@ -93,3 +93,16 @@ def test_stores_through_a_core_local_mem_declared_by_its_address_are_seen(tmp_pa
     with pytest.raises(Refused, match="plain store into a buffer page") as e:
         import_host(path)
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", FIRST + 5)
+
+
+def test_memcpy_into_a_variable_is_a_value_not_followed(tmp_path: Path) -> None:
+    """``std::memcpy(&one_u, &one_f, sizeof(uint32_t))`` (a bit cast, batch_norm's reader_running_statistics.cpp:51):
+    ``one_u`` holds bytes not followed, so a page count from it is refused by name; a memcpy into L1 or inside a loop
+    read once is refused (once ``call to memcpy``)."""
+    assert _reserved(tmp_path, "    uint32_t u = 0;", "    const float f = 1.0f;",
+                     "    std::memcpy(&u, &f, sizeof(uint32_t));", "    cb_reserve_back(0, 1);") == [1]
+    with pytest.raises(Refused, match="page count not known statically"):
+        _reserved(tmp_path, "    uint32_t u = 0;", "    const float f = 1.0f;",
+                  "    std::memcpy(&u, &f, sizeof(uint32_t));", "    cb_reserve_back(0, u);")
+    with pytest.raises(Refused, match="memcpy into memory the reading does not follow"):
+        _reserved(tmp_path, "    const float f = 1.0f;", "    std::memcpy((void*)get_write_ptr(0), &f, 4);")

@@ -2921,6 +2921,8 @@ class KernelReader:
             if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
                 return V.Opaque(f"a floating-point value: {self.text(n)}")
             return self.to_integer(self.expr(arg_nodes[0]), cast_to)
+        if name in ("std::memcpy", "memcpy", "__builtin_memcpy") and bare not in self.prog.functions:
+            return self.memcpy(arg_nodes, n)
         if name == "std::get" and len(targs) == 1 and len(arg_nodes) == 1:
             # std::get<i>(t) of a tuple the reading holds as a table (api.make_tensor_accessor_args_tuple)
             t = self.expr(arg_nodes[0])
@@ -3069,6 +3071,25 @@ class KernelReader:
         if not ok:
             self.restore(saved)
         return ok
+
+    def memcpy(self, arg_nodes: list[Any], n: Any) -> V.Value:
+        """``std::memcpy(&x, &y, size)`` into a variable of the kernel (a bit cast, ``std::memcpy(&one_u, &one_f, 4)``,
+        reader_running_statistics.cpp:51): ``x`` holds bytes the reading does not follow. Into anything else (L1, an
+        array element), or inside a loop read once for all its iterations (whose variables the reading finds from
+        the assignments it sees), it is refused by name."""
+        dst = arg_nodes[0] if len(arg_nodes) == 3 else None
+        while dst is not None and dst.type == "parenthesized_expression" and dst.named_child_count:
+            dst = dst.named_children[0]
+        target = dst.child_by_field_name("argument") if dst is not None and dst.type == "pointer_expression" and \
+            dst.children[0].type == "&" else None
+        if target is None or target.type != "identifier" or self.lookup(target.text.decode()) is None or \
+                len(self.loops) > 0:
+            self.refuse("memcpy into memory the reading does not follow", n, self.text(n))
+        assert target is not None
+        for a in arg_nodes[1:]:
+            self.expr(a)
+        self.assign(target.text.decode(), V.Opaque(f"bytes copied by {self.text(n)}"), n)
+        return V.Opaque("the destination of memcpy")
 
     def call_method(self, obj: V.Obj, name: str, target: Any, arg_nodes: list[Any], n: Any) -> V.Value:
         """``obj.name(args)`` on a struct value: its method inlined with the fields as variables; a field it sets
