@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import enums, intrinsics, objects, tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Inconsistent, Refused, ScratchHint
@@ -300,6 +300,7 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     model lands one after another from the write pointer (families/cb/semantics.py ``fill``), so ``dst`` must be
     the write pointer plus the tiles this engine already read into the back since it last moved
     (``KernelReader.l1_check``: a forgotten advance, a doubled offset or a stale pointer is refused)."""
+    r.noc_reprogrammed(nocstate.READ, n)  # also a read that is part of a constant page and issues no op
     if isinstance(src, V.RemoteAddr):
         remote_read(r, src, dst, size, n)
         return
@@ -556,6 +557,270 @@ def _load_blocking(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
         r.refuse("blocking load not of a page being built by stores", n, _why(r, nodes[0], vals[0]))
     r.drain_load(vals[0], n)
     return V.Opaque("a word loaded from L1")
+
+
+def _burst(r: KernelReader) -> int:
+    return nocstate.NOC_MAX_BURST_SIZE.get(r.host.target.name, nocstate.NOC_MAX_BURST_SIZE["wormhole_b0"])
+
+
+def _one_packet(r: KernelReader, targs: list[Any], at: int, n: Any) -> bool:
+    """Whether a stateful call's ``max_page_size`` template argument (position ``at``; default ``NOC_MAX_BURST_SIZE +
+    1``, api/dataflow/noc.h:293, :344) selects the one-packet form: at most ``NOC_MAX_BURST_SIZE``. One the reading
+    cannot evaluate is refused by name (the two forms take the length from different places)."""
+    if len(targs) <= at:
+        return False
+    text = "".join(targs[at].text.decode().split())
+    v = r.expr_text(text, targs[at])
+    if not (isinstance(v, V.Sym) and v.is_const):
+        r.refuse("NoC max_page_size not known statically", n, f"{r.text(n)}: {text}")
+    assert isinstance(v, V.Sym)
+    return v.const <= _burst(r)
+
+
+def _state_coord(r: KernelReader, addr: Any, n: Any, key: str) -> Any:
+    """The coordinate a ``set_state`` call programs from ``addr`` (a NoC address): the core of a ``get_noc_addr(x,
+    y, a)`` / ``UnicastEndpoint`` address, or the bank of a tensor page (``(tensor, page)``: which bank holds it).
+    Anything else is refused by name."""
+    if isinstance(addr, V.RemoteAddr):
+        return addr.site
+    if isinstance(addr, V.TensorPage):
+        return (addr.tensor, addr.page)
+    return r.refuse(f"NoC {key} state at an address not followed", n, f"{r.text(n)}: {_why(r, n, addr)}")
+
+
+def _state_of(r: KernelReader, key: str, n: Any) -> nocstate.CmdState:
+    """The state a ``with_state`` call of kind ``key`` issues from (``nocstate``); refused where none is known."""
+    st = r.noc_cmd.get(key)
+    if isinstance(st, nocstate.CmdState):
+        r.noc_used.add(st.serial)
+        return st
+    why = st.why if isinstance(st, V.Opaque) else f"no set_state call programs the NoC {key} command buffer before it"
+    return r.refuse(f"NoC {key} with state not known", n, f"{r.text(n)}: {why}")
+
+
+def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool, n: Any) -> None:
+    """A ``set_state`` call: the coordinate of ``addr``, and in the one-packet form the length ``size``; the
+    multi-packet form leaves the length register as it was (ncrisc_noc_read_set_state, noc_nonblocking_api.h:1120-1145;
+    ncrisc_noc_write_set_state, :1249-1270). No transfer, no op."""
+    coord = _state_coord(r, addr, n, key)
+    old = r.noc_cmd.get(key)
+    if one_packet:
+        length = size if isinstance(size, V.Sym) else None
+    else:
+        length = old.length if isinstance(old, nocstate.CmdState) else None
+    r.noc_serial += 1
+    r.noc_cmd[key] = nocstate.CmdState(coord, length, r.noc_serial)
+
+
+def _with_state_size(r: KernelReader, st: nocstate.CmdState, size: Any, one_packet: bool, key: str,
+                     n: Any) -> tuple[Any, V.Sym | None]:
+    """The bytes a ``with_state`` call moves and the length register after it: in the one-packet form the register's
+    (its own size argument is not written, noc.h:335-378), in the multi-packet form its own size, which it writes
+    (ncrisc_noc_read_any_len_with_state, noc_nonblocking_api.h:1205-1225)."""
+    if one_packet:
+        if st.length is None:
+            r.refuse(f"NoC {key} with state of a length not known", n,
+                     f"{r.text(n)}: the one-packet form sends the length register, which the reading does not know here")
+        return st.length, st.length
+    return size, nocstate.length_after(size, _burst(r))
+
+
+def _stateful_remote(r: KernelReader, st: nocstate.CmdState, addr: Any, key: str, n: Any) -> Any:
+    """The remote end of a ``with_state`` transfer: the state's coordinate with the low address the call gives
+    (``addr``, a NoC address the object API truncates to its low 32 bits, noc.h:373-377, or a local address). The
+    object API's address must name the state's core (or tensor page: its bank), as the vendor requires (noc.h:322);
+    the classic form's local address is taken at the state's core."""
+    if isinstance(addr, (V.RemoteAddr, V.TensorPage)):
+        coord = _state_coord(r, addr, n, key)
+        if coord != st.coord:
+            r.refuse(f"NoC {key} with state at another place than its state's", n,
+                     f"{r.text(n)}: the NoC sends it to the state's coordinate, {st.coord}, not {coord}")
+        return addr
+    if isinstance(st.coord, tuple):
+        r.refuse(f"NoC {key} with state of an address in a tensor's bank", n,
+                 f"{r.text(n)}: a bank-local address the reading does not follow")
+    return V.RemoteAddr(st.coord, addr)
+
+
+def _noc_stateful(r: KernelReader, name: str, vals: list[Any], targs: list[Any], n: Any) -> None:
+    """``noc.set_async_read_state<opts, max_page_size>(src, size, src_args)`` / ``async_read_with_state(src, dst, size,
+    src_args, dst_args)`` and the write pair (api/dataflow/noc.h:295-378, :540-620): ``nocstate``. A transaction
+    id (``NocOptions::TXN_ID``) on a ``with_state`` call is refused by name (it issues through the transaction-id
+    counters, dataflow_api.h:2494-2503)."""
+    opts = targs[0].text.decode() if targs else ""
+    one = _one_packet(r, targs, 1, n)
+    if name == "set_async_read_state":
+        _need(r, vals, 3, n, name)
+        _set_state(r, nocstate.READ, _endpoint(r, vals[0], vals[2], n), vals[1], one, n)
+        return
+    if name == "set_async_write_state":
+        _need(r, vals, 3, n, name)
+        _set_state(r, nocstate.WRITE, _endpoint(r, vals[0], vals[2], n), vals[1], one, n)
+        return
+    if "TXN_ID" in opts:
+        r.refuse(f"Noc.{name} with a transaction id", n, r.text(n))
+    _need(r, vals, 3, n, name)
+    key = nocstate.READ if name == "async_read_with_state" else nocstate.WRITE
+    st = _state_of(r, key, n)
+    size, length = _with_state_size(r, st, vals[2], one, key, n)
+    sargs = vals[3] if len(vals) > 3 else V.Designated(())
+    dargs = vals[4] if len(vals) > 4 else V.Designated(())
+    if key == nocstate.READ:
+        src = _stateful_remote(r, st, _endpoint(r, vals[0], sargs, n), key, n)
+        read_into(r, src, _local(r, vals[1], dargs, False, n), size, n)
+    else:
+        dst = _stateful_remote(r, st, _endpoint(r, vals[1], dargs, n), key, n)
+        write_from(r, _local(r, vals[0], sargs, True, n), dst, size, n)
+    r.noc_cmd[key] = attrs.evolve(st, length=length)
+
+
+def _explicit_noc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any) -> None:
+    """A classic stateful call's ``noc`` argument (position ``at``): the state is kept for the kernel's own NoC only
+    (``nocstate``); another NoC named explicitly is refused by name."""
+    if len(vals) > at and r.text(nodes[at]).strip() != "noc_index":
+        r.refuse("stateful NoC call on a NoC named explicitly", n, f"{r.text(n)}: noc {r.text(nodes[at])}")
+
+
+def _template_flag(targs: list[Any], at: int) -> bool | None:
+    """A bool template argument at position ``at``: its value, None when absent, and not a literal: refused by the
+    caller."""
+    if len(targs) <= at:
+        return None
+    text = targs[at].text.decode().strip()
+    return True if text == "true" else False if text == "false" else None
+
+
+def _classic_stateful(kind: str) -> Handler:
+    """The classic stateful free functions (api/dataflow/dataflow_api.h): ``noc_async_read_one_packet_set_state
+    <use_vc>(src, size, vc, noc)`` (:575), ``noc_async_read_one_packet_with_state<inc_num_issued, use_vc>(src_l1,
+    dst_l1, vc, noc)`` (:599), ``noc_async_read_set_state(src, noc)`` (:644), ``noc_async_read_with_state
+    <inc_num_issued, skip>(src_l1, dst_l1, size, noc)`` (:677), ``noc_async_write_one_packet_set_state<posted>(dst,
+    size, noc, vc)`` (:981), ``noc_async_write_one_packet_with_state<posted>(src_l1, dst_l1, noc)`` (:1007),
+    ``noc_async_write_set_state<posted>(dst, noc, vc)`` (:1053), ``noc_async_write_with_state<posted,
+    update_counter, skip>(src_l1, dst_l1, size, noc)`` (:1087). Refused by name: a posted write (no
+    acknowledgement), a read or write that does not count itself (``inc_num_issued`` / ``update_counter`` false: no
+    barrier waits for it), a template flag that is not a literal."""
+    read = kind.startswith("read")
+
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        name = f"noc_async_{kind}"
+        key = nocstate.READ if read else nocstate.WRITE
+        for i, t in enumerate(targs):
+            if _template_flag(targs, i) is None:
+                r.refuse(f"{name} with a template argument not a literal", n, f"{r.text(n)}: {t.text.decode()}")
+        if not read and _template_flag(targs, 0):
+            r.refuse(f"posted {name}", n, r.text(n))
+        if read and kind.endswith("with_state") and _template_flag(targs, 0) is False:
+            r.refuse(f"{name} not counted", n, f"{r.text(n)}: inc_num_issued false: no read barrier waits for it")
+        if kind == "write_with_state" and _template_flag(targs, 1) is False:
+            r.refuse(f"{name} not counted", n, f"{r.text(n)}: update_counter false: no write barrier waits for it")
+        one = "one_packet" in kind
+        if kind.endswith("set_state"):
+            _need(r, vals, 2 if one else 1, n, name)
+            # the noc argument: read one-packet (src, size, vc, noc), read (src, noc), write one-packet (dst, size,
+            # noc, vc), write (dst, noc, vc)
+            _explicit_noc(r, vals, nodes, {"read_one_packet_set_state": 3, "read_set_state": 1,
+                                          "write_one_packet_set_state": 2, "write_set_state": 1}[kind], n)
+            _set_state(r, key, vals[0], vals[1] if one else None, one, n)
+            return None
+        _need(r, vals, 2 if one else 3, n, name)
+        _explicit_noc(r, vals, nodes, {"read_one_packet_with_state": 3, "read_with_state": 3,
+                                      "write_one_packet_with_state": 2, "write_with_state": 3}[kind], n)
+        st = _state_of(r, key, n)
+        size, length = _with_state_size(r, st, None if one else vals[2], one, key, n)
+        if read:
+            read_into(r, _stateful_remote(r, st, vals[0], key, n), vals[1], size, n)
+        else:
+            write_from(r, vals[0], _stateful_remote(r, st, vals[1], key, n), size, n)
+        r.noc_cmd[key] = attrs.evolve(st, length=length)
+        return None
+
+    return h
+
+
+def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``noc_address_backend::extract_local_address(noc_addr)``: the address's low 32 bits, the local address on its
+    core (tt_metal/hw/inc/internal/dataflow/noc_address_backend_xy.h:61, Wormhole and Blackhole): of
+    ``get_noc_addr(x, y, a)`` it is ``a``; of a tensor page, an address in a bank, which the reading does not follow."""
+    _need(r, vals, 1, n, "extract_local_address")
+    if isinstance(vals[0], V.RemoteAddr):
+        return vals[0].target
+    return V.Opaque(f"the local address of {_why(r, nodes[0], vals[0])}")
+
+
+def _one_packet_transfer(read: bool) -> Handler:
+    """``noc_async_read_one_packet(src, dst_l1, size[, noc[, vc]])`` / ``noc_async_write_one_packet<trace,
+    posted>(src_l1, dst, size[, noc[, vc]])`` (api/dataflow/dataflow_api.h:515-523, :840-848): the ordinary read or
+    write, issued as one packet, so of at most ``NOC_MAX_BURST_SIZE`` bytes; a size not known to fit one packet and a
+    posted write are refused by name."""
+    name = "noc_async_read_one_packet" if read else "noc_async_write_one_packet"
+
+    def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        _need(r, vals, 3, n, name)
+        if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
+            r.refuse(f"posted {name}", n, r.text(n))
+        size = vals[2]
+        if not (isinstance(size, V.Sym) and size.is_const and 0 < size.const <= _burst(r)):
+            r.refuse(f"{name} of a size not known to fit one packet", n,
+                     f"{r.text(n)}: {_why(r, nodes[2], size)}, at most {_burst(r)} B")
+        if read:
+            read_into(r, vals[0], vals[1], size, n)
+        else:
+            write_from(r, vals[0], vals[1], size, n)
+
+    return h
+
+
+def _template_number(r: KernelReader, a: Any, what: str, n: Any) -> Any:
+    """A template argument that is a number (``<num_inputs - 1>``), or a value not followed."""
+    return enums.number(r, r.expr(a) if a.type != "type_descriptor" else r.template_value(a))
+
+
+def _accessor_args_tuple(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_tensor_accessor_args_tuple<NUM_TENSORS, CTA_OFFSET>()`` (api/tensor/tensor_accessor_args.h:214-246): the
+    ``TensorAccessorArgs`` of ``NUM_TENSORS`` tensors one after another from compile-time arg ``CTA_OFFSET``, each
+    starting at its predecessor's ``next_compile_time_args_offset()``; a constant table of them (``std::get<i>``).
+    A count not known statically is refused by name."""
+    if len(targs) != 2:
+        r.refuse("make_tensor_accessor_args_tuple without its two template arguments", n, r.text(n))
+    count = _template_number(r, targs[0], "tensor count", n)
+    if not (isinstance(count, V.Sym) and count.is_const and 0 <= count.const <= 256):
+        r.refuse("tensor accessor tuple of a count not known statically", n, f"{r.text(n)}: {r.text(targs[0])}")
+    cta = _template_number(r, targs[1], "compile-time arg offset", n)
+    items: list[Any] = []
+    for _ in range(count.const):
+        args = V.AccessorArgs(cta if isinstance(cta, (V.Sym, V.Opaque)) else V.Opaque(
+            f"the offset {r.text(targs[1])} of make_tensor_accessor_args_tuple is not a number"))
+        items.append(args)
+        step = objects.accessor_args_count(r, args, n)
+        cta = args.cta + step if isinstance(args.cta, V.Sym) and isinstance(step, V.Sym) else V.Opaque(
+            "the offset of an accessor after one whose compile-time args are not followed")
+    return V.Table(tuple(items), len(items))
+
+
+def _accessor_tuple(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_tensor_accessor_tuple(args_tuple, address_rt_arg_index_start)`` (api/tensor/tensor_accessor.h:696-709):
+    accessor ``i`` over ``args_tuple``'s element ``i`` and the address in runtime arg ``start + i``."""
+    _need(r, vals, 2, n, "make_tensor_accessor_tuple")
+    t = vals[0]
+    if not isinstance(t, V.Table):
+        r.refuse("make_tensor_accessor_tuple of a value not followed", n, _why(r, nodes[0], t))
+    start = vals[1]
+    items = []
+    for i in range(t.size):
+        at = start + V.const(i) if isinstance(start, V.Sym) else start
+        addr = _arg_val(r, [at], [nodes[1]], [], n)
+        items.append(r.accessor([t.at(i), addr], n))
+    return V.Table(tuple(items), t.size)
+
+
+def _accessor_wrappers(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``make_abstract_tensor_accessor_wrappers(accessors)`` (api/tensor/tensor_accessor.h:786-804): an array of the
+    same accessors, type-erased, indexed at run time (``accessors[i]``)."""
+    _need(r, vals, 1, n, "make_abstract_tensor_accessor_wrappers")
+    if not isinstance(vals[0], V.Table):
+        r.refuse("make_abstract_tensor_accessor_wrappers of a value not followed", n, _why(r, nodes[0], vals[0]))
+    return vals[0]
 
 
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -884,12 +1149,26 @@ FUNCTIONS: dict[str, Handler] = {
     "get_semaphore": _semaphore_addr,
     "get_noc_addr": _noc_addr,
     "get_noc_multicast_addr": _mcast_addr,
+    "extract_local_address": _local_address,
     "noc_async_read": _read,
+    "make_tensor_accessor_args_tuple": _accessor_args_tuple,
+    "make_tensor_accessor_tuple": _accessor_tuple,
+    "make_abstract_tensor_accessor_wrappers": _accessor_wrappers,
+    "noc_async_read_one_packet": _one_packet_transfer(True),
+    "noc_async_write_one_packet": _one_packet_transfer(False),
     "noc_async_read_tile": _page_read,
     "noc_async_read_page": _page_read,
     "noc_async_write": _write,
     "noc_async_write_tile": _page_write(True),
     "noc_async_write_page": _page_write(False),
+    "noc_async_read_one_packet_set_state": _classic_stateful("read_one_packet_set_state"),
+    "noc_async_read_one_packet_with_state": _classic_stateful("read_one_packet_with_state"),
+    "noc_async_read_set_state": _classic_stateful("read_set_state"),
+    "noc_async_read_with_state": _classic_stateful("read_with_state"),
+    "noc_async_write_one_packet_set_state": _classic_stateful("write_one_packet_set_state"),
+    "noc_async_write_one_packet_with_state": _classic_stateful("write_one_packet_with_state"),
+    "noc_async_write_set_state": _classic_stateful("write_set_state"),
+    "noc_async_write_with_state": _classic_stateful("write_with_state"),
     "noc_async_write_multicast": _mcast_write(False),
     "noc_async_write_multicast_loopback_src": _mcast_write(True),
     "noc_async_read_barrier": _plain(ReadBarrier()),
@@ -926,7 +1205,7 @@ FUNCTIONS.update(tilize.FUNCTIONS)
 # ------------------------------------------------------------------ Metal 2.0 objects
 
 
-def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> Any:
+def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs: list[Any] | None = None) -> Any:
     """``obj.name(args)`` for the object API's receivers: DataflowBuffer / CircularBuffer, Noc, Semaphore and a
     tensor accessor."""
     vals = [r.expr(a) for a in nodes]
@@ -950,7 +1229,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
             return V.const(intrinsics.TILE_GEOMETRY[name])
         r.refuse(f"DataflowBuffer.{name}", n)
     if isinstance(obj, V.NocObj):
-        return _noc_method(r, name, vals, nodes, n)
+        return _noc_method(r, name, vals, nodes, n, targs or [])
     if isinstance(obj, V.SemAddr):
         return _sem_method(r, obj.sem, name, vals, nodes, n)
     if isinstance(obj, V.Accessor) and name == "get_noc_addr":
@@ -993,7 +1272,7 @@ def _pages(r: KernelReader, acc: V.Accessor, vals: list[Any], nodes: list[Any], 
     return V.Table(tuple(V.TensorPage(acc.tensor, V.const(i)) for i in ids), len(ids))
 
 
-def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
+def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any, targs: list[Any]) -> Any:
     barriers: dict[str, tuple[ReadBarrier | WriteBarrier | Flush | AtomicBarrier, ...]] = {
         "async_read_barrier": (ReadBarrier(),), "async_write_barrier": (WriteBarrier(),),
                 "async_writes_flushed": (Flush(),), "async_atomic_barrier": (AtomicBarrier(),),
@@ -1029,6 +1308,9 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
         mcast_send(r, _local(r, vals[0], sargs, True, n), (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n,
                    target)
         return None
+    if name in ("set_async_read_state", "async_read_with_state", "set_async_write_state", "async_write_with_state"):
+        _noc_stateful(r, name, vals, targs, n)
+        return None
     if name == "async_write_zeros":
         _zeros(r, vals, nodes, n)
         return None
@@ -1046,6 +1328,7 @@ def _zeros(r: KernelReader, vals: list[Any], nodes: list[Any], n: Any) -> None:
     ``async_write_zeros`` overload 1). Part of a constant page built in place (``KernelReader.local_fill``); into
     anything but one page of a buffer's back it is refused by name."""
     _need(r, vals, 2, n, "Noc.async_write_zeros")
+    r.noc_reprogrammed(nocstate.WRITE, n)  # a NoC write of zeros (noc.h async_write_zeros)
     if not isinstance(vals[0], V.Cb):
         r.refuse("Noc.async_write_zeros into L1 not a buffer's pages", n, _why(r, nodes[0], vals[0]))
     cb = vals[0].index

@@ -87,7 +87,31 @@ def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
     return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
                                                       "optional", "make_optional", "get_arg_addr") \
-        or name in ("get_tile_hw", "get_tile_num_faces", "copy_block") or name in _TUPLES
+        or name in ("get_tile_hw", "get_tile_num_faces", "copy_block") or name in _TUPLES or name in _ALIGN
+
+
+#: api/alignment.h:7-15, on 32-bit words: ``align(addr, a)`` rounds up to a multiple of ``a``, ``align_power_of_2``
+#: rounds up for a power-of-two ``a``, ``is_power_of_2(n)``
+_ALIGN = frozenset({"align", "align_power_of_2", "is_power_of_2"})
+
+
+def _align(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
+    """api/alignment.h's helpers on numbers known statically (else a value not followed); ``align`` to 0 divides by
+    zero and is refused by name."""
+    want = 1 if name == "is_power_of_2" else 2
+    if len(vals) != want:
+        r.refuse(f"call to {name} with {len(vals)} arguments", n, f"it takes {want}")
+    if not all(isinstance(v, V.Sym) and v.is_const for v in vals):
+        return V.Opaque(f"{name} of a value not known statically: {r.text(n)}")
+    xs = [v.const & 0xFFFFFFFF for v in vals]
+    if name == "is_power_of_2":
+        return V.const(int(xs[0] != 0 and xs[0] & (xs[0] - 1) == 0))
+    addr, a = xs
+    if name == "align":
+        if a == 0:
+            r.refuse("align to 0", n, f"{r.text(n)}: a division by zero")
+        return V.const(((addr + a - 1) & 0xFFFFFFFF) // a * a & 0xFFFFFFFF)
+    return V.const((((addr - 1) & 0xFFFFFFFF) | ((a - 1) & 0xFFFFFFFF)) + 1 & 0xFFFFFFFF)
 
 
 def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: Any) -> V.Value:
@@ -96,6 +120,8 @@ def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: A
     if name == "copy_block":
         _copy_block(r, vals, arg_nodes, n)
         return None
+    if name in _ALIGN:
+        return _align(r, name, vals, arg_nodes, n)
     if name in _TUPLES:  # std::make_tuple(a, b), std::pair<A, B>(a, b): the elements in order
         return V.Designated(tuple((str(i), v) for i, v in enumerate(vals)))
     if name in ("get_tile_hw", "get_tile_num_faces"):

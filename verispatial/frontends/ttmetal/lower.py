@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, objects
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -43,8 +43,11 @@ from verispatial.ir.ops import (
     CopyTiles,
     FillTiles,
     If,
+    InlineWrite,
     InPlace,
     Loop,
+    McastSend,
+    McastSetValid,
     Op,
     Operand,
     PackAcc,
@@ -55,6 +58,8 @@ from verispatial.ir.ops import (
     RemoteRead,
     Reserve,
     ScratchAccess,
+    SemInc,
+    SemIncMcast,
     SemSet,
     TripCount,
     Wait,
@@ -114,7 +119,9 @@ SURVEY_ARG = 2
 PURE_QUERIES = frozenset({"get_noc_id", "noc_index",
                           # a float's bits (a scaler stored into a constant page, ``float_to_scaler_bits``)
                           "__builtin_bit_cast", "bit_cast",
-                          "get_common_arg_addr", "bfloat16_greater", "float32_greater"})
+                          "get_common_arg_addr", "bfloat16_greater", "float32_greater",
+                          # bfloat16 <-> float conversions of a value (api/numeric/bfloat16.h:23-53): no effect
+                          "bf16_to_fp32", "fp32_to_bf16", "fp32_to_bf16_truncate"})
 #: (``llk_*`` calls and the ``UNPACK(...)`` / ``MATH(...)`` / ``PACK(...)`` wrappers are not among them: an LLK call
 #: can wait on, push or pop circular-buffer pages, so it is refused by name.)
 IGNORED_PREFIXES = ("reconfig_", "pack_reconfig_", "unpack_reconfig_", "cb_reconfig", "DPRINT", "DeviceZone",
@@ -318,6 +325,13 @@ class KernelReader:
         #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
         #: waits on reads it in place)
         self.waited: set[int] = set()
+        #: what the read and write command buffers' stateful registers hold (``nocstate``): a ``CmdState``, or
+        #: ``Opaque`` saying why it is not known; absent before any ``set_state``
+        self.noc_cmd: dict[str, Any] = {}
+        #: serials of the states a ``with_state`` call used (``nocstate``: a loop whose body changes the state it
+        #: used is refused) and the next serial
+        self.noc_used: set[int] = set()
+        self.noc_serial = 0
         self.depth = 0  # inlining depth
         self.loop_base = 0  # loops + guarded branches open where the function being read was entered
         self.guarded = 0  # guarded branches (If) open
@@ -472,6 +486,10 @@ class KernelReader:
             self.noc_filled.discard(op.buf)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
+        if isinstance(op, (ReadTiles, RemoteRead)):
+            self.noc_reprogrammed(nocstate.READ, node)
+        elif isinstance(op, (WriteTiles, McastSend, McastSetValid, SemInc, SemIncMcast, InlineWrite)):
+            self.noc_reprogrammed(nocstate.WRITE, node)
         elif isinstance(op, Push) and op.buf in self.fills:
             self.filled_by_stores(op, node)
         elif isinstance(op, ReadBarrier):
@@ -1151,6 +1169,16 @@ class KernelReader:
                 params = d.child_by_field_name("parameters")
                 args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
                 value = self.construct_values(tname, args, d)
+            elif d.type == "function_declarator" and tname == "CoreLocalMem" and _one_param(d):
+                # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);``: a ``T`` array at the address
+                # (api/core_local_mem.h), as the call ``CoreLocalMem<uint32_t>(addr)`` is read
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                param = d.child_by_field_name("parameters").named_children[0]
+                value = self.expr_text(param.text.decode(), param)
+                targ = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
+                if isinstance(value, V.L1Ptr):
+                    value = value.retyped(_size_of_type(targ.named_children[0].text.decode())
+                                          if targ is not None and targ.named_child_count else 4)
             else:
                 continue  # function declarations and the like
             if name:
@@ -1237,7 +1265,7 @@ class KernelReader:
         an initializer list or None) holds."""
         args: list[Any] = []
         if init is not None and init.type in ("argument_list", "initializer_list"):
-            args = list(init.named_children)
+            args = [a for a in init.named_children if a.type != "comment"]
         sd = objects.struct_of(self, tname) if tname and tname not in _CLASSES else None
         if sd is not None:
             # a struct variable: ``Shape t(3);``, ``Pair p{};``, ``Shape s = Shape::tiles(4);``
@@ -1466,11 +1494,12 @@ class KernelReader:
         """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
         return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                 attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget,
-                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled))
+                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled), dict(self.noc_cmd))
 
     def restore(self, saved: tuple[Any, ...]) -> None:
         (scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget, self.fills,
-         self.noc_filled) = saved
+         self.noc_filled, noc_cmd) = saved
+        self.noc_cmd = dict(noc_cmd)
         for live, old in zip(self.scopes, scopes, strict=True):
             live.clear()
             live.update(old)
@@ -1502,6 +1531,8 @@ class KernelReader:
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
         index = self.lookup(var)
         entry = {v: self.lookup(v) for v in bound}
+        # the states this body's with_state calls use, apart from those of earlier readings (``inductions``'s)
+        cmd0, used_outside, self.noc_used = dict(self.noc_cmd), self.noc_used, set()
         try:
             self.stmt(body)
             if self.lookup(var) != index:
@@ -1520,7 +1551,9 @@ class KernelReader:
             for v in sorted(bound):
                 if self.lookup(v) != entry[v]:
                     self.refuse("loop bound assigned in its body", n, v)
+            self.noc_cmd_after_loop(cmd0, self.noc_used, k, count, n)
         finally:
+            self.noc_used |= used_outside
             self.loops.pop()
             loop = self.repeats.pop()
             inner = self.blocks.pop()
@@ -1718,6 +1751,7 @@ class KernelReader:
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
         fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
+        noc_cmd = dict(self.noc_cmd)
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
@@ -1737,7 +1771,7 @@ class KernelReader:
             self.trial -= 1
             self.loops.pop()
             self.blocks.pop()
-            self.fills, self.noc_filled = fills, noc_filled
+            self.fills, self.noc_filled, self.noc_cmd = fills, noc_filled, noc_cmd
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
                 live.clear()
@@ -1773,11 +1807,14 @@ class KernelReader:
         outcomes: list[list[dict[str, V.Value]]] = []
         pre = self.drain_state()  # the pages' drains likewise (merge_drains)
         drains: list[dict[int, tuple[Any, ...]]] = []
+        cmd0, cmds = dict(self.noc_cmd), []  # the command buffers' states likewise (merge_noc_cmd)
         for body_node, gd in ((then, guard), (other, _COMPLEMENT[guard])):
             self.set_drains(pre)
+            self.noc_cmd = dict(cmd0)
             if body_node is None:
                 outcomes.append(before)
                 drains.append(pre)
+                cmds.append(cmd0)
                 continue
             for live, old in zip(self.scopes, before, strict=True):
                 live.clear()
@@ -1792,8 +1829,10 @@ class KernelReader:
                 inner.closed = True
             outcomes.append([dict(sc) for sc in self.scopes])
             drains.append(self.drain_state())
+            cmds.append(dict(self.noc_cmd))
             if inner.ops:
                 self.blocks[-1].add_container(If(var, gd, tuple(inner.ops)), self.loc(n), inner)
+        self.merge_noc_cmd(cmds, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
         self.merge_drains(drains, 0 if guard == Guard.LAST else 1 if _COMPLEMENT[guard] == Guard.LAST else None)
         self.merge_sides(outcomes, f"set in a branch on a loop index ({self.text(n).splitlines()[0][:60]})")
 
@@ -1807,6 +1846,42 @@ class KernelReader:
             for name in a.keys() | b.keys():
                 x, y = a.get(name), b.get(name)
                 live[name] = x if x == y else self.unfollowed(name, x if x is not None else y, why)
+
+    def noc_reprogrammed(self, key: str, node: Any) -> None:
+        """An ordinary NoC transfer of kind ``key`` (read, or write / atomic / one-word write) programs its command
+        buffer's registers: the state a ``set_state`` left there is gone (``nocstate``)."""
+        loc = self.loc(node)
+        self.noc_cmd[key] = V.Opaque(f"the NoC {key} command buffer was reprogrammed by the transfer at "
+                                     f"{loc.file}:{loc.line}")
+
+    def merge_noc_cmd(self, paths: list[dict[str, Any]], why: str) -> None:
+        """The command buffers' states after a branch whose paths left ``paths`` (``nocstate``): one every path
+        leaves the same keeps it, any other is not known."""
+        merged: dict[str, Any] = {}
+        for key in {k for p in paths for k in p}:
+            got = [p.get(key) for p in paths]
+            merged[key] = got[0] if all(g == got[0] for g in got) else V.Opaque(f"the NoC {key} state {why}")
+        self.noc_cmd = merged
+
+    def noc_cmd_after_loop(self, cmd0: dict[str, Any], used: set[int], k: str, count: int | str | TripCount,
+                           n: Any) -> None:
+        """The command buffers' states after a loop read once for all its iterations (``_counted``), whose body
+        was entered with ``cmd0`` and whose with_state calls used the states ``used`` (``nocstate``). A body that
+        changes a state it used (a ``with_state`` before a ``set_state`` or an ordinary transfer in the same body) is
+        refused: its second iteration uses another state than the reading gave the first. A changed state holds
+        after the loop if the loop surely ran and the state does not name the loop's index; otherwise it is not
+        known."""
+        for key in sorted(set(cmd0) | set(self.noc_cmd)):
+            before, after = cmd0.get(key), self.noc_cmd.get(key)
+            if after == before:
+                continue
+            if isinstance(before, nocstate.CmdState) and before.serial in used:
+                self.refuse(f"NoC {key} state changed in a loop that uses it", n,
+                            "an iteration uses the state it was entered with, then changes it: the next iteration "
+                            "uses the changed one")
+            sure = isinstance(count, int) and count >= 1
+            if not sure or (isinstance(after, nocstate.CmdState) and _mentions_loop(after, k)):
+                self.noc_cmd[key] = V.Opaque(f"the NoC {key} state after a loop that changes it")
 
     def quiet(self, node: Any, seen: set[int], writes: set[str]) -> bool:
         """True when evaluating ``node`` can issue no op and store nowhere but into variables, whatever of it runs:
@@ -1865,6 +1940,7 @@ class KernelReader:
         refused by name."""
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
+        changed_cmd = False
         # each side is read from the pages' drains as they are before the branch; after it, what every path
         # leaves (the path around a missing else included: merge_drains)
         pre = self.drain_state()
@@ -1890,6 +1966,9 @@ class KernelReader:
             finally:
                 self.guarded -= 1
                 self.blocks.pop()
+            if clean and self.noc_cmd != saved[-1]:
+                # a ``set_state`` or a transfer on one side only: which state the buffer holds after is data's
+                changed_cmd = True
             if clean:
                 after.append({name: v for sc in self.scopes for name, v in sc.items()})
                 # stores into a buffer page on this side stay recorded, as made on some paths only (their lineage
@@ -1915,6 +1994,8 @@ class KernelReader:
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
             self.assign(name, V.Opaque(why), n)
+        if changed_cmd:
+            self.noc_cmd = {key: V.Opaque(f"the NoC {key} state {why}") for key in (nocstate.READ, nocstate.WRITE)}
         for cb in sorted(loaded):
             self.emit(ScratchAccess(cb), n)
 
@@ -1945,7 +2026,7 @@ class KernelReader:
                 self.fills_after_loop(None, None, before, body, body)
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             same = (all(live == old for live, old in zip(self.scopes, scopes, strict=True))
-                    and self.shared.groups == groups and self.shared.trips == trips
+                    and self.shared.groups == groups and self.shared.trips == trips and self.noc_cmd == saved[-1]
                     and (self.acc is None or acc_copy is None
                          or (self.acc.tiles, self.acc.state) == (acc_copy.tiles, acc_copy.state)))
             if not same:
@@ -2335,6 +2416,8 @@ class KernelReader:
                 return V.const(0)
             if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
+            if name == "NOC_MAX_BURST_SIZE" and self.host.target.name in nocstate.NOC_MAX_BURST_SIZE:
+                return V.const(nocstate.NOC_MAX_BURST_SIZE[self.host.target.name])
             if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
                 return V.const(self.prog.unscoped[name])
             if name == "noc_index" and self.kernel.engine != Engine.COMPUTE:
@@ -2422,7 +2505,8 @@ class KernelReader:
             return V.Opaque(f"a choice on a loop index: {self.text(n)}")
         if t == "initializer_list":
             fields: list[tuple[str, Any]] = []
-            for i, c in enumerate(n.named_children):
+            # a comment is no element (``{/*nb=*/a, /*nq=*/b}``, q_chunk_remapping.hpp:83-87)
+            for i, c in enumerate(c for c in n.named_children if c.type != "comment"):
                 if c.type == "initializer_pair":
                     des = c.child_by_field_name("designator")
                     key = des.text.decode().lstrip(".") if des is not None else str(i)
@@ -2541,6 +2625,11 @@ class KernelReader:
             return objects.construct(self, sd, vals, n, braced=True)
         if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
             return V.Unicast()
+        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
+                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
+            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
+            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
+            return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
 
     def local_array(self, d: Any, elem: str = "") -> V.LocalArray | None:
@@ -3204,8 +3293,11 @@ class KernelReader:
         arg_nodes = list(argnode.named_children) if argnode is not None else []
         arg_nodes = [a for a in arg_nodes if a.type != "comment"]
         if fn.type == "field_expression":
-            raw = fn.child_by_field_name("field").text.decode()
+            field = fn.child_by_field_name("field")
+            raw = field.text.decode()
             method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
+            ta = field.child_by_field_name("arguments") if field.type == "template_method" else None
+            mtargs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
             if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
                 self.refuse(f"posted {method}", n)
             target = fn.child_by_field_name("argument")
@@ -3214,7 +3306,7 @@ class KernelReader:
                 return self.call_method(obj, method, target, arg_nodes, n)
             if isinstance(obj, V.Optional):
                 return objects.optional_method(self, obj, method, [self.expr(a) for a in arg_nodes], n)
-            return api.method(self, obj, method, arg_nodes, n)
+            return api.method(self, obj, method, arg_nodes, n, mtargs)
         if fn.type == "lambda_expression":  # ``[&]() -> uint32_t { ... }()``, called where it is written
             lam = self.expr(fn)
             assert isinstance(lam, V.Function)
@@ -3289,6 +3381,16 @@ class KernelReader:
             if cast_to in ("float", "double"):  # its arithmetic is not the integers' (7.0f / 2 is 3.5)
                 return V.Opaque(f"a floating-point value: {self.text(n)}")
             return self.to_integer(self.expr(arg_nodes[0]), cast_to)
+        if name in ("std::memcpy", "memcpy", "__builtin_memcpy") and bare not in self.prog.functions:
+            return self.memcpy(arg_nodes, n)
+        if name == "std::get" and len(targs) == 1 and len(arg_nodes) == 1:
+            # std::get<i>(t) of a tuple the reading holds as a table (api.make_tensor_accessor_args_tuple)
+            t = self.expr(arg_nodes[0])
+            if isinstance(t, V.Table):
+                i = targs[0]
+                return intrinsics.element(self, t, enums.number(self, self.expr(i) if i.type != "type_descriptor"
+                                                                else self.template_value(i)), n)
+            return V.Opaque(f"std::get of a value not followed: {self.text(n)}")
         if intrinsics.modelled(name) and bare not in self.prog.functions:  # __builtin_clz, std::optional<T>(x)
             return intrinsics.call(self, name, [self.expr(a) for a in arg_nodes], arg_nodes, n)
         if name.startswith("decltype(") and name.count("::") == 1 and name.split("::")[0][9:-1].isidentifier():
@@ -3419,7 +3521,7 @@ class KernelReader:
             inner = self.blocks[-1]
             scopes, groups, trips, acc_copy, _acc = saved[:5]
             ok = not inner.ops and all(live == old for live, old in zip(self.scopes, scopes, strict=True)) and \
-                self.shared.groups == groups and self.shared.trips == trips and \
+                self.shared.groups == groups and self.shared.trips == trips and self.noc_cmd == saved[-1] and \
                 (self.acc is None or acc_copy is None or (self.acc.tiles, self.acc.state) ==
                  (acc_copy.tiles, acc_copy.state))
         except (Refused, _Break, _Continue, _Return):
@@ -3429,6 +3531,25 @@ class KernelReader:
         if not ok:
             self.restore(saved)
         return ok
+
+    def memcpy(self, arg_nodes: list[Any], n: Any) -> V.Value:
+        """``std::memcpy(&x, &y, size)`` into a variable of the kernel (a bit cast, ``std::memcpy(&one_u, &one_f, 4)``,
+        reader_running_statistics.cpp:51): ``x`` holds bytes the reading does not follow. Into anything else (L1, an
+        array element), or inside a loop read once for all its iterations (whose variables the reading finds from
+        the assignments it sees), it is refused by name."""
+        dst = arg_nodes[0] if len(arg_nodes) == 3 else None
+        while dst is not None and dst.type == "parenthesized_expression" and dst.named_child_count:
+            dst = dst.named_children[0]
+        target = dst.child_by_field_name("argument") if dst is not None and dst.type == "pointer_expression" and \
+            dst.children[0].type == "&" else None
+        if target is None or target.type != "identifier" or self.lookup(target.text.decode()) is None or \
+                len(self.loops) > 0:
+            self.refuse("memcpy into memory the reading does not follow", n, self.text(n))
+        assert target is not None
+        for a in arg_nodes[1:]:
+            self.expr(a)
+        self.assign(target.text.decode(), V.Opaque(f"bytes copied by {self.text(n)}"), n)
+        return V.Opaque("the destination of memcpy")
 
     def call_method(self, obj: V.Obj, name: str, target: Any, arg_nodes: list[Any], n: Any) -> V.Value:
         """``obj.name(args)`` on a struct value: its method inlined with the fields as variables; a field it sets
@@ -3711,6 +3832,15 @@ class KernelReader:
 #: classes whose construction the reading follows
 _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
 
+
+def _one_param(d: Any) -> bool:
+    """Whether function declarator ``d``'s one "parameter" is a bare name: C++'s most vexing parse of a variable
+    direct-initialised from that name (``CoreLocalMem<uint32_t> dst(addr);``), not a function declaration."""
+    params = d.child_by_field_name("parameters")
+    kids = [c for c in params.named_children if c.type != "comment"] if params is not None else []
+    return len(kids) == 1 and kids[0].type == "parameter_declaration" and kids[0].named_child_count == 1 and \
+        kids[0].named_children[0].type in ("type_identifier", "identifier")
+
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
 
@@ -3774,6 +3904,12 @@ def _identifiers(node: Any) -> list[Any]:
             out.append(x)
         stack.extend(x.named_children)
     return out
+
+
+def _mentions_loop(st: nocstate.CmdState, var: str) -> bool:
+    """Whether a command buffer's state depends on loop index ``var`` (its tensor page, its length)."""
+    parts = [st.length, st.coord[1] if isinstance(st.coord, tuple) else None]
+    return any(_mentions(p, var) for p in parts if p is not None)
 
 
 def _mentions(v: Any, var: str) -> bool:
