@@ -127,6 +127,28 @@ GOOD_READERS = {
                       "        noc_async_read_barrier();",
                       "        cb_push_back(0, 2);",
                       "    }"),
+    # a CoreLocalMem<T> declared from the address (tilize's reader_unary_stick_layout_split_rows_multicore.cpp:42:
+    # parsed as a function declaration, the most vexing parse), and one declared with =
+    "core_local_mem": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                       "        dfb.reserve_back(2);",
+                       "        uint32_t l1 = dfb.get_write_ptr();",
+                       "        for (uint32_t j = 0; j < 2; ++j) {",
+                       "            CoreLocalMem<uint32_t> dst(l1);",
+                       "            noc.async_read(s, dst, tile_bytes, {.page_id = b * 2 + j}, {.offset_bytes = 0});",
+                       "            l1 += tile_bytes;",
+                       "        }",
+                       "        noc.async_read_barrier();",
+                       "        dfb.push_back(2);",
+                       "    }"),
+    "core_local_mem_typed": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                             "        dfb.reserve_back(2);",
+                             "        CoreLocalMem<uint16_t> dst = dfb.get_write_ptr();",
+                             "        for (uint32_t j = 0; j < 2; ++j) {",
+                             "            noc.async_read(s, dst + j * 1024, tile_bytes, {.page_id = b * 2 + j}, {});",
+                             "        }",
+                             "        noc.async_read_barrier();",
+                             "        dfb.push_back(2);",
+                             "    }"),
 }
 
 
@@ -137,6 +159,24 @@ def test_reads_at_the_next_unfilled_tile_are_proved(tmp_path: Path, capsys: pyte
     reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
     assert [op.tiles for op in reads] == [1]
     _proved(path, capsys)
+
+
+def test_a_core_local_mem_read_pushed_before_its_barrier_is_refuted_at_the_push(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The declared ``CoreLocalMem`` reader with its read barrier moved after the push: the pages are published
+    before the reads land, refuted at the push's line (16) with a counterexample."""
+    body = list(GOOD_READERS["core_local_mem"])
+    barrier = body.index("        noc.async_read_barrier();")
+    body[barrier], body[barrier + 1] = body[barrier + 1], body[barrier]
+    rc = main(["certify", str(_host(tmp_path, (*_READER, *body))), "--json", "-q", "--no-cache"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    refuted = [r for r in report["results"] if r["verdict"] == "refuted"]
+    found = {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
+             for r in refuted}
+    # the push publishes unlanded pages (line 16); the next block's read may land into a slot still being read
+    assert ("async-read-publish", 16) in found
+    assert {rule for rule, _ in found} <= {"async-read-publish", "async-source-reuse"}
 
 
 def test_a_pointer_kept_across_pushes_is_placed_while_it_stays_in_the_ring(tmp_path: Path,
@@ -245,6 +285,27 @@ BAD_READERS = {
                             "        noc_async_read_barrier();",
                             "        cb_push_back(0, 1);",
                             "    }"), "L1 pointer not followed", 12),
+    # a CoreLocalMem declared from the write pointer and never advanced: both tiles into the same bytes
+    "core_local_mem_not_advanced": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                                     "        dfb.reserve_back(2);",
+                                     "        CoreLocalMem<uint32_t> dst(dfb.get_write_ptr());",
+                                     "        for (uint32_t j = 0; j < 2; ++j) {",
+                                     "            noc.async_read(s, dst, tile_bytes, {.page_id = b * 2 + j}, {});",
+                                     "        }",
+                                     "        noc.async_read_barrier();",
+                                     "        dfb.push_back(2);",
+                                     "    }"), "read into L1 not at the buffer's next unfilled tile", 12),
+    # ... and one of uint16_t stepped by a tile's bytes as elements: twice the distance
+    "core_local_mem_stepped_in_bytes": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                                         "        dfb.reserve_back(2);",
+                                         "        CoreLocalMem<uint16_t> dst(dfb.get_write_ptr());",
+                                         "        for (uint32_t j = 0; j < 2; ++j) {",
+                                         "            noc.async_read(s, dst + j * tile_bytes, tile_bytes, "
+                                         "{.page_id = b * 2 + j}, {});",
+                                         "        }",
+                                         "        noc.async_read_barrier();",
+                                         "        dfb.push_back(2);",
+                                         "    }"), "read into L1 not at the buffer's next unfilled tile", 12),
 }
 
 
@@ -282,6 +343,19 @@ GOOD_WRITERS = {
                      "        noc.async_write_barrier();",
                      "        dfb.pop_front(2);",
                      "    }"),
+    # untilize's writer_unary_stick_layout_split_rows_multi_core.cpp:62-66: a CoreLocalMem declared from the read
+    # pointer, advanced by the bytes written
+    "core_local_mem": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                       "        dfb.wait_front(2);",
+                       "        uint32_t l1 = dfb.get_read_ptr();",
+                       "        for (uint32_t j = 0; j < 2; ++j) {",
+                       "            CoreLocalMem<uint32_t> src(l1);",
+                       "            noc.async_write(src, d, tile_bytes, {.offset_bytes = 0}, {.page_id = b * 2 + j});",
+                       "            l1 += tile_bytes;",
+                       "        }",
+                       "        noc.async_write_barrier();",
+                       "        dfb.pop_front(2);",
+                       "    }"),
 }
 
 

@@ -1067,7 +1067,9 @@ class KernelReader:
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
-                if isinstance(value, (V.L1Ptr, V.ArgArray)):
+                if tname == "CoreLocalMem":
+                    value = _core_local_mem(value, typ)
+                elif isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
                 if isinstance(value, V.Designated) and _is_const(n):
                     value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
@@ -1083,6 +1085,13 @@ class KernelReader:
                 params = d.child_by_field_name("parameters")
                 args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
                 value = self.construct_values(tname, args, d)
+            elif d.type == "function_declarator" and tname == "CoreLocalMem":
+                # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);`` (tilize's reader): a T array at
+                # the address its one argument holds
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                params = d.child_by_field_name("parameters")
+                args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
+                value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque("CoreLocalMem(...)"), typ)
             else:
                 continue  # function declarations and the like
             if name:
@@ -3340,6 +3349,17 @@ def _size_of_type(text: str) -> int | None:
     """``sizeof`` of a fixed-width type as written (``volatile uint16_t``), None if it is not one."""
     words = [w for w in text.replace("std::", "").replace("*", " ").split() if w not in ("volatile", "const")]
     return TYPE_SIZES.get(words[-1]) if len(words) == 1 else None
+
+
+def _core_local_mem(v: Any, typ: Any) -> Any:
+    """A variable declared ``CoreLocalMem<T> p(addr)`` (or ``= addr``, ``{addr}``): a ``T`` array at ``addr``
+    (api/core_local_mem.h, its constructor from an address; ``T`` defaults to ``uint32_t``), as the expression
+    ``CoreLocalMem<T>(addr)`` is; its ``sizeof(T)`` a unit of its arithmetic. Other values as they are."""
+    if not isinstance(v, V.L1Ptr):
+        return v
+    targs = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
+    named = [a for a in targs.named_children if a.type != "comment"] if targs is not None else []
+    return v.retyped(_size_of_type(named[0].text.decode()) if named else 4)
 
 
 def retyped(v: Any, typ: Any) -> Any:
