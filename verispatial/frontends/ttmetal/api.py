@@ -882,6 +882,12 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         if name in intrinsics.TILE_GEOMETRY and not vals:
             return V.const(intrinsics.TILE_GEOMETRY[name])
         r.refuse(f"DataflowBuffer.{name}", n)
+    if isinstance(obj, V.L1Ptr) and obj.cb in r.scratchpads.values():
+        return _scratchpad_method(r, obj, name, vals, n)
+    if isinstance(obj, V.L1Ptr) and name == "get_address" and not vals:
+        return obj.retyped(1)  # a CoreLocalMem's address as a number of bytes (core_local_mem.h:75)
+    if isinstance(obj, V.L1Ptr) and name == "scoped_lock":
+        return V.Opaque(SCOPED_LOCK)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n)
     if isinstance(obj, V.SemAddr):
@@ -901,6 +907,31 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any) -> An
         return V.Opaque(f"{type(obj).__name__}.{name}")
     why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
     r.refuse(f"method {name} of a value not followed", n, f"{r.text(n)}: {why}")
+
+
+#: What ``scoped_lock(...)`` of a ``CoreLocalMem`` or ``Scratchpad`` returns: a ``Lock`` whose acquire and release
+#: are cache operations on Quasar's data-movement cores only and no-ops on Wormhole and Blackhole, the targets here
+#: (internal/scoped_lock_cache_ops.h:14-30, core_local_mem.h:154-163, api/scratchpad.h:144-147).
+SCOPED_LOCK = "a scoped lock (no cache operation on Wormhole / Blackhole)"
+
+
+def _scratchpad_method(r: KernelReader, pad: V.L1Ptr, name: str, vals: list[Any], n: Any) -> Any:
+    """The methods of a ``Scratchpad<T>`` (api/scratchpad.h:79-137) a data-movement kernel calls:
+    ``get_base_address()`` its base as a byte address (:107-109), ``local_mem()`` / ``begin()`` the ``T`` array
+    at it (:127, :137), ``size_in_bytes()`` the host's size (:90-93), ``size()`` that in ``T`` elements (:79-82),
+    ``scoped_lock(offset, n)`` nothing on these targets (``SCOPED_LOCK``). Anything else is refused by name."""
+    b = r.cb_index[pad.cb]
+    if name == "get_base_address" and not vals:
+        return pad.retyped(1)
+    if name in ("local_mem", "begin") and not vals:
+        return pad
+    if name == "size_in_bytes" and not vals:
+        return V.const(b.entry_size * b.entries)
+    if name == "size" and not vals and pad.elem:
+        return V.const(b.entry_size * b.entries // pad.elem)
+    if name == "scoped_lock":
+        return V.Opaque(SCOPED_LOCK)
+    r.refuse(f"Scratchpad.{name}", n, r.text(n))
 
 
 def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:

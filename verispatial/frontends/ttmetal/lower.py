@@ -66,6 +66,9 @@ IGNORED_CALLS = frozenset({
     "unary_op_init_common", "init_sfpu", "tilize_init", "untilize_init", "reduce_init", "reduce_uninit",
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
     "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
+    # L2 cache operations on Quasar's data-movement cores, no-ops on Wormhole and Blackhole, the targets here
+    # (internal/scoped_lock_cache_ops.h:14-30)
+    "scoped_lock_acquire_cache_ops", "scoped_lock_release_cache_ops",
 })
 #: The JIT-generated per-buffer descriptor arrays (chlkc_descriptors.h; which TRISC sees which is listed at
 #: kernel_lib/tilize_helpers.inl:16-23; data-movement kernels read the unpack ones too, kernel_lib/
@@ -324,7 +327,9 @@ class KernelReader:
         self.survey = survey
         self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
         self.sem_names = [s.name for s in self.host.semaphores]
-        self.buf_names = {b.name: b.index for b in self.host.buffers}
+        self.buf_names = {b.name: b.index for b in self.host.buffers if not b.scratchpad}
+        #: the host's scratchpads on this core by name (``scratch::NAME``), always scratch L1 of the kernel
+        self.scratchpads = {b.name: b.index for b in self.cb_index.values() if b.scratchpad}
         self.tensor_names = {t["name"] for t in self.host.tensors}
         #: bytes of a page of each host tensor: a tile of its dtype on the target (a part-page transfer's bound)
         self.page_bytes = {t["name"]: self.host.target.tile_bytes.get(str(t.get("dtype")), 0) for t in self.host.tensors}
@@ -941,7 +946,8 @@ class KernelReader:
             idx = v.index
         else:
             idx = self.int_of(v, node, "circular buffer index")
-        if idx not in self.cb_index:
+        if idx not in self.cb_index or self.cb_index[idx].scratchpad:
+            # a scratchpad's index is the reading's own handle (past 63), never a circular buffer's
             self.refuse("circular buffer the host does not declare", node,
                         f"index {idx} on core {self.site}")
         return idx
@@ -1067,7 +1073,7 @@ class KernelReader:
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
-                if tname == "CoreLocalMem":
+                if tname in ("CoreLocalMem", "Scratchpad"):
                     value = _core_local_mem(value, typ)
                 elif isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
@@ -1085,13 +1091,18 @@ class KernelReader:
                 params = d.child_by_field_name("parameters")
                 args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
                 value = self.construct_values(tname, args, d)
-            elif d.type == "function_declarator" and tname == "CoreLocalMem":
+            elif d.type == "function_declarator" and tname in ("CoreLocalMem", "Scratchpad"):
                 # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);`` (tilize's reader): a T array at
                 # the address its one argument holds
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 params = d.child_by_field_name("parameters")
-                args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
-                value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque("CoreLocalMem(...)"), typ)
+                texts = ["".join(p.text.decode().split()) for p in params.named_children] if params else []
+                if tname == "Scratchpad" and len(texts) == 1 and texts[0].startswith("scratch::"):
+                    # its binding token, located at this declaration
+                    value = _core_local_mem(self.scratchpad(texts[0].split("::", 1)[1], d), typ)
+                else:
+                    args = [self.expr_text(t, d) for t in texts]
+                    value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), typ)
             else:
                 continue  # function declarations and the like
             if name:
@@ -1194,6 +1205,22 @@ class KernelReader:
         if init.type == "initializer_list":
             return self.expr(init) if len(args) != 1 else self.expr(args[0])
         return self.expr(init)
+
+    def scratchpad(self, name: str, node: Any) -> V.L1Ptr:
+        """``scratch::NAME``, the binding token of the host's scratchpad ``NAME`` (api/scratchpad_binding_token.h),
+        as the base address of its bytes on this core (``Scratchpad(token)`` reads it from a common runtime arg,
+        api/scratchpad.h:56-60): a data-movement kernel's scratch L1 (``read_scratch`` reads it as scratch from the
+        start). In the survey every token is the survey's one scratchpad. Refused by name: a scratchpad the host
+        does not declare on this core, a scratchpad in a compute kernel (its ``operand()`` feeds the LLK directly,
+        api/scratchpad.h:111-121, which the reading does not follow)."""
+        if self.kernel.engine == Engine.COMPUTE:
+            self.refuse("Scratchpad in a compute kernel", node, self.text(node))
+        if self.survey and self.scratchpads:
+            name = next(iter(self.scratchpads))
+        if name not in self.scratchpads:
+            self.refuse("scratchpad the host does not declare", node,
+                        f"{name} (declared on {self.site}: {', '.join(self.scratchpads) or 'none'})")
+        return self.pointer(self.scratchpads[name], False, node)
 
     def semaphore(self, v: V.Value, node: Any) -> V.SemAddr:
         if isinstance(v, V.SemAddr):
@@ -2422,6 +2449,8 @@ class KernelReader:
             sd = objects.struct_of(self, owner.name) if isinstance(owner, V.TypeInst) else None
             if isinstance(owner, V.TypeInst) and sd is not None:
                 return objects.static_member(self, sd, owner.args, last, n)
+        if parts[0] == "scratch" and len(parts) == 2:
+            return self.scratchpad(last, n)
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
             return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
         if parts[0] == "dfb" and len(parts) == 2:
@@ -3354,7 +3383,9 @@ def _size_of_type(text: str) -> int | None:
 def _core_local_mem(v: Any, typ: Any) -> Any:
     """A variable declared ``CoreLocalMem<T> p(addr)`` (or ``= addr``, ``{addr}``): a ``T`` array at ``addr``
     (api/core_local_mem.h, its constructor from an address; ``T`` defaults to ``uint32_t``), as the expression
-    ``CoreLocalMem<T>(addr)`` is; its ``sizeof(T)`` a unit of its arithmetic. Other values as they are."""
+    ``CoreLocalMem<T>(addr)`` is; its ``sizeof(T)`` a unit of its arithmetic. ``Scratchpad<T> pad(scratch::x)`` is
+    the same over the scratchpad's base (``operator[]`` is ``start_addr_ + index`` of a ``CoreLocalMem<T>``,
+    api/scratchpad.h:69-73). Other values as they are."""
     if not isinstance(v, V.L1Ptr):
         return v
     targs = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
@@ -3568,7 +3599,8 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
     argmax's ``find_argmax_for_core``), at most once per buffer; the scratch buffers are recorded in
     ``shared.scratch`` for the assembly (``Buffer.scratch``). A hint for a buffer already read as scratch, or a
     kernel whose reading with it refuses elsewhere, gives the refusal it stood for."""
-    scratch: frozenset[int] = frozenset()
+    # a scratchpad is scratch L1 from the start (it is never a ring)
+    scratch = frozenset(b.index for b in shared.host.buffers if b.scratchpad and (b.cores is None or site in b.cores))
     hints: dict[int, Refused] = {}
     while True:
         try:
@@ -3580,7 +3612,8 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
             hints[h.cb] = h.refused
             continue
         except ScratchRinged as e:
-            # the buffer is a ring after all: what made it look like scratch is the refusal to give
-            raise hints[e.cb] from None
+            # the buffer is a ring after all: what made it look like scratch is the refusal to give (a scratchpad
+            # never looked like scratch: it is one, and a circular-buffer op on it is the refusal)
+            raise hints.get(e.cb, e) from None
         shared.scratch |= {(site, cb) for cb in scratch}
         return block
