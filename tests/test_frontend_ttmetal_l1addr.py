@@ -611,3 +611,35 @@ def test_a_pack_into_pages_of_two_tiles_is_refused(tmp_path: Path) -> None:
     every other tile where the model fills them one after another."""
     with pytest.raises(Refused, match="pack into a buffer of pages of several tiles"):
         _compute(tmp_path, *_pack_two("pack_tile(0, 16);", "pack_tile(1, 16);"), entry_size=4096)
+
+
+# ------------------------------------------------------------------ extract_local_address
+
+
+def test_the_local_address_of_this_cores_noc_address_is_the_address(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``noc_address_backend::extract_local_address(noc_addr)`` is the low 32 bits of a NoC address
+    (internal/dataflow/noc_address_backend_xy.h:61): of ``get_noc_addr(0, 0, get_write_ptr(0))`` on core (0,0), the
+    write pointer itself."""
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            "        uint32_t l1 = noc_address_backend::extract_local_address(get_noc_addr(0, 0, get_write_ptr(0)));",
+            "        noc_async_read_tile(i, s, l1);",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+    path = _host(tmp_path, (*_READER, *body))
+    reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [op.tiles for op in reads] == [1]
+    _proved(path, capsys)
+
+
+def test_the_local_address_of_a_tensor_page_is_refused_where_it_is_used(tmp_path: Path) -> None:
+    """ttnn's sharded kernels take their shard's L1 base as ``extract_local_address(s.get_noc_addr(0))``: a tensor's
+    bytes, which are a buffer's pages only as a globally allocated buffer. Held, it is nothing; a read into it is
+    refused at the read, saying where the address came from."""
+    body = ("    uint32_t shard = noc_address_backend::extract_local_address(s.get_noc_addr(0));",
+            "    cb_reserve_back(0, 1);",
+            "    noc_async_read_tile(0, s, shard);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "read into L1 not a buffer's pages", "reader.cpp", 10)
+    assert "the L1 address of a page of tensor src on its bank (s.get_noc_addr(0))" in e.detail

@@ -55,6 +55,11 @@ def _why(r: KernelReader, node: Any, v: Any) -> str:
     return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else f"{r.text(node)} is {type(v).__name__}"
 
 
+def _where(r: KernelReader, node: Any, v: Any) -> str:
+    """``node``'s text and, for an address not followed, what it came from."""
+    return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else r.text(node)
+
+
 def _need(r: KernelReader, vals: list[Any], k: int, n: Any, name: str) -> None:
     if len(vals) < k:
         r.refuse(f"call to {name} with {len(vals)} arguments", n, f"expected at least {k}")
@@ -270,7 +275,7 @@ def _read_destination(r: KernelReader, dst: Any, n: Any) -> V.L1Ptr:
     if isinstance(dst, V.Cb):
         dst = r.pointer(dst.index, False, n)
     if not isinstance(dst, V.L1Ptr):
-        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
+        r.refuse("read into L1 not a buffer's pages", n, _where(r, n, dst))
     if dst.front:
         r.refuse("read into a buffer's front pages", n, r.text(n))
     return dst
@@ -373,7 +378,7 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     if isinstance(src, V.Cb):
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
-        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+        r.refuse("write from L1 not a buffer's pages", n, _where(r, n, src))
     if src.cb in r.scratch_cbs:
         if isinstance(dst, V.RemoteAddr):
             # argmax's workers send their partials into the reduce core's scratch (0.81.1 :505-517): the landing
@@ -471,7 +476,7 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
     if isinstance(src, V.Cb):
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
-        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+        r.refuse("write from L1 not a buffer's pages", n, _where(r, n, src))
     if src.cb in r.scratch_cbs or (src.cb in r.fills and src.cb not in r.ringed and not r.trial):
         # stores no push publishes sent to another core: argmax's workers send their partials into the reduce
         # core's scratch (0.81.1 :505-517), a landing there ordered by a semaphore that the scratch rules do not
@@ -794,7 +799,24 @@ def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list
     r.acc.state = "waited"  # acquire_dst is MATH's acquire and PACK's wait together
 
 
+def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``noc_address_backend::extract_local_address(noc_addr)``: the L1 address part of a NoC address, its low 32
+    bits (internal/dataflow/noc_address_backend_xy.h:61). Of ``get_noc_addr(x, y, a)`` on this core it is ``a``; of a
+    tensor page (the bytes of a sharded tensor's shard on its bank core, ttnn's ``extract_local_address(
+    s.get_noc_addr(0))``) or another core's address, an address not followed: a shard is a buffer's pages only as a
+    globally allocated buffer (docs/ttmetal.md "Sharded tensors"), so a transfer at it is refused where it stands."""
+    _need(r, vals, 1, n, "extract_local_address")
+    v = vals[0]
+    if isinstance(v, V.RemoteAddr) and v.site == r.site:
+        return v.target
+    if isinstance(v, V.TensorPage):
+        return V.Opaque(f"the L1 address of a page of tensor {v.tensor} on its bank ({r.text(nodes[0])}): a "
+                        "tensor's bytes, not a buffer's pages")
+    return V.Opaque(f"the L1 address part of {r.text(nodes[0])}")
+
+
 FUNCTIONS: dict[str, Handler] = {
+    "extract_local_address": _local_address,
     "cb_reserve_back": _cb_op(Reserve, "cb_reserve_back"),
     "cb_push_back": _cb_op(Push, "cb_push_back"),
     "cb_wait_front": _cb_op(Wait, "cb_wait_front"),
