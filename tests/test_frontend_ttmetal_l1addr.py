@@ -18,7 +18,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.cli import main
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
@@ -643,3 +643,70 @@ def test_the_local_address_of_a_tensor_page_is_refused_where_it_is_used(tmp_path
             "    noc_async_read_tile(0, s, shard);")
     e = _refused(_host(tmp_path, (*_READER, *body)), "read into L1 not a buffer's pages", "reader.cpp", 10)
     assert "the L1 address of a page of tensor src on its bank (s.get_noc_addr(0))" in e.detail
+
+
+# ------------------------------------------------------------------ stores on both sides of a branch on data
+
+#: moreh_nll_loss_step1's reader (0.81.1 reader_moreh_nll_loss_step1.cpp:58-84): each page of c_0 built by a store in
+#: every path of a branch on the waited c_1 page's data, then drained by a blocking load of its last word
+_ON_DATA = ("    for (uint32_t b = 0; b < 8; ++b) {",
+            "        cb_reserve_back(1, 1);",
+            "        noc_async_read_tile(b, s, get_write_ptr(1));",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(1, 1);",
+            "        cb_reserve_back(0, 1);",
+            "        cb_wait_front(1, 1);",
+            "        volatile tt_l1_ptr uint16_t* out = reinterpret_cast<volatile tt_l1_ptr uint16_t*>(get_write_ptr(0));",
+            "        volatile tt_l1_ptr int32_t* t = reinterpret_cast<volatile tt_l1_ptr int32_t*>(get_read_ptr(1));",
+            "        for (uint32_t i = 0; i < 1024; i++) {",
+            "            int32_t v = t[i];",
+            "            if (v != 7) {",
+            "                if (v < 3) { out[i] = 1; } else { out[i] = 0; }",   # line 20
+            "            } else {",
+            "                out[i] = 0;",
+            "            }",
+            "        }",
+            "        (void)ckernel::load_blocking(out + 1023);",
+            "        cb_push_back(0, 1);",                                      # line 26
+            "        cb_pop_front(1, 1);",
+            "    }")
+
+
+def _on_data_host(tmp_path: Path, body: tuple[str, ...]) -> Path:
+    """``_host`` with c_1 (two pages) beside c_0, for ``_ON_DATA``'s reader."""
+    path = _host(tmp_path, (*_READER, *body))
+    host = json.loads(path.read_text())
+    host["buffers"].append({"name": "t", "index": 1, "entry_size": 2048, "entries": 2, "data_format": "bf16"})
+    path.write_text(json.dumps(host))
+    return path
+
+
+def test_stores_on_every_side_of_a_branch_on_data_build_the_page(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = _on_data_host(tmp_path, _ON_DATA)
+    fills = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, FillTiles)]
+    assert fills == [FillTiles(0, 1, "stores", True)]
+    _proved(path, capsys)
+
+
+def test_stores_on_every_side_of_a_branch_on_data_pushed_undrained_are_refuted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = tuple(x for x in _ON_DATA if "load_blocking" not in x)
+    rc = main(["certify", str(_on_data_host(tmp_path, body)), "--json", "-q", "--no-cache"])
+    refuted = [r for r in json.loads(capsys.readouterr().out)["results"] if r["verdict"] == "refuted"]
+    assert rc == 1
+    assert {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
+            for r in refuted} == {("async-read-publish", 25)}
+
+
+@pytest.mark.parametrize(("inner", "construct", "line"), [
+    # a side without an else: the page is not stored on the path through neither
+    ("                if (v < 3) { out[i] = 1; }", "plain stores into a buffer page on some paths only", 22),
+    # one side a constant, the other a copy of the waited page: not a side without effect (the copy's source)
+    ("                if (v < 3) { out[i] = 1; } else { out[i] = t[i]; }", "branch on a value not known statically",
+     19),
+])
+def test_stores_on_some_paths_of_a_branch_on_data_stay_refused(tmp_path: Path, inner: str, construct: str,
+                                                               line: int) -> None:
+    body = tuple(inner if "v < 3" in x else x for x in _ON_DATA)
+    _refused(_on_data_host(tmp_path, body), construct, "reader.cpp", line)

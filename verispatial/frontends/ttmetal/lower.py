@@ -1743,6 +1743,7 @@ class KernelReader:
         refused by name."""
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
+        filling = set(self.fills)  # the pages stores were building before the branch
         # each side is read from the pages' drains as they are before the branch; after it, what every path
         # leaves (the path around a missing else included: merge_drains)
         pre = self.drain_state()
@@ -1786,6 +1787,12 @@ class KernelReader:
                 old_f.zeros_pending = old_f.zeros_pending or pending
             else:
                 self.fills[cb] = attrs.evolve(next(sf[cb] for sf in sides if cb in sf), zeros_pending=pending)
+            if other is not None and cb not in filling and self.stored_on_both_sides([sf.get(cb) for sf in sides]):
+                # both sides store into the same page (of constants, or copies of one buffer) on every path through
+                # them: it is stored on every path through the branch, as if the first store stood before it
+                # (moreh_nll_loss_step1's ``if (t != ignore) { ... = one; } else { ... = zero; }``); which words each
+                # side reaches is not followed, as for stores on a straight line
+                self.fills[cb].lineage = tuple(self.blocks)
         self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
         changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
@@ -1795,6 +1802,21 @@ class KernelReader:
             self.assign(name, V.Opaque(why), n)
         for cb in sorted(loaded):
             self.emit(ScratchAccess(cb), n)
+
+    def stored_on_both_sides(self, fills: list[_Fill | None]) -> bool:
+        """Whether the two sides of a branch, read from here (``self.blocks``), each left stores into one page made
+        on every path through that side: the same page (the pushes and fills of the buffer as they were at the first
+        store), constants on both or copies of one buffer on both, the first store of each certain below the side's
+        own block."""
+        depth = len(self.blocks)
+        if len(fills) != 2 or any(f is None for f in fills):
+            return False
+        a, b = fills
+        assert a is not None
+        assert b is not None
+        return (a.at, a.copy) == (b.at, b.copy) and all(
+            len(f.lineage) > depth and all(x is y for x, y in zip(f.lineage, self.blocks, strict=False))
+            and all(blk.certain for blk in f.lineage[depth + 1:]) for f in (a, b))
 
     def without_ops(self, *bodies: Any) -> bool:
         """Whether ``bodies`` — the branches of a branch on a value the reading does not follow (``if (scaler !=
