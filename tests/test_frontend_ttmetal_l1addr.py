@@ -710,3 +710,47 @@ def test_stores_on_some_paths_of_a_branch_on_data_stay_refused(tmp_path: Path, i
                                                                line: int) -> None:
     body = tuple(inner if "v < 3" in x else x for x in _ON_DATA)
     _refused(_on_data_host(tmp_path, body), construct, "reader.cpp", line)
+
+
+# ------------------------------------------------------------------ stores through addresses not followed
+
+
+@pytest.mark.parametrize(("store", "detail"), [
+    # a pointer of a type the reading does not know, declared from the address (C++'s most vexing parse)
+    (("    Foo<uint16_t> ptr(l1);", "    ptr[3] = 0;"), "ptr[3] = 0: ptr is not defined"),
+    # a raw number as an address
+    (("    *reinterpret_cast<volatile uint32_t*>(0x20000) = 1;",), "0x20000"),
+    # an address loaded from L1
+    (("    volatile uint32_t* where = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+      "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(where[0]);", "    p[0] = 1;"),
+     "p[0] = 1"),
+])
+def test_a_store_through_an_address_not_followed_is_refused(tmp_path: Path, store: tuple[str, ...],
+                                                            detail: str) -> None:
+    """It may land in any L1, a page a NoC transfer or another engine reads: never read as having no effect (the
+    moreh readers' ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` masks of a page a NoC read fills were
+    unseen, and their kernels read fully, while the declaration was not followed)."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp",
+                 12 + len(store) - 1)
+    assert detail in e.detail
+
+
+def test_a_store_through_a_declared_core_local_mem_is_seen(tmp_path: Path) -> None:
+    """moreh_dot's mask (reader_moreh_dot.cpp:21-29) into the page a NoC read filled: refused as such stores are."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", "    const CoreLocalMem<uint16_t> ptr(l1);", "    ptr[5] = 0;",
+            "    cb_push_back(0, 1);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
+    assert e.detail == "a page a NoC read also fills"
+
+
+def test_stores_into_local_arrays_not_followed_are_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A local array whose address was taken, or stored at an index not known, is the kernel's own words."""
+    body = ("    uint32_t idx[4];", "    uint32_t* q = idx;", "    q[1] = 3;",
+            "    idx[get_arg_val<uint32_t>(1)] = 2;", "    idx[0] = 1;", *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [op.tiles for op in reads] == [1]
+    _proved(path, capsys)

@@ -2117,7 +2117,7 @@ class KernelReader:
                 # constant count is then read iteration by iteration)
                 if len(self.loops) > v.depth:
                     self.refuse("local array's address taken in a loop read once", n, self.text(n))
-                why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
+                why = V.LocalOpaque(f"the local array {name}, whose address was taken ({self.text(n)})")
                 self.assign(name, why, n)
                 return why
             if v is not None or any(name in s for s in self.scopes):
@@ -2379,7 +2379,7 @@ class KernelReader:
         if isinstance(i, int):
             self.assign(name, arr.stored(i, value), n)
             return True
-        self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
+        self.assign(name, V.LocalOpaque(f"the local array {name}, stored at an index not known statically "
                                    f"({self.text(n)})"), n)
         return True
 
@@ -2688,7 +2688,9 @@ class KernelReader:
                 return rhs
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
-            return rhs  # a store to memory the choreography does not name (a local scratch word)
+            else:
+                self.unnamed_store(target, n)
+            return rhs
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
         if lhs.type == "subscript_expression":
@@ -2711,8 +2713,21 @@ class KernelReader:
                         i = None
                     at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
                 self.store_into(base, n, rhs, at)
+            else:
+                self.unnamed_store(base, n)
             return rhs
         return rhs
+
+    def unnamed_store(self, target: Any, n: Any) -> None:
+        """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
+        the kernel (``LocalOpaque``) it changes nothing the choreography names. Through an address the reading does
+        not follow (an ``Opaque`` value, a raw number, a name it does not know) it may land in any L1 — a page a
+        NoC transfer or another engine reads — so it is refused by name, never read as having no effect (moreh_dot's
+        ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` went unseen while ``ptr`` was not followed)."""
+        if isinstance(target, V.LocalOpaque) or (not isinstance(target, (V.Opaque, V.Sym)) and target is not None):
+            return
+        self.refuse("plain store through a pointer not followed", n,
+                    f"{self.text(n)}: {target.why}" if isinstance(target, V.Opaque) else self.text(n))
 
     def loaded_from(self, node: Any) -> V.L1Ptr | None:
         """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:

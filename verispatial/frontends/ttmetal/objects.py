@@ -173,7 +173,9 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
         fsd = struct_of(r, ftype)
         if fsd is not None and fsd is not sd:
             return construct(r, fsd, [], n, braced=True)
-        return V.Opaque(f"{sd.name} field of no initializer")
+        # the struct's own words (a member array filled later, ``TensorTileShape::shape``): a store into them
+        # changes nothing the choreography names
+        return V.LocalOpaque(f"{sd.name} field of no initializer")
     saved, r.unit = r.unit, sd.unit
     try:
         if default.type == "initializer_list":
