@@ -747,10 +747,24 @@ def test_a_store_through_a_declared_core_local_mem_is_seen(tmp_path: Path) -> No
 
 
 def test_stores_into_local_arrays_not_followed_are_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A local array whose address was taken, or stored at an index not known, is the kernel's own words."""
+    """A local array whose address was taken, or stored at an index not known, an array of pointers, of two
+    dimensions, a ``std::array`` (ccl_wait_completion.cpp:17-24): the kernel's own words."""
     body = ("    uint32_t idx[4];", "    uint32_t* q = idx;", "    q[1] = 3;",
-            "    idx[get_arg_val<uint32_t>(1)] = 2;", "    idx[0] = 1;", *GOOD_READERS["advanced"])
+            "    idx[get_arg_val<uint32_t>(1)] = 2;", "    idx[0] = 1;",
+            "    volatile uint32_t* ptrs[4];", "    ptrs[get_arg_val<uint32_t>(1)] = "
+            "reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(1));",
+            "    uint32_t grid[2][3];", "    grid[get_arg_val<uint32_t>(1)][1] = 4;",
+            "    std::array<volatile uint32_t*, 3> sems;", "    sems[0] = nullptr;",
+            *GOOD_READERS["advanced"])
     path = _host(tmp_path, (*_READER, *body))
     reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
     assert [op.tiles for op in reads] == [1]
     _proved(path, capsys)
+
+
+def test_a_local_array_cast_to_an_address_is_no_longer_its_own_words(tmp_path: Path) -> None:
+    """An array element not followed, or a local array's words taken as a number and cast to a pointer, may point
+    anywhere: a store through it is refused."""
+    body = ("    uint32_t addrs[4];", "    addrs[get_arg_val<uint32_t>(1)] = 2;",
+            "    *reinterpret_cast<volatile uint32_t*>(addrs[0]) = 1;")
+    _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp", 10)

@@ -314,6 +314,8 @@ class KernelReader:
         #: ``assign`` converts a value to such a variable's type
         self.declared: dict[str, str] = {}
         self.narrow: set[str] = set()
+        #: the names a declaration in the kernel gives an array type (``uint32_t a[4];``, ``uint32_t* p[N];``)
+        self.array_names: set[str] = set()
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
         for decl, _ in prog.globals:
@@ -1058,6 +1060,9 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
+            if _declares_array(d) or (tname == "array" and d.type != "function_declarator"):  # also std::array
+                # its elements are the kernel's own words whatever the reading follows of them (``unnamed_store``)
+                self.array_names.add(self.decl_name(d))
             inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
             while inner is not None and inner.type == "reference_declarator" and inner.named_child_count == 1:
                 inner = inner.named_children[0]
@@ -1084,6 +1089,10 @@ class KernelReader:
                 value = self.local_array(d) if d.type == "array_declarator" and not _is_const(n) else None
                 if value is None:
                     value = self.construct(tname, None, d)
+                if d.type == "array_declarator" and type(value) is V.Opaque:
+                    # an array the reading does not follow element by element (of pointers, of a size not known):
+                    # still the kernel's own words, which a store into changes nothing the choreography names
+                    value = V.LocalOpaque(f"the local array {name}, not followed")
             elif d.type == "function_declarator" and tname in _CLASSES:
                 # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
                 # "parameters" are the constructor's arguments
@@ -2275,6 +2284,8 @@ class KernelReader:
         text = " ".join(typ.text.decode().split()) if typ is not None else ""
         if "*" not in text:
             v = self.to_integer(v, text)
+        elif isinstance(v, V.LocalOpaque):
+            v = V.Opaque(v.why)  # a value cast to an address: no longer known to be the kernel's own words
         return retyped(v, typ)
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
@@ -2689,7 +2700,7 @@ class KernelReader:
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
             else:
-                self.unnamed_store(target, n)
+                self.unnamed_store(target, n, lhs.child_by_field_name("argument"))
             return rhs
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
@@ -2714,11 +2725,11 @@ class KernelReader:
                     at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
                 self.store_into(base, n, rhs, at)
             else:
-                self.unnamed_store(base, n)
+                self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
             return rhs
         return rhs
 
-    def unnamed_store(self, target: Any, n: Any) -> None:
+    def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
         the kernel (``LocalOpaque``) it changes nothing the choreography names. Through an address the reading does
         not follow (an ``Opaque`` value, a raw number, a name it does not know) it may land in any L1 — a page a
@@ -2726,6 +2737,10 @@ class KernelReader:
         ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` went unseen while ``ptr`` was not followed)."""
         if isinstance(target, V.LocalOpaque) or (not isinstance(target, (V.Opaque, V.Sym)) and target is not None):
             return
+        while base is not None and base.type == "subscript_expression":  # a[i][j]: an element of a
+            base = base.child_by_field_name("argument")
+        if base is not None and base.type == "identifier" and base.text.decode() in self.array_names:
+            return  # an element of a local array of the kernel (of pointers, of several dimensions)
         self.refuse("plain store through a pointer not followed", n,
                     f"{self.text(n)}: {target.why}" if isinstance(target, V.Opaque) else self.text(n))
 
@@ -3415,6 +3430,18 @@ def _size_of_type(text: str) -> int | None:
     """``sizeof`` of a fixed-width type as written (``volatile uint16_t``), None if it is not one."""
     words = [w for w in text.replace("std::", "").replace("*", " ").split() if w not in ("volatile", "const")]
     return TYPE_SIZES.get(words[-1]) if len(words) == 1 else None
+
+
+def _declares_array(d: Any) -> bool:
+    """Whether declarator ``d`` (of a declaration, an init declarator) gives its name an array type, possibly of
+    pointers (``a[4]``, ``*p[N]``, ``a[2][3] = {...}``); not a pointer to an array nor a function's."""
+    while d is not None:
+        if d.type == "array_declarator":
+            return True
+        if d.type not in ("init_declarator", "pointer_declarator"):
+            return False
+        d = d.child_by_field_name("declarator")
+    return False
 
 
 def _core_local_mem(v: Any, typ: Any) -> Any:

@@ -182,7 +182,8 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
             fsd = struct_of(r, ftype)
             vals = [r.expr(a) for a in default.named_children]
             return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
-                vals[0] if len(vals) == 1 else V.Opaque(f"{sd.name} field {r.text(default)}"))
+                # an aggregate member (``uint32_t ring_idxs[2] = {}``): the struct's own words
+                vals[0] if len(vals) == 1 else V.LocalOpaque(f"{sd.name} field {r.text(default)}"))
         return r.expr(default)  # type: ignore[no-any-return]
     finally:
         r.unit = saved
