@@ -1764,6 +1764,8 @@ class KernelReader:
         for side in (then, other):
             if side is None:
                 continue
+            # each side starts from the pages stores were building before the branch, not from the other side's
+            self.fills = {cb: f for cb, f in self.fills.items() if cb in filling}
             self.set_drains(pre)
             self.blocks.append(Block(certain=False))
             self.guarded += 1
