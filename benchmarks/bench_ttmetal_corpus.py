@@ -1,7 +1,7 @@
 """How much of the vendor's kernel corpus the tt-metal front end reads: every kernel ``.cpp`` under
 ``ttnn/cpp/ttnn/operations/**/kernels/`` of the pinned ttnn wheel (``frontends/ttmetal/vendor.py``: downloaded into
 the user cache, never kept here), read in survey mode (no host description: every argument 2, every tensor one
-tensor's, all 64 buffer indices and 16 semaphores declared, no defines) on one core.
+tensor's, all 64 buffer indices, one scratchpad and 16 semaphores declared, no defines) on one core.
 
 A kernel *reads fully* when every statement maps onto ops or is modelled as having none; otherwise the first
 refusal is counted by its construct, and the constructs are ranked by count. A kernel the reader crashes on is
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from verispatial.frontends.ttmetal.cpp import read_kernel
-from verispatial.frontends.ttmetal.host import HostBuffer, HostKernel, HostSemaphore, HostSpec
+from verispatial.frontends.ttmetal.host import SCRATCHPAD_BASE, HostBuffer, HostKernel, HostSemaphore, HostSpec
 from verispatial.frontends.ttmetal.lower import Shared, read_scratch
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.frontends.ttmetal.vendor import KERNELS, TTNN_VERSION, wheel_root
@@ -29,7 +29,9 @@ from verispatial.ir.target import WORMHOLE
 
 
 def survey_host(root: Path) -> HostSpec:
-    bufs = tuple(HostBuffer(f"c_{i}", i, 2048, 8, "bf16", 1, None, None, None) for i in range(64))
+    bufs = (*(HostBuffer(f"c_{i}", i, 2048, 8, "bf16", 1, None, None, None) for i in range(64)),
+            # one scratchpad of 8 tiles, which every ``scratch::NAME`` token names in the survey
+            HostBuffer("scratch", SCRATCHPAD_BASE, 2048, 8, "bf16", 1, None, None, None, scratchpad=True))
     sems = tuple(HostSemaphore(f"s{i}", 0, None) for i in range(16))
     return HostSpec("survey", WORMHOLE, root, root, (), (), bufs, sems, (), ())
 

@@ -18,7 +18,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.cli import main
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
@@ -127,6 +127,28 @@ GOOD_READERS = {
                       "        noc_async_read_barrier();",
                       "        cb_push_back(0, 2);",
                       "    }"),
+    # a CoreLocalMem<T> declared from the address (tilize's reader_unary_stick_layout_split_rows_multicore.cpp:42:
+    # parsed as a function declaration, the most vexing parse), and one declared with =
+    "core_local_mem": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                       "        dfb.reserve_back(2);",
+                       "        uint32_t l1 = dfb.get_write_ptr();",
+                       "        for (uint32_t j = 0; j < 2; ++j) {",
+                       "            CoreLocalMem<uint32_t> dst(l1);",
+                       "            noc.async_read(s, dst, tile_bytes, {.page_id = b * 2 + j}, {.offset_bytes = 0});",
+                       "            l1 += tile_bytes;",
+                       "        }",
+                       "        noc.async_read_barrier();",
+                       "        dfb.push_back(2);",
+                       "    }"),
+    "core_local_mem_typed": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                             "        dfb.reserve_back(2);",
+                             "        CoreLocalMem<uint16_t> dst = dfb.get_write_ptr();",
+                             "        for (uint32_t j = 0; j < 2; ++j) {",
+                             "            noc.async_read(s, dst + j * 1024, tile_bytes, {.page_id = b * 2 + j}, {});",
+                             "        }",
+                             "        noc.async_read_barrier();",
+                             "        dfb.push_back(2);",
+                             "    }"),
 }
 
 
@@ -137,6 +159,24 @@ def test_reads_at_the_next_unfilled_tile_are_proved(tmp_path: Path, capsys: pyte
     reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
     assert [op.tiles for op in reads] == [1]
     _proved(path, capsys)
+
+
+def test_a_core_local_mem_read_pushed_before_its_barrier_is_refuted_at_the_push(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The declared ``CoreLocalMem`` reader with its read barrier moved after the push: the pages are published
+    before the reads land, refuted at the push's line (16) with a counterexample."""
+    body = list(GOOD_READERS["core_local_mem"])
+    barrier = body.index("        noc.async_read_barrier();")
+    body[barrier], body[barrier + 1] = body[barrier + 1], body[barrier]
+    rc = main(["certify", str(_host(tmp_path, (*_READER, *body))), "--json", "-q", "--no-cache"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    refuted = [r for r in report["results"] if r["verdict"] == "refuted"]
+    found = {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
+             for r in refuted}
+    # the push publishes unlanded pages (line 16); the next block's read may land into a slot still being read
+    assert ("async-read-publish", 16) in found
+    assert {rule for rule, _ in found} <= {"async-read-publish", "async-source-reuse"}
 
 
 def test_a_pointer_kept_across_pushes_is_placed_while_it_stays_in_the_ring(tmp_path: Path,
@@ -245,6 +285,27 @@ BAD_READERS = {
                             "        noc_async_read_barrier();",
                             "        cb_push_back(0, 1);",
                             "    }"), "L1 pointer not followed", 12),
+    # a CoreLocalMem declared from the write pointer and never advanced: both tiles into the same bytes
+    "core_local_mem_not_advanced": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                                     "        dfb.reserve_back(2);",
+                                     "        CoreLocalMem<uint32_t> dst(dfb.get_write_ptr());",
+                                     "        for (uint32_t j = 0; j < 2; ++j) {",
+                                     "            noc.async_read(s, dst, tile_bytes, {.page_id = b * 2 + j}, {});",
+                                     "        }",
+                                     "        noc.async_read_barrier();",
+                                     "        dfb.push_back(2);",
+                                     "    }"), "read into L1 not at the buffer's next unfilled tile", 12),
+    # ... and one of uint16_t stepped by a tile's bytes as elements: twice the distance
+    "core_local_mem_stepped_in_bytes": (("    for (uint32_t b = 0; b < 4; ++b) {",
+                                         "        dfb.reserve_back(2);",
+                                         "        CoreLocalMem<uint16_t> dst(dfb.get_write_ptr());",
+                                         "        for (uint32_t j = 0; j < 2; ++j) {",
+                                         "            noc.async_read(s, dst + j * tile_bytes, tile_bytes, "
+                                         "{.page_id = b * 2 + j}, {});",
+                                         "        }",
+                                         "        noc.async_read_barrier();",
+                                         "        dfb.push_back(2);",
+                                         "    }"), "read into L1 not at the buffer's next unfilled tile", 12),
 }
 
 
@@ -282,6 +343,19 @@ GOOD_WRITERS = {
                      "        noc.async_write_barrier();",
                      "        dfb.pop_front(2);",
                      "    }"),
+    # untilize's writer_unary_stick_layout_split_rows_multi_core.cpp:62-66: a CoreLocalMem declared from the read
+    # pointer, advanced by the bytes written
+    "core_local_mem": ("    for (uint32_t b = 0; b < 4; ++b) {",
+                       "        dfb.wait_front(2);",
+                       "        uint32_t l1 = dfb.get_read_ptr();",
+                       "        for (uint32_t j = 0; j < 2; ++j) {",
+                       "            CoreLocalMem<uint32_t> src(l1);",
+                       "            noc.async_write(src, d, tile_bytes, {.offset_bytes = 0}, {.page_id = b * 2 + j});",
+                       "            l1 += tile_bytes;",
+                       "        }",
+                       "        noc.async_write_barrier();",
+                       "        dfb.pop_front(2);",
+                       "    }"),
 }
 
 
@@ -537,3 +611,163 @@ def test_a_pack_into_pages_of_two_tiles_is_refused(tmp_path: Path) -> None:
     every other tile where the model fills them one after another."""
     with pytest.raises(Refused, match="pack into a buffer of pages of several tiles"):
         _compute(tmp_path, *_pack_two("pack_tile(0, 16);", "pack_tile(1, 16);"), entry_size=4096)
+
+
+# ------------------------------------------------------------------ extract_local_address
+
+
+def test_the_local_address_of_this_cores_noc_address_is_the_address(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``noc_address_backend::extract_local_address(noc_addr)`` is the low 32 bits of a NoC address
+    (internal/dataflow/noc_address_backend_xy.h:61): of ``get_noc_addr(0, 0, get_write_ptr(0))`` on core (0,0), the
+    write pointer itself."""
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {",
+            "        cb_reserve_back(0, 1);",
+            "        uint32_t l1 = noc_address_backend::extract_local_address(get_noc_addr(0, 0, get_write_ptr(0)));",
+            "        noc_async_read_tile(i, s, l1);",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "    }")
+    path = _host(tmp_path, (*_READER, *body))
+    reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [op.tiles for op in reads] == [1]
+    _proved(path, capsys)
+
+
+def test_the_local_address_of_a_tensor_page_is_refused_where_it_is_used(tmp_path: Path) -> None:
+    """ttnn's sharded kernels take their shard's L1 base as ``extract_local_address(s.get_noc_addr(0))``: a tensor's
+    bytes, which are a buffer's pages only as a globally allocated buffer. Held, it is nothing; a read into it is
+    refused at the read, saying where the address came from."""
+    body = ("    uint32_t shard = noc_address_backend::extract_local_address(s.get_noc_addr(0));",
+            "    cb_reserve_back(0, 1);",
+            "    noc_async_read_tile(0, s, shard);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "read into L1 not a buffer's pages", "reader.cpp", 10)
+    assert "the L1 address of a page of tensor src on its bank (s.get_noc_addr(0))" in e.detail
+
+
+# ------------------------------------------------------------------ stores on both sides of a branch on data
+
+#: moreh_nll_loss_step1's reader (0.81.1 reader_moreh_nll_loss_step1.cpp:58-84): each page of c_0 built by a store in
+#: every path of a branch on the waited c_1 page's data, then drained by a blocking load of its last word
+_ON_DATA = ("    for (uint32_t b = 0; b < 8; ++b) {",
+            "        cb_reserve_back(1, 1);",
+            "        noc_async_read_tile(b, s, get_write_ptr(1));",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(1, 1);",
+            "        cb_reserve_back(0, 1);",
+            "        cb_wait_front(1, 1);",
+            "        volatile tt_l1_ptr uint16_t* out = reinterpret_cast<volatile tt_l1_ptr uint16_t*>(get_write_ptr(0));",
+            "        volatile tt_l1_ptr int32_t* t = reinterpret_cast<volatile tt_l1_ptr int32_t*>(get_read_ptr(1));",
+            "        for (uint32_t i = 0; i < 1024; i++) {",
+            "            int32_t v = t[i];",
+            "            if (v != 7) {",
+            "                if (v < 3) { out[i] = 1; } else { out[i] = 0; }",   # line 20
+            "            } else {",
+            "                out[i] = 0;",
+            "            }",
+            "        }",
+            "        (void)ckernel::load_blocking(out + 1023);",
+            "        cb_push_back(0, 1);",                                      # line 26
+            "        cb_pop_front(1, 1);",
+            "    }")
+
+
+def _on_data_host(tmp_path: Path, body: tuple[str, ...]) -> Path:
+    """``_host`` with c_1 (two pages) beside c_0, for ``_ON_DATA``'s reader."""
+    path = _host(tmp_path, (*_READER, *body))
+    host = json.loads(path.read_text())
+    host["buffers"].append({"name": "t", "index": 1, "entry_size": 2048, "entries": 2, "data_format": "bf16"})
+    path.write_text(json.dumps(host))
+    return path
+
+
+def test_stores_on_every_side_of_a_branch_on_data_build_the_page(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = _on_data_host(tmp_path, _ON_DATA)
+    fills = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, FillTiles)]
+    assert fills == [FillTiles(0, 1, "stores", True)]
+    _proved(path, capsys)
+
+
+def test_stores_on_every_side_of_a_branch_on_data_pushed_undrained_are_refuted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = tuple(x for x in _ON_DATA if "load_blocking" not in x)
+    rc = main(["certify", str(_on_data_host(tmp_path, body)), "--json", "-q", "--no-cache"])
+    refuted = [r for r in json.loads(capsys.readouterr().out)["results"] if r["verdict"] == "refuted"]
+    assert rc == 1
+    assert {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
+            for r in refuted} == {("async-read-publish", 25)}
+
+
+@pytest.mark.parametrize(("inner", "construct", "line"), [
+    # a side without an else: the page is not stored on the path through neither
+    ("                if (v < 3) { out[i] = 1; }", "plain stores into a buffer page on some paths only", 20),
+    # ... or with an else that stores nothing (the other side's stores are not this side's)
+    ("                if (v < 3) { out[i] = 1; } else { v = 2; }", "plain stores into a buffer page on some paths only",
+     20),
+    # one side a constant, the other a copy of the waited page: not a side without effect (the copy's source)
+    ("                if (v < 3) { out[i] = 1; } else { out[i] = t[i]; }", "branch on a value not known statically",
+     19),
+])
+def test_stores_on_some_paths_of_a_branch_on_data_stay_refused(tmp_path: Path, inner: str, construct: str,
+                                                               line: int) -> None:
+    body = tuple(inner if "v < 3" in x else x for x in _ON_DATA)
+    _refused(_on_data_host(tmp_path, body), construct, "reader.cpp", line)
+
+
+# ------------------------------------------------------------------ stores through addresses not followed
+
+
+@pytest.mark.parametrize(("store", "detail"), [
+    # a pointer of a type the reading does not know, declared from the address (C++'s most vexing parse)
+    (("    Foo<uint16_t> ptr(l1);", "    ptr[3] = 0;"), "ptr[3] = 0: ptr is not defined"),
+    # a raw number as an address
+    (("    *reinterpret_cast<volatile uint32_t*>(0x20000) = 1;",), "0x20000"),
+    # an address loaded from L1
+    (("    volatile uint32_t* where = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
+      "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(where[0]);", "    p[0] = 1;"),
+     "p[0] = 1"),
+])
+def test_a_store_through_an_address_not_followed_is_refused(tmp_path: Path, store: tuple[str, ...],
+                                                            detail: str) -> None:
+    """It may land in any L1, a page a NoC transfer or another engine reads: never read as having no effect (the
+    moreh readers' ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` masks of a page a NoC read fills were
+    unseen, and their kernels read fully, while the declaration was not followed)."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp",
+                 12 + len(store) - 1)
+    assert detail in e.detail
+
+
+def test_a_store_through_a_declared_core_local_mem_is_seen(tmp_path: Path) -> None:
+    """moreh_dot's mask (reader_moreh_dot.cpp:21-29) into the page a NoC read filled: refused as such stores are."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", "    const CoreLocalMem<uint16_t> ptr(l1);", "    ptr[5] = 0;",
+            "    cb_push_back(0, 1);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
+    assert e.detail == "a page a NoC read also fills"
+
+
+def test_stores_into_local_arrays_not_followed_are_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A local array whose address was taken, or stored at an index not known, an array of pointers, of two
+    dimensions, a ``std::array`` (ccl_wait_completion.cpp:17-24): the kernel's own words."""
+    body = ("    uint32_t idx[4];", "    uint32_t* q = idx;", "    q[1] = 3;",
+            "    idx[get_arg_val<uint32_t>(1)] = 2;", "    idx[0] = 1;",
+            "    volatile uint32_t* ptrs[4];", "    ptrs[get_arg_val<uint32_t>(1)] = "
+            "reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(1));",
+            "    uint32_t grid[2][3];", "    grid[get_arg_val<uint32_t>(1)][1] = 4;",
+            "    std::array<volatile uint32_t*, 3> sems;", "    sems[0] = nullptr;",
+            *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    reads = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [op.tiles for op in reads] == [1]
+    _proved(path, capsys)
+
+
+def test_a_local_array_cast_to_an_address_is_no_longer_its_own_words(tmp_path: Path) -> None:
+    """An array element not followed, or a local array's words taken as a number and cast to a pointer, may point
+    anywhere: a store through it is refused."""
+    body = ("    uint32_t addrs[4];", "    addrs[get_arg_val<uint32_t>(1)] = 2;",
+            "    *reinterpret_cast<volatile uint32_t*>(addrs[0]) = 1;")
+    _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp", 10)

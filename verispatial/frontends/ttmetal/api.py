@@ -55,6 +55,11 @@ def _why(r: KernelReader, node: Any, v: Any) -> str:
     return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else f"{r.text(node)} is {type(v).__name__}"
 
 
+def _where(r: KernelReader, node: Any, v: Any) -> str:
+    """``node``'s text and, for an address not followed, what it came from."""
+    return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else r.text(node)
+
+
 def _need(r: KernelReader, vals: list[Any], k: int, n: Any, name: str) -> None:
     if len(vals) < k:
         r.refuse(f"call to {name} with {len(vals)} arguments", n, f"expected at least {k}")
@@ -289,7 +294,7 @@ def _read_destination(r: KernelReader, dst: Any, n: Any) -> V.L1Ptr:
     if isinstance(dst, V.Cb):
         dst = r.pointer(dst.index, False, n)
     if not isinstance(dst, V.L1Ptr):
-        r.refuse("read into L1 not a buffer's pages", n, r.text(n))
+        r.refuse("read into L1 not a buffer's pages", n, _where(r, n, dst))
     if dst.front:
         r.refuse("read into a buffer's front pages", n, r.text(n))
     return dst
@@ -393,7 +398,7 @@ def write_from(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     if isinstance(src, V.Cb):
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
-        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+        r.refuse("write from L1 not a buffer's pages", n, _where(r, n, src))
     if src.cb in r.scratch_cbs:
         if isinstance(dst, V.RemoteAddr):
             # argmax's workers send their partials into the reduce core's scratch (0.81.1 :505-517): the landing
@@ -491,7 +496,7 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
     if isinstance(src, V.Cb):
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
-        r.refuse("write from L1 not a buffer's pages", n, r.text(n))
+        r.refuse("write from L1 not a buffer's pages", n, _where(r, n, src))
     if src.cb in r.scratch_cbs or (src.cb in r.fills and src.cb not in r.ringed and not r.trial):
         # stores no push publishes sent to another core: argmax's workers send their partials into the reduce
         # core's scratch (0.81.1 :505-517), a landing there ordered by a semaphore that the scratch rules do not
@@ -736,16 +741,6 @@ def _classic_stateful(kind: str) -> Handler:
         return None
 
     return h
-
-
-def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-    """``noc_address_backend::extract_local_address(noc_addr)``: the address's low 32 bits, the local address on its
-    core (tt_metal/hw/inc/internal/dataflow/noc_address_backend_xy.h:61, Wormhole and Blackhole): of
-    ``get_noc_addr(x, y, a)`` it is ``a``; of a tensor page, an address in a bank, which the reading does not follow."""
-    _need(r, vals, 1, n, "extract_local_address")
-    if isinstance(vals[0], V.RemoteAddr):
-        return vals[0].target
-    return V.Opaque(f"the local address of {_why(r, nodes[0], vals[0])}")
 
 
 def _one_packet_transfer(read: bool) -> Handler:
@@ -1126,7 +1121,24 @@ def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list
     r.acc.state = "waited"  # acquire_dst is MATH's acquire and PACK's wait together
 
 
+def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``noc_address_backend::extract_local_address(noc_addr)``: the L1 address part of a NoC address, its low 32
+    bits (internal/dataflow/noc_address_backend_xy.h:61). Of ``get_noc_addr(x, y, a)`` on this core it is ``a``; of a
+    tensor page (the bytes of a sharded tensor's shard on its bank core, ttnn's ``extract_local_address(
+    s.get_noc_addr(0))``) or another core's address, an address not followed: a shard is a buffer's pages only as a
+    globally allocated buffer (docs/ttmetal.md "Sharded tensors"), so a transfer at it is refused where it stands."""
+    _need(r, vals, 1, n, "extract_local_address")
+    v = vals[0]
+    if isinstance(v, V.RemoteAddr) and v.site == r.site:
+        return v.target
+    if isinstance(v, V.TensorPage):
+        return V.Opaque(f"the L1 address of a page of tensor {v.tensor} on its bank ({r.text(nodes[0])}): a "
+                        "tensor's bytes, not a buffer's pages")
+    return V.Opaque(f"the L1 address part of {r.text(nodes[0])}")
+
+
 FUNCTIONS: dict[str, Handler] = {
+    "extract_local_address": _local_address,
     "cb_reserve_back": _cb_op(Reserve, "cb_reserve_back"),
     "cb_push_back": _cb_op(Push, "cb_push_back"),
     "cb_wait_front": _cb_op(Wait, "cb_wait_front"),
@@ -1149,7 +1161,6 @@ FUNCTIONS: dict[str, Handler] = {
     "get_semaphore": _semaphore_addr,
     "get_noc_addr": _noc_addr,
     "get_noc_multicast_addr": _mcast_addr,
-    "extract_local_address": _local_address,
     "noc_async_read": _read,
     "make_tensor_accessor_args_tuple": _accessor_args_tuple,
     "make_tensor_accessor_tuple": _accessor_tuple,
@@ -1228,6 +1239,12 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
         if name in intrinsics.TILE_GEOMETRY and not vals:
             return V.const(intrinsics.TILE_GEOMETRY[name])
         r.refuse(f"DataflowBuffer.{name}", n)
+    if isinstance(obj, V.L1Ptr) and obj.cb in r.scratchpads.values():
+        return _scratchpad_method(r, obj, name, vals, n)
+    if isinstance(obj, V.L1Ptr) and name == "get_address" and not vals:
+        return obj.retyped(1)  # a CoreLocalMem's address as a number of bytes (core_local_mem.h:75)
+    if isinstance(obj, V.L1Ptr) and name == "scoped_lock":
+        return V.Opaque(SCOPED_LOCK)
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n, targs or [])
     if isinstance(obj, V.SemAddr):
@@ -1270,6 +1287,31 @@ def _pages(r: KernelReader, acc: V.Accessor, vals: list[Any], nodes: list[Any], 
         return V.Opaque(f"pages of {acc.tensor}: {end - start} pages, more than {UNROLL_LIMIT}")
     ids = range(start, end) if start <= end else range(0)  # an inverted range yields nothing (:424)
     return V.Table(tuple(V.TensorPage(acc.tensor, V.const(i)) for i in ids), len(ids))
+
+
+#: What ``scoped_lock(...)`` of a ``CoreLocalMem`` or ``Scratchpad`` returns: a ``Lock`` whose acquire and release
+#: are cache operations on Quasar's data-movement cores only and no-ops on Wormhole and Blackhole, the targets here
+#: (internal/scoped_lock_cache_ops.h:14-30, core_local_mem.h:154-163, api/scratchpad.h:144-147).
+SCOPED_LOCK = "a scoped lock (no cache operation on Wormhole / Blackhole)"
+
+
+def _scratchpad_method(r: KernelReader, pad: V.L1Ptr, name: str, vals: list[Any], n: Any) -> Any:
+    """The methods of a ``Scratchpad<T>`` (api/scratchpad.h:79-137) a data-movement kernel calls:
+    ``get_base_address()`` its base as a byte address (:107-109), ``local_mem()`` / ``begin()`` the ``T`` array
+    at it (:127, :137), ``size_in_bytes()`` the host's size (:90-93), ``size()`` that in ``T`` elements (:79-82),
+    ``scoped_lock(offset, n)`` nothing on these targets (``SCOPED_LOCK``). Anything else is refused by name."""
+    b = r.cb_index[pad.cb]
+    if name == "get_base_address" and not vals:
+        return pad.retyped(1)
+    if name in ("local_mem", "begin") and not vals:
+        return pad
+    if name == "size_in_bytes" and not vals:
+        return V.const(b.entry_size * b.entries)
+    if name == "size" and not vals and pad.elem:
+        return V.const(b.entry_size * b.entries // pad.elem)
+    if name == "scoped_lock":
+        return V.Opaque(SCOPED_LOCK)
+    r.refuse(f"Scratchpad.{name}", n, r.text(n))
 
 
 def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any, targs: list[Any]) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from verispatial.errors import InvalidProgram, IrViolation
+from verispatial.errors import InvalidProgram, IrViolation, ParseError
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostSpec, load_host
 from verispatial.frontends.ttmetal.lower import Shared, read_scratch
@@ -62,12 +62,15 @@ def assemble(host: HostSpec) -> Program:
             shard_at[t["name"]] = first
             size = spec.rows * spec.cols * target.bytes_per_tile(_dtype(t["dtype"]))
             first += -(-size // target.alignment) * target.alignment
+    by_index: dict[tuple[Site, int], int] = {}
     for site in cores:
         offset = first
         on_shard: dict[str, int] = {}
-        for b in host.buffers:
-            if b.cores is not None and site not in b.cores:
-                continue
+        here = [b for b in host.buffers if b.cores is None or site in b.cores]
+        # a scratchpad takes the highest buffer indices the site's circular buffers leave free (its host index is the
+        # reading's own handle, past 63); the IR's indices are the target's (``max_cbs``)
+        free = sorted(set(range(target.max_cbs)) - {b.index for b in here if not b.scratchpad}, reverse=True)
+        for b in here:
             size = b.entries * b.page_tiles * target.bytes_per_tile(b.dtype)
             if b.tensor is not None:
                 # its pages are the tensor's shard there; a second buffer on the shard is the same bytes (an alias)
@@ -76,14 +79,17 @@ def assemble(host: HostSpec) -> Program:
                 on_shard.setdefault(b.tensor, buf.id)
                 memory.append(BufferAt(buf.id, shard_at[b.tensor], size))
             else:
+                if b.scratchpad and not free:
+                    raise ParseError("scratchpads", f"core {site} has circular buffers at every one of its "
+                                                    f"{target.max_cbs} indices: none is left for scratchpad {b.name!r}")
                 # a buffer a kernel uses as scratch L1 there (lower.read_scratch): private bytes, no ring
-                buf = Buffer(len(buffers), b.name, site, b.index, b.page_tiles, b.entries, b.dtype,
-                             scratch=(site, b.index) in shared.scratch)
+                buf = Buffer(len(buffers), b.name, site, free.pop(0) if b.scratchpad else b.index, b.page_tiles,
+                             b.entries, b.dtype, scratch=b.scratchpad or (site, b.index) in shared.scratch)
                 # tt-metal's allocator places a program's circular buffers one after another from the L1 base
                 memory.append(BufferAt(buf.id, offset, size))
                 offset += -(-size // target.alignment) * target.alignment
             buffers.append(buf)
-    by_index = {(b.site, b.cb): b.id for b in buffers}
+            by_index[(site, b.index)] = buf.id
     programs = [_renumber(ep, by_index) for ep in programs]
     sems = tuple(Semaphore(i, s.name, s.cores if s.cores is not None else cores, s.initial_value, SemRole.COUNTER,
                            host_init=True)

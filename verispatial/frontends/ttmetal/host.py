@@ -71,6 +71,15 @@ class HostBuffer:
     cores: tuple[Site, ...] | None
     #: The tensor it is globally allocated on (``set_globally_allocated_address(*tensor.buffer())``), or None.
     tensor: str | None = None
+    #: A Program-scope scratchpad (``scratchpads[]``, Metal 2.0's ``ScratchpadSpec``; ``Scratchpad<T>`` in a kernel,
+    #: api/scratchpad.h:43-179), not a circular buffer: its ``index`` is ``SCRATCHPAD_BASE`` plus its position, one
+    #: entry a tile, always read as scratch L1 (docs/semantics.md "Scratch buffers": its ops use its bytes whole).
+    scratchpad: bool = False
+
+
+#: The first buffer index the reading gives a scratchpad: past every circular-buffer index (0..63), so that no
+#: ``DataflowBuffer`` token or CB id names one.
+SCRATCHPAD_BASE = 64
 
 
 @attrs.frozen
@@ -407,6 +416,16 @@ def load_host(path: str | Path) -> HostSpec:
                                b.get("producer"), b.get("consumer"),
                                _cores(b["cores"], f"{w}.cores", mesh) if "cores" in b else None,
                                on))
+    for i, sp in enumerate(d.get("scratchpads", [])):
+        w = f"scratchpads[{i}]"
+        if any(o.name == sp["name"] for o in bufs):
+            raise ParseError(f"{w}.name", f"{sp['name']!r} names a buffer or scratchpad already")
+        dtype = _dtype(sp["data_format"], f"{w}.data_format", target)
+        tile = target.bytes_per_tile(dtype)
+        if sp["size"] % tile:
+            raise ParseError(f"{w}.size", f"{sp['size']} B is not a whole number of {dtype} tiles ({tile} B each)")
+        bufs.append(HostBuffer(sp["name"], SCRATCHPAD_BASE + i, tile, sp["size"] // tile, dtype, 1, None, None,
+                               _cores(sp["cores"], f"{w}.cores") if "cores" in sp else None, scratchpad=True))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
     for i, u in enumerate(d["work_units"]):

@@ -78,6 +78,9 @@ IGNORED_CALLS = frozenset({
     "unary_op_init_common", "init_sfpu", "tilize_init", "untilize_init", "reduce_init", "reduce_uninit",
     "transpose_wh_init", "copy_tile_init", "copy_tile_to_dst_init_short", "copy_init", "pack_untilize_uninit",
     "binary_tiles_init", "add_tiles_init", "sub_tiles_init", "mul_tiles_init", "noc_async_read_set_trid",
+    # L2 cache operations on Quasar's data-movement cores, no-ops on Wormhole and Blackhole, the targets here
+    # (internal/scoped_lock_cache_ops.h:14-30)
+    "scoped_lock_acquire_cache_ops", "scoped_lock_release_cache_ops",
 })
 #: The JIT-generated per-buffer descriptor arrays (chlkc_descriptors.h; which TRISC sees which is listed at
 #: kernel_lib/tilize_helpers.inl:16-23; data-movement kernels read the unpack ones too, kernel_lib/
@@ -349,6 +352,8 @@ class KernelReader:
         #: ``assign`` converts a value to such a variable's type
         self.declared: dict[str, str] = {}
         self.narrow: set[str] = set()
+        #: the names a declaration in the kernel gives an array type (``uint32_t a[4];``, ``uint32_t* p[N];``)
+        self.array_names: set[str] = set()
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
         #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
@@ -377,7 +382,9 @@ class KernelReader:
         self.survey = survey
         self.cb_index = {b.index: b for b in self.host.buffers if b.cores is None or site in b.cores}
         self.sem_names = [s.name for s in self.host.semaphores]
-        self.buf_names = {b.name: b.index for b in self.host.buffers}
+        self.buf_names = {b.name: b.index for b in self.host.buffers if not b.scratchpad}
+        #: the host's scratchpads on this core by name (``scratch::NAME``), always scratch L1 of the kernel
+        self.scratchpads = {b.name: b.index for b in self.cb_index.values() if b.scratchpad}
         self.tensor_names = {t["name"] for t in self.host.tensors}
         #: bytes of a page of each host tensor: a tile of its dtype on the target (a part-page transfer's bound)
         self.page_bytes = {t["name"]: self.host.target.tile_bytes.get(str(t.get("dtype")), 0) for t in self.host.tensors}
@@ -1009,7 +1016,8 @@ class KernelReader:
             idx = v.index
         else:
             idx = self.int_of(v, node, "circular buffer index")
-        if idx not in self.cb_index:
+        if idx not in self.cb_index or self.cb_index[idx].scratchpad:
+            # a scratchpad's index is the reading's own handle (past 63), never a circular buffer's
             self.refuse("circular buffer the host does not declare", node,
                         f"index {idx} on core {self.site}")
         return idx
@@ -1132,6 +1140,9 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
+            if _declares_array(d) or (tname == "array" and d.type != "function_declarator"):  # also std::array
+                # its elements are the kernel's own words whatever the reading follows of them (``unnamed_store``)
+                self.array_names.add(self.decl_name(d))
             inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
             while inner is not None and inner.type == "reference_declarator" and inner.named_child_count == 1:
                 inner = inner.named_children[0]
@@ -1151,7 +1162,9 @@ class KernelReader:
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 init = d.child_by_field_name("value")
                 value = self.construct(tname, init, d)
-                if isinstance(value, (V.L1Ptr, V.ArgArray)):
+                if tname in ("CoreLocalMem", "Scratchpad"):
+                    value = _core_local_mem(value, typ)
+                elif isinstance(value, (V.L1Ptr, V.ArgArray)):
                     value = _declared_as(value, tname, d.child_by_field_name("declarator"))
                 if isinstance(value, V.Designated) and _is_const(n):
                     value = intrinsics.table(self, value, d.child_by_field_name("declarator"), tname, typ)
@@ -1162,6 +1175,10 @@ class KernelReader:
                     value = self.aliased_array(tname, typ, None, d)
                 if value is None:
                     value = self.construct(tname, None, d)
+                if d.type == "array_declarator" and type(value) is V.Opaque:
+                    # an array the reading does not follow element by element (of pointers, of a size not known):
+                    # still the kernel's own words, which a store into changes nothing the choreography names
+                    value = V.LocalOpaque(f"the local array {name}, not followed")
             elif d.type == "function_declarator" and tname in _CLASSES:
                 # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
                 # "parameters" are the constructor's arguments
@@ -1169,16 +1186,18 @@ class KernelReader:
                 params = d.child_by_field_name("parameters")
                 args = [self.expr_text(p.text.decode(), p) for p in params.named_children] if params else []
                 value = self.construct_values(tname, args, d)
-            elif d.type == "function_declarator" and tname == "CoreLocalMem" and _one_param(d):
-                # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);``: a ``T`` array at the address
-                # (api/core_local_mem.h), as the call ``CoreLocalMem<uint32_t>(addr)`` is read
+            elif d.type == "function_declarator" and tname in ("CoreLocalMem", "Scratchpad"):
+                # the same parse of ``CoreLocalMem<uint32_t> dst(l1_write_addr);`` (tilize's reader): a T array at
+                # the address its one argument holds
                 name = self.decl_name(d.child_by_field_name("declarator"))
-                param = d.child_by_field_name("parameters").named_children[0]
-                value = self.expr_text(param.text.decode(), param)
-                targ = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
-                if isinstance(value, V.L1Ptr):
-                    value = value.retyped(_size_of_type(targ.named_children[0].text.decode())
-                                          if targ is not None and targ.named_child_count else 4)
+                params = d.child_by_field_name("parameters")
+                texts = ["".join(p.text.decode().split()) for p in params.named_children] if params else []
+                if tname == "Scratchpad" and len(texts) == 1 and texts[0].startswith("scratch::"):
+                    # its binding token, located at this declaration
+                    value = _core_local_mem(self.scratchpad(texts[0].split("::", 1)[1], d), typ)
+                else:
+                    args = [self.expr_text(t, d) for t in texts]
+                    value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), typ)
             else:
                 continue  # function declarations and the like
             if name:
@@ -1302,6 +1321,22 @@ class KernelReader:
         if init.type == "initializer_list":
             return self.expr(init) if len(args) != 1 else self.expr(args[0])
         return self.expr(init)
+
+    def scratchpad(self, name: str, node: Any) -> V.L1Ptr:
+        """``scratch::NAME``, the binding token of the host's scratchpad ``NAME`` (api/scratchpad_binding_token.h),
+        as the base address of its bytes on this core (``Scratchpad(token)`` reads it from a common runtime arg,
+        api/scratchpad.h:56-60): a data-movement kernel's scratch L1 (``read_scratch`` reads it as scratch from the
+        start). In the survey every token is the survey's one scratchpad. Refused by name: a scratchpad the host
+        does not declare on this core, a scratchpad in a compute kernel (its ``operand()`` feeds the LLK directly,
+        api/scratchpad.h:111-121, which the reading does not follow)."""
+        if self.kernel.engine == Engine.COMPUTE:
+            self.refuse("Scratchpad in a compute kernel", node, self.text(node))
+        if self.survey and self.scratchpads:
+            name = next(iter(self.scratchpads))
+        if name not in self.scratchpads:
+            self.refuse("scratchpad the host does not declare", node,
+                        f"{name} (declared on {self.site}: {', '.join(self.scratchpads) or 'none'})")
+        return self.pointer(self.scratchpads[name], False, node)
 
     def semaphore(self, v: V.Value, node: Any) -> V.SemAddr:
         if isinstance(v, V.SemAddr):
@@ -1941,6 +1976,7 @@ class KernelReader:
         after: list[dict[str, V.Value]] = []
         sides: list[dict[int, _Fill]] = []
         changed_cmd = False
+        filling = set(self.fills)  # the pages stores were building before the branch
         # each side is read from the pages' drains as they are before the branch; after it, what every path
         # leaves (the path around a missing else included: merge_drains)
         pre = self.drain_state()
@@ -1952,6 +1988,8 @@ class KernelReader:
         for side in (then, other):
             if side is None:
                 continue
+            # each side starts from the pages stores were building before the branch, not from the other side's
+            self.fills = {cb: f for cb, f in self.fills.items() if cb in filling}
             self.set_drains(pre)
             self.blocks.append(Block(certain=False))
             self.guarded += 1
@@ -1987,6 +2025,12 @@ class KernelReader:
                 old_f.zeros_pending = old_f.zeros_pending or pending
             else:
                 self.fills[cb] = attrs.evolve(next(sf[cb] for sf in sides if cb in sf), zeros_pending=pending)
+            if other is not None and cb not in filling and self.stored_on_both_sides([sf.get(cb) for sf in sides]):
+                # both sides store into the same page (of constants, or copies of one buffer) on every path through
+                # them: it is stored on every path through the branch, as if the first store stood before it
+                # (moreh_nll_loss_step1's ``if (t != ignore) { ... = one; } else { ... = zero; }``); which words each
+                # side reaches is not followed, as for stores on a straight line
+                self.fills[cb].lineage = tuple(self.blocks)
         self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
         changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
@@ -1998,6 +2042,21 @@ class KernelReader:
             self.noc_cmd = {key: V.Opaque(f"the NoC {key} state {why}") for key in (nocstate.READ, nocstate.WRITE)}
         for cb in sorted(loaded):
             self.emit(ScratchAccess(cb), n)
+
+    def stored_on_both_sides(self, fills: list[_Fill | None]) -> bool:
+        """Whether the two sides of a branch, read from here (``self.blocks``), each left stores into one page made
+        on every path through that side: the same page (the pushes and fills of the buffer as they were at the first
+        store), constants on both or copies of one buffer on both, the first store of each certain below the side's
+        own block."""
+        depth = len(self.blocks)
+        if len(fills) != 2 or any(f is None for f in fills):
+            return False
+        a, b = fills
+        assert a is not None
+        assert b is not None
+        return (a.at, a.copy) == (b.at, b.copy) and all(
+            len(f.lineage) > depth and all(x is y for x, y in zip(f.lineage, self.blocks, strict=False))
+            and all(blk.certain for blk in f.lineage[depth + 1:]) for f in (a, b))
 
     def without_ops(self, *bodies: Any) -> bool:
         """Whether ``bodies`` — the branches of a branch on a value the reading does not follow (``if (scaler !=
@@ -2402,7 +2461,7 @@ class KernelReader:
                 if self.word_pointer_cast(n, v):
                     # ``L1Ptr p = reinterpret_cast<L1Ptr>(a)``: a pointer the reading follows (``ArrayRef``)
                     return V.ArrayRef(name, next(s for s in reversed(self.scopes) if name in s))
-                why = V.Opaque(f"the local array {name}, whose address was taken ({self.text(n)})")
+                why = V.LocalOpaque(f"the local array {name}, whose address was taken ({self.text(n)})")
                 self.assign(name, why, n)
                 return why
             if v is not None or any(name in s for s in self.scopes):
@@ -2589,6 +2648,8 @@ class KernelReader:
             sd = objects.struct_of(self, base[-1]) if len(base) == 1 else None
             if sd is not None:
                 return attrs.evolve(v, elem=None, struct=sd.name)
+        elif isinstance(v, V.LocalOpaque):
+            v = V.Opaque(v.why)  # a value cast to an address: no longer known to be the kernel's own words
         return retyped(v, typ)
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
@@ -2738,7 +2799,7 @@ class KernelReader:
             # ``coords[i] = {x, y}`` builds the element's struct (objects.convert; a number stays a number)
             self.assign(name, arr.stored(i, objects.convert(self, value, arr.elem, n)), n)
             return True
-        self.assign(name, V.Opaque(f"the local array {name}, stored at an index not known statically "
+        self.assign(name, V.LocalOpaque(f"the local array {name}, stored at an index not known statically "
                                    f"({self.text(n)})"), n)
         return True
 
@@ -2893,6 +2954,8 @@ class KernelReader:
             sd = objects.struct_of(self, owner.name) if isinstance(owner, V.TypeInst) else None
             if isinstance(owner, V.TypeInst) and sd is not None:
                 return objects.static_member(self, sd, owner.args, last, n)
+        if parts[0] == "scratch" and len(parts) == 2:
+            return self.scratchpad(last, n)
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
             return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
         if parts[0] == "dfb" and len(parts) == 2:
@@ -3067,6 +3130,8 @@ class KernelReader:
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
+        while lhs.type == "parenthesized_expression" and lhs.named_child_count == 1:
+            lhs = lhs.named_children[0]  # (*p) = v is *p = v
         op = n.child_by_field_name("operator").type
         rhs = self.expr(n.child_by_field_name("right"))
         if op != "=":
@@ -3113,10 +3178,19 @@ class KernelReader:
                 return rhs
             if isinstance(target, V.L1Ptr):
                 self.store_into(target, n, rhs, target)
-            return rhs  # a store to memory the choreography does not name (a local scratch word)
-        if lhs.type == "field_expression" and lhs.children[1].type == "->" and isinstance(
-                self.expr(lhs.child_by_field_name("argument")), V.ArgArray):
-            self.refuse("store into a runtime arg", n, self.text(n))  # a field of a struct laid over the args
+            else:
+                self.unnamed_store(target, n, lhs.child_by_field_name("argument"))
+            return rhs
+        if lhs.type == "field_expression":
+            # a field the reading does not hold as a struct value (store_field said None): through a pointer
+            obj = self.expr(lhs.child_by_field_name("argument"))
+            if isinstance(obj, V.ArgArray):
+                self.refuse("store into a runtime arg", n, self.text(n))  # a field of a struct laid over the args
+            if isinstance(obj, (V.L1Ptr, V.SemAddr)):
+                # a struct laid over a buffer's pages or a word: its layout is not followed, so neither is the store
+                self.refuse("plain store into a struct field in L1", n, self.text(n))
+            self.unnamed_store(obj, n)
+            return rhs
         if lhs.type == "subscript_expression" and self.local_store(lhs, rhs, n):
             return rhs
         if lhs.type == "subscript_expression":
@@ -3139,8 +3213,11 @@ class KernelReader:
                         i = None
                     at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
                 self.store_into(base, n, rhs, at)
+            else:
+                self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
             return rhs
-        return rhs
+        # any other place (a qualified name, a cast): a store the reading cannot place is never dropped
+        self.refuse("store into a place not followed", n, f"{self.text(n)}: {lhs.type}")
 
     def store_field(self, lhs: Any, value: Any, n: Any) -> Any:
         """A store into a field of a struct the reading follows: ``s.a = v`` (also ``s.in.a``, a reference
@@ -3179,6 +3256,21 @@ class KernelReader:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
         ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
         return self.to_integer(value, ftype) if _narrow(ftype) else value
+
+    def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
+        """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
+        the kernel (``LocalOpaque``) it changes nothing the choreography names. Through an address the reading does
+        not follow (an ``Opaque`` value, a raw number, a name it does not know) it may land in any L1 — a page a
+        NoC transfer or another engine reads — so it is refused by name, never read as having no effect (moreh_dot's
+        ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` went unseen while ``ptr`` was not followed)."""
+        if isinstance(target, V.LocalOpaque) or (not isinstance(target, (V.Opaque, V.Sym)) and target is not None):
+            return
+        while base is not None and base.type == "subscript_expression":  # a[i][j]: an element of a
+            base = base.child_by_field_name("argument")
+        if base is not None and base.type == "identifier" and base.text.decode() in self.array_names:
+            return  # an element of a local array of the kernel (of pointers, of several dimensions)
+        self.refuse("plain store through a pointer not followed", n,
+                    f"{self.text(n)}: {target.why}" if isinstance(target, V.Opaque) else self.text(n))
 
     def loaded_from(self, node: Any) -> V.L1Ptr | None:
         """The buffer address the stored value ``node`` loads (``src[i]``, ``*src``, also inside a conversion:
@@ -3833,14 +3925,6 @@ class KernelReader:
 _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
 
 
-def _one_param(d: Any) -> bool:
-    """Whether function declarator ``d``'s one "parameter" is a bare name: C++'s most vexing parse of a variable
-    direct-initialised from that name (``CoreLocalMem<uint32_t> dst(addr);``), not a function declaration."""
-    params = d.child_by_field_name("parameters")
-    kids = [c for c in params.named_children if c.type != "comment"] if params is not None else []
-    return len(kids) == 1 and kids[0].type == "parameter_declaration" and kids[0].named_child_count == 1 and \
-        kids[0].named_children[0].type in ("type_identifier", "identifier")
-
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
                Guard.NOT_LAST: Guard.LAST}
 
@@ -3973,6 +4057,31 @@ def _size_of_type(text: str) -> int | None:
     """``sizeof`` of a fixed-width type as written (``volatile uint16_t``), None if it is not one."""
     words = [w for w in text.replace("std::", "").replace("*", " ").split() if w not in ("volatile", "const")]
     return TYPE_SIZES.get(words[-1]) if len(words) == 1 else None
+
+
+def _declares_array(d: Any) -> bool:
+    """Whether declarator ``d`` (of a declaration, an init declarator) gives its name an array type, possibly of
+    pointers (``a[4]``, ``*p[N]``, ``a[2][3] = {...}``); not a pointer to an array nor a function's."""
+    while d is not None:
+        if d.type == "array_declarator":
+            return True
+        if d.type not in ("init_declarator", "pointer_declarator"):
+            return False
+        d = d.child_by_field_name("declarator")
+    return False
+
+
+def _core_local_mem(v: Any, typ: Any) -> Any:
+    """A variable declared ``CoreLocalMem<T> p(addr)`` (or ``= addr``, ``{addr}``): a ``T`` array at ``addr``
+    (api/core_local_mem.h, its constructor from an address; ``T`` defaults to ``uint32_t``), as the expression
+    ``CoreLocalMem<T>(addr)`` is; its ``sizeof(T)`` a unit of its arithmetic. ``Scratchpad<T> pad(scratch::x)`` is
+    the same over the scratchpad's base (``operator[]`` is ``start_addr_ + index`` of a ``CoreLocalMem<T>``,
+    api/scratchpad.h:69-73). Other values as they are."""
+    if not isinstance(v, V.L1Ptr):
+        return v
+    targs = typ.child_by_field_name("arguments") if typ is not None and typ.type == "template_type" else None
+    named = [a for a in targs.named_children if a.type != "comment"] if targs is not None else []
+    return v.retyped(_size_of_type(named[0].text.decode()) if named else 4)
 
 
 def retyped(v: Any, typ: Any) -> Any:
@@ -4187,7 +4296,8 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
     argmax's ``find_argmax_for_core``), at most once per buffer; the scratch buffers are recorded in
     ``shared.scratch`` for the assembly (``Buffer.scratch``). A hint for a buffer already read as scratch, or a
     kernel whose reading with it refuses elsewhere, gives the refusal it stood for."""
-    scratch: frozenset[int] = frozenset()
+    # a scratchpad is scratch L1 from the start (it is never a ring)
+    scratch = frozenset(b.index for b in shared.host.buffers if b.scratchpad and (b.cores is None or site in b.cores))
     hints: dict[int, Refused] = {}
     while True:
         try:
@@ -4199,7 +4309,8 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
             hints[h.cb] = h.refused
             continue
         except ScratchRinged as e:
-            # the buffer is a ring after all: what made it look like scratch is the refusal to give
-            raise hints[e.cb] from None
+            # the buffer is a ring after all: what made it look like scratch is the refusal to give (a scratchpad
+            # never looked like scratch: it is one, and a circular-buffer op on it is the refusal)
+            raise hints.get(e.cb, e) from None
         shared.scratch |= {(site, cb) for cb in scratch}
         return block

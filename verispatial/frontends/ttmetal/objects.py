@@ -177,14 +177,17 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
         fsd = struct_of(r, ftype)
         if fsd is not None and fsd is not sd:
             return construct(r, fsd, [], n, braced=True)
-        return V.Opaque(f"{sd.name} field of no initializer")
+        # the struct's own words (a member array filled later, ``TensorTileShape::shape``): a store into them
+        # changes nothing the choreography names
+        return V.LocalOpaque(f"{sd.name} field of no initializer")
     saved, r.unit = r.unit, sd.unit
     try:
         if default.type == "initializer_list":
             fsd = struct_of(r, ftype)
             vals = [r.expr(a) for a in default.named_children]
             return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
-                vals[0] if len(vals) == 1 else V.Opaque(f"{sd.name} field {r.text(default)}"))
+                # an aggregate member (``uint32_t ring_idxs[2] = {}``): the struct's own words
+                vals[0] if len(vals) == 1 else V.LocalOpaque(f"{sd.name} field {r.text(default)}"))
         return r.expr(default)  # type: ignore[no-any-return]
     finally:
         r.unit = saved

@@ -113,6 +113,13 @@ class Loaded(Opaque):
 
 
 @attrs.frozen
+class LocalOpaque(Opaque):
+    """A local array of the kernel (its own stack words, never a buffer's pages) whose elements the reading no longer
+    follows (its address taken, a store at an index not known): a store into it changes nothing the choreography
+    names."""
+
+
+@attrs.frozen
 class Cb:
     """A circular buffer handle: its index (a ``DataflowBuffer``/``CircularBuffer`` object or a plain CB id)."""
 
