@@ -771,3 +771,35 @@ def test_a_local_array_cast_to_an_address_is_no_longer_its_own_words(tmp_path: P
     body = ("    uint32_t addrs[4];", "    addrs[get_arg_val<uint32_t>(1)] = 2;",
             "    *reinterpret_cast<volatile uint32_t*>(addrs[0]) = 1;")
     _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp", 10)
+
+
+@pytest.mark.parametrize(("store", "construct"), [
+    # a field through a pointer the reading does not follow
+    (("    volatile Hdr* h = reinterpret_cast<volatile Hdr*>(get_arg_val<uint32_t>(1));", "    h->b = 1;"),
+     "plain store through a pointer not followed"),
+    # a struct laid over a buffer's page: its layout is not followed, so neither is the store
+    (("    volatile Hdr* h = reinterpret_cast<volatile Hdr*>(get_write_ptr(0));", "    h->b = 1;"),
+     "plain store into a struct field in L1"),
+    # a store to a name the reading does not hold (a qualified name)
+    (("    ::scratch_word = 1;",), "store into a place not followed"),
+])
+def test_a_store_the_reading_cannot_place_is_refused_not_dropped(tmp_path: Path, store: tuple[str, ...],
+                                                                 construct: str) -> None:
+    """Three stores that fell through every case and were dropped (the kernel read as if it never stored): a field
+    through a pointer not followed, a field of a struct laid over a buffer's page, a qualified name. Each may change a
+    byte a NoC transfer or another engine reads, so each is refused at its line."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
+    path = _host(tmp_path, (*_READER, *body))
+    reader = tmp_path / "reader.cpp"  # the struct and the word at file scope, one line above the kernel
+    reader.write_text("struct Hdr { uint32_t a; uint32_t b; }; uint32_t scratch_word;\n" + reader.read_text())
+    _refused(path, construct, "reader.cpp", 13 + len(store) - 1)
+
+
+def test_a_parenthesised_store_is_the_store_it_wraps(tmp_path: Path) -> None:
+    """``(*p) = v`` is ``*p = v``: into a page a NoC read also fills, refused as that store is (it was dropped)."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);",
+            "    (*p) = 0;", "    cb_push_back(0, 1);")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
+    assert e.detail == "a page a NoC read also fills"
