@@ -113,8 +113,12 @@ def test_a_store_through_the_pointer_is_refused(tmp_path: Path) -> None:
 def test_any_other_use_of_the_pointer_ends_what_is_known_of_the_array(tmp_path: Path) -> None:
     """``p + 1`` (which may then be written through) or ``p`` as an integer address (which a NoC read may land
     in): the array is not followed any more, through the pointer or by name. A function neither inlined nor modelled
-    is refused by its name."""
+    is refused by its name. A store through ``p + 1`` cast to a pointer type is refused where it stands (the cast
+    address is no longer known to be the kernel's own words: ``unnamed_store``)."""
     with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main(*_FILL, "    volatile tt_l1_ptr uint32_t* q = p + 1;",
+                              "    cb_reserve_back(0, xs[1]);"), varargs=[1, 2])
+    with pytest.raises(Refused, match="plain store through a pointer not followed"):
         _read(tmp_path, _main(*_FILL, "    volatile tt_l1_ptr uint32_t* q = p + 1;", "    *q = 2;",
                               "    cb_reserve_back(0, xs[1]);"), varargs=[1, 2])
     with pytest.raises(Refused, match="page count not known statically"):

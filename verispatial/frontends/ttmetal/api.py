@@ -1123,13 +1123,15 @@ def _acquire_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list
 
 def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     """``noc_address_backend::extract_local_address(noc_addr)``: the L1 address part of a NoC address, its low 32
-    bits (internal/dataflow/noc_address_backend_xy.h:61). Of ``get_noc_addr(x, y, a)`` on this core it is ``a``; of a
+    bits (internal/dataflow/noc_address_backend_xy.h:61). Of ``get_noc_addr(x, y, a)`` it is ``a``; of a
     tensor page (the bytes of a sharded tensor's shard on its bank core, ttnn's ``extract_local_address(
-    s.get_noc_addr(0))``) or another core's address, an address not followed: a shard is a buffer's pages only as a
+    s.get_noc_addr(0))``) or an address not followed, an address not followed: a shard is a buffer's pages only as a
     globally allocated buffer (docs/ttmetal.md "Sharded tensors"), so a transfer at it is refused where it stands."""
     _need(r, vals, 1, n, "extract_local_address")
     v = vals[0]
-    if isinstance(v, V.RemoteAddr) and v.site == r.site:
+    if isinstance(v, V.RemoteAddr):
+        # the number ``a`` whatever core the address names (a pure bit extraction); what a transfer at it means is
+        # the transfer's to judge (another core's congruent buffer at this engine's own pointer, as RemoteRead says)
         return v.target
     if isinstance(v, V.TensorPage):
         return V.Opaque(f"the L1 address of a page of tensor {v.tensor} on its bank ({r.text(nodes[0])}): a "

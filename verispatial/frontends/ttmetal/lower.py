@@ -2620,7 +2620,13 @@ class KernelReader:
                     self.assign(name, self.unfollowed(name, inner, f"{name}, whose address is taken "
                                                                    f"({self.text(n)}): a store through it is not "
                                                                    "followed"), n)
-                return inner if isinstance(inner, V.SemAddr) else V.Opaque(f"the address {self.text(n)}")
+                if isinstance(inner, V.SemAddr):
+                    return inner
+                if held.type == "identifier":
+                    # the address of a variable of the kernel: a store through it changes the kernel's own words
+                    # (the variable, no longer followed above), never a buffer's pages
+                    return V.LocalOpaque(f"the address {self.text(n)}")
+                return V.Opaque(f"the address {self.text(n)}")
             if isinstance(inner, V.ArgArray):
                 return intrinsics.arg_word(self, inner, V.const(0), n)
             if isinstance(inner, V.L1Ptr) and inner.cb in self.scratch_cbs:
@@ -2857,7 +2863,7 @@ class KernelReader:
             if text in self.prog.functions or text.rsplit("::", 1)[-1] in self.prog.functions or \
                     isinstance(self.lookup(text), V.Function):
                 return ref
-        why = V.Opaque(f"the local array {ref.name}, whose address was used in {self.text(parent or n)}")
+        why = V.LocalOpaque(f"the local array {ref.name}, whose address was used in {self.text(parent or n)}")
         ref.scope[ref.name] = why
         return why
 
