@@ -803,3 +803,19 @@ def test_a_parenthesised_store_is_the_store_it_wraps(tmp_path: Path) -> None:
             "    (*p) = 0;", "    cb_push_back(0, 1);")
     e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
     assert e.detail == "a page a NoC read also fills"
+
+
+def test_a_field_of_the_kernels_own_variable_is_its_own_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``union { float f; uint32_t u; } scaler; scaler.f = 1.0f;`` (the moreh readers' scaler, reader_moreh_mean_nc.cpp:
+    26) and a field of an element of a local array of structs change the kernel's own stack words: no op, the kernel
+    proved; the same field store through a reference bound to a dereferenced address is refused."""
+    body = ("    union { float f; uint32_t u; } scaler;", "    scaler.f = 1.0f;",
+            "    Hdr levels[2];", "    levels[get_arg_val<uint32_t>(1) - 1].b = 3;", *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    reader = tmp_path / "reader.cpp"
+    reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
+    _proved(path, capsys)
+    body = ("    volatile Hdr& h = *reinterpret_cast<volatile Hdr*>(get_arg_val<uint32_t>(1));", "    h.b = 1;")
+    path = _host(tmp_path, (*_READER, *body))
+    reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
+    _refused(path, "plain store through a pointer not followed", "reader.cpp", 10)

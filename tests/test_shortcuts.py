@@ -199,10 +199,12 @@ def test_ring_and_balance_shortcuts_agree_with_the_queries(cap: int, pushes: tup
 
 
 def test_page_multiples_and_constant_totals_ask_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verispatial.certify.checker import facts_getter
+
     p = ring(4, (2,), (1, 1), 3)
     monkeypatch.setattr(ring_family, "Query", NoQuery)
     a = analyse(p)
-    assert [r.verdict for r in ring_family.check_straddle(a)] == [Verdict.PROVED]
+    assert [r.verdict for r in ring_family.check_straddle(a, facts_getter(a, None))] == [Verdict.PROVED]
     assert [r.verdict for r in ring_family.check_cb_balance(a, trusted={0})] == [Verdict.PROVED]
 
 

@@ -26,7 +26,7 @@ from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
 from verispatial.certify.report import Report, Result, Verdict, settle
-from verispatial.certify.rules import RULE_FAMILY, EngineFacts, Finding, all_engine_facts
+from verispatial.certify.rules import RULE_FAMILY, EngineFacts, Finding, all_engine_facts, engine_facts
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
@@ -597,7 +597,8 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
     own copy of ``cache``: reuse happens within the family it runs)."""
     a = a or analyse(program)
     runs: dict[str, Callable[[], list[Result]]] = {
-        "ring alignment": lambda: check_straddle(a, rlimit, cache, trusted, facts) + check_shard_overrun(a, rlimit),
+        "ring alignment": lambda: (check_straddle(a, facts_getter(a, facts), rlimit, cache, trusted)
+                                   + check_shard_overrun(a, rlimit)),
         "balance": lambda: check_cb_balance(a, rlimit, trusted, cache) + check_sem_balance(a, rlimit, cache, trusted),
         R.BOUNDS: lambda: check_bounds(a, rlimit),
         "memory": lambda: check_memory(program, rlimit) + check_aliases(a, trusted, rlimit, facts, cache),
@@ -608,6 +609,18 @@ def _family(label: str, program: Program, trusted: set[int], rlimit: int, inexac
         R.DEADLOCK: lambda: check_deadlock(a, trusted, rlimit, inexact, cache=cache, search=search),
     }
     return [_confirm(a, r) for r in runs[label]()]
+
+
+def facts_getter(a: Analysis, facts: dict[str, EngineFacts] | None) -> Callable[[str], EngineFacts]:
+    """An engine's per-engine rules' facts: from ``facts`` (``all_engine_facts``, when the caller has them), else
+    computed on first request for that engine (a worker process of ``--jobs`` gets none)."""
+    known = dict(facts or {})
+
+    def get(engine: str) -> EngineFacts:
+        if engine not in known:
+            known[engine] = engine_facts(a.program, a.views[engine])
+        return known[engine]
+    return get
 
 
 def _inexact(results: list[Result]) -> set[str]:

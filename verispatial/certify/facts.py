@@ -85,13 +85,16 @@ class EngineFacts:
     ``findings``: candidate violations. ``written``: for each leaf writing into a buffer's back (ReadTiles,
     RemoteRead, FillTiles, CopyTiles, PackAcc; by path), the page offsets (relative to the write pointer, in pages)
     it may write. ``reserve_from``: for each Reserve leaf, the least window size (pages) held before it, so its new
-    pages are ``[from, pages)`` past the write pointer. ``read``: for each WriteTiles or CopyTiles leaf, the page
-    offsets (relative to the read pointer) its tiles may come from."""
+    pages are ``[from, pages)`` past the write pointer. ``inside_read`` / ``inside_written``: for each WriteTiles or
+    CopyTiles leaf the page offsets (relative to the read pointer) its tiles may come from, for each write into a
+    back those it may write (relative to the write pointer), each only where the access is inside its window (one
+    past it is ``cb-read-unwaited`` / ``cb-write-unreserved``'s): what ``cb-straddle`` asks of accesses."""
 
     findings: tuple[Finding, ...]
     written: dict[tuple[int, ...], frozenset[int]]
     reserve_from: dict[tuple[int, ...], int]
-    read: dict[tuple[int, ...], frozenset[int]] = attrs.Factory(dict)
+    inside_read: dict[tuple[int, ...], frozenset[int]] = attrs.Factory(dict)
+    inside_written: dict[tuple[int, ...], frozenset[int]] = attrs.Factory(dict)
 
 
 @attrs.define
@@ -101,8 +104,8 @@ class EngineRun:
     ``data``: buffers whose pushes must publish written pages; ``dests``: multicast destinations; ``caps``: capacity
     per buffer; ``most``: the most pages a window of each buffer can hold (the saturation bound of the tile counts);
     ``leaf_at``: leaf index per path. Recorded: ``found`` (one finding per rule and path), ``written`` (the pages
-    each write into a back may write), ``reserve_from`` (the least window before each Reserve), ``read`` (the pages
-    each WriteTiles / CopyTiles may read past the read pointer), ``reached``."""
+    each write into a back may write), ``reserve_from`` (the least window before each Reserve), ``inside_read`` /
+    ``inside_written`` (the pages each access inside its window may touch past its pointer), ``reached``."""
 
     p: Program
     view: EngineView
@@ -116,7 +119,8 @@ class EngineRun:
     found: dict[tuple[str, tuple[int, ...] | None], Finding] = attrs.Factory(dict)
     written: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
     reserve_from: dict[tuple[int, ...], int] = attrs.Factory(dict)
-    read: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
+    inside_read: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
+    inside_written: dict[tuple[int, ...], set[int]] = attrs.Factory(dict)
     reached: set[tuple[int, ...]] = attrs.Factory(set)
 
     def flag(self, rule: str, path: tuple[int, ...] | None, msg: str, sources: tuple[int, ...] = ()) -> None:

@@ -97,7 +97,8 @@ def engine_facts(p: Program, view: EngineView, data: frozenset[int] | None = Non
     cb.capacity(c)
     findings = tuple(sorted(c.found.values(), key=lambda f: (f.rule, f.path or ())))
     return EngineFacts(findings, {k: frozenset(v) for k, v in c.written.items()}, c.reserve_from,
-                       {k: frozenset(v) for k, v in c.read.items()})
+                       {k: frozenset(v) for k, v in c.inside_read.items()},
+                       {k: frozenset(v) for k, v in c.inside_written.items()})
 
 
 def _pushed_sources(view: EngineView) -> set[int]:

@@ -55,14 +55,14 @@ def _iteration(enc: Encoder, m: z3.ModelRef, lf: Leaf) -> dict[str, int]:
     return {lc.var: model_int(m, pos.idx[lc.path]) for lc in lf.loops}
 
 
-def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo | None = None,
-                   trusted: set[int] | None = None, facts: dict[str, EngineFacts] | None = None) -> list[Result]:
+def check_straddle(a: Analysis, facts_of: Callable[[str], EngineFacts], rlimit: int = DEFAULT_RLIMIT,
+                   cache: ProofMemo | None = None, trusted: set[int] | None = None) -> list[Result]:
     """One result per buffer with pushes or pops; a refutation names the op, iteration and running sum.
 
     With ``cache``, a buffer whose component is isomorphic (``canon.py``; ``trusted`` is part of the key) to one
-    already proved reuses that proof. ``facts``: the per-engine rules' facts (``rules.all_engine_facts``), which say
-    how far past its pointer each access of a ring may reach; computed for an engine only when one of its accesses
-    needs them."""
+    already proved reuses that proof. ``facts_of``: an engine's per-engine rules' facts (``rules.engine_facts``),
+    which say how far past its pointer each access of a ring may reach (asked only for engines with such accesses;
+    the caller computes them, the checker once per engine: ``checker.facts_getter``)."""
     out: list[Result] = []
     by_buf: dict[int, list[Leaf]] = {}
     for v in a.views.values():
@@ -79,15 +79,6 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo |
                     by_buf[read].append(lf)
             for b in sorted({b for b, _, _ in _pointer_accesses(lf.op)} & by_buf.keys() - scratch):
                 by_buf[b].append(lf)
-    known = dict(facts or {})
-
-    def facts_of(engine: str) -> EngineFacts:
-        if engine not in known:
-            from verispatial.certify.rules import engine_facts
-
-            known[engine] = engine_facts(a.program, a.views[engine])
-        return known[engine]
-
     for b, leaves in sorted(by_buf.items()):
         def compute(b: int = b, leaves: list[Leaf] = leaves) -> Result:
             return _straddle(a, b, leaves, rlimit, facts_of)
@@ -99,8 +90,7 @@ def check_straddle(a: Analysis, rlimit: int = DEFAULT_RLIMIT, cache: ProofMemo |
     return out
 
 
-def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
-              facts_of: Callable[[str], EngineFacts] | None = None) -> Result:
+def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int, facts_of: Callable[[str], EngineFacts]) -> Result:
     p = a.program
     t0 = time.perf_counter()
     cap = p.buffers[b].capacity
@@ -138,7 +128,7 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
             break
     if verdict is None or verdict.verdict != Verdict.REFUTED:
         verdict = _unpack_straddle(a, b, leaves, rlimit) or verdict
-    if (verdict is None or verdict.verdict != Verdict.REFUTED) and facts_of is not None:
+    if verdict is None or verdict.verdict != Verdict.REFUTED:
         verdict = _access_straddle(a, b, leaves, rlimit, facts_of) or verdict
     if verdict is None:
         verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.PROVED,
@@ -206,13 +196,14 @@ def _pointer_accesses(op: Op) -> list[tuple[int, bool, str]]:
 
 def _reach(op: Op, front: bool, what: str, f: EngineFacts, path: tuple[int, ...]) -> int:
     """How many pages past its pointer an access (``_pointer_accesses``) of ``op`` may end: a multicast's offset and
-    pages, else the furthest page the per-engine facts say its tiles touch (``EngineFacts.read`` / ``written``: a
-    may-set, so its most is an upper bound), 0 for a leaf they never reached."""
+    pages, else the furthest page the per-engine facts say its tiles touch inside its window (``EngineFacts.inside_read``
+    / ``inside_written``: a may-set, so its most is an upper bound), 0 where it is never inside (an access past its
+    window is ``cb-read-unwaited`` / ``cb-write-unreserved``'s)."""
     if isinstance(op, McastSend):
         if what == "landing":
             return op.offset + op.pages
         return (op.offset if op.dst is None else 0) + op.pages
-    got = (f.read if front else f.written).get(path, frozenset())
+    got = (f.inside_read if front else f.inside_written).get(path, frozenset())
     return max(got) + 1 if got else 0
 
 
@@ -469,6 +460,8 @@ def fill(c: EngineRun, s: State, b: int, tiles: int, path: tuple[int, ...], what
     for v, f in pairs(s, "rsv", b):
         if f + tiles > v * pt:
             c.flag(R.CB_WRITE_UNRESERVED, path, f"{what} writes tiles past the reserved window of b{b}")
+        else:
+            c.inside_written.setdefault(path, set()).update(tile_pages(f, tiles, pt))
         pages.update(tile_pages(f, tiles, pt))
     c.written.setdefault(path, set()).update(pages)
     c.reuse(s, "sb", b, {x % c.caps[b] for x in pages}, path, f"{what} rewrites")
@@ -548,7 +541,8 @@ def copy_tiles(c: EngineRun, op: CopyTiles, path: tuple[int, ...], s: State) -> 
     for v, r in pairs(s, "wt", b):
         if r + op.tiles > v * pt:
             c.flag(R.CB_READ_UNWAITED, path, f"copy_tiles loads tiles past the waited window of b{b}")
-        c.read.setdefault(path, set()).update(tile_pages(r, op.tiles, pt))
+        else:
+            c.inside_read.setdefault(path, set()).update(tile_pages(r, op.tiles, pt))
     s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
     s = fill(c, s, op.into, op.tiles, path, "copy_tiles")
     # A drain lands every earlier store of the engine; without one the stores into ``into`` stay unlanded.

@@ -32,7 +32,8 @@ def fill(g: _Gen, b: int, tiles: int, where: str) -> tuple[list[str], str, str]:
     pt = g.pt[b]
     p0, np = g._tmp(), g._tmp()
     lines = [g._assert(R.CB_WRITE_UNRESERVED, f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}", where),
-             past_end(g, b, "pushed", f"fill[{b}]", tiles, where),
+             past_end(g, b, "pushed", f"fill[{b}]", tiles, where,
+                      f"fill[{b}] + {tiles} <= (rsv_end[{b}] - pushed[{b}]) * {pt}"),
              f"{p0} = (pushed[{b}] * {pt} + fill[{b}]) / {pt};",
              f"{np} = (pushed[{b}] * {pt} + fill[{b}] + {tiles} - 1) / {pt} - {p0} + 1;",
              f"fill[{b}] = fill[{b}] + {tiles};"]
@@ -41,11 +42,13 @@ def fill(g: _Gen, b: int, tiles: int, where: str) -> tuple[list[str], str, str]:
     return lines, p0, np
 
 
-def past_end(g: _Gen, b: int, counter: str, offset: str, tiles: int, where: str) -> str:
+def past_end(g: _Gen, b: int, counter: str, offset: str, tiles: int, where: str, inside: str = "") -> str:
     """``cb-straddle`` for ``tiles`` tiles ``offset`` past the pointer ``counter`` (``pushed`` / ``popped``) of ``b``
-    puts at its slot: they end by the ring's end (``cb.semantics.past_end``: nothing wraps inside an access)."""
+    puts at its slot: they end by the ring's end (``cb.semantics.past_end``: nothing wraps inside an access), asked
+    only where ``inside`` (the access's window condition) holds."""
     cap, pt = g.caps[b], g.pt[b]
-    return g._assert(R.CB_STRADDLE, f"({counter}[{b}] % {cap}) * {pt} + {offset} + {tiles} <= {cap * pt}", where)
+    ok = f"({counter}[{b}] % {cap}) * {pt} + {offset} + {tiles} <= {cap * pt}"
+    return g._assert(R.CB_STRADDLE, f"!({inside}) || {ok}" if inside else ok, where)
 
 
 def waited(g: _Gen, b: int, pages: int, where: str) -> str:
@@ -127,7 +130,8 @@ def copy_tiles(g: _Gen, e: int, path: tuple[int, ...], op: CopyTiles, st: Step) 
     st.body += role(g, e, b, False, st.where)
     st.body.append(g._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
                              st.where))
-    st.body.append(past_end(g, b, "popped", f"drain[{b}]", op.tiles, st.where))
+    st.body.append(past_end(g, b, "popped", f"drain[{b}]", op.tiles, st.where,
+                            f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}"))
     st.body.append(f"drain[{b}] = drain[{b}] + {op.tiles};")
     st.body += role(g, e, op.into, True, st.where)
     lines, p0, np = fill(g, op.into, op.tiles, st.where)

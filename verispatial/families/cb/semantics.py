@@ -53,7 +53,8 @@ def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: 
         it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
               f"{op_text(op)} writes tiles [{s.fill[b]}, {s.fill[b] + tiles}) past the write pointer of b{b}, but "
               f"its reserved window holds {max(room, 0)} tiles")
-    past_end(it, e, pc, b, s.pushed[b], s.fill[b], tiles, f"{op_text(op)} writes", "write", out)
+    else:  # a write past the window is cb-write-unreserved's, whatever else it does
+        past_end(it, e, pc, b, s.pushed[b], s.fill[b], tiles, f"{op_text(op)} writes", "write", out)
     slots = it._tile_slots(b, s.pushed[b] * pt + s.fill[b], tiles)
     if b in it.write_shards:  # the write changes its tensor's bytes from here to its push (shard_semantics)
         shards.write_into(it, s, e, pc, b, tiles, out)
@@ -69,7 +70,8 @@ def past_end(it: Interp, e: int, pc: PC, b: int, counter: int, offset: int, tile
     ``cb_push_back`` / ``cb_pop_front`` wrap the pointers, at the ring's limit (``dataflow_api.h`` cb_push_back,
     cb_pop_front; ``tt_metal/hw/inc/internal/circular_buffer_interface.h``, ttnn 0.81.1). So the tiles must end by the
     ring's end: ``(counter % capacity) * page_tiles + offset + tiles <= capacity * page_tiles`` — the same rule as a
-    block of pushes or pops and an indexed unpack (``unpack_in_ring``)."""
+    block of pushes or pops and an indexed unpack (``unpack_in_ring``). Asked only of an access inside its window
+    (one past it is ``cb-write-unreserved`` / ``cb-read-unwaited``'s, whatever else it does)."""
     cap, pt = it.caps[b], it.page_tiles[b]
     at = counter % cap
     if at * pt + offset + tiles > cap * pt:
@@ -272,7 +274,8 @@ def copy_tiles(it: Interp, s: State, e: int, pc: PC, op: CopyTiles, out: list[Vi
         it._v(out, R.CB_READ_UNWAITED, e, pc,
               f"{op_text(op)} loads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of b{b}, but "
               f"its waited window holds {max(room, 0)} tiles")
-    past_end(it, e, pc, b, s.popped[b], s.drain[b], op.tiles, f"{op_text(op)} loads", "read", out)
+    else:
+        past_end(it, e, pc, b, s.popped[b], s.drain[b], op.tiles, f"{op_text(op)} loads", "read", out)
     s.drain[b] += op.tiles
     role(it, s, e, pc, op.into, True, out)
     slots = fill(it, s, e, pc, op.into, op.tiles, op, out)

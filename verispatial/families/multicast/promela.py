@@ -36,12 +36,14 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
     if op.front:
         body += cb.role(g, e, b, False, where)
         body.append(cb.waited(g, b, op.pages, where))
-        body.append(cb.past_end(g, b, "popped", "0", op.pages * g.pt[b], where))
+        body.append(cb.past_end(g, b, "popped", "0", op.pages * g.pt[b], where,
+                                f"popped[{b}] + {op.pages} <= wait_end[{b}]"))
         first = f"popped[{b}]"
     else:
         body += cb.role(g, e, b, True, where)
         body.append(g._assert(R.CB_WRITE_UNRESERVED, f"pushed[{b}] + {op.pages} <= rsv_end[{b}]", where))
-        body.append(cb.past_end(g, b, "pushed", "0", op.pages * g.pt[b], where))
+        body.append(cb.past_end(g, b, "pushed", "0", op.pages * g.pt[b], where,
+                                f"pushed[{b}] + {op.pages} <= rsv_end[{b}]"))
         first = f"pushed[{b}]"
     # With dst the data lands at this engine's write pointer of dst (the model refuses offsets: ``_refuse``).
     slot = f"{first} % {cap}" if op.dst is None else f"pushed[{op.dst}] % {g.caps[op.dst]}"

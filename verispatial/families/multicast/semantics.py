@@ -101,8 +101,9 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
             it._v(out, R.CB_READ_UNWAITED, e, pc,
                   f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the front of "
                   f"b{b}, but the waited window is [{s.popped[b]}, {max(s.wait_end[b], s.popped[b])})")
-        pt = it.page_tiles[b]
-        cb.past_end(it, e, pc, b, s.popped[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "read", out)
+        else:
+            pt = it.page_tiles[b]
+            cb.past_end(it, e, pc, b, s.popped[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "read", out)
     else:
         cb.role(it, s, e, pc, b, True, out)
         first = s.pushed[b] + skip
@@ -110,8 +111,9 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
             it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
                   f"{op_text(op)} sends pages [{first}, {first + op.pages}) from the back of "
                   f"b{b}, but the reserved window is [{s.pushed[b]}, {max(s.rsv_end[b], s.pushed[b])})")
-        pt = it.page_tiles[b]
-        cb.past_end(it, e, pc, b, s.pushed[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "write", out)
+        else:
+            pt = it.page_tiles[b]
+            cb.past_end(it, e, pc, b, s.pushed[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "write", out)
     if op.dst is None:
         slot = first % it.caps[b]
     else:

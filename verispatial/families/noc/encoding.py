@@ -124,7 +124,8 @@ def write_tiles(c: EngineRun, op: WriteTiles, path: tuple[int, ...], s: State) -
     for v, r in pairs(s, "wt", b):
         if r + op.tiles > v * pt:
             c.flag(R.CB_READ_UNWAITED, path, f"write_tiles reads tiles past the waited window of b{b}")
-        c.read.setdefault(path, set()).update(tile_pages(r, op.tiles, pt))
+        else:
+            c.inside_read.setdefault(path, set()).update(tile_pages(r, op.tiles, pt))
         srcs |= {("sf", b, x % c.caps[b], c.leaf_at[path]) for x in tile_pages(r, op.tiles, pt)}
     s = map_facts(s, "wt", b, lambda v, r: (v, min(r + op.tiles, top)))
     return s | srcs | {("w",)}

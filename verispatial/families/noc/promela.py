@@ -128,7 +128,8 @@ def write_tiles(g: _Gen, e: int, path: tuple[int, ...], op: WriteTiles, st: Step
     body += cb.role(g, e, b, False, st.where)
     body.append(g._assert(R.CB_READ_UNWAITED, f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}",
                           st.where))
-    body.append(cb.past_end(g, b, "popped", f"drain[{b}]", op.tiles, st.where))
+    body.append(cb.past_end(g, b, "popped", f"drain[{b}]", op.tiles, st.where,
+                            f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}"))
     p0, np = g._tmp(), g._tmp()
     start = f"(popped[{b}] * {pt} + drain[{b}])"
     if op.tiles > 0:

@@ -192,7 +192,8 @@ def write_tiles(it: Interp, s: State, e: int, pc: PC, op: WriteTiles, out: list[
             it._v(out, R.CB_READ_UNWAITED, e, pc,
                   f"{op_text(op)} reads tiles [{s.drain[b]}, {s.drain[b] + op.tiles}) past the read pointer of "
                   f"b{b}, but its waited window holds {max(room, 0)} tiles")
-        cb.past_end(it, e, pc, b, s.popped[b], s.drain[b], op.tiles, f"{op_text(op)} reads", "read", out)
+        else:
+            cb.past_end(it, e, pc, b, s.popped[b], s.drain[b], op.tiles, f"{op_text(op)} reads", "read", out)
         src = (it.root[b], it._tile_slots(b, s.popped[b] * pt + s.drain[b], op.tiles), b)
         s.drain[b] += op.tiles
     tensors.write_issued(it, s, e, pc, op, out)

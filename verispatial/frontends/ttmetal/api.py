@@ -1278,15 +1278,13 @@ def _pages(r: KernelReader, acc: V.Accessor, vals: list[Any], nodes: list[Any], 
     pages ``start .. end - 1`` of the tensor in order, stride 1, each a ``TensorPage`` whose ``page_id()`` is its
     global page id, as a table a range-for reads one by one. Both bounds must be numbers (an ``end`` of 0, the whole
     tensor, is not followed); a range longer than a loop read iteration by iteration may run is not made."""
-    from verispatial.frontends.ttmetal.lower import UNROLL_LIMIT  # here: lower imports this module
-
     bounds = [vals[i] if len(vals) > i else V.const(0) for i in (0, 1)]
     if not all(isinstance(b, V.Sym) and b.is_const for b in bounds) or bounds[1].const == 0:
         why = next((b.why for b in bounds if isinstance(b, V.Opaque)), "bounds not known statically, or end 0")
         return V.Opaque(f"pages of {acc.tensor}: {why}")
     start, end = bounds[0].const, bounds[1].const
-    if end - start > UNROLL_LIMIT:
-        return V.Opaque(f"pages of {acc.tensor}: {end - start} pages, more than {UNROLL_LIMIT}")
+    if end - start > V.UNROLL_LIMIT:
+        return V.Opaque(f"pages of {acc.tensor}: {end - start} pages, more than {V.UNROLL_LIMIT}")
     ids = range(start, end) if start <= end else range(0)  # an inverted range yields nothing (:424)
     return V.Table(tuple(V.TensorPage(acc.tensor, V.const(i)) for i in ids), len(ids))
 

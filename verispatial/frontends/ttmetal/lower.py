@@ -182,9 +182,10 @@ def is_counter(name: str) -> bool:
     return name.startswith("%")
 
 
-#: iterations a loop read by running its condition (``KernelReader.unroll``) may take, and all such loops of a
-#: kernel together (the program grows by each iteration's ops)
-UNROLL_LIMIT = 256
+#: iterations a loop read by running its condition (``KernelReader.unroll``) may take (``values.UNROLL_LIMIT``:
+#: ``accessor.pages`` in api.py is held to it too), and all such loops of a kernel together (the program grows by
+#: each iteration's ops)
+UNROLL_LIMIT = V.UNROLL_LIMIT
 UNROLL_BUDGET = 4096
 
 
@@ -3188,7 +3189,9 @@ class KernelReader:
                 self.unnamed_store(target, n, lhs.child_by_field_name("argument"))
             return rhs
         if lhs.type == "field_expression":
-            # a field the reading does not hold as a struct value (store_field said None): through a pointer
+            # a field the reading does not hold as a struct value (store_field said None)
+            if self.own_variable(lhs):
+                return rhs  # of the kernel's own variable (a union, an array of structs): no byte a transfer reads
             obj = self.expr(lhs.child_by_field_name("argument"))
             if isinstance(obj, V.ArgArray):
                 self.refuse("store into a runtime arg", n, self.text(n))  # a field of a struct laid over the args
@@ -3224,6 +3227,26 @@ class KernelReader:
             return rhs
         # any other place (a qualified name, a cast): a store the reading cannot place is never dropped
         self.refuse("store into a place not followed", n, f"{self.text(n)}: {lhs.type}")
+
+    def own_variable(self, lhs: Any) -> bool:
+        """Whether place ``lhs`` (``v.f``, ``a[i].f``, ``v.in.f``: fields with ``.`` and subscripts only) lies in a
+        variable the kernel declared by value (``T v;``, ``T a[N];``: its own stack words), not through a pointer or a
+        reference (``T& h = *p`` may name any L1)."""
+        root = lhs
+        while root.type in ("field_expression", "subscript_expression", "parenthesized_expression"):
+            if root.type == "field_expression" and root.children[1].type == "->":
+                return False
+            root = root.child_by_field_name("argument") if root.type != "parenthesized_expression" else (
+                root.named_children[0] if root.named_child_count == 1 else root)
+            if root.type == "parenthesized_expression" and root.named_child_count != 1:
+                return False
+        if root.type != "identifier":
+            return False
+        name = root.text.decode()
+        if name in self.array_names:
+            return True
+        scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
+        return scope is not None and name + _TYPE_KEY in scope
 
     def store_field(self, lhs: Any, value: Any, n: Any) -> Any:
         """A store into a field of a struct the reading follows: ``s.a = v`` (also ``s.in.a``, a reference

@@ -12,6 +12,10 @@ import attrs
 
 from verispatial.ir.core import Site
 
+#: iterations a loop read by running its condition (``lower.KernelReader.unroll``) may take, and the longest table
+#: ``accessor.pages(start, end)`` is read as (each of its pages one iteration of a range-for)
+UNROLL_LIMIT = 256
+
 
 @attrs.frozen
 class Sym:
