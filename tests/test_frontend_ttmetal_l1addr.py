@@ -819,3 +819,22 @@ def test_a_field_of_the_kernels_own_variable_is_its_own_words(tmp_path: Path, ca
     path = _host(tmp_path, (*_READER, *body))
     reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
     _refused(path, "plain store through a pointer not followed", "reader.cpp", 10)
+
+
+@pytest.mark.parametrize(("store", "construct", "line"), [
+    # an increment of a word of a page a NoC read fills: the same store as ptr[5] = ptr[5] + 1
+    (("    volatile uint32_t* ptr = reinterpret_cast<volatile uint32_t*>(l1);", "    ptr[5]++;"),
+     "plain store", 13),
+    (("    volatile uint32_t* ptr = reinterpret_cast<volatile uint32_t*>(l1);", "    ++(*ptr);"),
+     "plain store", 13),
+    # through a pointer the reading does not follow
+    (("    volatile uint32_t* q = reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(1));", "    q[0]--;"),
+     "plain store through a pointer not followed", 13),
+])
+def test_an_increment_through_a_pointer_is_a_store(tmp_path: Path, store: tuple[str, ...], construct: str,
+                                                   line: int) -> None:
+    """``p[i]++`` / ``++(*p)`` store as ``p[i] = p[i] + 1`` does: into a buffer's page, or refused where the place is
+    not followed. They were dropped (the kernel read as if nothing changed the page it then pushed)."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
+    _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)

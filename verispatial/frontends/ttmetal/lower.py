@@ -2513,21 +2513,10 @@ class KernelReader:
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
-            stored = self.store_field(arg, new, n) if arg.type == "field_expression" else None
-            if arg.type == "identifier":
-                self.assign(arg.text.decode(), new, n)
-                if n.children[0].type in ("++", "--"):
-                    return self.lookup(arg.text.decode())  # the variable as stored (a narrow type converts)
-            elif stored is not None:
-                if n.children[0].type in ("++", "--"):
-                    return stored
-            elif arg.type == "subscript_expression" and self.local_store(arg, new, n):
-                pass
-            elif arg.type in ("subscript_expression", "pointer_expression", "field_expression") and isinstance(
-                    self.expr(arg.child_by_field_name("argument")), V.ArgArray):
-                self.refuse("store into a runtime arg", n, self.text(n))
+            # ``x++`` is ``x = x + 1``: the same store, whatever the place (a page through a pointer, a word)
+            stored = self.store(arg, new, n)
             prefix = n.children[0].type in ("++", "--")
-            return new if prefix else old
+            return stored if prefix else old
         if t == "assignment_expression":
             return self.assignment(n)
         if t == "call_expression":
@@ -3137,8 +3126,6 @@ class KernelReader:
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
-        while lhs.type == "parenthesized_expression" and lhs.named_child_count == 1:
-            lhs = lhs.named_children[0]  # (*p) = v is *p = v
         op = n.child_by_field_name("operator").type
         rhs = self.expr(n.child_by_field_name("right"))
         if op != "=":
@@ -3168,6 +3155,14 @@ class KernelReader:
                     rhs = V.Opaque(self.text(n))
             else:
                 rhs = V.Opaque(self.text(n))
+        return self.store(lhs, rhs, n)
+
+    def store(self, lhs: Any, rhs: Any, n: Any) -> Any:
+        """Store ``rhs`` into place ``lhs`` (statement ``n``: an assignment, or an increment read as one): a variable,
+        a struct field the reading holds, a semaphore word, a buffer's page through an address it follows, the
+        kernel's own words; anything else is refused by name, never dropped. Returns the value stored."""
+        while lhs.type == "parenthesized_expression" and lhs.named_child_count == 1:
+            lhs = lhs.named_children[0]
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
             return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
