@@ -366,3 +366,26 @@ def test_a_struct_a_loop_of_a_runtime_count_changes_is_refused(tmp_path: Path) -
     with pytest.raises(Refused, match="value changed from one iteration to the next") as e:
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
     assert e.value.loc.line == 8
+
+
+def test_inverted_page_range_of_a_sharded_tensor_is_refused(tmp_path: Path) -> None:
+    """``accessor.pages(5, 3)``: no page of an interleaved tensor (its iterator begins at the end,
+    pages_address_iterator.h:307-310), but a sharded tensor's iterator steps to the volume and stays there, never equal
+    to 3 (:52-61; the start <= end assert is the watcher's only, :425): the loop never ends and its reserves hang. It
+    was read as no iteration and the kernel proved."""
+    src = _main("    auto s = TensorAccessor(tensor::t);", "    Noc noc;", "    DataflowBuffer dfb(0);",
+                "    auto pages = s.pages(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2));",
+                "    for (const auto& page : pages) {",
+                "        dfb.reserve_back(1);",
+                "        noc.async_read(s, dfb, 2048, {.page_id = page.page_id()}, {.offset_bytes = 0});",
+                "        noc.async_read_barrier();",
+                "        dfb.push_back(1);",
+                "    }")
+    kernel, args = {"runtime_args": ["addr", "start", "end"]}, {"start": 5, "end": 3}
+    assert _ops(_read(tmp_path, src, kernel=kernel, args=args)) == []  # interleaved: no iteration
+    host = json.loads((tmp_path / "h.json").read_text())
+    host["tensors"][0]["shard"] = {"layout": "height", "cores": "0,0", "shape": [32, 256]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    with pytest.raises(Refused, match="pages of a sharded tensor from after their end") as e:
+        import_host(tmp_path / "h.json")
+    assert e.value.loc.line == 6  # the pages call

@@ -838,3 +838,53 @@ def test_an_increment_through_a_pointer_is_a_store(tmp_path: Path, store: tuple[
     body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
             "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
     _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
+
+
+@pytest.mark.parametrize(("store", "construct"), [
+    # an increment is a store as ``+= 1`` is: into the page the NoC read fills
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    p[0]++;"),
+     "plain store into a buffer page"),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    ++p[1];"),
+     "plain store into a buffer page"),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    (*p)--;"),
+     "plain store into a buffer page"),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    uint32_t was = p[0]++;"),
+     "plain store into a buffer page"),
+    # ... and through a pointer not followed
+    (("    volatile Hdr* h = reinterpret_cast<volatile Hdr*>(get_arg_val<uint32_t>(1));", "    h->b++;"),
+     "plain store through a pointer not followed"),
+    # a reference bound to an L1 word, then stored through (it was read as a new value of the reference alone)
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    volatile uint32_t& w = p[0];",
+      "    w = 1;"), "store through a reference to a place not followed"),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    volatile uint32_t& w = p[0];",
+      "    w += 1;"), "store through a reference to a place not followed"),
+    # a placement new constructs at the address
+    (("    new (reinterpret_cast<void*>(l1)) Hdr{1, 2};",), "new expression"),
+    # an instruction that stores
+    (('    asm volatile("sw x0, 0(%0)" :: "r"(l1));',), "inline assembly"),
+])
+def test_stores_once_dropped_by_other_forms_are_refused(tmp_path: Path, store: tuple[str, ...],
+                                                        construct: str) -> None:
+    """Stores into L1 that were read as having no effect: an increment (``p[0]++``, ``(*p)--``, ``h->b++``: the
+    reading changed only a variable named by the place), a store through a reference bound to an element (``T& w =
+    p[0]; w = 1``), a placement new and inline assembly that is not a fence or nop. Each may change the page the NoC
+    read fills before it is pushed, so each is refused at its line."""
+    body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
+            "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
+    path = _host(tmp_path, (*_READER, *body))
+    reader = tmp_path / "reader.cpp"  # the struct at file scope, one line above the kernel
+    reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
+    _refused(path, construct, "reader.cpp", 13 + len(store) - 1)
+
+
+def test_fences_and_increments_of_own_words_stay_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fence, a nop or an empty compiler barrier in inline assembly (data_movement/common/kernels/common.hpp:164)
+    stores nothing; an increment of a local array's element or of a field of the kernel's own struct is its own
+    words: the reader proves."""
+    body = ('    asm volatile("fence" ::: "memory");', '    __asm__ __volatile__("nop");',
+            '    asm volatile("" ::: "memory");', "    uint32_t idx[4];", "    idx[get_arg_val<uint32_t>(1)] = 2;",
+            "    idx[1]++;", "    Hdr h;", "    h.b++;", *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    reader = tmp_path / "reader.cpp"
+    reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
+    _proved(path, capsys)

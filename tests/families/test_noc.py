@@ -449,3 +449,42 @@ def test_a_refill_after_a_reserve_again_is_never_proved_harmless() -> None:
     fixed = rereserve_program(ack_first=False)
     assert explore(fixed).rules() == []
     assert all(x.verdict is not Verdict.REFUTED for x in certify(fixed).results)
+
+
+def straddling_remote_read_program(popped: int, pages: int) -> Program:
+    """(1,0) fills and pushes all three pages of its c_0 (b1) and tells (0,0); (0,0)'s writer, which consumes its own
+    c_0 (b0, three pages, filled by (0,0)'s reader), pops ``popped`` pages, then reads ``pages`` pages of (1,0)'s c_0 at
+    its read pointer (``get_read_ptr(c_0)``: slot ``popped``) into b2 and acknowledges; (1,0) pops once it has."""
+    from test_copy import mapped
+
+    owner: list[Op] = [Reserve(1, 3), FillTiles(1, 3, drain=True), Push(1, 3), SemInc(0, A, 1), AtomicBarrier()]
+    drain: list[Op] = [Wait(1, 3), SemWait(1, EQ, 1), SemSet(1, 0), Pop(1, 3)]
+    mine: list[Op] = [Reserve(0, popped), FillTiles(0, popped, drain=True), Push(0, popped)]
+    reader: list[Op] = [Wait(0, popped), Pop(0, popped), SemWait(0, EQ, 1), SemSet(0, 0), Reserve(2, pages),
+                        RemoteRead(0, B, pages, 2), ReadBarrier(), SemInc(1, B, 1), AtomicBarrier(), Push(2, pages)]
+    return mapped(prog(ep(A, Engine.READER, *mine), ep(A, Engine.WRITER, *reader),
+                       ep(A, Engine.COMPUTE, Wait(2, pages), Pop(2, pages)),
+                       ep(B, Engine.READER, *owner), ep(B, Engine.WRITER, *drain),
+                       buffers=(buf(0, A, cb=0, cap=3), buf(1, B, cb=0, cap=3), buf(2, A, cb=1)),
+                       sems=(sem(0, A), sem(1, B))))
+
+
+def test_a_remote_read_past_the_ring_end_from_the_read_pointer_is_a_straddle() -> None:
+    """The source of a remote read is ``get_read_ptr(c_0) + offset * page_size`` on the owner, which nothing wraps:
+    two pages from slot 2 of a three-page ring read a page past its end. The model read them as slots 2 and 0 (both
+    published) and the program proved; now ``cb-straddle`` in the interpreter, the explorer and the checker, whose
+    refutation replays. From slot 1 the two pages lie inside the ring: proved."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    ok = straddling_remote_read_program(1, 2)
+    assert simulate(ok).violations == ()
+    assert {r.name: r.verdict for r in certify(ok, cache=False).results if r.verdict is not Verdict.PROVED} == {}
+    p = straddling_remote_read_program(2, 2)
+    v = only(simulate(p))
+    assert where(v) == (R.CB_STRADDLE, WA, (5,), ())
+    assert explore(p).rules() == [R.CB_STRADDLE]
+    r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample is not None
+    assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE

@@ -178,9 +178,12 @@ def _pointer_accesses(op: Op) -> list[tuple[int, bool, str]]:
     """(buffer, from the read pointer, what) for each ring access of ``op`` addressed from a pointer plus an offset:
     ``tiles`` — a write into the back (``ReadTiles``, ``RemoteRead``, ``FillTiles``, ``CopyTiles``, ``PackAcc``) or a
     read of the front (``WriteTiles``, ``CopyTiles``); ``source`` — a multicast's source pages, front or back (not
-    ``behind``, whose address was taken before a push); ``landing`` — its pages landing at its own write pointer of
+    ``behind``, whose address was taken before a push), or a remote read's pages of another core at this engine's
+    read pointer plus its offset; ``landing`` — its pages landing at its own write pointer of
     ``dst``."""
-    if isinstance(op, (ReadTiles, FillTiles, RemoteRead)):
+    if isinstance(op, RemoteRead):
+        return [(op.into, False, "tiles"), (op.buf, True, "source")]
+    if isinstance(op, (ReadTiles, FillTiles)):
         return [(op.into, False, "tiles")]
     if isinstance(op, PackAcc):
         return [(op.buf, False, "tiles")]
@@ -203,6 +206,8 @@ def _reach(op: Op, front: bool, what: str, f: EngineFacts, path: tuple[int, ...]
         if what == "landing":
             return op.offset + op.pages
         return (op.offset if op.dst is None else 0) + op.pages
+    if isinstance(op, RemoteRead) and what == "source":
+        return op.offset + op.pages  # another core's pages at this engine's read pointer of buf plus offset
     got = (f.inside_read if front else f.inside_written).get(path, frozenset())
     return max(got) + 1 if got else 0
 

@@ -225,7 +225,8 @@ def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[
     waiter of it, whose pointer never moves), into the reserved back of
     ``into`` (``cb.fill``: ``cb-write-unreserved``). ``remote-read-unpublished`` when a page it reads is not one the
     owner published; its pages are a source until it lands (``source_reuse``: a rewrite or re-reserve by the owner's
-    engines is ``async-source-reuse``). Landing: ``read_lands``."""
+    engines is ``async-source-reuse``); they must end by the ring's end from this engine's read pointer's slot
+    (``cb-straddle``: the address does not wrap). Landing: ``read_lands``."""
     path, iters = pc
     b, owner = op.buf, it.remote_of[(op.buf, op.at)]
     cb.role(it, s, e, pc, b, False, out)
@@ -233,6 +234,12 @@ def remote_read(it: Interp, s: State, e: int, pc: PC, op: RemoteRead, out: list[
     # Read pointers are private to each RISC (circular_buffer_init.h): the consumer's moves with its pops; a sharing
     # waiter never pops, so its pointer stays at the ring's start whatever the consumer popped.
     first = (0 if (e, b) in it.share_id else s.popped[b]) + op.offset
+    if (e, b) not in it.share_id:
+        # the source address is get_read_ptr(buf) + offset * page_size, which nothing wraps: pages past the ring's
+        # end are bytes past it, not the ring's first pages (a sharing waiter's pointer stays at the start, where
+        # validate bounds offset + pages by the owner's ring)
+        pt = it.page_tiles[b]
+        cb.past_end(it, e, pc, b, s.popped[b], op.offset * pt, op.pages * pt, f"{op_text(op)} reads", "read", out)
     slots = it._page_slots(owner, first, op.pages)
     cap = it.caps[owner]
     stale = [j for j in slots if not published(s, owner, j, cap)]

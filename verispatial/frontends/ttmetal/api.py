@@ -1277,12 +1277,19 @@ def _pages(r: KernelReader, acc: V.Accessor, vals: list[Any], nodes: list[Any], 
     """``accessor.pages(start, end)`` (api/tensor/tensor_accessor.h:290-294, pages_address_iterator.h:404-440): the
     pages ``start .. end - 1`` of the tensor in order, stride 1, each a ``TensorPage`` whose ``page_id()`` is its
     global page id, as a table a range-for reads one by one. Both bounds must be numbers (an ``end`` of 0, the whole
-    tensor, is not followed); a range longer than a loop read iteration by iteration may run is not made."""
+    tensor, is not followed); a range longer than a loop read iteration by iteration may run is not made. An inverted
+    range is no page of an interleaved tensor and refused for a sharded one (its iterator never ends)."""
     bounds = [vals[i] if len(vals) > i else V.const(0) for i in (0, 1)]
     if not all(isinstance(b, V.Sym) and b.is_const for b in bounds) or bounds[1].const == 0:
         why = next((b.why for b in bounds if isinstance(b, V.Opaque)), "bounds not known statically, or end 0")
         return V.Opaque(f"pages of {acc.tensor}: {why}")
     start, end = bounds[0].const, bounds[1].const
+    if start > end and acc.tensor in r.host.shards:
+        # the sharded iterator steps to the tensor's volume and stays there, never equal to an end below its start
+        # (PagesAddressIteratorSharded::operator++, pages_address_iterator.h:52-61; Pages asserts start <= end only
+        # under the watcher, :425): the loop runs for ever; the interleaved iterator begins at the end (:307-310)
+        r.refuse("pages of a sharded tensor from after their end", n,
+                 f"{r.text(n)}: start {start} past end {end}: the sharded page iterator never reaches its end")
     if end - start > V.UNROLL_LIMIT:
         return V.Opaque(f"pages of {acc.tensor}: {end - start} pages, more than {V.UNROLL_LIMIT}")
     ids = range(start, end) if start <= end else range(0)  # an inverted range yields nothing (:424)

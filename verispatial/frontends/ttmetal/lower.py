@@ -970,6 +970,13 @@ class KernelReader:
                 value = self.to_integer(value, t)
             elif not 0 <= value.const < 128:
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
+        scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
+        place = scope.get(name + _PLACE_KEY) if scope is not None else None
+        if isinstance(place, V.Opaque):
+            # a reference bound to a place, not a variable (``uint32_t& w = p[0];``): the store lands there, which the
+            # reading does not follow through the name (it was read as a new value of ``w`` and the L1 word dropped)
+            self.refuse("store through a reference to a place not followed", node,
+                        f"{self.text(node)}: {name} refers to {place.why}")
         self._bind(name, value)
         # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to either is
         # a store to both (the innermost scope saying so decides; a later declaration of the name ends it)
@@ -1204,6 +1211,7 @@ class KernelReader:
             if name:
                 # a new variable of this name in this scope is no reference to, nor referred to by, another
                 self.scopes[-1][name + _REF_KEY] = None
+                self.scopes[-1][name + _PLACE_KEY] = None
                 self.bind_reference(name, d, n)
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 if inner is not None and inner.type == "identifier":
@@ -1226,6 +1234,10 @@ class KernelReader:
         if ref is None or ref.type != "reference_declarator" or ref.text.startswith(b"&&") or init is None:
             return
         held = _unparen(init)
+        if held.type in ("subscript_expression", "pointer_expression", "field_expression") and \
+                not _is_const(decl):
+            self.scopes[-1][name + _PLACE_KEY] = V.Opaque(held.text.decode())  # a store through it is refused
+            return
         if held.type != "identifier" or self.lookup(held.text.decode()) is None:
             return
         other = held.text.decode()
@@ -2630,7 +2642,22 @@ class KernelReader:
             return self.compound_literal(n)
         if t in ("char_literal", "null", "nullptr", "this", "alignof_expression"):
             return V.Opaque(self.text(n))
+        if t == "new_expression":
+            # a placement new constructs an object at an address (it stores there); no kernel has a heap
+            self.refuse("new expression", n, f"{self.text(n)}: it stores into memory the reading does not place")
+        if t == "gnu_asm_expression":
+            return self.inline_asm(n)
         return V.Opaque(f"{t}: {self.text(n)}")
+
+    def inline_asm(self, n: Any) -> V.Value:
+        """``asm volatile("fence" ::: "memory")`` and the like: the vendor kernels' inline assembly is a fence, a
+        ``nop`` or an empty compiler barrier (data_movement/common/kernels/common.hpp:164), which store nothing. Any
+        other instruction may store into L1 (``sw``), so it is refused by name, never read as having no effect."""
+        tmpl = n.child_by_field_name("assembly_code")
+        code = tmpl.text.decode().strip('"').strip() if tmpl is not None else None
+        if code not in ("", "fence", "nop"):
+            self.refuse("inline assembly", n, f"{self.text(n)}: an instruction other than a fence or nop may store")
+        return V.Opaque(self.text(n))
 
     def cast(self, v: V.Value, typ: Any) -> V.Value:
         """``v`` converted to the type ``typ`` (a C cast or a ``static_cast``): an L1 or runtime arg address retyped
@@ -3166,6 +3193,12 @@ class KernelReader:
         if lhs.type == "identifier":
             self.assign(lhs.text.decode(), rhs, n)
             return self.lookup(lhs.text.decode())  # converted to a narrow variable's type
+        return self.store_place(lhs, rhs, n)
+
+    def store_place(self, lhs: Any, rhs: Any, n: Any) -> V.Value:
+        """The store of ``rhs`` into place ``lhs`` (not a plain variable) by ``n``, an assignment or an increment
+        (``p[0]++``): into a struct the reading follows, a semaphore word, a buffer's page, the kernel's own words, or
+        refused by name; a store the reading cannot place is never dropped. Returns the value stored."""
         stored = self.store_field(lhs, rhs, n)
         if stored is not None:
             return stored
@@ -4256,6 +4289,9 @@ _TYPE_KEY = "\0type"
 #: a scope's key ``name + _REF_KEY``: the variable ``name`` is one object with (a local reference ``T& r = x``; the
 #: other's name as an ``Opaque``'s text), or None where a declaration of ``name`` in that scope ends an outer one's
 _REF_KEY = "\0ref"
+#: a scope's key ``name + _PLACE_KEY``: ``name`` is a non-const reference bound to a place, not a variable (``T& w =
+#: p[0];``, the place's text as an ``Opaque``'s), or None where a declaration of ``name`` in that scope is none
+_PLACE_KEY = "\0place"
 
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
