@@ -191,19 +191,38 @@ def mcast_rewrite(p: Program) -> Program:
 
 
 @st.composite
+def _two_movers(draw: st.DrawFn, p: Program) -> tuple[EngineProgram, EngineProgram] | None:
+    """A data-movement engine on each of two distinct sites of ``p`` (a sender and a receiver: both issue NoC
+    transactions, a flag multicast and an increment), or None when ``p`` has no such pair."""
+    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
+    if len(sites) < 2:
+        return None
+    snd, rcv = draw(st.permutations(sites))[:2]
+    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
+    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
+        return None
+    return (draw(st.sampled_from([ep for ep in movers if ep.site == snd])),
+            draw(st.sampled_from([ep for ep in movers if ep.site == rcv])))
+
+
+def _with_ops(p: Program, se: EngineProgram, re: EngineProgram, send: tuple[Op, ...], recv: tuple[Op, ...],
+              at_start: bool) -> tuple[EngineProgram, ...]:
+    """``p``'s engine programs with ``send`` added to ``se`` and ``recv`` to ``re``, before their own ops
+    (``at_start``) or after them."""
+    def added(ep: EngineProgram, ops: tuple[Op, ...]) -> EngineProgram:
+        return attrs.evolve(ep, ops=(*ops, *ep.ops) if at_start else (*ep.ops, *ops))
+    return tuple(added(ep, send) if ep is se else added(ep, recv) if ep is re else ep for ep in p.programs)
+
+
+@st.composite
 def _src(draw: st.DrawFn, p: Program) -> Program:
     """Add a one-round flag handshake between two sites: the sender multicasts a flag from a constant word
     (``src``), the receiver invalidates, signals ready, waits for the flag (or, sometimes, in a wrong order)."""
-    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
-    if len(sites) < 2:
+    pair = draw(_two_movers(p))
+    if pair is None:
         return p
-    snd, rcv = draw(st.permutations(sites))[:2]
-    # Both sides issue NoC transactions (a flag multicast, an increment): data-movement engines only.
-    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
-    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
-        return p
-    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
+    se, re = pair
+    snd, rcv = se.site, re.site
     n = len(p.semaphores)
     ready, flag, const = n, n + 1, n + 2
     valid = draw(st.sampled_from([1, 1, 2]))
@@ -277,16 +296,11 @@ SEQ_BREAKS = ("eq", "no-barrier", "flush", "ahead", "lag", "flag-first", "no-don
 def _seq(draw: st.DrawFn, p: Program) -> Program:
     """Add argmax's start handshake between two sites (``seq`` in the module docstring): correct about half of the
     time, else broken in one of ``SEQ_BREAKS``."""
-    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
-    if len(sites) < 2:
+    pair = draw(_two_movers(p))
+    if pair is None:
         return p
-    snd, rcv = draw(st.permutations(sites))[:2]
-    # Both sides issue NoC transactions (a flag multicast, an increment): data-movement engines only.
-    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
-    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
-        return p
-    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
+    se, re = pair
+    snd, rcv = se.site, re.site
     broken = draw(st.sampled_from((None, *SEQ_BREAKS))) if draw(st.booleans()) else None
     loopback = (snd.x == rcv.x or snd.y == rcv.y) and draw(st.booleans())
     rect = ((min(snd.x, rcv.x), min(snd.y, rcv.y), max(snd.x, rcv.x), max(snd.y, rcv.y)) if loopback
@@ -325,14 +339,8 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
     recv: tuple[Op, ...] = (Loop("k", count, guarded((SemWait(start, cond, want, wait_step),))),
                             SemInc(done, snd, 1), AtomicBarrier())
     at_start = draw(st.booleans())
-    progs = []
-    for ep in p.programs:
-        if ep is se:
-            ep = attrs.evolve(ep, ops=(*send, *ep.ops) if at_start else (*ep.ops, *send))
-        elif ep is re:
-            ep = attrs.evolve(ep, ops=(*recv, *ep.ops) if at_start else (*ep.ops, *recv))
-        progs.append(ep)
-    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g), programs=tuple(progs))
+    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g),
+                        programs=_with_ops(p, se, re, tuple(send), tuple(recv), at_start))
 
 
 #: The ways ``_epochs`` breaks the restarting sequence (one per broken draw): the receiver acknowledges before its
@@ -394,29 +402,18 @@ def epochs_handshake(p: Program, se: EngineProgram, re: EngineProgram, passes: i
         per_s, per_r = len(send) // passes, (len(recv) - 1) // passes
         send = [Loop("p", passes, tuple(send[:per_s]))]
         recv = [Loop("p", passes, tuple(recv[:per_r])), AtomicBarrier()]
-    progs = []
-    for ep in p.programs:
-        if ep is se:
-            ep = attrs.evolve(ep, ops=(*send, *ep.ops) if at_start else (*ep.ops, *send))
-        elif ep is re:
-            ep = attrs.evolve(ep, ops=(*recv, *ep.ops) if at_start else (*ep.ops, *recv))
-        progs.append(ep)
-    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g), programs=tuple(progs))
+    return attrs.evolve(p, semaphores=sems, groups=(*p.groups, g),
+                        programs=_with_ops(p, se, re, tuple(send), tuple(recv), at_start))
 
 
 @st.composite
 def _epochs(draw: st.DrawFn, p: Program) -> Program:
     """Add the sharded layernorm's restarting VALID sequence between two sites (``epochs`` in the module docstring,
     ``epochs_handshake``): correct about half of the time, else broken in one of ``EPOCH_BREAKS``."""
-    sites = sorted({ep.site for ep in p.programs}, key=lambda s: (s.y, s.x))
-    if len(sites) < 2:
+    pair = draw(_two_movers(p))
+    if pair is None:
         return p
-    snd, rcv = draw(st.permutations(sites))[:2]
-    movers = [ep for ep in p.programs if ep.engine is not Engine.COMPUTE]
-    if not any(ep.site == snd for ep in movers) or not any(ep.site == rcv for ep in movers):
-        return p
-    se = draw(st.sampled_from([ep for ep in movers if ep.site == snd]))
-    re = draw(st.sampled_from([ep for ep in movers if ep.site == rcv]))
+    se, re = pair
     broken = draw(st.sampled_from((None, *EPOCH_BREAKS))) if draw(st.booleans()) else None
     passes, values = draw(st.integers(1, 3)), draw(st.integers(2, 3))
     conds = tuple(draw(st.lists(st.sampled_from([WaitCond.EQ, WaitCond.GE]), min_size=passes * values,

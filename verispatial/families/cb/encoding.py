@@ -110,17 +110,11 @@ def _straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int, facts_of: Ca
             enc, before, r = _past_ring_end(a, name, lf, [x for x in mine if x.engine == lf.engine], n, cap, rlimit)
             if r.status == Status.SAT:
                 assert r.model is not None
-                it = _iteration(enc, r.model, lf)
-                trips = {n: model_int(r.model, v) for n, v in enc.trip_vars.items()}
                 run = model_int(r.model, before)
                 what = "pushes" if kind is Push else "pops"
-                cex = {
-                    "kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path), "iteration": it,
-                    "trips": trips, "buffer": b, "capacity": cap, "running_sum": run, "pages": n,
-                    "summary": f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
-                               f"({run % cap} into a {cap}-page ring): the block straddles the ring's end",
-                }
-                verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
+                verdict = _refuted(name, enc, r.model, lf, b, cap, run, n,
+                                   f"{lf.engine} {what} {n} pages of b{b} at running sum {run} "
+                                   f"({run % cap} into a {cap}-page ring): the block straddles the ring's end")
                 break
             if r.status == Status.UNKNOWN:
                 verdict = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
@@ -164,11 +158,7 @@ def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Re
                 run = model_int(r.model, before)
                 summary = (f"{lf.engine} unpacks {n} pages of b{b} at running pops {run} ({run % cap} into a "
                            f"{cap}-page ring): the indexed read passes the ring's end")
-                cex = {"kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path),
-                       "iteration": _iteration(enc, r.model, lf),
-                       "trips": {t: model_int(r.model, v) for t, v in enc.trip_vars.items()}, "buffer": b,
-                       "capacity": cap, "running_sum": run, "pages": n, "summary": summary}
-                return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
+                return _refuted(name, enc, r.model, lf, b, cap, run, n, summary)
             if r.status == Status.UNKNOWN and failed is None:
                 failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
     return failed
@@ -251,14 +241,20 @@ def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
                 summary = (f"{lf.engine} {type(lf.op).__name__} reaches {reach} pages of b{b} past its {where} pointer "
                            f"at running {'pops' if front else 'pushes'} {run} ({run % cap} into a {cap}-page ring): "
                            "past the ring's end (only a push or pop wraps the pointer)")
-                cex = {"kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path),
-                       "iteration": _iteration(enc, r.model, lf),
-                       "trips": {t: model_int(r.model, v) for t, v in enc.trip_vars.items()}, "buffer": b,
-                       "capacity": cap, "running_sum": run, "pages": reach, "summary": summary}
-                return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
+                return _refuted(name, enc, r.model, lf, b, cap, run, reach, summary)
             if r.status == Status.UNKNOWN and failed is None:
                 failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
     return failed
+
+
+def _refuted(name: str, enc: Encoder, m: z3.ModelRef, lf: Leaf, b: int, cap: int, run: int, n: int,
+             summary: str) -> Result:
+    """The refutation of ``cb-straddle`` at ``lf`` from model ``m`` of a ``_past_ring_end`` query: the op, its
+    iteration and trips, the running sum ``run`` and the ``n`` pages that pass the end (replayed by the caller)."""
+    cex = {"kind": R.CB_STRADDLE, "engine": lf.engine, "path": list(lf.path), "iteration": _iteration(enc, m, lf),
+           "trips": {t: model_int(m, v) for t, v in enc.trip_vars.items()}, "buffer": b, "capacity": cap,
+           "running_sum": run, "pages": n, "summary": summary}
+    return Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.REFUTED, summary, cex)  # type: ignore[arg-type]
 
 
 def _past_ring_end(a: Analysis, name: str, lf: Leaf, same: list[Leaf], n: int, cap: int,
