@@ -173,6 +173,20 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                   time.perf_counter() - t0)
 
 
+def _equality_waits(w: Word) -> list[tuple[Leaf, SemWait, str, dict[str, object]]]:
+    """Each ``eq`` wait on word ``w``: its leaf, op, threshold as text and where a candidate that overshoots it is
+    replayed (the wait, and the hang there)."""
+    out: list[tuple[Leaf, SemWait, str, dict[str, object]]] = []
+    for wt in w.waits:
+        op = wt.op
+        assert isinstance(op, SemWait)
+        if op.cond == WaitCond.EQ:
+            want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
+            out.append((wt, op, want, {"engine": wt.engine, "path": list(wt.path),
+                                       "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}))
+    return out
+
+
 def _copy_overshoots(w: Word) -> list[Check]:
     """The ``sem-overshoot`` checks of a sequence destination's equality waits: a copy above the threshold issued
     while the waiter is at the wait (the reduce core of tt-metal #50314 lapping a worker), or the reset's copy issued
@@ -181,14 +195,7 @@ def _copy_overshoots(w: Word) -> list[Check]:
     s = w.seq
     assert s is not None
     out: list[Check] = []
-    for wt in w.waits:
-        op = wt.op
-        assert isinstance(op, SemWait)
-        if op.cond != WaitCond.EQ:
-            continue
-        want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
-        where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
-                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
+    for wt, _op, want, where in _equality_waits(w):
         out.append((R.SEM_OVERSHOOT, f"a flag copying {s.name} can take {w.name} past {want} while {wt.engine} waits "
                     f"for it to equal {want} at {list(wt.path)}: it would wait forever",
                     lambda sq, wt=wt, w=w: z3.And(sq.enc.position(wt.engine).at(wt),
@@ -235,11 +242,7 @@ def _epoch_overtakes(w: Word) -> list[Check]:
     e = w.epochs
     assert e is not None
     out: list[Check] = []
-    for wt in w.waits:
-        op = wt.op
-        assert isinstance(op, SemWait)
-        if op.cond != WaitCond.EQ:
-            continue
+    for wt, op, want, where in _equality_waits(w):
         k = sum(1 for r in w.sets if r.path[:1] < wt.path[:1]) - 1
         flags = e.epoch_flags(k, w.flags) if k >= 0 else ()
         if op.terms:
@@ -247,9 +250,6 @@ def _epoch_overtakes(w: Word) -> list[Check]:
         else:
             first = next((i for i, f in enumerate(flags) if e.value_of(f) == op.value), None)
             later = () if first is None else tuple(f for f in flags[first + 1:] if e.value_of(f) != op.value)
-        want = f"{op.value}" + "".join(f"{t.coef:+d}*{t.var}" for t in op.terms)
-        where: dict[str, object] = {"engine": wt.engine, "path": list(wt.path),
-                                    "deadlock_at": {"engine": wt.engine, "path": list(wt.path)}}
         for f in later:
             out.append((R.SEM_OVERSHOOT, f"{f.engine} can issue epoch {k}'s flag {e.value_of(f)} for {w.name} (at "
                         f"{list(f.path)}) while {wt.engine} waits for it to equal {want} at {list(wt.path)}: it may "
