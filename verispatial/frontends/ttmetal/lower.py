@@ -2126,11 +2126,7 @@ class KernelReader:
                         self.refuse(construct, n, f"{self.text(cond)} varies with a loop index")
                     if not g:
                         return
-                if i == UNROLL_LIMIT:
-                    self.refuse(construct, n, f"more than {UNROLL_LIMIT} iterations")
-                self.unroll_budget -= 1
-                if self.unroll_budget < 0:
-                    self.refuse(construct, n, f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
+                self.one_more_iteration(construct, n, i)
                 try:
                     self.stmt(body)
                 except _Break:
@@ -2141,6 +2137,15 @@ class KernelReader:
                     self.expr(upd)
         finally:
             self.unrolled.pop()
+
+    def one_more_iteration(self, construct: str, n: Any, i: int) -> None:
+        """Iteration ``i`` of a loop read iteration by iteration: refused by ``construct``'s name past
+        ``UNROLL_LIMIT`` iterations of the loop or ``UNROLL_BUDGET`` of all such loops of the kernel."""
+        if i == UNROLL_LIMIT:
+            self.refuse(construct, n, f"more than {UNROLL_LIMIT} iterations")
+        self.unroll_budget -= 1
+        if self.unroll_budget < 0:
+            self.refuse(construct, n, f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
 
     def range_for(self, n: Any) -> None:
         """``for (T x : range) body``, read as the kernel runs it (``unroll``): one iteration per element of a
@@ -2221,12 +2226,7 @@ class KernelReader:
         self.unrolled.append(len(self.loops) + self.guarded)
         try:
             for i, x in enumerate(items):
-                if i == UNROLL_LIMIT:
-                    self.refuse("range-for loop", n, f"more than {UNROLL_LIMIT} iterations")
-                self.unroll_budget -= 1
-                if self.unroll_budget < 0:
-                    self.refuse("range-for loop", n,
-                                f"more than {UNROLL_BUDGET} iterations read one by one in the kernel")
+                self.one_more_iteration("range-for loop", n, i)
                 typ = n.child_by_field_name("type")
                 tname = self.type_name(typ) if typ is not None else ""
                 self.scopes.append({name: self.to_integer(x, tname) if _narrow(tname) else x})
