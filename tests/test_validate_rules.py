@@ -146,10 +146,10 @@ CASES: list[tuple[str, Callable[[Program], Program], list[str]]] = [
      [f"{PC} ops[1] SemWait: threshold uses 'k', which is not an enclosing loop variable"]),
     ("group-sender", edit(BR, (1,), SemIncMcast(1, 0, 1)),
      [f"{PB} ops[1] SemIncMcast: group 0's sender is (0,0), not this engine's site (1,0)"]),
-    # A count other than the group's is a finding (the barrier hangs: the deadlock family), a count below 1 is bad input.
-    ("num-dests", edit(AR, (1, 3), McastSend(0, 1, 0, 0)),
-     [f"{PA} ops[1].body[3] McastSend: num_dests must be in [1, 4294967295] (a uint32_t count of destinations; 0 "
-      "acknowledgements expected is no multicast), got 0"]),
+    # A count other than the group's, 0 too, is a finding (the barrier hangs: the deadlock family); below 0 bad input.
+    ("num-dests", edit(AR, (1, 3), McastSend(0, 1, 0, -1)),
+     [f"{PA} ops[1].body[3] McastSend: num_dests must be in [0, 4294967295] (a uint32_t count of the "
+      "acknowledgements the engine's barrier expects), got -1"]),
     ("inc-mcast-loopback", both(lambda p: attrs.evolve(p, groups=(Group(0, A, (0, 0, 1, 0), loopback=True),)),
                                 edit(AR, (0,), SemIncMcast(0, 0, 2))),
      [f"{PA} ops[0] SemIncMcast: group 0 is loopback: noc_semaphore_inc_multicast's sender is never in its "

@@ -269,7 +269,10 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         if not _rect_in_mesh(p, g):
             bad(e, f"rectangle {list(g.rect)} leaves the mesh")
         elif not g.destinations():
-            bad(e, "a multicast has at least one destination (num_dests = 0 hangs)")
+            # dataflow_api.h:921-922 (ttnn 0.81.1): "The destination range must not be just self"; the headers do not
+            # say what the NoC does then, so no program holds it
+            bad(e, "its rectangle holds no site but its non-loopback sender: a multicast's range must not be just "
+                   "the sender (dataflow_api.h:921-922)")
         elif g.loopback and g.destinations() == (g.sender,):
             bad(e, "a loopback multicast to the sender alone is undefined (hangs or no-ops have been seen): "
                    "the rectangle needs another site")
@@ -1258,9 +1261,11 @@ class _OpPass:
             for t in op.terms:
                 if t.var not in loops:
                     self._report(ep, at, op, f"value uses {t.var!r}, which is not an enclosing loop variable")
-        if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and not 1 <= op.num_dests <= U32:
-            self._report(ep, at, op, f"num_dests must be in [1, {U32}] (a uint32_t count of destinations; 0 acknowledgements expected is "
-                   f"no multicast), got {clip(str(op.num_dests))}")
+        # 0 is a count, not bad input: the barrier expects that many acknowledgements while every destination sends
+        # one (the too-few case of docs/semantics.md "Acknowledgement counts", which the deadlock family decides)
+        if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and not 0 <= op.num_dests <= U32:
+            self._report(ep, at, op, f"num_dests must be in [0, {U32}] (a uint32_t count of the acknowledgements the "
+                         f"engine's barrier expects), got {clip(str(op.num_dests))}")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]

@@ -14,7 +14,7 @@ import attrs
 from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
-from verispatial.frontends.ttmetal.refusals import Inconsistent, Refused, ScratchHint
+from verispatial.frontends.ttmetal.refusals import Refused, ScratchHint
 from verispatial.ir.core import Engine, Term, WaitCond
 from verispatial.ir.ops import (
     AcquireAcc,
@@ -42,7 +42,6 @@ from verispatial.ir.ops import (
     WriteBarrier,
     WriteTiles,
 )
-from verispatial.ir.program import Group
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -829,12 +828,14 @@ def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any],
 
 
 def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size: Any, num_dests: Any, loopback: bool,
-               n: Any, target: Any) -> None:
+               n: Any, target: Any, noc: int) -> None:
     """A data multicast of ``src``'s pages to ``target`` (an address in a buffer) on every core of ``rect``. McastSend
     writes the buffer of the same index at each destination, so a target in another buffer is refused. The model
     sends whole pages from the pointer (the reserved back's first page, or the waited front's) and lands them at the
     same ring slot of each destination (petri/interp.py McastSend), so ``src`` must be that pointer and ``target``
-    the same address (``KernelReader.l1_check``)."""
+    the same address (``KernelReader.l1_check``). ``rect`` are the corners as given on NoC ``noc``
+    (``mcast_rect``)."""
+    rect = mcast_rect(r, rect, loopback, noc, n)
     if isinstance(src, V.Cb):
         src = r.pointer(src.index, True, n)
     if not isinstance(src, V.L1Ptr):
@@ -852,7 +853,7 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
     offset = _pushed_source(r, src, target, pages) if src.front and r.ctr("popped", src.cb) == V.const(0) else None
     if offset is not None:
         g = r.shared.group(r.site, rect, loopback)
-        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), offset=offset,
+        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset,
                          behind=r.cb_index[src.cb].entries), n)
         return
     try:
@@ -864,12 +865,12 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
             raise
         g = r.shared.group(r.site, rect, loopback)
         cap = r.cb_index[src.cb].entries
-        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), offset=offset, behind=cap),
+        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset, behind=cap),
                n)
         return
     r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
-    r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, rect, loopback, n), src.front), n)
+    r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), src.front), n)
 
 
 def _pushed_source(r: KernelReader, src: V.L1Ptr, target: Any, pages: int) -> int | None:
@@ -903,17 +904,51 @@ def _pushed_source(r: KernelReader, src: V.L1Ptr, target: Any, pages: int) -> in
     return offset if offset + pages <= cap else None
 
 
-def _num_dests(r: KernelReader, v: Any, rect: tuple[int, int, int, int], loopback: bool, n: Any) -> int:
-    """A multicast's destination count as the kernel states it. One other than the rectangle's is passed through: it
-    is a finding, not bad input (the barrier after it waits for that many acknowledgements and hangs, tt-metal
-    #42100; the checker's deadlock family refutes it at the barrier's line). A count below 1 is refused here."""
-    k = r.int_of(v, n, "multicast destination count")
-    if k < 1 and not r.survey:
-        want = len(Group(0, r.site, rect, loopback).destinations())
-        raise Inconsistent("multicast destination count", r.loc(n),
-                           f"num_dests {k}, but a multicast has at least one destination (the rectangle {rect} holds "
-                           f"{want} from {r.site})")
-    return k
+def _num_dests(r: KernelReader, v: Any, n: Any) -> int:
+    """A multicast's destination count as the kernel states it, passed through whatever it is: it is only the count
+    of acknowledgements the engine's barrier expects (``noc_nonposted_writes_acked[noc] += num_dests``, ttnn 0.81.1
+    ``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc_nonblocking_api.h:505-506``), while the NoC writes every core of
+    the rectangle, each acknowledging. One other than the rectangle's — 0 too, which ``dataflow_api.h:926`` says
+    "needs to be non-zero" — is a finding, not bad input: the barrier after it hangs (tt-metal #42100; the checker's
+    deadlock family refutes it at the barrier's line, docs/semantics.md "Acknowledgement counts")."""
+    return r.int_of(v, n, "multicast destination count")
+
+
+def mcast_rect(r: KernelReader, rect: tuple[int, int, int, int], loopback: bool, noc: int,
+               n: Any) -> tuple[int, int, int, int]:
+    """The rectangle of sites a multicast issued on NoC ``noc`` with corners ``rect`` = (x_start, y_start, x_end,
+    y_end) writes, lower corner first (the program's ``Group.rect``).
+
+    The corners run in the NoC's direction: start <= end on NoC 0, end <= start on NoC 1 (the swap of
+    ``get_safe_multicast_noc_addr``, ttnn 0.81.1 ``ttnn/cpp/ttnn/operations/experimental/ccl/moe_gpt/device/kernels/
+    tilize_writer.cpp:17-29``, ``ccl/common/kernels/moe_utils.hpp:19-22``; ``get_noc_multicast_addr`` encodes them
+    as given, ``tt_metal/hw/inc/internal/dataflow/noc_address_backend_xy.h:35-48``). Given the other way on an axis,
+    Wormhole's and Blackhole's torus NoC sends a wrap-around multicast (``tt_metal/hw/inc/internal/debug/sanitize.h:
+    563-564``: "support wrap-around multicasts where end < start") across the grid's edge to cores outside the
+    rectangle, which the model does not say: refused by name. A non-loopback rectangle holding only the sender is
+    refused too: "The destination range must not be just self" (``tt_metal/hw/inc/api/dataflow/dataflow_api.h:
+    921-922``), and the headers do not say what the NoC does with it. The survey's made-up args are not checked."""
+    x0, y0, x1, y1 = rect
+    if not r.survey:
+        for axis, a, b in (("x", x0, x1), ("y", y0, y1)):
+            if (a > b) if noc == 0 else (a < b):
+                r.refuse("multicast rectangle against its NoC's direction", n,
+                         f"{axis}_start {a} {'>' if noc == 0 else '<'} {axis}_end {b} on NoC {noc}, which takes "
+                         f"start {'<=' if noc == 0 else '>='} end: a wrap-around multicast across the grid's edge "
+                         "(sanitize.h:563-564), not the rectangle between the corners")
+    lo = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+    if not r.survey and not loopback and lo == (r.site.x, r.site.y, r.site.x, r.site.y):
+        r.refuse("multicast to its sender alone", n, f"the rectangle {rect} is core {r.site} itself, and the "
+                 "multicast does not write its sender (dataflow_api.h:921-922: the range must not be just self)")
+    return lo
+
+
+def _noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int) -> int:
+    """The NoC a classic call issues on: its ``noc`` argument at position ``at`` (``noc_index`` is the kernel's), else
+    the kernel's own (``uint8_t noc = noc_index``, dataflow_api.h:951, :1776, :2443)."""
+    if len(vals) > at:
+        return r.int_of(vals[at], nodes[at], "NoC index")
+    return r.kernel.noc
 
 
 def _mcast_write(loopback: bool) -> Handler:
@@ -924,7 +959,7 @@ def _mcast_write(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
-        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target)
+        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
 
     return h
 
@@ -983,8 +1018,9 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         if not isinstance(dst, V.McastAddr):
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         sem = _sem_of(r, dst.target, nodes[1])
-        g = r.shared.group(r.site, dst.rect, loopback)
-        r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], dst.rect, loopback, n), None if src == sem else src), n)
+        rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
+        g = r.shared.group(r.site, rect, loopback)
+        r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src), n)
 
     return h
 
@@ -1005,8 +1041,8 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
     dst = vals[0]
     if not isinstance(dst, V.McastAddr):
         r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
-    g = r.shared.group(r.site, dst.rect, False)
-    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], dst.rect, False, n),
+    g = r.shared.group(r.site, mcast_rect(r, dst.rect, False, _noc_arg(r, vals, nodes, 3), n), False)
+    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], n),
                        r.int_of(vals[1], nodes[1], "increment")), n)
 
 
@@ -1354,8 +1390,10 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
         target = _local(r, vals[1], dargs, False, n) if isinstance(vals[1], V.Cb) else dargs.get("addr")
         if not isinstance(vals[1], V.Cb) and dargs.get("offset_bytes") is not None:
             r.refuse("multicast at an offset from an endpoint address", n, r.text(n))
+        # a ``Noc`` object is the kernel's NoC (``Noc() : noc_id_(noc_index)``, api/dataflow/noc.h:208; the
+        # reading takes no other constructor)
         mcast_send(r, _local(r, vals[0], sargs, True, n), (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n,
-                   target)
+                   target, r.kernel.noc)
         return None
     if name in ("set_async_read_state", "async_read_with_state", "set_async_write_state", "async_write_with_state"):
         _noc_stateful(r, name, vals, targs, n)
@@ -1460,12 +1498,13 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         k = 6 if name == "set_multicast" else 7
         _need(r, vals, k, n, f"Semaphore.{name}")
         xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[1:5], nodes[1:5], strict=True)]
-        rect = (xs[0], xs[1], xs[2], xs[3])
+        # ``vals[0]`` is a ``Noc`` object: the kernel's NoC
+        rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
         g = r.shared.group(r.site, rect, False)
         if name == "set_multicast":
-            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], rect, False, n)), n)
+            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n)), n)
         else:
-            r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], rect, False, n), r.int_of(vals[5], nodes[5], "increment")),
+            r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
                    n)
         return None
     if name in ("address", "get_address"):

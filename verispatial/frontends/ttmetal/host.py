@@ -200,7 +200,8 @@ _TTMETAL_TARGETS = frozenset({"wormhole_b0", "blackhole"})
 
 
 def _cores(v: Any, where: str, mesh: tuple[int, int] | None = None) -> tuple[Site, ...]:
-    """The cores ``"X,Y"`` or ``"X0,Y0-X1,Y1"`` (inclusive), or a list of them, at ``where``. ``ParseError`` for a
+    """The cores ``"X,Y"`` or ``"X0,Y0-X1,Y1"`` (inclusive, X0 <= X1 and Y0 <= Y1), or a list of them, at ``where``.
+    ``ParseError`` for a range that ends before it starts, for a
     core past the largest mesh the model takes (``ir/limits.py`` ``MESH_MAX``), before enumerating the range: a typo
     such as ``0,0-99999999,99999999`` would otherwise list 10**16 sites; and for a core outside the target's
     compute grid ``mesh`` (columns, rows), named here rather than by the program's validation of what the core
@@ -219,8 +220,13 @@ def _cores(v: Any, where: str, mesh: tuple[int, int] | None = None) -> tuple[Sit
             if mesh is not None and (x >= mesh[0] or y >= mesh[1]):
                 raise ParseError(where, f"core ({x},{y}) is outside the target's {mesh[0]}x{mesh[1]} compute grid "
                                         f"(logical cores 0,0-{mesh[0] - 1},{mesh[1] - 1})")
-        for y in range(min(y0, y1), max(y0, y1) + 1):
-            for x in range(min(x0, x1), max(x0, x1) + 1):
+        if x1 < x0 or y1 < y0:
+            # tt-metal's CoreRange(start, end) takes start <= end on both axes; read as its mirror, a range typed
+            # backwards would run the kernels on cores the host program never names
+            raise ParseError(where, f"core range {part!r} ends before it starts: a range is \"X0,Y0-X1,Y1\" with "
+                                    f"X0 <= X1 and Y0 <= Y1 (CoreRange(start, end)), got ({x0},{y0})-({x1},{y1})")
+        for y in range(y0, y1 + 1):
+            for x in range(x0, x1 + 1):
                 out.append(Site(x, y))
     return tuple(dict.fromkeys(out))
 

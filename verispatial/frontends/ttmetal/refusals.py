@@ -29,13 +29,6 @@ class Refused(VerispatialError):
         return f"{where}: not read: {what}{text}"
 
 
-class Inconsistent(Refused):
-    """The kernel at ``loc`` contradicts a rule the program format states structurally (a multicast whose
-    destination count is not its rectangle's): reported at the C++ line, exit 2, as bad input."""
-
-    rule = "the kernel contradicts the program rules"
-
-
 class ScratchHint(Refused):
     """A refusal that goes away if buffer ``cb`` is read as scratch L1 (``Buffer.scratch``): a NoC read into, or plain
     stores into, its pages with no circular-buffer op of the kernel on it so far (``read_scratch`` reads the kernel
