@@ -157,8 +157,15 @@ def test_the_exports_refuse_a_miscounted_multicast_by_name() -> None:
     net_of(load_program(EXAMPLES / "mcast_pair.json"))  # the group's own count exports
 
 
-def test_a_count_below_one_is_bad_input() -> None:
+def test_a_count_of_zero_hangs_the_barrier_and_below_zero_is_bad_input() -> None:
+    """num_dests 0 (dataflow_api.h:926: "needs to be non-zero") is only the count the barrier expects
+    (noc_nonblocking_api.h:505-506): the one receiver still acknowledges, so the write barrier after the loop waits for
+    good once it has: the too-few case, refuted in the deadlock family and replayed. A negative count is no uint32_t."""
     p = recount(load_program(EXAMPLES / "mcast_pair.json"), McastSend, -1)
-    assert [v.rule for v in validate(p)] == [
-        "num_dests must be in [1, 4294967295] (a uint32_t count of destinations; 0 acknowledgements expected is no "
-        "multicast), got 0"]
+    assert validate(p) == []
+    dl = deadlock_of(certify(p))
+    assert stuck_at(dl)[0] == ("(0,0).reader", [2])
+    assert replays(p, dl)
+    assert [v.rule for v in validate(recount(p, McastSend, -1))] == [
+        "num_dests must be in [0, 4294967295] (a uint32_t count of the acknowledgements the engine's barrier expects), "
+        "got -1"]

@@ -154,6 +154,10 @@ CASES: list[tuple[str, Callable[[Program], Program], list[str]]] = [
                                 edit(AR, (0,), SemIncMcast(0, 0, 2))),
      [f"{PA} ops[0] SemIncMcast: group 0 is loopback: noc_semaphore_inc_multicast's sender is never in its "
       "rectangle"]),
+    # dataflow_api.h:921-922: a non-loopback range "must not be just self" (what the NoC does then is not documented)
+    ("group-sender-alone", lambda p: attrs.evolve(p, groups=(Group(0, A, (0, 0, 0, 0)),)),
+     ["group 0: its rectangle holds no site but its non-loopback sender: a multicast's range must not be just the "
+      "sender (dataflow_api.h:921-922)"]),
     ("mcast-dest-without-cb", lambda p: attrs.evolve(p, buffers=(p.buffers[0], attrs.evolve(p.buffers[1], cb=2),
                                                                   p.buffers[2])),
      [f"{PA} ops[1].body[3] McastSend: destination (1,0) has no buffer with cb index 0 in this phase"]),
