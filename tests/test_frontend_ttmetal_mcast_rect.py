@@ -138,3 +138,79 @@ def test_a_host_core_range_that_ends_before_it_starts_is_bad_input(tmp_path: Pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "work_units[1].cores" in err
+
+
+# ------------------------------------------------------------------ tt-metal #42100's move kernel on one column
+
+MOVE = "ttnn/operations/data_movement/move/device/kernels/dataflow/move_interleaved_with_overlap.cpp"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
+
+
+def _release(version: str) -> None:
+    """Skip unless the ttnn ``version`` wheel is at hand (the pinned one is downloaded as the other wheel tests do;
+    an older one only when already cached, as tests/test_ttmetal_hangs.py)."""
+    import os
+
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    download = version == TTNN_VERSION or os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+    if wheel_root(download=download, version=version) is None:
+        pytest.skip(f"the ttnn {version} wheel is not cached")
+
+
+def _move_column(tmp_path: Path, version: str) -> Path:
+    """examples/ttmetal/move_overlap on the single column (0,0)-(0,2), as MoveOverlapProgramFactory gives it when the
+    pages fit one column of the grid (cores ``{i / num_cores_y, i % num_cores_y}``): 2 tiles per core, controller
+    (0,0). Before 0.81.1 get_multicast_regions splits the controller's range into right_block ((1,0), end) — here
+    (1,0)-(0,2), ends before it starts, of size() 0 — and the stick (0,1)-(0,2), and the kernel multicasts both
+    (0.78.0 move_overlap_program_factory.cpp:35-42, kernel :73-76); 0.81.1 leaves an empty split out (:33-44) and the
+    kernel multicasts only ``num_multicast_regions`` (1 here, the unused slots zero, :155-170)."""
+    d = yaml.safe_load((EXAMPLES / "move_overlap" / "host.yaml").read_text())
+    after = version == "0.81.1"
+    if not after:
+        var = "VERISPATIAL_TTNN_" + version.replace(".", "_")
+        d["kernel_root"] = "${" + var + "}/ttnn/ttnn/cpp"
+        d["kernels"][0]["runtime_args"][-1] = "do_third_multicast"
+    stick, zero = (0, 1, 0, 2, 2), (0, 0, 0, 0, 0)
+    regions = [stick, zero, zero] if after else [(1, 0, 0, 2, 0), stick, stick]
+    units = []
+    for y in range(3):
+        a = dict(d["work_units"][0]["runtime_args"]["move"], start_id=2 * y, is_controller=int(y == 0))
+        for k, r in enumerate(regions):
+            a.update({f"range_{k}_{f}": v for f, v in zip(("start_noc_x", "start_noc_y", "end_noc_x", "end_noc_y",
+                                                             "size"), r, strict=True)})
+        a.pop("num_multicast_regions")
+        a["num_multicast_regions" if after else "do_third_multicast"] = 1 if after else 0
+        units.append({"cores": f"0,{y}", "kernels": ["move"], "runtime_args": {"move": a}})
+    d["work_units"] = units
+    out = tmp_path / f"move_{version}.yaml"
+    out.write_text(yaml.safe_dump(d))
+    return out
+
+
+@pytest.mark.parametrize(("version", "line"), [("0.72.0", 70), ("0.78.0", 73)])
+def test_move_before_the_fix_multicasts_around_the_torus(tmp_path: Path, version: str, line: int) -> None:
+    """The controller's first flag multicast goes to right_block (1,0)-(0,2) with num_dests 0: on NoC 0 a wrap-around
+    multicast (x_start 1 > x_end 0) to cores across the grid's edge, whose acknowledgements the write barrier after it
+    (:91 / :93) does not expect — the hang of tt-metal #42100's kind. What the wrap-around reaches is outside the model,
+    so the reading stops there by name, at the kernel's line; it is no longer read as the rectangle (0,0)-(1,2)."""
+    _release(version)
+    with pytest.raises(Refused, match="multicast rectangle against its NoC's direction") as e:
+        import_host(_move_column(tmp_path, version))
+    assert (e.value.loc.file, e.value.loc.line) == (MOVE, line)
+    assert "x_start 1 > x_end 0 on NoC 0" in str(e.value)
+
+
+def test_move_after_the_fix_reads_and_ends_with_its_increments_unacknowledged(tmp_path: Path) -> None:
+    """0.81.1 multicasts the stick alone, read as the rectangle (0,1)-(0,2). Refuted: each worker's ``sem.up(noc, x,
+    y, 1)`` (:88) is ``up_remote``, a non-posted ``noc_semaphore_inc`` with no atomic barrier (tt_metal/hw/inc/api/
+    dataflow/semaphore_dm_impl.h:235-253; the local ``up`` has one, :88-89), and the kernel never waits for it: a real
+    finding, as in examples/ttmetal/move_overlap, not a model fault."""
+    _release("0.81.1")
+    p = import_host(_move_column(tmp_path, "0.81.1"))
+    assert [(g.sender, g.rect) for g in p.groups] == [(Site(0, 0), (0, 1, 0, 2))]
+    report = certify(p)
+    assert report.exit_code == 1
+    refuted = [r for r in report.results if r.verdict is Verdict.REFUTED]
+    assert sorted((r.counterexample or {}).get("rule", "") for r in refuted) == ["async-pending-at-end"] * 2
+    assert not [r for r in report.results if r.verdict is Verdict.PROVED and r.family == "deadlock"]
