@@ -89,6 +89,29 @@ def test_corners_against_the_noc_are_refused_at_their_line(tmp_path: Path, capsy
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(("arg", "refused"), [("1", True), ("0", False), ("noc_index", False)])
+def test_the_noc_named_by_the_call_decides_the_order(tmp_path: Path, arg: str, refused: bool) -> None:
+    """``noc_semaphore_set_multicast(src, addr, n, linked, noc)`` issues on ``noc``, not the kernel's NoC (0 here):
+    the NoC-0 corners (1,0)-(2,0) on NoC 1 are a wrap-around, refused; on 0 or ``noc_index`` they are the rectangle."""
+    flag = tmp_path / "flag"
+    flag.mkdir()
+    (flag / "receiver.cpp").write_text((DATA / "flag" / "receiver.cpp").read_text())
+    text = (DATA / "flag" / "sender.cpp").read_text()
+    call = "get_noc_multicast_addr(x0, y0, x1, y1, flag_addr), num_dests)"
+    assert call in text
+    (flag / "sender.cpp").write_text(text.replace(call, call[:-1] + f", false, {arg})"))
+    path = _flag(tmp_path)
+    d = yaml.safe_load(path.read_text())
+    d["kernel_root"] = str(tmp_path)
+    path.write_text(yaml.safe_dump(d))
+    if refused:
+        with pytest.raises(Refused, match="x_start 1 < x_end 2 on NoC 1") as e:
+            import_host(path)
+        assert e.value.loc.line == MCAST_LINE
+    else:
+        assert [g.rect for g in import_host(path).groups] == [(1, 0, 2, 0)]
+
+
 def _replays(p: Any, cx: dict[str, Any]) -> bool:
     targets = {st["position"]["engine"]: Position.from_json(st["position"]) for st in cx["stuck"]}
     run = drive(p, cx["trips"] or None, targets)

@@ -945,9 +945,13 @@ def mcast_rect(r: KernelReader, rect: tuple[int, int, int, int], loopback: bool,
 
 def _noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int) -> int:
     """The NoC a classic call issues on: its ``noc`` argument at position ``at`` (``noc_index`` is the kernel's), else
-    the kernel's own (``uint8_t noc = noc_index``, dataflow_api.h:951, :1776, :2443)."""
+    the kernel's own (``uint8_t noc = noc_index``, dataflow_api.h:951, :1776, :2443). One not known statically is
+    refused by name (the corners' order cannot be checked), except in the survey, which checks no corners."""
     if len(vals) > at:
-        return r.int_of(vals[at], nodes[at], "NoC index")
+        v = vals[at]
+        if r.survey and not (isinstance(v, V.Sym) and v.is_const):
+            return r.kernel.noc
+        return r.int_of(v, nodes[at], "NoC index")
     return r.kernel.noc
 
 
