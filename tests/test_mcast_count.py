@@ -166,6 +166,11 @@ def test_a_count_of_zero_hangs_the_barrier_and_below_zero_is_bad_input() -> None
     dl = deadlock_of(certify(p))
     assert stuck_at(dl)[0] == ("(0,0).reader", [2])
     assert replays(p, dl)
+    # the exports do not count acknowledgements: refused by name, as any other miscount
+    with pytest.raises(PromelaUnsupported, match=r"states num_dests 0 for a group of 1 destinations"):
+        to_promela(p)
+    with pytest.raises(NetUnsupported, match=r"states num_dests 0 for a group of 1 destinations"):
+        net_of(p)
     assert [v.rule for v in validate(recount(p, McastSend, -1))] == [
         "num_dests must be in [0, 4294967295] (a uint32_t count of the acknowledgements the engine's barrier expects), "
         "got -1"]
