@@ -292,9 +292,9 @@ def shared_write(tiles: int) -> Program:
     """The reader fills and pushes two pages of b0 (a 2-page ring); the writer waits for both without popping (a
     sharing waiter: ``ir/sharing.py``) and writes ``tiles`` tiles to the output from its read pointer, then tells the
     compute engine, which waited too, and pops them."""
+    from builders import GE, sem
     from test_copy import mapped
 
-    from builders import GE, sem
     from verispatial.ir import AtomicBarrier, SemInc, SemSet, SemWait
 
     out = Tensor("out", (32, 32 * tiles), "bf16", Role.OUTPUT)

@@ -212,8 +212,8 @@ def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
     arithmetic when the pointer moves by one size ``m`` only, ``m`` divides the capacity, the reach is at most ``m``
     and a multicast of pages already pushed goes back a multiple of ``m`` (``behind``): the pointer's pages, ``before``
     or ``before - behind``, are then a multiple of ``m``, so at most ``cap - m`` past a lap's start; an engine that
-    never moves it keeps its own at the ring's start (a sharing waiter: its reads are ``shared_encoding``'s). Returns the refutation (replayed
-    by the interpreter) or the first failure to prove, else None."""
+    never moves it keeps its own at the ring's start (a sharing waiter: its reads are ``shared_encoding``'s).
+    Returns the refutation (replayed by the interpreter) or the first failure to prove, else None."""
     p = a.program
     cap = p.buffers[b].capacity
     name = f"{R.CB_STRADDLE}:b{b}"
