@@ -23,6 +23,9 @@ which nothing wraps — only ``cb_push_back`` / ``cb_pop_front`` wrap the pointe
   for valid and resets it, publishes the pages ``step`` at a time);
 - ``behind``: the reader pushes the group first and then multicasts it from the address it took before the pushes
   (``McastSend(behind=block)``, the sharded layernorm's ``ex_global``), same handshake;
+- ``landing``: the reader multicasts each chunk of a source ring that never wraps to (1,0) at its own write pointer of the
+  ring plus the chunk's ``offset`` (``McastSend(dst=ring)``, sort's peer exchange), reserving and pushing the ring
+  to move that pointer, same handshake;
 - ``remote``: site (1,0) reads each group of (0,0)'s ring with ``RemoteRead`` at its own read pointer of its copy
   plus each chunk's ``offset`` (the sharded layernorm's partials): (0,0)'s reader fills and pushes the group, says
   ready and waits for done; (1,0)'s other engine pushes a token group into the copy, the reader waits for it and
@@ -92,7 +95,8 @@ from verispatial.ir.validate import validate
 from verispatial.strategies.programs import _packed, programs
 
 #: The op kinds an access of the ring may be (module docstring).
-STRADDLE_ACCESSES = ("read", "fill", "pack", "copy", "write", "mcast-back", "mcast-front", "behind", "remote")
+STRADDLE_ACCESSES = ("read", "fill", "pack", "copy", "write", "mcast-back", "mcast-front", "behind", "landing",
+                     "remote")
 
 #: How a pipeline is broken (module docstring): each puts an access past the ring's end in some lap.
 STRADDLE_BREAKS = ("block", "span", "piecewise", "shift")
@@ -100,7 +104,6 @@ STRADDLE_BREAKS = ("block", "span", "piecewise", "shift")
 A, B = Site(0, 0), Site(1, 0)
 
 #: Kinds whose accessing side is the ring's back (the producer's write pointer); the others read its front.
-_BACK = ("read", "fill", "pack", "mcast-back", "behind")
 
 
 def _shape(cap: int, block: int, step: int, chunk: int, broken: str | None) -> tuple[int, int, int, int]:
@@ -184,8 +187,8 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
     def group(k: Term | int, n: int, c: int) -> list[Op]:
         pieces = range(n // c)
         if access == "read":
-            src = names["in"] if "in" in names else names.setdefault("in", tensor(Role.INPUT))
-            return [Reserve(ring, n), *(ReadTiles(src, at(k, j * c * pt), c * pt, ring) for j in pieces),
+            tin = names["in"] if "in" in names else names.setdefault("in", tensor(Role.INPUT))
+            return [Reserve(ring, n), *(ReadTiles(tin, at(k, j * c * pt), c * pt, ring) for j in pieces),
                     ReadBarrier(), *moves(ring, True, n, min(step, n))]
         if access == "fill":
             return [Reserve(ring, n), *(FillTiles(ring, c * pt, "x", drain=True) for _ in pieces),
@@ -203,6 +206,12 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
             dst = names["out"] if "out" in names else names.setdefault("out", tensor(Role.OUTPUT))
             return [Wait(ring, n), *(WriteTiles(ring, dst, at(k, j * c * pt), c * pt) for j in pieces),
                     WriteBarrier(), *moves(ring, False, n, min(step, n))]
+        if access == "landing":
+            # the source pages start at the source's write pointer
+            sends = [McastSend(src, c, g, 1, dst=ring, offset=j * c) for j in pieces]
+            return [SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0), Reserve(ring, n), Reserve(src, n),
+                    FillTiles(src, n * pt, "x", drain=True), *sends, WriteBarrier(), SemInc(valid, B, 1),
+                    AtomicBarrier(), *moves(src, True, n, n), *moves(ring, True, n, min(step, n))]
         if access in ("mcast-back", "mcast-front", "behind"):
             front = access == "mcast-front"
             arrive: list[Op] = [SemWait(ready, WaitCond.EQ, 1), SemSet(ready, 0)]
@@ -223,11 +232,11 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
                 AtomicBarrier()]
 
     names: dict[str, str] = {}
-    second = copy = into = ready = valid = done = g = -1
+    second = copy = into = ready = valid = done = g = src = -1
     if access == "copy":
         second = len(buffers)
         buffers.append(Buffer(second, f"ring{second}", A, cb + 1, pt, cap, "bf16"))
-    if access in ("mcast-back", "mcast-front", "behind"):
+    if access in ("mcast-back", "mcast-front", "behind", "landing"):
         buffers.append(Buffer(len(buffers), f"ring{len(buffers)}", B, cb, pt, cap, "bf16"))
         ready, valid = sem(A), sem(B)
         g = len(groups)
@@ -238,9 +247,14 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
         buffers.append(Buffer(into, f"into{into}", B, cb + 1, pt, cap, "bf16"))
         ready, done = sem(B), sem(A)
 
+    if access == "landing":
+        src = len(buffers)
+        # as many pages as pass through the ring: the source never wraps, so no access of it straddles
+        buffers.append(Buffer(src, f"src{src}", A, cb + 1, pt, total, "bf16"))
     mover = {"read": (A, Engine.READER), "fill": (A, Engine.READER), "pack": (A, Engine.COMPUTE),
              "copy": (A, Engine.WRITER), "write": (A, Engine.WRITER), "mcast-back": (A, Engine.READER),
-             "mcast-front": (A, Engine.WRITER), "behind": (A, Engine.READER), "remote": (B, Engine.READER)}[access]
+             "mcast-front": (A, Engine.WRITER), "behind": (A, Engine.READER), "landing": (A, Engine.READER),
+             "remote": (B, Engine.READER)}[access]
     # The groups: the lead one-page group (shift), then laps groups of block pages, unrolled or as one loop.
     body: list[Op] = group(0, lead, 1) if lead else []
     if looped and laps > 1:
@@ -257,10 +271,12 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
         one_by_one(A, Engine.READER, ring, True, total)
         if access == "copy":
             one_by_one(A, Engine.COMPUTE, second, False, total)
-    if access in ("mcast-back", "behind", "mcast-front"):
-        recv = len(buffers) - 1
+    if access in ("mcast-back", "behind", "mcast-front", "landing"):
+        recv = ring + 1  # (1,0)'s copy of the ring, the buffer after it
         if access != "mcast-front":
             one_by_one(A, Engine.COMPUTE, ring, False, total)
+        if access == "landing":
+            one_by_one(A, Engine.WRITER, src, False, total)
         for n in sizes:
             # the receiver's pointer moves one page at a time: the landing is at the sender's address
             add(B, Engine.READER, Reserve(recv, n), SemInc(ready, A, 1), AtomicBarrier(), SemWait(valid, WaitCond.EQ, 1),
@@ -320,7 +336,7 @@ def straddle_shapes(draw: st.DrawFn) -> dict[str, object]:
     budget: a correct multicast of 6 pages in groups of 2 takes about 4,500 states)."""
     access = draw(st.sampled_from(STRADDLE_ACCESSES))
     broken = draw(st.sampled_from(STRADDLE_BREAKS)) if draw(st.booleans()) else None
-    budget = 5 if access in ("mcast-back", "mcast-front", "behind", "remote") else 8
+    budget = 5 if access in ("mcast-back", "mcast-front", "behind", "landing", "remote") else 8
     if broken in ("block", "span", "piecewise"):
         cap = draw(st.integers(3, 5 if budget > 5 else 4))
         block = draw(st.sampled_from([b for b in range(2, cap) if cap % b]))
