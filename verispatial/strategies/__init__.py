@@ -32,8 +32,7 @@ Scheduled programs (``strategies/programs.py``, ``strategies/protocols.py``):
 - ``straddle_programs(alone=False)`` (``strategies/straddles.py``): ``programs()`` (or nothing, ``alone``) with a
   ring whose pages are accessed from its pointer plus an offset by one op kind of ``cb-straddle``'s (reads, fills,
   packs, copies, writes, multicasts of the back, the front or pages already pushed or landing at its pointer, remote
-  reads), correct about half
-  of the time, else past the ring's end in one of ``STRADDLE_BREAKS``.
+  reads), correct about half of the time, else past the ring's end in one of ``STRADDLE_BREAKS``.
 
 Every scheduled program drawn passes ``validate`` (asserted). Raises ``ImportError`` naming the extra when
 ``hypothesis`` is not installed.
