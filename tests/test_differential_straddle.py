@@ -95,6 +95,19 @@ def test_the_groups_as_a_loop_agree_with_the_explorer(broken: str | None) -> Non
         assert found == [], "\n".join([*found, dumps(p)])
 
 
+@pytest.mark.parametrize("broken", [None, *STRADDLE_BREAKS])
+def test_accesses_of_one_tile_of_two_tile_pages_agree_with_the_explorer(broken: str | None) -> None:
+    """Two-tile pages moved one tile per access (an access may end inside a page: the checker's reach counts pages,
+    the interpreter tiles), for the kinds that move tiles."""
+    for access in ("read", "fill", "pack", "copy", "write"):
+        p = straddle_pipeline(EMPTY, access, broken=broken, page_tiles=2, by_tile=True, **SHAPES[broken])
+        oracle = explore(p, max_states=STATES)
+        assert oracle.verdict != "inconclusive"
+        assert (R.CB_STRADDLE in oracle.rules()) is (broken is not None)
+        found = disagreements(oracle, certify(p), p)
+        assert found == [], "\n".join([*found, dumps(p)])
+
+
 def test_an_unknown_access_or_break_or_a_shape_it_cannot_take_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="unknown straddle access 'scatter'"):
         straddle_pipeline(EMPTY, "scatter", 4, 2, 1, 1, 2)

@@ -134,13 +134,14 @@ def _shape(cap: int, block: int, step: int, chunk: int, broken: str | None) -> t
 
 def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, chunk: int, laps: int,
                       broken: str | None = None, page_tiles: int = 1, looped: bool = False,
-                      at_start: bool = True) -> Program:
+                      at_start: bool = True, by_tile: bool = False) -> Program:
     """``p`` with a ring of ``cap`` pages of ``page_tiles`` tiles at site (0,0) accessed by ``access`` (one of
     ``STRADDLE_ACCESSES``) in ``laps`` groups of ``block`` pages, the pointer moving ``step`` pages at a time and each
     access touching ``chunk`` pages (module docstring), broken as ``broken`` says (one of ``STRADDLE_BREAKS``, None:
-    correct). ``looped``: the groups as one ``Loop`` (addresses affine in its index) rather than unrolled. The ops
-    go before the engines' own (``at_start``) or after them; engines ``p`` lacks are added. Raises ``ValueError``
-    for an unknown access or break, or a shape the break cannot take."""
+    correct). ``by_tile``: the accesses that move tiles (``read``, ``fill``, ``pack``, ``copy``, ``write``) move
+    one tile each, so an access may end inside a page. ``looped``: the groups as one ``Loop`` (addresses affine in
+    its index) rather than unrolled. The ops go before the engines' own (``at_start``) or after them; engines ``p``
+    lacks are added. Raises ``ValueError`` for an unknown access or break, or a shape the break cannot take."""
     if access not in STRADDLE_ACCESSES:
         raise ValueError(f"unknown straddle access {access!r}: one of {STRADDLE_ACCESSES}")
     block, step, chunk, lead = _shape(cap, block, step, chunk, broken)
@@ -183,28 +184,35 @@ def straddle_pipeline(p: Program, access: str, cap: int, block: int, step: int, 
             return Addr(lead * pt + first, (Term(k.var, k.coef * pt),))
         return Addr(k * pt + first)
 
+    def spans(n: int, c: int) -> list[tuple[int, int]]:
+        """(first tile, tiles) of each access of a group of ``n`` pages in chunks of ``c`` pages: one tile each
+        (``by_tile``), else a chunk each."""
+        if by_tile:
+            return [(f, 1) for f in range(n * pt)]
+        return [(j * c * pt, c * pt) for j in range(n // c)]
+
     # The accessing side's ops for one group of ``n`` pages whose first page is ``k`` (lead: the one-page group).
     def group(k: Term | int, n: int, c: int) -> list[Op]:
         pieces = range(n // c)
         if access == "read":
             tin = names["in"] if "in" in names else names.setdefault("in", tensor(Role.INPUT))
-            return [Reserve(ring, n), *(ReadTiles(tin, at(k, j * c * pt), c * pt, ring) for j in pieces),
+            return [Reserve(ring, n), *(ReadTiles(tin, at(k, f), t, ring) for f, t in spans(n, c)),
                     ReadBarrier(), *moves(ring, True, n, min(step, n))]
         if access == "fill":
-            return [Reserve(ring, n), *(FillTiles(ring, c * pt, "x", drain=True) for _ in pieces),
+            return [Reserve(ring, n), *(FillTiles(ring, t, "x", drain=True) for _, t in spans(n, c)),
                     *moves(ring, True, n, min(step, n))]
         if access == "pack":
             out: list[Op] = [Reserve(ring, n)]
-            for _ in pieces:
-                out += [AcquireAcc(c * pt, "bf16"), Compute("copy", c * pt), PackAcc(ring, c * pt), ReleaseAcc()]
+            for _, t in spans(n, c):
+                out += [AcquireAcc(t, "bf16"), Compute("copy", t), PackAcc(ring, t), ReleaseAcc()]
             return [*out, *moves(ring, True, n, min(step, n))]
         if access == "copy":
             return [Wait(ring, n), Reserve(second, n),
-                    *(CopyTiles(ring, second, c * pt, drain=True) for _ in pieces),
+                    *(CopyTiles(ring, second, t, drain=True) for _, t in spans(n, c)),
                     *moves(second, True, n, min(step, n)), *moves(ring, False, n, min(step, n))]
         if access == "write":
             dst = names["out"] if "out" in names else names.setdefault("out", tensor(Role.OUTPUT))
-            return [Wait(ring, n), *(WriteTiles(ring, dst, at(k, j * c * pt), c * pt) for j in pieces),
+            return [Wait(ring, n), *(WriteTiles(ring, dst, at(k, f), t) for f, t in spans(n, c)),
                     WriteBarrier(), *moves(ring, False, n, min(step, n))]
         if access == "landing":
             # the source pages start at the source's write pointer
@@ -354,7 +362,7 @@ def straddle_shapes(draw: st.DrawFn) -> dict[str, object]:
     laps = draw(st.integers(least, most))
     return {"access": access, "cap": cap, "block": block, "step": step, "chunk": chunk, "laps": laps,
             "broken": broken, "page_tiles": draw(st.sampled_from([1, 1, 2])), "looped": draw(st.booleans()),
-            "at_start": draw(st.booleans())}
+            "at_start": draw(st.booleans()), "by_tile": draw(st.integers(0, 3)) == 0}
 
 
 @st.composite
