@@ -98,12 +98,11 @@ from verispatial.strategies.programs import _packed, programs
 STRADDLE_ACCESSES = ("read", "fill", "pack", "copy", "write", "mcast-back", "mcast-front", "behind", "landing",
                      "remote")
 
-#: How a pipeline is broken (module docstring): each puts an access past the ring's end in some lap.
+#: How a pipeline is broken (module docstring): each puts an access past the ring's end in some lap, given laps
+#: enough to reach it (``straddle_shapes`` draws them where the explorer's budget allows).
 STRADDLE_BREAKS = ("block", "span", "piecewise", "shift")
 
 A, B = Site(0, 0), Site(1, 0)
-
-#: Kinds whose accessing side is the ring's back (the producer's write pointer); the others read its front.
 
 
 def _shape(cap: int, block: int, step: int, chunk: int, broken: str | None) -> tuple[int, int, int, int]:
