@@ -286,3 +286,49 @@ def test_a_write_past_the_ring_end_from_the_read_pointer_is_a_straddle_refuted_a
     assert r.counterexample is not None
     assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE
     assert "(popped[0] % 3) * 1 + drain[0] + 2 <= 3" in to_promela(p)
+
+
+def shared_write(tiles: int) -> Program:
+    """The reader fills and pushes two pages of b0 (a 2-page ring); the writer waits for both without popping (a
+    sharing waiter: ``ir/sharing.py``) and writes ``tiles`` tiles to the output from its read pointer, then tells the
+    compute engine, which waited too, and pops them."""
+    from builders import GE, sem
+    from test_copy import mapped
+
+    from verispatial.ir import AtomicBarrier, SemInc, SemSet, SemWait
+
+    out = Tensor("out", (32, 32 * tiles), "bf16", Role.OUTPUT)
+    reader = ep(A, Engine.READER, Reserve(0, 2), FillTiles(0, 2, "x", drain=True), Push(0, 2))
+    writer = ep(A, Engine.WRITER, Wait(0, 2), WriteTiles(0, "out", Addr(0), tiles), WriteBarrier(), SemInc(0, A, 1),
+                AtomicBarrier())
+    compute = ep(A, Engine.COMPUTE, Wait(0, 2), SemWait(0, GE, 1), SemSet(0, 0), Pop(0, 2))
+    return mapped(prog(reader, writer, compute, buffers=(buf(0, cap=2),), tensors=(out,), sems=(sem(0, A),)))
+
+
+def test_a_sharing_waiters_read_never_passes_the_ring_end_inside_its_window() -> None:
+    """A sharing waiter's read pointer stays at the ring's start (it never pops) and its waited window holds at most
+    the capacity (a larger Wait never returns: ``cb-capacity``), so a read inside the window ends by the ring's end
+    and ``cb-straddle`` needs no case of its own: reading past the end is reading past the window,
+    ``cb-read-unwaited``, in the interpreter, the explorer and the checker alike (refuted, replayed), while the
+    straddle obligation proves."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+    from verispatial.ir.sharing import sharing_waiters
+    from verispatial.ir.validate import validate
+    from verispatial.petri.explore import explore
+
+    ok, bad = shared_write(2), shared_write(3)
+    assert sharing_waiters(bad) == {0: frozenset({WA})}
+    assert validate(ok) == validate(bad) == []
+    assert explore(ok).rules() == []
+    assert {r.name: r.verdict for r in certify(ok, cache=False).results if r.verdict is not Verdict.PROVED} == {}
+    v = only(simulate(bad))
+    assert where(v) == (R.CB_READ_UNWAITED, WA, (1,), ())
+    assert R.CB_STRADDLE not in explore(bad).rules()
+    got = {r.name: r for r in certify(bad, cache=False).results}
+    assert got[f"{R.CB_STRADDLE}:b0"].verdict is Verdict.PROVED
+    r = got[f"{R.CB_READ_UNWAITED}:{WA}:[1]"]
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample is not None
+    assert r.counterexample["violation"]["rule"] == R.CB_READ_UNWAITED
+    assert r.counterexample["replayed_by"]

@@ -642,3 +642,62 @@ def test_reserving_pages_already_pushed_again_before_the_multicast_left() -> Non
     rs = [x for x in _verdicts(p, R.ASYNC_SOURCE_REUSE) if x.name.endswith(":(0,0).reader:[4]")]
     assert [x.verdict for x in rs] == [Verdict.REFUTED], rs
     assert _replayed(rs[0]), rs[0].counterexample
+
+
+def two_pages_behind_from_slot_2(split: bool) -> Program:
+    """(0,0)'s reader fills and pushes pages of b0 (a 3-page ring) one by one, multicasting each of the first two from
+    the address it took before its push (``behind`` 1), then pushes pages 2 and 3 (slots 2 and 0) and, once (1,0) is
+    ready, multicasts both from the address it took before them (``behind`` 2): slot 2 plus two pages, past the
+    ring's end — that address is ``get_write_ptr`` plus bytes, which nothing wraps (only ``cb_push_back`` wraps the
+    write pointer, at the limit: ``dataflow_api.h``). ``split``: page 2 from ``behind`` 2 and page 3 from ``behind``
+    1, each from the address taken before its own push."""
+    one: list[Op] = [Reserve(0, 1), FillTiles(0, 1, drain=True), Push(0, 1)]
+    ann: list[Op] = [WriteBarrier(), SemInc(0, B, 1), AtomicBarrier()]
+    send = [*one, McastSend(0, 1, 0, 1, behind=1), *ann, *one, McastSend(0, 1, 0, 1, behind=1), *ann, *one, *one,
+            SemWait(1, GE, 1), SemSet(1, 0)]
+    send += ([McastSend(0, 1, 0, 1, behind=2), McastSend(0, 1, 0, 1, behind=1)] if split else
+             [McastSend(0, 2, 0, 1, behind=2)])
+    send += ann
+    recv: list[Op] = [Reserve(1, 1), SemWait(0, GE, 1), Push(1, 1), Reserve(1, 1), SemWait(0, GE, 2), Push(1, 1),
+                      Reserve(1, 2), SemInc(1, A, 1), AtomicBarrier(), SemWait(0, GE, 3), Push(1, 1), Push(1, 1),
+                      SemSet(0, 0)]
+    drain: list[Op] = [x for _ in range(4) for x in (Wait(0, 1), Pop(0, 1))]
+    bufs = (buf(0, A, cap=3, cb=0), buf(1, B, cap=3, cb=0))
+    p = prog(ep(A, Engine.READER, *send), ep(A, Engine.COMPUTE, *drain), ep(B, Engine.READER, *recv),
+             ep(B, Engine.COMPUTE, *[attrs.evolve(x, buf=1) for x in drain]),
+             buffers=bufs, groups=(Group(0, A, (1, 0, 1, 0)),), sems=(sem(0, B), sem(1, A)))
+    memory = [BufferAt(b.id, WORMHOLE.reserved_base, b.capacity * WORMHOLE.tile_bytes[b.dtype]) for b in bufs]
+    return attrs.evolve(p, memory=tuple(memory))
+
+
+def test_pages_already_pushed_sent_each_from_its_own_address_prove() -> None:
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = two_pages_behind_from_slot_2(split=True)
+    assert validate(p) == []
+    assert explore(p).rules() == []
+    assert [(r.name, r.verdict) for r in certify(p, cache=False).results if r.verdict is not Verdict.PROVED] == []
+
+
+def test_pages_already_pushed_sent_past_the_ring_end_are_a_straddle_refuted_and_replayed() -> None:
+    """Two pages from the address taken at slot 2 of a 3-page ring: the second is past the ring's end. Proved before
+    (the model wrapped the source pages of a multicast of pages already pushed, and the checker asked nothing of
+    them)."""
+    from verispatial.certify.report import Verdict
+    from verispatial.driver.run import certify
+
+    p = two_pages_behind_from_slot_2(split=False)
+    assert validate(p) == []
+    v = only(simulate(p))
+    assert where(v) == (R.CB_STRADDLE, RA, (22,), ())
+    assert v.message == ("mcast_send(b0, 2, g0, 1 dests, pushed 2 back) sends tiles [0, 2) past the write pointer "
+                         "of b0 taken 2 pages back, at slot 2 of a 3-page ring of 1-tile pages: past its end "
+                         "(2*1+2 > 3; the pointer does not wrap inside an access)")
+    assert explore(p).rules() == [R.CB_STRADDLE]
+    r = {r.name: r for r in certify(p, cache=False).results}[f"{R.CB_STRADDLE}:b0"]
+    assert r.verdict is Verdict.REFUTED, r
+    assert r.counterexample is not None
+    assert r.counterexample["path"] == [22]
+    assert r.counterexample["running_sum"] == 4
+    assert r.counterexample["replay"]["violation"]["rule"] == R.CB_STRADDLE

@@ -29,6 +29,10 @@ Scheduled programs (``strategies/programs.py``, ``strategies/protocols.py``):
   programs that still pass ``validate``; ``mutate(p)``: one such mutation of a program of yours.
 - ``protocol_programs()``: ``programs()`` rewritten with ``If`` guards, trip-affine counts, growing wait
   thresholds, ``SemIncMcast``, flag sources and sections.
+- ``straddle_programs(alone=False)`` (``strategies/straddles.py``): ``programs()`` (or nothing, ``alone``) with a
+  ring whose pages are accessed from its pointer plus an offset by one op kind of ``cb-straddle``'s (reads, fills,
+  packs, copies, writes, multicasts of the back, the front or pages already pushed or landing at its pointer, remote
+  reads), correct about half of the time, else past the ring's end in one of ``STRADDLE_BREAKS``.
 
 Every scheduled program drawn passes ``validate`` (asserted). Raises ``ImportError`` naming the extra when
 ``hypothesis`` is not installed.
@@ -51,6 +55,7 @@ from verispatial.strategies.programs import (
 )
 from verispatial.strategies.protocols import protocol_programs
 from verispatial.strategies.sections import SectionGraph, composed_programs, section_graphs
+from verispatial.strategies.straddles import straddle_programs
 
 __all__ = [
     "DIMS",
@@ -67,5 +72,6 @@ __all__ = [
     "protocol_programs",
     "section_graphs",
     "single_op_graphs",
+    "straddle_programs",
     "targets",
 ]

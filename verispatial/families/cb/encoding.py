@@ -167,10 +167,10 @@ def _unpack_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int) -> Re
 def _pointer_accesses(op: Op) -> list[tuple[int, bool, str]]:
     """(buffer, from the read pointer, what) for each ring access of ``op`` addressed from a pointer plus an offset:
     ``tiles`` — a write into the back (``ReadTiles``, ``RemoteRead``, ``FillTiles``, ``CopyTiles``, ``PackAcc``) or a
-    read of the front (``WriteTiles``, ``CopyTiles``); ``source`` — a multicast's source pages, front or back (not
-    ``behind``, whose address was taken before a push), or a remote read's pages of another core at this engine's
-    read pointer plus its offset; ``landing`` — its pages landing at its own write pointer of
-    ``dst``."""
+    read of the front (``WriteTiles``, ``CopyTiles``); ``source`` — a multicast's source pages, front or back, or a
+    remote read's pages of another core at this engine's read pointer plus its offset; ``behind`` — a multicast's
+    source pages already pushed, at the write pointer taken ``op.behind`` pages before (``_behind``); ``landing`` —
+    its pages landing at its own write pointer of ``dst``."""
     if isinstance(op, RemoteRead):
         return [(op.into, False, "tiles"), (op.buf, True, "source")]
     if isinstance(op, (ReadTiles, FillTiles)):
@@ -182,7 +182,7 @@ def _pointer_accesses(op: Op) -> list[tuple[int, bool, str]]:
     if isinstance(op, WriteTiles):
         return [(op.src, True, "tiles")]
     if isinstance(op, McastSend):
-        out = [] if op.behind else [(op.buf, op.front, "source")]
+        out = [(op.buf, False, "behind")] if op.behind else [(op.buf, op.front, "source")]
         return out + ([] if op.dst is None else [(op.dst, False, "landing")])
     return []
 
@@ -193,8 +193,8 @@ def _reach(op: Op, front: bool, what: str, f: EngineFacts, path: tuple[int, ...]
     / ``inside_written``: a may-set, so its most is an upper bound), 0 where it is never inside (an access past its
     window is ``cb-read-unwaited`` / ``cb-write-unreserved``'s)."""
     if isinstance(op, McastSend):
-        if what == "landing":
-            return op.offset + op.pages
+        if what in ("landing", "behind"):
+            return op.offset + op.pages  # validate: a multicast of pages already pushed has no dst
         return (op.offset if op.dst is None else 0) + op.pages
     if isinstance(op, RemoteRead) and what == "source":
         return op.offset + op.pages  # another core's pages at this engine's read pointer of buf plus offset
@@ -209,10 +209,11 @@ def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
     ``cb_push_back`` / ``cb_pop_front`` wrap, at the ring's limit (``cb.semantics.past_end``). One query per access
     whose reach (``_reach``, pages past the pointer) arithmetic does not settle: its engine at it with the pages it
     pushed (a write) or popped (a read) so far, ``before``, and ``before % cap + reach > cap``. Settled by
-    arithmetic when the pointer moves by one size ``m`` only, ``m`` divides the capacity and the reach is at most
-    ``m`` (``before`` is a multiple of ``m``, so at most ``cap - m``); an engine that never moves it keeps its own
-    at the ring's start (a sharing waiter: its reads are ``shared_encoding``'s). Returns the refutation (replayed
-    by the interpreter) or the first failure to prove, else None."""
+    arithmetic when the pointer moves by one size ``m`` only, ``m`` divides the capacity, the reach is at most ``m``
+    and a multicast of pages already pushed goes back a multiple of ``m`` (``behind``): the pointer's pages, ``before``
+    or ``before - behind``, are then a multiple of ``m``, so at most ``cap - m`` past a lap's start; an engine that
+    never moves it keeps its own at the ring's start (a sharing waiter: its reads are ``shared_encoding``'s).
+    Returns the refutation (replayed by the interpreter) or the first failure to prove, else None."""
     p = a.program
     cap = p.buffers[b].capacity
     name = f"{R.CB_STRADDLE}:b{b}"
@@ -230,17 +231,21 @@ def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
                 continue
             sizes = {pages(x.op) for x in same}
             reach = _reach(lf.op, front, what, facts_of(lf.engine), lf.path)
-            if reach <= 0 or (smt.shortcuts() and len(sizes) == 1 and cap % min(sizes) == 0 and reach <= min(sizes)):
+            # A multicast of pages already pushed addresses the write pointer as it was ``back`` pages ago.
+            back = lf.op.behind if isinstance(lf.op, McastSend) and what == "behind" else 0
+            if reach <= 0 or (smt.shortcuts() and len(sizes) == 1 and cap % min(sizes) == 0 and back % min(sizes) == 0
+                              and reach <= min(sizes)):
                 continue
             budget.check()
-            enc, before, r = _past_ring_end(a, name, lf, same, reach, cap, rlimit)
+            enc, before, r = _past_ring_end(a, name, lf, same, reach, cap, rlimit, back)
             if r.status == Status.SAT:
                 assert r.model is not None
                 run = model_int(r.model, before)
                 where = "read" if front else "write"
-                summary = (f"{lf.engine} {type(lf.op).__name__} reaches {reach} pages of b{b} past its {where} pointer "
-                           f"at running {'pops' if front else 'pushes'} {run} ({run % cap} into a {cap}-page ring): "
-                           "past the ring's end (only a push or pop wraps the pointer)")
+                taken = f" taken {back} pages back" if back else ""
+                summary = (f"{lf.engine} {type(lf.op).__name__} reaches {reach} pages of b{b} past its {where} pointer"
+                           f"{taken} at running {'pops' if front else 'pushes'} {run} ({(run - back) % cap} into a "
+                           f"{cap}-page ring): past the ring's end (only a push or pop wraps the pointer)")
                 return _refuted(name, enc, r.model, lf, b, cap, run, reach, summary)
             if r.status == Status.UNKNOWN and failed is None:
                 failed = Result(R.Family.CIRCULAR_BUFFER.value, name, Verdict.FAILED, f"solver: {r.reason}")
@@ -258,15 +263,19 @@ def _refuted(name: str, enc: Encoder, m: z3.ModelRef, lf: Leaf, b: int, cap: int
 
 
 def _past_ring_end(a: Analysis, name: str, lf: Leaf, same: list[Leaf], n: int, cap: int,
-                   rlimit: int) -> tuple[Encoder, z3.ArithRef, Outcome]:
+                   rlimit: int, back: int = 0) -> tuple[Encoder, z3.ArithRef, Outcome]:
     """The straddle query of both kinds (a push or pop block, an unpack from the read pointer): ``lf``'s engine at
     ``lf`` with ``before``, the pages the ``same`` leaves moved so far, and ``before % cap + n > cap``: ``n`` pages
-    from there pass the ring's end. Returns the encoder, ``before`` and the check's result."""
+    from there pass the ring's end. ``back``: the pointer was taken that many pages earlier (a multicast of pages
+    already pushed), ``before >= back`` (fewer is ``mcast-source-unpublished``'s) and ``(before - back) % cap + n >
+    cap``. Returns the encoder, ``before`` and the check's result."""
     q = Query(name, rlimit)
     enc = Encoder(q, a.program, a.views)
     before = z3.Sum([q.val(0)] + [enc.executed(x) * pages(x.op) for x in same])
     q.add(enc.position(lf.engine).at(lf))
-    q.add(before % cap + n > cap)
+    if back:
+        q.add(before >= back)
+    q.add((before - back) % cap + n > cap)
     return enc, before, q.check()
 
 

@@ -63,7 +63,7 @@ def fill(it: Interp, s: State, e: int, pc: PC, b: int, tiles: int, op: Op, out: 
 
 
 def past_end(it: Interp, e: int, pc: PC, b: int, counter: int, offset: int, tiles: int, what: str, end: str,
-             out: list[Violation]) -> None:
+             out: list[Violation], back: int = 0) -> None:
     """``cb-straddle`` for an access of ``tiles`` tiles ``offset`` tiles past a pointer of ``b`` (``end``: "write" or
     "read"; ``counter``: the pages pushed or popped, which put the pointer at slot ``counter % capacity``). A kernel
     addresses such an access from ``get_write_ptr`` / ``get_read_ptr`` plus a byte offset, which nothing wraps: only
@@ -71,13 +71,16 @@ def past_end(it: Interp, e: int, pc: PC, b: int, counter: int, offset: int, tile
     cb_pop_front; ``tt_metal/hw/inc/internal/circular_buffer_interface.h``, ttnn 0.81.1). So the tiles must end by the
     ring's end: ``(counter % capacity) * page_tiles + offset + tiles <= capacity * page_tiles`` — the same rule as a
     block of pushes or pops and an indexed unpack (``unpack_in_ring``). Asked only of an access inside its window
-    (one past it is ``cb-write-unreserved`` / ``cb-read-unwaited``'s, whatever else it does)."""
+    (one past it is ``cb-write-unreserved`` / ``cb-read-unwaited``'s, whatever else it does). ``back``: the pointer
+    was taken that many pages before the counter (a multicast of pages already pushed: its address is the write
+    pointer before the pushes of its ``behind`` pages), so its slot is ``(counter - back) % capacity``."""
     cap, pt = it.caps[b], it.page_tiles[b]
-    at = counter % cap
+    at = (counter - back) % cap
+    taken = f" taken {back} pages back" if back else ""
     if at * pt + offset + tiles > cap * pt:
         it._v(out, R.CB_STRADDLE, e, pc,
-              f"{what} tiles [{offset}, {offset + tiles}) past the {end} pointer of b{b}, at slot {at} of a {cap}-page "
-              f"ring of {pt}-tile pages: past its end ({at}*{pt}+{offset + tiles} > {cap * pt}; the pointer does not "
+              f"{what} tiles [{offset}, {offset + tiles}) past the {end} pointer of b{b}{taken}, at slot {at} of a "
+              f"{cap}-page ring of {pt}-tile pages: past its end ({at}*{pt}+{offset + tiles} > {cap * pt}; the pointer does not "
               "wrap inside an access)")
 
 

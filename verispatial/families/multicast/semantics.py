@@ -94,6 +94,11 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
             it._v(out, R.MCAST_SOURCE_UNPUBLISHED, e, pc,
                   f"{op_text(op)} sends pages [{first}, {first + op.pages}) of b{b}, but this engine reserved "
                   f"[{s.pushed[b]}, {s.rsv_end[b]}) since: page {first}'s slot is reserved again")
+        else:
+            # The address is get_write_ptr taken before the pushes of its pages plus bytes: nothing wraps it either.
+            pt = it.page_tiles[b]
+            cb.past_end(it, e, pc, b, s.pushed[b], skip * pt, op.pages * pt, f"{op_text(op)} sends", "write", out,
+                        back=op.behind)
     elif op.front:
         cb.role(it, s, e, pc, b, False, out)
         first = s.popped[b] + skip
