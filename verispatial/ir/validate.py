@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -977,6 +978,15 @@ class _OpPass:
         self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
         self.start: dict[tuple[int, Site], int] = {}
         self.incs: dict[tuple[int, Site], int] = {}
+        # The ids an op of the program being walked may name without a finding (``_good``: its site's and phase's
+        # buffers, its phase's semaphores), and the ``_QUIET`` classes its engine issues with their ``_quick``.
+        self.ng = len(p.groups)
+        self.gb: frozenset[int] = frozenset()
+        self.gs: frozenset[int] = frozenset()
+        self.quiet: dict[type, Quick] = {}
+        self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
+        self._by_site: dict[tuple[int, int], list[int]] | None = None
+        self._quiet_of: dict[Engine, dict[type, Quick]] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
@@ -984,9 +994,37 @@ class _OpPass:
             for site in x.sites:
                 self.start[(x.id, site)] = x.init
 
+    def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
+        """(the buffers, the semaphores) an op at ``site`` in ``phase`` may name without a finding of ``_leaf``'s id
+        rules: a buffer of ``site`` whose section is not of another phase, a semaphore whose section is not of another
+        phase (each by its position, as ``_leaf`` looks them up). Built once per site and phase."""
+        key = (site.x, site.y, phase)
+        got = self._goods.get(key)
+        if got is not None:
+            return got
+        p, phases = self.p, self.phases
+        nph = len(phases)
+        if self._by_site is None:
+            self._by_site = {}
+            for i, b in enumerate(p.buffers):
+                self._by_site.setdefault((b.site.x, b.site.y), []).append(i)
+
+        def other_phase(sec: int | None) -> bool:  # ``_leaf``'s phase rule
+            return phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase
+
+        gb = frozenset(i for i in self._by_site.get((site.x, site.y), ()) if not other_phase(p.buffers[i].section))
+        gs = frozenset(i for i, x in enumerate(p.semaphores) if not other_phase(x.section))
+        self._goods[key] = got = (gb, gs)
+        return got
+
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
+        quiet = self._quiet_of.get(ep.engine)
+        if quiet is None:
+            quiet = self._quiet_of[ep.engine] = {cls: _QUICK[cls] for cls in _QUIET if ep.engine in ISSUED_BY[cls]}
+        self.quiet = quiet
+        ng = self.ng
         k = 0
         for i, top in enumerate(ep.ops):
             if in_order:
@@ -996,7 +1034,11 @@ class _OpPass:
             else:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
+            self.gb, self.gs = gb, gs = self._good(ep.site, phase)
             cls = type(top)
+            q = quiet.get(cls)
+            if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
@@ -1068,8 +1110,12 @@ class _OpPass:
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
+        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
+            q = quiet.get(cls)
+            if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
                 leaf(ep, x, where, body_loops, top, phase, inner)
@@ -1125,27 +1171,12 @@ class _OpPass:
                 f"reads its index from buffer {b} of section {x.section} (phase {self.phases[x.section]}) from phase "
                 f"{phase}: a buffer is used only in its own phase"))
 
-    def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
-              phase: int | None, ranges: dict[str, int] | None = None) -> None:
-        """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
-        phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
-        written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
-        top-level op."""
+    def _ids(self, ep: EngineProgram, op: Op, at: tuple[int, ...], top: int, phase: int | None) -> None:
+        """``_leaf``'s rules of the ids ``op`` names (in range, on its site, of its phase), its pages and its tiles."""
         p = self.p
         nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
         site = ep.site
-
-        # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
-        # builds its message through ``_report`` / ``_use``.
         cls = type(op)
-        if cls is ScratchAccess:
-            self.scratch_access.append((ep, op))  # type: ignore[arg-type]
-        kinds = ISSUED_BY.get(cls)
-        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
-            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
-            if wrong_engine is not None:
-                self._report(ep, at, op, wrong_engine)
-
         ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
         for fname, kind in ids:
             x = getattr(op, fname)
@@ -1188,6 +1219,31 @@ class _OpPass:
         elif has_tiles and op.tiles > TILES_MAX:  # type: ignore[union-attr]
             self._report(ep, at, op, f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
                    f"{TILES_MAX} tiles)")
+
+    def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
+              phase: int | None, ranges: dict[str, int] | None = None) -> None:
+        """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
+        phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
+        written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
+        top-level op."""
+        p = self.p
+        nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
+        site = ep.site
+
+        # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
+        # builds its message through ``_report`` / ``_use``.
+        cls = type(op)
+        if cls is ScratchAccess:
+            self.scratch_access.append((ep, op))  # type: ignore[arg-type]
+        kinds = ISSUED_BY.get(cls)
+        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
+            if wrong_engine is not None:
+                self._report(ep, at, op, wrong_engine)
+
+        quick = _QUICK.get(cls)
+        if quick is None or not quick(op, self.gb, self.gs, self.ng):  # else every id, pages and tiles pass
+            self._ids(ep, op, at, top, phase)
         if cls in _PLAIN:
             return
         # The commonest classes with rules of their own first, each returning: no branch after applies to it (one
@@ -1487,3 +1543,41 @@ def _shape(cls: type) -> tuple[tuple[tuple[str, str], ...], bool, bool]:
     ids = tuple((f.name, f.metadata["id"]) for f in attrs.fields(cls) if f.metadata.get("id") is not None)
     _SHAPE[cls] = out = (ids, "pages" in names, "tiles" in names)
     return out
+
+
+#: Whether a leaf op passes every rule of ``_OpPass._leaf``'s id, page and tile part: ``(op, good buffers, good
+#: semaphores, groups) -> bool`` (``_quick``).
+Quick = Callable[[Op, frozenset[int], frozenset[int], int], bool]
+
+
+def _quick(cls: type) -> Quick:
+    """A predicate generated from ``cls``'s fields (``_SHAPE``): true when every buffer it names is among the good
+    buffers (``_OpPass._good``: a buffer of the op's site and phase), every semaphore among the good semaphores (of
+    its phase), every group id below the group count, and ``pages`` and ``tiles`` in ``[1, PAGES_MAX]`` and ``[1,
+    TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report nothing. False sends the op
+    through them, which word each violation; so it may be false where they find none (an id that is None), never
+    true where they would report one."""
+    ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
+    terms = []
+    for fname, kind in ids:
+        if kind in (ID_BUFFER, ID_SEMAPHORE):
+            terms.append(f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}")
+        elif kind == ID_OPERANDS:
+            terms.append(f"all([o.buf in gb for o in op.{fname}])")
+        elif kind == ID_GROUP:
+            terms.append(f"0 <= op.{fname} < ng")
+        # a site, a tensor: no rule there
+    if has_pages:
+        terms.append(f"1 <= op.pages <= {PAGES_MAX}")
+    if has_tiles:
+        terms.append(f"1 <= op.tiles <= {TILES_MAX}")
+    env: dict[str, Any] = {}
+    exec(f"def quick(op, gb, gs, ng):\n    return {' and '.join(terms) or 'True'}\n", env)  # from the class's fields
+    return env["quick"]  # type: ignore[no-any-return]
+
+
+#: ``_quick`` of every leaf op class.
+_QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
+#: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
+#: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
+_QUIET = _PLAIN - {ScratchAccess}
