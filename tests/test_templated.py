@@ -37,12 +37,12 @@ from verispatial.driver.run import certify
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.ids import op_ids
-from verispatial.ir.ops import ID_TENSOR, Pop
-from verispatial.ir.program import EngineProgram, program_summary, walk
+from verispatial.ir.ops import ID_TENSOR, OP_TAGS, Pop, ReadTiles, WriteTiles
+from verispatial.ir.program import EngineProgram, program_summary, tensor_accesses, walk
 from verispatial.ir.serialize import dumps, load_document, load_program, loads_document
 from verispatial.ir.target import WORMHOLE
 from verispatial.ir.templated import TemplatedProgram, canonical_template
-from verispatial.ir.validate import _tensor_sections, validate, validate_templated
+from verispatial.ir.validate import _tensor_sections, _validate, validate, validate_templated
 from verispatial.passes import Pipeline
 from verispatial.passes.compile import CompiledSection, compile_model, compile_section, compose_step, untimed
 from verispatial.passes.compose import compose
@@ -297,6 +297,15 @@ def test_the_tensors_a_section_names_are_op_ids_tensors(tiny: Step) -> None:
     assert len({k for ks in by_op_ids(full.programs).values() for k in ks}) > 1  # more than one section named
     for t in tp.templates:
         assert _tensor_sections(t.programs) == by_op_ids(t.programs)
+        # ... and validate's op walk, which gathers them from the ReadTiles and WriteTiles it meets (the only op
+        # classes naming a tensor), with what each reads and writes (``tensor_accesses``)
+        _, op_pass = _validate(t)
+        assert op_pass is not None
+        assert not op_pass.cut_short
+        assert op_pass.tensor_sections == by_op_ids(t.programs)
+        assert (op_pass.reads, op_pass.writes) == tensor_accesses(t)
+    assert {cls for cls in OP_TAGS if any(f.metadata.get("id") == ID_TENSOR for f in attrs.fields(cls))} == {
+        ReadTiles, WriteTiles}
 
 
 def test_bad_templated_documents_are_one_line_of_bad_input(tiny: Step, tmp_path: Path,

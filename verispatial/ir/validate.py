@@ -383,6 +383,9 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     if out:
         return out
     _check_tensors_and_trips(shell, bad, _check_target)
+    # Each template's op walk where it saw every op (what its ReadTiles and WriteTiles name, gathered on the way):
+    # the bindings' and resident tensors' rules read it rather than walk the template again.
+    walks: list[_OpPass | None] = []
     for j, t in enumerate(tp.templates):
         where = f"template {j} ({clip(t.name, 40)})"
         if t.buffers and not t.memory:
@@ -395,6 +398,7 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
                     f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
                     "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
         found, walk = _validate(t)
+        walks.append(walk if walk is not None and not walk.cut_short else None)
         for v in found:
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
         # The walk saw every address unless it stopped (a bad name, a nest too deep): then ``_names_trips`` looks.
@@ -423,7 +427,8 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
             continue
         if len(set(inst.tensors)) != len(inst.tensors) or len(set(inst.trips)) != len(inst.trips):
             bad(e, "binds two of its template's tensors (or trips) to one of the program's: the binding is one to one")
-        reads, writes = tp.accesses(inst.template)
+        walk = walks[inst.template]
+        reads, writes = (walk.reads, walk.writes) if walk is not None else tp.accesses(inst.template)
         for local, name in zip(t.tensors, inst.tensors, strict=True):
             g = tensors.get(name)
             if g is None:
@@ -462,14 +467,16 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
                           f"(max {WORD_MAX})")
     used: dict[str, set[int]] = {}
-    # The tensors a template's ops name, found once per template, not once per section (243 walks of the 16-layer
-    # step's templates made validate_templated 18x json.loads: 150 ms of its 157 ms).
+    # The tensors a template's ops name, found once per template (by its op walk), not once per section (243 walks
+    # of the 16-layer step's templates made validate_templated 18x json.loads: 150 ms of its 157 ms).
     template_tensors: dict[int, dict[str, set[int]]] = {}
     for k, inst in enumerate(tp.instances if tp.resident else ()):
         names = dict(zip((x.name for x in tp.templates[inst.template].tensors), inst.tensors, strict=True))
         own_named = template_tensors.get(inst.template)
         if own_named is None:
-            own_named = template_tensors[inst.template] = _tensor_sections(tp.templates[inst.template].programs)
+            walk = walks[inst.template]
+            own_named = template_tensors[inst.template] = (
+                walk.tensor_sections if walk is not None else _tensor_sections(tp.templates[inst.template].programs))
         for own in own_named:
             used.setdefault(names.get(own, own), set()).add(k)
     _check_resident(shell, bad, set(tp.sites), used)
@@ -973,6 +980,12 @@ class _OpPass:
         self.cut_short = False
         #: Every ``ScratchAccess`` leaf, in walk order (``_validate`` checks them when the program has no scratch buffer).
         self.scratch_access: list[tuple[EngineProgram, ScratchAccess]] = []
+        #: The tensors ReadTiles read and WriteTiles write (``program.tensor_accesses``), and per tensor the sections
+        #: whose ops name it (``_tensor_sections``), as the walk met them: complete unless ``cut_short``.
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+        self.tensor_sections: dict[str, set[int]] = {}
+        self.sec = 0  # the section of the top-level op being walked
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
@@ -1034,6 +1047,7 @@ class _OpPass:
             else:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
+            self.sec = sec
             self.gb, self.gs = gb, gs = self._good(ep.site, phase)
             cls = type(top)
             q = quiet.get(cls)
@@ -1270,6 +1284,11 @@ class _OpPass:
             return
         if cls is ReadTiles or cls is WriteTiles:
             assert isinstance(op, (ReadTiles, WriteTiles))
+            (self.reads if cls is ReadTiles else self.writes).add(op.tensor)
+            sections = self.tensor_sections.get(op.tensor)
+            if sections is None:
+                sections = self.tensor_sections[op.tensor] = set()
+            sections.add(self.sec)
             if op.tensor not in self.tensors:
                 self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
             if _addr_too_large(op.addr):
