@@ -23,7 +23,6 @@ from typing import Any
 
 import attrs
 import cattrs
-import jsonschema
 import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
@@ -495,7 +494,10 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     if validator.is_valid(d):
         return
     # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule),
-    # on the document cut down to the parts the compiled validator found errors in (``_pruned``).
+    # on the document cut down to the parts the compiled validator found errors in (``_pruned``). Imported here, on
+    # the way to a message: a document that loads never needs it (its import was about a tenth of certify's).
+    import jsonschema
+
     reference = jsonschema.Draft202012Validator(schema_doc())
     where: dict[int, list[int]] = {}
     try:
