@@ -944,6 +944,10 @@ def _check_shard_offsets(p: Program, shards: dict[int, Buffer], report: Report) 
                                         "sharded L1 buffer has one address on every core")
 
 
+#: ``_OpPass.program``'s phase before its first op: equal to no phase.
+_NO_PHASE = object()
+
+
 class _OpPass:
     """Every per-op rule in one walk over each engine program: ids in range and on the right site, page and tile
     counts, loop variables, trips, tensors and multicast groups (``found``, in program order), each op's use of
@@ -1039,6 +1043,8 @@ class _OpPass:
         self.quiet = quiet
         ng = self.ng
         k = 0
+        last: object = _NO_PHASE  # the phase of the previous top-level op
+        gb, gs = self.gb, self.gs
         for i, top in enumerate(ep.ops):
             if in_order:
                 while k + 1 < len(starts) and i >= starts[k + 1]:
@@ -1048,7 +1054,9 @@ class _OpPass:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
             self.sec = sec
-            self.gb, self.gs = gb, gs = self._good(ep.site, phase)
+            if phase != last:
+                self.gb, self.gs = gb, gs = self._good(ep.site, phase)
+                last = phase
             cls = type(top)
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
@@ -1532,9 +1540,15 @@ def _names_an_op(ops: tuple[Op, ...], path: tuple[int, ...]) -> bool:
 
 
 def _addr_too_large(a: Addr) -> bool:
+    """Whether a part of ``a`` (its base, a coefficient, the dynamic range or scale) lies outside ``[-U32, U32]``
+    (``limits.too_large``, written out: one call per ReadTiles and WriteTiles)."""
+    if not -U32 <= a.base <= U32:
+        return True
+    for t in a.terms:
+        if not -U32 <= t.coef <= U32:
+            return True
     d = a.dynamic
-    return too_large(a.base, U32) or any(too_large(t.coef, U32) for t in a.terms) or (
-        d is not None and (too_large(d.lo, U32) or too_large(d.hi, U32) or too_large(d.scale, U32)))
+    return d is not None and not (-U32 <= d.lo <= U32 and -U32 <= d.hi <= U32 and -U32 <= d.scale <= U32)
 
 
 def _addr_text(a: Addr) -> str:
