@@ -4,6 +4,7 @@ program, the op's own rules in program order, then its uses of phases and tensor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -351,6 +352,12 @@ def _generic_only(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...
         validate_module._QUICK, validate_module._QUIET = quick, quiet
 
 
+@functools.cache
+def _bases() -> list[Program]:
+    return [base(), *(m(base()) for _, m, _ in CASES[:12]), load_program(EXAMPLES / "three_sections.json"),
+            load_program(EXAMPLES / "matmul_reuse_mcast_wormhole.json")]
+
+
 _NUMBERS = st.integers(-1, 4) | st.sampled_from([PAGES_MAX, PAGES_MAX + 1, TILES_MAX, TILES_MAX + 1, 2**32])
 
 
@@ -361,9 +368,7 @@ def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
     buffers of its site and phase, the semaphores of its phase); the violations, and their order, are those of the
     generic rules alone. On this module's programs and two examples with sections, each with random edits of an op's
     ids, pages and tiles and of a buffer's site and section."""
-    bases = [base(), *(m(base()) for _, m, _ in CASES[:12]),
-             load_program(EXAMPLES / "three_sections.json"), load_program(EXAMPLES / "matmul_reuse_mcast_wormhole.json")]
-    p = data.draw(st.sampled_from(bases))
+    p = data.draw(st.sampled_from(_bases()))
     for _ in range(data.draw(st.integers(0, 3))):
         if data.draw(st.booleans()) and p.buffers:
             i = data.draw(st.integers(0, len(p.buffers) - 1))
