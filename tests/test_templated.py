@@ -38,7 +38,7 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.graph import ModelGraph
 from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import ID_TENSOR, OP_TAGS, Pop, ReadTiles, WriteTiles
-from verispatial.ir.program import EngineProgram, program_summary, tensor_accesses, walk
+from verispatial.ir.program import EngineProgram, Semaphore, program_summary, tensor_accesses, walk
 from verispatial.ir.serialize import dumps, load_document, load_program, loads_document
 from verispatial.ir.target import WORMHOLE
 from verispatial.ir.templated import TemplatedProgram, canonical_template
@@ -306,6 +306,26 @@ def test_the_tensors_a_section_names_are_op_ids_tensors(tiny: Step) -> None:
         assert (op_pass.reads, op_pass.writes) == tensor_accesses(t)
     assert {cls for cls in OP_TAGS if any(f.metadata.get("id") == ID_TENSOR for f in attrs.fields(cls))} == {
         ReadTiles, WriteTiles}
+
+
+def test_the_rendezvous_semaphore_slots_and_a_tensor_of_no_extent_are_named(tiny: Step) -> None:
+    """The root's site holds the two rendezvous words beside a template's semaphores: one template with as many
+    semaphores there as the target allows less one is refused by site (its own program holds them all); a program
+    tensor with a dimension of 0 is refused by name (and its bindings' shapes then differ)."""
+    _, _, tp = tiny
+    root = tp.participants[0][0]
+    cap = tp.target.max_semaphores
+    t0 = tp.templates[0]
+    have = sum(root in x.sites for x in t0.semaphores)
+    extra = tuple(Semaphore(len(t0.semaphores) + i, f"extra{i}", (root,)) for i in range(cap - 1 - have))
+    full = attrs.evolve(tp, templates=(attrs.evolve(t0, semaphores=(*t0.semaphores, *extra)), *tp.templates[1:]))
+    assert validate(full.templates[0]) == []
+    got = [(v.entity, v.rule) for v in validate_templated(full)]
+    assert got == [(f"site {root}", f"{cap + 1} semaphores live at once (in one phase) exceed the target's {cap}")]
+    x = tp.tensors[0]
+    flat = attrs.evolve(tp, tensors=(attrs.evolve(x, shape=(0, *x.shape[1:])), *tp.tensors[1:]))
+    got = [(v.entity, v.rule) for v in validate_templated(flat)]
+    assert (f"tensor {x.name}", f"every dimension is positive, got {[0, *x.shape[1:]]}") in got
 
 
 def test_bad_templated_documents_are_one_line_of_bad_input(tiny: Step, tmp_path: Path,

@@ -455,11 +455,16 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     # The rendezvous: one program-wide word on the root's site, one on every participating site.
     root = tp.participants[0][0]
     closing = len(tp.boundaries)
-    # Per template, how many of its semaphores have a word at each site (counted once, not per site and word).
-    live = [Counter(site for x in t.semaphores for site in set(x.sites)) for t in tp.templates]
+    # Per site, the most semaphores one template has a word of there (each template's counted once per semaphore,
+    # not per word; the most over templates kept as they are counted, not looked up per site and template).
+    most_at: dict[Site, int] = {}
+    for t in tp.templates:
+        for site, n in Counter(site for x in t.semaphores for site in set(x.sites)).items():
+            if n > most_at.get(site, 0):
+                most_at[site] = n
     for site in tp.sites:
         wide = 1 + (site == root)
-        most = max((c[site] for c in live), default=0)
+        most = most_at.get(site, 0)
         if wide + most > tp.target.max_semaphores:
             bad(f"site {site}", f"{wide + most} semaphores live at once (in one phase) exceed the target's "
                                 f"{tp.target.max_semaphores}")
@@ -507,7 +512,7 @@ def _check_tensors_and_trips(p: Program, bad: Report,
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
         if len(t.shape) > RANK_MAX:
             bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
-        elif any(d <= 0 for d in t.shape):
+        elif t.shape and min(t.shape) <= 0:
             bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
         elif t.tiles(p.target.tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
