@@ -389,3 +389,14 @@ def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(fields))
         p = edit(ep.key, path, attrs.evolve(op, **{name: data.draw(_NUMBERS)}))(p)
     assert _found(p) == _generic_only(p)
+
+
+def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
+    """Tile counts are found once per shape: two tensors of one shape past 2**32 - 1 tiles are each named, a third of
+    another shape is not."""
+    p = base()
+    big = (1 << 22, 1 << 22)  # 2**17 x 2**17 tiles of 32 x 32: 2**34
+    p = attrs.evolve(p, tensors=(*p.tensors, Tensor("A", big, "bf16", Role.INPUT), Tensor("B", big, "bf16", Role.INPUT),
+                                 Tensor("C", (64, 64), "bf16", Role.INPUT)))
+    rule = f"shape {list(big)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
+    assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]
