@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jsonschema
 import pytest
 from hypothesis import given, settings
@@ -17,10 +18,13 @@ from test_schema import BASE, INLINE, MUTATIONS, TARGET_MUTATIONS, WRITTEN
 
 from verispatial.errors import ParseError
 from verispatial.ir import OP_TAGS, Loop, Op
+from verispatial.ir.core import Site
 from verispatial.ir.ops import TAG_OPS
 from verispatial.ir.serialize import (
+    _builder,
     _conv,
     _program_validator,
+    _stores_only,
     _structure_op,
     _unstructure_op,
     load_program,
@@ -137,3 +141,43 @@ def test_duplicate_keys_are_still_named() -> None:
     with pytest.raises(ParseError, match="key 'a' appears twice in one object"):
         parse_json('{"a": 1, "b": {"c": 1}, "a": 2}')
     assert parse_json('{"a": {"a": 1}, "b": [{"a": 2}]}') == {"a": {"a": 1}, "b": [{"a": 2}]}
+
+
+@attrs.frozen
+class _Plain:
+    n: int
+    at: Site
+    tag: str = "x"
+
+
+@attrs.frozen
+class _Checked:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class _PostInit:
+    n: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.n > 9:
+            raise ValueError("n > 9")
+
+
+def test_a_class_is_built_through_its_slots_only_when_its_init_just_stores() -> None:
+    """``_builder`` stores a plain class's fields through its slots, skipping ``__init__``: the same object (equal,
+    same hash, an integral float read as the int); a class with a validator or a post-init hook is built by its
+    ``__init__``, so the hook still runs."""
+    assert _stores_only(_Plain)
+    assert all(_stores_only(cls) for cls in OP_TAGS)
+    assert not _stores_only(_Checked)
+    assert not _stores_only(_PostInit)
+    got = _builder(_Plain)({"n": 8.0, "at": [1, 2]})
+    assert got == _Plain(8, Site(1, 2))
+    assert hash(got) == hash(_Plain(8, Site(1, 2)))
+    assert type(got.n) is int
+    assert got.tag == "x"
+    with pytest.raises(ValueError, match="'n' must be > 0"):
+        _builder(_Checked)({"n": 0})
+    with pytest.raises(ValueError, match="n > 9"):
+        _builder(_PostInit)({"n": 10})

@@ -36,12 +36,13 @@ from verispatial.driver.cache import ProofCache
 from verispatial.driver.run import certify
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.graph import ModelGraph
-from verispatial.ir.ops import Pop
-from verispatial.ir.program import program_summary
+from verispatial.ir.ids import op_ids
+from verispatial.ir.ops import ID_TENSOR, OP_TAGS, Pop, ReadTiles, WriteTiles
+from verispatial.ir.program import EngineProgram, Semaphore, program_summary, tensor_accesses, walk
 from verispatial.ir.serialize import dumps, load_document, load_program, loads_document
 from verispatial.ir.target import WORMHOLE
 from verispatial.ir.templated import TemplatedProgram, canonical_template
-from verispatial.ir.validate import validate, validate_templated
+from verispatial.ir.validate import _tensor_sections, _validate, validate, validate_templated
 from verispatial.passes import Pipeline
 from verispatial.passes.compile import CompiledSection, compile_model, compile_section, compose_step, untimed
 from verispatial.passes.compose import compose
@@ -273,6 +274,58 @@ def test_a_resident_tensor_used_outside_its_sections_is_named(tiny: Step) -> Non
     want = f"is read or written in section {k}, outside its sections {r.first_section}..{r.first_section}"
     assert [(v.entity, v.rule.split(" (")[0]) for v in validate_templated(bad)] == [(f"resident {r.tensor}", want)]
     assert any(v.entity == f"resident {r.tensor}" and v.rule.startswith(want) for v in validate(bad.expand()))
+
+
+def test_the_tensors_a_section_names_are_op_ids_tensors(tiny: Step) -> None:
+    """The resident rule's "sections whose ops name a tensor" (``validate._tensor_sections``, found once per template
+    by a stack walk) is every ``op_ids`` tensor of every op, loops' bodies included, in the expansion and in each
+    template alike."""
+    _, _, tp = tiny
+
+    def by_op_ids(programs: tuple[EngineProgram, ...]) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for ep in programs:
+            for i, top in enumerate(ep.ops):
+                for op in walk((top,)):
+                    for kind, v in op_ids(op):
+                        if kind == ID_TENSOR:
+                            out.setdefault(v, set()).add(ep.section_of(i))
+        return out
+
+    full = tp.expand()
+    assert _tensor_sections(full.programs) == by_op_ids(full.programs)
+    assert len({k for ks in by_op_ids(full.programs).values() for k in ks}) > 1  # more than one section named
+    for t in tp.templates:
+        assert _tensor_sections(t.programs) == by_op_ids(t.programs)
+        # ... and validate's op walk, which gathers them from the ReadTiles and WriteTiles it meets (the only op
+        # classes naming a tensor), with what each reads and writes (``tensor_accesses``)
+        _, op_pass = _validate(t)
+        assert op_pass is not None
+        assert not op_pass.cut_short
+        assert op_pass.tensor_sections == by_op_ids(t.programs)
+        assert (op_pass.reads, op_pass.writes) == tensor_accesses(t)
+    assert {cls for cls in OP_TAGS if any(f.metadata.get("id") == ID_TENSOR for f in attrs.fields(cls))} == {
+        ReadTiles, WriteTiles}
+
+
+def test_the_rendezvous_semaphore_slots_and_a_tensor_of_no_extent_are_named(tiny: Step) -> None:
+    """The root's site holds the two rendezvous words beside a template's semaphores: one template with as many
+    semaphores there as the target allows less one is refused by site (its own program holds them all); a program
+    tensor with a dimension of 0 is refused by name (and its bindings' shapes then differ)."""
+    _, _, tp = tiny
+    root = tp.participants[0][0]
+    cap = tp.target.max_semaphores
+    t0 = tp.templates[0]
+    have = sum(root in x.sites for x in t0.semaphores)
+    extra = tuple(Semaphore(len(t0.semaphores) + i, f"extra{i}", (root,)) for i in range(cap - 1 - have))
+    full = attrs.evolve(tp, templates=(attrs.evolve(t0, semaphores=(*t0.semaphores, *extra)), *tp.templates[1:]))
+    assert validate(full.templates[0]) == []
+    got = [(v.entity, v.rule) for v in validate_templated(full)]
+    assert got == [(f"site {root}", f"{cap + 1} semaphores live at once (in one phase) exceed the target's {cap}")]
+    x = tp.tensors[0]
+    flat = attrs.evolve(tp, tensors=(attrs.evolve(x, shape=(0, *x.shape[1:])), *tp.tensors[1:]))
+    got = [(v.entity, v.rule) for v in validate_templated(flat)]
+    assert (f"tensor {x.name}", f"every dimension is positive, got {[0, *x.shape[1:]]}") in got
 
 
 def test_bad_templated_documents_are_one_line_of_bad_input(tiny: Step, tmp_path: Path,

@@ -4,10 +4,14 @@ program, the op's own rules in program order, then its uses of phases and tensor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verispatial.ir import (
     WORMHOLE,
@@ -52,6 +56,9 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir import validate as validate_module
+from verispatial.ir.limits import PAGES_MAX, TILES_MAX
+from verispatial.ir.serialize import load_program
 from verispatial.ir.validate import validate
 
 A, B = Site(0, 0), Site(1, 0)
@@ -320,3 +327,80 @@ def test_scratch_access_of_a_program_without_scratch_buffers_in_its_place_among_
     ]
     shallow = attrs.evolve(p, programs=(attrs.evolve(ep, ops=ops[:-1]), *p.programs[1:]))
     assert [v.rule for v in validate(shallow)] == [rule.format(0), rule.format(1), "buffer 99 is not a buffer"]
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _leaves(ops: tuple[Op, ...], at: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Op]]:
+    for i, op in enumerate(ops):
+        if isinstance(op, (Loop, If)):
+            yield from _leaves(op.body, (*at, i))
+        else:
+            yield (*at, i), op
+
+
+def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | None]]:
+    return [(v.entity, v.rule, v.engine, v.path) for v in validate(p)]
+
+
+def _generic_only(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | None]]:
+    """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class): every leaf
+    through the generic id, page and tile rules."""
+    quick, quiet = validate_module._QUICK, validate_module._QUIET
+    validate_module._QUICK = {cls: (lambda *_: False) for cls in quick}
+    validate_module._QUIET = frozenset()
+    try:
+        return _found(p)
+    finally:
+        validate_module._QUICK, validate_module._QUIET = quick, quiet
+
+
+@functools.cache
+def _bases() -> list[Program]:
+    return [base(), *(m(base()) for _, m, _ in CASES[:12]), load_program(EXAMPLES / "three_sections.json"),
+            load_program(EXAMPLES / "matmul_reuse_mcast_wormhole.json")]
+
+
+_NUMBERS = st.integers(-1, 4) | st.sampled_from([PAGES_MAX, PAGES_MAX + 1, TILES_MAX, TILES_MAX + 1, 2**32])
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
+    """The walk passes over a leaf whose ids, pages and tiles its generated predicate finds good (``_quick``: the
+    buffers of its site and phase, the semaphores of its phase); the violations, and their order, are those of the
+    generic rules alone. On this module's programs and two examples with sections, each with random edits of an op's
+    ids, pages and tiles and of a buffer's site and section."""
+    p = data.draw(st.sampled_from(_bases()))
+    for _ in range(data.draw(st.integers(0, 3))):
+        if data.draw(st.booleans()) and p.buffers:
+            i = data.draw(st.integers(0, len(p.buffers) - 1))
+            b = p.buffers[i]
+            b = attrs.evolve(b, site=data.draw(st.sampled_from([A, B, Site(2, 0), b.site])),
+                             section=data.draw(st.sampled_from([b.section, 0, 1, -1, len(p.sections)])))
+            p = attrs.evolve(p, buffers=(*p.buffers[:i], b, *p.buffers[i + 1:]))
+            continue
+        ep = data.draw(st.sampled_from(p.programs))
+        leaves = list(_leaves(ep.ops))
+        if not leaves:
+            continue
+        path, op = data.draw(st.sampled_from(leaves))
+        fields = [f.name for f in attrs.fields(type(op)) if f.name in ("pages", "tiles") or (
+            f.metadata.get("id") in ("buffer", "semaphore", "group") and type(getattr(op, f.name)) is int)]
+        if not fields:
+            continue
+        name = data.draw(st.sampled_from(fields))
+        p = edit(ep.key, path, attrs.evolve(op, **{name: data.draw(_NUMBERS)}))(p)
+    assert _found(p) == _generic_only(p)
+
+
+def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
+    """Tile counts are found once per shape: two tensors of one shape past 2**32 - 1 tiles are each named, a third of
+    another shape is not."""
+    p = base()
+    big = (1 << 22, 1 << 22)  # 2**17 x 2**17 tiles of 32 x 32: 2**34
+    p = attrs.evolve(p, tensors=(*p.tensors, Tensor("A", big, "bf16", Role.INPUT), Tensor("B", big, "bf16", Role.INPUT),
+                                 Tensor("C", (64, 64), "bf16", Role.INPUT)))
+    rule = f"shape {list(big)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
+    assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -22,6 +23,7 @@ from verispatial.ir.ops import (
     ID_GROUP,
     ID_OPERANDS,
     ID_SEMAPHORE,
+    ID_TENSOR,
     OP_TAGS,
     AcquireAcc,
     AtomicBarrier,
@@ -384,6 +386,9 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     if out:
         return out
     _check_tensors_and_trips(shell, bad, _check_target)
+    # Each template's op walk where it saw every op (what its ReadTiles and WriteTiles name, gathered on the way):
+    # the bindings' and resident tensors' rules read it rather than walk the template again.
+    walks: list[_OpPass | None] = []
     for j, t in enumerate(tp.templates):
         where = f"template {j} ({clip(t.name, 40)})"
         if t.buffers and not t.memory:
@@ -396,6 +401,7 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
                     f"sits on a shard of tensor {clip(repr(b.shard.tensor), 40)}: a templated program's sections are "
                     "compose's, which moves no sharded buffer (section-sharded); state the program in full (version 2)")
         found, walk = _validate(t)
+        walks.append(walk if walk is not None and not walk.cut_short else None)
         for v in found:
             out.append(IrViolation(f"{where} {v.entity}", v.rule))
         # The walk saw every address unless it stopped (a bad name, a nest too deep): then ``_names_trips`` looks.
@@ -424,7 +430,8 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
             continue
         if len(set(inst.tensors)) != len(inst.tensors) or len(set(inst.trips)) != len(inst.trips):
             bad(e, "binds two of its template's tensors (or trips) to one of the program's: the binding is one to one")
-        reads, writes = tp.accesses(inst.template)
+        walk = walks[inst.template]
+        reads, writes = (walk.reads, walk.writes) if walk is not None else tp.accesses(inst.template)
         for local, name in zip(t.tensors, inst.tensors, strict=True):
             g = tensors.get(name)
             if g is None:
@@ -451,11 +458,16 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     # The rendezvous: one program-wide word on the root's site, one on every participating site.
     root = tp.participants[0][0]
     closing = len(tp.boundaries)
-    # Per template, how many of its semaphores have a word at each site (counted once, not per site and word).
-    live = [Counter(site for x in t.semaphores for site in set(x.sites)) for t in tp.templates]
+    # Per site, the most semaphores one template has a word of there (each template's counted once per semaphore,
+    # not per word; the most over templates kept as they are counted, not looked up per site and template).
+    most_at: dict[Site, int] = {}
+    for t in tp.templates:
+        for site, n in Counter(site for x in t.semaphores for site in set(x.sites)).items():
+            if n > most_at.get(site, 0):
+                most_at[site] = n
     for site in tp.sites:
         wide = 1 + (site == root)
-        most = max((c[site] for c in live), default=0)
+        most = most_at.get(site, 0)
         if wide + most > tp.target.max_semaphores:
             bad(f"site {site}", f"{wide + most} semaphores live at once (in one phase) exceed the target's "
                                 f"{tp.target.max_semaphores}")
@@ -463,9 +475,17 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
         bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
                           f"(max {WORD_MAX})")
     used: dict[str, set[int]] = {}
+    # The tensors a template's ops name, found once per template (by its op walk), not once per section (243 walks
+    # of the 16-layer step's templates made validate_templated 18x json.loads: 150 ms of its 157 ms).
+    template_tensors: dict[int, dict[str, set[int]]] = {}
     for k, inst in enumerate(tp.instances if tp.resident else ()):
         names = dict(zip((x.name for x in tp.templates[inst.template].tensors), inst.tensors, strict=True))
-        for own in _tensor_sections(tp.templates[inst.template].programs):
+        own_named = template_tensors.get(inst.template)
+        if own_named is None:
+            walk = walks[inst.template]
+            own_named = template_tensors[inst.template] = (
+                walk.tensor_sections if walk is not None else _tensor_sections(tp.templates[inst.template].programs))
+        for own in own_named:
             used.setdefault(names.get(own, own), set()).add(k)
     _check_resident(shell, bad, set(tp.sites), used)
     return out
@@ -495,7 +515,7 @@ def _check_tensors_and_trips(p: Program, bad: Report,
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
         if len(t.shape) > RANK_MAX:
             bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
-        elif any(d <= 0 for d in t.shape):
+        elif t.shape and min(t.shape) <= 0:
             bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
         elif t.tiles(p.target.tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
@@ -558,16 +578,36 @@ def _check_target(p: Program, report: Report) -> None:
 
 
 def _tensor_sections(programs: Sequence[EngineProgram]) -> dict[str, set[int]]:
-    """Per tensor name, the sections whose ops (a read, a write, an indirect address's index) name it."""
+    """Per tensor name, the sections whose ops (a read, a write: the op fields tagged ``ID_TENSOR``, as
+    ``ir.ids.op_ids`` reads them) name it."""
     out: dict[str, set[int]] = {}
+    fields = _TENSOR_FIELDS
     for ep in programs:
         for i, top in enumerate(ep.ops):
             k = ep.section_of(i)
-            for op in walk((top,)):
-                for kind, v in op_ids(op):
-                    if kind == "tensor":
+            stack = [top]  # a stack, not ``walk``'s generator per op: every op of every template, on every load
+            while stack:
+                op = stack.pop()
+                cls = type(op)
+                names = fields.get(cls)
+                if names is None:
+                    names = fields[cls] = _tensor_field_names(cls)
+                for name in names:
+                    v = getattr(op, name)
+                    if v is not None:
                         out.setdefault(v, set()).add(k)
+                if cls in CONTAINERS:
+                    stack.extend(op.body)  # type: ignore[union-attr]
     return out
+
+
+def _tensor_field_names(cls: type) -> tuple[str, ...]:
+    """The fields of op class ``cls`` that name a tensor (``metadata["id"] == ID_TENSOR``)."""
+    return tuple(f.name for f in attrs.fields(cls) if f.metadata.get("id") == ID_TENSOR)
+
+
+#: Per op class, its fields naming a tensor (``_tensor_field_names``; filled for a class the first time it is met).
+_TENSOR_FIELDS: dict[type, tuple[str, ...]] = {cls: _tensor_field_names(cls) for cls in OP_TAGS}
 
 
 def _check_resident(p: Program, report: Report, sites: set[Site] | None = None,
@@ -912,6 +952,10 @@ def _check_shard_offsets(p: Program, shards: dict[int, Buffer], report: Report) 
                                         "sharded L1 buffer has one address on every core")
 
 
+#: ``_OpPass.program``'s phase before its first op: equal to no phase.
+_NO_PHASE = object()
+
+
 class _OpPass:
     """Every per-op rule in one walk over each engine program: ids in range and on the right site, page and tile
     counts, loop variables, trips, tensors and multicast groups (``found``, in program order), each op's use of
@@ -948,11 +992,26 @@ class _OpPass:
         self.cut_short = False
         #: Every ``ScratchAccess`` leaf, in walk order (``_validate`` checks them when the program has no scratch buffer).
         self.scratch_access: list[tuple[EngineProgram, ScratchAccess]] = []
+        #: The tensors ReadTiles read and WriteTiles write (``program.tensor_accesses``), and per tensor the sections
+        #: whose ops name it (``_tensor_sections``), as the walk met them: complete unless ``cut_short``.
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+        self.tensor_sections: dict[str, set[int]] = {}
+        self.sec = 0  # the section of the top-level op being walked
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
         self.start: dict[tuple[int, Site], int] = {}
         self.incs: dict[tuple[int, Site], int] = {}
+        # The ids an op of the program being walked may name without a finding (``_good``: its site's and phase's
+        # buffers, its phase's semaphores), and the ``_QUIET`` classes its engine issues with their ``_quick``.
+        self.ng = len(p.groups)
+        self.gb: frozenset[int] = frozenset()
+        self.gs: frozenset[int] = frozenset()
+        self.quiet: dict[type, Quick] = {}
+        self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
+        self._by_site: dict[tuple[int, int], list[int]] | None = None
+        self._quiet_of: dict[Engine, dict[type, Quick]] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
@@ -960,10 +1019,40 @@ class _OpPass:
             for site in x.sites:
                 self.start[(x.id, site)] = x.init
 
+    def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
+        """(the buffers, the semaphores) an op at ``site`` in ``phase`` may name without a finding of ``_leaf``'s id
+        rules: a buffer of ``site`` whose section is not of another phase, a semaphore whose section is not of another
+        phase (each by its position, as ``_leaf`` looks them up). Built once per site and phase."""
+        key = (site.x, site.y, phase)
+        got = self._goods.get(key)
+        if got is not None:
+            return got
+        p, phases = self.p, self.phases
+        nph = len(phases)
+        if self._by_site is None:
+            self._by_site = {}
+            for i, b in enumerate(p.buffers):
+                self._by_site.setdefault((b.site.x, b.site.y), []).append(i)
+
+        def other_phase(sec: int | None) -> bool:  # ``_leaf``'s phase rule
+            return phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase
+
+        gb = frozenset(i for i in self._by_site.get((site.x, site.y), ()) if not other_phase(p.buffers[i].section))
+        gs = frozenset(i for i, x in enumerate(p.semaphores) if not other_phase(x.section))
+        self._goods[key] = got = (gb, gs)
+        return got
+
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
+        quiet = self._quiet_of.get(ep.engine)
+        if quiet is None:
+            quiet = self._quiet_of[ep.engine] = {cls: _QUICK[cls] for cls in _QUIET if ep.engine in ISSUED_BY[cls]}
+        self.quiet = quiet
+        ng = self.ng
         k = 0
+        last: object = _NO_PHASE  # the phase of the previous top-level op
+        gb, gs = self.gb, self.gs
         for i, top in enumerate(ep.ops):
             if in_order:
                 while k + 1 < len(starts) and i >= starts[k + 1]:
@@ -972,7 +1061,14 @@ class _OpPass:
             else:
                 sec = ep.section_of(i)
             phase = phases[sec] if sec < len(phases) else None
+            self.sec = sec
+            if phase != last:
+                self.gb, self.gs = gb, gs = self._good(ep.site, phase)
+                last = phase
             cls = type(top)
+            q = quiet.get(cls)
+            if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
@@ -1044,8 +1140,12 @@ class _OpPass:
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
+        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
+            q = quiet.get(cls)
+            if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
                 leaf(ep, x, where, body_loops, top, phase, inner)
@@ -1101,27 +1201,12 @@ class _OpPass:
                 f"reads its index from buffer {b} of section {x.section} (phase {self.phases[x.section]}) from phase "
                 f"{phase}: a buffer is used only in its own phase"))
 
-    def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
-              phase: int | None, ranges: dict[str, int] | None = None) -> None:
-        """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
-        phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
-        written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
-        top-level op."""
+    def _ids(self, ep: EngineProgram, op: Op, at: tuple[int, ...], top: int, phase: int | None) -> None:
+        """``_leaf``'s rules of the ids ``op`` names (in range, on its site, of its phase), its pages and its tiles."""
         p = self.p
         nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
         site = ep.site
-
-        # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
-        # builds its message through ``_report`` / ``_use``.
         cls = type(op)
-        if cls is ScratchAccess:
-            self.scratch_access.append((ep, op))  # type: ignore[arg-type]
-        kinds = ISSUED_BY.get(cls)
-        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
-            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
-            if wrong_engine is not None:
-                self._report(ep, at, op, wrong_engine)
-
         ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
         for fname, kind in ids:
             x = getattr(op, fname)
@@ -1164,6 +1249,31 @@ class _OpPass:
         elif has_tiles and op.tiles > TILES_MAX:  # type: ignore[union-attr]
             self._report(ep, at, op, f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
                    f"{TILES_MAX} tiles)")
+
+    def _leaf(self, ep: EngineProgram, op: Op, at: tuple[int, ...], loops: tuple[str, ...], top: int,
+              phase: int | None, ranges: dict[str, int] | None = None) -> None:
+        """The rules of a leaf op. Besides its own rules (``found``): a buffer or semaphore is used only in its own
+        phase (the memory proof lets buffers of different phases share bytes); inputs and params are never
+        written, outputs never read (a tensor both written and read is an activation) — ``uses``, named by the
+        top-level op."""
+        p = self.p
+        nb, ns, phases, nph = self.nb, self.ns, self.phases, len(self.phases)
+        site = ep.site
+
+        # No closures per leaf (two per op were a tenth of a templated program's validation): the rare report
+        # builds its message through ``_report`` / ``_use``.
+        cls = type(op)
+        if cls is ScratchAccess:
+            self.scratch_access.append((ep, op))  # type: ignore[arg-type]
+        kinds = ISSUED_BY.get(cls)
+        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+            wrong_engine = engine_rule(op, ep.engine, p.semaphores)
+            if wrong_engine is not None:
+                self._report(ep, at, op, wrong_engine)
+
+        quick = _QUICK.get(cls)
+        if quick is None or not quick(op, self.gb, self.gs, self.ng):  # else every id, pages and tiles pass
+            self._ids(ep, op, at, top, phase)
         if cls in _PLAIN:
             return
         # The commonest classes with rules of their own first, each returning: no branch after applies to it (one
@@ -1190,6 +1300,11 @@ class _OpPass:
             return
         if cls is ReadTiles or cls is WriteTiles:
             assert isinstance(op, (ReadTiles, WriteTiles))
+            (self.reads if cls is ReadTiles else self.writes).add(op.tensor)
+            sections = self.tensor_sections.get(op.tensor)
+            if sections is None:
+                sections = self.tensor_sections[op.tensor] = set()
+            sections.add(self.sec)
             if op.tensor not in self.tensors:
                 self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
             if _addr_too_large(op.addr):
@@ -1435,9 +1550,15 @@ def _names_an_op(ops: tuple[Op, ...], path: tuple[int, ...]) -> bool:
 
 
 def _addr_too_large(a: Addr) -> bool:
+    """Whether a part of ``a`` (its base, a coefficient, the dynamic range or scale) lies outside ``[-U32, U32]``
+    (``limits.too_large``, written out: one call per ReadTiles and WriteTiles)."""
+    if not -U32 <= a.base <= U32:
+        return True
+    for t in a.terms:
+        if not -U32 <= t.coef <= U32:
+            return True
     d = a.dynamic
-    return too_large(a.base, U32) or any(too_large(t.coef, U32) for t in a.terms) or (
-        d is not None and (too_large(d.lo, U32) or too_large(d.hi, U32) or too_large(d.scale, U32)))
+    return d is not None and not (-U32 <= d.lo <= U32 and -U32 <= d.hi <= U32 and -U32 <= d.scale <= U32)
 
 
 def _addr_text(a: Addr) -> str:
@@ -1465,3 +1586,41 @@ def _shape(cls: type) -> tuple[tuple[tuple[str, str], ...], bool, bool]:
     ids = tuple((f.name, f.metadata["id"]) for f in attrs.fields(cls) if f.metadata.get("id") is not None)
     _SHAPE[cls] = out = (ids, "pages" in names, "tiles" in names)
     return out
+
+
+#: Whether a leaf op passes every rule of ``_OpPass._leaf``'s id, page and tile part: ``(op, good buffers, good
+#: semaphores, groups) -> bool`` (``_quick``).
+Quick = Callable[[Op, frozenset[int], frozenset[int], int], bool]
+
+
+def _quick(cls: type) -> Quick:
+    """A predicate generated from ``cls``'s fields (``_SHAPE``): true when every buffer it names is among the good
+    buffers (``_OpPass._good``: a buffer of the op's site and phase), every semaphore among the good semaphores (of
+    its phase), every group id below the group count, and ``pages`` and ``tiles`` in ``[1, PAGES_MAX]`` and ``[1,
+    TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report nothing. False sends the op
+    through them, which word each violation; so it may be false where they find none (an id that is None), never
+    true where they would report one."""
+    ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
+    terms = []
+    for fname, kind in ids:
+        if kind in (ID_BUFFER, ID_SEMAPHORE):
+            terms.append(f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}")
+        elif kind == ID_OPERANDS:
+            terms.append(f"all([o.buf in gb for o in op.{fname}])")
+        elif kind == ID_GROUP:
+            terms.append(f"0 <= op.{fname} < ng")
+        # a site, a tensor: no rule there
+    if has_pages:
+        terms.append(f"1 <= op.pages <= {PAGES_MAX}")
+    if has_tiles:
+        terms.append(f"1 <= op.tiles <= {TILES_MAX}")
+    env: dict[str, Any] = {}
+    exec(f"def quick(op, gb, gs, ng):\n    return {' and '.join(terms) or 'True'}\n", env)  # from the class's fields
+    return env["quick"]  # type: ignore[no-any-return]
+
+
+#: ``_quick`` of every leaf op class.
+_QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
+#: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
+#: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
+_QUIET = _PLAIN - {ScratchAccess}
