@@ -1,0 +1,81 @@
+"""The tt-metal front end on C++ that is decided when the kernel is compiled: the JIT's own defines, template
+disambiguators, attributes, parameter packs built from integer sequences and the like. Each small kernel written
+here is read into the ops it stands for, or refused by name at its line. The vendor corpus figures these constructs
+move are in benchmarks/README.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import Pop, Push, Reserve, Wait
+from verispatial.ir.program import walk
+
+
+def _read(tmp_path: Path, source: str, kernel: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
+          files: dict[str, str] | None = None) -> Any:
+    """The one engine program of ``source`` (a whole kernel file, with ``files`` beside it) on core (0,0): a reader
+    on NoC 0, buffer c_0 (one bf16 tile a page, 8 pages), tensors ``t`` and ``u`` (32 x 256) at runtime args
+    ``addr`` and ``addr2``."""
+    (tmp_path / "k.cpp").write_text(source)
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    k = {"name": "k", "source": "k.cpp", "processor": "reader", "noc": 0, "runtime_args": ["addr", "addr2"],
+         **(kernel or {})}
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "snippet", "kernel_root": str(tmp_path),
+            "tensors": [{"name": n, "shape": [32, 256], "dtype": "bf16", "role": "input"} for n in ("t", "u")],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [k],
+            "work_units": [{"cores": "0,0", "kernels": ["k"],
+                            "runtime_args": {"k": {"addr": {"tensor": "t"}, "addr2": {"tensor": "u"},
+                                                   **(args or {})}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    return import_host(tmp_path / "h.json").programs[0]
+
+
+def _main(*body: str, prelude: tuple[str, ...] = ()) -> str:
+    return "\n".join(['#include "api/dataflow/dataflow_api.h"', *prelude, "void kernel_main() {", *body, "}"])
+
+
+def _ops(ep: Any) -> list[tuple[str, int]]:
+    return [(type(op).__name__, op.pages) for op in walk(ep.ops) if isinstance(op, (Reserve, Push, Wait, Pop))]
+
+
+# ------------------------------------------------------------------ the JIT's KERNEL_BUILD
+
+
+#: a compile-time-arg struct as deepseek_prefill's combine_fabric2d_collector_ct_args.hpp:34-76 writes it: the host's
+#: constructor under ``#ifndef KERNEL_BUILD``, the kernel's reading the args under ``#else``
+_CT_ARGS_HEADER = "\n".join([
+    "#pragma once",
+    "struct CtArgs {",
+    "    uint32_t pages;",
+    "#ifndef KERNEL_BUILD",
+    "    CtArgs(uint32_t n) : pages(n) {}",
+    "#else",
+    "    constexpr CtArgs() : pages(get_compile_time_arg_val(0)) {}",
+    "#endif",
+    "};"])
+
+
+def test_kernel_build_is_defined_for_every_kernel(tmp_path: Path) -> None:
+    """The JIT compiles a kernel with ``-DKERNEL_BUILD``: a shared header's kernel side is the one read, and its
+    constructor reads the compile-time arg (3 pages, not a field of no initializer)."""
+    ep = _read(tmp_path, _main("    constexpr CtArgs ct{};", "    cb_reserve_back(0, ct.pages);",
+                               "    cb_push_back(0, ct.pages);", prelude=('#include "ct_args.hpp"',)),
+               kernel={"compile_time_args": [3]}, files={"ct_args.hpp": _CT_ARGS_HEADER})
+    assert _ops(ep) == [("Reserve", 3), ("Push", 3)]
+
+
+def test_kernel_build_host_side_is_not_read(tmp_path: Path) -> None:
+    """What only the host compiles is left out: a kernel that named the host's constructor does not build."""
+    with pytest.raises(Refused, match="constructor of CtArgs not chosen"):
+        _read(tmp_path, _main("    CtArgs ct(3);", "    cb_reserve_back(0, ct.pages);",
+                              prelude=('#include "ct_args.hpp"',)),
+              kernel={"compile_time_args": [3]}, files={"ct_args.hpp": _CT_ARGS_HEADER})
