@@ -79,3 +79,74 @@ def test_kernel_build_host_side_is_not_read(tmp_path: Path) -> None:
         _read(tmp_path, _main("    CtArgs ct(3);", "    cb_reserve_back(0, ct.pages);",
                               prelude=('#include "ct_args.hpp"',)),
               kernel={"compile_time_args": [3]}, files={"ct_args.hpp": _CT_ARGS_HEADER})
+
+
+# ------------------------------------------------------------------ the ``template`` disambiguator
+
+
+def test_template_keyword_after_a_scope_is_the_member(tmp_path: Path) -> None:
+    """``R::template get<2>()`` and ``R::template put(n)`` (grid_sample_reader_common.hpp:338) call ``R``'s static
+    members: the keyword only tells the compiler a member of a dependent type is a template."""
+    ep = _read(tmp_path, _main("    cb_reserve_back(0, R::template get<2>());", "    R::template put(3);", prelude=(
+        "struct R {",
+        "    template <uint32_t N> static uint32_t get() { return N; }",
+        "    static void put(uint32_t n) { cb_push_back(0, n); }",
+        "};")))
+    assert _ops(ep) == [("Reserve", 2), ("Push", 3)]
+
+
+# ------------------------------------------------------------------ attributes on statements
+
+
+def test_likely_attribute_on_a_branch_is_a_hint(tmp_path: Path) -> None:
+    """``if (c) [[unlikely]] { ... }`` (strided_ring_reduce_scatter_common.hpp:77): the attribute tells the compiler
+    which way to lay the code out; the branch is the branch."""
+    ep = _read(tmp_path, _main("    uint32_t n = 3;", "    if (n > 2) [[unlikely]] { n = 5; }",
+                               "    [[likely]] cb_reserve_back(0, n);"))
+    assert _ops(ep) == [("Reserve", 5)]
+
+
+# ------------------------------------------------------------------ Noc objects
+
+
+def test_noc_of_the_kernels_own_noc(tmp_path: Path) -> None:
+    """``Noc noc_obj(noc_index);`` (moe_gpt/device/kernels/tilize_reader.cpp:252) parses as a function declaration,
+    C++'s most vexing parse; it and ``Noc()`` are the kernel's NoC, whose barrier the reading follows."""
+    ep = _read(tmp_path, _main("    Noc noc_obj(noc_index);", "    cb_reserve_back(0, 1);",
+                               "    noc_obj.async_read_barrier();", "    Noc().async_read_barrier();",
+                               "    cb_push_back(0, 1);"))
+    assert _ops(ep) == [("Reserve", 1), ("Push", 1)]
+
+
+def test_noc_of_another_noc_is_not_followed(tmp_path: Path) -> None:
+    """A Noc object of the other NoC: its transfers and barriers are not the kernel's NoC's."""
+    with pytest.raises(Refused, match="a Noc of another NoC than the kernel's NoC 0"):
+        _read(tmp_path, _main("    Noc noc_alt(1 - noc_index);", "    noc_alt.async_read_barrier();"))
+    with pytest.raises(Refused, match="a Noc of another NoC than the kernel's NoC 0"):
+        _read(tmp_path, _main("    Noc noc_alt(1);", "    noc_alt.async_read_barrier();"))
+
+
+# ------------------------------------------------------------------ conversions to an enum
+
+
+def test_functional_cast_to_an_enum_is_its_number(tmp_path: Path) -> None:
+    """``ReplicateGroup(cluster_axis)`` of a kernel enum (moe_gpt/device/kernels/tilize_reader.cpp:326) and
+    ``tt::tt_fabric::Topology(get_compile_time_arg_val(0))`` of a device enum (fabric_edm_types.hpp:11) compare with
+    their enumerators by value."""
+    ep = _read(tmp_path, _main(
+        "    constexpr Group axis = Group(get_compile_time_arg_val(1));",
+        "    constexpr auto topology = tt::tt_fabric::Topology(get_compile_time_arg_val(0));",
+        "    if constexpr (topology == tt::tt_fabric::Topology::Ring) { cb_reserve_back(0, 2); }",
+        "    if constexpr (axis == Group::COLS) { cb_reserve_back(0, 3); } else { cb_reserve_back(0, 4); }",
+        prelude=("enum class Group : int { NONE = 0, ROWS = 1, COLS = 2 };",)),
+        kernel={"compile_time_args": [2, 1]})
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 4)]
+
+
+def test_functional_cast_to_an_enum_of_a_value_not_followed(tmp_path: Path) -> None:
+    """The conversion of a runtime value is no enumerator: a branch on it is refused, never taken either way."""
+    with pytest.raises(Refused, match="branch on a value not known statically"):
+        _read(tmp_path, _main("    Group g = Group(get_arg_val<uint32_t>(2));",
+                              "    if (g == Group::COLS) { cb_reserve_back(0, 3); }",
+                              prelude=("enum class Group : int { NONE = 0, ROWS = 1, COLS = 2 };",)),
+              kernel={"runtime_args": ["addr", "addr2", "g"]}, args={"g": "0..2"})

@@ -11,6 +11,7 @@ only when an op, a loop count or a branch needs it.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, NoReturn
 
 import attrs
@@ -110,6 +111,11 @@ NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_PCIE_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_DRAM_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
                  "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
+
+#: The ``template`` disambiguator after a scope of a dependent type (``Reader<T, p>::template read(...)``,
+#: grid_sample_reader_common.hpp:338): it only tells the compiler the member is a template; the call is
+#: ``Reader<T, p>::read``. A keyword, so never part of a name.
+_TEMPLATE_KEYWORD = re.compile(r"::\s*template\b\s*")
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -1126,6 +1132,8 @@ class KernelReader:
                 tv = self.template_value(target)
                 if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
                     self.scopes[-1][alias.text.decode()] = tv
+        elif t == "attributed_statement":
+            self.stmt(n.named_children[-1])
         elif t in ("comment", "static_assert_declaration", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
@@ -1187,8 +1195,9 @@ class KernelReader:
                     # an array the reading does not follow element by element (of pointers, of a size not known):
                     # still the kernel's own words, which a store into changes nothing the choreography names
                     value = V.LocalOpaque(f"the local array {name}, not followed")
-            elif d.type == "function_declarator" and tname in _CLASSES:
-                # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
+            elif d.type == "function_declarator" and (tname in _CLASSES or tname == "Noc"):
+                # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` and ``Noc noc_obj(noc_index);``
+                # (moe_gpt/device/kernels/tilize_reader.cpp:252) read as a function declaration whose
                 # "parameters" are the constructor's arguments
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 params = d.child_by_field_name("parameters")
@@ -1271,6 +1280,14 @@ class KernelReader:
             return self.semaphore(args[0], node)
         if tname == "TensorAccessor":
             return self.accessor(args, node)
+        if tname == "Noc":
+            # ``Noc()`` / ``Noc noc(noc_index)`` (api/dataflow/noc.h): the kernel's own NoC, whose barriers the
+            # reading follows; a Noc object of the other NoC is not followed (its transfers are not the kernel's
+            # NoC's, nor are its barriers)
+            if not args or (len(args) == 1 and isinstance(args[0], V.Sym) and args[0].is_const
+                            and args[0].const == self.kernel.noc):
+                return V.NocObj()
+            return V.Opaque(f"a Noc of another NoC than the kernel's NoC {self.kernel.noc}: {self.text(node)}")
         return V.Opaque(f"a {tname}")
 
     def type_name(self, typ: Any) -> str:
@@ -1312,8 +1329,8 @@ class KernelReader:
                 self.refuse("DataflowBuffer without an index", node)
             v = self.expr(args[0])
             return V.Cb(self.cb_of(v, node))
-        if tname == "Noc" and init is None:
-            return V.NocObj()
+        if tname == "Noc" and (init is None or init.type == "argument_list"):
+            return self.construct_values(tname, [self.expr(a) for a in args], node)
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
@@ -3464,13 +3481,15 @@ class KernelReader:
         last = fn
         while last.type == "qualified_identifier" and last.child_by_field_name("name") is not None:
             last = last.child_by_field_name("name")
+        if last.type == "dependent_name" and last.named_child_count == 1:
+            last = last.named_children[0]  # ``obj::template f<A>``: the template_function inside
         if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
-            name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
+            name = "".join((_TEMPLATE_KEYWORD.sub("::", prefix) + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
             targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
-            name = "".join(fn.text.decode().split())
+            name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
         bare = name.rsplit("::", 1)[-1]
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             v = self.expr(arg_nodes[0]) if arg_nodes else None
@@ -3478,7 +3497,9 @@ class KernelReader:
                 # CoreLocalMem<T>(addr): a T array at addr (api/core_local_mem.h); T defaults to uint32_t
                 return v.retyped(_size_of_type(targs[0].text.decode()) if targs else 4)
             return self.cast(v, targs[0]) if targs else v
-        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
+        if len(arg_nodes) == 1 and enums.is_enum(self, name) and bare not in self.prog.functions:
+            return enums.converted(self, self.expr(arg_nodes[0]), name)
+        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore", "Noc") and \
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
