@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import Pop, Push, Reserve, Wait
+from verispatial.ir.ops import Pop, Push, ReadTiles, Reserve, Wait
 from verispatial.ir.program import walk
 
 
@@ -150,3 +150,70 @@ def test_functional_cast_to_an_enum_of_a_value_not_followed(tmp_path: Path) -> N
                               "    if (g == Group::COLS) { cb_reserve_back(0, 3); }",
                               prelude=("enum class Group : int { NONE = 0, ROWS = 1, COLS = 2 };",)),
               kernel={"runtime_args": ["addr", "addr2", "g"]}, args={"g": "0..2"})
+
+
+# ------------------------------------------------------------------ parameter packs from integer sequences
+
+
+#: minimal_matmul/device/kernels/matmul_dataflow_common.hpp:29-52: a tuple of accessors built by expanding the packs
+#: an integer sequence and a tuple type deduce
+_ACCESSOR_TUPLE = (
+    "template <typename... Args, uint32_t... Indexes>",
+    "auto make_impl(const std::tuple<Args...>& args_tuple, uint32_t start, uint32_t page_size,",
+    "               std::integer_sequence<uint32_t, Indexes...>) {",
+    "    return std::make_tuple(TensorAccessor(",
+    "        std::get<Indexes>(args_tuple), get_arg_val<uint32_t>(start + Indexes), page_size)...);",
+    "}",
+    "template <typename... Args>",
+    "auto make_uniform(const std::tuple<Args...>& args_tuple, uint32_t start, uint32_t page_size) {",
+    "    return make_impl(args_tuple, start, page_size, std::make_integer_sequence<uint32_t, sizeof...(Args)>());",
+    "}")
+
+
+def _tensors_read(ep: Any) -> list[tuple[str, Any]]:
+    return [(op.tensor, op.tiles) for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+
+
+def test_pack_expansion_over_an_integer_sequence(tmp_path: Path) -> None:
+    """``make_uniform(args, 0, 2048)`` expands ``TensorAccessor(std::get<Is>(args), get_arg_val(start + Is), ...)...``
+    over ``Is = 0, 1``: element 1 is the accessor of runtime arg 1, tensor ``u`` (once ``call to
+    make_integer_sequence``)."""
+    ep = _read(tmp_path, _main(
+        "    constexpr auto args = make_tensor_accessor_args_tuple<2, 0>();",
+        "    auto accs = make_uniform(args, 0, 2048);",
+        "    cb_reserve_back(0, 2);",
+        "    noc_async_read_tile(0, std::get<1>(accs), get_write_ptr(0));",
+        "    noc_async_read_tile(1, std::get<0>(accs), get_write_ptr(0) + 2048);",
+        "    noc_async_read_barrier();",
+        "    cb_push_back(0, 2);", prelude=_ACCESSOR_TUPLE))
+    assert [t for t, _ in _tensors_read(ep)] == ["u", "t"]
+
+
+def test_sizeof_of_a_pack_and_explicit_pack_arguments(tmp_path: Path) -> None:
+    """``sizeof...(Is)`` of a pack given explicitly (``total<1, 2, 4>()``) and of one deduced from
+    ``std::make_index_sequence<3>()``; an expansion in the arguments of a function the kernel defines."""
+    ep = _read(tmp_path, _main(
+        "    cb_reserve_back(0, total<1, 2, 4>());",
+        "    cb_reserve_back(0, count(std::make_index_sequence<3>()));",
+        "    cb_reserve_back(0, twice(std::make_index_sequence<3>()));", prelude=(
+            "template <uint32_t... Is> uint32_t total() { return sizeof...(Is); }",
+            "template <size_t... Is> uint32_t count(std::index_sequence<Is...>) { return sizeof...(Is) + 1; }",
+            "uint32_t sum3(uint32_t a, uint32_t b, uint32_t c) { return a + b + c; }",
+            "template <size_t... Is> uint32_t twice(std::index_sequence<Is...>) { return sum3((2 * Is)...); }")))
+    assert _ops(ep) == [("Reserve", 3), ("Reserve", 4), ("Reserve", 6)]
+
+
+def test_integer_sequence_of_a_length_not_known_is_refused(tmp_path: Path) -> None:
+    """A sequence as long as a runtime arg: which elements there are is not known when the kernel is read."""
+    with pytest.raises(Refused, match="integer sequence of a length not known statically"):
+        _read(tmp_path, _main("    auto s = std::make_integer_sequence<uint32_t, get_arg_val<uint32_t>(2)>();"),
+              kernel={"runtime_args": ["addr", "addr2", "n"]}, args={"n": "0..3"})
+
+
+def test_pack_expansion_of_no_pack_is_refused(tmp_path: Path) -> None:
+    """An expansion whose pattern names no pack the reading bound (a function parameter pack, ``Ts... xs``, is not
+    read) is refused by name, never read as one argument."""
+    with pytest.raises(Refused, match="pack expansion of a pack not followed"):
+        _read(tmp_path, _main("    cb_reserve_back(0, first(1, 2));", prelude=(
+            "uint32_t one(uint32_t a) { return a; }",
+            "template <typename... Ts> uint32_t first(Ts... xs) { return one(xs...); }")))

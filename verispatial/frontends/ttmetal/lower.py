@@ -2947,7 +2947,14 @@ class KernelReader:
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
-        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``)."""
+        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``); ``sizeof...(P)``
+        of a pack the reading binds, its element count."""
+        if any(c.type == "..." for c in n.children):
+            name = next((c.text.decode() for c in n.named_children if c.type in ("identifier", "type_identifier")), "")
+            pack = self.lookup(name) if name else None
+            if isinstance(pack, V.Pack):
+                return V.const(len(pack.items))
+            return V.Opaque(f"sizeof... of a pack not followed: {self.text(n)}")
         inner = n.child_by_field_name("type") or n.child_by_field_name("value")
         text = "".join(inner.text.decode().split()).strip("()") if inner is not None else ""
         text = text.removeprefix("std::").removeprefix("const")
@@ -3039,9 +3046,12 @@ class KernelReader:
         tparams: tuple[str, ...] = ()
         tdefaults: dict[str, Any] = {}
         ttypes: tuple[str, ...] = ()
+        variadic: frozenset[str] = frozenset()
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
             tparams = tuple(self.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+            variadic = frozenset(self.template_param_name(p) for p in (plist.named_children if plist is not None
+                                                                         else ()) if p.type.startswith("variadic_"))
             ttypes = tuple(self.type_name(p.child_by_field_name("type")) if not p.type.endswith(
                 "type_parameter_declaration") else "" for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
@@ -3065,10 +3075,11 @@ class KernelReader:
             if tdecl is not None:
                 for k, v in self.defaults(tdecl[0], tparams).items():
                     tdefaults.setdefault(k, v)
+        packs = (_param_packs(plist, variadic) if plist is not None else ()) if variadic else ()
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
                           defaults=defaults, template_defaults=tdefaults, param_types=ptypes, param_declarators=pdecls,
                           returns=self.type_name(fn.child_by_field_name("type")), template_param_types=ttypes,
-                          this=this)
+                          this=this, variadic=variadic, param_packs=packs)
 
     def declared_params(self, fn: Any) -> Any:
         """The parameter list of a forward declaration of definition ``fn`` that states default arguments, if any
@@ -3491,6 +3502,10 @@ class KernelReader:
         else:
             name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
         bare = name.rsplit("::", 1)[-1]
+        if name in _INTEGER_SEQUENCES and bare not in self.prog.functions:
+            return self.integer_sequence(name, targs, n)
+        if any(a.type == "parameter_pack_expansion" for a in arg_nodes):
+            return self.expanded_call(name, fn, arg_nodes, targs, n)
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             v = self.expr(arg_nodes[0]) if arg_nodes else None
             if bare == "CoreLocalMem" and isinstance(v, V.L1Ptr):
@@ -3556,6 +3571,8 @@ class KernelReader:
         if name == "std::get" and len(targs) == 1 and len(arg_nodes) == 1:
             # std::get<i>(t) of a tuple the reading holds as a table (api.make_tensor_accessor_args_tuple)
             t = self.expr(arg_nodes[0])
+            if isinstance(t, V.Designated) and t.fields and all(k.isdigit() for k, _ in t.fields):
+                t = V.Table(tuple(x for _, x in t.fields), len(t.fields))  # a std::make_tuple's elements
             if isinstance(t, V.Table):
                 i = targs[0]
                 return intrinsics.element(self, t, enums.number(self, self.expr(i) if i.type != "type_descriptor"
@@ -3645,6 +3662,81 @@ class KernelReader:
                 return V.Opaque(f"a tie order of a direction not known statically: {self.text(n)}")
             return V.EnumConst(tie_order_from_global_direction(d.const != 0))
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
+
+    def integer_sequence(self, name: str, targs: list[Any], n: Any) -> V.Value:
+        """``std::make_integer_sequence<T, N>()`` / ``std::make_index_sequence<N>()`` (<utility>): the pack ``0 ..
+        N-1``, bound to ``Is...`` by a parameter ``std::integer_sequence<T, Is...>``. A length not known statically,
+        or above ``MAX_PACK``, is refused by name."""
+        at = _INTEGER_SEQUENCES[name]
+        if len(targs) != at + 1:
+            self.refuse(f"{name} without its template arguments", n, self.text(n))
+        a = targs[at]
+        k = enums.number(self, self.expr(a) if a.type != "type_descriptor" else self.template_value(a))
+        if not (isinstance(k, V.Sym) and k.is_const and 0 <= k.const <= MAX_PACK):
+            self.refuse("integer sequence of a length not known statically", n, f"{self.text(n)}: {self.text(a)}")
+        return V.Pack(tuple(V.const(i) for i in range(k.const)))
+
+    def expand(self, e: Any) -> list[V.Value]:
+        """The values of pack expansion ``e`` (``pattern...``, a call's argument): ``pattern`` read once per element,
+        with each pack it names bound to that element (C++ expands them in step: ``std::get<Is>(t)`` with
+        ``s + Is``, matmul_dataflow_common.hpp:38-39). Refused by name: a pattern naming no pack the reading binds,
+        packs of different lengths."""
+        pattern = e.named_children[0]
+        names: set[str] = set()
+        stack = [pattern]
+        while stack:
+            x = stack.pop()
+            if x.type in ("identifier", "type_identifier"):
+                names.add(x.text.decode())
+            stack.extend(x.named_children)
+        packs = {k: v for k in sorted(names) if isinstance(v := self.lookup(k), V.Pack)}
+        if not packs:
+            self.refuse("pack expansion of a pack not followed", e, self.text(e))
+        lengths = {len(p.items) for p in packs.values()}
+        if len(lengths) != 1:
+            self.refuse("pack expansion of packs of different lengths", e,
+                        ", ".join(f"{k}: {len(p.items)}" for k, p in packs.items()))
+        out = []
+        for i in range(lengths.pop()):
+            self.scopes.append({k: p.items[i] for k, p in packs.items()})
+            try:
+                out.append(self.expr(pattern))
+            finally:
+                self.scopes.pop()
+        return out
+
+    def expanded_call(self, name: str, fn: Any, arg_nodes: list[Any], targs: list[Any], n: Any) -> V.Value:
+        """A call with a pack expansion among its arguments (``std::make_tuple(TensorAccessor(std::get<Is>(t), ...)
+        ...)``): the arguments read (``expand``), then the call as ``call`` makes it of a standard builtin, a function
+        the kernel defines or the device API. Any other callee of an expansion is refused by name."""
+        bare = name.rsplit("::", 1)[-1]
+        vals: list[V.Value] = []
+        nodes: list[Any] = []
+        for a in arg_nodes:
+            got = self.expand(a) if a.type == "parameter_pack_expansion" else [self.expr(a)]
+            vals.extend(got)
+            nodes.extend([a] * len(got))
+        if intrinsics.modelled(name) and bare not in self.prog.functions:
+            return intrinsics.call(self, name, vals, nodes, n)
+        local = self.lookup(bare) if fn.type == "identifier" else None
+        if isinstance(local, V.Function):
+            return self.inline(local, nodes, targs, n, vals=vals)
+        cands = self.prog.overloads.get(bare, [])
+        if len(cands) > 1:
+            hit = objects.choose(self, cands, vals, self.declared_params)
+            if hit is None:
+                self.refuse(f"call to {bare} not resolved", n, f"{len(cands)} overloads, none or several fit")
+            return self.inline(self.function_of(hit[0], hit[1], bare), nodes, targs, n, vals=vals)
+        arity = f"/{len(vals)}"
+        key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
+        if key is not None:
+            f = self.function(key)
+            assert isinstance(f, V.Function)
+            return self.inline(f, nodes, targs, n, vals=vals)
+        handler = api.FUNCTIONS.get(bare)
+        if handler is not None:
+            return handler(self, vals, nodes, targs, n)
+        self.refuse("pack expansion in a call not read", n, f"call to {bare}")
 
     def topk_tiles(self, name: str, vals: list[V.Value], n: Any) -> list[V.Value]:
         """The DST tiles topk-family call ``name(vals)`` reads or writes (``sfpu.TOPK_DST_TILES``), as values for
@@ -3770,11 +3862,25 @@ class KernelReader:
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
+            if p in f.variadic:
+                # a pack takes every argument from here on (``f<0, 1, 2>()`` of ``template <uint32_t... Is>``)
+                scope[p] = V.Pack(tuple(self.expr(x) if x.type != "type_descriptor" else self.template_value(x)
+                                        for x in targs[i:]))
+                break
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
             v = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
             t = f.template_param_types[i] if i < len(f.template_param_types) else ""
             scope[p] = objects.convert(self, v, t, n)
+        for (pack, kind), v in zip(f.param_packs, vals, strict=False):
+            # a pack deduced from the argument of the parameter that names it: ``std::integer_sequence<uint32_t,
+            # Is...>`` from ``std::make_integer_sequence<uint32_t, N>()``, ``const std::tuple<Args...>&`` from a tuple
+            if pack and pack not in scope:
+                if kind == "values" and isinstance(v, V.Pack):
+                    scope[pack] = v
+                elif kind == "types" and isinstance(v, (V.Table, V.Designated)):
+                    items = [v.at(k) for k in range(v.size)] if isinstance(v, V.Table) else [x for _, x in v.fields]
+                    scope[pack] = V.Pack(tuple(V.TypeOf(x) for x in items))
         for p in f.template_params[len(targs):]:
             # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
             k = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
@@ -4001,6 +4107,37 @@ class KernelReader:
 
 #: classes whose construction the reading follows
 _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
+
+#: the standard library's integer sequence builders (<utility>), by name: the position of their length template
+#: argument
+_INTEGER_SEQUENCES = {"std::make_integer_sequence": 1, "make_integer_sequence": 1, "std::make_index_sequence": 0,
+                      "make_index_sequence": 0}
+#: the longest pack the reading expands: an integer sequence longer is refused by name (the corpus's are a kernel's
+#: tensors, a few)
+MAX_PACK = 256
+
+
+def _param_packs(plist: Any, variadic: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """For each parameter of ``plist``, the pack of ``variadic`` its type deduces: ``(Is, "values")`` of
+    ``std::integer_sequence<T, Is...>`` / ``std::index_sequence<Is...>``, ``(Args, "types")`` of
+    ``std::tuple<Args...>``, else ``("", "")``."""
+    out = []
+    for p in plist.named_children:
+        if not p.type.endswith("parameter_declaration"):
+            continue
+        typ = p.child_by_field_name("type")
+        inst = typ
+        while inst is not None and inst.type == "qualified_identifier":
+            inst = inst.child_by_field_name("name")
+        tname = inst.child_by_field_name("name").text.decode() if inst is not None and inst.type == "template_type" \
+            else ""
+        args = inst.child_by_field_name("arguments") if tname else None
+        last = args.named_children[-1] if args is not None and args.named_child_count else None
+        pack = "".join(last.named_children[0].text.decode().split()) if last is not None and \
+            last.type == "parameter_pack_expansion" and last.named_child_count else ""
+        kind = "values" if tname in ("integer_sequence", "index_sequence") else "types" if tname == "tuple" else ""
+        out.append((pack, kind) if pack in variadic and kind else ("", ""))
+    return tuple(out)
 
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,
