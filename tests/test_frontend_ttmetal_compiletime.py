@@ -217,3 +217,19 @@ def test_pack_expansion_of_no_pack_is_refused(tmp_path: Path) -> None:
         _read(tmp_path, _main("    cb_reserve_back(0, first(1, 2));", prelude=(
             "uint32_t one(uint32_t a) { return a; }",
             "template <typename... Ts> uint32_t first(Ts... xs) { return one(xs...); }")))
+
+
+# ------------------------------------------------------------------ compile-time args by template
+
+
+def test_get_ct_arg_and_the_compile_time_arg_array(tmp_path: Path) -> None:
+    """``get_ct_arg<I>()`` is ``get_compile_time_arg_val(I)`` (api/compile_time_args.h:26-29, :64), and
+    ``kernel_compile_time_args`` the host's args as a constant array (:23): sdpa's ring_joint_reader.cpp:514 reads
+    its last arg as ``get_ct_arg<kernel_compile_time_args.size() - 1>()``."""
+    ep = _read(tmp_path, _main("    cb_reserve_back(0, get_ct_arg<1>());",
+                               "    cb_reserve_back(0, get_ct_arg<kernel_compile_time_args.size() - 1>());",
+                               "    cb_reserve_back(0, kernel_compile_time_args[0] + kernel_compile_time_args.size());"),
+               kernel={"compile_time_args": [5, 3, 7]})
+    assert _ops(ep) == [("Reserve", 3), ("Reserve", 7), ("Reserve", 8)]
+    with pytest.raises(Refused, match="compile-time arg the host does not give"):
+        _read(tmp_path, _main("    cb_reserve_back(0, get_ct_arg<3>());"), kernel={"compile_time_args": [5, 3, 7]})

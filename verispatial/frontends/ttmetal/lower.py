@@ -2500,6 +2500,14 @@ class KernelReader:
                 return self.function(name)
             if name in DEVICE_CONSTANTS:
                 return V.const(DEVICE_CONSTANTS[name])
+            if name == "kernel_compile_time_args":
+                # ``constexpr auto kernel_compile_time_args = make_array<std::uint32_t>(KERNEL_COMPILE_TIME_ARGS);``
+                # (api/compile_time_args.h:23): the host's positional compile-time args, a constant array
+                # (``kernel_compile_time_args.size() - 1``, sdpa's ring_joint_reader.cpp:514); the survey gives none
+                if self.survey:
+                    return V.Opaque("the kernel's compile-time args (the survey gives none)")
+                items = tuple(self.host_value(a) for a in self.kernel.compile_time_args)
+                return V.Table(items, len(items))
             if name == "cb_addr_shift" and self.kernel.engine != Engine.COMPUTE:
                 # a RISC's buffer addresses are in bytes (internal/circular_buffer_interface.h:145-149)
                 return V.const(0)
