@@ -233,3 +233,36 @@ def test_get_ct_arg_and_the_compile_time_arg_array(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 3), ("Reserve", 7), ("Reserve", 8)]
     with pytest.raises(Refused, match="compile-time arg the host does not give"):
         _read(tmp_path, _main("    cb_reserve_back(0, get_ct_arg<3>());"), kernel={"compile_time_args": [5, 3, 7]})
+
+
+# ------------------------------------------------------------------ enums defined in a function
+
+
+def test_local_enum_enumerators_are_numbers(tmp_path: Path) -> None:
+    """``enum SlotState : uint8_t { IDLE = 0, SRC_PENDING = 1, ... };`` in a function body
+    (padded_slice_reader_rm_interleaved_start_id.cpp:91): its enumerators are numbers in that scope, the next one
+    more than the one before; a scoped enum's compare by name (once ``statement enum_specifier``)."""
+    ep = _read(tmp_path, _main(
+        "    enum SlotState : uint8_t { IDLE = 0, SRC_PENDING = 2, READY };",
+        "    enum class Mode { A, B };",
+        "    SlotState s = READY;",
+        "    Mode m = Mode::B;",
+        "    if (s == READY && m == Mode::B) { cb_reserve_back(0, s); }",
+        "    if (m == Mode::A) { cb_reserve_back(0, 7); }"))
+    assert _ops(ep) == [("Reserve", 3)]
+
+
+def test_local_enum_is_local_to_its_block(tmp_path: Path) -> None:
+    """Its enumerators are not defined past the block that defines the enum."""
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main("    { enum E { ONE = 1 }; }", "    cb_reserve_back(0, ONE);"))
+
+
+def test_source_place_builtins_are_values_not_followed(tmp_path: Path) -> None:
+    """``uint32_t call_line = __builtin_LINE()`` (ternary_sfpu_copy_init.hpp:29): the caller's line, for a debug
+    sentinel; a page count from it is refused by name (once ``call to __builtin_LINE``)."""
+    ep = _read(tmp_path, _main("    note(2);", prelude=(
+        "inline void note(uint32_t n, uint32_t call_line = __builtin_LINE()) { cb_reserve_back(0, n); }",)))
+    assert _ops(ep) == [("Reserve", 2)]
+    with pytest.raises(Refused, match="page count not known statically"):
+        _read(tmp_path, _main("    cb_reserve_back(0, __builtin_LINE());"))

@@ -1133,7 +1133,11 @@ class KernelReader:
                 if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
                     self.scopes[-1][alias.text.decode()] = tv
         elif t == "attributed_statement":
+            # ``if (c) [[unlikely]] { ... }`` (strided_ring_reduce_scatter_common.hpp:77): an attribute is a hint to
+            # the compiler (code layout, a warning it does not give); the statement is the statement
             self.stmt(n.named_children[-1])
+        elif t == "enum_specifier":
+            self.local_enum(n)
         elif t in ("comment", "static_assert_declaration", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
@@ -1145,6 +1149,20 @@ class KernelReader:
                      "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
+
+    def local_enum(self, n: Any) -> None:
+        """An enum defined in a function body (``enum SlotState : uint8_t { IDLE = 0, SRC_PENDING = 1, ... };``,
+        padded_slice_reader_rm_interleaved_start_id.cpp:91): its unscoped enumerators are numbers in the enclosing
+        scope, valued as ``cpp._enum`` values a file-scope enum's (one whose initializer is not a constant
+        expression, and those after it, are not defined: a use is refused by name). The enum's own name is not
+        recorded: ``SlotState::IDLE`` and a scoped enum's enumerators stay enumerators compared by name."""
+        from verispatial.frontends.ttmetal.cpp import _enum, _Tables
+
+        tables = _Tables()
+        _enum(n, tables)
+        for name, value in tables.unscoped.items():
+            if value is not None:
+                self.scopes[-1][name] = V.const(value)
 
     def declaration(self, n: Any) -> None:
         if self.depth and not _is_const(n) and any(
