@@ -266,3 +266,15 @@ def test_source_place_builtins_are_values_not_followed(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 2)]
     with pytest.raises(Refused, match="page count not known statically"):
         _read(tmp_path, _main("    cb_reserve_back(0, __builtin_LINE());"))
+
+
+# ------------------------------------------------------------------ a buffer's extent
+
+
+def test_dataflow_buffer_total_extent(tmp_path: Path) -> None:
+    """``get_total_num_entries()`` and ``get_total_size_bytes()`` (api/dataflow/dataflow_buffer.h:169-172) are the
+    host buffer's entries and ``entries * entry_size`` (8 pages of 2,048 B; once ``DataflowBuffer.
+    get_total_size_bytes``, prefetcher's reader_dram_metal2.cpp:47)."""
+    ep = _read(tmp_path, _main("    DataflowBuffer dfb(0);", "    cb_reserve_back(0, dfb.get_total_num_entries());",
+                               "    cb_push_back(0, dfb.get_total_size_bytes() / 4096);"))
+    assert _ops(ep) == [("Reserve", 8), ("Push", 4)]

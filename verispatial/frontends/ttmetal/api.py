@@ -1247,6 +1247,12 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
             return V.const(cb)
         if name in ("get_tile_size", "get_entry_size"):
             return V.const(r.cb_index[cb].entry_size)
+        if name == "get_total_num_entries" and not vals:
+            # the ring's entries and its L1 bytes (api/dataflow/dataflow_buffer.h:169-172: "num_entries * entry_size";
+            # one tile counter a buffer on Wormhole and Blackhole, so the whole ring is the kernel's)
+            return V.const(r.cb_index[cb].entries)
+        if name == "get_total_size_bytes" and not vals:
+            return V.const(r.cb_index[cb].entries * r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
             return data_format(r, cb)
         if name in intrinsics.TILE_GEOMETRY and not vals:
