@@ -211,12 +211,11 @@ def test_integer_sequence_of_a_length_not_known_is_refused(tmp_path: Path) -> No
 
 
 def test_pack_expansion_of_no_pack_is_refused(tmp_path: Path) -> None:
-    """An expansion whose pattern names no pack the reading bound (a function parameter pack, ``Ts... xs``, is not
-    read) is refused by name, never read as one argument."""
+    """An expansion whose pattern names no pack the reading bound (here a plain variable) is refused by name, never
+    read as one argument."""
     with pytest.raises(Refused, match="pack expansion of a pack not followed"):
-        _read(tmp_path, _main("    cb_reserve_back(0, first(1, 2));", prelude=(
-            "uint32_t one(uint32_t a) { return a; }",
-            "template <typename... Ts> uint32_t first(Ts... xs) { return one(xs...); }")))
+        _read(tmp_path, _main("    uint32_t x = 1;", "    cb_reserve_back(0, one(x...));", prelude=(
+            "uint32_t one(uint32_t a) { return a; }",)))
 
 
 # ------------------------------------------------------------------ compile-time args by template
@@ -278,3 +277,17 @@ def test_dataflow_buffer_total_extent(tmp_path: Path) -> None:
     ep = _read(tmp_path, _main("    DataflowBuffer dfb(0);", "    cb_reserve_back(0, dfb.get_total_num_entries());",
                                "    cb_push_back(0, dfb.get_total_size_bytes() / 4096);"))
     assert _ops(ep) == [("Reserve", 8), ("Push", 4)]
+
+
+def test_function_parameter_pack(tmp_path: Path) -> None:
+    """``AdditionalCBs&... additional_dfbs`` (kernel_util/compute/numeric.h:168) binds every argument from its
+    position on, none included: ``sizeof...`` of it and of its type pack, and its expansion into another call."""
+    ep = _read(tmp_path, _main(
+        "    put(0, 1, 2);", "    put(0);", prelude=(
+            "inline uint32_t add(uint32_t a, uint32_t b) { return a + b; }",
+            "inline uint32_t add() { return 5; }",
+            "template <typename... Ns> void put(uint32_t cb, Ns... ns) {",
+            "    cb_reserve_back(cb, sizeof...(ns) + sizeof...(Ns) + 1);",
+            "    cb_push_back(cb, add(ns...));",
+            "}")))
+    assert _ops(ep) == [("Reserve", 5), ("Push", 3), ("Reserve", 1), ("Push", 5)]

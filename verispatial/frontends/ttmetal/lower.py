@@ -3141,7 +3141,8 @@ class KernelReader:
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
         final value. A reference to const (``const bool& transpose``, compute_common.hpp:1060-1074) cannot be
-        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``)."""
+        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``). A function
+        parameter pack (``Ts... xs``) is named ``...xs`` (``...`` alone for C's unnamed ``...``)."""
         if plist is None:
             return ()
         out = []
@@ -3153,7 +3154,15 @@ class KernelReader:
                     not const
                 out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
-                out.append("...")
+                # a function parameter pack (``AdditionalCBs&... additional_dfbs``, kernel_util/compute/numeric.h:168):
+                # ``...NAME``, bound to a ``Pack`` of the arguments from here on
+                stack, name = [p.child_by_field_name("declarator")], ""
+                while stack and not name:
+                    x = stack.pop()
+                    if x is not None:
+                        name = x.text.decode() if x.type == "identifier" else ""
+                        stack.extend(reversed(x.named_children))
+                out.append("..." + name)
         return tuple(out)
 
     def binary(self, n: Any) -> V.Value:
@@ -3878,6 +3887,8 @@ class KernelReader:
         targs = targs or []
         scope: dict[str, V.Value] = {}
         for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
+            if p.startswith("..."):
+                break  # a function parameter pack: bound below
             t = f.param_types[i] if i < len(f.param_types) else ""
             if isinstance(v, V.L1Ptr) and i < len(f.param_declarators):
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
@@ -3898,6 +3909,13 @@ class KernelReader:
             v = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
             t = f.template_param_types[i] if i < len(f.template_param_types) else ""
             scope[p] = objects.convert(self, v, t, n)
+        k = next((i for i, p in enumerate(f.params) if p.startswith("...")), None)
+        if k is not None and len(f.params[k]) > 3:
+            # ``Ts&... xs``: every argument from its position on, none at all included
+            scope[f.params[k][3:]] = V.Pack(tuple(vals[k:]))
+            t = f.param_types[k] if k < len(f.param_types) else ""
+            if t in f.variadic and t not in scope:  # ``typename... Cs`` deduced from ``Cs&... xs``
+                scope[t] = V.Pack(tuple(V.TypeOf(v) for v in vals[k:]))
         for (pack, kind), v in zip(f.param_packs, vals, strict=False):
             # a pack deduced from the argument of the parameter that names it: ``std::integer_sequence<uint32_t,
             # Is...>`` from ``std::make_integer_sequence<uint32_t, N>()``, ``const std::tuple<Args...>&`` from a tuple
@@ -3908,6 +3926,8 @@ class KernelReader:
                     items = [v.at(k) for k in range(v.size)] if isinstance(v, V.Table) else [x for _, x in v.fields]
                     scope[pack] = V.Pack(tuple(V.TypeOf(x) for x in items))
         for p in f.template_params[len(targs):]:
+            if p in f.variadic:
+                continue  # a pack, deduced above
             # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
             k = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
             if k is not None:
