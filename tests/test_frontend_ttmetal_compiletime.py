@@ -291,3 +291,56 @@ def test_function_parameter_pack(tmp_path: Path) -> None:
             "    cb_push_back(cb, add(ns...));",
             "}")))
     assert _ops(ep) == [("Reserve", 5), ("Push", 3), ("Reserve", 1), ("Push", 5)]
+
+
+# ------------------------------------------------------------------ fold expressions
+
+
+def test_comma_fold_reads_each_element_in_order(tmp_path: Path) -> None:
+    """``(f(Is), ...)`` (kernel_util/compute/numeric.h:106's ``(accumulate_cb(dfb_additional), ...)``) is ``f(0),
+    f(1), f(2)``: every call's ops, in order. It was once read as one value not followed, its ops dropped."""
+    ep = _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(
+        "template <size_t... Is> void each(std::index_sequence<Is...>) { (cb_reserve_back(0, Is + 1), ...); }",)))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 2), ("Reserve", 3)]
+
+
+def test_logical_and_arithmetic_folds(tmp_path: Path) -> None:
+    """``(... && (Is < 5))``, ``(Is > 1 || ...)`` (stopping where C++ stops), ``(0 + ... + Is)`` and ``((Is + 1) *
+    ...)`` of the pack 0, 1, 2 are numbers."""
+    ep = _read(tmp_path, _main("    run(std::make_integer_sequence<uint32_t, 3>());", prelude=(
+        "template <uint32_t... Is> void run(std::integer_sequence<uint32_t, Is...>) {",
+        "    cb_reserve_back(0, (... && (Is < 5)) + (Is > 1 || ...));",
+        "    cb_reserve_back(0, (0 + ... + Is));",
+        "    cb_reserve_back(0, ((Is + 1) * ...));",
+        "}")))
+    assert _ops(ep) == [("Reserve", 2), ("Reserve", 3), ("Reserve", 6)]
+
+
+def test_fold_refusals(tmp_path: Path) -> None:
+    """A fold over a pack the reading did not bind is refused by name (never dropped with its calls' ops), as are a
+    fold whose ``&&`` depends on a value not known before its last element and an arithmetic fold whose operands
+    issue ops (C++ does not order them)."""
+    with pytest.raises(Refused, match="fold expression over a pack not followed"):
+        _read(tmp_path, _main("    each<uint32_t>(1);", prelude=(
+            "template <typename T, size_t... Is> void each(T t) { (cb_reserve_back(0, Is), ...); }",)))
+    with pytest.raises(Refused, match="fold of a value not known statically"):
+        _read(tmp_path, _main("    run(std::make_index_sequence<2>(), get_arg_val<uint32_t>(2));", prelude=(
+            "template <size_t... Is> void run(std::index_sequence<Is...>, uint32_t n) {",
+            "    if ((... && (Is < n))) { cb_reserve_back(0, 1); }",
+            "}")), kernel={"runtime_args": ["addr", "addr2", "n"]}, args={"n": "0..3"})
+    with pytest.raises(Refused, match="fold expression whose operands issue ops"):
+        _read(tmp_path, _main("    run(std::make_index_sequence<2>());", prelude=(
+            "inline uint32_t take(uint32_t i) { cb_reserve_back(0, 1); return i; }",
+            "template <size_t... Is> void run(std::index_sequence<Is...>) { cb_push_back(0, (take(Is) + ...)); }")))
+
+
+def test_fold_choosing_a_tuple_element_on_a_runtime_index_is_refused(tmp_path: Path) -> None:
+    """matmul_dataflow_common.hpp:394-410 writes through the accessor ``chunk_idx`` names, a runtime value, with
+    ``((chunk_idx == Is ? (write(std::get<Is>(accs)), void()) : void()), ...)``: which write runs is not known, so the
+    choice is refused by name, never read as no write."""
+    with pytest.raises(Refused, match="branch on several loop indices"):
+        _read(tmp_path, _main(
+            "    pick(get_arg_val<uint32_t>(2), std::make_index_sequence<2>());", prelude=(
+                "template <size_t... Is> void pick(uint32_t c, std::index_sequence<Is...>) {",
+                "    ((c == Is ? (cb_reserve_back(0, Is + 1), void()) : void()), ...);",
+                "}")), kernel={"runtime_args": ["addr", "addr2", "c"]}, args={"c": "0..1"})

@@ -2634,6 +2634,8 @@ class KernelReader:
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
+        if t == "fold_expression":
+            return self.fold(n)
         if t == "template_function":
             fname = n.child_by_field_name("name").text.decode()
             if fname in self.prog.functions:
@@ -3717,6 +3719,13 @@ class KernelReader:
         ``s + Is``, matmul_dataflow_common.hpp:38-39). Refused by name: a pattern naming no pack the reading binds,
         packs of different lengths."""
         pattern = e.named_children[0]
+        packs = self.packs_in(pattern)
+        if not packs:
+            self.refuse("pack expansion of a pack not followed", e, self.text(e))
+        return self.each_element(pattern, packs, e)
+
+    def packs_in(self, pattern: Any) -> dict[str, V.Pack]:
+        """The packs the reading binds that ``pattern`` names, by name."""
         names: set[str] = set()
         stack = [pattern]
         while stack:
@@ -3724,9 +3733,11 @@ class KernelReader:
             if x.type in ("identifier", "type_identifier"):
                 names.add(x.text.decode())
             stack.extend(x.named_children)
-        packs = {k: v for k in sorted(names) if isinstance(v := self.lookup(k), V.Pack)}
-        if not packs:
-            self.refuse("pack expansion of a pack not followed", e, self.text(e))
+        return {k: v for k in sorted(names) if isinstance(v := self.lookup(k), V.Pack)}
+
+    def each_element(self, pattern: Any, packs: dict[str, V.Pack], e: Any) -> list[V.Value]:
+        """``pattern`` read once per element of ``packs`` (in step, first to last), each pack bound to that element.
+        Packs of different lengths are refused by name."""
         lengths = {len(p.items) for p in packs.values()}
         if len(lengths) != 1:
             self.refuse("pack expansion of packs of different lengths", e,
@@ -3739,6 +3750,76 @@ class KernelReader:
             finally:
                 self.scopes.pop()
         return out
+
+    def fold(self, n: Any) -> V.Value:
+        """A fold expression over a pack the reading binds ([expr.prim.fold]): ``(E, ...)`` reads ``E`` once per
+        element, first to last (kernel_util/compute/numeric.h:106's ``(accumulate_cb(dfb_additional), ...)``,
+        matmul_dataflow_common.hpp:404's write to the chunk ``chunk_idx`` names); ``&&`` / ``||`` likewise, stopping
+        where C++ short-circuits, each element a number; ``+ * & | ^`` and the other arithmetic operators combine the
+        elements' values (a number, or not followed), their operands issuing no op (C++ does not order them). Refused
+        by name: a fold over no pack the reading binds (once dropped whole, with the ops of its calls), ``&&`` / ``||``
+        on a value not known statically before the last element, an arithmetic fold whose operands issue ops, an
+        empty fold of an operator with no empty value."""
+        operands = [c for c in n.named_children if c.type != "comment"]
+        op = next((c.type for c in n.children if not c.is_named and c.type not in ("(", ")", "...")), "")
+        with_packs = [(c, self.packs_in(c)) for c in operands]
+        hits = [(c, ps) for c, ps in with_packs if ps]
+        if len(hits) != 1:
+            self.refuse("fold expression over a pack not followed", n, self.text(n))
+        pattern, packs = hits[0]
+        init = next((c for c in operands if c is not pattern), None)
+        left = next(i for i, c in enumerate(n.children) if c.type == "...") < next(
+            i for i, c in enumerate(n.children) if c.id == pattern.id)
+        if op == ",":
+            if init is not None and left:
+                self.expr(init)
+            vals = self.each_element(pattern, packs, n)
+            last = self.expr(init) if init is not None and not left else (vals[-1] if vals else None)
+            return last
+        if op in ("&&", "||"):
+            unit = op == "&&"  # the empty fold's value; an element of the other truth ends the fold with it
+            length = len(next(iter(packs.values())).items)
+            steps: list[Any] = [None] * length  # None: element i; a node: the init
+            steps = ([init] if init is not None and left else []) + steps + (
+                [init] if init is not None and not left else [])
+            for k, step in enumerate(steps):
+                i = k - (1 if init is not None and left else 0)
+                v = self.expr(step) if step is not None else self.each_element(
+                    pattern, {name: V.Pack(p.items[i:i + 1]) for name, p in packs.items()}, n)[0]
+                v = enums.number(self, v)
+                if not (isinstance(v, V.Sym) and v.is_const):
+                    if k < len(steps) - 1:  # whether C++ reads the rest depends on it
+                        self.refuse("fold of a value not known statically", n, self.text(n))
+                    return V.Opaque(f"a fold of a value not known statically: {self.text(n)}")
+                if (v.const != 0) != unit:
+                    return V.const(int(not unit))
+            return V.const(int(unit))
+        before = self.count_here()
+        vals = self.each_element(pattern, packs, n)
+        if init is not None:
+            vals = [self.expr(init), *vals] if left else [*vals, self.expr(init)]
+        if self.count_here() != before:
+            self.refuse("fold expression whose operands issue ops", n, f"{self.text(n)}: C++ does not order them")
+        if not vals:
+            self.refuse("empty fold expression", n, f"{self.text(n)}: '{op}' has no value for an empty pack")
+        acc = vals[0] if left else vals[-1]
+        for v in (vals[1:] if left else reversed(vals[:-1])):
+            a, b = (acc, v) if left else (v, acc)
+            a, b = enums.number(self, a), enums.number(self, b)
+            if isinstance(a, V.Sym) and isinstance(b, V.Sym) and a.is_const and b.is_const and isinstance(
+                    r := _fold(op, a.const, b.const), int):
+                acc = V.const(r)
+            elif isinstance(a, V.Sym) and isinstance(b, V.Sym) and op in ("+", "-"):
+                acc = a + (b if op == "+" else -b)
+            elif isinstance(a, V.Sym) and isinstance(b, V.Sym) and op == "*" and (a.is_const or b.is_const):
+                acc = a.scaled(b.const) if b.is_const else b.scaled(a.const)  # as ``binary`` reads a product
+            else:
+                return V.Opaque(f"a fold not followed: {self.text(n)}")
+        return acc
+
+    def count_here(self) -> int:
+        """How many ops the block being read holds (a loop or branch read inside it adds one)."""
+        return len(self.blocks[-1].ops)
 
     def expanded_call(self, name: str, fn: Any, arg_nodes: list[Any], targs: list[Any], n: Any) -> V.Value:
         """A call with a pack expansion among its arguments (``std::make_tuple(TensorAccessor(std::get<Is>(t), ...)
