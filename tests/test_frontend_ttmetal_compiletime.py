@@ -344,3 +344,27 @@ def test_fold_choosing_a_tuple_element_on_a_runtime_index_is_refused(tmp_path: P
                 "template <size_t... Is> void pick(uint32_t c, std::index_sequence<Is...>) {",
                 "    ((c == Is ? (cb_reserve_back(0, Is + 1), void()) : void()), ...);",
                 "}")), kernel={"runtime_args": ["addr", "addr2", "c"]}, args={"c": "0..1"})
+
+
+def test_sequence_values_and_a_fold_dispatch_on_a_known_index(tmp_path: Path) -> None:
+    """``std::index_sequence_for<Accessors...>{}`` (matmul_dataflow_common.hpp:473) is ``0 .. sizeof...(Accessors) -
+    1`` and ``std::integer_sequence<uint32_t, 1, 4>{}`` its elements; the fold that picks a tuple element by an index
+    known statically (:394-410) reads the one read it names, through element 1 (tensor ``u``)."""
+    ep = _read(tmp_path, _main(
+        "    constexpr auto args = make_tensor_accessor_args_tuple<2, 0>();",
+        "    auto accs = make_uniform(args, 0, 2048);",
+        "    cb_reserve_back(0, total(std::integer_sequence<uint32_t, 1, 4>{}));",
+        "    read_chunk(accs, 1, get_write_ptr(0));",
+        "    noc_async_read_barrier();", prelude=(
+            *_ACCESSOR_TUPLE,
+            "template <uint32_t... Is> uint32_t total(std::integer_sequence<uint32_t, Is...>) { return (Is + ...); }",
+            "template <typename Tuple, size_t... Is>",
+            "void pick(const Tuple& accs, uint32_t c, uint32_t l1, std::index_sequence<Is...>) {",
+            "    ((c == Is ? (noc_async_read_tile(0, std::get<Is>(accs), l1), void()) : void()), ...);",
+            "}",
+            "template <typename... Accessors>",
+            "void read_chunk(const std::tuple<Accessors...>& accs, uint32_t c, uint32_t l1) {",
+            "    pick(accs, c, l1, std::index_sequence_for<Accessors...>{});",
+            "}")))
+    assert _ops(ep) == [("Reserve", 5)]
+    assert [t for t, _ in _tensors_read(ep)] == ["u"]

@@ -2745,6 +2745,9 @@ class KernelReader:
         """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
         typ = n.child_by_field_name("type")
         init = n.child_by_field_name("value")
+        seq = self.sequence_type(typ) if typ is not None and init is not None and not init.named_child_count else None
+        if seq is not None:
+            return seq
         vals = [self.expr(a) for a in init.named_children if a.type != "comment"] if init is not None else []
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
@@ -2760,6 +2763,43 @@ class KernelReader:
             # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
             return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
+
+    def sequence_type(self, typ: Any) -> V.Pack | None:
+        """The pack an integer sequence type's value ``T{}`` stands for (<utility>): ``std::index_sequence_for<Ts...>``
+        ``0 .. sizeof...(Ts) - 1`` (matmul_dataflow_common.hpp:473), ``std::make_index_sequence<N>`` /
+        ``std::make_integer_sequence<T, N>`` ``0 .. N-1``, ``std::index_sequence<a, b>`` / ``std::integer_sequence<T, a,
+        b>`` its elements; None for any other type. A length or element not known statically is refused by name."""
+        inst = typ
+        while inst is not None and inst.type == "qualified_identifier":
+            inst = inst.child_by_field_name("name")
+        if inst is None or inst.type != "template_type" or not self.text(typ).startswith("std::"):
+            return None
+        name = inst.child_by_field_name("name").text.decode()
+        ta = inst.child_by_field_name("arguments")
+        args = [a for a in (ta.named_children if ta is not None else ()) if a.type != "comment"]
+
+        def number(a: Any) -> int:
+            v = enums.number(self, self.expr(a) if a.type != "type_descriptor" else self.template_value(a))
+            if not (isinstance(v, V.Sym) and v.is_const and 0 <= v.const < 2**32):
+                self.refuse("integer sequence of a length not known statically", typ, self.text(typ))
+            return v.const
+
+        if name == "index_sequence_for":
+            count = 0
+            for a in args:
+                packs = self.packs_in(a) if a.type == "parameter_pack_expansion" else {}
+                if a.type == "parameter_pack_expansion" and len(packs) != 1:
+                    self.refuse("integer sequence of a length not known statically", typ, self.text(typ))
+                count += len(next(iter(packs.values())).items) if packs else 1
+            return V.Pack(tuple(V.const(i) for i in range(count)))
+        if name in ("make_index_sequence", "make_integer_sequence") and args:
+            k = number(args[-1])
+            if k > MAX_PACK:
+                self.refuse("integer sequence of a length not known statically", typ, f"{self.text(typ)}: {k}")
+            return V.Pack(tuple(V.const(i) for i in range(k)))
+        if name in ("index_sequence", "integer_sequence"):
+            return V.Pack(tuple(V.const(number(a)) for a in args[(1 if name == "integer_sequence" else 0):]))
+        return None
 
     def local_array(self, d: Any, elem: str = "") -> V.LocalArray | None:
         """``T a[N];`` with ``N`` known statically (1 to ``UNROLL_LIMIT``, one dimension): an array of unstored
@@ -3539,6 +3579,11 @@ class KernelReader:
         else:
             name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
         bare = name.rsplit("::", 1)[-1]
+        if name == "void" and len(arg_nodes) <= 1:
+            # ``void()`` / ``void(x)``: a functional cast to void (a fold's empty arm, matmul_dataflow_common.hpp:408)
+            if arg_nodes:
+                self.expr(arg_nodes[0])
+            return None
         if name in _INTEGER_SEQUENCES and bare not in self.prog.functions:
             return self.integer_sequence(name, targs, n)
         if any(a.type == "parameter_pack_expansion" for a in arg_nodes):
