@@ -172,6 +172,14 @@ def _ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any]
     return r.host_value(r.kernel.compile_time_args[i])
 
 
+def _ct_arg_t(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``get_ct_arg<Idx>()`` (api/compile_time_args.h:26-29; ``get_compile_time_arg_val(i)`` is defined as it, :64):
+    compile-time arg ``Idx``, as ``get_compile_time_arg_val``."""
+    if len(targs) != 1 or vals:
+        r.refuse("get_ct_arg without its one template argument", n, r.text(n))
+    return _ct_arg(r, [_template_number(r, targs[0], "compile-time arg index", n)], targs, [], n)
+
+
 def _named_ct_arg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_named_compile_time_arg_val")
     name = vals[0]
@@ -1197,6 +1205,7 @@ FUNCTIONS: dict[str, Handler] = {
     "get_common_arg_val": _common_arg,
     "get_common_vararg": _common_arg,
     "get_compile_time_arg_val": _ct_arg,
+    "get_ct_arg": _ct_arg_t,
     "get_named_compile_time_arg_val": _named_ct_arg,
     "TensorAccessorArgs": _accessor_args,
     "TensorAccessor": _accessor,
@@ -1262,6 +1271,8 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
     """``obj.name(args)`` for the object API's receivers: DataflowBuffer / CircularBuffer, Noc, Semaphore and a
     tensor accessor."""
     vals = [r.expr(a) for a in nodes]
+    if isinstance(obj, V.Table) and name == "size" and not vals:
+        return V.const(obj.size)  # a constant array's (std::array's) element count
     if isinstance(obj, V.Cb):
         cb = obj.index
         ops: dict[str, type[Reserve | Push | Wait | Pop]] = {
@@ -1276,6 +1287,12 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
             return V.const(cb)
         if name in ("get_tile_size", "get_entry_size"):
             return V.const(r.cb_index[cb].entry_size)
+        if name == "get_total_num_entries" and not vals:
+            # the ring's entries and its L1 bytes (api/dataflow/dataflow_buffer.h:169-172: "num_entries * entry_size";
+            # one tile counter a buffer on Wormhole and Blackhole, so the whole ring is the kernel's)
+            return V.const(r.cb_index[cb].entries)
+        if name == "get_total_size_bytes" and not vals:
+            return V.const(r.cb_index[cb].entries * r.cb_index[cb].entry_size)
         if name in ("get_dataformat", "get_data_format"):
             return data_format(r, cb)
         if name in intrinsics.TILE_GEOMETRY and not vals:

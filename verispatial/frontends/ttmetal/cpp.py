@@ -40,6 +40,14 @@ DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "A
 #: one TRISC's ``UCK_CHLKC_*`` (each of unpack, math and pack is compiled with its own; the helpers' decisions read
 #: here are the same in all three: ``DST_ACCUM_MODE``, the buffer formats the JIT equalizes, tilize_helpers.inl:22)
 COMPUTE_JIT_MACROS = {"DST_SYNC_MODE": "DstSync::SyncHalf", "UCK_CHLKC_MATH": "1"}
+#: What the JIT build defines for every kernel, data movement and compute alike: ``KERNEL_BUILD`` (tt-metal's JIT
+#: passes ``-DKERNEL_BUILD`` to a kernel's compile and ``-DFW_BUILD`` to firmware's: both strings are in the wheel's
+#: build/lib/libtt_metal.so; the device headers test it, tt_metal/hw/inc/api/debug/kernel_profiler.hpp:334,
+#: hostdev/fabric_edm_packet_header.hpp:11). Headers shared by host and kernel put each side under it: the
+#: compile-time-arg structs' kernel constructors reading ``get_compile_time_arg_val`` are under ``#ifdef
+#: KERNEL_BUILD``, the host's under ``#ifndef`` (deepseek_prefill/combine_fabric2d/device/kernels/dataflow/
+#: combine_fabric2d_collector_ct_args.hpp:34-76)
+KERNEL_JIT_MACROS = {"KERNEL_BUILD": "1"}
 #: Constants of the device headers: what kernels compare semaphores with (hostdevcommon/common_values.hpp) and the
 #: tile geometry (tt_metal/api/tt-metalium/constants.hpp, ``tt::constants``; named with or without the namespace).
 DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0, "TILE_HEIGHT": 32, "TILE_WIDTH": 32, "TILE_HW": 1024,
@@ -153,7 +161,8 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     globals_: list[tuple[Any, Unit]] = []
     tables = _Tables()
     seen: set[Path] = set()
-    macros: Macros = {**DEVICE_MACROS, **(COMPUTE_JIT_MACROS if compute else {}), **host_macros(defines)}
+    macros: Macros = {**DEVICE_MACROS, **KERNEL_JIT_MACROS, **(COMPUTE_JIT_MACROS if compute else {}),
+                      **host_macros(defines)}
 
     reads: dict[Path, int] = {}
 

@@ -67,3 +67,25 @@ def number(r: KernelReader, v: V.Value) -> V.Value:
         if k is not None:
             return V.const(k)
     return v
+
+
+def is_enum(r: KernelReader, name: str) -> bool:
+    """Whether ``name`` (bare or qualified: ``tt::tt_fabric::Topology``) names an enum whose enumerators the reading
+    knows: one the kernel or a followed header defines, or one transcribed above for the host's target."""
+    bare = name.rsplit("::", 1)[-1]
+    return bool(r.prog.enums.get(bare)) or bare in DEVICE_ENUMS.get(r.host.target.name, {})
+
+
+def converted(r: KernelReader, v: V.Value, name: str) -> V.Value:
+    """``E(x)``: the functional cast of ``x`` to the enum ``E`` (``constexpr ReplicateGroup axis =
+    ReplicateGroup(cluster_axis);``, moe_gpt/device/kernels/tilize_reader.cpp:326; ``tt::tt_fabric::Topology(
+    get_compile_time_arg_val(i))``, all_to_all_combine's writer:118). C++ gives the enum the integer's value (an
+    enum's value is its underlying integer, [expr.static.cast]; a scoped enum's underlying type is ``int`` unless it
+    says otherwise), so it compares with an enumerator as its number does. An enumerator stays itself; a number
+    outside ``[0, 2**31)`` (a scoped enum's ``int`` would not hold it as the same number) and a value not followed are
+    not followed."""
+    if isinstance(v, V.EnumConst):
+        return v
+    if isinstance(v, V.Sym) and v.is_const and 0 <= v.const < 2**31:
+        return v
+    return V.Opaque(f"a conversion to the enum {name} of a value not followed")

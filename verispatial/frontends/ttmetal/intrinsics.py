@@ -85,10 +85,14 @@ _TUPLES = frozenset({"std::make_tuple", "std::tuple", "std::make_pair", "std::pa
 
 def modelled(name: str) -> bool:
     """Whether ``name`` (a call's name as written, template arguments left out) is evaluated here."""
-    return _bit_builtin(name) is not None or name in ("__builtin_expect", "std::optional", "std::make_optional",
+    return _bit_builtin(name) is not None or name in _SOURCE_PLACE or name in (
+        "__builtin_expect", "std::optional", "std::make_optional",
                                                       "optional", "make_optional", "get_arg_addr") \
         or name in ("get_tile_hw", "get_tile_num_faces", "copy_block") or name in _TUPLES or name in _ALIGN
 
+
+#: GCC's builtins naming the place of a call (the line, file, function): values for messages
+_SOURCE_PLACE = frozenset({"__builtin_LINE", "__builtin_FILE", "__builtin_FUNCTION"})
 
 #: api/alignment.h:7-15, on 32-bit words: ``align(addr, a)`` rounds up to a multiple of ``a``, ``align_power_of_2``
 #: rounds up for a power-of-two ``a``, ``is_power_of_2(n)``
@@ -149,6 +153,13 @@ def call(r: KernelReader, name: str, vals: list[Any], arg_nodes: list[Any], n: A
         if u == 0 and undef0:
             r.refuse(f"{name} of 0", n, "undefined in GCC: the hardware's result is not known")
         return V.const(f(u, width))
+    if name in _SOURCE_PLACE:
+        # the line, file or function of the call (GCC's "Other Built-in Functions"; as a default argument, of the
+        # caller: ``uint32_t call_line = __builtin_LINE()``, ternary_sfpu_copy_init.hpp:29, named in a debug
+        # sentinel): for messages only, so not followed
+        if vals:
+            r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes none")
+        return V.Opaque(f"{name}(): the source place of a call, not followed")
     if name == "__builtin_expect":
         if len(vals) != 2:
             r.refuse(f"call to {name} with {len(vals)} arguments", n, "it takes two")

@@ -11,6 +11,7 @@ only when an op, a loop count or a branch needs it.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, NoReturn
 
 import attrs
@@ -110,6 +111,11 @@ NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_PCIE_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_DRAM_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
                  "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
+
+#: The ``template`` disambiguator after a scope of a dependent type (``Reader<T, p>::template read(...)``,
+#: grid_sample_reader_common.hpp:338): it only tells the compiler the member is a template; the call is
+#: ``Reader<T, p>::read``. A keyword, so never part of a name.
+_TEMPLATE_KEYWORD = re.compile(r"::\s*template\b\s*")
 
 #: The value of every runtime and compile-time arg in survey mode: 2 runs a loop more than once, and as an index
 #: names a buffer and a semaphore the survey host declares.
@@ -1126,6 +1132,12 @@ class KernelReader:
                 tv = self.template_value(target)
                 if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
                     self.scopes[-1][alias.text.decode()] = tv
+        elif t == "attributed_statement":
+            # ``if (c) [[unlikely]] { ... }`` (strided_ring_reduce_scatter_common.hpp:77): an attribute is a hint to
+            # the compiler (code layout, a warning it does not give); the statement is the statement
+            self.stmt(n.named_children[-1])
+        elif t == "enum_specifier":
+            self.local_enum(n)
         elif t in ("comment", "static_assert_declaration", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
@@ -1137,6 +1149,20 @@ class KernelReader:
                      "ERROR": "C++ the parser could not read",
                      "labeled_statement": "label", "try_statement": "try"}
             self.refuse(names.get(t, f"statement {t}"), n)
+
+    def local_enum(self, n: Any) -> None:
+        """An enum defined in a function body (``enum SlotState : uint8_t { IDLE = 0, SRC_PENDING = 1, ... };``,
+        padded_slice_reader_rm_interleaved_start_id.cpp:91): its unscoped enumerators are numbers in the enclosing
+        scope, valued as ``cpp._enum`` values a file-scope enum's (one whose initializer is not a constant
+        expression, and those after it, are not defined: a use is refused by name). The enum's own name is not
+        recorded: ``SlotState::IDLE`` and a scoped enum's enumerators stay enumerators compared by name."""
+        from verispatial.frontends.ttmetal.cpp import _enum, _Tables
+
+        tables = _Tables()
+        _enum(n, tables)
+        for name, value in tables.unscoped.items():
+            if value is not None:
+                self.scopes[-1][name] = V.const(value)
 
     def declaration(self, n: Any) -> None:
         if self.depth and not _is_const(n) and any(
@@ -1187,8 +1213,9 @@ class KernelReader:
                     # an array the reading does not follow element by element (of pointers, of a size not known):
                     # still the kernel's own words, which a store into changes nothing the choreography names
                     value = V.LocalOpaque(f"the local array {name}, not followed")
-            elif d.type == "function_declarator" and tname in _CLASSES:
-                # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` reads as a function declaration whose
+            elif d.type == "function_declarator" and (tname in _CLASSES or tname == "Noc"):
+                # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` and ``Noc noc_obj(noc_index);``
+                # (moe_gpt/device/kernels/tilize_reader.cpp:252) read as a function declaration whose
                 # "parameters" are the constructor's arguments
                 name = self.decl_name(d.child_by_field_name("declarator"))
                 params = d.child_by_field_name("parameters")
@@ -1271,6 +1298,14 @@ class KernelReader:
             return self.semaphore(args[0], node)
         if tname == "TensorAccessor":
             return self.accessor(args, node)
+        if tname == "Noc":
+            # ``Noc()`` / ``Noc noc(noc_index)`` (api/dataflow/noc.h): the kernel's own NoC, whose barriers the
+            # reading follows; a Noc object of the other NoC is not followed (its transfers are not the kernel's
+            # NoC's, nor are its barriers)
+            if not args or (len(args) == 1 and isinstance(args[0], V.Sym) and args[0].is_const
+                            and args[0].const == self.kernel.noc):
+                return V.NocObj()
+            return V.Opaque(f"a Noc of another NoC than the kernel's NoC {self.kernel.noc}: {self.text(node)}")
         return V.Opaque(f"a {tname}")
 
     def type_name(self, typ: Any) -> str:
@@ -1312,8 +1347,8 @@ class KernelReader:
                 self.refuse("DataflowBuffer without an index", node)
             v = self.expr(args[0])
             return V.Cb(self.cb_of(v, node))
-        if tname == "Noc" and init is None:
-            return V.NocObj()
+        if tname == "Noc" and (init is None or init.type == "argument_list"):
+            return self.construct_values(tname, [self.expr(a) for a in args], node)
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
@@ -2483,6 +2518,14 @@ class KernelReader:
                 return self.function(name)
             if name in DEVICE_CONSTANTS:
                 return V.const(DEVICE_CONSTANTS[name])
+            if name == "kernel_compile_time_args":
+                # ``constexpr auto kernel_compile_time_args = make_array<std::uint32_t>(KERNEL_COMPILE_TIME_ARGS);``
+                # (api/compile_time_args.h:23): the host's positional compile-time args, a constant array
+                # (``kernel_compile_time_args.size() - 1``, sdpa's ring_joint_reader.cpp:514); the survey gives none
+                if self.survey:
+                    return V.Opaque("the kernel's compile-time args (the survey gives none)")
+                items = tuple(self.host_value(a) for a in self.kernel.compile_time_args)
+                return V.Table(items, len(items))
             if name == "cb_addr_shift" and self.kernel.engine != Engine.COMPUTE:
                 # a RISC's buffer addresses are in bytes (internal/circular_buffer_interface.h:145-149)
                 return V.const(0)
@@ -2591,6 +2634,8 @@ class KernelReader:
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
+        if t == "fold_expression":
+            return self.fold(n)
         if t == "template_function":
             fname = n.child_by_field_name("name").text.decode()
             if fname in self.prog.functions:
@@ -2700,6 +2745,9 @@ class KernelReader:
         """``T{...}``: a chain element of the kernel_lib (``chain.element``) or a struct value."""
         typ = n.child_by_field_name("type")
         init = n.child_by_field_name("value")
+        seq = self.sequence_type(typ) if typ is not None and init is not None and not init.named_child_count else None
+        if seq is not None:
+            return seq
         vals = [self.expr(a) for a in init.named_children if a.type != "comment"] if init is not None else []
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
@@ -2715,6 +2763,43 @@ class KernelReader:
             # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
             return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
+
+    def sequence_type(self, typ: Any) -> V.Pack | None:
+        """The pack an integer sequence type's value ``T{}`` stands for (<utility>): ``std::index_sequence_for<Ts...>``
+        ``0 .. sizeof...(Ts) - 1`` (matmul_dataflow_common.hpp:473), ``std::make_index_sequence<N>`` /
+        ``std::make_integer_sequence<T, N>`` ``0 .. N-1``, ``std::index_sequence<a, b>`` / ``std::integer_sequence<T, a,
+        b>`` its elements; None for any other type. A length or element not known statically is refused by name."""
+        inst = typ
+        while inst is not None and inst.type == "qualified_identifier":
+            inst = inst.child_by_field_name("name")
+        if inst is None or inst.type != "template_type" or not self.text(typ).startswith("std::"):
+            return None
+        name = inst.child_by_field_name("name").text.decode()
+        ta = inst.child_by_field_name("arguments")
+        args = [a for a in (ta.named_children if ta is not None else ()) if a.type != "comment"]
+
+        def number(a: Any) -> int:
+            v = enums.number(self, self.expr(a) if a.type != "type_descriptor" else self.template_value(a))
+            if not (isinstance(v, V.Sym) and v.is_const and 0 <= v.const < 2**32):
+                self.refuse("integer sequence of a length not known statically", typ, self.text(typ))
+            return v.const
+
+        if name == "index_sequence_for":
+            count = 0
+            for a in args:
+                packs = self.packs_in(a) if a.type == "parameter_pack_expansion" else {}
+                if a.type == "parameter_pack_expansion" and len(packs) != 1:
+                    self.refuse("integer sequence of a length not known statically", typ, self.text(typ))
+                count += len(next(iter(packs.values())).items) if packs else 1
+            return V.Pack(tuple(V.const(i) for i in range(count)))
+        if name in ("make_index_sequence", "make_integer_sequence") and args:
+            k = number(args[-1])
+            if k > MAX_PACK:
+                self.refuse("integer sequence of a length not known statically", typ, f"{self.text(typ)}: {k}")
+            return V.Pack(tuple(V.const(i) for i in range(k)))
+        if name in ("index_sequence", "integer_sequence"):
+            return V.Pack(tuple(V.const(number(a)) for a in args[(1 if name == "integer_sequence" else 0):]))
+        return None
 
     def local_array(self, d: Any, elem: str = "") -> V.LocalArray | None:
         """``T a[N];`` with ``N`` known statically (1 to ``UNROLL_LIMIT``, one dimension): an array of unstored
@@ -2930,7 +3015,14 @@ class KernelReader:
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
     def size_of(self, n: Any) -> V.Value:
-        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``)."""
+        """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``); ``sizeof...(P)``
+        of a pack the reading binds, its element count."""
+        if any(c.type == "..." for c in n.children):
+            name = next((c.text.decode() for c in n.named_children if c.type in ("identifier", "type_identifier")), "")
+            pack = self.lookup(name) if name else None
+            if isinstance(pack, V.Pack):
+                return V.const(len(pack.items))
+            return V.Opaque(f"sizeof... of a pack not followed: {self.text(n)}")
         inner = n.child_by_field_name("type") or n.child_by_field_name("value")
         text = "".join(inner.text.decode().split()).strip("()") if inner is not None else ""
         text = text.removeprefix("std::").removeprefix("const")
@@ -3022,9 +3114,12 @@ class KernelReader:
         tparams: tuple[str, ...] = ()
         tdefaults: dict[str, Any] = {}
         ttypes: tuple[str, ...] = ()
+        variadic: frozenset[str] = frozenset()
         if fn.type == "template_declaration":
             plist = fn.child_by_field_name("parameters")
             tparams = tuple(self.template_param_name(p) for p in plist.named_children) if plist is not None else ()
+            variadic = frozenset(self.template_param_name(p) for p in (plist.named_children if plist is not None
+                                                                         else ()) if p.type.startswith("variadic_"))
             ttypes = tuple(self.type_name(p.child_by_field_name("type")) if not p.type.endswith(
                 "type_parameter_declaration") else "" for p in plist.named_children) if plist is not None else ()
             tdefaults = self.defaults(plist, tparams)
@@ -3048,10 +3143,11 @@ class KernelReader:
             if tdecl is not None:
                 for k, v in self.defaults(tdecl[0], tparams).items():
                     tdefaults.setdefault(k, v)
+        packs = (_param_packs(plist, variadic) if plist is not None else ()) if variadic else ()
         return V.Function(name, params, tparams, fn.child_by_field_name("body"), unit.file, captures=unit,
                           defaults=defaults, template_defaults=tdefaults, param_types=ptypes, param_declarators=pdecls,
                           returns=self.type_name(fn.child_by_field_name("type")), template_param_types=ttypes,
-                          this=this)
+                          this=this, variadic=variadic, param_packs=packs)
 
     def declared_params(self, fn: Any) -> Any:
         """The parameter list of a forward declaration of definition ``fn`` that states default arguments, if any
@@ -3087,7 +3183,8 @@ class KernelReader:
     def params(self, plist: Any) -> tuple[str, ...]:
         """Parameter names; a reference parameter (``uint32_t& x``) is named ``&x``: the caller's variable takes its
         final value. A reference to const (``const bool& transpose``, compute_common.hpp:1060-1074) cannot be
-        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``)."""
+        assigned by the callee, so it is a value parameter: its argument may be any expression (``true``). A function
+        parameter pack (``Ts... xs``) is named ``...xs`` (``...`` alone for C's unnamed ``...``)."""
         if plist is None:
             return ()
         out = []
@@ -3099,7 +3196,15 @@ class KernelReader:
                     not const
                 out.append(("&" if ref else "") + self.decl_name(d))
             elif p.type == "variadic_parameter_declaration":
-                out.append("...")
+                # a function parameter pack (``AdditionalCBs&... additional_dfbs``, kernel_util/compute/numeric.h:168):
+                # ``...NAME``, bound to a ``Pack`` of the arguments from here on
+                stack, name = [p.child_by_field_name("declarator")], ""
+                while stack and not name:
+                    x = stack.pop()
+                    if x is not None:
+                        name = x.text.decode() if x.type == "identifier" else ""
+                        stack.extend(reversed(x.named_children))
+                out.append("..." + name)
         return tuple(out)
 
     def binary(self, n: Any) -> V.Value:
@@ -3464,21 +3569,34 @@ class KernelReader:
         last = fn
         while last.type == "qualified_identifier" and last.child_by_field_name("name") is not None:
             last = last.child_by_field_name("name")
+        if last.type == "dependent_name" and last.named_child_count == 1:
+            last = last.named_children[0]  # ``obj::template f<A>``: the template_function inside
         if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
-            name = "".join((prefix + last.child_by_field_name("name").text.decode()).split())
+            name = "".join((_TEMPLATE_KEYWORD.sub("::", prefix) + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
             targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
-            name = "".join(fn.text.decode().split())
+            name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
         bare = name.rsplit("::", 1)[-1]
+        if name == "void" and len(arg_nodes) <= 1:
+            # ``void()`` / ``void(x)``: a functional cast to void (a fold's empty arm, matmul_dataflow_common.hpp:408)
+            if arg_nodes:
+                self.expr(arg_nodes[0])
+            return None
+        if name in _INTEGER_SEQUENCES and bare not in self.prog.functions:
+            return self.integer_sequence(name, targs, n)
+        if any(a.type == "parameter_pack_expansion" for a in arg_nodes):
+            return self.expanded_call(name, fn, arg_nodes, targs, n)
         if name in ("static_cast", "reinterpret_cast", "const_cast", "CoreLocalMem") or bare == "CoreLocalMem":
             v = self.expr(arg_nodes[0]) if arg_nodes else None
             if bare == "CoreLocalMem" and isinstance(v, V.L1Ptr):
                 # CoreLocalMem<T>(addr): a T array at addr (api/core_local_mem.h); T defaults to uint32_t
                 return v.retyped(_size_of_type(targs[0].text.decode()) if targs else 4)
             return self.cast(v, targs[0]) if targs else v
-        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore") and \
+        if len(arg_nodes) == 1 and enums.is_enum(self, name) and bare not in self.prog.functions:
+            return enums.converted(self, self.expr(arg_nodes[0]), name)
+        if self.type_aliases.get(bare, bare) in ("DataflowBuffer", "CircularBuffer", "Semaphore", "Noc") and \
                 bare not in self.prog.functions:
             return self.construct_values(self.type_aliases.get(bare, bare), [self.expr(a) for a in arg_nodes], n)
         local = self.lookup(bare) if fn.type == "identifier" else None
@@ -3535,6 +3653,8 @@ class KernelReader:
         if name == "std::get" and len(targs) == 1 and len(arg_nodes) == 1:
             # std::get<i>(t) of a tuple the reading holds as a table (api.make_tensor_accessor_args_tuple)
             t = self.expr(arg_nodes[0])
+            if isinstance(t, V.Designated) and t.fields and all(k.isdigit() for k, _ in t.fields):
+                t = V.Table(tuple(x for _, x in t.fields), len(t.fields))  # a std::make_tuple's elements
             if isinstance(t, V.Table):
                 i = targs[0]
                 return intrinsics.element(self, t, enums.number(self, self.expr(i) if i.type != "type_descriptor"
@@ -3624,6 +3744,160 @@ class KernelReader:
                 return V.Opaque(f"a tie order of a direction not known statically: {self.text(n)}")
             return V.EnumConst(tie_order_from_global_direction(d.const != 0))
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
+
+    def integer_sequence(self, name: str, targs: list[Any], n: Any) -> V.Value:
+        """``std::make_integer_sequence<T, N>()`` / ``std::make_index_sequence<N>()`` (<utility>): the pack ``0 ..
+        N-1``, bound to ``Is...`` by a parameter ``std::integer_sequence<T, Is...>``. A length not known statically,
+        or above ``MAX_PACK``, is refused by name."""
+        at = _INTEGER_SEQUENCES[name]
+        if len(targs) != at + 1:
+            self.refuse(f"{name} without its template arguments", n, self.text(n))
+        a = targs[at]
+        k = enums.number(self, self.expr(a) if a.type != "type_descriptor" else self.template_value(a))
+        if not (isinstance(k, V.Sym) and k.is_const and 0 <= k.const <= MAX_PACK):
+            self.refuse("integer sequence of a length not known statically", n, f"{self.text(n)}: {self.text(a)}")
+        return V.Pack(tuple(V.const(i) for i in range(k.const)))
+
+    def expand(self, e: Any) -> list[V.Value]:
+        """The values of pack expansion ``e`` (``pattern...``, a call's argument): ``pattern`` read once per element,
+        with each pack it names bound to that element (C++ expands them in step: ``std::get<Is>(t)`` with
+        ``s + Is``, matmul_dataflow_common.hpp:38-39). Refused by name: a pattern naming no pack the reading binds,
+        packs of different lengths."""
+        pattern = e.named_children[0]
+        packs = self.packs_in(pattern)
+        if not packs:
+            self.refuse("pack expansion of a pack not followed", e, self.text(e))
+        return self.each_element(pattern, packs, e)
+
+    def packs_in(self, pattern: Any) -> dict[str, V.Pack]:
+        """The packs the reading binds that ``pattern`` names, by name."""
+        names: set[str] = set()
+        stack = [pattern]
+        while stack:
+            x = stack.pop()
+            if x.type in ("identifier", "type_identifier"):
+                names.add(x.text.decode())
+            stack.extend(x.named_children)
+        return {k: v for k in sorted(names) if isinstance(v := self.lookup(k), V.Pack)}
+
+    def each_element(self, pattern: Any, packs: dict[str, V.Pack], e: Any) -> list[V.Value]:
+        """``pattern`` read once per element of ``packs`` (in step, first to last), each pack bound to that element.
+        Packs of different lengths are refused by name."""
+        lengths = {len(p.items) for p in packs.values()}
+        if len(lengths) != 1:
+            self.refuse("pack expansion of packs of different lengths", e,
+                        ", ".join(f"{k}: {len(p.items)}" for k, p in packs.items()))
+        out = []
+        for i in range(lengths.pop()):
+            self.scopes.append({k: p.items[i] for k, p in packs.items()})
+            try:
+                out.append(self.expr(pattern))
+            finally:
+                self.scopes.pop()
+        return out
+
+    def fold(self, n: Any) -> V.Value:
+        """A fold expression over a pack the reading binds ([expr.prim.fold]): ``(E, ...)`` reads ``E`` once per
+        element, first to last (kernel_util/compute/numeric.h:106's ``(accumulate_cb(dfb_additional), ...)``,
+        matmul_dataflow_common.hpp:404's write to the chunk ``chunk_idx`` names); ``&&`` / ``||`` likewise, stopping
+        where C++ short-circuits, each element a number; ``+ * & | ^`` and the other arithmetic operators combine the
+        elements' values (a number, or not followed), their operands issuing no op (C++ does not order them). Refused
+        by name: a fold over no pack the reading binds (once dropped whole, with the ops of its calls), ``&&`` / ``||``
+        on a value not known statically before the last element, an arithmetic fold whose operands issue ops, an
+        empty fold of an operator with no empty value."""
+        operands = [c for c in n.named_children if c.type != "comment"]
+        op = next((c.type for c in n.children if not c.is_named and c.type not in ("(", ")", "...")), "")
+        with_packs = [(c, self.packs_in(c)) for c in operands]
+        hits = [(c, ps) for c, ps in with_packs if ps]
+        if len(hits) != 1:
+            self.refuse("fold expression over a pack not followed", n, self.text(n))
+        pattern, packs = hits[0]
+        init = next((c for c in operands if c is not pattern), None)
+        left = next(i for i, c in enumerate(n.children) if c.type == "...") < next(
+            i for i, c in enumerate(n.children) if c.id == pattern.id)
+        if op == ",":
+            if init is not None and left:
+                self.expr(init)
+            vals = self.each_element(pattern, packs, n)
+            last = self.expr(init) if init is not None and not left else (vals[-1] if vals else None)
+            return last
+        if op in ("&&", "||"):
+            unit = op == "&&"  # the empty fold's value; an element of the other truth ends the fold with it
+            length = len(next(iter(packs.values())).items)
+            steps: list[Any] = [None] * length  # None: element i; a node: the init
+            steps = ([init] if init is not None and left else []) + steps + (
+                [init] if init is not None and not left else [])
+            for k, step in enumerate(steps):
+                i = k - (1 if init is not None and left else 0)
+                v = self.expr(step) if step is not None else self.each_element(
+                    pattern, {name: V.Pack(p.items[i:i + 1]) for name, p in packs.items()}, n)[0]
+                v = enums.number(self, v)
+                if not (isinstance(v, V.Sym) and v.is_const):
+                    if k < len(steps) - 1:  # whether C++ reads the rest depends on it
+                        self.refuse("fold of a value not known statically", n, self.text(n))
+                    return V.Opaque(f"a fold of a value not known statically: {self.text(n)}")
+                if (v.const != 0) != unit:
+                    return V.const(int(not unit))
+            return V.const(int(unit))
+        before = self.count_here()
+        vals = self.each_element(pattern, packs, n)
+        if init is not None:
+            vals = [self.expr(init), *vals] if left else [*vals, self.expr(init)]
+        if self.count_here() != before:
+            self.refuse("fold expression whose operands issue ops", n, f"{self.text(n)}: C++ does not order them")
+        if not vals:
+            self.refuse("empty fold expression", n, f"{self.text(n)}: '{op}' has no value for an empty pack")
+        acc = vals[0] if left else vals[-1]
+        for v in (vals[1:] if left else reversed(vals[:-1])):
+            a, b = (acc, v) if left else (v, acc)
+            a, b = enums.number(self, a), enums.number(self, b)
+            if isinstance(a, V.Sym) and isinstance(b, V.Sym) and a.is_const and b.is_const and isinstance(
+                    r := _fold(op, a.const, b.const), int):
+                acc = V.const(r)
+            elif isinstance(a, V.Sym) and isinstance(b, V.Sym) and op in ("+", "-"):
+                acc = a + (b if op == "+" else -b)
+            elif isinstance(a, V.Sym) and isinstance(b, V.Sym) and op == "*" and (a.is_const or b.is_const):
+                acc = a.scaled(b.const) if b.is_const else b.scaled(a.const)  # as ``binary`` reads a product
+            else:
+                return V.Opaque(f"a fold not followed: {self.text(n)}")
+        return acc
+
+    def count_here(self) -> int:
+        """How many ops the block being read holds (a loop or branch read inside it adds one)."""
+        return len(self.blocks[-1].ops)
+
+    def expanded_call(self, name: str, fn: Any, arg_nodes: list[Any], targs: list[Any], n: Any) -> V.Value:
+        """A call with a pack expansion among its arguments (``std::make_tuple(TensorAccessor(std::get<Is>(t), ...)
+        ...)``): the arguments read (``expand``), then the call as ``call`` makes it of a standard builtin, a function
+        the kernel defines or the device API. Any other callee of an expansion is refused by name."""
+        bare = name.rsplit("::", 1)[-1]
+        vals: list[V.Value] = []
+        nodes: list[Any] = []
+        for a in arg_nodes:
+            got = self.expand(a) if a.type == "parameter_pack_expansion" else [self.expr(a)]
+            vals.extend(got)
+            nodes.extend([a] * len(got))
+        if intrinsics.modelled(name) and bare not in self.prog.functions:
+            return intrinsics.call(self, name, vals, nodes, n)
+        local = self.lookup(bare) if fn.type == "identifier" else None
+        if isinstance(local, V.Function):
+            return self.inline(local, nodes, targs, n, vals=vals)
+        cands = self.prog.overloads.get(bare, [])
+        if len(cands) > 1:
+            hit = objects.choose(self, cands, vals, self.declared_params)
+            if hit is None:
+                self.refuse(f"call to {bare} not resolved", n, f"{len(cands)} overloads, none or several fit")
+            return self.inline(self.function_of(hit[0], hit[1], bare), nodes, targs, n, vals=vals)
+        arity = f"/{len(vals)}"
+        key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
+        if key is not None:
+            f = self.function(key)
+            assert isinstance(f, V.Function)
+            return self.inline(f, nodes, targs, n, vals=vals)
+        handler = api.FUNCTIONS.get(bare)
+        if handler is not None:
+            return handler(self, vals, nodes, targs, n)
+        self.refuse("pack expansion in a call not read", n, f"call to {bare}")
 
     def topk_tiles(self, name: str, vals: list[V.Value], n: Any) -> list[V.Value]:
         """The DST tiles topk-family call ``name(vals)`` reads or writes (``sfpu.TOPK_DST_TILES``), as values for
@@ -3739,6 +4013,8 @@ class KernelReader:
         targs = targs or []
         scope: dict[str, V.Value] = {}
         for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
+            if p.startswith("..."):
+                break  # a function parameter pack: bound below
             t = f.param_types[i] if i < len(f.param_types) else ""
             if isinstance(v, V.L1Ptr) and i < len(f.param_declarators):
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
@@ -3749,12 +4025,35 @@ class KernelReader:
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
+            if p in f.variadic:
+                # a pack takes every argument from here on (``f<0, 1, 2>()`` of ``template <uint32_t... Is>``)
+                scope[p] = V.Pack(tuple(self.expr(x) if x.type != "type_descriptor" else self.template_value(x)
+                                        for x in targs[i:]))
+                break
             # tree-sitter cannot tell a type from an enumerator in f<Layout::TILE>: a qualified name is taken as
             # an enumerator (compared by name), anything else as a type (its value not followed)
             v = self.expr(a) if a.type != "type_descriptor" else self.template_value(a)
             t = f.template_param_types[i] if i < len(f.template_param_types) else ""
             scope[p] = objects.convert(self, v, t, n)
+        k = next((i for i, p in enumerate(f.params) if p.startswith("...")), None)
+        if k is not None and len(f.params[k]) > 3:
+            # ``Ts&... xs``: every argument from its position on, none at all included
+            scope[f.params[k][3:]] = V.Pack(tuple(vals[k:]))
+            t = f.param_types[k] if k < len(f.param_types) else ""
+            if t in f.variadic and t not in scope:  # ``typename... Cs`` deduced from ``Cs&... xs``
+                scope[t] = V.Pack(tuple(V.TypeOf(v) for v in vals[k:]))
+        for (pack, kind), v in zip(f.param_packs, vals, strict=False):
+            # a pack deduced from the argument of the parameter that names it: ``std::integer_sequence<uint32_t,
+            # Is...>`` from ``std::make_integer_sequence<uint32_t, N>()``, ``const std::tuple<Args...>&`` from a tuple
+            if pack and pack not in scope:
+                if kind == "values" and isinstance(v, V.Pack):
+                    scope[pack] = v
+                elif kind == "types" and isinstance(v, (V.Table, V.Designated)):
+                    items = [v.at(k) for k in range(v.size)] if isinstance(v, V.Table) else [x for _, x in v.fields]
+                    scope[pack] = V.Pack(tuple(V.TypeOf(x) for x in items))
         for p in f.template_params[len(targs):]:
+            if p in f.variadic:
+                continue  # a pack, deduced above
             # a type parameter deduced from the argument declared with it (``template <typename A> f(A s)``)
             k = next((i for i, t in enumerate(f.param_types) if t == p and i < len(vals)), None)
             if k is not None:
@@ -3980,6 +4279,37 @@ class KernelReader:
 
 #: classes whose construction the reading follows
 _CLASSES = frozenset({"DataflowBuffer", "CircularBuffer", "Semaphore", "TensorAccessor"})
+
+#: the standard library's integer sequence builders (<utility>), by name: the position of their length template
+#: argument
+_INTEGER_SEQUENCES = {"std::make_integer_sequence": 1, "make_integer_sequence": 1, "std::make_index_sequence": 0,
+                      "make_index_sequence": 0}
+#: the longest pack the reading expands: an integer sequence longer is refused by name (the corpus's are a kernel's
+#: tensors, a few)
+MAX_PACK = 256
+
+
+def _param_packs(plist: Any, variadic: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """For each parameter of ``plist``, the pack of ``variadic`` its type deduces: ``(Is, "values")`` of
+    ``std::integer_sequence<T, Is...>`` / ``std::index_sequence<Is...>``, ``(Args, "types")`` of
+    ``std::tuple<Args...>``, else ``("", "")``."""
+    out = []
+    for p in plist.named_children:
+        if not p.type.endswith("parameter_declaration"):
+            continue
+        typ = p.child_by_field_name("type")
+        inst = typ
+        while inst is not None and inst.type == "qualified_identifier":
+            inst = inst.child_by_field_name("name")
+        tname = inst.child_by_field_name("name").text.decode() if inst is not None and inst.type == "template_type" \
+            else ""
+        args = inst.child_by_field_name("arguments") if tname else None
+        last = args.named_children[-1] if args is not None and args.named_child_count else None
+        pack = "".join(last.named_children[0].text.decode().split()) if last is not None and \
+            last.type == "parameter_pack_expansion" and last.named_child_count else ""
+        kind = "values" if tname in ("integer_sequence", "index_sequence") else "types" if tname == "tuple" else ""
+        out.append((pack, kind) if pack in variadic and kind else ("", ""))
+    return tuple(out)
 
 
 _COMPLEMENT = {Guard.FIRST: Guard.NOT_FIRST, Guard.NOT_FIRST: Guard.FIRST, Guard.LAST: Guard.NOT_LAST,

@@ -364,6 +364,22 @@ class Function:
     template_param_types: tuple[str, ...] = ()
     #: the object a method is called on: its fields are variables of the body, ``*this`` its value
     this: Any = None
+    #: the template parameter packs (``uint32_t... Is``, ``typename... Args``): bound to a ``Pack``
+    variadic: frozenset[str] = frozenset()
+    #: each parameter's pack it deduces, if any: (pack, "values") for ``std::integer_sequence<T, Is...>`` /
+    #: ``std::index_sequence<Is...>``, (pack, "types") for ``std::tuple<Args...>``; ("", "") for the others
+    param_packs: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
+class Pack:
+    """A template parameter pack the reading binds, element by element: the numbers of ``std::make_integer_sequence<
+    uint32_t, N>()`` (``0 .. N-1``) bound to ``uint32_t... Is`` through a parameter ``std::integer_sequence<uint32_t,
+    Is...>``, or the element types of a tuple bound to ``typename... Args`` through ``const std::tuple<Args...>&``
+    (minimal_matmul/device/kernels/matmul_dataflow_common.hpp:29-52). Only ``sizeof...(P)`` and a pack expansion
+    ``pattern...`` in a call's arguments (``KernelReader.expand``) read it."""
+
+    items: tuple[Any, ...]
 
 
 @attrs.frozen
@@ -426,4 +442,4 @@ class ChainElem:
 
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
-    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | ArrayRef | None
+    | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | ArrayRef | Pack | None
