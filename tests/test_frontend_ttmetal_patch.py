@@ -157,3 +157,21 @@ def test_a_store_in_a_loop_that_reads_after_it_is_refused(tmp_path: Path) -> Non
             "    (void)ckernel::load_blocking(t);", PUSH)
     e = _refused(_path(tmp_path, body), "plain store into a buffer page", "reader.cpp", FIRST + len(READ) + 2)
     assert "later in its loop" in e.detail
+
+
+def test_batch_norms_fill_with_the_first_element_through_an_auto_pointer_is_a_patch(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``fill_tile_with_first_element_bfloat16`` (ttnn 0.81.1 ``eltwise/binary_ng/device/kernels/dataflow/
+    fill_tile_utils.hpp:30-42``, after the read's barrier in ``writer_batch_norm.cpp:75-81``): a load of the landed
+    tile's first element stored over the whole tile through an ``auto*`` pointer (the cast's ``uint32_t``), with no
+    drain before the push: refuted at the push; with the drain, proved."""
+    fill = ("    auto* first_ptr = reinterpret_cast<volatile tt_l1_ptr uint16_t*>(page);",
+            "    const uint16_t first = first_ptr[0];",
+            "    auto* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(page);",
+            "    for (uint32_t m = 0; m < 512; ++m) { w[m] = (static_cast<uint32_t>(first) << 16) | first; }")
+    path = _path(tmp_path, (*READ, BARRIER, *fill, PUSH))
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=False)]
+    _refuted(path, capsys, "async-read-publish")
+    path = _path(tmp_path, (*READ, BARRIER, *fill, "    (void)ckernel::load_blocking(w + 511);", PUSH))
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=True)]
+    _proved(path, capsys)

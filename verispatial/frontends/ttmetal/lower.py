@@ -4379,7 +4379,8 @@ def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
         return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
             declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":
-        return v.retyped(TYPE_SIZES.get(tname))
+        # ``auto* p = reinterpret_cast<volatile uint32_t*>(a)`` (fill_tile_utils.hpp:38): the cast's type
+        return v if tname == "auto" else v.retyped(TYPE_SIZES.get(tname))
     if declarator is not None and declarator.type == "reference_declarator":
         return v
     return v.retyped(1) if tname in TYPE_SIZES else v
