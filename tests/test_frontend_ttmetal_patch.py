@@ -134,14 +134,16 @@ def test_a_store_past_the_read_tile_is_refused(tmp_path: Path) -> None:
     _refused(path, "plain store not into the tile a NoC read filled", "reader.cpp", FIRST + len(READ) + 1)
 
 
-def test_a_multicast_of_the_tile_before_its_push_is_refused(tmp_path: Path) -> None:
-    """Between the stores and the push nothing else may use the buffer: a NoC write of the tile would send bytes
-    the stores may not have landed in."""
+def test_a_write_of_the_tile_before_the_stores_drain_is_refuted(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A NoC write of the back (here to the same place on core (1,0)) sends the tile as a push publishes it: the patch
+    comes before it, undrained, and the write may send bytes the stores have not landed in (``async-read-publish``)."""
     body = (*READ, BARRIER, PAD,
             "    noc_async_write(get_write_ptr(1), get_noc_addr(1, 0, get_write_ptr(1)), tile_bytes);",
-            DRAIN, PUSH)
-    _refused(_path(tmp_path, body), "buffer used between stores into a read tile and its push", "reader.cpp",
-             FIRST + len(READ) + 1)
+            "    noc_async_write_barrier();", PUSH)
+    path = _path(tmp_path, body)
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=False)]
+    _refuted(path, capsys, "async-read-publish")
 
 
 def test_a_store_in_a_loop_that_reads_after_it_is_refused(tmp_path: Path) -> None:
@@ -175,3 +177,42 @@ def test_batch_norms_fill_with_the_first_element_through_an_auto_pointer_is_a_pa
     path = _path(tmp_path, (*READ, BARRIER, *fill, "    (void)ckernel::load_blocking(w + 511);", PUSH))
     assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=True)]
     _proved(path, capsys)
+
+
+def test_a_patch_of_an_earlier_tile_of_the_reservation_is_proved(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Two tiles read into a two-page reservation, then the first padded (matmul's padded sender pads the last tile
+    of each row of its block, reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:393-399): every tile filled since
+    the write pointer is a landed read's."""
+    body = ("    cb_reserve_back(1, 2);",
+            "    const uint32_t page = get_write_ptr(1);",
+            "    volatile tt_l1_ptr uint32_t* t = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(page);",
+            "    noc_async_read_tile(0, s, page);",
+            "    noc_async_read_tile(0, s, page + tile_bytes);",
+            BARRIER, PAD, DRAIN,
+            "    cb_push_back(1, 2);")
+    writer = ("    cb_wait_front(1, 2);", "    noc_async_write_tile(0, d, get_read_ptr(1));",
+              "    noc_async_write_barrier();", "    cb_pop_front(1, 2);")
+    path = _host(tmp_path, {"reader": ("reader", body), "writer": ("writer", writer)},
+                 {"0,0": ("reader", "writer"), "1,0": ()})
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=True)]
+    _proved(path, capsys)
+    # past the two tiles read: refused
+    body = (*body[:5], BARRIER, "    t[1024] = 0;", "    (void)ckernel::load_blocking(t + 1024);", body[-1])
+    path = _host(tmp_path, {"reader": ("reader", body), "writer": ("writer", writer)},
+                 {"0,0": ("reader", "writer"), "1,0": ()})
+    _refused(path, "plain store not into the tile a NoC read filled", "reader.cpp", FIRST + 6)
+
+
+def test_a_multicast_of_the_patched_tile_publishes_it_and_a_later_store_is_refused(tmp_path: Path) -> None:
+    """A multicast of the back sends the tile as a push publishes it: the patch comes before it (drained or not, as
+    at a push); a store after it would rewrite the multicast's source while it may still be reading it."""
+    mcast = "    noc_async_write_multicast(page, get_noc_multicast_addr(1, 0, 1, 0, page), tile_bytes, 1);"
+    path = _path(tmp_path, (*READ, BARRIER, PAD, DRAIN, mcast, "    noc_async_write_barrier();", PUSH))
+    ops = [op for ep in import_host(path).programs for op in walk(ep.ops)]
+    kinds = [type(op).__name__ for op in ops if type(op).__name__ in ("FillTiles", "McastSend", "Push")]
+    assert kinds[:3] == ["FillTiles", "McastSend", "Push"]
+    path = _path(tmp_path, (*READ, BARRIER, PAD, DRAIN, mcast, "    t[0] = 1;", "    noc_async_write_barrier();",
+                            PUSH))
+    e = _refused(path, "plain store into a buffer page", "reader.cpp", FIRST + len(READ) + 4)
+    assert "after a multicast" in e.detail

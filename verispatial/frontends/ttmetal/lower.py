@@ -333,6 +333,8 @@ class KernelReader:
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
         #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
         self.patch_loops: list[tuple[Block, SourceLoc]] = []
+        #: buffers whose patched tiles a multicast sent since their reserve: a store into them would rewrite its source
+        self.patch_sent: set[int] = set()
         #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
         #: waits on reads it in place)
         self.waited: set[int] = set()
@@ -493,6 +495,14 @@ class KernelReader:
         if isinstance(op, Wait):
             self.waited.add(op.buf)
         patched = [b for b in sorted(named) if b in self.fills and self.fills[b].patch]
+        if patched and isinstance(op, McastSend) and not op.front and op.buf in patched:
+            # a multicast of the back publishes the tiles as a push does (matmul's padded in0 sender,
+            # reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:393-425): the patch comes before it, and a store
+            # after it would rewrite a multicast source (local_fill refuses one until the next reserve)
+            f = self.fills.pop(op.buf)
+            self.blocks[-1].add(FillTiles(op.buf, 0, PATCH, f.drained), f.loc)
+            self.patch_sent.add(op.buf)
+            patched = [b for b in patched if b != op.buf]
         if patched and not isinstance(op, (ReadTiles, RemoteRead, Push)):
             # a multicast or write of the tiles, a copy out of them, a second reserve: between the stores into a
             # read tile and its push, the stores may not have landed, and the model of the tile is the read's
@@ -505,6 +515,7 @@ class KernelReader:
                 raise Refused("plain store into a buffer page before its reserve", self.fills[op.buf].loc,
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
+            self.patch_sent.discard(op.buf)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -3525,12 +3536,17 @@ class KernelReader:
         - the read has landed: a ``noc_async_read_barrier`` of this engine follows its last NoC read, on the path
           to the store in this iteration (``read_landed``) — else the NoC may write the tile over the store
           (``noc_async_read`` returns at issue; the data is in L1 after the barrier, dataflow_api.h);
-        - the store's address, followed, lies inside that tile (``l1_check`` of the last tile filled), and so does
-          a stored value loaded from the buffer's back (the same landed tile);
-        - a blocking load of the word of the last store (``drain_load``, same starting byte address and width)
-          lands every store before the push (``filled_by_stores``), and nothing else uses the buffer in between.
+        - the store's address, followed, lies inside the tiles the reads filled (``read_tile_check``), and so does
+          a stored value loaded from the buffer's back (the same landed tiles);
+        - the stores are a ``FillTiles`` of no tile (kind ``patch``) at the push or at a multicast of the back,
+          whichever comes first (``filled_by_stores``, ``emit``), drained when a blocking load of the word of the
+          last store (``drain_load``, same starting byte address and width) follows it; nothing else uses the buffer
+          in between, and no store follows such a multicast before the next reserve.
 
         Refused by name otherwise."""
+        if ptr.cb in self.patch_sent:
+            self.refuse("plain store into a buffer page", n,
+                        f"{self.text(n)}: after a multicast of the tile, which may still be reading it")
         if not self.read_landed(n):
             self.refuse("plain store into a buffer page", n,
                         f"{self.text(n)}: before the read barrier of the NoC read that fills it: the read may land "
@@ -3546,19 +3562,25 @@ class KernelReader:
         self.local_fill(ptr.cb, n, at=at, patch=True)
 
     def read_tile_check(self, p: V.L1Ptr, n: Any) -> None:
-        """Refuses an access at ``p`` (its element: ``p.elem`` bytes) not inside the tile this engine's reads filled
-        last in ``p.cb``'s back, for every loop index and trip value (``l1_check``, one tile back)."""
+        """Refuses an access at ``p`` (its element: ``p.elem`` bytes) not inside the tiles this engine's reads filled
+        since ``p.cb``'s write pointer (their count a number; else the last of them), for every loop index and trip
+        value (``l1_check``)."""
         b = self.cb_index[p.cb]
         tile = b.entry_size // b.page_tiles
         width = p.elem or 1
         if width > tile:
             self.refuse("plain store not into the tile a NoC read filled", n, self.text(n))
-        self.bump("fill", p.cb, -1)
+        filled = self.ctr("fill", p.cb)
+        # every tile filled since the write pointer is a read's (a constant fill or copy into the page is refused):
+        # with their count a number, the access may be in any of them (matmul's padded sender pads the last tile of
+        # each row of its block, reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:395-399); else in the last one
+        back = filled.const if filled.is_const and filled.const >= 1 else 1
+        self.bump("fill", p.cb, -back)
         try:
             self.l1_check(p, False, True, 0, "plain store not into the tile a NoC read filled", n,
-                          within=tile - width + 1)
+                          within=back * tile - width + 1)
         finally:
-            self.bump("fill", p.cb, 1)
+            self.bump("fill", p.cb, back)
 
     def read_landed(self, n: Any) -> bool:
         """Whether no NoC read of this engine can be in flight here: walking back from the op being read, a
