@@ -3500,9 +3500,15 @@ class KernelReader:
             if value.src is None:
                 self.refuse("plain store of loads from several buffer addresses", n, self.text(n))
             src = value.src
+        if ptr.cb in self.noc_filled and ptr.cb not in self.ringed and not self.trial and \
+                self.kernel.engine != Engine.COMPUTE:
+            # stores into bytes a NoC read filled, of a buffer no ring op has named: its L1 used as scratch, perhaps
+            # (argmax's reader, reader_argmax_interleaved.cpp:71-86); read again so, a ring op later refuses it
+            raise ScratchHint(ptr.cb, Refused("plain store into a buffer page", self.loc(n),
+                                              "a page a NoC read also fills"))
         if ptr.cb in self.noc_filled and ptr.cb in self.ringed and self.kernel.engine != Engine.COMPUTE and \
                 (ptr.cb not in self.fills or self.fills[ptr.cb].patch):
-            # a ring's reserved tile a read filled (bytes no ring op names are scratch, perhaps: ScratchHint below)
+            # a ring's reserved tile a read filled
             self.patch_store(ptr, n, src, at)
             return
         copy = None
