@@ -56,24 +56,40 @@ def test_a_copy_inside_the_read_tile_is_a_patch_too(tmp_path: Path, capsys: pyte
     _proved(path, capsys)
 
 
-def test_padding_in_a_loop_of_pages_each_read_and_barriered_is_proved(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _looped(tmp_path: Path, guard: str | None) -> Path:
+    """Two pages, each reserved, read, barriered, padded (under ``guard``, or always) with its drain, pushed."""
+    pad = ("            for (uint32_t m = 256; m < 512; ++m) { t[m] = 0; }",
+           "            (void)ckernel::load_blocking(t + 511);")
     body = ("    for (uint32_t i = 0; i < 2; ++i) {",
             "        cb_reserve_back(1, 1);",
             "        const uint32_t page = get_write_ptr(1);",
             "        volatile tt_l1_ptr uint32_t* t = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(page);",
             "        noc_async_read_tile(0, s, page);",
             "        noc_async_read_barrier();",
-            "        if (i == 1) {",
-            "            for (uint32_t m = 256; m < 512; ++m) { t[m] = 0; }",
-            "            (void)ckernel::load_blocking(t + 511);",
-            "        }",
+            *((f"        if ({guard}) {{", *pad, "        }") if guard else pad),
             "        cb_push_back(1, 1);",
             "    }")
     writer = ("    for (uint32_t i = 0; i < 2; ++i) {", *(f"    {w}" for w in WRITER), "    }")
-    path = _host(tmp_path, {"reader": ("reader", body), "writer": ("writer", writer)},
+    return _host(tmp_path, {"reader": ("reader", body), "writer": ("writer", writer)},
                  {"0,0": ("reader", "writer"), "1,0": ()})
+
+
+def test_padding_of_every_page_read_and_barriered_in_a_loop_is_proved(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = _looped(tmp_path, None)
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=True)]
     _proved(path, capsys)
+
+
+def test_a_drain_on_some_paths_only_is_not_credited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Matmul pads only its last K tile (``if (block == num_blocks - 1 ...)``, reader_bmm_tile_layout_in0.cpp:83): the
+    patch op stands at the push, on every path, so it claims a drain only where the stores (and their drain) are on
+    every path — a drain claimed on a path that stored nothing would land the engine's other unlanded stores there,
+    which no load did. Undrained, the path without the stores is refuted too: stricter than the kernel, never
+    weaker."""
+    path = _looped(tmp_path, "i == 1")
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(1, 0, PATCH, drain=False)]
+    _refuted(path, capsys, "async-read-publish")
 
 
 def test_a_store_before_the_reads_barrier_is_refused(tmp_path: Path) -> None:

@@ -500,7 +500,7 @@ class KernelReader:
             # reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:393-425): the patch comes before it, and a store
             # after it would rewrite a multicast source (local_fill refuses one until the next reserve)
             f = self.fills.pop(op.buf)
-            self.blocks[-1].add(FillTiles(op.buf, 0, PATCH, f.drained), f.loc)
+            self.blocks[-1].add(self.patch_op(op.buf, f), f.loc)
             self.patch_sent.add(op.buf)
             patched = [b for b in patched if b != op.buf]
         if patched and not isinstance(op, (ReadTiles, RemoteRead, Push)):
@@ -949,7 +949,7 @@ class KernelReader:
             # the tiles are the NoC reads' (counted by their ReadTiles); the stores only change bytes of them and
             # must be in L1 before the push publishes them: a FillTiles of no tile, drained or not (a store may retire
             # before it lands, and the push is a store to another region: async-read-publish without the drain)
-            self.blocks[-1].add(FillTiles(push.buf, 0, PATCH, f.drained), f.loc)
+            self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
             return
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
@@ -979,6 +979,18 @@ class KernelReader:
             raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
+
+    def patch_op(self, cb: int, f: _Fill) -> FillTiles:
+        """The ``FillTiles`` of no tile that patch ``f`` of buffer ``cb`` (``patch_store``) becomes where the tiles are
+        published (here). ``drain`` only when the stores, and so their drain (``merge_drains`` merges the paths that
+        stored), are on every path to here: the op stands on every path, and a drain it claimed on a path that stored
+        nothing would land (clear) the other buffers' unlanded stores there, which no load did. On some paths only,
+        undrained: a path without the stores may then be refuted for them (stricter than the kernel)."""
+        common = 0
+        while common < min(len(self.blocks), len(f.lineage)) and self.blocks[common] is f.lineage[common]:
+            common += 1
+        every_path = all(b.certain for b in f.lineage[common:])
+        return FillTiles(cb, 0, PATCH, f.drained and every_path)
 
     def call_api(self, name: str, vals: list[V.Value], node: Any) -> V.Value:
         """The value of the device API function ``name`` (``api.FUNCTIONS``) on ``vals``, read at ``node``: for the
