@@ -18,7 +18,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.cli import main
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import FillTiles, PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.ops import PATCH, FillTiles, PackAcc, ReadTiles, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
@@ -741,12 +741,13 @@ def test_a_store_through_an_address_not_followed_is_refused(tmp_path: Path, stor
 
 
 def test_a_store_through_a_declared_core_local_mem_is_seen(tmp_path: Path) -> None:
-    """moreh_dot's mask (reader_moreh_dot.cpp:21-29) into the page a NoC read filled: refused as such stores are."""
+    """moreh_dot's mask (reader_moreh_dot.cpp:21-29) into the page a NoC read filled, after its barrier: a patch of
+    the read's tile (``FillTiles`` of no tile, tests/test_frontend_ttmetal_patch.py), undrained here."""
     body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
             "    noc_async_read_barrier();", "    const CoreLocalMem<uint16_t> ptr(l1);", "    ptr[5] = 0;",
             "    cb_push_back(0, 1);")
-    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
-    assert e.detail == "a page a NoC read also fills"
+    ops = [op for ep in import_host(_host(tmp_path, (*_READER, *body))).programs for op in walk(ep.ops)]
+    assert [op for op in ops if isinstance(op, FillTiles)] == [FillTiles(0, 0, PATCH, drain=False)]
 
 
 def test_stores_into_local_arrays_not_followed_are_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -797,12 +798,17 @@ def test_a_store_the_reading_cannot_place_is_refused_not_dropped(tmp_path: Path,
 
 
 def test_a_parenthesised_store_is_the_store_it_wraps(tmp_path: Path) -> None:
-    """``(*p) = v`` is ``*p = v``: into a page a NoC read also fills, refused as that store is (it was dropped)."""
+    """``(*p) = v`` is ``*p = v``: into the tile a NoC read filled, seen as that store is (it was dropped)."""
     body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
             "    noc_async_read_barrier();", "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);",
             "    (*p) = 0;", "    cb_push_back(0, 1);")
-    e = _refused(_host(tmp_path, (*_READER, *body)), "plain store into a buffer page", "reader.cpp", 13)
-    assert e.detail == "a page a NoC read also fills"
+    assert _patches(_host(tmp_path, (*_READER, *body))) == [FillTiles(0, 0, PATCH, drain=False)]
+
+
+def _patches(path: Path) -> list[FillTiles]:
+    """The ``FillTiles`` of a host's programs: a store into the tile a landed NoC read filled is a patch of it
+    (``FillTiles`` of no tile, tests/test_frontend_ttmetal_patch.py), never dropped."""
+    return [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, FillTiles)]
 
 
 def test_a_field_of_the_kernels_own_variable_is_its_own_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -822,11 +828,11 @@ def test_a_field_of_the_kernels_own_variable_is_its_own_words(tmp_path: Path, ca
 
 
 @pytest.mark.parametrize(("store", "construct", "line"), [
-    # an increment of a word of a page a NoC read fills: the same store as ptr[5] = ptr[5] + 1
+    # an increment of a word of a page a NoC read fills: the same store as ptr[5] = ptr[5] + 1 (a patch of the tile)
     (("    volatile uint32_t* ptr = reinterpret_cast<volatile uint32_t*>(l1);", "    ptr[5]++;"),
-     "plain store", 13),
+     PATCH, 13),
     (("    volatile uint32_t* ptr = reinterpret_cast<volatile uint32_t*>(l1);", "    ++(*ptr);"),
-     "plain store", 13),
+     PATCH, 13),
     # through a pointer the reading does not follow
     (("    volatile uint32_t* q = reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(1));", "    q[0]--;"),
      "plain store through a pointer not followed", 13),
@@ -837,19 +843,18 @@ def test_an_increment_through_a_pointer_is_a_store(tmp_path: Path, store: tuple[
     not followed. They were dropped (the kernel read as if nothing changed the page it then pushed)."""
     body = ("    cb_reserve_back(0, 1);", "    uint32_t l1 = get_write_ptr(0);", "    noc_async_read_tile(0, s, l1);",
             "    noc_async_read_barrier();", *store, "    cb_push_back(0, 1);")
-    _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
+    if construct == PATCH:
+        assert _patches(_host(tmp_path, (*_READER, *body))) == [FillTiles(0, 0, PATCH, drain=False)]
+    else:
+        _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
 
 
 @pytest.mark.parametrize(("store", "construct"), [
-    # an increment is a store as ``+= 1`` is: into the page the NoC read fills
-    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    p[0]++;"),
-     "plain store into a buffer page"),
-    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    ++p[1];"),
-     "plain store into a buffer page"),
-    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    (*p)--;"),
-     "plain store into a buffer page"),
-    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    uint32_t was = p[0]++;"),
-     "plain store into a buffer page"),
+    # an increment is a store as ``+= 1`` is: into the tile the NoC read filled, a patch of it
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    p[0]++;"), PATCH),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    ++p[1];"), PATCH),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    (*p)--;"), PATCH),
+    (("    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);", "    uint32_t was = p[0]++;"), PATCH),
     # ... and through a pointer not followed
     (("    volatile Hdr* h = reinterpret_cast<volatile Hdr*>(get_arg_val<uint32_t>(1));", "    h->b++;"),
      "plain store through a pointer not followed"),
@@ -874,7 +879,10 @@ def test_stores_once_dropped_by_other_forms_are_refused(tmp_path: Path, store: t
     path = _host(tmp_path, (*_READER, *body))
     reader = tmp_path / "reader.cpp"  # the struct at file scope, one line above the kernel
     reader.write_text("struct Hdr { uint32_t a; uint32_t b; };\n" + reader.read_text())
-    _refused(path, construct, "reader.cpp", 13 + len(store) - 1)
+    if construct == PATCH:
+        assert _patches(path) == [FillTiles(0, 0, PATCH, drain=False)]
+    else:
+        _refused(path, construct, "reader.cpp", 13 + len(store) - 1)
 
 
 def test_fences_and_increments_of_own_words_stay_no_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

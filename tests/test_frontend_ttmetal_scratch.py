@@ -78,6 +78,8 @@ def test_reads_into_the_same_bytes_read_as_scratch_prove(tmp_path: Path, capsys:
     ((*GOOD[:2], "        acc += *vals;", GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
     # ... as the value of a store into the same bytes (the store is unlanded too, and sent undrained)
     ((*GOOD[:2], "        vals[1] = vals[0];", GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
+    # a constant stored into the bytes while the read into them may still land (no ring op names the buffer: scratch)
+    ((*GOOD[:2], "        vals[1] = 7;", GOOD[2], *GOOD[4:]), "scratch-unlanded", 11),
     # the next tile read into the bytes before the write from them left
     ((*GOOD[:5], *GOOD[6:], "    noc_async_write_barrier();"), "scratch-reuse", 10),
     # a partial stored into the bytes and sent with no drain (argmax 0.81.1 :500-505, :529-536)
@@ -92,6 +94,19 @@ def test_scratch_bytes_used_early_are_refuted_at_their_line(tmp_path: Path, caps
     assert {r["name"].split(":")[0] for r in refuted} <= {"scratch-unlanded", "scratch-reuse"}
     assert (rule, line) in {(r["name"].split(":")[0], r["counterexample"]["violation"]["position"]["source"]["line"])
                             for r in refuted}
+
+
+def test_a_store_into_bytes_a_read_filled_makes_the_buffer_scratch(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """argmax's reader (ttnn 0.81.1 reduction/argmax/device/kernels/reader_argmax_interleaved.cpp:71-86) stores into
+    bytes of a buffer no ring op names after reading into them: scratch, its store a ``ScratchAccess``; after the
+    barrier and after the last write from them, nothing reads the store again, and the kernel proves."""
+    path = _host(tmp_path, (*GOOD, "    vals[0] = 7;"))
+    p = import_host(path)
+    assert [b.scratch for b in p.buffers] == [True]
+    assert ScratchAccess(0, store=True) in [op for ep in p.programs for op in walk(ep.ops)]
+    rc, results = _certify(path, capsys)
+    assert rc == 0, [r for r in results.values() if r["verdict"] != "proved"]
 
 
 def test_a_buffer_a_ring_op_also_names_is_refused_at_the_read(tmp_path: Path) -> None:

@@ -271,12 +271,22 @@ class FillTiles:
     then ``write_zeros_l1_barrier``, ``kernel_lib/reduce_helpers_dataflow.inl:167-168``) waits for it inside,
     before its stores, so the whole helper is one ``FillTiles``; a zero read with no barrier before the push is a
     NoC read, not this op.
+
+    ``tiles`` 0 with ``kind`` ``PATCH``: stores into tiles this engine already filled by a read that has landed
+    (matmul's padding of its last K tile after the read's barrier, ``kernel_helper_functions/pad_tile.hpp:91``): no
+    tile is counted (the read's ``ReadTiles`` filled it), but the stores are unlanded until a drain as any fill's
+    (``async-read-publish`` at a push or multicast of ``into`` before one). Nothing orders them against a read still in
+    flight into the same bytes: whoever emits one does so after that read's ``ReadBarrier`` (the tt-metal front end).
     """
 
     into: int = attrs.field(metadata={"id": ID_BUFFER})
     tiles: int = attrs.field()
     kind: str = "const"
     drain: bool = False
+
+
+#: ``FillTiles.kind`` of stores into tiles already filled (``tiles`` 0: a patch of a landed read's tile)
+PATCH = "patch"
 
 
 @attrs.frozen

@@ -25,6 +25,7 @@ from verispatial.ir.ops import (
     ID_SEMAPHORE,
     ID_TENSOR,
     OP_TAGS,
+    PATCH,
     AcquireAcc,
     AtomicBarrier,
     Compute,
@@ -1244,8 +1245,11 @@ class _OpPass:
         elif has_pages and op.pages > PAGES_MAX:  # type: ignore[union-attr]
             self._report(ep, at, op, f"pages {clip(str(op.pages))} is too large for the model (16-bit CB counters: at most "  # type: ignore[union-attr]
                    f"{PAGES_MAX})")
-        if has_tiles and op.tiles < 1:  # type: ignore[union-attr]
-            self._report(ep, at, op, f"tiles must be >= 1, got {op.tiles}")  # type: ignore[union-attr]
+        if isinstance(op, FillTiles) and op.tiles == 0 and op.kind == PATCH:
+            pass  # stores into tiles the engine already filled: a patch (docs/semantics.md "Local-store fills")
+        elif has_tiles and op.tiles < 1:  # type: ignore[union-attr]
+            self._report(ep, at, op, f"tiles must be >= 1, got {op.tiles}"  # type: ignore[union-attr]
+                         + (" (0 only for a fill_tiles of kind 'patch')" if isinstance(op, FillTiles) else ""))
         elif has_tiles and op.tiles > TILES_MAX:  # type: ignore[union-attr]
             self._report(ep, at, op, f"tiles {clip(str(op.tiles))} is too large for the model (one op moves at most "  # type: ignore[union-attr]
                    f"{TILES_MAX} tiles)")

@@ -40,6 +40,7 @@ from verispatial.ir.core import Addr, Engine, Guard, Site, Term
 from verispatial.ir.ids import op_ids
 from verispatial.ir.ops import (
     ID_BUFFER,
+    PATCH,
     Compute,
     CopyTiles,
     FillTiles,
@@ -279,6 +280,9 @@ class _Fill:
     drained_last: tuple[str, ...] = ()
     #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
     reads_pending: bool = False
+    #: stores into a tile a NoC read of this engine filled and landed (``KernelReader.patch_store``: the padding of
+    #: matmul's last K tile, pad_tile.hpp:91): the tile is the read's; the stores only change bytes of it
+    patch: bool = False
 
 
 @attrs.define
@@ -332,6 +336,11 @@ class KernelReader:
         self.fills: dict[int, _Fill] = {}
         #: buffers a NoC read has filled pages of since their reserve
         self.noc_filled: set[int] = set()
+        #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
+        #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
+        self.patch_loops: list[tuple[Block, SourceLoc]] = []
+        #: buffers whose patched tiles a multicast sent since their reserve: a store into them would rewrite its source
+        self.patch_sent: set[int] = set()
         #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
         #: waits on reads it in place)
         self.waited: set[int] = set()
@@ -491,6 +500,20 @@ class KernelReader:
                                                         "kernel")
         if isinstance(op, Wait):
             self.waited.add(op.buf)
+        patched = [b for b in sorted(named) if b in self.fills and self.fills[b].patch]
+        if patched and isinstance(op, McastSend) and not op.front and op.buf in patched:
+            # a multicast of the back publishes the tiles as a push does (matmul's padded in0 sender,
+            # reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:393-425): the patch comes before it, and a store
+            # after it would rewrite a multicast source (local_fill refuses one until the next reserve)
+            f = self.fills.pop(op.buf)
+            self.blocks[-1].add(self.patch_op(op.buf, f), f.loc)
+            self.patch_sent.add(op.buf)
+            patched = [b for b in patched if b != op.buf]
+        if patched and not isinstance(op, (ReadTiles, RemoteRead, Push)):
+            # a multicast or write of the tiles, a copy out of them, a second reserve: between the stores into a
+            # read tile and its push, the stores may not have landed, and the model of the tile is the read's
+            raise Refused("buffer used between stores into a read tile and its push", self.fills[patched[0]].loc,
+                          f"{op_text(op)} at {self.loc(node).file}:{self.loc(node).line}")
         if isinstance(op, Reserve):
             if op.buf in self.fills:
                 # the stores went into pages this engine had not reserved: scratch use of a buffer's back (argmax's
@@ -498,6 +521,7 @@ class KernelReader:
                 raise Refused("plain store into a buffer page before its reserve", self.fills[op.buf].loc,
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
+            self.patch_sent.discard(op.buf)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -798,19 +822,20 @@ class KernelReader:
     # ------------------------------------------------------------------ constant pages filled by stores
 
     def local_fill(self, cb: int, node: Any, zeros: bool = False, copy: int | None = None,
-                   at: V.L1Ptr | None = None) -> None:
+                   at: V.L1Ptr | None = None, patch: bool = False) -> None:
         """A plain store (or, with ``zeros``, a ``Noc.async_write_zeros``) into buffer ``cb``'s reserved back: the
         constant-tile pattern of ``generate_reduce_scaler`` / ``generate_bcast_scalar`` / the kernel_lib's
         ``prepare_reduce_scaler`` (reserve one page, zero it, store the values, push). It becomes one ``FillTiles``
         before the push (``filled_by_stores``). ``at``: the store's address (None where the reading does not follow
         it), the page's last store now (``drain_load``). Refused by name: stores by a compute kernel, a store into a
         page whose zero fill is still in flight (undefined bytes, ``api/dataflow/noc.h`` ``async_write_zeros``), a
-        store later in a loop whose earlier part read the page as drained before it (``consult``)."""
+        store later in a loop whose earlier part read the page as drained before it (``consult``). With ``patch``
+        (``patch_store``), stores into a tile a landed NoC read filled: no ``FillTiles``, but drained the same way."""
         if self.kernel.engine == Engine.COMPUTE:
             self.refuse("plain store into a buffer page", node, "by a compute kernel")
-        if cb in self.noc_filled:
-            self.refuse("plain store into a buffer page", node, "a page a NoC read also fills")
         f = self.fills.get(cb)
+        if (cb in self.noc_filled and not patch) or (f is not None and f.patch != patch):
+            self.refuse("plain store into a buffer page", node, "a page a NoC read also fills")
         if f is not None and f.zeros_pending:
             self.refuse("plain store into a buffer page", node,
                         "before write_zeros_l1_barrier: the zero fill may still overwrite it")
@@ -829,7 +854,7 @@ class KernelReader:
                         "stores before the loop being the last")
         if f is None:
             f = self.fills[cb] = _Fill(tuple(self.blocks), self.loc(node), zeros,
-                                       (self.ctr("pushed", cb), self.ctr("fill", cb)), copy)
+                                       (self.ctr("pushed", cb), self.ctr("fill", cb)), copy, patch=patch)
         elif zeros:
             f.zeros_pending = True
         # a blocking load lands only the stores up to the last store to its word (common.hpp:91-96): a store after
@@ -926,6 +951,12 @@ class KernelReader:
         read; the stores must be on every path to the push, and a zero fill must have landed. Without ``publish``
         (the copy's source is popped first) the ``CopyTiles`` comes before that pop."""
         f = self.fills.pop(push.buf)
+        if f.patch:
+            # the tiles are the NoC reads' (counted by their ReadTiles); the stores only change bytes of them and
+            # must be in L1 before the push publishes them: a FillTiles of no tile, drained or not (a store may retire
+            # before it lands, and the push is a store to another region: async-read-publish without the drain)
+            self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
+            return
         if push.pages != 1:
             self.refuse("plain stores into a push of more than one page", node,
                         f"{push.pages} pages of c_{push.buf}: which of them the stores fill is not followed")
@@ -954,6 +985,18 @@ class KernelReader:
             raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
+
+    def patch_op(self, cb: int, f: _Fill) -> FillTiles:
+        """The ``FillTiles`` of no tile that patch ``f`` of buffer ``cb`` (``patch_store``) becomes where the tiles are
+        published (here). ``drain`` only when the stores, and so their drain (``merge_drains`` merges the paths that
+        stored), are on every path to here: the op stands on every path, and a drain it claimed on a path that stored
+        nothing would land (clear) the other buffers' unlanded stores there, which no load did. On some paths only,
+        undrained: a path without the stores may then be refuted for them (stricter than the kernel)."""
+        common = 0
+        while common < min(len(self.blocks), len(f.lineage)) and self.blocks[common] is f.lineage[common]:
+            common += 1
+        every_path = all(b.certain for b in f.lineage[common:])
+        return FillTiles(cb, 0, PATCH, f.drained and every_path)
 
     def call_api(self, name: str, vals: list[V.Value], node: Any) -> V.Value:
         """The value of the device API function ``name`` (``api.FUNCTIONS``) on ``vals``, read at ``node``: for the
@@ -1641,6 +1684,7 @@ class KernelReader:
             loop = self.repeats.pop()
             inner = self.blocks.pop()
             inner.closed = True
+        self.patch_loop_closed(inner)
         self.fills_after_loop(k, count if isinstance(count, int) else None, before, loop, n)
         if inner.ops:
             self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
@@ -2341,6 +2385,10 @@ class KernelReader:
             return (not g) if isinstance(g, bool) else (g[0], _COMPLEMENT[g[1]])
         if c.type == "binary_expression":
             op = c.child_by_field_name("operator").type
+            if op in ("&&", "and"):
+                apart = self.ranges_overlap(c)
+                if apart is not None:
+                    return apart
             if op in ("&&", "||", "and", "or"):
                 a = self.cond(c.child_by_field_name("left"))
                 if isinstance(a, bool) and a == (op in ("||", "or")):
@@ -2396,6 +2444,59 @@ class KernelReader:
             return self.guard(v, "!=", c)
         why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
+
+    def ranges_overlap(self, c: Any) -> bool | None:
+        """The overlap test of two L1 byte ranges, ``(a < b + n) && (b < a + n)`` (either order of the two sides'
+        operands), when ``a`` and ``b`` are addresses in two different buffers' pages, each range inside its buffer's
+        ring for every loop index and trip value: False — the memory map gives the two buffers disjoint bytes (the
+        checker's ``memory-disjoint``), so the ranges cannot meet. ``tt_memmove``'s choice between the NoC and a CPU
+        ``memmove`` (ttnn 0.81.1 ``ttnn/operations/data_movement/common/kernels/common.hpp:195``). None where the
+        test is not of that form, its operands are not plain arithmetic (evaluated twice), the two buffers may share
+        bytes (the same buffer, two buffers on one sharded tensor), or a range may reach past its buffer: the caller
+        then reads the condition as any other. Survey readings (every buffer token index 0) decide only that the four
+        addresses are followed, as ``l1_check`` does there."""
+        sides = [c.child_by_field_name("left"), c.child_by_field_name("right")]
+        sides = [s.named_children[0] if s.type == "parenthesized_expression" and s.named_child_count == 1 else s
+                 for s in sides]
+        if not all(s.type == "binary_expression" and s.child_by_field_name("operator").type == "<" for s in sides):
+            return None
+        nodes = [x for s in sides for x in (s.child_by_field_name("left"), s.child_by_field_name("right"))]
+        if not all(_plain_arithmetic(x) for x in nodes):
+            return None
+        try:
+            a1, b1, b2, a2 = (self.expr(x) for x in nodes)
+        except Refused:
+            return None
+        if not all(isinstance(p, V.L1Ptr) and isinstance(p.offset, V.Sym) and isinstance(p.origin, V.Sym)
+                   for p in (a1, b1, b2, a2)):
+            return None
+        assert isinstance(a1, V.L1Ptr)
+        assert isinstance(b1, V.L1Ptr)
+        assert isinstance(b2, V.L1Ptr)
+        assert isinstance(a2, V.L1Ptr)
+        # side 1: a < b + n, side 2: b < a + n; the same two pointers on both sides
+        if (a1.cb, a1.front, a1.origin) != (a2.cb, a2.front, a2.origin) or \
+                (b1.cb, b1.front, b1.origin) != (b2.cb, b2.front, b2.origin):
+            return None
+        n1, n2 = b1.offset + (-b2.offset), a2.offset + (-a1.offset)  # type: ignore[operator]
+        if n1 != n2 or not isinstance(n1, V.Sym):
+            return None
+        if self.survey:
+            return False
+        n_lo, n_hi = self.bounds(n1)
+        if n_lo is None or n_hi is None or n_lo < 0 or a1.cb == b2.cb:
+            return None
+        ha, hb = self.cb_index[a1.cb], self.cb_index[b2.cb]
+        if ha.tensor is not None and ha.tensor == hb.tensor:
+            return None  # two buffers on one tensor's shard: the same bytes (an alias)
+        for p, hbuf in ((a1, ha), (b2, hb)):
+            assert isinstance(p.offset, V.Sym)
+            assert isinstance(p.origin, V.Sym)
+            lo, hi = self.bounds(p.offset)
+            first = _max_residue(p.origin, hbuf.entries) * hbuf.entry_size
+            if lo is None or hi is None or lo < 0 or first + hi + n_hi > hbuf.entries * hbuf.entry_size:
+                return None
+        return False
 
     def signed_operand(self, n: Any) -> bool:
         """Whether expression ``n`` has a signed integer type as far as its text says: a literal without a ``u``
@@ -2718,7 +2819,20 @@ class KernelReader:
                 return attrs.evolve(v, elem=None, struct=sd.name)
         elif isinstance(v, V.LocalOpaque):
             v = V.Opaque(v.why)  # a value cast to an address: no longer known to be the kernel's own words
-        return retyped(v, typ)
+        return retyped(v, typ, self.bound_type_text(text))
+
+    def bound_type_text(self, text: str) -> str | None:
+        """Type text ``text`` (``T*``, ``volatile T*``) with its one base name, a template type parameter bound to a
+        type (``V.TypeName``: ``fill_pad_tile<uint16_t, ...>``'s ``T``, pad_tile.hpp:142), replaced by that type;
+        None where it names no such parameter."""
+        words = text.replace("*", " ").split()
+        base = [w for w in words if w not in ("const", "volatile", "tt_l1_ptr")]
+        if len(base) != 1 or not base[0].isidentifier():
+            return None
+        bound = self.lookup(base[0])
+        if not isinstance(bound, V.TypeName):
+            return None
+        return " ".join(bound.name if w == base[0] else w for w in words) + " *" * text.count("*")
 
     def to_integer(self, v: V.Value, text: str) -> V.Value:
         """``v`` converted to the integer type named ``text`` (``uint16_t``, ``bool``, ``uint``), as C++ converts a
@@ -3227,6 +3341,10 @@ class KernelReader:
             return a.plus(b if op == "+" else -b)  # an address within the buffer's pages, in units of its type
         if isinstance(b, V.L1Ptr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
             return b.plus(a)
+        if isinstance(a, V.L1Ptr) and op in ("&", "%") and isinstance(b, V.Sym) and b.is_const:
+            low = self.l1_low_bits(a, b.const + 1 if op == "&" else b.const)
+            if low is not None:
+                return V.const(low)
         if isinstance(a, V.RemoteAddr) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
             return _noc_plus(a, b if op == "+" else -b)
         if isinstance(b, V.RemoteAddr) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
@@ -3255,6 +3373,30 @@ class KernelReader:
         r = _fold(op, a.const, b.const)
         return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
             r, int) else V.const(r)
+
+    def l1_low_bits(self, ptr: V.L1Ptr, m: int) -> int | None:
+        """Address ``ptr`` modulo ``m`` (``a & (m - 1)``, ``a % m``) where that is one number for every loop index and
+        trip value, else None. The memory map puts every buffer at a multiple of the target's ``alignment``
+        (``ir.Target.alignment``: 16 B on Wormhole and Blackhole, the L1 NoC alignment, noc_parameters.h's
+        ``L1_ALIGNMENT``; ``validate`` checks it), so for ``m`` a power of two dividing it the address's low bits are
+        those of its place in the ring: the pages the pointer moved (``origin`` modulo the ring, times the page size)
+        plus its offset. ``tt_memmove``'s choice of a NoC copy when source and destination agree modulo 16 B (ttnn
+        0.81.1 ``ttnn/operations/data_movement/common/kernels/common.hpp:211, 237``)."""
+        align = self.host.target.alignment
+        if m < 1 or m & (m - 1) or align % m or not isinstance(ptr.offset, V.Sym) or \
+                not isinstance(ptr.origin, V.Sym) or ptr.cb not in self.cb_index:
+            return None
+        b = self.cb_index[ptr.cb]
+        if b.entry_size % m == 0:
+            pos = 0
+        elif ptr.origin.is_const:
+            pos = (ptr.origin.const % b.entries) * b.entry_size
+        else:
+            return None
+        off = ptr.offset
+        if any(c % m for _, c in off.loops) or (off.trip is not None and off.trip[1] % m):
+            return None
+        return (pos + off.const) % m
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
@@ -3475,6 +3617,17 @@ class KernelReader:
             if value.src is None:
                 self.refuse("plain store of loads from several buffer addresses", n, self.text(n))
             src = value.src
+        if ptr.cb in self.noc_filled and ptr.cb not in self.ringed and not self.trial and \
+                self.kernel.engine != Engine.COMPUTE:
+            # stores into bytes a NoC read filled, of a buffer no ring op has named: its L1 used as scratch, perhaps
+            # (argmax's reader, reader_argmax_interleaved.cpp:71-86); read again so, a ring op later refuses it
+            raise ScratchHint(ptr.cb, Refused("plain store into a buffer page", self.loc(n),
+                                              "a page a NoC read also fills"))
+        if ptr.cb in self.noc_filled and ptr.cb in self.ringed and self.kernel.engine != Engine.COMPUTE and \
+                (ptr.cb not in self.fills or self.fills[ptr.cb].patch):
+            # a ring's reserved tile a read filled
+            self.patch_store(ptr, n, src, at)
+            return
         copy = None
         if src is not None:
             if not src.front:
@@ -3495,6 +3648,90 @@ class KernelReader:
         # the stores build the page the FillTiles at the push fills: the next unfilled one
         self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
                       within=self.cb_index[ptr.cb].entry_size)
+
+    def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
+        """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
+        after the read (ttnn 0.81.1 ``ttnn/operations/matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0.cpp:
+        74-94``: read, ``noc.async_read_barrier()``, ``pad_last_ktile``; ``kernel_helper_functions/pad_tile.hpp:91,
+        108``), moreh's masks (``reader_moreh_dot.cpp:21-29``). The tile is the read's ``ReadTiles``; the stores
+        change only bytes of it, which no other agent sees before the push, so they are no op of their own when:
+
+        - the read has landed: a ``noc_async_read_barrier`` of this engine follows its last NoC read, on the path
+          to the store in this iteration (``read_landed``) — else the NoC may write the tile over the store
+          (``noc_async_read`` returns at issue; the data is in L1 after the barrier, dataflow_api.h);
+        - the store's address, followed, lies inside the tiles the reads filled (``read_tile_check``), and so does
+          a stored value loaded from the buffer's back (the same landed tiles);
+        - the stores are a ``FillTiles`` of no tile (kind ``patch``) at the push or at a multicast of the back,
+          whichever comes first (``filled_by_stores``, ``emit``), drained when a blocking load of the word of the
+          last store (``drain_load``, same starting byte address and width) follows it; nothing else uses the buffer
+          in between, and no store follows such a multicast before the next reserve.
+
+        Refused by name otherwise."""
+        if ptr.cb in self.patch_sent:
+            self.refuse("plain store into a buffer page", n,
+                        f"{self.text(n)}: after a multicast of the tile, which may still be reading it")
+        if not self.read_landed(n):
+            self.refuse("plain store into a buffer page", n,
+                        f"{self.text(n)}: before the read barrier of the NoC read that fills it: the read may land "
+                        "over the store")
+        if at is None or not isinstance(at.offset, V.Sym):
+            why = at.offset.why if at is not None and isinstance(at.offset, V.Opaque) else "its index"
+            self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: a store into a read tile: {why}")
+        if src is not None and (src.front or src.cb != ptr.cb):
+            self.refuse("plain store into a buffer page", n, f"{self.text(n)}: a copy into a page a NoC read fills")
+        for p in (at, src):
+            if p is not None:
+                self.read_tile_check(p, n)
+        self.local_fill(ptr.cb, n, at=at, patch=True)
+
+    def read_tile_check(self, p: V.L1Ptr, n: Any) -> None:
+        """Refuses an access at ``p`` (its element: ``p.elem`` bytes) not inside the tiles this engine's reads filled
+        since ``p.cb``'s write pointer (their count a number; else the last of them), for every loop index and trip
+        value (``l1_check``)."""
+        b = self.cb_index[p.cb]
+        tile = b.entry_size // b.page_tiles
+        width = p.elem or 1
+        if width > tile:
+            self.refuse("plain store not into the tile a NoC read filled", n, self.text(n))
+        filled = self.ctr("fill", p.cb)
+        # every tile filled since the write pointer is a read's (a constant fill or copy into the page is refused):
+        # with their count a number, the access may be in any of them (matmul's padded sender pads the last tile of
+        # each row of its block, reader_bmm_tile_layout_in0_sender_padding_metal2.cpp:395-399); else in the last one
+        back = filled.const if filled.is_const and filled.const >= 1 else 1
+        self.bump("fill", p.cb, -back)
+        try:
+            self.l1_check(p, False, True, 0, "plain store not into the tile a NoC read filled", n,
+                          within=back * tile - width + 1)
+        finally:
+            self.bump("fill", p.cb, back)
+
+    def read_landed(self, n: Any) -> bool:
+        """Whether no NoC read of this engine can be in flight here: walking back from the op being read, a
+        ``ReadBarrier`` comes before any read (``ReadTiles``, ``RemoteRead``, or a loop or branch holding one) on the
+        straight line, through the branches it is in and out to the kernel's start. Past the start of a loop body
+        read once (no read and no barrier before here in it), the previous iteration's end comes first: the walk goes
+        on before the loop, and the body is held to issue no read at all (``patch_loop_closed``, when it closes)."""
+        bodies = {id(lp.body) for lp in self.loops if lp.body is not None}
+        for block in reversed(self.blocks):
+            for op in reversed(block.ops):
+                if isinstance(op, ReadBarrier):
+                    return True
+                if any(isinstance(x, (ReadTiles, RemoteRead)) for x in walk_ops((op,))):
+                    return False
+            if id(block) in bodies and not self.trial:
+                self.patch_loops.append((block, self.loc(n)))
+        return True
+
+    def patch_loop_closed(self, body: Block) -> None:
+        """A loop body read once closed: a store into a read tile in it that relied on no read being in flight at
+        the body's start (``read_landed``) is refused if the body issues a read, which the next iteration's store
+        then follows with no barrier known between them."""
+        for block, loc in self.patch_loops:
+            if block is body and any(isinstance(x, (ReadTiles, RemoteRead)) for x in walk_ops(body.ops)):
+                raise Refused("plain store into a buffer page", loc,
+                              "before the read barrier of a NoC read later in its loop: the next iteration's store "
+                              "may follow that read with no barrier")
+        self.patch_loops = [(b, loc) for b, loc in self.patch_loops if b is not body]
 
     def scratch_store(self, ptr: V.L1Ptr, n: Any) -> None:
         """A plain store into a scratch buffer's bytes (``red_idxs[0] = max_idx``, argmax 0.81.1 :500): a
@@ -4012,10 +4249,15 @@ class KernelReader:
         types), its template parameters to ``targs`` (tree-sitter nodes) and the rest to their defaults."""
         targs = targs or []
         scope: dict[str, V.Value] = {}
+        # the type template parameters given a type (``fill_pad_face<T, ...>(T* tile_ptr, ...)`` with ``T`` bound to
+        # ``uint16_t``, pad_tile.hpp:72): a parameter declared ``T*`` counts sizeof of that type a unit
+        bound_types = {tp: tv.name for tp, a in zip(f.template_params, targs, strict=False) if a.type == "type_descriptor"
+                 for tv in (self.template_value(a),) if isinstance(tv, V.TypeName)}
         for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
             if p.startswith("..."):
                 break  # a function parameter pack: bound below
             t = f.param_types[i] if i < len(f.param_types) else ""
+            t = bound_types.get(t, t)
             if isinstance(v, V.L1Ptr) and i < len(f.param_declarators):
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
@@ -4186,6 +4428,10 @@ class KernelReader:
             return V.TypeName(text)  # f<uint16_t>: sizeof(T) in the callee is known
         if text in self.prog.unscoped:  # f<OP_ADD>: an unscoped enumerator (enums.py)
             return V.const(self.prog.unscoped[text])
+        if text in DEVICE_CONSTANTS:
+            # a tile constant after ``using namespace tt::constants`` (``fill_pad_tile<T, w, TILE_HEIGHT>``,
+            # pad_tile.hpp:436): its value, as in an expression
+            return V.const(DEVICE_CONSTANTS[text])
         return V.Opaque("a type")
 
     def runtime_arg(self, name: str, node: Any) -> V.Value:
@@ -4471,17 +4717,17 @@ def _core_local_mem(v: Any, typ: Any) -> Any:
     return v.retyped(_size_of_type(named[0].text.decode()) if named else 4)
 
 
-def retyped(v: Any, typ: Any) -> Any:
-    """An L1 address ``v`` cast to the type ``typ`` (a tree-sitter type descriptor): as a ``T*`` its arithmetic
-    counts ``sizeof(T)`` bytes (None where T's size is not known), as an integer one byte. Other values as they
-    are."""
+def retyped(v: Any, typ: Any, bound: str | None = None) -> Any:
+    """An L1 address ``v`` cast to the type ``typ`` (a tree-sitter type descriptor; ``bound``: its text with a template
+    type parameter replaced by the type it is bound to): as a ``T*`` its arithmetic counts ``sizeof(T)`` bytes (None
+    where T's size is not known), as an integer one byte. Other values as they are."""
     if isinstance(v, V.ArgArray) and typ is not None:
-        text = typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
+        text = bound or typ.text.decode()  # a runtime arg address as a T*: sizeof(T) a unit; as an integer, bytes
         return attrs.evolve(v, elem=_size_of_type(text) if "*" in text else 1 if _size_of_type(text) else v.elem,
                             struct=None)
     if not isinstance(v, V.L1Ptr) or typ is None:
         return v
-    text = typ.text.decode()
+    text = bound or typ.text.decode()
     if "*" in text:
         return v.retyped(_size_of_type(text))
     return v.retyped(1) if _size_of_type(text) is not None else v
@@ -4503,7 +4749,8 @@ def _declared_as(v: Any, tname: str, declarator: Any) -> Any:
         return attrs.evolve(v, elem=1) if tname in TYPE_SIZES and (
             declarator is None or declarator.type != "reference_declarator") else v
     if declarator is not None and declarator.type == "pointer_declarator":
-        return v.retyped(TYPE_SIZES.get(tname))
+        # ``auto* p = reinterpret_cast<volatile uint32_t*>(a)`` (fill_tile_utils.hpp:38): the cast's type
+        return v if tname == "auto" else v.retyped(TYPE_SIZES.get(tname))
     if declarator is not None and declarator.type == "reference_declarator":
         return v
     return v.retyped(1) if tname in TYPE_SIZES else v
@@ -4704,3 +4951,15 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
             raise hints.get(e.cb, e) from None
         shared.scratch |= {(site, cb) for cb in scratch}
         return block
+
+
+def _plain_arithmetic(n: Any) -> bool:
+    """Whether expression ``n`` is names, numbers, ``+ - *`` and parentheses only: evaluating it changes nothing, so it
+    may be evaluated twice (``KernelReader.ranges_overlap`` before the ordinary reading of a condition)."""
+    if n.type in ("identifier", "number_literal"):
+        return True
+    if n.type == "parenthesized_expression":
+        return n.named_child_count == 1 and _plain_arithmetic(n.named_children[0])
+    if n.type == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
+        return _plain_arithmetic(n.child_by_field_name("left")) and _plain_arithmetic(n.child_by_field_name("right"))
+    return False
