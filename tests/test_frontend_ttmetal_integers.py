@@ -188,6 +188,29 @@ def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(t
     assert _reserved(ep) == [8]
 
 
+@pytest.mark.parametrize("count", ["uint8_t m = n;", "uint32_t m = static_cast<uint8_t>(n);",
+                                   "uint32_t m = uint8_t(n);", "uint32_t m = (int8_t)n;", "bool m = n;"])
+def test_a_runtime_range_converted_to_a_narrow_type_it_overflows_is_not_followed(tmp_path: Path, count: str) -> None:
+    """``uint8_t m = n`` with ``n`` in ``0..300`` is 0 at n = 256: the loop it counts runs no iteration there. The
+    reading kept ``n`` (a conversion of a number that is not a constant was the number), so a reader pushing ``m``
+    pages to a compute kernel waiting for ``n`` was proved; the hardware hangs at n = 256. Its count is refused."""
+    with pytest.raises(Refused, match="loop bound not known statically") as e:
+        _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+              args={"n": "0..300"})
+    assert "converted from a number known only at run time" in e.value.detail
+
+
+@pytest.mark.parametrize(("count", "top"), [("uint8_t m = n;", 255), ("uint16_t m = n;", 300), ("bool m = n;", 1),
+                                            ("int8_t m = n;", 127)])
+def test_a_runtime_range_a_narrow_type_holds_is_kept(tmp_path: Path, count: str, top: int) -> None:
+    """The same conversion where every value of the range fits the type (``n`` in ``0..top``): the count stays the
+    trip."""
+    ep = _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+               args={"n": f"0..{min(top, 300)}"})
+    loop = ep.ops[0]
+    assert isinstance(loop, Loop) and not isinstance(loop.count, int)
+
+
 def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
     """``for (uint32_t i = 0; i <= n - 1; ++i)`` with ``n`` in ``0..8``: at n = 0 the bound is 2**32 - 1 and the loop
     never ends (the reading once counted n iterations, none at 0, and proved it); from ``1..8`` it is n iterations."""

@@ -2681,11 +2681,22 @@ class KernelReader:
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
         stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
-        indices) is kept as it is; other types and values are not changed."""
+        indices and a trip) is kept as it is when every value it takes over the open loops and its trip's range
+        fits the narrow type (``value_range``); else the conversion wraps for some of them, which an affine number
+        cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range ``0..300`` is 0 at 256:
+        read as ``n`` the loop it counts ran 256 times where the kernel runs none, and a hang was proved). Other
+        types and values are not changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4):
+            lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width)
+            got = self.value_range(k)
+            if got is None or got[0] < lo or got[1] > hi:
+                return V.Opaque(f"a {text} holds {lo}..{hi}, converted from a number known only at run time "
+                                + ("whose range is not known" if got is None else f"that ranges over {got[0]}..{got[1]}"))
+            return k
         if not isinstance(k, V.Sym) or not k.is_const:
             return k
         if text.endswith("bool"):
@@ -2693,7 +2704,7 @@ class KernelReader:
         if width >= 4:
             return k
         u = k.const & ((1 << 8 * width) - 1)
-        signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
+        signed = _signed_type(text)
         return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
 
     def compound_literal(self, n: Any) -> V.Value:
@@ -3240,6 +3251,10 @@ class KernelReader:
                 if isinstance(iv, V.Sym) and iv.is_const and iv.const == 0:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
+                # get_semaphore(id) is the base plus id * L1_ALIGNMENT (dataflow_api.h:1689-1691): sem[4] is the next
+                # semaphore's word, sem[1] a byte of this one's slot; as *(sem + k) is, refused, never dropped
+                self.refuse("plain store through a pointer not followed", n,
+                            f"{self.text(n)}: an address past a semaphore: {self.text(lhs)}")
             if isinstance(base, V.L1Ptr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
                 at = None
@@ -3316,11 +3331,13 @@ class KernelReader:
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
-        the kernel (``LocalOpaque``) it changes nothing the choreography names. Through an address the reading does
-        not follow (an ``Opaque`` value, a raw number, a name it does not know) it may land in any L1 — a page a
-        NoC transfer or another engine reads — so it is refused by name, never read as having no effect (moreh_dot's
-        ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` went unseen while ``ptr`` was not followed)."""
-        if isinstance(target, V.LocalOpaque) or (not isinstance(target, (V.Opaque, V.Sym)) and target is not None):
+        the kernel (``LocalOpaque``, ``LocalArray``) it changes nothing the choreography names. Through any other
+        address (an ``Opaque`` value, a raw number, a name it does not know, a tensor's base address, a NoC address)
+        it may land in any L1 — a page a NoC transfer or another engine reads, a semaphore word — so it is refused by
+        name, never read as having no effect (moreh_dot's ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0``
+        went unseen while ``ptr`` was not followed; until 2026-12-06 so did a store through a tensor's address, a NoC
+        address or a value of any other kind the reading holds)."""
+        if isinstance(target, (V.LocalOpaque, V.LocalArray)):
             return
         while base is not None and base.type == "subscript_expression":  # a[i][j]: an element of a
             base = base.child_by_field_name("argument")
@@ -4108,6 +4125,17 @@ def _at(v: Any, var: str, i: int) -> Any:
     if isinstance(v, V.L1Ptr):
         return attrs.evolve(v, origin=sub(v.origin), offset=sub(v.offset))
     return sub(v)
+
+
+def _signed_type(text: str) -> bool:
+    """Whether integer type ``text`` (``int16_t``, ``unsigned char``, ``uint8_t``) is signed."""
+    return text.split()[-1].startswith("int") and not text.startswith("unsigned")
+
+
+def _int_range(text: str, width: int) -> tuple[int, int]:
+    """The least and greatest value of integer type ``text`` of ``width`` bytes."""
+    bits = 8 * width
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if _signed_type(text) else (0, (1 << bits) - 1)
 
 
 def _size_of_type(text: str) -> int | None:
