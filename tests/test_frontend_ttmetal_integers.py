@@ -208,7 +208,29 @@ def test_a_runtime_range_a_narrow_type_holds_is_kept(tmp_path: Path, count: str,
     ep = _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
                args={"n": f"0..{min(top, 300)}"})
     loop = ep.ops[0]
-    assert isinstance(loop, Loop) and not isinstance(loop.count, int)
+    assert isinstance(loop, Loop)
+    assert not isinstance(loop.count, int)
+
+
+@pytest.mark.parametrize(("body", "top"), [
+    (("    uint32_t m = n + 1;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }"), 2**32 - 1),
+    (("    for (uint32_t i = 0; i < 2 * n; ++i) { cb_push_back(0, 1); }",), 2**31),
+    (("    uint32_t m = n + 1;", "    for (uint32_t i = 0; i <= m; ++i) { cb_push_back(0, 1); }"), 2**32 - 1),
+])
+def test_loop_bound_past_the_word_at_a_runtime_range_high_end_is_refused(tmp_path: Path, body: tuple[str, ...],
+                                                                         top: int) -> None:
+    """``m = n + 1`` with ``n`` in ``0..2**32 - 1``: at the range's top ``m`` is 0 as a uint32_t and ``i < m`` runs no
+    iteration; the reading counted 2**32 and proved a reader of ``m`` pages against a consumer waiting for ``n`` and
+    one more page, which hangs at that value. Refused (also ``2 * n`` from ``0..2**31``)."""
+    with pytest.raises(Refused, match=r"loop bound past 2\*\*32 - 1 at a runtime range's high end"):
+        _read(tmp_path, *body, args={"n": f"0..{top}"})
+
+
+def test_loop_bound_inside_the_word_at_a_runtime_range_high_end_is_read(tmp_path: Path) -> None:
+    """From ``0..2**32 - 2``, ``i < n + 1`` is ``n + 1`` iterations at every value: one loop over the trip."""
+    ep = _read(tmp_path, "    uint32_t m = n + 1;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+               args={"n": f"0..{2**32 - 2}"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
 
 
 def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:

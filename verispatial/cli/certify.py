@@ -150,9 +150,8 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
-        from verispatial.report.sarif import Artifact, read_text, sarif_log
-
         from verispatial.cli.imports import host_kernel_root
+        from verispatial.report.sarif import Artifact, read_text, sarif_log
 
         arts = [Artifact(Path(path).as_posix(), fr.report,
                          read_text(path) if fr.report.exit_code != EXIT_OK else None, g,

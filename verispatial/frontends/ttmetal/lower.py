@@ -1422,6 +1422,15 @@ class KernelReader:
                 self.refuse("loop bound below 0 at a runtime range's low end", n,
                             f"{self.text(cond)}: {'start' if v is a else 'bound'} {v.const} where trip {v.trip[0]} "
                             "is 0 (an unsigned word wraps)")
+        for v in (a, b):
+            got = self.value_range(v) if v.trip is not None else None
+            if got is not None and v.trip is not None and got[1] >= 1 << 32:
+                # ``n + 1`` with n = 2**32 - 1 at the range's high end is 0 as a 32-bit word: the loop runs no
+                # iteration there where the reading would count 2**32 (a reader of ``n + 1`` pages proved against a
+                # consumer of ``n`` and one more, which waits forever at that value)
+                self.refuse("loop bound past 2**32 - 1 at a runtime range's high end", n,
+                            f"{self.text(cond)}: {'start' if v is a else 'bound'} reaches {got[1]} "
+                            f"where trip {v.trip[0]} is at its largest (a 32-bit word wraps)")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
             span = b + (-a)
