@@ -188,25 +188,42 @@ def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(t
     assert _reserved(ep) == [8]
 
 
-@pytest.mark.parametrize("count", ["uint8_t m = n;", "uint32_t m = static_cast<uint8_t>(n);",
-                                   "uint32_t m = uint8_t(n);", "uint32_t m = (int8_t)n;", "bool m = n;"])
-def test_a_runtime_range_converted_to_a_narrow_type_it_overflows_is_not_followed(tmp_path: Path, count: str) -> None:
-    """``uint8_t m = n`` with ``n`` in ``0..300`` is 0 at n = 256: the loop it counts runs no iteration there. The
-    reading kept ``n`` (a conversion of a number that is not a constant was the number), so a reader pushing ``m``
-    pages to a compute kernel waiting for ``n`` was proved; the hardware hangs at n = 256. Its count is refused."""
+@pytest.mark.parametrize(("count", "top"), [
+    ("uint8_t m = n;", 300), ("uint32_t m = static_cast<uint8_t>(n);", 300), ("uint32_t m = uint8_t(n);", 300),
+    ("uint32_t m = (int8_t)n;", 300), ("bool m = n;", 300), ("int32_t m = n;", 2**32 - 1), ("int m = n;", 2**31)])
+def test_a_runtime_range_converted_to_a_narrow_type_it_overflows_is_not_followed(tmp_path: Path, count: str,
+                                                                                top: int) -> None:
+    """``uint8_t m = n`` with ``n`` in ``0..300`` is 0 at n = 256 (``int32_t m`` of ``0..2**32 - 1`` is negative from
+    2**31): the loop it counts runs no iteration there. The reading kept ``n`` (a conversion of a number that is not
+    a constant was the number), so a reader pushing ``m`` pages to a kernel waiting for ``n`` was proved; the
+    hardware hangs at n = 256 (2**31). Its count is refused."""
     with pytest.raises(Refused, match="loop bound not known statically") as e:
-        _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
-              args={"n": "0..300"})
+        _read(tmp_path, f"    {count}", "    for (int32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+              args={"n": f"0..{top}"})
     assert "converted from a number known only at run time" in e.value.detail
 
 
+@pytest.mark.parametrize(("prelude", "body"), [
+    ((), ("    uint8_t m = 0;", "    m = n;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")),
+    (("void f(uint8_t k) { for (uint32_t i = 0; i < k; ++i) { cb_push_back(0, 1); } }",), ("    f(n);",)),
+    (("uint8_t g(uint32_t k) { return k; }",),
+     ("    uint32_t m = g(n);", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")),
+])
+def test_a_runtime_range_assigned_passed_or_returned_narrow_is_not_followed(tmp_path: Path, prelude: tuple[str, ...],
+                                                                           body: tuple[str, ...]) -> None:
+    """The same conversion by an assignment, a ``uint8_t`` parameter and a ``uint8_t`` result: each converted only
+    constants, so ``n`` of ``0..300`` passed through them was read as ``n``."""
+    with pytest.raises(Refused, match="loop bound not known statically"):
+        _read(tmp_path, *body, prelude=prelude, args={"n": "0..300"})
+
+
 @pytest.mark.parametrize(("count", "top"), [("uint8_t m = n;", 255), ("uint16_t m = n;", 300), ("bool m = n;", 1),
-                                            ("int8_t m = n;", 127)])
+                                            ("int8_t m = n;", 127), ("int32_t m = n;", 2**31 - 1)])
 def test_a_runtime_range_a_narrow_type_holds_is_kept(tmp_path: Path, count: str, top: int) -> None:
     """The same conversion where every value of the range fits the type (``n`` in ``0..top``): the count stays the
     trip."""
     ep = _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
-               args={"n": f"0..{min(top, 300)}"})
+               args={"n": f"0..{top}"})
     loop = ep.ops[0]
     assert isinstance(loop, Loop)
     assert not isinstance(loop.count, int)
@@ -396,3 +413,11 @@ def test_a_variable_an_iteration_leaves_as_it_was_is_known_after_a_runtime_loop(
         import_host(tmp_path / "h.json")
     assert "circular buffer index" not in str(e.value)
     assert e.value.loc.line == 10
+
+
+def test_a_branch_on_a_runtime_range_outside_its_loop_is_refused_as_such(tmp_path: Path) -> None:
+    """``if (n > 3) return;`` with ``n`` a runtime range: refused naming the range (it was named a branch on several
+    loop indices, of which it has none)."""
+    with pytest.raises(Refused, match="branch on a runtime range"):
+        _read(tmp_path, "    if (n > 3) { return; }", "    for (uint32_t i = 0; i < n; ++i) { cb_push_back(0, 1); }",
+              args={"n": "0..8"})

@@ -964,11 +964,12 @@ class KernelReader:
         """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
         on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
         holds a number outside ``[0, 128)`` only as a value not followed."""
-        if name in self.narrow and isinstance(value, V.Sym) and value.is_const:
-            t = self.declared[name]
+        t = self.declared.get(name, "")
+        if isinstance(value, V.Sym) and (name in self.narrow or (t and _converts(t))):
+            # a number known only at run time converts too (to_integer: kept only where its range fits the type)
             if t:
                 value = self.to_integer(value, t)
-            elif not 0 <= value.const < 128:
+            elif not (value.is_const and 0 <= value.const < 128):
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
         scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
         place = scope.get(name + _PLACE_KEY) if scope is not None else None
@@ -1219,6 +1220,7 @@ class KernelReader:
                     self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
                     if _narrow(tname):
                         self.narrow.add(name)
+                    if _converts(tname):
                         value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
 
@@ -2238,7 +2240,7 @@ class KernelReader:
                 self.one_more_iteration("range-for loop", n, i)
                 typ = n.child_by_field_name("type")
                 tname = self.type_name(typ) if typ is not None else ""
-                self.scopes.append({name: self.to_integer(x, tname) if _narrow(tname) else x})
+                self.scopes.append({name: self.to_integer(x, tname) if _converts(tname) else x})
                 try:
                     self.stmt(body)
                 except _Break:
@@ -2418,6 +2420,9 @@ class KernelReader:
 
     def guard(self, d: V.Sym, op: str, node: Any) -> bool | tuple[str, Guard]:
         """``d OP 0`` as a guard: ``d`` affine in one enclosing loop's index."""
+        if not d.loops and d.trip is not None:
+            # a runtime range alone (``if (num_tiles > 3)`` outside a loop over it): which side runs differs by value
+            self.refuse("branch on a runtime range", node, self.text(node))
         if len(d.loops) != 1:
             self.refuse("branch on several loop indices", node, self.text(node))
         var, coef = d.loops[0]
@@ -2691,15 +2696,17 @@ class KernelReader:
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
         stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
         indices and a trip) is kept as it is when every value it takes over the open loops and its trip's range
-        fits the narrow type (``value_range``); else the conversion wraps for some of them, which an affine number
-        cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range ``0..300`` is 0 at 256:
-        read as ``n`` the loop it counts ran 256 times where the kernel runs none, and a hang was proved). Other
-        types and values are not changed."""
+        fits the narrow type, or a signed 32-bit one (``value_range``); else the conversion wraps for some of them,
+        which an affine number cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range
+        ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1`` negative from 2**31: read as ``n`` the loop it
+        counts ran that many times where the kernel runs none, and a hang was proved). Other types and values are not
+        changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
-        if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4):
+        if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4 or (
+                width == 4 and _signed_type(text))):
             lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width)
             got = self.value_range(k)
             if got is None or got[0] < lo or got[1] > hi:
@@ -3336,7 +3343,7 @@ class KernelReader:
     def _field_value(self, sd: Any, field: str, value: Any) -> Any:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
         ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
-        return self.to_integer(value, ftype) if _narrow(ftype) else value
+        return self.to_integer(value, ftype) if _converts(ftype) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
@@ -3771,7 +3778,7 @@ class KernelReader:
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
                     v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
             v = objects.convert(self, v, t, n)
-            if _narrow(t) and isinstance(v, V.Sym) and v.is_const and not p.startswith("&"):
+            if _converts(t) and isinstance(v, V.Sym) and not p.startswith("&"):
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
@@ -3865,7 +3872,7 @@ class KernelReader:
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
         if f.returns and not isinstance(result, V.Obj):
             result = objects.convert(self, result, f.returns, n)
-            if _narrow(f.returns) and isinstance(result, V.Sym) and result.is_const:
+            if _converts(f.returns) and isinstance(result, V.Sym):
                 result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
@@ -4342,6 +4349,13 @@ def _narrow(tname: str) -> bool:
     32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
     words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
     return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
+
+
+def _converts(tname: str) -> bool:
+    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, or a
+    signed 32-bit one (a word of 2**31 or more is negative there)."""
+    words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
+    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t"))
 
 
 def _signed(init: Any) -> bool:
