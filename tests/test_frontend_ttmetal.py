@@ -639,3 +639,36 @@ def test_scaler_tile_built_by_stores_proves_and_freed_early_is_refuted(tmp_path:
     assert sorted(bad) == ["async-read-publish", "cb-pop-uncovered", "cb-read-unwaited"]
     assert bad["cb-pop-uncovered"]["counterexample"]["source"]["line"] == 20
     assert bad["cb-read-unwaited"]["counterexample"]["source"]["line"] == 13
+
+
+def test_sarif_locates_kernel_lines_under_the_source_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel's file:line is named relative to the host's kernel root (``reader.cpp``); the SARIF log's URIs are
+    relative to ``%SRCROOT%``, the directory the run started in. Run from above the host's directory, the log named
+    ``reader.cpp`` at the root, a file that is not there (code scanning shows no line), with its region cut to one
+    column (the writer could not read the line). Each location is now the kernel's path from the root."""
+    import shutil
+
+    proj = tmp_path / "proj"
+    shutil.copytree(DATA / "copy", proj / "ops" / "copy")
+    host = proj / "ops" / "copy" / "host.yaml"
+    d = yaml.safe_load(host.read_text())
+    for a in _unit_args(d, "compute"):
+        a["per_core_block_cnt"] = 5  # waits for 10 pages where the reader pushes 8: a deadlock in the reader
+    host.write_text(yaml.safe_dump(d))
+    (proj / ".git").mkdir()  # the source root
+    monkeypatch.chdir(proj)
+    sarif = proj / "out.sarif"
+    assert main(["certify", "ops/copy/host.yaml", "-q", "--no-cache", "--sarif", str(sarif)]) == 1
+    run = json.loads(sarif.read_text())["runs"][0]
+    uris = {a["location"]["uri"] for a in run["artifacts"]}
+    assert "ops/copy/compute.cpp" in uris
+    results = [r for r in run["results"] if r["ruleId"] == "deadlock"]
+    assert results
+    for r in results:
+        for loc in [r["locations"][0], *r.get("relatedLocations", [])]:
+            art = loc["physicalLocation"]["artifactLocation"]
+            assert art["uriBaseId"] == "%SRCROOT%"
+            assert (proj / art["uri"]).is_file(), art
+    first = results[0]["locations"][0]["physicalLocation"]
+    line = (proj / first["artifactLocation"]["uri"]).read_text().split("\n")[first["region"]["startLine"] - 1]
+    assert first["region"]["endColumn"] == len(line) + 1

@@ -188,6 +188,68 @@ def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(t
     assert _reserved(ep) == [8]
 
 
+@pytest.mark.parametrize(("count", "top"), [
+    ("uint8_t m = n;", 300), ("uint32_t m = static_cast<uint8_t>(n);", 300), ("uint32_t m = uint8_t(n);", 300),
+    ("uint32_t m = (int8_t)n;", 300), ("bool m = n;", 300), ("int32_t m = n;", 2**32 - 1), ("int m = n;", 2**31)])
+def test_a_runtime_range_converted_to_a_narrow_type_it_overflows_is_not_followed(tmp_path: Path, count: str,
+                                                                                top: int) -> None:
+    """``uint8_t m = n`` with ``n`` in ``0..300`` is 0 at n = 256 (``int32_t m`` of ``0..2**32 - 1`` is negative from
+    2**31): the loop it counts runs no iteration there. The reading kept ``n`` (a conversion of a number that is not
+    a constant was the number), so a reader pushing ``m`` pages to a kernel waiting for ``n`` was proved; the
+    hardware hangs at n = 256 (2**31). Its count is refused."""
+    with pytest.raises(Refused, match="loop bound not known statically") as e:
+        _read(tmp_path, f"    {count}", "    for (int32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+              args={"n": f"0..{top}"})
+    assert "converted from a number known only at run time" in e.value.detail
+
+
+@pytest.mark.parametrize(("prelude", "body"), [
+    ((), ("    uint8_t m = 0;", "    m = n;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")),
+    (("void f(uint8_t k) { for (uint32_t i = 0; i < k; ++i) { cb_push_back(0, 1); } }",), ("    f(n);",)),
+    (("uint8_t g(uint32_t k) { return k; }",),
+     ("    uint32_t m = g(n);", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }")),
+])
+def test_a_runtime_range_assigned_passed_or_returned_narrow_is_not_followed(tmp_path: Path, prelude: tuple[str, ...],
+                                                                           body: tuple[str, ...]) -> None:
+    """The same conversion by an assignment, a ``uint8_t`` parameter and a ``uint8_t`` result: each converted only
+    constants, so ``n`` of ``0..300`` passed through them was read as ``n``."""
+    with pytest.raises(Refused, match="loop bound not known statically"):
+        _read(tmp_path, *body, prelude=prelude, args={"n": "0..300"})
+
+
+@pytest.mark.parametrize(("count", "top"), [("uint8_t m = n;", 255), ("uint16_t m = n;", 300), ("bool m = n;", 1),
+                                            ("int8_t m = n;", 127), ("int32_t m = n;", 2**31 - 1)])
+def test_a_runtime_range_a_narrow_type_holds_is_kept(tmp_path: Path, count: str, top: int) -> None:
+    """The same conversion where every value of the range fits the type (``n`` in ``0..top``): the count stays the
+    trip."""
+    ep = _read(tmp_path, f"    {count}", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+               args={"n": f"0..{top}"})
+    loop = ep.ops[0]
+    assert isinstance(loop, Loop)
+    assert not isinstance(loop.count, int)
+
+
+@pytest.mark.parametrize(("body", "top"), [
+    (("    uint32_t m = n + 1;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }"), 2**32 - 1),
+    (("    for (uint32_t i = 0; i < 2 * n; ++i) { cb_push_back(0, 1); }",), 2**31),
+    (("    uint32_t m = n + 1;", "    for (uint32_t i = 0; i <= m; ++i) { cb_push_back(0, 1); }"), 2**32 - 1),
+])
+def test_loop_bound_past_the_word_at_a_runtime_range_high_end_is_refused(tmp_path: Path, body: tuple[str, ...],
+                                                                         top: int) -> None:
+    """``m = n + 1`` with ``n`` in ``0..2**32 - 1``: at the range's top ``m`` is 0 as a uint32_t and ``i < m`` runs no
+    iteration; the reading counted 2**32 and proved a reader of ``m`` pages against a consumer waiting for ``n`` and
+    one more page, which hangs at that value. Refused (also ``2 * n`` from ``0..2**31``)."""
+    with pytest.raises(Refused, match=r"loop bound past 2\*\*32 - 1 at a runtime range's high end"):
+        _read(tmp_path, *body, args={"n": f"0..{top}"})
+
+
+def test_loop_bound_inside_the_word_at_a_runtime_range_high_end_is_read(tmp_path: Path) -> None:
+    """From ``0..2**32 - 2``, ``i < n + 1`` is ``n + 1`` iterations at every value: one loop over the trip."""
+    ep = _read(tmp_path, "    uint32_t m = n + 1;", "    for (uint32_t i = 0; i < m; ++i) { cb_push_back(0, 1); }",
+               args={"n": f"0..{2**32 - 2}"})
+    assert [type(op).__name__ for op in ep.ops] == ["Loop"]
+
+
 def test_loop_bound_below_zero_at_a_runtime_range_low_end_is_refused(tmp_path: Path) -> None:
     """``for (uint32_t i = 0; i <= n - 1; ++i)`` with ``n`` in ``0..8``: at n = 0 the bound is 2**32 - 1 and the loop
     never ends (the reading once counted n iterations, none at 0, and proved it); from ``1..8`` it is n iterations."""
@@ -351,3 +413,11 @@ def test_a_variable_an_iteration_leaves_as_it_was_is_known_after_a_runtime_loop(
         import_host(tmp_path / "h.json")
     assert "circular buffer index" not in str(e.value)
     assert e.value.loc.line == 10
+
+
+def test_a_branch_on_a_runtime_range_outside_its_loop_is_refused_as_such(tmp_path: Path) -> None:
+    """``if (n > 3) return;`` with ``n`` a runtime range: refused naming the range (it was named a branch on several
+    loop indices, of which it has none)."""
+    with pytest.raises(Refused, match="branch on a runtime range"):
+        _read(tmp_path, "    if (n > 3) { return; }", "    for (uint32_t i = 0; i < n; ++i) { cb_push_back(0, 1); }",
+              args={"n": "0..8"})

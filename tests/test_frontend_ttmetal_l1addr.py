@@ -18,7 +18,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.cli import main
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import PATCH, FillTiles, PackAcc, ReadTiles, WriteTiles
+from verispatial.ir.ops import PATCH, FillTiles, PackAcc, ReadTiles, SemSet, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', '#include "api/dataflow/noc.h"',
@@ -727,6 +727,11 @@ def test_stores_on_some_paths_of_a_branch_on_data_stay_refused(tmp_path: Path, i
     (("    volatile uint32_t* where = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));",
       "    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(where[0]);", "    p[0] = 1;"),
      "p[0] = 1"),
+    # a tensor's base address (a DRAM bank address) taken as a local L1 pointer: any L1 word of the core
+    (("    *reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(0)) = 1;",), "get_arg_val<uint32_t>(0)"),
+    (("    reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(0))[2] = 1;",), "get_arg_val<uint32_t>(0)"),
+    # a 64-bit NoC address taken as a local L1 pointer
+    (("    reinterpret_cast<volatile uint32_t*>(get_noc_addr(1, 0, l1))[0] = 1;",), "get_noc_addr(1, 0, l1)"),
 ])
 def test_a_store_through_an_address_not_followed_is_refused(tmp_path: Path, store: tuple[str, ...],
                                                             detail: str) -> None:
@@ -738,6 +743,37 @@ def test_a_store_through_an_address_not_followed_is_refused(tmp_path: Path, stor
     e = _refused(_host(tmp_path, (*_READER, *body)), "plain store through a pointer not followed", "reader.cpp",
                  12 + len(store) - 1)
     assert detail in e.detail
+
+
+@pytest.mark.parametrize("store", [
+    "    sem[4] = 0;",  # 16 bytes on: the word of semaphore 1 (get_semaphore is base + id * L1_ALIGNMENT)
+    "    sem[1] = 0;",  # inside semaphore 0's 16 bytes, past its word
+    "    sem[get_arg_val<uint32_t>(1)] = 0;",  # an index known only at run time
+])
+def test_a_store_past_a_semaphore_word_is_refused(tmp_path: Path, store: str) -> None:
+    """``get_semaphore(id)`` is ``sem_l1_base + id * L1_ALIGNMENT`` (ttnn 0.81.1 api/dataflow/dataflow_api.h:1689-1691),
+    so ``sem[4] = 0`` through semaphore 0's pointer writes semaphore 1's word: it was dropped (the subscript form only;
+    ``*(sem + 4) = 0`` was refused), and a sender that clobbered the flag it multicasts was proved."""
+    body = ("    volatile uint32_t* sem = reinterpret_cast<volatile uint32_t*>(get_semaphore(0));", store,
+            *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    host = json.loads(path.read_text())
+    host["semaphores"] = [{"name": "a", "initial_value": 0}, {"name": "b", "initial_value": 0}]
+    path.write_text(json.dumps(host))
+    e = _refused(path, "plain store through a pointer not followed", "reader.cpp", 9)
+    assert "an address past a semaphore" in e.detail
+
+
+def test_a_store_into_a_semaphore_word_by_subscript_is_its_set(tmp_path: Path) -> None:
+    """``sem[0] = v`` is ``*sem = v``: the semaphore's local set, read as ``noc_semaphore_set``."""
+    body = ("    volatile uint32_t* sem = reinterpret_cast<volatile uint32_t*>(get_semaphore(1));", "    sem[0] = 3;",
+            *GOOD_READERS["advanced"])
+    path = _host(tmp_path, (*_READER, *body))
+    host = json.loads(path.read_text())
+    host["semaphores"] = [{"name": "a", "initial_value": 0}, {"name": "b", "initial_value": 0}]
+    path.write_text(json.dumps(host))
+    sets = [op for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, SemSet)]
+    assert [(op.sem, op.value) for op in sets] == [(1, 3)]
 
 
 def test_a_store_through_a_declared_core_local_mem_is_seen(tmp_path: Path) -> None:

@@ -195,3 +195,31 @@ def test_certify_of_a_json_host_says_how_to_read_it(tmp_path: Path, capsys: pyte
                    "(a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "
                    "certify reads it directly as HOST.yaml)\n")
     assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # a directory that is not there: a typo the kernel's #include would only show as a missing header, if ever
+    (("name: copy\n", "name: copy\ninclude_dirs: [inc, nope]\n"),
+     "include_dirs[1]: no such directory: nope"),
+    # GCC refuses -D1BAD=1 ("macro names must be identifiers"): the kernel would not build
+    (("compile_time_args: [2],", 'compile_time_args: [2], defines: {"1BAD": 1},'),
+     "kernels[1].defines: '1BAD' is not a macro name (an identifier, or NAME(PARAMS) for a function-like one)"),
+    (("compile_time_args: [2],", 'compile_time_args: [2], defines: {"F(x": 1},'),
+     "kernels[1].defines: 'F(x' is not a macro name (an identifier, or NAME(PARAMS) for a function-like one)"),
+])
+def test_a_build_setting_the_kernels_cannot_have_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            edit: tuple[str, str], message: str) -> None:
+    """Both were accepted silently: an include directory that does not exist and a define whose name no compiler
+    takes."""
+    (tmp_path / "inc").mkdir()
+    path = host(tmp_path, edit)
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+def test_a_function_like_define_is_a_macro_name(tmp_path: Path) -> None:
+    """``"PROCESS_LHS_ACTIVATIONS(i)": ""`` (binary_ng's program factory) stays a define the host may give."""
+    path = host(tmp_path, ("compile_time_args: [2],", 'compile_time_args: [2], defines: {"F(a, b)": "", "G()": 1},'))
+    assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0

@@ -109,6 +109,20 @@ def host_sources(path: str) -> list[str]:
         return []
 
 
+def host_kernel_root(path: str) -> str | None:
+    """The directory the kernels of the host description ``path`` are named from (its ``kernel_root``), which their
+    source locations (``reader.cpp:16``) are relative to; None for a program.json or a host file that does not
+    read."""
+    if Path(path).suffix not in HOST_SUFFIXES:
+        return None
+    from verispatial.frontends.ttmetal.host import load_host
+
+    try:
+        return str(load_host(path).kernel_root)
+    except (VerispatialError, OSError, RecursionError):
+        return None
+
+
 def run_import_ttmetal(host_path: str, out: str) -> int:
     """``verispatial import ttmetal``: write the program of ``host_path`` to ``out`` (whole or not at all)."""
     from verispatial.ir.serialize import dumps

@@ -286,6 +286,9 @@ class Artifact:
     #: The user's source line of the op each unproved obligation without a counterexample names
     #: (``sources.obligation_sources``): such a result sits there, the op in the program beside it.
     op_sources: Mapping[str, SourceLoc] = attrs.field(factory=dict)
+    #: The directory a front end's relative source file names are relative to (a tt-metal host's kernel root, which
+    #: names its kernels and their headers from there: ``reader.cpp``); None: the current directory.
+    source_dir: str | None = None
 
 
 @attrs.frozen
@@ -517,7 +520,7 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
         if isinstance(summary, str) and summary != r.reason:
             text += f" ({summary})"
         ptr = pointers[id(r)]
-        phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name))
+        phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name), art.source_dir)
         props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                  "program": art.report.program, "seconds": round(r.seconds, 3),
                                  "jsonPointer": ptr}
@@ -553,20 +556,26 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
 
 
 def _source_locations(r: Result, phys: dict[str, Any], places: _Places, op_source: SourceLoc | None = None,
-                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                      source_dir: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A result's physical location and related locations: for a program read by a front end, the alert sits at the
     line the engineer wrote, the op in program.json (``phys``) and any further source lines the counterexample names
     beside it — for a result with no counterexample, the line of the op its obligation names (``op_source``);
-    otherwise at ``phys``, with none."""
+    otherwise at ``phys``, with none. A relative source file is found from ``source_dir`` (default: the current
+    directory)."""
     srcs = located_sources(r.counterexample) or ([op_source] if op_source is not None else [])
     if not srcs:
         return phys, []
+
+    def file_of(loc: SourceLoc) -> str:
+        return loc.file if source_dir is None or Path(loc.file).is_absolute() else str(Path(source_dir) / loc.file)
+
     related: list[dict[str, Any]] = [{"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}}]
-    at = {"artifactLocation": places.location(srcs[0].file),
-          "region": places.region(srcs[0].file, srcs[0].line, max(srcs[0].column, 1))}
+    first = file_of(srcs[0])
+    at = {"artifactLocation": places.location(first),
+          "region": places.region(first, srcs[0].line, max(srcs[0].column, 1))}
     related += [{"id": i + 2, "message": {"text": loc.text or str(loc)},
-                 "physicalLocation": {"artifactLocation": places.location(loc.file),
-                                      "region": places.region(loc.file, loc.line, max(loc.column, 1))}}
+                 "physicalLocation": {"artifactLocation": places.location(file_of(loc)),
+                                      "region": places.region(file_of(loc), loc.line, max(loc.column, 1))}}
                 for i, loc in enumerate(srcs[1:])]
     return at, related
 

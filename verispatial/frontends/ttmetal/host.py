@@ -188,6 +188,10 @@ class HostSpec:
         return tuple(seen)
 
 
+#: a ``-D`` name as GCC takes it: an identifier, or a function-like macro's ``NAME(a, b)`` / ``NAME(a, ...)``
+_MACRO_NAME = re.compile(r"[A-Za-z_]\w*(\(\s*(([A-Za-z_]\w*\s*(,\s*[A-Za-z_]\w*\s*)*(,\s*\.\.\.\s*)?)|\.\.\.\s*)?\))?")
+
+
 @functools.cache
 def schema() -> dict[str, Any]:
     """The shipped JSON Schema of host descriptions."""
@@ -329,6 +333,9 @@ def load_host(path: str | Path) -> HostSpec:
     if not root.is_dir():
         raise ParseError("kernel_root", f"no such directory: {root}")
     incs = tuple(root / os.path.expandvars(i) for i in d.get("include_dirs", []))
+    for j, inc in enumerate(incs):
+        if not inc.is_dir():  # as kernel_root: a typo would show only as a header not found, if ever
+            raise ParseError(f"include_dirs[{j}]", f"no such directory: {d['include_dirs'][j]}")
     tensors = tuple(d.get("tensors", []))
     tnames = [t["name"] for t in tensors]
     shard_specs: dict[str, HostShardSpec] = {}
@@ -387,6 +394,11 @@ def load_host(path: str | Path) -> HostSpec:
             if t not in tnames:
                 raise ParseError(f"{w}.tensor_bindings.{acc}",
                                  f"no tensor {t!r} (declared: {', '.join(tnames) or 'none'})")
+        for name in k.get("defines", {}):
+            if not _MACRO_NAME.fullmatch(name):
+                # GCC refuses ``-D1BAD=1`` ("macro names must be identifiers"): no build of the kernel has it
+                raise ParseError(f"{w}.defines", f"{name!r} is not a macro name (an identifier, or NAME(PARAMS) for a "
+                                                 "function-like one)")
         kernels.append(HostKernel(
             k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
             tuple(value(v, f"{w}.compile_time_args[{j}]") for j, v in enumerate(k.get("compile_time_args", []))),

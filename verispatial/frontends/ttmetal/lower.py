@@ -1013,11 +1013,12 @@ class KernelReader:
         """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
         on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
         holds a number outside ``[0, 128)`` only as a value not followed."""
-        if name in self.narrow and isinstance(value, V.Sym) and value.is_const:
-            t = self.declared[name]
+        t = self.declared.get(name, "")
+        if isinstance(value, V.Sym) and (name in self.narrow or (t and _converts(t))):
+            # a number known only at run time converts too (to_integer: kept only where its range fits the type)
             if t:
                 value = self.to_integer(value, t)
-            elif not 0 <= value.const < 128:
+            elif not (value.is_const and 0 <= value.const < 128):
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
         scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
         place = scope.get(name + _PLACE_KEY) if scope is not None else None
@@ -1289,6 +1290,7 @@ class KernelReader:
                     self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
                     if _narrow(tname):
                         self.narrow.add(name)
+                    if _converts(tname):
                         value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
                 self.scopes[-1][name] = value
 
@@ -1500,6 +1502,15 @@ class KernelReader:
                 self.refuse("loop bound below 0 at a runtime range's low end", n,
                             f"{self.text(cond)}: {'start' if v is a else 'bound'} {v.const} where trip {v.trip[0]} "
                             "is 0 (an unsigned word wraps)")
+        for v in (a, b):
+            got = self.value_range(v) if v.trip is not None else None
+            if got is not None and v.trip is not None and got[1] >= 1 << 32:
+                # ``n + 1`` with n = 2**32 - 1 at the range's high end is 0 as a 32-bit word: the loop runs no
+                # iteration there where the reading would count 2**32 (a reader of ``n + 1`` pages proved against a
+                # consumer of ``n`` and one more, which waits forever at that value)
+                self.refuse("loop bound past 2**32 - 1 at a runtime range's high end", n,
+                            f"{self.text(cond)}: {'start' if v is a else 'bound'} reaches {got[1]} "
+                            f"where trip {v.trip[0]} is at its largest (a 32-bit word wraps)")
         span: V.Sym | V.Opaque
         if step > 0 and op in ("<", "!="):
             span = b + (-a)
@@ -2308,7 +2319,7 @@ class KernelReader:
                 self.one_more_iteration("range-for loop", n, i)
                 typ = n.child_by_field_name("type")
                 tname = self.type_name(typ) if typ is not None else ""
-                self.scopes.append({name: self.to_integer(x, tname) if _narrow(tname) else x})
+                self.scopes.append({name: self.to_integer(x, tname) if _converts(tname) else x})
                 try:
                     self.stmt(body)
                 except _Break:
@@ -2545,6 +2556,9 @@ class KernelReader:
 
     def guard(self, d: V.Sym, op: str, node: Any) -> bool | tuple[str, Guard]:
         """``d OP 0`` as a guard: ``d`` affine in one enclosing loop's index."""
+        if not d.loops and d.trip is not None:
+            # a runtime range alone (``if (num_tiles > 3)`` outside a loop over it): which side runs differs by value
+            self.refuse("branch on a runtime range", node, self.text(node))
         if len(d.loops) != 1:
             self.refuse("branch on several loop indices", node, self.text(node))
         var, coef = d.loops[0]
@@ -2840,11 +2854,24 @@ class KernelReader:
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
         stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
-        indices) is kept as it is; other types and values are not changed."""
+        indices and a trip) is kept as it is when every value it takes over the open loops and its trip's range
+        fits the narrow type, or a signed 32-bit one (``value_range``); else the conversion wraps for some of them,
+        which an affine number cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range
+        ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1`` negative from 2**31: read as ``n`` the loop it
+        counts ran that many times where the kernel runs none, and a hang was proved). Other types and values are not
+        changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4 or (
+                width == 4 and _signed_type(text))):
+            lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width)
+            got = self.value_range(k)
+            if got is None or got[0] < lo or got[1] > hi:
+                return V.Opaque(f"a {text} holds {lo}..{hi}, converted from a number known only at run time "
+                                + ("whose range is not known" if got is None else f"that ranges over {got[0]}..{got[1]}"))
+            return k
         if not isinstance(k, V.Sym) or not k.is_const:
             return k
         if text.endswith("bool"):
@@ -2852,7 +2879,7 @@ class KernelReader:
         if width >= 4:
             return k
         u = k.const & ((1 << 8 * width) - 1)
-        signed = text.split()[-1].startswith("int") and not text.startswith("unsigned")
+        signed = _signed_type(text)
         return V.const(u - (1 << 8 * width) if signed and u >> (8 * width - 1) else u)
 
     def compound_literal(self, n: Any) -> V.Value:
@@ -3487,6 +3514,10 @@ class KernelReader:
                 if isinstance(iv, V.Sym) and iv.is_const and iv.const == 0:
                     self.sem_set(base.sem, rhs, n)
                     return rhs
+                # get_semaphore(id) is the base plus id * L1_ALIGNMENT (dataflow_api.h:1689-1691): sem[4] is the next
+                # semaphore's word, sem[1] a byte of this one's slot; as *(sem + k) is, refused, never dropped
+                self.refuse("plain store through a pointer not followed", n,
+                            f"{self.text(n)}: an address past a semaphore: {self.text(lhs)}")
             if isinstance(base, V.L1Ptr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
                 at = None
@@ -3559,15 +3590,17 @@ class KernelReader:
     def _field_value(self, sd: Any, field: str, value: Any) -> Any:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
         ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
-        return self.to_integer(value, ftype) if _narrow(ftype) else value
+        return self.to_integer(value, ftype) if _converts(ftype) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
-        the kernel (``LocalOpaque``) it changes nothing the choreography names. Through an address the reading does
-        not follow (an ``Opaque`` value, a raw number, a name it does not know) it may land in any L1 — a page a
-        NoC transfer or another engine reads — so it is refused by name, never read as having no effect (moreh_dot's
-        ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0`` went unseen while ``ptr`` was not followed)."""
-        if isinstance(target, V.LocalOpaque) or (not isinstance(target, (V.Opaque, V.Sym)) and target is not None):
+        the kernel (``LocalOpaque``, ``LocalArray``) it changes nothing the choreography names. Through any other
+        address (an ``Opaque`` value, a raw number, a name it does not know, a tensor's base address, a NoC address)
+        it may land in any L1 — a page a NoC transfer or another engine reads, a semaphore word — so it is refused by
+        name, never read as having no effect (moreh_dot's ``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0``
+        went unseen while ``ptr`` was not followed; until 2026-12-06 so did a store through a tensor's address, a NoC
+        address or a value of any other kind the reading holds)."""
+        if isinstance(target, (V.LocalOpaque, V.LocalArray)):
             return
         while base is not None and base.type == "subscript_expression":  # a[i][j]: an element of a
             base = base.child_by_field_name("argument")
@@ -4263,7 +4296,7 @@ class KernelReader:
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
                     v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
             v = objects.convert(self, v, t, n)
-            if _narrow(t) and isinstance(v, V.Sym) and v.is_const and not p.startswith("&"):
+            if _converts(t) and isinstance(v, V.Sym) and not p.startswith("&"):
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
@@ -4380,7 +4413,7 @@ class KernelReader:
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
         if f.returns and not isinstance(result, V.Obj):
             result = objects.convert(self, result, f.returns, n)
-            if _narrow(f.returns) and isinstance(result, V.Sym) and result.is_const:
+            if _converts(f.returns) and isinstance(result, V.Sym):
                 result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
@@ -4686,6 +4719,17 @@ def _at(v: Any, var: str, i: int) -> Any:
     return sub(v)
 
 
+def _signed_type(text: str) -> bool:
+    """Whether integer type ``text`` (``int16_t``, ``unsigned char``, ``uint8_t``) is signed."""
+    return text.split()[-1].startswith("int") and not text.startswith("unsigned")
+
+
+def _int_range(text: str, width: int) -> tuple[int, int]:
+    """The least and greatest value of integer type ``text`` of ``width`` bytes."""
+    bits = 8 * width
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if _signed_type(text) else (0, (1 << bits) - 1)
+
+
 def _size_of_type(text: str) -> int | None:
     """``sizeof`` of a fixed-width type as written (``volatile uint16_t``), None if it is not one."""
     words = [w for w in text.replace("std::", "").replace("*", " ").split() if w not in ("volatile", "const")]
@@ -4882,6 +4926,13 @@ def _narrow(tname: str) -> bool:
     32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
     words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
     return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
+
+
+def _converts(tname: str) -> bool:
+    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, or a
+    signed 32-bit one (a word of 2**31 or more is negative there)."""
+    words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
+    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t"))
 
 
 def _signed(init: Any) -> bool:
