@@ -480,10 +480,10 @@ def test_zero_fill_then_stores_on_some_paths(tmp_path: Path) -> None:
     # which of several pushed pages the stores reach is not followed
     (("    cb_reserve_back(0, 2);", _FILL, "    p[0] = 1;", "    cb_push_back(0, 2);"),
      "plain stores into a push of more than one page", 6),
-    # a page a NoC read also fills
+    # a page a NoC read also fills, before its barrier (after it, a patch: tests/test_frontend_ttmetal_patch.py)
     (("    const auto t = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);",
       "    cb_reserve_back(0, 1);", "    noc_async_read_page(0, t, get_write_ptr(0));", _FILL, "    p[0] = 1;"),
-     "a page a NoC read also fills", 7),
+     "before the read barrier of the NoC read that fills it", 7),
 ])
 def test_stores_the_choreography_cannot_name_are_refused(tmp_path: Path, body: tuple[str, ...], construct: str,
                                                          line: int) -> None:

@@ -10,11 +10,11 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from test_frontend_ttmetal_calls import _reserved
-from test_frontend_ttmetal_remote import FIRST, _host, _ops, _proved, _pull
+from test_frontend_ttmetal_remote import FIRST, _host, _ops, _proved, _pull, _refuted
 
 from verispatial.frontends.ttmetal import Refused, import_host
 from verispatial.ir.core import Site
-from verispatial.ir.ops import ReadTiles, RemoteRead, WriteTiles
+from verispatial.ir.ops import PATCH, FillTiles, ReadTiles, RemoteRead, WriteTiles
 
 
 def test_comments_in_a_braced_initializer_are_no_elements(tmp_path: Path) -> None:
@@ -78,11 +78,13 @@ def test_alignment_helpers_are_computed(tmp_path: Path) -> None:
         _reserved(tmp_path, "    cb_reserve_back(0, align(3, 0));")
 
 
-def test_stores_through_a_core_local_mem_declared_by_its_address_are_seen(tmp_path: Path) -> None:
+def test_stores_through_a_core_local_mem_declared_by_its_address_are_seen(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """``const CoreLocalMem<uint16_t> ptr(l1_addr); ptr[i] = 0;`` into the page a NoC read fills (moreh_dot's
     ``mask_tile_in_reader``, reader_moreh_dot.cpp:21-29): tree-sitter parses the declaration as a function's, and the
-    reading once dropped the stores through the undeclared name and proved the reader; now the stores are the
-    buffer page's and refused by name at the store."""
+    reading once dropped the stores through the undeclared name and proved the reader; now the stores are seen: after
+    the read's barrier they patch the read's tile (a ``FillTiles`` of no tile, tests/test_frontend_ttmetal_patch.py),
+    and undrained before the push they are refuted there (``async-read-publish``)."""
     reader = ("    cb_reserve_back(0, 1);", "    uint32_t w = get_write_ptr(0);",
               "    noc_async_read_tile(0, s, w);", "    noc_async_read_barrier();",
               "    const CoreLocalMem<uint16_t> ptr(w);", "    ptr[3] = 0;", "    cb_push_back(0, 1);")
@@ -90,9 +92,8 @@ def test_stores_through_a_core_local_mem_declared_by_its_address_are_seen(tmp_pa
               "    noc_async_write_barrier();", "    cb_pop_front(0, 1);")
     path = _host(tmp_path, {"reader": ("reader", reader), "writer": ("writer", writer)},
                  {"0,0": ("reader", "writer")})
-    with pytest.raises(Refused, match="plain store into a buffer page") as e:
-        import_host(path)
-    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", FIRST + 5)
+    assert [op for _, op in _ops(path, FillTiles)] == [FillTiles(0, 0, PATCH, drain=False)]
+    _refuted(path, capsys, "async-read-publish")
 
 
 def test_memcpy_into_a_variable_is_a_value_not_followed(tmp_path: Path) -> None:
