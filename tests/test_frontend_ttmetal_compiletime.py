@@ -368,3 +368,27 @@ def test_sequence_values_and_a_fold_dispatch_on_a_known_index(tmp_path: Path) ->
             "}")))
     assert _ops(ep) == [("Reserve", 5)]
     assert [t for t, _ in _tensors_read(ep)] == ["u"]
+
+
+def test_expansion_in_a_braced_list_reads_each_element_or_is_refused(tmp_path: Path) -> None:
+    """The C++11 form of a comma fold, ``std::initializer_list<int>{(f(Is), 0)...}``, issues ``f(0), f(1), f(2)`` in
+    order ([dcl.init.list]/4); it was read as one value not followed and its ops dropped (as were those of ``int
+    dummy[] = {(f(Is), 0)...}`` and ``std::array<int, N> a{(f(Is), 0)...}``, now refused by name)."""
+    each = "template <size_t... Is> void each(std::index_sequence<Is...>) {{ {} }}"
+    ep = _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(
+        each.format("(void)std::initializer_list<int>{(cb_reserve_back(0, Is + 1), 0)...};"),)))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 2), ("Reserve", 3)]
+    for body in ("int dummy[] = {(cb_reserve_back(0, Is + 1), 0)...}; (void)dummy;",
+                 "std::array<int, sizeof...(Is)> a{(cb_reserve_back(0, Is + 1), 0)...}; (void)a;"):
+        with pytest.raises(Refused, match="pack expansion in a place not read"):
+            _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(each.format(body),)))
+
+
+def test_fold_of_an_assignment_is_refused(tmp_path: Path) -> None:
+    """``(n = ... = Is)`` stores 0, 1 then 2 into ``n`` (a binary left fold); it was read as a value not followed and
+    ``n`` kept its 1: ``cb_reserve_back(0, n + 1)`` read as 2 pages where the kernel reserves 3."""
+    with pytest.raises(Refused, match="fold expression of an assignment"):
+        _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(
+            "template <size_t... Is> void each(std::index_sequence<Is...>) {",
+            "    uint32_t n = 1; (n = ... = Is); cb_reserve_back(0, n + 1);",
+            "}")))

@@ -2730,6 +2730,10 @@ class KernelReader:
                     des = c.child_by_field_name("designator")
                     key = des.text.decode().lstrip(".") if des is not None else str(i)
                     fields.append((key, self.expr(c.child_by_field_name("value"))))
+                elif c.type == "parameter_pack_expansion":
+                    # ``int dummy[] = {(f(Is), 0)...};``: the pattern once per element, in order (a braced list's
+                    # elements are evaluated in order, [dcl.init.list]/4); once read as one value, its calls dropped
+                    fields.extend((str(len(fields)), v) for v in self.expand(c))
                 else:
                     fields.append((str(i), self.expr(c)))
             return V.Designated(tuple(fields))
@@ -2807,6 +2811,10 @@ class KernelReader:
             self.refuse("new expression", n, f"{self.text(n)}: it stores into memory the reading does not place")
         if t == "gnu_asm_expression":
             return self.inline_asm(n)
+        if t == "parameter_pack_expansion":
+            # an expansion where the reading does not expand it (a call's arguments and a braced list are): read as
+            # one value, its pattern's calls would be dropped
+            self.refuse("pack expansion in a place not read", n, self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
 
     def inline_asm(self, n: Any) -> V.Value:
@@ -2889,7 +2897,9 @@ class KernelReader:
         seq = self.sequence_type(typ) if typ is not None and init is not None and not init.named_child_count else None
         if seq is not None:
             return seq
-        vals = [self.expr(a) for a in init.named_children if a.type != "comment"] if init is not None else []
+        vals = [v for a in init.named_children if a.type != "comment"
+                for v in (self.expand(a) if a.type == "parameter_pack_expansion" else [self.expr(a)])] \
+            if init is not None else []  # ``T{(f(Is), 0)...}``: the pattern once per element, in order
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
             return chain.element(self, tv, vals, n)
@@ -4109,6 +4119,10 @@ class KernelReader:
                 if (v.const != 0) != unit:
                     return V.const(int(not unit))
             return V.const(int(unit))
+        if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+            # ``(n = ... = Is)``, ``(n += ... += Is)``: each step stores into its left operand, which the combining
+            # below does not do (the variable would keep its old value, a number the reading still trusts)
+            self.refuse("fold expression of an assignment", n, self.text(n))
         before = self.count_here()
         vals = self.each_element(pattern, packs, n)
         if init is not None:
