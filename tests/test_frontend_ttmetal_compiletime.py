@@ -392,3 +392,12 @@ def test_fold_of_an_assignment_is_refused(tmp_path: Path) -> None:
             "template <size_t... Is> void each(std::index_sequence<Is...>) {",
             "    uint32_t n = 1; (n = ... = Is); cb_reserve_back(0, n + 1);",
             "}")))
+
+
+def test_an_expression_the_reading_has_no_case_for_holding_a_call_is_refused(tmp_path: Path) -> None:
+    """A GNU statement expression ``({ f(); 0u; })`` was read as one value not followed and the reserve inside it
+    dropped; such a construct holding a statement, a call, a store or an increment is refused by name."""
+    for body in ("    uint32_t x = ({ cb_reserve_back(0, 1); 0u; });", "    ({ cb_reserve_back(0, 1); });",
+                 "    uint32_t x = ({ 0u; });"):
+        with pytest.raises(Refused, match="expression not followed"):
+            _read(tmp_path, _main(body))

@@ -2815,6 +2815,10 @@ class KernelReader:
             # an expansion where the reading does not expand it (a call's arguments and a braced list are): read as
             # one value, its pattern's calls would be dropped
             self.refuse("pack expansion in a place not read", n, self.text(n))
+        if _issues(n):
+            # a construct the reading has no case for (a GNU statement expression ``({ f(); 0; })``, ...): read as
+            # one value not followed, the calls, stores and increments inside it would be dropped
+            self.refuse(f"expression not followed ({t}) holding a call or a store", n, self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
 
     def inline_asm(self, n: Any) -> V.Value:
@@ -4963,6 +4967,22 @@ def _word(x: int) -> int:
     """``x`` as a 32-bit word: itself in ``[-2**31, 2**32)`` (an int or a uint32_t), else modulo 2**32 (C++'s
     unsigned wrap; a signed overflow is undefined)."""
     return x if -(1 << 31) <= x < 1 << 32 else x % (1 << 32)
+
+
+#: Node types that may issue an op or change a value the reading follows.
+_EFFECTS = frozenset({"call_expression", "assignment_expression", "update_expression", "compound_statement",
+                      "new_expression", "delete_expression", "fold_expression", "parameter_pack_expansion"})
+
+
+def _issues(n: Any) -> bool:
+    """Whether node ``n`` holds a call, a store, an increment or a statement (``_EFFECTS``) anywhere in it."""
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if x.type in _EFFECTS:
+            return True
+        stack.extend(x.named_children)
+    return False
 
 
 def _fold(op: str, x: int, y: int) -> int | str | None:
