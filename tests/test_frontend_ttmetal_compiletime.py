@@ -401,3 +401,15 @@ def test_an_expression_the_reading_has_no_case_for_holding_a_call_is_refused(tmp
                  "    uint32_t x = ({ 0u; });"):
         with pytest.raises(Refused, match="expression not followed"):
             _read(tmp_path, _main(body))
+
+
+def test_an_index_with_effects_into_an_array_not_followed_is_read(tmp_path: Path) -> None:
+    """An array declared with an initializer (``uint32_t a[2] = {};``) is a value the reading does not index; a store
+    ``a[i++] = 1`` or a load ``a[(f(), 0)]`` of it dropped its index, so ``i`` kept 0 and ``f``'s reserve was lost
+    (``cb_reserve_back(0, i)`` read as no reserve where the kernel reserves 2 pages)."""
+    ep = _read(tmp_path, _main("    uint32_t a[2] = {0, 0};", "    uint32_t i = 0;", "    a[i++] = 1;", "    a[i++] = 1;",
+                               "    cb_reserve_back(0, i);"))
+    assert _ops(ep) == [("Reserve", 2)]
+    ep = _read(tmp_path, _main("    uint32_t a[2] = {};", "    uint32_t y = a[(cb_reserve_back(0, 1), 0)];", "    (void)y;",
+                               "    a[(cb_reserve_back(0, 3), 1)] = 1;"))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 3)]

@@ -3141,6 +3141,7 @@ class KernelReader:
             arr = held.scope.get(held.name)
             if isinstance(arr, V.LocalArray):
                 return self.local_element(arr, idx, n)  # the array as it is now (``array_ref_use``)
+            self.index_effects(idx)
             return arr if isinstance(arr, V.Opaque) else V.Opaque(f"{self.text(n)}: the array is not followed")
         if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
             return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
@@ -3149,7 +3150,8 @@ class KernelReader:
         name = base.text.decode() if base is not None and base.type == "identifier" else ""
         if name in JIT_DESCRIPTORS and self.lookup(name) is None and \
                 idx is not None and idx.named_child_count == 1:
-            cb = self.expr(idx.named_children[0])
+            first, idx = idx.named_children[0], None  # read here: its effects happen once
+            cb = self.expr(first)
             if isinstance(cb, (V.Sym, V.Cb)) and (isinstance(cb, V.Cb) or cb.is_const):
                 i = cb.index if isinstance(cb, V.Cb) else cb.const
                 if i in self.cb_index:
@@ -3167,7 +3169,17 @@ class KernelReader:
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
             # (docs/ttmetal.md, "The host description")
             return V.const(self.site.x if name == "my_x" else self.site.y)
+        self.index_effects(idx)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
+
+    def index_effects(self, idx: Any) -> None:
+        """An index whose element the reading does not follow, read for its calls, stores and increments
+        (``a[i++]``, ``a[(f(), 0)]``) when it has any: C++ evaluates it, and dropping them would leave ``i`` its old
+        value (an array declared with an initializer, ``uint32_t a[2] = {}``, is such an array)."""
+        if idx is not None and _issues(idx):
+            for c in idx.named_children:
+                if c.type != "comment":
+                    self.expr(c)
 
     def size_of(self, n: Any) -> V.Value:
         """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``); ``sizeof...(P)``
@@ -3539,10 +3551,13 @@ class KernelReader:
                     try:
                         i = self.expr(idx.named_children[0])
                     except Refused:  # an index the reading cannot evaluate: the store's word is not followed
+                        if _issues(idx):
+                            raise  # its calls or stores would be dropped with it
                         i = None
                     at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
                 self.store_into(base, n, rhs, at)
             else:
+                self.index_effects(lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"))
                 self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
             return rhs
         # any other place (a qualified name, a cast): a store the reading cannot place is never dropped
