@@ -2901,8 +2901,15 @@ class KernelReader:
         seq = self.sequence_type(typ) if typ is not None and init is not None and not init.named_child_count else None
         if seq is not None:
             return seq
+        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
+                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
+            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
+            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
+            return self.expr(init)
         vals = [v for a in init.named_children if a.type != "comment"
-                for v in (self.expand(a) if a.type == "parameter_pack_expansion" else [self.expr(a)])] \
+                for v in (self.expand(a) if a.type == "parameter_pack_expansion" else
+                          [self.designated(a)] if a.type == "initializer_pair" else
+                          [self.expr(a)])] \
             if init is not None else []  # ``T{(f(Is), 0)...}``: the pattern once per element, in order
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
@@ -2912,12 +2919,13 @@ class KernelReader:
             return objects.construct(self, sd, vals, n, braced=True)
         if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
             return V.Unicast()
-        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
-                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
-            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
-            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
-            return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
+
+    def designated(self, pair: Any) -> V.Value:
+        """``.f = v`` among ``T{...}``'s elements: ``v`` read (its calls happen), the element a value not followed as
+        before (the struct's construction takes its elements by position, not by designator)."""
+        self.expr(pair.child_by_field_name("value"))
+        return V.Opaque(f"initializer_pair: {self.text(pair)}")
 
     def sequence_type(self, typ: Any) -> V.Pack | None:
         """The pack an integer sequence type's value ``T{}`` stands for (<utility>): ``std::index_sequence_for<Ts...>``
