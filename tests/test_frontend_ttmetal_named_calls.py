@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from test_frontend_ttmetal_calls import _reserved
-from test_frontend_ttmetal_remote import FIRST, _host, _ops, _proved, _pull, _refuted
+from test_frontend_ttmetal_remote import _host, _ops, _proved, _pull, _refuted
 
-from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.frontends.ttmetal import Refused
 from verispatial.ir.core import Site
 from verispatial.ir.ops import PATCH, FillTiles, ReadTiles, RemoteRead, WriteTiles
 
