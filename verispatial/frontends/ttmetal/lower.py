@@ -1382,7 +1382,7 @@ class KernelReader:
         if sd is not None:
             # a struct variable: ``Shape t(3);``, ``Pair p{};``, ``Shape s = Shape::tiles(4);``
             if init is None or init.type in ("argument_list", "initializer_list"):
-                vals = [self.expr(a) for a in args if a.type != "comment"]
+                vals = [self.designated(a) if a.type == "initializer_pair" else self.expr(a) for a in args]
                 return objects.construct(self, sd, vals, node, braced=init is None or init.type == "initializer_list")
             return objects.convert(self, self.expr(init), sd.name, node)
         if tname in ("DataflowBuffer", "CircularBuffer") and (args or init is None or init.type != "call_expression"):
@@ -1393,7 +1393,7 @@ class KernelReader:
             v = self.expr(args[0])
             return V.Cb(self.cb_of(v, node))
         if tname == "Noc" and (init is None or init.type == "argument_list"):
-            return self.construct_values(tname, [self.expr(a) for a in args], node)
+            return self.construct_values(tname, [self.designated(a) if a.type == "initializer_pair" else self.expr(a) for a in args], node)
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
