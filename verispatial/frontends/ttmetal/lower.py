@@ -1393,7 +1393,7 @@ class KernelReader:
             v = self.expr(args[0])
             return V.Cb(self.cb_of(v, node))
         if tname == "Noc" and (init is None or init.type == "argument_list"):
-            return self.construct_values(tname, [self.designated(a) if a.type == "initializer_pair" else self.expr(a) for a in args], node)
+            return self.construct_values(tname, [self.expr(a) for a in args], node)
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
