@@ -368,3 +368,48 @@ def test_sequence_values_and_a_fold_dispatch_on_a_known_index(tmp_path: Path) ->
             "}")))
     assert _ops(ep) == [("Reserve", 5)]
     assert [t for t, _ in _tensors_read(ep)] == ["u"]
+
+
+def test_expansion_in_a_braced_list_reads_each_element_or_is_refused(tmp_path: Path) -> None:
+    """The C++11 form of a comma fold, ``std::initializer_list<int>{(f(Is), 0)...}``, issues ``f(0), f(1), f(2)`` in
+    order ([dcl.init.list]/4); it was read as one value not followed and its ops dropped (as were those of ``int
+    dummy[] = {(f(Is), 0)...}`` and ``std::array<int, N> a{(f(Is), 0)...}``, now refused by name)."""
+    each = "template <size_t... Is> void each(std::index_sequence<Is...>) {{ {} }}"
+    ep = _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(
+        each.format("(void)std::initializer_list<int>{(cb_reserve_back(0, Is + 1), 0)...};"),)))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 2), ("Reserve", 3)]
+    for body in ("int dummy[] = {(cb_reserve_back(0, Is + 1), 0)...}; (void)dummy;",
+                 "std::array<int, sizeof...(Is)> a{(cb_reserve_back(0, Is + 1), 0)...}; (void)a;"):
+        with pytest.raises(Refused, match="pack expansion in a place not read"):
+            _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(each.format(body),)))
+
+
+def test_fold_of_an_assignment_is_refused(tmp_path: Path) -> None:
+    """``(n = ... = Is)`` stores 0, 1 then 2 into ``n`` (a binary left fold); it was read as a value not followed and
+    ``n`` kept its 1: ``cb_reserve_back(0, n + 1)`` read as 2 pages where the kernel reserves 3."""
+    with pytest.raises(Refused, match="fold expression of an assignment"):
+        _read(tmp_path, _main("    each(std::make_index_sequence<3>());", prelude=(
+            "template <size_t... Is> void each(std::index_sequence<Is...>) {",
+            "    uint32_t n = 1; (n = ... = Is); cb_reserve_back(0, n + 1);",
+            "}")))
+
+
+def test_an_expression_the_reading_has_no_case_for_holding_a_call_is_refused(tmp_path: Path) -> None:
+    """A GNU statement expression ``({ f(); 0u; })`` was read as one value not followed and the reserve inside it
+    dropped; such a construct holding a statement, a call, a store or an increment is refused by name."""
+    for body in ("    uint32_t x = ({ cb_reserve_back(0, 1); 0u; });", "    ({ cb_reserve_back(0, 1); });",
+                 "    uint32_t x = ({ 0u; });"):
+        with pytest.raises(Refused, match="expression not followed"):
+            _read(tmp_path, _main(body))
+
+
+def test_an_index_with_effects_into_an_array_not_followed_is_read(tmp_path: Path) -> None:
+    """An array declared with an initializer (``uint32_t a[2] = {};``) is a value the reading does not index; a store
+    ``a[i++] = 1`` or a load ``a[(f(), 0)]`` of it dropped its index, so ``i`` kept 0 and ``f``'s reserve was lost
+    (``cb_reserve_back(0, i)`` read as no reserve where the kernel reserves 2 pages)."""
+    ep = _read(tmp_path, _main("    uint32_t a[2] = {0, 0};", "    uint32_t i = 0;", "    a[i++] = 1;", "    a[i++] = 1;",
+                               "    cb_reserve_back(0, i);"))
+    assert _ops(ep) == [("Reserve", 2)]
+    ep = _read(tmp_path, _main("    uint32_t a[2] = {};", "    uint32_t y = a[(cb_reserve_back(0, 1), 0)];", "    (void)y;",
+                               "    a[(cb_reserve_back(0, 3), 1)] = 1;"))
+    assert _ops(ep) == [("Reserve", 1), ("Reserve", 3)]

@@ -237,3 +237,16 @@ def test_move_after_the_fix_reads_and_ends_with_its_increments_unacknowledged(tm
     refuted = [r for r in report.results if r.verdict is Verdict.REFUTED]
     assert sorted((r.counterexample or {}).get("rule", "") for r in refuted) == ["async-pending-at-end"] * 2
     assert not [r for r in report.results if r.verdict is Verdict.PROVED and r.family == "deadlock"]
+
+
+def test_a_runtime_arg_written_as_a_number_with_no_fraction_is_that_integer(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON Schema's ``integer`` takes ``2.0`` (host.schema.json lets it through): read as 2, the rectangle's count,
+    and proved. Before, the host reading failed on it (``checker error: TypeError``, exit 4); ``2.5`` stays bad
+    input, exit 2, one line naming the field."""
+    assert main(["certify", str(_flag(tmp_path, num_dests=2.0)), "-q", "--no-cache"]) == 0  # type: ignore[arg-type]
+    capsys.readouterr()
+    assert main(["certify", str(_flag(tmp_path, num_dests=2.5)), "-q", "--no-cache"]) == 2  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "work_units[0].runtime_args.sender.num_dests" in err

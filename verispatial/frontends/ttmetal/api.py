@@ -264,6 +264,7 @@ def _mcast_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[
 def _page_read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     """noc_async_read_tile / _page(page, accessor, l1_addr[, offset[, noc]]) (dataflow_api.h:1241-1358)"""
     _need(r, vals, 3, n, "noc_async_read_tile")
+    _own_noc_arg(r, vals, nodes, 4, n)  # (id, addrgen, l1, offset, noc): dataflow_api.h:1241-1246, :1278-1283
     page, acc, dst = vals[0], vals[1], vals[2]
     if not isinstance(acc, V.Accessor):
         r.refuse("read through an accessor not over a host tensor", n, r.text(nodes[1]))
@@ -281,6 +282,7 @@ def _page_write(tile: bool) -> Handler:
 
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, "noc_async_write_tile" if tile else "noc_async_write_page")
+        _own_noc_arg(r, vals, nodes, 3 if tile else 5, n)  # dataflow_api.h:1503-1504, :1416-1422
         page, acc, src = vals[0], vals[1], vals[2]
         if not isinstance(acc, V.Accessor):
             r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
@@ -759,6 +761,7 @@ def _one_packet_transfer(read: bool) -> Handler:
 
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, name)
+        _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:515-519, :840-844
         if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
             r.refuse(f"posted {name}", n, r.text(n))
         size = vals[2]
@@ -827,11 +830,13 @@ def _accessor_wrappers(r: KernelReader, vals: list[Any], nodes: list[Any], targs
 
 def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_read")
+    _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:547-551
     read_into(r, vals[0], vals[1], vals[2], n)
 
 
 def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_write")
+    _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:875-879
     write_from(r, vals[0], vals[1], vals[2], n)
 
 
@@ -944,6 +949,7 @@ def mcast_rect(r: KernelReader, rect: tuple[int, int, int, int], loopback: bool,
                          f"{axis}_start {a} {'>' if noc == 0 else '<'} {axis}_end {b} on NoC {noc}, which takes "
                          f"start {'<=' if noc == 0 else '>='} end: a wrap-around multicast across the grid's edge "
                          "(sanitize.h:563-564), not the rectangle between the corners")
+    on_own_noc(r, noc, n)
     lo = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
     if not r.survey and not loopback and lo == (r.site.x, r.site.y, r.site.x, r.site.y):
         r.refuse("multicast to its sender alone", n, f"the rectangle {rect} is core {r.site} itself, and the "
@@ -1014,6 +1020,7 @@ def _sem_wait(cond: WaitCond) -> Handler:
 
 def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 2, n, "noc_semaphore_inc")
+    _own_noc_arg(r, vals, nodes, 2, n)  # (addr, incr, noc_id): dataflow_api.h:2397-2398
     if targs and targs[0].text.strip() == b"true":
         # noc_semaphore_inc<posted = true>: no acknowledgement to wait for, which SemInc (non-posted) cannot say
         r.refuse("posted noc_semaphore_inc", n)
@@ -1021,6 +1028,25 @@ def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
     if not isinstance(dst, V.RemoteAddr):
         r.refuse("semaphore increment of an address not from get_noc_addr", n, r.text(nodes[0]))
     r.emit(SemInc(_sem_of(r, dst.target, nodes[0]), dst.site, r.int_of(vals[1], nodes[1], "increment")), n)
+
+
+def on_own_noc(r: KernelReader, noc: int, n: Any) -> None:
+    """A transfer or barrier issued on NoC ``noc``: refused by name unless it is the kernel's own NoC. A barrier waits
+    on the counters of its NoC only (``noc_async_read_barrier(uint8_t noc = noc_index)`` spins on
+    ``ncrisc_noc_reads_flushed(noc)``, ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/dataflow_api.h:1919-1931``; the
+    write, atomic and full barriers likewise, :1949, :2032, :2056), and the model has one set of counters per engine:
+    a read on NoC 1 and a barrier on NoC 0 would be read as landed when the board may still be writing its bytes."""
+    if not r.survey and noc != r.kernel.noc:
+        r.refuse("NoC call on another NoC than the kernel's", n,
+                 f"{r.text(n)}: NoC {noc}, the kernel's is NoC {r.kernel.noc} (a barrier waits on its own NoC only, "
+                 "dataflow_api.h:1919-1931)")
+
+
+def _own_noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any) -> None:
+    """``on_own_noc`` of a classic call's ``noc`` argument at position ``at`` (absent or ``noc_index``: the kernel's;
+    one not known statically is refused by name by ``_noc_arg``)."""
+    if len(vals) > at and r.text(nodes[at]).strip() != "noc_index":
+        on_own_noc(r, _noc_arg(r, vals, nodes, at), n)
 
 
 def _sem_set_mcast(loopback: bool) -> Handler:
@@ -1061,8 +1087,12 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
 # ------------------------------------------------------------------ barriers and DST
 
 
-def _plain(*ops: Any) -> Handler:
+def _plain(*ops: Any, noc_at: int | None = None) -> Handler:
+    """``ops`` emitted in order; ``noc_at``: the position of the call's ``noc`` argument (a barrier's), which must be
+    the kernel's NoC (``on_own_noc``)."""
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+        if noc_at is not None:
+            _own_noc_arg(r, vals, nodes, noc_at, n)
         for op in ops:
             r.emit(op, n)
 
@@ -1233,11 +1263,11 @@ FUNCTIONS: dict[str, Handler] = {
     "noc_async_write_with_state": _classic_stateful("write_with_state"),
     "noc_async_write_multicast": _mcast_write(False),
     "noc_async_write_multicast_loopback_src": _mcast_write(True),
-    "noc_async_read_barrier": _plain(ReadBarrier()),
-    "noc_async_write_barrier": _plain(WriteBarrier()),
-    "noc_async_writes_flushed": _plain(Flush()),
-    "noc_async_atomic_barrier": _plain(AtomicBarrier()),
-    "noc_async_full_barrier": _plain(ReadBarrier(), WriteBarrier(), AtomicBarrier()),
+    "noc_async_read_barrier": _plain(ReadBarrier(), noc_at=0),
+    "noc_async_write_barrier": _plain(WriteBarrier(), noc_at=0),
+    "noc_async_writes_flushed": _plain(Flush(), noc_at=0),
+    "noc_async_atomic_barrier": _plain(AtomicBarrier(), noc_at=0),
+    "noc_async_full_barrier": _plain(ReadBarrier(), WriteBarrier(), AtomicBarrier(), noc_at=0),
     "noc_semaphore_set": _sem_set,
     "noc_semaphore_wait": _sem_wait(WaitCond.EQ),
     "noc_semaphore_wait_min": _sem_wait(WaitCond.GE),

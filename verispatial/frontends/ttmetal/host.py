@@ -358,6 +358,8 @@ def load_host(path: str | Path) -> HostSpec:
             return int(v)
         if isinstance(v, int):
             return v
+        if isinstance(v, float):  # 2.0: JSON Schema's "integer" takes a number with no fraction (the only floats here)
+            return int(v)
         if isinstance(v, str) or "range" in v:
             text, trip = (v, where.rsplit(".", 1)[-1]) if isinstance(v, str) else (v["range"], v.get("trip"))
             m = _RANGE.match(text)

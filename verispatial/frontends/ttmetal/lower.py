@@ -1382,7 +1382,7 @@ class KernelReader:
         if sd is not None:
             # a struct variable: ``Shape t(3);``, ``Pair p{};``, ``Shape s = Shape::tiles(4);``
             if init is None or init.type in ("argument_list", "initializer_list"):
-                vals = [self.expr(a) for a in args if a.type != "comment"]
+                vals = [self.designated(a) if a.type == "initializer_pair" else self.expr(a) for a in args]
                 return objects.construct(self, sd, vals, node, braced=init is None or init.type == "initializer_list")
             return objects.convert(self, self.expr(init), sd.name, node)
         if tname in ("DataflowBuffer", "CircularBuffer") and (args or init is None or init.type != "call_expression"):
@@ -2730,6 +2730,10 @@ class KernelReader:
                     des = c.child_by_field_name("designator")
                     key = des.text.decode().lstrip(".") if des is not None else str(i)
                     fields.append((key, self.expr(c.child_by_field_name("value"))))
+                elif c.type == "parameter_pack_expansion":
+                    # ``int dummy[] = {(f(Is), 0)...};``: the pattern once per element, in order (a braced list's
+                    # elements are evaluated in order, [dcl.init.list]/4); once read as one value, its calls dropped
+                    fields.extend((str(len(fields)), v) for v in self.expand(c))
                 else:
                     fields.append((str(i), self.expr(c)))
             return V.Designated(tuple(fields))
@@ -2807,6 +2811,14 @@ class KernelReader:
             self.refuse("new expression", n, f"{self.text(n)}: it stores into memory the reading does not place")
         if t == "gnu_asm_expression":
             return self.inline_asm(n)
+        if t == "parameter_pack_expansion":
+            # an expansion where the reading does not expand it (a call's arguments and a braced list are): read as
+            # one value, its pattern's calls would be dropped
+            self.refuse("pack expansion in a place not read", n, self.text(n))
+        if _issues(n):
+            # a construct the reading has no case for (a GNU statement expression ``({ f(); 0; })``, ...): read as
+            # one value not followed, the calls, stores and increments inside it would be dropped
+            self.refuse(f"expression not followed ({t}) holding a call or a store", n, self.text(n))
         return V.Opaque(f"{t}: {self.text(n)}")
 
     def inline_asm(self, n: Any) -> V.Value:
@@ -2889,7 +2901,16 @@ class KernelReader:
         seq = self.sequence_type(typ) if typ is not None and init is not None and not init.named_child_count else None
         if seq is not None:
             return seq
-        vals = [self.expr(a) for a in init.named_children if a.type != "comment"] if init is not None else []
+        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
+                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
+            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
+            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
+            return self.expr(init)
+        vals = [v for a in init.named_children if a.type != "comment"
+                for v in (self.expand(a) if a.type == "parameter_pack_expansion" else
+                          [self.designated(a)] if a.type == "initializer_pair" else
+                          [self.expr(a)])] \
+            if init is not None else []  # ``T{(f(Is), 0)...}``: the pattern once per element, in order
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
             return chain.element(self, tv, vals, n)
@@ -2898,12 +2919,13 @@ class KernelReader:
             return objects.construct(self, sd, vals, n, braced=True)
         if typ is not None and self.text(typ).rsplit("::", 1)[-1] == "UnicastEndpoint":
             return V.Unicast()
-        if typ is not None and init is not None and self.text(typ).startswith("noc_traits_t<") and \
-                self.text(typ).rsplit("::", 1)[-1] in ("src_args_type", "dst_args_type"):
-            # an endpoint's transfer arguments spelled with their type (api/tensor/noc_traits.h), as the braced
-            # ``{.noc_x, .noc_y, .addr}`` the transfer call takes (pool's experimental_device_api.hpp:37-39)
-            return self.expr(init)
         return V.Opaque(f"a {self.text(typ) if typ is not None else 'value'}")
+
+    def designated(self, pair: Any) -> V.Value:
+        """``.f = v`` among ``T{...}``'s elements: ``v`` read (its calls happen), the element a value not followed as
+        before (the struct's construction takes its elements by position, not by designator)."""
+        self.expr(pair.child_by_field_name("value"))
+        return V.Opaque(f"initializer_pair: {self.text(pair)}")
 
     def sequence_type(self, typ: Any) -> V.Pack | None:
         """The pack an integer sequence type's value ``T{}`` stands for (<utility>): ``std::index_sequence_for<Ts...>``
@@ -3127,6 +3149,7 @@ class KernelReader:
             arr = held.scope.get(held.name)
             if isinstance(arr, V.LocalArray):
                 return self.local_element(arr, idx, n)  # the array as it is now (``array_ref_use``)
+            self.index_effects(idx)
             return arr if isinstance(arr, V.Opaque) else V.Opaque(f"{self.text(n)}: the array is not followed")
         if isinstance(held, V.ArgArray) and idx is not None and idx.named_child_count == 1:
             return intrinsics.arg_word(self, held, self.expr(idx.named_children[0]), n)
@@ -3135,7 +3158,8 @@ class KernelReader:
         name = base.text.decode() if base is not None and base.type == "identifier" else ""
         if name in JIT_DESCRIPTORS and self.lookup(name) is None and \
                 idx is not None and idx.named_child_count == 1:
-            cb = self.expr(idx.named_children[0])
+            first, idx = idx.named_children[0], None  # read here: its effects happen once
+            cb = self.expr(first)
             if isinstance(cb, (V.Sym, V.Cb)) and (isinstance(cb, V.Cb) or cb.is_const):
                 i = cb.index if isinstance(cb, V.Cb) else cb.const
                 if i in self.cb_index:
@@ -3153,7 +3177,17 @@ class KernelReader:
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
             # (docs/ttmetal.md, "The host description")
             return V.const(self.site.x if name == "my_x" else self.site.y)
+        self.index_effects(idx)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
+
+    def index_effects(self, idx: Any) -> None:
+        """An index whose element the reading does not follow, read for its calls, stores and increments
+        (``a[i++]``, ``a[(f(), 0)]``) when it has any: C++ evaluates it, and dropping them would leave ``i`` its old
+        value (an array declared with an initializer, ``uint32_t a[2] = {}``, is such an array)."""
+        if idx is not None and _issues(idx):
+            for c in idx.named_children:
+                if c.type != "comment":
+                    self.expr(c)
 
     def size_of(self, n: Any) -> V.Value:
         """``sizeof(T)`` of a fixed-width type, or of a type parameter bound to one (``TYPE_SIZES``); ``sizeof...(P)``
@@ -3525,10 +3559,13 @@ class KernelReader:
                     try:
                         i = self.expr(idx.named_children[0])
                     except Refused:  # an index the reading cannot evaluate: the store's word is not followed
+                        if _issues(idx):
+                            raise  # its calls or stores would be dropped with it
                         i = None
                     at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
                 self.store_into(base, n, rhs, at)
             else:
+                self.index_effects(lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"))
                 self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
             return rhs
         # any other place (a qualified name, a cast): a store the reading cannot place is never dropped
@@ -4109,6 +4146,10 @@ class KernelReader:
                 if (v.const != 0) != unit:
                     return V.const(int(not unit))
             return V.const(int(unit))
+        if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+            # ``(n = ... = Is)``, ``(n += ... += Is)``: each step stores into its left operand, which the combining
+            # below does not do (the variable would keep its old value, a number the reading still trusts)
+            self.refuse("fold expression of an assignment", n, self.text(n))
         before = self.count_here()
         vals = self.each_element(pattern, packs, n)
         if init is not None:
@@ -4949,6 +4990,22 @@ def _word(x: int) -> int:
     """``x`` as a 32-bit word: itself in ``[-2**31, 2**32)`` (an int or a uint32_t), else modulo 2**32 (C++'s
     unsigned wrap; a signed overflow is undefined)."""
     return x if -(1 << 31) <= x < 1 << 32 else x % (1 << 32)
+
+
+#: Node types that may issue an op or change a value the reading follows.
+_EFFECTS = frozenset({"call_expression", "assignment_expression", "update_expression", "compound_statement",
+                      "new_expression", "delete_expression", "fold_expression", "parameter_pack_expansion"})
+
+
+def _issues(n: Any) -> bool:
+    """Whether node ``n`` holds a call, a store, an increment or a statement (``_EFFECTS``) anywhere in it."""
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if x.type in _EFFECTS:
+            return True
+        stack.extend(x.named_children)
+    return False
 
 
 def _fold(op: str, x: int, y: int) -> int | str | None:
