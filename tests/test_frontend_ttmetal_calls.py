@@ -77,3 +77,26 @@ def test_a_namespaced_function_of_the_kernel_is_not_the_device_api_of_its_name(t
     prelude = ("namespace my {", "inline void cb_reserve_back(uint32_t cb, uint32_t n) { ::cb_reserve_back(cb, 2); }",
                "}")
     assert _reserved(tmp_path, "    my::cb_reserve_back(0, 4);", "    cb_reserve_back(0, 4);", prelude=prelude) == [2, 4]
+
+
+@pytest.mark.parametrize(("loop", "mirrored"), [
+    ("for (uint32_t i = 0; i < 3; ++i)", "for (uint32_t i = 0; 3 > i; ++i)"),
+    ("for (uint32_t i = 0; i <= 3; ++i)", "for (uint32_t i = 0; 3 >= i; ++i)"),
+    ("for (uint32_t i = 5; i > 1; --i)", "for (uint32_t i = 5; 1 < i; --i)"),
+    ("for (uint32_t i = 5; i >= 1; --i)", "for (uint32_t i = 5; 1 <= i; --i)"),
+    ("for (uint32_t i = 0; i != 4; i += 2)", "for (uint32_t i = 0; 4 != i; i += 2)"),
+])
+def test_a_condition_with_the_index_on_the_right_is_the_mirrored_comparison(tmp_path: Path, loop: str,
+                                                                             mirrored: str) -> None:
+    """``n > i`` is ``i < n`` (C++ [expr.rel]: the operands swapped, the operator mirrored): the index is the variable
+    the step updates, on either side. Each loop reserves ``i + 1`` pages per iteration, so a wrong count, order or
+    start shows."""
+    body = ("        cb_reserve_back(0, i + 1);", "    }")
+    assert _reserved(tmp_path, f"    {mirrored} {{", *body) == _reserved(tmp_path, f"    {loop} {{", *body) != []
+
+
+def test_a_mirrored_condition_that_never_ends_the_loop_is_refused(tmp_path: Path) -> None:
+    """``3 > i`` with ``--i`` is ``i < 3`` stepping down: from 0 it wraps and never ends, refused as the unmirrored
+    form is."""
+    with pytest.raises(Refused, match="for loop whose condition never ends it"):
+        _reserved(tmp_path, "    for (uint32_t i = 0; 3 > i; --i) {", "        cb_reserve_back(0, 1);", "    }")

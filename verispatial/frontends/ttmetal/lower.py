@@ -1469,17 +1469,26 @@ class KernelReader:
         if cond is None or upd is None:
             self.unroll(n, cond, upd, body, "for loop without a condition or step")
             return
-        if cond.type != "binary_expression" or cond.child_by_field_name("left").type != "identifier":
+        if cond.type != "binary_expression":
             self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
             return
-        var = cond.child_by_field_name("left").text.decode()
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
         op = cond.child_by_field_name("operator").type
+        if (left.type != "identifier" or self.step_of(upd, left.text.decode()) is None) and \
+                right.type == "identifier" and op in _MIRRORED and self.step_of(upd, right.text.decode()) is not None:
+            # ``n > i`` is ``i < n`` (a comparison's operands swapped, its operator mirrored): the index is the
+            # variable the step updates, on either side
+            left, right, op = right, left, _MIRRORED[op]
+        if left.type != "identifier":
+            self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
+            return
+        var = left.text.decode()
         step = self.step_of(upd, var)
         if step is None:
             self.unroll(n, cond, upd, body, "for loop step not '++', '--', '+= c' or '-= c' of its index")
             return
         a = self.lookup(var)
-        b = self.expr(cond.child_by_field_name("right"))
+        b = self.expr(right)
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
             why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else "not a number"
             # a loop with no op in it (the stores of a constant tile, face by face) is read once for its stores
@@ -1491,8 +1500,7 @@ class KernelReader:
             # the index and its bound as 32-bit words (``_word``): a bound past the word has wrapped; a negative
             # start or bound against a non-negative one runs 0 times signed and about 2**32 times unsigned
             a, b = V.const(_word(a.const)), V.const(_word(b.const))
-            if (a.const < 0) != (b.const < 0) and not (_signed(init) and self.signed_operand(
-                    cond.child_by_field_name("right"))):
+            if (a.const < 0) != (b.const < 0) and not (_signed(init) and self.signed_operand(right)):
                 self.refuse("loop between a negative and a non-negative number", n,
                             f"{self.text(cond)}: from {a.const} to {b.const} (signed or unsigned not followed)")
         for v in (a, b) if not _signed(init) else (b,):  # ``int i = n - 1`` is -1 at n = 0: no iteration
@@ -1565,7 +1573,7 @@ class KernelReader:
                 return
             self.refuse("loop index assigned in its body", n, var)
         saved = self.snapshot()
-        bound = {x.text.decode() for x in _identifiers(cond.child_by_field_name("right"))}
+        bound = {x.text.decode() for x in _identifiers(right)}
         try:
             self._counted(n, var, a, step, count, last, body, bound)
         except Refused:
@@ -4975,6 +4983,10 @@ def _converts(tname: str) -> bool:
     words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
     return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t"))
 
+
+
+#: A comparison's operator with its operands swapped (``a OP b`` is ``b MIRRORED[OP] a``).
+_MIRRORED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "!=": "!="}
 
 def _signed(init: Any) -> bool:
     """Whether the ``for`` initializer ``init`` declares a signed integer index (``int i = 7``, ``int32_t``,
