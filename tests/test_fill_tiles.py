@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import attrs
 import jsonschema
@@ -227,15 +228,9 @@ def _bodies(ops: tuple[Op, ...]) -> list[tuple[Op, ...]]:
     return out
 
 
-@pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
-@pytest.mark.parametrize("variant", ["proved", "early", "short", "undrained"])
-def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
-    """The Promela model's fill: SPIN's violated rules and their sites equal the explorer's (every interleaving)."""
-    ops = {"proved": None,
-           "undrained": (Reserve(SCALER, 1), FillTiles(SCALER, 1), Push(SCALER, 1)),
-           "early": (FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1)),
-           "short": (Reserve(SCALER, 2), FillTiles(SCALER, 1), Push(SCALER, 2))}[variant]
-    p = reduce_with_scaler(ops, scaler_pages=2 if variant == "short" else 1)
+def spin_agrees_with_explorer(p: Program) -> tuple[Any, Any]:
+    """SPIN's run of ``p``'s Promela model and the explorer's run of ``p``, after asserting that both finished and
+    that their violated rules and the sites of those rules are equal (every interleaving)."""
     sp = run_spin(to_promela(p), timeout=60)
     ex = explore(p, max_states=200_000)
     assert sp.finished, sp.detail
@@ -245,6 +240,19 @@ def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
     assert {(r, keys[e], path) for r, e, path in sp.sites} == {
         (f.violation.rule, f.violation.position.engine, f.violation.position.path)
         for f in ex.violations if f.violation.position.path is not None}
+    return sp, ex
+
+
+@pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
+@pytest.mark.parametrize("variant", ["proved", "early", "short", "undrained"])
+def test_spin_agrees_with_the_explorer_on_the_fill(variant: str) -> None:
+    """The Promela model's fill: SPIN's violated rules and their sites equal the explorer's (every interleaving)."""
+    ops = {"proved": None,
+           "undrained": (Reserve(SCALER, 1), FillTiles(SCALER, 1), Push(SCALER, 1)),
+           "early": (FillTiles(SCALER, 1), Reserve(SCALER, 1), Push(SCALER, 1)),
+           "short": (Reserve(SCALER, 2), FillTiles(SCALER, 1), Push(SCALER, 2))}[variant]
+    p = reduce_with_scaler(ops, scaler_pages=2 if variant == "short" else 1)
+    sp, ex = spin_agrees_with_explorer(p)
     assert sp.deadlock == bool(ex.deadlocks)
     assert (sp.rules == set()) == (variant == "proved")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from tests.test_fill_tiles import SCALER, reduce_with_scaler
+from tests.test_fill_tiles import SCALER, reduce_with_scaler, spin_agrees_with_explorer
 from verispatial.driver.run import certify
 from verispatial.ir import Addr, FillTiles, Push, ReadBarrier, ReadTiles, Reserve
 from verispatial.ir import rules as R
@@ -20,7 +20,7 @@ from verispatial.ir.serialize import dumps, loads, program_to_dict, schema
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import simulate
-from verispatial.petri.promela import run_spin, spin_available, to_promela
+from verispatial.petri.promela import spin_available
 
 
 def _patched(drain: bool, tiles: int = 0, kind: str = PATCH) -> Program:
@@ -52,16 +52,7 @@ def test_an_undrained_patch_is_refuted_at_the_push_and_replayed() -> None:
 @pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
 @pytest.mark.parametrize("drain", [True, False])
 def test_spin_agrees_with_the_explorer_on_the_patch(drain: bool) -> None:
-    p = _patched(drain)
-    sp = run_spin(to_promela(p), timeout=60)
-    ex = explore(p, max_states=200_000)
-    assert sp.finished, sp.detail
-    assert ex.complete
-    keys = [e.key for e in p.programs]
-    assert sp.rules == {f.violation.rule for f in ex.violations}
-    assert {(r, keys[e], path) for r, e, path in sp.sites} == {
-        (f.violation.rule, f.violation.position.engine, f.violation.position.path)
-        for f in ex.violations if f.violation.position.path is not None}
+    sp, _ = spin_agrees_with_explorer(_patched(drain))
     assert (sp.rules == set()) == drain
 
 
