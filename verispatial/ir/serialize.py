@@ -348,14 +348,25 @@ def _unstructure_engine_program(ep: EngineProgram) -> dict[str, Any]:
         "section_starts": list(ep.section_starts),
     }
     if ep.sources:  # written only when a front end recorded them (other documents keep their bytes)
-        d["sources"] = [{"path": list(path), **attrs.asdict(loc)} for path, loc in ep.sources]
+        d["sources"] = [{"path": list(path), **_unstructure_loc(loc)} for path, loc in ep.sources]
     return d
 
 
+def _unstructure_loc(loc: SourceLoc) -> dict[str, Any]:
+    """A source location's fields; ``called_at`` only when there is one (other documents keep their bytes)."""
+    d: dict[str, Any] = {"file": loc.file, "line": loc.line, "column": loc.column, "text": loc.text}
+    if loc.called_at is not None:
+        d["called_at"] = _unstructure_loc(loc.called_at)
+    return d
+
+
+def _structure_loc(e: Any) -> SourceLoc:
+    return SourceLoc(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
+                     _structure_loc(e["called_at"]) if "called_at" in e else None)
+
+
 def _structure_sources(v: Any, _t: Any = None) -> Sources:
-    return tuple((tuple(int(i) for i in e["path"]),
-                  SourceLoc(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", ""))))
-                 for e in v)
+    return tuple((tuple(int(i) for i in e["path"]), _structure_loc(e)) for e in v)
 
 
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)

@@ -19,12 +19,16 @@ OpPath = tuple[int, ...]
 @attrs.frozen
 class SourceLoc:
     """One statement of the user's source. ``file`` as the front end was given it (a repository-relative path where
-    it can be); ``line`` and ``column`` 1-based (``column`` 0: unknown); ``text`` the statement, cut to one line."""
+    it can be); ``line`` and ``column`` 1-based (``column`` 0: unknown); ``text`` the statement, cut to one line.
+    ``str`` is ``file:line:column: text``, without ``called_at``."""
 
     file: str
     line: int
     column: int = 0
     text: str = ""
+    #: for a statement of a helper the kernel includes (a function of the op's header inlined at its call), where
+    #: the kernel calls it: the outermost call, in the kernel's own file; None for a statement of the kernel's file
+    called_at: SourceLoc | None = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" + (f":{self.column}" if self.column else "")

@@ -330,11 +330,14 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             if path in seen_paths:
                 bad(where, "an op has one source location")
             seen_paths.add(path)
-            if loc.line > U32 or loc.column > U32:
-                bad(where, f"line and column are at most {U32}")
-            for what, text in (("file", loc.file), ("text", loc.text)):
-                if any(unicodedata.category(c) == "Cc" for c in text):
-                    bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
+            for at in (loc, loc.called_at):
+                if at is None:
+                    continue
+                if at.line > U32 or at.column > U32:
+                    bad(where, f"line and column are at most {U32}")
+                for what, text in (("file", at.file), ("text", at.text)):
+                    if any(unicodedata.category(c) == "Cc" for c in text):
+                        bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []

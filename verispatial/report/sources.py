@@ -39,14 +39,19 @@ def _annotate(program: Program, x: Any, found: list[SourceLoc]) -> Any:
 
 
 def source_json(loc: SourceLoc) -> dict[str, Any]:
-    """A location as a counterexample carries it: its fields and ``at``, the ``file:line:column: text`` form."""
-    return {"file": loc.file, "line": loc.line, "column": loc.column, "text": loc.text, "at": str(loc)}
+    """A location as a counterexample carries it: its fields and ``at``, the ``file:line:column: text`` form; for an
+    op of an included helper, ``called_at``, the kernel's call of it, in the same form."""
+    out = {"file": loc.file, "line": loc.line, "column": loc.column, "text": loc.text, "at": str(loc)}
+    if loc.called_at is not None:  # an op of an included helper: the kernel's call of it
+        out["called_at"] = source_json(loc.called_at)
+    return out
 
 
 def source_of_json(d: Any) -> SourceLoc | None:
     """Inverse of ``source_json``; None for anything else."""
     if isinstance(d, dict) and isinstance(d.get("file"), str) and isinstance(d.get("line"), int):
-        return SourceLoc(d["file"], d["line"], int(d.get("column") or 0), str(d.get("text", "")))
+        return SourceLoc(d["file"], d["line"], int(d.get("column") or 0), str(d.get("text", "")),
+                         source_of_json(d.get("called_at")))
     return None
 
 

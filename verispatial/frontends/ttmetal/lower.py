@@ -325,6 +325,9 @@ class KernelReader:
         self.args = args
         self.prog = prog
         self.unit: Unit = prog.main_unit
+        #: while a function of an included header is inlined: its call in the kernel's own file (the outermost
+        #: call that left it), which every location read there carries as ``called_at``
+        self.kernel_call: SourceLoc | None = None
         self.scopes: list[dict[str, V.Value]] = [{}]
         self.loops: list[_Loop] = []
         #: the bodies open that are read once for several iterations: the counted loops (their ``_Loop``) and the
@@ -471,7 +474,12 @@ class KernelReader:
     # ------------------------------------------------------------------ helpers
 
     def loc(self, node: Any) -> SourceLoc:
-        return self.unit.loc(node)
+        """Where ``node`` is: its file (the kernel's, or a followed header's), 1-based line and column and the line's
+        statement; in a header, with ``called_at`` the call in the kernel that got there."""
+        loc = self.unit.loc(node)
+        if self.kernel_call is not None and self.unit is not self.prog.main_unit:
+            return attrs.evolve(loc, called_at=self.kernel_call)
+        return loc
 
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
@@ -4431,12 +4439,15 @@ class KernelReader:
                     else self.expr(a) for i, a in enumerate(arg_nodes)]
         scope = self.bind_params(f, vals, n, targs)
         saved_scopes, saved_unit, saved_loops = self.scopes, self.unit, self.loop_base
+        saved_call = self.kernel_call
         self.loop_base = len(self.loops) + self.guarded
         if isinstance(f.captures, list):  # a lambda sees its enclosing scopes
             self.scopes = [*f.captures, scope]
         else:
             self.scopes = [self.scopes[0], scope]
             if isinstance(f.captures, Unit):
+                if self.kernel_call is None and self.unit is self.prog.main_unit and f.captures is not self.unit:
+                    self.kernel_call = self.unit.loc(n)  # the kernel's call of a helper of an included header
                 self.unit = f.captures
         this_fields: dict[str, Any] | None = None
         if isinstance(f.this, V.Obj):
@@ -4454,7 +4465,7 @@ class KernelReader:
         finally:
             self.depth -= 1
             self.loop_base = saved_loops
-            self.scopes, self.unit = saved_scopes, saved_unit
+            self.scopes, self.unit, self.kernel_call = saved_scopes, saved_unit, saved_call
             if this_fields is not None:
                 self.this_stack.pop()
         if this_fields is not None:
