@@ -122,6 +122,7 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
         raise bad_input_of(blame, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
+    fr = with_host_args(fr, path)
     shown = _shown(fr.program, fr.report)
     if shown is None:
         return fr
@@ -130,6 +131,27 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
     from verispatial.report.sources import with_sources
 
     return attrs.evolve(fr, report=with_sources(fr.report, shown))
+
+
+def with_host_args(fr: Any, path: str) -> Any:
+    """``fr`` with its counterexamples' trips also given as the host arguments whose ranges they stand for
+    (``report.hostargs``), for a host description ``path``; ``fr`` itself for a program.json, a proved run or a host
+    with no ranges."""
+    from verispatial.certify.report import Verdict
+    from verispatial.cli.imports import HOST_SUFFIXES
+
+    if Path(path).suffix not in HOST_SUFFIXES or not any(r.verdict == Verdict.REFUTED for r in fr.report.results):
+        return fr
+    import attrs
+
+    from verispatial.frontends.ttmetal.host import load_host
+    from verispatial.report.hostargs import with_host_args as annotate
+
+    try:
+        spec = load_host(path)
+    except (VerispatialError, OSError, RecursionError):  # read once already: changed since, nothing to name
+        return fr
+    return attrs.evolve(fr, report=annotate(fr.report, spec, path))
 
 
 def _shown(program: Program | TemplatedProgram | None, report: Any) -> Program | None:
@@ -161,7 +183,7 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     if junit_out is not None:
         from verispatial.report.junit import junit_xml, report_cases
 
-        outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path)],
+        outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path, _op_sources(fr))],
                                              "verispatial certify")))
     refusal = None
     if certificate_out is not None:

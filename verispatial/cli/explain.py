@@ -58,6 +58,9 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     program = fr.program if fr.program is not None else load_program_file(program_path)
     if isinstance(program, TemplatedProgram):
         program = program.expand()  # explained in full: the stuck ops of every section
+    from verispatial.cli.certify import with_host_args
+
+    fr = with_host_args(fr, program_path)  # a host's ranges named as the arguments they are
     if fr.program is not None:
         import attrs
 

@@ -96,10 +96,16 @@ class Explanation:
     pictures: tuple[Picture, ...]
     #: the user-source lines (``file:line:column: text``) the counterexample names, for a program a front end read
     sources: tuple[str, ...] = ()
+    #: the host arguments the counterexample's trips stand for (``hostargs.arg_lines``), for a tt-metal host
+    args: tuple[str, ...] = ()
+    #: the lines printed for ``sources``: ``at FILE:LINE:COL: TEXT``, an included helper's op followed by its call
+    #: in the kernel (``text.at_lines``)
+    at: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"family": self.family, "name": self.name, "rule": self.rule, "headline": self.headline,
                 "narrative": list(self.narrative), "sources": list(self.sources),
+                **({"host_args": list(self.args)} if self.args else {}),
                 "pictures": [{"kind": p.kind, "title": p.title, "layout": p.layout, "dot": p.dot}
                              for p in self.pictures]}
 
@@ -203,7 +209,33 @@ def _op_text(p: Program, op: Op) -> str:
 
 
 def _ref_text(p: Program, ref: OpRef) -> str:
-    return f"{ref.engine}'s {_op_text(p, ref.op)} at {path_text(ref.path)}"
+    return f"{ref.engine}'s {_op_text(p, ref.op)} at {_at(p, ref.engine, ref.path)}"
+
+
+def _source_text(p: Program, engine: str, path: tuple[int, ...] | None) -> str:
+    """Where the op at ``path`` of ``engine`` was read from, ``reader.cpp:12`` (an op of an included helper: the
+    header's line, then ``called at`` the kernel's), or "" for a program no front end read."""
+    loc = p.source_of(engine, path) if path else None
+    if loc is None:
+        return ""
+    call = f", called at {loc.called_at.file}:{loc.called_at.line}" if loc.called_at is not None else ""
+    return f"{loc.file}:{loc.line}{call}"
+
+
+def _at(p: Program, engine: str, path: tuple[int, ...] | None) -> str:
+    """``path_text`` of an op, followed by its source line in parentheses when a front end recorded one:
+    ``ops[0].body[3] (reader_helpers.hpp:9, called at reader.cpp:11)``; the IR path stays (program.json's)."""
+    src = _source_text(p, engine, path)
+    return f"{path_text(path)} ({src})" if src else path_text(path)
+
+
+def _step_text(p: Program, engine: str, path: tuple[int, ...], text: str) -> str:
+    """A schedule step's text with the source line of its op after the op's path (``_at``)."""
+    shown = path_text(path)
+    src = _source_text(p, engine, path) if path else ""
+    if not src:
+        return text
+    return re.sub(re.escape(shown) + r"(?=[ )]|$)", lambda _m: f"{shown} ({src})", text, count=1)
 
 
 def _times(n: int) -> str:
@@ -385,7 +417,7 @@ def _missing_increments(program: Program, index: Index, sem: int, site: Site, ru
         mine = _shape(ep.ops, frozenset())
         for e in sorted(incs):
             if index.kind_of[e] == ep.engine.value and shapes[e] == mine:
-                ops = ", ".join(f"{_op_text(program, r.op)} at {path_text(r.path)}" for r in incs[e])
+                ops = ", ".join(f"{_op_text(program, r.op)} at {_at(program, r.engine, r.path)}" for r in incs[e])
                 out.append((ep.key, f"the increment that never came: {ep.key} never increments {word} (its program "
                                     f"is {e}'s without {ops})"))
                 break
@@ -423,7 +455,7 @@ def _missing_flags(program: Program, index: Index, sem: int, site: Site,
             if uses:
                 p, op = uses[0]
                 out.append((ep.key, f"the flag that never came: g{g.id} from {g.sender} covers {site}, and {ep.key} "
-                                    f"multicasts over it ({_op_text(program, op)} at {path_text(p)}) but never sets "
+                                    f"multicasts over it ({_op_text(program, op)} at {_at(program, ep.key, p)}) but never sets "
                                     f"{name} valid there"))
     return out
 
@@ -445,7 +477,7 @@ def _missing_buffer_release(program: Program, index: Index, buf: int, space: boo
         given = sum(_ran(run, r) or 0 for r in gives)
         if not takes or taken <= given:
             continue
-        ops = ", ".join(f"{_op_text(program, r.op)} at {path_text(r.path)} ran {_times(_ran(run, r) or 0)}"
+        ops = ", ".join(f"{_op_text(program, r.op)} at {_at(program, r.engine, r.path)} ran {_times(_ran(run, r) or 0)}"
                         for r in takes[:2])
         after = f"has no {noun} of it" if not gives else f"ran its {noun}{'es' if noun == 'push' else 's'} of it " \
                                                           f"{_times(given)}"
@@ -475,15 +507,17 @@ def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, 
         else ""
     if ref.engine == waiter:
         if ran:
-            return (f"{waiter}'s own {_op_text(program, ref.op)} at {path_text(ref.path)} ran {_times(ran)} before "
+            return (f"{waiter}'s own {_op_text(program, ref.op)} at {_at(program, ref.engine, ref.path)} ran {_times(ran)} "
+                    "before "
                     f"this wait{counted}; it cannot run again while the engine waits here")
-        return (f"{waiter}'s own {_op_text(program, ref.op)} at {path_text(ref.path)} comes after this wait in its "
+        return (f"{waiter}'s own {_op_text(program, ref.op)} at {_at(program, ref.engine, ref.path)} comes after this "
+                "wait in its "
                 "program: it cannot run before the wait passes")
     ran_text = "" if ran is None else f" ran {_times(ran)}{counted}"
     if ref.engine in stuck_at:
         s = stuck_at[ref.engine]
         assert s.position.path is not None
-        where = f"at {path_text(s.position.path)} {s.op}"
+        where = f"at {_at(program, s.position.engine, s.position.path)} {s.op}"
         it = iteration_text(s.position.iteration)
         if it:
             where += f" {it}"
@@ -525,6 +559,10 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     cycle = _cycle(graph)
     trips = cex.get("trips") or {}
     trip_text = (" with " + " ".join(f"{k}={v}" for k, v in sorted(trips.items()))) if trips else ""
+    args = cex.get("host_args")
+    if trips and isinstance(args, list) and args:  # a host's ranges: the arguments first, the trips they are after
+        shown = ", ".join(dict.fromkeys(f"{a['name']} = {a['value']}" for a in args if isinstance(a, dict)))
+        trip_text = f" with {shown} (trip {trip_text[len(' with '):]})"
     how = f" (reached by the interpreter: {cex.get('replayed_by', 'replay')}" + (
         f", {run.steps} steps)" if run is not None else ")")
     finished = [ep.key for ep in program.programs if ep.key not in stuck_at]
@@ -549,14 +587,16 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
 def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None) -> list[str]:
     pos = w.position
     it = iteration_text(pos.iteration)
-    lines = [f"{pos.engine} is stuck at {path_text(pos.path)} {w.op}{' ' + it if it else ''}: {w.reason}"]
+    lines = [f"{pos.engine} is stuck at {_at(program, pos.engine, pos.path)} {w.op}{' ' + it if it else ''}: "
+             f"{w.reason}"]
     if w.note:
         lines.append(f"  {w.note}")
     if not w.resource:
         return lines
     for ref in w.inert:
         own = "own " if ref.engine == pos.engine else ""
-        lines.append(f"  {ref.engine}'s {own}{_op_text(program, ref.op)} at {path_text(ref.path)} writes it, but not "
+        lines.append(f"  {ref.engine}'s {own}{_op_text(program, ref.op)} at {_at(program, ref.engine, ref.path)} "
+                     "writes it, but not "
                      f"to {w.want}")
     if not w.releasers:
         if w.resource.startswith("b"):
@@ -919,12 +959,15 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
         lines.append(summary)
     pos = cex.get("positions")
     if isinstance(pos, dict) and pos:
-        lines.append("the checker's candidate state: " + "; ".join(_where(e, p) for e, p in pos.items())[:600])
+        lines.append("the checker's candidate state: " + "; ".join(_where(program, e, p) for e, p in pos.items())[:600])
     if v is None:
         lines.append("the counterexample names no single op (nothing to draw as a schedule)")
         return Explanation(result.family, result.name, rule, named(program, headline),
                            tuple(named(program, ln) for ln in lines), ())
-    lines.append(f"rule {v.rule} (docs/semantics.md) broken at {v.position}: {v.message}")
+    broken = str(v.position)
+    if v.position.path is not None:
+        broken = _step_text(program, v.position.engine, v.position.path, broken)
+    lines.append(f"rule {v.rule} (docs/semantics.md) broken at {broken}: {v.message}")
     run = reproduce(program, cex, v)
     trace: list[tuple[str, str, str, tuple[int, ...]]]
     if run is not None:
@@ -969,10 +1012,11 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
             lanes.append(ev[2])
     if other_idx:
         o = min(other_idx)
-        lines.append(f"racing pair: #{o} {trace[o][2]}  and  #{target_idx} {trace[target_idx][2]} — nothing orders "
-                     "them (no happens-before)")
+        lines.append(f"racing pair: #{o} {_step_text(program, trace[o][1], trace[o][3], trace[o][2])}  and  "
+                     f"#{target_idx} {_step_text(program, trace[target_idx][1], trace[target_idx][3], trace[target_idx][2])}"
+                     " — nothing orders them (no happens-before)")
     lines.append("the schedule's last steps of the engines involved:")
-    lines += _schedule_lines(events)
+    lines += _schedule_lines([(t, k, e, _step_text(program, e, trace[t][3], x), hot) for t, k, e, x, hot in events])
     title = f"{v.rule}: the schedule (red: {'the racing pair' if other_idx else 'the op that breaks the rule'})"
     events = [(t, k, e, named(program, x), hot) for t, k, e, x, hot in events]
     return Explanation(result.family, result.name, rule, named(program, headline),
@@ -980,9 +1024,9 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
                        (_timeline_picture(title, events, lanes, target_idx),))
 
 
-def _where(engine: str, p: Any) -> str:
+def _where(program: Program, engine: str, p: Any) -> str:
     if isinstance(p, dict):
-        return f"{engine} at {path_text(tuple(p.get('path') or []))} {p.get('op', '')}".rstrip()
+        return f"{engine} at {_at(program, engine, tuple(p.get('path') or []))} {p.get('op', '')}".rstrip()
     return f"{engine} {p}"
 
 
@@ -1094,9 +1138,11 @@ def explain_result(program: Program, result: Result) -> Explanation:
 def explain_report(program: Program, report: Report) -> list[Explanation]:
     """One explanation per refuted obligation of ``report``, in report order, with the source lines its
     counterexample names (``report.sources``: a program read from TT-Lang or C++)."""
-    from verispatial.report.text import source_lines
+    from verispatial.report.hostargs import arg_lines
+    from verispatial.report.text import at_lines, source_lines
 
-    return [attrs.evolve(explain_result(program, r), sources=tuple(source_lines(r.counterexample or {})))
+    return [attrs.evolve(explain_result(program, r), sources=tuple(source_lines(r.counterexample or {})),
+                         args=tuple(arg_lines(r.counterexample)), at=tuple(at_lines(r.counterexample or {})))
             for r in report.results if r.verdict == Verdict.REFUTED]
 
 
@@ -1106,7 +1152,8 @@ def explanation_lines(exps: Sequence[Explanation], files: dict[int, list[str]] |
     out: list[str] = []
     for i, x in enumerate(exps):
         out.append(f"refuted {x.family}/{x.name}: {x.headline}")
-        out += [f"    at {src}" for src in x.sources]
+        out += [f"    {line}" for line in x.args]
+        out += [f"    {line}" for line in x.at] if x.at else [f"    at {src}" for src in x.sources]
         out += [f"    {ln}" for ln in x.narrative]
         for f in (files or {}).get(i, []):
             out.append(f"    picture: {f}")

@@ -10,12 +10,12 @@ against the Jenkins xUnit plugin's JUnit schema (``junit-10.xsd``, ``tests/test_
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from verispatial.certify.report import Report, Verdict
-from verispatial.report.sources import located_sources
+from verispatial.ir.source import SourceLoc
 
 
 @attrs.frozen
@@ -32,14 +32,24 @@ class Case:
     detail: str = ""
 
 
-def report_cases(report: Report, suite: str | None = None) -> list[Case]:
-    """The cases of one certify report: one per family (report order)."""
+def report_cases(report: Report, suite: str | None = None, sources: Mapping[str, SourceLoc] | None = None) \
+        -> list[Case]:
+    """The cases of one certify report: one per family (report order). Each obligation not proved is named in the
+    failure's text with, for a program a front end read, the host arguments its counterexample's trips stand for
+    (``hostargs``) and the user-source lines it names (a helper's line with its call in the kernel); with none, the
+    line of the op it is about (``sources``: ``sources.obligation_sources``)."""
+    from verispatial.report.hostargs import arg_lines
+    from verispatial.report.text import at_lines
+
     out = []
     for fam, results in report.by_family().items():
         secs = sum(r.seconds for r in results)
         bad = [r for r in results if r.verdict != Verdict.PROVED]
         detail = "\n".join(f"{r.verdict.value} {r.family}/{r.name}: {r.reason}"
-                           + "".join(f"\n    at {loc}" for loc in located_sources(r.counterexample)) for r in bad)
+                           + "".join(f"\n    {line}" for line in arg_lines(r.counterexample))
+                           + "".join(f"\n    {line}" for line in at_lines(r.counterexample,
+                                                                          (sources or {}).get(r.name)))
+                           for r in bad)
         names = ", ".join(r.name for r in bad[:5]) + (f" (+{len(bad) - 5} more)" if len(bad) > 5 else "")
         errors = [r for r in bad if r.verdict == Verdict.ERROR]
         if any(r.verdict != Verdict.ERROR for r in bad):

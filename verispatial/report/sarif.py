@@ -43,6 +43,7 @@ from verispatial.ir import obligation
 from verispatial.ir.source import SourceLoc
 from verispatial.report import rule_help
 from verispatial.report.consequences import Grouping
+from verispatial.report.hostargs import arg_lines, field_position
 from verispatial.report.sources import located_sources
 
 #: The ``$schema`` of the documents written: the official schema's own id.
@@ -519,8 +520,11 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
         summary = (r.counterexample or {}).get("summary")
         if isinstance(summary, str) and summary != r.reason:
             text += f" ({summary})"
+        args = arg_lines(r.counterexample)
+        text += "".join(f"; {a}" for a in args)  # a host's range named as the argument it is (hostargs.py)
         ptr = pointers[id(r)]
         phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name), art.source_dir)
+        related += _host_arg_locations(r, art, places, len(related))
         props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                  "program": art.report.program, "seconds": round(r.seconds, 3),
                                  "jsonPointer": ptr}
@@ -569,15 +573,39 @@ def _source_locations(r: Result, phys: dict[str, Any], places: _Places, op_sourc
     def file_of(loc: SourceLoc) -> str:
         return loc.file if source_dir is None or Path(loc.file).is_absolute() else str(Path(source_dir) / loc.file)
 
+    def place(loc: SourceLoc) -> dict[str, Any]:
+        return {"artifactLocation": places.location(file_of(loc)),
+                "region": places.region(file_of(loc), loc.line, max(loc.column, 1))}
+
     related: list[dict[str, Any]] = [{"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}}]
-    first = file_of(srcs[0])
-    at = {"artifactLocation": places.location(first),
-          "region": places.region(first, srcs[0].line, max(srcs[0].column, 1))}
-    related += [{"id": i + 2, "message": {"text": loc.text or str(loc)},
-                 "physicalLocation": {"artifactLocation": places.location(file_of(loc)),
-                                      "region": places.region(file_of(loc), loc.line, max(loc.column, 1))}}
-                for i, loc in enumerate(srcs[1:])]
+    at = place(srcs[0])
+    for i, loc in enumerate(srcs):
+        if i:
+            related.append({"id": len(related) + 1, "message": {"text": loc.text or str(loc)},
+                            "physicalLocation": place(loc)})
+        if loc.called_at is not None:  # an op of an included helper: where the kernel calls it
+            related.append({"id": len(related) + 1, "message": {"text": f"called here: {loc.called_at.text}"},
+                            "physicalLocation": place(loc.called_at)})
     return at, related
+
+
+def _host_arg_locations(r: Result, art: Artifact, places: _Places, before: int) -> list[dict[str, Any]]:
+    """Related locations of a host description's ranges a counterexample's trips set (``hostargs``): each at the
+    field of the host file giving the range, its message the argument's name and value. ``before``: how many related
+    locations come first (the ids follow them)."""
+    cex = r.counterexample
+    got = cex.get("host_args") if isinstance(cex, dict) else None
+    if not isinstance(got, list) or art.text is None:
+        return []
+    out: list[dict[str, Any]] = []
+    for a in got:
+        for field in a.get("fields", []) if isinstance(a, dict) else []:
+            where = field_position(art.text, str(field))
+            if where is not None:
+                out.append({"id": before + len(out) + 1, "message": {"text": str(a.get("text", field))},
+                            "physicalLocation": {"artifactLocation": places.location(art.path),
+                                                 "region": places.region(art.path, *where)}})
+    return out
 
 
 def _extra_result(x: Finding, places: _Places, rules: _Rules) -> dict[str, Any]:

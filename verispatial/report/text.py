@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.certify.summary import family_rows
+from verispatial.report.hostargs import arg_lines
 from verispatial.report.summary import STYLE, VERDICT_WORD, family_lines, header_lines, tally_text, verdict_line
 
 if TYPE_CHECKING:
@@ -81,6 +82,20 @@ def source_lines(cex: Any) -> list[str]:
     return [str(loc) for loc in located_sources(cex)]
 
 
+def at_lines(cex: Any, fallback: Any = None) -> list[str]:
+    """``at FILE:LINE:COL: TEXT`` per user-source location a counterexample names (``source_lines``), each op read
+    inside an included helper followed by ``  called at ...``, its call in the kernel; with none, ``fallback`` (the
+    line of the op the obligation is about, ``sources.obligation_sources``) when given."""
+    from verispatial.report.sources import located_sources
+
+    out: list[str] = []
+    for loc in located_sources(cex) or ([fallback] if fallback is not None else []):
+        out.append(f"at {loc}")
+        if getattr(loc, "called_at", None) is not None:
+            out.append(f"  called at {loc.called_at}")
+    return out
+
+
 def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
     """Per family (report order), how many obligations got each verdict."""
     return {fam: {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
@@ -149,7 +164,8 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
         if r.verdict == Verdict.REFUTED:
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
             if r.counterexample:
-                out += [(f"    at {src}", "bold") for src in source_lines(r.counterexample)]
+                out += [(f"    {line}", "") for line in arg_lines(r.counterexample)]
+                out += [(f"    {line}", "bold") for line in at_lines(r.counterexample, sources and sources.get(r.name))]
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
             if grouping is not None:
                 out += consequence_lines(report, grouping, r.name)
