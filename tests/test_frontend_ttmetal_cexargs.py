@@ -159,7 +159,7 @@ def test_json_counterexample_carries_the_host_args(tmp_path: Path, monkeypatch: 
 def test_compile_time_range_is_named_as_the_kernel_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """``get_compile_time_arg_val(0)`` given as ``4..5``: the writer waits for a fifth tile the reader never
-    pushes; its trip is named after the field (``compile_time_args[0]``), its value 4 + 1."""
+    pushes; its trip is named after the kernel and the field (``writer.compile_time_args[0]``), its value 4 + 1."""
     d = yaml.safe_load(HOST)
     d["kernels"][1].update(runtime_args=["dst_addr"], compile_time_args=["4..5"])
     d["work_units"][0]["runtime_args"] = {"reader": {"src_addr": {"tensor": "src"}, "num_tiles": 4},
@@ -168,7 +168,34 @@ def test_compile_time_range_is_named_as_the_kernel_reads_it(tmp_path: Path, monk
     assert main(["certify", str(host), "-q", "--no-cache"]) == 1
     out = capsys.readouterr().out
     assert ("    get_compile_time_arg_val(0) = 5 from host.yaml: kernels.writer.compile_time_args[0] (range 4..5; "
-            "trip compile_time_args[0] = 1 in program.json)\n    at writer.cpp:10:9: cb_wait_front(0, 1);") in out
+            "trip writer.compile_time_args[0] = 1 in program.json)\n    at writer.cpp:10:9: cb_wait_front(0, 1);") in out
+
+
+def test_positional_compile_time_ranges_of_two_kernels_are_two_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Each kernel has its own ``compile_args`` (``DataMovementConfig``): the reader's ``get_compile_time_arg_val(0)``
+    in ``3..4`` and the writer's in ``3..4`` are two values, and the reader reading 3 tiles where the writer waits
+    for 4 hangs. Both were trip ``compile_time_args[0]``, one value, and the program was proved."""
+    d = yaml.safe_load(HOST)
+    d["kernels"][0].update(source="reader_ct.cpp", runtime_args=["src_addr"], compile_time_args=["3..4"])
+    d["kernels"][1].update(runtime_args=["dst_addr"], compile_time_args=["3..4"])
+    d["tensors"][1]["role"] = "activation"  # how much of it is written depends on the count
+    d["work_units"][0]["runtime_args"] = {"reader": {"src_addr": {"tensor": "src"}},
+                                          "writer": {"dst_addr": {"tensor": "dst"}}}
+    host = _project(tmp_path, monkeypatch, yaml.safe_dump(d, sort_keys=False), WRITER_CT)
+    Path("reader_ct.cpp").write_text(READER.replace("uint32_t num_tiles = get_arg_val<uint32_t>(1);",
+                                                    "constexpr uint32_t num_tiles = get_compile_time_arg_val(0);"))
+    assert [(t.name, t.max) for t in import_host(host).trips] == [("reader.compile_time_args[0]", 1),
+                                                                   ("writer.compile_time_args[0]", 1)]
+    assert main(["certify", str(host), "-q", "--no-cache", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    (dl,) = [r for r in report["results"] if r["verdict"] == "refuted"]
+    assert dl["family"] == "deadlock"
+    assert [a["text"] for a in dl["counterexample"]["host_args"]] == [
+        "get_compile_time_arg_val(0) = 3 from host.yaml: kernels.reader.compile_time_args[0] (range 3..4; trip "
+        "reader.compile_time_args[0] = 0 in program.json)",
+        "get_compile_time_arg_val(0) = 4 from host.yaml: kernels.writer.compile_time_args[0] (range 3..4; trip "
+        "writer.compile_time_args[0] = 1 in program.json)"]
 
 
 def test_shared_trip_names_every_argument(tmp_path: Path) -> None:
@@ -223,8 +250,10 @@ def test_sarif_message_names_the_argument_and_points_at_kernel_and_host(
 def test_explain_names_the_argument_and_every_step_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     host = _project(tmp_path, monkeypatch)
-    assert main(["explain", str(host), "-q", "--no-cache", "-o", "ex"]) == 1
+    assert main(["explain", str(host), "-q", "--no-cache", "-o", "ex", "--html", "ex.html"]) == 1
     out = capsys.readouterr().out.splitlines()
+    page = Path("ex.html").read_text()
+    assert (f'<pre class="source">{NUM_TILES}\nat writer.cpp:10:9: cb_wait_front(0, 1);</pre>') in page
     head = next(i for i, ln in enumerate(out) if ln.startswith("refuted deadlock/"))
     assert out[head + 1:head + 7] == [
         f"    {NUM_TILES}",

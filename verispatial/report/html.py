@@ -101,6 +101,8 @@ def html_page(report: Report, exps: Sequence[Explanation], drawn: Sequence[Seque
     for i, (x, pics) in enumerate(zip(exps, drawn, strict=True)):
         parts.append(f'<h2 id="r{i}"><span class="refuted">refuted</span> {escape(x.family)}/{escape(x.name)}</h2>')
         parts.append(f"<p>{escape(x.headline)}</p>")
+        if x.args or x.at:  # a host's ranges as the arguments they are; the kernel lines the counterexample names
+            parts.append('<pre class="source">' + escape("\n".join((*x.args, *x.at))) + "</pre>")
         svgs = [d.svg or "" for d in pics]
         if any('id="offending"' in svg for svg in svgs):
             parts.append(f'<p><a href="#r{i}-timeline">the op that breaks the rule, in the timeline below</a></p>')

@@ -353,7 +353,9 @@ def load_host(path: str | Path) -> HostSpec:
                                  if "cores" in s else None))
     trips: dict[str, tuple[int, int]] = {}
 
-    def value(v: Any, where: str) -> Value:
+    def value(v: Any, where: str, default_trip: str | None = None) -> Value:
+        """The value given at ``where``; a range's trip, unless it names one, is ``default_trip`` (else the field's
+        last name: a runtime arg's name, which several kernels and cores share)."""
         if isinstance(v, bool):
             return int(v)
         if isinstance(v, int):
@@ -361,13 +363,13 @@ def load_host(path: str | Path) -> HostSpec:
         if isinstance(v, float):  # 2.0: JSON Schema's "integer" takes a number with no fraction (the only floats here)
             return int(v)
         if isinstance(v, str) or "range" in v:
-            text, trip = (v, where.rsplit(".", 1)[-1]) if isinstance(v, str) else (v["range"], v.get("trip"))
+            text, trip = (v, None) if isinstance(v, str) else (v["range"], v.get("trip"))
             m = _RANGE.match(text)
             assert m is not None  # the schema's pattern
             lo, hi = int(m[1]), int(m[2])
             if lo > hi:
                 raise ParseError(where, f"range {lo}..{hi} is empty (lo > hi)")
-            name = trip or where.rsplit(".", 1)[-1]
+            name = trip or default_trip or where.rsplit(".", 1)[-1]
             if trips.setdefault(name, (lo, hi)) != (lo, hi):
                 raise ParseError(where, f"trip {name!r} is given as {trips[name][0]}..{trips[name][1]} elsewhere")
             return TripRange(name, lo, hi)
@@ -403,7 +405,10 @@ def load_host(path: str | Path) -> HostSpec:
                                                  "function-like one)")
         kernels.append(HostKernel(
             k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
-            tuple(value(v, f"{w}.compile_time_args[{j}]") for j, v in enumerate(k.get("compile_time_args", []))),
+            # a positional compile-time arg is the kernel's own (each CreateKernel has its compile_args): its trip
+            # is named with the kernel's, two kernels' get_compile_time_arg_val(0) are two values
+            tuple(value(v, f"{w}.compile_time_args[{j}]", f"{k['name']}.compile_time_args[{j}]")
+                  for j, v in enumerate(k.get("compile_time_args", []))),
             {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
             rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
             bool(k.get("fp32_dest_acc_en", False)), bindings, k.get("varargs", 0)))
