@@ -347,4 +347,8 @@ def test_refutation_with_no_op_points_at_the_op_it_is_about(tmp_path: Path, monk
     assert out[head + 1] == "    at writer.cpp:11:9: noc_async_write_tile(i, d, get_read_ptr(0));"
     failure = _failure("happens-before")
     assert failure.splitlines()[1] == "    at writer.cpp:11:9: noc_async_write_tile(i, d, get_read_ptr(0));"
+    assert main(["explain", str(host), "-q", "--no-cache", "-o", "ex"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    head = next(i for i, ln in enumerate(out) if ln.startswith("refuted happens-before/output-unwritten:dst"))
+    assert out[head + 1] == "    at writer.cpp:11:9: noc_async_write_tile(i, d, get_read_ptr(0));"
 

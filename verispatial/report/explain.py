@@ -1139,10 +1139,13 @@ def explain_report(program: Program, report: Report) -> list[Explanation]:
     """One explanation per refuted obligation of ``report``, in report order, with the source lines its
     counterexample names (``report.sources``: a program read from TT-Lang or C++)."""
     from verispatial.report.hostargs import arg_lines
+    from verispatial.report.sources import obligation_sources
     from verispatial.report.text import at_lines, source_lines
 
+    ops = obligation_sources(program, report)  # a refutation naming no op: the line of the op it is about
     return [attrs.evolve(explain_result(program, r), sources=tuple(source_lines(r.counterexample or {})),
-                         args=tuple(arg_lines(r.counterexample)), at=tuple(at_lines(r.counterexample or {})))
+                         args=tuple(arg_lines(r.counterexample)),
+                         at=tuple(at_lines(r.counterexample or {}, ops.get(r.name))))
             for r in report.results if r.verdict == Verdict.REFUTED]
 
 
