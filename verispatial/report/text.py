@@ -165,7 +165,7 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
             if r.counterexample:
                 out += [(f"    {line}", "") for line in arg_lines(r.counterexample)]
-                out += [(f"    {line}", "bold") for line in at_lines(r.counterexample, sources and sources.get(r.name))]
+                out += [(f"    {line}", "bold") for line in at_lines(r.counterexample, (sources or {}).get(r.name))]
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
             if grouping is not None:
                 out += consequence_lines(report, grouping, r.name)
