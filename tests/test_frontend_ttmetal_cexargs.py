@@ -352,3 +352,18 @@ def test_refutation_with_no_op_points_at_the_op_it_is_about(tmp_path: Path, monk
     head = next(i for i, ln in enumerate(out) if ln.startswith("refuted happens-before/output-unwritten:dst"))
     assert out[head + 1] == "    at writer.cpp:11:9: noc_async_write_tile(i, d, get_read_ptr(0));"
 
+
+
+def test_column_counts_characters_not_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A SARIF column counts code points (the log's ``columnKind``), as an editor does; tree-sitter's are bytes: a
+    two-byte character before the statement put the alert one column to its right."""
+    writer = WRITER.replace("        cb_wait_front(0, 1);", "        /* ≥1 */ cb_wait_front(0, 1);")
+    host = _project(tmp_path, monkeypatch, HOST, writer)
+    assert main(["certify", str(host), "-q", "--no-cache", "--sarif", "out.sarif"]) == 1
+    assert "    at writer.cpp:10:18: /* ≥1 */ cb_wait_front(0, 1);" in capsys.readouterr().out
+    (res,) = [r for r in json.loads(Path("out.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+              if r["ruleId"] == "deadlock"]
+    line = "        /* ≥1 */ cb_wait_front(0, 1);"
+    assert res["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 10, "startColumn": line.index("cb_wait_front") + 1, "endLine": 10, "endColumn": len(line) + 1}

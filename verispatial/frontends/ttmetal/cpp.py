@@ -92,9 +92,12 @@ class Unit:
     root: Any
 
     def loc(self, node: Any) -> SourceLoc:
+        """Where ``node`` starts: 1-based line and column, the column counting characters (as an editor and SARIF's
+        ``unicodeCodePoints`` do; tree-sitter counts the line's UTF-8 bytes), and the line's statement."""
         row, col = node.start_point
-        text = self.lines[row].strip() if row < len(self.lines) else ""
-        return SourceLoc(self.file, row + 1, col + 1, text[:200])
+        line = self.lines[row] if row < len(self.lines) else ""
+        chars = len(line.encode()[:col].decode(errors="ignore"))
+        return SourceLoc(self.file, row + 1, chars + 1, line.strip()[:200])
 
 
 @attrs.frozen(eq=False)
