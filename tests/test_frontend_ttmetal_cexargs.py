@@ -367,3 +367,20 @@ def test_column_counts_characters_not_bytes(tmp_path: Path, monkeypatch: pytest.
     line = "        /* ≥1 */ cb_wait_front(0, 1);"
     assert res["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 10, "startColumn": line.index("cb_wait_front") + 1, "endLine": 10, "endColumn": len(line) + 1}
+
+
+def test_vendor_softmax_is_refuted_at_the_helper_line_with_the_readers_call(capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' example: ttnn's softmax reader calls the wheel's reduce-scaler helper, whose push the finding is at."""
+    from verispatial.frontends.ttmetal.vendor import TTNN_VERSION, wheel_root
+
+    if wheel_root(download=True) is None:
+        pytest.skip(f"the ttnn {TTNN_VERSION} wheel is not cached and could not be downloaded (offline?)")
+    host = Path(__file__).resolve().parents[1] / "examples" / "ttmetal" / "softmax_w" / "host.yaml"
+    assert main(["certify", str(host), "-q", "--no-cache"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[2]: push of b1 while fill_tiles or "
+                     "copy_tiles stores into it may not have landed (no drain since)")
+    assert out[head + 1:head + 3] == [
+        "    at ttnn/kernel_lib/reduce_helpers_dataflow.inl:203:5: dfb.push_back(1);",
+        "      called at ttnn/operations/normalization/softmax/device/kernels/attention/dataflow/"
+        "reader_unary_interleaved_sm.cpp:69:9: dataflow_kernel_lib::calculate_and_prepare_reduce_scaler<"]
