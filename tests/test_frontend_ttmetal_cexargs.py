@@ -384,3 +384,51 @@ def test_vendor_softmax_is_refuted_at_the_helper_line_with_the_readers_call(caps
         "    at ttnn/kernel_lib/reduce_helpers_dataflow.inl:203:5: dfb.push_back(1);",
         "      called at ttnn/operations/normalization/softmax/device/kernels/attention/dataflow/"
         "reader_unary_interleaved_sm.cpp:69:9: dataflow_kernel_lib::calculate_and_prepare_reduce_scaler<"]
+
+
+#: the writer writing tiles start_id, start_id + 1, ... of dst: its C++ index is start_id plus the program's
+WRITER_FROM = WRITER.replace("    uint32_t num_tiles = get_arg_val<uint32_t>(1);\n",
+                             "    uint32_t num_tiles = get_arg_val<uint32_t>(1);\n"
+                             "    uint32_t start_id = get_arg_val<uint32_t>(2);\n").replace(
+    "for (uint32_t i = 0; i < num_tiles; ++i) {", "for (uint32_t i = start_id; i < start_id + num_tiles; ++i) {")
+
+
+def test_loop_index_is_also_given_as_the_kernel_counts_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """``for (i = start_id; ...)`` with ``start_id`` 8: the program's loop counts 0, 1, ...; where the writer is stuck
+    at its iteration 3, the kernel's ``i`` is 11. The program keeps how the two relate (``sources[].index``)."""
+    d = yaml.safe_load(HOST)
+    d["tensors"][1].update(shape=[32, 384], role="activation")  # 12 tiles, the writer's are 8..11
+    d["kernels"][1]["runtime_args"] = ["dst_addr", "num_tiles", "start_id"]
+    d["work_units"][0]["runtime_args"]["writer"]["start_id"] = 8
+    host = _project(tmp_path, monkeypatch, yaml.safe_dump(d, sort_keys=False), WRITER_FROM)
+    doc = json.loads(dumps(import_host(host)))
+    writer = next(ep for ep in doc["programs"] if ep["engine"] == "writer")
+    assert [e["index"] for e in writer["sources"] if "index" in e] == [{"name": "i", "step": 1, "const": 8}]
+    reader = next(ep for ep in doc["programs"] if ep["engine"] == "reader")
+    assert all("index" not in e for e in reader["sources"])  # for (i = 0; ...; ++i): the program's own count
+    assert main(["certify", str(host), "-q", "--no-cache", "--json"]) == 1
+    (dl,) = [r for r in json.loads(capsys.readouterr().out)["results"] if r["verdict"] == "refuted"]
+    (stuck,) = dl["counterexample"]["stuck"]
+    assert (stuck["position"]["iteration"], stuck["position"]["source_iteration"]) == ([["i", 3]], "i = 11")
+    assert main(["explain", str(host), "-q", "--no-cache", "-o", "ex"]) == 1
+    assert ("    (0,0).writer is stuck at ops[0].body[0] (writer.cpp:11; i = 11) wait(in, 1) i=3: in@(0,0) holds 0 "
+            "page(s) (pushed 3, popped 3), the wait needs 1") in capsys.readouterr().out.splitlines()
+
+
+def test_schedule_steps_give_the_kernels_loop_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A reader stepping ``i += 2`` from ``start_id`` 4: its first iteration (0 in the program) is ``i = 4``."""
+    d = yaml.safe_load(_no_barrier(HOST))
+    d["tensors"][0]["shape"] = [32, 512]
+    d["kernels"][0]["runtime_args"] = ["src_addr", "num_tiles", "start_id"]
+    d["work_units"][0]["runtime_args"]["reader"].update(start_id=4, num_tiles=8)
+    host = _project(tmp_path, monkeypatch, yaml.safe_dump(d, sort_keys=False))
+    Path("reader.cpp").write_text(READER.replace(
+        "    uint32_t num_tiles = get_arg_val<uint32_t>(1);\n",
+        "    uint32_t num_tiles = get_arg_val<uint32_t>(1);\n    uint32_t start_id = get_arg_val<uint32_t>(2);\n").replace(
+        "for (uint32_t i = 0; i < num_tiles; ++i) {", "for (uint32_t i = start_id; i < start_id + num_tiles; i += 2) {"))
+    assert main(["explain", str(host), "-q", "--no-cache", "-o", "ex"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert ("      #3 (0,0).reader at ops[0].body[2] (reader_helpers.hpp:9, called at reader.cpp:12; i = 4) push(in, 1) "
+            "i=0   <-- here") in out

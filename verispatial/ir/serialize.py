@@ -46,7 +46,7 @@ from verispatial.ir.ops import (
     WriteTiles,
 )
 from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
-from verispatial.ir.source import SourceLoc, Sources
+from verispatial.ir.source import LoopIndex, SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
 
@@ -357,12 +357,21 @@ def _unstructure_loc(loc: SourceLoc) -> dict[str, Any]:
     d: dict[str, Any] = {"file": loc.file, "line": loc.line, "column": loc.column, "text": loc.text}
     if loc.called_at is not None:
         d["called_at"] = _unstructure_loc(loc.called_at)
+    if loc.index is not None:
+        x = loc.index
+        d["index"] = {"name": x.name, "step": x.step, "const": x.const,
+                      **({"loops": [list(t) for t in x.loops]} if x.loops else {}),
+                      **({"trip": list(x.trip)} if x.trip is not None else {})}
     return d
 
 
 def _structure_loc(e: Any) -> SourceLoc:
+    x = e.get("index")
+    index = None if x is None else LoopIndex(
+        str(x["name"]), int(x["step"]), int(x.get("const", 0)), tuple((str(v), int(c)) for v, c in x.get("loops", [])),
+        (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
     return SourceLoc(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
-                     _structure_loc(e["called_at"]) if "called_at" in e else None)
+                     _structure_loc(e["called_at"]) if "called_at" in e else None, index)
 
 
 def _structure_sources(v: Any, _t: Any = None) -> Sources:

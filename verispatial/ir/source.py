@@ -17,6 +17,34 @@ OpPath = tuple[int, ...]
 
 
 @attrs.frozen
+class LoopIndex:
+    """How a loop's C++ index follows the program's loop index ``k`` (0, 1, ...): ``name`` (the C++ variable) is
+    ``const + sum(coef * outer loop index) + trip_coef * trip + step * k`` (``for (i = start_id; ...; i += 2)`` with
+    ``start_id`` 8: const 8, step 2). ``loops``: (program loop variable, coef) of the enclosing loops; ``trip``:
+    (trip name, coef) or None."""
+
+    name: str
+    step: int
+    const: int = 0
+    loops: tuple[tuple[str, int], ...] = ()
+    trip: tuple[str, int] | None = None
+
+    def value(self, k: int, env: dict[str, int], trips: dict[str, int]) -> int | None:
+        """The C++ index at program loop index ``k``, enclosing indices ``env`` and trip values ``trips``; None when
+        one it needs is not given."""
+        total = self.const + self.step * k
+        for v, c in self.loops:
+            if v not in env:
+                return None
+            total += c * env[v]
+        if self.trip is not None:
+            if self.trip[0] not in trips:
+                return None
+            total += self.trip[1] * trips[self.trip[0]]
+        return total
+
+
+@attrs.frozen
 class SourceLoc:
     """One statement of the user's source. ``file`` as the front end was given it (a repository-relative path where
     it can be); ``line`` and ``column`` 1-based (``column`` 0: unknown); ``text`` the statement, cut to one line.
@@ -29,6 +57,8 @@ class SourceLoc:
     #: for a statement of a helper the kernel includes (a function of the op's header inlined at its call), where
     #: the kernel calls it: the outermost call, in the kernel's own file; None for a statement of the kernel's file
     called_at: SourceLoc | None = None
+    #: of a loop whose C++ index is not the program's loop index (another name, start or step): how it follows it
+    index: LoopIndex | None = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" + (f":{self.column}" if self.column else "")

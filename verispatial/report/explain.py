@@ -43,6 +43,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
     CONTAINERS,
+    Loop,
     McastSetValid,
     Op,
     Pop,
@@ -59,6 +60,7 @@ from verispatial.ir.program import Program
 from verispatial.petri.interp import SimResult, drive, simulate
 from verispatial.petri.position import Position, Violation, iteration_text, op_at, path_text
 from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, quote
+from verispatial.report.sources import loop_index_text
 
 #: Above this many stuck engines a deadlock is summarized by groups (and a mesh picture) instead of engine by engine.
 MESH_LIMIT = 12
@@ -212,30 +214,54 @@ def _ref_text(p: Program, ref: OpRef) -> str:
     return f"{ref.engine}'s {_op_text(p, ref.op)} at {_at(p, ref.engine, ref.path)}"
 
 
-def _source_text(p: Program, engine: str, path: tuple[int, ...] | None) -> str:
+def _source_text(p: Program, engine: str, path: tuple[int, ...] | None,
+                 iteration: Sequence[tuple[str, int]] = (), trips: dict[str, int] | None = None) -> str:
     """Where the op at ``path`` of ``engine`` was read from, ``reader.cpp:12`` (an op of an included helper: the
-    header's line, then ``called at`` the kernel's), or "" for a program no front end read."""
+    header's line, then ``called at`` the kernel's), then, at the program's loop indices ``iteration``, the C++ loop
+    indices that differ from them (``; i = 11``: ``sources.loop_index_text``); "" for a program no front end read."""
     loc = p.source_of(engine, path) if path else None
     if loc is None:
         return ""
     call = f", called at {loc.called_at.file}:{loc.called_at.line}" if loc.called_at is not None else ""
-    return f"{loc.file}:{loc.line}{call}"
+    index = loop_index_text(p, engine, path, dict(iteration), trips or {}) if iteration else ""
+    return f"{loc.file}:{loc.line}{call}" + (f"; {index}" if index else "")
 
 
-def _at(p: Program, engine: str, path: tuple[int, ...] | None) -> str:
+def _at(p: Program, engine: str, path: tuple[int, ...] | None, iteration: Sequence[tuple[str, int]] = (),
+        trips: dict[str, int] | None = None) -> str:
     """``path_text`` of an op, followed by its source line in parentheses when a front end recorded one:
-    ``ops[0].body[3] (reader_helpers.hpp:9, called at reader.cpp:11)``; the IR path stays (program.json's)."""
-    src = _source_text(p, engine, path)
+    ``ops[0].body[3] (reader_helpers.hpp:9, called at reader.cpp:11)``; the IR path stays (program.json's). With the
+    op's ``iteration``, the C++ loop indices where they are not the program's (``_source_text``)."""
+    src = _source_text(p, engine, path, iteration, trips)
     return f"{path_text(path)} ({src})" if src else path_text(path)
 
 
-def _step_text(p: Program, engine: str, path: tuple[int, ...], text: str) -> str:
-    """A schedule step's text with the source line of its op after the op's path (``_at``)."""
+def _step_text(p: Program, engine: str, path: tuple[int, ...], text: str,
+               trips: dict[str, int] | None = None) -> str:
+    """A schedule step's text with the source line of its op after the op's path (``_at``); the loop indices the
+    text names after the path (``i=2``) give the C++ ones."""
     shown = path_text(path)
-    src = _source_text(p, engine, path) if path else ""
+    at = text.find(shown)
+    names = set(_loop_vars(p, engine, path))
+    iteration = [(v, int(i)) for v, i in re.findall(r"\b(\w+)=(\d+)\b", text[at:] if at >= 0 else "") if v in names]
+    src = _source_text(p, engine, path, iteration, trips) if path else ""
     if not src:
         return text
     return re.sub(re.escape(shown) + r"(?=[ )]|$)", lambda _m: f"{shown} ({src})", text, count=1)
+
+
+def _loop_vars(p: Program, engine: str, path: tuple[int, ...]) -> list[str]:
+    """The variables of the loops enclosing the op at ``path`` of ``engine``, outer first."""
+    ep = next((e for e in p.programs if e.key == engine), None)
+    out: list[str] = []
+    for j in range(1, len(path)):
+        try:
+            op = op_at(ep.ops, path[:j]) if ep is not None else None
+        except (IndexError, TypeError):
+            break
+        if isinstance(op, Loop):
+            out.append(op.var)
+    return out
 
 
 def _times(n: int) -> str:
@@ -496,7 +522,7 @@ def _node_id(prefix: str, text: str) -> str:
 
 
 def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, Waiting],
-                  run: SimResult | None) -> str:
+                  run: SimResult | None, trips: dict[str, int] | None = None) -> str:
     """What became of ``ref``, an op that would release ``w``: how often it ran (its writes are in the counters
     already) and why it cannot run (again): it is the waiting engine's own op, its engine is stuck elsewhere, or
     its engine finished."""
@@ -517,7 +543,7 @@ def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, 
     if ref.engine in stuck_at:
         s = stuck_at[ref.engine]
         assert s.position.path is not None
-        where = f"at {_at(program, s.position.engine, s.position.path)} {s.op}"
+        where = f"at {_at(program, s.position.engine, s.position.path, s.position.iteration, trips)} {s.op}"
         it = iteration_text(s.position.iteration)
         if it:
             where += f" {it}"
@@ -573,7 +599,7 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
         pictures = (_group_picture(program, waits, stuck_at), _mesh_picture(program, waits))
     else:
         for w in waits:
-            lines += _engine_lines(program, w, stuck_at, run)
+            lines += _engine_lines(program, w, stuck_at, run, trips)
         pictures = (_wait_for_picture(program, waits, stuck_at, cycle),)
     if cycle:
         lines.append("wait-for cycle: " + " -> ".join([*cycle, cycle[0]]))
@@ -584,10 +610,12 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     return Explanation(result.family, result.name, R.DEADLOCK, headline, tuple(lines), pictures)
 
 
-def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None) -> list[str]:
+def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], run: SimResult | None,
+                  trips: dict[str, int] | None = None) -> list[str]:
     pos = w.position
     it = iteration_text(pos.iteration)
-    lines = [f"{pos.engine} is stuck at {_at(program, pos.engine, pos.path)} {w.op}{' ' + it if it else ''}: "
+    lines = [f"{pos.engine} is stuck at {_at(program, pos.engine, pos.path, pos.iteration, trips)} {w.op}"
+             f"{' ' + it if it else ''}: "
              f"{w.reason}"]
     if w.note:
         lines.append(f"  {w.note}")
@@ -608,7 +636,7 @@ def _engine_lines(program: Program, w: Waiting, stuck_at: dict[str, Waiting], ru
         verb = "writes" if not w.resource.startswith("b") else "pops" if w.resource.endswith(".space") else "pushes"
         lines.append(f"  no other engine {verb} {w.target}: only the engine's own ops do")
     for ref in w.releasers[:4]:
-        lines.append(f"  {_release_line(program, ref, w, stuck_at, run)}")
+        lines.append(f"  {_release_line(program, ref, w, stuck_at, run, trips)}")
     if len(w.releasers) > 4:
         lines.append(f"  (+{len(w.releasers) - 4} more ops that would release it, none of which runs)")
     lines += [f"  {line}" for _e, line in w.missing]
@@ -965,8 +993,11 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
         return Explanation(result.family, result.name, rule, named(program, headline),
                            tuple(named(program, ln) for ln in lines), ())
     broken = str(v.position)
+    trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
+    replayed: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
+    trips = trips or (replayed.get("trips") if isinstance(replayed.get("trips"), dict) else None)
     if v.position.path is not None:
-        broken = _step_text(program, v.position.engine, v.position.path, broken)
+        broken = _step_text(program, v.position.engine, v.position.path, broken, trips)
     lines.append(f"rule {v.rule} (docs/semantics.md) broken at {broken}: {v.message}")
     run = reproduce(program, cex, v)
     trace: list[tuple[str, str, str, tuple[int, ...]]]
@@ -1012,11 +1043,13 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
             lanes.append(ev[2])
     if other_idx:
         o = min(other_idx)
-        lines.append(f"racing pair: #{o} {_step_text(program, trace[o][1], trace[o][3], trace[o][2])}  and  "
-                     f"#{target_idx} {_step_text(program, trace[target_idx][1], trace[target_idx][3], trace[target_idx][2])}"
+        lines.append(f"racing pair: #{o} {_step_text(program, trace[o][1], trace[o][3], trace[o][2], trips)}  and  "
+                     f"#{target_idx} "
+                     f"{_step_text(program, trace[target_idx][1], trace[target_idx][3], trace[target_idx][2], trips)}"
                      " — nothing orders them (no happens-before)")
     lines.append("the schedule's last steps of the engines involved:")
-    lines += _schedule_lines([(t, k, e, _step_text(program, e, trace[t][3], x), hot) for t, k, e, x, hot in events])
+    lines += _schedule_lines([(t, k, e, _step_text(program, e, trace[t][3], x, trips), hot)
+                              for t, k, e, x, hot in events])
     title = f"{v.rule}: the schedule (red: {'the racing pair' if other_idx else 'the op that breaks the rule'})"
     events = [(t, k, e, named(program, x), hot) for t, k, e, x, hot in events]
     return Explanation(result.family, result.name, rule, named(program, headline),

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report, Result
-from verispatial.ir.ops import CONTAINERS, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
 from verispatial.ir.program import Program
 from verispatial.ir.source import OpPath, SourceLoc
 
@@ -25,16 +25,50 @@ def _spot_loc(program: Program, x: dict[str, Any]) -> SourceLoc | None:
     return None
 
 
-def _annotate(program: Program, x: Any, found: list[SourceLoc]) -> Any:
+def loop_index_text(program: Program, engine: str, path: OpPath | None, env: dict[str, int],
+                    trips: dict[str, int]) -> str:
+    """The C++ loop indices of the op at ``path`` of ``engine`` where they are not the program's (``LoopIndex``:
+    ``for (i = start_id; ...)``), at the program's loop indices ``env`` and trip values ``trips``: ``i = 11`` (outer
+    loops first, comma-separated); "" when every enclosing loop counts as the program does, or for a program no front
+    end read."""
+    ep = next((e for e in program.programs if e.key == engine), None)
+    if ep is None or not ep.sources or not path:
+        return ""
+    table = dict(ep.sources)
+    parts: list[str] = []
+    op: Any = None
+    for j in range(1, len(path)):
+        try:
+            op = (ep.ops if j == 1 else op.body)[path[j - 1]]
+        except (IndexError, AttributeError):
+            return ""
+        loc = table.get(tuple(path[:j]))
+        var = getattr(op, "var", None)
+        if isinstance(op, Loop) and loc is not None and loc.index is not None and isinstance(var, str) and var in env:
+            v = loc.index.value(env[var], env, trips)
+            if v is not None:
+                parts.append(f"{loc.index.name} = {v}")
+    return ", ".join(parts)
+
+
+def _annotate(program: Program, x: Any, found: list[SourceLoc], trips: dict[str, int] | None = None) -> Any:
     if isinstance(x, list):
-        return [_annotate(program, y, found) for y in x]
+        return [_annotate(program, y, found, trips) for y in x]
     if not isinstance(x, dict):
         return x
-    out = {k: _annotate(program, v, found) for k, v in x.items()}
+    if isinstance(x.get("trips"), dict):  # the trips of this part of the counterexample (its own, its replay's)
+        trips = {k: v for k, v in x["trips"].items() if isinstance(v, int)}
+    out = {k: _annotate(program, v, found, trips) for k, v in x.items()}
     loc = _spot_loc(program, x)
     if loc is not None and "source" not in x:
         out["source"] = source_json(loc)
         found.append(loc)
+        it = x.get("iteration")
+        if isinstance(it, list) and all(isinstance(e, list) and len(e) == 2 for e in it):
+            env = {str(v): int(i) for v, i in it if isinstance(i, int)}
+            text = loop_index_text(program, str(x["engine"]), tuple(x["path"]), env, trips or {})
+            if text:
+                out["source_iteration"] = text  # the C++ loop index where it is not the program's
     return out
 
 

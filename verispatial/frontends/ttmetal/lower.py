@@ -68,7 +68,7 @@ from verispatial.ir.ops import (
     WriteTiles,
     op_text,
 )
-from verispatial.ir.source import OpPath, SourceLoc
+from verispatial.ir.source import LoopIndex, OpPath, SourceLoc
 
 #: Calls with no effect on the choreography: hardware configuration, data-format reconfiguration, debug printing
 #: and profiling zones (tt_metal/hw/inc/api/compute/*.h, api/debug/dprint.h). Their arguments are not read.
@@ -1714,7 +1714,11 @@ class KernelReader:
         self.patch_loop_closed(inner)
         self.fills_after_loop(k, count if isinstance(count, int) else None, before, loop, n)
         if inner.ops:
-            self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), self.loc(n), inner)
+            loc = self.loc(n)
+            if (var, step) != (k, 1) or not a.is_const or a.const:
+                # the C++ index is not the program's 0, 1, ...: how it follows it, for a counterexample's reader
+                loc = attrs.evolve(loc, index=LoopIndex(var, step, a.const, a.loops, a.trip))
+            self.blocks[-1].add_container(Loop(k, count, tuple(inner.ops)), loc, inner)
         done = isinstance(count, int)
         # a trip is any value in [0, max] (ir.Trip): a loop of ``t`` runs no time at t = 0, one of ``s t + o`` runs
         # at least once only where o >= 1
