@@ -432,3 +432,16 @@ def test_schedule_steps_give_the_kernels_loop_index(tmp_path: Path, monkeypatch:
     out = capsys.readouterr().out.splitlines()
     assert ("      #3 (0,0).reader at ops[0].body[2] (reader_helpers.hpp:9, called at reader.cpp:12; i = 4) push(in, 1) "
             "i=0   <-- here") in out
+
+
+def test_refusal_in_a_helper_names_the_kernels_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """What the reading refuses inside an included helper is at the header's line and names the kernel's call."""
+    host = _project(tmp_path, monkeypatch)
+    Path("reader_helpers.hpp").write_text(HELPERS.replace("    cb_push_back(cb, 1);",
+                                                          "    fabric_async_write(cb);\n    cb_push_back(cb, 1);"))
+    assert main(["certify", str(host), "-q", "--no-cache"]) == 2
+    assert capsys.readouterr().err == (
+        "verispatial: error: reader_helpers.hpp:9: call to fabric_async_write (not modelled and not defined in the "
+        "kernel or a followed header): not read by the tt-metal front end: fabric_async_write(cb); (called at "
+        "reader.cpp:11: read_one_tile(0, s, i);)\n")

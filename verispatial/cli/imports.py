@@ -85,8 +85,10 @@ def ttmetal_program(host_path: str) -> Any:
         return import_host(host_path)
     except Refused as e:
         what = f"{e.construct} ({e.detail})" if e.detail else e.construct
+        call = e.loc.called_at  # in an included helper: the kernel's call that got there
+        via = f" (called at {call.file}:{call.line}{': ' + call.text if call.text else ''})" if call is not None else ""
         raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
-                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}") from None
+                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}{via}") from None
     except VerispatialError as e:
         raise bad_input_of(host_path, e) from None
     except OSError as e:
