@@ -29,6 +29,7 @@ slice; it is reported as refuted only where it is a violation of the composition
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import operator
@@ -228,6 +229,10 @@ def rendezvous_places(p: Program, rv: Rendezvous) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------------- slices
 
 
+#: ``Access.listed`` of an access whose tiles its maker did not list.
+_UNLISTED: Any = object()
+
+
 @attrs.frozen
 class Access:
     """A ``ReadTiles``/``WriteTiles`` of the composed program: its leaf (composed op path; ``index`` unused), its
@@ -236,6 +241,9 @@ class Access:
     leaf: Leaf
     phase: int
     guarded: bool
+    #: ``_tiles`` of the access when its maker knew it (a templated program's instance access: its template
+    #: access's, ``cut_templated``), else ``_UNLISTED``. Not part of the access's value.
+    listed: Any = attrs.field(default=_UNLISTED, eq=False, repr=False)
 
     @property
     def write(self) -> bool:
@@ -577,6 +585,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     accesses: list[Access] = []
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
+    tiles_of: dict[int, dict[int, frozenset[int] | None]] = {}  # per template, per access index: ``_tiles``
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
@@ -585,7 +594,8 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         offsets = {key: starts[key][k] for key in w.keys}
         if w.accesses:
             ren = _instance_renaming(tp, k, tmap, kmap)
-            for acc, nest in zip(w.accesses, w.loops, strict=True):
+            listed = tiles_of.setdefault(inst.template, {})
+            for i, (acc, nest) in enumerate(zip(w.accesses, w.loops, strict=True)):
                 lf = acc.leaf
                 if not acc.write and tmap[lf.op.tensor] in fixed:  # type: ignore[union-attr]
                     continue
@@ -593,8 +603,13 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
                 path = (lf.path[0] + off, *lf.path[1:])
                 loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
                                       lc.count if type(lc.count) is int else ren.count(lc.count)) for lc in nest)
+                # Every instance's copy touches the tiles its template access touches, of its own tensor: the same
+                # address, tile count, guard and loop counts (a trip count stays a trip: unlisted either way).
+                got = listed.get(i, _UNLISTED)
+                if got is _UNLISTED:
+                    got = listed[i] = _tiles(acc)
                 accesses.append(Access(Leaf(lf.engine, -1, path, _access_op(lf.op, nb, tmap, ren), loops, k), k,
-                                       acc.guarded))
+                                       acc.guarded, got))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
@@ -778,9 +793,11 @@ _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(
 Piece = str | tuple[str, Any]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def pieces(text: str) -> tuple[Piece, ...]:
     """``text`` of a slice cut at its slice-local names (``_TOKEN``): literal strings and ``(kind, value)`` pairs that
-    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice."""
+    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice (a text: a pure
+    function of it, kept for the next slice that renders the same text, e.g. every layer's slot-reuse reasons)."""
     out: list[Piece] = []
     at = 0
     for m in _TOKEN.finditer(text):
@@ -1207,22 +1224,16 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # may be artifacts.
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
-    out: list[Result] = []
     head = f"slice{j}/"
     shown = known.compiled(j if src is None else src, report).names(sl)
     reasons = known.reused_reasons(src_slice, report) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
     dm = demangler(sl, True)
-    for i, r0 in enumerate(report.results):
-        r = replaced.get(r0.name, r0) if replaced else r0
-        hit = next((e for e in earlier if r.name.startswith(e)), None) if starts and r.name.startswith(starts) else None
-        if hit is not None and "<" not in r.name[len(hit):]:
-            continue  # coverage: decided over the writes of every phase up to this one instead
+
+    def mapped(i: int, r: Result) -> Result:
+        """Result ``r`` (slice result ``i``, or the slot-reuse result replacing it) in the composed names."""
         name = head + shown[i]
-        if reused and r is r0:
-            out.append(Result(r.family, name, r.verdict, reasons[i], None, 0.0))
-            continue
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
@@ -1236,12 +1247,30 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
             elif obligation.parse(r.name).kind == R.ASYNC_PENDING_AT_END and j < last:
                 why = ("in the composition the engine goes on to the rendezvous, so outstanding NoC transactions at "
                        "the end of the phase are no violation there; the cross-phase orderings assume there are none")
-            elif hit is not None:
+            elif starts and r.name.startswith(starts) and any(r.name.startswith(e) for e in earlier):
                 why = "the tensor is also written by an earlier phase, whose writes the slice does not model"
             if why:
                 verdict, reason = Verdict.FAILED, f"refuted in slice {j} as a standalone program ({reason}), but {why}"
-        out.append(Result(r.family, name, verdict, reason, cex, r.seconds, unreplayed=r.unreplayed))
-    return out
+        return Result(r.family, name, verdict, reason, cex, r.seconds, unreplayed=r.unreplayed)
+
+    # A result is dropped when it is the coverage of a read of an activation an earlier phase writes too (decided
+    # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
+    # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
+    # replaces it.
+    if reused:
+        return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
+                else mapped(i, replaced[r.name])
+                for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
+                if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+    return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
+            if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+
+
+def _covered_later(name: str, earlier: list[str]) -> bool:
+    """Whether slice result ``name`` is the coverage of a read of an activation an earlier phase writes too (its
+    first prefix in ``earlier``, with no ``<`` after it): ``cross_phase`` decides it over every phase's writes."""
+    hit = next((e for e in earlier if name.startswith(e)), None)
+    return hit is not None and "<" not in name[len(hit):]
 
 
 # ------------------------------------------------------------------------------------------ cross-phase
@@ -1255,6 +1284,8 @@ def _tiles(acc: Access) -> frozenset[int] | None:
     """Every tile ``acc`` touches over all its occurrences, when that is a fixed finite set small enough to list:
     constant loop counts, no indirect part, no guard (else None: the caller asks Z3). Kept per address, tile count and
     loop nest (every layer's copy of an access touches the same tiles of its own tensor)."""
+    if acc.listed is not _UNLISTED:
+        return acc.listed  # type: ignore[no-any-return]
     lf = acc.leaf
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))

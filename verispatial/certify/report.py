@@ -61,10 +61,16 @@ def settle(results: Iterable[Result]) -> list[Result]:
     proved: each such group is one joint induction over time (the first state breaking any of them is reached by a
     history in which all held), as docs/checker.md argues for each. Order and every other field are kept."""
     out = list(results)
+    # Only the verdicts of assumed names are ever read: a composed program's 377,074 results assume nothing (their
+    # slices were settled in their own runs), and indexing every name cost 0.2 s of its certify.
+    assumed = {n for r in out if r.assumes for n in r.assumes}
+    if not assumed:
+        return out
     while True:
         verdicts: dict[str, list[Verdict]] = {}
         for r in out:
-            verdicts.setdefault(r.name, []).append(r.verdict)
+            if r.name in assumed:
+                verdicts.setdefault(r.name, []).append(r.verdict)
         changed = False
         for i, r in enumerate(out):
             if r.verdict != Verdict.PROVED or not r.assumes:
