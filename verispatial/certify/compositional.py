@@ -35,7 +35,7 @@ import hashlib
 import operator
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any
@@ -586,6 +586,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
     tiles_of: dict[int, dict[int, frozenset[int] | None]] = {}  # per template, per access index: ``_tiles``
+    used_until: dict[int, list[tuple[bool, int]]] = {}
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
@@ -613,9 +614,15 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
-        handed_on = tuple([persistent or last_use[slot] > k for slot, persistent in w.buffer_slots])
+        slots = used_until.get(inst.template)
+        if slots is None:  # per buffer of the template: persistent, and the last section using its (site, cb index)
+            slots = used_until[inst.template] = [(persistent, last_use[slot]) for slot, persistent in w.buffer_slots]
+        handed_on = tuple([persistent or last > k for persistent, last in slots])
+        # The buffer table is written out only when the key needs it (``buffer_text`` holds its text per flags).
+        buffer_table = [] if not w.dynamic and (inst.template, handed_on) in buffer_text else \
+            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)]
         tables = (
-            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)],
+            buffer_table,
             list(w.sem_rows),
             list(w.group_rows),
             [trip_max[kmap[t]] for t in ph.trips.index],
@@ -985,8 +992,8 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     own: dict[int, Report] = {}
     results: list[Result] = []
     deadlock_ok: list[bool] = []
-    exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
-    rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
+    exempt_cache: dict[tuple[str, tuple[int, ...]], list[Result]] = {}
+    rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
     with collection(True):
@@ -1088,23 +1095,26 @@ def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
 
 
 def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
-                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
-                rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
+                memo: dict[tuple[str, tuple[int, ...]], list[Result]],
+                rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
     not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption.
-    ``rearmed`` memoizes the slice programs' re-armed words by key (equal keys: equal programs, same sites), so a
-    slice equal to an earlier one is never built."""
-    words = rearmed.get(sl.key) if rearmed is not None else None
-    if words is None:
-        words = sl.program.rearmed_words()
+    ``rearmed`` memoizes per key the slice programs' re-armed words in (semaphore, site) order with the latest
+    phase of a section semaphore word on each one's site (equal keys: equal programs, same sites), so a slice equal
+    to an earlier one is never built; ``memo`` the results per key and set of words lost (their positions there)."""
+    got_words = rearmed.get(sl.key) if rearmed is not None else None
+    if got_words is None:
+        words = sorted(sl.program.rearmed_words(), key=lambda w: (w[0], w[1].y, w[1].x))
+        got_words = (words, [latest.get(site, -1) for _, site in words])
         if rearmed is not None:
-            rearmed[sl.key] = words
-    lost = tuple(sorted(((s, site) for s, site in words if latest.get(site, -1) > sl.index),
-                        key=lambda w: (w[0], w[1].y, w[1].x)))
-    if not lost:
+            rearmed[sl.key] = got_words
+    words, last = got_words
+    at = tuple([i for i, phase in enumerate(last) if phase > sl.index])
+    if not at:
         return []
-    got = memo.get((sl.key, lost))
+    got = memo.get((sl.key, at))
     if got is None:
+        lost = [words[i] for i in at]
         from verispatial.certify.reach import analyse
         from verispatial.families.semaphores.encoding import _sem_balance
 
@@ -1114,7 +1124,7 @@ def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int
             r = _sem_balance(a, a.words[w], False, rlimit)
             got.append(attrs.evolve(r, reason=f"{r.reason} (no re-armed exemption: a later phase may take this "
                                                 f"word's semaphore slot and would start from its final value)"))
-        memo[(sl.key, lost)] = got
+        memo[(sl.key, at)] = got
     return got
 
 
@@ -1512,6 +1522,10 @@ def _refute_on_composition(p: Program | TemplatedProgram, name: str, cex: dict[s
                   time.perf_counter() - t0)
 
 
+#: The family of the cross-phase coverage obligations (an enum member's ``value`` is a property: read once).
+_HB = R.Family.HAPPENS_BEFORE.value
+
+
 def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
     """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
     (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
@@ -1523,7 +1537,7 @@ def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, writ
     if have is not None and need is not None:
         miss = [] if need <= have else sorted(need - have)
         if not miss:
-            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
+            return Result(_HB, name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
                           f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
         cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
@@ -1531,7 +1545,7 @@ def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, writ
                           f"which no write of a phase <= {acc.phase} writes"}
         return _refute_on_composition(p, name, cex, t0)
     if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
-        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "an access under an if: coverage is not decided",
+        return Result(_HB, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
     r = _coverage(_shell(p), tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
@@ -1570,20 +1584,31 @@ def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written
     return r
 
 
-def _local_buffers(p: Program | TemplatedProgram,
-                   phases: list[int]) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
+def _local_buffers(p: Program | TemplatedProgram, phases: list[int],
+                   wanted: Container[tuple[int, int, int]] | None = None,
+                   ) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
     """Every buffer in local memory with a memory-map entry, in id order: its (site row, site column, phase), id,
     name, the id of its alias root and its memory entry (a templated program's from its templates, as ``expand``
-    names and numbers them)."""
+    names and numbers them). With ``wanted``, only those whose (row, column, phase) it holds (a templated
+    program's instances are then read per site, never buffer by buffer)."""
     if isinstance(p, TemplatedProgram):
+        by_site: dict[int, dict[tuple[int, int], list[tuple[Buffer, BufferAt]]]] = {}
         for k, inst in enumerate(p.instances):
-            t = p.templates[inst.template]
+            sites = by_site.get(inst.template)
+            if sites is None:
+                t = p.templates[inst.template]
+                at = {m.buf: m for m in t.memory}
+                sites = by_site[inst.template] = {}
+                for b in t.buffers:
+                    if b.space == Space.LOCAL and b.id in at:
+                        sites.setdefault((b.site.y, b.site.x), []).append((b, at[b.id]))
             nb = p.shifts[k][0]
-            at = {m.buf: m for m in t.memory}
-            for b in t.buffers:
-                if b.space == Space.LOCAL and b.id in at:
+            for (y, x), bufs in sites.items():
+                if wanted is not None and (y, x, k) not in wanted:
+                    continue
+                for b, m in bufs:
                     root = (b.alias_of if b.alias_of is not None else b.id) + nb
-                    yield (b.site.y, b.site.x, k), b.id + nb, f"s{k}.{b.name}", root, at[b.id]
+                    yield (y, x, k), b.id + nb, f"s{k}.{b.name}", root, m
         return
     at = {m.buf: m for m in p.memory}
     for b in p.buffers:
@@ -1606,7 +1631,7 @@ def resident_disjoint(p: Program | TemplatedProgram) -> list[Result]:
         for ph in p.resident_phases(rs):
             items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
                 rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
-    for key, b, name, root, m in _local_buffers(p, phases):
+    for key, b, name, root, m in _local_buffers(p, phases, items):
         if key in items:
             items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b} ({name})", b))
     out: list[Result] = []
