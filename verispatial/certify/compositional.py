@@ -585,6 +585,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     accesses: list[Access] = []
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
+    specs: dict[int, list[_AccessSpec]] = {}  # per template, ``_access_specs``
     tiles_of: dict[int, dict[int, frozenset[int] | None]] = {}  # per template, per access index: ``_tiles``
     used_until: dict[int, list[tuple[bool, int]]] = {}
     for k, inst in enumerate(tp.instances):
@@ -595,22 +596,23 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         offsets = {key: starts[key][k] for key in w.keys}
         if w.accesses:
             ren = _instance_renaming(tp, k, tmap, kmap)
+            spec = specs.get(inst.template)
+            if spec is None:
+                spec = specs[inst.template] = _access_specs(w)
             listed = tiles_of.setdefault(inst.template, {})
-            for i, (acc, nest) in enumerate(zip(w.accesses, w.loops, strict=True)):
-                lf = acc.leaf
-                if not acc.write and tmap[lf.op.tensor] in fixed:  # type: ignore[union-attr]
+            for i, (acc, engine, top, rest, op, tensor, write, nest) in enumerate(spec):
+                if not write and tmap[tensor] in fixed:
                     continue
-                off = offsets[lf.engine]
-                path = (lf.path[0] + off, *lf.path[1:])
-                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
-                                      lc.count if type(lc.count) is int else ren.count(lc.count)) for lc in nest)
                 # Every instance's copy touches the tiles its template access touches, of its own tensor: the same
                 # address, tile count, guard and loop counts (a trip count stays a trip: unlisted either way).
                 got = listed.get(i, _UNLISTED)
                 if got is _UNLISTED:
                     got = listed[i] = _tiles(acc)
-                accesses.append(Access(Leaf(lf.engine, -1, path, _access_op(lf.op, nb, tmap, ren), loops, k), k,
-                                       acc.guarded, got))
+                off = offsets[engine]
+                loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
+                               for lp, lrest, var, count, fixed_count in nest]) if nest else ()
+                accesses.append(Access(Leaf(engine, -1, (top + off, *rest), _access_op(op, nb, tmap, ren), loops, k),
+                                       k, acc.guarded, got))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
@@ -674,6 +676,25 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
     accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
     return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+#: A template access as ``cut_templated`` copies it per instance: the access, its engine, its op path's top-level
+#: index and the rest, its op and tensor, whether it writes, and per enclosing loop the top-level index of its path,
+#: the rest, its variable, its count and whether the count is a constant.
+_AccessSpec = tuple[Access, str, int, tuple[int, ...], Op, str, bool,
+                    tuple[tuple[int, tuple[int, ...], str, Any, bool], ...]]
+
+
+def _access_specs(w: _TemplateWalk) -> list[_AccessSpec]:
+    """Per access of template walk ``w``, its ``_AccessSpec`` (read once per template, not once per instance)."""
+    out: list[_AccessSpec] = []
+    for acc, nest in zip(w.accesses, w.loops, strict=True):
+        lf = acc.leaf
+        op = lf.op
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        out.append((acc, lf.engine, lf.path[0], lf.path[1:], op, op.tensor, acc.write,
+                    tuple((lc.path[0], lc.path[1:], lc.var, lc.count, type(lc.count) is int) for lc in nest)))
+    return out
 
 
 def _access_op(op: Op, nb: int, tmap: dict[str, str], ren: Renaming) -> Op:
