@@ -86,7 +86,8 @@ def settle(results: Iterable[Result]) -> list[Result]:
             out[i] = attrs.evolve(r, verdict=Verdict.FAILED, blocked_by=tuple(bad),
                                   reason=f"not proved on its own: it assumes {what}; proved only under that assumption: "
                                          f"{r.reason}")
-            verdicts[r.name] = [Verdict.FAILED if x == Verdict.PROVED else x for x in verdicts[r.name]]
+            if r.name in verdicts:  # a name no result assumes is never read
+                verdicts[r.name] = [Verdict.FAILED if x == Verdict.PROVED else x for x in verdicts[r.name]]
             changed = True
         if not changed:
             return out
