@@ -1608,10 +1608,11 @@ def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written
 def _local_buffers(p: Program | TemplatedProgram, phases: list[int],
                    wanted: Container[tuple[int, int, int]] | None = None,
                    ) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
-    """Every buffer in local memory with a memory-map entry, in id order: its (site row, site column, phase), id,
-    name, the id of its alias root and its memory entry (a templated program's from its templates, as ``expand``
-    names and numbers them). With ``wanted``, only those whose (row, column, phase) it holds (a templated
-    program's instances are then read per site, never buffer by buffer)."""
+    """Every buffer in local memory with a memory-map entry, in id order within each (site, phase): its (site row,
+    site column, phase), id, name, the id of its alias root and its memory entry (a templated program's from its
+    templates, as ``expand`` names and numbers them, instance by instance and site by site). With ``wanted``, only
+    those whose (row, column, phase) it holds (a templated program's instances are then read per site, never
+    buffer by buffer)."""
     if isinstance(p, TemplatedProgram):
         by_site: dict[int, dict[tuple[int, int], list[tuple[Buffer, BufferAt]]]] = {}
         for k, inst in enumerate(p.instances):
