@@ -425,6 +425,7 @@ def _certify_templated_frozen(program: TemplatedProgram, certificate: dict[str, 
     with comp.collection(False):
         rv = comp.rendezvous_of(program)
         cut = comp.cut_templated(program)
+        comp.keep_made()  # the cut's accesses and slices, all alive
     say(f"compositional: {len(cut.slices)} slices, {len(rv.boundaries)} rendezvous, {len(rv.participants)} "
         f"participants ({len(program.templates)} templates)")
     composed = comp.certify_composed(program, rv, cut, functools.partial(check, search=search), jobs=jobs,
@@ -439,7 +440,9 @@ def _certify_templated_frozen(program: TemplatedProgram, certificate: dict[str, 
         except BudgetExhausted as e:
             composed.append(Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}"))
     with comp.collection(False):
-        return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+        report = Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+        comp.keep_made()
+    return report
 
 
 def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, say: Progress, rlimit: int,

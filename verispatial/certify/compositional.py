@@ -29,12 +29,13 @@ slice; it is reported as refuted only where it is a violation of the composition
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import operator
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any
@@ -228,6 +229,10 @@ def rendezvous_places(p: Program, rv: Rendezvous) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------------- slices
 
 
+#: ``Access.listed`` of an access whose tiles its maker did not list.
+_UNLISTED: Any = object()
+
+
 @attrs.frozen
 class Access:
     """A ``ReadTiles``/``WriteTiles`` of the composed program: its leaf (composed op path; ``index`` unused), its
@@ -236,6 +241,9 @@ class Access:
     leaf: Leaf
     phase: int
     guarded: bool
+    #: ``_tiles`` of the access when its maker knew it (a templated program's instance access: its template
+    #: access's, ``cut_templated``), else ``_UNLISTED``. Not part of the access's value.
+    listed: Any = attrs.field(default=_UNLISTED, eq=False, repr=False)
 
     @property
     def write(self) -> bool:
@@ -577,6 +585,9 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     accesses: list[Access] = []
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
+    specs: dict[int, list[_AccessSpec]] = {}  # per template, ``_access_specs``
+    tiles_of: dict[int, dict[int, frozenset[int] | None]] = {}  # per template, per access index: ``_tiles``
+    used_until: dict[int, list[tuple[bool, int]]] = {}
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
@@ -585,22 +596,35 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         offsets = {key: starts[key][k] for key in w.keys}
         if w.accesses:
             ren = _instance_renaming(tp, k, tmap, kmap)
-            for acc, nest in zip(w.accesses, w.loops, strict=True):
-                lf = acc.leaf
-                if not acc.write and tmap[lf.op.tensor] in fixed:  # type: ignore[union-attr]
+            spec = specs.get(inst.template)
+            if spec is None:
+                spec = specs[inst.template] = _access_specs(w)
+            listed = tiles_of.setdefault(inst.template, {})
+            for i, (acc, engine, top, rest, op, tensor, write, nest) in enumerate(spec):
+                if not write and tmap[tensor] in fixed:
                     continue
-                off = offsets[lf.engine]
-                path = (lf.path[0] + off, *lf.path[1:])
-                loops = tuple(LoopCtx((lc.path[0] + off, *lc.path[1:]), lc.var,
-                                      lc.count if type(lc.count) is int else ren.count(lc.count)) for lc in nest)
-                accesses.append(Access(Leaf(lf.engine, -1, path, _access_op(lf.op, nb, tmap, ren), loops, k), k,
-                                       acc.guarded))
+                # Every instance's copy touches the tiles its template access touches, of its own tensor: the same
+                # address, tile count, guard and loop counts (a trip count stays a trip: unlisted either way).
+                got = listed.get(i, _UNLISTED)
+                if got is _UNLISTED:
+                    got = listed[i] = _tiles(acc)
+                off = offsets[engine]
+                loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
+                               for lp, lrest, var, count, fixed_count in nest]) if nest else ()
+                accesses.append(Access(Leaf(engine, -1, (top + off, *rest), _access_op(op, nb, tmap, ren), loops, k),
+                                       k, acc.guarded, got))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
-        handed_on = tuple([persistent or last_use[slot] > k for slot, persistent in w.buffer_slots])
+        slots = used_until.get(inst.template)
+        if slots is None:  # per buffer of the template: persistent, and the last section using its (site, cb index)
+            slots = used_until[inst.template] = [(persistent, last_use[slot]) for slot, persistent in w.buffer_slots]
+        handed_on = tuple([persistent or last > k for persistent, last in slots])
+        # The buffer table is written out only when the key needs it (``buffer_text`` holds its text per flags).
+        buffer_table = [] if not w.dynamic and (inst.template, handed_on) in buffer_text else \
+            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)]
         tables = (
-            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)],
+            buffer_table,
             list(w.sem_rows),
             list(w.group_rows),
             [trip_max[kmap[t]] for t in ph.trips.index],
@@ -652,6 +676,25 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
     accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
     return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+#: A template access as ``cut_templated`` copies it per instance: the access, its engine, its op path's top-level
+#: index and the rest, its op and tensor, whether it writes, and per enclosing loop the top-level index of its path,
+#: the rest, its variable, its count and whether the count is a constant.
+_AccessSpec = tuple[Access, str, int, tuple[int, ...], Op, str, bool,
+                    tuple[tuple[int, tuple[int, ...], str, Any, bool], ...]]
+
+
+def _access_specs(w: _TemplateWalk) -> list[_AccessSpec]:
+    """Per access of template walk ``w``, its ``_AccessSpec`` (read once per template, not once per instance)."""
+    out: list[_AccessSpec] = []
+    for acc, nest in zip(w.accesses, w.loops, strict=True):
+        lf = acc.leaf
+        op = lf.op
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        out.append((acc, lf.engine, lf.path[0], lf.path[1:], op, op.tensor, acc.write,
+                    tuple((lc.path[0], lc.path[1:], lc.var, lc.count, type(lc.count) is int) for lc in nest)))
+    return out
 
 
 def _access_op(op: Op, nb: int, tmap: dict[str, str], ren: Renaming) -> Op:
@@ -778,9 +821,11 @@ _TOKEN = re.compile(r"%t(\d+)|%k(\d+)|(?<![\w%])b(\d+)(?!\d)|(?<![\w%])sem(\d+)(
 Piece = str | tuple[str, Any]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def pieces(text: str) -> tuple[Piece, ...]:
     """``text`` of a slice cut at its slice-local names (``_TOKEN``): literal strings and ``(kind, value)`` pairs that
-    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice."""
+    ``render`` fills in for one slice. Compiled once per canonical text, rendered once per slice (a text: a pure
+    function of it, kept for the next slice that renders the same text, e.g. every layer's slot-reuse reasons)."""
     out: list[Piece] = []
     at = 0
     for m in _TOKEN.finditer(text):
@@ -913,6 +958,16 @@ def collection(enabled: bool) -> Iterator[None]:
 _FREEZING: list[bool] = []
 
 
+def keep_made() -> None:
+    """Inside a ``frozen_heap`` that owns the freeze, with the collector paused: the objects made since the last
+    freeze (a composed program's mapped results, hundreds of thousands) frozen too, so turning the collector on
+    again does not walk them all in a young collection at once (0.15 s of an 80-layer step's certify). The block's
+    end (``gc.unfreeze``) hands them to the oldest generation, where any cyclic garbage among them is found by
+    the next full collection as ever: nothing is kept longer than the block."""
+    if _FREEZING and _FREEZING[-1] and not gc.isenabled():
+        gc.freeze()
+
+
 @contextlib.contextmanager
 def frozen_heap() -> Iterator[None]:
     """Within the block, every ``collection(True)`` first moves the objects alive then out of the collector's
@@ -941,7 +996,9 @@ def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cert
     ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
     top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
     with collection(False), frozen_heap():
-        return _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
+        out = _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
+        keep_made()
+        return out
 
 
 def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, jobs: int,
@@ -956,8 +1013,8 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     own: dict[int, Report] = {}
     results: list[Result] = []
     deadlock_ok: list[bool] = []
-    exempt_cache: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]] = {}
-    rearmed: dict[str, frozenset[tuple[int, Site]]] = {}
+    exempt_cache: dict[tuple[str, tuple[int, ...]], list[Result]] = {}
+    rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] = {}
     latest = _latest_semaphore_phase(p)
     names = _Names()
     with collection(True):
@@ -1059,23 +1116,26 @@ def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
 
 
 def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
-                memo: dict[tuple[str, tuple[tuple[int, Site], ...]], list[Result]],
-                rearmed: dict[str, frozenset[tuple[int, Site]]] | None = None) -> list[Result]:
+                memo: dict[tuple[str, tuple[int, ...]], list[Result]],
+                rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] | None = None) -> list[Result]:
     """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
     not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption.
-    ``rearmed`` memoizes the slice programs' re-armed words by key (equal keys: equal programs, same sites), so a
-    slice equal to an earlier one is never built."""
-    words = rearmed.get(sl.key) if rearmed is not None else None
-    if words is None:
-        words = sl.program.rearmed_words()
+    ``rearmed`` memoizes per key the slice programs' re-armed words in (semaphore, site) order with the latest
+    phase of a section semaphore word on each one's site (equal keys: equal programs, same sites), so a slice equal
+    to an earlier one is never built; ``memo`` the results per key and set of words lost (their positions there)."""
+    got_words = rearmed.get(sl.key) if rearmed is not None else None
+    if got_words is None:
+        words = sorted(sl.program.rearmed_words(), key=lambda w: (w[0], w[1].y, w[1].x))
+        got_words = (words, [latest.get(site, -1) for _, site in words])
         if rearmed is not None:
-            rearmed[sl.key] = words
-    lost = tuple(sorted(((s, site) for s, site in words if latest.get(site, -1) > sl.index),
-                        key=lambda w: (w[0], w[1].y, w[1].x)))
-    if not lost:
+            rearmed[sl.key] = got_words
+    words, last = got_words
+    at = tuple([i for i, phase in enumerate(last) if phase > sl.index])
+    if not at:
         return []
-    got = memo.get((sl.key, lost))
+    got = memo.get((sl.key, at))
     if got is None:
+        lost = [words[i] for i in at]
         from verispatial.certify.reach import analyse
         from verispatial.families.semaphores.encoding import _sem_balance
 
@@ -1085,7 +1145,7 @@ def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int
             r = _sem_balance(a, a.words[w], False, rlimit)
             got.append(attrs.evolve(r, reason=f"{r.reason} (no re-armed exemption: a later phase may take this "
                                                 f"word's semaphore slot and would start from its final value)"))
-        memo[(sl.key, lost)] = got
+        memo[(sl.key, at)] = got
     return got
 
 
@@ -1207,22 +1267,16 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # may be artifacts.
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
-    out: list[Result] = []
     head = f"slice{j}/"
     shown = known.compiled(j if src is None else src, report).names(sl)
     reasons = known.reused_reasons(src_slice, report) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
     dm = demangler(sl, True)
-    for i, r0 in enumerate(report.results):
-        r = replaced.get(r0.name, r0) if replaced else r0
-        hit = next((e for e in earlier if r.name.startswith(e)), None) if starts and r.name.startswith(starts) else None
-        if hit is not None and "<" not in r.name[len(hit):]:
-            continue  # coverage: decided over the writes of every phase up to this one instead
+
+    def mapped(i: int, r: Result) -> Result:
+        """Result ``r`` (slice result ``i``, or the slot-reuse result replacing it) in the composed names."""
         name = head + shown[i]
-        if reused and r is r0:
-            out.append(Result(r.family, name, r.verdict, reasons[i], None, 0.0))
-            continue
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
@@ -1236,12 +1290,30 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
             elif obligation.parse(r.name).kind == R.ASYNC_PENDING_AT_END and j < last:
                 why = ("in the composition the engine goes on to the rendezvous, so outstanding NoC transactions at "
                        "the end of the phase are no violation there; the cross-phase orderings assume there are none")
-            elif hit is not None:
+            elif starts and r.name.startswith(starts) and any(r.name.startswith(e) for e in earlier):
                 why = "the tensor is also written by an earlier phase, whose writes the slice does not model"
             if why:
                 verdict, reason = Verdict.FAILED, f"refuted in slice {j} as a standalone program ({reason}), but {why}"
-        out.append(Result(r.family, name, verdict, reason, cex, r.seconds, unreplayed=r.unreplayed))
-    return out
+        return Result(r.family, name, verdict, reason, cex, r.seconds, unreplayed=r.unreplayed)
+
+    # A result is dropped when it is the coverage of a read of an activation an earlier phase writes too (decided
+    # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
+    # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
+    # replaces it.
+    if reused:
+        return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
+                else mapped(i, replaced[r.name])
+                for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
+                if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+    return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
+            if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+
+
+def _covered_later(name: str, earlier: list[str]) -> bool:
+    """Whether slice result ``name`` is the coverage of a read of an activation an earlier phase writes too (its
+    first prefix in ``earlier``, with no ``<`` after it): ``cross_phase`` decides it over every phase's writes."""
+    hit = next((e for e in earlier if name.startswith(e)), None)
+    return hit is not None and "<" not in name[len(hit):]
 
 
 # ------------------------------------------------------------------------------------------ cross-phase
@@ -1255,6 +1327,8 @@ def _tiles(acc: Access) -> frozenset[int] | None:
     """Every tile ``acc`` touches over all its occurrences, when that is a fixed finite set small enough to list:
     constant loop counts, no indirect part, no guard (else None: the caller asks Z3). Kept per address, tile count and
     loop nest (every layer's copy of an access touches the same tiles of its own tensor)."""
+    if acc.listed is not _UNLISTED:
+        return acc.listed  # type: ignore[no-any-return]
     lf = acc.leaf
     op = lf.op
     assert isinstance(op, (ReadTiles, WriteTiles))
@@ -1469,6 +1543,10 @@ def _refute_on_composition(p: Program | TemplatedProgram, name: str, cex: dict[s
                   time.perf_counter() - t0)
 
 
+#: The family of the cross-phase coverage obligations (an enum member's ``value`` is a property: read once).
+_HB = R.Family.HAPPENS_BEFORE.value
+
+
 def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
     """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
     (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
@@ -1480,7 +1558,7 @@ def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, writ
     if have is not None and need is not None:
         miss = [] if need <= have else sorted(need - have)
         if not miss:
-            return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.PROVED,
+            return Result(_HB, name, Verdict.PROVED,
                           f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
                           f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
         cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
@@ -1488,7 +1566,7 @@ def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, writ
                           f"which no write of a phase <= {acc.phase} writes"}
         return _refute_on_composition(p, name, cex, t0)
     if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
-        return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.FAILED, "an access under an if: coverage is not decided",
+        return Result(_HB, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
     r = _coverage(_shell(p), tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
@@ -1527,20 +1605,32 @@ def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written
     return r
 
 
-def _local_buffers(p: Program | TemplatedProgram,
-                   phases: list[int]) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
-    """Every buffer in local memory with a memory-map entry, in id order: its (site row, site column, phase), id,
-    name, the id of its alias root and its memory entry (a templated program's from its templates, as ``expand``
-    names and numbers them)."""
+def _local_buffers(p: Program | TemplatedProgram, phases: list[int],
+                   wanted: Container[tuple[int, int, int]] | None = None,
+                   ) -> Iterable[tuple[tuple[int, int, int], int, str, int, BufferAt]]:
+    """Every buffer in local memory with a memory-map entry, in id order within each (site, phase): its (site row,
+    site column, phase), id, name, the id of its alias root and its memory entry (a templated program's from its
+    templates, as ``expand`` names and numbers them, instance by instance and site by site). With ``wanted``, only
+    those whose (row, column, phase) it holds (a templated program's instances are then read per site, never
+    buffer by buffer)."""
     if isinstance(p, TemplatedProgram):
+        by_site: dict[int, dict[tuple[int, int], list[tuple[Buffer, BufferAt]]]] = {}
         for k, inst in enumerate(p.instances):
-            t = p.templates[inst.template]
+            sites = by_site.get(inst.template)
+            if sites is None:
+                t = p.templates[inst.template]
+                at = {m.buf: m for m in t.memory}
+                sites = by_site[inst.template] = {}
+                for b in t.buffers:
+                    if b.space == Space.LOCAL and b.id in at:
+                        sites.setdefault((b.site.y, b.site.x), []).append((b, at[b.id]))
             nb = p.shifts[k][0]
-            at = {m.buf: m for m in t.memory}
-            for b in t.buffers:
-                if b.space == Space.LOCAL and b.id in at:
+            for (y, x), bufs in sites.items():
+                if wanted is not None and (y, x, k) not in wanted:
+                    continue
+                for b, m in bufs:
                     root = (b.alias_of if b.alias_of is not None else b.id) + nb
-                    yield (b.site.y, b.site.x, k), b.id + nb, f"s{k}.{b.name}", root, at[b.id]
+                    yield (y, x, k), b.id + nb, f"s{k}.{b.name}", root, m
         return
     at = {m.buf: m for m in p.memory}
     for b in p.buffers:
@@ -1563,7 +1653,7 @@ def resident_disjoint(p: Program | TemplatedProgram) -> list[Result]:
         for ph in p.resident_phases(rs):
             items.setdefault((rs.site.y, rs.site.x, ph), {})[("r", rs.tensor)] = (
                 rs.offset, rs.offset + rs.size, f"resident {rs.tensor}", None)
-    for key, b, name, root, m in _local_buffers(p, phases):
+    for key, b, name, root, m in _local_buffers(p, phases, items):
         if key in items:
             items[key].setdefault(("b", root), (m.offset, m.offset + m.size, f"b{b} ({name})", b))
     out: list[Result] = []

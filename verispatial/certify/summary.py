@@ -9,7 +9,7 @@ Light on purpose: this module imports nothing at its top (a warm run imports no 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from verispatial.certify.report import Report
@@ -42,14 +42,19 @@ class Summary(NamedTuple):
 
 def family_rows(report: Report) -> tuple[FamilyRow, ...]:
     """Per family of ``report`` (report order, ``Report.by_family``) its count of each verdict and its seconds."""
-    from verispatial.certify.report import Verdict
+    from verispatial.certify.report import FAMILIES, Verdict
 
-    rows = []
-    for fam, results in report.by_family().items():
-        n = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
-        rows.append(FamilyRow(fam, n[Verdict.PROVED], n[Verdict.REFUTED], n[Verdict.FAILED], n[Verdict.ERROR],
-                              sum(r.seconds for r in results)))
-    return tuple(rows)
+    # One pass over the results (an 80-layer step has 377,074): per family the count of each verdict and the seconds,
+    # summed in report order as ``sum`` over ``Report.by_family``'s lists would.
+    column = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.FAILED: 2, Verdict.ERROR: 3}
+    acc: dict[str, list[Any]] = {f: [0, 0, 0, 0, 0] for f in FAMILIES}
+    for r in report.results:
+        row = acc.get(r.family)
+        if row is None:
+            row = acc[r.family] = [0, 0, 0, 0, 0]
+        row[column[r.verdict]] += 1
+        row[4] += r.seconds
+    return tuple(FamilyRow(fam, *row) for fam, row in acc.items() if row[0] or row[1] or row[2] or row[3])
 
 
 def exit_code(rows: Sequence[FamilyRow]) -> int:

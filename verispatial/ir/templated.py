@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 
 import attrs
@@ -225,21 +226,18 @@ class TemplatedProgram:
     def section_starts(self) -> dict[str, tuple[int, ...]]:
         """Per participant key (``(x,y).engine``), the top-level index of each section's first op in the
         expansion (``EngineProgram.section_starts``)."""
-        n_parts, n_sites = len(self.participants), len(self.sites)
+        n_sites = len(self.sites)
         root = self.participants[0]
         out: dict[str, tuple[int, ...]] = {}
         last = len(self.instances) - 1
+        of = [inst.template for inst in self.instances]
+        closes = [inst.barrier_after and k < last for k, inst in enumerate(self.instances)]
         for who in self.participants:
-            at = 0
-            starts = []
             tail = 3 + (n_sites + 2 if who == root else 0)
-            for k, inst in enumerate(self.instances):
-                starts.append(at)
-                at += self.template_ops[inst.template].get(who, 0)
-                if inst.barrier_after and k < last:
-                    at += tail
-            out[f"{who[0]}.{who[1].value}"] = tuple(starts)
-        del n_parts
+            ops = [t.get(who, 0) for t in self.template_ops]
+            # Each section's ops, plus the rendezvous tail after a closing one; the starts are the sums before it.
+            steps = [ops[t] + tail if c else ops[t] for t, c in zip(of, closes, strict=True)]
+            out[f"{who[0]}.{who[1].value}"] = tuple(itertools.accumulate(steps[:-1], initial=0)) if steps else ()
         return out
 
     @functools.cached_property
@@ -252,11 +250,12 @@ class TemplatedProgram:
         """Per participant key, the top-level index of its arrival at each closing boundary (its first rendezvous
         op after the section's own ops)."""
         out: dict[str, tuple[int, ...]] = {}
+        closing = [(b, self.instances[b].template) for b in self.boundaries]
         for who in self.participants:
             key = f"{who[0]}.{who[1].value}"
             starts = self.section_starts[key]
-            out[key] = tuple(starts[b] + self.template_ops[self.instances[b].template].get(who, 0)
-                             for b in self.boundaries)
+            ops = [t.get(who, 0) for t in self.template_ops]
+            out[key] = tuple([starts[b] + ops[t] for b, t in closing])
         return out
 
     def summary(self) -> tuple[int, int]:

@@ -6,11 +6,11 @@ error with its reason, and the verdict line."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
-from verispatial.certify.summary import family_rows
+from verispatial.certify.summary import FamilyRow, exit_code, family_rows
 from verispatial.report.hostargs import arg_lines
 from verispatial.report.summary import STYLE, VERDICT_WORD, family_lines, header_lines, tally_text, verdict_line
 
@@ -102,11 +102,12 @@ def family_counts(report: Report) -> dict[str, dict[Verdict, int]]:
             for fam, results in report.by_family().items()}
 
 
-def tally(report: Report, grouping: Grouping | None = None) -> str:
+def tally(report: Report, grouping: Grouping | None = None, rows: Sequence[FamilyRow] | None = None) -> str:
     """``N proved, N refuted, N failed-to-prove, N error of N obligations in S s``; with ``grouping``, when anything
     was refuted, also ``; N findings with N consequences, N other failed-to-prove`` (a consequence is one of the
-    failures to prove, counted once there and once here)."""
-    out = tally_text(family_rows(report), report.seconds)
+    failures to prove, counted once there and once here). ``rows``: ``family_rows(report)`` when the caller has
+    it."""
+    out = tally_text(family_rows(report) if rows is None else rows, report.seconds)
     if grouping is not None and grouping.findings:
         c = grouping.counts()
         out += (f"; {_n(c['findings'], 'finding')} with {_n(c['consequences'], 'consequence')}, "
@@ -159,8 +160,9 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
     counterexample (and, with ``grouping``, its consequences), each other failure to prove and each error with its
     reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops)."""
     out = header_lines(report.program, report.target, shape, report.cached)
-    out += family_lines(family_rows(report))
-    for r in report.results:
+    rows = family_rows(report)  # once: the counts decide which walks of the results below are needed
+    out += family_lines(rows)
+    for r in report.results if any(x.refuted for x in rows) else ():
         if r.verdict == Verdict.REFUTED:
             out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
             if r.counterexample:
@@ -169,6 +171,7 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
             if grouping is not None:
                 out += consequence_lines(report, grouping, r.name)
-    out += unproved_lines(report, grouping, sources)
-    out.append(verdict_line(report.exit_code, tally(report, grouping)))
+    if any(x.failed or x.error for x in rows):
+        out += unproved_lines(report, grouping, sources)
+    out.append(verdict_line(exit_code(rows), tally(report, grouping, rows)))
     return out
