@@ -149,7 +149,17 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         if result is not None and result.verdict == Verdict.REFUTED:
             return attrs.evolve(result, seconds=time.perf_counter() - t0)
     for rule, msg, build, where in checks:
-        o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
+        seen: list[Result] = []
+
+        def witnessed(rule: str = rule, msg: str = msg, where: dict[str, object] = where) -> bool:
+            got = _witness(w, rule, msg, where, confirm)
+            seen.extend([got] if got is not None else [])
+            return got is not None
+        o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit,
+                               stop=witnessed if confirm is not None else None)
+        if seen:
+            result = seen[0]
+            break
         if o.status == Status.SAT and d is not None:
             cex = _cex(rule, w, d, msg, where)
             got = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
@@ -171,6 +181,24 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
+
+
+def _witness(w: Word, rule: str, msg: str, where: dict[str, object],
+             confirm: Callable[[Result], Result] | None) -> Result | None:
+    """The interpreter's concrete runs asked before a wider query (``solve_each``'s ``stop``): the check's claim —
+    ``rule`` at the op ``where`` names, or for a flag the lost update it stands for (``checker._claim``) — without a
+    solver state, replayed by ``confirm`` from the launch (round robin, seeded random runs, the explorer for small
+    programs; the runs are computed once per program, ``replay._simulate``). A refutation when a run shows it, with
+    that run as its counterexample; None otherwise, and the queries go on. Why: the query that would name the
+    state spans the whole component with past states of every engine — on tt-metal #50312's sort (0.81.1, a
+    coordinator and three workers, 12 sub-stages) each cost 15-30 s and the widest were cancelled, where the runs
+    that show the readers' lost update of the go word cost under a second each (sort_50312/notes.md)."""
+    if confirm is None:
+        return None
+    cex: dict[str, object] = {"kind": "state", "rule": rule, "summary": msg, "word": w.name, "trips": {},
+                              "positions": {}, **where}
+    got = confirm(Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex))
+    return got if got.verdict == Verdict.REFUTED else None
 
 
 def _equality_waits(w: Word) -> list[tuple[Leaf, SemWait, str, dict[str, object]]]:
