@@ -9,6 +9,9 @@ the coordinator sends the second."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from builders import EQ, RB, A, B, ep, prog, sem
 
 from verispatial.certify.report import Verdict
@@ -66,3 +69,25 @@ def test_the_acknowledged_go_proves() -> None:
     got = {r.name: r for r in certify(p).results}
     assert got["sem-exact:sem0@(1,0)"].verdict is Verdict.PROVED
     assert not [n for n, r in got.items() if r.verdict is not Verdict.PROVED]
+
+
+def test_a_refutation_decided_before_the_budget_ran_out_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget runs out in exact counting after the go word was refuted (the next word's queries raise it, as the
+    done word's did on #50312's sort under load): the report keeps that refutation, replayed, beside the stage's
+    budget result, and proves nothing past it."""
+    from verispatial.budget import BudgetExhausted
+    from verispatial.families.semaphores import encoding
+
+    exact_word = encoding._exact_word
+
+    def spent_after_the_go_word(a: Any, w: Any, *args: Any) -> Any:
+        if w.name != "sem0@(1,0)":
+            raise BudgetExhausted(1.0)
+        return exact_word(a, w, *args)
+    monkeypatch.setattr(encoding, "_exact_word", spent_after_the_go_word)
+    got = {r.name: r for r in certify(go_twice(), cache=False).results}
+    assert got["sem-flag-early:sem0@(1,0)"].verdict is Verdict.REFUTED
+    assert got["sem-flag-early:sem0@(1,0)"].counterexample["replay"]["violation"]["rule"] == R.SEM_SET_RACE
+    assert got["budget:semaphore counting"].verdict is Verdict.FAILED
+    assert "budget:deadlock" in got
+    assert not [n for n in got if n.startswith(("deadlock:", "sem-exact:"))]
