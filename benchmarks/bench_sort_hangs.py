@@ -47,18 +47,28 @@ def as_main() -> Iterator[None]:
 
 
 def run(p: Program, seconds: float) -> str:
-    """Certify ``p`` (no proof cache) within ``seconds``: wall, CPU, verdict counts and what is refuted."""
+    """Certify ``p`` (no proof cache) within ``seconds``: wall and CPU seconds of the run and at the end of each
+    family (the CPU clock is this process's, Z3 included), the verdict counts and what is refuted."""
     from verispatial.driver.run import certify
 
     w0, c0 = time.perf_counter(), time.process_time()
+    marks: list[tuple[str, float, float]] = []
+
+    def progress(label: str) -> None:
+        marks.append((label, time.perf_counter() - w0, time.process_time() - c0))
     with budget.deadline(seconds):
-        rep = certify(p, cache=False)
+        rep = certify(p, cache=False, progress=progress)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     counts = {v: sum(1 for r in rep.results if r.verdict.value == v) for v in ("proved", "refuted", "failed-to-prove")}
     refuted = sorted({r.name for r in rep.results if r.verdict.value == "refuted"})
-    cut = any(r.name.startswith("budget") for r in rep.results)
+    spent = sorted(r.name.split(":", 1)[1] for r in rep.results if r.name.startswith("budget:"))
+    # A family ended where the next one's label came (or the run ended), unless the budget cut it.
+    ends = [(a[0], b[1], b[2]) for a, b in zip(marks, [*marks[1:], ("end", wall, cpu)], strict=True)]
+    done = "  ".join(f"{label} {w:.0f}/{c:.0f}" for label, w, c in ends
+                     if label in ("semaphore counting", "deadlock", "happens-before") and label not in spent)
     return (f"{wall:7.1f} s wall {cpu:7.1f} s CPU  {counts['proved']:3} proved {counts['refuted']:2} refuted "
-            f"{counts['failed-to-prove']:2} failed{'  (budget spent)' if cut else ''}\n"
+            f"{counts['failed-to-prove']:2} failed\n"
+            f"      families done at (wall/CPU s): {done or '-'}; budget spent in: {', '.join(spent) or '-'}\n"
             f"      refuted: {', '.join(refuted) or '-'}")
 
 

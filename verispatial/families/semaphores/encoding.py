@@ -209,8 +209,8 @@ def _witness(w: Word, rule: str, msg: str, where: dict[str, object],
     that show the readers' lost update of the go word cost under a second each (sort_50312/notes.md)."""
     if confirm is None:
         return None
-    cex: dict[str, object] = {"kind": "state", "rule": rule, "summary": msg, "word": w.name, "trips": {},
-                              "positions": {}, **where}
+    # No solver state: the counterexample is the run (``replay``), the op ``where`` names the one it breaks.
+    cex: dict[str, object] = {"kind": "state", "rule": rule, "summary": msg, "word": w.name, "trips": {}, **where}
     got = confirm(Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex))
     return got if got.verdict == Verdict.REFUTED else None
 
