@@ -71,6 +71,42 @@ def test_the_acknowledged_go_proves() -> None:
     assert not [n for n, r in got.items() if r.verdict is not Verdict.PROVED]
 
 
+def go_relayed() -> Program:
+    """``go_twice(acknowledged=True)`` with the acknowledgement relayed: B's reader increments a word of its own
+    site after each reset, and B's writer waits for it, resets it and increments the coordinator's ACK. The go
+    word's own engines (A's and B's readers) do not show the order, so its first queries are sat and the
+    interpreter's runs are asked; none loses a go, and the wider scope with B's writer proves the word."""
+    relay = 4
+    p = go_twice(acknowledged=True)
+    reader = tuple(SemInc(relay, B, 1) if isinstance(op, SemInc) and op.sem == ACK else op
+                   for op in p.programs[1].ops)
+    writer = [SemWait(relay, EQ, 1), SemSet(relay, 0), SemInc(ACK, A, 1), AtomicBarrier()] * 2
+    s = sem(relay, B)
+    return prog(p.programs[0], ep(B, Engine.READER, *reader), ep(B, Engine.WRITER, *writer),
+                sems=(*p.semaphores, s.__class__(s.id, s.name, s.sites, s.init, host_init=True)), groups=p.groups)
+
+
+def test_no_witness_leaves_the_proof_to_the_wider_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The relayed acknowledgement: the interpreter's runs are asked for the go word (its narrow query is sat) and
+    show nothing, and the word's protocol is proved by the scope that holds the relay — a witness that is not found
+    changes nothing."""
+    from verispatial.families.semaphores import encoding
+
+    asked: list[str] = []
+    witness = encoding._witness
+
+    def counted(w: Any, *args: Any) -> Any:
+        asked.append(w.name)
+        return witness(w, *args)
+    monkeypatch.setattr(encoding, "_witness", counted)
+    p = go_relayed()
+    assert explore(p).rules() == []
+    got = {r.name: r for r in certify(p, cache=False).results}
+    assert "sem0@(1,0)" in asked
+    assert got["sem-exact:sem0@(1,0)"].verdict is Verdict.PROVED
+    assert not [n for n, r in got.items() if r.verdict is not Verdict.PROVED]
+
+
 def test_a_refutation_decided_before_the_budget_ran_out_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget runs out in exact counting after the go word was refuted (the next word's queries raise it, as the
     done word's did on #50312's sort under load): the report keeps that refutation, replayed, beside the stage's
