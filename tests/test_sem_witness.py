@@ -58,6 +58,7 @@ def test_the_second_go_wiped_by_the_reset_is_refuted_by_a_run() -> None:
     replay = r.counterexample["replay"]
     assert replay["violation"]["rule"] == R.SEM_SET_RACE
     assert (replay["violation"]["position"]["engine"], replay["violation"]["position"]["path"]) == (RB, [4])
+    assert (r.counterexample["engine"], r.counterexample["path"]) == (RB, [4])  # where SARIF and explain point
     assert "replayed_by" in replay
 
 

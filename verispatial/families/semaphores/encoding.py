@@ -212,7 +212,16 @@ def _witness(w: Word, rule: str, msg: str, where: dict[str, object],
     # No solver state: the counterexample is the run (``replay``), the op ``where`` names the one it breaks.
     cex: dict[str, object] = {"kind": "state", "rule": rule, "summary": msg, "word": w.name, "trips": {}, **where}
     got = confirm(Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex))
-    return got if got.verdict == Verdict.REFUTED else None
+    if got.verdict != Verdict.REFUTED or got.counterexample is None:
+        return None
+    # A flag check names no op (``where`` is its owner): the run's violation does, and the report, SARIF and explain
+    # point there (the reader's reset, reader_single_row_multi_core.cpp:74 on #50312's sort).
+    replay = got.counterexample.get("replay")
+    v = replay.get("violation") if isinstance(replay, dict) else None
+    if "path" not in where and isinstance(v, dict) and isinstance(v.get("position"), dict):
+        at = v["position"]
+        got = attrs.evolve(got, counterexample={**got.counterexample, "engine": at["engine"], "path": at["path"]})
+    return got
 
 
 def _equality_waits(w: Word) -> list[tuple[Leaf, SemWait, str, dict[str, object]]]:
