@@ -95,3 +95,64 @@ def test_sort_50312_after_counts_apart_but_loses_a_go() -> None:
     assert not [f for f in found if f[0] == "sem-overshoot"]
     assert {f[0] for f in found} == {"sem-set-race"}
     assert {(f[2], f[3]) for f in found} == {(SORT_DM + "reader_single_row_multi_core.cpp", 74)}
+
+
+def _go_words(side: str) -> list[tuple[str, str, str, int]]:
+    """The checker's exact counting of the workers' go words (``coordinator_to_cores``) of ``sort_50312/{side}.yaml``:
+    per word, its result's name and verdict and where its replayed violation is (kernel file and line)."""
+    import time
+
+    from verispatial.certify.checker import _confirm
+    from verispatial.certify.reach import analyse
+    from verispatial.families.semaphores.encoding import _exact_word
+
+    p = import_host(HANGS / "sort_50312" / f"{side}.yaml")
+    a = analyse(p)
+    eps = {ep.key: ep for ep in p.programs}
+    go = next(s.id for s in p.semaphores if s.name == "coordinator_to_cores")
+    out = []
+    for w in sorted((w for (sem, _), w in a.words.items() if sem == go and w.kind == "flag"), key=lambda w: w.name):
+        engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+        r = _exact_word(a, w, engines, {b.id for b in p.buffers}, 20_000_000, time.perf_counter(),
+                        lambda r: _confirm(a, r))
+        v = (r.counterexample or {}).get("replay", {}).get("violation")
+        loc = eps[v["position"]["engine"]].source_of(tuple(v["position"]["path"])) if v else None
+        out.append((r.name, r.verdict.value, v["rule"] if v else "", f"{loc.file}:{loc.line}" if loc else ""))
+    return out
+
+
+@pytest.mark.parametrize(("side", "version", "line"), [("before", "0.72.0", 55), ("after", TTNN_VERSION, 74)])
+def test_sort_50312_go_word_lost_update_is_refuted_by_a_run(side: str, version: str, line: int) -> None:
+    """Each worker's go word, in both releases: ``sem-flag-early`` (the coordinator's second go issued before the
+    reader's reset meant for it) refuted with a run of the interpreter from the launch showing the lost update,
+    ``sem-set-race`` at the reader's ``coordinator_to_cores_sem.set(VALID)`` (0.81.1 :74, 0.72.0 :55). The
+    interpreter's runs are asked before the component-wide queries (``encoding._witness``): each word in seconds,
+    where those queries were cancelled after 15-30 s each and the run's budget spent (notes.md)."""
+    _release(version)
+    got = _go_words(side)
+    assert len(got) == 3  # three workers
+    for name, verdict, rule, where in got:
+        assert name.startswith("sem-flag-early:sem0@")
+        assert (verdict, rule) == ("refuted", "sem-set-race")
+        assert where == f"{SORT_DM}reader_single_row_multi_core.cpp:{line}"
+
+
+@pytest.mark.skipif(os.environ.get("HYPOTHESIS_PROFILE") != "thorough", reason="a certify of minutes (thorough)")
+def test_sort_50312_after_certify_refutes_the_lost_go_and_its_hang() -> None:
+    """The whole certify of the after side within a 300 s budget: the three go words refuted (the lost update,
+    replayed) and the hang it leads to, the deadlock family refuted by the interpreter's run (a reader waiting for
+    go on a word at VALID); no exact-counting obligation of a go word proved (its balance is: the word is re-armed,
+    set before every use)."""
+    from verispatial import budget
+    from verispatial.driver.run import certify
+
+    _release(TTNN_VERSION)
+    p = import_host(HANGS / "sort_50312" / "after.yaml")
+    with budget.deadline(300):
+        rep = certify(p, cache=False)
+    refuted = {r.name for r in rep.results if r.verdict.value == "refuted"}
+    assert {n for n in refuted if n.startswith("sem-flag-early:")} == {
+        "sem-flag-early:sem0@(0,0)", "sem-flag-early:sem0@(1,0)", "sem-flag-early:sem0@(0,1)"}
+    assert any(n.startswith("deadlock:") for n in refuted)
+    assert not [r.name for r in rep.results if r.family == "semaphore" and r.name.endswith(":sem0@(0,0)")
+                and r.verdict.value == "proved"]

@@ -4,7 +4,7 @@ state satisfies. "unsat" of ``consistency ∧ bad`` proves ``bad`` unreachable f
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 import z3
@@ -229,13 +229,19 @@ def monotone_anchors(a: Analysis, engines: frozenset[str], names: set[str] | Non
 
 
 def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trusted: set[int],
-               rlimit: int = DEFAULT_RLIMIT, extra: Iterable[Leaf] = ()) -> tuple[Outcome, Decoded | None, StateQuery | None]:
+               rlimit: int = DEFAULT_RLIMIT, extra: Iterable[Leaf] = (),
+               stop: Callable[[], bool] | None = None) -> tuple[Outcome, Decoded | None, StateQuery | None]:
     """Is a state satisfying ``build(sq) -> BoolRef`` (the bad states) consistent with the reachability facts?
 
     Scopes grow: first the ``focus`` engines and their neighbours with only the facts among them (fewer facts:
     still an over-approximation, so unsat proves), then, if that is sat, the whole component. Trips are symbolic
     when counts are linear, else enumerated (up to ``TRIP_ENUMERATION_LIMIT`` assignments). Returns the first sat
-    outcome of the widest scope with its decoded state, else unsat, else the first unknown."""
+    outcome of the widest scope with its decoded state, else unsat, else the first unknown.
+
+    ``stop`` is asked once, when a scope is sat and a wider one is left to ask: True ends the search there,
+    returning that sat outcome — the caller holds a concrete run showing the bad state (the interpreter's witness,
+    ``encoding._witness``), so no wider query can change the verdict. Only unsat proves either way: stopping early
+    never turns a query into a proof."""
     focus = frozenset(focus)
     sems, near, comp = a.neighbourhood(focus, True), a.neighbourhood(focus), a.component_of(focus)
     scopes: list[tuple[frozenset[str], bool]] = []
@@ -251,6 +257,10 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
         out = _solve_scope(a, build, name, engines, trusted, rlimit, history, tuple(extra))
         if out[0].status == Status.UNSAT:
             return out
+        if stop is not None and out[0].status == Status.SAT and (engines, history) != scopes[-1]:
+            if stop():
+                return out
+            stop = None
     return out
 
 

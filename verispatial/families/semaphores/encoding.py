@@ -19,7 +19,7 @@ the host at launch (``Semaphore.host_init``; ``Program.host_initialized_words``)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 import z3
@@ -53,7 +53,13 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     ``cache``, a word of a component isomorphic to one already proved reuses that proof (``canon.py``).
     ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
     failed-to-prove, and the word's other obligations are still tried for one that replays."""
-    out: list[Result] = []
+    return list(each_exact(a, trusted, rlimit, cache, confirm))
+
+
+def each_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
+               cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None) -> Iterator[Result]:
+    """``check_exact``'s results one word at a time, as each is decided (a caller whose budget runs out keeps the
+    refutations decided so far: ``checker._certify``)."""
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
         for name in (hs.ready, *hs.flags):
@@ -64,23 +70,22 @@ def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
             continue
         t0 = time.perf_counter()
         if w.kind == "unsupported":
-            out.append(Result(R.Family.SEMAPHORE.value, f"{R.SEM_PROTOCOL}:{w.name}", Verdict.FAILED,
-                              f"{w.name} follows no protocol the checker decides: {w.why}"))
+            yield Result(R.Family.SEMAPHORE.value, f"{R.SEM_PROTOCOL}:{w.name}", Verdict.FAILED,
+                         f"{w.name} follows no protocol the checker decides: {w.why}")
             continue
         if w.name in by_lemma:
-            out.append(Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
-                              f"{by_lemma[w.name]} (induction over epochs, handshake.py)"))
+            yield Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
+                         f"{by_lemma[w.name]} (induction over epochs, handshake.py)")
             continue
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
 
         def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
             return _exact_word(a, w, engines, trusted, rlimit, t0, confirm)
         if cache is None or not engines:
-            out.append(compute())
+            yield compute()
             continue
         c = cache.canon(a, a.component_of(engines), trusted)
-        out.append(cache.run(R.SEM_EXACT, c, [c.words[w.name], rlimit], f"{R.SEM_EXACT}:{w.name}", compute))
-    return out
+        yield cache.run(R.SEM_EXACT, c, [c.words[w.name], rlimit], f"{R.SEM_EXACT}:{w.name}", compute)
 
 
 def _unseen(sq: StateQuery, w: Word) -> z3.BoolRef:
@@ -148,8 +153,27 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         result = _loopback_races(a, w, confirm)
         if result is not None and result.verdict == Verdict.REFUTED:
             return attrs.evolve(result, seconds=time.perf_counter() - t0)
+    # The interpreter's runs are asked once per word, the first time a query is sat short of its widest scope, for
+    # any of the word's checks (a run may show another check's violation first: #50312's shared counter overshoots
+    # its exact wait at :116 on the round-robin run before any reset loses an update).
+    seen: list[Result] = []
+    asked: list[bool] = []
+
+    def witnessed() -> bool:
+        if not asked:
+            asked.append(True)
+            for rule, msg, _build, where in checks:
+                got = _witness(w, rule, msg, where, confirm)
+                if got is not None:
+                    seen.append(got)
+                    break
+        return bool(seen)
     for rule, msg, build, where in checks:
-        o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit)
+        o, d, _sq = solve_each(a, build, f"{rule}:{w.name}", engines, trusted, rlimit,
+                               stop=witnessed if confirm is not None else None)
+        if seen:
+            result = seen[0]
+            break
         if o.status == Status.SAT and d is not None:
             cex = _cex(rule, w, d, msg, where)
             got = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex)
@@ -171,6 +195,33 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
+
+
+def _witness(w: Word, rule: str, msg: str, where: dict[str, object],
+             confirm: Callable[[Result], Result] | None) -> Result | None:
+    """The interpreter's concrete runs asked before a wider query (``solve_each``'s ``stop``): the check's claim —
+    ``rule`` at the op ``where`` names, or for a flag the lost update it stands for (``checker._claim``) — without a
+    solver state, replayed by ``confirm`` from the launch (round robin, seeded random runs, the explorer for small
+    programs; the runs are computed once per program, ``replay._simulate``). A refutation when a run shows it, with
+    that run as its counterexample; None otherwise, and the queries go on. Why: the query that would name the
+    state spans the whole component with past states of every engine — on tt-metal #50312's sort (0.81.1, a
+    coordinator and three workers, 12 sub-stages) each cost 15-30 s and the widest were cancelled, where the runs
+    that show the readers' lost update of the go word cost under a second each (sort_50312/notes.md)."""
+    if confirm is None:
+        return None
+    # No solver state: the counterexample is the run (``replay``), the op ``where`` names the one it breaks.
+    cex: dict[str, object] = {"kind": "state", "rule": rule, "summary": msg, "word": w.name, "trips": {}, **where}
+    got = confirm(Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.REFUTED, msg, cex))
+    if got.verdict != Verdict.REFUTED or got.counterexample is None:
+        return None
+    # A flag check names no op (``where`` is its owner): the run's violation does, and the report, SARIF and explain
+    # point there (the reader's reset, reader_single_row_multi_core.cpp:74 on #50312's sort).
+    replay = got.counterexample.get("replay")
+    v = replay.get("violation") if isinstance(replay, dict) else None
+    if "path" not in where and isinstance(v, dict) and isinstance(v.get("position"), dict):
+        at = v["position"]
+        got = attrs.evolve(got, counterexample={**got.counterexample, "engine": at["engine"], "path": at["path"]})
+    return got
 
 
 def _equality_waits(w: Word) -> list[tuple[Leaf, SemWait, str, dict[str, object]]]:
