@@ -334,7 +334,11 @@ def preprocess(text: str, defines: Macros, file: str,
                 includes.append(inc)
                 if on_include is not None:
                     macros = dict(on_include(inc, macros))
-        # #pragma, #error in an untaken branch, #line: nothing a choreography depends on
+        elif kw == "error":
+            # GCC stops at a taken ``#error``: the host's defines build no kernel (hybrid_merged_prologue.hpp:21-24
+            # guards arguments that would otherwise be read at base 0), so there is nothing to certify
+            raise Refused("#error", SourceLoc(file, n, 0, joined.strip()[:200]), _strip_comment(rest).strip()[:200])
+        # #pragma, #warning, #line: nothing a choreography depends on
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))
     assert pending is None  # the last line expands with final=True

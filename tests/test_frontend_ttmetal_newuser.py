@@ -1,0 +1,172 @@
+"""A new user's small adversarial kernels against the tt-metal front end (2026-12-06, branch ``newuser``): a one-core
+pipeline reader -> c_0 -> compute -> c_16 -> writer whose reader is written here with the construct under test, and
+whose compute and writer consume exactly ``n`` pages. Each reader pushes a known number of pages, so the expected
+verdict is C++'s: proved when it pushes at least ``n`` filled pages in order, refuted (deadlock, or a push past the
+reserved window) when it does not; what the reading cannot follow is refused by name at its file:line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.cli import main
+from verispatial.frontends.ttmetal import Refused, import_host
+
+_HEAD = ('#include "api/dataflow/dataflow_api.h"',
+         "void kernel_main() {",
+         "    uint32_t src_addr = get_arg_val<uint32_t>(0);",
+         "    uint32_t start_id = get_arg_val<uint32_t>(2);",
+         "    const auto s = TensorAccessor(TensorAccessorArgs<0>(), src_addr, 2048);")
+#: the line of the reader's first body statement
+FIRST = len(_HEAD) + 1
+#: one page of src read into c_0 and published
+PUSH = ("cb_reserve_back(0, 1); noc_async_read_tile(start_id, s, get_write_ptr(0)); noc_async_read_barrier(); "
+        "cb_push_back(0, 1);")
+
+_COMPUTE = """#include "api/compute/tile_move_copy.h"
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    copy_tile_to_dst_init_short(0);
+    for (uint32_t b = 0; b < n; ++b) {
+        cb_wait_front(0, 1);
+        cb_reserve_back(16, 1);
+        tile_regs_acquire();
+        copy_tile(0, 0, 0);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_tile(0, 16);
+        tile_regs_release();
+        cb_pop_front(0, 1);
+        cb_push_back(16, 1);
+    }
+}
+"""
+_WRITER = """#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(1);
+    const auto s = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_wait_front(16, 1);
+        noc_async_write_tile(i, s, get_read_ptr(16));
+        noc_async_write_barrier();
+        cb_pop_front(16, 1);
+    }
+}
+"""
+
+
+def _pipeline(tmp_path: Path, body: tuple[str, ...], n: int, files: dict[str, str] | None = None,
+              top: tuple[str, ...] = ()) -> Path:
+    """The host of the pipeline: ``top`` lines before the reader's ``kernel_main``, ``body`` its statements after
+    ``_HEAD``; ``files`` more files beside the kernels; compute and writer move ``n`` pages."""
+    (tmp_path / "reader.cpp").write_text("\n".join([*top, *_HEAD, *body, "}", ""]))
+    (tmp_path / "compute.cpp").write_text(_COMPUTE)
+    (tmp_path / "writer.cpp").write_text(_WRITER)
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    host: dict[str, Any] = {
+        "format": "verispatial.ttmetal-host", "version": 1, "name": "newuser", "kernel_root": str(tmp_path),
+        "tensors": [{"name": "src", "shape": [64, 256], "dtype": "bf16", "role": "input"},
+                    {"name": "dst", "shape": [64, 256], "dtype": "bf16", "role": "state"}],
+        "buffers": [{"name": "in", "index": 0, "entry_size": 2048, "entries": 2, "data_format": "bf16"},
+                    {"name": "out", "index": 16, "entry_size": 2048, "entries": 2, "data_format": "bf16"}],
+        "kernels": [{"name": "reader", "source": "reader.cpp", "processor": "reader", "noc": 1,
+                     "runtime_args": ["src_addr", "n", "start_id"]},
+                    {"name": "compute", "source": "compute.cpp", "processor": "compute", "runtime_args": ["n"]},
+                    {"name": "writer", "source": "writer.cpp", "processor": "writer", "noc": 0,
+                     "runtime_args": ["dst_addr", "n"]}],
+        "work_units": [{"cores": "0,0", "kernels": ["reader", "compute", "writer"],
+                        "runtime_args": {"reader": {"src_addr": {"tensor": "src"}, "n": n, "start_id": 0},
+                                         "compute": {"n": n},
+                                         "writer": {"dst_addr": {"tensor": "dst"}, "n": n}}}]}
+    path = tmp_path / "host.yaml"  # JSON is YAML
+    path.write_text(json.dumps(host))
+    return path
+
+
+def _verdict(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, set[str]]:
+    """certify's exit code and, per refutation, its counterexample's kind (``deadlock``) or its violation's rule."""
+    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
+    cexs = [r["counterexample"] for r in json.loads(capsys.readouterr().out)["results"] if r["verdict"] == "refuted"]
+    return rc, {c["violation"]["rule"] if "violation" in c else c["kind"] for c in cexs}
+
+
+def _refused(path: Path, construct: str, file: str, line: int) -> Refused:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(path)
+    assert (e.value.loc.file, e.value.loc.line) == (file, line), e.value
+    return e.value
+
+
+# --- #include inside a body -------------------------------------------------------------------------------------
+
+def test_an_include_inside_a_loop_body_is_refused(tmp_path: Path) -> None:
+    """The preprocessor pastes ``extra.inc``'s second push into the loop: the kernel pushes two pages per reserve
+    (``cb-push-uncovered``). The reading followed the header as a unit of its own, dropped its statement and proved
+    the kernel; now the include is refused at its line."""
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {",
+            "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(start_id + j, s, get_write_ptr(0));",
+            "        noc_async_read_barrier();",
+            '#include "extra.inc"',
+            "        cb_push_back(0, 1);",
+            "    }")
+    e = _refused(_pipeline(tmp_path, body, 2, {"extra.inc": "cb_push_back(0, 1);\n"}),
+                 "#include inside a body", "reader.cpp", FIRST + 4)
+    assert "compound statement" in e.detail
+
+
+def test_the_same_push_written_in_place_is_refuted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the include above stands for, written out: refuted, as the refused kernel would have to be."""
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {",
+            "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(start_id + j, s, get_write_ptr(0));",
+            "        noc_async_read_barrier();",
+            "        cb_push_back(0, 1);",
+            "        cb_push_back(0, 1);",
+            "    }")
+    rc, rules = _verdict(_pipeline(tmp_path, body, 2), capsys)
+    assert rc == 1
+    assert "cb-push-uncovered" in rules
+
+
+def test_an_include_inside_an_initializer_is_refused(tmp_path: Path) -> None:
+    """``const uint32_t counts[] = {\\n#include "counts.inc"\\n};`` (an X-macro table): its elements are the header's
+    text, which the reading would not see (an empty table)."""
+    top = ("const uint32_t counts[] = {", '#include "counts.inc"', "};")
+    body = ("    for (uint32_t j = 0; j < counts[0]; ++j) {", f"        {PUSH}", "    }")
+    _refused(_pipeline(tmp_path, body, 2, {"counts.inc": "2, 3\n"}, top), "#include inside a body", "reader.cpp", 2)
+
+
+def test_an_include_at_file_scope_and_in_a_namespace_is_read(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper header of definitions, included at file scope (twice: the guard keeps one) and inside a namespace,
+    is read as before: proved with 3 pages pushed and consumed, refuted with 4 consumed."""
+    helper = "#ifndef PUSH_H\n#define PUSH_H\ntemplate <typename A>\nvoid push_one(const A& s, uint32_t start_id) {\n" \
+             f"    {PUSH}\n}}\n#endif\n"
+    top = ('#include "push.hpp"', '#include "push.hpp"', "namespace ns {", '#include "three.hpp"', "}")
+    body = ("    for (uint32_t j = 0; j < ns::kThree; ++j) {", "        push_one(s, start_id);", "    }")
+    files = {"push.hpp": helper, "three.hpp": "constexpr uint32_t kThree = 3;\n"}
+    assert _verdict(_pipeline(tmp_path, body, 3, files, top), capsys) == (0, set())
+    rc, rules = _verdict(_pipeline(tmp_path, body, 4, files, top), capsys)
+    assert (rc, rules) == (1, {"deadlock"})
+
+
+# --- #error ----------------------------------------------------------------------------------------------------
+
+def test_a_taken_error_directive_is_refused(tmp_path: Path) -> None:
+    """GCC stops at a taken ``#error``: there is no kernel to certify (ttnn's hybrid_merged_prologue.hpp:21-24 uses
+    one to stop a build whose arguments would be read at base 0). The reading went on past it."""
+    top = ("#ifndef NEEDED", '#error "NEEDED must be defined by the program factory"', "#endif")
+    e = _refused(_pipeline(tmp_path, (f"    {PUSH}",), 1, top=top), "#error", "reader.cpp", 2)
+    assert "NEEDED must be defined" in e.detail
+
+
+def test_an_error_directive_in_a_skipped_group_is_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    top = ("#define NEEDED 1", "#ifndef NEEDED", '#error "NEEDED must be defined"', "#endif")
+    assert _verdict(_pipeline(tmp_path, (f"    {PUSH}",), 1, top=top), capsys) == (0, set())
