@@ -170,3 +170,65 @@ def test_a_taken_error_directive_is_refused(tmp_path: Path) -> None:
 def test_an_error_directive_in_a_skipped_group_is_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     top = ("#define NEEDED 1", "#ifndef NEEDED", '#error "NEEDED must be defined"', "#endif")
     assert _verdict(_pipeline(tmp_path, (f"    {PUSH}",), 1, top=top), capsys) == (0, set())
+
+
+# --- the DST hand-over between MATH and PACK ------------------------------------------------------------------------
+
+def _compute_body(*section: str) -> str:
+    """The pipeline's compute kernel with ``section`` (between the waits and the pops) as its per-page DST work."""
+    return "\n".join(['#include "api/compute/tile_move_copy.h"', "void kernel_main() {",
+                      "    uint32_t n = get_arg_val<uint32_t>(0);", "    copy_tile_to_dst_init_short(0);",
+                      "    for (uint32_t b = 0; b < n; ++b) {",
+                      "        cb_wait_front(0, 1);", "        cb_reserve_back(16, 1);",
+                      *(f"        {x}" for x in section),
+                      "        cb_pop_front(0, 1);", "        cb_push_back(16, 1);", "    }", "}", ""])
+
+
+def _with_compute(tmp_path: Path, *section: str) -> Path:
+    path = _pipeline(tmp_path, ("    for (uint32_t j = 0; j < 2; ++j) {", f"        {PUSH}", "    }"), 2)
+    (tmp_path / "compute.cpp").write_text(_compute_body(*section))
+    return path
+
+
+#: the line of the section's first statement in ``_compute_body``
+SECTION = 8
+
+
+@pytest.mark.parametrize(("section", "construct", "line"), [
+    # no hand-over at all: PACK packs DST while MATH may still be writing it
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "pack_tile(0, 16);", "tile_regs_release();"),
+     "pack before tile_regs_wait", SECTION + 2),
+    # MATH commits before its compute: the compute writes the section PACK is already packing
+    (("tile_regs_acquire();", "tile_regs_commit();", "copy_tile(0, 0, 0);", "tile_regs_wait();", "pack_tile(0, 16);",
+      "tile_regs_release();"), "compute after tile_regs_commit", SECTION + 2),
+    # PACK never waits: its pack races MATH's copy
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "pack_tile(0, 16);",
+      "tile_regs_release();"), "pack before tile_regs_wait", SECTION + 3),
+    # MATH never commits: PACK's wait never returns (llk_packer_wait_for_math_done)
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_wait();", "pack_tile(0, 16);",
+      "tile_regs_release();"), "tile_regs_release without the DST hand-over", SECTION + 4),
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_commit();",
+      "tile_regs_wait();", "pack_tile(0, 16);", "tile_regs_release();"), "tile_regs_commit twice", SECTION + 3),
+    # the deprecated pair: release_dst is MATH's commit and PACK's release; a commit before it is a second one
+    (("acquire_dst();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "pack_tile(0, 16);", "release_dst();"),
+     "compute after tile_regs_commit|tile_regs_release without the DST hand-over", SECTION + 4),
+])
+def test_a_section_out_of_the_dst_hand_over_is_refused(tmp_path: Path, section: tuple[str, ...], construct: str,
+                                                       line: int) -> None:
+    """api/compute/reg_api.h:41-110: MATH computes between ``tile_regs_acquire`` and ``tile_regs_commit``, PACK packs
+    between ``tile_regs_wait`` and ``tile_regs_release``. Each section here was proved until 2026-12-06: the reading
+    kept the hand-over's state and never looked at it."""
+    _refused(_with_compute(tmp_path, *section), construct, "compute.cpp", line)
+
+
+@pytest.mark.parametrize("section", [
+    ("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();", "pack_tile(0, 16);",
+     "tile_regs_release();"),
+    # each TRISC runs only its own calls: PACK's wait may stand before MATH's compute and commit in the source
+    ("tile_regs_acquire();", "tile_regs_wait();", "copy_tile(0, 0, 0);", "pack_tile(0, 16);", "tile_regs_commit();",
+     "tile_regs_release();"),
+    ("acquire_dst();", "copy_tile(0, 0, 0);", "pack_tile(0, 16);", "release_dst();"),
+])
+def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple[str, ...],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert _verdict(_with_compute(tmp_path, *section), capsys) == (0, set())

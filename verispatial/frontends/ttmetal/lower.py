@@ -290,7 +290,9 @@ class _Acc:
     block: Block
     index: int
     tiles: int = 0
-    state: str = "acquired"  # -> committed -> waited
+    #: "acquired", then "committed" (MATH's tile_regs_commit) or "waited" (PACK's tile_regs_wait), then "both": each
+    #: TRISC runs only its own calls, so the two may come in either source order
+    state: str = "acquired"
 
 
 @attrs.define
@@ -491,6 +493,15 @@ class KernelReader:
             # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
             # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
             return
+        if self.acc is not None:
+            # MATH computes into the section between its acquire and its commit; PACK packs it between its wait and
+            # its release (api/compute/reg_api.h:41-110). A compute after the commit writes a section PACK may be
+            # packing (MATH's DST offset has moved on), a pack before the wait reads DST while MATH may still write
+            # it: both were read as if in order and proved
+            if isinstance(op, Compute) and self.acc.state in ("committed", "both"):
+                self.refuse("compute after tile_regs_commit", node, "MATH handed DST to PACK at the commit")
+            if isinstance(op, PackAcc) and self.acc.state in ("acquired", "committed"):
+                self.refuse("pack before tile_regs_wait", node, "PACK may read DST before MATH committed it")
         named = {v for kind, v in op_ids(op) if kind == ID_BUFFER}
         if not isinstance(op, (ReadTiles, WriteTiles, ScratchAccess)):
             self.ringed |= named
