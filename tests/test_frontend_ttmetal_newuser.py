@@ -232,3 +232,35 @@ def test_a_section_out_of_the_dst_hand_over_is_refused(tmp_path: Path, section: 
 def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple[str, ...],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     assert _verdict(_with_compute(tmp_path, *section), capsys) == (0, set())
+
+
+# --- Semaphore.up of the own word -----------------------------------------------------------------------------------
+
+def test_a_local_semaphore_up_is_refused(tmp_path: Path) -> None:
+    """(0,0)'s reader ``s.up(1)`` while (1,0) increments the same word over the NoC; (0,0)'s writer waits for 2. On
+    Wormhole ``up(1)`` is ``*p += 1`` (LOCAL_NONATOMIC, api/dataflow/semaphore_dm_impl.h:79-93): the remote increment
+    may land between its load and its store and be lost, and the waiter hangs. Read as an atomic ``SemInc`` (with an
+    atomic barrier after it) the program was proved; now the call is refused at its line."""
+    kernels = {
+        "local_up": ('#include "api/semaphore.h"', "void kernel_main() {",
+                     "    Semaphore s(get_arg_val<uint32_t>(0));", "    s.up(1);", "    noc_async_atomic_barrier();",
+                     "}"),
+        "waiter": ("void kernel_main() {", "    volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr "
+                   "uint32_t*>(get_semaphore(get_arg_val<uint32_t>(0)));",
+                   "    noc_semaphore_wait(w, 2);", "    noc_semaphore_set(w, 0);", "}"),
+        "remote": ("void kernel_main() {",
+                   "    noc_semaphore_inc(get_noc_addr(0, 0, get_semaphore(get_arg_val<uint32_t>(0))), 1);",
+                   "    noc_async_atomic_barrier();", "}")}
+    for name, lines in kernels.items():
+        (tmp_path / f"{name}.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *lines, ""]))
+    arg = {"sem_id": {"semaphore": "w"}}
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "semup", "kernel_root": str(tmp_path),
+            "semaphores": [{"name": "w", "initial_value": 0, "cores": "0,0-1,0"}],
+            "kernels": [{"name": k, "source": f"{k}.cpp", "processor": p, "noc": 0, "runtime_args": ["sem_id"]}
+                        for k, p in (("local_up", "reader"), ("waiter", "writer"), ("remote", "writer"))],
+            "work_units": [{"cores": "0,0", "kernels": ["local_up", "waiter"],
+                            "runtime_args": {"local_up": arg, "waiter": arg}},
+                           {"cores": "1,0", "kernels": ["remote"], "runtime_args": {"remote": arg}}]}
+    (tmp_path / "host.yaml").write_text(json.dumps(host))
+    e = _refused(tmp_path / "host.yaml", "Semaphore.up of the own word", "local_up.cpp", 5)
+    assert "semaphore_dm_impl.h" in e.detail
