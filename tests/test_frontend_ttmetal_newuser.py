@@ -264,3 +264,20 @@ def test_a_local_semaphore_up_is_refused(tmp_path: Path) -> None:
     (tmp_path / "host.yaml").write_text(json.dumps(host))
     e = _refused(tmp_path / "host.yaml", "Semaphore.up of the own word", "local_up.cpp", 5)
     assert "semaphore_dm_impl.h" in e.detail
+
+
+# --- a '!=' loop whose bound is behind its start ------------------------------------------------------------------
+
+@pytest.mark.parametrize("loop", ["for (uint32_t i = 5; i != 2; i++) {", "for (uint32_t i = 2; i != 5; i--) {",
+                                  "for (uint32_t i = 6; i != 2; i += 2) {"])
+def test_a_not_equal_loop_behind_its_bound_is_refused(tmp_path: Path, loop: str) -> None:
+    """The index starts past its bound and wraps: about 2**32 iterations, each a push into a two-page ring no one
+    drains (n = 0), so the reader hangs. The reading counted no iteration and proved the program."""
+    body = (f"    {loop}", f"        {PUSH}", "    }")
+    _refused(_pipeline(tmp_path, body, 0), "for loop whose '!=' bound is stepped over", "reader.cpp", FIRST)
+
+
+def test_a_not_equal_loop_ahead_of_its_bound_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("    for (uint32_t i = 2; i != 5; i++) {", f"        {PUSH}", "    }")
+    assert _verdict(_pipeline(tmp_path, body, 3), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, 4), capsys) == (1, {"deadlock"})

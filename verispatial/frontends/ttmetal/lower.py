@@ -1547,6 +1547,12 @@ class KernelReader:
         if span.trip is None:
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
+            if op == "!=" and span.const < 0:
+                # ``for (uint32_t i = 5; i != 2; ++i)``: the index is past its bound from the start, wraps and runs
+                # 2**32 - 3 iterations, where ``<`` would run none (until 2026-12-06 read as no iteration: a reader
+                # pushing into a ring no one drains was proved)
+                self.refuse("for loop whose '!=' bound is stepped over", n,
+                            f"{self.text(cond)}: the bound is {-span.const} behind the start")
             count = max(0, -(-span.const // abs(step)))
             if count >= 1 << 32:
                 self.refuse("loop of 2**32 iterations or more", n, f"{self.text(cond)}: {count}")
