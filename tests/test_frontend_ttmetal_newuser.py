@@ -281,3 +281,28 @@ def test_a_not_equal_loop_ahead_of_its_bound_is_read(tmp_path: Path, capsys: pyt
     body = ("    for (uint32_t i = 2; i != 5; i++) {", f"        {PUSH}", "    }")
     assert _verdict(_pipeline(tmp_path, body, 3), capsys) == (0, set())
     assert _verdict(_pipeline(tmp_path, body, 4), capsys) == (1, {"deadlock"})
+
+
+# --- SARIF: a consequence relates its finding's source line -------------------------------------------------------
+
+def test_a_consequence_relates_the_source_line_of_its_finding(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A push with no read barrier in a helper header: the finding (``async-read-publish``) is reported at
+    push.hpp:6, and the failures to prove it explains relate that place. They related the finding's op in the
+    program's document instead, which for a host description is its line 1."""
+    helper = ("#pragma once\ntemplate <typename A>\nvoid push_one(const A& s, uint32_t id) {\n"
+              "    cb_reserve_back(0, 1);\n    noc_async_read_tile(id, s, get_write_ptr(0));\n"
+              "    cb_push_back(0, 1);\n}\n")
+    path = _pipeline(tmp_path, ("    for (uint32_t j = 0; j < 2; ++j) { push_one(s, start_id + j); }",), 2,
+                     {"push.hpp": helper}, ('#include "push.hpp"',))
+    sarif = tmp_path / "out.sarif"
+    assert main(["certify", str(path), "-q", "--no-cache", "--sarif", str(sarif)]) == 1
+    capsys.readouterr()
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    finding = next(r for r in results if r["properties"]["obligation"].startswith("async-read-publish"))
+    at = finding["locations"][0]["physicalLocation"]
+    assert (at["artifactLocation"]["uri"], at["region"]["startLine"]) == ("push.hpp", 6)
+    consequences = [r for r in results if r["properties"].get("consequenceOf") == finding["properties"]["obligation"]]
+    assert consequences
+    for r in consequences:
+        assert [x["physicalLocation"] for x in r["relatedLocations"]] == [at]
