@@ -306,3 +306,24 @@ def test_a_consequence_relates_the_source_line_of_its_finding(tmp_path: Path,
     assert consequences
     for r in consequences:
         assert [x["physicalLocation"] for x in r["relatedLocations"]] == [at]
+
+
+# --- static_assert --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("top", "body", "line"), [
+    ((), ("    constexpr uint32_t k = 2;", '    static_assert(k > 4, "k must exceed 4");', f"    {PUSH}"), FIRST + 1),
+    (("constexpr uint32_t kPages = 3;", 'static_assert(kPages % 2 == 0, "pages come in pairs");'), (f"    {PUSH}",), 2),
+])
+def test_a_static_assert_folded_false_is_refused(tmp_path: Path, top: tuple[str, ...], body: tuple[str, ...],
+                                                 line: int) -> None:
+    """GCC builds no kernel whose ``static_assert`` fails under the host's arguments (as for a taken ``#error``);
+    the reading passed over every ``static_assert`` and proved the kernel."""
+    e = _refused(_pipeline(tmp_path, body, 1, top=top), "static_assert failed", "reader.cpp", line)
+    assert "is false" in e.detail
+
+
+def test_a_static_assert_true_or_not_folded_is_passed_over(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("    constexpr uint32_t k = 2;", '    static_assert(k < 4, "k is small");',
+            '    static_assert(std::is_trivially_copyable_v<decltype(s)>, "not folded");', f"    {PUSH}")
+    assert _verdict(_pipeline(tmp_path, body, 1), capsys) == (0, set())

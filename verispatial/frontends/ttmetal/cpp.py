@@ -386,6 +386,8 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                 if spec is not None and spec.type == "enum_specifier":
                     _enum(spec, tables)
             globals_.append((c, unit))
+        elif t == "static_assert_declaration":
+            globals_.append((c, unit))  # checked where it stands among the file-scope declarations
         elif t == "linkage_specification":
             body = c.child_by_field_name("body")
             if body is not None:

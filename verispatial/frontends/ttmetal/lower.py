@@ -416,6 +416,27 @@ class KernelReader:
             for kind in COUNTERS:
                 self.scopes[0][counter(kind, cb)] = V.const(0)
 
+    def static_assert(self, n: Any) -> None:
+        """``static_assert(cond, msg)``: GCC builds no kernel when ``cond`` is false under the host's arguments
+        (dispatch_fabric2d's ``INDEX_RISCS == 4u``; ttnn kernels guard the compile-time args they assume), so a
+        condition the reading folds to 0 is refused by name (``static_assert failed``): there is nothing to certify.
+        A condition it cannot fold says nothing about the choreography and is passed over, as before 2026-12-06."""
+        cond = n.child_by_field_name("condition")
+        if cond is None:
+            return
+        ops = len(self.blocks[-1].ops)
+        try:
+            v = self.expr(cond)
+        except Refused:
+            return
+        if len(self.blocks[-1].ops) != ops:
+            # a constant expression issues nothing: an op here is the reading's mistake, never kept silently
+            self.refuse("static_assert condition issuing ops", n, self.text(cond))
+        if isinstance(v, V.Sym) and v.is_const and v.const == 0:
+            msg = n.child_by_field_name("message")
+            raise Refused("static_assert failed", self.loc(n),
+                          f"{self.text(cond)} is false" + (f": {self.text(msg)}" if msg is not None else ""))
+
     # ------------------------------------------------------------------ entry
 
     def read(self) -> Block:
@@ -423,9 +444,14 @@ class KernelReader:
         for decl, unit in self.prog.globals:
             saved, self.unit = self.unit, unit
             try:
+                if decl.type == "static_assert_declaration":
+                    self.static_assert(decl)  # its refusal stops the reading: GCC builds no kernel
+                    continue
                 self.declaration(decl)
-            except Refused:
-                pass  # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
+            except Refused as e:
+                if e.construct == "static_assert failed":
+                    raise
+                # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
             finally:
                 self.unit = saved
         main = self.prog.main
@@ -1193,7 +1219,9 @@ class KernelReader:
             self.stmt(n.named_children[-1])
         elif t == "enum_specifier":
             self.local_enum(n)
-        elif t in ("comment", "static_assert_declaration", "type_definition",
+        elif t == "static_assert_declaration":
+            self.static_assert(n)
+        elif t in ("comment", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
         elif t == ";":
