@@ -228,6 +228,9 @@ def test_a_section_out_of_the_dst_hand_over_is_refused(tmp_path: Path, section: 
     ("tile_regs_acquire();", "tile_regs_wait();", "copy_tile(0, 0, 0);", "pack_tile(0, 16);", "tile_regs_commit();",
      "tile_regs_release();"),
     ("acquire_dst();", "copy_tile(0, 0, 0);", "pack_tile(0, 16);", "release_dst();"),
+    # a second wait returns at once (layernorm_sharded.cpp:521-525 waits twice in one section)
+    ("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_wait();", "tile_regs_commit();", "tile_regs_wait();",
+     "pack_tile(0, 16);", "tile_regs_release();"),
 ])
 def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple[str, ...],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
