@@ -330,3 +330,13 @@ def test_a_static_assert_true_or_not_folded_is_passed_over(tmp_path: Path,
     body = ("    constexpr uint32_t k = 2;", '    static_assert(k < 4, "k is small");',
             '    static_assert(std::is_trivially_copyable_v<decltype(s)>, "not folded");', f"    {PUSH}")
     assert _verdict(_pipeline(tmp_path, body, 1), capsys) == (0, set())
+
+
+def test_a_computed_include_is_refused(tmp_path: Path) -> None:
+    """``#include HDR`` with ``#define HDR "extra.inc"``: GCC includes the file the macro names; the reading matched
+    only ``"..."`` and ``<...>`` and passed the directive over (here: a second push into the loop, dropped)."""
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {", "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(start_id + j, s, get_write_ptr(0));", "        noc_async_read_barrier();",
+            '#define HDR "extra.inc"', "#include HDR", "        cb_push_back(0, 1);", "    }")
+    _refused(_pipeline(tmp_path, body, 2, {"extra.inc": "cb_push_back(0, 1);\n"}), "computed #include", "reader.cpp",
+             FIRST + 5)

@@ -334,6 +334,10 @@ def preprocess(text: str, defines: Macros, file: str,
                 includes.append(inc)
                 if on_include is not None:
                     macros = dict(on_include(inc, macros))
+            else:
+                # ``#include HEADER`` names its file through a macro GCC expands; the reading would pass it over (the
+                # header's definitions and macros unseen, its statements dropped), so it is refused
+                raise Refused("computed #include", SourceLoc(file, n, 0, joined.strip()[:200]), rest.strip()[:200])
         elif kw == "error":
             # GCC stops at a taken ``#error``: the host's defines build no kernel (hybrid_merged_prologue.hpp:21-24
             # guards arguments that would otherwise be read at base 0), so there is nothing to certify
