@@ -340,3 +340,17 @@ def test_a_computed_include_is_refused(tmp_path: Path) -> None:
             '#define HDR "extra.inc"', "#include HDR", "        cb_push_back(0, 1);", "    }")
     _refused(_pipeline(tmp_path, body, 2, {"extra.inc": "cb_push_back(0, 1);\n"}), "computed #include", "reader.cpp",
              FIRST + 5)
+
+
+@pytest.mark.parametrize("comment", ["// the reads are not waited for", "/* the reads are not waited for */"])
+def test_an_undef_with_a_comment_undefines(tmp_path: Path, comment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``#undef WAIT_READS  // ...`` undefines it (comments are removed before directives are read): the barrier under
+    ``#ifdef WAIT_READS`` is not built and the push publishes a tile still landing. The reading kept the macro
+    defined (it looked for a macro named with the comment) and proved the kernel."""
+    top = ("#define WAIT_READS 1", f"#undef WAIT_READS  {comment}")
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {", "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(j, s, get_write_ptr(0));", "#ifdef WAIT_READS",
+            "        noc_async_read_barrier();", "#endif", "        cb_push_back(0, 1);", "    }")
+    rc, rules = _verdict(_pipeline(tmp_path, body, 2, top=top), capsys)
+    assert rc == 1
+    assert "async-read-publish" in rules

@@ -326,7 +326,8 @@ def preprocess(text: str, defines: Macros, file: str,
                 if parsed is not None:
                     macros[parsed[0]] = parsed[1] if dm[2] else parsed[1].body
         elif kw == "undef":
-            macros.pop(rest.strip(), None)
+            # the name without a trailing comment: ``#undef X  // ...`` left X defined until 2026-12-06
+            macros.pop(_strip_comment(rest).strip(), None)
         elif kw == "include":
             im = re.match(r'\s*(?:"([^"]+)"|<([^>]+)>)', rest)
             if im:
