@@ -354,3 +354,13 @@ def test_an_undef_with_a_comment_undefines(tmp_path: Path, comment: str, capsys:
     rc, rules = _verdict(_pipeline(tmp_path, body, 2, top=top), capsys)
     assert rc == 1
     assert "async-read-publish" in rules
+
+
+def test_ifdef_and_undef_name_their_first_token() -> None:
+    """GCC reads ``#ifdef X extra`` as ``#ifdef X`` (a warning for the extra tokens), and ``#undef X junk`` undefines
+    X; the reading looked for a macro named ``X extra`` and skipped a group GCC builds."""
+    from verispatial.frontends.ttmetal.preprocess import host_macros, preprocess
+
+    out = preprocess("\n".join(["#define X 1", "#ifdef X extra", "y();", "#endif", "#undef X junk", "#ifndef X",
+                                "z();", "#endif"]), host_macros({}), "k.cpp").text.split("\n")
+    assert (out[2], out[6]) == ("y();", "z();")

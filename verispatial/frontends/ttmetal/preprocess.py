@@ -301,7 +301,8 @@ def preprocess(text: str, defines: Macros, file: str,
             if kw == "if":
                 taken = _cond(rest, macros, file, n)
             else:
-                name = _strip_comment(rest).strip()
+                # the first token names the macro: GCC only warns about extra tokens (``#ifdef X extra``)
+                name = next(iter(_strip_comment(rest).split()), "")
                 taken = (name in macros) == (kw == "ifdef")
             stack.append((taken, taken, True))
             active = taken
@@ -327,7 +328,7 @@ def preprocess(text: str, defines: Macros, file: str,
                     macros[parsed[0]] = parsed[1] if dm[2] else parsed[1].body
         elif kw == "undef":
             # the name without a trailing comment: ``#undef X  // ...`` left X defined until 2026-12-06
-            macros.pop(_strip_comment(rest).strip(), None)
+            macros.pop(next(iter(_strip_comment(rest).split()), ""), None)
         elif kw == "include":
             im = re.match(r'\s*(?:"([^"]+)"|<([^>]+)>)', rest)
             if im:
