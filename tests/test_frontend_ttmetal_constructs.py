@@ -224,7 +224,8 @@ def test_dst_only_operations_without_the_tile_suffix(tmp_path: Path) -> None:
 def test_multi_tile_topk_counts_the_tiles_its_arguments_do_not_name(tmp_path: Path) -> None:
     """``topk_local_sort(0, ...)`` works on DST tiles 0..3 (values 0..1, indices 2..3), which its arguments do not
     name: the acquire holds 4 tiles, not 1 (tests/test_frontend_ttmetal_topk.py has the whole family)."""
-    ep = _read(tmp_path, _compute("    tile_regs_acquire(); topk_local_sort(0, 0, 5); tile_regs_release();"),
+    ep = _read(tmp_path, _compute("    tile_regs_acquire(); topk_local_sort(0, 0, 5); tile_regs_commit(); tile_regs_wait();"
+                                             " tile_regs_release();"),
                processor="compute")
     (acq,) = [op for op in walk(ep.ops) if type(op).__name__ == "AcquireAcc"]
     assert acq.tiles == 4

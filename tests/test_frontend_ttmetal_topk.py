@@ -19,6 +19,9 @@ from verispatial.frontends.ttmetal.sfpu import TOPK_DST_TILES
 from verispatial.ir.ops import AcquireAcc, Compute
 from verispatial.ir.program import walk
 
+#: MATH's commit, PACK's wait and release after a section's computes (api/compute/reg_api.h)
+_HANDOVER = " tile_regs_commit(); tile_regs_wait(); tile_regs_release();"
+
 
 def _compute(tmp_path: Path, *body: str, args: dict[str, Any] | None = None) -> Any:
     """The compute engine program of ``void kernel_main() { body }`` on core (0,0), buffers c_0 and c_16."""
@@ -53,7 +56,7 @@ def _held(ep: Any) -> list[int]:
     ("topk_uint16_move_dest_tile_to_pack_half(7);", 4),  # the switch's default: tile 3
 ])
 def test_topk_call_counts_the_tiles_its_llk_touches(tmp_path: Path, call: str, tiles: int) -> None:
-    ep = _compute(tmp_path, "    topk_tile_init();", f"    tile_regs_acquire(); {call} tile_regs_release();")
+    ep = _compute(tmp_path, "    topk_tile_init();", f"    tile_regs_acquire(); {call}" + _HANDOVER)
     assert _held(ep) == [tiles]
     (c,) = [op for op in walk(ep.ops) if isinstance(op, Compute)]
     assert c.kind == re.sub(r"^ckernel::|[<(].*$", "", call)
@@ -62,9 +65,9 @@ def test_topk_call_counts_the_tiles_its_llk_touches(tmp_path: Path, call: str, t
 def test_topk_tile_count_not_known_statically_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="topk_defuse_tile of a tile count not known statically"):
         _compute(tmp_path, "    uint32_t n = get_arg_val<uint32_t>(0);",
-                 "    tile_regs_acquire(); topk_defuse_tile<true>(0, n); tile_regs_release();", args={"n": "1..3"})
+                 "    tile_regs_acquire(); topk_defuse_tile<true>(0, n);" + _HANDOVER, args={"n": "1..3"})
     with pytest.raises(Refused, match="call to topk_stamp_tile_rank_range with too few arguments"):
-        _compute(tmp_path, "    tile_regs_acquire(); topk_stamp_tile_rank_range<true>(0); tile_regs_release();")
+        _compute(tmp_path, "    tile_regs_acquire(); topk_stamp_tile_rank_range<true>(0);" + _HANDOVER)
 
 
 def test_blackhole_only_and_unpacking_relatives_stay_refused(tmp_path: Path) -> None:
@@ -72,7 +75,7 @@ def test_blackhole_only_and_unpacking_relatives_stay_refused(tmp_path: Path) -> 
                  "sfpu_reduce<PoolType::SUM, DataFormat::Float16_b>(0);"):
         name = re.sub(r"[<(].*$", "", call)
         with pytest.raises(Refused, match=f"call to {name}"):
-            _compute(tmp_path, f"    tile_regs_acquire(); {call} tile_regs_release();")
+            _compute(tmp_path, f"    tile_regs_acquire(); {call}" + _HANDOVER)
 
 
 def test_tie_order_from_global_direction_is_an_enumerator(tmp_path: Path) -> None:

@@ -513,7 +513,10 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
         return {"artifactLocation": places.location(art.path), "region": places.region(art.path, line, col)}
 
     grouping = art.grouping
-    finding_at = {r.name: physical(r) for r in bad if grouping is not None and r.name in grouping.findings}
+    # where each finding's own result is located (for a front end's program, the source line the engineer wrote, as
+    # below), so a consequence relates the place its finding is reported at
+    finding_at = {r.name: _source_locations(r, physical(r), places, art.op_sources.get(r.name), art.source_dir)[0]
+                  for r in bad if grouping is not None and r.name in grouping.findings}
     for r in bad:
         kind = rule_kind(r.name)
         text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {r.reason}" if r.reason else "")

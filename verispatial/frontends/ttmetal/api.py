@@ -1106,10 +1106,18 @@ def acquire(r: KernelReader, n: Any) -> None:
     r.emit(AcquireAcc(1, "fp32" if r.kernel.fp32_dest_acc_en else "bf16"), n)
 
 
-def release(r: KernelReader, n: Any) -> None:
+def release(r: KernelReader, n: Any, commits: bool = False) -> None:
+    """``tile_regs_release`` (PACK's ``llk_pack_dest_section_done``, api/compute/reg_api.h:105-110): MATH must have
+    committed the section and PACK waited for it, else PACK's release frees a section MATH never handed over (an
+    unmatched ``TTI_SEMGET`` of the math-pack semaphore) or PACK packed DST while MATH was writing it. ``commits``:
+    ``release_dst``, which is MATH's commit and PACK's release together (reg_api.h:82-86)."""
     if r.acc is None:
         r.refuse("tile_regs_release without tile_regs_acquire", n)
     a = r.acc
+    if a.state != ("waited" if commits else "both"):
+        missing = {"acquired": "tile_regs_commit and tile_regs_wait", "committed": "tile_regs_wait",
+                   "waited": "tile_regs_commit", "both": "no tile_regs_commit (release_dst commits itself)"}[a.state]
+        r.refuse("tile_regs_release without the DST hand-over", n, f"missing: {missing} (api/compute/reg_api.h)")
     if a.block.closed:
         r.refuse("tile_regs_acquire and tile_regs_release in different loop bodies or branches", n)
     old = a.block.ops[a.index]
@@ -1127,19 +1135,27 @@ def _release(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
     release(r, n)
 
 
+def _release_dst(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    release(r, n, commits=True)
+
+
 def _commit(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     # The compute engine is MATH and PACK as one: commit (MATH) and wait (PACK) hand DST over between them and
     # are no ops here. Each TRISC runs only its own calls, so "acquire; wait; ...; commit" in source order is
     # legitimate (PACK's wait blocks until MATH's commit); only a hand-over outside an acquire is refused.
     if r.acc is None:
         r.refuse("tile_regs_commit without tile_regs_acquire", n)
-    r.acc.state = "committed"
+    if r.acc.state in ("committed", "both"):
+        r.refuse("tile_regs_commit twice in one acquire", n, "MATH would hand PACK a section it does not hold")
+    r.acc.state = "committed" if r.acc.state == "acquired" else "both"
 
 
 def _regs_wait(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     if r.acc is None:
         r.refuse("tile_regs_wait without tile_regs_acquire", n)
-    r.acc.state = "waited"
+    # a second wait in one section returns at once (llk_packer_wait_for_math_done stalls only while the math-pack
+    # semaphore is 0 and takes nothing from it; layernorm_sharded.cpp:521-525 waits twice): it changes nothing
+    r.acc.state = {"acquired": "waited", "committed": "both"}.get(r.acc.state, r.acc.state)
 
 
 def _pack(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -1283,7 +1299,7 @@ FUNCTIONS: dict[str, Handler] = {
     "tile_regs_wait": _regs_wait,
     "tile_regs_release": _release,
     "acquire_dst": _acquire_dst,
-    "release_dst": _release,
+    "release_dst": _release_dst,
     "pack_tile": _pack,
     "pack_tile_block": _pack_block,
     "pack_block": _pack_block,
@@ -1542,8 +1558,15 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         if len(vals) >= 4:  # up(noc, x, y, value)
             r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), r.int_of(vals[3], nodes[3], "increment")), n)
         else:
+            # ``up(value)`` of the own word is no NoC atomic on Wormhole and Blackhole: their data-movement bindings
+            # always resolve to LOCAL_NONATOMIC (api/dataflow/semaphore_binding_token.h:14-19), whose up is the
+            # plain read-modify-write ``*local_ptr(l1_offset, scope) += value`` (semaphore_dm_impl.h:79-93, ttnn
+            # 0.81.1). An increment of another engine landing between its load and its store is lost, which a
+            # ``SemInc`` (atomic) cannot say: read as one, a word another core also increments was proved while
+            # its waiter can hang. Refused until the IR has a local read-modify-write
             _need(r, vals, 1, n, "Semaphore.up")
-            r.emit(SemInc(sem, r.site, r.int_of(vals[0], nodes[0], "increment")), n)
+            r.refuse("Semaphore.up of the own word", n, "a non-atomic read-modify-write on Wormhole and Blackhole "
+                     "(api/dataflow/semaphore_dm_impl.h:79-93): another engine's increment may be lost")
         return None
     if name in ("set_multicast", "inc_multicast"):
         k = 6 if name == "set_multicast" else 7

@@ -197,6 +197,7 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
 
         pre = preprocess(text, macros, name, include)
         unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node)
+        _includes_at_file_scope(unit, pre.includes)
         _collect(unit.root, unit, "", functions, globals_, tables)
         return unit, pre.macros
 
@@ -216,6 +217,26 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
                        overloads=tables.overloads, declared=tables.declared, structs=tables.structs,
                        var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
+
+
+#: nodes whose braces hold statements, members or elements: a header's text ``#include``d between them belongs there,
+#: but a followed header is read as a unit of its own (its definitions, not its statements)
+_BODY_NODES = frozenset({"compound_statement", "field_declaration_list", "initializer_list", "enumerator_list"})
+
+
+def _includes_at_file_scope(unit: Unit, includes: tuple[Include, ...]) -> None:
+    """Refuse an ``#include`` inside a function body, a class body, a braced initializer or an enum: the
+    preprocessor pastes the header's text there (``cb_push_back(0, 1);`` from an included ``.inc`` is a statement
+    of the loop it stands in), while the reading follows a header as a unit of its own and keeps only its
+    definitions, so its statements were dropped and a double push was proved (until 2026-12-06).
+    Namespaces and ``extern "C"`` blocks are file scope for this purpose."""
+    for inc in includes:
+        node = unit.root.descendant_for_point_range((inc.line - 1, 0), (inc.line - 1, 0))
+        while node is not None and node.type not in _BODY_NODES:
+            node = node.parent
+        if node is not None:
+            raise Refused("#include inside a body", SourceLoc(unit.file, inc.line, 0, f"#include {inc.name}"),
+                          f"in a {node.type.replace('_', ' ')}: its text would be pasted there")
 
 
 def _known(unscoped: dict[str, int | None]) -> dict[str, int]:
@@ -368,6 +389,8 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                 if spec is not None and spec.type == "enum_specifier":
                     _enum(spec, tables)
             globals_.append((c, unit))
+        elif t == "static_assert_declaration":
+            globals_.append((c, unit))  # checked where it stands among the file-scope declarations
         elif t == "linkage_specification":
             body = c.child_by_field_name("body")
             if body is not None:

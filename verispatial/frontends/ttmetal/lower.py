@@ -290,7 +290,9 @@ class _Acc:
     block: Block
     index: int
     tiles: int = 0
-    state: str = "acquired"  # -> committed -> waited
+    #: "acquired", then "committed" (MATH's tile_regs_commit) or "waited" (PACK's tile_regs_wait), then "both": each
+    #: TRISC runs only its own calls, so the two may come in either source order
+    state: str = "acquired"
 
 
 @attrs.define
@@ -417,6 +419,31 @@ class KernelReader:
             for kind in COUNTERS:
                 self.scopes[0][counter(kind, cb)] = V.const(0)
 
+    def static_assert(self, n: Any) -> None:
+        """``static_assert(cond, msg)``: GCC builds no kernel when ``cond`` is false under the host's arguments
+        (dispatch_fabric2d's ``INDEX_RISCS == 4u``; ttnn kernels guard the compile-time args they assume), so a
+        condition the reading folds to 0 is refused by name (``static_assert failed``): there is nothing to certify.
+        A condition it cannot fold says nothing about the choreography and is passed over, as before 2026-12-06; so is
+        every one in the survey, whose made-up arguments (every one 2) fail asserts the host's would pass
+        (tilize_helpers.inl:69's ``input_dfb != output_dfb``)."""
+        cond = n.child_by_field_name("condition")
+        if cond is None or not _folded_assert(cond):
+            # a type trait or a call (``is_post_reduce_op_v<PostReduceOp>``, reduce_helpers_compute.inl:320) is
+            # beyond what the reading folds reliably: a wrong 0 there would refuse a kernel GCC builds
+            return
+        ops = len(self.blocks[-1].ops)
+        try:
+            v = self.expr(cond)
+        except Refused:
+            return
+        if len(self.blocks[-1].ops) != ops:
+            # a constant expression issues nothing: an op here is the reading's mistake, never kept silently
+            self.refuse("static_assert condition issuing ops", n, self.text(cond))
+        if isinstance(v, V.Sym) and v.is_const and v.const == 0 and not self.survey:
+            msg = n.child_by_field_name("message")
+            raise Refused("static_assert failed", self.loc(n),
+                          f"{self.text(cond)} is false" + (f": {self.text(msg)}" if msg is not None else ""))
+
     # ------------------------------------------------------------------ entry
 
     def read(self) -> Block:
@@ -424,9 +451,14 @@ class KernelReader:
         for decl, unit in self.prog.globals:
             saved, self.unit = self.unit, unit
             try:
+                if decl.type == "static_assert_declaration":
+                    self.static_assert(decl)  # its refusal stops the reading: GCC builds no kernel
+                    continue
                 self.declaration(decl)
-            except Refused:
-                pass  # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
+            except Refused as e:
+                if e.construct == "static_assert failed":
+                    raise
+                # a file-scope declaration the kernel never uses must not stop the reading; a use is refused
             finally:
                 self.unit = saved
         main = self.prog.main
@@ -499,6 +531,15 @@ class KernelReader:
             # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
             # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
             return
+        if self.acc is not None:
+            # MATH computes into the section between its acquire and its commit; PACK packs it between its wait and
+            # its release (api/compute/reg_api.h:41-110). A compute after the commit writes a section PACK may be
+            # packing (MATH's DST offset has moved on), a pack before the wait reads DST while MATH may still write
+            # it: both were read as if in order and proved
+            if isinstance(op, Compute) and self.acc.state in ("committed", "both"):
+                self.refuse("compute after tile_regs_commit", node, "MATH handed DST to PACK at the commit")
+            if isinstance(op, PackAcc) and self.acc.state in ("acquired", "committed"):
+                self.refuse("pack before tile_regs_wait", node, "PACK may read DST before MATH committed it")
         named = {v for kind, v in op_ids(op) if kind == ID_BUFFER}
         if not isinstance(op, (ReadTiles, WriteTiles, ScratchAccess)):
             self.ringed |= named
@@ -1190,7 +1231,9 @@ class KernelReader:
             self.stmt(n.named_children[-1])
         elif t == "enum_specifier":
             self.local_enum(n)
-        elif t in ("comment", "static_assert_declaration", "type_definition",
+        elif t == "static_assert_declaration":
+            self.static_assert(n)
+        elif t in ("comment", "type_definition",
                    "using_declaration", "namespace_alias_definition", "empty_statement"):
             return
         elif t == ";":
@@ -1544,6 +1587,12 @@ class KernelReader:
         if span.trip is None:
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
+            if op == "!=" and span.const < 0:
+                # ``for (uint32_t i = 5; i != 2; ++i)``: the index is past its bound from the start, wraps and runs
+                # 2**32 - 3 iterations, where ``<`` would run none (until 2026-12-06 read as no iteration: a reader
+                # pushing into a ring no one drains was proved)
+                self.refuse("for loop whose '!=' bound is stepped over", n,
+                            f"{self.text(cond)}: the bound is {-span.const} behind the start")
             count = max(0, -(-span.const // abs(step)))
             if count >= 1 << 32:
                 self.refuse("loop of 2**32 iterations or more", n, f"{self.text(cond)}: {count}")
@@ -4707,6 +4756,17 @@ def _missing_token(n: Any) -> Any:
         if c.type != "compound_statement":
             stack.extend(c.children)
     return None
+
+
+#: the node kinds of a static_assert condition the reading folds: numbers, names and operators on them
+_ARITHMETIC_NODES = frozenset({"number_literal", "identifier", "binary_expression", "unary_expression",
+                               "parenthesized_expression", "true", "false", "char_literal"})
+
+
+def _folded_assert(node: Any) -> bool:
+    """Whether ``node`` is made of numbers, plain names and operators only (no call, template, cast, type or
+    scope): a static_assert condition the reading folds reliably."""
+    return node.type in _ARITHMETIC_NODES and all(_folded_assert(c) for c in node.named_children)
 
 
 def _identifiers(node: Any) -> list[Any]:

@@ -301,7 +301,8 @@ def preprocess(text: str, defines: Macros, file: str,
             if kw == "if":
                 taken = _cond(rest, macros, file, n)
             else:
-                name = _strip_comment(rest).strip()
+                # the first token names the macro: GCC only warns about extra tokens (``#ifdef X extra``)
+                name = next(iter(_strip_comment(rest).split()), "")
                 taken = (name in macros) == (kw == "ifdef")
             stack.append((taken, taken, True))
             active = taken
@@ -326,7 +327,8 @@ def preprocess(text: str, defines: Macros, file: str,
                 if parsed is not None:
                     macros[parsed[0]] = parsed[1] if dm[2] else parsed[1].body
         elif kw == "undef":
-            macros.pop(rest.strip(), None)
+            # the name without a trailing comment: ``#undef X  // ...`` left X defined until 2026-12-06
+            macros.pop(next(iter(_strip_comment(rest).split()), ""), None)
         elif kw == "include":
             im = re.match(r'\s*(?:"([^"]+)"|<([^>]+)>)', rest)
             if im:
@@ -334,7 +336,15 @@ def preprocess(text: str, defines: Macros, file: str,
                 includes.append(inc)
                 if on_include is not None:
                     macros = dict(on_include(inc, macros))
-        # #pragma, #error in an untaken branch, #line: nothing a choreography depends on
+            else:
+                # ``#include HEADER`` names its file through a macro GCC expands; the reading would pass it over (the
+                # header's definitions and macros unseen, its statements dropped), so it is refused
+                raise Refused("computed #include", SourceLoc(file, n, 0, joined.strip()[:200]), rest.strip()[:200])
+        elif kw == "error":
+            # GCC stops at a taken ``#error``: the host's defines build no kernel (hybrid_merged_prologue.hpp:21-24
+            # guards arguments that would otherwise be read at base 0), so there is nothing to certify
+            raise Refused("#error", SourceLoc(file, n, 0, joined.strip()[:200]), _strip_comment(rest).strip()[:200])
+        # #pragma, #warning, #line: nothing a choreography depends on
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))
     assert pending is None  # the last line expands with final=True
