@@ -394,7 +394,7 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         programs = _patched(draw, programs, buffers, broken)
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
-    p = attrs.evolve(p, memory=_packed(p))
+    p = attrs.evolve(p, memory=packed_memory(p))
     assert validate(p) == [], validate(p)
     return p
 
@@ -586,9 +586,10 @@ def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue:
     return EngineProgram(slot[0], slot[1], tuple(ops))
 
 
-def _packed(p: Program) -> tuple[BufferAt, ...]:
-    """``p``'s memory map: every site's buffers one after another from the target's reserved base, each at an
-    aligned offset (bytes), in id order: disjoint by construction."""
+def packed_memory(p: Program) -> tuple[BufferAt, ...]:
+    """``p``'s memory map (``Program.memory``): every site's buffers one after another from the target's reserved base,
+    each at an offset (bytes) aligned to ``Target.alignment``, in id order: disjoint by construction. The strategies'
+    map for a program built without one (``blueprints``, ``straddles``)."""
     t = p.target
     memory: list[BufferAt] = []
     offset: dict[Site, int] = {}
