@@ -75,13 +75,18 @@ def test_a_patch_round_trips_and_meets_the_schema() -> None:
     # before the read: no tile of the window is filled yet (the read would land over the stores)
     pytest.param("before-read", (Reserve(SCALER, 1), FillTiles(SCALER, 0, PATCH, drain=True),
                                  ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier(), Push(SCALER, 1)), id="before-read"),
+    # before the read's barrier: the read may still land over the stores
+    pytest.param("before-barrier", (Reserve(SCALER, 1), ReadTiles("X", Addr(0), 1, SCALER),
+                                    FillTiles(SCALER, 0, PATCH, drain=True), ReadBarrier(), Push(SCALER, 1)),
+                 id="before-barrier"),
 ])
 def test_a_patch_with_no_filled_tile_in_its_window_is_refused_cb_write_unreserved(where: str, ops: tuple) -> None:
-    """A patch stores into a tile of its reserved window that a read of the engine filled (docs/semantics.md
-    "Local-store fills": after the read's barrier and before the push; ``get_write_ptr`` is valid only between reserve
-    and push, ``dataflow_api.h:309-312``): one with no filled tile in the window (after the push, or before the read)
-    stores where the engine holds nothing, ``cb-write-unreserved``. The mutation benchmark found the first: a patch
-    swapped after its push was proved and judged still correct. Interpreter, explorer and checker agree; the
+    """A patch stores into a tile of its reserved window that a read of the engine filled and that landed
+    (docs/semantics.md "Local-store fills": after the read's barrier and before the push; ``get_write_ptr`` is valid
+    only between reserve and push, ``dataflow_api.h:309-312``): one with no filled tile in the window (after the push,
+    before the read) or with a read into the buffer still in flight (before its barrier) stores where the engine holds
+    nothing landed, ``cb-write-unreserved``. The mutation benchmark found these: a patch swapped after its push or
+    before its read's barrier was proved and judged still correct. Interpreter, explorer and checker agree; the
     refutation replays."""
     p = reduce_with_scaler(ops)
     assert isinstance(p, Program)
@@ -96,8 +101,11 @@ def test_a_patch_with_no_filled_tile_in_its_window_is_refused_cb_write_unreserve
 
 
 @pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
-def test_spin_agrees_with_the_explorer_on_a_patch_after_its_push() -> None:
-    sp, _ = spin_agrees_with_explorer(reduce_with_scaler((
-        Reserve(SCALER, 1), ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier(), Push(SCALER, 1),
-        FillTiles(SCALER, 0, PATCH, drain=True))))
+@pytest.mark.parametrize("barrier_first", [True, False], ids=["after-push", "before-barrier"])
+def test_spin_agrees_with_the_explorer_on_a_misplaced_patch(barrier_first: bool) -> None:
+    read = (ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier())
+    patch = FillTiles(SCALER, 0, PATCH, drain=True)
+    ops = (Reserve(SCALER, 1), *read, Push(SCALER, 1), patch) if barrier_first else (
+        Reserve(SCALER, 1), read[0], patch, read[1], Push(SCALER, 1))
+    sp, _ = spin_agrees_with_explorer(reduce_with_scaler(ops))
     assert sp.rules == {R.CB_WRITE_UNRESERVED}
