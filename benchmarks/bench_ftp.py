@@ -8,6 +8,11 @@ the explorer (``tests/test_differential.disagreements``: must be zero), and ever
 its first non-proved obligation (obligation names' numbers blanked so that equal causes group together).
 
     PYTHONPATH=. python benchmarks/bench_ftp.py [--programs 2000] [--seed 0] [--show 3]
+    PYTHONPATH=. python benchmarks/bench_ftp.py --with patch --with dests   # only programs that hold one of them
+
+``--with`` keeps only the programs drawn that hold a construct: ``patch`` (a ``FillTiles`` of kind patch, drained
+or not) or ``dests`` (a multicast whose ``num_dests`` is not its group's destinations); the others are drawn and
+counted (``drawn``) but neither explored nor certified.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, seed, settings
@@ -25,6 +31,7 @@ from hypothesis import HealthCheck, given, seed, settings
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_differential import MAX_STATES, disagreements
+from test_strategy_patch_dests import _miscounts, _patches
 
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
@@ -41,12 +48,18 @@ def _shape(text: str) -> str:
     return re.sub(r"\d+", "N", text)
 
 
+#: ``--with``: the constructs a program may be asked to hold.
+HOLDS: dict[str, Callable[[Program], bool]] = {"patch": lambda p: bool(_patches(p)), "dests": lambda p: bool(_miscounts(p))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", type=int, default=2000, help="programs to draw (correct or not)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", type=int, default=2, help="example programs printed per group of misses")
     ap.add_argument("--dump", metavar="FILE.jsonl", help="write every miss and disagreement (program JSON) there")
+    ap.add_argument("--with", dest="having", action="append", default=[], choices=sorted(HOLDS),
+                    help="only programs that hold this construct (repeatable: any of them)")
     args = ap.parse_args()
 
     stats: Counter[str] = Counter()
@@ -63,6 +76,10 @@ def main() -> None:
         if stats["drawn"] % 100 == 0:
             print(f"... {stats['drawn']} drawn, {stats['correct']} correct, {stats['correct'] - stats['proved']} not "
                   f"proved, {len(disagree)} disagreements, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        held = [name for name in args.having if HOLDS[name](p)]
+        if args.having and not held:
+            return
+        stats.update(f"with {name}" for name in held)
         oracle = explore(p, max_states=MAX_STATES)
         if oracle.verdict == "inconclusive":
             stats["inconclusive"] += 1
@@ -91,7 +108,11 @@ def main() -> None:
     correct = stats["correct"]
     missed = correct - stats["proved"]
     rate = 100.0 * missed / correct if correct else 0.0
-    print(f"programs drawn {stats['drawn']}, explored {stats['drawn'] - stats['inconclusive']} "
+    kept = stats["correct"] + stats["incorrect"] + stats["inconclusive"]  # the programs drawn that --with kept
+    if args.having:
+        print(f"programs drawn {stats['drawn']}, holding {' or '.join(args.having)} {kept} ("
+              + ", ".join(f"{name} {stats[f'with {name}']}" for name in args.having) + ")")
+    print(f"programs explored {kept - stats['inconclusive']} "
           f"(inconclusive {stats['inconclusive']}), correct {correct}, incorrect {stats['incorrect']}")
     print(f"correct programs not proved: {missed} of {correct} = {rate:.2f} %")
     print(f"disagreements with the explorer: {len(disagree)}")

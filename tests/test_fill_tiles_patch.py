@@ -66,3 +66,46 @@ def test_a_patch_round_trips_and_meets_the_schema() -> None:
     p = _patched(drain=False)
     assert loads(dumps(p)) == p
     jsonschema.Draft202012Validator(schema()).validate(program_to_dict(p))
+
+
+@pytest.mark.parametrize(("where", "ops"), [
+    # after the push: the read's tile is published (the consumer may read it) and the window is empty
+    pytest.param("after-push", (Reserve(SCALER, 1), ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier(), Push(SCALER, 1),
+                                FillTiles(SCALER, 0, PATCH, drain=True)), id="after-push"),
+    # before the read: no tile of the window is filled yet (the read would land over the stores)
+    pytest.param("before-read", (Reserve(SCALER, 1), FillTiles(SCALER, 0, PATCH, drain=True),
+                                 ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier(), Push(SCALER, 1)), id="before-read"),
+    # before the read's barrier: the read may still land over the stores
+    pytest.param("before-barrier", (Reserve(SCALER, 1), ReadTiles("X", Addr(0), 1, SCALER),
+                                    FillTiles(SCALER, 0, PATCH, drain=True), ReadBarrier(), Push(SCALER, 1)),
+                 id="before-barrier"),
+])
+def test_a_patch_with_no_filled_tile_in_its_window_is_refused_cb_write_unreserved(where: str, ops: tuple) -> None:
+    """A patch stores into a tile of its reserved window that a read of the engine filled and that landed
+    (docs/semantics.md "Local-store fills": after the read's barrier and before the push; ``get_write_ptr`` is valid
+    only between reserve and push, ``dataflow_api.h:309-312``): one with no filled tile in the window (after the push,
+    before the read) or with a read into the buffer still in flight (before its barrier) stores where the engine holds
+    nothing landed, ``cb-write-unreserved``. The mutation benchmark found these: a patch swapped after its push or
+    before its read's barrier was proved and judged still correct. Interpreter, explorer and checker agree; the
+    refutation replays."""
+    p = reduce_with_scaler(ops)
+    assert isinstance(p, Program)
+    assert validate(p) == []
+    at = next(i for i, op in enumerate(ops) if isinstance(op, FillTiles))
+    assert [(v.rule, v.position.path) for v in simulate(p).violations] == [(R.CB_WRITE_UNRESERVED, (at,))]
+    assert {f.violation.rule for f in explore(p).violations} == {R.CB_WRITE_UNRESERVED}
+    report = certify(p, cache=False)
+    refuted = [r for r in report.results if r.verdict.value == "refuted"]
+    assert [r.name for r in refuted] == [f"{R.CB_WRITE_UNRESERVED}:(0,0).reader:[{at}]"]
+    assert refuted[0].counterexample is not None
+
+
+@pytest.mark.skipif(not spin_available(), reason="spin is not installed (apt-get install -y spin)")
+@pytest.mark.parametrize("barrier_first", [True, False], ids=["after-push", "before-barrier"])
+def test_spin_agrees_with_the_explorer_on_a_misplaced_patch(barrier_first: bool) -> None:
+    read = (ReadTiles("X", Addr(0), 1, SCALER), ReadBarrier())
+    patch = FillTiles(SCALER, 0, PATCH, drain=True)
+    ops = (Reserve(SCALER, 1), *read, Push(SCALER, 1), patch) if barrier_first else (
+        Reserve(SCALER, 1), read[0], patch, read[1], Push(SCALER, 1))
+    sp, _ = spin_agrees_with_explorer(reduce_with_scaler(ops))
+    assert sp.rules == {R.CB_WRITE_UNRESERVED}

@@ -293,23 +293,51 @@ def test_range_for_over_a_runtime_count_is_refused(tmp_path: Path) -> None:
     assert e.value.loc.line == len(_BLOCKED) + 4
 
 
-def test_range_for_over_a_tensors_pages(tmp_path: Path) -> None:
+#: A range-for over a tensor's pages (nd_reshard_copy_pages_reader.cpp:26-33), one read per page of ``[start, end)``.
+_PAGES_LOOP = ("    auto s = TensorAccessor(tensor::t);", "    Noc noc;", "    DataflowBuffer dfb(0);",
+               "    auto pages = s.pages(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2));",
+               "    for (const auto& page : pages) {",
+               "        dfb.reserve_back(1);",
+               "        noc.async_read(s, dfb, 2048, {.page_id = page.page_id()}, {.offset_bytes = 0});",
+               "        noc.async_read_barrier();",
+               "        dfb.push_back(1);",
+               "    }")
+
+
+@pytest.mark.parametrize(("start", "end", "sharded", "pages", "refused"), [
+    pytest.param(3, 5, False, [3, 4], None, id="pages-3-to-5"),
+    # end 0 is the whole tensor: not followed
+    pytest.param(3, 0, False, None, ("range-for loop", 7), id="end-0-refused"),
+    # an interleaved tensor's iterator begins at the end (pages_address_iterator.h:307-310): no page
+    pytest.param(5, 3, False, [], None, id="inverted-interleaved-no-page"),
+    # a sharded tensor's iterator steps to the volume and stays there, never equal to 3 (:52-61; the start <= end
+    # assert is the watcher's only, :425): the loop never ends and its reserves hang. It was read as no iteration and
+    # the kernel proved; refused at the pages call
+    pytest.param(5, 3, True, None, ("pages of a sharded tensor from after their end", 6), id="inverted-sharded-refused"),
+])
+def test_range_for_over_a_tensors_pages(tmp_path: Path, start: int, end: int, sharded: bool, pages: list[int] | None,
+                                        refused: tuple[str, int] | None) -> None:
     """nd_reshard_copy_pages_reader.cpp:26-33: ``for (const auto& page : accessor.pages(start, end))``, each page's
-    ``page_id()`` its global page id (api/tensor/tensor_accessor.h:290-294, page.h:37)."""
-    src = _main("    auto s = TensorAccessor(tensor::t);", "    Noc noc;", "    DataflowBuffer dfb(0);",
-                "    auto pages = s.pages(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2));",
-                "    for (const auto& page : pages) {",
-                "        dfb.reserve_back(1);",
-                "        noc.async_read(s, dfb, 2048, {.page_id = page.page_id()}, {.offset_bytes = 0});",
-                "        noc.async_read_barrier();",
-                "        dfb.push_back(1);",
-                "    }")
-    ep = _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "end"]}, args={"start": 3, "end": 5})
-    assert [o.addr.base for o in walk(ep.ops) if isinstance(o, ReadTiles)] == [3, 4]
-    assert _ops(ep) == [("Reserve", 1), ("Push", 1)] * 2
-    with pytest.raises(Refused, match="range-for loop") as e:  # end 0 is the whole tensor: not followed
-        _read(tmp_path, src, kernel={"runtime_args": ["addr", "start", "end"]}, args={"start": 3, "end": 0})
-    assert e.value.loc.line == 7
+    ``page_id()`` its global page id (api/tensor/tensor_accessor.h:290-294, page.h:37); ``accessor.pages(5, 3)`` is no
+    page of an interleaved tensor and, of a sharded one, a loop that never ends (refused)."""
+    kernel, args = {"runtime_args": ["addr", "start", "end"]}, {"start": start, "end": end}
+    if refused is None:
+        ep = _read(tmp_path, _main(*_PAGES_LOOP), kernel=kernel, args=args)
+        assert [o.addr.base for o in walk(ep.ops) if isinstance(o, ReadTiles)] == pages
+        assert _ops(ep) == [("Reserve", 1), ("Push", 1)] * len(pages or [])
+        return
+    match, line = refused
+    if not sharded:
+        with pytest.raises(Refused, match=match) as e:
+            _read(tmp_path, _main(*_PAGES_LOOP), kernel=kernel, args=args)
+    else:
+        _read(tmp_path, _main(*_PAGES_LOOP), kernel=kernel, args=args)  # the kernel and host, interleaved
+        host = json.loads((tmp_path / "h.json").read_text())
+        host["tensors"][0]["shard"] = {"layout": "height", "cores": "0,0", "shape": [32, 256]}
+        (tmp_path / "h.json").write_text(json.dumps(host))
+        with pytest.raises(Refused, match=match) as e:
+            import_host(tmp_path / "h.json")
+    assert e.value.loc.line == line
 
 
 # ------------------------------------------------------------------ stores into struct fields
@@ -366,26 +394,3 @@ def test_a_struct_a_loop_of_a_runtime_count_changes_is_refused(tmp_path: Path) -
     with pytest.raises(Refused, match="value changed from one iteration to the next") as e:
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
     assert e.value.loc.line == 8
-
-
-def test_inverted_page_range_of_a_sharded_tensor_is_refused(tmp_path: Path) -> None:
-    """``accessor.pages(5, 3)``: no page of an interleaved tensor (its iterator begins at the end,
-    pages_address_iterator.h:307-310), but a sharded tensor's iterator steps to the volume and stays there, never equal
-    to 3 (:52-61; the start <= end assert is the watcher's only, :425): the loop never ends and its reserves hang. It
-    was read as no iteration and the kernel proved."""
-    src = _main("    auto s = TensorAccessor(tensor::t);", "    Noc noc;", "    DataflowBuffer dfb(0);",
-                "    auto pages = s.pages(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2));",
-                "    for (const auto& page : pages) {",
-                "        dfb.reserve_back(1);",
-                "        noc.async_read(s, dfb, 2048, {.page_id = page.page_id()}, {.offset_bytes = 0});",
-                "        noc.async_read_barrier();",
-                "        dfb.push_back(1);",
-                "    }")
-    kernel, args = {"runtime_args": ["addr", "start", "end"]}, {"start": 5, "end": 3}
-    assert _ops(_read(tmp_path, src, kernel=kernel, args=args)) == []  # interleaved: no iteration
-    host = json.loads((tmp_path / "h.json").read_text())
-    host["tensors"][0]["shard"] = {"layout": "height", "cores": "0,0", "shape": [32, 256]}
-    (tmp_path / "h.json").write_text(json.dumps(host))
-    with pytest.raises(Refused, match="pages of a sharded tensor from after their end") as e:
-        import_host(tmp_path / "h.json")
-    assert e.value.loc.line == 6  # the pages call

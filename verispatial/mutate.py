@@ -13,8 +13,9 @@
   ``shard-1``, its shard one page smaller than its ring (the last page of the ring is off the shard, tt-metal
   #15337's kind); ``shard+1``, its shard moved one tile along its tensor (the pages are other tiles). A buffer
   mutant's ``engine`` is the buffer's site and ``path`` is ``()``.
-- ``dests+1`` / ``dests-1``: a multicast's ``num_dests`` one larger or smaller than written (never below 1: the
-  acknowledgement count of tt-metal #42100, docs/semantics.md "Acknowledgement counts");
+- ``dests+1`` / ``dests-1``: a multicast's ``num_dests`` one larger or smaller than written (never below 0, which is
+  a count too, of a barrier that hangs: the acknowledgement count of tt-metal #42100, docs/semantics.md
+  "Acknowledgement counts");
 - ``set+1`` / ``set-1``: a ``SemSet``'s value one larger or smaller (never below 0);
 - ``coef+1`` / ``coef-1``: a loop-index coefficient of a ``SemSet`` value or ``SemWait`` threshold one larger or
   smaller (a word carrying a sequence, docs/semantics.md "Set values that grow with the loop"), where the value
@@ -171,7 +172,7 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                                with_body(ops, where, (*body[:i], new, *body[i + 1:])))
             if isinstance(op, (McastSend, McastSetValid, SemIncMcast)):
                 for d in (1, -1):
-                    if op.num_dests + d >= 1:
+                    if op.num_dests + d >= 0:
                         told: Op = attrs.evolve(op, num_dests=op.num_dests + d)
                         yield (f"dests{d:+d}", path, f"{_name(op)} num_dests {op.num_dests} -> {op.num_dests + d}",
                                with_body(ops, where, (*body[:i], told, *body[i + 1:])))

@@ -311,7 +311,8 @@ def check(program: Program | TemplatedProgram, certificate: dict[str, Any] | Non
                         time.perf_counter() - t0)
     early = understated_counts(program)
     if early:
-        report = attrs.evolve(report, results=tuple(_barrier_may_pass_early(r, early) for r in report.results))
+        results = [_barrier_may_pass_early(r, early) for r in report.results]
+        report = attrs.evolve(report, results=(*results, *_unclaimed_when_early(results, early)))
     return attrs.evolve(report, seconds=time.perf_counter() - t0)
 
 
@@ -359,6 +360,25 @@ def _barrier_may_pass_early(r: Result, early: list[str]) -> Result:
 #: deadlock decided. The order changes no verdict, only which are left undecided when the budget runs out.
 STAGES = ("rules", "semaphore counting", "ring alignment", "balance", R.BOUNDS, "memory", "multicast", R.DEADLOCK,
           "happens-before")
+
+
+def _unclaimed_when_early(results: list[Result], early: list[str]) -> list[Result]:
+    """For each per-engine rule (``RULE_FAMILY``) that barriers decide (not ``_TIMELESS``, not ``_LOCAL_RULES``) and
+    that is reported only by findings at ops — which stand for "nowhere else", the rule's own result then being absent
+    — that result, failed to prove: where a barrier may pass early (``understated_counts``) the ops with no finding
+    are not shown safe either (an increment after such a barrier may overtake the write it follows,
+    ``async-inc-overtake``)."""
+    named = {r.name for r in results}
+    out: dict[str, Result] = {}
+    for r in results:
+        kind = obligation.parse(r.name).kind
+        family = RULE_FAMILY.get(kind)
+        if family is None or kind in named or kind in out or family in _TIMELESS or kind in _LOCAL_RULES:
+            continue
+        out[kind] = Result(family, kind, Verdict.FAILED,
+                           "; ".join(early) + ": a barrier counting its acknowledgements may pass while some are "
+                           "still due, so the ops with no finding are not shown safe", seconds=0.0)
+    return list(out.values())
 
 
 def _budget_result(what: str, e: BudgetExhausted) -> Result:

@@ -276,7 +276,9 @@ class FillTiles:
     (matmul's padding of its last K tile after the read's barrier, ``kernel_helper_functions/pad_tile.hpp:91``): no
     tile is counted (the read's ``ReadTiles`` filled it), but the stores are unlanded until a drain as any fill's
     (``async-read-publish`` at a push or multicast of ``into`` before one). Nothing orders them against a read still in
-    flight into the same bytes: whoever emits one does so after that read's ``ReadBarrier`` (the tt-metal front end).
+    flight into the same bytes: whoever emits one does so after that read's ``ReadBarrier`` (the tt-metal front end);
+    a patch with no filled tile in the reserved window (after the push, before the read) or a read into ``into`` in
+    flight is ``cb-write-unreserved``.
     """
 
     into: int = attrs.field(metadata={"id": ID_BUFFER})

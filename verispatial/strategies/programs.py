@@ -22,6 +22,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   the reference order (invalidate, say ready, wait for VALID) or the vendor's (say ready, wait for VALID, then
   invalidate: a flag word that starts at its reset value). Sometimes the sender is a forwarder that multicasts,
   from the front of its buffer, a block another engine of its site pushed, then pops it (flushed first, or not).
+  Broken, now and then a multicast's (or a remote write's) ``num_dests`` is 0 or 2 for its one destination: a
+  deadlock at the write barrier after it (docs/semantics.md "Acknowledgement counts").
 - A buffer's pages may carry a state updated in place: read from the state tensor by the producer and written
   back at the same tile address by the consumer, or (sometimes) one iteration ahead, which rewrites a tile before
   its old value is read.
@@ -45,6 +47,10 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
 - A data-movement producer may build its pages by local stores (``Reserve FillTiles Push``, a scaler or mask tile,
   drained); broken, the fill is sometimes one tile short of the push, comes before the reserve or has no drain before
   the push (its stores may land after it: ``async-read-publish``).
+- Now and then (about 1 program in 6) a read is patched once it landed (``FillTiles(b, 0, "patch")`` right after the
+  ``ReadBarrier`` that follows a ``ReadTiles`` into ``b``: matmul's padding of its last K tile, docs/semantics.md
+  "Local-store fills"), drained; broken, sometimes undrained, so the push or multicast of ``b`` after it publishes
+  stores that need not have landed (``async-read-publish``).
 - A data-movement consumer that writes a buffer out may first copy each page it waited for into a buffer of its own
   with local loads and stores (``Wait Reserve CopyTiles Push Pop``, ``_copy_unit``) and write that one out; broken, the
   copy sometimes has no drain before its push (tt-metal PR #50183) or comes before its wait.
@@ -134,7 +140,7 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
-from verispatial.ir.ops import body_at, with_body
+from verispatial.ir.ops import PATCH, body_at, with_body
 from verispatial.ir.validate import validate
 
 TARGETS = (WORMHOLE, BLACKHOLE)
@@ -383,11 +389,48 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
         programs = [attrs.evolve(ep, ops=(*first_ops.get((ep.site, ep.engine), []), *ep.ops,
                                            *(unit if (ep.site, ep.engine) == comp else ())))
                     for ep in programs]
+    # Now and then (about 1 program in 6) a patch of a landed read (drawn last, as the reads in place are).
+    if draw(st.integers(0, 5)) == 0:
+        programs = _patched(draw, programs, buffers, broken)
     p = Program("random", target, tensors=tuple(tensors), buffers=tuple(buffers), semaphores=tuple(semaphores),
                 groups=tuple(groups), trips=tuple(Trip(n, m) for n, m in trips.items()), programs=tuple(programs))
-    p = attrs.evolve(p, memory=_packed(p))
+    p = attrs.evolve(p, memory=packed_memory(p))
     assert validate(p) == [], validate(p)
     return p
+
+
+def _patch_sites(ops: tuple[Op, ...], buffers: list[Buffer], prefix: Path = ()) -> list[tuple[Path, int]]:
+    """Where a patch of a landed read may go in ``ops``: the path right after each ``ReadBarrier`` that directly follows
+    a ``ReadTiles`` into a circular buffer (not scratch, not sharded), with that buffer."""
+    out: list[tuple[Path, int]] = []
+    for i, op in enumerate(ops):
+        if isinstance(op, Loop):
+            out += _patch_sites(op.body, buffers, (*prefix, i))
+        elif isinstance(op, ReadBarrier) and i > 0 and isinstance(ops[i - 1], ReadTiles):
+            b = buffers[ops[i - 1].into]  # type: ignore[union-attr]
+            if not b.scratch and b.shard is None:
+                out.append(((*prefix, i + 1), b.id))
+    return out
+
+
+def _patched(draw: st.DrawFn, programs: list[EngineProgram], buffers: list[Buffer],
+             broken: bool) -> list[EngineProgram]:
+    """``programs`` with one patch of a landed read (``FillTiles(b, 0, PATCH)``, docs/semantics.md "Local-store fills",
+    matmul's ``pad_last_ktile`` after the read's barrier, ``reader_bmm_tile_layout_in0.cpp:74-94`` of the ttnn 0.81.1
+    wheel): right after a ``ReadBarrier`` that follows a ``ReadTiles`` into ``b``, before whatever publishes ``b``
+    (a push, a multicast, a remote write). Drained (``drain``: its stores land before the op after it); broken
+    (sometimes, with ``broken``), undrained: the push or multicast of ``b`` that follows publishes stores that need not
+    have landed (``async-read-publish``), unless a drain of the engine comes first. Unchanged when no engine reads
+    into a buffer."""
+    sites = [(e, path, b) for e, ep in enumerate(programs) for path, b in _patch_sites(ep.ops, buffers)]
+    if not sites:
+        return programs
+    e, path, b = draw(st.sampled_from(sites))
+    drain = not broken or draw(st.integers(0, 2)) > 0
+    ops = programs[e].ops
+    body = body_at(ops, path[:-1])
+    ops = with_body(ops, path[:-1], (*body[: path[-1]], FillTiles(b, 0, PATCH, drain=drain), *body[path[-1] :]))
+    return [*programs[:e], attrs.evolve(programs[e], ops=ops), *programs[e + 1 :]]
 
 
 def _circular_buffer(draw: st.DrawFn, b: int, by_site: dict[Site, list[Slot]], cb_sites: list[Site],
@@ -543,9 +586,10 @@ def _engine_program(draw: st.DrawFn, slot: Slot, stages: list[_Stage], prologue:
     return EngineProgram(slot[0], slot[1], tuple(ops))
 
 
-def _packed(p: Program) -> tuple[BufferAt, ...]:
-    """``p``'s memory map: every site's buffers one after another from the target's reserved base, each at an
-    aligned offset (bytes), in id order: disjoint by construction."""
+def packed_memory(p: Program) -> tuple[BufferAt, ...]:
+    """``p``'s memory map (``Program.memory``): every site's buffers one after another from the target's reserved base,
+    each at an offset (bytes) aligned to ``Target.alignment``, in id order: disjoint by construction. The strategies'
+    map for a program built without one (``blueprints``, ``straddles``)."""
     t = p.target
     memory: list[BufferAt] = []
     offset: dict[Site, int] = {}
@@ -718,8 +762,10 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     for it, multicasts it from its read pointer (``McastSend(front=True)``) and pops it once the multicast left.
     Sometimes it multicasts pages it already pushed (``McastSend(behind=pages)``, after its push).
 
-    In a broken draw, one in eight data multicasts states ``num_dests`` 2 for its one destination (tt-metal #42100):
-    the sender's write barrier then never passes, a deadlock the checker must refute, never prove.
+    In a broken draw, one in eight senders miscounts the destinations of its data or its flag multicast:
+    ``num_dests`` 2 for its one destination (tt-metal #42100: the sender's write barrier then never passes) or 0
+    (fewer than the rectangle: the barrier passes only at the moment an acknowledgement is still due, and deadlocks
+    when every landing came first) — a deadlock the checker must refute, never prove.
 
     Sometimes (``_remote``) the block goes by a *remote write* announced by an increment instead of a flag.
     """
@@ -744,9 +790,16 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
     forward = draw(st.integers(0, 2)) == 0 and cs[1] is not Engine.COMPUTE  # a forwarder multicasts: a mover
-    # Now and then (broken draws only) the data multicast states 2 destinations for its group of 1: tt-metal #42100,
-    # the sender's write barrier after it never passes (docs/semantics.md "Acknowledgement counts").
-    nd = 2 if broken and draw(st.integers(0, 7)) == 0 else 1
+    # Now and then (broken draws only) the data multicast, or the flag's, states 2 destinations for its group of 1
+    # (tt-metal #42100: the sender's write barrier after it never passes) or 0, fewer than the rectangle (the
+    # barrier passes only while an acknowledgement is still due, else never: docs/semantics.md "Acknowledgement
+    # counts").
+    nd, nd_flag = 1, 1
+    if broken and draw(st.integers(0, 7)) == 0:
+        if draw(st.booleans()):
+            nd = draw(st.sampled_from((0, 2)))
+        else:
+            nd_flag = draw(st.sampled_from((0, 2)))
     fill: list[Op] = [Reserve(src, pages), ReadTiles(data, _addr(stage, 0, pages), pages, src), ReadBarrier()]
     send: list[Op] = [SemWait(ready, cond, 1)]
     send += [McastSend(src, pages, g, nd, front=forward), SemSet(ready, 0)] if late_reset else [
@@ -757,7 +810,7 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         # Blackhole), or after the flag (async-flag-overtake on Blackhole), or none (async-source-reuse at the pop).
         leave = draw(st.sampled_from(("between", "between", "after", "none"))) if broken else "between"
         send += [Flush()] if leave == "between" else []
-        send += [McastSetValid(flag, g, 1)] + ([Flush()] if leave == "after" else []) + [Pop(src, pages)]
+        send += [McastSetValid(flag, g, nd_flag)] + ([Flush()] if leave == "after" else []) + [Pop(src, pages)]
         prologue.setdefault(cs, []).append(SemSet(flag, 1))
         stage.give.setdefault(ps, []).append([*fill, Push(src, pages)])
         stage.take.setdefault(cs, []).append([Wait(src, pages), *send])
@@ -768,12 +821,12 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         # too far back for a block of fewer pages than the ring (a page it pushed earlier, or never pushed).
         back = pages + 1 if broken and pages < cap and draw(st.integers(0, 3)) == 0 else pages
         send = [s if not isinstance(s, McastSend) else attrs.evolve(s, behind=back) for s in send]
-        send += [Flush(), McastSetValid(flag, g, 1)]
+        send += [Flush(), McastSetValid(flag, g, nd_flag)]
         prologue.setdefault(ps, []).append(SemSet(flag, 1))
         stage.give.setdefault(ps, []).append([*fill, Push(src, pages), *send])
         stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
     else:
-        send += [Flush(), McastSetValid(flag, g, 1), Push(src, pages)]
+        send += [Flush(), McastSetValid(flag, g, nd_flag), Push(src, pages)]
         prologue.setdefault(ps, []).append(SemSet(flag, 1))
         stage.give.setdefault(ps, []).append([*fill, *send])
         stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
@@ -808,7 +861,7 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     (``offset`` 1: a page published unlanded); the sender's copy not pushed, so the next block lands on the last one
     (``mcast-slot`` while the receiver has not published or not popped it; once it has, the block lands on free
     pages behind the receiver's write pointer a lap on, and the receiver publishes pages it never filled:
-    ``mcast-publish-early``)."""
+    ``mcast-publish-early``); the write's ``num_dests`` 0 or 2 for its one destination (a deadlock at the barrier)."""
     s0, s1 = SITES
     ps, cs = _mover_first(draw, by_site[s0])
     pr, cr = _mover_first(draw, by_site[s1])
@@ -828,9 +881,12 @@ def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, tri
     g = groups[-1].id
     fault = draw(st.sampled_from(("none", "none", "inc-first", "flush", "offset", "no-push"))) if broken else "none"
     offset = 1 if fault == "offset" and cap >= pages + 1 else 0
+    # Broken, now and then: the remote write's count of destinations 0 or 2 for its one core (the write barrier after
+    # it deadlocks once every acknowledgement is back, or never passes: docs/semantics.md "Acknowledgement counts").
+    nd = draw(st.sampled_from((0, 2))) if broken and draw(st.integers(0, 7)) == 0 else 1
     data = f"in{len(tensors)}"
     tensors.append(_tensor(data, pages * _iterations(stage, trips), Role.INPUT, dtype))
-    writes: list[Op] = [McastSend(src, pages, g, 1, dst=copy, offset=offset)]
+    writes: list[Op] = [McastSend(src, pages, g, nd, dst=copy, offset=offset)]
     if mailbox is not None:
         writes.append(InlineWrite(mailbox, s1, 1 + draw(st.integers(0, 2))))
     announce: list[Op] = [WriteBarrier(), SemInc(done, s1, 1)]
@@ -1027,12 +1083,11 @@ def _lists(ops: tuple[Op, ...], prefix: Path = ()) -> list[Path]:
     return out
 
 
-#: Integer fields a "change a count" mutation may rewrite, with the values it draws from.
-#: The range a changed count is drawn from. ``num_dests``: the blueprints' groups have one destination, so 2 is a count
-#: above the group's (tt-metal #42100: the write barrier after it never passes; docs/semantics.md "Acknowledgement
-#: counts"); a count below needs a group of two.
+#: The range a "change a count" mutation draws a changed count from. ``num_dests``: the blueprints' groups have one
+#: destination, so 2 is a count above the group's (tt-metal #42100: the write barrier after it never passes) and 0 one
+#: below (the barrier deadlocks once every acknowledgement is back; docs/semantics.md "Acknowledgement counts").
 _COUNTS: dict[str, tuple[int, int]] = {"pages": (1, 5), "tiles": (1, 5), "value": (0, 4), "by": (1, 3),
-                                       "num_dests": (1, 2)}
+                                       "num_dests": (0, 2)}
 
 
 @st.composite

@@ -288,8 +288,12 @@ def _jump(draw: st.DrawFn, p: Program) -> Program:
 #: The ways ``_seq`` breaks the handshake (one per broken draw): an exact wait a later copy passes (tt-metal #50314),
 #: no write barrier after the copy (the next set races it), a flush instead (it left, not landed), a threshold one
 #: ahead, waits that lag the values, the copy before the set in the loop (it copies the previous value: outside the
-#: protocol), no done handshake before the reset, no reset, the reset not copied, a value that does not rise.
-SEQ_BREAKS = ("eq", "no-barrier", "flush", "ahead", "lag", "flag-first", "no-done", "no-reset", "no-copy", "flat")
+#: protocol), no done handshake before the reset, no reset, the reset not copied, a value that does not rise, the
+#: copies' ``num_dests`` one fewer than the group's destinations (1 of a loopback pair, 0 of one receiver: the write
+#: barrier after the first copy deadlocks once its acknowledgements are back, docs/semantics.md "Acknowledgement
+#: counts").
+SEQ_BREAKS = ("eq", "no-barrier", "flush", "ahead", "lag", "flag-first", "no-done", "no-reset", "no-copy", "flat",
+              "dests")
 
 
 @st.composite
@@ -322,7 +326,8 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
     def guarded(ops: tuple[Op, ...]) -> tuple[Op, ...]:
         return (If("k", Guard.NOT_FIRST, ops),) if guard else ops
 
-    copy: tuple[Op, ...] = (McastSetValid(start, g.id, len(dests)),
+    told = len(dests) - (broken == "dests")  # the count the copies state (acknowledgements their barriers expect)
+    copy: tuple[Op, ...] = (McastSetValid(start, g.id, told),
                             *((Flush(),) if broken == "flush" else ()),
                             *((WriteBarrier(),) if broken not in ("no-barrier", "flush") else ()))
     body: list[Op] = [SemSet(start, value, (step,)), *guarded(copy)]
@@ -334,7 +339,7 @@ def _seq(draw: st.DrawFn, p: Program) -> Program:
     if broken != "no-done":
         send += [SemWait(done, WaitCond.EQ, 1), SemSet(done, 0)]
     if broken != "no-reset":
-        send += [SemSet(start, 0), *((McastSetValid(start, g.id, len(dests)), WriteBarrier())
+        send += [SemSet(start, 0), *((McastSetValid(start, g.id, told), WriteBarrier())
                                        if broken != "no-copy" else ())]
     recv: tuple[Op, ...] = (Loop("k", count, guarded((SemWait(start, cond, want, wait_step),))),
                             SemInc(done, snd, 1), AtomicBarrier())

@@ -92,7 +92,7 @@ from verispatial.ir import (
     WriteTiles,
 )
 from verispatial.ir.validate import validate
-from verispatial.strategies.programs import _packed, programs
+from verispatial.strategies.programs import packed_memory, programs
 
 #: The op kinds an access of the ring may be (module docstring).
 STRADDLE_ACCESSES = ("read", "fill", "pack", "copy", "write", "mcast-back", "mcast-front", "behind", "landing",
@@ -321,7 +321,7 @@ def _merged(p: Program, ops: dict[tuple[Site, Engine], list[Op]], buffers: list[
     # every site: the ring at (0,0) and its copy at (1,0) come first on their sites, so they share a byte offset (a
     # multicast lands at the sender's address: ``mcast-address``)
     t = p.target
-    memory = list(p.memory or _packed(p))
+    memory = list(p.memory or packed_memory(p))
     base = max((m.offset + m.size for m in memory), default=t.reserved_base)
     base = -(-base // t.alignment) * t.alignment
     at: dict[Site, int] = {}

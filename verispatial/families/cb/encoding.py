@@ -536,7 +536,17 @@ def ownership_findings(p: Program, views: dict[str, EngineView]) -> list[Finding
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
 def fill_tiles(c: EngineRun, op: FillTiles, path: tuple[int, ...], s: State) -> State:
     """Local stores: they count in the fill as a landed read does, leave no NoC transaction outstanding, and stay
-    unlanded (``("st", into)``) until a drain of the engine, as a copy's stores do."""
+    unlanded (``("st", into)``) until a drain of the engine, as a copy's stores do. A patch (``tiles`` 0) needs a
+    filled tile in the reserved window and no read into the buffer in flight (``cb-write-unreserved``, as the
+    interpreter's ``fill_tiles``)."""
+    if op.tiles == 0:
+        pt = c.p.buffers[op.into].page_tiles
+        if any(not 1 <= f <= v * pt for v, f in pairs(s, "rsv", op.into)):
+            c.flag(R.CB_WRITE_UNRESERVED, path, f"fill_tiles patches b{op.into} with no filled tile in its reserved "
+                                                "window")
+        elif ("rd", op.into) in s:
+            c.flag(R.CB_WRITE_UNRESERVED, path, f"fill_tiles patches b{op.into} while reads into it may not have "
+                                                "landed (no read barrier since)")
     s = fill(c, s, op.into, op.tiles, path, "fill_tiles")
     return frozenset(t for t in s if t[0] != "st") if op.drain else s | {("st", op.into)}
 

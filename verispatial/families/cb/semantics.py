@@ -255,9 +255,20 @@ def fill_tiles(it: Interp, s: State, e: int, pc: PC, op: FillTiles, out: list[Vi
     """``FillTiles``: the engine's own stores into the reserved back of ``op.into`` (they retire in program order, so
     no pending entry and no barrier): counted in the producer's fill as a ReadTiles that landed, with the same window,
     alias and source-reuse rules; no tensor is read. The stores stay unlanded for the other agents until a drain of
-    the engine (``st_mask``, as a ``CopyTiles``'s; docs/semantics.md, "Local-store fills")."""
+    the engine (``st_mask``, as a ``CopyTiles``'s; docs/semantics.md, "Local-store fills"). A patch (``tiles`` 0)
+    stores into a tile of the window a read filled and that landed: with no tile filled in the window (after the
+    push, before the read) or a read into the buffer in flight (no read barrier since) it stores where the engine
+    holds nothing landed, ``cb-write-unreserved``."""
     b = op.into
     role(it, s, e, pc, b, True, out)
+    if op.tiles == 0 and not 1 <= s.fill[b] <= (s.rsv_end[b] - s.pushed[b]) * it.page_tiles[b]:
+        it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
+              f"{op_text(op)} patches a tile of b{b}, but no tile of its reserved window is filled (a patch stores "
+              "into a tile a read filled, after the read's barrier and before the push)")
+    elif op.tiles == 0 and s.rb_mask[e] >> b & 1:
+        it._v(out, R.CB_WRITE_UNRESERVED, e, pc,
+              f"{op_text(op)} patches a tile of b{b} while a read_tiles into it may not have landed (no read_barrier "
+              "since: the read may land over the stores)")
     slots = fill(it, s, e, pc, b, op.tiles, op, out)
     it._alias_write(s, e, pc, b, slots, f"{op_text(op)} writes", out)
     it._source_reuse(s, e, pc, b, slots, f"{op_text(op)} rewrites", out)
