@@ -444,6 +444,38 @@ class KernelReader:
             raise Refused("static_assert failed", self.loc(n),
                           f"{self.text(cond)} is false" + (f": {self.text(msg)}" if msg is not None else ""))
 
+    def literal_asserts(self) -> None:
+        """Every ``static_assert`` of numbers and operators alone (``static_assert(1 == 2)``, ``static_assert(false,
+        "...")``) in a function body that is no template's: GCC evaluates it wherever it stands — in an ``if`` branch
+        not taken, a loop of no iteration, after a ``return``, in a function never called — and builds no kernel when
+        it is false, so it is refused by name (``static_assert failed``) as one on the read path is. Only the read
+        path's were seen: such a kernel was proved. A template's body (a generic lambda's among them) is checked only
+        where it is instantiated, and a condition naming anything needs its scope: both are left to the reading."""
+        if self.survey:
+            return
+        seen: set[tuple[str, int]] = set()  # a function is listed by its bare and its qualified name
+        saved = self.unit
+        try:
+            for root, unit in [(self.prog.main, self.prog.main_unit), *self.prog.functions.values()]:
+                if _in_template(root):
+                    continue
+                self.unit = unit  # a refusal is at that unit's file and line
+                stack = [root.child_by_field_name("body")]
+                while stack:
+                    x = stack.pop()
+                    if x is None or x.type in ("lambda_expression", "template_declaration"):
+                        continue
+                    if x.type != "static_assert_declaration":
+                        stack.extend(x.named_children)
+                        continue
+                    cond = x.child_by_field_name("condition")
+                    if (unit.file, x.start_byte) not in seen and cond is not None and _folded_assert(cond) \
+                            and not _identifiers(cond):
+                        seen.add((unit.file, x.start_byte))
+                        self.static_assert(x)
+        finally:
+            self.unit = saved
+
     # ------------------------------------------------------------------ entry
 
     def read(self) -> Block:
@@ -462,6 +494,7 @@ class KernelReader:
             finally:
                 self.unit = saved
         main = self.prog.main
+        self.literal_asserts()  # before the entry is bound: its unread branches and its helpers' bodies too
         if self.prog.named_entry:
             main = self.bind_entry(main)
         body = main.child_by_field_name("body")
@@ -4767,6 +4800,16 @@ def _folded_assert(node: Any) -> bool:
     """Whether ``node`` is made of numbers, plain names and operators only (no call, template, cast, type or
     scope): a static_assert condition the reading folds reliably."""
     return node.type in _ARITHMETIC_NODES and all(_folded_assert(c) for c in node.named_children)
+
+
+def _in_template(node: Any) -> bool:
+    """Whether ``node`` lies inside a template declaration (a function or class template, a member of one)."""
+    x = node.parent
+    while x is not None:
+        if x.type == "template_declaration":
+            return True
+        x = x.parent
+    return False
 
 
 def _identifiers(node: Any) -> list[Any]:

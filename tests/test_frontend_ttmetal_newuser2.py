@@ -1,0 +1,203 @@
+"""A second new user's attack on what changed on 2026-12-06 (branch ``newuser2``): near-misses of the front end's new
+refusals that must still read (and prove when correct), a ``static_assert`` GCC evaluates off the read path, and the
+host argument a counterexample names replayed by hand (the printed value put into the host file as a number: still
+refuted). The kernels are the one-core pipeline of ``test_frontend_ttmetal_newuser`` (reader -> c_0 -> compute ->
+c_16 -> writer, compute and writer consuming exactly ``n`` pages) and the reader/helper/writer of
+``test_frontend_ttmetal_cexargs``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
+
+from tests.test_frontend_ttmetal_cexargs import HELPERS, HOST, READER, WRITER  # noqa: E402
+from tests.test_frontend_ttmetal_newuser import PUSH, _pipeline, _refused, _verdict  # noqa: E402
+from verispatial.cli import main  # noqa: E402
+
+LOOP2 = ("    for (uint32_t j = 0; j < 2; ++j) {", f"        {PUSH}", "    }")
+
+
+# --- near-misses of the new refusals: read, and proved when correct ------------------------------------------------
+
+@pytest.mark.parametrize(("body", "n", "want"), [
+    # '!=' loops whose bound is not behind the start
+    (("    for (uint32_t i = 5; i != 5; ++i) {", f"        {PUSH}", "    }"), 0, (0, set())),
+    (("    for (uint32_t i = 5; i != 2; --i) {", f"        {PUSH}", "    }"), 3, (0, set())),
+    (("    for (uint32_t i = 5; i != 2; --i) {", f"        {PUSH}", "    }"), 4, (1, {"deadlock"})),
+    (("    for (uint32_t i = 0; i != 4; i += 2) {", f"        {PUSH}", "    }"), 2, (0, set())),
+    (("    for (uint32_t i = 0; 3 != i; ++i) {", f"        {PUSH}", "    }"), 3, (0, set())),
+    # #include and #error in groups GCC skips
+    (("    for (uint32_t j = 0; j < 2; ++j) {", "#if 0", '#include "extra.inc"', "#endif", f"        {PUSH}", "    }"),
+     2, (0, set())),
+    (("#if 1", *LOOP2, "#else", "#error not this branch", "#endif"), 2, (0, set())),
+    (('    const char* msg = "#error in a string";', *LOOP2), 2, (0, set())),
+], ids=["ne-no-iteration", "ne-down", "ne-down-short", "ne-step-2-lands", "ne-bound-first", "include-if0",
+        "error-else", "error-in-string"])
+def test_a_near_miss_of_a_refusal_is_read(tmp_path: Path, body: tuple[str, ...], n: int, want: tuple[int, set[str]],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = _pipeline(tmp_path, body, n, {"extra.inc": "cb_push_back(0, 1);\n"})
+    assert _verdict(path, capsys) == want
+
+
+@pytest.mark.parametrize(("top", "extra", "n", "want"), [
+    # #undef with a comment, in several spellings: the group under #ifdef is skipped, the one under #ifndef read
+    (("#define EXTRA 1", "#undef EXTRA // gone"), "#ifdef EXTRA", 2, (0, set())),
+    (("#define EXTRA 1", "#undef EXTRA/*x*/"), "#ifndef EXTRA", 4, (0, set())),
+    (("#define EXTRA 1", "#undef \\", "EXTRA"), "#ifndef EXTRA", 4, (0, set())),
+    (("#define EXTRA 1", "#undef EXTRA // gone"), "#if defined(EXTRA)", 2, (0, set())),
+    (("#define EXTRA // defined, empty",), "#ifdef EXTRA", 4, (0, set())),
+    (("#define EXTRA // defined, empty",), "#ifdef EXTRA", 5, (1, {"deadlock"})),
+], ids=["undef-comment", "undef-block-comment", "undef-continued", "undef-defined", "define-comment",
+        "define-comment-short"])
+def test_undef_and_define_with_comments(tmp_path: Path, top: tuple[str, ...], extra: str, n: int,
+                                        want: tuple[int, set[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {", f"        {PUSH}", extra, f"        {PUSH}", "#endif", "    }")
+    assert _verdict(_pipeline(tmp_path, body, n, top=top), capsys) == want
+
+
+def test_an_include_at_namespace_scope_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A namespace body is no function body: its header's constant is ``cfg::K`` (2 pushes: 2 proved, 3 hang)."""
+    body = ("    for (uint32_t j = 0; j < cfg::K; ++j) {", f"        {PUSH}", "    }")
+    files = {"consts.hpp": "constexpr uint32_t K = 2;\n"}
+    top = ("namespace cfg {", '#include "consts.hpp"', "}")
+    assert _verdict(_pipeline(tmp_path, body, 2, files, top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, 3, files, top), capsys) == (1, {"deadlock"})
+
+
+# --- a static_assert off the read path ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("body", "top", "line"), [
+    (("    if (false) {", "        static_assert(1 == 2);", "    }", *LOOP2), (), 7),
+    (("    if (start_id == 7) {", "        static_assert(1 == 2);", "    }", *LOOP2), (), 7),  # start_id is 0
+    (("    for (uint32_t z = 0; z < 0; ++z) {", "        static_assert(false, \"never\");", "    }", *LOOP2), (), 7),
+    ((*LOOP2, "    return;", "    static_assert(0);"), (), 10),
+    (LOOP2, ("inline void unused() { static_assert(1 == 2); }",), 1),
+], ids=["if-false", "if-host-value", "no-iteration", "after-return", "uncalled-function"])
+def test_a_false_static_assert_off_the_read_path_is_refused(tmp_path: Path, body: tuple[str, ...],
+                                                            top: tuple[str, ...], line: int) -> None:
+    """GCC evaluates a static_assert in a non-template body wherever it stands (g++ -std=c++17: 'static assertion
+    failed' for each of these): no kernel is built. The reading saw only those on the path it read, and proved
+    these kernels (which push their 2 pages)."""
+    _refused(_pipeline(tmp_path, body, 2, top=top), "static_assert failed", "reader.cpp", line)
+
+
+@pytest.mark.parametrize(("body", "top"), [
+    (("    if (false) {", "        static_assert(1 == 1);", "    }", *LOOP2), ()),
+    # a template's discarded branch is not instantiated
+    (("    helper<2>();", *LOOP2),
+     ("template <uint32_t N>", "void helper() {", "    if constexpr (N == 3) { static_assert(false); }", "}")),
+], ids=["true", "template-discarded"])
+def test_a_static_assert_gcc_passes_is_no_refusal(tmp_path: Path, body: tuple[str, ...], top: tuple[str, ...],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert _verdict(_pipeline(tmp_path, body, 2, top=top), capsys) == (0, set())
+
+
+@pytest.mark.xfail(strict=True, reason="a static_assert naming a constant off the read path needs that name's scope: "
+                   "not checked yet (the literal-only ones are)")
+def test_a_false_static_assert_naming_a_constant_in_a_branch_not_taken_is_refused(tmp_path: Path) -> None:
+    """``if constexpr`` discards nothing outside a template: GCC fails ``static_assert(k == 3)`` with ``k`` 2."""
+    body = ("    constexpr uint32_t k = 2;", "    if constexpr (k == 3) {", "        static_assert(k == 3);", "    }",
+            *LOOP2)
+    _refused(_pipeline(tmp_path, body, 2), "static_assert failed", "reader.cpp", 8)
+
+
+# --- the host argument a counterexample names, replayed by hand ---------------------------------------------------
+
+def _set(d: Any, field: str, value: int) -> None:
+    parts = re.findall(r"[^.\[\]]+|\[\d+\]", field)
+    for part in parts[:-1]:
+        d = d[int(part[1:-1])] if part.startswith("[") else d[part]
+    last = parts[-1]
+    if last.startswith("["):
+        d[int(last[1:-1])] = value
+    else:
+        d[last] = value
+
+
+def _certify(capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]]]:
+    rc = main(["certify", "host.yaml", "-q", "--no-cache", "--json"])
+    return rc, [r for r in json.loads(capsys.readouterr().out)["results"] if r["verdict"] == "refuted"]
+
+
+def _host_reader_range(lo_hi: str) -> dict[str, Any]:
+    d = yaml.safe_load(HOST)
+    d["tensors"][0]["shape"] = [32, 256]
+    d["work_units"][0]["runtime_args"]["reader"]["num_tiles"] = lo_hi
+    return d
+
+
+def _host_two_ranges() -> dict[str, Any]:
+    d = _host_reader_range("5..6")
+    d["tensors"][1].update(shape=[32, 256], role="activation")
+    d["work_units"][0]["runtime_args"]["reader"]["num_tiles"] = {"range": "5..6", "trip": "r"}
+    d["work_units"][0]["runtime_args"]["writer"]["num_tiles"] = {"range": "3..7", "trip": "w"}
+    return d
+
+
+def _host_named_ct() -> dict[str, Any]:
+    d = yaml.safe_load(HOST)
+    d["kernels"][1].update(runtime_args=["dst_addr"], named_compile_time_args={"n_out": "2..5"})
+    d["work_units"][0]["runtime_args"] = {"reader": {"src_addr": {"tensor": "src"}, "num_tiles": 4},
+                                          "writer": {"dst_addr": {"tensor": "dst"}}}
+    d["tensors"][1]["role"] = "activation"
+    return d
+
+
+def _host_vararg_and_ct() -> dict[str, Any]:
+    d = yaml.safe_load(HOST)
+    d["kernels"][0].update(runtime_args=["src_addr"], varargs=1)
+    d["kernels"][1].update(runtime_args=["dst_addr"], compile_time_args=[7, "3..5"])
+    d["tensors"][0]["shape"] = d["tensors"][1]["shape"] = [32, 256]
+    d["tensors"][1]["role"] = "activation"
+    d["work_units"][0]["runtime_args"] = {"reader": {"src_addr": {"tensor": "src"}},
+                                          "writer": {"dst_addr": {"tensor": "dst"}}}
+    d["work_units"][0]["varargs"] = {"reader": ["1..6"]}
+    return d
+
+
+_NAMED = WRITER.replace("uint32_t num_tiles = get_arg_val<uint32_t>(1);",
+                        'constexpr uint32_t num_tiles = get_named_compile_time_arg_val("n_out");')
+
+
+@pytest.mark.parametrize(("host", "reader", "writer", "names"), [
+    (_host_reader_range("2..6"), READER, WRITER, ["num_tiles"]),
+    (_host_two_ranges(), READER, WRITER, ["num_tiles", "num_tiles"]),
+    (_host_named_ct(), READER, _NAMED, ["n_out"]),
+    (_host_vararg_and_ct(), READER.replace("get_arg_val<uint32_t>(1)", "get_vararg(0)"),
+     WRITER.replace("uint32_t num_tiles = get_arg_val<uint32_t>(1);",
+                    "constexpr uint32_t num_tiles = get_compile_time_arg_val(1);"),
+     ["get_compile_time_arg_val(1)", "get_vararg(0)"]),
+], ids=["runtime", "two-trips", "named-compile-time", "vararg-and-positional"])
+def test_the_named_value_replayed_as_a_number_is_still_refuted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], host: dict[str, Any],
+        reader: str, writer: str, names: list[str]) -> None:
+    """Each refutation's ``host_args`` value, written into the host file in place of its range, is a program the
+    checker still refutes in the same family (a reader and a writer disagreeing on the page count: a deadlock)."""
+    for name, text in (("reader.cpp", reader), ("reader_helpers.hpp", HELPERS), ("writer.cpp", writer)):
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    Path("host.yaml").write_text(yaml.safe_dump(host, sort_keys=False))
+    rc, refuted = _certify(capsys)
+    assert rc == 1
+    assert refuted
+    for r in refuted:
+        args = r["counterexample"]["host_args"]
+        assert [a["name"] for a in args] == names
+        concrete = copy.deepcopy(host)
+        for a in args:
+            lo = int(a["range"].split("..")[0])
+            assert a["value"] == lo + a["trip_value"] == lo + r["counterexample"]["trips"][a["trip"]]
+            for field in a["fields"]:
+                _set(concrete, field, a["value"])
+        Path("host.yaml").write_text(yaml.safe_dump(concrete, sort_keys=False))
+        rc2, again = _certify(capsys)
+        assert rc2 == 1
+        assert r["family"] in {x["family"] for x in again}, (args, again)
