@@ -201,3 +201,69 @@ def test_the_named_value_replayed_as_a_number_is_still_refuted(
         rc2, again = _certify(capsys)
         assert rc2 == 1
         assert r["family"] in {x["family"] for x in again}, (args, again)
+
+
+# --- a witness refutation of a host description: its arguments are its replay's --------------------------------
+
+_INC = """#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    uint32_t sem_id = get_arg_val<uint32_t>(0);
+    uint32_t n = get_arg_val<uint32_t>(1);
+    for (uint32_t i = 0; i < n; ++i) {
+        noc_semaphore_inc(get_noc_addr(1, 0, get_semaphore(sem_id)), 1);
+    }
+    noc_async_atomic_barrier();
+}
+"""
+_WAITER = """#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    uint32_t sem_id = get_arg_val<uint32_t>(0);
+    uint32_t n = get_arg_val<uint32_t>(1);
+    volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_id));
+    for (uint32_t i = 0; i < n; ++i) {
+        noc_semaphore_wait_min(w, 1);
+        noc_semaphore_set(w, 0);
+    }
+}
+"""
+_SEM_HOST = """format: verispatial.ttmetal-host
+version: 1
+name: semh
+semaphores:
+  - {name: w, initial_value: 0, cores: "0,0-1,0"}
+kernels:
+  - {name: inc, source: inc.cpp, processor: reader, noc: 0, runtime_args: [sem_id, n]}
+  - {name: waiter, source: waiter.cpp, processor: reader, noc: 0, runtime_args: [sem_id, n]}
+work_units:
+  - cores: "0,0"
+    kernels: [inc]
+    runtime_args:
+      inc: {sem_id: {semaphore: w}, n: "1..3"}
+  - cores: "1,0"
+    kernels: [waiter]
+    runtime_args:
+      waiter: {sem_id: {semaphore: w}, n: "1..3"}
+"""
+
+
+def test_a_witness_refutation_relates_its_replays_ranges_in_sarif(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """(0,0) increments (1,0)'s word n times, (1,0) waits for it and resets it n times: the lost update is shown by
+    the interpreter's run before any wide query (its counterexample has no trips of its own, its replay's are n's).
+    The text named the arguments (``arg_lines`` reads the replay's) but SARIF related no range: it read only the
+    top level."""
+    for name, text in (("inc.cpp", _INC), ("waiter.cpp", _WAITER), ("host.yaml", _SEM_HOST)):
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["certify", "host.yaml", "-q", "--no-cache", "--sarif", "out.sarif"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    head = out.index("refuted semaphore/sem-set-race:sem0@(1,0): (1,0).reader resets sem0@(1,0) at [0, 1] after an "
+                     "increment beyond those its wait consumed was issued (lost update)")
+    lines = out[head + 1:head + 4]
+    assert [ln.split(" from ")[0] for ln in lines[:2]] == ["    n = 3", "    n = 3"]
+    assert lines[2] == "    at waiter.cpp:8:9: noc_semaphore_set(w, 0);"
+    results = json.loads(Path("out.sarif").read_text())["runs"][0]["results"]
+    (res,) = [r for r in results if r["ruleId"] == "sem-set-race"]
+    ranges = [(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
+              for r in res["relatedLocations"] if r["message"]["text"].startswith("n = 3 from host.yaml")]
+    assert ranges == [("host.yaml", 13), ("host.yaml", 17)]

@@ -119,15 +119,21 @@ def with_host_args(report: Report, spec: Any, host_label: str) -> Report:
     return attrs.evolve(report, results=results)
 
 
-def arg_lines(cex: Any) -> list[str]:
-    """The ``text`` of each host argument of a counterexample's own trips (``host_args`` at its top level; else its
-    replay's), the lines a report prints under the headline."""
+def args_of(cex: Any) -> list[dict[str, Any]]:
+    """The host arguments of a counterexample's own trips: ``host_args`` at its top level, else its replay's (a
+    witness run's counterexample has no trips of its own, ``encoding._witness``: its run's are the replay's)."""
     if not isinstance(cex, dict):
         return []
     got = cex.get("host_args")
     if not isinstance(got, list) and isinstance(cex.get("replay"), dict):
         got = cex["replay"].get("host_args")
-    return [str(a["text"]) for a in got or [] if isinstance(a, dict) and "text" in a]
+    return [a for a in got or [] if isinstance(a, dict)]
+
+
+def arg_lines(cex: Any) -> list[str]:
+    """The ``text`` of each host argument of a counterexample's own trips (``args_of``), the lines a report prints
+    under the headline."""
+    return [str(a["text"]) for a in args_of(cex) if "text" in a]
 
 
 def field_position(text: str, field: str) -> tuple[int, int] | None:

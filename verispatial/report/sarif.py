@@ -43,7 +43,7 @@ from verispatial.ir import obligation
 from verispatial.ir.source import SourceLoc
 from verispatial.report import rule_help
 from verispatial.report.consequences import Grouping
-from verispatial.report.hostargs import arg_lines, field_position
+from verispatial.report.hostargs import arg_lines, args_of, field_position
 from verispatial.report.sources import located_sources
 
 #: The ``$schema`` of the documents written: the official schema's own id.
@@ -596,13 +596,12 @@ def _host_arg_locations(r: Result, art: Artifact, places: _Places, before: int) 
     """Related locations of a host description's ranges a counterexample's trips set (``hostargs``): each at the
     field of the host file giving the range, its message the argument's name and value. ``before``: how many related
     locations come first (the ids follow them)."""
-    cex = r.counterexample
-    got = cex.get("host_args") if isinstance(cex, dict) else None
-    if not isinstance(got, list) or art.text is None:
+    got = args_of(r.counterexample)  # a witness run's are its replay's, as the message's (arg_lines)
+    if not got or art.text is None:
         return []
     out: list[dict[str, Any]] = []
     for a in got:
-        for field in a.get("fields", []) if isinstance(a, dict) else []:
+        for field in a.get("fields", []):
             where = field_position(art.text, str(field))
             if where is not None:
                 out.append({"id": before + len(out) + 1, "message": {"text": str(a.get("text", field))},
