@@ -267,3 +267,28 @@ def test_a_witness_refutation_relates_its_replays_ranges_in_sarif(tmp_path: Path
     ranges = [(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
               for r in res["relatedLocations"] if r["message"]["text"].startswith("n = 3 from host.yaml")]
     assert ranges == [("host.yaml", 13), ("host.yaml", 17)]
+
+
+# --- what g++ predefines ---------------------------------------------------------------------------------------------
+
+_READ_NO_PUSH = "cb_reserve_back(0, 1); noc_async_read_tile(start_id + j, s, get_write_ptr(0));"
+
+
+@pytest.mark.parametrize(("guard", "want"), [("#ifndef __cplusplus", (1, {"async-read-publish", "async-pending-at-end"})),
+                                             ("#if !defined(__cplusplus) || __cplusplus < 201703L",
+                                              (1, {"async-read-publish", "async-pending-at-end"})),
+                                             ("#ifdef __cplusplus", (0, set())),
+                                             ("#if __cplusplus >= 201703L && defined(__riscv)", (0, set()))])
+def test_a_group_under_cplusplus_is_read_as_gcc_builds_it(tmp_path: Path, guard: str, want: tuple[int, set[str]],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The kernel's read barrier sits under a test of ``__cplusplus``, which riscv-tt-elf-g++ always defines (201703L
+    under the JIT's ``-std=c++17``). The reading's preprocessor did not define it: under ``#ifndef __cplusplus`` it
+    read a barrier GCC never builds and proved a push of pages whose reads may not have landed."""
+    body = ("    for (uint32_t j = 0; j < 2; ++j) {", f"        {_READ_NO_PUSH}", guard,
+            "        noc_async_read_barrier();", "#endif", "        cb_push_back(0, 1);", "    }")
+    assert _verdict(_pipeline(tmp_path, body, 2), capsys) == want
+
+
+def test_a_c_only_error_guard_is_no_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    top = ("#ifndef __cplusplus", "#error this header is C++ only", "#endif")
+    assert _verdict(_pipeline(tmp_path, LOOP2, 2, top=top), capsys) == (0, set())

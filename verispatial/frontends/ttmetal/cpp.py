@@ -47,7 +47,11 @@ COMPUTE_JIT_MACROS = {"DST_SYNC_MODE": "DstSync::SyncHalf", "UCK_CHLKC_MATH": "1
 #: compile-time-arg structs' kernel constructors reading ``get_compile_time_arg_val`` are under ``#ifdef
 #: KERNEL_BUILD``, the host's under ``#ifndef`` (deepseek_prefill/combine_fabric2d/device/kernels/dataflow/
 #: combine_fabric2d_collector_ct_args.hpp:34-76)
-KERNEL_JIT_MACROS = {"KERNEL_BUILD": "1"}
+KERNEL_JIT_MACROS = {"KERNEL_BUILD": "1",
+                     # what riscv-tt-elf-g++ itself predefines under the JIT's ``-std=c++17`` and ``-march=rv32...``
+                     # (both flags in the wheel's build/lib/libtt_metal.so): a group under ``#ifndef __cplusplus``
+                     # (noc.h:9) is none GCC builds, one under ``#ifdef __cplusplus`` is built
+                     "__cplusplus": "201703L", "__riscv": "1"}
 #: Constants of the device headers: what kernels compare semaphores with (hostdevcommon/common_values.hpp) and the
 #: tile geometry (tt_metal/api/tt-metalium/constants.hpp, ``tt::constants``; named with or without the namespace).
 DEVICE_CONSTANTS = {"VALID": 1, "INVALID": 0, "TILE_HEIGHT": 32, "TILE_WIDTH": 32, "TILE_HW": 1024,
