@@ -292,3 +292,16 @@ def test_a_group_under_cplusplus_is_read_as_gcc_builds_it(tmp_path: Path, guard:
 def test_a_c_only_error_guard_is_no_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     top = ("#ifndef __cplusplus", "#error this header is C++ only", "#endif")
     assert _verdict(_pipeline(tmp_path, LOOP2, 2, top=top), capsys) == (0, set())
+
+
+def test_a_not_equal_loop_behind_a_ranges_low_end_names_the_low_end(tmp_path: Path) -> None:
+    """``for (i = 5; i != nn; ++i)`` with ``nn`` in 3..8: at 3 the index wraps. The refusal said ``at n = 0`` (the
+    trip) beside the kernel's arithmetic (3 is 2 below 5): it names the range's low end and its trip."""
+    body = ("    uint32_t nn = get_arg_val<uint32_t>(1);", "    for (uint32_t i = 5; i != nn; ++i) {", f"        {PUSH}",
+            "    }")
+    path = _pipeline(tmp_path, body, 2)
+    host = json.loads(path.read_text())
+    host["work_units"][0]["runtime_args"]["reader"]["n"] = "3..8"
+    path.write_text(json.dumps(host))
+    e = _refused(path, "for loop whose '!=' bound is stepped over", "reader.cpp", 7)
+    assert e.detail.endswith("i != nn: at the range's low end (trip n = 0) the bound is 2 below the start")

@@ -1640,7 +1640,8 @@ class KernelReader:
                 # ``for (i = 5; i != n; ++i)`` with n < 5 at the range's low end: the index passes n, wraps and
                 # runs about 2**32 iterations, where ``<`` would run none
                 self.refuse("for loop whose '!=' bound is stepped over", n,
-                            f"{self.text(cond)}: at {tname} = 0 the bound is {-span.const} below the start")
+                            f"{self.text(cond)}: at the range's low end (trip {tname} = 0) the bound is "
+                            f"{-span.const} below the start")
             count = tname if (coef, span.const) == (1, 0) else TripCount(tname, coef, span.const)
             last = span + V.const(-1)  # type: ignore[assignment]
         if count == 0:
