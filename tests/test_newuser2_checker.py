@@ -165,3 +165,25 @@ def test_a_patch_after_its_reads_barrier_proves(ops: tuple) -> None:
     assert explore(p).verdict == "ok"
     report = certify(p, cache=False)
     assert report.exit_code == 0, [(r.name, r.reason) for r in report.results if r.verdict is not Verdict.PROVED]
+
+
+def test_an_overshoot_the_seeded_runs_miss_is_refuted_and_its_hang_replayed() -> None:
+    """Eight engines: B idles 10 steps, then waits for its word to equal 1, then 2; A's second increment comes 30
+    steps after its first, so every seeded run sees B pass ``== 1`` first. Held back until both land, B reads 2
+    at ``== 1`` and hangs: the wider query finds the overshoot, the interpreter replays it, and the deadlock is
+    refuted (not proved)."""
+    sites = [Site(x, y) for y in range(2) for x in range(4)]
+    a = (SemInc(0, B, 1), Loop("k", 30, (SemSet(1, 0),)), SemInc(0, B, 1), AtomicBarrier())
+    b = (Loop("k", 10, (SemSet(1, 0),)), SemWait(0, WaitCond.EQ, 1), SemWait(0, WaitCond.EQ, 2), SemSet(0, 0))
+    rest = tuple(ep(s, Engine.READER, Loop("k", 5, (SemSet(1, 0),))) for s in sites[2:])
+    p = Program("unit", WORMHOLE, semaphores=(Semaphore(0, "s", (B,)), Semaphore(1, "own", tuple(sites))),
+                programs=(ep(A, Engine.READER, *a), ep(B, Engine.READER, *b), *rest),
+                sections=(SectionSpan("main"),))
+    assert validate(p) == []
+    assert all(simulate(p, None, seed=s).violations == () for s in (None, 0, 1, 2, 3))
+    report = certify(p, cache=False)
+    got = _refuted(report)
+    replay = got["sem-overshoot:sem0@(1,0)"]["replay"]
+    assert isinstance(replay, dict)
+    assert (replay["violation"]["rule"], replay["violation"]["position"]["path"]) == (R.SEM_OVERSHOOT, [1])
+    assert got["deadlock:(0,0).reader+1"]["stuck"][0]["reason"] == "sem0@(1,0)=2, waits ==1"
