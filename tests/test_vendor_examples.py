@@ -231,16 +231,7 @@ def test_exact_exchange_wait_hangs_when_the_peer_passes_its_value() -> None:
     assert len(over) == 2
     for x in over:
         assert x.counterexample is not None
-        # The interpreter's run shows the overshoot itself, or the hang it causes: the core stuck at that wait
-        # reading 2 where it waits for 1 (encoding._witness asks the runs first; either is the claim replayed)
-        replay = x.counterexample["replay"]
-        if "violation" in replay:
-            assert replay["violation"]["rule"] == "sem-overshoot"
-        else:
-            at = {(s["position"]["engine"], tuple(s["position"]["path"])): s["reason"]
-                  for s in replay["deadlock"]["stuck"]}
-            word = x.name.split(":", 1)[1]
-            assert at[(x.counterexample["engine"], (2,))] == f"{word}=2, waits ==1"
+        assert x.counterexample["replay"]["violation"]["rule"] == "sem-overshoot"
         assert [(loc.file.rsplit("/", 1)[1], loc.line, loc.text) for loc in source_locations(p, x)][:1] == [
             ("cross_core_data_exchange_common.hpp", 79, "sem_self.wait(sem_counter);")]
     (dl,) = [x for x in r.results if x.family == "deadlock" and x.verdict is Verdict.REFUTED]
