@@ -305,3 +305,21 @@ def test_a_not_equal_loop_behind_a_ranges_low_end_names_the_low_end(tmp_path: Pa
     path.write_text(json.dumps(host))
     e = _refused(path, "for loop whose '!=' bound is stepped over", "reader.cpp", 7)
     assert e.detail.endswith("i != nn: at the range's low end (trip n = 0) the bound is 2 below the start")
+
+
+def test_explain_tells_two_kernels_arguments_of_one_name_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The reader's ``num_tiles`` in 5..6 (trip r) and the writer's in 3..7 (trip w): explain's deadlock line said
+    ``num_tiles = 6, num_tiles = 7``, naming neither kernel; each is now given with its kernel."""
+    for name, text in (("reader.cpp", READER), ("reader_helpers.hpp", HELPERS), ("writer.cpp", WRITER)):
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    Path("host.yaml").write_text(yaml.safe_dump(_host_two_ranges(), sort_keys=False))
+    assert main(["explain", "host.yaml", "-q", "--no-cache", "-o", "ex"]) == 1
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("    deadlock with ")]
+    assert len(lines) == 1
+    m = re.match(r"    deadlock with reader\.num_tiles = (\d+), writer\.num_tiles = (\d+) \(trip r=(\d+) w=(\d+)\)",
+                 lines[0])
+    assert m is not None, lines[0]
+    assert (int(m[1]), int(m[2])) == (5 + int(m[3]), 3 + int(m[4]))
+    assert m[1] != m[2]

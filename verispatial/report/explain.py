@@ -556,6 +556,20 @@ def _release_line(program: Program, ref: OpRef, w: Waiting, stuck_at: dict[str, 
     return f"{_ref_text(program, ref)}{ran_text}; {ref.engine} has finished"
 
 
+def _arg_values(args: list[dict[str, Any]]) -> list[str]:
+    """``name = value`` of each host argument (``hostargs``); a name two kernels read at different values is given
+    with its kernel (``reader.num_tiles = 6, writer.num_tiles = 7``: 'num_tiles = 6, num_tiles = 7' said neither)."""
+    values: dict[str, set[Any]] = {}
+    for a in args:
+        values.setdefault(str(a.get("name")), set()).add(a.get("value"))
+    out = []
+    for a in args:
+        name = str(a.get("name"))
+        kernel = str(a.get("from", "")).partition(": kernels.")[2].split(".", 1)[0]
+        out.append(f"{kernel + '.' if len(values[name]) > 1 and kernel else ''}{name} = {a.get('value')}")
+    return out
+
+
 def _cycle(graph: nx.DiGraph) -> list[str]:
     try:
         edges = nx.find_cycle(graph)
@@ -587,7 +601,7 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
     trip_text = (" with " + " ".join(f"{k}={v}" for k, v in sorted(trips.items()))) if trips else ""
     args = cex.get("host_args")
     if trips and isinstance(args, list) and args:  # a host's ranges: the arguments first, the trips they are after
-        shown = ", ".join(dict.fromkeys(f"{a['name']} = {a['value']}" for a in args if isinstance(a, dict)))
+        shown = ", ".join(dict.fromkeys(_arg_values([a for a in args if isinstance(a, dict)])))
         trip_text = f" with {shown} (trip {trip_text[len(' with '):]})"
     how = f" (reached by the interpreter: {cex.get('replayed_by', 'replay')}" + (
         f", {run.steps} steps)" if run is not None else ")")
