@@ -476,6 +476,35 @@ class KernelReader:
         finally:
             self.unit = saved
 
+    def skipped_asserts(self, node: Any) -> None:
+        """The static_asserts of the branch ``node`` of an ``if`` the reading decided, in the kernel's own body (no
+        template's): ``if constexpr`` discards nothing outside a template, and GCC evaluates each there (``constexpr
+        uint32_t k = 2; if constexpr (k == 3) { static_assert(k == 3); }`` builds no kernel). A condition of numbers,
+        names and operators is folded in the scope of the ``if`` unless it names something the branch declares (its
+        own scope, which the reading does not enter); one it cannot fold is passed over (``static_assert``)."""
+        declared: set[str] = set()
+        asserts: list[Any] = []
+        stack = [node]
+        while stack:
+            x = stack.pop()
+            if x.type == "lambda_expression":
+                continue
+            if x.type == "static_assert_declaration":
+                asserts.append(x)
+                continue
+            d = x.child_by_field_name("declarator") if x.type in ("declaration", "init_declarator",
+                                                                   "parameter_declaration") else None
+            while d is not None and d.type != "identifier":
+                d = d.child_by_field_name("declarator")
+            if d is not None:
+                declared.add(d.text.decode())
+            stack.extend(x.named_children)
+        for x in asserts:
+            cond = x.child_by_field_name("condition")
+            if cond is not None and _folded_assert(cond) and not any(
+                    i.text.decode() in declared for i in _identifiers(cond)):
+                self.static_assert(x)
+
     # ------------------------------------------------------------------ entry
 
     def read(self) -> Block:
@@ -2039,6 +2068,10 @@ class KernelReader:
             self.data_branch(n, then, other, saved, writes, e)
             return
         if isinstance(g, bool):
+            skipped = other if g else then
+            if skipped is not None and self.depth == 0 and not _in_template(self.prog.main) \
+                    and n.child_by_field_name("initializer") is None:
+                self.skipped_asserts(skipped)
             self.stmt(then if g else other)
             return
         var, guard = g
