@@ -90,21 +90,28 @@ def test_the_acknowledged_loop_proves_and_an_early_acknowledgement_is_refuted() 
     assert replay["violation"]["rule"] == R.SEM_SET_RACE
 
 
-def test_a_lost_update_the_seeded_runs_miss_is_refuted_by_the_solver_and_replayed() -> None:
-    """Eight engines (past the explorer's six): A's second increment comes 30 local steps after its first, so the
-    round-robin and seeded runs see B reset long before it; only a schedule that holds B at its reset shows the lost
-    update. The witness finds nothing, the wider query does, and the interpreter replays it directed at its state.
-    The hang that follows is never proved."""
+def _eight_engines(b: tuple) -> Program:
+    """Eight readers on a 4 x 2 grid: A increments B's word twice, 30 steps apart, and waits for both to land; B
+    runs ``b``; the six others idle on their own word. No seeded run (round robin, seeds 0-3) shows a violation: the
+    one that does holds B back, which only the wider query finds."""
     sites = [Site(x, y) for y in range(2) for x in range(4)]
     a = (SemInc(0, B, 1), Loop("k", 30, (SemSet(1, 0),)), SemInc(0, B, 1), AtomicBarrier())
-    b = (SemWait(0, GE, 1), SemSet(0, 0), SemWait(0, GE, 1), SemSet(0, 0))
     rest = tuple(ep(s, Engine.READER, Loop("k", 5, (SemSet(1, 0),))) for s in sites[2:])
     p = Program("unit", WORMHOLE, semaphores=(Semaphore(0, "s", (B,)), Semaphore(1, "own", tuple(sites))),
                 programs=(ep(A, Engine.READER, *a), ep(B, Engine.READER, *b), *rest),
                 sections=(SectionSpan("main"),))
     assert validate(p) == []
     assert all(simulate(p, None, seed=s).violations == () for s in (None, 0, 1, 2, 3))
-    report = certify(p, cache=False)
+    return p
+
+
+def test_a_lost_update_the_seeded_runs_miss_is_refuted_by_the_solver_and_replayed() -> None:
+    """Eight engines (past the explorer's six): A's second increment comes 30 local steps after its first, so the
+    round-robin and seeded runs see B reset long before it; only a schedule that holds B at its reset shows the lost
+    update. The witness finds nothing, the wider query does, and the interpreter replays it directed at its state.
+    The hang that follows is never proved."""
+    b = (SemWait(0, GE, 1), SemSet(0, 0), SemWait(0, GE, 1), SemSet(0, 0))
+    report = certify(_eight_engines(b), cache=False)
     got = _refuted(report)
     replay = got["sem-set-race:sem0@(1,0)"]["replay"]
     assert isinstance(replay, dict)
@@ -172,16 +179,8 @@ def test_an_overshoot_the_seeded_runs_miss_is_refuted_and_its_hang_replayed() ->
     steps after its first, so every seeded run sees B pass ``== 1`` first. Held back until both land, B reads 2
     at ``== 1`` and hangs: the wider query finds the overshoot, the interpreter replays it, and the deadlock is
     refuted (not proved)."""
-    sites = [Site(x, y) for y in range(2) for x in range(4)]
-    a = (SemInc(0, B, 1), Loop("k", 30, (SemSet(1, 0),)), SemInc(0, B, 1), AtomicBarrier())
     b = (Loop("k", 10, (SemSet(1, 0),)), SemWait(0, WaitCond.EQ, 1), SemWait(0, WaitCond.EQ, 2), SemSet(0, 0))
-    rest = tuple(ep(s, Engine.READER, Loop("k", 5, (SemSet(1, 0),))) for s in sites[2:])
-    p = Program("unit", WORMHOLE, semaphores=(Semaphore(0, "s", (B,)), Semaphore(1, "own", tuple(sites))),
-                programs=(ep(A, Engine.READER, *a), ep(B, Engine.READER, *b), *rest),
-                sections=(SectionSpan("main"),))
-    assert validate(p) == []
-    assert all(simulate(p, None, seed=s).violations == () for s in (None, 0, 1, 2, 3))
-    report = certify(p, cache=False)
+    report = certify(_eight_engines(b), cache=False)
     got = _refuted(report)
     replay = got["sem-overshoot:sem0@(1,0)"]["replay"]
     assert isinstance(replay, dict)
