@@ -54,16 +54,16 @@ def _ranged_args(spec: Any, host_label: str) -> list[_Arg]:
                                 (f"kernels[{i}].named_compile_time_args.{n}",), (), v.trip, v.lo, v.hi))
     by_key: dict[tuple[str, str, str], _Arg] = {}
     for u, unit in enumerate(spec.work_units):
-        given: list[tuple[str, str, str, Any]] = []
+        given: list[tuple[str, str, str, Any]] = []  # (name, origin, host field, value)
         for kname, args in unit.runtime_args.items():
-            given += [(kname, a, f"{kname}.runtime_args", v) for a, v in args.items()]
+            given += [(a, f"{kname}.runtime_args", f"work_units[{u}].runtime_args.{kname}.{a}", v)
+                      for a, v in args.items()]
         for kname, vals in unit.varargs.items():
-            given += [(kname, f"get_vararg({j})", f"{kname}.varargs", v) for j, v in enumerate(vals)]
-        for kname, name, origin, v in given:
+            given += [(f"get_vararg({j})", f"{kname}.varargs", f"work_units[{u}].varargs.{kname}[{j}]", v)
+                      for j, v in enumerate(vals)]
+        for name, origin, field, v in given:
             if not isinstance(v, TripRange):
                 continue
-            field = (f"work_units[{u}].runtime_args.{kname}.{name}" if origin.endswith("runtime_args")
-                     else f"work_units[{u}].varargs.{kname}[{name[len('get_vararg('):-1]}]")
             key = (origin, name, v.trip)
             old = by_key.get(key)
             if old is None:

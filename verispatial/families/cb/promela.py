@@ -139,11 +139,6 @@ def copy_tiles(g: _Gen, e: int, path: tuple[int, ...], op: CopyTiles, st: Step) 
                             f"drain[{b}] + {op.tiles} <= (wait_end[{b}] - popped[{b}]) * {pt}"))
     st.body.append(f"drain[{b}] = drain[{b}] + {op.tiles};")
     st.body += role(g, e, op.into, True, st.where)
-    if op.tiles == 0:  # a patch: into a tile of the window a read filled and landed (``cb.semantics.fill_tiles``)
-        b = op.into
-        st.body.append(g._assert(R.CB_WRITE_UNRESERVED,
-                                 f"fill[{b}] >= 1 && fill[{b}] <= (rsv_end[{b}] - pushed[{b}]) * {g.pt[b]} && "
-                                 f"((rb_mask[{e}] >> {b}) & 1) == 0", st.where))
     lines, p0, np = fill(g, op.into, op.tiles, st.where)
     st.body += [*lines, *g._source_reuse(op.into, p0, np, "write", st.where)]
     st.body.append(f"st_mask[{e}] = 0;" if op.drain else f"st_mask[{e}] = st_mask[{e}] | {1 << op.into};")

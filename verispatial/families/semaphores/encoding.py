@@ -47,19 +47,13 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
     return d.counterexample("state", rule, summary, word=w.name, **where)
 
 
-def check_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-                cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None) -> list[Result]:
-    """One result per used word: its protocol's exact-counting obligations (``sem-exact`` when all proved). With
-    ``cache``, a word of a component isomorphic to one already proved reuses that proof (``canon.py``).
-    ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
-    failed-to-prove, and the word's other obligations are still tried for one that replays."""
-    return list(each_exact(a, trusted, rlimit, cache, confirm))
-
-
 def each_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None) -> Iterator[Result]:
-    """``check_exact``'s results one word at a time, as each is decided (a caller whose budget runs out keeps the
-    refutations decided so far: ``checker._certify``)."""
+    """One result per used word, yielded as each is decided (a caller whose budget runs out keeps the refutations
+    decided so far: ``checker._certify``): its protocol's exact-counting obligations (``sem-exact`` when all proved).
+    With ``cache``, a word of a component isomorphic to one already proved reuses that proof (``canon.py``).
+    ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
+    failed-to-prove, and the word's other obligations are still tried for one that replays."""
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
         for name in (hs.ready, *hs.flags):
