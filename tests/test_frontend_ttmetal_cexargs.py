@@ -150,7 +150,8 @@ def test_json_counterexample_carries_the_host_args(tmp_path: Path, monkeypatch: 
     cex = dl["counterexample"]
     assert cex["trips"] == {"num_tiles": 0}
     assert cex["host_args"] == [{
-        "name": "num_tiles", "value": 3, "from": "host.yaml: kernels.reader.runtime_args", "range": "3..4",
+        "name": "num_tiles", "kernel": "reader", "value": 3, "from": "host.yaml: kernels.reader.runtime_args",
+        "range": "3..4",
         "fields": ["work_units[0].runtime_args.reader.num_tiles"], "trip": "num_tiles", "trip_value": 0,
         "text": NUM_TILES}]
     assert list(cex).index("host_args") == list(cex).index("trips") + 1  # right after the trips it explains
@@ -215,6 +216,7 @@ def test_shared_trip_names_every_argument(tmp_path: Path) -> None:
         "program.json)",
         "num_tiles = 4 from h.yaml: kernels.writer.runtime_args (range 3..4 in work_units[0]; trip n = 1 in "
         "program.json)"]
+    assert [a["kernel"] for a in got] == ["reader", "writer"]  # what explain qualifies a shared name by
     assert host_args(load_host(tmp_path / "h.yaml"), "h.yaml", {"other": 1}) == []
 
 

@@ -565,7 +565,7 @@ def _arg_values(args: list[dict[str, Any]]) -> list[str]:
     out = []
     for a in args:
         name = str(a.get("name"))
-        kernel = str(a.get("from", "")).partition(": kernels.")[2].split(".", 1)[0]
+        kernel = str(a.get("kernel", ""))
         out.append(f"{kernel + '.' if len(values[name]) > 1 and kernel else ''}{name} = {a.get('value')}")
     return out
 

@@ -23,10 +23,11 @@ from verispatial.certify.report import Report
 
 @attrs.frozen
 class _Arg:
-    """One host argument given as a range: how the kernel names it, the host field naming it (``from``), the fields
-    giving the range (``fields``; ``units`` the work units among them) and its trip."""
+    """One host argument given as a range: how the kernel names it, the kernel reading it, the host field naming it
+    (``from``), the fields giving the range (``fields``; ``units`` the work units among them) and its trip."""
 
     name: str
+    kernel: str
     origin: str
     fields: tuple[str, ...]
     units: tuple[str, ...]
@@ -45,29 +46,29 @@ def _ranged_args(spec: Any, host_label: str) -> list[_Arg]:
     for i, k in enumerate(spec.kernels):
         for j, v in enumerate(k.compile_time_args):
             if isinstance(v, TripRange):
-                out.append(_Arg(f"get_compile_time_arg_val({j})",
+                out.append(_Arg(f"get_compile_time_arg_val({j})", k.name,
                                 f"{host_label}: kernels.{k.name}.compile_time_args[{j}]",
                                 (f"kernels[{i}].compile_time_args[{j}]",), (), v.trip, v.lo, v.hi))
         for n, v in k.named_compile_time_args.items():
             if isinstance(v, TripRange):
-                out.append(_Arg(n, f"{host_label}: kernels.{k.name}.named_compile_time_args.{n}",
+                out.append(_Arg(n, k.name, f"{host_label}: kernels.{k.name}.named_compile_time_args.{n}",
                                 (f"kernels[{i}].named_compile_time_args.{n}",), (), v.trip, v.lo, v.hi))
     by_key: dict[tuple[str, str, str], _Arg] = {}
     for u, unit in enumerate(spec.work_units):
-        given: list[tuple[str, str, str, Any]] = []  # (name, origin, host field, value)
+        given: list[tuple[str, str, str, str, Any]] = []  # (name, kernel, origin, host field, value)
         for kname, args in unit.runtime_args.items():
-            given += [(a, f"{kname}.runtime_args", f"work_units[{u}].runtime_args.{kname}.{a}", v)
+            given += [(a, kname, f"{kname}.runtime_args", f"work_units[{u}].runtime_args.{kname}.{a}", v)
                       for a, v in args.items()]
         for kname, vals in unit.varargs.items():
-            given += [(f"get_vararg({j})", f"{kname}.varargs", f"work_units[{u}].varargs.{kname}[{j}]", v)
+            given += [(f"get_vararg({j})", kname, f"{kname}.varargs", f"work_units[{u}].varargs.{kname}[{j}]", v)
                       for j, v in enumerate(vals)]
-        for name, origin, field, v in given:
+        for name, kname, origin, field, v in given:
             if not isinstance(v, TripRange):
                 continue
             key = (origin, name, v.trip)
             old = by_key.get(key)
             if old is None:
-                by_key[key] = _Arg(name, f"{host_label}: kernels.{origin}", (field,), (f"work_units[{u}]",),
+                by_key[key] = _Arg(name, kname, f"{host_label}: kernels.{origin}", (field,), (f"work_units[{u}]",),
                                    v.trip, v.lo, v.hi)
             else:
                 by_key[key] = attrs.evolve(old, fields=(*old.fields, field), units=(*old.units, f"work_units[{u}]"))
@@ -76,7 +77,8 @@ def _ranged_args(spec: Any, host_label: str) -> list[_Arg]:
 
 def host_args(spec: Any, host_label: str, trips: dict[str, Any]) -> list[dict[str, Any]]:
     """The host arguments the trip values ``trips`` set, as a counterexample carries them: ``name`` (as the kernel
-    reads it: the runtime arg's name, ``get_compile_time_arg_val(0)``, ``get_vararg(1)``), ``value`` (``lo`` plus
+    reads it: the runtime arg's name, ``get_compile_time_arg_val(0)``, ``get_vararg(1)``), ``kernel`` (the host
+    description's name of the kernel reading it), ``value`` (``lo`` plus
     the trip's value), ``from`` (``HOST: kernels.KERNEL.runtime_args``), ``range`` (``lo..hi``), ``fields`` (the host
     fields giving the range), ``trip``, ``trip_value`` and ``text``, the line a report prints. ``spec``: the host
     description (``HostSpec``); ``host_label``: the host file as the user named it. Trips no host range gives are
@@ -88,7 +90,7 @@ def host_args(spec: Any, host_label: str, trips: dict[str, Any]) -> list[dict[st
             continue
         value = a.lo + t
         where = f" in {', '.join(a.units)}" if a.units else ""
-        out.append({"name": a.name, "value": value, "from": a.origin, "range": f"{a.lo}..{a.hi}",
+        out.append({"name": a.name, "kernel": a.kernel, "value": value, "from": a.origin, "range": f"{a.lo}..{a.hi}",
                     "fields": list(a.fields), "trip": a.trip, "trip_value": t,
                     "text": f"{a.name} = {value} from {a.origin} (range {a.lo}..{a.hi}{where}; trip {a.trip} = {t} "
                             "in program.json)"})
