@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -858,6 +858,18 @@ class Interp:
 PROBE_STEPS = 100_000
 
 
+class TraceStep(NamedTuple):
+    """One transition a recorded run fired: ``kind`` (``step``, ``leave`` or ``land``), the engine's key, ``text``
+    (``Interp.describe`` of it in the state it fired in), ``path`` (the op stepped, or the op that issued what leaves
+    or lands) and that op's enclosing loop indices (``iteration``, outer first, as ``Position.iteration``)."""
+
+    kind: str
+    engine: str
+    text: str
+    path: tuple[int, ...]
+    iteration: tuple[tuple[str, int], ...] = ()
+
+
 @attrs.frozen(eq=False)
 class SimResult:
     """The outcome of one run (``simulate``, ``drive`` or ``replay``).
@@ -888,10 +900,8 @@ class SimResult:
     unreached: tuple[str, ...] = ()
     #: (engine key, op path) -> how many times the op ran (``simulate``, ``drive`` and ``replay`` runs)
     executed: dict[tuple[str, tuple[int, ...]], int] = attrs.Factory(dict)
-    #: With ``record=True``: every transition fired, in order, as (kind, engine key, text, op path): ``kind`` is
-    #: ``step``, ``leave`` or ``land``; ``text`` is ``Interp.describe`` of it in the state it fired in; the path is the
-    #: op stepped, or the op that issued what leaves or lands (the schedule of the run)
-    trace: tuple[tuple[str, str, str, tuple[int, ...]], ...] = ()
+    #: With ``record=True``: every transition fired, in order (``TraceStep``; the schedule of the run)
+    trace: tuple[TraceStep, ...] = ()
     #: When no terminating run fits in the step limit (``Interp.min_steps`` > ``limit``): that least number of
     #: steps; the run then only probed its first ``PROBE_STEPS`` (status ``step-limit`` unless it hung or stopped
     #: earlier).
@@ -974,7 +984,7 @@ class _Recorder:
 def _result(it: Interp, s: State, status: str, rec: _Recorder, steps: int,
             reached: bool | None = None, unreached: tuple[str, ...] = (),
             executed: dict[tuple[str, tuple[int, ...]], int] | None = None,
-            trace: Sequence[tuple[str, str, str, tuple[int, ...]]] = ()) -> SimResult:
+            trace: Sequence[TraceStep] = ()) -> SimResult:
     return SimResult(
         program=it.program.name,
         status=status,
@@ -1022,11 +1032,13 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     nothing allowed may move and the state is not a deadlock, the targets are dropped and the run goes on.
     ``record``: keep every transition fired (``SimResult.trace``)."""
     s, first = it.start()
-    trace: list[tuple[str, str, str, tuple[int, ...]]] = []
+    trace: list[TraceStep] = []
 
     def land(t: Transition) -> None:
         if record:
-            trace.append((t.kind, it.keys[t.engine], it.describe(s, t), s.pending[t.engine][t.slot][1]))
+            en = s.pending[t.engine][t.slot]
+            trace.append(TraceStep(t.kind, it.keys[t.engine], it.describe(s, t), en[1],
+                                   it.pos(t.engine, (en[1], en[2])).iteration))
         it._land(s, t, out)
 
     rec = _Recorder(stop_on)
@@ -1054,7 +1066,8 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
         k = (it.keys[e], pc[0])
         executed[k] = executed.get(k, 0) + 1
         if record:
-            trace.append(("step", it.keys[e], it.describe(s, Transition("step", e)), pc[0]))
+            trace.append(TraceStep("step", it.keys[e], it.describe(s, Transition("step", e)), pc[0],
+                                   it.pos(e, pc).iteration))
         it._exec(s, e, out)
 
     steps, cursor = 0, 0

@@ -43,7 +43,6 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
     CONTAINERS,
-    Loop,
     McastSetValid,
     Op,
     Pop,
@@ -57,7 +56,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program
-from verispatial.petri.interp import SimResult, drive, simulate
+from verispatial.petri.interp import SimResult, TraceStep, drive, simulate
 from verispatial.petri.position import Position, Violation, iteration_text, op_at, path_text
 from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, quote
 from verispatial.report.sources import loop_index_text
@@ -237,31 +236,14 @@ def _at(p: Program, engine: str, path: tuple[int, ...] | None, iteration: Sequen
 
 
 def _step_text(p: Program, engine: str, path: tuple[int, ...], text: str,
-               trips: dict[str, int] | None = None) -> str:
-    """A schedule step's text with the source line of its op after the op's path (``_at``); the loop indices the
-    text names after the path (``i=2``) give the C++ ones."""
+               iteration: Sequence[tuple[str, int]] = (), trips: dict[str, int] | None = None) -> str:
+    """A schedule step's text with the source line of its op after the op's path (``_at``); the op's loop indices
+    ``iteration`` (the run's own, ``TraceStep.iteration``) give the C++ ones."""
     shown = path_text(path)
-    at = text.find(shown)
-    names = set(_loop_vars(p, engine, path))
-    iteration = [(v, int(i)) for v, i in re.findall(r"\b(\w+)=(\d+)\b", text[at:] if at >= 0 else "") if v in names]
     src = _source_text(p, engine, path, iteration, trips) if path else ""
     if not src:
         return text
     return re.sub(re.escape(shown) + r"(?=[ )]|$)", lambda _m: f"{shown} ({src})", text, count=1)
-
-
-def _loop_vars(p: Program, engine: str, path: tuple[int, ...]) -> list[str]:
-    """The variables of the loops enclosing the op at ``path`` of ``engine``, outer first."""
-    ep = next((e for e in p.programs if e.key == engine), None)
-    out: list[str] = []
-    for j in range(1, len(path)):
-        try:
-            op = op_at(ep.ops, path[:j]) if ep is not None else None
-        except (IndexError, TypeError):
-            break
-        if isinstance(op, Loop):
-            out.append(op.var)
-    return out
 
 
 def _times(n: int) -> str:
@@ -1011,15 +993,15 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
     replayed: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
     trips = trips or (replayed.get("trips") if isinstance(replayed.get("trips"), dict) else None)
     if v.position.path is not None:
-        broken = _step_text(program, v.position.engine, v.position.path, broken, trips)
+        broken = _step_text(program, v.position.engine, v.position.path, broken, v.position.iteration, trips)
     lines.append(f"rule {v.rule} (docs/semantics.md) broken at {broken}: {v.message}")
     run = reproduce(program, cex, v)
-    trace: list[tuple[str, str, str, tuple[int, ...]]]
+    trace: list[TraceStep]
     if run is not None:
         trace = list(run.trace)
         lines.append(f"the interpreter shows it after {len(trace)} transitions ({run.status})")
     elif isinstance(cex.get("trace"), list):
-        trace = [("step", _engine_of(str(t)), str(t), ()) for t in cex["trace"]]
+        trace = [TraceStep("step", _engine_of(str(t)), str(t), ()) for t in cex["trace"]]
         lines.append(f"the explorer's schedule: {len(trace)} transitions")
     else:
         lines.append("no recorded schedule reproduced it here; the checker's replay did "
@@ -1028,14 +1010,15 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
                            tuple(named(program, ln) for ln in lines), ())
     if not trace:
         # Broken on reaching the first op (before any transition): the schedule is that one op.
-        trace = [("step", v.position.engine, f"{v.position} (reached at the start)", v.position.path or ())]
+        trace = [TraceStep("step", v.position.engine, f"{v.position} (reached at the start)", v.position.path or (),
+                           v.position.iteration)]
     lanes = _involved(cex, v)
     others = _other_ops(cex, v)
     # The violating transition: the last one of the violation's engine at its op (a run stops right after it).
     target_idx = -1
     for i in range(len(trace) - 1, -1, -1):
-        _k, e, _t, path = trace[i]
-        if e == v.position.engine and (v.position.path is None or path == v.position.path):
+        st = trace[i]
+        if st.engine == v.position.engine and (v.position.path is None or st.path == v.position.path):
             target_idx = i
             break
     if target_idx < 0:
@@ -1043,26 +1026,26 @@ def explain_violation(program: Program, cex: dict[str, Any], result: Result) -> 
     other_idx: set[int] = set()
     for o_engine, o_path in others:
         # The op itself (its step) rather than its landing; a landing when the op's step is not in the trace.
-        hits = [i for i in range(target_idx, -1, -1) if trace[i][1] == o_engine and trace[i][3] == o_path]
-        steps = [i for i in hits if trace[i][0] == "step"]
+        hits = [i for i in range(target_idx, -1, -1) if trace[i].engine == o_engine and trace[i].path == o_path]
+        steps = [i for i in hits if trace[i].kind == "step"]
         if steps or hits:
             other_idx.add((steps or hits)[0])
-    picked = [i for i in range(target_idx + 1) if trace[i][1] in lanes]
+    picked = [i for i in range(target_idx + 1) if trace[i].engine in lanes]
     keep = set(picked[-TIMELINE_EVENTS:]) | other_idx | {target_idx}
-    events = [(i, trace[i][0], trace[i][1], trace[i][2], i == target_idx or i in other_idx)
-              for i in sorted(keep) if trace[i][1] in lanes or i == target_idx]
+    events = [(i, trace[i].kind, trace[i].engine, trace[i].text, i == target_idx or i in other_idx)
+              for i in sorted(keep) if trace[i].engine in lanes or i == target_idx]
     lanes = [e for e in lanes if any(ev[2] == e for ev in events)]
     for ev in events:
         if ev[2] not in lanes:
             lanes.append(ev[2])
     if other_idx:
         o = min(other_idx)
-        lines.append(f"racing pair: #{o} {_step_text(program, trace[o][1], trace[o][3], trace[o][2], trips)}  and  "
-                     f"#{target_idx} "
-                     f"{_step_text(program, trace[target_idx][1], trace[target_idx][3], trace[target_idx][2], trips)}"
+        a, b = trace[o], trace[target_idx]
+        lines.append(f"racing pair: #{o} {_step_text(program, a.engine, a.path, a.text, a.iteration, trips)}  and  "
+                     f"#{target_idx} {_step_text(program, b.engine, b.path, b.text, b.iteration, trips)}"
                      " — nothing orders them (no happens-before)")
     lines.append("the schedule's last steps of the engines involved:")
-    lines += _schedule_lines([(t, k, e, _step_text(program, e, trace[t][3], x, trips), hot)
+    lines += _schedule_lines([(t, k, e, _step_text(program, e, trace[t].path, x, trace[t].iteration, trips), hot)
                               for t, k, e, x, hot in events])
     title = f"{v.rule}: the schedule (red: {'the racing pair' if other_idx else 'the op that breaks the rule'})"
     events = [(t, k, e, named(program, x), hot) for t, k, e, x, hot in events]
