@@ -297,6 +297,30 @@ def parse_document(path: Path) -> Any:
         raise ParseError("(document)", "nested too deeply to read") from None
 
 
+#: the NoC of a kernel that names none: ``ReaderDataMovementConfig``'s NoC 0 for a reader (RISCV_1) and
+#: ``WriterDataMovementConfig``'s NoC 1 for a writer (RISCV_0), what program factories give them on Wormhole and
+#: Blackhole (``preferred_noc_for_dram_read`` / ``_write``, tt-metal ``tt_metal/impl/kernels/kernel_types.cpp``); a
+#: compute kernel issues on neither
+_DEFAULT_NOC = {"reader": 0, "writer": 1, "compute": 0}
+
+
+def _own_noc(on_noc: dict[tuple[Site, int], str], core: Site, k: HostKernel, where: str) -> None:
+    """Record data-movement kernel ``k`` on its NoC at ``core``; ``ParseError`` at ``where`` when another kernel of
+    the core is on that NoC already. A barrier compares the NoC interface's counter of responses received, which
+    every processor's transfers on that NoC move, with its own processor's count of what it issued
+    (``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc_nonblocking_api.h:450-452``, ``:593-595``, ttnn 0.81.1), so
+    two kernels of a core on one NoC hang or pass each other's barriers early, and tt-metal's host refuses the
+    program ("Illegal NOC usage: data movement kernels on logical core {} cannot use the same NOC, doing so results
+    in hangs!", ``ttnn/build/lib/libtt_metal.so``)."""
+    other = on_noc.setdefault((core, k.noc), k.name)
+    if other != k.name:
+        raise ParseError(where, f"core {core} runs {other!r} and {k.name!r} on NoC {k.noc}: the data-movement "
+                                "kernels of a core must use different NoCs (a barrier compares the NoC's counters, "
+                                "which both kernels' transfers move, with its own kernel's count; tt-metal refuses "
+                                "it: 'data movement kernels on logical core ... cannot use the same NOC, doing so "
+                                "results in hangs')")
+
+
 def load_host(path: str | Path) -> HostSpec:
     """Read, schema-check and cross-check the host description at ``path``. ``ParseError`` naming the field and the
     rule for anything wrong: an unknown kernel, buffer or semaphore named, an entry size that is not whole tiles of
@@ -404,7 +428,8 @@ def load_host(path: str | Path) -> HostSpec:
                 raise ParseError(f"{w}.defines", f"{name!r} is not a macro name (an identifier, or NAME(PARAMS) for a "
                                                  "function-like one)")
         kernels.append(HostKernel(
-            k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
+            k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]),
+            k.get("noc", _DEFAULT_NOC[k["processor"]]),
             # a positional compile-time arg is the kernel's own (each CreateKernel has its compile_args): its trip
             # is named with the kernel's, two kernels' get_compile_time_arg_val(0) are two values
             tuple(value(v, f"{w}.compile_time_args[{j}]", f"{k['name']}.compile_time_args[{j}]")
@@ -453,6 +478,7 @@ def load_host(path: str | Path) -> HostSpec:
                                _cores(sp["cores"], f"{w}.cores") if "cores" in sp else None, scratchpad=True))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
+    on_noc: dict[tuple[Site, int], str] = {}
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores", mesh)
@@ -468,6 +494,8 @@ def load_host(path: str | Path) -> HostSpec:
                 if other != n:
                     raise ParseError(f"{w}.kernels", f"core {c} runs {other!r} and {n!r} on one {k.engine.value} "
                                                      f"processor")
+                if k.engine is not Engine.COMPUTE:
+                    _own_noc(on_noc, c, k, f"{w}.kernels")
         args: dict[str, dict[str, Value]] = {}
         for n, given in u.get("runtime_args", {}).items():
             if n not in u["kernels"]:
