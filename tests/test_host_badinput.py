@@ -223,3 +223,35 @@ def test_a_function_like_define_is_a_macro_name(tmp_path: Path) -> None:
     """``"PROCESS_LHS_ACTIVATIONS(i)": ""`` (binary_ng's program factory) stays a define the host may give."""
     path = host(tmp_path, ("compile_time_args: [2],", 'compile_time_args: [2], defines: {"F(a, b)": "", "G()": 1},'))
     assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('cores: "0,0"', 'cores: "\uff11,0"'),
+     "work_units[0].cores: '\uff11,0' is not a core \"x,y\" or a rectangle \"x0,y0-x1,y1\" (inclusive, logical "
+     "coordinates, non-negative)"),
+    (("num_tiles: 8, start_id: 0}", 'num_tiles: "\uff11..8", start_id: 0}'),
+     "work_units[0].runtime_args.reader.num_tiles: '\uff11..8' is not a range LO..HI (a trip); a runtime argument is "
+     'an integer, a boolean, a range or {"tensor": NAME}'),
+    (("num_tiles: 8, start_id: 0}", 'num_tiles: {range: "1..\uff18"}, start_id: 0}'),
+     "work_units[0].runtime_args.reader.num_tiles.range: '1..\uff18' is not a range LO..HI"),
+], ids=["core", "range", "range-object"])
+def test_a_digit_of_another_script_names_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   edit: tuple[str, str], message: str) -> None:
+    """A fullwidth digit (U+FF11) in a core or a range: the schema's ``\\d`` matched it in one of the two validators
+    and not in the other, and the message said only ``(document): does not match the schema``."""
+    path = host(tmp_path, edit)
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+def test_no_schema_pattern_has_a_class_the_two_validators_read_apart() -> None:
+    """The whole kind of the fault above: ``\\d`` and ``\\w`` are ASCII in the compiled validator's (ECMA 262)
+    regular expressions and Unicode in Python's ``re``, the reference validator's; a pattern spells its classes out."""
+    import re
+
+    root = Path(__file__).parent.parent / "verispatial"
+    found = [(p.name, m) for p in root.rglob("*.schema.json")
+             for m in re.findall(r'"pattern": "([^"]*)"', p.read_text(encoding="utf-8")) if re.search(r"\\\\[dwDW]", m)]
+    assert not found
