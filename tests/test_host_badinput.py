@@ -255,3 +255,14 @@ def test_no_schema_pattern_has_a_class_the_two_validators_read_apart() -> None:
     found = [(p.name, m) for p in root.rglob("*.schema.json")
              for m in re.findall(r'"pattern": "([^"]*)"', p.read_text(encoding="utf-8")) if re.search(r"\\\\[dwDW]", m)]
     assert not found
+
+
+@pytest.mark.parametrize(("text", "kind"), [("5\n", "a number"), ("true\n", "a boolean"), ("- 1\n", "a list")])
+def test_a_host_of_another_kind_is_named_in_its_words(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                                      kind: str) -> None:
+    """A scalar document said ``got a int`` / ``got a bool``."""
+    path = tmp_path / "h.yaml"
+    path.write_text(text, encoding="utf-8")
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: (document): a host description is a mapping of its fields (name, "
+                   f"kernels, work_units, ...), got {kind}\n")

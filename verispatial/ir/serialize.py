@@ -508,9 +508,20 @@ def _tree(key: str, branches: list[dict[str, Any]]) -> dict[str, Any]:
             "else": _tree(key, branches[half:])}
 
 
+def json_kind(v: Any) -> str:
+    """What the parsed JSON value ``v`` is, in JSON's words (``an array``, ``null``, ``a number``, ...), for a message
+    about a document or field of the wrong kind: a user wrote JSON (or YAML), not Python's ``list`` or
+    ``NoneType``."""
+    if v is None:
+        return "null"
+    kinds: dict[type, str] = {list: "an array", dict: "an object", str: "a string", bool: "a boolean", int: "a number",
+                              float: "a number"}
+    return kinds.get(type(v), type(v).__name__)
+
+
 def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> None:
     if not isinstance(d, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+        raise ParseError("(document)", f"expected a JSON object, got {json_kind(d)}")
     if validator.is_valid(d):
         return
     # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule),
@@ -630,7 +641,7 @@ def document_from_dict(d: Any) -> Document:
     """The ``Program`` of a version-2 document or the ``TemplatedProgram`` of a version-3 one, never expanded;
     ``ParseError`` names the first bad field and its rule (an older version names ``verispatial upgrade``)."""
     if not isinstance(d, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+        raise ParseError("(document)", f"expected a JSON object, got {json_kind(d)}")
     if d.get("format") != FORMAT:
         # a tt-metal host description in JSON: certify and explain tell hosts from programs by the .yaml suffix
         hint = (" (a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "

@@ -326,13 +326,13 @@ def load_host(path: str | Path) -> HostSpec:
     rule for anything wrong: an unknown kernel, buffer or semaphore named, an entry size that is not whole tiles of
     its format, a runtime arg given that the kernel does not declare, two kernels on one processor of a core, a
     missing kernel source."""
-    from verispatial.ir.serialize import check_schema
+    from verispatial.ir.serialize import check_schema, json_kind
 
     p = Path(path)
     d = parse_document(p)
     if not isinstance(d, dict):
-        kinds: dict[type, str] = {list: "a list", str: "a string"}
-        got = "nothing (the file holds no fields)" if d is None else kinds.get(type(d), f"a {type(d).__name__}")
+        got = ("nothing (the file holds no fields)" if d is None else "a list" if isinstance(d, list)
+               else json_kind(d))
         raise ParseError("(document)", f"a host description is a mapping of its fields (name, kernels, work_units, "
                                        f"...), got {got}")
     check_schema(d, schema())
