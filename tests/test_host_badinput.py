@@ -266,3 +266,21 @@ def test_a_host_of_another_kind_is_named_in_its_words(tmp_path: Path, capsys: py
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == (f"verispatial: error: {path}: (document): a host description is a mapping of its fields (name, "
                    f"kernels, work_units, ...), got {kind}\n")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("num_tiles: 8, start_id: 0}", "num_tiles: 8.5, start_id: 0}"),
+     "work_units[0].runtime_args.reader.num_tiles: 8.5 is not a value: an integer in [0, 4294967295], a boolean, a "
+     'range "LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (("compile_time_args: [0]", "compile_time_args: [0.5]"),
+     "kernels[0].compile_time_args[0]: 0.5 is not a value: an integer in [0, 4294967295], a boolean, a range "
+     '"LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (('cores: "0,0"', "cores: 5"),
+     'work_units[0].cores: 5 is not cores: a core "x,y", a rectangle "x0,y0-x1,y1" or a non-empty list of them'),
+], ids=["runtime-arg", "compile-time-arg", "cores"])
+def test_a_value_of_no_accepted_form_names_the_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     edit: tuple[str, str], message: str) -> None:
+    """A value matching none of a field's forms said ``8.5 is not valid under any of the given schemas``."""
+    path = host(tmp_path, edit)
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"

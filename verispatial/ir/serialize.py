@@ -593,9 +593,14 @@ def _original_path(small: Any, path: list[Any], where: dict[int, list[int]]) -> 
 def _clipped_message(err: Any) -> str:
     """The validator's message with the quoted input cut to ``limits.QUOTE_MAX`` characters (a message quotes the
     offending value, which may be a huge array or a number of thousands of digits). A pattern the schema describes
-    (a ``description`` starting "a " or "an ") is said in its words, not as the regular expression."""
+    (a ``description`` starting "a " or "an ") is said in its words, not as the regular expression; so is a value
+    of none of the forms a described ``oneOf`` or ``anyOf`` takes (its description starting "NOUN: "), not as "not
+    valid under any of the given schemas"."""
     msg = str(err.message)
     desc = err.schema.get("description") if isinstance(err.schema, dict) else None
+    if (err.validator in ("oneOf", "anyOf") and isinstance(desc, str) and ": " in desc
+            and msg.endswith("is not valid under any of the given schemas")):
+        return f"{clip(repr(err.instance))} is not {desc}"
     if err.validator == "pattern" and isinstance(desc, str) and desc.startswith(("a ", "an ")):
         try:
             return f"{clip(repr(err.instance))} is not {desc}"
