@@ -234,11 +234,21 @@ def test_a_function_like_define_is_a_macro_name(tmp_path: Path) -> None:
      'an integer, a boolean, a range or {"tensor": NAME}'),
     (("num_tiles: 8, start_id: 0}", 'num_tiles: {range: "1..\uff18"}, start_id: 0}'),
      "work_units[0].runtime_args.reader.num_tiles.range: '1..\uff18' is not a range LO..HI"),
-], ids=["core", "range", "range-object"])
-def test_a_digit_of_another_script_names_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                   edit: tuple[str, str], message: str) -> None:
+    # a value of none of the forms a field takes
+    (("num_tiles: 8, start_id: 0}", "num_tiles: 8.5, start_id: 0}"),
+     "work_units[0].runtime_args.reader.num_tiles: 8.5 is not a value: an integer in [0, 4294967295], a boolean, a "
+     'range "LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (("compile_time_args: [0]", "compile_time_args: [0.5]"),
+     "kernels[0].compile_time_args[0]: 0.5 is not a value: an integer in [0, 4294967295], a boolean, a range "
+     '"LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (('cores: "0,0"', "cores: 5"),
+     'work_units[0].cores: 5 is not cores: a core "x,y", a rectangle "x0,y0-x1,y1" or a non-empty list of them'),
+], ids=["core", "range", "range-object", "runtime-arg", "compile-time-arg", "cores"])
+def test_a_value_the_schema_does_not_take_names_its_field_and_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     edit: tuple[str, str], message: str) -> None:
     """A fullwidth digit (U+FF11) in a core or a range: the schema's ``\\d`` matched it in one of the two validators
-    and not in the other, and the message said only ``(document): does not match the schema``."""
+    and not in the other, and the message said only ``(document): does not match the schema``. A value matching none
+    of a field's forms said ``8.5 is not valid under any of the given schemas``."""
     path = host(tmp_path, edit)
     out = tmp_path / "o.json"
     err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
@@ -267,20 +277,3 @@ def test_a_host_of_another_kind_is_named_in_its_words(tmp_path: Path, capsys: py
     assert err == (f"verispatial: error: {path}: (document): a host description is a mapping of its fields (name, "
                    f"kernels, work_units, ...), got {kind}\n")
 
-
-@pytest.mark.parametrize(("edit", "message"), [
-    (("num_tiles: 8, start_id: 0}", "num_tiles: 8.5, start_id: 0}"),
-     "work_units[0].runtime_args.reader.num_tiles: 8.5 is not a value: an integer in [0, 4294967295], a boolean, a "
-     'range "LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
-    (("compile_time_args: [0]", "compile_time_args: [0.5]"),
-     "kernels[0].compile_time_args[0]: 0.5 is not a value: an integer in [0, 4294967295], a boolean, a range "
-     '"LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
-    (('cores: "0,0"', "cores: 5"),
-     'work_units[0].cores: 5 is not cores: a core "x,y", a rectangle "x0,y0-x1,y1" or a non-empty list of them'),
-], ids=["runtime-arg", "compile-time-arg", "cores"])
-def test_a_value_of_no_accepted_form_names_the_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                     edit: tuple[str, str], message: str) -> None:
-    """A value matching none of a field's forms said ``8.5 is not valid under any of the given schemas``."""
-    path = host(tmp_path, edit)
-    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
-    assert err == f"verispatial: error: {path}: {message}\n"
