@@ -277,3 +277,18 @@ def test_a_host_of_another_kind_is_named_in_its_words(tmp_path: Path, capsys: py
     assert err == (f"verispatial: error: {path}: (document): a host description is a mapping of its fields (name, "
                    f"kernels, work_units, ...), got {kind}\n")
 
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("name: copy\n", "name: copy\nkernel_root: ${VERISPATIAL_NOT_SET_HERE}/kernels\n"),
+     "kernel_root: names $VERISPATIAL_NOT_SET_HERE, which is not set (environment variables are expanded)"),
+    (("name: copy\n", "name: copy\ninclude_dirs: [., $VERISPATIAL_NOT_SET_HERE]\n"),
+     "include_dirs[1]: names $VERISPATIAL_NOT_SET_HERE, which is not set (environment variables are expanded)"),
+], ids=["kernel-root", "include-dir"])
+def test_a_variable_not_set_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                     edit: tuple[str, str], message: str) -> None:
+    """``kernel_root: ${X}/kernels`` with X unset said ``no such directory: /tmp/.../${X}/kernels``."""
+    monkeypatch.delenv("VERISPATIAL_NOT_SET_HERE", raising=False)
+    path = host(tmp_path, edit)
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"

@@ -297,6 +297,16 @@ def parse_document(path: Path) -> Any:
         raise ParseError("(document)", "nested too deeply to read") from None
 
 
+def _expanded(path: str, where: str) -> str:
+    """``path`` with its environment variables (``$X``, ``${X}``) expanded; ``ParseError`` at ``where`` naming one
+    that is not set (``os.path.expandvars`` leaves it as written, which then read as a directory of that name)."""
+    for m in re.finditer(r"\$(?:\{([^}]*)\}|(\w+))", path):
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        if name not in os.environ:
+            raise ParseError(where, f"names ${name}, which is not set (environment variables are expanded)")
+    return os.path.expandvars(path)
+
+
 #: the NoC of a kernel that names none: ``ReaderDataMovementConfig``'s NoC 0 for a reader (RISCV_1) and
 #: ``WriterDataMovementConfig``'s NoC 1 for a writer (RISCV_0), what program factories give them on Wormhole and
 #: Blackhole (``preferred_noc_for_dram_read`` / ``_write``, tt-metal ``tt_metal/impl/kernels/kernel_types.cpp``); a
@@ -352,11 +362,11 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError("kernel_root", f"names ${env_var(release)}, which is not set, and the ttnn {release} "
                                             "wheel is not in the user cache (examples/ttmetal/README.md says how to "
                                             "get it)")
-    root = Path(os.path.expandvars(given_root))
+    root = Path(_expanded(given_root, "kernel_root"))
     root = root if root.is_absolute() else p.parent / root
     if not root.is_dir():
         raise ParseError("kernel_root", f"no such directory: {root}")
-    incs = tuple(root / os.path.expandvars(i) for i in d.get("include_dirs", []))
+    incs = tuple(root / _expanded(i, f"include_dirs[{j}]") for j, i in enumerate(d.get("include_dirs", [])))
     for j, inc in enumerate(incs):
         if not inc.is_dir():  # as kernel_root: a typo would show only as a header not found, if ever
             raise ParseError(f"include_dirs[{j}]", f"no such directory: {d['include_dirs'][j]}")
