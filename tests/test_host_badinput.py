@@ -292,3 +292,12 @@ def test_a_variable_not_set_is_named(tmp_path: Path, capsys: pytest.CaptureFixtu
     path = host(tmp_path, edit)
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == f"verispatial: error: {path}: {message}\n"
+
+
+def test_a_cb_index_past_the_targets_names_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wormhole has 32 CB indices (``tt_metal/api/tt-metalium/circular_buffer_constants.h:33-35``); index 40 said
+    ``buffer 1 (out): cb index must be in [0, 32), got 40 (+1 more)``, the IR's buffer, not the host field."""
+    path = host(tmp_path, ("index: 16", "index: 40"))
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: buffers[1].index: 40 is past wormhole_b0's 32 CB indices (0..31, "
+                   "NUM_CIRCULAR_BUFFERS)\n")

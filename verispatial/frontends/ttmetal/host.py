@@ -457,6 +457,9 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError(f"{w}.globally_allocated", f"names the sharded tensor whose buffer it sits on "
                                                         f"(set_globally_allocated_address(*tensor.buffer())), got "
                                                         f"{on!r} (sharded tensors: {sharded})")
+        if b["index"] >= target.max_cbs:  # the schema's 63 is Blackhole's; Wormhole's firmware has 32
+            raise ParseError(f"{w}.index", f"{b['index']} is past {target.name}'s {target.max_cbs} CB indices "
+                                           f"(0..{target.max_cbs - 1}, NUM_CIRCULAR_BUFFERS)")
         if any(o.index == b["index"] and (o.cores is None or "cores" not in b) for o in bufs):
             raise ParseError(f"{w}.index", f"buffer index {b['index']} declared twice")
         for role in ("producer", "consumer"):
