@@ -301,3 +301,13 @@ def test_a_cb_index_past_the_targets_names_the_host_field(tmp_path: Path, capsys
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == (f"verispatial: error: {path}: buffers[1].index: 40 is past wormhole_b0's 32 CB indices (0..31, "
                    "NUM_CIRCULAR_BUFFERS)\n")
+
+
+def test_semaphores_past_the_targets_name_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """17 semaphores on every core, past the 16 of a core (``NUM_SEMAPHORES``): it said ``site (0,0): 17 semaphores
+    live at once (in one phase) exceed the target's 16 (+1 more)``, in the IR's words."""
+    sems = "semaphores:\n" + "".join(f"  - {{name: s{i}, initial_value: 0}}\n" for i in range(17))
+    path = host(tmp_path, ("kernels:\n", sems + "kernels:\n"))
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: semaphores[16]: core (0,0) holds 17 semaphores, past wormhole_b0's 16 "
+                   "per core (NUM_SEMAPHORES)\n")

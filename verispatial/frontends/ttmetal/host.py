@@ -532,6 +532,12 @@ def load_host(path: str | Path) -> HostSpec:
             varargs[n] = tuple(value(v, f"{w}.varargs.{n}[{j}]") for j, v in enumerate(given))
         units.append(WorkUnit(cores, tuple(u["kernels"]), args, varargs))
     every = tuple(dict.fromkeys(c for u in units for c in u.cores))
+    for c in dict.fromkeys((*every, *(c for s in sems for c in s.cores or ()))):
+        held = [i for i, s in enumerate(sems) if c in (s.cores or every)]
+        if len(held) > target.max_semaphores:  # named here, at the host's field, before the IR says it of a site
+            raise ParseError(f"semaphores[{held[target.max_semaphores]}]",
+                             f"core {c} holds {len(held)} semaphores, past {target.name}'s {target.max_semaphores} per "
+                             "core (NUM_SEMAPHORES)")
     for i, hb in enumerate(bufs):
         if hb.tensor is not None:
             off = [c for c in (hb.cores or every) if c not in shard_specs[hb.tensor].cores]
