@@ -38,7 +38,10 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (bad("blank.json"), "the file is empty"),
     (bad("truncated.json"), "(document): not valid JSON: Expecting value (line 24, column 4)"),
     (bad("binary.json"), "(document): not UTF-8 text (a binary file?)"),
-    (bad("wrong_type_document.json"), "(document): expected a JSON object, got list"),
+    # JSON's words for what the document is (it said 'got list', and 'got NoneType' for null)
+    (bad("wrong_type_document.json"), "(document): expected a JSON object, got an array"),
+    (bad("null_document.json"), "(document): expected a JSON object, got null"),
+    (bad("number_document.json"), "(document): expected a JSON object, got a number"),
     (bad("wrong_format.json"), "format: expected 'verispatial.program', got 'tt.program'"),
     (bad("wrong_version.json"), "version: this verispatial reads versions 2 and 3, got 4"),
     (bad("missing_name.json"), "(document): 'name' is a required property"),

@@ -259,8 +259,8 @@ def test_a_local_semaphore_up_is_refused(tmp_path: Path) -> None:
     arg = {"sem_id": {"semaphore": "w"}}
     host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "semup", "kernel_root": str(tmp_path),
             "semaphores": [{"name": "w", "initial_value": 0, "cores": "0,0-1,0"}],
-            "kernels": [{"name": k, "source": f"{k}.cpp", "processor": p, "noc": 0, "runtime_args": ["sem_id"]}
-                        for k, p in (("local_up", "reader"), ("waiter", "writer"), ("remote", "writer"))],
+            "kernels": [{"name": k, "source": f"{k}.cpp", "processor": p, "noc": noc, "runtime_args": ["sem_id"]}
+                        for k, p, noc in (("local_up", "reader", 0), ("waiter", "writer", 1), ("remote", "writer", 1))],
             "work_units": [{"cores": "0,0", "kernels": ["local_up", "waiter"],
                             "runtime_args": {"local_up": arg, "waiter": arg}},
                            {"cores": "1,0", "kernels": ["remote"], "runtime_args": {"remote": arg}}]}

@@ -41,12 +41,13 @@ def test_a_read_and_its_barrier_on_two_nocs_are_refused(tmp_path: Path, body: tu
 
 
 def test_a_writes_barrier_on_the_other_noc_is_refused(tmp_path: Path) -> None:
-    """The writer's NoC is the host's ``noc`` of the kernel, 0 when not given (``host.py``)."""
-    writer = (WRITER[0], WRITER[1], "    noc_async_write_barrier(1);", WRITER[3])
+    """The writer's NoC is the host's ``noc`` of the kernel, when not given a writer's 1 (a reader's 0: ``host.py``
+    ``_DEFAULT_NOC``)."""
+    writer = (WRITER[0], WRITER[1], "    noc_async_write_barrier(0);", WRITER[3])
     path = _host(tmp_path, {"reader": ("reader", (*READ, BARRIER, PUSH)), "writer": ("writer", writer)},
                  {"0,0": ("reader", "writer"), "1,0": ()})
     e = _refused(path, "NoC call on another NoC than the kernel's", "writer.cpp", FIRST + 2)
-    assert "NoC 1, the kernel's is NoC 0" in e.detail
+    assert "NoC 0, the kernel's is NoC 1" in e.detail
 
 
 @pytest.mark.parametrize("noc", [", noc_index", ", 0", ""])
@@ -62,7 +63,7 @@ def test_a_multicast_on_the_other_noc_is_refused_after_its_corners(tmp_path: Pat
     whose write barrier would not wait for the multicast's acknowledgements."""
     mcast = "    noc_async_write_multicast(get_read_ptr(1), get_noc_multicast_addr(1, 0, 1, 0, get_read_ptr(1)), " \
             "tile_bytes, 1, false, {noc});"
-    writer = (WRITER[0], mcast.format(noc=1), "    noc_async_write_barrier();", WRITER[3])
+    writer = (WRITER[0], mcast.format(noc=0), "    noc_async_write_barrier();", WRITER[3])
     path = _host(tmp_path, {"reader": ("reader", (*READ, BARRIER, PUSH)), "writer": ("writer", writer)},
                  {"0,0": ("reader", "writer"), "1,0": ()})
     _refused(path, "NoC call on another NoC than the kernel's", "writer.cpp", FIRST + 1)

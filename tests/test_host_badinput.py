@@ -223,3 +223,91 @@ def test_a_function_like_define_is_a_macro_name(tmp_path: Path) -> None:
     """``"PROCESS_LHS_ACTIVATIONS(i)": ""`` (binary_ng's program factory) stays a define the host may give."""
     path = host(tmp_path, ("compile_time_args: [2],", 'compile_time_args: [2], defines: {"F(a, b)": "", "G()": 1},'))
     assert main(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")]) == 0
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('cores: "0,0"', 'cores: "\uff11,0"'),
+     "work_units[0].cores: '\uff11,0' is not a core \"x,y\" or a rectangle \"x0,y0-x1,y1\" (inclusive, logical "
+     "coordinates, non-negative)"),
+    (("num_tiles: 8, start_id: 0}", 'num_tiles: "\uff11..8", start_id: 0}'),
+     "work_units[0].runtime_args.reader.num_tiles: '\uff11..8' is not a range LO..HI (a trip); a runtime argument is "
+     'an integer, a boolean, a range or {"tensor": NAME}'),
+    (("num_tiles: 8, start_id: 0}", 'num_tiles: {range: "1..\uff18"}, start_id: 0}'),
+     "work_units[0].runtime_args.reader.num_tiles.range: '1..\uff18' is not a range LO..HI"),
+    # a value of none of the forms a field takes
+    (("num_tiles: 8, start_id: 0}", "num_tiles: 8.5, start_id: 0}"),
+     "work_units[0].runtime_args.reader.num_tiles: 8.5 is not a value: an integer in [0, 4294967295], a boolean, a "
+     'range "LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (("compile_time_args: [0]", "compile_time_args: [0.5]"),
+     "kernels[0].compile_time_args[0]: 0.5 is not a value: an integer in [0, 4294967295], a boolean, a range "
+     '"LO..HI", {range: "LO..HI", trip: NAME}, {tensor: NAME} or {semaphore: NAME}'),
+    (('cores: "0,0"', "cores: 5"),
+     'work_units[0].cores: 5 is not cores: a core "x,y", a rectangle "x0,y0-x1,y1" or a non-empty list of them'),
+], ids=["core", "range", "range-object", "runtime-arg", "compile-time-arg", "cores"])
+def test_a_value_the_schema_does_not_take_names_its_field_and_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     edit: tuple[str, str], message: str) -> None:
+    """A fullwidth digit (U+FF11) in a core or a range: the schema's ``\\d`` matched it in one of the two validators
+    and not in the other, and the message said only ``(document): does not match the schema``. A value matching none
+    of a field's forms said ``8.5 is not valid under any of the given schemas``."""
+    path = host(tmp_path, edit)
+    out = tmp_path / "o.json"
+    err = bad(["import", "ttmetal", str(path), "-o", str(out)], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+def test_no_schema_pattern_has_a_class_the_two_validators_read_apart() -> None:
+    """The whole kind of the fault above: ``\\d`` and ``\\w`` are ASCII in the compiled validator's (ECMA 262)
+    regular expressions and Unicode in Python's ``re``, the reference validator's; a pattern spells its classes out."""
+    import re
+
+    root = Path(__file__).parent.parent / "verispatial"
+    found = [(p.name, m) for p in root.rglob("*.schema.json")
+             for m in re.findall(r'"pattern": "([^"]*)"', p.read_text(encoding="utf-8")) if re.search(r"\\\\[dwDW]", m)]
+    assert not found
+
+
+@pytest.mark.parametrize(("text", "kind"), [("5\n", "a number"), ("true\n", "a boolean"), ("- 1\n", "a list")])
+def test_a_host_of_another_kind_is_named_in_its_words(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                                      kind: str) -> None:
+    """A scalar document said ``got a int`` / ``got a bool``."""
+    path = tmp_path / "h.yaml"
+    path.write_text(text, encoding="utf-8")
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: (document): a host description is a mapping of its fields (name, "
+                   f"kernels, work_units, ...), got {kind}\n")
+
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("name: copy\n", "name: copy\nkernel_root: ${VERISPATIAL_NOT_SET_HERE}/kernels\n"),
+     "kernel_root: names $VERISPATIAL_NOT_SET_HERE, which is not set (environment variables are expanded)"),
+    (("name: copy\n", "name: copy\ninclude_dirs: [., $VERISPATIAL_NOT_SET_HERE]\n"),
+     "include_dirs[1]: names $VERISPATIAL_NOT_SET_HERE, which is not set (environment variables are expanded)"),
+], ids=["kernel-root", "include-dir"])
+def test_a_variable_not_set_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                     edit: tuple[str, str], message: str) -> None:
+    """``kernel_root: ${X}/kernels`` with X unset said ``no such directory: /tmp/.../${X}/kernels``."""
+    monkeypatch.delenv("VERISPATIAL_NOT_SET_HERE", raising=False)
+    path = host(tmp_path, edit)
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == f"verispatial: error: {path}: {message}\n"
+
+
+def test_a_cb_index_past_the_targets_names_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wormhole has 32 CB indices (``tt_metal/api/tt-metalium/circular_buffer_constants.h:33-35``); index 40 said
+    ``buffer 1 (out): cb index must be in [0, 32), got 40 (+1 more)``, the IR's buffer, not the host field."""
+    path = host(tmp_path, ("index: 16", "index: 40"))
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: buffers[1].index: 40 is past wormhole_b0's 32 CB indices (0..31, "
+                   "NUM_CIRCULAR_BUFFERS)\n")
+
+
+def test_semaphores_past_the_targets_name_the_host_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """17 semaphores on every core, past the 16 of a core (``NUM_SEMAPHORES``): it said ``site (0,0): 17 semaphores
+    live at once (in one phase) exceed the target's 16 (+1 more)``, in the IR's words."""
+    sems = "semaphores:\n" + "".join(f"  - {{name: s{i}, initial_value: 0}}\n" for i in range(17))
+    path = host(tmp_path, ("kernels:\n", sems + "kernels:\n"))
+    err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
+    assert err == (f"verispatial: error: {path}: semaphores[16]: core (0,0) holds 17 semaphores, past wormhole_b0's 16 "
+                   "per core (NUM_SEMAPHORES)\n")

@@ -561,7 +561,8 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
         inexact = _inexact(results)
         labels = stages[2:]
         if jobs > 1 and pool is not None:
-            with pool(jobs) as workers:  # stopped at once when anything is raised out of the block
+            # one worker per family at most: a forked pool starts all of its workers at once
+            with pool(min(jobs, len(labels))) as workers:  # stopped at once when anything is raised out of the block
                 futures = [workers.submit(_family, label, program, trusted, rlimit, inexact, None, pc, None, search)
                            for label in labels]
                 got: list[list[Result]] = []

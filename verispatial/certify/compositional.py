@@ -1086,7 +1086,7 @@ def _in_parallel(c: Cut, certify: Certify, pool: Pool, jobs: int, rlimit: int, r
             todo.append(sl)
             seen.add(sl.key)
     out: dict[int, Report] = {}
-    with pool(jobs) as workers:
+    with pool(min(jobs, len(todo))) as workers:  # one worker per slice at most: a forked pool starts them all
         # ``certify`` is the kernel's top-level function, so it can be sent to a worker process.
         futures = {workers.submit(certify, sl.program, rlimit=rlimit, cache=reuse, compositional=False): sl
                    for sl in todo}

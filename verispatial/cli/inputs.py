@@ -82,7 +82,7 @@ def load_json_object(path: str, what: str) -> dict[str, Any]:
     if p.is_dir():
         raise BadInput(path, "", f"is a directory, expected a {what} JSON file")
     from verispatial.ir.limits import DOCUMENT_MAX_BYTES
-    from verispatial.ir.serialize import parse_json
+    from verispatial.ir.serialize import json_kind, parse_json
 
     try:
         size = p.stat().st_size
@@ -102,14 +102,8 @@ def load_json_object(path: str, what: str) -> dict[str, Any]:
     except RecursionError:
         raise BadInput(path, "(document)", "JSON nested too deeply") from None
     if not isinstance(d, dict):
-        raise BadInput(path, "(document)", f"expected a JSON object ({what}), got {_json_type(d)}")
+        raise BadInput(path, "(document)", f"expected a JSON object ({what}), got {json_kind(d)}")
     return d
-
-
-def _json_type(v: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
-        type(v), "null" if v is None else type(v).__name__
-    )
 
 
 def parse_trips(specs: Sequence[str], program: Program) -> dict[str, int]:

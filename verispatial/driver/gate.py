@@ -563,7 +563,7 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
 
         from verispatial.driver.workers import worker_pool
 
-        with worker_pool(jobs) as pool:
+        with worker_pool(min(jobs, n)) as pool:  # one worker per program at most: a forked pool starts them all
             futs = [pool.submit(_check_in_worker, t) for t in tasks]
             for k, fut in enumerate(as_completed(futs), 1):
                 o, st = fut.result()

@@ -508,9 +508,20 @@ def _tree(key: str, branches: list[dict[str, Any]]) -> dict[str, Any]:
             "else": _tree(key, branches[half:])}
 
 
+def json_kind(v: Any) -> str:
+    """What the parsed JSON value ``v`` is, in JSON's words (``an array``, ``null``, ``a number``, ...), for a message
+    about a document or field of the wrong kind: a user wrote JSON (or YAML), not Python's ``list`` or
+    ``NoneType``."""
+    if v is None:
+        return "null"
+    kinds: dict[type, str] = {list: "an array", dict: "an object", str: "a string", bool: "a boolean", int: "a number",
+                              float: "a number"}
+    return kinds.get(type(v), type(v).__name__)
+
+
 def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> None:
     if not isinstance(d, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+        raise ParseError("(document)", f"expected a JSON object, got {json_kind(d)}")
     if validator.is_valid(d):
         return
     # Not valid: the reference validator words the message (the most relevant error, by its JSON path and rule),
@@ -582,9 +593,14 @@ def _original_path(small: Any, path: list[Any], where: dict[int, list[int]]) -> 
 def _clipped_message(err: Any) -> str:
     """The validator's message with the quoted input cut to ``limits.QUOTE_MAX`` characters (a message quotes the
     offending value, which may be a huge array or a number of thousands of digits). A pattern the schema describes
-    (a ``description`` starting "a " or "an ") is said in its words, not as the regular expression."""
+    (a ``description`` starting "a " or "an ") is said in its words, not as the regular expression; so is a value
+    of none of the forms a described ``oneOf`` or ``anyOf`` takes (its description starting "NOUN: "), not as "not
+    valid under any of the given schemas"."""
     msg = str(err.message)
     desc = err.schema.get("description") if isinstance(err.schema, dict) else None
+    if (err.validator in ("oneOf", "anyOf") and isinstance(desc, str) and ": " in desc
+            and msg.endswith("is not valid under any of the given schemas")):
+        return f"{clip(repr(err.instance))} is not {desc}"
     if err.validator == "pattern" and isinstance(desc, str) and desc.startswith(("a ", "an ")):
         try:
             return f"{clip(repr(err.instance))} is not {desc}"
@@ -630,7 +646,7 @@ def document_from_dict(d: Any) -> Document:
     """The ``Program`` of a version-2 document or the ``TemplatedProgram`` of a version-3 one, never expanded;
     ``ParseError`` names the first bad field and its rule (an older version names ``verispatial upgrade``)."""
     if not isinstance(d, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(d).__name__}")
+        raise ParseError("(document)", f"expected a JSON object, got {json_kind(d)}")
     if d.get("format") != FORMAT:
         # a tt-metal host description in JSON: certify and explain tell hosts from programs by the .yaml suffix
         hint = (" (a tt-metal host description: `verispatial import ttmetal HOST -o PROGRAM.json` reads it, and "

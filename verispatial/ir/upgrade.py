@@ -33,7 +33,7 @@ import attrs
 from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir.core import Site
 from verispatial.ir.program import FORMAT, VERSION, Group, Program
-from verispatial.ir.serialize import check_schema, program_from_dict
+from verispatial.ir.serialize import check_schema, json_kind, program_from_dict
 from verispatial.ir.validate import validate
 
 #: The format version ``upgrade_document`` reads.
@@ -58,7 +58,7 @@ def upgrade_document(doc: Any) -> Upgraded:
     the field and the rule when ``doc`` is not a format 1 program (``version`` 2 included: it needs no upgrade) or
     when the upgraded program is not valid (``InvalidProgram`` for a structural violation)."""
     if not isinstance(doc, dict):
-        raise ParseError("(document)", f"expected a JSON object, got {type(doc).__name__}")
+        raise ParseError("(document)", f"expected a JSON object, got {json_kind(doc)}")
     if doc.get("format") != FORMAT:
         raise ParseError("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
     if doc.get("version") != FROM_VERSION:

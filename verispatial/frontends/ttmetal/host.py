@@ -297,18 +297,52 @@ def parse_document(path: Path) -> Any:
         raise ParseError("(document)", "nested too deeply to read") from None
 
 
+def _expanded(path: str, where: str) -> str:
+    """``path`` with its environment variables (``$X``, ``${X}``) expanded; ``ParseError`` at ``where`` naming one
+    that is not set (``os.path.expandvars`` leaves it as written, which then read as a directory of that name)."""
+    for m in re.finditer(r"\$(?:\{([^}]*)\}|(\w+))", path):
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        if name not in os.environ:
+            raise ParseError(where, f"names ${name}, which is not set (environment variables are expanded)")
+    return os.path.expandvars(path)
+
+
+#: the NoC of a kernel that names none: ``ReaderDataMovementConfig``'s NoC 0 for a reader (RISCV_1) and
+#: ``WriterDataMovementConfig``'s NoC 1 for a writer (RISCV_0), what program factories give them on Wormhole and
+#: Blackhole (``preferred_noc_for_dram_read`` / ``_write``, tt-metal ``tt_metal/impl/kernels/kernel_types.cpp``); a
+#: compute kernel issues on neither
+_DEFAULT_NOC = {"reader": 0, "writer": 1, "compute": 0}
+
+
+def _own_noc(on_noc: dict[tuple[Site, int], str], core: Site, k: HostKernel, where: str) -> None:
+    """Record data-movement kernel ``k`` on its NoC at ``core``; ``ParseError`` at ``where`` when another kernel of
+    the core is on that NoC already. A barrier compares the NoC interface's counter of responses received, which
+    every processor's transfers on that NoC move, with its own processor's count of what it issued
+    (``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc_nonblocking_api.h:450-452``, ``:593-595``, ttnn 0.81.1), so
+    two kernels of a core on one NoC hang or pass each other's barriers early, and tt-metal's host refuses the
+    program ("Illegal NOC usage: data movement kernels on logical core {} cannot use the same NOC, doing so results
+    in hangs!", ``ttnn/build/lib/libtt_metal.so``)."""
+    other = on_noc.setdefault((core, k.noc), k.name)
+    if other != k.name:
+        raise ParseError(where, f"core {core} runs {other!r} and {k.name!r} on NoC {k.noc}: the data-movement "
+                                "kernels of a core must use different NoCs (a barrier compares the NoC's counters, "
+                                "which both kernels' transfers move, with its own kernel's count; tt-metal refuses "
+                                "it: 'data movement kernels on logical core ... cannot use the same NOC, doing so "
+                                "results in hangs')")
+
+
 def load_host(path: str | Path) -> HostSpec:
     """Read, schema-check and cross-check the host description at ``path``. ``ParseError`` naming the field and the
     rule for anything wrong: an unknown kernel, buffer or semaphore named, an entry size that is not whole tiles of
     its format, a runtime arg given that the kernel does not declare, two kernels on one processor of a core, a
     missing kernel source."""
-    from verispatial.ir.serialize import check_schema
+    from verispatial.ir.serialize import check_schema, json_kind
 
     p = Path(path)
     d = parse_document(p)
     if not isinstance(d, dict):
-        kinds: dict[type, str] = {list: "a list", str: "a string"}
-        got = "nothing (the file holds no fields)" if d is None else kinds.get(type(d), f"a {type(d).__name__}")
+        got = ("nothing (the file holds no fields)" if d is None else "a list" if isinstance(d, list)
+               else json_kind(d))
         raise ParseError("(document)", f"a host description is a mapping of its fields (name, kernels, work_units, "
                                        f"...), got {got}")
     check_schema(d, schema())
@@ -328,11 +362,11 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError("kernel_root", f"names ${env_var(release)}, which is not set, and the ttnn {release} "
                                             "wheel is not in the user cache (examples/ttmetal/README.md says how to "
                                             "get it)")
-    root = Path(os.path.expandvars(given_root))
+    root = Path(_expanded(given_root, "kernel_root"))
     root = root if root.is_absolute() else p.parent / root
     if not root.is_dir():
         raise ParseError("kernel_root", f"no such directory: {root}")
-    incs = tuple(root / os.path.expandvars(i) for i in d.get("include_dirs", []))
+    incs = tuple(root / _expanded(i, f"include_dirs[{j}]") for j, i in enumerate(d.get("include_dirs", [])))
     for j, inc in enumerate(incs):
         if not inc.is_dir():  # as kernel_root: a typo would show only as a header not found, if ever
             raise ParseError(f"include_dirs[{j}]", f"no such directory: {d['include_dirs'][j]}")
@@ -404,7 +438,8 @@ def load_host(path: str | Path) -> HostSpec:
                 raise ParseError(f"{w}.defines", f"{name!r} is not a macro name (an identifier, or NAME(PARAMS) for a "
                                                  "function-like one)")
         kernels.append(HostKernel(
-            k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]), k.get("noc", 0),
+            k["name"], src, Path(k["source"]).as_posix(), Engine(k["processor"]),
+            k.get("noc", _DEFAULT_NOC[k["processor"]]),
             # a positional compile-time arg is the kernel's own (each CreateKernel has its compile_args): its trip
             # is named with the kernel's, two kernels' get_compile_time_arg_val(0) are two values
             tuple(value(v, f"{w}.compile_time_args[{j}]", f"{k['name']}.compile_time_args[{j}]")
@@ -422,6 +457,9 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError(f"{w}.globally_allocated", f"names the sharded tensor whose buffer it sits on "
                                                         f"(set_globally_allocated_address(*tensor.buffer())), got "
                                                         f"{on!r} (sharded tensors: {sharded})")
+        if b["index"] >= target.max_cbs:  # the schema's 63 is Blackhole's; Wormhole's firmware has 32
+            raise ParseError(f"{w}.index", f"{b['index']} is past {target.name}'s {target.max_cbs} CB indices "
+                                           f"(0..{target.max_cbs - 1}, NUM_CIRCULAR_BUFFERS)")
         if any(o.index == b["index"] and (o.cores is None or "cores" not in b) for o in bufs):
             raise ParseError(f"{w}.index", f"buffer index {b['index']} declared twice")
         for role in ("producer", "consumer"):
@@ -453,6 +491,7 @@ def load_host(path: str | Path) -> HostSpec:
                                _cores(sp["cores"], f"{w}.cores") if "cores" in sp else None, scratchpad=True))
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
+    on_noc: dict[tuple[Site, int], str] = {}
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores", mesh)
@@ -468,6 +507,8 @@ def load_host(path: str | Path) -> HostSpec:
                 if other != n:
                     raise ParseError(f"{w}.kernels", f"core {c} runs {other!r} and {n!r} on one {k.engine.value} "
                                                      f"processor")
+                if k.engine is not Engine.COMPUTE:
+                    _own_noc(on_noc, c, k, f"{w}.kernels")
         args: dict[str, dict[str, Value]] = {}
         for n, given in u.get("runtime_args", {}).items():
             if n not in u["kernels"]:
@@ -491,6 +532,12 @@ def load_host(path: str | Path) -> HostSpec:
             varargs[n] = tuple(value(v, f"{w}.varargs.{n}[{j}]") for j, v in enumerate(given))
         units.append(WorkUnit(cores, tuple(u["kernels"]), args, varargs))
     every = tuple(dict.fromkeys(c for u in units for c in u.cores))
+    for c in dict.fromkeys((*every, *(c for s in sems for c in s.cores or ()))):
+        held = [i for i, s in enumerate(sems) if c in (s.cores or every)]
+        if len(held) > target.max_semaphores:  # named here, at the host's field, before the IR says it of a site
+            raise ParseError(f"semaphores[{held[target.max_semaphores]}]",
+                             f"core {c} holds {len(held)} semaphores, past {target.name}'s {target.max_semaphores} per "
+                             "core (NUM_SEMAPHORES)")
     for i, hb in enumerate(bufs):
         if hb.tensor is not None:
             off = [c for c in (hb.cores or every) if c not in shard_specs[hb.tensor].cores]
