@@ -525,7 +525,7 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     except ValueError:  # the compiled validator's error walk stops at its recursion limit (a document nested deep)
         small, err = d, jsonschema.exceptions.best_match(reference.iter_errors(d))
     else:
-        small = _pruned(d, (), at, {q[:j] for q in at for j in range(len(q) + 1)}, where)
+        small = _pruned(d, (), at, _least_depths(at), where, max(_min_items(schema_doc()), 1))
         err = jsonschema.exceptions.best_match(reference.iter_errors(small))
     if err is None:  # pragma: no cover - the cut hid the error: word it from the whole document
         where.clear()
@@ -540,24 +540,69 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
 _PRUNE_ITEMS = 16
 
 
-def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], on_error: set[tuple[Any, ...]],
-            where: dict[int, list[int]]) -> Any:
-    """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements some error lies in (``on_error``:
-    every prefix of every error's instance path), or to its first element when none does; ``where`` maps each cut
-    array (by ``id``) to the original indices it kept. An array at which an error itself lies (``at``: the errors'
-    instance paths) is kept whole. Why: the
-    reference validator walks every element of a 100,000-op program to word one misspelt op (64 s against 1.3 s for
-    ``validate``). Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems``/``contains``,
-    ``minItems`` of at most 1 on long arrays): the cut keeps the errors and adds none."""
+def _min_items(schema_doc: Any) -> int:
+    """The greatest ``minItems`` anywhere in ``schema_doc`` (0 when none)."""
+    if isinstance(schema_doc, list):
+        return max((_min_items(x) for x in schema_doc), default=0)
+    if not isinstance(schema_doc, dict):
+        return 0
+    own = schema_doc.get("minItems")
+    return max([own if type(own) is int else 0, *(_min_items(v) for v in schema_doc.values())])
+
+
+def _least_depths(at: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Per prefix of an error's instance path (``at``), the length of the shortest error path under it."""
+    least: dict[tuple[Any, ...], int] = {}
+    for q in at:
+        n = len(q)
+        for j in range(n + 1):
+            k = q[:j]
+            if least.get(k, n + 1) > n:
+                least[k] = n
+    return least
+
+
+def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], least: dict[tuple[Any, ...], int],
+            where: dict[int, list[int]], keep_least: int = 1) -> Any:
+    """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements that may hold the error the reference
+    validator's best match picks, or to its first element when no error lies in it; ``least`` maps every prefix of an
+    error's instance path to the length of the shortest error path under it (``_least_depths``); ``where`` maps each
+    cut array (by ``id``) to the original indices it kept. An array at which an error itself lies (``at``: the
+    errors' instance paths) is kept whole; a cut array keeps at least ``keep_least`` elements (the schema's greatest
+    ``minItems``, ``_min_items``: a version-3 program has at least two sections, and a cut to one was reported as
+    "too short" in place of the error), the first ones when no error lies in them.
+
+    Why: the reference validator walks every element it is given, about half a millisecond per op: to word one
+    misspelt op of a 100,000-op program it took 64 s (``validate``: 1.3 s), and with every tenth op misspelt it
+    still walked 10,000 ops when the cut kept every element in error. Which elements may hold the best match:
+    ``jsonschema.exceptions.best_match`` takes the error of greatest ``relevance``, which prefers the shortest path
+    first, then the greatest path. Of two elements ``j < k`` of one array whose shortest errors are equally deep,
+    each error of ``j`` that could win (one of the shortest paths of the document) has an equally short error in
+    ``k`` with a greater path: ``j`` cannot hold the best match. So of the elements with errors, the last one of each
+    shortest-error depth is kept (a handful per array, whatever the number of errors). The depths are the compiled
+    validator's instance paths, which both validators take from the schema alike (an error lies where its keyword
+    applies: JSON Schema's instance location).
+
+    Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems``/``contains``/``prefixItems``,
+    ``minItems`` at most ``keep_least``): the cut keeps the best error and adds none."""
     if isinstance(x, dict):
-        return {k: _pruned(v, (*path, k), at, on_error, where) for k, v in x.items()}
+        return {k: _pruned(v, (*path, k), at, least, where, keep_least) for k, v in x.items()}
     if not isinstance(x, list):
         return x
     if len(x) <= _PRUNE_ITEMS or path in at:
         keep = list(range(len(x)))
     else:
-        keep = [i for i in range(len(x)) if (*path, i) in on_error] or [0]
-    out = [_pruned(x[i], (*path, i), at, on_error, where) for i in keep]
+        last: dict[int, int] = {}  # shortest error depth -> the last element with it
+        for i in range(len(x)):
+            depth = least.get((*path, i))
+            if depth is not None:
+                last[depth] = i
+        kept = set(last.values())
+        pad = iter(range(len(x)))
+        while len(kept) < min(keep_least, len(x)):
+            kept.add(next(pad))
+        keep = sorted(kept)
+    out = [_pruned(x[i], (*path, i), at, least, where, keep_least) for i in keep]
     if len(keep) < len(x):
         where[id(out)] = keep
     return out
