@@ -518,14 +518,14 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     # the way to a message: a document that loads never needs it (its import was about a tenth of certify's).
     import jsonschema
 
-    reference = jsonschema.Draft202012Validator(schema_doc())
+    reference = _reference(validator, schema_doc)
     where: dict[int, list[int]] = {}
     try:
         at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
     except ValueError:  # the compiled validator's error walk stops at its recursion limit (a document nested deep)
         small, err = d, jsonschema.exceptions.best_match(reference.iter_errors(d))
     else:
-        small = _pruned(d, (), at, _least_depths(at), where, max(_min_items(schema_doc()), 1))
+        small = _cut(d, at, validator, where)
         err = jsonschema.exceptions.best_match(reference.iter_errors(small))
     if err is None:  # pragma: no cover - the cut hid the error: word it from the whole document
         where.clear()
@@ -536,18 +536,44 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
 
 
-#: Arrays longer than this are cut to their elements with errors before the reference validator words a message.
-_PRUNE_ITEMS = 16
+#: The reference validator (``jsonschema``) of each compiled one, by the compiled one's ``id`` (kept alive beside it).
+_REFERENCES: dict[int, tuple[Any, Any]] = {}
 
 
-def _min_items(schema_doc: Any) -> int:
-    """The greatest ``minItems`` anywhere in ``schema_doc`` (0 when none)."""
-    if isinstance(schema_doc, list):
-        return max((_min_items(x) for x in schema_doc), default=0)
-    if not isinstance(schema_doc, dict):
-        return 0
-    own = schema_doc.get("minItems")
-    return max([own if type(own) is int else 0, *(_min_items(v) for v in schema_doc.values())])
+def _reference(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
+    """The ``jsonschema`` validator of the schema ``validator`` was compiled from, made once per schema (a report on a
+    small file spent most of its time reading the schema and building this)."""
+    got = _REFERENCES.get(id(validator))
+    if got is None or got[0] is not validator:
+        import jsonschema
+
+        got = _REFERENCES[id(validator)] = (validator, jsonschema.Draft202012Validator(schema_doc()))
+    return got[1]
+
+
+#: Arrays longer than this are cut to the elements that may hold the best match (``_pruned``).
+_PRUNE_ITEMS = 1
+#: Rounds of ``_cut`` that put back arrays whose cut the compiled validator finds an error in; then the whole document.
+_CUT_ROUNDS = 8
+
+
+def _cut(d: Any, at: set[tuple[Any, ...]], validator: Any, where: dict[int, list[int]]) -> Any:
+    """``d`` cut down for the reference validator (``_pruned``; ``at``: the compiled validator's error paths in ``d``,
+    ``where``: filled as ``_pruned`` fills it), checked by the compiled validator: a cut array that makes an error
+    of its own (a ``minItems``: a version-3 program has at least two sections; a fixed-length array read by
+    position, ``prefixItems``) is kept whole and the document cut again, until the cut holds no error that ``d``
+    does not (else ``d`` itself, after ``_CUT_ROUNDS``)."""
+    whole = set(at)
+    least = _least_depths(at)
+    for _ in range(_CUT_ROUNDS):
+        where.clear()
+        small = _pruned(d, (), whole, least, where)
+        added = {tuple(_original_path(small, list(e.instance_path), where)) for e in validator.iter_errors(small)} - at
+        if not added:
+            return small
+        whole |= added
+    where.clear()
+    return d
 
 
 def _least_depths(at: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
@@ -563,14 +589,12 @@ def _least_depths(at: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
 
 
 def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], least: dict[tuple[Any, ...], int],
-            where: dict[int, list[int]], keep_least: int = 1) -> Any:
+            where: dict[int, list[int]]) -> Any:
     """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements that may hold the error the reference
-    validator's best match picks, or to its first element when no error lies in it; ``least`` maps every prefix of an
-    error's instance path to the length of the shortest error path under it (``_least_depths``); ``where`` maps each
-    cut array (by ``id``) to the original indices it kept. An array at which an error itself lies (``at``: the
-    errors' instance paths) is kept whole; a cut array keeps at least ``keep_least`` elements (the schema's greatest
-    ``minItems``, ``_min_items``: a version-3 program has at least two sections, and a cut to one was reported as
-    "too short" in place of the error), the first ones when no error lies in them.
+    validator's best match picks, or to its first element when no error lies in it (an empty array stays empty);
+    ``least`` maps every prefix of an error's instance path to the length of the shortest error path under it
+    (``_least_depths``); ``where`` maps each cut array (by ``id``) to the original indices it kept. An array at which
+    an error itself lies (``at``: the errors' instance paths, and those ``_cut`` puts back) is kept whole.
 
     Why: the reference validator walks every element it is given, about half a millisecond per op: to word one
     misspelt op of a 100,000-op program it took 64 s (``validate``: 1.3 s), and with every tenth op misspelt it
@@ -583,10 +607,10 @@ def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], least: dict
     validator's instance paths, which both validators take from the schema alike (an error lies where its keyword
     applies: JSON Schema's instance location).
 
-    Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems``/``contains``/``prefixItems``,
-    ``minItems`` at most ``keep_least``): the cut keeps the best error and adds none."""
+    Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems`` or ``contains``): the cut keeps the
+    best error, and ``_cut`` makes sure it adds none."""
     if isinstance(x, dict):
-        return {k: _pruned(v, (*path, k), at, least, where, keep_least) for k, v in x.items()}
+        return {k: _pruned(v, (*path, k), at, least, where) for k, v in x.items()}
     if not isinstance(x, list):
         return x
     if len(x) <= _PRUNE_ITEMS or path in at:
@@ -597,12 +621,8 @@ def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], least: dict
             depth = least.get((*path, i))
             if depth is not None:
                 last[depth] = i
-        kept = set(last.values())
-        pad = iter(range(len(x)))
-        while len(kept) < min(keep_least, len(x)):
-            kept.add(next(pad))
-        keep = sorted(kept)
-    out = [_pruned(x[i], (*path, i), at, least, where, keep_least) for i in keep]
+        keep = sorted(last.values()) or [0]
+    out = [_pruned(x[i], (*path, i), at, least, where) for i in keep]
     if len(keep) < len(x):
         where[id(out)] = keep
     return out
