@@ -886,14 +886,28 @@ def no_cycle_collection() -> Iterator[None]:
     """Pause the cyclic garbage collector while a document is read: reading a program (or a stored report) allocates
     one container per JSON object and IR value, all kept alive and none in a cycle, so each collection the
     allocations trigger would only walk the growing heap again (more than half of a large document's parse time; a
-    stored report of the 16-layer step: 374 ms with it, 194 ms without, benchmarks/bench_scale.py's warm certify)."""
+    stored report of the 16-layer step: 374 ms with it, 194 ms without, benchmarks/bench_scale.py's warm certify).
+
+    When the block ends normally, what it made is handed to the oldest generation at once (``gc.freeze`` then
+    ``gc.unfreeze``, each a splice of the generations' lists) before the collector is on again: otherwise the first
+    allocation after it walks every object the read made in one young collection (10-15% of loading a decode step,
+    benchmarks/bench_load.py), and the next older collection walks them again. Any cyclic garbage among them (and
+    among the young objects from before) is found by the next full collection, as for every long-lived object. A
+    caller that froze objects of its own (``gc.get_freeze_count()``) is left alone, and so is a block that raises
+    (its traceback's frames are cycles best collected young)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
-    finally:
+    except BaseException:
         if was:
             gc.enable()
+        raise
+    if was:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
 
 
 def loads(text: str | bytes) -> Program:
