@@ -8,7 +8,13 @@ process): the shipped examples, and a
 synthetic program of about ``--ops`` ops (the 48-engine matmul example's engine programs repeated, which still
 validates).
 
-    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [FILE ...]
+With ``--bad``, each file is also timed as bad input (issue 19 goal 5: a report costs at most 2x ``validate`` of the
+file): its last op misspelt, every tenth top-level op misspelt, and an op naming a buffer that does not exist (a
+``validate`` finding), each read by ``loads_document`` up to its one-line message, against ``loads_document`` of the
+correct file (what ``verispatial validate`` does with it), best of ``--repeat``; the first report's time (which
+imports ``jsonschema`` to word the message) beside it.
+
+    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [FILE ...]
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir import serialize
 from verispatial.ir.validate import validate, validate_templated
 
@@ -85,6 +92,55 @@ def row(path: Path, repeat: int, stages: bool) -> None:
           f"{t_load / t_json:6.2f}x | {t_old / t_json:6.2f}x", flush=True)
 
 
+def _engine_programs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [ep for t in doc.get("templates", [doc]) for ep in t.get("programs", [])]
+
+
+def bad_inputs(doc: dict[str, Any]) -> dict[str, bytes]:
+    """Three bad copies of the program object ``doc``, by what is wrong: the last op of its last engine program
+    misspelt (inside the innermost last loop), every tenth top-level op of every engine program misspelt, and the
+    last op naming a buffer misnaming it (an id past the buffers: a ``validate`` finding, not the schema's)."""
+    out: dict[str, bytes] = {}
+    d = json.loads(json.dumps(doc))
+    ops = _engine_programs(d)[-1]["ops"]
+    while ops[-1].get("body"):
+        ops = ops[-1]["body"]
+    ops[-1]["op"] += "x"
+    out["last op misspelt"] = json.dumps(d).encode()
+    d = json.loads(json.dumps(doc))
+    for ep in _engine_programs(d):
+        for op in ep["ops"][::10]:
+            op["op"] += "x"
+    out["every tenth op misspelt"] = json.dumps(d).encode()
+    d = json.loads(json.dumps(doc))
+    named = [op for ep in _engine_programs(d) for op in ep["ops"] if "buf" in op]
+    if named:
+        named[-1]["buf"] = 1 << 20
+        out["a buffer id past the buffers"] = json.dumps(d).encode()
+    return out
+
+
+def bad_rows(path: Path, repeat: int) -> None:
+    """Each of ``bad_inputs`` of ``path`` read up to its message against reading the correct file (ms, ratio)."""
+    data = path.read_bytes()
+    t_good = best(lambda: serialize.loads_document(data), repeat)
+
+    def report(text: bytes) -> str:
+        try:
+            serialize.loads_document(text)
+        except (ParseError, InvalidProgram) as e:
+            return str(e)
+        raise AssertionError("bad input loaded")
+
+    for what, text in bad_inputs(json.loads(data)).items():
+        t0 = time.process_time()
+        report(text)
+        first = time.process_time() - t0
+        t_bad = best(lambda text=text: report(text), repeat)
+        print(f"{path.name[:30]:30} {what:30} | validate {t_good * 1e3:9.2f} ms | report {t_bad * 1e3:9.2f} ms "
+              f"{t_bad / t_good:5.2f}x | first report {first * 1e3:9.2f} ms {first / t_good:5.2f}x", flush=True)
+
+
 def json_only(path: Path) -> Any:
     """``load_document`` reading the text with ``json`` alone (the orjson reading, ``serialize._fast_parse``, off):
     the path before it, measured beside it."""
@@ -102,6 +158,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--load-only", action="store_true", help="time load_program alone (e.g. on a checkout without the "
                                                                "stage functions)")
+    ap.add_argument("--bad", action="store_true", help="also time bad copies of each file against validating it")
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
     print("ratios to json.loads of the same bytes; parse = with the duplicate-key check; schema, structure and "
@@ -117,6 +174,11 @@ def main() -> None:
             print(f"{f.name:42} does not load: {e}", file=sys.stderr)
             continue
         row(f, args.repeat, not args.load_only and hasattr(serialize, "check_program_schema"))
+    if args.bad:
+        print("\nbad input: loads_document up to the message against loads_document of the correct file (what "
+              "`verispatial validate` does), best of --repeat; the first report imports jsonschema; target 2x")
+        for f in files:
+            bad_rows(f, args.repeat)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,14 @@ from verispatial.certify.structure import engine_views
 from verispatial.cli import main
 from verispatial.driver.search import propose_deadlock
 from verispatial.families.deadlock.encoding import check_deadlock
-from verispatial.ir.serialize import ParseError, check_program_schema, loads, schema
+from verispatial.ir.serialize import (
+    ParseError,
+    _cut,
+    _program_validator,
+    check_program_schema,
+    loads,
+    schema,
+)
 
 #: A bound no run of these programs comes near (they end in seconds), generous for a loaded 2-core CI machine.
 ENDS_WITHIN = 90.0
@@ -203,6 +210,21 @@ def _mutants() -> list[tuple[str, dict[str, Any]]]:
     d["sections"] = []
     d["programs"][0]["ops"][99]["op"] = "pushh"
     out.append(("an_empty_list_and_an_op", d))
+    d = json.loads(json.dumps(base))
+    for op in d["programs"][0]["ops"][::10]:
+        op["op"] += "x"
+    out.append(("every_tenth_op_misspelt", d))
+    d = json.loads(json.dumps(base))
+    del d["programs"][0]["ops"][4]["buf"]  # an error at the op itself: shallower than a misspelt tag's
+    for op in d["programs"][0]["ops"][100::7]:
+        op["op"] += "x"
+    out.append(("a_shallow_error_before_deep_ones", d))
+    d = json.loads(json.dumps(base))
+    for op in d["programs"][0]["ops"][:300:7]:
+        op["op"] += "x"
+    del d["programs"][0]["ops"][352]["buf"]
+    d["programs"][1]["ops"][10]["pages"] = -1
+    out.append(("deep_errors_before_a_shallow_one", d))
     return out
 
 
@@ -215,6 +237,26 @@ def test_a_large_file_gets_the_message_of_the_whole_document(name: str, doc: dic
     path, message = _reference_message(doc)
     assert got.value.field == path, name
     assert message[:150] in str(got.value), name
+
+
+def test_the_cut_keeps_a_handful_of_elements_whatever_the_number_of_errors() -> None:
+    """With every op of a 3,000-op program misspelt, the reference validator is given a few ops per list to word the
+    message from (the last of each depth of error), not 3,000: wording bad input costs what validating it costs."""
+    d = json.loads(json.dumps(bp.straight(3_000)))  # a copy: the generator shares its op objects
+    for ep in d["programs"]:
+        for op in ep["ops"]:
+            op["op"] += "x"
+    at = {tuple(e.instance_path) for e in _program_validator().iter_errors(d)}
+    assert len(at) >= 3_000
+    where: dict[int, list[int]] = {}
+    small = _cut(d, at, _program_validator(), where)
+    # the last op of the last program: every error is a misspelt tag, equally deep
+    assert [len(ep["ops"]) for ep in small["programs"]] == [1]
+    assert (where[id(small["programs"])], where[id(small["programs"][0]["ops"])]) == ([1], [999])
+    with pytest.raises(ParseError) as got:
+        check_program_schema(d)
+    path, message = _reference_message(d)
+    assert (got.value.field, message[:150] in str(got.value)) == (path, True)
 
 
 def test_a_misspelt_op_in_100k_ops_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ cattrs built. Messages still come from ``jsonschema`` (``tests/test_schema.py`` 
 from __future__ import annotations
 
 import copy
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from verispatial.ir.serialize import (
     _structure_op,
     _unstructure_op,
     load_program,
+    loads_document,
     parse_json,
     program_to_dict,
     schema,
@@ -181,3 +183,42 @@ def test_a_class_is_built_through_its_slots_only_when_its_init_just_stores() -> 
         _builder(_Checked)({"n": 0})
     with pytest.raises(ValueError, match="n > 9"):
         _builder(_PostInit)({"n": 10})
+
+
+# ----------------------------------------------------------------------------- the collector around a load
+
+
+def test_a_load_hands_its_objects_to_the_oldest_generation_and_leaves_the_collector_on() -> None:
+    """``no_cycle_collection`` pauses the collector and, when the read ends, moves what it made to the oldest
+    generation without walking it (``gc.freeze`` then ``gc.unfreeze``): the collector is on again, nothing is left
+    frozen, and the program's objects are in the oldest generation (not walked by the next young collections)."""
+    text = (EXAMPLES / "matmul_reuse_mcast_wormhole.json").read_bytes()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    p = loads_document(text)
+    assert (gc.isenabled(), gc.get_freeze_count()) == (True, 0)
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert {id(p), id(p.programs[0]), id(p.programs[0].ops[0])} <= oldest
+
+
+def test_a_load_leaves_a_callers_frozen_objects_and_a_paused_collector_as_they_were() -> None:
+    text = (EXAMPLES / "pipeline_small.json").read_bytes()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        loads_document(text)
+        assert (gc.isenabled(), gc.get_freeze_count()) == (True, frozen)
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        loads_document(text)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_load_that_fails_turns_the_collector_on_again() -> None:
+    with pytest.raises(ParseError):
+        loads_document(b'{"format": "verispatial.program", "version": 2, "name": 1}')
+    assert (gc.isenabled(), gc.get_freeze_count()) == (True, 0)

@@ -351,6 +351,27 @@ def test_bad_templated_documents_are_one_line_of_bad_input(tiny: Step, tmp_path:
         assert "Traceback" not in err[0]
 
 
+def test_a_misspelt_op_of_a_template_is_named_whatever_the_number_of_sections(tiny: Step) -> None:
+    """A version-3 program has at least two sections (the schema's ``minItems``): the document cut down for the
+    reference validator keeps two, so the message names the misspelt op, as the reference validator does on the whole
+    document, not a sections list "too short" (what a cut to one section said)."""
+    import jsonschema
+
+    from verispatial.ir.serialize import check_program_schema, schema
+
+    doc = json.loads(dumps(tiny[2]))
+    assert len(doc["sections"]) > 16  # long enough to be cut
+    ops = doc["templates"][-1]["programs"][-1]["ops"]
+    ops[-1] = {**ops[-1], "op": "reserv"}
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(doc))
+    assert err is not None
+    with pytest.raises(ParseError) as got:
+        check_program_schema(doc)
+    want = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in err.absolute_path).lstrip(".")
+    assert (got.value.field, got.value.field.endswith("].op")) == (want, True)
+    assert "'reserv' is not one of" in str(got.value)
+
+
 def test_validate_and_certify_read_a_templated_file(tiny: Step, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     _, _, tp = tiny

@@ -23,7 +23,10 @@ from verispatial.ir import (
     ScratchAccess,
     Site,
 )
-from verispatial.ir.ops import OP_TAGS, Op
+from verispatial.ir.core import SemRole
+from verispatial.ir.limits import U32
+from verispatial.ir.ops import OP_TAGS, Loop, Op, Push, Reserve, SemInc, Wait
+from verispatial.ir.program import SectionSpan, Semaphore
 from verispatial.ir.validate import _PLAIN, _QUICK, _QUIET, ISSUED_BY, _shape, validate
 
 #: The fields of ``_PLAIN`` classes that no rule of ``validate`` constrains (a kind is a label, a flag either value).
@@ -91,3 +94,59 @@ def test_quick_fails_on_each_checked_field_out_of_range_and_validate_reports_it(
             broken = attrs.evolve(op, **{name: bad})
             assert not _QUICK[cls](broken, gb, gs, 0), broken
             assert validate(_one(broken)) != [], broken
+
+
+# ---------------------------------------------------------------------- loop counts and one-section programs
+
+
+def _looped(count: int, body: tuple[Op, ...]) -> Program:
+    """A reader with one loop of ``count`` iterations around ``body``; semaphore 0 has a word on its site."""
+    site = Site(0, 0)
+    return Program("looped", WORMHOLE, buffers=(Buffer(0, "cb0", site, 0, 1, 2, "bf16"),),
+                   semaphores=(Semaphore(0, "s", (site,), 0, SemRole.RENDEZVOUS_GATHER),),
+                   programs=(EngineProgram(site, Engine.READER, (Loop("i", count, body),)),))
+
+
+@pytest.mark.parametrize("count", [0, 1, U32])
+def test_a_constant_count_in_range_passes(count: int) -> None:
+    """``_loop`` passes a constant count in ``[0, U32]`` over without its rules: none of them holds one."""
+    assert validate(_looped(count, (Reserve(0, 1), Push(0, 1)))) == []
+
+
+@pytest.mark.parametrize(("count", "rule"), [
+    (-1, "count must be >= 0, got -1"),
+    (U32 + 1, f"count {U32 + 1} is too large for the model (loop counts are 32-bit: at most {U32})"),
+])
+def test_a_constant_count_just_outside_the_range_is_reported(count: int, rule: str) -> None:
+    assert [v.rule for v in validate(_looped(count, ()))] == [rule]
+
+
+def test_the_word_rule_counts_a_constant_loop_at_its_count() -> None:
+    """The iterations the fast path takes for a constant count are what the 32-bit word rule multiplies by: 2**31
+    increments of 2 count past the word, 2**31 - 1 of them do not."""
+    site = Site(0, 0)
+    inc = (SemInc(0, site, 2),)
+    assert validate(_looped(2**31 - 1, inc)) == []
+    assert [v.rule for v in validate(_looped(2**31, inc))] == [
+        "can be counted to 4294967296 (start + every increment, loops at their max), past the 32-bit word (max "
+        "4294967295)"]
+
+
+@pytest.mark.parametrize("starts", [(), (0,), (0, 2)])
+def test_one_section_and_two_report_alike(starts: tuple[int, ...]) -> None:
+    """A program of one section (no ``section_starts``, or one) takes ``_OpPass.program``'s one-section path; with two
+    sections (of one phase) the general one: an op naming a buffer of another site, a page count past the model's, and a loop
+    variable shadowing its loop's are reported alike, in order."""
+    here, there = Site(0, 0), Site(1, 0)
+    ops = (Reserve(1, 1), Loop("i", 2, (Loop("i", 1, (Wait(0, 70_000),)),)), Reserve(0, 1), Push(0, 1))
+    sections = tuple(SectionSpan(f"s{k}") for k in range(max(len(starts), 1)))  # one phase: no rendezvous
+    p = Program("sections", WORMHOLE, sections=sections,
+                buffers=(Buffer(0, "cb0", here, 0, 1, 2, "bf16"), Buffer(1, "cb1", there, 0, 1, 2, "bf16")),
+                programs=(EngineProgram(here, Engine.READER, ops, starts),))
+    got = [(v.entity, v.rule) for v in validate(p)]
+    assert got == [
+        ("program (0,0).reader ops[0] Reserve", "buffer 1 lives on (1,0), not on this engine's site (0,0)"),
+        ("program (0,0).reader ops[1].body[0] Loop", "loop variable 'i' shadows an enclosing loop's"),
+        ("program (0,0).reader ops[1].body[0].body[0] Wait",
+         "pages 70000 is too large for the model (16-bit CB counters: at most 65535)"),
+    ]

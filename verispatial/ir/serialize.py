@@ -529,14 +529,14 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     # the way to a message: a document that loads never needs it (its import was about a tenth of certify's).
     import jsonschema
 
-    reference = jsonschema.Draft202012Validator(schema_doc())
+    reference = _reference(validator, schema_doc)
     where: dict[int, list[int]] = {}
     try:
         at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
     except ValueError:  # the compiled validator's error walk stops at its recursion limit (a document nested deep)
         small, err = d, jsonschema.exceptions.best_match(reference.iter_errors(d))
     else:
-        small = _pruned(d, (), at, {q[:j] for q in at for j in range(len(q) + 1)}, where)
+        small = _cut(d, at, validator, where)
         err = jsonschema.exceptions.best_match(reference.iter_errors(small))
     if err is None:  # pragma: no cover - the cut hid the error: word it from the whole document
         where.clear()
@@ -547,28 +547,93 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
 
 
-#: Arrays longer than this are cut to their elements with errors before the reference validator words a message.
-_PRUNE_ITEMS = 16
+#: The reference validator (``jsonschema``) of each compiled one, by the compiled one's ``id`` (kept alive beside it).
+_REFERENCES: dict[int, tuple[Any, Any]] = {}
 
 
-def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], on_error: set[tuple[Any, ...]],
+def _reference(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
+    """The ``jsonschema`` validator of the schema ``validator`` was compiled from, made once per schema (a report on a
+    small file spent most of its time reading the schema and building this)."""
+    got = _REFERENCES.get(id(validator))
+    if got is None or got[0] is not validator:
+        import jsonschema
+
+        got = _REFERENCES[id(validator)] = (validator, jsonschema.Draft202012Validator(schema_doc()))
+    return got[1]
+
+
+#: Arrays longer than this are cut to the elements that may hold the best match (``_pruned``).
+_PRUNE_ITEMS = 1
+#: Rounds of ``_cut`` that put back arrays whose cut the compiled validator finds an error in; then the whole document.
+_CUT_ROUNDS = 8
+
+
+def _cut(d: Any, at: set[tuple[Any, ...]], validator: Any, where: dict[int, list[int]]) -> Any:
+    """``d`` cut down for the reference validator (``_pruned``; ``at``: the compiled validator's error paths in ``d``,
+    ``where``: filled as ``_pruned`` fills it), checked by the compiled validator: a cut array that makes an error
+    of its own (a ``minItems``: a version-3 program has at least two sections; a fixed-length array read by
+    position, ``prefixItems``) is kept whole and the document cut again, until the cut holds no error that ``d``
+    does not (else ``d`` itself, after ``_CUT_ROUNDS``)."""
+    whole = set(at)
+    least = _least_depths(at)
+    for _ in range(_CUT_ROUNDS):
+        where.clear()
+        small = _pruned(d, (), whole, least, where)
+        added = {tuple(_original_path(small, list(e.instance_path), where)) for e in validator.iter_errors(small)} - at
+        if not added:
+            return small
+        whole |= added
+    where.clear()
+    return d
+
+
+def _least_depths(at: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Per prefix of an error's instance path (``at``), the length of the shortest error path under it."""
+    least: dict[tuple[Any, ...], int] = {}
+    for q in at:
+        n = len(q)
+        for j in range(n + 1):
+            k = q[:j]
+            if least.get(k, n + 1) > n:
+                least[k] = n
+    return least
+
+
+def _pruned(x: Any, path: tuple[Any, ...], at: set[tuple[Any, ...]], least: dict[tuple[Any, ...], int],
             where: dict[int, list[int]]) -> Any:
-    """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements some error lies in (``on_error``:
-    every prefix of every error's instance path), or to its first element when none does; ``where`` maps each cut
-    array (by ``id``) to the original indices it kept. An array at which an error itself lies (``at``: the errors'
-    instance paths) is kept whole. Why: the
-    reference validator walks every element of a 100,000-op program to word one misspelt op (64 s against 1.3 s for
-    ``validate``). Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems``/``contains``,
-    ``minItems`` of at most 1 on long arrays): the cut keeps the errors and adds none."""
+    """``x`` with every array longer than ``_PRUNE_ITEMS`` cut to the elements that may hold the error the reference
+    validator's best match picks, or to its first element when no error lies in it (an empty array stays empty);
+    ``least`` maps every prefix of an error's instance path to the length of the shortest error path under it
+    (``_least_depths``); ``where`` maps each cut array (by ``id``) to the original indices it kept. An array at which
+    an error itself lies (``at``: the errors' instance paths, and those ``_cut`` puts back) is kept whole.
+
+    Why: the reference validator walks every element it is given, about half a millisecond per op: to word one
+    misspelt op of a 100,000-op program it took 64 s (``validate``: 1.3 s), and with every tenth op misspelt it
+    still walked 10,000 ops when the cut kept every element in error. Which elements may hold the best match:
+    ``jsonschema.exceptions.best_match`` takes the error of greatest ``relevance``, which prefers the shortest path
+    first, then the greatest path. Of two elements ``j < k`` of one array whose shortest errors are equally deep,
+    each error of ``j`` that could win (one of the shortest paths of the document) has an equally short error in
+    ``k`` with a greater path: ``j`` cannot hold the best match. So of the elements with errors, the last one of each
+    shortest-error depth is kept (a handful per array, whatever the number of errors). The depths are the compiled
+    validator's instance paths, which both validators take from the schema alike (an error lies where its keyword
+    applies: JSON Schema's instance location).
+
+    Sound for schemas whose ``items`` judge each element alone (no ``uniqueItems`` or ``contains``): the cut keeps the
+    best error, and ``_cut`` makes sure it adds none."""
     if isinstance(x, dict):
-        return {k: _pruned(v, (*path, k), at, on_error, where) for k, v in x.items()}
+        return {k: _pruned(v, (*path, k), at, least, where) for k, v in x.items()}
     if not isinstance(x, list):
         return x
     if len(x) <= _PRUNE_ITEMS or path in at:
         keep = list(range(len(x)))
     else:
-        keep = [i for i in range(len(x)) if (*path, i) in on_error] or [0]
-    out = [_pruned(x[i], (*path, i), at, on_error, where) for i in keep]
+        last: dict[int, int] = {}  # shortest error depth -> the last element with it
+        for i in range(len(x)):
+            depth = least.get((*path, i))
+            if depth is not None:
+                last[depth] = i
+        keep = sorted(last.values()) or [0]
+    out = [_pruned(x[i], (*path, i), at, least, where) for i in keep]
     if len(keep) < len(x):
         where[id(out)] = keep
     return out
@@ -837,14 +902,28 @@ def no_cycle_collection() -> Iterator[None]:
     """Pause the cyclic garbage collector while a document is read: reading a program (or a stored report) allocates
     one container per JSON object and IR value, all kept alive and none in a cycle, so each collection the
     allocations trigger would only walk the growing heap again (more than half of a large document's parse time; a
-    stored report of the 16-layer step: 374 ms with it, 194 ms without, benchmarks/bench_scale.py's warm certify)."""
+    stored report of the 16-layer step: 374 ms with it, 194 ms without, benchmarks/bench_scale.py's warm certify).
+
+    When the block ends normally, what it made is handed to the oldest generation at once (``gc.freeze`` then
+    ``gc.unfreeze``, each a splice of the generations' lists) before the collector is on again: otherwise the first
+    allocation after it walks every object the read made in one young collection (10-15% of loading a decode step,
+    benchmarks/bench_load.py), and the next older collection walks them again. Any cyclic garbage among them (and
+    among the young objects from before) is found by the next full collection, as for every long-lived object. A
+    caller that froze objects of its own (``gc.get_freeze_count()``) is left alone, and so is a block that raises
+    (its traceback's frames are cycles best collected young)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
-    finally:
+    except BaseException:
         if was:
             gc.enable()
+        raise
+    if was:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
 
 
 def loads(text: str | bytes) -> Program:

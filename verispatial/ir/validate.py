@@ -1054,18 +1054,24 @@ class _OpPass:
             quiet = self._quiet_of[ep.engine] = {cls: _QUICK[cls] for cls in _QUIET if ep.engine in ISSUED_BY[cls]}
         self.quiet = quiet
         ng = self.ng
-        k = 0
+        # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
+        # ids it may name are looked up once, not per top-level op.
+        one = len(starts) <= 1
+        k, sec = 0, 0
+        phase = phases[0] if phases else None
+        self.sec = 0
         last: object = _NO_PHASE  # the phase of the previous top-level op
         gb, gs = self.gb, self.gs
         for i, top in enumerate(ep.ops):
-            if in_order:
-                while k + 1 < len(starts) and i >= starts[k + 1]:
-                    k += 1
-                sec = k if starts and i >= starts[0] else 0
-            else:
-                sec = ep.section_of(i)
-            phase = phases[sec] if sec < len(phases) else None
-            self.sec = sec
+            if not one:
+                if in_order:
+                    while k + 1 < len(starts) and i >= starts[k + 1]:
+                        k += 1
+                    sec = k if starts and i >= starts[0] else 0
+                else:
+                    sec = ep.section_of(i)
+                phase = phases[sec] if sec < len(phases) else None
+                self.sec = sec
             if phase != last:
                 self.gb, self.gs = gb, gs = self._good(ep.site, phase)
                 last = phase
@@ -1123,24 +1129,11 @@ class _OpPass:
             self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
             self.cut_short = True
             return
-        if isinstance(op.count, str):
-            if op.count not in self.trips:
-                self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
-        elif isinstance(op.count, TripCount):
-            if op.count.trip not in self.trips:
-                self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
-            if op.count.scale < 1:
-                self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
-            if too_large(op.count.scale, U32) or too_large(op.count.offset, U32):
-                self._report(ep, at, op, f"count scale {clip(str(op.count.scale))} or offset "
-                                         f"{clip(str(op.count.offset))} is too large for the model (at most {U32})")
-        elif op.count < 0:
-            self._report(ep, at, op, f"count must be >= 0, got {op.count}")
-        elif op.count > U32:
-            self._report(ep, at, op, f"count {clip(str(op.count))} is too large for the model (loop counts are 32-bit: "
-                                     f"at most {U32})")
-        n = max(count_max(op.count, self.trip_max), 0) if count_trip(op.count) in self.trip_max or isinstance(
-            op.count, int) else 0
+        count = op.count
+        if type(count) is int and 0 <= count <= U32:  # a constant in range (most loops): no rule to test
+            n = count
+        else:
+            n = self._count_rules(ep, op, at)
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
@@ -1157,6 +1150,28 @@ class _OpPass:
                     self._word_range(ep, x, where, times * n, inner)
             else:
                 self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+
+    def _count_rules(self, ep: EngineProgram, op: Loop, at: tuple[int, ...]) -> int:
+        """The rules of a loop's count that is not a constant in ``[0, U32]`` (``_loop`` passes those over); returns
+        the most iterations the loop runs (``count_max``, at least 0; 0 for a trip that is not declared)."""
+        if isinstance(op.count, str):
+            if op.count not in self.trips:
+                self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
+        elif isinstance(op.count, TripCount):
+            if op.count.trip not in self.trips:
+                self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
+            if op.count.scale < 1:
+                self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
+            if too_large(op.count.scale, U32) or too_large(op.count.offset, U32):
+                self._report(ep, at, op, f"count scale {clip(str(op.count.scale))} or offset "
+                                         f"{clip(str(op.count.offset))} is too large for the model (at most {U32})")
+        elif op.count < 0:
+            self._report(ep, at, op, f"count must be >= 0, got {op.count}")
+        elif op.count > U32:
+            self._report(ep, at, op, f"count {clip(str(op.count))} is too large for the model (loop counts are 32-bit: "
+                                     f"at most {U32})")
+        return max(count_max(op.count, self.trip_max), 0) if count_trip(op.count) in self.trip_max or isinstance(
+            op.count, int) else 0
 
     def index_rules(self) -> None:
         """The index buffer rules of every indirect address the walk saw (``_index_buffer``), into ``found``."""
