@@ -200,9 +200,18 @@ def test_equal_slices_are_proved_once_and_name_their_source() -> None:
     assert r.reason == (f"proved as slice0/balance-cb:b0 of slice 0 (exchange0) (equal up to renaming; canonical "
                         f"form {c.slices[1].key[:12]})")
     # Slices 0 and 1 hand their buffers' counters on to the next slice at the same index (persistent in their
-    # slice), the last slice's the launch's end resets: it is not equal to the others and may end holding pages.
+    # slice), the last slice's the launch's end resets: alone it may end holding pages, so its key is not the others'.
+    # It differs from slice 0 in those flags alone, and slice 0's proof that b0 ends empty is the stronger answer.
     assert named(report, "slice0/balance-cb:b0").reason == "b0 ends empty"
-    assert named(report, "slice2/balance-cb:b4").reason.startswith("b4 may end holding pages: the launch's end resets")
+    assert done[2].startswith("slice 2 of 3 (exchange2): equal up to renaming (and handing on fewer buffers) to slice "
+                              "0: 26 obligations, proofs reused, all proved")
+    assert c.slices[2].key != c.slices[0].key
+    assert named(report, "slice2/balance-cb:b4").reason == (
+        "proved as slice0/balance-cb:b0 of slice 0 (exchange0) (equal up to renaming but for buffers only it hands on, "
+        f"whose balance it proves stronger; canonical form {c.slices[0].key[:12]})")
+    alone = {r.name: r for r in certify(c.slices[2].program).results}
+    assert alone["balance-cb:b0"].reason.startswith("b0 may end holding pages: the launch's end resets")
+    assert all(r.verdict == Verdict.PROVED for r in alone.values())
     # Names speak of the composed program: tensors, buffer ids, op paths.
     assert named(report, "slice1/bounds:A2").verdict == Verdict.PROVED
     assert named(report, "hb-activation:A1:(1,0).reader[4, 1]").verdict == Verdict.PROVED

@@ -464,3 +464,46 @@ def test_sarif_locates_a_refutation_in_its_template(tiny: Step, tmp_path: Path,
     # Each points into the document as written: a template's op, buffer or semaphore, or a section entry.
     assert all(p.startswith(("/templates/", "/sections/")) for p in pointers), pointers
     assert all("region" in loc["physicalLocation"] for r in results if r["level"] == "error" for loc in r["locations"])
+
+
+def test_a_slice_handing_on_fewer_buffers_reuses_the_proofs_of_one_handing_on_more(tiny: Step) -> None:
+    # The last layer's copy of a section hands no buffer on (no later phase uses its indices), the first layer's
+    # does: their keys differ in those flags alone, and the first's proofs hold for the last (its balance-cb of a
+    # buffer only the first hands on is the stronger question). Never the other way round.
+    _, _, tp = tiny
+    cut = comp.cut_templated(tp)
+    pairs = [(s, t) for t in cut.slices for s in cut.slices[:t.index]
+             if s.loose == t.loose and s.key != t.key and comp._stronger_source(t, [s.index], cut.slices) == s.index]
+    assert pairs
+    s, t = pairs[0]
+    assert comp._stronger_source(s, [t.index], cut.slices) is None  # s hands on a buffer t does not
+    assert [m for m, n in zip(t.handed_on, s.handed_on, strict=True) if m != n] == [False] * sum(
+        m != n for m, n in zip(t.handed_on, s.handed_on, strict=True))
+    # The programs differ in those buffers' persistent flags alone.
+    a, b = s.program, t.program
+    assert attrs.evolve(b, buffers=tuple(attrs.evolve(x, persistent=y.persistent) for x, y in
+                                         zip(b.buffers, a.buffers, strict=True))) == a
+    got = certify(tp)
+    assert got.exit_code == 0
+    reused = [r for r in got.results if r.name.startswith(f"slice{t.index}/")]
+    assert reused
+    assert all(r.reason.startswith(f"proved as slice{s.index}/") and "but for buffers only it hands on" in r.reason
+               for r in reused)
+    # What was reused is what the slice proves alone: the same obligations, every one proved.
+    alone = certify(t.program)
+    assert alone.exit_code == 0
+    assert [r.name for r in alone.results] == [r.name for r in certify(s.program).results]
+
+
+def test_a_refuted_slice_lends_no_proof_to_one_handing_on_fewer_buffers(tiny: Step) -> None:
+    _, _, tp = tiny
+    j = next(j for j, t in enumerate(tp.templates) if any(isinstance(o, Pop) for ep in t.programs for o in ep.ops))
+    got = certify(_without_last_pop(tp, j))
+    assert got.exit_code == 1
+    # Every proof lent to a slice handing on fewer buffers comes from a slice whose every obligation proved.
+    lent = {int(r.reason.split("/")[0].removeprefix("proved as slice")) for r in got.results
+            if "but for buffers only it hands on" in r.reason}
+    refuted = {int(r.name.split("/")[0].removeprefix("slice")) for r in got.results
+               if r.verdict != Verdict.PROVED and r.name.startswith("slice")}
+    assert refuted
+    assert not lent & refuted

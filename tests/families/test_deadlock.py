@@ -250,6 +250,7 @@ def test_a_long_derivation_run_comes_after_the_search(monkeypatch: pytest.Monkey
     p = nested(40, 50)
     a = analyse(p)
     monkeypatch.setattr(schedule, "derive_stretched", lambda *_args, **_kw: None)  # as if no candidate checked
+    monkeypatch.setattr(schedule, "_periodic_run", lambda *_args, **_kw: None)  # as if the run never repeated
     monkeypatch.setattr(schedule, "LONG_RUN", 100)
     calls: list[int] = []
     full = schedule.derive

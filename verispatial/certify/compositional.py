@@ -289,6 +289,10 @@ class Slice:
     offsets: dict[str, int]
     _build: Callable[[], Program]
     _program: Program | None = None
+    #: The key with every buffer taken as handed on (``key`` but for the buffers' ``persistent`` flags), and per
+    #: buffer slot of the slice whether it is handed on: ``_stronger_source`` (empty: not cut from templates).
+    loose: str = ""
+    handed_on: tuple[bool, ...] = ()
 
     @property
     def title(self) -> str:
@@ -431,11 +435,11 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
         tnames = {name: f"%t{i}" for name, i in ph.tensors.index.items()}
         knames = {name: f"%k{i}" for name, i in ph.trips.index.items()}
         roles = [_slice_role(by_name[t], j, fr.get(t, frozenset()), fw.get(t, frozenset())) for t in ph.tensors.index]
-        tables = (
-            [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
-              None if x.alias_of is None else ph.bufs.index[x.alias_of], sec_map[x.section],
-              None if x.id not in at else (at[x.id].offset, at[x.id].size), x.id in reused)
-             for x in (p.buffers[b] for b in ph.bufs.index)],
+        rows = [(x.site.x, x.site.y, x.cb, x.page_tiles, x.capacity, x.dtype, x.space.value,
+                 None if x.alias_of is None else ph.bufs.index[x.alias_of], sec_map[x.section],
+                 None if x.id not in at else (at[x.id].offset, at[x.id].size)) for x in (p.buffers[b] for b in ph.bufs.index)]
+        handed_on = tuple([b in reused for b in ph.bufs.index])
+        rest = (
             [(tuple((s.x, s.y) for s in y.sites), y.init, y.role.value, sec_map[y.section],  # type: ignore[index]
               host_initialised(y)) for y in (p.semaphores[s] for s in ph.sems.index)],
             [(g.sender.x, g.sender.y, g.rect, g.loopback) for g in (p.groups[i] for i in ph.groups.index)],
@@ -443,7 +447,9 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
             [(by_name[t].shape, by_name[t].dtype, r.value, by_name[t].init) for t, r in zip(ph.tensors.index, roles,
                                                                                              strict=True)],
             len(secs[j]), target)
-        key = hashlib.sha256(repr((ph.tokens, tables)).encode()).hexdigest()
+        key = _keyed(ph.tokens, rows, handed_on, rest)
+        every = (True,) * len(handed_on)
+        loose = key if handed_on == every else _keyed(ph.tokens, rows, every, rest)
 
         def build(ph: _Phase = ph, j: int = j, tnames: dict[str, str] = tnames, knames: dict[str, str] = knames,
                   roles: list[Role] = roles, sec_map: dict[int, int] = sec_map) -> Program:
@@ -471,8 +477,19 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
         slices.append(Slice(j, tuple(secs[j]), tuple(p.sections[b].name for b in secs[j]), key,
                             tuple(ph.tensors.order()), tuple(ph.trips.order()), tuple(ph.bufs.order()),
                             tuple(ph.sems.order()), tuple(ph.groups.order()),
-                            {ep.key: lo for ep, lo, _ in ph.engines}, build))
+                            {ep.key: lo for ep, lo, _ in ph.engines}, build, loose=loose, handed_on=handed_on))
     return Cut(tuple(slices), tuple(accesses), fr, fw)
+
+
+def _keyed(tokens: Any, rows: Iterable[tuple[Any, ...]], flags: tuple[bool, ...], rest: tuple[Any, ...]) -> str:
+    """A slice key: the SHA-256 of ``repr((tokens, tables))``, the tables its buffer ``rows`` each with its handed-on
+    flag of ``flags``, then ``rest`` (semaphores, groups, trips, tensors, sections, target)."""
+    return hashlib.sha256(repr((tokens, (_table(rows, flags), *rest))).encode()).hexdigest()
+
+
+def _table(rows: Iterable[tuple[Any, ...]], flags: tuple[bool, ...]) -> list[tuple[Any, ...]]:
+    """A slice key's buffer table: each buffer's row followed by whether it is handed on."""
+    return [(*row, flag) for row, flag in zip(rows, flags, strict=True)]
 
 
 # ------------------------------------------------------------------------------------------- templated programs
@@ -620,27 +637,31 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         if slots is None:  # per buffer of the template: persistent, and the last section using its (site, cb index)
             slots = used_until[inst.template] = [(persistent, last_use[slot]) for slot, persistent in w.buffer_slots]
         handed_on = tuple([persistent or last > k for persistent, last in slots])
-        # The buffer table is written out only when the key needs it (``buffer_text`` holds its text per flags).
-        buffer_table = [] if not w.dynamic and (inst.template, handed_on) in buffer_text else \
-            [(*row, flag) for row, flag in zip(w.buffer_rows, handed_on, strict=True)]
-        tables = (
-            buffer_table,
+        tables: tuple[Any, ...] = (
             list(w.sem_rows),
             list(w.group_rows),
             [trip_max[kmap[t]] for t in ph.trips.index],
             [(by_name[g].shape, by_name[g].dtype, r.value, by_name[g].init) for g, r in zip(globals_, roles,
                                                                                            strict=True)],
             1, target)
-        if w.dynamic:
-            key = hashlib.sha256(repr((tokens, tables)).encode()).hexdigest()
-        else:  # the tokens' part of the hash once per template
-            h = w.head.copy()
-            # ``repr(tables)``, its buffer table's part written once per template and flags (every layer's is equal)
-            rows = buffer_text.get((inst.template, handed_on))
+        tail = None if w.dynamic else ", ".join(map(repr, tables))
+
+        def keyed(flags: tuple[bool, ...], w: _TemplateWalk = w, template: int = inst.template,
+                  tokens: Any = tokens, rest: tuple[Any, ...] = tables, tail: str | None = tail) -> str:
+            """The SHA-256 of the slice's tokens and tables with buffer flags ``flags``: ``repr((tokens, tables))``,
+            of a template without dynamic tokens from its hashed head and its buffer table's text once per
+            template and flags (every layer's is equal, ``buffer_text``)."""
+            if tail is None:
+                return _keyed(tokens, w.buffer_rows, flags, rest)
+            rows = buffer_text.get((template, flags))
             if rows is None:
-                rows = buffer_text[(inst.template, handed_on)] = repr(tables[0])
-            h.update(("(" + ", ".join([rows, *map(repr, tables[1:])]) + "))").encode())
-            key = h.hexdigest()
+                rows = buffer_text[(template, flags)] = repr(_table(w.buffer_rows, flags))
+            h = w.head.copy()
+            h.update(("(" + ", ".join([rows, tail]) + "))").encode())
+            return h.hexdigest()
+        key = keyed(handed_on)
+        every = (True,) * len(handed_on)
+        loose = key if handed_on == every else keyed(every)
 
         def build(w: _TemplateWalk = w, k: int = k, roles: list[Role] = roles, globals_: list[str] = globals_,
                   tmap: dict[str, str] = tmap, kmap: dict[str, str] = kmap) -> Program:
@@ -671,7 +692,8 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
 
         slices.append(Slice(k, (k,), (inst.name,), key, tuple(globals_), tuple(kmap[t] for t in ph.trips.index),
                             tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
-                            tuple(x + ng for x in ph.groups.order()), offsets, build))
+                            tuple(x + ng for x in ph.groups.order()), offsets, build, loose=loose,
+                            handed_on=handed_on))
     # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase.
     rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
     accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
@@ -1020,10 +1042,13 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     with collection(True):
         ready = _in_parallel(c, certify, pool, jobs, rlimit, reuse, say) if jobs > 1 and pool is not None else {}
     live = True  # every slice so far proved deadlock-free
+    stronger: dict[str, list[int]] = {}  # loose key -> the slices of it whose report proved everything
     for sl in c.slices:
         j = sl.index
         t0 = time.perf_counter()
         src = proved_reports.get(sl.key) if reuse else None
+        if src is None and reuse and j not in ready:
+            src = _stronger_source(sl, stronger.get(sl.loose, ()), c.slices)
         if src is not None:
             report = own[src]
         else:
@@ -1034,6 +1059,8 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
             own[j] = report
             if reuse and report.exit_code == 0:
                 proved_reports.setdefault(sl.key, j)
+                if sl.loose:
+                    stronger.setdefault(sl.loose, []).append(j)
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
                             live, last, names)
@@ -1041,7 +1068,8 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
         live = live and deadlock_ok[-1]
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
-        how = (f"equal up to renaming to slice {src}: {len(mapped)} obligations, proofs reused"
+        how = (f"equal up to renaming{'' if c.slices[src].key == sl.key else ' (and handing on fewer buffers)'} to "
+               f"slice {src}: {len(mapped)} obligations, proofs reused"
                if src is not None else f"{len(mapped)} obligations")
         how += f", {bad} not proved" if bad else ", all proved"
         say(f"slice {j} of {n} ({sl.title}): {how} ({time.perf_counter() - t0:.2f} s)")
@@ -1049,6 +1077,23 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     say("rendezvous and cross-phase obligations")
     results += cross_phase(p, rv, c, {r.name: r for r in results}, rlimit)
     return results
+
+
+def _stronger_source(sl: Slice, proved: Iterable[int], slices: tuple[Slice, ...]) -> int | None:
+    """A slice whose report proved everything and that equals ``sl`` up to renaming but for buffers it hands on and
+    ``sl`` does not (equal ``loose`` keys; ``handed_on`` a superset of ``sl``'s), or None. Its proofs are ``sl``'s:
+    a buffer's ``persistent`` flag changes no run of the slice program — the interpreter and every obligation read
+    it only through ``Program.counters_reused``, and there only for ``balance-cb`` at the end of a run —, so every
+    obligation but ``balance-cb`` is the same question of the same runs, and ``balance-cb`` of a buffer ``sl`` hands
+    on is asked of both, while of one only the source hands on it is proved stronger there (the buffer ends empty in
+    every run that ends) than ``sl`` asks (nothing: the launch's end resets it). Ties go to the first such slice."""
+    if not sl.loose:
+        return None
+    for j in proved:
+        mine, theirs = sl.handed_on, slices[j].handed_on
+        if len(mine) == len(theirs) and all(t or not m for m, t in zip(mine, theirs, strict=True)):
+            return j
+    return None
 
 
 def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> list[Result]:
@@ -1158,7 +1203,7 @@ class _Names:
         self.pieces: dict[int, list[tuple[Piece, ...]]] = {}
         self.source: dict[int, list[str]] = {}
         self._compiled: dict[int, _Compiled] = {}
-        self._reasons: dict[int, list[str]] = {}
+        self._reasons: dict[tuple[int, bool], list[str]] = {}
         self._roles: dict[str, Role] | None = None
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
@@ -1185,14 +1230,17 @@ class _Names:
             got = self._compiled[j] = _Compiled(self.of(j, report))
         return got
 
-    def reused_reasons(self, src: Slice, report: Report) -> list[str]:
+    def reused_reasons(self, src: Slice, report: Report, stronger: bool = False) -> list[str]:
         """Per result of ``src``'s report, the reason a slice equal to ``src`` gives for reusing its proof (the same
-        text for every such slice: equal keys), built once and shared."""
-        got = self._reasons.get(src.index)
+        text for every such slice: equal keys), built once and shared. ``stronger``: the slice hands on fewer
+        buffers than ``src`` (``_stronger_source``)."""
+        got = self._reasons.get((src.index, stronger))
         if got is None:
-            tail = f" of slice {src.index} ({src.title}) (equal up to renaming; canonical form {src.key[:12]})"
-            got = self._reasons[src.index] = [f"proved as slice{src.index}/{n}{tail}"
-                                              for n in self.source_names(src, report)]
+            how = "equal up to renaming" + (" but for buffers only it hands on, whose balance it proves stronger"
+                                            if stronger else "")
+            tail = f" of slice {src.index} ({src.title}) ({how}; canonical form {src.key[:12]})"
+            got = self._reasons[(src.index, stronger)] = [f"proved as slice{src.index}/{n}{tail}"
+                                                          for n in self.source_names(src, report)]
         return got
 
 
@@ -1269,7 +1317,7 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     head = f"slice{j}/"
     shown = known.compiled(j if src is None else src, report).names(sl)
-    reasons = known.reused_reasons(src_slice, report) if src_slice is not None else []
+    reasons = known.reused_reasons(src_slice, report, src_slice.key != sl.key) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
     dm = demangler(sl, True)

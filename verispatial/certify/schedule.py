@@ -53,7 +53,6 @@ from verispatial.certify.canon import Canon, canonical_form
 from verispatial.certify.counters import CounterModel
 from verispatial.certify.positions import Encoder, SymPos
 from verispatial.certify.reach import Analysis, Decoded
-from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
@@ -173,49 +172,71 @@ def _stream(view: EngineView, leaves: dict[tuple[int, ...], Leaf],
 
 
 class _Concrete:
-    """The counter model on concrete occurrence counts (the derivation's run)."""
+    """The counter model on concrete occurrence counts (the derivation's run). Its state is, per buffer, its
+    occupancy (pages pushed less popped) and, per semaphore word, its *level*: the one count its value is a function
+    of (monotone: the increments; reset: the increments less what consuming waits took; flag: the flags set less the
+    waits passed; any other kind keeps a constant value). Firing an R leaf changes them by amounts fixed per leaf,
+    so two states with equal ``levels`` enable the same leaves and change alike (``_periodic_run`` relies on it)."""
 
     def __init__(self, a: Analysis, comp: frozenset[str]) -> None:
         self.a = a
-        self.done: dict[tuple[str, int], int] = {}
-        self.pushed: dict[int, int] = {}
-        self.popped: dict[int, int] = {}
+        self.occupancy: dict[int, int] = {}
+        self.level: dict[tuple[int, Site], int] = {}
+        # Per R leaf (engine, index): the levels its firing moves and by how much.
+        self.moves: dict[tuple[str, int], list[tuple[tuple[int, Site], int]]] = {}
+        for key, w in a.words.items():
+            changes: list[tuple[Leaf, int]] = []
+            if w.kind in ("monotone", "reset"):
+                changes += [(lf, lf.op.by) for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))]
+            if w.kind == "reset":
+                changes += [(lf, -c) for lf, c in w.consumed_by()]
+            if w.kind == "flag":
+                changes += [(lf, 1) for lf in w.flags] + [(lf, -1) for lf in w.waits]
+            if changes:
+                self.level[key] = 0
+            for lf, by in changes:
+                self.moves.setdefault((lf.engine, lf.index), []).append((key, by))
+        for e in sorted(comp):
+            for lf in a.views[e].leaves:
+                if isinstance(lf.op, (Push, Pop)):
+                    self.occupancy[lf.op.buf] = 0
 
-    def n(self, lf: Leaf) -> int:
-        return self.done.get((lf.engine, lf.index), 0)
-
-    def value(self, w: Word) -> int:
-        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast)))
-        if w.kind == "monotone":
-            return w.init + incs
-        if w.kind == "reset":
-            return w.init + incs - sum(self.n(lf) * c for lf, c in w.consumed_by())
+    def value(self, key: tuple[int, Site]) -> int:
+        w = self.a.words[key]
+        if w.kind in ("monotone", "reset"):
+            return w.init + self.level.get(key, 0)
         if w.kind == "flag":
             assert w.value is not None
             assert w.reset_value is not None
-            return w.value if sum(self.n(lf) for lf in w.flags) - sum(self.n(lf) for lf in w.waits) >= 1 else w.reset_value
+            return w.value if self.level.get(key, 0) >= 1 else w.reset_value
         return w.value if w.value is not None else w.init
+
+    def levels(self) -> tuple[int, ...]:
+        """Every occupancy and level, in an order fixed at construction: what ``enabled`` and ``fire`` read."""
+        return (*self.occupancy.values(), *self.level.values())
 
     def enabled(self, lf: Leaf, it: tuple[int, ...]) -> bool:
         op = lf.op
         if isinstance(op, Reserve):
-            return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) + op.pages <= self.a.program.buffers[op.buf].capacity
+            return self.occupancy.get(op.buf, 0) + op.pages <= self.a.program.buffers[op.buf].capacity
         if isinstance(op, Wait):
-            return self.pushed.get(op.buf, 0) - self.popped.get(op.buf, 0) >= op.pages
+            return self.occupancy.get(op.buf, 0) >= op.pages
         if isinstance(op, SemWait):
-            w = self.a.words[(op.sem, self.a.views[lf.engine].program.site)]
+            key = (op.sem, self.a.views[lf.engine].program.site)
+            w = self.a.words[key]
             want = op.threshold({lc.var: k for lc, k in zip(lf.loops, it, strict=True)})
             if op.cond == WaitCond.EQ and w.kind not in ("monotone", "reset"):
-                return self.value(w) == want
-            return self.value(w) >= want  # equality read as >= (exactness excludes overshoot)
+                return self.value(key) == want
+            return self.value(key) >= want  # equality read as >= (exactness excludes overshoot)
         return True
 
     def fire(self, lf: Leaf) -> None:
-        self.done[(lf.engine, lf.index)] = self.n(lf) + 1
         if isinstance(lf.op, Push):
-            self.pushed[lf.op.buf] = self.pushed.get(lf.op.buf, 0) + lf.op.pages
+            self.occupancy[lf.op.buf] = self.occupancy.get(lf.op.buf, 0) + lf.op.pages
         elif isinstance(lf.op, Pop):
-            self.popped[lf.op.buf] = self.popped.get(lf.op.buf, 0) + lf.op.pages
+            self.occupancy[lf.op.buf] = self.occupancy.get(lf.op.buf, 0) - lf.op.pages
+        for key, by in self.moves.get((lf.engine, lf.index), ()):
+            self.level[key] += by
 
 
 def _keys(a: Analysis, lf: Leaf) -> list[object]:
@@ -684,7 +705,16 @@ def by_run(a: Analysis, comp: frozenset[str], limit: int | None = None) -> Outco
                 return None
     if limit is not None:
         length = _run_length(a, comp, {})  # every count is a constant here: no trip is read
-        if length is None or length > limit:
+        if length is None:
+            return None
+        # The same run with repeated periods skipped (exact: ``_periodic_run``): its cost grows with the rounds
+        # before the run repeats, not with the loop counts. One that does not finish leaves the run below to say
+        # where it got stuck.
+        skipped = _periodic_run(a, comp, limit) if length <= DERIVE_LIMIT else None
+        if skipped is not None:  # the same run, so the same reason as the one below
+            return Outcome(True, f"every one of its {length} counter occurrences executed in an as-soon-as-possible "
+                                 "run (an exhaustive schedule witness)", exhaustive=True)
+        if length > limit:
             return None
     run = _asap(a, comp, {})
     if isinstance(run, Stuck):
@@ -694,6 +724,102 @@ def by_run(a: Analysis, comp: frozenset[str], limit: int | None = None) -> Outco
     occurrences = sum(len(v) for v in run[0].values())
     return Outcome(True, f"every one of its {occurrences} counter occurrences executed in an as-soon-as-possible run "
                          "(an exhaustive schedule witness)", exhaustive=True)
+
+
+def _flat_stream(view: EngineView, leaves: dict[tuple[int, ...], Leaf]) -> list[int]:
+    """The indices of ``view``'s R leaves (``leaves``, by path) in the order its occurrences run: a loop's body once,
+    repeated by its count. Every loop's count must be a constant and no ``If`` may guard a leaf (``_run_length`` is
+    not None): then the order does not depend on any value of the run."""
+
+    def flat(ops: tuple[Op, ...], prefix: tuple[int, ...]) -> list[int]:
+        out: list[int] = []
+        for i, op in enumerate(ops):
+            path = (*prefix, i)
+            if isinstance(op, Loop):
+                assert isinstance(op.count, int)
+                out += flat(op.body, path) * op.count
+            elif path in leaves:
+                out.append(leaves[path].index)
+        return out
+
+    return flat(view.program.ops, ())
+
+
+def _repeats(stream: list[int], start: int, step: int) -> int:
+    """The largest ``k >= 0`` with ``stream[y] == stream[y - step]`` for every ``y`` in ``[start + step, start + (k +
+    1) * step]`` and ``start + (k + 1) * step < len(stream)``: the engine's occurrences from ``start`` repeat the
+    ``step`` of them before, ``k`` times over, with one to spare (the leaf an engine waits at after its last firing
+    of a period is read too). ``step > 0``."""
+
+    def holds(k: int) -> bool:
+        end = start + (k + 1) * step + 1
+        return end <= len(stream) and stream[start + step:end] == stream[start:end - step]
+
+    lo, hi = 0, 1
+    while holds(hi):  # gallop, then bisect: each test is one slice comparison
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+    return lo
+
+
+def _periodic_run(a: Analysis, comp: frozenset[str], limit: int) -> int | None:
+    """The as-soon-as-possible run of ``_asap`` to its end, with repeated periods skipped: how many occurrences it
+    skipped, or None when it did not finish (stuck, or more than ``limit`` occurrences run one by one). Applies to
+    components whose loops all have constant counts, no ``If`` and no wait threshold that reads a loop index (None
+    otherwise): an engine's occurrences are then a fixed list (``_flat_stream``) and a round depends only on each
+    engine's next leaf and the counter ``levels``.
+
+    Skipping is exact, by induction over periods: if the rounds ``t1`` and ``t2 = t1 + P`` start with equal
+    ``levels`` and each engine ``e`` advanced ``d_e`` occurrences between them, and each engine's list repeats with
+    step ``d_e`` from where it stood at ``t1`` for ``k`` steps (``_repeats``: the same leaves, none past its end),
+    then the run from ``t1 + j P`` (``j < k``) does what it did from ``t1``: every round sees the same next leaves
+    and the same levels, so the same engines fire the same leaves and move the levels alike, and round ``t1 + (j +
+    1) P`` again starts with the levels of ``t1``. So the run is at ``t1 + k P`` with each engine ``k d_e`` past its
+    position at ``t1``, which the run reaches without executing the rounds in between. (An engine's counts per
+    iteration differing from the others' changes the levels from period to period; a trip one iteration off ends a
+    list before the others repeat: no skip reaches past either.)"""
+    views = {e: a.views[e] for e in sorted(comp)}
+    order = sorted(comp)
+    by_path = {e: {lf.path: lf for lf in r_leaves(views[e])} for e in order}
+    leaf = {(e, lf.index): lf for e in order for lf in by_path[e].values()}
+    if any(isinstance(lf.op, SemWait) and lf.op.terms for lf in leaf.values()):
+        return None
+    streams = [_flat_stream(views[e], by_path[e]) for e in order]
+    zeros = {k: (0,) * len(lf.loops) for k, lf in leaf.items()}  # no threshold reads an index
+    state = _Concrete(a, comp)
+    pos = [0] * len(order)
+    live = [i for i, s in enumerate(streams) if s]
+    seen: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
+    fired = skipped = t = 0
+    while live:
+        if not t & 1023:
+            budget.check()
+        t += 1
+        key = (tuple([s[p] if p < len(s) else -1 for s, p in zip(streams, pos, strict=True)]), state.levels())
+        before = seen.get(key)
+        if before is not None:
+            steps = [p - q for p, q in zip(pos, before, strict=True)]
+            k = min((_repeats(streams[i], before[i], d) for i, d in enumerate(steps) if d > 0), default=0)
+            if k > 1:  # the run is one period past ``before``: k - 1 more are skipped
+                pos = [q + k * d for q, d in zip(before, steps, strict=True)]
+                skipped += (k - 1) * sum(steps)
+                seen.clear()
+                continue
+        seen[key] = list(pos)
+        go = [i for i in live if state.enabled(leaf[(order[i], streams[i][pos[i]])],
+                                                zeros[(order[i], streams[i][pos[i]])])]
+        if not go:
+            return None  # stuck: the run of ``_asap`` says where
+        for i in go:
+            state.fire(leaf[(order[i], streams[i][pos[i]])])
+            pos[i] += 1
+        fired += len(go)
+        if fired > limit:
+            return None
+        live = [i for i in live if pos[i] < len(streams[i])]
+    return skipped
 
 
 #: Occurrences past which ``prove(long_runs=False)`` leaves a derivation run to the caller's later call: the
