@@ -58,6 +58,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
+    INCREMENTS,
     If,
     Loop,
     McastSetValid,
@@ -67,6 +68,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -84,7 +86,7 @@ ORDER_ENUMERATION_LIMIT = 200_000
 CHECK_RLIMIT = DEFAULT_RLIMIT // 4
 
 BLOCKING = (Reserve, Wait, SemWait)
-COUNTING = (Push, Pop, SemInc, SemIncMcast, SemSet, McastSetValid)
+COUNTING = (Push, Pop, *INCREMENTS, SemSet, McastSetValid)
 
 
 @attrs.frozen
@@ -185,7 +187,7 @@ class _Concrete:
         return self.done.get((lf.engine, lf.index), 0)
 
     def value(self, w: Word) -> int:
-        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast)))
+        incs = sum(self.n(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, INCREMENTS))
         if w.kind == "monotone":
             return w.init + incs
         if w.kind == "reset":
@@ -225,6 +227,8 @@ def _keys(a: Analysis, lf: Leaf) -> list[object]:
         return [("cb", op.buf)]
     if isinstance(op, SemInc):
         return [(op.sem, op.at)]
+    if isinstance(op, SemRmw):
+        return [(op.sem, a.views[lf.engine].program.site)]
     if isinstance(op, (McastSetValid, SemIncMcast)):
         return [(op.sem, d) for d in a.program.groups[op.group].destinations()]
     return []
