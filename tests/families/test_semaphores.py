@@ -134,8 +134,11 @@ def test_sem_rmw_is_a_load_then_a_store() -> None:
     the op, the second stores the loaded value + 2 and moves on."""
     p = prog(ep(A, Engine.READER, SemRmw(0, 2), SemWait(0, EQ, 2), SemSet(0, 0)), sems=(sem(0, A),))
     it = Interp(p)
-    s = it.fire(it.initial(), Transition("step", 0))
+    s = it.initial()
+    assert it.describe(s, Transition("step", 0)) == "(0,0).reader at ops[0] sem_rmw(sem0, 2): loads 0"
+    s = it.fire(s, Transition("step", 0))
     assert (s.words, s.rmw, s.pcs[0]) == ([0], [(0, 0, False)], ((0,), ()))
+    assert it.describe(s, Transition("step", 0)) == "(0,0).reader at ops[0] sem_rmw(sem0, 2): stores 0 + 2"
     s = it.fire(s, Transition("step", 0))
     assert (s.words, s.rmw, s.pcs[0]) == ([2], [None], ((1,), ()))
     assert simulate(p).violations == ()

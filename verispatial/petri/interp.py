@@ -63,6 +63,7 @@ from verispatial.ir.ops import (
     Op,
     Push,
     RemoteRead,
+    SemRmw,
     WriteTiles,
     count_value,
     op_text,
@@ -714,7 +715,13 @@ class Interp:
         """``t`` as text, as it would fire in ``s``."""
         e = t.engine
         if t.kind == "step":
-            return str(self.pos(e, s.pcs[e]))
+            pc = s.pcs[e]
+            op = self._ops[e][pc[0]] if pc is not None else None
+            if isinstance(op, SemRmw):  # its two steps: the load, then the store
+                held = s.rmw[e]
+                how = f"stores {held[1]} + {op.by}" if held is not None else f"loads {s.words[self._word(e, op.sem)]}"
+                return f"{self.pos(e, pc)}: {how}"
+            return str(self.pos(e, pc))
         en = s.pending[e][t.slot]
         issued = self.pos(e, (en[1], en[2]))
         what = f"{self.keys[e]}'s {issued.op} (issued at {path_text(en[1])}"
