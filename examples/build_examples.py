@@ -57,6 +57,7 @@ from verispatial.ir import (
     Semaphore,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemRole,
     SemSet,
     SemWait,
@@ -1092,6 +1093,24 @@ def remote_write(name: str = "remote_write", barrier_first: bool = True) -> Prog
     )
 
 
+def local_up(name: str = "local_up", remote: bool = False) -> Program:
+    """A count kept by a non-atomic read-modify-write (docs/semantics.md, "Non-atomic read-modify-write"): argmax's
+    secondary data-movement engine hands each half of its work to the primary with ``partial_ready_sem.up(1)``
+    (ttnn 0.81.1 ``reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp:443``), on Wormhole
+    ``*p += 1`` (``SemRmw``). (0,0)'s writer ups its own word three times; its reader waits for 3 and resets it.
+    Nothing else writes the word while an up runs (the reset follows the wait for the last store): proved.
+    ``remote``: (1,0) also increments the word over the NoC and the reader waits for 4; the increment may land
+    between an up's load and its store and be lost (``sem-rmw-race``), and the reader hang."""
+    ready = 0
+    writer = (Loop("k", 3, (SemRmw(ready, 1),)),)
+    reader = (SemWait(ready, WaitCond.GE, 4 if remote else 3), SemSet(ready, 0))
+    programs = [EngineProgram(S00, Engine.READER, reader), EngineProgram(S00, Engine.WRITER, writer)]
+    if remote:
+        programs.append(EngineProgram(Site(1, 0), Engine.READER, (SemInc(ready, S00, 1), AtomicBarrier())))
+    return Program(name=name, target=WORMHOLE, semaphores=(Semaphore(ready, "partial_ready", (S00,), 0),),
+                   programs=tuple(programs))
+
+
 def all_to_all_read(name: str = "all_to_all_read", wait_ready: bool = True) -> Program:
     """The all-to-all gather of the sharded layernorm in miniature (docs/semantics.md, "Remote reads";
     ``reader_mcast_*_sharded_ln.cpp``): each of two cores fills its partial (one page of c_0), tells the other
@@ -1245,6 +1264,8 @@ def build_all() -> dict[str, Program]:
         "broken/zm_copy_undrained.json": local_copy("zm_copy_undrained", drain=False),
         "scratch_slices.json": scratch_slices(),
         "broken/zn_scratch_load_unlanded.json": scratch_slices("zn_scratch_load_unlanded", barrier_first=False),
+        "local_up.json": local_up(),
+        "broken/zo_local_up_lost_increment.json": local_up("zo_local_up_lost_increment", remote=True),
     }
 
 

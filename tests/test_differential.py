@@ -56,6 +56,7 @@ RULE_FAMILY = dict(CHECKER_RULE_FAMILY) | {
     "cb-shard-overrun": "circular-buffer",
     "sem-overshoot": "semaphore",
     "sem-set-race": "semaphore",
+    "sem-rmw-race": "semaphore",
     "async-read-publish": "async-noc",
     "async-flag-overtake": "async-noc",
     "async-source-reuse": "async-noc",

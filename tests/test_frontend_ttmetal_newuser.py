@@ -239,34 +239,56 @@ def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple
 
 # --- Semaphore.up of the own word -----------------------------------------------------------------------------------
 
-def test_a_local_semaphore_up_is_refused(tmp_path: Path) -> None:
-    """(0,0)'s reader ``s.up(1)`` while (1,0) increments the same word over the NoC; (0,0)'s writer waits for 2. On
-    Wormhole ``up(1)`` is ``*p += 1`` (LOCAL_NONATOMIC, api/dataflow/semaphore_dm_impl.h:79-93): the remote increment
-    may land between its load and its store and be lost, and the waiter hangs. Read as an atomic ``SemInc`` (with an
-    atomic barrier after it) the program was proved; now the call is refused at its line."""
+def _semup_host(tmp_path: Path, remote: bool, want: int) -> Path:
+    """(0,0)'s reader ``s.up(1)`` of its own word; with ``remote`` (1,0) increments the same word over the NoC;
+    (0,0)'s writer waits for ``want`` and resets it."""
     kernels = {
         "local_up": ('#include "api/semaphore.h"', "void kernel_main() {",
                      "    Semaphore s(get_arg_val<uint32_t>(0));", "    s.up(1);", "    noc_async_atomic_barrier();",
                      "}"),
         "waiter": ("void kernel_main() {", "    volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr "
                    "uint32_t*>(get_semaphore(get_arg_val<uint32_t>(0)));",
-                   "    noc_semaphore_wait(w, 2);", "    noc_semaphore_set(w, 0);", "}"),
+                   f"    noc_semaphore_wait(w, {want});", "    noc_semaphore_set(w, 0);", "}"),
         "remote": ("void kernel_main() {",
                    "    noc_semaphore_inc(get_noc_addr(0, 0, get_semaphore(get_arg_val<uint32_t>(0))), 1);",
                    "    noc_async_atomic_barrier();", "}")}
     for name, lines in kernels.items():
         (tmp_path / f"{name}.cpp").write_text("\n".join(['#include "api/dataflow/dataflow_api.h"', *lines, ""]))
     arg = {"sem_id": {"semaphore": "w"}}
+    units: list[dict[str, Any]] = [{"cores": "0,0", "kernels": ["local_up", "waiter"],
+                                    "runtime_args": {"local_up": arg, "waiter": arg}}]
+    if remote:
+        units.append({"cores": "1,0", "kernels": ["remote"], "runtime_args": {"remote": arg}})
     host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "semup", "kernel_root": str(tmp_path),
             "semaphores": [{"name": "w", "initial_value": 0, "cores": "0,0-1,0"}],
             "kernels": [{"name": k, "source": f"{k}.cpp", "processor": p, "noc": noc, "runtime_args": ["sem_id"]}
                         for k, p, noc in (("local_up", "reader", 0), ("waiter", "writer", 1), ("remote", "writer", 1))],
-            "work_units": [{"cores": "0,0", "kernels": ["local_up", "waiter"],
-                            "runtime_args": {"local_up": arg, "waiter": arg}},
-                           {"cores": "1,0", "kernels": ["remote"], "runtime_args": {"remote": arg}}]}
+            "work_units": units}
     (tmp_path / "host.yaml").write_text(json.dumps(host))
-    e = _refused(tmp_path / "host.yaml", "Semaphore.up of the own word", "local_up.cpp", 5)
-    assert "semaphore_dm_impl.h" in e.detail
+    return tmp_path / "host.yaml"
+
+
+def test_a_local_semaphore_up_losing_a_remote_increment_is_refuted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On Wormhole ``up(1)`` is ``*p += 1`` (LOCAL_NONATOMIC, api/dataflow/semaphore_dm_impl.h:79-93): (1,0)'s
+    increment may land between its load and its store and be lost, and the waiter hangs. Read as an atomic
+    ``SemInc`` (with an atomic barrier after it) the program was proved; then refused by name; now read as a
+    ``SemRmw`` and refuted (``sem-rmw-race``, at local_up.cpp:5, replayed by the interpreter)."""
+    path = _semup_host(tmp_path, True, 2)
+    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
+    res = json.loads(capsys.readouterr().out)["results"]
+    race = [r for r in res if r["verdict"] == "refuted" and r["name"].startswith("sem-rmw-race:")]
+    assert rc == 1
+    assert race, res
+    assert "local_up.cpp:5" in json.dumps(race[0])
+
+
+def test_a_local_semaphore_up_no_other_core_writes_is_proved(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The same without the remote incrementer: nothing else writes the word while the up runs (the waiter's reset
+    follows its wait for the up's store), proved; waiting for 2 hangs (refuted)."""
+    assert _verdict(_semup_host(tmp_path, False, 1), capsys) == (0, set())
+    assert _verdict(_semup_host(tmp_path, False, 2), capsys) == (1, {"deadlock"})
 
 
 # --- a '!=' loop whose bound is behind its start ------------------------------------------------------------------

@@ -97,7 +97,7 @@ def test_examples_agree_with_the_explorer() -> None:
                  "broken/i_compute_before_wait", "broken/j_no_acquire", "broken/k_output_unwritten",
                  "broken/l_push_unfilled", "broken/o_mcast_slot_reused", "remote_write",
                  "broken/z_remote_write_inc_first", "local_copy", "broken/zl_copy_before_wait",
-                 "broken/zm_copy_undrained"):
+                 "broken/zm_copy_undrained", "local_up", "broken/zo_local_up_lost_increment"):
         p = load_program(EXAMPLES / f"{name}.json")
         sp = _spin(p)
         ex = explore(p, max_states=200_000)

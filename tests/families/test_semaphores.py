@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import attrs
+import pytest
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 from family_checks import only, where
 
@@ -31,6 +32,7 @@ from verispatial.ir import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Term,
@@ -124,6 +126,96 @@ def test_balance_sem() -> None:
     assert v.message == "sem0 (s0)@(1,0) ends at 1, expected its initial 0 (the word is not re-armed by a SemSet)"
 
 
+# ------------------------------------------------------------------- the non-atomic read-modify-write (SemRmw)
+
+
+def test_sem_rmw_is_a_load_then_a_store() -> None:
+    """``Semaphore.up(2)`` of the own word (semaphore_dm_impl.h:79-93): the first step loads and holds the engine at
+    the op, the second stores the loaded value + 2 and moves on."""
+    p = prog(ep(A, Engine.READER, SemRmw(0, 2), SemWait(0, EQ, 2), SemSet(0, 0)), sems=(sem(0, A),))
+    it = Interp(p)
+    s = it.initial()
+    assert it.describe(s, Transition("step", 0)) == "(0,0).reader at ops[0] sem_rmw(sem0, 2): loads 0"
+    s = it.fire(s, Transition("step", 0))
+    assert (s.words, s.rmw, s.pcs[0]) == ([0], [(0, 0, False)], ((0,), ()))
+    assert it.describe(s, Transition("step", 0)) == "(0,0).reader at ops[0] sem_rmw(sem0, 2): stores 0 + 2"
+    s = it.fire(s, Transition("step", 0))
+    assert (s.words, s.rmw, s.pcs[0]) == ([2], [None], ((1,), ()))
+    assert simulate(p).violations == ()
+
+
+def test_a_remote_increment_between_load_and_store_is_lost() -> None:
+    """(1,0)'s increment lands after (0,0)'s load: the store writes 0 + 1 over 1 (``sem-rmw-race`` at the RMW), and
+    the wait for 2 hangs."""
+    p = prog(ep(A, Engine.READER, SemRmw(0, 1), SemWait(0, GE, 2), SemSet(0, 0)),
+             ep(B, Engine.READER, SemInc(0, A, 1), AtomicBarrier()), sems=(sem(0, A),))
+    it = Interp(p)
+    s, out = it.initial(), []
+    for t in (Transition("step", 0), Transition("step", 1), Transition("land", 1, 0), Transition("step", 0)):
+        s, vs = it.step(s, t)
+        out += vs
+    assert [where(v) for v in out] == [(R.SEM_RMW_RACE, RA, (0,), ())]
+    assert out[0].message == ("sem_rmw(sem0, 1) stores 0 + 1 into sem0@(0,0)=1, which a write changed between its "
+                              "load and its store (lost update)")
+    assert s.words == [1]
+    ex = explore(p)
+    assert {f.violation.rule for f in ex.violations} == {R.SEM_RMW_RACE}
+    assert ex.deadlocks
+
+
+@pytest.mark.parametrize(("other", "lost"), [
+    ((SemSet(0, 5),), True),  # another engine's store between them
+    ((SemRmw(0, 1),), True),  # two engines' ups of one word
+    ((SemSet(0, 0),), False),  # a store leaving the value as it is loses nothing
+    ((SemWait(0, GE, 1), SemSet(0, 0)), False),  # the reset waits for the up's store
+])
+def test_a_store_of_another_engine_of_the_site(other: tuple[Op, ...], lost: bool) -> None:
+    p = prog(ep(A, Engine.READER, SemRmw(0, 1)), ep(A, Engine.WRITER, *other), sems=(sem(0, A),))
+    ex = explore(p)
+    assert (R.SEM_RMW_RACE in {f.violation.rule for f in ex.violations}) is lost
+
+
+def test_each_chain_checks_the_lost_update_at_the_rmw() -> None:
+    """The interpreter and the Promela model report ``sem-rmw-race`` at the RMW (its op id escapes the assertion);
+    the per-engine rules find nothing (its store is synchronous: nothing outstanding); the checker refutes
+    ``sem-rmw-race`` of the word with a replayed run."""
+    p = prog(ep(A, Engine.READER, SemRmw(0, 1), SemWait(0, GE, 2), SemSet(0, 0)),
+             ep(B, Engine.READER, SemInc(0, A, 1), AtomicBarrier()), sems=(sem(0, A),))
+    assert re.findall(r"assert\(R_sem_rmw_race \|\| (O_\d+_\d+) \|\|", to_promela(p)) == ["O_0_0"]
+    assert [f for v in engine_views(p).values() for f in engine_facts(p, v).findings] == []
+    got = _verdicts(p)["sem-rmw-race:sem0@(0,0)"]
+    assert got.verdict.value == "refuted"
+    assert got.counterexample["replay"]["violation"]["rule"] == R.SEM_RMW_RACE
+
+
+def test_an_rmw_only_its_own_engine_and_the_owners_reset_write_proves() -> None:
+    """argmax's secondary hand-off (reader_argmax_interleaved_multicore.cpp:443, 449, 551) with a final wait: the
+    ups count, the owner's reset follows its wait for the last store. Every obligation proved; the explorer finds
+    no violation."""
+    p = prog(ep(A, Engine.WRITER, Loop("k", 3, (SemRmw(0, 1),))),
+             ep(A, Engine.READER, Loop("k", 3, (SemWait(0, GE, 1, (Term("k", 1),)),)), SemWait(0, GE, 3),
+                SemSet(0, 0)), sems=(sem(0, A),))
+    assert [n for n, r in _verdicts(p).items() if r.verdict.value != "proved"] == []
+    ex = explore(p)
+    assert ex.complete
+    assert (ex.violations, ex.deadlocks) == ((), ())
+
+
+def test_an_rmw_a_remote_write_may_overlap_in_flight_is_not_proved() -> None:
+    """(1,0)'s increment is issued only after (0,0)'s up (a handshake orders it): no run loses it, but the counter
+    model does not say when an increment in flight lands, so ``sem-rmw-race`` is failed-to-prove (never proved) and
+    the deadlock proof leaning on the word's counting with it."""
+    p = prog(ep(A, Engine.READER, SemRmw(0, 1), SemInc(1, B, 1), AtomicBarrier(), SemWait(0, GE, 2), SemSet(0, 0)),
+             ep(B, Engine.READER, SemWait(1, GE, 1), SemSet(1, 0), SemInc(0, A, 1), AtomicBarrier()),
+             sems=(sem(0, A), sem(1, B)))
+    v = _verdicts(p)
+    assert v["sem-rmw-race:sem0@(0,0)"].verdict.value == "failed-to-prove"
+    assert not any(r.verdict.value == "refuted" for r in v.values())
+    ex = explore(p)
+    assert ex.complete
+    assert (ex.violations, ex.deadlocks) == ((), ())
+
+
 # ---------------------------------------------------------------------------------------------- every chain
 
 
@@ -150,7 +242,7 @@ def test_an_increment_left_outstanding_is_found_by_the_per_engine_rules() -> Non
 
 
 def test_the_family_tables_cover_the_family_op_classes() -> None:
-    ops = {SemInc, SemIncMcast, SemSet, SemWait}
+    ops = {SemInc, SemIncMcast, SemRmw, SemSet, SemWait}
     assert set(semantics.HANDLERS) == set(promela.HANDLERS) == set(encoding.HANDLERS) == ops
     assert McastSetValid not in ops  # the flag multicast is the multicast family's
 

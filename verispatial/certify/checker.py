@@ -191,6 +191,11 @@ def _claim(a: Analysis, r: Result) -> Claim | None:
     kind = oid.kind
     targets = targets_of(cex)
     here = _spot(cex)
+    if kind == R.SEM_RMW_RACE and here is not None:
+        # at the read-modify-write the check names, or at the other one when both are (either store loses)
+        more = [x for x in (_spot(y) for y in cex.get("at", [])) if x is not None] if isinstance(
+            cex.get("at"), list) else []
+        return Claim(rules, (here, *more), targets=targets)
     if kind in (R.SEM_SET_RACE, R.SEM_OVERSHOOT, R.SEM_FLAG_EARLY):
         w = _word(a, str(oid.word)) if oid.word is not None else None
         if w is None:

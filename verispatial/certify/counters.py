@@ -16,7 +16,7 @@ from verispatial.certify.semaphores import Sequence, Word
 from verispatial.certify.smt import any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemSet, SemWait, Wait
+from verispatial.ir.ops import AtomicBarrier, Pop, Push, Reserve, SemRmw, SemSet, SemWait, Wait
 from verispatial.ir.program import Program
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
@@ -98,7 +98,9 @@ class CounterModel:
             same = next((x for x in later if x.containers == lf.containers), None)
             top = next((x for x in later if not x.containers), None)
             by = getattr(lf.op, "by", 1)
-            if same is not None:
+            if isinstance(lf.op, SemRmw):  # no NoC atomic: its store is done before the engine's next op
+                terms.append(self.enc.executed(lf) * by)
+            elif same is not None:
                 terms.append(self.enc.executed(same) * by)
             elif top is not None:
                 terms.append(z3.If(self.enc.started(top), self.enc.executed(lf), 0) * by)

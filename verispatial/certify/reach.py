@@ -15,7 +15,7 @@ from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, any_of, model_int
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import McastSetValid, Pop, Push, SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import INCREMENTS, McastSetValid, Pop, Push, SemSet, SemWait
 from verispatial.ir.program import Program
 
 #: How many trip assignments the checker enumerates when counts are not linear in the loop indices.
@@ -152,7 +152,7 @@ class StateQuery:
         This keeps the time dimension a single state loses: at the wait the counted increments were issued by
         engines that had not yet moved on."""
         counted = [lf for v in self.a.views.values() if v.key in self.engines for lf in v.leaves
-                   if isinstance(lf.op, (Push, Pop, SemInc, SemIncMcast, SemSet, SemWait, McastSetValid))]
+                   if isinstance(lf.op, (Push, Pop, *INCREMENTS, SemSet, SemWait, McastSetValid))]
         for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)

@@ -57,6 +57,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
+    INCREMENTS,
     If,
     Loop,
     McastSetValid,
@@ -66,6 +67,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -83,7 +85,7 @@ ORDER_ENUMERATION_LIMIT = 200_000
 CHECK_RLIMIT = DEFAULT_RLIMIT // 4
 
 BLOCKING = (Reserve, Wait, SemWait)
-COUNTING = (Push, Pop, SemInc, SemIncMcast, SemSet, McastSetValid)
+COUNTING = (Push, Pop, *INCREMENTS, SemSet, McastSetValid)
 
 
 @attrs.frozen
@@ -187,7 +189,7 @@ class _Concrete:
         for key, w in a.words.items():
             changes: list[tuple[Leaf, int]] = []
             if w.kind in ("monotone", "reset"):
-                changes += [(lf, lf.op.by) for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))]
+                changes += [(lf, lf.op.by) for lf in w.incs if isinstance(lf.op, INCREMENTS)]
             if w.kind == "reset":
                 changes += [(lf, -c) for lf, c in w.consumed_by()]
             if w.kind == "flag":
@@ -246,6 +248,8 @@ def _keys(a: Analysis, lf: Leaf) -> list[object]:
         return [("cb", op.buf)]
     if isinstance(op, SemInc):
         return [(op.sem, op.at)]
+    if isinstance(op, SemRmw):
+        return [(op.sem, a.views[lf.engine].program.site)]
     if isinstance(op, (McastSetValid, SemIncMcast)):
         return [(op.sem, d) for d in a.program.groups[op.group].destinations()]
     return []

@@ -7,8 +7,10 @@ protocol here are reported as outside the decided fragment (failed-to-prove), ne
 
 Protocols:
 - ``monotone``: only increments (by >= 0) land on it — ``SemInc`` aimed at its site, and ``SemIncMcast`` whose
-  rectangle holds the site (one atomic per destination, each counted as an increment of that destination's word);
-  value = init + increments issued. Its waits may have thresholds growing with the loop indices
+  rectangle holds the site (one atomic per destination, each counted as an increment of that destination's word),
+  and ``SemRmw`` of an engine of the site (a non-atomic read-modify-write: an increment once no write lands between
+  its load and its store, obligation ``sem-rmw-race``, checked with the word's other ones); value = init +
+  increments issued. Its waits may have thresholds growing with the loop indices
   (``noc_semaphore_wait_min(sem, ++expected)``: ``value + sum(coef * index)``), ``ge`` or ``eq``.
 - ``reset``: one engine at the site waits on it and resets it to ``init``; each reset's previous op on the word (in
   the owner's program order) is a wait with a constant threshold in the same body (other ops may sit between: a
@@ -94,6 +96,7 @@ import attrs
 from verispatial.certify.structure import EngineView, Leaf, LoopCtx
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
+    INCREMENTS,
     Flush,
     If,
     InlineWrite,
@@ -102,6 +105,7 @@ from verispatial.ir.ops import (
     Op,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     WriteBarrier,
@@ -210,7 +214,7 @@ class Word:
     site: Site
     kind: str  # "unused" | "monotone" | "reset" | "flag" | "source" | "mailbox" | "sequence" | "epochs" | "unsupported"
     init: int
-    incs: tuple[Leaf, ...] = ()  # SemInc and SemIncMcast leaves that add to this word (each ``by``)
+    incs: tuple[Leaf, ...] = ()  # SemInc, SemIncMcast and SemRmw leaves that add to this word (each ``by``)
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
     sets: tuple[Leaf, ...] = ()
     waits: tuple[Leaf, ...] = ()
@@ -363,6 +367,8 @@ class _Index:
                     continue  # inside a loop that never runs
                 if isinstance(op, SemInc):
                     incs.setdefault((op.sem, op.at), []).append(lf)
+                elif isinstance(op, SemRmw):  # an increment of the own word (atomic once sem-rmw-race holds)
+                    incs.setdefault((op.sem, site), []).append(lf)
                 elif isinstance(op, SemIncMcast):  # one atomic per destination of the rectangle
                     for d in p.groups[op.group].destinations():
                         incs.setdefault((op.sem, d), []).append(lf)
@@ -942,7 +948,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         return Word(kind="source", value=v, owner=sets[0].engine if sets else None, **base)  # type: ignore[arg-type]
     if not (incs or flags or sets or waits):
         return Word(kind="unused", **base)  # type: ignore[arg-type]
-    if any(isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by < 0 for lf in incs):
+    if any(isinstance(lf.op, INCREMENTS) and lf.op.by < 0 for lf in incs):
         return unsupported("a negative increment")
     if not flags and not sets:
         return Word(kind="monotone", **base)  # type: ignore[arg-type]
@@ -952,7 +958,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     owner = next(iter(owners))
     view = views[owner]
     if not flags:
-        if any(isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by == 0 for lf in incs):
+        if any(isinstance(lf.op, INCREMENTS) and lf.op.by == 0 for lf in incs):
             # A zero increment is still a remote write: landing between a wait and its reset it is the lost update
             # the interpreter reports (sem-set-race), though it changes no count the counter model sees.
             return unsupported("an increment by 0 lands on a word that is reset (a remote write no count shows)")
@@ -982,7 +988,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
                 return unsupported(f"{lf.engine} resets it at {list(lf.path)} after a wait whose threshold grows with a "
                                    "loop index (what the wait consumed is not a constant)")
             consuming.append(prev)
-        bys = frozenset(lf.op.by for lf in incs if isinstance(lf.op, (SemInc, SemIncMcast)) and lf.op.by > 0)
+        bys = frozenset(lf.op.by for lf in incs if isinstance(lf.op, INCREMENTS) and lf.op.by > 0)
         consumes = tuple(consumption(lf.op, init, bys) for lf in consuming if isinstance(lf.op, SemWait))
         return Word(kind="reset", owner=owner, consuming=tuple(consuming), consumes=consumes, fresh=tuple(fresh),
                     **base)  # type: ignore[arg-type]

@@ -82,6 +82,19 @@ class SemSet:
 
 
 @attrs.frozen
+class SemRmw:
+    """Non-atomic read-modify-write of this site's word of ``sem``: a load, then a store of the loaded value plus
+    ``by`` (``Semaphore.up(value)`` of the own word: on Wormhole and Blackhole every data-movement binding resolves to
+    ``LOCAL_NONATOMIC``, tt_metal/hw/inc/api/dataflow/semaphore_binding_token.h:13-18, whose ``up`` is the plain
+    ``*local_ptr(l1_offset, scope) += value``, semaphore_dm_impl.h:79-93). Two steps of the engine: a write landing
+    on the word between them (an increment, a set, a flag multicast, another engine's store) is lost
+    (``sem-rmw-race``). Synchronous: the store is done before the engine's next op, no barrier waits for it."""
+
+    sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
+    by: int = 1
+
+
+@attrs.frozen
 class SemWait:
     """Block until this site's word of ``sem`` equals (``eq``, noc_semaphore_wait) or is at least (``ge``,
     noc_semaphore_wait_min) the threshold ``value + sum(coef * index)`` over ``terms`` (enclosing loop indices:
@@ -519,6 +532,7 @@ Op: TypeAlias = (
     | Pop
     | SemInc
     | SemSet
+    | SemRmw
     | SemWait
     | McastSend
     | McastSetValid
@@ -544,6 +558,11 @@ Op: TypeAlias = (
 
 #: Ops that contain other ops (their ``body``).
 CONTAINERS = (Loop, If)
+
+#: Ops that add their ``by`` to a word: the atomics (``SemInc`` at ``at``, ``SemIncMcast`` at each destination) and
+#: the non-atomic read-modify-write of the own word (``SemRmw``), which counts as one once no write lands between its
+#: load and its store (``sem-rmw-race``).
+INCREMENTS = (SemInc, SemIncMcast, SemRmw)
 
 
 def body_at(ops: tuple[Op, ...], where: tuple[int, ...]) -> tuple[Op, ...]:
@@ -577,6 +596,7 @@ OP_TAGS: dict[type, str] = {
     Pop: "pop",
     SemInc: "sem_inc",
     SemSet: "sem_set",
+    SemRmw: "sem_rmw",
     SemWait: "sem_wait",
     McastSend: "mcast_send",
     McastSetValid: "mcast_set_valid",

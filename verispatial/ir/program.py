@@ -394,7 +394,7 @@ class Program:
             attrs.evolve(ep, ops=tuple(fix(ep, t, o) for t, o in enumerate(ep.ops))) for ep in self.programs))
 
     def rearmed_words(self) -> frozenset[tuple[int, Site]]:
-        """Semaphore words exempt from end balance: no SemInc ever targets the word, at least one engine program
+        """Semaphore words exempt from end balance: no SemInc (or SemRmw: an increment) ever targets the word, at least one engine program
         of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
         value it ends with, the next run sets it before use). Shared by the interpreter and the checker.
 
@@ -402,7 +402,7 @@ class Program:
         exemption: that later phase may take its hardware slot (validate counts slots per site and phase) and would
         start from whatever value it was left at, so it must end at its initial value (docs/checker.md, "Semaphore
         slots")."""
-        from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemSet, SemWait
+        from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 
         phases = self.phase_of_section()
 
@@ -426,6 +426,8 @@ class Program:
             for op in walk(ep.ops):
                 if isinstance(op, SemInc):
                     incs.add((op.sem, op.at))
+                elif isinstance(op, SemRmw):
+                    incs.add((op.sem, ep.site))
                 elif isinstance(op, SemIncMcast) and 0 <= op.group < len(self.groups):
                     incs.update((op.sem, d) for d in self.groups[op.group].destinations())
                 if isinstance(op, (SemSet, SemWait, McastSetValid)) and op.sem not in seen:
@@ -455,7 +457,7 @@ class Program:
         return {phases[k] for k in range(max(r.first_section, 0), min(r.last_section, len(phases) - 1) + 1)}
 
     def host_initialized_words(self) -> frozenset[tuple[int, Site]]:
-        """Words of ``host_init`` semaphores that only count up — no ``SemSet`` at the word's site and no flag
+        """Words of ``host_init`` semaphores that only count up (``SemInc``, ``SemRmw``) — no ``SemSet`` at the word's site and no flag
         multicast (``McastSetValid``) landing on it names the semaphore — so the host's write of ``init`` at the next
         launch is all that brings them back (docs/checker.md). Exempt from end balance; shared by the interpreter and
         the checker. A host_init word a kernel sets is not in it and must balance as any other."""
@@ -492,7 +494,7 @@ class Program:
         onto it, no ``SemSet``, no increment. Its value reaches nothing the format says (a kernel reads it with plain
         loads, each launch after the write that fills it), so it is exempt from end balance (docs/semantics.md,
         "One-word remote writes"); shared by the interpreter and the checker."""
-        from verispatial.ir.ops import InlineWrite, McastSetValid, SemInc, SemIncMcast, SemSet, SemWait
+        from verispatial.ir.ops import InlineWrite, McastSetValid, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 
         written: set[tuple[int, Site]] = set()
         other: set[tuple[int, Site]] = set()
@@ -502,7 +504,7 @@ class Program:
                     written.add((op.sem, op.at))
                 elif isinstance(op, SemInc):
                     other.add((op.sem, op.at))
-                elif isinstance(op, (SemSet, SemWait)):
+                elif isinstance(op, (SemSet, SemRmw, SemWait)):
                     other.add((op.sem, ep.site))
                 elif isinstance(op, McastSetValid):
                     other.add((op.source, ep.site))

@@ -170,6 +170,7 @@ CB_SHARD_OVERRUN = "cb-shard-overrun"
 ALIAS_CLOBBER = "alias-clobber"
 SEM_OVERSHOOT = "sem-overshoot"
 SEM_SET_RACE = "sem-set-race"
+SEM_RMW_RACE = "sem-rmw-race"
 SEM_FLAG_EARLY = "sem-flag-early"
 SEM_EXACT = "sem-exact"
 SEM_PROTOCOL = "sem-protocol"
@@ -269,6 +270,10 @@ RULES: tuple[Rule, ...] = (
     Rule(SEM_SET_RACE, Family.SEMAPHORE, "a SemSet overwrites a word that received a remote write since last seen",
          _SEM, f"{_DATAFLOW} noc_semaphore_set is a plain store", SEM_SEMANTICS, SEM_ENCODING,
          "R_sem_set_race", Replay.CLAIMED, (Subject.WORD,), (SEM_SET_RACE,)),
+    Rule(SEM_RMW_RACE, Family.SEMAPHORE, "a write changes a word between a SemRmw's load and its store (lost update)",
+         _SEM, "api/dataflow/semaphore_dm_impl.h:79-93: up() of a LOCAL_NONATOMIC binding is *p += value; "
+         "semaphore_binding_token.h:13-18: every Wormhole and Blackhole data-movement binding is LOCAL_NONATOMIC",
+         SEM_SEMANTICS, SEM_ENCODING, "R_sem_rmw_race", Replay.CLAIMED, (Subject.WORD,), (SEM_RMW_RACE,)),
     Rule(SEM_FLAG_EARLY, Family.SEMAPHORE, "a flag word is reset or merged before its owner saw the flag", _SEM,
          f"{_DATAFLOW} noc_semaphore_set_multicast", "", SEM_ENCODING, "", Replay.CLAIMED,
          (Subject.WORD,), (SEM_SET_RACE,)),

@@ -49,6 +49,7 @@ from verispatial.ir.ops import (
     ScratchAccess,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     TripCount,
@@ -87,7 +88,7 @@ _EVERY_ENGINE = frozenset(Engine)
 ISSUED_BY: dict[type, frozenset[Engine]] = {
     **{cls: _DATA_MOVEMENT for cls in (ReadTiles, WriteTiles, RemoteRead, McastSend, McastSetValid, SemInc,
                                        SemIncMcast, InlineWrite, ReadBarrier, WriteBarrier, Flush, AtomicBarrier,
-                                       FillTiles, CopyTiles, ScratchAccess)},
+                                       FillTiles, CopyTiles, ScratchAccess, SemRmw)},
     **{cls: frozenset({Engine.COMPUTE}) for cls in (AcquireAcc, Compute, PackAcc, ReleaseAcc)},
     **{cls: _EVERY_ENGINE for cls in (Reserve, Push, Wait, Pop, SemSet, SemWait, Loop, If)},
 }
@@ -1382,7 +1383,7 @@ class _OpPass:
             if op.dtype not in p.target.tile_bytes:
                 self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
             return
-        if isinstance(op, (SemInc, SemSet, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
+        if isinstance(op, (SemInc, SemSet, SemRmw, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
                 sem = p.semaphores[op.sem]
@@ -1520,10 +1521,10 @@ class _OpPass:
         as often as its loops can run (trips at their max), stays <= 2**32 - 1 (``word_totals``). Bounds the
         interpreter's unbounded integers to what the hardware word holds, so a wrap can never be proved away."""
         p = self.p
-        if isinstance(op, (SemInc, SemIncMcast)):
+        if isinstance(op, (SemInc, SemIncMcast, SemRmw)):
             if op.by > WORD_MAX:
                 self._report(ep, at, op, f"by {op.by} exceeds the 32-bit word (max {WORD_MAX})", self.words)
-            targets = (op.at,) if isinstance(op, SemInc) else (
+            targets = (op.at,) if isinstance(op, SemInc) else (ep.site,) if isinstance(op, SemRmw) else (
                 self.dests[op.group] if 0 <= op.group < len(p.groups) else ())
             for site in targets:
                 word = (op.sem, site)
@@ -1591,11 +1592,11 @@ def _addr_text(a: Addr) -> str:
 
 
 #: Ops whose values the 32-bit word rule reads.
-_WORD_OPS = frozenset((SemInc, SemIncMcast, SemSet, SemWait, InlineWrite))
+_WORD_OPS = frozenset((SemInc, SemIncMcast, SemSet, SemRmw, SemWait, InlineWrite))
 #: Every leaf op class (not a loop or an if): ``op`` sends each to ``_leaf``.
 _LEAVES = frozenset(c for c in OP_TAGS if c not in (Loop, If))
 #: Leaf ops with no rule beyond ids, pages and tiles.
-_PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemWait, McastSetValid, McastSend, SemIncMcast,
+_PLAIN = frozenset(c for c in OP_TAGS if c not in (Compute, SemInc, SemSet, SemRmw, SemWait, McastSetValid, McastSend, SemIncMcast,
                                                    ReadTiles, WriteTiles, AcquireAcc, InlineWrite, RemoteRead, CopyTiles,
                                                    Loop, If))
 #: Per op class: its fields that name an id with their id space (``metadata["id"]``, as ``ir.ids.op_ids`` reads

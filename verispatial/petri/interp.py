@@ -63,6 +63,7 @@ from verispatial.ir.ops import (
     Op,
     Push,
     RemoteRead,
+    SemRmw,
     WriteTiles,
     count_value,
     op_text,
@@ -155,6 +156,7 @@ class State:
         "producer",
         "pushed",
         "rb_mask",
+        "rmw",
         "rsv_end",
         "sc_mask",
         "share_drain",
@@ -188,6 +190,9 @@ class State:
     landed: list[int]
     words: list[int]  # value of each semaphore word
     dirty: list[int]  # per word: bitmask of engines that have not observed it since its last remote write
+    # per engine: the SemRmw it is in the middle of, as (word, value loaded, whether a write changed the word since
+    # the load: the store will lose it), or None (docs/semantics.md "Non-atomic read-modify-write")
+    rmw: list[tuple[int, int, bool] | None]
     # per engine: in-flight asynchronous ops in issue order, except that the multicasts that have left come
     # before those that have not, in the order they left
     pending: list[tuple[Entry, ...]]
@@ -225,6 +230,7 @@ class State:
         s.fill, s.drain, s.acc = self.fill.copy(), self.drain.copy(), self.acc.copy()
         s.producer, s.consumer, s.landed = self.producer.copy(), self.consumer.copy(), self.landed.copy()
         s.words, s.dirty, s.pending = self.words.copy(), self.dirty.copy(), self.pending.copy()
+        s.rmw = self.rmw.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
         s.st_mask, s.sc_mask = self.st_mask.copy(), self.sc_mask.copy()
         s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
@@ -249,6 +255,7 @@ class State:
             tuple(self.landed),
             tuple(self.words),
             tuple(self.dirty),
+            tuple(self.rmw),
             tuple(self.pending),
             tuple(self.rb_mask),
             tuple(self.st_mask),
@@ -573,7 +580,7 @@ class Interp:
         s.pushed, s.popped, s.rsv_end, s.wait_end = [0] * nb, [0] * nb, [0] * nb, [0] * nb
         s.fill, s.drain, s.acc = [0] * nb, [0] * nb, [0] * n
         s.producer, s.consumer, s.landed = [-1] * nb, [-1] * nb, [0] * nb
-        s.words, s.dirty = list(self.start_words), [0] * nw
+        s.words, s.dirty, s.rmw = list(self.start_words), [0] * nw, [None] * n
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.st_mask, s.sc_mask = [0] * n, [0] * n
         s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
@@ -708,7 +715,13 @@ class Interp:
         """``t`` as text, as it would fire in ``s``."""
         e = t.engine
         if t.kind == "step":
-            return str(self.pos(e, s.pcs[e]))
+            pc = s.pcs[e]
+            op = self._ops[e][pc[0]] if pc is not None else None
+            if isinstance(op, SemRmw):  # its two steps: the load, then the store
+                held = s.rmw[e]
+                how = f"stores {held[1]} + {op.by}" if held is not None else f"loads {s.words[self._word(e, op.sem)]}"
+                return f"{self.pos(e, pc)}: {how}"
+            return str(self.pos(e, pc))
         en = s.pending[e][t.slot]
         issued = self.pos(e, (en[1], en[2]))
         what = f"{self.keys[e]}'s {issued.op} (issued at {path_text(en[1])}"
@@ -824,8 +837,8 @@ class Interp:
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise UnhandledOp("the interpreter", op)
-        handler(self, s, e, pc, op, out)
-        self._advance(s, e, out)
+        if handler(self, s, e, pc, op, out) is not semaphores.HOLD:  # an op of two steps stays after its first
+            self._advance(s, e, out)
 
     # ------------------------------------------------------------------ landings
 

@@ -73,6 +73,7 @@ from verispatial.ir.ops import (
     ReadTiles,
     RemoteRead,
     SemIncMcast,
+    SemRmw,
     SemWait,
     TripCount,
     WriteTiles,
@@ -130,6 +131,8 @@ class Step:
     pre: list[str] = attrs.Factory(list)
     guard: str = "true"
     body: list[str] = attrs.Factory(list)
+    #: an op of two steps (``SemRmw``): the second ``d_step``'s body (another process may move between them)
+    then: list[str] = attrs.Factory(list)
 
 
 @attrs.frozen
@@ -185,6 +188,8 @@ class _Gen:
         self.issues: list[_Issue] = []
         self.at_of: dict[tuple[int, tuple[int, ...]], int] = {}  # eq SemWait -> its marker value (>= 1)
         self.loopvars: dict[tuple[int, tuple[int, ...]], str] = {}
+        #: whether a non-atomic read-modify-write runs: then every write of a word marks the ones it loses (``rmwl``)
+        self.rmw = any(isinstance(op, SemRmw) for ep in p.programs for op in walk(ep.ops))
         for e, ep in enumerate(p.programs):
             for path, op in self._paths(ep.ops):
                 if isinstance(op, Loop):
@@ -389,6 +394,8 @@ class _Gen:
         out = list(st.pre)
         out.append(f"/* {_comment(op_text(op))} */")
         out.append(f"d_step {{ {st.guard} -> " + " ".join(st.body) + " };" if st.body else f"d_step {{ {st.guard} -> skip }};")
+        if st.then:
+            out.append("d_step { true -> " + " ".join(st.then) + " };")
         return out
 
     def _issue(self, e: int, path: tuple[int, ...]) -> _Issue:
@@ -509,6 +516,7 @@ class _Gen:
         decl += [f"int pushed[{nb}], popped[{nb}], rsv_end[{nb}], wait_end[{nb}], fill[{nb}], drain[{nb}], landed[{nb}];",
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
+                 *([f"int rmwh[{nw}], rmwl[{nw}], rmwv[{n}];"] if self.rmw else []),
                  f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"

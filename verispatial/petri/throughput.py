@@ -50,6 +50,7 @@ import networkx as nx
 from verispatial.errors import VerispatialError
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
+    INCREMENTS,
     AcquireAcc,
     AtomicBarrier,
     Compute,
@@ -67,6 +68,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -126,7 +128,7 @@ class Timing:
     def duration(self, op: Op) -> int:
         """Cycles the engine is busy with ``op`` (its effect happens at the end); 0 for waits and barriers."""
         lat = self.lat
-        if isinstance(op, (Push, Pop, SemSet, AcquireAcc, ReleaseAcc)):
+        if isinstance(op, (Push, Pop, SemSet, SemRmw, AcquireAcc, ReleaseAcc)):
             return lat.cb_update
         if isinstance(op, (ReadTiles, WriteTiles, McastSend, McastSetValid, SemInc, SemIncMcast)):
             return lat.issue
@@ -316,6 +318,8 @@ def _sem_edges(program: Program, occ: dict[str, list[Occurrence]], site: dict[st
             op = o.op
             if isinstance(op, SemInc):
                 words.setdefault((op.sem, op.at), {}).setdefault("writes", []).append(o)
+            elif isinstance(op, SemRmw):  # an increment of its own site's word, stored when the op ends
+                words.setdefault((op.sem, site[e]), {}).setdefault("writes", []).append(o)
             elif isinstance(op, (McastSetValid, SemIncMcast)):
                 for d in dests[op.group]:
                     words.setdefault((op.sem, d), {}).setdefault("writes", []).append(o)
@@ -328,7 +332,7 @@ def _sem_edges(program: Program, occ: dict[str, list[Occurrence]], site: dict[st
         if not isinstance(local[0].op, SemSet):
             continue
         flags = any(isinstance(o.op, McastSetValid) for o in writes)
-        step = max((o.op.by for o in writes if isinstance(o.op, (SemInc, SemIncMcast))), default=1)
+        step = max((o.op.by for o in writes if isinstance(o.op, INCREMENTS)), default=1)
         need_so_far, base, value = 0, 0, 0
         found: list[tuple[int, Occurrence]] = []
         for o in local:

@@ -50,6 +50,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -161,7 +162,7 @@ class Index:
                 elif isinstance(op, (McastSetValid, SemIncMcast)):
                     for d in dests[op.group]:
                         self.writes.setdefault((op.sem, d), []).append(ref)
-                elif isinstance(op, SemSet):
+                elif isinstance(op, (SemSet, SemRmw)):
                     self.writes.setdefault((op.sem, ep.site), []).append(ref)
 
     def op(self, engine: str, path: tuple[int, ...]) -> Op:

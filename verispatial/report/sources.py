@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report, Result
-from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 from verispatial.ir.program import Program
 from verispatial.ir.source import OpPath, SourceLoc
 
@@ -148,7 +148,8 @@ def subject_ops(program: Program, subject: object) -> list[tuple[str, OpPath]]:
             if isinstance(subject, WordRef):
                 if isinstance(op, SemWait | SemSet) and op.sem == subject.sem and ep.site == subject.site:
                     tiers[0 if isinstance(op, SemWait) else 1].append((ep.key, path))
-                elif isinstance(op, SemInc) and op.sem == subject.sem and op.at == subject.site:
+                elif (isinstance(op, SemInc) and op.sem == subject.sem and op.at == subject.site) or \
+                        (isinstance(op, SemRmw) and op.sem == subject.sem and ep.site == subject.site):
                     tiers[2].append((ep.key, path))
                 elif isinstance(op, SemIncMcast | McastSetValid) and op.sem == subject.sem and \
                         subject.site in program.groups[op.group].destinations():

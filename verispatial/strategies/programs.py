@@ -11,7 +11,8 @@ A program is drawn as a *blueprint* that is correct by construction most of the 
   lets them go only once the writes left (a write barrier or a flush before the pop, dataflow_api.h); sometimes it
   pops first and barriers at the end (``async-source-reuse``). Pages a consumer writes out are always filled by the
   producer (read or packed), others may carry tokens only.
-- 0-3 counting semaphores: one engine runs ``SemInc`` in a stage, another engine waits after that stage for the
+- 0-3 counting semaphores: one engine runs ``SemInc`` (on the waiter's site sometimes ``SemRmw``, the non-atomic
+  up of the own word) in a stage, another engine waits after that stage for the
   exact total (``ge`` or ``eq``; a ``ge`` wait on increments by 2 sometimes for one less, which the last increment
   jumps past, or, broken, for one increment less) and usually resets the word to its initial value with ``SemSet``; sometimes the
   increments also publish an activation tensor the waiter then reads (before its reset: a reset that does not
@@ -127,6 +128,7 @@ from verispatial.ir import (
     ScratchAccess,
     Semaphore,
     SemInc,
+    SemRmw,
     SemSet,
     SemWait,
     Shard,
@@ -315,9 +317,13 @@ def blueprints(draw: st.DrawFn, broken: bool = True) -> Program:
             next_cb[waiter[0]] = cb + 1
             buffers.append(Buffer(into, f"cb{into}", waiter[0], cb, 1, n, dtype))
             stage.after.setdefault(draw(st.sampled_from(readers)), []).extend([Wait(into, n), Pop(into, n)])
-        unit: list[Op] = [SemInc(sem_id, waiter[0], by)]
-        barrier_inside = draw(st.booleans())
-        if barrier_inside:
+        # An incrementer on the waiter's site sometimes ups the word itself: ``Semaphore.up`` of the own word, a
+        # non-atomic read-modify-write (SemRmw), synchronous (no atomic barrier); the waiter's reset inside the loop
+        # (broken, below) may then land between an up's load and its store (``sem-rmw-race``).
+        local = inc[0] == waiter[0] and draw(st.integers(0, 2)) == 0
+        unit: list[Op] = [SemRmw(sem_id, by) if local else SemInc(sem_id, waiter[0], by)]
+        barrier_inside = local or draw(st.booleans())
+        if barrier_inside and not local:
             unit.append(AtomicBarrier())
         if act is not None and host is not None:
             wait_op = host[0]

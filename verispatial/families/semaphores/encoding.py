@@ -36,7 +36,19 @@ from verispatial.certify.structure import Leaf
 from verispatial.families.noc.inc_overtake_encoding import inc_overtake
 from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
-from verispatial.ir.ops import Flush, McastSetValid, Op, SemInc, SemIncMcast, SemSet, SemWait, WriteBarrier
+from verispatial.ir.ops import (
+    INCREMENTS,
+    Flush,
+    McastSetValid,
+    Op,
+    SemInc,
+    SemIncMcast,
+    SemRmw,
+    SemSet,
+    SemWait,
+    WriteBarrier,
+    op_text,
+)
 
 #: One exact-counting check of a word: (rule, message, bad states ``build(StateQuery) -> BoolRef``, where the
 #: interpreter reports it — engine and path, or which flag violation; ``checker._claim``).
@@ -116,6 +128,8 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                            "beyond those its wait consumed was issued (lost update)",
                            lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), _unseen(sq, w)),
                            {"engine": s.engine, "path": list(s.path)}))
+    rmw_checks, in_flight = _rmw_races(w)
+    checks += rmw_checks
     if w.kind == "sequence" and w.seq is not None and not w.seq.is_source(w):
         checks += _copy_overshoots(w)
     if w.kind == "epochs" and w.epochs is not None and not w.epochs.is_source(w):
@@ -180,6 +194,9 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
             continue
         if o.status != Status.UNSAT and result is None:
             result = Result(R.Family.SEMAPHORE.value, f"{rule}:{w.name}", Verdict.FAILED, f"solver: {o.reason}")
+    if result is None and in_flight is not None:
+        # Every candidate unsat, but the counter model does not say when an asynchronous write lands: not proved.
+        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_RMW_RACE}:{w.name}", Verdict.FAILED, in_flight)
     if result is None and w.kind == "epochs" and w.epochs is not None:
         result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _epochs_text(w))
     if result is None and w.kind == "sequence" and w.seq is not None:
@@ -189,6 +206,41 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
     return Result(result.family, result.name, result.verdict, result.reason, result.counterexample,
                   time.perf_counter() - t0)
+
+
+def _rmw_races(w: Word) -> tuple[list[Check], str | None]:
+    """The ``sem-rmw-race`` checks of word ``w``: for each non-atomic read-modify-write (``SemRmw``, in ``w.incs``) and
+    each write of the word by another engine, the state in which both are next — the RMW's engine at it and the
+    other engine at its write (a set, another RMW, an increment, a flag multicast or a one-word remote write: issued
+    then and landing at once, or stored) — from which the RMW loads, the write lands and the store loses it. Only
+    unsat proves, and only for writes that are stores of an engine of the site: an asynchronous write may still be in
+    flight when its engine has moved on, which the counter model does not say, so a word one lands on is at best
+    failed-to-prove (the second value: why; None when every write is a store). Writes of the RMW's own engine are
+    ordered by its program order (an asynchronous one of its own still counts as in flight)."""
+    rmws = [lf for lf in w.incs if isinstance(lf.op, SemRmw)]
+    if not rmws:
+        return [], None
+    writes = [lf for lf in (*w.incs, *w.sets, *w.flags, *w.inline)]
+    asynchronous = [lf for lf in writes if not isinstance(lf.op, (SemSet, SemRmw))]
+    checks: list[Check] = []
+    for r in rmws:
+        for x in writes:
+            if x.engine == r.engine:
+                continue
+            where: dict[str, object] = {"engine": r.engine, "path": list(r.path)}
+            if isinstance(x.op, SemRmw):  # either store may be the one that loses the other's update
+                where["at"] = [{"engine": x.engine, "path": list(x.path)}]
+            checks.append((R.SEM_RMW_RACE, f"{x.engine} may write {w.name} at {list(x.path)} ({op_text(x.op)}) "
+                           f"between the load and the store of {r.engine}'s read-modify-write at {list(r.path)} "
+                           "(lost update)",
+                           lambda sq, r=r, x=x: z3.And(sq.enc.position(r.engine).at(r), sq.enc.position(x.engine).at(x)),
+                           where))
+    why = None
+    if asynchronous:
+        x = asynchronous[0]
+        why = (f"{x.engine}'s {op_text(x.op)} at {list(x.path)} may be in flight while {rmws[0].engine} reads and writes "
+               f"{w.name} back at {list(rmws[0].path)} (a non-atomic read-modify-write): when it lands is not decided")
+    return checks, why
 
 
 def _witness(w: Word, rule: str, msg: str, where: dict[str, object],
@@ -501,7 +553,7 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         return Result(R.Family.BALANCE.value, name, Verdict.FAILED,
                       f"{w.name}: flags issued and waits may differ in number ({r.status.value}); not decided",
                       seconds=time.perf_counter() - t0)
-    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, (SemInc, SemIncMcast))])
+    incs = z3.Sum([q.val(0)] + [enc.total(lf) * lf.op.by for lf in w.incs if isinstance(lf.op, INCREMENTS)])
     consumed = z3.Sum([q.val(0)] + [enc.total(lf) * c for lf, c in w.consumed_by()]) if w.kind == "reset" else q.val(0)
     end = w.init + incs - consumed
     q.add(end != w.init)
@@ -589,8 +641,8 @@ def _ends_seen(a: Analysis, w: Word, trusted: set[int], rlimit: int) -> bool:
 # ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
 
 
-def sem_set(c: EngineRun, op: SemSet, path: tuple[int, ...], s: State) -> State:
-    """A SemSet rewrites this engine's word: ``async-source-reuse`` while a flag multicast reading it may not have
+def sem_set(c: EngineRun, op: SemSet | SemRmw, path: tuple[int, ...], s: State) -> State:
+    """A SemSet (or a SemRmw's store) rewrites this engine's word: ``async-source-reuse`` while a flag multicast reading it may not have
     left."""
     hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
     if hit:
@@ -613,5 +665,5 @@ def sem_wait(c: EngineRun, op: SemWait, path: tuple[int, ...], s: State) -> Stat
 
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
-HANDLERS: dict[type, Callable[..., State]] = {SemSet: sem_set, SemInc: sem_inc, SemIncMcast: sem_inc,
-                                              SemWait: sem_wait}
+HANDLERS: dict[type, Callable[..., State]] = {SemSet: sem_set, SemRmw: sem_set, SemInc: sem_inc,
+                                              SemIncMcast: sem_inc, SemWait: sem_wait}

@@ -1,6 +1,6 @@
-"""Semaphores in the Promela model: the ``d_step`` of SemInc, SemIncMcast, SemSet and SemWait, the landing of a
-remote write on a word (``sem-overshoot``) and the words' end balance (``balance-sem``), each rule an ``assert``
-mirroring the interpreter's handler (``families/semaphores/semantics.py``)."""
+"""Semaphores in the Promela model: the ``d_step`` of SemInc, SemIncMcast, SemSet and SemWait (two of SemRmw), the
+landing of a remote write on a word (``sem-overshoot``) and the words' end balance (``balance-sem``), each rule an
+``assert`` mirroring the interpreter's handler (``families/semaphores/semantics.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from verispatial.ir import rules as R
 from verispatial.ir.core import WaitCond
-from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait
+from verispatial.ir.ops import SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen, _Issue
@@ -35,7 +35,24 @@ def sem_set(g: _Gen, e: int, path: tuple[int, ...], op: SemSet, st: Step) -> Non
     # A value affine in loop indices reads this process's own loop counters (as a wait's threshold does).
     value = g._affine(op.value, tuple((t.var, t.coef) for t in op.terms), g._env(e, path)) if op.terms else op.value
     st.body += g._word_reuse(w, st.where, str(value))
-    st.body += [f"words[{w}] = {value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
+    st.body += [*_lose_rmw(g, w, str(value)), f"words[{w}] = {value};", f"dirty[{w}] = dirty[{w}] & ~{1 << e};"]
+
+
+def sem_rmw(g: _Gen, e: int, path: tuple[int, ...], op: SemRmw, st: Step) -> None:
+    """Two steps, as the interpreter's: the load (into ``rmwv[e]``, holding the word in ``rmwh``), then the store of
+    the loaded value plus ``by`` as a write of the word (``sem-rmw-race`` when a write changed it in between:
+    ``rmwl``)."""
+    w, bit = g._word(e, op.sem), 1 << e
+    st.body += [f"rmwv[{e}] = words[{w}];", f"rmwh[{w}] = rmwh[{w}] | {bit};", f"rmwl[{w}] = rmwl[{w}] & ~{bit};",
+                f"dirty[{w}] = dirty[{w}] & ~{bit};"]
+    st.then += [g._assert(R.SEM_RMW_RACE, f"((rmwl[{w}] >> {e}) & 1) == 0", st.where),
+                f"rmwh[{w}] = rmwh[{w}] & ~{bit};", *remote_write(g, w, f"rmwv[{e}] + {op.by}", st.where),
+                f"dirty[{w}] = dirty[{w}] & ~{bit};"]
+
+
+def _lose_rmw(g: _Gen, w: int, new: str) -> list[str]:
+    """A write of ``new`` into word ``w`` that changes it: every read-modify-write holding the word loses it."""
+    return [f"rmwl[{w}] = rmwl[{w}] | (({new}) != words[{w}] -> rmwh[{w}] : 0);"] if g.rmw else []
 
 
 def sem_wait(g: _Gen, e: int, path: tuple[int, ...], op: SemWait, st: Step) -> None:
@@ -65,7 +82,7 @@ def remote_write(g: _Gen, w: int, new: str, where: str | None) -> list[str]:
                     f"!({new} != {old} && at{e} == {g.at_of[(e, path)]} && ({want} == {old} || ({old} < {want} && {want} < {new})))",
                     where))
     lines += g._word_reuse(w, where, new)
-    lines += [f"words[{w}] = {new};", f"dirty[{w}] = {g._site_mask(site)};"]
+    lines += [*_lose_rmw(g, w, new), f"words[{w}] = {new};", f"dirty[{w}] = {g._site_mask(site)};"]
     return lines
 
 
@@ -95,7 +112,7 @@ def inc_lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
 
 #: The Promela export's handlers of this family's op classes (``petri/promela.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
-                                            SemWait: sem_wait}
+                                            SemRmw: sem_rmw, SemWait: sem_wait}
 
 #: The queue an issued op of each class waits in until it lands (``inc``: atomic increments, one per destination).
 QUEUES: dict[type, str] = {SemInc: "inc", SemIncMcast: "inc"}

@@ -1,5 +1,5 @@
-"""Semaphores in the reference interpreter: the handlers of SemInc, SemIncMcast, SemSet and SemWait, the landing of a
-remote write on a word (``sem-overshoot``) and the words' end balance (``balance-sem``).
+"""Semaphores in the reference interpreter: the handlers of SemInc, SemIncMcast, SemSet, SemRmw and SemWait, the
+landing of a remote write on a word (``sem-overshoot``) and the words' end balance (``balance-sem``).
 
 Each handler takes the interpreter, the state it changes, the engine index ``e``, its program counter ``pc``, the op
 and the list violations are appended to (docs/semantics.md, "Semaphores"; dataflow_api.h noc_semaphore_inc,
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from verispatial.ir import rules as R
 from verispatial.ir.core import WaitCond
 from verispatial.ir.obligation import WordRef
-from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait, op_text
+from verispatial.ir.ops import SemInc, SemIncMcast, SemRmw, SemSet, SemWait, op_text
 from verispatial.petri.pending import INC
 from verispatial.petri.position import Violation, path_text
 
@@ -52,8 +52,45 @@ def sem_set(it: Interp, s: State, e: int, pc: PC, op: SemSet, out: list[Violatio
               f"sem_set(sem{op.sem}, {value}) overwrites sem{op.sem}@{it.word_site[w]}={s.words[w]}, "
               f"which received a remote write since this engine last observed it (lost update)")
     it._word_reuse(s, e, pc, w, value, f"{op_text(op)} changes", out)
+    _lose_rmw(s, w, value)
     s.words[w] = value
     s.dirty[w] &= ~(1 << e)
+
+
+#: What a handler returns when its op takes a second step: the engine stays at the op (``Interp._exec``).
+HOLD = "hold"
+
+
+def sem_rmw(it: Interp, s: State, e: int, pc: PC, op: SemRmw, out: list[Violation]) -> str | None:
+    """``Semaphore.up(value)`` of the own word on Wormhole and Blackhole (``*p += value``, LOCAL_NONATOMIC,
+    semaphore_dm_impl.h:79-93): two steps of the engine. The first loads the word (observing it) and holds the engine
+    at the op (``HOLD``); the second stores the loaded value plus ``by`` — ``sem-rmw-race`` when a write changed the
+    word in between (it is lost) — as a write of the word every other engine of the site must observe before a SemSet
+    of its own, and one an equality wait may be jumped over by (as an increment's landing)."""
+    w = it._word(e, op.sem)
+    held = s.rmw[e]
+    if held is None:
+        s.rmw[e] = (w, s.words[w], False)
+        s.dirty[w] &= ~(1 << e)
+        return HOLD
+    _, loaded, lost = held
+    s.rmw[e] = None
+    if lost:
+        it._v(out, R.SEM_RMW_RACE, e, pc,
+              f"{op_text(op)} stores {loaded} + {op.by} into sem{op.sem}@{it.word_site[w]}={s.words[w]}, which a write "
+              f"changed between its load and its store (lost update)")
+    remote_write(it, s, w, loaded + op.by, e, pc, out)
+    s.dirty[w] &= ~(1 << e)
+    return None
+
+
+def _lose_rmw(s: State, w: int, new: int) -> None:
+    """A write of ``new`` into word ``w``: every read-modify-write of ``w`` in flight that loaded before it will store
+    over it (a write leaving the value as it is loses nothing: the store gives what running it first would)."""
+    if new != s.words[w]:
+        for e2, held in enumerate(s.rmw):
+            if held is not None and held[0] == w and not held[2]:
+                s.rmw[e2] = (w, held[1], True)
 
 
 def sem_wait(it: Interp, s: State, e: int, pc: PC, op: SemWait, out: list[Violation]) -> None:
@@ -85,6 +122,7 @@ def remote_write(it: Interp, s: State, w: int, new: int, src: int, src_pc: PC, o
                       f"sem{sem}@{site} goes {old} -> {new} while this wait for =={want} {how} "
                       f"({src_op} issued by {it.keys[src]} at {path_text(src_pc[0])} lands)")
     it._word_reuse(s, src, src_pc, w, new, f"{op_text(it._ops[src][src_pc[0]])} lands in", out)
+    _lose_rmw(s, w, new)
     s.words[w] = new
     s.dirty[w] = it.site_mask.get(site, 0)
 
@@ -112,7 +150,7 @@ def inc_lands(it: Interp, s: State, e: int, en: Entry, dest: int, out: list[Viol
 
 #: The interpreter's handlers of this family's op classes (``petri/interp.py`` assembles its table from these).
 HANDLERS: dict[type, Callable[..., Any]] = {SemInc: sem_inc, SemIncMcast: sem_inc_mcast, SemSet: sem_set,
-                                            SemWait: sem_wait}
+                                            SemRmw: sem_rmw, SemWait: sem_wait}
 
 def sem_wait_enabled(it: Interp, s: State, e: int, pc: PC, op: SemWait) -> bool:
     """noc_semaphore_wait returns once the engine's word equals its value; noc_semaphore_wait_min once it is at

@@ -36,6 +36,7 @@ from verispatial.ir.ops import (
     Reserve,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -1559,14 +1560,11 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
             r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), r.int_of(vals[3], nodes[3], "increment")), n)
         else:
             # ``up(value)`` of the own word is no NoC atomic on Wormhole and Blackhole: their data-movement bindings
-            # always resolve to LOCAL_NONATOMIC (api/dataflow/semaphore_binding_token.h:14-19), whose up is the
+            # always resolve to LOCAL_NONATOMIC (api/dataflow/semaphore_binding_token.h:13-18), whose up is the
             # plain read-modify-write ``*local_ptr(l1_offset, scope) += value`` (semaphore_dm_impl.h:79-93, ttnn
-            # 0.81.1). An increment of another engine landing between its load and its store is lost, which a
-            # ``SemInc`` (atomic) cannot say: read as one, a word another core also increments was proved while
-            # its waiter can hang. Refused until the IR has a local read-modify-write
+            # 0.81.1): a SemRmw, which loses a write landing between its load and its store (``sem-rmw-race``)
             _need(r, vals, 1, n, "Semaphore.up")
-            r.refuse("Semaphore.up of the own word", n, "a non-atomic read-modify-write on Wormhole and Blackhole "
-                     "(api/dataflow/semaphore_dm_impl.h:79-93): another engine's increment may be lost")
+            r.emit(SemRmw(sem, r.int_of(vals[0], nodes[0], "increment")), n)
         return None
     if name in ("set_multicast", "inc_multicast"):
         k = 6 if name == "set_multicast" else 7

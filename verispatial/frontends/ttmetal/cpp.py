@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from verispatial.frontends.ttmetal import vendor
 from verispatial.frontends.ttmetal.macros import Macros
 from verispatial.frontends.ttmetal.preprocess import Include, host_macros, preprocess
 from verispatial.frontends.ttmetal.refusals import Refused
@@ -69,6 +70,23 @@ TYPE_SIZES = {"uint8_t": 1, "int8_t": 1, "char": 1, "bool": 1, "uint16_t": 2, "i
 
 #: how deep #includes are followed (helpers include helpers; a cycle is cut by the seen set)
 INCLUDE_DEPTH = 8
+#: The device-side directories of the JIT's include path, relative to the tt-metal root (the wheel's ``ttnn/``, which
+#: holds ``tt_metal/`` and ``ttnn/cpp/``): the strings of the wheel's build/lib/libtt_metal.so, for Wormhole and
+#: Blackhole. A quoted include found on none of the reading's own bases but here is the device API's (GCC finds
+#: ``"experimental/kernel_args.h"`` under ``tt_metal/hw/inc``): modelled by name, as the ``DEVICE_PREFIXES`` are.
+JIT_INCLUDE_DIRS = tuple(
+    [f"tt_metal/hw/{d}" for d in ("inc", "inc/ethernet", "inc/internal", "inc/internal/tt-1xx")]
+    + [f"tt_metal/hw/inc/internal/tt-1xx/{d}" for d in ("wormhole", "wormhole/noc", "wormhole/wormhole_b0_defines",
+                                                        "blackhole", "blackhole/noc", "blackhole/blackhole_defines")]
+    + [f"tt_metal/hw/ckernels/{a}/metal/{d}" for a in ("wormhole_b0", "blackhole")
+       for d in ("common", "llk_api", "llk_api/llk_sfpu", "llk_io")]
+    + [f"tt_metal/tt-llk/tt_llk_{a}/{d}" for a in ("wormhole_b0", "blackhole") for d in ("common/inc", "llk_lib")]
+    + ["tt_metal/tt-llk/common", "tt_metal/hw/firmware/src/tt-1xx", "tt_metal/hostdevcommon/api", "tt_metal/api",
+       "tt_metal", "ttnn", "ttnn/cpp"])
+#: Headers of the SFPI compiler itself (its own include directory, ``runtime/sfpi`` in the JIT's strings; the toolchain
+#: is downloaded apart from the wheel, tt_metal/sfpi-version): found by GCC without any ``-I``
+#: (experimental/deepseek/moe/moe_gate_mm/device/kernels/bias_bcast_sfpu.h includes both)
+SFPI_HEADERS = frozenset({"sfpi.h", "lltt.h"})
 #: how often a header without ``#pragma once`` is read (once per includer that needs another part of it)
 REREADS = 4
 
@@ -183,7 +201,7 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         def include(inc: Include, now: Macros) -> Macros:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
-            if not ours or inc.name.startswith(DEVICE_PREFIXES) or depth >= INCLUDE_DEPTH:
+            if not ours or inc.name.startswith(DEVICE_PREFIXES):
                 return now
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
@@ -195,9 +213,19 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
                     # includer's macro), a few times at most; one with it, once
                     if key in seen and (_once(key) or reads.get(key, 0) >= REREADS):
                         return now
+                    if depth >= INCLUDE_DEPTH:
+                        # passed over, its definitions and #defines would be missing as a header's not found
+                        raise Refused("#include nested too deep",
+                                      SourceLoc(name, inc.line, 0, f"#include {inc.text()}"),
+                                      f"more than {INCLUDE_DEPTH} headers deep")
                     _, after = read(cand, _display(cand, root), depth + 1, now)
                     return after
-            return now
+            if inc.name in SFPI_HEADERS or _on_jit_path(inc.name, root):
+                return now
+            # GCC stops with a fatal error; passed over, the header's #defines would be missing from every #if after
+            raise Refused("#include not found", SourceLoc(name, inc.line, 0, f"#include {inc.text()}"),
+                          f"{inc.name} is not beside {Path(name).name}, in the host's include_dirs, under the kernel "
+                          "root or on the JIT's include path")
 
         pre = preprocess(text, macros, name, include)
         unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node)
@@ -221,6 +249,17 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
                        overloads=tables.overloads, declared=tables.declared, structs=tables.structs,
                        var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
+
+
+def _on_jit_path(name: str, root: Path) -> bool:
+    """Whether ``name`` resolves under one of the ``JIT_INCLUDE_DIRS`` of the tt-metal root above the kernel root
+    ``root`` (an ancestor holding ``tt_metal/hw/inc``), or of the pinned wheel when the kernels sit elsewhere (a
+    user's, or a release whose device headers were not unpacked)."""
+    tops = [d for d in (root, *root.parents) if (d / "tt_metal" / "hw" / "inc").is_dir()][:1]
+    wheel = vendor.wheel_root()
+    if wheel is not None:
+        tops.append(wheel / "ttnn")
+    return any((top / d / name).is_file() for top in tops for d in JIT_INCLUDE_DIRS)
 
 
 #: nodes whose braces hold statements, members or elements: a header's text ``#include``d between them belongs there,

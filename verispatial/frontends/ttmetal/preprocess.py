@@ -45,6 +45,10 @@ class Include:
     quoted: bool
     line: int
 
+    def text(self) -> str:
+        """The file as the directive names it: ``"name"`` or ``<name>``."""
+        return f'"{self.name}"' if self.quoted else f"<{self.name}>"
+
 
 @attrs.frozen
 class Preprocessed:
@@ -344,7 +348,12 @@ def preprocess(text: str, defines: Macros, file: str,
             # GCC stops at a taken ``#error``: the host's defines build no kernel (hybrid_merged_prologue.hpp:21-24
             # guards arguments that would otherwise be read at base 0), so there is nothing to certify
             raise Refused("#error", SourceLoc(file, n, 0, joined.strip()[:200]), _strip_comment(rest).strip()[:200])
-        # #pragma, #warning, #line: nothing a choreography depends on
+        elif kw == "line" or kw.isdigit():
+            # GCC reports the lines after ``#line N "file"`` (or the linemarker ``# N "file"``) as file:N, N+1, ...;
+            # every op here keeps the line it stands on, so a counterexample would point elsewhere than GCC does
+            raise Refused("#line", SourceLoc(file, n, 0, joined.strip()[:200]),
+                          "the lines after it are numbered and named as GCC's diagnostics do not")
+        # #pragma, #warning: nothing a choreography depends on
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))
     assert pending is None  # the last line expands with final=True

@@ -1,0 +1,102 @@
+"""Where the tt-metal front end looks for an ``#include``d file, against GCC under the JIT's include path: a quoted
+include (or a ttnn one in angle brackets) that resolves nowhere stops GCC with a fatal error, so the reading must not
+pass it over (a skipped header can hide a ``#define`` that flips an ``#ifdef`` the reading then takes the other way);
+one the JIT's include path resolves (``experimental/kernel_args.h`` under ``tt_metal/hw/inc``) is a device header,
+modelled by name. ``#line`` changes the file:line GCC reports for the lines after it, which the reading does not
+follow: refused by name. The kernels are the one-core pipeline of ``test_frontend_ttmetal_newuser``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from tests.test_frontend_ttmetal_newuser import FIRST, PUSH, _pipeline, _refused, _verdict
+from verispatial.frontends.ttmetal import Refused
+from verispatial.frontends.ttmetal.preprocess import host_macros, preprocess
+from verispatial.frontends.ttmetal.vendor import wheel_root
+
+#: a barrier the kernel needs, under a macro a header of the op would define: without it the push publishes a tile
+#: still landing
+_GUARDED = ("    for (uint32_t j = 0; j < 2; ++j) {", "        cb_reserve_back(0, 1);",
+            "        noc_async_read_tile(start_id + j, s, get_write_ptr(0));", "#ifndef SKIP_BARRIER",
+            "        noc_async_read_barrier();", "#endif", "        cb_push_back(0, 1);", "    }")
+
+
+def test_a_quoted_include_found_nowhere_is_refused(tmp_path: Path) -> None:
+    """``#include "op_config.hpp"`` with no such file: GCC stops ('No such file or directory'). The reading passed it
+    over and took ``#ifndef SKIP_BARRIER`` as taken, whatever the missing header defines."""
+    e = _refused(_pipeline(tmp_path, _GUARDED, 2, top=('#include "op_config.hpp"',)), "#include not found",
+                 "reader.cpp", 1)
+    assert "op_config.hpp" in e.detail
+
+
+def test_a_ttnn_include_in_angle_brackets_found_nowhere_is_refused(tmp_path: Path) -> None:
+    _refused(_pipeline(tmp_path, _GUARDED, 2, top=("#include <ttnn/operations/no_such_op/config.hpp>",)),
+             "#include not found", "reader.cpp", 1)
+
+
+def test_an_include_not_found_inside_a_helper_is_refused_there(tmp_path: Path) -> None:
+    files = {"helper.hpp": '#pragma once\n#include "gone.hpp"\n'}
+    _refused(_pipeline(tmp_path, _GUARDED, 2, files, ('#include "helper.hpp"',)), "#include not found", "helper.hpp",
+             2)
+
+
+def test_the_header_found_is_read_and_decides_the_ifndef(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same kernel with the header present: its ``#define`` removes the barrier (refuted), its absence keeps it
+    (proved) — what the refusal above stands for."""
+    top = ('#include "op_config.hpp"',)
+    rc, rules = _verdict(_pipeline(tmp_path, _GUARDED, 2, {"op_config.hpp": "#define SKIP_BARRIER 1\n"}, top), capsys)
+    assert rc == 1
+    assert rules
+    assert _verdict(_pipeline(tmp_path, _GUARDED, 2, {"op_config.hpp": "// nothing\n"}, top), capsys) == (0, set())
+
+
+@pytest.mark.parametrize("top", [("#if 0", '#include "op_config.hpp"', "#endif"),
+                                 ("#ifdef NOT_DEFINED", '#include "op_config.hpp"', "#endif"),
+                                 ("#include <cstdint>", "#include <array>"),
+                                 ('#include "api/dataflow/dataflow_api.h"',)])
+def test_includes_gcc_does_not_open_or_finds_on_its_own_path_are_read(
+        tmp_path: Path, top: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing header in a group GCC skips is never opened; system headers and the device API's are the
+    compiler's and the JIT's (modelled by name)."""
+    assert _verdict(_pipeline(tmp_path, _GUARDED, 2, top=top), capsys) == (0, set())
+
+
+def test_a_device_header_on_the_jits_include_path_is_modelled_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``experimental/kernel_args.h`` (663 includes in the 0.81.1 kernels) is not beside the kernel, in ttnn's tree or
+    under a device prefix: it resolves under ``tt_metal/hw/inc``, on the JIT's include path, as GCC finds it."""
+    if wheel_root() is None:
+        pytest.skip("the pinned ttnn wheel is not cached")
+    top = ('#include "experimental/kernel_args.h"',)
+    assert _verdict(_pipeline(tmp_path, _GUARDED, 2, top=top), capsys) == (0, set())
+
+
+def test_line_directive_is_refused(tmp_path: Path) -> None:
+    """``#line 100 "gen.cpp"``: GCC reports the next line as gen.cpp:100, the reading would point at reader.cpp."""
+    body = ('#line 100 "gen.cpp"', f"    {PUSH}", f"    {PUSH}")
+    e = _refused(_pipeline(tmp_path, body, 2), "#line", "reader.cpp", FIRST)
+    assert "gen.cpp" in e.loc.text
+
+
+@pytest.mark.parametrize("directive", ["#line 7", '# line 7 "x.cpp"', "#line LINE_NO", '# 7 "x.cpp" 2'])
+def test_every_form_of_line_is_refused(directive: str) -> None:
+    with pytest.raises(Refused, match="#line") as e:
+        preprocess("\n".join(["a();", directive, "b();"]), host_macros({"LINE_NO": "9"}), "k.cpp")
+    assert e.value.loc.line == 2
+
+
+def test_line_in_a_skipped_group_is_not_refused() -> None:
+    out = preprocess("\n".join(["#if 0", "#line 7", "#endif", "b();"]), host_macros({}), "k.cpp").text.split("\n")
+    assert out[3] == "b();"
+
+
+def test_an_include_nested_past_the_depth_followed_is_refused(tmp_path: Path) -> None:
+    """h0.hpp includes h1.hpp ... h9.hpp, which defines SKIP_BARRIER: the reading follows 8 levels and passed the
+    rest over, taking the ``#ifndef`` GCC does not."""
+    files = {f"h{i}.hpp": f'#pragma once\n#include "h{i + 1}.hpp"\n' for i in range(9)}
+    files["h9.hpp"] = "#define SKIP_BARRIER 1\n"
+    _refused(_pipeline(tmp_path, _GUARDED, 2, files, ('#include "h0.hpp"',)), "#include nested too deep", "h7.hpp", 2)
