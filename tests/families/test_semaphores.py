@@ -201,6 +201,39 @@ def test_an_rmw_only_its_own_engine_and_the_owners_reset_write_proves() -> None:
     assert (ex.violations, ex.deadlocks) == ((), ())
 
 
+def _secondary_hand_off(*extra: Op) -> Program:
+    """argmax's secondary hand-off as shipped (reader_argmax_interleaved_multicore.cpp:443, 449, 551, ``reduce_all``
+    false): the secondary ups the primary's word once per row, the primary waits ``wait_min(k + 1)`` in each row and
+    resets the word after the loop, with no final constant wait. ``extra``: the secondary's ops after its loop."""
+    return prog(ep(A, Engine.WRITER, Loop("k", 3, (SemRmw(0, 1),)), *extra),
+                ep(A, Engine.READER, Loop("k", 3, (SemWait(0, GE, 1, (Term("k", 1),)),)), SemSet(0, 0)),
+                sems=(sem(0, A),))
+
+
+@pytest.mark.xfail(strict=True, reason="a reset after a loop of growing waits (no final constant wait) is outside "
+                   "the reset protocol (docs/checker.md 'Semaphore protocols'); the reset is safe: the last wait "
+                   "returns at >= 3, and 3 is every up issued")
+def test_the_shipped_secondary_hand_off_proves() -> None:
+    p = _secondary_hand_off()
+    ex = explore(p)
+    assert ex.complete
+    assert (ex.violations, ex.deadlocks) == ((), ())
+    assert [n for n, r in _verdicts(p).items() if r.verdict.value != "proved"] == []
+
+
+def test_an_up_after_the_last_growing_wait_is_never_proved() -> None:
+    """The near-miss: one more up after the secondary's loop may load before the reset and store after it (the reset
+    is lost: ``sem-rmw-race``), or store before it (``sem-set-race``), or after it (the word ends at 1:
+    ``balance-sem``). No obligation of the word is proved."""
+    p = _secondary_hand_off(SemRmw(0, 1))
+    ex = explore(p)
+    assert ex.complete
+    assert {f.violation.rule for f in ex.violations} >= {R.SEM_RMW_RACE, R.SEM_SET_RACE}
+    v = _verdicts(p)
+    for name in ("sem-protocol:sem0@(0,0)", "balance-sem:sem0@(0,0)", "deadlock:(0,0).reader+1"):
+        assert v[name].verdict.value in ("refuted", "failed-to-prove"), name
+
+
 def test_an_rmw_a_remote_write_may_overlap_in_flight_is_not_proved() -> None:
     """(1,0)'s increment is issued only after (0,0)'s up (a handshake orders it): no run loses it, but the counter
     model does not say when an increment in flight lands, so ``sem-rmw-race`` is failed-to-prove (never proved) and
