@@ -176,6 +176,8 @@ class StateQuery:
                 reset = min((s.index for s in w.sets if s.engine == c.engine and s.index > c.index), default=None)
                 last = reset if reset is not None else len(leaves) - 1
                 after += [owner.at(x) for x in leaves[c.index + 1:last + 1]]
+                if isinstance(c.op, SemSet):
+                    after.append(owner.finished)  # a consuming reset (``semaphores._last_pass``) may be its last op
             anchored = z3.And(any_of(self.q.ctx, after), done_then == done_now)
             self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
