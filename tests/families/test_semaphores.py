@@ -255,6 +255,22 @@ def test_a_write_beyond_what_the_last_growing_wait_saw_is_refuted(late: tuple[Op
     assert not any(r.verdict.value == "proved" for n, r in v.items() if n.startswith(("sem-", "deadlock")))
 
 
+def test_an_increment_after_the_consuming_reset_leaves_the_word_unbalanced() -> None:
+    """The owner signals (1,0) after its reset, and (1,0) then increments the word: no update is lost (the reset
+    saw every up), but the word ends at 1. ``balance-sem`` is refuted: the word gets no past state after such a reset
+    (``reach._add_history``), which would have let everything acknowledged by the end count as seen by it."""
+    p = prog(ep(A, Engine.WRITER, Loop("k", 3, (SemRmw(0, 1),))),
+             ep(A, Engine.READER, Loop("k", 3, (SemWait(0, GE, 1, (Term("k", 1),)),)), SemSet(0, 0), SemInc(1, B, 1),
+                AtomicBarrier()),
+             ep(B, Engine.READER, SemWait(1, GE, 1), SemSet(1, 0), SemInc(0, A, 1), AtomicBarrier()),
+             sems=(sem(0, A), sem(1, B)))
+    assert R.BALANCE_SEM in {f.violation.rule for f in explore(p).violations}
+    v = _verdicts(p)
+    assert v["balance-sem:sem0@(0,0)"].verdict.value == "refuted"
+    # The remote increment may still be in flight when the ups run, which the counter model does not say.
+    assert v["sem-rmw-race:sem0@(0,0)"].verdict.value == "failed-to-prove"
+
+
 def test_an_rmw_a_remote_write_may_overlap_in_flight_is_not_proved() -> None:
     """(1,0)'s increment is issued only after (0,0)'s up (a handshake orders it): no run loses it, but the counter
     model does not say when an increment in flight lands, so ``sem-rmw-race`` is failed-to-prove (never proved) and

@@ -153,7 +153,10 @@ class StateQuery:
         engines that had not yet moved on."""
         counted = [lf for v in self.a.views.values() if v.key in self.engines for lf in v.leaves
                    if isinstance(lf.op, (Push, Pop, *INCREMENTS, SemSet, SemWait, McastSetValid))]
-        for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
+        # A reset that consumes (``semaphores._last_pass``) has no wait to anchor at: its word gets no past state
+        # (its checks ask no past: ``encoding._unseen`` then compares the totals alone).
+        for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines
+                              and not any(isinstance(c.op, SemSet) for c in x.consuming)):
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
             self._encoders.append(past)
@@ -176,8 +179,6 @@ class StateQuery:
                 reset = min((s.index for s in w.sets if s.engine == c.engine and s.index > c.index), default=None)
                 last = reset if reset is not None else len(leaves) - 1
                 after += [owner.at(x) for x in leaves[c.index + 1:last + 1]]
-                if isinstance(c.op, SemSet):
-                    after.append(owner.finished)  # a consuming reset (``semaphores._last_pass``) may be its last op
             anchored = z3.And(any_of(self.q.ctx, after), done_then == done_now)
             self.q.add(z3.Implies(done_now >= 1, anchored), "past-anchor")
         # Top-level ``>=`` waits on monotone words (a rendezvous): once such a wait has run, there was a state with its
