@@ -711,6 +711,12 @@ class Interp:
             if s.pcs[e] is not None and not self.can_step(s, e)
         )
 
+    def completes(self, s: State, e: int) -> bool:
+        """Whether engine ``e``'s step in ``s`` finishes the op it is at: every step does but a ``SemRmw``'s load,
+        which holds the engine at the op for its store (so a run counts the op once, not per step)."""
+        pc = s.pcs[e]
+        return pc is None or not isinstance(self._ops[e][pc[0]], SemRmw) or s.rmw[e] is not None
+
     def describe(self, s: State, t: Transition) -> str:
         """``t`` as text, as it would fire in ``s``."""
         e = t.engine
@@ -1076,8 +1082,9 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     def step(e: int) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        k = (it.keys[e], pc[0])
-        executed[k] = executed.get(k, 0) + 1
+        if it.completes(s, e):
+            k = (it.keys[e], pc[0])
+            executed[k] = executed.get(k, 0) + 1
         if record:
             trace.append(TraceStep("step", it.keys[e], it.describe(s, Transition("step", e)), pc[0],
                                    it.pos(e, pc).iteration))
@@ -1246,7 +1253,7 @@ def replay(
     executed: dict[tuple[str, tuple[int, ...]], int] = {}
     for t in transitions:
         out: list[Violation] = []
-        pc = s.pcs[t.engine] if t.kind == "step" else None
+        pc = s.pcs[t.engine] if t.kind == "step" and it.completes(s, t.engine) else None
         try:
             it.apply(s, t, out)
         except ValueError as err:

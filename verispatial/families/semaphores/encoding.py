@@ -124,6 +124,17 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                                                            sq.cm.incs(w) > sq.cm.consumed(w)),
                                {"engine": s.engine, "path": list(s.path)}))
                 continue
+            charge = dict(w.consumed_by()).get(s)
+            if charge is not None:
+                # A reset after a loop of growing waits carries what the loop's last pass saw, at least ``charge``
+                # since the launch (its one reset). No more issued than that: every increment issued had landed
+                # when that pass returned, so none lands between it and the reset.
+                checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
+                               "beyond those the last wait before it saw was issued (lost update)",
+                               lambda sq, s=s, w=w, charge=charge: z3.And(sq.enc.position(s.engine).at(s),
+                                                                          sq.cm.incs(w) > sq.cm.consumed(w) + charge),
+                               {"engine": s.engine, "path": list(s.path)}))
+                continue
             checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
                            "beyond those its wait consumed was issued (lost update)",
                            lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s), _unseen(sq, w)),
