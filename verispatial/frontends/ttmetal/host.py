@@ -22,6 +22,7 @@ from verispatial.errors import ParseError
 from verispatial.ir.core import Engine, Site
 from verispatial.ir.program import Shard
 from verispatial.ir.target import Target, get_target
+from verispatial.regular_file import not_regular
 
 FORMAT = "verispatial.ttmetal-host"
 
@@ -274,6 +275,8 @@ def _unique_key_loader() -> type:
 def parse_document(path: Path) -> Any:
     """The host file ``path`` as a Python value: YAML for ``.yaml``/``.yml``, else JSON. ``ParseError`` when it
     cannot be read or parsed."""
+    if (why := not_regular(path, "a host description")) is not None:
+        raise ParseError("", why)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -422,8 +425,8 @@ def load_host(path: str | Path) -> HostSpec:
         if any(o.name == k["name"] for o in kernels):
             raise ParseError(f"{w}.name", f"kernel {k['name']!r} declared twice")
         src = root / k["source"]
-        if not src.is_file():
-            raise ParseError(f"{w}.source", f"no such file: {src}")
+        if (why := not_regular(src, "a kernel's C++ source")) is not None:
+            raise ParseError(f"{w}.source", f"{src} {why}" if why != "no such file" else f"no such file: {src}")
         rt = tuple(k.get("runtime_args", []))
         if len(set(rt)) != len(rt):
             raise ParseError(f"{w}.runtime_args", "a runtime arg is named twice")
