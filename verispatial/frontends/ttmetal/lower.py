@@ -821,8 +821,16 @@ class KernelReader:
 
         def wrong(base: V.Sym) -> NoReturn:
             span = f"the {within} B from " if within else ""
-            self.refuse(construct, node, f"{self.text(node)}: {_bytes(off)} past {where}, but the model's "
-                        f"transfer is at {span}{_bytes(base)} past it ({tile_bytes} B a tile)")
+            # why the model's place is not the pointer: the tiles this engine already moved past it, which the
+            # kernel's address leaves out (a forgotten advance, or transfers longer than the pages pushed / popped)
+            earlier = (f", after the {_bytes(base)} ({_tiles(done)}) this engine's "
+                       + ("writes already sent from past it that no cb_pop_front has released" if front else
+                          "reads and stores already filled past it that no cb_push_back has published")
+                       if part and not (done.is_const and done.const == 0) else "")
+            over = (f"; this transfer alone is {tiles} tiles ({tiles * tile_bytes} B), more than a {page} B page of "
+                    f"{b.name}" if tiles > pt else "")
+            self.refuse(construct, node, f"{self.text(node)}: the address is {_bytes(off)} past {where}, but the "
+                        f"model's transfer is at {span}{_bytes(base)} past it{earlier} ({tile_bytes} B a tile){over}")
 
         if ptr.front == front:
             coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
