@@ -1459,6 +1459,12 @@ class KernelReader:
                 self.refuse("DataflowBuffer without an index", node)
             return V.Cb(self.cb_of(args[0], node))
         if tname == "Semaphore":
+            if self.kernel.engine == Engine.COMPUTE:
+                # not the L1 word the model counts: a compute binding is the Tensix Sync Unit's semaphore
+                self.refuse("Semaphore in a compute kernel", node,
+                            "a compute binding is the Tensix Sync Unit's semaphore, not the L1 word (COMPUTE_ATOMIC, "
+                            "api/semaphore.h:25-27; on Wormhole no compute build implements it, :40-42), and one "
+                            "built from a runtime id does not compile (:60-70)")
             if not args:
                 self.refuse("Semaphore without an id", node)
             return self.semaphore(args[0], node)
@@ -1518,7 +1524,7 @@ class KernelReader:
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
-            return self.semaphore(self.expr(args[0]), node)
+            return self.construct_values(tname, [self.expr(args[0])], node)
         if tname in ("InterleavedAddrGen", "InterleavedAddrGenFast", "InterleavedPow2AddrGen",
                      "InterleavedPow2AddrGenFast") and init is not None:
             d = self.expr(init)
