@@ -145,9 +145,9 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
                 files[i].append(f"(no SVG: {d.error})")
     if pictures_dir.is_dir():
         own, written = _own_picture(stem), {Path(f).name for fs in files.values() for f in fs}
-        for e in os.scandir(pictures_dir):
-            if own.fullmatch(e.name) and e.name not in written:
-                Path(e.path).unlink(missing_ok=True)
+        for entry in os.scandir(pictures_dir):
+            if own.fullmatch(entry.name) and entry.name not in written:
+                Path(entry.path).unlink(missing_ok=True)
     return files
 
 
