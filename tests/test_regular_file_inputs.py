@@ -73,26 +73,23 @@ def test_a_host_or_ttlang_file_that_is_a_fifo_is_bad_input(tmp_path: Path, name:
     assert r.stderr == f"verispatial: error: {path}: is a FIFO (named pipe), not a regular file: expected {expected}\n"
 
 
-def test_a_kernel_source_that_is_a_fifo_is_not_said_missing(tmp_path: Path) -> None:
-    """It said 'no such file: .../reader.cpp' of a FIFO that is there."""
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_kernel_source_that_is_no_regular_file_is_not_said_missing(tmp_path: Path, kind: str) -> None:
+    """It said 'no such file: .../reader.cpp' of a FIFO (or /dev/zero) that is there."""
     host = _pipeline(tmp_path, (), 2)
-    (tmp_path / "reader.cpp").unlink()
-    os.mkfifo(tmp_path / "reader.cpp")
+    if kind == "fifo":
+        source, what = tmp_path / "reader.cpp", "a FIFO (named pipe)"
+        source.unlink()
+        os.mkfifo(source)
+    else:
+        source, what = Path("/dev/zero"), "a character device"
+        d = json.loads(host.read_text())
+        d["kernels"][0]["source"] = str(source)
+        host.write_text(json.dumps(d))
     with pytest.raises(ParseError) as e:
         import_host(host)
     assert e.value.field == "kernels[0].source"
-    assert e.value.rule == (f"{tmp_path / 'reader.cpp'} is a FIFO (named pipe), not a regular file: expected a "
-                              "kernel's C++ source")
-
-
-def test_a_kernel_source_that_is_a_device_is_not_said_missing(tmp_path: Path) -> None:
-    host = _pipeline(tmp_path, (), 2)
-    d = json.loads(host.read_text())
-    d["kernels"][0]["source"] = "/dev/zero"
-    host.write_text(json.dumps(d))
-    with pytest.raises(ParseError) as e:
-        import_host(host)
-    assert e.value.rule == "/dev/zero is a character device, not a regular file: expected a kernel's C++ source"
+    assert e.value.rule == f"{source} is {what}, not a regular file: expected a kernel's C++ source"
 
 
 def test_an_include_of_a_fifo_is_refused_at_its_line(tmp_path: Path) -> None:
