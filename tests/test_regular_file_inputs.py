@@ -99,3 +99,15 @@ def test_an_include_of_a_fifo_is_refused_at_its_line(tmp_path: Path) -> None:
         import_host(_pipeline(tmp_path, (), 2, top=('#include "config.hpp"',)))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 1)
     assert "is a FIFO (named pipe)" in e.value.detail
+
+
+def test_the_gate_passes_over_a_fifo_in_its_directory(tmp_path: Path) -> None:
+    """``gate DIR`` peeks at each .json without a certificate to tell a program from notes: a FIFO blocked the peek
+    (the gate hung). It is no program and is passed over."""
+    (tmp_path / "p.json").write_text(Path(LOCAL_UP).read_text(encoding="utf-8"), encoding="utf-8")
+    assert _cli("certify", str(tmp_path / "p.json"), "--write-certificate", str(tmp_path / "p.certificate.json"),
+                "-q", "--no-cache").returncode == 0
+    os.mkfifo(tmp_path / "notes.json")
+    r = _cli("gate", str(tmp_path), "--ci", "--jobs", "1", "--no-cache")
+    assert r.returncode == 0, r
+    assert "gate: 1 passed, 0 failed" in r.stderr + r.stdout
