@@ -418,7 +418,7 @@ class Interp:
         for e, ep in enumerate(self.engines):
             self.site_mask[ep.site] = self.site_mask.get(ep.site, 0) | (1 << e)
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
-        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
+        #: Words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
         #: Mailbox words (only one-word remote writes write them, no op reads them): exempt from end balance.
         self.mailboxes = frozenset(self.word_id[k] for k in program.mailbox_words())
@@ -1162,7 +1162,7 @@ def _unreached(it: Interp, s: State, targets: dict[int, Position] | None) -> tup
 
 def next_launch_words(program: Program, sems: dict[tuple[int, Site], int]) -> dict[tuple[int, Site], int]:
     """The semaphore words a next launch of ``program`` starts from, after a run that ended with ``sems`` (a
-    ``SimResult.sems``): every word as the run left it, except the monotone words of ``host_init`` semaphores
+    ``SimResult.sems``): every word as the run left it, except the words of ``host_init`` semaphores
     (``Program.host_initialized_words``), which the host writes back to their ``init`` at launch (tt-metal writes
     every semaphore's initial value at each launch; docs/checker.md)."""
     host = program.host_initialized_words()
