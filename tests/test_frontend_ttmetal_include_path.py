@@ -143,3 +143,44 @@ def test_directives_that_change_no_reading_are_passed_over(directive: str) -> No
 def test_an_unknown_directive_in_a_skipped_group_is_not_refused() -> None:
     out = preprocess("\n".join(["#if 0", "#inclde x", "#endif", "b();"]), host_macros({}), "k.cpp").text.split("\n")
     assert out[3] == "b();"
+
+
+def _release(top: Path, headers: dict[str, str]) -> Path:
+    """An unpacked release under ``top`` (``ttnn/ttnn/cpp`` and, with ``headers``, its ``ttnn/tt_metal/`` device
+    tree): the kernel root of ``k.cpp``, which includes ``"ttnn/operations/op/helper.hpp"``."""
+    root = top / "ttnn/ttnn/cpp"
+    (root / "ttnn/operations/op").mkdir(parents=True)
+    (root / "k.cpp").write_text('#include "ttnn/operations/op/helper.hpp"\nvoid kernel_main() {}\n')
+    for name, text in headers.items():
+        (top / "ttnn/tt_metal" / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / "ttnn/tt_metal" / name).write_text(text)
+    return root
+
+
+def test_a_release_reads_its_own_device_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ttnn 0.70.1's moe_utils.hpp -> minimal_ccl_common.hpp:12 includes ``"fabric/fabric_edm_packet_header.hpp"``,
+    which its JIT finds as ``tt_metal/fabric/fabric_edm_packet_header.hpp`` (the ``tt_metal`` include dir); 0.81.1
+    moved it to ``tt_metal/hw/inc/hostdev/``. The release's own tree decides; a header only the pinned wheel has is
+    one GCC does not find for that release."""
+    from verispatial.frontends.ttmetal import vendor
+    from verispatial.frontends.ttmetal.cpp import read_kernel
+
+    pinned = tmp_path / "pinned"
+    (pinned / "ttnn/tt_metal/hw/inc/hostdev").mkdir(parents=True)
+    (pinned / "ttnn/tt_metal/hw/inc/hostdev/moved.hpp").write_text("#pragma once\n")
+    monkeypatch.setattr(vendor, "wheel_root", lambda download=False, version=vendor.TTNN_VERSION: pinned)
+    own = {"hw/inc/api/dataflow/dataflow_api.h": "#pragma once\n", "fabric/fabric_edm_packet_header.hpp": "\n"}
+    root = _release(tmp_path / "rel", own)
+    helper = root / "ttnn/operations/op/helper.hpp"
+    helper.write_text('#pragma once\n#include "fabric/fabric_edm_packet_header.hpp"\n')
+    read_kernel(root / "k.cpp", "k.cpp", {}, root, ())
+    helper.write_text('#pragma once\n#include "hostdev/moved.hpp"\n')
+    with pytest.raises(Refused, match="#include not found") as e:
+        read_kernel(root / "k.cpp", "k.cpp", {}, root, ())
+    assert e.value.loc.file.endswith("helper.hpp")
+    assert e.value.loc.line == 2
+    # kernels with no device tree above them (a user's, or a release cached before its headers were) fall back on
+    # the pinned wheel's
+    bare = _release(tmp_path / "bare", {})
+    (bare / "ttnn/operations/op/helper.hpp").write_text('#pragma once\n#include "hostdev/moved.hpp"\n')
+    read_kernel(bare / "k.cpp", "k.cpp", {}, bare, ())

@@ -41,6 +41,44 @@ def test_an_older_release_unpacks_only_its_kernel_tree(tmp_path: Path, monkeypat
     assert vendor.wheel_root(download=True, version="0.72.0") is None  # a given variable is never downloaded into
 
 
+def test_an_older_release_unpacks_its_device_headers(tmp_path: Path) -> None:
+    """The release's own headers under ``ttnn/tt_metal/`` (its JIT include path: moe_utils.hpp's
+    ``"fabric/fabric_edm_packet_header.hpp"`` is ``tt_metal/fabric/`` in 0.70.1 and ``tt_metal/hw/inc/hostdev/`` in
+    0.81.1) are unpacked with the kernel tree; its firmware images are not."""
+    wheel = tmp_path / "ttnn-0.70.1-cp312-cp312-manylinux_2_34_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("ttnn/ttnn/cpp/ttnn/operations/op/device/kernels/k.cpp", "void kernel_main() {}\n")
+        z.writestr("ttnn/tt_metal/fabric/fabric_edm_packet_header.hpp", "#pragma once\n")
+        z.writestr("ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h", "#pragma once\n")
+        z.writestr("ttnn/tt_metal/hw/inc/internal/tt-1xx/risc_common.h", "#pragma once\n")
+        z.writestr("ttnn/tt_metal/pre-compiled/brisc.elf", "an image")
+    root = tmp_path / "wheel"
+    vendor.unpack(wheel, root, whole=False)
+    assert (root / "ttnn/tt_metal/fabric/fabric_edm_packet_header.hpp").is_file()
+    assert (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").is_file()
+    assert (root / "ttnn/tt_metal/hw/inc/internal/tt-1xx/risc_common.h").is_file()
+    assert not (root / "ttnn/tt_metal/pre-compiled/brisc.elf").exists()
+
+
+def test_a_cached_release_without_its_device_headers_gets_them_from_its_download(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy cached when only the kernel tree was unpacked is completed from the wheel kept beside it (no network);
+    what was there stays."""
+    monkeypatch.delenv("VERISPATIAL_TTNN_0_70_1", raising=False)
+    monkeypatch.setattr(vendor, "cache_dir", lambda version=vendor.TTNN_VERSION: tmp_path / f"ttnn-{version}")
+    (tmp_path / "ttnn-0.70.1/download").mkdir(parents=True)
+    with zipfile.ZipFile(tmp_path / "ttnn-0.70.1/download/ttnn-0.70.1-cp312-cp312-manylinux_2_34_x86_64.whl",
+                         "w") as z:
+        z.writestr("ttnn/ttnn/cpp/ttnn/operations/op/device/kernels/k.cpp", "void kernel_main() {}\n")
+        z.writestr("ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h", "#pragma once\n")
+    root = tmp_path / "ttnn-0.70.1/wheel"
+    (root / vendor.KERNELS / "op/device/kernels").mkdir(parents=True)
+    (root / vendor.KERNELS / "op/device/kernels/k.cpp").write_text("// cached\n")
+    assert vendor.wheel_root(version="0.70.1") == root
+    assert (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").is_file()
+    assert (root / vendor.KERNELS / "op/device/kernels/k.cpp").read_text() == "// cached\n"
+
+
 def test_a_host_naming_a_release_not_cached_says_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``kernel_root: ${VERISPATIAL_TTNN_9_9_9}/...`` with neither the variable nor the cached copy: bad input
     naming the variable and the release, nothing downloaded."""

@@ -277,11 +277,12 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
 
 def _on_jit_path(name: str, root: Path) -> bool:
     """Whether ``name`` resolves under one of the ``JIT_INCLUDE_DIRS`` of the tt-metal root above the kernel root
-    ``root`` (an ancestor holding ``tt_metal/hw/inc``), or of the pinned wheel when the kernels sit elsewhere (a
-    user's, or a release whose device headers were not unpacked)."""
+    ``root`` (an ancestor holding ``tt_metal/hw/inc``: a release's own, which alone decides, as its JIT's path does;
+    headers move between releases), or of the pinned wheel when the kernels sit elsewhere (a user's, or a release
+    whose device headers were not unpacked)."""
     tops = [d for d in (root, *root.parents) if (d / "tt_metal" / "hw" / "inc").is_dir()][:1]
     wheel = vendor.wheel_root()
-    if wheel is not None:
+    if wheel is not None and not tops:
         tops.append(wheel / "ttnn")
     return any((top / d / name).is_file() for top in tops for d in JIT_INCLUDE_DIRS)
 

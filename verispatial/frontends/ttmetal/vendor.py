@@ -8,8 +8,9 @@ names that interpreter; nothing is installed or imported from it).
 
 Other releases (the *before* and *after* kernels of a hang fixed between two releases, ``examples/ttmetal/hangs/``)
 are found the same way under their own variable, ``$VERISPATIAL_TTNN_0_72_0`` for 0.72.0 (``env_var``), and their
-own cache directory; of those only the kernel tree ``ttnn/ttnn/cpp/`` is unpacked (the kernels and the op helper
-headers they include; about 20 MB of a 70-100 MB wheel).
+own cache directory; of those only the kernel tree ``ttnn/ttnn/cpp/`` (the kernels and the op helper headers they
+include; about 20 MB of a 70-100 MB wheel) and the device headers under ``ttnn/tt_metal/`` (the release's own JIT
+include path, which decides which of its ``#include``s GCC finds; about 12 MB) are unpacked.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ ENV = "VERISPATIAL_TTNN"
 KERNELS = Path("ttnn/ttnn/cpp/ttnn/operations")
 #: the part of a non-pinned wheel that is unpacked: the kernel sources and the headers they include by name
 KERNEL_TREE = "ttnn/ttnn/cpp/"
+#: and its device tree's headers (the JIT's include path is under it: ``cpp.JIT_INCLUDE_DIRS``), not its firmware
+#: images or host files
+DEVICE_TREE = "ttnn/tt_metal/"
+DEVICE_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inl", ".ipp", ".tpp")
+#: what marks an unpacked device tree
+DEVICE_INC = Path("ttnn/tt_metal/hw/inc")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 #: ``$VERISPATIAL_TTNN`` or ``$VERISPATIAL_TTNN_<a>_<b>_<c>`` inside a host description's kernel_root
 ENV_IN_TEXT = re.compile(r"VERISPATIAL_TTNN(?:_(\d+)_(\d+)_(\d+))?")
@@ -67,6 +74,8 @@ def wheel_root(download: bool = False, version: str = TTNN_VERSION) -> Path | No
     if not (root / KERNELS).is_dir():
         if given or not download or not _fetch(root, version):
             return None
+    elif not given and not (root / DEVICE_INC).is_dir():
+        _add_device_headers(root, version)
     os.environ[var] = str(root)
     return root
 
@@ -85,8 +94,25 @@ def _fetch(root: Path, version: str) -> bool:
     return (root / KERNELS).is_dir()
 
 
+def _add_device_headers(root: Path, version: str) -> None:
+    """Unpack the device headers of ``version`` into a copy cached with its kernel tree only, from the wheel kept
+    beside it (never downloaded again); a copy with no wheel beside it stays as it is."""
+    wheels = sorted((root.parent / "download").glob(f"ttnn-{version}-*.whl"))
+    if wheels:
+        try:
+            with zipfile.ZipFile(wheels[0]) as z:
+                z.extractall(root, [n for n in z.namelist() if _device_header(n)])
+        except (OSError, zipfile.BadZipFile):
+            pass
+
+
+def _device_header(name: str) -> bool:
+    return name.startswith(DEVICE_TREE) and name.endswith(DEVICE_HEADER_SUFFIXES)
+
+
 def unpack(wheel: Path, root: Path, whole: bool) -> None:
-    """Unpack ``wheel`` under ``root``: every member (``whole``), else only those under ``KERNEL_TREE``."""
+    """Unpack ``wheel`` under ``root``: every member (``whole``), else those under ``KERNEL_TREE`` and the headers
+    under ``DEVICE_TREE``."""
     with zipfile.ZipFile(wheel) as z:
-        members = None if whole else [n for n in z.namelist() if n.startswith(KERNEL_TREE)]
+        members = None if whole else [n for n in z.namelist() if n.startswith(KERNEL_TREE) or _device_header(n)]
         z.extractall(root, members)
