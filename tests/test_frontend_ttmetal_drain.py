@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
 from tests.test_frontend_ttmetal_remote import FIRST, WRITER, _host, _proved, _refused, _refuted
-from verispatial.frontends.ttmetal import import_host
+from verispatial.frontends.ttmetal import Refused, import_host
 from verispatial.ir.ops import FillTiles
 from verispatial.ir.program import walk
 
@@ -176,6 +176,34 @@ def test_a_drain_in_each_iteration_of_a_face_loop_is_the_last_iterations(tmp_pat
     wrong = list(body)
     wrong[8] = "        (void)ckernel::load_blocking(seed + 7);"  # the last word of row 0, stored before row 1
     _refused(_path(tmp_path, tuple(wrong)), "NoC read of stores not drained", "filler.cpp", FIRST + 10)
+
+
+def test_the_loopback_address_through_noc_x_and_noc_y_is_this_cores(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``NOC_X(x)`` / ``NOC_Y(y)`` are ``NOC_0_X(noc_index, noc_size_x, (x))`` (ttnn 0.81.1
+    tt_metal/hw/inc/internal/tt-1xx/risc_common.h:21-22), which is ``x`` on Wormhole and Blackhole
+    (internal/tt-1xx/wormhole/noc_nonblocking_api.h:27-28, blackhole/noc_nonblocking_api.h:45-46): the deepseek_prefill
+    combine's ``fill_zero_buffer`` (zero_init_common.hpp:16) addresses its own L1 as ``get_noc_addr(NOC_X(my_x[0]),
+    NOC_Y(my_y[0]), buf)``. The same fill as above, read and proved the same; a core other than this one's (NOC_X of
+    a coordinate 1 on core (0,0)) is no loopback and is refused as the plain coordinate is."""
+    body = _filler(("    for (uint32_t m = 0; m < 16; ++m) { seed[m] = m; }",), "seed + 15",
+                   ("    for (uint32_t k = 1; k < 16; ++k) {",
+                    "        noc_async_read(get_noc_addr(NOC_X(my_x[0]), NOC_Y(my_y[0]), page), page + k * 64, 64);",
+                    "    }",
+                    "    noc_async_read_barrier();"))
+    path = _path(tmp_path, body)
+    assert _fills(path) == [FillTiles(1, 1, "stores", True)]
+    _proved(path, capsys)
+    plain = _fills(_path(tmp_path, tuple(b.replace("NOC_X(my_x[0]), NOC_Y(my_y[0])", "my_x[0], my_y[0]")
+                                         for b in body)))
+    assert plain == [FillTiles(1, 1, "stores", True)]
+    elsewhere = tuple(b.replace("NOC_X(my_x[0])", "NOC_X(1)") for b in body)
+    with pytest.raises(Refused) as theirs:
+        import_host(_path(tmp_path, elsewhere))
+    with pytest.raises(Refused) as plain_elsewhere:
+        import_host(_path(tmp_path, tuple(b.replace("NOC_X(my_x[0])", "1") for b in body)))
+    assert theirs.value.construct == plain_elsewhere.value.construct
+    assert (theirs.value.loc.file, theirs.value.loc.line) == ("filler.cpp", FIRST + 6)
 
 
 def test_a_loopback_read_after_a_drain_of_the_wrong_word_is_refused(tmp_path: Path) -> None:

@@ -56,6 +56,11 @@ SYSTEM_HEADERS = frozenset({
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
 DEVICE_MACROS = {"tt_l1_ptr": "", "tt_reg_ptr": "", "FORCE_INLINE": "inline", "ALWI": "inline",
                  "ALWAYS_INLINE": "inline", "NOINLINE": "", "TT_KERNEL": "static inline"}
+#: Function-like macros of the device headers that only compute an argument: ``NOC_X(x)`` / ``NOC_Y(y)`` are
+#: ``NOC_0_X(noc_index, noc_size_x, (x))`` (tt_metal/hw/inc/internal/tt-1xx/risc_common.h:21-22), which is ``x`` on
+#: Wormhole and Blackhole (internal/tt-1xx/wormhole/noc_nonblocking_api.h:27-28, blackhole/noc_nonblocking_api.h:45-46):
+#: the coordinate a kernel holds is the one its NoC takes
+DEVICE_FUNCTION_MACROS = {"NOC_X(x)": "(x)", "NOC_Y(y)": "(y)"}
 #: What the JIT build defines for a compute kernel (kernel_lib/dest_helpers.hpp:44-83 reads them):
 #: ``DST_SYNC_MODE`` from ``ComputeConfig.dst_full_sync_en`` (half sync: the host format has no full-sync option) and
 #: one TRISC's ``UCK_CHLKC_*`` (each of unpack, math and pack is compiled with its own; the helpers' decisions read
@@ -206,8 +211,8 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
     globals_: list[tuple[Any, Unit]] = []
     tables = _Tables()
     seen: set[Path] = set()
-    macros: Macros = {**DEVICE_MACROS, **KERNEL_JIT_MACROS, **(COMPUTE_JIT_MACROS if compute else {}),
-                      **host_macros(defines)}
+    macros: Macros = {**DEVICE_MACROS, **host_macros(DEVICE_FUNCTION_MACROS), **KERNEL_JIT_MACROS,
+                      **(COMPUTE_JIT_MACROS if compute else {}), **host_macros(defines)}
 
     reads: dict[Path, int] = {}
 
