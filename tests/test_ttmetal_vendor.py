@@ -79,6 +79,28 @@ def test_a_cached_release_without_its_device_headers_gets_them_from_its_download
     assert (root / vendor.KERNELS / "op/device/kernels/k.cpp").read_text() == "// cached\n"
 
 
+def test_completing_the_device_headers_is_one_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The headers are unpacked beside the copy and moved in whole: a second completion (another test worker that
+    lost the race) leaves the first one's tree as it is and no staging directory behind."""
+    monkeypatch.delenv("VERISPATIAL_TTNN_0_70_1", raising=False)
+    (tmp_path / "ttnn-0.70.1/download").mkdir(parents=True)
+    with zipfile.ZipFile(tmp_path / "ttnn-0.70.1/download/ttnn-0.70.1-cp312-cp312-manylinux_2_34_x86_64.whl",
+                         "w") as z:
+        z.writestr("ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h", "// from the wheel\n")
+    root = tmp_path / "ttnn-0.70.1/wheel"
+    (root / "ttnn/tt_metal/hw/inc/api/dataflow").mkdir(parents=True)
+    (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").write_text("// the first worker's\n")
+    vendor._add_device_headers(root, "0.70.1")
+    assert (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").read_text() == "// the first worker's\n"
+    assert sorted(p.name for p in (tmp_path / "ttnn-0.70.1").iterdir()) == ["download", "wheel"]
+    (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").unlink()
+    for d in ("hw/inc/api/dataflow", "hw/inc/api", "hw/inc", "hw", ""):
+        (root / "ttnn/tt_metal" / d).rmdir()
+    vendor._add_device_headers(root, "0.70.1")
+    assert (root / "ttnn/tt_metal/hw/inc/api/dataflow/dataflow_api.h").read_text() == "// from the wheel\n"
+    assert sorted(p.name for p in (tmp_path / "ttnn-0.70.1").iterdir()) == ["download", "wheel"]
+
+
 def test_a_host_naming_a_release_not_cached_says_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``kernel_root: ${VERISPATIAL_TTNN_9_9_9}/...`` with neither the variable nor the cached copy: bad input
     naming the variable and the release, nothing downloaded."""

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -96,14 +98,22 @@ def _fetch(root: Path, version: str) -> bool:
 
 def _add_device_headers(root: Path, version: str) -> None:
     """Unpack the device headers of ``version`` into a copy cached with its kernel tree only, from the wheel kept
-    beside it (never downloaded again); a copy with no wheel beside it stays as it is."""
+    beside it (never downloaded again); a copy with no wheel beside it stays as it is. The headers are unpacked
+    beside the copy and moved into it by one rename, so a process reading them at the same time (the test workers)
+    sees all of them or none."""
     wheels = sorted((root.parent / "download").glob(f"ttnn-{version}-*.whl"))
-    if wheels:
-        try:
-            with zipfile.ZipFile(wheels[0]) as z:
-                z.extractall(root, [n for n in z.namelist() if _device_header(n)])
-        except (OSError, zipfile.BadZipFile):
-            pass
+    if not wheels:
+        return
+    staging = Path(tempfile.mkdtemp(prefix=".device-headers-", dir=root.parent))
+    try:
+        with zipfile.ZipFile(wheels[0]) as z:
+            z.extractall(staging, [n for n in z.namelist() if _device_header(n)])
+        # DEVICE_TREE's directory, moved whole; another process may have moved its own first
+        os.rename(staging / DEVICE_TREE.rstrip("/"), root / DEVICE_TREE.rstrip("/"))
+    except (OSError, zipfile.BadZipFile):
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _device_header(name: str) -> bool:
