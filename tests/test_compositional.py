@@ -221,6 +221,41 @@ def test_equal_slices_are_proved_once_and_name_their_source() -> None:
         assert "re-initialized by the host at launch" in named(report, f"balance-sem:{w}").reason
 
 
+def test_the_cross_phase_obligations_rest_on_the_last_result_of_each_slice_name_they_assume() -> None:
+    """``cross_phase`` reads of the slices' results only their deadlock and async-pending-at-end obligations: the
+    composition's deadlock freedom fails when a slice's deadlock obligation is not proved, a happens-before across
+    a boundary when an earlier phase's async-pending-at-end is not, and of a name given twice the last counts (as
+    indexing every result by name had it)."""
+    p = exchange_chain(3)
+    rv = rendezvous_of(p)
+    c = comp.cut(p, rv)
+    assert isinstance(c, comp.Cut)
+    slices = [r for r in certify(p).results if r.name.startswith("slice")]
+    deadlock = next(r for r in slices if r.family == "deadlock" and r.name.startswith("slice1/"))
+    pending = named(Report("p", "t", tuple(slices)), "slice0/async-pending-at-end")
+
+    def cross(results: list[Result]) -> dict[str, Result]:
+        return {r.name: r for r in comp.cross_phase(p, rv, c, results, 10**6)}
+
+    proved = cross(slices)
+    assert proved["deadlock:composition"].verdict == Verdict.PROVED
+    hb = [n for n, r in proved.items() if n.startswith("hb-cross:")]
+    assert hb
+    assert all(proved[n].verdict == Verdict.PROVED for n in hb)
+
+    failed = cross([*slices, attrs.evolve(deadlock, verdict=Verdict.FAILED)])
+    assert failed["deadlock:composition"].verdict == Verdict.FAILED
+    assert f"rests on {deadlock.name}, which is failed-to-prove" in failed["deadlock:composition"].reason
+    assert all(failed[n].verdict == Verdict.PROVED for n in hb)
+
+    late = cross([*slices, attrs.evolve(pending, verdict=Verdict.FAILED)])
+    assert "rests on slice0/async-pending-at-end, which is failed-to-prove" in late["deadlock:composition"].reason
+    assert any(late[n].verdict == Verdict.FAILED for n in hb)
+    # The last of a name counts: a proved result after the failed one stands.
+    assert cross([*slices, attrs.evolve(deadlock, verdict=Verdict.FAILED), deadlock])["deadlock:composition"].verdict \
+        == Verdict.PROVED
+
+
 def test_without_the_cache_every_slice_is_proved_itself() -> None:
     p = exchange_chain(3)
     a, b = certify(p), certify(p, cache=False)

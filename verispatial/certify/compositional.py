@@ -35,7 +35,7 @@ import hashlib
 import operator
 import re
 import time
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any
@@ -1075,7 +1075,7 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
         say(f"slice {j} of {n} ({sl.title}): {how} ({time.perf_counter() - t0:.2f} s)")
     results = _balance_needs_an_end(results, deadlock_ok)
     say("rendezvous and cross-phase obligations")
-    results += cross_phase(p, rv, c, {r.name: r for r in results}, rlimit)
+    results += cross_phase(p, rv, c, results, rlimit)
     return results
 
 
@@ -1348,6 +1348,9 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
     # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
     # replaces it.
+    if reused and not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
+        return [Result(r.family, head + n, r.verdict, why, None, 0.0)
+                for r, n, why in zip(report.results, shown, reasons, strict=True)]
     if reused:
         return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
                 else mapped(i, replaced[r.name])
@@ -1463,11 +1466,12 @@ def _ref(lf: Leaf) -> str:
     return f"{lf.engine}{list(lf.path)}"
 
 
-def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: dict[str, Result],
+def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: Sequence[Result],
                 rlimit: int) -> list[Result]:
     """The obligations that cross phases: rendezvous, happens-before across each boundary, coverage of reads by
     earlier phases' writes and of whole-program outputs, the rendezvous words' balance, and deadlock freedom of
-    the composition (each resting on the slices' obligations it names)."""
+    the composition (each resting on the slices' obligations it names: of ``results``, the slices' results, only
+    their deadlock and async-pending-at-end obligations are read)."""
     out: list[Result] = []
     n_parts, root = len(rv.participants), rv.participants[0]
     g, r = p.rendezvous_semaphores if isinstance(p, TemplatedProgram) else (p.semaphores[rv.gather],
@@ -1489,11 +1493,12 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
             out.append(Result(R.Family.BALANCE.value, f"{R.BALANCE_SEM}:sem{s.id}@{site}", Verdict.PROVED,
                               f"sem{s.id}@{site} only counts up and is re-initialized by the host at launch (to "
                               f"{s.init})"))
-    known = {**results, **{x.name: x for x in out}}
     phases = p.phase_of_section()
     n_phases = max(phases) + 1
     close_b = {k: b for k, b in enumerate(rv.boundaries)}  # phase k closes at section b
     apae = {j: f"slice{j}/async-pending-at-end" for j in range(n_phases)}
+    assumed = _assumable(results, set(apae.values()))
+    known = {**assumed, **{x.name: x for x in out}}
     roles = {t.name: t.role for t in p.tensors}
     written = _Written(c.accesses)
 
@@ -1548,7 +1553,7 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
-    needs = [x.name for x in results.values() if x.family == R.DEADLOCK and _in_a_slice(x.name)]
+    needs = [n for n, x in assumed.items() if x.family == R.DEADLOCK and _in_a_slice(n)]
     needs += [apae[j] for j in range(n_phases)]
     needs += [f"{R.RENDEZVOUS}:after-section-{b}" for b in rv.boundaries]
     known = {**known, **{x.name: x for x in out}}
@@ -1558,6 +1563,19 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
         f"and ends with nothing in flight, the slices share no counter (every buffer and section semaphore is "
         f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
         f"(composition theorem, docs/checker.md)", t0))
+    return out
+
+
+def _assumable(results: Sequence[Result], names: set[str]) -> dict[str, Result]:
+    """By name, the results of ``results`` a cross-phase obligation may rest on: those named in ``names`` and every
+    slice's deadlock obligations (the last of a name, as indexing every result by name keeps it). Indexing only
+    these: an 80-layer step has 377,074 results, and a dict of them all, copied twice, cost a tenth of a second."""
+    out: dict[str, Result] = {}
+    deadlock = R.DEADLOCK
+    for x in results:
+        n = x.name
+        if n in names or (x.family == deadlock and _in_a_slice(n)):
+            out[n] = x
     return out
 
 
