@@ -121,3 +121,31 @@ def test_a_store_to_a_bare_name_several_namespaces_declare_is_refused(tmp_path: 
     top = ("uint32_t K = 1;", "namespace b { uint32_t K = 3; }", "inline void bump() { K++; }")
     _refused(_pipeline(tmp_path, ("    bump();", *_loop("2")), 2, top=top), "store to a variable several namespaces declare",
              "reader.cpp", 3)
+
+
+# --- structs of one name in several namespaces --------------------------------------------------------------------
+
+_S_AB = ("namespace a { struct S { static uint32_t f() { return 1; } uint32_t get() const { return 1; } }; }",
+         "namespace b { struct S { static uint32_t f() { return 3; } uint32_t get() const { return 3; } }; }")
+
+
+def test_a_static_member_call_reads_the_struct_its_qualification_names(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``a::S::f()`` is a's (g++: 1); it was read as the last ``S`` defined (b's, 3) and a hang proved."""
+    assert _verdict(_pipeline(tmp_path, _loop("a::S::f()"), 1, top=_S_AB), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("a::S::f()"), 3, top=_S_AB), capsys) == (1, {"deadlock"})
+    assert _verdict(_pipeline(tmp_path, _loop("b::S::f()"), 3, top=_S_AB), capsys) == (0, set())
+
+
+@pytest.mark.parametrize("bound", ["a::S{}.get()", "S{}.get()"], ids=["qualified", "unqualified"])
+def test_a_value_of_a_struct_several_namespaces_define_is_not_read_as_another(tmp_path: Path, bound: str) -> None:
+    """g++: ``a::S{}.get()`` is 1; it was read as b's ``S`` (3). Its type is named by its bare name where the
+    value is built, so the reading follows neither (an unqualified ``S`` is either, by the scopes in force)."""
+    _refused(_pipeline(tmp_path, _loop(bound), 1, top=_S_AB), "loop bound not known statically|not followed",
+             "reader.cpp", 2 + FIRST)
+
+
+def test_a_struct_one_namespace_defines_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    top = ("namespace a { struct S { uint32_t n; uint32_t get() const { return n + 1; } }; }",)
+    assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 3, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 4, top=top), capsys) == (1, {"deadlock"})

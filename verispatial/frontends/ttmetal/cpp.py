@@ -168,6 +168,8 @@ class Program:
     declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
     #: structs and classes the kernel or a followed header defines, by bare and qualified name
     structs: dict[str, StructDef] = attrs.field(factory=dict)
+    #: ``structs`` per bare name, by key (filled at first use: ``objects.struct_of``)
+    struct_homes: dict[str, dict[str, StructDef]] = attrs.field(factory=dict)
     #: variable templates (``template <typename T> inline constexpr bool is_accumulate_v = is_accumulate<T>::value;``,
     #: kernel_lib/reduce_helpers_compute.hpp): name -> (template parameter list, initializer, unit)
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)

@@ -4124,7 +4124,7 @@ class KernelReader:
         if isinstance(local, V.Obj):  # a functor: ``post_reduce_op(i)`` calls its operator()
             return self.call_method(local, "operator()", fn, arg_nodes, n)
         parts = name.split("::")
-        owner = objects.struct_of(self, parts[-2]) if len(parts) >= 2 else None
+        owner = objects.struct_of(self, "::".join(parts[:-1])) if len(parts) >= 2 else None
         if owner is not None and parts[-1] in owner.methods:
             # a static member function (``IterationShape::tiles(n)``, chain.hpp:159)
             vals = [self.expr(a) for a in arg_nodes]
