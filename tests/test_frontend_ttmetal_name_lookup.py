@@ -149,3 +149,12 @@ def test_a_struct_one_namespace_defines_is_read(tmp_path: Path, capsys: pytest.C
     top = ("namespace a { struct S { uint32_t n; uint32_t get() const { return n + 1; } }; }",)
     assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 3, top=top), capsys) == (0, set())
     assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 4, top=top), capsys) == (1, {"deadlock"})
+
+
+def test_a_bare_name_of_one_constant_value_in_each_namespace_is_that_value(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``constexpr uint32_t TILE_MAX_ROWS = fused_msda_tile_layout::TILE_MAX_ROWS;`` (fused_msda_reader_common.hpp:
+    109): whichever C++ finds, the value is the same."""
+    top = ("namespace layout { constexpr uint32_t K = 2; }", "constexpr uint32_t K = layout::K;")
+    assert _verdict(_pipeline(tmp_path, _loop("K"), 2, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("K"), 3, top=top), capsys) == (1, {"deadlock"})

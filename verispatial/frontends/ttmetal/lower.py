@@ -567,7 +567,11 @@ class KernelReader:
             self.qualified_names[key] = name
             spaces = self.namespaces_of.setdefault(name, set())
             spaces.add(ns)
-            if len(spaces) > 1:
+            held = [glob[f"{x}::{name}" if x else f"::{name}"] for x in spaces]
+            consts = {v.const for v in held if isinstance(v, V.Sym) and v.is_const}
+            if len(spaces) > 1 and not (all(map(_constant, held)) and len(consts) == 1):
+                # of one constant value in each (``constexpr uint32_t TILE_MAX_ROWS = fused_msda_tile_layout::
+                # TILE_MAX_ROWS;``, fused_msda_reader_common.hpp:109) the bare name is that value, whichever C++ finds
                 where = ", ".join(sorted(x or "the global namespace" for x in spaces))
                 glob[name] = V.Opaque(f"{name}: declared in {where}: which one C++ finds depends on the scopes and "
                                       "using-directives where it is named")
@@ -4926,6 +4930,11 @@ def _missing_token(n: Any) -> Any:
 #: the node kinds of a static_assert condition the reading folds: numbers, names and operators on them
 _ARITHMETIC_NODES = frozenset({"number_literal", "identifier", "binary_expression", "unary_expression",
                                "parenthesized_expression", "true", "false", "char_literal"})
+
+
+def _constant(v: V.Value) -> bool:
+    """Whether ``v`` is a number known statically."""
+    return isinstance(v, V.Sym) and v.is_const
 
 
 def _folded_assert(node: Any) -> bool:
