@@ -163,6 +163,9 @@ class Program:
     #: every definition of a function by bare name, for overload resolution (``input(cb)`` and ``input(cb,
     #: BroadcastDim::Col)`` of kernel_lib/eltwise/core/chain.inl:210-242 are five overloads)
     overloads: dict[str, list[tuple[Any, Unit]]] = attrs.field(factory=dict)
+    #: the namespace each of ``overloads`` and of the file-scope declarations of ``globals`` is in (``a::b``; ``""``
+    #: the global one), by (file, start byte)
+    namespace_of: dict[tuple[str, int], str] = attrs.field(factory=dict)
     #: default arguments a forward declaration states and its definition does not (chain.hpp:381 declares
     #: ``input(uint32_t cb_id, WaitPolicy wait = WaitPolicy::PerTile, ...)``, chain.inl:210 defines it without them):
     #: ``name/arity`` -> the declaration's parameter list and its unit; for a class template, ``name`` -> its
@@ -170,6 +173,8 @@ class Program:
     declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
     #: structs and classes the kernel or a followed header defines, by bare and qualified name
     structs: dict[str, StructDef] = attrs.field(factory=dict)
+    #: ``structs`` per bare name, by key (filled at first use: ``objects.struct_of``)
+    struct_homes: dict[str, dict[str, StructDef]] = attrs.field(factory=dict)
     #: variable templates (``template <typename T> inline constexpr bool is_accumulate_v = is_accumulate<T>::value;``,
     #: kernel_lib/reduce_helpers_compute.hpp): name -> (template parameter list, initializer, unit)
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
@@ -270,13 +275,14 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
             raise Refused(f"{key} defined twice", main_unit.loc(defs[1]), f"first at line {defs[0].start_point[0] + 1}")
         if key in functions and functions[key][1] is main_unit:
             return Program(functions[key][0], main_unit, functions, globals_, overloads=tables.overloads,
-                           declared=tables.declared, structs=tables.structs, var_templates=tables.var_templates,
-                           enums=tables.enums, unscoped=_known(tables.unscoped))
+                           namespace_of=tables.namespace_of, declared=tables.declared, structs=tables.structs,
+                           var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
     entry = _TT_KERNEL.search(source.read_text(encoding="utf-8", errors="replace"))
     if entry is not None and entry.group(1) in functions and functions[entry.group(1)][1] is main_unit:
         return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True,
-                       overloads=tables.overloads, declared=tables.declared, structs=tables.structs,
-                       var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
+                       overloads=tables.overloads, namespace_of=tables.namespace_of, declared=tables.declared,
+                       structs=tables.structs, var_templates=tables.var_templates, enums=tables.enums,
+                       unscoped=_known(tables.unscoped))
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
 
 
@@ -323,6 +329,7 @@ _TT_KERNEL = re.compile(r"\bTT_KERNEL\s+void\s+(\w+)\s*\(")
 @attrs.define
 class _Tables:
     overloads: dict[str, list[tuple[Any, Unit]]] = attrs.field(factory=dict)
+    namespace_of: dict[tuple[str, int], str] = attrs.field(factory=dict)
     declared: dict[str, tuple[Any, Unit]] = attrs.field(factory=dict)
     structs: dict[str, StructDef] = attrs.field(factory=dict)
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
@@ -442,6 +449,7 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                 same = tables.overloads.setdefault(name, [])
                 if not any(u.file == unit.file and x.start_point == c.start_point for x, u in same):
                     same.append((c, unit))  # a header read again defines it again: one overload
+                    tables.namespace_of[(unit.file, c.start_byte)] = ns
         elif t == "namespace_definition":
             name = c.child_by_field_name("name")
             body = c.child_by_field_name("body")
@@ -462,6 +470,7 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                 if spec is not None and spec.type == "enum_specifier":
                     _enum(spec, tables)
             globals_.append((c, unit))
+            tables.namespace_of[(unit.file, c.start_byte)] = ns
         elif t == "static_assert_declaration":
             globals_.append((c, unit))  # checked where it stands among the file-scope declarations
         elif t == "linkage_specification":

@@ -375,6 +375,12 @@ class KernelReader:
         self.narrow: set[str] = set()
         #: the names a declaration in the kernel gives an array type (``uint32_t a[4];``, ``uint32_t* p[N];``)
         self.array_names: set[str] = set()
+        #: a variable declared at namespace scope, by its qualified name (``a::K``; ``::K`` in the global namespace),
+        #: held in the global scope beside its bare name -> that bare name
+        self.qualified_names: dict[str, str] = {}
+        #: per bare name of such variables, the namespaces declaring it: of more than one, the bare name is a value
+        #: not followed (which one C++ finds depends on the scopes and using-directives where it is named)
+        self.namespaces_of: dict[str, set[str]] = {}
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
         #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
@@ -516,6 +522,9 @@ class KernelReader:
                     self.static_assert(decl)  # its refusal stops the reading: GCC builds no kernel
                     continue
                 self.declaration(decl)
+                ns = self.prog.namespace_of.get((unit.file, decl.start_byte))
+                if ns is not None and decl.type == "declaration":
+                    self.namespaced(decl, ns)
             except Refused as e:
                 if e.construct == "static_assert failed":
                     raise
@@ -541,6 +550,31 @@ class KernelReader:
                 raise ScratchHint(cb, refused)
             raise refused
         return self.blocks[0]
+
+    def namespaced(self, decl: Any, ns: str) -> None:
+        """The variables file-scope declaration ``decl`` of namespace ``ns`` declares, also by their qualified names
+        (``a::K``, ``::K``), so ``a::K`` is a's even where ``b::K`` was declared later or a local ``K`` hides it; a
+        bare name several namespaces declare becomes a value not followed."""
+        glob = self.scopes[0]
+        for d in decl.children_by_field_name("declarator"):
+            if d.type == "function_declarator":
+                continue
+            name = self.decl_name(d.child_by_field_name("declarator") if d.type == "init_declarator" else d)
+            if not name or name not in glob:
+                continue
+            key = f"{ns}::{name}" if ns else f"::{name}"
+            glob[key] = glob[name]
+            self.qualified_names[key] = name
+            spaces = self.namespaces_of.setdefault(name, set())
+            spaces.add(ns)
+            held = [glob[f"{x}::{name}" if x else f"::{name}"] for x in spaces]
+            consts = {v.const for v in held if isinstance(v, V.Sym) and v.is_const}
+            if len(spaces) > 1 and not (all(map(_constant, held)) and len(consts) == 1):
+                # of one constant value in each (``constexpr uint32_t TILE_MAX_ROWS = fused_msda_tile_layout::
+                # TILE_MAX_ROWS;``, fused_msda_reader_common.hpp:109) the bare name is that value, whichever C++ finds
+                where = ", ".join(sorted(x or "the global namespace" for x in spaces))
+                glob[name] = V.Opaque(f"{name}: declared in {where}: which one C++ finds depends on the scopes and "
+                                      "using-directives where it is named")
 
     def bind_entry(self, fn: Any) -> Any:
         """A ``TT_KERNEL`` entry point: its template parameters bound to the named compile-time args of their
@@ -1146,7 +1180,14 @@ class KernelReader:
             # reading does not follow through the name (it was read as a new value of ``w`` and the L1 word dropped)
             self.refuse("store through a reference to a place not followed", node,
                         f"{self.text(node)}: {name} refers to {place.why}")
+        if scope is self.scopes[0] and len(self.namespaces_of.get(name, ())) > 1:
+            self.refuse("store to a variable several namespaces declare", node,
+                        f"{self.text(node)}: {name} is declared in "
+                        f"{', '.join(sorted(x or 'the global namespace' for x in self.namespaces_of[name]))}")
         self._bind(name, value)
+        if scope is self.scopes[0] and name in self.namespaces_of:
+            ns = next(iter(self.namespaces_of[name]))
+            self.scopes[0][f"{ns}::{name}" if ns else f"::{name}"] = self.scopes[0][name]
         # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to either is
         # a store to both (the innermost scope saying so decides; a later declaration of the name ends it)
         for s in reversed(self.scopes):
@@ -3414,6 +3455,10 @@ class KernelReader:
             if last not in self.sem_names:
                 self.refuse("semaphore the host does not declare", n, last)
             return V.SemAddr(self.sem_names.index(last))
+        if len(parts) >= 2:
+            v = self.namespace_variable(text)
+            if v is not None:
+                return v
         if text in self.prog.functions:
             return self.function(text)
         if last in self.prog.functions:
@@ -3428,6 +3473,17 @@ class KernelReader:
         if len(parts) >= 2 and (not parts[-1][:1].islower() or parts[-2] in self.prog.enums):
             return V.EnumConst.of(text)  # Enum::NAME: comparable with another enumerator, not a number
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
+
+    def namespace_variable(self, text: str) -> V.Value | None:
+        """The namespace-scope variable ``text`` names (``a::K``, ``::K``; ``a::K`` also ``x::a::K`` when no other
+        namespace ending in ``a`` declares ``K``), or None."""
+        glob = self.scopes[0]
+        if text in self.qualified_names:
+            return glob[text]
+        if text.startswith("::"):
+            return None
+        hits = [k for k in self.qualified_names if k.endswith(f"::{text}")]
+        return glob[hits[0]] if len(hits) == 1 else None
 
     def function(self, name: str) -> V.Value:
         fn, unit = self.prog.functions[name]
@@ -4072,7 +4128,7 @@ class KernelReader:
         if isinstance(local, V.Obj):  # a functor: ``post_reduce_op(i)`` calls its operator()
             return self.call_method(local, "operator()", fn, arg_nodes, n)
         parts = name.split("::")
-        owner = objects.struct_of(self, parts[-2]) if len(parts) >= 2 else None
+        owner = objects.struct_of(self, "::".join(parts[:-1])) if len(parts) >= 2 else None
         if owner is not None and parts[-1] in owner.methods:
             # a static member function (``IterationShape::tiles(n)``, chain.hpp:159)
             vals = [self.expr(a) for a in arg_nodes]
@@ -4172,13 +4228,14 @@ class KernelReader:
         if bare in IGNORED_CALLS or name in IGNORED_CALLS or bare.startswith(IGNORED_PREFIXES) or \
                 bare.endswith(IGNORED_SUFFIXES):
             return V.Opaque(f"the result of {bare}")
-        cands = self.prog.overloads.get(bare, [])
+        cands = self.definitions_named(name, bare)
         if len(cands) > 1:
             # overloads (chain.inl:210-242's five ``input``): chosen by arity, defaults and argument types
             vals = [self.expr(a) for a in arg_nodes]
-            hit = objects.choose(self, cands, vals, self.declared_params)
-            if hit is not None:
-                return self.inline(self.function_of(hit[0], hit[1], bare), arg_nodes, targs, n, vals=vals)
+            return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), arg_nodes, targs, n,
+                               vals=vals)
+        if len(cands) == 1:
+            return self.inline(self.function_of(cands[0][0], cands[0][1], bare), arg_nodes, targs, n)
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
         if key is not None:
             f = self.function(key)
@@ -4201,6 +4258,38 @@ class KernelReader:
                 return V.Opaque(f"a tie order of a direction not known statically: {self.text(n)}")
             return V.EnumConst(tie_order_from_global_direction(d.const != 0))
         self.refuse(f"call to {bare}", n, "not modelled and not defined in the kernel or a followed header")
+
+    def definitions_named(self, name: str, bare: str) -> list[tuple[Any, Unit]]:
+        """The function definitions a call of ``name`` (as written, less template arguments: ``f``, ``ns::f``,
+        ``::f``) may name: of its bare name, those of the namespace a qualification names (``::f`` the global one;
+        ``c::f`` also ``x::c``'s), every one for an unqualified call (which one C++ finds depends on the scopes and
+        using-directives where the call stands), every one too for a qualification naming none of their namespaces
+        (a namespace alias, a struct's static member)."""
+        cands = self.prog.overloads.get(bare, [])
+        qual = name[: len(name) - len(bare)]
+        if not qual or len(cands) < 2:
+            return cands
+        q = qual.strip(":")
+        absolute = qual.startswith("::")
+
+        def named(fn: Any, unit: Unit) -> bool:
+            ns = self.prog.namespace_of.get((unit.file, fn.start_byte))
+            return ns is not None and (ns == q or (not absolute and ns.endswith(f"::{q}")))
+
+        return [c for c in cands if named(*c)] or cands
+
+    def chosen(self, cands: list[tuple[Any, Unit]], vals: list[V.Value], bare: str, n: Any) -> tuple[Any, Unit]:
+        """The one of several definitions ``cands`` a call of ``bare`` with argument values ``vals`` selects
+        (``objects.choose``: arity, defaults, enumerator and struct arguments). Refused by name when none or more
+        than one fits: the last one defined is not the one C++ calls (``f(uint8_t)`` and ``f(uint32_t)`` both bind
+        a number; ``a::f`` and ``b::f`` are both ``f`` after ``using namespace a;``)."""
+        hit = objects.choose(self, cands, vals, self.declared_params)
+        if hit is None:
+            self.refuse(f"call to {bare} not resolved", n,
+                        f"{len(cands)} definitions of {bare} (overloads or namespaces), none or several fit: the "
+                        "reading tells them apart by arity, enumerator and struct arguments and the call's "
+                        "qualification")
+        return hit
 
     def integer_sequence(self, name: str, targs: list[Any], n: Any) -> V.Value:
         """``std::make_integer_sequence<T, N>()`` / ``std::make_index_sequence<N>()`` (<utility>): the pack ``0 ..
@@ -4343,12 +4432,11 @@ class KernelReader:
         local = self.lookup(bare) if fn.type == "identifier" else None
         if isinstance(local, V.Function):
             return self.inline(local, nodes, targs, n, vals=vals)
-        cands = self.prog.overloads.get(bare, [])
+        cands = self.definitions_named(name, bare)
         if len(cands) > 1:
-            hit = objects.choose(self, cands, vals, self.declared_params)
-            if hit is None:
-                self.refuse(f"call to {bare} not resolved", n, f"{len(cands)} overloads, none or several fit")
-            return self.inline(self.function_of(hit[0], hit[1], bare), nodes, targs, n, vals=vals)
+            return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), nodes, targs, n, vals=vals)
+        if len(cands) == 1:
+            return self.inline(self.function_of(cands[0][0], cands[0][1], bare), nodes, targs, n, vals=vals)
         arity = f"/{len(vals)}"
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
         if key is not None:
@@ -4842,6 +4930,11 @@ def _missing_token(n: Any) -> Any:
 #: the node kinds of a static_assert condition the reading folds: numbers, names and operators on them
 _ARITHMETIC_NODES = frozenset({"number_literal", "identifier", "binary_expression", "unary_expression",
                                "parenthesized_expression", "true", "false", "char_literal"})
+
+
+def _constant(v: V.Value) -> bool:
+    """Whether ``v`` is a number known statically."""
+    return isinstance(v, V.Sym) and v.is_const
 
 
 def _folded_assert(node: Any) -> bool:

@@ -33,11 +33,36 @@ def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
             if f"{scope}::{bare_t}" in r.prog.structs:
                 return r.prog.structs[f"{scope}::{bare_t}"]
             scope = scope.rsplit("::", 1)[0] if "::" in scope else ""
-    if name in r.prog.structs:
+    qualified = "::" in name.split("<", 1)[0]
+    if qualified and name in r.prog.structs:
         return r.prog.structs[name]
     bare = name.rsplit("::", 1)[-1].split("<", 1)[0]
     bare = r.type_aliases.get(bare, bare)
+    # C++ names the struct of the namespace a qualification gives; unqualified, the one the scopes and
+    # using-directives where it is named find: of one bare name several namespaces define, the reading names none
+    # (the bare key holds whichever was defined last)
+    homes = _struct_homes(r).get(bare, {})
+    if qualified:
+        tail = name.split("<", 1)[0].lstrip(":")
+        fit = {k: sd for k, sd in homes.items() if k == tail or k.endswith(f"::{tail}")}
+        homes = fit or homes
+    if len({id(sd) for sd in homes.values()}) > 1:
+        return None
+    if not qualified and name in r.prog.structs:
+        return r.prog.structs[name]
     return r.prog.structs.get(bare)
+
+
+def _struct_homes(r: KernelReader) -> dict[str, dict[str, StructDef]]:
+    """Per bare struct name, the structs of that name by their keys in ``r.prog.structs`` (bare and qualified),
+    built at the program's first use (``cpp.Program.struct_homes``)."""
+    index = r.prog.struct_homes
+    if not index and r.prog.structs:
+        for key, sd in r.prog.structs.items():
+            head = key.split("<", 1)[0]
+            if head == key:  # a specialization's key (``is_accumulate<Accumulate>``) names no namespace
+                index.setdefault(head.rsplit("::", 1)[-1], {})[key] = sd
+    return index
 
 
 def compatible(r: KernelReader, v: Any, type_name: str, tparams: tuple[str, ...] = ()) -> bool:

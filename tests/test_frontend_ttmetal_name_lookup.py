@@ -1,0 +1,160 @@
+"""Which function a call names: a definition of the call's bare name in another namespace, or an overload the
+reading cannot tell apart, is never read in its place. The reader of ``test_frontend_ttmetal_newuser``'s one-core
+pipeline pushes as many pages as the function it calls returns; compute and writer consume ``n``. g++ -std=c++17
+gives the value each call returns (noted per case): a reading of another definition pushes another count and proves
+a kernel that hangs (or refutes one that runs). What the reading cannot resolve as C++ does is refused by name at
+the call's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from tests.test_frontend_ttmetal_newuser import FIRST, PUSH, _pipeline, _refused, _verdict
+
+
+def _loop(bound: str) -> tuple[str, ...]:
+    return (f"    for (uint32_t j = 0; j < {bound}; ++j) {{", f"        {PUSH}", "    }")
+
+
+_A_B = ("namespace a { inline uint32_t f() { return 1; } }", "namespace b { inline uint32_t f() { return 3; } }")
+_GLOBAL_C = ("inline uint32_t h() { return 1; }", "namespace c { inline uint32_t h() { return 3; } }")
+
+
+@pytest.mark.parametrize(("top", "bound", "pages"), [
+    ((*_A_B,), "a::f()", 1),
+    ((*_A_B,), "b::f()", 3),
+    ((*_GLOBAL_C,), "::h()", 1),  # the global h, not c's defined after it
+    ((*_GLOBAL_C,), "c::h()", 3),
+    (("namespace x { namespace c { inline uint32_t h() { return 2; } } }", *_GLOBAL_C), "x::c::h()", 2),
+    (("namespace b { inline uint32_t f() { return 3; } }", "inline uint32_t f() { return 1; }"), "b::f()", 3),
+], ids=["a-f", "b-f", "global-h", "c-h", "nested-ns", "ns-before-global"])
+def test_a_qualified_call_reads_the_definition_of_its_namespace(tmp_path: Path, top: tuple[str, ...], bound: str,
+                                                                pages: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """``::h()`` is the global ``h`` (g++: 1); it was read as the last ``h`` defined anywhere (c's, 3), and a reader
+    pushing 1 page to consumers of 3 was proved."""
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages + 1, top=top), capsys) == (1, {"deadlock"})
+
+
+@pytest.mark.parametrize(("top", "bound", "call", "line"), [
+    # g++: 1 (using namespace a); read as b's f, 3
+    ((*_A_B, "using namespace a;"), "f()", "f", 3 + FIRST),
+    # g++: 1 (the global h; c's is not visible); read as c's, 3
+    (_GLOBAL_C, "h()", "h", 2 + FIRST),
+    # g++: 3 (inside c, c's h hides the global one); read as the global, 1
+    (("inline uint32_t h() { return 1; }", "namespace c { inline uint32_t h() { return 3; }",
+      "inline uint32_t g() { return h(); } }"), "c::g()", "h", 3),
+    (("namespace c { inline uint32_t h() { return 3; }", "inline uint32_t g() { return h(); } }",
+      "inline uint32_t h() { return 1; }"), "c::g()", "h", 2),
+], ids=["using-directive", "global-and-namespace", "inner-hides-global", "global-defined-last"])
+def test_an_unqualified_call_of_a_name_several_namespaces_define_is_refused(tmp_path: Path, top: tuple[str, ...],
+                                                                            bound: str, call: str, line: int) -> None:
+    """Which of them C++ finds depends on the scopes and using-directives in force where the call stands; the
+    reading took the last definition of the name anywhere."""
+    e = _refused(_pipeline(tmp_path, _loop(bound), 1, top=top), f"call to {call} not resolved", "reader.cpp", line)
+    assert "2 definitions" in e.detail
+
+
+@pytest.mark.parametrize(("top", "bound"), [
+    # g++: 5 (the uint8_t overload is exact); read as the last, 2
+    (("inline uint32_t f(uint8_t a) { return 5; }", "inline uint32_t f(uint32_t a) { return a; }"), "f((uint8_t)2)"),
+    # g++: 2 (the uint32_t overload is exact); read as the last, 5
+    (("inline uint32_t f(uint32_t a) { return a; }", "inline uint32_t f(float a) { return 5; }"), "f(2u)"),
+], ids=["uint8-uint32", "uint32-float"])
+def test_overloads_of_one_arity_on_arithmetic_types_are_refused(tmp_path: Path, top: tuple[str, ...],
+                                                                bound: str) -> None:
+    """Overloads are told apart by arity and by enumerator and struct arguments; numbers of different types bind
+    either, and the call was read as the last definition."""
+    e = _refused(_pipeline(tmp_path, _loop(bound), 2, top=top), "call to f not resolved", "reader.cpp", FIRST + len(top))
+    assert "2 definitions" in e.detail
+
+
+def test_one_definition_in_the_namespace_the_call_stands_in_is_read(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The near-miss: a helper calling a sibling of its namespace whose name nothing else defines."""
+    top = ("namespace c { inline uint32_t h() { return 3; }", "inline uint32_t g() { return h(); } }")
+    assert _verdict(_pipeline(tmp_path, _loop("c::g()"), 3, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("c::g()"), 4, top=top), capsys) == (1, {"deadlock"})
+
+
+def test_overloads_of_different_arities_are_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    top = ("inline uint32_t f(uint32_t a) { return a; }", "inline uint32_t f(uint32_t a, uint32_t b) { return a + b; }")
+    assert _verdict(_pipeline(tmp_path, _loop("f(2, 1)"), 3, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("f(2)"), 3, top=top), capsys) == (1, {"deadlock"})
+
+
+# --- variables declared at namespace scope ------------------------------------------------------------------------
+
+_K_AB = ("namespace a { constexpr uint32_t K = 1; }", "namespace b { constexpr uint32_t K = 3; }")
+_K_GLOBAL_B = ("constexpr uint32_t K = 1;", "namespace b { constexpr uint32_t K = 3; }")
+
+
+@pytest.mark.parametrize(("top", "pre", "bound", "pages"), [
+    (_K_AB, (), "a::K", 1),  # was b's K, 3
+    (_K_AB, (), "b::K", 3),
+    (_K_GLOBAL_B, (), "::K", 1),  # was b's K, 3
+    (("namespace a { constexpr uint32_t K = 1; }",), ("    uint32_t K = 3;",), "a::K + K - 3", 1),  # was the local K
+    (("namespace x { namespace a { constexpr uint32_t K = 2; } }",), (), "a::K", 2),
+    (("namespace a { uint32_t K = 1; inline void bump() { K++; } }",), ("    a::bump();",), "a::K", 2),
+], ids=["a-K", "b-K", "global-K", "local-hides-bare", "nested", "stored-by-bare-name"])
+def test_a_qualified_variable_is_its_namespaces(tmp_path: Path, top: tuple[str, ...], pre: tuple[str, ...], bound: str,
+                                               pages: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """``a::K`` is a's ``K`` (g++: 1), read before as whatever the bare name ``K`` held where it was named: the last
+    namespace-scope ``K`` declared (b's, 3) or a local ``K``."""
+    body = (*pre, *_loop(bound))
+    assert _verdict(_pipeline(tmp_path, body, pages, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, pages + 1, top=top), capsys) == (1, {"deadlock"})
+
+
+def test_a_bare_name_several_namespaces_declare_is_not_followed(tmp_path: Path) -> None:
+    """``K`` at the kernel's scope is the global one (g++: 1); it was read as b's (3) and a hang proved."""
+    e = _refused(_pipeline(tmp_path, _loop("K"), 1, top=_K_GLOBAL_B), "loop bound not known statically", "reader.cpp",
+                 2 + FIRST)
+    assert "declared in b, the global namespace" in str(e)
+
+
+def test_a_store_to_a_bare_name_several_namespaces_declare_is_refused(tmp_path: Path) -> None:
+    top = ("uint32_t K = 1;", "namespace b { uint32_t K = 3; }", "inline void bump() { K++; }")
+    _refused(_pipeline(tmp_path, ("    bump();", *_loop("2")), 2, top=top), "store to a variable several namespaces declare",
+             "reader.cpp", 3)
+
+
+# --- structs of one name in several namespaces --------------------------------------------------------------------
+
+_S_AB = ("namespace a { struct S { static uint32_t f() { return 1; } uint32_t get() const { return 1; } }; }",
+         "namespace b { struct S { static uint32_t f() { return 3; } uint32_t get() const { return 3; } }; }")
+
+
+def test_a_static_member_call_reads_the_struct_its_qualification_names(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``a::S::f()`` is a's (g++: 1); it was read as the last ``S`` defined (b's, 3) and a hang proved."""
+    assert _verdict(_pipeline(tmp_path, _loop("a::S::f()"), 1, top=_S_AB), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("a::S::f()"), 3, top=_S_AB), capsys) == (1, {"deadlock"})
+    assert _verdict(_pipeline(tmp_path, _loop("b::S::f()"), 3, top=_S_AB), capsys) == (0, set())
+
+
+@pytest.mark.parametrize("bound", ["a::S{}.get()", "S{}.get()"], ids=["qualified", "unqualified"])
+def test_a_value_of_a_struct_several_namespaces_define_is_not_read_as_another(tmp_path: Path, bound: str) -> None:
+    """g++: ``a::S{}.get()`` is 1; it was read as b's ``S`` (3). Its type is named by its bare name where the
+    value is built, so the reading follows neither (an unqualified ``S`` is either, by the scopes in force)."""
+    _refused(_pipeline(tmp_path, _loop(bound), 1, top=_S_AB), "loop bound not known statically|not followed",
+             "reader.cpp", 2 + FIRST)
+
+
+def test_a_struct_one_namespace_defines_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    top = ("namespace a { struct S { uint32_t n; uint32_t get() const { return n + 1; } }; }",)
+    assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 3, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("a::S{2}.get()"), 4, top=top), capsys) == (1, {"deadlock"})
+
+
+def test_a_bare_name_of_one_constant_value_in_each_namespace_is_that_value(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``constexpr uint32_t TILE_MAX_ROWS = fused_msda_tile_layout::TILE_MAX_ROWS;`` (fused_msda_reader_common.hpp:
+    109): whichever C++ finds, the value is the same."""
+    top = ("namespace layout { constexpr uint32_t K = 2; }", "constexpr uint32_t K = layout::K;")
+    assert _verdict(_pipeline(tmp_path, _loop("K"), 2, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("K"), 3, top=top), capsys) == (1, {"deadlock"})
