@@ -1,0 +1,168 @@
+"""The interpreter's runs from launch as witnesses for obligations the solver left undecided (refute only).
+
+Before a result is reported failed-to-prove, the runs ``replay.confirm_rule`` makes from launch — round robin, the
+seeded random schedules, the explorer for small programs; each computed once per program (``replay._simulate``,
+``replay.explored``) — are asked whether one of them breaks *that* obligation: one of the interpreter rules its
+refutation replays as (``ir/rules.py``'s ``replays_as``; for a word's ``sem-protocol`` or ``sem-exact``, the
+exact-counting rules) at *that* obligation's subject (its op, buffer, word, tensor, aliased pair, boundary, or for a
+deadlock a run that ends stuck in its component). Such a run is the counterexample, replayed by construction; a
+violation elsewhere or of another rule refutes nothing here. This path only ever turns failed-to-prove into
+refuted: it never proves, and a run that shows nothing leaves the result as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from verispatial import budget
+from verispatial.budget import BudgetExhausted
+from verispatial.certify.reach import Analysis
+from verispatial.certify.replay import confirm_rule, in_component
+from verispatial.certify.report import Result, Verdict
+from verispatial.ir import obligation
+from verispatial.ir import rules as R
+from verispatial.ir.obligation import (
+    AliasRef,
+    BoundaryRef,
+    BufferRef,
+    ComponentRef,
+    OpRef,
+    OrderingRef,
+    TensorRef,
+    WordRef,
+)
+from verispatial.ir.ops import SemRmw, SemSet, SemWait
+from verispatial.petri.interp import SimResult
+from verispatial.petri.position import Violation
+
+#: The interpreter rules that break a word's exact counting (``sem-protocol`` / ``sem-exact``: the protocol the
+#: word's counter model needs; docs/semantics.md "Semaphores"). A lost flag shows as ``sem-set-race`` at its reset.
+EXACT_COUNTING = frozenset({R.SEM_SET_RACE, R.SEM_OVERSHOOT, R.SEM_RMW_RACE})
+
+#: Families whose results name no rule of the program (a certificate section, a spent budget, a fragment).
+_NOT_RULES = frozenset({R.CERTIFICATE, R.BUDGET, R.FRAGMENT})
+
+
+@attrs.frozen
+class Sought:
+    """What a run must show to refute one obligation: a violation of one of ``rules`` that ``at`` accepts (at the
+    obligation's subject), or for a deadlock obligation (``component`` not None) a deadlock with an engine of that
+    component stuck."""
+
+    rules: frozenset[str]
+    at: Callable[[Violation], bool]
+    component: frozenset[str] | None = None
+
+
+def word_of(a: Analysis, v: Violation) -> WordRef | None:
+    """The semaphore word violation ``v`` is about: its subject when it names one (``balance-sem``), else the word of
+    the semaphore op it is reported at — a SemSet, SemWait or SemRmw reaches only the word of its own site (the
+    interpreter reports ``sem-set-race``, ``sem-overshoot`` and ``sem-rmw-race`` there). None otherwise."""
+    if isinstance(v.subject, WordRef):
+        return v.subject
+    view = a.views.get(v.position.engine)
+    if view is None or v.position.path is None:
+        return None
+    leaf = next((lf for lf in view.leaves if lf.path == v.position.path), None)
+    if leaf is None or not isinstance(leaf.op, (SemSet, SemWait, SemRmw)):
+        return None
+    return WordRef(leaf.op.sem, view.program.site)
+
+
+def sought(a: Analysis, r: Result) -> Sought | None:
+    """What refutes the failed result ``r`` from a run, read from its typed obligation id; None when no run can
+    (rules decided by arithmetic on the text, a certificate section, a spent budget, a subject no violation names)."""
+    if r.family in _NOT_RULES:
+        return None
+    try:
+        oid = obligation.parse(r.name)
+    except obligation.BadObligationId:
+        return None
+    s = oid.subject
+    if oid.kind == R.DEADLOCK:
+        if not isinstance(s, ComponentRef):
+            return None
+        comp = next((c for c in a.components if s.engine in c), None)
+        return None if comp is None else Sought(frozenset(), lambda _v: False, comp)
+    rules = EXACT_COUNTING if oid.kind in (R.SEM_PROTOCOL, R.SEM_EXACT) else frozenset(oid.rule.replays_as)
+    if not rules or oid.rule.replay in (R.Replay.STATIC, R.Replay.DEADLOCK):
+        return None
+    if isinstance(s, WordRef):
+        return Sought(rules, lambda v: word_of(a, v) == s)
+    if isinstance(s, OpRef):
+        return Sought(rules, lambda v: v.position.engine == s.engine and v.position.path == s.path)
+    if isinstance(s, (BufferRef, AliasRef, TensorRef, BoundaryRef)):
+        return Sought(rules, lambda v: v.subject == s)
+    if isinstance(s, OrderingRef):
+        ops = {(s.first.engine, s.first.path)} | (set() if s.second is None else {(s.second.engine, s.second.path)})
+        return Sought(rules, lambda v: v.subject == TensorRef(s.tensor)
+                      and (v.position.engine, v.position.path) in ops)
+    return None
+
+
+def _named(oid: obligation.ObligationId, v: dict[str, Any] | None) -> str:
+    """The refuted result's name: the obligation's own, but a word's protocol (never refuted on its own, rule
+    registry ``Replay.NONE``) by the exact-counting rule the run breaks (as ``each_exact`` names a refuted word)."""
+    if oid.kind in (R.SEM_PROTOCOL, R.SEM_EXACT) and v is not None:
+        return str(attrs.evolve(oid, kind=str(v["rule"])))
+    return str(oid)
+
+
+def refute_by_runs(a: Analysis, results: list[Result]) -> list[Result]:
+    """``results`` with every failed-to-prove one that a run from launch breaks (``sought``) refuted, that run as
+    its counterexample; the others as they were. The runs are the interpreter's, computed once per program and
+    shared by every result asked; the run's budget holds (``budget.check`` in the interpreter): once spent, the
+    results not yet asked stay failed-to-prove."""
+    out: list[Result] = []
+    spent = False
+    for r in results:
+        want = sought(a, r) if r.verdict == Verdict.FAILED and not spent else None
+        if want is None:
+            out.append(r)
+            continue
+        t0 = time.perf_counter()
+        try:
+            budget.check()
+            got = _run_shows(a, want)
+        except BudgetExhausted:
+            spent, got = True, None
+        if got is None:
+            out.append(r)
+            continue
+        out.append(_refuted(a, r, want, got, r.seconds + time.perf_counter() - t0))
+    return out
+
+
+def _run_shows(a: Analysis, want: Sought) -> dict[str, Any] | None:
+    comp = want.component
+
+    def hang(run: SimResult) -> bool:
+        return comp is not None and in_component(comp, run.stuck)
+    return confirm_rule(a.program, set(want.rules), None, also=want.at, hang=hang if comp is not None else None)
+
+
+def _refuted(a: Analysis, r: Result, want: Sought, got: dict[str, Any], seconds: float) -> Result:
+    oid = obligation.parse(r.name)
+    if want.component is not None:
+        dl = got[R.DEADLOCK]
+        return Result(r.family, r.name, Verdict.REFUTED, str(dl["summary"]), dl, seconds)
+    v = got["violation"]
+    pos = v["position"]
+    summary = f"a run of the interpreter from launch ({got['replayed_by']}) breaks it: {v['message']}"
+    if oid.rule.replay == R.Replay.AT_OP:  # as the per-engine rules' refutations (``checker._rule_results``)
+        cex: dict[str, Any] = {"kind": "rule", "rule": oid.kind, "engine": pos["engine"], "path": pos["path"],
+                               "summary": summary, **got}
+        return Result(r.family, r.name, Verdict.REFUTED, summary, cex, seconds)
+    name = _named(oid, v)
+    # ``rule``: the interpreter's, as ``checker._claim`` reads it to replay again (``replay_refutation``).
+    cex = {"kind": "state", "rule": str(v["rule"]), "summary": summary, "trips": got["trips"],
+           "engine": pos["engine"], "path": pos["path"], "replay": got}
+    if oid.word is not None:
+        cex["word"] = str(oid.word)
+    if isinstance(oid.subject, BoundaryRef):  # the boundary ``checker._claim`` holds a replay to
+        cex["boundary"] = oid.subject.section
+    return Result(r.family, name, Verdict.REFUTED, summary, cex, seconds)
