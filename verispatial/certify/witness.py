@@ -37,7 +37,7 @@ from verispatial.ir.obligation import (
 )
 from verispatial.ir.ops import SemRmw, SemSet, SemWait
 from verispatial.petri.interp import SimResult
-from verispatial.petri.position import Violation
+from verispatial.petri.position import Position, Violation
 
 #: The interpreter rules that break a word's exact counting (``sem-protocol`` / ``sem-exact``: the protocol the
 #: word's counter model needs; docs/semantics.md "Semaphores"). A lost flag shows as ``sem-set-race`` at its reset.
@@ -149,6 +149,11 @@ def _refuted(a: Analysis, r: Result, want: Sought, got: dict[str, Any], seconds:
     oid = obligation.parse(r.name)
     if want.component is not None:
         dl = got[R.DEADLOCK]
+        if "kind" not in dl:  # the explorer's deadlock: its transitions, which ``replay_schedule`` fires again
+            stuck = ", ".join(str(Position.from_json(st["position"])) for st in dl["stuck"][:3])
+            dl = {"kind": R.DEADLOCK, "trips": dl["trips"], "stuck": dl["stuck"], "schedule": dl["trace"],
+                  "trace": dl["trace_text"], "replayed_by": got["replayed_by"],
+                  "summary": f"deadlock after {len(dl['trace'])} transitions: {stuck}"}
         return Result(r.family, r.name, Verdict.REFUTED, str(dl["summary"]), dl, seconds)
     v = got["violation"]
     pos = v["position"]
