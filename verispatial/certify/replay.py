@@ -246,6 +246,25 @@ def search_confirmed(search: Search | None, program: Program, comp: frozenset[st
 Hang = Callable[[SimResult], bool]
 
 
+def launch_schedules(program: Program) -> list[tuple[str, int | None]]:
+    """The schedules of the runs from launch, as (how, seed; None: round robin): round robin and ``SEEDS`` random
+    orders, only 2 for a program of more than 12 engines (each run costs as much as the whole program)."""
+    seeds = SEEDS if len(program.programs) <= 12 else 2
+    return [("round-robin run", None), *((f"random schedule seed {s}", s) for s in range(seeds))]
+
+
+def launch_runs(program: Program) -> list[tuple[str, SimResult]]:
+    """The whole runs from launch with each trip at its default (``launch_schedules``), computed once per program
+    (``_simulate``'s cache); a schedule whose run raises ``ValueError`` (bad trip values) is left out."""
+    out: list[tuple[str, SimResult]] = []
+    for how, seed in launch_schedules(program):
+        try:
+            out.append((how, _simulate(program, None, seed)))
+        except ValueError:
+            continue
+    return out
+
+
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
                  d: Decoded | None = None, *, at: list[dict[str, Any]] | None = None,
@@ -290,12 +309,9 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     attempts: list[tuple[str, Any]] = []
     trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
-    # Large programs get fewer random schedules: each run costs as much as the whole program.
-    seeds = SEEDS if len(program.programs) <= 12 else 2
     for ts in trip_sets:
-        attempts.append(("round-robin run", lambda ts=ts: _simulate(program, ts, None, matches)))
-        for seed in range(seeds):
-            attempts.append((f"random schedule seed {seed}", lambda ts=ts, seed=seed: _simulate(program, ts, seed, matches)))
+        for how, seed in launch_schedules(program):
+            attempts.append((how, lambda ts=ts, seed=seed: _simulate(program, ts, seed, matches)))
     for how, run in attempts:
         try:
             got = found(run(), how)

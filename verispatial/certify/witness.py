@@ -1,8 +1,8 @@
 """The interpreter's runs from launch as witnesses for obligations the solver left undecided (refute only).
 
-Before a result is reported failed-to-prove, the runs ``replay.confirm_rule`` makes from launch — round robin, the
-seeded random schedules, the explorer for small programs; each computed once per program (``replay._simulate``,
-``replay.explored``) — are asked whether one of them breaks *that* obligation: one of the interpreter rules its
+Before a result is reported failed-to-prove, the interpreter's runs from launch — round robin, the seeded random
+schedules (``replay.launch_runs``), the explorer for small programs (``replay.explored``); each computed once per
+program and shared by every result — are asked whether one of them breaks *that* obligation: one of the interpreter rules its
 refutation replays as (``ir/rules.py``'s ``replays_as``; for a word's ``sem-protocol`` or ``sem-exact``, the
 exact-counting rules) at *that* obligation's subject (its op, buffer, word, tensor, aliased pair, boundary, or for a
 deadlock a run that ends stuck in its component). Such a run is the counterexample, replayed by construction; a
@@ -21,7 +21,7 @@ import attrs
 from verispatial import budget
 from verispatial.budget import BudgetExhausted
 from verispatial.certify.reach import Analysis
-from verispatial.certify.replay import confirm_rule, in_component
+from verispatial.certify.replay import EXPLORE_ENGINES, deadlock_cex, explored, in_component, launch_runs
 from verispatial.certify.report import Result, Verdict
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
@@ -36,7 +36,7 @@ from verispatial.ir.obligation import (
     WordRef,
 )
 from verispatial.ir.ops import SemRmw, SemSet, SemWait
-from verispatial.petri.interp import SimResult
+from verispatial.petri.interp import replay
 from verispatial.petri.position import Position, Violation
 
 #: The interpreter rules that break a word's exact counting (``sem-protocol`` / ``sem-exact``: the protocol the
@@ -138,11 +138,34 @@ def refute_by_runs(a: Analysis, results: list[Result]) -> list[Result]:
 
 
 def _run_shows(a: Analysis, want: Sought) -> dict[str, Any] | None:
+    """The first run from launch that shows what ``want`` seeks, as ``confirm_rule`` reports one (the violation, or
+    under ``DEADLOCK`` the deadlock's counterexample; its trips, steps and how it was run), else None. The runs are
+    whole (never stopped at a violation), so every result asks the same ones: ``launch_runs``, then the explorer's
+    violations and deadlocks for a program of at most ``EXPLORE_ENGINES`` engines (``explored``, once per program)."""
     comp = want.component
-
-    def hang(run: SimResult) -> bool:
-        return comp is not None and in_component(comp, run.stuck)
-    return confirm_rule(a.program, set(want.rules), None, also=want.at, hang=hang if comp is not None else None)
+    for how, run in launch_runs(a.program):
+        if comp is not None:
+            if run.status == R.DEADLOCK and in_component(comp, run.stuck):
+                return {R.DEADLOCK: deadlock_cex(run, how), "trips": dict(run.trips), "replayed_by": how}
+            continue
+        for v in run.violations:
+            if v.rule in want.rules and want.at(v):
+                return {"violation": v.to_json(), "trips": dict(run.trips), "steps": run.steps, "replayed_by": how}
+    if len(a.program.programs) > EXPLORE_ENGINES:
+        return None
+    ex = explored(a.program, None)
+    how = "explicit-state search"
+    if comp is not None:
+        for dl in ex.deadlocks:  # fired again in the interpreter, as ``confirm_rule`` does
+            run = replay(a.program, dl.trips, dl.trace)
+            if run.status == R.DEADLOCK and in_component(comp, run.stuck):
+                return {R.DEADLOCK: dl.to_json(), "trips": dict(dl.trips), "replayed_by": how}
+        return None
+    for f in ex.violations:
+        if f.violation.rule in want.rules and want.at(f.violation):
+            return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
+                    "replayed_by": how}
+    return None
 
 
 def _refuted(a: Analysis, r: Result, want: Sought, got: dict[str, Any], seconds: float) -> Result:
