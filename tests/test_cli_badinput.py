@@ -20,7 +20,7 @@ from verispatial.errors import CertificateMismatch, ParseError
 HERE = Path(__file__).parent
 BAD = HERE / "badinput"
 VALID = str(BAD / "small_valid.json")
-OPS = repr(["reserve", "push", "wait", "pop", "sem_inc", "sem_set", "sem_wait", "mcast_send", "mcast_set_valid",
+OPS = repr(["reserve", "push", "wait", "pop", "sem_inc", "sem_set", "sem_rmw", "sem_wait", "mcast_send", "mcast_set_valid",
             "read_tiles", "write_tiles", "read_barrier", "write_barrier", "flush", "atomic_barrier", "acquire_acc",
             "compute", "pack_acc", "release_acc", "sem_inc_mcast", "fill_tiles", "inline_write", "remote_read",
             "copy_tiles", "scratch_access", "loop", "if"])

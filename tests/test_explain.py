@@ -33,11 +33,13 @@ from verispatial.ir.ops import (
     Pop,
     Push,
     SemInc,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
+    WriteBarrier,
 )
-from verispatial.ir.program import EngineProgram, Program, Semaphore
+from verispatial.ir.program import EngineProgram, Group, Program, Semaphore
 from verispatial.ir.serialize import load_program
 from verispatial.ir.target import WORMHOLE
 from verispatial.report.dot import graphviz_available, render_svg
@@ -528,3 +530,37 @@ def test_html_page_fits_each_picture_and_unfolds_the_ones_too_small_to_read() ->
     assert page.count('id="r0-offending"') == 1
     assert '<a href="#r0-timeline">' in page
     assert page.index("<figure") < page.index("<pre>")  # the picture before the narrative
+
+
+# -------------------------------------------------- the non-atomic read-modify-write (SemRmw) is an increment
+
+
+def test_a_lost_read_modify_write_update_is_the_increment_that_never_came() -> None:
+    """zo_local_up_lost_increment: (0,0).writer ups its word three times, (1,0).reader increments it once, and the
+    reader waits for 4. The remote increment lands between an up's load and its store and is lost, so the word stops
+    at 3: the narrative counts each up once (two steps, one run) and names the lost update as what never came."""
+    program = load_program(BROKEN / "zo_local_up_lost_increment.json")
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
+    t = text(x)
+    assert "partial_ready@(0,0) is 3, the wait needs >= 4 (1 short)" in t
+    assert "(0,0).writer's sem_rmw(partial_ready, 1) at ops[0].body[0] ran 3 times" in t
+    assert ("the increment that never came: a write landed on partial_ready@(0,0) between the load and the store of "
+            "(0,0).writer's sem_rmw(partial_ready, 1) at ops[0].body[0] k=0, which stored over it (lost update: "
+            "sem-rmw-race)") in t
+
+
+def test_a_word_read_modify_writes_increment_is_no_flag_word() -> None:
+    """(1,0).writer ups its word once and (1,0).reader waits for 2 (1 short, no increment can come); (0,0).reader
+    multicasts another word's flag over g0, which covers (1,0). The word is counted by its ups, not flagged: no
+    'flag that never came' is named for it."""
+    a, b = Site(0, 0), Site(1, 0)
+    program = Program("rmw_flag", WORMHOLE, semaphores=(Semaphore(0, "ready", (b,)), Semaphore(1, "go", (a, b))),
+                      groups=(Group(0, a, (1, 0, 1, 0)),), programs=(
+        EngineProgram(a, Engine.READER, (SemSet(1, 1), McastSetValid(1, 0, 1), WriteBarrier())),
+        EngineProgram(b, Engine.READER, (SemWait(1, WaitCond.EQ, 1), SemWait(0, WaitCond.GE, 2))),
+        EngineProgram(b, Engine.WRITER, (SemRmw(0, 1),))))
+    x = by_rule(explain_report(program, run.certify(program)), "deadlock")
+    t = text(x)
+    assert "ready@(1,0) is 1, the wait needs >= 2 (1 short)" in t
+    assert "(1,0).writer's sem_rmw(ready, 1) at ops[0] ran 1 time" in t
+    assert "never came" not in t

@@ -100,3 +100,27 @@ def test_an_include_nested_past_the_depth_followed_is_refused(tmp_path: Path) ->
     files = {f"h{i}.hpp": f'#pragma once\n#include "h{i + 1}.hpp"\n' for i in range(9)}
     files["h9.hpp"] = "#define SKIP_BARRIER 1\n"
     _refused(_pipeline(tmp_path, _GUARDED, 2, files, ('#include "h0.hpp"',)), "#include nested too deep", "h7.hpp", 2)
+
+
+@pytest.mark.parametrize(("directive", "construct"), [('#include_next "op_config.hpp"', "#include_next"),
+                                                      ('#import "op_config.hpp"', "#import"),
+                                                      ("#inclde \"op_config.hpp\"", "unknown preprocessing directive")])
+def test_includes_of_other_forms_and_unknown_directives_are_refused(tmp_path: Path, directive: str,
+                                                                    construct: str) -> None:
+    """``#include_next`` and ``#import`` read a file as ``#include`` does (op_config.hpp defines SKIP_BARRIER, and GCC
+    keeps no barrier); a misspelt directive stops GCC ('invalid preprocessing directive'). All three were passed over
+    and the kernel read with its barrier."""
+    files = {"op_config.hpp": "#define SKIP_BARRIER 1\n"}
+    e = _refused(_pipeline(tmp_path, _GUARDED, 2, files, top=(directive,)), construct, "reader.cpp", 1)
+    assert e.loc.text == directive
+
+
+@pytest.mark.parametrize("directive", ["#pragma GCC unroll 4", "#warning check", '#ident "v1"', "#"])
+def test_directives_that_change_no_reading_are_passed_over(directive: str) -> None:
+    out = preprocess("\n".join(["a();", directive, "b();"]), host_macros({}), "k.cpp").text.split("\n")
+    assert out[2] == "b();"
+
+
+def test_an_unknown_directive_in_a_skipped_group_is_not_refused() -> None:
+    out = preprocess("\n".join(["#if 0", "#inclde x", "#endif", "b();"]), host_macros({}), "k.cpp").text.split("\n")
+    assert out[3] == "b();"

@@ -319,7 +319,28 @@ def test_the_refusal_says_where_the_address_is_and_where_the_model_puts_it(tmp_p
     body, construct, line = BAD_READERS["forgotten_advance"]
     e = _refused(_host(tmp_path, (*_READER, *body)), construct, "reader.cpp", line)
     # the inner loop of two reads is read iteration by iteration once its symbolic reading is refused: j = 1
-    assert "0 B past in's write pointer taken at line 10, but the model's transfer is at 2048 B past it" in e.detail
+    assert ("the address is 0 B past in's write pointer taken at line 10, but the model's transfer is at 2048 B past "
+            "it, after the 2048 B (1 tile) this engine's reads and stores already filled past it that no cb_push_back "
+            "has published (2048 B a tile)") in e.detail
+
+
+def test_a_read_longer_than_its_one_page_reservation_says_so(tmp_path: Path) -> None:
+    """``noc_async_read(a, get_write_ptr(0), 4096)`` into a one-page (2048 B) reservation, in a loop: the second
+    iteration's read is refused. It said only '0 B past in's write pointer ..., but the model's transfer is at 2048 B
+    past it', which does not say why: the first read's second tile, which no push published, is still there."""
+    body = ("    for (uint32_t i = 0; i < 2; ++i) {",
+            "        dfb.reserve_back(1);",
+            "        noc_async_read(get_noc_addr(i, s), get_write_ptr(0), 4096);",
+            "        noc_async_read_barrier();",
+            "        dfb.push_back(1);",
+            "    }")
+    e = _refused(_host(tmp_path, (*_READER, *body)), "read into L1 not at the buffer's next unfilled tile", "reader.cpp",
+                 10)
+    assert e.detail == ("noc_async_read(get_noc_addr(i, s), get_write_ptr(0), 4096): the address is 0 B past in's "
+                        "write pointer taken at line 10, but the model's transfer is at 2048 B past it, after the "
+                        "2048 B (1 tile) this engine's reads and stores already filled past it that no cb_push_back "
+                        "has published (2048 B a tile); this transfer alone is 2 tiles (4096 B), more than a 2048 B "
+                        "page of in")
 
 
 # ------------------------------------------------------------------ writes from the front

@@ -291,6 +291,27 @@ def test_a_local_semaphore_up_no_other_core_writes_is_proved(tmp_path: Path,
     assert _verdict(_semup_host(tmp_path, False, 2), capsys) == (1, {"deadlock"})
 
 
+@pytest.mark.parametrize("target", ["wormhole_b0", "blackhole"])
+def test_a_semaphore_in_a_compute_kernel_is_refused_at_its_line(tmp_path: Path, target: str) -> None:
+    """``Semaphore s(get_arg_val<uint32_t>(0)); s.up(1);`` in a compute kernel: a compile error (a compute semaphore
+    from a runtime id is a static_assert, api/semaphore.h:60-70), and a compute binding is the Tensix Sync Unit's
+    semaphore, not the L1 word (COMPUTE_ATOMIC, semaphore.h:25-27; Wormhole implements none, :40-42). The up was read
+    as the data-movement SemRmw of the L1 word and validate said 'program (0,0).compute ops[0] SemRmw: sem_rmw is a
+    data-movement op'."""
+    host = _semup_host(tmp_path, False, 1)
+    h = json.loads(host.read_text())
+    h["target"] = target
+    for k in h["kernels"]:
+        if k["name"] == "local_up":
+            k["processor"] = "compute"
+            del k["noc"]
+    host.write_text(json.dumps(h))
+    src = (tmp_path / "local_up.cpp").read_text()
+    (tmp_path / "local_up.cpp").write_text(src.replace("    noc_async_atomic_barrier();\n", ""))
+    e = _refused(host, "Semaphore in a compute kernel", "local_up.cpp", 4)
+    assert "api/semaphore.h" in e.detail
+
+
 # --- a '!=' loop whose bound is behind its start ------------------------------------------------------------------
 
 @pytest.mark.parametrize("loop", ["for (uint32_t i = 5; i != 2; i++) {", "for (uint32_t i = 2; i != 5; i--) {",

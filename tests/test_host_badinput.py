@@ -311,3 +311,24 @@ def test_semaphores_past_the_targets_name_the_host_field(tmp_path: Path, capsys:
     err = bad(["import", "ttmetal", str(path), "-o", str(tmp_path / "o.json")], capsys)
     assert err == (f"verispatial: error: {path}: semaphores[16]: core (0,0) holds 17 semaphores, past wormhole_b0's 16 "
                    "per core (NUM_SEMAPHORES)\n")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (("version: 1", "version: 2\nname_of_a_later_format: x"),
+     "version: this verispatial reads host descriptions of version 1, got 2"),
+    (("format: verispatial.ttmetal-host", "format: tt.host"),
+     "format: expected 'verispatial.ttmetal-host', got 'tt.host'"),
+])
+def test_a_host_of_another_format_or_version_says_so_first(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           edit: tuple[str, str], message: str) -> None:
+    """A host of a later version (its fields renamed) was told its first schema violation ('name' is a required
+    property, or an unexpected field): the version it names is what the reader does not take."""
+    p = host(tmp_path, edit)
+    assert bad(["certify", str(p), "-q"], capsys) == f"verispatial: error: {p}: {message}\n"
+
+
+def test_a_host_not_utf8_says_so_as_a_program_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "cannot read: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"."""
+    p = tmp_path / "h.yaml"
+    p.write_bytes(b"\xff\xfeformat: x\n")
+    assert bad(["certify", str(p), "-q"], capsys) == f"verispatial: error: {p}: (document): not UTF-8 text (a binary file?)\n"

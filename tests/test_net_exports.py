@@ -31,6 +31,7 @@ from verispatial.ir import (
     Push,
     Reserve,
     SemInc,
+    SemRmw,
     SemSet,
     SemWait,
     Wait,
@@ -272,6 +273,30 @@ def test_an_equality_wait_fires_on_its_value_only() -> None:
     net = net_of(q)
     assert {(pl.kind, pl.marking) for pl in net.places if pl.kind.startswith("word")} == {("word", 0),
                                                                                       ("word-complement", 2)}
+
+
+@pytest.mark.parametrize(("name", "dead"), [("local_up", False), ("broken/zo_local_up_lost_increment", True)])
+def test_a_read_modify_write_is_a_load_then_a_store(name: str, dead: bool) -> None:
+    # SemRmw is two transitions of its engine (docs/semantics.md "Non-atomic read-modify-write"): a load reading the
+    # word's value, then a store writing that value + by over whatever the word holds. A remote increment landing
+    # between them is lost in the net too, so the lost update's hang is a dead marking, as the explorer finds.
+    p = load_program(ROOT / "examples" / f"{name}.json")
+    assert (explore(p).verdict == "deadlock") == dead
+    assert _dead(p) == dead
+    net = net_of(p)
+    assert any(pl.kind == "pc" and "loaded" in pl.name for pl in net.places)
+
+
+def test_a_lost_update_by_a_read_modify_write_hangs_the_net() -> None:
+    # (0,0).writer ups the reader's word while the reader ups it too: both load 0 and store 1, so the wait for 2
+    # hangs in some runs (the explorer's sem-rmw-race deadlock); with the two ups ordered by a wait there is none.
+    racing = _program(reader=(SemRmw(0, 1), SemWait(0, WaitCond.GE, 2)), writer=(SemRmw(0, 1),))
+    ordered = _program(reader=(SemRmw(0, 1), SemWait(0, WaitCond.GE, 2)),
+                       writer=(SemWait(0, WaitCond.GE, 1), SemRmw(0, 1)))
+    for p, dead in ((racing, True), (ordered, False)):
+        p = attrs.evolve(p, semaphores=(Semaphore(0, "s", (Site(0, 0),)),))
+        assert (explore(p).verdict == "deadlock") == dead
+        assert _dead(p) == dead
 
 
 def test_a_trip_is_one_choice_for_every_loop_that_reads_it() -> None:

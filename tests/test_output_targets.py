@@ -206,3 +206,41 @@ def test_a_cycle_of_links_is_bad_input_not_a_hang(tmp_path: Path, capsys: pytest
     assert got.out == ""  # refused before any work
     assert got.err.startswith(f"verispatial: error: {tmp_path / 'a.sarif'}: cannot write: ")
     assert got.err.count("\n") == 1
+
+
+def _refuted(tmp_path: Path) -> Path:
+    p = tmp_path / "in" / "r.json"
+    p.parent.mkdir()
+    p.write_text((HERE.parent / "examples" / "broken" / "a_reserve_over_capacity.json").read_text(encoding="utf-8"),
+                 encoding="utf-8")
+    return p
+
+
+def test_explain_refuses_a_directory_holding_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``explain p.json -o DIR`` wrote its pictures into any existing directory, the program's own among them, mixed
+    with whatever was there. A directory holding a file explain did not write is refused before any work."""
+    p = _refuted(tmp_path)
+    before = sorted(os.listdir(p.parent))
+    assert main(["explain", str(p), "-o", str(p.parent), "-q", "--no-cache"]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""
+    assert got.err == (f"verispatial: error: {p.parent}: -o: holds files explain did not write (r.json): the pictures "
+                       "go into a new or empty directory, or one holding only r's pictures\n")
+    assert sorted(os.listdir(p.parent)) == before
+
+
+def test_explain_replaces_its_own_pictures_and_removes_stale_ones(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A second run into the same directory replaces the first run's pictures; one the new run does not draw (here
+    made up: refutation 7) would read as one of its own and is removed. The --html page in it is kept."""
+    p = _refuted(tmp_path)
+    out, page = tmp_path / "pics", tmp_path / "pics" / "r.html"
+    out.mkdir()
+    assert main(["explain", str(p), "-o", str(out), "--html", str(page), "-q", "--no-cache"]) == 1
+    first = sorted(os.listdir(out))
+    assert "r.html" in first
+    assert any(n.startswith("r.0.0.") and n.endswith(".dot") for n in first)
+    (out / "r.7.0.timeline.dot").write_text("stale", encoding="utf-8")
+    assert main(["explain", str(p), "-o", str(out), "--html", str(page), "-q", "--no-cache"]) == 1
+    assert sorted(os.listdir(out)) == first
+    capsys.readouterr()

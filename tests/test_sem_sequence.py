@@ -58,7 +58,7 @@ START, DONE = 0, 1
 def argmax(cond: WaitCond = WaitCond.GE, k: int = 3, *, barrier: bool = True, done: bool = True,
            reset: bool = True, thr: int = 1, coef: int = 1, wait_coef: int | None = None, flag_first: bool = False,
            flush: bool = False,
-           copy_reset: bool = True, target: Target = WORMHOLE) -> Program:
+           copy_reset: bool = True, target: Target = WORMHOLE, host_init: bool = True) -> Program:
     """argmax's start handshake on two cores (the reduce core (0,0) and a worker (1,0)): in iteration ``k`` the
     reduce core sets its start word to ``1 + coef*k`` (line 394), from the second iteration multicasts it to both
     cores (loopback, line 398) and waits for the write (406), and both wait for ``thr + coef*k`` (417); after the loop
@@ -81,8 +81,8 @@ def argmax(cond: WaitCond = WaitCond.GE, k: int = 3, *, barrier: bool = True, do
         red += [SemSet(START, 0), *((McastSetValid(START, 0, 2), WriteBarrier()) if copy_reset else ())]
     wrk = (Loop("k", k, (If("k", Guard.NOT_FIRST, (SemWait(START, cond, thr, kk),)),)), SemInc(DONE, A, 1),
            AtomicBarrier())
-    return Program("argmax", target, semaphores=(Semaphore(START, "start", (A, B), 0, host_init=True),
-                                                 Semaphore(DONE, "done", (A, B), 0, host_init=True)),
+    return Program("argmax", target, semaphores=(Semaphore(START, "start", (A, B), 0, host_init=host_init),
+                                                 Semaphore(DONE, "done", (A, B), 0, host_init=host_init)),
                    groups=(Group(0, A, (0, 0, 1, 0), loopback=True),),
                    programs=(EngineProgram(A, Engine.READER, tuple(red)), EngineProgram(B, Engine.READER, wrk)))
 
@@ -199,20 +199,32 @@ def test_a_flush_is_not_a_landing() -> None:
 
 
 @pytest.mark.parametrize(("kw", "finding"), [
-    ({"reset": False}, "balance-sem:sem0@(1,0)"),
-    ({"copy_reset": False}, "balance-sem:sem0@(1,0)"),
+    ({"reset": False, "host_init": False}, "balance-sem:sem0@(1,0)"),
+    ({"copy_reset": False, "host_init": False}, "balance-sem:sem0@(1,0)"),
     ({"done": False}, "deadlock:(0,0).reader+1"),
     ({"thr": 2}, "deadlock:(0,0).reader+1"),
     ({"coef": 2, "wait_coef": 1}, "deadlock:(0,0).reader+1"),
 ])
 def test_broken_forms_are_refuted(kw: dict[str, object], finding: str) -> None:
-    """No reset (or the reset not copied): the worker's word ends at the last value; the reset copied before the
+    """No reset (or the reset not copied) and no host write at launch: the worker's word ends at the last value; the reset copied before the
     worker's last wait (no ``done`` handshake): the worker hangs; a threshold one ahead of the sequence: a hang; waits
     that lag the sequence (``k + 1`` on ``2k + 1``) let the worker finish its loop one iteration early, and its
     ``done`` increment may land before the reduce core's last in-loop reset (line 392), which wipes it: a hang."""
     r, verdict = _check(argmax(**kw))  # type: ignore[arg-type]
     assert verdict != "ok"
     assert finding in {x.name for x in r.results if x.verdict is Verdict.REFUTED}
+
+
+@pytest.mark.parametrize("kw", [{"reset": False}, {"copy_reset": False}])
+def test_a_word_the_host_writes_at_launch_needs_no_reset(kw: dict[str, object]) -> None:
+    """The same forms on tt-metal semaphores (``host_init``): the host writes every word's initial value at each
+    launch (the kernel config buffer, firmware_common.h:149-152), so the value the last set leaves reaches nothing the
+    next launch does: balance is proved by that write, and nothing else the forms do is a finding."""
+    r, verdict = _check(argmax(**kw))  # type: ignore[arg-type]
+    assert verdict == "ok"
+    bal = {x.name: x for x in r.results}["balance-sem:sem0@(1,0)"]
+    assert (bal.verdict, bal.reason) == (Verdict.PROVED, "sem0@(1,0) is re-initialized by the host at launch (to 0)")
+    assert [x.name for x in r.results if x.verdict is Verdict.REFUTED] == []
 
 
 def argmax_two_rectangles(k: int = 2) -> Program:

@@ -57,6 +57,7 @@ from verispatial.ir import (
     Semaphore,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemRole,
     SemSet,
     SemWait,
@@ -260,7 +261,8 @@ def test_a_composed_programs_templated_form_is_the_one_its_expansion_gives(graph
 
 _DM_ONLY: list[Op] = [
     FillTiles(0, 1, drain=True), ReadTiles("X", Addr(0, ()), 1, 0), WriteTiles(0, "Y", Addr(0, ()), 1), RemoteRead(0, A, 1, 1),
-    McastSend(0, 1, 0, 1), McastSetValid(0, 0, 1), SemInc(0, A, 1), SemIncMcast(0, 0, 1), InlineWrite(0, A, 1),
+    McastSend(0, 1, 0, 1), McastSetValid(0, 0, 1), SemInc(0, A, 1), SemIncMcast(0, 0, 1), SemRmw(0, 1),
+    InlineWrite(0, A, 1),
     ReadBarrier(), WriteBarrier(), Flush(), CopyTiles(0, 1, 1), ScratchAccess(0),
 ]
 _COMPUTE_ONLY: list[Op] = [AcquireAcc(1, "bf16"), Compute("copy", 1), PackAcc(0, 1), ReleaseAcc()]

@@ -201,6 +201,76 @@ def test_an_rmw_only_its_own_engine_and_the_owners_reset_write_proves() -> None:
     assert (ex.violations, ex.deadlocks) == ((), ())
 
 
+def _secondary_hand_off(*extra: Op) -> Program:
+    """argmax's secondary hand-off as shipped (reader_argmax_interleaved_multicore.cpp:443, 449, 551, ``reduce_all``
+    false): the secondary ups the primary's word once per row, the primary waits ``wait_min(k + 1)`` in each row and
+    resets the word after the loop, with no final constant wait. ``extra``: the secondary's ops after its loop."""
+    return prog(ep(A, Engine.WRITER, Loop("k", 3, (SemRmw(0, 1),)), *extra),
+                ep(A, Engine.READER, Loop("k", 3, (SemWait(0, GE, 1, (Term("k", 1),)),)), SemSet(0, 0)),
+                sems=(sem(0, A),))
+
+
+def test_the_shipped_secondary_hand_off_proves() -> None:
+    """The reset after the loop carries what the loop's last wait saw (``semaphores._last_pass``: >= 3, every up
+    issued), so nothing can land between that wait and the reset: every obligation proved, the explorer agrees."""
+    from verispatial.certify.reach import analyse
+
+    p = _secondary_hand_off()
+    w = analyse(p).words[(0, A)]
+    assert (w.kind, [lf.path for lf in w.consuming], w.consumes) == ("reset", [(1,)], (3,))
+    ex = explore(p)
+    assert ex.complete
+    assert (ex.violations, ex.deadlocks) == ((), ())
+    assert [n for n, r in _verdicts(p).items() if r.verdict.value != "proved"] == []
+
+
+def test_an_up_after_the_last_growing_wait_is_never_proved() -> None:
+    """The near-miss: one more up after the secondary's loop may load before the reset and store after it (the reset
+    is lost: ``sem-rmw-race``), or store before it (``sem-set-race``), or after it (the word ends at 1:
+    ``balance-sem``). The checker refutes the reset (more ups issued than the last wait saw) and the balance."""
+    p = _secondary_hand_off(SemRmw(0, 1))
+    ex = explore(p)
+    assert ex.complete
+    assert {f.violation.rule for f in ex.violations} >= {R.SEM_RMW_RACE, R.SEM_SET_RACE}
+    v = _verdicts(p)
+    assert v["sem-set-race:sem0@(0,0)"].verdict.value == "refuted"
+    assert v["balance-sem:sem0@(0,0)"].verdict.value == "refuted"
+    assert v["deadlock:(0,0).reader+1"].verdict.value == "failed-to-prove"
+
+
+@pytest.mark.parametrize("late", [
+    (SemInc(0, A, 1), AtomicBarrier()),  # another site's increment, issued at any time
+    (Loop("j", 1, (SemRmw(0, 1),)),),  # a fourth up of the secondary
+])
+def test_a_write_beyond_what_the_last_growing_wait_saw_is_refuted(late: tuple[Op, ...]) -> None:
+    """The last wait returns at >= 3 while four increments are issued: one may land after it and the reset wipes it
+    (or the up's store lands after the reset). Never proved; the reset's ``sem-set-race`` is refuted."""
+    if isinstance(late[0], SemInc):
+        p = prog(*_secondary_hand_off().programs, ep(B, Engine.READER, *late), sems=(sem(0, A),))
+    else:
+        p = _secondary_hand_off(*late)
+    assert explore(p).violations
+    v = _verdicts(p)
+    assert v["sem-set-race:sem0@(0,0)"].verdict.value == "refuted"
+    assert not any(r.verdict.value == "proved" for n, r in v.items() if n.startswith(("sem-", "deadlock")))
+
+
+def test_an_increment_after_the_consuming_reset_leaves_the_word_unbalanced() -> None:
+    """The owner signals (1,0) after its reset, and (1,0) then increments the word: no update is lost (the reset
+    saw every up), but the word ends at 1. ``balance-sem`` is refuted: the word gets no past state after such a reset
+    (``reach._add_history``), which would have let everything acknowledged by the end count as seen by it."""
+    p = prog(ep(A, Engine.WRITER, Loop("k", 3, (SemRmw(0, 1),))),
+             ep(A, Engine.READER, Loop("k", 3, (SemWait(0, GE, 1, (Term("k", 1),)),)), SemSet(0, 0), SemInc(1, B, 1),
+                AtomicBarrier()),
+             ep(B, Engine.READER, SemWait(1, GE, 1), SemSet(1, 0), SemInc(0, A, 1), AtomicBarrier()),
+             sems=(sem(0, A), sem(1, B)))
+    assert R.BALANCE_SEM in {f.violation.rule for f in explore(p).violations}
+    v = _verdicts(p)
+    assert v["balance-sem:sem0@(0,0)"].verdict.value == "refuted"
+    # The remote increment may still be in flight when the ups run, which the counter model does not say.
+    assert v["sem-rmw-race:sem0@(0,0)"].verdict.value == "failed-to-prove"
+
+
 def test_an_rmw_a_remote_write_may_overlap_in_flight_is_not_proved() -> None:
     """(1,0)'s increment is issued only after (0,0)'s up (a handshake orders it): no run loses it, but the counter
     model does not say when an increment in flight lands, so ``sem-rmw-race`` is failed-to-prove (never proved) and

@@ -51,8 +51,9 @@ def find_handshakes(p: Program, views: dict[str, EngineView], words: dict[tuple[
     """Every handshake of the recognised shape; each word proved exact by the lemma is named in the result."""
     out: list[Handshake] = []
     for rw in words.values():
-        if rw.kind != "reset" or rw.owner is None or len(rw.waits) != 1 or len(rw.sets) != 1 or rw.fresh:
-            continue  # the lemma's reset follows its wait (a reset before any wait consumes nothing)
+        if (rw.kind != "reset" or rw.owner is None or len(rw.waits) != 1 or len(rw.sets) != 1 or rw.fresh
+                or any(not isinstance(c.op, SemWait) for c in rw.consuming)):
+            continue  # the lemma's reset follows the wait that consumes (a reset before any wait consumes nothing)
         sender = views[rw.owner]
         wait, reset = rw.waits[0], rw.sets[0]
         valids = [lf for lf in sender.leaves if isinstance(lf.op, McastSetValid)

@@ -153,7 +153,10 @@ class StateQuery:
         engines that had not yet moved on."""
         counted = [lf for v in self.a.views.values() if v.key in self.engines for lf in v.leaves
                    if isinstance(lf.op, (Push, Pop, *INCREMENTS, SemSet, SemWait, McastSetValid))]
-        for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines):
+        # A reset that consumes (``semaphores._last_pass``) has no wait to anchor at: its word gets no past state
+        # (its checks ask no past: ``encoding._unseen`` then compares the totals alone).
+        for n, w in enumerate(x for x in self.a.words.values() if x.kind == "reset" and x.owner in self.engines
+                              and not any(isinstance(c.op, SemSet) for c in x.consuming)):
             past = Encoder(self.q, self.a.program, self.a.views, prefix=f"past{n}.", trip_vars=self.enc.trip_vars)
             pcm = CounterModel(past, self.a.program, self.a.views, self.a.words)
             self._encoders.append(past)

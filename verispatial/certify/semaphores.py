@@ -21,6 +21,9 @@ Protocols:
   by 2 past ``ge 1`` consumes 2), which is what it saw once the obligation holds. Other waits consume nothing.
   value = init + increments issued - consumed. Obligation: when the reset runs, exactly the consumed increments have
   been issued (no lost update). A word nothing increments may be reset anywhere (to ``init``: it never leaves it).
+  A top-level reset that is the owner's only one, after a loop of growing waits whose loops have constant counts
+  (argmax's secondary hand-off as shipped, ``reader_argmax_interleaved_multicore.cpp:449, 551``), carries what the
+  loop's last pass consumes (``_last_pass``); the passes consume nothing.
   A reset with no op of the owner on the word before it in the text, or right after another reset (``fresh``:
   argmax's ``done_sem.set(0)`` at the top of its loop, ``reader_argmax_interleaved_multicore.cpp:392``), consumes
   nothing: its obligation is that no increment beyond those consumed has been issued when it runs.
@@ -218,7 +221,9 @@ class Word:
     flags: tuple[Leaf, ...] = ()  # McastSetValid leaves (of senders) that write this word
     sets: tuple[Leaf, ...] = ()
     waits: tuple[Leaf, ...] = ()
-    consuming: tuple[Leaf, ...] = ()  # reset: the waits right before a reset
+    #: reset: the waits right before a reset, and a reset after a loop of growing waits (``_last_pass``: it carries
+    #: what that loop's last pass consumes; a SemSet leaf)
+    consuming: tuple[Leaf, ...] = ()
     consumes: tuple[int, ...] = ()  # reset: what one pass of each ``consuming`` wait consumes (``consumption``)
     owner: str | None = None  # the one engine at the site that sets/waits it
     value: int | None = None  # flag: V (the value a flag writes); source: V
@@ -750,6 +755,20 @@ def _final_threshold(lf: Leaf) -> int | None:
     return op.value + sum(t.coef * last[t.var] for t in op.terms)
 
 
+def _last_pass(wait: Leaf, reset: Leaf, mine: list[Leaf]) -> SemWait | None:
+    """The last pass of ``wait``, a wait whose threshold grows with its loops' indices, as a constant-threshold wait,
+    when ``reset`` is the owner's one reset of the word, at top level, right after it in the owner's ops on the word,
+    and the wait runs whenever its loops finish (``_final_threshold``); else None. Then nothing can land between that
+    pass and the reset once no more increments were issued than the pass saw (``sem-set-race`` at the reset)."""
+    op = wait.op
+    if not isinstance(op, SemWait) or not op.terms or reset.containers or not wait.containers:
+        return None
+    if [lf for lf in mine if isinstance(lf.op, SemSet)] != [reset]:
+        return None
+    top = _final_threshold(wait)
+    return None if top is None else SemWait(op.sem, op.cond, top)
+
+
 def _epoch_destination(p: Program, key: tuple[int, Site], e: Epochs, sources: dict[tuple[int, Site], int | str],
                        base: dict[str, object], inline: tuple[Leaf, ...]) -> Word:
     """A word the flags of restarting sequence ``e`` land on: an ``epochs`` word (``Epochs``) when nothing else
@@ -968,6 +987,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         mine = [lf for lf in local if lf.engine == owner]  # the owner's sets and waits, in program order
         consuming: list[Leaf] = []
         fresh: list[Leaf] = []
+        final: list[SemWait] = []  # per reset after a loop of growing waits: that wait's last pass, as a constant
         for k, lf in enumerate(mine):
             if not isinstance(lf.op, SemSet):
                 continue
@@ -981,6 +1001,15 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
                 # multicore.cpp:392, before any increment): it consumes nothing, so it must find nothing due.
                 fresh.append(lf)
                 continue
+            last = _last_pass(prev, lf, mine)
+            if last is not None:
+                # A reset after a loop of growing waits (argmax's secondary hand-off as shipped: wait_min(k + 1) per
+                # row, reset after the loop, reader_argmax_interleaved_multicore.cpp:449, 551): only the loop's last
+                # pass consumes, what it saw; the reset carries that charge, so each pass of the wait consumes
+                # nothing and the word's count drops when the reset runs.
+                consuming.append(lf)
+                final.append(last)
+                continue
             if not isinstance(prev.op, SemWait) or prev.containers != lf.containers:
                 return unsupported(f"{lf.engine} sets it at {list(lf.path)} without a wait on it before, in the "
                                    "same body")
@@ -989,7 +1018,9 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
                                    "loop index (what the wait consumed is not a constant)")
             consuming.append(prev)
         bys = frozenset(lf.op.by for lf in incs if isinstance(lf.op, INCREMENTS) and lf.op.by > 0)
-        consumes = tuple(consumption(lf.op, init, bys) for lf in consuming if isinstance(lf.op, SemWait))
+        passes = iter(final)
+        consumes = tuple(consumption(lf.op if isinstance(lf.op, SemWait) else next(passes), init, bys)
+                         for lf in consuming)
         return Word(kind="reset", owner=owner, consuming=tuple(consuming), consumes=consumes, fresh=tuple(fresh),
                     **base)  # type: ignore[arg-type]
     grown = [lf for lf in waits if isinstance(lf.op, SemWait) and lf.op.terms]

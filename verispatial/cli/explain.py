@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +37,7 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     name = Path(program_path).name
     stem = Path(name).stem if name.endswith((".py", ".yaml", ".yml")) else name.removesuffix(".json").removesuffix(
         ".program")
-    pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"))
+    pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"), stem, html_out)
     store = open_proof_store(cache_dir, no_cache)
     from verispatial.cli.imports import certified_path, ttlang_loader
     from verispatial.driver.files import certify_file
@@ -95,15 +97,36 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     return fr.report.exit_code
 
 
-def _pictures_dir(pictures_dir: Path) -> Path:
-    """``pictures_dir``, checked before any work: ``BadInput`` when it is a file or its parent does not exist."""
+def _own_picture(stem: str) -> re.Pattern[str]:
+    """The names ``_write_pictures`` gives the pictures of a program of stem ``stem``: ``STEM.I.J.KIND.dot|svg``."""
+    return re.compile(rf"{re.escape(stem)}\.[0-9]+\.[0-9]+\.[a-z][a-z-]*\.(dot|svg)")
+
+
+def _pictures_dir(pictures_dir: Path, stem: str, html_out: str | None) -> Path:
+    """``pictures_dir``, checked before any work: ``BadInput`` when it is a file, its parent does not exist, or it
+    holds any file but this program's pictures of an earlier run (and the ``--html`` page ``html_out``). Those are
+    replaced (``_write_pictures``); anything else there (the inputs' own directory, another program's pictures) is
+    refused rather than mixed with."""
     check_output_dir(str(pictures_dir), "the pictures")
+    if pictures_dir.is_dir():
+        own = _own_picture(stem)
+        try:
+            page = Path(html_out).resolve() if html_out is not None else None
+            others = sorted(e.name for e in os.scandir(pictures_dir)
+                            if not (e.is_file() and (own.fullmatch(e.name) or Path(e.path).resolve() == page)))
+        except OSError as e:
+            raise BadInput(str(pictures_dir), "", f"cannot read: {e.strerror or e}") from None
+        if others:
+            more = f", +{len(others) - 1} more" if len(others) > 1 else ""
+            raise BadInput(str(pictures_dir), "-o", f"holds files explain did not write ({others[0]}{more}): the "
+                           f"pictures go into a new or empty directory, or one holding only {stem}'s pictures")
     return pictures_dir
 
 
 def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> dict[int, list[str]]:
     """Write each explanation's pictures as ``STEM.I.J.KIND.dot`` and ``.svg`` into ``pictures_dir`` (made when
-    there is an explanation); per explanation, the files written (or why there is no SVG)."""
+    there is an explanation), removing this program's pictures of an earlier run that this one does not write (a
+    stale picture would read as one of this run's); per explanation, the files written (or why there is no SVG)."""
     files: dict[int, list[str]] = {}
     if drawn:  # one row per explanation
         try:
@@ -120,13 +143,19 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
                 files[i].append(f"{base}.svg")
             else:
                 files[i].append(f"(no SVG: {d.error})")
+    if pictures_dir.is_dir():
+        own, written = _own_picture(stem), {Path(f).name for fs in files.values() for f in fs}
+        for entry in os.scandir(pictures_dir):
+            if own.fullmatch(entry.name) and entry.name not in written:
+                Path(entry.path).unlink(missing_ok=True)
     return files
 
 
 @click.command("explain")
 @click.argument("program", metavar="PROGRAM.json|FILE.py|HOST.yaml")
 @click.option("-o", "--out", "out_dir", metavar="DIR",
-              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain).")
+              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain): new, empty, or holding only "
+                   "NAME's pictures of an earlier run, which are replaced.")
 @click.option("--html", "html_out", metavar="OUT.html", help="Also write one self-contained HTML report page.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanations as JSON only.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,

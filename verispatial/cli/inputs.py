@@ -75,12 +75,12 @@ def _loading(path: str, load: Callable[[str], _Doc]) -> _Doc:
 
 def load_json_object(path: str, what: str) -> dict[str, Any]:
     """Read ``path`` as a JSON object (``what`` names it in messages, e.g. "certificate"); ``BadInput`` if it is
-    missing, a directory, empty, not UTF-8, not JSON or not an object."""
+    missing, not a regular file, empty, not UTF-8, not JSON or not an object."""
+    from verispatial.regular_file import not_regular
+
     p = Path(path)
-    if not p.exists():
-        raise BadInput(path, "", "no such file")
-    if p.is_dir():
-        raise BadInput(path, "", f"is a directory, expected a {what} JSON file")
+    if (why := not_regular(p, f"a {what} JSON file")) is not None:
+        raise BadInput(path, "", why)
     from verispatial.ir.limits import DOCUMENT_MAX_BYTES
     from verispatial.ir.serialize import json_kind, parse_json
 

@@ -22,6 +22,7 @@ from verispatial.driver.store import ProofStore, file_key, get_report, program_k
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES
 from verispatial.ir.program import Program
 from verispatial.ir.templated import TemplatedProgram
+from verispatial.regular_file import not_regular
 
 Say = Callable[[str], None]
 
@@ -58,8 +59,9 @@ def certify_file(program_path: str | Path, load_program: Callable[[str], Program
     fkey = ""
     if store is not None:
         try:
-            too_big = any(Path(x).stat().st_size > DOCUMENT_MAX_BYTES for x in (program_path, certificate_path)
-                          if x is not None)
+            # a FIFO would block the read, /dev/zero never end it: the loader refuses both
+            too_big = any(not_regular(x) is not None or Path(x).stat().st_size > DOCUMENT_MAX_BYTES
+                          for x in (program_path, certificate_path) if x is not None)
             pbytes = b"" if too_big else Path(program_path).read_bytes()  # the loader refuses it
             cbytes = Path(certificate_path).read_bytes() if certificate_path is not None and not too_big else None
         except OSError:

@@ -131,8 +131,11 @@ def parse_manifest(doc: Any, where: str = "manifest.json") -> Manifest:
 def load_manifest(path: str | Path) -> Manifest:
     """Read and check the manifest at ``path``; ``ParseError`` naming the file and the field."""
     from verispatial.ir.serialize import parse_json
+    from verispatial.regular_file import not_regular
 
     p = Path(path)
+    if (why := not_regular(p, "a manifest")) is not None:
+        raise ParseError(str(p), why)
     try:
         data = p.read_bytes()
     except OSError as e:
@@ -161,6 +164,10 @@ _PEEK_BYTES = 4096
 def _says_program(p: Path) -> bool:
     """Whether ``p`` looks like a program document: ``"format": "verispatial.program"`` in its first bytes. Such a
     file without a certificate beside it is in the corpus (and fails as ``no-certificate``), never skipped."""
+    from verispatial.regular_file import not_regular
+
+    if not_regular(p) is not None:  # a FIFO would block the peek
+        return False
     try:
         with p.open("rb") as f:
             head = f.read(_PEEK_BYTES)

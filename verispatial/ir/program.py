@@ -393,17 +393,11 @@ class Program:
         return attrs.evolve(self, programs=tuple(
             attrs.evolve(ep, ops=tuple(fix(ep, t, o) for t, o in enumerate(ep.ops))) for ep in self.programs))
 
-    def rearmed_words(self) -> frozenset[tuple[int, Site]]:
-        """Semaphore words exempt from end balance: no SemInc (or SemRmw: an increment) ever targets the word, at least one engine program
-        of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
-        value it ends with, the next run sets it before use). Shared by the interpreter and the checker.
-
-        A word of a section whose phase is followed by a phase with a semaphore word on the same site gets no
-        exemption: that later phase may take its hardware slot (validate counts slots per site and phase) and would
-        start from whatever value it was left at, so it must end at its initial value (docs/checker.md, "Semaphore
-        slots")."""
-        from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
-
+    def slot_reused_words(self) -> frozenset[tuple[int, Site]]:
+        """Words of a section semaphore whose site has a section semaphore's word in a later phase: that phase may
+        take the word's hardware slot (``validate`` counts slots per site and phase) and would start from the value
+        it was left at, with no host write in between, so no end-balance exemption applies to them (docs/checker.md,
+        "Semaphore slots")."""
         phases = self.phase_of_section()
 
         def phase(sem: Semaphore) -> int | None:
@@ -416,6 +410,21 @@ class Program:
             if ph is not None:
                 for site in sem.sites:
                     latest[site] = max(latest.get(site, ph), ph)
+        return frozenset((sem.id, site) for sem in self.semaphores if (ph := phase(sem)) is not None
+                         for site in sem.sites if latest.get(site, ph) > ph)
+
+    def rearmed_words(self) -> frozenset[tuple[int, Site]]:
+        """Semaphore words exempt from end balance: no SemInc (or SemRmw: an increment) ever targets the word, at least one engine program
+        of its site uses the semaphore, and the first op on it of every such program is a SemSet (so whatever
+        value it ends with, the next run sets it before use). Shared by the interpreter and the checker.
+
+        A word of a section whose phase is followed by a phase with a semaphore word on the same site gets no
+        exemption: that later phase may take its hardware slot (validate counts slots per site and phase) and would
+        start from whatever value it was left at, so it must end at its initial value (docs/checker.md, "Semaphore
+        slots")."""
+        from verispatial.ir.ops import McastSetValid, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
+
+        slot_reused = self.slot_reused_words()
 
         # One walk: the words some increment targets, and per (semaphore, site) whether each engine program there
         # that uses the semaphore starts with a SemSet on it.
@@ -436,11 +445,8 @@ class Program:
         out: set[tuple[int, Site]] = set()
         for sem in self.semaphores:
             for site in sem.sites:
-                if (sem.id, site) in incs:
+                if (sem.id, site) in incs or (sem.id, site) in slot_reused:
                     continue
-                ph = phase(sem)
-                if ph is not None and latest.get(site, ph) > ph:
-                    continue  # a later phase may reuse its slot
                 used = starts_with_set.get((sem.id, site), [])
                 if used and all(used):
                     out.add((sem.id, site))
@@ -457,25 +463,21 @@ class Program:
         return {phases[k] for k in range(max(r.first_section, 0), min(r.last_section, len(phases) - 1) + 1)}
 
     def host_initialized_words(self) -> frozenset[tuple[int, Site]]:
-        """Words of ``host_init`` semaphores that only count up (``SemInc``, ``SemRmw``) — no ``SemSet`` at the word's site and no flag
-        multicast (``McastSetValid``) landing on it names the semaphore — so the host's write of ``init`` at the next
-        launch is all that brings them back (docs/checker.md). Exempt from end balance; shared by the interpreter and
-        the checker. A host_init word a kernel sets is not in it and must balance as any other."""
-        from verispatial.ir.ops import InlineWrite, McastSetValid, SemSet
-
+        """Words of ``host_init`` semaphores, whatever lands on them: the host writes ``init`` into each at every
+        launch, so the value a run leaves there reaches nothing the next launch does. Exempt from end balance;
+        shared by the interpreter and the checker. tt-metal keeps a program's semaphores in the kernel config buffer
+        that dispatch writes for every launch: the firmware takes their base from the launch message
+        (``sem_l1_base = kernel_config_base + sem_offset``, ``tt_metal/hw/inc/internal/firmware_common.h:149-152``;
+        ``get_semaphore``, ``api/dataflow/dataflow_api.h:1689-1691``), and dispatch writes every ``CreateSemaphore``
+        initial value there (``tt_metal/impl/program/dispatch.cpp``, ``SemphoreCommandGenerator``). A write still in
+        flight at a kernel's end could land after the host's write: that is ``async-pending-at-end``'s, not balance's.
+        A word whose slot a later phase may take (``slot_reused_words``) is not in it: no host write comes between
+        the phases."""
         host = [s for s in self.semaphores if s.host_init]
         if not host:
             return frozenset()
-        written: set[tuple[int, Site]] = set()
-        for ep in self.programs:
-            for op in walk(ep.ops):
-                if isinstance(op, SemSet):
-                    written.add((op.sem, ep.site))
-                elif isinstance(op, InlineWrite):
-                    written.add((op.sem, op.at))
-                elif isinstance(op, McastSetValid) and 0 <= op.group < len(self.groups):
-                    written.update((op.sem, d) for d in self.groups[op.group].destinations())
-        return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in written)
+        reused = self.slot_reused_words()
+        return frozenset((s.id, site) for s in host for site in s.sites if (s.id, site) not in reused)
 
     def remote_buffer(self, buf: int, at: Site) -> int | None:
         """The buffer a ``RemoteRead`` of ``buf`` at site ``at`` reads: the one with ``buf``'s cb index on ``at`` in

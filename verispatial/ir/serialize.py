@@ -880,13 +880,13 @@ def _parse_general(text: str | bytes) -> Any:
 
 
 def read_document(path: str | Path, expected: str) -> bytes:
-    """The bytes of the file at ``path``; ``ParseError`` (field: the path) when it is missing, a directory or
-    empty. ``expected`` names what it should be, e.g. ``"a program.json file"``."""
+    """The bytes of the file at ``path``; ``ParseError`` (field: the path) when it is missing, not a regular file
+    (a directory, a FIFO, a device) or empty. ``expected`` names what it should be, e.g. ``"a program.json file"``."""
+    from verispatial.regular_file import not_regular
+
     p = Path(path)
-    if not p.exists():
-        raise ParseError(str(path), "no such file")
-    if p.is_dir():
-        raise ParseError(str(path), f"is a directory, expected {expected}")
+    if (why := not_regular(p, expected)) is not None:  # a FIFO would block the read, /dev/zero never end it
+        raise ParseError(str(path), why)
     size = p.stat().st_size
     if size > DOCUMENT_MAX_BYTES:
         raise ParseError(str(path), f"{size} bytes: larger than the {DOCUMENT_MAX_BYTES // 2**20} MiB a document may "

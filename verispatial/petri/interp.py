@@ -418,7 +418,7 @@ class Interp:
         for e, ep in enumerate(self.engines):
             self.site_mask[ep.site] = self.site_mask.get(ep.site, 0) | (1 << e)
         self.rearmed = frozenset(self.word_id[k] for k in program.rearmed_words())
-        #: Monotone words of host_init semaphores: the host writes their initial value at the next launch.
+        #: Words of host_init semaphores: the host writes their initial value at the next launch.
         self.host_words = frozenset(self.word_id[k] for k in program.host_initialized_words())
         #: Mailbox words (only one-word remote writes write them, no op reads them): exempt from end balance.
         self.mailboxes = frozenset(self.word_id[k] for k in program.mailbox_words())
@@ -710,6 +710,12 @@ class Interp:
             for e in range(self.n)
             if s.pcs[e] is not None and not self.can_step(s, e)
         )
+
+    def completes(self, s: State, e: int) -> bool:
+        """Whether engine ``e``'s step in ``s`` finishes the op it is at: every step does but a ``SemRmw``'s load,
+        which holds the engine at the op for its store (so a run counts the op once, not per step)."""
+        pc = s.pcs[e]
+        return pc is None or not isinstance(self._ops[e][pc[0]], SemRmw) or s.rmw[e] is not None
 
     def describe(self, s: State, t: Transition) -> str:
         """``t`` as text, as it would fire in ``s``."""
@@ -1076,8 +1082,9 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
     def step(e: int) -> None:
         pc = s.pcs[e]
         assert pc is not None
-        k = (it.keys[e], pc[0])
-        executed[k] = executed.get(k, 0) + 1
+        if it.completes(s, e):
+            k = (it.keys[e], pc[0])
+            executed[k] = executed.get(k, 0) + 1
         if record:
             trace.append(TraceStep("step", it.keys[e], it.describe(s, Transition("step", e)), pc[0],
                                    it.pos(e, pc).iteration))
@@ -1155,7 +1162,7 @@ def _unreached(it: Interp, s: State, targets: dict[int, Position] | None) -> tup
 
 def next_launch_words(program: Program, sems: dict[tuple[int, Site], int]) -> dict[tuple[int, Site], int]:
     """The semaphore words a next launch of ``program`` starts from, after a run that ended with ``sems`` (a
-    ``SimResult.sems``): every word as the run left it, except the monotone words of ``host_init`` semaphores
+    ``SimResult.sems``): every word as the run left it, except the words of ``host_init`` semaphores
     (``Program.host_initialized_words``), which the host writes back to their ``init`` at launch (tt-metal writes
     every semaphore's initial value at each launch; docs/checker.md)."""
     host = program.host_initialized_words()
@@ -1246,7 +1253,7 @@ def replay(
     executed: dict[tuple[str, tuple[int, ...]], int] = {}
     for t in transitions:
         out: list[Violation] = []
-        pc = s.pcs[t.engine] if t.kind == "step" else None
+        pc = s.pcs[t.engine] if t.kind == "step" and it.completes(s, t.engine) else None
         try:
             it.apply(s, t, out)
         except ValueError as err:

@@ -22,7 +22,10 @@ next. What the transitions touch besides:
   wait reads ``v`` from the word, an ``eq v`` wait also ``bound - v`` from the complement (so it fires on exactly
   ``v``). A SemSet is one transition per value the word may hold (each reads that value exactly and writes the
   new one: a value affine in loop indices is that occurrence's, the net being unrolled; the bound takes each
-  term at the end of its index range).
+  term at the end of its index range). A ``SemRmw`` (the non-atomic read-modify-write of the own word) is its
+  engine's two steps: a load per value the word may hold, into a control point ``loaded v`` holding the engine, and
+  a store per value the word holds then, writing ``v + by`` (a write landing between them is lost, as on the
+  hardware).
 - **Asynchronous NoC ops** issue into an **in-flight place** of their occurrence and land by a transition of
   their own (an increment lands its ``by`` on the word; a multicast first leaves its source, then lands at every
   destination; ``McastSetValid`` reads the source word when it leaves and writes the value at each destination).
@@ -79,6 +82,7 @@ from verispatial.ir.ops import (
     ScratchAccess,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     TripCount,
@@ -370,6 +374,8 @@ class _Builder:
                     base[k] = max(base[k], hi)
                 elif isinstance(op, SemInc):
                     incs[(op.sem, op.at)] += n * op.by
+                elif isinstance(op, SemRmw):
+                    incs[(op.sem, ep.site)] += n * op.by
                 elif isinstance(op, SemIncMcast):
                     for d in p.groups[op.group].destinations():
                         incs[(op.sem, d)] += n * op.by
@@ -625,6 +631,37 @@ class _Builder:
             self._give(lt, self.idle["atomics"], 1)
             self._trans(lt)
 
+    def _sem_rmw(self, o: _Occurrence) -> None:
+        """A non-atomic read-modify-write (docs/semantics.md "Non-atomic read-modify-write") is its engine's two
+        steps: a load, one transition per value ``old`` the word may hold (reading it exactly) into the control point
+        ``loaded old`` that holds the engine, then a store, one transition per value the word holds by then (taken
+        exactly) writing ``old + by``. A write landing between them is lost, as in the interpreter. ``old + by`` past
+        the word's bound is never stored: a value is a base plus increments each counted at most once (a store
+        counts its own after those it loaded), and the bound is the largest base plus every increment."""
+        op = o.op
+        assert isinstance(op, SemRmw)
+        word, comp = self.word[(op.sem, self.site)]
+        bound = self.bound[(op.sem, self.site)]
+        for old in range(bound + 1 - op.by):
+            held = self._place(f"{o.text} loaded {old}", "pc", 0, self.key, o.path, o.iters)
+            load = _T(f"{o.text} loads {old}", "step", self.key, o.path, o.iters, pc_in=o.cur, pc_out=held)
+            self._take(load, o.cur, 1)
+            self._give(load, held, 1)
+            self._read(load, word, old)
+            self._read(load, comp, bound - old)
+            self._trans(load)
+            new = old + op.by
+            for cur in range(bound + 1):
+                store = _T(f"{o.text} stores {old} + {op.by} over {cur}", "step", self.key, o.path, o.iters,
+                           pc_in=held, pc_out=o.nxt)
+                self._take(store, held, 1)
+                self._give(store, o.nxt, 1)
+                self._take(store, word, cur)
+                self._take(store, comp, bound - cur)
+                self._give(store, word, new)
+                self._give(store, comp, bound - new)
+                self._trans(store)
+
     def _read_or_write(self, o: _Occurrence) -> None:
         kind = "reads" if isinstance(o.op, (ReadTiles, RemoteRead)) else "writes"
         t = self._step(o)
@@ -859,6 +896,7 @@ class _Builder:
 _LEAVES: dict[type, Callable[[_Builder, _Occurrence], None]] = {
     Reserve: _Builder._reserve, Push: _Builder._push, Wait: _Builder._wait, Pop: _Builder._pop,
     SemWait: _Builder._sem_wait, SemSet: _Builder._sem_set, SemInc: _Builder._sem_inc, SemIncMcast: _Builder._sem_inc,
+    SemRmw: _Builder._sem_rmw,
     ReadTiles: _Builder._read_or_write, WriteTiles: _Builder._read_or_write, InlineWrite: _Builder._inline_write,
     RemoteRead: _Builder._read_or_write,
     McastSend: _Builder._multicast, McastSetValid: _Builder._multicast,

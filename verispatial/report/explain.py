@@ -43,6 +43,7 @@ from verispatial.ir import rules as R
 from verispatial.ir.core import Site, WaitCond
 from verispatial.ir.ops import (
     CONTAINERS,
+    INCREMENTS,
     McastSetValid,
     Op,
     Pop,
@@ -409,17 +410,20 @@ def _missing_increments(program: Program, index: Index, sem: int, site: Site, ru
     increments of the word (the same protocol with the increment dropped). When no engine is such, and no
     increment can still come (every one is ``waiter``'s own or its engine finished), the engines of an
     incrementing engine's kind that never write the word — when they are no more than the ``short`` increments
-    missing, each of them one."""
+    missing, each of them one. Before those, the updates ``run`` lost: a ``SemRmw`` of the word whose store wrote
+    over a write landed since its load (``sem-rmw-race``) is an increment that ran and never counted. An engine's
+    ``SemRmw`` writes its own site's word, so no engine of another site can be the one whose up never came: the
+    shapes compare the other increments."""
     writes = index.writes.get((sem, site), ())
     writers = {r.engine for r in writes}
+    word = _sem_name(program, sem, site)
+    out = _lost_updates(program, index, sem, site, run)
     incs: dict[str, list[OpRef]] = {}
     for r in writes:
         if isinstance(r.op, SemInc):
             incs.setdefault(r.engine, []).append(r)
     programs = {ep.key: ep for ep in program.programs}
     shapes = {e: _shape(programs[e].ops, frozenset(r.path for r in refs)) for e, refs in incs.items()}
-    word = _sem_name(program, sem, site)
-    out: list[tuple[str, str]] = []
     for ep in program.programs:
         if ep.key in writers or not ep.ops:
             continue
@@ -444,12 +448,33 @@ def _missing_increments(program: Program, index: Index, sem: int, site: Site, ru
     return out
 
 
+def _lost_updates(program: Program, index: Index, sem: int, site: Site,
+                  run: SimResult | None) -> list[tuple[str, str]]:
+    """Per ``sem-rmw-race`` of ``run`` at a ``SemRmw`` of the word (``sem``, ``site``): (the RMW's engine, the line
+    saying the write it stored over is the increment that never came)."""
+    if run is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for v in run.violations:
+        pos = v.position
+        if v.rule != R.SEM_RMW_RACE or pos.path is None or index.site_of[pos.engine] != site:
+            continue
+        op = index.op(pos.engine, pos.path)
+        if not isinstance(op, SemRmw) or op.sem != sem:
+            continue
+        at = " ".join(x for x in (_at(program, pos.engine, pos.path), iteration_text(pos.iteration)) if x)
+        out.append((pos.engine, f"the increment that never came: a write landed on {_sem_name(program, sem, site)} "
+                                f"between the load and the store of {pos.engine}'s {_op_text(program, op)} at {at}, "
+                                f"which stored over it (lost update: {R.SEM_RMW_RACE})"))
+    return out
+
+
 def _missing_flags(program: Program, index: Index, sem: int, site: Site,
                    run: SimResult | None) -> list[tuple[str, str]]:
-    """For a word no increment writes (a flag): each multicast group covering ``site`` whose sender's engine uses
-    the group but never multicasts the flag over it (``McastSetValid``)."""
+    """For a word no increment writes (a flag; a ``SemRmw`` is an increment): each multicast group covering
+    ``site`` whose sender's engine uses the group but never multicasts the flag over it (``McastSetValid``)."""
     writes = index.writes.get((sem, site), ())
-    if any(isinstance(r.op, (SemInc, SemIncMcast)) for r in writes):
+    if any(isinstance(r.op, INCREMENTS) for r in writes):
         return []
     valid = {(r.engine, r.op.group) for r in writes if isinstance(r.op, McastSetValid)}
     name = program.semaphores[sem].name

@@ -12,8 +12,8 @@ The argument is by induction over time: the first state breaking one of them is 
 every model was faithful, so it satisfies the consistency facts and the query finds it.
 
 ``balance-sem``: at the end every word is back at its initial value, unless it is *re-armed* (no increment
-targets it and every engine of its site sets it before any other use) or it only counts up and is re-initialized by
-the host at launch (``Semaphore.host_init``; ``Program.host_initialized_words``), so the program can run again.
+targets it and every engine of its site sets it before any other use) or the host writes its initial value at every
+launch (``Semaphore.host_init``; ``Program.host_initialized_words``), so the program can run again.
 """
 
 from __future__ import annotations
@@ -122,6 +122,17 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
                                "no wait consumed may land (lost update)",
                                lambda sq, s=s, w=w: z3.And(sq.enc.position(s.engine).at(s),
                                                            sq.cm.incs(w) > sq.cm.consumed(w)),
+                               {"engine": s.engine, "path": list(s.path)}))
+                continue
+            charge = dict(w.consumed_by()).get(s)
+            if charge is not None:
+                # A reset after a loop of growing waits carries what the loop's last pass saw, at least ``charge``
+                # since the launch (its one reset). No more issued than that: every increment issued had landed
+                # when that pass returned, so none lands between it and the reset.
+                checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
+                               "beyond those the last wait before it saw was issued (lost update)",
+                               lambda sq, s=s, w=w, charge=charge: z3.And(sq.enc.position(s.engine).at(s),
+                                                                          sq.cm.incs(w) > sq.cm.consumed(w) + charge),
                                {"engine": s.engine, "path": list(s.path)}))
                 continue
             checks.append((R.SEM_SET_RACE, f"{s.engine} resets {w.name} at {list(s.path)} after an increment "
@@ -522,11 +533,12 @@ def _sem_balance(a: Analysis, w: Word, rearmed: bool, rlimit: int, host: bool = 
         # Nothing writes a source word (classification: no set, increment or multicast lands on it).
         return Result(R.Family.BALANCE.value, name, Verdict.PROVED, f"{w.name} is a flag source nothing writes: it keeps its "
                                                        f"initial value {w.init}")
-    if host and w.kind == "monotone":
-        # Semaphore.host_init and only increments land on the word (Program.host_initialized_words): the host
-        # writes its initial value into the word at every launch (docs/checker.md), whatever it ends at.
+    if host:
+        # Semaphore.host_init (Program.host_initialized_words): the host writes its initial value into the word at
+        # every launch (docs/checker.md), whatever it ends at.
+        how = "only counts up and is" if w.kind == "monotone" else "is"
         return Result(R.Family.BALANCE.value, name, Verdict.PROVED,
-                      f"{w.name} only counts up and is re-initialized by the host at launch (to {w.init})")
+                      f"{w.name} {how} re-initialized by the host at launch (to {w.init})")
     if w.kind == "sequence" and w.seq is not None:
         return _sequence_balance(a, w, name, rlimit, t0)
     # A flag word reset to its initial value as the owner's last op on it (primed: wait, set, ...; or set-first:

@@ -41,6 +41,10 @@ class SourceFile:
 
 def parse(path: str) -> SourceFile:
     """Read and parse ``path``; ``ParseError`` naming the file for a missing or unreadable one or a syntax error."""
+    from verispatial.regular_file import not_regular
+
+    if (why := not_regular(path, "a TT-Lang .py file")) is not None:
+        raise ParseError(path, why)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:

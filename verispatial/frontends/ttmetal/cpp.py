@@ -24,6 +24,7 @@ from verispatial.frontends.ttmetal.macros import Macros
 from verispatial.frontends.ttmetal.preprocess import Include, host_macros, preprocess
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.source import SourceLoc
+from verispatial.regular_file import not_regular
 
 #: include prefixes of the device API: modelled by name, never read
 DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/", "compute_kernel_api", "dataflow_api",
@@ -207,6 +208,10 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
             for base in (path.parent, *include_dirs, root, *list(root.parents)[:3]):
                 cand = base / inc.name
+                if (why := not_regular(cand, "a header")) not in (None, "no such file") and not cand.is_dir():
+                    # GCC would open it and block on a FIFO or read /dev/zero forever
+                    raise Refused("#include not a regular file", SourceLoc(name, inc.line, 0, f"#include {inc.text()}"),
+                                  f"{cand} {why}")
                 if cand.is_file():
                     key = cand.resolve()
                     # a header without ``#pragma once`` is read again at each include (sfpu.inl: one part per

@@ -20,10 +20,14 @@ import attrs
 
 from verispatial.errors import ParseError
 from verispatial.ir.core import Engine, Site
+from verispatial.ir.limits import clip
 from verispatial.ir.program import Shard
 from verispatial.ir.target import Target, get_target
+from verispatial.regular_file import not_regular
 
 FORMAT = "verispatial.ttmetal-host"
+#: the host description format version this verispatial reads
+VERSION = 1
 
 #: tt-metal ``tt::DataFormat`` names (as a program factory writes them) and the dtype each is here.
 DATA_FORMATS = {"Float16_b": "bf16", "Float16": "fp16", "Float32": "fp32", "Bfp8_b": "bfp8_b", "Bfp4_b": "bfp4_b",
@@ -274,10 +278,14 @@ def _unique_key_loader() -> type:
 def parse_document(path: Path) -> Any:
     """The host file ``path`` as a Python value: YAML for ``.yaml``/``.yml``, else JSON. ``ParseError`` when it
     cannot be read or parsed."""
+    if (why := not_regular(path, "a host description")) is not None:
+        raise ParseError("", why)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ParseError("", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    except UnicodeDecodeError:
+        raise ParseError("(document)", "not UTF-8 text (a binary file?)") from None  # a program's words
+    except OSError as e:
+        raise ParseError("", f"cannot read: {e.strerror or e}") from None
     if path.suffix in (".yaml", ".yml"):
         import yaml
 
@@ -345,6 +353,12 @@ def load_host(path: str | Path) -> HostSpec:
                else json_kind(d))
         raise ParseError("(document)", f"a host description is a mapping of its fields (name, kernels, work_units, "
                                        f"...), got {got}")
+    # format and version before the schema: a later version's fields would be reported as violations of this one's
+    if d.get("format") != FORMAT:
+        raise ParseError("format", f"expected {FORMAT!r}, got {clip(repr(d.get('format')))}")
+    if d.get("version") != VERSION:
+        raise ParseError("version", f"this verispatial reads host descriptions of version {VERSION}, got "
+                                    f"{clip(repr(d.get('version')))}")
     check_schema(d, schema())
     target = get_target(d.get("target", "wormhole_b0"))
     if target.name not in _TTMETAL_TARGETS:
@@ -422,8 +436,8 @@ def load_host(path: str | Path) -> HostSpec:
         if any(o.name == k["name"] for o in kernels):
             raise ParseError(f"{w}.name", f"kernel {k['name']!r} declared twice")
         src = root / k["source"]
-        if not src.is_file():
-            raise ParseError(f"{w}.source", f"no such file: {src}")
+        if (why := not_regular(src, "a kernel's C++ source")) is not None:
+            raise ParseError(f"{w}.source", f"{src} {why}" if why != "no such file" else f"no such file: {src}")
         rt = tuple(k.get("runtime_args", []))
         if len(set(rt)) != len(rt):
             raise ParseError(f"{w}.runtime_args", "a runtime arg is named twice")

@@ -821,8 +821,16 @@ class KernelReader:
 
         def wrong(base: V.Sym) -> NoReturn:
             span = f"the {within} B from " if within else ""
-            self.refuse(construct, node, f"{self.text(node)}: {_bytes(off)} past {where}, but the model's "
-                        f"transfer is at {span}{_bytes(base)} past it ({tile_bytes} B a tile)")
+            # why the model's place is not the pointer: the tiles this engine already moved past it, which the
+            # kernel's address leaves out (a forgotten advance, or transfers longer than the pages pushed / popped)
+            earlier = (f", after the {_bytes(base)} ({_tiles(done)}) this engine's "
+                       + ("writes already sent from past it that no cb_pop_front has released" if front else
+                          "reads and stores already filled past it that no cb_push_back has published")
+                       if part and not (done.is_const and done.const == 0) else "")
+            over = (f"; this transfer alone is {tiles} tiles ({tiles * tile_bytes} B), more than a {page} B page of "
+                    f"{b.name}" if tiles > pt else "")
+            self.refuse(construct, node, f"{self.text(node)}: the address is {_bytes(off)} past {where}, but the "
+                        f"model's transfer is at {span}{_bytes(base)} past it{earlier} ({tile_bytes} B a tile){over}")
 
         if ptr.front == front:
             coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
@@ -1451,6 +1459,12 @@ class KernelReader:
                 self.refuse("DataflowBuffer without an index", node)
             return V.Cb(self.cb_of(args[0], node))
         if tname == "Semaphore":
+            if self.kernel.engine == Engine.COMPUTE:
+                # not the L1 word the model counts: a compute binding is the Tensix Sync Unit's semaphore
+                self.refuse("Semaphore in a compute kernel", node,
+                            "a compute binding is the Tensix Sync Unit's semaphore, not the L1 word (COMPUTE_ATOMIC, "
+                            "api/semaphore.h:25-27; on Wormhole no compute build implements it, :40-42), and one "
+                            "built from a runtime id does not compile (:60-70)")
             if not args:
                 self.refuse("Semaphore without an id", node)
             return self.semaphore(args[0], node)
@@ -1510,7 +1524,7 @@ class KernelReader:
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
         if tname == "Semaphore" and args:
-            return self.semaphore(self.expr(args[0]), node)
+            return self.construct_values(tname, [self.expr(args[0])], node)
         if tname in ("InterleavedAddrGen", "InterleavedAddrGenFast", "InterleavedPow2AddrGen",
                      "InterleavedPow2AddrGenFast") and init is not None:
             d = self.expr(init)

@@ -33,6 +33,8 @@ from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.source import SourceLoc
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
+#: directives GCC takes that change nothing a choreography depends on: diagnostics, pragmas, identification strings
+_PASSIVE = frozenset({"pragma", "warning", "ident", "sccs", "assert", "unassert"})
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
 
@@ -353,7 +355,14 @@ def preprocess(text: str, defines: Macros, file: str,
             # every op here keeps the line it stands on, so a counterexample would point elsewhere than GCC does
             raise Refused("#line", SourceLoc(file, n, 0, joined.strip()[:200]),
                           "the lines after it are numbered and named as GCC's diagnostics do not")
-        # #pragma, #warning: nothing a choreography depends on
+        elif kw in ("include_next", "import"):
+            # each reads a file as #include does (the next one on the include path; one read once), so passing it
+            # over drops its definitions and #defines; the reading follows neither GCC's path order nor #import's
+            raise Refused(f"#{kw}", SourceLoc(file, n, 0, joined.strip()[:200]), "a header read as #include reads one")
+        elif kw not in _PASSIVE:
+            # GCC stops at an invalid one (a misspelt #include builds no kernel), and one it takes (C++23's
+            # #elifdef) the reading's #if groups do not follow: passed over, either would be read as GCC does not
+            raise Refused("unknown preprocessing directive", SourceLoc(file, n, 0, joined.strip()[:200]), f"#{kw}")
     if stack:
         raise Refused("#if without #endif", SourceLoc(file, len(lines), 0, ""))
     assert pending is None  # the last line expands with final=True
