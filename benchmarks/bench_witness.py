@@ -1,6 +1,7 @@
 """What the runs from launch cost before failed-to-prove (``certify/witness.py``): every refuted example of
 ``examples/`` certified with the path and without it (the baseline: the results as settled), alternately in this
-process, with the number of results it turns. Not a test (a minute of CPU).
+process, with the number of results it turns; CPU seconds of this process (the machine is shared). Not a test (a
+few minutes of CPU).
 
     python benchmarks/bench_witness.py [--rounds N]
 """
@@ -28,10 +29,10 @@ def _timed(path: Path, witness: bool) -> tuple[float, int]:
     replay._RUNS.clear()  # each run pays for its own interpreter runs
     replay._EXPLORED.clear()
     same: Callable[[Analysis, list[Result]], list[Result]] = lambda _a, rs: rs  # noqa: E731
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with mock.patch.object(checker, "refute_by_runs", checker.refute_by_runs if witness else same):
         report = check(program, cache=False)
-    return time.perf_counter() - t0, sum(r.verdict == Verdict.REFUTED for r in report.results)
+    return time.process_time() - t0, sum(r.verdict == Verdict.REFUTED for r in report.results)
 
 
 def main() -> int:
@@ -41,7 +42,7 @@ def main() -> int:
     files = sorted((ROOT / "examples" / "broken").glob("*.json")) + sorted(
         (ROOT / "examples" / "vendor" / "broken").glob("*.json"))
     print(f"load average {os.getloadavg()[0]:.2f}; {len(files)} programs, best of {args.rounds} rounds")
-    print(f"{'program':48} {'without s':>10} {'with s':>8} {'refuted':>8}")
+    print(f"{'program':48} {'without s':>10} {'with s':>8} {'ratio':>6} {'refuted':>8}")
     total = [0.0, 0.0]
     for f in files:
         best = [float("inf"), float("inf")]
@@ -52,8 +53,9 @@ def main() -> int:
                 best[i], counts[i] = min(best[i], dt), n
         total = [total[0] + best[0], total[1] + best[1]]
         turned = f"+{counts[1] - counts[0]}" if counts[1] != counts[0] else ""
-        print(f"{f.relative_to(ROOT / 'examples').as_posix():48} {best[0]:10.2f} {best[1]:8.2f} {counts[1]:>5}{turned:>3}")
-    print(f"{'total':48} {total[0]:10.2f} {total[1]:8.2f}   load average {os.getloadavg()[0]:.2f}")
+        print(f"{f.relative_to(ROOT / 'examples').as_posix():48} {best[0]:10.2f} {best[1]:8.2f} {best[1] / max(best[0], 1e-3):6.2f} "
+              f"{counts[1]:>5}{turned:>3}")
+    print(f"{'total':48} {total[0]:10.2f} {total[1]:8.2f} {total[1] / total[0]:6.2f}   load average {os.getloadavg()[0]:.2f}")
     return 0
 
 

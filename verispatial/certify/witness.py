@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import attrs
@@ -21,7 +22,14 @@ import attrs
 from verispatial import budget
 from verispatial.budget import BudgetExhausted
 from verispatial.certify.reach import Analysis
-from verispatial.certify.replay import EXPLORE_ENGINES, deadlock_cex, explored, in_component, launch_runs
+from verispatial.certify.replay import (
+    EXPLORE_ENGINES,
+    EXPLORE_STATES,
+    deadlock_cex,
+    explored_within,
+    in_component,
+    launch_runs,
+)
 from verispatial.certify.report import Result, Verdict
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
@@ -36,12 +44,18 @@ from verispatial.ir.obligation import (
     WordRef,
 )
 from verispatial.ir.ops import SemRmw, SemSet, SemWait
-from verispatial.petri.interp import replay
+from verispatial.ir.program import Program, walk
+from verispatial.petri.explore import ExploreResult
+from verispatial.petri.interp import SimResult, replay
 from verispatial.petri.position import Position, Violation
 
 #: The interpreter rules that break a word's exact counting (``sem-protocol`` / ``sem-exact``: the protocol the
 #: word's counter model needs; docs/semantics.md "Semaphores"). A lost flag shows as ``sem-set-race`` at its reset.
 EXACT_COUNTING = frozenset({R.SEM_SET_RACE, R.SEM_OVERSHOOT, R.SEM_RMW_RACE})
+
+#: States times ops the explorer may spend before failed-to-prove (``explore_states``): the late flag reset's
+#: deadlock (examples/broken/s_flag_reset_late.json, 40 ops) is found after 14,596 states.
+EXPLORE_WORK = 600_000
 
 #: Families whose results name no rule of the program (a certificate section, a spent budget, a fragment).
 _NOT_RULES = frozenset({R.CERTIFICATE, R.BUDGET, R.FRAGMENT})
@@ -114,55 +128,78 @@ def _named(oid: obligation.ObligationId, v: dict[str, Any] | None) -> str:
 
 def refute_by_runs(a: Analysis, results: list[Result]) -> list[Result]:
     """``results`` with every failed-to-prove one that a run from launch breaks (``sought``) refuted, that run as
-    its counterexample; the others as they were. The runs are the interpreter's, computed once per program and
-    shared by every result asked; the run's budget holds (``budget.check`` in the interpreter): once spent, the
-    results not yet asked stay failed-to-prove."""
-    out: list[Result] = []
-    spent = False
-    for r in results:
-        want = sought(a, r) if r.verdict == Verdict.FAILED and not spent else None
-        if want is None:
-            out.append(r)
-            continue
-        t0 = time.perf_counter()
-        try:
+    its counterexample; the others as they were. The results are asked together, one run at a time, and no further
+    run is made once each has been refuted: the runs from launch first (``replay.launch_runs``, shared with the
+    runs certify made already), then the explorer within ``explore_states`` for a program of at most
+    ``EXPLORE_ENGINES`` engines. The run's budget holds (``budget.check`` in the interpreter): once spent, the
+    results not yet refuted stay failed-to-prove."""
+    asked = {i: w for i, r in enumerate(results) if r.verdict == Verdict.FAILED and (w := sought(a, r)) is not None}
+    if not asked:
+        return results
+    out = list(results)
+    t0 = time.perf_counter()
+
+    def found(shows: Callable[[Sought], dict[str, Any] | None]) -> None:
+        for i in list(asked):
+            got = shows(asked[i])
+            if got is not None:
+                out[i] = _refuted(a, results[i], asked.pop(i), got, results[i].seconds + time.perf_counter() - t0)
+
+    try:
+        for how, run in launch_runs(a.program):
+            found(partial(_run_shows, how=how, run=run))
+            if not asked:
+                return out
             budget.check()
-            got = _run_shows(a, want)
-        except BudgetExhausted:
-            spent, got = True, None
-        if got is None:
-            out.append(r)
-            continue
-        out.append(_refuted(a, r, want, got, r.seconds + time.perf_counter() - t0))
+        if len(a.program.programs) <= EXPLORE_ENGINES:
+            cap = explore_states(a.program)
+            ex = explored_within(a.program, cap)
+            found(partial(_search_shows, a, ex=ex, cap=cap))
+    except BudgetExhausted:
+        pass
     return out
 
 
-def _run_shows(a: Analysis, want: Sought) -> dict[str, Any] | None:
-    """The first run from launch that shows what ``want`` seeks, as ``confirm_rule`` reports one (the violation, or
-    under ``DEADLOCK`` the deadlock's counterexample; its trips, steps and how it was run), else None. The runs are
-    whole (never stopped at a violation), so every result asks the same ones: ``launch_runs``, then the explorer's
-    violations and deadlocks for a program of at most ``EXPLORE_ENGINES`` engines (``explored``, once per program)."""
+def explore_states(program: Program) -> int:
+    """The states the explorer may visit here: ``EXPLORE_WORK`` divided by the program's ops (every engine's, loop
+    bodies once), at most ``replay.EXPLORE_STATES``. A bound on states times ops, the work of the search (a state's
+    key and its enabled transitions grow with the program), fixed before the search: a search that runs to the cap
+    where nothing turns costs far more than the certification it follows (the sharded layernorm with its read before
+    the VALID flag, 292 ops: 60,000 states, 18 s, on a program certified in 6 s)."""
+    ops = sum(1 for ep in program.programs for _ in walk(ep.ops))
+    return min(EXPLORE_STATES, EXPLORE_WORK // max(ops, 1))
+
+
+def _run_shows(want: Sought, how: str, run: SimResult) -> dict[str, Any] | None:
+    """What run ``run`` (made as ``how``) shows of what ``want`` seeks, as ``confirm_rule`` reports one (the
+    violation, or under ``DEADLOCK`` the deadlock's counterexample; its trips, steps and how it was run), else None.
+    The runs are whole (never stopped at a violation), so every result asks the same ones."""
     comp = want.component
-    for how, run in launch_runs(a.program):
-        if comp is not None:
-            if run.status == R.DEADLOCK and in_component(comp, run.stuck):
-                return {R.DEADLOCK: deadlock_cex(run, how), "trips": dict(run.trips), "replayed_by": how}
-            continue
-        for v in run.violations:
-            if v.rule in want.rules and want.at(v):
-                return {"violation": v.to_json(), "trips": dict(run.trips), "steps": run.steps, "replayed_by": how}
-    if len(a.program.programs) > EXPLORE_ENGINES:
-        return None
-    ex = explored(a.program, None)
-    how = "explicit-state search"
     if comp is not None:
-        for dl in ex.deadlocks:  # fired again in the interpreter, as ``confirm_rule`` does
+        if run.status == R.DEADLOCK and in_component(comp, run.stuck):
+            return {R.DEADLOCK: deadlock_cex(run, how), "trips": dict(run.trips), "replayed_by": how}
+        return None
+    for v in run.violations:
+        if v.rule in want.rules and want.at(v):
+            return {"violation": v.to_json(), "trips": dict(run.trips), "steps": run.steps, "replayed_by": how}
+    return None
+
+
+def _search_shows(a: Analysis, want: Sought, ex: ExploreResult, cap: int) -> dict[str, Any] | None:
+    """What the explorer's violations and deadlocks ``ex`` found within ``cap`` states show of what ``want`` seeks
+    (a deadlock fired again in the interpreter, as ``confirm_rule`` does), else None."""
+    how = "explicit-state search"
+    comp = want.component
+    if comp is not None:
+        for dl in ex.deadlocks:
+            if dl.states > cap:
+                continue
             run = replay(a.program, dl.trips, dl.trace)
             if run.status == R.DEADLOCK and in_component(comp, run.stuck):
                 return {R.DEADLOCK: dl.to_json(), "trips": dict(dl.trips), "replayed_by": how}
         return None
     for f in ex.violations:
-        if f.violation.rule in want.rules and want.at(f.violation):
+        if f.states <= cap and f.violation.rule in want.rules and want.at(f.violation):
             return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
                     "replayed_by": how}
     return None
