@@ -38,6 +38,24 @@ def test_a_ttnn_include_in_angle_brackets_found_nowhere_is_refused(tmp_path: Pat
              "#include not found", "reader.cpp", 1)
 
 
+@pytest.mark.parametrize("name", ["op_config.hpp", "cstdnit", "fabric/fabric_edm_packet_header.hpp"])
+def test_an_angle_bracket_include_found_nowhere_is_refused(tmp_path: Path, name: str) -> None:
+    """``#include <op_config.hpp>`` (or a misspelt system header) that no include directory holds and that is not a
+    header of the compiler's own library: GCC stops ('No such file or directory'); passed over, its ``#define`` would
+    be missing from the ``#ifndef`` after it."""
+    e = _refused(_pipeline(tmp_path, _GUARDED, 2, top=(f"#include <{name}>",)), "#include not found", "reader.cpp", 1)
+    assert name in e.detail
+
+
+def test_an_angle_bracket_include_found_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``<...>`` header that is where the reading finds quoted ones is read as they are, and its ``#define``
+    removes the barrier (refuted): passed over, the kernel would be read with the barrier GCC drops."""
+    top = ("#include <op_config.hpp>",)
+    rc, rules = _verdict(_pipeline(tmp_path, _GUARDED, 2, {"op_config.hpp": "#define SKIP_BARRIER 1\n"}, top), capsys)
+    assert rc == 1
+    assert rules
+
+
 def test_an_include_not_found_inside_a_helper_is_refused_there(tmp_path: Path) -> None:
     files = {"helper.hpp": '#pragma once\n#include "gone.hpp"\n'}
     _refused(_pipeline(tmp_path, _GUARDED, 2, files, ('#include "helper.hpp"',)), "#include not found", "helper.hpp",
@@ -57,6 +75,7 @@ def test_the_header_found_is_read_and_decides_the_ifndef(tmp_path: Path, capsys:
 @pytest.mark.parametrize("top", [("#if 0", '#include "op_config.hpp"', "#endif"),
                                  ("#ifdef NOT_DEFINED", '#include "op_config.hpp"', "#endif"),
                                  ("#include <cstdint>", "#include <array>"),
+                                 ("#include <stdint.h>", "#include <sys/types.h>", "#include <type_traits>"),
                                  ('#include "api/dataflow/dataflow_api.h"',)])
 def test_includes_gcc_does_not_open_or_finds_on_its_own_path_are_read(
         tmp_path: Path, top: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,6 +32,25 @@ DEVICE_PREFIXES = ("api/", "tt_metal/", "hostdevcommon/", "debug/", "internal/",
 
 #: include prefixes of ttnn's own helper headers, followed also when included with angle brackets
 OP_PREFIXES = ("ttnn/",)
+#: Headers of the compiler's own libraries (the C++17 library, libstdc++'s C wrappers, newlib's C headers) that
+#: riscv-tt-elf-g++ finds on its system include path: passed over, their declarations modelled by name where kernels
+#: use them. Any other ``<...>`` header is looked for as a quoted one is, then on the JIT's include path, and refused
+#: when found nowhere (GCC stops there).
+SYSTEM_HEADERS = frozenset({
+    # C++17 library
+    "algorithm", "any", "array", "atomic", "bit", "bitset", "cassert", "cctype", "cerrno", "cfenv", "cfloat",
+    "charconv", "chrono", "cinttypes", "climits", "clocale", "cmath", "complex", "condition_variable", "csetjmp",
+    "csignal", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "cuchar", "cwchar",
+    "cwctype", "deque", "exception", "execution", "filesystem", "forward_list", "fstream", "functional", "future",
+    "initializer_list", "iomanip", "ios", "iosfwd", "iostream", "istream", "iterator", "limits", "list", "locale",
+    "map", "memory", "memory_resource", "mutex", "new", "numeric", "optional", "ostream", "queue", "random", "ratio",
+    "regex", "scoped_allocator", "set", "shared_mutex", "span", "sstream", "stack", "stdexcept", "streambuf",
+    "string", "string_view", "system_error", "thread", "tuple", "type_traits", "typeindex", "typeinfo",
+    "unordered_map", "unordered_set", "utility", "valarray", "variant", "vector", "version",
+    # C headers (newlib, GCC's own)
+    "assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdarg.h", "stdbool.h",
+    "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h", "strings.h", "time.h", "sys/types.h",
+})
 
 #: Attribute macros of the device headers (tt_metal/hw/inc/...: ``tt_l1_ptr`` is ``__attribute__((rvtt_l1_ptr))``,
 #: ``FORCE_INLINE`` is ``inline __attribute__((always_inline))``): they qualify, they do not compute.
@@ -202,7 +221,7 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         def include(inc: Include, now: Macros) -> Macros:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
-            if not ours or inc.name.startswith(DEVICE_PREFIXES):
+            if inc.name.startswith(DEVICE_PREFIXES) or (not ours and inc.name in SYSTEM_HEADERS):
                 return now
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
