@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
+import pytest
 from builders import CA, EQ, GE, RA, RB, WA, A, B, buf, ep, prog
 
 from verispatial.ir import (
@@ -42,6 +45,7 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.ir.serialize import load_program
 from verispatial.petri.explore import explore, trip_assignments
 from verispatial.petri.interp import replay, simulate
 from verispatial.petri.position import Position
@@ -267,3 +271,21 @@ def test_flag_that_lands_before_the_receivers_reset_is_lost() -> None:
     assert r.deadlocks[0].stuck[0].position == Position(RB, (2,))
     assert r.rules() == ["sem-set-race"]
     assert r.violations[0].violation.position == Position(RB, (0,))
+
+
+@pytest.mark.parametrize("name", ["v2_ready_reset_after_flag", "u_forwarder_pops_early", "zo_local_up_lost_increment"])
+def test_a_capped_search_finds_what_a_larger_one_found_within_its_cap(name: str) -> None:
+    """Breadth first in a fixed order: a search capped at ``n`` states finds exactly the violations and deadlocks a
+    larger search had found when it had visited ``n`` (their ``states``), with the same traces, so a caller may
+    read a capped answer off a larger one (certify/witness.py)."""
+    p = load_program(Path(__file__).resolve().parent.parent / "examples" / "broken" / f"{name}.json")
+    full = explore(p)
+    assert full.complete
+    found = [f.states for f in full.violations] + [d.states for d in full.deadlocks]
+    assert found
+    for cap in sorted({1, *found, *(n - 1 for n in found), full.states // 2, full.states}):
+        got = explore(p, max_states=cap)
+        assert [(f.violation, f.trace, f.states) for f in got.violations] == [
+            (f.violation, f.trace, f.states) for f in full.violations if f.states <= cap], cap
+        assert [(d.trace, d.stuck, d.states) for d in got.deadlocks] == [
+            (d.trace, d.stuck, d.states) for d in full.deadlocks if d.states <= cap], cap

@@ -306,7 +306,8 @@ def test_the_exchange_proves_and_the_increment_needs_the_barrier() -> None:
 
 def test_a_landing_overlapping_another_engines_is_not_decided() -> None:
     """Two engines whose writes land in one buffer at overlapping offsets: which lands first is not decided by the
-    checker, so ``mcast-slot`` of both fails to prove (never proved)."""
+    checker (never proved); a run from launch in which each lands on the page the other's filled refutes that
+    multicast's ``mcast-slot``, at its own op (certify/witness.py), as the explorer finds."""
     from verispatial.certify.report import Verdict
     from verispatial.driver.run import certify
 
@@ -323,7 +324,10 @@ def test_a_landing_overlapping_another_engines_is_not_decided() -> None:
     report = certify(p)
     for eng in ("(0,0).reader", "(2,0).reader"):
         r = next(x for x in report.results if x.name == f"mcast-slot:{eng}:[2]")
-        assert r.verdict is Verdict.FAILED, r
+        assert r.verdict is Verdict.REFUTED, r
+        assert r.counterexample is not None
+        v = r.counterexample["replay"]["violation"]
+        assert (v["rule"], v["position"]["engine"], v["position"]["path"]) == (R.MCAST_SLOT, eng, [2])
     assert R.MCAST_SLOT in set(explore(p).rules())
 
 

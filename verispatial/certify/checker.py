@@ -30,6 +30,7 @@ from verispatial.certify.rules import RULE_FAMILY, EngineFacts, Finding, all_eng
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import unsupported_features
+from verispatial.certify.witness import refute_by_runs
 from verispatial.families.cb.encoding import check_cb_balance, check_straddle, ownership_findings
 from verispatial.families.cb.encoding import roles as _roles
 from verispatial.families.cb.in_place_encoding import check_in_place
@@ -590,6 +591,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
         spent = e
         results += [_budget_result(stage, e) for stage in stages[done:]]
     results = _on_their_own(a, Basis(tuple(findings), frozenset(trusted)), results, search)
+    # Last, before anything is reported failed-to-prove: a run from launch that breaks the obligation refutes it
+    # (refute only; after settling, so no proof rests on a result this turns; witness.py).
+    results = refute_by_runs(a, results)
     if certificate is not None:
 
         say(R.CERTIFICATE)

@@ -34,17 +34,31 @@ EXPLORE_ENGINES = 6
 EXPLORE_STATES = 60_000
 
 
-_EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None], ExploreResult] = {}
+_EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None, int], ExploreResult] = {}
 
 
-def explored(program: Program, trips: dict[str, int] | None) -> ExploreResult:
-    """The explorer's answer, computed once per (program, trips): several candidates of one run ask the same."""
-    key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
+def explored(program: Program, trips: dict[str, int] | None, max_states: int = EXPLORE_STATES) -> ExploreResult:
+    """The explorer's answer within ``max_states`` states, computed once per (program, trips, max_states): several
+    candidates of one run ask the same."""
+    key = (dumps(program), tuple(sorted(trips.items())) if trips else None, max_states)
     if key not in _EXPLORED:
         if len(_EXPLORED) > 16:
             _EXPLORED.clear()
-        _EXPLORED[key] = explore(program, trips=trips or None, max_states=EXPLORE_STATES)
+        _EXPLORED[key] = explore(program, trips=trips or None, max_states=max_states)
     return _EXPLORED[key]
+
+
+def explored_within(program: Program, max_states: int) -> ExploreResult:
+    """A search of ``program`` from launch (every trip assignment) capped at ``max_states`` states or more: one
+    already made (by ``confirm_rule``, the deadlock family) when there is one, else one capped at ``max_states``.
+    Breadth first in a fixed order, a larger cap visits the same states first, so what it found within
+    ``max_states`` (``ViolationFound.states``, ``DeadlockFound.states``) is what the capped search finds: the answer
+    does not depend on what the cache held."""
+    text = dumps(program)
+    for (t, trips, cap), ex in _EXPLORED.items():
+        if t == text and trips is None and cap >= max_states:
+            return ex
+    return explored(program, None, max_states)
 
 
 def candidate_targets(d: Decoded) -> dict[str, Position]:
@@ -246,6 +260,25 @@ def search_confirmed(search: Search | None, program: Program, comp: frozenset[st
 Hang = Callable[[SimResult], bool]
 
 
+def launch_schedules(program: Program) -> list[tuple[str, int | None]]:
+    """The schedules of the runs from launch, as (how, seed; None: round robin): round robin and ``SEEDS`` random
+    orders, only 2 for a program of more than 12 engines (each run costs as much as the whole program)."""
+    seeds = SEEDS if len(program.programs) <= 12 else 2
+    return [("round-robin run", None), *((f"random schedule seed {s}", s) for s in range(seeds))]
+
+
+def launch_runs(program: Program) -> Iterator[tuple[str, SimResult]]:
+    """The whole runs from launch with each trip at its default (``launch_schedules``), each made when first asked
+    for and once per program (``_simulate``'s cache: the runs ``confirm_rule`` and the deadlock family already made
+    are not made again); a schedule whose run raises ``ValueError`` (bad trip values) is left out."""
+    for how, seed in launch_schedules(program):
+        try:
+            run = _simulate(program, None, seed)
+        except ValueError:
+            continue
+        yield how, run
+
+
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
                  engine: str | None = None, path: tuple[int, ...] | None = None,
                  d: Decoded | None = None, *, at: list[dict[str, Any]] | None = None,
@@ -290,12 +323,9 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     attempts: list[tuple[str, Any]] = []
     trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
-    # Large programs get fewer random schedules: each run costs as much as the whole program.
-    seeds = SEEDS if len(program.programs) <= 12 else 2
     for ts in trip_sets:
-        attempts.append(("round-robin run", lambda ts=ts: _simulate(program, ts, None, matches)))
-        for seed in range(seeds):
-            attempts.append((f"random schedule seed {seed}", lambda ts=ts, seed=seed: _simulate(program, ts, seed, matches)))
+        for how, seed in launch_schedules(program):
+            attempts.append((how, lambda ts=ts, seed=seed: _simulate(program, ts, seed, matches)))
     for how, run in attempts:
         try:
             got = found(run(), how)

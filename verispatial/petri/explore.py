@@ -23,12 +23,14 @@ from verispatial.petri.interp import Interp, State, Stuck, Transition, Violation
 @attrs.frozen(eq=False)
 class DeadlockFound:
     """A reachable deadlock: the trip values, the transitions from the initial state (and their text), and
-    every unfinished engine's position with the counters that block it."""
+    every unfinished engine's position with the counters that block it. ``states``: the states the search had
+    visited when it found it (a search capped at that many or more finds it too)."""
 
     trips: dict[str, int]
     trace: tuple[Transition, ...]
     trace_text: tuple[str, ...]
     stuck: tuple[Stuck, ...]
+    states: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,12 +45,14 @@ class DeadlockFound:
 class ViolationFound:
     """A reachable rule violation: the violation, the trip values and the transitions that lead to it (the last
     transition is the one that breaks the rule; empty when reaching the first ops already does, and for the
-    end-of-run rules the trace ends in the terminated state)."""
+    end-of-run rules the trace ends in the terminated state). ``states``: the states the search had visited when it
+    found it (a search capped at that many or more finds it too)."""
 
     violation: Violation
     trips: dict[str, int]
     trace: tuple[Transition, ...]
     trace_text: tuple[str, ...]
+    states: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,31 +207,32 @@ def explore(
         queue: deque[tuple[Any, State]] = deque([(k0, s0)])
         deadlocked = False
 
-        def note(vs: list[Violation], trace_of: Any, last: Transition | None,
+        def note(vs: list[Violation], trace_of: Any, last: Transition | None, states: int,
                  it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
             for v in vs:
                 where = (v.rule, v.position.engine, v.position.path)
                 if where in found:
                     continue
                 trace = _trace(parent, trace_of) + ([last] if last is not None else [])
-                found[where] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace))
+                found[where] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace), states)
 
-        note(first, k0, None)
+        note(first, k0, None, visited_total)
         while queue:
             key, s = queue.popleft()
             moves = it.enabled(s)
             if not moves:
                 if it.all_finished(s):
-                    note(it.final_violations(s), key, None)
+                    note(it.final_violations(s), key, None, visited_total)
                 elif not deadlocked:
                     deadlocked = True
                     trace = _trace(parent, key)
-                    deadlocks.append(DeadlockFound(dict(assignment), tuple(trace), _texts(it, trace), it.stuck(s)))
+                    deadlocks.append(DeadlockFound(dict(assignment), tuple(trace), _texts(it, trace), it.stuck(s),
+                                                   visited_total))
                 continue
             for t in moves:
                 s2, vs = it.step(s, t, check=False)
                 if vs:
-                    note(vs, key, t)
+                    note(vs, key, t, visited_total)
                 k2 = s2.key()
                 if k2 in parent:
                     continue
