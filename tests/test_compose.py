@@ -27,6 +27,7 @@ from verispatial.ir import (
     Program,
     Resident,
     Role,
+    Semaphore,
     SemInc,
     SemSet,
     SemWait,
@@ -491,3 +492,29 @@ def test_balance_of_a_host_initialized_word_that_a_kernel_sets_is_exempt_too() -
     assert plain.host_initialized_words() == frozenset()
     assert {x.name: x for x in certify(plain).results}[f"balance-sem:sem{g}@(0,0)"].verdict != Verdict.PROVED
     assert "balance-sem" in simulate(plain).rules()
+
+
+def _counter_section(name: str) -> Program:
+    """One site counting its own word up once (an atomic increment, its barrier, a wait for it) and never resetting
+    it: alone, the host's write at launch is what brings the word back (``host_init``)."""
+    return Program(name, WORMHOLE, semaphores=(Semaphore(0, name, (S0,), 0, host_init=True),),
+                   programs=(EngineProgram(S0, Engine.READER, (SemInc(0, S0, 1), AtomicBarrier(),
+                                                               SemWait(0, WaitCond.GE, 1))),))
+
+
+@pytest.mark.parametrize("compositional", [True, False])
+def test_a_host_initialized_word_whose_slot_a_later_phase_takes_is_not_exempt(compositional: bool) -> None:
+    """Two sequential sections on one site, each a host_init counter that ends at 1: the first's word ends at 1 and
+    the second phase may take its semaphore slot with no host write between, so the first's balance is refuted — by
+    the slices (the default, compositional route) as by the whole program — and the interpreter agrees. (A new
+    user's find: the slices kept the host's exemption, and the composition was proved.)"""
+    p, _ = compose([_counter_section("left"), _counter_section("right")], target=WORMHOLE)
+    assert [s.section for s in p.semaphores[:2]] == [0, 1]  # then the rendezvous words, program-wide
+    assert (0, S0) in p.slot_reused_words()
+    assert (0, S0) not in p.host_initialized_words()
+    assert "balance-sem" in simulate(p).rules()
+    report = certify(p, compositional=compositional)
+    bal = [r for r in report.results if r.name.endswith("balance-sem:sem0@(0,0)")]
+    assert bal
+    assert all(r.verdict is Verdict.REFUTED for r in bal), [(r.name, r.verdict, r.reason) for r in bal]
+    assert report.exit_code == 1

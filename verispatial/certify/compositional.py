@@ -1163,14 +1163,17 @@ def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
 def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
                 memo: dict[tuple[str, tuple[int, ...]], list[Result]],
                 rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] | None = None) -> list[Result]:
-    """``balance-sem`` of the slice's words that the slice alone would exempt as re-armed but the composition does
-    not (a later phase may take their semaphore slot, ``Program.rearmed_words``): proved without the exemption.
+    """``balance-sem`` of the slice's words that the slice alone would exempt — as re-armed, or as written by the
+    host at launch (``Program.host_initialized_words``) — but the composition does not (a later phase may take their
+    semaphore slot with no host write between, ``Program.slot_reused_words``): decided without the exemption.
     ``rearmed`` memoizes per key the slice programs' re-armed words in (semaphore, site) order with the latest
     phase of a section semaphore word on each one's site (equal keys: equal programs, same sites), so a slice equal
     to an earlier one is never built; ``memo`` the results per key and set of words lost (their positions there)."""
     got_words = rearmed.get(sl.key) if rearmed is not None else None
     if got_words is None:
-        words = sorted(sl.program.rearmed_words(), key=lambda w: (w[0], w[1].y, w[1].x))
+        # a slice is one phase, the last of its own program: neither exemption sees the phases after it
+        exempt = sl.program.rearmed_words() | sl.program.host_initialized_words()
+        words = sorted(exempt, key=lambda w: (w[0], w[1].y, w[1].x))
         got_words = (words, [latest.get(site, -1) for _, site in words])
         if rearmed is not None:
             rearmed[sl.key] = got_words
@@ -1187,9 +1190,11 @@ def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int
         a = analyse(sl.program)
         got = []
         for w in lost:
+            if w not in a.words or a.words[w].kind == "unused":
+                continue  # no op uses it: it ends where it starts, and the slice reports no balance of it
             r = _sem_balance(a, a.words[w], False, rlimit)
-            got.append(attrs.evolve(r, reason=f"{r.reason} (no re-armed exemption: a later phase may take this "
-                                                f"word's semaphore slot and would start from its final value)"))
+            got.append(attrs.evolve(r, reason=f"{r.reason} (no re-armed or host-write exemption: a later phase may "
+                                                f"take this word's semaphore slot and would start from its final value)"))
         memo[(sl.key, at)] = got
     return got
 
