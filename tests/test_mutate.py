@@ -160,3 +160,18 @@ def test_the_remote_read_kinds_of_all_to_all_read_are_refused_or_still_correct()
     # page instead is as safe (both pages are published before either read and popped after both): still correct.
     assert {o.status for o in outs if o.mutant.kind == "read-offset+1"} == {"rejected"}
     assert {o.status for o in outs if o.mutant.kind == "unsite"} == {"still-correct"}
+
+
+def test_a_non_atomic_up_gets_its_own_kinds() -> None:
+    """``Semaphore.up(n)`` of the own word (``SemRmw``) with ``n`` one off (``rmw+1``/``rmw-1``): local_up's up of 1
+    gives one of each; every one is refused (the word misses the count its wait or its balance expects) or shown
+    correct by the explorer — never proved while broken."""
+    p = load_program(EXAMPLES / "local_up.json")
+    ms = [m for m in mutants(p) if m.kind.startswith("rmw")]
+    got = Counter(m.kind for m in ms)
+    assert set(got) == {"rmw+1", "rmw-1"}
+    assert got["rmw+1"] == got["rmw-1"] >= 1
+    outs = [judge(m) for m in ms]
+    by = Counter(o.status for o in outs)
+    assert by["unsound"] == by["error"] == by["unknown"] == 0, [(o.mutant.what, o.detail) for o in outs]
+    assert "refuted" in by

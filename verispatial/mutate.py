@@ -78,6 +78,7 @@ from verispatial.ir.ops import (
     RemoteRead,
     ScratchAccess,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     WriteBarrier,
@@ -182,6 +183,13 @@ def _edits(ops: tuple[Op, ...]) -> Iterator[tuple[str, Path, str, tuple[Op, ...]
                         valued: Op = attrs.evolve(op, value=op.value + d)
                         yield (f"set{d:+d}", path, f"SemSet value {op.value} -> {op.value + d}",
                                with_body(ops, where, (*body[:i], valued, *body[i + 1:])))
+            if isinstance(op, SemRmw):
+                # ``Semaphore.up(n)`` of the own word with ``n`` one off: the count the waits expect is missed
+                for d in (1, -1):
+                    if op.by + d >= 0:
+                        upped: Op = attrs.evolve(op, by=op.by + d)
+                        yield (f"rmw{d:+d}", path, f"SemRmw by {op.by} -> {op.by + d}",
+                               with_body(ops, where, (*body[:i], upped, *body[i + 1:])))
             if isinstance(op, (SemSet, SemWait)):
                 for t, term in enumerate(op.terms):
                     for d in (1, -1):
