@@ -228,7 +228,7 @@ class ProofMemo:
     """
 
     def __init__(self) -> None:
-        self._canon: dict[frozenset[str], Canon] = {}
+        self._canon: dict[tuple[frozenset[str], frozenset[int]], Canon] = {}
         self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
         self._rearmed: frozenset[tuple[int, Site]] = frozenset()  # its program's re-armed words
         # key -> (family, obligation, reason, component, program)
@@ -243,7 +243,8 @@ class ProofMemo:
             self._canon.clear()
             self._analysis = a
             self._rearmed = a.program.rearmed_words()
-        k = comp | {f"trusted:{b}" for b in sorted(trusted)}
+        # trusted as a set of its own (the strings "trusted:<b>" built per call were quadratic in a wide slice)
+        k = (comp, frozenset(trusted))
         got = self._canon.get(k)
         if got is None:
             got = canonical_form(a, comp, trusted, self._rearmed)[1]

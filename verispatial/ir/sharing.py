@@ -48,12 +48,26 @@ def _front_uses(op: Op) -> list[tuple[int, bool]]:
     return out
 
 
+#: The last program asked and its answer, held by identity (a frozen program): the checker asks once per family of
+#: the same program (six walks of every op of a 192-engine slice), one entry so no finished slice is kept alive.
+_LAST: list[tuple[Program, dict[int, frozenset[str]]]] = []
+
+
 def sharing_waiters(p: Program) -> dict[int, frozenset[str]]:
     """Per buffer, the keys of the engines that share its front without popping it: an engine of the buffer's site
     whose program waits on the buffer, never pops it and uses it from the front only through waits and reads (no
     front multicast), when another engine of the site also waits on or pops it. Buffers with none have no entry.
 
-    Every other engine using the buffer's front is its *consumer* (at most one: ``cb-single-consumer``)."""
+    Every other engine using the buffer's front is its *consumer* (at most one: ``cb-single-consumer``). The dict is
+    shared by every caller asking of the same program: read, never changed."""
+    if _LAST and _LAST[0][0] is p:
+        return _LAST[0][1]
+    out = _sharing_waiters(p)
+    _LAST[:] = [(p, out)]
+    return out
+
+
+def _sharing_waiters(p: Program) -> dict[int, frozenset[str]]:
     waits: dict[int, set[str]] = {}
     other: dict[int, set[str]] = {}  # engines with a front use that cannot be shared (a pop, a front multicast)
     users: dict[int, set[str]] = {}

@@ -77,7 +77,7 @@ def check_straddle(a: Analysis, facts_of: Callable[[str], EngineFacts], rlimit: 
             if isinstance(lf.op, Compute):
                 for read in sorted({o.buf for o in lf.op.ins} & by_buf.keys()):
                     by_buf[read].append(lf)
-            for b in sorted({b for b, _, _ in _pointer_accesses(lf.op)} & by_buf.keys() - scratch):
+            for b in sorted(({b for b, _, _ in _pointer_accesses(lf.op)} & by_buf.keys()) - scratch):
                 by_buf[b].append(lf)
     for b, leaves in sorted(by_buf.items()):
         def compute(b: int = b, leaves: list[Leaf] = leaves) -> Result:
