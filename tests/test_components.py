@@ -37,3 +37,18 @@ def test_engines_sharing_no_counter_are_apart_and_a_chain_is_one() -> None:
     views = dict.fromkeys([a, b, c, d])
     assert components(views, {"cb0": {a, b}, "cb1": {b, c}}) == (frozenset({a, b, c}), frozenset({d}))  # type: ignore[arg-type]
     assert components(views, {}) == tuple(frozenset({e}) for e in sorted([a, b, c, d]))  # type: ignore[arg-type]
+
+
+@given(st.dictionaries(st.sampled_from([f"cb{i}" for i in range(8)]), st.sets(st.sampled_from(ENGINES), max_size=4),
+                       max_size=8),
+       st.lists(st.sampled_from([*ENGINES, "(9,9).reader"]), max_size=6))
+def test_component_of_is_the_union_of_the_components_met(touches: dict[str, set[str]], engines: list[str]) -> None:
+    # ``Analysis.component_of`` looks each engine up in an index (a scan of every component per lookup made a wide
+    # slice's per-buffer lookups quadratic); an engine outside every component adds none.
+    from verispatial.certify.reach import Analysis
+
+    comps = components(dict.fromkeys(ENGINES), touches)  # type: ignore[arg-type]
+    a = Analysis(None, {}, {}, touches, comps, True, {})  # type: ignore[arg-type]
+    want = frozenset().union(*[c for c in comps if c & set(engines)])
+    assert a.component_of(engines) == want
+    assert a.component_of(iter(engines)) == want
