@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import attrs
+import pytest
 from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
 from verdicts import one
 
@@ -249,3 +250,19 @@ def test_a_wide_deadlock_that_round_robin_and_random_schedules_miss_is_refuted()
         attrs.evolve(e, ops=(e.ops[0], SemWait(0, GE, 1), SemWait(0, GE, 2))) if e.key == RA else e
         for e in p.programs))
     assert certify(fixed).exit_code == 0
+
+
+def test_plain_results_equal_the_constructors() -> None:
+    # ``plain_results`` builds a reused slice's results through the fields' slots; each must be the very value the
+    # constructor makes (every field, defaults included), hash and immutability alike.
+    from verispatial.certify.report import plain_results
+
+    rows = [("deadlock", "slice3/deadlock:(0,0).reader+2", Verdict.PROVED, "proved as ..."),
+            ("balance", "slice4/balance-cb:b7", Verdict.FAILED, "")]
+    got = plain_results(iter(rows))
+    want = [Result(*row) for row in rows]
+    assert got == want
+    assert [attrs.astuple(x, recurse=False) for x in got] == [attrs.astuple(x, recurse=False) for x in want]
+    assert [hash(x) for x in got] == [hash(x) for x in want]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        got[0].name = "x"  # type: ignore[misc]

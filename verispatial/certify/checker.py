@@ -399,6 +399,8 @@ def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], resul
     buffers are called); its texts come back in the program's ids, so a finding that names a buffer reads
     ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a counterexample's buffer ids
     (``_program_ids``: the slice's own) become the program's."""
+    if all(r.counterexample is None for r in results):  # nothing to rename (a proved step's 377,074 results)
+        return list(results)
     name = p.buffer_name if isinstance(p, TemplatedProgram) else (lambda b: p.buffers[b].name)
     out: list[Result] = []
     for r in results:

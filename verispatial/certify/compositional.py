@@ -44,7 +44,7 @@ import attrs
 
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.replay import confirm_rule
-from verispatial.certify.report import Report, Result, Verdict
+from verispatial.certify.report import Report, Result, Verdict, plain_results
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.families.memory.encoding import _resident_ranges
@@ -1035,6 +1035,7 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     own: dict[int, Report] = {}
     results: list[Result] = []
     deadlock_ok: list[bool] = []
+    deadlock_proved: dict[int, bool] = {}  # id of a report in ``own`` (alive throughout) -> its deadlock proved
     exempt_cache: dict[tuple[str, tuple[int, ...]], list[Result]] = {}
     rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] = {}
     latest = _latest_semaphore_phase(p)
@@ -1064,7 +1065,11 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
         slot = _slot_reuse(p, sl, latest, rlimit, exempt_cache, rearmed)
         mapped = _map_slice(p, c, sl, report, src, c.slices[src] if src is not None else None, slot,
                             live, last, names)
-        deadlock_ok.append(all(r.verdict == Verdict.PROVED for r in report.results if r.family == R.DEADLOCK))
+        ok = deadlock_proved.get(id(report))  # per report, not per slice reusing it (1,203 slices, 12 reports)
+        if ok is None:
+            ok = deadlock_proved[id(report)] = all(r.verdict == Verdict.PROVED for r in report.results
+                                                   if r.family == R.DEADLOCK)
+        deadlock_ok.append(ok)
         live = live and deadlock_ok[-1]
         results += mapped
         bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
@@ -1354,8 +1359,8 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
     # replaces it.
     if reused and not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
-        return [Result(r.family, head + n, r.verdict, why, None, 0.0)
-                for r, n, why in zip(report.results, shown, reasons, strict=True)]
+        return plain_results((r.family, head + n, r.verdict, why)
+                             for r, n, why in zip(report.results, shown, reasons, strict=True))
     if reused:
         return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
                 else mapped(i, replaced[r.name])

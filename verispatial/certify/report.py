@@ -56,6 +56,34 @@ class Result:
     unreplayed: bool = False
 
 
+#: The slot setters of ``Result``'s fields, in field order (``plain_results``).
+_SETTERS = tuple(getattr(Result, f.name).__set__ for f in attrs.fields(Result))
+
+
+def plain_results(rows: Iterable[tuple[str, str, Verdict, str]]) -> list[Result]:
+    """``[Result(family, name, verdict, reason) for ...]``: results with no counterexample, seconds, assumptions or
+    blocker, each equal to the one the constructor makes. Built through the fields' slots: a composed program's reused
+    slices give hundreds of thousands of such results (377,074 in an 80-layer step), and the frozen constructor's
+    setting of nine fields one ``object.__setattr__`` call at a time is a third of what they cost."""
+    new = object.__new__
+    fam, nam, ver, rea, cex, sec, asm, blk, unr = _SETTERS
+    out: list[Result] = []
+    add = out.append
+    for family, name, verdict, reason in rows:
+        r = new(Result)
+        fam(r, family)
+        nam(r, name)
+        ver(r, verdict)
+        rea(r, reason)
+        cex(r, None)
+        sec(r, 0.0)
+        asm(r, ())
+        blk(r, ())
+        unr(r, False)
+        add(r)
+    return out
+
+
 def settle(results: Iterable[Result]) -> list[Result]:
     """Every verdict on its own (issue 7): a ``proved`` result one of whose ``assumes`` is not a proved obligation
     (refuted, failed to prove, an error, or no result of that name at all) becomes ``failed-to-prove``, its reason
