@@ -45,10 +45,24 @@ from verispatial.ir.ops import (
     TripCount,
     WriteTiles,
 )
-from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
+from verispatial.ir.program import (
+    FORMAT,
+    VERSION,
+    Buffer,
+    BufferAt,
+    EngineProgram,
+    Group,
+    Program,
+    Resident,
+    SectionSpan,
+    Semaphore,
+    Tensor,
+    Trip,
+)
 from verispatial.ir.source import LoopIndex, SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
+from verispatial.regular_file import regular_stat
 
 #: The program format versions this verispatial reads.
 READ_VERSIONS = (VERSION, TEMPLATED_VERSION)
@@ -770,23 +784,25 @@ def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
 
 @functools.cache
 def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
-    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
-
     return {cls: _builder(cls) for cls in (Tensor, Buffer, Semaphore, Group, Trip, SectionSpan, BufferAt, Resident)}
+
+
+@functools.cache
+def _entity_fields() -> tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]:
+    """A program object's entity lists with each one's constructor (``_builders``), in ``Program``'s field order."""
+    b = _builders()
+    return tuple((field, b[cls]) for field, cls in (
+        ("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group), ("trips", Trip),
+        ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)))
 
 
 def _fast_program(d: dict[str, Any], target: Target) -> Program:
     """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
     generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
     twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
-    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
-
-    b = _builders()
     kw: dict[str, Any] = {"name": d["name"], "target": target}
-    for field, cls in (("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group),
-                       ("trips", Trip), ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)):
+    for field, build in _entity_fields():
         if field in d:
-            build = b[cls]
             kw[field] = tuple([build(x) for x in d[field]])
     if "programs" in d:
         kw["programs"] = tuple([_engine_program(ep) for ep in d["programs"]])
@@ -882,16 +898,15 @@ def _parse_general(text: str | bytes) -> Any:
 def read_document(path: str | Path, expected: str) -> bytes:
     """The bytes of the file at ``path``; ``ParseError`` (field: the path) when it is missing, not a regular file
     (a directory, a FIFO, a device) or empty. ``expected`` names what it should be, e.g. ``"a program.json file"``."""
-    from verispatial.regular_file import not_regular
-
-    p = Path(path)
-    if (why := not_regular(p, expected)) is not None:  # a FIFO would block the read, /dev/zero never end it
-        raise ParseError(str(path), why)
-    size = p.stat().st_size
+    got = regular_stat(path, expected)  # a FIFO would block the read, /dev/zero never end it
+    if isinstance(got, str):
+        raise ParseError(str(path), got)
+    size = got.st_size
     if size > DOCUMENT_MAX_BYTES:
         raise ParseError(str(path), f"{size} bytes: larger than the {DOCUMENT_MAX_BYTES // 2**20} MiB a document may "
                                     "have (verispatial/ir/limits.py)")
-    data = p.read_bytes()
+    with open(path, "rb", buffering=0) as f:  # unbuffered: one read of the whole file, no buffer to copy through
+        data = f.read()
     if not data.strip():
         raise ParseError(str(path), "the file is empty")
     return data
