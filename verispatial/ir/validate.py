@@ -16,7 +16,18 @@ import attrs
 from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
 from verispatial.ir.ids import op_ids
-from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
+from verispatial.ir.limits import (
+    MESH_MAX,
+    NAME_MAX,
+    NEST_MAX,
+    PAGES_MAX,
+    RANK_MAX,
+    TILES_MAX,
+    U32,
+    clip,
+    name_rule,
+    too_large,
+)
 from verispatial.ir.ops import (
     CONTAINERS,
     ID_BUFFER,
@@ -62,6 +73,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
+from verispatial.ir.target import TARGETS
 from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
@@ -123,6 +135,15 @@ def _in_mesh(p: Program, s: Site) -> bool:
 def name_violations(p: Program) -> list[IrViolation]:
     """A violation per bad name (``limits.name_rule``), each entity named by kind and position with the name quoted
     safely (escaped, cut to 40 characters)."""
+    # Every name at once first: when their text is printable ASCII and none is too long, no name breaks a rule (a
+    # fixed cost of every load, worth one join and two C calls rather than a call per name).
+    names = [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
+             *[t.name for t in p.trips], *[x.name for x in p.sections]]
+    loop_vars = [_loop_vars(ep.ops, []) for ep in p.programs]
+    names += [var for vs in loop_vars for var in vs]
+    text = "".join(names)
+    if text.isascii() and text.isprintable() and max(map(len, names)) <= NAME_MAX:
+        return []
     # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
     named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
     named += [("tensor #", i, t.name) for i, t in enumerate(p.tensors)]
@@ -138,8 +159,8 @@ def name_violations(p: Program) -> list[IrViolation]:
     # Loop variables: thousands of loops reuse a few names, so each distinct name is judged once and the entity is
     # worded only for a bad one.
     rules: dict[str, str | None] = {}
-    for ep in p.programs:
-        for var in _loop_vars(ep.ops, []):
+    for ep, vs in zip(p.programs, loop_vars, strict=True):
+        for var in vs:
             if var not in rules:
                 rules[var] = name_rule(var)
             rule = rules[var]
@@ -241,8 +262,9 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
     # checker's balance obligation shows).
-    wide: Counter[Site] = Counter()
-    per_phase: Counter[tuple[Site, int]] = Counter()
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program.
+    wide: dict[Site, int] = {}
+    per_phase: dict[tuple[Site, int], int] = {}
     for s in p.semaphores:
         e = f"semaphore {s.id} ({s.name})"
         if not s.sites:
@@ -252,17 +274,17 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         for site in s.sites:
             ph = phase(s.section)
             if s.section is None:
-                wide[site] += 1
+                wide[site] = wide.get(site, 0) + 1
             elif ph is not None:
-                per_phase[(site, ph)] += 1
+                per_phase[(site, ph)] = per_phase.get((site, ph), 0) + 1
             if not _in_mesh(p, site):
                 bad(e, f"site {site} is outside the mesh")
         if len(set(s.sites)) != len(s.sites):
             bad(e, "lists a site twice")
     sites_used = set(wide) | {site for site, _ in per_phase}
     for site in sorted(sites_used, key=lambda x: (x.y, x.x)):
-        most = max([per_phase[(site, ph)] for ph in set(phases)] or [0])
-        n = wide[site] + most
+        most = max([per_phase.get((site, ph), 0) for ph in set(phases)] or [0])
+        n = wide.get(site, 0) + most
         if n > p.target.max_semaphores:
             bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
 
@@ -282,10 +304,14 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                    "the rectangle needs another site")
 
     if p.memory:
-        idx = Counter(m.buf for m in p.memory)
-        for b in p.buffers:
-            if idx[b.id] != 1:
-                bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
+        mapped = [m.buf for m in p.memory]
+        once = set(mapped)
+        # Every buffer mapped once (the common case) when the entries are distinct and name exactly the buffers' ids.
+        if len(once) != len(mapped) or once != {b.id for b in p.buffers}:
+            idx = Counter(mapped)
+            for b in p.buffers:
+                if idx[b.id] != 1:
+                    bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
         for m in p.memory:
             if not 0 <= m.buf < len(p.buffers):
                 bad(f"memory entry for buffer {m.buf}", "no such buffer")
@@ -307,10 +333,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     if scratch_at is None:
         _check_scratch(p, bad)
 
-    keys = Counter((ep.site, ep.engine) for ep in p.programs)
-    for (site, eng), n in keys.items():
-        if n > 1:
-            bad(f"program {site}.{eng.value}", "one program per (site, engine)")
+    for (site, eng), _n in _repeated([(ep.site, ep.engine) for ep in p.programs]):
+        bad(f"program {site}.{eng.value}", "one program per (site, engine)")
     ops = _OpPass(p)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
@@ -501,12 +525,10 @@ def _check_tensors_and_trips(p: Program, bad: Report,
     """Tensor and trip names unique, trip maxima in range, tensor dtypes the target's and shapes in the model
     (``target``, when given, checks the target between the names and the rest: the order of ``validate``'s
     messages)."""
-    for name, n in Counter(t.name for t in p.tensors).items():
-        if n > 1:
-            bad(f"tensor {name}", "tensor names are unique")
-    for name, n in Counter(t.name for t in p.trips).items():
-        if n > 1:
-            bad(f"trip {name}", "trip names are unique")
+    for name, _n in _repeated([t.name for t in p.tensors]):
+        bad(f"tensor {name}", "tensor names are unique")
+    for name, _n in _repeated([t.name for t in p.trips]):
+        bad(f"trip {name}", "trip names are unique")
     if target is not None:
         target(p, bad)
     for trip in p.trips:
@@ -527,6 +549,14 @@ def _check_tensors_and_trips(p: Program, bad: Report,
                                     "tiles: tile ids are 32-bit)")
         elif t.trip_rows is not None:
             _check_trip_rows(p, t, bad)
+
+
+def _repeated(keys: list[Any]) -> list[tuple[Any, int]]:
+    """Each key of ``keys`` that occurs more than once, with its count, in order of first occurrence (``Counter``'s
+    order); a set's size decides the common case, no key twice, without building the Counter."""
+    if len(set(keys)) == len(keys):
+        return []
+    return [(k, n) for k, n in Counter(keys).items() if n > 1]
 
 
 def _names_trips(p: Program) -> bool:
@@ -571,6 +601,8 @@ def _check_target(p: Program, report: Report) -> None:
     """An inline target's numbers lie in the model's range (``limits.py``): a mesh of at most ``MESH_MAX`` columns and
     rows, 32-bit memory sizes, tile shapes and per-tile byte counts (the built-in targets always do)."""
     t = p.target
+    if t is TARGETS.get(t.name):  # a built-in target (the very object): in range (tests/test_validate.py)
+        return
     e = f"target {t.name}"
     if not all(1 <= d <= MESH_MAX for d in t.mesh):
         report(e, f"mesh {clip(str(list(t.mesh)))} is outside the model's range (1 to {MESH_MAX} columns and rows)")
@@ -623,6 +655,8 @@ def _check_resident(p: Program, report: Report, sites: set[Site] | None = None,
     sit on them while an op reads or writes the tensor there), inside the site's usable local memory
     ``[reserved_base, local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the
     buffers and other resident tensors of its phases is the memory obligation's (families/memory/encoding.py)."""
+    if not p.resident:  # every rule is about a resident tensor
+        return
     tensors = {t.name: t for t in p.tensors}
     if sites is None:
         sites = {ep.site for ep in p.programs}
@@ -687,11 +721,11 @@ def _check_shards(p: Program, report: Report) -> None:
       buffer left off);
     - with a memory map, every sharded buffer of one tensor sits at one offset on every site (a sharded L1 buffer has
       one address on all its cores: ``buffer.address()`` is the CB's address)."""
+    if all(b.shard is None for b in p.buffers):  # every rule is about a sharded buffer
+        return
     from verispatial.ir.shards import sharded, written_shards
 
     shards = sharded(p)
-    if not shards:
-        return
     tensors = {t.name: t for t in p.tensors}
     resident = {r.tensor for r in p.resident}
     written = written_shards(p)
@@ -1016,7 +1050,6 @@ class _OpPass:
         self.quiet: dict[type, Quick] = {}
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
-        self._quiet_of: dict[Engine, dict[type, Quick]] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
@@ -1050,10 +1083,7 @@ class _OpPass:
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
-        quiet = self._quiet_of.get(ep.engine)
-        if quiet is None:
-            quiet = self._quiet_of[ep.engine] = {cls: _QUICK[cls] for cls in _QUIET if ep.engine in ISSUED_BY[cls]}
-        self.quiet = quiet
+        self.quiet = quiet = _QUIET_OF[ep.engine]
         ng = self.ng
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
@@ -1647,3 +1677,6 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
 #: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
 _QUIET = _PLAIN - {ScratchAccess}
+#: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
+_QUIET_OF: dict[Engine, dict[type, Quick]] = {
+    e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
