@@ -1018,6 +1018,8 @@ class _OpPass:
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
+        # the same by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
+        self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
         self.index_fills: dict[IndexKey, set[int]] = {}
@@ -1040,8 +1042,10 @@ class _OpPass:
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
-        self.start: dict[tuple[int, Site], int] = {}
-        self.incs: dict[tuple[int, Site], int] = {}
+        # Per word (semaphore id, site column, site row): its start and its increments (``_word_range``). Keyed by
+        # coordinates, which hash in C (a ``Site`` hashes through its Python ``__hash__``, once per semaphore op).
+        self.start: dict[tuple[int, int, int], int] = {}
+        self.incs: dict[tuple[int, int, int], int] = {}
         # The ids an op of the program being walked may name without a finding (``_good``: its site's and phase's
         # buffers, its phase's semaphores), and the ``_QUIET`` classes its engine issues with their ``_quick``.
         self.ng = len(p.groups)
@@ -1055,7 +1059,7 @@ class _OpPass:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
                                               f"init {x.init} exceeds the 32-bit word (max {WORD_MAX})"))
             for site in x.sites:
-                self.start[(x.id, site)] = x.init
+                self.start[(x.id, site.x, site.y)] = x.init
 
     def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
         """(the buffers, the semaphores) an op at ``site`` in ``phase`` may name without a finding of ``_leaf``'s id
@@ -1413,6 +1417,21 @@ class _OpPass:
             if op.dtype not in p.target.tile_bytes:
                 self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
             return
+        if cls is SemInc or cls is SemWait or cls is SemSet:
+            # The commonest semaphore ops (a rendezvous is a run of them) have two rules of the branches below: their
+            # word's site, and a wait's or a set's terms.
+            assert isinstance(op, (SemInc, SemWait, SemSet))
+            if 0 <= op.sem < ns:
+                here = op.at if isinstance(op, SemInc) else site
+                if (here.x, here.y) not in self.sem_xy[op.sem]:
+                    sem = p.semaphores[op.sem]
+                    self._report(ep, at, op, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
+            if not isinstance(op, SemInc):
+                what = "threshold" if isinstance(op, SemWait) else "value"
+                for t in op.terms:
+                    if t.var not in loops:
+                        self._report(ep, at, op, f"{what} uses {t.var!r}, which is not an enclosing loop variable")
+            return
         if isinstance(op, (SemInc, SemSet, SemRmw, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
@@ -1557,13 +1576,13 @@ class _OpPass:
             targets = (op.at,) if isinstance(op, SemInc) else (ep.site,) if isinstance(op, SemRmw) else (
                 self.dests[op.group] if 0 <= op.group < len(p.groups) else ())
             for site in targets:
-                word = (op.sem, site)
+                word = (op.sem, site.x, site.y)
                 self.incs[word] = self.incs.get(word, 0) + op.by * times
         elif isinstance(op, InlineWrite):
             # A remote store of a value: the word starts a count from it as from a SemSet's value.
             if op.value > WORD_MAX:
                 self._report(ep, at, op, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})", self.words)
-            word = (op.sem, op.at)
+            word = (op.sem, op.at.x, op.at.y)
             self.start[word] = max(self.start.get(word, 0), op.value)
         elif isinstance(op, (SemSet, SemWait)):
             lo = hi = op.value
@@ -1577,15 +1596,17 @@ class _OpPass:
                 self._report(ep, at, op, f"{what} {lo} is negative in some iteration (a word is never below 0)",
                              self.words)
             if isinstance(op, SemSet):
-                word = (op.sem, ep.site)
+                word = (op.sem, ep.site.x, ep.site.y)
                 self.start[word] = max(self.start.get(word, 0), hi)
 
     def word_totals(self) -> None:
         start = self.start
-        for (sem, site), total in sorted(self.incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
-            if start.get((sem, site), 0) + total > WORD_MAX:
+        for word in sorted(self.incs):  # by semaphore, then column, then row
+            total = self.incs[word]
+            if start.get(word, 0) + total > WORD_MAX:
+                sem, site = word[0], Site(word[1], word[2])
                 self.words.append(IrViolation(
-                    f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} (start + every "
+                    f"semaphore {sem} at {site}", f"can be counted to {start.get(word, 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
 
 
