@@ -797,6 +797,7 @@ def _check_scratch(p: Program, report: Report) -> None:
                                          "from a waited page")
     owner: dict[int, str] = {}
     for ep in p.programs:
+        key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             if type(op) not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
@@ -807,20 +808,20 @@ def _check_scratch(p: Program, report: Report) -> None:
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
                 # 16-layer decode step, 7,440 ops in templates walked 16 times: validate 4.2x json.loads -> 1.9x.)
                 continue
-            where = _op_where(ep, op)
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
-                        report(where, f"lands in scratch buffer {hit} on {d}: a remote write into scratch bytes is not "
-                                      "said yet (only its own engine's NoC reads fill a scratch buffer)")
+                        report(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
+                                                  "bytes is not said yet (only its own engine's NoC reads fill a "
+                                                  "scratch buffer)")
             if isinstance(op, RemoteRead):
                 hit = p.remote_buffer(op.buf, op.at)
                 if hit in scratch:
-                    report(where, f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes is not said "
-                                  "yet")
+                    report(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
+                                              "is not said yet")
             named = {v for kind, v in op_ids(op) if kind == ID_BUFFER and v in scratch}
             for i in named:
                 x = scratch[i]
@@ -828,18 +829,20 @@ def _check_scratch(p: Program, report: Report) -> None:
                     or (isinstance(op, WriteTiles) and op.src == i and named_index_buffer(op) != i) \
                     or isinstance(op, ScratchAccess)
                 if not allowed:
-                    report(where, f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular buffer; "
-                                  "only read_tiles into it, write_tiles from it and scratch_access use it")
+                    report(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
+                                              "buffer; only read_tiles into it, write_tiles from it and scratch_access "
+                                              "use it")
                     continue
                 if ep.site != x.site:
-                    report(where, f"uses scratch buffer {i} ({x.name}) of site {x.site} from site {ep.site}")
-                first = owner.setdefault(i, ep.key)
-                if first != ep.key:
-                    report(where, f"uses scratch buffer {i} ({x.name}), which program {first} uses: a scratch "
-                                  "buffer is private to one engine")
+                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
+                                              f"{ep.site}")
+                first = owner.setdefault(i, key)
+                if first != key:
+                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                                              "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
-                    report(where, f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} x "
-                                  f"{x.page_tiles}")
+                    report(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
+                                              f"x {x.page_tiles}")
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
