@@ -171,7 +171,7 @@ def test_a_built_in_target_passes_every_target_rule() -> None:
     assert found == [("target wormhole_b0", f"max_cbs [{U32 + 1}] is too large for the model (at most {U32})")]
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(keys=st.lists(st.sampled_from("abcd"), max_size=8))
 def test_repeated_is_the_counter_of_keys_seen_twice(keys: list[str]) -> None:
     from collections import Counter
@@ -184,7 +184,7 @@ def test_repeated_is_the_counter_of_keys_seen_twice(keys: list[str]) -> None:
 _NAMES = st.text(st.sampled_from(["a", "é", "\n", "\x1b", "\u202e", "\udcff", " "]), max_size=4) | st.just("x" * 257)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(names=st.lists(_NAMES, min_size=4, max_size=4))
 def test_names_are_judged_one_by_one_when_any_is_not_printable_ascii(names: list[str]) -> None:
     from verispatial.ir.limits import name_rule

@@ -764,10 +764,9 @@ def _quote(v: Any) -> str:
 
 def _structure_program(d: dict[str, Any]) -> Program:
     """The ``Program`` of a document the schema accepted."""
-    body = {k: v for k, v in d.items() if k not in ("format", "version")}
-    tgt = body.pop("target")
+    tgt = d["target"]
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
-    return _fast_program(body, target)
+    return _fast_program(d, target)  # reads the program's own fields only: format, version and target stay behind
 
 
 def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:

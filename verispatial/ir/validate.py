@@ -1017,9 +1017,9 @@ class _OpPass:
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
-        ph = self.phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
-        self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
+        # (``_cbs``: built for the first multicast that asks)
+        self._cb_at: set[tuple[Site, int, int]] | None = None
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
         # the same by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
         self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
@@ -1063,6 +1063,13 @@ class _OpPass:
                                               f"init {x.init} exceeds the 32-bit word (max {WORD_MAX})"))
             for site in x.sites:
                 self.start[(x.id, site.x, site.y)] = x.init
+
+    def _cbs(self) -> set[tuple[Site, int, int]]:
+        """(site, cb, phase) of every buffer whose section exists."""
+        if self._cb_at is None:
+            ph = self.phases
+            self._cb_at = {(b.site, b.cb, ph[b.section]) for b in self.p.buffers if 0 <= b.section < len(ph)}
+        return self._cb_at
 
     def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
         """(the buffers, the semaphores) an op at ``site`` in ``phase`` may name without a finding of ``_leaf``'s id
@@ -1468,7 +1475,7 @@ class _OpPass:
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.dest < nb:
                     src = p.buffers[op.dest]
-                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
+                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self._cbs():
                         self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
                     self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
