@@ -9,14 +9,13 @@ stands for. Every other document is written as version 2, byte for byte as befor
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import gc
 import json
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -911,8 +910,7 @@ def read_document(path: str | Path, expected: str) -> bytes:
     return data
 
 
-@contextlib.contextmanager
-def no_cycle_collection() -> Iterator[None]:
+def no_cycle_collection() -> _CyclesPaused:
     """Pause the cyclic garbage collector while a document is read: reading a program (or a stored report) allocates
     one container per JSON object and IR value, all kept alive and none in a cycle, so each collection the
     allocations trigger would only walk the growing heap again (more than half of a large document's parse time; a
@@ -925,16 +923,24 @@ def no_cycle_collection() -> Iterator[None]:
     among the young objects from before) is found by the next full collection, as for every long-lived object. A
     caller that froze objects of its own (``gc.get_freeze_count()``) is left alone, and so is a block that raises
     (its traceback's frames are cycles best collected young)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    except BaseException:
-        if was:
-            gc.enable()
-        raise
-    if was:
-        if gc.get_freeze_count() == 0:
+    return _CyclesPaused()
+
+
+class _CyclesPaused:
+    """``no_cycle_collection``'s context manager: a class rather than ``contextlib.contextmanager``'s generator, whose
+    set-up is a fixed cost of every load (a microsecond or two: a tenth of ``json.loads`` of a small program)."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, kind: type[BaseException] | None, _e: BaseException | None,
+                 _tb: types.TracebackType | None) -> None:
+        if not self.was:
+            return
+        if kind is None and gc.get_freeze_count() == 0:
             gc.freeze()
             gc.unfreeze()
         gc.enable()
@@ -950,11 +956,13 @@ def loads(text: str | bytes) -> Program:
 def loads_document(text: str | bytes) -> Document:
     """Parse program JSON text and validate it, a version-3 document as a ``TemplatedProgram`` (never expanded:
     ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
-    from verispatial.ir.validate import validate, validate_templated
+    # Imported here, not with this module (whose readers do not all validate), as a module: a ``from`` import's
+    # fromlist handling is a microsecond of every load.
+    import verispatial.ir.validate as checks
 
     with no_cycle_collection():
         p = document_from_dict(parse_json(text))
-        violations = validate_templated(p) if isinstance(p, TemplatedProgram) else validate(p)
+        violations = checks.validate_templated(p) if isinstance(p, TemplatedProgram) else checks.validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p
