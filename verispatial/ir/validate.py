@@ -1064,6 +1064,19 @@ class _OpPass:
             for site in x.sites:
                 self.start[(x.id, site.x, site.y)] = x.init
 
+    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...]) -> bool:
+        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf``: its engine
+        issues it without the rendezvous exception, its semaphore is one the op may name (``gs``, ``_good``), the word
+        it aims at is on the site it names (an increment's ``at``, else its own site), and a wait's or set's terms
+        name enclosing loops. False sends it through ``_leaf``, which words each violation (a composed program's
+        rendezvous is a run of these ops)."""
+        assert isinstance(op, (SemInc, SemWait, SemSet))
+        if op.sem not in self.gs or ep.engine not in ISSUED_BY[type(op)]:
+            return False
+        if isinstance(op, SemInc):
+            return (op.at.x, op.at.y) in self.sem_xy[op.sem]
+        return (ep.site.x, ep.site.y) in self.sem_xy[op.sem] and all(t.var in loops for t in op.terms)
+
     def _cbs(self) -> set[tuple[Site, int, int]]:
         """(site, cb, phase) of every buffer whose section exists."""
         if self._cb_at is None:
@@ -1123,6 +1136,9 @@ class _OpPass:
             cls = type(top)
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
+            if cls in _SEM_QUICK and self._sem_passes(top, ep, ()):  # no rule of ``_leaf`` can fail
+                self._word_range(ep, top, (i,), 1, {})
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1187,6 +1203,9 @@ class _OpPass:
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
+            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops):  # no rule of ``_leaf`` can fail
+                self._word_range(ep, x, (*at, j), times * n, inner)
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1708,6 +1727,8 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
 #: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
 _QUIET = _PLAIN - {ScratchAccess}
+#: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
+_SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
 #: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
 _QUIET_OF: dict[Engine, dict[type, Quick]] = {
     e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
