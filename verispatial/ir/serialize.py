@@ -44,20 +44,7 @@ from verispatial.ir.ops import (
     TripCount,
     WriteTiles,
 )
-from verispatial.ir.program import (
-    FORMAT,
-    VERSION,
-    Buffer,
-    BufferAt,
-    EngineProgram,
-    Group,
-    Program,
-    Resident,
-    SectionSpan,
-    Semaphore,
-    Tensor,
-    Trip,
-)
+from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Program, Semaphore, Tensor
 from verispatial.ir.source import LoopIndex, SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
@@ -782,12 +769,16 @@ def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
 
 @functools.cache
 def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
+
     return {cls: _builder(cls) for cls in (Tensor, Buffer, Semaphore, Group, Trip, SectionSpan, BufferAt, Resident)}
 
 
 @functools.cache
 def _entity_fields() -> tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]:
     """A program object's entity lists with each one's constructor (``_builders``), in ``Program``'s field order."""
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
+
     b = _builders()
     return tuple((field, b[cls]) for field, cls in (
         ("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group), ("trips", Trip),
