@@ -18,7 +18,10 @@ file): its last op misspelt, every tenth top-level op misspelt, and an op naming
 correct file (what ``verispatial validate`` does with it), best of ``--repeat``; the first report's time (which
 imports ``jsonschema`` to word the message) beside it.
 
-    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [FILE ...]
+With ``--interleaved``, only ``loads_document`` against ``json.loads`` of each file (the examples by default), a batch
+of each in turn: two checkouts compared in alternate processes see the machine's load alike.
+
+    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [--interleaved] [FILE ...]
 """
 
 from __future__ import annotations
@@ -77,6 +80,30 @@ def synthetic(ops: int) -> Path:
     f = Path(tempfile.mkdtemp()) / f"synthetic_{times}x.json"
     f.write_text(json.dumps(d, indent=1))
     return f
+
+
+def interleaved(path: Path, repeat: int) -> float:
+    """``loads_document`` of ``path``'s bytes against ``json.loads`` of them, a batch of each in turn ``repeat`` times
+    (the least per call of each): both see the same minutes of a shared machine. Prints the row; returns the ratio."""
+    data = path.read_bytes()
+    serialize.loads_document(data)
+    t0 = time.process_time()
+    serialize.loads_document(data)
+    calls = max(1, min(10_000, int(2 * BATCH_SECONDS / max(time.process_time() - t0, 1e-7))))
+    t_json = t_load = float("inf")
+    for _ in range(repeat):
+        for fn, is_json in ((lambda: json.loads(data), True), (lambda: serialize.loads_document(data), False)):
+            t0 = time.process_time()
+            for _ in range(calls):
+                fn()
+            t = (time.process_time() - t0) / calls
+            if is_json:
+                t_json = min(t_json, t)
+            else:
+                t_load = min(t_load, t)
+    print(f"{path.name:42} json.loads {t_json * 1e3:9.3f} ms | loads_document {t_load * 1e3:9.3f} ms "
+          f"{t_load / t_json:6.2f}x", flush=True)
+    return t_load / t_json
 
 
 def json_load(path: Path) -> Any:
@@ -185,8 +212,14 @@ def main() -> None:
     ap.add_argument("--load-only", action="store_true", help="time load_program alone (e.g. on a checkout without the "
                                                                "stage functions)")
     ap.add_argument("--bad", action="store_true", help="also time bad copies of each file against validating it")
+    ap.add_argument("--interleaved", action="store_true", help="only loads_document against json.loads, a batch of "
+                                                                 "each in turn (the least noisy A/B of two checkouts)")
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
+    if args.interleaved:
+        for f in args.files or EXAMPLES:
+            interleaved(f, args.repeat)
+        return
     print("CPU time per call, the least of --repeat batches; ratios to json.loads of the same bytes; parse = with the "
           "duplicate-key check; schema, structure and validate alone; loads = loads_document of the bytes, all of them "
           "(goal 4's figure); load = load_document, all of them from the file, to json.loads of the bytes and (file) "
