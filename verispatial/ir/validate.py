@@ -601,7 +601,7 @@ def _check_target(p: Program, report: Report) -> None:
     """An inline target's numbers lie in the model's range (``limits.py``): a mesh of at most ``MESH_MAX`` columns and
     rows, 32-bit memory sizes, tile shapes and per-tile byte counts (the built-in targets always do)."""
     t = p.target
-    if t is TARGETS.get(t.name):  # a built-in target (the very object): in range (tests/test_validate.py)
+    if t is TARGETS.get(t.name):  # a built-in target (the very object): in range (tests/test_validate_fast_path.py)
         return
     e = f"target {t.name}"
     if not all(1 <= d <= MESH_MAX for d in t.mesh):
