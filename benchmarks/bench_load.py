@@ -3,10 +3,14 @@
 ``load_program`` reads a program file, parses it (duplicate keys refused), checks it against the JSON Schema,
 structures it into IR objects and runs ``validate``; a templated program (format version 3) is read as
 ``load_document`` reads it (templates and section entries, ``validate_templated``: never expanded). Each stage is
-timed on its own (best of ``--repeat`` runs) and as a ratio to ``json.loads`` of the same bytes (CPU seconds of this
-process): the shipped examples, and a
-synthetic program of about ``--ops`` ops (the 48-engine matmul example's engine programs repeated, which still
-validates).
+timed on its own (CPU seconds of this process per call, the least of ``--repeat`` batches; a call of microseconds is
+timed as a batch of calls) and as a ratio to ``json.loads`` of the same bytes; ``loads`` is ``loads_document`` of the
+bytes, every stage at once (issue 19 goal 4: at most 5x ``json.loads``), ``load`` is ``load_document`` of the file,
+against ``json.loads`` of the bytes and against ``json.load`` of the file. Files: the shipped examples and a synthetic
+program of about ``--ops`` ops (the 48-engine matmul example's engine programs repeated, which still validates), or
+the FILEs given (e.g. the decode steps ``compile --no-certify -o`` writes). The last line names the largest
+``loads`` ratio and every file above 5x. With ``PYTHONPATH`` at another checkout it measures that checkout's loader
+by the same script (main's figures beside a branch's).
 
 With ``--bad``, each file is also timed as bad input (issue 19 goal 5: a report costs at most 2x ``validate`` of the
 file): its last op misspelt, every tenth top-level op misspelt, and an op naming a buffer that does not exist (a
@@ -14,7 +18,10 @@ file): its last op misspelt, every tenth top-level op misspelt, and an op naming
 correct file (what ``verispatial validate`` does with it), best of ``--repeat``; the first report's time (which
 imports ``jsonschema`` to word the message) beside it.
 
-    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [FILE ...]
+With ``--interleaved``, only ``loads_document`` against ``json.loads`` of each file (the examples by default), a batch
+of each in turn: two checkouts compared in alternate processes see the machine's load alike.
+
+    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [--interleaved] [FILE ...]
 """
 
 from __future__ import annotations
@@ -36,14 +43,25 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = [*sorted((ROOT / "examples").glob("*.json")), *sorted((ROOT / "examples" / "broken").glob("*.json"))]
 
 
+#: CPU seconds one timed batch lasts at least: a call of a few microseconds is timed as many calls in a row (the
+#: process clock's granularity and one call's cold caches would otherwise be most of what is measured).
+BATCH_SECONDS = 0.002
+
+
 def best(fn: Callable[[], Any], repeat: int) -> float:
-    """The least CPU time of ``repeat`` calls of ``fn`` (seconds): this process's own work, which other jobs
-    sharing the machine disturb far less than the wall clock."""
+    """The least CPU time of one call of ``fn`` (seconds) over ``repeat`` batches, each of as many calls as fill
+    ``BATCH_SECONDS`` (one call for a large document): this process's own work, which other jobs sharing the machine
+    disturb far less than the wall clock."""
+    t0 = time.process_time()
+    fn()
+    once = time.process_time() - t0
+    calls = max(1, min(10_000, int(BATCH_SECONDS / max(once, 1e-7))))
     out = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()
-        fn()
-        out = min(out, time.process_time() - t0)
+        for _ in range(calls):
+            fn()
+        out = min(out, (time.process_time() - t0) / calls)
     return out
 
 
@@ -64,7 +82,38 @@ def synthetic(ops: int) -> Path:
     return f
 
 
-def row(path: Path, repeat: int, stages: bool) -> None:
+def interleaved(path: Path, repeat: int) -> float:
+    """``loads_document`` of ``path``'s bytes against ``json.loads`` of them, a batch of each in turn ``repeat`` times
+    (the least per call of each): both see the same minutes of a shared machine. Prints the row; returns the ratio."""
+    data = path.read_bytes()
+    serialize.loads_document(data)
+    t0 = time.process_time()
+    serialize.loads_document(data)
+    calls = max(1, min(10_000, int(2 * BATCH_SECONDS / max(time.process_time() - t0, 1e-7))))
+    t_json = t_load = float("inf")
+    for _ in range(repeat):
+        for fn, is_json in ((lambda: json.loads(data), True), (lambda: serialize.loads_document(data), False)):
+            t0 = time.process_time()
+            for _ in range(calls):
+                fn()
+            t = (time.process_time() - t0) / calls
+            if is_json:
+                t_json = min(t_json, t)
+            else:
+                t_load = min(t_load, t)
+    print(f"{path.name:42} json.loads {t_json * 1e3:9.3f} ms | loads_document {t_load * 1e3:9.3f} ms "
+          f"{t_load / t_json:6.2f}x", flush=True)
+    return t_load / t_json
+
+
+def json_load(path: Path) -> Any:
+    """``json.load`` of the file at ``path``: what ``load_document`` is to ``loads_document``, for plain JSON."""
+    with open(path, "rb") as f:
+        return json.load(f)
+
+
+def row(path: Path, repeat: int, stages: bool) -> float:
+    """Print the figures of ``path``; returns ``loads_document`` of its bytes as a ratio to ``json.loads``."""
     data = path.read_bytes()
     doc = json.loads(data)
     n = sum(count_ops(ep["ops"]) for ep in doc.get("programs", []))
@@ -85,11 +134,15 @@ def row(path: Path, repeat: int, stages: bool) -> None:
             p = serialize.program_from_dict(doc)
             t_valid = best(lambda: validate(p), repeat)
         cols = f"{t_parse / t_json:5.2f} {t_schema / t_json:6.2f} {t_struct / t_json:6.2f} {t_valid / t_json:6.2f}"
+    t_loads = best(lambda: serialize.loads_document(data), repeat)
     t_load = best(lambda: serialize.load_document(path), repeat)
+    t_file = best(lambda: json_load(path), repeat)
     t_old = best(lambda: json_only(path), repeat) if hasattr(serialize, "_fast_parse") else float("nan")
     name = path.name if path.parent.name != "broken" else f"broken/{path.name}"
-    print(f"{name:42} {len(data) / 1e6:7.2f} {n:>8} | {t_json * 1e3:9.2f} | {cols} | {t_load * 1e3:9.2f} "
-          f"{t_load / t_json:6.2f}x | {t_old / t_json:6.2f}x", flush=True)
+    print(f"{name:42} {len(data) / 1e6:7.2f} {n:>8} | {t_json * 1e3:9.3f} | {cols} | {t_loads * 1e3:9.3f} "
+          f"{t_loads / t_json:6.2f}x | {t_load * 1e3:9.3f} {t_load / t_json:6.2f}x {t_load / t_file:6.2f}x | "
+          f"{t_old / t_json:6.2f}x", flush=True)
+    return t_loads / t_json
 
 
 def _engine_programs(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -159,21 +212,35 @@ def main() -> None:
     ap.add_argument("--load-only", action="store_true", help="time load_program alone (e.g. on a checkout without the "
                                                                "stage functions)")
     ap.add_argument("--bad", action="store_true", help="also time bad copies of each file against validating it")
+    ap.add_argument("--interleaved", action="store_true", help="only loads_document against json.loads, a batch of "
+                                                                 "each in turn (the least noisy A/B of two checkouts)")
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
-    print("ratios to json.loads of the same bytes; parse = with the duplicate-key check; schema, structure and "
-          "validate alone; load = load_document, all of them from the file (ops: a templated program's templates'); "
-          "json-only = load_document with the text read by json alone (orjson off)")
+    if args.interleaved:
+        for f in args.files or EXAMPLES:
+            interleaved(f, args.repeat)
+        return
+    print("CPU time per call, the least of --repeat batches; ratios to json.loads of the same bytes; parse = with the "
+          "duplicate-key check; schema, structure and validate alone; loads = loads_document of the bytes, all of them "
+          "(goal 4's figure); load = load_document, all of them from the file, to json.loads of the bytes and (file) "
+          "to json.load of the file (ops: a templated program's templates'); json-only = load_document with the text "
+          "read by json alone (orjson off)")
     print(f"{'program':42} {'MB':>7} {'ops':>8} | {'json ms':>9} | {'parse':>5} {'schema':>6} {'struct':>6} "
-          f"{'valid':>6} | {'load ms':>9} {'load':>7} | {'json-only':>7}")
+          f"{'valid':>6} | {'loads ms':>9} {'loads':>7} | {'load ms':>9} {'load':>7} {'file':>7} | {'json-only':>7}")
     files = args.files or [*EXAMPLES, synthetic(args.ops)]
+    ratios: dict[str, float] = {}
     for f in files:
         try:
             serialize.load_document(f)
         except Exception as e:  # a shipped bad example that does not load is not timed
             print(f"{f.name:42} does not load: {e}", file=sys.stderr)
             continue
-        row(f, args.repeat, not args.load_only and hasattr(serialize, "check_program_schema"))
+        ratios[f.name] = row(f, args.repeat, not args.load_only and hasattr(serialize, "check_program_schema"))
+    if ratios:
+        worst = max(ratios, key=ratios.__getitem__)
+        over = sorted(k for k, v in ratios.items() if v > 5)
+        print(f"loads_document / json.loads: at most {ratios[worst]:.2f}x ({worst}); over 5x: {len(over)} of "
+              f"{len(ratios)} files{': ' + ', '.join(over) if over else ''}")
     if args.bad:
         print("\nbad input: loads_document up to the message against loads_document of the correct file (what "
               "`verispatial validate` does), best of --repeat; the first report imports jsonschema; target 2x")

@@ -125,6 +125,21 @@ def test_long_numbers_read_as_before(whole: int, fraction: str, exponent: str) -
     agree(f'{{"a": [{whole}, {whole}.{fraction}{exponent}, 0.{fraction}]}}')
 
 
+@pytest.mark.parametrize("text", [
+    b"1234567890123456789", b"[1234567890123456789]", b'{"a": -1234567890123456789}', b"[1,12345678901234567890]",
+    b'{"a":99999999999999999999999}', b"[0.5, 1234567890123456789]"])
+def test_an_integer_of_19_digits_is_left_to_json(text: bytes) -> None:
+    # orjson reads an integer past 64 bits as a float: every run of 19 digits not after a point goes the general way.
+    assert _fast_parse(text) is None
+    assert either(text) == general(text)
+
+
+@pytest.mark.parametrize("text", [b"[0.1234567890123456789]", b'{"a": 1.12345678901234567890123}', b"[1.5, 123]"])
+def test_a_fraction_of_19_digits_is_read_by_orjson(text: bytes) -> None:
+    # A fraction's digits are orjson's to round, as json does: only an integer's run of 19 is sent back.
+    assert _fast_parse(text) == json.loads(text)
+
+
 @settings(max_examples=200)
 @given(data=st.binary(max_size=40) | st.text(alphabet='{}[]":,0123456789.eE+-natrufls\\ ud8', max_size=40))
 def test_any_bytes_read_as_before(data: str | bytes) -> None:

@@ -15,7 +15,8 @@ import pytest
 from tests.test_frontend_ttmetal_newuser import _pipeline
 from verispatial.errors import ParseError
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.regular_file import not_regular
+from verispatial.ir.serialize import read_document
+from verispatial.regular_file import not_regular, regular_stat
 
 ROOT = Path(__file__).parent.parent
 LOCAL_UP = str(ROOT / "examples" / "local_up.json")
@@ -43,6 +44,34 @@ def test_not_regular_names_each_kind(tmp_path: Path, fifo: Path) -> None:
     (tmp_path / "plain").write_text("{}")
     os.symlink(tmp_path / "plain", tmp_path / "link")
     assert not_regular(tmp_path / "link") is None
+
+
+def test_regular_stat_is_the_stat_or_the_same_words(tmp_path: Path, fifo: Path) -> None:
+    (tmp_path / "plain").write_text("{}")
+    os.symlink(tmp_path / "plain", tmp_path / "link")
+    for path in (tmp_path / "plain", tmp_path / "link"):
+        got = regular_stat(path)
+        assert isinstance(got, os.stat_result)
+        assert got.st_size == 2
+    for path in (fifo, Path("/dev/zero"), tmp_path, tmp_path / "nothing", "a\0b"):
+        why = not_regular(path, "a manifest")
+        assert why is not None
+        assert regular_stat(path, "a manifest") == why
+
+
+def test_read_document_refuses_by_name_and_reads_the_whole_file(tmp_path: Path, fifo: Path) -> None:
+    for path, why in ((fifo, "is a FIFO (named pipe), not a regular file: expected a program.json file"),
+                      (tmp_path, "is a directory, expected a program.json file"), (tmp_path / "none", "no such file")):
+        with pytest.raises(ParseError) as e:
+            read_document(path, "a program.json file")
+        assert str(e.value) == str(ParseError(str(path), why))
+    (tmp_path / "blank").write_text(" \n")
+    with pytest.raises(ParseError, match="the file is empty"):
+        read_document(tmp_path / "blank", "a program.json file")
+    big = json.dumps({"x": "y" * 300_000}).encode()
+    (tmp_path / "big.json").write_bytes(big)
+    assert read_document(tmp_path / "big.json", "a program.json file") == big
+    assert read_document(str(tmp_path / "big.json"), "a program.json file") == big
 
 
 @pytest.mark.parametrize("command", ["certify", "validate", "simulate"])

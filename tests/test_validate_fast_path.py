@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verispatial.ir import (
     WORMHOLE,
@@ -150,3 +152,66 @@ def test_one_section_and_two_report_alike(starts: tuple[int, ...]) -> None:
         ("program (0,0).reader ops[1].body[0].body[0] Wait",
          "pages 70000 is too large for the model (16-bit CB counters: at most 65535)"),
     ]
+
+
+# Program-wide fast paths: the common case (no name to refuse, no key twice, every buffer mapped once, a built-in
+# target) decided without the per-entity rules, each against those rules.
+
+def test_a_built_in_target_passes_every_target_rule() -> None:
+    from verispatial.ir.target import TARGETS
+    from verispatial.ir.validate import _check_target
+
+    found: list[tuple[str, str]] = []
+    for t in TARGETS.values():
+        # a copy is not the built-in object itself: every rule runs on it
+        _check_target(Program("p", attrs.evolve(t)), lambda e, r: found.append((e, r)))
+    assert found == []
+    odd = attrs.evolve(WORMHOLE, max_cbs=U32 + 1)
+    _check_target(Program("p", odd), lambda e, r: found.append((e, r)))
+    assert found == [("target wormhole_b0", f"max_cbs [{U32 + 1}] is too large for the model (at most {U32})")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.sampled_from("abcd"), max_size=8))
+def test_repeated_is_the_counter_of_keys_seen_twice(keys: list[str]) -> None:
+    from collections import Counter
+
+    from verispatial.ir.validate import _repeated
+
+    assert _repeated(keys) == [(k, n) for k, n in Counter(keys).items() if n > 1]
+
+
+_NAMES = st.text(st.sampled_from(["a", "é", "\n", "\x1b", "\u202e", "\udcff", " "]), max_size=4) | st.just("x" * 257)
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(_NAMES, min_size=4, max_size=4))
+def test_names_are_judged_one_by_one_when_any_is_not_printable_ascii(names: list[str]) -> None:
+    from verispatial.ir.limits import name_rule
+    from verispatial.ir.validate import name_violations
+
+    site = Site(0, 0)
+    p = Program(names[0], WORMHOLE, buffers=(Buffer(0, names[1], site, 0, 1, 2, "bf16"),),
+                sections=(SectionSpan(names[2]),),
+                programs=(EngineProgram(site, Engine.READER, (Loop(names[3], 1, (Reserve(0, 1),)),)),))
+    expected = [rule for rule in map(name_rule, names) if rule is not None]
+    assert [v.rule for v in name_violations(p)] == expected
+
+
+@pytest.mark.parametrize(("memory", "expected"), [
+    ((0, 1), []),
+    ((1, 0), []),
+    ((0,), ["buffer 1 (b1): appears 0 times in the memory map, expected once"]),
+    ((0, 1, 1), ["buffer 1 (b1): appears 2 times in the memory map, expected once"]),
+    ((0, 1, 2), ["memory entry for buffer 2: no such buffer"]),
+    ((0, 2), ["buffer 1 (b1): appears 0 times in the memory map, expected once",
+              "memory entry for buffer 2: no such buffer"]),
+])
+def test_every_buffer_is_mapped_once(memory: tuple[int, ...], expected: list[str]) -> None:
+    from verispatial.ir.program import BufferAt
+
+    site = Site(0, 0)
+    buffers = tuple(Buffer(i, f"b{i}", site, i, 1, 2, "bf16") for i in range(2))
+    p = Program("p", WORMHOLE, buffers=buffers, sections=(SectionSpan("s"),),
+                memory=tuple(BufferAt(i, 0x10000 * (k + 1), 4096) for k, i in enumerate(memory)))
+    assert [str(v) for v in validate(p) if "memory" in str(v)] == expected

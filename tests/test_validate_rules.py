@@ -345,15 +345,17 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
 
 
 def _generic_only(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | None]]:
-    """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class): every leaf
-    through the generic id, page and tile rules."""
-    quick, quiet = validate_module._QUICK, validate_module._QUIET
-    validate_module._QUICK = {cls: (lambda *_: False) for cls in quick}
+    """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
+    no semaphore op passed over by ``_sem_passes``): every leaf through the generic id, page and tile rules."""
+    saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK)
+    validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
+    validate_module._QUIET_OF = {e: {} for e in Engine}
+    validate_module._SEM_QUICK = frozenset()
     try:
         return _found(p)
     finally:
-        validate_module._QUICK, validate_module._QUIET = quick, quiet
+        validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK = saved
 
 
 @functools.cache
@@ -387,11 +389,17 @@ def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
             continue
         path, op = data.draw(st.sampled_from(leaves))
         fields = [f.name for f in attrs.fields(type(op)) if f.name in ("pages", "tiles") or (
-            f.metadata.get("id") in ("buffer", "semaphore", "group") and type(getattr(op, f.name)) is int)]
+            f.metadata.get("id") in ("buffer", "semaphore", "group") and type(getattr(op, f.name)) is int) or (
+            f.name == "at" and isinstance(getattr(op, f.name), Site)) or (
+            f.name == "terms" and isinstance(op, (SemWait, SemSet)))]
         if not fields:
             continue
         name = data.draw(st.sampled_from(fields))
-        p = edit(ep.key, path, attrs.evolve(op, **{name: data.draw(_NUMBERS)}))(p)
+        # a semaphore word's site and a wait's or set's terms too (``_sem_passes``): a site with or without the word,
+        # a term over an enclosing loop or over none
+        value = (data.draw(st.sampled_from([A, B, Site(2, 0)])) if name == "at" else
+                 data.draw(st.sampled_from([(), (K,), (Term("zz", 1),)])) if name == "terms" else data.draw(_NUMBERS))
+        p = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
     assert _found(p) == _generic_only(p)
 
 

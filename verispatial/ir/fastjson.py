@@ -15,6 +15,8 @@ _DIGITS_ONLY = bytes(48 if 48 <= i < 58 else 46 if i == 46 else 32 for i in rang
 #: a point are a fraction, which orjson rounds as ``json`` does (300,000 random doubles' reprs and long mantissas
 #: agreed; tests/test_fast_parse.py): only a run not after a point is sent the general way.
 _LONG_NUMBER = b"0" * 19
+#: Such a run after a byte that is neither a digit nor a point.
+_SPACED_LONG_NUMBER = b" " + _LONG_NUMBER
 
 
 def fast_parse(text: str | bytes) -> Any | None:
@@ -41,7 +43,9 @@ def fast_parse(text: str | bytes) -> Any | None:
     if b"\\" in raw and (b"\\u003a" in raw or b"\\u003A" in raw):
         return None
     digits = raw.translate(_DIGITS_ONLY)
-    if b" " + _LONG_NUMBER in digits or digits.startswith(_LONG_NUMBER):
+    # Any 19 digits first (one quick search), then only such a run not after a point: searching for the space before
+    # it straight away stalls on every short run of digits (0.4x ``json.loads`` of a small program, not 0.03x).
+    if _LONG_NUMBER in digits and (_SPACED_LONG_NUMBER in digits or digits.startswith(_LONG_NUMBER)):
         return None
     try:
         doc = orjson.loads(raw)

@@ -9,14 +9,13 @@ stands for. Every other document is written as version 2, byte for byte as befor
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import gc
 import json
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from verispatial.ir.program import FORMAT, VERSION, Buffer, EngineProgram, Progr
 from verispatial.ir.source import LoopIndex, SourceLoc, Sources
 from verispatial.ir.target import TARGETS, Target, get_target
 from verispatial.ir.templated import TEMPLATED_VERSION, Instance, TemplatedProgram
+from verispatial.regular_file import regular_stat
 
 #: The program format versions this verispatial reads.
 READ_VERSIONS = (VERSION, TEMPLATED_VERSION)
@@ -750,10 +750,9 @@ def _quote(v: Any) -> str:
 
 def _structure_program(d: dict[str, Any]) -> Program:
     """The ``Program`` of a document the schema accepted."""
-    body = {k: v for k, v in d.items() if k not in ("format", "version")}
-    tgt = body.pop("target")
+    tgt = d["target"]
     target = get_target(tgt) if isinstance(tgt, str) else _structure(tgt, Target, "target")
-    return _fast_program(body, target)
+    return _fast_program(d, target)  # reads the program's own fields only: format, version and target stay behind
 
 
 def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
@@ -770,23 +769,29 @@ def _structure_templated(d: dict[str, Any]) -> TemplatedProgram:
 
 @functools.cache
 def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
-    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
 
     return {cls: _builder(cls) for cls in (Tensor, Buffer, Semaphore, Group, Trip, SectionSpan, BufferAt, Resident)}
+
+
+@functools.cache
+def _entity_fields() -> tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]:
+    """A program object's entity lists with each one's constructor (``_builders``), in ``Program``'s field order."""
+    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
+
+    b = _builders()
+    return tuple((field, b[cls]) for field, cls in (
+        ("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group), ("trips", Trip),
+        ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)))
 
 
 def _fast_program(d: dict[str, Any], target: Target) -> Program:
     """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
     generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
     twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
-    from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Tensor, Trip
-
-    b = _builders()
     kw: dict[str, Any] = {"name": d["name"], "target": target}
-    for field, cls in (("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group),
-                       ("trips", Trip), ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)):
+    for field, build in _entity_fields():
         if field in d:
-            build = b[cls]
             kw[field] = tuple([build(x) for x in d[field]])
     if "programs" in d:
         kw["programs"] = tuple([_engine_program(ep) for ep in d["programs"]])
@@ -882,23 +887,21 @@ def _parse_general(text: str | bytes) -> Any:
 def read_document(path: str | Path, expected: str) -> bytes:
     """The bytes of the file at ``path``; ``ParseError`` (field: the path) when it is missing, not a regular file
     (a directory, a FIFO, a device) or empty. ``expected`` names what it should be, e.g. ``"a program.json file"``."""
-    from verispatial.regular_file import not_regular
-
-    p = Path(path)
-    if (why := not_regular(p, expected)) is not None:  # a FIFO would block the read, /dev/zero never end it
-        raise ParseError(str(path), why)
-    size = p.stat().st_size
+    got = regular_stat(path, expected)  # a FIFO would block the read, /dev/zero never end it
+    if isinstance(got, str):
+        raise ParseError(str(path), got)
+    size = got.st_size
     if size > DOCUMENT_MAX_BYTES:
         raise ParseError(str(path), f"{size} bytes: larger than the {DOCUMENT_MAX_BYTES // 2**20} MiB a document may "
                                     "have (verispatial/ir/limits.py)")
-    data = p.read_bytes()
+    with open(path, "rb", buffering=0) as f:  # unbuffered: one read of the whole file, no buffer to copy through
+        data = f.read()
     if not data.strip():
         raise ParseError(str(path), "the file is empty")
     return data
 
 
-@contextlib.contextmanager
-def no_cycle_collection() -> Iterator[None]:
+def no_cycle_collection() -> _CyclesPaused:
     """Pause the cyclic garbage collector while a document is read: reading a program (or a stored report) allocates
     one container per JSON object and IR value, all kept alive and none in a cycle, so each collection the
     allocations trigger would only walk the growing heap again (more than half of a large document's parse time; a
@@ -911,16 +914,24 @@ def no_cycle_collection() -> Iterator[None]:
     among the young objects from before) is found by the next full collection, as for every long-lived object. A
     caller that froze objects of its own (``gc.get_freeze_count()``) is left alone, and so is a block that raises
     (its traceback's frames are cycles best collected young)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    except BaseException:
-        if was:
-            gc.enable()
-        raise
-    if was:
-        if gc.get_freeze_count() == 0:
+    return _CyclesPaused()
+
+
+class _CyclesPaused:
+    """``no_cycle_collection``'s context manager: a class rather than ``contextlib.contextmanager``'s generator, whose
+    set-up is a fixed cost of every load (a microsecond or two: a tenth of ``json.loads`` of a small program)."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, kind: type[BaseException] | None, _e: BaseException | None,
+                 _tb: types.TracebackType | None) -> None:
+        if not self.was:
+            return
+        if kind is None and gc.get_freeze_count() == 0:
             gc.freeze()
             gc.unfreeze()
         gc.enable()
@@ -936,11 +947,13 @@ def loads(text: str | bytes) -> Program:
 def loads_document(text: str | bytes) -> Document:
     """Parse program JSON text and validate it, a version-3 document as a ``TemplatedProgram`` (never expanded:
     ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
-    from verispatial.ir.validate import validate, validate_templated
+    # Imported here, not with this module (whose readers do not all validate), as a module: a ``from`` import's
+    # fromlist handling is a microsecond of every load.
+    import verispatial.ir.validate as checks
 
     with no_cycle_collection():
         p = document_from_dict(parse_json(text))
-        violations = validate_templated(p) if isinstance(p, TemplatedProgram) else validate(p)
+        violations = checks.validate_templated(p) if isinstance(p, TemplatedProgram) else checks.validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p

@@ -16,7 +16,18 @@ import attrs
 from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
 from verispatial.ir.ids import op_ids
-from verispatial.ir.limits import MESH_MAX, NEST_MAX, PAGES_MAX, RANK_MAX, TILES_MAX, U32, clip, name_rule, too_large
+from verispatial.ir.limits import (
+    MESH_MAX,
+    NAME_MAX,
+    NEST_MAX,
+    PAGES_MAX,
+    RANK_MAX,
+    TILES_MAX,
+    U32,
+    clip,
+    name_rule,
+    too_large,
+)
 from verispatial.ir.ops import (
     CONTAINERS,
     ID_BUFFER,
@@ -62,6 +73,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
+from verispatial.ir.target import TARGETS
 from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
@@ -123,6 +135,15 @@ def _in_mesh(p: Program, s: Site) -> bool:
 def name_violations(p: Program) -> list[IrViolation]:
     """A violation per bad name (``limits.name_rule``), each entity named by kind and position with the name quoted
     safely (escaped, cut to 40 characters)."""
+    # Every name at once first: when their text is printable ASCII and none is too long, no name breaks a rule (a
+    # fixed cost of every load, worth one join and two C calls rather than a call per name).
+    names = [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
+             *[t.name for t in p.trips], *[x.name for x in p.sections]]
+    loop_vars = [_loop_vars(ep.ops, []) for ep in p.programs]
+    names += [var for vs in loop_vars for var in vs]
+    text = "".join(names)
+    if text.isascii() and text.isprintable() and max(map(len, names)) <= NAME_MAX:
+        return []
     # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
     named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
     named += [("tensor #", i, t.name) for i, t in enumerate(p.tensors)]
@@ -138,8 +159,8 @@ def name_violations(p: Program) -> list[IrViolation]:
     # Loop variables: thousands of loops reuse a few names, so each distinct name is judged once and the entity is
     # worded only for a bad one.
     rules: dict[str, str | None] = {}
-    for ep in p.programs:
-        for var in _loop_vars(ep.ops, []):
+    for ep, vs in zip(p.programs, loop_vars, strict=True):
+        for var in vs:
             if var not in rules:
                 rules[var] = name_rule(var)
             rule = rules[var]
@@ -241,8 +262,9 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
     # checker's balance obligation shows).
-    wide: Counter[Site] = Counter()
-    per_phase: Counter[tuple[Site, int]] = Counter()
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program.
+    wide: dict[Site, int] = {}
+    per_phase: dict[tuple[Site, int], int] = {}
     for s in p.semaphores:
         e = f"semaphore {s.id} ({s.name})"
         if not s.sites:
@@ -252,17 +274,17 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         for site in s.sites:
             ph = phase(s.section)
             if s.section is None:
-                wide[site] += 1
+                wide[site] = wide.get(site, 0) + 1
             elif ph is not None:
-                per_phase[(site, ph)] += 1
+                per_phase[(site, ph)] = per_phase.get((site, ph), 0) + 1
             if not _in_mesh(p, site):
                 bad(e, f"site {site} is outside the mesh")
         if len(set(s.sites)) != len(s.sites):
             bad(e, "lists a site twice")
     sites_used = set(wide) | {site for site, _ in per_phase}
     for site in sorted(sites_used, key=lambda x: (x.y, x.x)):
-        most = max([per_phase[(site, ph)] for ph in set(phases)] or [0])
-        n = wide[site] + most
+        most = max([per_phase.get((site, ph), 0) for ph in set(phases)] or [0])
+        n = wide.get(site, 0) + most
         if n > p.target.max_semaphores:
             bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
 
@@ -282,10 +304,14 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                    "the rectangle needs another site")
 
     if p.memory:
-        idx = Counter(m.buf for m in p.memory)
-        for b in p.buffers:
-            if idx[b.id] != 1:
-                bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
+        mapped = [m.buf for m in p.memory]
+        once = set(mapped)
+        # Every buffer mapped once (the common case) when the entries are distinct and name exactly the buffers' ids.
+        if len(once) != len(mapped) or once != {b.id for b in p.buffers}:
+            idx = Counter(mapped)
+            for b in p.buffers:
+                if idx[b.id] != 1:
+                    bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
         for m in p.memory:
             if not 0 <= m.buf < len(p.buffers):
                 bad(f"memory entry for buffer {m.buf}", "no such buffer")
@@ -307,10 +333,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     if scratch_at is None:
         _check_scratch(p, bad)
 
-    keys = Counter((ep.site, ep.engine) for ep in p.programs)
-    for (site, eng), n in keys.items():
-        if n > 1:
-            bad(f"program {site}.{eng.value}", "one program per (site, engine)")
+    for (site, eng), _n in _repeated([(ep.site, ep.engine) for ep in p.programs]):
+        bad(f"program {site}.{eng.value}", "one program per (site, engine)")
     ops = _OpPass(p)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
@@ -501,12 +525,10 @@ def _check_tensors_and_trips(p: Program, bad: Report,
     """Tensor and trip names unique, trip maxima in range, tensor dtypes the target's and shapes in the model
     (``target``, when given, checks the target between the names and the rest: the order of ``validate``'s
     messages)."""
-    for name, n in Counter(t.name for t in p.tensors).items():
-        if n > 1:
-            bad(f"tensor {name}", "tensor names are unique")
-    for name, n in Counter(t.name for t in p.trips).items():
-        if n > 1:
-            bad(f"trip {name}", "trip names are unique")
+    for name, _n in _repeated([t.name for t in p.tensors]):
+        bad(f"tensor {name}", "tensor names are unique")
+    for name, _n in _repeated([t.name for t in p.trips]):
+        bad(f"trip {name}", "trip names are unique")
     if target is not None:
         target(p, bad)
     for trip in p.trips:
@@ -527,6 +549,14 @@ def _check_tensors_and_trips(p: Program, bad: Report,
                                     "tiles: tile ids are 32-bit)")
         elif t.trip_rows is not None:
             _check_trip_rows(p, t, bad)
+
+
+def _repeated(keys: list[Any]) -> list[tuple[Any, int]]:
+    """Each key of ``keys`` that occurs more than once, with its count, in order of first occurrence (``Counter``'s
+    order); a set's size decides the common case, no key twice, without building the Counter."""
+    if len(set(keys)) == len(keys):
+        return []
+    return [(k, n) for k, n in Counter(keys).items() if n > 1]
 
 
 def _names_trips(p: Program) -> bool:
@@ -571,6 +601,8 @@ def _check_target(p: Program, report: Report) -> None:
     """An inline target's numbers lie in the model's range (``limits.py``): a mesh of at most ``MESH_MAX`` columns and
     rows, 32-bit memory sizes, tile shapes and per-tile byte counts (the built-in targets always do)."""
     t = p.target
+    if t is TARGETS.get(t.name):  # a built-in target (the very object): in range (tests/test_validate_fast_path.py)
+        return
     e = f"target {t.name}"
     if not all(1 <= d <= MESH_MAX for d in t.mesh):
         report(e, f"mesh {clip(str(list(t.mesh)))} is outside the model's range (1 to {MESH_MAX} columns and rows)")
@@ -623,6 +655,8 @@ def _check_resident(p: Program, report: Report, sites: set[Site] | None = None,
     sit on them while an op reads or writes the tensor there), inside the site's usable local memory
     ``[reserved_base, local_bytes)``, aligned, and ``size`` is the tensor's bytes. Whether it is disjoint from the
     buffers and other resident tensors of its phases is the memory obligation's (families/memory/encoding.py)."""
+    if not p.resident:  # every rule is about a resident tensor
+        return
     tensors = {t.name: t for t in p.tensors}
     if sites is None:
         sites = {ep.site for ep in p.programs}
@@ -687,11 +721,11 @@ def _check_shards(p: Program, report: Report) -> None:
       buffer left off);
     - with a memory map, every sharded buffer of one tensor sits at one offset on every site (a sharded L1 buffer has
       one address on all its cores: ``buffer.address()`` is the CB's address)."""
+    if all(b.shard is None for b in p.buffers):  # every rule is about a sharded buffer
+        return
     from verispatial.ir.shards import sharded, written_shards
 
     shards = sharded(p)
-    if not shards:
-        return
     tensors = {t.name: t for t in p.tensors}
     resident = {r.tensor for r in p.resident}
     written = written_shards(p)
@@ -763,6 +797,7 @@ def _check_scratch(p: Program, report: Report) -> None:
                                          "from a waited page")
     owner: dict[int, str] = {}
     for ep in p.programs:
+        key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             if type(op) not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
@@ -773,20 +808,20 @@ def _check_scratch(p: Program, report: Report) -> None:
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
                 # 16-layer decode step, 7,440 ops in templates walked 16 times: validate 4.2x json.loads -> 1.9x.)
                 continue
-            where = _op_where(ep, op)
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
-                        report(where, f"lands in scratch buffer {hit} on {d}: a remote write into scratch bytes is not "
-                                      "said yet (only its own engine's NoC reads fill a scratch buffer)")
+                        report(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
+                                                  "bytes is not said yet (only its own engine's NoC reads fill a "
+                                                  "scratch buffer)")
             if isinstance(op, RemoteRead):
                 hit = p.remote_buffer(op.buf, op.at)
                 if hit in scratch:
-                    report(where, f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes is not said "
-                                  "yet")
+                    report(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
+                                              "is not said yet")
             named = {v for kind, v in op_ids(op) if kind == ID_BUFFER and v in scratch}
             for i in named:
                 x = scratch[i]
@@ -794,18 +829,20 @@ def _check_scratch(p: Program, report: Report) -> None:
                     or (isinstance(op, WriteTiles) and op.src == i and named_index_buffer(op) != i) \
                     or isinstance(op, ScratchAccess)
                 if not allowed:
-                    report(where, f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular buffer; "
-                                  "only read_tiles into it, write_tiles from it and scratch_access use it")
+                    report(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
+                                              "buffer; only read_tiles into it, write_tiles from it and scratch_access "
+                                              "use it")
                     continue
                 if ep.site != x.site:
-                    report(where, f"uses scratch buffer {i} ({x.name}) of site {x.site} from site {ep.site}")
-                first = owner.setdefault(i, ep.key)
-                if first != ep.key:
-                    report(where, f"uses scratch buffer {i} ({x.name}), which program {first} uses: a scratch "
-                                  "buffer is private to one engine")
+                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
+                                              f"{ep.site}")
+                first = owner.setdefault(i, key)
+                if first != key:
+                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                                              "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
-                    report(where, f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} x "
-                                  f"{x.page_tiles}")
+                    report(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
+                                              f"x {x.page_tiles}")
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
@@ -980,10 +1017,12 @@ class _OpPass:
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
-        ph = self.phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
-        self.cbs = {(b.site, b.cb, ph[b.section]) for b in p.buffers if 0 <= b.section < len(ph)}
+        # (``_cbs``: built for the first multicast that asks)
+        self._cb_at: set[tuple[Site, int, int]] | None = None
         self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
+        # the same by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
+        self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
         self.index_fills: dict[IndexKey, set[int]] = {}
@@ -1006,8 +1045,10 @@ class _OpPass:
         # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
         # group rule reports it).
         self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
-        self.start: dict[tuple[int, Site], int] = {}
-        self.incs: dict[tuple[int, Site], int] = {}
+        # Per word (semaphore id, site column, site row): its start and its increments (``_word_range``). Keyed by
+        # coordinates, which hash in C (a ``Site`` hashes through its Python ``__hash__``, once per semaphore op).
+        self.start: dict[tuple[int, int, int], int] = {}
+        self.incs: dict[tuple[int, int, int], int] = {}
         # The ids an op of the program being walked may name without a finding (``_good``: its site's and phase's
         # buffers, its phase's semaphores), and the ``_QUIET`` classes its engine issues with their ``_quick``.
         self.ng = len(p.groups)
@@ -1016,13 +1057,32 @@ class _OpPass:
         self.quiet: dict[type, Quick] = {}
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
-        self._quiet_of: dict[Engine, dict[type, Quick]] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
                                               f"init {x.init} exceeds the 32-bit word (max {WORD_MAX})"))
             for site in x.sites:
-                self.start[(x.id, site)] = x.init
+                self.start[(x.id, site.x, site.y)] = x.init
+
+    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...]) -> bool:
+        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf``: its engine
+        issues it without the rendezvous exception, its semaphore is one the op may name (``gs``, ``_good``), the word
+        it aims at is on the site it names (an increment's ``at``, else its own site), and a wait's or set's terms
+        name enclosing loops. False sends it through ``_leaf``, which words each violation (a composed program's
+        rendezvous is a run of these ops)."""
+        assert isinstance(op, (SemInc, SemWait, SemSet))
+        if op.sem not in self.gs or ep.engine not in ISSUED_BY[type(op)]:
+            return False
+        if isinstance(op, SemInc):
+            return (op.at.x, op.at.y) in self.sem_xy[op.sem]
+        return (ep.site.x, ep.site.y) in self.sem_xy[op.sem] and all(t.var in loops for t in op.terms)
+
+    def _cbs(self) -> set[tuple[Site, int, int]]:
+        """(site, cb, phase) of every buffer whose section exists."""
+        if self._cb_at is None:
+            ph = self.phases
+            self._cb_at = {(b.site, b.cb, ph[b.section]) for b in self.p.buffers if 0 <= b.section < len(ph)}
+        return self._cb_at
 
     def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
         """(the buffers, the semaphores) an op at ``site`` in ``phase`` may name without a finding of ``_leaf``'s id
@@ -1050,10 +1110,7 @@ class _OpPass:
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
-        quiet = self._quiet_of.get(ep.engine)
-        if quiet is None:
-            quiet = self._quiet_of[ep.engine] = {cls: _QUICK[cls] for cls in _QUIET if ep.engine in ISSUED_BY[cls]}
-        self.quiet = quiet
+        self.quiet = quiet = _QUIET_OF[ep.engine]
         ng = self.ng
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
@@ -1079,6 +1136,9 @@ class _OpPass:
             cls = type(top)
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
+            if cls in _SEM_QUICK and self._sem_passes(top, ep, ()):  # no rule of ``_leaf`` can fail
+                self._word_range(ep, top, (i,), 1, {})
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1143,6 +1203,9 @@ class _OpPass:
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
+                continue
+            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops):  # no rule of ``_leaf`` can fail
+                self._word_range(ep, x, (*at, j), times * n, inner)
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1383,6 +1446,21 @@ class _OpPass:
             if op.dtype not in p.target.tile_bytes:
                 self._report(ep, at, op, f"dtype {op.dtype!r} is not one of target {p.target.name}'s")
             return
+        if cls is SemInc or cls is SemWait or cls is SemSet:
+            # The commonest semaphore ops (a rendezvous is a run of them) have two rules of the branches below: their
+            # word's site, and a wait's or a set's terms.
+            assert isinstance(op, (SemInc, SemWait, SemSet))
+            if 0 <= op.sem < ns:
+                here = op.at if isinstance(op, SemInc) else site
+                if (here.x, here.y) not in self.sem_xy[op.sem]:
+                    sem = p.semaphores[op.sem]
+                    self._report(ep, at, op, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
+            if not isinstance(op, SemInc):
+                what = "threshold" if isinstance(op, SemWait) else "value"
+                for t in op.terms:
+                    if t.var not in loops:
+                        self._report(ep, at, op, f"{what} uses {t.var!r}, which is not an enclosing loop variable")
+            return
         if isinstance(op, (SemInc, SemSet, SemRmw, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
             if here not in self.sem_sites[op.sem]:
@@ -1416,7 +1494,7 @@ class _OpPass:
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.dest < nb:
                     src = p.buffers[op.dest]
-                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self.cbs:
+                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self._cbs():
                         self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
                     self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
@@ -1527,13 +1605,13 @@ class _OpPass:
             targets = (op.at,) if isinstance(op, SemInc) else (ep.site,) if isinstance(op, SemRmw) else (
                 self.dests[op.group] if 0 <= op.group < len(p.groups) else ())
             for site in targets:
-                word = (op.sem, site)
+                word = (op.sem, site.x, site.y)
                 self.incs[word] = self.incs.get(word, 0) + op.by * times
         elif isinstance(op, InlineWrite):
             # A remote store of a value: the word starts a count from it as from a SemSet's value.
             if op.value > WORD_MAX:
                 self._report(ep, at, op, f"value {op.value} exceeds the 32-bit word (max {WORD_MAX})", self.words)
-            word = (op.sem, op.at)
+            word = (op.sem, op.at.x, op.at.y)
             self.start[word] = max(self.start.get(word, 0), op.value)
         elif isinstance(op, (SemSet, SemWait)):
             lo = hi = op.value
@@ -1547,15 +1625,17 @@ class _OpPass:
                 self._report(ep, at, op, f"{what} {lo} is negative in some iteration (a word is never below 0)",
                              self.words)
             if isinstance(op, SemSet):
-                word = (op.sem, ep.site)
+                word = (op.sem, ep.site.x, ep.site.y)
                 self.start[word] = max(self.start.get(word, 0), hi)
 
     def word_totals(self) -> None:
         start = self.start
-        for (sem, site), total in sorted(self.incs.items(), key=lambda kv: (kv[0][0], kv[0][1].x, kv[0][1].y)):
-            if start.get((sem, site), 0) + total > WORD_MAX:
+        for word in sorted(self.incs):  # by semaphore, then column, then row
+            total = self.incs[word]
+            if start.get(word, 0) + total > WORD_MAX:
+                sem, site = word[0], Site(word[1], word[2])
                 self.words.append(IrViolation(
-                    f"semaphore {sem} at {site}", f"can be counted to {start.get((sem, site), 0) + total} (start + every "
+                    f"semaphore {sem} at {site}", f"can be counted to {start.get(word, 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
 
 
@@ -1647,3 +1727,8 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
 #: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
 _QUIET = _PLAIN - {ScratchAccess}
+#: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
+_SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
+#: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
+_QUIET_OF: dict[Engine, dict[type, Quick]] = {
+    e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
