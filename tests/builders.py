@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
 from verispatial.ir import (
-    BLACKHOLE,
     WORMHOLE,
     Addr,
     Buffer,
@@ -35,12 +32,6 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
-
-#: Blackhole with its NoC command-buffer FIFOs enabled (tt-metal PR #12475, 2024-09, since turned off: the firmware
-#: never sets NIU_CFG_0_CMD_BUFFER_FIFO_EN), under which a data and a flag multicast on two command buffers were seen
-#: to reorder (PR #12627). No shipped target both multicasts and lets writes reorder, so the tests of
-#: ``async-flag-overtake`` run on this one.
-UNORDERED = attrs.evolve(BLACKHOLE, name="blackhole_cmd_fifo", ordered_writes=False)
 
 A, B = Site(0, 0), Site(1, 0)
 RA, CA, WA = "(0,0).reader", "(0,0).compute", "(0,0).writer"
