@@ -718,13 +718,14 @@ S10 = Site(1, 0)
 
 
 def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: bool = False,
-               source_set_by_compute: bool = False) -> Program:
+               source_set_by_compute: bool = False, target: Target = WORMHOLE) -> Program:
     """(0,0) multicasts a 2-tile block of X per K block (4 blocks) into (1,0)'s c_0 with the reference protocol
     (reference §2.5: ready counter, VALID flag), on Wormhole, without a per-block flush; each site's compute drains
     its c_0. ``pages``: c_0's capacity on both sites (4: double-buffered). ``barrier_after_send`` moves the sender's
     ReadBarrier after the data multicast (variant n). ``source_set_by_compute`` has (0,0)'s compute store INVALID
     into the flag's source word (a reset) while a flag may still read it (variant p): the flag may carry INVALID.
-    (Storing the value the word holds would change no byte: no hazard, docs/semantics.md.)"""
+    (Storing the value the word holds would change no byte: no hazard, docs/semantics.md.) ``target``: the machine
+    (Wormhole unless given)."""
     k, blk = 4, 2
     buffers = (Buffer(0, "c_0", S00, cb=0, page_tiles=1, capacity=pages, dtype="bf16"),
                Buffer(1, "c_0", S10, cb=0, page_tiles=1, capacity=pages, dtype="bf16"))
@@ -748,7 +749,7 @@ def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: boo
         compute0 = (*compute0, SemSet(valid, INVALID))
     return Program(
         name=name,
-        target=WORMHOLE,
+        target=target,
         tensors=(_tensor("X", 32, 32 * k * blk, Role.INPUT),),
         buffers=buffers,
         semaphores=(Semaphore(ready, "sender_sem", (S00, S10), INVALID, SemRole.MCAST_READY),
@@ -756,7 +757,7 @@ def mcast_pair(name: str = "mcast_pair", pages: int = 4, barrier_after_send: boo
         groups=(Group(0, sender=S00, rect=(1, 0, 1, 0)),),
         programs=(EngineProgram(S00, Engine.READER, sender), EngineProgram(S00, Engine.COMPUTE, compute0),
                   EngineProgram(S10, Engine.READER, receiver), EngineProgram(S10, Engine.COMPUTE, drain(1))),
-        memory=pack_memory(WORMHOLE, buffers),
+        memory=pack_memory(target, buffers),
     )
 
 
@@ -1222,7 +1223,8 @@ def build_all() -> dict[str, Program]:
         "broken/a_reserve_over_capacity.json": reserve_over_capacity(),
         "broken/b_ring_straddle.json": ring_straddle(),
         "broken/c_trip_sender.json": matmul_reuse_mcast("c_trip_sender", WORMHOLE, "none", in0_trip=Trip("t", 8)),
-        "broken/d_blackhole_no_flush.json": matmul_reuse_mcast("d_blackhole_no_flush", BLACKHOLE, "none"),
+        # Single-buffered, so the sender refills the page its multicast reads; Blackhole's vendor kernels flush there.
+        "broken/d_blackhole_no_flush.json": mcast_pair("d_blackhole_no_flush", pages=2, target=BLACKHOLE),
         "broken/e_read_no_barrier.json": read_no_barrier(),
         # c_1 starts one page (2048 B) into c_0's 4096 B.
         "broken/f_memory_overlap.json": pipeline_small("f_memory_overlap", c1_offset=WORMHOLE.reserved_base + 2048),

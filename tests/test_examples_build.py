@@ -425,13 +425,15 @@ def test_blackhole_flush_between_data_and_flag(blackhole: Program) -> None:
     assert sum(isinstance(op, Flush) for op in walk(_prog(blackhole, 3, 1, Engine.READER).ops)) == 0
 
 
-def test_d_blackhole_no_flush_differs_only_in_the_flush(blackhole: Program) -> None:
-    d = _load("broken/d_blackhole_no_flush.json")
+def test_d_blackhole_no_flush_is_the_single_buffered_pair_on_blackhole() -> None:
+    # The multicast pair with one block of c_0 on each site, on Blackhole, and no flush anywhere: the sender's next
+    # Reserve and ReadTiles refill the page its data multicast reads.
+    d, pair = _load("broken/d_blackhole_no_flush.json"), _load("mcast_pair.json")
+    assert d.target.name == "blackhole"
     assert not any(isinstance(op, Flush) for ep in d.programs for op in walk(ep.ops))
-    assert list(_k_body(d, 0, 0)[3:8]) == [SemWait(0, EQ, 7), SemSet(0, 0), McastSend(0, 64, 0, 7), McastSetValid(1, 0, 7),
-                                           Push(0, 64)]
-    assert (d.buffers, d.semaphores, d.groups, d.memory) == (
-        blackhole.buffers, blackhole.semaphores, blackhole.groups, blackhole.memory)
+    assert [b.capacity for b in d.buffers] == [2, 2]
+    assert [b.capacity for b in pair.buffers] == [4, 4]
+    assert [ep.ops for ep in d.programs] == [ep.ops for ep in pair.programs]
 
 
 def test_c_trip_sender_splits_only_the_00_reader(wormhole: Program) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from builders import CA, EQ, GE, RA, RB, WA, A, B, buf, ep, prog
+from builders import CA, EQ, GE, RA, RB, UNORDERED, WA, A, B, buf, ep, prog
 
 from verispatial.ir import (
     BLACKHOLE,
@@ -98,7 +98,7 @@ def test_correct_three_engine_pipeline_is_ok_for_every_trip() -> None:
 
 
 def test_correct_multicast_handshake_is_ok() -> None:
-    for target in (WORMHOLE, BLACKHOLE):
+    for target in (WORMHOLE, BLACKHOLE, UNORDERED):
         r = explore(mcast_program(target))
         assert r.verdict == "ok", r.text()
 
@@ -170,7 +170,7 @@ def test_eq_wait_overshot_by_an_extra_increment() -> None:
 
 
 def test_flag_multicast_overtakes_data_on_unordered_target() -> None:
-    r = explore(mcast_program(BLACKHOLE, flush=False, blocks=1))
+    r = explore(mcast_program(UNORDERED, flush=False, blocks=1))
     assert r.verdict == "violation"
     assert r.rules() == ["async-flag-overtake", "mcast-publish-early", "mcast-slot"]
     early = r.violation("mcast-publish-early")

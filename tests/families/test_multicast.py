@@ -6,7 +6,7 @@ Promela model)."""
 from __future__ import annotations
 
 import attrs
-from builders import EQ, GE, RA, RB, A, B, buf, ep, prog, sem
+from builders import EQ, GE, RA, RB, UNORDERED, A, B, buf, ep, prog, sem
 from family_checks import asserted, findings, only, where
 
 from verispatial.certify.report import Result
@@ -78,7 +78,7 @@ def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits:
 
 
 def test_multicast_protocol_runs_clean() -> None:
-    for target in (WORMHOLE, BLACKHOLE):
+    for target in (WORMHOLE, BLACKHOLE, UNORDERED):
         r = simulate(mcast_program(target))
         assert (r.status, r.violations) == ("terminated", ()), r.text()
         assert r.sems == {(0, A): 0, (0, B): 0, (1, A): 1, (1, B): 1}
@@ -116,7 +116,7 @@ def test_multicast_leaves_then_lands_and_barriers_track_each_stage() -> None:
 
 
 def test_unordered_target_lets_the_flag_land_first() -> None:
-    p = mcast_program(BLACKHOLE, flush=False)
+    p = mcast_program(UNORDERED, flush=False)
     it = Interp(p)
     s = it.initial()
     for t in _to_send(flush=False):
@@ -150,10 +150,10 @@ def test_set_valid_reads_the_word_when_it_leaves() -> None:
 
 
 def test_async_flag_overtake_on_unordered_target_only() -> None:
-    v = only(simulate(mcast_program(BLACKHOLE, flush=False)))
+    v = only(simulate(mcast_program(UNORDERED, flush=False)))
     assert where(v) == ("async-flag-overtake", RA, (7,), ())
     assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no flush/write_barrier "
-                         "between them and blackhole does not order writes")
+                         "between them and blackhole_cmd_fifo does not order writes")
     assert simulate(mcast_program(WORMHOLE, flush=False)).violations == ()
 
 
@@ -480,9 +480,10 @@ def test_a_push_publishing_a_page_no_landing_filled() -> None:
 
 def test_each_chain_finds_the_flag_that_may_overtake_its_data() -> None:
     """``async-flag-overtake``: with no Flush between the data multicast and its flag (ops[7]), a target whose writes
-    are not ordered (Blackhole) may land the flag first. The interpreter reports it at the flag, the per-engine rules
-    find it there and the Promela model asserts it there; on Wormhole, which keeps writes ordered, no chain does."""
-    m = mcast_program(BLACKHOLE, flush=False)
+    are not ordered (Blackhole with command-buffer FIFOs) may land the flag first. The interpreter reports it at the
+    flag, the per-engine rules find it there and the Promela model asserts it there; on Wormhole, which keeps writes
+    ordered, no chain does."""
+    m = mcast_program(UNORDERED, flush=False)
     assert [where(v) for v in simulate(m).violations] == [(R.ASYNC_FLAG_OVERTAKE, RA, (7,), ())]
     assert findings(m) == [(R.ASYNC_FLAG_OVERTAKE, RA, (7,))]
     assert asserted(to_promela(m), R.ASYNC_FLAG_OVERTAKE) == ["O_0_7"]

@@ -21,8 +21,11 @@ class Target:
       ``alignment``: byte alignment of every buffer.
     - ``acc_tiles``: tiles one accumulator acquire may hold (16-bit); ``acc_tiles_fp32`` with 32-bit accumulate.
     - ``acc_spill``: whether accumulator contents may be packed to local memory and reloaded.
-    - ``ordered_writes``: two multicasts from one engine land in issue order (Wormhole: same NoC and VC); when
-      False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
+    - ``ordered_writes``: two multicasts from one engine land in issue order (same NoC and static VC, on Wormhole
+      and Blackhole); when False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
+    - ``flush_before_flag``: the vendor's kernels put their flush between a data multicast and its flag multicast
+      on this target (the multicast's source may be changed before the NoC issued it); the compiler places it there
+      too. It is where the flush goes, not a rule the checker adds: the source's reuse is ``async-source-reuse``'s.
     - ``tile_bytes``: bytes per tile per dtype; ``max_cbs`` / ``max_semaphores``: per site.
     - ``multicast``: one site can write the same pages into a rectangle of sites (a NoC multicast); where False,
       ``place`` forms no multicast group and every site loads its own operands.
@@ -45,6 +48,7 @@ class Target:
     max_semaphores: int
     multicast: bool = True
     packer_l1_acc: bool = False
+    flush_before_flag: bool = False
     sources: dict[str, str] = attrs.field(factory=dict)
 
     def acc_capacity(self, dtype: str) -> int:
@@ -109,7 +113,8 @@ BLACKHOLE = Target(
     acc_tiles=8,
     acc_tiles_fp32=4,
     acc_spill=True,
-    ordered_writes=False,
+    ordered_writes=True,
+    flush_before_flag=True,
     tile_bytes=_TT_TILE_BYTES,
     max_cbs=64,
     max_semaphores=16,
@@ -119,7 +124,13 @@ BLACKHOLE = Target(
         "reserved_base": "assumed equal to Wormhole's l1_unreserved_base (no Blackhole figure published)",
         "alignment": "L1 NoC alignment 16 B: BlackholeBringUpProgrammingGuide.md",
         "acc_tiles": "DST SyncHalf 8 tiles (16-bit): compute/reg_api.h",
-        "ordered_writes": "multicasts may be reordered, wflush needed: tt-metal #12678, PR #12682",
+        "ordered_writes": "same NoC + static VC keeps two multicasts ordered across command buffers: the firmware "
+                          "leaves the command-buffer FIFOs off (blackhole/noc_nonblocking_api.h:194-196 "
+                          "noc_cmd_buf_ready, :764-806 noc_init_one; NIU_CFG_0_CMD_BUFFER_FIFO_EN never set), the "
+                          "mechanism of the 2024 reorder (tt-metal PR #12627, #12678); the vendor's kernels rely on it "
+                          "(reader_bmm_tile_layout_in0_sender_padding.cpp:400-405)",
+        "flush_before_flag": "#ifdef ARCH_BLACKHOLE noc_async_writes_flushed() between the data and the flag "
+                             "multicast, for the source: reader_bmm_tile_layout_in0_sender_padding.cpp:402-406",
         "tile_bytes": "tt_metal/api/tt-metalium/constants.hpp",
         "max_cbs": "circular_buffer_constants.h: 64 CB indices on Blackhole",
         "max_semaphores": "NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp",

@@ -146,7 +146,8 @@ class SynthesizeHandshakes:
                             "producer": pl.engine_of(e.producer).value,
                             "consumers": sorted({pl.engine_of(x).value for x in e.consumers})} for e in tpl.edges],
             "multicast": [{"group": i, "sender": [g.sender.x, g.sender.y], "ready_count": len(g.destinations()),
-                           "flush": "between data and flag" if not target.ordered_writes else "after flag"}
+                           "flush": "between data and flag"
+                           if target.flush_before_flag or not target.ordered_writes else "after flag"}
                           for i, g in enumerate(pl.groups)],
             "obligations": [
                 {"name": R.DEADLOCK, "claim": "every engine reaches its end for every interleaving"},

@@ -145,7 +145,13 @@ from verispatial.ir import (
 from verispatial.ir.ops import PATCH, body_at, with_body
 from verispatial.ir.validate import validate
 
-TARGETS = (WORMHOLE, BLACKHOLE)
+#: Blackhole with its NoC command-buffer FIFOs enabled (tt-metal PR #12475, 2024-09, since turned off: the firmware
+#: never sets ``NIU_CFG_0_CMD_BUFFER_FIFO_EN``), under which a data and a flag multicast on two command buffers were
+#: seen to reorder (PR #12627). No shipped target both multicasts and lets writes reorder; the strategies draw this
+#: one so that ``async-flag-overtake`` and the unordered leaving of writes stay under test.
+UNORDERED = attrs.evolve(BLACKHOLE, name="blackhole_cmd_fifo", ordered_writes=False)
+
+TARGETS = (WORMHOLE, BLACKHOLE, UNORDERED)
 SITES = (Site(0, 0), Site(1, 0))
 ENGINES = (Engine.READER, Engine.COMPUTE, Engine.WRITER)
 DTYPES = ("bf16", "fp32", "bfp8_b")

@@ -84,12 +84,14 @@ def _k_load(c: Ctx, plan: MatmulPlan, s: Stage) -> list[Op]:
         ready, valid = c.sems[f"{prefix}_sender"], c.sems[f"{prefix}_receiver"]
         ops += [SemWait(ready, WaitCond.EQ, len(spec.destinations())), SemSet(ready, 0),
                 McastSend(b, pages, g, len(spec.destinations()))]
-        # Data then flag to the same rectangle: a target that may reorder the two needs the flush between them; on
-        # one that keeps them ordered the flush goes after the flag, so the slot is not refilled before it left.
-        if not c.target.ordered_writes:
+        # Data then flag to the same rectangle: a target that may reorder the two needs the flush between them, and
+        # Blackhole's vendor kernels put it there too (Target.flush_before_flag); elsewhere the flush goes after the
+        # flag, so the slot is not refilled before it left.
+        between = c.target.flush_before_flag or not c.target.ordered_writes
+        if between:
             ops.append(Flush())
         ops.append(McastSetValid(valid, g, len(spec.destinations()), src=c.sems[f"{prefix}_valid"]))
-        if c.target.ordered_writes:
+        if not between:
             ops.append(Flush())
     ops.append(Push(b, pages))
     return ops
