@@ -177,6 +177,34 @@ def test_narrow_integer_variables_convert_on_initialisation_and_assignment(tmp_p
     assert _reserved(ep) == [8, 8, 7, 1, 7]
 
 
+def test_a_static_member_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
+    """g++ -std=c++17: ``P<258>::v`` is 2 and ``P<258>::w`` (``v + 1``) 3, ``Q<255>::v`` (``N + 1`` as uint8_t) 0,
+    ``S::v`` (uint16_t of 65538) 2, ``6 + S::b`` 7, ``R<255>::v + 4`` (int8_t) 3. A static member of a class
+    template was read as its initializer's number (258, 259, 256) and a reader pushing 2 pages proved against
+    consumers of 258; a struct's static member (not a template) was refused as not defined."""
+    prelude = ("template <uint32_t N> struct P { static constexpr uint8_t v = N; static constexpr uint32_t w = v + 1; };",
+               "template <uint8_t N> struct Q { static constexpr uint8_t v = N + 1; };",
+               "struct S { static constexpr uint16_t v = 65538; static constexpr bool b = 5; };",
+               "template <uint32_t N> struct R { static constexpr int8_t v = N; };")
+    ep = _read(tmp_path, "    cb_reserve_back(0, P<258>::v);", "    cb_reserve_back(0, P<258>::w);",
+               "    cb_reserve_back(0, Q<255>::v + 1);", "    cb_reserve_back(0, S::v);", "    cb_reserve_back(0, 6 + S::b);",
+               "    cb_reserve_back(0, R<255>::v + 4);", prelude=prelude)
+    assert _reserved(ep) == [2, 3, 1, 2, 7, 3]
+
+
+def test_a_field_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
+    """g++ -std=c++17: a ``uint8_t`` field holds 2 of 258 whether its default member initializer, a constructor's
+    member initializer, a store by its bare name in a constructor or method body, or a store through the object
+    gives it. The first four were read as 258 (a reader pushing 2 pages proved against consumers of 258)."""
+    prelude = ("struct D { uint8_t x = 258; };", "struct I { uint8_t x; I(uint32_t v) : x(v) {} };",
+               "struct B { uint8_t x; B(uint32_t v) { x = v; } };",
+               "struct M { uint8_t x = 0; void set(uint32_t v) { x = v; } };")
+    ep = _read(tmp_path, "    cb_reserve_back(0, D{}.x);", "    cb_reserve_back(0, I(258).x);",
+               "    cb_reserve_back(0, B(258).x);", "    M m;", "    m.set(258);", "    cb_reserve_back(0, m.x);",
+               "    m.x = 259;", "    cb_reserve_back(0, m.x);", prelude=prelude)
+    assert _reserved(ep) == [2, 2, 2, 2, 3]
+
+
 def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:
     """An outer ``uint32_t z`` and an inner ``uint8_t z``: the reading does not know which one an assignment writes,
     so a value a uint8_t would wrap is not followed (its page count is refused)."""

@@ -73,6 +73,24 @@ def test_overloads_of_one_arity_on_arithmetic_types_are_refused(tmp_path: Path, 
     assert "2 definitions" in e.detail
 
 
+def test_a_qualified_call_of_overloads_of_one_arity_on_arithmetic_types_is_refused(tmp_path: Path) -> None:
+    """g++: ``a::f((uint8_t)2)`` is 5 (the uint8_t overload is exact); it was read as the last ``f`` of one argument
+    a defines (2), as the unqualified call no longer is."""
+    top = ("namespace a { inline uint32_t f(uint8_t x) { return 5; } inline uint32_t f(uint32_t x) { return x; } }",)
+    e = _refused(_pipeline(tmp_path, _loop("a::f((uint8_t)2)"), 5, top=top), "call to f not resolved", "reader.cpp",
+                 FIRST + 1)
+    assert "2 definitions" in e.detail
+
+
+def test_a_qualified_call_reads_the_overload_its_arguments_choose(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """g++: ``a::f(2)`` is ``f(2, 4)``, 6; it was read as the last ``f`` a defines, ``f()`` (1)."""
+    top = ("namespace a { inline uint32_t f(uint32_t x, uint32_t y = 4) { return x + y; } "
+           "inline uint32_t f() { return 1; } }",)
+    assert _verdict(_pipeline(tmp_path, _loop("a::f(2)"), 6, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop("a::f(2)"), 7, top=top), capsys) == (1, {"deadlock"})
+
+
 def test_one_definition_in_the_namespace_the_call_stands_in_is_read(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """The near-miss: a helper calling a sibling of its namespace whose name nothing else defines."""
@@ -97,10 +115,11 @@ _K_GLOBAL_B = ("constexpr uint32_t K = 1;", "namespace b { constexpr uint32_t K 
     (_K_AB, (), "a::K", 1),  # was b's K, 3
     (_K_AB, (), "b::K", 3),
     (_K_GLOBAL_B, (), "::K", 1),  # was b's K, 3
+    (_K_AB, (), "::a::K", 1),  # was refused as the bare K of two namespaces
     (("namespace a { constexpr uint32_t K = 1; }",), ("    uint32_t K = 3;",), "a::K + K - 3", 1),  # was the local K
     (("namespace x { namespace a { constexpr uint32_t K = 2; } }",), (), "a::K", 2),
     (("namespace a { uint32_t K = 1; inline void bump() { K++; } }",), ("    a::bump();",), "a::K", 2),
-], ids=["a-K", "b-K", "global-K", "local-hides-bare", "nested", "stored-by-bare-name"])
+], ids=["a-K", "b-K", "global-K", "absolute-a-K", "local-hides-bare", "nested", "stored-by-bare-name"])
 def test_a_qualified_variable_is_its_namespaces(tmp_path: Path, top: tuple[str, ...], pre: tuple[str, ...], bound: str,
                                                pages: int, capsys: pytest.CaptureFixture[str]) -> None:
     """``a::K`` is a's ``K`` (g++: 1), read before as whatever the bare name ``K`` held where it was named: the last
@@ -158,3 +177,53 @@ def test_a_bare_name_of_one_constant_value_in_each_namespace_is_that_value(tmp_p
     top = ("namespace layout { constexpr uint32_t K = 2; }", "constexpr uint32_t K = layout::K;")
     assert _verdict(_pipeline(tmp_path, _loop("K"), 2, top=top), capsys) == (0, set())
     assert _verdict(_pipeline(tmp_path, _loop("K"), 3, top=top), capsys) == (1, {"deadlock"})
+
+
+# --- namespace aliases --------------------------------------------------------------------------------------------
+
+_ALIAS_AB = ("namespace a { inline uint32_t f() { return 1; } constexpr uint32_t K = 1; }",
+             "namespace b { inline uint32_t f() { return 5; } constexpr uint32_t K = 5; }")
+_X_C = "namespace x { namespace c { inline uint32_t f() { return 2; } } }"
+
+
+@pytest.mark.parametrize(("top", "pre", "bound", "pages"), [
+    ((*_ALIAS_AB, "namespace n = a;"), (), "n::f()", 1),
+    ((*_ALIAS_AB, "namespace n = b;"), (), "n::K", 5),
+    ((*_ALIAS_AB, "namespace n = ::a;"), (), "n::f() + n::K", 2),
+    ((*_ALIAS_AB, "namespace m = b;", "namespace n = m;"), (), "n::f()", 5),  # an alias of an alias
+    (_ALIAS_AB, ("    namespace n = a;",), "n::f() + n::K", 2),  # declared in the kernel's body
+    ((*_ALIAS_AB, _X_C, "namespace n = x::c;"), (), "n::f()", 2),
+], ids=["call", "variable", "absolute", "alias-of-alias", "local", "nested-target"])
+def test_a_name_qualified_by_a_namespace_alias_is_the_aliased_namespaces(
+        tmp_path: Path, top: tuple[str, ...], pre: tuple[str, ...], bound: str, pages: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``namespace n = a;`` then ``n::f()`` is a's ``f`` (g++: 1); the alias was not read (the call of f, or the
+    bare K, of several namespaces was refused)."""
+    body = (*pre, *_loop(bound))
+    assert _verdict(_pipeline(tmp_path, body, pages, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, pages + 1, top=top), capsys) == (1, {"deadlock"})
+
+
+_ALIAS_N = ("namespace a { inline uint32_t f() { return 1; } constexpr uint32_t K = 1; }",
+            "namespace z { namespace n { inline uint32_t f() { return 5; } constexpr uint32_t K = 5; } }")
+
+
+@pytest.mark.parametrize(("top", "bound"), [
+    # g++: 1 and 1 (the alias, at the call's global scope); read as z::n's 5, a reader of 1 page proved against
+    # consumers of 5
+    ((*_ALIAS_N, "namespace n = a;"), "n::f()"),
+    ((*_ALIAS_N, "namespace n = a;"), "n::K"),
+    ((*_ALIAS_AB, "namespace n = a;", "namespace y { namespace n = b; }"), "n::f()"),
+], ids=["alias-and-nested-namespace-call", "alias-and-nested-namespace-variable", "two-targets"])
+def test_a_namespace_alias_of_several_meanings_is_refused(tmp_path: Path, top: tuple[str, ...], bound: str) -> None:
+    """Which ``n`` C++ finds depends on the scopes where the name stands (inside ``z`` or ``y`` the inner one), which
+    the reading does not follow: the name was matched to the namespace ``z::n`` by its last name."""
+    e = _refused(_pipeline(tmp_path, _loop(bound), 1, top=top), "namespace alias of several meanings",
+                 "reader.cpp", FIRST + len(top))
+    assert e.detail.startswith("n in n::")
+
+
+def test_a_namespace_alias_inside_a_qualification_is_refused(tmp_path: Path) -> None:
+    top = (*_ALIAS_AB, "namespace y { namespace n = a; }")
+    _refused(_pipeline(tmp_path, _loop("y::n::f()"), 1, top=top), "namespace alias inside a qualification",
+             "reader.cpp", FIRST + len(top))

@@ -23,7 +23,9 @@ from verispatial.frontends.ttmetal.cpp import (
     DEVICE_CONSTANTS,
     TYPE_SIZES,
     Unit,
+    add_namespace_alias,
     function_declarator,
+    namespace_alias,
 )
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
@@ -383,6 +385,8 @@ class KernelReader:
         self.namespaces_of: dict[str, set[str]] = {}
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
+        #: namespace aliases (``cpp.Program.namespace_aliases``) and those the kernel's bodies declare, as read
+        self.ns_aliases: dict[str, str | None] = dict(prog.namespace_aliases)
         #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
         #: (element type name, the size expression, the alias template's parameter names)
         self.array_aliases: dict[str, tuple[str, Any, tuple[str, ...]]] = {}
@@ -1184,6 +1188,9 @@ class KernelReader:
             self.refuse("store to a variable several namespaces declare", node,
                         f"{self.text(node)}: {name} is declared in "
                         f"{', '.join(sorted(x or 'the global namespace' for x in self.namespaces_of[name]))}")
+        if self.this_stack and scope is self.this_stack[-1][1] and self.this_stack[-1][0] is not None:
+            # a field stored by its bare name in a method or constructor body holds the value as its type does
+            value = self._field_value(self.this_stack[-1][0], name, value)
         self._bind(name, value)
         if scope is self.scopes[0] and name in self.namespaces_of:
             ns = next(iter(self.namespaces_of[name]))
@@ -1344,8 +1351,13 @@ class KernelReader:
             self.local_enum(n)
         elif t == "static_assert_declaration":
             self.static_assert(n)
-        elif t in ("comment", "type_definition",
-                   "using_declaration", "namespace_alias_definition", "empty_statement"):
+        elif t == "namespace_alias_definition":
+            got = namespace_alias(n)
+            if got is not None:
+                add_namespace_alias(self.ns_aliases, *got)
+                if got[0] in self.prog.namespaces:
+                    self.ns_aliases[got[0]] = None
+        elif t in ("comment", "type_definition", "using_declaration", "empty_statement"):
             return
         elif t == ";":
             return
@@ -3399,6 +3411,28 @@ class KernelReader:
             return V.const(TYPE_SIZES[text])
         return V.Opaque(self.text(n))
 
+    def unaliased(self, name: str, n: Any) -> str:
+        """``name`` as written (``n::f``, ``n::K``) with the namespace alias its first name is replaced by the
+        alias's target (``namespace n = a;``: ``a::f``), again while the target's first name is an alias. Refused by
+        name: an alias of several meanings (``ns_aliases``), or one named inside a qualification (``x::n::f``:
+        which ``n`` that is depends on the namespace ``x``'s aliases, which the reading does not scope)."""
+        parts = name.split("::")
+        seen: set[str] = set()
+        while len(parts) > 1 and parts[0] in self.ns_aliases:
+            target = self.ns_aliases[parts[0]]
+            if target is None or parts[0] in seen:
+                self.refuse("namespace alias of several meanings", n,
+                            f"{parts[0]} in {name}: aliases of different namespaces, an alias and a namespace, or "
+                            "aliases of each other; which C++ finds depends on the scopes where it is named")
+            seen.add(parts[0])
+            parts = [*target.split("::"), *parts[1:]]
+        inner = next((p for p in parts[1:-1] if p in self.ns_aliases), None)
+        if inner is not None:
+            self.refuse("namespace alias inside a qualification", n,
+                        f"{inner} in {name}: which alias that is depends on the enclosing namespace's aliases, which "
+                        "the reading does not scope")
+        return "::".join(parts)
+
     def qualified(self, n: Any) -> V.Value:
         tail = n.child_by_field_name("name")
         if tail is not None and tail.type == "template_function":
@@ -3411,7 +3445,7 @@ class KernelReader:
             tv = self.template_value(scope)
             if isinstance(tv, V.TypeInst):
                 return objects.trait_value(self, tv, n.child_by_field_name("name").text.decode(), n)
-        text = n.text.decode().replace(" ", "")
+        text = self.unaliased(n.text.decode().replace(" ", ""), n)
         parts = text.split("::")
         last = parts[-1]
         if "::".join(parts[:-1]) in CONSTANT_NAMESPACES and last in DEVICE_CONSTANTS:
@@ -3435,6 +3469,12 @@ class KernelReader:
             sd = objects.struct_of(self, owner.name) if isinstance(owner, V.TypeInst) else None
             if isinstance(owner, V.TypeInst) and sd is not None:
                 return objects.static_member(self, sd, owner.args, last, n)
+            sd = objects.struct_of(self, "::".join(parts[:-1])) if owner is None and "<" not in text else None
+            if sd is not None and sd.template_params is None:
+                # ``S::v`` of a struct (not a template) the kernel or a followed header defines
+                got = objects.static_member(self, sd, (), last, n)
+                if not isinstance(got, V.Opaque):
+                    return got
         if parts[0] == "scratch" and len(parts) == 2:
             return self.scratchpad(last, n)
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
@@ -3475,13 +3515,13 @@ class KernelReader:
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
 
     def namespace_variable(self, text: str) -> V.Value | None:
-        """The namespace-scope variable ``text`` names (``a::K``, ``::K``; ``a::K`` also ``x::a::K`` when no other
-        namespace ending in ``a`` declares ``K``), or None."""
+        """The namespace-scope variable ``text`` names (``a::K``, ``::K``, ``::a::K``; ``a::K`` also ``x::a::K`` when
+        no other namespace ending in ``a`` declares ``K``), or None."""
         glob = self.scopes[0]
         if text in self.qualified_names:
             return glob[text]
-        if text.startswith("::"):
-            return None
+        if text.startswith("::"):  # ``::a::K`` is ``a::K`` of the global namespace's ``a`` alone
+            return glob[text[2:]] if "::" in text[2:] and text[2:] in self.qualified_names else None
         hits = [k for k in self.qualified_names if k.endswith(f"::{text}")]
         return glob[hits[0]] if len(hits) == 1 else None
 
@@ -3832,8 +3872,12 @@ class KernelReader:
 
     def _field_value(self, sd: Any, field: str, value: Any) -> Any:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
-        ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
-        return self.to_integer(value, ftype) if _converts(ftype) else value
+        return self.held_as(value, next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), ""))
+
+    def held_as(self, value: Any, tname: str) -> Any:
+        """``value`` as a variable, field or member declared of type ``tname`` holds it (``to_integer`` for a narrow
+        or signed 32-bit integer type; otherwise as it is)."""
+        return self.to_integer(value, tname) if _converts(tname) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
@@ -4091,6 +4135,7 @@ class KernelReader:
             targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
             name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
+        name = self.unaliased(name, n)
         bare = name.rsplit("::", 1)[-1]
         if name == "void" and len(arg_nodes) <= 1:
             # ``void()`` / ``void(x)``: a functional cast to void (a fold's empty arm, matmul_dataflow_common.hpp:408)
@@ -4189,7 +4234,11 @@ class KernelReader:
         arity = f"/{len(arg_nodes)}"
         if "::" in name and (name + arity in self.prog.functions or name in self.prog.functions):
             # ``my::noc_async_read_barrier()`` the kernel or a followed header defines: C++ calls that function,
-            # not the device API of the same bare name (which an empty definition would otherwise stand for)
+            # not the device API of the same bare name (which an empty definition would otherwise stand for); of
+            # several definitions, the one overload resolution chooses (the table holds the last one defined)
+            cands = self.definitions_named(name, bare)
+            if len(cands) > 1:
+                return self.overloaded(cands, arg_nodes, targs, bare, n)
             f = self.function(name + arity if name + arity in self.prog.functions else name)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
@@ -4230,10 +4279,7 @@ class KernelReader:
             return V.Opaque(f"the result of {bare}")
         cands = self.definitions_named(name, bare)
         if len(cands) > 1:
-            # overloads (chain.inl:210-242's five ``input``): chosen by arity, defaults and argument types
-            vals = [self.expr(a) for a in arg_nodes]
-            return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), arg_nodes, targs, n,
-                               vals=vals)
+            return self.overloaded(cands, arg_nodes, targs, bare, n)
         if len(cands) == 1:
             return self.inline(self.function_of(cands[0][0], cands[0][1], bare), arg_nodes, targs, n)
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
@@ -4277,6 +4323,13 @@ class KernelReader:
             return ns is not None and (ns == q or (not absolute and ns.endswith(f"::{q}")))
 
         return [c for c in cands if named(*c)] or cands
+
+    def overloaded(self, cands: list[tuple[Any, Unit]], arg_nodes: list[Any], targs: list[Any], bare: str,
+                   n: Any) -> V.Value | None:
+        """A call of ``bare`` with several definitions ``cands`` (chain.inl:210-242's five ``input``): the one chosen
+        by arity, defaults and argument types (``chosen``), inlined."""
+        vals = [self.expr(a) for a in arg_nodes]
+        return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), arg_nodes, targs, n, vals=vals)
 
     def chosen(self, cands: list[tuple[Any, Unit]], vals: list[V.Value], bare: str, n: Any) -> tuple[Any, Unit]:
         """The one of several definitions ``cands`` a call of ``bare`` with argument values ``vals`` selects

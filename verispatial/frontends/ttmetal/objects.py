@@ -213,7 +213,7 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
             return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
                 # an aggregate member (``uint32_t ring_idxs[2] = {}``): the struct's own words
                 vals[0] if len(vals) == 1 else V.LocalOpaque(f"{sd.name} field {r.text(default)}"))
-        return r.expr(default)  # type: ignore[no-any-return]
+        return r.held_as(r.expr(default), ftype)  # type: ignore[no-any-return]
     finally:
         r.unit = saved
 
@@ -221,11 +221,14 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
 def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
     """``v`` bound to a parameter, field or template parameter declared ``type_name``: a struct built from it when
     the type is a struct and ``v`` is not one (a braced list, a converting constructor), a ``std::optional`` holding
-    it when the type is ``std::optional``; otherwise ``v``."""
+    it when the type is ``std::optional``; a number converted to a narrow or signed 32-bit integer type
+    (``KernelReader.held_as``: a ``uint8_t`` field initialised ``x(258)`` holds 2); otherwise ``v``."""
     if type_name == "optional" and not isinstance(v, V.Optional):
         return V.Optional(v)
     sd = struct_of(r, type_name) if type_name else None
-    if sd is None or (isinstance(v, V.Obj) and v.struct == sd.name):
+    if sd is None:
+        return r.held_as(v, type_name)
+    if isinstance(v, V.Obj) and v.struct == sd.name:
         return v
     if isinstance(v, V.Designated):
         return construct(r, sd, [v], n, braced=True)
@@ -296,8 +299,9 @@ def optional_method(r: KernelReader, opt: V.Optional, name: str, vals: list[Any]
 
 def static_member(r: KernelReader, sd: StructDef, args: tuple[Any, ...], name: str, n: Any) -> V.Value:
     """``S<args>::name``: a static constexpr data member of a struct template instance
-    (``UntilizeDispatchConfig<w, in, out>::use_fast``, kernel_lib/untilize_helpers.inl:78-89), read with the template
-    parameters bound to ``args`` (or their defaults) and the members declared before it."""
+    (``UntilizeDispatchConfig<w, in, out>::use_fast``, kernel_lib/untilize_helpers.inl:78-89), or of a struct (no
+    ``args``), read with the template parameters bound to ``args`` (or their defaults) and the members declared
+    before it, each held as its declared type (``KernelReader.held_as``)."""
     plist = sd.template_params
     names = tuple(r.template_param_name(p) for p in plist.named_children) if plist is not None else ()
     defaults = r.defaults(plist, names) if plist is not None else {}
@@ -317,7 +321,10 @@ def static_member(r: KernelReader, sd: StructDef, args: tuple[Any, ...], name: s
             for d in m.children_by_field_name("declarator"):
                 value = m.child_by_field_name("default_value")
                 if d.type == "field_identifier" and value is not None:
-                    scope[d.text.decode()] = r.expr(value)
+                    # held as its declared type: ``static constexpr uint8_t v = N + 1;`` at N = 255 is 0
+                    ftype = m.child_by_field_name("type")
+                    scope[d.text.decode()] = r.held_as(r.expr(value), " ".join(ftype.text.decode().split())
+                                                       if ftype is not None else "")
                     if d.text.decode() == name:
                         return scope[name]
     finally:
