@@ -227,3 +227,33 @@ def test_a_namespace_alias_inside_a_qualification_is_refused(tmp_path: Path) -> 
     top = (*_ALIAS_AB, "namespace y { namespace n = a; }")
     _refused(_pipeline(tmp_path, _loop("y::n::f()"), 1, top=top), "namespace alias inside a qualification",
              "reader.cpp", FIRST + len(top))
+
+
+# --- a comparison tree-sitter reads as a template -----------------------------------------------------------------
+
+_P = ("template <uint32_t N> struct P { static constexpr uint32_t v = N; };",
+      "template <uint32_t N> inline uint32_t g() { return N + 1; }")
+
+
+@pytest.mark.parametrize(("pre", "bound", "line"), [
+    ((), None, 0),  # the loop's own condition: ``j < P<2>::v``
+    (("    uint32_t k = 3;", "    uint32_t m = k < P<2>::v;"), "m + 1", 2),
+    (("    uint32_t a = 1, b = 2, c = 3;", "    uint32_t m = a < b > (c);"), "m + 1", 2),
+], ids=["loop-condition", "member", "call"])
+def test_a_comparison_the_parser_reads_as_a_template_is_refused_as_such(tmp_path: Path, pre: tuple[str, ...],
+                                                                        bound: str | None, line: int) -> None:
+    """tree-sitter does not know which names are templates: ``j < P<2>::v`` parses as ``j<P<2>>::v`` and ``a < b >
+    (c)`` as a call of ``a<b>``. They were refused as ``j<...>::v`` or ``a`` not defined, or a loop condition not
+    'index OP bound'; the reason is the parse."""
+    body = (*pre, *(_loop(bound) if bound else ("    for (uint32_t j = 0; j < P<2>::v; ++j) {", f"        {PUSH}",
+                                                  "    }")))
+    e = _refused(_pipeline(tmp_path, body, 2, top=_P), "comparison the parser reads as a template argument list",
+                 "reader.cpp", FIRST + len(_P) + line - (1 if line else 0))
+    assert "is a variable, not a template" in e.detail
+
+
+@pytest.mark.parametrize(("bound", "pages"), [("(P<2>::v)", 2), ("(g<2>())", 3), ("(P<2>::v + g<1>())", 4)])
+def test_a_template_member_or_call_in_parentheses_is_read(tmp_path: Path, bound: str, pages: int,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages, top=_P), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages + 1, top=_P), capsys) == (1, {"deadlock"})

@@ -1650,6 +1650,10 @@ class KernelReader:
             self.unroll(n, cond, upd, body, "for loop without a condition or step")
             return
         if cond.type != "binary_expression":
+            t = cond.child_by_field_name("scope" if cond.type == "qualified_identifier" else "function")
+            if cond.type in ("qualified_identifier", "call_expression") and t is not None and t.type in (
+                    "template_type", "template_function"):
+                self.not_a_template(t, cond)  # ``j < P<2>::v``: the comparison read as a template's member
             self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
             return
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
@@ -3411,6 +3415,20 @@ class KernelReader:
             return V.const(TYPE_SIZES[text])
         return V.Opaque(self.text(n))
 
+    def not_a_template(self, t: Any, n: Any) -> None:
+        """Refuses ``t`` (a ``template_type`` or ``template_function`` node, ``k<...>``) whose name is a variable
+        holding a number, not a template: tree-sitter, which does not know which names are templates, reads the
+        comparisons ``k < P<2>::v`` and ``a < b > (c)`` as ``k<P<2>>::v`` and a call of ``a<b>``, where C++ compares
+        (the refusal named the template as not defined)."""
+        name_node = t.child_by_field_name("name")
+        name = name_node.text.decode() if name_node is not None else ""
+        if not name.isidentifier() or name in self.prog.functions or name in self.prog.structs or \
+                name in self.prog.var_templates or not isinstance(self.lookup(name), (V.Sym, V.Opaque)):
+            return
+        self.refuse("comparison the parser reads as a template argument list", n,
+                    f"{self.text(n)}: {name} is a variable, not a template; C++ compares it (a comparison in "
+                    "parentheses is read)")
+
     def unaliased(self, name: str, n: Any) -> str:
         """``name`` as written (``n::f``, ``n::K``) with the namespace alias its first name is replaced by the
         alias's target (``namespace n = a;``: ``a::f``), again while the target's first name is an alias. Refused by
@@ -3441,6 +3459,7 @@ class KernelReader:
             return V.Optional(None)
         scope = n.child_by_field_name("scope")
         if scope is not None and scope.type == "template_type":
+            self.not_a_template(scope, n)
             # ``is_accumulate<T>::value``: a trait's value (objects.trait_value)
             tv = self.template_value(scope)
             if isinstance(tv, V.TypeInst):
@@ -4129,6 +4148,8 @@ class KernelReader:
         if last.type == "dependent_name" and last.named_child_count == 1:
             last = last.named_children[0]  # ``obj::template f<A>``: the template_function inside
         if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
+            if last is fn:
+                self.not_a_template(last, n)
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
             name = "".join((_TEMPLATE_KEYWORD.sub("::", prefix) + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
