@@ -96,6 +96,23 @@ def test_narrow_index_that_cannot_reach_its_bound_never_ends_and_is_refused(tmp_
     assert [op.count for op in ep.ops if isinstance(op, Loop)] == [TripCount("n", 1, 1)]  # n is 1 + trip n
 
 
+@pytest.mark.parametrize(("loop", "pushes"), [
+    ("for (uint8_t i = 250; i != 4; ++i)", 10), ("for (uint8_t i = 250; i != 4; i += 2)", 5),
+    ("for (uint8_t i = 2; i != 254; --i)", 4), ("for (int8_t i = 120; i != -126; ++i)", 10),
+    ("for (uint16_t i = 65534; i != 1; ++i)", 3)])
+def test_a_narrow_index_that_wraps_to_its_not_equal_bound_is_read_as_it_runs(tmp_path: Path, loop: str,
+                                                                          pushes: int) -> None:
+    """g++: a ``uint8_t`` index from 250 wraps past 255 to 0 and reaches 4 after 10 iterations. The reading refused
+    it as a bound stepped over, 246 behind the start (the 32-bit index's case, which runs 2**32 - 246 times)."""
+    assert _pushes(_read(tmp_path, f"    {loop} {{ cb_push_back(0, 1); }}")) == pushes
+
+
+def test_a_narrow_index_that_never_meets_its_not_equal_bound_is_refused_as_wrapping(tmp_path: Path) -> None:
+    """g++: odd values of a uint8_t never equal 4; the loop never ends."""
+    with pytest.raises(Refused, match="for loop whose index wraps before its condition ends it"):
+        _read(tmp_path, "    for (uint8_t i = 1; i != 4; i += 2) { cb_push_back(0, 1); }")
+
+
 def test_loop_index_changed_through_a_reference_parameter(tmp_path: Path) -> None:
     """``bump(i)`` with ``void bump(uint32_t& x)`` steps the index a second time each iteration: 4 pushes, not 8."""
     ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { cb_push_back(0, 1); bump(i); }",

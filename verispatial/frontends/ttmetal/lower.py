@@ -1718,6 +1718,11 @@ class KernelReader:
             self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
         count: int | str | TripCount
         if span.trip is None:
+            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.declared.get(var, "")):
+                # ``for (uint8_t i = 250; i != 4; ++i)``: the index wraps past 255 to 0 and reaches its bound after
+                # 10 iterations (or never): read as it runs, each value converted to the index's type (``assign``)
+                self.unroll(n, cond, upd, body, "for loop whose index wraps before its condition ends it")
+                return
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
             if op == "!=" and span.const < 0:
