@@ -254,7 +254,10 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         def include(inc: Include, now: Macros) -> Macros:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
-            if inc.name.startswith(DEVICE_PREFIXES) or (not ours and inc.name in SYSTEM_HEADERS):
+            # a quoted name GCC finds beside the including file first: a kernel's own "noc_helpers.h" is no device
+            # API header, whatever its name (passed over, its definitions and #defines were missing)
+            beside = inc.quoted and (path.parent / inc.name).is_file()
+            if not beside and (inc.name.startswith(DEVICE_PREFIXES) or (not ours and inc.name in SYSTEM_HEADERS)):
                 return now
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
