@@ -232,14 +232,16 @@ def test_a_namespace_alias_inside_a_qualification_is_refused(tmp_path: Path) -> 
 # --- a comparison tree-sitter reads as a template -----------------------------------------------------------------
 
 _P = ("template <uint32_t N> struct P { static constexpr uint32_t v = N; };",
-      "template <uint32_t N> inline uint32_t g() { return N + 1; }")
+      "template <uint32_t N> inline uint32_t g() { return N + 1; }",
+      "template <uint32_t N> struct S { uint32_t get() const { return N; } };")
 
 
 @pytest.mark.parametrize(("pre", "bound", "line"), [
     ((), None, 0),  # the loop's own condition: ``j < P<2>::v``
     (("    uint32_t k = 3;", "    uint32_t m = k < P<2>::v;"), "m + 1", 2),
     (("    uint32_t a = 1, b = 2, c = 3;", "    uint32_t m = a < b > (c);"), "m + 1", 2),
-], ids=["loop-condition", "member", "call"])
+    (("    for (uint32_t j = 0; j < S<2>{}.get(); ++j) {", f"        {PUSH}", "    }"), "1", 1),
+], ids=["loop-condition", "member", "call", "loop-condition-of-a-value"])
 def test_a_comparison_the_parser_reads_as_a_template_is_refused_as_such(tmp_path: Path, pre: tuple[str, ...],
                                                                         bound: str | None, line: int) -> None:
     """tree-sitter does not know which names are templates: ``j < P<2>::v`` parses as ``j<P<2>>::v`` and ``a < b >
@@ -257,3 +259,37 @@ def test_a_template_member_or_call_in_parentheses_is_read(tmp_path: Path, bound:
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert _verdict(_pipeline(tmp_path, _loop(bound), pages, top=_P), capsys) == (0, set())
     assert _verdict(_pipeline(tmp_path, _loop(bound), pages + 1, top=_P), capsys) == (1, {"deadlock"})
+
+
+# --- explicit specializations -------------------------------------------------------------------------------------
+
+_G = ("template <uint32_t N> inline uint32_t g() { return N; }", "template <> inline uint32_t g<2>() { return 7; }",
+      "template <typename T> inline uint32_t sz() { return 4; }", "template <> inline uint32_t sz<uint8_t>() { return 1; }")
+
+
+@pytest.mark.parametrize(("bound", "pages"), [("g<2>()", 7), ("g<3>()", 3), ("sz<uint8_t>()", 1), ("sz<uint16_t>()", 4)])
+def test_a_call_of_a_function_template_reads_its_explicit_specialization(tmp_path: Path, bound: str, pages: int,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """g++: ``g<2>()`` is the specialization's 7 and ``sz<uint8_t>()`` 1; both were read as the primary template's
+    (2, 4), and a reader pushing 7 pages proved against consumers of 2."""
+    body = (f"    uint32_t m = {bound};", *_loop("m"))
+    assert _verdict(_pipeline(tmp_path, body, pages, top=_G), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, pages + 1, top=_G), capsys) == (1, {"deadlock"})
+
+
+def test_a_specialization_the_reading_cannot_tell_from_the_call_is_refused(tmp_path: Path) -> None:
+    """``sz<unsigned>()`` against ``sz<uint32_t>``: on the RISC ``uint32_t`` is ``unsigned long``, another type."""
+    top = ("template <typename T> inline uint32_t sz() { return 4; }",
+           "template <> inline uint32_t sz<uint32_t>() { return 1; }")
+    _refused(_pipeline(tmp_path, ("    uint32_t m = sz<unsigned>();", *_loop("m")), 4, top=top),
+             "call of a function template with explicit specializations not resolved", "reader.cpp", FIRST + 2)
+
+
+@pytest.mark.parametrize("use", ["    Q<2> q;\n    uint32_t m = q.get();", "    uint32_t m = Q<2>::f();"])
+def test_a_class_template_with_explicit_specializations_is_refused(tmp_path: Path, use: str) -> None:
+    """g++: ``Q<2>``'s ``get()`` and ``f()`` are the specialization's (7); ``q.get()`` was read as the primary
+    template's (3)."""
+    top = ("template <uint32_t N> struct Q { uint32_t get() const { return 3; } static uint32_t f() { return 3; } };",
+           "template <> struct Q<2> { uint32_t get() const { return 7; } static uint32_t f() { return 7; } };")
+    _refused(_pipeline(tmp_path, (*use.split("\n"), *_loop("m")), 7, top=top),
+             "class template with explicit specializations", "reader.cpp", FIRST + 2)

@@ -1650,9 +1650,10 @@ class KernelReader:
             self.unroll(n, cond, upd, body, "for loop without a condition or step")
             return
         if cond.type != "binary_expression":
-            t = cond.child_by_field_name("scope" if cond.type == "qualified_identifier" else "function")
-            if cond.type in ("qualified_identifier", "call_expression") and t is not None and t.type in (
-                    "template_type", "template_function"):
+            t = cond
+            while t is not None and t.type not in ("template_type", "template_function"):
+                t = t.named_children[0] if t.named_children else None  # the leftmost name: ``j<...>::v``
+            if t is not None:
                 self.not_a_template(t, cond)  # ``j < P<2>::v``: the comparison read as a template's member
             self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
             return
@@ -3420,6 +3421,52 @@ class KernelReader:
             return V.const(TYPE_SIZES[text])
         return V.Opaque(self.text(n))
 
+    def specialization(self, bare: str, targs: list[Any], n: Any) -> tuple[Any, Unit] | None:
+        """The explicit specialization of function template ``bare`` (``template <> uint32_t g<2>() { ... }``) a call
+        with template arguments ``targs`` names, or None for the primary template (no specialization's arguments
+        equal the call's). Refused by name when an argument of the call or of a specialization is not a number, an
+        enumerator or a type the reading tells apart (``uint32_t`` and ``unsigned long`` are one type on the RISC)."""
+        specs = {id(v[0]): v for k, v in self.prog.functions.items()
+                 if "/" not in k and "::" not in k and k.split("<", 1)[0] == bare and "<" in k}
+        if not specs:
+            return None
+        want = [self.template_key(a) for a in targs]
+        hits = []
+        for fn, unit in specs.values():
+            d = function_declarator(next((x for x in fn.named_children if x.type == "function_definition"), fn))
+            t = d.child_by_field_name("declarator") if d is not None else None
+            args = t.child_by_field_name("arguments") if t is not None and t.type == "template_function" else None
+            saved, self.unit = self.unit, unit
+            try:
+                got = [self.template_key(a) for a in (args.named_children if args is not None else ())
+                       if a.type != "comment"]
+            finally:
+                self.unit = saved
+            same = _same_template_args(want, got)
+            if same is None:
+                self.refuse("call of a function template with explicit specializations not resolved", n,
+                            f"{bare}<{', '.join(self.text(a) for a in targs)}> against the specialization at "
+                            f"{unit.file}:{fn.start_point[0] + 1}: template arguments the reading does not tell apart")
+            if same:
+                hits.append((fn, unit))
+        return hits[0] if len(hits) == 1 else None
+
+    def template_key(self, a: Any) -> tuple[str, Any] | None:
+        """A template argument as ``specialization`` compares it: ``("n", value)`` of a number, ``("e", name)`` of an
+        enumerator, ``("t", text)`` of a type; None when it is none of those statically."""
+        v = self.template_value(a) if a.type == "type_descriptor" else self.expr(a)
+        if isinstance(v, V.Sym) and v.is_const:
+            return ("n", v.const)
+        if isinstance(v, V.EnumConst):
+            return ("e", v.name)
+        if isinstance(v, V.TypeName):
+            return ("t", v.name)
+        if isinstance(v, V.TypeInst) and not v.args:
+            return ("t", v.name)
+        if a.type == "type_descriptor":
+            return ("t", "".join(a.text.decode().replace("std::", "").split()))
+        return None
+
     def not_a_template(self, t: Any, n: Any) -> None:
         """Refuses ``t`` (a ``template_type`` or ``template_function`` node, ``k<...>``) whose name is a variable
         holding a number, not a template: tree-sitter, which does not know which names are templates, reads the
@@ -4163,6 +4210,9 @@ class KernelReader:
             name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
         name = self.unaliased(name, n)
         bare = name.rsplit("::", 1)[-1]
+        spec = self.specialization(bare, targs, n) if targs else None
+        if spec is not None:
+            return self.inline(self.function_of(*spec, bare), arg_nodes, [], n)
         if name == "void" and len(arg_nodes) <= 1:
             # ``void()`` / ``void(x)``: a functional cast to void (a fold's empty arm, matmul_dataflow_common.hpp:408)
             if arg_nodes:
@@ -5104,6 +5154,27 @@ def _at(v: Any, var: str, i: int) -> Any:
     if isinstance(v, V.L1Ptr):
         return attrs.evolve(v, origin=sub(v.origin), offset=sub(v.offset))
     return sub(v)
+
+
+def _same_template_args(a: list[tuple[str, Any] | None], b: list[tuple[str, Any] | None]) -> bool | None:
+    """Whether template argument keys ``a`` and ``b`` (``KernelReader.template_key``) name the same arguments: None
+    when that is not known (a key not read, or two types of different names both fixed-width integers of one size and
+    signedness, which may be one type: ``uint32_t`` is ``unsigned long`` on the RISC)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            return None
+        if x == y:
+            continue
+        if x[0] != y[0]:
+            return None if "t" in (x[0], y[0]) else False  # a type against a value: tree-sitter may read either
+        if x[0] == "t":
+            sx, sy = _size_of_type(x[1]), _size_of_type(y[1])
+            if sx is None or sy is None or (sx == sy and _signed_type(x[1]) == _signed_type(y[1])):
+                return None
+        return False
+    return True
 
 
 def _signed_type(text: str) -> bool:

@@ -22,7 +22,21 @@ if TYPE_CHECKING:
 
 
 def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
-    """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it."""
+    """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it.
+    Refused by name: a class template with explicit specializations (``template <> struct Q<2> { ... };``), whose
+    values the reading would build from the primary template (``Q<2> q; q.get()`` read as the primary's ``get``);
+    their traits' values are read (``trait_value``)."""
+    sd = _struct_of(r, type_name)
+    if sd is not None:
+        bare = sd.name.rsplit("::", 1)[-1].split("<", 1)[0]
+        if "<" in sd.name or (sd.template_params is not None and any(
+                k.split("<", 1)[0].rsplit("::", 1)[-1] == bare and "<" in k for k in r.prog.structs)):
+            r.refuse("class template with explicit specializations", None,
+                     f"{type_name}: {bare} has explicit specializations, which the reading does not choose between")
+    return sd
+
+
+def _struct_of(r: KernelReader, type_name: str) -> StructDef | None:
     name = "".join(type_name.split())
     name = r.type_aliases.get(name, name)
     if r.this_stack and "::" not in name:
