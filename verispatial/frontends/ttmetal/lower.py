@@ -1279,7 +1279,8 @@ class KernelReader:
             # tree-sitter's recovery inserted a token the text lacks (``f() g();``: a ';'): the statement is not
             # C++ the board could run, and what the recovery made of it is a guess. Checked after the reading, so
             # that a construct refused by its own name (``UNPACK(x = f();)``) keeps it
-            self.refuse("C++ the parser could not read", n, f"a missing '{gap.type}'")
+            self.refuse("C++ the parser could not read", n, f"a missing '{gap.type}'" if gap.is_missing else
+                        f"'{self.text(gap)}' skipped")
 
     def _stmt(self, n: Any) -> None:
         self.node = n
@@ -2961,8 +2962,16 @@ class KernelReader:
             # ``[n]``) as they were when the lambda was made: copies (a ``mutable`` body changes its copies only).
             # The outermost scope (the pointer counters, file-scope variables) is the machine's, never copied
             captures = self.scopes[:] if not by_value else [self.scopes[0], *(dict(sc) for sc in self.scopes[1:])]
+            inits: dict[str, Any] = {}
+            spec = n.child_by_field_name("captures")
+            for c in spec.named_children if spec is not None else ():
+                if c.type == "lambda_capture_initializer":
+                    # ``[c = k]``: a copy made with the lambda, named c in its body (once refused as c not defined)
+                    if self.text(c).startswith("&"):
+                        self.refuse("lambda init-capture by reference", n, self.text(c))
+                    inits[c.child_by_field_name("left").text.decode()] = self.expr(c.child_by_field_name("right"))
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
-                              captures=captures)
+                              captures=[*captures, inits] if inits else captures)
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
@@ -5045,15 +5054,29 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
 
 def _missing_token(n: Any) -> Any:
     """A token tree-sitter's error recovery inserted (``is_missing``) in statement ``n`` itself -- not in a block
-    nested in it, whose statements are checked when they are read -- or None."""
+    nested in it, whose statements are checked when they are read -- or text it skipped (an ``ERROR`` node: ``(k =
+    3, k + 1)`` parses as ``k = k + 1`` around a skipped ``3,``), or None."""
     stack = list(n.children)
     while stack:
         c = stack.pop()
-        if c.is_missing:
+        if c.is_missing or (c.type == "ERROR" and not _type_argument(c)):
             return c
         if c.type != "compound_statement":
             stack.extend(c.children)
     return None
+
+
+#: builtins whose first argument is a type, which tree-sitter cannot parse as an argument (an ``ERROR`` node)
+_TYPE_ARGUMENT_BUILTINS = frozenset({"__builtin_bit_cast", "__builtin_offsetof", "offsetof"})
+
+
+def _type_argument(e: Any) -> bool:
+    """Whether ``ERROR`` node ``e`` is the type argument of a ``_TYPE_ARGUMENT_BUILTINS`` call
+    (``__builtin_bit_cast(float, x)``, writer_unary_sharded_ln.cpp:64)."""
+    args = e.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return fn is not None and fn.text.decode() in _TYPE_ARGUMENT_BUILTINS and args.named_children[:1] == [e]
 
 
 #: the node kinds of a static_assert condition the reading folds: numbers, names and operators on them
