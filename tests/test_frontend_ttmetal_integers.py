@@ -222,6 +222,23 @@ def test_a_field_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
     assert _reserved(ep) == [2, 2, 2, 2, 3]
 
 
+@pytest.mark.parametrize("lines", [
+    ("    uint64_t b = 5000000000ull;", "    cb_reserve_back(0, (uint32_t)(b / 2000000000ull));"),  # g++: 2
+    ("    uint64_t b = 4294967296ull + 7;", "    cb_reserve_back(0, (uint32_t)(b % 5));"),  # g++: 3
+    ("    uint64_t b = 65536ull * 65536ull;", "    if (b != 0) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }"),
+], ids=["literal-past-the-word", "sum-past-the-word", "product-past-the-word"])
+def test_a_64_bit_value_past_the_32_bit_word_is_not_followed(tmp_path: Path, lines: tuple[str, ...]) -> None:
+    """The reading's arithmetic is on 32-bit words: ``5000000000ull / 2000000000ull`` (g++: 2) was read through the
+    word's wrap, and ``65536ull * 65536ull != 0`` (true) as false: a branch taken the wrong way."""
+    with pytest.raises(Refused, match="not known statically|on a value not known"):
+        _read(tmp_path, *lines)
+
+
+def test_an_octal_literal_is_read(tmp_path: Path) -> None:
+    """``010`` is 8 (it was refused as a number not followed)."""
+    assert _reserved(_read(tmp_path, "    cb_reserve_back(0, 010 - 6);")) == [2]
+
+
 def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:
     """An outer ``uint32_t z`` and an inner ``uint8_t z``: the reading does not know which one an assignment writes,
     so a value a uint8_t would wrap is not followed (its page count is refused)."""

@@ -2817,9 +2817,14 @@ class KernelReader:
         if t == "number_literal":
             s = n.text.decode().rstrip("uUlLzZ").replace("'", "")
             try:
-                return V.const(int(s, 0))
+                # ``010`` is octal (8); Python reads it only as ``0o10``
+                k = int(s, 8) if len(s) > 1 and s[0] == "0" and s.isdigit() else int(s, 0)
             except ValueError:
                 return V.Opaque(f"the number {s}")
+            if k >= 1 << 32:
+                # a 64-bit literal (``5000000000ull``): the reading's arithmetic is on 32-bit words, where it wraps
+                return V.Opaque(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)")
+            return V.const(k)
         if t in ("true", "false"):
             return V.const(int(t == "true"))
         if t in ("string_literal", "raw_string_literal", "concatenated_string"):
@@ -3098,6 +3103,13 @@ class KernelReader:
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if width == 8 and isinstance(k, V.Sym):
+            # a 64-bit variable holds what the reading's 32-bit words cannot: a value past them is not followed
+            # (``uint64_t b = 65536ull * 65536ull; b != 0`` is true, on a 32-bit word false)
+            got = (k.const, k.const) if k.is_const else self.value_range(k)
+            if got is None or got[0] < -(1 << 31) or got[1] >= 1 << 32:
+                return V.Opaque(f"a {text} past the 32-bit word (64-bit arithmetic is not followed)")
+            return k
         if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4 or (
                 width == 4 and _signed_type(text))):
             lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width)
@@ -5410,10 +5422,11 @@ def _narrow(tname: str) -> bool:
 
 
 def _converts(tname: str) -> bool:
-    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, or a
-    signed 32-bit one (a word of 2**31 or more is negative there)."""
+    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, a
+    signed 32-bit one (a word of 2**31 or more is negative there), or a 64-bit one (a value past the 32-bit word is
+    not followed)."""
     words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
-    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t"))
+    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t", "uint64_t", "int64_t"))
 
 
 
