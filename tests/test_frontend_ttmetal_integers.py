@@ -230,7 +230,7 @@ def test_a_field_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
 def test_a_64_bit_value_past_the_32_bit_word_is_not_followed(tmp_path: Path, lines: tuple[str, ...]) -> None:
     """The reading's arithmetic is on 32-bit words: ``5000000000ull / 2000000000ull`` (g++: 2) was read through the
     word's wrap, and ``65536ull * 65536ull != 0`` (true) as false: a branch taken the wrong way."""
-    with pytest.raises(Refused, match="not known statically|on a value not known"):
+    with pytest.raises(Refused, match=r"not known statically|on a value not known"):
         _read(tmp_path, *lines)
 
 
