@@ -213,7 +213,10 @@ class Evaluator:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in self.env:
-                return self.env[node.id]
+                got = self.env[node.id]
+                if isinstance(got, V.NotFollowed):
+                    refuse(self.file, node, node.id, got.why)
+                return got
             if node.id in self.modules:
                 return ApiV(node.id)
             if node.id in _BUILTINS:
