@@ -908,3 +908,11 @@ def test_ttl_imported_under_another_name_is_named_in_the_refusal(tmp_path: Path)
     (tmp_path / "renamed.py").write_text(text)
     with pytest.raises(ParseError, match=r"line 4: import ttl as tl: the reading follows the API by the name ttl only"):
         import_file(str(tmp_path / "renamed.py"))
+
+
+def test_an_integer_operator_not_read_is_named_in_the_refusal(tmp_path: Path) -> None:
+    """``per_node >> 0`` was refused as ``integer None is not read``."""
+    mut = _mutant(tmp_path, ELTWISE, ("        for i in range(per_node):\n            r = (node_col * per_node + i)",
+                                      "        for i in range(per_node >> 0):\n            r = (node_col * per_node + i)"))
+    with pytest.raises(SourceRefused, match="integer RShift is not read"):
+        import_file(str(mut))
