@@ -293,3 +293,27 @@ def test_a_class_template_with_explicit_specializations_is_refused(tmp_path: Pat
            "template <> struct Q<2> { uint32_t get() const { return 7; } static uint32_t f() { return 7; } };")
     _refused(_pipeline(tmp_path, (*use.split("\n"), *_loop("m")), 7, top=top),
              "class template with explicit specializations", "reader.cpp", FIRST + 2)
+
+
+# --- an object bound as its base class ----------------------------------------------------------------------------
+
+_B_D = ("struct B { uint32_t get() const { return 1; } };", "struct D : B { uint32_t get() const { return 3; } };")
+
+
+@pytest.mark.parametrize(("top", "pre"), [
+    (_B_D, ("    D d;", "    const B& b = d;", "    uint32_t m = b.get();")),
+    ((*_B_D, "inline uint32_t f(const B& b) { return b.get(); }"), ("    D d;", "    uint32_t m = f(d);")),
+], ids=["reference", "parameter"])
+def test_an_object_bound_as_its_base_class_is_refused(tmp_path: Path, top: tuple[str, ...],
+                                                      pre: tuple[str, ...]) -> None:
+    """g++: ``b.get()`` through a ``const B&`` bound to a ``D`` is B's (1, not virtual); it was read as D's (3), and a
+    reader pushing 1 page proved against consumers of 3 (the value is a D, its declared type B)."""
+    e = _refused(_pipeline(tmp_path, (*pre, *_loop("m")), 1, top=top), "object bound as another class", "reader.cpp",
+                 FIRST + len(top) + 1)
+    assert e.detail.startswith("a D bound where a B is declared")
+
+
+def test_an_object_of_its_declared_class_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("    D d;", "    const D& r = d;", "    uint32_t m = r.get();", *_loop("m"))
+    assert _verdict(_pipeline(tmp_path, body, 3, top=_B_D), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, 4, top=_B_D), capsys) == (1, {"deadlock"})

@@ -236,7 +236,8 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
     """``v`` bound to a parameter, field or template parameter declared ``type_name``: a struct built from it when
     the type is a struct and ``v`` is not one (a braced list, a converting constructor), a ``std::optional`` holding
     it when the type is ``std::optional``; a number converted to a narrow or signed 32-bit integer type
-    (``KernelReader.held_as``: a ``uint8_t`` field initialised ``x(258)`` holds 2); otherwise ``v``."""
+    (``KernelReader.held_as``: a ``uint8_t`` field initialised ``x(258)`` holds 2); otherwise ``v``. Refused by
+    name: an object of another struct with no converting constructor (a derived class's bound as its base)."""
     if type_name == "optional" and not isinstance(v, V.Optional):
         return V.Optional(v)
     sd = struct_of(r, type_name) if type_name else None
@@ -248,6 +249,11 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
         return construct(r, sd, [v], n, braced=True)
     if isinstance(v, V.Obj) and _converting_ctor(r, sd, v) is not None:
         return run_ctor(r, sd, _converting_ctor(r, sd, v), [v], n)
+    if isinstance(v, V.Obj):
+        # ``const B& b = d;`` of a ``D : B``: a call of a non-virtual method runs B's, which the value, a D, does not
+        # say (it was read as D's)
+        r.refuse("object bound as another class", n, f"a {v.struct} bound where a {sd.name} is declared (a base class "
+                                                     "or another type): the reading does not follow declared types")
     return v
 
 
