@@ -129,6 +129,26 @@ def test_a_qualified_variable_is_its_namespaces(tmp_path: Path, top: tuple[str, 
     assert _verdict(_pipeline(tmp_path, body, pages + 1, top=top), capsys) == (1, {"deadlock"})
 
 
+@pytest.mark.parametrize(("top", "bound", "pages"), [
+    (("namespace a { enum { K1 = 1 }; }", "namespace b { constexpr uint32_t K1 = 3; }"), "a::K1", 1),
+    (("namespace a { enum class E { K1 = 1 }; }", "constexpr uint32_t K1 = 3;"), "(uint32_t)a::E::K1", 1),
+], ids=["unscoped-enumerator", "enum-class-enumerator"])
+def test_a_qualified_enumerator_is_not_a_variable_of_its_bare_name(tmp_path: Path, top: tuple[str, ...], bound: str,
+                                                                  pages: int,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """g++: ``a::K1`` is a's enumerator, 1; it was read as the variable ``K1`` another namespace declares (3), and a
+    reader pushing 1 page proved against consumers of 2."""
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages, top=top), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, _loop(bound), pages + 1, top=top), capsys) == (1, {"deadlock"})
+
+
+def test_a_qualified_name_is_not_a_local_variable_of_its_bare_name(tmp_path: Path) -> None:
+    """``a::K`` with no ``K`` in a (g++ rejects it) was read as the kernel's local ``K``."""
+    top = ("namespace a { constexpr uint32_t Q = 1; }",)
+    _refused(_pipeline(tmp_path, ("    uint32_t K = 2;", *_loop("a::K")), 2, top=top), "loop bound not known statically",
+             "reader.cpp", FIRST + 2)
+
+
 def test_a_bare_name_several_namespaces_declare_is_not_followed(tmp_path: Path) -> None:
     """``K`` at the kernel's scope is the global one (g++: 1); it was read as b's (3) and a hang proved."""
     e = _refused(_pipeline(tmp_path, _loop("K"), 1, top=_K_GLOBAL_B), "loop bound not known statically", "reader.cpp",

@@ -3596,6 +3596,13 @@ class KernelReader:
         if last in self.prog.functions:
             return self.function(last)
         v = self.lookup(last)
+        if v is not None and len(parts) >= 2 and (parts[-2] in self.prog.enums or "" not in self.namespaces_of.get(
+                last, {""}) or not any(last in sc for sc in (self.scopes[0], *(f for _, f in self.this_stack[-1:])))):
+            # a qualified name is not the bare name's variable: not a local one (C++ names none by a qualification),
+            # nor one only other namespaces declare (``namespace_variable`` found none in the qualification's; a
+            # global one may be a header's included inside a namespace, which the reading does not know), nor for an
+            # enum class's enumerator (``a::E::K1`` was read as a variable ``K1`` of another namespace)
+            v = None
         if v is not None:
             return v
         if len(parts) >= 2 and parts[-2] not in self.prog.enums and self.prog.unscoped.get(last) is not None:
