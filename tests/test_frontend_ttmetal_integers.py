@@ -239,6 +239,23 @@ def test_an_octal_literal_is_read(tmp_path: Path) -> None:
     assert _reserved(_read(tmp_path, "    cb_reserve_back(0, 010 - 6);")) == [2]
 
 
+def test_a_word_of_2_31_or_more_converted_to_a_signed_32_bit_type_is_negative(tmp_path: Path) -> None:
+    """g++ (and GCC's modular conversion): ``int32_t k = 4294967295u`` is -1, so ``k < 0`` holds; it was read as
+    4294967295 and the branch taken the other way."""
+    ep = _read(tmp_path, "    int32_t k = 4294967295u;", "    if (k < 0) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }",
+               "    int32_t h = 2147483648u;", "    cb_reserve_back(0, (uint32_t)(h + 2147483650));")
+    assert _reserved(ep) == [2, 2]
+
+
+@pytest.mark.parametrize("t", ["uint8_t", "uint16_t", "uint64_t", "const uint8_t"])
+def test_get_arg_val_of_a_type_not_4_bytes_wide_is_refused(tmp_path: Path, t: str) -> None:
+    """api/dataflow/dataflow_api.h:150 static_asserts ``sizeof(T) == 4``: GCC stops. ``get_arg_val<uint8_t>(0)``
+    was read as the whole word."""
+    with pytest.raises(Refused, match="get_arg_val of a type not 4 bytes wide") as e:
+        _read(tmp_path, f"    uint32_t m = get_arg_val<{t}>(0);", "    cb_reserve_back(0, m);")
+    assert "dataflow_api.h:150" in e.value.detail
+
+
 def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:
     """An outer ``uint32_t z`` and an inner ``uint8_t z``: the reading does not know which one an assignment writes,
     so a value a uint8_t would wrap is not followed (its page count is refused)."""

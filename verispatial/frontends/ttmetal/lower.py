@@ -3092,13 +3092,14 @@ class KernelReader:
         number or an enumerator: to bool 0 or 1, to a type narrower than the RISC's 32-bit word modulo 2**(8N),
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
-        stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
-        indices and a trip) is kept as it is when every value it takes over the open loops and its trip's range
-        fits the narrow type, or a signed 32-bit one (``value_range``); else the conversion wraps for some of them,
-        which an affine number cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range
-        ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1`` negative from 2**31: read as ``n`` the loop it
-        counts ran that many times where the kernel runs none, and a hang was proved). Other types and values are not
-        changed."""
+        stay the ``-n`` the ops add, not become ``2**32 - n``; but a constant word of 2**31 or more converted to a
+        signed 32-bit type is the negative number it is there (a 64-bit value past the word is not followed). A
+        number that is not a constant (affine in loop indices and a trip) is kept as it is when every value it takes
+        over the open loops and its trip's range fits the narrow type, or a signed 32-bit one (``value_range``);
+        else the conversion wraps for some of them, which an affine number cannot say, and the result is a value not
+        followed (``uint8_t n`` of a runtime range ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1``
+        negative from 2**31: read as ``n`` the loop it counts ran that many times where the kernel runs none, and a
+        hang was proved). Other types and values are not changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
@@ -3122,6 +3123,10 @@ class KernelReader:
             return k
         if text.endswith("bool"):
             return V.const(int(k.const != 0))
+        if width == 4 and _signed_type(text) and 1 << 31 <= k.const < 1 << 32:
+            # a word of 2**31 or more is negative as a signed 32-bit one (``int32_t k = get_arg_val<int32_t>(i)`` of
+            # a host value 4294967295 is -1, and ``k < 0`` holds; it was read as 4294967295)
+            return V.const(k.const - (1 << 32))
         if width >= 4:
             return k
         u = k.const & ((1 << 8 * width) - 1)
