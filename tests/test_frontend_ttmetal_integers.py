@@ -256,6 +256,18 @@ def test_get_arg_val_of_a_type_not_4_bytes_wide_is_refused(tmp_path: Path, t: st
     assert "dataflow_api.h:150" in e.value.detail
 
 
+def test_a_narrow_type_named_through_an_alias_converts(tmp_path: Path) -> None:
+    """g++: each holds 2 of 258 -- a variable of a ``typedef``'s type, of ``decltype`` of a ``uint8_t``, a
+    template's ``T`` bound to ``uint8_t``, a field of a ``using`` alias's type. Each was read as 258 (only a
+    ``using`` alias of a variable's type converted)."""
+    prelude = ("typedef uint8_t T8;", "using U8 = uint8_t;", "struct S { U8 x = 258; };",
+               "template <typename T> inline T conv(uint32_t v) { T t = v; return t; }")
+    ep = _read(tmp_path, "    T8 a = 258;", "    cb_reserve_back(0, a);", "    uint8_t b0 = 1;", "    decltype(b0) b = 258;",
+               "    cb_reserve_back(0, b);", "    cb_reserve_back(0, conv<uint8_t>(258));", "    cb_reserve_back(0, S{}.x);",
+               "    typedef uint16_t T16;", "    T16 c = 65538;", "    cb_reserve_back(0, c);", prelude=prelude)
+    assert _reserved(ep) == [2, 2, 2, 2, 2]
+
+
 def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:
     """An outer ``uint32_t z`` and an inner ``uint8_t z``: the reading does not know which one an assignment writes,
     so a value a uint8_t would wrap is not followed (its page count is refused)."""

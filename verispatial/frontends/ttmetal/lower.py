@@ -408,6 +408,8 @@ class KernelReader:
                 if alias is not None and target is not None:
                     text = "".join(target.text.decode().split())
                     self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+            elif decl.type == "type_definition":
+                self.typedef(decl)
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -1358,7 +1360,9 @@ class KernelReader:
                 add_namespace_alias(self.ns_aliases, *got)
                 if got[0] in self.prog.namespaces:
                     self.ns_aliases[got[0]] = None
-        elif t in ("comment", "type_definition", "using_declaration", "empty_statement"):
+        elif t == "type_definition":
+            self.typedef(n)
+        elif t in ("comment", "using_declaration", "empty_statement"):
             return
         elif t == ";":
             return
@@ -1535,14 +1539,36 @@ class KernelReader:
         return V.Opaque(f"a {tname}")
 
     def type_name(self, typ: Any) -> str:
+        """The name of type node ``typ`` as declarations hold it (``resolved``: an alias, a typedef or a template type
+        parameter followed to its type; ``decltype(x)`` the type ``x`` is declared with)."""
         if typ is None:
             return ""
         t = typ
         if t.type == "template_type":
             t = t.child_by_field_name("name")
+        if t.type == "decltype" and t.named_child_count == 1 and t.named_children[0].type == "identifier":
+            return self.declared.get(t.named_children[0].text.decode(), "") or "decltype"
         s: str = t.text.decode()
-        name = s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
-        return self.type_aliases.get(name, name)
+        return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
+
+    def resolved(self, name: str) -> str:
+        """Type name ``name`` with ``using`` and ``typedef`` aliases and a template type parameter bound to a type
+        (``T`` of ``conv<uint8_t>``) followed; a narrow type so named converts what is stored (``T8 x = 258`` of
+        ``typedef uint8_t T8`` holds 2; it was read as 258)."""
+        for _ in range(8):  # an alias of an alias
+            bound = self.lookup(name) if name.isidentifier() else None
+            nxt = bound.name if isinstance(bound, V.TypeName) else self.type_aliases.get(name, name)
+            if nxt == name:
+                break
+            name = nxt
+        return name
+
+    def typedef(self, n: Any) -> None:
+        """``typedef uint8_t T8;``: ``T8`` names the type as a ``using`` alias does (``type_aliases``)."""
+        typ = n.child_by_field_name("type")
+        for d in n.children_by_field_name("declarator"):
+            if d.type == "type_identifier" and typ is not None:
+                self.type_aliases[d.text.decode()] = " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):
@@ -3981,6 +4007,7 @@ class KernelReader:
     def held_as(self, value: Any, tname: str) -> Any:
         """``value`` as a variable, field or member declared of type ``tname`` holds it (``to_integer`` for a narrow
         or signed 32-bit integer type; otherwise as it is)."""
+        tname = self.resolved(tname) if tname.isidentifier() else tname
         return self.to_integer(value, tname) if _converts(tname) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
