@@ -872,3 +872,47 @@ def test_guards_on_a_ceil_share_split_an_uneven_range_into_classes_that_each_pro
     assert len(imps) > 1
     for imp in imps:
         assert certify(imp.program).exit_code == 0, imp.label
+
+
+# --- module constants: the value the operation sees at its example call ---------------------------------------------
+
+def _page_tiles(path: Path) -> int:
+    (imp,) = import_file(str(path))
+    return imp.program.buffers[0].page_tiles
+
+
+@pytest.mark.parametrize(("edit", "line"), [
+    (("ROWS = 4\n", "ROWS = 4\nROWS += 4\n"), 9),  # Python: 8
+    (("ROWS = 4\n", "ROWS = 4\nif TILE == 32:\n    ROWS = 2\n"), 9),  # Python: 2
+    (("ROWS = 4\n", "ROWS = 4\nimport os\nROWS = int(os.environ.get('R', '4'))\n"), 10),
+    (("ROWS = 4\n", "ROWS = 4\ndef setup():\n    global ROWS\n    ROWS = 2\nsetup()\n"), 9),
+], ids=["augmented", "in-an-if", "value-not-read", "global-in-a-function"])
+def test_a_module_constant_rebound_in_a_way_not_followed_is_refused(tmp_path: Path, edit: tuple[str, str],
+                                                                    line: int) -> None:
+    """``ROWS = 4`` then ``ROWS += 4`` (or a rebinding under an ``if``, to a value not read, through ``global``): the
+    operation sees another value; the reading kept 4, the last plain assignment, and read blocks of 4 tiles."""
+    with pytest.raises(SourceRefused, match="ROWS") as e:
+        import_file(str(_mutant(tmp_path, ELTWISE, edit)))
+    assert f"line {line}" in str(e.value)
+
+
+def test_a_module_constant_rebound_after_the_example_call_is_the_value_before_it(tmp_path: Path) -> None:
+    """The example call runs the operation with ``ROWS = 4``; a ``ROWS = 2`` after it was read as the value."""
+    assert _page_tiles(_mutant(tmp_path, ELTWISE, ("eltwise(a, b, y)\n", "eltwise(a, b, y)\nROWS = 2\n"))) == 4
+    assert _page_tiles(_mutant(tmp_path, ELTWISE, ("R, C = 256, 64\n", "ROWS: int = 2\nR, C = 256, 64\n"))) == 2
+
+
+def test_ttl_imported_under_another_name_is_named_in_the_refusal(tmp_path: Path) -> None:
+    """``import ttl as tl`` and ``@tl.operation``: the refusal said only that the file has no operation."""
+    text = ELTWISE.read_text().replace("import ttl\n", "import ttl as tl\n").replace("ttl.", "tl.")
+    (tmp_path / "renamed.py").write_text(text)
+    with pytest.raises(ParseError, match=r"line 4: import ttl as tl: the reading follows the API by the name ttl only"):
+        import_file(str(tmp_path / "renamed.py"))
+
+
+def test_an_integer_operator_not_read_is_named_in_the_refusal(tmp_path: Path) -> None:
+    """``per_node >> 0`` was refused as ``integer None is not read``."""
+    mut = _mutant(tmp_path, ELTWISE, ("        for i in range(per_node):\n            r = (node_col * per_node + i)",
+                                      "        for i in range(per_node >> 0):\n            r = (node_col * per_node + i)"))
+    with pytest.raises(SourceRefused, match="integer RShift is not read"):
+        import_file(str(mut))

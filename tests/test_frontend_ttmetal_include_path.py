@@ -72,6 +72,19 @@ def test_the_header_found_is_read_and_decides_the_ifndef(tmp_path: Path, capsys:
     assert _verdict(_pipeline(tmp_path, _GUARDED, 2, {"op_config.hpp": "// nothing\n"}, top), capsys) == (0, set())
 
 
+@pytest.mark.parametrize("name", ["noc_config.h", "llk_settings.h", "api/op_config.h", "risc_common_cfg.h"])
+def test_a_quoted_include_beside_the_kernel_named_like_a_device_header_is_read(
+        tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """GCC finds a quoted include beside the including file first: the kernel's own ``"noc_config.h"`` defining
+    ``SKIP_BARRIER`` removes the barrier (a push of a tile still landing, refuted). The reading passed over every
+    name with a device API prefix (``noc_``, ``llk_``, ``api/``, ``risc_``) and proved the kernel."""
+    (tmp_path / "api").mkdir()
+    rc, rules = _verdict(_pipeline(tmp_path, _GUARDED, 2, {name: "#define SKIP_BARRIER 1\n"}, (f'#include "{name}"',)),
+                         capsys)
+    assert rc == 1
+    assert rules
+
+
 @pytest.mark.parametrize("top", [("#if 0", '#include "op_config.hpp"', "#endif"),
                                  ("#ifdef NOT_DEFINED", '#include "op_config.hpp"', "#endif"),
                                  ("#include <cstdint>", "#include <array>"),

@@ -96,6 +96,23 @@ def test_narrow_index_that_cannot_reach_its_bound_never_ends_and_is_refused(tmp_
     assert [op.count for op in ep.ops if isinstance(op, Loop)] == [TripCount("n", 1, 1)]  # n is 1 + trip n
 
 
+@pytest.mark.parametrize(("loop", "pushes"), [
+    ("for (uint8_t i = 250; i != 4; ++i)", 10), ("for (uint8_t i = 250; i != 4; i += 2)", 5),
+    ("for (uint8_t i = 2; i != 254; --i)", 4), ("for (int8_t i = 120; i != -126; ++i)", 10),
+    ("for (uint16_t i = 65534; i != 1; ++i)", 3)])
+def test_a_narrow_index_that_wraps_to_its_not_equal_bound_is_read_as_it_runs(tmp_path: Path, loop: str,
+                                                                          pushes: int) -> None:
+    """g++: a ``uint8_t`` index from 250 wraps past 255 to 0 and reaches 4 after 10 iterations. The reading refused
+    it as a bound stepped over, 246 behind the start (the 32-bit index's case, which runs 2**32 - 246 times)."""
+    assert _pushes(_read(tmp_path, f"    {loop} {{ cb_push_back(0, 1); }}")) == pushes
+
+
+def test_a_narrow_index_that_never_meets_its_not_equal_bound_is_refused_as_wrapping(tmp_path: Path) -> None:
+    """g++: odd values of a uint8_t never equal 4; the loop never ends."""
+    with pytest.raises(Refused, match="for loop whose index wraps before its condition ends it"):
+        _read(tmp_path, "    for (uint8_t i = 1; i != 4; i += 2) { cb_push_back(0, 1); }")
+
+
 def test_loop_index_changed_through_a_reference_parameter(tmp_path: Path) -> None:
     """``bump(i)`` with ``void bump(uint32_t& x)`` steps the index a second time each iteration: 4 pushes, not 8."""
     ep = _read(tmp_path, "    for (uint32_t i = 0; i < 8; ++i) { cb_push_back(0, 1); bump(i); }",
@@ -175,6 +192,80 @@ def test_narrow_integer_variables_convert_on_initialisation_and_assignment(tmp_p
                "    uint8_t c = 255;", "    if (++c == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }",
                "    uint16_t h = 256;", "    h = h * 256 + 7;", "    cb_reserve_back(0, h);")
     assert _reserved(ep) == [8, 8, 7, 1, 7]
+
+
+def test_a_static_member_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
+    """g++ -std=c++17: ``P<258>::v`` is 2 and ``P<258>::w`` (``v + 1``) 3, ``Q<255>::v`` (``N + 1`` as uint8_t) 0,
+    ``S::v`` (uint16_t of 65538) 2, ``6 + S::b`` 7, ``R<255>::v + 4`` (int8_t) 3. A static member of a class
+    template was read as its initializer's number (258, 259, 256) and a reader pushing 2 pages proved against
+    consumers of 258; a struct's static member (not a template) was refused as not defined."""
+    prelude = ("template <uint32_t N> struct P { static constexpr uint8_t v = N; static constexpr uint32_t w = v + 1; };",
+               "template <uint8_t N> struct Q { static constexpr uint8_t v = N + 1; };",
+               "struct S { static constexpr uint16_t v = 65538; static constexpr bool b = 5; };",
+               "template <uint32_t N> struct R { static constexpr int8_t v = N; };")
+    ep = _read(tmp_path, "    cb_reserve_back(0, P<258>::v);", "    cb_reserve_back(0, P<258>::w);",
+               "    cb_reserve_back(0, Q<255>::v + 1);", "    cb_reserve_back(0, S::v);", "    cb_reserve_back(0, 6 + S::b);",
+               "    cb_reserve_back(0, R<255>::v + 4);", prelude=prelude)
+    assert _reserved(ep) == [2, 3, 1, 2, 7, 3]
+
+
+def test_a_field_holds_its_value_converted_to_its_type(tmp_path: Path) -> None:
+    """g++ -std=c++17: a ``uint8_t`` field holds 2 of 258 whether its default member initializer, a constructor's
+    member initializer, a store by its bare name in a constructor or method body, or a store through the object
+    gives it. The first four were read as 258 (a reader pushing 2 pages proved against consumers of 258)."""
+    prelude = ("struct D { uint8_t x = 258; };", "struct I { uint8_t x; I(uint32_t v) : x(v) {} };",
+               "struct B { uint8_t x; B(uint32_t v) { x = v; } };",
+               "struct M { uint8_t x = 0; void set(uint32_t v) { x = v; } };")
+    ep = _read(tmp_path, "    cb_reserve_back(0, D{}.x);", "    cb_reserve_back(0, I(258).x);",
+               "    cb_reserve_back(0, B(258).x);", "    M m;", "    m.set(258);", "    cb_reserve_back(0, m.x);",
+               "    m.x = 259;", "    cb_reserve_back(0, m.x);", prelude=prelude)
+    assert _reserved(ep) == [2, 2, 2, 2, 3]
+
+
+@pytest.mark.parametrize("lines", [
+    ("    uint64_t b = 5000000000ull;", "    cb_reserve_back(0, (uint32_t)(b / 2000000000ull));"),  # g++: 2
+    ("    uint64_t b = 4294967296ull + 7;", "    cb_reserve_back(0, (uint32_t)(b % 5));"),  # g++: 3
+    ("    uint64_t b = 65536ull * 65536ull;", "    if (b != 0) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }"),
+], ids=["literal-past-the-word", "sum-past-the-word", "product-past-the-word"])
+def test_a_64_bit_value_past_the_32_bit_word_is_not_followed(tmp_path: Path, lines: tuple[str, ...]) -> None:
+    """The reading's arithmetic is on 32-bit words: ``5000000000ull / 2000000000ull`` (g++: 2) was read through the
+    word's wrap, and ``65536ull * 65536ull != 0`` (true) as false: a branch taken the wrong way."""
+    with pytest.raises(Refused, match=r"not known statically|on a value not known"):
+        _read(tmp_path, *lines)
+
+
+def test_an_octal_literal_is_read(tmp_path: Path) -> None:
+    """``010`` is 8 (it was refused as a number not followed)."""
+    assert _reserved(_read(tmp_path, "    cb_reserve_back(0, 010 - 6);")) == [2]
+
+
+def test_a_word_of_2_31_or_more_converted_to_a_signed_32_bit_type_is_negative(tmp_path: Path) -> None:
+    """g++ (and GCC's modular conversion): ``int32_t k = 4294967295u`` is -1, so ``k < 0`` holds; it was read as
+    4294967295 and the branch taken the other way."""
+    ep = _read(tmp_path, "    int32_t k = 4294967295u;", "    if (k < 0) { cb_reserve_back(0, 2); } else { cb_reserve_back(0, 1); }",
+               "    int32_t h = 2147483648u;", "    cb_reserve_back(0, (uint32_t)(h + 2147483650));")
+    assert _reserved(ep) == [2, 2]
+
+
+@pytest.mark.parametrize("t", ["uint8_t", "uint16_t", "uint64_t", "const uint8_t"])
+def test_get_arg_val_of_a_type_not_4_bytes_wide_is_refused(tmp_path: Path, t: str) -> None:
+    """api/dataflow/dataflow_api.h:150 static_asserts ``sizeof(T) == 4``: GCC stops. ``get_arg_val<uint8_t>(0)``
+    was read as the whole word."""
+    with pytest.raises(Refused, match="get_arg_val of a type not 4 bytes wide") as e:
+        _read(tmp_path, f"    uint32_t m = get_arg_val<{t}>(0);", "    cb_reserve_back(0, m);")
+    assert "dataflow_api.h:150" in e.value.detail
+
+
+def test_a_narrow_type_named_through_an_alias_converts(tmp_path: Path) -> None:
+    """g++: each holds 2 of 258 -- a variable of a ``typedef``'s type, of ``decltype`` of a ``uint8_t``, a
+    template's ``T`` bound to ``uint8_t``, a field of a ``using`` alias's type. Each was read as 258 (only a
+    ``using`` alias of a variable's type converted)."""
+    prelude = ("typedef uint8_t T8;", "using U8 = uint8_t;", "struct S { U8 x = 258; };",
+               "template <typename T> inline T conv(uint32_t v) { T t = v; return t; }")
+    ep = _read(tmp_path, "    T8 a = 258;", "    cb_reserve_back(0, a);", "    uint8_t b0 = 1;", "    decltype(b0) b = 258;",
+               "    cb_reserve_back(0, b);", "    cb_reserve_back(0, conv<uint8_t>(258));", "    cb_reserve_back(0, S{}.x);",
+               "    typedef uint16_t T16;", "    T16 c = 65538;", "    cb_reserve_back(0, c);", prelude=prelude)
+    assert _reserved(ep) == [2, 2, 2, 2, 2]
 
 
 def test_a_name_declared_narrow_and_wide_is_not_followed_past_the_narrow_range(tmp_path: Path) -> None:

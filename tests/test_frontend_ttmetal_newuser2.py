@@ -335,3 +335,39 @@ def test_explain_tells_two_kernels_arguments_of_one_name_apart(tmp_path: Path, m
     assert m is not None, lines[0]
     assert (int(m[1]), int(m[2])) == (5 + int(m[3]), 3 + int(m[4]))
     assert m[1] != m[2]
+
+
+# --- a statement tree-sitter parsed around text it skipped ---------------------------------------------------------
+
+def test_a_statement_with_text_the_parser_skipped_is_refused(tmp_path: Path) -> None:
+    """g++: ``uint32_t m = (k = 3, k + 1);`` is 4. tree-sitter parses it as ``m = (k = k + 1)`` around an ``ERROR``
+    node holding ``3,``: read as 1, and a reader pushing 4 pages proved against consumers of 1."""
+    body = ("    uint32_t k = 0;", "    uint32_t m = (k = 3, k + 1);", "    for (uint32_t j = 0; j < m; ++j) {",
+            f"        {PUSH}", "    }")
+    e = _refused(_pipeline(tmp_path, body, 1), "C\\+\\+ the parser could not read", "reader.cpp", 7)
+    assert e.detail == "'3,' skipped"
+
+
+def test_a_comma_expression_the_parser_reads_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("    uint32_t k = 1, m = 0;", "    m = (k, 4);", "    for (uint32_t j = 0; j < m; ++j) {", f"        {PUSH}",
+            "    }")
+    assert _verdict(_pipeline(tmp_path, body, 4), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, 5), capsys) == (1, {"deadlock"})
+
+
+@pytest.mark.parametrize(("capture", "pages"), [("[c = k]() { return c; }", 2),
+                                                ("[c = k]() mutable { return ++c; }", 4)])
+def test_a_lambda_init_capture_is_a_copy_made_with_the_lambda(tmp_path: Path, capture: str, pages: int,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """g++: ``[c = k]`` copies k (2) when the lambda is made; a mutable body's copy lives on between calls (3, then
+    4). It was refused as c not defined."""
+    body = ("    uint32_t k = 2;", f"    auto f = {capture};", "    f();", "    k = 7;", "    uint32_t m = f();",
+            "    for (uint32_t j = 0; j < m; ++j) {", f"        {PUSH}", "    }")
+    assert _verdict(_pipeline(tmp_path, body, pages), capsys) == (0, set())
+    assert _verdict(_pipeline(tmp_path, body, pages + 1), capsys) == (1, {"deadlock"})
+
+
+def test_a_lambda_init_capture_by_reference_is_refused(tmp_path: Path) -> None:
+    body = ("    uint32_t k = 2;", "    auto f = [&c = k]() { return c; };", "    uint32_t m = f();",
+            "    for (uint32_t j = 0; j < m; ++j) {", f"        {PUSH}", "    }")
+    _refused(_pipeline(tmp_path, body, 2), "lambda init-capture by reference", "reader.cpp", 7)

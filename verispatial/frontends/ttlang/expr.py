@@ -213,7 +213,10 @@ class Evaluator:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in self.env:
-                return self.env[node.id]
+                got = self.env[node.id]
+                if isinstance(got, V.NotFollowed):
+                    refuse(self.file, node, node.id, got.why)
+                return got
             if node.id in self.modules:
                 return ApiV(node.id)
             if node.id in _BUILTINS:
@@ -386,7 +389,8 @@ class Evaluator:
             return V.mod(a, b, self.classes)
         if kind == "pow" and isinstance(a, int) and isinstance(b, int) and 0 <= b <= 64:
             return a ** b
-        return self.refuse_value(node, f"integer {kind} is not read (only +, -, *, // and % of integers)")
+        what = kind if kind is not None else type(node.op).__name__  # ``>>``: RShift, none of _ARITH's
+        return self.refuse_value(node, f"integer {what} is not read (only +, -, *, // and % of integers)")
 
     def _compare(self, node: ast.Compare) -> Any:
         left = self.ev(node.left)

@@ -71,6 +71,17 @@ def _decorator(fn: ast.FunctionDef, name: str) -> ast.expr | None:
     return None
 
 
+def _ttl_renamed(src: SourceFile) -> str:
+    """How the file imports TT-Lang under another name (``import ttl as tl``, ``from ttl import operation``), as
+    ``"line N: import ttl as tl"``; "" when it does not."""
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Import) and any(a.name == "ttl" and a.asname not in (None, "ttl") for a in node.names):
+            return f"line {node.lineno}: {ast.unparse(node)}"
+        if isinstance(node, ast.ImportFrom) and node.module is not None and node.module.split(".")[0] == "ttl":
+            return f"line {node.lineno}: {ast.unparse(node)}"
+    return ""
+
+
 def operations(src: SourceFile) -> list[ast.FunctionDef]:
     """The module-level functions decorated ``@ttl.operation``."""
     return [n for n in src.tree.body if isinstance(n, ast.FunctionDef) and _decorator(n, "ttl.operation") is not None]
@@ -87,7 +98,9 @@ def pick_operation(src: SourceFile, name: str | None) -> ast.FunctionDef:
         raise ParseError("--operation", f"{src.path} has no @ttl.operation named {name!r} "
                                         f"(it has {', '.join(o.name for o in ops) or 'none'})")
     if not ops:
-        raise ParseError(src.path, "no @ttl.operation function in this file")
+        renamed = _ttl_renamed(src)
+        raise ParseError(src.path, "no @ttl.operation function in this file" + (
+            f" ({renamed}: the reading follows the API by the name ttl only)" if renamed else ""))
     if len(ops) > 1:
         raise ParseError("--operation", f"{src.path} has several operations ({', '.join(o.name for o in ops)}): "
                                         "name one")
@@ -99,18 +112,76 @@ def module_constants(src: SourceFile, classes: Mapping[str, V.SymClass]) -> dict
     assigned at the top level); a ``--range`` parameter's name is the parameter itself."""
     env: dict[str, Any] = {}
     ev = Evaluator(src.path, env, classes, set())
+    ops = {st.name for st in src.tree.body if isinstance(st, ast.FunctionDef) and _decorator(st, "ttl.operation")}
     for st in src.tree.body:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-            try:
-                v = ev.ev(st.value)
-            except Exception:
-                continue
-            if is_num(v) or (isinstance(v, tuple) and all(is_num(x) for x in v)) or isinstance(v, float):
-                env[st.targets[0].id] = v
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name) and \
+                st.value.func.id in ops:
+            break  # the example call: what the module binds after it is not what the operation saw
+        pairs = _plain_bindings(st)
+        if pairs is not None:
+            for name, value in pairs:
+                try:
+                    v = ev.ev(value)
+                except Exception:
+                    v = None
+                if is_num(v) or (isinstance(v, tuple) and all(is_num(x) for x in v)) or isinstance(v, float):
+                    env[name] = v
+                elif name in env:  # a value not read: the name's earlier one is not what the operation sees
+                    env[name] = V.NotFollowed(f"bound at line {st.lineno} to a value not read statically")
+            continue
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = {st.name} | _globals_of(st)  # ``global ROWS`` in a function the module may call
+        else:
+            names = _bound_names(st)
+        for name in names & env.keys():
+            # ``ROWS += 4``, a binding inside an ``if`` or a loop, an import, a ``global`` store: the value the
+            # operation sees is not followed (the reading kept the name's earlier value)
+            env[name] = V.NotFollowed(f"rebound at line {st.lineno} in a way the reading does not follow")
     for name, c in classes.items():
         if name in env:
             env[name] = sym_value(c)
     return env
+
+
+def _plain_bindings(st: ast.stmt) -> list[tuple[str, ast.expr]] | None:
+    """The (name, value) pairs of a plain module-level binding (``ROWS = 4``, ``R, C = 256, 64``, ``X: int = 3``),
+    or None for any other statement."""
+    if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+        return [(st.target.id, st.value)]
+    if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+        return None
+    t = st.targets[0]
+    if isinstance(t, ast.Name):
+        return [(t.id, st.value)]
+    if isinstance(t, ast.Tuple) and isinstance(st.value, ast.Tuple) and len(t.elts) == len(st.value.elts) and \
+            all(isinstance(x, ast.Name) for x in t.elts) and len({x.id for x in t.elts}) == len(t.elts):  # type: ignore[attr-defined]
+        return [(x.id, v) for x, v in zip(t.elts, st.value.elts, strict=True)]  # type: ignore[attr-defined]
+    return None
+
+
+def _bound_names(st: ast.stmt) -> set[str]:
+    """The names module-level statement ``st`` may bind (assigned, unpacked, loop targets, imports, ``with ... as``,
+    ``except ... as``, walrus), not inside a nested function or class."""
+    out: set[str] = set()
+    stack: list[ast.AST] = [st]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Name) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            out.add(x.id)
+        elif isinstance(x, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in x.names)
+        elif isinstance(x, ast.ExceptHandler) and x.name:
+            out.add(x.name)
+        elif isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(x.name)
+            continue
+        stack.extend(ast.iter_child_nodes(x))
+    return out
+
+
+def _globals_of(st: ast.AST) -> set[str]:
+    """The names a ``global`` statement anywhere in function or class ``st`` declares."""
+    return {n for x in ast.walk(st) if isinstance(x, ast.Global) for n in x.names}
 
 
 def grid_of(src: SourceFile, op: ast.FunctionDef, mesh: tuple[int, int]) -> tuple[int, ...]:

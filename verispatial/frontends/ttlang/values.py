@@ -44,6 +44,15 @@ class Split(Exception):
         super().__init__(name)
 
 
+@attrs.frozen
+class NotFollowed:
+    """A module-level name bound in a way the reading does not follow (``ROWS += 4``, a binding inside an ``if``, an
+    import, a value not read statically): its value at the operation's call is not known, and a use is refused with
+    ``why``."""
+
+    why: str
+
+
 class NotAffine(Exception):
     """An operation on values that leaves the affine forms (a product of two variables, a division of an index)."""
 

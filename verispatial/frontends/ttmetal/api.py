@@ -13,6 +13,7 @@ import attrs
 
 from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, tilize
 from verispatial.frontends.ttmetal import values as V
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Refused, ScratchHint
 from verispatial.ir.core import Engine, Term, WaitCond
@@ -123,6 +124,12 @@ def _cb_interface(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
 
 def _arg_val(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 1, n, "get_arg_val")
+    words = " ".join(targs[0].text.decode().split()).replace("std::", "").split() if targs else []
+    size = TYPE_SIZES.get(words[-1]) if words and all(w in ("const", "volatile") for w in words[:-1]) else None
+    if size is not None and size != 4:
+        # api/dataflow/dataflow_api.h:150: static_assert(sizeof(T) == 4) -- GCC stops (it was read as the whole word)
+        r.refuse("get_arg_val of a type not 4 bytes wide", n,
+                 f"{r.text(targs[0])}: api/dataflow/dataflow_api.h:150 static_asserts sizeof(T) == 4")
     if r.survey:
         return r.runtime_arg("", n)
     i = r.int_of(vals[0], nodes[0], "runtime arg index")

@@ -183,6 +183,29 @@ class Program:
     #: the enumerators of unscoped enums (``enum Op { OP_ADD, OP_SUB };``), usable without their enum's name: name ->
     #: value, only names one value is given to
     unscoped: dict[str, int] = attrs.field(factory=dict)
+    #: namespace aliases (``namespace ckl = compute_kernel_lib;``, eltwise_copy.cpp:14) at file or namespace scope:
+    #: alias -> its target as written (``::a::b`` absolute, ``a::b`` as C++ looks it up where the alias stands), None
+    #: for a name of several meanings (two targets, or also a namespace's name: which one C++ finds depends on the
+    #: scopes where it is named)
+    namespace_aliases: dict[str, str | None] = attrs.field(factory=dict)
+    #: the bare names of the namespaces the kernel and its followed headers define
+    namespaces: frozenset[str] = frozenset()
+
+
+def add_namespace_alias(aliases: dict[str, str | None], name: str, target: str) -> None:
+    """Record namespace alias ``name`` of ``target`` in ``aliases``: a second, different target makes it None."""
+    aliases[name] = target if aliases.get(name, target) == target else None
+
+
+def namespace_alias(node: Any) -> tuple[str, str] | None:
+    """The alias and target of a ``namespace_alias_definition`` node (``namespace n = ::a::b;`` -> ``("n",
+    "::a::b")``), or None when it has no name or target."""
+    name = node.child_by_field_name("name")
+    target = next((x for x in node.named_children if x.type in ("namespace_identifier", "nested_namespace_specifier")
+                   and x != name), None)
+    if name is None or target is None:
+        return None
+    return name.text.decode(), "".join(target.text.decode().split())
 
 
 @attrs.frozen(eq=False)
@@ -231,7 +254,10 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         def include(inc: Include, now: Macros) -> Macros:
             # the op's helpers, quoted or (``<ttnn/operations/...>``) in angle brackets; not the device API's
             ours = inc.quoted or inc.name.startswith(OP_PREFIXES)
-            if inc.name.startswith(DEVICE_PREFIXES) or (not ours and inc.name in SYSTEM_HEADERS):
+            # a quoted name GCC finds beside the including file first: a kernel's own "noc_helpers.h" is no device
+            # API header, whatever its name (passed over, its definitions and #defines were missing)
+            beside = inc.quoted and (path.parent / inc.name).is_file()
+            if not beside and (inc.name.startswith(DEVICE_PREFIXES) or (not ours and inc.name in SYSTEM_HEADERS)):
                 return now
             # beside the file, the host's include dirs, the kernel root and its parents (ttnn's kernels include
             # "ttnn/cpp/ttnn/kernel_lib/..." from the wheel's top as well as "ttnn/operations/..." from ttnn/cpp)
@@ -276,13 +302,14 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
         if key in functions and functions[key][1] is main_unit:
             return Program(functions[key][0], main_unit, functions, globals_, overloads=tables.overloads,
                            namespace_of=tables.namespace_of, declared=tables.declared, structs=tables.structs,
-                           var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped))
+                           var_templates=tables.var_templates, enums=tables.enums, unscoped=_known(tables.unscoped),
+                           **tables.aliases())
     entry = _TT_KERNEL.search(source.read_text(encoding="utf-8", errors="replace"))
     if entry is not None and entry.group(1) in functions and functions[entry.group(1)][1] is main_unit:
         return Program(functions[entry.group(1)][0], main_unit, functions, globals_, named_entry=True,
                        overloads=tables.overloads, namespace_of=tables.namespace_of, declared=tables.declared,
                        structs=tables.structs, var_templates=tables.var_templates, enums=tables.enums,
-                       unscoped=_known(tables.unscoped))
+                       unscoped=_known(tables.unscoped), **tables.aliases())
     raise Refused("kernel without kernel_main", SourceLoc(display, 1, 0, ""))
 
 
@@ -335,6 +362,15 @@ class _Tables:
     var_templates: dict[str, tuple[Any, Any, Unit]] = attrs.field(factory=dict)
     enums: dict[str, dict[str, int]] = attrs.field(factory=dict)
     unscoped: dict[str, int | None] = attrs.field(factory=dict)
+    namespace_aliases: dict[str, str | None] = attrs.field(factory=dict)
+    #: the bare names of the namespaces defined
+    namespaces: set[str] = attrs.field(factory=set)
+
+    def aliases(self) -> dict[str, Any]:
+        """``Program``'s fields of namespace names: ``namespace_aliases`` (an alias that is also a namespace's name
+        made None) and ``namespaces``."""
+        return {"namespace_aliases": {k: None if k in self.namespaces else v for k, v in self.namespace_aliases.items()},
+                "namespaces": frozenset(self.namespaces)}
 
 
 def _enum(spec: Any, tables: _Tables) -> None:
@@ -453,6 +489,8 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
         elif t == "namespace_definition":
             name = c.child_by_field_name("name")
             body = c.child_by_field_name("body")
+            if name is not None:
+                tables.namespaces.update(name.text.decode().split("::"))  # ``namespace a::b {``
             if body is not None:
                 inner_ns = f"{ns}::{name.text.decode()}" if ns and name is not None else (
                     name.text.decode() if name is not None else ns)
@@ -471,6 +509,10 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
                     _enum(spec, tables)
             globals_.append((c, unit))
             tables.namespace_of[(unit.file, c.start_byte)] = ns
+        elif t == "namespace_alias_definition":
+            got = namespace_alias(c)
+            if got is not None:
+                add_namespace_alias(tables.namespace_aliases, *got)
         elif t == "static_assert_declaration":
             globals_.append((c, unit))  # checked where it stands among the file-scope declarations
         elif t == "linkage_specification":

@@ -23,7 +23,9 @@ from verispatial.frontends.ttmetal.cpp import (
     DEVICE_CONSTANTS,
     TYPE_SIZES,
     Unit,
+    add_namespace_alias,
     function_declarator,
+    namespace_alias,
 )
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
@@ -383,6 +385,8 @@ class KernelReader:
         self.namespaces_of: dict[str, set[str]] = {}
         #: ``using CB = CircularBuffer;`` at file scope of the kernel or a followed header: alias -> type name
         self.type_aliases: dict[str, str] = {}
+        #: namespace aliases (``cpp.Program.namespace_aliases``) and those the kernel's bodies declare, as read
+        self.ns_aliases: dict[str, str | None] = dict(prog.namespace_aliases)
         #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
         #: (element type name, the size expression, the alias template's parameter names)
         self.array_aliases: dict[str, tuple[str, Any, tuple[str, ...]]] = {}
@@ -404,6 +408,8 @@ class KernelReader:
                 if alias is not None and target is not None:
                     text = "".join(target.text.decode().split())
                     self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+            elif decl.type == "type_definition":
+                self.typedef(decl)
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
         #: is SURVEY_ARG, every tensor address is one tensor's, every buffer and semaphore token is index 0
         self.survey = survey
@@ -1184,6 +1190,9 @@ class KernelReader:
             self.refuse("store to a variable several namespaces declare", node,
                         f"{self.text(node)}: {name} is declared in "
                         f"{', '.join(sorted(x or 'the global namespace' for x in self.namespaces_of[name]))}")
+        if self.this_stack and scope is self.this_stack[-1][1] and self.this_stack[-1][0] is not None:
+            # a field stored by its bare name in a method or constructor body holds the value as its type does
+            value = self._field_value(self.this_stack[-1][0], name, value)
         self._bind(name, value)
         if scope is self.scopes[0] and name in self.namespaces_of:
             ns = next(iter(self.namespaces_of[name]))
@@ -1272,7 +1281,8 @@ class KernelReader:
             # tree-sitter's recovery inserted a token the text lacks (``f() g();``: a ';'): the statement is not
             # C++ the board could run, and what the recovery made of it is a guess. Checked after the reading, so
             # that a construct refused by its own name (``UNPACK(x = f();)``) keeps it
-            self.refuse("C++ the parser could not read", n, f"a missing '{gap.type}'")
+            self.refuse("C++ the parser could not read", n, f"a missing '{gap.type}'" if gap.is_missing else
+                        f"'{self.text(gap)}' skipped")
 
     def _stmt(self, n: Any) -> None:
         self.node = n
@@ -1344,8 +1354,15 @@ class KernelReader:
             self.local_enum(n)
         elif t == "static_assert_declaration":
             self.static_assert(n)
-        elif t in ("comment", "type_definition",
-                   "using_declaration", "namespace_alias_definition", "empty_statement"):
+        elif t == "namespace_alias_definition":
+            got = namespace_alias(n)
+            if got is not None:
+                add_namespace_alias(self.ns_aliases, *got)
+                if got[0] in self.prog.namespaces:
+                    self.ns_aliases[got[0]] = None
+        elif t == "type_definition":
+            self.typedef(n)
+        elif t in ("comment", "using_declaration", "empty_statement"):
             return
         elif t == ";":
             return
@@ -1522,14 +1539,36 @@ class KernelReader:
         return V.Opaque(f"a {tname}")
 
     def type_name(self, typ: Any) -> str:
+        """The name of type node ``typ`` as declarations hold it (``resolved``: an alias, a typedef or a template type
+        parameter followed to its type; ``decltype(x)`` the type ``x`` is declared with)."""
         if typ is None:
             return ""
         t = typ
         if t.type == "template_type":
             t = t.child_by_field_name("name")
+        if t.type == "decltype" and t.named_child_count == 1 and t.named_children[0].type == "identifier":
+            return self.declared.get(t.named_children[0].text.decode(), "") or "decltype"
         s: str = t.text.decode()
-        name = s.rsplit("::", 1)[-1].split("<", 1)[0].strip()
-        return self.type_aliases.get(name, name)
+        return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
+
+    def resolved(self, name: str) -> str:
+        """Type name ``name`` with ``using`` and ``typedef`` aliases and a template type parameter bound to a type
+        (``T`` of ``conv<uint8_t>``) followed; a narrow type so named converts what is stored (``T8 x = 258`` of
+        ``typedef uint8_t T8`` holds 2; it was read as 258)."""
+        for _ in range(8):  # an alias of an alias
+            bound = self.lookup(name) if name.isidentifier() else None
+            nxt = bound.name if isinstance(bound, V.TypeName) else self.type_aliases.get(name, name)
+            if nxt == name:
+                break
+            name = nxt
+        return name
+
+    def typedef(self, n: Any) -> None:
+        """``typedef uint8_t T8;``: ``T8`` names the type as a ``using`` alias does (``type_aliases``)."""
+        typ = n.child_by_field_name("type")
+        for d in n.children_by_field_name("declarator"):
+            if d.type == "type_identifier" and typ is not None:
+                self.type_aliases[d.text.decode()] = " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):
@@ -1638,6 +1677,11 @@ class KernelReader:
             self.unroll(n, cond, upd, body, "for loop without a condition or step")
             return
         if cond.type != "binary_expression":
+            t = cond
+            while t is not None and t.type not in ("template_type", "template_function"):
+                t = t.named_children[0] if t.named_children else None  # the leftmost name: ``j<...>::v``
+            if t is not None:
+                self.not_a_template(t, cond)  # ``j < P<2>::v``: the comparison read as a template's member
             self.unroll(n, cond, upd, body, "for loop condition not 'index OP bound'")
             return
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
@@ -1702,6 +1746,11 @@ class KernelReader:
             self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
         count: int | str | TripCount
         if span.trip is None:
+            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.declared.get(var, "")):
+                # ``for (uint8_t i = 250; i != 4; ++i)``: the index wraps past 255 to 0 and reaches its bound after
+                # 10 iterations (or never): read as it runs, each value converted to the index's type (``assign``)
+                self.unroll(n, cond, upd, body, "for loop whose index wraps before its condition ends it")
+                return
             if op == "!=" and span.const % abs(step):
                 self.refuse("for loop whose '!=' bound is stepped over", n, self.text(cond))
             if op == "!=" and span.const < 0:
@@ -2794,9 +2843,14 @@ class KernelReader:
         if t == "number_literal":
             s = n.text.decode().rstrip("uUlLzZ").replace("'", "")
             try:
-                return V.const(int(s, 0))
+                # ``010`` is octal (8); Python reads it only as ``0o10``
+                k = int(s, 8) if len(s) > 1 and s[0] == "0" and s.isdigit() else int(s, 0)
             except ValueError:
                 return V.Opaque(f"the number {s}")
+            if k >= 1 << 32:
+                # a 64-bit literal (``5000000000ull``): the reading's arithmetic is on 32-bit words, where it wraps
+                return V.Opaque(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)")
+            return V.const(k)
         if t in ("true", "false"):
             return V.const(int(t == "true"))
         if t in ("string_literal", "raw_string_literal", "concatenated_string"):
@@ -2939,8 +2993,16 @@ class KernelReader:
             # ``[n]``) as they were when the lambda was made: copies (a ``mutable`` body changes its copies only).
             # The outermost scope (the pointer counters, file-scope variables) is the machine's, never copied
             captures = self.scopes[:] if not by_value else [self.scopes[0], *(dict(sc) for sc in self.scopes[1:])]
+            inits: dict[str, Any] = {}
+            spec = n.child_by_field_name("captures")
+            for c in spec.named_children if spec is not None else ():
+                if c.type == "lambda_capture_initializer":
+                    # ``[c = k]``: a copy made with the lambda, named c in its body (once refused as c not defined)
+                    if self.text(c).startswith("&"):
+                        self.refuse("lambda init-capture by reference", n, self.text(c))
+                    inits[c.child_by_field_name("left").text.decode()] = self.expr(c.child_by_field_name("right"))
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
-                              captures=captures)
+                              captures=[*captures, inits] if inits else captures)
         if t == "comma_expression":
             self.expr(n.child_by_field_name("left"))
             return self.expr(n.child_by_field_name("right"))
@@ -3056,17 +3118,25 @@ class KernelReader:
         number or an enumerator: to bool 0 or 1, to a type narrower than the RISC's 32-bit word modulo 2**(8N),
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
-        stay the ``-n`` the ops add, not become ``2**32 - n``. A number that is not a constant (affine in loop
-        indices and a trip) is kept as it is when every value it takes over the open loops and its trip's range
-        fits the narrow type, or a signed 32-bit one (``value_range``); else the conversion wraps for some of them,
-        which an affine number cannot say, and the result is a value not followed (``uint8_t n`` of a runtime range
-        ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1`` negative from 2**31: read as ``n`` the loop it
-        counts ran that many times where the kernel runs none, and a hang was proved). Other types and values are not
-        changed."""
+        stay the ``-n`` the ops add, not become ``2**32 - n``; but a constant word of 2**31 or more converted to a
+        signed 32-bit type is the negative number it is there (a 64-bit value past the word is not followed). A
+        number that is not a constant (affine in loop indices and a trip) is kept as it is when every value it takes
+        over the open loops and its trip's range fits the narrow type, or a signed 32-bit one (``value_range``);
+        else the conversion wraps for some of them, which an affine number cannot say, and the result is a value not
+        followed (``uint8_t n`` of a runtime range ``0..300`` is 0 at 256, ``int32_t n`` of ``0..2**32 - 1``
+        negative from 2**31: read as ``n`` the loop it counts ran that many times where the kernel runs none, and a
+        hang was proved). Other types and values are not changed."""
         width = _size_of_type(text)
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if width == 8 and isinstance(k, V.Sym):
+            # a 64-bit variable holds what the reading's 32-bit words cannot: a value past them is not followed
+            # (``uint64_t b = 65536ull * 65536ull; b != 0`` is true, on a 32-bit word false)
+            got = (k.const, k.const) if k.is_const else self.value_range(k)
+            if got is None or got[0] < -(1 << 31) or got[1] >= 1 << 32:
+                return V.Opaque(f"a {text} past the 32-bit word (64-bit arithmetic is not followed)")
+            return k
         if isinstance(k, V.Sym) and not k.is_const and (text.endswith("bool") or width < 4 or (
                 width == 4 and _signed_type(text))):
             lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width)
@@ -3079,6 +3149,10 @@ class KernelReader:
             return k
         if text.endswith("bool"):
             return V.const(int(k.const != 0))
+        if width == 4 and _signed_type(text) and 1 << 31 <= k.const < 1 << 32:
+            # a word of 2**31 or more is negative as a signed 32-bit one (``int32_t k = get_arg_val<int32_t>(i)`` of
+            # a host value 4294967295 is -1, and ``k < 0`` holds; it was read as 4294967295)
+            return V.const(k.const - (1 << 32))
         if width >= 4:
             return k
         u = k.const & ((1 << 8 * width) - 1)
@@ -3399,6 +3473,88 @@ class KernelReader:
             return V.const(TYPE_SIZES[text])
         return V.Opaque(self.text(n))
 
+    def specialization(self, bare: str, targs: list[Any], n: Any) -> tuple[Any, Unit] | None:
+        """The explicit specialization of function template ``bare`` (``template <> uint32_t g<2>() { ... }``) a call
+        with template arguments ``targs`` names, or None for the primary template (no specialization's arguments
+        equal the call's). Refused by name when an argument of the call or of a specialization is not a number, an
+        enumerator or a type the reading tells apart (``uint32_t`` and ``unsigned long`` are one type on the RISC)."""
+        specs = {id(v[0]): v for k, v in self.prog.functions.items()
+                 if "/" not in k and "::" not in k and k.split("<", 1)[0] == bare and "<" in k}
+        if not specs:
+            return None
+        want = [self.template_key(a) for a in targs]
+        hits = []
+        for fn, unit in specs.values():
+            d = function_declarator(next((x for x in fn.named_children if x.type == "function_definition"), fn))
+            t = d.child_by_field_name("declarator") if d is not None else None
+            args = t.child_by_field_name("arguments") if t is not None and t.type == "template_function" else None
+            saved, self.unit = self.unit, unit
+            try:
+                got = [self.template_key(a) for a in (args.named_children if args is not None else ())
+                       if a.type != "comment"]
+            finally:
+                self.unit = saved
+            same = _same_template_args(want, got)
+            if same is None:
+                self.refuse("call of a function template with explicit specializations not resolved", n,
+                            f"{bare}<{', '.join(self.text(a) for a in targs)}> against the specialization at "
+                            f"{unit.file}:{fn.start_point[0] + 1}: template arguments the reading does not tell apart")
+            if same:
+                hits.append((fn, unit))
+        return hits[0] if len(hits) == 1 else None
+
+    def template_key(self, a: Any) -> tuple[str, Any] | None:
+        """A template argument as ``specialization`` compares it: ``("n", value)`` of a number, ``("e", name)`` of an
+        enumerator, ``("t", text)`` of a type; None when it is none of those statically."""
+        v = self.template_value(a) if a.type == "type_descriptor" else self.expr(a)
+        if isinstance(v, V.Sym) and v.is_const:
+            return ("n", v.const)
+        if isinstance(v, V.EnumConst):
+            return ("e", v.name)
+        if isinstance(v, V.TypeName):
+            return ("t", v.name)
+        if isinstance(v, V.TypeInst) and not v.args:
+            return ("t", v.name)
+        if a.type == "type_descriptor":
+            return ("t", "".join(a.text.decode().replace("std::", "").split()))
+        return None
+
+    def not_a_template(self, t: Any, n: Any) -> None:
+        """Refuses ``t`` (a ``template_type`` or ``template_function`` node, ``k<...>``) whose name is a variable
+        holding a number, not a template: tree-sitter, which does not know which names are templates, reads the
+        comparisons ``k < P<2>::v`` and ``a < b > (c)`` as ``k<P<2>>::v`` and a call of ``a<b>``, where C++ compares
+        (the refusal named the template as not defined)."""
+        name_node = t.child_by_field_name("name")
+        name = name_node.text.decode() if name_node is not None else ""
+        if not name.isidentifier() or name in self.prog.functions or name in self.prog.structs or \
+                name in self.prog.var_templates or not isinstance(self.lookup(name), (V.Sym, V.Opaque)):
+            return
+        self.refuse("comparison the parser reads as a template argument list", n,
+                    f"{self.text(n)}: {name} is a variable, not a template; C++ compares it (a comparison in "
+                    "parentheses is read)")
+
+    def unaliased(self, name: str, n: Any) -> str:
+        """``name`` as written (``n::f``, ``n::K``) with the namespace alias its first name is replaced by the
+        alias's target (``namespace n = a;``: ``a::f``), again while the target's first name is an alias. Refused by
+        name: an alias of several meanings (``ns_aliases``), or one named inside a qualification (``x::n::f``:
+        which ``n`` that is depends on the namespace ``x``'s aliases, which the reading does not scope)."""
+        parts = name.split("::")
+        seen: set[str] = set()
+        while len(parts) > 1 and parts[0] in self.ns_aliases:
+            target = self.ns_aliases[parts[0]]
+            if target is None or parts[0] in seen:
+                self.refuse("namespace alias of several meanings", n,
+                            f"{parts[0]} in {name}: aliases of different namespaces, an alias and a namespace, or "
+                            "aliases of each other; which C++ finds depends on the scopes where it is named")
+            seen.add(parts[0])
+            parts = [*target.split("::"), *parts[1:]]
+        inner = next((p for p in parts[1:-1] if p in self.ns_aliases), None)
+        if inner is not None:
+            self.refuse("namespace alias inside a qualification", n,
+                        f"{inner} in {name}: which alias that is depends on the enclosing namespace's aliases, which "
+                        "the reading does not scope")
+        return "::".join(parts)
+
     def qualified(self, n: Any) -> V.Value:
         tail = n.child_by_field_name("name")
         if tail is not None and tail.type == "template_function":
@@ -3407,11 +3563,12 @@ class KernelReader:
             return V.Optional(None)
         scope = n.child_by_field_name("scope")
         if scope is not None and scope.type == "template_type":
+            self.not_a_template(scope, n)
             # ``is_accumulate<T>::value``: a trait's value (objects.trait_value)
             tv = self.template_value(scope)
             if isinstance(tv, V.TypeInst):
                 return objects.trait_value(self, tv, n.child_by_field_name("name").text.decode(), n)
-        text = n.text.decode().replace(" ", "")
+        text = self.unaliased(n.text.decode().replace(" ", ""), n)
         parts = text.split("::")
         last = parts[-1]
         if "::".join(parts[:-1]) in CONSTANT_NAMESPACES and last in DEVICE_CONSTANTS:
@@ -3435,6 +3592,12 @@ class KernelReader:
             sd = objects.struct_of(self, owner.name) if isinstance(owner, V.TypeInst) else None
             if isinstance(owner, V.TypeInst) and sd is not None:
                 return objects.static_member(self, sd, owner.args, last, n)
+            sd = objects.struct_of(self, "::".join(parts[:-1])) if owner is None and "<" not in text else None
+            if sd is not None and sd.template_params is None:
+                # ``S::v`` of a struct (not a template) the kernel or a followed header defines
+                got = objects.static_member(self, sd, (), last, n)
+                if not isinstance(got, V.Opaque):
+                    return got
         if parts[0] == "scratch" and len(parts) == 2:
             return self.scratchpad(last, n)
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
@@ -3464,6 +3627,13 @@ class KernelReader:
         if last in self.prog.functions:
             return self.function(last)
         v = self.lookup(last)
+        if v is not None and len(parts) >= 2 and (parts[-2] in self.prog.enums or "" not in self.namespaces_of.get(
+                last, {""}) or not any(last in sc for sc in (self.scopes[0], *(f for _, f in self.this_stack[-1:])))):
+            # a qualified name is not the bare name's variable: not a local one (C++ names none by a qualification),
+            # nor one only other namespaces declare (``namespace_variable`` found none in the qualification's; a
+            # global one may be a header's included inside a namespace, which the reading does not know), nor for an
+            # enum class's enumerator (``a::E::K1`` was read as a variable ``K1`` of another namespace)
+            v = None
         if v is not None:
             return v
         if len(parts) >= 2 and parts[-2] not in self.prog.enums and self.prog.unscoped.get(last) is not None:
@@ -3475,13 +3645,13 @@ class KernelReader:
         return V.Opaque(f"{text} is not defined in the kernel or a followed header")
 
     def namespace_variable(self, text: str) -> V.Value | None:
-        """The namespace-scope variable ``text`` names (``a::K``, ``::K``; ``a::K`` also ``x::a::K`` when no other
-        namespace ending in ``a`` declares ``K``), or None."""
+        """The namespace-scope variable ``text`` names (``a::K``, ``::K``, ``::a::K``; ``a::K`` also ``x::a::K`` when
+        no other namespace ending in ``a`` declares ``K``), or None."""
         glob = self.scopes[0]
         if text in self.qualified_names:
             return glob[text]
-        if text.startswith("::"):
-            return None
+        if text.startswith("::"):  # ``::a::K`` is ``a::K`` of the global namespace's ``a`` alone
+            return glob[text[2:]] if "::" in text[2:] and text[2:] in self.qualified_names else None
         hits = [k for k in self.qualified_names if k.endswith(f"::{text}")]
         return glob[hits[0]] if len(hits) == 1 else None
 
@@ -3832,8 +4002,13 @@ class KernelReader:
 
     def _field_value(self, sd: Any, field: str, value: Any) -> Any:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
-        ftype = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
-        return self.to_integer(value, ftype) if _converts(ftype) else value
+        return self.held_as(value, next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), ""))
+
+    def held_as(self, value: Any, tname: str) -> Any:
+        """``value`` as a variable, field or member declared of type ``tname`` holds it (``to_integer`` for a narrow
+        or signed 32-bit integer type; otherwise as it is)."""
+        tname = self.resolved(tname) if tname.isidentifier() else tname
+        return self.to_integer(value, tname) if _converts(tname) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
         """A store through a pointer that is no buffer's pages, semaphore word or runtime arg: into a local array of
@@ -4085,13 +4260,19 @@ class KernelReader:
         if last.type == "dependent_name" and last.named_child_count == 1:
             last = last.named_children[0]  # ``obj::template f<A>``: the template_function inside
         if last.type == "template_function":  # f<A, B>(...) and ns::f<A, B>(...)
+            if last is fn:
+                self.not_a_template(last, n)
             prefix = fn.text[: last.start_byte - fn.start_byte].decode()
             name = "".join((_TEMPLATE_KEYWORD.sub("::", prefix) + last.child_by_field_name("name").text.decode()).split())
             ta = last.child_by_field_name("arguments")
             targs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
         else:
             name = "".join(_TEMPLATE_KEYWORD.sub("::", fn.text.decode()).split())
+        name = self.unaliased(name, n)
         bare = name.rsplit("::", 1)[-1]
+        spec = self.specialization(bare, targs, n) if targs else None
+        if spec is not None:
+            return self.inline(self.function_of(*spec, bare), arg_nodes, [], n)
         if name == "void" and len(arg_nodes) <= 1:
             # ``void()`` / ``void(x)``: a functional cast to void (a fold's empty arm, matmul_dataflow_common.hpp:408)
             if arg_nodes:
@@ -4189,7 +4370,11 @@ class KernelReader:
         arity = f"/{len(arg_nodes)}"
         if "::" in name and (name + arity in self.prog.functions or name in self.prog.functions):
             # ``my::noc_async_read_barrier()`` the kernel or a followed header defines: C++ calls that function,
-            # not the device API of the same bare name (which an empty definition would otherwise stand for)
+            # not the device API of the same bare name (which an empty definition would otherwise stand for); of
+            # several definitions, the one overload resolution chooses (the table holds the last one defined)
+            cands = self.definitions_named(name, bare)
+            if len(cands) > 1:
+                return self.overloaded(cands, arg_nodes, targs, bare, n)
             f = self.function(name + arity if name + arity in self.prog.functions else name)
             assert isinstance(f, V.Function)
             return self.inline(f, arg_nodes, targs, n)
@@ -4230,10 +4415,7 @@ class KernelReader:
             return V.Opaque(f"the result of {bare}")
         cands = self.definitions_named(name, bare)
         if len(cands) > 1:
-            # overloads (chain.inl:210-242's five ``input``): chosen by arity, defaults and argument types
-            vals = [self.expr(a) for a in arg_nodes]
-            return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), arg_nodes, targs, n,
-                               vals=vals)
+            return self.overloaded(cands, arg_nodes, targs, bare, n)
         if len(cands) == 1:
             return self.inline(self.function_of(cands[0][0], cands[0][1], bare), arg_nodes, targs, n)
         key = next((k for k in (name + arity, bare + arity, name, bare) if k in self.prog.functions), None)
@@ -4277,6 +4459,13 @@ class KernelReader:
             return ns is not None and (ns == q or (not absolute and ns.endswith(f"::{q}")))
 
         return [c for c in cands if named(*c)] or cands
+
+    def overloaded(self, cands: list[tuple[Any, Unit]], arg_nodes: list[Any], targs: list[Any], bare: str,
+                   n: Any) -> V.Value | None:
+        """A call of ``bare`` with several definitions ``cands`` (chain.inl:210-242's five ``input``): the one chosen
+        by arity, defaults and argument types (``chosen``), inlined."""
+        vals = [self.expr(a) for a in arg_nodes]
+        return self.inline(self.function_of(*self.chosen(cands, vals, bare, n), bare), arg_nodes, targs, n, vals=vals)
 
     def chosen(self, cands: list[tuple[Any, Unit]], vals: list[V.Value], bare: str, n: Any) -> tuple[Any, Unit]:
         """The one of several definitions ``cands`` a call of ``bare`` with argument values ``vals`` selects
@@ -4916,15 +5105,29 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
 
 def _missing_token(n: Any) -> Any:
     """A token tree-sitter's error recovery inserted (``is_missing``) in statement ``n`` itself -- not in a block
-    nested in it, whose statements are checked when they are read -- or None."""
+    nested in it, whose statements are checked when they are read -- or text it skipped (an ``ERROR`` node: ``(k =
+    3, k + 1)`` parses as ``k = k + 1`` around a skipped ``3,``), or None."""
     stack = list(n.children)
     while stack:
         c = stack.pop()
-        if c.is_missing:
+        if c.is_missing or (c.type == "ERROR" and not _type_argument(c)):
             return c
         if c.type != "compound_statement":
             stack.extend(c.children)
     return None
+
+
+#: builtins whose first argument is a type, which tree-sitter cannot parse as an argument (an ``ERROR`` node)
+_TYPE_ARGUMENT_BUILTINS = frozenset({"__builtin_bit_cast", "__builtin_offsetof", "offsetof"})
+
+
+def _type_argument(e: Any) -> bool:
+    """Whether ``ERROR`` node ``e`` is the type argument of a ``_TYPE_ARGUMENT_BUILTINS`` call
+    (``__builtin_bit_cast(float, x)``, writer_unary_sharded_ln.cpp:64)."""
+    args = e.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return fn is not None and fn.text.decode() in _TYPE_ARGUMENT_BUILTINS and args.named_children[:1] == [e]
 
 
 #: the node kinds of a static_assert condition the reading folds: numbers, names and operators on them
@@ -5025,6 +5228,27 @@ def _at(v: Any, var: str, i: int) -> Any:
     if isinstance(v, V.L1Ptr):
         return attrs.evolve(v, origin=sub(v.origin), offset=sub(v.offset))
     return sub(v)
+
+
+def _same_template_args(a: list[tuple[str, Any] | None], b: list[tuple[str, Any] | None]) -> bool | None:
+    """Whether template argument keys ``a`` and ``b`` (``KernelReader.template_key``) name the same arguments: None
+    when that is not known (a key not read, or two types of different names both fixed-width integers of one size and
+    signedness, which may be one type: ``uint32_t`` is ``unsigned long`` on the RISC)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            return None
+        if x == y:
+            continue
+        if x[0] != y[0]:
+            return None if "t" in (x[0], y[0]) else False  # a type against a value: tree-sitter may read either
+        if x[0] == "t":
+            sx, sy = _size_of_type(x[1]), _size_of_type(y[1])
+            if sx is None or sy is None or (sx == sy and _signed_type(x[1]) == _signed_type(y[1])):
+                return None
+        return False
+    return True
 
 
 def _signed_type(text: str) -> bool:
@@ -5237,10 +5461,11 @@ def _narrow(tname: str) -> bool:
 
 
 def _converts(tname: str) -> bool:
-    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, or a
-    signed 32-bit one (a word of 2**31 or more is negative there)."""
+    """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, a
+    signed 32-bit one (a word of 2**31 or more is negative there), or a 64-bit one (a value past the 32-bit word is
+    not followed)."""
     words = [w for w in tname.replace("std::", "").split() if w not in ("const", "constexpr", "volatile", "static")]
-    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t"))
+    return _narrow(tname) or (len(words) == 1 and words[0] in ("int", "int32_t", "uint64_t", "int64_t"))
 
 
 

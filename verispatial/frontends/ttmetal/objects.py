@@ -22,7 +22,21 @@ if TYPE_CHECKING:
 
 
 def struct_of(r: KernelReader, type_name: str) -> StructDef | None:
-    """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it."""
+    """The struct named ``type_name`` (bare or qualified; a type alias resolved), if a followed header defines it.
+    Refused by name: a class template with explicit specializations (``template <> struct Q<2> { ... };``), whose
+    values the reading would build from the primary template (``Q<2> q; q.get()`` read as the primary's ``get``);
+    their traits' values are read (``trait_value``)."""
+    sd = _struct_of(r, type_name)
+    if sd is not None:
+        bare = sd.name.rsplit("::", 1)[-1].split("<", 1)[0]
+        if "<" in sd.name or (sd.template_params is not None and any(
+                k.split("<", 1)[0].rsplit("::", 1)[-1] == bare and "<" in k for k in r.prog.structs)):
+            r.refuse("class template with explicit specializations", None,
+                     f"{type_name}: {bare} has explicit specializations, which the reading does not choose between")
+    return sd
+
+
+def _struct_of(r: KernelReader, type_name: str) -> StructDef | None:
     name = "".join(type_name.split())
     name = r.type_aliases.get(name, name)
     if r.this_stack and "::" not in name:
@@ -213,7 +227,7 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
             return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
                 # an aggregate member (``uint32_t ring_idxs[2] = {}``): the struct's own words
                 vals[0] if len(vals) == 1 else V.LocalOpaque(f"{sd.name} field {r.text(default)}"))
-        return r.expr(default)  # type: ignore[no-any-return]
+        return r.held_as(r.expr(default), ftype)  # type: ignore[no-any-return]
     finally:
         r.unit = saved
 
@@ -221,16 +235,25 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
 def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
     """``v`` bound to a parameter, field or template parameter declared ``type_name``: a struct built from it when
     the type is a struct and ``v`` is not one (a braced list, a converting constructor), a ``std::optional`` holding
-    it when the type is ``std::optional``; otherwise ``v``."""
+    it when the type is ``std::optional``; a number converted to a narrow or signed 32-bit integer type
+    (``KernelReader.held_as``: a ``uint8_t`` field initialised ``x(258)`` holds 2); otherwise ``v``. Refused by
+    name: an object of another struct with no converting constructor (a derived class's bound as its base)."""
     if type_name == "optional" and not isinstance(v, V.Optional):
         return V.Optional(v)
     sd = struct_of(r, type_name) if type_name else None
-    if sd is None or (isinstance(v, V.Obj) and v.struct == sd.name):
+    if sd is None:
+        return r.held_as(v, type_name)
+    if isinstance(v, V.Obj) and v.struct == sd.name:
         return v
     if isinstance(v, V.Designated):
         return construct(r, sd, [v], n, braced=True)
     if isinstance(v, V.Obj) and _converting_ctor(r, sd, v) is not None:
         return run_ctor(r, sd, _converting_ctor(r, sd, v), [v], n)
+    if isinstance(v, V.Obj):
+        # ``const B& b = d;`` of a ``D : B``: a call of a non-virtual method runs B's, which the value, a D, does not
+        # say (it was read as D's)
+        r.refuse("object bound as another class", n, f"a {v.struct} bound where a {sd.name} is declared (a base class "
+                                                     "or another type): the reading does not follow declared types")
     return v
 
 
@@ -296,8 +319,9 @@ def optional_method(r: KernelReader, opt: V.Optional, name: str, vals: list[Any]
 
 def static_member(r: KernelReader, sd: StructDef, args: tuple[Any, ...], name: str, n: Any) -> V.Value:
     """``S<args>::name``: a static constexpr data member of a struct template instance
-    (``UntilizeDispatchConfig<w, in, out>::use_fast``, kernel_lib/untilize_helpers.inl:78-89), read with the template
-    parameters bound to ``args`` (or their defaults) and the members declared before it."""
+    (``UntilizeDispatchConfig<w, in, out>::use_fast``, kernel_lib/untilize_helpers.inl:78-89), or of a struct (no
+    ``args``), read with the template parameters bound to ``args`` (or their defaults) and the members declared
+    before it, each held as its declared type (``KernelReader.held_as``)."""
     plist = sd.template_params
     names = tuple(r.template_param_name(p) for p in plist.named_children) if plist is not None else ()
     defaults = r.defaults(plist, names) if plist is not None else {}
@@ -317,7 +341,10 @@ def static_member(r: KernelReader, sd: StructDef, args: tuple[Any, ...], name: s
             for d in m.children_by_field_name("declarator"):
                 value = m.child_by_field_name("default_value")
                 if d.type == "field_identifier" and value is not None:
-                    scope[d.text.decode()] = r.expr(value)
+                    # held as its declared type: ``static constexpr uint8_t v = N + 1;`` at N = 255 is 0
+                    ftype = m.child_by_field_name("type")
+                    scope[d.text.decode()] = r.held_as(r.expr(value), " ".join(ftype.text.decode().split())
+                                                       if ftype is not None else "")
                     if d.text.decode() == name:
                         return scope[name]
     finally:
