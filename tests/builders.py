@@ -32,6 +32,7 @@ from verispatial.ir import (
     WriteBarrier,
     WriteTiles,
 )
+from verispatial.strategies.programs import UNORDERED as UNORDERED
 
 A, B = Site(0, 0), Site(1, 0)
 RA, CA, WA = "(0,0).reader", "(0,0).compute", "(0,0).writer"

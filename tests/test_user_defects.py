@@ -354,9 +354,13 @@ def test_broken_blueprints_draw_a_remote_read_of_unpublished_pages() -> None:
                 return True
         return False
 
-    # every trip at least 1: a read in a loop of a trip whose max is 0 never runs, and is proved (vacuously)
-    p = find(blueprints(), lambda p: _reads_remotely(p) and early(p) and all(t.max >= 1 for t in p.trips),
-             settings=_FIND)
+    # every trip and every loop count at least 1: a read in a loop that runs no iteration never runs, and is proved
+    # (vacuously)
+    def runs(p: Program) -> bool:
+        return (all(t.max >= 1 for t in p.trips)
+                and all(op.count != 0 for x in p.programs for op in walk(x.ops) if isinstance(op, Loop)))
+
+    p = find(blueprints(), lambda p: _reads_remotely(p) and early(p) and runs(p), settings=_FIND)
     got = [r for r in certify(p).results if r.name.startswith(f"{R.REMOTE_READ_UNPUBLISHED}:")]
     assert Verdict.REFUTED in {r.verdict for r in got}
 
