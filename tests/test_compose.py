@@ -5,6 +5,7 @@ rendezvous words (issue 8)."""
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import attrs
@@ -518,3 +519,38 @@ def test_a_host_initialized_word_whose_slot_a_later_phase_takes_is_not_exempt(co
     assert bal
     assert all(r.verdict is Verdict.REFUTED for r in bal), [(r.name, r.verdict, r.reason) for r in bal]
     assert report.exit_code == 1
+
+
+def _flag_section(name: str, init: int, words: int) -> Program:
+    """One site with ``words`` semaphores starting at ``init``; its reader waits for the first to be >= ``init``
+    (nothing increments it: only a word that starts there lets the wait return)."""
+    sems = tuple(Semaphore(i, f"{name}{i}", (S0,), init) for i in range(words))
+    return Program(name, WORMHOLE, semaphores=sems,
+                   programs=(EngineProgram(S0, Engine.READER, (SemWait(0, WaitCond.GE, init),)),))
+
+
+def test_a_later_phase_takes_only_the_slot_of_a_word_with_its_initial_value() -> None:
+    """Semaphore slots (docs/checker.md): a later phase's word starts from the value the earlier word of its slot
+    ends at, its initial value by the balance rule, so only a word of the same initial value may take it. Two phases
+    on a 4-slot site: two words starting at 0, then two starting at 1 (the first waited for >= 1 and never
+    incremented). Each phase fits alone, and the checker proves the program — it starts the second phase's words at
+    1 — but with 4 slots the second phase would take the first's and start at 0, its wait never returning. So the
+    program needs 2 + 2 slots plus the rendezvous words: validate refuses it by name. (A new user's find: a composed
+    counter_release whose second section's word was given another initial value was accepted and proved.)"""
+    small = attrs.evolve(WORMHOLE, name="wormhole_4_semaphores", max_semaphores=4)
+    why = ("needs 6 semaphore slots, more than the target's 4: a later phase takes only the slot of a word with its own "
+           "initial value (at most 2 starting at 0, 2 starting at 1 in one phase; 2 program-wide)")
+    with pytest.raises(ComposeRefused, match=re.escape(why)):
+        compose([attrs.evolve(_flag_section("a", 0, 2), target=small),
+                 attrs.evolve(_flag_section("b", 1, 2), target=small)], target=small)
+    # The same program written by hand (composed where it fits, then given the 4-slot target): validate refuses it.
+    roomy = attrs.evolve(WORMHOLE, name="wormhole_6_semaphores", max_semaphores=6)
+    p, _ = compose([attrs.evolve(_flag_section("a", 0, 2), target=roomy),
+                    attrs.evolve(_flag_section("b", 1, 2), target=roomy)], target=roomy)
+    assert validate(p) == []
+    assert certify(p).exit_code == 0
+    assert [str(v) for v in validate(attrs.evolve(p, target=small))] == [f"site (0,0): {why}"]
+    # With one initial value throughout, the later phase may take the earlier one's slots: 2 + 2 fit.
+    same, _ = compose([attrs.evolve(_flag_section("a", 1, 2), target=small),
+                       attrs.evolve(_flag_section("b", 1, 2), target=small)], target=small)
+    assert validate(same) == []

@@ -183,6 +183,14 @@ def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
     return out
 
 
+def _slots_by_init(slots: int, cap: int, by_init: dict[int, int], wide: int) -> str:
+    """The slot rule's message: ``by_init`` maps an initial value to the most section words of that value in one
+    phase on the site, ``wide`` counts its program-wide semaphores."""
+    inits = ", ".join(f"{k} starting at {v}" for v, k in sorted(by_init.items()))
+    return (f"needs {slots} semaphore slots, more than the target's {cap}: a later phase takes only the slot of a "
+            f"word with its own initial value (at most {inits} in one phase; {wide} program-wide)")
+
+
 def validate(p: Program) -> list[IrViolation]:
     """All structural violations of ``p`` (empty when it is well formed). A bad name (``name_violations``) is
     reported alone: every other message would print it."""
@@ -260,11 +268,13 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                     bad(_buffer_name(b), f"alias_of {a.id} which is itself an alias (alias the root buffer)")
 
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
-    # own phase (the next phase may take the slot; its words must then be back at their initial values, which the
-    # checker's balance obligation shows).
+    # own phase. The next phase may take the slot, but only for a word of the same initial value: the earlier word
+    # is back at its initial value by then (the checker's balance obligation shows it), which is where the later one
+    # must start. So a site needs, per initial value, the most words of that value in one phase.
     # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program.
     wide: dict[Site, int] = {}
     per_phase: dict[tuple[Site, int], int] = {}
+    per_init: dict[Site, dict[tuple[int, int], int]] = {}
     for s in p.semaphores:
         e = f"semaphore {s.id} ({s.name})"
         if not s.sites:
@@ -277,6 +287,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 wide[site] = wide.get(site, 0) + 1
             elif ph is not None:
                 per_phase[(site, ph)] = per_phase.get((site, ph), 0) + 1
+                counts = per_init.setdefault(site, {})
+                counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
             if not _in_mesh(p, site):
                 bad(e, f"site {site} is outside the mesh")
         if len(set(s.sites)) != len(s.sites):
@@ -287,6 +299,13 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         n = wide.get(site, 0) + most
         if n > p.target.max_semaphores:
             bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
+            continue
+        by_init: dict[int, int] = {}
+        for (_ph, init), k in per_init.get(site, {}).items():
+            by_init[init] = max(by_init.get(init, 0), k)
+        slots = wide.get(site, 0) + sum(by_init.values())
+        if slots > p.target.max_semaphores:
+            bad(f"site {site}", _slots_by_init(slots, p.target.max_semaphores, by_init, wide.get(site, 0)))
 
     for g in p.groups:
         e = f"group {g.id}"
@@ -490,16 +509,29 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
     # Per site, the most semaphores one template has a word of there (each template's counted once per semaphore,
     # not per word; the most over templates kept as they are counted, not looked up per site and template).
     most_at: dict[Site, int] = {}
+    # Per site and initial value, the most words of that value one template has there: a later phase takes only the
+    # slot of a word with its own initial value (validate's slot rule).
+    most_init: dict[tuple[Site, int], int] = {}
     for t in tp.templates:
         for site, n in Counter(site for x in t.semaphores for site in set(x.sites)).items():
             if n > most_at.get(site, 0):
                 most_at[site] = n
+        for key, n in Counter((site, x.init) for x in t.semaphores for site in set(x.sites)).items():
+            if n > most_init.get(key, 0):
+                most_init[key] = n
+    slots_at: dict[Site, dict[int, int]] = {}
+    for (site, init), n in most_init.items():
+        slots_at.setdefault(site, {})[init] = n
     for site in tp.sites:
         wide = 1 + (site == root)
         most = most_at.get(site, 0)
         if wide + most > tp.target.max_semaphores:
             bad(f"site {site}", f"{wide + most} semaphores live at once (in one phase) exceed the target's "
                                 f"{tp.target.max_semaphores}")
+            continue
+        by_init = slots_at.get(site, {})
+        if wide + sum(by_init.values()) > tp.target.max_semaphores:
+            bad(f"site {site}", _slots_by_init(wide + sum(by_init.values()), tp.target.max_semaphores, by_init, wide))
     if closing * len(tp.participants) > WORD_MAX:
         bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
                           f"(max {WORD_MAX})")
