@@ -554,3 +554,24 @@ def test_a_later_phase_takes_only_the_slot_of_a_word_with_its_initial_value() ->
     same, _ = compose([attrs.evolve(_flag_section("a", 1, 2), target=small),
                        attrs.evolve(_flag_section("b", 1, 2), target=small)], target=small)
     assert validate(same) == []
+
+
+def test_a_slot_reused_word_the_composed_run_breaks_is_refuted_in_the_compositional_route() -> None:
+    """The first section's host_init counter is set to 6 at its end and the second phase may take its slot: its
+    balance, decided again without the host's exemption, is not decided by counting (a set to a value other than the
+    initial one), and the slice has no run of the composition to show it. The whole program's interpreter ends the
+    word at 6 in every run, so the compositional route refutes it with that run, as the whole-program route does (a
+    new user's find: it stayed failed-to-prove)."""
+    left = _counter_section("left")
+    left = attrs.evolve(left, programs=(attrs.evolve(left.programs[0], ops=(*left.programs[0].ops, SemSet(0, 6))),))
+    p, _ = compose([left, _counter_section("right")], target=WORMHOLE)
+    assert (0, S0) in p.slot_reused_words()
+    sim = simulate(p)
+    assert sim.sems[(0, S0)] == 6
+    assert "balance-sem" in sim.rules()
+    for compositional in (True, False):
+        report = certify(p, compositional=compositional)
+        (bal,) = [r for r in report.results if r.name.endswith("balance-sem:sem0@(0,0)")]
+        assert bal.verdict is Verdict.REFUTED, (compositional, bal.reason)
+        assert bal.counterexample is not None
+        assert report.exit_code == 1

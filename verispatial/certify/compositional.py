@@ -1081,7 +1081,32 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     results = _balance_needs_an_end(results, deadlock_ok)
     say("rendezvous and cross-phase obligations")
     results += cross_phase(p, rv, c, results, rlimit)
-    return results
+    return _refuted_by_runs(p, results)
+
+
+#: The most ops a composed program may have for its failed results to be asked of the interpreter's runs of the
+#: whole program (``witness.refute_by_runs``); a larger one (a decode step: 300,494 ops) keeps them failed-to-prove
+#: rather than run it.
+WITNESS_OPS = 20_000
+
+
+def _refuted_by_runs(p: Program | TemplatedProgram, results: list[Result]) -> list[Result]:
+    """``results`` with each failed-to-prove one that a run of the whole composed program from launch breaks
+    refuted, that run its counterexample (the whole-program route's last step, ``witness.refute_by_runs``): a slice
+    result re-decided for the composition (``_slot_reuse``) or failed for a reason of the composition is decided on
+    no run of its own. Its name keeps its ``slice<j>/`` head; the subject after it is the composed program's. A
+    templated program is left as it is (its instance names are not checked against an expansion here)."""
+    failed = [i for i, r in enumerate(results) if r.verdict == Verdict.FAILED]
+    if not failed or not isinstance(p, Program) or sum(1 for ep in p.programs for _ in walk(ep.ops)) > WITNESS_OPS:
+        return results
+    from verispatial.certify.reach import analyse
+    from verispatial.certify.witness import refute_by_runs
+
+    got = refute_by_runs(analyse(p), [results[i] for i in failed])
+    out = list(results)
+    for i, r in zip(failed, got, strict=True):
+        out[i] = r
+    return out
 
 
 def _stronger_source(sl: Slice, proved: Iterable[int], slices: tuple[Slice, ...]) -> int | None:
