@@ -1,0 +1,88 @@
+"""Which writes of one kernel stay ordered: the same NoC and the same static virtual channel (tests/data/ttmetal/mcast/:
+core (0,0) multicasts a tile per block to (1,0) and (2,0), then a flag that the receivers wait on before they push).
+
+Wormhole and Blackhole keep a data multicast and the flag multicast after it in issue order: both go on the NoC's
+multicast VC (``NOC_MULTICAST_WRITE_VC`` 4, ``tt_metal/hw/inc/internal/dataflow/dataflow_api_common.h:62-64``) of one
+NoC (``reader_bmm_tile_layout_in0_sender_padding.cpp:399-401``: "the same noc id, same vc"). The unicast forms go on
+another VC: ``noc_async_write`` and ``noc_semaphore_set_remote`` on ``NOC_UNICAST_WRITE_VC`` 1
+(``api/dataflow/dataflow_api.h:875-880, 1709-1730``), ``noc_async_write_multicast`` and
+``noc_semaphore_set_multicast`` on ``NOC_MULTICAST_WRITE_VC`` (``:945-952, 1771-1777``). Across two VCs the NoC keeps
+no order ("arbitrary reordering and interleaving can happen", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``,
+quoted in tt-metal #55555): a flag on the unicast VC may land before the data multicast it announces, and the
+receiver then publishes a page the data has not reached.
+
+The program format does not say which VC a write takes (a unicast write is a ``McastSend`` on a one-core group, as is
+a multicast to a one-core rectangle), so the checker orders the two and proves the kernel: pinned as a strict xfail
+(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
+
+from verispatial.certify.report import Verdict  # noqa: E402
+from verispatial.driver.run import certify  # noqa: E402
+from verispatial.frontends.ttmetal import import_host  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
+DATA_MCAST = "noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), get_tile_size(cb), num_dests);"
+FLAG_MCAST = ("noc_semaphore_set_multicast(receiver_sem_addr, get_noc_multicast_addr(x0, y0, x1, y1, "
+              "receiver_sem_addr),\n                                    num_dests);")
+
+
+def _per_core(between: str) -> str:
+    """Each receiver in turn: the tile by a multicast to its one-core rectangle (multicast VC), ``between``, then its
+    flag by ``noc_semaphore_set_remote`` (unicast VC)."""
+    return "\n        ".join(
+        f"noc_async_write_multicast(l1, get_noc_multicast_addr({x}, {y}, {x}, {y}, l1), get_tile_size(cb), 1);\n"
+        f"        {between}noc_semaphore_set_remote(receiver_sem_addr, get_noc_addr({x}, {y}, receiver_sem_addr));"
+        for x, y in (("x0", "y0"), ("x1", "y1")))
+
+
+def _host(tmp_path: Path, target: str, calls: str) -> Path:
+    """tests/data/ttmetal/mcast/ on ``target`` with the sender's data and flag multicasts replaced by ``calls``."""
+    kernels = tmp_path / "mcast"
+    kernels.mkdir()
+    text = (DATA / "mcast" / "sender.cpp").read_text()
+    pair = f"{DATA_MCAST}\n        {FLAG_MCAST}"
+    assert pair in text
+    (kernels / "sender.cpp").write_text(text.replace(pair, calls))
+    (kernels / "receiver.cpp").write_text((DATA / "mcast" / "receiver.cpp").read_text())
+    d = yaml.safe_load((DATA / "mcast" / "host.yaml").read_text())
+    d["kernel_root"] = str(tmp_path)
+    d["target"] = target
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "writer.cpp").write_text((DATA / "copy" / "writer.cpp").read_text())
+    out = tmp_path / "host.yaml"
+    out.write_text(yaml.safe_dump(d))
+    return out
+
+
+@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
+def test_a_data_and_flag_multicast_on_one_vc_are_proved_without_a_flush(tmp_path: Path, target: str) -> None:
+    """Both on the multicast VC of one NoC: the order the vendor's matmul relies on, on either target."""
+    report = certify(import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {FLAG_MCAST}")))
+    assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
+
+
+@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
+def test_a_write_barrier_orders_a_unicast_flag_after_its_data_multicast(tmp_path: Path, target: str) -> None:
+    """With ``noc_async_write_barrier`` between, the data has landed before the flag is issued: proved."""
+    report = certify(import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        "))))
+    assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
+
+
+@pytest.mark.xfail(strict=True, reason="the program format does not carry a write's virtual channel: a unicast flag "
+                                       "after a data multicast is ordered as two multicasts are (fidelity ledger)")
+@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
+def test_a_unicast_flag_after_a_data_multicast_may_overtake_it(tmp_path: Path, target: str) -> None:
+    """Data on the multicast VC, its flag on the unicast VC, nothing between: the flag may land first and the
+    receiver publish the page before the tile reached it. Never proved; the right verdict is a refutation."""
+    report = certify(import_host(_host(tmp_path, target, _per_core(""))))
+    assert report.exit_code == 1
+    assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
