@@ -9,11 +9,14 @@ another VC: ``noc_async_write`` and ``noc_semaphore_set_remote`` on ``NOC_UNICAS
 ``noc_semaphore_set_multicast`` on ``NOC_MULTICAST_WRITE_VC`` (``:945-952, 1771-1777``). Across two VCs the NoC keeps
 no order ("arbitrary reordering and interleaving can happen", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``,
 quoted in tt-metal #55555): a flag on the unicast VC may land before the data multicast it announces, and the
-receiver then publishes a page the data has not reached.
+receiver then publishes a page the data has not reached. A kernel may also name a write's VC itself: the last
+argument of ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast`` (``:952, :1777``), or
+``NocOptions::CUSTOM_VC`` of the object API (``api/dataflow/noc.h:72, 99-105``).
 
 The program format does not say which VC a write takes (a unicast write is a ``McastSend`` on a one-core group, as is
 a multicast to a one-core rectangle), so the checker orders the two and proves the kernel: pinned as a strict xfail
-(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it."""
+(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it; so is a flag the
+kernel sends on a VC of its choosing, whose argument the front end reads past."""
 
 from __future__ import annotations
 
@@ -26,12 +29,14 @@ yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
-from verispatial.frontends.ttmetal import import_host  # noqa: E402
+from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
 DATA_MCAST = "noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), get_tile_size(cb), num_dests);"
 FLAG_MCAST = ("noc_semaphore_set_multicast(receiver_sem_addr, get_noc_multicast_addr(x0, y0, x1, y1, "
               "receiver_sem_addr),\n                                    num_dests);")
+#: the line of the sender's flag multicast once the pair is put back in place (tests/data/ttmetal/mcast/sender.cpp)
+FLAG_LINE = 29
 
 
 def _per_core(between: str) -> str:
@@ -84,5 +89,25 @@ def test_a_unicast_flag_after_a_data_multicast_may_overtake_it(tmp_path: Path, t
     """Data on the multicast VC, its flag on the unicast VC, nothing between: the flag may land first and the
     receiver publish the page before the tile reached it. Never proved; the right verdict is a refutation."""
     report = certify(import_host(_host(tmp_path, target, _per_core(""))))
+    assert report.exit_code == 1
+    assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
+
+
+@pytest.mark.xfail(strict=True, reason="the front end reads past a write's vc argument and the program format does not "
+                                       "carry it: a flag on another VC is ordered after its data (fidelity ledger)")
+@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
+def test_a_flag_multicast_on_a_vc_of_its_own_may_overtake_the_data(tmp_path: Path, target: str) -> None:
+    """The flag multicast on VC 5 (its ``vc`` argument), the data on the multicast VC 4, nothing between: the flag may
+    land first. Never proved; refuted, or refused by name at the flag's line, are the right outcomes."""
+    flag = FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 5);")
+    refused_at: int | None = None
+    try:
+        program = import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {flag}"))
+    except Refused as e:
+        refused_at = e.loc.line
+    if refused_at is not None:
+        assert refused_at == FLAG_LINE
+        return
+    report = certify(program)
     assert report.exit_code == 1
     assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
