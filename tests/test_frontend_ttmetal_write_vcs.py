@@ -15,12 +15,13 @@ argument of ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast`` (`
 
 The program format does not say which VC a write takes (a unicast write is a ``McastSend`` on a one-core group, as is
 a multicast to a one-core rectangle), so the checker orders the two and proves the kernel: pinned as a strict xfail
-(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it; so is a flag the
-kernel sends on a VC of its choosing, whose argument the front end reads past."""
+(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it. A write the kernel
+puts on a VC of its own is refused by name at its line (``api.own_write_vc``; docs/ttmetal.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,21 +94,62 @@ def test_a_unicast_flag_after_a_data_multicast_may_overtake_it(tmp_path: Path, t
     assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
 
 
-@pytest.mark.xfail(strict=True, reason="the front end reads past a write's vc argument and the program format does not "
-                                       "carry it: a flag on another VC is ordered after its data (fidelity ledger)")
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_flag_multicast_on_a_vc_of_its_own_may_overtake_the_data(tmp_path: Path, target: str) -> None:
+def test_a_flag_multicast_on_a_vc_of_its_own_is_refused_at_its_line(tmp_path: Path, target: str) -> None:
     """The flag multicast on VC 5 (its ``vc`` argument), the data on the multicast VC 4, nothing between: the flag may
-    land first. Never proved; refuted, or refused by name at the flag's line, are the right outcomes."""
+    land first, and the program format cannot say which VC a write takes. Refused by name at the flag's line."""
     flag = FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 5);")
-    refused_at: int | None = None
-    try:
-        program = import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {flag}"))
-    except Refused as e:
-        refused_at = e.loc.line
-    if refused_at is not None:
-        assert refused_at == FLAG_LINE
-        return
-    report = certify(program)
-    assert report.exit_code == 1
-    assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
+    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
+        import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {flag}"))
+    assert e.value.loc.line == FLAG_LINE
+    assert "VC 5, the call's own is NOC_MULTICAST_WRITE_VC (4)" in str(e.value)
+
+
+@pytest.mark.parametrize(("calls", "line"), [
+    # the data multicast on the unicast VC
+    (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
+     + FLAG_MCAST, FLAG_LINE - 1),
+    # a unicast write on the multicast VC, the flag on its own default
+    ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        " + FLAG_MCAST,
+     FLAG_LINE - 1),
+    ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        "
+     + FLAG_MCAST, FLAG_LINE - 1),
+])
+def test_a_classic_write_on_another_vc_is_refused_at_its_line(tmp_path: Path, calls: str, line: int) -> None:
+    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
+        import_host(_host(tmp_path, "blackhole", calls))
+    assert e.value.loc.line == line
+
+
+def test_the_default_vc_named_explicitly_is_read_as_the_call(tmp_path: Path) -> None:
+    """``NOC_MULTICAST_WRITE_VC`` by name or by its number 4 is the multicast calls' own VC: the pair is proved."""
+    data = DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_MULTICAST_WRITE_VC);")
+    flag = FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 4);")
+    report = certify(import_host(_host(tmp_path, "blackhole", f"{data}\n        {flag}")))
+    assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
+
+
+@pytest.mark.parametrize(("edit", "detail"), [
+    (lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
+        "{.page_id = i});", "{.page_id = i}, {.vc = 2});"), "NocOptions::CUSTOM_VC"),
+    (lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
+                         "{.vc = 2});\n        noc.async_write("), "noc_opts {.vc = 2}"),
+])
+def test_an_object_api_write_on_a_vc_of_its_own_is_refused(tmp_path: Path, edit: Any, detail: str) -> None:
+    """Metal 2.0: ``async_write<NocOptions::CUSTOM_VC>`` writes on ``noc_opts.vc``; ``set_async_write_state`` on
+    ``noc_opts.vc`` whatever its options (``api/dataflow/noc.h:552-556``). Refused by name at the call."""
+    text = (DATA / "copy" / "writer.cpp").read_text()
+    changed = edit(text)
+    assert changed != text
+    for f in (DATA / "copy").glob("*.cpp"):
+        (tmp_path / f.name).write_text(changed if f.name == "writer.cpp" else f.read_text())
+    d = yaml.safe_load((DATA / "copy" / "host.yaml").read_text())
+    d["kernel_root"] = str(tmp_path)
+    d["target"] = "blackhole"
+    host = tmp_path / "host.yaml"
+    host.write_text(yaml.safe_dump(d))
+    line = next(k for k, x in enumerate(changed.splitlines(), 1) if "vc = 2" in x)
+    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
+        import_host(host)
+    assert e.value.loc.line == line
+    assert detail in str(e.value)

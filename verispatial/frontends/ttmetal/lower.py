@@ -4067,6 +4067,17 @@ class KernelReader:
             mtargs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
             if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
                 self.refuse(f"posted {method}", n)
+            # A write on a VC of its own, across which no order is kept with this engine's other writes
+            # (api.own_write_vc): async_write<CUSTOM_VC> on noc_opts.vc (api/dataflow/noc.h:417-418, 449-451), and
+            # set_async_write_state on noc_opts.vc whatever its options say (:552-556; NocOptVals' default is
+            # NOC_UNICAST_WRITE_VC, :104-105), so a noc_opts argument other than {} there
+            custom = "CUSTOM_VC" in raw and method == "async_write"
+            opts = method == "set_async_write_state" and len(arg_nodes) > 3 and self.text(arg_nodes[3]).strip() != "{}"
+            if custom or opts:
+                self.refuse("NoC write on a virtual channel of its own", n,
+                            f"{self.text(n)}: " + ("NocOptions::CUSTOM_VC" if custom else
+                                                   f"noc_opts {self.text(arg_nodes[3])}")
+                            + "; writes on two VCs keep no order, which the program cannot say")
             target = fn.child_by_field_name("argument")
             obj = self.expr(target)
             if isinstance(obj, V.Obj):
