@@ -14,8 +14,8 @@ argument of ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast`` (`
 ``NocOptions::CUSTOM_VC`` of the object API (``api/dataflow/noc.h:72, 99-105``).
 
 The program format does not say which VC a write takes (a unicast write is a ``McastSend`` on a one-core group, as is
-a multicast to a one-core rectangle), so the checker orders the two and proves the kernel: pinned as a strict xfail
-(docs/semantics.md, fidelity ledger) so that the change that tells the two apart must update it. A write the kernel
+a multicast to a one-core rectangle), and the checker orders one engine's writes as one VC does: a kernel writing to
+other cores on both VCs is refused by name (``KernelReader.wrote_on``; docs/semantics.md, fidelity ledger). A write the kernel
 puts on a VC of its own is refused by name at its line (``api.own_write_vc``; docs/ttmetal.md)."""
 
 from __future__ import annotations
@@ -77,21 +77,33 @@ def test_a_data_and_flag_multicast_on_one_vc_are_proved_without_a_flush(tmp_path
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_write_barrier_orders_a_unicast_flag_after_its_data_multicast(tmp_path: Path, target: str) -> None:
-    """With ``noc_async_write_barrier`` between, the data has landed before the flag is issued: proved."""
-    report = certify(import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        "))))
-    assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
+def test_a_kernel_writing_on_both_channels_is_refused_even_with_a_write_barrier(tmp_path: Path, target: str) -> None:
+    """With ``noc_async_write_barrier`` between, this flag follows its data; but the next iteration's data multicast
+    and this flag have none between, and the reading does not follow which barrier covers which pair across loops
+    and branches: a kernel writing to other cores on both channels is refused whatever its barriers (a refusal the
+    device would not give here: the program format needs each write's channel to do better)."""
+    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels"):
+        import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        ")))
 
 
-@pytest.mark.xfail(strict=True, reason="the program format does not carry a write's virtual channel: a unicast flag "
-                                       "after a data multicast is ordered as two multicasts are (fidelity ledger)")
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_unicast_flag_after_a_data_multicast_may_overtake_it(tmp_path: Path, target: str) -> None:
+def test_a_unicast_flag_after_a_data_multicast_is_refused(tmp_path: Path, target: str) -> None:
     """Data on the multicast VC, its flag on the unicast VC, nothing between: the flag may land first and the
-    receiver publish the page before the tile reached it. Never proved; the right verdict is a refutation."""
-    report = certify(import_host(_host(tmp_path, target, _per_core(""))))
-    assert report.exit_code == 1
-    assert any(r.verdict is Verdict.REFUTED and r.name.startswith("mcast-publish:") for r in report.results)
+    receiver publish the page before the tile reached it. The program format orders one engine's writes as one VC
+    does, so the kernel is refused by name at the first write on the second VC (it was proved)."""
+    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels") as e:
+        import_host(_host(tmp_path, target, _per_core("")))
+    assert "a unicast write here and a multicast write at" in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
+def test_unicast_data_then_a_flag_multicast_is_refused(tmp_path: Path, target: str) -> None:
+    """The tile by a unicast write, then the flag multicast: two VCs again, refused at the flag's line."""
+    calls = "noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb));\n        " + FLAG_MCAST
+    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels") as e:
+        import_host(_host(tmp_path, target, calls))
+    assert e.value.loc.line == FLAG_LINE
+    assert "a multicast write here and a unicast write at" in str(e.value)
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])

@@ -539,6 +539,7 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
     r.l1_check(tgt, False, False, tiles, "remote L1 write not at the buffer's write pointer", n)
     site = dst.site
     g = r.shared.group(r.site, (site.x, site.y, site.x, site.y), site == r.site)
+    r.wrote_on("unicast", n)
     r.emit(McastSend(src.cb, pages, g, 1, src.front, None if own else target.cb, k), n)
 
 
@@ -872,6 +873,7 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
     offset = _pushed_source(r, src, target, pages) if src.front and r.ctr("popped", src.cb) == V.const(0) else None
     if offset is not None:
         g = r.shared.group(r.site, rect, loopback)
+        r.wrote_on("multicast", n)
         r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset,
                          behind=r.cb_index[src.cb].entries), n)
         return
@@ -884,11 +886,13 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
             raise
         g = r.shared.group(r.site, rect, loopback)
         cap = r.cb_index[src.cb].entries
+        r.wrote_on("multicast", n)
         r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset, behind=cap),
                n)
         return
     r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
+    r.wrote_on("multicast", n)
     r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), src.front), n)
 
 
@@ -1087,6 +1091,7 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         own_write_vc(r, vals, nodes, 5, "NOC_MULTICAST_WRITE_VC", n)  # dataflow_api.h:1777
         rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
         g = r.shared.group(r.site, rect, loopback)
+        r.wrote_on("multicast", n)
         r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src), n)
 
     return h
@@ -1100,6 +1105,7 @@ def _sem_set_remote(r: KernelReader, vals: list[Any], nodes: list[Any], targs: l
     sem = _sem_of(r, dst.target, nodes[1])
     # the unicast form of the flag write: a multicast to a rectangle of one core (reference/tenstorrent.md §1.2)
     g = r.shared.group(r.site, (dst.site.x, dst.site.y, dst.site.x, dst.site.y), False)
+    r.wrote_on("unicast", n)
     r.emit(McastSetValid(sem, g, 1, None if src == sem else src), n)
 
 
@@ -1602,6 +1608,7 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
         g = r.shared.group(r.site, rect, False)
         if name == "set_multicast":
+            r.wrote_on("multicast", n)
             r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n)), n)
         else:
             r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
