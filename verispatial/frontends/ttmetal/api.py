@@ -546,6 +546,7 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
     r.l1_check(tgt, False, False, tiles, "remote L1 write not at the buffer's write pointer", n)
     site = dst.site
     g = r.shared.group(r.site, (site.x, site.y, site.x, site.y), site == r.site)
+    r.wrote_on("unicast", n)
     r.emit(McastSend(src.cb, pages, g, 1, src.front, None if own else target.cb, k), n)
 
 
@@ -743,6 +744,8 @@ def _classic_stateful(kind: str) -> Handler:
             # noc, vc), write (dst, noc, vc)
             _explicit_noc(r, vals, nodes, {"read_one_packet_set_state": 3, "read_set_state": 1,
                                           "write_one_packet_set_state": 2, "write_set_state": 1}[kind], n)
+            if not read:  # the VC the later with_state writes issue on: :982, :1054
+                own_write_vc(r, vals, nodes, 3 if one else 2, "NOC_UNICAST_WRITE_VC", n)
             _set_state(r, key, vals[0], vals[1] if one else None, one, n)
             return None
         _need(r, vals, 2 if one else 3, n, name)
@@ -770,6 +773,8 @@ def _one_packet_transfer(read: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, name)
         _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:515-519, :840-844
+        if not read:
+            own_write_vc(r, vals, nodes, 4, "NOC_UNICAST_WRITE_VC", n)  # :845
         if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
             r.refuse(f"posted {name}", n, r.text(n))
         size = vals[2]
@@ -845,6 +850,7 @@ def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], 
 def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_write")
     _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:875-879
+    own_write_vc(r, vals, nodes, 4, "NOC_UNICAST_WRITE_VC", n)  # :880
     write_from(r, vals[0], vals[1], vals[2], n)
 
 
@@ -874,6 +880,7 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
     offset = _pushed_source(r, src, target, pages) if src.front and r.ctr("popped", src.cb) == V.const(0) else None
     if offset is not None:
         g = r.shared.group(r.site, rect, loopback)
+        r.wrote_on("multicast", n)
         r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset,
                          behind=r.cb_index[src.cb].entries), n)
         return
@@ -886,11 +893,13 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
             raise
         g = r.shared.group(r.site, rect, loopback)
         cap = r.cb_index[src.cb].entries
+        r.wrote_on("multicast", n)
         r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset, behind=cap),
                n)
         return
     r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
+    r.wrote_on("multicast", n)
     r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), src.front), n)
 
 
@@ -985,6 +994,7 @@ def _mcast_write(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
+        own_write_vc(r, vals, nodes, 6, "NOC_MULTICAST_WRITE_VC", n)  # dataflow_api.h:952
         mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
 
     return h
@@ -1057,6 +1067,27 @@ def _own_noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n:
         on_own_noc(r, _noc_arg(r, vals, nodes, at), n)
 
 
+#: The virtual channel a classic write issues on when its call names none, by the macro that names it
+#: (``tt_metal/hw/inc/internal/dataflow/dataflow_api_common.h:62-64``, Wormhole and Blackhole).
+WRITE_VCS = {"NOC_UNICAST_WRITE_VC": 1, "NOC_MULTICAST_WRITE_VC": 4}
+
+
+def own_write_vc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, default: str, n: Any) -> None:
+    """A classic write's ``vc`` argument at position ``at``: absent, or the call's own default VC ``default`` (a key of
+    ``WRITE_VCS``), by that name or its number; another is refused by name. ``Target.ordered_writes`` keeps one engine's
+    writes in issue order because the calls' defaults put a data multicast and its flag on one VC; across two VCs the
+    NoC keeps no order ("arbitrary reordering", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``, tt-metal #55555),
+    and the program format does not carry a write's VC."""
+    if r.survey or len(vals) <= at:
+        return
+    text, v = r.text(nodes[at]).strip(), vals[at]
+    if text == default or (isinstance(v, V.Sym) and v.is_const and v.const == WRITE_VCS[default]):
+        return
+    r.refuse("NoC write on a virtual channel of its own", n,
+             f"{r.text(n)}: VC {text}, the call's own is {default} ({WRITE_VCS[default]}); writes on two VCs keep no "
+             "order, which the program cannot say")
+
+
 def _sem_set_mcast(loopback: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, "noc_semaphore_set_multicast")
@@ -1064,8 +1095,10 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         if not isinstance(dst, V.McastAddr):
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         sem = _sem_of(r, dst.target, nodes[1])
+        own_write_vc(r, vals, nodes, 5, "NOC_MULTICAST_WRITE_VC", n)  # dataflow_api.h:1777
         rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
         g = r.shared.group(r.site, rect, loopback)
+        r.wrote_on("multicast", n)
         r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src), n)
 
     return h
@@ -1079,6 +1112,7 @@ def _sem_set_remote(r: KernelReader, vals: list[Any], nodes: list[Any], targs: l
     sem = _sem_of(r, dst.target, nodes[1])
     # the unicast form of the flag write: a multicast to a rectangle of one core (reference/tenstorrent.md §1.2)
     g = r.shared.group(r.site, (dst.site.x, dst.site.y, dst.site.x, dst.site.y), False)
+    r.wrote_on("unicast", n)
     r.emit(McastSetValid(sem, g, 1, None if src == sem else src), n)
 
 
@@ -1581,6 +1615,7 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
         g = r.shared.group(r.site, rect, False)
         if name == "set_multicast":
+            r.wrote_on("multicast", n)
             r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n)), n)
         else:
             r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
