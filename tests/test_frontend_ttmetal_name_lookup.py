@@ -213,7 +213,13 @@ _X_C = "namespace x { namespace c { inline uint32_t f() { return 2; } } }"
     ((*_ALIAS_AB, "namespace m = b;", "namespace n = m;"), (), "n::f()", 5),  # an alias of an alias
     (_ALIAS_AB, ("    namespace n = a;",), "n::f() + n::K", 2),  # declared in the kernel's body
     ((*_ALIAS_AB, _X_C, "namespace n = x::c;"), (), "n::f()", 2),
-], ids=["call", "variable", "absolute", "alias-of-alias", "local", "nested-target"])
+    # one alias declared twice, naming one namespace two ways (the norm kernels' headers: ``namespace generic =
+    # norm::kernel_util::generic;`` and ``namespace generic = kutil::generic;``): whichever C++ finds, it is x::c
+    ((*_ALIAS_AB, _X_C, "namespace k = x;", "namespace n = x::c;", "namespace y { namespace n = k::c; }"), (),
+     "n::f()", 2),
+    ((*_ALIAS_AB, "namespace n = a;", "namespace y { namespace n = ::a; }"), (), "n::f()", 1),
+], ids=["call", "variable", "absolute", "alias-of-alias", "local", "nested-target", "one-namespace-two-spellings",
+        "one-namespace-absolute"])
 def test_a_name_qualified_by_a_namespace_alias_is_the_aliased_namespaces(
         tmp_path: Path, top: tuple[str, ...], pre: tuple[str, ...], bound: str, pages: int,
         capsys: pytest.CaptureFixture[str]) -> None:

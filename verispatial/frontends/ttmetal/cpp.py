@@ -193,8 +193,27 @@ class Program:
 
 
 def add_namespace_alias(aliases: dict[str, str | None], name: str, target: str) -> None:
-    """Record namespace alias ``name`` of ``target`` in ``aliases``: a second, different target makes it None."""
-    aliases[name] = target if aliases.get(name, target) == target else None
+    """Record namespace alias ``name`` of ``target`` in ``aliases``: a second target naming another namespace makes
+    it None. Two targets name one namespace when they are equal once each alias they start with is replaced by its
+    own target (``namespace g = a::b::c;`` and ``namespace g = k::c;`` after ``namespace k = a::b;``: the norm
+    kernels' headers declare their ``generic`` both ways)."""
+    if name not in aliases:
+        aliases[name] = target
+        return
+    old = aliases[name]
+    if old is not None and _alias_free(aliases, old) != _alias_free(aliases, target):
+        aliases[name] = None
+
+
+def _alias_free(aliases: dict[str, str | None], target: str) -> str:
+    """``target`` with the aliases it starts with replaced by their targets, without a leading ``::``; an alias of
+    several meanings (None) or one met twice is left as written (then only an equal spelling matches)."""
+    parts = target.lstrip(":").split("::")
+    seen: set[str] = set()
+    while len(parts) > 0 and parts[0] not in seen and aliases.get(parts[0]) is not None:
+        seen.add(parts[0])
+        parts = [*str(aliases[parts[0]]).lstrip(":").split("::"), *parts[1:]]
+    return "::".join(parts)
 
 
 def namespace_alias(node: Any) -> tuple[str, str] | None:
