@@ -24,6 +24,7 @@ from verispatial.ir import (
     AtomicBarrier,
     Engine,
     EngineProgram,
+    InlineWrite,
     Op,
     Program,
     Resident,
@@ -35,6 +36,7 @@ from verispatial.ir import (
     Site,
     Trip,
     WaitCond,
+    WriteBarrier,
 )
 from verispatial.ir.graph import load_graph
 from verispatial.ir.ids import op_ids
@@ -574,4 +576,28 @@ def test_a_slot_reused_word_the_composed_run_breaks_is_refuted_in_the_compositio
         (bal,) = [r for r in report.results if r.name.endswith("balance-sem:sem0@(0,0)")]
         assert bal.verdict is Verdict.REFUTED, (compositional, bal.reason)
         assert bal.counterexample is not None
+        assert report.exit_code == 1
+
+
+def test_a_mailbox_word_whose_slot_a_later_phase_takes_is_not_exempt() -> None:
+    """A word only one-word remote writes write (a mailbox: ``Program.mailbox_words``) is exempt from end balance,
+    but not when a later phase may take its slot: that phase's word (same initial value, so validate lets it) would
+    start at the 5 written there, and its wait for 0 would never return. Refuted in both routes with a run of the
+    whole program, as the interpreter ends the word at 5 (a new user's find: proved as a mailbox)."""
+    s1 = Site(1, 0)
+    mbox = Program("m", WORMHOLE, semaphores=(Semaphore(0, "mbox", (S0,), 0),),
+                   programs=(EngineProgram(s1, Engine.WRITER, (InlineWrite(0, S0, 5), WriteBarrier())),))
+    waits = Program("v", WORMHOLE, semaphores=(Semaphore(0, "v0", (S0,), 0),),
+                    programs=(EngineProgram(S0, Engine.READER, (SemWait(0, WaitCond.EQ, 0),)),))
+    p, _ = compose([mbox, waits], target=WORMHOLE)
+    assert (0, S0) in p.slot_reused_words()
+    assert (0, S0) not in p.mailbox_words()
+    assert validate(p) == []
+    sim = simulate(p)
+    assert sim.sems[(0, S0)] == 5
+    assert "balance-sem" in sim.rules()
+    for compositional in (True, False):
+        report = certify(p, compositional=compositional)
+        (bal,) = [r for r in report.results if r.name.endswith("balance-sem:sem0@(0,0)")]
+        assert bal.verdict is Verdict.REFUTED, (compositional, bal.reason)
         assert report.exit_code == 1

@@ -1193,8 +1193,9 @@ def _latest_semaphore_phase(p: Program | TemplatedProgram) -> dict[Site, int]:
 def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int], rlimit: int,
                 memo: dict[tuple[str, tuple[int, ...]], list[Result]],
                 rearmed: dict[str, tuple[list[tuple[int, Site]], list[int]]] | None = None) -> list[Result]:
-    """``balance-sem`` of the slice's words that the slice alone would exempt — as re-armed, or as written by the
-    host at launch (``Program.host_initialized_words``) — but the composition does not (a later phase may take their
+    """``balance-sem`` of the slice's words that the slice alone would exempt — as re-armed, as written by the
+    host at launch (``Program.host_initialized_words``) or as a mailbox (``Program.mailbox_words``) — but the
+    composition does not (a later phase may take their
     semaphore slot with no host write between, ``Program.slot_reused_words``): decided without the exemption.
     ``rearmed`` memoizes per key the slice programs' re-armed words in (semaphore, site) order with the latest
     phase of a section semaphore word on each one's site (equal keys: equal programs, same sites), so a slice equal
@@ -1202,7 +1203,7 @@ def _slot_reuse(p: Program | TemplatedProgram, sl: Slice, latest: dict[Site, int
     got_words = rearmed.get(sl.key) if rearmed is not None else None
     if got_words is None:
         # a slice is one phase, the last of its own program: neither exemption sees the phases after it
-        exempt = sl.program.rearmed_words() | sl.program.host_initialized_words()
+        exempt = sl.program.rearmed_words() | sl.program.host_initialized_words() | sl.program.mailbox_words()
         words = sorted(exempt, key=lambda w: (w[0], w[1].y, w[1].x))
         got_words = (words, [latest.get(site, -1) for _, site in words])
         if rearmed is not None:

@@ -491,11 +491,19 @@ class Program:
                      and (phases[b.section] if 0 <= b.section < len(phases) else 0) == ph), None)
 
     def mailbox_words(self) -> frozenset[tuple[int, Site]]:
+        """The ``inline_only_words`` exempt from end balance: all but a word whose slot a later phase may take
+        (``slot_reused_words``), since that phase's word would start from the value written there. Shared by the
+        interpreter and the checker."""
+        words = self.inline_only_words()
+        return frozenset(words - self.slot_reused_words()) if words else frozenset()
+
+    def inline_only_words(self) -> frozenset[tuple[int, Site]]:
         """Words only one-word remote writes write (``InlineWrite``: a mailbox slot a kernel fills on another core
         with ``noc_inline_dw_write``) and no op of the program reads — no ``SemWait`` on it, no flag multicast from or
         onto it, no ``SemSet``, no increment. Its value reaches nothing the format says (a kernel reads it with plain
-        loads, each launch after the write that fills it), so it is exempt from end balance (docs/semantics.md,
-        "One-word remote writes"); shared by the interpreter and the checker."""
+        loads, each launch after the write that fills it), so its landing decides no blocking (the P/T net), and it
+        is exempt from end balance unless a later phase may take its slot (``mailbox_words``; docs/semantics.md,
+        "One-word remote writes")."""
         from verispatial.ir.ops import InlineWrite, McastSetValid, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 
         written: set[tuple[int, Site]] = set()

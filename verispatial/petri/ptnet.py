@@ -271,7 +271,7 @@ class _Builder:
         self.trip_place: dict[str, int] = {}
         self.word: dict[tuple[int, Site], tuple[int, int]] = {}
         self.bound = self._bounds()
-        self.mailboxes = program.mailbox_words()
+        self.mailboxes = program.inline_only_words()
         for sem in program.semaphores:
             for site in sem.sites:
                 b = self.bound[(sem.id, site)]
@@ -676,7 +676,7 @@ class _Builder:
 
     def _inline_write(self, o: _Occurrence) -> None:
         """A one-word remote write (``InlineWrite``) to a mailbox word — one no op of the program reads
-        (``Program.mailbox_words``) — changes nothing that decides blocking: a write in flight until its landing, as
+        (``Program.inline_only_words``) — changes nothing that decides blocking: a write in flight until its landing, as
         a tensor write. The value stored in a word something waits on is not expressed (refused by name)."""
         op = o.op
         assert isinstance(op, InlineWrite)
