@@ -82,7 +82,7 @@ def test_a_kernel_writing_on_both_channels_is_refused_even_with_a_write_barrier(
     and this flag have none between, and the reading does not follow which barrier covers which pair across loops
     and branches: a kernel writing to other cores on both channels is refused whatever its barriers (a refusal the
     device would not give here: the program format needs each write's channel to do better)."""
-    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels"):
+    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels"):
         import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        ")))
 
 
@@ -91,7 +91,7 @@ def test_a_unicast_flag_after_a_data_multicast_is_refused(tmp_path: Path, target
     """Data on the multicast VC, its flag on the unicast VC, nothing between: the flag may land first and the
     receiver publish the page before the tile reached it. The program format orders one engine's writes as one VC
     does, so the kernel is refused by name at the first write on the second VC (it was proved)."""
-    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels") as e:
+    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels") as e:
         import_host(_host(tmp_path, target, _per_core("")))
     assert "a unicast write here and a multicast write at" in str(e.value)
 
@@ -100,7 +100,7 @@ def test_a_unicast_flag_after_a_data_multicast_is_refused(tmp_path: Path, target
 def test_unicast_data_then_a_flag_multicast_is_refused(tmp_path: Path, target: str) -> None:
     """The tile by a unicast write, then the flag multicast: two VCs again, refused at the flag's line."""
     calls = "noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb));\n        " + FLAG_MCAST
-    with pytest.raises(Refused, match="NoC writes to other cores on two virtual channels") as e:
+    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels") as e:
         import_host(_host(tmp_path, target, calls))
     assert e.value.loc.line == FLAG_LINE
     assert "a multicast write here and a unicast write at" in str(e.value)

@@ -317,7 +317,8 @@ class KernelReader:
     def __init__(self, shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue],
                  prog: CppProgram, survey: bool = False, scratch: frozenset[int] = frozenset()) -> None:
         self.shared = shared
-        #: per virtual-channel class of the NoC writes into other cores' L1 this kernel issued ("unicast" on
+        #: per virtual-channel class of the NoC writes into L1 (another core's, or its own through the NoC) this
+        #: kernel issued ("unicast" on
         #: NOC_UNICAST_WRITE_VC, "multicast" on NOC_MULTICAST_WRITE_VC), the first call's location (``wrote_on``)
         self.write_vcs: dict[str, SourceLoc] = {}
         #: buffers read as scratch L1 of this kernel (``Buffer.scratch``, docs/semantics.md "Scratch buffers"): NoC
@@ -619,8 +620,8 @@ class KernelReader:
         return loc
 
     def wrote_on(self, vc: str, node: Any) -> None:
-        """A NoC write into another core's L1 (a flag or pages) on virtual-channel class ``vc`` ("unicast" or
-        "multicast"). The program format orders one engine's writes in issue order, which holds only on one VC:
+        """A NoC write into L1 (a flag or pages; another core's, or its own through the NoC) on virtual-channel
+        class ``vc`` ("unicast" or "multicast"). The program format orders one engine's writes in issue order, which holds only on one VC:
         the unicast forms travel on ``NOC_UNICAST_WRITE_VC`` and the multicast forms on ``NOC_MULTICAST_WRITE_VC``
         (``internal/dataflow/dataflow_api_common.h:62-64``), and writes on two VCs may arrive in any order (tt-metal
         #55555, quoting the NoC ordering notes). So a kernel that writes on both is refused by name rather than read
@@ -628,7 +629,7 @@ class KernelReader:
         other = "multicast" if vc == "unicast" else "unicast"
         if other in self.write_vcs:
             first = self.write_vcs[other]
-            self.refuse("NoC writes to other cores on two virtual channels", node,
+            self.refuse("NoC writes into L1 on two virtual channels", node,
                         f"a {vc} write here and a {other} write at {first.file}:{first.line}: the two channels keep "
                         "no order between them")
         self.write_vcs.setdefault(vc, self.loc(node))
