@@ -218,8 +218,10 @@ _X_C = "namespace x { namespace c { inline uint32_t f() { return 2; } } }"
     ((*_ALIAS_AB, _X_C, "namespace k = x;", "namespace n = x::c;", "namespace y { namespace n = k::c; }"), (),
      "n::f()", 2),
     ((*_ALIAS_AB, "namespace n = a;", "namespace y { namespace n = ::a; }"), (), "n::f()", 1),
+    # an alias named as the namespace it names (``namespace generic = norm::kernel_util::generic;``): either is x::c
+    ((*_ALIAS_AB, _X_C, "namespace c = x::c;"), (), "c::f()", 2),
 ], ids=["call", "variable", "absolute", "alias-of-alias", "local", "nested-target", "one-namespace-two-spellings",
-        "one-namespace-absolute"])
+        "one-namespace-absolute", "alias-named-as-its-namespace"])
 def test_a_name_qualified_by_a_namespace_alias_is_the_aliased_namespaces(
         tmp_path: Path, top: tuple[str, ...], pre: tuple[str, ...], bound: str, pages: int,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -190,6 +190,8 @@ class Program:
     namespace_aliases: dict[str, str | None] = attrs.field(factory=dict)
     #: the bare names of the namespaces the kernel and its followed headers define
     namespaces: frozenset[str] = frozenset()
+    #: their full names (``a``, ``a::b`` for ``namespace a { namespace b {`` or ``namespace a::b {``)
+    namespace_paths: frozenset[str] = frozenset()
 
 
 def add_namespace_alias(aliases: dict[str, str | None], name: str, target: str) -> None:
@@ -201,11 +203,20 @@ def add_namespace_alias(aliases: dict[str, str | None], name: str, target: str) 
         aliases[name] = target
         return
     old = aliases[name]
-    if old is not None and _alias_free(aliases, old) != _alias_free(aliases, target):
+    if old is not None and alias_free(aliases, old) != alias_free(aliases, target):
         aliases[name] = None
 
 
-def _alias_free(aliases: dict[str, str | None], target: str) -> str:
+def alias_clashes(name: str, target: str, aliases: dict[str, str | None], paths: frozenset[str]) -> bool:
+    """Whether alias ``name`` of ``target`` is also the bare name of a namespace other than the one it names: which of
+    the two ``name::f`` finds depends on the scope it stands in, which the reading does not follow. A namespace of
+    that name that *is* the target (``namespace generic = norm::kernel_util::generic;``) names the same thing either
+    way."""
+    to = alias_free(aliases, target)
+    return any(p.rsplit("::", 1)[-1] == name and p != to for p in paths)
+
+
+def alias_free(aliases: dict[str, str | None], target: str) -> str:
     """``target`` with the aliases it starts with replaced by their targets, without a leading ``::``; an alias of
     several meanings (None) or one met twice is left as written (then only an equal spelling matches)."""
     parts = target.lstrip(":").split("::")
@@ -384,12 +395,16 @@ class _Tables:
     namespace_aliases: dict[str, str | None] = attrs.field(factory=dict)
     #: the bare names of the namespaces defined
     namespaces: set[str] = attrs.field(factory=set)
+    #: their full names
+    namespace_paths: set[str] = attrs.field(factory=set)
 
     def aliases(self) -> dict[str, Any]:
-        """``Program``'s fields of namespace names: ``namespace_aliases`` (an alias that is also a namespace's name
-        made None) and ``namespaces``."""
-        return {"namespace_aliases": {k: None if k in self.namespaces else v for k, v in self.namespace_aliases.items()},
-                "namespaces": frozenset(self.namespaces)}
+        """``Program``'s fields of namespace names: ``namespace_aliases`` (an alias that is also the name of another
+        namespace made None: ``alias_clashes``), ``namespaces`` and ``namespace_paths``."""
+        paths = frozenset(self.namespace_paths)
+        return {"namespace_aliases": {k: None if v is None or alias_clashes(k, v, self.namespace_aliases, paths) else v
+                                      for k, v in self.namespace_aliases.items()},
+                "namespaces": frozenset(self.namespaces), "namespace_paths": paths}
 
 
 def _enum(spec: Any, tables: _Tables) -> None:
@@ -510,6 +525,10 @@ def _collect(node: Any, unit: Unit, ns: str, functions: dict[str, tuple[Any, Uni
             body = c.child_by_field_name("body")
             if name is not None:
                 tables.namespaces.update(name.text.decode().split("::"))  # ``namespace a::b {``
+                outer = ns
+                for part in "".join(name.text.decode().split()).split("::"):
+                    outer = f"{outer}::{part}" if outer else part
+                    tables.namespace_paths.add(outer)
             if body is not None:
                 inner_ns = f"{ns}::{name.text.decode()}" if ns and name is not None else (
                     name.text.decode() if name is not None else ns)

@@ -24,6 +24,8 @@ from verispatial.frontends.ttmetal.cpp import (
     TYPE_SIZES,
     Unit,
     add_namespace_alias,
+    alias_clashes,
+    alias_free,
     function_declarator,
     namespace_alias,
 )
@@ -1377,7 +1379,7 @@ class KernelReader:
             got = namespace_alias(n)
             if got is not None:
                 add_namespace_alias(self.ns_aliases, *got)
-                if got[0] in self.prog.namespaces:
+                if alias_clashes(*got, self.ns_aliases, self.prog.namespace_paths):
                     self.ns_aliases[got[0]] = None
         elif t == "type_definition":
             self.typedef(n)
@@ -3567,7 +3569,12 @@ class KernelReader:
                             "aliases of each other; which C++ finds depends on the scopes where it is named")
             seen.add(parts[0])
             parts = [*target.split("::"), *parts[1:]]
-        inner = next((p for p in parts[1:-1] if p in self.ns_aliases), None)
+        # an inner name that is an alias of exactly the namespace it stands for there (``x::c`` after ``namespace c
+        # = x::c;``) names that namespace whichever C++ finds
+        inner = next((p for i, p in enumerate(parts[1:-1], 1) if p in self.ns_aliases
+                      and (self.ns_aliases[p] is None
+                           or alias_free(self.ns_aliases, str(self.ns_aliases[p])) != "::".join(parts[:i + 1]))),
+                     None)
         if inner is not None:
             self.refuse("namespace alias inside a qualification", n,
                         f"{inner} in {name}: which alias that is depends on the enclosing namespace's aliases, which "
