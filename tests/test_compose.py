@@ -540,8 +540,14 @@ def test_a_later_phase_takes_only_the_slot_of_a_word_with_its_initial_value() ->
     program needs 2 + 2 slots plus the rendezvous words: validate refuses it by name. (A new user's find: a composed
     counter_release whose second section's word was given another initial value was accepted and proved.)"""
     small = attrs.evolve(WORMHOLE, name="wormhole_4_semaphores", max_semaphores=4)
-    why = ("needs 6 semaphore slots, more than the target's 4: a later phase takes only the slot of a word with its own "
-           "initial value (at most 2 starting at 0, 2 starting at 1 in one phase; 2 program-wide)")
+    # The message counts what the user can change: per initial value the most section words of that value in any
+    # one phase, the program-wide words by name (here compose's rendezvous words), and the target's slot count with
+    # its source (a new user read "at most ... in one phase" as a limit and could not tell what "program-wide" was).
+    why = ("needs 6 semaphore slots, more than the 4 of target wormhole_4_semaphores (max_semaphores: NUM_SEMAPHORES "
+           "= 16: tt_metal/impl/buffers/semaphore.hpp): per initial value, the most section words of that value in "
+           "any one phase (2 starting at 0, 2 starting at 1), plus 2 program-wide words held in every phase "
+           "(compose's rendezvous words: rendezvous_gather, rendezvous_release); a later phase takes only the slot "
+           "of a word with its own initial value")
     with pytest.raises(ComposeRefused, match=re.escape(why)):
         compose([attrs.evolve(_flag_section("a", 0, 2), target=small),
                  attrs.evolve(_flag_section("b", 1, 2), target=small)], target=small)

@@ -507,3 +507,29 @@ def test_a_refuted_slice_lends_no_proof_to_one_handing_on_fewer_buffers(tiny: St
                if r.verdict != Verdict.PROVED and r.name.startswith("slice")}
     assert refuted
     assert not lent & refuted
+
+
+def test_the_slot_rule_names_the_rendezvous_words_and_the_targets_source(tiny: Step) -> None:
+    """Semaphore slots (docs/checker.md): a template whose words at the root start at 0 and one whose words there
+    start at 1 each fit a phase, but the later phase cannot take the earlier one's slots; the message counts, per
+    initial value, the most words of that value in any one phase, names the program-wide words (the rendezvous's
+    gather and release words on the root) and the target's slot count with its source."""
+    _, _, tp = tiny
+    root = tp.participants[0][0]
+    cap = tp.target.max_semaphores
+    assert len(tp.templates) > 1
+    t0, t1 = tp.templates[0], tp.templates[1]
+    assert not any(root in x.sites for t in (t0, t1) for x in t.semaphores)
+    half = (cap - 2) // 2 + 1  # 2 + half fits one phase; 2 + 2 * half does not fit the slots
+    zeros = tuple(Semaphore(len(t0.semaphores) + i, f"zero{i}", (root,), 0) for i in range(half))
+    ones = tuple(Semaphore(len(t1.semaphores) + i, f"one{i}", (root,), 1) for i in range(half))
+    two = attrs.evolve(tp, templates=(attrs.evolve(t0, semaphores=(*t0.semaphores, *zeros)),
+                                      attrs.evolve(t1, semaphores=(*t1.semaphores, *ones)), *tp.templates[2:]))
+    got = [(v.entity, v.rule) for v in validate_templated(two)]
+    assert got == [(f"site {root}",
+                    f"needs {2 + 2 * half} semaphore slots, more than the {cap} of target {tp.target.name} "
+                    f"(max_semaphores: NUM_SEMAPHORES = 16: tt_metal/impl/buffers/semaphore.hpp): per initial value, "
+                    f"the most section words of that value in any one phase ({half} starting at 0, {half} starting "
+                    "at 1), plus 2 program-wide words held in every phase (compose's rendezvous words: "
+                    "rendezvous_gather, rendezvous_release); a later phase takes only the slot of a word with its "
+                    "own initial value")]

@@ -73,7 +73,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
-from verispatial.ir.target import TARGETS
+from verispatial.ir.target import TARGETS, Target
 from verispatial.ir.templated import TemplatedProgram
 
 #: Reports one violation: (entity, rule).
@@ -183,12 +183,22 @@ def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
     return out
 
 
-def _slots_by_init(slots: int, cap: int, by_init: dict[int, int], wide: int) -> str:
-    """The slot rule's message: ``by_init`` maps an initial value to the most section words of that value in one
-    phase on the site, ``wide`` counts its program-wide semaphores."""
+def _slots_by_init(slots: int, target: Target, by_init: dict[int, int], wide: Sequence[Semaphore | str]) -> str:
+    """The slot rule's message: ``by_init`` maps an initial value to the most section words of that value in any one
+    phase on the site; ``wide`` are its program-wide words (semaphores, or the names of the rendezvous words a
+    templated program's composition adds), held in every phase; ``target`` gives the slot count and its source."""
     inits = ", ".join(f"{k} starting at {v}" for v, k in sorted(by_init.items()))
-    return (f"needs {slots} semaphore slots, more than the target's {cap}: a later phase takes only the slot of a "
-            f"word with its own initial value (at most {inits} in one phase; {wide} program-wide)")
+    names = [w if isinstance(w, str) else w.name for w in wide]
+    rendezvous = all(isinstance(w, str) or w.role in (SemRole.RENDEZVOUS_GATHER, SemRole.RENDEZVOUS_RELEASE)
+                     for w in wide)
+    named = f"compose's rendezvous words: {', '.join(names)}" if rendezvous else ", ".join(names)
+    held = f", plus {len(names)} program-wide word{'s' if len(names) != 1 else ''} held in every phase ({named})" \
+        if names else ", and no program-wide word"
+    source = target.sources.get("max_semaphores")
+    return (f"needs {slots} semaphore slots, more than the {target.max_semaphores} of target {target.name} "
+            f"(max_semaphores{': ' + source if source else ''}): per initial value, the most section words of that "
+            f"value in any one phase ({inits}){held}; a later phase takes only the slot of a word with its own initial "
+            "value")
 
 
 def validate(p: Program) -> list[IrViolation]:
@@ -305,7 +315,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             by_init[init] = max(by_init.get(init, 0), k)
         slots = wide.get(site, 0) + sum(by_init.values())
         if slots > p.target.max_semaphores:
-            bad(f"site {site}", _slots_by_init(slots, p.target.max_semaphores, by_init, wide.get(site, 0)))
+            bad(f"site {site}", _slots_by_init(slots, p.target, by_init,
+                                               [s for s in p.semaphores if s.section is None and site in s.sites]))
 
     for g in p.groups:
         e = f"group {g.id}"
@@ -531,7 +542,8 @@ def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
             continue
         by_init = slots_at.get(site, {})
         if wide + sum(by_init.values()) > tp.target.max_semaphores:
-            bad(f"site {site}", _slots_by_init(wide + sum(by_init.values()), tp.target.max_semaphores, by_init, wide))
+            words = ("rendezvous_gather", "rendezvous_release") if site == root else ("rendezvous_release",)
+            bad(f"site {site}", _slots_by_init(wide + sum(by_init.values()), tp.target, by_init, words))
     if closing * len(tp.participants) > WORD_MAX:
         bad("rendezvous", f"the gather word counts to {closing * len(tp.participants)}, past the 32-bit word "
                           f"(max {WORD_MAX})")
