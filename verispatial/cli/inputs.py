@@ -59,8 +59,35 @@ def load_document_file(path: str) -> Program | TemplatedProgram:
     return _loading(path, load_document)
 
 
+#: the sources a front end reads, told from program.json by their suffix (as ``certify`` and ``explain`` tell them):
+#: what each is and the command that turns it into a program
+_SOURCES = {
+    ".yaml": ("a tt-metal host description", "verispatial import ttmetal {path} -o PROGRAM.json"),
+    ".yml": ("a tt-metal host description", "verispatial import ttmetal {path} -o PROGRAM.json"),
+    ".py": ("a TT-Lang source", "verispatial import ttlang {path} -o PROGRAM.json"),
+}
+
+
+def refuse_source(path: str) -> None:
+    """``BadInput`` when ``path`` is a source a front end reads (a tt-metal host description, a TT-Lang source) given
+    to a command that reads program.json documents only: it names the command and the import that makes a program
+    of it (the JSON parser's "not valid JSON" said neither)."""
+    known = _SOURCES.get(Path(path).suffix)
+    if known is None:
+        return
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    command = ctx.command_path if ctx is not None else "this command"
+    what, fix = known
+    raise BadInput(path, "", f"{what}, not a program.json document: {command} takes program.json documents only; "
+                             f"import it first: {fix.format(path=path)}")
+
+
 def _loading(path: str, load: Callable[[str], _Doc]) -> _Doc:
-    """``load(path)`` with every failure told as ``BadInput`` (the file's fault) or ``CheckerError`` (the loader's)."""
+    """``load(path)`` with every failure told as ``BadInput`` (the file's fault) or ``CheckerError`` (the loader's); a
+    source a front end reads is refused first (``refuse_source``)."""
+    refuse_source(path)
     try:
         return load(path)
     except VerispatialError as e:

@@ -14,7 +14,7 @@ import sys
 import click
 
 from verispatial.cli.exits import EXIT_OK, guard
-from verispatial.cli.inputs import bad_input_of, load_json_object
+from verispatial.cli.inputs import bad_input_of, load_json_object, refuse_source
 from verispatial.cli.output import check_output_path, write, write_atomic
 from verispatial.errors import BadInput, CheckerError, VerispatialError
 
@@ -26,6 +26,7 @@ def run_upgrade(in_path: str, out: str, without_operands: bool = False, expand: 
     none and its reads go unchecked — a silent ``proved`` unless the user asks for it), for a version-2 program that
     has no templated form (saying why), and for a version-3 program without ``expand`` (it needs no upgrade)."""
     check_output_path(out)
+    refuse_source(in_path)
     doc = load_json_object(in_path, "program")
     from verispatial.ir.program import VERSION
     from verispatial.ir.serialize import dumps
