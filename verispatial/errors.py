@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 
 class VerispatialError(Exception):
     """Root of every error verispatial raises on purpose."""
@@ -96,13 +98,15 @@ class UnhandledOp(Exception):
 
 class SourceRefused(VerispatialError):
     """A front end met a construct of the user's source it cannot read exactly: ``construct`` names it, ``file`` and
-    ``line`` say where, ``reason`` why. The front end refuses the whole source rather than drop or approximate it."""
+    ``line`` say where, ``reason`` why; ``frontend`` is the front end (``ttlang``). The front end refuses the whole
+    source rather than drop or approximate it."""
 
-    def __init__(self, file: str, line: int, construct: str, reason: str) -> None:
+    def __init__(self, file: str, line: int, construct: str, reason: str, *, frontend: str) -> None:
         self.file = file
         self.line = line
         self.construct = construct
         self.reason = reason
+        self.frontend = frontend
         super().__init__(f"{file}:{line}: {construct}: {reason}")
 
 
@@ -142,6 +146,72 @@ class BadInput(Exception):
                 "field": self.field,
                 "rule": self.rule,
                 "violations": [{"entity": e, "rule": r} for e, r in self.violations],
+            },
+        }
+
+
+@attrs.frozen
+class SourcePlace:
+    """A line of the user's source: ``file`` as it can be opened from the current directory (or absolute),
+    ``line`` 1-based (0: the front end knows no line), ``text`` the statement on one line (may be empty)."""
+
+    file: str
+    line: int
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "text": self.text}
+
+
+class SourceRefusal(BadInput):
+    """A front end refused a construct of the user's source (exit 2), as the command line reports it: ``frontend``
+    (``ttmetal``, ``ttlang``), ``construct`` the construct refused, ``detail`` what about it (may be empty), ``at``
+    where in the user's source, ``reason`` the refusal's rule, ``called_at`` (a construct in a helper the kernel
+    includes) the kernel's call that got there. ``shown`` is the file as the front end names it in the one line
+    (a tt-metal kernel relative to its host's ``kernel_root``). ``kind`` (``<frontend>-refused``) names the refusal
+    kind: ``--sarif``'s rule id. ``to_json`` gives each its own slot."""
+
+    def __init__(self, frontend: str, construct: str, at: SourcePlace, reason: str, *, detail: str = "",
+                 shown: str | None = None, called_at: SourcePlace | None = None,
+                 called_shown: str | None = None) -> None:
+        self.frontend = frontend
+        self.construct = construct
+        self.detail = detail
+        self.at = at
+        self.reason = reason
+        self.called_at = called_at
+        what = f"{construct} ({detail})" if detail else construct
+        text = f": {at.text}" if at.text else ""
+        via = ""
+        if called_at is not None:
+            call_text = f": {called_at.text}" if called_at.text else ""
+            via = f" (called at {called_shown or called_at.file}:{called_at.line}{call_text})"
+        super().__init__(f"{shown or at.file}:{at.line}", what, f"{reason}{text}{via}")
+
+    @property
+    def kind(self) -> str:
+        """The refusal kind: ``ttmetal-refused``, ``ttlang-refused``."""
+        return f"{self.frontend}-refused"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"exit_code": 2, "error": {...}}`` in ``BadInput``'s shape (``file``, ``field``, ``rule``,
+        ``violations``) with each slot what its name says: ``file`` and ``line`` the user's source, ``field`` empty (a
+        source has no JSON field), ``rule`` the refusal's rule; besides, ``kind``, ``construct``, ``detail``,
+        ``text`` (the statement), ``called_at`` (``{file, line, text}`` or null) and ``message`` (the one line)."""
+        return {
+            "exit_code": self.exit_code,
+            "error": {
+                "kind": self.kind,
+                "file": self.at.file,
+                "line": self.at.line,
+                "field": "",
+                "construct": self.construct,
+                "detail": self.detail,
+                "rule": self.reason,
+                "text": self.at.text,
+                "called_at": self.called_at.to_json() if self.called_at is not None else None,
+                "message": self.line(),
+                "violations": [],
             },
         }
 

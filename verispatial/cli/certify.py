@@ -26,7 +26,14 @@ from verispatial.cli.output import (
     write_json,
 )
 from verispatial.driver.gate import recording_refusal  # untrusted machinery (verispatial/driver): light imports
-from verispatial.errors import BadInput, CertificateMismatch, CheckerError, ParseError, VerispatialError
+from verispatial.errors import (
+    BadInput,
+    CertificateMismatch,
+    CheckerError,
+    ParseError,
+    SourceRefusal,
+    VerispatialError,
+)
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
@@ -72,18 +79,46 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     done: list[tuple[str, FileReport]] = []
     with budget.deadline(budget_seconds):
         for path in program_paths:
-            if path.endswith(".py"):
-                got = import_ttlang(path, opts)
-                for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
-                                    ("--smt2", smt2_dir)):
-                    if value is not None and len(got) > 1:
-                        raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
-                for imp in got:
-                    fr = _certify_one(path, certificate, None, jobs, quiet, smt2_dir, loader_of(imp.program))
-                    done.append((path, _with_shape(fr, imp.classes)))
-                continue
-            done.append((path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir)))
+            try:
+                done += _certify_path(path, opts, certificate, store, jobs, quiet, smt2_dir, certificate_out)
+            except SourceRefusal as e:
+                _write_refusal(e, path, sarif_out, junit_out)
+                raise
     return _certify_outputs(done, as_json, sarif_out, junit_out, certificate_out, expect)
+
+
+def _certify_path(path: str, opts: TtlangOptions, certificate: str | None, store: Any, jobs: int, quiet: bool,
+                  smt2_dir: str | None, certificate_out: str | None) -> list[tuple[str, Any]]:
+    """The reports of the file ``path`` certify was given: a program.json or a host description (one report), or a
+    TT-Lang source (one per shape class). ``BadInput`` (a ``SourceRefusal`` for a construct a front end refused) /
+    ``CheckerError``."""
+    if not path.endswith(".py"):
+        return [(path, _certify_one(path, certificate, store, jobs, quiet, smt2_dir))]
+    got = import_ttlang(path, opts)
+    for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
+                        ("--smt2", smt2_dir)):
+        if value is not None and len(got) > 1:
+            raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
+    return [(path, _with_shape(_certify_one(path, certificate, None, jobs, quiet, smt2_dir, loader_of(imp.program)),
+                               imp.classes))
+            for imp in got]
+
+
+def _write_refusal(refusal: SourceRefusal, path: str, sarif_out: str | None, junit_out: str | None) -> None:
+    """``--sarif`` and ``--junit`` of a run a front end's ``refusal`` of the source ``path`` ended (exit 2): a log with
+    the refusal as its one result at the user's line, and one failing case (docs/ci.md). Only a refusal gets them: it
+    names a line of the user's source; other bad input names none and writes nothing."""
+    outputs = []
+    if sarif_out is not None:
+        from verispatial.report.sarif import refusal_log
+
+        outputs.append((sarif_out, json.dumps(refusal_log(refusal), indent=1) + "\n"))
+    if junit_out is not None:
+        from verispatial.report.junit import junit_xml, refusal_case
+
+        outputs.append((junit_out, junit_xml([refusal_case(refusal, path)], "verispatial certify")))
+    for out, text in outputs:
+        write_atomic(out, text)
 
 
 def _with_shape(fr: Any, classes: Sequence[Any]) -> Any:

@@ -15,7 +15,7 @@ from verispatial.cli.exits import EXIT_OK, guard
 from verispatial.cli.inputs import bad_input_of
 from verispatial.cli.options import TtlangOptions, ttlang_options
 from verispatial.cli.output import check_output_path, check_outputs_apart, console, write_atomic
-from verispatial.errors import BadInput, VerispatialError
+from verispatial.errors import BadInput, SourcePlace, SourceRefusal, VerispatialError
 
 if TYPE_CHECKING:
     from verispatial.ir.program import Program
@@ -84,17 +84,29 @@ def ttmetal_program(host_path: str) -> Any:
     try:
         return import_host(host_path)
     except Refused as e:
-        what = f"{e.construct} ({e.detail})" if e.detail else e.construct
-        call = e.loc.called_at  # in an included helper: the kernel's call that got there
-        via = f" (called at {call.file}:{call.line}{': ' + call.text if call.text else ''})" if call is not None else ""
-        raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
-                       f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}{via}") from None
+        raise ttmetal_refusal(e, host_kernel_root(host_path)) from None
     except VerispatialError as e:
         raise bad_input_of(host_path, e) from None
     except OSError as e:
         raise BadInput(host_path, "", f"cannot read: {e.strerror or e}") from None
     except RecursionError:
         raise BadInput(host_path, "", "a kernel nested too deeply to read") from None
+
+
+def ttmetal_refusal(e: Any, kernel_root: str | None) -> SourceRefusal:
+    """The command line's report of the tt-metal front end's refusal ``e`` (``frontends.ttmetal.Refused``): its
+    locations, named from the host's ``kernel_root`` in the one line as in every source location of the program, are
+    given as paths from the current directory (``kernel_root`` joined) in their slots; a construct in an included
+    helper also names the kernel's call that got there."""
+
+    def place(loc: Any) -> SourcePlace:
+        file = loc.file if kernel_root is None or Path(loc.file).is_absolute() else str(Path(kernel_root) / loc.file)
+        return SourcePlace(file, loc.line, loc.text)
+
+    call = e.loc.called_at
+    return SourceRefusal("ttmetal", e.construct, place(e.loc), e.rule, detail=e.detail, shown=e.loc.file,
+                         called_at=place(call) if call is not None else None,
+                         called_shown=call.file if call is not None else None)
 
 
 def host_sources(path: str) -> list[str]:

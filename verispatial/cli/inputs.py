@@ -14,6 +14,8 @@ from verispatial.errors import (
     CheckerError,
     InvalidProgram,
     ParseError,
+    SourcePlace,
+    SourceRefusal,
     SourceRefused,
     VerispatialError,
 )
@@ -39,7 +41,7 @@ def bad_input_of(where: str, err: VerispatialError) -> BadInput:
     if isinstance(err, CertificateMismatch):
         return BadInput(where, "certificate", err.what)
     if isinstance(err, SourceRefused):
-        return BadInput(f"{err.file}:{err.line}", err.construct, err.reason)
+        return SourceRefusal(err.frontend, err.construct, SourcePlace(err.file, err.line), err.reason)
     return BadInput(where, "", str(err))
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from verispatial.certify.report import Report, Verdict
+from verispatial.errors import SourceRefusal
 from verispatial.ir.source import SourceLoc
 
 
@@ -60,6 +61,15 @@ def report_cases(report: Report, suite: str | None = None, sources: Mapping[str,
         else:
             out.append(Case(suite or report.program, fam, secs))
     return out
+
+
+def refusal_case(refusal: SourceRefusal, suite: str) -> Case:
+    """The one failing case of a front end's refusal of the source ``suite`` (the file given to certify): named by the
+    refusal's kind (``ttmetal-refused``), its message the refusal's one line, its text the user's file:line and
+    statement."""
+    at = refusal.at
+    return Case(suite, refusal.kind, failure=refusal.line(),
+                detail=f"{at.file}:{at.line}" + (f": {at.text}" if at.text else ""))
 
 
 def junit_xml(cases: Sequence[Case], name: str = "verispatial") -> str:

@@ -76,6 +76,9 @@ SOURCES: dict[str, tuple[Piece, ...]] = {
     **{f"gate-{s}": ((CI, "row", f"`gate-{s}`"), (CI, "sentences", "It fails (exit 1)"))
        for s in ("changed", "missing", "extra", "no-certificate", "bad-input", "error")},
     **{f"family:{f}": ((CHECKER, "row", row),) for f, row in _FAMILY_ROW.items()},
+    # A front end's refusal: bad input at the user's source line, which certify --sarif writes as one result.
+    "ttmetal-refused": ((CI, "sentences", "Rule `ttmetal-refused`"), (CI, "sentences", "The result is `kind: fail`")),
+    "ttlang-refused": ((CI, "sentences", "Rule `ttlang-refused`"), (CI, "sentences", "The result is `kind: fail`")),
     "family:certificate": _CERT,
     "family:budget": ((CHECKER, "para", "`budget:<family>`"),),
     "family:gate": ((CI, "sentences", "It fails (exit 1)"),),

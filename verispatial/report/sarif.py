@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from verispatial.certify.report import Report, Result, Verdict
+from verispatial.errors import SourcePlace, SourceRefusal
 from verispatial.ir import obligation
 from verispatial.ir.source import SourceLoc
 from verispatial.report import rule_help
@@ -470,6 +471,53 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
             "results": results,
             "properties": {"programs": [a.report.program for a in artifacts],
                            "targets": sorted({a.report.target for a in artifacts})},
+        }],
+    }
+
+
+def refusal_log(refusal: SourceRefusal, tool_version: str | None = None, root: str | Path | None = None,
+                docs: str | None = None) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one front end's refusal (bad input at a line of the user's source, exit 2): one result,
+    rule ``refusal.kind`` (``ttmetal-refused``, ``ttlang-refused``) at ``level: error``, its message the refusal's one
+    line, located at the refused construct's file and line (the kernel's call that got there a related location);
+    the invocation unsuccessful with exit code 2. ``root`` and ``docs`` as for ``sarif_log``."""
+    from verispatial import __version__
+
+    places = _Places(Path(root).resolve() if root is not None else source_root())
+    rules = _Rules(docs if docs is not None else docs_url())
+
+    def physical(at: SourcePlace) -> dict[str, Any]:
+        # line 0: the front end knows no line (a construct of the whole file); the region is then left out
+        phys: dict[str, Any] = {"artifactLocation": places.location(at.file)}
+        if at.line >= 1:
+            phys["region"] = places.region(at.file, at.line, 1)
+        return phys
+
+    at = physical(refusal.at)
+    result: dict[str, Any] = {
+        "ruleId": refusal.kind,
+        "ruleIndex": rules.index(refusal.kind, "frontend"),
+        "level": "error",
+        "kind": "fail",
+        "message": {"text": refusal.line()},
+        "locations": [{"physicalLocation": at}],
+        "partialFingerprints": _fingerprints("refusal/v1", f"{refusal.kind}:{refusal.construct}",
+                                             at["artifactLocation"]["uri"]),
+        "properties": {"frontend": refusal.frontend, "construct": refusal.construct, "detail": refusal.detail},
+    }
+    if refusal.called_at is not None:
+        result["relatedLocations"] = [{"id": 1, "message": {"text": f"called here: {refusal.called_at.text}"},
+                                       "physicalLocation": physical(refusal.called_at)}]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules.rules}},
+            "originalUriBaseIds": places.original_uri_base_ids(),
+            "columnKind": "unicodeCodePoints",
+            "artifacts": places.artifacts,
+            "invocations": [{"executionSuccessful": False, "exitCode": refusal.exit_code}],
+            "results": [result],
         }],
     }
 

@@ -22,7 +22,7 @@ NAMED: dict[str, str] = {
 def refuse(file: str, node: ast.AST | None, construct: str, reason: str) -> NoReturn:
     """Raise ``SourceRefused`` at ``node``'s line (line 0 without a node)."""
     line = getattr(node, "lineno", 0) if node is not None else 0
-    raise SourceRefused(file, line, construct, reason)
+    raise SourceRefused(file, line, construct, reason, frontend="ttlang")
 
 
 def snippet(node: ast.AST, limit: int = 60) -> str:
