@@ -54,6 +54,7 @@ MIXED = Report(
     seconds=3.75,
 )
 
+# The counterexample's texts name the program's buffers (c_0), as explain does; its keys stay as the checker wrote them.
 MIXED_TEXT = """\
 program small  target wormhole_b0  engines 2  ops 8
   circular-buffer     2 proved    0 refuted    0 failed-to-prove    0 error      0.75 s
@@ -67,11 +68,11 @@ refuted deadlock/section-0: a reachable state blocks every engine
       t: 3
     stuck:
       - engine: (0,0).reader
-        op: reserve(b0, 1)
+        op: reserve(c_0, 1)
         iteration:
           i: 2
       - engine: (0,0).compute
-        op: wait(b0, 1)
+        op: wait(c_0, 1)
         iteration:
           j: 0
     counters:

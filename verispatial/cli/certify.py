@@ -204,6 +204,9 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     """Write the reports of a certify run (files first, all computed before any is written) and print them."""
     worst = _worst([fr.report.exit_code for _, fr in done])
     groupings = [_grouped(fr.report, fr.program) for _, fr in done]  # consequences under their findings: display only
+    # the programs the reports' texts name buffers and words of, each expanded once (a templated program's expansion)
+    shown = [_shown(fr.program, fr.report) if fr.report.exit_code != EXIT_OK else None for _, fr in done]
+    from verispatial.report.names import namer
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
@@ -212,13 +215,15 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
 
         arts = [Artifact(Path(path).as_posix(), fr.report,
                          read_text(path) if fr.report.exit_code != EXIT_OK else None, g,
-                         _op_sources(fr), host_kernel_root(path))
-                for (path, fr), g in zip(done, groupings, strict=True)]
+                         _op_sources(fr.report, p), host_kernel_root(path), namer(p))
+                for (path, fr), g, p in zip(done, groupings, shown, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:
         from verispatial.report.junit import junit_xml, report_cases
 
-        outputs.append((junit_out, junit_xml([c for path, fr in done for c in report_cases(fr.report, path, _op_sources(fr))],
+        outputs.append((junit_out, junit_xml([c for (path, fr), p in zip(done, shown, strict=True)
+                                              for c in report_cases(fr.report, path, _op_sources(fr.report, p),
+                                                                    namer(p))],
                                              "verispatial certify")))
     refusal = None
     if certificate_out is not None:
@@ -249,18 +254,17 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     else:
         from verispatial.report.text import report_lines
 
-        for (_, fr), g in zip(done, groupings, strict=True):
-            emit(report_lines(fr.report, fr.shape, g, _op_sources(fr)))
+        for (_, fr), g, p in zip(done, groupings, shown, strict=True):
+            emit(report_lines(fr.report, fr.shape, g, _op_sources(fr.report, p), p))
     return worst
 
 
-def _op_sources(fr: Any) -> dict[str, Any]:
+def _op_sources(report: Any, shown: Program | None) -> dict[str, Any]:
     """``sources.obligation_sources`` of a run: the source lines of the ops its unproved obligations without a
-    counterexample name (empty for a proved run or a program no front end read)."""
+    counterexample name, in ``shown`` (``_shown``: None for a proved run; empty for a program no front end read)."""
     from verispatial.report.sources import obligation_sources
 
-    shown = _shown(fr.program, fr.report) if fr.report.exit_code != EXIT_OK else None
-    return obligation_sources(shown, fr.report) if shown is not None else {}
+    return obligation_sources(shown, report) if shown is not None else {}
 
 
 def _grouped(report: Any, program: Program | TemplatedProgram | None) -> Any:

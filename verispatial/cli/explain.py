@@ -89,10 +89,11 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
         lines = report_lines(fr.report, fr.shape)
         emit([lines[0], *[ln for ln in lines[1:] if ln[0].startswith("  ") and not ln[0].startswith("   ")]])
         emit([(ln, "") for ln in explanation_lines(exps, files)] or [("nothing to explain: no refutation", "")])
+        from verispatial.report.names import namer
         from verispatial.report.sources import obligation_sources
 
         # no counterexample to draw, but the reason is what a user acts on, at the line of the op it names
-        emit(unproved_lines(fr.report, sources=obligation_sources(program, fr.report)))
+        emit(unproved_lines(fr.report, sources=obligation_sources(program, fr.report), name=namer(program)))
         emit([lines[-1]])
     return fr.report.exit_code
 

@@ -61,6 +61,7 @@ from verispatial.ir.program import Program
 from verispatial.petri.interp import SimResult, TraceStep, drive, simulate
 from verispatial.petri.position import Position, Violation, iteration_text, op_at, path_text
 from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, quote
+from verispatial.report.names import buffer_name, named, word_name
 from verispatial.report.sources import loop_index_text
 
 #: Above this many stuck engines a deadlock is summarized by groups (and a mesh picture) instead of engine by engine.
@@ -169,41 +170,6 @@ class Index:
     def op(self, engine: str, path: tuple[int, ...]) -> Op:
         ep = next(ep for ep in self.program.programs if ep.key == engine)
         return op_at(ep.ops, path)
-
-
-def _buffer_name(p: Program, b: int) -> str:
-    """A buffer as the program names it, with its site (buffer names repeat across sites): ``c_0@(1,0)``."""
-    return f"{p.buffers[b].name}@{p.buffers[b].site}"
-
-
-def _unique_buffer_name(p: Program, b: int) -> str:
-    """``_buffer_name``, with the id when another buffer of the site has the same name (buffers of two sections)."""
-    buf = p.buffers[b]
-    twin = any(o.id != b and o.name == buf.name and o.site == buf.site for o in p.buffers)
-    return f"{_buffer_name(p, b)}{f' (b{b})' if twin else ''}"
-
-
-_ID = re.compile(r"\b(b|sem)(\d+)(?: \(([^()]*)\))?")
-
-
-def named(p: Program, text: str) -> str:
-    """The interpreter's and the checker's text with the program's names for buffers and semaphores: ``b0 (c_0)``
-    and ``b0`` read ``c_0``, ``sem2 (in1_sender_sem)@(0,1)`` and ``sem2@(0,1)`` read ``in1_sender_sem@(0,1)``.
-    Display only: the texts are made from ids, and what is shown to a person should be what the program calls
-    them (the pictures do)."""
-    bufs = {b.id: b.name for b in p.buffers}
-    sems = {s.id: s.name for s in p.semaphores}
-
-    def sub(m: re.Match[str]) -> str:
-        table = bufs if m.group(1) == "b" else sems
-        i = int(m.group(2))
-        return table.get(i, m.group(0))
-    return _ID.sub(sub, text)
-
-
-def _sem_name(p: Program, sem: int, site: Site) -> str:
-    """A semaphore word as the program names it: ``in1_sender_sem@(0,1)``."""
-    return f"{p.semaphores[sem].name}@{site}"
 
 
 def _op_text(p: Program, op: Op) -> str:
@@ -344,12 +310,12 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
         counters = "" if run is None else (f"\npushed {run.pushed[b.id]}, popped {run.popped[b.id]}, "
                                            f"capacity {b.capacity}")
         asks = (f"needs {op.pages} free page(s)" if space else f"needs {op.pages} page(s)")
-        label = f"{_buffer_name(program, b.id)}{counters}\n{pos.engine.split('.')[-1]} {asks}"
+        label = f"{buffer_name(program, b.id)}{counters}\n{pos.engine.split('.')[-1]} {asks}"
         rel = tuple(index.pops.get(b.id, ()) if space else index.pushes.get(b.id, ()))
         sig = f"{kind}: {shown.split('(')[0]}({b.name}{' space' if space else ''})"
         missing = _missing_buffer_release(program, index, b.id, space, pos.engine, run)
         return Waiting(pos, shown, reason, generic, res, label, rel, sig, missing=missing,
-                       target=_unique_buffer_name(program, b.id))
+                       target=buffer_name(program, b.id))
     if isinstance(op, SemWait):
         sem = program.semaphores[op.sem]
         env = dict(pos.iteration)
@@ -362,7 +328,7 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
             generic = f"{sem.name} is {got}, the wait needs {rel_text} {want}{short}"
             reason = f"{sem.name}@{site}" + generic[len(sem.name):]
         value = "" if got is None else f" = {got}"
-        label = f"{_sem_name(program, op.sem, site)}{value}\nwaits {rel_text} {want}"
+        label = f"{word_name(program, op.sem, site)}{value}\nwaits {rel_text} {want}"
         writes = index.writes.get((op.sem, site), ())
         # A set whose value depends on loop indices may store the value waited for in some iteration: not inert.
         inert = tuple(r for r in writes if isinstance(r.op, SemSet) and not r.op.terms
@@ -380,7 +346,7 @@ def _waiting(program: Program, index: Index, pos: Position, reason: str, run: Si
                        *_missing_flags(program, index, op.sem, site, run))
         return Waiting(pos, shown, reason, generic, f"sem{op.sem}@{site}", label, rel, sig, note,
                        counted="" if got is None else str(got), inert=inert, missing=lacking, want=want,
-                       target=_sem_name(program, op.sem, site))
+                       target=word_name(program, op.sem, site))
     return Waiting(pos, shown, reason, reason, "", "", (), f"{kind}: {shown.split('(')[0]}")
 
 
@@ -416,7 +382,7 @@ def _missing_increments(program: Program, index: Index, sem: int, site: Site, ru
     shapes compare the other increments."""
     writes = index.writes.get((sem, site), ())
     writers = {r.engine for r in writes}
-    word = _sem_name(program, sem, site)
+    word = word_name(program, sem, site)
     out = _lost_updates(program, index, sem, site, run)
     incs: dict[str, list[OpRef]] = {}
     for r in writes:
@@ -463,7 +429,7 @@ def _lost_updates(program: Program, index: Index, sem: int, site: Site,
         if not isinstance(op, SemRmw) or op.sem != sem:
             continue
         at = " ".join(x for x in (_at(program, pos.engine, pos.path), iteration_text(pos.iteration)) if x)
-        out.append((pos.engine, f"the increment that never came: a write landed on {_sem_name(program, sem, site)} "
+        out.append((pos.engine, f"the increment that never came: a write landed on {word_name(program, sem, site)} "
                                 f"between the load and the store of {pos.engine}'s {_op_text(program, op)} at {at}, "
                                 f"which stored over it (lost update: {R.SEM_RMW_RACE})"))
     return out
@@ -515,7 +481,7 @@ def _missing_buffer_release(program: Program, index: Index, buf: int, space: boo
                         for r in takes[:2])
         after = f"has no {noun} of it" if not gives else f"ran its {noun}{'es' if noun == 'push' else 's'} of it " \
                                                           f"{_times(given)}"
-        out.append((ep.key, f"the {noun} that never came: {ep.key} {verb} {_buffer_name(program, buf)} ({ops}) "
+        out.append((ep.key, f"the {noun} that never came: {ep.key} {verb} {buffer_name(program, buf)} ({ops}) "
                             f"and {after}"))
     return tuple(out)
 
@@ -1109,7 +1075,7 @@ def explain_memory(program: Program, cex: dict[str, Any], result: Result) -> Exp
         b = program.buffers[at.buf]
         if (site is None or b.site == site) and b.space.value == space and (
                 phase is None or phases[b.section] == phase):
-            rows.append((_unique_buffer_name(program, b.id).split("@")[0]
+            rows.append((buffer_name(program, b.id).split("@")[0]
                          + (f" (alias of {program.buffers[b.alias_of].name})" if b.alias_of is not None else ""),
                          at.offset, at.offset + at.size, b.id in bad))
     for r in program.resident:

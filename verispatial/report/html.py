@@ -19,7 +19,8 @@ import attrs
 from verispatial.certify.report import Report, Verdict
 from verispatial.ir.program import Program
 from verispatial.report.dot import RenderError, render_svg
-from verispatial.report.explain import Explanation, Picture, named
+from verispatial.report.explain import Explanation, Picture
+from verispatial.report.names import named
 from verispatial.report.text import VERDICT_WORD, tally
 
 _CSS = """

@@ -10,7 +10,7 @@ against the Jenkins xUnit plugin's JUnit schema (``junit-10.xsd``, ``tests/test_
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -33,12 +33,13 @@ class Case:
     detail: str = ""
 
 
-def report_cases(report: Report, suite: str | None = None, sources: Mapping[str, SourceLoc] | None = None) \
-        -> list[Case]:
+def report_cases(report: Report, suite: str | None = None, sources: Mapping[str, SourceLoc] | None = None,
+                 name: Callable[[str], str] = str) -> list[Case]:
     """The cases of one certify report: one per family (report order). Each obligation not proved is named in the
     failure's text with, for a program a front end read, the host arguments its counterexample's trips stand for
     (``hostargs``) and the user-source lines it names (a helper's line with its call in the kernel); with none, the
-    line of the op it is about (``sources``: ``sources.obligation_sources``)."""
+    line of the op it is about (``sources``: ``sources.obligation_sources``). ``name`` puts the program's names into
+    each reason (``names.namer``)."""
     from verispatial.report.hostargs import arg_lines
     from verispatial.report.text import at_lines
 
@@ -46,7 +47,7 @@ def report_cases(report: Report, suite: str | None = None, sources: Mapping[str,
     for fam, results in report.by_family().items():
         secs = sum(r.seconds for r in results)
         bad = [r for r in results if r.verdict != Verdict.PROVED]
-        detail = "\n".join(f"{r.verdict.value} {r.family}/{r.name}: {r.reason}"
+        detail = "\n".join(f"{r.verdict.value} {r.family}/{r.name}: {name(r.reason)}"
                            + "".join(f"\n    {line}" for line in arg_lines(r.counterexample))
                            + "".join(f"\n    {line}" for line in at_lines(r.counterexample,
                                                                           (sources or {}).get(r.name)))

@@ -32,7 +32,7 @@ import json
 import os
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -291,6 +291,8 @@ class Artifact:
     #: The directory a front end's relative source file names are relative to (a tt-metal host's kernel root, which
     #: names its kernels and their headers from there: ``reader.cpp``); None: the current directory.
     source_dir: str | None = None
+    #: Puts the program's names into a message (``names.namer`` of the program: ``c_0@(1,0)``, not ``b1``).
+    name: Callable[[str], str] = str
 
 
 @attrs.frozen
@@ -567,10 +569,10 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
                   for r in bad if grouping is not None and r.name in grouping.findings}
     for r in bad:
         kind = rule_kind(r.name)
-        text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {r.reason}" if r.reason else "")
+        text = f"{r.verdict.value}: {r.family}/{r.name}" + (f": {art.name(r.reason)}" if r.reason else "")
         summary = (r.counterexample or {}).get("summary")
         if isinstance(summary, str) and summary != r.reason:
-            text += f" ({summary})"
+            text += f" ({art.name(summary)})"
         args = arg_lines(r.counterexample)
         text += "".join(f"; {a}" for a in args)  # a host's range named as the argument it is (hostargs.py)
         ptr = pointers[id(r)]

@@ -6,7 +6,7 @@ error with its reason, and the verdict line."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from verispatial.certify.report import Report, Result, Verdict
@@ -15,6 +15,7 @@ from verispatial.report.hostargs import arg_lines
 from verispatial.report.summary import STYLE, VERDICT_WORD, family_lines, header_lines, tally_text, verdict_line
 
 if TYPE_CHECKING:
+    from verispatial.ir.program import Program
     from verispatial.report.consequences import Grouping
 
 __all__ = ["STYLE", "VERDICT_WORD", "family_rows", "report_lines", "tally"]
@@ -60,18 +61,30 @@ def render_value(key: str | None, v: Any, indent: str) -> list[str]:
     return [f"{head} {_scalar(v)}"]
 
 
-def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str = "") -> list[str]:
+def counterexample_lines(cex: dict[str, Any], indent: str = "    ", reason: str = "",
+                         name: Callable[[str], str] = str) -> list[str]:
     """A counterexample: its ``summary`` first (when present and not the same as ``reason``, which was already
-    printed), then every other field."""
+    printed), then every other field; ``name`` puts the program's names into each text (``names.named``)."""
     lines = []
     summary = cex.get("summary")
     if isinstance(summary, str) and summary != reason:
-        lines.append(indent + summary)
+        lines.append(indent + name(summary))
     for k, v in cex.items():
         if k == "summary" and isinstance(v, str):
             continue
-        lines += render_value(str(k), v, indent)
+        lines += render_value(str(k), _named_value(v, name), indent)
     return lines
+
+
+def _named_value(v: Any, name: Callable[[str], str]) -> Any:
+    """``v`` (a counterexample's JSON value) with ``name`` applied to every string in it (keys stay)."""
+    if isinstance(v, str):
+        return name(v)
+    if isinstance(v, dict):
+        return {k: _named_value(x, name) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_named_value(x, name) for x in v]
+    return v
 
 
 def source_lines(cex: Any) -> list[str]:
@@ -119,8 +132,10 @@ def _n(k: int, word: str) -> str:
     return f"{k} {word}{'' if k == 1 else 's'}"
 
 
-def _unproved(r: Result, indent: str = "", sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
-    out = [(f"{indent}{r.verdict.value} {r.family}/{r.name}: {r.reason or '(no reason given)'}", STYLE[r.verdict.value])]
+def _unproved(r: Result, indent: str = "", sources: Mapping[str, Any] | None = None,
+              name: Callable[[str], str] = str) -> list[tuple[str, str]]:
+    out = [(f"{indent}{r.verdict.value} {r.family}/{r.name}: {name(r.reason) if r.reason else '(no reason given)'}",
+            STYLE[r.verdict.value])]
     if sources and r.name in sources:  # the line of the op the obligation names (sources.obligation_sources)
         out.append((f"{indent}    at {sources[r.name]}", "bold"))
     if r.assumes:
@@ -129,19 +144,21 @@ def _unproved(r: Result, indent: str = "", sources: Mapping[str, Any] | None = N
 
 
 def unproved_lines(report: Report, grouping: Grouping | None = None,
-                   sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+                   sources: Mapping[str, Any] | None = None, name: Callable[[str], str] = str) -> list[tuple[str, str]]:
     """(text, style) per obligation that failed to prove or errored: its reason, the user's source line of the op it
     names (``sources``: ``sources.obligation_sources``, for a program a front end read), then what it assumes (shared
     by ``report_lines`` and ``explain``, which has no picture for these but must say why). With ``grouping``, the
-    consequences of a refuted finding are left out (``report_lines`` lists them under it)."""
+    consequences of a refuted finding are left out (``report_lines`` lists them under it). ``name`` puts the
+    program's names into each reason (``names.named``)."""
     out: list[tuple[str, str]] = []
     for r in report.results:
         if r.verdict in (Verdict.FAILED, Verdict.ERROR) and (grouping is None or r.name not in grouping.of):
-            out += _unproved(r, sources=sources)
+            out += _unproved(r, sources=sources, name=name)
     return out
 
 
-def consequence_lines(report: Report, grouping: Grouping, finding: str) -> list[tuple[str, str]]:
+def consequence_lines(report: Report, grouping: Grouping, finding: str,
+                      name: Callable[[str], str] = str) -> list[tuple[str, str]]:
     """The failures to prove grouped under refuted ``finding``, indented under it: a heading, then each with its
     reason (they stay failed-to-prove: fixing the finding and certifying again decides them)."""
     names = grouping.under(finding)
@@ -150,28 +167,34 @@ def consequence_lines(report: Report, grouping: Grouping, finding: str) -> list[
     by = {r.name: r for r in report.results}
     out = [(f"    consequences ({len(names)} failed-to-prove, not proved because of this finding):", "")]
     for n in names:
-        out += _unproved(by[n], "      ")
+        out += _unproved(by[n], "      ", name=name)
     return out
 
 
 def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | None = None,
-                 sources: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+                 sources: Mapping[str, Any] | None = None, program: Program | None = None) -> list[tuple[str, str]]:
     """The human report as (text, style) lines: header, one line per family, each refutation with its
     counterexample (and, with ``grouping``, its consequences), each other failure to prove and each error with its
-    reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops)."""
+    reason, and the verdict. ``shape`` is ``program_summary`` of the program (engine programs, ops). With
+    ``program`` (the one the report is on), reasons and counterexamples name its buffers and semaphore words as
+    ``explain`` does (``names.named``: ``c_0@(1,0)``, not ``b0``); obligation ids stay as they are."""
+    from verispatial.report.names import namer  # here: a proved report (the warm run's) names nothing
+
+    name = namer(program)
     out = header_lines(report.program, report.target, shape, report.cached)
     rows = family_rows(report)  # once: the counts decide which walks of the results below are needed
     out += family_lines(rows)
     for r in report.results if any(x.refuted for x in rows) else ():
         if r.verdict == Verdict.REFUTED:
-            out.append((f"refuted {r.family}/{r.name}" + (f": {r.reason}" if r.reason else ""), STYLE["refuted"]))
+            out.append((f"refuted {r.family}/{r.name}" + (f": {name(r.reason)}" if r.reason else ""),
+                        STYLE["refuted"]))
             if r.counterexample:
                 out += [(f"    {line}", "") for line in arg_lines(r.counterexample)]
                 out += [(f"    {line}", "bold") for line in at_lines(r.counterexample, (sources or {}).get(r.name))]
-                out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason)]
+                out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason, name=name)]
             if grouping is not None:
-                out += consequence_lines(report, grouping, r.name)
+                out += consequence_lines(report, grouping, r.name, name)
     if any(x.failed or x.error for x in rows):
-        out += unproved_lines(report, grouping, sources)
+        out += unproved_lines(report, grouping, sources, name)
     out.append(verdict_line(exit_code(rows), tally(report, grouping, rows)))
     return out
