@@ -533,12 +533,13 @@ def test_cli_certify_straddle_prints_the_counterexample(capsys: pytest.CaptureFi
     code = cli.main(["certify", str(BROKEN / "b_ring_straddle.json")])
     out = capsys.readouterr().out
     assert code == 1
-    assert ("refuted circular-buffer/cb-straddle:b0: (0,0).reader pushes 2 pages of b0 at running sum 7 "
+    # the obligation id keeps the buffer's id (b0); the text names it as the program does (c_0@(0,0))
+    assert ("refuted circular-buffer/cb-straddle:b0: (0,0).reader pushes 2 pages of c_0@(0,0) at running sum 7 "
             "(3 into a 4-page ring): the block straddles the ring's end") in out
     assert "    running_sum: 7\n" in out
     assert "    pages: 2\n" in out
     assert "    capacity: 4\n" in out
-    assert "message: push(b0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)" in out
+    assert "message: push(c_0, 2) at write offset 3 of a 4-page ring straddles its end (3+2 > 4)" in out
     assert "verdict: refuted (22 proved, 1 refuted, 0 failed-to-prove, 0 error of 23 obligations" in out
 
 

@@ -281,7 +281,7 @@ def test_explain_schedule_steps_name_their_lines(tmp_path: Path, monkeypatch: py
                           "      called at reader.cpp:11:9: read_one_tile(0, s, i);"]
     assert ("    rule async-read-publish (docs/semantics.md) broken at (0,0).reader at ops[0].body[2] "
             "(reader_helpers.hpp:9, called at reader.cpp:11) push(in, 1) i=0: push(in, 1) publishes pages read into "
-            "in by read_tiles with no read_barrier since") in block
+            "in@(0,0) by read_tiles with no read_barrier since") in block
     steps = [ln for ln in block if ln.startswith("      #")]
     assert steps
     for ln in steps:
@@ -317,8 +317,8 @@ def test_text_junit_and_sarif_name_the_helper_line_and_its_call(tmp_path: Path, 
     host = _project(tmp_path, monkeypatch, _no_barrier(HOST))
     assert main(["certify", str(host), "-q", "--no-cache", "--junit", "out.xml", "--sarif", "out.sarif"]) == 1
     out = capsys.readouterr().out.splitlines()
-    head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[0, 2]: push of b0 while reads into it may "
-                     "not have landed (no read barrier since)")
+    head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[0, 2]: push of in@(0,0) while reads into it "
+                     "may not have landed (no read barrier since)")
     assert out[head + 1:head + 3] == ["    at reader_helpers.hpp:9:5: cb_push_back(cb, 1);",
                                       "      called at reader.cpp:11:9: read_one_tile(0, s, i);"]
     failure = _failure("async-noc")
@@ -380,8 +380,8 @@ def test_vendor_softmax_is_refuted_at_the_helper_line_with_the_readers_call(caps
     host = Path(__file__).resolve().parents[1] / "examples" / "ttmetal" / "softmax_w" / "host.yaml"
     assert main(["certify", str(host), "-q", "--no-cache"]) == 1
     out = capsys.readouterr().out.splitlines()
-    head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[2]: push of b1 while fill_tiles or "
-                     "copy_tiles stores into it may not have landed (no drain since)")
+    head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[2]: push of max_scaler@(0,0) while "
+                     "fill_tiles or copy_tiles stores into it may not have landed (no drain since)")
     assert out[head + 1:head + 3] == [
         "    at ttnn/kernel_lib/reduce_helpers_dataflow.inl:203:5: dfb.push_back(1);",
         "      called at ttnn/operations/normalization/softmax/device/kernels/attention/dataflow/"

@@ -269,7 +269,7 @@ def test_a_witness_refutation_relates_its_replays_ranges_in_sarif(tmp_path: Path
     monkeypatch.chdir(tmp_path)
     assert main(["certify", "host.yaml", "-q", "--no-cache", "--sarif", "out.sarif"]) == 1
     out = capsys.readouterr().out.splitlines()
-    head = out.index("refuted semaphore/sem-set-race:sem0@(1,0): (1,0).reader resets sem0@(1,0) at [0, 1] after an "
+    head = out.index("refuted semaphore/sem-set-race:sem0@(1,0): (1,0).reader resets w@(1,0) at [0, 1] after an "
                      "increment beyond those its wait consumed was issued (lost update)")
     lines = out[head + 1:head + 4]
     assert [ln.split(" from ")[0] for ln in lines[:2]] == ["    n = 3", "    n = 3"]
