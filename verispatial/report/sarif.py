@@ -445,8 +445,6 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
     """A SARIF 2.1.0 log with one run: every obligation not proved of every artifact's report as a result (rule =
     its kind), plus the ``extra`` findings (the gate's own), each rule with its help. URIs are relative to ``root``
     (default: ``source_root()``); ``docs`` is the ``docs/`` folder's URL for ``helpUri`` (default: ``docs_url()``)."""
-    from verispatial import __version__
-
     places = _Places(Path(root).resolve() if root is not None else source_root())
     rules = _Rules(docs if docs is not None else docs_url())
     results: list[dict[str, Any]] = []
@@ -461,20 +459,28 @@ def sarif_log(artifacts: Sequence[Artifact], exit_code: int, extra: Sequence[Fin
                                   "exitCode": exit_code}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules.rules}},
-            "originalUriBaseIds": places.original_uri_base_ids(),
-            "columnKind": "unicodeCodePoints",  # locate counts characters, not UTF-16 code units (the default)
-            "artifacts": places.artifacts,
-            "invocations": [invocation],
-            "results": results,
-            "properties": {"programs": [a.report.program for a in artifacts],
-                           "targets": sorted({a.report.target for a in artifacts})},
-        }],
+    return _log(places, rules, invocation, results, tool_version,
+                {"programs": [a.report.program for a in artifacts],
+                 "targets": sorted({a.report.target for a in artifacts})})
+
+
+def _log(places: _Places, rules: _Rules, invocation: dict[str, Any], results: list[dict[str, Any]],
+         tool_version: str | None, properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The SARIF document of one run: the tool with its ``rules``, ``places``' bases and artifacts, the
+    ``invocation``, the ``results`` and the run's ``properties`` (none: left out)."""
+    from verispatial import __version__
+
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules.rules}},
+        "originalUriBaseIds": places.original_uri_base_ids(),
+        "columnKind": "unicodeCodePoints",  # locate counts characters, not UTF-16 code units (the default)
+        "artifacts": places.artifacts,
+        "invocations": [invocation],
+        "results": results,
     }
+    if properties is not None:
+        run["properties"] = properties
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
 def refusal_log(refusal: SourceRefusal, tool_version: str | None = None, root: str | Path | None = None,
@@ -483,8 +489,6 @@ def refusal_log(refusal: SourceRefusal, tool_version: str | None = None, root: s
     rule ``refusal.kind`` (``ttmetal-refused``, ``ttlang-refused``) at ``level: error``, its message the refusal's one
     line, located at the refused construct's file and line (the kernel's call that got there a related location);
     the invocation unsuccessful with exit code 2. ``root`` and ``docs`` as for ``sarif_log``."""
-    from verispatial import __version__
-
     places = _Places(Path(root).resolve() if root is not None else source_root())
     rules = _Rules(docs if docs is not None else docs_url())
 
@@ -510,18 +514,7 @@ def refusal_log(refusal: SourceRefusal, tool_version: str | None = None, root: s
     if refusal.called_at is not None:
         result["relatedLocations"] = [{"id": 1, "message": {"text": f"called here: {refusal.called_at.text}"},
                                        "physicalLocation": physical(refusal.called_at)}]
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "verispatial", "version": tool_version or __version__, "rules": rules.rules}},
-            "originalUriBaseIds": places.original_uri_base_ids(),
-            "columnKind": "unicodeCodePoints",
-            "artifacts": places.artifacts,
-            "invocations": [{"executionSuccessful": False, "exitCode": refusal.exit_code}],
-            "results": [result],
-        }],
-    }
+    return _log(places, rules, {"executionSuccessful": False, "exitCode": refusal.exit_code}, [result], tool_version)
 
 
 class _Rules:
