@@ -99,6 +99,28 @@ NUM_TILES = ("num_tiles = 3 from host.yaml: kernels.reader.runtime_args (range 3
              "trip num_tiles = 0 in program.json)")
 
 
+def test_refusal_in_a_helper_gives_the_kernels_call_its_own_slot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The same refusal under ``--json``: the header's line in ``file`` / ``line``, the kernel's call in
+    ``called_at``; ``--sarif`` relates the call to the result at the header's line (docs/ci.md)."""
+    host = _project(tmp_path, monkeypatch)
+    Path("reader_helpers.hpp").write_text(HELPERS.replace("    cb_push_back(cb, 1);",
+                                                          "    fabric_async_write(cb);\n    cb_push_back(cb, 1);"))
+    assert main(["certify", str(host), "-q", "--no-cache", "--json", "--sarif", "out.sarif"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert {k: error[k] for k in ("kind", "file", "line", "construct", "text", "called_at")} == {
+        "kind": "ttmetal-refused", "file": "reader_helpers.hpp", "line": 9,
+        "construct": "call to fabric_async_write", "text": "fabric_async_write(cb);",
+        "called_at": {"file": "reader.cpp", "line": 11, "text": "read_one_tile(0, s, i);"}}
+    (res,) = json.loads(Path("out.sarif").read_text())["runs"][0]["results"]
+    assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "ops/pass/reader_helpers.hpp"
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
+    (call,) = res["relatedLocations"]
+    assert call["message"]["text"] == "called here: read_one_tile(0, s, i);"
+    assert call["physicalLocation"]["artifactLocation"]["uri"] == "ops/pass/reader.cpp"
+    assert call["physicalLocation"]["region"]["startLine"] == 11
+
+
 def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str = HOST, writer: str = WRITER) -> Path:
     """The kernels and ``host.yaml`` in ``tmp_path/proj/ops/pass``, run from ``tmp_path/proj`` (a git work tree:
     the SARIF source root). Returns the host's path relative to the run's directory."""
