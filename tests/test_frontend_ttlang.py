@@ -1008,46 +1008,6 @@ def test_the_block_functions_read_are_ttl_api_s(tutorials: Path) -> None:
     assert vocabulary.BLOCK == block
 
 
-@pytest.mark.parametrize(("fn", "accepted"), [("ttl.math.exp", True), ("ttl.math.sigmoid", True),
-                                              ("ttl.math.nosuch", False), ("ttl.block.nosuch", False)])
-def test_a_block_function_not_in_ttl_api_is_refused_by_name(tmp_path: Path, fn: str, accepted: bool) -> None:
-    """``yb.store(ttl.math.nosuch(ab))`` was read as math and proved: a ``ttl.math`` / ``ttl.block`` function that
-    TT-Lang does not have is refused at its line (docs/ttlang.md: a call that cannot be read statically)."""
-    one = _mutant(tmp_path, COPY_TWICE, ("                    tx2 = ttl.copy(a[r, c], blk)\n                    tx2.wait()\n",
-                                         ""), ("ttl.math.exp(ab)", f"{fn}(ab)"))
-    if accepted:
-        assert _refuted(one) == [("expop", [])]
-        return
-    with pytest.raises(SourceRefused, match=rf"{fn.replace('.', '[.]')} is not a function of TT-Lang's "
-                                            rf"{fn.rsplit('.', 1)[0].replace('.', '[.]')}") as e:
-        import_file(str(one))
-    assert e.value.line == 28  # the store, two lines up once the second copy is dropped
-
-
-def test_the_block_functions_read_are_ttl_api_s(tutorials: Path) -> None:
-    """The names the front end reads as block math are exactly tt-lang-sim 1.1.6's ``ttl.math`` (every public
-    function of ``ttl/sim/math.py``: its unary table, the functions it defines, ``matmul``) and ``ttl.block``
-    (``_TTLBlockNamespace``)."""
-    import ast
-
-    from verispatial.frontends.ttlang import vocabulary
-
-    sim = tutorials.parent / "sim"
-    tree = ast.parse((sim / "math.py").read_text())
-    math = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
-    (table,) = [n.value for n in tree.body if isinstance(n, ast.AnnAssign)
-                and getattr(n.target, "id", "") == "_TORCH_UNARY_OPS"]
-    assert isinstance(table, ast.Dict)
-    math |= {k.value for k in table.keys if isinstance(k, ast.Constant)}
-    assert "matmul" in {a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
-    assert vocabulary.MATH == math | {"matmul"}
-    ns = next(n for n in ast.parse((sim / "__init__.py").read_text()).body
-              if isinstance(n, ast.ClassDef) and n.name == "_TTLBlockNamespace")
-    block = {t.attr for n in ast.walk(ns) if isinstance(n, ast.Assign) for t in n.targets
-             if isinstance(t, ast.Attribute)}
-    assert vocabulary.BLOCK == block
-
-
 def test_a_ranged_deadlock_names_the_shape_value_in_every_report(tmp_path: Path) -> None:
     """``--range M=32:320:32`` on a compute loop that drops an odd tile count: the class M = 32 + 64t hangs at t = 1,
     M = 96. The headline said "deadlock with M=1" (the trip under the shape's name; 1 is not in the range): the text

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Report, Result
 from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 from verispatial.ir.program import Program
@@ -208,21 +209,26 @@ def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
     if not by_name:
         return report
 
-    def shaped(cex: dict[str, Any]) -> dict[str, Any]:
+    def values_of(cex: dict[str, Any]) -> dict[str, int]:
         trips = cex.get("trips")
         if not isinstance(trips, dict) or "shape" in cex:
-            return cex
-        values = {k: by_name[k].m * v + by_name[k].base for k, v in trips.items()
-                  if k in by_name and isinstance(v, int)}
-        if not values:
-            return cex
+            return {}
+        return {k: by_name[k].m * v + by_name[k].base for k, v in trips.items() if k in by_name and isinstance(v, int)}
+
+    def shaped(r: Result) -> Result:
+        cex = r.counterexample
+        values = values_of(cex) if cex else {}
+        if not cex or not values:
+            return r
+        trips = {k: v for k, v in cex["trips"].items() if isinstance(v, int)}
+        # A deadlock's summary names its run's trips (certify.replay.trip_words): "with M=1" under the shape's own
+        # name read as a value outside the range; it names the shape's value, the trip beside it.
+        said, meant = f" with {trip_words(trips)} ", f" with {trip_words(trips, values)} "
         out: dict[str, Any] = {}
         for k, v in cex.items():  # right after the trips it explains
-            out[k] = v
+            out[k] = v.replace(said, meant, 1) if k == "summary" and isinstance(v, str) else v
             if k == "trips":
                 out["shape"] = values
-        return out
+        return attrs.evolve(r, counterexample=out, reason=r.reason.replace(said, meant, 1))
 
-    results = tuple(attrs.evolve(r, counterexample=shaped(r.counterexample)) if r.counterexample else r
-                    for r in report.results)
-    return attrs.evolve(report, results=results)
+    return attrs.evolve(report, results=tuple(shaped(r) for r in report.results))
