@@ -8,7 +8,7 @@ differ only in where their ops came from are the same program to the checker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -63,6 +63,13 @@ class SourceLoc:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" + (f":{self.column}" if self.column else "")
         return f"{where}: {self.text}" if self.text else where
+
+
+def iteration_words(iteration: Mapping[str, int]) -> str:
+    """A program loop iteration as a message names it, ``loop iteration r=1 k=0`` (outer loops first): the program's
+    loop indices, which a front end names after the source's loop variables but counts from 0 by 1 — not the C++
+    variable's value (``report.sources.with_sources`` puts that beside it). "" for an op in no loop."""
+    return ("loop iteration " + " ".join(f"{k}={v}" for k, v in iteration.items())) if iteration else ""
 
 
 #: An engine program's source table: (op path, location) pairs, in program order.

@@ -16,7 +16,7 @@ from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Report, Result
 from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 from verispatial.ir.program import Program
-from verispatial.ir.source import OpPath, SourceLoc
+from verispatial.ir.source import OpPath, SourceLoc, iteration_words
 
 
 def _spot_loc(program: Program, x: dict[str, Any]) -> SourceLoc | None:
@@ -195,9 +195,30 @@ def with_sources(report: Report, program: Program) -> Report:
     no source locations (every program not read by a front end)."""
     if not any(ep.sources for ep in program.programs):
         return report
-    results = tuple(attrs.evolve(r, counterexample=located(program, r.counterexample)[0]) if r.counterexample else r
-                    for r in report.results)
+    results = tuple(_cxx_iteration(program, attrs.evolve(r, counterexample=located(program, r.counterexample)[0]))
+                    if r.counterexample else r for r in report.results)
     return attrs.evolve(report, results=results)
+
+
+def _cxx_iteration(program: Program, r: Result) -> Result:
+    """``r`` with the loop iteration its reason names (``ir.source.iteration_words``, the program's loop indices)
+    preceded by the C++ loop variables' values where they differ (``at i = 16 (loop iteration i=7)``): the bare
+    ``i=7`` read as the C++ variable, which is 16 there (``for (i = start_id; ...)``)."""
+    cex = r.counterexample or {}
+    it, engine, path = cex.get("iteration"), cex.get("engine"), cex.get("path")
+    if not (isinstance(it, dict) and it and isinstance(engine, str) and isinstance(path, list)):
+        return r
+    trips = {k: v for k, v in (cex.get("trips") or {}).items() if isinstance(v, int)}
+    env = {str(k): v for k, v in it.items() if isinstance(v, int)}
+    text = loop_index_text(program, engine, tuple(path), env, trips)
+    said = iteration_words(env)
+    if not text or said not in r.reason:
+        return r
+    meant = f"{text} ({said})"
+    out = {**cex, "source_iteration": text}
+    if isinstance(cex.get("summary"), str):
+        out["summary"] = cex["summary"].replace(said, meant, 1)
+    return attrs.evolve(r, reason=r.reason.replace(said, meant, 1), counterexample=out)
 
 
 def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
