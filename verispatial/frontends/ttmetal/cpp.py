@@ -147,6 +147,12 @@ class Unit:
         line = self.lines[row] if row < len(self.lines) else ""
         chars = len(line.encode()[:col].decode(errors="ignore"))
         shown = self.written[row] if row < len(self.written) else line
+        same = len(os.path.commonprefix([line, shown]))
+        if chars > same:
+            # past the first macro the line expands: the column of that macro's name as written
+            chars = same
+            while chars > 0 and (shown[chars - 1].isalnum() or shown[chars - 1] == "_"):
+                chars -= 1
         return SourceLoc(self.file, row + 1, chars + 1, shown.strip()[:200])
 
 
