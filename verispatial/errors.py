@@ -111,17 +111,21 @@ class SourceRefused(VerispatialError):
 
 
 class BadInput(Exception):
-    """Bad input found by the CLI: ``where`` is the file (or option), ``field`` the JSON path or part, ``rule``
-    what was expected; ``violations`` holds every structural violation, as (entity, rule), when there were several.
-    The CLI prints ``line()`` and exits 2."""
+    """Bad input found by the CLI: ``where`` is the file, ``field`` the JSON path or part, ``rule`` what was expected;
+    ``violations`` holds every structural violation, as (entity, rule), when there were several. ``option`` names the
+    command-line option at fault: alone (``where`` empty) for an option's own value (``--trip t=99``, the value in
+    ``field``), or the option that gave file ``where`` (``--certificate empty.json``). The CLI prints ``line()`` and
+    exits 2."""
 
     exit_code = 2
 
-    def __init__(self, where: str, field: str, rule: str, violations: Sequence[tuple[str, str]] = ()) -> None:
+    def __init__(self, where: str, field: str, rule: str, violations: Sequence[tuple[str, str]] = (),
+                 option: str = "") -> None:
         self.where = where
         self.field = field
         self.rule = rule
         self.violations = list(violations)
+        self.option = option
         super().__init__(self.line())
 
     def line(self) -> str:
@@ -129,16 +133,20 @@ class BadInput(Exception):
         several structural violations show the first and how many more."""
         from verispatial.ir.limits import QUOTE_MAX, clip  # here: verispatial.ir imports this module
 
-        parts = [clip(p, 2 * QUOTE_MAX) for p in (self.where, self.field, self.rule) if p]
+        what = " ".join(p for p in (self.option, self.where) if p)
+        parts = [clip(p, 2 * QUOTE_MAX) for p in (what, self.field, self.rule) if p]
         more = f" (+{len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
         return ": ".join(parts) + more
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document ``--json`` prints for it: ``{"exit_code": 2, "error": {file, field, rule, violations}}``."""
+        """The JSON document ``--json`` prints for it: ``{"exit_code": 2, "error": {file, option, field, rule,
+        violations}}`` (``file`` empty for an error of an option's own value, ``option`` empty for a file given as an
+        argument)."""
         return {
             "exit_code": self.exit_code,
             "error": {
                 "file": self.where,
+                "option": self.option,
                 "field": self.field,
                 "rule": self.rule,
                 "violations": [{"entity": e, "rule": r} for e, r in self.violations],
