@@ -176,12 +176,12 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
-        from verispatial.cli.imports import host_kernel_root
         from verispatial.report.sarif import Artifact, read_text, sarif_log
 
+        # a host's kernel lines are named as the user opens them (cli.imports.openable): no directory to add
         arts = [Artifact(Path(path).as_posix(), fr.report,
                          read_text(path) if fr.report.exit_code != EXIT_OK else None, g,
-                         _op_sources(fr), host_kernel_root(path))
+                         _op_sources(fr))
                 for (path, fr), g in zip(done, groupings, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:

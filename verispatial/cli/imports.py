@@ -76,8 +76,22 @@ def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> 
 HOST_SUFFIXES = (".yaml", ".yml")
 
 
+def openable(file: str, kernel_root: str | None) -> str:
+    """A kernel file as a message prints it, so that the user can open it: the front end names it relative to the
+    host's ``kernel_root`` (machine-independent, what program.json keeps); printed relative to the working directory
+    when it is under it, else absolute. ``file`` itself for an absolute one or without a kernel root."""
+    if kernel_root is None or Path(file).is_absolute():
+        return file
+    full = (Path(kernel_root) / file).resolve()
+    try:
+        return full.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(full)
+
+
 def ttmetal_program(host_path: str) -> Any:
-    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it."""
+    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it (a kernel line named
+    as the user can open it, ``openable``)."""
     from verispatial.errors import VerispatialError
     from verispatial.frontends.ttmetal import Refused, import_host
 
@@ -85,9 +99,11 @@ def ttmetal_program(host_path: str) -> Any:
         return import_host(host_path)
     except Refused as e:
         what = f"{e.construct} ({e.detail})" if e.detail else e.construct
+        root = host_kernel_root(host_path)
         call = e.loc.called_at  # in an included helper: the kernel's call that got there
-        via = f" (called at {call.file}:{call.line}{': ' + call.text if call.text else ''})" if call is not None else ""
-        raise BadInput(f"{e.loc.file}:{e.loc.line}", what,
+        via = f" (called at {openable(call.file, root)}:{call.line}{': ' + call.text if call.text else ''})" \
+            if call is not None else ""
+        raise BadInput(f"{openable(e.loc.file, root)}:{e.loc.line}", what,
                        f"{e.rule}{': ' + e.loc.text if e.loc.text else ''}{via}") from None
     except VerispatialError as e:
         raise bad_input_of(host_path, e) from None
@@ -143,9 +159,16 @@ def certified_path(path: str) -> Iterator[str]:
     if Path(path).suffix not in HOST_SUFFIXES:
         yield path
         return
-    from verispatial.ir.serialize import dumps
+    import attrs
 
-    text = dumps(ttmetal_program(path))
+    from verispatial.ir.serialize import dumps
+    from verispatial.ir.source import relocated
+
+    program = ttmetal_program(path)
+    root = host_kernel_root(path)
+    # the report names each kernel as the user can open it (program.json files keep the kernel-root-relative name)
+    text = dumps(attrs.evolve(program, programs=tuple(
+        attrs.evolve(ep, sources=relocated(ep.sources, lambda f: openable(f, root))) for ep in program.programs)))
     with tempfile.TemporaryDirectory(prefix="verispatial-ttmetal-") as d:
         p = Path(d) / (Path(path).stem + ".json")
         p.write_text(text, encoding="utf-8")

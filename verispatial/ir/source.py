@@ -8,7 +8,7 @@ differ only in where their ops came from are the same program to the checker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -91,3 +91,13 @@ def sliced(sources: Sources, lo: int, hi: int) -> Sources:
 def merged(parts: Iterable[Sources]) -> Sources:
     """One table of several disjoint ones, in path order."""
     return tuple(sorted((e for part in parts for e in part), key=lambda e: e[0]))
+
+
+def relocated(sources: Sources, file: Callable[[str], str]) -> Sources:
+    """``sources`` with every location's file (a helper's call site's too) renamed by ``file``."""
+
+    def moved(loc: SourceLoc) -> SourceLoc:
+        call = moved(loc.called_at) if loc.called_at is not None else None
+        return attrs.evolve(loc, file=file(loc.file), called_at=call)
+
+    return tuple((p, moved(loc)) for p, loc in sources)

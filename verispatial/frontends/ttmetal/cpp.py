@@ -147,7 +147,7 @@ class Unit:
         line = self.lines[row] if row < len(self.lines) else ""
         chars = len(line.encode()[:col].decode(errors="ignore"))
         shown = self.written[row] if row < len(self.written) else line
-        same = len(os.path.commonprefix([line, shown]))
+        same = next((i for i, (a, b) in enumerate(zip(line, shown, strict=False)) if a != b), min(len(line), len(shown)))
         if chars > same:
             # past the first macro the line expands: the column of that macro's name as written
             chars = same
