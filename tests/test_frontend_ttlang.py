@@ -1025,3 +1025,20 @@ def test_a_ranged_deadlock_names_the_shape_value_in_every_report(tmp_path: Path)
     xml = junit.read_text()
     assert "deadlock with M=96 (trip M=1) after" in xml
     assert "with M=1 " not in xml
+
+
+def test_a_counterexample_two_refutations_share_is_printed_once(tmp_path: Path) -> None:
+    """matmul_bias_relu with a one-block accumulator: the deadlock obligations of its two nodes' components are
+    refuted by one and the same run, which the report printed twice in full; the second refers to the first."""
+    mut = _mutant(tmp_path, ROOT / "examples" / "ttlang" / "matmul_bias_relu.py",
+                  ("acc_dfb = ttl.make_dataflow_buffer_like(y, shape=(BLOCK, BLOCK), block_count=2)",
+                   "acc_dfb = ttl.make_dataflow_buffer_like(y, shape=(BLOCK, BLOCK), block_count=1)"))
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", "-q", str(mut)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("refuted deadlock/")]
+    assert len(heads) == 2
+    first = lines[heads[0]].split(": ", 1)[0].removeprefix("refuted ")  # deadlock/deadlock:(0,0).compute+2
+    assert lines[heads[1] + 1] == f"    counterexample: the one of {first} above"
+    assert sum(1 for ln in lines if ln.strip() == "kind: deadlock") == 1
