@@ -119,7 +119,7 @@ class KernelLowering(Evaluator):
         #: per block taken (keyed by the block itself, kept alive: an id could be reused): how many loops enclose the
         #: take, and per kind of copy into it ("read", "receive") the copy that filled it
         self.depth: dict[BlockV, int] = {}
-        self.filled: dict[tuple[BlockV, str], ast.AST] = {}
+        self.filled: dict[tuple[BlockV, str], ast.Call] = {}
         self.lines = lines
         self.target = target
         self.node = node
