@@ -1012,8 +1012,14 @@ def test_a_ranged_deadlock_names_the_shape_value_in_every_report(tmp_path: Path)
     """``--range M=32:320:32`` on a compute loop that drops an odd tile count: the class M = 32 + 64t hangs at t = 1,
     M = 96. The headline said "deadlock with M=1" (the trip under the shape's name; 1 is not in the range): the text
     report, SARIF message and JUnit failure give the shape's value with the trip beside it."""
+    src = _mutant(tmp_path, COPY_TWICE, ("                    tx2 = ttl.copy(a[r, c], blk)\n                    tx2.wait()\n",
+                                         ""),
+                  ("        for _ in range(rows):\n            for _ in range(cols):\n                with a_dfb.wait()",
+                   "        for _ in range(rows * cols // 2 * 2):\n            if True:\n                with a_dfb.wait()"),
+                  ("a = ttnn.from_torch(torch.randn((64, 96))", "M = 64\na = ttnn.from_torch(torch.randn((M, 96))"),
+                  ("y = ttnn.from_torch(torch.zeros((64, 96))", "y = ttnn.from_torch(torch.zeros((M, 96))"))
     sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
-    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(DATA / "range_odd.py"), "--range",
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(src), "--range",
                           "M=32:320:32", "--sarif", str(sarif), "--junit", str(junit), "-q"],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 1, run.stderr
