@@ -690,8 +690,11 @@ class KernelLowering(Evaluator):
         out, not a copy in: ``ttl/sim/blockstate.py``, ``STATE_TRANSITIONS``)."""
         first = self.filled.get((blk, kind))
         if first is not None:
-            refuse(self.file, node, snippet(node), f"a second copy into one block (the first at line {first.lineno}): "
-                                                   "both write the block's pages, which program.json cannot say")
+            # one line twice: a function net.if_src / if_dst runs once per pipe of the net
+            where = f"the first at line {first.lineno}" if first is not node else "this line ran already, for an " \
+                                                                                  "earlier pipe of the net"
+            refuse(self.file, node, snippet(node), f"a second copy into one block ({where}): both write the block's "
+                                                   "pages, which program.json cannot say")
         if any(n != 1 for _, n in self.loops[self.depth.get(blk, 0):]):
             refuse(self.file, node, snippet(node), f"a copy into a block in a loop inside the block's "
                                                    f"{blk.dfb.name}.reserve(): each iteration copies into the same "
